@@ -1,0 +1,45 @@
+/**
+ * The chat-completion contract. Providers (OpenAI and compatible servers, Cohere, local models)
+ * implement it; stages and scorers depend only on it.
+ *
+ * @example
+ * import { LanguageModel } from "@cupid-lab/core"
+ * const out = yield* lm.complete({ messages: [{ role: "user", content: "Hi" }], temperature: 0 })
+ * out.text
+ */
+import type { Effect } from "effect"
+import type { ModelError } from "./Errors.js"
+
+export interface ChatMessage {
+  readonly role: "system" | "user" | "assistant"
+  readonly content: string
+}
+
+export interface CompletionRequest {
+  readonly messages: ReadonlyArray<ChatMessage>
+  readonly temperature?: number
+  readonly maxTokens?: number
+  readonly topP?: number
+  readonly seed?: number
+  readonly stop?: ReadonlyArray<string>
+  /** `json` asks the provider for a JSON object (structured output) where it supports it. */
+  readonly responseFormat?: "text" | "json"
+}
+
+export interface Completion {
+  readonly text: string
+  readonly promptTokens: number
+  readonly completionTokens: number
+}
+
+export interface ModelInfo {
+  readonly provider: string
+  readonly model: string
+  /** Generation parameters fixed by configuration; part of every cache key. */
+  readonly params: Readonly<Record<string, unknown>>
+}
+
+export interface Service {
+  readonly info: ModelInfo
+  readonly complete: (request: CompletionRequest) => Effect.Effect<Completion, ModelError>
+}

@@ -1,0 +1,172 @@
+/**
+ * Named, configured models shared by every cell of a sweep, each behind the one model cache and
+ * the per-instance usage ledger. Plugins ask for a model by the name the config gives it.
+ *
+ * @example
+ * import { Models } from "@cupid-lab/core"
+ * const lm = yield* (yield* Models.Models).languageModel("judge")
+ */
+import { Context, Effect, Layer } from "effect"
+import type * as EmbeddingModel from "./EmbeddingModel.js"
+import { PluginError } from "./Errors.js"
+import type * as LanguageModel from "./LanguageModel.js"
+import { key, ModelCache } from "./ModelCache.js"
+import type * as Reranker from "./Reranker.js"
+import * as Usage from "./Usage.js"
+
+export interface Service {
+  readonly names: ReadonlyArray<string>
+  readonly languageModel: (name: string) => Effect.Effect<LanguageModel.Service, PluginError>
+  readonly embeddingModel: (name: string) => Effect.Effect<EmbeddingModel.Service, PluginError>
+  readonly reranker: (name: string) => Effect.Effect<Reranker.Service, PluginError>
+}
+
+export class Models extends Context.Tag("@cupid-lab/core/Models")<Models, Service>() {}
+
+/** What a provider built for one configured model; a provider offers the capabilities it has. */
+export interface ModelBundle {
+  readonly languageModel?: LanguageModel.Service
+  readonly embeddingModel?: EmbeddingModel.Service
+  readonly reranker?: Reranker.Service
+}
+
+const missing = (name: string, names: ReadonlyArray<string>, what: string) =>
+  new PluginError({
+    plugin: `model "${name}"`,
+    reason: names.includes(name)
+      ? `its provider offers no ${what}`
+      : `no model of that name is configured (configured: ${names.length === 0 ? "none" : names.join(", ")})`
+  })
+
+/** A registry over already-built bundles; every service is wrapped with cache and usage recording. */
+export const make = (bundles: Readonly<Record<string, ModelBundle>>, cache: ModelCache["Type"]): Service => {
+  const names = Object.keys(bundles).sort()
+  const lms = new Map<string, LanguageModel.Service>()
+  const ems = new Map<string, EmbeddingModel.Service>()
+  const rrs = new Map<string, Reranker.Service>()
+  for (const [name, b] of Object.entries(bundles)) {
+    if (b.languageModel) lms.set(name, cachedLanguageModel(b.languageModel, cache))
+    if (b.embeddingModel) ems.set(name, cachedEmbeddingModel(b.embeddingModel, cache))
+    if (b.reranker) rrs.set(name, cachedReranker(b.reranker, cache))
+  }
+  const lookup = <S>(map: Map<string, S>, what: string) => (name: string) => {
+    const s = map.get(name)
+    return s === undefined ? Effect.fail(missing(name, names, what)) : Effect.succeed(s)
+  }
+  return {
+    names,
+    languageModel: lookup(lms, "chat completion"),
+    embeddingModel: lookup(ems, "embeddings"),
+    reranker: lookup(rrs, "reranking")
+  }
+}
+
+export const layer = (bundles: Readonly<Record<string, ModelBundle>>): Layer.Layer<Models, never, ModelCache> =>
+  Layer.effect(Models, Effect.map(ModelCache, (cache) => make(bundles, cache)))
+
+/** No models configured: the offline default. */
+export const layerEmpty: Layer.Layer<Models, never, ModelCache> = layer({})
+
+export const completionKey = (info: LanguageModel.ModelInfo, request: LanguageModel.CompletionRequest): string =>
+  key({ kind: "complete", provider: info.provider, model: info.model, params: info.params, request })
+
+export const cachedLanguageModel = (
+  inner: LanguageModel.Service,
+  cache: ModelCache["Type"]
+): LanguageModel.Service => ({
+  info: inner.info,
+  complete: (request) =>
+    Effect.flatMap(cache.getOrCompute(completionKey(inner.info, request), inner.complete(request)), ({ value, cached }) =>
+      Effect.as(
+        Usage.record({
+          provider: inner.info.provider,
+          model: inner.info.model,
+          kind: "complete",
+          promptTokens: value.promptTokens,
+          completionTokens: value.completionTokens,
+          cached
+        }),
+        value
+      )
+    )
+})
+
+interface StoredVector {
+  readonly v: ReadonlyArray<number>
+  readonly t: number
+}
+
+export const embeddingKey = (info: LanguageModel.ModelInfo, text: string): string =>
+  key({ kind: "embed", provider: info.provider, model: info.model, params: info.params, text })
+
+/** Caches per text, so a batch in which some texts were embedded before only sends the rest. */
+export const cachedEmbeddingModel = (
+  inner: EmbeddingModel.Service,
+  cache: ModelCache["Type"]
+): EmbeddingModel.Service => ({
+  info: inner.info,
+  embed: (texts) =>
+    Effect.gen(function*() {
+      const keys = texts.map((t) => embeddingKey(inner.info, t))
+      const out = new Array<Float32Array | undefined>(texts.length)
+      const missIdx: Array<number> = []
+      let tokens = 0
+      for (let i = 0; i < texts.length; i++) {
+        const hit = yield* cache.get(keys[i]!)
+        if (hit._tag === "Some") {
+          const s = hit.value as StoredVector
+          out[i] = Float32Array.from(s.v)
+          tokens += s.t
+        } else missIdx.push(i)
+      }
+      if (missIdx.length > 0) {
+        const unique = [...new Set(missIdx.map((i) => texts[i]!))]
+        const result = yield* inner.embed(unique)
+        const perText = unique.length === 0 ? 0 : Math.round(result.promptTokens / unique.length)
+        const byText = new Map<string, Float32Array>()
+        for (let j = 0; j < unique.length; j++) {
+          const v = result.vectors[j]!
+          byText.set(unique[j]!, v)
+          yield* cache.set(embeddingKey(inner.info, unique[j]!), { v: Array.from(v), t: perText } satisfies StoredVector)
+        }
+        for (const i of missIdx) {
+          out[i] = byText.get(texts[i]!)!
+          tokens += perText
+        }
+      }
+      // One entry per call whatever the cache held, with the same token count either way, so
+      // that results do not depend on the state of the cache.
+      yield* Usage.record({
+        provider: inner.info.provider,
+        model: inner.info.model,
+        kind: "embed",
+        promptTokens: tokens,
+        completionTokens: 0,
+        cached: missIdx.length === 0
+      })
+      return { vectors: out as Array<Float32Array>, promptTokens: tokens }
+    })
+})
+
+export const rerankKey = (info: LanguageModel.ModelInfo, query: string, documents: ReadonlyArray<string>): string =>
+  key({ kind: "rerank", provider: info.provider, model: info.model, params: info.params, query, documents })
+
+export const cachedReranker = (inner: Reranker.Service, cache: ModelCache["Type"]): Reranker.Service => ({
+  info: inner.info,
+  rerank: (query, documents) =>
+    Effect.flatMap(
+      cache.getOrCompute(rerankKey(inner.info, query, documents), inner.rerank(query, documents)),
+      ({ value, cached }) =>
+        Effect.as(
+          Usage.record({
+            provider: inner.info.provider,
+            model: inner.info.model,
+            kind: "rerank",
+            promptTokens: value.promptTokens,
+            completionTokens: 0,
+            cached
+          }),
+          value
+        )
+    )
+})

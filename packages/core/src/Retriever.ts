@@ -1,0 +1,68 @@
+/**
+ * The retrieval stage: rank the prior sessions of a query and select the ones passed on.
+ *
+ * A retriever receives a {@link RetrievalInput} built from the visible {@link Query} only. The one
+ * exception is a plugin that declares `needsGold: true` (the oracle): it is built as a
+ * {@link GoldService} and is the only retriever the pipeline hands the gold labels to.
+ *
+ * @example
+ * import { Retriever } from "@cupid-lab/core"
+ * const service: Retriever.Service = {
+ *   needsSummaries: false,
+ *   retrieve: ({ query }) => Effect.succeed(Retriever.fromScores(query.sessions.map((s) => [s.id, s.index]), 2))
+ * }
+ */
+import { Context, type Effect } from "effect"
+import type { Gold, Query, SessionSummary } from "./Domain.js"
+import type { StageError } from "./Errors.js"
+
+export interface RankedSession {
+  readonly sessionId: string
+  readonly score: number
+}
+
+export interface Retrieval {
+  /** Every session the retriever scored, best first. */
+  readonly ranking: ReadonlyArray<RankedSession>
+  /** The sessions passed on to the next stage, in chronological order. */
+  readonly selected: ReadonlyArray<string>
+}
+
+export interface RetrievalInput {
+  readonly query: Query
+  /** Present when the retriever asked for summaries (`needsSummaries`) and a summarizer is configured. */
+  readonly summaries?: ReadonlyMap<string, SessionSummary>
+}
+
+export interface Service {
+  /** True when the retriever ranks session summaries: the pipeline summarizes every session first. */
+  readonly needsSummaries: boolean
+  readonly retrieve: (input: RetrievalInput) => Effect.Effect<Retrieval, StageError>
+}
+
+/** Only for plugins that declare `needsGold: true`. */
+export interface GoldService {
+  readonly needsSummaries: boolean
+  readonly retrieve: (input: RetrievalInput, gold: Gold) => Effect.Effect<Retrieval, StageError>
+}
+
+export class Retriever extends Context.Tag("@cupid-lab/core/Retriever")<Retriever, Service>() {}
+
+const byIndex = (id: string): number => Number(id.slice(1))
+
+/**
+ * Build a retrieval from per-session scores: ranking sorted by score (ties broken by the more recent
+ * session first, then id, so results are deterministic); the top `k` are selected (all when k is
+ * undefined), returned in chronological order.
+ */
+export const fromScores = (scores: ReadonlyArray<readonly [string, number]>, k?: number): Retrieval => {
+  const ranking = scores
+    .map(([sessionId, score]) => ({ sessionId, score }))
+    .sort((a, b) => b.score - a.score || byIndex(b.sessionId) - byIndex(a.sessionId) || (a.sessionId < b.sessionId ? -1 : 1))
+  const top = k === undefined ? ranking : ranking.slice(0, Math.max(0, k))
+  return { ranking, selected: chronological(top.map((r) => r.sessionId)) }
+}
+
+/** Session ids sorted by their chronological position. */
+export const chronological = (ids: ReadonlyArray<string>): ReadonlyArray<string> =>
+  [...ids].sort((a, b) => byIndex(a) - byIndex(b))

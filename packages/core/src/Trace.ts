@@ -1,0 +1,31 @@
+/**
+ * Everything one pipeline run produced for one instance: each stage's output, the model calls it
+ * made, how long each stage took, and the error that stopped it, if any.
+ */
+import type { InstanceType, SessionSummary } from "./Domain.js"
+import type { GeneratedResponse } from "./Generator.js"
+import type { InferredPreference } from "./Inferrer.js"
+import type { Retrieval } from "./Retriever.js"
+import type { UsageEntry } from "./Usage.js"
+
+export interface TraceError {
+  readonly stage: string
+  readonly plugin: string
+  readonly tag: string
+  readonly message: string
+}
+
+export interface Trace {
+  readonly instanceId: string
+  readonly instanceType: InstanceType
+  readonly retrieval?: Retrieval
+  readonly summaries?: ReadonlyArray<SessionSummary>
+  readonly inference?: InferredPreference
+  readonly generation?: GeneratedResponse
+  readonly scores: Readonly<Record<string, number>>
+  /** Every model call, attributed to its stage. */
+  readonly usage: ReadonlyArray<UsageEntry>
+  /** Wall-clock milliseconds per stage. Not part of reproducible outputs. */
+  readonly timings: Readonly<Record<string, number>>
+  readonly error?: TraceError
+}

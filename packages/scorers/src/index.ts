@@ -1,0 +1,1 @@
+export * as Statistics from "./Statistics.js"
