@@ -24,6 +24,12 @@ export interface CompletionRequest {
   readonly stop?: ReadonlyArray<string>
   /** `json` asks the provider for a JSON object (structured output) where it supports it. */
   readonly responseFormat?: "text" | "json"
+  /**
+   * A well-formed example answer in the format the caller parses. Used only by dry runs (which
+   * return it instead of calling the model, so the rest of the pipeline runs on); never part of the
+   * cache key and never sent to a provider.
+   */
+  readonly dryRunAnswer?: string
 }
 
 export interface Completion {

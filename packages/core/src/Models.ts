@@ -12,6 +12,7 @@ import { PluginError } from "./Errors.js"
 import type * as LanguageModel from "./LanguageModel.js"
 import { key, ModelCache } from "./ModelCache.js"
 import type * as Reranker from "./Reranker.js"
+import * as Tokens from "./Tokens.js"
 import * as Usage from "./Usage.js"
 
 export interface Service {
@@ -38,16 +39,30 @@ const missing = (name: string, names: ReadonlyArray<string>, what: string) =>
       : `no model of that name is configured (configured: ${names.length === 0 ? "none" : names.join(", ")})`
   })
 
+export interface MakeOptions {
+  /**
+   * Dry run: no request is sent. A call whose answer is cached returns it (and counts as cached);
+   * any other call is recorded as one that would be made, with estimated tokens, and answers with
+   * the caller's `dryRunAnswer` (completions), zero vectors (embeddings) or zero scores (rerank).
+   */
+  readonly dryRun?: boolean
+}
+
 /** A registry over already-built bundles; every service is wrapped with cache and usage recording. */
-export const make = (bundles: Readonly<Record<string, ModelBundle>>, cache: ModelCache["Type"]): Service => {
+export const make = (
+  bundles: Readonly<Record<string, ModelBundle>>,
+  cache: ModelCache["Type"],
+  options: MakeOptions = {}
+): Service => {
   const names = Object.keys(bundles).sort()
   const lms = new Map<string, LanguageModel.Service>()
   const ems = new Map<string, EmbeddingModel.Service>()
   const rrs = new Map<string, Reranker.Service>()
   for (const [name, b] of Object.entries(bundles)) {
-    if (b.languageModel) lms.set(name, cachedLanguageModel(b.languageModel, cache))
-    if (b.embeddingModel) ems.set(name, cachedEmbeddingModel(b.embeddingModel, cache))
-    if (b.reranker) rrs.set(name, cachedReranker(b.reranker, cache))
+    const dry = options.dryRun === true
+    if (b.languageModel) lms.set(name, cachedLanguageModel(dry ? dryLanguageModel(b.languageModel.info) : b.languageModel, cache, dry))
+    if (b.embeddingModel) ems.set(name, cachedEmbeddingModel(dry ? dryEmbeddingModel(b.embeddingModel.info) : b.embeddingModel, cache, dry))
+    if (b.reranker) rrs.set(name, cachedReranker(dry ? dryReranker(b.reranker.info) : b.reranker, cache, dry))
   }
   const lookup = <S>(map: Map<string, S>, what: string) => (name: string) => {
     const s = map.get(name)
@@ -61,22 +76,75 @@ export const make = (bundles: Readonly<Record<string, ModelBundle>>, cache: Mode
   }
 }
 
-export const layer = (bundles: Readonly<Record<string, ModelBundle>>): Layer.Layer<Models, never, ModelCache> =>
-  Layer.effect(Models, Effect.map(ModelCache, (cache) => make(bundles, cache)))
+export const layer = (
+  bundles: Readonly<Record<string, ModelBundle>>,
+  options: MakeOptions = {}
+): Layer.Layer<Models, never, ModelCache> => Layer.effect(Models, Effect.map(ModelCache, (cache) => make(bundles, cache, options)))
+
+const dryLanguageModel = (info: LanguageModel.ModelInfo): LanguageModel.Service => ({
+  info,
+  complete: (request) =>
+    Effect.succeed({
+      text: request.dryRunAnswer ?? "",
+      promptTokens: request.messages.reduce((n, m) => n + Tokens.count(m.content) + 4, 0),
+      completionTokens: request.dryRunAnswer === undefined ? (request.maxTokens ?? 0) : Tokens.count(request.dryRunAnswer)
+    })
+})
+
+const dryEmbeddingModel = (info: LanguageModel.ModelInfo): EmbeddingModel.Service => ({
+  info,
+  embed: (texts) =>
+    Effect.succeed({
+      vectors: texts.map(() => new Float32Array(8)),
+      promptTokens: texts.reduce((n, t) => n + Tokens.count(t), 0)
+    })
+})
+
+const dryReranker = (info: LanguageModel.ModelInfo): Reranker.Service => ({
+  info,
+  rerank: (query, documents) =>
+    Effect.succeed({
+      scores: documents.map(() => 0),
+      promptTokens: documents.reduce((n, d) => n + Tokens.count(query) + Tokens.count(d), 0)
+    })
+})
 
 /** No models configured: the offline default. */
 export const layerEmpty: Layer.Layer<Models, never, ModelCache> = layer({})
 
-export const completionKey = (info: LanguageModel.ModelInfo, request: LanguageModel.CompletionRequest): string =>
-  key({ kind: "complete", provider: info.provider, model: info.model, params: info.params, request })
+export const completionKey = (info: LanguageModel.ModelInfo, request: LanguageModel.CompletionRequest): string => {
+  const { dryRunAnswer: _ignored, ...sent } = request
+  return key({ kind: "complete", provider: info.provider, model: info.model, params: info.params, request: sent })
+}
+
+/** What a provider receives: the request without framework-only fields. */
+export const providerRequest = (request: LanguageModel.CompletionRequest): LanguageModel.CompletionRequest => {
+  const { dryRunAnswer: _ignored, ...sent } = request
+  return sent
+}
+
+/** Cached lookup; in a dry run a miss is computed (by the dry model) but never stored. */
+const through = <A, E, R>(
+  cache: ModelCache["Type"],
+  k: string,
+  compute: Effect.Effect<A, E, R>,
+  dry: boolean
+): Effect.Effect<{ readonly value: A; readonly cached: boolean }, E, R> =>
+  dry
+    ? Effect.flatMap(cache.get(k), (hit) =>
+        hit._tag === "Some"
+          ? Effect.succeed({ value: hit.value as A, cached: true })
+          : Effect.map(compute, (value) => ({ value, cached: false })))
+    : cache.getOrCompute(k, compute)
 
 export const cachedLanguageModel = (
   inner: LanguageModel.Service,
-  cache: ModelCache["Type"]
+  cache: ModelCache["Type"],
+  dry = false
 ): LanguageModel.Service => ({
   info: inner.info,
   complete: (request) =>
-    Effect.flatMap(cache.getOrCompute(completionKey(inner.info, request), inner.complete(request)), ({ value, cached }) =>
+    Effect.flatMap(through(cache, completionKey(inner.info, request), inner.complete(providerRequest(request)), dry), ({ value, cached }) =>
       Effect.as(
         Usage.record({
           provider: inner.info.provider,
@@ -102,7 +170,8 @@ export const embeddingKey = (info: LanguageModel.ModelInfo, text: string): strin
 /** Caches per text, so a batch in which some texts were embedded before only sends the rest. */
 export const cachedEmbeddingModel = (
   inner: EmbeddingModel.Service,
-  cache: ModelCache["Type"]
+  cache: ModelCache["Type"],
+  dry = false
 ): EmbeddingModel.Service => ({
   info: inner.info,
   embed: (texts) =>
@@ -127,7 +196,7 @@ export const cachedEmbeddingModel = (
         for (let j = 0; j < unique.length; j++) {
           const v = result.vectors[j]!
           byText.set(unique[j]!, v)
-          yield* cache.set(embeddingKey(inner.info, unique[j]!), { v: Array.from(v), t: perText } satisfies StoredVector)
+          if (!dry) yield* cache.set(embeddingKey(inner.info, unique[j]!), { v: Array.from(v), t: perText } satisfies StoredVector)
         }
         for (const i of missIdx) {
           out[i] = byText.get(texts[i]!)!
@@ -151,11 +220,11 @@ export const cachedEmbeddingModel = (
 export const rerankKey = (info: LanguageModel.ModelInfo, query: string, documents: ReadonlyArray<string>): string =>
   key({ kind: "rerank", provider: info.provider, model: info.model, params: info.params, query, documents })
 
-export const cachedReranker = (inner: Reranker.Service, cache: ModelCache["Type"]): Reranker.Service => ({
+export const cachedReranker = (inner: Reranker.Service, cache: ModelCache["Type"], dry = false): Reranker.Service => ({
   info: inner.info,
   rerank: (query, documents) =>
     Effect.flatMap(
-      cache.getOrCompute(rerankKey(inner.info, query, documents), inner.rerank(query, documents)),
+      through(cache, rerankKey(inner.info, query, documents), inner.rerank(query, documents), dry),
       ({ value, cached }) =>
         Effect.as(
           Usage.record({
