@@ -131,7 +131,7 @@ const through = <A, E, R>(
   dry: boolean
 ): Effect.Effect<{ readonly value: A; readonly cached: boolean }, E, R> =>
   dry
-    ? Effect.flatMap(cache.get(k), (hit) =>
+    ? Effect.flatMap(cache.get(k), (hit): Effect.Effect<{ readonly value: A; readonly cached: boolean }, E, R> =>
         hit._tag === "Some"
           ? Effect.succeed({ value: hit.value as A, cached: true })
           : Effect.map(compute, (value) => ({ value, cached: false })))
