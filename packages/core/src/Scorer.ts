@@ -22,9 +22,10 @@ export interface MetricInfo {
   /**
    * `mean` (default): the slice value is the mean of per-instance values. `pooled`: the scorer
    * also emits `<name>:num` and `<name>:den` per instance and the slice value is sum(num)/sum(den)
-   * (micro average, as the reference harness computes inference F1).
+   * (micro average, as the reference harness pools counts). `{ f1Of: [p, r] }`: the harmonic mean
+   * of two pooled metrics of the same scorer (micro F1).
    */
-  readonly aggregate?: "mean" | "pooled"
+  readonly aggregate?: "mean" | "pooled" | { readonly f1Of: readonly [string, string] }
 }
 
 export interface ScoreInput {

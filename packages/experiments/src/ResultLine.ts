@@ -81,7 +81,7 @@ export interface MetricDescription {
   readonly description: string
   readonly higherIsBetter: boolean
   readonly heuristic: boolean
-  readonly aggregate: "mean" | "pooled"
+  readonly aggregate: "mean" | "pooled" | { readonly f1Of: readonly [string, string] }
 }
 
 export interface Summary {

@@ -1,1 +1,2 @@
 export * as Statistics from "./Statistics.js"
+export * as Builtins from "./Builtins.js"

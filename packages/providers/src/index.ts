@@ -1,0 +1,1 @@
+export * as Builtins from "./Builtins.js"
