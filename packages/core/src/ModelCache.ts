@@ -16,7 +16,7 @@
  * import { ModelCache } from "@cupid-lab/core"
  * const layer = ModelCache.layerFile(".cache/models")
  */
-import { Context, Deferred, Effect, Layer, Option } from "effect"
+import { Cause, Context, Deferred, Effect, FiberId, Layer, Option } from "effect"
 import * as fs from "node:fs"
 import * as path from "node:path"
 import { canonicalJson, sha256Hex } from "./Hash.js"
@@ -55,13 +55,22 @@ interface Store {
 const make = (store: Store): Service => {
   let hits = 0, misses = 0, writes = 0
   const inFlight = new Map<string, Deferred.Deferred<unknown, unknown>>()
-  const get = (k: string) => Effect.sync(() => Option.fromNullable(store.read(k)))
+  const get = (k: string) =>
+    Effect.sync(() => {
+      const v = store.read(k)
+      if (v === undefined) misses++
+      else hits++
+      return Option.fromNullable(v)
+    })
   const set = (k: string, v: unknown) =>
     Effect.sync(() => {
       store.write(k, v)
       writes++
     })
-  const getOrCompute = <A, E, R>(k: string, compute: Effect.Effect<A, E, R>) =>
+  const getOrCompute = <A, E, R>(
+    k: string,
+    compute: Effect.Effect<A, E, R>
+  ): Effect.Effect<{ value: A; cached: boolean }, E, R> =>
     Effect.suspend((): Effect.Effect<{ value: A; cached: boolean }, E, R> => {
       const stored = store.read(k)
       if (stored !== undefined) {
@@ -71,17 +80,22 @@ const make = (store: Store): Service => {
       const pending = inFlight.get(k)
       if (pending !== undefined) {
         hits++
-        return Effect.map(Deferred.await(pending as Deferred.Deferred<A, E>), (value) => ({ value, cached: true }))
+        return Deferred.await(pending as Deferred.Deferred<A, E>).pipe(
+          Effect.map((value) => ({ value, cached: true })),
+          // The fiber computing the value was interrupted (not this one): compute it here instead
+          // of failing a call that nothing went wrong with.
+          Effect.catchAllCause((cause) => Cause.isInterruptedOnly(cause) ? getOrCompute(k, compute) : Effect.failCause(cause))
+        )
       }
       misses++
-      const deferred = Deferred.unsafeMake<A, E>(undefined as never)
+      const deferred = Deferred.unsafeMake<A, E>(FiberId.none)
       inFlight.set(k, deferred as Deferred.Deferred<unknown, unknown>)
       return compute.pipe(
         Effect.tap((value) => set(k, value)),
-        Effect.exit,
-        Effect.flatMap((exit) => {
+        // onExit also runs on interruption, so waiters are never left on a value that cannot come.
+        Effect.onExit((exit) => {
           inFlight.delete(k)
-          return Effect.zipRight(Deferred.done(deferred, exit), exit)
+          return Deferred.done(deferred, exit)
         }),
         Effect.map((value) => ({ value, cached: false }))
       )
@@ -100,6 +114,19 @@ export const layerMemory: Layer.Layer<ModelCache> = Layer.sync(ModelCache, () =>
   const map = new Map<string, unknown>()
   return make({ read: (k) => map.get(k), write: (k, v) => void map.set(k, v) })
 })
+
+/**
+ * A cache that reads `base` but keeps its own writes in memory. Dry runs use it so that a call
+ * repeated within the run counts as answered by the cache (as it would be in a real run) while
+ * nothing is written to `base`.
+ */
+export const overlay = (base: Service): Service => {
+  const local = new Map<string, unknown>()
+  return make({
+    read: (k) => local.get(k) ?? Option.getOrUndefined(Effect.runSync(base.get(k))),
+    write: (k, v) => void local.set(k, v)
+  })
+}
 
 /** The file-backed cache described above, rooted at `dir` (created when missing). */
 export const layerFile = (dir: string): Layer.Layer<ModelCache> =>

@@ -10,7 +10,7 @@ import { Context, Effect, Layer } from "effect"
 import type * as EmbeddingModel from "./EmbeddingModel.js"
 import { PluginError } from "./Errors.js"
 import type * as LanguageModel from "./LanguageModel.js"
-import { key, ModelCache } from "./ModelCache.js"
+import { key, ModelCache, overlay } from "./ModelCache.js"
 import type * as Reranker from "./Reranker.js"
 import * as Tokens from "./Tokens.js"
 import * as Usage from "./Usage.js"
@@ -58,11 +58,14 @@ export const make = (
   const lms = new Map<string, LanguageModel.Service>()
   const ems = new Map<string, EmbeddingModel.Service>()
   const rrs = new Map<string, Reranker.Service>()
+  const dry = options.dryRun === true
+  // A dry run stores its made-up answers in memory only, so repeated calls count as cached (as
+  // they would be in a real run) and the cache on disk is never written.
+  const store = dry ? overlay(cache) : cache
   for (const [name, b] of Object.entries(bundles)) {
-    const dry = options.dryRun === true
-    if (b.languageModel) lms.set(name, cachedLanguageModel(dry ? dryLanguageModel(b.languageModel.info) : b.languageModel, cache, dry))
-    if (b.embeddingModel) ems.set(name, cachedEmbeddingModel(dry ? dryEmbeddingModel(b.embeddingModel.info) : b.embeddingModel, cache, dry))
-    if (b.reranker) rrs.set(name, cachedReranker(dry ? dryReranker(b.reranker.info) : b.reranker, cache, dry))
+    if (b.languageModel) lms.set(name, cachedLanguageModel(dry ? dryLanguageModel(b.languageModel.info) : b.languageModel, store, dry))
+    if (b.embeddingModel) ems.set(name, cachedEmbeddingModel(dry ? dryEmbeddingModel(b.embeddingModel.info) : b.embeddingModel, store))
+    if (b.reranker) rrs.set(name, cachedReranker(dry ? dryReranker(b.reranker.info) : b.reranker, store))
   }
   const lookup = <S>(map: Map<string, S>, what: string) => (name: string) => {
     const s = map.get(name)
@@ -123,20 +126,7 @@ export const providerRequest = (request: LanguageModel.CompletionRequest): Langu
   return sent
 }
 
-/** Cached lookup; in a dry run a miss is computed (by the dry model) but never stored. */
-const through = <A, E, R>(
-  cache: ModelCache["Type"],
-  k: string,
-  compute: Effect.Effect<A, E, R>,
-  dry: boolean
-): Effect.Effect<{ readonly value: A; readonly cached: boolean }, E, R> =>
-  dry
-    ? Effect.flatMap(cache.get(k), (hit): Effect.Effect<{ readonly value: A; readonly cached: boolean }, E, R> =>
-        hit._tag === "Some"
-          ? Effect.succeed({ value: hit.value as A, cached: true })
-          : Effect.map(compute, (value) => ({ value, cached: false })))
-    : cache.getOrCompute(k, compute)
-
+/** `dry`: pass `dryRunAnswer` on to `inner` (a dry model); otherwise it is stripped before sending. */
 export const cachedLanguageModel = (
   inner: LanguageModel.Service,
   cache: ModelCache["Type"],
@@ -144,7 +134,8 @@ export const cachedLanguageModel = (
 ): LanguageModel.Service => ({
   info: inner.info,
   complete: (request) =>
-    Effect.flatMap(through(cache, completionKey(inner.info, request), inner.complete(providerRequest(request)), dry), ({ value, cached }) =>
+    // The dry model is the one consumer of `dryRunAnswer`; a real provider never receives it.
+    Effect.flatMap(cache.getOrCompute(completionKey(inner.info, request), inner.complete(dry ? request : providerRequest(request))), ({ value, cached }) =>
       Effect.as(
         Usage.record({
           provider: inner.info.provider,
@@ -170,8 +161,7 @@ export const embeddingKey = (info: LanguageModel.ModelInfo, text: string): strin
 /** Caches per text, so a batch in which some texts were embedded before only sends the rest. */
 export const cachedEmbeddingModel = (
   inner: EmbeddingModel.Service,
-  cache: ModelCache["Type"],
-  dry = false
+  cache: ModelCache["Type"]
 ): EmbeddingModel.Service => ({
   info: inner.info,
   embed: (texts) =>
@@ -196,7 +186,7 @@ export const cachedEmbeddingModel = (
         for (let j = 0; j < unique.length; j++) {
           const v = result.vectors[j]!
           byText.set(unique[j]!, v)
-          if (!dry) yield* cache.set(embeddingKey(inner.info, unique[j]!), { v: Array.from(v), t: perText } satisfies StoredVector)
+          yield* cache.set(embeddingKey(inner.info, unique[j]!), { v: Array.from(v), t: perText } satisfies StoredVector)
         }
         for (const i of missIdx) {
           out[i] = byText.get(texts[i]!)!
@@ -220,11 +210,11 @@ export const cachedEmbeddingModel = (
 export const rerankKey = (info: LanguageModel.ModelInfo, query: string, documents: ReadonlyArray<string>): string =>
   key({ kind: "rerank", provider: info.provider, model: info.model, params: info.params, query, documents })
 
-export const cachedReranker = (inner: Reranker.Service, cache: ModelCache["Type"], dry = false): Reranker.Service => ({
+export const cachedReranker = (inner: Reranker.Service, cache: ModelCache["Type"]): Reranker.Service => ({
   info: inner.info,
   rerank: (query, documents) =>
     Effect.flatMap(
-      through(cache, rerankKey(inner.info, query, documents), inner.rerank(query, documents), dry),
+      cache.getOrCompute(rerankKey(inner.info, query, documents), inner.rerank(query, documents)),
       ({ value, cached }) =>
         Effect.as(
           Usage.record({

@@ -141,8 +141,10 @@ const runStages = (
           reason: `returned session ids that are not in the history: ${[...new Set(unknown)].join(", ")}`
         })
       }
-      trace.retrieval = retrieval
       selected = [...new Set(retrieval.selected)].map((id) => byId.get(id)!).sort((a, b) => a.index - b.index)
+      // Scorers read the selection from the trace: keep it as the contract states it (no repeats,
+      // chronological), whatever the plugin returned.
+      trace.retrieval = { ranking: retrieval.ranking, selected: selected.map((s) => s.id) }
     }
 
     let evidence: Evidence = { sessions: selected }

@@ -1,1 +1,5 @@
 export * as Builtins from "./Builtins.js"
+export * as Cohere from "./Cohere.js"
+export * as OpenAi from "./OpenAi.js"
+export * as Resilience from "./Resilience.js"
+export * as Transformers from "./Transformers.js"

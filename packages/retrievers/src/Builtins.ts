@@ -2,5 +2,19 @@
  * The plugins this package ships, as one list the experiments runner registers.
  */
 import type { Plugin } from "@cupid-lab/core"
+import * as Bm25 from "./Bm25.js"
+import * as Embedding from "./Embedding.js"
+import * as Hybrid from "./Hybrid.js"
+import * as Oracle from "./Oracle.js"
+import * as Rerank from "./Rerank.js"
+import * as Simple from "./Simple.js"
 
-export const plugins: ReadonlyArray<Plugin.AnyPlugin> = []
+export const plugins: ReadonlyArray<Plugin.AnyPlugin> = [
+  Simple.all,
+  Simple.recency,
+  Bm25.plugin,
+  Embedding.plugin,
+  Hybrid.plugin,
+  Rerank.plugin,
+  Oracle.plugin
+]

@@ -2,5 +2,14 @@
  * The plugins this package ships, as one list the experiments runner registers.
  */
 import type { Plugin } from "@cupid-lab/core"
+import * as Cost from "./Cost.js"
+import * as Judge from "./Judge.js"
+import * as PreferenceMatch from "./PreferenceMatch.js"
+import * as Retrieval from "./Retrieval.js"
 
-export const plugins: ReadonlyArray<Plugin.AnyPlugin> = []
+export const plugins: ReadonlyArray<Plugin.AnyPlugin> = [
+  Retrieval.plugin,
+  PreferenceMatch.plugin,
+  Judge.plugin,
+  Cost.plugin
+]

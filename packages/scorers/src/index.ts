@@ -1,2 +1,8 @@
 export * as Statistics from "./Statistics.js"
+export * as Retrieval from "./Retrieval.js"
+export * as Checklist from "./Checklist.js"
+export * as Coverage from "./Coverage.js"
+export * as PreferenceMatch from "./PreferenceMatch.js"
+export * as Judge from "./Judge.js"
+export * as Cost from "./Cost.js"
 export * as Builtins from "./Builtins.js"

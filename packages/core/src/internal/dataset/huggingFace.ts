@@ -1,0 +1,127 @@
+import { createHash, randomUUID } from "node:crypto"
+import { createWriteStream } from "node:fs"
+import * as fs from "node:fs/promises"
+import * as path from "node:path"
+import { Readable } from "node:stream"
+import { pipeline } from "node:stream/promises"
+import { DatasetError } from "../../Errors.js"
+import { fileSha256 } from "./readers.js"
+
+/** `hf:<owner>/<name>[/<path in repo>]`; the path defaults to the released `data/test.parquet`. */
+export interface HfSource {
+  readonly source: string
+  readonly repo: string
+  readonly file: string
+}
+
+export const defaultEndpoint = "https://huggingface.co"
+export const defaultFile = "data/test.parquet"
+
+export const parseHfSource = (source: string): HfSource | DatasetError => {
+  const match = /^hf:([A-Za-z0-9][\w.-]*)\/([A-Za-z0-9][\w.-]*)(?:\/(.+))?$/.exec(source)
+  if (match === null || match[3]?.split("/").some((part) => part === ".." || part === "") === true) {
+    return new DatasetError({
+      source,
+      reason: "expected hf:<owner>/<name> or hf:<owner>/<name>/<path in repo>, e.g. hf:kixlab/CUPID"
+    })
+  }
+  return { source, repo: `${match[1]}/${match[2]}`, file: match[3] ?? defaultFile }
+}
+
+export const downloadUrl = (endpoint: string, src: HfSource): string =>
+  `${endpoint.replace(/\/+$/, "")}/datasets/${src.repo}/resolve/main/${src.file}`
+
+export const cachedPath = (cacheDir: string, src: HfSource): string =>
+  path.resolve(cacheDir, "hf", ...src.repo.split("/"), ...src.file.split("/"))
+
+/** The checksum file beside a cached file, in `sha256sum` format. */
+export const checksumPath = (file: string): string => `${file}.sha256`
+
+export interface Cached {
+  readonly path: string
+  readonly sha256: string
+  readonly downloaded: boolean
+}
+
+const exists = (file: string) => fs.access(file).then(() => true, () => false)
+
+const errorMessage = (e: unknown): string => {
+  if (!(e instanceof Error)) return String(e)
+  const cause = (e as { cause?: unknown }).cause
+  const code = (cause as { code?: unknown } | undefined)?.code
+  if (typeof code === "string") return `${e.message}: ${code}`
+  return cause instanceof Error ? `${e.message}: ${cause.message}` : e.message
+}
+
+const writeAtomic = async (file: string, text: string): Promise<void> => {
+  const tmp = `${file}.${process.pid}.${randomUUID()}.part`
+  await fs.writeFile(tmp, text)
+  await fs.rename(tmp, file)
+}
+
+/**
+ * The cached copy of an `hf:` file, downloading it first if absent. A cache hit never touches the
+ * network; its bytes are checked against the recorded SHA-256. A file put there by hand (no
+ * checksum file yet) is accepted and its checksum recorded.
+ */
+export const ensureCached = async (src: HfSource, cacheDir: string, endpoint: string): Promise<Cached> => {
+  const file = cachedPath(cacheDir, src)
+  const sumFile = checksumPath(file)
+  if (await exists(file)) {
+    const actual = await fileSha256(file)
+    if (!(await exists(sumFile))) {
+      await writeAtomic(sumFile, `${actual}  ${path.basename(file)}\n`)
+      return { path: file, sha256: actual, downloaded: false }
+    }
+    const recorded = (await fs.readFile(sumFile, "utf8")).trim().split(/\s+/)[0] ?? ""
+    if (recorded !== actual) {
+      throw new DatasetError({
+        source: src.source,
+        reason: `cached file ${file} does not match its recorded SHA-256 (recorded ${recorded}, found ${actual}); ` +
+          `delete ${file} to download it again`
+      })
+    }
+    return { path: file, sha256: actual, downloaded: false }
+  }
+  const url = downloadUrl(endpoint, src)
+  const hint = `Download ${url} by hand and save it as ${file}, or pass --data <file> pointing at a downloaded copy.`
+  let response: Response
+  try {
+    response = await fetch(url, { redirect: "follow" })
+  } catch (e) {
+    throw new DatasetError({
+      source: src.source,
+      reason: `could not download ${url} (${errorMessage(e)}) and there is no cached copy. ${hint}`
+    })
+  }
+  if (!response.ok || response.body === null) {
+    await response.body?.cancel()
+    throw new DatasetError({
+      source: src.source,
+      reason: `download of ${url} failed with HTTP ${response.status} and there is no cached copy. ${hint}`
+    })
+  }
+  await fs.mkdir(path.dirname(file), { recursive: true })
+  const tmp = `${file}.${process.pid}.${randomUUID()}.part`
+  const hash = createHash("sha256")
+  try {
+    await pipeline(
+      Readable.fromWeb(response.body as import("node:stream/web").ReadableStream<Uint8Array>),
+      async function*(chunks: AsyncIterable<Uint8Array>) {
+        for await (const chunk of chunks) {
+          hash.update(chunk)
+          yield chunk
+        }
+      },
+      createWriteStream(tmp)
+    )
+  } catch (e) {
+    await fs.rm(tmp, { force: true })
+    throw new DatasetError({ source: src.source, reason: `download of ${url} was interrupted (${errorMessage(e)}). ${hint}` })
+  }
+  const sha256 = hash.digest("hex")
+  // Checksum first, data second: a data file without its checksum can only be one put there by hand.
+  await writeAtomic(sumFile, `${sha256}  ${path.basename(file)}\n`)
+  await fs.rename(tmp, file)
+  return { path: file, sha256, downloaded: true }
+}

@@ -1,0 +1,165 @@
+import { createHash } from "node:crypto"
+import { createReadStream } from "node:fs"
+import * as fs from "node:fs/promises"
+import * as path from "node:path"
+import { createInterface } from "node:readline"
+import { asyncBufferFromFile, parquetMetadataAsync, parquetRead, parquetSchema } from "hyparquet"
+import { DatasetError } from "../../Errors.js"
+import { describeValue } from "./rowDecoder.js"
+
+/**
+ * One row as read from a file, before schema decoding. `row` is the 1-based line or row number, or
+ * the file name for directory sources. `malformed` marks a row that could not even be parsed as
+ * JSON: a row-level problem the skip policy may pass over.
+ */
+export type RawRow =
+  | { readonly row: number | string; readonly value: unknown }
+  | { readonly row: number | string; readonly malformed: string }
+
+/** Readers yield small batches of rows; a thrown DatasetError is fatal for the whole source. */
+export type RowBatches = AsyncIterable<ReadonlyArray<RawRow>>
+
+const batchSize = 64
+
+const errorMessage = (e: unknown): string => e instanceof Error ? e.message : String(e)
+
+const parseJson = (text: string, row: number | string): RawRow => {
+  try {
+    return { row, value: JSON.parse(text) }
+  } catch (e) {
+    return { row, malformed: `malformed JSON (${errorMessage(e)})` }
+  }
+}
+
+/** One JSON object per line; blank lines are ignored but still counted, so row numbers are line numbers. */
+export async function* jsonlRows(file: string): RowBatches {
+  const input = createReadStream(file, { encoding: "utf8" })
+  const lines = createInterface({ input, crlfDelay: Infinity })
+  try {
+    let batch: Array<RawRow> = []
+    let lineNo = 0
+    for await (const line of lines) {
+      lineNo++
+      const text = lineNo === 1 ? line.replace(/^\uFEFF/, "") : line
+      if (text.trim() === "") continue
+      batch.push(parseJson(text, lineNo))
+      if (batch.length >= batchSize) {
+        yield batch
+        batch = []
+      }
+    }
+    if (batch.length > 0) yield batch
+  } catch (e) {
+    throw new DatasetError({ source: file, reason: `cannot read file (${errorMessage(e)})` })
+  } finally {
+    lines.close()
+    input.destroy()
+  }
+}
+
+/** A JSON array of instances. The whole file is parsed at once, so memory grows with its size. */
+export async function* jsonArrayRows(file: string): RowBatches {
+  const text = await fs.readFile(file, "utf8")
+  let parsed: unknown
+  try {
+    parsed = JSON.parse(text.replace(/^\uFEFF/, ""))
+  } catch (e) {
+    throw new DatasetError({ source: file, reason: `malformed JSON (${errorMessage(e)})` })
+  }
+  if (!Array.isArray(parsed)) {
+    throw new DatasetError({ source: file, reason: `expected a JSON array of instances, found ${describeValue(parsed)}` })
+  }
+  for (let start = 0; start < parsed.length; start += batchSize) {
+    yield parsed.slice(start, start + batchSize).map((value, i) => ({ row: start + i + 1, value }))
+  }
+}
+
+/** The `.json` files of a directory in file-name order; every other file is ignored. */
+export const directoryEntries = async (dir: string): Promise<ReadonlyArray<string>> => {
+  const entries = await fs.readdir(dir, { withFileTypes: true })
+  const names = entries.filter((e) => e.isFile() && e.name.toLowerCase().endsWith(".json")).map((e) => e.name)
+  // Code-unit order, not locale order, so the same directory reads the same way on every machine.
+  return names.sort((a, b) => (a < b ? -1 : a > b ? 1 : 0))
+}
+
+/** One instance per file, read one file at a time. */
+export async function* directoryRows(dir: string, names: ReadonlyArray<string>): RowBatches {
+  for (const name of names) {
+    const text = await fs.readFile(path.join(dir, name), "utf8")
+    yield [parseJson(text.replace(/^\uFEFF/, ""), name)]
+  }
+}
+
+const wantedColumns = [
+  "persona_id",
+  "instance_type",
+  "current_request",
+  "current_context_factor",
+  "current_contextual_preference",
+  "current_checklist",
+  "prior_interactions"
+]
+
+/**
+ * A parquet file in the released schema, one row group at a time: memory holds one row group's rows
+ * (the released file has a few hundred rows per group). Only the seven released columns are read.
+ */
+export async function* parquetRows(file: string): RowBatches {
+  const unreadable = (e: unknown) => new DatasetError({ source: file, reason: `not a readable parquet file (${errorMessage(e)})` })
+  let buffer: Awaited<ReturnType<typeof asyncBufferFromFile>>
+  let metadata: Awaited<ReturnType<typeof parquetMetadataAsync>>
+  try {
+    buffer = await asyncBufferFromFile(file)
+    metadata = await parquetMetadataAsync(buffer)
+  } catch (e) {
+    throw unreadable(e)
+  }
+  const present = new Set(parquetSchema(metadata).children.map((c) => c.element.name))
+  const columns = wantedColumns.filter((c) => present.has(c))
+  let rowStart = 0
+  for (const group of metadata.row_groups) {
+    const rowEnd = rowStart + Number(group.num_rows)
+    let rows: Array<Record<string, unknown>> = []
+    try {
+      await parquetRead({
+        file: buffer,
+        metadata,
+        columns,
+        rowStart,
+        rowEnd,
+        rowFormat: "object",
+        onComplete: (data: Array<Record<string, unknown>>) => {
+          rows = data
+        }
+      })
+    } catch (e) {
+      throw unreadable(e)
+    }
+    const first = rowStart
+    for (let start = 0; start < rows.length; start += batchSize) {
+      yield rows.slice(start, start + batchSize).map((value, i) => ({ row: first + start + i + 1, value }))
+    }
+    rowStart = rowEnd
+  }
+}
+
+/** SHA-256 of a file's bytes, streamed. */
+export const fileSha256 = (file: string): Promise<string> =>
+  new Promise((resolve, reject) => {
+    const hash = createHash("sha256")
+    createReadStream(file)
+      .on("data", (chunk) => hash.update(chunk))
+      .on("error", reject)
+      .on("end", () => resolve(hash.digest("hex")))
+  })
+
+/** SHA-256 over the sorted file names and their contents, each length-prefixed so boundaries cannot shift. */
+export const directorySha256 = async (dir: string, names: ReadonlyArray<string>): Promise<string> => {
+  const hash = createHash("sha256")
+  for (const name of names) {
+    const bytes = await fs.readFile(path.join(dir, name))
+    hash.update(`${Buffer.byteLength(name)}:${name}:${bytes.byteLength}:`)
+    hash.update(bytes)
+  }
+  return hash.digest("hex")
+}

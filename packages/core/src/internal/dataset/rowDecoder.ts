@@ -1,0 +1,104 @@
+import { Either, ParseResult, Schema, SchemaAST } from "effect"
+import { CupidRow } from "../../Domain.js"
+
+/** Why one row does not decode: the field path (e.g. `prior_interactions[3].dialogue[1].role`) and expected vs found. */
+export interface RowProblem {
+  readonly field?: string
+  readonly reason: string
+}
+
+const decode = Schema.decodeUnknownEither(CupidRow)
+
+export const decodeRow = (value: unknown): Either.Either<CupidRow, RowProblem> => {
+  if (value === null || typeof value !== "object" || Array.isArray(value)) {
+    return Either.left({ reason: `expected a JSON object (one instance), found ${describeValue(value)}` })
+  }
+  return Either.mapLeft(decode(value), (e) => describeIssue(e.issue))
+}
+
+/** Follows the first failing branch of a parse issue down to its leaf, collecting the path on the way. */
+const describeIssue = (root: ParseResult.ParseIssue): RowProblem => {
+  const path: Array<PropertyKey> = []
+  let issue: ParseResult.ParseIssue = root
+  for (;;) {
+    switch (issue._tag) {
+      case "Pointer":
+        path.push(...(Array.isArray(issue.path) ? issue.path : [issue.path]))
+        issue = issue.issue
+        continue
+      case "Refinement":
+      case "Transformation":
+        issue = issue.issue
+        continue
+      case "Composite": {
+        const literals = literalChoices(issue.ast)
+        if (literals !== undefined) return at(path, `expected one of ${literals.join(", ")}, found ${describeValue(issue.actual)}`)
+        issue = Array.isArray(issue.issues) ? issue.issues[0]! : (issue.issues as ParseResult.ParseIssue)
+        continue
+      }
+      case "Type":
+        if (issue.actual === undefined) return at(path, `expected ${describeAst(issue.ast)}, found nothing (missing field)`)
+        return at(path, `expected ${describeAst(issue.ast)}, found ${describeValue(issue.actual)}`)
+      case "Missing":
+        return at(path, `expected ${describeAst(issue.ast as unknown as SchemaAST.AST)}, found nothing (missing field)`)
+      case "Unexpected":
+        return at(path, `unexpected value ${describeValue(issue.actual)}`)
+      case "Forbidden":
+        return at(path, `cannot be decoded here (${describeValue(issue.actual)})`)
+    }
+  }
+}
+
+const at = (path: ReadonlyArray<PropertyKey>, reason: string): RowProblem => {
+  const field = formatPath(path)
+  return field === "" ? { reason } : { field, reason }
+}
+
+/** `["prior_interactions", 3, "dialogue", 1, "role"]` -> `prior_interactions[3].dialogue[1].role` (0-based indices). */
+export const formatPath = (path: ReadonlyArray<PropertyKey>): string =>
+  path.reduce<string>(
+    (acc, key) => typeof key === "number" ? `${acc}[${key}]` : acc === "" ? String(key) : `${acc}.${String(key)}`,
+    ""
+  )
+
+const literalChoices = (ast: SchemaAST.AST): ReadonlyArray<string> | undefined => {
+  if (!SchemaAST.isUnion(ast)) return undefined
+  const out: Array<string> = []
+  for (const member of ast.types) {
+    if (!SchemaAST.isLiteral(member)) return undefined
+    out.push(String(member.literal))
+  }
+  return out
+}
+
+const describeAst = (ast: SchemaAST.AST): string => {
+  switch (ast._tag) {
+    case "StringKeyword":
+      return "string"
+    case "NumberKeyword":
+      return "number"
+    case "BooleanKeyword":
+      return "boolean"
+    case "TupleType":
+      return "an array"
+    case "TypeLiteral":
+      return "an object"
+    case "Literal":
+      return JSON.stringify(ast.literal)
+    default: {
+      const literals = literalChoices(ast)
+      return literals !== undefined ? `one of ${literals.join(", ")}` : String(ast)
+    }
+  }
+}
+
+/** A short, readable rendering of an offending value: strings quoted and cut, containers by kind and size. */
+export const describeValue = (value: unknown): string => {
+  if (value === null) return "null"
+  if (value === undefined) return "nothing"
+  if (typeof value === "string") return JSON.stringify(value.length > 40 ? `${value.slice(0, 40)}…` : value)
+  if (typeof value === "bigint") return `${value}`
+  if (Array.isArray(value)) return `an array of ${value.length}`
+  if (typeof value === "object") return "an object"
+  return String(value)
+}

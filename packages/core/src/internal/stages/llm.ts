@@ -1,0 +1,49 @@
+// What the LLM-backed stage plugins share: their common options and the one way they call a model.
+import { Effect, Schema } from "effect"
+import { stageErrorFromModel, type StageError } from "../../Errors.js"
+import type * as LanguageModel from "../../LanguageModel.js"
+
+export const modelOption = Schema.NonEmptyString.annotations({
+  description: "Name of an entry of the config's `models:` section (a chat model)."
+})
+
+export const templateOption = Schema.optional(
+  Schema.NonEmptyString.annotations({
+    description: "Path of a prompt template to use instead of the default (relative to the working directory)."
+  })
+)
+
+export const temperatureOption = Schema.optionalWith(
+  Schema.Number.pipe(Schema.between(0, 2)).annotations({ description: "Sampling temperature sent with every call." }),
+  { default: () => 0 }
+)
+
+export const maxTokensOption = (fallback: number) =>
+  Schema.optionalWith(
+    Schema.Int.pipe(Schema.positive()).annotations({ description: "Upper bound on the tokens of each answer." }),
+    { default: () => fallback }
+  )
+
+export interface CallSettings {
+  readonly temperature: number
+  readonly maxTokens: number
+}
+
+/** One single-message call; model failures become the stage's error. */
+export const ask = (
+  lm: LanguageModel.Service,
+  stage: string,
+  plugin: string,
+  prompt: string,
+  settings: CallSettings,
+  dryRunAnswer: string
+): Effect.Effect<string, StageError> =>
+  lm.complete({
+    messages: [{ role: "user", content: prompt }],
+    temperature: settings.temperature,
+    maxTokens: settings.maxTokens,
+    dryRunAnswer
+  }).pipe(
+    Effect.map((c) => c.text),
+    Effect.mapError(stageErrorFromModel(stage, plugin))
+  )

@@ -1,0 +1,122 @@
+// Reads an inference answer: a short analysis, then the preference after a label. Tolerates
+// markdown (headings, bold labels, blockquotes, bullets), label variants ("Inferred preference",
+// "Final preference", "Final answer"), the sentence on the line after a label-only heading, quotes,
+// trailing commentary, word-count notes, <think> blocks, a JSON object and a code fence.
+import { firstSentence, normalizeSpace, sentences, stripEmphasis, stripFence, unquote, wordCount } from "./text.js"
+
+export interface ParsedPreference {
+  readonly preference: string
+  readonly analysis: string
+}
+
+export type ParseResult =
+  | { readonly ok: true; readonly value: ParsedPreference }
+  | { readonly ok: false; readonly reason: string }
+
+const preferenceLabel =
+  /^(?:(?:final|inferred|user(?:'s)?|contextual|stated|current|the)\s+)*preferences?(?:\s+statement)?\s*(?:\([^)]*\))?\s*(?::|\s[-\u2013\u2014]|$)\s*(.*)$/i
+const answerLabel = /^(?:final\s+)?answer\s*(?::|\s[-\u2013\u2014]|$)\s*(.*)$/i
+const analysisLabel = /^(?:(?:short|brief)\s+)?(?:analysis|reasoning)\s*(?::|\s[-\u2013\u2014]|$)\s*(.*)$/i
+
+/** A line without its markdown: heading hashes, blockquote, list marker, emphasis. */
+const plainLine = (line: string): string =>
+  stripEmphasis(line.trim().replace(/^>\s*/, "").replace(/^#+\s*/, "").replace(/^(?:[-*+\u2022]|\d{1,2}[.)])\s+/, "")).trim()
+
+const wordCountNote = /\s*\((?:about\s+|~)?\d+\s+words?\)\s*\.?$/i
+
+/** One sentence from the text after a label: the quoted part if it opens with a quote, else the first sentence. */
+const cleanPreference = (raw: string): string => {
+  let t = normalizeSpace(stripEmphasis(raw)).replace(wordCountNote, "")
+  const quoted = /^["\u201C'](.+?)["\u201D'](?=\s|$|[.,;:])/.exec(t.replace(/[\u2018\u2019]/g, "'"))
+  if (quoted !== null && wordCount(quoted[1]!) >= 3) t = quoted[1]!
+  t = unquote(firstSentence(unquote(t))).replace(wordCountNote, "")
+  return t.trim()
+}
+
+const fromJson = (text: string): ParseResult | undefined => {
+  const t = text.trim()
+  if (!t.startsWith("{")) return undefined
+  let value: unknown
+  try {
+    value = JSON.parse(t)
+  } catch {
+    return undefined
+  }
+  if (value === null || typeof value !== "object" || Array.isArray(value)) return undefined
+  const entries = Object.entries(value)
+  const pref = entries.find(([k, v]) => /preference/i.test(k) && typeof v === "string")
+  if (pref === undefined) return { ok: false, reason: "the JSON answer has no string field named like \"preference\"" }
+  const analysis = entries.find(([k, v]) => /analysis|reasoning/i.test(k) && typeof v === "string")
+  const preference = cleanPreference(pref[1] as string)
+  if (preference === "") return { ok: false, reason: "the JSON answer's preference is empty" }
+  return { ok: true, value: { preference, analysis: normalizeSpace((analysis?.[1] as string | undefined) ?? "") } }
+}
+
+const lastLabelled = (lines: ReadonlyArray<string>, label: RegExp): { index: number; inline: string } | undefined => {
+  for (let i = lines.length - 1; i >= 0; i--) {
+    const m = label.exec(plainLine(lines[i]!))
+    if (m !== null) return { index: i, inline: m[1]!.trim() }
+  }
+  return undefined
+}
+
+const analysisBefore = (lines: ReadonlyArray<string>): string => {
+  const kept: Array<string> = []
+  for (const line of lines) {
+    const plain = plainLine(line)
+    const m = analysisLabel.exec(plain)
+    const text = m !== null ? m[1]!.trim() : plain
+    if (text !== "" && !/^[-*_=]{3,}$/.test(text)) kept.push(text)
+  }
+  return kept.join("\n")
+}
+
+const excerpt = (text: string): string => {
+  const t = normalizeSpace(text)
+  return t.length > 120 ? `${t.slice(0, 120)}...` : t
+}
+
+export const expected = "expected a short analysis followed by a line \"Preference: <one sentence of at most 30 words>\""
+
+/** The preference (one sentence) and the analysis before it, or why the answer cannot be read. */
+export const parsePreference = (answer: string): ParseResult => {
+  const text = stripFence(answer.replace(/<think>[\s\S]*?<\/think>/gi, "")).trim()
+  if (text === "") return { ok: false, reason: `empty answer; ${expected}` }
+  const json = fromJson(text)
+  if (json !== undefined) return json
+
+  const lines = text.split(/\r?\n/)
+  const label = lastLabelled(lines, preferenceLabel) ?? lastLabelled(lines, answerLabel)
+  if (label === undefined) {
+    // A bare one-sentence answer is the preference with the analysis left out.
+    if (!text.includes("\n\n") && sentences(text).length === 1 && wordCount(text) <= 60) {
+      const preference = cleanPreference(plainLine(text))
+      if (preference !== "") return { ok: true, value: { preference, analysis: "" } }
+    }
+    return { ok: false, reason: `no preference label found; ${expected}; got: "${excerpt(text)}"` }
+  }
+
+  let body = label.inline
+  if (body === "") {
+    const following: Array<string> = []
+    for (const line of lines.slice(label.index + 1)) {
+      const plain = plainLine(line)
+      if (plain === "") {
+        if (following.length > 0) break
+        continue
+      }
+      following.push(plain)
+    }
+    body = following.join(" ")
+  }
+  const preference = cleanPreference(body)
+  if (preference === "") return { ok: false, reason: `the preference after the label is empty; ${expected}` }
+  return { ok: true, value: { preference, analysis: analysisBefore(lines.slice(0, label.index)) } }
+}
+
+/** The answer format the inference prompt asks for, and its dry-run example. */
+export const examplePreference = [
+  "Analysis: In the earlier sessions about this kind of task the user asked twice for numbered steps and",
+  "objected when checks were missing.",
+  "Preference: Instructions should break the procedure into short numbered steps with a quick check after each section."
+].join("\n")

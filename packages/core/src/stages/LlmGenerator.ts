@@ -1,0 +1,92 @@
+/**
+ * Generator `llm`: answers the current request with a configured chat model, from the evidence and
+ * a preference chosen by the `preference` option:
+ * - `inferred` (default): the preference the inferrer of the same pipeline produced;
+ * - `gold`: the instance's gold preference (the paper's oracle-preference setting; the pipeline
+ *   passes it because the service declares `usesGoldPreference`, and reports mark the cell);
+ * - `none`: no preference; the default template for this mode has no preference slot.
+ *
+ * @example
+ * ```yaml
+ * pipeline:
+ *   generator: { use: llm, model: gpt4o, preference: gold }
+ * ```
+ * import { LlmGenerator } from "@cupid-lab/core"
+ * const generator = yield* LlmGenerator.make({ model: "gpt4o", preference: "none", maxTokens: 2048, temperature: 0 })
+ */
+import { Effect, Schema } from "effect"
+import { type PluginError, StageError } from "../Errors.js"
+import type * as Generator from "../Generator.js"
+import { renderEvidence } from "../internal/stages/evidence.js"
+import { ask, maxTokensOption, modelOption, temperatureOption, templateOption } from "../internal/stages/llm.js"
+import { Models } from "../Models.js"
+import * as Plugin from "../Plugin.js"
+import * as PromptTemplate from "./PromptTemplate.js"
+
+export const PreferenceSource = Schema.Literal("inferred", "gold", "none")
+export type PreferenceSource = typeof PreferenceSource.Type
+
+export const Options = Schema.Struct({
+  model: modelOption,
+  preference: Schema.optionalWith(
+    PreferenceSource.annotations({ description: "Which preference the answer should satisfy: inferred, gold (oracle) or none." }),
+    { default: () => "inferred" as const }
+  ),
+  template: templateOption,
+  maxTokens: maxTokensOption(2048),
+  temperature: temperatureOption
+})
+export type Options = typeof Options.Type
+
+export const defaultTemplates: Readonly<Record<PreferenceSource, string>> = {
+  inferred: "generate.md",
+  gold: "generate.md",
+  none: "generate-without-preference.md"
+}
+
+/** What dry runs return; any non-empty text is a valid answer. */
+export const dryRunAnswer = "Here is a draft reply to your request, shaped by what you asked for in earlier sessions."
+
+/** The reply text: reasoning blocks (`<think>...</think>`) and surrounding whitespace removed; undefined when empty. */
+export const parse = (answer: string): string | undefined => {
+  const text = answer.replace(/<think>[\s\S]*?<\/think>/gi, "").trim()
+  return text === "" ? undefined : text
+}
+
+const templateSpec = (options: Options, file: string): PromptTemplate.Spec =>
+  options.preference === "none"
+    ? { plugin: "llm", file, required: ["request"], optional: ["evidence"], unavailable: { preference: "the generator runs with preference: none" } }
+    : { plugin: "llm", file, required: ["request", "preference"], optional: ["evidence"] }
+
+export const make = (options: Options): Effect.Effect<Generator.Service, PluginError, Models> =>
+  Effect.gen(function*() {
+    const lm = yield* (yield* Models).languageModel(options.model)
+    const file = options.template ?? PromptTemplate.defaultFile(defaultTemplates[options.preference])
+    const template = yield* PromptTemplate.load(templateSpec(options, file))
+    const fail = (reason: string) => new StageError({ stage: "generate", plugin: "llm", reason })
+    const generate = Effect.fn("LlmGenerator.generate")(function*(input: Generator.GenerationInput) {
+      const values: Record<string, string> = { request: input.request, evidence: renderEvidence(input.evidence) }
+      if (options.preference !== "none") {
+        if (input.preference === undefined || input.preference.trim() === "") {
+          return yield* fail(
+            options.preference === "gold"
+              ? "preference: gold, but no gold preference was passed"
+              : "preference: inferred, but no inferred preference was passed (configure an inferrer, or use preference: gold or none)"
+          )
+        }
+        values.preference = input.preference
+      }
+      const answer = yield* ask(lm, "generate", "llm", PromptTemplate.render(template, values), options, dryRunAnswer)
+      const text = parse(answer)
+      if (text === undefined) return yield* fail("the model returned an empty reply")
+      return { text } satisfies Generator.GeneratedResponse
+    })
+    return { usesGoldPreference: options.preference === "gold", generate }
+  })
+
+export const plugin = Plugin.generator({
+  name: "llm",
+  description: "Answers the request with a chat model, given the evidence and the inferred, gold (oracle) or no preference.",
+  options: Options,
+  make
+})

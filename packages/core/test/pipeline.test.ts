@@ -1,0 +1,267 @@
+import { describe, expect, it } from "@effect/vitest"
+import { Effect } from "effect"
+import * as Domain from "../src/Domain.js"
+import { StageError } from "../src/Errors.js"
+import type * as Generator from "../src/Generator.js"
+import type * as Inferrer from "../src/Inferrer.js"
+import type * as LanguageModel from "../src/LanguageModel.js"
+import * as ModelCache from "../src/ModelCache.js"
+import * as Models from "../src/Models.js"
+import * as Pipeline from "../src/Pipeline.js"
+import * as Retriever from "../src/Retriever.js"
+import type * as Scorer from "../src/Scorer.js"
+import type * as Summarizer from "../src/Summarizer.js"
+
+const session = (factor: string, preference: string, text: string): Domain.WirePriorInteraction => ({
+  context_factor: factor,
+  contextual_preference: preference,
+  dialogue: [
+    { role: "user", content: `About ${factor}: ${text}` },
+    { role: "assistant", content: "Sure." }
+  ]
+})
+
+const row: Domain.CupidRow = {
+  persona_id: "p1",
+  instance_type: "changing",
+  current_request: "Plan the review with Dana.",
+  current_context_factor: "Dana",
+  current_contextual_preference: "numbered steps",
+  current_checklist: ["numbered"],
+  prior_interactions: [
+    session("Dana", "bullets", "first"),
+    session("Sam", "tables", "second"),
+    session("Dana", "numbered steps", "third"),
+    session("Dana", "numbered steps", "fourth")
+  ]
+}
+const instance = Domain.fromRow(row)
+
+const recent = (k: number): Retriever.Service => ({
+  needsSummaries: false,
+  retrieve: ({ query }) => Effect.succeed(Retriever.fromScores(query.sessions.map((s) => [s.id, s.index]), k))
+})
+
+/** A model whose answers name the request they got, so tests can see what each stage was given. */
+const lm: LanguageModel.Service = {
+  info: { provider: "test", model: "echo", params: {} },
+  complete: (r) => Effect.succeed({ text: r.messages.map((m) => m.content).join(" | "), promptTokens: 5, completionTokens: 2 })
+}
+const models = Models.layer({ m: { languageModel: lm } })
+
+const summarizer: Summarizer.Service = {
+  summarize: (s) =>
+    Effect.flatMap(Models.Models, (ms) => ms.languageModel("m")).pipe(
+      Effect.flatMap((m) => m.complete({ messages: [{ role: "user", content: s.dialogue[0]!.content }] })),
+      Effect.map((c) => ({ sessionId: s.id, context: [c.text], preferences: [] })),
+      Effect.provide(models),
+      Effect.provide(ModelCache.layerMemory)
+    )
+}
+
+const inferrer: Inferrer.Service = {
+  infer: ({ evidence }) =>
+    Effect.succeed({
+      preference: evidence.summaries
+        ? evidence.summaries.map((s) => s.context.join(",")).join(";")
+        : evidence.sessions.map((s) => s.id).join(","),
+      analysis: ""
+    })
+}
+
+const generator = (usesGoldPreference: boolean): Generator.Service => ({
+  usesGoldPreference,
+  generate: ({ preference, evidence }) => Effect.succeed({ text: `${preference ?? "none"} from ${evidence.sessions.length}` })
+})
+
+const selectedCount: Scorer.Service = {
+  metrics: [{ name: "retrieval.count", description: "", higherIsBetter: true, heuristic: false }],
+  score: ({ trace, instance }) =>
+    Effect.succeed({
+      "retrieval.count": trace.retrieval?.selected.length ?? NaN,
+      "retrieval.relevant": (trace.retrieval?.selected ?? []).filter((id) =>
+        instance.gold.sessions.find((g) => g.id === id)?.label === "relevant"
+      ).length,
+      "cost.calls": trace.usage.length
+    })
+}
+
+describe("Pipeline.run", () => {
+  it.effect("passes the selected sessions, in chronological order, through every stage", () =>
+    Effect.gen(function*() {
+      const shuffled: Retriever.Service = {
+        needsSummaries: false,
+        retrieve: () =>
+          Effect.succeed({ ranking: [{ sessionId: "s4", score: 2 }, { sessionId: "s2", score: 1 }], selected: ["s4", "s2", "s4"] })
+      }
+      const trace = yield* Pipeline.run(
+        {
+          retriever: { plugin: "shuffled", needsGold: false, service: shuffled },
+          inferrer: { plugin: "ids", service: inferrer },
+          generator: { plugin: "g", service: generator(false) },
+          scorers: [{ plugin: "count", service: selectedCount }]
+        },
+        instance
+      )
+      expect(trace.error).toBeUndefined()
+      expect(trace.instanceId).toBe("p1:changing")
+      expect(trace.inference?.preference).toBe("s2,s4")
+      expect(trace.generation?.text).toBe("s2,s4 from 2")
+      expect(trace.retrieval?.selected).toEqual(["s2", "s4"])
+      expect(trace.scores).toEqual({ "retrieval.count": 2, "retrieval.relevant": 1, "cost.calls": 0 })
+      expect(Object.keys(trace.timings).sort()).toEqual(["generate", "infer", "retrieve", "score"])
+    }))
+
+  it.effect("without a retriever every session is evidence", () =>
+    Effect.gen(function*() {
+      const trace = yield* Pipeline.run({ inferrer: { plugin: "ids", service: inferrer }, scorers: [] }, instance)
+      expect(trace.inference?.preference).toBe("s1,s2,s3,s4")
+      expect(trace.retrieval).toBeUndefined()
+    }))
+
+  it.effect("only a gold retriever receives the labels", () =>
+    Effect.gen(function*() {
+      const oracle: Retriever.GoldService = {
+        needsSummaries: false,
+        retrieve: (_input, gold) =>
+          Effect.succeed(Retriever.fromScores(gold.sessions.map((s) => [s.id, s.label === "relevant" ? 1 : 0]), 2))
+      }
+      const trace = yield* Pipeline.run(
+        { retriever: { plugin: "oracle", needsGold: true, service: oracle }, inferrer: { plugin: "ids", service: inferrer }, scorers: [] },
+        instance
+      )
+      expect(trace.retrieval?.selected).toEqual(["s3", "s4"])
+    }))
+
+  it.effect("summaries replace the sessions as evidence, and model calls are attributed to their stage", () =>
+    Effect.gen(function*() {
+      const trace = yield* Pipeline.run(
+        {
+          retriever: { plugin: "recent", needsGold: false, service: recent(2) },
+          summarizer: { plugin: "sum", service: summarizer },
+          inferrer: { plugin: "ids", service: inferrer },
+          scorers: [{ plugin: "count", service: selectedCount }]
+        },
+        instance
+      )
+      expect(trace.summaries?.map((s) => s.sessionId)).toEqual(["s3", "s4"])
+      expect(trace.inference?.preference).toBe("About Dana: third;About Dana: fourth")
+      expect(trace.usage.map((u) => [u.stage, u.kind, u.cached])).toEqual([["summarize", "complete", false], ["summarize", "complete", false]])
+      // the scorer sees the calls made before scoring
+      expect(trace.scores["cost.calls"]).toBe(2)
+    }))
+
+  it.effect("a retriever that ranks summaries gets every session summarized first", () =>
+    Effect.gen(function*() {
+      const seen: Array<number> = []
+      const bySummary: Retriever.Service = {
+        needsSummaries: true,
+        retrieve: ({ query, summaries }) =>
+          Effect.sync(() => {
+            seen.push(summaries?.size ?? -1)
+            return Retriever.fromScores(query.sessions.map((s) => [s.id, s.index]), 1)
+          })
+      }
+      const trace = yield* Pipeline.run(
+        {
+          retriever: { plugin: "by-summary", needsGold: false, service: bySummary },
+          summarizer: { plugin: "sum", service: summarizer },
+          scorers: []
+        },
+        instance
+      )
+      expect(seen).toEqual([4])
+      // the selected session was summarized once, not twice
+      expect(trace.usage).toHaveLength(4)
+      expect(trace.summaries?.map((s) => s.sessionId)).toEqual(["s4"])
+    }))
+
+  it.effect("a retriever that ranks summaries without a summarizer is a stage error", () =>
+    Effect.gen(function*() {
+      const trace = yield* Pipeline.run(
+        { retriever: { plugin: "by-summary", needsGold: false, service: { ...recent(1), needsSummaries: true } }, scorers: [] },
+        instance
+      )
+      expect(trace.error).toEqual({
+        stage: "retrieve",
+        plugin: "by-summary",
+        tag: "StageError",
+        message: "retrieve (by-summary): ranks session summaries but no summarizer is configured"
+      })
+    }))
+
+  it.effect("the oracle-preference generator gets the gold preference, others the inferred one", () =>
+    Effect.gen(function*() {
+      const run = (gold: boolean) =>
+        Pipeline.run(
+          {
+            retriever: { plugin: "recent", needsGold: false, service: recent(1) },
+            inferrer: { plugin: "ids", service: inferrer },
+            generator: { plugin: "g", service: generator(gold) },
+            scorers: []
+          },
+          instance
+        )
+      expect((yield* run(true)).generation?.text).toBe("numbered steps from 1")
+      expect((yield* run(false)).generation?.text).toBe("s4 from 1")
+      const noInferrer = yield* Pipeline.run({ generator: { plugin: "g", service: generator(false) }, scorers: [] }, instance)
+      expect(noInferrer.generation?.text).toBe("none from 4")
+    }))
+
+  it.effect("a stage failure stops the run and keeps the outputs and calls made before it", () =>
+    Effect.gen(function*() {
+      const failing: Inferrer.Service = {
+        infer: () => Effect.fail(new StageError({ stage: "infer", plugin: "broken", reason: "unparseable answer" }))
+      }
+      const trace = yield* Pipeline.run(
+        {
+          retriever: { plugin: "recent", needsGold: false, service: recent(2) },
+          summarizer: { plugin: "sum", service: summarizer },
+          inferrer: { plugin: "broken", service: failing },
+          scorers: [{ plugin: "count", service: selectedCount }]
+        },
+        instance
+      )
+      expect(trace.error).toEqual({ stage: "infer", plugin: "broken", tag: "StageError", message: "infer (broken): unparseable answer" })
+      expect(trace.retrieval?.selected).toEqual(["s3", "s4"])
+      expect(trace.usage).toHaveLength(2)
+      expect(trace.scores).toEqual({})
+    }))
+
+  it.effect("a defect in a plugin is recorded, not thrown", () =>
+    Effect.gen(function*() {
+      const buggy: Retriever.Service = { needsSummaries: false, retrieve: () => Effect.die(new Error("index out of range")) }
+      const trace = yield* Pipeline.run({ retriever: { plugin: "buggy", needsGold: false, service: buggy }, scorers: [] }, instance)
+      expect(trace.error).toEqual({ stage: "pipeline", plugin: "", tag: "Defect", message: "index out of range" })
+    }))
+
+  it.effect("session ids that are not in the history are rejected", () =>
+    Effect.gen(function*() {
+      const wrong: Retriever.Service = {
+        needsSummaries: false,
+        retrieve: () => Effect.succeed({ ranking: [{ sessionId: "s9", score: 1 }], selected: ["s1", "s12"] })
+      }
+      const trace = yield* Pipeline.run({ retriever: { plugin: "wrong", needsGold: false, service: wrong }, scorers: [] }, instance)
+      expect(trace.error?.message).toBe("retrieve (wrong): returned session ids that are not in the history: s12, s9")
+    }))
+
+  it.effect("usage ledgers of instances running concurrently stay separate", () =>
+    Effect.gen(function*() {
+      const other = Domain.fromRow({ ...row, persona_id: "p2", prior_interactions: row.prior_interactions.slice(0, 1) })
+      const pipeline: Pipeline.CellPipeline = {
+        summarizer: { plugin: "sum", service: summarizer },
+        inferrer: { plugin: "ids", service: inferrer },
+        scorers: []
+      }
+      const traces = yield* Effect.all([Pipeline.run(pipeline, instance), Pipeline.run(pipeline, other)], { concurrency: 2 })
+      expect(traces.map((t) => t.usage.length)).toEqual([4, 1])
+    }))
+})
+
+describe("Domain", () => {
+  it("labels sessions against the current factor and preference", () => {
+    expect(instance.gold.sessions.map((s) => s.label)).toEqual(["stale", "other", "relevant", "relevant"])
+    expect(instance.query.sessions.map((s) => s.id)).toEqual(["s1", "s2", "s3", "s4"])
+    expect(Domain.toRow(instance)).toEqual(row)
+  })
+})

@@ -1,0 +1,326 @@
+/**
+ * The grid of a sweep: every cell the config asks for, with each stage's plugin looked up and its
+ * options decoded (so bad names and options fail here, before any work), normalized parameters,
+ * a stable id and a readable name.
+ *
+ * Expansion: the base pipeline, then each `sweep` axis in file order multiplies the cells so far
+ * by its alternatives (inside an alternative, every list value is a set of alternatives too;
+ * `[[a, b]]` is the literal list `[a, b]`); then the explicit `cells` follow, each merged over the
+ * base pipeline. Cells whose normalized parameters coincide are one cell.
+ *
+ * @example
+ * import { Grid } from "@cupid-lab/experiments"
+ * const grid = yield* Grid.expand(config, registry)
+ * grid.cells.map((c) => `${c.id} ${c.name}`) // ["3f2a... all", "91c0... bm25(k=2)", ...]
+ */
+import { Hash, Plugin } from "@cupid-lab/core"
+import { Effect, Schema } from "effect"
+import type { Config, Spec, StageName } from "./Config.js"
+import { stageNames } from "./Config.js"
+import { ConfigError } from "./Errors.js"
+import * as Issues from "./internal/Issues.js"
+import { formatPath, isRecord, show } from "./internal/Tree.js"
+
+/** One stage of a cell, ready to build. */
+export interface StagePlan {
+  readonly plugin: Plugin.AnyPlugin
+  /** Decoded options, as the plugin's `make` takes them. */
+  readonly options: unknown
+  /** `{ use, ...options }` with defaults filled in, in encoded (JSON) form. */
+  readonly params: Spec
+  /** Where in the config the stage was written, for messages (`sweep.retriever[2]`). */
+  readonly origin: string
+  /** Maps an option path (`k`, `embedder.dims`) to where it was written, when not under `origin`. */
+  readonly origins: ReadonlyMap<string, string>
+}
+
+export interface Cell {
+  /** Position in the grid (results and reports follow it). */
+  readonly index: number
+  readonly id: string
+  readonly name: string
+  /** Normalized parameters: every stage, `null` when the cell has none. */
+  readonly params: Readonly<Record<StageName, Spec | null>>
+  readonly stages: Readonly<Partial<Record<StageName, StagePlan>>>
+}
+
+export interface Grid {
+  readonly cells: ReadonlyArray<Cell>
+  /** Shared by every cell. */
+  readonly scorers: ReadonlyArray<StagePlan>
+  readonly baseline: Cell
+}
+
+interface RawStage {
+  readonly spec: unknown
+  readonly origin: string
+  readonly origins: ReadonlyMap<string, string>
+}
+
+interface RawCell {
+  readonly name?: { readonly value: string; readonly origin: string }
+  readonly stages: Readonly<Record<StageName, RawStage>>
+}
+
+interface Alt {
+  readonly value: unknown
+  /** Relative path inside the value -> where that part was written. */
+  readonly origins: ReadonlyArray<readonly [string, string]>
+}
+
+const childPath = (key: string, rel: string): string => (rel === "" ? key : rel.startsWith("[") ? `${key}${rel}` : `${key}.${rel}`)
+
+/** A value in an expandable position: a list lists alternatives; a mapping expands its values. */
+const alternatives = (value: unknown, origin: string): Array<Alt> =>
+  Array.isArray(value)
+    ? value.flatMap((el, i) => (isRecord(el) ? objectAlternatives(el, `${origin}[${i}]`) : [{ value: el, origins: [["", `${origin}[${i}]`]] }]))
+    : isRecord(value)
+    ? objectAlternatives(value, origin)
+    : [{ value, origins: [["", origin]] }]
+
+const objectAlternatives = (obj: Readonly<Record<string, unknown>>, origin: string): Array<Alt> => {
+  let acc: Array<Alt> = [{ value: {}, origins: [["", origin]] }]
+  for (const [key, v] of Object.entries(obj)) {
+    const options = alternatives(v, `${origin}.${key}`)
+    acc = acc.flatMap((a) =>
+      options.map((o) => ({
+        value: { ...(a.value as object), [key]: o.value },
+        origins: [...a.origins, ...o.origins.map(([rel, at]) => [childPath(key, rel), at] as const)]
+      }))
+    )
+  }
+  return acc
+}
+
+const shorthand = (value: unknown): unknown => (typeof value === "string" ? { use: value } : value)
+
+const setAt = (spec: Record<string, unknown>, path: ReadonlyArray<string>, value: unknown): Record<string, unknown> => {
+  const [head, ...rest] = path
+  if (rest.length === 0) return { ...spec, [head!]: value }
+  const inner = spec[head!]
+  return { ...spec, [head!]: setAt(isRecord(inner) ? inner : {}, rest, value) }
+}
+
+/** Expand the config into raw cells (stages not yet decoded). */
+export const expandRaw = (config: Config): Effect.Effect<ReadonlyArray<RawCell>, ConfigError> =>
+  Effect.try({
+    try: () => {
+      const fail = (at: string, reason: string) => new ConfigError({ file: config.file, path: at, reason })
+      const stageFrom = (value: unknown, origin: string): RawStage => ({ spec: shorthand(value), origin, origins: new Map() })
+      const base = {} as Record<StageName, RawStage>
+      for (const s of stageNames) base[s] = stageFrom(config.pipeline[s], `pipeline.${s}`)
+
+      let cells: Array<RawCell> = config.sweep.length > 0 || config.cells.length === 0 ? [{ stages: base }] : []
+      for (const axis of config.sweep) {
+        const [stage, ...optionPath] = axis.key.split(".") as [StageName, ...Array<string>]
+        const options = alternatives(axis.alternatives, `sweep.${axis.key}`)
+        cells = cells.flatMap((cell) =>
+          options.map((alt): RawCell => {
+            if (optionPath.length === 0) {
+              const origin = alt.origins.find(([rel]) => rel === "")![1]
+              const origins = new Map(alt.origins.filter(([rel]) => rel !== ""))
+              return { stages: { ...cell.stages, [stage]: { spec: shorthand(alt.value), origin, origins } } }
+            }
+            const current = cell.stages[stage]
+            if (!isRecord(current.spec)) {
+              throw fail(`sweep.${axis.key}`, `sets an option of the ${stage}, but the cell it applies to has no ${stage}; give one under pipeline.${stage} or in an earlier sweep axis`)
+            }
+            const optionKey = optionPath.join(".")
+            const origins = new Map([...current.origins].filter(([rel]) => rel !== optionKey && !rel.startsWith(`${optionKey}.`) && !rel.startsWith(`${optionKey}[`)))
+            for (const [rel, at] of alt.origins) origins.set(childPath(optionKey, rel), at)
+            return { stages: { ...cell.stages, [stage]: { spec: setAt(current.spec, optionPath, alt.value), origin: current.origin, origins } } }
+          })
+        )
+      }
+      config.cells.forEach((explicit, i) => {
+        const stages = { ...base }
+        for (const s of stageNames) {
+          if (s in explicit.stages) stages[s] = stageFrom(explicit.stages[s], `cells[${i}].${s}`)
+        }
+        cells.push(explicit.name === undefined ? { stages } : { name: { value: explicit.name, origin: `cells[${i}].name` }, stages })
+      })
+      return cells
+    },
+    catch: (e) => e as ConfigError
+  })
+
+/** Where an option (or option path) of a stage was written. */
+export const originOf = (stage: { readonly origin: string; readonly origins: ReadonlyMap<string, string> }, path: ReadonlyArray<PropertyKey>): string => {
+  const rel = formatPath(path)
+  let best = "", bestAt = stage.origin
+  for (const [key, at] of stage.origins) {
+    const matches = rel === key || rel.startsWith(`${key}.`) || rel.startsWith(`${key}[`)
+    if (matches && key.length > best.length) {
+      best = key
+      bestAt = at
+    }
+  }
+  const rest = rel.slice(best.length)
+  if (best === "") return rest === "" ? bestAt : rest.startsWith("[") ? `${bestAt}${rest}` : `${bestAt}.${rest}`
+  return `${bestAt}${rest}`
+}
+
+/** Decode one stage: look the plugin up and decode its options, with config-located errors. */
+export const planStage = (
+  config: Config,
+  registry: Plugin.Registry,
+  stage: Exclude<Plugin.Stage, "provider">,
+  raw: RawStage
+): Effect.Effect<StagePlan, ConfigError> =>
+  Effect.gen(function*() {
+    const fail = (at: string, reason: string) => new ConfigError({ file: config.file, path: at, reason })
+    const spec = raw.spec
+    if (!isRecord(spec)) return yield* fail(raw.origin, `expected { use: <plugin name>, ...options } or null, got ${show(spec)}`)
+    if (!("use" in spec)) return yield* fail(raw.origin, `missing "use" (the plugin name)`)
+    const { use, ...rawOptions } = spec
+    if (typeof use !== "string") return yield* fail(originOf(raw, ["use"]), `expected a plugin name, got ${show(use)}`)
+    const names = registry.names(stage)
+    if (!names.includes(use)) {
+      return yield* fail(
+        originOf(raw, ["use"]),
+        `unknown ${stage} "${use}"; valid choices: ${names.length === 0 ? "none (no plugin of this stage is registered)" : names.join(", ")}`
+      )
+    }
+    const plugin = yield* Effect.orDie(registry.get(stage, use))
+    const decoded = yield* Effect.either(
+      Effect.mapError(Plugin.decodeOptions(plugin, rawOptions), (e) => Issues.clean(e.issues, "option"))
+    )
+    if (decoded._tag === "Left") {
+      const issue = decoded.left[0]!
+      return yield* fail(originOf(raw, issue.path), issue.message)
+    }
+    const options = decoded.right
+    let encoded: unknown = options
+    try {
+      encoded = Schema.encodeUnknownSync(plugin.options)(options)
+    } catch {
+      // A schema that cannot encode its own output still has decoded options; keep those.
+    }
+    return {
+      plugin,
+      options,
+      params: { use, ...(isRecord(encoded) ? encoded : {}) },
+      origin: raw.origin,
+      origins: raw.origins
+    }
+  })
+
+const labelValue = (v: unknown): string => (typeof v === "string" || typeof v === "number" || typeof v === "boolean" ? String(v) : Hash.canonicalJson(v))
+
+/**
+ * Readable names: a cell is named by the stages that differ across the grid, each as
+ * `plugin(option=value,...)` listing only the options that differ among cells using that plugin.
+ */
+export const names = (params: ReadonlyArray<Readonly<Record<StageName, Spec | null>>>): Array<string> => {
+  const canon = (v: unknown) => Hash.canonicalJson(v ?? null)
+  const shown = stageNames.filter((s) => new Set(params.map((p) => canon(p[s]))).size > 1)
+  const varying = new Map<string, Set<string>>()
+  for (const s of shown) {
+    const byUse = new Map<string, Array<Spec>>()
+    for (const p of params) {
+      const spec = p[s]
+      if (spec !== null) byUse.set(spec.use, [...(byUse.get(spec.use) ?? []), spec])
+    }
+    for (const [use, specs] of byUse) {
+      const keys = new Set(specs.flatMap((x) => Object.keys(x)).filter((k) => k !== "use"))
+      varying.set(`${s}\0${use}`, new Set([...keys].filter((k) => new Set(specs.map((x) => canon(x[k]))).size > 1)))
+    }
+  }
+  return params.map((p) => {
+    const parts: Array<string> = []
+    for (const s of shown) {
+      const spec = p[s]
+      if (spec === null) continue
+      const keys = Object.keys(spec).filter((k) => varying.get(`${s}\0${spec.use}`)?.has(k))
+      parts.push(keys.length === 0 ? spec.use : `${spec.use}(${keys.map((k) => `${k}=${labelValue(spec[k])}`).join(",")})`)
+    }
+    if (parts.length > 0) return parts.join(" + ")
+    if (shown.length > 0) return shown.map((s) => `no ${s}`).join(" + ")
+    const first = stageNames.map((s) => p[s]).find((x) => x !== null)
+    return first?.use ?? "empty"
+  })
+}
+
+/** Decode every stage of every cell and the scorers; fails on the first problem, in config order. */
+export const expand = (config: Config, registry: Plugin.Registry): Effect.Effect<Grid, ConfigError> =>
+  Effect.gen(function*() {
+    const fail = (at: string, reason: string) => new ConfigError({ file: config.file, path: at, reason })
+    const raws = yield* expandRaw(config)
+    const memo = new Map<string, StagePlan>()
+    const plan = (stage: StageName, raw: RawStage) =>
+      Effect.suspend(() => {
+        const key = `${stage}\0${Hash.canonicalJson(raw.spec)}`
+        const hit = memo.get(key)
+        return hit !== undefined
+          ? Effect.succeed({ ...hit, origin: raw.origin, origins: raw.origins })
+          : Effect.tap(planStage(config, registry, stage, raw), (p) => Effect.sync(() => memo.set(key, p)))
+      })
+
+    const scorers: Array<StagePlan> = []
+    for (const [i, spec] of config.scorers.entries()) {
+      scorers.push(yield* planStage(config, registry, "scorer", { spec, origin: `scorers[${i}]`, origins: new Map() }))
+    }
+    const scorerParams = scorers.map((s) => s.params)
+
+    interface Draft {
+      id: string
+      name?: { value: string; origin: string }
+      params: Record<StageName, Spec | null>
+      stages: Partial<Record<StageName, StagePlan>>
+    }
+    const drafts: Array<Draft> = []
+    const byId = new Map<string, Draft>()
+    for (const raw of raws) {
+      const params = {} as Record<StageName, Spec | null>
+      const stages: Partial<Record<StageName, StagePlan>> = {}
+      for (const s of stageNames) {
+        const r = raw.stages[s]
+        if (r.spec === null || r.spec === undefined) {
+          params[s] = null
+          continue
+        }
+        const p = yield* plan(s, r)
+        params[s] = p.params
+        stages[s] = p
+      }
+      const id = Hash.contentHash({ params, scorers: scorerParams })
+      const existing = byId.get(id)
+      if (existing !== undefined) {
+        if (existing.name === undefined && raw.name !== undefined) existing.name = raw.name
+        continue
+      }
+      const draft: Draft = raw.name === undefined ? { id, params, stages } : { id, name: raw.name, params, stages }
+      drafts.push(draft)
+      byId.set(id, draft)
+    }
+
+    const explicit = new Map<string, string>()
+    for (const d of drafts) {
+      if (d.name === undefined) continue
+      if (explicit.has(d.name.value)) return yield* fail(d.name.origin, `duplicate cell name "${d.name.value}" (also used at ${explicit.get(d.name.value)})`)
+      explicit.set(d.name.value, d.name.origin)
+    }
+    const generated = names(drafts.map((d) => d.params))
+    const taken = new Set(explicit.keys())
+    const cells: Array<Cell> = drafts.map((d, index) => {
+      let name = d.name?.value
+      if (name === undefined) {
+        name = generated[index]!
+        for (let n = 2; taken.has(name); n++) name = `${generated[index]!} #${n}`
+        taken.add(name)
+      }
+      return { index, id: d.id, name, params: d.params, stages: d.stages }
+    })
+
+    const wanted = config.report.baseline
+    let baseline: Cell | undefined
+    if (wanted !== undefined) {
+      baseline = cells.find((c) => c.name === wanted || c.id === wanted)
+      if (baseline === undefined) {
+        return yield* fail("report.baseline", `unknown cell "${wanted}"; valid choices: ${cells.map((c) => c.name).join(", ")}`)
+      }
+    }
+    baseline ??= cells.find((c) => c.params.retriever?.use === "all") ?? cells[0]
+    if (baseline === undefined) return yield* fail("", "the config defines no cell: give a pipeline, a sweep or cells")
+    return { cells, scorers, baseline }
+  })

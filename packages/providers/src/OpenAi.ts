@@ -1,0 +1,214 @@
+/**
+ * The `openai` provider: chat completions and embeddings through the official SDK, against
+ * api.openai.com or any OpenAI-compatible server (vLLM, Ollama, llama.cpp server, Together) named
+ * by `baseURL` or `OPENAI_BASE_URL`. The SDK is loaded when a model is built, not on import.
+ *
+ * Generation parameters set in the config (`temperature`, `topP`, `maxTokens`, `seed`,
+ * `dimensions`, `revision`) are the model's defaults and appear in `info.params`, hence in every
+ * cache key; a request's own values take precedence over them.
+ *
+ * @example
+ * # config
+ * models:
+ *   gpt4o: { provider: openai, model: gpt-4o-2024-11-20, temperature: 0, rpm: 500 }
+ *   prefmatcher: { provider: openai, model: kixlab/prefmatcher-7b, baseURL: "http://localhost:8000/v1" }
+ */
+import type { LanguageModel, Models } from "@cupid-lab/core"
+import { PluginError } from "@cupid-lab/core/Errors"
+import * as Plugin from "@cupid-lab/core/Plugin"
+import { Clock, Effect, Redacted, Schema, type Scope } from "effect"
+import type OpenAIClient from "openai"
+import * as Failure from "./internal/Failure.js"
+import * as Secret from "./internal/Secret.js"
+import * as Text from "./internal/Text.js"
+import * as Resilience from "./Resilience.js"
+
+const PositiveInt = Schema.Int.pipe(Schema.positive())
+
+export const Options = Schema.Struct({
+  /** Server root including `/v1`; else `OPENAI_BASE_URL`; else api.openai.com. */
+  baseURL: Schema.optional(Schema.String),
+  /** Environment variable holding the key. Required for api.openai.com only. */
+  apiKeyEnv: Schema.optionalWith(Schema.String, { default: () => "OPENAI_API_KEY" }),
+  temperature: Schema.optional(Schema.Number),
+  topP: Schema.optional(Schema.Number),
+  maxTokens: Schema.optional(PositiveInt),
+  /** Newer OpenAI reasoning models accept only `max_completion_tokens`. */
+  maxTokensParam: Schema.optionalWith(Schema.Literal("max_tokens", "max_completion_tokens"), {
+    default: () => "max_tokens" as const
+  }),
+  seed: Schema.optional(Schema.Int),
+  /** Output size for embedding models that support shortening (text-embedding-3-*). */
+  dimensions: Schema.optional(PositiveInt),
+  /** Texts per embeddings request. */
+  batchSize: Schema.optionalWith(PositiveInt, { default: () => 128 }),
+  /** Free text added to the cache key: change it when different weights are served under one name. */
+  revision: Schema.optional(Schema.String),
+  ...Resilience.policyFields
+})
+export type Options = Schema.Schema.Type<typeof Options>
+
+const ChatResponse = Schema.Struct({
+  choices: Schema.NonEmptyArray(
+    Schema.Struct({
+      message: Schema.Struct({ content: Schema.optional(Schema.NullOr(Schema.String)) }),
+      finish_reason: Schema.optional(Schema.NullOr(Schema.String))
+    })
+  ),
+  usage: Schema.optional(
+    Schema.NullOr(Schema.Struct({ prompt_tokens: Schema.Number, completion_tokens: Schema.Number }))
+  )
+})
+
+const EmbeddingResponse = Schema.Struct({
+  data: Schema.Array(
+    Schema.Struct({ index: Schema.Int, embedding: Schema.Union(Schema.Array(Schema.Number), Schema.String) })
+  ),
+  usage: Schema.optional(Schema.NullOr(Schema.Struct({ prompt_tokens: Schema.Number })))
+})
+
+/** The parameters fixed by configuration: exactly those that can change an answer. */
+export const params = (options: Options): Record<string, unknown> => {
+  const out: Record<string, unknown> = {}
+  for (const k of ["temperature", "topP", "maxTokens", "seed", "dimensions", "revision"] as const) {
+    if (options[k] !== undefined) out[k] = options[k]
+  }
+  if (options.maxTokens !== undefined && options.maxTokensParam !== "max_tokens") out.maxTokensParam = options.maxTokensParam
+  return out
+}
+
+type Sdk = typeof import("openai")
+
+const classify = (sdk: Sdk, ctx: Failure.CallContext, error: unknown, now: number) => {
+  if (error instanceof sdk.APIConnectionTimeoutError) return Failure.fromConnection(ctx, "timed out in the HTTP client")
+  if (error instanceof sdk.APIConnectionError) {
+    return Failure.fromConnection(
+      ctx,
+      Failure.connectionFailure(error.cause) ?? `connection failed: ${Failure.scrub(error.message, ctx.secret)}`
+    )
+  }
+  if (error instanceof sdk.APIError && typeof error.status === "number") {
+    const body = error.error as { message?: unknown } | undefined
+    const detail = typeof body?.message === "string" ? body.message : error.message
+    return Failure.fromStatus(ctx, error.status, detail, Failure.retryAfterMs(error.headers, now))
+  }
+  if (error instanceof SyntaxError) return Failure.malformed(ctx, "the body is not JSON")
+  const dropped = Failure.connectionFailure(error)
+  return dropped !== undefined ? Failure.fromConnection(ctx, dropped) : Failure.unexpected(ctx, error)
+}
+
+
+/** Build the chat and embedding services of one configured model. */
+export const make = (options: Options, model: string): Effect.Effect<Models.ModelBundle, PluginError, Scope.Scope> =>
+  Effect.gen(function*() {
+    const baseURL = yield* Secret.setting(options.baseURL, "OPENAI_BASE_URL")
+    const key = yield* Secret.apiKey("openai", model, options.apiKeyEnv, baseURL === undefined)
+    const sdk = yield* Effect.tryPromise({
+      try: () => import("openai"),
+      catch: (e) => new PluginError({ plugin: "openai", reason: `cannot load the openai package: ${String(e)}` })
+    })
+    const client: OpenAIClient = new sdk.OpenAI({
+      apiKey: Redacted.value(key),
+      ...(baseURL !== undefined ? { baseURL } : {}),
+      // One retry policy (ours) applies; the client's own timer is only a backstop behind it.
+      maxRetries: 0,
+      timeout: options.timeoutMs + 5_000,
+      logLevel: "off"
+    })
+    const ctx: Failure.CallContext = { provider: "openai", model, keyEnv: options.apiKeyEnv, secret: Redacted.value(key) }
+    const guard = yield* Resilience.make(options, ctx)
+    const info: LanguageModel.ModelInfo = { provider: "openai", model, params: params(options) }
+
+    const send = <A>(request: (signal: AbortSignal) => Promise<A>) =>
+      Effect.tryPromise({ try: request, catch: (e) => e }).pipe(
+        Effect.catchAll((e) => Effect.flatMap(Clock.currentTimeMillis, (now) => Effect.fail(classify(sdk, ctx, e, now))))
+      )
+
+    const complete = (request: LanguageModel.CompletionRequest) => {
+      const body = Text.definedOnly({
+        model,
+        messages: request.messages.map((m) => ({ role: m.role, content: m.content })),
+        temperature: request.temperature ?? options.temperature,
+        top_p: request.topP ?? options.topP,
+        [options.maxTokensParam]: request.maxTokens ?? options.maxTokens,
+        seed: request.seed ?? options.seed,
+        stop: request.stop !== undefined && request.stop.length > 0 ? [...request.stop] : undefined,
+        response_format: request.responseFormat === "json" ? { type: "json_object" } : undefined
+      }) as unknown as OpenAIClient.ChatCompletionCreateParamsNonStreaming
+      return guard(
+        send((signal) => client.chat.completions.create(body, { signal })).pipe(
+          Effect.flatMap(Failure.decode(ctx, ChatResponse, "expected choices[0].message")),
+          Effect.flatMap((r) => {
+            const choice = r.choices[0]
+            const text = choice.message.content
+            if (text === null || text === undefined) {
+              return Effect.fail(
+                Failure.unexpected(ctx, `the answer has no text (finish_reason: ${choice.finish_reason ?? "none"})`)
+              )
+            }
+            return Effect.succeed({
+              text,
+              promptTokens: r.usage?.prompt_tokens ?? Text.estimatePromptTokens(request.messages),
+              completionTokens: r.usage?.completion_tokens ?? Text.estimateTextTokens([text])
+            })
+          })
+        )
+      )
+    }
+
+    const embedBatch = (batch: ReadonlyArray<string>) =>
+      guard(
+        send((signal) =>
+          client.embeddings.create(
+            {
+              model,
+              input: [...batch],
+              encoding_format: "float",
+              ...(options.dimensions !== undefined ? { dimensions: options.dimensions } : {})
+            },
+            { signal }
+          )
+        ).pipe(
+          Effect.flatMap(Failure.decode(ctx, EmbeddingResponse, "expected data[].embedding")),
+          Effect.flatMap((r) => {
+            const vectors = new Array<Float32Array | undefined>(batch.length)
+            for (const d of r.data) {
+              if (d.index >= 0 && d.index < batch.length) {
+                vectors[d.index] = typeof d.embedding === "string"
+                  ? Text.decodeBase64Floats(d.embedding)
+                  : Float32Array.from(d.embedding)
+              }
+            }
+            const missing = vectors.findIndex((v) => v === undefined)
+            if (missing >= 0 || r.data.length !== batch.length) {
+              return Effect.fail(
+                Failure.malformed(ctx, `${r.data.length} embeddings for ${batch.length} texts (first missing index ${missing})`)
+              )
+            }
+            return Effect.succeed({
+              vectors: vectors as Array<Float32Array>,
+              promptTokens: r.usage?.prompt_tokens ?? Text.estimateTextTokens(batch)
+            })
+          })
+        )
+      )
+
+    const embed = (texts: ReadonlyArray<string>) =>
+      texts.length === 0
+        ? Effect.succeed({ vectors: [], promptTokens: 0 })
+        : Effect.forEach(Text.chunks(texts, options.batchSize), embedBatch, { concurrency: "unbounded" }).pipe(
+            Effect.map((parts) => ({
+              vectors: parts.flatMap((p) => p.vectors),
+              promptTokens: parts.reduce((n, p) => n + p.promptTokens, 0)
+            }))
+          )
+
+    return { languageModel: { info, complete }, embeddingModel: { info, embed } }
+  })
+
+export const plugin = Plugin.provider({
+  name: "openai",
+  description: "OpenAI chat and embeddings, or any OpenAI-compatible server (vLLM, Ollama, llama.cpp, Together) via baseURL.",
+  options: Options,
+  make
+})

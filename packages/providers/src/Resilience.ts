@@ -1,0 +1,121 @@
+/**
+ * One call policy for every hosted model: a per-model concurrency limit, a requests-per-minute
+ * limit, a timeout per attempt, and retries with exponential backoff and full jitter on failures
+ * marked retryable (429, 5xx, timeouts, dropped connections). A server-advised wait
+ * (`Retry-After`, `retry-after-ms`) replaces the computed backoff. Waiting goes through Effect's
+ * `Clock` and `Random`, so tests can drive it with `TestClock`.
+ *
+ * Each attempt takes a concurrency permit and a rate-limit token afresh; backoff waits hold neither.
+ *
+ * @example
+ * import { Resilience } from "@cupid-lab/providers"
+ * const guard = yield* Resilience.make({ ...Resilience.defaults, rpm: 60 }, { provider: "openai", model: "gpt-4o" })
+ * const answer = yield* guard(callTheServer) // callTheServer: Effect<A, ModelError>
+ */
+import { ModelError } from "@cupid-lab/core/Errors"
+import { Duration, Effect, Random, RateLimiter, Schedule, Schema, type Scope } from "effect"
+
+export interface Policy {
+  /** Requests in flight at once for this model. */
+  readonly concurrency: number
+  /** Requests started per minute; no limit when absent. */
+  readonly rpm?: number | undefined
+  /** Limit on one attempt, from sending the request to the parsed answer. */
+  readonly timeoutMs: number
+  /** Attempts after the first one, for retryable failures only. */
+  readonly maxRetries: number
+  /** First backoff ceiling; the ceiling doubles with every retry. */
+  readonly retryBaseMs: number
+  /** Largest wait between attempts, also the cap on a server-advised wait. */
+  readonly retryMaxMs: number
+}
+
+export const defaults: Policy = {
+  concurrency: 4,
+  timeoutMs: 60_000,
+  maxRetries: 5,
+  retryBaseMs: 500,
+  retryMaxMs: 30_000
+}
+
+const PositiveInt = Schema.Int.pipe(Schema.positive())
+const NonNegativeInt = Schema.Int.pipe(Schema.nonNegative())
+
+/** Option fields every hosted provider accepts; spread them into the provider's options struct. */
+export const policyFields = {
+  concurrency: Schema.optionalWith(PositiveInt, { default: () => defaults.concurrency }),
+  rpm: Schema.optional(Schema.Number.pipe(Schema.positive())),
+  timeoutMs: Schema.optionalWith(PositiveInt, { default: () => defaults.timeoutMs }),
+  maxRetries: Schema.optionalWith(NonNegativeInt, { default: () => defaults.maxRetries }),
+  retryBaseMs: Schema.optionalWith(NonNegativeInt, { default: () => defaults.retryBaseMs }),
+  retryMaxMs: Schema.optionalWith(NonNegativeInt, { default: () => defaults.retryMaxMs })
+}
+
+export interface Target {
+  readonly provider: string
+  readonly model: string
+}
+
+/**
+ * The wait before retry number `retry` (0 for the first retry), given a uniform draw in [0, 1):
+ * the server-advised wait when there is one (capped at `retryMaxMs`), else a uniform wait up to
+ * `min(retryMaxMs, retryBaseMs * 2^retry)` ("full jitter").
+ */
+export const retryDelayMs = (policy: Policy, error: ModelError, retry: number, draw: number): number =>
+  error.retryAfterMs !== undefined
+    ? Math.min(error.retryAfterMs, policy.retryMaxMs)
+    : Math.floor(draw * Math.min(policy.retryMaxMs, policy.retryBaseMs * 2 ** retry))
+
+/** Recurs while the failure is retryable and retries remain, waiting {@link retryDelayMs}. */
+export const retrySchedule = (policy: Policy): Schedule.Schedule<unknown, ModelError> =>
+  Schedule.identity<ModelError>().pipe(
+    Schedule.zipWith(Schedule.forever, (error, retry) => ({ error, retry })),
+    Schedule.whileOutput(({ error, retry }) => error.retryable && retry < policy.maxRetries),
+    Schedule.addDelayEffect(({ error, retry }) =>
+      Effect.map(Random.next, (draw) => Duration.millis(retryDelayMs(policy, error, retry, draw)))
+    )
+  )
+
+/** Wraps one model call (an effect that may be retried: it must send a fresh request each run). */
+export type Guard = <A>(call: Effect.Effect<A, ModelError>) => Effect.Effect<A, ModelError>
+
+/** Build the guard of one configured model; its rate limiter lives as long as the scope. */
+export const make = (policy: Policy, target: Target): Effect.Effect<Guard, never, Scope.Scope> =>
+  Effect.gen(function*() {
+    const permits = yield* Effect.makeSemaphore(policy.concurrency)
+    const limit = policy.rpm === undefined
+      ? <A, E>(effect: Effect.Effect<A, E>) => effect
+      : yield* RateLimiter.make({ limit: Math.max(1, Math.floor(policy.rpm)), interval: "1 minute" })
+    const timedOut = () =>
+      new ModelError({
+        ...target,
+        reason: `no answer within ${policy.timeoutMs} ms (timeoutMs)`,
+        retryable: true
+      })
+    const schedule = retrySchedule(policy)
+    return <A>(call: Effect.Effect<A, ModelError>) =>
+      Effect.suspend(() => {
+        let attempts = 0
+        const attempt = permits.withPermits(1)(
+          limit(
+            Effect.suspend(() => {
+              attempts++
+              return Effect.timeoutFail(call, { duration: Duration.millis(policy.timeoutMs), onTimeout: timedOut })
+            })
+          )
+        )
+        return Effect.retry(attempt, schedule).pipe(
+          Effect.mapError((e) => (attempts > 1 ? withReason(e, `${e.reason}; gave up after ${attempts} attempts`) : e))
+        )
+      })
+  })
+
+const withReason = (e: ModelError, reason: string): ModelError =>
+  new ModelError({
+    provider: e.provider,
+    model: e.model,
+    reason,
+    retryable: e.retryable,
+    ...(e.status !== undefined ? { status: e.status } : {}),
+    ...(e.retryAfterMs !== undefined ? { retryAfterMs: e.retryAfterMs } : {})
+  })

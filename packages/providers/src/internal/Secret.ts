@@ -1,0 +1,42 @@
+import { PluginError } from "@cupid-lab/core/Errors"
+import { Config, Effect, Option, Redacted } from "effect"
+
+/** Sent to servers that need no key (local OpenAI-compatible servers); the SDKs insist on one. */
+export const placeholderKey = "not-needed"
+
+/**
+ * The API key from the environment variable `name`, held redacted. A missing or empty variable is
+ * an error when `required`, otherwise the placeholder.
+ */
+export const apiKey = (
+  plugin: string,
+  model: string,
+  name: string,
+  required: boolean
+): Effect.Effect<Redacted.Redacted<string>, PluginError> =>
+  Config.option(Config.redacted(name)).pipe(
+    Effect.orElseSucceed(() => Option.none<Redacted.Redacted<string>>()),
+    Effect.flatMap((found) => {
+      const present = Option.filter(found, (r) => Redacted.value(r).trim() !== "")
+      if (Option.isSome(present)) return Effect.succeed(present.value)
+      return required
+        ? Effect.fail(
+            new PluginError({
+              plugin,
+              reason: `model "${model}": environment variable ${name} is not set; export the API key there, ` +
+                `or set apiKeyEnv to the variable that holds it`
+            })
+          )
+        : Effect.succeed(Redacted.make(placeholderKey))
+    })
+  )
+
+/** A non-empty string setting: the option if given, else the environment variable, else none. */
+export const setting = (option: string | undefined, name: string): Effect.Effect<string | undefined> =>
+  option !== undefined && option.trim() !== ""
+    ? Effect.succeed(option.trim())
+    : Config.option(Config.string(name)).pipe(
+        Effect.map((o) => Option.getOrUndefined(Option.filter(o, (s) => s.trim() !== ""))),
+        Effect.map((s) => s?.trim()),
+        Effect.orElseSucceed(() => undefined)
+      )

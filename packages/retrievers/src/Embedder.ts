@@ -1,0 +1,155 @@
+/**
+ * Text embedders for the dense retrievers, chosen by the `embedder` option:
+ *
+ * - `{ use: tfidf-svd, dims: 128, minDf: 2, maxTerms: 20000 }` (the default): TF-IDF + truncated
+ *   SVD fitted on the visible text of the whole dataset (every distinct session dialogue and
+ *   request, from the core `Corpus` service). No weights; fitted once per dataset fingerprint and
+ *   options, then shared by every cell of the process.
+ * - `{ use: model, model: <name> }`: any embedding model configured under `models:` (OpenAI or a
+ *   compatible server, Cohere, a local transformers.js folder). Its calls go through the shared
+ *   model cache.
+ *
+ * Either way a text is embedded once per process: vectors are memoized by a key that identifies the
+ * text (session hash + representation, or a hash of the text), and concurrent requests for the same
+ * key share one computation, so the three instances of a persona, and every cell of a sweep, embed
+ * a shared session once.
+ *
+ * @example
+ * import { Embedder } from "@cupid-lab/retrievers"
+ * const embedder = yield* Embedder.make({ use: "tfidf-svd", dims: 128, minDf: 2, maxTerms: 20000 })
+ * const [a, b] = yield* embedder.embed([{ key: "x", text: "resistance bands" }, { key: "y", text: "ankle weights" }])
+ */
+import { Corpus, type EmbeddingModel, Errors, Hash, Models } from "@cupid-lab/core"
+import { Effect, Schema, Stream } from "effect"
+import * as EmbeddingMemo from "./internal/EmbeddingMemo.js"
+import * as TfidfSvd from "./TfidfSvd.js"
+
+const positiveInt = (what: string) =>
+  Schema.Int.pipe(Schema.greaterThanOrEqualTo(1, { message: () => `${what} must be a whole number >= 1` }))
+
+export const TfidfSvdSpec = Schema.Struct({
+  use: Schema.Literal("tfidf-svd"),
+  dims: Schema.optionalWith(positiveInt("dims"), { default: () => 128 }),
+  minDf: Schema.optionalWith(positiveInt("minDf"), { default: () => 2 }),
+  maxTerms: Schema.optionalWith(positiveInt("maxTerms"), { default: () => 20_000 })
+})
+
+export const ModelSpec = Schema.Struct({
+  use: Schema.Literal("model"),
+  /** The name of an entry of the config's `models:`. */
+  model: Schema.String
+})
+
+export const Spec = Schema.Union(TfidfSvdSpec, ModelSpec)
+export type Spec = typeof Spec.Type
+
+export const defaultSpec: Spec = { use: "tfidf-svd", dims: 128, minDf: 2, maxTerms: 20_000 }
+
+/** The `embedder` option, defaulting to the offline TF-IDF + SVD embedder. */
+export const option = Schema.optionalWith(Spec, { default: () => defaultSpec })
+
+export interface Item {
+  /** Identifies the text: equal keys must mean equal texts. */
+  readonly key: string
+  readonly text: string
+}
+
+export interface TextEmbedder {
+  /** For messages and reports, e.g. `tfidf-svd(dims=128)` or `openai/text-embedding-3-small`. */
+  readonly name: string
+  /** True when no pretrained weights are involved. */
+  readonly offline: boolean
+  readonly dimensions: Effect.Effect<number, Errors.ModelError>
+  readonly embed: (items: ReadonlyArray<Item>) => Effect.Effect<ReadonlyArray<Float32Array>, Errors.ModelError>
+}
+
+/** The documents the offline embedder is fitted on: each distinct session dialogue and request. */
+export const corpusDocuments = (corpus: Corpus.Service): Effect.Effect<ReadonlyArray<string>, Errors.DatasetError> =>
+  Effect.map(
+    Stream.runFold(corpus.queries, new Map<string, string>(), (docs, query) => {
+      for (const s of query.sessions) {
+        if (!docs.has(s.hash)) docs.set(s.hash, s.dialogue.map((m) => m.content).join("\n"))
+      }
+      const rk = `request:${Hash.contentHash(query.request)}`
+      if (!docs.has(rk)) docs.set(rk, query.request)
+      return docs
+    }),
+    (docs) => [...docs.values()]
+  )
+
+interface Fitted {
+  readonly model: TfidfSvd.Model
+  readonly memo: EmbeddingMemo.State<never>
+}
+
+const fits = new Map<string, Effect.Effect<Fitted, Errors.DatasetError>>()
+
+/** Fit (or reuse) the offline embedder for a corpus and options: one fit per fingerprint + options. */
+export const fitted = (
+  corpus: Corpus.Service,
+  spec: typeof TfidfSvdSpec.Type
+): Effect.Effect<Fitted, Errors.DatasetError> =>
+  Effect.suspend(() => {
+    const key = `${corpus.fingerprint}:${Hash.canonicalJson(spec)}`
+    let fit = fits.get(key)
+    if (fit === undefined) {
+      fit = Effect.runSync(
+        Effect.cached(
+          Effect.map(corpusDocuments(corpus), (docs) => ({
+            model: TfidfSvd.fit(docs, { dims: spec.dims, minDf: spec.minDf, maxTerms: spec.maxTerms }),
+            memo: EmbeddingMemo.state<never>()
+          }))
+        )
+      )
+      fits.set(key, fit)
+    }
+    return fit
+  })
+
+const modelMemos = new WeakMap<EmbeddingModel.Service, EmbeddingMemo.State<Errors.ModelError>>()
+
+const fromModel = (model: EmbeddingModel.Service): TextEmbedder => {
+  let memo = modelMemos.get(model)
+  if (memo === undefined) {
+    memo = EmbeddingMemo.state<Errors.ModelError>()
+    modelMemos.set(model, memo)
+  }
+  const state = memo
+  const embed = (items: ReadonlyArray<Item>) =>
+    EmbeddingMemo.embed(state, (texts) => Effect.map(model.embed(texts), (r) => r.vectors), items)
+  return {
+    name: `${model.info.provider}/${model.info.model}`,
+    offline: false,
+    // A vector store must know the width before anything is stored: embed one fixed text (once).
+    dimensions: Effect.map(embed([{ key: "dimension-probe", text: "dimension probe" }]), ([v]) => v!.length),
+    embed
+  }
+}
+
+/** Build the embedder a spec describes. */
+export const make = (spec: Spec): Effect.Effect<TextEmbedder, Errors.PluginError, Models.Models | Corpus.Corpus> =>
+  Effect.gen(function*() {
+    if (spec.use === "model") return fromModel(yield* (yield* Models.Models).embeddingModel(spec.model))
+    const corpus = yield* Corpus.Corpus
+    const { model, memo } = yield* fitted(corpus, spec).pipe(
+      Effect.mapError((e) => new Errors.PluginError({ plugin: "tfidf-svd", reason: `could not read the corpus to fit on: ${e.message}` }))
+    )
+    return {
+      name: `tfidf-svd(dims=${model.dims})`,
+      offline: true,
+      dimensions: Effect.succeed(model.dims),
+      embed: (items) => EmbeddingMemo.embed(memo, (texts) => Effect.sync(() => texts.map(model.embed)), items)
+    } satisfies TextEmbedder
+  })
+
+/** Cosine similarity; 0 when either vector is zero. */
+export const cosine = (a: Float32Array, b: Float32Array): number => {
+  let d = 0, na = 0, nb = 0
+  const n = Math.min(a.length, b.length)
+  for (let i = 0; i < n; i++) {
+    d += a[i]! * b[i]!
+    na += a[i]! * a[i]!
+    nb += b[i]! * b[i]!
+  }
+  return na === 0 || nb === 0 ? 0 : d / Math.sqrt(na * nb)
+}

@@ -1,0 +1,66 @@
+/**
+ * Option pieces the retriever plugins share (`k`, `representation`) and the one place that turns a
+ * retrieval input into the session texts a plugin ranks.
+ *
+ * @example
+ * import { RetrieverOptions } from "@cupid-lab/retrievers"
+ * const options = Schema.Struct({ k: RetrieverOptions.k(2), representation: RetrieverOptions.representation("dialogue") })
+ * const docs = yield* RetrieverOptions.sessionDocs(input, "user-turns", "my-retriever")
+ */
+import { Domain, Errors, Hash, type Retriever } from "@cupid-lab/core"
+import { Effect, Schema } from "effect"
+
+/** How many sessions to pass on (a whole number >= 1). */
+export const k = (defaultK: number) =>
+  Schema.optionalWith(
+    Schema.Int.pipe(Schema.greaterThanOrEqualTo(1, { message: () => "k must be a whole number >= 1" })),
+    { default: () => defaultK }
+  )
+
+/** Which text of a session is ranked: `dialogue`, `user-turns`, `first-user-message` or `summary`. */
+export const representation = (defaultRepresentation: Domain.SessionRepresentation) =>
+  Schema.optionalWith(Domain.SessionRepresentation, { default: () => defaultRepresentation })
+
+/** A session's text in one representation, with a short key that identifies that text for memos. */
+export interface SessionDoc {
+  readonly id: string
+  readonly index: number
+  /** Equal keys mean equal texts: the session's content hash and representation (summaries: text hash). */
+  readonly key: string
+  readonly text: string
+}
+
+/** The key under which a text is memoized, for texts that are not session texts (e.g. requests). */
+export const textKey = (text: string): string => `text:${Hash.contentHash(text)}`
+
+/**
+ * The session texts of a retrieval input in one representation. A missing summary (the retriever
+ * asked for summaries but the pipeline supplied none for a session) is a stage error.
+ */
+export const sessionDocs = (
+  input: Retriever.RetrievalInput,
+  representation: Domain.SessionRepresentation,
+  plugin: string
+): Effect.Effect<ReadonlyArray<SessionDoc>, Errors.StageError> =>
+  Effect.suspend(() => {
+    const docs: Array<SessionDoc> = []
+    for (const s of input.query.sessions) {
+      if (representation === "summary") {
+        const summary = input.summaries?.get(s.id)
+        if (summary === undefined) {
+          return Effect.fail(
+            new Errors.StageError({
+              stage: "retrieve",
+              plugin,
+              reason: `session ${s.id} of ${input.query.instanceId} has no summary; the summary representation needs a summarizer in the pipeline`
+            })
+          )
+        }
+        const text = Domain.summaryText(summary)
+        docs.push({ id: s.id, index: s.index, key: textKey(text), text })
+      } else {
+        docs.push({ id: s.id, index: s.index, key: `${s.hash}:${representation}`, text: Domain.sessionText(s, representation) })
+      }
+    }
+    return Effect.succeed(docs)
+  })

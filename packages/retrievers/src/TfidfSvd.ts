@@ -1,0 +1,104 @@
+/**
+ * An offline text embedder fitted on the data itself: TF-IDF over stemmed content words
+ * ({@link Text.terms}; sublinear term frequency, smoothed IDF, unit-length rows), reduced to `dims`
+ * dimensions by truncated SVD (latent semantic analysis). It needs no pretrained weights.
+ *
+ * New texts are folded in: their TF-IDF vector is projected on the right singular vectors, so a
+ * text and the documents it shares vocabulary with land close together even when they share few
+ * exact words.
+ *
+ * @example
+ * import { TfidfSvd } from "@cupid-lab/retrievers"
+ * const model = TfidfSvd.fit(["first document", "second document"], { dims: 64, minDf: 1, maxTerms: 20000 })
+ * const vector = model.embed("a document") // Float32Array(model.dims)
+ */
+import { type Csr, truncated } from "./internal/Svd.js"
+import * as Text from "./Text.js"
+
+export interface FitOptions {
+  /** Dimensions kept (fewer when the data has lower rank). */
+  readonly dims: number
+  /** A term must occur in at least this many documents to enter the vocabulary. */
+  readonly minDf: number
+  /** At most this many terms, the most frequent by document frequency. */
+  readonly maxTerms: number
+  /** Seed of the random projection (results are deterministic given the seed). */
+  readonly seed?: number
+}
+
+export interface Model {
+  readonly dims: number
+  readonly vocabulary: ReadonlyMap<string, number>
+  /** Singular values of the kept dimensions, descending. */
+  readonly singularValues: ReadonlyArray<number>
+  /** The unit-length TF-IDF vector of a text as sparse (column, weight) pairs. */
+  readonly tfidf: (text: string) => ReadonlyArray<readonly [number, number]>
+  readonly embed: (text: string) => Float32Array
+}
+
+export const fit = (documents: ReadonlyArray<string>, options: FitOptions): Model => {
+  const tokenized = documents.map((d) => Text.terms(d))
+  const df = new Map<string, number>()
+  for (const terms of tokenized) for (const t of new Set(terms)) df.set(t, (df.get(t) ?? 0) + 1)
+  const kept = [...df.entries()]
+    .filter(([, n]) => n >= options.minDf)
+    .sort((a, b) => b[1] - a[1] || (a[0] < b[0] ? -1 : a[0] > b[0] ? 1 : 0))
+    .slice(0, options.maxTerms)
+  const vocabulary = new Map<string, number>()
+  kept.forEach(([t], i) => vocabulary.set(t, i))
+  const n = documents.length
+  const idf = new Float64Array(kept.length)
+  kept.forEach(([, d], i) => (idf[i] = Math.log((1 + n) / (1 + d)) + 1))
+
+  const tfidfOf = (terms: ReadonlyArray<string>): Array<readonly [number, number]> => {
+    const counts = new Map<number, number>()
+    for (const t of terms) {
+      const c = vocabulary.get(t)
+      if (c !== undefined) counts.set(c, (counts.get(c) ?? 0) + 1)
+    }
+    const entries = [...counts.entries()].sort((a, b) => a[0] - b[0]).map(([c, tf]) => [c, (1 + Math.log(tf)) * idf[c]!] as const)
+    const norm = Math.sqrt(entries.reduce((s, [, w]) => s + w * w, 0))
+    return norm === 0 ? [] : entries.map(([c, w]) => [c, w / norm] as const)
+  }
+
+  const rows = tokenized.map(tfidfOf)
+  const nnz = rows.reduce((s, r) => s + r.length, 0)
+  const csr: Csr = {
+    rows: n,
+    cols: kept.length,
+    rowStart: new Int32Array(n + 1),
+    colIndex: new Int32Array(nnz),
+    values: new Float64Array(nnz)
+  }
+  let p = 0
+  rows.forEach((r, i) => {
+    for (const [c, w] of r) {
+      csr.colIndex[p] = c
+      csr.values[p] = w
+      p++
+    }
+    csr.rowStart[i + 1] = p
+  })
+  const svd = truncated(csr, { rank: options.dims, seed: options.seed ?? 7 })
+  const dims = svd.right.length
+  // Column-major copy of the components so folding a sparse vector in touches one row per term.
+  const byTerm = new Float32Array(kept.length * dims)
+  svd.right.forEach((v, j) => {
+    for (let t = 0; t < kept.length; t++) byTerm[t * dims + j] = v[t]!
+  })
+  const tfidf = (text: string) => tfidfOf(Text.terms(text))
+  return {
+    dims,
+    vocabulary,
+    singularValues: svd.values,
+    tfidf,
+    embed: (text) => {
+      const out = new Float32Array(dims)
+      for (const [c, w] of tfidf(text)) {
+        const base = c * dims
+        for (let j = 0; j < dims; j++) out[j]! += w * byTerm[base + j]!
+      }
+      return out
+    }
+  }
+}

@@ -1,0 +1,169 @@
+/**
+ * Truncated SVD of a sparse matrix by randomized range finding (Halko, Martinsson & Tropp 2011):
+ * sample the range with a seeded Gaussian test matrix, sharpen it with power iterations, then take
+ * the exact SVD of the small projected matrix through a Jacobi eigendecomposition.
+ */
+
+/** Compressed sparse rows: row i holds cols[rowStart[i] .. rowStart[i+1]) with values vals[...]. */
+export interface Csr {
+  readonly rows: number
+  readonly cols: number
+  readonly rowStart: Int32Array
+  readonly colIndex: Int32Array
+  readonly values: Float64Array
+}
+
+export interface Svd {
+  /** Singular values, descending. */
+  readonly values: ReadonlyArray<number>
+  /** Right singular vectors, one Float64Array of length `cols` per singular value. */
+  readonly right: ReadonlyArray<Float64Array>
+}
+
+const xorshift = (seed: number) => {
+  let s = (seed >>> 0) || 0x9e3779b9
+  return () => {
+    s ^= s << 13
+    s >>>= 0
+    s ^= s >>> 17
+    s ^= s << 5
+    s >>>= 0
+    return (s + 0.5) / 4294967296
+  }
+}
+
+const gaussian = (uniform: () => number) => () => Math.sqrt(-2 * Math.log(uniform())) * Math.cos(2 * Math.PI * uniform())
+
+/** A times dense columns X (each of length cols) -> columns of length rows. */
+const times = (a: Csr, xs: ReadonlyArray<Float64Array>): Array<Float64Array> =>
+  xs.map((x) => {
+    const y = new Float64Array(a.rows)
+    for (let i = 0; i < a.rows; i++) {
+      let sum = 0
+      for (let p = a.rowStart[i]!; p < a.rowStart[i + 1]!; p++) sum += a.values[p]! * x[a.colIndex[p]!]!
+      y[i] = sum
+    }
+    return y
+  })
+
+/** A-transpose times dense columns Y (each of length rows) -> columns of length cols. */
+const transposeTimes = (a: Csr, ys: ReadonlyArray<Float64Array>): Array<Float64Array> =>
+  ys.map((y) => {
+    const x = new Float64Array(a.cols)
+    for (let i = 0; i < a.rows; i++) {
+      const yi = y[i]!
+      if (yi === 0) continue
+      for (let p = a.rowStart[i]!; p < a.rowStart[i + 1]!; p++) x[a.colIndex[p]!]! += a.values[p]! * yi
+    }
+    return x
+  })
+
+const dot = (a: Float64Array, b: Float64Array): number => {
+  let s = 0
+  for (let i = 0; i < a.length; i++) s += a[i]! * b[i]!
+  return s
+}
+
+/** Modified Gram-Schmidt, twice for stability; columns that vanish (rank deficiency) become zero. */
+const orthonormalize = (columns: Array<Float64Array>): Array<Float64Array> => {
+  for (let pass = 0; pass < 2; pass++) {
+    for (let j = 0; j < columns.length; j++) {
+      const c = columns[j]!
+      for (let i = 0; i < j; i++) {
+        const q = columns[i]!
+        const r = dot(q, c)
+        if (r !== 0) for (let t = 0; t < c.length; t++) c[t]! -= r * q[t]!
+      }
+      const norm = Math.sqrt(dot(c, c))
+      if (norm < 1e-10) c.fill(0)
+      else for (let t = 0; t < c.length; t++) c[t]! /= norm
+    }
+  }
+  return columns
+}
+
+/** Eigendecomposition of a symmetric matrix (row-major, n x n) by cyclic Jacobi rotations. */
+export const symmetricEigen = (matrix: ReadonlyArray<ReadonlyArray<number>>): { values: Array<number>; vectors: Array<Array<number>> } => {
+  const n = matrix.length
+  const a = matrix.map((row) => [...row])
+  const v: Array<Array<number>> = Array.from({ length: n }, (_, i) => Array.from({ length: n }, (_, j) => (i === j ? 1 : 0)))
+  for (let sweep = 0; sweep < 100; sweep++) {
+    let off = 0
+    for (let p = 0; p < n; p++) for (let q = p + 1; q < n; q++) off += a[p]![q]! ** 2
+    if (off < 1e-22) break
+    for (let p = 0; p < n; p++) {
+      for (let q = p + 1; q < n; q++) {
+        const apq = a[p]![q]!
+        if (Math.abs(apq) < 1e-300) continue
+        const theta = (a[q]![q]! - a[p]![p]!) / (2 * apq)
+        const t = Math.sign(theta || 1) / (Math.abs(theta) + Math.sqrt(theta * theta + 1))
+        const c = 1 / Math.sqrt(t * t + 1)
+        const s = t * c
+        for (let k = 0; k < n; k++) {
+          const akp = a[k]![p]!, akq = a[k]![q]!
+          a[k]![p] = c * akp - s * akq
+          a[k]![q] = s * akp + c * akq
+        }
+        for (let k = 0; k < n; k++) {
+          const apk = a[p]![k]!, aqk = a[q]![k]!
+          a[p]![k] = c * apk - s * aqk
+          a[q]![k] = s * apk + c * aqk
+        }
+        for (let k = 0; k < n; k++) {
+          const vkp = v[k]![p]!, vkq = v[k]![q]!
+          v[k]![p] = c * vkp - s * vkq
+          v[k]![q] = s * vkp + c * vkq
+        }
+      }
+    }
+  }
+  const order = Array.from({ length: n }, (_, i) => i).sort((i, j) => a[j]![j]! - a[i]![i]!)
+  return { values: order.map((i) => a[i]![i]!), vectors: order.map((i) => v.map((row) => row[i]!)) }
+}
+
+export interface SvdOptions {
+  readonly rank: number
+  readonly seed: number
+  readonly oversample?: number
+  readonly powerIterations?: number
+}
+
+/** The top `rank` singular values and right singular vectors of `a` (fewer when `a` has lower rank). */
+export const truncated = (a: Csr, options: SvdOptions): Svd => {
+  const width = Math.min(options.rank + (options.oversample ?? 10), a.rows, a.cols)
+  if (width <= 0) return { values: [], right: [] }
+  const normal = gaussian(xorshift(options.seed))
+  const omega = Array.from({ length: width }, () => Float64Array.from({ length: a.cols }, normal))
+  let q = orthonormalize(times(a, omega))
+  for (let i = 0; i < (options.powerIterations ?? 2); i++) {
+    q = orthonormalize(times(a, orthonormalize(transposeTimes(a, q))))
+  }
+  // B = Q^T A, kept as its rows (each of length cols); then B B^T = W diag(s^2) W^T.
+  const b = transposeTimes(a, q)
+  const gram = b.map((bi) => b.map((bj) => dot(bi, bj)))
+  const { values, vectors } = symmetricEigen(gram)
+  const top = values[0] ?? 0
+  const outValues: Array<number> = []
+  const right: Array<Float64Array> = []
+  for (let i = 0; i < values.length && outValues.length < options.rank; i++) {
+    const lambda = values[i]!
+    if (!(lambda > Math.max(top, 1e-300) * 1e-12)) break
+    const sigma = Math.sqrt(lambda)
+    const w = vectors[i]!
+    const v = new Float64Array(a.cols)
+    for (let j = 0; j < b.length; j++) {
+      const wj = w[j]!
+      if (wj === 0) continue
+      const bj = b[j]!
+      for (let t = 0; t < v.length; t++) v[t]! += wj * bj[t]!
+    }
+    for (let t = 0; t < v.length; t++) v[t]! /= sigma
+    // Fix the sign so that results do not depend on rotation order: largest component positive.
+    let big = 0
+    for (let t = 1; t < v.length; t++) if (Math.abs(v[t]!) > Math.abs(v[big]!)) big = t
+    if (v[big]! < 0) for (let t = 0; t < v.length; t++) v[t] = -v[t]!
+    outValues.push(sigma)
+    right.push(v)
+  }
+  return { values: outValues, right }
+}

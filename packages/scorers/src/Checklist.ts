@@ -1,0 +1,130 @@
+/**
+ * Decomposers: turn a preference into a checklist of atomic requirements, the unit preference
+ * match counts in. `clauses` is an offline heuristic (sentence, clause and coordination
+ * boundaries); `llm` asks a configured model for a JSON checklist, as the paper does.
+ *
+ * @example
+ * import { Checklist } from "@cupid-lab/scorers"
+ * Checklist.splitClauses("Answers must be brief and use numbered steps; cite sources.")
+ * // ["Answers must be brief", "use numbered steps", "cite sources"]
+ */
+import { Errors, type LanguageModel, Models } from "@cupid-lab/core"
+import { Effect, Either, Schema } from "effect"
+import * as Json from "./internal/Json.js"
+import { contentWords } from "./internal/Nlp.js"
+import * as Template from "./internal/Template.js"
+
+export interface Decomposer {
+  /** True for offline heuristics: scores that depend on them are labelled as such. */
+  readonly heuristic: boolean
+  /** How reports name it, e.g. `clauses` or `llm(gpt4o)`. */
+  readonly label: string
+  readonly decompose: (preference: string) => Effect.Effect<ReadonlyArray<string>, Errors.StageError>
+}
+
+/** Options of an LLM-backed component: a `models:` entry and an optional prompt template. */
+export const LlmSpec = Schema.Struct({
+  model: Schema.String,
+  template: Schema.optional(Schema.String),
+  /** Ask the provider for a JSON object (structured output). */
+  json: Schema.optionalWith(Schema.Boolean, { default: () => true })
+})
+export type LlmSpec = typeof LlmSpec.Type
+
+const clauseBreak = /\s*(?:;|,|\.(?=\s|$)|[!?](?=\s|$)|\s(?:and also|as well as|and|but|while|whereas|plus)\s)\s*/i
+// Periods of common abbreviations are hidden while splitting, so "e.g." does not end a sentence.
+const abbreviation = /\b(e\.g|i\.e|etc|vs|cf|approx|incl|esp|min|max|no)\./gi
+const hidden = "\uE000"
+const leading = /^(?:(?:and|but|also|then|so|plus|while|whereas)\b[\s,]*)+/i
+
+/**
+ * Split a preference at sentence ends, semicolons, commas and the coordinators
+ * "and", "but", "while", "whereas", "plus", "as well as" ("or" joins alternatives of one
+ * requirement, so it does not split). Fragments without a content word are merged into the next
+ * one; a preference with no split point is one item. Items keep their own words only: a subject
+ * shared by coordinated requirements is not copied into each.
+ */
+export const splitClauses = (preference: string): ReadonlyArray<string> => {
+  const text = preference.replace(/\s+/g, " ").trim()
+  if (text === "") return []
+  const parts = text
+    .replace(abbreviation, (m) => m.replace(/\./g, hidden))
+    .split(clauseBreak)
+    .map((p) => p.replace(leading, "").replace(/[\s.,;:!?]+$/, "").replaceAll(hidden, ".").trim())
+    .filter((p) => /[\p{L}\p{N}]/u.test(p))
+  const items: Array<string> = []
+  let pending = ""
+  for (const p of parts) {
+    const joined = pending === "" ? p : `${pending} ${p}`
+    if (contentWords(joined).length === 0) pending = joined
+    else {
+      items.push(joined)
+      pending = ""
+    }
+  }
+  if (pending !== "") {
+    if (items.length === 0) items.push(pending)
+    else items[items.length - 1] = `${items[items.length - 1]} ${pending}`
+  }
+  return items
+}
+
+/** The offline decomposer. */
+export const clauses: Decomposer = {
+  heuristic: true,
+  label: "clauses",
+  decompose: (preference) => Effect.sync(() => splitClauses(preference))
+}
+
+const Answer = Schema.Union(
+  Schema.Struct({ checklist: Schema.Array(Schema.String) }),
+  Schema.Array(Schema.String)
+)
+
+/** Read a decomposer's answer: `{"checklist": [...]}` or a bare list, anywhere in the text. */
+export const parseChecklist = (answer: string): Either.Either<ReadonlyArray<string>, string> => {
+  const found = Json.extract(answer)
+  if (found === undefined) return Either.left(`no JSON found in the answer ${Json.excerpt(answer)}`)
+  return Schema.decodeUnknownEither(Answer)(found.value).pipe(
+    Either.mapLeft(() => `expected {"checklist": ["...", ...]}, got ${Json.excerpt(answer)}`),
+    Either.map((a) => ("checklist" in a ? a.checklist : a).map((s) => s.trim()).filter((s) => s !== ""))
+  )
+}
+
+const dryRunAnswer = JSON.stringify({
+  checklist: ["Does the answer use numbered steps?", "Is the answer brief?"]
+})
+
+/** An LLM decomposer built from a `models:` entry; `plugin` names the scorer in errors. */
+export const llm = (
+  plugin: string,
+  spec: LlmSpec
+): Effect.Effect<Decomposer, Errors.PluginError, Models.Models> =>
+  Effect.gen(function*() {
+    const lm = yield* (yield* Models.Models).languageModel(spec.model)
+    const template = yield* Template.load(plugin, spec.template, "decompose.md", ["preference"], ["preference"])
+    const who = `decomposer model "${spec.model}" (${lm.info.provider}/${lm.info.model})`
+    const fail = (reason: string) => new Errors.StageError({ stage: "score", plugin, reason: `${who}: ${reason}` })
+    const request = (preference: string): LanguageModel.CompletionRequest => ({
+      messages: Template.render(template, { preference }),
+      dryRunAnswer,
+      ...(spec.json ? { responseFormat: "json" as const } : {})
+    })
+    return {
+      heuristic: false,
+      label: `llm(${spec.model})`,
+      decompose: (preference) =>
+        lm.complete(request(preference)).pipe(
+          Effect.mapError((e) => fail(e.message)),
+          Effect.flatMap((out) =>
+            Either.match(parseChecklist(out.text), {
+              onLeft: (reason) => Effect.fail(fail(reason)),
+              onRight: (items) =>
+                items.length === 0
+                  ? Effect.fail(fail("returned an empty checklist for a non-empty preference"))
+                  : Effect.succeed(items)
+            })
+          )
+        )
+    }
+  })

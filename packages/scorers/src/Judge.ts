@@ -1,0 +1,110 @@
+/**
+ * The `judge` scorer: an LLM rates 1-10 how well the generated response satisfies the gold
+ * preference, given the gold checklist (CUPID's generation metric). Decimal scores are kept
+ * ("7.5" stays 7.5); a score outside 1-10 or an answer without one fails the instance with a
+ * StageError instead of being stored as a zero.
+ *
+ * @example
+ * // scorers: [{ use: judge, model: gpt4o }]
+ * import { Judge } from "@cupid-lab/scorers"
+ * Judge.parseScore("Strong answer.\n\nScore: 8/10") // Either.right(8)
+ */
+import { Errors, type LanguageModel, Models, Plugin, type Scorer } from "@cupid-lab/core"
+import { Effect, Either, Schema } from "effect"
+import * as Json from "./internal/Json.js"
+import * as Template from "./internal/Template.js"
+
+export const name = "judge"
+
+export const Options = Schema.Struct({
+  /** A `models:` entry. */
+  model: Schema.String,
+  /** Prompt template path (or the name of a file in packages/scorers/prompts); default judge.md. */
+  template: Schema.optional(Schema.String)
+})
+export type Options = typeof Options.Type
+
+const number = String.raw`(-?\d+(?:\.\d+)?)`
+const afterKeyword = new RegExp(String.raw`\bscore\b["']?\s*(?:is|of|=|:|-)?\s*["']?\s*${number}`, "gi")
+const outOfTen = new RegExp(String.raw`${number}\s*(?:\/|out of)\s*10\b`, "gi")
+const bare = new RegExp(String.raw`^${number}(?:\s*(?:\/|out of)\s*10)?$`, "i")
+// "(1-10)", "1~10", "from 1 to 10": the scale, not a score.
+const scale = /\(?\b1\s*(?:-|–|—|~|to)\s*10\b\)?/g
+
+/**
+ * Read a judge's score: the last number after the word "score" ("Score: 8/10", "### Evaluation
+ * Score\n\n**9**", `{"score": 7.5}`), else a bare number, else the last "N/10" or "N out of 10".
+ */
+export const parseScore = (answer: string): Either.Either<number, string> => {
+  const text = answer.replace(/```[A-Za-z]*/g, " ").replace(/[*#_`]/g, "").replace(scale, " ").trim()
+  const last = (re: RegExp) => {
+    const all = [...text.matchAll(re)]
+    return all.length === 0 ? undefined : Number(all[all.length - 1]![1])
+  }
+  const value = last(afterKeyword) ?? (bare.test(text) ? Number(bare.exec(text)![1]) : undefined) ?? last(outOfTen)
+  if (value === undefined) return Either.left(`expected a score from 1 to 10 (e.g. "Score: 7"), got ${Json.excerpt(answer)}`)
+  if (value < 1 || value > 10) return Either.left(`score ${value} is outside 1-10 in ${Json.excerpt(answer)}`)
+  return Either.right(value)
+}
+
+const dryRunAnswer = "1. The response follows the first checklist item only in part.\n\nScore: 6"
+
+export const metrics: ReadonlyArray<Scorer.MetricInfo> = [{
+  name: "generation.score",
+  description: "LLM judge score 1-10 of how well the response satisfies the gold preference, given its checklist.",
+  higherIsBetter: true,
+  heuristic: false,
+  aggregate: "mean"
+}]
+
+export const plugin = Plugin.scorer({
+  name,
+  description: "Generation score 1-10 from an LLM judge against the gold preference and checklist.",
+  options: Options,
+  make: (options) =>
+    Effect.gen(function*() {
+      const lm = yield* (yield* Models.Models).languageModel(options.model)
+      const template = yield* Template.load(
+        name,
+        options.template,
+        "judge.md",
+        ["request", "response", "preference", "checklist"],
+        ["response", "preference"]
+      )
+      const who = `judge model "${options.model}" (${lm.info.provider}/${lm.info.model})`
+      const fail = (reason: string) => new Errors.StageError({ stage: "score", plugin: name, reason: `${who}: ${reason}` })
+      const service: Scorer.Service = {
+        metrics,
+        score: ({ instance, trace }) => {
+          if (trace.generation === undefined) {
+            return Effect.fail(
+              new Errors.StageError({
+                stage: "score",
+                plugin: name,
+                reason: "the trace has no generated response: this cell has no generator (add pipeline.generator or drop this scorer)"
+              })
+            )
+          }
+          const request: LanguageModel.CompletionRequest = {
+            messages: Template.render(template, {
+              request: instance.query.request,
+              response: trace.generation.text,
+              preference: instance.gold.preference,
+              checklist: instance.gold.checklist.map((c) => `- ${c}`).join("\n")
+            }),
+            dryRunAnswer
+          }
+          return lm.complete(request).pipe(
+            Effect.mapError((e) => fail(e.message)),
+            Effect.flatMap((out) =>
+              Either.match(parseScore(out.text), {
+                onLeft: (reason) => Effect.fail(fail(reason)),
+                onRight: (score) => Effect.succeed({ "generation.score": score })
+              })
+            )
+          )
+        }
+      }
+      return service
+    })
+})
