@@ -73,6 +73,8 @@ export interface CellSummary {
   readonly params: Readonly<Record<string, unknown>>
   /** True when any stage of the cell reads gold (oracle retrieval, oracle preference). */
   readonly usesGold: boolean
+  /** Stages built by plugins that declare themselves heuristic (e.g. an extractive inferrer). */
+  readonly heuristicStages?: ReadonlyArray<string>
   readonly slices: Readonly<Record<Slice, SliceSummary>>
 }
 
@@ -94,6 +96,10 @@ export interface Summary {
     readonly skipped: ReadonlyArray<{ readonly row: string; readonly reason: string }>
   }
   readonly seed: number
+  /** Bootstrap resamples behind every ci95. */
+  readonly resamples?: number
+  /** Id of the cell others are compared against (`report.baseline`, else the `all` retriever's cell, else the first). */
+  readonly baseline?: string
   readonly metrics: ReadonlyArray<MetricDescription>
   readonly cells: ReadonlyArray<CellSummary>
 }

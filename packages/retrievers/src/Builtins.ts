@@ -3,6 +3,7 @@
  */
 import type { Plugin } from "@cupid-lab/core"
 import * as Bm25 from "./Bm25.js"
+import * as ContextFactor from "./ContextFactor.js"
 import * as Embedding from "./Embedding.js"
 import * as Hybrid from "./Hybrid.js"
 import * as Oracle from "./Oracle.js"
@@ -14,6 +15,7 @@ export const plugins: ReadonlyArray<Plugin.AnyPlugin> = [
   Simple.recency,
   Bm25.plugin,
   Embedding.plugin,
+  ContextFactor.plugin,
   Hybrid.plugin,
   Rerank.plugin,
   Oracle.plugin

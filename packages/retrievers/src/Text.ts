@@ -15,7 +15,7 @@
  * import { Text } from "@cupid-lab/retrievers"
  * Text.terms("The players were running drills") // ["player", "run", "drill"]
  */
-import winkNLP, { type ItemToken, type ItsFunction, type WinkMethods } from "wink-nlp"
+import winkNLP, { type ItemSentence, type ItemToken, type ItsFunction, type WinkMethods } from "wink-nlp"
 import model from "wink-eng-lite-web-model"
 import { Memo } from "./internal/Memo.js"
 
@@ -106,7 +106,7 @@ export const analyze = (text: string): Analysis =>
       const ls = tokens.map(lemmaOf).filter((l): l is string => l !== undefined)
       if (ls.length > 0) mentions.push({ kind, lemmas: ls })
     }
-    doc.sentences().each((sentence) => {
+    doc.sentences().each((sentence: ItemSentence) => {
       let first = true
       sentence.tokens().each((t: ItemToken) => {
         const sentenceStart = first

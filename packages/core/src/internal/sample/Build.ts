@@ -5,6 +5,11 @@
  * - contrastive: the A and B sessions and four others (`drop_contrastive` left out); target pA.
  * - changing: the A and A-changed sessions and four others (`drop_changing` left out); target pA'.
  * Kept sessions stay in chronological order. Pure: the same sources always give the same bytes.
+ *
+ * @example
+ * const rows = buildRows(loaded.map((l) => l.source)) // loaded: from Source.loadDirectory
+ * rows.map((r) => r.instance_type) // ["consistent", "contrastive", "changing", ...]
+ * const text = toJsonl(rows)
  */
 import type { CupidRow, InstanceType, WirePriorInteraction } from "../../Domain.js"
 import { instanceTypes } from "../../Domain.js"

@@ -4,6 +4,10 @@
  * sessions each instance type leaves out. The schema checks the shape; `templateProblems` checks the
  * CUPID template (2 A before 2 A-changed, 2 B, 6 distinct others), since a source that breaks it
  * would silently yield instances with the wrong relevance labels.
+ *
+ * @example
+ * Source.parse("p01-x.json", text) // Either<SampleSource, DatasetError>
+ * // Left: "p01-x.json, drop_changing[1]: index 8 must point at an \"other\" session (0-11)"
  */
 import { FileSystem, Path } from "@effect/platform"
 import { Effect, Either, ParseResult, Schema } from "effect"
@@ -64,10 +68,9 @@ const dialogueProblems = (i: number, dialogue: ReadonlyArray<Message>): Array<Pr
     return [{ field, reason: `expected ${dialogueLength.min}-${dialogueLength.max} messages, found ${dialogue.length}` }]
   }
   const wrong = dialogue.findIndex((m, k) => m.role !== (k % 2 === 0 ? "user" : "assistant"))
-  if (wrong >= 0) {
-    return [{ field: `${field}[${wrong}].role`, reason: "messages must alternate user/assistant, starting with the user" }]
-  }
-  return dialogue.at(-1)?.role === "user" ? [] : [{ field, reason: "the last message must be the user's closing turn" }]
+  return wrong < 0
+    ? []
+    : [{ field: `${field}[${wrong}].role`, reason: "messages must alternate user/assistant, starting with the user" }]
 }
 
 /** What the labels of a session in a given slot must be. */

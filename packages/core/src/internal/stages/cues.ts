@@ -1,5 +1,6 @@
 // The lexicon of the extractive inferrer: which words mark a user sentence as carrying a
 // requirement, how strongly, and how such a sentence is trimmed into a clause of a statement.
+import { isStopword } from "./text.js"
 
 interface Cue {
   readonly name: string
@@ -14,12 +15,12 @@ export const imperativeVerbs = new Set(
     "end explain expand focus format frame give go group highlight include keep label lead leave limit link list lose make " +
     "mark mention move name note number offer open order organize outline phrase pick place point prefer present provide " +
     "put quote rank reduce remember remove rephrase replace rewrite say separate shorten show simplify skip sort spell " +
-    "split start state stay stick structure summarize swap tell tighten tone trim try turn use write"
+    "split start state stay stick stop structure summarize swap tell tighten tone trim try turn use write"
   ).split(" ")
 )
 
 const fillers =
-  /^(?:(?:ok|okay|so|and|but|also|just|now|then|hmm|well|actually|oh|alright|right|yes|yeah|great|good|thanks|perfect|better|nice|sure|please|next time|from now on|going forward|in the future|one more thing|for (?:this|that) one|this time)\b[,!.:]?\s+)+/i
+  /^(?:(?:ok|okay|so|and|but|also|just|now|then|hmm|well|actually|honestly|basically|really|oh|alright|right|yes|yeah|great|good|thanks|perfect|better|nice|sure|please|next time|from now on|going forward|in the future|one more thing|for (?:this|that) one|this time)\b[,!.:]?\s+)+/i
 
 /** The sentence without opening fillers ("Okay, but next time, ..."). */
 export const withoutFillers = (sentence: string): string => sentence.replace(fillers, "")
@@ -30,7 +31,7 @@ const cues: ReadonlyArray<Cue> = [
   { name: "instead", weight: 3, pattern: /\binstead\b/ },
   { name: "I need/want/prefer", weight: 3, pattern: /\bi (?:need|want|prefer)\b|\bi(?:'d| would) (?:like|prefer|rather|want)\b/ },
   { name: "obligation", weight: 3, pattern: /\b(?:must|should|has to|have to|needs? to|got to)\b/ },
-  { name: "negation", weight: 3, pattern: /\b(?:don't|do not|never|avoid|stop|no more)\b/ },
+  { name: "negation", weight: 3, pattern: /\b(?:don't|do not|never|avoid|no more)\b/ },
   { name: "always", weight: 3, pattern: /\balways\b/ },
   { name: "rather than", weight: 3, pattern: /\brather than\b/ },
   { name: "expects", weight: 3, pattern: /\b(?:wants|expects|prefers|requires|insists|hates|likes|needs|can't stand|cares about)\b/ },
@@ -39,6 +40,7 @@ const cues: ReadonlyArray<Cue> = [
   { name: "too", weight: 2, pattern: /\btoo (?:much|many|long|short|[a-z]{3,})\b/ },
   { name: "comparative", weight: 2, pattern: /\b(?:more|less|fewer) [a-z]|\b[a-z]+er than\b|\b(?:shorter|longer|simpler|clearer|tighter|briefer|plainer|smaller|bigger)\b/ },
   { name: "limit", weight: 2, pattern: /\b(?:at least|at most|no more than|up to|no longer than|maximum|minimum)\b/ },
+  { name: "change", weight: 1, pattern: /\b(?:now (?:wants|needs|prefers|expects|likes)|(?:has|have|'s|'ve) changed|no longer|anymore|these days|from here on)\b/ },
   {
     name: "wish",
     weight: 2,
@@ -53,7 +55,7 @@ const approval =
   /\b(?:exactly|just) what (?:i|she|he|they|we) (?:needs?|needed|wants?|wanted|expects?|expected|likes?|was looking for|were looking for|asked for)\b/
 
 export interface CueMatch {
-  /** Sum of the weights of the distinct cues found, capped at 6; below 0 for approval. */
+  /** Sum of the weights of the distinct cues found, capped at 6; lowered for approval and praise. */
   readonly score: number
   readonly names: ReadonlyArray<string>
 }
@@ -95,15 +97,17 @@ export const toClause = (sentence: string): string => {
   return t.trim()
 }
 
-const lowerable = new Set([
-  ...imperativeVerbs,
-  ..."always never don't do no each every only the a an it its this that these those more less fewer".split(" ")
-])
+const numberWords = new Set("two three four five six seven eight nine ten".split(" "))
 
-/** The clause as it appears after the first one: an instruction or function word loses its capital. */
+/**
+ * The clause as it appears after the first one: an instruction, a function word or a number word
+ * loses its capital; anything else (likely a name) and "I" keep it.
+ */
 export const continuing = (clause: string): string => {
   const first = /^[A-Za-z']+/.exec(clause)?.[0]
-  return first !== undefined && lowerable.has(first.toLowerCase()) ? clause.charAt(0).toLowerCase() + clause.slice(1) : clause
+  if (first === undefined || first === "I" || first.startsWith("I'")) return clause
+  const lower = first.toLowerCase()
+  return imperativeVerbs.has(lower) || isStopword(lower) || numberWords.has(lower) ? clause.charAt(0).toLowerCase() + clause.slice(1) : clause
 }
 
 export const capitalized = (clause: string): string => clause.charAt(0).toUpperCase() + clause.slice(1)

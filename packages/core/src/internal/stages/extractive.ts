@@ -10,6 +10,25 @@ export interface Settings {
   readonly maxClauses: number
 }
 
+export const weights = { agreement: 1, recency: 1.5, relevance: 2, requestOverlap: 0.5 } as const
+/** A sentence needs at least this cue strength to be a candidate. */
+export const minCue = 2
+/** Cue strength counts up to this much: past it a sentence is no more of a requirement. */
+export const maxCue = 4
+/** Summary preference bullets are requirements already: they enter with this cue strength. */
+export const summaryCue = 3
+/** Clauses after the first must score at least this share of the best one. */
+export const keepRatio = 0.5
+/** The first clause may run this many words past the budget before it is cut. */
+export const firstClauseSlack = 10
+
+interface Source {
+  readonly sessionId: string
+  /** What the user wrote in the session (or its whole summary), for relevance to the request. */
+  readonly text: string
+  readonly units: ReadonlyArray<{ readonly text: string; readonly cue?: number }>
+}
+
 interface Candidate {
   readonly sessionId: string
   /** Chronological position among the evidence sessions (0 = oldest). */
@@ -23,24 +42,9 @@ interface Candidate {
 
 interface Scored extends Candidate {
   readonly score: number
+  /** Other sessions with a candidate that shares this one's requirement words. */
+  readonly agreeing: ReadonlySet<string>
 }
-
-interface Source {
-  readonly sessionId: string
-  /** Every word of the session the user wrote (or its whole summary), for relevance to the request. */
-  readonly text: string
-  readonly units: ReadonlyArray<{ readonly text: string; readonly cue?: number }>
-}
-
-export const weights = { agreement: 1, recency: 0.5, relevance: 2, requestOverlap: 0.5 } as const
-/** A sentence needs at least this cue strength to be a candidate. */
-export const minCue = 2
-/** Summary preference bullets are requirements already: they enter with this cue strength. */
-export const summaryCue = 3
-/** Clauses after the first must score at least this share of the best one. */
-export const keepRatio = 0.5
-/** The first clause may run this many words past the budget before it is cut. */
-export const firstClauseSlack = 10
 
 /** Sentences longer than the budget are split at commas, semicolons, colons and dashes. */
 const units = (sentence: string, maxWords: number): ReadonlyArray<string> =>
@@ -69,7 +73,11 @@ const fromSummaries = (evidence: Evidence): ReadonlyArray<Source> =>
     units: s.preferences.map((text) => ({ text, cue: summaryCue }))
   }))
 
-/** Per source, the idf-weighted share of the request's words it contains, relative to the best source. */
+/**
+ * Per source, how much it is about the request: the idf-weighted request words it contains,
+ * relative to the best source, saturating at half the best (wording varies between sessions about
+ * one context; that variation should not rank them).
+ */
 const relevance = (sources: ReadonlyArray<Source>, request: ReadonlySet<string>): ReadonlyArray<number> => {
   const stems = sources.map((s) => contentStems(s.text))
   const raw = stems.map((own) => {
@@ -82,7 +90,7 @@ const relevance = (sources: ReadonlyArray<Source>, request: ReadonlySet<string>)
     return sum
   })
   const best = Math.max(0, ...raw)
-  return raw.map((r) => (best === 0 ? 0 : r / best))
+  return raw.map((r) => (best === 0 ? 0 : Math.min(1, r / (0.5 * best))))
 }
 
 const agrees = (a: ReadonlySet<string>, b: ReadonlySet<string>): boolean => {
@@ -90,9 +98,11 @@ const agrees = (a: ReadonlySet<string>, b: ReadonlySet<string>): boolean => {
   return shared >= 2 || (shared >= 1 && shared / Math.min(a.size, b.size) >= 0.5)
 }
 
-const duplicates = (a: ReadonlySet<string>, b: ReadonlySet<string>): boolean => {
-  const smaller = Math.min(a.size, b.size)
-  return smaller === 0 || overlap(a, b) / smaller >= 0.6
+/** Two clauses say the same thing: mostly the same words, or (from different sessions) the same requirement restated. */
+const duplicates = (a: Candidate, b: Candidate): boolean => {
+  if (a.sessionId !== b.sessionId && agrees(a.stems, b.stems)) return true
+  const smaller = Math.min(a.stems.size, b.stems.size)
+  return smaller === 0 || overlap(a.stems, b.stems) / smaller >= 0.5
 }
 
 const candidatesOf = (sources: ReadonlyArray<Source>): ReadonlyArray<Candidate> =>
@@ -111,29 +121,35 @@ const score = (candidates: ReadonlyArray<Candidate>, sources: ReadonlyArray<Sour
   const last = Math.max(1, sources.length - 1)
   return candidates.map((c) => {
     const agreeing = new Set(candidates.filter((d) => d.sessionId !== c.sessionId && agrees(c.stems, d.stems)).map((d) => d.sessionId))
-    const s = c.cue +
+    const s = Math.min(maxCue, c.cue) +
       weights.agreement * Math.min(2, agreeing.size) +
       weights.recency * (sources.length === 1 ? 1 : c.position / last) +
       weights.relevance * rel[c.position]! +
       weights.requestOverlap * Math.min(2, overlap(c.stems, requestStems))
-    return { ...c, score: Math.round(s * 1000) / 1000 }
+    return { ...c, score: Math.round(s * 1000) / 1000, agreeing }
   })
 }
 
 const byScore = (a: Scored, b: Scored): number =>
   b.score - a.score || b.position - a.position || a.order - b.order || (a.clause < b.clause ? -1 : a.clause > b.clause ? 1 : 0)
 
-/** Greedy: best first, skipping near-duplicates and clauses that would break the word budget. */
+/**
+ * Greedy, best first. Later clauses come from the best clause's session or from sessions that echo
+ * it (a CUPID session hints at every item of its preference, so one session and its echoes give a
+ * coherent statement, and a stale or other-context session does not get mixed in); near-duplicates
+ * and clauses that would break the word budget are skipped.
+ */
 const select = (scored: ReadonlyArray<Scored>, settings: Settings): ReadonlyArray<Scored> => {
   const ranked = [...scored].sort(byScore)
   const best = ranked[0]
   if (best === undefined) return []
+  const linked = new Set([best.sessionId])
+  for (const c of scored) if (c.sessionId === best.sessionId) for (const s of c.agreeing) linked.add(s)
   const chosen: Array<Scored> = [best]
   let words = Math.min(wordCount(best.clause), settings.maxWords + firstClauseSlack)
   for (const c of ranked.slice(1)) {
-    if (chosen.length >= settings.maxClauses) break
-    if (c.score < keepRatio * best.score) break
-    if (chosen.some((k) => duplicates(k.stems, c.stems))) continue
+    if (chosen.length >= settings.maxClauses || c.score < keepRatio * best.score) break
+    if (!linked.has(c.sessionId) || chosen.some((k) => duplicates(k, c))) continue
     const n = wordCount(c.clause)
     if (words + n > settings.maxWords) continue
     chosen.push(c)
@@ -145,7 +161,8 @@ const select = (scored: ReadonlyArray<Scored>, settings: Settings): ReadonlyArra
 const compose = (clauses: ReadonlyArray<string>, settings: Settings): string => {
   const [first, ...rest] = clauses
   if (first === undefined) return ""
-  const head = wordCount(first) > settings.maxWords + firstClauseSlack ? firstWords(first, settings.maxWords + firstClauseSlack) : first
+  const limit = settings.maxWords + firstClauseSlack
+  const head = wordCount(first) > limit ? firstWords(first, limit) : first
   return `${[capitalized(head), ...rest.map(continuing)].join("; ")}.`
 }
 
@@ -153,8 +170,6 @@ export interface Extraction {
   readonly preference: string
   readonly analysis: string
 }
-
-const fmt = (x: number): string => x.toFixed(2)
 
 /** No usable sentence: a plain statement that names the request and claims no requirement. */
 const fallback = (request: string, sessions: number): Extraction => {
@@ -173,11 +188,12 @@ export const extract = (request: string, evidence: Evidence, settings: Settings)
   const candidates = candidatesOf(sources)
   if (candidates.length === 0) return fallback(request, sources.length)
   const chosen = select(score(candidates, sources, request), settings)
-  const from = [...new Set(candidates.map((c) => c.sessionId))].length
-  const picked = chosen.map((c) => `${c.sessionId} (${fmt(c.score)})`).join(", ")
+  const from = new Set(candidates.map((c) => c.sessionId)).size
+  const picked = chosen.map((c) => `${c.sessionId} (${c.score.toFixed(2)})`).join(", ")
+  const kind = usesSummaries ? "summary preference bullet(s)" : "feedback sentence(s)"
   return {
     preference: compose(chosen.map((c) => c.clause), settings),
-    analysis: `Extractive heuristic (no model): ${candidates.length} ${usesSummaries ? "summary preference bullet(s)" : "feedback sentence(s)"} ` +
-      `from ${from} of ${sources.length} session(s); composed from ${picked}.`
+    analysis: `Extractive heuristic (no model): ${candidates.length} ${kind} from ${from} of ${sources.length} session(s); ` +
+      `composed from ${picked}.`
   }
 }

@@ -53,7 +53,8 @@ const stopwords = new Set(
     "please really same she should so some such than that that's the their theirs them themselves then there these " +
     "they this those through thus to too under until up us very was we we're were what when where which while who whom " +
     "why will with would you you're your yours yourself yourselves okay ok yes yeah thanks thank great perfect sure " +
-    "one two make made need needs want wants way thing things something bit lot maybe actually still again"
+    "one two make made need needs want wants way thing things something bit lot maybe actually still again " +
+    "help use get give know think try look see tell show can't won't"
   ).split(" ")
 )
 

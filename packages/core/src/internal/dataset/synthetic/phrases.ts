@@ -9,7 +9,7 @@ export const openers: ReadonlyArray<string> = [
   "Can you help me {task}?",
   "Could you help me {task}?",
   "I'm trying to {task} and could use a hand.",
-  "I have to {task} this week. Where do I start?",
+  "This week I have to {task}. Where do I start?",
   "Help me {task}, please."
 ]
 
@@ -46,7 +46,17 @@ export const body: ReadonlyArray<string> = [
   "Decide in advance what a good enough result looks like for {t}.",
   "Ask for input from whoever is most affected by {t}.",
   "Prepare a fallback in case the first plan does not work.",
-  "Review it once the next day with fresh eyes before you commit."
+  "Review it once the next day with fresh eyes before you commit.",
+  "Split {t} into the part you control and the part you don't.",
+  "Note any deadline that depends on someone else's answer.",
+  "Keep the first version rough; polishing comes after the structure works.",
+  "Say plainly what you need from the other side and by when.",
+  "Collect the facts about {t} in one place before deciding anything.",
+  "Think about how this will look a month from now, not just this week.",
+  "Check whether anything similar was tried before and what happened.",
+  "Pick one measure of progress and keep an eye on it.",
+  "Reuse what already works instead of starting from scratch.",
+  "Agree on how you will handle changes once things are underway."
 ]
 
 export const closes: ReadonlyArray<string> = [

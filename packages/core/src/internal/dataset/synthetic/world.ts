@@ -101,7 +101,8 @@ class FactorDraw {
     } while (this.usedNames.has(name.split(" ")[0]!))
     // First names stay unique within a persona so that no two people could be confused by name.
     this.usedNames.add(name.split(" ")[0]!)
-    return { kind: "person", label: `${name}, ${variant}`, mentions: [`${name}, ${variant}`, `${name} (${variant})`] }
+    // The label reads "Name, role"; in running text the role goes in parentheses so sentences stay grammatical.
+    return { kind: "person", label: `${name}, ${variant}`, mentions: [`${name} (${variant})`] }
   }
 
   anyCategory(filter: (c: Category) => boolean = () => true): Factor {
@@ -142,7 +143,7 @@ const session = (rng: Prng.Rng, factor: Factor, pref: Preference): Session => {
   const { task, topic } = taskFor(rng, factor)
   let first = fill(rng.pick(openers), { task })
   if (rng.chance(0.5)) first = `${first} ${rng.pick(openerExtras)}`
-  const dialogue: Array<Message> = [user(first), assistant(`${rng.pick(intros)} ${bodyText(rng, topic, 3)}`)]
+  const dialogue: Array<Message> = [user(first), assistant(`${rng.pick(intros)} ${bodyText(rng, topic, 5)}`)]
   const order = rng.shuffle(pref.choice)
   const groups = order.length === 3 && rng.chance(0.4) ? [order.slice(0, 2), order.slice(2)] : order.map((c) => [c])
   for (const group of groups) {
@@ -151,7 +152,7 @@ const session = (rng: Prng.Rng, factor: Factor, pref: Preference): Session => {
       return i === 0 ? text : `${rng.pick(alsos)} ${lowerFirst(text)}`
     })
     const acks = group.map((c) => rng.pick(poleOf(c).acks))
-    dialogue.push(user(complaints.join(" ")), assistant(`${acks.join(" ")} ${bodyText(rng, topic, 2)}`))
+    dialogue.push(user(complaints.join(" ")), assistant(`${acks.join(" ")} ${bodyText(rng, topic, 4)}`))
   }
   dialogue.push(user(rng.pick(closes)))
   return { context_factor: factor.label, contextual_preference: pref.text, dialogue }

@@ -1,0 +1,274 @@
+/**
+ * Loading CUPID data from every place it lives: the bundled sample, a released-schema parquet file,
+ * JSON lines, a JSON array, a directory of one-instance JSON files, the Hugging Face dataset (cached
+ * once, then offline) and the synthetic generator. Rows are decoded once, here, into
+ * {@link Domain.Instance}s; bad rows are errors naming the file, the row and the field, or are
+ * skipped and listed, by policy. Instances stream: memory holds the instances in flight (plus one
+ * parquet row group, or a whole `.json` array), and the set of ids seen, for duplicate detection.
+ *
+ * @example
+ * import { Dataset } from "@cupid-lab/core"
+ * import { Effect, Stream } from "effect"
+ *
+ * const program = Effect.gen(function*() {
+ *   const data = yield* Dataset.open("hf:kixlab/CUPID", { types: ["changing"], onInvalid: "skip" })
+ *   yield* Stream.runForEach(data.instances, (instance) => Effect.log(instance.id))
+ *   return data.skipped().length
+ * })
+ */
+import * as fs from "node:fs/promises"
+import * as path from "node:path"
+import { fileURLToPath } from "node:url"
+import { Effect, Either, Option, Stream } from "effect"
+import * as Domain from "./Domain.js"
+import * as Errors from "./Errors.js"
+import * as Hf from "./internal/dataset/huggingFace.js"
+import {
+  directoryEntries,
+  directoryRows,
+  directorySha256,
+  fileSha256,
+  jsonArrayRows,
+  jsonlRows,
+  parquetRows,
+  type RawRow,
+  type RowBatches
+} from "./internal/dataset/readers.js"
+import { decodeRow } from "./internal/dataset/rowDecoder.js"
+import * as Synthetic from "./Synthetic.js"
+
+export interface LoadOptions {
+  /** What a row that violates the schema does: fail the stream (default) or get skipped and listed. */
+  readonly onInvalid?: "fail" | "skip"
+  /** Where `hf:` sources are cached; default `$CUPID_CACHE_DIR`, else `<cwd>/.cache/cupid`. */
+  readonly cacheDir?: string
+  /** Keep only these instance types; default all. */
+  readonly types?: ReadonlyArray<Domain.InstanceType>
+  /** The first n instances after the type filter, in file order. */
+  readonly limit?: number
+  /** Default https://huggingface.co. */
+  readonly hfEndpoint?: string
+}
+
+export interface SkippedRow {
+  /** 1-based row (line) number, or the file name for directory sources. */
+  readonly row: string
+  /** `persona_id:instance_type`, when the row has both. */
+  readonly id?: string
+  readonly reason: string
+}
+
+export interface Opened {
+  /** The source as given. */
+  readonly source: string
+  /** The file or directory actually read (the cached file for `hf:`, the full spec for `synthetic:`). */
+  readonly resolved: string
+  /** SHA-256 hex of the data bytes; of the sorted names and contents for a directory; of the options for synthetic data. Filters are not part of it. */
+  readonly fingerprint: string
+  /** Re-runnable: each run reads the source again. */
+  readonly instances: Stream.Stream<Domain.Instance, Errors.DatasetError>
+  /** Rows skipped by the most recent run so far (skip policy). */
+  readonly skipped: () => ReadonlyArray<SkippedRow>
+}
+
+/** Absolute path of the bundled sample (`packages/core/data/sample.jsonl`), whatever the working directory. */
+export const samplePath: string = fileURLToPath(new URL("../data/sample.jsonl", import.meta.url))
+
+/** `$CUPID_CACHE_DIR`, else `.cache/cupid` under the working directory. */
+export const defaultCacheDir = (): string => path.resolve(process.env["CUPID_CACHE_DIR"] ?? path.join(".cache", "cupid"))
+
+const sourceHelp =
+  "a data source is a .parquet, .jsonl or .json file, a directory of .json files, sample, hf:kixlab/CUPID, " +
+  "hf:kixlab/CUPID-Unverified or synthetic:<key>=<value>,..."
+
+const asDatasetError = (source: string) => (e: unknown): Errors.DatasetError =>
+  e instanceof Errors.DatasetError
+    ? e
+    : new Errors.DatasetError({ source, reason: `cannot read (${e instanceof Error ? e.message : String(e)})` })
+
+const attempt = <A>(source: string, f: () => Promise<A>): Effect.Effect<A, Errors.DatasetError> =>
+  Effect.tryPromise({ try: f, catch: asDatasetError(source) })
+
+type Plan =
+  | { readonly kind: "file"; readonly file: string; readonly rows: () => RowBatches; readonly fingerprint?: string }
+  | { readonly kind: "directory"; readonly dir: string; readonly names: ReadonlyArray<string> }
+  | { readonly kind: "synthetic"; readonly options: Synthetic.Options }
+
+const fileReader = (file: string): Either.Either<() => RowBatches, Errors.DatasetError> => {
+  const ext = path.extname(file).toLowerCase()
+  if (ext === ".parquet") return Either.right(() => parquetRows(file))
+  if (ext === ".jsonl" || ext === ".ndjson") return Either.right(() => jsonlRows(file))
+  if (ext === ".json") return Either.right(() => jsonArrayRows(file))
+  return Either.left(
+    new Errors.DatasetError({
+      source: file,
+      reason: `unsupported file type "${ext || "(none)"}"; expected .parquet, .jsonl (or .ndjson) or .json`
+    })
+  )
+}
+
+const plan = (source: string, options: LoadOptions): Effect.Effect<Plan, Errors.DatasetError> =>
+  Effect.gen(function*() {
+    if (source === "synthetic" || source.startsWith("synthetic:")) {
+      return { kind: "synthetic", options: yield* Synthetic.parseSpec(source) } as const
+    }
+    if (source.startsWith("hf:")) {
+      const file = yield* download(source, options)
+      const rows = yield* fileReader(file)
+      const fingerprint = yield* attempt(file, () => fs.readFile(Hf.checksumPath(file), "utf8"))
+      return { kind: "file", file, rows, fingerprint: fingerprint.trim().split(/\s+/)[0]! } as const
+    }
+    const target = source === "sample" ? samplePath : path.resolve(source)
+    const stat = yield* attempt(target, () => fs.stat(target).catch(() => undefined))
+    if (stat === undefined) {
+      return yield* new Errors.DatasetError({ source: target, reason: `no such file or directory (${sourceHelp})` })
+    }
+    if (stat.isDirectory()) {
+      const names = yield* attempt(target, () => directoryEntries(target))
+      if (names.length === 0) return yield* new Errors.DatasetError({ source: target, reason: "no .json files in this directory" })
+      return { kind: "directory", dir: target, names } as const
+    }
+    return { kind: "file", file: target, rows: yield* fileReader(target) } as const
+  })
+
+/**
+ * Opens a data source: resolves it, downloads `hf:` files if they are not cached, and fingerprints
+ * the data. Nothing is decoded until `instances` runs.
+ */
+export const open: (source: string, options?: LoadOptions) => Effect.Effect<Opened, Errors.DatasetError> = Effect.fn(
+  "Dataset.open"
+)(function*(source: string, options: LoadOptions = {}) {
+  if (options.limit !== undefined && !(Number.isInteger(options.limit) && options.limit >= 0)) {
+    return yield* new Errors.DatasetError({ source, field: "limit", reason: `expected a whole number >= 0, found ${options.limit}` })
+  }
+  if (options.types !== undefined && options.types.length === 0) {
+    return yield* new Errors.DatasetError({
+      source,
+      field: "types",
+      reason: `expected at least one of ${Domain.instanceTypes.join(", ")}, found none`
+    })
+  }
+  const p = yield* plan(source, options)
+  switch (p.kind) {
+    case "synthetic": {
+      const resolved = Synthetic.toSpec(p.options)
+      const raw = () =>
+        Stream.fromIteratorSucceed(
+          numbered(Synthetic.generate(p.options), (value, i): RawRow => ({ row: i + 1, value })),
+          // Long synthetic histories are large rows: keep few in flight.
+          p.options.sessionsPerHistory > 100 ? 1 : 64
+        )
+      return make(source, resolved, Synthetic.fingerprint(p.options), raw, options)
+    }
+    case "directory": {
+      const fingerprint = yield* attempt(p.dir, () => directorySha256(p.dir, p.names))
+      return make(source, p.dir, fingerprint, () => fromBatches(p.dir, () => directoryRows(p.dir, p.names)), options)
+    }
+    case "file": {
+      const fingerprint = p.fingerprint ?? (yield* attempt(p.file, () => fileSha256(p.file)))
+      return make(source, p.file, fingerprint, () => fromBatches(p.file, p.rows), options)
+    }
+  }
+})
+
+function* numbered<A, B>(items: Iterable<A>, f: (a: A, i: number) => B): IterableIterator<B> {
+  let i = 0
+  for (const item of items) yield f(item, i++)
+}
+
+const fromBatches = (file: string, rows: () => RowBatches): Stream.Stream<RawRow, Errors.DatasetError> =>
+  Stream.fromAsyncIterable(rows(), asDatasetError(file)).pipe(Stream.flattenIterables)
+
+const rowId = (value: unknown): string | undefined => {
+  if (value === null || typeof value !== "object") return undefined
+  const { persona_id, instance_type } = value as Record<string, unknown>
+  return typeof persona_id === "string" && typeof instance_type === "string" ? `${persona_id}:${instance_type}` : undefined
+}
+
+const make = (
+  source: string,
+  resolved: string,
+  fingerprint: string,
+  raw: () => Stream.Stream<RawRow, Errors.DatasetError>,
+  options: LoadOptions
+): Opened => {
+  const skipped: Array<SkippedRow> = []
+  const skip = options.onInvalid === "skip"
+  const types = options.types
+  const instances = Stream.suspend(() => {
+    skipped.length = 0
+    const seen = new Map<string, number | string>()
+    const check = (r: RawRow): Effect.Effect<Option.Option<Domain.Instance>, Errors.DatasetError> => {
+      let field: string | undefined
+      let reason: string
+      if ("malformed" in r) {
+        reason = r.malformed
+      } else {
+        const decoded = decodeRow(r.value)
+        if (Either.isRight(decoded)) {
+          const row = decoded.right
+          const id = Domain.instanceId(row.persona_id, row.instance_type)
+          const first = seen.get(id)
+          if (first === undefined) {
+            seen.set(id, r.row)
+            return Effect.succeed(Option.some(Domain.fromRow(row)))
+          }
+          reason = `duplicate instance id "${id}" (first at row ${first})`
+        } else {
+          field = decoded.left.field
+          reason = decoded.left.reason
+        }
+      }
+      if (skip) {
+        const id = "value" in r ? rowId(r.value) : undefined
+        const why = field === undefined ? reason : `${field}: ${reason}`
+        skipped.push(id === undefined ? { row: String(r.row), reason: why } : { row: String(r.row), id, reason: why })
+        return Effect.succeed(Option.none())
+      }
+      return Effect.fail(
+        new Errors.DatasetError(field === undefined ? { source: resolved, row: r.row, reason } : { source: resolved, row: r.row, field, reason })
+      )
+    }
+    const all = raw().pipe(
+      Stream.mapEffect(check),
+      Stream.filterMap((o) => o),
+      Stream.filter((i) => types === undefined || types.includes(i.type))
+    )
+    return options.limit === undefined ? all : Stream.take(all, options.limit)
+  })
+  return { source, resolved, fingerprint, instances, skipped: () => [...skipped] }
+}
+
+/** Opens a source and reads every instance into memory (small data, tests, statistics). */
+export const loadAll = (
+  source: string,
+  options?: LoadOptions
+): Effect.Effect<
+  { instances: ReadonlyArray<Domain.Instance>; skipped: ReadonlyArray<SkippedRow>; fingerprint: string },
+  Errors.DatasetError
+> =>
+  Effect.gen(function*() {
+    const opened = yield* open(source, options)
+    const instances = yield* Stream.runCollect(opened.instances)
+    return { instances: [...instances], skipped: opened.skipped(), fingerprint: opened.fingerprint }
+  }).pipe(Effect.withSpan("Dataset.loadAll"))
+
+/**
+ * Makes sure an `hf:<owner>/<name>[/<path>]` file is in the cache and returns its path. The file is
+ * `<endpoint>/datasets/<owner>/<name>/resolve/main/<path>` (path default `data/test.parquet`),
+ * stored as `<cacheDir>/hf/<owner>/<name>/<path>` with its SHA-256 beside it in `<file>.sha256`.
+ * A cache hit works offline; a cached file whose bytes no longer match the checksum is an error.
+ */
+export const download = (
+  source: "hf:kixlab/CUPID" | "hf:kixlab/CUPID-Unverified" | (string & {}),
+  options: LoadOptions = {}
+): Effect.Effect<string, Errors.DatasetError> =>
+  Effect.gen(function*() {
+    const parsed = Hf.parseHfSource(source)
+    if (parsed instanceof Errors.DatasetError) return yield* parsed
+    const cached = yield* attempt(
+      source,
+      () => Hf.ensureCached(parsed, options.cacheDir ?? defaultCacheDir(), options.hfEndpoint ?? Hf.defaultEndpoint)
+    )
+    return cached.path
+  }).pipe(Effect.withSpan("Dataset.download"))

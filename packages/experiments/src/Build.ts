@@ -1,0 +1,201 @@
+/**
+ * Turning a validated grid into runnable pipelines: the configured models are built by their
+ * provider plugins, then every stage of every cell by its plugin (a stage shared by several cells,
+ * such as one inferrer under twenty retrievers, is built once). All of it happens before any
+ * instance runs, so a plugin that cannot be built, or a model name that is not configured, stops
+ * the sweep with a config error instead of failing each pair.
+ *
+ * @example
+ * import { Build } from "@cupid-lab/experiments"
+ * const bundles = yield* Build.models(config, registry)
+ * const cells = yield* Build.cells(config, grid, env) // env: Models, ModelCache, Corpus, Plugins
+ */
+import {
+  Corpus,
+  type Errors as CoreErrors,
+  type Generator,
+  Hash,
+  type Inferrer,
+  ModelCache,
+  Models,
+  type Pipeline,
+  Plugin,
+  type Retriever,
+  type Scorer,
+  type Summarizer
+} from "@cupid-lab/core"
+import { Cause, Context, Effect, type Scope } from "effect"
+import type { Config, StageName } from "./Config.js"
+import { ConfigError } from "./Errors.js"
+import type * as Grid from "./Grid.js"
+import { originOf } from "./Grid.js"
+import * as Issues from "./internal/Issues.js"
+import { isRecord } from "./internal/Tree.js"
+import * as Results from "./Results.js"
+
+export interface BuiltCell {
+  readonly cell: Grid.Cell
+  readonly pipeline: Pipeline.CellPipeline
+  /** The cell reads gold: an oracle retriever or an oracle-preference generator. */
+  readonly usesGold: boolean
+  /** Stages whose plugin declares itself heuristic. */
+  readonly heuristicStages: ReadonlyArray<string>
+  readonly encoder: Results.Encoder
+}
+
+/** Build every `models:` entry with its provider plugin. */
+export const models = (
+  config: Config,
+  registry: Plugin.Registry
+): Effect.Effect<Record<string, Models.ModelBundle>, ConfigError, Scope.Scope> =>
+  Effect.gen(function*() {
+    const bundles: Record<string, Models.ModelBundle> = {}
+    for (const [name, entry] of Object.entries(config.models)) {
+      const at = `models.${name}`
+      const fail = (path: string, reason: string) => new ConfigError({ file: config.file, path, reason })
+      const providers = registry.names("provider")
+      if (!providers.includes(entry.provider)) {
+        return yield* fail(`${at}.provider`, `unknown provider "${entry.provider}"; valid choices: ${providers.join(", ") || "none"}`)
+      }
+      const plugin = yield* Effect.orDie(registry.get("provider", entry.provider))
+      const options = yield* Plugin.decodeOptions(plugin, entry.options).pipe(
+        Effect.mapError((e) => {
+          const issue = Issues.clean(e.issues, "option")[0]!
+          return fail([at, ...issue.path.map(String)].join("."), issue.message)
+        })
+      )
+      bundles[name] = yield* plugin.make(options, entry.model).pipe(
+        Effect.mapError((e) => fail(at, `cannot build the model: ${e.reason}`)),
+        Effect.catchAllDefect((d) => fail(at, `cannot build the model: ${d instanceof Error ? d.message : String(d)}`))
+      )
+    }
+    return bundles
+  })
+
+/** The option path (inside a stage's params) holding `value`, for pointing at a model name. */
+const findValue = (value: unknown, target: string, at: ReadonlyArray<string> = []): ReadonlyArray<string> | undefined => {
+  if (value === target) return at
+  if (isRecord(value)) {
+    for (const [k, v] of Object.entries(value)) {
+      const found = k === "use" ? undefined : findValue(v, target, [...at, k])
+      if (found !== undefined) return found
+    }
+  }
+  return undefined
+}
+
+const modelError = /^model "(.*)"$/
+
+export type Env = Models.Models | ModelCache.ModelCache | Corpus.Corpus | Plugin.Plugins
+
+/** Build one stage, turning any failure into a config error located where the stage was written. */
+const buildStage = (
+  config: Config,
+  plan: Grid.StagePlan,
+  stage: string,
+  env: Context.Context<Env>
+): Effect.Effect<unknown, ConfigError, Scope.Scope> => {
+  const make = (plan.plugin as { make: (o: unknown) => Effect.Effect<unknown, CoreErrors.PluginError, Plugin.Env> }).make
+  const fail = (path: string, reason: string) => new ConfigError({ file: config.file, path, reason })
+  return Effect.suspend(() => make(plan.options)).pipe(
+    Effect.provide(env),
+    Effect.mapError((e) => {
+      const m = modelError.exec(e.plugin)
+      if (m !== null) {
+        const name = m[1]!
+        const path = findValue(plan.params, name) ?? []
+        const configured = Object.keys(config.models).sort()
+        const reason = configured.includes(name)
+          ? `model "${name}": ${e.reason}`
+          : `unknown model "${name}"; valid choices: ${configured.join(", ") || "none (add it under models:)"}`
+        return fail(originOf(plan, path), reason)
+      }
+      return fail(plan.origin, `cannot build ${stage} "${plan.params.use}": ${e.reason}`)
+    }),
+    Effect.catchAllDefect((d) => fail(plan.origin, `cannot build ${stage} "${plan.params.use}": ${d instanceof Error ? d.message : String(d)}`)),
+    Effect.catchAllCause((cause) =>
+      Cause.isInterruptedOnly(cause) ? Effect.failCause(cause) : Effect.fail(Cause.squash(cause) as ConfigError)
+    )
+  )
+}
+
+/** Build the scorers and every cell's stages (each distinct stage once). */
+export const cells = (
+  config: Config,
+  grid: Grid.Grid,
+  env: Context.Context<Env>
+): Effect.Effect<ReadonlyArray<BuiltCell>, ConfigError, Scope.Scope> =>
+  Effect.gen(function*() {
+    const memo = new Map<string, unknown>()
+    const built = (stage: string, plan: Grid.StagePlan) =>
+      Effect.suspend(() => {
+        const k = `${stage}\0${Hash.canonicalJson(plan.params)}`
+        return memo.has(k)
+          ? Effect.succeed(memo.get(k))
+          : Effect.tap(buildStage(config, plan, stage, env), (s) => Effect.sync(() => memo.set(k, s)))
+      })
+    const scorers: Array<Pipeline.Built<Scorer.Service>> = []
+    for (const plan of grid.scorers) {
+      scorers.push({ plugin: plan.params.use, service: (yield* built("scorer", plan)) as Scorer.Service })
+    }
+    const out: Array<BuiltCell> = []
+    for (const cell of grid.cells) {
+      const s = cell.stages
+      const pipeline: { -readonly [K in keyof Pipeline.CellPipeline]: Pipeline.CellPipeline[K] } = { scorers }
+      const heuristicStages: Array<string> = []
+      let usesGold = false
+      if (s.retriever !== undefined) {
+        const service = (yield* built("retriever", s.retriever)) as Retriever.Service
+        const gold = (s.retriever.plugin as Plugin.AnyRetrieverPlugin).needsGold === true
+        usesGold ||= gold
+        pipeline.retriever = gold
+          ? { plugin: s.retriever.params.use, needsGold: true, service: service as unknown as Retriever.GoldService }
+          : { plugin: s.retriever.params.use, needsGold: false, service }
+        if (service.needsSummaries && s.summarizer === undefined) {
+          return yield* new ConfigError({
+            file: config.file,
+            path: s.retriever.origin,
+            reason: `retriever "${s.retriever.params.use}" ranks session summaries, but cell "${cell.name}" has no summarizer; add one (pipeline.summarizer, a sweep axis or the cell)`
+          })
+        }
+      }
+      const stage = <K extends Exclude<StageName, "retriever">>(name: K) =>
+        Effect.gen(function*() {
+          const plan = s[name]
+          if (plan === undefined) return undefined
+          if ((plan.plugin as { heuristic?: boolean }).heuristic === true) heuristicStages.push(name)
+          return { plugin: plan.params.use, service: yield* built(name, plan) }
+        })
+      const summarizer = yield* stage("summarizer")
+      if (summarizer) pipeline.summarizer = summarizer as Pipeline.Built<Summarizer.Service>
+      const inferrer = yield* stage("inferrer")
+      if (inferrer) pipeline.inferrer = inferrer as Pipeline.Built<Inferrer.Service>
+      const generator = yield* stage("generator")
+      if (generator) {
+        const g = generator as Pipeline.Built<Generator.Service>
+        pipeline.generator = g
+        usesGold ||= g.service.usesGoldPreference
+      }
+      out.push({
+        cell,
+        pipeline,
+        usesGold,
+        heuristicStages,
+        encoder: Results.encoder({ id: cell.id, name: cell.name, params: cell.params })
+      })
+    }
+    return out
+  })
+
+/** The environment plugins are built in. */
+export const environment = (services: {
+  readonly models: Models.Service
+  readonly cache: ModelCache.Service
+  readonly corpus: Corpus.Service
+  readonly registry: Plugin.Registry
+}): Context.Context<Env> =>
+  Context.make(Models.Models, services.models).pipe(
+    Context.add(ModelCache.ModelCache, services.cache),
+    Context.add(Corpus.Corpus, services.corpus),
+    Context.add(Plugin.Plugins, services.registry)
+  )

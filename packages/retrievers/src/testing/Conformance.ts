@@ -1,0 +1,217 @@
+/**
+ * The conformance suite every retriever plugin runs. `suite({ plugin, options })` registers vitest
+ * tests that check the contract of the retrieval stage:
+ *
+ * - its options decode with its own schema, and it builds;
+ * - the same query gives the same retrieval, from one service or from a freshly built one;
+ * - rankings and selections hold only ids of the history, each once, the selection in
+ *   chronological order, and the selection within the ranking's sessions;
+ * - it selects at most `k` sessions when it has a `k` option (also with `k: 1`);
+ * - it never reads gold unless it declares `needsGold`: a non-gold retriever is handed only a bare,
+ *   frozen visible query, and its selections must not change when the labels of the same histories
+ *   are rearranged; a retriever that declares `needsGold` gets the labels;
+ * - it does not mutate its input (queries are deeply frozen);
+ * - empty, one-session and 10,000-session histories work.
+ *
+ * The default environment: an in-memory model cache, no configured models (pass `models` for a
+ * plugin that needs some), a `Corpus` of the suite's small fixture histories, and a registry of
+ * this package's plugins (for composite retrievers).
+ *
+ * @example
+ * // packages/retrievers/test/my-retriever.test.ts
+ * import { suite } from "@cupid-lab/retrievers/testing/Conformance"
+ * import { plugin } from "../src/MyRetriever.js"
+ * suite({ plugin, options: { k: 2 } })
+ */
+import { Corpus, Domain, ModelCache, Models, Plugin, type Retriever } from "@cupid-lab/core"
+import { describe, expect, it } from "@effect/vitest"
+import { Effect, Layer } from "effect"
+import * as Builtins from "../Builtins.js"
+import * as Histories from "./Histories.js"
+
+export interface SuiteOptions {
+  readonly plugin: Plugin.AnyRetrieverPlugin
+  /** Raw options, as a config would give them (decoded with the plugin's schema). */
+  readonly options?: Readonly<Record<string, unknown>>
+  /** Name shown in the test titles; default: the plugin name and its options. */
+  readonly label?: string
+  /** Models the plugin may ask for, by the name its options use. */
+  readonly models?: Readonly<Record<string, Models.ModelBundle>>
+  /** Extra plugins for the registry composite retrievers build their parts from. */
+  readonly plugins?: ReadonlyArray<Plugin.AnyPlugin>
+  /** Size of the large history; default 10,000. */
+  readonly largeHistory?: number
+  /** Per-test timeout in milliseconds for the large history; default 120,000. */
+  readonly largeTimeout?: number
+}
+
+type AnyService = Retriever.Service | Retriever.GoldService
+
+const deepFreeze = <A>(value: A): A => {
+  if (value !== null && typeof value === "object" && !Object.isFrozen(value)) {
+    Object.freeze(value)
+    for (const v of Object.values(value)) deepFreeze(v)
+  }
+  return value
+}
+
+/** The visible query as a fresh plain object: nothing else reachable from it. */
+const bareQuery = (q: Domain.Query): Domain.Query =>
+  deepFreeze({
+    instanceId: q.instanceId,
+    request: q.request,
+    sessions: q.sessions.map((s) => ({
+      id: s.id,
+      index: s.index,
+      hash: s.hash,
+      dialogue: s.dialogue.map((m) => ({ role: m.role, content: m.content }))
+    }))
+  })
+
+/** Deterministic summaries built from the sessions, for retrievers that rank summaries. */
+const summariesOf = (q: Domain.Query): ReadonlyMap<string, Domain.SessionSummary> =>
+  new Map(q.sessions.map((s) => [s.id, {
+    sessionId: s.id,
+    context: [Domain.sessionText(s, "first-user-message")],
+    preferences: s.dialogue.filter((m) => m.role === "user").slice(1, 2).map((m) => m.content)
+  }]))
+
+/** The same histories with the labels moved: relevance now points at other sessions. */
+const relabel = (instance: Domain.Instance): Domain.Instance => {
+  const n = instance.gold.sessions.length
+  return {
+    ...instance,
+    gold: {
+      ...instance.gold,
+      sessions: instance.gold.sessions.map((s, i) => ({ ...s, label: instance.gold.sessions[(i + 1) % n]!.label }))
+    }
+  }
+}
+
+export const suite = (config: SuiteOptions): void => {
+  const { plugin } = config
+  const raw = config.options ?? {}
+  const label = config.label ?? `${plugin.name} ${JSON.stringify(raw)}`
+  const large = config.largeHistory ?? 10_000
+  const fixtures: ReadonlyArray<Domain.Instance> = [...Histories.set(8, 11), ...Histories.set(13, 29)]
+  const tiny = [Histories.instance({ sessions: 0, seed: 5 }), Histories.instance({ sessions: 1, seed: 6 })]
+  const needsGold = plugin.needsGold === true
+
+  const models = Models.layer(config.models ?? {})
+  const env = Layer.mergeAll(
+    models,
+    Corpus.layerFromQueries(fixtures.map((f) => f.query), `conformance-${fixtures.length}`),
+    Layer.succeed(Plugin.Plugins, Plugin.makeRegistry([...Builtins.plugins, ...(config.plugins ?? [])]))
+  ).pipe(Layer.provideMerge(ModelCache.layerMemory))
+
+  const decode = (overrides: Readonly<Record<string, unknown>> = {}) =>
+    Plugin.decodeOptions(plugin, { ...raw, ...overrides }).pipe(
+      Effect.mapError((e) => new Error(`options do not decode: ${e.issues.map((i) => `${i.path.join(".")}: ${i.message}`).join("; ")}`))
+    )
+  const build = (overrides: Readonly<Record<string, unknown>> = {}) =>
+    Effect.flatMap(decode(overrides), (options) => (plugin.make as (o: unknown) => Effect.Effect<AnyService, unknown, Plugin.Env>)(options))
+  const retrieve = (service: AnyService, instance: Domain.Instance) => {
+    const query = bareQuery(instance.query)
+    const input: Retriever.RetrievalInput = service.needsSummaries ? { query, summaries: summariesOf(query) } : { query }
+    return needsGold
+      ? (service as Retriever.GoldService).retrieve(input, deepFreeze(structuredClone(instance.gold)))
+      : (service as Retriever.Service).retrieve(input)
+  }
+  const run = <A, E>(effect: Effect.Effect<A, E, Plugin.Env>) => Effect.scoped(effect).pipe(Effect.provide(env))
+
+  const checkShape = (instance: Domain.Instance, r: Retriever.Retrieval) => {
+    const ids = instance.query.sessions.map((s) => s.id)
+    const known = new Set(ids)
+    const ranked = r.ranking.map((x) => x.sessionId)
+    expect(ranked.filter((id) => !known.has(id)), `${instance.id}: unknown ids in ranking`).toEqual([])
+    expect(r.selected.filter((id) => !known.has(id)), `${instance.id}: unknown ids in selection`).toEqual([])
+    expect(new Set(ranked).size, `${instance.id}: repeated ids in ranking`).toBe(ranked.length)
+    expect(new Set(r.selected).size, `${instance.id}: repeated ids in selection`).toBe(r.selected.length)
+    const order = r.selected.map((id) => ids.indexOf(id))
+    expect(order, `${instance.id}: selection not chronological`).toEqual([...order].sort((a, b) => a - b))
+    for (const x of r.ranking) expect(Number.isFinite(x.score), `${instance.id}: non-finite score for ${x.sessionId}`).toBe(true)
+    for (let i = 1; i < r.ranking.length; i++) expect(r.ranking[i - 1]!.score).toBeGreaterThanOrEqual(r.ranking[i]!.score)
+  }
+
+  describe(`retriever conformance: ${label}`, () => {
+    it.effect("decodes its options and builds", () => run(build()))
+
+    it.effect("declares whether it reads gold", () =>
+      run(Effect.gen(function*() {
+        expect(plugin.stage).toBe("retriever")
+        const options = yield* decode()
+        expect(options).toBeTypeOf("object")
+        expect(plugin.needsGold === true || plugin.needsGold === undefined || plugin.needsGold === false).toBe(true)
+      })))
+
+    it.effect("returns only ids of the history, each once, in a consistent shape", () =>
+      run(Effect.gen(function*() {
+        const service = yield* build()
+        for (const f of fixtures) checkShape(f, yield* retrieve(service, f))
+      })))
+
+    it.effect("is deterministic across calls and rebuilds", () =>
+      run(Effect.gen(function*() {
+        const first = yield* build()
+        const second = yield* build()
+        for (const f of fixtures) {
+          const a = yield* retrieve(first, f)
+          expect(yield* retrieve(first, f)).toEqual(a)
+          expect(yield* retrieve(second, f)).toEqual(a)
+        }
+      })))
+
+    it.effect("respects k", () =>
+      run(Effect.gen(function*() {
+        const options = (yield* decode()) as { readonly k?: unknown }
+        if (typeof options.k !== "number") return
+        const k = options.k
+        const service = yield* build()
+        for (const f of fixtures) expect((yield* retrieve(service, f)).selected.length).toBeLessThanOrEqual(k)
+        const one = yield* build({ k: 1 })
+        for (const f of fixtures) expect((yield* retrieve(one, f)).selected.length).toBeLessThanOrEqual(1)
+      })))
+
+    if (needsGold) {
+      it.effect("reads gold only as it declares (needsGold)", () =>
+        run(Effect.gen(function*() {
+          const service = yield* build()
+          for (const f of fixtures) checkShape(f, yield* retrieve(service, relabel(f)))
+        })))
+    } else {
+      it.effect("never reads gold: selections do not depend on labels", () =>
+        run(Effect.gen(function*() {
+          const service = yield* build()
+          for (const f of fixtures) {
+            const original = yield* retrieve(service, f)
+            const moved = yield* retrieve(service, relabel(f))
+            expect(moved, `${f.id}: retrieval changed when only the labels changed`).toEqual(original)
+          }
+        })))
+    }
+
+    it.effect("handles an empty history", () =>
+      run(Effect.gen(function*() {
+        const r = yield* retrieve(yield* build(), tiny[0]!)
+        expect(r.selected).toEqual([])
+        expect(r.ranking).toEqual([])
+      })))
+
+    it.effect("handles a one-session history", () =>
+      run(Effect.gen(function*() {
+        const r = yield* retrieve(yield* build(), tiny[1]!)
+        checkShape(tiny[1]!, r)
+        expect(r.selected.every((id) => id === "s1")).toBe(true)
+      })))
+
+    it.effect(`handles a ${large.toLocaleString("en")}-session history`, () =>
+      run(Effect.gen(function*() {
+        const service = yield* build()
+        const options = (yield* decode()) as { readonly k?: unknown }
+        const big = Histories.instance({ sessions: large, type: "changing", seed: 42 })
+        const r = yield* retrieve(service, big)
+        checkShape(big, r)
+        if (typeof options.k === "number") expect(r.selected.length).toBeLessThanOrEqual(options.k)
+      })), config.largeTimeout ?? 120_000)
+  })
+}

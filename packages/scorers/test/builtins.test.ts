@@ -1,0 +1,64 @@
+import { ModelCache, Models, Pipeline, Plugin, Retriever } from "@cupid-lab/core"
+import { it } from "@effect/vitest"
+import { Effect, Layer } from "effect"
+import { describe, expect } from "vitest"
+import { Builtins } from "../src/index.js"
+import { makeInstance, scriptedModel } from "./fixtures.js"
+
+const registry = Plugin.makeRegistry(Builtins.plugins)
+const env = Layer.mergeAll(
+  Models.layer({ gpt4o: { languageModel: scriptedModel(() => "Score: 9") } }),
+  Layer.succeed(Plugin.Plugins, registry)
+).pipe(Layer.provideMerge(ModelCache.layerMemory))
+
+describe("scorer builtins", () => {
+  it("ships the four scorers", () => {
+    expect(registry.names("scorer")).toEqual(["cost", "judge", "preference-match", "retrieval"])
+    expect(Builtins.plugins.every((p) => p.stage === "scorer" && p.description.length > 0)).toBe(true)
+  })
+
+  it.scoped("scores a pipeline run built from config-style specs", () =>
+    Effect.gen(function*() {
+      const instance = makeInstance(["other", "relevant", "stale", "relevant"])
+      const scorers = yield* Effect.forEach(
+        [
+          { use: "retrieval", ks: [2, 4] },
+          { use: "preference-match", matcher: "lexical" },
+          { use: "judge", model: "gpt4o" },
+          { use: "cost" }
+        ],
+        (spec) => Effect.map(Plugin.build("scorer", spec), (service) => ({ plugin: spec.use, service }))
+      )
+      const trace = yield* Pipeline.run(
+        {
+          retriever: {
+            plugin: "newest",
+            needsGold: false,
+            service: {
+              needsSummaries: false,
+              retrieve: ({ query }) => Effect.succeed(Retriever.fromScores(query.sessions.map((s) => [s.id, s.index]), 2))
+            }
+          },
+          inferrer: {
+            plugin: "echo",
+            service: { infer: () => Effect.succeed({ preference: instance.gold.preference, analysis: "" }) }
+          },
+          generator: {
+            plugin: "fixed",
+            service: { usesGoldPreference: false, generate: () => Effect.succeed({ text: "Lemon cake, 200 g flour." }) }
+          },
+          scorers
+        },
+        instance
+      )
+      expect(trace.error).toBeUndefined()
+      // Newest two: s4 (relevant), s3 (stale).
+      expect(trace.scores["retrieval.precision"]).toBe(0.5)
+      expect(trace.scores["retrieval.mrr"]).toBe(1)
+      expect(trace.scores["inference.f1"]).toBe(1)
+      expect(trace.scores["generation.score"]).toBe(9)
+      // The judge's own call is in the trace's usage but not in the method's cost.
+      expect(trace.usage.map((u) => u.stage)).toEqual(["score"])
+      expect(trace.scores["cost.model_calls"]).toBe(0)
+    }).pipe(Effect.provide(env)))
+})

@@ -1,0 +1,74 @@
+import { Plugin, type Usage } from "@cupid-lab/core"
+import { it } from "@effect/vitest"
+import { Effect } from "effect"
+import { describe, expect } from "vitest"
+import * as Cost from "../src/Cost.js"
+import * as ScorerConformance from "../src/testing/ScorerConformance.js"
+import { makeInstance, makeTrace } from "./fixtures.js"
+
+const entry = (stage: string, model: string, promptTokens: number, completionTokens: number, cached = false): Usage.UsageEntry => ({
+  stage,
+  provider: "openai",
+  model,
+  kind: "complete",
+  promptTokens,
+  completionTokens,
+  cached
+})
+
+const usage = [
+  entry("infer", "gpt-4o-2024-11-20", 1000, 200, true),
+  entry("summarize", "gpt-4o-mini", 500, 100),
+  // The scorers' own calls are not the method's cost.
+  entry("score", "gpt-4o-2024-11-20", 9000, 900)
+]
+
+describe("cost scorer", () => {
+  it("sums tokens and calls of pipeline stages, cached calls included, and prices them", () => {
+    expect(Cost.compute(usage, Cost.defaultPrices)).toEqual({
+      "cost.prompt_tokens": 1500,
+      "cost.completion_tokens": 300,
+      "cost.model_calls": 2,
+      // (1000 * 2.50 + 200 * 10.00) / 1e6 + (500 * 0.15 + 100 * 0.60) / 1e6 = 0.0045 + 0.000135
+      "cost.usd": expect.closeTo(0.004635, 12)
+    })
+  })
+
+  it("gives NaN dollars, not 0, when a model has no price", () => {
+    const s = Cost.compute([...usage, entry("generate", "my-local-model", 10, 10)], Cost.defaultPrices)
+    expect(s["cost.usd"]).toBeNaN()
+    expect(s["cost.model_calls"]).toBe(3)
+  })
+
+  it("costs nothing without model calls", () => {
+    expect(Cost.compute([], Cost.defaultPrices)).toEqual({
+      "cost.prompt_tokens": 0,
+      "cost.completion_tokens": 0,
+      "cost.model_calls": 0,
+      "cost.usd": 0
+    })
+  })
+
+  it.effect("merges configured prices over the default table", () =>
+    Effect.gen(function*() {
+      const options = yield* Plugin.decodeOptions(Cost.plugin, {
+        prices: { "openai/gpt-4o-2024-11-20": { prompt: 1, completion: 2 }, "openai/my-local-model": { prompt: 0, completion: 0 } }
+      })
+      const scorer = yield* Cost.plugin.make(options)
+      const instance = makeInstance(["relevant"])
+      const trace = makeTrace(instance, { usage: [...usage, entry("generate", "my-local-model", 10, 10)] })
+      const s = yield* scorer.score({ instance, trace })
+      // (1000 * 1 + 200 * 2) / 1e6 + 0.000135 (gpt-4o-mini from the defaults) + 0
+      expect(s["cost.usd"]).toBeCloseTo(0.001535, 12)
+      expect(scorer.metrics.every((m) => !m.higherIsBetter)).toBe(true)
+      expect(yield* ScorerConformance.check(scorer, [{ instance, trace }, { instance, trace: makeTrace(instance) }])).toEqual([])
+    }))
+
+  it.effect("rejects negative or incomplete prices", () =>
+    Effect.gen(function*() {
+      for (const prices of [{ "openai/x": { prompt: -1, completion: 0 } }, { "openai/x": { prompt: 1 } }]) {
+        const r = yield* Effect.either(Plugin.decodeOptions(Cost.plugin, { prices }))
+        expect(r._tag, JSON.stringify(prices)).toBe("Left")
+      }
+    }))
+})
