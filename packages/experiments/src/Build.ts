@@ -24,7 +24,7 @@ import {
   type Scorer,
   type Summarizer
 } from "@cupid-lab/core"
-import { Cause, Context, Effect, type Scope } from "effect"
+import { Context, Effect, type Scope } from "effect"
 import type { Config, StageName } from "./Config.js"
 import { ConfigError } from "./Errors.js"
 import type * as Grid from "./Grid.js"
@@ -112,10 +112,7 @@ const buildStage = (
       }
       return fail(plan.origin, `cannot build ${stage} "${plan.params.use}": ${e.reason}`)
     }),
-    Effect.catchAllDefect((d) => fail(plan.origin, `cannot build ${stage} "${plan.params.use}": ${d instanceof Error ? d.message : String(d)}`)),
-    Effect.catchAllCause((cause) =>
-      Cause.isInterruptedOnly(cause) ? Effect.failCause(cause) : Effect.fail(Cause.squash(cause) as ConfigError)
-    )
+    Effect.catchAllDefect((d) => fail(plan.origin, `cannot build ${stage} "${plan.params.use}": ${d instanceof Error ? d.message : String(d)}`))
   )
 }
 

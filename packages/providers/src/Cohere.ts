@@ -90,6 +90,11 @@ const detailOf = (body: unknown): string | undefined =>
     ? undefined
     : JSON.stringify(body)
 
+/** cohere-ai 8.1 hands a 2xx body that is not JSON back as a parse-failure record instead of throwing. */
+const unparsedBody = (body: unknown): boolean =>
+  typeof body === "object" && body !== null && (body as { ok?: unknown }).ok === false &&
+  (body as { error?: { reason?: unknown } }).error?.reason === "non-json"
+
 const classify = (sdk: Sdk, ctx: Failure.CallContext, error: unknown, now: number) => {
   if (error instanceof sdk.CohereTimeoutError) return Failure.fromConnection(ctx, "timed out in the HTTP client")
   if (error instanceof sdk.CohereError) {
@@ -131,7 +136,8 @@ export const make = (options: Options, model: string): Effect.Effect<Models.Mode
 
     const send = <A>(request: (signal: AbortSignal) => Promise<A>) =>
       Effect.tryPromise({ try: request, catch: (e) => e }).pipe(
-        Effect.catchAll((e) => Effect.flatMap(Clock.currentTimeMillis, (now) => Effect.fail(classify(sdk, ctx, e, now))))
+        Effect.catchAll((e) => Effect.flatMap(Clock.currentTimeMillis, (now) => Effect.fail(classify(sdk, ctx, e, now)))),
+        Effect.filterOrFail((body) => !unparsedBody(body), () => Failure.malformed(ctx, "the body is not JSON"))
       )
 
     const complete = (request: LanguageModel.CompletionRequest) => {

@@ -128,7 +128,7 @@ describe("cohere provider: faults and keys", () => {
       ])
       expect(errors[0]!.message).toBe("cohere/test-model: rate limited: rate limit reached, slow down (HTTP 429)")
       expect(errors[1]!.reason).toMatch(/^connection (reset|closed) by the server/)
-      expect(errors[2]!.reason).toMatch(/^malformed response: /)
+      expect(errors[2]!.reason).toBe("malformed response: the body is not JSON")
       expect(errors[3]!.message).toBe("cohere/test-model: request rejected: too many documents (HTTP 422)")
     }))
 

@@ -1,15 +1,12 @@
-import { ModelCache, Models, Pipeline, Plugin, Retriever } from "@cupid-lab/core"
+import { Pipeline, Plugin, Retriever } from "@cupid-lab/core"
 import { it } from "@effect/vitest"
-import { Effect, Layer } from "effect"
+import { Effect } from "effect"
 import { describe, expect } from "vitest"
 import { Builtins } from "../src/index.js"
-import { makeInstance, scriptedModel } from "./fixtures.js"
+import { makeInstance, pluginEnv, scriptedModel } from "./fixtures.js"
 
 const registry = Plugin.makeRegistry(Builtins.plugins)
-const env = Layer.mergeAll(
-  Models.layer({ gpt4o: { languageModel: scriptedModel(() => "Score: 9") } }),
-  Layer.succeed(Plugin.Plugins, registry)
-).pipe(Layer.provideMerge(ModelCache.layerMemory))
+const env = pluginEnv({ gpt4o: { languageModel: scriptedModel(() => "Score: 9") } })
 
 describe("scorer builtins", () => {
   it("ships the four scorers", () => {

@@ -4,7 +4,7 @@ import { Effect } from "effect"
 import { describe, expect } from "vitest"
 import * as Cost from "../src/Cost.js"
 import * as ScorerConformance from "../src/testing/ScorerConformance.js"
-import { makeInstance, makeTrace } from "./fixtures.js"
+import { buildScorer, makeInstance, makeTrace, pluginEnv } from "./fixtures.js"
 
 const entry = (stage: string, model: string, promptTokens: number, completionTokens: number, cached = false): Usage.UsageEntry => ({
   stage,
@@ -49,12 +49,11 @@ describe("cost scorer", () => {
     })
   })
 
-  it.effect("merges configured prices over the default table", () =>
+  it.scoped("merges configured prices over the default table", () =>
     Effect.gen(function*() {
-      const options = yield* Plugin.decodeOptions(Cost.plugin, {
+      const scorer = yield* buildScorer("cost", {
         prices: { "openai/gpt-4o-2024-11-20": { prompt: 1, completion: 2 }, "openai/my-local-model": { prompt: 0, completion: 0 } }
       })
-      const scorer = yield* Cost.plugin.make(options)
       const instance = makeInstance(["relevant"])
       const trace = makeTrace(instance, { usage: [...usage, entry("generate", "my-local-model", 10, 10)] })
       const s = yield* scorer.score({ instance, trace })
@@ -62,7 +61,7 @@ describe("cost scorer", () => {
       expect(s["cost.usd"]).toBeCloseTo(0.001535, 12)
       expect(scorer.metrics.every((m) => !m.higherIsBetter)).toBe(true)
       expect(yield* ScorerConformance.check(scorer, [{ instance, trace }, { instance, trace: makeTrace(instance) }])).toEqual([])
-    }))
+    }).pipe(Effect.provide(pluginEnv())))
 
   it.effect("rejects negative or incomplete prices", () =>
     Effect.gen(function*() {

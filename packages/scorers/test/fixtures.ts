@@ -1,5 +1,6 @@
-import { Domain, type LanguageModel, type Trace } from "@cupid-lab/core"
-import { Effect } from "effect"
+import { Corpus, Domain, type LanguageModel, ModelCache, Models, Plugin, type Trace } from "@cupid-lab/core"
+import { Effect, Layer } from "effect"
+import { plugins } from "../src/Builtins.js"
 
 type Label = Domain.RelevanceLabel
 
@@ -60,3 +61,14 @@ export const userText = (request: LanguageModel.CompletionRequest): string =>
   request.messages.filter((m) => m.role === "user").map((m) => m.content).join("\n")
 
 export const allText = (request: LanguageModel.CompletionRequest): string => request.messages.map((m) => m.content).join("\n")
+
+/** Everything a plugin's `make` may ask for: the given models, a memory cache, an empty corpus, this package's registry. */
+export const pluginEnv = (bundles: Readonly<Record<string, Models.ModelBundle>> = {}, options: Models.MakeOptions = {}) =>
+  Layer.mergeAll(
+    Models.layer(bundles, options),
+    Corpus.layerFromQueries([], "empty"),
+    Layer.succeed(Plugin.Plugins, Plugin.makeRegistry(plugins))
+  ).pipe(Layer.provideMerge(ModelCache.layerMemory))
+
+/** Decode config-style options and build the scorer, as the runner does. */
+export const buildScorer = (use: string, raw: Record<string, unknown> = {}) => Plugin.build("scorer", { use, ...raw })

@@ -1,22 +1,20 @@
-import { Errors, type LanguageModel, ModelCache, Models, Plugin } from "@cupid-lab/core"
+import { Errors, type LanguageModel, type Models, Plugin } from "@cupid-lab/core"
 import { it } from "@effect/vitest"
-import { Effect, Layer } from "effect"
+import { Effect } from "effect"
 import { describe, expect } from "vitest"
 import * as Judge from "../src/Judge.js"
 import * as ScorerConformance from "../src/testing/ScorerConformance.js"
-import { allText, makeInstance, makeTrace, scriptedModel, userText } from "./fixtures.js"
+import { allText, buildScorer, makeInstance, makeTrace, pluginEnv, scriptedModel, userText } from "./fixtures.js"
 
 const instance = makeInstance(["relevant", "other"])
 const answered = makeTrace(instance, { generation: { text: "Lemon cake\nPrep time: 20 min\n200 g flour" } })
 
-const models = (lm: LanguageModel.Service, options: Models.MakeOptions = {}) =>
-  Models.layer({ judge: { languageModel: lm } }, options).pipe(Layer.provide(ModelCache.layerMemory))
+const models = (lm: LanguageModel.Service, options: Models.MakeOptions = {}) => pluginEnv({ judge: { languageModel: lm } }, options)
 
-const build = (raw: Record<string, unknown>) =>
-  Effect.flatMap(Plugin.decodeOptions(Judge.plugin, raw), (o) => Judge.plugin.make(o))
+const build = (raw: Record<string, unknown>) => buildScorer("judge", raw)
 
 describe("judge scorer", () => {
-  it.effect("keeps a decimal score and shows the judge the request, response, preference and checklist", () =>
+  it.scoped("keeps a decimal score and shows the judge the request, response, preference and checklist", () =>
     Effect.gen(function*() {
       const lm = scriptedModel(() => "1. Metric units: yes.\n2. Prep time first: yes.\n\n**Score: 7.5**")
       const scorer = yield* build({ model: "judge" }).pipe(Effect.provide(models(lm)))
@@ -28,7 +26,7 @@ describe("judge scorer", () => {
       expect(allText(request)).toContain("- Does the recipe use metric units?\n- Is the prep time listed first?")
     }))
 
-  it.effect("fails with a StageError on an out-of-range or missing score", () =>
+  it.scoped("fails with a StageError on an out-of-range or missing score", () =>
     Effect.gen(function*() {
       for (const [answer, pattern] of [
         ["Score: 11", /judge model "judge" \(test\/scripted-1\): score 11 is outside 1-10/],
@@ -42,14 +40,14 @@ describe("judge scorer", () => {
       }
     }))
 
-  it.effect("fails with a StageError when the cell has no generator", () =>
+  it.scoped("fails with a StageError when the cell has no generator", () =>
     Effect.gen(function*() {
       const scorer = yield* build({ model: "judge" }).pipe(Effect.provide(models(scriptedModel(() => "Score: 5"))))
       const error = yield* Effect.flip(scorer.score({ instance, trace: makeTrace(instance) }))
       expect(error.message).toMatch(/no generator/)
     }))
 
-  it.effect("runs on its dry-run answer", () =>
+  it.scoped("runs on its dry-run answer", () =>
     Effect.gen(function*() {
       const lm = scriptedModel(() => {
         throw new Error("a dry run must not call the model")
@@ -58,7 +56,7 @@ describe("judge scorer", () => {
       expect(yield* scorer.score({ instance, trace: answered })).toEqual({ "generation.score": 6 })
     }))
 
-  it.effect("requires a model and conforms to the scorer contract", () =>
+  it.scoped("requires a model and conforms to the scorer contract", () =>
     Effect.gen(function*() {
       const missing = yield* Effect.flip(Plugin.decodeOptions(Judge.plugin, {}))
       expect(missing.issues[0]!.path).toEqual(["model"])

@@ -1,6 +1,6 @@
-import { Errors, type LanguageModel, ModelCache, Models, Plugin, Usage } from "@cupid-lab/core"
+import { Errors, type LanguageModel, type Models, Plugin, Usage } from "@cupid-lab/core"
 import { it } from "@effect/vitest"
-import { Effect, Either, Layer } from "effect"
+import { Effect, Either } from "effect"
 import * as fs from "node:fs"
 import * as os from "node:os"
 import * as path from "node:path"
@@ -9,17 +9,15 @@ import * as Checklist from "../src/Checklist.js"
 import * as Coverage from "../src/Coverage.js"
 import * as PreferenceMatch from "../src/PreferenceMatch.js"
 import * as ScorerConformance from "../src/testing/ScorerConformance.js"
-import { makeInstance, makeTrace, scriptedModel, userText } from "./fixtures.js"
+import { buildScorer, makeInstance, makeTrace, pluginEnv, scriptedModel, userText } from "./fixtures.js"
 
 const goldPreference = "Recipes must use metric units and list prep time first."
 const instance = makeInstance(["other", "relevant", "stale", "relevant"])
 const inferred = (preference: string) => makeTrace(instance, { inference: { preference, analysis: "" } })
 
-const models = (lm: LanguageModel.Service, options: Models.MakeOptions = {}) =>
-  Models.layer({ m: { languageModel: lm } }, options).pipe(Layer.provide(ModelCache.layerMemory))
+const models = (lm: LanguageModel.Service, options: Models.MakeOptions = {}) => pluginEnv({ m: { languageModel: lm } }, options)
 
-const build = (raw: Record<string, unknown>) =>
-  Effect.flatMap(Plugin.decodeOptions(PreferenceMatch.plugin, raw), (o) => PreferenceMatch.plugin.make(o))
+const build = (raw: Record<string, unknown>) => buildScorer("preference-match", raw)
 
 describe("clause decomposer", () => {
   it.effect.each([
@@ -70,7 +68,7 @@ describe("lexical matcher", () => {
     expect([0.7, 0.69, 0.4, 0.39, 1, 0].map((c) => Coverage.ratingOf(c, t))).toEqual([1, 0.5, 0.5, 0, 1, 0])
   })
 
-  it.effect("rates a checklist against one preference", () =>
+  it.scoped("rates a checklist against one preference", () =>
     Effect.map(
       Coverage.lexical(Coverage.defaultLexical).rate(
         ["Are the responsibilities communicated in a stern tone?", "Are the examples concrete and short?", "Is the tone playful?"],
@@ -106,7 +104,7 @@ describe("preference-match formula", () => {
 })
 
 describe("preference-match scorer, offline", () => {
-  it.effect("scores a perfect inference 1 and a shallow one low", () =>
+  it.scoped("scores a perfect inference 1 and a shallow one low", () =>
     Effect.gen(function*() {
       const scorer = yield* build({})
       const perfect = yield* scorer.score({ instance, trace: inferred(goldPreference) })
@@ -120,7 +118,7 @@ describe("preference-match scorer, offline", () => {
       expect(shallow["inference.recall_micro:den"]).toBe(2)
     }).pipe(Effect.provide(models(scriptedModel(() => "unused")))))
 
-  it.effect("labels its metrics as heuristic", () =>
+  it.scoped("labels its metrics as heuristic", () =>
     Effect.gen(function*() {
       const scorer = yield* build({})
       expect(scorer.metrics.every((m) => m.heuristic)).toBe(true)
@@ -136,7 +134,7 @@ describe("preference-match scorer, offline", () => {
       })
     }).pipe(Effect.provide(models(scriptedModel(() => "unused")))))
 
-  it.effect("fails with a StageError when the cell has no inferrer", () =>
+  it.scoped("fails with a StageError when the cell has no inferrer", () =>
     Effect.gen(function*() {
       const scorer = yield* build({})
       const error = yield* Effect.flip(scorer.score({ instance, trace: makeTrace(instance) }))
@@ -145,7 +143,7 @@ describe("preference-match scorer, offline", () => {
       expect(error.message).toMatch(/no inferrer/)
     }).pipe(Effect.provide(models(scriptedModel(() => "unused")))))
 
-  it.effect("conforms to the scorer contract", () =>
+  it.scoped("conforms to the scorer contract", () =>
     Effect.gen(function*() {
       const scorer = yield* build({})
       const problems = yield* ScorerConformance.check(scorer, [
@@ -155,7 +153,7 @@ describe("preference-match scorer, offline", () => {
       expect(problems).toEqual([])
     }).pipe(Effect.provide(models(scriptedModel(() => "unused")))))
 
-  it.effect("decodes options with defaults and rejects bad ones", () =>
+  it.scoped("decodes options with defaults and rejects bad ones", () =>
     Effect.gen(function*() {
       expect(yield* Plugin.decodeOptions(PreferenceMatch.plugin, {})).toEqual({
         decomposer: "clauses",
@@ -189,7 +187,7 @@ const llmAnswers = (request: LanguageModel.CompletionRequest): string => {
 }
 
 describe("preference-match scorer, with models", () => {
-  it.effect("decomposes and matches through the configured models", () =>
+  it.scoped("decomposes and matches through the configured models", () =>
     Effect.gen(function*() {
       const lm = scriptedModel(llmAnswers)
       const scorer = yield* build({ decomposer: { model: "m" }, matcher: { model: "m" } }).pipe(Effect.provide(models(lm)))
@@ -208,7 +206,7 @@ describe("preference-match scorer, with models", () => {
       expect(scorer.metrics.some((m) => m.heuristic)).toBe(false)
     }))
 
-  it.effect("marks only precision-side metrics heuristic with the clause decomposer", () =>
+  it.scoped("marks only precision-side metrics heuristic with the clause decomposer", () =>
     Effect.gen(function*() {
       const scorer = yield* build({ matcher: { model: "m" } })
       const flags = Object.fromEntries(scorer.metrics.map((m) => [m.name, m.heuristic]))
@@ -222,7 +220,7 @@ describe("preference-match scorer, with models", () => {
       })
     }).pipe(Effect.provide(models(scriptedModel(llmAnswers)))))
 
-  it.effect("runs on the dry-run answers without calling the model", () =>
+  it.scoped("runs on the dry-run answers without calling the model", () =>
     Effect.gen(function*() {
       const lm = scriptedModel(() => {
         throw new Error("a dry run must not call the model")
@@ -235,7 +233,7 @@ describe("preference-match scorer, with models", () => {
       expect(lm.requests).toHaveLength(0)
     }))
 
-  it.effect("makes no model call for an empty inference", () =>
+  it.scoped("makes no model call for an empty inference", () =>
     Effect.gen(function*() {
       const lm = scriptedModel(llmAnswers)
       const scorer = yield* build({ decomposer: { model: "m" }, matcher: { model: "m" } }).pipe(Effect.provide(models(lm)))
@@ -244,7 +242,7 @@ describe("preference-match scorer, with models", () => {
       expect(lm.requests).toHaveLength(0)
     }))
 
-  it.effect("turns unreadable answers into StageErrors that name the scorer, the model and the expectation", () =>
+  it.scoped("turns unreadable answers into StageErrors that name the scorer, the model and the expectation", () =>
     Effect.gen(function*() {
       const failWith = (answer: (r: LanguageModel.CompletionRequest) => string, options: Record<string, unknown>) =>
         Effect.gen(function*() {
@@ -262,7 +260,7 @@ describe("preference-match scorer, with models", () => {
       expect(emptyChecklist.message).toMatch(/empty checklist/)
     }))
 
-  it.effect("reports a failed model call as a StageError", () =>
+  it.scoped("reports a failed model call as a StageError", () =>
     Effect.gen(function*() {
       const broken: LanguageModel.Service = {
         info: { provider: "test", model: "down", params: {} },
@@ -273,7 +271,7 @@ describe("preference-match scorer, with models", () => {
       expect(error.message).toMatch(/matcher model "m" \(test\/down\): test\/down: connection refused/)
     }))
 
-  it.effect("fails to build with an unknown model name or a bad template", () =>
+  it.scoped("fails to build with an unknown model name or a bad template", () =>
     Effect.gen(function*() {
       const layer = models(scriptedModel(llmAnswers))
       const unknownModel = yield* Effect.flip(build({ matcher: { model: "gpt" } }).pipe(Effect.provide(layer)))
@@ -288,7 +286,7 @@ describe("preference-match scorer, with models", () => {
       fs.rmSync(dir, { recursive: true })
     }))
 
-  it.effect("uses a user template, and finds shipped prompts by file name", () =>
+  it.scoped("uses a user template, and finds shipped prompts by file name", () =>
     Effect.gen(function*() {
       const dir = fs.mkdtempSync(path.join(os.tmpdir(), "pm-templates-"))
       const custom = path.join(dir, "custom.md")
@@ -312,7 +310,7 @@ describe("preference-match scorer, with models", () => {
       expect(prefmatcher.requests[0]!.messages[1]!.content).toMatch(/^#### Criterion\n\n.+\n\n#### Checklist\n\n1\. /)
     }))
 
-  it.effect("conforms to the scorer contract", () =>
+  it.scoped("conforms to the scorer contract", () =>
     Effect.gen(function*() {
       const scorer = yield* build({ decomposer: { model: "m" }, matcher: { model: "m" } })
       expect(yield* ScorerConformance.check(scorer, [{ instance, trace: inferred(inferredText) }])).toEqual([])

@@ -4,7 +4,7 @@ import { Effect, Either } from "effect"
 import { describe, expect } from "vitest"
 import * as Retrieval from "../src/Retrieval.js"
 import * as ScorerConformance from "../src/testing/ScorerConformance.js"
-import { makeInstance, makeTrace } from "./fixtures.js"
+import { buildScorer, makeInstance, makeTrace, pluginEnv } from "./fixtures.js"
 
 // s1..s8: other, relevant, other, stale, relevant, other, stale, other
 const history = makeInstance(["other", "relevant", "other", "stale", "relevant", "other", "stale", "other"])
@@ -153,9 +153,9 @@ describe("retrieval scorer", () => {
       }
     }))
 
-  it.effect("conforms to the scorer contract", () =>
+  it.scoped("conforms to the scorer contract", () =>
     Effect.gen(function*() {
-      const service = yield* Retrieval.plugin.make({ ks: [2, 4] })
+      const service = yield* buildScorer("retrieval", { ks: [2, 4] })
       const none = makeInstance(["other", "stale"])
       const problems = yield* ScorerConformance.check(service, [
         { instance: history, trace: makeTrace(history) },
@@ -163,5 +163,5 @@ describe("retrieval scorer", () => {
         { instance: none, trace: makeTrace(none, { retrieval: { ranking: [], selected: [] } }) }
       ])
       expect(problems).toEqual([])
-    }))
+    }).pipe(Effect.provide(pluginEnv())))
 })

@@ -65,6 +65,18 @@ export interface HistoryOptions {
  * `changing` two with the changed preference; the rest are other factors.
  */
 export const instance = (options: HistoryOptions): Domain.Instance => {
+  const key = JSON.stringify([options.sessions, options.type, options.seed, options.personaId])
+  const hit = built.get(key)
+  if (hit !== undefined) return hit
+  const made = build(options)
+  built.set(key, made)
+  return made
+}
+
+// Instances are immutable values, and large ones take a second or two to build: build each once.
+const built = new Map<string, Domain.Instance>()
+
+const build = (options: HistoryOptions): Domain.Instance => {
   const random = rng(options.seed ?? 1)
   const pick = <A>(xs: ReadonlyArray<A>): A => xs[Math.floor(random() * xs.length)]!
   const type = options.type ?? "consistent"

@@ -7,7 +7,7 @@
  *
  * @example
  * Source.parse("p01-x.json", text) // Either<SampleSource, DatasetError>
- * // Left: "p01-x.json, drop_changing[1]: index 8 must point at an \"other\" session (0-11)"
+ * // Left: p01-x.json, drop_changing[1]: index 8 must point at an "other" session (0-11)
  */
 import { FileSystem, Path } from "@effect/platform"
 import { Effect, Either, ParseResult, Schema } from "effect"

@@ -1,0 +1,171 @@
+/**
+ * Paired comparisons of one metric between two cells over the same instances, for every way a
+ * metric aggregates (`MetricDescription.aggregate`):
+ *
+ * - `mean`: `Statistics.paired` on the per-instance values (paired bootstrap CI of the mean
+ *   difference, sign-flip permutation p-value);
+ * - `pooled` and `{ f1Of }` (micro averages): the statistic is recomputed from summed counts, so
+ *   the bootstrap resamples instances and recomputes the pooled difference, and the permutation
+ *   test swaps the two cells' counts of each instance with probability 1/2 (the paired analogue of
+ *   the sign flip for a statistic that is not a mean of differences).
+ *
+ * Rows are paired by position: `a[i]` and `b[i]` belong to the same instance. A row takes part
+ * only when every value it needs is finite in both cells; `n` counts those rows.
+ *
+ * @example
+ * import { Paired } from "@cupid-lab/experiments/compare/Paired"
+ * const columns = (key: string) => values.get(key) ?? []
+ * const c = Paired.compare(metric, columnsOfA, columnsOfB, { seed: 7, resamples: 1000, permutations: 2000 })
+ * c.delta // metric(b) - metric(a); c.ci95, c.p
+ */
+import { Statistics } from "@cupid-lab/scorers"
+import type { MetricDescription } from "../ResultLine.js"
+
+export interface Options {
+  readonly seed: number
+  readonly resamples: number
+  readonly permutations: number
+}
+
+/** Per-instance values of a score key (`inference.f1`, `inference.precision_micro:num`, ...). */
+export type Columns = (key: string) => ReadonlyArray<number>
+
+export type Comparison = Statistics.PairedComparison
+
+const f1 = (p: number, r: number): number => (Number.isNaN(p) || Number.isNaN(r) ? NaN : p + r === 0 ? 0 : (2 * p * r) / (p + r))
+const ratio = (num: number, den: number): number => (den === 0 ? NaN : num / den)
+
+/** The score keys a metric's value is computed from. */
+export const keysOf = (metric: Pick<MetricDescription, "name" | "aggregate">): ReadonlyArray<string> => {
+  const agg = metric.aggregate
+  if (agg === "mean") return [metric.name]
+  if (agg === "pooled") return [`${metric.name}:num`, `${metric.name}:den`]
+  return [`${agg.f1Of[0]}:num`, `${agg.f1Of[0]}:den`, `${agg.f1Of[1]}:num`, `${agg.f1Of[1]}:den`]
+}
+
+/** The statistic of summed counts, in the order of {@link keysOf}. */
+const pooledStatistic = (metric: Pick<MetricDescription, "aggregate">): ((sums: ReadonlyArray<number>) => number) =>
+  metric.aggregate === "pooled"
+    ? (s) => ratio(s[0]!, s[1]!)
+    : (s) => f1(ratio(s[0]!, s[1]!), ratio(s[2]!, s[3]!))
+
+/**
+ * The metric's value over a set of rows, aggregated as the summary aggregates it (mean of
+ * per-instance values, or the pooled statistic of summed counts). `n` counts the usable rows.
+ */
+export const value = (
+  metric: Pick<MetricDescription, "name" | "aggregate">,
+  columns: Columns,
+  rows?: ReadonlyArray<number>
+): { readonly n: number; readonly value: number } => {
+  const keys = keysOf(metric)
+  const cols = keys.map(columns)
+  const length = Math.min(...cols.map((c) => c.length))
+  const pick = rows ?? Array.from({ length }, (_, i) => i)
+  const sums = keys.map(() => 0)
+  let n = 0
+  for (const i of pick) {
+    if (!cols.every((c) => Number.isFinite(c[i]))) continue
+    n++
+    cols.forEach((c, k) => (sums[k]! += c[i]!))
+  }
+  if (n === 0) return { n, value: NaN }
+  return { n, value: metric.aggregate === "mean" ? sums[0]! / n : pooledStatistic(metric)(sums) }
+}
+
+/**
+ * Paired bootstrap and paired permutation test for a pooled statistic. `a` and `b` are rows of
+ * counts (same length, same instance order, all finite); the statistic maps summed counts to a value.
+ */
+export const pairedPooled = (
+  a: ReadonlyArray<ReadonlyArray<number>>,
+  b: ReadonlyArray<ReadonlyArray<number>>,
+  statistic: (sums: ReadonlyArray<number>) => number,
+  options: Options
+): Comparison => {
+  const n = a.length
+  if (n === 0) return { n: 0, delta: NaN, ci95: [NaN, NaN], p: NaN }
+  const k = a[0]!.length
+  const sumA = new Float64Array(k)
+  const sumB = new Float64Array(k)
+  const delta = (pick: (i: number) => number, swap: (i: number) => boolean): number => {
+    sumA.fill(0)
+    sumB.fill(0)
+    for (let i = 0; i < n; i++) {
+      const j = pick(i)
+      const s = swap(j)
+      const x = s ? b[j]! : a[j]!
+      const y = s ? a[j]! : b[j]!
+      for (let c = 0; c < k; c++) {
+        sumA[c]! += x[c]!
+        sumB[c]! += y[c]!
+      }
+    }
+    return statistic(sumB as unknown as ReadonlyArray<number>) - statistic(sumA as unknown as ReadonlyArray<number>)
+  }
+  const same = (i: number) => i
+  const never = () => false
+  const observed = delta(same, never)
+  if (!Number.isFinite(observed)) return { n, delta: observed, ci95: [NaN, NaN], p: NaN }
+  if (n < 2) return { n, delta: observed, ci95: [observed, observed], p: 1 }
+
+  const draw = Statistics.rng(options.seed)
+  const boots: Array<number> = []
+  for (let r = 0; r < options.resamples; r++) {
+    const d = delta(() => Math.floor(draw() * n), never)
+    if (Number.isFinite(d)) boots.push(d)
+  }
+  boots.sort((x, y) => x - y)
+
+  // Same stream offset as Statistics.paired, so the two tests use comparable randomness.
+  const flip = Statistics.rng(options.seed ^ 0x5bd1e995)
+  const swaps = new Uint8Array(n)
+  const eps = 1e-12
+  let extreme = 0
+  for (let r = 0; r < options.permutations; r++) {
+    for (let i = 0; i < n; i++) swaps[i] = flip() < 0.5 ? 1 : 0
+    const d = delta(same, (i) => swaps[i] === 1)
+    if (Math.abs(d) >= Math.abs(observed) - eps) extreme++
+  }
+  return {
+    n,
+    delta: observed,
+    ci95: [Statistics.quantile(boots, 0.025), Statistics.quantile(boots, 0.975)],
+    p: (extreme + 1) / (options.permutations + 1)
+  }
+}
+
+/**
+ * Compare metric(b) against metric(a) over the rows `rows` (default: all), paired by position.
+ */
+export const compare = (
+  metric: Pick<MetricDescription, "name" | "aggregate">,
+  a: Columns,
+  b: Columns,
+  options: Options,
+  rows?: ReadonlyArray<number>
+): Comparison => {
+  const keys = keysOf(metric)
+  const colsA = keys.map(a)
+  const colsB = keys.map(b)
+  const length = Math.min(...colsA.map((c) => c.length), ...colsB.map((c) => c.length))
+  const pick = rows ?? Array.from({ length }, (_, i) => i)
+  if (metric.aggregate === "mean") {
+    const ca = colsA[0]!, cb = colsB[0]!
+    return Statistics.paired(pick.map((i) => ca[i] ?? NaN), pick.map((i) => cb[i] ?? NaN), options)
+  }
+  const ra: Array<Array<number>> = []
+  const rb: Array<Array<number>> = []
+  for (const i of pick) {
+    const x = colsA.map((c) => c[i] ?? NaN)
+    const y = colsB.map((c) => c[i] ?? NaN)
+    if (x.every(Number.isFinite) && y.every(Number.isFinite)) {
+      ra.push(x)
+      rb.push(y)
+    }
+  }
+  return pairedPooled(ra, rb, pooledStatistic(metric), options)
+}
+
+/** Number of permutations so that the smallest attainable Holm-adjusted p-value over `tests` tests is about 0.025. */
+export const permutationsFor = (tests: number): number => Math.max(2000, Math.ceil(40 * tests))

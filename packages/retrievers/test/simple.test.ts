@@ -1,0 +1,34 @@
+import { Domain } from "@cupid-lab/core"
+import { describe, expect, it } from "@effect/vitest"
+import { Effect } from "effect"
+import * as Simple from "../src/Simple.js"
+import { suite } from "../src/testing/Conformance.js"
+
+const query = (n: number): Domain.Query => ({
+  instanceId: "p:consistent",
+  request: "anything",
+  sessions: Array.from({ length: n }, (_, index) => ({ id: Domain.sessionId(index), index, hash: `h${index}`, dialogue: [] }))
+})
+
+describe("all", () => {
+  it.effect("selects every session, ranked newest first", () =>
+    Effect.gen(function*() {
+      const service = yield* Simple.all.make({})
+      const r = yield* service.retrieve({ query: query(3) })
+      expect(r.selected).toEqual(["s1", "s2", "s3"])
+      expect(r.ranking.map((x) => x.sessionId)).toEqual(["s3", "s2", "s1"])
+    }))
+})
+
+describe("recency", () => {
+  it.effect("selects the k most recent, in chronological order", () =>
+    Effect.gen(function*() {
+      const service = yield* Simple.recency.make({ k: 2 })
+      expect((yield* service.retrieve({ query: query(5) })).selected).toEqual(["s4", "s5"])
+      expect((yield* service.retrieve({ query: query(1) })).selected).toEqual(["s1"])
+    }))
+})
+
+suite({ plugin: Simple.all })
+suite({ plugin: Simple.recency, options: { k: 2 } })
+suite({ plugin: Simple.recency, options: { k: 4 } })
