@@ -77,14 +77,23 @@ const infer = (evidence: Evidence, options: ExtractiveInferrer.Options = default
   ExtractiveInferrer.infer({ request: req, evidence }, options)
 
 const earlier = "Every section needs at least two peer-reviewed sources, she checks that; the main claim has to come first, in one sentence."
+const earlierFromBoth = "Every section needs at least two peer-reviewed sources, she checks that; put the claim up front in one sentence."
 const changed = "She now wants a numbered outline, not paragraphs; end each section with one question for her to answer."
 
 describe("extractive inferrer on a hand-made persona", () => {
   it("consistent, oracle sessions: the requirement words of the preference", () => {
+    // s1 "every section needs ...": cue 4 (capped) + agreement 1 ("cite two peer-reviewed papers" in s2) = 5;
+    // s2 "put the claim up front ...": cue 2 + agreement 1 + recency 1.5 = 4.5; the rest restate these two.
     expect(infer({ sessions: sessions(okafor1, okafor2) })).toEqual({
-      preference: earlier,
-      analysis: "Extractive heuristic (no model): 4 feedback sentence(s) from 2 of 2 session(s); composed from s1 (7.00), s1 (6.50)."
+      preference: earlierFromBoth,
+      analysis: "Extractive heuristic (no model): 4 feedback sentence(s) from 2 of 2 session(s); composed from s1 (5.00), s2 (4.50)."
     })
+  })
+
+  it("consistent, full history: the unrelated sessions are set aside", () => {
+    const out = infer({ sessions: sessions(okafor1, sourdough, okafor2, zotero) })
+    expect(out.preference).toBe(earlier)
+    expect(out.analysis).toBe("Extractive heuristic (no model): 8 feedback sentence(s) from 4 of 4 session(s); composed from s1 (5.00), s1 (4.50).")
   })
 
   it("contrastive, full history: the similar person's conflicting requirements stay out", () => {
@@ -97,7 +106,7 @@ describe("extractive inferrer on a hand-made persona", () => {
     const out = infer({ sessions: sessions(okafor1, sourdough, okafor2, zotero, okaforChanged) })
     expect(out).toEqual({
       preference: changed,
-      analysis: "Extractive heuristic (no model): 10 feedback sentence(s) from 5 of 5 session(s); composed from s5 (7.50), s5 (6.50)."
+      analysis: "Extractive heuristic (no model): 10 feedback sentence(s) from 5 of 5 session(s); composed from s5 (5.50), s5 (4.50)."
     })
   })
 
@@ -120,7 +129,7 @@ describe("extractive inferrer on a hand-made persona", () => {
   })
 
   it("keeps to the word budget and the clause limit", () => {
-    expect(infer({ sessions: sessions(okafor1, okafor2) }, { maxWords: 14, maxClauses: 3 }).preference).toBe(
+    expect(infer({ sessions: sessions(okafor1, okafor2) }, { maxWords: 18, maxClauses: 3 }).preference).toBe(
       "Every section needs at least two peer-reviewed sources, she checks that."
     )
     expect(infer({ sessions: sessions(lindqvist) }, { maxWords: 30, maxClauses: 2 }).preference).toBe(
@@ -161,9 +170,19 @@ describe("extractive inferrer: another persona", () => {
   ]
   const danaRequest = "I have to send Dana an update on the data migration. Can you write it from these notes: cutover moved to Friday, two tables failed validation?"
 
-  it("full history", () => {
+  it("full history: the session whose opening matches the request best", () => {
     expect(infer({ sessions: sessions(dana1, pandas, dana2) }, defaults, danaRequest).preference).toBe(
-      "Dana only needs the headline; keep it under 150 words, she won't read more than that; list the risks as bullets instead of burying them in a paragraph."
+      "List the risks as bullets instead of burying them in a paragraph; this is way too long for Dana."
+    )
+  })
+
+  it("a selected session whose opening matches the request much less than the best is set aside", () => {
+    // Request words in the openings, idf-weighted over the two sessions (names double): s1 has
+    // Dana 1.386 + update 1.099 + migration 1.099 + notes 0.693 = 4.277; s2 has Dana + notes =
+    // 2.079, 0.49 of s1, under the 0.6 needed. From s1: "list the risks ... instead" 4, "too long" 2 + 0.5
+    // (shares "Dana" with the request); "put a one-line status ..." (2) would pass 30 words.
+    expect(infer({ sessions: sessions(dana1, dana2) }, defaults, danaRequest).preference).toBe(
+      "List the risks as bullets instead of burying them in a paragraph; this is way too long for Dana."
     )
   })
 
@@ -187,6 +206,8 @@ describe("extractive inferrer: another persona", () => {
 
 describe("extractive inferrer with summaries as evidence", () => {
   it("composes from the preference bullets of the sessions about the request", () => {
+    // s2 (sourdough) shares no request word and is set aside. s3's bullets: cue 3 + agreement 1
+    // (s1 restates each) + recency 1.5 = 5.5; s1's restatements are duplicates of them.
     const evidence: Evidence = {
       sessions: sessions(okafor1, sourdough, okafor2),
       summaries: [
@@ -197,7 +218,7 @@ describe("extractive inferrer with summaries as evidence", () => {
     }
     expect(infer(evidence)).toEqual({
       preference: "Claim up front in one sentence; two peer-reviewed papers, not blog posts.",
-      analysis: "Extractive heuristic (no model): 5 summary preference bullet(s) from 3 of 3 session(s); composed from s3 (7.09), s3 (7.09)."
+      analysis: "Extractive heuristic (no model): 5 summary preference bullet(s) from 3 of 3 session(s); composed from s3 (5.50), s3 (5.50)."
     })
   })
 })

@@ -233,6 +233,24 @@ export const open = (dir: string, cells: ReadonlySet<string>): Store => {
   }
 }
 
+/**
+ * The pairs a results directory already holds (`cell\u0000instance` of ok lines of `cells`), read
+ * without changing anything (dry runs).
+ */
+export const readDone = (dir: string, cells: ReadonlySet<string>): Set<string> => {
+  const file = path.join(dir, fileName)
+  const done = new Set<string>()
+  if (!fs.existsSync(file)) return done
+  const lines = fs.readFileSync(file, "utf8").split("\n")
+  lines.pop() // empty after the last newline, or a line cut short
+  lines.forEach((text, i) => {
+    if (text.length === 0) return
+    const h = parseHeader(text, file, i + 1)
+    if (h.status === "ok" && cells.has(h.cell)) done.add(key(h.cell, h.instance))
+  })
+  return done
+}
+
 /** Read every line of a results file (for `report` and tools). */
 export const readLines = (file: string): Array<string> => {
   const text = fs.readFileSync(file, "utf8")

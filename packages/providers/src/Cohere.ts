@@ -30,7 +30,7 @@ export const Options = Schema.Struct({
   /** Host root, e.g. `https://api.cohere.com`; the client adds `/v2/...`. */
   baseURL: Schema.optional(Schema.String),
   /** Environment variable holding the key; required unless `baseURL` is set. */
-  apiKeyEnv: Schema.optionalWith(Schema.String, { default: () => "CO_API_KEY" }),
+  apiKeyEnv: Schema.optionalWith(Schema.NonEmptyTrimmedString, { default: () => "CO_API_KEY" }),
   temperature: Schema.optional(Schema.Number),
   topP: Schema.optional(Schema.Number),
   maxTokens: Schema.optional(PositiveInt),
@@ -112,7 +112,6 @@ const classify = (sdk: Sdk, ctx: Failure.CallContext, error: unknown, now: numbe
   return dropped !== undefined ? Failure.fromConnection(ctx, dropped) : Failure.unexpected(ctx, error)
 }
 
-
 /** Build the chat, embedding and rerank services of one configured model. */
 export const make = (options: Options, model: string): Effect.Effect<Models.ModelBundle, PluginError, Scope.Scope> =>
   Effect.gen(function*() {
@@ -129,7 +128,7 @@ export const make = (options: Options, model: string): Effect.Effect<Models.Mode
       timeoutInSeconds: Math.ceil(options.timeoutMs / 1000) + 5,
       logging: { silent: true }
     })
-    const ctx: Failure.CallContext = { provider: "cohere", model, keyEnv: options.apiKeyEnv, secret: Redacted.value(key) }
+    const ctx: Failure.CallContext = { provider: "cohere", model, keyEnv: options.apiKeyEnv, secret: Secret.scrubbable(key) }
     const guard = yield* Resilience.make(options, ctx)
     const info: LanguageModel.ModelInfo = { provider: "cohere", model, params: params(options) }
     const requestOptions = (abortSignal: AbortSignal) => ({ abortSignal, maxRetries: 0 })

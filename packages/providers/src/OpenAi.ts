@@ -29,7 +29,7 @@ export const Options = Schema.Struct({
   /** Server root including `/v1`; else `OPENAI_BASE_URL`; else api.openai.com. */
   baseURL: Schema.optional(Schema.String),
   /** Environment variable holding the key. Required for api.openai.com only. */
-  apiKeyEnv: Schema.optionalWith(Schema.String, { default: () => "OPENAI_API_KEY" }),
+  apiKeyEnv: Schema.optionalWith(Schema.NonEmptyTrimmedString, { default: () => "OPENAI_API_KEY" }),
   temperature: Schema.optional(Schema.Number),
   topP: Schema.optional(Schema.Number),
   maxTokens: Schema.optional(PositiveInt),
@@ -97,7 +97,6 @@ const classify = (sdk: Sdk, ctx: Failure.CallContext, error: unknown, now: numbe
   return dropped !== undefined ? Failure.fromConnection(ctx, dropped) : Failure.unexpected(ctx, error)
 }
 
-
 /** Build the chat and embedding services of one configured model. */
 export const make = (options: Options, model: string): Effect.Effect<Models.ModelBundle, PluginError, Scope.Scope> =>
   Effect.gen(function*() {
@@ -115,7 +114,7 @@ export const make = (options: Options, model: string): Effect.Effect<Models.Mode
       timeout: options.timeoutMs + 5_000,
       logLevel: "off"
     })
-    const ctx: Failure.CallContext = { provider: "openai", model, keyEnv: options.apiKeyEnv, secret: Redacted.value(key) }
+    const ctx: Failure.CallContext = { provider: "openai", model, keyEnv: options.apiKeyEnv, secret: Secret.scrubbable(key) }
     const guard = yield* Resilience.make(options, ctx)
     const info: LanguageModel.ModelInfo = { provider: "openai", model, params: params(options) }
 

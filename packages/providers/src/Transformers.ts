@@ -19,8 +19,7 @@
 import type { LanguageModel, Models } from "@cupid-lab/core"
 import { ModelError, PluginError } from "@cupid-lab/core/Errors"
 import * as Plugin from "@cupid-lab/core/Plugin"
-import { Effect, type Scope } from "effect"
-import { Schema } from "effect"
+import { Effect, Schema, type Scope } from "effect"
 import * as fs from "node:fs"
 import * as path from "node:path"
 import * as Pooling from "./internal/Pooling.js"
@@ -92,7 +91,7 @@ const locate = (options: Options, model: string): Effect.Effect<string, PluginEr
     const folder = path.resolve(options.path ?? path.join(base ?? "models", model))
     const onnx = path.join("onnx", `model${dtypeSuffix[options.dtype]}.onnx`)
     for (const file of ["config.json", "tokenizer.json", onnx]) {
-      if (!fs.existsSync(path.join(folder, file))) {
+      if (!(yield* Effect.sync(() => fs.existsSync(path.join(folder, file))))) {
         return yield* new PluginError({
           plugin: "transformers",
           reason: `model "${model}": ${path.join(folder, file)} does not exist; the folder must hold a Hugging Face ` +

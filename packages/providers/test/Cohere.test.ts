@@ -135,7 +135,7 @@ describe("cohere provider: faults and keys", () => {
   it.scopedLive("a slow answer times out and the retry succeeds", () =>
     Effect.gen(function*() {
       const server = yield* CohereServer.make({ faults: [Faults.slow(20_000)] })
-      const bundle = yield* cohere({ baseURL: server.url, ...fast, timeoutMs: 500, maxRetries: 1 })
+      const bundle = yield* cohere({ baseURL: server.url, ...fast, timeoutMs: 1500, maxRetries: 1 })
       expect((yield* bundle.embeddingModel!.embed(["x"])).vectors).toHaveLength(1)
       expect(server.requests.map((r) => r.fault)).toStrictEqual(["slow", undefined])
     }))

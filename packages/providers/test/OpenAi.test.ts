@@ -161,7 +161,7 @@ describe("openai provider: faults", () => {
       const error = yield* failureOf(once.languageModel!.complete(user("hi")))
       expect(error).toMatchObject({ reason: "no answer within 500 ms (timeoutMs)", retryable: true })
       server.scriptFaults(Faults.slow(20_000))
-      const retrying = yield* openai({ baseURL: server.baseURL, ...fast, timeoutMs: 800, maxRetries: 1 })
+      const retrying = yield* openai({ baseURL: server.baseURL, ...fast, timeoutMs: 1500, maxRetries: 1 })
       expect((yield* retrying.languageModel!.complete(user("hi"))).text).toBe("echo: hi")
       expect(server.requests.map((r) => r.fault)).toStrictEqual(["slow", "slow", undefined])
     }))

@@ -1,4 +1,4 @@
-import { Domain } from "@cupid-lab/core"
+import { Domain, Hash } from "@cupid-lab/core"
 import { describe, expect, it } from "@effect/vitest"
 import { Effect } from "effect"
 import * as Bm25 from "../src/Bm25.js"
@@ -35,12 +35,10 @@ describe("Bm25.scores", () => {
   })
 })
 
-const session = (index: number, user: string, assistant = "Sure, here it is."): Domain.SessionView => ({
-  id: Domain.sessionId(index),
-  index,
-  hash: `h${index}-${user.length}`,
-  dialogue: [{ role: "user", content: user }, { role: "assistant", content: assistant }]
-})
+const session = (index: number, user: string): Domain.SessionView => {
+  const dialogue: ReadonlyArray<Domain.Message> = [{ role: "user", content: user }, { role: "assistant", content: "Sure, here it is." }]
+  return { id: Domain.sessionId(index), index, hash: Hash.contentHash(dialogue), dialogue }
+}
 
 describe("bm25 plugin", () => {
   const query: Domain.Query = {

@@ -3,18 +3,17 @@
  * evidence sessions (every user turn but the first, which states the task, and a short positive
  * last turn, which only closes the session), keeps the sentences that carry a requirement cue
  * (instructions, "I need/want/prefer", "please", "don't", "too long", "instead", "make sure",
- * "next time", comparatives, ...), scores them by cue strength, agreement across sessions, recency
- * and overlap with the request, and joins the best few, de-duplicated, into one statement of at
- * most `maxWords` words (the first clause alone may run 10 words over before it is cut). With
- * summaries as evidence it uses their preference bullets. With no usable sentence it derives a
- * statement from the request and says so in the analysis. Deterministic; marked `heuristic`, so
- * reports label its scores. The rules in full are in docs/stages.md.
+ * "next time", comparatives, ...) in the sessions whose opening message matches the request's
+ * context, scores them by cue strength, agreement across sessions, recency and overlap with the
+ * request, and joins the best few, de-duplicated, into one statement of at most `maxWords` words
+ * (the first clause alone may run 10 words over before it is cut). With summaries as evidence it
+ * uses their preference bullets. With no usable sentence it derives a statement from the request
+ * and says so in the analysis. Deterministic; marked `heuristic`, so reports label its scores. The
+ * rules in full are in docs/stages.md.
+ *
+ * In a config: `inferrer: { use: extractive }` (options: maxWords = 30, maxClauses = 3).
  *
  * @example
- * ```yaml
- * pipeline:
- *   inferrer: { use: extractive }               # maxWords: 30, maxClauses: 3
- * ```
  * import { ExtractiveInferrer } from "@cupid-lab/core"
  * const inferrer = yield* ExtractiveInferrer.make({ maxWords: 30, maxClauses: 3 })
  * const { preference, analysis } = yield* inferrer.infer({ request, evidence })

@@ -6,11 +6,10 @@
  *   passes it because the service declares `usesGoldPreference`, and reports mark the cell);
  * - `none`: no preference; the default template for this mode has no preference slot.
  *
+ * In a config: `generator: { use: llm, model: gpt4o, preference: gold }` (options: template,
+ * maxTokens, temperature).
+ *
  * @example
- * ```yaml
- * pipeline:
- *   generator: { use: llm, model: gpt4o, preference: gold }
- * ```
  * import { LlmGenerator } from "@cupid-lab/core"
  * const generator = yield* LlmGenerator.make({ model: "gpt4o", preference: "none", maxTokens: 2048, temperature: 0 })
  */

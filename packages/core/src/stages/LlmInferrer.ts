@@ -9,11 +9,9 @@
  * than cut, because cutting would change what it says; the preference-match scorer judges it as it
  * is. An answer without a readable preference is a `StageError` (recorded for the instance).
  *
+ * In a config: `inferrer: { use: llm, model: gpt4o }` (options: template, maxTokens, temperature).
+ *
  * @example
- * ```yaml
- * pipeline:
- *   inferrer: { use: llm, model: gpt4o }       # template: prompts/my-infer.md, maxTokens: 512
- * ```
  * import { LlmInferrer } from "@cupid-lab/core"
  * LlmInferrer.parse("Analysis: ...\n**Preference:** \"Use numbered steps.\"") // ok: "Use numbered steps."
  */

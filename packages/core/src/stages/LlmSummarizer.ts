@@ -6,13 +6,12 @@
  * the full prompt: a session shared by the three instances of a persona and by every cell of a
  * sweep is summarized once. The session id is attached after the call, so it never splits the cache.
  *
+ * In a config: `summarizer: { use: llm, model: gpt4o }` (options: template, maxTokens, temperature).
+ *
  * @example
- * ```yaml
- * pipeline:
- *   summarizer: { use: llm, model: gpt4o }     # template: prompts/my-summary.md, maxTokens: 512
- * ```
  * import { LlmSummarizer } from "@cupid-lab/core"
  * const summarizer = yield* LlmSummarizer.make({ model: "gpt4o", maxTokens: 512, temperature: 0 })
+ * const { context, preferences } = yield* summarizer.summarize(session)
  */
 import { Effect, Schema } from "effect"
 import { dialogueText, type SessionSummary, type SessionView } from "../Domain.js"

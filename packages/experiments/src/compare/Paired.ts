@@ -73,6 +73,15 @@ export const value = (
   return { n, value: metric.aggregate === "mean" ? sums[0]! / n : pooledStatistic(metric)(sums) }
 }
 
+/** Rows usable for a paired test: every value the metric needs is finite in both cells. */
+export const pairable = (metric: Pick<MetricDescription, "name" | "aggregate">, a: Columns, b: Columns): number => {
+  const cols = [...keysOf(metric).map(a), ...keysOf(metric).map(b)]
+  const length = Math.min(...cols.map((c) => c.length))
+  let n = 0
+  for (let i = 0; i < length; i++) if (cols.every((c) => Number.isFinite(c[i]))) n++
+  return n
+}
+
 /**
  * Paired bootstrap and paired permutation test for a pooled statistic. `a` and `b` are rows of
  * counts (same length, same instance order, all finite); the statistic maps summed counts to a value.

@@ -92,27 +92,30 @@ const SummarySchema = Schema.Struct({
   }))
 })
 
+const Int = Schema.Number
+const NumberRecord = Schema.Record({ key: Schema.String, value: Schema.Number })
+
 /**
- * `run.json`: facts about how a run went that are not reproducible (wall-clock, cache state,
- * versions at run time). Every field is optional: reports show what is there.
+ * `run.json` (written by the runner, see RunInfo.ts): how a run went, not what it computed
+ * (wall-clock, cache state, versions). Every field is optional here, so a report still renders
+ * from a record written by an older or newer runner; what is missing is not shown.
  */
-const RunInfoSchema = Schema.Struct({
-  startedAt: Schema.optional(Schema.String),
-  finishedAt: Schema.optional(Schema.String),
-  wallClockMs: Schema.optional(Schema.Number),
-  node: Schema.optional(Schema.String),
-  dryRun: Schema.optional(Schema.Boolean),
-  packages: Schema.optional(Schema.Record({ key: Schema.String, value: Schema.String })),
-  plugins: Schema.optional(Schema.Array(Schema.Struct({
-    stage: Schema.String,
-    name: Schema.String,
-    package: Schema.optional(Schema.String),
-    version: Schema.optional(Schema.String)
-  }))),
-  models: Schema.optional(Schema.Record({ key: Schema.String, value: Schema.Unknown })),
-  cache: Schema.optional(Schema.Record({ key: Schema.String, value: Schema.Unknown }))
-})
-export type RunInfo = typeof RunInfoSchema.Type & { readonly raw: Readonly<Record<string, unknown>> }
+const RunInfoSchema = Schema.partial(Schema.Struct({
+  startedAt: Schema.String,
+  endedAt: Schema.String,
+  durationMs: Schema.Number,
+  interrupted: Schema.Boolean,
+  cells: Int,
+  pairs: Schema.partial(Schema.Struct({ total: Int, resumed: Int, ran: Int, failed: Int, lines: Int })),
+  pairsPerSecond: Schema.NullOr(Schema.Number),
+  cache: Schema.partial(Schema.Struct({ hits: Int, misses: Int, writes: Int })),
+  modelCalls: Schema.partial(Schema.Struct({ made: Int, cached: Int })),
+  tokens: Schema.partial(Schema.Struct({ prompt: Int, completion: Int })),
+  stageTimeMs: NumberRecord,
+  failuresByStage: NumberRecord,
+  versions: Schema.Record({ key: Schema.String, value: Schema.String })
+}))
+export type RunInfo = typeof RunInfoSchema.Type
 
 export interface Run {
   readonly dir: string
@@ -177,7 +180,7 @@ export const parseSummary = (value: unknown, file: string): Summary => {
 export const parseInfo = (value: unknown, file: string): RunInfo => {
   const info = decodeInfo(value)
   if (Either.isLeft(info)) throw new RunError({ path: file, reason: firstIssue(info.left) })
-  return { ...info.right, raw: value as Record<string, unknown> }
+  return info.right
 }
 
 /** Read a run directory. Throws {@link RunError} when summary.json or results.jsonl is missing or malformed. */

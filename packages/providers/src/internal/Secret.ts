@@ -40,3 +40,9 @@ export const setting = (option: string | undefined, name: string): Effect.Effect
         Effect.map((s) => s?.trim()),
         Effect.orElseSucceed(() => undefined)
       )
+
+/** The key as text to scrub from messages; the placeholder is no secret and is left alone. */
+export const scrubbable = (key: Redacted.Redacted<string>): string | undefined => {
+  const value = Redacted.value(key)
+  return value === placeholderKey ? undefined : value
+}

@@ -1,6 +1,6 @@
 import type { LanguageModel } from "@cupid-lab/core"
 import * as Tokens from "@cupid-lab/core/Tokens"
-import { ParseResult, type Schema } from "effect"
+import { ParseResult } from "effect"
 
 /**
  * Token estimates for servers that omit usage: each message counts its text plus 4 for the chat

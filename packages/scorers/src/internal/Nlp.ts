@@ -11,8 +11,13 @@ export interface ContentWord {
 }
 
 let loaded: ReturnType<typeof winkNLP> | undefined
-// The model takes a moment to load; only the lexical matcher and the clause splitter need it.
-const nlp = () => (loaded ??= winkNLP(model))
+// Loaded on first use: only the lexical matcher and the clause splitter need it. Lemmas need the
+// POS tagger only; sentence splitting, entities and sentiment are left out of the pipe.
+const nlp = () => (loaded ??= winkNLP(model, ["pos"]))
+
+// Gold preferences and checklist items recur in every cell of a sweep: analyse each text once.
+const memo = new Map<string, ReadonlyArray<ContentWord>>()
+const memoLimit = 50_000
 
 const contentPos: Readonly<Record<string, WordNetPos | undefined>> = {
   NOUN: "noun",
@@ -27,7 +32,16 @@ const contentPos: Readonly<Record<string, WordNetPos | undefined>> = {
  * Lowercased first, because the lite model leaves capitalized words (a sentence-initial noun)
  * unlemmatized; hyphens inside words become spaces so that "step-by-step" yields "step".
  */
-export const contentWords = (text: string): Array<ContentWord> => {
+export const contentWords = (text: string): ReadonlyArray<ContentWord> => {
+  const hit = memo.get(text)
+  if (hit !== undefined) return hit
+  const words = analyse(text)
+  if (memo.size >= memoLimit) memo.clear()
+  memo.set(text, words)
+  return words
+}
+
+const analyse = (text: string): ReadonlyArray<ContentWord> => {
   const doc = nlp().readDoc(text.toLowerCase().replace(/(\w)[-\u2010\u2011](?=\w)/g, "$1 "))
   const its = nlp().its
   // The published typings give lemma/stem a signature `out` does not accept; they work at runtime.
@@ -45,5 +59,3 @@ export const contentWords = (text: string): Array<ContentWord> => {
   return out
 }
 
-/** Sentences as wink-nlp splits them. */
-export const sentences = (text: string): Array<string> => nlp().readDoc(text).sentences().out() as Array<string>

@@ -21,7 +21,7 @@ export interface Stats {
   readonly historyTokens: Range
   /** Session label totals per instance type and over all instances. */
   readonly labels: Readonly<Record<InstanceType | "all", LabelCounts>>
-  /** How many relevant sessions sit at each 1-based position (index 0 = position 1). */
+  /** How many relevant sessions sit at each 1-based position (index 0 = position 1), up to the longest history. */
   readonly relevantPositions: ReadonlyArray<number>
   /** Mean 1-based position of the relevant sessions. */
   readonly meanRelevantPosition: number
@@ -90,7 +90,7 @@ export const accumulator = () => {
         sessionTokens: sessionTokens.get(),
         historyTokens: historyTokens.get(),
         labels,
-        relevantPositions: Array.from({ length: positions.length }, (_, i) => positions[i] ?? 0),
+        relevantPositions: Array.from({ length: Math.max(0, sessions.get().max) }, (_, i) => positions[i] ?? 0),
         meanRelevantPosition: positionN === 0 ? 0 : positionSum / positionN,
         meanRelativePosition: positionN === 0 ? 0 : relativeSum / positionN
       }

@@ -40,13 +40,19 @@ const describeIssue = (root: ParseResult.ParseIssue): RowProblem => {
         if (issue.actual === undefined) return at(path, `expected ${describeAst(issue.ast)}, found nothing (missing field)`)
         return at(path, `expected ${describeAst(issue.ast)}, found ${describeValue(issue.actual)}`)
       case "Missing":
-        return at(path, `expected ${describeAst(issue.ast as unknown as SchemaAST.AST)}, found nothing (missing field)`)
+        return at(path, `expected ${describeAst(missingType(issue))}, found nothing (missing field)`)
       case "Unexpected":
         return at(path, `unexpected value ${describeValue(issue.actual)}`)
       case "Forbidden":
         return at(path, `cannot be decoded here (${describeValue(issue.actual)})`)
     }
   }
+}
+
+/** A missing key's issue carries its property signature; the expected type is the signature's type. */
+const missingType = (issue: ParseResult.Missing): SchemaAST.AST => {
+  const ast = issue.ast as unknown as SchemaAST.AST | SchemaAST.PropertySignature
+  return ast instanceof SchemaAST.PropertySignature ? ast.type : ast
 }
 
 const at = (path: ReadonlyArray<PropertyKey>, reason: string): RowProblem => {

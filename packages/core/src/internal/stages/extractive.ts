@@ -3,14 +3,16 @@
 import type { Evidence } from "../../Evidence.js"
 import { capitalized, continuing, cueScore, isPositiveClose, toClause } from "./cues.js"
 import { orderedSummaries } from "./evidence.js"
-import { contentStems, firstSentence, firstWords, overlap, sentences, wordCount } from "./text.js"
+import { contentStems, firstSentence, firstWords, isStopword, overlap, sentences, stem, wordCount, words } from "./text.js"
 
 export interface Settings {
   readonly maxWords: number
   readonly maxClauses: number
 }
 
-export const weights = { agreement: 1, recency: 1.5, relevance: 2, requestOverlap: 0.5 } as const
+export const weights = { agreement: 1, recency: 1.5, requestOverlap: 0.5 } as const
+/** A session is about the request's context when its opening has this share of the best session's request words. */
+export const contextShare = 0.6
 /** A sentence needs at least this cue strength to be a candidate. */
 export const minCue = 2
 /** Cue strength counts up to this much: past it a sentence is no more of a requirement. */
@@ -24,7 +26,7 @@ export const firstClauseSlack = 10
 
 interface Source {
   readonly sessionId: string
-  /** What the user wrote in the session (or its whole summary), for relevance to the request. */
+  /** Where the session names its context: the first user message (or the summary's context bullets). */
   readonly text: string
   readonly units: ReadonlyArray<{ readonly text: string; readonly cue?: number }>
 }
@@ -61,7 +63,7 @@ const fromSessions = (evidence: Evidence, maxWords: number): ReadonlyArray<Sourc
     if (last !== undefined && isPositiveClose(last)) feedback.pop()
     return {
       sessionId: s.id,
-      text: userTurns.join("\n"),
+      text: userTurns[0] ?? "",
       units: feedback.flatMap((turn) => sentences(turn).flatMap((sentence) => units(sentence, maxWords).map((text) => ({ text }))))
     }
   })
@@ -69,29 +71,38 @@ const fromSessions = (evidence: Evidence, maxWords: number): ReadonlyArray<Sourc
 const fromSummaries = (evidence: Evidence): ReadonlyArray<Source> =>
   orderedSummaries(evidence).map((s) => ({
     sessionId: s.sessionId,
-    text: [...s.context, ...s.preferences].join("\n"),
+    text: s.context.join("\n"),
     units: s.preferences.map((text) => ({ text, cue: summaryCue }))
   }))
 
 /**
- * Per source, how much it is about the request: the idf-weighted request words it contains,
- * relative to the best source, saturating at half the best (wording varies between sessions about
- * one context; that variation should not rank them).
+ * Per source, how much its opening names what the request is about: the idf-weighted request
+ * words it contains (names count double), relative to the best source (0..1; all 0 when no source
+ * shares a word with the request).
  */
-const relevance = (sources: ReadonlyArray<Source>, request: ReadonlySet<string>): ReadonlyArray<number> => {
+const relevance = (sources: ReadonlyArray<Source>, request: string): ReadonlyArray<number> => {
   const stems = sources.map((s) => contentStems(s.text))
+  const names = nameStems(request)
+  const weightOf = new Map(
+    [...contentStems(request)].map((w) => {
+      const df = stems.filter((st) => st.has(w)).length
+      return [w, df === 0 ? 0 : Math.log(1 + sources.length / df) * (names.has(w) ? 2 : 1)] as const
+    })
+  )
   const raw = stems.map((own) => {
     let sum = 0
-    for (const w of request) {
-      if (!own.has(w)) continue
-      const df = stems.filter((st) => st.has(w)).length
-      sum += Math.log(1 + sources.length / df)
-    }
+    for (const [w, weight] of weightOf) if (own.has(w)) sum += weight
     return sum
   })
   const best = Math.max(0, ...raw)
-  return raw.map((r) => (best === 0 ? 0 : Math.min(1, r / (0.5 * best))))
+  return raw.map((r) => (best === 0 ? 0 : r / best))
 }
+
+/** Stems of the capitalized words inside sentences of a text: likely names (people, products, places). */
+const nameStems = (text: string): Set<string> =>
+  new Set(
+    sentences(text).flatMap((sentence) => words(sentence).slice(1).filter((w) => /^[A-Z]/.test(w) && !isStopword(w)).map(stem))
+  )
 
 const agrees = (a: ReadonlySet<string>, b: ReadonlySet<string>): boolean => {
   const shared = overlap(a, b)
@@ -117,17 +128,26 @@ const candidatesOf = (sources: ReadonlyArray<Source>): ReadonlyArray<Candidate> 
 
 const score = (candidates: ReadonlyArray<Candidate>, sources: ReadonlyArray<Source>, request: string): ReadonlyArray<Scored> => {
   const requestStems = contentStems(request)
-  const rel = relevance(sources, requestStems)
   const last = Math.max(1, sources.length - 1)
   return candidates.map((c) => {
     const agreeing = new Set(candidates.filter((d) => d.sessionId !== c.sessionId && agrees(c.stems, d.stems)).map((d) => d.sessionId))
     const s = Math.min(maxCue, c.cue) +
       weights.agreement * Math.min(2, agreeing.size) +
       weights.recency * (sources.length === 1 ? 1 : c.position / last) +
-      weights.relevance * rel[c.position]! +
       weights.requestOverlap * Math.min(2, overlap(c.stems, requestStems))
     return { ...c, score: Math.round(s * 1000) / 1000, agreeing }
   })
+}
+
+/**
+ * The candidates from the sessions about the request's context: those whose opening shares at
+ * least `contextShare` of the best session's request words. All candidates when none of those
+ * sessions has one (or no session shares a word with the request).
+ */
+const inContext = (candidates: ReadonlyArray<Candidate>, sources: ReadonlyArray<Source>, request: string): ReadonlyArray<Candidate> => {
+  const rel = relevance(sources, request)
+  const kept = candidates.filter((c) => rel[c.position]! >= contextShare)
+  return kept.length > 0 ? kept : candidates
 }
 
 const byScore = (a: Scored, b: Scored): number =>
@@ -187,7 +207,7 @@ export const extract = (request: string, evidence: Evidence, settings: Settings)
   const sources = usesSummaries ? fromSummaries(evidence) : fromSessions(evidence, settings.maxWords)
   const candidates = candidatesOf(sources)
   if (candidates.length === 0) return fallback(request, sources.length)
-  const chosen = select(score(candidates, sources, request), settings)
+  const chosen = select(score(inContext(candidates, sources, request), sources, request), settings)
   const from = new Set(candidates.map((c) => c.sessionId)).size
   const picked = chosen.map((c) => `${c.sessionId} (${c.score.toFixed(2)})`).join(", ")
   const kind = usesSummaries ? "summary preference bullet(s)" : "feedback sentence(s)"

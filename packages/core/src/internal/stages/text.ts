@@ -1,7 +1,7 @@
 // Small, deterministic English text helpers shared by the stage parsers and the extractive inferrer.
 
 const abbreviations = new Set([
-  "dr", "mr", "mrs", "ms", "prof", "st", "sr", "jr", "vs", "etc", "e.g", "i.e", "approx", "no", "fig", "inc", "ltd", "co", "dept", "min", "max", "est"
+  "dr", "mr", "mrs", "ms", "prof", "st", "sr", "jr", "vs", "etc", "e.g", "i.e", "approx", "fig", "inc", "ltd", "co", "dept", "min", "max", "est"
 ])
 
 /** Straight quotes and apostrophes, single spaces. */

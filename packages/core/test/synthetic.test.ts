@@ -1,0 +1,270 @@
+import { describe, expect, it } from "@effect/vitest"
+import { Effect, Either } from "effect"
+import * as fs from "node:fs"
+import * as os from "node:os"
+import * as path from "node:path"
+import * as Dataset from "../src/Dataset.js"
+import * as Domain from "../src/Domain.js"
+import { categories } from "../src/internal/dataset/synthetic/factors.js"
+import { axes } from "../src/internal/dataset/synthetic/preferences.js"
+import * as Prng from "../src/internal/dataset/synthetic/prng.js"
+import { planPositions } from "../src/internal/dataset/synthetic/world.js"
+import * as Synthetic from "../src/Synthetic.js"
+
+const options = (o: Partial<Synthetic.Options>): Synthetic.Options => ({ ...Synthetic.defaults, ...o })
+const generate = (o: Partial<Synthetic.Options>) => [...Synthetic.generate(options(o))]
+const bytes = (o: Partial<Synthetic.Options>) => generate(o).map((r) => JSON.stringify(r)).join("\n")
+
+const labels = (row: Domain.CupidRow) => Domain.fromRow(row).gold.sessions.map((s) => s.label)
+const countOf = (xs: ReadonlyArray<string>, x: string) => xs.filter((y) => y === x).length
+const positions = (row: Domain.CupidRow, label: Domain.RelevanceLabel) => labels(row).flatMap((l, i) => (l === label ? [i + 1] : []))
+const byPersona = (rows: ReadonlyArray<Domain.CupidRow>) => {
+  const out = new Map<string, Partial<Record<Domain.InstanceType, Domain.CupidRow>>>()
+  for (const r of rows) out.set(r.persona_id, { ...out.get(r.persona_id), [r.instance_type]: r })
+  return [...out.values()] as Array<Record<Domain.InstanceType, Domain.CupidRow>>
+}
+
+describe("Synthetic: determinism", () => {
+  it("same options give the same bytes; another seed gives other text", () => {
+    expect(bytes({ personas: 5, seed: 3 })).toBe(bytes({ personas: 5, seed: 3 }))
+    expect(bytes({ personas: 5, seed: 3 })).not.toBe(bytes({ personas: 5, seed: 4 }))
+  })
+
+  it("a persona does not depend on how many personas are generated or which types are requested", () => {
+    const five = generate({ personas: 5, seed: 9 })
+    expect(generate({ personas: 2, seed: 9 })).toEqual(five.slice(0, 6))
+    expect(generate({ personas: 5, seed: 9, types: ["changing"] })).toEqual(five.filter((r) => r.instance_type === "changing"))
+  })
+
+  it("rows are persona-major in type order with stable ids", () => {
+    const rows = generate({ personas: 2, seed: 3 })
+    expect(rows.map((r) => `${r.persona_id}:${r.instance_type}`)).toEqual([
+      "synthetic-s3-p00001:consistent",
+      "synthetic-s3-p00001:contrastive",
+      "synthetic-s3-p00001:changing",
+      "synthetic-s3-p00002:consistent",
+      "synthetic-s3-p00002:contrastive",
+      "synthetic-s3-p00002:changing"
+    ])
+  })
+
+  it("the PRNG is a pure function of its keys", () => {
+    const a = Prng.make(1, 2)
+    const b = Prng.make(1, 2)
+    const xs = Array.from({ length: 50 }, () => a.next())
+    expect(Array.from({ length: 50 }, () => b.next())).toEqual(xs)
+    expect(xs.every((x) => x >= 0 && x < 1)).toBe(true)
+    expect(Prng.make(1, 3).next()).not.toBe(xs[0])
+    const picked = Prng.make(4).sample([1, 2, 3, 4, 5], 5)
+    expect([...picked].sort()).toEqual([1, 2, 3, 4, 5])
+  })
+})
+
+describe("Synthetic: CUPID's shape at 8 sessions", () => {
+  const rows = generate({ personas: 30, seed: 1 })
+
+  it("label counts per type: relevant 2; stale 2 in changing; the rest other", () => {
+    for (const row of rows) {
+      const l = labels(row)
+      expect(l.length).toBe(8)
+      expect(countOf(l, "relevant")).toBe(2)
+      expect(countOf(l, "stale")).toBe(row.instance_type === "changing" ? 2 : 0)
+    }
+  })
+
+  it("contrastive instances hold exactly two sessions of one factor that consistent ones lack (B)", () => {
+    for (const p of byPersona(rows)) {
+      const consistentFactors = new Set(p.consistent.prior_interactions.map((s) => s.context_factor))
+      const extra = p.contrastive.prior_interactions.filter((s) => !consistentFactors.has(s.context_factor))
+      expect(extra.length).toBe(2)
+      expect(new Set(extra.map((s) => s.context_factor)).size).toBe(1)
+      expect(extra[0]!.context_factor).not.toBe(p.contrastive.current_context_factor)
+      // B's preference conflicts with A's: never the same text.
+      expect(extra[0]!.contextual_preference).not.toBe(p.contrastive.current_contextual_preference)
+    }
+  })
+
+  it("a persona's three instances come from one 13-session pool: 12 distinct prior sessions plus the request", () => {
+    for (const p of byPersona(rows)) {
+      const distinct = new Set(Domain.instanceTypes.flatMap((t) => p[t].prior_interactions.map((s) => JSON.stringify(s.dialogue))))
+      expect(distinct.size).toBe(12)
+      expect(p.consistent.current_request).toBe(p.changing.current_request)
+      expect(p.consistent.current_context_factor).toBe(p.changing.current_context_factor)
+      expect(p.consistent.current_contextual_preference).toBe(p.contrastive.current_contextual_preference)
+      expect(p.changing.current_contextual_preference).not.toBe(p.consistent.current_contextual_preference)
+      // The changing instance's stale sessions are the consistent instance's relevant ones.
+      const staleText = p.changing.prior_interactions.filter((_, i) => labels(p.changing)[i] === "stale").map((s) => JSON.stringify(s))
+      const relevantText = p.consistent.prior_interactions.filter((_, i) => labels(p.consistent)[i] === "relevant").map((s) => JSON.stringify(s))
+      expect(staleText).toEqual(relevantText)
+    }
+  })
+
+  it("in changing histories the stale sessions precede the relevant ones", () => {
+    for (const row of rows.filter((r) => r.instance_type === "changing")) {
+      expect(Math.max(...positions(row, "stale"))).toBeLessThan(Math.min(...positions(row, "relevant")))
+    }
+  })
+
+  it("checklists have three items and the current preference mentions three requirements", () => {
+    for (const row of rows) {
+      expect(row.current_checklist.length).toBe(3)
+      expect(row.current_checklist.every((c) => c.endsWith("?"))).toBe(true)
+      expect(row.current_contextual_preference.split(",").length).toBeGreaterThanOrEqual(3)
+    }
+  })
+})
+
+describe("Synthetic: the text does not make retrieval trivial", () => {
+  const rows = generate({ personas: 20, seed: 2 })
+  const nameOf = (factor: string) => factor.split(",")[0]!
+
+  it("the first user message names the factor; no later turn does", () => {
+    for (const row of rows) {
+      for (const s of row.prior_interactions) {
+        const [first, ...rest] = s.dialogue
+        expect(first!.role).toBe("user")
+        expect(first!.content).toContain(nameOf(s.context_factor))
+        for (const m of rest) expect(m.content).not.toContain(nameOf(s.context_factor))
+      }
+      expect(row.current_request).toContain(nameOf(row.current_context_factor))
+    }
+  })
+
+  it("preferences are never pasted into a dialogue; sessions end with a short user close", () => {
+    const clauses = axes.flatMap((axis) => axis.map((pole) => pole.clause))
+    for (const row of rows) {
+      for (const s of row.prior_interactions) {
+        const text = s.dialogue.map((m) => m.content).join("\n")
+        expect(text).not.toContain(s.contextual_preference)
+        for (const clause of clauses) expect(text, clause).not.toContain(clause)
+        for (const check of row.current_checklist) expect(text, check).not.toContain(check)
+        expect(s.dialogue.at(-1)!.role).toBe("user")
+        expect(s.dialogue.at(-1)!.content.split(" ").length).toBeLessThanOrEqual(8)
+        expect(s.dialogue.length).toBeGreaterThanOrEqual(7)
+      }
+    }
+  })
+
+  it("similar-sounding factors: any two factors of one category share a content word (people share a role family)", () => {
+    const stop = new Set(["my", "the", "a", "our", "in", "on", "of", "for", "to", "at", "with", "about", "i", "we"])
+    const words = (s: string) => new Set((s.toLowerCase().match(/[a-z']+/g) ?? []).filter((w) => !stop.has(w)))
+    for (const category of categories.filter((c) => c.kind !== "person")) {
+      category.variants.forEach((a, i) =>
+        category.variants.slice(i + 1).forEach((b) => {
+          expect([...words(a)].some((w) => words(b).has(w)), `${a} / ${b}`).toBe(true)
+        })
+      )
+    }
+  })
+
+  it("factor B comes from factor A's category", () => {
+    const categoryOf = (factor: string) =>
+      categories.find((c) => c.variants.some((v) => factor === v || factor.endsWith(`, ${v}`)))!.name
+    for (const p of byPersona(rows)) {
+      const consistentFactors = new Set(p.consistent.prior_interactions.map((s) => s.context_factor))
+      const b = p.contrastive.prior_interactions.find((s) => !consistentFactors.has(s.context_factor))!.context_factor
+      expect(categoryOf(b)).toBe(categoryOf(p.contrastive.current_context_factor))
+    }
+  })
+})
+
+describe("Synthetic: longer histories and positions", () => {
+  it("shares set the contrastive and stale counts: max(2, round(share x sessions))", () => {
+    const rows = generate({ personas: 2, sessionsPerHistory: 100, contrastiveShare: 0.2, staleShare: 0.05, seed: 4 })
+    for (const row of rows) {
+      const l = labels(row)
+      expect(l.length).toBe(100)
+      expect(countOf(l, "relevant")).toBe(2)
+      expect(countOf(l, "stale")).toBe(row.instance_type === "changing" ? 5 : 0)
+    }
+    expect(Synthetic.counts(options({ sessionsPerHistory: 100, contrastiveShare: 0.2, staleShare: 0.05 }))).toEqual({
+      relevant: 2,
+      contrastive: 20,
+      stale: 5
+    })
+    expect(Synthetic.counts(options({ sessionsPerHistory: 8 }))).toEqual({ relevant: 2, contrastive: 2, stale: 2 })
+    for (const p of byPersona(rows)) {
+      const consistentFactors = new Set(p.consistent.prior_interactions.map((s) => s.context_factor))
+      expect(p.contrastive.prior_interactions.filter((s) => !consistentFactors.has(s.context_factor)).length).toBe(20)
+    }
+  })
+
+  it("relevant positions: recent = the last two, early = first third, late = last third", () => {
+    for (const row of generate({ personas: 5, sessionsPerHistory: 30, relevantPosition: "recent" })) {
+      expect(positions(row, "relevant")).toEqual([29, 30])
+    }
+    for (const row of generate({ personas: 5, sessionsPerHistory: 30, relevantPosition: "early" })) {
+      expect(Math.max(...positions(row, "relevant"))).toBeLessThanOrEqual(10)
+    }
+    for (const row of generate({ personas: 5, sessionsPerHistory: 30, relevantPosition: "late" })) {
+      expect(Math.min(...positions(row, "relevant"))).toBeGreaterThanOrEqual(21)
+    }
+  })
+
+  it("planPositions: hand-checked windows", () => {
+    // early, 8 sessions, 2 stale: the first third (slots 0-2) leaves no room after the stale ones,
+    // so the window moves to slots 2-3 and the stale sessions must take slots 0 and 1.
+    expect(planPositions(Prng.make(1), 8, "early", 2, 0)).toEqual({ relevant: [2, 3], stale: [0, 1], contrastive: [] })
+    const recent = planPositions(Prng.make(2), 8, "recent", 0, 2)
+    expect(recent.relevant).toEqual([6, 7])
+    expect(recent.contrastive.every((i) => i < 6)).toBe(true)
+    const late = planPositions(Prng.make(3), 9, "late", 0, 0)
+    expect(late.relevant.every((i) => i >= 6)).toBe(true)
+    const spread = planPositions(Prng.make(4), 8, "spread", 0, 6)
+    expect([...spread.relevant, ...spread.contrastive].sort()).toEqual([0, 1, 2, 3, 4, 5, 6, 7])
+  })
+
+  it("10,000-session histories work", () => {
+    const [row] = generate({ personas: 1, sessionsPerHistory: 10_000, types: ["changing"], seed: 8 })
+    const l = labels(row!)
+    expect(l.length).toBe(10_000)
+    expect(countOf(l, "relevant")).toBe(2)
+    expect(countOf(l, "stale")).toBe(1_000)
+    // At most 60 other factors, each repeated across the history.
+    expect(new Set(row!.prior_interactions.map((s) => s.context_factor)).size).toBe(61)
+  })
+
+  it("out-of-range options are rejected", () => {
+    expect(() => generate({ sessionsPerHistory: 7 })).toThrow("Synthetic.generate: sessionsPerHistory: expected an integer from 8 to 10000")
+    expect(() => generate({ contrastiveShare: 0.9 })).toThrow("Synthetic.generate: contrastiveShare: expected a number from 0 to 0.75")
+  })
+})
+
+describe("Synthetic: specs and files", () => {
+  it("parseSpec reads every key; toSpec writes them all", () => {
+    const parsed = Synthetic.parseSpec("synthetic:personas=3,sessions=20,seed=5,position=late,contrastive=0.2,stale=0.3,types=changing+consistent")
+    expect(Either.getOrThrow(parsed)).toEqual({
+      personas: 3,
+      sessionsPerHistory: 20,
+      seed: 5,
+      relevantPosition: "late",
+      contrastiveShare: 0.2,
+      staleShare: 0.3,
+      types: ["changing", "consistent"]
+    })
+    expect(Synthetic.toSpec(Either.getOrThrow(parsed))).toBe(
+      "synthetic:personas=3,sessions=20,seed=5,position=late,contrastive=0.2,stale=0.3,types=consistent+changing"
+    )
+    expect(Either.getOrThrow(Synthetic.parseSpec("synthetic"))).toEqual(Synthetic.defaults)
+    expect(Either.isLeft(Synthetic.parseSpec("synthetic:seed"))).toBe(true)
+  })
+
+  it.effect("writeJsonl writes one row per line, and the file loads back to the same instances", () =>
+    Effect.gen(function*() {
+      const dir = fs.mkdtempSync(path.join(os.tmpdir(), "cupid-synthetic-"))
+      const file = path.join(dir, "syn.jsonl")
+      const o = options({ personas: 3, seed: 6 })
+      expect(yield* Synthetic.writeJsonl(file, Synthetic.generate(o))).toBe(9)
+      expect(fs.readFileSync(file, "utf8")).toBe(bytes({ personas: 3, seed: 6 }) + "\n")
+      expect(fs.readdirSync(dir)).toEqual(["syn.jsonl"])
+      const loaded = yield* Dataset.loadAll(file)
+      expect(loaded.instances).toEqual(generate({ personas: 3, seed: 6 }).map(Domain.fromRow))
+      fs.rmSync(dir, { recursive: true, force: true })
+    }))
+
+  it.effect("writeJsonl reports an unwritable path", () =>
+    Effect.gen(function*() {
+      const result = yield* Effect.either(Synthetic.writeJsonl("/nonexistent-dir/x.jsonl", []))
+      expect(Either.isLeft(result) && result.left.message).toMatch(/^\/nonexistent-dir\/x\.jsonl: cannot write \(ENOENT/)
+    }))
+})

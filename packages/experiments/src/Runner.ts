@@ -1,0 +1,356 @@
+/**
+ * The sweep runner. It validates the whole config and builds every cell before any instance runs,
+ * then streams the dataset once and runs each instance through every cell not done yet, with
+ * bounded concurrency, appending one result line per (cell, instance) as it completes.
+ *
+ * Outputs in `<out>`: results.jsonl (see {@link ResultStore}), summary.json, report.md and
+ * run.json (timings, cache statistics, versions: everything that may differ between reruns).
+ * A rerun resumes: pairs already done are skipped, failed ones are retried. `stop` (SIGINT in the
+ * CLI) stops taking new pairs, lets those in flight finish and writes the outputs for what is done.
+ *
+ * @example
+ * import { Config, Runner } from "@cupid-lab/experiments"
+ * const config = yield* Config.load("configs/smoke.yaml")
+ * const outcome = yield* Runner.sweep(config)
+ * outcome.summaryFile // "runs/smoke/summary.json"
+ */
+import { Corpus, Dataset, type Domain, type Errors as CoreErrors, ModelCache, Models, Pipeline, type Plugin } from "@cupid-lab/core"
+import { Clock, Effect, Stream } from "effect"
+import * as fs from "node:fs"
+import * as path from "node:path"
+import * as Build from "./Build.js"
+import type { Config } from "./Config.js"
+import { hash as configHash } from "./Config.js"
+import type { ConfigError } from "./Errors.js"
+import { RunError } from "./Errors.js"
+import * as Grid from "./Grid.js"
+import * as Plugins from "./Plugins.js"
+import * as Progress from "./Progress.js"
+import * as Reports from "./Reports.js"
+import type { ResultLine, Summary as SummaryType } from "./ResultLine.js"
+import * as ResultStore from "./ResultStore.js"
+import * as Results from "./Results.js"
+import * as RunInfo from "./RunInfo.js"
+import * as Summary from "./Summary.js"
+
+export type OpenDataset = (source: string, options: Dataset.LoadOptions) => Effect.Effect<Dataset.Opened, CoreErrors.DatasetError>
+
+/** Set `stopped` to end a sweep early but cleanly (the CLI does on SIGINT). */
+export interface StopSignal {
+  stopped: boolean
+}
+
+export interface Options {
+  /** The plugins besides the config's own modules; default every package's built-ins. */
+  readonly plugins?: ReadonlyArray<Plugin.AnyPlugin>
+  /** Default `Dataset.open` of core. */
+  readonly openDataset?: OpenDataset
+  readonly stop?: StopSignal
+  readonly progress?: Progress.Progress
+  /** Notices for the user (resume counts, orphaned lines); default none. */
+  readonly log?: (line: string) => void
+}
+
+export type SweepError = ConfigError | RunError | CoreErrors.DatasetError
+
+export interface Outcome {
+  readonly out: string
+  readonly grid: Grid.Grid
+  readonly interrupted: boolean
+  readonly instances: number
+  readonly pairs: { readonly total: number; readonly done: number; readonly ran: number; readonly resumed: number; readonly failed: number }
+  readonly summary: SummaryType
+  readonly files: { readonly results: string; readonly summary: string; readonly report: string; readonly run: string }
+}
+
+const writeAtomic = (file: string, text: string): void => {
+  const tmp = `${file}.${process.pid}.tmp`
+  fs.writeFileSync(tmp, text)
+  fs.renameSync(tmp, file)
+}
+
+const ioError = (file: string) => (e: unknown) =>
+  e instanceof RunError ? e : new RunError({ path: file, reason: e instanceof Error ? e.message : String(e) })
+
+interface Prepared {
+  readonly grid: Grid.Grid
+  readonly built: ReadonlyArray<Build.BuiltCell>
+  readonly opened: Dataset.Opened
+  readonly instances: number
+  readonly cache: ModelCache.Service
+  readonly metrics: ReadonlyArray<import("@cupid-lab/core").Scorer.MetricInfo>
+}
+
+/** Everything before the first instance runs: registry, grid, data, models, built cells. */
+const prepare = (config: Config, options: Options, dryRun: boolean) =>
+  Effect.gen(function*() {
+    const registry = yield* Plugins.registry(config, options.plugins ?? Plugins.builtins())
+    const grid = yield* Grid.expand(config, registry)
+    const open = options.openDataset ?? Dataset.open
+    const opened = yield* open(config.data.source, {
+      onInvalid: config.data.onInvalid,
+      ...(config.data.types !== undefined ? { types: config.data.types } : {}),
+      ...(config.data.limit !== undefined ? { limit: config.data.limit } : {})
+    })
+    // One pass to count (and, under onInvalid: fail, to find a bad row before any work is done).
+    const instances = yield* Stream.runCount(opened.instances)
+    const bundles = yield* Build.models(config, registry)
+    const cache = yield* Effect.provide(ModelCache.ModelCache, ModelCache.layerFile(config.cacheDir))
+    const models = Models.make(bundles, cache, { dryRun })
+    const corpus: Corpus.Service = { queries: Stream.map(opened.instances, (i) => i.query), fingerprint: opened.fingerprint }
+    const env = Build.environment({ models, cache, corpus, registry })
+    const built = yield* Build.cells(config, grid, env)
+    const metrics = built[0]?.pipeline.scorers.flatMap((s) => s.service.metrics) ?? []
+    return { grid, built, opened, instances, cache, metrics } satisfies Prepared
+  })
+
+interface Pair {
+  readonly cell: Build.BuiltCell
+  readonly instance: Domain.Instance
+  readonly meta: ReturnType<typeof Results.instanceMeta>
+}
+
+/** Run a sweep to the end (or to `stop`) and write every output. */
+export const sweep = (config: Config, options: Options = {}): Effect.Effect<Outcome, SweepError> =>
+  Effect.scoped(
+    Effect.gen(function*() {
+      const log = options.log ?? (() => {})
+      const progress = options.progress ?? Progress.silent
+      const stop = options.stop ?? { stopped: false }
+      const startedAt = yield* Clock.currentTimeMillis
+      const p = yield* prepare(config, options, false)
+      const { grid, built, opened } = p
+      const out = config.out
+      const store = yield* Effect.try({
+        try: () => ResultStore.open(out, new Set(grid.cells.map((c) => c.id))),
+        catch: ioError(path.join(out, ResultStore.fileName))
+      })
+      const o = store.opened
+      if (o.kept + o.retried + o.orphaned > 0 || o.truncated) {
+        log(
+          `resuming in ${out}: ${o.kept} pairs done` +
+            (o.retried > 0 ? `, ${o.retried} failed pairs to retry` : "") +
+            (o.truncated ? ", dropped a line cut short by an earlier kill" : "") +
+            (o.orphaned > 0 ? `, ${o.orphaned} lines of cells no longer in the config moved to ${ResultStore.orphanFileName}` : "")
+        )
+      }
+
+      const stats = RunInfo.accumulator()
+      const cellOrder = new Map(grid.cells.map((c) => [c.id, c.index]))
+      const instanceOrder = new Map<string, number>()
+      const total = p.instances * built.length
+      const resumedAtStart = store.size()
+      let ran = 0, failed = 0, lastFlush = startedAt
+      const snapshot = (now: number): Progress.Snapshot => ({
+        cells: built.length,
+        instancesSeen: instanceOrder.size,
+        instancesTotal: p.instances,
+        pairsDone: resumedAtStart + ran,
+        pairsTotal: total,
+        pairsRun: ran,
+        pairsToRun: total - resumedAtStart,
+        failed,
+        cacheHits: stats.cachedCalls,
+        calls: stats.calls,
+        tokens: stats.tokens,
+        elapsedMs: now - startedAt
+      })
+
+      const pairs = opened.instances.pipe(
+        Stream.mapConcat((instance): Array<Pair> => {
+          if (!instanceOrder.has(instance.id)) instanceOrder.set(instance.id, instanceOrder.size)
+          const todo = built.filter((c) => !store.isDone(c.cell.id, instance.id))
+          if (todo.length === 0) return []
+          const meta = Results.instanceMeta(instance)
+          return todo.map((cell) => ({ cell, instance, meta }))
+        }),
+        Stream.takeWhile(() => !stop.stopped),
+        Stream.mapEffect(
+          ({ cell, instance, meta }) =>
+            Effect.map(Pipeline.run(cell.pipeline, instance), (trace) => ({
+              cell: cell.cell.id,
+              instance: instance.id,
+              trace,
+              text: cell.encoder.encode(instance, meta, trace)
+            })),
+          { concurrency: config.concurrency, unordered: true }
+        )
+      )
+      yield* Stream.runForEachChunk(pairs, (chunk) =>
+        Effect.flatMap(Clock.currentTimeMillis, (now) =>
+          Effect.sync(() => {
+            for (const r of chunk) {
+              store.append(r)
+              stats.add(r.trace)
+              ran++
+              if (r.trace.error !== undefined) failed++
+            }
+            if (now - lastFlush >= 200) {
+              store.flush()
+              lastFlush = now
+            }
+            progress.update(snapshot(now))
+          })
+        )).pipe(
+          Effect.mapError((e) => e as CoreErrors.DatasetError),
+          Effect.ensuring(Effect.sync(() => store.flush())),
+          Effect.tapError(() => Effect.sync(() => store.close()))
+        )
+
+      const interrupted = stop.stopped
+      const acc = Summary.accumulator({
+        metrics: p.metrics.map(Summary.describe),
+        seed: config.seed,
+        resamples: config.bootstrap.resamples
+      })
+      const final = yield* Effect.try({
+        try: () =>
+          store.finalize({
+            cellOrder,
+            instanceOrder,
+            complete: !interrupted,
+            onLine: (text) => acc.add(JSON.parse(text) as ResultLine)
+          }),
+        catch: ioError(store.file)
+      })
+      if (final.orphaned > 0) log(`${final.orphaned} lines of instances not in this dataset moved to ${ResultStore.orphanFileName}`)
+
+      const summary: SummaryType = {
+        config: { name: config.name, hash: configHash(config) },
+        dataset: {
+          source: opened.source,
+          hash: opened.fingerprint,
+          instances: interrupted ? instanceOrder.size : p.instances,
+          skipped: opened.skipped().map((s) => ({ row: s.id === undefined ? s.row : `${s.row} (${s.id})`, reason: s.reason }))
+        },
+        seed: config.seed,
+        resamples: config.bootstrap.resamples,
+        baseline: grid.baseline.id,
+        metrics: acc.metrics(),
+        cells: acc.cells(built.map((b) => ({
+          id: b.cell.id,
+          name: b.cell.name,
+          params: b.cell.params,
+          usesGold: b.usesGold,
+          heuristicStages: b.heuristicStages
+        })))
+      }
+      const files = {
+        results: store.file,
+        summary: path.join(out, "summary.json"),
+        report: path.join(out, "report.md"),
+        run: path.join(out, "run.json")
+      }
+      const endedAt = yield* Clock.currentTimeMillis
+      const cacheStats = yield* p.cache.stats
+      yield* Effect.try({
+        try: () => {
+          writeAtomic(files.summary, Summary.encode(summary))
+          writeAtomic(
+            files.run,
+            RunInfo.encode({
+              startedAt: new Date(startedAt).toISOString(),
+              endedAt: new Date(endedAt).toISOString(),
+              durationMs: endedAt - startedAt,
+              interrupted,
+              config: { file: config.file, name: config.name, hash: summary.config.hash },
+              dataset: { source: opened.source, resolved: opened.resolved, fingerprint: opened.fingerprint, instances: summary.dataset.instances, skipped: summary.dataset.skipped.length },
+              cells: built.length,
+              pairs: { total, resumed: resumedAtStart, ran, failed, lines: final.lines },
+              pairsPerSecond: endedAt > startedAt ? (ran * 1000) / (endedAt - startedAt) : null,
+              cache: cacheStats,
+              ...stats.result(),
+              versions: RunInfo.versions()
+            })
+          )
+        },
+        catch: ioError(out)
+      })
+      yield* Reports.write(out, options.openDataset === undefined ? {} : { openDataset: (source) => options.openDataset!(source, {}) })
+      progress.done(snapshot(endedAt))
+      return {
+        out,
+        grid,
+        interrupted,
+        instances: summary.dataset.instances,
+        pairs: { total, done: final.lines, ran, resumed: resumedAtStart, failed },
+        summary,
+        files
+      } satisfies Outcome
+    })
+  )
+
+export interface DryRun {
+  readonly grid: Grid.Grid
+  readonly instances: number
+  readonly pairs: { readonly total: number; readonly done: number; readonly toRun: number }
+  /** Model calls the pairs still to run would make. */
+  readonly calls: { readonly total: number; readonly toSend: number; readonly cached: number }
+  /** Estimated tokens of the calls that would be sent. */
+  readonly tokens: { readonly prompt: number; readonly completion: number }
+  readonly byModel: Readonly<Record<string, { readonly toSend: number; readonly cached: number; readonly promptTokens: number; readonly completionTokens: number }>>
+  /** Pairs whose pipeline failed even with made-up answers (usually a plugin's bug or bad data). */
+  readonly failed: number
+}
+
+/**
+ * Everything a sweep would do, without sending a request or writing a file: the pipeline runs with
+ * dry models (cached answers where the cache has them, the callers' example answers otherwise).
+ */
+export const dryRun = (config: Config, options: Options = {}): Effect.Effect<DryRun, SweepError> =>
+  Effect.scoped(
+    Effect.gen(function*() {
+      const p = yield* prepare(config, options, true)
+      const done = yield* Effect.try({
+        try: () => ResultStore.readDone(config.out, new Set(p.grid.cells.map((c) => c.id))),
+        catch: ioError(path.join(config.out, ResultStore.fileName))
+      })
+      const byModel: Record<string, { toSend: number; cached: number; promptTokens: number; completionTokens: number }> = {}
+      let total = 0, toSend = 0, cached = 0, prompt = 0, completion = 0, failed = 0, pairsDone = 0
+      const pairs = p.opened.instances.pipe(
+        Stream.mapConcat((instance) =>
+          p.built.filter((c) => {
+            const isDone = done.has(`${c.cell.id}\u0000${instance.id}`)
+            if (isDone) pairsDone++
+            return !isDone
+          }).map((cell) => ({ cell, instance }))
+        ),
+        Stream.mapEffect(({ cell, instance }) => Pipeline.run(cell.pipeline, instance), { concurrency: config.concurrency, unordered: true })
+      )
+      yield* Stream.runForEach(pairs, (trace) =>
+        Effect.sync(() => {
+          if (trace.error !== undefined) failed++
+          for (const u of trace.usage) {
+            total++
+            const m = (byModel[`${u.provider}/${u.model}`] ??= { toSend: 0, cached: 0, promptTokens: 0, completionTokens: 0 })
+            if (u.cached) {
+              cached++
+              m.cached++
+            } else {
+              toSend++
+              prompt += u.promptTokens
+              completion += u.completionTokens
+              m.toSend++
+              m.promptTokens += u.promptTokens
+              m.completionTokens += u.completionTokens
+            }
+          }
+        }))
+      const totalPairs = p.instances * p.built.length
+      const sorted: typeof byModel = {}
+      for (const k of Object.keys(byModel).sort()) sorted[k] = byModel[k]!
+      return {
+        grid: p.grid,
+        instances: p.instances,
+        pairs: { total: totalPairs, done: pairsDone, toRun: totalPairs - pairsDone },
+        calls: { total, toSend, cached },
+        tokens: { prompt, completion },
+        byModel: sorted,
+        failed
+      } satisfies DryRun
+    })
+  )
+
+/** Regenerate the reports of a run directory from its summary.json and results.jsonl. */
+export const report = (runDir: string, options: Pick<Options, "openDataset"> = {}): Effect.Effect<string, RunError> =>
+  Reports.write(runDir, options.openDataset === undefined ? {} : { openDataset: (source) => options.openDataset!(source, {}) })

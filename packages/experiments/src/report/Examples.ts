@@ -1,0 +1,107 @@
+/**
+ * A few worked examples for a report: the first instance of each type, with its request, the
+ * gold preference, the prior sessions (label and opening user message) and what every cell
+ * selected and inferred. The dataset is read again from the run's source; when it cannot be read,
+ * or its fingerprint differs from the run's, the examples are left out and the report says why.
+ *
+ * @example
+ * import { Examples } from "@cupid-lab/experiments/report/Examples"
+ * const examples = yield* Examples.load(run, analysis) // Effect<Examples.Examples>
+ */
+import { Dataset, Domain } from "@cupid-lab/core"
+import { Chunk, Effect, Stream } from "effect"
+import type { Analysis } from "./Analysis.js"
+import { index } from "./Analysis.js"
+import type { Row, Run } from "./RunDir.js"
+
+export interface ExampleCell {
+  readonly cell: string
+  readonly status: Row["status"]
+  readonly selected: ReadonlyArray<string> | null
+  readonly preference: string | null
+  /** The per-instance value of {@link Examples.metric}. */
+  readonly value: number
+  readonly error: string | null
+}
+
+export interface Example {
+  readonly id: string
+  readonly type: Domain.InstanceType
+  readonly instance: Domain.Instance
+  readonly cells: ReadonlyArray<ExampleCell>
+}
+
+export interface Examples {
+  /** Per-instance metric shown next to each cell's inference. */
+  readonly metric: string | undefined
+  readonly examples: ReadonlyArray<Example>
+  /** Why there are no examples, when there are none. */
+  readonly note: string | undefined
+}
+
+export type OpenDataset = (source: string) => Effect.Effect<Dataset.Opened, unknown>
+
+/** First instance of each type, in result-file order. */
+export const pick = (rows: ReadonlyArray<Row>): Array<string> => {
+  const seen = new Set<string>()
+  const out: Array<string> = []
+  for (const r of index(rows).instances) {
+    if (seen.has(r.type)) continue
+    seen.add(r.type)
+    out.push(r.instance)
+  }
+  return out
+}
+
+const perInstanceMetric = (analysis: Analysis): string | undefined =>
+  ["inference.f1", "generation.score", "retrieval.recall"].find((n) => analysis.summary.metrics.some((m) => m.name === n))
+
+export const none = (note: string): Examples => ({ metric: undefined, examples: [], note })
+
+export const load = (
+  run: Pick<Run, "summary" | "rows">,
+  analysis: Analysis,
+  open: OpenDataset = (source) => Dataset.open(source)
+): Effect.Effect<Examples> =>
+  Effect.gen(function*() {
+    const ids = pick(run.rows)
+    if (ids.length === 0) return none("the run has no result lines")
+    const wanted = new Set(ids)
+    const opened = yield* open(run.summary.dataset.source)
+    if (opened.fingerprint !== run.summary.dataset.hash) {
+      return none(`the dataset at ${run.summary.dataset.source} changed since the run (fingerprint ${opened.fingerprint.slice(0, 12)}, run ${run.summary.dataset.hash.slice(0, 12)})`)
+    }
+    const found = yield* Stream.runCollect(
+      opened.instances.pipe(Stream.filter((i) => wanted.has(i.id)), Stream.take(wanted.size))
+    )
+    const byId = new Map(Chunk.toReadonlyArray(found).map((i) => [i.id, i]))
+    const metric = perInstanceMetric(analysis)
+    const rowOf = new Map(run.rows.map((r) => [`${r.cell}\0${r.instance}`, r]))
+    const examples = ids.flatMap((id): Array<Example> => {
+      const instance = byId.get(id)
+      if (instance === undefined) return []
+      const cells = analysis.cells.flatMap(({ summary: c }): Array<ExampleCell> => {
+        const r = rowOf.get(`${c.id}\0${id}`)
+        if (r === undefined) return []
+        const v = metric === undefined ? null : r.scores[metric]
+        return [{
+          cell: c.id,
+          status: r.status,
+          selected: r.selected,
+          preference: r.inference?.preference ?? null,
+          value: v === null || v === undefined ? NaN : v,
+          error: r.error?.message ?? null
+        }]
+      })
+      return [{ id, type: instance.type, instance, cells }]
+    })
+    return { metric, examples, note: examples.length === 0 ? "the run's instances were not found in its dataset" : undefined }
+  }).pipe(
+    Effect.catchAll((e) =>
+      Effect.succeed(none(`the dataset ${run.summary.dataset.source} could not be read (${e instanceof Error ? e.message : String(e)})`))
+    ),
+    Effect.catchAllDefect((d) => Effect.succeed(none(`the dataset could not be read (${d instanceof Error ? d.message : String(d)})`)))
+  )
+
+/** The opening user message of a session (what names its context factor). */
+export const opening = (session: Domain.SessionView): string => session.dialogue.find((m) => m.role === "user")?.content ?? ""

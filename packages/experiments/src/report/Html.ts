@@ -1,0 +1,390 @@
+/**
+ * `<out>/report.html`: the Markdown report's tables plus charts, as one self-contained page
+ * (inline CSS and SVG; no script, no external resource; a Content-Security-Policy forbids both,
+ * so the page stays inert even if some text escaped its escaping). It also shows the run record
+ * (run.json: wall-clock, cache hits, versions), which report.md leaves out to stay reproducible.
+ *
+ * @example
+ * import * as Html from "@cupid-lab/experiments/report/Html"
+ * fs.writeFileSync("runs/x/report.html", Html.render(analysis, examples, info))
+ */
+import type { CellSummary, MetricDescription, Slice } from "../ResultLine.js"
+import { slices } from "../ResultLine.js"
+import type { Analysis, Binned, CellView } from "./Analysis.js"
+import { paretoFront } from "./Analysis.js"
+import { opening } from "./Examples.js"
+import type { Examples } from "./Examples.js"
+import * as Format from "./Format.js"
+import { binHeader, formatDelta } from "./Markdown.js"
+import * as Notes from "./Notes.js"
+import type { RunInfo } from "./RunDir.js"
+import * as Svg from "./Svg.js"
+
+const e = Format.html
+
+export const style = `
+:root { color-scheme: light; }
+body { font: 14px/1.45 system-ui, -apple-system, "Segoe UI", Roboto, Helvetica, Arial, sans-serif; color: #1d1d1f; margin: 0; background: #fafafa; }
+main { max-width: 1200px; margin: 0 auto; padding: 24px 32px 64px; background: #fff; }
+h1 { font-size: 24px; margin: 0 0 12px; } h2 { font-size: 19px; margin: 32px 0 8px; border-bottom: 1px solid #ddd; padding-bottom: 4px; }
+h3 { font-size: 15px; margin: 20px 0 6px; } p.note, figcaption, .muted { color: #555; font-size: 13px; }
+table { border-collapse: collapse; margin: 6px 0 14px; font-size: 13px; }
+th, td { border: 1px solid #ddd; padding: 3px 8px; text-align: left; vertical-align: top; }
+th { background: #f2f2f4; font-weight: 600; } td.num { text-align: right; font-variant-numeric: tabular-nums; white-space: nowrap; }
+tr.baseline td { background: #f5f8ff; } tr.oracle td { color: #555; font-style: italic; }
+td.sig { background: #eaf6ea; font-weight: 600; } .scroll { overflow-x: auto; }
+dl.meta { display: grid; grid-template-columns: max-content 1fr; gap: 2px 16px; margin: 8px 0; } dl.meta dt { font-weight: 600; } dl.meta dd { margin: 0; }
+figure { margin: 12px 0 24px; overflow-x: auto; } figcaption { margin-top: 4px; max-width: 900px; }
+svg.chart { font: 11px system-ui, sans-serif; background: #fff; }
+svg .grid { stroke: #eee; } svg .axis { stroke: #888; } svg .axis-label { font-size: 12px; fill: #333; } svg .tick { fill: #555; }
+svg .whisker { stroke: #222; stroke-width: 1.2; fill: none; } svg .series { fill: none; stroke-width: 2; }
+svg .front { fill: none; stroke: #222; stroke-width: 1.5; stroke-dasharray: 5 3; } svg .point-label { fill: #333; font-size: 11px; }
+details { margin: 8px 0; } summary { cursor: pointer; font-weight: 600; }
+.example { border: 1px solid #e3e3e3; border-radius: 6px; padding: 8px 14px; margin: 10px 0; }
+.example ol { margin: 4px 0; padding-left: 22px; } .label-relevant { color: #1a7f37; font-weight: 600; } .label-stale { color: #b35900; }
+code { font-size: 12px; background: #f3f3f3; padding: 0 3px; border-radius: 3px; }
+`
+
+const num = (s: string) => `<td class="num">${s}</td>`
+
+/** A table; `head` and cells are HTML (already escaped). */
+const table = (head: ReadonlyArray<string>, rows: ReadonlyArray<{ readonly cells: ReadonlyArray<string>; readonly cls?: string }>, cls = "") =>
+  `<div class="scroll"><table${cls ? ` class="${cls}"` : ""}><thead><tr>${head.map((h) => `<th>${h}</th>`).join("")}</tr></thead><tbody>${
+    rows.map((r) => `<tr${r.cls ? ` class="${r.cls}"` : ""}>${r.cells.join("")}</tr>`).join("")
+  }</tbody></table></div>`
+
+const rowClass = (a: Analysis, c: CellSummary): string =>
+  [c.id === a.baseline.id ? "baseline" : "", c.usesGold ? "oracle" : ""].filter((x) => x !== "").join(" ")
+
+const labelCell = (a: Analysis, c: CellView) => `<td>${e(Notes.cellLabel(c.summary, a.baseline.id))}</td>`
+
+const figure = (svg: string, caption: string) => `<figure>${svg}<figcaption>${e(caption)}</figcaption></figure>`
+
+/** "all 18, consistent 6, ..." or ranges when cells differ. */
+const nCaption = (a: Analysis, metric: string): string =>
+  slices.map((s) => {
+    const ns = a.cells.map((c) => c.summary.slices[s].metrics[metric]?.n ?? 0)
+    const lo = Math.min(...ns), hi = Math.max(...ns)
+    return `${s} ${lo === hi ? lo : `${lo}–${hi}`}`
+  }).join(", ")
+
+const barChart = (a: Analysis, m: MetricDescription): string => {
+  const svg = Svg.bars({
+    title: `${m.name} per cell and slice`,
+    yLabel: m.name,
+    groups: a.cells.map((c) => Notes.cellLabel(c.summary, a.baseline.id)),
+    series: slices.map((s) => s),
+    value: (g, s) => {
+      const est = a.cells[g]!.summary.slices[slices[s]!].metrics[m.name]
+      if (est === undefined || est.mean === null) return undefined
+      return { value: est.mean, lo: est.ci95[0] ?? NaN, hi: est.ci95[1] ?? NaN, n: est.n }
+    }
+  })
+  return figure(svg, `${Notes.metricLabel(m)} (${Notes.aggregateNote(m)}) per cell and instance type, with 95% bootstrap CI whiskers. N per cell (instances scored): ${nCaption(a, m.name)}. Hover a bar for its value, CI and N.`)
+}
+
+const lineChart = (a: Analysis, b: Binned): string => {
+  const svg = Svg.lines({
+    title: binHeader(b),
+    xLabel: b.by === "relevant position" ? "mean position of the relevant sessions (bin)" : "history length, approximate tokens (bin)",
+    yLabel: b.metric.name,
+    categories: b.bins.map((x) => `${x.label} (${x.instances})`),
+    series: a.cells.map((c) => Notes.cellLabel(c.summary, a.baseline.id)),
+    value: (s, c) => b.bins[c]!.values.get(a.cells[s]!.summary.id)
+  })
+  const total = b.bins.reduce((n, x) => n + x.instances, 0)
+  return figure(svg, `${binHeader(b)}. ${b.bins.length} bins over ${total} instances (instances per bin in parentheses); each point aggregates a cell's scored instances in the bin (${Notes.aggregateNote(b.metric)}); hover for its N.`)
+}
+
+const prChart = (a: Analysis): string => {
+  const p = a.inference.find((m) => m.name.startsWith("inference.precision")) ?? a.retrieval.find((m) => m.name === "retrieval.precision")
+  const r = a.inference.find((m) => m.name.startsWith("inference.recall")) ?? a.retrieval.find((m) => m.name === "retrieval.recall")
+  if (p === undefined || r === undefined) return ""
+  const points = a.cells.map((c, i) => {
+    const pe = c.summary.slices.all.metrics[p.name], re = c.summary.slices.all.metrics[r.name]
+    return {
+      label: `${i + 1} ${Notes.cellLabel(c.summary, a.baseline.id)}`,
+      mark: String(i + 1),
+      x: re?.mean ?? NaN,
+      y: pe?.mean ?? NaN,
+      hollow: c.summary.usesGold,
+      tip: `${c.summary.name}: ${r.name} ${Format.number(re?.mean)} (n=${re?.n ?? 0}), ${p.name} ${Format.number(pe?.mean)} (n=${pe?.n ?? 0})`
+    }
+  })
+  const svg = Svg.scatter({ title: "Precision against recall", xLabel: r.name, yLabel: p.name, points, xDomain: [0, 1], yDomain: [0, 1] })
+  return figure(svg, `${p.name} against ${r.name}, all instances, one point per cell (numbers as in the Cells table; hollow: oracle). N per cell: ${nCaption(a, r.name).split(",")[0]}.`)
+}
+
+const frontierChart = (a: Analysis): string => {
+  const m = a.main
+  if (m === undefined) return ""
+  const pts = a.cells.map((c, i) => {
+    const r = a.cost[i]!
+    const est = c.summary.slices.all.metrics[m.name]
+    return { c, i, cost: r.pairs === 0 ? NaN : (r.promptTokens + r.completionTokens) / r.pairs, value: est?.mean ?? NaN, n: est?.n ?? 0 }
+  })
+  const front = paretoFront(pts.filter((p) => !p.c.summary.usesGold).map((p) => ({ id: p.c.summary.id, cost: p.cost, value: p.value })))
+  const svg = Svg.scatter({
+    title: "Quality against tokens",
+    xLabel: "pipeline tokens per instance (prompt + completion)",
+    yLabel: m.name,
+    points: pts.map((p) => ({
+      label: `${p.i + 1} ${Notes.cellLabel(p.c.summary, a.baseline.id)}`,
+      mark: String(p.i + 1),
+      x: p.cost,
+      y: p.value,
+      hollow: p.c.summary.usesGold,
+      front: front.has(p.c.summary.id),
+      tip: `${p.c.summary.name}: ${Format.number(p.cost)} tokens per instance, ${m.name} ${Format.number(p.value)} (n=${p.n})`
+    }))
+  })
+  const free = pts.every((p) => p.cost === 0)
+  return figure(svg, `Cost frontier: ${m.name} (all instances) against the pipeline's tokens per instance (scoring excluded). Dashed line and outlined points: the Pareto front (no other non-oracle cell is cheaper and at least as good). Hollow: oracle cells, left out of the front. N per cell: ${nCaption(a, m.name).split(",")[0]}.${free ? " Every cell ran without model calls (0 tokens), so cost does not separate them." : ""}`)
+}
+
+const metaSection = (a: Analysis, info: RunInfo | undefined): string => {
+  const s = a.summary
+  const d = s.dataset
+  const items: Array<[string, string]> = [
+    ["Config", `<code>${e(s.config.name)}</code>, hash <code>${e(s.config.hash)}</code>`],
+    ["Data", `<code>${e(d.source)}</code>, fingerprint <code>${e(d.hash)}</code>, ${d.instances} instances, ${d.skipped.length} rows skipped`],
+    ["Cells", `${a.cells.length}; result lines: ${a.okPairs} scored, ${a.failedPairs} failed`],
+    ["Baseline", `${e(a.baseline.name)} (${e(a.baselineReason)})`],
+    ["Main metric", a.main === undefined ? "none" : `${e(Notes.metricLabel(a.main))} (${e(Notes.aggregateNote(a.main))})`],
+    ["Oracle cells ‡", e(a.cells.filter((c) => c.summary.usesGold).map((c) => c.summary.name).join(", ") || "none")],
+    ["Heuristic metrics †", e(s.metrics.filter((m) => m.heuristic).map((m) => m.name).join(", ") || "none")],
+    ["Models called", a.models.length === 0 ? "none (every stage ran offline)" : a.models.map((m) => `<code>${e(m.id)}</code> ${Format.integer(m.calls)} calls, ${Format.integer(m.promptTokens + m.completionTokens)} tokens`).join("; ")]
+  ]
+  const meta = `<dl class="meta">${items.map(([k, v]) => `<dt>${e(k)}</dt><dd>${v}</dd>`).join("")}</dl>`
+  return `${meta}<p class="note">${Notes.marks(a).map(e).join("<br>")}</p>`
+}
+
+const runRecord = (info: RunInfo | undefined): string => {
+  if (info === undefined) return `<h2 id="run-record">Run record</h2><p class="note">No run.json in the run directory.</p>`
+  const items: Array<[string, string]> = []
+  const add = (k: string, v: string | undefined) => {
+    if (v !== undefined) items.push([k, v])
+  }
+  add("Started", info.startedAt)
+  add("Ended", info.endedAt)
+  add("Duration", info.durationMs === undefined ? undefined : `${(info.durationMs / 1000).toFixed(1)} s`)
+  add("Interrupted", info.interrupted === undefined ? undefined : info.interrupted ? "yes (outputs cover the pairs done)" : "no")
+  if (info.pairs !== undefined) {
+    const p = info.pairs
+    add("Pairs", `${p.total ?? "?"} total; ${p.ran ?? "?"} run now, ${p.resumed ?? "?"} resumed from an earlier run, ${p.failed ?? "?"} failed`)
+  }
+  add("Pairs per second", info.pairsPerSecond === undefined || info.pairsPerSecond === null ? undefined : info.pairsPerSecond.toFixed(2))
+  if (info.cache !== undefined) add("Model cache", `${info.cache.hits ?? 0} hits, ${info.cache.misses ?? 0} misses, ${info.cache.writes ?? 0} writes`)
+  if (info.modelCalls !== undefined) add("Model calls this run", `${info.modelCalls.made ?? 0} sent, ${info.modelCalls.cached ?? 0} answered by the cache`)
+  if (info.tokens !== undefined) add("Tokens this run", `${Format.integer(info.tokens.prompt ?? 0)} prompt, ${Format.integer(info.tokens.completion ?? 0)} completion`)
+  if (info.stageTimeMs !== undefined) {
+    add("Stage time (summed over pairs)", Object.entries(info.stageTimeMs).map(([k, v]) => `${k} ${(v / 1000).toFixed(1)} s`).join(", ") || "–")
+  }
+  if (info.versions !== undefined) add("Versions", Object.entries(info.versions).map(([k, v]) => `${k} ${v}`).join(", "))
+  return `<h2 id="run-record">Run record</h2><p class="note">From run.json: how this run went (time, cache, versions). These figures change between reruns, so report.md leaves them out.</p>` +
+    `<dl class="meta">${items.map(([k, v]) => `<dt>${e(k)}</dt><dd>${e(v)}</dd>`).join("")}</dl>`
+}
+
+const cellsSection = (a: Analysis, info: RunInfo | undefined): string => {
+  const versions = info?.versions ?? {}
+  const cells = table(
+    ["#", "cell", "id", "retriever / summarizer / inferrer / generator", "scored", "failed", "heuristic stages"].map(e),
+    a.cells.map((c, i) => ({
+      cls: rowClass(a, c.summary),
+      cells: [num(String(i + 1)), labelCell(a, c), `<td><code>${e(c.summary.id)}</code></td>`, `<td>${e(Notes.stages(c.summary))}</td>`, num(String(c.summary.slices.all.n)), num(String(c.summary.slices.all.failed)), `<td>${e((c.summary.heuristicStages ?? []).join(", ") || "–")}</td>`]
+    }))
+  )
+  const plugins = a.plugins.length === 0 ? "" : `<h3>Plugins</h3>` + table(
+    ["stage", "plugin", "package", "cells"].map(e),
+    a.plugins.map((p) => ({
+      cells: [`<td>${e(p.stage)}</td>`, `<td>${e(p.name)}</td>`, `<td>${e(p.package === undefined ? "config module" : `${p.package}${versions[p.package] !== undefined ? ` ${versions[p.package]}` : ""}`)}</td>`, num(String(p.cells))]
+    }))
+  )
+  return `<h2 id="cells">Cells</h2>${cells}${plugins}`
+}
+
+const inferenceSection = (a: Analysis): string => {
+  if (a.inference.length === 0) return ""
+  const f1 = a.inference[a.inference.length - 1]!
+  const macroF1 = a.inferenceMacro.find((m) => m.name === "inference.f1")
+  const hasOracle = a.cells.some((c) => c.oracle !== undefined)
+  const micro = a.inference.some((m) => m.aggregate !== "mean")
+  let out = `<h2 id="inference">Inference (preference match)</h2><p class="note">${e(micro
+    ? "P / R / F1 are micro averages (counts pooled over instances, as the paper's headline numbers); macro F1 is the mean of per-instance F1."
+    : "P / R / F1 are means of per-instance values (macro).")}${a.inference.some((m) => m.heuristic) ? e(` ${Notes.heuristicMark} computed by an offline heuristic, not the paper's LLM judge.`) : ""}</p>`
+  for (const s of slices) {
+    const head = ["cell", "N", ...a.inference.map((m) => `${Notes.shortName(m.name)}${m === f1 ? " [95% CI]" : ""}${m.heuristic ? ` ${Notes.heuristicMark}` : ""}`)]
+    if (macroF1 !== undefined) head.push("macro F1")
+    if (hasOracle) head.push(`oracle F1 ${Notes.oracleMark}`)
+    const rows = a.cells.map((c) => {
+      const m = c.summary.slices[s].metrics
+      const n = m[f1.name]?.n ?? 0
+      const v = (name: string, ci: boolean) => {
+        const x = m[name]
+        if (x === undefined || x.mean === null) return num("–")
+        const own = x.n === n ? "" : ` (n=${x.n})`
+        return num(`${Format.number(x.mean)}${ci ? ` ${Format.interval(x.ci95[0], x.ci95[1])}` : ""}${own}`)
+      }
+      const cells = [labelCell(a, c), num(String(n)), ...a.inference.map((x) => v(x.name, x === f1))]
+      if (macroF1 !== undefined) cells.push(v(macroF1.name, false))
+      if (hasOracle) {
+        const o = c.oracle?.slices[s].metrics[f1.name]
+        cells.push(num(o === undefined ? "–" : `${Format.number(o.mean)} (n=${o.n})`))
+      }
+      return { cls: rowClass(a, c.summary), cells }
+    })
+    out += `<h3>${e(Notes.sliceTitle(s))}</h3>${table(head.map(e), rows)}`
+  }
+  return out
+}
+
+const estimateTable = (a: Analysis, m: MetricDescription) =>
+  `<h3>${e(Notes.metricLabel(m))}</h3><p class="note">${e(`${m.description} (${Notes.aggregateNote(m)}; ${m.higherIsBetter ? "higher" : "lower"} is better)`)}</p>` +
+  table(["cell", ...slices].map(e), a.cells.map((c) => ({ cls: rowClass(a, c.summary), cells: [labelCell(a, c), ...slices.map((s) => num(e(Format.estimate(c.summary.slices[s].metrics[m.name]))))] })))
+
+const retrievalSection = (a: Analysis): string => {
+  if (a.retrieval.length === 0) return ""
+  let out = `<h2 id="retrieval">Retrieval</h2><p class="note">Means over instances (↓ lower is better); the appendix gives each with its 95% CI.</p>`
+  for (const s of slices) {
+    const head = ["cell", "N", ...a.retrieval.map((m) => `${Notes.shortName(m.name)}${m.higherIsBetter ? "" : " ↓"}`)]
+    const rows = a.cells.map((c) => {
+      const sl = c.summary.slices[s]
+      return {
+        cls: rowClass(a, c.summary),
+        cells: [labelCell(a, c), num(String(sl.n)), ...a.retrieval.map((m) => {
+          const x = sl.metrics[m.name]
+          return num(x === undefined ? "–" : `${Format.number(x.mean)}${x.n === sl.n ? "" : ` (n=${x.n})`}`)
+        })]
+      }
+    })
+    out += `<h3>${e(Notes.sliceTitle(s))}</h3>${table(head.map(e), rows)}`
+  }
+  return out
+}
+
+const deltaSection = (a: Analysis): string => {
+  if (a.cells.length < 2 || a.compared.length === 0) return ""
+  const byKey = new Map(a.deltas.map((d) => [`${d.cell}\0${d.metric}\0${d.slice}`, d]))
+  let out = `<h2 id="differences">Differences against the baseline</h2><p class="note">${e(`Baseline: ${a.baseline.name}. Each entry: difference (cell − baseline) [paired bootstrap 95% CI], permutation p, Holm-adjusted p, paired instances n; shaded and * when Holm < 0.05. Holm family: all ${a.tests} tests in this section.`)}</p>`
+  for (const m of a.compared) {
+    const rows = a.cells.filter((c) => c.summary.id !== a.baseline.id).map((c) => ({
+      cls: rowClass(a, c.summary),
+      cells: [labelCell(a, c), ...slices.map((s: Slice) => {
+        const d = byKey.get(`${c.summary.id}\0${m.name}\0${s}`)
+        const sig = d !== undefined && d.pHolm < 0.05
+        return `<td class="num${sig ? " sig" : ""}">${e(formatDelta(d))}</td>`
+      })]
+    }))
+    out += `<h3>${e(Notes.metricLabel(m))}</h3>${table(["cell", ...slices].map(e), rows)}`
+  }
+  return out
+}
+
+const binnedSection = (a: Analysis, b: Binned | undefined, id: string, title: string): string => {
+  if (b === undefined) return ""
+  const rows = a.cells.map((c) => ({
+    cls: rowClass(a, c.summary),
+    cells: [labelCell(a, c), ...b.bins.map((x) => {
+      const v = x.values.get(c.summary.id)
+      return num(v === undefined || v.n === 0 ? "– n=0" : `${Format.number(v.value)} n=${v.n}`)
+    })]
+  }))
+  return `<h2 id="${id}">${e(title)}</h2>${lineChart(a, b)}${table(["cell", ...b.bins.map((x) => `${x.label} (${x.instances} inst.)`)].map(e), rows)}`
+}
+
+const costSection = (a: Analysis): string => {
+  const usd = a.summary.metrics.some((m) => m.name === "cost.usd")
+  const head = ["cell", "pairs", "calls / inst.", "prompt tok. / inst.", "completion tok. / inst.", "total tokens", "scoring calls", ...(usd ? ["usd / inst. (n)"] : [])]
+  const rows = a.cost.map((r, i) => {
+    const c = a.cells[i]!
+    const per = (x: number) => num(r.pairs === 0 ? "–" : Format.number(x / r.pairs))
+    const u = c.summary.slices.all.metrics["cost.usd"]
+    return {
+      cls: rowClass(a, c.summary),
+      cells: [
+        labelCell(a, c), num(String(r.pairs)), per(r.calls), per(r.promptTokens), per(r.completionTokens),
+        num(Format.integer(r.promptTokens + r.completionTokens)), num(Format.integer(r.scoringCalls)),
+        ...(usd ? [num(u === undefined || u.mean === null ? `– (n=${u?.n ?? 0})` : `${u.mean.toFixed(4)} (n=${u.n})`)] : [])
+      ]
+    }
+  })
+  return `<h2 id="cost">Cost</h2><p class="note">Pipeline calls and tokens per result line (failed pairs included; cached calls count in full). Scoring calls are shown apart.</p>${frontierChart(a)}${table(head.map(e), rows)}`
+}
+
+const failuresSection = (a: Analysis): string => {
+  let out = ""
+  if (a.failures.length > 0) {
+    out += `<h2 id="failures">Failures</h2><p class="note">${a.failedPairs} failed pairs, grouped by stage, plugin and error; a rerun retries them.</p>` + table(
+      ["stage", "plugin", "error", "count", "cells", "first examples"].map(e),
+      a.failures.map((f) => ({
+        cells: [`<td>${e(f.stage)}</td>`, `<td>${e(f.plugin)}</td>`, `<td>${e(f.tag)}</td>`, num(String(f.count)), `<td>${e(f.cells.join(", "))}</td>`,
+          `<td>${f.examples.map((x) => `${e(x.cell)} · ${e(x.instance)}: ${e(Format.clip(x.message, 300))}`).join("<br>")}</td>`]
+      }))
+    )
+  }
+  const skipped = a.summary.dataset.skipped
+  if (skipped.length > 0) {
+    out += `<h2 id="skipped">Skipped dataset rows</h2><p class="note">${skipped.length} rows were skipped (onInvalid: skip) and are in no table.</p>` +
+      table(["row", "reason"].map(e), skipped.slice(0, 50).map((s) => ({ cells: [`<td>${e(s.row)}</td>`, `<td>${e(Format.clip(s.reason, 300))}</td>`] })))
+  }
+  return out
+}
+
+const examplesSection = (a: Analysis, ex: Examples): string => {
+  let out = `<h2 id="examples">Examples</h2>`
+  if (ex.examples.length === 0) return `${out}<p class="note">No examples: ${e(ex.note ?? "none")}.</p>`
+  out += `<p class="note">The first instance of each type: request, gold preference, prior sessions (gold label and opening user message) and each cell's selection and inference.</p>`
+  for (const x of ex.examples) {
+    const i = x.instance
+    const sessions = i.query.sessions.map((s, k) => {
+      const lab = i.gold.sessions[k]?.label ?? "other"
+      return `<li><span class="label-${e(lab)}">${e(s.id)} ${e(lab)}</span>: ${e(Format.clip(opening(s), 220))}</li>`
+    }).join("")
+    const rows = x.cells.map((c) => {
+      const cell = a.cells.find((v) => v.summary.id === c.cell)!
+      return {
+        cls: rowClass(a, cell.summary),
+        cells: [labelCell(a, cell), `<td>${e(c.selected === null ? "–" : c.selected.join(" "))}</td>`,
+          `<td>${c.status === "failed" ? `failed: ${e(Format.clip(c.error ?? "", 300))}` : e(Format.clip(c.preference ?? "–", 400))}</td>`, num(Format.number(c.value))]
+      }
+    })
+    out += `<div class="example"><h3>${e(x.id)} (${e(x.type)})</h3><p><b>Request:</b> ${e(Format.clip(i.query.request, 500))}</p><p><b>Gold preference:</b> ${e(i.gold.preference)}</p>` +
+      `<details><summary>Prior sessions</summary><ol>${sessions}</ol></details>${table(["cell", "selected", "inferred preference", ex.metric ?? "score"].map(e), rows)}</div>`
+  }
+  return out
+}
+
+const chartsSection = (a: Analysis): string => {
+  const headline = [a.main, a.generation[0], a.retrieval.find((m) => m.name === "retrieval.recall")]
+    .filter((m, i, all): m is MetricDescription => m !== undefined && all.indexOf(m) === i)
+  return `<h2 id="charts">Overview</h2>${headline.map((m) => barChart(a, m)).join("")}${prChart(a)}`
+}
+
+export const render = (a: Analysis, examples: Examples, info: RunInfo | undefined): string => {
+  const title = `${a.summary.config.name}: sweep report`
+  return [
+    "<!DOCTYPE html>",
+    `<html lang="en"><head><meta charset="utf-8">`,
+    `<meta http-equiv="Content-Security-Policy" content="default-src 'none'; style-src 'unsafe-inline'; img-src data:">`,
+    `<meta name="viewport" content="width=device-width, initial-scale=1">`,
+    `<title>${e(title)}</title><style>${style}</style></head><body><main>`,
+    `<h1>${e(title)}</h1>`,
+    metaSection(a, info),
+    chartsSection(a),
+    cellsSection(a, info),
+    inferenceSection(a),
+    a.generation.length === 0 ? "" : `<h2 id="generation">Generation</h2>${a.generation.map((m) => estimateTable(a, m)).join("")}`,
+    retrievalSection(a),
+    deltaSection(a),
+    binnedSection(a, a.recency, "recency", "Recency: relevant-session position"),
+    binnedSection(a, a.history, "history", "History length"),
+    costSection(a),
+    failuresSection(a),
+    examplesSection(a, examples),
+    `<h2 id="statistics">How the numbers were computed</h2>${Notes.statistics(a).map((p) => `<p>${e(p)}</p>`).join("")}`,
+    runRecord(info),
+    `<h2 id="appendix">Appendix: every metric</h2><details><summary>${a.summary.metrics.length} metrics, value [95% CI] n=N</summary>${a.summary.metrics.map((m) => estimateTable(a, m)).join("")}</details>`,
+    "</main></body></html>",
+    ""
+  ].join("\n")
+}

@@ -1,0 +1,83 @@
+/**
+ * The prose both reports share: labels for cells, slices and metrics, and the paragraphs that say
+ * how the numbers were computed (statistics, the Holm family, micro versus macro, N). Plain text:
+ * each renderer escapes it for its format.
+ *
+ * @example
+ * import { Notes } from "@cupid-lab/experiments/report/Notes"
+ * Notes.statistics(analysis) // ["Intervals: ...", "Differences: ...", ...]
+ */
+import type { CellSummary, MetricDescription, Slice } from "../ResultLine.js"
+import type { Analysis } from "./Analysis.js"
+import * as Format from "./Format.js"
+
+export const heuristicMark = "†"
+export const oracleMark = "‡"
+
+export const sliceTitle = (s: Slice): string => (s === "all" ? "all instances" : `${s} instances`)
+
+/** `name ‡ (baseline)`: the marks every table uses. */
+export const cellLabel = (c: CellSummary, baseline: string): string =>
+  `${c.name}${c.usesGold ? ` ${oracleMark}` : ""}${c.id === baseline ? " (baseline)" : ""}`
+
+export const metricLabel = (m: MetricDescription): string => `${m.name}${m.heuristic ? ` ${heuristicMark}` : ""}`
+
+export const aggregateNote = (m: MetricDescription): string =>
+  m.aggregate === "mean"
+    ? "mean over instances (macro)"
+    : m.aggregate === "pooled"
+    ? "pooled over instances (micro: summed counts, then the ratio)"
+    : `micro F1 of pooled ${m.aggregate.f1Of[0]} and ${m.aggregate.f1Of[1]}`
+
+/** Short column titles for the paper-layout tables. */
+export const shortName = (name: string): string => {
+  const short: Record<string, string> = {
+    "inference.precision_micro": "P",
+    "inference.recall_micro": "R",
+    "inference.f1_micro": "F1",
+    "inference.precision": "P",
+    "inference.recall": "R",
+    "inference.f1": "F1"
+  }
+  return short[name] ?? name.replace(/^[a-z]+\./, "")
+}
+
+/** Stage plugins of a cell: `retriever / summarizer / inferrer / generator` (`–` for none). */
+export const stages = (c: CellSummary): string =>
+  ["retriever", "summarizer", "inferrer", "generator"]
+    .map((s) => {
+      const v = c.params[s]
+      return v !== null && typeof v === "object" && typeof (v as { use?: unknown }).use === "string" ? (v as { use: string }).use : "–"
+    })
+    .join(" / ")
+
+export const marks = (a: Analysis): Array<string> => {
+  const out = [
+    `${heuristicMark} the metric is computed by an offline heuristic, not the paper's LLM procedure.`,
+    `${oracleMark} the cell reads gold labels (oracle): an upper bound, not a method.`
+  ]
+  const heuristicCells = a.cells.filter((c) => (c.summary.heuristicStages ?? []).length > 0)
+  if (heuristicCells.length > 0) {
+    out.push(`${heuristicCells.length} of ${a.cells.length} cells have heuristic stages (no model); the Cells table lists them.`)
+  }
+  return out
+}
+
+/** How the numbers were computed, one paragraph per item. */
+export const statistics = (a: Analysis): Array<string> => {
+  const s = a.summary
+  const resamples = s.resamples ?? 1000
+  const nonBaseline = a.cells.length - 1
+  const micro = a.compared.filter((m) => m.aggregate !== "mean").map((m) => m.name)
+  const out = [
+    `N: every value is computed over the instances of the slice whose pipeline succeeded (status ok) and for which the metric is defined; N is that count. Failed pairs are never scored as zeros; they are counted in the Cells table and listed under Failures.`,
+    `Intervals: 95% percentile bootstrap over instances (${resamples} resamples, seed ${s.seed}), computed by the sweep (summary.json).`,
+    `Differences: each non-baseline cell against the baseline ${a.baseline.name}, over the instances scored ok in both cells (paired; N is their count). 95% CI: paired bootstrap of the difference (${resamples} resamples); p: two-sided paired permutation test (${Format.integer(a.permutations)} random permutations, p = (extreme + 1) / (permutations + 1)).`,
+    `Multiple comparisons: Holm's step-down correction over the family of every difference in this report: ${nonBaseline} cells x ${a.compared.length} metrics (${a.compared.map((m) => m.name).join(", ") || "none"}) x 4 slices; ${a.tests} of them could be tested. A difference is marked * when its Holm-adjusted p is below 0.05.`,
+    micro.length > 0
+      ? `Micro metrics (${micro.join(", ")}) pool counts over instances, as the reference harness does: their paired bootstrap resamples instances and recomputes the pooled difference, and their permutation test swaps the two cells' counts per instance. Macro metrics are means of per-instance values (mean of differences, sign-flip permutations).`
+      : `All compared metrics are means of per-instance values (macro): the permutation test flips the sign of per-instance differences.`,
+    `The baseline is ${a.baseline.name}: ${a.baselineReason}.`
+  ]
+  return out
+}

@@ -1,0 +1,90 @@
+/**
+ * Writing a run's reports: `report.md`, `report.html` and `results.csv`, all from the files of the
+ * run directory (summary.json, results.jsonl, run.json) and the run's dataset (for examples). The
+ * sweep calls {@link write} when it finishes and `report --run <dir>` calls it again, through the
+ * same code, so both give the same bytes (report.md and results.csv are byte-identical across
+ * reruns; report.html also shows run.json's wall-clock and cache figures).
+ *
+ * @example
+ * import * as Report from "@cupid-lab/experiments/report/Report"
+ * const written = yield* Report.write("runs/contextual")
+ * written.html // "runs/contextual/report.html"
+ */
+import { Effect } from "effect"
+import * as fs from "node:fs"
+import * as path from "node:path"
+import { RunError } from "../Errors.js"
+import * as Analysis from "./Analysis.js"
+import * as Csv from "./Csv.js"
+import * as Examples from "./Examples.js"
+import * as Html from "./Html.js"
+import * as Markdown from "./Markdown.js"
+import * as RunDir from "./RunDir.js"
+
+export interface Options {
+  /** Cell id or name to compare against (default: the run's baseline). */
+  readonly baseline?: string
+  /** Permutations per test (default: enough for the Holm family, see Paired.permutationsFor). */
+  readonly permutations?: number
+  /** How to read the dataset for examples (default core's Dataset.open). */
+  readonly openDataset?: Examples.OpenDataset
+}
+
+export interface Rendered {
+  readonly markdown: string
+  readonly html: string
+  readonly csv: string
+  readonly analysis: Analysis.Analysis
+}
+
+export interface Written {
+  readonly markdown: string
+  readonly html: string
+  readonly csv: string
+}
+
+const writeAtomic = (file: string, text: string): void => {
+  const tmp = `${file}.${process.pid}.tmp`
+  fs.writeFileSync(tmp, text)
+  fs.renameSync(tmp, file)
+}
+
+const toRunError = (dir: string) => (e: unknown): RunError =>
+  e instanceof RunError ? e : new RunError({ path: dir, reason: e instanceof Error ? e.message : String(e) })
+
+/** Render the three files of a run already read, without writing anything. */
+export const render = (run: RunDir.Run, options: Options = {}): Effect.Effect<Rendered, RunError> =>
+  Effect.gen(function*() {
+    const analysis = yield* Effect.try({
+      try: () =>
+        Analysis.analyze(run, {
+          ...(options.baseline !== undefined ? { baseline: options.baseline } : {}),
+          ...(options.permutations !== undefined ? { permutations: options.permutations } : {})
+        }),
+      catch: toRunError(run.dir)
+    })
+    const examples = yield* Examples.load(run, analysis, options.openDataset)
+    return {
+      analysis,
+      markdown: Markdown.render(analysis, examples, run.info?.versions ?? {}),
+      html: Html.render(analysis, examples, run.info),
+      csv: Csv.render(run.rows)
+    }
+  })
+
+/** Read `dir` and (re)write report.md, report.html and results.csv in it. */
+export const write = (dir: string, options: Options = {}): Effect.Effect<Written, RunError> =>
+  Effect.gen(function*() {
+    const run = yield* Effect.try({ try: () => RunDir.read(dir), catch: toRunError(dir) })
+    const r = yield* render(run, options)
+    const files = { markdown: path.join(dir, "report.md"), html: path.join(dir, "report.html"), csv: path.join(dir, "results.csv") }
+    yield* Effect.try({
+      try: () => {
+        writeAtomic(files.markdown, r.markdown)
+        writeAtomic(files.html, r.html)
+        writeAtomic(files.csv, r.csv)
+      },
+      catch: toRunError(dir)
+    })
+    return files
+  })

@@ -1,0 +1,193 @@
+/**
+ * Small plugins and data for the experiments tests: they exercise the runner without depending on
+ * the real retrievers, scorers or models.
+ */
+import { Dataset, Domain, Errors, Models, Plugin, Retriever } from "@cupid-lab/core"
+import { Effect, Schema, Stream } from "effect"
+import * as fs from "node:fs"
+import * as os from "node:os"
+import * as path from "node:path"
+import type { Runner } from "../src/index.js"
+
+const K = (k: number) => Schema.optionalWith(Schema.Int.pipe(Schema.positive()), { default: () => k })
+
+/** The first k sessions. */
+export const first = Plugin.retriever({
+  name: "first",
+  description: "The k earliest sessions.",
+  options: Schema.Struct({ k: K(1) }),
+  make: ({ k }) =>
+    Effect.succeed({
+      needsSummaries: false,
+      retrieve: ({ query }) => Effect.succeed(Retriever.fromScores(query.sessions.map((s) => [s.id, -s.index]), k))
+    })
+})
+
+/** The k most recent sessions, ranking `representation` text (only `summary` needs a summarizer). */
+export const latest = Plugin.retriever({
+  name: "latest",
+  description: "The k most recent sessions.",
+  options: Schema.Struct({
+    k: K(2),
+    representation: Schema.optionalWith(Schema.Literal("dialogue", "summary"), { default: () => "dialogue" as const }),
+    tags: Schema.optionalWith(Schema.Array(Schema.String), { default: () => [] })
+  }),
+  make: ({ k, representation }) =>
+    Effect.succeed({
+      needsSummaries: representation === "summary",
+      retrieve: ({ query }) => Effect.succeed(Retriever.fromScores(query.sessions.map((s) => [s.id, s.index]), k))
+    })
+})
+
+export const gold = Plugin.goldRetriever({
+  name: "gold",
+  description: "The relevant sessions, from gold labels.",
+  options: Schema.Struct({}),
+  make: () =>
+    Effect.succeed({
+      needsSummaries: false,
+      retrieve: (_input, g) =>
+        Effect.succeed({ ranking: [], selected: g.sessions.filter((s) => s.label === "relevant").map((s) => s.id) })
+    })
+})
+
+/** Fails for the instances whose ids are in `state.failing` (the test changes it between runs). */
+export const flaky = (state: { failing: ReadonlySet<string> }) =>
+  Plugin.retriever({
+    name: "flaky",
+    description: "Fails on chosen instances.",
+    options: Schema.Struct({}),
+    make: () =>
+      Effect.succeed({
+        needsSummaries: false,
+        retrieve: ({ query }) =>
+          state.failing.has(query.instanceId)
+            ? Effect.fail(new Errors.StageError({ stage: "retrieve", plugin: "flaky", reason: `no luck with ${query.instanceId}` }))
+            : Effect.succeed(Retriever.fromScores(query.sessions.map((s) => [s.id, s.index]), 1))
+      })
+  })
+
+/** The first user message of every evidence session, joined. */
+export const echo = Plugin.inferrer({
+  name: "echo",
+  description: "Quotes the evidence.",
+  heuristic: true,
+  options: Schema.Struct({}),
+  make: () =>
+    Effect.succeed({
+      infer: ({ evidence }) =>
+        Effect.succeed({ preference: evidence.sessions.map((s) => s.dialogue[0]?.content ?? "").join(" / "), analysis: "" })
+    })
+})
+
+/** Asks a configured chat model once per instance. */
+export const asks = Plugin.inferrer({
+  name: "asks",
+  description: "One model call per instance.",
+  options: Schema.Struct({ model: Schema.String, style: Schema.optionalWith(Schema.String, { default: () => "plain" }) }),
+  make: ({ model, style }) =>
+    Effect.gen(function*() {
+      const lm = yield* (yield* Models.Models).languageModel(model)
+      return {
+        infer: ({ request }) =>
+          lm.complete({ messages: [{ role: "user", content: `${style}: ${request}` }], dryRunAnswer: "Preference: short answers." }).pipe(
+            Effect.map((c) => ({ preference: c.text, analysis: "" })),
+            Effect.mapError(Errors.stageErrorFromModel("infer", "asks"))
+          )
+      }
+    })
+})
+
+/** A summarizer that needs no model. */
+export const firstLine = Plugin.summarizer({
+  name: "first-line",
+  description: "The first user message as the only context bullet.",
+  options: Schema.Struct({}),
+  make: () =>
+    Effect.succeed({
+      summarize: (s) => Effect.succeed({ sessionId: s.id, context: [s.dialogue[0]?.content ?? ""], preferences: [] })
+    })
+})
+
+/**
+ * Per instance: `retrieval.hit` (share of relevant sessions selected, mean), `inference.p` and
+ * `inference.r` (pooled, from the number of relevant sessions selected over selected / relevant),
+ * `inference.f1` (micro F1 of those two) and `cost.calls`.
+ */
+export const hits = Plugin.scorer({
+  name: "hits",
+  description: "Relevant sessions selected.",
+  options: Schema.Struct({}),
+  make: () =>
+    Effect.succeed({
+      metrics: [
+        { name: "retrieval.hit", description: "share of relevant selected", higherIsBetter: true, heuristic: false },
+        { name: "inference.p", description: "pooled precision", higherIsBetter: true, heuristic: true, aggregate: "pooled" as const },
+        { name: "inference.r", description: "pooled recall", higherIsBetter: true, heuristic: true, aggregate: "pooled" as const },
+        { name: "inference.f1", description: "micro F1", higherIsBetter: true, heuristic: true, aggregate: { f1Of: ["inference.p", "inference.r"] as const } },
+        { name: "cost.calls", description: "model calls", higherIsBetter: false, heuristic: false }
+      ],
+      score: ({ instance, trace }) => {
+        const relevant = new Set(instance.gold.sessions.filter((s) => s.label === "relevant").map((s) => s.id))
+        const selected = trace.retrieval?.selected ?? instance.query.sessions.map((s) => s.id)
+        const found = selected.filter((id) => relevant.has(id)).length
+        return Effect.succeed({
+          "retrieval.hit": relevant.size === 0 ? NaN : found / relevant.size,
+          "inference.p:num": found,
+          "inference.p:den": selected.length,
+          "inference.r:num": found,
+          "inference.r:den": relevant.size,
+          "cost.calls": trace.usage.length
+        })
+      }
+    })
+})
+
+export const testPlugins: ReadonlyArray<Plugin.AnyPlugin> = [first, latest, gold, echo, asks, firstLine, hits]
+
+const session = (factor: string, preference: string, text: string): Domain.WirePriorInteraction => ({
+  context_factor: factor,
+  contextual_preference: preference,
+  dialogue: [{ role: "user", content: text }, { role: "assistant", content: "ok" }]
+})
+
+/**
+ * A tiny hand-made dataset: instance `relevant` says which of its 4 sessions share the current
+ * factor and preference (the others are about other factors).
+ */
+export const instance = (persona: string, type: Domain.InstanceType, relevant: ReadonlyArray<number>): Domain.Instance =>
+  Domain.fromRow({
+    persona_id: persona,
+    instance_type: type,
+    current_request: `help ${persona}`,
+    current_context_factor: "A",
+    current_contextual_preference: "pA",
+    current_checklist: ["x"],
+    prior_interactions: [0, 1, 2, 3].map((i) =>
+      relevant.includes(i) ? session("A", "pA", `${persona} a${i} text`) : session(`F${i}`, `p${i}`, `${persona} other ${i} words here`)
+    )
+  })
+
+export const opener = (instances: ReadonlyArray<Domain.Instance>, fingerprint = "fixture"): Runner.OpenDataset =>
+  (source, options) =>
+    Effect.succeed({
+      source,
+      resolved: source,
+      fingerprint,
+      instances: Stream.fromIterable(instances).pipe(
+        Stream.filter((i) => options.types === undefined || options.types.includes(i.type)),
+        (s) => (options.limit === undefined ? s : Stream.take(s, options.limit))
+      ),
+      skipped: () => []
+    } satisfies Dataset.Opened)
+
+export const tempDir = (prefix = "cupid-exp-"): string => fs.mkdtempSync(path.join(os.tmpdir(), prefix))
+
+/** Write a config file into `dir` and return its path. */
+export const writeConfig = (dir: string, text: string, name = "test.yaml"): string => {
+  const file = path.join(dir, name)
+  fs.writeFileSync(file, text)
+  return file
+}
+
+export const lines = (file: string): Array<string> => fs.readFileSync(file, "utf8").split("\n").filter((l) => l !== "")

@@ -1,0 +1,100 @@
+import { Corpus, Domain, Hash, ModelCache, Models } from "@cupid-lab/core"
+import { describe, expect, it } from "@effect/vitest"
+import { Effect, Layer } from "effect"
+import * as Embedder from "../src/Embedder.js"
+import * as Embedding from "../src/Embedding.js"
+import { suite } from "../src/testing/Conformance.js"
+import * as Histories from "../src/testing/Histories.js"
+import { countingEmbedder } from "./support.js"
+
+const session = (index: number, user: string): Domain.SessionView => {
+  const dialogue: ReadonlyArray<Domain.Message> = [{ role: "user", content: user }, { role: "assistant", content: "Done." }]
+  return { id: Domain.sessionId(index), index, hash: Hash.contentHash(dialogue), dialogue }
+}
+
+const query: Domain.Query = {
+  instanceId: "p:consistent",
+  request: "Plan my garden for spring and a travel weekend",
+  sessions: [
+    session(0, "Check this invoice for errors"),
+    session(1, "Which garden beds get the most sun?"),
+    session(2, "Book travel for the garden show"),
+    session(3, "A soup recipe for tonight")
+  ]
+}
+
+const withModel = (embedder: ReturnType<typeof countingEmbedder>) =>
+  Layer.mergeAll(Models.layer({ topics: { embeddingModel: embedder.service } }), Corpus.layerFromQueries([], "empty")).pipe(
+    Layer.provideMerge(ModelCache.layerMemory)
+  )
+
+describe("embedding plugin with a configured model", () => {
+  it.effect("ranks by cosine similarity to the request", () => {
+    const embedder = countingEmbedder()
+    return Effect.gen(function*() {
+      const service = yield* Embedding.plugin.make({ k: 2, representation: "dialogue", embedder: { use: "model", model: "topics" }, store: "memory" })
+      const r = yield* service.retrieve({ query })
+      // request = garden + travel; s3 has both (cos ~ 1), s2 one (~ 0.707), s1 and s4 none (~ 0.005).
+      expect(r.ranking.map((x) => x.sessionId).slice(0, 2)).toEqual(["s3", "s2"])
+      expect(r.ranking[0]!.score).toBeCloseTo(1, 3)
+      expect(r.ranking[1]!.score).toBeCloseTo(Math.SQRT1_2, 3)
+      expect(r.selected).toEqual(["s2", "s3"])
+    }).pipe(Effect.scoped, Effect.provide(withModel(embedder)))
+  })
+
+  it.effect("embeds each distinct text once across cells and concurrent calls", () => {
+    const embedder = countingEmbedder()
+    return Effect.gen(function*() {
+      const cellA = yield* Embedder.make({ use: "model", model: "topics" })
+      const cellB = yield* Embedder.make({ use: "model", model: "topics" })
+      const items = [{ key: "a", text: "garden" }, { key: "b", text: "invoice" }, { key: "a", text: "garden" }]
+      yield* Effect.all([cellA.embed(items), cellB.embed(items), cellA.embed(items)], { concurrency: 3 })
+      yield* cellB.embed([{ key: "b", text: "invoice" }, { key: "c", text: "travel" }])
+      expect([...embedder.texts].sort()).toEqual(["garden", "invoice", "travel"])
+      expect(embedder.calls()).toBe(2)
+    }).pipe(Effect.provide(withModel(embedder)))
+  })
+
+  it.effect("names the configured models when the embedder is not one of them", () =>
+    Effect.gen(function*() {
+      const error = yield* Effect.flip(Embedder.make({ use: "model", model: "missing" }))
+      expect(error.message).toContain("configured: topics")
+    }).pipe(Effect.provide(withModel(countingEmbedder()))))
+})
+
+describe("embedding plugin with the offline TF-IDF + SVD embedder", () => {
+  const instances = Histories.set(8, 3)
+  const env = Layer.mergeAll(Models.layerEmpty, Corpus.layerFromQueries(instances.map((i) => i.query), "embedding-test")).pipe(
+    Layer.provideMerge(ModelCache.layerMemory)
+  )
+
+  it.effect("fits once per corpus and options and reuses the fit", () =>
+    Effect.gen(function*() {
+      const corpus = yield* Corpus.Corpus
+      const spec = { use: "tfidf-svd" as const, dims: 16, minDf: 1, maxTerms: 500 }
+      const a = yield* Embedder.fitted(corpus, spec)
+      const b = yield* Embedder.fitted(corpus, spec)
+      expect(a).toBe(b)
+      expect(a.model.dims).toBeGreaterThan(1)
+      expect(a.model.dims).toBeLessThanOrEqual(16)
+      const c = yield* Embedder.fitted(corpus, { ...spec, dims: 8 })
+      expect(c).not.toBe(a)
+    }).pipe(Effect.provide(env)))
+
+  it.effect("ranks the current factor's sessions above other factors' on a synthetic history", () =>
+    Effect.gen(function*() {
+      const service = yield* Embedding.plugin.make({ k: 2, representation: "first-user-message", embedder: Embedder.defaultSpec, store: "memory" })
+      const instance = instances[0]!
+      const r = yield* service.retrieve({ query: instance.query })
+      const relevant = instance.gold.sessions.filter((s) => s.label === "relevant").map((s) => s.id)
+      expect([...r.selected].sort()).toEqual([...relevant].sort())
+    }).pipe(Effect.scoped, Effect.provide(env)))
+})
+
+suite({ plugin: Embedding.plugin })
+suite({ plugin: Embedding.plugin, options: { k: 4, representation: "user-turns", embedder: { use: "tfidf-svd", dims: 32, minDf: 1 } } })
+suite({
+  plugin: Embedding.plugin,
+  options: { representation: "first-user-message", embedder: { use: "model", model: "topics" } },
+  models: { topics: { embeddingModel: countingEmbedder().service } }
+})
