@@ -565,6 +565,23 @@ describe("pipeline, end to end", () => {
     }).pipe(Effect.provide(modelsWith(lm.service)))
   })
 
+  it.effect("in inferred mode the generator sees the inferred preference, never the gold one", () => {
+    const lm = scripted(answerFor)
+    return Effect.gen(function*() {
+      const pipeline: Pipeline.CellPipeline = {
+        retriever: { plugin: "newest", needsGold: false, service: newest(2) },
+        inferrer: { plugin: "llm", service: yield* LlmInferrer.make(inferrerOptions) },
+        generator: { plugin: "llm", service: yield* LlmGenerator.make(generatorOptions("inferred")) },
+        scorers: []
+      }
+      const trace = yield* Pipeline.run(pipeline, instance)
+      expect(trace.generation).toEqual({ text: "REPLY given no gold" })
+      const generatePrompt = lm.prompts().at(-1)!
+      expect(generatePrompt).toContain("What this user expects in this situation: Keep it under 150 words.")
+      expect(lm.prompts().some((p) => p.includes("GOLD-PREF"))).toBe(false)
+    }).pipe(Effect.provide(modelsWith(lm.service)))
+  })
+
   it.effect("records an unreadable inference as the instance's error", () => {
     const lm = scripted((p) => (p.includes("## New request") ? "no idea, sorry. really." : answerFor(p)))
     return Effect.gen(function*() {

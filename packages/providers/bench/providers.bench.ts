@@ -27,23 +27,30 @@ const { OpenAi, Transformers } = await import("@cupid-lab/providers")
 const OpenAiServer = await import("@cupid-lab/providers/testing/OpenAiServer")
 const { writeTinyBert } = await import("@cupid-lab/providers/testing/TinyBert")
 
+/** Wall time and CPU time (client and server share this process) per call; CPU is the steadier figure on a busy machine. */
+const start = () => {
+  const t0 = performance.now()
+  const c0 = process.cpuUsage()
+  return (calls: number) => {
+    const wall = performance.now() - t0
+    const cpu = process.cpuUsage(c0)
+    return `${((wall / calls)).toFixed(2)} ms/call wall, ${((cpu.user + cpu.system) / 1000 / calls).toFixed(2)} ms/call CPU`
+  }
+}
+
 const roundTrips = (calls: number, concurrency: number) =>
   Effect.scoped(
     Effect.gen(function*() {
       const server = yield* OpenAiServer.make()
       const options = yield* Plugin.decodeOptions(OpenAi.plugin, { baseURL: server.baseURL, concurrency })
       const lm = (yield* OpenAi.make(options, "bench")).languageModel!
-      const t0 = performance.now()
+      const clock = start()
       yield* Effect.forEach(
         Array.from({ length: calls }, (_, i) => i),
         (i) => lm.complete({ messages: [{ role: "user", content: `request number ${i}` }] }),
         { concurrency: "unbounded", discard: true }
       )
-      const seconds = (performance.now() - t0) / 1000
-      console.log(
-        `openai provider via loopback: ${calls} calls, concurrency ${String(concurrency).padStart(2)}: ` +
-          `${(calls / seconds).toFixed(0)} calls/s, ${((seconds * 1000) / calls).toFixed(2)} ms/call wall`
-      )
+      console.log(`openai provider via loopback:  ${calls} calls, concurrency ${String(concurrency).padStart(2)}: ${clock(calls)}`)
     })
   ).pipe(Effect.withConfigProvider(ConfigProvider.fromMap(new Map())))
 
@@ -54,17 +61,13 @@ const sdkBaseline = (calls: number, concurrency: number) =>
       const server = yield* OpenAiServer.make()
       const { OpenAI } = yield* Effect.promise(() => import("openai"))
       const client = new OpenAI({ apiKey: "unused", baseURL: server.baseURL, maxRetries: 0 })
-      const t0 = performance.now()
+      const clock = start()
       yield* Effect.forEach(
         Array.from({ length: calls }, (_, i) => i),
         (i) => Effect.promise(() => client.chat.completions.create({ model: "bench", messages: [{ role: "user", content: `request number ${i}` }] })),
         { concurrency, discard: true }
       )
-      const seconds = (performance.now() - t0) / 1000
-      console.log(
-        `bare openai SDK via loopback:  ${calls} calls, concurrency ${String(concurrency).padStart(2)}: ` +
-          `${(calls / seconds).toFixed(0)} calls/s, ${((seconds * 1000) / calls).toFixed(2)} ms/call wall`
-      )
+      console.log(`bare openai SDK via loopback: ${calls} calls, concurrency ${String(concurrency).padStart(2)}: ${clock(calls)}`)
     })
   )
 

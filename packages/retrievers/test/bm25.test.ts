@@ -3,6 +3,7 @@ import { describe, expect, it } from "@effect/vitest"
 import { Effect } from "effect"
 import * as Bm25 from "../src/Bm25.js"
 import { suite } from "../src/testing/Conformance.js"
+import { env } from "./support.js"
 
 const docs = [Bm25.document(["a", "b"]), Bm25.document(["b", "c", "c"]), Bm25.document(["d"])]
 
@@ -58,7 +59,7 @@ describe("bm25 plugin", () => {
       const r = yield* service.retrieve({ query })
       expect(r.ranking.map((x) => x.sessionId).slice(0, 2)).toEqual(["s2", "s4"])
       expect(r.selected).toEqual(["s2", "s4"])
-    }))
+    }).pipe(Effect.scoped, Effect.provide(env())))
 
   it.effect("ranks summaries when asked to, and fails clearly without them", () =>
     Effect.gen(function*() {
@@ -68,7 +69,7 @@ describe("bm25 plugin", () => {
       expect((yield* service.retrieve({ query, summaries })).selected).toEqual(["s3"])
       const error = yield* Effect.flip(service.retrieve({ query }))
       expect(error.message).toContain("s1 of p:contrastive has no summary")
-    }))
+    }).pipe(Effect.scoped, Effect.provide(env())))
 })
 
 suite({ plugin: Bm25.plugin })

@@ -1,11 +1,11 @@
-import { Corpus, Domain, Hash, type LanguageModel, ModelCache, Models, Plugin } from "@cupid-lab/core"
+import { Domain, Errors, Hash, type LanguageModel, Plugin } from "@cupid-lab/core"
 import { describe, expect, it } from "@effect/vitest"
-import { Effect, Layer } from "effect"
+import { Effect } from "effect"
 import * as ContextFactor from "../src/ContextFactor.js"
 import { bestSplit } from "../src/internal/ChangeDetection.js"
 import * as FactorPrompt from "../src/internal/FactorPrompt.js"
 import { suite } from "../src/testing/Conformance.js"
-import { scriptedChat } from "./support.js"
+import { env, scriptedChat } from "./support.js"
 
 const session = (index: number, opening: string, ...feedback: ReadonlyArray<string>): Domain.SessionView => {
   const dialogue: Array<Domain.Message> = [{ role: "user", content: opening }]
@@ -49,14 +49,14 @@ const changing: Domain.Query = {
 
 const retrieve = (options: Record<string, unknown>, query: Domain.Query) =>
   Effect.gen(function*() {
-    const decoded = yield* Plugin.decodeOptions(ContextFactor.plugin, options)
+    const decoded = yield* Plugin.decodeOptions(ContextFactor.plugin, options).pipe(
+      Effect.mapError((e) => new Error(e.issues.map((i) => i.message).join("; ")))
+    )
     const service = yield* ContextFactor.plugin.make(decoded)
     return yield* service.retrieve({ query })
   })
 
-const offlineEnv = Layer.mergeAll(Models.layerEmpty, Corpus.layerFromQueries([contrastive, changing], "cf-test")).pipe(
-  Layer.provideMerge(ModelCache.layerMemory)
-)
+const offlineEnv = env({ queries: [contrastive, changing] })
 
 describe("context-factor, offline strategy", () => {
   it.effect("selects the current factor's sessions and excludes a similar factor of the same kind", () =>
@@ -143,10 +143,7 @@ const namesAnswer = (request: LanguageModel.CompletionRequest): string => {
 }
 
 describe("context-factor, llm strategy", () => {
-  const envWith = (chat: ReturnType<typeof scriptedChat>) =>
-    Layer.mergeAll(Models.layer({ chat: { languageModel: chat.service } }), Corpus.layerFromQueries([], "empty")).pipe(
-      Layer.provideMerge(ModelCache.layerMemory)
-    )
+  const envWith = (chat: ReturnType<typeof scriptedChat>) => env({ models: { chat: { languageModel: chat.service } } })
 
   it.effect("asks per batch and applies the policy to the sessions the model names", () => {
     const chat = scriptedChat(namesAnswer)
@@ -161,9 +158,7 @@ describe("context-factor, llm strategy", () => {
 
   it.effect("runs in a dry run on its own example answers (the last session of each batch)", () => {
     const chat = scriptedChat(() => "never sent")
-    const dry = Layer.mergeAll(Models.layer({ chat: { languageModel: chat.service } }, { dryRun: true }), Corpus.layerFromQueries([], "empty")).pipe(
-      Layer.provideMerge(ModelCache.layerMemory)
-    )
+    const dry = env({ models: { chat: { languageModel: chat.service } }, dryRun: true })
     return Effect.gen(function*() {
       const r = yield* retrieve({ strategy: "llm", model: "chat", batchSize: 3, policy: "all-matching" }, changing)
       expect(r.selected).toEqual(["s3", "s6", "s7"])
@@ -174,14 +169,14 @@ describe("context-factor, llm strategy", () => {
   it.effect("a malformed answer is a stage error, not a crash", () =>
     Effect.gen(function*() {
       const error = yield* Effect.flip(retrieve({ strategy: "llm", model: "chat" }, contrastive))
-      expect(error._tag).toBe("StageError")
-      expect(error.message).toContain("retrieve (context-factor)")
+      expect(error).toBeInstanceOf(Errors.StageError)
+      expect((error as Errors.StageError).message).toContain("retrieve (context-factor)")
     }).pipe(Effect.scoped, Effect.provide(envWith(scriptedChat(() => "The first and the fourth.")))))
 
   it.effect("an answer naming sessions that were not shown is a stage error", () =>
     Effect.gen(function*() {
       const error = yield* Effect.flip(retrieve({ strategy: "llm", model: "chat" }, contrastive))
-      expect(error.message).toContain("not in the list: s99")
+      expect((error as Errors.StageError).message).toContain("not in the list: s99")
     }).pipe(Effect.scoped, Effect.provide(envWith(scriptedChat(() => '{"sessions": ["s99"]}'))))
   )
 })

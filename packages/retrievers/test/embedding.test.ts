@@ -1,11 +1,11 @@
-import { Corpus, Domain, Hash, ModelCache, Models } from "@cupid-lab/core"
+import { Corpus, Domain, Hash } from "@cupid-lab/core"
 import { describe, expect, it } from "@effect/vitest"
-import { Effect, Layer } from "effect"
+import { Effect } from "effect"
 import * as Embedder from "../src/Embedder.js"
 import * as Embedding from "../src/Embedding.js"
 import { suite } from "../src/testing/Conformance.js"
 import * as Histories from "../src/testing/Histories.js"
-import { countingEmbedder } from "./support.js"
+import { countingEmbedder, env } from "./support.js"
 
 const session = (index: number, user: string): Domain.SessionView => {
   const dialogue: ReadonlyArray<Domain.Message> = [{ role: "user", content: user }, { role: "assistant", content: "Done." }]
@@ -23,10 +23,7 @@ const query: Domain.Query = {
   ]
 }
 
-const withModel = (embedder: ReturnType<typeof countingEmbedder>) =>
-  Layer.mergeAll(Models.layer({ topics: { embeddingModel: embedder.service } }), Corpus.layerFromQueries([], "empty")).pipe(
-    Layer.provideMerge(ModelCache.layerMemory)
-  )
+const withModel = (embedder: ReturnType<typeof countingEmbedder>) => env({ models: { topics: { embeddingModel: embedder.service } } })
 
 describe("embedding plugin with a configured model", () => {
   it.effect("ranks by cosine similarity to the request", () => {
@@ -64,9 +61,7 @@ describe("embedding plugin with a configured model", () => {
 
 describe("embedding plugin with the offline TF-IDF + SVD embedder", () => {
   const instances = Histories.set(8, 3)
-  const env = Layer.mergeAll(Models.layerEmpty, Corpus.layerFromQueries(instances.map((i) => i.query), "embedding-test")).pipe(
-    Layer.provideMerge(ModelCache.layerMemory)
-  )
+  const offline = env({ queries: instances.map((i) => i.query) })
 
   it.effect("fits once per corpus and options and reuses the fit", () =>
     Effect.gen(function*() {
@@ -79,7 +74,7 @@ describe("embedding plugin with the offline TF-IDF + SVD embedder", () => {
       expect(a.model.dims).toBeLessThanOrEqual(16)
       const c = yield* Embedder.fitted(corpus, { ...spec, dims: 8 })
       expect(c).not.toBe(a)
-    }).pipe(Effect.provide(env)))
+    }).pipe(Effect.provide(offline)))
 
   it.effect("ranks the current factor's sessions above other factors' on a synthetic history", () =>
     Effect.gen(function*() {
@@ -88,7 +83,7 @@ describe("embedding plugin with the offline TF-IDF + SVD embedder", () => {
       const r = yield* service.retrieve({ query: instance.query })
       const relevant = instance.gold.sessions.filter((s) => s.label === "relevant").map((s) => s.id)
       expect([...r.selected].sort()).toEqual([...relevant].sort())
-    }).pipe(Effect.scoped, Effect.provide(env)))
+    }).pipe(Effect.scoped, Effect.provide(offline)))
 })
 
 suite({ plugin: Embedding.plugin })

@@ -3,6 +3,7 @@ import { Effect } from "effect"
 import * as Oracle from "../src/Oracle.js"
 import { suite } from "../src/testing/Conformance.js"
 import * as Histories from "../src/testing/Histories.js"
+import { env } from "./support.js"
 
 describe("oracle", () => {
   it("declares that it reads gold", () => {
@@ -20,7 +21,7 @@ describe("oracle", () => {
       const top = r.ranking.slice(0, 4).map((x) => x.sessionId)
       expect(top.slice(0, 2).sort()).toEqual([...ids("relevant")].sort())
       expect(top.slice(2).sort()).toEqual([...ids("stale")].sort())
-    }))
+    }).pipe(Effect.scoped, Effect.provide(env())))
 })
 
 suite({ plugin: Oracle.plugin })

@@ -1,11 +1,11 @@
-import { Corpus, Domain, Hash, ModelCache, Models } from "@cupid-lab/core"
+import { Domain, Hash } from "@cupid-lab/core"
 import { describe, expect, it } from "@effect/vitest"
-import { Effect, Layer } from "effect"
+import { Effect } from "effect"
 import * as http from "node:http"
 import type { AddressInfo } from "node:net"
 import * as Embedding from "../src/Embedding.js"
 import * as VectorStore from "../src/VectorStore.js"
-import { countingEmbedder } from "./support.js"
+import { countingEmbedder, env as testEnv } from "./support.js"
 
 interface Call {
   readonly method: string
@@ -76,10 +76,7 @@ const queryFor = (instanceId: string): Domain.Query => ({
   sessions: [session(0, "invoice"), session(1, "garden"), session(2, "garden travel"), session(3, "recipe")]
 })
 
-const env = Layer.mergeAll(
-  Models.layer({ topics: { embeddingModel: countingEmbedder("qdrant").service } }),
-  Corpus.layerFromQueries([], "empty")
-).pipe(Layer.provideMerge(ModelCache.layerMemory))
+const env = testEnv({ models: { topics: { embeddingModel: countingEmbedder("qdrant").service } } })
 
 const listen = (server: http.Server) =>
   Effect.acquireRelease(
@@ -161,6 +158,6 @@ describe("Qdrant store against a real server", () => {
       expect(viaQdrant.selected).toEqual(memory.selected)
       viaQdrant.ranking.forEach((r, i) => expect(r.score).toBeCloseTo(memory.ranking[i]!.score, 4))
     })
-    await Effect.runPromise(program.pipe(Effect.provide(env)))
+    await Effect.runPromise(program.pipe(Effect.scoped, Effect.provide(env)))
   })
 })

@@ -3,6 +3,7 @@ import { describe, expect, it } from "@effect/vitest"
 import { Effect } from "effect"
 import * as Simple from "../src/Simple.js"
 import { suite } from "../src/testing/Conformance.js"
+import { env } from "./support.js"
 
 const query = (n: number): Domain.Query => ({
   instanceId: "p:consistent",
@@ -17,7 +18,7 @@ describe("all", () => {
       const r = yield* service.retrieve({ query: query(3) })
       expect(r.selected).toEqual(["s1", "s2", "s3"])
       expect(r.ranking.map((x) => x.sessionId)).toEqual(["s3", "s2", "s1"])
-    }))
+    }).pipe(Effect.scoped, Effect.provide(env())))
 })
 
 describe("recency", () => {
@@ -26,7 +27,7 @@ describe("recency", () => {
       const service = yield* Simple.recency.make({ k: 2 })
       expect((yield* service.retrieve({ query: query(5) })).selected).toEqual(["s4", "s5"])
       expect((yield* service.retrieve({ query: query(1) })).selected).toEqual(["s1"])
-    }))
+    }).pipe(Effect.scoped, Effect.provide(env())))
 })
 
 suite({ plugin: Simple.all })

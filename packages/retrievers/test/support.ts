@@ -1,6 +1,19 @@
 // Scripted models for tests: deterministic answers and a count of what reached them.
-import type { EmbeddingModel, LanguageModel, Reranker } from "@cupid-lab/core"
-import { Effect } from "effect"
+import { Corpus, type Domain, type EmbeddingModel, type LanguageModel, ModelCache, Models, Plugin, type Reranker } from "@cupid-lab/core"
+import { Effect, Layer } from "effect"
+import * as Builtins from "../src/Builtins.js"
+
+/** Everything a plugin's make may ask for: models (none unless given), cache, corpus, registry. */
+export const env = (options: {
+  readonly models?: Readonly<Record<string, Models.ModelBundle>>
+  readonly queries?: ReadonlyArray<Domain.Query>
+  readonly dryRun?: boolean
+} = {}) =>
+  Layer.mergeAll(
+    Models.layer(options.models ?? {}, { dryRun: options.dryRun ?? false }),
+    Corpus.layerFromQueries(options.queries ?? [], `test-${(options.queries ?? []).map((q) => q.instanceId).join(",")}`),
+    Layer.succeed(Plugin.Plugins, Plugin.makeRegistry(Builtins.plugins))
+  ).pipe(Layer.provideMerge(ModelCache.layerMemory))
 
 /** Topic words the scripted embedder knows: each is one dimension; a text gets 1 where it mentions the word. */
 export const topics = ["garden", "invoice", "travel", "recipe"] as const

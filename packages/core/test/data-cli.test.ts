@@ -1,0 +1,211 @@
+import { afterAll, beforeAll, describe, expect, it } from "@effect/vitest"
+import { Effect } from "effect"
+import { spawnSync } from "node:child_process"
+import { createHash } from "node:crypto"
+import * as fs from "node:fs"
+import * as http from "node:http"
+import type { AddressInfo } from "node:net"
+import * as os from "node:os"
+import * as path from "node:path"
+import { fileURLToPath } from "node:url"
+import { run } from "../src/internal/dataset/cli.js"
+import { writeParquet } from "../src/internal/dataset/parquetWriter.js"
+import * as Synthetic from "../src/Synthetic.js"
+
+let dir: string
+const repoRoot = fileURLToPath(new URL("../../../", import.meta.url))
+
+const cli = (...argv: Array<string>) =>
+  Effect.gen(function*() {
+    const out: Array<string> = []
+    const err: Array<string> = []
+    const code = yield* run(argv, { out: (l) => out.push(l), err: (l) => err.push(l) })
+    return { code, out: out.join("\n"), err: err.join("\n") }
+  })
+
+const message = (content: string, role: "user" | "assistant" = "user") => ({ role, content })
+
+/**
+ * Two instances whose statistics are worked out by hand (Tokens.count on "User: ..." lines):
+ *   "User: Plan it."                     -> User : Plan it .            = 5 tokens
+ *   "User: Hi\nAssistant: Hello there"    -> User : Hi Assistant(2) : Hello there = 8 tokens
+ *   "User: Ok"                            -> User : Ok                   = 3 tokens
+ * p1:consistent = [F/P, G/P], current F/P: relevant at 1, other at 2; history 13 tokens.
+ * p1:changing   = [F/P, G/P, F/Q], current F/Q: stale at 1, other at 2, relevant at 3; history 16.
+ * Line 3 has an unknown instance type.
+ */
+const handMade = [
+  {
+    persona_id: "p1",
+    instance_type: "consistent",
+    current_request: "Plan the next one.",
+    current_context_factor: "F",
+    current_contextual_preference: "P",
+    current_checklist: ["P?"],
+    prior_interactions: [
+      { context_factor: "F", contextual_preference: "P", dialogue: [message("Plan it.")] },
+      { context_factor: "G", contextual_preference: "P", dialogue: [message("Hi"), message("Hello there", "assistant")] }
+    ]
+  },
+  {
+    persona_id: "p1",
+    instance_type: "changing",
+    current_request: "Plan the next one.",
+    current_context_factor: "F",
+    current_contextual_preference: "Q",
+    current_checklist: ["Q?"],
+    prior_interactions: [
+      { context_factor: "F", contextual_preference: "P", dialogue: [message("Plan it.")] },
+      { context_factor: "G", contextual_preference: "P", dialogue: [message("Hi"), message("Hello there", "assistant")] },
+      { context_factor: "F", contextual_preference: "Q", dialogue: [message("Ok")] }
+    ]
+  },
+  { persona_id: "p2", instance_type: "later" }
+]
+
+beforeAll(() => {
+  dir = fs.mkdtempSync(path.join(os.tmpdir(), "cupid-cli-"))
+  fs.writeFileSync(path.join(dir, "hand.jsonl"), handMade.map((r) => JSON.stringify(r)).join("\n") + "\n")
+})
+
+afterAll(() => fs.rmSync(dir, { recursive: true, force: true }))
+
+describe("data inspect", () => {
+  it.effect("prints hand-computed statistics and the skipped rows", () =>
+    Effect.gen(function*() {
+      const file = path.join(dir, "hand.jsonl")
+      const r = yield* cli("inspect", "--data", file, "--on-invalid", "skip")
+      const sha = createHash("sha256").update(fs.readFileSync(file)).digest("hex")
+      expect(r.code).toBe(0)
+      expect(r.out).toBe([
+        `source: ${file}`,
+        `fingerprint: ${sha}`,
+        "instances: 2 (consistent 1, contrastive 0, changing 1)",
+        "sessions per instance: min 2, mean 2.5, max 3",
+        "tokens per session: min 3, mean 5.8, max 8",
+        "tokens per history: min 13, mean 14.5, max 16",
+        "relevance labels per instance (mean; total in parentheses):",
+        "  type         relevant       stale          other",
+        "  consistent   1.00 (1)       0.00 (0)       1.00 (1)",
+        "  changing     1.00 (1)       1.00 (1)       1.00 (1)",
+        "  all          1.00 (2)       0.50 (1)       1.00 (2)",
+        "positions of relevant sessions (1 = oldest):",
+        `  1 | ${"#".repeat(40)} 1`,
+        `  2 | ${" ".repeat(40)} 0`,
+        `  3 | ${"#".repeat(40)} 1`,
+        "mean relevant position: 2.00 (relative to history length: 0.75, 1 = most recent)",
+        "skipped rows: 1",
+        '  row 3 (p2:later): instance_type: expected one of consistent, contrastive, changing, found "later"'
+      ].join("\n"))
+    }))
+
+  it.effect("with the default fail policy a bad row is exit code 1 and names file, row and field", () =>
+    Effect.gen(function*() {
+      const file = path.join(dir, "hand.jsonl")
+      const r = yield* cli("inspect", "--data", file)
+      expect(r.code).toBe(1)
+      expect(r.err).toBe(`error: ${file}, row 3, instance_type: expected one of consistent, contrastive, changing, found "later"`)
+    }))
+
+  it.effect("generate then inspect a small synthetic file: CUPID's label counts per type", () =>
+    Effect.gen(function*() {
+      const out = path.join(dir, "gen.jsonl")
+      const g = yield* cli("generate", "--out", out, "--personas", "2", "--sessions", "8", "--seed", "4")
+      expect(g.code).toBe(0)
+      const sha = createHash("sha256").update(fs.readFileSync(out)).digest("hex")
+      expect(g.out).toBe([
+        `wrote 6 rows to ${out}`,
+        "source: synthetic:personas=2,sessions=8,seed=4,position=spread,contrastive=0.1,stale=0.1,types=consistent+contrastive+changing",
+        `sha256: ${sha}`
+      ].join("\n"))
+      expect(fs.readFileSync(out, "utf8")).toBe(
+        [...Synthetic.generate({ ...Synthetic.defaults, personas: 2, seed: 4 })].map((r) => JSON.stringify(r) + "\n").join("")
+      )
+
+      const r = yield* cli("inspect", "--data", out, "--types", "consistent,changing")
+      expect(r.code).toBe(0)
+      const lines = r.out.split("\n")
+      expect(lines).toContain("instances: 4 (consistent 2, contrastive 0, changing 2)")
+      expect(lines).toContain("sessions per instance: min 8, mean 8, max 8")
+      expect(lines).toContain("  consistent   2.00 (4)       0.00 (0)       6.00 (12)")
+      expect(lines).toContain("  changing     2.00 (4)       2.00 (4)       4.00 (8)")
+      expect(lines.filter((l) => /^  [1-8] \| /.test(l)).length).toBe(8)
+      expect(lines.at(-1)).toBe("skipped rows: 0")
+    }))
+
+  it.effect("a synthetic source inspects without a file", () =>
+    Effect.gen(function*() {
+      const r = yield* cli("inspect", "--data", "synthetic:personas=1,sessions=60,position=recent", "--limit", "2")
+      expect(r.code).toBe(0)
+      expect(r.out).toContain("instances: 2 (consistent 1, contrastive 1, changing 0)")
+      // 60 positions are shown as 10 bins of 6; the two most recent fall in the last bin.
+      expect(r.out).toContain(`  55-60 | ${"#".repeat(40)} 4`)
+    }))
+})
+
+describe("data: usage errors", () => {
+  it.effect("bad flags, commands and values print a clear message and the usage, with exit code 2", () =>
+    Effect.gen(function*() {
+      const cases: Array<[Array<string>, string]> = [
+        [["inspect", "--bogus"], "error: Unknown option '--bogus'"],
+        [["frobnicate"], 'error: unknown command "frobnicate"; expected inspect, download or generate'],
+        [["download", "--personas", "3"], "error: --personas does not apply to download"],
+        [["inspect", "extra"], 'error: unexpected argument "extra"'],
+        [["generate"], "error: --out: required (the .jsonl file to write)"],
+        [["generate", "--out", path.join(dir, "x.jsonl"), "--sessions", "5"], "error: --sessions: expected an integer from 8 to 10000"],
+        [["generate", "--out", path.join(dir, "x.jsonl"), "--seed", "abc"], 'error: --seed: expected a number, found "abc"'],
+        [["inspect", "--types", "consistent,later"], 'error: --types: expected one or more of consistent, contrastive, changing, found "later"'],
+        [["inspect", "--on-invalid", "ignore"], 'error: --on-invalid: expected fail or skip, found "ignore"'],
+        [["download", "--data", "sample"], 'error: --data: expected an hf: source such as hf:kixlab/CUPID, found "sample"'],
+        [[], "usage: data <command> [options]"]
+      ]
+      for (const [argv, first] of cases) {
+        const r = yield* cli(...argv)
+        expect(r.code, argv.join(" ")).toBe(2)
+        expect(r.err.split("\n")[0], argv.join(" ")).toContain(first)
+        expect(r.err, argv.join(" ")).toContain("usage: data <command> [options]")
+      }
+      const help = yield* cli("--help")
+      expect(help.code).toBe(0)
+      expect(help.out).toContain("commands:")
+    }))
+})
+
+describe("data download", () => {
+  it.effect("fills the cache from a loopback hub, then reports the cached copy", () =>
+    Effect.gen(function*() {
+      yield* Effect.promise(() => writeParquet(path.join(dir, "hub.parquet"), [...Synthetic.generate({ ...Synthetic.defaults, personas: 1 })]))
+      const bytes = fs.readFileSync(path.join(dir, "hub.parquet"))
+      let served = 0
+      const server = http.createServer((req, res) => {
+        served++
+        if (req.url === "/datasets/kixlab/CUPID/resolve/main/data/test.parquet") res.writeHead(200).end(bytes)
+        else res.writeHead(404).end()
+      })
+      yield* Effect.promise(() => new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve)))
+      const endpoint = `http://127.0.0.1:${(server.address() as AddressInfo).port}`
+      const cacheDir = path.join(dir, "cache")
+      const first = yield* cli("download", "--data", "hf:kixlab/CUPID", "--cache-dir", cacheDir, "--hf-endpoint", endpoint).pipe(
+        Effect.ensuring(Effect.promise(() => new Promise<void>((resolve) => server.close(() => resolve()))))
+      )
+      const target = path.join(cacheDir, "hf", "kixlab", "CUPID", "data", "test.parquet")
+      const sha = createHash("sha256").update(bytes).digest("hex")
+      expect(first).toEqual({ code: 0, out: `downloaded: ${target}\nsha256: ${sha}`, err: "" })
+      const second = yield* cli("download", "--data", "hf:kixlab/CUPID", "--cache-dir", cacheDir, "--hf-endpoint", endpoint)
+      expect(second).toEqual({ code: 0, out: `already cached: ${target}\nsha256: ${sha}`, err: "" })
+      expect(served).toBe(1)
+    }))
+})
+
+describe("bin/data.ts", () => {
+  it("runs as a script with exit codes: 0 on success, 2 on a bad flag", () => {
+    const tsx = path.join(repoRoot, "node_modules", ".bin", "tsx")
+    const script = path.join(repoRoot, "packages", "core", "src", "bin", "data.ts")
+    const inspect = spawnSync(tsx, [script, "inspect", "--data", "synthetic:personas=1"], { encoding: "utf8", cwd: os.tmpdir() })
+    expect(inspect.status, inspect.stderr).toBe(0)
+    expect(inspect.stdout).toContain("instances: 3 (consistent 1, contrastive 1, changing 1)")
+    const bad = spawnSync(tsx, [script, "inspect", "--nope"], { encoding: "utf8", cwd: os.tmpdir() })
+    expect(bad.status).toBe(2)
+    expect(bad.stderr).toContain("usage: data <command> [options]")
+  })
+})

@@ -1,0 +1,173 @@
+/**
+ * Comparing two runs cell by cell: cells are matched by id (same normalized parameters), then the
+ * rest by name; each matched pair is compared on the instances both scored ok, with the statistics
+ * of the reports (paired bootstrap CI, paired permutation p-value, Holm over every comparison).
+ * Typical uses: the same config before and after a code change, or on two matchers.
+ *
+ * @example
+ * import * as Compare from "@cupid-lab/experiments/compare/Compare"
+ * const files = yield* Compare.write("runs/a", "runs/b", "runs/a-vs-b")
+ * files.markdown // "runs/a-vs-b/compare.md"
+ */
+import { Effect } from "effect"
+import * as fs from "node:fs"
+import * as path from "node:path"
+import { Statistics } from "@cupid-lab/scorers"
+import { RunError } from "../Errors.js"
+import type { CellSummary, MetricDescription, Slice } from "../ResultLine.js"
+import { slices } from "../ResultLine.js"
+import * as Analysis from "../report/Analysis.js"
+import * as RunDir from "../report/RunDir.js"
+import * as Paired from "./Paired.js"
+import * as Render from "./Render.js"
+
+export interface Match {
+  readonly a: CellSummary
+  readonly b: CellSummary
+  readonly by: "id" | "name"
+}
+
+export interface Row {
+  readonly match: Match
+  readonly metric: MetricDescription
+  readonly slice: Slice
+  /** The metric of each cell over the shared instances. */
+  readonly a: { readonly n: number; readonly value: number }
+  readonly b: { readonly n: number; readonly value: number }
+  readonly comparison: Paired.Comparison
+  readonly pHolm: number
+}
+
+export interface Comparison {
+  readonly a: RunDir.Run
+  readonly b: RunDir.Run
+  readonly matches: ReadonlyArray<Match>
+  readonly onlyA: ReadonlyArray<CellSummary>
+  readonly onlyB: ReadonlyArray<CellSummary>
+  readonly metrics: ReadonlyArray<MetricDescription>
+  readonly rows: ReadonlyArray<Row>
+  readonly tests: number
+  readonly permutations: number
+  readonly seed: number
+  readonly resamples: number
+  /** Differences between the runs a reader must know about (data, scorers). */
+  readonly warnings: ReadonlyArray<string>
+}
+
+export interface Options {
+  readonly permutations?: number
+}
+
+/** Match cells by id, then the remaining ones by name (first come, first matched). */
+export const matchCells = (a: ReadonlyArray<CellSummary>, b: ReadonlyArray<CellSummary>): { matches: Array<Match>; onlyA: Array<CellSummary>; onlyB: Array<CellSummary> } => {
+  const usedB = new Set<string>()
+  const matches: Array<Match> = []
+  const rest: Array<CellSummary> = []
+  for (const ca of a) {
+    const cb = b.find((x) => x.id === ca.id && !usedB.has(x.id))
+    if (cb === undefined) rest.push(ca)
+    else {
+      usedB.add(cb.id)
+      matches.push({ a: ca, b: cb, by: "id" })
+    }
+  }
+  const onlyA: Array<CellSummary> = []
+  for (const ca of rest) {
+    const cb = b.find((x) => x.name === ca.name && !usedB.has(x.id))
+    if (cb === undefined) onlyA.push(ca)
+    else {
+      usedB.add(cb.id)
+      matches.push({ a: ca, b: cb, by: "name" })
+    }
+  }
+  const order = new Map(a.map((c, i) => [c.id, i]))
+  matches.sort((x, y) => order.get(x.a.id)! - order.get(y.a.id)!)
+  return { matches, onlyA, onlyB: b.filter((c) => !usedB.has(c.id)) }
+}
+
+const sameAggregate = (x: MetricDescription, y: MetricDescription): boolean =>
+  JSON.stringify(x.aggregate) === JSON.stringify(y.aggregate)
+
+export const compare = (a: RunDir.Run, b: RunDir.Run, options: Options = {}): Comparison => {
+  const { matches, onlyA, onlyB } = matchCells(a.summary.cells, b.summary.cells)
+  const fa = Analysis.families(a.summary)
+  const candidates = [...fa.inference, ...fa.generation, ...fa.retrievalHeadline]
+  if (candidates.length === 0 && fa.main !== undefined) candidates.push(fa.main)
+  const warnings: Array<string> = []
+  const metrics = candidates.filter((m) => {
+    const other = Analysis.metricNamed(b.summary, m.name)
+    if (other === undefined) {
+      warnings.push(`${m.name} is scored in the first run only; not compared.`)
+      return false
+    }
+    if (!sameAggregate(m, other)) {
+      warnings.push(`${m.name} aggregates differently in the two runs; not compared.`)
+      return false
+    }
+    if (m.description !== other.description || m.heuristic !== other.heuristic) {
+      warnings.push(`${m.name} is computed differently in the two runs (first: ${m.description}; second: ${other.description}): differences may come from the scorer, not the method.`)
+    }
+    return true
+  })
+  if (a.summary.dataset.hash !== b.summary.dataset.hash) {
+    warnings.push(`The runs read different data (fingerprints ${a.summary.dataset.hash.slice(0, 12)} and ${b.summary.dataset.hash.slice(0, 12)}); instances are paired by id.`)
+  }
+  const ia = Analysis.index(a.rows), ib = Analysis.index(b.rows)
+  const plan: Array<{ match: Match; metric: MetricDescription; slice: Slice; ids: Array<string> }> = []
+  for (const match of matches) {
+    for (const metric of metrics) {
+      for (const slice of slices) plan.push({ match, metric, slice, ids: Analysis.sharedInstances(ia.ok.get(match.a.id), ib.ok.get(match.b.id), slice) })
+    }
+  }
+  const cols = (t: (typeof plan)[number]) => [Analysis.columnsOf(ia.ok.get(t.match.a.id), t.ids), Analysis.columnsOf(ib.ok.get(t.match.b.id), t.ids)] as const
+  const testable = plan.filter((t) => Paired.pairable(t.metric, ...cols(t)) > 0).length
+  const permutations = options.permutations ?? Paired.permutationsFor(testable)
+  const seed = a.summary.seed
+  const resamples = a.summary.resamples ?? 1000
+  const comparisons = plan.map((t) => Paired.compare(t.metric, ...cols(t), { seed, resamples, permutations }))
+  const adjusted = Statistics.holm(comparisons.map((c) => c.p))
+  const rows = plan.map((t, i): Row => {
+    const [ca, cb] = cols(t)
+    return { match: t.match, metric: t.metric, slice: t.slice, a: Paired.value(t.metric, ca), b: Paired.value(t.metric, cb), comparison: comparisons[i]!, pHolm: adjusted[i]! }
+  })
+  return {
+    a,
+    b,
+    matches,
+    onlyA,
+    onlyB,
+    metrics,
+    rows,
+    tests: comparisons.filter((c) => Number.isFinite(c.p)).length,
+    permutations,
+    seed,
+    resamples,
+    warnings
+  }
+}
+
+/** Default output directory: next to the second run, named after both. */
+export const defaultOut = (dirA: string, dirB: string): string =>
+  path.join(path.dirname(path.resolve(dirB)), `compare-${path.basename(path.resolve(dirA))}-vs-${path.basename(path.resolve(dirB))}`)
+
+const toRunError = (where: string) => (e: unknown): RunError =>
+  e instanceof RunError ? e : new RunError({ path: where, reason: e instanceof Error ? e.message : String(e) })
+
+/** Read both runs, compare them and write compare.md and compare.html into `out`. */
+export const write = (
+  dirA: string,
+  dirB: string,
+  out: string = defaultOut(dirA, dirB),
+  options: Options = {}
+): Effect.Effect<{ readonly markdown: string; readonly html: string }, RunError> =>
+  Effect.try({
+    try: () => {
+      const c = compare(RunDir.read(dirA), RunDir.read(dirB), options)
+      fs.mkdirSync(out, { recursive: true })
+      const files = { markdown: path.join(out, "compare.md"), html: path.join(out, "compare.html") }
+      fs.writeFileSync(files.markdown, Render.markdown(c))
+      fs.writeFileSync(files.html, Render.html(c))
+      return files
+    },
+    catch: toRunError(out)
+  })

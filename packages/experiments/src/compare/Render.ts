@@ -1,0 +1,105 @@
+/**
+ * compare.md and compare.html for a {@link Compare.Comparison}: the two runs, how cells were
+ * matched, and per compared metric a table of matched cells by slice with both values on the
+ * shared instances, the difference (second run - first), its paired CI, p and Holm-adjusted p.
+ *
+ * @example
+ * import * as Render from "@cupid-lab/experiments/compare/Render"
+ * fs.writeFileSync("compare.md", Render.markdown(comparison))
+ */
+import type { Slice } from "../ResultLine.js"
+import { slices } from "../ResultLine.js"
+import * as Format from "../report/Format.js"
+import { style } from "../report/Html.js"
+import * as Notes from "../report/Notes.js"
+import * as Svg from "../report/Svg.js"
+import type { Comparison, Match, Row } from "./Compare.js"
+
+const runLine = (label: string, r: Comparison["a"]): string =>
+  `${label}: ${r.dir} (config ${r.summary.config.name}, hash ${r.summary.config.hash}; data ${r.summary.dataset.source}, fingerprint ${r.summary.dataset.hash.slice(0, 16)}; ${r.summary.cells.length} cells)`
+
+export const entry = (r: Row | undefined): string => {
+  if (r === undefined || r.comparison.n === 0) return "– n=0"
+  const c = r.comparison
+  const head = `${Format.number(r.a.value)} → ${Format.number(r.b.value)}: ${Format.signed(c.delta)}`
+  if (!Number.isFinite(c.p)) return `${head} n=${c.n}`
+  return `${head} [${Format.signed(c.ci95[0])}, ${Format.signed(c.ci95[1])}] p=${Format.p(c.p)} Holm=${Format.p(r.pHolm)} n=${c.n}${r.pHolm < 0.05 ? " *" : ""}`
+}
+
+const matchLabel = (m: Match): string => (m.a.name === m.b.name ? m.a.name : `${m.a.name} / ${m.b.name}`) + (m.a.usesGold ? ` ${Notes.oracleMark}` : "")
+
+const method = (c: Comparison): Array<string> => [
+  `Pairs: each cell of the first run is matched to the cell of the second with the same id (same normalized parameters), else with the same name. Values are computed on the instances both cells scored ok (N = their count), so they can differ from each run's own report.`,
+  `Statistics: difference = second - first; paired bootstrap 95% CI (${c.resamples} resamples, seed ${c.seed}); two-sided paired permutation p (${Format.integer(c.permutations)} permutations; micro metrics swap the two cells' per-instance counts, macro metrics flip signs of per-instance differences). Holm's correction over all ${c.tests} tests of this comparison (${c.matches.length} matched cells x ${c.metrics.length} metrics x 4 slices); * Holm < 0.05.`
+]
+
+const byKey = (c: Comparison) => new Map(c.rows.map((r) => [`${r.match.a.id}\0${r.metric.name}\0${r.slice}`, r]))
+
+export const markdown = (c: Comparison): string => {
+  const t = Format.md
+  const rows = byKey(c)
+  const out = [`# Comparison: ${t(c.a.summary.config.name)} vs ${t(c.b.summary.config.name)}`, ""]
+  out.push(`- ${t(runLine("First", c.a))}`, `- ${t(runLine("Second", c.b))}`)
+  out.push(`- Matched cells: ${c.matches.length} (${c.matches.filter((m) => m.by === "id").length} by id, ${c.matches.filter((m) => m.by === "name").length} by name)`)
+  out.push(`- Only in the first run: ${c.onlyA.length === 0 ? "none" : t(c.onlyA.map((x) => x.name).join(", "))}`)
+  out.push(`- Only in the second run: ${c.onlyB.length === 0 ? "none" : t(c.onlyB.map((x) => x.name).join(", "))}`, "")
+  if (c.warnings.length > 0) out.push("## Warnings", "", ...c.warnings.map((w) => `- ${t(w)}`), "")
+  for (const m of c.metrics) {
+    out.push(`## ${t(Notes.metricLabel(m))}`, "", `${Notes.aggregateNote(m)}; entry: first → second: difference [95% CI] p Holm n.`, "")
+    out.push(`| cell | ${slices.join(" | ")} |`, `|---|${slices.map(() => "---").join("|")}|`)
+    for (const match of c.matches) {
+      out.push(`| ${t(matchLabel(match))} | ${slices.map((s) => entry(rows.get(`${match.a.id}\0${m.name}\0${s}`))).join(" | ")} |`)
+    }
+    out.push("")
+  }
+  if (c.metrics.length === 0 || c.matches.length === 0) out.push("Nothing to compare: no matched cells or no metric scored in both runs.", "")
+  out.push("## How the numbers were computed", "", ...method(c).flatMap((p) => [t(p), ""]))
+  return out.join("\n")
+}
+
+export const html = (c: Comparison): string => {
+  const e = Format.html
+  const rows = byKey(c)
+  const title = `Comparison: ${c.a.summary.config.name} vs ${c.b.summary.config.name}`
+  const parts: Array<string> = []
+  parts.push(`<ul><li>${e(runLine("First", c.a))}</li><li>${e(runLine("Second", c.b))}</li>` +
+    `<li>Matched cells: ${c.matches.length}; only in the first run: ${e(c.onlyA.map((x) => x.name).join(", ") || "none")}; only in the second: ${e(c.onlyB.map((x) => x.name).join(", ") || "none")}</li></ul>`)
+  if (c.warnings.length > 0) parts.push(`<h2>Warnings</h2><ul>${c.warnings.map((w) => `<li>${e(w)}</li>`).join("")}</ul>`)
+  const main = c.metrics[c.metrics.length - 1]
+  if (main !== undefined && c.matches.length > 0) {
+    const svg = Svg.bars({
+      title: `${main.name}: first and second run`,
+      yLabel: main.name,
+      groups: c.matches.map(matchLabel),
+      series: ["first run", "second run"],
+      value: (g, s) => {
+        const r = rows.get(`${c.matches[g]!.a.id}\0${main.name}\0all`)
+        if (r === undefined || r.a.n === 0) return undefined
+        const v = s === 0 ? r.a : r.b
+        return { value: v.value, lo: NaN, hi: NaN, n: v.n }
+      }
+    })
+    parts.push(`<figure>${svg}<figcaption>${e(`${main.name} on all shared instances, per matched cell (N per cell in the tooltips and the tables).`)}</figcaption></figure>`)
+  }
+  for (const m of c.metrics) {
+    const body = c.matches.map((match) =>
+      `<tr><td>${e(matchLabel(match))}</td>${slices.map((s: Slice) => {
+        const r = rows.get(`${match.a.id}\0${m.name}\0${s}`)
+        return `<td class="num${r !== undefined && r.pHolm < 0.05 ? " sig" : ""}">${e(entry(r))}</td>`
+      }).join("")}</tr>`
+    ).join("")
+    parts.push(`<h2>${e(Notes.metricLabel(m))}</h2><p class="note">${e(Notes.aggregateNote(m))}; entry: first → second: difference [95% CI] p Holm n.</p>` +
+      `<div class="scroll"><table><thead><tr><th>cell</th>${slices.map((s) => `<th>${e(s)}</th>`).join("")}</tr></thead><tbody>${body}</tbody></table></div>`)
+  }
+  parts.push(`<h2>How the numbers were computed</h2>${method(c).map((p) => `<p>${e(p)}</p>`).join("")}`)
+  return [
+    "<!DOCTYPE html>",
+    `<html lang="en"><head><meta charset="utf-8">`,
+    `<meta http-equiv="Content-Security-Policy" content="default-src 'none'; style-src 'unsafe-inline'; img-src data:">`,
+    `<title>${e(title)}</title><style>${style}</style></head><body><main>`,
+    `<h1>${e(title)}</h1>`,
+    ...parts,
+    "</main></body></html>",
+    ""
+  ].join("\n")
+}

@@ -1,0 +1,219 @@
+import { Plugin } from "@cupid-lab/core"
+import { describe, expect, it } from "@effect/vitest"
+import { Effect, Schema } from "effect"
+import * as fs from "node:fs"
+import * as path from "node:path"
+import { Config, Grid, Runner } from "../src/index.js"
+import { instance, opener, tempDir, testPlugins } from "./support.js"
+
+const registry = Plugin.makeRegistry(testPlugins)
+const parse = (text: string, env: Record<string, string> = {}) => Config.parse(text, "cfg.yaml", env)
+const message = <A, E extends { message: string }>(effect: Effect.Effect<A, E>) => Effect.map(Effect.flip(effect), (e) => e.message)
+const gridError = (text: string) => message(Effect.flatMap(parse(text), (c) => Grid.expand(c, registry)))
+
+describe("Config.parse", () => {
+  it.effect("fills defaults", () =>
+    Effect.gen(function*() {
+      const c = yield* parse("pipeline:\n  retriever: first\n")
+      expect(c.name).toBe("cfg")
+      expect(c.data).toEqual({ source: "sample", onInvalid: "fail" })
+      expect(c.seed).toBe(0)
+      expect(c.concurrency).toBe(4)
+      expect(c.cacheDir).toBe(".cache/models")
+      expect(c.out).toBe(path.join("runs", "cfg"))
+      expect(c.bootstrap).toEqual({ resamples: 1000 })
+      expect(c.pipeline).toEqual({ retriever: { use: "first" }, summarizer: null, inferrer: null, generator: null })
+    }))
+
+  it.effect("reports YAML syntax errors with line and column", () =>
+    Effect.gen(function*() {
+      expect(yield* message(parse("name: x\npipeline: {retriever: first\n"))).toBe(
+        "cfg.yaml:3:1: YAML syntax error: Flow map in block collection must be sufficiently indented and end with a }"
+      )
+      expect(yield* message(parse("name: a\nname: b\n"))).toBe("cfg.yaml:2:1: YAML syntax error: Map keys must be unique")
+    }))
+
+  it.effect("rejects unknown keys, naming the valid ones", () =>
+    Effect.gen(function*() {
+      expect(yield* message(parse("sweeps: {}\n"))).toBe(
+        `cfg.yaml: unknown top-level key "sweeps"; valid keys: bootstrap, cacheDir, cells, concurrency, data, description, models, name, out, pipeline, plugins, report, scorers, seed, sweep`
+      )
+      expect(yield* message(parse("data: { sorce: x }\n"))).toBe(`cfg.yaml: data: unknown key "sorce"; valid keys: limit, onInvalid, source, types`)
+      expect(yield* message(parse("pipeline: { retreiver: first }\n"))).toBe(
+        `cfg.yaml: pipeline: unknown key "retreiver"; valid keys: generator, inferrer, retriever, summarizer`
+      )
+      expect(yield* message(parse("cells:\n  - { name: a, retriver: first }\n"))).toBe(
+        `cfg.yaml: cells[0]: unknown key "retriver"; valid keys: name, retriever, summarizer, inferrer, generator`
+      )
+    }))
+
+  it.effect("checks value types", () =>
+    Effect.gen(function*() {
+      expect(yield* message(parse("concurrency: two\n"))).toBe(`cfg.yaml: concurrency: Expected number, actual "two"`)
+      expect(yield* message(parse("concurrency: 0\n"))).toBe(`cfg.yaml: concurrency: Expected a positive number, actual 0`)
+      expect(yield* message(parse("data: { types: [consistent, changed] }\n"))).toBe(
+        `cfg.yaml: data.types[1]: Expected "consistent" | "contrastive" | "changing", actual "changed"`
+      )
+      expect(yield* message(parse("pipeline: { retriever: [first] }\n"))).toBe(
+        `cfg.yaml: pipeline.retriever: expected { use: <plugin name>, ...options } or null, got ["first"]`
+      )
+      expect(yield* message(parse("pipeline: { retriever: { k: 2 } }\n"))).toBe(`cfg.yaml: pipeline.retriever: missing "use" (the plugin name)`)
+      expect(yield* message(parse("sweep: { retreiver: [first] }\n"))).toBe(
+        "cfg.yaml: sweep.retreiver: unknown sweep axis; an axis is a stage (retriever, summarizer, inferrer, generator) or a dotted option path such as retriever.k"
+      )
+      expect(yield* message(parse("sweep: { retriever: first }\n"))).toBe(`cfg.yaml: sweep.retriever: expected a non-empty list of alternatives, got "first"`)
+      expect(yield* message(parse("models: { m: { model: x } }\n"))).toBe(`cfg.yaml: models.m.provider: expected the name of a provider plugin, got undefined`)
+      expect(yield* message(parse("[1, 2]\n"))).toContain("cfg.yaml: expected a mapping of keys")
+    }))
+
+  it.effect("interpolates ${VAR} and ${VAR:-default}, and names the key of an unset variable", () =>
+    Effect.gen(function*() {
+      const text = [
+        "models:",
+        "  m: { provider: openai, model: \"${MODEL:-gpt-4o}\", baseURL: \"http://${HOST}:8000/v1\" }",
+        "description: \"costs $$5, ${EMPTY:-fallback}\""
+      ].join("\n")
+      const c = yield* parse(text, { HOST: "127.0.0.1", EMPTY: "" })
+      expect(c.models.m).toEqual({ provider: "openai", model: "gpt-4o", options: { baseURL: "http://127.0.0.1:8000/v1" } })
+      expect(c.description).toBe("costs $5, fallback")
+      expect((yield* parse(text, { HOST: "h", MODEL: "local" })).models.m?.model).toBe("local")
+      expect(yield* message(parse(text, {}))).toBe(
+        "cfg.yaml: models.m.baseURL: environment variable HOST is not set (write ${HOST:-default} to give a default)"
+      )
+    }))
+
+  it.effect("rejects secrets, saying which environment variable to set", () =>
+    Effect.gen(function*() {
+      expect(yield* message(parse("models: { m: { provider: openai, model: gpt-4o, apiKey: sk-123 } }\n"))).toBe(
+        "cfg.yaml: models.m.apiKey: secrets do not belong in config files; set the environment variable OPENAI_API_KEY instead"
+      )
+      expect(yield* message(parse("models: { m: { provider: cohere, model: x, api_key: abc } }\n"))).toBe(
+        "cfg.yaml: models.m.api_key: secrets do not belong in config files; set the environment variable CO_API_KEY instead"
+      )
+      expect(yield* message(parse("models: { m: { provider: openai, model: x, apiKeyEnv: MY_KEY, token: t } }\n"))).toBe(
+        "cfg.yaml: models.m.token: secrets do not belong in config files; set the environment variable MY_KEY instead"
+      )
+      expect(yield* message(parse("pipeline: { retriever: { use: first, password: hunter2 } }\n"))).toBe(
+        "cfg.yaml: pipeline.retriever.password: secrets do not belong in config files; set it in the environment variable the provider reads (e.g. OPENAI_API_KEY) instead"
+      )
+      // not secrets: a key's environment variable name, token budgets
+      const ok = yield* parse("models: { m: { provider: openai, model: x, apiKeyEnv: K, maxTokens: 5 } }\n")
+      expect(ok.models.m?.options).toEqual({ apiKeyEnv: "K", maxTokens: 5 })
+    }))
+
+  it.effect("resolves a bare config name in the configs directory", () =>
+    Effect.sync(() => {
+      const dir = tempDir()
+      fs.writeFileSync(path.join(dir, "mine.yaml"), "name: mine\n")
+      expect(Config.resolveFile("mine", dir)).toBe(path.join(dir, "mine.yaml"))
+      expect(Config.resolveFile("mine.yaml", dir)).toBe(path.join(dir, "mine.yaml"))
+      expect(Config.resolveFile("nothing", dir)).toBe("nothing")
+    }))
+
+  it.effect("hashes what changes results, not where they go", () =>
+    Effect.gen(function*() {
+      const a = yield* parse("pipeline: { retriever: first }\nconcurrency: 2\nout: x\n")
+      const b = yield* parse("out: y\npipeline: { retriever: { use: first } }\n")
+      const c = yield* parse("pipeline: { retriever: first }\nseed: 3\n")
+      expect(Config.hash(a)).toBe(Config.hash(b))
+      expect(Config.hash(a)).not.toBe(Config.hash(c))
+      expect(Config.hash(Config.withOverrides(a, { limit: 5 }))).not.toBe(Config.hash(a))
+    }))
+})
+
+describe("config errors found with the plugin registry", () => {
+  it.effect("an unknown plugin names the valid choices", () =>
+    Effect.gen(function*() {
+      expect(yield* gridError("sweep:\n  retriever:\n    - first\n    - latest\n    - { use: lastest, k: 2 }\n")).toBe(
+        `cfg.yaml: sweep.retriever[2].use: unknown retriever "lastest"; valid choices: first, gold, latest`
+      )
+      expect(yield* gridError("pipeline: { inferrer: llm }\n")).toBe(`cfg.yaml: pipeline.inferrer.use: unknown inferrer "llm"; valid choices: asks, echo`)
+      expect(yield* gridError("scorers: [ { use: hit } ]\n")).toBe(`cfg.yaml: scorers[0].use: unknown scorer "hit"; valid choices: hits`)
+      expect(yield* gridError("cells:\n  - { retriever: nope }\n")).toBe(`cfg.yaml: cells[0].retriever.use: unknown retriever "nope"; valid choices: first, gold, latest`)
+    }))
+
+  it.effect("a bad option is reported where it was written", () =>
+    Effect.gen(function*() {
+      expect(yield* gridError("pipeline: { retriever: { use: latest, k: two } }\n")).toBe(`cfg.yaml: pipeline.retriever.k: Expected number, actual "two"`)
+      expect(yield* gridError("pipeline: { retriever: { use: latest, k: 2.5 } }\n")).toBe(`cfg.yaml: pipeline.retriever.k: Expected an integer, actual 2.5`)
+      expect(yield* gridError("sweep:\n  retriever:\n    - { use: latest, k: [2, zero] }\n")).toBe(
+        `cfg.yaml: sweep.retriever[0].k[1]: Expected number, actual "zero"`
+      )
+      expect(yield* gridError("pipeline: { retriever: latest }\nsweep:\n  retriever.k: [1, -3]\n")).toBe(
+        `cfg.yaml: sweep.retriever.k[1]: Expected a positive number, actual -3`
+      )
+      expect(yield* gridError("pipeline: { retriever: { use: latest, kk: 2 } }\n")).toBe(
+        `cfg.yaml: pipeline.retriever: unknown option "kk"; valid options: k, representation, tags`
+      )
+      expect(yield* gridError("pipeline: { retriever: { use: latest, representation: summaries } }\n")).toBe(
+        `cfg.yaml: pipeline.retriever.representation: Expected "dialogue" | "summary", actual "summaries"`
+      )
+      expect(yield* gridError("sweep:\n  retriever.k: [1]\n")).toBe(
+        "cfg.yaml: sweep.retriever.k: sets an option of the retriever, but the cell it applies to has no retriever; give one under pipeline.retriever or in an earlier sweep axis"
+      )
+    }))
+
+  it.effect("explicit cell names must be unique and the baseline must exist", () =>
+    Effect.gen(function*() {
+      expect(yield* gridError("cells:\n  - { name: a, retriever: first }\n  - { name: a, retriever: latest }\n")).toBe(
+        `cfg.yaml: cells[1].name: duplicate cell name "a" (also used at cells[0].name)`
+      )
+      expect(yield* gridError("sweep: { retriever: [first, latest] }\nreport: { baseline: everything }\n")).toBe(
+        `cfg.yaml: report.baseline: unknown cell "everything"; valid choices: first, latest`
+      )
+    }))
+
+  const dry = (text: string) =>
+    Effect.gen(function*() {
+      const dir = tempDir()
+      const config = yield* Config.parse(text, "cfg.yaml", {})
+      return yield* message(
+        Runner.dryRun({ ...config, out: path.join(dir, "out"), cacheDir: path.join(dir, "cache") }, {
+          plugins: testPlugins,
+          openDataset: opener([instance("p1", "consistent", [1, 2])])
+        })
+      )
+    })
+
+  it.effect("a model name that is not configured is found before any instance runs", () =>
+    Effect.gen(function*() {
+      expect(yield* dry("pipeline:\n  retriever: first\n  inferrer: { use: asks, model: judge }\n")).toBe(
+        `cfg.yaml: pipeline.inferrer.model: unknown model "judge"; valid choices: none (add it under models:)`
+      )
+      expect(yield* dry("sweep:\n  inferrer:\n    - { use: asks, model: [a, b] }\n")).toBe(
+        `cfg.yaml: sweep.inferrer[0].model[0]: unknown model "a"; valid choices: none (add it under models:)`
+      )
+    }))
+
+  it.effect("a retriever that ranks summaries needs a summarizer", () =>
+    Effect.gen(function*() {
+      expect(yield* dry("sweep:\n  retriever:\n    - first\n    - { use: latest, representation: summary }\n")).toBe(
+        `cfg.yaml: sweep.retriever[1]: retriever "latest" ranks session summaries, but cell "latest" has no summarizer; add one (pipeline.summarizer, a sweep axis or the cell)`
+      )
+      const config = yield* Config.parse("pipeline: { summarizer: first-line }\nsweep:\n  retriever:\n    - { use: latest, representation: summary }\n", "cfg.yaml", {})
+      const dir = tempDir()
+      const d = yield* Runner.dryRun({ ...config, out: path.join(dir, "out"), cacheDir: path.join(dir, "cache") }, {
+        plugins: testPlugins,
+        openDataset: opener([instance("p1", "consistent", [1, 2])])
+      })
+      expect(d.pairs.total).toBe(1)
+    }))
+
+  it.effect("an unknown provider and bad provider options are config errors", () =>
+    Effect.gen(function*() {
+      const fake = Plugin.provider({
+        name: "fake",
+        description: "",
+        options: Schema.Struct({ temperature: Schema.optional(Schema.Number) }),
+        make: () => Effect.succeed({})
+      })
+      const config = yield* Config.parse("models: { m: { provider: fak, model: x } }\n", "cfg.yaml", {})
+      expect(
+        yield* message(Runner.dryRun(config, { plugins: [...testPlugins, fake], openDataset: opener([]) }))
+      ).toBe(`cfg.yaml: models.m.provider: unknown provider "fak"; valid choices: fake`)
+      const bad = yield* Config.parse("models: { m: { provider: fake, model: x, temperature: hot } }\n", "cfg.yaml", {})
+      expect(
+        yield* message(Runner.dryRun(bad, { plugins: [...testPlugins, fake], openDataset: opener([]) }))
+      ).toBe(`cfg.yaml: models.m.temperature: Expected number, actual "hot"`)
+    }))
+})

@@ -1,0 +1,138 @@
+import { Plugin } from "@cupid-lab/core"
+import { describe, expect, it } from "@effect/vitest"
+import { Effect } from "effect"
+import { Config, Grid } from "../src/index.js"
+import { testPlugins } from "./support.js"
+
+const registry = Plugin.makeRegistry(testPlugins)
+const grid = (text: string) => Effect.flatMap(Config.parse(text, "cfg.yaml", {}), (c) => Grid.expand(c, registry))
+const summary = (g: Grid.Grid) => g.cells.map((c) => [c.name, c.params.retriever, c.params.inferrer])
+
+describe("grid expansion", () => {
+  it.effect("without a sweep the base pipeline is the one cell, with defaults filled in", () =>
+    Effect.gen(function*() {
+      const g = yield* grid("pipeline: { retriever: latest, inferrer: echo }\n")
+      expect(g.cells).toHaveLength(1)
+      expect(g.cells[0]!.name).toBe("latest")
+      expect(g.cells[0]!.params).toEqual({
+        retriever: { use: "latest", k: 2, representation: "dialogue", tags: [] },
+        summarizer: null,
+        inferrer: { use: "echo" },
+        generator: null
+      })
+      expect(g.baseline.id).toBe(g.cells[0]!.id)
+    }))
+
+  it.effect("axes multiply in file order; list values inside an alternative expand too", () =>
+    Effect.gen(function*() {
+      const g = yield* grid([
+        "pipeline: { inferrer: echo }",
+        "sweep:",
+        "  retriever:",
+        "    - first",
+        "    - { use: latest, k: [1, 3], representation: [dialogue] }",
+        "  inferrer: [echo, null]"
+      ].join("\n"))
+      expect(g.cells.map((c) => c.name)).toEqual(["first + echo", "first", "latest(k=1) + echo", "latest(k=1)", "latest(k=3) + echo", "latest(k=3)"])
+      expect(g.cells.map((c) => c.params.inferrer?.use ?? null)).toEqual(["echo", null, "echo", null, "echo", null])
+      expect(g.cells.map((c) => c.params.retriever?.k ?? null)).toEqual([1, 1, 1, 1, 3, 3])
+    }))
+
+  it.effect("a dotted option axis sets one option; [[a, b]] is a literal list", () =>
+    Effect.gen(function*() {
+      const g = yield* grid([
+        "pipeline: { retriever: latest }",
+        "sweep:",
+        "  retriever.k: [1, 2]",
+        "  retriever.tags: [[x, y], [z]]"
+      ].join("\n"))
+      expect(g.cells.map((c) => [c.params.retriever?.k, c.params.retriever?.tags])).toEqual([
+        [1, ["x", "y"]],
+        [1, ["z"]],
+        [2, ["x", "y"]],
+        [2, ["z"]]
+      ])
+      expect(g.cells.map((c) => c.name)).toEqual([`latest(k=1,tags=["x","y"])`, `latest(k=1,tags=["z"])`, `latest(k=2,tags=["x","y"])`, `latest(k=2,tags=["z"])`])
+      const literal = yield* grid("sweep:\n  retriever:\n    - { use: latest, tags: [[a, b]] }\n")
+      expect(literal.cells.map((c) => c.params.retriever?.tags)).toEqual([["a", "b"]])
+    }))
+
+  it.effect("null removes a stage", () =>
+    Effect.gen(function*() {
+      const g = yield* grid("pipeline: { retriever: first, inferrer: echo }\nsweep:\n  retriever: [null, first]\n")
+      expect(g.cells.map((c) => [c.name, c.params.retriever?.use ?? null])).toEqual([["no retriever", null], ["first", "first"]])
+      expect(g.cells[0]!.stages.retriever).toBeUndefined()
+    }))
+
+  it.effect("explicit cells merge over the pipeline and follow the sweep's cells", () =>
+    Effect.gen(function*() {
+      const g = yield* grid([
+        "pipeline: { retriever: first, inferrer: echo }",
+        "sweep:",
+        "  retriever: [first, latest]",
+        "cells:",
+        "  - { name: oracle, retriever: gold }",
+        "  - { retriever: { use: latest, k: 4 }, inferrer: null }",
+        "  - { name: also-first, retriever: first }"
+      ].join("\n"))
+      expect(summary(g)).toEqual([
+        // the third explicit cell is the first sweep cell: one cell, with the explicit name
+        ["also-first", { use: "first", k: 1 }, { use: "echo" }],
+        ["latest(k=2) + echo", { use: "latest", k: 2, representation: "dialogue", tags: [] }, { use: "echo" }],
+        ["oracle", { use: "gold" }, { use: "echo" }],
+        ["latest(k=4)", { use: "latest", k: 4, representation: "dialogue", tags: [] }, null]
+      ])
+      expect(g.cells.map((c) => c.index)).toEqual([0, 1, 2, 3])
+    }))
+
+  it.effect("with cells and no sweep, the grid is the cells alone", () =>
+    Effect.gen(function*() {
+      const g = yield* grid("pipeline: { inferrer: echo }\ncells:\n  - { retriever: first }\n  - { retriever: latest }\n")
+      expect(g.cells.map((c) => c.name)).toEqual(["first", "latest"])
+    }))
+
+  it.effect("the baseline is the named cell, else the `all` retriever's, else the first", () =>
+    Effect.gen(function*() {
+      expect((yield* grid("sweep: { retriever: [first, latest] }\nreport: { baseline: latest }\n")).baseline.name).toBe("latest")
+      expect((yield* grid("sweep: { retriever: [first, latest] }\n")).baseline.name).toBe("first")
+    }))
+})
+
+describe("cell ids", () => {
+  it.effect("do not depend on key order or on spelling out defaults", () =>
+    Effect.gen(function*() {
+      const a = yield* grid("pipeline: { retriever: latest, inferrer: echo }\nscorers: [hits]\n")
+      const b = yield* grid("scorers: [{ use: hits }]\npipeline:\n  inferrer: { use: echo }\n  retriever: { representation: dialogue, k: 2, use: latest }\n")
+      expect(a.cells[0]!.id).toBe(b.cells[0]!.id)
+      expect(a.cells[0]!.id).toMatch(/^[0-9a-f]{16}$/)
+    }))
+
+  it.effect("change with any parameter and with the scorers", () =>
+    Effect.gen(function*() {
+      const base = (yield* grid("pipeline: { retriever: latest }\nscorers: [hits]\n")).cells[0]!.id
+      const k = (yield* grid("pipeline: { retriever: { use: latest, k: 3 } }\nscorers: [hits]\n")).cells[0]!.id
+      const noScorer = (yield* grid("pipeline: { retriever: latest }\n")).cells[0]!.id
+      const inferrer = (yield* grid("pipeline: { retriever: latest, inferrer: echo }\nscorers: [hits]\n")).cells[0]!.id
+      expect(new Set([base, k, noScorer, inferrer]).size).toBe(4)
+    }))
+
+  it.effect("are the same for equal cells written differently, which then count once", () =>
+    Effect.gen(function*() {
+      const g = yield* grid("sweep:\n  retriever:\n    - latest\n    - { use: latest, k: 2 }\n    - { use: latest, k: 3 }\n")
+      expect(g.cells.map((c) => c.name)).toEqual(["latest(k=2)", "latest(k=3)"])
+    }))
+})
+
+describe("names", () => {
+  it("show only the stages and options that vary", () => {
+    const p = (retriever: Record<string, unknown> | null, inferrer: Record<string, unknown> | null = { use: "echo" }) =>
+      ({ retriever, summarizer: null, inferrer, generator: null }) as Parameters<typeof Grid.names>[0][number]
+    expect(Grid.names([
+      p({ use: "cf", strategy: "offline", policy: "a", m: 2 }),
+      p({ use: "cf", strategy: "offline", policy: "b", m: 2 }),
+      p({ use: "bm25", k: 2 }),
+      p({ use: "bm25", k: 2 }, { use: "llm", model: "x" })
+    ])).toEqual(["cf(policy=a) + echo", "cf(policy=b) + echo", "bm25 + echo", "bm25 + llm"])
+    expect(Grid.names([p({ use: "bm25", k: 2 })])).toEqual(["bm25"])
+  })
+})
