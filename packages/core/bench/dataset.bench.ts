@@ -30,9 +30,12 @@ function* first<A>(items: Iterable<A>, n: number): Generator<A> {
 
 /** Child mode: stream one file, report rows/s and memory as one JSON line on stdout. */
 const stream = async (file: string) => {
-  ;(globalThis as { gc?: () => void }).gc?.()
+  const gc = (globalThis as { gc?: () => void }).gc ?? (() => {})
+  gc()
   const baseline = process.memoryUsage()
   let heapPeak = baseline.heapUsed
+  // Live heap: sampled right after a forced collection, so garbage not yet collected is not counted.
+  let liveAt: Array<number> = []
   let rows = 0
   const start = performance.now()
   const opened = await Effect.runPromise(Dataset.open(file))
@@ -40,6 +43,10 @@ const stream = async (file: string) => {
     Stream.runForEach(opened.instances, () =>
       Effect.sync(() => {
         if (++rows % 100 === 0) heapPeak = Math.max(heapPeak, process.memoryUsage().heapUsed)
+        if (rows % 2500 === 0) {
+          gc()
+          liveAt = [...liveAt, process.memoryUsage().heapUsed]
+        }
       })
     )
   )
@@ -50,6 +57,7 @@ const stream = async (file: string) => {
     baselineRss: baseline.rss,
     baselineHeap: baseline.heapUsed,
     heapPeak,
+    liveAt,
     maxRss: process.resourceUsage().maxRSS * 1024
   }) + "\n")
 }
@@ -81,6 +89,7 @@ const main = async () => {
         `  ${path.extname(file).slice(1).padEnd(7)} ${r.rows} rows in ${seconds(r.ms)} (${Math.round(r.rows / (r.ms / 1000))} rows/s); ` +
           `heap ${mb(r.baselineHeap)} -> peak ${mb(r.heapPeak)}; RSS ${mb(r.baselineRss)} -> peak ${mb(r.maxRss)}`
       )
+      console.log(`          live heap after GC at rows 2500/5000/7500/10000: ${r.liveAt.map(mb).join(" / ")}`)
     }
 
     t = performance.now()

@@ -33,6 +33,8 @@ export interface RunInfo extends TraceTotals {
   readonly pairs: { readonly total: number; readonly resumed: number; readonly ran: number; readonly failed: number; readonly lines: number }
   /** Pairs computed by this run per second of its duration. */
   readonly pairsPerSecond: number | null
+  /** Validation, data counting and building (`prepare`), the pair loop, sorting and summarizing (`write`). */
+  readonly phasesMs: { readonly prepare: number; readonly pairs: number; readonly write: number }
   readonly cache: { readonly hits: number; readonly misses: number; readonly writes: number }
   readonly versions: Readonly<Record<string, string>>
 }

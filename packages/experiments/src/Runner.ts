@@ -119,6 +119,7 @@ export const sweep = (config: Config, options: Options = {}): Effect.Effect<Outc
       const stop = options.stop ?? { stopped: false }
       const startedAt = yield* Clock.currentTimeMillis
       const p = yield* prepare(config, options, false)
+      const preparedAt = yield* Clock.currentTimeMillis
       const { grid, built, opened } = p
       const out = config.out
       const store = yield* Effect.try({
@@ -156,7 +157,11 @@ export const sweep = (config: Config, options: Options = {}): Effect.Effect<Outc
         elapsedMs: now - startedAt
       })
 
+      // One instance at a time past the stop check, so a stop ends the reading of the dataset; a
+      // pair already handed out but not started is skipped (null) rather than run.
       const pairs = opened.instances.pipe(
+        Stream.rechunk(1),
+        Stream.takeWhile(() => !stop.stopped),
         Stream.mapConcat((instance): Array<Pair> => {
           if (!instanceOrder.has(instance.id)) instanceOrder.set(instance.id, instanceOrder.size)
           const todo = built.filter((c) => !store.isDone(c.cell.id, instance.id))
@@ -164,15 +169,16 @@ export const sweep = (config: Config, options: Options = {}): Effect.Effect<Outc
           const meta = Results.instanceMeta(instance)
           return todo.map((cell) => ({ cell, instance, meta }))
         }),
-        Stream.takeWhile(() => !stop.stopped),
         Stream.mapEffect(
           ({ cell, instance, meta }) =>
-            Effect.map(Pipeline.run(cell.pipeline, instance), (trace) => ({
-              cell: cell.cell.id,
-              instance: instance.id,
-              trace,
-              text: cell.encoder.encode(instance, meta, trace)
-            })),
+            stop.stopped
+              ? Effect.succeed(null)
+              : Effect.map(Pipeline.run(cell.pipeline, instance), (trace) => ({
+                cell: cell.cell.id,
+                instance: instance.id,
+                trace,
+                text: cell.encoder.encode(instance, meta, trace)
+              })),
           { concurrency: config.concurrency, unordered: true }
         )
       )
@@ -180,6 +186,7 @@ export const sweep = (config: Config, options: Options = {}): Effect.Effect<Outc
         Effect.flatMap(Clock.currentTimeMillis, (now) =>
           Effect.sync(() => {
             for (const r of chunk) {
+              if (r === null) continue
               store.append(r)
               stats.add(r.trace)
               ran++
@@ -197,6 +204,7 @@ export const sweep = (config: Config, options: Options = {}): Effect.Effect<Outc
           Effect.tapError(() => Effect.sync(() => store.close()))
         )
 
+      const pairsEndedAt = yield* Clock.currentTimeMillis
       const interrupted = stop.stopped
       const acc = Summary.accumulator({
         metrics: p.metrics.map(Summary.describe),
@@ -258,6 +266,7 @@ export const sweep = (config: Config, options: Options = {}): Effect.Effect<Outc
               cells: built.length,
               pairs: { total, resumed: resumedAtStart, ran, failed, lines: final.lines },
               pairsPerSecond: endedAt > startedAt ? (ran * 1000) / (endedAt - startedAt) : null,
+              phasesMs: { prepare: preparedAt - startedAt, pairs: pairsEndedAt - preparedAt, write: endedAt - pairsEndedAt },
               cache: cacheStats,
               ...stats.result(),
               versions: RunInfo.versions()

@@ -5,8 +5,10 @@
  * - {@link terms}: stemmed content words (Porter2 stems, stopwords, punctuation and symbols
  *   dropped), what BM25 and the TF-IDF embedder index.
  * - {@link lemmas}: the same words as lemmas (needs part-of-speech tagging, so slower).
- * - {@link mentions}: what a text names: proper nouns, named entities and noun chunks, as lemma
- *   sequences, for the context-factor classifier.
+ * - {@link analyze}: the content words of a text in order, as lemmas with their part of speech and
+ *   whether they look like a name (proper noun, capitalized inside a sentence, or containing
+ *   digits), with phrase breaks at punctuation: what the context-factor classifier matches phrases
+ *   (noun chunks such as "Hartwell Family Foundation" or "toast for my parents' anniversary") on.
  *
  * Results for one text are memoized (bounded), because the same session text is analysed for every
  * instance and every cell that contains it.
@@ -22,32 +24,14 @@ import { Memo } from "./internal/Memo.js"
 interface Pipelines {
   /** Tokens only: enough for stems and stopwords. */
   readonly plain: WinkMethods
-  /** Sentences, part of speech, entities and noun chunks: needed for lemmas and mentions. */
+  /** Sentences and parts of speech: needed for lemmas. */
   readonly tagged: WinkMethods
 }
 
 let pipelines: Pipelines | undefined
 
-// Both pipelines share the one model object; wink-nlp only learns custom entities (our noun-chunk
-// patterns) on the first pipeline built from it, so the tagged one is always built first. Loading
-// is lazy so that importing this module costs nothing until text is analysed.
-const load = (): Pipelines => {
-  if (pipelines === undefined) {
-    const tagged = winkNLP(model, ["sbd", "pos", "ner", "cer"])
-    tagged.learnCustomEntities([
-      {
-        name: "chunk",
-        patterns: [
-          "[ADJ|NOUN|PROPN] [ADJ|NOUN|PROPN] [NOUN|PROPN] [NOUN|PROPN]",
-          "[ADJ|NOUN|PROPN] [NOUN|PROPN] [NOUN|PROPN]",
-          "[ADJ|NOUN|PROPN] [NOUN|PROPN]"
-        ]
-      }
-    ])
-    pipelines = { tagged, plain: winkNLP(model, []) }
-  }
-  return pipelines
-}
+// Loaded on first use, so that importing this module costs nothing until text is analysed.
+const load = (): Pipelines => (pipelines ??= { tagged: winkNLP(model, ["sbd", "pos"]), plain: winkNLP(model, []) })
 
 const isWordType = (type: string): boolean => type === "word" || type === "number" || type === "hashtag"
 
@@ -63,72 +47,63 @@ export const terms = (text: string): ReadonlyArray<string> =>
     nlp.readDoc(text).tokens().each((t: ItemToken) => {
       if (t.out(its.stopWordFlag) === true || !isWordType(t.out(its.type) as string)) return
       const normal = t.out(its.normal) as string
-      out.push(stems.getOrSet(normal, () => t.out(its.stem as unknown as ItsFunction<string>) as string))
+      // Porter2 is for words: it mangles numbers and codes ("350" -> "y50"), which are kept as they are.
+      out.push(/^[a-z]+$/.test(normal) ? stems.getOrSet(normal, () => t.out(its.stem as unknown as ItsFunction<string>) as string) : normal)
     })
     return out
   })
 
-/** One thing a text names: its words as lemmas, and what kind of mention it is. */
-export interface Mention {
-  readonly lemmas: ReadonlyArray<string>
-  readonly kind: "proper-noun" | "entity" | "chunk"
+/** A content word: its lemma, part of speech, and whether it looks like a name. */
+export interface Word {
+  readonly lemma: string
+  readonly pos: string
+  readonly name: boolean
 }
 
-/** Content words of a text as lemmas, with the mentions found in it. */
+/** The content words of a text in order; `undefined` marks a phrase break (punctuation). */
 export interface Analysis {
+  readonly words: ReadonlyArray<Word | undefined>
+  /** Lemmas of the content words, in order. */
   readonly lemmas: ReadonlyArray<string>
-  readonly mentions: ReadonlyArray<Mention>
-  /** Lemmas of name-like tokens: proper nouns, capitalized words inside a sentence, words with digits. */
-  readonly names: ReadonlySet<string>
 }
 
 const analysisMemo = new Memo<Analysis>(50_000)
 
 const contentPos = new Set(["NOUN", "PROPN", "VERB", "ADJ", "NUM", "X", "ADV"])
 
-/** Lemmas and mentions of a text (part-of-speech tagged; about 3 ms per 900 tokens). */
+/** Content words of a text, part-of-speech tagged and lemmatized (about 2 ms per 900 tokens). */
 export const analyze = (text: string): Analysis =>
   analysisMemo.getOrSet(text, () => {
     const nlp = load().tagged
     const its = nlp.its
-    const doc = nlp.readDoc(text)
-    const lemmaOf = (t: ItemToken): string | undefined => {
-      if (t.out(its.stopWordFlag) === true || !isWordType(t.out(its.type) as string)) return undefined
-      if (!contentPos.has(t.out(its.pos) as string)) return undefined
-      const lemma = (t.out(its.lemma as unknown as ItsFunction<string>) as string).toLowerCase()
-      // Contractions ("i'm", "'s") and lone letters carry no content.
-      return lemma.length < 2 || lemma.includes("'") || lemma.includes("’") ? undefined : lemma
-    }
-    const names = new Set<string>()
+    const words: Array<Word | undefined> = []
     const lemmas: Array<string> = []
-    const mentions: Array<Mention> = []
-    const push = (kind: Mention["kind"], tokens: ReadonlyArray<ItemToken>) => {
-      const ls = tokens.map(lemmaOf).filter((l): l is string => l !== undefined)
-      if (ls.length > 0) mentions.push({ kind, lemmas: ls })
+    const pause = () => {
+      if (words.length > 0 && words[words.length - 1] !== undefined) words.push(undefined)
     }
-    doc.sentences().each((sentence: ItemSentence) => {
-      let first = true
+    nlp.readDoc(text).sentences().each((sentence: ItemSentence) => {
+      let sentenceStart = true
       sentence.tokens().each((t: ItemToken) => {
-        const sentenceStart = first
-        if (isWordType(t.out(its.type) as string)) first = false
-        const l = lemmaOf(t)
-        if (l === undefined) return
-        lemmas.push(l)
+        const type = t.out(its.type) as string
+        if (!isWordType(type)) {
+          if (type === "punctuation" || type === "symbol") pause()
+          return
+        }
+        const atStart = sentenceStart
+        sentenceStart = false
+        const pos = t.out(its.pos) as string
+        if (t.out(its.stopWordFlag) === true || !contentPos.has(pos)) return
+        const lemma = (t.out(its.lemma as unknown as ItsFunction<string>) as string).toLowerCase()
+        // Contractions ("i'm", "'s") and lone letters carry no content.
+        if (lemma.length < 2 || lemma.includes("'") || lemma.includes("’")) return
         const value = t.out() as string
-        const proper = t.out(its.pos) === "PROPN"
-        if (proper || /\d/.test(value) || (!sentenceStart && /[A-Z]/.test(value))) names.add(l)
-        if (proper) push("proper-noun", [t])
+        const name = pos === "PROPN" || /\d/.test(value) || (!atStart && /[A-Z]/.test(value))
+        words.push({ lemma, pos, name })
+        lemmas.push(lemma)
       })
+      pause()
     })
-    const collect = (items: { each: (cb: (e: { tokens: () => { each: (cb: (t: ItemToken) => void) => void } }) => void) => void }, kind: Mention["kind"]) =>
-      items.each((e) => {
-        const ts: Array<ItemToken> = []
-        e.tokens().each((t) => ts.push(t))
-        push(kind, ts)
-      })
-    collect(doc.entities(), "entity")
-    collect(doc.customEntities(), "chunk")
-    return { lemmas, mentions, names }
+    return { words, lemmas }
   })
 
 /** Content words of a text as lemmas. */

@@ -1,9 +1,9 @@
-import { Corpus, Domain, Hash, ModelCache, Models, Plugin } from "@cupid-lab/core"
+import { Domain, Hash, Plugin } from "@cupid-lab/core"
 import { describe, expect, it } from "@effect/vitest"
-import { Effect, Layer } from "effect"
-import * as Builtins from "../src/Builtins.js"
+import { Effect } from "effect"
 import * as Hybrid from "../src/Hybrid.js"
 import { suite } from "../src/testing/Conformance.js"
+import { env as testEnv } from "./support.js"
 
 describe("Hybrid.fuse", () => {
   it("sums 1 / (rrfK + rank) over the rankings", () => {
@@ -17,11 +17,7 @@ describe("Hybrid.fuse", () => {
   })
 })
 
-const env = Layer.mergeAll(
-  Models.layerEmpty,
-  Corpus.layerFromQueries([], "empty"),
-  Layer.succeed(Plugin.Plugins, Plugin.makeRegistry(Builtins.plugins))
-).pipe(Layer.provideMerge(ModelCache.layerMemory))
+const env = testEnv()
 
 const session = (index: number, user: string): Domain.SessionView => {
   const dialogue: ReadonlyArray<Domain.Message> = [{ role: "user", content: user }]

@@ -1,22 +1,16 @@
-import { Corpus, Domain, Hash, ModelCache, Models, Plugin, type Retriever } from "@cupid-lab/core"
+import { Domain, Hash, Plugin, type Retriever } from "@cupid-lab/core"
 import { describe, expect, it } from "@effect/vitest"
-import { Effect, Layer } from "effect"
-import * as Builtins from "../src/Builtins.js"
+import { Effect } from "effect"
 import * as Rerank from "../src/Rerank.js"
 import { suite } from "../src/testing/Conformance.js"
-import { wordOverlapReranker } from "./support.js"
+import { env, wordOverlapReranker } from "./support.js"
 
 const session = (index: number, user: string): Domain.SessionView => {
   const dialogue: ReadonlyArray<Domain.Message> = [{ role: "user", content: user }]
   return { id: Domain.sessionId(index), index, hash: Hash.contentHash(dialogue), dialogue }
 }
 
-const envWith = (reranker: ReturnType<typeof wordOverlapReranker>) =>
-  Layer.mergeAll(
-    Models.layer({ overlap: { reranker: reranker.service } }),
-    Corpus.layerFromQueries([], "empty"),
-    Layer.succeed(Plugin.Plugins, Plugin.makeRegistry(Builtins.plugins))
-  ).pipe(Layer.provideMerge(ModelCache.layerMemory))
+const envWith = (reranker: ReturnType<typeof wordOverlapReranker>) => env({ models: { overlap: { reranker: reranker.service } } })
 
 describe("rerank plugin", () => {
   const query: Domain.Query = {

@@ -1,15 +1,18 @@
-/** Argument parsing and the `sweep` and `report` commands of the CLI, returning exit codes. */
+/** Argument parsing and the `sweep`, `report` and `compare` commands of the CLI, returning exit codes. */
 import { Domain } from "@cupid-lab/core"
 import { Effect } from "effect"
+import * as Compare from "../compare/Compare.js"
 import * as Config from "../Config.js"
 import * as Progress from "../Progress.js"
+import * as Report from "../report/Report.js"
 import type { Summary } from "../ResultLine.js"
 import * as Runner from "../Runner.js"
 
 export const usage = `usage:
   cli sweep --config <file | name in configs/> [--data <source>] [--out <dir>] [--limit <n>]
             [--concurrency <n>] [--types consistent,contrastive,changing] [--dry-run]
-  cli report --run <run directory>
+  cli report --run <run directory> [--baseline <cell name or id>]
+  cli compare --runs <first run>,<second run> [--out <dir>]
 
   --config        a YAML config (see docs/config.md); a bare name is looked up in configs/
   --data          override data.source (sample, a .parquet/.jsonl/.json file, a directory,
@@ -19,7 +22,10 @@ export const usage = `usage:
   --concurrency   pairs in flight at once
   --types         only these instance types
   --dry-run       print the grid and the model calls the sweep would make; send and write nothing
-  --run           a run directory (the out of a sweep)
+  --run           a run directory (the out of a sweep); report rewrites its report.md,
+                  report.html and results.csv
+  --baseline      the cell the report's differences are measured against (default: the run's)
+  --runs          two run directories, compared cell by cell on their shared instances
 `
 
 export class UsageError extends Error {}
@@ -38,7 +44,8 @@ const commands: Record<string, Record<string, Flag>> = {
     types: { kind: "string" },
     "dry-run": { kind: "boolean" }
   },
-  report: { run: { kind: "string" } }
+  report: { run: { kind: "string" }, baseline: { kind: "string" } },
+  compare: { runs: { kind: "string" }, out: { kind: "string" } }
 }
 
 export interface Parsed {
@@ -178,8 +185,17 @@ const sweep = (flags: Parsed["flags"], io: Io): Effect.Effect<number, unknown> =
 const report = (flags: Parsed["flags"], io: Io): Effect.Effect<number, unknown> =>
   Effect.gen(function*() {
     if (typeof flags.run !== "string") return yield* Effect.fail(new UsageError("report needs --run <run directory>"))
-    const file = yield* Runner.report(flags.run)
-    io.stdout(`report: ${file}\n`)
+    const files = yield* Report.write(flags.run, typeof flags.baseline === "string" ? { baseline: flags.baseline } : {})
+    io.stdout(`report: ${files.markdown}\nreport: ${files.html}\nresults: ${files.csv}\n`)
+    return 0
+  })
+
+const compare = (flags: Parsed["flags"], io: Io): Effect.Effect<number, unknown> =>
+  Effect.gen(function*() {
+    const runs = typeof flags.runs === "string" ? flags.runs.split(",").map((r) => r.trim()).filter((r) => r !== "") : []
+    if (runs.length !== 2) return yield* Effect.fail(new UsageError("compare needs --runs <first run>,<second run> (two run directories)"))
+    const files = yield* Compare.write(runs[0]!, runs[1]!, typeof flags.out === "string" ? flags.out : undefined)
+    io.stdout(`compare: ${files.markdown}\ncompare: ${files.html}\n`)
     return 0
   })
 
@@ -187,7 +203,7 @@ const report = (flags: Parsed["flags"], io: Io): Effect.Effect<number, unknown> 
 export const main = (argv: ReadonlyArray<string>, io: Io): Effect.Effect<number> =>
   Effect.suspend(() => {
     const parsed = parse(argv)
-    return parsed.command === "sweep" ? sweep(parsed.flags, io) : report(parsed.flags, io)
+    return parsed.command === "sweep" ? sweep(parsed.flags, io) : parsed.command === "compare" ? compare(parsed.flags, io) : report(parsed.flags, io)
   }).pipe(
     Effect.catchAllDefect((e) => Effect.fail(e)),
     Effect.catchAll((e) =>

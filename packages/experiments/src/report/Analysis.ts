@@ -164,7 +164,7 @@ export const chooseBaseline = (summary: Summary, requested?: string): { readonly
   }
   if (summary.baseline !== undefined) {
     const c = find(summary.baseline)
-    if (c !== undefined) return { cell: c, reason: "the config's report.baseline, or the default rule applied by the sweep" }
+    if (c !== undefined) return { cell: c, reason: "set by the sweep: the config's report.baseline when given, else the cell whose retriever is `all`, else the first cell" }
   }
   const all = cells.find((c) => retrieverUse(c) === "all")
   if (all !== undefined) return { cell: all, reason: "the cell whose retriever is `all` (full history)" }
@@ -351,30 +351,37 @@ const shipped: ReadonlyArray<readonly [string, ReadonlyArray<Plugin.AnyPlugin>]>
 
 const packageOf = (stage: string, name: string): string | undefined => {
   for (const [pkg, list] of shipped) if (list.some((p) => p.stage === stage && p.name === name)) return pkg
-  for (const [pkg, list] of shipped) if (list.some((p) => p.name === name)) return pkg
   return undefined
 }
 
 /** Every plugin the cells name, top-level stages and parts of composite plugins (`hybrid`, `rerank`). */
 const pluginUses = (cells: ReadonlyArray<CellSummary>): Array<PluginUse> => {
-  const uses = new Map<string, { stage: string; name: string; cells: Set<string> }>()
-  const walk = (value: unknown, stage: string, cell: string): void => {
-    if (Array.isArray(value)) return value.forEach((v) => walk(v, stage, cell))
+  const uses = new Map<string, { stage: string; name: string; package: string | undefined; cells: Set<string> }>()
+  // A `use` nested in a stage's options is a part of that plugin: another stage plugin (hybrid's
+  // retrievers) or a component of its own (an embedder), shipped with the parent when unregistered.
+  const walk = (value: unknown, stage: string, cell: string, parent: { readonly pkg: string | undefined } | undefined): void => {
+    if (Array.isArray(value)) return value.forEach((v) => walk(v, stage, cell, parent))
     if (value === null || typeof value !== "object") return
     const v = value as Record<string, unknown>
+    let here = parent
     if (typeof v["use"] === "string") {
-      const key = `${stage}\0${v["use"]}`
-      const u = uses.get(key) ?? { stage, name: v["use"], cells: new Set<string>() }
+      const name = v["use"]
+      const registered = packageOf(stage, name)
+      const asStage = parent === undefined || registered !== undefined ? stage : `${stage} part`
+      const pkg = parent === undefined || registered !== undefined ? registered : parent.pkg
+      const key = `${asStage}\0${name}`
+      const u = uses.get(key) ?? { stage: asStage, name, package: pkg, cells: new Set<string>() }
       u.cells.add(cell)
       uses.set(key, u)
+      here = { pkg }
     }
-    for (const [k, child] of Object.entries(v)) if (k !== "use") walk(child, stage, cell)
+    for (const [k, child] of Object.entries(v)) if (k !== "use") walk(child, stage, cell, here)
   }
-  for (const c of cells) for (const [stage, spec] of Object.entries(c.params)) walk(spec, stage, c.id)
-  const order = ["retriever", "summarizer", "inferrer", "generator"]
+  for (const c of cells) for (const [stage, spec] of Object.entries(c.params)) walk(spec, stage, c.id, undefined)
+  const order = ["retriever", "retriever part", "summarizer", "summarizer part", "inferrer", "inferrer part", "generator", "generator part"]
   return [...uses.values()]
     .sort((a, b) => (order.indexOf(a.stage) - order.indexOf(b.stage)) || (a.name < b.name ? -1 : a.name > b.name ? 1 : 0))
-    .map((u) => ({ stage: u.stage, name: u.name, package: packageOf(u.stage, u.name), cells: u.cells.size }))
+    .map((u) => ({ stage: u.stage, name: u.name, package: u.package, cells: u.cells.size }))
 }
 
 /** The metrics of each family the report puts in its paper-layout tables and tests. */

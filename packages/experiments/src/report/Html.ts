@@ -111,7 +111,7 @@ const prChart = (a: Analysis): string => {
       tip: `${c.summary.name}: ${r.name} ${Format.number(re?.mean)} (n=${re?.n ?? 0}), ${p.name} ${Format.number(pe?.mean)} (n=${pe?.n ?? 0})`
     }
   })
-  const svg = Svg.scatter({ title: "Precision against recall", xLabel: r.name, yLabel: p.name, points, xDomain: [0, 1], yDomain: [0, 1] })
+  const svg = Svg.scatter({ title: "Precision against recall", xLabel: r.name, yLabel: p.name, points })
   return figure(svg, `${p.name} against ${r.name}, all instances, one point per cell (numbers as in the Cells table; hollow: oracle). N per cell: ${nCaption(a, r.name).split(",")[0]}.`)
 }
 

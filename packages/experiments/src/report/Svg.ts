@@ -130,7 +130,10 @@ export interface BarsInput {
 export const bars = (input: BarsInput): string => {
   const bar = 12, gap = 22
   const groupWidth = input.series.length * bar + gap
-  const fr0 = { left: 60, right: 16, top: 16, bottom: 110 }
+  const labels = input.groups.map((g) => Format.clip(g, 32))
+  // Group labels are rotated 45 degrees; the legend goes below the longest one.
+  const labelDepth = Math.ceil(Math.max(0, ...labels.map((l) => l.length)) * 6.2 * Math.SQRT1_2) + 24
+  const fr0 = { left: 60, right: 16, top: 16, bottom: labelDepth + 12 }
   const plotWidth = Math.max(520, input.groups.length * groupWidth)
   const width = fr0.left + plotWidth + fr0.right
   const lg = legend(input.series.map((s, i) => ({ label: s, swatch: rectSwatch(color(i)) })), fr0.left, 0, width - fr0.right)
@@ -161,10 +164,10 @@ export const bars = (input: BarsInput): string => {
       }
     })
     const cx = fr.left + g * step + step / 2
-    parts.push(`<text class="group-label" transform="translate(${f(cx)} ${base + 12}) rotate(-30)" text-anchor="end">${e(Format.clip(name, 28))}</text>`)
+    parts.push(`<text class="group-label" transform="translate(${f(cx + 4)} ${base + 12}) rotate(-45)" text-anchor="end">${e(labels[g]!)}</text>`)
   })
   parts.push(`<line class="axis" x1="${fr.left}" x2="${width - fr.right}" y1="${base}" y2="${base}"/>`)
-  parts.push(`<g transform="translate(0 ${base + 90})">${lg.svg}</g>`)
+  parts.push(`<g transform="translate(0 ${base + labelDepth})">${lg.svg}</g>`)
   parts.push("</svg>")
   return parts.join("")
 }

@@ -1,0 +1,85 @@
+/**
+ * The runner's own overhead: 20 cells x 10,000 synthetic instances (8 sessions each) through a
+ * trivial retriever and scorer, writing real results. Prints (cell, instance) pairs per second for
+ * the whole sweep and for its pair loop, and peak RSS and heap.
+ *
+ *   npm run bench -- runner
+ */
+import { Plugin, Retriever } from "@cupid-lab/core"
+import { Effect, Schema } from "effect"
+import * as fs from "node:fs"
+import * as os from "node:os"
+import * as path from "node:path"
+import { Config, Runner } from "../src/index.js"
+
+const cells = 20
+const instances = 10_000
+
+const top = Plugin.retriever({
+  name: "top",
+  description: "The k most recent sessions.",
+  options: Schema.Struct({ k: Schema.Int }),
+  make: ({ k }) =>
+    Effect.succeed({
+      needsSummaries: false,
+      retrieve: ({ query }) => Effect.succeed(Retriever.fromScores(query.sessions.map((s) => [s.id, s.index]), k))
+    })
+})
+
+const count = Plugin.scorer({
+  name: "count",
+  description: "Relevant sessions selected.",
+  options: Schema.Struct({}),
+  make: () =>
+    Effect.succeed({
+      metrics: [{ name: "retrieval.found", description: "relevant sessions selected", higherIsBetter: true, heuristic: false }],
+      score: ({ instance, trace }) => {
+        const relevant = new Set(instance.gold.sessions.filter((s) => s.label === "relevant").map((s) => s.id))
+        return Effect.succeed({ "retrieval.found": (trace.retrieval?.selected ?? []).filter((id) => relevant.has(id)).length })
+      }
+    })
+})
+
+let peakRss = 0, peakHeap = 0
+const sample = () => {
+  const m = process.memoryUsage()
+  peakRss = Math.max(peakRss, m.rss)
+  peakHeap = Math.max(peakHeap, m.heapUsed)
+}
+const timer = setInterval(sample, 50)
+
+const dir = fs.mkdtempSync(path.join(os.tmpdir(), "cupid-bench-"))
+const text = [
+  "name: bench",
+  `data: { source: "synthetic:personas=${Math.ceil(instances / 3)},sessions=8,seed=1", limit: ${instances} }`,
+  "scorers: [count]",
+  "sweep:",
+  `  retriever.k: [${Array.from({ length: cells }, (_, i) => i + 1).join(", ")}]`,
+  "pipeline: { retriever: { use: top, k: 1 } }",
+  "bootstrap: { resamples: 200 }"
+].join("\n")
+
+const program = Effect.gen(function*() {
+  const config = { ...(yield* Config.parse(text, "bench.yaml", {})), out: path.join(dir, "out"), cacheDir: path.join(dir, "cache") }
+  const started = performance.now()
+  const outcome = yield* Runner.sweep(config, { plugins: [top, count] })
+  const seconds = (performance.now() - started) / 1000
+  return { outcome, seconds }
+})
+
+globalThis.gc?.()
+const { outcome, seconds } = await Effect.runPromise(program)
+clearInterval(timer)
+sample()
+const run = JSON.parse(fs.readFileSync(outcome.files.run, "utf8")) as {
+  stageTimeMs: Record<string, number>
+  phasesMs: { prepare: number; pairs: number; write: number }
+}
+const bytes = fs.statSync(outcome.files.results).size
+console.log(`cells ${cells}, instances ${outcome.instances}, pairs ${outcome.pairs.ran}, results ${(bytes / 1e6).toFixed(1)} MB`)
+console.log(`whole sweep (validate, count, run, sort, summary, report): ${seconds.toFixed(1)} s, ${(outcome.pairs.ran / seconds).toFixed(0)} pairs/s`)
+console.log(`pair loop: ${(run.phasesMs.pairs / 1000).toFixed(1)} s, ${((outcome.pairs.ran * 1000) / run.phasesMs.pairs).toFixed(0)} pairs/s`)
+console.log(`phases (ms): ${JSON.stringify(run.phasesMs)}, report ${(seconds * 1000 - run.phasesMs.prepare - run.phasesMs.pairs - run.phasesMs.write).toFixed(0)}`)
+console.log(`stage time summed over pairs (ms): ${JSON.stringify(run.stageTimeMs)}`)
+console.log(`peak RSS ${(peakRss / 2 ** 20).toFixed(0)} MB, peak heap ${(peakHeap / 2 ** 20).toFixed(0)} MB`)
+fs.rmSync(dir, { recursive: true, force: true })

@@ -1,0 +1,217 @@
+import { type LanguageModel, Plugin, Retriever } from "@cupid-lab/core"
+import { describe, expect, it } from "@effect/vitest"
+import { Effect, Schema } from "effect"
+import * as fs from "node:fs"
+import * as path from "node:path"
+import { Config, ResultStore, Runner } from "../src/index.js"
+import type { ResultLine, Summary } from "../src/ResultLine.js"
+import { flaky, instance, lines, opener, tempDir, testPlugins } from "./support.js"
+
+// consistent: relevant s2, s3; contrastive: s1; changing: s3, s4
+const data = [instance("p1", "consistent", [1, 2]), instance("p1", "contrastive", [0]), instance("p2", "changing", [2, 3])]
+
+const configText = (extra = "") =>
+  [
+    "name: t",
+    "seed: 5",
+    "pipeline: { inferrer: echo }",
+    "scorers: [hits]",
+    "sweep:",
+    "  retriever:",
+    "    - first",
+    "    - { use: latest, k: 2 }",
+    "    - gold",
+    "bootstrap: { resamples: 100 }",
+    extra
+  ].join("\n")
+
+const setup = (text: string, dir = tempDir()) =>
+  Effect.map(Config.parse(text, "t.yaml", {}), (c) => ({ ...c, out: path.join(dir, "out"), cacheDir: path.join(dir, "cache") }))
+
+const read = (file: string) => fs.readFileSync(file, "utf8")
+const outputs = (out: string) => ["results.jsonl", "summary.json", "report.md"].map((f) => read(path.join(out, f)))
+
+describe("Runner.sweep", () => {
+  it.effect("writes one line per (cell, instance), sorted, and a summary with hand-checkable values", () =>
+    Effect.gen(function*() {
+      const config = yield* setup(configText())
+      const outcome = yield* Runner.sweep(config, { plugins: testPlugins, openDataset: opener(data) })
+      expect(outcome.interrupted).toBe(false)
+      expect(outcome.pairs).toEqual({ total: 9, done: 9, ran: 9, resumed: 0, failed: 0 })
+      const results = lines(outcome.files.results).map((l) => JSON.parse(l) as ResultLine)
+      expect(results.map((r) => `${r.cellName}:${r.instance}`)).toEqual([
+        "first:p1:consistent", "first:p1:contrastive", "first:p2:changing",
+        "latest:p1:consistent", "latest:p1:contrastive", "latest:p2:changing",
+        "gold:p1:consistent", "gold:p1:contrastive", "gold:p2:changing"
+      ])
+      const r0 = results[0]!
+      expect(r0.params).toEqual({ retriever: { use: "first", k: 1 }, summarizer: null, inferrer: { use: "echo" }, generator: null })
+      expect(r0.meta).toEqual({ sessions: 4, historyTokens: 26, relevantMeanPosition: 2.5, relevant: ["s2", "s3"], stale: [] })
+      expect(r0.selected).toEqual(["s1"])
+      expect(r0.inference).toEqual({ preference: "p1 other 0 words here", analysis: "" })
+      expect(r0.scores).toEqual({ "retrieval.hit": 0, "inference.p:num": 0, "inference.p:den": 1, "inference.r:num": 0, "inference.r:den": 2, "cost.calls": 0 })
+      expect(r0.usage).toEqual({ calls: 0, promptTokens: 0, completionTokens: 0, byStage: {}, byModel: {} })
+      expect(r0.error).toBeNull()
+
+      const summary = JSON.parse(read(outcome.files.summary)) as Summary
+      expect(summary.config.name).toBe("t")
+      expect(summary.dataset).toEqual({ source: "sample", hash: "fixture", instances: 3, skipped: [] })
+      expect(summary.baseline).toBe(outcome.grid.cells[0]!.id)
+      const latest = summary.cells[1]!
+      // latest(k=2) selects s3, s4: consistent finds 1 of 2, contrastive 0 of 1, changing 2 of 2
+      expect(latest.slices.all.metrics["retrieval.hit"]!.mean).toBeCloseTo((0.5 + 0 + 1) / 3, 12)
+      // pooled precision (1 + 0 + 2) / 6, recall 3 / 5
+      expect(latest.slices.all.metrics["inference.p"]!.mean).toBeCloseTo(0.5, 12)
+      expect(latest.slices.all.metrics["inference.r"]!.mean).toBeCloseTo(0.6, 12)
+      expect(latest.slices.all.metrics["inference.f1"]!.mean).toBeCloseTo(0.6 / 1.1, 12)
+      expect(summary.cells.map((c) => c.usesGold)).toEqual([false, false, true])
+      expect(summary.cells[2]!.slices.all.metrics["retrieval.hit"]!.mean).toBe(1)
+      expect(summary.cells[0]!.heuristicStages).toEqual(["inferrer"])
+
+      const run = JSON.parse(read(outcome.files.run)) as Record<string, unknown>
+      expect(run.pairs).toEqual({ total: 9, resumed: 0, ran: 9, failed: 0, lines: 9 })
+      expect(Object.keys(run)).toEqual(expect.arrayContaining(["startedAt", "durationMs", "pairsPerSecond", "cache", "stageTimeMs", "versions", "modelCalls"]))
+      expect(fs.existsSync(outcome.files.report)).toBe(true)
+    }))
+
+  it.effect("a rerun does no work and leaves every output byte-identical", () =>
+    Effect.gen(function*() {
+      const config = yield* setup(configText())
+      yield* Runner.sweep(config, { plugins: testPlugins, openDataset: opener(data) })
+      const before = outputs(config.out)
+      const again = yield* Runner.sweep(config, { plugins: testPlugins, openDataset: opener(data) })
+      expect(again.pairs).toEqual({ total: 9, done: 9, ran: 0, resumed: 9, failed: 0 })
+      expect(outputs(config.out)).toEqual(before)
+    }))
+
+  it.effect("a stopped sweep writes what is done; resuming it ends where an uninterrupted run does", () =>
+    Effect.gen(function*() {
+      const stop = { stopped: false }
+      let seen = 0
+      // stops the sweep from inside, once 4 pairs have started
+      const stopper = Plugin.retriever({
+        name: "stopper",
+        description: "",
+        options: Schema.Struct({}),
+        make: () =>
+          Effect.succeed({
+            needsSummaries: false,
+            retrieve: ({ query }) =>
+              Effect.sync(() => {
+                if (++seen === 4) stop.stopped = true
+                return Retriever.fromScores(query.sessions.map((s) => [s.id, s.index]), 1)
+              })
+          })
+      })
+      const plugins = [...testPlugins, stopper]
+      const text = configText().replace("    - gold", "    - gold\n    - stopper")
+      const many = [...data, instance("p3", "consistent", [0, 3]), instance("p3", "changing", [1])]
+      const interrupted = yield* setup(text)
+      const first = yield* Runner.sweep({ ...interrupted, concurrency: 1 }, { plugins, openDataset: opener(many), stop })
+      expect(first.interrupted).toBe(true)
+      expect(first.pairs.done).toBeLessThan(20)
+      expect(lines(first.files.results)).toHaveLength(first.pairs.done)
+      expect(fs.existsSync(first.files.summary)).toBe(true)
+      const second = yield* Runner.sweep({ ...interrupted, concurrency: 1 }, { plugins, openDataset: opener(many) })
+      expect(second.interrupted).toBe(false)
+      expect(second.pairs.ran).toBe(20 - first.pairs.done)
+      const fresh = yield* setup(text)
+      seen = 100
+      yield* Runner.sweep(fresh, { plugins, openDataset: opener(many) })
+      expect(outputs(second.out).slice(0, 2)).toEqual(outputs(fresh.out).slice(0, 2))
+    }))
+
+  it.effect("a failed pair is a result line with its error, counted, and retried by the next run", () =>
+    Effect.gen(function*() {
+      const state = { failing: new Set(["p1:contrastive"]) as ReadonlySet<string> }
+      const plugins = [...testPlugins, flaky(state)]
+      const config = yield* setup(configText().replace("    - gold", "    - flaky"))
+      const first = yield* Runner.sweep(config, { plugins, openDataset: opener(data) })
+      expect(first.pairs.failed).toBe(1)
+      const failed = lines(first.files.results).map((l) => JSON.parse(l) as ResultLine).filter((r) => r.status === "failed")
+      expect(failed.map((r) => [r.cellName, r.instance, r.error])).toEqual([
+        ["flaky", "p1:contrastive", { stage: "retrieve", plugin: "flaky", tag: "StageError", message: "retrieve (flaky): no luck with p1:contrastive" }]
+      ])
+      expect(failed[0]!.scores).toEqual({})
+      const flakyCell = first.summary.cells[2]!
+      expect([flakyCell.slices.all.n, flakyCell.slices.all.failed, flakyCell.slices.contrastive.failed]).toEqual([2, 1, 1])
+      const run = JSON.parse(read(first.files.run)) as { failuresByStage: unknown }
+      expect(run.failuresByStage).toEqual({ retrieve: 1 })
+
+      state.failing = new Set()
+      const second = yield* Runner.sweep(config, { plugins, openDataset: opener(data) })
+      expect(second.pairs).toEqual({ total: 9, done: 9, ran: 1, resumed: 8, failed: 0 })
+      const after = lines(second.files.results).map((l) => JSON.parse(l) as ResultLine)
+      expect(after.filter((r) => r.status === "failed")).toHaveLength(0)
+      expect(new Set(after.map((r) => `${r.cell}:${r.instance}`)).size).toBe(9)
+    }))
+
+  it.effect("cells removed from the config move their lines away instead of mixing them in", () =>
+    Effect.gen(function*() {
+      const dir = tempDir()
+      const logs: Array<string> = []
+      yield* Runner.sweep(yield* setup(configText(), dir), { plugins: testPlugins, openDataset: opener(data) })
+      const fewer = yield* setup(configText().replace("    - gold\n", ""), dir)
+      const outcome = yield* Runner.sweep(fewer, { plugins: testPlugins, openDataset: opener(data), log: (l) => logs.push(l) })
+      expect(outcome.pairs).toEqual({ total: 6, done: 6, ran: 0, resumed: 6, failed: 0 })
+      expect(lines(path.join(fewer.out, ResultStore.orphanFileName))).toHaveLength(3)
+      expect(logs[0]).toBe(`resuming in ${fewer.out}: 6 pairs done, 3 lines of cells no longer in the config moved to results.orphaned.jsonl`)
+    }))
+})
+
+describe("Runner.dryRun", () => {
+  const calls: Array<LanguageModel.CompletionRequest> = []
+  const scripted = Plugin.provider({
+    name: "scripted",
+    description: "",
+    options: Schema.Struct({}),
+    make: (_options, model) =>
+      Effect.succeed({
+        languageModel: {
+          info: { provider: "scripted", model, params: {} },
+          complete: (r: LanguageModel.CompletionRequest) =>
+            Effect.sync(() => {
+              calls.push(r)
+              return { text: `Preference: ${r.messages[0]!.content}`, promptTokens: 11, completionTokens: 5 }
+            })
+        }
+      })
+  })
+  const text = [
+    "models: { m: { provider: scripted, model: tiny } }",
+    "pipeline: { inferrer: { use: asks, model: m } }",
+    "scorers: [hits]",
+    "sweep:",
+    "  retriever: [first, latest]"
+  ].join("\n")
+
+  it.effect("counts the calls a sweep would make, what the cache answers, and the tokens, sending nothing", () =>
+    Effect.gen(function*() {
+      const dir = tempDir()
+      const config = yield* setup(text, dir)
+      const plugins = [...testPlugins, scripted]
+      const d = yield* Runner.dryRun(config, { plugins, openDataset: opener(data) })
+      expect(d.grid.cells.map((c) => c.name)).toEqual(["first", "latest"])
+      expect(d.instances).toBe(3)
+      expect(d.pairs).toEqual({ total: 6, done: 0, toRun: 6 })
+      // two distinct questions ("help p1" is asked by both p1 instances, in both cells): the other
+      // four askings are answered by the cache
+      expect(d.calls).toEqual({ total: 6, toSend: 2, cached: 4 })
+      // prompt "plain: help p1" = 5 tokens + 4 per message; answer "Preference: short answers." = 2 + 1 + 1 + 2 + 1
+      expect(d.tokens).toEqual({ prompt: 18, completion: 14 })
+      expect(d.byModel).toEqual({ "scripted/tiny": { toSend: 2, cached: 4, promptTokens: 18, completionTokens: 14 } })
+      expect(calls).toHaveLength(0)
+      expect(fs.existsSync(config.out)).toBe(false)
+      expect(fs.existsSync(config.cacheDir)).toBe(false)
+
+      const real = yield* Runner.sweep(config, { plugins, openDataset: opener(data) })
+      expect(calls).toHaveLength(2)
+      expect(real.summary.cells[0]!.slices.all.metrics["cost.calls"]!.mean).toBe(1)
+      const afterRun = yield* Runner.dryRun(config, { plugins, openDataset: opener(data) })
+      expect(afterRun.pairs).toEqual({ total: 6, done: 6, toRun: 0 })
+      expect(afterRun.calls).toEqual({ total: 0, toSend: 0, cached: 0 })
+      const elsewhere = yield* Runner.dryRun({ ...config, out: path.join(dir, "other") }, { plugins, openDataset: opener(data) })
+      expect(elsewhere.calls).toEqual({ total: 6, toSend: 0, cached: 6 })
+      expect(calls).toHaveLength(2)
+    }))
+})

@@ -1,0 +1,95 @@
+import { Statistics } from "@cupid-lab/scorers"
+import { describe, expect, it } from "@effect/vitest"
+import { Summary } from "../src/index.js"
+import type { MetricDescription } from "../src/ResultLine.js"
+
+const metrics: ReadonlyArray<MetricDescription> = [
+  { name: "retrieval.hit", description: "", higherIsBetter: true, heuristic: false, aggregate: "mean" },
+  { name: "inference.p", description: "", higherIsBetter: true, heuristic: true, aggregate: "pooled" },
+  { name: "inference.r", description: "", higherIsBetter: true, heuristic: true, aggregate: "pooled" },
+  { name: "inference.f1", description: "", higherIsBetter: true, heuristic: true, aggregate: { f1Of: ["inference.p", "inference.r"] } }
+]
+
+const line = (type: "consistent" | "contrastive" | "changing", scores: Record<string, number | null>, status: "ok" | "failed" = "ok") =>
+  ({ cell: "c", type, status, scores })
+
+const cellInfo = { id: "c", name: "cell", params: {}, usesGold: false, heuristicStages: [] }
+
+describe("Summary", () => {
+  const acc = Summary.accumulator({ metrics, seed: 7, resamples: 200 })
+  acc.add(line("consistent", { "retrieval.hit": 1, "inference.p:num": 2, "inference.p:den": 2, "inference.r:num": 2, "inference.r:den": 2 }))
+  acc.add(line("contrastive", { "retrieval.hit": 0.5, "inference.p:num": 1, "inference.p:den": 2, "inference.r:num": 1, "inference.r:den": 2 }))
+  acc.add(line("changing", { "retrieval.hit": null, "inference.p:num": 0, "inference.p:den": 1, "inference.r:num": 0, "inference.r:den": 2 }))
+  acc.add(line("changing", {}, "failed"))
+  const [cell] = acc.cells([cellInfo])
+
+  it("counts scored and failed instances per slice", () => {
+    expect([cell!.slices.all.n, cell!.slices.all.failed]).toEqual([3, 1])
+    expect([cell!.slices.changing.n, cell!.slices.changing.failed]).toEqual([1, 1])
+    expect([cell!.slices.consistent.n, cell!.slices.consistent.failed]).toEqual([1, 0])
+  })
+
+  it("means leave out values that do not apply, and say so in n", () => {
+    // (1 + 0.5) / 2; the changing instance has no relevant session (null)
+    expect(cell!.slices.all.metrics["retrieval.hit"]!.n).toBe(2)
+    expect(cell!.slices.all.metrics["retrieval.hit"]!.mean).toBe(0.75)
+    expect(cell!.slices.changing.metrics["retrieval.hit"]).toEqual({ n: 0, mean: null, ci95: [null, null] })
+    expect(cell!.slices.consistent.metrics["retrieval.hit"]).toEqual({ n: 1, mean: 1, ci95: [1, 1] })
+  })
+
+  it("pooled metrics are ratios of sums and f1Of is the harmonic mean of two of them", () => {
+    // p = (2 + 1 + 0) / (2 + 2 + 1) = 0.6, r = 3 / 6 = 0.5, F1 = 2 * 0.6 * 0.5 / 1.1
+    expect(cell!.slices.all.metrics["inference.p"]!.mean).toBeCloseTo(0.6, 12)
+    expect(cell!.slices.all.metrics["inference.r"]!.mean).toBeCloseTo(0.5, 12)
+    expect(cell!.slices.all.metrics["inference.f1"]!.mean).toBeCloseTo(0.6 / 1.1, 12)
+    expect(cell!.slices.all.metrics["inference.f1"]!.n).toBe(3)
+    // contrastive: 1/2 and 1/2 -> F1 0.5; changing: 0/1 and 0/2 -> F1 0 (not NaN)
+    expect(cell!.slices.contrastive.metrics["inference.f1"]!.mean).toBe(0.5)
+    expect(cell!.slices.changing.metrics["inference.f1"]!.mean).toBe(0)
+  })
+
+  it("intervals surround the value and repeat exactly with the same seed", () => {
+    for (const name of ["retrieval.hit", "inference.p", "inference.f1"]) {
+      const e = cell!.slices.all.metrics[name]!
+      expect(e.ci95[0]!).toBeLessThanOrEqual(e.mean!)
+      expect(e.ci95[1]!).toBeGreaterThanOrEqual(e.mean!)
+    }
+    const again = Summary.accumulator({ metrics, seed: 7, resamples: 200 })
+    again.add(line("consistent", { "retrieval.hit": 1, "inference.p:num": 2, "inference.p:den": 2, "inference.r:num": 2, "inference.r:den": 2 }))
+    again.add(line("contrastive", { "retrieval.hit": 0.5, "inference.p:num": 1, "inference.p:den": 2, "inference.r:num": 1, "inference.r:den": 2 }))
+    again.add(line("changing", { "retrieval.hit": null, "inference.p:num": 0, "inference.p:den": 1, "inference.r:num": 0, "inference.r:den": 2 }))
+    again.add(line("changing", {}, "failed"))
+    expect(again.cells([cellInfo])).toEqual([cell])
+  })
+
+  it("identical instances give a zero-width interval", () => {
+    const same = Summary.accumulator({ metrics, seed: 3, resamples: 50 })
+    for (let i = 0; i < 4; i++) same.add(line("consistent", { "retrieval.hit": 0.25, "inference.p:num": 1, "inference.p:den": 4, "inference.r:num": 1, "inference.r:den": 2 }))
+    const s = same.cells([cellInfo])[0]!.slices.all.metrics
+    expect(s["retrieval.hit"]).toEqual({ n: 4, mean: 0.25, ci95: [0.25, 0.25] })
+    // F1 of 0.25 and 0.5 = 2 * 0.125 / 0.75 = 1/3
+    expect(s["inference.f1"]!.mean).toBeCloseTo(1 / 3, 12)
+    expect(s["inference.f1"]!.ci95[0]).toBeCloseTo(1 / 3, 12)
+    expect(s["inference.f1"]!.ci95[1]).toBeCloseTo(1 / 3, 12)
+  })
+
+  it("bootstrapF1 draws instances exactly as bootstrapRatio does", () => {
+    // with precision counts equal to recall counts, F1 = that ratio, resample by resample
+    const num = [1, 0, 2, 3, 1], den = [2, 1, 2, 4, 3]
+    const f = Summary.bootstrapF1({ num, den }, { num, den }, { seed: 11, resamples: 300 })
+    const r = Statistics.bootstrapRatio(num, den, { seed: 11, resamples: 300 })
+    expect(f.n).toBe(5)
+    expect(f.mean).toBeCloseTo(7 / 12, 12)
+    expect(f.ci95[0]).toBeCloseTo(r.ci95[0], 12)
+    expect(f.ci95[1]).toBeCloseTo(r.ci95[1], 12)
+  })
+
+  it("lists score keys no scorer declared as means, and never the :num/:den helpers", () => {
+    const a = Summary.accumulator({ metrics: metrics.slice(0, 1), seed: 1, resamples: 10 })
+    a.add(line("consistent", { "retrieval.hit": 1, "extra.thing": 2, "inference.p:num": 1, "inference.p:den": 1 }))
+    a.add(line("consistent", { "retrieval.hit": 0 }))
+    expect(a.metrics().map((m) => m.name)).toEqual(["retrieval.hit", "extra.thing"])
+    // a key missing on one line is "does not apply" there
+    expect(a.cells([cellInfo])[0]!.slices.all.metrics["extra.thing"]).toEqual({ n: 1, mean: 2, ci95: [2, 2] })
+  })
+})
