@@ -113,13 +113,13 @@ const plan = (source: string, options: LoadOptions): Effect.Effect<Plan, Errors.
       return { kind: "synthetic", options: yield* Synthetic.parseSpec(source) } as const
     }
     if (source.startsWith("hf:")) {
-      const file = yield* download(source, options)
-      const rows = yield* fileReader(file)
-      const fingerprint = yield* attempt(file, () => fs.readFile(Hf.checksumPath(file), "utf8"))
-      return { kind: "file", file, rows, fingerprint: fingerprint.trim().split(/\s+/)[0]! } as const
+      const cached = yield* cachedHf(source, options)
+      return { kind: "file", file: cached.path, rows: yield* fileReader(cached.path), fingerprint: cached.sha256 } as const
     }
     const target = source === "sample" ? samplePath : path.resolve(source)
-    const stat = yield* attempt(target, () => fs.stat(target).catch(() => undefined))
+    const stat = yield* attempt(target, () =>
+      fs.stat(target).catch((e: NodeJS.ErrnoException) => (e.code === "ENOENT" ? undefined : Promise.reject(e)))
+    )
     if (stat === undefined) {
       return yield* new Errors.DatasetError({ source: target, reason: `no such file or directory (${sourceHelp})` })
     }
@@ -263,12 +263,14 @@ export const download = (
   source: "hf:kixlab/CUPID" | "hf:kixlab/CUPID-Unverified" | (string & {}),
   options: LoadOptions = {}
 ): Effect.Effect<string, Errors.DatasetError> =>
+  Effect.map(cachedHf(source, options), (cached) => cached.path).pipe(Effect.withSpan("Dataset.download"))
+
+const cachedHf = (source: string, options: LoadOptions): Effect.Effect<Hf.Cached, Errors.DatasetError> =>
   Effect.gen(function*() {
     const parsed = Hf.parseHfSource(source)
     if (parsed instanceof Errors.DatasetError) return yield* parsed
-    const cached = yield* attempt(
+    return yield* attempt(
       source,
       () => Hf.ensureCached(parsed, options.cacheDir ?? defaultCacheDir(), options.hfEndpoint ?? Hf.defaultEndpoint)
     )
-    return cached.path
-  }).pipe(Effect.withSpan("Dataset.download"))
+  })

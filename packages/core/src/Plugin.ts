@@ -72,9 +72,18 @@ export interface ScorerPlugin<O = any> extends Base<"scorer", O> {
   readonly make: (options: O) => Effect.Effect<Scorer.Service, PluginError, Env>
 }
 
+/** How the models a provider builds will be used. */
+export interface ProviderContext {
+  /**
+   * No request will be sent (`--dry-run`): only the models' `info` is read. A provider should not
+   * insist on what only a real call needs, such as an API key.
+   */
+  readonly dryRun?: boolean
+}
+
 /** Builds the model(s) one `models:` entry of a config describes. */
 export interface ProviderPlugin<O = any> extends Base<"provider", O> {
-  readonly make: (options: O, model: string) => Effect.Effect<ModelBundle, PluginError, Scope.Scope>
+  readonly make: (options: O, model: string, context?: ProviderContext) => Effect.Effect<ModelBundle, PluginError, Scope.Scope>
 }
 
 export type AnyRetrieverPlugin = RetrieverPlugin | GoldRetrieverPlugin

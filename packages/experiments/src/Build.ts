@@ -43,10 +43,11 @@ export interface BuiltCell {
   readonly encoder: Results.Encoder
 }
 
-/** Build every `models:` entry with its provider plugin. */
+/** Build every `models:` entry with its provider plugin (for a dry run: `{ dryRun: true }`, which needs no keys). */
 export const models = (
   config: Config,
-  registry: Plugin.Registry
+  registry: Plugin.Registry,
+  context: Plugin.ProviderContext = {}
 ): Effect.Effect<Record<string, Models.ModelBundle>, ConfigError, Scope.Scope> =>
   Effect.gen(function*() {
     const bundles: Record<string, Models.ModelBundle> = {}
@@ -64,7 +65,7 @@ export const models = (
           return fail([at, ...issue.path.map(String)].join("."), issue.message)
         })
       )
-      bundles[name] = yield* plugin.make(options, entry.model).pipe(
+      bundles[name] = yield* plugin.make(options, entry.model, context).pipe(
         Effect.mapError((e) => fail(at, `cannot build the model: ${e.reason}`)),
         Effect.catchAllDefect((d) => fail(at, `cannot build the model: ${d instanceof Error ? d.message : String(d)}`))
       )

@@ -94,7 +94,7 @@ const prepare = (config: Config, options: Options, dryRun: boolean) =>
     })
     // One pass to count (and, under onInvalid: fail, to find a bad row before any work is done).
     const instances = yield* Stream.runCount(opened.instances)
-    const bundles = yield* Build.models(config, registry)
+    const bundles = yield* Build.models(config, registry, { dryRun })
     const cache = yield* Effect.provide(ModelCache.ModelCache, ModelCache.layerFile(config.cacheDir))
     const models = Models.make(bundles, cache, { dryRun })
     const corpus: Corpus.Service = { queries: Stream.map(opened.instances, (i) => i.query), fingerprint: opened.fingerprint }

@@ -113,10 +113,15 @@ const classify = (sdk: Sdk, ctx: Failure.CallContext, error: unknown, now: numbe
 }
 
 /** Build the chat, embedding and rerank services of one configured model. */
-export const make = (options: Options, model: string): Effect.Effect<Models.ModelBundle, PluginError, Scope.Scope> =>
+export const make = (
+  options: Options,
+  model: string,
+  context: Plugin.ProviderContext = {}
+): Effect.Effect<Models.ModelBundle, PluginError, Scope.Scope> =>
   Effect.gen(function*() {
     const baseURL = options.baseURL !== undefined && options.baseURL.trim() !== "" ? options.baseURL.trim() : undefined
-    const key = yield* Secret.apiKey("cohere", model, options.apiKeyEnv, baseURL === undefined)
+    // A dry run sends nothing, so it needs no key (the placeholder is never used).
+    const key = yield* Secret.apiKey("cohere", model, options.apiKeyEnv, baseURL === undefined && context.dryRun !== true)
     const sdk = yield* Effect.tryPromise({
       try: () => import("cohere-ai"),
       catch: (e) => new PluginError({ plugin: "cohere", reason: `cannot load the cohere-ai package: ${String(e)}` })

@@ -98,10 +98,15 @@ const classify = (sdk: Sdk, ctx: Failure.CallContext, error: unknown, now: numbe
 }
 
 /** Build the chat and embedding services of one configured model. */
-export const make = (options: Options, model: string): Effect.Effect<Models.ModelBundle, PluginError, Scope.Scope> =>
+export const make = (
+  options: Options,
+  model: string,
+  context: Plugin.ProviderContext = {}
+): Effect.Effect<Models.ModelBundle, PluginError, Scope.Scope> =>
   Effect.gen(function*() {
     const baseURL = yield* Secret.setting(options.baseURL, "OPENAI_BASE_URL")
-    const key = yield* Secret.apiKey("openai", model, options.apiKeyEnv, baseURL === undefined)
+    // A dry run sends nothing, so it needs no key (the placeholder is never used).
+    const key = yield* Secret.apiKey("openai", model, options.apiKeyEnv, baseURL === undefined && context.dryRun !== true)
     const sdk = yield* Effect.tryPromise({
       try: () => import("openai"),
       catch: (e) => new PluginError({ plugin: "openai", reason: `cannot load the openai package: ${String(e)}` })

@@ -10,12 +10,12 @@
  */
 import type { CellSummary, MetricDescription, Slice } from "../ResultLine.js"
 import { slices } from "../ResultLine.js"
-import type { Analysis, Binned, CellView } from "./Analysis.js"
+import type { Analysis, Binned, CellView, Delta } from "./Analysis.js"
 import { paretoFront } from "./Analysis.js"
 import { opening } from "./Examples.js"
 import type { Examples } from "./Examples.js"
 import * as Format from "./Format.js"
-import { binHeader, formatDelta } from "./Markdown.js"
+import { binHeader } from "./Markdown.js"
 import * as Notes from "./Notes.js"
 import type { RunInfo } from "./RunDir.js"
 import * as Svg from "./Svg.js"
@@ -32,7 +32,7 @@ table { border-collapse: collapse; margin: 6px 0 14px; font-size: 13px; }
 th, td { border: 1px solid #ddd; padding: 3px 8px; text-align: left; vertical-align: top; }
 th { background: #f2f2f4; font-weight: 600; } td.num { text-align: right; font-variant-numeric: tabular-nums; white-space: nowrap; }
 tr.baseline td { background: #f5f8ff; } tr.oracle td { color: #555; font-style: italic; }
-td.sig { background: #eaf6ea; font-weight: 600; } .scroll { overflow-x: auto; }
+td.sig { background: #eaf6ea; font-weight: 600; } td .muted { font-weight: 400; font-size: 12px; } td:first-child { white-space: nowrap; } .scroll { overflow-x: auto; }
 dl.meta { display: grid; grid-template-columns: max-content 1fr; gap: 2px 16px; margin: 8px 0; } dl.meta dt { font-weight: 600; } dl.meta dd { margin: 0; }
 figure { margin: 12px 0 24px; overflow-x: auto; } figcaption { margin-top: 4px; max-width: 900px; }
 svg.chart { font: 11px system-ui, sans-serif; background: #fff; }
@@ -214,7 +214,7 @@ const inferenceSection = (a: Analysis): string => {
     : "P / R / F1 are means of per-instance values (macro).")}${a.inference.some((m) => m.heuristic) ? e(` ${Notes.heuristicMark} computed by an offline heuristic, not the paper's LLM judge.`) : ""}</p>`
   for (const s of slices) {
     const head = ["cell", "N", ...a.inference.map((m) => `${Notes.shortName(m.name)}${m === f1 ? " [95% CI]" : ""}${m.heuristic ? ` ${Notes.heuristicMark}` : ""}`)]
-    if (macroF1 !== undefined) head.push("macro F1")
+    if (macroF1 !== undefined) head.push(`macro F1${macroF1.heuristic ? ` ${Notes.heuristicMark}` : ""}`)
     if (hasOracle) head.push(`oracle F1 ${Notes.oracleMark}`)
     const rows = a.cells.map((c) => {
       const m = c.summary.slices[s].metrics
@@ -262,6 +262,15 @@ const retrievalSection = (a: Analysis): string => {
   return out
 }
 
+/** Two lines: the difference and its CI, then p, Holm-adjusted p and n. */
+export const deltaCell = (d: Delta | undefined): string => {
+  if (d === undefined || d.comparison.n === 0) return "– <span class=\"muted\">n=0</span>"
+  const c = d.comparison
+  if (!Number.isFinite(c.p)) return `${e(Format.signed(c.delta))}<div class="muted">n=${c.n}</div>`
+  return `${e(`${Format.signed(c.delta)} [${Format.signed(c.ci95[0])}, ${Format.signed(c.ci95[1])}]`)}${d.pHolm < 0.05 ? " *" : ""}` +
+    `<div class="muted">p=${e(Format.p(c.p))} · Holm ${e(Format.p(d.pHolm))} · n=${c.n}</div>`
+}
+
 const deltaSection = (a: Analysis): string => {
   if (a.cells.length < 2 || a.compared.length === 0) return ""
   const byKey = new Map(a.deltas.map((d) => [`${d.cell}\0${d.metric}\0${d.slice}`, d]))
@@ -272,7 +281,7 @@ const deltaSection = (a: Analysis): string => {
       cells: [labelCell(a, c), ...slices.map((s: Slice) => {
         const d = byKey.get(`${c.summary.id}\0${m.name}\0${s}`)
         const sig = d !== undefined && d.pHolm < 0.05
-        return `<td class="num${sig ? " sig" : ""}">${e(formatDelta(d))}</td>`
+        return `<td class="num${sig ? " sig" : ""}">${deltaCell(d)}</td>`
       })]
     }))
     out += `<h3>${e(Notes.metricLabel(m))}</h3>${table(["cell", ...slices].map(e), rows)}`

@@ -58,7 +58,7 @@ const inferenceSection = (a: Analysis): Array<string> => {
   for (const s of slices) {
     out.push(`### ${Notes.sliceTitle(s)}`, "")
     const head = ["cell", "N", ...a.inference.map((m) => `${Notes.shortName(m.name)}${m === f1 ? " [95% CI]" : ""}${m.heuristic ? ` ${Notes.heuristicMark}` : ""}`)]
-    if (macroF1 !== undefined) head.push("macro F1")
+    if (macroF1 !== undefined) head.push(`macro F1${macroF1.heuristic ? ` ${Notes.heuristicMark}` : ""}`)
     if (hasOracle) head.push(`oracle F1 ${Notes.oracleMark}`)
     const rows = a.cells.map((c) => {
       const m = c.summary.slices[s].metrics

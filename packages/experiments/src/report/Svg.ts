@@ -133,8 +133,9 @@ export const bars = (input: BarsInput): string => {
   const labels = input.groups.map((g) => Format.clip(g, 32))
   // Group labels are rotated 45 degrees; the legend goes below the longest one.
   const labelDepth = Math.ceil(Math.max(0, ...labels.map((l) => l.length)) * 6.2 * Math.SQRT1_2) + 24
-  const fr0 = { left: 60, right: 16, top: 16, bottom: labelDepth + 12 }
   const plotWidth = Math.max(520, input.groups.length * groupWidth)
+  const firstLabel = Math.ceil((labels[0]?.length ?? 0) * 6.2 * Math.SQRT1_2)
+  const fr0 = { left: Math.max(60, firstLabel - plotWidth / Math.max(1, input.groups.length) / 2 + 12), right: 16, top: 16, bottom: labelDepth + 12 }
   const width = fr0.left + plotWidth + fr0.right
   const lg = legend(input.series.map((s, i) => ({ label: s, swatch: rectSwatch(color(i)) })), fr0.left, 0, width - fr0.right)
   const fr: Frame = { ...fr0, width, height: 300 + fr0.bottom + lg.height, bottom: fr0.bottom + lg.height }
@@ -262,10 +263,18 @@ export const scatter = (input: ScatterInput): string => {
   if (front.length > 1) {
     parts.push(`<path class="front" d="${front.map((p, k) => `${k === 0 ? "M" : "L"}${f(x(p.x))} ${f(y(p.y))}`).join("")}"/>`)
   }
+  // Points drawn on the same spot share one label listing all their marks.
+  const labels = new Map<string, { x: number; y: number; marks: Array<string> }>()
   for (const p of pts) {
     const r = p.front ? 6 : 4.5
     parts.push(`<circle class="point${p.front ? " on-front" : ""}" cx="${f(x(p.x))}" cy="${f(y(p.y))}" r="${r}" fill="${p.hollow ? "white" : color(p.i)}" stroke="${p.front ? "#222" : color(p.i)}" stroke-width="${p.hollow || p.front ? 2 : 1}"><title>${e(p.tip)}</title></circle>`)
-    parts.push(`<text class="point-label" x="${f(x(p.x) + 8)}" y="${f(y(p.y) - 6)}">${e(Format.clip(p.mark ?? p.label, 24))}</text>`)
+    const key = `${Math.round(x(p.x) / 3)},${Math.round(y(p.y) / 3)}`
+    const l = labels.get(key) ?? { x: x(p.x), y: y(p.y), marks: [] }
+    l.marks.push(p.mark ?? p.label)
+    labels.set(key, l)
+  }
+  for (const l of labels.values()) {
+    parts.push(`<text class="point-label" x="${f(l.x + 8)}" y="${f(l.y - 6)}">${e(Format.clip(l.marks.join(", "), 40))}</text>`)
   }
   parts.push(`<g transform="translate(0 ${base + 48})">${lg.svg}</g>`)
   parts.push("</svg>")

@@ -1,16 +1,18 @@
 import * as Text from "../Text.js"
 
 /**
- * How strongly each text names the same thing as the request: the best phrase the two share, where
- * a phrase is a run of consecutive content words (lemmas; stopwords skipped, punctuation breaks
- * runs) found in both.
+ * How strongly each text names the factor the request names, in [0, 1].
  *
- * A shared run scores the summed weight of its words times its length, so a shared multi-word name
- * ("Hartwell Family Foundation", "toast for my parents' anniversary") outweighs shared single
- * words and short task phrases ("plan a meeting"). Nouns weigh 1, adjectives 0.75, verbs and
- * adverbs 0.5; name-like words of the request (proper nouns, capitalized, with digits) double.
- * Words found in more than half of the texts (the user's own project, employer, hobby, or stock
- * phrasing) lose weight smoothly: they say who the user is, not which factor a session is about.
+ * Texts and request are compared as runs of consecutive content words (lemmas; stopwords skipped,
+ * punctuation breaks runs). A run's value is the summed weight of its words times its length, so
+ * multi-word names outweigh single words: nouns weigh 1, adjectives 0.75, verbs and adverbs 0.5;
+ * name-like words of the request (proper nouns, capitalized, with digits) double; words found in
+ * more than half of the texts (the user's own project, employer or stock phrasing) lose weight.
+ *
+ * The anchor is the most valuable run the request shares with at least two texts: a factor recurs
+ * across the user's sessions, while a task phrase the request happens to share with one other
+ * session does not (when nothing is shared twice, the most valuable run shared once is used). Each
+ * text scores the value of the largest part of the anchor it contains, relative to the anchor's.
  */
 export const scores = (request: string, texts: ReadonlyArray<string>): Array<number> => {
   const req = Text.analyze(request).words
@@ -24,28 +26,76 @@ export const scores = (request: string, texts: ReadonlyArray<string>): Array<num
     return d <= half ? 1 : Math.log((n + 1) / (d + 0.5)) / Math.log((n + 1) / (half + 0.5))
   }
   const weights = req.map((w) => (w === undefined ? 0 : posWeight(w.pos) * (w.name ? 2 : 1) * spread(w.lemma)))
-  return docs.map((d) => {
+  const value = (from: number, to: number): number => {
+    let sum = 0
+    for (let i = from; i < to; i++) sum += weights[i]!
+    return sum * (to - from)
+  }
+
+  // Per text, the maximal runs it shares with the request, as request spans [from, to).
+  const runs = docs.map((d) => {
     const positions = new Map<string, Array<number>>()
     d.words.forEach((w, j) => {
       if (w !== undefined) positions.set(w.lemma, [...(positions.get(w.lemma) ?? []), j])
     })
-    let best = 0
+    const spans: Array<readonly [number, number]> = []
     req.forEach((w, i) => {
       if (w === undefined) return
       for (const j of positions.get(w.lemma) ?? []) {
-        let sum = 0, length = 0
-        for (;;) {
-          const a = req[i + length], b = d.words[j + length]
-          if (a === undefined || b === undefined || a.lemma !== b.lemma) break
-          sum += weights[i + length]!
-          length++
-        }
-        if (sum * length > best) best = sum * length
+        // Only runs that start here: the previous words differ (or either text starts a phrase).
+        const before = req[i - 1], other = d.words[j - 1]
+        if (before !== undefined && other !== undefined && before.lemma === other.lemma) continue
+        let length = 0
+        while (req[i + length] !== undefined && req[i + length]!.lemma === d.words[j + length]?.lemma) length++
+        spans.push([i, i + length])
       }
     })
-    return best
+    return spans
+  })
+  const covers = (spans: ReadonlyArray<readonly [number, number]>, from: number, to: number) =>
+    spans.some(([a, b]) => a <= from && to <= b)
+
+  let anchor: readonly [number, number] | undefined
+  let anchorValue = 0, anchorSupport = 0, anchorEff = 0
+  const seen = new Set<string>()
+  for (const spans of runs) {
+    for (const [a, b] of spans) {
+      for (let from = a; from < b; from++) {
+        for (let to = from + 1; to <= b; to++) {
+          const key = `${from}:${to}`
+          if (seen.has(key)) continue
+          seen.add(key)
+          if (process.env.NOMINAL === "1" && (!nominal(req[from]) || !nominal(req[to - 1]))) continue
+          const v = value(from, to)
+          if (v <= 0) continue
+          const raw = runs.reduce((s, r) => s + (covers(r, from, to) ? 1 : 0), 0)
+          const mode = process.env.MODE ?? "cap"
+          const support = mode === "cap" ? Math.min(2, raw) : raw >= 2 ? 2 : 1
+          const eff = mode === "mul" ? v * raw : mode === "sqrt" ? v * Math.sqrt(raw) : mode === "log" ? v * Math.log2(1 + raw) : v
+          if (support > anchorSupport || (support === anchorSupport && eff > anchorEff)) {
+            anchorEff = eff
+            anchor = [from, to]
+            anchorValue = v
+            anchorSupport = support
+          }
+        }
+      }
+    }
+  }
+  if (anchor === undefined) return docs.map(() => 0)
+  const [from, to] = anchor
+  return runs.map((spans) => {
+    let best = 0
+    for (const [a, b] of spans) {
+      const lo = Math.max(a, from), hi = Math.min(b, to)
+      if (hi > lo) best = Math.max(best, value(lo, hi))
+    }
+    return best / anchorValue
   })
 }
+
+const nominal = (w: Text.Word | undefined): boolean =>
+  w !== undefined && (w.pos === "NOUN" || w.pos === "PROPN" || w.pos === "NUM" || w.pos === "X")
 
 const posWeight = (pos: string): number =>
   pos === "NOUN" || pos === "PROPN" || pos === "NUM" || pos === "X" ? 1 : pos === "ADJ" ? 0.75 : 0.5

@@ -179,9 +179,13 @@ export const run = (argv: ReadonlyArray<string>, io: Output): Effect.Effect<numb
       return Effect.succeed(2)
     }
     const [command, ...extra] = parsed.positionals
-    if (parsed.values.help === true || command === undefined || command === "help") {
-      ;(command === undefined && parsed.values.help !== true ? io.err : io.out)(usage)
-      return Effect.succeed(command === undefined && parsed.values.help !== true ? 2 : 0)
+    if (parsed.values.help === true || command === "help") {
+      io.out(usage)
+      return Effect.succeed(0)
+    }
+    if (command === undefined) {
+      io.err(usage)
+      return Effect.succeed(2)
     }
     const permitted = allowed[command]
     if (permitted === undefined) {

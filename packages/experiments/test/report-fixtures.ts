@@ -1,0 +1,201 @@
+/**
+ * Hand-made run directories for the report and compare tests: result lines in the sweep's format,
+ * summary.json built by the sweep's own accumulator, an optional run.json, and a dataset the
+ * examples section can read back (through `openDataset`, no file needed).
+ */
+import { type Dataset, Domain } from "@cupid-lab/core"
+import { Effect, Stream } from "effect"
+import * as fs from "node:fs"
+import * as os from "node:os"
+import * as path from "node:path"
+import type { MetricDescription, ResultLine, Summary as SummaryType } from "../src/ResultLine.js"
+import * as Summary from "../src/Summary.js"
+
+export const tempDir = (prefix: string): string => fs.mkdtempSync(path.join(os.tmpdir(), `cupid-${prefix}-`))
+
+export const metrics: ReadonlyArray<MetricDescription> = [
+  { name: "retrieval.recall", description: "Relevant selected / relevant.", higherIsBetter: true, heuristic: false, aggregate: "mean" },
+  { name: "inference.f1", description: "Per-instance F1 (macro).", higherIsBetter: true, heuristic: true, aggregate: "mean" },
+  { name: "inference.precision_micro", description: "Pooled precision.", higherIsBetter: true, heuristic: true, aggregate: "pooled" },
+  { name: "inference.recall_micro", description: "Pooled recall.", higherIsBetter: true, heuristic: true, aggregate: "pooled" },
+  {
+    name: "inference.f1_micro",
+    description: "Micro F1.",
+    higherIsBetter: true,
+    heuristic: true,
+    aggregate: { f1Of: ["inference.precision_micro", "inference.recall_micro"] }
+  }
+]
+
+export interface InstanceSpec {
+  readonly id: string
+  readonly personaId: string
+  readonly type: Domain.InstanceType
+  readonly relevantMeanPosition: number | null
+  readonly historyTokens: number
+}
+
+/** Four instances: two personas, every type, known positions and history lengths. */
+export const instances: ReadonlyArray<InstanceSpec> = [
+  { id: "p1:consistent", personaId: "p1", type: "consistent", relevantMeanPosition: 1.5, historyTokens: 100 },
+  { id: "p1:contrastive", personaId: "p1", type: "contrastive", relevantMeanPosition: 3.5, historyTokens: 300 },
+  { id: "p1:changing", personaId: "p1", type: "changing", relevantMeanPosition: 7.5, historyTokens: 200 },
+  { id: "p2:consistent", personaId: "p2", type: "consistent", relevantMeanPosition: 5, historyTokens: 400 }
+]
+
+export interface Counts {
+  readonly recall: number | null
+  /** [precision num, den, recall num, den] */
+  readonly counts: readonly [number, number, number, number]
+}
+
+const f1 = (p: number, r: number) => (p + r === 0 ? 0 : (2 * p * r) / (p + r))
+
+/** The score keys the preference-match scorer writes for one instance. */
+export const scores = (c: Counts): Record<string, number | null> => {
+  const [pn, pd, rn, rd] = c.counts
+  const p = pn / pd, r = rn / rd
+  return {
+    "retrieval.recall": c.recall,
+    "inference.f1": f1(p, r),
+    "inference.precision_micro": p,
+    "inference.precision_micro:num": pn,
+    "inference.precision_micro:den": pd,
+    "inference.recall_micro": r,
+    "inference.recall_micro:num": rn,
+    "inference.recall_micro:den": rd,
+    "inference.f1_micro": f1(p, r)
+  }
+}
+
+export interface CellSpec {
+  readonly id: string
+  readonly name: string
+  readonly retriever: string
+  readonly usesGold?: boolean
+  /** Per instance (in {@link instances} order): scores, or a failure message. */
+  readonly results: ReadonlyArray<Counts | { readonly error: string }>
+  readonly preference?: string
+  readonly usage?: { readonly calls: number; readonly promptTokens: number; readonly completionTokens: number }
+}
+
+/** A: the full history (baseline). B: bm25. Hand-computed values are in the report tests. */
+export const cellA: CellSpec = {
+  id: "aaaa000000000001",
+  name: "all",
+  retriever: "all",
+  results: [
+    { recall: 1, counts: [1, 2, 1, 3] },
+    { recall: 1, counts: [2, 2, 2, 2] },
+    { recall: 1, counts: [0, 1, 0, 2] },
+    { recall: 1, counts: [1, 1, 1, 1] }
+  ],
+  usage: { calls: 2, promptTokens: 100, completionTokens: 10 }
+}
+
+export const cellB: CellSpec = {
+  id: "bbbb000000000002",
+  name: "bm25(k=2)",
+  retriever: "bm25",
+  results: [
+    { recall: 0.5, counts: [0, 1, 0, 3] },
+    { recall: 1, counts: [1, 2, 1, 2] },
+    { recall: 0, counts: [1, 1, 1, 2] },
+    { recall: 0.5, counts: [0, 2, 0, 1] }
+  ],
+  usage: { calls: 1, promptTokens: 40, completionTokens: 5 }
+}
+
+export const params = (c: CellSpec) => ({
+  retriever: { use: c.retriever, ...(c.retriever === "bm25" ? { k: 2 } : {}) },
+  summarizer: null,
+  inferrer: { use: "extractive" },
+  generator: null
+})
+
+export const line = (c: CellSpec, i: number): ResultLine => {
+  const inst = instances[i]!
+  const r = c.results[i]!
+  const failed = "error" in r
+  const u = c.usage ?? { calls: 0, promptTokens: 0, completionTokens: 0 }
+  const stage = { calls: u.calls, promptTokens: u.promptTokens, completionTokens: u.completionTokens }
+  return {
+    cell: c.id,
+    cellName: c.name,
+    instance: inst.id,
+    personaId: inst.personaId,
+    type: inst.type,
+    status: failed ? "failed" : "ok",
+    params: params(c),
+    meta: { sessions: 8, historyTokens: inst.historyTokens, relevantMeanPosition: inst.relevantMeanPosition, relevant: [], stale: [] },
+    selected: failed ? null : ["s1", "s2"],
+    ranking: null,
+    summaries: null,
+    inference: failed ? null : { preference: c.preference ?? `inferred by ${c.name}`, analysis: "" },
+    generation: null,
+    scores: failed ? {} : scores(r),
+    usage: { ...stage, byStage: u.calls === 0 ? {} : { infer: stage }, byModel: u.calls === 0 ? {} : { "openai/gpt-4o-mini": stage } },
+    error: failed ? { stage: "infer", plugin: "llm", tag: "StageError", message: r.error } : null
+  }
+}
+
+export interface RunSpec {
+  readonly name?: string
+  readonly cells: ReadonlyArray<CellSpec>
+  readonly seed?: number
+  readonly resamples?: number
+  readonly datasetHash?: string
+  readonly skipped?: SummaryType["dataset"]["skipped"]
+  readonly runInfo?: Record<string, unknown>
+}
+
+/** Write results.jsonl, summary.json (and run.json) the way the sweep does. */
+export const writeRun = (dir: string, spec: RunSpec): SummaryType => {
+  fs.mkdirSync(dir, { recursive: true })
+  const lines = spec.cells.flatMap((c) => instances.map((_, i) => line(c, i)))
+  fs.writeFileSync(path.join(dir, "results.jsonl"), lines.map((l) => `${JSON.stringify(l)}\n`).join(""))
+  const acc = Summary.accumulator({ metrics, seed: spec.seed ?? 7, resamples: spec.resamples ?? 200 })
+  for (const l of lines) acc.add(l)
+  const summary: SummaryType = {
+    config: { name: spec.name ?? "tiny", hash: "c0ffee0000000000" },
+    dataset: { source: "tiny", hash: spec.datasetHash ?? "d00d", instances: instances.length, skipped: spec.skipped ?? [] },
+    seed: spec.seed ?? 7,
+    resamples: spec.resamples ?? 200,
+    baseline: spec.cells[0]!.id,
+    metrics: acc.metrics(),
+    cells: acc.cells(spec.cells.map((c) => ({ id: c.id, name: c.name, params: params(c), usesGold: c.usesGold ?? false, heuristicStages: ["inferrer"] })))
+  }
+  fs.writeFileSync(path.join(dir, "summary.json"), Summary.encode(summary))
+  if (spec.runInfo !== undefined) fs.writeFileSync(path.join(dir, "run.json"), `${JSON.stringify(spec.runInfo, null, 2)}\n`)
+  return summary
+}
+
+/** A CUPID row per instance, with the given dialogue text and gold preference. */
+export const dataset = (
+  options: { readonly hash?: string; readonly opening?: string; readonly preference?: string } = {}
+): ((source: string) => Effect.Effect<Dataset.Opened>) => {
+  const rows = instances.map((inst): Domain.CupidRow => ({
+    persona_id: inst.personaId,
+    instance_type: inst.type,
+    current_request: `Request of ${inst.id}`,
+    current_context_factor: "factor A",
+    current_contextual_preference: options.preference ?? "Keep it short.",
+    current_checklist: ["short"],
+    prior_interactions: Array.from({ length: 8 }, (_, k) => ({
+      context_factor: k < 2 ? "factor A" : "factor Z",
+      contextual_preference: k < 2 ? (options.preference ?? "Keep it short.") : "Other.",
+      dialogue: [
+        { role: "user" as const, content: k === 0 && options.opening !== undefined ? options.opening : `Session ${k + 1} opening` },
+        { role: "assistant" as const, content: "Sure." }
+      ]
+    }))
+  }))
+  return (source) =>
+    Effect.succeed({
+      source,
+      resolved: source,
+      fingerprint: options.hash ?? "d00d",
+      instances: Stream.fromIterable(rows.map(Domain.fromRow)),
+      skipped: () => []
+    })
+}
