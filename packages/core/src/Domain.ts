@@ -12,7 +12,7 @@
  * instance.id // "persona_17:changing"
  */
 import { Schema } from "effect"
-import { contentHash } from "./Hash.js"
+import { dialogueHash } from "./Hash.js"
 
 export const InstanceType = Schema.Literal("consistent", "contrastive", "changing")
 export type InstanceType = typeof InstanceType.Type
@@ -111,7 +111,7 @@ export const fromRow = (row: CupidRow): Instance => {
   const goldSessions: Array<GoldSession> = []
   row.prior_interactions.forEach((p, index) => {
     const sid = sessionId(index)
-    sessions.push({ id: sid, index, hash: contentHash(p.dialogue), dialogue: p.dialogue })
+    sessions.push({ id: sid, index, hash: dialogueHash(p.dialogue), dialogue: p.dialogue })
     const labels = { factor: p.context_factor, preference: p.contextual_preference }
     goldSessions.push({ id: sid, ...labels, label: relevanceLabel(labels, current) })
   })

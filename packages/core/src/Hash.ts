@@ -29,3 +29,18 @@ export const sha256Hex = (text: string | Uint8Array): string => createHash("sha2
 
 /** Short content hash (first 16 hex digits of SHA-256) of any JSON-able value. */
 export const contentHash = (value: unknown): string => sha256Hex(canonicalJson(value)).slice(0, 16)
+
+/**
+ * Content hash of a dialogue (16 hex digits), computed incrementally without building a JSON
+ * string: loading hashes every session of every row, so this is on the loader's hot path.
+ */
+export const dialogueHash = (dialogue: ReadonlyArray<{ readonly role: string; readonly content: string }>): string => {
+  const h = createHash("sha256")
+  for (const m of dialogue) {
+    h.update(m.role)
+    h.update("\u0000")
+    h.update(m.content)
+    h.update("\u0001")
+  }
+  return h.digest("hex").slice(0, 16)
+}

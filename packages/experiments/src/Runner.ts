@@ -14,11 +14,12 @@
  * const outcome = yield* Runner.sweep(config)
  * outcome.summaryFile // "runs/smoke/summary.json"
  */
-import { Corpus, Dataset, type Domain, type Errors as CoreErrors, ModelCache, Models, Pipeline, type Plugin } from "@cupid-lab/core"
+import { Corpus, Dataset, type Domain, type Errors as CoreErrors, ModelCache, Models, Pipeline, type Plugin, type Trace } from "@cupid-lab/core"
 import { Clock, Effect, Stream } from "effect"
 import * as fs from "node:fs"
 import * as path from "node:path"
 import * as Build from "./Build.js"
+import * as PairLoop from "./internal/PairLoop.js"
 import type { Config } from "./Config.js"
 import { hash as configHash } from "./Config.js"
 import type { ConfigError } from "./Errors.js"
@@ -49,6 +50,8 @@ export interface Options {
   readonly progress?: Progress.Progress
   /** Notices for the user (resume counts, orphaned lines); default none. */
   readonly log?: (line: string) => void
+  /** Render report.md at the end (default true); `cli report --run` can render it later. */
+  readonly report?: boolean
 }
 
 export type SweepError = ConfigError | RunError | CoreErrors.DatasetError
@@ -141,7 +144,7 @@ export const sweep = (config: Config, options: Options = {}): Effect.Effect<Outc
       const instanceOrder = new Map<string, number>()
       const total = p.instances * built.length
       const resumedAtStart = store.size()
-      let ran = 0, failed = 0, lastFlush = startedAt
+      let ran = 0, failed = 0
       const snapshot = (now: number): Progress.Snapshot => ({
         cells: built.length,
         instancesSeen: instanceOrder.size,
@@ -157,52 +160,34 @@ export const sweep = (config: Config, options: Options = {}): Effect.Effect<Outc
         elapsedMs: now - startedAt
       })
 
-      // One instance at a time past the stop check, so a stop ends the reading of the dataset; a
-      // pair already handed out but not started is skipped (null) rather than run.
-      const pairs = opened.instances.pipe(
-        Stream.rechunk(1),
-        Stream.takeWhile(() => !stop.stopped),
-        Stream.mapConcat((instance): Array<Pair> => {
+      const record = (r: { readonly cell: string; readonly instance: string; readonly text: string; readonly trace: Trace.Trace }) => {
+        store.append(r)
+        stats.add(r.trace)
+        ran++
+        if (r.trace.error !== undefined) failed++
+      }
+      // Flushing and progress run on a tick, not per pair; the lines of a flush go out in one write.
+      const tick = Effect.flatMap(Clock.currentTimeMillis, (now) =>
+        Effect.sync(() => {
+          store.flush()
+          progress.update(snapshot(now))
+        }))
+      yield* PairLoop.run({
+        items: opened.instances,
+        expand: (instance): ReadonlyArray<Pair> => {
           if (!instanceOrder.has(instance.id)) instanceOrder.set(instance.id, instanceOrder.size)
           const todo = built.filter((c) => !store.isDone(c.cell.id, instance.id))
           if (todo.length === 0) return []
           const meta = Results.instanceMeta(instance)
           return todo.map((cell) => ({ cell, instance, meta }))
-        }),
-        Stream.mapEffect(
-          ({ cell, instance, meta }) =>
-            stop.stopped
-              ? Effect.succeed(null)
-              : Effect.map(Pipeline.run(cell.pipeline, instance), (trace) => ({
-                cell: cell.cell.id,
-                instance: instance.id,
-                trace,
-                text: cell.encoder.encode(instance, meta, trace)
-              })),
-          { concurrency: config.concurrency, unordered: true }
-        )
-      )
-      yield* Stream.runForEachChunk(pairs, (chunk) =>
-        Effect.flatMap(Clock.currentTimeMillis, (now) =>
-          Effect.sync(() => {
-            for (const r of chunk) {
-              if (r === null) continue
-              store.append(r)
-              stats.add(r.trace)
-              ran++
-              if (r.trace.error !== undefined) failed++
-            }
-            if (now - lastFlush >= 200) {
-              store.flush()
-              lastFlush = now
-            }
-            progress.update(snapshot(now))
-          })
-        )).pipe(
-          Effect.mapError((e) => e as CoreErrors.DatasetError),
-          Effect.ensuring(Effect.sync(() => store.flush())),
-          Effect.tapError(() => Effect.sync(() => store.close()))
-        )
+        },
+        work: ({ cell, instance, meta }) =>
+          Effect.map(Pipeline.run(cell.pipeline, instance), (trace) =>
+            record({ cell: cell.cell.id, instance: instance.id, trace, text: cell.encoder.encode(instance, meta, trace) })),
+        concurrency: config.concurrency,
+        stopped: () => stop.stopped,
+        tick: { every: "200 millis", run: tick }
+      }).pipe(Effect.tapError(() => Effect.sync(() => store.close())))
 
       const pairsEndedAt = yield* Clock.currentTimeMillis
       const interrupted = stop.stopped
@@ -275,7 +260,9 @@ export const sweep = (config: Config, options: Options = {}): Effect.Effect<Outc
         },
         catch: ioError(out)
       })
-      yield* Reports.write(out, options.openDataset === undefined ? {} : { openDataset: (source) => options.openDataset!(source, {}) })
+      if (options.report !== false) {
+        yield* Reports.write(out, options.openDataset === undefined ? {} : { openDataset: (source) => options.openDataset!(source, {}) })
+      }
       progress.done(snapshot(endedAt))
       return {
         out,
@@ -297,10 +284,17 @@ export interface DryRun {
   readonly calls: { readonly total: number; readonly toSend: number; readonly cached: number }
   /** Estimated tokens of the calls that would be sent. */
   readonly tokens: { readonly prompt: number; readonly completion: number }
+  /** Estimated tokens of all the calls, as if the cache shared nothing. */
+  readonly allTokens: { readonly prompt: number; readonly completion: number }
+  /** Calls per pipeline stage, in pipeline order (`retrieve`, `summarize`, `infer`, `generate`, `score`, others). */
+  readonly byStage: Readonly<Record<string, { readonly total: number; readonly toSend: number; readonly cached: number }>>
   readonly byModel: Readonly<Record<string, { readonly toSend: number; readonly cached: number; readonly promptTokens: number; readonly completionTokens: number }>>
   /** Pairs whose pipeline failed even with made-up answers (usually a plugin's bug or bad data). */
   readonly failed: number
 }
+
+const stageOrder = ["retrieve", "summarize", "infer", "generate", "score"]
+const stageRank = (stage: string): number => (stageOrder.includes(stage) ? stageOrder.indexOf(stage) : stageOrder.length)
 
 /**
  * Everything a sweep would do, without sending a request or writing a file: the pipeline runs with
@@ -315,36 +309,45 @@ export const dryRun = (config: Config, options: Options = {}): Effect.Effect<Dry
         catch: ioError(path.join(config.out, ResultStore.fileName))
       })
       const byModel: Record<string, { toSend: number; cached: number; promptTokens: number; completionTokens: number }> = {}
-      let total = 0, toSend = 0, cached = 0, prompt = 0, completion = 0, failed = 0, pairsDone = 0
-      const pairs = p.opened.instances.pipe(
-        Stream.mapConcat((instance) =>
+      const byStage: Record<string, { total: number; toSend: number; cached: number }> = {}
+      let total = 0, toSend = 0, cached = 0, prompt = 0, completion = 0, allPrompt = 0, allCompletion = 0, failed = 0, pairsDone = 0
+      const count = (trace: Trace.Trace) => {
+        if (trace.error !== undefined) failed++
+        for (const u of trace.usage) {
+          total++
+          allPrompt += u.promptTokens
+          allCompletion += u.completionTokens
+          const m = (byModel[`${u.provider}/${u.model}`] ??= { toSend: 0, cached: 0, promptTokens: 0, completionTokens: 0 })
+          const s = (byStage[u.stage] ??= { total: 0, toSend: 0, cached: 0 })
+          s.total++
+          if (u.cached) s.cached++
+          else s.toSend++
+          if (u.cached) {
+            cached++
+            m.cached++
+          } else {
+            toSend++
+            prompt += u.promptTokens
+            completion += u.completionTokens
+            m.toSend++
+            m.promptTokens += u.promptTokens
+            m.completionTokens += u.completionTokens
+          }
+        }
+      }
+      yield* PairLoop.run({
+        items: p.opened.instances,
+        expand: (instance) =>
           p.built.filter((c) => {
             const isDone = done.has(`${c.cell.id}\u0000${instance.id}`)
             if (isDone) pairsDone++
             return !isDone
-          }).map((cell) => ({ cell, instance }))
-        ),
-        Stream.mapEffect(({ cell, instance }) => Pipeline.run(cell.pipeline, instance), { concurrency: config.concurrency, unordered: true })
-      )
-      yield* Stream.runForEach(pairs, (trace) =>
-        Effect.sync(() => {
-          if (trace.error !== undefined) failed++
-          for (const u of trace.usage) {
-            total++
-            const m = (byModel[`${u.provider}/${u.model}`] ??= { toSend: 0, cached: 0, promptTokens: 0, completionTokens: 0 })
-            if (u.cached) {
-              cached++
-              m.cached++
-            } else {
-              toSend++
-              prompt += u.promptTokens
-              completion += u.completionTokens
-              m.toSend++
-              m.promptTokens += u.promptTokens
-              m.completionTokens += u.completionTokens
-            }
-          }
-        }))
+          }).map((cell) => ({ cell, instance })),
+        work: ({ cell, instance }) => Effect.map(Pipeline.run(cell.pipeline, instance), count),
+        concurrency: config.concurrency,
+        stopped: () => options.stop?.stopped === true,
+        tick: { every: "1 second", run: Effect.void }
+      })
       const totalPairs = p.instances * p.built.length
       const sorted: typeof byModel = {}
       for (const k of Object.keys(byModel).sort()) sorted[k] = byModel[k]!
@@ -354,6 +357,8 @@ export const dryRun = (config: Config, options: Options = {}): Effect.Effect<Dry
         pairs: { total: totalPairs, done: pairsDone, toRun: totalPairs - pairsDone },
         calls: { total, toSend, cached },
         tokens: { prompt, completion },
+        allTokens: { prompt: allPrompt, completion: allCompletion },
+        byStage: Object.fromEntries(Object.entries(byStage).sort(([a], [b]) => stageRank(a) - stageRank(b) || a.localeCompare(b))),
         byModel: sorted,
         failed
       } satisfies DryRun

@@ -147,6 +147,8 @@ export interface RunSpec {
   readonly datasetHash?: string
   readonly skipped?: SummaryType["dataset"]["skipped"]
   readonly runInfo?: Record<string, unknown>
+  /** The scorers' metric descriptions; default {@link metrics}. */
+  readonly metrics?: ReadonlyArray<MetricDescription>
 }
 
 /** Write results.jsonl, summary.json (and run.json) the way the sweep does. */
@@ -154,7 +156,7 @@ export const writeRun = (dir: string, spec: RunSpec): SummaryType => {
   fs.mkdirSync(dir, { recursive: true })
   const lines = spec.cells.flatMap((c) => instances.map((_, i) => line(c, i)))
   fs.writeFileSync(path.join(dir, "results.jsonl"), lines.map((l) => `${JSON.stringify(l)}\n`).join(""))
-  const acc = Summary.accumulator({ metrics, seed: spec.seed ?? 7, resamples: spec.resamples ?? 200 })
+  const acc = Summary.accumulator({ metrics: spec.metrics ?? metrics, seed: spec.seed ?? 7, resamples: spec.resamples ?? 200 })
   for (const l of lines) acc.add(l)
   const summary: SummaryType = {
     config: { name: spec.name ?? "tiny", hash: "c0ffee0000000000" },
@@ -199,3 +201,30 @@ export const dataset = (
       skipped: () => []
     })
 }
+
+/** Markup in every place a report shows text from data, models, config or errors. */
+export const hostile = {
+  cellName: `<script>window.__pwned = "name"</script>"><img src=x onerror="window.__pwned='img'">`,
+  error: `</svg></table><script>window.__pwned = "error"</script><img src=x onerror=alert(1)>`,
+  opening: `<img src=x onerror="window.__pwned='dialogue'"> hello </textarea><script>alert("dialogue")</script>`,
+  preference: `' onmouseover='alert(3)' data-x="<b>bold</b>"`,
+  inferred: `<svg onload=alert(4)><script>alert("inferred")</script></svg>`
+}
+
+/** A run whose second cell has a hostile name, inference and one failure with a hostile message. */
+export const writeHostileRun = (dir: string): SummaryType =>
+  writeRun(dir, {
+    cells: [
+      cellA,
+      {
+        ...cellB,
+        name: hostile.cellName,
+        preference: hostile.inferred,
+        results: [cellB.results[0]!, { error: hostile.error }, cellB.results[2]!, cellB.results[3]!]
+      }
+    ],
+    skipped: [{ row: "7 (<b>p9</b>:changing)", reason: `field current_request: <script>alert("row")</script>` }],
+    runInfo: { startedAt: "<script>alert('run')</script>", durationMs: 5, versions: { "@cupid-lab/core": "0.1.0<script>" } }
+  })
+
+export const hostileDataset = () => dataset({ opening: hostile.opening, preference: hostile.preference })

@@ -18,18 +18,21 @@
  *
  * Policies (`policy`), for histories where the factor's preference changed:
  * - `all-matching`: every matching session.
- * - `most-recent`: the latest `m` matching sessions.
- * - `detect-change` (default): split the matching sessions (the latest 50 at most) chronologically
+ * - `most-recent` (default): the latest `m` matching sessions (CUPID shows each preference in two
+ *   sessions, so m = 2 keeps the current one whether or not it changed).
+ * - `detect-change`: split the matching sessions (the latest 50 at most) chronologically
  *   where the user's feedback (their turns after the first) differs most between the earlier and
- *   the later group; when the feedback within the groups is at least `minContrast` times as similar
- *   as across them, the preference changed and only the later group is kept. With fewer than three
- *   matching sessions there is nothing to compare and all are kept.
+ *   the later group, each group holding at least `minGroup` sessions; when the feedback within the
+ *   groups is at least `minContrast` times as similar as across them, the preference changed and
+ *   only the later group is kept. Otherwise (including when there are too few sessions to split)
+ *   all matching sessions are kept.
  *
  * The ranking puts the kept sessions first, then the other matching ones, then the rest, each by
  * factor score. No gold is read.
  *
  * @example
  * // config: retriever: { use: context-factor, strategy: offline, policy: detect-change }
+ * // config: retriever: { use: context-factor }   # offline, most-recent, m: 2
  * // config: retriever: { use: context-factor, strategy: llm, model: gpt4o, policy: most-recent, m: 2 }
  */
 import { Domain, Errors, type LanguageModel, Models, Plugin, Retriever } from "@cupid-lab/core"
@@ -50,13 +53,15 @@ export const changeWindow = 50
 
 export const options = Schema.Struct({
   strategy: Schema.optionalWith(Strategy, { default: () => "offline" as const }),
-  policy: Schema.optionalWith(Policy, { default: () => "detect-change" as const }),
+  policy: Schema.optionalWith(Policy, { default: () => "most-recent" as const }),
   /** `most-recent`: how many of the latest matching sessions to keep. */
   m: Schema.optionalWith(Schema.Int.pipe(Schema.greaterThanOrEqualTo(1)), { default: () => 2 }),
   /** `offline`, `embedding`: a session matches when its score is at least this share of the best. */
   threshold: Schema.optionalWith(Schema.Number.pipe(Schema.greaterThan(0), Schema.lessThanOrEqualTo(1)), { default: () => 0.6 }),
   /** `detect-change`: within-group over across-group feedback similarity that signals a change. */
-  minContrast: Schema.optionalWith(Schema.Number.pipe(Schema.greaterThanOrEqualTo(1)), { default: () => 2 }),
+  minContrast: Schema.optionalWith(Schema.Number.pipe(Schema.greaterThanOrEqualTo(1)), { default: () => 1.2 }),
+  /** `detect-change`: sessions each side of a change needs (a preference is shown at least this often). */
+  minGroup: Schema.optionalWith(Schema.Int.pipe(Schema.greaterThanOrEqualTo(1)), { default: () => 2 }),
   /** `embedding` strategy only (default: the offline TF-IDF + SVD embedder). */
   embedder: Schema.optional(Embedder.Spec),
   /** `llm` strategy only: the name of a chat model under `models:`. */
@@ -89,7 +94,7 @@ export const applyPolicy = (
   policy: Policy,
   matched: ReadonlyArray<Domain.SessionView>,
   history: ReadonlyArray<Domain.SessionView>,
-  settings: { readonly m: number; readonly minContrast: number }
+  settings: { readonly m: number; readonly minContrast: number; readonly minGroup: number }
 ): ReadonlyArray<string> => {
   switch (policy) {
     case "all-matching":
@@ -99,7 +104,8 @@ export const applyPolicy = (
     case "detect-change": {
       const recent = matched.slice(-changeWindow)
       const background = history.map((s) => feedbackText(s.dialogue))
-      return currentGroup(recent, recent.map((s) => feedbackText(s.dialogue)), background, settings.minContrast).map((s) => s.id)
+      return currentGroup(recent, recent.map((s) => feedbackText(s.dialogue)), background, settings.minContrast, settings.minGroup)
+        .map((s) => s.id)
     }
   }
 }

@@ -95,9 +95,10 @@ export const analyze = (text: string): Analysis =>
         if (t.out(its.stopWordFlag) === true || !contentPos.has(pos)) return
         const lemma = (t.out(its.lemma as unknown as ItsFunction<string>) as string).toLowerCase()
         // Contractions ("i'm", "'s") and lone letters carry no content.
-        if (lemma.length < 2 || lemma.includes("'") || lemma.includes("’")) return
+        if (/^[a-z]$/.test(lemma) || lemma.includes("'") || lemma.includes("’")) return
         const value = t.out() as string
-        const name = pos === "PROPN" || /\d/.test(value) || (!atStart && /[A-Z]/.test(value))
+        // The tagger calls many sentence-initial capitalized words proper nouns; only trust it inside a sentence.
+        const name = /\d/.test(value) || (!atStart && (pos === "PROPN" || /[A-Z]/.test(value)))
         words.push({ lemma, pos, name })
         lemmas.push(lemma)
       })

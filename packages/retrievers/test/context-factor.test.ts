@@ -193,10 +193,10 @@ describe("context-factor options", () => {
       expect((yield* issues({ policy: "newest" }))[0]).toContain("policy")
     }))
 
-  it.effect("defaults: offline strategy, detect-change policy", () =>
+  it.effect("defaults: offline strategy, most-recent policy", () =>
     Effect.gen(function*() {
       const o = yield* Plugin.decodeOptions(ContextFactor.plugin, {})
-      expect(o).toEqual({ strategy: "offline", policy: "detect-change", m: 2, threshold: 0.6, minContrast: 2 })
+      expect(o).toEqual({ strategy: "offline", policy: "most-recent", m: 2, threshold: 0.6, minContrast: 1.2, minGroup: 2 })
     }))
 })
 

@@ -8,7 +8,7 @@
  * Checklist.splitClauses("Answers must be brief and use numbered steps; cite sources.")
  * // ["Answers must be brief", "use numbered steps", "cite sources"]
  */
-import { Errors, type LanguageModel, Models } from "@cupid-lab/core"
+import { Errors, Hash, type LanguageModel, Models } from "@cupid-lab/core"
 import { Effect, Either, Schema } from "effect"
 import * as Json from "./internal/Json.js"
 import { contentWords } from "./internal/Nlp.js"
@@ -91,9 +91,13 @@ export const parseChecklist = (answer: string): Either.Either<ReadonlyArray<stri
   )
 }
 
-const dryRunAnswer = JSON.stringify({
-  checklist: ["Does the answer use numbered steps?", "Is the answer brief?"]
-})
+// Marked with a digest of the preference, so that in a dry run the matcher's prompts differ
+// between preferences as they would with real checklists (and the cache shares them only when a
+// real run would).
+const dryRunAnswer = (preference: string) =>
+  JSON.stringify({
+    checklist: [`Does the answer use numbered steps (case ${Hash.sha256Hex(preference).slice(0, 8)})?`, "Is the answer brief?"]
+  })
 
 /** An LLM decomposer built from a `models:` entry; `plugin` names the scorer in errors. */
 export const llm = (
@@ -107,7 +111,7 @@ export const llm = (
     const fail = (reason: string) => new Errors.StageError({ stage: "score", plugin, reason: `${who}: ${reason}` })
     const request = (preference: string): LanguageModel.CompletionRequest => ({
       messages: Template.render(template, { preference }),
-      dryRunAnswer,
+      dryRunAnswer: dryRunAnswer(preference),
       ...(spec.json ? { responseFormat: "json" as const } : {})
     })
     return {

@@ -46,6 +46,9 @@ export const defaultTemplates: Readonly<Record<PreferenceSource, string>> = {
 /** What dry runs return; any non-empty text is a valid answer. */
 export const dryRunAnswer = "Here is a draft reply to your request, shaped by what you asked for in earlier sessions."
 
+/** The dry-run answer to one prompt: the example marked with the prompt's tag. */
+export const dryRunAnswerFor = (tag: string): string => dryRunAnswer.replace(/\.$/, ` (case ${tag}).`)
+
 /** The reply text: reasoning blocks (`<think>...</think>`) and surrounding whitespace removed; undefined when empty. */
 export const parse = (answer: string): string | undefined => {
   const text = answer.replace(/<think>[\s\S]*?<\/think>/gi, "").trim()
@@ -75,7 +78,7 @@ export const make = (options: Options): Effect.Effect<Generator.Service, PluginE
         }
         values.preference = input.preference
       }
-      const answer = yield* ask(lm, "generate", "llm", PromptTemplate.render(template, values), options, dryRunAnswer)
+      const answer = yield* ask(lm, "generate", "llm", PromptTemplate.render(template, values), options, dryRunAnswerFor)
       const text = parse(answer)
       if (text === undefined) return yield* fail("the model returned an empty reply")
       return { text } satisfies Generator.GeneratedResponse

@@ -39,6 +39,9 @@ export const placeholders = ["request", "evidence"] as const
 /** A well-formed answer in the format {@link parse} reads (what dry runs return). */
 export const dryRunAnswer = examplePreference
 
+/** The dry-run answer to one prompt: the example, its preference marked with the prompt's tag. */
+export const dryRunAnswerFor = (tag: string): string => dryRunAnswer.replace(/\.$/, ` (case ${tag}).`)
+
 /**
  * Read an inference answer: the sentence after the last "Preference:" label (also "Inferred
  * preference", "Final preference", "Final answer", in markdown headings, bold or bullets; on the
@@ -57,7 +60,7 @@ export const make = (options: Options): Effect.Effect<Inferrer.Service, PluginEr
     })
     const infer = Effect.fn("LlmInferrer.infer")(function*(input: Inferrer.InferenceInput) {
       const prompt = PromptTemplate.render(template, { request: input.request, evidence: renderEvidence(input.evidence) })
-      const answer = yield* ask(lm, "infer", "llm", prompt, options, dryRunAnswer)
+      const answer = yield* ask(lm, "infer", "llm", prompt, options, dryRunAnswerFor)
       const parsed = parse(answer)
       if (!parsed.ok) return yield* new StageError({ stage: "infer", plugin: "llm", reason: parsed.reason })
       return parsed.value satisfies Inferrer.InferredPreference

@@ -37,6 +37,9 @@ export const placeholders = ["dialogue"] as const
 /** A well-formed answer in the format {@link parse} reads (what dry runs return). */
 export const dryRunAnswer = exampleSummary
 
+/** The dry-run answer to one prompt: the example with a first context item naming the prompt's tag. */
+export const dryRunAnswerFor = (tag: string): string => dryRunAnswer.replace(/^Context:\n/, `Context:\n- Example session ${tag}.\n`)
+
 /**
  * Read a model's summary: a context list and a preferences list under headings. Headings may be
  * markdown, bold or plain labels ("Context", "Session context", "Preferences", "User
@@ -60,7 +63,7 @@ export const make = (options: Options): Effect.Effect<Summarizer.Service, Plugin
     })
     const summarize = Effect.fn("LlmSummarizer.summarize")(function*(session: SessionView) {
       const prompt = PromptTemplate.render(template, { dialogue: dialogueText(session.dialogue) })
-      const answer = yield* ask(lm, "summarize", "llm", prompt, options, dryRunAnswer)
+      const answer = yield* ask(lm, "summarize", "llm", prompt, options, dryRunAnswerFor)
       const parsed = parse(answer)
       if (parsed.context.length + parsed.preferences.length === 0) {
         return yield* new StageError({

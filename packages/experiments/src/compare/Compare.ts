@@ -12,7 +12,6 @@
 import { Effect } from "effect"
 import * as fs from "node:fs"
 import * as path from "node:path"
-import { Statistics } from "@cupid-lab/scorers"
 import { RunError } from "../Errors.js"
 import type { CellSummary, MetricDescription, Slice } from "../ResultLine.js"
 import { slices } from "../ResultLine.js"
@@ -47,7 +46,7 @@ export interface Comparison {
   readonly metrics: ReadonlyArray<MetricDescription>
   readonly rows: ReadonlyArray<Row>
   readonly tests: number
-  readonly permutations: number
+  readonly permutations: Paired.Family["permutations"]
   readonly seed: number
   readonly resamples: number
   /** Differences between the runs a reader must know about (data, scorers). */
@@ -91,8 +90,7 @@ const sameAggregate = (x: MetricDescription, y: MetricDescription): boolean =>
 export const compare = (a: RunDir.Run, b: RunDir.Run, options: Options = {}): Comparison => {
   const { matches, onlyA, onlyB } = matchCells(a.summary.cells, b.summary.cells)
   const fa = Analysis.families(a.summary)
-  const candidates = [...fa.inference, ...fa.generation, ...fa.retrievalHeadline]
-  if (candidates.length === 0 && fa.main !== undefined) candidates.push(fa.main)
+  const candidates = Analysis.comparedMetrics(fa)
   const warnings: Array<string> = []
   const metrics = candidates.filter((m) => {
     const other = Analysis.metricNamed(b.summary, m.name)
@@ -120,15 +118,18 @@ export const compare = (a: RunDir.Run, b: RunDir.Run, options: Options = {}): Co
     }
   }
   const cols = (t: (typeof plan)[number]) => [Analysis.columnsOf(ia.ok.get(t.match.a.id), t.ids), Analysis.columnsOf(ib.ok.get(t.match.b.id), t.ids)] as const
-  const testable = plan.filter((t) => Paired.pairable(t.metric, ...cols(t)) > 0).length
-  const permutations = options.permutations ?? Paired.permutationsFor(testable)
   const seed = a.summary.seed
   const resamples = a.summary.resamples ?? 1000
-  const comparisons = plan.map((t) => Paired.compare(t.metric, ...cols(t), { seed, resamples, permutations }))
-  const adjusted = Statistics.holm(comparisons.map((c) => c.p))
+  const fam = Paired.family(
+    plan.map((t) => {
+      const [ca, cb] = cols(t)
+      return { metric: t.metric, a: ca, b: cb }
+    }),
+    { seed, resamples, ...(options.permutations !== undefined ? { permutations: options.permutations } : {}) }
+  )
   const rows = plan.map((t, i): Row => {
     const [ca, cb] = cols(t)
-    return { match: t.match, metric: t.metric, slice: t.slice, a: Paired.value(t.metric, ca), b: Paired.value(t.metric, cb), comparison: comparisons[i]!, pHolm: adjusted[i]! }
+    return { match: t.match, metric: t.metric, slice: t.slice, a: Paired.value(t.metric, ca), b: Paired.value(t.metric, cb), comparison: fam.comparisons[i]!, pHolm: fam.adjusted[i]! }
   })
   return {
     a,
@@ -138,8 +139,8 @@ export const compare = (a: RunDir.Run, b: RunDir.Run, options: Options = {}): Co
     onlyB,
     metrics,
     rows,
-    tests: comparisons.filter((c) => Number.isFinite(c.p)).length,
-    permutations,
+    tests: fam.tests,
+    permutations: fam.permutations,
     seed,
     resamples,
     warnings

@@ -44,7 +44,7 @@ export const keysOf = (metric: Pick<MetricDescription, "name" | "aggregate">): R
 }
 
 /** The statistic of summed counts, in the order of {@link keysOf}. */
-const pooledStatistic = (metric: Pick<MetricDescription, "aggregate">): ((sums: ReadonlyArray<number>) => number) =>
+const pooledStatistic = (metric: Pick<MetricDescription, "aggregate">): ((sums: ArrayLike<number>) => number) =>
   metric.aggregate === "pooled"
     ? (s) => ratio(s[0]!, s[1]!)
     : (s) => f1(ratio(s[0]!, s[1]!), ratio(s[2]!, s[3]!))
@@ -89,52 +89,62 @@ export const pairable = (metric: Pick<MetricDescription, "name" | "aggregate">, 
 export const pairedPooled = (
   a: ReadonlyArray<ReadonlyArray<number>>,
   b: ReadonlyArray<ReadonlyArray<number>>,
-  statistic: (sums: ReadonlyArray<number>) => number,
+  statistic: (sums: ArrayLike<number>) => number,
   options: Options
 ): Comparison => {
   const n = a.length
   if (n === 0) return { n: 0, delta: NaN, ci95: [NaN, NaN], p: NaN }
   const k = a[0]!.length
-  const sumA = new Float64Array(k)
-  const sumB = new Float64Array(k)
-  const delta = (pick: (i: number) => number, swap: (i: number) => boolean): number => {
-    sumA.fill(0)
-    sumB.fill(0)
-    for (let i = 0; i < n; i++) {
-      const j = pick(i)
-      const s = swap(j)
-      const x = s ? b[j]! : a[j]!
-      const y = s ? a[j]! : b[j]!
-      for (let c = 0; c < k; c++) {
-        sumA[c]! += x[c]!
-        sumB[c]! += y[c]!
-      }
+  // Flat rows: A, B and D = B - A, so a swap of instance i moves D[i] from B's sums to A's.
+  const A = new Float64Array(n * k), B = new Float64Array(n * k), D = new Float64Array(n * k)
+  const totalA = new Float64Array(k), totalB = new Float64Array(k)
+  for (let i = 0; i < n; i++) {
+    for (let c = 0; c < k; c++) {
+      const x = a[i]![c]!, y = b[i]![c]!
+      A[i * k + c] = x
+      B[i * k + c] = y
+      D[i * k + c] = y - x
+      totalA[c]! += x
+      totalB[c]! += y
     }
-    return statistic(sumB as unknown as ReadonlyArray<number>) - statistic(sumA as unknown as ReadonlyArray<number>)
   }
-  const same = (i: number) => i
-  const never = () => false
-  const observed = delta(same, never)
+  const observed = statistic(totalB) - statistic(totalA)
   if (!Number.isFinite(observed)) return { n, delta: observed, ci95: [NaN, NaN], p: NaN }
   if (n < 2) return { n, delta: observed, ci95: [observed, observed], p: 1 }
 
+  const sa = new Float64Array(k), sb = new Float64Array(k)
   const draw = Statistics.rng(options.seed)
   const boots: Array<number> = []
   for (let r = 0; r < options.resamples; r++) {
-    const d = delta(() => Math.floor(draw() * n), never)
+    sa.fill(0)
+    sb.fill(0)
+    for (let i = 0; i < n; i++) {
+      const j = Math.floor(draw() * n) * k
+      for (let c = 0; c < k; c++) {
+        sa[c]! += A[j + c]!
+        sb[c]! += B[j + c]!
+      }
+    }
+    const d = statistic(sb) - statistic(sa)
     if (Number.isFinite(d)) boots.push(d)
   }
   boots.sort((x, y) => x - y)
 
   // Same stream offset as Statistics.paired, so the two tests use comparable randomness.
   const flip = Statistics.rng(options.seed ^ 0x5bd1e995)
-  const swaps = new Uint8Array(n)
+  const moved = new Float64Array(k)
   const eps = 1e-12
   let extreme = 0
   for (let r = 0; r < options.permutations; r++) {
-    for (let i = 0; i < n; i++) swaps[i] = flip() < 0.5 ? 1 : 0
-    const d = delta(same, (i) => swaps[i] === 1)
-    if (Math.abs(d) >= Math.abs(observed) - eps) extreme++
+    moved.fill(0)
+    for (let i = 0; i < n; i++) {
+      if (flip() < 0.5) for (let c = 0; c < k; c++) moved[c]! += D[i * k + c]!
+    }
+    for (let c = 0; c < k; c++) {
+      sa[c] = totalA[c]! + moved[c]!
+      sb[c] = totalB[c]! - moved[c]!
+    }
+    if (Math.abs(statistic(sb) - statistic(sa)) >= Math.abs(observed) - eps) extreme++
   }
   return {
     n,
@@ -177,4 +187,55 @@ export const compare = (
 }
 
 /** Number of permutations so that the smallest attainable Holm-adjusted p-value over `tests` tests is about 0.025. */
-export const permutationsFor = (tests: number): number => Math.max(2000, Math.ceil(40 * tests))
+export const permutationsFor = (tests: number): number => Math.max(screening, Math.ceil(40 * tests))
+
+/** Permutations of the first pass of {@link family}. */
+export const screening = 2000
+
+/** A first-pass p-value at or above this cannot become significant after Holm; below it, the test is refined. */
+export const refineBelow = 0.1
+
+export interface Test {
+  readonly metric: Pick<MetricDescription, "name" | "aggregate">
+  readonly a: Columns
+  readonly b: Columns
+}
+
+export interface Family {
+  readonly comparisons: ReadonlyArray<Comparison>
+  /** Holm-adjusted p-values, in test order. */
+  readonly adjusted: ReadonlyArray<number>
+  /** Tests with a p-value (at least one usable pair). */
+  readonly tests: number
+  /** Permutations of the first pass, and of the refined tests. */
+  readonly permutations: { readonly screening: number; readonly refined: number; readonly refinedTests: number }
+}
+
+/**
+ * Run a family of paired tests and adjust them with Holm. Every test first runs with
+ * {@link screening} permutations; the tests whose p-value falls below {@link refineBelow} run again
+ * with `permutations` (default {@link permutationsFor} the family size), so that small p-values are
+ * resolved finely enough for Holm, while the many large ones, which Holm can never make
+ * significant, cost little. Seeds are fixed, so the outcome is deterministic.
+ */
+export const family = (
+  tests: ReadonlyArray<Test>,
+  options: { readonly seed: number; readonly resamples: number; readonly permutations?: number }
+): Family => {
+  const testable = tests.filter((t) => pairable(t.metric, t.a, t.b) > 0).length
+  const refined = options.permutations ?? permutationsFor(testable)
+  const first = Math.min(screening, refined)
+  let refinedTests = 0
+  const comparisons = tests.map((t) => {
+    const c = compare(t.metric, t.a, t.b, { seed: options.seed, resamples: options.resamples, permutations: first })
+    if (refined <= first || !(c.p < refineBelow)) return c
+    refinedTests++
+    return compare(t.metric, t.a, t.b, { seed: options.seed, resamples: options.resamples, permutations: refined })
+  })
+  return {
+    comparisons,
+    adjusted: Statistics.holm(comparisons.map((c) => c.p)),
+    tests: comparisons.filter((c) => Number.isFinite(c.p)).length,
+    permutations: { screening: first, refined, refinedTests }
+  }
+}

@@ -161,10 +161,14 @@ const sweep = (flags: Parsed["flags"], io: Io): Effect.Effect<number, unknown> =
       out.push(`instances: ${d.instances}`)
       out.push(`pairs: ${d.pairs.total} (${d.pairs.done} already done in ${config.out}, ${d.pairs.toRun} to run)`)
       out.push(`model calls: ${d.calls.total} (${d.calls.toSend} would be sent, ${d.calls.cached} answered by the cache)`)
+      for (const [stage, s] of Object.entries(d.byStage)) {
+        out.push(`  ${stage}: ${s.total} calls (${s.toSend} would be sent, ${s.cached} answered by the cache)`)
+      }
       out.push(`estimated tokens to send: ${d.tokens.prompt} prompt, ${d.tokens.completion} completion`)
       for (const [model, m] of Object.entries(d.byModel)) {
         out.push(`  ${model}: ${m.toSend} to send (${m.promptTokens} prompt + ${m.completionTokens} completion tokens), ${m.cached} cached`)
       }
+      out.push(`estimated tokens of all calls (if the cache shared nothing): ${d.allTokens.prompt} prompt, ${d.allTokens.completion} completion`)
       if (d.failed > 0) out.push(`warning: ${d.failed} pairs failed even in the dry run (see a real run's results for the errors)`)
       io.stdout(`${out.join("\n")}\n`)
       return 0

@@ -20,7 +20,7 @@ import { Builtins as RetrieverBuiltins } from "@cupid-lab/retrievers"
 import * as Paired from "../compare/Paired.js"
 import type { CellSummary, MetricDescription, Slice, Summary } from "../ResultLine.js"
 import { slices } from "../ResultLine.js"
-import { Builtins as ScorerBuiltins, Statistics } from "@cupid-lab/scorers"
+import { Builtins as ScorerBuiltins } from "@cupid-lab/scorers"
 import type { Row, Run } from "./RunDir.js"
 
 export interface Options {
@@ -123,7 +123,7 @@ export interface Analysis {
   readonly deltas: ReadonlyArray<Delta>
   /** Tests in the Holm family (deltas with a p-value). */
   readonly tests: number
-  readonly permutations: number
+  readonly permutations: Paired.Family["permutations"]
   readonly recency: Binned | undefined
   readonly history: Binned | undefined
   readonly cost: ReadonlyArray<CostRow>
@@ -396,13 +396,24 @@ export const families = (summary: Summary) => {
   return { inference, inferenceMacro: micro.length > 0 ? macro : [], generation, retrievalHeadline, main }
 }
 
+/**
+ * The metrics tested against the baseline: inference F1 (micro when pooled), every generation
+ * metric, retrieval precision and recall. Precision and recall of inference are shown with CIs
+ * but not tested, which keeps the Holm family (and the permutations it needs) small.
+ */
+export const comparedMetrics = (fam: ReturnType<typeof families>): Array<MetricDescription> => {
+  const f1 = fam.inference.find((m) => m.name === "inference.f1_micro" || m.name === "inference.f1")
+  const out = [...(f1 === undefined ? [] : [f1]), ...fam.generation, ...fam.retrievalHeadline]
+  if (out.length === 0 && fam.main !== undefined) out.push(fam.main)
+  return out
+}
+
 export const analyze = (run: Pick<Run, "summary" | "rows">, options: Options = {}): Analysis => {
   const { summary, rows } = run
   const { cell: baseline, reason } = chooseBaseline(summary, options.baseline)
   const idx = index(rows)
   const fam = families(summary)
-  const compared = [...fam.inference, ...fam.generation, ...fam.retrievalHeadline]
-  if (compared.length === 0 && fam.main !== undefined) compared.push(fam.main)
+  const compared = comparedMetrics(fam)
 
   const oracles = summary.cells.filter((c) => c.usesGold)
   const cells: Array<CellView> = summary.cells.map((c, i) => ({
@@ -420,15 +431,11 @@ export const analyze = (run: Pick<Run, "summary" | "rows">, options: Options = {
       }
     }
   }
-  // Permutations depend on the size of the family, so count the tests that can be made first.
-  const testable = plan.filter((t) => Paired.pairable(t.metric, columnsOf(idx.ok.get(baseline.id), t.ids), columnsOf(idx.ok.get(t.cell), t.ids)) > 0).length
-  const permutations = options.permutations ?? Paired.permutationsFor(testable)
-  const bootstrap = { seed: summary.seed, resamples: summary.resamples ?? 1000, permutations }
-  const comparisons = plan.map((t) =>
-    Paired.compare(t.metric, columnsOf(idx.ok.get(baseline.id), t.ids), columnsOf(idx.ok.get(t.cell), t.ids), bootstrap)
+  const fam2 = Paired.family(
+    plan.map((t) => ({ metric: t.metric, a: columnsOf(idx.ok.get(baseline.id), t.ids), b: columnsOf(idx.ok.get(t.cell), t.ids) })),
+    { seed: summary.seed, resamples: summary.resamples ?? 1000, ...(options.permutations !== undefined ? { permutations: options.permutations } : {}) }
   )
-  const adjusted = Statistics.holm(comparisons.map((c) => c.p))
-  const deltas = plan.map((t, i): Delta => ({ cell: t.cell, metric: t.metric.name, slice: t.slice, comparison: comparisons[i]!, pHolm: adjusted[i]! }))
+  const deltas = plan.map((t, i): Delta => ({ cell: t.cell, metric: t.metric.name, slice: t.slice, comparison: fam2.comparisons[i]!, pHolm: fam2.adjusted[i]! }))
 
   const okPairs = rows.filter((r) => r.status === "ok").length
   return {
@@ -443,8 +450,8 @@ export const analyze = (run: Pick<Run, "summary" | "rows">, options: Options = {
     retrieval: summary.metrics.filter((m) => m.name.startsWith("retrieval.") && m.name !== "retrieval.relevant_position"),
     compared,
     deltas,
-    tests: comparisons.filter((c) => Number.isFinite(c.p)).length,
-    permutations,
+    tests: fam2.tests,
+    permutations: fam2.permutations,
     recency: fam.main === undefined ? undefined : recencyBins(fam.main, summary.cells, idx),
     history: fam.main === undefined ? undefined : historyBins(fam.main, summary.cells, idx),
     cost: costRows(summary.cells, idx),

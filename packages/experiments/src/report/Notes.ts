@@ -7,6 +7,7 @@
  * import { Notes } from "@cupid-lab/experiments/report/Notes"
  * Notes.statistics(analysis) // ["Intervals: ...", "Differences: ...", ...]
  */
+import * as Paired from "../compare/Paired.js"
 import type { CellSummary, MetricDescription, Slice } from "../ResultLine.js"
 import type { Analysis } from "./Analysis.js"
 import * as Format from "./Format.js"
@@ -63,6 +64,14 @@ export const marks = (a: Analysis): Array<string> => {
   return out
 }
 
+/** How many permutations the tests used (see Paired.family). */
+export const permutationsNote = (p: Paired.Family["permutations"]): string =>
+  `${Format.integer(p.screening)} random permutations` +
+  (p.refined > p.screening
+    ? `; the ${p.refinedTests} tests with p < ${Paired.refineBelow} were run again with ${Format.integer(p.refined)}, enough to resolve the small p-values Holm needs`
+    : "") +
+  `; p = (extreme + 1) / (permutations + 1)`
+
 /** How the numbers were computed, one paragraph per item. */
 export const statistics = (a: Analysis): Array<string> => {
   const s = a.summary
@@ -72,7 +81,7 @@ export const statistics = (a: Analysis): Array<string> => {
   const out = [
     `N: every value is computed over the instances of the slice whose pipeline succeeded (status ok) and for which the metric is defined; N is that count. Failed pairs are never scored as zeros; they are counted in the Cells table and listed under Failures.`,
     `Intervals: 95% percentile bootstrap over instances (${resamples} resamples, seed ${s.seed}), computed by the sweep (summary.json).`,
-    `Differences: each non-baseline cell against the baseline ${a.baseline.name}, over the instances scored ok in both cells (paired; N is their count). 95% CI: paired bootstrap of the difference (${resamples} resamples); p: two-sided paired permutation test (${Format.integer(a.permutations)} random permutations, p = (extreme + 1) / (permutations + 1)).`,
+    `Differences: each non-baseline cell against the baseline ${a.baseline.name}, over the instances scored ok in both cells (paired; N is their count). 95% CI: paired bootstrap of the difference (${resamples} resamples); p: two-sided paired permutation test (${permutationsNote(a.permutations)}).`,
     `Multiple comparisons: Holm's step-down correction over the family of every difference in this report: ${nonBaseline} cells x ${a.compared.length} metrics (${a.compared.map((m) => m.name).join(", ") || "none"}) x 4 slices; ${a.tests} of them could be tested. A difference is marked * when its Holm-adjusted p is below 0.05.`,
     micro.length > 0
       ? `Micro metrics (${micro.join(", ")}) pool counts over instances, as the reference harness does: their paired bootstrap resamples instances and recomputes the pooled difference, and their permutation test swaps the two cells' counts per instance. Macro metrics are means of per-instance values (mean of differences, sign-flip permutations).`

@@ -17,6 +17,7 @@ import * as fs from "node:fs"
 import * as path from "node:path"
 import { RunError } from "../Errors.js"
 import type { Summary } from "../ResultLine.js"
+import * as Issues from "../internal/Issues.js"
 import { formatPath } from "../internal/Tree.js"
 
 const Counts = Schema.Struct({ calls: Schema.Number, promptTokens: Schema.Number, completionTokens: Schema.Number })
@@ -127,13 +128,13 @@ export interface Run {
 }
 
 const firstIssue = (e: ParseResult.ParseError): string => {
-  const issue = ParseResult.ArrayFormatter.formatErrorSync(e)[0]
+  const issue = Issues.clean(ParseResult.ArrayFormatter.formatErrorSync(e), "field")[0]
   if (issue === undefined) return "does not match the expected shape"
   const at = formatPath(issue.path)
   return `${at === "" ? "" : `field ${at}: `}${issue.message}`
 }
 
-const decodeRow = Schema.decodeUnknownEither(RowSchema, { onExcessProperty: "ignore" })
+const decodeRow = Schema.decodeUnknownEither(RowSchema, { onExcessProperty: "ignore", errors: "all" })
 const decodeSummary = Schema.decodeUnknownEither(SummarySchema, { onExcessProperty: "ignore" })
 const decodeInfo = Schema.decodeUnknownEither(RunInfoSchema, { onExcessProperty: "ignore" })
 

@@ -48,14 +48,15 @@ export interface Split {
  * separates their feedback: mean similarity within the groups against mean similarity across.
  * Feedback vectors are TF-IDF over lemmas, with document frequencies from `background` (the
  * feedback of every session of the history), so words the user says everywhere count little.
- * Returns undefined when no split has a pair inside a group to compare (fewer than 3 sessions).
+ * Each group holds at least `minGroup` sessions. Returns undefined when no split has a pair inside a
+ * group to compare (fewer than 3 sessions, or fewer than 2 x minGroup).
  */
-export const bestSplit = (feedback: ReadonlyArray<string>, background: ReadonlyArray<string>): Split | undefined => {
+export const bestSplit = (feedback: ReadonlyArray<string>, background: ReadonlyArray<string>, minGroup = 1): Split | undefined => {
   const vectors = tfidf(feedback, background)
   const n = vectors.length
   const sim = vectors.map((a) => vectors.map((b) => cosine(a, b)))
   let best: Split | undefined
-  for (let at = 1; at < n; at++) {
+  for (let at = Math.max(1, minGroup); at <= n - Math.max(1, minGroup); at++) {
     let within = 0, withinPairs = 0, across = 0, acrossPairs = 0
     for (let i = 0; i < n; i++) {
       for (let j = i + 1; j < n; j++) {
@@ -84,9 +85,10 @@ export const currentGroup = <S>(
   sessions: ReadonlyArray<S>,
   feedback: ReadonlyArray<string>,
   background: ReadonlyArray<string>,
-  minContrast: number
+  minContrast: number,
+  minGroup = 1
 ): ReadonlyArray<S> => {
-  const split = bestSplit(feedback, background)
+  const split = bestSplit(feedback, background, minGroup)
   if (split === undefined) return sessions
   const changed = split.within > 0 && split.within >= minContrast * split.across
   return changed ? sessions.slice(split.at) : sessions

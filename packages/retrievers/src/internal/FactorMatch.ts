@@ -9,10 +9,12 @@ import * as Text from "../Text.js"
  * name-like words of the request (proper nouns, capitalized, with digits) double; words found in
  * more than half of the texts (the user's own project, employer or stock phrasing) lose weight.
  *
- * The anchor is the most valuable run the request shares with at least two texts: a factor recurs
- * across the user's sessions, while a task phrase the request happens to share with one other
- * session does not (when nothing is shared twice, the most valuable run shared once is used). Each
- * text scores the value of the largest part of the anchor it contains, relative to the anchor's.
+ * The anchor is the most valuable run (or part of a run) the request shares with at least two
+ * texts: a factor recurs across the user's sessions, while a task phrase the request happens to
+ * share with one other session does not (when nothing is shared twice, the most valuable run shared
+ * once is used). Among candidates, value times the square root of the number of texts sharing the
+ * run decides. Each text scores the value of the largest part of the anchor it contains, relative
+ * to the anchor's value.
  */
 export const scores = (request: string, texts: ReadonlyArray<string>): Array<number> => {
   const req = Text.analyze(request).words
@@ -56,7 +58,7 @@ export const scores = (request: string, texts: ReadonlyArray<string>): Array<num
     spans.some(([a, b]) => a <= from && to <= b)
 
   let anchor: readonly [number, number] | undefined
-  let anchorValue = 0, anchorSupport = 0, anchorEff = 0
+  let anchorValue = 0, anchorSupport = 0, anchorMerit = 0
   const seen = new Set<string>()
   for (const spans of runs) {
     for (const [a, b] of spans) {
@@ -65,15 +67,17 @@ export const scores = (request: string, texts: ReadonlyArray<string>): Array<num
           const key = `${from}:${to}`
           if (seen.has(key)) continue
           seen.add(key)
-          if (process.env.NOMINAL === "1" && (!nominal(req[from]) || !nominal(req[to - 1]))) continue
           const v = value(from, to)
           if (v <= 0) continue
-          const raw = runs.reduce((s, r) => s + (covers(r, from, to) ? 1 : 0), 0)
-          const mode = process.env.MODE ?? "cap"
-          const support = mode === "cap" ? Math.min(2, raw) : raw >= 2 ? 2 : 1
-          const eff = mode === "mul" ? v * raw : mode === "sqrt" ? v * Math.sqrt(raw) : mode === "log" ? v * Math.log2(1 + raw) : v
-          if (support > anchorSupport || (support === anchorSupport && eff > anchorEff)) {
-            anchorEff = eff
+          const texts = runs.reduce((s, r) => s + (covers(r, from, to) ? 1 : 0), 0)
+          const support = Math.min(2, texts)
+          // Among runs shared as often, the more valuable wins; being shared by more texts helps a little.
+          const M = process.env.M ?? "sqrt"
+          let lin = 0
+          for (let i = from; i < to; i++) lin += weights[i]!
+          const merit = M === "sqrt" ? v * Math.sqrt(texts) : M === "mul" ? v * texts : M === "lin" ? lin * texts : M === "linsqrt" ? lin * Math.sqrt(texts) : v * texts * texts
+          if (support > anchorSupport || (support === anchorSupport && merit > anchorMerit)) {
+            anchorMerit = merit
             anchor = [from, to]
             anchorValue = v
             anchorSupport = support
@@ -93,9 +97,6 @@ export const scores = (request: string, texts: ReadonlyArray<string>): Array<num
     return best / anchorValue
   })
 }
-
-const nominal = (w: Text.Word | undefined): boolean =>
-  w !== undefined && (w.pos === "NOUN" || w.pos === "PROPN" || w.pos === "NUM" || w.pos === "X")
 
 const posWeight = (pos: string): number =>
   pos === "NOUN" || pos === "PROPN" || pos === "NUM" || pos === "X" ? 1 : pos === "ADJ" ? 0.75 : 0.5

@@ -1,6 +1,7 @@
 // What the LLM-backed stage plugins share: their common options and the one way they call a model.
 import { Effect, Schema } from "effect"
 import { stageErrorFromModel, type StageError } from "../../Errors.js"
+import { sha256Hex } from "../../Hash.js"
 import type * as LanguageModel from "../../LanguageModel.js"
 
 export const modelOption = Schema.NonEmptyString.annotations({
@@ -29,20 +30,28 @@ export interface CallSettings {
   readonly maxTokens: number
 }
 
-/** One single-message call; model failures become the stage's error. */
+/** A short digest of a prompt, for dry-run answers that must differ when their prompts do. */
+export const promptTag = (prompt: string): string => sha256Hex(prompt).slice(0, 8)
+
+/**
+ * One single-message call; model failures become the stage's error. A dry-run answer given as a
+ * function receives {@link promptTag} of the prompt: answers that later prompts quote must differ
+ * per prompt, or a dry run would count those later calls as shared by the cache when a real run
+ * would not share them.
+ */
 export const ask = (
   lm: LanguageModel.Service,
   stage: string,
   plugin: string,
   prompt: string,
   settings: CallSettings,
-  dryRunAnswer: string
+  dryRunAnswer: string | ((tag: string) => string)
 ): Effect.Effect<string, StageError> =>
   lm.complete({
     messages: [{ role: "user", content: prompt }],
     temperature: settings.temperature,
     maxTokens: settings.maxTokens,
-    dryRunAnswer
+    dryRunAnswer: typeof dryRunAnswer === "string" ? dryRunAnswer : dryRunAnswer(promptTag(prompt))
   }).pipe(
     Effect.map((c) => c.text),
     Effect.mapError(stageErrorFromModel(stage, plugin))

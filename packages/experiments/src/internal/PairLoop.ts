@@ -1,0 +1,46 @@
+/**
+ * The sweep's work loop: one fiber reads the dataset and turns each instance into pairs, a fixed
+ * number of worker fibers run them. Workers are long-lived (no fiber or stream stage per pair), so
+ * the loop costs a queue hand-off per pair; a periodic tick (flushing, progress) runs on its own
+ * fiber instead of on every pair.
+ */
+import { Effect, Queue, Schedule, Stream, type Duration } from "effect"
+
+export interface Options<I, P, E> {
+  readonly items: Stream.Stream<I, E>
+  /** The pairs of one item (may be none); called in dataset order. */
+  readonly expand: (item: I) => ReadonlyArray<P>
+  /** Run one pair and record its result; must not fail. */
+  readonly work: (pair: P) => Effect.Effect<void>
+  readonly concurrency: number
+  /** Checked before reading each item and before starting each pair. */
+  readonly stopped: () => boolean
+  readonly tick: { readonly every: Duration.DurationInput; readonly run: Effect.Effect<void> }
+}
+
+export const run = <I, P, E>(o: Options<I, P, E>): Effect.Effect<void, E> =>
+  Effect.gen(function*() {
+    const queue = yield* Queue.bounded<P | null>(Math.max(64, o.concurrency * 8))
+    const producer = Stream.runForEachWhile(o.items, (item) =>
+      o.stopped()
+        ? Effect.succeed(false)
+        : Effect.as(Queue.offerAll(queue, o.expand(item)), true)).pipe(
+        // Workers stop at the first null each; offered after every pair, so no pair is left behind.
+        Effect.ensuring(Queue.offerAll(queue, Array.from({ length: o.concurrency }, () => null)))
+      )
+    const worker = Effect.gen(function*() {
+      while (true) {
+        const pair = yield* Queue.take(queue)
+        if (pair === null) return
+        if (!o.stopped()) yield* o.work(pair)
+      }
+    })
+    const ticker = Effect.repeat(o.tick.run, Schedule.spaced(o.tick.every))
+    yield* Effect.raceFirst(
+      Effect.all([producer, Effect.all(Array.from({ length: o.concurrency }, () => worker), { concurrency: "unbounded", discard: true })], {
+        concurrency: "unbounded",
+        discard: true
+      }),
+      Effect.never.pipe(Effect.zipRight(ticker))
+    ).pipe(Effect.ensuring(o.tick.run))
+  })

@@ -1,0 +1,131 @@
+/**
+ * Opens the HTML reports in headless Chromium (Debian's /usr/bin/chromium, driven by
+ * playwright-core) and checks that tables and charts render, that nothing runs and that the page
+ * logs no error. Skipped, with a message, when Chromium is not installed (`apt-get install -y
+ * chromium`; .ci/run installs it).
+ */
+import { Effect } from "effect"
+import * as fs from "node:fs"
+import * as path from "node:path"
+import { chromium, type BrowserContext } from "playwright-core"
+import { afterAll, beforeAll, describe, expect, it } from "vitest"
+import * as Compare from "../src/compare/Compare.js"
+import * as Report from "../src/report/Report.js"
+import { cellA, cellB, hostileDataset, tempDir, writeHostileRun, writeRun } from "./report-fixtures.js"
+
+const executable = "/usr/bin/chromium"
+const available = fs.existsSync(executable)
+if (!available) console.warn(`browser tests skipped: ${executable} not found (install it with: apt-get install -y chromium)`)
+
+interface PageReport {
+  readonly consoleErrors: ReadonlyArray<string>
+  readonly dialogs: ReadonlyArray<string>
+  readonly requests: ReadonlyArray<string>
+  readonly facts: {
+    readonly tables: number
+    readonly charts: number
+    readonly bars: number
+    readonly visibleBars: number
+    readonly points: number
+    readonly visiblePoints: number
+    readonly whiskers: number
+    readonly scripts: number
+    readonly images: number
+    readonly pwned: unknown
+    readonly title: string
+  }
+}
+
+describe.skipIf(!available)("reports in a real browser", () => {
+  let context: BrowserContext
+  let profile: string
+
+  beforeAll(async () => {
+    profile = tempDir("chromium-profile")
+    context = await chromium.launchPersistentContext(profile, {
+      executablePath: executable,
+      headless: true,
+      args: ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run", "--disable-background-networking", "--disable-component-update", "--disable-sync"]
+    })
+  })
+
+  afterAll(async () => {
+    await context?.close()
+    fs.rmSync(profile, { recursive: true, force: true })
+  })
+
+  const open = async (file: string): Promise<PageReport> => {
+    const page = await context.newPage()
+    const consoleErrors: Array<string> = []
+    const dialogs: Array<string> = []
+    const requests: Array<string> = []
+    page.on("console", (m) => {
+      if (m.type() === "error") consoleErrors.push(m.text())
+    })
+    page.on("pageerror", (e) => consoleErrors.push(e.message))
+    page.on("dialog", (d) => {
+      dialogs.push(d.message())
+      void d.dismiss()
+    })
+    page.on("request", (r) => requests.push(r.url()))
+    await page.goto(`file://${file}`)
+    // open every <details> so their tables are laid out too
+    await page.evaluate(() => document.querySelectorAll("details").forEach((d) => d.setAttribute("open", "")))
+    const facts = await page.evaluate(() => {
+      const sized = (sel: string) => [...document.querySelectorAll(sel)].filter((el) => {
+        const r = el.getBoundingClientRect()
+        return r.width > 0 && r.height > 0
+      }).length
+      return {
+        tables: document.querySelectorAll("table").length,
+        charts: document.querySelectorAll("svg.chart").length,
+        bars: document.querySelectorAll("svg rect.bar").length,
+        visibleBars: sized("svg rect.bar"),
+        points: document.querySelectorAll("svg circle.point").length,
+        visiblePoints: sized("svg circle.point"),
+        whiskers: document.querySelectorAll("svg path.whisker").length,
+        scripts: document.scripts.length,
+        images: document.images.length,
+        pwned: (window as unknown as { __pwned?: unknown }).__pwned,
+        title: document.title
+      }
+    })
+    await page.close()
+    return { consoleErrors, dialogs, requests, facts }
+  }
+
+  it("report.html renders its tables and charts, runs nothing and logs no error", async () => {
+    const dir = tempDir("browser-report")
+    writeHostileRun(dir)
+    await Effect.runPromise(Report.write(dir, { openDataset: hostileDataset() }))
+    const r = await open(path.join(dir, "report.html"))
+    expect(r.consoleErrors).toEqual([])
+    expect(r.dialogs).toEqual([])
+    expect(r.requests.every((u) => u.startsWith("file://"))).toBe(true)
+    expect(r.facts.scripts).toBe(0)
+    expect(r.facts.images).toBe(0)
+    expect(r.facts.pwned).toBeUndefined()
+    expect(r.facts.title).toBe("tiny: sweep report")
+    expect(r.facts.tables).toBeGreaterThan(10)
+    // bars (F1 and recall), precision-recall scatter, recency and history lines, cost frontier
+    expect(r.facts.charts).toBe(6)
+    expect(r.facts.bars).toBeGreaterThan(8)
+    expect(r.facts.visibleBars).toBe(r.facts.bars)
+    expect(r.facts.points).toBeGreaterThan(4)
+    expect(r.facts.visiblePoints).toBe(r.facts.points)
+    expect(r.facts.whiskers).toBeGreaterThan(0)
+  })
+
+  it("compare.html renders with no error", async () => {
+    const a = tempDir("browser-a"), b = tempDir("browser-b"), out = tempDir("browser-cmp")
+    writeRun(a, { cells: [cellA, cellB] })
+    writeRun(b, { cells: [cellA, { ...cellB, results: [...cellB.results].reverse() }] })
+    await Effect.runPromise(Compare.write(a, b, out))
+    const r = await open(path.join(out, "compare.html"))
+    expect(r.consoleErrors).toEqual([])
+    expect(r.facts.scripts).toBe(0)
+    expect(r.facts.tables).toBe(4)
+    expect(r.facts.charts).toBe(1)
+    expect(r.facts.visibleBars).toBeGreaterThan(0)
+  })
+})

@@ -1,0 +1,136 @@
+import { describe, expect, it } from "@effect/vitest"
+import { Effect } from "effect"
+import * as fs from "node:fs"
+import * as path from "node:path"
+import * as Compare from "../src/compare/Compare.js"
+import * as Commands from "../src/internal/Commands.js"
+import * as RunDir from "../src/report/RunDir.js"
+import { type CellSpec, cellA, cellB, metrics, tempDir, writeRun } from "./report-fixtures.js"
+
+/** Only in the first run. */
+const cellD: CellSpec = { ...cellA, id: "dddd000000000004", name: "recency", retriever: "recency" }
+/** Same name as B, other parameters (so another id): matched by name. Fails on p2:consistent. */
+const cellB2: CellSpec = {
+  ...cellB,
+  id: "bbbb00000000000f",
+  results: [
+    { recall: 1, counts: [0, 1, 0, 3] },
+    { recall: 1, counts: [1, 2, 1, 2] },
+    { recall: 0.5, counts: [1, 1, 1, 2] },
+    { error: "rate limited" }
+  ]
+}
+/** Only in the second run. */
+const cellC: CellSpec = { ...cellA, id: "cccc000000000003", name: "oracle", retriever: "oracle", usesGold: true }
+
+const runs = () => {
+  const a = tempDir("cmp-a"), b = tempDir("cmp-b")
+  writeRun(a, { name: "before", cells: [cellA, cellB, cellD] })
+  writeRun(b, {
+    name: "after",
+    cells: [cellA, cellB2, cellC],
+    datasetHash: "beef",
+    metrics: metrics.map((m) => (m.name === "retrieval.recall" ? { ...m, description: "Recall, another definition." } : m))
+  })
+  return { a, b }
+}
+
+describe("compare two runs", () => {
+  const { a, b } = runs()
+  const c = Compare.compare(RunDir.read(a), RunDir.read(b))
+  const row = (cell: string, metric: string, slice: string) => c.rows.find((r) => r.match.a.id === cell && r.metric.name === metric && r.slice === slice)!
+
+  it("matches cells by id, then by name, and lists the rest", () => {
+    expect(c.matches.map((m) => [m.a.name, m.b.id, m.by])).toEqual([["all", cellA.id, "id"], ["bm25(k=2)", cellB2.id, "name"]])
+    expect(c.onlyA.map((x) => x.name)).toEqual(["recency"])
+    expect(c.onlyB.map((x) => x.name)).toEqual(["oracle"])
+  })
+
+  it("compares on the instances both cells scored, with the paired statistics", () => {
+    const recall = row(cellB.id, "retrieval.recall", "all")
+    // shared: the first three instances; recall 0.5, 1, 0 -> 1, 1, 0.5; differences +0.5, 0, +0.5
+    expect(recall.comparison.n).toBe(3)
+    expect(recall.a).toEqual({ n: 3, value: 0.5 })
+    expect(recall.b.value).toBeCloseTo(2.5 / 3, 12)
+    expect(recall.comparison.delta).toBeCloseTo(1 / 3, 12)
+    // two equal non-zero differences keep one sign in 2 of 4 patterns
+    expect(Math.abs(recall.comparison.p - 0.5)).toBeLessThan(0.04)
+    expect(row(cellB.id, "retrieval.recall", "consistent").comparison.n).toBe(1)
+    // an unchanged cell: no difference anywhere
+    for (const r of c.rows.filter((x) => x.match.a.id === cellA.id)) {
+      expect(r.comparison.delta).toBe(0)
+      expect(r.comparison.p).toBe(1)
+    }
+    // micro F1: the two cells' counts agree on the three shared instances
+    const f1 = row(cellB.id, "inference.f1_micro", "all")
+    expect(f1.a.value).toBeCloseTo(f1.b.value, 12)
+    expect(f1.comparison.delta).toBeCloseTo(0, 12)
+  })
+
+  it("applies Holm over every comparison and warns about data and scorer differences", () => {
+    expect(c.rows).toHaveLength(2 * 4 * 4)
+    expect(c.tests).toBe(32)
+    for (const r of c.rows) expect(r.pHolm).toBeGreaterThanOrEqual(r.comparison.p)
+    expect(c.warnings.some((w) => w.includes("read different data"))).toBe(true)
+    expect(c.warnings.some((w) => w.startsWith("retrieval.recall is computed differently"))).toBe(true)
+  })
+
+  it.effect("writes compare.md and compare.html, the same bytes every time", () =>
+    Effect.gen(function*() {
+      const out = tempDir("cmp-out")
+      const files = yield* Compare.write(a, b, out)
+      const first = [fs.readFileSync(files.markdown, "utf8"), fs.readFileSync(files.html, "utf8")]
+      yield* Compare.write(a, b, out)
+      expect([fs.readFileSync(files.markdown, "utf8"), fs.readFileSync(files.html, "utf8")]).toEqual(first)
+      const md = first[0]!
+      expect(md).toContain("# Comparison: before vs after")
+      expect(md).toContain("- Only in the first run: recency")
+      expect(md).toMatch(/\| bm25\(k=2\) \| 0\.500 → 0\.833: \+0\.333 \[/)
+      expect(md).toContain("Holm's correction over all 32 tests of this comparison (2 matched cells x 4 metrics x 4 slices)")
+    }))
+})
+
+describe("the compare and report commands", () => {
+  const io = () => {
+    const out: Array<string> = [], err: Array<string> = []
+    return {
+      out,
+      err,
+      io: { stop: { stopped: false }, configDirs: [], stdout: (t: string) => void out.push(t), stderr: { write: (t: string) => err.push(t) } }
+    }
+  }
+
+  it.effect("compare --runs a,b --out dir writes both files and prints where", () =>
+    Effect.gen(function*() {
+      const { a, b } = runs()
+      const target = path.join(tempDir("cmp-cli"), "x")
+      const t = io()
+      const code = yield* Commands.main(["compare", "--runs", `${a},${b}`, "--out", target], t.io)
+      expect(code).toBe(0)
+      expect(t.out.join("")).toBe(`compare: ${path.join(target, "compare.md")}\ncompare: ${path.join(target, "compare.html")}\n`)
+      expect(fs.existsSync(path.join(target, "compare.html"))).toBe(true)
+    }))
+
+  it.effect("compare needs exactly two runs, and names a missing one", () =>
+    Effect.gen(function*() {
+      const t = io()
+      expect(yield* Commands.main(["compare", "--runs", "only-one"], t.io)).toBe(2)
+      expect(t.err.join("")).toContain("compare needs --runs <first run>,<second run>")
+      const { a } = runs()
+      const t2 = io()
+      expect(yield* Commands.main(["compare", "--runs", `${a},/nonexistent/run`, "--out", tempDir("cmp-miss")], t2.io)).toBe(1)
+      expect(t2.err.join("")).toContain("/nonexistent/run: not a run directory")
+    }))
+
+  it.effect("report --run dir --baseline name rewrites the three files against that baseline", () =>
+    Effect.gen(function*() {
+      const { a } = runs()
+      const t = io()
+      const code = yield* Commands.main(["report", "--run", a, "--baseline", "bm25(k=2)"], t.io)
+      expect(code).toBe(0)
+      expect(t.out.join("")).toBe(`report: ${path.join(a, "report.md")}\nreport: ${path.join(a, "report.html")}\nresults: ${path.join(a, "results.csv")}\n`)
+      const md = fs.readFileSync(path.join(a, "report.md"), "utf8")
+      expect(md).toContain("- Baseline: bm25(k=2) (chosen on the command line)")
+      expect(fs.readFileSync(path.join(a, "results.csv"), "utf8").split("\r\n")).toHaveLength(3 * 4 + 2)
+    }))
+})

@@ -1,0 +1,61 @@
+import { describe, expect, it } from "@effect/vitest"
+import { Effect } from "effect"
+import * as RunDir from "../src/report/RunDir.js"
+import * as Report from "../src/report/Report.js"
+import { cellB, hostile, hostileDataset, tempDir, writeHostileRun } from "./report-fixtures.js"
+
+describe("reports with markup in data, model output, cell names and errors", () => {
+  const render = () =>
+    Effect.gen(function*() {
+      const dir = tempDir("hostile")
+      writeHostileRun(dir)
+      return yield* Report.render(RunDir.read(dir), { openDataset: hostileDataset() })
+    })
+
+  it.effect("report.html holds no live markup: no script, image, event handler or broken-out SVG", () =>
+    Effect.gen(function*() {
+      const { html } = yield* render()
+      expect(html).not.toMatch(/<script/i)
+      expect(html).not.toMatch(/<img/i)
+      expect(html).not.toMatch(/<svg onload/i)
+      expect(html).not.toContain("<b>bold")
+      // every tag in the page is one the report writes itself
+      const tags = new Set([...html.matchAll(/<\/?([a-zA-Z][a-zA-Z0-9]*)/g)].map((m) => m[1]!.toLowerCase()))
+      const allowed = ["html", "head", "meta", "title", "style", "body", "main", "h1", "h2", "h3", "p", "br", "dl", "dt", "dd", "code", "figure", "figcaption", "svg", "g", "rect", "path", "line", "circle", "text", "div", "table", "thead", "tbody", "tr", "th", "td", "span", "details", "summary", "ol", "ul", "li", "b"]
+      expect([...tags].filter((t) => !allowed.includes(t))).toEqual([])
+      // the texts are there, escaped, in content and in attribute-free SVG text
+      expect(html).toContain("&lt;script&gt;window.__pwned = &quot;name&quot;&lt;/script&gt;")
+      expect(html).toContain("&lt;/svg&gt;&lt;/table&gt;&lt;script&gt;")
+      expect(html).toContain("&lt;img src=x onerror=&quot;window.__pwned=&#39;dialogue&#39;&quot;&gt;")
+      expect(html).toContain("&#39; onmouseover=&#39;alert(3)&#39; data-x=&quot;&lt;b&gt;bold&lt;/b&gt;&quot;")
+      expect(html).toContain("&lt;svg onload=alert(4)&gt;")
+      // a policy that would block scripts even if one slipped through
+      expect(html).toContain(`<meta http-equiv="Content-Security-Policy" content="default-src 'none'; style-src 'unsafe-inline'; img-src data:">`)
+    }))
+
+  it.effect("report.md neutralizes markup and keeps tables intact", () =>
+    Effect.gen(function*() {
+      const { markdown } = yield* render()
+      expect(markdown).not.toMatch(/<script|<img|<svg/i)
+      expect(markdown).toContain("&lt;script&gt;window.__pwned")
+      // a table row per cell: the pipe-free name keeps the column count
+      const row = markdown.split("\n").find((l) => l.startsWith("| 2 | &lt;script&gt;"))!
+      expect(row.split(" | ")).toHaveLength(7)
+    }))
+
+  it.effect("the failure is counted, grouped with its message, and its instance leaves the paired comparison", () =>
+    Effect.gen(function*() {
+      const { analysis, markdown } = yield* render()
+      expect(analysis.failedPairs).toBe(1)
+      expect(analysis.failures).toEqual([
+        { stage: "infer", plugin: "llm", tag: "StageError", count: 1, cells: [hostile.cellName], examples: [{ cell: hostile.cellName, instance: "p1:contrastive", message: hostile.error }] }
+      ])
+      const recall = analysis.deltas.find((d) => d.cell === cellB.id && d.metric === "retrieval.recall" && d.slice === "all")!
+      // differences -0.5, -1, -0.5 on the three instances both cells scored
+      expect(recall.comparison.n).toBe(3)
+      expect(recall.comparison.delta).toBeCloseTo(-2 / 3, 12)
+      expect(analysis.deltas.find((d) => d.cell === cellB.id && d.slice === "contrastive")!.comparison.n).toBe(0)
+      expect(markdown).toContain("## Failures")
+      expect(markdown).toContain("## Skipped dataset rows")
+    }))
+})

@@ -1,0 +1,269 @@
+import { Statistics } from "@cupid-lab/scorers"
+import { describe, expect, it } from "@effect/vitest"
+import { Effect } from "effect"
+import * as fs from "node:fs"
+import * as path from "node:path"
+import * as Paired from "../src/compare/Paired.js"
+import { RunError } from "../src/Errors.js"
+import * as Analysis from "../src/report/Analysis.js"
+import * as Csv from "../src/report/Csv.js"
+import * as Format from "../src/report/Format.js"
+import * as Report from "../src/report/Report.js"
+import * as RunDir from "../src/report/RunDir.js"
+import { cellA, cellB, dataset, line, tempDir, writeRun } from "./report-fixtures.js"
+
+const f1 = (p: number, r: number) => (p + r === 0 ? 0 : (2 * p * r) / (p + r))
+
+/** Exact two-sided paired permutation p of a pooled F1 difference: every one of the 2^n swaps. */
+const exactPooledP = (a: ReadonlyArray<ReadonlyArray<number>>, b: ReadonlyArray<ReadonlyArray<number>>): number => {
+  const stat = (rows: ReadonlyArray<ReadonlyArray<number>>) => {
+    const s = [0, 0, 0, 0]
+    for (const r of rows) r.forEach((x, k) => (s[k]! += x))
+    return f1(s[0]! / s[1]!, s[2]! / s[3]!)
+  }
+  const observed = Math.abs(stat(b) - stat(a))
+  let extreme = 0
+  const n = a.length
+  for (let mask = 0; mask < 1 << n; mask++) {
+    const x = a.map((r, i) => ((mask >> i) & 1 ? b[i]! : r))
+    const y = b.map((r, i) => ((mask >> i) & 1 ? a[i]! : r))
+    if (Math.abs(stat(y) - stat(x)) >= observed - 1e-12) extreme++
+  }
+  return extreme / (1 << n)
+}
+
+const tiny = () => {
+  const dir = tempDir("report")
+  writeRun(dir, { cells: [cellA, cellB] })
+  return { dir, run: RunDir.read(dir) }
+}
+
+describe("report analysis on a hand-made run (2 cells x 4 instances)", () => {
+  const { run } = tiny()
+  const a = Analysis.analyze(run)
+  const delta = (metric: string, slice: string) => a.deltas.find((d) => d.cell === cellB.id && d.metric === metric && d.slice === slice)!
+
+  it("takes the baseline from the run and the headline metrics from the scorers", () => {
+    expect(a.baseline.id).toBe(cellA.id)
+    expect(a.main?.name).toBe("inference.f1_micro")
+    expect(a.inference.map((m) => m.name)).toEqual(["inference.precision_micro", "inference.recall_micro", "inference.f1_micro"])
+    expect(a.compared.map((m) => m.name)).toEqual(["inference.precision_micro", "inference.recall_micro", "inference.f1_micro", "retrieval.recall"])
+  })
+
+  it("tables show the pooled and mean values with their N", () => {
+    const all = (id: string) => run.summary.cells.find((c) => c.id === id)!.slices.all.metrics
+    // A: precision 4/6, recall 4/8, micro F1 = 2 (2/3)(1/2) / (7/6) = 4/7; macro F1 = (0.4 + 1 + 0 + 1) / 4
+    expect(all(cellA.id)["inference.precision_micro"]!.mean).toBeCloseTo(4 / 6, 12)
+    expect(all(cellA.id)["inference.recall_micro"]!.mean).toBeCloseTo(0.5, 12)
+    expect(all(cellA.id)["inference.f1_micro"]!.mean).toBeCloseTo(4 / 7, 12)
+    expect(all(cellA.id)["inference.f1"]!.mean).toBeCloseTo(0.6, 12)
+    // B: 2/6, 2/8, F1 2/7; macro (0 + 0.5 + 2/3 + 0) / 4
+    expect(all(cellB.id)["inference.f1_micro"]!.mean).toBeCloseTo(2 / 7, 12)
+    expect(all(cellB.id)["inference.f1"]!.mean).toBeCloseTo((0.5 + 2 / 3) / 4, 12)
+    expect(all(cellB.id)["retrieval.recall"]).toMatchObject({ n: 4, mean: 0.5 })
+  })
+
+  it("differences are paired over the instances both cells scored, with the CI inside the range of the data", () => {
+    const recall = delta("retrieval.recall", "all")
+    // per-instance differences -0.5, 0, -1, -0.5
+    expect(recall.comparison.n).toBe(4)
+    expect(recall.comparison.delta).toBeCloseTo(-0.5, 12)
+    expect(recall.comparison.ci95[0]).toBeGreaterThanOrEqual(-1)
+    expect(recall.comparison.ci95[1]).toBeLessThanOrEqual(0)
+    expect(recall.comparison.ci95[0]).toBeLessThanOrEqual(-0.5)
+    // |mean| >= 0.5 only when the three non-zero differences keep one sign: 2 of 8 sign patterns
+    expect(Math.abs(recall.comparison.p - 0.25)).toBeLessThan(0.03)
+
+    const consistent = delta("retrieval.recall", "consistent")
+    expect(consistent.comparison).toMatchObject({ n: 2, delta: -0.5, ci95: [-0.5, -0.5] })
+    // two equal differences: same sign in 2 of 4 patterns
+    expect(Math.abs(consistent.comparison.p - 0.5)).toBeLessThan(0.04)
+
+    // one instance: nothing to permute
+    expect(delta("retrieval.recall", "changing").comparison).toMatchObject({ n: 1, delta: -1, p: 1 })
+    expect(delta("retrieval.recall", "contrastive").comparison).toMatchObject({ n: 1, delta: 0, p: 1 })
+  })
+
+  it("micro F1 differences recompute the pooled statistic, and the permutation test swaps counts", () => {
+    const d = delta("inference.f1_micro", "all")
+    expect(d.comparison.n).toBe(4)
+    expect(d.comparison.delta).toBeCloseTo(2 / 7 - 4 / 7, 12)
+    const rowsA = cellA.results.map((r) => ("counts" in r ? [...r.counts] : []))
+    const rowsB = cellB.results.map((r) => ("counts" in r ? [...r.counts] : []))
+    const exact = exactPooledP(rowsA, rowsB)
+    expect(d.comparison.p).toBeGreaterThan(0)
+    expect(d.comparison.p).toBeLessThanOrEqual(1)
+    expect(Math.abs(d.comparison.p - exact)).toBeLessThan(0.04)
+    // consistent: A pools (2/3, 2/4) -> 4/7, B pools (0/3, 0/4) -> 0
+    expect(delta("inference.f1_micro", "consistent").comparison.delta).toBeCloseTo(-4 / 7, 12)
+    // precision: 2/6 - 4/6
+    expect(delta("inference.precision_micro", "all").comparison.delta).toBeCloseTo(-1 / 3, 12)
+  })
+
+  it("Holm adjusts over every difference of the report", () => {
+    expect(a.deltas).toHaveLength(16)
+    expect(a.tests).toBe(16)
+    expect(a.permutations).toBe(Paired.permutationsFor(16))
+    // Holm by hand: sort ascending, multiply the k-th smallest by (m - k), running maximum, cap at 1
+    const ps = a.deltas.map((d) => d.comparison.p)
+    const order = ps.map((p, i) => [p, i] as const).sort((x, y) => x[0] - y[0])
+    const expected = new Array<number>(ps.length)
+    let running = 0
+    order.forEach(([p, i], k) => {
+      running = Math.max(running, Math.min(1, (ps.length - k) * p))
+      expected[i] = running
+    })
+    a.deltas.forEach((d, i) => expect(d.pHolm).toBeCloseTo(expected[i]!, 12))
+    for (const d of a.deltas) {
+      expect(d.pHolm).toBeGreaterThanOrEqual(d.comparison.p)
+      expect(d.pHolm).toBeLessThanOrEqual(1)
+    }
+  })
+
+  it("bins instances by relevant-session position and by history length", () => {
+    const recency = a.recency!
+    expect(recency.bins.map((b) => [b.label, b.instances])).toEqual([["1–<3", 1], ["3–<5", 1], ["5–<7", 1], ["7–8", 1]])
+    // p1:consistent (position 1.5): A pools (1/2, 1/3) -> F1 0.4; B (0/1, 0/3) -> 0
+    expect(recency.bins[0]!.values.get(cellA.id)!.value).toBeCloseTo(0.4, 12)
+    expect(recency.bins[0]!.values.get(cellB.id)).toEqual({ n: 1, value: 0 })
+    // p1:changing (position 7.5): B (1/1, 1/2) -> 2/3
+    expect(recency.bins[3]!.values.get(cellB.id)!.value).toBeCloseTo(2 / 3, 12)
+    const history = a.history!
+    expect(history.bins.map((b) => b.label)).toEqual(["100–100", "200–200", "300–300", "400–400"])
+    expect(history.bins[1]!.values.get(cellB.id)!.value).toBeCloseTo(2 / 3, 12)
+  })
+
+  it("counts the pipeline's calls and tokens per cell and per model", () => {
+    expect(a.cost.map((c) => [c.pairs, c.calls, c.promptTokens, c.completionTokens])).toEqual([[4, 8, 400, 40], [4, 4, 160, 20]])
+    expect(a.models).toEqual([{ id: "openai/gpt-4o-mini", calls: 12, promptTokens: 560, completionTokens: 60 }])
+  })
+
+  it("chooses the baseline on request, by name or id, and names the cells when the choice is unknown", () => {
+    expect(Analysis.analyze(run, { baseline: "bm25(k=2)" }).baseline.id).toBe(cellB.id)
+    expect(Analysis.analyze(run, { baseline: cellB.id }).deltas.every((d) => d.cell === cellA.id)).toBe(true)
+    expect(() => Analysis.analyze(run, { baseline: "nope" })).toThrow(/baseline "nope" is not a cell of this run; cells: all, bm25\(k=2\)/)
+    const { baseline: _b, ...withoutBaseline } = run.summary
+    const reordered = { ...withoutBaseline, cells: [...run.summary.cells].reverse() }
+    expect(Analysis.chooseBaseline(reordered).cell.id).toBe(cellA.id)
+  })
+})
+
+describe("report.md", () => {
+  it.effect("puts the paper's layout, the differences and the Holm family into the Markdown", () =>
+    Effect.gen(function*() {
+      const { run } = tiny()
+      const r = yield* Report.render(run, { openDataset: dataset() })
+      const md = r.markdown
+      expect(md).toMatch(/\| all \(baseline\) \| 4 \| 0\.667 \| 0\.500 \| 0\.571 \[\d\.\d{3}, \d\.\d{3}\] \| 0\.600 \|/)
+      expect(md).toMatch(/\| bm25\(k=2\) \| 4 \| 0\.333 \| 0\.250 \| 0\.286 \[/)
+      expect(md).toContain("Holm family: all 16 tests below.")
+      expect(md).toContain("1 cells x 4 metrics (inference.precision_micro, inference.recall_micro, inference.f1_micro, retrieval.recall) x 4 slices; 16 of them could be tested")
+      expect(md).toMatch(/\| bm25\(k=2\) \| -0\.500 \[-\d\.\d{3}, [-+]?\d\.\d{3}\] p=0\.\d{3} Holm=\d\.\d{3} n=4 \| -0\.500 \[-0\.500, -0\.500\] p=0\.\d{3} Holm=\d\.\d{3} n=2 \| 0\.000 \[0\.000, 0\.000\] p=1\.000 Holm=1\.000 n=1 \| -1\.000 \[-1\.000, -1\.000\] p=1\.000 Holm=1\.000 n=1 \|/)
+      expect(md).toContain("| 1–<3 (1 inst.) | 3–<5 (1 inst.) | 5–<7 (1 inst.) | 7–8 (1 inst.) |")
+      expect(md).toContain("- Models called: `openai/gpt-4o-mini` (12 calls, 620 tokens)")
+      expect(md).toContain("### p1:consistent (consistent)")
+      expect(md).toContain("  - s1 (relevant): Session 1 opening")
+    }))
+
+  it.effect("leaves examples out, and says why, when the dataset changed since the run", () =>
+    Effect.gen(function*() {
+      const { run } = tiny()
+      const r = yield* Report.render(run, { openDataset: dataset({ hash: "other" }) })
+      expect(r.markdown).toContain("No examples: the dataset at tiny changed since the run")
+      expect(r.analysis.deltas).toHaveLength(16)
+    }))
+
+  it.effect("is byte-identical across renders and ignores run.json, which only report.html shows", () =>
+    Effect.gen(function*() {
+      const dir = tempDir("report-det")
+      writeRun(dir, { cells: [cellA, cellB], runInfo: { startedAt: "2026-01-01T00:00:00.000Z", durationMs: 1200, cache: { hits: 3, misses: 1, writes: 1 } } })
+      const read = () => ["report.md", "report.html", "results.csv"].map((f) => fs.readFileSync(path.join(dir, f), "utf8"))
+      yield* Report.write(dir, { openDataset: dataset() })
+      const first = read()
+      yield* Report.write(dir, { openDataset: dataset() })
+      expect(read()).toEqual(first)
+      fs.writeFileSync(path.join(dir, "run.json"), JSON.stringify({ startedAt: "2026-02-02T00:00:00.000Z", durationMs: 999, cache: { hits: 9, misses: 0, writes: 0 } }))
+      yield* Report.write(dir, { openDataset: dataset() })
+      const third = read()
+      expect(third[0]).toBe(first[0])
+      expect(third[2]).toBe(first[2])
+      expect(third[1]).not.toBe(first[1])
+      expect(third[1]).toContain("9 hits, 0 misses, 0 writes")
+      expect(first[1]).toContain("3 hits, 1 misses, 1 writes")
+    }))
+})
+
+describe("results.csv", () => {
+  it("writes one RFC 4180 row per (cell, instance), metrics as sorted columns", () => {
+    const ok = { ...cellA, results: [{ recall: 1, counts: [1, 2, 1, 2] as const }] }
+    const bad = { ...cellB, id: "cccc000000000003", name: 'bm25, "tuned"', results: [{ recall: 1, counts: [1, 1, 1, 1] as const }, { error: 'timeout, after "3" tries\nretry later' }] }
+    const text = [line(ok, 0), line(bad, 1)].map((l) => JSON.stringify(l)).join("\n")
+    const csv = Csv.render(RunDir.parseRows(text, "results.jsonl"))
+    expect(csv).toBe(
+      "cell,cell_name,instance,persona_id,type,status,inference.f1,inference.f1_micro,inference.precision_micro,inference.precision_micro:den,inference.precision_micro:num,inference.recall_micro,inference.recall_micro:den,inference.recall_micro:num,retrieval.recall,calls,prompt_tokens,completion_tokens,error_stage,error_plugin,error_message\r\n" +
+        "aaaa000000000001,all,p1:consistent,p1,consistent,ok,0.5,0.5,0.5,2,1,0.5,2,1,1,2,100,10,,,\r\n" +
+        'cccc000000000003,"bm25, ""tuned""",p1:contrastive,p1,contrastive,failed,,,,,,,,,,1,40,5,infer,llm,"timeout, after ""3"" tries\nretry later"\r\n'
+    )
+  })
+
+  it("quotes only the fields that need it", () => {
+    expect(Csv.field("plain")).toBe("plain")
+    expect(Csv.field("a,b")).toBe('"a,b"')
+    expect(Csv.field('say "hi"')).toBe('"say ""hi"""')
+    expect(Csv.field("two\r\nlines")).toBe('"two\r\nlines"')
+  })
+})
+
+describe("reading a run directory", () => {
+  it("names the file, the line and the field of a malformed result line", () => {
+    const good = JSON.stringify(line(cellA, 0))
+    const bad = JSON.stringify({ ...line(cellA, 1), scores: { "retrieval.recall": "high" } })
+    expect(() => RunDir.parseRows(`${good}\n${bad}\n`, "runs/x/results.jsonl")).toThrow(RunError)
+    expect(() => RunDir.parseRows(`${good}\n${bad}\n`, "runs/x/results.jsonl")).toThrow(/runs\/x\/results\.jsonl: line 2: field scores\.retrieval\.recall: Expected number/)
+    expect(() => RunDir.parseRows(`${good}\n{not json\n`, "r.jsonl")).toThrow(/r\.jsonl: line 2: not valid JSON/)
+    expect(() => RunDir.parseRows(JSON.stringify({ ...line(cellA, 0), type: "other" }), "r.jsonl")).toThrow(/line 1: field type: Expected "consistent" \| "contrastive" \| "changing"/)
+  })
+
+  it("says what is missing from a directory that is not a finished run", () => {
+    const dir = tempDir("not-a-run")
+    expect(() => RunDir.read(dir)).toThrow(/summary\.json: missing; a sweep writes it when it finishes/)
+    expect(() => RunDir.read(path.join(dir, "nope"))).toThrow(/not a run directory/)
+    fs.writeFileSync(path.join(dir, "summary.json"), "{}")
+    fs.writeFileSync(path.join(dir, "results.jsonl"), "")
+    expect(() => RunDir.read(dir)).toThrow(/summary\.json: field config: is missing/)
+  })
+
+  it.effect("fails the report with a RunError naming the directory", () =>
+    Effect.gen(function*() {
+      const dir = tempDir("empty-run")
+      const error = yield* Effect.flip(Report.write(dir))
+      expect(error).toBeInstanceOf(RunError)
+      expect(error.message).toContain(path.join(dir, "summary.json"))
+    }))
+})
+
+describe("paired statistics and formatting", () => {
+  it("a pooled comparison of a cell with itself is zero with p = 1", () => {
+    const rows = [[1, 2, 1, 3], [2, 2, 2, 2], [0, 1, 0, 2]]
+    const c = Paired.pairedPooled(rows, rows, (s) => f1(s[0]! / s[1]!, s[2]! / s[3]!), { seed: 1, resamples: 100, permutations: 200 })
+    expect(c).toEqual({ n: 3, delta: 0, ci95: [0, 0], p: 1 })
+    expect(Paired.pairedPooled([], [], () => 0, { seed: 1, resamples: 10, permutations: 10 }).n).toBe(0)
+  })
+
+  it("a mean comparison is Statistics.paired on the shared rows", () => {
+    const a = [0.1, 0.4, NaN, 0.9], b = [0.3, 0.4, 0.5, 0.2]
+    const opts = { seed: 3, resamples: 300, permutations: 500 }
+    const metric = { name: "m", aggregate: "mean" as const }
+    expect(Paired.compare(metric, () => a, () => b, opts)).toEqual(Statistics.paired(a, b, opts))
+    expect(Paired.pairable(metric, () => a, () => b)).toBe(3)
+    expect(Paired.value(metric, () => b)).toEqual({ n: 4, value: 0.35 })
+  })
+
+  it("formats numbers without locale, negative zero or missing values", () => {
+    expect([Format.number(0.12345), Format.number(12.34), Format.number(12345.6), Format.number(-0.0001), Format.number(null)]).toEqual(["0.123", "12.3", "12346", "0.000", "–"])
+    expect([Format.signed(0.5), Format.signed(-0.5), Format.signed(0)]).toEqual(["+0.500", "-0.500", "0.000"])
+    expect([Format.p(0.04321), Format.p(0.00018), Format.p(NaN)]).toEqual(["0.043", "1.8e-4", "–"])
+    expect(Format.integer(1234567)).toBe("1,234,567")
+    expect(Format.html(`<a href="x" onclick='y'>&</a>`)).toBe("&lt;a href=&quot;x&quot; onclick=&#39;y&#39;&gt;&amp;&lt;/a&gt;")
+  })
+})
