@@ -10,7 +10,7 @@
  * import { Pipeline } from "@cupid-lab/core"
  * const trace = yield* Pipeline.run({ retriever, inferrer, scorers }, instance)
  */
-import { Cause, Clock, Effect, Exit, Option } from "effect"
+import { Cause, Effect, Exit, Option } from "effect"
 import type { Instance, SessionSummary, SessionView } from "./Domain.js"
 import { StageError } from "./Errors.js"
 import type { Evidence } from "./Evidence.js"
@@ -43,19 +43,20 @@ export interface CellPipeline {
 
 type Mutable<T> = { -readonly [K in keyof T]: T[K] }
 
+// Runs for every stage of every pair of a sweep: one clock lookup, read synchronously twice.
 const timed = <A, E, R>(
   timings: Record<string, number>,
   stage: string,
   effect: Effect.Effect<A, E, R>
 ): Effect.Effect<A, E, R> =>
-  Effect.gen(function*() {
-    const start = yield* Clock.currentTimeMillis
-    const out = yield* Usage.withStage(stage, effect).pipe(
-      Effect.ensuring(Effect.flatMap(Clock.currentTimeMillis, (end) => Effect.sync(() => {
-        timings[stage] = (timings[stage] ?? 0) + (end - start)
-      })))
+  Effect.clockWith((clock) => {
+    const start = clock.unsafeCurrentTimeMillis()
+    return Effect.ensuring(
+      Usage.withStage(stage, effect),
+      Effect.sync(() => {
+        timings[stage] = (timings[stage] ?? 0) + (clock.unsafeCurrentTimeMillis() - start)
+      })
     )
-    return out
   })
 
 const toTraceError = (cause: Cause.Cause<StageError>): TraceError => {

@@ -13,10 +13,16 @@
 import { type Domain, Tokens, type Trace, type Usage } from "@cupid-lab/core"
 import type { InstanceMeta, ResultLine, UsageSummary } from "./ResultLine.js"
 
+const sessionTokens = (session: Domain.SessionView): number => {
+  let n = 0
+  for (const m of session.dialogue) n += Tokens.count(m.content)
+  return n
+}
+
 /** Facts about an instance the analyses need; computed once per instance, shared by its cells. */
-export const instanceMeta = (instance: Domain.Instance): InstanceMeta => {
+export const instanceMeta = (instance: Domain.Instance, tokensOf: (s: Domain.SessionView) => number = sessionTokens): InstanceMeta => {
   let historyTokens = 0
-  for (const s of instance.query.sessions) for (const m of s.dialogue) historyTokens += Tokens.count(m.content)
+  for (const s of instance.query.sessions) historyTokens += tokensOf(s)
   const relevant: Array<string> = []
   const stale: Array<string> = []
   let positions = 0
@@ -33,6 +39,23 @@ export const instanceMeta = (instance: Domain.Instance): InstanceMeta => {
     relevant,
     stale
   }
+}
+
+/**
+ * {@link instanceMeta} with session token counts memoized by content hash: the instances of a
+ * persona share most of their sessions, so each is counted once.
+ */
+export const metaMaker = (): ((instance: Domain.Instance) => InstanceMeta) => {
+  const memo = new Map<string, number>()
+  const tokensOf = (s: Domain.SessionView) => {
+    let n = memo.get(s.hash)
+    if (n === undefined) {
+      n = sessionTokens(s)
+      memo.set(s.hash, n)
+    }
+    return n
+  }
+  return (instance) => instanceMeta(instance, tokensOf)
 }
 
 type Counts = { calls: number; promptTokens: number; completionTokens: number }
@@ -114,6 +137,15 @@ const metaJson = (meta: InstanceMeta): string => {
   return s
 }
 
+const rankingJson = (ranking: ReadonlyArray<{ readonly sessionId: string; readonly score: number }>): string => {
+  let out = "["
+  for (let i = 0; i < ranking.length; i++) {
+    const x = ranking[i]!
+    out += `${i === 0 ? "" : ","}{"sessionId":${JSON.stringify(x.sessionId)},"score":${Number.isFinite(x.score) ? String(x.score) : "null"}}`
+  }
+  return `${out}]`
+}
+
 /**
  * A per-cell encoder for the hot path of a sweep: the parts every line of a cell shares (id,
  * name, parameters) and of an instance (meta) are serialized once.
@@ -137,7 +169,7 @@ export const encoder = (cell: CellIdentity): Encoder => {
         `,"personaId":${JSON.stringify(instance.personaId)},"type":"${instance.type}","status":"${failed ? "failed" : "ok"}"` +
         params + metaJson(meta) +
         `,"selected":${r === undefined ? "null" : JSON.stringify(r.selected)}` +
-        `,"ranking":${r === undefined ? "null" : JSON.stringify(r.ranking.map((x) => ({ sessionId: x.sessionId, score: x.score })))}` +
+        `,"ranking":${r === undefined ? "null" : rankingJson(r.ranking)}` +
         `,"summaries":${trace.summaries === undefined ? "null" : JSON.stringify(trace.summaries)}` +
         `,"inference":${trace.inference === undefined ? "null" : JSON.stringify({ preference: trace.inference.preference, analysis: trace.inference.analysis })}` +
         `,"generation":${trace.generation === undefined ? "null" : JSON.stringify({ text: trace.generation.text })}` +

@@ -160,6 +160,7 @@ export const sweep = (config: Config, options: Options = {}): Effect.Effect<Outc
         elapsedMs: now - startedAt
       })
 
+      const metaOf = Results.metaMaker()
       const record = (r: { readonly cell: string; readonly instance: string; readonly text: string; readonly trace: Trace.Trace }) => {
         store.append(r)
         stats.add(r.trace)
@@ -178,7 +179,7 @@ export const sweep = (config: Config, options: Options = {}): Effect.Effect<Outc
           if (!instanceOrder.has(instance.id)) instanceOrder.set(instance.id, instanceOrder.size)
           const todo = built.filter((c) => !store.isDone(c.cell.id, instance.id))
           if (todo.length === 0) return []
-          const meta = Results.instanceMeta(instance)
+          const meta = metaOf(instance)
           return todo.map((cell) => ({ cell, instance, meta }))
         },
         work: ({ cell, instance, meta }) =>

@@ -68,8 +68,8 @@ describe("compare two runs", () => {
   })
 
   it("applies Holm over every comparison and warns about data and scorer differences", () => {
-    expect(c.rows).toHaveLength(2 * 4 * 4)
-    expect(c.tests).toBe(32)
+    expect(c.rows).toHaveLength(2 * 2 * 4)
+    expect(c.tests).toBe(16)
     for (const r of c.rows) expect(r.pHolm).toBeGreaterThanOrEqual(r.comparison.p)
     expect(c.warnings.some((w) => w.includes("read different data"))).toBe(true)
     expect(c.warnings.some((w) => w.startsWith("retrieval.recall is computed differently"))).toBe(true)
@@ -86,7 +86,7 @@ describe("compare two runs", () => {
       expect(md).toContain("# Comparison: before vs after")
       expect(md).toContain("- Only in the first run: recency")
       expect(md).toMatch(/\| bm25\(k=2\) \| 0\.500 → 0\.833: \+0\.333 \[/)
-      expect(md).toContain("Holm's correction over all 32 tests of this comparison (2 matched cells x 4 metrics x 4 slices)")
+      expect(md).toContain("Holm's correction over all 16 tests of this comparison (2 matched cells x 2 metrics x 4 slices)")
     }))
 })
 

@@ -47,7 +47,8 @@ describe("report analysis on a hand-made run (2 cells x 4 instances)", () => {
     expect(a.baseline.id).toBe(cellA.id)
     expect(a.main?.name).toBe("inference.f1_micro")
     expect(a.inference.map((m) => m.name)).toEqual(["inference.precision_micro", "inference.recall_micro", "inference.f1_micro"])
-    expect(a.compared.map((m) => m.name)).toEqual(["inference.precision_micro", "inference.recall_micro", "inference.f1_micro", "retrieval.recall"])
+    // inference precision and recall are tabled with CIs, not tested: the Holm family stays small
+    expect(a.compared.map((m) => m.name)).toEqual(["inference.f1_micro", "retrieval.recall"])
   })
 
   it("tables show the pooled and mean values with their N", () => {
@@ -85,6 +86,7 @@ describe("report analysis on a hand-made run (2 cells x 4 instances)", () => {
   })
 
   it("micro F1 differences recompute the pooled statistic, and the permutation test swaps counts", () => {
+    const ids = ["p1:consistent", "p1:contrastive", "p1:changing", "p2:consistent"]
     const d = delta("inference.f1_micro", "all")
     expect(d.comparison.n).toBe(4)
     expect(d.comparison.delta).toBeCloseTo(2 / 7 - 4 / 7, 12)
@@ -96,14 +98,15 @@ describe("report analysis on a hand-made run (2 cells x 4 instances)", () => {
     expect(Math.abs(d.comparison.p - exact)).toBeLessThan(0.04)
     // consistent: A pools (2/3, 2/4) -> 4/7, B pools (0/3, 0/4) -> 0
     expect(delta("inference.f1_micro", "consistent").comparison.delta).toBeCloseTo(-4 / 7, 12)
-    // precision: 2/6 - 4/6
-    expect(delta("inference.precision_micro", "all").comparison.delta).toBeCloseTo(-1 / 3, 12)
+    // precision is pooled too: 2/6 - 4/6
+    const precision = Paired.compare(run.summary.metrics.find((m) => m.name === "inference.precision_micro")!, Analysis.columnsOf(Analysis.index(run.rows).ok.get(cellA.id), ids), Analysis.columnsOf(Analysis.index(run.rows).ok.get(cellB.id), ids), { seed: 7, resamples: 100, permutations: 100 })
+    expect(precision.delta).toBeCloseTo(-1 / 3, 12)
   })
 
   it("Holm adjusts over every difference of the report", () => {
-    expect(a.deltas).toHaveLength(16)
-    expect(a.tests).toBe(16)
-    expect(a.permutations).toBe(Paired.permutationsFor(16))
+    expect(a.deltas).toHaveLength(8)
+    expect(a.tests).toBe(8)
+    expect(a.permutations).toEqual({ screening: 2000, refined: 2000, refinedTests: 0 })
     // Holm by hand: sort ascending, multiply the k-th smallest by (m - k), running maximum, cap at 1
     const ps = a.deltas.map((d) => d.comparison.p)
     const order = ps.map((p, i) => [p, i] as const).sort((x, y) => x[0] - y[0])
@@ -156,8 +159,8 @@ describe("report.md", () => {
       const md = r.markdown
       expect(md).toMatch(/\| all \(baseline\) \| 4 \| 0\.667 \| 0\.500 \| 0\.571 \[\d\.\d{3}, \d\.\d{3}\] \| 0\.600 \|/)
       expect(md).toMatch(/\| bm25\(k=2\) \| 4 \| 0\.333 \| 0\.250 \| 0\.286 \[/)
-      expect(md).toContain("Holm family: all 16 tests below.")
-      expect(md).toContain("1 cells x 4 metrics (inference.precision_micro, inference.recall_micro, inference.f1_micro, retrieval.recall) x 4 slices; 16 of them could be tested")
+      expect(md).toContain("Holm family: all 8 tests below.")
+      expect(md).toContain("1 cells x 2 metrics (inference.f1_micro, retrieval.recall) x 4 slices; 8 of them could be tested")
       expect(md).toMatch(/\| bm25\(k=2\) \| -0\.500 \[-\d\.\d{3}, [-+]?\d\.\d{3}\] p=0\.\d{3} Holm=\d\.\d{3} n=4 \| -0\.500 \[-0\.500, -0\.500\] p=0\.\d{3} Holm=\d\.\d{3} n=2 \| 0\.000 \[0\.000, 0\.000\] p=1\.000 Holm=1\.000 n=1 \| -1\.000 \[-1\.000, -1\.000\] p=1\.000 Holm=1\.000 n=1 \|/)
       expect(md).toContain("| 1–<3 (1 inst.) | 3–<5 (1 inst.) | 5–<7 (1 inst.) | 7–8 (1 inst.) |")
       expect(md).toContain("- Models called: `openai/gpt-4o-mini` (12 calls, 620 tokens)")
@@ -170,7 +173,7 @@ describe("report.md", () => {
       const { run } = tiny()
       const r = yield* Report.render(run, { openDataset: dataset({ hash: "other" }) })
       expect(r.markdown).toContain("No examples: the dataset at tiny changed since the run")
-      expect(r.analysis.deltas).toHaveLength(16)
+      expect(r.analysis.deltas).toHaveLength(8)
     }))
 
   it.effect("is byte-identical across renders and ignores run.json, which only report.html shows", () =>
@@ -257,6 +260,22 @@ describe("paired statistics and formatting", () => {
     expect(Paired.compare(metric, () => a, () => b, opts)).toEqual(Statistics.paired(a, b, opts))
     expect(Paired.pairable(metric, () => a, () => b)).toBe(3)
     expect(Paired.value(metric, () => b)).toEqual({ n: 4, value: 0.35 })
+  })
+
+  it("a family refines only the tests Holm could still call significant", () => {
+    const metric = { name: "m", aggregate: "mean" as const }
+    const zeros = Array.from({ length: 30 }, () => 0)
+    const ones = Array.from({ length: 30 }, () => 1)
+    const strong = { metric, a: () => zeros, b: () => ones }
+    const none = { metric, a: () => ones, b: () => ones }
+    const fam = Paired.family([strong, ...Array.from({ length: 59 }, () => none)], { seed: 5, resamples: 50 })
+    // 60 tests -> 40 x 60 = 2400 permutations for the refined ones
+    expect(fam.permutations).toEqual({ screening: 2000, refined: 2400, refinedTests: 1 })
+    // every sign pattern but the observed one (and its mirror) is less extreme: p = 1 / (2400 + 1)
+    expect(fam.comparisons[0]!.p).toBe(1 / 2401)
+    expect(fam.adjusted[0]).toBeCloseTo(60 / 2401, 12)
+    expect(fam.comparisons.slice(1).every((c) => c.p === 1)).toBe(true)
+    expect(fam.adjusted.slice(1).every((p) => p === 1)).toBe(true)
   })
 
   it("formats numbers without locale, negative zero or missing values", () => {

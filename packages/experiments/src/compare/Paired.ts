@@ -192,7 +192,11 @@ export const permutationsFor = (tests: number): number => Math.max(screening, Ma
 /** Permutations of the first pass of {@link family}. */
 export const screening = 2000
 
-/** A first-pass p-value at or above this cannot become significant after Holm; below it, the test is refined. */
+/**
+ * A test is refined when its first-pass p, times its Holm multiplier (the number of tests whose p is
+ * at least as large), is below this: twice the 0.05 level, a margin for the first pass's noise.
+ * The others cannot become significant after Holm, whatever more permutations would say.
+ */
 export const refineBelow = 0.1
 
 export interface Test {
@@ -213,10 +217,10 @@ export interface Family {
 
 /**
  * Run a family of paired tests and adjust them with Holm. Every test first runs with
- * {@link screening} permutations; the tests whose p-value falls below {@link refineBelow} run again
- * with `permutations` (default {@link permutationsFor} the family size), so that small p-values are
- * resolved finely enough for Holm, while the many large ones, which Holm can never make
- * significant, cost little. Seeds are fixed, so the outcome is deterministic.
+ * {@link screening} permutations; the tests that could still be significant after Holm (see
+ * {@link refineBelow}) run again with `permutations` (default {@link permutationsFor} the family
+ * size), so that their small p-values are resolved finely enough for Holm, while the others cost
+ * little. Seeds are fixed, so the outcome is deterministic.
  */
 export const family = (
   tests: ReadonlyArray<Test>,
@@ -225,13 +229,17 @@ export const family = (
   const testable = tests.filter((t) => pairable(t.metric, t.a, t.b) > 0).length
   const refined = options.permutations ?? permutationsFor(testable)
   const first = Math.min(screening, refined)
+  const run = (t: Test, permutations: number) => compare(t.metric, t.a, t.b, { seed: options.seed, resamples: options.resamples, permutations })
+  const comparisons = tests.map((t) => run(t, first))
+  const ranked = comparisons.map((c, i) => [c.p, i] as const).filter(([p]) => Number.isFinite(p)).sort((x, y) => x[0] - y[0] || x[1] - y[1])
   let refinedTests = 0
-  const comparisons = tests.map((t) => {
-    const c = compare(t.metric, t.a, t.b, { seed: options.seed, resamples: options.resamples, permutations: first })
-    if (refined <= first || !(c.p < refineBelow)) return c
-    refinedTests++
-    return compare(t.metric, t.a, t.b, { seed: options.seed, resamples: options.resamples, permutations: refined })
-  })
+  if (refined > first) {
+    ranked.forEach(([p, i], rank) => {
+      if ((ranked.length - rank) * p >= refineBelow) return
+      refinedTests++
+      comparisons[i] = run(tests[i]!, refined)
+    })
+  }
   return {
     comparisons,
     adjusted: Statistics.holm(comparisons.map((c) => c.p)),

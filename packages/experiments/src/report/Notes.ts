@@ -68,7 +68,7 @@ export const marks = (a: Analysis): Array<string> => {
 export const permutationsNote = (p: Paired.Family["permutations"]): string =>
   `${Format.integer(p.screening)} random permutations` +
   (p.refined > p.screening
-    ? `; the ${p.refinedTests} tests with p < ${Paired.refineBelow} were run again with ${Format.integer(p.refined)}, enough to resolve the small p-values Holm needs`
+    ? `; the ${p.refinedTests} tests that could still be significant after Holm (first-pass p times its Holm multiplier below ${Paired.refineBelow}) were run again with ${Format.integer(p.refined)}, enough to resolve the small p-values Holm needs`
     : "") +
   `; p = (extreme + 1) / (permutations + 1)`
 

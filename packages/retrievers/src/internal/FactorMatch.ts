@@ -72,10 +72,7 @@ export const scores = (request: string, texts: ReadonlyArray<string>): Array<num
           const texts = runs.reduce((s, r) => s + (covers(r, from, to) ? 1 : 0), 0)
           const support = Math.min(2, texts)
           // Among runs shared as often, the more valuable wins; being shared by more texts helps a little.
-          const M = process.env.M ?? "sqrt"
-          let lin = 0
-          for (let i = from; i < to; i++) lin += weights[i]!
-          const merit = M === "sqrt" ? v * Math.sqrt(texts) : M === "mul" ? v * texts : M === "lin" ? lin * texts : M === "linsqrt" ? lin * Math.sqrt(texts) : v * texts * texts
+          const merit = v * Math.sqrt(texts)
           if (support > anchorSupport || (support === anchorSupport && merit > anchorMerit)) {
             anchorMerit = merit
             anchor = [from, to]

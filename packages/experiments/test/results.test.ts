@@ -1,0 +1,69 @@
+import type { Trace } from "@cupid-lab/core"
+import { describe, expect, it } from "@effect/vitest"
+import { Results } from "../src/index.js"
+import { instance } from "./support.js"
+
+const cell = { id: "0123456789abcdef", name: "latest(k=2) + \"q\"", params: { retriever: { use: "latest", k: 2 }, summarizer: null } }
+const inst = instance("p9", "changing", [2, 3])
+
+const traces: Array<Trace.Trace> = [
+  { instanceId: inst.id, instanceType: inst.type, scores: {}, usage: [], timings: {} },
+  {
+    instanceId: inst.id,
+    instanceType: inst.type,
+    retrieval: { ranking: [{ sessionId: "s4", score: 0.5 }, { sessionId: "s3", score: NaN }], selected: ["s3", "s4"] },
+    summaries: [{ sessionId: "s3", context: ["a \"quoted\" line\n"], preferences: ["é ✓"] }],
+    inference: { preference: "short", analysis: "because" },
+    generation: { text: "answer" },
+    scores: { "retrieval.recall": 1, "inference.p:num": 2, "inference.f1": NaN, "x.inf": Infinity },
+    usage: [
+      { stage: "infer", provider: "openai", model: "gpt", kind: "complete", promptTokens: 10, completionTokens: 2, cached: false },
+      { stage: "summarize", provider: "openai", model: "gpt", kind: "complete", promptTokens: 5, completionTokens: 1, cached: true },
+      { stage: "infer", provider: "local", model: "e5", kind: "embed", promptTokens: 3, completionTokens: 0, cached: true }
+    ],
+    timings: { retrieve: 3 }
+  },
+  {
+    instanceId: inst.id,
+    instanceType: inst.type,
+    scores: {},
+    usage: [],
+    timings: {},
+    error: { stage: "infer", plugin: "llm", tag: "StageError", message: "infer (llm): bad \"json\"" }
+  }
+]
+
+describe("result lines", () => {
+  it("the fast encoder writes exactly the JSON of the line value", () => {
+    const encoder = Results.encoder(cell)
+    const meta = Results.instanceMeta(inst)
+    for (const trace of traces) {
+      const fast = encoder.encode(inst, meta, trace)
+      expect(fast).toBe(Results.encodeLine(Results.fromTrace(cell, inst, meta, trace)))
+      expect(fast.endsWith("}\n")).toBe(true)
+      expect(fast.slice(0, -1)).not.toContain("\n")
+    }
+  })
+
+  it("usage has no cache flags and sums per stage and per model, in sorted order", () => {
+    const line = Results.fromTrace(cell, inst, Results.instanceMeta(inst), traces[1]!)
+    expect(JSON.stringify(line.usage)).toBe(
+      JSON.stringify({
+        calls: 3,
+        promptTokens: 18,
+        completionTokens: 3,
+        byStage: { infer: { calls: 2, promptTokens: 13, completionTokens: 2 }, summarize: { calls: 1, promptTokens: 5, completionTokens: 1 } },
+        byModel: { "local/e5": { calls: 1, promptTokens: 3, completionTokens: 0 }, "openai/gpt": { calls: 2, promptTokens: 15, completionTokens: 3 } }
+      })
+    )
+    expect(line.scores).toEqual({ "retrieval.recall": 1, "inference.p:num": 2, "inference.f1": null, "x.inf": null })
+    expect(line.status).toBe("ok")
+    expect(Results.fromTrace(cell, inst, Results.instanceMeta(inst), traces[2]!).status).toBe("failed")
+  })
+
+  it("meta: history tokens over all messages, positions of the relevant sessions", () => {
+    // "p9 other 0 words here" = 6 tokens, "p9 a2 text" = 5, "ok" = 1 after each
+    expect(Results.instanceMeta(inst)).toEqual({ sessions: 4, historyTokens: 7 + 7 + 6 + 6, relevantMeanPosition: 3.5, relevant: ["s3", "s4"], stale: [] })
+    expect(Results.metaMaker()(inst)).toEqual(Results.instanceMeta(inst))
+  })
+})
