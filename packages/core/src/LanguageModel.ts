@@ -30,6 +30,12 @@ export interface CompletionRequest {
    * cache key and never sent to a provider.
    */
   readonly dryRunAnswer?: string
+  /**
+   * Whether the caller can use an answer (e.g. it parses). An answer it rejects is returned but
+   * never cached, so that a rerun asks the model again instead of repeating a recorded failure.
+   * Not part of the cache key; never sent to a provider.
+   */
+  readonly accept?: (text: string) => boolean
 }
 
 export interface Completion {

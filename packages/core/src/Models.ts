@@ -115,15 +115,19 @@ const dryReranker = (info: LanguageModel.ModelInfo): Reranker.Service => ({
 /** No models configured: the offline default. */
 export const layerEmpty: Layer.Layer<Models, never, ModelCache> = layer({})
 
-export const completionKey = (info: LanguageModel.ModelInfo, request: LanguageModel.CompletionRequest): string => {
-  const { dryRunAnswer: _ignored, ...sent } = request
-  return key({ kind: "complete", provider: info.provider, model: info.model, params: info.params, request: sent })
-}
+export const completionKey = (info: LanguageModel.ModelInfo, request: LanguageModel.CompletionRequest): string =>
+  key({ kind: "complete", provider: info.provider, model: info.model, params: info.params, request: providerRequest(request) })
 
 /** What a provider receives: the request without framework-only fields. */
 export const providerRequest = (request: LanguageModel.CompletionRequest): LanguageModel.CompletionRequest => {
-  const { dryRunAnswer: _ignored, ...sent } = request
+  const { dryRunAnswer: _dry, accept: _accept, ...sent } = request
   return sent
+}
+
+/** An answer the caller's `accept` refused: carried through the cache as a failure so it is not stored. */
+class Rejected {
+  readonly _tag = "Rejected"
+  constructor(readonly completion: LanguageModel.Completion) {}
 }
 
 /** `dry`: pass `dryRunAnswer` on to `inner` (a dry model); otherwise it is stripped before sending. */
@@ -133,9 +137,19 @@ export const cachedLanguageModel = (
   dry = false
 ): LanguageModel.Service => ({
   info: inner.info,
-  complete: (request) =>
+  complete: (request) => {
     // The dry model is the one consumer of `dryRunAnswer`; a real provider never receives it.
-    Effect.flatMap(cache.getOrCompute(completionKey(inner.info, request), inner.complete(dry ? request : providerRequest(request))), ({ value, cached }) =>
+    const call = inner.complete(dry ? request : providerRequest(request))
+    const accept = request.accept
+    const checked = accept === undefined
+      ? call
+      : Effect.flatMap(call, (c) => (accept(c.text) ? Effect.succeed(c) : Effect.fail(new Rejected(c))))
+    return cache.getOrCompute(completionKey(inner.info, request), checked).pipe(
+      Effect.catchIf(
+        (e): e is Rejected => e instanceof Rejected,
+        (e) => Effect.succeed({ value: e.completion, cached: false })
+      ),
+      Effect.flatMap(({ value, cached }) =>
       Effect.as(
         Usage.record({
           provider: inner.info.provider,
@@ -146,8 +160,9 @@ export const cachedLanguageModel = (
           cached
         }),
         value
-      )
+      ))
     )
+  }
 })
 
 interface StoredVector {

@@ -179,3 +179,42 @@ export const encoder = (cell: CellIdentity): Encoder => {
     }
   }
 }
+
+/** What the summary reads of a line: which cell, the instance type, the status and the scores. */
+export interface LineScores {
+  readonly cell: string
+  readonly type: Domain.InstanceType
+  readonly status: "ok" | "failed"
+  readonly scores: Readonly<Record<string, number | null>>
+}
+
+const typeMarker = ',"type":"'
+const scoresMarker = ',"scores":'
+const usageMarker = ',"usage":{'
+
+/**
+ * Read the summary's fields from a line without parsing all of it. Relies on the key order the
+ * encoders write (quotes inside string values are always escaped, so the markers can only be
+ * keys); any other line is parsed in full.
+ */
+export const scoresOf = (line: string): LineScores => {
+  const t = line.indexOf(typeMarker)
+  const sc = line.lastIndexOf(scoresMarker)
+  const u = sc === -1 ? -1 : line.indexOf(usageMarker, sc)
+  if (line.startsWith('{"cell":"') && t !== -1 && u !== -1) {
+    const typeEnd = line.indexOf('"', t + typeMarker.length)
+    const rest = line.slice(typeEnd, typeEnd + 20)
+    const status = rest.startsWith('","status":"ok"') ? "ok" : rest.startsWith('","status":"failed"') ? "failed" : undefined
+    if (status !== undefined) {
+      return {
+        cell: line.slice(9, line.indexOf('"', 9)),
+        type: line.slice(t + typeMarker.length, typeEnd) as Domain.InstanceType,
+        status,
+        scores: JSON.parse(line.slice(sc + scoresMarker.length, u)) as Record<string, number | null>
+      }
+    }
+  }
+  const full = JSON.parse(line) as ResultLine
+  return { cell: full.cell, type: full.type, status: full.status, scores: full.scores }
+}
+

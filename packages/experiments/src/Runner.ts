@@ -28,7 +28,7 @@ import * as Grid from "./Grid.js"
 import * as Plugins from "./Plugins.js"
 import * as Progress from "./Progress.js"
 import * as Reports from "./Reports.js"
-import type { ResultLine, Summary as SummaryType } from "./ResultLine.js"
+import type { Summary as SummaryType } from "./ResultLine.js"
 import * as ResultStore from "./ResultStore.js"
 import * as Results from "./Results.js"
 import * as RunInfo from "./RunInfo.js"
@@ -203,7 +203,7 @@ export const sweep = (config: Config, options: Options = {}): Effect.Effect<Outc
             cellOrder,
             instanceOrder,
             complete: !interrupted,
-            onLine: (text) => acc.add(JSON.parse(text) as ResultLine)
+            onLine: (text) => acc.add(Results.scoresOf(text))
           }),
         catch: ioError(store.file)
       })

@@ -124,7 +124,7 @@ describe.skipIf(!available)("reports in a real browser", () => {
     const r = await open(path.join(out, "compare.html"))
     expect(r.consoleErrors).toEqual([])
     expect(r.facts.scripts).toBe(0)
-    expect(r.facts.tables).toBe(4)
+    expect(r.facts.tables).toBe(2)
     expect(r.facts.charts).toBe(1)
     expect(r.facts.visibleBars).toBeGreaterThan(0)
   })

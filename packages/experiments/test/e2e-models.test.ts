@@ -218,6 +218,8 @@ describe("paper ablations against a loopback OpenAI-compatible server", () => {
   it.scopedLive("retries a 429 and a 500; records an unreadable judge answer as a failed pair, which alone a rerun retries", () =>
     Effect.gen(function*() {
       const changing = (yield* sliceOfSample).find((i) => i.type === "changing")!
+      // The judge gives one unreadable answer, then answers properly when asked again.
+      let unreadableServed = false
       const server = yield* OpenAiServer.make({
         faults: [OpenAiServer.Faults.rateLimit({ retryAfterSeconds: 1 }), OpenAiServer.Faults.serverError(500, "upstream crashed")],
         chat: (raw) => {
@@ -225,7 +227,11 @@ describe("paper ablations against a loopback OpenAI-compatible server", () => {
           const given = answer(body)
           const judgesGoldReplyForChanging = given.kind === "judge" && given.mode === "gold" &&
             body.messages[0]!.content.includes(`Preference: "${changing.gold.preference}"`)
-          return judgesGoldReplyForChanging ? "The reply is fine overall; I would not put a number on it." : given.text
+          if (judgesGoldReplyForChanging && !unreadableServed) {
+            unreadableServed = true
+            return "The reply is fine overall; I would not put a number on it."
+          }
+          return given.text
         }
       })
       const dir = tempDir("cupid-e2e-faults-")
@@ -264,14 +270,16 @@ describe("paper ablations against a loopback OpenAI-compatible server", () => {
       const okBefore = results.filter((r) => r.status === "ok").map((r) => JSON.stringify(r))
       const again = yield* runCli(args, env)
       expect(again.code, again.stderr).toBe(0)
-      expect(again.stdout).toContain("15/15 pairs done (1 this run), 1 failed this run")
-      expect(runInfo()).toEqual({ total: 15, resumed: 14, ran: 1, failed: 1, lines: 15 })
-      // The unreadable answer came back with HTTP 200, so it is in the cache: the retried pair asks
-      // again and gets the same answer without a request (see docs/paper-ablations.md).
-      expect(server.requests).toHaveLength(sent + 2)
+      expect(again.stdout).toContain("15/15 pairs done (1 this run), 0 failed this run")
+      expect(runInfo()).toEqual({ total: 15, resumed: 14, ran: 1, failed: 0, lines: 15 })
+      // The unreadable answer was not cached (the judge rejected it), so the retried pair sent
+      // exactly one new request, the judge's, and everything else came from the cache.
+      expect(server.requests).toHaveLength(sent + 3)
       const rerun = lines(path.join(out, "results.jsonl")).map((l) => JSON.parse(l) as ResultLine)
-      expect(rerun.filter((r) => r.status === "ok").map((r) => JSON.stringify(r))).toEqual(okBefore)
-      expect(rerun.filter((r) => r.status === "failed").map((r) => r.error)).toEqual(failed.map((r) => r.error))
+      expect(rerun.filter((r) => r.status === "failed")).toEqual([])
+      const retried = rerun.find((r) => r.cellName === "oracle-preference" && r.instance === changing.id)!
+      expect(retried.scores["generation.score"]).toBe(judgeScores.gold)
+      expect(rerun.filter((r) => r !== retried).map((r) => JSON.stringify(r))).toEqual(okBefore)
     }), 240_000)
 
   it.live("the shipped config dry-runs offline with no key and no endpoint in the environment", () =>

@@ -45,6 +45,25 @@ describe("result lines", () => {
     }
   })
 
+  it("scoresOf reads what JSON.parse reads, with or without the fast path", () => {
+    const encoder = Results.encoder(cell)
+    const meta = Results.instanceMeta(inst)
+    for (const trace of traces) {
+      const text = encoder.encode(inst, meta, trace).trimEnd()
+      const full = JSON.parse(text) as { cell: string; type: string; status: string; scores: unknown }
+      const expected = { cell: full.cell, type: full.type, status: full.status, scores: full.scores }
+      expect(Results.scoresOf(text)).toEqual(expected)
+      // the same line with its keys reordered takes the slow path
+      const reordered = JSON.stringify({ scores: full.scores, status: full.status, type: full.type, cell: full.cell })
+      expect(Results.scoresOf(reordered)).toEqual(expected)
+    }
+    // a metric named "usage" and a parameter named "scores" do not confuse it
+    const tricky = Results.encoder({ ...cell, params: { retriever: { use: "x", scores: { a: 1 } } } })
+    const t = { ...traces[0]!, scores: { usage: 1, "a,\"scores\":": 2 } }
+    const text = tricky.encode(inst, meta, t).trimEnd()
+    expect(Results.scoresOf(text).scores).toEqual({ usage: 1, "a,\"scores\":": 2 })
+  })
+
   it("usage has no cache flags and sums per stage and per model, in sorted order", () => {
     const line = Results.fromTrace(cell, inst, Results.instanceMeta(inst), traces[1]!)
     expect(JSON.stringify(line.usage)).toBe(

@@ -112,6 +112,7 @@ export const llm = (
     const request = (preference: string): LanguageModel.CompletionRequest => ({
       messages: Template.render(template, { preference }),
       dryRunAnswer: dryRunAnswer(preference),
+      accept: (text) => Either.match(parseChecklist(text), { onLeft: () => false, onRight: (items) => items.length > 0 }),
       ...(spec.json ? { responseFormat: "json" as const } : {})
     })
     return {

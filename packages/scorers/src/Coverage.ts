@@ -176,6 +176,7 @@ export const llm = (plugin: string, spec: LlmSpec): Effect.Effect<Matcher, Error
     const request = (items: ReadonlyArray<string>, preference: string): LanguageModel.CompletionRequest => ({
       messages: Template.render(template, { preference, checklist: numbered(items), count: String(items.length) }),
       dryRunAnswer: dryRunAnswer(items.length),
+      accept: (text) => Either.isRight(parseRatings(text, items.length)),
       ...(spec.json ? { responseFormat: "json" as const } : {})
     })
     return {

@@ -92,7 +92,8 @@ export const plugin = Plugin.scorer({
               preference: instance.gold.preference,
               checklist: instance.gold.checklist.map((c) => `- ${c}`).join("\n")
             }),
-            dryRunAnswer
+            dryRunAnswer,
+            accept: (text) => Either.isRight(parseScore(text))
           }
           return lm.complete(request).pipe(
             Effect.mapError((e) => fail(e.message)),

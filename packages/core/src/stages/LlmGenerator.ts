@@ -78,7 +78,7 @@ export const make = (options: Options): Effect.Effect<Generator.Service, PluginE
         }
         values.preference = input.preference
       }
-      const answer = yield* ask(lm, "generate", "llm", PromptTemplate.render(template, values), options, dryRunAnswerFor)
+      const answer = yield* ask(lm, "generate", "llm", PromptTemplate.render(template, values), options, dryRunAnswerFor, (a) => parse(a) !== undefined)
       const text = parse(answer)
       if (text === undefined) return yield* fail("the model returned an empty reply")
       return { text } satisfies Generator.GeneratedResponse

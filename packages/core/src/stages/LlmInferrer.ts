@@ -60,7 +60,7 @@ export const make = (options: Options): Effect.Effect<Inferrer.Service, PluginEr
     })
     const infer = Effect.fn("LlmInferrer.infer")(function*(input: Inferrer.InferenceInput) {
       const prompt = PromptTemplate.render(template, { request: input.request, evidence: renderEvidence(input.evidence) })
-      const answer = yield* ask(lm, "infer", "llm", prompt, options, dryRunAnswerFor)
+      const answer = yield* ask(lm, "infer", "llm", prompt, options, dryRunAnswerFor, (a) => parse(a).ok)
       const parsed = parse(answer)
       if (!parsed.ok) return yield* new StageError({ stage: "infer", plugin: "llm", reason: parsed.reason })
       return parsed.value satisfies Inferrer.InferredPreference

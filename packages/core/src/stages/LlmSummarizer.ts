@@ -63,7 +63,10 @@ export const make = (options: Options): Effect.Effect<Summarizer.Service, Plugin
     })
     const summarize = Effect.fn("LlmSummarizer.summarize")(function*(session: SessionView) {
       const prompt = PromptTemplate.render(template, { dialogue: dialogueText(session.dialogue) })
-      const answer = yield* ask(lm, "summarize", "llm", prompt, options, dryRunAnswerFor)
+      const answer = yield* ask(lm, "summarize", "llm", prompt, options, dryRunAnswerFor, (a) => {
+        const p = parse(a)
+        return p.context.length + p.preferences.length > 0
+      })
       const parsed = parse(answer)
       if (parsed.context.length + parsed.preferences.length === 0) {
         return yield* new StageError({

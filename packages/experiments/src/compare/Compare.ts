@@ -5,7 +5,7 @@
  * Typical uses: the same config before and after a code change, or on two matchers.
  *
  * @example
- * import * as Compare from "@cupid-lab/experiments/compare/Compare"
+ * import { Compare } from "@cupid-lab/experiments"
  * const files = yield* Compare.write("runs/a", "runs/b", "runs/a-vs-b")
  * files.markdown // "runs/a-vs-b/compare.md"
  */

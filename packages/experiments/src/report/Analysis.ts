@@ -33,7 +33,7 @@ export interface Options {
 export interface CellView {
   readonly index: number
   readonly summary: CellSummary
-  /** The oracle cell with the same stages apart from the retriever, if the run has one. */
+  /** The oracle-retrieval cell with the same stages apart from the retriever, if the run has one. */
   readonly oracle: CellSummary | undefined
 }
 
@@ -169,6 +169,13 @@ export const chooseBaseline = (summary: Summary, requested?: string): { readonly
   const all = cells.find((c) => retrieverUse(c) === "all")
   if (all !== undefined) return { cell: all, reason: "the cell whose retriever is `all` (full history)" }
   return { cell: cells[0]!, reason: "the first cell (no cell uses the `all` retriever)" }
+}
+
+/** An oracle-retrieval cell: it reads gold and its retriever is a gold-reading plugin. */
+const readsGoldSessions = (c: CellSummary): boolean => {
+  const use = retrieverUse(c)
+  return c.usesGold && typeof use === "string" &&
+    RetrieverBuiltins.plugins.some((p) => p.stage === "retriever" && p.name === use && p.needsGold === true)
 }
 
 const withoutRetriever = (c: CellSummary): string => {
@@ -415,7 +422,7 @@ export const analyze = (run: Pick<Run, "summary" | "rows">, options: Options = {
   const fam = families(summary)
   const compared = comparedMetrics(fam)
 
-  const oracles = summary.cells.filter((c) => c.usesGold)
+  const oracles = summary.cells.filter(readsGoldSessions)
   const cells: Array<CellView> = summary.cells.map((c, i) => ({
     index: i,
     summary: c,

@@ -15,7 +15,7 @@ import { paretoFront } from "./Analysis.js"
 import { opening } from "./Examples.js"
 import type { Examples } from "./Examples.js"
 import * as Format from "./Format.js"
-import { binHeader } from "./Markdown.js"
+import { binHeader, usdNote } from "./Markdown.js"
 import * as Notes from "./Notes.js"
 import type { RunInfo } from "./RunDir.js"
 import * as Svg from "./Svg.js"
@@ -317,7 +317,8 @@ const costSection = (a: Analysis): string => {
       ]
     }
   })
-  return `<h2 id="cost">Cost</h2><p class="note">Pipeline calls and tokens per result line (failed pairs included; cached calls count in full). Scoring calls are shown apart.</p>${frontierChart(a)}${table(head.map(e), rows)}`
+  const unpriced = usd && a.cells.some((c) => (c.summary.slices.all.metrics["cost.usd"]?.n ?? 0) < c.summary.slices.all.n)
+  return `<h2 id="cost">Cost</h2><p class="note">Pipeline calls and tokens per result line (failed pairs included; cached calls count in full). Scoring calls are shown apart.</p>${frontierChart(a)}${table(head.map(e), rows)}${unpriced ? `<p class="note">${e(usdNote)}</p>` : ""}`
 }
 
 const failuresSection = (a: Analysis): string => {

@@ -149,6 +149,8 @@ const binnedSection = (a: Analysis, b: Binned | undefined, title: string): Array
   return [`## ${title}`, "", `${t(binHeader(b))}; ${Notes.aggregateNote(b.metric)} within each bin.`, "", ...table(head, rows)]
 }
 
+export const usdNote = "usd: – (or a smaller n) where a model has no price in the cost scorer's table; add one with its `prices` option."
+
 const costSection = (a: Analysis): Array<string> => {
   const usd = a.summary.metrics.find((m) => m.name === "cost.usd")
   const head = ["cell", "pairs", "calls / inst.", "prompt tok. / inst.", "completion tok. / inst.", "total tokens", "scoring calls", ...(usd ? ["usd / inst. (n)"] : [])]
@@ -172,7 +174,8 @@ const costSection = (a: Analysis): Array<string> => {
     "",
     "Model calls and tokens of the pipeline stages per result line (failed pairs included: their calls were made); cached calls count in full, since they describe the method. Scoring calls (LLM judges) are shown apart and are not part of a method's cost.",
     "",
-    ...table(head, rows)
+    ...table(head, rows),
+    ...(usd !== undefined && a.cells.some((c) => (c.summary.slices.all.metrics["cost.usd"]?.n ?? 0) < c.summary.slices.all.n) ? [usdNote, ""] : [])
   ]
 }
 

@@ -6,7 +6,7 @@
  * reruns; report.html also shows run.json's wall-clock and cache figures).
  *
  * @example
- * import * as Report from "@cupid-lab/experiments/report/Report"
+ * import { Report } from "@cupid-lab/experiments"
  * const written = yield* Report.write("runs/contextual")
  * written.html // "runs/contextual/report.html"
  */

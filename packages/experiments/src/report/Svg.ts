@@ -273,8 +273,16 @@ export const scatter = (input: ScatterInput): string => {
     l.marks.push(p.mark ?? p.label)
     labels.set(key, l)
   }
+  // Greedy placement: a label that would overlap one already placed moves down a line.
+  const placed: Array<{ x: number; y: number; w: number }> = []
   for (const l of labels.values()) {
-    parts.push(`<text class="point-label" x="${f(l.x + 8)}" y="${f(l.y - 6)}">${e(Format.clip(l.marks.join(", "), 40))}</text>`)
+    const text = Format.clip(l.marks.join(", "), 40)
+    const w = text.length * 6.5
+    const x0 = l.x + 8
+    let y0 = l.y - 6
+    while (placed.some((p) => x0 < p.x + p.w && p.x < x0 + w && Math.abs(p.y - y0) < 12)) y0 += 12
+    placed.push({ x: x0, y: y0, w })
+    parts.push(`<text class="point-label" x="${f(x0)}" y="${f(y0)}">${e(text)}</text>`)
   }
   parts.push(`<g transform="translate(0 ${base + 48})">${lg.svg}</g>`)
   parts.push("</svg>")

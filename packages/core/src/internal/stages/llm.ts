@@ -45,13 +45,16 @@ export const ask = (
   plugin: string,
   prompt: string,
   settings: CallSettings,
-  dryRunAnswer: string | ((tag: string) => string)
+  dryRunAnswer: string | ((tag: string) => string),
+  /** Whether the caller's parser can use an answer; rejected answers are not cached. */
+  accept?: (text: string) => boolean
 ): Effect.Effect<string, StageError> =>
   lm.complete({
     messages: [{ role: "user", content: prompt }],
     temperature: settings.temperature,
     maxTokens: settings.maxTokens,
-    dryRunAnswer: typeof dryRunAnswer === "string" ? dryRunAnswer : dryRunAnswer(promptTag(prompt))
+    dryRunAnswer: typeof dryRunAnswer === "string" ? dryRunAnswer : dryRunAnswer(promptTag(prompt)),
+    ...(accept === undefined ? {} : { accept })
   }).pipe(
     Effect.map((c) => c.text),
     Effect.mapError(stageErrorFromModel(stage, plugin))

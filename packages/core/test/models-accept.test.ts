@@ -1,0 +1,41 @@
+import { it } from "@effect/vitest"
+import { Effect, Layer } from "effect"
+import { describe, expect } from "vitest"
+import { type LanguageModel, ModelCache, Models } from "@cupid-lab/core"
+
+const scripted = (answers: Array<string>) => {
+  const seen: Array<string> = []
+  const service: LanguageModel.Service = {
+    info: { provider: "test", model: "scripted", params: {} },
+    complete: (request) =>
+      Effect.sync(() => {
+        seen.push(request.messages[0]!.content)
+        return { text: answers.shift() ?? "", promptTokens: 3, completionTokens: 2 }
+      })
+  }
+  return { service, seen }
+}
+
+describe("answers a caller rejects", () => {
+  it.effect("are returned but not cached, so the next identical call asks again", () =>
+    Effect.gen(function*() {
+      const model = scripted(["garbled", "Score: 7"])
+      const layer = Models.layer({ m: { languageModel: model.service } }).pipe(Layer.provideMerge(ModelCache.layerMemory))
+      const [first, second, third] = yield* Effect.gen(function*() {
+        const lm = yield* (yield* Models.Models).languageModel("m")
+        const request = { messages: [{ role: "user" as const, content: "judge this" }], accept: (t: string) => t.startsWith("Score") }
+        return [yield* lm.complete(request), yield* lm.complete(request), yield* lm.complete(request)]
+      }).pipe(Effect.provide(layer))
+      expect([first.text, second.text, third.text]).toEqual(["garbled", "Score: 7", "Score: 7"])
+      // The rejected answer cost a call; the accepted one was stored and answered the third call.
+      expect(model.seen).toHaveLength(2)
+    }))
+
+  it.effect("`accept` is not part of the cache key", () =>
+    Effect.gen(function*() {
+      const info = { provider: "p", model: "m", params: {} }
+      const base = { messages: [{ role: "user" as const, content: "x" }] }
+      expect(Models.completionKey(info, { ...base, accept: () => true })).toBe(Models.completionKey(info, base))
+      expect(Models.completionKey(info, { ...base, dryRunAnswer: "y" })).toBe(Models.completionKey(info, base))
+    }))
+})
