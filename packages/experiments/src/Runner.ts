@@ -161,18 +161,25 @@ export const sweep = (config: Config, options: Options = {}): Effect.Effect<Outc
       })
 
       const metaOf = Results.metaMaker()
+      // Flushing and progress happen at most every 200 ms, not per pair (the lines of a flush go out
+      // in one write): checked as pairs complete, and by a timer while pairs are slow to complete.
+      // Workers that never wait (no model calls) can starve the timer, hence the check here too.
+      const clock = yield* Effect.clock
+      let lastTick = Number.NEGATIVE_INFINITY
+      const tickNow = (now: number) => {
+        lastTick = now
+        store.flush()
+        progress.update(snapshot(now))
+      }
       const record = (r: { readonly cell: string; readonly instance: string; readonly text: string; readonly trace: Trace.Trace }) => {
         store.append(r)
         stats.add(r.trace)
         ran++
         if (r.trace.error !== undefined) failed++
+        const now = clock.unsafeCurrentTimeMillis()
+        if (now - lastTick >= 200) tickNow(now)
       }
-      // Flushing and progress run on a tick, not per pair; the lines of a flush go out in one write.
-      const tick = Effect.flatMap(Clock.currentTimeMillis, (now) =>
-        Effect.sync(() => {
-          store.flush()
-          progress.update(snapshot(now))
-        }))
+      const tick = Effect.sync(() => tickNow(clock.unsafeCurrentTimeMillis()))
       yield* PairLoop.run({
         items: opened.instances,
         expand: (instance): ReadonlyArray<Pair> => {

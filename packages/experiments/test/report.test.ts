@@ -9,6 +9,7 @@ import * as Analysis from "../src/report/Analysis.js"
 import * as Csv from "../src/report/Csv.js"
 import * as Format from "../src/report/Format.js"
 import * as Report from "../src/report/Report.js"
+import * as Rows from "../src/report/Rows.js"
 import * as RunDir from "../src/report/RunDir.js"
 import { cellA, cellB, dataset, line, tempDir, writeRun } from "./report-fixtures.js"
 
@@ -99,7 +100,7 @@ describe("report analysis on a hand-made run (2 cells x 4 instances)", () => {
     // consistent: A pools (2/3, 2/4) -> 4/7, B pools (0/3, 0/4) -> 0
     expect(delta("inference.f1_micro", "consistent").comparison.delta).toBeCloseTo(-4 / 7, 12)
     // precision is pooled too: 2/6 - 4/6
-    const precision = Paired.compare(run.summary.metrics.find((m) => m.name === "inference.precision_micro")!, Analysis.columnsOf(Analysis.index(run.rows).ok.get(cellA.id), ids), Analysis.columnsOf(Analysis.index(run.rows).ok.get(cellB.id), ids), { seed: 7, resamples: 100, permutations: 100 })
+    const precision = Paired.compare(run.summary.metrics.find((m) => m.name === "inference.precision_micro")!, Rows.columnsOf(Rows.index(run.rows).ok.get(cellA.id), ids), Rows.columnsOf(Rows.index(run.rows).ok.get(cellB.id), ids), { seed: 7, resamples: 100, permutations: 100 })
     expect(precision.delta).toBeCloseTo(-1 / 3, 12)
   })
 

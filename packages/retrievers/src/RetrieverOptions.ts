@@ -27,11 +27,24 @@ export interface SessionDoc {
   readonly index: number
   /** Equal keys mean equal texts: the session's content hash and representation (summaries: text hash). */
   readonly key: string
+  /** Built on first read: a plugin that finds the key in its memo never pays for the text. */
   readonly text: string
 }
 
 /** The key under which a text is memoized, for texts that are not session texts (e.g. requests). */
 export const textKey = (text: string): string => `text:${Hash.contentHash(text)}`
+
+const lazyDoc = (session: Domain.SessionView, representation: Exclude<Domain.SessionRepresentation, "summary">): SessionDoc => {
+  let text: string | undefined
+  return {
+    id: session.id,
+    index: session.index,
+    key: `${session.hash}:${representation}`,
+    get text() {
+      return (text ??= Domain.sessionText(session, representation))
+    }
+  }
+}
 
 /**
  * The session texts of a retrieval input in one representation. A missing summary (the retriever
@@ -43,24 +56,21 @@ export const sessionDocs = (
   plugin: string
 ): Effect.Effect<ReadonlyArray<SessionDoc>, Errors.StageError> =>
   Effect.suspend(() => {
+    if (representation !== "summary") return Effect.succeed(input.query.sessions.map((s) => lazyDoc(s, representation)))
     const docs: Array<SessionDoc> = []
     for (const s of input.query.sessions) {
-      if (representation === "summary") {
-        const summary = input.summaries?.get(s.id)
-        if (summary === undefined) {
-          return Effect.fail(
-            new Errors.StageError({
-              stage: "retrieve",
-              plugin,
-              reason: `session ${s.id} of ${input.query.instanceId} has no summary; the summary representation needs a summarizer in the pipeline`
-            })
-          )
-        }
-        const text = Domain.summaryText(summary)
-        docs.push({ id: s.id, index: s.index, key: textKey(text), text })
-      } else {
-        docs.push({ id: s.id, index: s.index, key: `${s.hash}:${representation}`, text: Domain.sessionText(s, representation) })
+      const summary = input.summaries?.get(s.id)
+      if (summary === undefined) {
+        return Effect.fail(
+          new Errors.StageError({
+            stage: "retrieve",
+            plugin,
+            reason: `session ${s.id} of ${input.query.instanceId} has no summary; the summary representation needs a summarizer in the pipeline`
+          })
+        )
       }
+      const text = Domain.summaryText(summary)
+      docs.push({ id: s.id, index: s.index, key: textKey(text), text })
     }
     return Effect.succeed(docs)
   })

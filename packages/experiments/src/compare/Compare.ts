@@ -16,6 +16,7 @@ import { RunError } from "../Errors.js"
 import type { CellSummary, MetricDescription, Slice } from "../ResultLine.js"
 import { slices } from "../ResultLine.js"
 import * as Analysis from "../report/Analysis.js"
+import * as Rows from "../report/Rows.js"
 import * as RunDir from "../report/RunDir.js"
 import * as Paired from "./Paired.js"
 import * as Render from "./Render.js"
@@ -110,14 +111,14 @@ export const compare = (a: RunDir.Run, b: RunDir.Run, options: Options = {}): Co
   if (a.summary.dataset.hash !== b.summary.dataset.hash) {
     warnings.push(`The runs read different data (fingerprints ${a.summary.dataset.hash.slice(0, 12)} and ${b.summary.dataset.hash.slice(0, 12)}); instances are paired by id.`)
   }
-  const ia = Analysis.index(a.rows), ib = Analysis.index(b.rows)
+  const ia = Rows.index(a.rows), ib = Rows.index(b.rows)
   const plan: Array<{ match: Match; metric: MetricDescription; slice: Slice; ids: Array<string> }> = []
   for (const match of matches) {
     for (const metric of metrics) {
-      for (const slice of slices) plan.push({ match, metric, slice, ids: Analysis.sharedInstances(ia.ok.get(match.a.id), ib.ok.get(match.b.id), slice) })
+      for (const slice of slices) plan.push({ match, metric, slice, ids: Rows.sharedInstances(ia.ok.get(match.a.id), ib.ok.get(match.b.id), slice) })
     }
   }
-  const cols = (t: (typeof plan)[number]) => [Analysis.columnsOf(ia.ok.get(t.match.a.id), t.ids), Analysis.columnsOf(ib.ok.get(t.match.b.id), t.ids)] as const
+  const cols = (t: (typeof plan)[number]) => [Rows.columnsOf(ia.ok.get(t.match.a.id), t.ids), Rows.columnsOf(ib.ok.get(t.match.b.id), t.ids)] as const
   const seed = a.summary.seed
   const resamples = a.summary.resamples ?? 1000
   const fam = Paired.family(

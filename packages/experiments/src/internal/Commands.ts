@@ -1,6 +1,7 @@
 /** Argument parsing and the `sweep`, `report` and `compare` commands of the CLI, returning exit codes. */
 import { Domain } from "@cupid-lab/core"
 import { Effect } from "effect"
+import * as path from "node:path"
 import * as Compare from "../compare/Compare.js"
 import * as Config from "../Config.js"
 import * as Progress from "../Progress.js"
@@ -177,7 +178,7 @@ const sweep = (flags: Parsed["flags"], io: Io): Effect.Effect<number, unknown> =
     const outcome = yield* Runner.sweep(config, { ...io.runner, stop: io.stop, log, progress: Progress.make(io.stderr) })
     io.stdout(table(outcome.summary))
     io.stdout(`\n${outcome.pairs.done}/${outcome.pairs.total} pairs done (${outcome.pairs.ran} this run), ${outcome.pairs.failed} failed this run\n`)
-    io.stdout(`report: ${outcome.files.report}\n`)
+    io.stdout(`report: ${outcome.files.report}\nreport: ${path.join(outcome.out, "report.html")}\nresults: ${path.join(outcome.out, "results.csv")}\n`)
     if (outcome.pairs.failed > 0) log(`${outcome.pairs.failed} pairs failed (status "failed" in ${outcome.files.results}); rerun the same command to retry them`)
     if (outcome.interrupted) {
       log(`interrupted: ${outcome.pairs.done} of ${outcome.pairs.total} pairs are done and written; rerun the same command to resume`)

@@ -41,6 +41,7 @@ export const run = <I, P, E>(o: Options<I, P, E>): Effect.Effect<void, E> =>
         concurrency: "unbounded",
         discard: true
       }),
-      Effect.never.pipe(Effect.zipRight(ticker))
+      // Never ends by itself: the race ends when the work does.
+      ticker
     ).pipe(Effect.ensuring(o.tick.run))
   })

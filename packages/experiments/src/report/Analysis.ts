@@ -14,14 +14,15 @@
  * const analysis = Analysis.analyze(RunDir.read("runs/contextual"))
  * analysis.deltas.filter((d) => d.pHolm < 0.05)
  */
-import { Builtins as CoreBuiltins, Hash, type Plugin } from "@cupid-lab/core"
-import { Builtins as ProviderBuiltins } from "@cupid-lab/providers"
+import { Hash } from "@cupid-lab/core"
 import { Builtins as RetrieverBuiltins } from "@cupid-lab/retrievers"
 import * as Paired from "../compare/Paired.js"
 import type { CellSummary, MetricDescription, Slice, Summary } from "../ResultLine.js"
 import { slices } from "../ResultLine.js"
-import { Builtins as ScorerBuiltins } from "@cupid-lab/scorers"
-import type { Row, Run } from "./RunDir.js"
+import * as Bins from "./Bins.js"
+import * as Inventory from "./Inventory.js"
+import { columnsOf, index, sharedInstances } from "./Rows.js"
+import type { Run } from "./RunDir.js"
 
 export interface Options {
   /** Cell id or name of the baseline; default summary.baseline, else the `all` retriever's cell, else the first. */
@@ -46,66 +47,6 @@ export interface Delta {
   readonly pHolm: number
 }
 
-export interface BinValue {
-  readonly n: number
-  readonly value: number
-}
-
-export interface Bin {
-  readonly label: string
-  readonly lo: number
-  readonly hi: number
-  /** Instances in the bin (each counted once, whatever the number of cells). */
-  readonly instances: number
-  /** Per cell id. */
-  readonly values: ReadonlyMap<string, BinValue>
-}
-
-export interface Binned {
-  readonly metric: MetricDescription
-  readonly by: "relevant position" | "history tokens"
-  readonly bins: ReadonlyArray<Bin>
-}
-
-export interface CostRow {
-  readonly cell: string
-  /** Result lines of the cell, failed ones included (their calls were made too). */
-  readonly pairs: number
-  readonly calls: number
-  readonly promptTokens: number
-  readonly completionTokens: number
-  /** Calls and tokens of the scorers (stage `score`), not part of the method's cost. */
-  readonly scoringCalls: number
-  readonly scoringTokens: number
-}
-
-export interface ModelUse {
-  readonly id: string
-  readonly calls: number
-  readonly promptTokens: number
-  readonly completionTokens: number
-}
-
-export interface FailureGroup {
-  readonly stage: string
-  readonly plugin: string
-  readonly tag: string
-  readonly count: number
-  /** Names of the cells affected, in grid order. */
-  readonly cells: ReadonlyArray<string>
-  /** First examples in file order (at most 3). */
-  readonly examples: ReadonlyArray<{ readonly cell: string; readonly instance: string; readonly message: string }>
-}
-
-export interface PluginUse {
-  readonly stage: string
-  readonly name: string
-  /** The package that ships it, or undefined for a plugin module listed by the config. */
-  readonly package: string | undefined
-  /** Number of cells using it (directly or inside a composite plugin). */
-  readonly cells: number
-}
-
 export interface Analysis {
   readonly summary: Summary
   readonly cells: ReadonlyArray<CellView>
@@ -124,17 +65,15 @@ export interface Analysis {
   /** Tests in the Holm family (deltas with a p-value). */
   readonly tests: number
   readonly permutations: Paired.Family["permutations"]
-  readonly recency: Binned | undefined
-  readonly history: Binned | undefined
-  readonly cost: ReadonlyArray<CostRow>
-  readonly models: ReadonlyArray<ModelUse>
-  readonly failures: ReadonlyArray<FailureGroup>
-  readonly plugins: ReadonlyArray<PluginUse>
+  readonly recency: Bins.Binned | undefined
+  readonly history: Bins.Binned | undefined
+  readonly cost: ReadonlyArray<Inventory.CostRow>
+  readonly models: ReadonlyArray<Inventory.ModelUse>
+  readonly failures: ReadonlyArray<Inventory.FailureGroup>
+  readonly plugins: ReadonlyArray<Inventory.PluginUse>
   readonly okPairs: number
   readonly failedPairs: number
 }
-
-const scoringStage = "score"
 
 export const metricNamed = (summary: Summary, name: string): MetricDescription | undefined =>
   summary.metrics.find((m) => m.name === name)
@@ -164,11 +103,11 @@ export const chooseBaseline = (summary: Summary, requested?: string): { readonly
   }
   if (summary.baseline !== undefined) {
     const c = find(summary.baseline)
-    if (c !== undefined) return { cell: c, reason: "set by the sweep: the config's report.baseline when given, else the cell whose retriever is `all`, else the first cell" }
+    if (c !== undefined) return { cell: c, reason: "set by the sweep: the config's report.baseline when given, else the cell whose retriever is all, else the first cell" }
   }
   const all = cells.find((c) => retrieverUse(c) === "all")
-  if (all !== undefined) return { cell: all, reason: "the cell whose retriever is `all` (full history)" }
-  return { cell: cells[0]!, reason: "the first cell (no cell uses the `all` retriever)" }
+  if (all !== undefined) return { cell: all, reason: "the cell whose retriever is all (the full history)" }
+  return { cell: cells[0]!, reason: "the first cell (no cell uses the all retriever)" }
 }
 
 /** An oracle-retrieval cell: it reads gold and its retriever is a gold-reading plugin. */
@@ -181,214 +120,6 @@ const readsGoldSessions = (c: CellSummary): boolean => {
 const withoutRetriever = (c: CellSummary): string => {
   const { retriever: _r, ...rest } = c.params
   return Hash.canonicalJson(rest)
-}
-
-/** Per-cell index of ok rows by instance, plus every row in file order. */
-export interface Index {
-  readonly ok: ReadonlyMap<string, ReadonlyMap<string, Row>>
-  readonly rows: ReadonlyMap<string, ReadonlyArray<Row>>
-  /** Instance ids in first-seen order, with their rows' meta (an instance property). */
-  readonly instances: ReadonlyArray<Row>
-}
-
-export const index = (rows: ReadonlyArray<Row>): Index => {
-  const ok = new Map<string, Map<string, Row>>()
-  const byCell = new Map<string, Array<Row>>()
-  const seen = new Map<string, Row>()
-  for (const r of rows) {
-    const list = byCell.get(r.cell) ?? []
-    list.push(r)
-    byCell.set(r.cell, list)
-    if (!seen.has(r.instance)) seen.set(r.instance, r)
-    if (r.status !== "ok") continue
-    const m = ok.get(r.cell) ?? new Map<string, Row>()
-    m.set(r.instance, r)
-    ok.set(r.cell, m)
-  }
-  return { ok, rows: byCell, instances: [...seen.values()] }
-}
-
-const score = (r: Row | undefined, key: string): number => {
-  const v = r?.scores[key]
-  return v === null || v === undefined ? NaN : v
-}
-
-/** Columns over a fixed instance list, for {@link Paired}. */
-export const columnsOf = (rows: ReadonlyMap<string, Row> | undefined, instances: ReadonlyArray<string>): Paired.Columns => {
-  const memo = new Map<string, Array<number>>()
-  return (key) => {
-    let c = memo.get(key)
-    if (c === undefined) {
-      c = instances.map((id) => score(rows?.get(id), key))
-      memo.set(key, c)
-    }
-    return c
-  }
-}
-
-/** Instances of `slice` scored ok in both cells, in the order of `a`. */
-export const sharedInstances = (
-  a: ReadonlyMap<string, Row> | undefined,
-  b: ReadonlyMap<string, Row> | undefined,
-  slice: Slice
-): Array<string> => {
-  if (a === undefined || b === undefined) return []
-  const out: Array<string> = []
-  for (const [id, r] of a) if ((slice === "all" || r.type === slice) && b.has(id)) out.push(id)
-  return out
-}
-
-/** Fixed-width bins over positions 1..sessions (width about a quarter of the history, at least 1). */
-const positionBins = (maxSessions: number): Array<{ lo: number; hi: number; label: string }> => {
-  const width = Math.max(1, Math.round(maxSessions / 4))
-  const out: Array<{ lo: number; hi: number; label: string }> = []
-  for (let lo = 1; lo <= maxSessions; lo += width) {
-    const hi = lo + width
-    const last = hi > maxSessions
-    out.push({ lo, hi: last ? maxSessions + 1e-9 : hi, label: last ? `${lo}–${maxSessions}` : `${lo}–<${hi}` })
-  }
-  return out
-}
-
-const binned = (
-  metric: MetricDescription,
-  by: Binned["by"],
-  groups: ReadonlyArray<{ label: string; lo: number; hi: number; ids: ReadonlyArray<string> }>,
-  cells: ReadonlyArray<CellSummary>,
-  idx: Index
-): Binned => ({
-  metric,
-  by,
-  bins: groups.filter((g) => g.ids.length > 0).map((g) => {
-    const values = new Map<string, BinValue>()
-    for (const c of cells) {
-      const v = Paired.value(metric, columnsOf(idx.ok.get(c.id), g.ids))
-      values.set(c.id, v)
-    }
-    return { label: g.label, lo: g.lo, hi: g.hi, instances: g.ids.length, values }
-  })
-})
-
-const recencyBins = (metric: MetricDescription, cells: ReadonlyArray<CellSummary>, idx: Index): Binned | undefined => {
-  const withPos = idx.instances.filter((r) => r.meta.relevantMeanPosition !== null)
-  if (withPos.length === 0) return undefined
-  const maxSessions = Math.max(...idx.instances.map((r) => r.meta.sessions))
-  const groups = positionBins(maxSessions).map((b) => ({
-    ...b,
-    ids: withPos.filter((r) => r.meta.relevantMeanPosition! >= b.lo && r.meta.relevantMeanPosition! < b.hi).map((r) => r.instance)
-  }))
-  return binned(metric, "relevant position", groups, cells, idx)
-}
-
-/** Equal-size bins (by rank of history tokens, ties broken by instance id): quartiles when there are enough instances. */
-const historyBins = (metric: MetricDescription, cells: ReadonlyArray<CellSummary>, idx: Index): Binned | undefined => {
-  const sorted = [...idx.instances].sort((a, b) => a.meta.historyTokens - b.meta.historyTokens || (a.instance < b.instance ? -1 : a.instance > b.instance ? 1 : 0))
-  if (sorted.length === 0) return undefined
-  const k = Math.min(4, sorted.length)
-  const groups = Array.from({ length: k }, (_, i) => {
-    const part = sorted.slice(Math.floor((i * sorted.length) / k), Math.floor(((i + 1) * sorted.length) / k))
-    const lo = part[0]!.meta.historyTokens
-    const hi = part[part.length - 1]!.meta.historyTokens
-    return { label: `${lo}–${hi}`, lo, hi, ids: part.map((r) => r.instance) }
-  })
-  return binned(metric, "history tokens", groups, cells, idx)
-}
-
-const costRows = (cells: ReadonlyArray<CellSummary>, idx: Index): Array<CostRow> =>
-  cells.map((c) => {
-    let calls = 0, promptTokens = 0, completionTokens = 0, scoringCalls = 0, scoringTokens = 0
-    const rows = idx.rows.get(c.id) ?? []
-    for (const r of rows) {
-      const s = r.usage.byStage[scoringStage]
-      calls += r.usage.calls - (s?.calls ?? 0)
-      promptTokens += r.usage.promptTokens - (s?.promptTokens ?? 0)
-      completionTokens += r.usage.completionTokens - (s?.completionTokens ?? 0)
-      scoringCalls += s?.calls ?? 0
-      scoringTokens += (s?.promptTokens ?? 0) + (s?.completionTokens ?? 0)
-    }
-    return { cell: c.id, pairs: rows.length, calls, promptTokens, completionTokens, scoringCalls, scoringTokens }
-  })
-
-const modelUse = (rows: ReadonlyArray<Row>): Array<ModelUse> => {
-  const m = new Map<string, { calls: number; promptTokens: number; completionTokens: number }>()
-  for (const r of rows) {
-    for (const [id, u] of Object.entries(r.usage.byModel)) {
-      const t = m.get(id) ?? { calls: 0, promptTokens: 0, completionTokens: 0 }
-      t.calls += u.calls
-      t.promptTokens += u.promptTokens
-      t.completionTokens += u.completionTokens
-      m.set(id, t)
-    }
-  }
-  return [...m.keys()].sort().map((id) => ({ id, ...m.get(id)! }))
-}
-
-const failureGroups = (rows: ReadonlyArray<Row>, cells: ReadonlyArray<CellSummary>): Array<FailureGroup> => {
-  const order = new Map(cells.map((c, i) => [c.id, i]))
-  const names = new Map(cells.map((c) => [c.id, c.name]))
-  const groups = new Map<string, { stage: string; plugin: string; tag: string; count: number; cells: Set<string>; examples: Array<FailureGroup["examples"][number]> }>()
-  for (const r of rows) {
-    if (r.status !== "failed") continue
-    const e = r.error ?? { stage: "unknown", plugin: "unknown", tag: "unknown", message: "(no error recorded)" }
-    const key = `${e.stage}\0${e.plugin}\0${e.tag}`
-    const g = groups.get(key) ?? { stage: e.stage, plugin: e.plugin, tag: e.tag, count: 0, cells: new Set<string>(), examples: [] }
-    g.count++
-    g.cells.add(r.cell)
-    if (g.examples.length < 3) g.examples.push({ cell: names.get(r.cell) ?? r.cellName, instance: r.instance, message: e.message })
-    groups.set(key, g)
-  }
-  return [...groups.values()]
-    .sort((a, b) => b.count - a.count || (a.stage + a.plugin + a.tag < b.stage + b.plugin + b.tag ? -1 : 1))
-    .map((g) => ({
-      stage: g.stage,
-      plugin: g.plugin,
-      tag: g.tag,
-      count: g.count,
-      cells: [...g.cells].sort((a, b) => (order.get(a) ?? 0) - (order.get(b) ?? 0)).map((id) => names.get(id) ?? id),
-      examples: g.examples
-    }))
-}
-
-const shipped: ReadonlyArray<readonly [string, ReadonlyArray<Plugin.AnyPlugin>]> = [
-  ["@cupid-lab/core", CoreBuiltins.plugins],
-  ["@cupid-lab/retrievers", RetrieverBuiltins.plugins],
-  ["@cupid-lab/scorers", ScorerBuiltins.plugins],
-  ["@cupid-lab/providers", ProviderBuiltins.plugins]
-]
-
-const packageOf = (stage: string, name: string): string | undefined => {
-  for (const [pkg, list] of shipped) if (list.some((p) => p.stage === stage && p.name === name)) return pkg
-  return undefined
-}
-
-/** Every plugin the cells name, top-level stages and parts of composite plugins (`hybrid`, `rerank`). */
-const pluginUses = (cells: ReadonlyArray<CellSummary>): Array<PluginUse> => {
-  const uses = new Map<string, { stage: string; name: string; package: string | undefined; cells: Set<string> }>()
-  // A `use` nested in a stage's options is a part of that plugin: another stage plugin (hybrid's
-  // retrievers) or a component of its own (an embedder), shipped with the parent when unregistered.
-  const walk = (value: unknown, stage: string, cell: string, parent: { readonly pkg: string | undefined } | undefined): void => {
-    if (Array.isArray(value)) return value.forEach((v) => walk(v, stage, cell, parent))
-    if (value === null || typeof value !== "object") return
-    const v = value as Record<string, unknown>
-    let here = parent
-    if (typeof v["use"] === "string") {
-      const name = v["use"]
-      const registered = packageOf(stage, name)
-      const asStage = parent === undefined || registered !== undefined ? stage : `${stage} part`
-      const pkg = parent === undefined || registered !== undefined ? registered : parent.pkg
-      const key = `${asStage}\0${name}`
-      const u = uses.get(key) ?? { stage: asStage, name, package: pkg, cells: new Set<string>() }
-      u.cells.add(cell)
-      uses.set(key, u)
-      here = { pkg }
-    }
-    for (const [k, child] of Object.entries(v)) if (k !== "use") walk(child, stage, cell, here)
-  }
-  for (const c of cells) for (const [stage, spec] of Object.entries(c.params)) walk(spec, stage, c.id, undefined)
-  const order = ["retriever", "retriever part", "summarizer", "summarizer part", "inferrer", "inferrer part", "generator", "generator part"]
-  return [...uses.values()]
-    .sort((a, b) => (order.indexOf(a.stage) - order.indexOf(b.stage)) || (a.name < b.name ? -1 : a.name > b.name ? 1 : 0))
-    .map((u) => ({ stage: u.stage, name: u.name, package: u.package, cells: u.cells.size }))
 }
 
 /** The metrics of each family the report puts in its paper-layout tables and tests. */
@@ -459,26 +190,14 @@ export const analyze = (run: Pick<Run, "summary" | "rows">, options: Options = {
     deltas,
     tests: fam2.tests,
     permutations: fam2.permutations,
-    recency: fam.main === undefined ? undefined : recencyBins(fam.main, summary.cells, idx),
-    history: fam.main === undefined ? undefined : historyBins(fam.main, summary.cells, idx),
-    cost: costRows(summary.cells, idx),
-    models: modelUse(rows),
-    failures: failureGroups(rows, summary.cells),
-    plugins: pluginUses(summary.cells),
+    recency: fam.main === undefined ? undefined : Bins.recency(fam.main, summary.cells, idx),
+    history: fam.main === undefined ? undefined : Bins.history(fam.main, summary.cells, idx),
+    cost: Inventory.costRows(summary.cells, idx),
+    models: Inventory.modelUse(rows),
+    failures: Inventory.failureGroups(rows, summary.cells),
+    plugins: Inventory.pluginUses(summary.cells),
     okPairs,
     failedPairs: rows.length - okPairs
   }
 }
 
-/** Cells on the cost frontier: no other (non-oracle) cell is at most as costly and at least as good, and better in one. */
-export const paretoFront = (points: ReadonlyArray<{ readonly id: string; readonly cost: number; readonly value: number }>): Set<string> => {
-  const front = new Set<string>()
-  const ok = points.filter((p) => Number.isFinite(p.cost) && Number.isFinite(p.value))
-  for (const p of ok) {
-    const dominated = ok.some((q) =>
-      q !== p && q.cost <= p.cost && q.value >= p.value && (q.cost < p.cost || q.value > p.value)
-    )
-    if (!dominated) front.add(p.id)
-  }
-  return front
-}

@@ -11,7 +11,7 @@
 import { Dataset, Domain } from "@cupid-lab/core"
 import { Chunk, Effect, Stream } from "effect"
 import type { Analysis } from "./Analysis.js"
-import { index } from "./Analysis.js"
+import { index } from "./Rows.js"
 import type { Row, Run } from "./RunDir.js"
 
 export interface ExampleCell {

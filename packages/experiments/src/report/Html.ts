@@ -10,15 +10,14 @@
  */
 import type { CellSummary, MetricDescription, Slice } from "../ResultLine.js"
 import { slices } from "../ResultLine.js"
-import type { Analysis, Binned, CellView, Delta } from "./Analysis.js"
-import { paretoFront } from "./Analysis.js"
+import type { Analysis, CellView, Delta } from "./Analysis.js"
+import type { Binned } from "./Bins.js"
+import * as Charts from "./Charts.js"
 import { opening } from "./Examples.js"
 import type { Examples } from "./Examples.js"
 import * as Format from "./Format.js"
-import { binHeader, usdNote } from "./Markdown.js"
 import * as Notes from "./Notes.js"
 import type { RunInfo } from "./RunDir.js"
-import * as Svg from "./Svg.js"
 
 const e = Format.html
 
@@ -57,90 +56,6 @@ const rowClass = (a: Analysis, c: CellSummary): string =>
   [c.id === a.baseline.id ? "baseline" : "", c.usesGold ? "oracle" : ""].filter((x) => x !== "").join(" ")
 
 const labelCell = (a: Analysis, c: CellView) => `<td>${e(Notes.cellLabel(c.summary, a.baseline.id))}</td>`
-
-const figure = (svg: string, caption: string) => `<figure>${svg}<figcaption>${e(caption)}</figcaption></figure>`
-
-/** "all 18, consistent 6, ..." or ranges when cells differ. */
-const nCaption = (a: Analysis, metric: string): string =>
-  slices.map((s) => {
-    const ns = a.cells.map((c) => c.summary.slices[s].metrics[metric]?.n ?? 0)
-    const lo = Math.min(...ns), hi = Math.max(...ns)
-    return `${s} ${lo === hi ? lo : `${lo}–${hi}`}`
-  }).join(", ")
-
-const barChart = (a: Analysis, m: MetricDescription): string => {
-  const svg = Svg.bars({
-    title: `${m.name} per cell and slice`,
-    yLabel: m.name,
-    groups: a.cells.map((c) => Notes.cellLabel(c.summary, a.baseline.id)),
-    series: slices.map((s) => s),
-    value: (g, s) => {
-      const est = a.cells[g]!.summary.slices[slices[s]!].metrics[m.name]
-      if (est === undefined || est.mean === null) return undefined
-      return { value: est.mean, lo: est.ci95[0] ?? NaN, hi: est.ci95[1] ?? NaN, n: est.n }
-    }
-  })
-  return figure(svg, `${Notes.metricLabel(m)} (${Notes.aggregateNote(m)}) per cell and instance type, with 95% bootstrap CI whiskers. N per cell (instances scored): ${nCaption(a, m.name)}. Hover a bar for its value, CI and N.`)
-}
-
-const lineChart = (a: Analysis, b: Binned): string => {
-  const svg = Svg.lines({
-    title: binHeader(b),
-    xLabel: b.by === "relevant position" ? "mean position of the relevant sessions (bin)" : "history length, approximate tokens (bin)",
-    yLabel: b.metric.name,
-    categories: b.bins.map((x) => `${x.label} (${x.instances})`),
-    series: a.cells.map((c) => Notes.cellLabel(c.summary, a.baseline.id)),
-    value: (s, c) => b.bins[c]!.values.get(a.cells[s]!.summary.id)
-  })
-  const total = b.bins.reduce((n, x) => n + x.instances, 0)
-  return figure(svg, `${binHeader(b)}. ${b.bins.length} bins over ${total} instances (instances per bin in parentheses); each point aggregates a cell's scored instances in the bin (${Notes.aggregateNote(b.metric)}); hover for its N.`)
-}
-
-const prChart = (a: Analysis): string => {
-  const p = a.inference.find((m) => m.name.startsWith("inference.precision")) ?? a.retrieval.find((m) => m.name === "retrieval.precision")
-  const r = a.inference.find((m) => m.name.startsWith("inference.recall")) ?? a.retrieval.find((m) => m.name === "retrieval.recall")
-  if (p === undefined || r === undefined) return ""
-  const points = a.cells.map((c, i) => {
-    const pe = c.summary.slices.all.metrics[p.name], re = c.summary.slices.all.metrics[r.name]
-    return {
-      label: `${i + 1} ${Notes.cellLabel(c.summary, a.baseline.id)}`,
-      mark: String(i + 1),
-      x: re?.mean ?? NaN,
-      y: pe?.mean ?? NaN,
-      hollow: c.summary.usesGold,
-      tip: `${c.summary.name}: ${r.name} ${Format.number(re?.mean)} (n=${re?.n ?? 0}), ${p.name} ${Format.number(pe?.mean)} (n=${pe?.n ?? 0})`
-    }
-  })
-  const svg = Svg.scatter({ title: "Precision against recall", xLabel: r.name, yLabel: p.name, points })
-  return figure(svg, `${p.name} against ${r.name}, all instances, one point per cell (numbers as in the Cells table; hollow: oracle). N per cell: ${nCaption(a, r.name).split(",")[0]}.`)
-}
-
-const frontierChart = (a: Analysis): string => {
-  const m = a.main
-  if (m === undefined) return ""
-  const pts = a.cells.map((c, i) => {
-    const r = a.cost[i]!
-    const est = c.summary.slices.all.metrics[m.name]
-    return { c, i, cost: r.pairs === 0 ? NaN : (r.promptTokens + r.completionTokens) / r.pairs, value: est?.mean ?? NaN, n: est?.n ?? 0 }
-  })
-  const front = paretoFront(pts.filter((p) => !p.c.summary.usesGold).map((p) => ({ id: p.c.summary.id, cost: p.cost, value: p.value })))
-  const svg = Svg.scatter({
-    title: "Quality against tokens",
-    xLabel: "pipeline tokens per instance (prompt + completion)",
-    yLabel: m.name,
-    points: pts.map((p) => ({
-      label: `${p.i + 1} ${Notes.cellLabel(p.c.summary, a.baseline.id)}`,
-      mark: String(p.i + 1),
-      x: p.cost,
-      y: p.value,
-      hollow: p.c.summary.usesGold,
-      front: front.has(p.c.summary.id),
-      tip: `${p.c.summary.name}: ${Format.number(p.cost)} tokens per instance, ${m.name} ${Format.number(p.value)} (n=${p.n})`
-    }))
-  })
-  const free = pts.every((p) => p.cost === 0)
-  return figure(svg, `Cost frontier: ${m.name} (all instances) against the pipeline's tokens per instance (scoring excluded). Dashed line and outlined points: the Pareto front (no other non-oracle cell is cheaper and at least as good). Hollow: oracle cells, left out of the front. N per cell: ${nCaption(a, m.name).split(",")[0]}.${free ? " Every cell ran without model calls (0 tokens), so cost does not separate them." : ""}`)
-}
 
 const metaSection = (a: Analysis, info: RunInfo | undefined): string => {
   const s = a.summary
@@ -298,7 +213,7 @@ const binnedSection = (a: Analysis, b: Binned | undefined, id: string, title: st
       return num(v === undefined || v.n === 0 ? "– n=0" : `${Format.number(v.value)} n=${v.n}`)
     })]
   }))
-  return `<h2 id="${id}">${e(title)}</h2>${lineChart(a, b)}${table(["cell", ...b.bins.map((x) => `${x.label} (${x.instances} inst.)`)].map(e), rows)}`
+  return `<h2 id="${id}">${e(title)}</h2>${Charts.lineChart(a, b)}${table(["cell", ...b.bins.map((x) => `${x.label} (${x.instances} inst.)`)].map(e), rows)}`
 }
 
 const costSection = (a: Analysis): string => {
@@ -318,7 +233,7 @@ const costSection = (a: Analysis): string => {
     }
   })
   const unpriced = usd && a.cells.some((c) => (c.summary.slices.all.metrics["cost.usd"]?.n ?? 0) < c.summary.slices.all.n)
-  return `<h2 id="cost">Cost</h2><p class="note">Pipeline calls and tokens per result line (failed pairs included; cached calls count in full). Scoring calls are shown apart.</p>${frontierChart(a)}${table(head.map(e), rows)}${unpriced ? `<p class="note">${e(usdNote)}</p>` : ""}`
+  return `<h2 id="cost">Cost</h2><p class="note">Pipeline calls and tokens per result line (failed pairs included; cached calls count in full). Scoring calls are shown apart.</p>${Charts.frontierChart(a)}${table(head.map(e), rows)}${unpriced ? `<p class="note">${e(Notes.usdNote)}</p>` : ""}`
 }
 
 const failuresSection = (a: Analysis): string => {
@@ -364,12 +279,6 @@ const examplesSection = (a: Analysis, ex: Examples): string => {
   return out
 }
 
-const chartsSection = (a: Analysis): string => {
-  const headline = [a.main, a.generation[0], a.retrieval.find((m) => m.name === "retrieval.recall")]
-    .filter((m, i, all): m is MetricDescription => m !== undefined && all.indexOf(m) === i)
-  return `<h2 id="charts">Overview</h2>${headline.map((m) => barChart(a, m)).join("")}${prChart(a)}`
-}
-
 export const render = (a: Analysis, examples: Examples, info: RunInfo | undefined): string => {
   const title = `${a.summary.config.name}: sweep report`
   return [
@@ -380,7 +289,7 @@ export const render = (a: Analysis, examples: Examples, info: RunInfo | undefine
     `<title>${e(title)}</title><style>${style}</style></head><body><main>`,
     `<h1>${e(title)}</h1>`,
     metaSection(a, info),
-    chartsSection(a),
+    Charts.overview(a),
     cellsSection(a, info),
     inferenceSection(a),
     a.generation.length === 0 ? "" : `<h2 id="generation">Generation</h2>${a.generation.map((m) => estimateTable(a, m)).join("")}`,

@@ -12,15 +12,12 @@
  */
 import type { MetricDescription, MetricEstimate } from "../ResultLine.js"
 import { slices } from "../ResultLine.js"
-import type { Analysis, Binned, CellView, Delta } from "./Analysis.js"
+import type { Analysis, CellView, Delta } from "./Analysis.js"
+import type { Binned } from "./Bins.js"
 import { opening } from "./Examples.js"
 import type { Examples } from "./Examples.js"
 import * as Format from "./Format.js"
 import * as Notes from "./Notes.js"
-
-/** Kept for callers of the first report writer. */
-export const formatNumber = Format.number
-export const formatEstimate = Format.estimate
 
 const t = Format.md
 
@@ -134,11 +131,6 @@ const deltaSection = (a: Analysis): Array<string> => {
   return out
 }
 
-export const binHeader = (b: Binned): string =>
-  b.by === "relevant position"
-    ? `${b.metric.name} by mean position of the relevant sessions (1 = oldest)`
-    : `${b.metric.name} by history length (equal-size bins of approximate tokens)`
-
 const binnedSection = (a: Analysis, b: Binned | undefined, title: string): Array<string> => {
   if (b === undefined) return []
   const head = ["cell", ...b.bins.map((x) => `${x.label} (${x.instances} inst.)`)]
@@ -146,10 +138,8 @@ const binnedSection = (a: Analysis, b: Binned | undefined, title: string): Array
     const v = x.values.get(c.summary.id)
     return v === undefined || v.n === 0 ? "– n=0" : `${Format.number(v.value)} n=${v.n}`
   })])
-  return [`## ${title}`, "", `${t(binHeader(b))}; ${Notes.aggregateNote(b.metric)} within each bin.`, "", ...table(head, rows)]
+  return [`## ${title}`, "", `${t(Notes.binHeader(b))}; ${Notes.aggregateNote(b.metric)} within each bin.`, "", ...table(head, rows)]
 }
-
-export const usdNote = "usd: – (or a smaller n) where a model has no price in the cost scorer's table; add one with its `prices` option."
 
 const costSection = (a: Analysis): Array<string> => {
   const usd = a.summary.metrics.find((m) => m.name === "cost.usd")
@@ -175,7 +165,7 @@ const costSection = (a: Analysis): Array<string> => {
     "Model calls and tokens of the pipeline stages per result line (failed pairs included: their calls were made); cached calls count in full, since they describe the method. Scoring calls (LLM judges) are shown apart and are not part of a method's cost.",
     "",
     ...table(head, rows),
-    ...(usd !== undefined && a.cells.some((c) => (c.summary.slices.all.metrics["cost.usd"]?.n ?? 0) < c.summary.slices.all.n) ? [usdNote, ""] : [])
+    ...(usd !== undefined && a.cells.some((c) => (c.summary.slices.all.metrics["cost.usd"]?.n ?? 0) < c.summary.slices.all.n) ? [t(Notes.usdNote), ""] : [])
   ]
 }
 

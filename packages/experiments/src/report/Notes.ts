@@ -10,6 +10,7 @@
 import * as Paired from "../compare/Paired.js"
 import type { CellSummary, MetricDescription, Slice } from "../ResultLine.js"
 import type { Analysis } from "./Analysis.js"
+import type { Binned } from "./Bins.js"
 import * as Format from "./Format.js"
 
 export const heuristicMark = "†"
@@ -90,3 +91,10 @@ export const statistics = (a: Analysis): Array<string> => {
   ]
   return out
 }
+
+export const binHeader = (b: Binned): string =>
+  b.by === "relevant position"
+    ? `${b.metric.name} by mean position of the relevant sessions (1 = oldest)`
+    : `${b.metric.name} by history length (equal-size bins of approximate tokens)`
+
+export const usdNote = "usd: – (or a smaller n) where a model has no price in the cost scorer's table; add one with its `prices` option."

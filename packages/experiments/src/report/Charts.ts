@@ -1,0 +1,110 @@
+/**
+ * The figures of report.html: SVG charts (see {@link Svg}) of an analysis with their captions:
+ * grouped bars with CI whiskers, the binned lines (recency, history length), precision against
+ * recall, and the cost frontier. Every caption states what is plotted and the N behind it.
+ *
+ * @example
+ * import * as Charts from "@cupid-lab/experiments/report/Charts"
+ * Charts.overview(analysis) // "<h2 ...>Overview</h2><figure><svg ...>"
+ */
+import type { MetricDescription } from "../ResultLine.js"
+import { slices } from "../ResultLine.js"
+import type { Analysis } from "./Analysis.js"
+import type { Binned } from "./Bins.js"
+import * as Format from "./Format.js"
+import { paretoFront } from "./Inventory.js"
+import * as Notes from "./Notes.js"
+import * as Svg from "./Svg.js"
+
+const e = Format.html
+
+const figure = (svg: string, caption: string) => `<figure>${svg}<figcaption>${e(caption)}</figcaption></figure>`
+
+/** "all 18, consistent 6, ..." or ranges when cells differ. */
+const nCaption = (a: Analysis, metric: string): string =>
+  slices.map((s) => {
+    const ns = a.cells.map((c) => c.summary.slices[s].metrics[metric]?.n ?? 0)
+    const lo = Math.min(...ns), hi = Math.max(...ns)
+    return `${s} ${lo === hi ? lo : `${lo}–${hi}`}`
+  }).join(", ")
+
+const barChart = (a: Analysis, m: MetricDescription): string => {
+  const svg = Svg.bars({
+    title: `${m.name} per cell and slice`,
+    yLabel: m.name,
+    groups: a.cells.map((c) => Notes.cellLabel(c.summary, a.baseline.id)),
+    series: slices.map((s) => s),
+    value: (g, s) => {
+      const est = a.cells[g]!.summary.slices[slices[s]!].metrics[m.name]
+      if (est === undefined || est.mean === null) return undefined
+      return { value: est.mean, lo: est.ci95[0] ?? NaN, hi: est.ci95[1] ?? NaN, n: est.n }
+    }
+  })
+  return figure(svg, `${Notes.metricLabel(m)} (${Notes.aggregateNote(m)}) per cell and instance type, with 95% bootstrap CI whiskers. N per cell (instances scored): ${nCaption(a, m.name)}. Hover a bar for its value, CI and N.`)
+}
+
+export const lineChart = (a: Analysis, b: Binned): string => {
+  const svg = Svg.lines({
+    title: Notes.binHeader(b),
+    xLabel: b.by === "relevant position" ? "mean position of the relevant sessions (bin)" : "history length, approximate tokens (bin)",
+    yLabel: b.metric.name,
+    categories: b.bins.map((x) => `${x.label} (${x.instances})`),
+    series: a.cells.map((c) => Notes.cellLabel(c.summary, a.baseline.id)),
+    value: (s, c) => b.bins[c]!.values.get(a.cells[s]!.summary.id)
+  })
+  const total = b.bins.reduce((n, x) => n + x.instances, 0)
+  return figure(svg, `${Notes.binHeader(b)}. ${b.bins.length} bins over ${total} instances (instances per bin in parentheses); each point aggregates a cell's scored instances in the bin (${Notes.aggregateNote(b.metric)}); hover for its N.`)
+}
+
+const prChart = (a: Analysis): string => {
+  const p = a.inference.find((m) => m.name.startsWith("inference.precision")) ?? a.retrieval.find((m) => m.name === "retrieval.precision")
+  const r = a.inference.find((m) => m.name.startsWith("inference.recall")) ?? a.retrieval.find((m) => m.name === "retrieval.recall")
+  if (p === undefined || r === undefined) return ""
+  const points = a.cells.map((c, i) => {
+    const pe = c.summary.slices.all.metrics[p.name], re = c.summary.slices.all.metrics[r.name]
+    return {
+      label: `${i + 1} ${Notes.cellLabel(c.summary, a.baseline.id)}`,
+      mark: String(i + 1),
+      x: re?.mean ?? NaN,
+      y: pe?.mean ?? NaN,
+      hollow: c.summary.usesGold,
+      tip: `${c.summary.name}: ${r.name} ${Format.number(re?.mean)} (n=${re?.n ?? 0}), ${p.name} ${Format.number(pe?.mean)} (n=${pe?.n ?? 0})`
+    }
+  })
+  const svg = Svg.scatter({ title: "Precision against recall", xLabel: r.name, yLabel: p.name, points })
+  return figure(svg, `${p.name} against ${r.name}, all instances, one point per cell (numbers as in the Cells table; hollow: oracle). N per cell: ${nCaption(a, r.name).split(",")[0]}.`)
+}
+
+export const frontierChart = (a: Analysis): string => {
+  const m = a.main
+  if (m === undefined) return ""
+  const pts = a.cells.map((c, i) => {
+    const r = a.cost[i]!
+    const est = c.summary.slices.all.metrics[m.name]
+    return { c, i, cost: r.pairs === 0 ? NaN : (r.promptTokens + r.completionTokens) / r.pairs, value: est?.mean ?? NaN, n: est?.n ?? 0 }
+  })
+  const front = paretoFront(pts.filter((p) => !p.c.summary.usesGold).map((p) => ({ id: p.c.summary.id, cost: p.cost, value: p.value })))
+  const svg = Svg.scatter({
+    title: "Quality against tokens",
+    xLabel: "pipeline tokens per instance (prompt + completion)",
+    yLabel: m.name,
+    points: pts.map((p) => ({
+      label: `${p.i + 1} ${Notes.cellLabel(p.c.summary, a.baseline.id)}`,
+      mark: String(p.i + 1),
+      x: p.cost,
+      y: p.value,
+      hollow: p.c.summary.usesGold,
+      front: front.has(p.c.summary.id),
+      tip: `${p.c.summary.name}: ${Format.number(p.cost)} tokens per instance, ${m.name} ${Format.number(p.value)} (n=${p.n})`
+    }))
+  })
+  const free = pts.every((p) => p.cost === 0)
+  return figure(svg, `Cost frontier: ${m.name} (all instances) against the pipeline's tokens per instance (scoring excluded). Dashed line and outlined points: the Pareto front (no other non-oracle cell is cheaper and at least as good). Hollow: oracle cells, left out of the front. N per cell: ${nCaption(a, m.name).split(",")[0]}.${free ? " Every cell ran without model calls (0 tokens), so cost does not separate them." : ""}`)
+}
+
+/** The bar charts of the headline metrics and the precision-recall scatter. */
+export const overview = (a: Analysis): string => {
+  const headline = [a.main, a.generation[0], a.retrieval.find((m) => m.name === "retrieval.recall")]
+    .filter((m, i, all): m is MetricDescription => m !== undefined && all.indexOf(m) === i)
+  return `<h2 id="charts">Overview</h2>${headline.map((m) => barChart(a, m)).join("")}${prChart(a)}`
+}
