@@ -24,7 +24,7 @@ describe("answers a caller rejects", () => {
       const [first, second, third] = yield* Effect.gen(function*() {
         const lm = yield* (yield* Models.Models).languageModel("m")
         const request = { messages: [{ role: "user" as const, content: "judge this" }], accept: (t: string) => t.startsWith("Score") }
-        return [yield* lm.complete(request), yield* lm.complete(request), yield* lm.complete(request)]
+        return [yield* lm.complete(request), yield* lm.complete(request), yield* lm.complete(request)] as const
       }).pipe(Effect.provide(layer))
       expect([first.text, second.text, third.text]).toEqual(["garbled", "Score: 7", "Score: 7"])
       // The rejected answer cost a call; the accepted one was stored and answered the third call.

@@ -17,8 +17,9 @@
  * import { Text } from "@cupid-lab/retrievers"
  * Text.terms("The players were running drills") // ["player", "run", "drill"]
  */
-import winkNLP, { type ItemSentence, type ItemToken, type ItsFunction, type WinkMethods } from "wink-nlp"
-import model from "wink-eng-lite-web-model"
+import { createRequire } from "node:module"
+import type { ItemSentence, ItemToken, ItsFunction, Model, WinkMethods } from "wink-nlp"
+import type WinkNlp from "wink-nlp"
 import { Memo } from "./internal/Memo.js"
 
 interface Pipelines {
@@ -30,8 +31,17 @@ interface Pipelines {
 
 let pipelines: Pipelines | undefined
 
-// Loaded on first use, so that importing this module costs nothing until text is analysed.
-const load = (): Pipelines => (pipelines ??= { tagged: winkNLP(model, ["sbd", "pos"]), plain: winkNLP(model, []) })
+// The library and its English model are loaded on first use, so that importing this module (and
+// the plugin list) costs nothing until text is analysed.
+const load = (): Pipelines => {
+  if (pipelines === undefined) {
+    const require = createRequire(import.meta.url)
+    const winkNLP = require("wink-nlp") as typeof WinkNlp
+    const model = require("wink-eng-lite-web-model") as Model
+    pipelines = { tagged: winkNLP(model, ["sbd", "pos"]), plain: winkNLP(model, []) }
+  }
+  return pipelines
+}
 
 const isWordType = (type: string): boolean => type === "word" || type === "number" || type === "hashtag"
 

@@ -16,7 +16,7 @@
  * const scores = yield* store.rank("p1:consistent", [{ id: "s1", vector }], queryVector)
  */
 import { Errors, Hash } from "@cupid-lab/core"
-import { QdrantClient } from "@qdrant/js-client-rest"
+import type { QdrantClient } from "@qdrant/js-client-rest"
 import { Config, Effect, Option, Redacted, Schema, type Scope } from "effect"
 import { randomUUID } from "node:crypto"
 import { cosine } from "./Embedder.js"
@@ -72,7 +72,9 @@ export const qdrant = (
 ): Effect.Effect<Store, Errors.PluginError, Scope.Scope> =>
   Effect.gen(function*() {
     const apiKey = yield* Config.option(Config.redacted("QDRANT_API_KEY")).pipe(Effect.orElseSucceed(() => Option.none()))
-    const client = new QdrantClient({
+    // The client (and its HTTP stack) loads only when a Qdrant store is configured.
+    const { QdrantClient: Client } = yield* Effect.promise(() => import("@qdrant/js-client-rest"))
+    const client: QdrantClient = new Client({
       url: spec.url,
       checkCompatibility: false,
       ...(Option.isSome(apiKey) ? { apiKey: Redacted.value(apiKey.value) } : {})
