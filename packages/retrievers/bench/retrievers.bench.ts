@@ -19,8 +19,8 @@ import * as Builtins from "../src/Builtins.js"
 
 // Three instances per persona (they share most session texts, as in CUPID); one at 10,000.
 const sizes: ReadonlyArray<{ readonly sessions: number; readonly personas: number; readonly types?: ReadonlyArray<Domain.InstanceType> }> = [
-  { sessions: 8, personas: 20 },
-  { sessions: 100, personas: 3 },
+  { sessions: 8, personas: 10 },
+  { sessions: 100, personas: 2 },
   { sessions: 1_000, personas: 1 },
   { sessions: 10_000, personas: 1, types: ["changing"] }
 ]

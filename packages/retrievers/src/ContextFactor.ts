@@ -83,9 +83,11 @@ type Scorer = (input: Retriever.RetrievalInput) => Effect.Effect<ReadonlyArray<n
 
 const openings = (sessions: ReadonlyArray<Domain.SessionView>) => sessions.map((s) => Domain.sessionText(s, "first-user-message"))
 
+const bestOf = (scores: ReadonlyArray<number>): number => scores.reduce((a, b) => Math.max(a, b), 0)
+
 /** Sessions whose score is positive and at least `threshold` of the best. */
 const matching = (scores: ReadonlyArray<number>, threshold: number): Array<boolean> => {
-  const best = Math.max(0, ...scores)
+  const best = bestOf(scores)
   return scores.map((s) => best > 0 && s > 0 && s >= threshold * best)
 }
 
@@ -128,8 +130,9 @@ const llmScorer = (lm: LanguageModel.Service, batchSize: number): Scorer => (inp
   return Effect.forEach(batches, (batch) =>
     Effect.gen(function*() {
       const ids = batch.map((s) => s.id)
+      const texts = openings(batch)
       const completion = yield* lm.complete({
-        messages: FactorPrompt.messages(input.query.request, batch.map((s, i) => ({ id: s.id, opening: openings(batch)[i]! }))),
+        messages: FactorPrompt.messages(input.query.request, batch.map((s, i) => ({ id: s.id, opening: texts[i]! }))),
         temperature: 0,
         maxTokens: 400,
         responseFormat: "json",
@@ -165,7 +168,7 @@ export const plugin = Plugin.retriever({
             const matches = matching(scores, threshold)
             const matched = sessions.filter((_, i) => matches[i])
             const kept = new Set(applyPolicy(o.policy, matched, sessions, o))
-            const best = Math.max(...scores.map((s) => Math.max(0, s)))
+            const best = bestOf(scores)
             const ranking = Retriever.fromScores(
               sessions.map((s, i) => [s.id, (kept.has(s.id) ? 2 : matches[i] ? 1 : 0) + (best > 0 ? Math.max(0, scores[i]!) / best : 0)] as const)
             ).ranking

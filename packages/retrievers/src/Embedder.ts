@@ -19,7 +19,7 @@
  * const embedder = yield* Embedder.make({ use: "tfidf-svd", dims: 128, minDf: 2, maxTerms: 20000 })
  * const [a, b] = yield* embedder.embed([{ key: "x", text: "resistance bands" }, { key: "y", text: "ankle weights" }])
  */
-import { Corpus, type EmbeddingModel, Errors, Hash, Models } from "@cupid-lab/core"
+import { Corpus, Domain, type EmbeddingModel, Errors, Hash, Models } from "@cupid-lab/core"
 import { Effect, Schema, Stream } from "effect"
 import * as EmbeddingMemo from "./internal/EmbeddingMemo.js"
 import * as TfidfSvd from "./TfidfSvd.js"
@@ -68,7 +68,8 @@ export const corpusDocuments = (corpus: Corpus.Service): Effect.Effect<ReadonlyA
   Effect.map(
     Stream.runFold(corpus.queries, new Map<string, string>(), (docs, query) => {
       for (const s of query.sessions) {
-        if (!docs.has(s.hash)) docs.set(s.hash, s.dialogue.map((m) => m.content).join("\n"))
+        // The same text the dialogue representation ranks, so its analysis is shared through the memo.
+        if (!docs.has(s.hash)) docs.set(s.hash, Domain.sessionText(s, "dialogue"))
       }
       const rk = `request:${Hash.contentHash(query.request)}`
       if (!docs.has(rk)) docs.set(rk, query.request)

@@ -44,7 +44,7 @@ export const markdown = (c: Comparison): string => {
   out.push(`- Only in the first run: ${c.onlyA.length === 0 ? "none" : t(c.onlyA.map((x) => x.name).join(", "))}`)
   out.push(`- Only in the second run: ${c.onlyB.length === 0 ? "none" : t(c.onlyB.map((x) => x.name).join(", "))}`, "")
   if (c.warnings.length > 0) out.push("## Warnings", "", ...c.warnings.map((w) => `- ${t(w)}`), "")
-  for (const m of c.metrics) {
+  for (const m of c.matches.length === 0 ? [] : c.metrics) {
     out.push(`## ${t(Notes.metricLabel(m))}`, "", `${Notes.aggregateNote(m)}; entry: first → second: difference [95% CI] p Holm n.`, "")
     out.push(`| cell | ${slices.join(" | ")} |`, `|---|${slices.map(() => "---").join("|")}|`)
     for (const match of c.matches) {
@@ -81,7 +81,7 @@ export const html = (c: Comparison): string => {
     })
     parts.push(`<figure>${svg}<figcaption>${e(`${main.name} on all shared instances, per matched cell (N per cell in the tooltips and the tables).`)}</figcaption></figure>`)
   }
-  for (const m of c.metrics) {
+  for (const m of c.matches.length === 0 ? [] : c.metrics) {
     const body = c.matches.map((match) =>
       `<tr><td>${e(matchLabel(match))}</td>${slices.map((s: Slice) => {
         const r = rows.get(`${match.a.id}\0${m.name}\0${s}`)
@@ -91,6 +91,7 @@ export const html = (c: Comparison): string => {
     parts.push(`<h2>${e(Notes.metricLabel(m))}</h2><p class="note">${e(Notes.aggregateNote(m))}; entry: first → second: difference [95% CI] p Holm n.</p>` +
       `<div class="scroll"><table><thead><tr><th>cell</th>${slices.map((s) => `<th>${e(s)}</th>`).join("")}</tr></thead><tbody>${body}</tbody></table></div>`)
   }
+  if (c.metrics.length === 0 || c.matches.length === 0) parts.push(`<p class="note">Nothing to compare: no matched cells or no metric scored in both runs.</p>`)
   parts.push(`<h2>How the numbers were computed</h2>${method(c).map((p) => `<p>${e(p)}</p>`).join("")}`)
   return [
     "<!DOCTYPE html>",

@@ -21,10 +21,12 @@ export interface Options<I, P, E> {
 export const run = <I, P, E>(o: Options<I, P, E>): Effect.Effect<void, E> =>
   Effect.gen(function*() {
     const queue = yield* Queue.bounded<P | null>(Math.max(64, o.concurrency * 8))
-    const producer = Stream.runForEachWhile(o.items, (item) =>
-      o.stopped()
-        ? Effect.succeed(false)
-        : Effect.as(Queue.offerAll(queue, o.expand(item)), true)).pipe(
+    // One item per chunk, so the stop check runs before each item is read. (runForEachWhile would
+    // do the same, but holds on to every item it has seen until the stream ends.)
+    const producer = Stream.runForEach(
+      o.items.pipe(Stream.rechunk(1), Stream.takeWhile(() => !o.stopped())),
+      (item) => Queue.offerAll(queue, o.expand(item))
+    ).pipe(
         // Workers stop at the first null each; offered after every pair, so no pair is left behind.
         Effect.ensuring(Queue.offerAll(queue, Array.from({ length: o.concurrency }, () => null)))
       )

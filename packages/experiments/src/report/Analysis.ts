@@ -27,7 +27,7 @@ import type { Run } from "./RunDir.js"
 export interface Options {
   /** Cell id or name of the baseline; default summary.baseline, else the `all` retriever's cell, else the first. */
   readonly baseline?: string
-  /** Permutations per test; default {@link Paired.permutationsFor} the number of tests. */
+  /** Permutations of the tests that are refined; default {@link Paired.permutationsFor} the number of tests. */
   readonly permutations?: number
 }
 
@@ -169,11 +169,11 @@ export const analyze = (run: Pick<Run, "summary" | "rows">, options: Options = {
       }
     }
   }
-  const fam2 = Paired.family(
+  const tested = Paired.family(
     plan.map((t) => ({ metric: t.metric, a: columnsOf(idx.ok.get(baseline.id), t.ids), b: columnsOf(idx.ok.get(t.cell), t.ids) })),
     { seed: summary.seed, resamples: summary.resamples ?? 1000, ...(options.permutations !== undefined ? { permutations: options.permutations } : {}) }
   )
-  const deltas = plan.map((t, i): Delta => ({ cell: t.cell, metric: t.metric.name, slice: t.slice, comparison: fam2.comparisons[i]!, pHolm: fam2.adjusted[i]! }))
+  const deltas = plan.map((t, i): Delta => ({ cell: t.cell, metric: t.metric.name, slice: t.slice, comparison: tested.comparisons[i]!, pHolm: tested.adjusted[i]! }))
 
   const okPairs = rows.filter((r) => r.status === "ok").length
   return {
@@ -188,8 +188,8 @@ export const analyze = (run: Pick<Run, "summary" | "rows">, options: Options = {
     retrieval: summary.metrics.filter((m) => m.name.startsWith("retrieval.") && m.name !== "retrieval.relevant_position"),
     compared,
     deltas,
-    tests: fam2.tests,
-    permutations: fam2.permutations,
+    tests: tested.tests,
+    permutations: tested.permutations,
     recency: fam.main === undefined ? undefined : Bins.recency(fam.main, summary.cells, idx),
     history: fam.main === undefined ? undefined : Bins.history(fam.main, summary.cells, idx),
     cost: Inventory.costRows(summary.cells, idx),
