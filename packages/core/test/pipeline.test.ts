@@ -54,6 +54,7 @@ const summarizer: Summarizer.Service = {
     Effect.flatMap(Models.Models, (ms) => ms.languageModel("m")).pipe(
       Effect.flatMap((m) => m.complete({ messages: [{ role: "user", content: s.dialogue[0]!.content }] })),
       Effect.map((c) => ({ sessionId: s.id, context: [c.text], preferences: [] })),
+      Effect.mapError((e) => new StageError({ stage: "summarize", plugin: "sum", reason: e.message })),
       Effect.provide(models),
       Effect.provide(ModelCache.layerMemory)
     )

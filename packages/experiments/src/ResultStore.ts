@@ -116,7 +116,14 @@ export const open = (dir: string, cells: ReadonlySet<string>): Store => {
   const file = path.join(dir, fileName)
   const orphanFile = path.join(dir, orphanFileName)
   const entries: Array<Entry> = []
-  const done = new Set<string>()
+  // Per cell, the instances done: the id strings are shared, not copied into one key per pair.
+  const done = new Map<string, Set<string>>()
+  const isDone = (cell: string, instance: string) => done.get(cell)?.has(instance) === true
+  const markDone = (cell: string, instance: string) => {
+    let s = done.get(cell)
+    if (s === undefined) done.set(cell, (s = new Set()))
+    s.add(instance)
+  }
   let kept = 0, retried = 0, orphaned = 0, truncated = false
   let size = 0
   let seq = 0
@@ -142,8 +149,8 @@ export const open = (dir: string, cells: ReadonlySet<string>): Store => {
         orphaned++
       } else if (h.status === "failed") {
         retried++
-      } else if (!done.has(key(h.cell, h.instance))) {
-        done.add(key(h.cell, h.instance))
+      } else if (!isDone(h.cell, h.instance)) {
+        markDone(h.cell, h.instance)
         entries.push({ cell: h.cell, instance: h.instance, offset: size, length: raw.length, seq: seq++ })
         size += raw.length
         keep.push(raw)
@@ -175,12 +182,12 @@ export const open = (dir: string, cells: ReadonlySet<string>): Store => {
   return {
     file,
     opened: { kept, retried, truncated, orphaned },
-    isDone: (cell, instance) => done.has(key(cell, instance)),
+    isDone,
     size: () => entries.length,
     append: ({ cell, instance, text }) => {
       const length = Buffer.byteLength(text, "utf8")
       entries.push({ cell, instance, offset: size, length, seq: seq++ })
-      done.add(key(cell, instance))
+      markDone(cell, instance)
       size += length
       buffer.push(text)
     },
