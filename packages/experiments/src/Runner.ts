@@ -12,9 +12,20 @@
  * import { Config, Runner } from "@cupid-lab/experiments"
  * const config = yield* Config.load("configs/smoke.yaml")
  * const outcome = yield* Runner.sweep(config)
- * outcome.summaryFile // "runs/smoke/summary.json"
+ * outcome.files.summary // "runs/smoke/summary.json"
  */
-import { Corpus, Dataset, type Domain, type Errors as CoreErrors, ModelCache, Models, Pipeline, type Plugin, type Trace } from "@cupid-lab/core"
+import {
+  type Corpus,
+  Dataset,
+  type Domain,
+  type Errors as CoreErrors,
+  ModelCache,
+  Models,
+  Pipeline,
+  type Plugin,
+  type Scorer,
+  type Trace
+} from "@cupid-lab/core"
 import { Clock, Effect, Stream } from "effect"
 import * as fs from "node:fs"
 import * as path from "node:path"
@@ -28,7 +39,7 @@ import * as Grid from "./Grid.js"
 import * as Plugins from "./Plugins.js"
 import * as Progress from "./Progress.js"
 import * as Reports from "./Reports.js"
-import type { Summary as SummaryType } from "./ResultLine.js"
+import type { InstanceMeta, Summary as SummaryType } from "./ResultLine.js"
 import * as ResultStore from "./ResultStore.js"
 import * as Results from "./Results.js"
 import * as RunInfo from "./RunInfo.js"
@@ -81,7 +92,7 @@ interface Prepared {
   readonly opened: Dataset.Opened
   readonly instances: number
   readonly cache: ModelCache.Service
-  readonly metrics: ReadonlyArray<import("@cupid-lab/core").Scorer.MetricInfo>
+  readonly metrics: ReadonlyArray<Scorer.MetricInfo>
 }
 
 /** Everything before the first instance runs: registry, grid, data, models, built cells. */
@@ -110,7 +121,7 @@ const prepare = (config: Config, options: Options, dryRun: boolean) =>
 interface Pair {
   readonly cell: Build.BuiltCell
   readonly instance: Domain.Instance
-  readonly meta: ReturnType<typeof Results.instanceMeta>
+  readonly meta: InstanceMeta
 }
 
 /** Run a sweep to the end (or to `stop`) and write every output. */

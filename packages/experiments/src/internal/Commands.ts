@@ -145,7 +145,10 @@ const sweep = (flags: Parsed["flags"], io: Io): Effect.Effect<number, unknown> =
   Effect.gen(function*() {
     const given = flags.config
     if (typeof given !== "string") return yield* Effect.fail(new UsageError("sweep needs --config <file or name>"))
-    const file = io.configDirs.reduce((found, dir) => (found === given ? Config.resolveFile(given, dir) : found), given)
+    const resolved = io.configDirs.reduce((found, dir) => (found === given ? Config.resolveFile(given, dir) : found), given)
+    // Messages name the file as a path from the working directory when it is under it.
+    const relative = path.relative(process.cwd(), resolved)
+    const file = path.isAbsolute(resolved) && !relative.startsWith("..") && relative !== "" ? relative : resolved
     const loaded = yield* Config.load(file, io.env ?? process.env)
     const config = Config.withOverrides(loaded, {
       ...(typeof flags.data === "string" ? { data: flags.data } : {}),

@@ -1,0 +1,45 @@
+import { describe, expect, it } from "@effect/vitest"
+import { Effect } from "effect"
+import * as path from "node:path"
+import { fileURLToPath } from "node:url"
+import { Config, Runner } from "../src/index.js"
+import { lines, tempDir } from "./support.js"
+
+const configs = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..", "..", "..", "configs")
+const load = (name: string) =>
+  Effect.map(Config.load(path.join(configs, name), {}), (c) => {
+    const dir = tempDir()
+    return { ...c, out: path.join(dir, "out"), cacheDir: path.join(dir, "cache") }
+  })
+
+describe("the shipped configs", () => {
+  it.effect("smoke.yaml runs end to end with the built-in plugins", () =>
+    Effect.gen(function*() {
+      const outcome = yield* Runner.sweep(yield* load("smoke.yaml"), { report: false })
+      expect(outcome.grid.cells.map((c) => c.name)).toEqual(["all", "recency", "bm25", "oracle"])
+      expect(outcome.pairs).toEqual({ total: 12, done: 12, ran: 12, resumed: 0, failed: 0 })
+      expect(lines(outcome.files.results)).toHaveLength(12)
+      expect(outcome.summary.cells.map((c) => c.usesGold)).toEqual([false, false, false, true])
+    }), 120_000)
+
+  it.effect("contextual.yaml is the offline sweep the README promises: eight cells, no model call", () =>
+    Effect.gen(function*() {
+      const config = yield* load("contextual.yaml")
+      expect(config.description).toContain("Uses no model")
+      expect(config.description).toContain("heuristic")
+      const dry = yield* Runner.dryRun(config)
+      expect(dry.grid.cells.map((c) => c.name)).toEqual([
+        "all",
+        "recency",
+        "bm25",
+        "embedding",
+        "context-factor(policy=all-matching)",
+        "context-factor(policy=most-recent)",
+        "context-factor(policy=detect-change)",
+        "oracle"
+      ])
+      expect(dry.grid.baseline.name).toBe("all")
+      expect(dry.calls.total).toBe(0)
+      expect(dry.failed).toBe(0)
+    }), 120_000)
+})
