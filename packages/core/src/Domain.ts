@@ -32,6 +32,17 @@ export const WirePriorInteraction = Schema.Struct({
 })
 export type WirePriorInteraction = typeof WirePriorInteraction.Type
 
+/** The released columns, in their order in `data/test.parquet`. */
+export const releasedColumns = [
+  "persona_id",
+  "instance_type",
+  "current_request",
+  "current_context_factor",
+  "current_contextual_preference",
+  "current_checklist",
+  "prior_interactions"
+] as const
+
 /** One row of `kixlab/CUPID` (`data/test.parquet`), exactly as released. Extra columns are ignored. */
 export const CupidRow = Schema.Struct({
   persona_id: Schema.String,

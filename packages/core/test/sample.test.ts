@@ -169,15 +169,7 @@ describe("sample build", () => {
     const lines = toJsonl(rows).split("\n")
     expect(lines.length).toBe(4)
     expect(lines[3]).toBe("")
-    expect(Object.keys(JSON.parse(lines[0]!))).toEqual([
-      "persona_id",
-      "instance_type",
-      "current_request",
-      "current_context_factor",
-      "current_contextual_preference",
-      "current_checklist",
-      "prior_interactions"
-    ])
+    expect(Object.keys(JSON.parse(lines[0]!))).toEqual([...Domain.releasedColumns])
   })
 })
 

@@ -1,6 +1,6 @@
 import { fileWriter, parquetWriteRows } from "hyparquet-writer"
 import type { SchemaElement } from "hyparquet"
-import type { CupidRow } from "../../Domain.js"
+import { type CupidRow, releasedColumns } from "../../Domain.js"
 
 /*
  * Writes rows in the released parquet schema (the nested layout pyarrow produces for lists of
@@ -33,15 +33,7 @@ export const releasedSchema: Array<SchemaElement> = [
   text("content")
 ]
 
-const columns = [
-  "persona_id",
-  "instance_type",
-  "current_request",
-  "current_context_factor",
-  "current_contextual_preference",
-  "current_checklist",
-  "prior_interactions"
-].map((name) => ({ name }))
+const columns = releasedColumns.map((name) => ({ name }))
 
 /** Streams rows into a parquet file, `rowGroupSize` rows per row group. */
 export const writeParquet = (

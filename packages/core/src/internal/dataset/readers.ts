@@ -4,6 +4,7 @@ import * as fs from "node:fs/promises"
 import * as path from "node:path"
 import { createInterface } from "node:readline"
 import { asyncBufferFromFile, parquetMetadataAsync, parquetRead, parquetSchema } from "hyparquet"
+import { releasedColumns } from "../../Domain.js"
 import { DatasetError } from "../../Errors.js"
 import { describeValue } from "./rowDecoder.js"
 
@@ -90,15 +91,7 @@ export async function* directoryRows(dir: string, names: ReadonlyArray<string>):
   }
 }
 
-const wantedColumns = [
-  "persona_id",
-  "instance_type",
-  "current_request",
-  "current_context_factor",
-  "current_contextual_preference",
-  "current_checklist",
-  "prior_interactions"
-]
+const wantedColumns: ReadonlyArray<string> = releasedColumns
 
 /**
  * A parquet file in the released schema, one row group at a time: memory holds one row group's rows
