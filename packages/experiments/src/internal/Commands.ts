@@ -115,21 +115,30 @@ const formatNumber = (x: number | null): string => {
   return a >= 1000 ? x.toFixed(0) : a >= 10 ? x.toFixed(1) : x.toFixed(3)
 }
 
-/** Pick, per metric family, the metric a reader looks at first. */
+/** The metrics a reader looks at first, in family order, where the run has them. */
+const headline = [
+  "retrieval.precision",
+  "retrieval.recall_all",
+  "inference.f1",
+  "inference.f1_micro",
+  "generation.score",
+  "cost.model_calls",
+  "cost.prompt_tokens"
+]
+
 const mainMetrics = (summary: Summary): Array<string> => {
-  const picks: Array<string> = []
-  for (const family of ["retrieval", "inference", "generation", "cost"]) {
-    const names = summary.metrics.map((m) => m.name).filter((n) => n.startsWith(`${family}.`))
-    const preferred = names.find((n) => /f1/.test(n)) ?? names.find((n) => /recall/.test(n)) ?? names.find((n) => /score|tokens/.test(n)) ?? names[0]
-    if (preferred !== undefined) picks.push(preferred)
-  }
-  return picks
+  const present = new Set(summary.metrics.map((m) => m.name))
+  return headline.filter((n) => present.has(n))
 }
 
-/** A plain-text table of the main metrics on all instances. */
-export const table = (summary: Summary): string => {
+/**
+ * A plain-text table of the main metrics on all instances. Heuristic metrics (computed without a
+ * model) carry a `*` and a footnote, so nobody mistakes them for the paper's LLM procedure.
+ */
+export const table = (summary: Summary, models: ReadonlyArray<string> = []): string => {
   const metrics = mainMetrics(summary)
-  const header = ["cell", "n", "failed", ...metrics]
+  const heuristic = new Set(summary.metrics.filter((m) => m.heuristic).map((m) => m.name))
+  const header = ["cell", "n", "failed", ...metrics.map((m) => (heuristic.has(m) ? `${m}*` : m))]
   const rows = summary.cells.map((c) => [
     `${c.name}${c.usesGold ? " (gold)" : ""}`,
     String(c.slices.all.n),
@@ -138,7 +147,15 @@ export const table = (summary: Summary): string => {
   ])
   const widths = header.map((h, i) => Math.max(h.length, ...rows.map((r) => r[i]!.length)))
   const line = (cells: ReadonlyArray<string>) => cells.map((c, i) => (i === 0 ? c.padEnd(widths[i]!) : c.padStart(widths[i]!))).join("  ")
-  return [line(header), line(widths.map((w) => "-".repeat(w))), ...rows.map(line)].join("\n") + "\n"
+  const notes: Array<string> = []
+  if (metrics.some((m) => heuristic.has(m))) {
+    notes.push("* heuristic: computed without a model (e.g. extractive inferrer, lexical matcher), not the paper's LLM metric")
+  }
+  notes.push(models.length === 0
+    ? "models: none; every stage ran offline with methods that need no weights"
+    : `models: ${models.join(", ")}`)
+  notes.push("(gold) cells read gold labels; n = instances scored, over all instance types")
+  return [line(header), line(widths.map((w) => "-".repeat(w))), ...rows.map(line), "", ...notes].join("\n") + "\n"
 }
 
 const sweep = (flags: Parsed["flags"], io: Io): Effect.Effect<number, unknown> =>
@@ -179,7 +196,7 @@ const sweep = (flags: Parsed["flags"], io: Io): Effect.Effect<number, unknown> =
     }
     log(`sweep ${config.name}: ${config.file} -> ${config.out}`)
     const outcome = yield* Runner.sweep(config, { ...io.runner, stop: io.stop, log, progress: Progress.make(io.stderr) })
-    io.stdout(table(outcome.summary))
+    io.stdout(table(outcome.summary, Object.entries(config.models).map(([n, m]) => `${n} = ${m.provider}/${m.model}`)))
     io.stdout(`\n${outcome.pairs.done}/${outcome.pairs.total} pairs done (${outcome.pairs.ran} this run), ${outcome.pairs.failed} failed this run\n`)
     io.stdout(`report: ${outcome.files.report}\nreport: ${path.join(outcome.out, "report.html")}\nresults: ${path.join(outcome.out, "results.csv")}\n`)
     if (outcome.pairs.failed > 0) log(`${outcome.pairs.failed} pairs failed (status "failed" in ${outcome.files.results}); rerun the same command to retry them`)
