@@ -68,6 +68,13 @@ export interface Word {
   readonly lemma: string
   readonly pos: string
   readonly name: boolean
+  /**
+   * Whether the word starts a new phrase although no punctuation precedes it: a preposition,
+   * conjunction or infinitive "to" separates it from the previous content word, or either is a verb
+   * ("choose | the right settings | on my gravel bike"). What splits a noun chunk from the task
+   * wording around it.
+   */
+  readonly chunkStart: boolean
 }
 
 /** The content words of a text in order; `undefined` marks a phrase break (punctuation). */
@@ -80,6 +87,8 @@ export interface Analysis {
 const analysisMemo = new Memo<Analysis>(50_000)
 
 const contentPos = new Set(["NOUN", "PROPN", "VERB", "ADJ", "NUM", "X", "ADV"])
+/** Skipped tokens that end a noun chunk (besides infinitive "to"): prepositions, conjunctions, auxiliaries and verbs. */
+const chunkSeparators = new Set(["ADP", "SCONJ", "CCONJ", "AUX", "VERB"])
 
 /** Content words of a text, part-of-speech tagged and lemmatized (about 2 ms per 900 tokens). */
 export const analyze = (text: string): Analysis =>
@@ -93,6 +102,8 @@ export const analyze = (text: string): Analysis =>
     }
     nlp.readDoc(text).sentences().each((sentence: ItemSentence) => {
       let sentenceStart = true
+      let separated = false
+      let previousPos = ""
       sentence.tokens().each((t: ItemToken) => {
         const type = t.out(its.type) as string
         if (!isWordType(type)) {
@@ -102,17 +113,25 @@ export const analyze = (text: string): Analysis =>
         const atStart = sentenceStart
         sentenceStart = false
         const pos = t.out(its.pos) as string
-        if (t.out(its.stopWordFlag) === true || !contentPos.has(pos)) return
+        if (t.out(its.stopWordFlag) === true || !contentPos.has(pos)) {
+          if (chunkSeparators.has(pos) || (pos === "PART" && t.out(its.normal) === "to")) separated = true
+          return
+        }
         const lemma = (t.out(its.lemma as unknown as ItsFunction<string>) as string).toLowerCase()
         // Contractions ("i'm", "'s") and lone letters carry no content.
         if (/^[a-z]$/.test(lemma) || lemma.includes("'") || lemma.includes("’")) return
         const value = t.out() as string
         // The tagger calls many sentence-initial capitalized words proper nouns; only trust it inside a sentence.
         const name = /\d/.test(value) || (!atStart && (pos === "PROPN" || /[A-Z]/.test(value)))
-        words.push({ lemma, pos, name })
+        const chunkStart = separated || pos === "VERB" || previousPos === "VERB"
+        separated = false
+        previousPos = pos
+        words.push({ lemma, pos, name, chunkStart })
         lemmas.push(lemma)
       })
       pause()
+      separated = false
+      previousPos = ""
     })
     return { words, lemmas }
   })

@@ -35,6 +35,25 @@ describe("FactorMatch.scores", () => {
     expect(scores.slice(3)).toEqual([0, 0, 0])
   })
 
+  it("values task wording joined to the factor name per chunk, so the name shared more often anchors", () => {
+    // Request chunks: choose (verb, 0.5) | right setting (0.75 + 1) | trek domane bike (names 2 + 2, noun 1).
+    // The whole request, shared with two texts, is worth 0.5 x 1 + 1.75 x 2 + 5 x 3 = 19, merit
+    // 19 x sqrt(2) = 26.9; "trek domane bike", shared with four, is worth 15, merit 15 x sqrt(4) = 30,
+    // and anchors. (Valued as one run, 7.25 x 6 = 43.5, the whole request would anchor and the
+    // sessions worded differently would score 15 / 43.5.)
+    const scores = FactorMatch.scores("Choose the right settings on my Trek Domane bike.", [
+      "Choose the right settings on my Trek Domane bike for a trip.",
+      "Troubleshoot my Trek Domane bike.",
+      "Soup recipe.",
+      "Choose the right settings on my Trek Domane bike for long rides.",
+      "Tax forms.",
+      "Clean my Trek Domane bike.",
+      "Garden plan.",
+      "Paint the fence."
+    ])
+    expect(scores).toEqual([1, 1, 0, 1, 0, 1, 0, 0])
+  })
+
   it("scores nothing when nothing is shared, and handles no texts", () => {
     expect(FactorMatch.scores("Fix my bike.", ["Soup recipe.", "Tax forms."])).toEqual([0, 0])
     expect(FactorMatch.scores("Fix my bike.", [])).toEqual([])

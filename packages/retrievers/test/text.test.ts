@@ -25,4 +25,12 @@ describe("Text.analyze", () => {
   it("does not take a capitalized first word of a sentence for a name, but does take words with digits", () => {
     expect(show("Tomatoes need water. Print it on my MK4 printer for Maria.")).toBe("tomatoes need water | print mk4* printer maria* |")
   })
+
+  it("marks where a noun chunk starts: after a preposition, conjunction or \"to\", and around verbs", () => {
+    const chunks = (text: string) =>
+      Text.analyze(text).words.map((w) => (w === undefined ? "|" : `${w.chunkStart ? "/ " : ""}${w.lemma}`)).join(" ")
+    expect(chunks("I need to choose the right settings on my mom's gravel bike.")).toBe(
+      "/ need / choose / right setting / mom gravel bike |"
+    )
+  })
 })

@@ -4,8 +4,12 @@ import * as Text from "../Text.js"
  * How strongly each text names the factor the request names, in [0, 1].
  *
  * Texts and request are compared as runs of consecutive content words (lemmas; stopwords skipped,
- * punctuation breaks runs). A run's value is the summed weight of its words times its length, so
- * multi-word names outweigh single words: nouns weigh 1, adjectives 0.75, verbs and adverbs 0.5;
+ * punctuation breaks runs). The request is split into noun chunks (at prepositions, conjunctions,
+ * "to" and around verbs: "choose | the right settings | on my gravel bike"). A run's value is, per
+ * chunk it covers, the summed weight of its words there times their number, so multi-word names
+ * outweigh single words while task wording joined to the factor phrase only adds to it rather than
+ * multiplying it (the task phrase must not outweigh the factor phrase in the sessions that word the
+ * task differently): nouns weigh 1, adjectives 0.75, verbs and adverbs 0.5;
  * name-like words of the request (proper nouns, capitalized, with digits) double; words found in
  * more than half of the texts (the user's own project, employer or stock phrasing) lose weight.
  *
@@ -28,10 +32,19 @@ export const scores = (request: string, texts: ReadonlyArray<string>): Array<num
     return d <= half ? 1 : Math.log((n + 1) / (d + 0.5)) / Math.log((n + 1) / (half + 0.5))
   }
   const weights = req.map((w) => (w === undefined ? 0 : posWeight(w.pos) * (w.name ? 2 : 1) * spread(w.lemma)))
+  // A phrase's value: per noun chunk it covers, the chunk part's weight times its length.
   const value = (from: number, to: number): number => {
-    let sum = 0
-    for (let i = from; i < to; i++) sum += weights[i]!
-    return sum * (to - from)
+    let total = 0, sum = 0, length = 0
+    for (let i = from; i < to; i++) {
+      if (i > from && req[i]!.chunkStart) {
+        total += sum * length
+        sum = 0
+        length = 0
+      }
+      sum += weights[i]!
+      length++
+    }
+    return total + sum * length
   }
 
   // Per text, the maximal runs it shares with the request, as request spans [from, to).
