@@ -11,18 +11,10 @@
  * import { Statistics } from "@cupid-lab/scorers"
  * Statistics.bootstrapMean([0.5, 1, 0], { seed: 7 }) // { n: 3, mean: 0.5, ci95: [lo, hi] }
  */
+import { Random } from "@cupid-lab/core"
 
-/** A small, fast 32-bit PRNG (xorshift-multiply mix); returns floats in [0, 1). */
-export const rng = (seed: number): (() => number) => {
-  let state = (seed >>> 0) ^ 0x9e3779b9
-  return () => {
-    state = (state + 0x6d2b79f5) >>> 0
-    let z = state
-    z = Math.imul(z ^ (z >>> 15), z | 1)
-    z ^= z + Math.imul(z ^ (z >>> 7), z | 61)
-    return ((z ^ (z >>> 14)) >>> 0) / 4294967296
-  }
-}
+/** The seeded generator every statistic here draws from; floats in [0, 1). */
+export const rng = (seed: number): (() => number) => Random.mulberry32((seed >>> 0) ^ 0x9e3779b9)
 
 export const finite = (xs: ReadonlyArray<number>): Array<number> => xs.filter((x) => Number.isFinite(x))
 

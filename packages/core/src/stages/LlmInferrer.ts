@@ -15,22 +15,17 @@
  * import { LlmInferrer } from "@cupid-lab/core"
  * LlmInferrer.parse("Analysis: ...\n**Preference:** \"Use numbered steps.\"") // ok: "Use numbered steps."
  */
-import { Effect, Schema } from "effect"
+import { Effect } from "effect"
 import { type PluginError, StageError } from "../Errors.js"
 import type * as Inferrer from "../Inferrer.js"
 import { renderEvidence } from "../internal/stages/evidence.js"
-import { ask, maxTokensOption, modelOption, temperatureOption, templateOption } from "../internal/stages/llm.js"
+import { ask, callOptions } from "../internal/stages/llm.js"
 import { examplePreference, type ParseResult, parsePreference } from "../internal/stages/preferenceFormat.js"
 import { Models } from "../Models.js"
 import * as Plugin from "../Plugin.js"
 import * as PromptTemplate from "./PromptTemplate.js"
 
-export const Options = Schema.Struct({
-  model: modelOption,
-  template: templateOption,
-  maxTokens: maxTokensOption(512),
-  temperature: temperatureOption
-})
+export const Options = callOptions(512)
 export type Options = typeof Options.Type
 
 export const defaultTemplate = "infer.md"

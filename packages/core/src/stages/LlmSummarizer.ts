@@ -13,22 +13,17 @@
  * const summarizer = yield* LlmSummarizer.make({ model: "gpt4o", maxTokens: 512, temperature: 0 })
  * const { context, preferences } = yield* summarizer.summarize(session)
  */
-import { Effect, Schema } from "effect"
+import { Effect } from "effect"
 import { dialogueText, type SessionSummary, type SessionView } from "../Domain.js"
 import { type PluginError, StageError } from "../Errors.js"
-import { ask, maxTokensOption, modelOption, temperatureOption, templateOption } from "../internal/stages/llm.js"
+import { ask, callOptions } from "../internal/stages/llm.js"
 import { exampleSummary, type ParsedSummary, parseSummary } from "../internal/stages/summaryFormat.js"
 import { Models } from "../Models.js"
 import * as Plugin from "../Plugin.js"
 import type * as Summarizer from "../Summarizer.js"
 import * as PromptTemplate from "./PromptTemplate.js"
 
-export const Options = Schema.Struct({
-  model: modelOption,
-  template: templateOption,
-  maxTokens: maxTokensOption(512),
-  temperature: temperatureOption
-})
+export const Options = callOptions(512)
 export type Options = typeof Options.Type
 
 export const defaultTemplate = "summarize.md"

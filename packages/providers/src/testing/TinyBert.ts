@@ -17,6 +17,7 @@
  */
 import * as fs from "node:fs"
 import * as path from "node:path"
+import { Random } from "@cupid-lab/core"
 import protobuf from "protobufjs"
 
 export interface TinyBertOptions {
@@ -97,17 +98,7 @@ const FLOAT = 1
 const INT64 = 7
 const ATTR_INT = 2
 
-/** mulberry32: small, seedable, good enough for weights. */
-const random = (seed: number) => {
-  let a = seed >>> 0
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0
-    let t = a
-    t = Math.imul(t ^ (t >>> 15), t | 1)
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61)
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296
-  }
-}
+const random = Random.mulberry32
 
 const matrix = (rows: number, cols: number, next: () => number): Array<Float32Array> =>
   Array.from({ length: rows }, () => Float32Array.from({ length: cols }, () => next() * 2 - 1))

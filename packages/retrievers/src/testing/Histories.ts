@@ -11,7 +11,7 @@
  * import { Histories } from "@cupid-lab/retrievers/testing/Histories"
  * const instance = Histories.instance({ sessions: 10_000, type: "changing", seed: 3 })
  */
-import { Domain } from "@cupid-lab/core"
+import { Domain, Random } from "@cupid-lab/core"
 
 const people = ["Priya Raman", "Tomasz Nowak", "Aisha Bello", "Diego Fuentes", "Mei Tanaka", "Olu Adeyemi", "Sofia Lindqvist", "Ravi Menon"]
 const kinds = ["colleague", "client", "supervisor", "student"]
@@ -26,17 +26,7 @@ const preferences = [
   ["bold headings", "a summary line on top"]
 ]
 
-/** A small seeded generator (mulberry32), so histories are identical across runs and machines. */
-const rng = (seed: number) => {
-  let a = seed >>> 0
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0
-    let t = a
-    t = Math.imul(t ^ (t >>> 15), t | 1)
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61)
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296
-  }
-}
+const rng = Random.mulberry32
 
 interface Factor {
   readonly name: string

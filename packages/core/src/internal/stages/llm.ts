@@ -25,6 +25,15 @@ export const maxTokensOption = (fallback: number) =>
     { default: () => fallback }
   )
 
+/** The options of a stage that makes one kind of call to one model. */
+export const callOptions = (defaultMaxTokens: number) =>
+  Schema.Struct({
+    model: modelOption,
+    template: templateOption,
+    maxTokens: maxTokensOption(defaultMaxTokens),
+    temperature: temperatureOption
+  })
+
 export interface CallSettings {
   readonly temperature: number
   readonly maxTokens: number

@@ -2,7 +2,7 @@
 // markdown (headings, bold labels, blockquotes, bullets), label variants ("Inferred preference",
 // "Final preference", "Final answer"), the sentence on the line after a label-only heading, quotes,
 // trailing commentary, word-count notes, <think> blocks, a JSON object and a code fence.
-import { firstSentence, normalizeSpace, sentences, stripEmphasis, stripFence, unquote, wordCount } from "./text.js"
+import { firstSentence, normalizeSpace, sentences, stripEmphasis, stripFence, unquote, wordCount, jsonObject } from "./text.js"
 
 export interface ParsedPreference {
   readonly preference: string
@@ -34,15 +34,8 @@ const cleanPreference = (raw: string): string => {
 }
 
 const fromJson = (text: string): ParseResult | undefined => {
-  const t = text.trim()
-  if (!t.startsWith("{")) return undefined
-  let value: unknown
-  try {
-    value = JSON.parse(t)
-  } catch {
-    return undefined
-  }
-  if (value === null || typeof value !== "object" || Array.isArray(value)) return undefined
+  const value = jsonObject(text)
+  if (value === undefined) return undefined
   const entries = Object.entries(value)
   const pref = entries.find(([k, v]) => /preference/i.test(k) && typeof v === "string")
   if (pref === undefined) return { ok: false, reason: "the JSON answer has no string field named like \"preference\"" }

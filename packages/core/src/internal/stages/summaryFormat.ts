@@ -1,7 +1,7 @@
 // Reads a session summary written by a model: a context section and a preferences section, each a
 // list. Tolerates markdown headings, bold labels, numbering instead of bullets, labels with the
 // first item on the same line, prose lines instead of bullets, a JSON object, and a code fence.
-import { stripEmphasis, stripFence } from "./text.js"
+import { stripEmphasis, stripFence, jsonObject } from "./text.js"
 
 export interface ParsedSummary {
   readonly context: ReadonlyArray<string>
@@ -26,15 +26,8 @@ const emptyItem = /^(?:none|n\/a|na|nothing|none stated|no preferences?(?: (?:st
 const cleanItem = (text: string): string => stripEmphasis(text).replace(/^["'\u201C]|["'\u201D]$/g, "").trim()
 
 const fromJson = (text: string): ParsedSummary | undefined => {
-  const t = text.trim()
-  if (!t.startsWith("{")) return undefined
-  let value: unknown
-  try {
-    value = JSON.parse(t)
-  } catch {
-    return undefined
-  }
-  if (value === null || typeof value !== "object" || Array.isArray(value)) return undefined
+  const value = jsonObject(text)
+  if (value === undefined) return undefined
   const out: Record<Section, Array<string>> = { context: [], preferences: [] }
   for (const [k, v] of Object.entries(value)) {
     const section = classify(k.replace(/_/g, " "))
