@@ -4,14 +4,16 @@ import { Effect } from "effect"
 import { type ChildProcess, spawn } from "node:child_process"
 import * as fs from "node:fs"
 import * as path from "node:path"
-import { fileURLToPath } from "node:url"
+import { fileURLToPath, pathToFileURL } from "node:url"
 import * as Commands from "../src/internal/Commands.js"
 import { lines, tempDir, testPlugins, writeConfig } from "./support.js"
 
 const here = path.dirname(fileURLToPath(import.meta.url))
 const repo = path.resolve(here, "..", "..", "..")
 const cli = path.join(repo, "packages", "experiments", "src", "bin", "cli.ts")
-const tsx = path.join(repo, "node_modules", ".bin", "tsx")
+// The CLI runs in ONE process (node with tsx's loader), not under the `tsx` command: that command
+// runs the script in a child process, so a SIGKILL sent to it would leave the sweep running.
+const tsxLoader = pathToFileURL(path.join(repo, "node_modules", "tsx", "dist", "loader.mjs")).href
 
 interface Run {
   readonly child: ChildProcess
@@ -19,7 +21,7 @@ interface Run {
 }
 
 const start = (args: ReadonlyArray<string>, cwd: string): Run => {
-  const child = spawn(tsx, [cli, ...args], { cwd, env: { ...process.env, FORCE_COLOR: "0" }, stdio: ["ignore", "pipe", "pipe"] })
+  const child = spawn(process.execPath, ["--import", tsxLoader, cli, ...args], { cwd, env: { ...process.env, FORCE_COLOR: "0" }, stdio: ["ignore", "pipe", "pipe"] })
   let stdout = "", stderr = ""
   child.stdout!.on("data", (d: Buffer) => (stdout += d.toString()))
   child.stderr!.on("data", (d: Buffer) => (stderr += d.toString()))
@@ -83,7 +85,7 @@ describe("the CLI, as a child process", () => {
     expect(partial).toBeLessThan(total)
 
     const second = await start(["sweep", "--config", file, "--out", "runs/killed"], dir).done
-    expect(second.code).toBe(0)
+    expect(second.code, second.stderr).toBe(0)
     expect(second.stderr).toMatch(/resuming in runs\/killed: \d+ pairs done/)
     const all = lines(results)
     expect(all).toHaveLength(total)
