@@ -1,41 +1,51 @@
 /**
- * Turns checked persona sources into CUPID rows, three per persona, the way the benchmark builds its
- * instances from a 12-session history:
- * - consistent: the A sessions and the six others (A-changed and B left out); target pA.
- * - contrastive: the A and B sessions and four others (`drop_contrastive` left out); target pA.
- * - changing: the A and A-changed sessions and four others (`drop_changing` left out); target pA'.
- * Kept sessions stay in chronological order. Pure: the same sources always give the same bytes.
+ * Turns checked persona sources into CUPID rows, three per persona, the way the benchmark derives its
+ * instances from a 12-session history (docs/sample-data.md), each keeping 8 sessions:
+ * - consistent: every A-changed and B session left out, and 2 - #A-changed random others; target pA.
+ * - contrastive: every A-changed session left out, and 4 - #A-changed random others; target pA.
+ * - changing: both B sessions and 2 random others left out; target pA'.
+ * "Random" is a PRNG seeded by the persona id and instance type, so the same sources always give the
+ * same bytes. Kept sessions stay in chronological order.
  *
  * @example
- * const rows = buildRows(loaded.map((l) => l.source)) // loaded: from Source.loadDirectory
+ * const rows = buildRows(loaded.map((l) => l.source))
  * rows.map((r) => r.instance_type) // ["consistent", "contrastive", "changing", ...]
  * const text = toJsonl(rows)
  */
 import type { CupidRow, InstanceType, WirePriorInteraction } from "../../Domain.js"
 import { instanceTypes } from "../../Domain.js"
+import { sha256Hex } from "../../Hash.js"
+import { mulberry32 } from "../../Random.js"
 import type { SampleSource, Slot, SourceSession } from "./Source.js"
 
-const keptSlots: Readonly<Record<InstanceType, ReadonlyArray<Slot>>> = {
-  consistent: ["A", "other"],
-  contrastive: ["A", "B", "other"],
-  changing: ["A", "A-changed", "other"]
+export const historyLength = 8
+
+const removedSlots: Readonly<Record<InstanceType, ReadonlyArray<Slot>>> = {
+  consistent: ["A-changed", "B"],
+  contrastive: ["A-changed"],
+  changing: ["B"]
 }
 
-const droppedOthers = (source: SampleSource, type: InstanceType): ReadonlyArray<number> => {
-  switch (type) {
-    case "consistent":
-      return []
-    case "contrastive":
-      return source.drop_contrastive
-    case "changing":
-      return source.drop_changing
+/** How many "other" sessions an instance of `type` leaves out, so that it keeps {@link historyLength}. */
+export const othersToDrop = (source: SampleSource, type: InstanceType): number =>
+  source.sessions.filter((s) => !removedSlots[type].includes(s.slot)).length - historyLength
+
+/** Indices (into `source.sessions`) of the "other" sessions an instance of `type` leaves out, ascending. */
+export const droppedOthers = (source: SampleSource, type: InstanceType): ReadonlyArray<number> => {
+  const pool = source.sessions.flatMap((s, i) => s.slot === "other" ? [i] : [])
+  const n = Math.max(0, Math.min(pool.length, othersToDrop(source, type)))
+  const next = mulberry32(Number.parseInt(sha256Hex(`${source.persona_id}:${type}`).slice(0, 8), 16))
+  for (let i = 0; i < n; i++) {
+    const j = i + Math.floor(next() * (pool.length - i))
+    ;[pool[i], pool[j]] = [pool[j]!, pool[i]!]
   }
+  return pool.slice(0, n).sort((a, b) => a - b)
 }
 
 /** Indices (into `source.sessions`) of the prior sessions an instance of `type` keeps, in order. */
 export const keptSessionIndices = (source: SampleSource, type: InstanceType): ReadonlyArray<number> => {
   const dropped = droppedOthers(source, type)
-  return source.sessions.flatMap((s, i) => keptSlots[type].includes(s.slot) && !dropped.includes(i) ? [i] : [])
+  return source.sessions.flatMap((s, i) => !removedSlots[type].includes(s.slot) && !dropped.includes(i) ? [i] : [])
 }
 
 const toWire = (s: SourceSession): WirePriorInteraction => ({
