@@ -27,7 +27,7 @@ import {
 import { Context, Effect, type Scope } from "effect"
 import type { Config, StageName } from "./Config.js"
 import { ConfigError } from "./Errors.js"
-import type * as Grid from "./Grid.js"
+import * as Grid from "./Grid.js"
 import { originOf } from "./Grid.js"
 import * as Issues from "./internal/Issues.js"
 import { isRecord } from "./internal/Tree.js"
@@ -179,7 +179,7 @@ export const cells = (
         pipeline,
         usesGold,
         heuristicStages,
-        encoder: Results.encoder({ id: cell.id, name: cell.name, params: cell.params })
+        encoder: Results.encoder({ id: cell.id, name: cell.name, params: Grid.identityParams(cell) })
       })
     }
     return out

@@ -12,7 +12,7 @@
  * const config = yield* Config.load("configs/contextual.yaml")
  * config.pipeline.retriever // { use: "context-factor", strategy: "offline" }
  */
-import { Domain, Hash } from "@cupid-lab/core"
+import { Domain, Hash, Transform } from "@cupid-lab/core"
 import { Effect, Either, Schema } from "effect"
 import * as fs from "node:fs"
 import * as path from "node:path"
@@ -50,7 +50,12 @@ export interface SweepAxis {
 export interface ExplicitCell {
   readonly name?: string
   readonly stages: Readonly<Partial<Record<StageName, StageValue>>>
+  /** The cell's history transform, replacing `data.transform` (raw, decoded by the grid). */
+  readonly transform?: unknown
 }
+
+/** The sweep axis (and explicit-cell key) that sets the history transform: `transform` or `transform.<part>`. */
+export const transformKey = "transform"
 
 export interface Config {
   /** The file as the user named it, for messages. */
@@ -64,6 +69,8 @@ export interface Config {
     readonly types?: ReadonlyArray<Domain.InstanceType>
     readonly limit?: number
     readonly onInvalid: "fail" | "skip"
+    /** The history transform every cell applies unless a sweep axis or the cell sets its own. */
+    readonly transform?: Transform.Spec
   }
   readonly seed: number
   readonly models: Readonly<Record<string, ModelEntry>>
@@ -90,7 +97,8 @@ const FileSchema = Schema.Struct({
       source: Schema.optionalWith(Schema.String, { default: () => "sample" }),
       types: Schema.optionalWith(Schema.Array(Domain.InstanceType), { exact: true }),
       limit: Schema.optionalWith(PositiveInt, { exact: true }),
-      onInvalid: Schema.optionalWith(Schema.Literal("fail", "skip"), { default: () => "fail" as const })
+      onInvalid: Schema.optionalWith(Schema.Literal("fail", "skip"), { default: () => "fail" as const }),
+      transform: Schema.optionalWith(Transform.Spec, { exact: true })
     }),
     { default: () => ({ source: "sample", onInvalid: "fail" as const }) }
   ),
@@ -223,9 +231,13 @@ const build = (
   })
 
   const sweep: Array<SweepAxis> = Object.entries(c.sweep).map(([key, alternatives]) => {
-    const stage = key.split(".")[0]!
-    if (!(stageNames as ReadonlyArray<string>).includes(stage) || key.split(".").some((s) => s === "")) {
-      throw fail(["sweep", key], `unknown sweep axis; an axis is a stage (${stageNames.join(", ")}) or a dotted option path such as retriever.k`)
+    const [stage, ...rest] = key.split(".")
+    if (stage === transformKey) {
+      if (rest.length > 1 || (rest.length === 1 && !(Transform.keys as ReadonlyArray<string>).includes(rest[0]!))) {
+        throw fail(["sweep", key], `unknown transform axis; use transform or transform.<part> with part one of ${Transform.keys.join(", ")}`)
+      }
+    } else if (!(stageNames as ReadonlyArray<string>).includes(stage!) || key.split(".").some((s) => s === "")) {
+      throw fail(["sweep", key], `unknown sweep axis; an axis is a stage (${stageNames.join(", ")}), a dotted option path such as retriever.k, or the history transform (transform, transform.pad, ...)`)
     }
     if (!Array.isArray(alternatives) || alternatives.length === 0) {
       throw fail(["sweep", key], `expected a non-empty list of alternatives, got ${show(alternatives)}`)
@@ -236,17 +248,20 @@ const build = (
   const cells = c.cells.map((cell, i): ExplicitCell => {
     const stages: Partial<Record<StageName, StageValue>> = {}
     let cellName: string | undefined
+    let transform: unknown
     for (const [key, value] of Object.entries(cell)) {
-      if (key === "name") {
+      if (key === transformKey) {
+        transform = value
+      } else if (key === "name") {
         if (typeof value !== "string" || value === "") throw fail(["cells", i, "name"], `expected a non-empty string, got ${show(value)}`)
         cellName = value
       } else if ((stageNames as ReadonlyArray<string>).includes(key)) {
         stages[key as StageName] = stageValue(value, ["cells", i, key], fail)
       } else {
-        throw fail(["cells", i], `unknown key "${key}"; valid keys: name, ${stageNames.join(", ")}`)
+        throw fail(["cells", i], `unknown key "${key}"; valid keys: name, ${stageNames.join(", ")}, ${transformKey}`)
       }
     }
-    return cellName === undefined ? { stages } : { name: cellName, stages }
+    return { ...(cellName === undefined ? {} : { name: cellName }), stages, ...(transform === undefined ? {} : { transform }) }
   })
 
   return {

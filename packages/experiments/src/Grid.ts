@@ -13,10 +13,10 @@
  * const grid = yield* Grid.expand(config, registry)
  * grid.cells.map((c) => `${c.id} ${c.name}`) // ["3f2a... all", "91c0... bm25(k=2)", ...]
  */
-import { Hash, Plugin } from "@cupid-lab/core"
-import { Effect, Schema } from "effect"
+import { Hash, Plugin, Transform } from "@cupid-lab/core"
+import { Effect, Either, ParseResult, Schema } from "effect"
 import type { Config, Spec, StageName } from "./Config.js"
-import { stageNames } from "./Config.js"
+import { stageNames, transformKey } from "./Config.js"
 import { ConfigError } from "./Errors.js"
 import * as Issues from "./internal/Issues.js"
 import { formatPath, isRecord, show } from "./internal/Tree.js"
@@ -42,7 +42,16 @@ export interface Cell {
   /** Normalized parameters: every stage, `null` when the cell has none. */
   readonly params: Readonly<Record<StageName, Spec | null>>
   readonly stages: Readonly<Partial<Record<StageName, StagePlan>>>
+  /** The history transform the cell applies to every instance (normalized); null for none. */
+  readonly transform: Transform.Spec | null
 }
+
+/**
+ * What a cell's results are keyed and reported by: its stages' parameters, plus `transform` when
+ * the cell transforms histories (absent otherwise, so cells without one keep their parameters).
+ */
+export const identityParams = (cell: Cell): Readonly<Record<string, unknown>> =>
+  cell.transform === null ? cell.params : { ...cell.params, transform: cell.transform }
 
 export interface Grid {
   readonly cells: ReadonlyArray<Cell>
@@ -60,6 +69,7 @@ interface RawStage {
 interface RawCell {
   readonly name?: { readonly value: string; readonly origin: string }
   readonly stages: Readonly<Record<StageName, RawStage>>
+  readonly transform?: { readonly value: unknown; readonly origin: string }
 }
 
 interface Alt {
@@ -110,16 +120,28 @@ export const expandRaw = (config: Config): Effect.Effect<ReadonlyArray<RawCell>,
       const base = {} as Record<StageName, RawStage>
       for (const s of stageNames) base[s] = stageFrom(config.pipeline[s], `pipeline.${s}`)
 
-      let cells: Array<RawCell> = config.sweep.length > 0 || config.cells.length === 0 ? [{ stages: base }] : []
+      const baseTransform = config.data.transform === undefined ? {} : { transform: { value: config.data.transform, origin: "data.transform" } }
+      let cells: Array<RawCell> = config.sweep.length > 0 || config.cells.length === 0 ? [{ stages: base, ...baseTransform }] : []
       for (const axis of config.sweep) {
         const [stage, ...optionPath] = axis.key.split(".") as [StageName, ...Array<string>]
         const options = alternatives(axis.alternatives, `sweep.${axis.key}`)
+        if ((stage as string) === transformKey) {
+          cells = cells.flatMap((cell) =>
+            options.map((alt): RawCell => {
+              const origin = alt.origins.find(([rel]) => rel === "")![1]
+              const current = isRecord(cell.transform?.value) ? cell.transform.value : {}
+              const value = optionPath.length === 0 ? alt.value : { ...current, [optionPath[0]!]: alt.value }
+              return { ...cell, transform: { value, origin } }
+            })
+          )
+          continue
+        }
         cells = cells.flatMap((cell) =>
           options.map((alt): RawCell => {
             if (optionPath.length === 0) {
               const origin = alt.origins.find(([rel]) => rel === "")![1]
               const origins = new Map(alt.origins.filter(([rel]) => rel !== ""))
-              return { stages: { ...cell.stages, [stage]: { spec: shorthand(alt.value), origin, origins } } }
+              return { ...cell, stages: { ...cell.stages, [stage]: { spec: shorthand(alt.value), origin, origins } } }
             }
             const current = cell.stages[stage]
             if (!isRecord(current.spec)) {
@@ -128,7 +150,7 @@ export const expandRaw = (config: Config): Effect.Effect<ReadonlyArray<RawCell>,
             const optionKey = optionPath.join(".")
             const origins = new Map([...current.origins].filter(([rel]) => rel !== optionKey && !rel.startsWith(`${optionKey}.`) && !rel.startsWith(`${optionKey}[`)))
             for (const [rel, at] of alt.origins) origins.set(childPath(optionKey, rel), at)
-            return { stages: { ...cell.stages, [stage]: { spec: setAt(current.spec, optionPath, alt.value), origin: current.origin, origins } } }
+            return { ...cell, stages: { ...cell.stages, [stage]: { spec: setAt(current.spec, optionPath, alt.value), origin: current.origin, origins } } }
           })
         )
       }
@@ -137,7 +159,8 @@ export const expandRaw = (config: Config): Effect.Effect<ReadonlyArray<RawCell>,
         for (const s of stageNames) {
           if (s in explicit.stages) stages[s] = stageFrom(explicit.stages[s], `cells[${i}].${s}`)
         }
-        cells.push(explicit.name === undefined ? { stages } : { name: { value: explicit.name, origin: `cells[${i}].name` }, stages })
+        const transform = explicit.transform === undefined ? baseTransform : { transform: { value: explicit.transform, origin: `cells[${i}].transform` } }
+        cells.push({ ...(explicit.name === undefined ? {} : { name: { value: explicit.name, origin: `cells[${i}].name` } }), stages, ...transform })
       })
       return cells
     },
@@ -241,6 +264,35 @@ export const names = (params: ReadonlyArray<Readonly<Record<StageName, Spec | nu
   })
 }
 
+/** Decode a cell's transform; errors point at where it was written. Null when it changes nothing. */
+const decodeTransform = (config: Config, raw: { readonly value: unknown; readonly origin: string }): Effect.Effect<Transform.Spec | null, ConfigError> => {
+  const decoded = Schema.decodeUnknownEither(Transform.Spec, { onExcessProperty: "error" })(raw.value)
+  if (Either.isLeft(decoded)) {
+    const issue = ParseResult.ArrayFormatter.formatErrorSync(decoded.left)[0]!
+    const at = issue.path.length === 0 ? raw.origin : `${raw.origin}.${formatPath(issue.path)}`
+    const reason = issue._tag === "Unexpected"
+      ? `unknown transform key; valid keys: ${Transform.keys.join(", ")}`
+      : `${issue.message} (a transform is { drop: contrastive | stale, pad: <sessions>, position: early | middle | late | <index> })`
+    return Effect.fail(new ConfigError({ file: config.file, path: at, reason }))
+  }
+  return Effect.succeed(Transform.isIdentity(decoded.right) ? null : Transform.normalize(decoded.right))
+}
+
+/** When cells differ in their transform, their names say how, by the parts that vary: `bm25 @ pad=24,position=early`. */
+const withTransforms = (generated: ReadonlyArray<string>, transforms: ReadonlyArray<Transform.Spec | null>): Array<string> => {
+  const part = (t: Transform.Spec | null, key: typeof Transform.keys[number]): string => {
+    const v = t?.[key]
+    return v === undefined ? (key === "pad" ? "0" : "none") : Array.isArray(v) ? v.join("+") : String(v)
+  }
+  const varying = Transform.keys.filter((k) => new Set(transforms.map((t) => part(t, k))).size > 1)
+  if (varying.length === 0) return [...generated]
+  const stagesVary = new Set(generated).size > 1
+  return generated.map((g, i) => {
+    const label = varying.map((k) => `${k}=${part(transforms[i]!, k)}`).join(",")
+    return stagesVary ? `${g} @ ${label}` : label
+  })
+}
+
 /** Decode every stage of every cell and the scorers; fails on the first problem, in config order. */
 export const expand = (config: Config, registry: Plugin.Registry): Effect.Effect<Grid, ConfigError> =>
   Effect.gen(function*() {
@@ -267,6 +319,7 @@ export const expand = (config: Config, registry: Plugin.Registry): Effect.Effect
       name?: { value: string; origin: string }
       params: Record<StageName, Spec | null>
       stages: Partial<Record<StageName, StagePlan>>
+      transform: Transform.Spec | null
     }
     const drafts: Array<Draft> = []
     const byId = new Map<string, Draft>()
@@ -283,13 +336,14 @@ export const expand = (config: Config, registry: Plugin.Registry): Effect.Effect
         params[s] = p.params
         stages[s] = p
       }
-      const id = Hash.contentHash({ params, scorers: scorerParams })
+      const transform = raw.transform === undefined ? null : yield* decodeTransform(config, raw.transform)
+      const id = Hash.contentHash(transform === null ? { params, scorers: scorerParams } : { params, scorers: scorerParams, transform })
       const existing = byId.get(id)
       if (existing !== undefined) {
         if (existing.name === undefined && raw.name !== undefined) existing.name = raw.name
         continue
       }
-      const draft: Draft = raw.name === undefined ? { id, params, stages } : { id, name: raw.name, params, stages }
+      const draft: Draft = raw.name === undefined ? { id, params, stages, transform } : { id, name: raw.name, params, stages, transform }
       drafts.push(draft)
       byId.set(id, draft)
     }
@@ -300,7 +354,7 @@ export const expand = (config: Config, registry: Plugin.Registry): Effect.Effect
       if (explicit.has(d.name.value)) return yield* fail(d.name.origin, `duplicate cell name "${d.name.value}" (also used at ${explicit.get(d.name.value)})`)
       explicit.set(d.name.value, d.name.origin)
     }
-    const generated = names(drafts.map((d) => d.params))
+    const generated = withTransforms(names(drafts.map((d) => d.params)), drafts.map((d) => d.transform))
     const taken = new Set(explicit.keys())
     const cells: Array<Cell> = drafts.map((d, index) => {
       let name = d.name?.value
@@ -309,7 +363,7 @@ export const expand = (config: Config, registry: Plugin.Registry): Effect.Effect
         for (let n = 2; taken.has(name); n++) name = `${generated[index]!} #${n}`
         taken.add(name)
       }
-      return { index, id: d.id, name, params: d.params, stages: d.stages }
+      return { index, id: d.id, name, params: d.params, stages: d.stages, transform: d.transform }
     })
 
     const wanted = config.report.baseline

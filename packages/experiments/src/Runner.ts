@@ -31,6 +31,7 @@ import * as fs from "node:fs"
 import * as path from "node:path"
 import * as Build from "./Build.js"
 import * as PairLoop from "./internal/PairLoop.js"
+import * as Transforms from "./internal/Transforms.js"
 import type { Config } from "./Config.js"
 import { hash as configHash } from "./Config.js"
 import type { ConfigError } from "./Errors.js"
@@ -93,6 +94,8 @@ interface Prepared {
   readonly instances: number
   readonly cache: ModelCache.Service
   readonly metrics: ReadonlyArray<Scorer.MetricInfo>
+  /** Each instance's versions under the cells' transforms. */
+  readonly transformed: (instance: Domain.Instance) => (transform: Grid.Cell["transform"]) => Transforms.Prepared
 }
 
 /** Everything before the first instance runs: registry, grid, data, models, built cells. */
@@ -108,6 +111,8 @@ const prepare = (config: Config, options: Options, dryRun: boolean) =>
     })
     // One pass to count (and, under onInvalid: fail, to find a bad row before any work is done).
     const instances = yield* Stream.runCount(opened.instances)
+    const pool = yield* Transforms.poolFor(config, grid, open)
+    const transformed = Transforms.transformer(config.seed, pool)
     const bundles = yield* Build.models(config, registry, { dryRun })
     const cache = yield* Effect.provide(ModelCache.ModelCache, ModelCache.layerFile(config.cacheDir))
     const models = Models.make(bundles, cache, { dryRun })
@@ -115,13 +120,16 @@ const prepare = (config: Config, options: Options, dryRun: boolean) =>
     const env = Build.environment({ models, cache, corpus, registry })
     const built = yield* Build.cells(config, grid, env)
     const metrics = built[0]?.pipeline.scorers.flatMap((s) => s.service.metrics) ?? []
-    return { grid, built, opened, instances, cache, metrics } satisfies Prepared
+    return { grid, built, opened, instances, cache, metrics, transformed } satisfies Prepared
   })
 
 interface Pair {
   readonly cell: Build.BuiltCell
+  /** The instance as the cell sees it (after its transform). */
   readonly instance: Domain.Instance
   readonly meta: InstanceMeta
+  /** Set when the cell's transform could not apply: the pair fails with it. */
+  readonly error?: Trace.TraceError
 }
 
 /** Run a sweep to the end (or to `stop`) and write every output. */
@@ -197,12 +205,25 @@ export const sweep = (config: Config, options: Options = {}): Effect.Effect<Outc
           if (!instanceOrder.has(instance.id)) instanceOrder.set(instance.id, instanceOrder.size)
           const todo = built.filter((c) => !store.isDone(c.cell.id, instance.id))
           if (todo.length === 0) return []
-          const meta = metaOf(instance)
-          return todo.map((cell) => ({ cell, instance, meta }))
+          const versions = p.transformed(instance)
+          const metas = new Map<Domain.Instance, InstanceMeta>()
+          return todo.map((cell): Pair => {
+            const version = versions(cell.cell.transform)
+            let meta = metas.get(version.instance)
+            if (meta === undefined) {
+              meta = metaOf(version.instance)
+              metas.set(version.instance, meta)
+            }
+            return version.error === undefined
+              ? { cell, instance: version.instance, meta }
+              : { cell, instance: version.instance, meta, error: version.error }
+          })
         },
-        work: ({ cell, instance, meta }) =>
-          Effect.map(Pipeline.run(cell.pipeline, instance), (trace) =>
-            record({ cell: cell.cell.id, instance: instance.id, trace, text: cell.encoder.encode(instance, meta, trace) })),
+        work: ({ cell, error, instance, meta }) =>
+          Effect.map(
+            error === undefined ? Pipeline.run(cell.pipeline, instance) : Effect.succeed(Transforms.failedTrace(instance, error)),
+            (trace) => record({ cell: cell.cell.id, instance: instance.id, trace, text: cell.encoder.encode(instance, meta, trace) })
+          ),
         concurrency: config.concurrency,
         stopped: () => stop.stopped,
         tick: { every: "200 millis", run: tick }
@@ -242,7 +263,7 @@ export const sweep = (config: Config, options: Options = {}): Effect.Effect<Outc
         cells: acc.cells(built.map((b) => ({
           id: b.cell.id,
           name: b.cell.name,
-          params: b.cell.params,
+          params: Grid.identityParams(b.cell),
           usesGold: b.usesGold,
           heuristicStages: b.heuristicStages
         })))
@@ -356,13 +377,19 @@ export const dryRun = (config: Config, options: Options = {}): Effect.Effect<Dry
       }
       yield* PairLoop.run({
         items: p.opened.instances,
-        expand: (instance) =>
-          p.built.filter((c) => {
+        expand: (instance) => {
+          const versions = p.transformed(instance)
+          return p.built.filter((c) => {
             const isDone = done.has(`${c.cell.id}\u0000${instance.id}`)
             if (isDone) pairsDone++
             return !isDone
-          }).map((cell) => ({ cell, instance })),
-        work: ({ cell, instance }) => Effect.map(Pipeline.run(cell.pipeline, instance), count),
+          }).map((cell) => ({ cell, version: versions(cell.cell.transform) }))
+        },
+        work: ({ cell, version }) =>
+          Effect.map(
+            version.error === undefined ? Pipeline.run(cell.pipeline, version.instance) : Effect.succeed(Transforms.failedTrace(version.instance, version.error)),
+            count
+          ),
         concurrency: config.concurrency,
         stopped: () => options.stop?.stopped === true,
         tick: { every: "1 second", run: Effect.void }
