@@ -20,6 +20,7 @@ import * as Paired from "../compare/Paired.js"
 import type { CellSummary, MetricDescription, Slice, Summary } from "../ResultLine.js"
 import { slices } from "../ResultLine.js"
 import * as Bins from "./Bins.js"
+import * as Interventions from "./Interventions.js"
 import * as Inventory from "./Inventory.js"
 import { columnsOf, index, sharedInstances } from "./Rows.js"
 import type { Run } from "./RunDir.js"
@@ -67,6 +68,8 @@ export interface Analysis {
   readonly permutations: Paired.Family["permutations"]
   readonly recency: Bins.Binned | undefined
   readonly history: Bins.Binned | undefined
+  /** Metrics against the swept transform axes (pad, position); empty when none is swept. */
+  readonly interventions: ReadonlyArray<Interventions.Curve>
   readonly cost: ReadonlyArray<Inventory.CostRow>
   readonly models: ReadonlyArray<Inventory.ModelUse>
   readonly failures: ReadonlyArray<Inventory.FailureGroup>
@@ -120,6 +123,12 @@ const readsGoldSessions = (c: CellSummary): boolean => {
 const withoutRetriever = (c: CellSummary): string => {
   const { retriever: _r, ...rest } = c.params
   return Hash.canonicalJson(rest)
+}
+
+/** What the transform curves plot: the main metric when it is not retrieval, then retrieval precision and recall_all. */
+const interventionMetrics = (summary: Summary, main: MetricDescription | undefined): Array<MetricDescription> => {
+  const retrieval = present(summary, ["retrieval.precision", "retrieval.recall_all"])
+  return main === undefined || main.name.startsWith("retrieval.") ? retrieval : [main, ...retrieval]
 }
 
 /** The metrics of each family the report puts in its paper-layout tables and tests. */
@@ -192,6 +201,7 @@ export const analyze = (run: Pick<Run, "summary" | "rows">, options: Options = {
     permutations: tested.permutations,
     recency: fam.main === undefined ? undefined : Bins.recency(fam.main, summary.cells, idx),
     history: fam.main === undefined ? undefined : Bins.history(fam.main, summary.cells, idx),
+    interventions: Interventions.curves(summary, interventionMetrics(summary, fam.main)),
     cost: Inventory.costRows(summary.cells, idx),
     models: Inventory.modelUse(rows),
     failures: Inventory.failureGroups(rows, summary.cells),

@@ -12,6 +12,7 @@ import { slices } from "../ResultLine.js"
 import type { Analysis } from "./Analysis.js"
 import type { Binned } from "./Bins.js"
 import * as Format from "./Format.js"
+import * as Interventions from "./Interventions.js"
 import { paretoFront } from "./Inventory.js"
 import * as Notes from "./Notes.js"
 import * as Svg from "./Svg.js"
@@ -101,6 +102,25 @@ export const frontierChart = (a: Analysis): string => {
   const free = pts.every((p) => p.cost === 0)
   return figure(svg, `Cost frontier: ${m.name} (all instances) against the pipeline's tokens per instance (scoring excluded). Dashed line and outlined points: the Pareto front (no other non-oracle cell is cheaper and at least as good). Hollow: oracle cells, left out of the front. N per cell: ${nCaption(a, m.name).split(",")[0]}.${free ? " Every cell ran without model calls (0 tokens), so cost does not separate them." : ""}`)
 }
+
+/** One chart per instance slice of a transform curve: the metric against the axis, with 95% CI whiskers. */
+export const interventionCharts = (curve: Interventions.Curve): string =>
+  slices.map((slice) => {
+    const svg = Svg.lines({
+      title: `${curve.metric.name} against ${curve.axis} (${slice})`,
+      xLabel: Interventions.axisTitle(curve.axis),
+      yLabel: curve.metric.name,
+      categories: curve.categories,
+      series: curve.series.map((s) => s.label),
+      value: (s, c) => {
+        const est = Interventions.point(curve.series[s]!.cells[c], slice, curve.metric.name)
+        if (est === undefined || est.mean === null) return undefined
+        return { value: est.mean, n: est.n, lo: est.ci95[0] ?? NaN, hi: est.ci95[1] ?? NaN }
+      }
+    })
+    const ns = curve.series.flatMap((s) => s.cells.map((c) => Interventions.point(c, slice, curve.metric.name)?.n ?? 0))
+    return figure(svg, `${Notes.metricLabel(curve.metric)} (${Notes.aggregateNote(curve.metric)}), ${slice} instances, against ${Interventions.axisTitle(curve.axis)}; whiskers: 95% bootstrap CI. N per point: ${Math.min(...ns)}–${Math.max(...ns)}.`)
+  }).join("")
 
 /** The bar charts of the headline metrics and the precision-recall scatter. */
 export const overview = (a: Analysis): string => {

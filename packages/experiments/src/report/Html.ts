@@ -16,6 +16,7 @@ import * as Charts from "./Charts.js"
 import { opening } from "./Examples.js"
 import type { Examples } from "./Examples.js"
 import * as Format from "./Format.js"
+import * as Interventions from "./Interventions.js"
 import * as Notes from "./Notes.js"
 import type { RunInfo } from "./RunDir.js"
 
@@ -216,6 +217,20 @@ const binnedSection = (a: Analysis, b: Binned | undefined, id: string, title: st
   return `<h2 id="${id}">${e(title)}</h2>${Charts.lineChart(a, b)}${table(["cell", ...b.bins.map((x) => `${x.label} (${x.instances} inst.)`)].map(e), rows)}`
 }
 
+const interventionSection = (a: Analysis): string => {
+  if (a.interventions.length === 0) return ""
+  const parts = [`<h2 id="transforms">History transforms</h2><p>${e("Each metric against a swept transform axis, per instance type: the same instances with their histories rewritten (docs/data.md, History transforms); relevance never changes.")}</p>`]
+  for (const curve of a.interventions) {
+    parts.push(`<h3>${e(`${curve.metric.name} against ${curve.axis}`)}</h3>`, Charts.interventionCharts(curve))
+    const rows = curve.series.map((s) => ({
+      cls: "",
+      cells: [`<td>${e(s.label)}</td>`, ...s.cells.map((c) => num(Format.estimate(Interventions.point(c, "all", curve.metric.name))))]
+    }))
+    parts.push(table([`cell / ${curve.axis} (all instances)`, ...curve.categories].map(e), rows))
+  }
+  return parts.join("")
+}
+
 const costSection = (a: Analysis): string => {
   const usd = a.summary.metrics.some((m) => m.name === "cost.usd")
   const head = ["cell", "pairs", "calls / inst.", "prompt tok. / inst.", "completion tok. / inst.", "total tokens", "scoring calls", ...(usd ? ["usd / inst. (n)"] : [])]
@@ -297,6 +312,7 @@ export const render = (a: Analysis, examples: Examples, info: RunInfo | undefine
     deltaSection(a),
     binnedSection(a, a.recency, "recency", "Recency: relevant-session position"),
     binnedSection(a, a.history, "history", "History length"),
+    interventionSection(a),
     costSection(a),
     failuresSection(a),
     examplesSection(a, examples),

@@ -17,6 +17,7 @@ import type { Binned } from "./Bins.js"
 import { opening } from "./Examples.js"
 import type { Examples } from "./Examples.js"
 import * as Format from "./Format.js"
+import * as Interventions from "./Interventions.js"
 import * as Notes from "./Notes.js"
 
 const t = Format.md
@@ -139,6 +140,26 @@ const binnedSection = (a: Analysis, b: Binned | undefined, title: string): Array
     return v === undefined || v.n === 0 ? "– n=0" : `${Format.number(v.value)} n=${v.n}`
   })])
   return [`## ${title}`, "", `${t(Notes.binHeader(b))}; ${Notes.aggregateNote(b.metric)} within each bin.`, "", ...table(head, rows)]
+}
+
+/** Tables of the transform curves: one per axis, metric and slice; value [95% CI] n per point. */
+const interventionSection = (a: Analysis): Array<string> => {
+  if (a.interventions.length === 0) return []
+  const out = ["## History transforms", "", t("Each metric against a swept transform axis, per instance type: the same instances with their histories rewritten (docs/data.md, History transforms); relevance never changes. value [95% CI] n=N.")]
+  for (const curve of a.interventions) {
+    for (const slice of slices) {
+      out.push("", `### ${curve.metric.name} against ${curve.axis}, ${slice}`, "")
+      const rows = curve.series.map((s) => [
+        t(s.label),
+        ...s.cells.map((c) => {
+          const est = Interventions.point(c, slice, curve.metric.name)
+          return est === undefined ? "–" : `${Format.estimate(est)}`
+        })
+      ])
+      out.push(...table([`cell / ${curve.axis}`, ...curve.categories], rows))
+    }
+  }
+  return out
 }
 
 const costSection = (a: Analysis): Array<string> => {
@@ -287,6 +308,7 @@ export const render = (a: Analysis, examples: Examples, versions: Readonly<Recor
     ...deltaSection(a),
     ...binnedSection(a, a.recency, "Recency: relevant-session position"),
     ...binnedSection(a, a.history, "History length"),
+    ...interventionSection(a),
     ...costSection(a),
     ...failuresSection(a),
     ...examplesSection(a, examples),

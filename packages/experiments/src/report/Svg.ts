@@ -180,7 +180,7 @@ export interface LinesInput {
   /** Categories along x (bins). */
   readonly categories: ReadonlyArray<string>
   readonly series: ReadonlyArray<string>
-  readonly value: (series: number, category: number) => { readonly value: number; readonly n: number } | undefined
+  readonly value: (series: number, category: number) => { readonly value: number; readonly n: number; readonly lo?: number; readonly hi?: number } | undefined
 }
 
 /** One line per series over categorical bins, points carrying value and N in their tooltip. */
@@ -192,7 +192,11 @@ export const lines = (input: LinesInput): string => {
   const all: Array<number> = []
   input.series.forEach((_, s) => input.categories.forEach((_, c) => {
     const v = input.value(s, c)
-    if (v !== undefined && v.n > 0) all.push(v.value)
+    if (v !== undefined && v.n > 0) {
+      all.push(v.value)
+      if (v.lo !== undefined && Number.isFinite(v.lo)) all.push(v.lo)
+      if (v.hi !== undefined && Number.isFinite(v.hi)) all.push(v.hi)
+    }
   }))
   const range = domain(all, true)
   const y = scale(range[0], range[1], fr.height - fr.bottom, fr.top)
@@ -214,8 +218,13 @@ export const lines = (input: LinesInput): string => {
       const d = pts.map((p, k) => `${k === 0 ? "M" : "L"}${f(x(p.c))} ${f(y(p.value))}`).join("")
       parts.push(`<path class="series" d="${d}" stroke="${color(s)}"${dash(s) ? ` stroke-dasharray="${dash(s)}"` : ""}/>`)
     }
+    // Whiskers are offset a little per series so overlapping CIs stay readable.
+    const nudge = (s - (input.series.length - 1) / 2) * Math.min(6, step / (2 * Math.max(1, input.series.length)))
     for (const p of pts) {
-      parts.push(`<circle class="point" cx="${f(x(p.c))}" cy="${f(y(p.value))}" r="4" fill="${color(s)}"><title>${e(`${name} · ${input.categories[p.c]}: ${Format.number(p.value)} n=${p.n}`)}</title></circle>`)
+      const ci = p.lo !== undefined && p.hi !== undefined && Number.isFinite(p.lo) && Number.isFinite(p.hi)
+      if (ci) parts.push(`<line class="whisker" x1="${f(x(p.c) + nudge)}" x2="${f(x(p.c) + nudge)}" y1="${f(y(p.lo!))}" y2="${f(y(p.hi!))}" stroke="${color(s)}"/>`)
+      const tip = `${name} · ${input.categories[p.c]}: ${Format.number(p.value)}${ci ? ` [${Format.number(p.lo)}, ${Format.number(p.hi)}]` : ""} n=${p.n}`
+      parts.push(`<circle class="point" cx="${f(x(p.c) + nudge)}" cy="${f(y(p.value))}" r="4" fill="${color(s)}"><title>${e(tip)}</title></circle>`)
     }
   })
   parts.push(`<g transform="translate(0 ${base + 48})">${lg.svg}</g>`)
