@@ -5,7 +5,9 @@
  * similar-sounding contrastive factor B of the same kind whose preference conflicts with pA, the
  * rest with the persona's other factors, and a current request about A. The three instances of a
  * persona are cut from that pool (consistent, contrastive, changing), so they share session text
- * just as the released data does. Same options, same bytes.
+ * just as the released data does. Same options, same bytes. `difficulty=hard` (the default) adds
+ * varied factor mentions, a topic phrase shared across factors, composed feedback and 1-3 relevant
+ * sessions; `difficulty=easy` is the original, artifact-rich text.
  *
  * What it does not model (real language variety, aliases, implicit mentions, ...) is listed in
  * docs/data.md.
@@ -21,10 +23,14 @@ import { Effect, Either, ParseResult, Schema } from "effect"
 import { type CupidRow, InstanceType, instanceTypes } from "./Domain.js"
 import { DatasetError } from "./Errors.js"
 import { canonicalJson, sha256Hex } from "./Hash.js"
-import { personaRows, specialCounts } from "./internal/dataset/synthetic/world.js"
+import { type Knobs, personaRows, specialCounts } from "./internal/dataset/synthetic/world.js"
 
 /** Bumped whenever the generated text changes, so fingerprints of synthetic sources change with it. */
-export const version = 1
+export const version = 2
+
+/** `hard` (default) imitates LLM-written histories; `easy` is the version-1 generator, for speed and scale tests. */
+export const Difficulty = Schema.Literal("easy", "hard")
+export type Difficulty = typeof Difficulty.Type
 
 export const RelevantPosition = Schema.Literal("spread", "early", "late", "recent")
 export type RelevantPosition = typeof RelevantPosition.Type
@@ -32,6 +38,10 @@ export type RelevantPosition = typeof RelevantPosition.Type
 const int = (lo: number, hi: number) =>
   Schema.Int.pipe(Schema.between(lo, hi, { message: () => `expected an integer from ${lo} to ${hi}` }))
 const share = Schema.Number.pipe(Schema.between(0, 0.75, { message: () => "expected a number from 0 to 0.75" }))
+const unit = Schema.Number.pipe(Schema.between(0, 1, { message: () => "expected a number from 0 to 1" }))
+const RelevantRange = Schema.Tuple(int(1, 3), int(1, 3)).pipe(
+  Schema.filter(([lo, hi]) => lo <= hi || "expected a range lo-hi with lo <= hi, within 1-3")
+)
 
 export const Options = Schema.Struct({
   /** Personas; each yields one row per requested instance type. */
@@ -45,7 +55,19 @@ export const Options = Schema.Struct({
   contrastiveShare: Schema.optionalWith(share, { default: () => 0.1 }),
   /** Stale sessions in a changing history: max(2, round(share x sessions)). */
   staleShare: Schema.optionalWith(share, { default: () => 0.1 }),
-  types: Schema.optionalWith(Schema.NonEmptyArray(InstanceType), { default: () => ["consistent", "contrastive", "changing"] as const })
+  types: Schema.optionalWith(Schema.NonEmptyArray(InstanceType), { default: () => ["consistent", "contrastive", "changing"] as const }),
+  /** Sets the defaults of the knobs below (docs/data.md, "Difficulty"). */
+  difficulty: Schema.optionalWith(Difficulty, { default: () => "hard" as const }),
+  /** `exact`: the factor label in every opening message; `varied`: aliases, often mid-message. */
+  mentions: Schema.optionalWith(Schema.Literal("exact", "varied"), { exact: true }),
+  /** Share of sessions of other factors that mention the persona's recurring topic phrase (0: none). */
+  topicShare: Schema.optionalWith(unit, { exact: true }),
+  /** `fixed` complaint strings, or `composed` from lead-ins, paraphrased cores and follow-ups. */
+  feedback: Schema.optionalWith(Schema.Literal("fixed", "composed"), { exact: true }),
+  /** Relevant sessions per instance: drawn per persona from [lo, hi]. */
+  relevant: Schema.optionalWith(RelevantRange, { exact: true }),
+  /** Probability that B is one of A's most similar factors (its own category). */
+  similarity: Schema.optionalWith(unit, { exact: true })
 })
 export type Options = typeof Options.Type
 
@@ -70,14 +92,32 @@ export function* generate(options: Options): Generator<CupidRow> {
   }
   const settings = {
     ...options,
-    types: instanceTypes.filter((t) => options.types.includes(t))
+    types: instanceTypes.filter((t) => options.types.includes(t)),
+    knobs: knobs(options)
   }
   for (let i = 0; i < options.personas; i++) yield* personaRows(settings, i)
 }
 
-/** Number of special sessions per history for these options (for reports and docs). */
-export const counts = (options: Options): { readonly relevant: number; readonly contrastive: number; readonly stale: number } => ({
-  relevant: 2,
+const knobDefaults: Readonly<Record<Difficulty, Knobs>> = {
+  easy: { mentions: "exact", topicShare: 0, feedback: "fixed", relevant: [2, 2], similarity: 1 },
+  hard: { mentions: "varied", topicShare: 0.35, feedback: "composed", relevant: [1, 3], similarity: 1 }
+}
+
+/** The knobs in force: the difficulty's defaults, overridden by any knob given. */
+export const knobs = (options: Options): Knobs => {
+  const d = knobDefaults[options.difficulty]
+  return {
+    mentions: options.mentions ?? d.mentions,
+    topicShare: options.topicShare ?? d.topicShare,
+    feedback: options.feedback ?? d.feedback,
+    relevant: options.relevant ?? d.relevant,
+    similarity: options.similarity ?? d.similarity
+  }
+}
+
+/** Number of special sessions per history for these options (for reports and docs); relevant as a range. */
+export const counts = (options: Options): { readonly relevant: readonly [number, number]; readonly contrastive: number; readonly stale: number } => ({
+  relevant: knobs(options).relevant,
   ...specialCounts(options)
 })
 
@@ -88,7 +128,13 @@ const specKeys = {
   position: "relevantPosition",
   contrastive: "contrastiveShare",
   stale: "staleShare",
-  types: "types"
+  types: "types",
+  difficulty: "difficulty",
+  mentions: "mentions",
+  topic: "topicShare",
+  feedback: "feedback",
+  relevant: "relevant",
+  similarity: "similarity"
 } as const
 type SpecKey = keyof typeof specKeys
 const specKeyOf = Object.fromEntries(Object.entries(specKeys).map(([k, v]) => [v, k])) as Record<string, SpecKey>
@@ -113,7 +159,13 @@ export const parseSpec = (source: string): Either.Either<Options, DatasetError> 
     if (eq < 0) return fail(`expected ${key}=<value>`, key)
     const value = pair.slice(eq + 1).trim()
     const name = specKeys[key as SpecKey]
-    raw[name] = name === "types" ? value.split("+") : name === "relevantPosition" ? value : value === "" ? Number.NaN : Number(value)
+    raw[name] = name === "types"
+      ? value.split("+")
+      : name === "relevant"
+      ? (/^\d+$/.test(value) ? [Number(value), Number(value)] : /^\d+-\d+$/.test(value) ? value.split("-").map(Number) : value)
+      : ["relevantPosition", "difficulty", "mentions", "feedback"].includes(name)
+      ? value
+      : value === "" ? Number.NaN : Number(value)
   }
   const decoded = Schema.decodeUnknownEither(Options)(raw)
   if (Either.isLeft(decoded)) {
@@ -133,7 +185,13 @@ export const toSpec = (options: Options): string =>
     `position=${options.relevantPosition}`,
     `contrastive=${options.contrastiveShare}`,
     `stale=${options.staleShare}`,
-    `types=${instanceTypes.filter((t) => options.types.includes(t)).join("+")}`
+    `types=${instanceTypes.filter((t) => options.types.includes(t)).join("+")}`,
+    `difficulty=${options.difficulty}`,
+    ...(options.mentions !== undefined ? [`mentions=${options.mentions}`] : []),
+    ...(options.topicShare !== undefined ? [`topic=${options.topicShare}`] : []),
+    ...(options.feedback !== undefined ? [`feedback=${options.feedback}`] : []),
+    ...(options.relevant !== undefined ? [`relevant=${options.relevant[0]}-${options.relevant[1]}`] : []),
+    ...(options.similarity !== undefined ? [`similarity=${options.similarity}`] : [])
   ].join(",")
 
 /** Identifies the generated dataset: SHA-256 of the generator version and the options. */

@@ -1,5 +1,6 @@
 import { describe, expect, it } from "@effect/vitest"
 import { Effect, Either } from "effect"
+import { createHash } from "node:crypto"
 import * as fs from "node:fs"
 import * as os from "node:os"
 import * as path from "node:path"
@@ -11,7 +12,8 @@ import * as Prng from "../src/internal/dataset/synthetic/prng.js"
 import { planPositions } from "../src/internal/dataset/synthetic/world.js"
 import * as Synthetic from "../src/Synthetic.js"
 
-const options = (o: Partial<Synthetic.Options>): Synthetic.Options => ({ ...Synthetic.defaults, ...o })
+/** The structural tests below pin the easy generator (CUPID's exact template); hard mode has its own block. */
+const options = (o: Partial<Synthetic.Options>): Synthetic.Options => ({ ...Synthetic.defaults, difficulty: "easy", ...o })
 const generate = (o: Partial<Synthetic.Options>) => [...Synthetic.generate(options(o))]
 const bytes = (o: Partial<Synthetic.Options>) => generate(o).map((r) => JSON.stringify(r)).join("\n")
 
@@ -178,11 +180,12 @@ describe("Synthetic: longer histories and positions", () => {
       expect(countOf(l, "stale")).toBe(row.instance_type === "changing" ? 5 : 0)
     }
     expect(Synthetic.counts(options({ sessionsPerHistory: 100, contrastiveShare: 0.2, staleShare: 0.05 }))).toEqual({
-      relevant: 2,
+      relevant: [2, 2],
       contrastive: 20,
       stale: 5
     })
-    expect(Synthetic.counts(options({ sessionsPerHistory: 8 }))).toEqual({ relevant: 2, contrastive: 2, stale: 2 })
+    expect(Synthetic.counts(options({ sessionsPerHistory: 8 }))).toEqual({ relevant: [2, 2], contrastive: 2, stale: 2 })
+    expect(Synthetic.counts({ ...Synthetic.defaults, sessionsPerHistory: 8 })).toEqual({ relevant: [1, 3], contrastive: 2, stale: 2 })
     for (const p of byPersona(rows)) {
       const consistentFactors = new Set(p.consistent.prior_interactions.map((s) => s.context_factor))
       expect(p.contrastive.prior_interactions.filter((s) => !consistentFactors.has(s.context_factor)).length).toBe(20)
@@ -240,11 +243,20 @@ describe("Synthetic: specs and files", () => {
       relevantPosition: "late",
       contrastiveShare: 0.2,
       staleShare: 0.3,
-      types: ["changing", "consistent"]
+      types: ["changing", "consistent"],
+      difficulty: "hard"
     })
     expect(Synthetic.toSpec(Either.getOrThrow(parsed))).toBe(
-      "synthetic:personas=3,sessions=20,seed=5,position=late,contrastive=0.2,stale=0.3,types=consistent+changing"
+      "synthetic:personas=3,sessions=20,seed=5,position=late,contrastive=0.2,stale=0.3,types=consistent+changing,difficulty=hard"
     )
+    const knobs = Either.getOrThrow(Synthetic.parseSpec("synthetic:difficulty=easy,mentions=varied,topic=0.5,feedback=composed,relevant=1-2,similarity=0.5"))
+    expect(Synthetic.knobs(knobs)).toEqual({ mentions: "varied", topicShare: 0.5, feedback: "composed", relevant: [1, 2], similarity: 0.5 })
+    expect(Synthetic.toSpec(knobs)).toBe(
+      "synthetic:personas=10,sessions=8,seed=0,position=spread,contrastive=0.1,stale=0.1,types=consistent+contrastive+changing,difficulty=easy,mentions=varied,topic=0.5,feedback=composed,relevant=1-2,similarity=0.5"
+    )
+    expect(Either.getOrThrow(Synthetic.parseSpec("synthetic:relevant=3")).relevant).toEqual([3, 3])
+    const bad = Synthetic.parseSpec("synthetic:relevant=3-1")
+    expect(Either.isLeft(bad) && bad.left.message).toMatch(/relevant: expected a range lo-hi with lo <= hi/)
     expect(Either.getOrThrow(Synthetic.parseSpec("synthetic"))).toEqual(Synthetic.defaults)
     expect(Either.isLeft(Synthetic.parseSpec("synthetic:seed"))).toBe(true)
   })
@@ -267,4 +279,82 @@ describe("Synthetic: specs and files", () => {
       const result = yield* Effect.either(Synthetic.writeJsonl("/nonexistent-dir/x.jsonl", []))
       expect(Either.isLeft(result) && result.left.message).toMatch(/^\/nonexistent-dir\/x\.jsonl: cannot write \(ENOENT/)
     }))
+})
+
+describe("Synthetic: difficulty", () => {
+  it("easy is the version-1 text, byte for byte", () => {
+    const sha = (o: Partial<Synthetic.Options>) => createHash("sha256").update(bytes(o)).digest("hex")
+    // Digests of the version-1 generator's output for these options.
+    expect(sha({ personas: 20, seed: 3 })).toBe("95dc1734b50774ecf26a389669d8dcd469d3fc98fe60232ded2ae9395756ce41")
+    expect(sha({ personas: 3, seed: 9, sessionsPerHistory: 60, relevantPosition: "late" })).toBe("65585e236141ab0406240eead31101b0649847e21f6689ff09bbaeeb114655ab")
+  })
+
+  const hard = (o: Partial<Synthetic.Options>) => [...Synthetic.generate({ ...Synthetic.defaults, ...o })]
+  const rows = hard({ personas: 40, seed: 21 })
+
+  it("hard is the default, and its relevant counts vary from 1 to 3", () => {
+    expect(Synthetic.defaults.difficulty).toBe("hard")
+    const counts = rows.map((r) => countOf(labels(r), "relevant"))
+    expect(new Set(counts)).toEqual(new Set([1, 2, 3]))
+    for (const r of rows) expect(labels(r).length).toBe(8)
+    for (const r of rows.filter((x) => x.instance_type === "changing")) {
+      expect(Math.max(...positions(r, "stale"))).toBeLessThan(Math.min(...positions(r, "relevant")))
+    }
+  })
+
+  it("mentions vary: the exact label opens well under all of A's sessions", () => {
+    let exact = 0, total = 0
+    const forms = new Set<string>()
+    for (const r of rows.filter((x) => x.instance_type === "changing")) {
+      for (const s of r.prior_interactions.filter((p) => p.context_factor === r.current_context_factor)) {
+        total++
+        const first = s.dialogue[0]!.content
+        const label = r.current_context_factor.split(",")[0]!
+        if (first.includes(label)) exact++
+        forms.add(first)
+      }
+    }
+    expect(exact / total).toBeLessThan(0.6)
+    expect(exact).toBeGreaterThan(0)
+  })
+
+  it("a topic phrase recurs across factors and in the request", () => {
+    const all = hard({ personas: 10, seed: 2, topicShare: 1 })
+    for (const r of all) {
+      const topic = /the [A-Z][\w-]+(?: [\w-]+)*/.exec(r.current_request)
+      expect(topic, r.current_request).not.toBeNull()
+    }
+    const withTopic = (r: Domain.CupidRow) => {
+      const phrase = ["Hollis", "Dalton", "harvest", "open house", "trout", "survey", "Marlow", "member drive", "Kestrel", "Ashgrove", "lakeside", "Juniper", "Pemberton", "recital", "Alder Creek", "Saffron", "Norwood", "Beacon", "Tamsin", "Okoro", "Whitlow", "Ferris", "Copperline", "Granger"]
+        .find((p) => r.current_request.includes(p))!
+      return new Set(r.prior_interactions.filter((p) => p.dialogue[0]!.content.includes(phrase)).map((p) => p.context_factor))
+    }
+    for (const r of all) expect(withTopic(r).size).toBeGreaterThanOrEqual(3)
+  })
+
+  it("feedback is composed: far fewer repeated user turns than the fixed strings", () => {
+    const repeated = (rs: ReadonlyArray<Domain.CupidRow>) => {
+      const seen = new Map<string, number>()
+      for (const r of rs.filter((x) => x.instance_type === "consistent")) {
+        for (const s of r.prior_interactions) for (const m of s.dialogue.slice(2).filter((x) => x.role === "user")) seen.set(m.content, (seen.get(m.content) ?? 0) + 1)
+      }
+      const turns = [...seen.values()].reduce((a, b) => a + b, 0)
+      return [...seen.values()].filter((n) => n > 1).reduce((a, b) => a + b, 0) / turns
+    }
+    const easy = repeated(generate({ personas: 40, seed: 21 }))
+    const composed = repeated(rows)
+    expect(easy).toBeGreaterThan(0.5)
+    expect(composed).toBeLessThan(easy / 2)
+  })
+
+  it("similarity 0 draws B from another category of A's kind", () => {
+    const categoryOf = (label: string) => categories.find((c) => c.variants.some((v) => label === v || label.endsWith(`, ${v}`)))
+    for (const p of byPersona(hard({ personas: 12, seed: 5, similarity: 0 }))) {
+      const consistentFactors = new Set(p.consistent.prior_interactions.map((s) => s.context_factor))
+      const b = p.contrastive.prior_interactions.find((s) => !consistentFactors.has(s.context_factor) && s.context_factor !== p.contrastive.current_context_factor)!.context_factor
+      const a = categoryOf(p.contrastive.current_context_factor)!
+      expect(categoryOf(b)!.kind).toBe(a.kind)
+      expect(categoryOf(b)!.name).not.toBe(a.name)
+    }
+  })
 })
