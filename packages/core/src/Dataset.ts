@@ -71,14 +71,20 @@ export interface Opened {
   readonly skipped: () => ReadonlyArray<SkippedRow>
 }
 
-/** Absolute path of the bundled sample (`packages/core/data/sample.jsonl`), whatever the working directory. */
+/** Absolute path of the bundled sample's dev split (`packages/core/data/sample.jsonl`, source `sample`), whatever the working directory. */
 export const samplePath: string = fileURLToPath(new URL("../data/sample.jsonl", import.meta.url))
+
+/** Absolute path of the bundled sample's test split (`packages/core/data/sample-test.jsonl`, source `sample-test`). */
+export const sampleTestPath: string = fileURLToPath(new URL("../data/sample-test.jsonl", import.meta.url))
+
+/** The bundled sources: `sample` (dev split: tune here) and `sample-test` (test split: report here, never tune). */
+export const bundled: Readonly<Record<string, string>> = { sample: samplePath, "sample-test": sampleTestPath }
 
 /** `$CUPID_CACHE_DIR`, else `.cache/cupid` under the working directory. */
 export const defaultCacheDir = (): string => path.resolve(process.env["CUPID_CACHE_DIR"] ?? path.join(".cache", "cupid"))
 
 const sourceHelp =
-  "a data source is a .parquet, .jsonl or .json file, a directory of .json files, sample, hf:kixlab/CUPID, " +
+  "a data source is a .parquet, .jsonl or .json file, a directory of .json files, sample, sample-test, hf:kixlab/CUPID, " +
   "hf:kixlab/CUPID-Unverified or synthetic:<key>=<value>,..."
 
 const asDatasetError = (source: string) => (e: unknown): Errors.DatasetError =>
@@ -116,7 +122,7 @@ const plan = (source: string, options: LoadOptions): Effect.Effect<Plan, Errors.
       const cached = yield* cachedHf(source, options)
       return { kind: "file", file: cached.path, rows: yield* fileReader(cached.path), fingerprint: cached.sha256 } as const
     }
-    const target = source === "sample" ? samplePath : path.resolve(source)
+    const target = Object.hasOwn(bundled, source) ? bundled[source]! : path.resolve(source)
     const stat = yield* attempt(target, () =>
       fs.stat(target).catch((e: NodeJS.ErrnoException) => (e.code === "ENOENT" ? undefined : Promise.reject(e)))
     )

@@ -1,240 +1,241 @@
-import { FileSystem, Path } from "@effect/platform"
 import { NodeContext } from "@effect/platform-node"
 import { describe, expect, it, layer } from "@effect/vitest"
-import { Effect, Either, Schema } from "effect"
+import { Effect, Either } from "effect"
+import * as fs from "node:fs"
 import { fileURLToPath } from "node:url"
+import * as Dataset from "../src/Dataset.js"
 import * as Domain from "../src/Domain.js"
-import { buildRows, keptSessionIndices, toJsonl } from "../src/internal/sample/Build.js"
+import { buildRows, droppedOthers, keptSessionIndices, toJsonl } from "../src/internal/sample/Build.js"
+import { checkSources, sampleSourceRoot, splitOutputs } from "../src/internal/sample/Check.js"
 import * as Source from "../src/internal/sample/Source.js"
+import * as Validate from "../src/internal/sample/Validate.js"
 
 const dataDirectory = fileURLToPath(new URL("../data/", import.meta.url))
 
-const loadSample = Effect.gen(function*() {
-  const fs = yield* FileSystem.FileSystem
-  const path = yield* Path.Path
-  const loaded = yield* Source.loadDirectory(path.join(dataDirectory, "sample-src"))
-  const text = yield* fs.readFileString(path.join(dataDirectory, "sample.jsonl"))
-  const decodeRow = Schema.decodeUnknownSync(Domain.CupidRow)
-  const rows = text.split("\n").filter((line) => line !== "").map((line) => decodeRow(JSON.parse(line)))
-  const sources = new Map(loaded.map(({ source }) => [source.persona_id, source]))
-  return { loaded, text, rows, instances: rows.map(Domain.fromRow), sources }
-})
-
-/** Lowercased, whitespace collapsed: "names the factor" and "verbatim" checks ignore case and line breaks. */
-const normalize = (text: string): string => text.toLowerCase().replace(/\s+/g, " ").trim()
-/** "the Hartwell Family Foundation" may be written "Hartwell Family Foundation" in a sentence. */
-const factorName = (factor: string): string => normalize(factor).replace(/^(the|my|our|a|an) /, "")
-
 const labelsOf = (instance: Domain.Instance) => instance.gold.sessions.map((s) => s.label)
+const count = (instance: Domain.Instance, label: Domain.RelevanceLabel) => labelsOf(instance).filter((l) => l === label).length
 const positionsOf = (instance: Domain.Instance, label: Domain.RelevanceLabel) =>
   instance.gold.sessions.flatMap((s, i) => s.label === label ? [i] : [])
 
-layer(NodeContext.layer)("bundled sample dataset", (it) => {
-  it.effect("sample.jsonl is exactly what the build produces from the sources", () =>
-    Effect.gen(function*() {
-      const { loaded, text } = yield* loadSample
-      expect(text).toBe(toJsonl(buildRows(loaded.map((l) => l.source))))
-    }))
+layer(NodeContext.layer)("bundled sample: sample (dev) and sample-test (test)", (it) => {
+  const checked = checkSources(sampleSourceRoot(dataDirectory))
 
-  it.effect("has at least 4 personas, each with the three instance types in order", () =>
+  it.effect("every source passes the validator", () =>
     Effect.gen(function*() {
-      const { rows, instances, sources } = yield* loadSample
-      expect(sources.size).toBeGreaterThanOrEqual(4)
-      expect(rows.length).toBe(sources.size * 3)
-      expect(new Set(instances.map((i) => i.id)).size).toBe(rows.length)
-      const byPersona = [...sources.keys()].map((id) => rows.filter((r) => r.persona_id === id).map((r) => r.instance_type))
-      for (const types of byPersona) expect(types).toEqual(["consistent", "contrastive", "changing"])
-    }))
-
-  it.effect("every instance has 8 prior sessions and a checklist matching its target", () =>
-    Effect.gen(function*() {
-      const { rows, sources } = yield* loadSample
-      for (const row of rows) {
-        const source = sources.get(row.persona_id)!
-        expect(row.prior_interactions.length, `${row.persona_id}:${row.instance_type}`).toBe(8)
-        const changed = row.instance_type === "changing"
-        expect(row.current_context_factor).toBe(source.factor_a)
-        expect(row.current_contextual_preference).toBe(changed ? source.preference_a_changed : source.preference_a)
-        expect(row.current_checklist).toEqual(changed ? source.checklist_a_changed : source.checklist_a)
+      const result = yield* checked
+      const problems = result.problems.flatMap((f) => f.problems.map((p) => `${f.file}, ${p.field}: ${p.reason}`))
+      expect(problems).toEqual([])
+      for (const split of Source.splits) {
+        expect(result.loaded.filter((l) => l.split === split).length, split).toBeGreaterThanOrEqual(8)
       }
     }))
 
-  it.effect("relevance labels follow the CUPID instance types", () =>
+  it.effect("sample.jsonl and sample-test.jsonl are exactly what the build produces", () =>
     Effect.gen(function*() {
-      const { instances, sources } = yield* loadSample
-      for (const instance of instances) {
-        const source = sources.get(instance.personaId)!
-        const labels = labelsOf(instance)
-        const count = (label: Domain.RelevanceLabel) => labels.filter((l) => l === label).length
-        const withB = instance.gold.sessions.filter((s) => s.factor === source.factor_b).length
-        const expected = { consistent: [2, 0, 0], contrastive: [2, 0, 2], changing: [2, 2, 0] }[instance.type]
-        expect([count("relevant"), count("stale"), withB], instance.id).toEqual(expected)
-        if (instance.type === "changing") {
-          // The relevant sessions are the later, changed ones: every stale session comes first.
-          expect(Math.max(...positionsOf(instance, "stale")), instance.id)
-            .toBeLessThan(Math.min(...positionsOf(instance, "relevant")))
-        }
+      const result = yield* checked
+      for (const [split, file] of splitOutputs(dataDirectory)) {
+        const sources = result.loaded.filter((l) => l.split === split).map((l) => l.source)
+        expect(fs.readFileSync(file, "utf8"), file).toBe(toJsonl(buildRows(sources)))
       }
     }))
 
-  it.effect("every session's first user message names its factor, and no dialogue recites its preference", () =>
+  it.effect("both splits load as data sources, with distinct personas", () =>
     Effect.gen(function*() {
-      const { rows } = yield* loadSample
-      for (const row of rows) {
-        row.prior_interactions.forEach((session, i) => {
-          const where = `${row.persona_id}:${row.instance_type} session ${i + 1}`
-          expect(session.dialogue[0]?.role, where).toBe("user")
-          expect(normalize(session.dialogue[0]!.content), where).toContain(factorName(session.context_factor))
-          for (const message of session.dialogue) {
-            expect(normalize(message.content), where).not.toContain(normalize(session.contextual_preference))
-          }
-        })
-        expect(normalize(row.current_request), row.persona_id).toContain(factorName(row.current_context_factor))
-        expect(normalize(row.current_request), row.persona_id).not.toContain(normalize(row.current_contextual_preference))
+      const dev = yield* Dataset.loadAll("sample")
+      const test = yield* Dataset.loadAll("sample-test")
+      expect(dev.instances.length).toBeGreaterThanOrEqual(24)
+      expect(test.instances.length).toBeGreaterThanOrEqual(24)
+      const personas = (xs: ReadonlyArray<Domain.Instance>) => new Set(xs.map((i) => i.personaId))
+      for (const p of personas(dev.instances)) expect(personas(test.instances).has(p)).toBe(false)
+      expect(dev.fingerprint).not.toBe(test.fingerprint)
+    }))
+
+  it.effect("each instance is derived the CUPID way: 8 sessions, relevance from the slots", () =>
+    Effect.gen(function*() {
+      const result = yield* checked
+      for (const { source } of result.loaded) {
+        const n = (slot: Source.Slot) => source.sessions.filter((s) => s.slot === slot).length
+        const [consistent, contrastive, changing] = buildRows([source]).map(Domain.fromRow)
+        for (const instance of [consistent!, contrastive!, changing!]) expect(instance.query.sessions.length, instance.id).toBe(8)
+        expect([count(consistent!, "relevant"), count(consistent!, "stale")], consistent!.id).toEqual([n("A"), 0])
+        expect([count(contrastive!, "relevant"), count(contrastive!, "stale")], contrastive!.id).toEqual([n("A"), 0])
+        expect([count(changing!, "relevant"), count(changing!, "stale")], changing!.id).toEqual([n("A-changed"), n("A")])
+        const bIn = (i: Domain.Instance) => i.gold.sessions.filter((s) => s.factor === source.factor_b).length
+        expect([bIn(consistent!), bIn(contrastive!), bIn(changing!)], source.persona_id).toEqual([0, 2, 0])
+        expect(Math.max(...positionsOf(changing!, "stale"))).toBeLessThan(Math.min(...positionsOf(changing!, "relevant")))
       }
     }))
 
-  it.effect("relevant sessions sit at different positions across personas", () =>
+  it.effect("relevant counts run from 1 to 3 and sit early in some instances, late in others", () =>
     Effect.gen(function*() {
-      const { instances } = yield* loadSample
-      for (const type of Domain.instanceTypes) {
-        const positions = instances.filter((i) => i.type === type).map((i) => positionsOf(i, "relevant").join(","))
-        expect(new Set(positions).size, type).toBeGreaterThan(1)
-      }
-      // Some instances have their relevant sessions early in the history, some late.
-      const means = instances.map((i) => positionsOf(i, "relevant").reduce((a, b) => a + b, 0) / 2)
-      expect(Math.min(...means)).toBeLessThan(3.5)
-      expect(Math.max(...means)).toBeGreaterThan(3.5)
+      const result = yield* checked
+      const instances = buildRows(result.loaded.map((l) => l.source)).map(Domain.fromRow)
+      expect(new Set(instances.map((i) => count(i, "relevant")))).toEqual(new Set([1, 2, 3]))
+      const means = instances.map((i) => positionsOf(i, "relevant").reduce((a, b) => a + b, 0) / count(i, "relevant"))
+      expect(Math.min(...means)).toBeLessThan(2.5)
+      expect(Math.max(...means)).toBeGreaterThan(5.5)
     }))
 })
 
-/** A well-formed source whose session i says `session i` in every message, so kept indices are visible. */
-const syntheticSource = (): Source.SampleSource => {
-  const slots: ReadonlyArray<Source.Slot> = ["other", "A", "B", "other", "A", "other", "other", "B", "A-changed", "other", "A-changed", "other"]
-  const labels = (slot: Source.Slot, i: number) => {
-    switch (slot) {
-      case "A":
-        return { context_factor: "Dana", contextual_preference: "bullets" }
-      case "A-changed":
-        return { context_factor: "Dana", contextual_preference: "tables" }
-      case "B":
-        return { context_factor: "Sam", contextual_preference: "prose" }
-      case "other":
-        return { context_factor: `other ${i}`, contextual_preference: `pref ${i}` }
-    }
-  }
-  return {
-    persona_id: "synthetic",
-    persona: "a test persona",
-    factor_a: "Dana",
-    preference_a: "bullets",
-    checklist_a: ["uses bullets", "is short"],
-    preference_a_changed: "tables",
-    checklist_a_changed: ["uses a table", "has a header row"],
-    factor_b: "Sam",
-    preference_b: "prose",
-    current_request: "Summarize the meeting for Dana.",
-    sessions: slots.map((slot, i) => ({
+/** Pseudo-words unique to one place, so fixture text never shares a run with other text. */
+const words = (tag: string, n: number) => Array.from({ length: n }, (_, i) => `${tag}x${i}q`).join(" ")
+const slotsLayout: ReadonlyArray<Source.Slot> = ["other", "A", "B", "other", "A", "other", "other", "A-changed", "B", "other", "A-changed", "other"]
+
+/** A source that passes every rule; tests break one rule at a time. */
+const validSource = (): Source.SampleSource => {
+  const factors: Array<Source.Factor> = [
+    { name: "Dr. Marisol Okafor", type: "person", mentions: ["Dr. Okafor", "Marisol", "my department head", "Okafor's"] },
+    { name: "Dr. Reuben Castle", type: "person", mentions: ["Dr. Castle", "Reuben"] },
+    ...Array.from({ length: 6 }, (_, k): Source.Factor => ({ name: `Venue ${k}`, type: "location", mentions: [`Venuehall${k}`] }))
+  ]
+  const preference = (tag: string) => `Answers for ${tag} must open with a numbered list, keep every item under ten words, and end with one question.`
+  let other = 0
+  const sessions = slotsLayout.map((slot, i): Source.SourceSession => {
+    const factor = slot === "A" || slot === "A-changed" ? factors[0]! : slot === "B" ? factors[1]! : factors[2 + other++]!
+    const mention = factor.mentions[i % factor.mentions.length]!
+    const topic = i === 1 || i === 3 || i === 5 ? " about the titration lab" : ""
+    const resource = i === 0 || i === 6
+    const opening = resource
+      ? `${words(`r${i}`, 10)} ${mention}${topic}\n${words(`ra${i}`, 12)}\n${words(`rb${i}`, 12)}\n${words(`rc${i}`, 12)}\n${words(`rd${i}`, 12)}`
+      : `${words(`s${i}`, 12)} ${mention}${topic} ${words(`t${i}`, 4)}`
+    const pref = slot === "A" ? preference("A") : slot === "A-changed" ? preference("A changed") : slot === "B" ? preference("B") : preference(`other ${i}`)
+    return {
       slot,
-      ...labels(slot, i),
-      dialogue: Array.from({ length: 6 }, (_, k) => ({ role: k % 2 === 0 ? "user" : "assistant", content: `session ${i}` } as const))
-    })),
-    drop_contrastive: [3, 9],
-    drop_changing: [0, 5]
+      context_factor: factor.name,
+      contextual_preference: pref,
+      ...(resource ? { resource: "document" as const } : {}),
+      dialogue: [
+        { role: "user", content: opening },
+        { role: "assistant", content: "A first answer." },
+        { role: "user", content: words(`f${i}`, 15) },
+        { role: "assistant", content: "A second answer." },
+        { role: "user", content: words(`c${i}`, 6) },
+        { role: "assistant", content: "Glad it helps." }
+      ]
+    }
+  })
+  return {
+    persona_id: "d99-fixture",
+    persona: "A fixture persona.",
+    topic: { name: "the titration lab", mentions: ["titration lab"] },
+    factors,
+    factor_a: factors[0]!.name,
+    preference_a: preference("A"),
+    checklist_a: ["Numbered?", "Short items?"],
+    preference_a_changed: preference("A changed"),
+    checklist_a_changed: ["Numbered?", "One question?"],
+    factor_b: factors[1]!.name,
+    preference_b: preference("B"),
+    current_request: `${words("req", 14)} Marisol and the titration lab`,
+    sessions
   }
 }
 
-describe("sample build", () => {
-  it("keeps the sessions each instance type should keep, in chronological order", () => {
-    const source = syntheticSource()
-    expect(Either.isRight(Source.decode("synthetic.json", source))).toBe(true)
-    // Hand-derived from the slot layout above.
-    expect(keptSessionIndices(source, "consistent")).toEqual([0, 1, 3, 4, 5, 6, 9, 11])
-    expect(keptSessionIndices(source, "contrastive")).toEqual([0, 1, 2, 4, 5, 6, 7, 11])
-    expect(keptSessionIndices(source, "changing")).toEqual([1, 3, 4, 6, 8, 9, 10, 11])
-    const [consistent, contrastive, changing] = buildRows([source]).map(Domain.fromRow)
-    expect(changing!.query.sessions.map((s) => s.dialogue[0]!.content)).toEqual(
-      [1, 3, 4, 6, 8, 9, 10, 11].map((i) => `session ${i}`)
-    )
-    expect(labelsOf(consistent!)).toEqual(["other", "relevant", "other", "relevant", "other", "other", "other", "other"])
-    expect(labelsOf(contrastive!)).toEqual(["other", "relevant", "other", "relevant", "other", "other", "other", "other"])
-    expect(labelsOf(changing!)).toEqual(["stale", "other", "stale", "other", "relevant", "other", "relevant", "other"])
-    expect(changing!.gold.preference).toBe("tables")
-    expect(changing!.gold.checklist).toEqual(["uses a table", "has a header row"])
-    expect(contrastive!.gold.preference).toBe("bullets")
-  })
-
-  it("writes one newline-terminated JSON object per row, keys in the released column order", () => {
-    const rows = buildRows([syntheticSource()])
-    const lines = toJsonl(rows).split("\n")
-    expect(lines.length).toBe(4)
-    expect(lines[3]).toBe("")
-    expect(Object.keys(JSON.parse(lines[0]!))).toEqual([...Domain.releasedColumns])
-  })
+const problemsOf = (source: Source.SampleSource) => Validate.source(source).map((p) => `${p.field}: ${p.reason}`)
+const patchSession = (source: Source.SampleSource, i: number, f: (s: Source.SourceSession) => Source.SourceSession): Source.SampleSource => ({
+  ...source,
+  sessions: source.sessions.map((s, k) => (k === i ? f(s) : s))
+})
+const patchTurn = (s: Source.SourceSession, k: number, content: string): Source.SourceSession => ({
+  ...s,
+  dialogue: s.dialogue.map((m, j) => (j === k ? { ...m, content } : m))
 })
 
-describe("sample source checks", () => {
-  const failure = (input: unknown) => {
-    const result = Source.decode("p99-test.json", input)
-    if (Either.isRight(result)) throw new Error("expected the source to be rejected")
-    return result.left
-  }
-  const valid = syntheticSource()
-  const withSession = (i: number, patch: Partial<Source.SourceSession>) => ({
-    ...valid,
-    sessions: valid.sessions.map((s, k) => k === i ? { ...s, ...patch } : s)
+describe("sample validator", () => {
+  it("accepts the fixture", () => {
+    expect(problemsOf(validSource())).toEqual([])
   })
 
-  it("names the file and an unknown key", () => {
-    const error = failure({ ...valid, notes: "draft" })
-    expect(error.source).toBe("p99-test.json")
-    expect(error.field).toBe("notes")
-    expect(error.message).toContain("is unexpected")
+  it("catches a preference leaked into a user turn (6-word run)", () => {
+    const broken = patchSession(validSource(), 1, (s) => patchTurn(s, 2, "Again: keep every item under ten words, please."))
+    expect(problemsOf(broken)).toEqual([`sessions[1].dialogue[2].content: contains the 6-word run "keep every item under ten words" of its session's preference`])
   })
 
-  it("names a bad slot value", () => {
-    const error = failure(withSession(2, { slot: "C" as Source.Slot }))
-    expect(error.field).toBe("sessions[2].slot")
-    expect(error.message).toContain(`expected one of "A", "A-changed", "B", "other"`)
+  it("catches a preference leaked into the request", () => {
+    const source = validSource()
+    const broken = { ...source, current_request: `${source.current_request}; open with a numbered list, keep it short` }
+    expect(problemsOf(broken).some((p) => p.startsWith("current_request: contains the 6-word run") && p.endsWith("of preference_a"))).toBe(true)
   })
 
-  it("rejects a history that is not 12 sessions", () => {
-    const error = failure({ ...valid, sessions: valid.sessions.slice(0, 11) })
-    expect(error.field).toBe("sessions")
-    expect(error.reason).toBe("expected 12 prior sessions, found 11")
+  it("catches an opening message that names no mention of its factor", () => {
+    const broken = patchSession(validSource(), 3, (s) => patchTurn(s, 0, words("nomention", 14)))
+    expect(problemsOf(broken)).toContain(`sessions[3].dialogue[0].content: the first user message names none of its factor's mentions ("Venuehall1")`)
   })
 
-  it("rejects a changed-preference session before an A session", () => {
-    const sessions = [...valid.sessions]
-    ;[sessions[1], sessions[8]] = [sessions[8]!, sessions[1]!]
-    const error = failure({ ...valid, sessions })
-    expect(error.field).toBe("sessions[1].slot")
+  it("catches a mention of factor A in a session about another factor", () => {
+    const broken = patchSession(validSource(), 5, (s) => patchTurn(s, 0, `${s.dialogue[0]!.content} and Dr. Okafor`))
+    expect(problemsOf(broken)).toContain(`sessions[5].dialogue[0].content: mentions factor A ("Dr. Okafor") in a session about "Venue 2"`)
   })
 
-  it("rejects a B session whose preference is not preference_b", () => {
-    const error = failure(withSession(7, { contextual_preference: "bullets" }))
-    expect(error.field).toBe("sessions[7].contextual_preference")
+  it("catches a changed-preference session before an A session, and wrong slot counts", () => {
+    const source = validSource()
+    const sessions = [...source.sessions]
+    ;[sessions[4], sessions[7]] = [sessions[7]!, sessions[4]!]
+    expect(problemsOf({ ...source, sessions })).toContain(`sessions[4].slot: "A-changed" sessions must come after every "A" session`)
+    const threeB = patchSession(source, 0, (s) => ({ ...s, slot: "B", context_factor: source.factor_b, contextual_preference: source.preference_b }))
+    expect(problemsOf(threeB)).toContain(`sessions: expected 2 "B" sessions, found 3`)
   })
 
-  it("rejects an 'other' session that reuses factor A", () => {
-    const error = failure(withSession(5, { context_factor: "Dana" }))
-    expect(error.field).toBe("sessions[5].context_factor")
+  it("catches a contrastive factor of another type, too few mention forms, and a missing topic", () => {
+    const source = validSource()
+    const otherType = { ...source, factors: source.factors.map((f) => (f.name === source.factor_b ? { ...f, type: "tool" as const } : f)) }
+    expect(problemsOf(otherType)).toContain(`factor_b: the contrastive factor must have A's type ("person"), found "tool"`)
+    const oneForm = {
+      ...source,
+      factors: source.factors.map((f) => (f.name === source.factor_a ? { ...f, mentions: ["Marisol"] } : f))
+    }
+    expect(problemsOf(oneForm).some((p) => p.startsWith(`factors: A's sessions and the request use 1 different mentions`))).toBe(true)
+    const noTopic = { ...source, current_request: words("plain", 14) + " Marisol" }
+    expect(problemsOf(noTopic)).toContain("current_request: does not mention the topic")
   })
 
-  it("rejects a dialogue that does not start with the user", () => {
-    const dialogue = valid.sessions[0]!.dialogue.map((m) => ({ ...m, role: m.role === "user" ? "assistant" : "user" } as const))
-    const error = failure(withSession(0, { dialogue }))
-    expect(error.field).toBe("sessions[0].dialogue[0].role")
+  it("catches a resource session without its resource, and a long closing turn", () => {
+    const broken = patchSession(validSource(), 0, (s) => patchTurn(s, 0, `${words("short", 12)} Venuehall0`))
+    expect(problemsOf(broken).some((p) => p.startsWith("sessions[0].dialogue[0].content: a session with a resource carries it inline"))).toBe(true)
+    const longClose = patchSession(validSource(), 2, (s) => patchTurn(s, 4, words("close", 31)))
+    expect(problemsOf(longClose)).toContain("sessions[2].dialogue[4].content: the last user turn is a short close of at most 30 words, found 31")
   })
 
-  it("rejects drop indices that point at a relevant session", () => {
-    const error = failure({ ...valid, drop_changing: [0, 8] })
-    expect(error.field).toBe("drop_changing[1]")
-    expect(error.reason).toContain(`index 8 must point at an "other" session`)
+  it("finds an 8-word run shared by two sessions, in the same or another persona", () => {
+    const a = validSource()
+    const shared = "the same complaint sentence appears in both of these sessions"
+    const b = patchSession(patchSession(a, 2, (s) => patchTurn(s, 2, shared)), 9, (s) => patchTurn(s, 2, `well, ${shared}`))
+    const found = Validate.sharedRuns([{ file: "x.json", source: b }])
+    expect(found.map((f) => `${f.problem.field}: ${f.problem.reason}`)).toEqual([
+      `sessions[9].dialogue[2].content: repeats the 8-word run "the same complaint sentence appears in both of" of x.json sessions[2]`
+    ])
+    expect(Validate.sharedRuns([{ file: "x.json", source: a }, { file: "y.json", source: a }]).length).toBeGreaterThan(0)
   })
 
-  it("reports unparsable JSON with the file name", () => {
-    const result = Source.parse("p99-test.json", "{ \"persona_id\": ")
-    expect(Either.isLeft(result) && result.left.message.startsWith("p99-test.json: not valid JSON")).toBe(true)
+  it("derives instances as CUPID does, dropping seeded random others", () => {
+    const source = validSource()
+    // 2 A-changed: consistent drops none beyond A-changed and B; contrastive and changing drop two others each.
+    expect(droppedOthers(source, "consistent")).toEqual([])
+    expect(droppedOthers(source, "contrastive").length).toBe(2)
+    expect(droppedOthers(source, "changing").length).toBe(2)
+    for (const type of Domain.instanceTypes) {
+      const kept = keptSessionIndices(source, type)
+      expect(kept.length).toBe(8)
+      expect(kept).toEqual([...kept].sort((x, y) => x - y))
+      for (const i of droppedOthers(source, type)) expect(source.sessions[i]!.slot).toBe("other")
+    }
+    expect(keptSessionIndices(source, "consistent")).toEqual([0, 1, 3, 4, 5, 6, 9, 11])
+    // One A-changed session: consistent must also drop one other, contrastive three.
+    const oneChanged = { ...source, sessions: source.sessions.map((s, i) => (i === 10 ? { ...s, slot: "other" as const, context_factor: "Venue 9", contextual_preference: "x" } : s)) }
+    expect(droppedOthers(oneChanged, "consistent").length).toBe(1)
+    expect(droppedOthers(oneChanged, "contrastive").length).toBe(3)
+    for (const type of Domain.instanceTypes) expect(keptSessionIndices(oneChanged, type).length).toBe(8)
+    // Seeded by the persona id: the same source, the same drops.
+    expect(droppedOthers(source, "changing")).toEqual(droppedOthers(validSource(), "changing"))
+    const rows = buildRows([source])
+    expect(Object.keys(rows[0]!)).toEqual([...Domain.releasedColumns])
+  })
+
+  it("names the file and field of a malformed source", () => {
+    const result = Source.parseShape(JSON.stringify({ ...validSource(), notes: "draft" }))
+    expect(Either.isLeft(result) && result.left[0]!.field).toBe("notes")
+    expect(Either.isLeft(result) && result.left[0]!.reason).toContain("is unexpected")
+    const json = Source.parseShape("{ \"persona_id\": ")
+    expect(Either.isLeft(json) && json.left[0]!.reason.startsWith("not valid JSON")).toBe(true)
   })
 })
