@@ -69,7 +69,12 @@ interface RawStage {
 interface RawCell {
   readonly name?: { readonly value: string; readonly origin: string }
   readonly stages: Readonly<Record<StageName, RawStage>>
-  readonly transform?: { readonly value: unknown; readonly origin: string }
+  readonly transform?: {
+    readonly value: unknown
+    readonly origin: string
+    /** Where each part was written, when set by a `transform.<part>` axis. */
+    readonly parts?: Readonly<Record<string, string>>
+  }
 }
 
 interface Alt {
@@ -129,9 +134,11 @@ export const expandRaw = (config: Config): Effect.Effect<ReadonlyArray<RawCell>,
           cells = cells.flatMap((cell) =>
             options.map((alt): RawCell => {
               const origin = alt.origins.find(([rel]) => rel === "")![1]
+              if (optionPath.length === 0) return { ...cell, transform: { value: alt.value, origin } }
+              const part = optionPath[0]!
               const current = isRecord(cell.transform?.value) ? cell.transform.value : {}
-              const value = optionPath.length === 0 ? alt.value : { ...current, [optionPath[0]!]: alt.value }
-              return { ...cell, transform: { value, origin } }
+              const parts = { ...cell.transform?.parts, [part]: origin }
+              return { ...cell, transform: { value: { ...current, [part]: alt.value }, origin: cell.transform?.origin ?? origin, parts } }
             })
           )
           continue
@@ -265,11 +272,15 @@ export const names = (params: ReadonlyArray<Readonly<Record<StageName, Spec | nu
 }
 
 /** Decode a cell's transform; errors point at where it was written. Null when it changes nothing. */
-const decodeTransform = (config: Config, raw: { readonly value: unknown; readonly origin: string }): Effect.Effect<Transform.Spec | null, ConfigError> => {
+const decodeTransform = (config: Config, raw: NonNullable<RawCell["transform"]>): Effect.Effect<Transform.Spec | null, ConfigError> => {
   const decoded = Schema.decodeUnknownEither(Transform.Spec, { onExcessProperty: "error" })(raw.value)
   if (Either.isLeft(decoded)) {
     const issue = ParseResult.ArrayFormatter.formatErrorSync(decoded.left)[0]!
-    const at = issue.path.length === 0 ? raw.origin : `${raw.origin}.${formatPath(issue.path)}`
+    const [head, ...rest] = issue.path
+    const partOrigin = typeof head === "string" ? raw.parts?.[head] : undefined
+    const at = partOrigin !== undefined
+      ? (rest.length === 0 ? partOrigin : `${partOrigin}${formatPath(rest).startsWith("[") ? "" : "."}${formatPath(rest)}`)
+      : issue.path.length === 0 ? raw.origin : `${raw.origin}.${formatPath(issue.path)}`
     const reason = issue._tag === "Unexpected"
       ? `unknown transform key; valid keys: ${Transform.keys.join(", ")}`
       : `${issue.message} (a transform is { drop: contrastive | stale, pad: <sessions>, position: early | middle | late | <index> })`

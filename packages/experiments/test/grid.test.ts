@@ -136,3 +136,66 @@ describe("names", () => {
     expect(Grid.names([p({ use: "bm25", k: 2 })])).toEqual(["bm25"])
   })
 })
+
+describe("history transforms in the grid", () => {
+  it.effect("transform axes multiply the cells; names show the parts that vary; ids keep cells without one stable", () =>
+    Effect.gen(function*() {
+      const plain = yield* grid("pipeline: { retriever: latest }\n")
+      const g = yield* grid([
+        "pipeline: { retriever: latest }",
+        "sweep:",
+        "  retriever: [latest, first]",
+        "  transform.position: [early, late]",
+        "  transform.pad: [0, 24]"
+      ].join("\n"))
+      expect(g.cells.map((c) => c.name)).toEqual([
+        "latest @ pad=0,position=early",
+        "latest @ pad=24,position=early",
+        "latest @ pad=0,position=late",
+        "latest @ pad=24,position=late",
+        "first @ pad=0,position=early",
+        "first @ pad=24,position=early",
+        "first @ pad=0,position=late",
+        "first @ pad=24,position=late"
+      ])
+      expect(g.cells[1]!.transform).toEqual({ pad: 24, position: "early" })
+      // pad 0 is normalized away; a transform-free cell has no transform and the id it always had.
+      expect(g.cells[0]!.transform).toEqual({ position: "early" })
+      expect(Grid.identityParams(g.cells[1]!)).toMatchObject({ transform: { pad: 24, position: "early" } })
+      const none = yield* grid("pipeline: { retriever: latest }\ndata: { transform: { pad: 0 } }\n")
+      expect(none.cells[0]!.transform).toBeNull()
+      expect(none.cells[0]!.id).toBe(plain.cells[0]!.id)
+      expect(new Set(g.cells.map((c) => c.id)).size).toBe(8)
+    }))
+
+  it.effect("data.transform is the base; a whole-transform axis and an explicit cell replace it", () =>
+    Effect.gen(function*() {
+      const g = yield* grid([
+        "data: { transform: { drop: stale } }",
+        "pipeline: { retriever: latest }",
+        "sweep:",
+        "  transform: [{}, { pad: 8 }]",
+        "cells:",
+        "  - { name: moved, transform: { position: 3 } }",
+        "  - { name: inherits }"
+      ].join("\n"))
+      expect(g.cells.map((c) => [c.name, c.transform])).toEqual([
+        ["drop=none,pad=0,position=none", null],
+        ["drop=none,pad=8,position=none", { pad: 8 }],
+        ["moved", { position: 3 }],
+        ["inherits", { drop: ["stale"] }]
+      ])
+      expect(g.cells.find((c) => c.name === "inherits")!.transform).toEqual({ drop: ["stale"] })
+      expect(g.cells.find((c) => c.name === "moved")!.transform).toEqual({ position: 3 })
+    }))
+
+  it.effect("a bad transform names where it was written and what is valid", () =>
+    Effect.gen(function*() {
+      const bad = (text: string) => Effect.flip(grid(text)).pipe(Effect.map((e) => e.message))
+      expect(yield* bad("pipeline: { retriever: latest }\nsweep:\n  transform.pad: [-1]\n")).toMatch(/cfg\.yaml: sweep\.transform\.pad\[0\]: expected a whole number of sessions, 0 to 100000/)
+      expect(yield* bad("pipeline: { retriever: latest }\nsweep:\n  transform.position: [first]\n")).toMatch(/sweep\.transform\.position\[0\]: .*expected early, middle, late or a 1-based position|sweep\.transform\.position\[0\].*"first"/)
+      expect(yield* bad("pipeline: { retriever: latest }\nsweep:\n  transform: [{ padd: 2 }]\n")).toMatch(/sweep\.transform\[0\]\.padd: unknown transform key; valid keys: drop, pad, position/)
+      expect(yield* bad("pipeline: { retriever: latest }\nsweep:\n  transform.size: [2]\n")).toMatch(/sweep\.transform\.size: unknown transform axis; use transform or transform\.<part> with part one of drop, pad, position/)
+      expect(yield* bad("pipeline: { retriever: latest }\ndata: { transform: { pad: x } }\n")).toMatch(/cfg\.yaml: data\.transform\.pad/)
+    }))
+})
