@@ -177,10 +177,10 @@ const dropSlots = (instance: Domain.Instance, slots: ReadonlyArray<Slot>, drop: 
 
 const padSlots = (instance: Domain.Instance, slots: ReadonlyArray<Slot>, n: number, pool: Pool | undefined, next: () => number): Either.Either<ReadonlyArray<Slot>, DatasetError> => {
   if (n === 0) return Either.right(slots)
-  const factor = instance.gold.factor.toLowerCase()
+  const names = new RegExp(`(^|[^\\p{L}\\p{N}])${instance.gold.factor.toLowerCase().replace(/[.*+?^${}()|[\]\\]/g, "\\$&")}($|[^\\p{L}\\p{N}])`, "u")
   const present = new Set(slots.map((s) => s.view.hash))
   const eligible = (pool?.donors ?? []).filter((d) =>
-    d.personaId !== instance.personaId && d.factor !== instance.gold.factor && !present.has(d.hash) && !d.text.includes(factor)
+    d.personaId !== instance.personaId && d.factor !== instance.gold.factor && !present.has(d.hash) && !names.test(d.text)
   )
   if (eligible.length === 0) {
     return fail(instance, "pad", `no session of another persona is available to pad with (the dataset has ${new Set(pool?.donors.map((d) => d.personaId)).size} persona(s))`)

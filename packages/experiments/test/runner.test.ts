@@ -215,3 +215,53 @@ describe("Runner.dryRun", () => {
       expect(calls).toHaveLength(2)
     }))
 })
+
+describe("Runner.sweep with history transforms", () => {
+  it.effect("pads and moves histories per cell, records the new length and positions, and fails what cannot apply", () =>
+    Effect.gen(function*() {
+      const config = yield* setup([
+        "name: t",
+        "seed: 5",
+        "scorers: [hits]",
+        "pipeline: { retriever: { use: latest, k: 2 } }",
+        "sweep:",
+        "  transform: [{}, { pad: 2, position: early }]",
+        "bootstrap: { resamples: 100 }"
+      ].join("\n"))
+      const lonely = instance("p3", "consistent", [0])
+      const outcome = yield* Runner.sweep(config, { plugins: testPlugins, openDataset: opener([...data, lonely]) })
+      const results = lines(outcome.files.results).map((l) => JSON.parse(l) as ResultLine)
+      const padded = results.filter((r) => r.cellName === "pad=2,position=early")
+      expect(padded.map((r) => [r.instance, r.status, r.meta.sessions, r.meta.relevant])).toEqual([
+        ["p1:consistent", "ok", 6, ["s1", "s2"]],
+        ["p1:contrastive", "ok", 6, ["s1"]],
+        ["p2:changing", "ok", 6, ["s1", "s2"]],
+        // p3 pads from the sessions of p1 and p2.
+        ["p3:consistent", "ok", 6, ["s1"]]
+      ])
+      expect(padded[0]!.params).toMatchObject({ transform: { pad: 2, position: "early" } })
+      // latest(k=2) now picks the last two sessions: padding and others, never the moved relevant ones.
+      expect(padded[0]!.selected).toEqual(["s5", "s6"])
+      const plain = results.filter((r) => r.cellName === "pad=0,position=none")
+      expect(plain.map((r) => r.meta.sessions)).toEqual([4, 4, 4, 4])
+      expect(plain[0]!.params).not.toHaveProperty("transform")
+      const summary = JSON.parse(read(outcome.files.summary)) as Summary
+      expect(summary.cells.map((c) => c.params["transform"] ?? null)).toEqual([null, { pad: 2, position: "early" }])
+      expect(read(outcome.files.report)).toContain("## History transforms")
+    }))
+
+  it.effect("a pad with no other persona to draw from fails each pair, with the reason", () =>
+    Effect.gen(function*() {
+      const config = yield* setup("name: t\nscorers: [hits]\npipeline: { retriever: first }\ndata: { transform: { pad: 3 } }\nbootstrap: { resamples: 100 }\n")
+      const outcome = yield* Runner.sweep(config, { plugins: testPlugins, openDataset: opener([instance("solo", "consistent", [1])]) })
+      expect(outcome.pairs.failed).toBe(1)
+      const [line] = lines(outcome.files.results).map((l) => JSON.parse(l) as ResultLine)
+      expect(line!.status).toBe("failed")
+      expect(line!.error).toEqual({
+        stage: "transform",
+        plugin: "pad=3",
+        tag: "DatasetError",
+        message: "transform of solo:consistent, pad: no session of another persona is available to pad with (the dataset has 1 persona(s))"
+      })
+    }))
+})
