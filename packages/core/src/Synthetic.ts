@@ -103,6 +103,9 @@ const knobDefaults: Readonly<Record<Difficulty, Knobs>> = {
   hard: { mentions: "varied", topicShare: 0.35, feedback: "composed", relevant: [1, 3], similarity: 1 }
 }
 
+/** The option names of the difficulty knobs (what `data generate --spec` may set besides its own flags). */
+export const knobKeys: ReadonlyArray<string> = ["mentions", "topicShare", "feedback", "relevant", "similarity"]
+
 /** The knobs in force: the difficulty's defaults, overridden by any knob given. */
 export const knobs = (options: Options): Knobs => {
   const d = knobDefaults[options.difficulty]

@@ -110,16 +110,16 @@ describe("data inspect", () => {
   it.effect("generate then inspect a small synthetic file: CUPID's label counts per type", () =>
     Effect.gen(function*() {
       const out = path.join(dir, "gen.jsonl")
-      const g = yield* cli("generate", "--out", out, "--personas", "2", "--sessions", "8", "--seed", "4")
+      const g = yield* cli("generate", "--out", out, "--personas", "2", "--sessions", "8", "--seed", "4", "--difficulty", "easy")
       expect(g.code).toBe(0)
       const sha = createHash("sha256").update(fs.readFileSync(out)).digest("hex")
       expect(g.out).toBe([
         `wrote 6 rows to ${out}`,
-        "source: synthetic:personas=2,sessions=8,seed=4,position=spread,contrastive=0.1,stale=0.1,types=consistent+contrastive+changing",
+        "source: synthetic:personas=2,sessions=8,seed=4,position=spread,contrastive=0.1,stale=0.1,types=consistent+contrastive+changing,difficulty=easy",
         `sha256: ${sha}`
       ].join("\n"))
       expect(fs.readFileSync(out, "utf8")).toBe(
-        [...Synthetic.generate({ ...Synthetic.defaults, personas: 2, seed: 4 })].map((r) => JSON.stringify(r) + "\n").join("")
+        [...Synthetic.generate({ ...Synthetic.defaults, personas: 2, seed: 4, difficulty: "easy" })].map((r) => JSON.stringify(r) + "\n").join("")
       )
 
       const r = yield* cli("inspect", "--data", out, "--types", "consistent,changing")
@@ -131,11 +131,18 @@ describe("data inspect", () => {
       expect(lines).toContain("  changing     2.00 (4)       2.00 (4)       4.00 (8)")
       expect(lines.filter((l) => /^  [1-8] \| /.test(l)).length).toBe(8)
       expect(lines.at(-1)).toBe("skipped rows: 0")
+
+      const hard = path.join(dir, "hard.jsonl")
+      const h = yield* cli("generate", "--out", hard, "--personas", "2", "--seed", "4", "--spec", "relevant=3,topic=1")
+      expect(h.code).toBe(0)
+      expect(h.out.split("\n")[1]).toBe("source: synthetic:personas=2,sessions=8,seed=4,position=spread,contrastive=0.1,stale=0.1,types=consistent+contrastive+changing,difficulty=hard,topic=1,relevant=3-3")
+      const hi = yield* cli("inspect", "--data", hard, "--types", "consistent")
+      expect(hi.out.split("\n")).toContain("  consistent   3.00 (6)       0.00 (0)       5.00 (10)")
     }))
 
   it.effect("a synthetic source inspects without a file", () =>
     Effect.gen(function*() {
-      const r = yield* cli("inspect", "--data", "synthetic:personas=1,sessions=60,position=recent", "--limit", "2")
+      const r = yield* cli("inspect", "--data", "synthetic:personas=1,sessions=60,position=recent,difficulty=easy", "--limit", "2")
       expect(r.code).toBe(0)
       expect(r.out).toContain("instances: 2 (consistent 1, contrastive 1, changing 0)")
       // 60 positions are shown as 10 bins of 6; the two most recent fall in the last bin.

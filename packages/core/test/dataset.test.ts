@@ -110,7 +110,7 @@ describe("Dataset.open: the same instances from every format", () => {
       const c = yield* Dataset.open("synthetic:personas=4,seed=12")
       expect(a.fingerprint).toBe(b.fingerprint)
       expect(a.fingerprint).not.toBe(c.fingerprint)
-      expect(a.resolved).toBe("synthetic:personas=4,sessions=8,seed=11,position=spread,contrastive=0.1,stale=0.1,types=consistent+contrastive+changing")
+      expect(a.resolved).toBe("synthetic:personas=4,sessions=8,seed=11,position=spread,contrastive=0.1,stale=0.1,types=consistent+contrastive+changing,difficulty=hard")
     }))
 
   it.effect("sample resolves to the bundled file from any working directory", () =>
@@ -170,7 +170,7 @@ describe("Dataset.open: bad input names file, row and field", () => {
     Effect.gen(function*() {
       expect(yield* failure(file("nope.jsonl"))).toBe(
         `${file("nope.jsonl")}: no such file or directory (a data source is a .parquet, .jsonl or .json file, a directory of .json files, ` +
-          "sample, hf:kixlab/CUPID, hf:kixlab/CUPID-Unverified or synthetic:<key>=<value>,...)"
+          "sample, sample-test, hf:kixlab/CUPID, hf:kixlab/CUPID-Unverified or synthetic:<key>=<value>,...)"
       )
       const csv = write("data.csv", "a,b\n")
       expect(yield* failure(csv)).toBe(`${csv}: unsupported file type ".csv"; expected .parquet, .jsonl (or .ndjson) or .json`)
@@ -244,7 +244,7 @@ describe("Dataset.open: bad input names file, row and field", () => {
   it.effect("bad synthetic specs and options", () =>
     Effect.gen(function*() {
       expect(yield* failure("synthetic:foo=1")).toBe(
-        'synthetic:foo=1: unknown key "foo"; valid keys: personas, sessions, seed, position, contrastive, stale, types'
+        'synthetic:foo=1: unknown key "foo"; valid keys: personas, sessions, seed, position, contrastive, stale, types, difficulty, mentions, topic, feedback, relevant, similarity'
       )
       expect(yield* failure("synthetic:sessions=5")).toBe("synthetic:sessions=5, sessions: expected an integer from 8 to 10000")
       expect(yield* failure("synthetic:types=consistent+later")).toContain("synthetic:types=consistent+later, types")

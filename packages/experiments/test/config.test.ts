@@ -38,12 +38,12 @@ describe("Config.parse", () => {
       expect(yield* message(parse("sweeps: {}\n"))).toBe(
         `cfg.yaml: unknown top-level key "sweeps"; valid keys: bootstrap, cacheDir, cells, concurrency, data, description, models, name, out, pipeline, plugins, report, scorers, seed, sweep`
       )
-      expect(yield* message(parse("data: { sorce: x }\n"))).toBe(`cfg.yaml: data: unknown key "sorce"; valid keys: limit, onInvalid, source, types`)
+      expect(yield* message(parse("data: { sorce: x }\n"))).toBe(`cfg.yaml: data: unknown key "sorce"; valid keys: limit, onInvalid, source, transform, types`)
       expect(yield* message(parse("pipeline: { retreiver: first }\n"))).toBe(
         `cfg.yaml: pipeline: unknown key "retreiver"; valid keys: generator, inferrer, retriever, summarizer`
       )
       expect(yield* message(parse("cells:\n  - { name: a, retriver: first }\n"))).toBe(
-        `cfg.yaml: cells[0]: unknown key "retriver"; valid keys: name, retriever, summarizer, inferrer, generator`
+        `cfg.yaml: cells[0]: unknown key "retriver"; valid keys: name, retriever, summarizer, inferrer, generator, transform`
       )
     }))
 
@@ -59,7 +59,7 @@ describe("Config.parse", () => {
       )
       expect(yield* message(parse("pipeline: { retriever: { k: 2 } }\n"))).toBe(`cfg.yaml: pipeline.retriever: missing "use" (the plugin name)`)
       expect(yield* message(parse("sweep: { retreiver: [first] }\n"))).toBe(
-        "cfg.yaml: sweep.retreiver: unknown sweep axis; an axis is a stage (retriever, summarizer, inferrer, generator) or a dotted option path such as retriever.k"
+        "cfg.yaml: sweep.retreiver: unknown sweep axis; an axis is a stage (retriever, summarizer, inferrer, generator), a dotted option path such as retriever.k, or the history transform (transform, transform.pad, ...)"
       )
       expect(yield* message(parse("sweep: { retriever: first }\n"))).toBe(`cfg.yaml: sweep.retriever: expected a non-empty list of alternatives, got "first"`)
       expect(yield* message(parse("models: { m: { model: x } }\n"))).toBe(`cfg.yaml: models.m.provider: expected the name of a provider plugin, got undefined`)

@@ -36,8 +36,10 @@ commands:
             --contrastive-share <x>    0 to 0.75 (default 0.1)
             --stale-share <x>          0 to 0.75 (default 0.1)
             --types <t,...>            default: all
+            --difficulty <d>           hard (default: realistic) or easy (the artifact-rich version-1 text)
+            --spec <k=v,...>           any other generator key, as in a synthetic: source (e.g. relevant=2,topic=0.5)
 
-data sources: sample, a .parquet/.jsonl/.json file, a directory of .json files,
+data sources: sample (dev split), sample-test (test split), a .parquet/.jsonl/.json file, a directory of .json files,
 hf:kixlab/CUPID, hf:kixlab/CUPID-Unverified, synthetic:personas=100,sessions=50,seed=3`
 
 class UsageError extends Error {}
@@ -56,6 +58,8 @@ const flags = {
   position: { type: "string" },
   "contrastive-share": { type: "string" },
   "stale-share": { type: "string" },
+  difficulty: { type: "string" },
+  spec: { type: "string" },
   help: { type: "boolean", short: "h" }
 } as const
 
@@ -64,7 +68,7 @@ type Flags = Partial<Record<Exclude<keyof typeof flags, "help">, string>> & { he
 const allowed: Record<string, ReadonlyArray<string>> = {
   inspect: ["data", "types", "on-invalid", "limit", "cache-dir", "hf-endpoint"],
   download: ["data", "cache-dir", "hf-endpoint"],
-  generate: ["out", "personas", "sessions", "seed", "position", "contrastive-share", "stale-share", "types"]
+  generate: ["out", "personas", "sessions", "seed", "position", "contrastive-share", "stale-share", "types", "difficulty", "spec"]
 }
 
 const parseTypes = (raw: string | undefined) => {
@@ -140,7 +144,13 @@ const download = (f: Flags, io: Output) =>
 const generate = (f: Flags, io: Output) =>
   Effect.gen(function*() {
     if (f.out === undefined) return yield* Effect.fail(new UsageError("--out: required (the .jsonl file to write)"))
+    const extra = f.spec === undefined ? {} : yield* Either.match(Synthetic.parseSpec(`synthetic:${f.spec}`), {
+      onLeft: (e) => Effect.fail(new UsageError(`--spec: ${e.reason}`)),
+      onRight: (o) => Effect.succeed(Object.fromEntries(Object.entries(o).filter(([k]) => Synthetic.knobKeys.includes(k))))
+    })
     const raw = yield* checked(() => ({
+      ...extra,
+      difficulty: f.difficulty,
       personas: number("personas", f.personas),
       sessionsPerHistory: number("sessions", f.sessions),
       seed: number("seed", f.seed),
