@@ -1,5 +1,6 @@
 import { describe, expect, it } from "@effect/vitest"
-import { Either } from "effect"
+import { Effect, Either } from "effect"
+import * as Dataset from "../src/Dataset.js"
 import * as Domain from "../src/Domain.js"
 import * as Synthetic from "../src/Synthetic.js"
 import * as Transform from "../src/Transform.js"
@@ -135,4 +136,27 @@ describe("Transform", () => {
       if (instance.type === "contrastive") expect(dropped.query.sessions.length).toBeLessThan(instance.query.sessions.length)
     }
   })
+})
+
+describe("Transform on the bundled sample", () => {
+  it.effect("padding by 24, 56 and 120 keeps every relevant session and adds exactly N sessions of other personas", () =>
+    Effect.gen(function*() {
+      const { instances } = yield* Dataset.loadAll("sample")
+      const samplePool = Transform.pool(instances)
+      const personaOf = new Map<string, Set<string>>()
+      for (const i of instances) for (const s of i.query.sessions) personaOf.set(s.hash, (personaOf.get(s.hash) ?? new Set()).add(i.personaId))
+      for (const instance of instances) {
+        for (const n of [24, 56, 120]) {
+          const out = Either.getOrThrow(Transform.apply(instance, { pad: n }, { seed: 7, pool: samplePool }))
+          expect(out.query.sessions.length).toBe(instance.query.sessions.length + n)
+          const own = new Set(instance.query.sessions.map((s) => s.hash))
+          const added = out.query.sessions.filter((s) => !own.has(s.hash))
+          expect(added.length).toBe(n)
+          for (const s of added) expect(personaOf.get(s.hash)!.has(instance.personaId)).toBe(false)
+          const relevant = (x: Domain.Instance) => x.query.sessions.filter((_, k) => x.gold.sessions[k]!.label === "relevant").map((s) => s.hash)
+          expect(relevant(out)).toEqual(relevant(instance))
+          expect(out.gold.sessions.filter((g) => g.label === "stale").length).toBe(instance.gold.sessions.filter((g) => g.label === "stale").length)
+        }
+      }
+    }))
 })
