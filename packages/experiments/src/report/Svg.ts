@@ -214,15 +214,16 @@ export const lines = (input: LinesInput): string => {
       const v = input.value(s, c)
       return v !== undefined && v.n > 0 && Number.isFinite(v.value) ? [{ c, ...v }] : []
     })
+    // Series are offset a little each, so overlapping points and CIs stay readable.
+    const withCi = pts.some((p) => p.lo !== undefined)
+    const nudge = withCi ? (s - (input.series.length - 1) / 2) * Math.min(6, step / (2 * Math.max(1, input.series.length))) : 0
     if (pts.length > 1) {
-      const d = pts.map((p, k) => `${k === 0 ? "M" : "L"}${f(x(p.c))} ${f(y(p.value))}`).join("")
+      const d = pts.map((p, k) => `${k === 0 ? "M" : "L"}${f(x(p.c) + nudge)} ${f(y(p.value))}`).join("")
       parts.push(`<path class="series" d="${d}" stroke="${color(s)}"${dash(s) ? ` stroke-dasharray="${dash(s)}"` : ""}/>`)
     }
-    // Whiskers are offset a little per series so overlapping CIs stay readable.
-    const nudge = (s - (input.series.length - 1) / 2) * Math.min(6, step / (2 * Math.max(1, input.series.length)))
     for (const p of pts) {
       const ci = p.lo !== undefined && p.hi !== undefined && Number.isFinite(p.lo) && Number.isFinite(p.hi)
-      if (ci) parts.push(`<line class="whisker" x1="${f(x(p.c) + nudge)}" x2="${f(x(p.c) + nudge)}" y1="${f(y(p.lo!))}" y2="${f(y(p.hi!))}" stroke="${color(s)}"/>`)
+      if (ci) parts.push(`<line class="ci" x1="${f(x(p.c) + nudge)}" x2="${f(x(p.c) + nudge)}" y1="${f(y(p.lo!))}" y2="${f(y(p.hi!))}" stroke="${color(s)}" stroke-width="1.5" opacity="0.7"/>`)
       const tip = `${name} · ${input.categories[p.c]}: ${Format.number(p.value)}${ci ? ` [${Format.number(p.lo)}, ${Format.number(p.hi)}]` : ""} n=${p.n}`
       parts.push(`<circle class="point" cx="${f(x(p.c) + nudge)}" cy="${f(y(p.value))}" r="4" fill="${color(s)}"><title>${e(tip)}</title></circle>`)
     }
