@@ -1,4 +1,8 @@
-/** A bounded map: when full, the entries touched least recently are dropped first. */
+/**
+ * A bounded map for memoizing pure functions of text. Reads cost one lookup (hits do not reorder
+ * anything); when full, the oldest insertions are dropped first. For a sweep, where the same texts
+ * come back for every cell, insertion order is as good as recency and much cheaper.
+ */
 export class Memo<V> {
   private readonly map = new Map<string, V>()
   constructor(private readonly capacity: number) {}
@@ -8,25 +12,19 @@ export class Memo<V> {
   }
 
   get(key: string): V | undefined {
-    const v = this.map.get(key)
-    if (v !== undefined) {
-      this.map.delete(key)
-      this.map.set(key, v)
-    }
-    return v
+    return this.map.get(key)
   }
 
   set(key: string, value: V): void {
-    this.map.delete(key)
-    this.map.set(key, value)
-    if (this.map.size > this.capacity) {
+    if (!this.map.has(key) && this.map.size >= this.capacity) {
       const oldest = this.map.keys().next()
       if (oldest.done !== true) this.map.delete(oldest.value)
     }
+    this.map.set(key, value)
   }
 
   getOrSet(key: string, compute: () => V): V {
-    const hit = this.get(key)
+    const hit = this.map.get(key)
     if (hit !== undefined) return hit
     const v = compute()
     this.set(key, v)
