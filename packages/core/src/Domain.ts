@@ -12,7 +12,7 @@
  * instance.id // "persona_17:changing"
  */
 import { Schema } from "effect"
-import { dialogueHash } from "./Hash.js"
+import { dialogueHash, sha256Hex } from "./Hash.js"
 
 export const InstanceType = Schema.Literal("consistent", "contrastive", "changing")
 export type InstanceType = typeof InstanceType.Type
@@ -72,7 +72,12 @@ export interface SessionView {
 
 /** Everything a model or a non-oracle retriever may read about an instance. */
 export interface Query {
-  readonly instanceId: string
+  /**
+   * Opaque and stable: `q` and 16 hex digits of a hash of the persona id, so the same for a
+   * persona's three instances. It can key a plugin's caches per history owner but says nothing of
+   * the instance type or the gold labels.
+   */
+  readonly key: string
   readonly request: string
   readonly sessions: ReadonlyArray<SessionView>
 }
@@ -105,6 +110,10 @@ export const instanceId = (personaId: string, type: InstanceType): string => `${
 
 export const sessionId = (index: number): string => `s${index + 1}`
 
+/** The opaque {@link Query.key} of a persona's queries. */
+export const queryKey = (personaId: string): string => `q${dialogueKeyHash(personaId)}`
+const dialogueKeyHash = (personaId: string): string => sha256Hex(`query-key\u0000${personaId}`).slice(0, 16)
+
 export const relevanceLabel = (
   session: { readonly factor: string; readonly preference: string },
   current: { readonly factor: string; readonly preference: string }
@@ -130,7 +139,7 @@ export const fromRow = (row: CupidRow): Instance => {
     id,
     personaId: row.persona_id,
     type: row.instance_type,
-    query: { instanceId: id, request: row.current_request, sessions },
+    query: { key: queryKey(row.persona_id), request: row.current_request, sessions },
     gold: { ...current, checklist: row.current_checklist, sessions: goldSessions }
   }
 }

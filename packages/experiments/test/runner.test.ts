@@ -5,7 +5,7 @@ import * as fs from "node:fs"
 import * as path from "node:path"
 import { Config, ResultStore, Runner } from "../src/index.js"
 import type { ResultLine, Summary } from "../src/ResultLine.js"
-import { flaky, instance, lines, opener, tempDir, testPlugins } from "./support.js"
+import { flaky, instance, lines, opener, tempDir, testPlugins, visibleSignature } from "./support.js"
 
 // consistent: relevant s2, s3; contrastive: s1; changing: s3, s4
 const data = [instance("p1", "consistent", [1, 2]), instance("p1", "contrastive", [0]), instance("p2", "changing", [2, 3])]
@@ -123,14 +123,14 @@ describe("Runner.sweep", () => {
 
   it.effect("a failed pair is a result line with its error, counted, and retried by the next run", () =>
     Effect.gen(function*() {
-      const state = { failing: new Set(["p1:contrastive"]) as ReadonlySet<string> }
+      const state = { failing: new Set([visibleSignature(data[1]!.query)]) as ReadonlySet<string> }
       const plugins = [...testPlugins, flaky(state)]
       const config = yield* setup(configText().replace("    - gold", "    - flaky"))
       const first = yield* Runner.sweep(config, { plugins, openDataset: opener(data) })
       expect(first.pairs.failed).toBe(1)
       const failed = lines(first.files.results).map((l) => JSON.parse(l) as ResultLine).filter((r) => r.status === "failed")
       expect(failed.map((r) => [r.cellName, r.instance, r.error])).toEqual([
-        ["flaky", "p1:contrastive", { stage: "retrieve", plugin: "flaky", tag: "StageError", message: "retrieve (flaky): no luck with p1:contrastive" }]
+        ["flaky", "p1:contrastive", { stage: "retrieve", plugin: "flaky", tag: "StageError", message: "retrieve (flaky): no luck with this history" }]
       ])
       expect(failed[0]!.scores).toEqual({})
       const flakyCell = first.summary.cells[2]!

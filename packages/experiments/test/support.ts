@@ -52,6 +52,10 @@ export const gold = Plugin.goldRetriever({
 })
 
 /** Fails for the instances whose ids are in `state.failing` (the test changes it between runs). */
+/** What a retriever can tell histories apart by: the content hashes of their sessions. */
+export const visibleSignature = (query: Domain.Query): string => query.sessions.map((s) => s.hash).join(",")
+
+/** Fails on the histories whose {@link visibleSignature} is in `failing`. */
 export const flaky = (state: { failing: ReadonlySet<string> }) =>
   Plugin.retriever({
     name: "flaky",
@@ -61,8 +65,8 @@ export const flaky = (state: { failing: ReadonlySet<string> }) =>
       Effect.succeed({
         needsSummaries: false,
         retrieve: ({ query }) =>
-          state.failing.has(query.instanceId)
-            ? Effect.fail(new Errors.StageError({ stage: "retrieve", plugin: "flaky", reason: `no luck with ${query.instanceId}` }))
+          state.failing.has(visibleSignature(query))
+            ? Effect.fail(new Errors.StageError({ stage: "retrieve", plugin: "flaky", reason: `no luck with this history` }))
             : Effect.succeed(Retriever.fromScores(query.sessions.map((s) => [s.id, s.index]), 1))
       })
   })

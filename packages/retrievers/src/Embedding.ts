@@ -42,7 +42,7 @@ export const plugin = Plugin.retriever({
               Effect.mapError(Errors.stageErrorFromModel("retrieve", "embedding"))
             )
             const sessions = docs.map((d, i) => ({ id: d.id, vector: vectors[i + 1]! }))
-            const scores = yield* store.rank(input.query.instanceId, sessions, vectors[0]!)
+            const scores = yield* store.rank(RetrieverOptions.historyKey(docs), sessions, vectors[0]!)
             return Retriever.fromScores(scores, o.k)
           })
       } satisfies Retriever.Service

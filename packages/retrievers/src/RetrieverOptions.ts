@@ -31,6 +31,10 @@ export interface SessionDoc {
   readonly text: string
 }
 
+/** Identifies a history's content in one representation: equal keys mean the same sessions in the same order. */
+export const historyKey = (docs: ReadonlyArray<SessionDoc>): string =>
+  `history:${Hash.sha256Hex(docs.map((d) => `${d.id}=${d.key}`).join("\n")).slice(0, 24)}`
+
 /** The key under which a text is memoized, for texts that are not session texts (e.g. requests). */
 export const textKey = (text: string): string => `text:${Hash.contentHash(text)}`
 
@@ -65,7 +69,7 @@ export const sessionDocs = (
           new Errors.StageError({
             stage: "retrieve",
             plugin,
-            reason: `session ${s.id} of ${input.query.instanceId} has no summary; the summary representation needs a summarizer in the pipeline`
+            reason: `session ${s.id} has no summary; the summary representation needs a summarizer in the pipeline`
           })
         )
       }

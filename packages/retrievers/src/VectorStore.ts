@@ -41,9 +41,13 @@ export interface SessionVector {
 
 export interface Store {
   readonly name: string
-  /** Cosine similarity of every session of one instance to the query vector. */
+  /**
+   * Cosine similarity of every session of one history to the query vector. `history` identifies
+   * the history's content ({@link RetrieverOptions.historyKey}): equal keys mean the same sessions,
+   * so a store may keep the vectors of a history it has seen.
+   */
   readonly rank: (
-    instanceId: string,
+    history: string,
     sessions: ReadonlyArray<SessionVector>,
     query: Float32Array
   ) => Effect.Effect<ReadonlyArray<readonly [string, number]>, Errors.StageError>
@@ -51,12 +55,12 @@ export interface Store {
 
 export const memory: Store = {
   name: "memory",
-  rank: (_instanceId, sessions, query) => Effect.succeed(sessions.map((s) => [s.id, cosine(s.vector, query)] as const))
+  rank: (_history, sessions, query) => Effect.succeed(sessions.map((s) => [s.id, cosine(s.vector, query)] as const))
 }
 
-/** Qdrant point ids are unsigned integers or UUIDs: a UUID-shaped digest of (instance, session). */
-export const pointId = (instanceId: string, sessionId: string): string => {
-  const h = Hash.sha256Hex(`${instanceId}\u0000${sessionId}`)
+/** Qdrant point ids are unsigned integers or UUIDs: a UUID-shaped digest of (history, session). */
+export const pointId = (history: string, sessionId: string): string => {
+  const h = Hash.sha256Hex(`${history}\u0000${sessionId}`)
   return `${h.slice(0, 8)}-${h.slice(8, 12)}-${h.slice(12, 16)}-${h.slice(16, 20)}-${h.slice(20, 32)}`
 }
 
@@ -87,7 +91,7 @@ export const qdrant = (
       Effect.gen(function*() {
         yield* call("create collection", () => client.createCollection(collection, { vectors: { size: dimensions, distance: "Cosine" } }))
         yield* call("create payload index", () =>
-          client.createPayloadIndex(collection, { field_name: "instance", field_schema: "keyword", wait: true }))
+          client.createPayloadIndex(collection, { field_name: "history", field_schema: "keyword", wait: true }))
       }).pipe(Effect.mapError((reason) => new Errors.PluginError({ plugin, reason }))),
       () =>
         call("delete collection", () => client.deleteCollection(collection)).pipe(
@@ -96,9 +100,9 @@ export const qdrant = (
     )
 
     const stored = new Set<string>()
-    const upsert = (instanceId: string, sessions: ReadonlyArray<SessionVector>) =>
+    const upsert = (history: string, sessions: ReadonlyArray<SessionVector>) =>
       Effect.suspend(() => {
-        if (stored.has(instanceId)) return Effect.void
+        if (stored.has(history)) return Effect.void
         const batches: Array<ReadonlyArray<SessionVector>> = []
         for (let i = 0; i < sessions.length; i += UPSERT_BATCH) batches.push(sessions.slice(i, i + UPSERT_BATCH))
         return Effect.zipRight(
@@ -107,25 +111,25 @@ export const qdrant = (
               client.upsert(collection, {
                 wait: true,
                 points: batch.map((s) => ({
-                  id: pointId(instanceId, s.id),
+                  id: pointId(history, s.id),
                   vector: Array.from(s.vector),
-                  payload: { instance: instanceId, session: s.id }
+                  payload: { history, session: s.id }
                 }))
               })), { discard: true }),
-          Effect.sync(() => stored.add(instanceId))
+          Effect.sync(() => stored.add(history))
         )
       })
 
-    const rank: Store["rank"] = (instanceId, sessions, query) =>
+    const rank: Store["rank"] = (history, sessions, query) =>
       Effect.gen(function*() {
         if (sessions.length === 0) return []
         // Cosine against a zero vector is undefined; the memory store calls it 0, and so do we.
         if (isZero(query)) return sessions.map((s) => [s.id, 0] as const)
-        yield* upsert(instanceId, sessions)
+        yield* upsert(history, sessions)
         const found = yield* call("query", () =>
           client.query(collection, {
             query: Array.from(query),
-            filter: { must: [{ key: "instance", match: { value: instanceId } }] },
+            filter: { must: [{ key: "history", match: { value: history } }] },
             limit: sessions.length,
             with_payload: true
           }))

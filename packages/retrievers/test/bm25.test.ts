@@ -43,7 +43,7 @@ const session = (index: number, user: string): Domain.SessionView => {
 
 describe("bm25 plugin", () => {
   const query: Domain.Query = {
-    instanceId: "p:contrastive",
+    key: "p",
     request: "Draft the renewal letter for the Hartwell Family Foundation.",
     sessions: [
       session(0, "Write the volunteer newsletter for March."),
@@ -68,7 +68,7 @@ describe("bm25 plugin", () => {
       const summaries = new Map(query.sessions.map((s) => [s.id, { sessionId: s.id, context: [s.id === "s3" ? "Hartwell Family Foundation renewal" : "other work"], preferences: [] }]))
       expect((yield* service.retrieve({ query, summaries })).selected).toEqual(["s3"])
       const error = yield* Effect.flip(service.retrieve({ query }))
-      expect(error.message).toContain("s1 of p:contrastive has no summary")
+      expect(error.message).toContain("session s1 has no summary")
     }).pipe(Effect.scoped, Effect.provide(env())))
 })
 

@@ -16,7 +16,7 @@ const session = (index: number, opening: string, ...feedback: ReadonlyArray<stri
 // A contrastive history: s2 and s5 are about the current factor (Dr. Sarah Chen), s3 and s7 about a
 // colleague of the same kind (Dr. James Okafor), the rest about other things.
 const contrastive: Domain.Query = {
-  instanceId: "nurse:contrastive",
+  key: "nurse",
   request: "Can you draft a short handover note for my colleague Dr. Sarah Chen about the two new admissions on ward 4?",
   sessions: [
     session(0, "Help me plan the weekly grocery list for my family of four.", "Cheaper please."),
@@ -34,7 +34,7 @@ const contrastive: Domain.Query = {
 // the first two sessions asks for numbered discussion questions, in the last two for a single
 // paragraph without lists.
 const changing: Domain.Query = {
-  instanceId: "reader:changing",
+  key: "reader",
   request: "I need the discussion guide for the Riverside Book Club meeting on Circe next Tuesday.",
   sessions: [
     session(0, "Write the discussion guide for the Riverside Book Club meeting on Beloved.", "Number the questions, ten of them, grouped by chapter.", "Good, keep numbering questions per chapter."),

@@ -13,7 +13,7 @@ const session = (index: number, user: string): Domain.SessionView => {
 }
 
 const query: Domain.Query = {
-  instanceId: "p:consistent",
+  key: "p",
   request: "Plan my garden for spring and a travel weekend",
   sessions: [
     session(0, "Check this invoice for errors"),

@@ -29,7 +29,7 @@ describe("hybrid plugin", () => {
     Effect.gen(function*() {
       const service = yield* Plugin.build("retriever", { use: "hybrid", a: { use: "bm25", k: 3 }, b: { use: "recency" }, k: 1, rrfK: 60 })
       const query: Domain.Query = {
-        instanceId: "p:consistent",
+        key: "p",
         request: "telescope alignment",
         sessions: [session(0, "telescope alignment drifts"), session(1, "soup recipe"), session(2, "tax forms")]
       }

@@ -4,6 +4,7 @@ import { Effect } from "effect"
 import * as http from "node:http"
 import type { AddressInfo } from "node:net"
 import * as Embedding from "../src/Embedding.js"
+import * as RetrieverOptions from "../src/RetrieverOptions.js"
 import * as VectorStore from "../src/VectorStore.js"
 import { countingEmbedder, env as testEnv } from "./support.js"
 
@@ -70,11 +71,13 @@ const session = (index: number, user: string): Domain.SessionView => {
   return { id: Domain.sessionId(index), index, hash: Hash.contentHash(dialogue), dialogue }
 }
 
-const queryFor = (instanceId: string): Domain.Query => ({
-  instanceId,
+/** Two histories of one persona (one query key); variant 1 differs in its last session. */
+const queryFor = (variant: 0 | 1): Domain.Query => ({
+  key: Domain.queryKey("p1"),
   request: "garden travel",
-  sessions: [session(0, "invoice"), session(1, "garden"), session(2, "garden travel"), session(3, "recipe")]
+  sessions: [session(0, "invoice"), session(1, "garden"), session(2, "garden travel"), session(3, variant === 0 ? "recipe" : "recipe card")]
 })
+const historyOf = (q: Domain.Query) => RetrieverOptions.historyKey(q.sessions.map((s) => ({ id: s.id, index: s.index, key: `${s.hash}:dialogue`, text: "" })))
 
 const env = testEnv({ models: { topics: { embeddingModel: countingEmbedder("qdrant").service } } })
 
@@ -87,19 +90,19 @@ const listen = (server: http.Server) =>
   )
 
 describe("Qdrant store (loopback server speaking Qdrant's REST API)", () => {
-  it.effect("creates a collection, upserts with instance payloads, queries with a filter, deletes at the end", () => {
+  it.effect("creates a collection, upserts with history payloads, queries with a filter, deletes at the end", () => {
     const fake = fakeQdrant()
     return Effect.gen(function*() {
       const url = yield* listen(fake.server)
       const options = { k: 2, representation: "dialogue" as const, embedder: { use: "model" as const, model: "topics" }, store: { use: "qdrant" as const, url, collection: "cupid-test" } }
-      const memory = yield* Effect.scoped(Effect.flatMap(Embedding.plugin.make({ ...options, store: "memory" }), (s) => s.retrieve({ query: queryFor("p1:consistent") })))
+      const memory = yield* Effect.scoped(Effect.flatMap(Embedding.plugin.make({ ...options, store: "memory" }), (s) => s.retrieve({ query: queryFor(0) })))
       const [first, second, again] = yield* Effect.scoped(Effect.gen(function*() {
         const service = yield* Embedding.plugin.make(options)
         expect(fake.collections.has("cupid-test")).toBe(true)
         return [
-          yield* service.retrieve({ query: queryFor("p1:consistent") }),
-          yield* service.retrieve({ query: queryFor("p1:changing") }),
-          yield* service.retrieve({ query: queryFor("p1:consistent") })
+          yield* service.retrieve({ query: queryFor(0) }),
+          yield* service.retrieve({ query: queryFor(1) }),
+          yield* service.retrieve({ query: queryFor(0) })
         ] as const
       }))
       expect(first).toEqual(memory)
@@ -118,11 +121,11 @@ describe("Qdrant store (loopback server speaking Qdrant's REST API)", () => {
         "DELETE /collections/cupid-test"
       ])
       expect(fake.calls[0]!.body.vectors).toEqual({ size: 5, distance: "Cosine" })
-      expect(fake.calls[1]!.body).toMatchObject({ field_name: "instance", field_schema: "keyword" })
+      expect(fake.calls[1]!.body).toMatchObject({ field_name: "history", field_schema: "keyword" })
       const upsert = fake.calls[2]!.body.points
-      expect(upsert.map((p: any) => p.payload)).toEqual(["s1", "s2", "s3", "s4"].map((session) => ({ instance: "p1:consistent", session })))
-      expect(upsert[0].id).toBe(VectorStore.pointId("p1:consistent", "s1"))
-      expect(fake.calls[5]!.body.filter).toEqual({ must: [{ key: "instance", match: { value: "p1:changing" } }] })
+      expect(upsert.map((p: any) => p.payload)).toEqual(["s1", "s2", "s3", "s4"].map((session) => ({ history: historyOf(queryFor(0)), session })))
+      expect(upsert[0].id).toBe(VectorStore.pointId(historyOf(queryFor(0)), "s1"))
+      expect(fake.calls[5]!.body.filter).toEqual({ must: [{ key: "history", match: { value: historyOf(queryFor(1)) } }] })
       expect(fake.calls[5]!.body.limit).toBe(4)
       expect(fake.collections.has("cupid-test")).toBe(false)
     }).pipe(Effect.scoped, Effect.provide(env))
@@ -144,7 +147,7 @@ describe("Qdrant store (loopback server speaking Qdrant's REST API)", () => {
   it("gives UUID-shaped, stable point ids", () => {
     expect(VectorStore.pointId("a:consistent", "s1")).toMatch(/^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/)
     expect(VectorStore.pointId("a:consistent", "s1")).toBe(VectorStore.pointId("a:consistent", "s1"))
-    expect(VectorStore.pointId("a:consistent", "s1")).not.toBe(VectorStore.pointId("a:changing", "s1"))
+    expect(VectorStore.pointId("history:a", "s1")).not.toBe(VectorStore.pointId("history:b", "s1"))
   })
 })
 
@@ -153,8 +156,8 @@ describe("Qdrant store against a real server", () => {
   it.skipIf(realUrl === undefined)("ranks like the memory store (set QDRANT_URL, e.g. after `docker run -p 6333:6333 qdrant/qdrant`, to run)", async () => {
     const program = Effect.gen(function*() {
       const base = { k: 2, representation: "dialogue" as const, embedder: { use: "model" as const, model: "topics" } }
-      const memory = yield* Effect.scoped(Effect.flatMap(Embedding.plugin.make({ ...base, store: "memory" }), (s) => s.retrieve({ query: queryFor("p1:consistent") })))
-      const viaQdrant = yield* Effect.scoped(Effect.flatMap(Embedding.plugin.make({ ...base, store: { use: "qdrant", url: realUrl! } }), (s) => s.retrieve({ query: queryFor("p1:consistent") })))
+      const memory = yield* Effect.scoped(Effect.flatMap(Embedding.plugin.make({ ...base, store: "memory" }), (s) => s.retrieve({ query: queryFor(0) })))
+      const viaQdrant = yield* Effect.scoped(Effect.flatMap(Embedding.plugin.make({ ...base, store: { use: "qdrant", url: realUrl! } }), (s) => s.retrieve({ query: queryFor(0) })))
       expect(viaQdrant.selected).toEqual(memory.selected)
       viaQdrant.ranking.forEach((r, i) => expect(r.score).toBeCloseTo(memory.ranking[i]!.score, 4))
     })

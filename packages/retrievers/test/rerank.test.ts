@@ -14,7 +14,7 @@ const envWith = (reranker: ReturnType<typeof wordOverlapReranker>) => env({ mode
 
 describe("rerank plugin", () => {
   const query: Domain.Query = {
-    instanceId: "p:consistent",
+    key: "p",
     request: "email for my supervisor about the budget",
     sessions: [
       session(0, "budget email for my supervisor"),

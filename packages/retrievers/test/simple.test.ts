@@ -6,7 +6,7 @@ import { suite } from "../src/testing/Conformance.js"
 import { env } from "./support.js"
 
 const query = (n: number): Domain.Query => ({
-  instanceId: "p:consistent",
+  key: "p",
   request: "anything",
   sessions: Array.from({ length: n }, (_, index) => ({ id: Domain.sessionId(index), index, hash: `h${index}`, dialogue: [] }))
 })

@@ -11,7 +11,7 @@ export const env = (options: {
 } = {}) =>
   Layer.mergeAll(
     Models.layer(options.models ?? {}, { dryRun: options.dryRun ?? false }),
-    Corpus.layerFromQueries(options.queries ?? [], `test-${(options.queries ?? []).map((q) => q.instanceId).join(",")}`),
+    Corpus.layerFromQueries(options.queries ?? [], `test-${(options.queries ?? []).map((q) => q.key).join(",")}`),
     Layer.succeed(Plugin.Plugins, Plugin.makeRegistry(Builtins.plugins))
   ).pipe(Layer.provideMerge(ModelCache.layerMemory))
 

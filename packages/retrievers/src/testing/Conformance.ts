@@ -58,7 +58,7 @@ const deepFreeze = <A>(value: A): A => {
 /** The visible query as a fresh plain object: nothing else reachable from it. */
 const bareQuery = (q: Domain.Query): Domain.Query =>
   deepFreeze({
-    instanceId: q.instanceId,
+    key: q.key,
     request: q.request,
     sessions: q.sessions.map((s) => ({
       id: s.id,
