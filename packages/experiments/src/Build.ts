@@ -27,6 +27,7 @@ import {
 import { Context, Effect, type Scope } from "effect"
 import type { Config, StageName } from "./Config.js"
 import { ConfigError } from "./Errors.js"
+import { Selector } from "@cupid-lab/retrievers"
 import * as Grid from "./Grid.js"
 import { originOf } from "./Grid.js"
 import * as Issues from "./internal/Issues.js"
@@ -143,11 +144,26 @@ export const cells = (
       const heuristicStages: Array<string> = []
       let usesGold = false
       if (s.retriever !== undefined) {
-        const service = (yield* built("retriever", s.retriever)) as Retriever.Service
+        // The plugin is built once whatever selector cells put on it (a fitted embedder is fitted once).
+        const { select: _select, ...ranker } = s.retriever.params
+        const plain = (yield* built("retriever", { ...s.retriever, params: { ...ranker, use: s.retriever.params.use } })) as Retriever.Service
+        const select = s.retriever.select
         const gold = (s.retriever.plugin as Plugin.AnyRetrieverPlugin).needsGold === true
         usesGold ||= gold
+        const service: Retriever.Service = select === undefined ? plain : {
+          needsSummaries: plain.needsSummaries,
+          retrieve: (input) => Effect.map(plain.retrieve(input), (r) => Selector.apply(select, r, input.query))
+        }
+        const goldService = plain as unknown as Retriever.GoldService
         pipeline.retriever = gold
-          ? { plugin: s.retriever.params.use, needsGold: true, service: service as unknown as Retriever.GoldService }
+          ? {
+            plugin: s.retriever.params.use,
+            needsGold: true,
+            service: select === undefined ? goldService : {
+              needsSummaries: goldService.needsSummaries,
+              retrieve: (input, g) => Effect.map(goldService.retrieve(input, g), (r) => Selector.apply(select, r, input.query))
+            }
+          }
           : { plugin: s.retriever.params.use, needsGold: false, service }
         if (service.needsSummaries && s.summarizer === undefined) {
           return yield* new ConfigError({

@@ -14,6 +14,7 @@
  * grid.cells.map((c) => `${c.id} ${c.name}`) // ["3f2a... all", "91c0... bm25(k=2)", ...]
  */
 import { Hash, Plugin, Transform } from "@cupid-lab/core"
+import { Selector } from "@cupid-lab/retrievers"
 import { Effect, Either, ParseResult, Schema } from "effect"
 import type { Config, Spec, StageName } from "./Config.js"
 import { stageNames, transformKey } from "./Config.js"
@@ -32,6 +33,8 @@ export interface StagePlan {
   readonly origin: string
   /** Maps an option path (`k`, `embedder.dims`) to where it was written, when not under `origin`. */
   readonly origins: ReadonlyMap<string, string>
+  /** Retrievers only: the selector that replaces the plugin's own cut (`select:` in the spec). */
+  readonly select?: Selector.Spec
 }
 
 export interface Cell {
@@ -202,8 +205,18 @@ export const planStage = (
     const spec = raw.spec
     if (!isRecord(spec)) return yield* fail(raw.origin, `expected { use: <plugin name>, ...options } or null, got ${show(spec)}`)
     if (!("use" in spec)) return yield* fail(raw.origin, `missing "use" (the plugin name)`)
-    const { use, ...rawOptions } = spec
+    const { use, select: rawSelect, ...rawOptions } = spec
     if (typeof use !== "string") return yield* fail(originOf(raw, ["use"]), `expected a plugin name, got ${show(use)}`)
+    let select: Selector.Spec | undefined
+    if (rawSelect !== undefined) {
+      if (stage !== "retriever") return yield* fail(originOf(raw, ["select"]), "`select` (a selector) is only for retrievers")
+      const decoded = Selector.decode(rawSelect)
+      if (Either.isLeft(decoded)) {
+        const issue = ParseResult.ArrayFormatter.formatErrorSync(decoded.left)[0]!
+        return yield* fail(originOf(raw, ["select", ...issue.path]), issue.message)
+      }
+      select = decoded.right
+    }
     const names = registry.names(stage)
     if (!names.includes(use)) {
       return yield* fail(
@@ -229,13 +242,21 @@ export const planStage = (
     return {
       plugin,
       options,
-      params: { use, ...(isRecord(encoded) ? encoded : {}) },
+      params: { use, ...(isRecord(encoded) ? encoded : {}), ...(select === undefined ? {} : { select: Schema.encodeSync(Selector.Spec)(select) }) },
       origin: raw.origin,
-      origins: raw.origins
+      origins: raw.origins,
+      ...(select === undefined ? {} : { select })
     }
   })
 
 const labelValue = (v: unknown): string => (typeof v === "string" || typeof v === "number" || typeof v === "boolean" ? String(v) : Hash.canonicalJson(v))
+
+/** A selector in a cell name: `top=2`, `recent=2,cut=0.6`; `no select` where a cell has none. */
+const selectLabel = (value: unknown): string => {
+  if (value === undefined) return "own cut"
+  const decoded = Schema.decodeUnknownEither(Selector.Spec)(value)
+  return Either.isRight(decoded) ? Selector.label(decoded.right) : labelValue(value)
+}
 
 /**
  * Readable names: a cell is named by the stages that differ across the grid, each as
@@ -262,7 +283,8 @@ export const names = (params: ReadonlyArray<Readonly<Record<StageName, Spec | nu
       const spec = p[s]
       if (spec === null) continue
       const keys = Object.keys(spec).filter((k) => varying.get(`${s}\0${spec.use}`)?.has(k))
-      parts.push(keys.length === 0 ? spec.use : `${spec.use}(${keys.map((k) => `${k}=${labelValue(spec[k])}`).join(",")})`)
+      const show = (k: string) => k === "select" ? selectLabel(spec[k]) : `${k}=${labelValue(spec[k])}`
+      parts.push(keys.length === 0 ? spec.use : `${spec.use}(${keys.map(show).join(",")})`)
     }
     if (parts.length > 0) return parts.join(" + ")
     if (shown.length > 0) return shown.map((s) => `no ${s}`).join(" + ")

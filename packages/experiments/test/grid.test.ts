@@ -199,3 +199,29 @@ describe("history transforms in the grid", () => {
       expect(yield* bad("pipeline: { retriever: latest }\ndata: { transform: { pad: x } }\n")).toMatch(/cfg\.yaml: data\.transform\.pad/)
     }))
 })
+
+describe("selectors in the grid", () => {
+  it.effect("a select axis crosses rankers with selectors; names show the selector; params keep it", () =>
+    Effect.gen(function*() {
+      const g = yield* grid([
+        "pipeline: { retriever: latest }",
+        "sweep:",
+        "  retriever: [latest, first]",
+        "  retriever.select: [{ top: 1 }, { recent: 2 }]",
+        "cells:",
+        "  - { name: plain, retriever: latest }"
+      ].join("\n"))
+      expect(g.cells.map((c) => c.name)).toEqual(["latest(top=1)", "latest(recent=2,cut=0.6)", "first(top=1)", "first(recent=2,cut=0.6)", "plain"])
+      expect(g.cells[1]!.params.retriever).toMatchObject({ use: "latest", select: { recent: 2, cut: 0.6 } })
+      expect(g.cells[1]!.stages.retriever!.select).toEqual({ recent: 2, cut: 0.6 })
+      expect(g.cells[4]!.stages.retriever!.select).toBeUndefined()
+    }))
+
+  it.effect("a bad selector names where it was written and what is valid; only retrievers take one", () =>
+    Effect.gen(function*() {
+      const bad = (text: string) => Effect.flip(grid(text)).pipe(Effect.map((e) => e.message))
+      expect(yield* bad("pipeline: { retriever: { use: latest, select: { bottom: 2 } } }\n")).toMatch(/pipeline\.retriever\.select: expected one of \{ top: k \}/)
+      expect(yield* bad("pipeline: { retriever: { use: latest, select: { top: 0 } } }\n")).toMatch(/pipeline\.retriever\.select\.top: expected a whole number >= 1/)
+      expect(yield* bad("pipeline: { inferrer: { use: echo, select: { top: 1 } } }\n")).toMatch(/`select` \(a selector\) is only for retrievers/)
+    }))
+})

@@ -168,10 +168,10 @@ export const plugin = Plugin.retriever({
             const matches = matching(scores, threshold)
             const matched = sessions.filter((_, i) => matches[i])
             const kept = new Set(applyPolicy(o.policy, matched, sessions, o))
+            // The ranking is the match score as a share of the best, so selectors (`select:`) can
+            // re-cut it; the selection is the policy's.
             const best = bestOf(scores)
-            const ranking = Retriever.fromScores(
-              sessions.map((s, i) => [s.id, (kept.has(s.id) ? 2 : matches[i] ? 1 : 0) + (best > 0 ? Math.max(0, scores[i]!) / best : 0)] as const)
-            ).ranking
+            const ranking = Retriever.fromScores(sessions.map((s, i) => [s.id, best > 0 ? Math.max(0, scores[i]!) / best : 0] as const)).ranking
             return { ranking, selected: Retriever.chronological([...kept]) }
           })
       } satisfies Retriever.Service
