@@ -7,9 +7,9 @@
  * positive when a term occurs in more than half of a short history (the classic Robertson-Sparck
  * Jones form goes negative there and would penalize matching the request).
  *
- * Each session's term counts are computed once per session text and memoized, so a query costs
- * O(sessions x distinct request terms): 10,000-session histories rank in milliseconds once their
- * texts have been analysed.
+ * Each session's term counts are computed once per session text, and each history's inverted index
+ * once per history (memoized), so a query costs the postings of its terms: 10,000-session
+ * histories rank in milliseconds once their texts have been analysed.
  *
  * @example
  * // config: retriever: { use: bm25, k: 2, representation: user-turns, k1: 1.2, b: 0.75 }
@@ -45,31 +45,61 @@ export const document = (terms: ReadonlyArray<string>): Document => {
 export const idf = (documents: number, containing: number): number =>
   Math.log(1 + (documents - containing + 0.5) / (containing + 0.5))
 
-/** BM25 score of every document for a query (each distinct query term counts once). */
-export const scores = (query: ReadonlyArray<string>, documents: ReadonlyArray<Document>, params: Params): Array<number> => {
-  const out = new Array<number>(documents.length).fill(0)
-  const n = documents.length
-  if (n === 0) return out
+/**
+ * An inverted index of a collection: for each term, the documents holding it and its count there,
+ * built once per history so a query costs the postings of its terms, not a scan of every document.
+ */
+export interface Index {
+  readonly size: number
+  readonly lengths: Float64Array
+  readonly avgLength: number
+  readonly postings: ReadonlyMap<string, { readonly docs: Int32Array; readonly tfs: Float64Array }>
+}
+
+export const index = (documents: ReadonlyArray<Document>): Index => {
+  const lists = new Map<string, { docs: Array<number>; tfs: Array<number> }>()
+  const lengths = new Float64Array(documents.length)
   let total = 0
-  for (const d of documents) total += d.length
-  const avgLength = total / n
+  documents.forEach((d, i) => {
+    lengths[i] = d.length
+    total += d.length
+    for (const [term, tf] of d.counts) {
+      let list = lists.get(term)
+      if (list === undefined) lists.set(term, (list = { docs: [], tfs: [] }))
+      list.docs.push(i)
+      list.tfs.push(tf)
+    }
+  })
+  const postings = new Map<string, { docs: Int32Array; tfs: Float64Array }>()
+  for (const [term, list] of lists) postings.set(term, { docs: Int32Array.from(list.docs), tfs: Float64Array.from(list.tfs) })
+  return { size: documents.length, lengths, avgLength: documents.length === 0 ? 0 : total / documents.length, postings }
+}
+
+/** BM25 score of every document of an index for a query (each distinct query term counts once). */
+export const scoresIndexed = (query: ReadonlyArray<string>, ix: Index, params: Params): Array<number> => {
+  const out = new Array<number>(ix.size).fill(0)
+  if (ix.size === 0) return out
   for (const term of new Set(query)) {
-    let containing = 0
-    for (const d of documents) if (d.counts.has(term)) containing++
-    if (containing === 0) continue
-    const w = idf(n, containing)
-    for (let i = 0; i < n; i++) {
-      const d = documents[i]!
-      const tf = d.counts.get(term)
-      if (tf === undefined) continue
-      const norm = avgLength === 0 ? 1 : 1 - params.b + params.b * (d.length / avgLength)
+    const list = ix.postings.get(term)
+    if (list === undefined) continue
+    const w = idf(ix.size, list.docs.length)
+    for (let p = 0; p < list.docs.length; p++) {
+      const i = list.docs[p]!
+      const tf = list.tfs[p]!
+      const norm = ix.avgLength === 0 ? 1 : 1 - params.b + params.b * (ix.lengths[i]! / ix.avgLength)
       out[i]! += (w * tf * (params.k1 + 1)) / (tf + params.k1 * norm)
     }
   }
   return out
 }
 
+/** BM25 score of every document for a query (each distinct query term counts once). */
+export const scores = (query: ReadonlyArray<string>, documents: ReadonlyArray<Document>, params: Params): Array<number> =>
+  scoresIndexed(query, index(documents), params)
+
 const documents = new Memo<Document>(50_000)
+/** Indexes of recent histories (a sweep asks about the same history once per cell). */
+const indexes = new Memo<Index>(256)
 
 export const options = Schema.Struct({
   k: RetrieverOptions.k(2),
@@ -88,8 +118,9 @@ export const plugin = Plugin.retriever({
       needsSummaries: o.representation === "summary",
       retrieve: (input) =>
         Effect.map(RetrieverOptions.sessionDocs(input, o.representation, "bm25"), (docs) => {
-          const ds = docs.map((d) => documents.getOrSet(d.key, () => document(Text.terms(d.text))))
-          const s = scores(Text.terms(input.query.request), ds, o)
+          const ix = indexes.getOrSet(RetrieverOptions.historyKey(docs), () =>
+            index(docs.map((d) => documents.getOrSet(d.key, () => document(Text.terms(d.text))))))
+          const s = scoresIndexed(Text.terms(input.query.request), ix, o)
           return Retriever.fromScores(docs.map((d, i) => [d.id, s[i]!] as const), o.k)
         })
     })
