@@ -3,6 +3,7 @@
  */
 import type { Plugin } from "@cupid-lab/core"
 import * as Bm25 from "./Bm25.js"
+import * as Classifier from "./Classifier.js"
 import * as ContextFactor from "./ContextFactor.js"
 import * as Embedding from "./Embedding.js"
 import * as Hybrid from "./Hybrid.js"
@@ -16,6 +17,7 @@ export const plugins: ReadonlyArray<Plugin.AnyPlugin> = [
   Bm25.plugin,
   Embedding.plugin,
   ContextFactor.plugin,
+  Classifier.plugin,
   Hybrid.plugin,
   Rerank.plugin,
   Oracle.plugin

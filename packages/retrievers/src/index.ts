@@ -1,5 +1,6 @@
 export * as Bm25 from "./Bm25.js"
 export * as Builtins from "./Builtins.js"
+export * as Classifier from "./Classifier.js"
 export * as ContextFactor from "./ContextFactor.js"
 export * as Embedder from "./Embedder.js"
 export * as Embedding from "./Embedding.js"
