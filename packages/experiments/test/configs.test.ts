@@ -22,7 +22,7 @@ describe("the shipped configs", () => {
       expect(outcome.summary.cells.map((c) => c.usesGold)).toEqual([false, false, false, true])
     }), 120_000)
 
-  it.effect("contextual.yaml is the offline sweep the README promises: eight cells, no model call", () =>
+  it.effect("contextual.yaml is the offline sweep the README promises: nine cells, no model call", () =>
     Effect.gen(function*() {
       const config = yield* load("contextual.yaml")
       expect(config.description).toContain("Uses no model")
@@ -36,6 +36,7 @@ describe("the shipped configs", () => {
         "context-factor(policy=all-matching)",
         "context-factor(policy=most-recent)",
         "context-factor(policy=detect-change)",
+        "factor-classifier",
         "oracle"
       ])
       expect(dry.grid.baseline.name).toBe("all")
