@@ -249,7 +249,13 @@ export const planStage = (
     }
   })
 
-const labelValue = (v: unknown): string => (typeof v === "string" || typeof v === "number" || typeof v === "boolean" ? String(v) : Hash.canonicalJson(v))
+/** A value in a cell name: scalars as they are, a nested plugin spec by its plugin name, anything else as JSON. */
+const labelValue = (v: unknown): string =>
+  typeof v === "string" || typeof v === "number" || typeof v === "boolean"
+    ? String(v)
+    : isRecord(v) && typeof v["use"] === "string"
+    ? v["use"]
+    : Hash.canonicalJson(v)
 
 /** A selector in a cell name: `top=2`, `recent=2,cut=0.6`; `no select` where a cell has none. */
 const selectLabel = (value: unknown): string => {
