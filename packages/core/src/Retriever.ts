@@ -34,9 +34,20 @@ export interface RetrievalInput {
   readonly summaries?: ReadonlyMap<string, SessionSummary>
 }
 
+/** What a retriever learned before the sweep (a fit on training data), recorded in the run's run.json. */
+export interface Fit {
+  /** The training source as configured, and its fingerprint. */
+  readonly train: string
+  readonly trainFingerprint: string
+  /** Fitted parameters and facts about the fit (sizes, weights), as plain JSON. */
+  readonly parameters: Readonly<Record<string, unknown>>
+}
+
 export interface Service {
   /** True when the retriever ranks session summaries: the pipeline summarizes every session first. */
   readonly needsSummaries: boolean
+  /** Present when the plugin fitted something on training data. */
+  readonly fit?: Fit
   readonly retrieve: (input: RetrievalInput) => Effect.Effect<Retrieval, StageError>
 }
 

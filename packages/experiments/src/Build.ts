@@ -41,7 +41,14 @@ export interface BuiltCell {
   readonly usesGold: boolean
   /** Stages whose plugin declares itself heuristic. */
   readonly heuristicStages: ReadonlyArray<string>
+  /** What the cell's plugins fitted on training data (recorded in run.json). */
+  readonly fits: ReadonlyArray<CellFit>
   readonly encoder: Results.Encoder
+}
+
+export interface CellFit extends Retriever.Fit {
+  readonly cell: string
+  readonly plugin: string
 }
 
 /** Build every `models:` entry with its provider plugin (for a dry run: `{ dryRun: true }`, which needs no keys). */
@@ -142,6 +149,7 @@ export const cells = (
       const s = cell.stages
       const pipeline: { -readonly [K in keyof Pipeline.CellPipeline]: Pipeline.CellPipeline[K] } = { scorers }
       const heuristicStages: Array<string> = []
+      const fits: Array<CellFit> = []
       let usesGold = false
       if (s.retriever !== undefined) {
         // The plugin is built once whatever selector cells put on it (a fitted embedder is fitted once).
@@ -150,6 +158,7 @@ export const cells = (
         const select = s.retriever.select
         const gold = (s.retriever.plugin as Plugin.AnyRetrieverPlugin).needsGold === true
         usesGold ||= gold
+        if (plain.fit !== undefined) fits.push({ cell: cell.name, plugin: s.retriever.params.use, ...plain.fit })
         const service: Retriever.Service = select === undefined ? plain : {
           needsSummaries: plain.needsSummaries,
           retrieve: (input) => Effect.map(plain.retrieve(input), (r) => Selector.apply(select, r, input.query))
@@ -195,6 +204,7 @@ export const cells = (
         pipeline,
         usesGold,
         heuristicStages,
+        fits,
         encoder: Results.encoder({ id: cell.id, name: cell.name, params: Grid.identityParams(cell) })
       })
     }

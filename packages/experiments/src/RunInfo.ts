@@ -36,6 +36,8 @@ export interface RunInfo extends TraceTotals {
   /** Validation, data counting and building (`prepare`), the pair loop, sorting and summarizing (`write`). */
   readonly phasesMs: { readonly prepare: number; readonly pairs: number; readonly write: number }
   readonly cache: { readonly hits: number; readonly misses: number; readonly writes: number }
+  /** What plugins fitted on training data, per cell: training source and fingerprint, fitted parameters. */
+  readonly fits?: ReadonlyArray<{ readonly cell: string; readonly plugin: string; readonly train: string; readonly trainFingerprint: string; readonly parameters: Readonly<Record<string, unknown>> }>
   readonly versions: Readonly<Record<string, string>>
 }
 

@@ -293,6 +293,7 @@ export const sweep = (config: Config, options: Options = {}): Effect.Effect<Outc
               pairsPerSecond: endedAt > startedAt ? (ran * 1000) / (endedAt - startedAt) : null,
               phasesMs: { prepare: preparedAt - startedAt, pairs: pairsEndedAt - preparedAt, write: endedAt - pairsEndedAt },
               cache: cacheStats,
+              ...(built.some((b) => b.fits.length > 0) ? { fits: built.flatMap((b) => b.fits) } : {}),
               ...stats.result(),
               versions: RunInfo.versions()
             })

@@ -3,6 +3,7 @@ import { describe, expect, it } from "@effect/vitest"
 import { Effect, Schema } from "effect"
 import * as fs from "node:fs"
 import * as path from "node:path"
+import { Classifier } from "@cupid-lab/retrievers"
 import { Config, ResultStore, Runner } from "../src/index.js"
 import type { ResultLine, Summary } from "../src/ResultLine.js"
 import { flaky, instance, lines, opener, tempDir, testPlugins, visibleSignature } from "./support.js"
@@ -263,5 +264,27 @@ describe("Runner.sweep with history transforms", () => {
         tag: "DatasetError",
         message: "transform of solo:consistent, pad: no session of another persona is available to pad with (the dataset has 1 persona(s))"
       })
+    }))
+})
+
+describe("Runner.sweep with a fitted retriever", () => {
+  it.effect("records what the plugin fitted, with its training source and fingerprint, in run.json", () =>
+    Effect.gen(function*() {
+      const config = yield* setup([
+        "name: t",
+        "scorers: [hits]",
+        "pipeline: { retriever: { use: factor-classifier, train: \"synthetic:personas=4,seed=9\" } }",
+        "bootstrap: { resamples: 100 }"
+      ].join("\n"))
+      const outcome = yield* Runner.sweep(config, { plugins: [...testPlugins, Classifier.plugin], openDataset: opener(data) })
+      expect(outcome.pairs.failed).toBe(0)
+      const run = JSON.parse(read(outcome.files.run)) as { fits: Array<{ cell: string; plugin: string; train: string; trainFingerprint: string; parameters: Classifier.Fitted }> }
+      expect(run.fits.length).toBe(1)
+      const [fit] = run.fits
+      expect(fit!.plugin).toBe("factor-classifier")
+      expect(fit!.train).toBe("synthetic:personas=4,seed=9")
+      expect(fit!.trainFingerprint).toMatch(/^[0-9a-f]{64}$/)
+      expect(fit!.parameters.instances).toBe(12)
+      expect(fit!.parameters.features).toEqual([...Classifier.featureNames])
     }))
 })

@@ -250,6 +250,7 @@ export const plugin = Plugin.retriever({
       )
       return {
         needsSummaries: false,
+        fit: { train: o.train, trainFingerprint: train.fingerprint, parameters: { ...fitted } },
         retrieve: (input: Retriever.RetrievalInput) =>
           Effect.sync(() => select(fitted, o, input.query, features(input.query)))
       } satisfies Retriever.Service
