@@ -44,6 +44,11 @@ interface Base<S extends string, O> {
 
 export interface RetrieverPlugin<O = any> extends Base<"retriever", O> {
   readonly needsGold?: false
+  /**
+   * Set by rankers: plugins that score every session and leave the cut to the framework. Without a
+   * `select` (or the shorthand `k: n`, meaning `select: { top: n }`) in the config, this cut applies.
+   */
+  readonly defaultSelect?: { readonly top: number }
   readonly make: (options: O) => Effect.Effect<Retriever.Service, PluginError, Env>
 }
 

@@ -205,18 +205,8 @@ export const planStage = (
     const spec = raw.spec
     if (!isRecord(spec)) return yield* fail(raw.origin, `expected { use: <plugin name>, ...options } or null, got ${show(spec)}`)
     if (!("use" in spec)) return yield* fail(raw.origin, `missing "use" (the plugin name)`)
-    const { use, select: rawSelect, ...rawOptions } = spec
+    const { use, ...allOptions } = spec
     if (typeof use !== "string") return yield* fail(originOf(raw, ["use"]), `expected a plugin name, got ${show(use)}`)
-    let select: Selector.Spec | undefined
-    if (rawSelect !== undefined) {
-      if (stage !== "retriever") return yield* fail(originOf(raw, ["select"]), "`select` (a selector) is only for retrievers")
-      const decoded = Selector.decode(rawSelect)
-      if (Either.isLeft(decoded)) {
-        const issue = ParseResult.ArrayFormatter.formatErrorSync(decoded.left)[0]!
-        return yield* fail(originOf(raw, ["select", ...issue.path]), issue.message)
-      }
-      select = decoded.right
-    }
     const names = registry.names(stage)
     if (!names.includes(use)) {
       return yield* fail(
@@ -225,6 +215,16 @@ export const planStage = (
       )
     }
     const plugin = yield* Effect.orDie(registry.get(stage, use))
+    let select: Selector.Spec | undefined
+    let rawOptions: Record<string, unknown> = allOptions
+    if (plugin.stage === "retriever") {
+      const split = Selector.splitSpec(allOptions, plugin as { readonly defaultSelect?: { readonly top: number } })
+      if (Either.isLeft(split)) return yield* fail(originOf(raw, split.left.path), split.left.message)
+      select = split.right.select
+      rawOptions = split.right.rest
+    } else if ("select" in allOptions) {
+      return yield* fail(originOf(raw, ["select"]), "`select` (a selector) is only for retrievers")
+    }
     const decoded = yield* Effect.either(
       Effect.mapError(Plugin.decodeOptions(plugin, rawOptions), (e) => Issues.clean(e.issues, "option"))
     )

@@ -1,4 +1,5 @@
 import { Plugin } from "@cupid-lab/core"
+import { Bm25 } from "@cupid-lab/retrievers"
 import { describe, expect, it } from "@effect/vitest"
 import { Effect } from "effect"
 import { Config, Grid } from "../src/index.js"
@@ -223,5 +224,27 @@ describe("selectors in the grid", () => {
       expect(yield* bad("pipeline: { retriever: { use: latest, select: { bottom: 2 } } }\n")).toMatch(/pipeline\.retriever\.select: expected one of \{ top: k \}/)
       expect(yield* bad("pipeline: { retriever: { use: latest, select: { top: 0 } } }\n")).toMatch(/pipeline\.retriever\.select\.top: expected a whole number >= 1/)
       expect(yield* bad("pipeline: { inferrer: { use: echo, select: { top: 1 } } }\n")).toMatch(/`select` \(a selector\) is only for retrievers/)
+    }))
+})
+
+describe("rankers: k is short for select: { top: k }", () => {
+  const withRankers = Plugin.makeRegistry([...testPlugins, Bm25.plugin])
+  const rankerGrid = (text: string) => Effect.flatMap(Config.parse(text, "cfg.yaml", {}), (c) => Grid.expand(c, withRankers))
+
+  it.effect("k becomes a top-k selector; without one the ranker's default cut applies", () =>
+    Effect.gen(function*() {
+      const g = yield* rankerGrid("pipeline: { retriever: bm25 }\nsweep:\n  retriever.k: [2, 4]\ncells:\n  - { name: plain, retriever: bm25 }\n")
+      // The explicit cell without k has the default cut ({ top: 2 }): the same cell as k: 2, so it names it.
+      expect(g.cells.map((c) => c.name)).toEqual(["plain", "bm25(top=4)"])
+      expect(g.cells[1]!.params.retriever).toMatchObject({ use: "bm25", select: { top: 4 } })
+      expect(g.cells[1]!.params.retriever).not.toHaveProperty("k")
+      expect(g.cells[0]!.id).toBe((yield* rankerGrid("pipeline: { retriever: bm25 }\n")).cells[0]!.id)
+    }))
+
+  it.effect("k and select together, or a bad k, are errors at the key", () =>
+    Effect.gen(function*() {
+      const bad = (text: string) => Effect.flip(rankerGrid(text)).pipe(Effect.map((e) => e.message))
+      expect(yield* bad("pipeline: { retriever: { use: bm25, k: 2, select: { top: 3 } } }\n")).toMatch(/pipeline\.retriever\.k: give either k \(shorthand for select: \{ top: k \}\) or select, not both/)
+      expect(yield* bad("pipeline: { retriever: { use: bm25, k: 0 } }\n")).toMatch(/pipeline\.retriever\.k: k must be a whole number >= 1/)
     }))
 })

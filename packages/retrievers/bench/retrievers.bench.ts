@@ -16,6 +16,7 @@ import { Effect, Layer } from "effect"
 import { fork } from "node:child_process"
 import { fileURLToPath } from "node:url"
 import * as Builtins from "../src/Builtins.js"
+import * as Selector from "../src/Selector.js"
 
 // Three instances per persona (they share most session texts, as in CUPID); one at 10,000.
 const sizes: ReadonlyArray<{ readonly sessions: number; readonly personas: number; readonly types?: ReadonlyArray<Domain.InstanceType> }> = [
@@ -69,7 +70,7 @@ const measureOne = (spec: { readonly use: string } & Record<string, unknown>) =>
       const figure = yield* Effect.gen(function*() {
         const t0 = performance.now()
         const plugin = yield* (yield* Plugin.Plugins).get("retriever", spec.use)
-        const service = yield* Plugin.build("retriever", spec)
+        const service = yield* Selector.build(spec)
         const buildMs = performance.now() - t0
         const pass = Effect.gen(function*() {
           const start = performance.now()

@@ -9,6 +9,7 @@
 import { Corpus, Dataset, Domain, ModelCache, Models, Plugin, type Retriever } from "@cupid-lab/core"
 import { Effect, Layer } from "effect"
 import * as Builtins from "../src/Builtins.js"
+import * as Selector from "../src/Selector.js"
 
 export const specs: ReadonlyArray<{ readonly use: string } & Record<string, unknown>> = [
   { use: "all" },
@@ -54,7 +55,7 @@ const row = (spec: { readonly use: string } & Record<string, unknown>, instances
   Effect.gen(function*() {
     const tallies = new Map<Domain.InstanceType, Tally>(Domain.instanceTypes.map((t) => [t, { precision: [], recallAll: [] }]))
     const plugin = yield* (yield* Plugin.Plugins).get("retriever", spec.use)
-    const service = yield* Plugin.build("retriever", spec)
+    const service = yield* Selector.build(spec)
     for (const instance of instances) {
       const r: Retriever.Retrieval = plugin.needsGold === true
         ? yield* (service as Retriever.GoldService).retrieve({ query: instance.query }, instance.gold)

@@ -12,7 +12,7 @@
  * histories rank in milliseconds once their texts have been analysed.
  *
  * @example
- * // config: retriever: { use: bm25, k: 2, representation: user-turns, k1: 1.2, b: 0.75 }
+ * // config: retriever: { use: bm25, representation: user-turns, k1: 1.2, b: 0.75, select: { top: 2 } }
  * import { Bm25 } from "@cupid-lab/retrievers"
  * Bm25.scores(["band"], [Bm25.document(["band", "drill"]), Bm25.document(["email"])], { k1: 1.2, b: 0.75 })
  */
@@ -102,7 +102,6 @@ const documents = new Memo<Document>(50_000)
 const indexes = new Memo<Index>(256)
 
 export const options = Schema.Struct({
-  k: RetrieverOptions.k(2),
   representation: RetrieverOptions.representation("dialogue"),
   k1: Schema.optionalWith(Schema.Number.pipe(Schema.between(0, 10)), { default: () => 1.2 }),
   b: Schema.optionalWith(Schema.Number.pipe(Schema.between(0, 1)), { default: () => 0.75 })
@@ -111,8 +110,9 @@ export type Options = typeof options.Type
 
 export const plugin = Plugin.retriever({
   name: "bm25",
-  description: "Okapi BM25 over stemmed content words (wink-nlp), statistics from the instance's own history.",
+  description: "Okapi BM25 over stemmed content words, statistics from the instance's own history.",
   options,
+  defaultSelect: { top: 2 },
   make: (o: Options) =>
     Effect.succeed({
       needsSummaries: o.representation === "summary",
@@ -121,7 +121,7 @@ export const plugin = Plugin.retriever({
           const ix = indexes.getOrSet(RetrieverOptions.historyKey(docs), () =>
             index(docs.map((d) => documents.getOrSet(d.key, () => document(Text.terms(d.text))))))
           const s = scoresIndexed(Text.terms(input.query.request), ix, o)
-          return Retriever.fromScores(docs.map((d, i) => [d.id, s[i]!] as const), o.k)
+          return Retriever.fromScores(docs.map((d, i) => [d.id, s[i]!] as const))
         })
     })
 })

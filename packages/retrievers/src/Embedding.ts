@@ -17,7 +17,6 @@ import * as RetrieverOptions from "./RetrieverOptions.js"
 import * as VectorStore from "./VectorStore.js"
 
 export const options = Schema.Struct({
-  k: RetrieverOptions.k(2),
   representation: RetrieverOptions.representation("dialogue"),
   embedder: Embedder.option,
   store: VectorStore.option
@@ -28,6 +27,7 @@ export const plugin = Plugin.retriever({
   name: "embedding",
   description: "Cosine similarity of session and request embeddings (default: TF-IDF + SVD fitted on the dataset, offline).",
   options,
+  defaultSelect: { top: 2 },
   make: (o: Options) =>
     Effect.gen(function*() {
       const embedder = yield* Embedder.make(o.embedder)
@@ -43,7 +43,7 @@ export const plugin = Plugin.retriever({
             )
             const sessions = docs.map((d, i) => ({ id: d.id, vector: vectors[i + 1]! }))
             const scores = yield* store.rank(RetrieverOptions.historyKey(docs), sessions, vectors[0]!)
-            return Retriever.fromScores(scores, o.k)
+            return Retriever.fromScores(scores)
           })
       } satisfies Retriever.Service
     })

@@ -12,7 +12,7 @@
  */
 import { Errors, Plugin, Retriever } from "@cupid-lab/core"
 import { Effect, Schema } from "effect"
-import * as RetrieverOptions from "./RetrieverOptions.js"
+import * as Selector from "./Selector.js"
 
 /** A nested retriever spec: `use` plus that plugin's options (decoded by that plugin's schema). */
 export const PartSpec = Schema.Struct({ use: Schema.String }, Schema.Record({ key: Schema.String, value: Schema.Unknown }))
@@ -32,7 +32,8 @@ export const buildPart = (
         reason: `part "${spec.use}" reads gold labels; ${owner} only combines retrievers that see the visible query`
       })
     }
-    return (yield* Plugin.build("retriever", spec)) as Retriever.Service
+    // A part may carry its own cut (`select`, or `k` for rankers): applied to the part's retrieval.
+    return yield* Selector.build(spec)
   })
 
 /** Reciprocal-rank fusion of rankings: session id -> fused score. */
@@ -47,7 +48,6 @@ export const fuse = (rankings: ReadonlyArray<ReadonlyArray<Retriever.RankedSessi
 export const options = Schema.Struct({
   a: PartSpec,
   b: PartSpec,
-  k: RetrieverOptions.k(2),
   rrfK: Schema.optionalWith(Schema.Number.pipe(Schema.greaterThanOrEqualTo(0)), { default: () => 60 })
 })
 export type Options = typeof options.Type
@@ -56,6 +56,7 @@ export const plugin = Plugin.retriever({
   name: "hybrid",
   description: "Reciprocal-rank fusion of two retrievers (a, b).",
   options,
+  defaultSelect: { top: 2 },
   make: (o: Options) =>
     Effect.gen(function*() {
       const a = yield* buildPart("hybrid", o.a)
@@ -68,7 +69,7 @@ export const plugin = Plugin.retriever({
             ([ra, rb]) => {
               const known = new Set(input.query.sessions.map((s) => s.id))
               const fused = fuse([ra.ranking, rb.ranking], o.rrfK)
-              return Retriever.fromScores([...fused].filter(([id]) => known.has(id)), o.k)
+              return Retriever.fromScores([...fused].filter(([id]) => known.has(id)))
             }
           )
       } satisfies Retriever.Service

@@ -5,7 +5,7 @@
  * candidates only: they are the sessions the reranker scored.
  *
  * @example
- * // config: retriever: { use: rerank, candidates: { use: bm25, k: 8 }, model: rerank-v3, k: 2 }
+ * // config: retriever: { use: rerank, candidates: { use: bm25, select: { top: 8 } }, model: rerank-v3, select: { top: 2 } }
  */
 import { Errors, Models, Plugin, Retriever } from "@cupid-lab/core"
 import { Effect, Schema } from "effect"
@@ -13,10 +13,9 @@ import { buildPart, PartSpec } from "./Hybrid.js"
 import * as RetrieverOptions from "./RetrieverOptions.js"
 
 export const options = Schema.Struct({
-  candidates: Schema.optionalWith(PartSpec, { default: () => ({ use: "bm25", k: 8 }) }),
+  candidates: Schema.optionalWith(PartSpec, { default: () => ({ use: "bm25", select: { top: 8 } }) }),
   /** The name of a reranker entry of the config's `models:`. */
   model: Schema.String,
-  k: RetrieverOptions.k(2),
   representation: RetrieverOptions.representation("dialogue")
 })
 export type Options = typeof options.Type
@@ -25,6 +24,7 @@ export const plugin = Plugin.retriever({
   name: "rerank",
   description: "Rerank another retriever's candidates with a configured reranker model.",
   options,
+  defaultSelect: { top: 2 },
   make: (o: Options) =>
     Effect.gen(function*() {
       const first = yield* buildPart("rerank", o.candidates)
@@ -46,7 +46,7 @@ export const plugin = Plugin.retriever({
                 reason: `reranker ${o.model} returned ${scores.length} scores for ${docs.length} candidates`
               })
             }
-            return Retriever.fromScores(docs.map((d, i) => [d.id, scores[i]!] as const), o.k)
+            return Retriever.fromScores(docs.map((d, i) => [d.id, scores[i]!] as const))
           })
       } satisfies Retriever.Service
     })

@@ -19,8 +19,8 @@
  * Selector.apply({ top: 2 }, retrieval, query) // the same ranking, the top two selected
  * Selector.label({ recent: 2, cut: 0.6 })    // "recent=2,cut=0.6"
  */
-import { type Domain, Retriever } from "@cupid-lab/core"
-import { Either, type ParseResult, Schema } from "effect"
+import { type Domain, Errors, Plugin, Retriever } from "@cupid-lab/core"
+import { Effect, Either, ParseResult, Schema } from "effect"
 import { changeWindow } from "./ContextFactor.js"
 import { currentGroup, feedbackText } from "./internal/ChangeDetection.js"
 
@@ -59,6 +59,61 @@ export const decode = (input: unknown): Either.Either<Spec, ParseResult.ParseErr
     ? Schema.decodeUnknownEither(Spec, { onExcessProperty: "error" })(input)
     : Schema.decodeUnknownEither(member[1] as Schema.Schema<Spec, unknown>, { onExcessProperty: "error" })(input)
 }
+
+/** A problem with a spec's `select` or `k`, at a path inside the spec. */
+export interface SpecProblem {
+  readonly path: ReadonlyArray<PropertyKey>
+  readonly message: string
+}
+
+/**
+ * Take a retriever spec's cut apart from its plugin options: `select`, or for rankers (plugins with
+ * a `defaultSelect`) the shorthand `k: n` for `select: { top: n }`, else the ranker's default.
+ * Returns the selector (undefined: the plugin's own cut) and the options left for the plugin.
+ */
+export const splitSpec = (
+  options: Readonly<Record<string, unknown>>,
+  ranker: { readonly defaultSelect?: { readonly top: number } }
+): Either.Either<{ readonly select: Spec | undefined; readonly rest: Record<string, unknown> }, SpecProblem> => {
+  const { select, k, ...rest } = options
+  const withK = ranker.defaultSelect !== undefined && k !== undefined
+  const remaining = withK || k === undefined ? rest : { ...rest, k }
+  if (select !== undefined && withK) return Either.left({ path: ["k"], message: "give either k (shorthand for select: { top: k }) or select, not both" })
+  if (select !== undefined) {
+    return Either.mapBoth(decode(select), {
+      onLeft: (e) => {
+        const issue = ParseResult.ArrayFormatter.formatErrorSync(e)[0]!
+        return { path: ["select", ...issue.path], message: issue.message }
+      },
+      onRight: (spec) => ({ select: spec, rest: remaining })
+    })
+  }
+  if (withK) {
+    if (typeof k !== "number" || !Number.isInteger(k) || k < 1) return Either.left({ path: ["k"], message: "k must be a whole number >= 1" })
+    return Either.right({ select: { top: k }, rest: remaining })
+  }
+  return Either.right({ select: ranker.defaultSelect, rest: remaining })
+}
+
+/**
+ * Build a retriever from a full spec (`{ use, ...options, select? | k? }`) with its cut applied, as a
+ * sweep cell would: for composite parts, benchmarks and scripts.
+ */
+export const build = (spec: { readonly use: string } & Readonly<Record<string, unknown>>): Effect.Effect<Retriever.Service, Errors.PluginError, Plugin.Env> =>
+  Effect.gen(function*() {
+    const plugin = yield* (yield* Plugin.Plugins).get("retriever", spec.use)
+    const { use, ...options } = spec
+    const split = splitSpec(options, plugin as { readonly defaultSelect?: { readonly top: number } })
+    if (Either.isLeft(split)) {
+      return yield* new Errors.PluginError({ plugin: use, reason: `${split.left.path.join(".")}: ${split.left.message}` })
+    }
+    const { select: cut, rest } = split.right
+    const service = (yield* Plugin.build("retriever", { ...rest, use })) as Retriever.Service
+    return cut === undefined ? service : {
+      needsSummaries: service.needsSummaries,
+      retrieve: (input: Retriever.RetrievalInput) => Effect.map(service.retrieve(input), (r) => apply(cut, r, input.query))
+    }
+  })
 
 const byIndex = (id: string): number => Number(id.slice(1))
 

@@ -9,7 +9,6 @@
  */
 import { Plugin, Retriever } from "@cupid-lab/core"
 import { Effect, Schema } from "effect"
-import * as RetrieverOptions from "./RetrieverOptions.js"
 
 const byRecency = (input: Retriever.RetrievalInput, k?: number): Retriever.Retrieval =>
   Retriever.fromScores(input.query.sessions.map((s) => [s.id, s.index + 1] as const), k)
@@ -21,12 +20,12 @@ export const all = Plugin.retriever({
   make: () => Effect.succeed({ needsSummaries: false, retrieve: (input) => Effect.succeed(byRecency(input)) })
 })
 
-export const recencyOptions = Schema.Struct({ k: RetrieverOptions.k(2) })
+export const recencyOptions = Schema.Struct({})
 
 export const recency = Plugin.retriever({
   name: "recency",
-  description: "The k most recent prior sessions.",
+  description: "Ranks sessions newest first (with the default cut: the 2 most recent).",
   options: recencyOptions,
-  make: ({ k }: typeof recencyOptions.Type) =>
-    Effect.succeed({ needsSummaries: false, retrieve: (input) => Effect.succeed(byRecency(input, k)) })
+  defaultSelect: { top: 2 },
+  make: () => Effect.succeed({ needsSummaries: false, retrieve: (input) => Effect.succeed(byRecency(input)) })
 })

@@ -1,6 +1,7 @@
 import { Domain, Hash } from "@cupid-lab/core"
 import { describe, expect, it } from "@effect/vitest"
 import { Effect } from "effect"
+import * as Selector from "../src/Selector.js"
 import * as Bm25 from "../src/Bm25.js"
 import { suite } from "../src/testing/Conformance.js"
 import { env } from "./support.js"
@@ -55,24 +56,24 @@ describe("bm25 plugin", () => {
 
   it.effect("ranks sessions sharing the request's stemmed words first", () =>
     Effect.gen(function*() {
-      const service = yield* Bm25.plugin.make({ k: 2, representation: "dialogue", k1: 1.2, b: 0.75 })
+      const service = yield* Bm25.plugin.make({ representation: "dialogue", k1: 1.2, b: 0.75 })
       const r = yield* service.retrieve({ query })
       expect(r.ranking.map((x) => x.sessionId).slice(0, 2)).toEqual(["s2", "s4"])
-      expect(r.selected).toEqual(["s2", "s4"])
+      expect(Selector.apply({ top: 2 }, r, query).selected).toEqual(["s2", "s4"])
     }).pipe(Effect.scoped, Effect.provide(env())))
 
   it.effect("ranks summaries when asked to, and fails clearly without them", () =>
     Effect.gen(function*() {
-      const service = yield* Bm25.plugin.make({ k: 1, representation: "summary", k1: 1.2, b: 0.75 })
+      const service = yield* Bm25.plugin.make({ representation: "summary", k1: 1.2, b: 0.75 })
       expect(service.needsSummaries).toBe(true)
       const summaries = new Map(query.sessions.map((s) => [s.id, { sessionId: s.id, context: [s.id === "s3" ? "Hartwell Family Foundation renewal" : "other work"], preferences: [] }]))
-      expect((yield* service.retrieve({ query, summaries })).selected).toEqual(["s3"])
+      expect(Selector.apply({ top: 1 }, yield* service.retrieve({ query, summaries }), query).selected).toEqual(["s3"])
       const error = yield* Effect.flip(service.retrieve({ query }))
       expect(error.message).toContain("session s1 has no summary")
     }).pipe(Effect.scoped, Effect.provide(env())))
 })
 
 suite({ plugin: Bm25.plugin })
-suite({ plugin: Bm25.plugin, options: { k: 4, representation: "user-turns", k1: 0.9, b: 0.4 } })
+suite({ plugin: Bm25.plugin, options: { representation: "user-turns", k1: 0.9, b: 0.4 } })
 suite({ plugin: Bm25.plugin, options: { representation: "first-user-message" } })
 suite({ plugin: Bm25.plugin, options: { representation: "summary" } })

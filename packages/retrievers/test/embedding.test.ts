@@ -1,6 +1,7 @@
 import { Corpus, Domain, Hash } from "@cupid-lab/core"
 import { describe, expect, it } from "@effect/vitest"
 import { Effect } from "effect"
+import * as Selector from "../src/Selector.js"
 import * as Embedder from "../src/Embedder.js"
 import * as Embedding from "../src/Embedding.js"
 import { suite } from "../src/testing/Conformance.js"
@@ -29,13 +30,13 @@ describe("embedding plugin with a configured model", () => {
   it.effect("ranks by cosine similarity to the request", () => {
     const embedder = countingEmbedder()
     return Effect.gen(function*() {
-      const service = yield* Embedding.plugin.make({ k: 2, representation: "dialogue", embedder: { use: "model", model: "topics" }, store: "memory" })
+      const service = yield* Embedding.plugin.make({ representation: "dialogue", embedder: { use: "model", model: "topics" }, store: "memory" })
       const r = yield* service.retrieve({ query })
       // request = garden + travel; s3 has both (cos ~ 1), s2 one (~ 0.707), s1 and s4 none (~ 0.005).
       expect(r.ranking.map((x) => x.sessionId).slice(0, 2)).toEqual(["s3", "s2"])
       expect(r.ranking[0]!.score).toBeCloseTo(1, 3)
       expect(r.ranking[1]!.score).toBeCloseTo(Math.SQRT1_2, 3)
-      expect(r.selected).toEqual(["s2", "s3"])
+      expect(Selector.apply({ top: 2 }, r, query).selected).toEqual(["s2", "s3"])
     }).pipe(Effect.scoped, Effect.provide(withModel(embedder)))
   })
 
@@ -78,16 +79,16 @@ describe("embedding plugin with the offline TF-IDF + SVD embedder", () => {
 
   it.effect("ranks the current factor's sessions above other factors' on a synthetic history", () =>
     Effect.gen(function*() {
-      const service = yield* Embedding.plugin.make({ k: 2, representation: "first-user-message", embedder: Embedder.defaultSpec, store: "memory" })
+      const service = yield* Embedding.plugin.make({ representation: "first-user-message", embedder: Embedder.defaultSpec, store: "memory" })
       const instance = instances[0]!
       const r = yield* service.retrieve({ query: instance.query })
       const relevant = instance.gold.sessions.filter((s) => s.label === "relevant").map((s) => s.id)
-      expect([...r.selected].sort()).toEqual([...relevant].sort())
+      expect([...Selector.apply({ top: 2 }, r, instance.query).selected].sort()).toEqual([...relevant].sort())
     }).pipe(Effect.scoped, Effect.provide(offline)))
 })
 
 suite({ plugin: Embedding.plugin })
-suite({ plugin: Embedding.plugin, options: { k: 4, representation: "user-turns", embedder: { use: "tfidf-svd", dims: 32, minDf: 1 } } })
+suite({ plugin: Embedding.plugin, options: { representation: "user-turns", embedder: { use: "tfidf-svd", dims: 32, minDf: 1 } } })
 suite({
   plugin: Embedding.plugin,
   options: { representation: "first-user-message", embedder: { use: "model", model: "topics" } },

@@ -81,7 +81,6 @@ describe("glove embedder", () => {
   it.effect("the embedding retriever ranks with it", () =>
     Effect.gen(function*() {
       const service = yield* Embedding.plugin.make({
-        k: 1,
         representation: "dialogue",
         embedder: { use: "glove", sif: 1e-3, removeComponent: false, cacheDir, source },
         store: "memory"
@@ -90,8 +89,8 @@ describe("glove embedder", () => {
       const r = yield* service.retrieve({
         query: { key: "q", request: "tomato garden", sessions: [session(0, "invoice"), session(1, "garden tomato"), session(2, "travel")] }
       })
-      expect(r.selected).toEqual(["s2"])
+      expect(r.ranking[0]!.sessionId).toBe("s2")
     }).pipe(Effect.scoped, Effect.provide(env())))
 })
 
-suite({ plugin: Embedding.plugin, options: { k: 2, embedder: { use: "glove", cacheDir, source } }, label: "embedding with glove (tiny test vectors)", largeHistory: 2_000 })
+suite({ plugin: Embedding.plugin, options: { embedder: { use: "glove", cacheDir, source } }, label: "embedding with glove (tiny test vectors)", largeHistory: 2_000 })

@@ -1,6 +1,7 @@
 import { Domain, Hash, Plugin } from "@cupid-lab/core"
 import { describe, expect, it } from "@effect/vitest"
 import { Effect } from "effect"
+import * as Selector from "../src/Selector.js"
 import * as Hybrid from "../src/Hybrid.js"
 import { suite } from "../src/testing/Conformance.js"
 import { env as testEnv } from "./support.js"
@@ -27,7 +28,7 @@ const session = (index: number, user: string): Domain.SessionView => {
 describe("hybrid plugin", () => {
   it.effect("fuses a lexical ranking with a recency ranking", () =>
     Effect.gen(function*() {
-      const service = yield* Plugin.build("retriever", { use: "hybrid", a: { use: "bm25", k: 3 }, b: { use: "recency" }, k: 1, rrfK: 60 })
+      const service = yield* Plugin.build("retriever", { use: "hybrid", a: { use: "bm25", k: 3 }, b: { use: "recency" }, rrfK: 60 })
       const query: Domain.Query = {
         key: "p",
         request: "telescope alignment",
@@ -38,7 +39,7 @@ describe("hybrid plugin", () => {
       const r = yield* (service as import("@cupid-lab/core").Retriever.Service).retrieve({ query })
       expect(r.ranking.map((x) => x.sessionId)).toEqual(["s3", "s1", "s2"])
       expect(r.ranking[0]!.score).toBeCloseTo(1 / 62 + 1 / 61, 12)
-      expect(r.selected).toEqual(["s3"])
+      expect(Selector.apply({ top: 1 }, r, query).selected).toEqual(["s3"])
     }).pipe(Effect.scoped, Effect.provide(env)))
 
   it.effect("refuses a part that reads gold", () =>
@@ -56,4 +57,4 @@ describe("hybrid plugin", () => {
 })
 
 suite({ plugin: Hybrid.plugin, options: { a: { use: "bm25", representation: "user-turns" }, b: { use: "embedding" } } })
-suite({ plugin: Hybrid.plugin, options: { a: { use: "context-factor" }, b: { use: "bm25", k: 4 }, k: 3, rrfK: 10 } })
+suite({ plugin: Hybrid.plugin, options: { a: { use: "context-factor" }, b: { use: "bm25", k: 4 }, rrfK: 10 } })

@@ -5,6 +5,7 @@ import * as http from "node:http"
 import type { AddressInfo } from "node:net"
 import * as Embedding from "../src/Embedding.js"
 import * as RetrieverOptions from "../src/RetrieverOptions.js"
+import * as Selector from "../src/Selector.js"
 import * as VectorStore from "../src/VectorStore.js"
 import { countingEmbedder, env as testEnv } from "./support.js"
 
@@ -94,7 +95,7 @@ describe("Qdrant store (loopback server speaking Qdrant's REST API)", () => {
     const fake = fakeQdrant()
     return Effect.gen(function*() {
       const url = yield* listen(fake.server)
-      const options = { k: 2, representation: "dialogue" as const, embedder: { use: "model" as const, model: "topics" }, store: { use: "qdrant" as const, url, collection: "cupid-test" } }
+      const options = { representation: "dialogue" as const, embedder: { use: "model" as const, model: "topics" }, store: { use: "qdrant" as const, url, collection: "cupid-test" } }
       const memory = yield* Effect.scoped(Effect.flatMap(Embedding.plugin.make({ ...options, store: "memory" }), (s) => s.retrieve({ query: queryFor(0) })))
       const [first, second, again] = yield* Effect.scoped(Effect.gen(function*() {
         const service = yield* Embedding.plugin.make(options)
@@ -106,9 +107,9 @@ describe("Qdrant store (loopback server speaking Qdrant's REST API)", () => {
         ] as const
       }))
       expect(first).toEqual(memory)
-      expect(first.selected).toEqual(["s2", "s3"])
+      expect(Selector.apply({ top: 2 }, first, queryFor(0)).selected).toEqual(["s2", "s3"])
       expect(again).toEqual(first)
-      expect(second.selected).toEqual(["s2", "s3"])
+      expect(Selector.apply({ top: 2 }, second, queryFor(1)).selected).toEqual(["s2", "s3"])
       const routes = fake.calls.map((c) => `${c.method} ${c.path}`)
       expect(routes).toEqual([
         "PUT /collections/cupid-test",
@@ -136,7 +137,7 @@ describe("Qdrant store (loopback server speaking Qdrant's REST API)", () => {
     return Effect.gen(function*() {
       const url = yield* listen(server)
       const error = yield* Effect.flip(Effect.scoped(Embedding.plugin.make({
-        k: 2, representation: "dialogue", embedder: { use: "model", model: "topics" }, store: { use: "qdrant", url }
+        representation: "dialogue", embedder: { use: "model", model: "topics" }, store: { use: "qdrant", url }
       })))
       expect(error._tag).toBe("PluginError")
       expect(error.message).toContain(`qdrant ${url}`)
@@ -155,7 +156,7 @@ const realUrl = process.env.QDRANT_URL
 describe("Qdrant store against a real server", () => {
   it.skipIf(realUrl === undefined)("ranks like the memory store (set QDRANT_URL, e.g. after `docker run -p 6333:6333 qdrant/qdrant`, to run)", async () => {
     const program = Effect.gen(function*() {
-      const base = { k: 2, representation: "dialogue" as const, embedder: { use: "model" as const, model: "topics" } }
+      const base = { representation: "dialogue" as const, embedder: { use: "model" as const, model: "topics" } }
       const memory = yield* Effect.scoped(Effect.flatMap(Embedding.plugin.make({ ...base, store: "memory" }), (s) => s.retrieve({ query: queryFor(0) })))
       const viaQdrant = yield* Effect.scoped(Effect.flatMap(Embedding.plugin.make({ ...base, store: { use: "qdrant", url: realUrl! } }), (s) => s.retrieve({ query: queryFor(0) })))
       expect(viaQdrant.selected).toEqual(memory.selected)

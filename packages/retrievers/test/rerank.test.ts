@@ -1,6 +1,7 @@
 import { Domain, Hash, Plugin, type Retriever } from "@cupid-lab/core"
 import { describe, expect, it } from "@effect/vitest"
 import { Effect } from "effect"
+import * as Selector from "../src/Selector.js"
 import * as Rerank from "../src/Rerank.js"
 import { suite } from "../src/testing/Conformance.js"
 import { env, wordOverlapReranker } from "./support.js"
@@ -27,12 +28,12 @@ describe("rerank plugin", () => {
   it.effect("reorders the candidates by the reranker's scores and ranks only candidates", () => {
     const reranker = wordOverlapReranker()
     return Effect.gen(function*() {
-      const service = (yield* Plugin.build("retriever", { use: "rerank", candidates: { use: "recency", k: 3 }, model: "overlap", k: 1 })) as Retriever.Service
+      const service = (yield* Plugin.build("retriever", { use: "rerank", candidates: { use: "recency", k: 3 }, model: "overlap" })) as Retriever.Service
       const r = yield* service.retrieve({ query })
       // Candidates (recency, k 3): s2, s3, s4. Words shared with the request: s3 "email about the
       // budget" 4, s4 "supervisor" 1, s2 "soup" 0.
       expect(r.ranking.map((x) => x.sessionId)).toEqual(["s3", "s4", "s2"])
-      expect(r.selected).toEqual(["s3"])
+      expect(Selector.apply({ top: 1 }, r, query).selected).toEqual(["s3"])
       expect(reranker.calls()).toBe(1)
     }).pipe(Effect.scoped, Effect.provide(envWith(reranker)))
   })
@@ -53,6 +54,6 @@ describe("rerank plugin", () => {
 suite({ plugin: Rerank.plugin, options: { model: "overlap" }, models: { overlap: { reranker: wordOverlapReranker().service } } })
 suite({
   plugin: Rerank.plugin,
-  options: { model: "overlap", candidates: { use: "embedding", k: 5 }, k: 3, representation: "user-turns" },
+  options: { model: "overlap", candidates: { use: "embedding", select: { top: 5 } }, representation: "user-turns" },
   models: { overlap: { reranker: wordOverlapReranker().service } }
 })

@@ -1,6 +1,7 @@
 import { Domain } from "@cupid-lab/core"
 import { describe, expect, it } from "@effect/vitest"
 import { Effect } from "effect"
+import * as Selector from "../src/Selector.js"
 import * as Simple from "../src/Simple.js"
 import { suite } from "../src/testing/Conformance.js"
 import { env } from "./support.js"
@@ -22,14 +23,16 @@ describe("all", () => {
 })
 
 describe("recency", () => {
-  it.effect("selects the k most recent, in chronological order", () =>
+  it.effect("ranks newest first; its default cut keeps the 2 most recent, in chronological order", () =>
     Effect.gen(function*() {
-      const service = yield* Simple.recency.make({ k: 2 })
-      expect((yield* service.retrieve({ query: query(5) })).selected).toEqual(["s4", "s5"])
-      expect((yield* service.retrieve({ query: query(1) })).selected).toEqual(["s1"])
+      const service = yield* Simple.recency.make({})
+      expect(Simple.recency.defaultSelect).toEqual({ top: 2 })
+      const r5 = yield* service.retrieve({ query: query(5) })
+      expect(r5.ranking.map((x) => x.sessionId)).toEqual(["s5", "s4", "s3", "s2", "s1"])
+      expect(Selector.apply({ top: 2 }, r5, query(5)).selected).toEqual(["s4", "s5"])
+      expect(Selector.apply({ top: 2 }, yield* service.retrieve({ query: query(1) }), query(1)).selected).toEqual(["s1"])
     }).pipe(Effect.scoped, Effect.provide(env())))
 })
 
 suite({ plugin: Simple.all })
-suite({ plugin: Simple.recency, options: { k: 2 } })
-suite({ plugin: Simple.recency, options: { k: 4 } })
+suite({ plugin: Simple.recency })

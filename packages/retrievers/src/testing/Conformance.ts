@@ -199,6 +199,21 @@ export const suite = (config: SuiteOptions): void => {
         }
       })))
 
+    if ((plugin as { readonly defaultSelect?: unknown }).defaultSelect !== undefined) {
+      it.effect("is a ranker: scores every session and leaves the cut to a selector", () =>
+        run(Effect.gen(function*() {
+          const service = yield* build()
+          // A second stage (a `candidates` option) scores only its first stage's candidates.
+          const secondStage = "candidates" in ((yield* decode()) as object)
+          for (const f of fixtures) {
+            const r = yield* retrieve(service, f)
+            const scored = new Set(r.ranking.map((x) => x.sessionId)).size
+            if (secondStage) expect(scored, `${f.id}: no candidate scored`).toBeGreaterThan(0)
+            else expect(scored, `${f.id}: sessions without a score`).toBe(f.query.sessions.length)
+          }
+        })))
+    }
+
     it.effect("respects k", () =>
       run(Effect.gen(function*() {
         const options = (yield* decode()) as { readonly k?: unknown }
