@@ -26,6 +26,7 @@ import {
   type Scorer,
   type Trace
 } from "@cupid-lab/core"
+import { Errors as CoreErrorsModule } from "@cupid-lab/core"
 import { Clock, Effect, Stream } from "effect"
 import * as fs from "node:fs"
 import * as path from "node:path"
@@ -119,6 +120,13 @@ const prepare = (config: Config, options: Options, dryRun: boolean) =>
     const corpus: Corpus.Service = { queries: Stream.map(opened.instances, (i) => i.query), fingerprint: opened.fingerprint }
     const env = Build.environment({ models, cache, corpus, registry })
     const built = yield* Build.cells(config, grid, env)
+    if (instances === 0) {
+      const filters = [config.data.types !== undefined ? `types ${config.data.types.join(", ")}` : "", config.data.limit !== undefined ? `limit ${config.data.limit}` : ""].filter((x) => x !== "")
+      return yield* new CoreErrorsModule.DatasetError({
+        source: opened.resolved,
+        reason: `no instances to run${filters.length > 0 ? ` after the filters (${filters.join(", ")})` : ""}${opened.skipped().length > 0 ? `; ${opened.skipped().length} rows were skipped as invalid` : ""}`
+      })
+    }
     const metrics = built[0]?.pipeline.scorers.flatMap((s) => s.service.metrics) ?? []
     return { grid, built, opened, instances, cache, metrics, transformed } satisfies Prepared
   })

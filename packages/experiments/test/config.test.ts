@@ -1,4 +1,5 @@
 import { Plugin } from "@cupid-lab/core"
+import { Builtins as Providers } from "@cupid-lab/providers"
 import { describe, expect, it } from "@effect/vitest"
 import { Effect, Schema } from "effect"
 import * as fs from "node:fs"
@@ -215,5 +216,16 @@ describe("config errors found with the plugin registry", () => {
       expect(
         yield* message(Runner.dryRun(bad, { plugins: [...testPlugins, fake], openDataset: opener([]) }))
       ).toBe(`cfg.yaml: models.m.temperature: Expected number, actual "hot"`)
+    }))
+
+  it.effect("a key pasted where apiKeyEnv wants a variable name is refused, and never printed", () =>
+    Effect.gen(function*() {
+      const key = "sk-live-PASTED-0123456789abcdef"
+      const config = yield* Config.parse(`models: { m: { provider: openai, model: gpt-4o, apiKeyEnv: "${key}" } }\n`, "cfg.yaml", {})
+      const error = yield* message(Runner.dryRun(config, { plugins: [...testPlugins, ...Providers.plugins], openDataset: opener([]) }))
+      expect(error).toBe(
+        "cfg.yaml: models.m.apiKeyEnv: expected the name of an environment variable (letters, digits and _, e.g. OPENAI_API_KEY), not the key itself; the value is not shown"
+      )
+      expect(error).not.toContain("PASTED")
     }))
 })

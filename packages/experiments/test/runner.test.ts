@@ -288,3 +288,16 @@ describe("Runner.sweep with a fitted retriever", () => {
       expect(fit!.parameters.features).toEqual([...Classifier.featureNames])
     }))
 })
+
+describe("Runner.sweep on no data", () => {
+  it.effect("an empty dataset is an error naming the source, not a successful run of 0 instances", () =>
+    Effect.gen(function*() {
+      const config = yield* setup(configText())
+      const error = yield* Effect.flip(Runner.sweep(config, { plugins: testPlugins, openDataset: opener([]) }))
+      expect(error.message).toBe("sample: no instances to run")
+      const filtered = yield* setup(configText("data: { types: [changing] }"))
+      const none = yield* Effect.flip(Runner.sweep(filtered, { plugins: testPlugins, openDataset: opener(data.filter((i) => i.type !== "changing")) }))
+      expect(none.message).toBe("sample: no instances to run after the filters (types changing)")
+      expect(fs.existsSync(path.join(config.out, "results.jsonl"))).toBe(false)
+    }))
+})

@@ -30,7 +30,7 @@ export const Options = Schema.Struct({
   /** Host root, e.g. `https://api.cohere.com`; the client adds `/v2/...`. */
   baseURL: Schema.optional(Schema.String),
   /** Environment variable holding the key; required unless `baseURL` is set. */
-  apiKeyEnv: Schema.optionalWith(Schema.NonEmptyTrimmedString, { default: () => "CO_API_KEY" }),
+  apiKeyEnv: Schema.optionalWith(Secret.KeyEnvName, { default: () => "CO_API_KEY" }),
   temperature: Schema.optional(Schema.Number),
   topP: Schema.optional(Schema.Number),
   maxTokens: Schema.optional(PositiveInt),

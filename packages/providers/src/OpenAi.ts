@@ -29,7 +29,7 @@ export const Options = Schema.Struct({
   /** Server root including `/v1`; else `OPENAI_BASE_URL`; else api.openai.com. */
   baseURL: Schema.optional(Schema.String),
   /** Environment variable holding the key. Required for api.openai.com only. */
-  apiKeyEnv: Schema.optionalWith(Schema.NonEmptyTrimmedString, { default: () => "OPENAI_API_KEY" }),
+  apiKeyEnv: Schema.optionalWith(Secret.KeyEnvName, { default: () => "OPENAI_API_KEY" }),
   temperature: Schema.optional(Schema.Number),
   topP: Schema.optional(Schema.Number),
   maxTokens: Schema.optional(PositiveInt),

@@ -1,5 +1,19 @@
 import { PluginError } from "@cupid-lab/core/Errors"
-import { Config, Effect, Option, Redacted } from "effect"
+import { Config, Effect, Option, Redacted, Schema } from "effect"
+
+/**
+ * An `apiKeyEnv` option: the *name* of the variable holding the key. A value that is not a variable
+ * name (most often a key pasted in its place) is rejected without being repeated in the message.
+ */
+export const KeyEnvName = Schema.String.pipe(
+  Schema.pattern(/^[A-Za-z_][A-Za-z0-9_]*$/),
+  Schema.annotations({
+    message: () => ({
+      message: "expected the name of an environment variable (letters, digits and _, e.g. OPENAI_API_KEY), not the key itself; the value is not shown",
+      override: true
+    })
+  })
+)
 
 /** Sent to servers that need no key (local OpenAI-compatible servers); the SDKs insist on one. */
 export const placeholderKey = "not-needed"
