@@ -154,18 +154,13 @@ export const cells = (
       if (s.retriever !== undefined) {
         // The plugin is built once whatever selector cells put on it (a fitted embedder is fitted once).
         const { select: _select, ...ranker } = s.retriever.params
-        const plain = (yield* built("retriever", { ...s.retriever, params: { ...ranker, use: s.retriever.params.use } })) as Retriever.Service
+        const raw = yield* built("retriever", { ...s.retriever, params: { ...ranker, use: s.retriever.params.use } })
         const select = s.retriever.select
         const gold = (s.retriever.plugin as Plugin.AnyRetrieverPlugin).needsGold === true
         usesGold ||= gold
-        if (plain.fit !== undefined) fits.push({ cell: cell.name, plugin: s.retriever.params.use, ...plain.fit })
-        const service: Retriever.Service = select === undefined ? plain : {
-          needsSummaries: plain.needsSummaries,
-          retrieve: (input) => Effect.map(plain.retrieve(input), (r) => Selector.apply(select, r, input.query))
-        }
-        const goldService = plain as unknown as Retriever.GoldService
-        pipeline.retriever = gold
-          ? {
+        if (gold) {
+          const goldService = raw as Retriever.GoldService
+          pipeline.retriever = {
             plugin: s.retriever.params.use,
             needsGold: true,
             service: select === undefined ? goldService : {
@@ -173,8 +168,16 @@ export const cells = (
               retrieve: (input, g) => Effect.map(goldService.retrieve(input, g), (r) => Selector.apply(select, r, input.query))
             }
           }
-          : { plugin: s.retriever.params.use, needsGold: false, service }
-        if (service.needsSummaries && s.summarizer === undefined) {
+        } else {
+          const plain = raw as Retriever.Service
+          if (plain.fit !== undefined) fits.push({ cell: cell.name, plugin: s.retriever.params.use, ...plain.fit })
+          const service: Retriever.Service = select === undefined ? plain : {
+            needsSummaries: plain.needsSummaries,
+            retrieve: (input) => Effect.map(plain.retrieve(input), (r) => Selector.apply(select, r, input.query))
+          }
+          pipeline.retriever = { plugin: s.retriever.params.use, needsGold: false, service }
+        }
+        if (pipeline.retriever.service.needsSummaries && s.summarizer === undefined) {
           return yield* new ConfigError({
             file: config.file,
             path: s.retriever.origin,

@@ -218,7 +218,7 @@ export const planStage = (
     let select: Selector.Spec | undefined
     let rawOptions: Record<string, unknown> = allOptions
     if (plugin.stage === "retriever") {
-      const split = Selector.splitSpec(allOptions, plugin as { readonly defaultSelect?: { readonly top: number } })
+      const split = Selector.splitSpec(allOptions, plugin)
       if (Either.isLeft(split)) return yield* fail(originOf(raw, split.left.path), split.left.message)
       select = split.right.select
       rawOptions = split.right.rest

@@ -73,10 +73,11 @@ export interface SpecProblem {
  */
 export const splitSpec = (
   options: Readonly<Record<string, unknown>>,
-  ranker: { readonly defaultSelect?: { readonly top: number } }
+  ranker: Plugin.AnyRetrieverPlugin
 ): Either.Either<{ readonly select: Spec | undefined; readonly rest: Record<string, unknown> }, SpecProblem> => {
   const { select, k, ...rest } = options
-  const withK = ranker.defaultSelect !== undefined && k !== undefined
+  const defaultSelect = "defaultSelect" in ranker ? ranker.defaultSelect : undefined
+  const withK = defaultSelect !== undefined && k !== undefined
   const remaining = withK || k === undefined ? rest : { ...rest, k }
   if (select !== undefined && withK) return Either.left({ path: ["k"], message: "give either k (shorthand for select: { top: k }) or select, not both" })
   if (select !== undefined) {
@@ -92,7 +93,7 @@ export const splitSpec = (
     if (typeof k !== "number" || !Number.isInteger(k) || k < 1) return Either.left({ path: ["k"], message: "k must be a whole number >= 1" })
     return Either.right({ select: { top: k }, rest: remaining })
   }
-  return Either.right({ select: ranker.defaultSelect, rest: remaining })
+  return Either.right({ select: defaultSelect, rest: remaining })
 }
 
 /**
@@ -103,7 +104,7 @@ export const build = (spec: { readonly use: string } & Readonly<Record<string, u
   Effect.gen(function*() {
     const plugin = yield* (yield* Plugin.Plugins).get("retriever", spec.use)
     const { use, ...options } = spec
-    const split = splitSpec(options, plugin as { readonly defaultSelect?: { readonly top: number } })
+    const split = splitSpec(options, plugin)
     if (Either.isLeft(split)) {
       return yield* new Errors.PluginError({ plugin: use, reason: `${split.left.path.join(".")}: ${split.left.message}` })
     }

@@ -26,7 +26,7 @@ export const mean = (xs: ReadonlyArray<number>): number => {
 }
 
 /** Linear-interpolated quantile of sorted values (type 7, as numpy's default). */
-export const quantile = (sorted: ReadonlyArray<number>, q: number): number => {
+export const quantile = (sorted: ArrayLike<number>, q: number): number => {
   if (sorted.length === 0) return NaN
   const h = (sorted.length - 1) * q
   const lo = Math.floor(h)
@@ -60,7 +60,7 @@ export const bootstrapMean = (values: ReadonlyArray<number>, options: BootstrapO
     means[b] = s / xs.length
   }
   means.sort()
-  return { n: xs.length, mean: m, ci95: [quantile(means as unknown as Array<number>, 0.025), quantile(means as unknown as Array<number>, 0.975)] }
+  return { n: xs.length, mean: m, ci95: [quantile(means, 0.025), quantile(means, 0.975)] }
 }
 
 /**

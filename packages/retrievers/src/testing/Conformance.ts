@@ -199,7 +199,7 @@ export const suite = (config: SuiteOptions): void => {
         }
       })))
 
-    if ((plugin as { readonly defaultSelect?: unknown }).defaultSelect !== undefined) {
+    if ("defaultSelect" in plugin && plugin.defaultSelect !== undefined) {
       it.effect("is a ranker: scores every session and leaves the cut to a selector", () =>
         run(Effect.gen(function*() {
           const service = yield* build()
