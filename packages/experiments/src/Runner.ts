@@ -5,8 +5,11 @@
  *
  * Outputs in `<out>`: results.jsonl (see {@link ResultStore}), summary.json, report.md and
  * run.json (timings, cache statistics, versions: everything that may differ between reruns).
- * A rerun resumes: pairs already done are skipped, failed ones are retried. `stop` (SIGINT in the
- * CLI) stops taking new pairs, lets those in flight finish and writes the outputs for what is done.
+ * A rerun resumes: pairs already done are skipped, failed ones are retried.
+ *
+ * Interrupting a sweep (SIGINT in the CLI) stops taking new pairs, lets those in flight finish and
+ * writes the outputs for what is done before the interruption completes; run.json records
+ * `interrupted: true`.
  *
  * @example
  * import { Config, Runner } from "@cupid-lab/experiments"
@@ -27,7 +30,7 @@ import {
   type Trace
 } from "@cupid-lab/core"
 import { Errors as CoreErrorsModule } from "@cupid-lab/core"
-import { Clock, Effect, Stream } from "effect"
+import { Clock, Effect, Exit, Stream } from "effect"
 import * as fs from "node:fs"
 import * as path from "node:path"
 import * as Build from "./Build.js"
@@ -49,17 +52,11 @@ import * as Summary from "./Summary.js"
 
 export type OpenDataset = (source: string, options: Dataset.LoadOptions) => Effect.Effect<Dataset.Opened, CoreErrors.DatasetError>
 
-/** Set `stopped` to end a sweep early but cleanly (the CLI does on SIGINT). */
-export interface StopSignal {
-  stopped: boolean
-}
-
 export interface Options {
   /** The plugins besides the config's own modules; default every package's built-ins. */
   readonly plugins?: ReadonlyArray<Plugin.AnyPlugin>
   /** Default `Dataset.open` of core. */
   readonly openDataset?: OpenDataset
-  readonly stop?: StopSignal
   readonly progress?: Progress.Progress
   /** Notices for the user (resume counts, orphaned lines); default none. */
   readonly log?: (line: string) => void
@@ -140,15 +137,29 @@ interface Pair {
   readonly error?: Trace.TraceError
 }
 
-/** Run a sweep to the end (or to `stop`) and write every output. */
+/**
+ * Run a sweep to the end and write every output. When interrupted, the pairs in flight finish and
+ * every output is written for what is done before the interruption completes.
+ */
 export const sweep = (config: Config, options: Options = {}): Effect.Effect<Outcome, SweepError> =>
   Effect.scoped(
     Effect.gen(function*() {
-      const log = options.log ?? (() => {})
-      const progress = options.progress ?? Progress.silent
-      const stop = options.stop ?? { stopped: false }
       const startedAt = yield* Clock.currentTimeMillis
       const p = yield* prepare(config, options, false)
+      return yield* Effect.uninterruptibleMask((restore) => runPairs(config, options, p, startedAt, restore))
+    })
+  )
+
+const runPairs = (
+  config: Config,
+  options: Options,
+  p: Prepared,
+  startedAt: number,
+  restore: <A, E, R>(effect: Effect.Effect<A, E, R>) => Effect.Effect<A, E, R>
+) =>
+    Effect.gen(function*() {
+      const log = options.log ?? (() => {})
+      const progress = options.progress ?? Progress.silent
       const preparedAt = yield* Clock.currentTimeMillis
       const { grid, built, opened } = p
       const out = config.out
@@ -207,7 +218,7 @@ export const sweep = (config: Config, options: Options = {}): Effect.Effect<Outc
         if (now - lastTick >= 200) tickNow(now)
       }
       const tick = Effect.sync(() => tickNow(clock.unsafeCurrentTimeMillis()))
-      yield* PairLoop.run({
+      const loop = yield* restore(PairLoop.run({
         items: opened.instances,
         expand: (instance): ReadonlyArray<Pair> => {
           if (!instanceOrder.has(instance.id)) instanceOrder.set(instance.id, instanceOrder.size)
@@ -233,12 +244,15 @@ export const sweep = (config: Config, options: Options = {}): Effect.Effect<Outc
             (trace) => record({ cell: cell.cell.id, instance: instance.id, trace, text: cell.encoder.encode(instance, meta, trace) })
           ),
         concurrency: config.concurrency,
-        stopped: () => stop.stopped,
         tick: { every: "200 millis", run: tick }
-      }).pipe(Effect.tapError(() => Effect.sync(() => store.close())))
+      })).pipe(Effect.exit)
+      const interrupted = Exit.isInterrupted(loop)
+      if (Exit.isFailure(loop) && !interrupted) {
+        store.close()
+        return yield* Effect.failCause(loop.cause)
+      }
 
       const pairsEndedAt = yield* Clock.currentTimeMillis
-      const interrupted = stop.stopped
       const acc = Summary.accumulator({
         metrics: p.metrics.map(Summary.describe),
         seed: config.seed,
@@ -323,7 +337,6 @@ export const sweep = (config: Config, options: Options = {}): Effect.Effect<Outc
         files
       } satisfies Outcome
     })
-  )
 
 export interface DryRun {
   readonly grid: Grid.Grid
@@ -400,7 +413,6 @@ export const dryRun = (config: Config, options: Options = {}): Effect.Effect<Dry
             count
           ),
         concurrency: config.concurrency,
-        stopped: () => options.stop?.stopped === true,
         tick: { every: "1 second", run: Effect.void }
       })
       const totalPairs = p.instances * p.built.length

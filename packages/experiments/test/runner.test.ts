@@ -1,6 +1,6 @@
 import { type LanguageModel, Plugin, Retriever } from "@cupid-lab/core"
 import { describe, expect, it } from "@effect/vitest"
-import { Effect, Schema } from "effect"
+import { Deferred, Effect, Exit, Fiber, Schema } from "effect"
 import * as fs from "node:fs"
 import * as path from "node:path"
 import { Classifier } from "@cupid-lab/retrievers"
@@ -85,11 +85,11 @@ describe("Runner.sweep", () => {
       expect(outputs(config.out)).toEqual(before)
     }))
 
-  it.effect("a stopped sweep writes what is done; resuming it ends where an uninterrupted run does", () =>
+  it.live("an interrupted sweep finishes the pair in flight and writes what is done; resuming it ends where an uninterrupted run does", () =>
     Effect.gen(function*() {
-      const stop = { stopped: false }
+      const started = yield* Deferred.make<void>()
       let seen = 0
-      // stops the sweep from inside, once 4 pairs have started
+      // signals once 4 pairs have started, then takes long enough for the interruption to land mid-pair
       const stopper = Plugin.retriever({
         name: "stopper",
         description: "",
@@ -98,8 +98,11 @@ describe("Runner.sweep", () => {
           Effect.succeed({
             needsSummaries: false,
             retrieve: ({ query }) =>
-              Effect.sync(() => {
-                if (++seen === 4) stop.stopped = true
+              Effect.gen(function*() {
+                if (++seen === 4) {
+                  yield* Deferred.succeed(started, undefined)
+                  yield* Effect.sleep("50 millis")
+                }
                 return Retriever.fromScores(query.sessions.map((s) => [s.id, s.index]), 1)
               })
           })
@@ -108,14 +111,22 @@ describe("Runner.sweep", () => {
       const text = configText().replace("    - gold", "    - gold\n    - stopper")
       const many = [...data, instance("p3", "consistent", [0, 3]), instance("p3", "changing", [1])]
       const interrupted = yield* setup(text)
-      const first = yield* Runner.sweep({ ...interrupted, concurrency: 1 }, { plugins, openDataset: opener(many), stop })
-      expect(first.interrupted).toBe(true)
-      expect(first.pairs.done).toBeLessThan(20)
-      expect(lines(first.files.results)).toHaveLength(first.pairs.done)
-      expect(fs.existsSync(first.files.summary)).toBe(true)
+      const fiber = yield* Effect.fork(Runner.sweep({ ...interrupted, concurrency: 1 }, { plugins, openDataset: opener(many) }))
+      yield* Deferred.await(started)
+      const exit = yield* Fiber.interrupt(fiber)
+      expect(Exit.isInterrupted(exit)).toBe(true)
+      const results = path.join(interrupted.out, "results.jsonl")
+      const done = lines(results).length
+      // the pair in flight when the interruption came (the 4th started) was finished and written
+      expect(done).toBeGreaterThanOrEqual(4)
+      expect(done).toBeLessThan(20)
+      expect(fs.existsSync(path.join(interrupted.out, "summary.json"))).toBe(true)
+      const run = JSON.parse(read(path.join(interrupted.out, "run.json"))) as { interrupted: boolean; pairs: { lines: number } }
+      expect(run.interrupted).toBe(true)
+      expect(run.pairs.lines).toBe(done)
       const second = yield* Runner.sweep({ ...interrupted, concurrency: 1 }, { plugins, openDataset: opener(many) })
       expect(second.interrupted).toBe(false)
-      expect(second.pairs.ran).toBe(20 - first.pairs.done)
+      expect(second.pairs.ran).toBe(20 - done)
       const fresh = yield* setup(text)
       seen = 100
       yield* Runner.sweep(fresh, { plugins, openDataset: opener(many) })

@@ -3,6 +3,10 @@
  * number of worker fibers run them. Workers are long-lived (no fiber or stream stage per pair), so
  * the loop costs a queue hand-off per pair; a periodic tick (flushing, progress) runs on its own
  * fiber instead of on every pair.
+ *
+ * Stopping is interruption: interrupting the loop stops the reader at once and each worker after
+ * the pair it is running (a pair's work is uninterruptible, so no pair is cut in half and every
+ * started pair is recorded); the final tick still runs.
  */
 import { Effect, Queue, Schedule, Stream, type Duration } from "effect"
 
@@ -10,31 +14,25 @@ export interface Options<I, P, E> {
   readonly items: Stream.Stream<I, E>
   /** The pairs of one item (may be none); called in dataset order. */
   readonly expand: (item: I) => ReadonlyArray<P>
-  /** Run one pair and record its result; must not fail. */
+  /** Run one pair and record its result; must not fail. Runs uninterruptibly. */
   readonly work: (pair: P) => Effect.Effect<void>
   readonly concurrency: number
-  /** Checked before reading each item and before starting each pair. */
-  readonly stopped: () => boolean
   readonly tick: { readonly every: Duration.DurationInput; readonly run: Effect.Effect<void> }
 }
 
 export const run = <I, P, E>(o: Options<I, P, E>): Effect.Effect<void, E> =>
   Effect.gen(function*() {
     const queue = yield* Queue.bounded<P | null>(Math.max(64, o.concurrency * 8))
-    // One item per chunk, so the stop check runs before each item is read. (runForEachWhile would
-    // do the same, but holds on to every item it has seen until the stream ends.)
-    const producer = Stream.runForEach(
-      o.items.pipe(Stream.rechunk(1), Stream.takeWhile(() => !o.stopped())),
-      (item) => Queue.offerAll(queue, o.expand(item))
-    ).pipe(
-        // Workers stop at the first null each; offered after every pair, so no pair is left behind.
-        Effect.ensuring(Queue.offerAll(queue, Array.from({ length: o.concurrency }, () => null)))
-      )
+    // One item per chunk, so an interruption stops the reader before the next item is read.
+    const producer = Stream.runForEach(o.items.pipe(Stream.rechunk(1)), (item) => Queue.offerAll(queue, o.expand(item))).pipe(
+      // Workers stop at the first null each; offered after every pair, so no pair is left behind.
+      Effect.zipRight(Queue.offerAll(queue, Array.from({ length: o.concurrency }, () => null)))
+    )
     const worker = Effect.gen(function*() {
       while (true) {
         const pair = yield* Queue.take(queue)
         if (pair === null) return
-        if (!o.stopped()) yield* o.work(pair)
+        yield* Effect.uninterruptible(o.work(pair))
       }
     })
     const ticker = Effect.repeat(o.tick.run, Schedule.spaced(o.tick.every))
