@@ -55,3 +55,47 @@ export interface Service {
   readonly info: ModelInfo
   readonly complete: (request: CompletionRequest) => Effect.Effect<Completion, ModelError>
 }
+
+const refusalOpeners = [
+  // "I'm sorry, but I can't help with that." / "Sorry, that's not something I can assist with."
+  /^(?:(?:i'?m|i am)\s+(?:very\s+|really\s+|so\s+)?sorry|sorry|i apologi[sz]e|unfortunately|as an ai(?:\s+(?:language\s+)?model)?)\b[\s,.!:;-]*(?:but\s+)?(?:i|that|this)\b/,
+  // "I can't assist with that." / "I am unable to comply."
+  /^(?:i\s+(?:can'?t|cannot|can not|won'?t|will not|am\s+(?:unable|not able)\s+to|must decline)|i'm\s+(?:unable|not able)\s+to)\b/
+]
+const refusalVerb = new RegExp(
+  String.raw`\b(?:can'?t|cannot|can not|won'?t|will not|unable to|not able to|not something i can)\b(?:\s+\w+){0,3}?\s+` +
+    String.raw`(?:help(?! but)|assist|comply|fulfil+|provide (?:that|this|such|any|assistance|help)|answer (?:that|this|your)|` +
+    String.raw`respond to (?:that|this|your)|engage|complete (?:that|this|your)|continue (?:with )?(?:that|this))\b|\bmust decline\b`
+)
+
+/**
+ * Whether an answer is a refusal rather than an attempt: after `<think>` blocks, quotes and
+ * markdown emphasis are removed, the answer is short (at most 40 words) and its opening sentence
+ * (the first two when the first is a bare "Sorry!") starts with an apology, "Unfortunately", "As an
+ * AI" or a first-person "I can't / I cannot / I won't / I'm unable to", and says the model cannot
+ * help, assist, comply, fulfil, provide that, answer that or continue. Longer answers that merely
+ * begin with an apology ("I'm sorry to hear that; here is the plan ...") are not refusals, nor is a
+ * drafted "I can't make the Friday sync".
+ *
+ * Callers that parse answers (those that pass `accept`) never accept a refusal: it is not cached,
+ * and `Models` fails the call so the stage reports it.
+ *
+ * @example
+ * import { LanguageModel } from "@cupid-lab/core"
+ * LanguageModel.isRefusal("I'm sorry, but I can't assist with that.") // true
+ * LanguageModel.isRefusal("Preference: numbered steps.") // false
+ */
+export const isRefusal = (text: string): boolean => {
+  const plain = text
+    .replace(/<think>[\s\S]*?<\/think>/gi, "")
+    .replace(/[\u2018\u2019]/g, "'")
+    .replace(/[*_`"\u201C\u201D>#]/g, "")
+    .replace(/\s+/g, " ")
+    .trim()
+    .toLowerCase()
+  if (plain === "" || plain.split(" ").length > 40) return false
+  const sentences = plain.match(/[^.!?]+[.!?]*/g) ?? [plain]
+  const first = sentences[0]!.trim()
+  const opening = first.split(" ").length <= 3 && sentences.length > 1 ? `${first} ${sentences[1]!.trim()}` : first
+  return refusalOpeners.some((r) => r.test(opening)) && refusalVerb.test(opening)
+}

@@ -12,23 +12,50 @@
  * directory without a lock (rename is atomic, and equal keys carry equal values), and entries can
  * be inspected, copied or pruned with ordinary tools.
  *
+ * The cache never fails a call:
+ * - an entry that cannot be used (not JSON, truncated, of the wrong shape for its caller's
+ *   `schema`) is a miss, reported once per file through `onWarning`, and replaced by the fresh
+ *   answer; an entry its caller's `accept` rejects is a miss and is replaced too;
+ * - when an entry cannot be written (full disk, read-only directory) the answer is still returned
+ *   and shared within the run, one warning names the directory and the error code, and the cache
+ *   is read-only from then on; `stats.writeErrors` counts the answers that were not stored.
+ *
  * @example
  * import { ModelCache } from "@cupid-lab/core"
- * const layer = ModelCache.layerFile(".cache/models")
+ * const layer = ModelCache.layerFile(".cache/models", { onWarning: (line) => process.stderr.write(`${line}\n`) })
  */
-import { Cause, Context, Deferred, Effect, FiberId, Layer, Option } from "effect"
-import * as fs from "node:fs"
+import { FileSystem } from "@effect/platform"
+import type { PlatformError } from "@effect/platform/Error"
+import { NodeFileSystem } from "@effect/platform-node"
+import { Cause, Context, Deferred, Effect, Either, FiberId, Layer, Option, ParseResult, Schema } from "effect"
 import * as path from "node:path"
 import { canonicalJson, sha256Hex } from "./Hash.js"
 
 export interface Stats {
+  /** Calls answered by a stored entry or by an identical call in flight. */
   readonly hits: number
   readonly misses: number
   readonly writes: number
+  /** Stored entries ignored because they could not be read or had the wrong shape (each also a miss). */
+  readonly invalid: number
+  /** Stored entries ignored because their caller's `accept` rejected them (each also a miss). */
+  readonly rejected: number
+  /** Answers not stored because writing failed: the failed write and every write skipped after it. */
+  readonly writeErrors: number
+}
+
+/** What a caller knows about the values it stores under a key. */
+export interface Check<A> {
+  /** The shape of a stored value; an entry that does not decode is a miss, reported with its file. */
+  readonly schema?: Schema.Schema<A>
+  /** Whether the caller can use a stored value; one it rejects is a miss, replaced by the new value. */
+  readonly accept?: (value: A) => boolean
 }
 
 export interface Service {
-  readonly get: (key: string) => Effect.Effect<Option.Option<unknown>>
+  /** A usable stored value; without a `check`, whatever is stored. */
+  readonly get: <A = unknown>(key: string, check?: Check<A>) => Effect.Effect<Option.Option<A>>
+  /** Store a value (in memory for the rest of the run even when the write to disk fails). */
   readonly set: (key: string, value: unknown) => Effect.Effect<void>
   readonly has: (key: string) => Effect.Effect<boolean>
   readonly stats: Effect.Effect<Stats>
@@ -38,7 +65,8 @@ export interface Service {
    */
   readonly getOrCompute: <A, E, R>(
     key: string,
-    compute: Effect.Effect<A, E, R>
+    compute: Effect.Effect<A, E, R>,
+    check?: Check<A>
   ) => Effect.Effect<{ readonly value: A; readonly cached: boolean }, E, R>
 }
 
@@ -47,51 +75,134 @@ export class ModelCache extends Context.Tag("@cupid-lab/core/ModelCache")<ModelC
 /** The cache key of a call: hash of its canonical JSON. */
 export const key = (parts: Record<string, unknown>): string => sha256Hex(canonicalJson(parts))
 
-interface Store {
-  read(key: string): unknown | undefined
-  write(key: string, value: unknown): void
+export interface Options {
+  /**
+   * Where notices go, one line each: an entry ignored (once per file), the cache turned read-only
+   * (once). Default: Effect's logger at level Warning.
+   */
+  readonly onWarning?: ((line: string) => void) | undefined
 }
 
-const make = (store: Store): Service => {
-  let hits = 0, misses = 0, writes = 0
+/** A stored entry that exists but cannot be used; `reason` says why. */
+class Unreadable {
+  readonly _tag = "Unreadable"
+  constructor(readonly reason: string) {}
+}
+
+/** A failed write: `code` is the system error code (`ENOSPC`, `EACCES`, ...). */
+class WriteFailed {
+  readonly _tag = "WriteFailed"
+  constructor(readonly code: string) {}
+}
+
+/** Where entries live; the cache around it keeps this run's values in memory. */
+interface Store {
+  /** A user-facing name for the place of an entry (its file). */
+  readonly where: (key: string) => string
+  /** The place writes go to, named in the read-only warning. */
+  readonly root: string
+  readonly read: <A>(key: string, check: Check<A>) => Effect.Effect<Option.Option<unknown>, Unreadable>
+  readonly write: (key: string, value: unknown) => Effect.Effect<void, WriteFailed>
+}
+
+const issues = (error: ParseResult.ParseError): string =>
+  ParseResult.ArrayFormatter.formatErrorSync(error)
+    .map((i) => (i.path.length === 0 ? i.message : `${i.path.join(".")}: ${i.message}`))
+    .join("; ")
+
+const make = (store: Store, warn: (line: string) => Effect.Effect<void>): Service => {
+  let hits = 0, misses = 0, writes = 0, invalid = 0, rejected = 0, writeErrors = 0
+  let readOnly = false
+  // Values this run computed or read and checked; they answer later calls without a read.
+  const local = new Map<string, unknown>()
   const inFlight = new Map<string, Deferred.Deferred<unknown, unknown>>()
-  const get = (k: string) =>
-    Effect.sync(() => {
-      const v = store.read(k)
-      if (v === undefined) misses++
-      else hits++
-      return Option.fromNullable(v)
+  const warned = new Set<string>()
+
+  const ignore = (k: string, reason: string) =>
+    Effect.suspend(() => {
+      invalid++
+      const where = store.where(k)
+      if (warned.has(where)) return Effect.void
+      warned.add(where)
+      return warn(`model cache: ignoring ${where}: ${reason}; the call is made again and the entry replaced`)
     })
-  const set = (k: string, v: unknown) =>
-    Effect.sync(() => {
-      store.write(k, v)
-      writes++
+
+  /** A usable value for `k`, from this run's values or the store; counts nothing but ignored entries. */
+  const lookup = <A>(k: string, check: Check<A>): Effect.Effect<Option.Option<A>> => {
+    const usable = (value: unknown): Effect.Effect<Option.Option<A>> => {
+      let typed: A
+      if (check.schema === undefined) {
+        // Without a schema the caller takes what it stored under its own key, as before.
+        typed = value as A
+      } else {
+        const decoded = Schema.decodeUnknownEither(check.schema)(value, { errors: "all" })
+        if (Either.isLeft(decoded)) return Effect.as(ignore(k, `the stored value does not fit: ${issues(decoded.left)}`), Option.none())
+        typed = decoded.right
+      }
+      if (check.accept !== undefined && !check.accept(typed)) {
+        rejected++
+        return Effect.succeed(Option.none())
+      }
+      local.set(k, typed)
+      return Effect.succeed(Option.some(typed))
+    }
+    return Effect.suspend(() => {
+      if (local.has(k)) return usable(local.get(k))
+      return store.read(k, check).pipe(
+        Effect.matchEffect({
+          onFailure: (e) => Effect.as(ignore(k, e.reason), Option.none<A>()),
+          onSuccess: Option.match({ onNone: () => Effect.succeed(Option.none<A>()), onSome: usable })
+        })
+      )
     })
+  }
+
+  const save = (k: string, v: unknown): Effect.Effect<void> =>
+    Effect.suspend(() => {
+      local.set(k, v)
+      if (readOnly) {
+        writeErrors++
+        return Effect.void
+      }
+      return store.write(k, v).pipe(
+        Effect.matchEffect({
+          onSuccess: () => Effect.sync(() => void writes++),
+          onFailure: (e) =>
+            Effect.suspend(() => {
+              writeErrors++
+              if (readOnly) return Effect.void
+              readOnly = true
+              return warn(
+                `model cache: cannot write to ${store.root} (${e.code}); answers are still returned, but this run stores no more of them (the cache is read-only until it ends)`
+              )
+            })
+        })
+      )
+    })
+
   const getOrCompute = <A, E, R>(
     k: string,
-    compute: Effect.Effect<A, E, R>
-  ): Effect.Effect<{ value: A; cached: boolean }, E, R> =>
-    Effect.suspend((): Effect.Effect<{ value: A; cached: boolean }, E, R> => {
-      const stored = store.read(k)
-      if (stored !== undefined) {
-        hits++
-        return Effect.succeed({ value: stored as A, cached: true })
-      }
+    compute: Effect.Effect<A, E, R>,
+    check: Check<A> = {}
+  ): Effect.Effect<{ value: A; cached: boolean }, E, R> => {
+    // Runs without yielding between the check of `inFlight` and the claim of the key.
+    const shareOrClaim = (): Effect.Effect<{ value: A; cached: boolean }, E, R> => {
       const pending = inFlight.get(k)
       if (pending !== undefined) {
         hits++
+        // The value type is the caller's: every caller of one key stores and reads one type.
         return Deferred.await(pending as Deferred.Deferred<A, E>).pipe(
           Effect.map((value) => ({ value, cached: true })),
           // The fiber computing the value was interrupted (not this one): compute it here instead
           // of failing a call that nothing went wrong with.
-          Effect.catchAllCause((cause) => Cause.isInterruptedOnly(cause) ? getOrCompute(k, compute) : Effect.failCause(cause))
+          Effect.catchAllCause((cause) => Cause.isInterruptedOnly(cause) ? getOrCompute(k, compute, check) : Effect.failCause(cause))
         )
       }
       misses++
       const deferred = Deferred.unsafeMake<A, E>(FiberId.none)
       inFlight.set(k, deferred as Deferred.Deferred<unknown, unknown>)
       return compute.pipe(
-        Effect.tap((value) => set(k, value)),
+        Effect.tap((value) => save(k, value)),
         // onExit also runs on interruption, so waiters are never left on a value that cannot come.
         Effect.onExit((exit) => {
           inFlight.delete(k)
@@ -99,68 +210,123 @@ const make = (store: Store): Service => {
         }),
         Effect.map((value) => ({ value, cached: false }))
       )
+    }
+    return Effect.suspend(() => {
+      if (inFlight.has(k)) return shareOrClaim()
+      return Effect.flatMap(lookup(k, check), (found) => {
+        if (Option.isSome(found)) {
+          hits++
+          return Effect.succeed({ value: found.value, cached: true })
+        }
+        return shareOrClaim()
+      })
     })
+  }
+
   return {
-    get,
-    set,
-    has: (k) => Effect.sync(() => store.read(k) !== undefined),
-    stats: Effect.sync(() => ({ hits, misses, writes })),
+    get: <A = unknown>(k: string, check: Check<A> = {}) =>
+      Effect.map(lookup(k, check), (found) => {
+        if (Option.isSome(found)) hits++
+        else misses++
+        return found
+      }),
+    set: save,
+    has: (k) => Effect.map(lookup(k, {}), Option.isSome),
+    stats: Effect.sync(() => ({ hits, misses, writes, invalid, rejected, writeErrors })),
     getOrCompute
   }
 }
 
+const warnWith = (options: Options) => (line: string): Effect.Effect<void> =>
+  options.onWarning === undefined ? Effect.logWarning(line) : Effect.sync(() => options.onWarning?.(line))
+
+const nothingStored: Store = {
+  where: () => "memory",
+  root: "memory",
+  read: () => Effect.succeed(Option.none()),
+  write: () => Effect.void
+}
+
 /** A cache held in memory for the life of the layer (tests, dry runs). */
-export const layerMemory: Layer.Layer<ModelCache> = Layer.sync(ModelCache, () => {
-  const map = new Map<string, unknown>()
-  return make({ read: (k) => map.get(k), write: (k, v) => void map.set(k, v) })
-})
+export const layerMemory: Layer.Layer<ModelCache> = Layer.sync(ModelCache, () => make(nothingStored, Effect.logWarning))
 
 /**
  * A cache that reads `base` but keeps its own writes in memory. Dry runs use it so that a call
  * repeated within the run counts as answered by the cache (as it would be in a real run) while
- * nothing is written to `base`.
+ * nothing is written to `base`. Entries of `base` are checked (and reported) by `base`.
  */
-export const overlay = (base: Service): Service => {
-  const local = new Map<string, unknown>()
-  return make({
-    read: (k) => local.get(k) ?? Option.getOrUndefined(Effect.runSync(base.get(k))),
-    write: (k, v) => void local.set(k, v)
-  })
+export const overlay = (base: Service): Service =>
+  make(
+    { where: () => "memory", root: "memory", read: (k, check) => base.get(k, check), write: () => Effect.void },
+    Effect.logWarning
+  )
+
+/** The file-backed cache described above, rooted at `dir` (created when missing), on the local disk. */
+export const layerFile = (dir: string, options: Options = {}): Layer.Layer<ModelCache> =>
+  layerFileSystem(dir, options).pipe(Layer.provide(NodeFileSystem.layer))
+
+/** {@link layerFile} over any `FileSystem` (another platform, or a test's file system). */
+export const layerFileSystem = (dir: string, options: Options = {}): Layer.Layer<ModelCache, never, FileSystem.FileSystem> =>
+  Layer.effect(ModelCache, Effect.map(FileSystem.FileSystem, (fs) => make(fileStore(fs, dir), warnWith(options))))
+
+/** How one entry is stored: its key (checked against the file name) and the value. */
+const Entry = Schema.Struct({ key: Schema.String, value: Schema.Unknown })
+const decodeEntry = Schema.decodeUnknownEither(Schema.parseJson(Entry))
+const encodeEntry = Schema.encodeSync(Schema.parseJson(Entry))
+
+const errorCode = (e: PlatformError): string => {
+  if (e._tag === "BadArgument") return "BadArgument"
+  const cause: unknown = e.cause
+  if (typeof cause === "object" && cause !== null && "code" in cause && typeof cause.code === "string") return cause.code
+  return e.reason
 }
 
-/** The file-backed cache described above, rooted at `dir` (created when missing). */
-export const layerFile = (dir: string): Layer.Layer<ModelCache> =>
-  Layer.sync(ModelCache, () => make(fileStore(dir)))
+let tmpCounter = 0
 
-export const fileStore = (dir: string): Store => {
-  const memo = new Map<string, unknown>()
+const fileStore = (fs: FileSystem.FileSystem, dir: string): Store => {
   const fileOf = (k: string) => path.join(dir, k.slice(0, 2), `${k}.json`)
   return {
-    read(k) {
-      const m = memo.get(k)
-      if (m !== undefined) return m
-      let text: string
-      try {
-        text = fs.readFileSync(fileOf(k), "utf8")
-      } catch {
-        return undefined
-      }
-      try {
-        const value = (JSON.parse(text) as { value: unknown }).value
-        memo.set(k, value)
-        return value
-      } catch {
-        // A corrupt entry (e.g. a disk filled mid-write by another tool) is treated as a miss.
-        return undefined
-      }
-    },
-    write(k, value) {
+    where: fileOf,
+    root: dir,
+    read: (k) =>
+      fs.readFileString(fileOf(k)).pipe(
+        Effect.matchEffect({
+          onFailure: (e) =>
+            e._tag === "SystemError" && e.reason === "NotFound"
+              ? Effect.succeed(Option.none())
+              : Effect.fail(new Unreadable(`cannot be read (${errorCode(e)})`)),
+          onSuccess: (text) => {
+            const decoded = decodeEntry(text)
+            if (Either.isLeft(decoded)) {
+              const transform = decoded.left.issue._tag === "Transformation" && decoded.left.issue.kind === "Encoded"
+              return Effect.fail(
+                new Unreadable(
+                  transform
+                    ? `not valid JSON (${issues(decoded.left)}; the file may be truncated)`
+                    : `not a cache entry (expected {"key": ..., "value": ...}; ${issues(decoded.left)})`
+                )
+              )
+            }
+            const entry = decoded.right
+            if (entry.key !== k) return Effect.fail(new Unreadable(`it holds the entry of key ${entry.key}, not of its file name`))
+            if (entry.value === undefined) return Effect.fail(new Unreadable(`not a cache entry (it has no "value")`))
+            return Effect.succeed(Option.some(entry.value))
+          }
+        })
+      ),
+    write: (k, value) => {
       const file = fileOf(k)
-      fs.mkdirSync(path.dirname(file), { recursive: true })
-      const tmp = `${file}.${process.pid}.${Math.random().toString(36).slice(2)}.tmp`
-      fs.writeFileSync(tmp, JSON.stringify({ key: k, value }))
-      fs.renameSync(tmp, file)
-      memo.set(k, value)
+      const tmp = `${file}.${process.pid}.${++tmpCounter}.tmp`
+      return fs.makeDirectory(path.dirname(file), { recursive: true }).pipe(
+        Effect.zipRight(
+          fs.writeFileString(tmp, encodeEntry({ key: k, value })).pipe(
+            Effect.zipRight(fs.rename(tmp, file)),
+            // A partial temporary file (e.g. the disk filled mid-write) is never left behind.
+            Effect.tapError(() => Effect.ignore(fs.remove(tmp)))
+          )
+        ),
+        Effect.mapError((e) => new WriteFailed(errorCode(e)))
+      )
     }
   }
 }

@@ -6,10 +6,10 @@
  * import { Models } from "@cupid-lab/core"
  * const lm = yield* (yield* Models.Models).languageModel("judge")
  */
-import { Context, Effect, Layer } from "effect"
+import { Context, Effect, Layer, Schema } from "effect"
 import type * as EmbeddingModel from "./EmbeddingModel.js"
-import { PluginError } from "./Errors.js"
-import type * as LanguageModel from "./LanguageModel.js"
+import { ModelError, PluginError } from "./Errors.js"
+import * as LanguageModel from "./LanguageModel.js"
 import { key, ModelCache, overlay } from "./ModelCache.js"
 import type * as Reranker from "./Reranker.js"
 import * as Tokens from "./Tokens.js"
@@ -130,7 +130,26 @@ class Rejected {
   constructor(readonly completion: LanguageModel.Completion) {}
 }
 
-/** `dry`: pass `dryRunAnswer` on to `inner` (a dry model); otherwise it is stripped before sending. */
+/** How a completion is stored in the cache. */
+export const StoredCompletion: Schema.Schema<LanguageModel.Completion> = Schema.Struct({
+  text: Schema.String,
+  promptTokens: Schema.NonNegative,
+  completionTokens: Schema.NonNegative
+})
+
+const excerpt = (text: string): string => {
+  const t = text.replace(/\s+/g, " ").trim()
+  return t.length > 120 ? `${t.slice(0, 120)}...` : t
+}
+
+/**
+ * `dry`: pass `dryRunAnswer` on to `inner` (a dry model); otherwise it is stripped before sending.
+ *
+ * A request with `accept` is answered only by answers it accepts that are not refusals
+ * ({@link LanguageModel.isRefusal}): a cached answer it rejects is asked for again and replaced, a
+ * fresh answer it rejects is returned but not stored, and a refusal fails the call with a
+ * `ModelError` (so the stage fails visibly, and a rerun asks again).
+ */
 export const cachedLanguageModel = (
   inner: LanguageModel.Service,
   cache: ModelCache["Type"],
@@ -141,16 +160,22 @@ export const cachedLanguageModel = (
     // The dry model is the one consumer of `dryRunAnswer`; a real provider never receives it.
     const call = inner.complete(dry ? request : providerRequest(request))
     const accept = request.accept
-    const checked = accept === undefined
+    const usable = accept === undefined
+      ? undefined
+      : (c: LanguageModel.Completion) => !LanguageModel.isRefusal(c.text) && accept(c.text)
+    const checked = usable === undefined
       ? call
-      : Effect.flatMap(call, (c) => (accept(c.text) ? Effect.succeed(c) : Effect.fail(new Rejected(c))))
-    return cache.getOrCompute(completionKey(inner.info, request), checked).pipe(
+      : Effect.flatMap(call, (c) => (usable(c) ? Effect.succeed(c) : Effect.fail(new Rejected(c))))
+    return cache.getOrCompute(
+      completionKey(inner.info, request),
+      checked,
+      usable === undefined ? { schema: StoredCompletion } : { schema: StoredCompletion, accept: usable }
+    ).pipe(
       Effect.catchIf(
         (e): e is Rejected => e instanceof Rejected,
         (e) => Effect.succeed({ value: e.completion, cached: false })
       ),
-      Effect.flatMap(({ value, cached }) =>
-      Effect.as(
+      Effect.tap(({ value, cached }) =>
         Usage.record({
           provider: inner.info.provider,
           model: inner.info.model,
@@ -158,17 +183,30 @@ export const cachedLanguageModel = (
           promptTokens: value.promptTokens,
           completionTokens: value.completionTokens,
           cached
-        }),
-        value
-      ))
+        })
+      ),
+      Effect.flatMap(({ value }) =>
+        accept !== undefined && LanguageModel.isRefusal(value.text)
+          ? Effect.fail(
+            new ModelError({
+              provider: inner.info.provider,
+              model: inner.info.model,
+              reason: `the answer is a refusal, which counts as unparseable: "${excerpt(value.text)}" (refusals are never cached; a rerun asks again)`,
+              retryable: false
+            })
+          )
+          : Effect.succeed(value)
+      )
     )
   }
 })
 
-interface StoredVector {
-  readonly v: ReadonlyArray<number>
-  readonly t: number
-}
+/** How one text's embedding is stored in the cache: the vector and the tokens it counted for. */
+const StoredVector = Schema.Struct({ v: Schema.Array(Schema.Number), t: Schema.NonNegative })
+type StoredVector = typeof StoredVector.Type
+
+/** How a reranking is stored in the cache. */
+const StoredRerank: Schema.Schema<Reranker.Rerank> = Schema.Struct({ scores: Schema.Array(Schema.Number), promptTokens: Schema.NonNegative })
 
 export const embeddingKey = (info: LanguageModel.ModelInfo, text: string): string =>
   key({ kind: "embed", provider: info.provider, model: info.model, params: info.params, text })
@@ -186,11 +224,10 @@ export const cachedEmbeddingModel = (
       const missIdx: Array<number> = []
       let tokens = 0
       for (let i = 0; i < texts.length; i++) {
-        const hit = yield* cache.get(keys[i]!)
+        const hit = yield* cache.get(keys[i]!, { schema: StoredVector })
         if (hit._tag === "Some") {
-          const s = hit.value as StoredVector
-          out[i] = Float32Array.from(s.v)
-          tokens += s.t
+          out[i] = Float32Array.from(hit.value.v)
+          tokens += hit.value.t
         } else missIdx.push(i)
       }
       if (missIdx.length > 0) {
@@ -229,7 +266,7 @@ export const cachedReranker = (inner: Reranker.Service, cache: ModelCache["Type"
   info: inner.info,
   rerank: (query, documents) =>
     Effect.flatMap(
-      cache.getOrCompute(rerankKey(inner.info, query, documents), inner.rerank(query, documents)),
+      cache.getOrCompute(rerankKey(inner.info, query, documents), inner.rerank(query, documents), { schema: StoredRerank }),
       ({ value, cached }) =>
         Effect.as(
           Usage.record({

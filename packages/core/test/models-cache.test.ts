@@ -1,4 +1,4 @@
-import { describe, expect, it } from "@effect/vitest"
+import { afterEach, describe, expect, it } from "@effect/vitest"
 import { Deferred, Effect, Fiber, Layer } from "effect"
 import * as fs from "node:fs"
 import * as os from "node:os"
@@ -85,7 +85,7 @@ describe("Models cache keying", () => {
         "openai/gpt-4o",
         "openai/gpt-4o"
       ])
-      expect(yield* cache.stats).toEqual({ hits: 2, misses: 8, writes: 8 })
+      expect(yield* cache.stats).toEqual({ hits: 2, misses: 8, writes: 8, invalid: 0, rejected: 0, writeErrors: 0 })
     }).pipe(Effect.provide(ModelCache.layerMemory)))
 
   it.effect("the key does not depend on the order object keys were written in", () =>
@@ -110,7 +110,7 @@ describe("Models cache keying", () => {
       const third = yield* lm.complete(ask("hi"))
       expect(third.text).toBe("echo hi")
       expect(model.received).toHaveLength(2)
-      expect(yield* Effect.flatMap(ModelCache.ModelCache, (c) => c.stats)).toEqual({ hits: 1, misses: 2, writes: 1 })
+      expect(yield* Effect.flatMap(ModelCache.ModelCache, (c) => c.stats)).toEqual({ hits: 1, misses: 2, writes: 1, invalid: 0, rejected: 0, writeErrors: 0 })
     }).pipe(Effect.provide(ModelCache.layerMemory)))
 
   it.effect("concurrent identical calls make one request and share its answer", () =>
@@ -202,7 +202,15 @@ describe("Models cache keying", () => {
 })
 
 describe("file cache", () => {
-  const tempDir = () => fs.mkdtempSync(path.join(os.tmpdir(), "cupid-cache-"))
+  const made: Array<string> = []
+  const tempDir = () => {
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), "cupid-cache-"))
+    made.push(dir)
+    return dir
+  }
+  afterEach(() => {
+    for (const dir of made.splice(0)) fs.rmSync(dir, { recursive: true, force: true })
+  })
   const files = (dir: string): Array<string> =>
     fs.existsSync(dir) ? fs.readdirSync(dir, { recursive: true, withFileTypes: true }).filter((d) => d.isFile()).map((d) => d.name) : []
 
@@ -228,11 +236,25 @@ describe("file cache", () => {
   it.effect("a corrupt entry is a miss and is replaced", () =>
     Effect.gen(function*() {
       const dir = tempDir()
-      const k = ModelCache.key({ x: 1 })
-      const store = ModelCache.fileStore(dir)
-      store.write(k, { answer: 1 })
-      fs.writeFileSync(path.join(dir, k.slice(0, 2), `${k}.json`), "{\"key\":")
-      expect(ModelCache.fileStore(dir).read(k)).toBeUndefined()
+      const model = scriptedModel(gpt, echo)
+      const warnings: Array<string> = []
+      const call = languageModel("m").pipe(
+        Effect.flatMap((lm) => lm.complete(ask("persist"))),
+        Effect.provide(
+          Models.layer({ m: { languageModel: model.service } }).pipe(
+            Layer.provide(ModelCache.layerFile(dir, { onWarning: (line) => warnings.push(line) }))
+          )
+        )
+      )
+      yield* call
+      const file = path.join(dir, fs.readdirSync(dir)[0]!, files(dir)[0]!)
+      fs.writeFileSync(file, "{\"key\":")
+      expect((yield* call).text).toBe("echo persist")
+      expect(model.received).toHaveLength(2)
+      expect(JSON.parse(fs.readFileSync(file, "utf8")).value.text).toBe("echo persist")
+      expect(warnings).toEqual([
+        `model cache: ignoring ${file}: not valid JSON (Unexpected end of JSON input; the file may be truncated); the call is made again and the entry replaced`
+      ])
     }))
 
   it.effect("a dry run sends nothing and writes nothing, but answers from entries already cached", () =>
