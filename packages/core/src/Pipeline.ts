@@ -172,7 +172,7 @@ const runStages = (
 
     // Scorers see the stages' outputs and the calls made so far (for cost metrics).
     trace.usage = yield* Usage.snapshot
-    const scores: Record<string, number> = {}
+    const scores: Record<string, Scorer.Value> = {}
     for (const scorer of pipeline.scorers) {
       const s = yield* timed(timings, "score", scorer.service.score({ instance, trace: trace as Trace }))
       Object.assign(scores, s)

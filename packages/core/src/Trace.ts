@@ -6,6 +6,7 @@ import type { InstanceType, SessionSummary } from "./Domain.js"
 import type { GeneratedResponse } from "./Generator.js"
 import type { InferredPreference } from "./Inferrer.js"
 import type { Retrieval } from "./Retriever.js"
+import type { Value } from "./Scorer.js"
 import type { UsageEntry } from "./Usage.js"
 
 export interface TraceError {
@@ -22,7 +23,7 @@ export interface Trace {
   readonly summaries?: ReadonlyArray<SessionSummary>
   readonly inference?: InferredPreference
   readonly generation?: GeneratedResponse
-  readonly scores: Readonly<Record<string, number>>
+  readonly scores: Readonly<Record<string, Value>>
   /** Every model call, attributed to its stage. */
   readonly usage: ReadonlyArray<UsageEntry>
   /** Wall-clock milliseconds per stage. Not part of reproducible outputs. */

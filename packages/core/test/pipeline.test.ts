@@ -9,7 +9,7 @@ import * as ModelCache from "../src/ModelCache.js"
 import * as Models from "../src/Models.js"
 import * as Pipeline from "../src/Pipeline.js"
 import * as Retriever from "../src/Retriever.js"
-import type * as Scorer from "../src/Scorer.js"
+import * as Scorer from "../src/Scorer.js"
 import type * as Summarizer from "../src/Summarizer.js"
 
 const session = (factor: string, preference: string, text: string): Domain.WirePriorInteraction => ({
@@ -76,7 +76,7 @@ const generator = (usesGoldPreference: boolean): Generator.Service => ({
 })
 
 const selectedCount: Scorer.Service = {
-  metrics: [{ name: "retrieval.count", description: "", higherIsBetter: true, heuristic: false }],
+  metrics: [Scorer.metric({ name: "retrieval.count", description: "", family: "retrieval" })],
   score: ({ trace, instance }) =>
     Effect.succeed({
       "retrieval.count": trace.retrieval?.selected.length ?? NaN,

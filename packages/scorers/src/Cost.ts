@@ -13,7 +13,7 @@
  * import { Cost } from "@cupid-lab/scorers"
  * Cost.compute(trace.usage, Cost.defaultPrices)["cost.usd"]
  */
-import { Plugin, type Scorer, type Usage } from "@cupid-lab/core"
+import { Plugin, Scorer, type Usage } from "@cupid-lab/core"
 import { Effect, Schema } from "effect"
 
 export const name = "cost"
@@ -59,32 +59,33 @@ export const metrics: ReadonlyArray<Scorer.MetricInfo> = [
   ["completion_tokens", "Completion tokens received by the pipeline stages (cached calls included)."],
   ["model_calls", "Model calls made by the pipeline stages, cached or not: a property of the method."],
   ["usd", "List-price dollars of those calls (NaN when a model has no price in the table)."]
-].map(([metric, description]) => ({
-  name: `cost.${metric}`,
-  description: description!,
-  higherIsBetter: false,
-  heuristic: false,
-  aggregate: "mean" as const
-}))
+].map(([metric, description]) => Scorer.metric({ name: `cost.${metric}`, description: description!, family: "cost", direction: "lower" }))
+
+/**
+ * A call's price in integer micro-dollars: tokens times USD per million tokens is micro-dollars,
+ * rounded per call, so sums are exact and do not depend on the order calls completed in.
+ */
+export const microUsd = (promptTokens: number, completionTokens: number, price: Price): number =>
+  Math.round(promptTokens * price.prompt + completionTokens * price.completion)
 
 export const compute = (
   usage: ReadonlyArray<Usage.UsageEntry>,
   prices: Readonly<Record<string, Price>>
 ): Record<string, number> => {
-  let promptTokens = 0, completionTokens = 0, calls = 0, usd = 0
+  let promptTokens = 0, completionTokens = 0, calls = 0, micro = 0
   for (const e of usage) {
     if (e.stage === scoringStage) continue
     calls++
     promptTokens += e.promptTokens
     completionTokens += e.completionTokens
     const price = prices[`${e.provider}/${e.model}`]
-    usd += price === undefined ? NaN : (e.promptTokens * price.prompt + e.completionTokens * price.completion) / 1e6
+    micro += price === undefined ? NaN : microUsd(e.promptTokens, e.completionTokens, price)
   }
   return {
     "cost.prompt_tokens": promptTokens,
     "cost.completion_tokens": completionTokens,
     "cost.model_calls": calls,
-    "cost.usd": usd
+    "cost.usd": micro / 1e6
   }
 }
 

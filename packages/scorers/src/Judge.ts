@@ -9,7 +9,7 @@
  * import { Judge } from "@cupid-lab/scorers"
  * Judge.parseScore("Strong answer.\n\nScore: 8/10") // Either.right(8)
  */
-import { Errors, type LanguageModel, Models, Plugin, type Scorer } from "@cupid-lab/core"
+import { Errors, type LanguageModel, Models, Plugin, Scorer } from "@cupid-lab/core"
 import { Effect, Either, Schema } from "effect"
 import * as Json from "./internal/Json.js"
 import * as Template from "./internal/Template.js"
@@ -49,13 +49,13 @@ export const parseScore = (answer: string): Either.Either<number, string> => {
 
 const dryRunAnswer = "1. The response follows the first checklist item only in part.\n\nScore: 6"
 
-export const metrics: ReadonlyArray<Scorer.MetricInfo> = [{
+export const metrics: ReadonlyArray<Scorer.MetricInfo> = [Scorer.metric({
   name: "generation.score",
   description: "LLM judge score 1-10 of how well the response satisfies the gold preference, given its checklist.",
-  higherIsBetter: true,
-  heuristic: false,
-  aggregate: "mean"
-}]
+  family: "generation",
+  headline: true,
+  mainRank: 3
+})]
 
 export const plugin = Plugin.scorer({
   name,

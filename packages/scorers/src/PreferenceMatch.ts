@@ -13,7 +13,7 @@
  * import { PreferenceMatch } from "@cupid-lab/scorers"
  * PreferenceMatch.fromRatings([1, 0.5], [1, 0, 0])["inference.f1"] // 2 * 0.75 * (1/3) / (0.75 + 1/3)
  */
-import { Errors, Plugin, type Scorer } from "@cupid-lab/core"
+import { Errors, Plugin, Scorer } from "@cupid-lab/core"
 import { Effect, Schema } from "effect"
 import * as Checklist from "./Checklist.js"
 import * as Coverage from "./Coverage.js"
@@ -48,7 +48,7 @@ const sum = (xs: ReadonlyArray<number>) => xs.reduce((a, b) => a + b, 0)
 export const fromRatings = (
   inferredRatings: ReadonlyArray<number>,
   goldRatings: ReadonlyArray<number>
-): Record<string, number> => {
+): Record<string, Scorer.Value> => {
   const pNum = sum(inferredRatings), pDen = inferredRatings.length
   const rNum = sum(goldRatings), rDen = goldRatings.length
   const p = pDen > 0 ? pNum / pDen : 0
@@ -57,13 +57,8 @@ export const fromRatings = (
     "inference.precision": p,
     "inference.recall": r,
     "inference.f1": f1(p, r),
-    "inference.precision_micro": p,
-    "inference.precision_micro:num": pNum,
-    "inference.precision_micro:den": pDen,
-    "inference.recall_micro": r,
-    "inference.recall_micro:num": rNum,
-    "inference.recall_micro:den": rDen,
-    "inference.f1_micro": f1(p, r)
+    "inference.precision_micro": { num: pNum, den: pDen },
+    "inference.recall_micro": { num: rNum, den: rDen }
   }
 }
 
@@ -80,23 +75,22 @@ export const metricsFor = (
     metric: string,
     heuristic: boolean,
     text: string,
-    aggregate: NonNullable<Scorer.MetricInfo["aggregate"]>
-  ): Scorer.MetricInfo => ({
-    name: `inference.${metric}`,
-    description: `${text} ${how(heuristic)}`,
-    higherIsBetter: true,
-    heuristic,
-    aggregate
-  })
+    aggregate: Scorer.Aggregate,
+    more: Partial<Pick<Scorer.MetricInfo, "headline" | "mainRank">> = {}
+  ): Scorer.MetricInfo => Scorer.metric({ name: `inference.${metric}`, description: `${text} ${how(heuristic)}`, family: "inference", heuristic, aggregate, ...more })
   return [
-    m("precision", pH, "Mean coverage of the inferred checklist items by the gold preference, per instance (macro mean).", "mean"),
-    m("recall", rH, "Mean coverage of the gold checklist items by the inferred preference, per instance (macro mean).", "mean"),
-    m("f1", pH, "Per-instance F1 of inference precision and recall (macro mean).", "mean"),
-    m("precision_micro", pH, "Inference precision pooled over instances: summed item ratings / inferred items (micro, as the reference harness).", "pooled"),
-    m("recall_micro", rH, "Inference recall pooled over instances: summed item ratings / gold items (micro, as the reference harness).", "pooled"),
-    m("f1_micro", pH, "F1 of pooled precision and recall (micro, the paper's headline F1).", {
-      f1Of: ["inference.precision_micro", "inference.recall_micro"]
-    })
+    m("precision", pH, "Mean coverage of the inferred checklist items by the gold preference, per instance (macro mean).", Scorer.mean),
+    m("recall", rH, "Mean coverage of the gold checklist items by the inferred preference, per instance (macro mean).", Scorer.mean),
+    m("f1", pH, "Per-instance F1 of inference precision and recall (macro mean).", Scorer.mean),
+    m("precision_micro", pH, "Inference precision pooled over instances: summed item ratings / inferred items (micro, as the reference harness).", Scorer.ratio),
+    m("recall_micro", rH, "Inference recall pooled over instances: summed item ratings / gold items (micro, as the reference harness).", Scorer.ratio),
+    m(
+      "f1_micro",
+      pH,
+      "F1 of pooled precision and recall (micro, the paper's headline F1).",
+      Scorer.f1Of("inference.precision_micro", "inference.recall_micro"),
+      { headline: true, mainRank: 1 }
+    )
   ]
 }
 

@@ -11,7 +11,7 @@
  * import { Retrieval } from "@cupid-lab/scorers"
  * Retrieval.compute(instance, trace, [2, 4])["retrieval.ndcg@2"]
  */
-import { type Domain, Plugin, type Retriever, type Scorer, type Trace } from "@cupid-lab/core"
+import { type Domain, Plugin, type Retriever, Scorer, type Trace } from "@cupid-lab/core"
 import { Effect, Schema } from "effect"
 
 export const name = "retrieval"
@@ -24,28 +24,29 @@ export const Options = Schema.Struct({
 })
 export type Options = typeof Options.Type
 
-const info = (metric: string, description: string, higherIsBetter = true): Scorer.MetricInfo => ({
-  name: `retrieval.${metric}`,
-  description,
-  higherIsBetter,
-  heuristic: false,
-  aggregate: "mean"
-})
+const info = (
+  metric: string,
+  description: string,
+  more: Partial<Pick<Scorer.MetricInfo, "direction" | "headline" | "mainRank" | "family">> = {}
+): Scorer.MetricInfo => Scorer.metric({ name: `retrieval.${metric}`, description, family: "retrieval", ...more })
 
 /** The declared metrics for a set of cut-offs (duplicates removed, ascending). */
 export const metricsFor = (ks: ReadonlyArray<number>): ReadonlyArray<Scorer.MetricInfo> => [
-  info("precision", "Relevant selected sessions / selected sessions (NaN when nothing is selected)."),
-  info("recall", "Relevant selected sessions / relevant sessions (NaN when the instance has no relevant session)."),
+  info("precision", "Relevant selected sessions / selected sessions (NaN when nothing is selected).", { headline: true }),
+  info("recall", "Relevant selected sessions / relevant sessions (NaN when the instance has no relevant session).", { headline: true, mainRank: 2 }),
   info("recall_all", "1 when every relevant session is selected, else 0 (NaN without relevant sessions)."),
   info("recall_any", "1 when at least one relevant session is selected, else 0 (NaN without relevant sessions)."),
   ...normalizeKs(ks).map((k) =>
     info(`ndcg@${k}`, `nDCG over the first ${k} ranked sessions, binary gains, ideal DCG from the number of relevant sessions.`)
   ),
   info("mrr", "1 / rank of the first relevant session in the ranking (0 when none is ranked; NaN without relevant sessions)."),
-  info("stale_rate", "Stale selected sessions (same factor, outdated preference) / selected sessions.", false),
-  info("distractor_rate", "Selected sessions about another factor / selected sessions.", false),
-  info("selected", "Number of sessions passed on to the next stage.", false),
-  info("relevant_position", "Mean 1-based chronological position of the relevant sessions (an instance property, for the recency analysis).", false)
+  info("stale_rate", "Stale selected sessions (same factor, outdated preference) / selected sessions.", { direction: "lower" }),
+  info("distractor_rate", "Selected sessions about another factor / selected sessions.", { direction: "lower" }),
+  info("selected", "Number of sessions passed on to the next stage.", { direction: "lower" }),
+  info("relevant_position", "Mean 1-based chronological position of the relevant sessions (an instance property, for the recency analysis).", {
+    direction: "lower",
+    family: "instance"
+  })
 ]
 
 export const normalizeKs = (ks: ReadonlyArray<number>): ReadonlyArray<number> => [...new Set(ks)].sort((a, b) => a - b)

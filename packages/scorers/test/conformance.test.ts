@@ -1,4 +1,4 @@
-import type { Scorer } from "@cupid-lab/core"
+import { Scorer } from "@cupid-lab/core"
 import { it } from "@effect/vitest"
 import { Effect } from "effect"
 import { describe, expect } from "vitest"
@@ -7,10 +7,8 @@ import { makeInstance, makeTrace } from "./fixtures.js"
 
 const instance = makeInstance(["relevant", "other"])
 const inputs = [{ instance, trace: makeTrace(instance) }]
-const metric = (name: string, aggregate: Scorer.MetricInfo["aggregate"] = "mean"): Scorer.MetricInfo =>
-  aggregate === undefined
-    ? { name, description: "", higherIsBetter: true, heuristic: false }
-    : { name, description: "", higherIsBetter: true, heuristic: false, aggregate }
+const metric = (name: string, aggregate: Scorer.Aggregate = Scorer.mean): Scorer.MetricInfo =>
+  Scorer.metric({ name, description: "", family: name.split(".")[0]!, aggregate })
 
 const problemsOf = (service: Scorer.Service) => ScorerConformance.check(service, inputs)
 
@@ -18,17 +16,12 @@ describe("scorer conformance check", () => {
   it.effect("accepts a scorer that keeps the contract", () =>
     Effect.gen(function*() {
       const ok: Scorer.Service = {
-        metrics: [metric("cost.a"), metric("inference.p", "pooled"), metric("inference.r", "pooled"), metric("inference.f", { f1Of: ["inference.p", "inference.r"] })],
+        metrics: [metric("cost.a"), metric("inference.p", Scorer.ratio), metric("inference.r", Scorer.ratio), metric("inference.f", Scorer.f1Of("inference.p", "inference.r"))],
         score: () =>
           Effect.succeed({
             "cost.a": NaN,
-            "inference.p": 1,
-            "inference.p:num": 1,
-            "inference.p:den": 1,
-            "inference.r": 0,
-            "inference.r:num": 0,
-            "inference.r:den": 2,
-            "inference.f": 0
+            "inference.p": { num: 1, den: 1 },
+            "inference.r": { num: 0, den: 2 }
           })
       }
       expect(yield* problemsOf(ok)).toEqual([])
@@ -38,14 +31,23 @@ describe("scorer conformance check", () => {
     Effect.gen(function*() {
       let calls = 0
       const broken: Scorer.Service = {
-        metrics: [metric("accuracy"), metric("cost.a"), metric("cost.a"), metric("inference.p", "pooled"), metric("inference.f", { f1Of: ["inference.p", "inference.x"] })],
+        metrics: [
+          metric("accuracy"),
+          metric("cost.a"),
+          metric("cost.a"),
+          metric("inference.p", Scorer.ratio),
+          metric("inference.q", Scorer.ratio),
+          metric("inference.f", Scorer.f1Of("inference.p", "inference.x"))
+        ],
         score: () => Effect.sync(() => ({ "cost.a": calls++, "inference.p": 1, "inference.f": 1, "cost.extra": 0, accuracy: 1 }))
       }
       const problems = (yield* problemsOf(broken)).join("\n")
       expect(problems).toMatch(/"accuracy" is not namespaced/)
       expect(problems).toMatch(/duplicate metric names/)
-      expect(problems).toMatch(/f1Of names "inference.x", which is not a pooled metric/)
-      expect(problems).toMatch(/declared metric "inference.p:num" is missing/)
+      expect(problems).toMatch(/F1 of "inference.x", which is not a Ratio metric/)
+      expect(problems).toMatch(/"inference.p" is not counts \{ num, den \}/)
+      expect(problems).toMatch(/declared metric "inference.q" is missing/)
+      expect(problems).toMatch(/"inference.f" is returned but not declared/)
       expect(problems).toMatch(/"cost.extra" is returned but not declared/)
       expect(problems).toMatch(/"cost.a" differs between two runs/)
     }))

@@ -59,7 +59,7 @@ describe("cost scorer", () => {
       const s = yield* scorer.score({ instance, trace })
       // (1000 * 1 + 200 * 2) / 1e6 + 0.000135 (gpt-4o-mini from the defaults) + 0
       expect(s["cost.usd"]).toBeCloseTo(0.001535, 12)
-      expect(scorer.metrics.every((m) => !m.higherIsBetter)).toBe(true)
+      expect(scorer.metrics.every((m) => m.direction === "lower")).toBe(true)
       expect(yield* ScorerConformance.check(scorer, [{ instance, trace }, { instance, trace: makeTrace(instance) }])).toEqual([])
     }).pipe(Effect.provide(pluginEnv())))
 

@@ -86,17 +86,15 @@ describe("preference-match formula", () => {
     expect(s["inference.recall"]).toBeCloseTo(1 / 3, 12)
     // 2 * 0.75 * (1/3) / (0.75 + 1/3) = 0.5 / 1.08333... = 6/13
     expect(s["inference.f1"]).toBeCloseTo(6 / 13, 12)
-    expect(s["inference.f1_micro"]).toBeCloseTo(6 / 13, 12)
-    expect(s["inference.precision_micro:num"]).toBe(1.5)
-    expect(s["inference.precision_micro:den"]).toBe(2)
-    expect(s["inference.recall_micro:num"]).toBe(1)
-    expect(s["inference.recall_micro:den"]).toBe(3)
+    expect(s["inference.f1_micro"]).toBeUndefined()
+    expect(s["inference.precision_micro"]).toEqual({ num: 1.5, den: 2 })
+    expect(s["inference.recall_micro"]).toEqual({ num: 1, den: 3 })
   })
 
   it("scores an empty inferred checklist 0 and leaves recall undefined without gold items", () => {
     const empty = PreferenceMatch.fromRatings([], [0, 0])
     expect([empty["inference.precision"], empty["inference.recall"], empty["inference.f1"]]).toEqual([0, 0, 0])
-    expect(empty["inference.precision_micro:den"]).toBe(0)
+    expect(empty["inference.precision_micro"]).toEqual({ num: 0, den: 0 })
     const noGold = PreferenceMatch.fromRatings([1], [])
     expect(noGold["inference.recall"]).toBeNaN()
     expect(noGold["inference.f1"]).toBeNaN()
@@ -115,7 +113,7 @@ describe("preference-match scorer, offline", () => {
       expect(shallow["inference.precision"]).toBe(0.5)
       expect(shallow["inference.recall"]).toBe(0)
       expect(shallow["inference.f1"]).toBe(0)
-      expect(shallow["inference.recall_micro:den"]).toBe(2)
+      expect(shallow["inference.recall_micro"]).toEqual({ num: 0, den: 2 })
     }).pipe(Effect.provide(models(scriptedModel(() => "unused")))))
 
   it.scoped("labels its metrics as heuristic", () =>
@@ -125,12 +123,12 @@ describe("preference-match scorer, offline", () => {
       expect(scorer.metrics.every((m) => m.description.includes("HEURISTIC"))).toBe(true)
       const aggregates = Object.fromEntries(scorer.metrics.map((m) => [m.name, m.aggregate]))
       expect(aggregates).toEqual({
-        "inference.precision": "mean",
-        "inference.recall": "mean",
-        "inference.f1": "mean",
-        "inference.precision_micro": "pooled",
-        "inference.recall_micro": "pooled",
-        "inference.f1_micro": { f1Of: ["inference.precision_micro", "inference.recall_micro"] }
+        "inference.precision": { _tag: "Mean" },
+        "inference.recall": { _tag: "Mean" },
+        "inference.f1": { _tag: "Mean" },
+        "inference.precision_micro": { _tag: "Ratio" },
+        "inference.recall_micro": { _tag: "Ratio" },
+        "inference.f1_micro": { _tag: "F1", precision: "inference.precision_micro", recall: "inference.recall_micro" }
       })
     }).pipe(Effect.provide(models(scriptedModel(() => "unused")))))
 
@@ -196,7 +194,7 @@ describe("preference-match scorer, with models", () => {
       expect(scores["inference.precision"]).toBe(0.5)
       expect(scores["inference.recall"]).toBe(0.75)
       expect(scores["inference.f1"]).toBeCloseTo(0.6, 12)
-      expect(scores["inference.recall_micro:num"]).toBe(1.5)
+      expect(scores["inference.recall_micro"]).toEqual({ num: 1.5, den: 2 })
       expect(usage.map((u) => u.stage)).toEqual(["score", "score", "score"])
       expect(lm.requests).toHaveLength(3)
       // dryRunAnswer never reaches a provider; the dry-run test below shows each call has one.

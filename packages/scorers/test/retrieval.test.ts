@@ -134,7 +134,7 @@ describe("retrieval scorer", () => {
   it("declares one nDCG per distinct cut-off, ascending", () => {
     const names = Retrieval.metricsFor([4, 2, 2]).map((m) => m.name)
     expect(names.filter((n) => n.startsWith("retrieval.ndcg"))).toEqual(["retrieval.ndcg@2", "retrieval.ndcg@4"])
-    const lowerIsBetter = Retrieval.metricsFor([2]).filter((m) => !m.higherIsBetter).map((m) => m.name)
+    const lowerIsBetter = Retrieval.metricsFor([2]).filter((m) => m.direction === "lower").map((m) => m.name)
     expect(lowerIsBetter).toEqual([
       "retrieval.stale_rate",
       "retrieval.distractor_rate",

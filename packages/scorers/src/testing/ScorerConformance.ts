@@ -1,8 +1,9 @@
 /**
- * The scorer contract as a check every scorer's tests run: namespaced, unique metric names;
- * `f1Of` naming pooled metrics of the same scorer; every declared metric (and `:num` / `:den` of
- * pooled ones) returned as a number, nothing undeclared; inputs left untouched (they are deeply
- * frozen, so a write fails); the same input scored twice gives the same values.
+ * The scorer contract as a check every scorer's tests run: namespaced, unique metric names; an
+ * `F1` aggregate naming two `Ratio` metrics of the same scorer; every `Mean` metric returned as a
+ * number and every `Ratio` metric as counts `{ num, den }` (finite, den >= 0), `F1` metrics not
+ * returned (they are computed from the ratios), nothing undeclared; inputs left untouched (they
+ * are deeply frozen, so a write fails); the same input scored twice gives the same values.
  *
  * @example
  * import { ScorerConformance } from "@cupid-lab/scorers/testing/ScorerConformance"
@@ -23,7 +24,12 @@ const deepFreeze = <A>(value: A): A => {
 
 const clone = <A>(value: A): A => structuredClone(value)
 
-const same = (a: number, b: number) => Object.is(a, b) || (Number.isNaN(a) && Number.isNaN(b))
+const sameNumber = (a: number, b: number) => Object.is(a, b) || (Number.isNaN(a) && Number.isNaN(b))
+const same = (a: Scorer.Value | undefined, b: Scorer.Value | undefined): boolean =>
+  typeof a === "number" || typeof b === "number" || a === undefined || b === undefined
+    ? typeof a === "number" && typeof b === "number" && sameNumber(a, b)
+    : sameNumber(a.num, b.num) && sameNumber(a.den, b.den)
+const show = (v: Scorer.Value | undefined): string => (typeof v === "object" ? `${v.num}/${v.den}` : String(v))
 
 /** Problems found, as readable sentences; empty when the scorer conforms. */
 export const check = (
@@ -33,16 +39,16 @@ export const check = (
   Effect.gen(function*() {
     const problems: Array<string> = []
     const names = service.metrics.map((m) => m.name)
-    const pooled = new Set(service.metrics.filter((m) => m.aggregate === "pooled").map((m) => m.name))
+    const ratios = new Set(service.metrics.filter((m) => m.aggregate._tag === "Ratio").map((m) => m.name))
     for (const n of names) if (!namespaced.test(n)) problems.push(`metric "${n}" is not namespaced (retrieval.*, inference.*, generation.*, cost.*)`)
     if (new Set(names).size !== names.length) problems.push(`duplicate metric names in ${names.join(", ")}`)
     for (const m of service.metrics) {
       const a = m.aggregate
-      if (typeof a === "object") {
-        for (const part of a.f1Of) if (!pooled.has(part)) problems.push(`${m.name}: f1Of names "${part}", which is not a pooled metric of this scorer`)
+      if (a._tag === "F1") {
+        for (const part of [a.precision, a.recall]) if (!ratios.has(part)) problems.push(`${m.name}: F1 of "${part}", which is not a Ratio metric of this scorer`)
       }
     }
-    const expected = new Set([...names, ...[...pooled].flatMap((n) => [`${n}:num`, `${n}:den`])])
+    const expected = new Map(service.metrics.filter((m) => m.aggregate._tag !== "F1").map((m) => [m.name, m.aggregate._tag]))
     for (const [i, input] of inputs.entries()) {
       const frozen = deepFreeze(clone(input))
       const before = JSON.stringify(frozen)
@@ -52,14 +58,18 @@ export const check = (
       })
       if (first === undefined) continue
       if (JSON.stringify(frozen) !== before) problems.push(`input ${i}: the input changed while scoring`)
-      for (const n of expected) {
-        if (!(n in first)) problems.push(`input ${i}: declared metric "${n}" is missing`)
-        else if (typeof first[n] !== "number") problems.push(`input ${i}: "${n}" is not a number`)
+      for (const [n, tag] of expected) {
+        const v = first[n]
+        if (v === undefined) problems.push(`input ${i}: declared metric "${n}" is missing`)
+        else if (tag === "Mean" && typeof v !== "number") problems.push(`input ${i}: "${n}" is not a number`)
+        else if (tag === "Ratio" && (typeof v === "number" || !Number.isFinite(v.num) || !Number.isFinite(v.den) || v.den < 0)) {
+          problems.push(`input ${i}: "${n}" is not counts { num, den } (finite, den >= 0): ${show(v)}`)
+        }
       }
       for (const n of Object.keys(first)) if (!expected.has(n)) problems.push(`input ${i}: "${n}" is returned but not declared`)
       const second = yield* service.score(clone(input))
       for (const n of Object.keys(first)) {
-        if (!same(first[n]!, second[n]!)) problems.push(`input ${i}: "${n}" differs between two runs (${first[n]} vs ${second[n]})`)
+        if (!same(first[n], second[n])) problems.push(`input ${i}: "${n}" differs between two runs (${show(first[n])} vs ${show(second[n])})`)
       }
     }
     return problems
