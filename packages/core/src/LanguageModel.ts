@@ -32,8 +32,10 @@ export interface CompletionRequest {
   readonly dryRunAnswer?: string
   /**
    * Whether the caller can use an answer (e.g. it parses). An answer it rejects is returned but
-   * never cached, so that a rerun asks the model again instead of repeating a recorded failure.
-   * Not part of the cache key; never sent to a provider.
+   * never cached, and a cached answer it rejects is asked for again and replaced, so that a rerun
+   * asks the model again instead of repeating a recorded failure. A refusal ({@link isRefusal}) is
+   * never accepted: the call fails with a `ModelError`. Not part of the cache key; never sent to a
+   * provider.
    */
   readonly accept?: (text: string) => boolean
 }
@@ -77,8 +79,8 @@ const refusalVerb = new RegExp(
  * begin with an apology ("I'm sorry to hear that; here is the plan ...") are not refusals, nor is a
  * drafted "I can't make the Friday sync".
  *
- * Callers that parse answers (those that pass `accept`) never accept a refusal: it is not cached,
- * and `Models` fails the call so the stage reports it.
+ * A refusal is never cached. Callers that parse answers (those that pass `accept`) never accept
+ * one: `Models` fails the call so the stage reports it, and a rerun asks again.
  *
  * @example
  * import { LanguageModel } from "@cupid-lab/core"

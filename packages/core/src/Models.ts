@@ -124,7 +124,7 @@ export const providerRequest = (request: LanguageModel.CompletionRequest): Langu
   return sent
 }
 
-/** An answer the caller's `accept` refused: carried through the cache as a failure so it is not stored. */
+/** A refusal, or an answer the caller's `accept` rejected: carried through the cache as a failure so it is not stored. */
 class Rejected {
   readonly _tag = "Rejected"
   constructor(readonly completion: LanguageModel.Completion) {}
@@ -145,10 +145,11 @@ const excerpt = (text: string): string => {
 /**
  * `dry`: pass `dryRunAnswer` on to `inner` (a dry model); otherwise it is stripped before sending.
  *
- * A request with `accept` is answered only by answers it accepts that are not refusals
- * ({@link LanguageModel.isRefusal}): a cached answer it rejects is asked for again and replaced, a
- * fresh answer it rejects is returned but not stored, and a refusal fails the call with a
- * `ModelError` (so the stage fails visibly, and a rerun asks again).
+ * Refusals ({@link LanguageModel.isRefusal}) are never stored, and a request's `accept` decides
+ * which other answers are: a cached answer that is a refusal or that `accept` rejects is asked for
+ * again and replaced; a fresh one is returned but not stored. For a request with `accept` (a caller
+ * that parses answers) a refusal fails the call with a `ModelError`, so the stage fails visibly and
+ * a rerun asks again.
  */
 export const cachedLanguageModel = (
   inner: LanguageModel.Service,
@@ -160,17 +161,9 @@ export const cachedLanguageModel = (
     // The dry model is the one consumer of `dryRunAnswer`; a real provider never receives it.
     const call = inner.complete(dry ? request : providerRequest(request))
     const accept = request.accept
-    const usable = accept === undefined
-      ? undefined
-      : (c: LanguageModel.Completion) => !LanguageModel.isRefusal(c.text) && accept(c.text)
-    const checked = usable === undefined
-      ? call
-      : Effect.flatMap(call, (c) => (usable(c) ? Effect.succeed(c) : Effect.fail(new Rejected(c))))
-    return cache.getOrCompute(
-      completionKey(inner.info, request),
-      checked,
-      usable === undefined ? { schema: StoredCompletion } : { schema: StoredCompletion, accept: usable }
-    ).pipe(
+    const usable = (c: LanguageModel.Completion) => !LanguageModel.isRefusal(c.text) && (accept === undefined || accept(c.text))
+    const checked = Effect.flatMap(call, (c) => (usable(c) ? Effect.succeed(c) : Effect.fail(new Rejected(c))))
+    return cache.getOrCompute(completionKey(inner.info, request), checked, { schema: StoredCompletion, accept: usable }).pipe(
       Effect.catchIf(
         (e): e is Rejected => e instanceof Rejected,
         (e) => Effect.succeed({ value: e.completion, cached: false })

@@ -31,6 +31,24 @@ describe("answers a caller rejects", () => {
       expect(model.seen).toHaveLength(2)
     }))
 
+  it.effect("a cached answer the caller rejects is asked for again and replaced", () =>
+    Effect.gen(function*() {
+      const model = scripted(["garbled", "Score: 7"])
+      const layer = Models.layer({ m: { languageModel: model.service } }).pipe(Layer.provideMerge(ModelCache.layerMemory))
+      const [texts, stats] = yield* Effect.gen(function*() {
+        const lm = yield* (yield* Models.Models).languageModel("m")
+        const messages = [{ role: "user" as const, content: "judge this" }]
+        // A caller without a check stores "garbled"; one that parses scores rejects it from the cache.
+        const lax = yield* lm.complete({ messages })
+        const strict = { messages, accept: (t: string) => t.startsWith("Score") }
+        const texts = [lax.text, (yield* lm.complete(strict)).text, (yield* lm.complete(strict)).text]
+        return [texts, yield* (yield* ModelCache.ModelCache).stats] as const
+      }).pipe(Effect.provide(layer))
+      expect(texts).toEqual(["garbled", "Score: 7", "Score: 7"])
+      expect(model.seen).toHaveLength(2)
+      expect(stats).toEqual({ hits: 1, misses: 2, writes: 2, invalid: 0, rejected: 1, writeErrors: 0 })
+    }))
+
   it.effect("`accept` is not part of the cache key", () =>
     Effect.gen(function*() {
       const info = { provider: "p", model: "m", params: {} }
