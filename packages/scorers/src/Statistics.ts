@@ -98,6 +98,51 @@ export const bootstrapRatio = (
   return { n: pairs.length, mean: m, ci95: [quantile(stats, 0.025), quantile(stats, 0.975)] }
 }
 
+/** Per-instance counts of a pooled ratio: the ratio of a set of instances is sum(num) / sum(den). */
+export interface RatioCounts {
+  readonly num: ArrayLike<number>
+  readonly den: ArrayLike<number>
+}
+
+/** Harmonic mean of two ratios; 0 when both are 0, NaN when either is NaN. */
+export const f1 = (p: number, r: number): number => (Number.isNaN(p) || Number.isNaN(r) ? NaN : p + r === 0 ? 0 : (2 * p * r) / (p + r))
+
+/**
+ * Micro F1 from per-instance counts: F1 of (sum p.num / sum p.den, sum r.num / sum r.den), with a
+ * bootstrap over instances drawn exactly as {@link bootstrapRatio} draws them. Rows where any of
+ * the four counts is not finite are left out.
+ */
+export const bootstrapF1 = (p: RatioCounts, r: RatioCounts, options: BootstrapOptions): Estimate => {
+  const rows: Array<readonly [number, number, number, number]> = []
+  const length = Math.min(p.num.length, p.den.length, r.num.length, r.den.length)
+  for (let i = 0; i < length; i++) {
+    const row = [p.num[i]!, p.den[i]!, r.num[i]!, r.den[i]!] as const
+    if (row.every((x) => Number.isFinite(x))) rows.push(row)
+  }
+  const stat = (pick: (i: number) => number): number => {
+    let pn = 0, pd = 0, rn = 0, rd = 0
+    for (let i = 0; i < rows.length; i++) {
+      const row = rows[pick(i)]!
+      pn += row[0]
+      pd += row[1]
+      rn += row[2]
+      rd += row[3]
+    }
+    return f1(pd === 0 ? NaN : pn / pd, rd === 0 ? NaN : rn / rd)
+  }
+  const m = stat((i) => i)
+  if (rows.length < 2) return { n: rows.length, mean: m, ci95: [m, m] }
+  const B = options.resamples ?? 1000
+  const next = rng(options.seed)
+  const stats: Array<number> = []
+  for (let b = 0; b < B; b++) {
+    const s = stat(() => Math.floor(next() * rows.length))
+    if (Number.isFinite(s)) stats.push(s)
+  }
+  stats.sort((x, y) => x - y)
+  return { n: rows.length, mean: m, ci95: [quantile(stats, 0.025), quantile(stats, 0.975)] }
+}
+
 export interface PairedComparison {
   /** Instances where both values are finite. */
   readonly n: number
