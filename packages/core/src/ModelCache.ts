@@ -31,18 +31,20 @@ import { Cause, Context, Deferred, Effect, Either, FiberId, Layer, Option, Parse
 import * as path from "node:path"
 import { canonicalJson, sha256Hex } from "./Hash.js"
 
-export interface Stats {
+/** The cache's counters, as run.json records them. */
+export const Stats = Schema.Struct({
   /** Calls answered by a stored entry or by an identical call in flight. */
-  readonly hits: number
-  readonly misses: number
-  readonly writes: number
+  hits: Schema.Number,
+  misses: Schema.Number,
+  writes: Schema.Number,
   /** Stored entries ignored because they could not be read or had the wrong shape (each also a miss). */
-  readonly invalid: number
+  invalid: Schema.Number,
   /** Stored entries ignored because their caller's `accept` rejected them (each also a miss). */
-  readonly rejected: number
+  rejected: Schema.Number,
   /** Answers not stored because writing failed: the failed write and every write skipped after it. */
-  readonly writeErrors: number
-}
+  writeErrors: Schema.Number
+})
+export type Stats = typeof Stats.Type
 
 /** What a caller knows about the values it stores under a key. */
 export interface Check<A> {

@@ -30,7 +30,7 @@ import {
   type Trace
 } from "@cupid-lab/core"
 import { Errors as CoreErrorsModule } from "@cupid-lab/core"
-import { Clock, Effect, Exit, Stream } from "effect"
+import { Clock, Effect, Either, Exit, Stream } from "effect"
 import * as fs from "node:fs"
 import * as path from "node:path"
 import * as Build from "./Build.js"
@@ -44,7 +44,9 @@ import * as Grid from "./Grid.js"
 import * as Plugins from "./Plugins.js"
 import * as Progress from "./Progress.js"
 import * as Reports from "./Reports.js"
-import type { InstanceMeta, Summary as SummaryType } from "./ResultLine.js"
+import type * as ResultLine from "./ResultLine.js"
+import type { InstanceMeta } from "./ResultLine.js"
+import * as RunDir from "./report/RunDir.js"
 import * as ResultStore from "./ResultStore.js"
 import * as Results from "./Results.js"
 import * as RunInfo from "./RunInfo.js"
@@ -58,7 +60,7 @@ export interface Options {
   /** Default `Dataset.open` of core. */
   readonly openDataset?: OpenDataset
   readonly progress?: Progress.Progress
-  /** Notices for the user (resume counts, orphaned lines); default none. */
+  /** Notices for the user (resume counts, orphaned lines, model-cache warnings); default none (cache warnings then go to Effect's logger). */
   readonly log?: (line: string) => void
   /** Render report.md at the end (default true); `cli report --run` can render it later. */
   readonly report?: boolean
@@ -72,7 +74,7 @@ export interface Outcome {
   readonly interrupted: boolean
   readonly instances: number
   readonly pairs: { readonly total: number; readonly done: number; readonly ran: number; readonly resumed: number; readonly failed: number }
-  readonly summary: SummaryType
+  readonly summary: ResultLine.Summary
   readonly files: { readonly results: string; readonly summary: string; readonly report: string; readonly run: string }
 }
 
@@ -112,7 +114,7 @@ const prepare = (config: Config, options: Options, dryRun: boolean) =>
     const pool = yield* Transforms.poolFor(config, grid, open)
     const transformed = Transforms.transformer(config.seed, pool)
     const bundles = yield* Build.models(config, registry, { dryRun })
-    const cache = yield* Effect.provide(ModelCache.ModelCache, ModelCache.layerFile(config.cacheDir))
+    const cache = yield* Effect.provide(ModelCache.ModelCache, ModelCache.layerFile(config.cacheDir, { onWarning: options.log }))
     const models = Models.make(bundles, cache, { dryRun })
     const corpus: Corpus.Service = { queries: Stream.map(opened.instances, (i) => i.query), fingerprint: opened.fingerprint }
     const env = Build.environment({ models, cache, corpus, registry })
@@ -124,7 +126,7 @@ const prepare = (config: Config, options: Options, dryRun: boolean) =>
         reason: `no instances to run${filters.length > 0 ? ` after the filters (${filters.join(", ")})` : ""}${opened.skipped().length > 0 ? `; ${opened.skipped().length} rows were skipped as invalid` : ""}`
       })
     }
-    const metrics = built[0]?.pipeline.scorers.flatMap((s) => s.service.metrics) ?? []
+    const metrics: ReadonlyArray<Scorer.MetricInfo> = built[0]?.pipeline.scorers.flatMap((s) => s.service.metrics) ?? []
     return { grid, built, opened, instances, cache, metrics, transformed } satisfies Prepared
   })
 
@@ -199,6 +201,8 @@ const runPairs = (
       })
 
       const metaOf = Results.metaMaker()
+      // The first instance of each type, in dataset order: the report's examples (no second read of the data).
+      const examples = new Map<Domain.InstanceType, Domain.Instance>()
       // Flushing and progress happen at most every 200 ms, not per pair (the lines of a flush go out
       // in one write): checked as pairs complete, and by a timer while pairs are slow to complete.
       // Workers that never wait (no model calls) can starve the timer, hence the check here too.
@@ -222,6 +226,7 @@ const runPairs = (
         items: opened.instances,
         expand: (instance): ReadonlyArray<Pair> => {
           if (!instanceOrder.has(instance.id)) instanceOrder.set(instance.id, instanceOrder.size)
+          if (!examples.has(instance.type)) examples.set(instance.type, instance)
           const todo = built.filter((c) => !store.isDone(c.cell.id, instance.id))
           if (todo.length === 0) return []
           const versions = p.transformed(instance)
@@ -241,7 +246,7 @@ const runPairs = (
         work: ({ cell, error, instance, meta }) =>
           Effect.map(
             error === undefined ? Pipeline.run(cell.pipeline, instance) : Effect.succeed(Transforms.failedTrace(instance, error)),
-            (trace) => record({ cell: cell.cell.id, instance: instance.id, trace, text: cell.encoder.encode(instance, meta, trace) })
+            (trace) => record({ cell: cell.cell.id, instance: instance.id, trace, text: Results.encodeLine(Results.fromTrace(cell.identity, instance, meta, trace)) })
           ),
         concurrency: config.concurrency,
         tick: { every: "200 millis", run: tick }
@@ -254,23 +259,33 @@ const runPairs = (
 
       const pairsEndedAt = yield* Clock.currentTimeMillis
       const acc = Summary.accumulator({
-        metrics: p.metrics.map(Summary.describe),
+        metrics: p.metrics,
         seed: config.seed,
         resamples: config.bootstrap.resamples
       })
+      // The summary and the reports' rows are built in the pass that writes the sorted file: each
+      // line is decoded once, here, and results.jsonl is not read again.
+      const rows: Array<ResultLine.Row> = []
+      let lineNo = 0
       const final = yield* Effect.try({
         try: () =>
           store.finalize({
             cellOrder,
             instanceOrder,
             complete: !interrupted,
-            onLine: (text) => acc.add(Results.scoresOf(text))
+            onLine: (text) => {
+              lineNo++
+              const row = RunDir.decodeRow(JSON.parse(text))
+              if (Either.isLeft(row)) throw new RunError({ path: store.file, reason: `line ${lineNo}: ${row.left}` })
+              acc.add(row.right)
+              rows.push(row.right)
+            }
           }),
         catch: ioError(store.file)
       })
       if (final.orphaned > 0) log(`${final.orphaned} lines of instances not in this dataset moved to ${ResultStore.orphanFileName}`)
 
-      const summary: SummaryType = {
+      const summary: ResultLine.Summary = {
         config: { name: config.name, hash: configHash(config) },
         dataset: {
           source: opened.source,
@@ -287,7 +302,9 @@ const runPairs = (
           name: b.cell.name,
           params: Grid.identityParams(b.cell),
           usesGold: b.usesGold,
-          heuristicStages: b.heuristicStages
+          oracleRetrieval: b.plugins.some((f) => f.stage === "retriever" && f.readsGold),
+          heuristicStages: b.heuristicStages,
+          plugins: b.plugins
         })))
       }
       const files = {
@@ -296,36 +313,31 @@ const runPairs = (
         report: path.join(out, "report.md"),
         run: path.join(out, "run.json")
       }
-      const endedAt = yield* Clock.currentTimeMillis
       const cacheStats = yield* p.cache.stats
-      yield* Effect.try({
-        try: () => {
-          writeAtomic(files.summary, Summary.encode(summary))
-          writeAtomic(
-            files.run,
-            RunInfo.encode({
-              startedAt: new Date(startedAt).toISOString(),
-              endedAt: new Date(endedAt).toISOString(),
-              durationMs: endedAt - startedAt,
-              interrupted,
-              config: { file: config.file, name: config.name, hash: summary.config.hash },
-              dataset: { source: opened.source, resolved: opened.resolved, fingerprint: opened.fingerprint, instances: summary.dataset.instances, skipped: summary.dataset.skipped.length },
-              cells: built.length,
-              pairs: { total, resumed: resumedAtStart, ran, failed, lines: final.lines },
-              pairsPerSecond: endedAt > startedAt ? (ran * 1000) / (endedAt - startedAt) : null,
-              phasesMs: { prepare: preparedAt - startedAt, pairs: pairsEndedAt - preparedAt, write: endedAt - pairsEndedAt },
-              cache: cacheStats,
-              ...(built.some((b) => b.fits.length > 0) ? { fits: built.flatMap((b) => b.fits) } : {}),
-              ...stats.result(),
-              versions: RunInfo.versions()
-            })
-          )
-        },
-        catch: ioError(out)
+      const info = (endedAt: number): RunInfo.RunInfo => ({
+        startedAt: new Date(startedAt).toISOString(),
+        endedAt: new Date(endedAt).toISOString(),
+        durationMs: endedAt - startedAt,
+        interrupted,
+        config: { file: config.file, name: config.name, hash: summary.config.hash },
+        dataset: { source: opened.source, resolved: opened.resolved, fingerprint: opened.fingerprint, instances: summary.dataset.instances, skipped: summary.dataset.skipped.length },
+        cells: built.length,
+        pairs: { total, resumed: resumedAtStart, ran, failed, lines: final.lines },
+        pairsPerSecond: endedAt > startedAt ? (ran * 1000) / (endedAt - startedAt) : null,
+        phasesMs: { prepare: preparedAt - startedAt, pairs: pairsEndedAt - preparedAt, write: endedAt - pairsEndedAt },
+        cache: { ...cacheStats },
+        ...(built.some((b) => b.fits.length > 0) ? { fits: built.flatMap((b) => b.fits) } : {}),
+        ...stats.result(),
+        versions: RunInfo.versions()
       })
+      yield* Effect.try({ try: () => writeAtomic(files.summary, Summary.encode(summary)), catch: ioError(out) })
       if (options.report !== false) {
-        yield* Reports.write(out, options.openDataset === undefined ? {} : { openDataset: (source) => options.openDataset!(source, {}) })
+        const run: RunDir.Run = { dir: out, summary, rows, info: info(yield* Clock.currentTimeMillis), examples: [...examples.values()] }
+        yield* Reports.render(run, options.openDataset === undefined ? {} : { openDataset: (source) => options.openDataset!(source, {}) })
       }
+      // run.json last: its write phase covers the summary and the reports.
+      const endedAt = yield* Clock.currentTimeMillis
+      yield* Effect.try({ try: () => writeAtomic(files.run, RunInfo.encode(info(endedAt))), catch: ioError(out) })
       progress.done(snapshot(endedAt))
       return {
         out,
