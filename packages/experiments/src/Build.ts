@@ -32,6 +32,7 @@ import * as Grid from "./Grid.js"
 import { originOf } from "./Grid.js"
 import * as Issues from "./internal/Issues.js"
 import { isRecord } from "./internal/Tree.js"
+import type { PluginFact } from "./ResultLine.js"
 import * as Results from "./Results.js"
 
 export interface BuiltCell {
@@ -43,7 +44,10 @@ export interface BuiltCell {
   readonly heuristicStages: ReadonlyArray<string>
   /** What the cell's plugins fitted on training data (recorded in run.json). */
   readonly fits: ReadonlyArray<CellFit>
-  readonly encoder: Results.Encoder
+  /** What every result line of the cell carries: id, name and normalized parameters. */
+  readonly identity: Results.CellIdentity
+  /** What the run records of each plugin of the cell (reports read gold and heuristic marks from these). */
+  readonly plugins: ReadonlyArray<PluginFact>
 }
 
 export interface CellFit extends Retriever.Fit {
@@ -202,13 +206,27 @@ export const cells = (
         pipeline.generator = g
         usesGold ||= g.service.usesGoldPreference
       }
+      const plugins: Array<PluginFact> = []
+      for (const name of ["retriever", "summarizer", "inferrer", "generator"] as const) {
+        const plan = s[name]
+        if (plan === undefined) continue
+        plugins.push({
+          stage: name,
+          name: plan.params.use,
+          readsGold: name === "retriever" ? pipeline.retriever?.needsGold === true : name === "generator" ? pipeline.generator?.service.usesGoldPreference === true : false,
+          heuristic: heuristicStages.includes(name),
+          package: "",
+          version: ""
+        })
+      }
       out.push({
         cell,
         pipeline,
         usesGold,
         heuristicStages,
         fits,
-        encoder: Results.encoder({ id: cell.id, name: cell.name, params: Grid.identityParams(cell) })
+        identity: { id: cell.id, name: cell.name, params: Grid.identityParams(cell) },
+        plugins
       })
     }
     return out

@@ -11,6 +11,7 @@ import type { Dataset } from "@cupid-lab/core"
 import { Effect } from "effect"
 import type { RunError } from "./Errors.js"
 import * as Report from "./report/Report.js"
+import type * as RunDir from "./report/RunDir.js"
 
 export interface WriteOptions {
   /** How the examples section reads the run's dataset again; default core's `Dataset.open`. */
@@ -21,5 +22,12 @@ export interface WriteOptions {
 export const write = (runDir: string, options: WriteOptions = {}): Effect.Effect<string, RunError> =>
   Effect.map(
     Report.write(runDir, options.openDataset === undefined ? {} : { openDataset: options.openDataset }),
+    (files) => files.markdown
+  )
+
+/** The same for a run already in memory (the sweep's, at its end): nothing is read back from disk. */
+export const render = (run: RunDir.Run, options: WriteOptions = {}): Effect.Effect<string, RunError> =>
+  Effect.map(
+    Report.writeRun(run, options.openDataset === undefined ? {} : { openDataset: options.openDataset }),
     (files) => files.markdown
   )

@@ -1,105 +1,166 @@
 /**
- * The record format of `<out>/results.jsonl` (one line per (cell, instance)) and of
- * `<out>/summary.json`. Reports, `compare` and user tools read these; keep them stable.
+ * The records of a run directory, one Effect Schema each and nowhere else: a line of
+ * `<out>/results.jsonl` ({@link ResultLine}, one per (cell, instance)) and `<out>/summary.json`
+ * ({@link Summary}). The runner encodes with them; reports, the CSV, `compare` and user tools
+ * decode with them. Keep them stable.
  *
  * Nothing here depends on wall-clock time or on the state of the model cache, so the same config,
- * data and cache give byte-identical files. Non-finite scores (a metric that does not apply) are
+ * data and cache give byte-identical files. Non-finite numbers (a metric that does not apply) are
  * written as `null`.
+ *
+ * @example
+ * import { ResultLine } from "@cupid-lab/experiments"
+ * import { Schema } from "effect"
+ * const line = Schema.decodeUnknownSync(ResultLine.ResultLine)(JSON.parse(text))
+ * line.scores["inference.precision_micro"] // { num: 3, den: 4 }
  */
-import type { Domain, Trace } from "@cupid-lab/core"
+import { Domain, Scorer } from "@cupid-lab/core"
+import { Schema } from "effect"
 
-export interface UsageSummary {
-  readonly calls: number
-  readonly promptTokens: number
-  readonly completionTokens: number
+const Int = Schema.Number
+
+/** A number that may be missing or not finite (JSON has no NaN): `null` then. */
+export const NullableNumber = Schema.NullOr(Schema.Number)
+
+export const Counts = Schema.Struct({ calls: Int, promptTokens: Int, completionTokens: Int })
+
+/** Token usage without cache flags: a call counts the same whether it was answered by the cache. */
+export const UsageSummary = Schema.Struct({
+  calls: Int,
+  promptTokens: Int,
+  completionTokens: Int,
   /** Per stage (`retrieve`, `summarize`, `infer`, `generate`, `score`). */
-  readonly byStage: Readonly<Record<string, { readonly calls: number; readonly promptTokens: number; readonly completionTokens: number }>>
+  byStage: Schema.Record({ key: Schema.String, value: Counts }),
   /** Per `provider/model`. */
-  readonly byModel: Readonly<Record<string, { readonly calls: number; readonly promptTokens: number; readonly completionTokens: number }>>
-}
+  byModel: Schema.Record({ key: Schema.String, value: Counts })
+})
+export type UsageSummary = typeof UsageSummary.Type
 
 /** Instance facts the analyses need (recency and history-length plots), derived from data and gold. */
-export interface InstanceMeta {
-  readonly sessions: number
+export const InstanceMeta = Schema.Struct({
+  sessions: Int,
   /** Approximate tokens of the whole history (see core's Tokens.count). */
-  readonly historyTokens: number
+  historyTokens: Int,
   /** Mean 1-based position of the relevant sessions; null when there is none. */
-  readonly relevantMeanPosition: number | null
-  readonly relevant: ReadonlyArray<string>
-  readonly stale: ReadonlyArray<string>
-}
+  relevantMeanPosition: NullableNumber,
+  relevant: Schema.Array(Schema.String),
+  stale: Schema.Array(Schema.String)
+})
+export type InstanceMeta = typeof InstanceMeta.Type
 
-export interface ResultLine {
+/** One instance's score for one metric: a number (`Mean` metrics; null when not finite) or counts (`Ratio` metrics). */
+export const Score = Schema.Union(NullableNumber, Scorer.Count)
+export type Score = typeof Score.Type
+
+export const LineError = Schema.Struct({ stage: Schema.String, plugin: Schema.String, tag: Schema.String, message: Schema.String })
+
+export const Status = Schema.Literal("ok", "failed")
+
+export const ResultLine = Schema.Struct({
   /** Stable cell id: hash of the cell's normalized parameters. */
-  readonly cell: string
-  readonly cellName: string
-  readonly instance: string
-  readonly personaId: string
-  readonly type: Domain.InstanceType
-  readonly status: "ok" | "failed"
+  cell: Schema.String,
+  cellName: Schema.String,
+  instance: Schema.String,
+  personaId: Schema.String,
+  type: Domain.InstanceType,
+  status: Status,
   /** Normalized parameters of the cell: { retriever: { use, ...options }, inferrer: {...}, ... }. */
-  readonly params: Readonly<Record<string, unknown>>
-  readonly meta: InstanceMeta
-  readonly selected: ReadonlyArray<string> | null
-  readonly ranking: ReadonlyArray<{ readonly sessionId: string; readonly score: number }> | null
-  readonly summaries: ReadonlyArray<Domain.SessionSummary> | null
-  readonly inference: { readonly preference: string; readonly analysis: string } | null
-  readonly generation: { readonly text: string } | null
-  readonly scores: Readonly<Record<string, number | null>>
-  readonly usage: UsageSummary
-  readonly error: Trace.TraceError | null
-}
+  params: Schema.Record({ key: Schema.String, value: Schema.Unknown }),
+  meta: InstanceMeta,
+  selected: Schema.NullOr(Schema.Array(Schema.String)),
+  ranking: Schema.NullOr(Schema.Array(Schema.Struct({ sessionId: Schema.String, score: NullableNumber }))),
+  summaries: Schema.NullOr(Schema.Array(Schema.Struct({
+    sessionId: Schema.String,
+    context: Schema.Array(Schema.String),
+    preferences: Schema.Array(Schema.String)
+  }))),
+  inference: Schema.NullOr(Schema.Struct({ preference: Schema.String, analysis: Schema.String })),
+  generation: Schema.NullOr(Schema.Struct({ text: Schema.String })),
+  scores: Schema.Record({ key: Schema.String, value: Score }),
+  usage: UsageSummary,
+  error: Schema.NullOr(LineError)
+})
+export type ResultLine = typeof ResultLine.Type
 
-export interface MetricEstimate {
-  readonly n: number
-  readonly mean: number | null
-  readonly ci95: readonly [number | null, number | null]
-}
+/**
+ * What reports keep of a line: everything but the ranking, the session summaries and the
+ * inference's analysis (decoding drops them, which keeps a large run's lines small in memory).
+ */
+export const Row = Schema.Struct({
+  ...ResultLine.omit("ranking", "summaries", "inference").fields,
+  inference: Schema.NullOr(Schema.Struct({ preference: Schema.String }))
+})
+export type Row = typeof Row.Type
 
-export type Slice = "all" | Domain.InstanceType
-export const slices: ReadonlyArray<Slice> = ["all", "consistent", "contrastive", "changing"]
+export const MetricEstimate = Schema.Struct({
+  /** Instances the value is computed from (finite values only). */
+  n: Int,
+  mean: NullableNumber,
+  ci95: Schema.Tuple(NullableNumber, NullableNumber)
+})
+export type MetricEstimate = typeof MetricEstimate.Type
 
-export interface SliceSummary {
+export const Slice = Schema.Literal("all", "consistent", "contrastive", "changing")
+export type Slice = typeof Slice.Type
+export const slices: ReadonlyArray<Slice> = Slice.literals
+
+export const SliceSummary = Schema.Struct({
   /** Instances of this slice scored (status ok). */
-  readonly n: number
+  n: Int,
   /** Instances of this slice whose pipeline failed (not in any mean). */
-  readonly failed: number
-  readonly metrics: Readonly<Record<string, MetricEstimate>>
-}
+  failed: Int,
+  metrics: Schema.Record({ key: Schema.String, value: MetricEstimate })
+})
+export type SliceSummary = typeof SliceSummary.Type
 
-export interface CellSummary {
-  readonly id: string
-  readonly name: string
-  readonly params: Readonly<Record<string, unknown>>
+/** What a run records of each plugin a cell uses, so reports read facts from the run, not from code. */
+export const PluginFact = Schema.Struct({
+  stage: Schema.String,
+  name: Schema.String,
+  readsGold: Schema.Boolean,
+  heuristic: Schema.Boolean,
+  package: Schema.String,
+  version: Schema.String
+})
+export type PluginFact = typeof PluginFact.Type
+
+export const CellSummary = Schema.Struct({
+  id: Schema.String,
+  name: Schema.String,
+  params: Schema.Record({ key: Schema.String, value: Schema.Unknown }),
   /** True when any stage of the cell reads gold (oracle retrieval, oracle preference). */
-  readonly usesGold: boolean
+  usesGold: Schema.Boolean,
+  /** True when the cell's retriever reads gold labels: an oracle retrieval cell. */
+  oracleRetrieval: Schema.Boolean,
   /** Stages built by plugins that declare themselves heuristic (e.g. an extractive inferrer). */
-  readonly heuristicStages?: ReadonlyArray<string>
-  readonly slices: Readonly<Record<Slice, SliceSummary>>
-}
+  heuristicStages: Schema.Array(Schema.String),
+  plugins: Schema.Array(PluginFact),
+  slices: Schema.Struct({ all: SliceSummary, consistent: SliceSummary, contrastive: SliceSummary, changing: SliceSummary })
+})
+export type CellSummary = typeof CellSummary.Type
 
-export interface MetricDescription {
-  readonly name: string
-  readonly description: string
-  readonly higherIsBetter: boolean
-  readonly heuristic: boolean
-  readonly aggregate: "mean" | "pooled" | { readonly f1Of: readonly [string, string] }
-}
+/** A metric as the run declares it (the scorer's own declaration). */
+export const MetricDescription = Scorer.MetricInfo
+export type MetricDescription = Scorer.MetricInfo
 
-export interface Summary {
-  readonly config: { readonly name: string; readonly hash: string }
-  readonly dataset: {
-    readonly source: string
-    readonly hash: string
-    readonly instances: number
+export const Summary = Schema.Struct({
+  config: Schema.Struct({ name: Schema.String, hash: Schema.String }),
+  dataset: Schema.Struct({
+    source: Schema.String,
+    hash: Schema.String,
+    instances: Int,
     /** Rows skipped under `onInvalid: skip`, with their ids (or row numbers) and reasons. */
-    readonly skipped: ReadonlyArray<{ readonly row: string; readonly reason: string }>
-  }
-  readonly seed: number
+    skipped: Schema.Array(Schema.Struct({ row: Schema.String, reason: Schema.String }))
+  }),
+  seed: Int,
   /** Bootstrap resamples behind every ci95. */
-  readonly resamples?: number
+  resamples: Int,
   /** Id of the cell others are compared against (`report.baseline`, else the `all` retriever's cell, else the first). */
-  readonly baseline?: string
-  readonly metrics: ReadonlyArray<MetricDescription>
-  readonly cells: ReadonlyArray<CellSummary>
-}
+  baseline: Schema.String,
+  metrics: Schema.Array(MetricDescription),
+  cells: Schema.Array(CellSummary)
+})
+export type Summary = typeof Summary.Type
+
+/** Serialize a summary (stable key order, 2-space indent, trailing newline). */
+export const encodeSummary = (summary: Summary): string => `${JSON.stringify(Schema.encodeSync(Summary)(summary), null, 2)}\n`

@@ -10,36 +10,52 @@
  * stats.result().stageTimeMs // { retrieve: 812, infer: 40210, ... }
  */
 import type { Trace } from "@cupid-lab/core"
+import { Schema } from "effect"
 import * as fs from "node:fs"
 import * as path from "node:path"
 import { fileURLToPath } from "node:url"
 
-export interface TraceTotals {
-  /** Wall-clock milliseconds summed over pairs, per stage (pairs overlap when concurrency > 1). */
-  readonly stageTimeMs: Readonly<Record<string, number>>
-  readonly modelCalls: { readonly made: number; readonly cached: number }
-  readonly tokens: { readonly prompt: number; readonly completion: number }
-  readonly failuresByStage: Readonly<Record<string, number>>
-}
+const Int = Schema.Number
+const NumberRecord = Schema.Record({ key: Schema.String, value: Schema.Number })
 
-export interface RunInfo extends TraceTotals {
-  readonly startedAt: string
-  readonly endedAt: string
-  readonly durationMs: number
-  readonly interrupted: boolean
-  readonly config: { readonly file: string; readonly name: string; readonly hash: string }
-  readonly dataset: { readonly source: string; readonly resolved: string; readonly fingerprint: string; readonly instances: number; readonly skipped: number }
-  readonly cells: number
-  readonly pairs: { readonly total: number; readonly resumed: number; readonly ran: number; readonly failed: number; readonly lines: number }
+export const TraceTotals = Schema.Struct({
+  /** Wall-clock milliseconds summed over pairs, per stage (pairs overlap when concurrency > 1). */
+  stageTimeMs: NumberRecord,
+  modelCalls: Schema.Struct({ made: Int, cached: Int }),
+  tokens: Schema.Struct({ prompt: Int, completion: Int }),
+  failuresByStage: NumberRecord
+})
+export type TraceTotals = typeof TraceTotals.Type
+
+export const Fit = Schema.Struct({
+  cell: Schema.String,
+  plugin: Schema.String,
+  train: Schema.String,
+  trainFingerprint: Schema.String,
+  parameters: Schema.Record({ key: Schema.String, value: Schema.Unknown })
+})
+
+export const RunInfo = Schema.Struct({
+  ...TraceTotals.fields,
+  startedAt: Schema.String,
+  endedAt: Schema.String,
+  durationMs: Schema.Number,
+  interrupted: Schema.Boolean,
+  config: Schema.Struct({ file: Schema.String, name: Schema.String, hash: Schema.String }),
+  dataset: Schema.Struct({ source: Schema.String, resolved: Schema.String, fingerprint: Schema.String, instances: Int, skipped: Int }),
+  cells: Int,
+  pairs: Schema.Struct({ total: Int, resumed: Int, ran: Int, failed: Int, lines: Int }),
   /** Pairs computed by this run per second of its duration. */
-  readonly pairsPerSecond: number | null
-  /** Validation, data counting and building (`prepare`), the pair loop, sorting and summarizing (`write`). */
-  readonly phasesMs: { readonly prepare: number; readonly pairs: number; readonly write: number }
-  readonly cache: { readonly hits: number; readonly misses: number; readonly writes: number }
+  pairsPerSecond: Schema.NullOr(Schema.Number),
+  /** Validation and building (`prepare`), the pair loop (`pairs`), sorting, summarizing and reports (`write`). */
+  phasesMs: Schema.Struct({ prepare: Schema.Number, pairs: Schema.Number, write: Schema.Number }),
+  /** Model cache statistics (see core's ModelCache). */
+  cache: Schema.Record({ key: Schema.String, value: Schema.Number }),
   /** What plugins fitted on training data, per cell: training source and fingerprint, fitted parameters. */
-  readonly fits?: ReadonlyArray<{ readonly cell: string; readonly plugin: string; readonly train: string; readonly trainFingerprint: string; readonly parameters: Readonly<Record<string, unknown>> }>
-  readonly versions: Readonly<Record<string, string>>
-}
+  fits: Schema.optionalWith(Schema.Array(Fit), { exact: true }),
+  versions: Schema.Record({ key: Schema.String, value: Schema.String })
+})
+export type RunInfo = typeof RunInfo.Type
 
 const sorted = (m: Map<string, number>): Record<string, number> => {
   const out: Record<string, number> = {}
@@ -111,4 +127,4 @@ export const versions = (): Record<string, string> => {
   return out
 }
 
-export const encode = (info: RunInfo): string => `${JSON.stringify(info, null, 2)}\n`
+export const encode = (info: RunInfo): string => `${JSON.stringify(Schema.encodeSync(RunInfo)(info), null, 2)}\n`

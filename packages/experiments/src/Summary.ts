@@ -1,30 +1,22 @@
 /**
  * `<out>/summary.json`: for every cell and slice (all, consistent, contrastive, changing), the
  * number of instances scored and failed, and for every metric its N, value and a seeded bootstrap
- * 95% interval. How a metric aggregates comes from its scorer (`MetricInfo.aggregate`):
- * `mean` of per-instance values, `pooled` ratio of summed `<name>:num` / `<name>:den` (micro
- * average), or `{ f1Of: [p, r] }`, the harmonic mean of two pooled ratios, resampled together.
+ * 95% interval. How a metric aggregates is its declared {@link Scorer.Aggregate}: the mean of
+ * per-instance values, the pooled ratio of summed counts (micro average), or the F1 of two pooled
+ * ratios, resampled together.
+ *
+ * The accumulator is a fold over result lines in their final order (the runner feeds it while it
+ * writes the sorted results file); per line it keeps only the scores.
  *
  * @example
  * import { Summary } from "@cupid-lab/experiments"
  * const acc = Summary.accumulator({ metrics, seed: 7, resamples: 1000 })
- * for (const line of lines) acc.add(JSON.parse(line))
- * const cells = acc.cells(grid) // CellSummary[]
+ * for (const line of lines) acc.add(line)
+ * const cells = acc.cells(cellInfos) // CellSummary[]
  */
 import type { Domain, Scorer } from "@cupid-lab/core"
 import { Statistics } from "@cupid-lab/scorers"
-import type { CellSummary, MetricDescription, MetricEstimate, ResultLine, Slice, SliceSummary, Summary } from "./ResultLine.js"
-import { slices } from "./ResultLine.js"
-
-const isHelper = (name: string): boolean => name.endsWith(":num") || name.endsWith(":den")
-
-export const describe = (m: Scorer.MetricInfo): MetricDescription => ({
-  name: m.name,
-  description: m.description,
-  higherIsBetter: m.higherIsBetter,
-  heuristic: m.heuristic,
-  aggregate: m.aggregate ?? "mean"
-})
+import type { CellSummary, MetricDescription, MetricEstimate, PluginFact, ResultLine, Slice, SliceSummary } from "./ResultLine.js"
 
 const nullable = (x: number): number | null => (Number.isFinite(x) ? x : null)
 
@@ -34,54 +26,20 @@ const toEstimate = (e: Statistics.Estimate): MetricEstimate => ({
   ci95: [nullable(e.ci95[0]), nullable(e.ci95[1])]
 })
 
-const f1 = (p: number, r: number): number => (Number.isNaN(p) || Number.isNaN(r) ? NaN : p + r === 0 ? 0 : (2 * p * r) / (p + r))
-
-/**
- * Micro F1 from per-instance counts: F1 of (sum pNum / sum pDen, sum rNum / sum rDen), with a
- * bootstrap over instances drawn exactly as `Statistics.bootstrapRatio` draws them.
- */
-export const bootstrapF1 = (
-  p: { readonly num: ReadonlyArray<number>; readonly den: ReadonlyArray<number> },
-  r: { readonly num: ReadonlyArray<number>; readonly den: ReadonlyArray<number> },
-  options: Statistics.BootstrapOptions
-): Statistics.Estimate => {
-  const rows: Array<readonly [number, number, number, number]> = []
-  for (let i = 0; i < p.num.length; i++) {
-    const row = [p.num[i]!, p.den[i]!, r.num[i]!, r.den[i]!] as const
-    if (row.every((x) => Number.isFinite(x))) rows.push(row)
-  }
-  const stat = (pick: (i: number) => number): number => {
-    let pn = 0, pd = 0, rn = 0, rd = 0
-    for (let i = 0; i < rows.length; i++) {
-      const row = rows[pick(i)]!
-      pn += row[0]
-      pd += row[1]
-      rn += row[2]
-      rd += row[3]
-    }
-    return f1(pd === 0 ? NaN : pn / pd, rd === 0 ? NaN : rn / rd)
-  }
-  const m = stat((i) => i)
-  if (rows.length < 2) return { n: rows.length, mean: m, ci95: [m, m] }
-  const B = options.resamples ?? 1000
-  const next = Statistics.rng(options.seed)
-  const stats: Array<number> = []
-  for (let b = 0; b < B; b++) {
-    const s = stat(() => Math.floor(next() * rows.length))
-    if (Number.isFinite(s)) stats.push(s)
-  }
-  stats.sort((x, y) => x - y)
-  return { n: rows.length, mean: m, ci95: [Statistics.quantile(stats, 0.025), Statistics.quantile(stats, 0.975)] }
-}
-
-/** What the accumulator needs of a result line. */
+/** What the accumulator reads of a result line. */
 export type LineScores = Pick<ResultLine, "cell" | "type" | "status" | "scores">
+
+/** Per-instance values of one metric over the ok lines of a cell, in line order (NaN when absent). */
+interface Column {
+  readonly values: Array<number>
+  readonly num: Array<number>
+  readonly den: Array<number>
+}
 
 interface CellData {
   readonly types: Array<Domain.InstanceType>
   readonly failed: Record<Slice, number>
-  /** metric key -> value per ok line (NaN when absent or null). */
-  readonly values: Map<string, Array<number>>
+  readonly columns: Map<string, Column>
 }
 
 export interface AccumulatorOptions {
@@ -95,41 +53,69 @@ export interface CellInfo {
   readonly name: string
   readonly params: Readonly<Record<string, unknown>>
   readonly usesGold: boolean
+  readonly oracleRetrieval: boolean
   readonly heuristicStages: ReadonlyArray<string>
+  readonly plugins: ReadonlyArray<PluginFact>
 }
 
 export interface Accumulator {
   readonly add: (line: LineScores) => void
-  /** Metrics declared by the scorers, then any undeclared score keys (as means), in a stable order. */
+  /** Metrics declared by the scorers, then any undeclared score keys, in a stable order. */
   readonly metrics: () => ReadonlyArray<MetricDescription>
   readonly cells: (cells: ReadonlyArray<CellInfo>) => Array<CellSummary>
 }
 
+/** A metric a scorer returned without declaring it: a mean of its numbers, or a ratio of its counts. */
+const undeclared = (name: string, counts: boolean): MetricDescription => ({
+  name,
+  description: "(not declared by its scorer)",
+  family: name.includes(".") ? name.slice(0, name.indexOf(".")) : "other",
+  direction: "higher",
+  heuristic: false,
+  headline: false,
+  aggregate: counts ? { _tag: "Ratio" } : { _tag: "Mean" }
+})
+
+/** The bootstrap estimate of a metric over some rows of a cell. */
+export const estimate = (
+  metric: Pick<MetricDescription, "name" | "aggregate">,
+  column: (name: string) => Column | undefined,
+  rows: ReadonlyArray<number>,
+  options: Statistics.BootstrapOptions
+): Statistics.Estimate => {
+  const pick = (xs: ReadonlyArray<number> | undefined) => rows.map((i) => xs?.[i] ?? NaN)
+  const agg: Scorer.Aggregate = metric.aggregate
+  switch (agg._tag) {
+    case "Mean":
+      return Statistics.bootstrapMean(pick(column(metric.name)?.values), options)
+    case "Ratio": {
+      const c = column(metric.name)
+      return Statistics.bootstrapRatio(pick(c?.num), pick(c?.den), options)
+    }
+    case "F1": {
+      const p = column(agg.precision), r = column(agg.recall)
+      return Statistics.bootstrapF1({ num: pick(p?.num), den: pick(p?.den) }, { num: pick(r?.num), den: pick(r?.den) }, options)
+    }
+  }
+}
+
 export const accumulator = (options: AccumulatorOptions): Accumulator => {
   const data = new Map<string, CellData>()
-  const seenKeys = new Set<string>()
+  // undeclared keys -> whether they carried counts
+  const seen = new Map<string, boolean>()
+  const declared = new Set(options.metrics.map((m) => m.name))
   const cellData = (id: string): CellData => {
     let d = data.get(id)
     if (d === undefined) {
-      d = { types: [], failed: { all: 0, consistent: 0, contrastive: 0, changing: 0 }, values: new Map() }
+      d = { types: [], failed: { all: 0, consistent: 0, contrastive: 0, changing: 0 }, columns: new Map() }
       data.set(id, d)
     }
     return d
   }
-  const metrics = (): ReadonlyArray<MetricDescription> => {
-    const declared = new Set(options.metrics.map((m) => m.name))
-    const extra = [...seenKeys].filter((k) => !declared.has(k) && !isHelper(k)).sort()
-    return [
-      ...options.metrics,
-      ...extra.map((name): MetricDescription => ({
-        name,
-        description: "(not declared by its scorer)",
-        higherIsBetter: true,
-        heuristic: false,
-        aggregate: "mean"
-      }))
-    ]
-  }
+  const metrics = (): ReadonlyArray<MetricDescription> => [
+    ...options.metrics,
+    ...[...seen.keys()].sort().map((name) => undeclared(name, seen.get(name) === true))
+  ]
   const add = (line: LineScores) => {
     const d = cellData(line.cell)
     if (line.status === "failed") {
@@ -140,16 +126,23 @@ export const accumulator = (options: AccumulatorOptions): Accumulator => {
     const row = d.types.length
     d.types.push(line.type)
     for (const k in line.scores) {
-      if (!seenKeys.has(k)) seenKeys.add(k)
-      let column = d.values.get(k)
+      const v = line.scores[k]!
+      const isCount = v !== null && typeof v === "object"
+      if (!declared.has(k) && !seen.has(k)) seen.set(k, isCount)
+      let column = d.columns.get(k)
       if (column === undefined) {
-        column = []
-        d.values.set(k, column)
+        column = { values: [], num: [], den: [] }
+        d.columns.set(k, column)
       }
       // A key first seen on a later line is absent (NaN) on the earlier ones.
-      while (column.length < row) column.push(NaN)
-      const v = line.scores[k]
-      column.push(v === null || v === undefined ? NaN : v)
+      while (column.values.length < row) {
+        column.values.push(NaN)
+        column.num.push(NaN)
+        column.den.push(NaN)
+      }
+      column.values.push(v === null ? NaN : isCount ? NaN : v)
+      column.num.push(isCount ? v.num : NaN)
+      column.den.push(isCount ? v.den : NaN)
     }
   }
   const slice = (d: CellData, s: Slice, list: ReadonlyArray<MetricDescription>): SliceSummary => {
@@ -157,25 +150,9 @@ export const accumulator = (options: AccumulatorOptions): Accumulator => {
     d.types.forEach((t, i) => {
       if (s === "all" || t === s) rows.push(i)
     })
-    const column = (key: string): Array<number> => {
-      const c = d.values.get(key)
-      return rows.map((i) => c?.[i] ?? NaN)
-    }
     const bootstrap = { seed: options.seed, resamples: options.resamples }
     const out: Record<string, MetricEstimate> = {}
-    for (const m of list) {
-      const agg = m.aggregate
-      const est = agg === "mean"
-        ? Statistics.bootstrapMean(column(m.name), bootstrap)
-        : agg === "pooled"
-        ? Statistics.bootstrapRatio(column(`${m.name}:num`), column(`${m.name}:den`), bootstrap)
-        : bootstrapF1(
-          { num: column(`${agg.f1Of[0]}:num`), den: column(`${agg.f1Of[0]}:den`) },
-          { num: column(`${agg.f1Of[1]}:num`), den: column(`${agg.f1Of[1]}:den`) },
-          bootstrap
-        )
-      out[m.name] = toEstimate(est)
-    }
+    for (const m of list) out[m.name] = toEstimate(estimate(m, (name) => d.columns.get(name), rows, bootstrap))
     return { n: rows.length, failed: d.failed[s], metrics: out }
   }
   return {
@@ -185,13 +162,20 @@ export const accumulator = (options: AccumulatorOptions): Accumulator => {
       const list = metrics()
       return cells.map((c) => {
         const d = cellData(c.id)
-        const bySlice = {} as Record<Slice, SliceSummary>
-        for (const s of slices) bySlice[s] = slice(d, s, list)
-        return { id: c.id, name: c.name, params: c.params, usesGold: c.usesGold, heuristicStages: c.heuristicStages, slices: bySlice }
+        const bySlice = { all: slice(d, "all", list), consistent: slice(d, "consistent", list), contrastive: slice(d, "contrastive", list), changing: slice(d, "changing", list) }
+        return {
+          id: c.id,
+          name: c.name,
+          params: c.params,
+          usesGold: c.usesGold,
+          oracleRetrieval: c.oracleRetrieval,
+          heuristicStages: c.heuristicStages,
+          plugins: c.plugins,
+          slices: bySlice
+        }
       })
     }
   }
 }
 
-/** Serialize a summary (stable key order, 2-space indent, trailing newline). */
-export const encode = (summary: Summary): string => `${JSON.stringify(summary, null, 2)}\n`
+export { encodeSummary as encode } from "./ResultLine.js"

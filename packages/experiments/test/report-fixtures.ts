@@ -3,28 +3,30 @@
  * summary.json built by the sweep's own accumulator, an optional run.json, and a dataset the
  * examples section can read back (through `openDataset`, no file needed).
  */
-import { type Dataset, Domain } from "@cupid-lab/core"
+import { type Dataset, Domain, Scorer } from "@cupid-lab/core"
 import { Effect, Stream } from "effect"
 import * as fs from "node:fs"
 import * as os from "node:os"
 import * as path from "node:path"
-import type { MetricDescription, ResultLine, Summary as SummaryType } from "../src/ResultLine.js"
+import type { MetricDescription, ResultLine, Score, Summary as SummaryType } from "../src/ResultLine.js"
 import * as Summary from "../src/Summary.js"
 
 export const tempDir = (prefix: string): string => fs.mkdtempSync(path.join(os.tmpdir(), `cupid-${prefix}-`))
 
 export const metrics: ReadonlyArray<MetricDescription> = [
-  { name: "retrieval.recall", description: "Relevant selected / relevant.", higherIsBetter: true, heuristic: false, aggregate: "mean" },
-  { name: "inference.f1", description: "Per-instance F1 (macro).", higherIsBetter: true, heuristic: true, aggregate: "mean" },
-  { name: "inference.precision_micro", description: "Pooled precision.", higherIsBetter: true, heuristic: true, aggregate: "pooled" },
-  { name: "inference.recall_micro", description: "Pooled recall.", higherIsBetter: true, heuristic: true, aggregate: "pooled" },
-  {
+  Scorer.metric({ name: "retrieval.recall", description: "Relevant selected / relevant.", family: "retrieval", headline: true, mainRank: 2 }),
+  Scorer.metric({ name: "inference.f1", description: "Per-instance F1 (macro).", family: "inference", heuristic: true }),
+  Scorer.metric({ name: "inference.precision_micro", description: "Pooled precision.", family: "inference", heuristic: true, aggregate: Scorer.ratio }),
+  Scorer.metric({ name: "inference.recall_micro", description: "Pooled recall.", family: "inference", heuristic: true, aggregate: Scorer.ratio }),
+  Scorer.metric({
     name: "inference.f1_micro",
     description: "Micro F1.",
-    higherIsBetter: true,
+    family: "inference",
     heuristic: true,
-    aggregate: { f1Of: ["inference.precision_micro", "inference.recall_micro"] }
-  }
+    headline: true,
+    mainRank: 1,
+    aggregate: Scorer.f1Of("inference.precision_micro", "inference.recall_micro")
+  })
 ]
 
 export interface InstanceSpec {
@@ -52,19 +54,14 @@ export interface Counts {
 const f1 = (p: number, r: number) => (p + r === 0 ? 0 : (2 * p * r) / (p + r))
 
 /** The score keys the preference-match scorer writes for one instance. */
-export const scores = (c: Counts): Record<string, number | null> => {
+export const scores = (c: Counts): Record<string, Score> => {
   const [pn, pd, rn, rd] = c.counts
   const p = pn / pd, r = rn / rd
   return {
     "retrieval.recall": c.recall,
     "inference.f1": f1(p, r),
-    "inference.precision_micro": p,
-    "inference.precision_micro:num": pn,
-    "inference.precision_micro:den": pd,
-    "inference.recall_micro": r,
-    "inference.recall_micro:num": rn,
-    "inference.recall_micro:den": rd,
-    "inference.f1_micro": f1(p, r)
+    "inference.precision_micro": { num: pn, den: pd },
+    "inference.recall_micro": { num: rn, den: rd }
   }
 }
 
@@ -165,7 +162,15 @@ export const writeRun = (dir: string, spec: RunSpec): SummaryType => {
     resamples: spec.resamples ?? 200,
     baseline: spec.cells[0]!.id,
     metrics: acc.metrics(),
-    cells: acc.cells(spec.cells.map((c) => ({ id: c.id, name: c.name, params: params(c), usesGold: c.usesGold ?? false, heuristicStages: ["inferrer"] })))
+    cells: acc.cells(spec.cells.map((c) => ({
+      id: c.id,
+      name: c.name,
+      params: params(c),
+      usesGold: c.usesGold ?? false,
+      oracleRetrieval: c.usesGold === true && c.retriever === "oracle",
+      heuristicStages: ["inferrer"],
+      plugins: []
+    })))
   }
   fs.writeFileSync(path.join(dir, "summary.json"), Summary.encode(summary))
   if (spec.runInfo !== undefined) fs.writeFileSync(path.join(dir, "run.json"), `${JSON.stringify(spec.runInfo, null, 2)}\n`)

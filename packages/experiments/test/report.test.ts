@@ -1,3 +1,4 @@
+import { Scorer } from "@cupid-lab/core"
 import { Statistics } from "@cupid-lab/scorers"
 import { describe, expect, it } from "@effect/vitest"
 import { Effect } from "effect"
@@ -146,9 +147,8 @@ describe("report analysis on a hand-made run (2 cells x 4 instances)", () => {
     expect(Analysis.analyze(run, { baseline: "bm25(k=2)" }).baseline.id).toBe(cellB.id)
     expect(Analysis.analyze(run, { baseline: cellB.id }).deltas.every((d) => d.cell === cellA.id)).toBe(true)
     expect(() => Analysis.analyze(run, { baseline: "nope" })).toThrow(/baseline "nope" is not a cell of this run; cells: all, bm25\(k=2\)/)
-    const { baseline: _b, ...withoutBaseline } = run.summary
-    const reordered = { ...withoutBaseline, cells: [...run.summary.cells].reverse() }
-    expect(Analysis.chooseBaseline(reordered).cell.id).toBe(cellA.id)
+    const reordered = { ...run.summary, baseline: "not a cell", cells: [...run.summary.cells].reverse() }
+    expect(Analysis.chooseBaseline(reordered)).toEqual({ cell: reordered.cells[0], reason: "the first cell (the run's baseline is not one of its cells)" })
   })
 })
 
@@ -198,15 +198,15 @@ describe("report.md", () => {
 })
 
 describe("results.csv", () => {
-  it("writes one RFC 4180 row per (cell, instance), metrics as sorted columns", () => {
+  it("writes one RFC 4180 row per (cell, instance), metrics as sorted columns, counts as two columns", () => {
     const ok = { ...cellA, results: [{ recall: 1, counts: [1, 2, 1, 2] as const }] }
     const bad = { ...cellB, id: "cccc000000000003", name: 'bm25, "tuned"', results: [{ recall: 1, counts: [1, 1, 1, 1] as const }, { error: 'timeout, after "3" tries\nretry later' }] }
     const text = [line(ok, 0), line(bad, 1)].map((l) => JSON.stringify(l)).join("\n")
     const csv = Csv.render(RunDir.parseRows(text, "results.jsonl"))
     expect(csv).toBe(
-      "cell,cell_name,instance,persona_id,type,status,inference.f1,inference.f1_micro,inference.precision_micro,inference.precision_micro:den,inference.precision_micro:num,inference.recall_micro,inference.recall_micro:den,inference.recall_micro:num,retrieval.recall,calls,prompt_tokens,completion_tokens,error_stage,error_plugin,error_message\r\n" +
-        "aaaa000000000001,all,p1:consistent,p1,consistent,ok,0.5,0.5,0.5,2,1,0.5,2,1,1,2,100,10,,,\r\n" +
-        'cccc000000000003,"bm25, ""tuned""",p1:contrastive,p1,contrastive,failed,,,,,,,,,,1,40,5,infer,llm,"timeout, after ""3"" tries\nretry later"\r\n'
+      "cell,cell_name,instance,persona_id,type,status,inference.f1,inference.precision_micro.num,inference.precision_micro.den,inference.recall_micro.num,inference.recall_micro.den,retrieval.recall,calls,prompt_tokens,completion_tokens,error_stage,error_plugin,error_message\r\n" +
+        "aaaa000000000001,all,p1:consistent,p1,consistent,ok,0.5,1,2,1,2,1,2,100,10,,,\r\n" +
+        'cccc000000000003,"bm25, ""tuned""",p1:contrastive,p1,contrastive,failed,,,,,,,1,40,5,infer,llm,"timeout, after ""3"" tries\nretry later"\r\n'
     )
   })
 
@@ -257,14 +257,14 @@ describe("paired statistics and formatting", () => {
   it("a mean comparison is Statistics.paired on the shared rows", () => {
     const a = [0.1, 0.4, NaN, 0.9], b = [0.3, 0.4, 0.5, 0.2]
     const opts = { seed: 3, resamples: 300, permutations: 500 }
-    const metric = { name: "m", aggregate: "mean" as const }
+    const metric = { name: "m", aggregate: Scorer.mean }
     expect(Paired.compare(metric, () => a, () => b, opts)).toEqual(Statistics.paired(a, b, opts))
     expect(Paired.pairable(metric, () => a, () => b)).toBe(3)
     expect(Paired.value(metric, () => b)).toEqual({ n: 4, value: 0.35 })
   })
 
   it("a family refines only the tests Holm could still call significant", () => {
-    const metric = { name: "m", aggregate: "mean" as const }
+    const metric = { name: "m", aggregate: Scorer.mean }
     const zeros = Array.from({ length: 30 }, () => 0)
     const ones = Array.from({ length: 30 }, () => 1)
     const strong = { metric, a: () => zeros, b: () => ones }

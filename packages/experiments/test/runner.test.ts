@@ -50,7 +50,7 @@ describe("Runner.sweep", () => {
       expect(r0.meta).toEqual({ sessions: 4, historyTokens: 26, relevantMeanPosition: 2.5, relevant: ["s2", "s3"], stale: [] })
       expect(r0.selected).toEqual(["s1"])
       expect(r0.inference).toEqual({ preference: "p1 other 0 words here", analysis: "" })
-      expect(r0.scores).toEqual({ "retrieval.hit": 0, "inference.p:num": 0, "inference.p:den": 1, "inference.r:num": 0, "inference.r:den": 2, "cost.calls": 0 })
+      expect(r0.scores).toEqual({ "retrieval.hit": 0, "inference.p": { num: 0, den: 1 }, "inference.r": { num: 0, den: 2 }, "cost.calls": 0 })
       expect(r0.usage).toEqual({ calls: 0, promptTokens: 0, completionTokens: 0, byStage: {}, byModel: {} })
       expect(r0.error).toBeNull()
 

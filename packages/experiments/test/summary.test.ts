@@ -1,25 +1,25 @@
-import { Statistics } from "@cupid-lab/scorers"
+import { Scorer } from "@cupid-lab/core"
 import { describe, expect, it } from "@effect/vitest"
 import { Summary } from "../src/index.js"
-import type { MetricDescription } from "../src/ResultLine.js"
+import type { MetricDescription, Score } from "../src/ResultLine.js"
 
 const metrics: ReadonlyArray<MetricDescription> = [
-  { name: "retrieval.hit", description: "", higherIsBetter: true, heuristic: false, aggregate: "mean" },
-  { name: "inference.p", description: "", higherIsBetter: true, heuristic: true, aggregate: "pooled" },
-  { name: "inference.r", description: "", higherIsBetter: true, heuristic: true, aggregate: "pooled" },
-  { name: "inference.f1", description: "", higherIsBetter: true, heuristic: true, aggregate: { f1Of: ["inference.p", "inference.r"] } }
+  Scorer.metric({ name: "retrieval.hit", description: "", family: "retrieval" }),
+  Scorer.metric({ name: "inference.p", description: "", family: "inference", heuristic: true, aggregate: Scorer.ratio }),
+  Scorer.metric({ name: "inference.r", description: "", family: "inference", heuristic: true, aggregate: Scorer.ratio }),
+  Scorer.metric({ name: "inference.f1", description: "", family: "inference", heuristic: true, aggregate: Scorer.f1Of("inference.p", "inference.r") })
 ]
 
-const line = (type: "consistent" | "contrastive" | "changing", scores: Record<string, number | null>, status: "ok" | "failed" = "ok") =>
+const line = (type: "consistent" | "contrastive" | "changing", scores: Record<string, Score>, status: "ok" | "failed" = "ok") =>
   ({ cell: "c", type, status, scores })
 
-const cellInfo = { id: "c", name: "cell", params: {}, usesGold: false, heuristicStages: [] }
+const cellInfo = { id: "c", name: "cell", params: {}, usesGold: false, oracleRetrieval: false, heuristicStages: [], plugins: [] }
 
 describe("Summary", () => {
   const acc = Summary.accumulator({ metrics, seed: 7, resamples: 200 })
-  acc.add(line("consistent", { "retrieval.hit": 1, "inference.p:num": 2, "inference.p:den": 2, "inference.r:num": 2, "inference.r:den": 2 }))
-  acc.add(line("contrastive", { "retrieval.hit": 0.5, "inference.p:num": 1, "inference.p:den": 2, "inference.r:num": 1, "inference.r:den": 2 }))
-  acc.add(line("changing", { "retrieval.hit": null, "inference.p:num": 0, "inference.p:den": 1, "inference.r:num": 0, "inference.r:den": 2 }))
+  acc.add(line("consistent", { "retrieval.hit": 1, "inference.p": { num: 2, den: 2 }, "inference.r": { num: 2, den: 2 } }))
+  acc.add(line("contrastive", { "retrieval.hit": 0.5, "inference.p": { num: 1, den: 2 }, "inference.r": { num: 1, den: 2 } }))
+  acc.add(line("changing", { "retrieval.hit": null, "inference.p": { num: 0, den: 1 }, "inference.r": { num: 0, den: 2 } }))
   acc.add(line("changing", {}, "failed"))
   const [cell] = acc.cells([cellInfo])
 
@@ -55,16 +55,16 @@ describe("Summary", () => {
       expect(e.ci95[1]!).toBeGreaterThanOrEqual(e.mean!)
     }
     const again = Summary.accumulator({ metrics, seed: 7, resamples: 200 })
-    again.add(line("consistent", { "retrieval.hit": 1, "inference.p:num": 2, "inference.p:den": 2, "inference.r:num": 2, "inference.r:den": 2 }))
-    again.add(line("contrastive", { "retrieval.hit": 0.5, "inference.p:num": 1, "inference.p:den": 2, "inference.r:num": 1, "inference.r:den": 2 }))
-    again.add(line("changing", { "retrieval.hit": null, "inference.p:num": 0, "inference.p:den": 1, "inference.r:num": 0, "inference.r:den": 2 }))
+    again.add(line("consistent", { "retrieval.hit": 1, "inference.p": { num: 2, den: 2 }, "inference.r": { num: 2, den: 2 } }))
+    again.add(line("contrastive", { "retrieval.hit": 0.5, "inference.p": { num: 1, den: 2 }, "inference.r": { num: 1, den: 2 } }))
+    again.add(line("changing", { "retrieval.hit": null, "inference.p": { num: 0, den: 1 }, "inference.r": { num: 0, den: 2 } }))
     again.add(line("changing", {}, "failed"))
     expect(again.cells([cellInfo])).toEqual([cell])
   })
 
   it("identical instances give a zero-width interval", () => {
     const same = Summary.accumulator({ metrics, seed: 3, resamples: 50 })
-    for (let i = 0; i < 4; i++) same.add(line("consistent", { "retrieval.hit": 0.25, "inference.p:num": 1, "inference.p:den": 4, "inference.r:num": 1, "inference.r:den": 2 }))
+    for (let i = 0; i < 4; i++) same.add(line("consistent", { "retrieval.hit": 0.25, "inference.p": { num: 1, den: 4 }, "inference.r": { num: 1, den: 2 } }))
     const s = same.cells([cellInfo])[0]!.slices.all.metrics
     expect(s["retrieval.hit"]).toEqual({ n: 4, mean: 0.25, ci95: [0.25, 0.25] })
     // F1 of 0.25 and 0.5 = 2 * 0.125 / 0.75 = 1/3
@@ -73,22 +73,12 @@ describe("Summary", () => {
     expect(s["inference.f1"]!.ci95[1]).toBeCloseTo(1 / 3, 12)
   })
 
-  it("bootstrapF1 draws instances exactly as bootstrapRatio does", () => {
-    // with precision counts equal to recall counts, F1 = that ratio, resample by resample
-    const num = [1, 0, 2, 3, 1], den = [2, 1, 2, 4, 3]
-    const f = Summary.bootstrapF1({ num, den }, { num, den }, { seed: 11, resamples: 300 })
-    const r = Statistics.bootstrapRatio(num, den, { seed: 11, resamples: 300 })
-    expect(f.n).toBe(5)
-    expect(f.mean).toBeCloseTo(7 / 12, 12)
-    expect(f.ci95[0]).toBeCloseTo(r.ci95[0], 12)
-    expect(f.ci95[1]).toBeCloseTo(r.ci95[1], 12)
-  })
-
-  it("lists score keys no scorer declared as means, and never the :num/:den helpers", () => {
+  it("lists score keys no scorer declared: numbers as means, counts as ratios", () => {
     const a = Summary.accumulator({ metrics: metrics.slice(0, 1), seed: 1, resamples: 10 })
-    a.add(line("consistent", { "retrieval.hit": 1, "extra.thing": 2, "inference.p:num": 1, "inference.p:den": 1 }))
+    a.add(line("consistent", { "retrieval.hit": 1, "extra.thing": 2, "inference.p": { num: 1, den: 1 } }))
     a.add(line("consistent", { "retrieval.hit": 0 }))
-    expect(a.metrics().map((m) => m.name)).toEqual(["retrieval.hit", "extra.thing"])
+    expect(a.metrics().map((m) => [m.name, m.aggregate._tag])).toEqual([["retrieval.hit", "Mean"], ["extra.thing", "Mean"], ["inference.p", "Ratio"]])
+    expect(a.cells([cellInfo])[0]!.slices.all.metrics["inference.p"]).toEqual({ n: 1, mean: 1, ci95: [1, 1] })
     // a key missing on one line is "does not apply" there
     expect(a.cells([cellInfo])[0]!.slices.all.metrics["extra.thing"]).toEqual({ n: 1, mean: 2, ci95: [2, 2] })
   })

@@ -2,7 +2,7 @@
  * Small plugins and data for the experiments tests: they exercise the runner without depending on
  * the real retrievers, scorers or models.
  */
-import { Dataset, Domain, Errors, Models, Plugin, Retriever } from "@cupid-lab/core"
+import { Dataset, Domain, Errors, Models, Plugin, Retriever, Scorer } from "@cupid-lab/core"
 import { Effect, Schema, Stream } from "effect"
 import * as fs from "node:fs"
 import * as os from "node:os"
@@ -125,11 +125,19 @@ export const hits = Plugin.scorer({
   make: () =>
     Effect.succeed({
       metrics: [
-        { name: "retrieval.hit", description: "share of relevant selected", higherIsBetter: true, heuristic: false },
-        { name: "inference.p", description: "pooled precision", higherIsBetter: true, heuristic: true, aggregate: "pooled" as const },
-        { name: "inference.r", description: "pooled recall", higherIsBetter: true, heuristic: true, aggregate: "pooled" as const },
-        { name: "inference.f1", description: "micro F1", higherIsBetter: true, heuristic: true, aggregate: { f1Of: ["inference.p", "inference.r"] as const } },
-        { name: "cost.calls", description: "model calls", higherIsBetter: false, heuristic: false }
+        Scorer.metric({ name: "retrieval.hit", description: "share of relevant selected", family: "retrieval", headline: true, mainRank: 2 }),
+        Scorer.metric({ name: "inference.p", description: "pooled precision", family: "inference", heuristic: true, aggregate: Scorer.ratio }),
+        Scorer.metric({ name: "inference.r", description: "pooled recall", family: "inference", heuristic: true, aggregate: Scorer.ratio }),
+        Scorer.metric({
+          name: "inference.f1",
+          description: "micro F1",
+          family: "inference",
+          heuristic: true,
+          headline: true,
+          mainRank: 1,
+          aggregate: Scorer.f1Of("inference.p", "inference.r")
+        }),
+        Scorer.metric({ name: "cost.calls", description: "model calls", family: "cost", direction: "lower" })
       ],
       score: ({ instance, trace }) => {
         const relevant = new Set(instance.gold.sessions.filter((s) => s.label === "relevant").map((s) => s.id))
@@ -137,10 +145,8 @@ export const hits = Plugin.scorer({
         const found = selected.filter((id) => relevant.has(id)).length
         return Effect.succeed({
           "retrieval.hit": relevant.size === 0 ? NaN : found / relevant.size,
-          "inference.p:num": found,
-          "inference.p:den": selected.length,
-          "inference.r:num": found,
-          "inference.r:den": relevant.size,
+          "inference.p": { num: found, den: selected.length },
+          "inference.r": { num: found, den: relevant.size },
           "cost.calls": trace.usage.length
         })
       }

@@ -91,7 +91,7 @@ const sameAggregate = (x: MetricDescription, y: MetricDescription): boolean =>
 export const compare = (a: RunDir.Run, b: RunDir.Run, options: Options = {}): Comparison => {
   const { matches, onlyA, onlyB } = matchCells(a.summary.cells, b.summary.cells)
   const fa = Analysis.families(a.summary)
-  const candidates = Analysis.comparedMetrics(fa)
+  const candidates = Analysis.comparedMetrics(a.summary, fa)
   const warnings: Array<string> = []
   const metrics = candidates.filter((m) => {
     const other = Analysis.metricNamed(b.summary, m.name)

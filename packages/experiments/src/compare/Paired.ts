@@ -27,25 +27,41 @@ export interface Options {
   readonly permutations: number
 }
 
-/** Per-instance values of a score key (`inference.f1`, `inference.precision_micro:num`, ...). */
-export type Columns = (key: string) => ReadonlyArray<number>
+/** Which number of a metric's per-instance score: a Mean's value, or a Ratio's numerator or denominator. */
+export type Part = "value" | "num" | "den"
+
+/** A column of per-instance numbers a metric is computed from. */
+export interface Key {
+  readonly metric: string
+  readonly part: Part
+}
+
+/** Per-instance numbers of a column (NaN where absent). */
+export type Columns = (key: Key) => ReadonlyArray<number>
 
 export type Comparison = Statistics.PairedComparison
 
 const f1 = (p: number, r: number): number => (Number.isNaN(p) || Number.isNaN(r) ? NaN : p + r === 0 ? 0 : (2 * p * r) / (p + r))
 const ratio = (num: number, den: number): number => (den === 0 ? NaN : num / den)
 
-/** The score keys a metric's value is computed from. */
-export const keysOf = (metric: Pick<MetricDescription, "name" | "aggregate">): ReadonlyArray<string> => {
+const counts = (metric: string): ReadonlyArray<Key> => [{ metric, part: "num" }, { metric, part: "den" }]
+
+/** The columns a metric's value is computed from. */
+export const keysOf = (metric: Pick<MetricDescription, "name" | "aggregate">): ReadonlyArray<Key> => {
   const agg = metric.aggregate
-  if (agg === "mean") return [metric.name]
-  if (agg === "pooled") return [`${metric.name}:num`, `${metric.name}:den`]
-  return [`${agg.f1Of[0]}:num`, `${agg.f1Of[0]}:den`, `${agg.f1Of[1]}:num`, `${agg.f1Of[1]}:den`]
+  switch (agg._tag) {
+    case "Mean":
+      return [{ metric: metric.name, part: "value" }]
+    case "Ratio":
+      return counts(metric.name)
+    case "F1":
+      return [...counts(agg.precision), ...counts(agg.recall)]
+  }
 }
 
 /** The statistic of summed counts, in the order of {@link keysOf}. */
 const pooledStatistic = (metric: Pick<MetricDescription, "aggregate">): ((sums: ArrayLike<number>) => number) =>
-  metric.aggregate === "pooled"
+  metric.aggregate._tag === "Ratio"
     ? (s) => ratio(s[0]!, s[1]!)
     : (s) => f1(ratio(s[0]!, s[1]!), ratio(s[2]!, s[3]!))
 
@@ -70,7 +86,7 @@ export const value = (
     cols.forEach((c, k) => (sums[k]! += c[i]!))
   }
   if (n === 0) return { n, value: NaN }
-  return { n, value: metric.aggregate === "mean" ? sums[0]! / n : pooledStatistic(metric)(sums) }
+  return { n, value: metric.aggregate._tag === "Mean" ? sums[0]! / n : pooledStatistic(metric)(sums) }
 }
 
 /** Rows usable for a paired test: every value the metric needs is finite in both cells. */
@@ -169,7 +185,7 @@ export const compare = (
   const colsB = keys.map(b)
   const length = Math.min(...colsA.map((c) => c.length), ...colsB.map((c) => c.length))
   const pick = rows ?? Array.from({ length }, (_, i) => i)
-  if (metric.aggregate === "mean") {
+  if (metric.aggregate._tag === "Mean") {
     const ca = colsA[0]!, cb = colsB[0]!
     return Statistics.paired(pick.map((i) => ca[i] ?? NaN), pick.map((i) => cb[i] ?? NaN), options)
   }

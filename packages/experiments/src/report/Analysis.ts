@@ -15,7 +15,6 @@
  * analysis.deltas.filter((d) => d.pHolm < 0.05)
  */
 import { Hash } from "@cupid-lab/core"
-import { Builtins as RetrieverBuiltins } from "@cupid-lab/retrievers"
 import * as Paired from "../compare/Paired.js"
 import type { CellSummary, MetricDescription, Slice, Summary } from "../ResultLine.js"
 import { slices } from "../ResultLine.js"
@@ -26,7 +25,7 @@ import { columnsOf, index, sharedInstances } from "./Rows.js"
 import type { Run } from "./RunDir.js"
 
 export interface Options {
-  /** Cell id or name of the baseline; default summary.baseline, else the `all` retriever's cell, else the first. */
+  /** Cell id or name of the baseline; default the run's (summary.baseline). */
   readonly baseline?: string
   /** Permutations of the tests that are refined; default {@link Paired.permutationsFor} the number of tests. */
   readonly permutations?: number
@@ -53,7 +52,7 @@ export interface Analysis {
   readonly cells: ReadonlyArray<CellView>
   readonly baseline: CellSummary
   readonly baselineReason: string
-  /** Inference F1 when scored, else retrieval recall, else the first metric. */
+  /** The declared main-metric candidate of lowest rank (inference F1, then retrieval recall, then the judge's score with the built-in scorers). */
   readonly main: MetricDescription | undefined
   /** Micro precision / recall / F1 when the scorer pools, else the macro ones (absent metrics left out). */
   readonly inference: ReadonlyArray<MetricDescription>
@@ -81,15 +80,9 @@ export interface Analysis {
 export const metricNamed = (summary: Summary, name: string): MetricDescription | undefined =>
   summary.metrics.find((m) => m.name === name)
 
-const present = (summary: Summary, names: ReadonlyArray<string>): Array<MetricDescription> =>
-  names.flatMap((n) => {
-    const m = metricNamed(summary, n)
-    return m === undefined ? [] : [m]
-  })
-
-const retrieverUse = (c: CellSummary): unknown => {
-  const r = c.params["retriever"]
-  return r !== null && typeof r === "object" ? (r as Record<string, unknown>)["use"] : undefined
+const withoutRetriever = (c: CellSummary): string => {
+  const { retriever: _r, ...rest } = c.params
+  return Hash.canonicalJson(rest)
 }
 
 /** Which cell is the baseline, and why (for the report's text). */
@@ -104,53 +97,46 @@ export const chooseBaseline = (summary: Summary, requested?: string): { readonly
     }
     return { cell: c, reason: "chosen on the command line" }
   }
-  if (summary.baseline !== undefined) {
-    const c = find(summary.baseline)
-    if (c !== undefined) return { cell: c, reason: "set by the sweep: the config's report.baseline when given, else the cell whose retriever is all, else the first cell" }
-  }
-  const all = cells.find((c) => retrieverUse(c) === "all")
-  if (all !== undefined) return { cell: all, reason: "the cell whose retriever is all (the full history)" }
-  return { cell: cells[0]!, reason: "the first cell (no cell uses the all retriever)" }
+  const c = find(summary.baseline)
+  if (c !== undefined) return { cell: c, reason: "set by the sweep: the config's report.baseline when given, else the cell whose retriever is all, else the first cell" }
+  return { cell: cells[0]!, reason: "the first cell (the run's baseline is not one of its cells)" }
 }
 
-/** An oracle-retrieval cell: it reads gold and its retriever is a gold-reading plugin. */
-const readsGoldSessions = (c: CellSummary): boolean => {
-  const use = retrieverUse(c)
-  return c.usesGold && typeof use === "string" &&
-    RetrieverBuiltins.plugins.some((p) => p.stage === "retriever" && p.name === use && p.needsGold === true)
-}
+const inFamily = (summary: Summary, family: string) => summary.metrics.filter((m) => m.family === family)
 
-const withoutRetriever = (c: CellSummary): string => {
-  const { retriever: _r, ...rest } = c.params
-  return Hash.canonicalJson(rest)
-}
-
-/** What the transform curves plot: the main metric when it is not retrieval, then retrieval precision and recall_all. */
+/** What the transform curves plot: the main metric when it is not a retrieval metric, then the retrieval headline metrics. */
 const interventionMetrics = (summary: Summary, main: MetricDescription | undefined): Array<MetricDescription> => {
-  const retrieval = present(summary, ["retrieval.precision", "retrieval.recall_all"])
-  return main === undefined || main.name.startsWith("retrieval.") ? retrieval : [main, ...retrieval]
+  const retrieval = inFamily(summary, "retrieval").filter((m) => m.headline)
+  return main === undefined || main.family === "retrieval" ? retrieval : [main, ...retrieval]
 }
 
-/** The metrics of each family the report puts in its paper-layout tables and tests. */
+/**
+ * The metrics of each family the report puts in its paper-layout tables and tests, read from the
+ * metrics' declarations: inference metrics pooled over instances (Ratio, F1) when the scorer
+ * pools, else its per-instance means; every generation metric; the retrieval headline metrics;
+ * the main metric is the declared candidate of lowest rank, else the first metric that is not a cost.
+ */
 export const families = (summary: Summary) => {
-  const micro = present(summary, ["inference.precision_micro", "inference.recall_micro", "inference.f1_micro"])
-  const macro = present(summary, ["inference.precision", "inference.recall", "inference.f1"])
+  const inferenceAll = inFamily(summary, "inference")
+  const micro = inferenceAll.filter((m) => m.aggregate._tag !== "Mean")
+  const macro = inferenceAll.filter((m) => m.aggregate._tag === "Mean")
   const inference = micro.length > 0 ? micro : macro
-  const generation = summary.metrics.filter((m) => m.name.startsWith("generation."))
-  const retrievalHeadline = present(summary, ["retrieval.precision", "retrieval.recall"])
-  const main = present(summary, ["inference.f1_micro", "inference.f1", "retrieval.recall", "generation.score"])[0] ??
-    summary.metrics.find((m) => !m.name.startsWith("cost."))
+  const generation = inFamily(summary, "generation")
+  const retrievalHeadline = inFamily(summary, "retrieval").filter((m) => m.headline)
+  const ranked = summary.metrics.filter((m) => m.mainRank !== undefined).sort((a, b) => a.mainRank! - b.mainRank!)
+  const main = ranked[0] ?? summary.metrics.find((m) => m.family !== "cost")
   return { inference, inferenceMacro: micro.length > 0 ? macro : [], generation, retrievalHeadline, main }
 }
 
 /**
- * The metrics tested against the baseline: inference F1 (micro when pooled), every generation
- * metric, retrieval precision and recall. Precision and recall of inference are shown with CIs
- * but not tested, which keeps the Holm family (and the permutations it needs) small.
+ * The metrics tested against the baseline: every headline metric (inference F1, generation
+ * scores, retrieval precision and recall with the built-in scorers). Other metrics are shown with
+ * CIs but not tested, which keeps the Holm family (and the permutations it needs) small.
  */
-export const comparedMetrics = (fam: ReturnType<typeof families>): Array<MetricDescription> => {
-  const f1 = fam.inference.find((m) => m.name === "inference.f1_micro" || m.name === "inference.f1")
-  const out = [...(f1 === undefined ? [] : [f1]), ...fam.generation, ...fam.retrievalHeadline]
+export const comparedMetrics = (summary: Summary, fam: ReturnType<typeof families>): Array<MetricDescription> => {
+  const rank = (m: MetricDescription) => m.mainRank ?? Number.POSITIVE_INFINITY
+  // main-metric candidates first, by rank; the rest in declaration order (the sort is stable)
+  const out = summary.metrics.filter((m) => m.headline).sort((a, b) => rank(a) - rank(b))
   if (out.length === 0 && fam.main !== undefined) out.push(fam.main)
   return out
 }
@@ -160,9 +146,9 @@ export const analyze = (run: Pick<Run, "summary" | "rows">, options: Options = {
   const { cell: baseline, reason } = chooseBaseline(summary, options.baseline)
   const idx = index(rows)
   const fam = families(summary)
-  const compared = comparedMetrics(fam)
+  const compared = comparedMetrics(summary, fam)
 
-  const oracles = summary.cells.filter(readsGoldSessions)
+  const oracles = summary.cells.filter((c) => c.oracleRetrieval)
   const cells: Array<CellView> = summary.cells.map((c, i) => ({
     index: i,
     summary: c,
@@ -194,7 +180,7 @@ export const analyze = (run: Pick<Run, "summary" | "rows">, options: Options = {
     inference: fam.inference,
     inferenceMacro: fam.inferenceMacro,
     generation: fam.generation,
-    retrieval: summary.metrics.filter((m) => m.name.startsWith("retrieval.") && m.name !== "retrieval.relevant_position"),
+    retrieval: inFamily(summary, "retrieval"),
     compared,
     deltas,
     tests: tested.tests,

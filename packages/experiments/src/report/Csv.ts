@@ -1,8 +1,8 @@
 /**
  * `<out>/results.csv`: one row per (cell, instance) for spreadsheets and data-frame tools. Columns:
  * ids (`cell`, `cell_name`, `instance`, `persona_id`), `type`, `status`, every score key of the run
- * as its own column (sorted; `:num` / `:den` counts of pooled metrics included, so micro averages
- * can be recomputed), usage totals (`calls`, `prompt_tokens`, `completion_tokens`), and the error
+ * as its own column (sorted; a metric scored with counts (a Ratio metric) has two columns,
+ * `<name>.num` and `<name>.den`, so micro averages can be recomputed), usage totals (`calls`, `prompt_tokens`, `completion_tokens`), and the error
  * (`error_stage`, `error_plugin`, `error_message`). Missing or undefined scores are empty fields.
  *
  * RFC 4180: CRLF line ends; a field holding a comma, a double quote, CR or LF is quoted, with
@@ -22,16 +22,41 @@ const num = (x: number | null | undefined): string => (x === null || x === undef
 export const leading = ["cell", "cell_name", "instance", "persona_id", "type", "status"] as const
 export const trailing = ["calls", "prompt_tokens", "completion_tokens", "error_stage", "error_plugin", "error_message"] as const
 
-/** The header: fixed columns around the sorted score keys. */
-export const columns = (rows: ReadonlyArray<Row>): Array<string> => {
-  const keys = new Set<string>()
-  for (const r of rows) for (const k in r.scores) keys.add(k)
-  return [...leading, ...[...keys].sort(), ...trailing]
+interface ScoreColumn {
+  readonly title: string
+  readonly value: (r: Row) => number | null | undefined
 }
 
+/** One column per Mean score key, two per key scored with counts, sorted by key. */
+const scoreColumns = (rows: ReadonlyArray<Row>): Array<ScoreColumn> => {
+  const keys = new Map<string, boolean>()
+  for (const r of rows) {
+    for (const k in r.scores) {
+      const v = r.scores[k]
+      if (v !== null && typeof v === "object") keys.set(k, true)
+      else if (!keys.has(k)) keys.set(k, false)
+    }
+  }
+  const count = (k: string, part: "num" | "den") => (r: Row) => {
+    const v = r.scores[k]
+    return v !== null && typeof v === "object" ? v[part] : undefined
+  }
+  return [...keys.keys()].sort().flatMap((k): Array<ScoreColumn> =>
+    keys.get(k) === true
+      ? [{ title: `${k}.num`, value: count(k, "num") }, { title: `${k}.den`, value: count(k, "den") }]
+      : [{ title: k, value: (r) => {
+        const v = r.scores[k]
+        return typeof v === "number" ? v : undefined
+      } }]
+  )
+}
+
+/** The header: fixed columns around the sorted score columns. */
+export const columns = (rows: ReadonlyArray<Row>): Array<string> => [...leading, ...scoreColumns(rows).map((c) => c.title), ...trailing]
+
 export const render = (rows: ReadonlyArray<Row>): string => {
-  const head = columns(rows)
-  const scoreKeys = head.slice(leading.length, head.length - trailing.length)
+  const scores = scoreColumns(rows)
+  const head = [...leading, ...scores.map((c) => c.title), ...trailing]
   const lines = [head.map(field).join(",")]
   for (const r of rows) {
     const cells = [
@@ -41,7 +66,7 @@ export const render = (rows: ReadonlyArray<Row>): string => {
       r.personaId,
       r.type,
       r.status,
-      ...scoreKeys.map((k) => num(r.scores[k])),
+      ...scores.map((c) => num(c.value(r))),
       num(r.usage.calls),
       num(r.usage.promptTokens),
       num(r.usage.completionTokens),

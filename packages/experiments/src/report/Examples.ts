@@ -13,6 +13,7 @@ import { Chunk, Effect, Stream } from "effect"
 import type { Analysis } from "./Analysis.js"
 import { index } from "./Rows.js"
 import type { Row, Run } from "./RunDir.js"
+import type { MetricDescription } from "../ResultLine.js"
 
 export interface ExampleCell {
   readonly cell: string
@@ -53,13 +54,27 @@ export const pick = (rows: ReadonlyArray<Row>): Array<string> => {
   return out
 }
 
-const perInstanceMetric = (analysis: Analysis): string | undefined =>
-  ["inference.f1", "generation.score", "retrieval.recall"].find((n) => analysis.summary.metrics.some((m) => m.name === n))
+/** A metric's value on one instance: the number of a Mean, the ratio of a Ratio's counts, the F1 of an F1's two ratios. */
+export const instanceValue = (metric: MetricDescription, scores: Row["scores"]): number => {
+  const number = (name: string): number => {
+    const v = scores[name]
+    return typeof v === "number" ? v : NaN
+  }
+  const ratio = (name: string): number => {
+    const v = scores[name]
+    return v !== null && typeof v === "object" && v.den > 0 ? v.num / v.den : NaN
+  }
+  const agg = metric.aggregate
+  if (agg._tag === "Mean") return number(metric.name)
+  if (agg._tag === "Ratio") return ratio(metric.name)
+  const p = ratio(agg.precision), r = ratio(agg.recall)
+  return Number.isNaN(p) || Number.isNaN(r) ? NaN : p + r === 0 ? 0 : (2 * p * r) / (p + r)
+}
 
 export const none = (note: string): Examples => ({ metric: undefined, examples: [], note })
 
 export const load = (
-  run: Pick<Run, "summary" | "rows">,
+  run: Pick<Run, "summary" | "rows" | "examples">,
   analysis: Analysis,
   open: OpenDataset = (source) => Dataset.open(source)
 ): Effect.Effect<Examples> =>
@@ -67,15 +82,18 @@ export const load = (
     const ids = pick(run.rows)
     if (ids.length === 0) return none("the run has no result lines")
     const wanted = new Set(ids)
-    const opened = yield* open(run.summary.dataset.source)
-    if (opened.fingerprint !== run.summary.dataset.hash) {
-      return none(`the dataset at ${run.summary.dataset.source} changed since the run (fingerprint ${opened.fingerprint.slice(0, 12)}, run ${run.summary.dataset.hash.slice(0, 12)})`)
+    const given = run.examples?.filter((i) => wanted.has(i.id)) ?? []
+    let found: ReadonlyArray<Domain.Instance> = given
+    if (given.length < wanted.size) {
+      const opened = yield* open(run.summary.dataset.source)
+      if (opened.fingerprint !== run.summary.dataset.hash) {
+        return none(`the dataset at ${run.summary.dataset.source} changed since the run (fingerprint ${opened.fingerprint.slice(0, 12)}, run ${run.summary.dataset.hash.slice(0, 12)})`)
+      }
+      found = Chunk.toReadonlyArray(yield* Stream.runCollect(opened.instances.pipe(Stream.filter((i) => wanted.has(i.id)), Stream.take(wanted.size))))
     }
-    const found = yield* Stream.runCollect(
-      opened.instances.pipe(Stream.filter((i) => wanted.has(i.id)), Stream.take(wanted.size))
-    )
-    const byId = new Map(Chunk.toReadonlyArray(found).map((i) => [i.id, i]))
-    const metric = perInstanceMetric(analysis)
+    const byId = new Map(found.map((i) => [i.id, i]))
+    const main = analysis.main
+    const metric = main?.name
     const rowOf = new Map(run.rows.map((r) => [`${r.cell}\0${r.instance}`, r]))
     const examples = ids.flatMap((id): Array<Example> => {
       const instance = byId.get(id)
@@ -83,13 +101,12 @@ export const load = (
       const cells = analysis.cells.flatMap(({ summary: c }): Array<ExampleCell> => {
         const r = rowOf.get(`${c.id}\0${id}`)
         if (r === undefined) return []
-        const v = metric === undefined ? null : r.scores[metric]
         return [{
           cell: c.id,
           status: r.status,
           selected: r.selected,
           preference: r.inference?.preference ?? null,
-          value: v === null || v === undefined ? NaN : v,
+          value: main === undefined ? NaN : instanceValue(main, r.scores),
           error: r.error?.message ?? null
         }]
       })

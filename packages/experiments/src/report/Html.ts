@@ -124,7 +124,7 @@ const inferenceSection = (a: Analysis): string => {
   const f1 = a.inference[a.inference.length - 1]!
   const macroF1 = a.inferenceMacro.find((m) => m.name === "inference.f1")
   const hasOracle = a.cells.some((c) => c.oracle !== undefined)
-  const micro = a.inference.some((m) => m.aggregate !== "mean")
+  const micro = a.inference.some((m) => m.aggregate._tag !== "Mean")
   let out = `<h2 id="inference">Inference (preference match)</h2><p class="note">${e(micro
     ? "P / R / F1 are micro averages (counts pooled over instances, as the paper's headline numbers); macro F1 is the mean of per-instance F1."
     : "P / R / F1 are means of per-instance values (macro).")}${a.inference.some((m) => m.heuristic) ? e(` ${Notes.heuristicMark} computed by an offline heuristic, not the paper's LLM judge.`) : ""}</p>`
@@ -155,14 +155,14 @@ const inferenceSection = (a: Analysis): string => {
 }
 
 const estimateTable = (a: Analysis, m: MetricDescription) =>
-  `<h3>${e(Notes.metricLabel(m))}</h3><p class="note">${e(`${m.description} (${Notes.aggregateNote(m)}; ${m.higherIsBetter ? "higher" : "lower"} is better)`)}</p>` +
+  `<h3>${e(Notes.metricLabel(m))}</h3><p class="note">${e(`${m.description} (${Notes.aggregateNote(m)}; ${m.direction} is better)`)}</p>` +
   table(["cell", ...slices].map(e), a.cells.map((c) => ({ cls: rowClass(a, c.summary), cells: [labelCell(a, c), ...slices.map((s) => num(e(Format.estimate(c.summary.slices[s].metrics[m.name]))))] })))
 
 const retrievalSection = (a: Analysis): string => {
   if (a.retrieval.length === 0) return ""
   let out = `<h2 id="retrieval">Retrieval</h2><p class="note">Means over instances (↓ lower is better); the appendix gives each with its 95% CI.</p>`
   for (const s of slices) {
-    const head = ["cell", "N", ...a.retrieval.map((m) => `${Notes.shortName(m.name)}${m.higherIsBetter ? "" : " ↓"}`)]
+    const head = ["cell", "N", ...a.retrieval.map((m) => `${Notes.shortName(m.name)}${m.direction === "higher" ? "" : " ↓"}`)]
     const rows = a.cells.map((c) => {
       const sl = c.summary.slices[s]
       return {

@@ -41,7 +41,7 @@ const valueWithN = (e: MetricEstimate | undefined, n: number): string => {
 const inferenceSection = (a: Analysis): Array<string> => {
   if (a.inference.length === 0) return []
   const out = ["## Inference (preference match)", ""]
-  const micro = a.inference.some((m) => m.aggregate !== "mean")
+  const micro = a.inference.some((m) => m.aggregate._tag !== "Mean")
   out.push(
     micro
       ? "P / R / F1 are micro averages (counts pooled over instances, as the reference harness and the paper's headline numbers); macro F1 is the mean of per-instance F1."
@@ -79,7 +79,7 @@ const perSliceTable = (a: Analysis, metrics: ReadonlyArray<MetricDescription>): 
   metrics.flatMap((m) => [
     `### ${t(Notes.metricLabel(m))}`,
     "",
-    `${t(m.description)} (${Notes.aggregateNote(m)}; ${m.higherIsBetter ? "higher" : "lower"} is better)`,
+    `${t(m.description)} (${Notes.aggregateNote(m)}; ${m.direction} is better)`,
     "",
     ...table(["cell", ...slices], a.cells.map((c) => [label(a, c), ...slices.map((s) => Format.estimate(c.summary.slices[s].metrics[m.name]))]))
   ])
@@ -92,7 +92,7 @@ const retrievalSection = (a: Analysis): Array<string> => {
   const out = ["## Retrieval", "", "Means over instances; the appendix gives every value with its 95% CI.", ""]
   for (const s of slices) {
     out.push(`### ${Notes.sliceTitle(s)}`, "")
-    const head = ["cell", "N", ...a.retrieval.map((m) => `${t(Notes.shortName(m.name))}${m.higherIsBetter ? "" : " ↓"}`)]
+    const head = ["cell", "N", ...a.retrieval.map((m) => `${t(Notes.shortName(m.name))}${m.direction === "higher" ? "" : " ↓"}`)]
     const rows = a.cells.map((c) => {
       const m = c.summary.slices[s].metrics
       const n = c.summary.slices[s].n
@@ -247,7 +247,7 @@ const examplesSection = (a: Analysis, ex: Examples): Array<string> => {
 const appendix = (a: Analysis): Array<string> => {
   const out = ["## Appendix: every metric", "", "Each entry: value [95% CI] n=N, from summary.json.", ""]
   for (const m of a.summary.metrics) {
-    out.push(`### ${t(Notes.metricLabel(m))}`, "", `${t(m.description)} (${Notes.aggregateNote(m)}; ${m.higherIsBetter ? "higher" : "lower"} is better)`, "")
+    out.push(`### ${t(Notes.metricLabel(m))}`, "", `${t(m.description)} (${Notes.aggregateNote(m)}; ${m.direction} is better)`, "")
     out.push(...table(["cell", ...slices], a.cells.map((c) => [label(a, c), ...slices.map((s) => Format.estimate(c.summary.slices[s].metrics[m.name]))])))
   }
   if (a.summary.metrics.length === 0) out.push("No metrics: the config lists no scorers.", "")

@@ -24,12 +24,17 @@ export const cellLabel = (c: CellSummary, baseline: string): string =>
 
 export const metricLabel = (m: MetricDescription): string => `${m.name}${m.heuristic ? ` ${heuristicMark}` : ""}`
 
-export const aggregateNote = (m: MetricDescription): string =>
-  m.aggregate === "mean"
-    ? "mean over instances (macro)"
-    : m.aggregate === "pooled"
-    ? "pooled over instances (micro: summed counts, then the ratio)"
-    : `micro F1 of pooled ${m.aggregate.f1Of[0]} and ${m.aggregate.f1Of[1]}`
+export const aggregateNote = (m: MetricDescription): string => {
+  const agg = m.aggregate
+  switch (agg._tag) {
+    case "Mean":
+      return "mean over instances (macro)"
+    case "Ratio":
+      return "pooled over instances (micro: summed counts, then the ratio)"
+    case "F1":
+      return `micro F1 of pooled ${agg.precision} and ${agg.recall}`
+  }
+}
 
 /** Short column titles for the paper-layout tables. */
 export const shortName = (name: string): string => {
@@ -78,7 +83,7 @@ export const statistics = (a: Analysis): Array<string> => {
   const s = a.summary
   const resamples = s.resamples ?? 1000
   const nonBaseline = a.cells.length - 1
-  const micro = a.compared.filter((m) => m.aggregate !== "mean").map((m) => m.name)
+  const micro = a.compared.filter((m) => m.aggregate._tag !== "Mean").map((m) => m.name)
   const out = [
     `N: every value is computed over the instances of the slice whose pipeline succeeded (status ok) and for which the metric is defined; N is that count. Failed pairs are never scored as zeros; they are counted in the Cells table and listed under Failures.`,
     `Intervals: 95% percentile bootstrap over instances (${resamples} resamples, seed ${s.seed}), computed by the sweep (summary.json).`,

@@ -72,11 +72,11 @@ export const render = (run: RunDir.Run, options: Options = {}): Effect.Effect<Re
     }
   })
 
-/** Read `dir` and (re)write report.md, report.html and results.csv in it. */
-export const write = (dir: string, options: Options = {}): Effect.Effect<Written, RunError> =>
+/** Write report.md, report.html and results.csv of a run already in memory into its directory. */
+export const writeRun = (run: RunDir.Run, options: Options = {}): Effect.Effect<Written, RunError> =>
   Effect.gen(function*() {
-    const run = yield* Effect.try({ try: () => RunDir.read(dir), catch: toRunError(dir) })
     const r = yield* render(run, options)
+    const dir = run.dir
     const files = { markdown: path.join(dir, "report.md"), html: path.join(dir, "report.html"), csv: path.join(dir, "results.csv") }
     yield* Effect.try({
       try: () => {
@@ -88,3 +88,7 @@ export const write = (dir: string, options: Options = {}): Effect.Effect<Written
     })
     return files
   })
+
+/** Read `dir` and (re)write report.md, report.html and results.csv in it. */
+export const write = (dir: string, options: Options = {}): Effect.Effect<Written, RunError> =>
+  Effect.flatMap(Effect.try({ try: () => RunDir.read(dir), catch: toRunError(dir) }), (run) => writeRun(run, options))

@@ -37,19 +37,23 @@ export const index = (rows: ReadonlyArray<Row>): Index => {
   return { ok, rows: byCell, instances: [...seen.values()] }
 }
 
-const score = (r: Row | undefined, key: string): number => {
-  const v = r?.scores[key]
-  return v === null || v === undefined ? NaN : v
+/** One number of a row's score: a Mean's value, a Ratio's numerator or denominator (NaN when absent). */
+export const score = (r: Row | undefined, key: Paired.Key): number => {
+  const v = r?.scores[key.metric]
+  if (v === null || v === undefined) return NaN
+  if (typeof v === "number") return key.part === "value" ? v : NaN
+  return key.part === "num" ? v.num : key.part === "den" ? v.den : NaN
 }
 
 /** Columns over a fixed instance list, for {@link Paired}. */
 export const columnsOf = (rows: ReadonlyMap<string, Row> | undefined, instances: ReadonlyArray<string>): Paired.Columns => {
   const memo = new Map<string, Array<number>>()
   return (key) => {
-    let c = memo.get(key)
+    const id = `${key.part} ${key.metric}`
+    let c = memo.get(id)
     if (c === undefined) {
-      c = instances.map((id) => score(rows?.get(id), key))
-      memo.set(key, c)
+      c = instances.map((i) => score(rows?.get(i), key))
+      memo.set(id, c)
     }
     return c
   }

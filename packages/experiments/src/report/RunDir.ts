@@ -11,120 +11,39 @@
  * const run = RunDir.read("runs/contextual") // throws RunError
  * run.summary.cells.length; run.rows.length
  */
-import { Domain } from "@cupid-lab/core"
+import type { Domain } from "@cupid-lab/core"
 import { Either, ParseResult, Schema } from "effect"
 import * as fs from "node:fs"
 import * as path from "node:path"
 import { RunError } from "../Errors.js"
-import type { Summary } from "../ResultLine.js"
+import * as ResultLine from "../ResultLine.js"
+import * as RunInfoModule from "../RunInfo.js"
 import * as Issues from "../internal/Issues.js"
 import { formatPath } from "../internal/Tree.js"
 
-const Counts = Schema.Struct({ calls: Schema.Number, promptTokens: Schema.Number, completionTokens: Schema.Number })
-const NullableNumber = Schema.NullOr(Schema.Number)
-
-const RowSchema = Schema.Struct({
-  cell: Schema.String,
-  cellName: Schema.String,
-  instance: Schema.String,
-  personaId: Schema.String,
-  type: Domain.InstanceType,
-  status: Schema.Literal("ok", "failed"),
-  meta: Schema.Struct({
-    sessions: Schema.Number,
-    historyTokens: Schema.Number,
-    relevantMeanPosition: NullableNumber
-  }),
-  selected: Schema.NullOr(Schema.Array(Schema.String)),
-  inference: Schema.NullOr(Schema.Struct({ preference: Schema.String })),
-  generation: Schema.NullOr(Schema.Struct({ text: Schema.String })),
-  scores: Schema.Record({ key: Schema.String, value: NullableNumber }),
-  usage: Schema.Struct({
-    calls: Schema.Number,
-    promptTokens: Schema.Number,
-    completionTokens: Schema.Number,
-    byStage: Schema.Record({ key: Schema.String, value: Counts }),
-    byModel: Schema.Record({ key: Schema.String, value: Counts })
-  }),
-  error: Schema.NullOr(Schema.Struct({ stage: Schema.String, plugin: Schema.String, tag: Schema.String, message: Schema.String }))
-})
-
-/** What reports keep of a result line. */
-export type Row = typeof RowSchema.Type
-
-const Estimate = Schema.Struct({
-  n: Schema.Number,
-  mean: NullableNumber,
-  ci95: Schema.Tuple(NullableNumber, NullableNumber)
-})
-const SliceSchema = Schema.Struct({
-  n: Schema.Number,
-  failed: Schema.Number,
-  metrics: Schema.Record({ key: Schema.String, value: Estimate })
-})
-const SummarySchema = Schema.Struct({
-  config: Schema.Struct({ name: Schema.String, hash: Schema.String }),
-  dataset: Schema.Struct({
-    source: Schema.String,
-    hash: Schema.String,
-    instances: Schema.Number,
-    skipped: Schema.Array(Schema.Struct({ row: Schema.String, reason: Schema.String }))
-  }),
-  seed: Schema.Number,
-  resamples: Schema.optionalWith(Schema.Number, { exact: true }),
-  baseline: Schema.optionalWith(Schema.String, { exact: true }),
-  metrics: Schema.Array(Schema.Struct({
-    name: Schema.String,
-    description: Schema.String,
-    higherIsBetter: Schema.Boolean,
-    heuristic: Schema.Boolean,
-    aggregate: Schema.Union(
-      Schema.Literal("mean", "pooled"),
-      Schema.Struct({ f1Of: Schema.Tuple(Schema.String, Schema.String) })
-    )
-  })),
-  cells: Schema.Array(Schema.Struct({
-    id: Schema.String,
-    name: Schema.String,
-    params: Schema.Record({ key: Schema.String, value: Schema.Unknown }),
-    usesGold: Schema.Boolean,
-    heuristicStages: Schema.optionalWith(Schema.Array(Schema.String), { exact: true }),
-    slices: Schema.Struct({ all: SliceSchema, consistent: SliceSchema, contrastive: SliceSchema, changing: SliceSchema })
-  }))
-})
-
-const Int = Schema.Number
-const NumberRecord = Schema.Record({ key: Schema.String, value: Schema.Number })
+/** What reports keep of a result line (see {@link ResultLine.Row}). */
+export type Row = ResultLine.Row
 
 /**
  * `run.json` (written by the runner, see RunInfo.ts): how a run went, not what it computed
- * (wall-clock, cache state, versions). Every field is optional here, so a report still renders
- * from a record written by an older or newer runner; what is missing is not shown.
+ * (wall-clock, cache state, versions). Every top-level field is optional here, so a report still
+ * renders from a record written by an older or newer runner; what is missing is not shown.
  */
-const RunInfoSchema = Schema.partial(Schema.Struct({
-  startedAt: Schema.String,
-  endedAt: Schema.String,
-  durationMs: Schema.Number,
-  interrupted: Schema.Boolean,
-  cells: Int,
-  pairs: Schema.partial(Schema.Struct({ total: Int, resumed: Int, ran: Int, failed: Int, lines: Int })),
-  pairsPerSecond: Schema.NullOr(Schema.Number),
-  cache: Schema.partial(Schema.Struct({ hits: Int, misses: Int, writes: Int })),
-  modelCalls: Schema.partial(Schema.Struct({ made: Int, cached: Int })),
-  tokens: Schema.partial(Schema.Struct({ prompt: Int, completion: Int })),
-  stageTimeMs: NumberRecord,
-  failuresByStage: NumberRecord,
-  versions: Schema.Record({ key: Schema.String, value: Schema.String })
-}))
+const RunInfoSchema = Schema.partial(RunInfoModule.RunInfo)
 export type RunInfo = typeof RunInfoSchema.Type
 
 export interface Run {
   readonly dir: string
-  readonly summary: Summary
+  readonly summary: ResultLine.Summary
   /** Result lines in file order. */
   readonly rows: ReadonlyArray<Row>
   /** From run.json, when the file exists. */
   readonly info: RunInfo | undefined
+  /**
+   * The first instance of each type, for the examples section, when the caller has them (the
+   * sweep does); otherwise the report reads them from the run's dataset.
+   */
+  readonly examples?: ReadonlyArray<Domain.Instance>
 }
 
 const firstIssue = (e: ParseResult.ParseError): string => {
@@ -134,8 +53,11 @@ const firstIssue = (e: ParseResult.ParseError): string => {
   return `${at === "" ? "" : `field ${at}: `}${issue.message}`
 }
 
-const decodeRow = Schema.decodeUnknownEither(RowSchema, { onExcessProperty: "ignore", errors: "all" })
-const decodeSummary = Schema.decodeUnknownEither(SummarySchema, { onExcessProperty: "ignore" })
+/** Decode one parsed result line into a {@link Row}; `Left` holds the first problem, naming the field. */
+export const decodeRow = (value: unknown): Either.Either<Row, string> =>
+  Either.mapLeft(decodeRowEither(value), firstIssue)
+const decodeRowEither = Schema.decodeUnknownEither(ResultLine.Row, { onExcessProperty: "ignore", errors: "all" })
+const decodeSummary = Schema.decodeUnknownEither(ResultLine.Summary, { onExcessProperty: "ignore" })
 const decodeInfo = Schema.decodeUnknownEither(RunInfoSchema, { onExcessProperty: "ignore" })
 
 const readJson = (file: string, what: string): unknown => {
@@ -166,16 +88,16 @@ export const parseRows = (text: string, file: string): Array<Row> => {
       throw new RunError({ path: file, reason: `line ${lineNo}: not valid JSON; expected one result line per line` })
     }
     const row = decodeRow(value)
-    if (Either.isLeft(row)) throw new RunError({ path: file, reason: `line ${lineNo}: ${firstIssue(row.left)}` })
+    if (Either.isLeft(row)) throw new RunError({ path: file, reason: `line ${lineNo}: ${row.left}` })
     rows.push(row.right)
   }
   return rows
 }
 
-export const parseSummary = (value: unknown, file: string): Summary => {
+export const parseSummary = (value: unknown, file: string): ResultLine.Summary => {
   const s = decodeSummary(value)
   if (Either.isLeft(s)) throw new RunError({ path: file, reason: firstIssue(s.left) })
-  return s.right as Summary
+  return s.right
 }
 
 export const parseInfo = (value: unknown, file: string): RunInfo => {
