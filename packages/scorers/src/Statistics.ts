@@ -12,9 +12,10 @@
  * Statistics.bootstrapMean([0.5, 1, 0], { seed: 7 }) // { n: 3, mean: 0.5, ci95: [lo, hi] }
  */
 import { Random } from "@cupid-lab/core"
+import * as Resampling from "./internal/Resampling.js"
 
 /** The seeded generator every statistic here draws from; floats in [0, 1). */
-export const rng = (seed: number): (() => number) => Random.mulberry32((seed >>> 0) ^ 0x9e3779b9)
+export const rng = (seed: number): (() => number) => Random.mulberry32(Resampling.mix(seed))
 
 export const finite = (xs: ReadonlyArray<number>): Array<number> => xs.filter((x) => Number.isFinite(x))
 
@@ -47,56 +48,67 @@ export interface BootstrapOptions {
 }
 
 /** Mean with a percentile-bootstrap 95% CI. */
-export const bootstrapMean = (values: ReadonlyArray<number>, options: BootstrapOptions): Estimate => {
-  const xs = finite(values)
-  const m = mean(xs)
-  if (xs.length < 2) return { n: xs.length, mean: m, ci95: [m, m] }
+export const bootstrapMean = (values: ArrayLike<number>, options: BootstrapOptions): Estimate => {
+  const xs = finiteColumn([values])[0]!
+  const n = xs.length
+  let s = 0
+  for (let i = 0; i < n; i++) s += xs[i]!
+  const m = n === 0 ? NaN : s / n
+  if (n < 2) return { n, mean: m, ci95: [m, m] }
   const B = options.resamples ?? 1000
-  const next = rng(options.seed)
-  const means = new Float64Array(B)
-  for (let b = 0; b < B; b++) {
-    let s = 0
-    for (let i = 0; i < xs.length; i++) s += xs[Math.floor(next() * xs.length)]!
-    means[b] = s / xs.length
-  }
-  means.sort()
-  return { n: xs.length, mean: m, ci95: [quantile(means, 0.025), quantile(means, 0.975)] }
+  const means = Resampling.resampledSums(Resampling.resamplePlan(options.seed, n, B), xs, new Float64Array(B))
+  for (let b = 0; b < B; b++) means[b] = means[b]! / n
+  return { n, mean: m, ci95: Resampling.interval(means) }
 }
+
+/** The rows where every column is finite, as one compact column per input column. */
+const finiteColumn = (columns: ReadonlyArray<ArrayLike<number>>): Array<Float64Array> => {
+  const length = Math.min(...columns.map((c) => c.length))
+  const keep: Array<number> = []
+  for (let i = 0; i < length; i++) {
+    let ok = true
+    for (const c of columns) ok &&= Number.isFinite(c[i])
+    if (ok) keep.push(i)
+  }
+  return columns.map((c) => Float64Array.from(keep, (i) => c[i]!))
+}
+
+/** A pooled statistic of summed columns with a bootstrap CI over the rows where every column is finite. */
+const bootstrapPooled = (
+  columns: ReadonlyArray<ArrayLike<number>>,
+  statistic: (sums: ArrayLike<number>) => number,
+  options: BootstrapOptions
+): Estimate => {
+  const xs = finiteColumn(columns)
+  const n = xs[0]!.length
+  const totals = xs.map((x) => {
+    let s = 0
+    for (let i = 0; i < n; i++) s += x[i]!
+    return s
+  })
+  const m = statistic(totals)
+  if (n < 2) return { n, mean: m, ci95: [m, m] }
+  const B = options.resamples ?? 1000
+  const plan = Resampling.resamplePlan(options.seed, n, B)
+  const sums = xs.map((x) => Resampling.resampledSums(plan, x, new Float64Array(B)))
+  const one = new Float64Array(xs.length)
+  const stats = new Float64Array(B)
+  for (let b = 0; b < B; b++) {
+    for (let c = 0; c < xs.length; c++) one[c] = sums[c]![b]!
+    stats[b] = statistic(one)
+  }
+  return { n, mean: m, ci95: Resampling.interval(stats) }
+}
+
+/** sum(num) / sum(den); NaN when the denominator is 0. */
+export const ratio = (num: number, den: number): number => (den === 0 ? NaN : num / den)
 
 /**
  * Ratio of sums (micro average) with a bootstrap CI over instances: resamples (num, den) pairs.
- * Pairs where either part is not finite are left out.
+ * Pairs where either part is not finite are left out; resamples whose denominator is 0 too.
  */
-export const bootstrapRatio = (
-  nums: ReadonlyArray<number>,
-  dens: ReadonlyArray<number>,
-  options: BootstrapOptions
-): Estimate => {
-  const pairs: Array<[number, number]> = []
-  for (let i = 0; i < nums.length; i++) {
-    if (Number.isFinite(nums[i]) && Number.isFinite(dens[i])) pairs.push([nums[i]!, dens[i]!])
-  }
-  const ratio = (idx: (i: number) => number) => {
-    let a = 0, b = 0
-    for (let i = 0; i < pairs.length; i++) {
-      const p = pairs[idx(i)]!
-      a += p[0]
-      b += p[1]
-    }
-    return b === 0 ? NaN : a / b
-  }
-  const m = ratio((i) => i)
-  if (pairs.length < 2) return { n: pairs.length, mean: m, ci95: [m, m] }
-  const B = options.resamples ?? 1000
-  const next = rng(options.seed)
-  const stats: Array<number> = []
-  for (let b = 0; b < B; b++) {
-    const r = ratio(() => Math.floor(next() * pairs.length))
-    if (Number.isFinite(r)) stats.push(r)
-  }
-  stats.sort((x, y) => x - y)
-  return { n: pairs.length, mean: m, ci95: [quantile(stats, 0.025), quantile(stats, 0.975)] }
-}
+export const bootstrapRatio = (nums: ArrayLike<number>, dens: ArrayLike<number>, options: BootstrapOptions): Estimate =>
+  bootstrapPooled([nums, dens], (s) => ratio(s[0]!, s[1]!), options)
 
 /** Per-instance counts of a pooled ratio: the ratio of a set of instances is sum(num) / sum(den). */
 export interface RatioCounts {
@@ -112,36 +124,8 @@ export const f1 = (p: number, r: number): number => (Number.isNaN(p) || Number.i
  * bootstrap over instances drawn exactly as {@link bootstrapRatio} draws them. Rows where any of
  * the four counts is not finite are left out.
  */
-export const bootstrapF1 = (p: RatioCounts, r: RatioCounts, options: BootstrapOptions): Estimate => {
-  const rows: Array<readonly [number, number, number, number]> = []
-  const length = Math.min(p.num.length, p.den.length, r.num.length, r.den.length)
-  for (let i = 0; i < length; i++) {
-    const row = [p.num[i]!, p.den[i]!, r.num[i]!, r.den[i]!] as const
-    if (row.every((x) => Number.isFinite(x))) rows.push(row)
-  }
-  const stat = (pick: (i: number) => number): number => {
-    let pn = 0, pd = 0, rn = 0, rd = 0
-    for (let i = 0; i < rows.length; i++) {
-      const row = rows[pick(i)]!
-      pn += row[0]
-      pd += row[1]
-      rn += row[2]
-      rd += row[3]
-    }
-    return f1(pd === 0 ? NaN : pn / pd, rd === 0 ? NaN : rn / rd)
-  }
-  const m = stat((i) => i)
-  if (rows.length < 2) return { n: rows.length, mean: m, ci95: [m, m] }
-  const B = options.resamples ?? 1000
-  const next = rng(options.seed)
-  const stats: Array<number> = []
-  for (let b = 0; b < B; b++) {
-    const s = stat(() => Math.floor(next() * rows.length))
-    if (Number.isFinite(s)) stats.push(s)
-  }
-  stats.sort((x, y) => x - y)
-  return { n: rows.length, mean: m, ci95: [quantile(stats, 0.025), quantile(stats, 0.975)] }
-}
+export const bootstrapF1 = (p: RatioCounts, r: RatioCounts, options: BootstrapOptions): Estimate =>
+  bootstrapPooled([p.num, p.den, r.num, r.den], (s) => f1(ratio(s[0]!, s[1]!), ratio(s[2]!, s[3]!)), options)
 
 export interface PairedComparison {
   /** Instances where both values are finite. */
@@ -149,37 +133,28 @@ export interface PairedComparison {
   /** mean(b - a) over those instances. */
   readonly delta: number
   readonly ci95: readonly [number, number]
-  /** Two-sided paired permutation (sign-flip) p-value, with the +1 correction. */
+  /** Two-sided paired permutation (sign-flip) p-value: exact for small n, else Monte-Carlo with the +1 correction. */
   readonly p: number
 }
 
 /**
  * Compare cell `b` against baseline `a` over the same instances (`a[i]` and `b[i]` belong to the
  * same instance). The CI is a paired bootstrap of the mean difference; the p-value comes from
- * randomly flipping the sign of each difference.
+ * flipping the sign of each difference: all 2^n patterns when n <= 16 (or 2^n <= permutations),
+ * else `permutations` random ones (default 2000).
  */
 export const paired = (
-  a: ReadonlyArray<number>,
-  b: ReadonlyArray<number>,
+  a: ArrayLike<number>,
+  b: ArrayLike<number>,
   options: BootstrapOptions & { readonly permutations?: number }
 ): PairedComparison => {
-  const d: Array<number> = []
-  for (let i = 0; i < Math.min(a.length, b.length); i++) {
-    if (Number.isFinite(a[i]) && Number.isFinite(b[i])) d.push(b[i]! - a[i]!)
-  }
-  const est = bootstrapMean(d, options)
+  const [x, y] = finiteColumn([a, b])
+  const d = Float64Array.from(x!, (v, i) => y![i]! - v)
   if (d.length === 0) return { n: 0, delta: NaN, ci95: [NaN, NaN], p: NaN }
-  const observed = Math.abs(est.mean)
-  const P = options.permutations ?? 2000
-  const next = rng(options.seed ^ 0x5bd1e995)
-  let extreme = 0
-  const eps = 1e-12
-  for (let k = 0; k < P; k++) {
-    let s = 0
-    for (const x of d) s += next() < 0.5 ? -x : x
-    if (Math.abs(s / d.length) >= observed - eps) extreme++
-  }
-  return { n: d.length, delta: est.mean, ci95: est.ci95, p: (extreme + 1) / (P + 1) }
+  const { spec, observed } = Resampling.meanSpec(d)
+  const ci95 = d.length < 2 ? [observed, observed] as const : Resampling.bootstrapInterval(spec, options.seed, options.resamples ?? 1000)
+  const { p } = Resampling.signFlipTest(spec, options.seed, options.permutations ?? 2000)
+  return { n: d.length, delta: observed, ci95, p }
 }
 
 /**
