@@ -1,4 +1,5 @@
 export * as Statistics from "./Statistics.js"
+export * as Paired from "./Paired.js"
 export * as Retrieval from "./Retrieval.js"
 export * as Checklist from "./Checklist.js"
 export * as Coverage from "./Coverage.js"

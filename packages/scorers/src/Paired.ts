@@ -1,0 +1,307 @@
+/**
+ * A metric's value, bootstrap interval and paired comparison between two cells, for every way a
+ * metric aggregates over instances: a mean of per-instance values, a pooled ratio
+ * (sum num / sum den, a micro average), or the F1 of two pooled ratios. The metric's data is a
+ * typed {@link Columns} value; rows of two cells are paired by index.
+ *
+ * - A row takes part only when every value the metric needs is finite (in both cells, for a
+ *   comparison); `n` counts those rows.
+ * - The comparison's interval is a paired bootstrap (the same resampled rows for both cells).
+ * - Its p-value comes from a two-sided paired permutation test: a sign flip of the per-row
+ *   difference for a mean, a swap of the two cells' counts of the row for a pooled statistic.
+ *   When there are at most max(permutations, 2^16) sign patterns (n <= 16 at the default 2000)
+ *   all 2^n are enumerated and p is exact (`test: "exact"`): that costs no more than the random
+ *   patterns it replaces, and removes the Monte-Carlo error where it matters most, at small n
+ *   whose smallest p is 2 / 2^n. Otherwise `permutations` random patterns are drawn, 32 flips
+ *   from each random 32-bit word, and p = (extreme + 1) / (permutations + 1) (`"monte-carlo"`).
+ * - Everything is seeded: every test of one seed and one n sees the same resamples and the same
+ *   sign patterns, so results are identical across runs, and a longer Monte-Carlo run extends a
+ *   shorter one.
+ *
+ * @example
+ * import { Paired } from "@cupid-lab/scorers"
+ * const a = Paired.mean([0.2, 0.5, NaN, 0.9]), b = Paired.mean([0.4, 0.5, 0.7, 1])
+ * Paired.value(b) // { n: 4, value: 0.65 }
+ * const c = Paired.compare(a, b, { seed: 7, resamples: 1000, permutations: 2000 })
+ * c.n // 3: the row with NaN is left out
+ * c.delta // (0.2 + 0 + 0.1) / 3, metric(b) - metric(a); c.ci95, c.p, c.test === "exact"
+ */
+import * as Resampling from "./internal/Resampling.js"
+import * as Statistics from "./Statistics.js"
+
+/** Per-instance counts of a pooled ratio: sum(num) / sum(den) over a set of instances. */
+export type RatioColumns = Statistics.RatioCounts
+
+/** Per-instance values; the metric is their mean. NaN: the metric does not apply to the instance. */
+export interface Mean {
+  readonly _tag: "Mean"
+  readonly values: ArrayLike<number>
+}
+
+/** Per-instance counts; the metric is sum(num) / sum(den). */
+export interface Ratio extends RatioColumns {
+  readonly _tag: "Ratio"
+}
+
+/** The harmonic mean of two pooled ratios (micro F1). */
+export interface F1 {
+  readonly _tag: "F1"
+  readonly precision: RatioColumns
+  readonly recall: RatioColumns
+}
+
+export type Columns = Mean | Ratio | F1
+
+export const mean = (values: ArrayLike<number>): Mean => ({ _tag: "Mean", values })
+export const ratio = (num: ArrayLike<number>, den: ArrayLike<number>): Ratio => ({ _tag: "Ratio", num, den })
+export const f1 = (precision: RatioColumns, recall: RatioColumns): F1 => ({ _tag: "F1", precision, recall })
+
+/** The raw columns a metric reads, and its value from their sums over n rows. */
+interface Shape {
+  readonly columns: ReadonlyArray<ArrayLike<number>>
+  readonly statistic: (sums: ArrayLike<number>, n: number) => number
+}
+
+const shape = (c: Columns): Shape => {
+  switch (c._tag) {
+    case "Mean":
+      return { columns: [c.values], statistic: (s, n) => s[0]! / n }
+    case "Ratio":
+      return { columns: [c.num, c.den], statistic: (s) => Statistics.ratio(s[0]!, s[1]!) }
+    case "F1":
+      return {
+        columns: [c.precision.num, c.precision.den, c.recall.num, c.recall.den],
+        statistic: (s) => Statistics.f1(Statistics.ratio(s[0]!, s[1]!), Statistics.ratio(s[2]!, s[3]!))
+      }
+  }
+}
+
+const allRows = (columns: ReadonlyArray<ArrayLike<number>>): Array<number> =>
+  Array.from({ length: Math.min(...columns.map((c) => c.length)) }, (_, i) => i)
+
+/** The given rows (default: all) where every column is finite, as compact columns. */
+const usable = (columns: ReadonlyArray<ArrayLike<number>>, rows?: ReadonlyArray<number>): Array<Float64Array> => {
+  const keep: Array<number> = []
+  for (const i of rows ?? allRows(columns)) {
+    let ok = true
+    for (const c of columns) ok &&= Number.isFinite(c[i])
+    if (ok) keep.push(i)
+  }
+  return columns.map((c) => Float64Array.from(keep, (i) => c[i]!))
+}
+
+const sum = (x: Float64Array): number => {
+  let s = 0
+  for (let i = 0; i < x.length; i++) s += x[i]!
+  return s
+}
+
+/**
+ * The metric's value over some rows (default: all), aggregated as the summary aggregates it.
+ * `n` counts the rows where every value the metric needs is finite.
+ */
+export const value = (columns: Columns, rows?: ReadonlyArray<number>): { readonly n: number; readonly value: number } => {
+  const s = shape(columns)
+  const xs = usable(s.columns, rows)
+  const n = xs[0]!.length
+  return { n, value: n === 0 ? NaN : s.statistic(xs.map(sum), n) }
+}
+
+export interface EstimateOptions extends Statistics.BootstrapOptions {
+  /** Rows to use (default: all). */
+  readonly rows?: ReadonlyArray<number>
+}
+
+/** The metric's value with a percentile-bootstrap 95% interval over the usable rows. */
+export const estimate = (columns: Columns, options: EstimateOptions): Statistics.Estimate => {
+  const pick = (xs: ArrayLike<number>): ArrayLike<number> => (options.rows === undefined ? xs : options.rows.map((i) => xs[i] ?? NaN))
+  switch (columns._tag) {
+    case "Mean":
+      return Statistics.bootstrapMean(pick(columns.values), options)
+    case "Ratio":
+      return Statistics.bootstrapRatio(pick(columns.num), pick(columns.den), options)
+    case "F1":
+      return Statistics.bootstrapF1(
+        { num: pick(columns.precision.num), den: pick(columns.precision.den) },
+        { num: pick(columns.recall.num), den: pick(columns.recall.den) },
+        options
+      )
+  }
+}
+
+export interface Options {
+  readonly seed: number
+  readonly resamples: number
+  readonly permutations: number
+  /** Rows to compare (default: all). */
+  readonly rows?: ReadonlyArray<number>
+}
+
+export interface Comparison extends Statistics.PairedComparison {
+  /** metric(b) - metric(a) over the usable rows. */
+  readonly delta: number
+  /** How p was found; `none` when there is no usable row or the statistic is undefined (p NaN). */
+  readonly test: "exact" | "monte-carlo" | "none"
+  /** Sign patterns p counts: 2^n when exact, the random permutations when Monte-Carlo, 0 for none. */
+  readonly permutations: number
+}
+
+/** A comparison reduced to its paired spec, before any resampling or permutation. */
+type Prepared =
+  | { readonly _tag: "None"; readonly comparison: Comparison }
+  | { readonly _tag: "Spec"; readonly spec: Resampling.PairedSpec; readonly observed: number }
+
+const prepare = (a: Columns, b: Columns, rows?: ReadonlyArray<number>): Prepared => {
+  if (a._tag !== b._tag) throw new TypeError(`Paired: cannot compare ${a._tag} columns with ${b._tag} columns`)
+  const sa = shape(a), sb = shape(b)
+  const k = sa.columns.length
+  const xs = usable([...sa.columns, ...sb.columns], rows)
+  const n = xs[0]!.length
+  const none = (delta: number): Prepared => ({ _tag: "None", comparison: { n, delta, ci95: [NaN, NaN], p: NaN, test: "none", permutations: 0 } })
+  if (n === 0) return none(NaN)
+  if (a._tag === "Mean") {
+    const d = Float64Array.from(xs[0]!, (v, i) => xs[1]![i]! - v)
+    return { _tag: "Spec", ...Resampling.meanSpec(d) }
+  }
+  const totals = xs.map(sum)
+  const observed = sb.statistic(totals.slice(k), n) - sa.statistic(totals.slice(0, k), n)
+  if (!Number.isFinite(observed)) return none(observed)
+  const threshold = Math.abs(observed) - Resampling.tolerance
+  const left = new Float64Array(k), right = new Float64Array(k)
+  return {
+    _tag: "Spec",
+    observed,
+    spec: {
+      n,
+      columns: xs,
+      resampled: (sums) => {
+        for (let c = 0; c < k; c++) {
+          left[c] = sums[c]!
+          right[c] = sums[k + c]!
+        }
+        return sb.statistic(right, n) - sa.statistic(left, n)
+      },
+      // A flipped row moves a's counts to b and b's to a.
+      isExtreme: (moved) => {
+        for (let c = 0; c < k; c++) {
+          left[c] = totals[c]! - moved[c]! + moved[k + c]!
+          right[c] = totals[k + c]! - moved[k + c]! + moved[c]!
+        }
+        return Math.abs(sb.statistic(right, n) - sa.statistic(left, n)) >= threshold
+      }
+    }
+  }
+}
+
+const interval = (p: Prepared & { readonly _tag: "Spec" }, options: { readonly seed: number; readonly resamples: number }): readonly [number, number] =>
+  p.spec.n < 2 ? [p.observed, p.observed] : Resampling.bootstrapInterval(p.spec, options.seed, options.resamples)
+
+const finish = (p: Prepared & { readonly _tag: "Spec" }, ci95: readonly [number, number], t: Resampling.TestResult): Comparison => ({
+  n: p.spec.n,
+  delta: p.observed,
+  ci95,
+  p: t.p,
+  test: t.test,
+  permutations: t.permutations
+})
+
+/**
+ * Compare metric(b) against metric(a), rows paired by index: the difference, its paired bootstrap
+ * 95% interval and the two-sided permutation p-value. `a` and `b` aggregate the same way (a Mean
+ * with a Mean, ...); anything else is a programming error and throws.
+ */
+export const compare = <C extends Columns>(a: C, b: NoInfer<C>, options: Options): Comparison => {
+  const p = prepare(a, b, options.rows)
+  if (p._tag === "None") return p.comparison
+  return finish(p, interval(p, options), Resampling.signFlipTest(p.spec, options.seed, options.permutations))
+}
+
+/** Permutations of the first pass of {@link family}. */
+export const screening = 2000
+
+/** Number of permutations so that the smallest attainable Holm-adjusted p-value over `tests` tests is about 0.025. */
+export const permutationsFor = (tests: number): number => Math.max(screening, Math.ceil(40 * tests))
+
+/**
+ * A test is refined when its first-pass p, times its Holm multiplier (the number of tests whose p is
+ * at least as large), is below this: twice the 0.05 level, a margin for the first pass's noise.
+ * The others cannot become significant after Holm, whatever more permutations would say.
+ */
+export const refineBelow = 0.1
+
+export interface Test {
+  readonly a: Columns
+  readonly b: Columns
+  /** Rows to compare (default: all). */
+  readonly rows?: ReadonlyArray<number>
+}
+
+export interface FamilyOptions {
+  readonly seed: number
+  readonly resamples: number
+  /** Permutations of the refined tests (default: {@link permutationsFor} the number of testable tests). */
+  readonly permutations?: number
+}
+
+export interface Family {
+  readonly comparisons: ReadonlyArray<Comparison>
+  /** Holm-adjusted p-values, in test order. */
+  readonly adjusted: ReadonlyArray<number>
+  /** Tests with a p-value. */
+  readonly tests: number
+  /** Permutations of the first pass and of the refined tests; tests refined; tests with an exact p. */
+  readonly permutations: { readonly screening: number; readonly refined: number; readonly refinedTests: number; readonly exactTests: number }
+}
+
+/**
+ * Run a family of paired tests with one seed and adjust them with Holm. Exact tests (small n) are
+ * enumerated once. Monte-Carlo tests first run {@link screening} permutations; those that could
+ * still be significant after Holm (see {@link refineBelow}) continue the same patterns up to
+ * `permutations`, so each comparison equals {@link compare} with the permutations it ended with.
+ * Tests of the same n share their resamples and sign patterns.
+ */
+export const family = (tests: ReadonlyArray<Test>, options: FamilyOptions): Family => {
+  const prepared = tests.map((t) => prepare(t.a, t.b, t.rows))
+  const testable = prepared.filter((p) => p._tag === "Spec" || p.comparison.n > 0).length
+  const refined = options.permutations ?? permutationsFor(testable)
+  const first = Math.min(screening, refined)
+  const results: Array<Resampling.TestResult | undefined> = prepared.map((p) =>
+    p._tag === "Spec" && Resampling.exactFor(p.spec.n, refined) ? Resampling.exactTest(p.spec) : undefined
+  )
+  // Monte-Carlo tests by n, so that each group walks one stream of sign patterns.
+  const groups = new Map<number, Array<number>>()
+  prepared.forEach((p, i) => {
+    if (p._tag !== "Spec" || results[i] !== undefined) return
+    groups.set(p.spec.n, [...(groups.get(p.spec.n) ?? []), i])
+  })
+  const specs = prepared.map((p) => (p._tag === "Spec" ? p.spec : undefined))
+  const extremes = prepared.map(() => 0)
+  const run = (indices: ReadonlyArray<number>, from: number, to: number) =>
+    Resampling.monteCarloExtremes(indices.map((i) => specs[i]!), options.seed, from, to).forEach((c, j) => (extremes[indices[j]!]! += c))
+  for (const indices of groups.values()) {
+    run(indices, 0, first)
+    for (const i of indices) results[i] = Resampling.monteCarloTest(extremes[i]!, first)
+  }
+  const ranked = results.map((r, i) => [r?.p ?? NaN, i] as const).filter(([p]) => Number.isFinite(p)).sort((x, y) => x[0] - y[0] || x[1] - y[1])
+  const refine = new Map<number, Array<number>>()
+  if (refined > first) {
+    ranked.forEach(([p, i], rank) => {
+      const r = results[i]!, pr = prepared[i]!
+      if (r.test !== "monte-carlo" || pr._tag !== "Spec" || (ranked.length - rank) * p >= refineBelow) return
+      refine.set(pr.spec.n, [...(refine.get(pr.spec.n) ?? []), i])
+    })
+  }
+  let refinedTests = 0
+  for (const indices of refine.values()) {
+    run(indices, first, refined)
+    for (const i of indices) results[i] = Resampling.monteCarloTest(extremes[i]!, refined)
+    refinedTests += indices.length
+  }
+  const comparisons = prepared.map((p, i) => (p._tag === "None" ? p.comparison : finish(p, interval(p, options), results[i]!)))
+  return {
+    comparisons,
+    adjusted: Statistics.holm(comparisons.map((c) => c.p)),
+    tests: comparisons.filter((c) => Number.isFinite(c.p)).length,
+    permutations: { screening: first, refined, refinedTests, exactTests: results.filter((r) => r?.test === "exact").length }
+  }
+}
