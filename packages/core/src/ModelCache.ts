@@ -200,6 +200,12 @@ const make = (store: Store, warn: (line: string) => Effect.Effect<void>): Servic
           Effect.catchAllCause((cause) => Cause.isInterruptedOnly(cause) ? getOrCompute(k, compute, check) : Effect.failCause(cause))
         )
       }
+      // Another fiber may have computed and kept the value while this one was reading the store.
+      if (local.has(k)) {
+        hits++
+        // The value type is the caller's: every caller of one key stores and reads one type.
+        return Effect.succeed({ value: local.get(k) as A, cached: true })
+      }
       misses++
       const deferred = Deferred.unsafeMake<A, E>(FiberId.none)
       inFlight.set(k, deferred as Deferred.Deferred<unknown, unknown>)
