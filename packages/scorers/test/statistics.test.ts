@@ -1,3 +1,4 @@
+import { Random } from "@cupid-lab/core"
 import { describe, expect, it } from "vitest"
 import * as Statistics from "../src/Statistics.js"
 
@@ -10,6 +11,16 @@ describe("Statistics basics", () => {
     expect(xs.every((x) => x >= 0 && x < 1)).toBe(true)
     // Roughly uniform: the mean of 1000 draws is near 0.5.
     expect(Math.abs(Statistics.mean(xs) - 0.5)).toBeLessThan(0.05)
+  })
+
+  it("the word stream and rng draw the same numbers", () => {
+    // two fills continue one stream
+    const words = new Uint32Array(1000)
+    const stream = Random.mulberry32Words((7 >>> 0) ^ 0x9e3779b9)
+    stream.fill(words.subarray(0, 400))
+    stream.fill(words.subarray(400))
+    const next = Statistics.rng(7)
+    expect(Array.from(words, (w) => w / 2 ** 32)).toEqual(Array.from({ length: 1000 }, () => next()))
   })
 
   it("mean and finite", () => {
@@ -81,6 +92,61 @@ describe("bootstrapMean", () => {
   })
 })
 
+describe("bootstrap resampling", () => {
+  /** The textbook bootstrap: each resample draws n indices floor(rng() * n) and averages them. */
+  const reference = (xs: ReadonlyArray<number>, seed: number, resamples: number) => {
+    const next = Statistics.rng(seed)
+    const means = Array.from({ length: resamples }, () => {
+      let s = 0
+      for (let i = 0; i < xs.length; i++) s += xs[Math.floor(next() * xs.length)]!
+      return s / xs.length
+    }).sort((a, b) => a - b)
+    return [Statistics.quantile(means, 0.025), Statistics.quantile(means, 0.975)]
+  }
+
+  it("draws the same resamples as the textbook bootstrap, at sizes around the 32-row words", () => {
+    for (const n of [2, 31, 32, 33, 100, 257]) {
+      const xs = Array.from({ length: n }, (_, i) => Math.sin(i * 1.7) + (i % 3))
+      const e = Statistics.bootstrapMean(xs, { seed: n, resamples: 500 })
+      const [lo, hi] = reference(xs, n, 500)
+      expect(e.ci95[0]).toBeCloseTo(lo!, 12)
+      expect(e.ci95[1]).toBeCloseTo(hi!, 12)
+    }
+  })
+
+  it("gives the same bytes on every call, whatever was computed before", () => {
+    const xs = Array.from({ length: 500 }, (_, i) => (i * 0.37) % 1)
+    const first = JSON.stringify(Statistics.bootstrapMean(xs, { seed: 2 }))
+    Statistics.bootstrapMean(xs.slice(1), { seed: 2 })
+    Statistics.bootstrapRatio(xs, xs.map(() => 1), { seed: 2, resamples: 300 })
+    expect(JSON.stringify(Statistics.bootstrapMean(xs, { seed: 2 }))).toBe(first)
+  })
+})
+
+describe("bootstrapF1", () => {
+  it("is the F1 of the two pooled ratios", () => {
+    // P = (1 + 2) / (2 + 2) = 0.75, R = (1 + 1) / (4 + 4) = 0.25, F1 = 2 * 0.75 * 0.25 / 1 = 0.375
+    const e = Statistics.bootstrapF1({ num: [1, 2, NaN], den: [2, 2, 1] }, { num: [1, 1, 1], den: [4, 4, 1] }, { seed: 1 })
+    expect(e.n).toBe(2)
+    expect(e.mean).toBe(0.375)
+  })
+
+  it("draws instances exactly as bootstrapRatio does", () => {
+    // with precision counts equal to recall counts, F1 = that ratio, resample by resample
+    const num = [1, 0, 2, 3, 1], den = [2, 1, 2, 4, 3]
+    const f = Statistics.bootstrapF1({ num, den }, { num, den }, { seed: 11, resamples: 300 })
+    const r = Statistics.bootstrapRatio(num, den, { seed: 11, resamples: 300 })
+    expect(f.mean).toBeCloseTo(7 / 12, 12)
+    expect(f.ci95[0]).toBeCloseTo(r.ci95[0], 12)
+    expect(f.ci95[1]).toBeCloseTo(r.ci95[1], 12)
+  })
+
+  it("is 0 when nothing matched and NaN without a denominator", () => {
+    expect(Statistics.bootstrapF1({ num: [0, 0], den: [1, 2] }, { num: [0, 0], den: [3, 1] }, { seed: 1 }).mean).toBe(0)
+    expect(Statistics.bootstrapF1({ num: [0], den: [0] }, { num: [1], den: [1] }, { seed: 1 }).mean).toBeNaN()
+  })
+})
+
 describe("bootstrapRatio", () => {
   it("pools sums (micro) rather than averaging ratios (macro)", () => {
     // Instance 1: 0 of 1 item matched; instance 2: 9 of 9. Micro 9/10, macro (0 + 1) / 2.
@@ -115,9 +181,15 @@ describe("paired", () => {
     expect(r.n).toBe(4)
     expect(r.delta).toBe(1)
     expect(r.ci95).toEqual([1, 1])
-    // Only the two all-same-sign flips of 2^4 are as extreme: p is near 2/16.
-    expect(r.p).toBeGreaterThan(0.09)
-    expect(r.p).toBeLessThan(0.16)
+    // Only the two all-same-sign flips of 2^4 are as extreme; n <= 16 is enumerated: p = 2/16.
+    expect(r.p).toBe(0.125)
+  })
+
+  it("enumerates the sign flips of three differences exactly", () => {
+    // Differences 1, 2, 3: the 8 sign vectors sum to 6, 4, 2, 0, 0, -2, -4, -6; |sum| >= 6 twice.
+    expect(Statistics.paired([0, 0, 0], [1, 2, 3], { seed: 1 }).p).toBe(0.25)
+    // Differences 1, 1, -1: the 8 sign vectors sum to 1, 3, -1, 1, -1, 1, -3, -1: |sum| >= 1 always.
+    expect(Statistics.paired([0, 0, 0], [1, 1, -1], { seed: 1 }).p).toBe(1)
   })
 
   it("finds a consistent shift over 20 instances significant", () => {
