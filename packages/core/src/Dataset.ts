@@ -29,7 +29,9 @@ import {
   directorySha256,
   fileSha256,
   jsonArrayRows,
+  jsonlRowCount,
   jsonlRows,
+  parquetRowCount,
   parquetRows,
   type RawRow,
   type RowBatches
@@ -69,6 +71,12 @@ export interface Opened {
   readonly instances: Stream.Stream<Domain.Instance, Errors.DatasetError>
   /** Rows skipped by the most recent run so far (skip policy). */
   readonly skipped: () => ReadonlyArray<SkippedRow>
+  /**
+   * How many instances a run of `instances` yields, when that is known without reading them:
+   * synthetic data, and JSONL or parquet files with no `types` filter (rows counted, not decoded;
+   * rows that turn out invalid make it an upper bound). `undefined` otherwise. For progress only.
+   */
+  readonly size?: Effect.Effect<number | undefined>
 }
 
 /** Absolute path of the bundled sample's dev split (`packages/core/data/sample.jsonl`, source `sample`), whatever the working directory. */
@@ -164,7 +172,8 @@ export const open: (source: string, options?: LoadOptions) => Effect.Effect<Open
           // Long synthetic histories are large rows: keep few in flight.
           p.options.sessionsPerHistory > 100 ? 1 : 64
         )
-      return make(source, resolved, Synthetic.fingerprint(p.options), raw, options)
+      const perPersona = options.types === undefined ? Domain.instanceTypes.length : new Set(options.types).size
+      return make(source, resolved, Synthetic.fingerprint(p.options), raw, options, Effect.succeed(p.options.personas * perPersona))
     }
     case "directory": {
       const fingerprint = yield* attempt(p.dir, () => directorySha256(p.dir, p.names))
@@ -172,7 +181,11 @@ export const open: (source: string, options?: LoadOptions) => Effect.Effect<Open
     }
     case "file": {
       const fingerprint = p.fingerprint ?? (yield* attempt(p.file, () => fileSha256(p.file)))
-      return make(source, p.file, fingerprint, () => fromBatches(p.file, p.rows), options)
+      const count = p.file.endsWith(".parquet") ? parquetRowCount : p.file.endsWith(".json") ? undefined : jsonlRowCount
+      const rows = count === undefined || options.types !== undefined
+        ? Effect.succeed(undefined)
+        : Effect.orElseSucceed(Effect.tryPromise(() => count(p.file)), () => undefined)
+      return make(source, p.file, fingerprint, () => fromBatches(p.file, p.rows), options, rows)
     }
   }
 })
@@ -196,7 +209,8 @@ const make = (
   resolved: string,
   fingerprint: string,
   raw: () => Stream.Stream<RawRow, Errors.DatasetError>,
-  options: LoadOptions
+  options: LoadOptions,
+  rows: Effect.Effect<number | undefined> = Effect.succeed(undefined)
 ): Opened => {
   const skipped: Array<SkippedRow> = []
   const skip = options.onInvalid === "skip"
@@ -242,7 +256,9 @@ const make = (
     )
     return options.limit === undefined ? all : Stream.take(all, options.limit)
   })
-  return { source, resolved, fingerprint, instances, skipped: () => [...skipped] }
+  const limit = options.limit
+  const size = Effect.map(rows, (n) => (n === undefined || limit === undefined ? n : Math.min(n, limit)))
+  return { source, resolved, fingerprint, instances, skipped: () => [...skipped], size }
 }
 
 /** Opens a source and reads every instance into memory (small data, tests, statistics). */

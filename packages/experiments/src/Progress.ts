@@ -11,13 +11,14 @@
 export interface Snapshot {
   readonly cells: number
   readonly instancesSeen: number
-  readonly instancesTotal: number
+  /** Unknown (undefined) until the data has been read, unless its source says how many it holds. */
+  readonly instancesTotal: number | undefined
   /** Pairs finished, including those done by an earlier run. */
   readonly pairsDone: number
-  readonly pairsTotal: number
+  readonly pairsTotal: number | undefined
   /** Pairs this run has computed (the rate and ETA are based on these). */
   readonly pairsRun: number
-  readonly pairsToRun: number
+  readonly pairsToRun: number | undefined
   readonly failed: number
   readonly cacheHits: number
   readonly calls: number
@@ -51,15 +52,18 @@ const compact = (n: number): string =>
 
 /** Time left at the current rate of this run's pairs. */
 export const eta = (s: Snapshot): number =>
-  s.pairsRun === 0 ? NaN : ((s.pairsToRun - s.pairsRun) * s.elapsedMs) / s.pairsRun
+  s.pairsRun === 0 || s.pairsToRun === undefined ? NaN : (Math.max(0, s.pairsToRun - s.pairsRun) * s.elapsedMs) / s.pairsRun
+
+/** Share of the pairs done (at most 1; 0 while the total is unknown). */
+export const fraction = (s: Snapshot): number =>
+  s.pairsTotal === undefined ? 0 : s.pairsTotal === 0 ? 1 : Math.min(1, s.pairsDone / s.pairsTotal)
 
 /** The facts of a snapshot as one line (without the bar). */
 export const describe = (s: Snapshot): string => {
-  const pct = s.pairsTotal === 0 ? 100 : (100 * s.pairsDone) / s.pairsTotal
   return [
-    `${s.pairsDone}/${s.pairsTotal} pairs (${pct.toFixed(1)}%)`,
-    `${s.cells} cells x ${s.instancesSeen}/${s.instancesTotal} instances`,
-    `ETA ${s.pairsRun >= s.pairsToRun ? "0s" : duration(eta(s))}`,
+    s.pairsTotal === undefined ? `${s.pairsDone} pairs` : `${s.pairsDone}/${s.pairsTotal} pairs (${(100 * fraction(s)).toFixed(1)}%)`,
+    `${s.cells} cells x ${s.instancesSeen}${s.instancesTotal === undefined ? "" : `/${s.instancesTotal}`} instances`,
+    `ETA ${s.pairsToRun !== undefined && s.pairsRun >= s.pairsToRun ? "0s" : duration(eta(s))}`,
     `calls ${compact(s.calls)} (cached ${compact(s.cacheHits)})`,
     `tokens ${compact(s.tokens)}`,
     `failed ${s.failed}`
@@ -81,7 +85,7 @@ export const make = (sink: Sink, options: { readonly intervalMs?: number } = {})
   let last = Number.NEGATIVE_INFINITY
   const render = (s: Snapshot, final: boolean) => {
     if (tty) {
-      const text = `${bar(s.pairsTotal === 0 ? 1 : s.pairsDone / s.pairsTotal, 24)} ${describe(s)}`
+      const text = `${bar(fraction(s), 24)} ${describe(s)}`
       const width = Math.max(20, (sink.columns ?? 120) - 1)
       sink.write(`\r${text.length > width ? text.slice(0, width) : text.padEnd(width)}${final ? "\n" : ""}`)
     } else {

@@ -52,6 +52,8 @@ import * as Results from "./Results.js"
 import * as RunInfo from "./RunInfo.js"
 import * as Summary from "./Summary.js"
 
+const mapDefined = <A, B>(a: A | undefined, f: (a: A) => B): B | undefined => (a === undefined ? undefined : f(a))
+
 export type OpenDataset = (source: string, options: Dataset.LoadOptions) => Effect.Effect<Dataset.Opened, CoreErrors.DatasetError>
 
 export interface Options {
@@ -91,7 +93,8 @@ interface Prepared {
   readonly grid: Grid.Grid
   readonly built: ReadonlyArray<Build.BuiltCell>
   readonly opened: Dataset.Opened
-  readonly instances: number
+  /** Instances the data will yield, when known before reading it (progress only). */
+  readonly instances: number | undefined
   readonly cache: ModelCache.Service
   readonly metrics: ReadonlyArray<Scorer.MetricInfo>
   /** Each instance's versions under the cells' transforms. */
@@ -109,8 +112,9 @@ const prepare = (config: Config, options: Options, dryRun: boolean) =>
       ...(config.data.types !== undefined ? { types: config.data.types } : {}),
       ...(config.data.limit !== undefined ? { limit: config.data.limit } : {})
     })
-    // One pass to count (and, under onInvalid: fail, to find a bad row before any work is done).
-    const instances = yield* Stream.runCount(opened.instances)
+    // The data is read once, by the pair loop (rows are validated as they are read). Its size, when
+    // known without reading it, is only for progress.
+    const instances = opened.size === undefined ? undefined : yield* opened.size
     const pool = yield* Transforms.poolFor(config, grid, open)
     const transformed = Transforms.transformer(config.seed, pool)
     const bundles = yield* Build.models(config, registry, { dryRun })
@@ -119,16 +123,18 @@ const prepare = (config: Config, options: Options, dryRun: boolean) =>
     const corpus: Corpus.Service = { queries: Stream.map(opened.instances, (i) => i.query), fingerprint: opened.fingerprint }
     const env = Build.environment({ models, cache, corpus, registry })
     const built = yield* Build.cells(config, grid, env)
-    if (instances === 0) {
-      const filters = [config.data.types !== undefined ? `types ${config.data.types.join(", ")}` : "", config.data.limit !== undefined ? `limit ${config.data.limit}` : ""].filter((x) => x !== "")
-      return yield* new CoreErrorsModule.DatasetError({
-        source: opened.resolved,
-        reason: `no instances to run${filters.length > 0 ? ` after the filters (${filters.join(", ")})` : ""}${opened.skipped().length > 0 ? `; ${opened.skipped().length} rows were skipped as invalid` : ""}`
-      })
-    }
     const metrics: ReadonlyArray<Scorer.MetricInfo> = built[0]?.pipeline.scorers.flatMap((s) => s.service.metrics) ?? []
     return { grid, built, opened, instances, cache, metrics, transformed } satisfies Prepared
   })
+
+/** The error of a dataset that yielded no instance. */
+const noInstances = (config: Config, opened: Dataset.Opened) => {
+  const filters = [config.data.types !== undefined ? `types ${config.data.types.join(", ")}` : "", config.data.limit !== undefined ? `limit ${config.data.limit}` : ""].filter((x) => x !== "")
+  return new CoreErrorsModule.DatasetError({
+    source: opened.resolved,
+    reason: `no instances to run${filters.length > 0 ? ` after the filters (${filters.join(", ")})` : ""}${opened.skipped().length > 0 ? `; ${opened.skipped().length} rows were skipped as invalid` : ""}`
+  })
+}
 
 interface Pair {
   readonly cell: Build.BuiltCell
@@ -182,17 +188,19 @@ const runPairs = (
       const stats = RunInfo.accumulator()
       const cellOrder = new Map(grid.cells.map((c) => [c.id, c.index]))
       const instanceOrder = new Map<string, number>()
-      const total = p.instances * built.length
+      // Until the data has been read, its size is what the source says (or unknown).
+      const expected = () => (seenAll ? instanceOrder.size : p.instances)
+      let seenAll = false
       const resumedAtStart = store.size()
       let ran = 0, failed = 0
       const snapshot = (now: number): Progress.Snapshot => ({
         cells: built.length,
         instancesSeen: instanceOrder.size,
-        instancesTotal: p.instances,
+        instancesTotal: expected(),
         pairsDone: resumedAtStart + ran,
-        pairsTotal: total,
+        pairsTotal: mapDefined(expected(), (n) => n * built.length),
         pairsRun: ran,
-        pairsToRun: total - resumedAtStart,
+        pairsToRun: mapDefined(expected(), (n) => n * built.length - resumedAtStart),
         failed,
         cacheHits: stats.cachedCalls,
         calls: stats.calls,
@@ -256,6 +264,12 @@ const runPairs = (
         store.close()
         return yield* Effect.failCause(loop.cause)
       }
+      seenAll = !interrupted
+      if (seenAll && instanceOrder.size === 0) {
+        store.close()
+        return yield* noInstances(config, opened)
+      }
+      const total = instanceOrder.size * built.length
 
       const pairsEndedAt = yield* Clock.currentTimeMillis
       const acc = Summary.accumulator({
@@ -290,7 +304,7 @@ const runPairs = (
         dataset: {
           source: opened.source,
           hash: opened.fingerprint,
-          instances: interrupted ? instanceOrder.size : p.instances,
+          instances: instanceOrder.size,
           skipped: opened.skipped().map((s) => ({ row: s.id === undefined ? s.row : `${s.row} (${s.id})`, reason: s.reason }))
         },
         seed: config.seed,
@@ -384,7 +398,7 @@ export const dryRun = (config: Config, options: Options = {}): Effect.Effect<Dry
       })
       const byModel: Record<string, { toSend: number; cached: number; promptTokens: number; completionTokens: number }> = {}
       const byStage: Record<string, { total: number; toSend: number; cached: number }> = {}
-      let total = 0, toSend = 0, cached = 0, prompt = 0, completion = 0, allPrompt = 0, allCompletion = 0, failed = 0, pairsDone = 0
+      let total = 0, toSend = 0, cached = 0, prompt = 0, completion = 0, allPrompt = 0, allCompletion = 0, failed = 0, pairsDone = 0, instances = 0
       const count = (trace: Trace.Trace) => {
         if (trace.error !== undefined) failed++
         for (const u of trace.usage) {
@@ -412,6 +426,7 @@ export const dryRun = (config: Config, options: Options = {}): Effect.Effect<Dry
       yield* PairLoop.run({
         items: p.opened.instances,
         expand: (instance) => {
+          instances++
           const versions = p.transformed(instance)
           return p.built.filter((c) => {
             const isDone = done.has(`${c.cell.id}\u0000${instance.id}`)
@@ -427,12 +442,13 @@ export const dryRun = (config: Config, options: Options = {}): Effect.Effect<Dry
         concurrency: config.concurrency,
         tick: { every: "1 second", run: Effect.void }
       })
-      const totalPairs = p.instances * p.built.length
+      if (instances === 0) return yield* noInstances(config, p.opened)
+      const totalPairs = instances * p.built.length
       const sorted: typeof byModel = {}
       for (const k of Object.keys(byModel).sort()) sorted[k] = byModel[k]!
       return {
         grid: p.grid,
-        instances: p.instances,
+        instances,
         pairs: { total: totalPairs, done: pairsDone, toRun: totalPairs - pairsDone },
         calls: { total, toSend, cached },
         tokens: { prompt, completion },

@@ -309,6 +309,8 @@ describe("Runner.sweep on no data", () => {
       const filtered = yield* setup(configText("data: { types: [changing] }"))
       const none = yield* Effect.flip(Runner.sweep(filtered, { plugins: testPlugins, openDataset: opener(data.filter((i) => i.type !== "changing")) }))
       expect(none.message).toBe("sample: no instances to run after the filters (types changing)")
-      expect(fs.existsSync(path.join(config.out, "results.jsonl"))).toBe(false)
+      // the data is read once, by the pair loop: the store was open, but nothing was written or summarized
+      expect(lines(path.join(config.out, "results.jsonl"))).toEqual([])
+      expect(fs.existsSync(path.join(config.out, "summary.json"))).toBe(false)
     }))
 })

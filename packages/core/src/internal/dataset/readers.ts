@@ -58,6 +58,27 @@ export async function* jsonlRows(file: string): RowBatches {
   }
 }
 
+/** Rows of a JSONL file without parsing them: lines holding anything but white space. */
+export const jsonlRowCount = async (file: string): Promise<number> => {
+  let count = 0
+  let blank = true
+  for await (const chunk of createReadStream(file)) {
+    const bytes = chunk as Buffer
+    for (let i = 0; i < bytes.length; i++) {
+      const b = bytes[i]!
+      if (b === 10) {
+        if (!blank) count++
+        blank = true
+      } else if (blank && b !== 32 && b !== 9 && b !== 13) blank = false
+    }
+  }
+  return blank ? count : count + 1
+}
+
+/** Rows of a parquet file from its footer (no row is read). */
+export const parquetRowCount = async (file: string): Promise<number> =>
+  Number((await parquetMetadataAsync(await asyncBufferFromFile(file))).num_rows)
+
 /** A JSON array of instances. The whole file is parsed at once, so memory grows with its size. */
 export async function* jsonArrayRows(file: string): RowBatches {
   const text = await fs.readFile(file, "utf8")
