@@ -3,6 +3,7 @@
  * sample the range with a seeded Gaussian test matrix, sharpen it with power iterations, then take
  * the exact SVD of the small projected matrix through a Jacobi eigendecomposition.
  */
+import { Random } from "@cupid-lab/core"
 
 /** Compressed sparse rows: row i holds cols[rowStart[i] .. rowStart[i+1]) with values vals[...]. */
 export interface Csr {
@@ -20,19 +21,8 @@ export interface Svd {
   readonly right: ReadonlyArray<Float64Array>
 }
 
-const xorshift = (seed: number) => {
-  let s = (seed >>> 0) || 0x9e3779b9
-  return () => {
-    s ^= s << 13
-    s >>>= 0
-    s ^= s >>> 17
-    s ^= s << 5
-    s >>>= 0
-    return (s + 0.5) / 4294967296
-  }
-}
-
-const gaussian = (uniform: () => number) => () => Math.sqrt(-2 * Math.log(uniform())) * Math.cos(2 * Math.PI * uniform())
+// 1 - u is in (0, 1]: the logarithm stays finite.
+const gaussian = (uniform: () => number) => () => Math.sqrt(-2 * Math.log(1 - uniform())) * Math.cos(2 * Math.PI * uniform())
 
 /** A times dense columns X (each of length cols) -> columns of length rows. */
 const times = (a: Csr, xs: ReadonlyArray<Float64Array>): Array<Float64Array> =>
@@ -132,7 +122,7 @@ export interface SvdOptions {
 export const truncated = (a: Csr, options: SvdOptions): Svd => {
   const width = Math.min(options.rank + (options.oversample ?? 10), a.rows, a.cols)
   if (width <= 0) return { values: [], right: [] }
-  const normal = gaussian(xorshift(options.seed))
+  const normal = gaussian(Random.mulberry32(options.seed))
   const omega = Array.from({ length: width }, () => Float64Array.from({ length: a.cols }, normal))
   let q = orthonormalize(times(a, omega))
   for (let i = 0; i < (options.powerIterations ?? 2); i++) {

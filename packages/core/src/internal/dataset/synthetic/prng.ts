@@ -1,5 +1,7 @@
+import { keyed } from "../../../Random.js"
+
 /**
- * A small seeded PRNG (sfc32, seeded through a splitmix-style hash of integer keys). The generator
+ * Sampling helpers over core's keyed PRNG (sfc32, seeded through a hash of integer keys). The generator
  * derives one stream per persona and per instance from `(seed, persona, ...)`, so a persona's text
  * does not depend on how many personas come before it or which instance types are requested.
  */
@@ -15,36 +17,8 @@ export interface Rng {
   readonly shuffle: <A>(items: ReadonlyArray<A>) => Array<A>
 }
 
-const mix = (h: number, key: number): number => {
-  // Safe integers beyond 32 bits contribute both halves.
-  const lo = key >>> 0
-  const hi = Math.floor(key / 0x100000000) >>> 0
-  for (const part of [lo, hi]) {
-    h = Math.imul(h ^ part, 0x85ebca6b)
-    h ^= h >>> 13
-    h = Math.imul(h, 0xc2b2ae35)
-    h ^= h >>> 16
-  }
-  return h >>> 0
-}
-
 export const make = (...keys: ReadonlyArray<number>): Rng => {
-  let h = 0x9e3779b9
-  for (const key of keys) h = mix(h, key)
-  let a = mix(h, 1)
-  let b = mix(h, 2)
-  let c = mix(h, 3)
-  let d = 1
-  const next = (): number => {
-    const t = (((a + b) >>> 0) + d) >>> 0
-    d = (d + 1) >>> 0
-    a = b ^ (b >>> 9)
-    b = (c + (c << 3)) >>> 0
-    c = ((c << 21) | (c >>> 11)) >>> 0
-    c = (c + t) >>> 0
-    return t / 0x100000000
-  }
-  for (let i = 0; i < 12; i++) next()
+  const next = keyed(...keys)
   const int = (n: number) => Math.floor(next() * n)
   const shuffle = <A>(items: ReadonlyArray<A>): Array<A> => {
     const out = [...items]
