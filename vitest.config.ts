@@ -5,6 +5,7 @@ export default defineConfig({
     include: ["packages/*/test/**/*.test.ts"],
     testTimeout: 60_000,
     hookTimeout: 60_000,
-    pool: "forks"
+    pool: "forks",
+    globalSetup: ["./vitest.setup.ts"]
   }
 })
