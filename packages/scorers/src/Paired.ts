@@ -181,11 +181,12 @@ const prepare = (a: Columns, b: Columns, rows?: ReadonlyArray<number>): Prepared
         }
         return sb.statistic(right, n) - sa.statistic(left, n)
       },
-      // A flipped row moves a's counts to b and b's to a.
+      flipped: xs.slice(0, k).map((x, c) => Float64Array.from(x, (v, i) => xs[k + c]![i]! - v)),
+      // A flipped row swaps the two cells' counts: a gains b - a of that row, b loses it.
       isExtreme: (moved) => {
         for (let c = 0; c < k; c++) {
-          left[c] = totals[c]! - moved[c]! + moved[k + c]!
-          right[c] = totals[k + c]! - moved[k + c]! + moved[c]!
+          left[c] = totals[c]! + moved[c]!
+          right[c] = totals[k + c]! - moved[c]!
         }
         return Math.abs(sb.statistic(right, n) - sa.statistic(left, n)) >= threshold
       }

@@ -249,8 +249,11 @@ export const interval = (xs: Float64Array): readonly [number, number] => {
  */
 export interface PairedSpec {
   readonly n: number
+  /** Columns the bootstrap sums. */
   readonly columns: ReadonlyArray<Float64Array>
   readonly resampled: (sums: Float64Array) => number
+  /** Columns a sign pattern sums over the rows it flips (per-row differences b - a). */
+  readonly flipped: ReadonlyArray<Float64Array>
   readonly isExtreme: (moved: Float64Array) => boolean
 }
 
@@ -272,7 +275,7 @@ export const monteCarloExtremes = (specs: ReadonlyArray<PairedSpec>, seed: numbe
   const counts = specs.map(() => 0)
   if (specs.length === 0 || to <= from) return counts
   flipChunks(seed, specs[0]!.n, from, to, (chunk) => {
-    specs.forEach((s, i) => (counts[i]! += countChunkExtremes(chunk, s.columns, s.isExtreme)))
+    specs.forEach((s, i) => (counts[i]! += countChunkExtremes(chunk, s.flipped, s.isExtreme)))
   })
   return counts
 }
@@ -290,7 +293,7 @@ export interface TestResult {
 
 export const exactTest = (spec: PairedSpec): TestResult => {
   const all = 2 ** spec.n
-  return { p: countExactExtremes(spec.columns, spec.n, spec.isExtreme) / all, test: "exact", permutations: all }
+  return { p: countExactExtremes(spec.flipped, spec.n, spec.isExtreme) / all, test: "exact", permutations: all }
 }
 
 export const monteCarloTest = (extreme: number, permutations: number): TestResult => ({
@@ -318,6 +321,7 @@ export const meanSpec = (d: Float64Array): { readonly spec: PairedSpec; readonly
       n,
       columns: [d],
       resampled: (sums) => sums[0]! / n,
+      flipped: [d],
       isExtreme: (moved) => Math.abs((total - 2 * moved[0]!) / n) >= threshold
     }
   }
