@@ -282,3 +282,32 @@ describe("Dataset.open: skip policy", () => {
       expect(all.skipped.map((s) => s.row)).toEqual(["2", "3", "4", "5"])
     }))
 })
+
+describe("Dataset.open: the size a source knows without reading its instances", () => {
+  const sizeOf = (source: string, options?: Dataset.LoadOptions) =>
+    Effect.flatMap(Dataset.open(source, options), (o) => o.size ?? Effect.succeed(undefined))
+
+  it.effect("counts JSONL lines with content and reads a parquet footer; a limit caps them", () =>
+    Effect.gen(function*() {
+      expect(yield* sizeOf(file("all.jsonl"))).toBe(12)
+      expect(yield* sizeOf(file("all.parquet"))).toBe(12)
+      expect(yield* sizeOf(file("all.jsonl"), { limit: 5 })).toBe(5)
+      expect(yield* sizeOf(file("all.parquet"), { limit: 50 })).toBe(12)
+      // blank and white-space lines do not count; a last line without a newline does
+      const lines = jsonl(rows.slice(0, 3)).split("\n")
+      const spaced = write("spaced.jsonl", `\n${lines[0]}\n  \t\r\n${lines[1]}\n\n${lines[2]}`)
+      expect(yield* sizeOf(spaced)).toBe(3)
+      expect((yield* Dataset.loadAll(spaced)).instances.length).toBe(3)
+    }))
+
+  it.effect("is exact for synthetic data, and unknown where it would need a read", () =>
+    Effect.gen(function*() {
+      expect(yield* sizeOf("synthetic:personas=7,seed=1")).toBe(21)
+      expect(yield* sizeOf("synthetic:personas=7,seed=1", { types: ["changing", "consistent"] })).toBe(14)
+      expect(yield* sizeOf("synthetic:personas=7,seed=1", { types: ["changing"], limit: 3 })).toBe(3)
+      expect(yield* sizeOf(file("all.json"))).toBeUndefined()
+      expect(yield* sizeOf(file("instances"))).toBeUndefined()
+      // a types filter needs each row's type: not known without reading
+      expect(yield* sizeOf(file("all.jsonl"), { types: ["changing"] })).toBeUndefined()
+    }))
+})
