@@ -4,7 +4,10 @@
  * same instances, and Holm's step-down correction for multiple comparisons.
  *
  * Everything is deterministic given the seed, so summaries and reports are byte-identical across
- * reruns. Non-finite values (NaN: a metric that does not apply to an instance) are left out before
+ * reruns. Resample b draws the n indices floor(rng() * n), as the textbook bootstrap does; the
+ * draws of one (seed, n, resamples) are kept as row bit masks and shared by every column of that
+ * size, and column sums over them come from subset-sum tables (internal/Resampling). Sign-flip
+ * p-values enumerate all 2^n patterns when n <= 16 (exact), else draw 32 flips per random word. Non-finite values (NaN: a metric that does not apply to an instance) are left out before
  * any computation and the N reported is the count that remained.
  *
  * @example
