@@ -26,7 +26,7 @@
  */
 import { FileSystem } from "@effect/platform"
 import type { PlatformError } from "@effect/platform/Error"
-import { NodeFileSystem } from "@effect/platform-node"
+import * as NodeFileSystem from "@effect/platform-node/NodeFileSystem"
 import { Cause, Context, Deferred, Effect, Either, FiberId, Layer, Option, ParseResult, Schema } from "effect"
 import * as path from "node:path"
 import { canonicalJson, sha256Hex } from "./Hash.js"

@@ -287,7 +287,6 @@ describe("paper ablations against a loopback OpenAI-compatible server", () => {
       const dir = tempDir("cupid-e2e-dry-")
       let stdout = "", stderr = ""
       const code = yield* Commands.main(["sweep", "--config", configIn(dir), "--limit", "3", "--out", path.join(dir, "run"), "--dry-run"], {
-        stop: { stopped: false },
         configDirs: [],
         env: {},
         stdout: (t) => void (stdout += t),

@@ -1,19 +1,146 @@
 /**
- * The `data` command: inspect a data source, download the Hugging Face dataset into the cache, or
- * generate a synthetic dataset. Run from the repository root:
+ * The `data` command of the cupid-lab command line: inspect a data source, download the Hugging
+ * Face dataset into the cache, or generate a synthetic dataset. Its options are declared here with
+ * `@effect/cli` (every one documented in `--help`); the work runs in `internal/dataset/cli.ts`,
+ * loaded only when a subcommand runs. The CLI in packages/experiments/src/bin/cli.ts mounts it.
  *
  * @example
- * npx nx run core:data -- inspect --data sample
- * npx nx run core:data -- download --data hf:kixlab/CUPID
- * npx nx run core:data -- generate --out /tmp/syn.jsonl --personas 100 --sessions 50 --seed 3
+ * npx cupid-lab data inspect --data sample
+ * npx cupid-lab data download --data hf:kixlab/CUPID
+ * npx cupid-lab data generate --out /tmp/syn.jsonl --personas 100 --sessions 50 --seed 3
  */
-import { Effect } from "effect"
-import { run } from "../internal/dataset/cli.js"
+import { Command, HelpDoc, Options, ValidationError } from "@effect/cli"
+import { Console, Effect, Either, Option } from "effect"
+import { type InstanceType, instanceTypes } from "../Domain.js"
 
-const code = await Effect.runPromise(
-  run(process.argv.slice(2), {
-    out: (line) => process.stdout.write(`${line}\n`),
-    err: (line) => process.stderr.write(`${line}\n`)
-  })
+/** Show a usage problem the parser could not catch, and fail as the parser does. */
+const usage = (message: string): Effect.Effect<never, ValidationError.ValidationError> =>
+  Effect.zipRight(Console.error(message), Effect.fail(ValidationError.invalidArgument(HelpDoc.p(message))))
+
+const invalid = (message: string) => Effect.fail(ValidationError.invalidValue(HelpDoc.p(message)))
+
+const work = Effect.promise(() => import("../internal/dataset/cli.js"))
+
+const number = (flag: string) => (raw: string) => {
+  const n = Number(raw)
+  return raw.trim() === "" || !Number.isFinite(n) ? invalid(`--${flag}: expected a number, found "${raw}"`) : Effect.succeed(n)
+}
+
+const numberOption = (flag: string, description: string) =>
+  Options.text(flag).pipe(Options.withPseudoName("n"), Options.mapEffect(number(flag)), Options.optional, Options.withDescription(description))
+
+const textOption = (flag: string, pseudo: string, description: string) =>
+  Options.text(flag).pipe(Options.withPseudoName(pseudo), Options.optional, Options.withDescription(description))
+
+const isType = (t: string): t is InstanceType => (instanceTypes as ReadonlyArray<string>).includes(t)
+
+const parseTypes = (raw: string): Effect.Effect<ReadonlyArray<InstanceType>, ValidationError.ValidationError> => {
+  const given = raw.split(",").map((t) => t.trim()).filter((t) => t !== "")
+  const bad = given.find((t) => !isType(t))
+  return bad !== undefined || given.length === 0
+    ? invalid(`--types: expected one or more of ${instanceTypes.join(", ")}, found "${bad ?? raw}"`)
+    : Effect.succeed(given.filter(isType))
+}
+
+const types = Options.text("types").pipe(
+  Options.withPseudoName("t,..."),
+  Options.mapEffect(parseTypes),
+  Options.optional,
+  Options.withDescription(`only these instance types, comma-separated: ${instanceTypes.join(", ")} (default: all)`)
 )
-process.exitCode = code
+const cacheDir = textOption("cache-dir", "dir", "where hf: sources are cached (default: $CUPID_CACHE_DIR or .cache/cupid)")
+const hfEndpoint = textOption("hf-endpoint", "url", "the Hugging Face hub to download from (default: https://huggingface.co)")
+
+const sources =
+  "sample (dev split), sample-test (test split), a .parquet/.jsonl/.json file, a directory of .json files, " +
+  "hf:kixlab/CUPID, hf:kixlab/CUPID-Unverified, synthetic:personas=100,sessions=50,seed=3"
+
+const print = (lines: ReadonlyArray<string>) => Console.log(lines.join("\n"))
+
+// Object.fromEntries forgets the keys' types; the filter only drops undefined values.
+const defined = <A extends Record<string, unknown>>(record: A): { [K in keyof A]?: Exclude<A[K], undefined> } =>
+  Object.fromEntries(Object.entries(record).filter(([, v]) => v !== undefined)) as { [K in keyof A]?: Exclude<A[K], undefined> }
+
+const inspect = Command.make(
+  "inspect",
+  {
+    data: Options.text("data").pipe(Options.withPseudoName("source"), Options.withDefault("sample"), Options.withDescription(`the data source: ${sources}`)),
+    types,
+    onInvalid: Options.choice("on-invalid", ["fail", "skip"]).pipe(
+      Options.withDefault("fail" as const),
+      Options.withDescription("what a row that breaks the schema does: stop with its file, row and field (fail), or get skipped and listed (skip)")
+    ),
+    limit: numberOption("limit", "only the first n instances after the type filter"),
+    cacheDir,
+    hfEndpoint
+  },
+  (a) =>
+    Effect.flatMap(work, (w) =>
+      w.inspect(a.data, {
+        onInvalid: a.onInvalid,
+        ...defined({
+          types: Option.getOrUndefined(a.types),
+          limit: Option.getOrUndefined(a.limit),
+          cacheDir: Option.getOrUndefined(a.cacheDir),
+          hfEndpoint: Option.getOrUndefined(a.hfEndpoint)
+        })
+      })).pipe(Effect.flatMap(print))
+).pipe(Command.withDescription("counts, lengths, token and label statistics of a data source, and where its relevant sessions sit"))
+
+const download = Command.make(
+  "download",
+  {
+    data: Options.text("data").pipe(
+      Options.withPseudoName("hf:owner/name"),
+      Options.mapEffect((s) =>
+        s.startsWith("hf:") ? Effect.succeed(s) : invalid(`--data: expected an hf: source such as hf:kixlab/CUPID, found "${s}"`)
+      ),
+      Options.withDescription("the dataset to fetch: hf:kixlab/CUPID or hf:kixlab/CUPID-Unverified")
+    ),
+    cacheDir,
+    hfEndpoint
+  },
+  (a) =>
+    Effect.flatMap(work, (w) =>
+      w.download(a.data, defined({ cacheDir: Option.getOrUndefined(a.cacheDir), hfEndpoint: Option.getOrUndefined(a.hfEndpoint) }))
+    ).pipe(Effect.flatMap(print))
+).pipe(Command.withDescription("fetch an hf: dataset into the cache; prints the cached file and its SHA-256"))
+
+const generate = Command.make(
+  "generate",
+  {
+    out: Options.text("out").pipe(Options.withPseudoName("file.jsonl"), Options.withDescription("the JSON-lines file to write (required)")),
+    personas: numberOption("personas", "personas, one row per persona and instance type (default 10)"),
+    sessions: numberOption("sessions", "prior sessions per instance, 8 to 10000 (default 8)"),
+    seed: numberOption("seed", "the generator's seed (default 0)"),
+    position: textOption("position", "p", "where relevant sessions sit: spread, early, late or recent (default spread)"),
+    contrastiveShare: numberOption("contrastive-share", "share of contrastive sessions, 0 to 0.75 (default 0.1)"),
+    staleShare: numberOption("stale-share", "share of stale sessions, 0 to 0.75 (default 0.1)"),
+    types,
+    difficulty: textOption("difficulty", "d", "hard (default: realistic text) or easy (the artifact-rich version-1 text)"),
+    spec: textOption("spec", "k=v,...", "any other generator key, as in a synthetic: source (e.g. relevant=2,topic=0.5)")
+  },
+  (a) =>
+    Effect.gen(function*() {
+      const w = yield* work
+      const decoded = w.generateOptions(defined({
+        spec: Option.getOrUndefined(a.spec),
+        difficulty: Option.getOrUndefined(a.difficulty),
+        personas: Option.getOrUndefined(a.personas),
+        sessions: Option.getOrUndefined(a.sessions),
+        seed: Option.getOrUndefined(a.seed),
+        position: Option.getOrUndefined(a.position),
+        contrastiveShare: Option.getOrUndefined(a.contrastiveShare),
+        staleShare: Option.getOrUndefined(a.staleShare),
+        types: Option.getOrUndefined(a.types)
+      }))
+      if (Either.isLeft(decoded)) return yield* usage(decoded.left)
+      yield* print(yield* w.generate(a.out, decoded.right))
+    })
+).pipe(Command.withDescription("write a synthetic CUPID-shaped dataset as JSON lines; prints its source spec and SHA-256"))
+
+/** `data inspect | download | generate`. */
+export const command = Command.make("data", {}, () => usage("data needs a subcommand: inspect, download or generate")).pipe(
+  Command.withDescription(`inspect, download or generate datasets. Data sources: ${sources}`),
+  Command.withSubcommands([inspect, download, generate])
+)

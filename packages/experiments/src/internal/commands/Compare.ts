@@ -1,0 +1,35 @@
+import { Command, Options } from "@effect/cli"
+import { Effect, Option } from "effect"
+import { CommandIo, invalid } from "./Io.js"
+
+const twoRuns = (value: string) => {
+  const runs = value.split(",").map((r) => r.trim()).filter((r) => r !== "")
+  const [first, second] = runs
+  return runs.length === 2 && first !== undefined && second !== undefined
+    ? Effect.succeed({ first, second })
+    : invalid("compare needs --runs <first run>,<second run> (two run directories)")
+}
+
+/** `compare --runs a,b`: two runs cell by cell on their shared instances. */
+export const command = Command.make(
+  "compare",
+  {
+    runs: Options.text("runs").pipe(
+      Options.withPseudoName("first,second"),
+      Options.mapEffect(twoRuns),
+      Options.withDescription("two run directories, comma-separated, compared cell by cell on the instances both ran")
+    ),
+    out: Options.text("out").pipe(
+      Options.withPseudoName("dir"),
+      Options.optional,
+      Options.withDescription("where compare.md and compare.html go (default: compare-<first>-vs-<second> beside the second run)")
+    )
+  },
+  (a) =>
+    Effect.gen(function*() {
+      const io = yield* CommandIo
+      const Compare = yield* Effect.promise(() => import("../../compare/Compare.js"))
+      const files = yield* Compare.write(a.runs.first, a.runs.second, Option.getOrUndefined(a.out))
+      io.stdout(`compare: ${files.markdown}\ncompare: ${files.html}\n`)
+    })
+).pipe(Command.withDescription("compare two runs cell by cell on their shared instances, with paired differences"))

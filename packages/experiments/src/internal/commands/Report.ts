@@ -1,0 +1,23 @@
+import { Command, Options } from "@effect/cli"
+import { Effect, Option } from "effect"
+import { CommandIo } from "./Io.js"
+
+/** `report --run <dir>`: rewrite a run's report.md, report.html and results.csv. */
+export const command = Command.make(
+  "report",
+  {
+    run: Options.text("run").pipe(Options.withPseudoName("dir"), Options.withDescription("a run directory (the out of a sweep)")),
+    baseline: Options.text("baseline").pipe(
+      Options.withPseudoName("cell"),
+      Options.optional,
+      Options.withDescription("the cell (name or id) the report's differences are measured against (default: the run's baseline)")
+    )
+  },
+  (a) =>
+    Effect.gen(function*() {
+      const io = yield* CommandIo
+      const Report = yield* Effect.promise(() => import("../../report/Report.js"))
+      const files = yield* Report.write(a.run, Option.match(a.baseline, { onNone: () => ({}), onSome: (baseline) => ({ baseline }) }))
+      io.stdout(`report: ${files.markdown}\nreport: ${files.html}\nresults: ${files.csv}\n`)
+    })
+).pipe(Command.withDescription("rewrite report.md, report.html and results.csv of a run directory from its results and summary"))

