@@ -1,10 +1,9 @@
 import { Scorer } from "@cupid-lab/core"
-import { Statistics } from "@cupid-lab/scorers"
+import { Paired } from "@cupid-lab/scorers"
 import { describe, expect, it } from "@effect/vitest"
 import { Effect } from "effect"
 import * as fs from "node:fs"
 import * as path from "node:path"
-import * as Paired from "../src/compare/Paired.js"
 import { RunError } from "../src/Errors.js"
 import * as Analysis from "../src/report/Analysis.js"
 import * as Csv from "../src/report/Csv.js"
@@ -74,13 +73,15 @@ describe("report analysis on a hand-made run (2 cells x 4 instances)", () => {
     expect(recall.comparison.ci95[0]).toBeGreaterThanOrEqual(-1)
     expect(recall.comparison.ci95[1]).toBeLessThanOrEqual(0)
     expect(recall.comparison.ci95[0]).toBeLessThanOrEqual(-0.5)
-    // |mean| >= 0.5 only when the three non-zero differences keep one sign: 2 of 8 sign patterns
-    expect(Math.abs(recall.comparison.p - 0.25)).toBeLessThan(0.03)
+    // |mean| >= 0.5 only when the three non-zero differences keep one sign: 2 of 8 sign patterns,
+    // enumerated exactly at n = 4 (16 patterns, 4 as extreme)
+    expect(recall.comparison.p).toBe(0.25)
+    expect(recall.comparison.test).toBe("exact")
 
     const consistent = delta("retrieval.recall", "consistent")
     expect(consistent.comparison).toMatchObject({ n: 2, delta: -0.5, ci95: [-0.5, -0.5] })
     // two equal differences: same sign in 2 of 4 patterns
-    expect(Math.abs(consistent.comparison.p - 0.5)).toBeLessThan(0.04)
+    expect(consistent.comparison.p).toBe(0.5)
 
     // one instance: nothing to permute
     expect(delta("retrieval.recall", "changing").comparison).toMatchObject({ n: 1, delta: -1, p: 1 })
@@ -95,20 +96,22 @@ describe("report analysis on a hand-made run (2 cells x 4 instances)", () => {
     const rowsA = cellA.results.map((r) => ("counts" in r ? [...r.counts] : []))
     const rowsB = cellB.results.map((r) => ("counts" in r ? [...r.counts] : []))
     const exact = exactPooledP(rowsA, rowsB)
-    expect(d.comparison.p).toBeGreaterThan(0)
-    expect(d.comparison.p).toBeLessThanOrEqual(1)
-    expect(Math.abs(d.comparison.p - exact)).toBeLessThan(0.04)
+    expect(d.comparison.test).toBe("exact")
+    expect(d.comparison.p).toBeCloseTo(exact, 12)
     // consistent: A pools (2/3, 2/4) -> 4/7, B pools (0/3, 0/4) -> 0
     expect(delta("inference.f1_micro", "consistent").comparison.delta).toBeCloseTo(-4 / 7, 12)
     // precision is pooled too: 2/6 - 4/6
-    const precision = Paired.compare(run.summary.metrics.find((m) => m.name === "inference.precision_micro")!, Rows.columnsOf(Rows.index(run.rows).ok.get(cellA.id), ids), Rows.columnsOf(Rows.index(run.rows).ok.get(cellB.id), ids), { seed: 7, resamples: 100, permutations: 100 })
+    const precisionMetric = run.summary.metrics.find((m) => m.name === "inference.precision_micro")!
+    const idx = Rows.index(run.rows)
+    const precision = Paired.compare(Rows.columnsOf(idx.ok.get(cellA.id), ids)(precisionMetric), Rows.columnsOf(idx.ok.get(cellB.id), ids)(precisionMetric), { seed: 7, resamples: 100, permutations: 100 })
     expect(precision.delta).toBeCloseTo(-1 / 3, 12)
   })
 
   it("Holm adjusts over every difference of the report", () => {
     expect(a.deltas).toHaveLength(8)
     expect(a.tests).toBe(8)
-    expect(a.permutations).toEqual({ screening: 2000, refined: 2000, refinedTests: 0 })
+    // n <= 4 everywhere: every test is exact
+    expect(a.permutations).toEqual({ screening: 2000, refined: 2000, refinedTests: 0, exactTests: 8 })
     // Holm by hand: sort ascending, multiply the k-th smallest by (m - k), running maximum, cap at 1
     const ps = a.deltas.map((d) => d.comparison.p)
     const order = ps.map((p, i) => [p, i] as const).sort((x, y) => x[0] - y[0])
@@ -247,36 +250,24 @@ describe("reading a run directory", () => {
 })
 
 describe("paired statistics and formatting", () => {
-  it("a pooled comparison of a cell with itself is zero with p = 1", () => {
-    const rows = [[1, 2, 1, 3], [2, 2, 2, 2], [0, 1, 0, 2]]
-    const c = Paired.pairedPooled(rows, rows, (s) => f1(s[0]! / s[1]!, s[2]! / s[3]!), { seed: 1, resamples: 100, permutations: 200 })
-    expect(c).toEqual({ n: 3, delta: 0, ci95: [0, 0], p: 1 })
-    expect(Paired.pairedPooled([], [], () => 0, { seed: 1, resamples: 10, permutations: 10 }).n).toBe(0)
-  })
-
-  it("a mean comparison is Statistics.paired on the shared rows", () => {
-    const a = [0.1, 0.4, NaN, 0.9], b = [0.3, 0.4, 0.5, 0.2]
-    const opts = { seed: 3, resamples: 300, permutations: 500 }
-    const metric = { name: "m", aggregate: Scorer.mean }
-    expect(Paired.compare(metric, () => a, () => b, opts)).toEqual(Statistics.paired(a, b, opts))
-    expect(Paired.pairable(metric, () => a, () => b)).toBe(3)
-    expect(Paired.value(metric, () => b)).toEqual({ n: 4, value: 0.35 })
-  })
-
-  it("a family refines only the tests Holm could still call significant", () => {
-    const metric = { name: "m", aggregate: Scorer.mean }
-    const zeros = Array.from({ length: 30 }, () => 0)
-    const ones = Array.from({ length: 30 }, () => 1)
-    const strong = { metric, a: () => zeros, b: () => ones }
-    const none = { metric, a: () => ones, b: () => ones }
-    const fam = Paired.family([strong, ...Array.from({ length: 59 }, () => none)], { seed: 5, resamples: 50 })
-    // 60 tests -> 40 x 60 = 2400 permutations for the refined ones
-    expect(fam.permutations).toEqual({ screening: 2000, refined: 2400, refinedTests: 1 })
-    // every sign pattern but the observed one (and its mirror) is less extreme: p = 1 / (2400 + 1)
-    expect(fam.comparisons[0]!.p).toBe(1 / 2401)
-    expect(fam.adjusted[0]).toBeCloseTo(60 / 2401, 12)
-    expect(fam.comparisons.slice(1).every((c) => c.p === 1)).toBe(true)
-    expect(fam.adjusted.slice(1).every((p) => p === 1)).toBe(true)
+  it("columns of a metric are typed by its aggregate: values, counts, or the two ratios of an F1", () => {
+    const { run } = tiny()
+    const idx = Rows.index(run.rows)
+    const ids = ["p1:consistent", "p1:changing", "missing"]
+    const cols = Rows.columnsOf(idx.ok.get(cellB.id), ids)
+    const byName = (name: string) => run.summary.metrics.find((m) => m.name === name)!
+    const recall = cols(byName("retrieval.recall"))
+    expect(recall._tag).toBe("Mean")
+    if (recall._tag === "Mean") expect(Array.from(recall.values)).toEqual([0.5, 0, NaN])
+    const f1 = cols(byName("inference.f1_micro"))
+    expect(f1._tag).toBe("F1")
+    if (f1._tag === "F1") {
+      // cell B: p1:consistent counts [0, 1, 0, 3], p1:changing [1, 1, 1, 2]
+      expect([...Array.from(f1.precision.num), ...Array.from(f1.precision.den)]).toEqual([0, 1, NaN, 1, 1, NaN])
+      expect([...Array.from(f1.recall.num), ...Array.from(f1.recall.den)]).toEqual([0, 1, NaN, 3, 2, NaN])
+    }
+    // F1 of pooled (1/2, 1/5) over the two instances scored: 2 * 0.5 * 0.2 / 0.7
+    expect(Paired.value(f1)).toEqual({ n: 2, value: expect.closeTo(0.2 / 0.7, 12) })
   })
 
   it("formats numbers without locale, negative zero or missing values", () => {

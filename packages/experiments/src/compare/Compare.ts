@@ -15,10 +15,10 @@ import * as path from "node:path"
 import { RunError } from "../Errors.js"
 import type { CellSummary, MetricDescription, Slice } from "../ResultLine.js"
 import { slices } from "../ResultLine.js"
+import { Paired } from "@cupid-lab/scorers"
 import * as Analysis from "../report/Analysis.js"
 import * as Rows from "../report/Rows.js"
 import * as RunDir from "../report/RunDir.js"
-import * as Paired from "./Paired.js"
 import * as Render from "./Render.js"
 
 export interface Match {
@@ -118,19 +118,19 @@ export const compare = (a: RunDir.Run, b: RunDir.Run, options: Options = {}): Co
       for (const slice of slices) plan.push({ match, metric, slice, ids: Rows.sharedInstances(ia.ok.get(match.a.id), ib.ok.get(match.b.id), slice) })
     }
   }
-  const cols = (t: (typeof plan)[number]) => [Rows.columnsOf(ia.ok.get(t.match.a.id), t.ids), Rows.columnsOf(ib.ok.get(t.match.b.id), t.ids)] as const
+  const cols = (t: (typeof plan)[number]) => [Rows.columnsOf(ia.ok.get(t.match.a.id), t.ids)(t.metric), Rows.columnsOf(ib.ok.get(t.match.b.id), t.ids)(t.metric)] as const
   const seed = a.summary.seed
   const resamples = a.summary.resamples ?? 1000
   const fam = Paired.family(
     plan.map((t) => {
       const [ca, cb] = cols(t)
-      return { metric: t.metric, a: ca, b: cb }
+      return { a: ca, b: cb }
     }),
     { seed, resamples, ...(options.permutations !== undefined ? { permutations: options.permutations } : {}) }
   )
   const rows = plan.map((t, i): Row => {
     const [ca, cb] = cols(t)
-    return { match: t.match, metric: t.metric, slice: t.slice, a: Paired.value(t.metric, ca), b: Paired.value(t.metric, cb), comparison: fam.comparisons[i]!, pHolm: fam.adjusted[i]! }
+    return { match: t.match, metric: t.metric, slice: t.slice, a: Paired.value(ca), b: Paired.value(cb), comparison: fam.comparisons[i]!, pHolm: fam.adjusted[i]! }
   })
   return {
     a,

@@ -15,7 +15,7 @@
  * analysis.deltas.filter((d) => d.pHolm < 0.05)
  */
 import { Hash } from "@cupid-lab/core"
-import * as Paired from "../compare/Paired.js"
+import { Paired } from "@cupid-lab/scorers"
 import type { CellSummary, MetricDescription, Slice, Summary } from "../ResultLine.js"
 import { slices } from "../ResultLine.js"
 import * as Bins from "./Bins.js"
@@ -165,7 +165,7 @@ export const analyze = (run: Pick<Run, "summary" | "rows">, options: Options = {
     }
   }
   const tested = Paired.family(
-    plan.map((t) => ({ metric: t.metric, a: columnsOf(idx.ok.get(baseline.id), t.ids), b: columnsOf(idx.ok.get(t.cell), t.ids) })),
+    plan.map((t) => ({ a: columnsOf(idx.ok.get(baseline.id), t.ids)(t.metric), b: columnsOf(idx.ok.get(t.cell), t.ids)(t.metric) })),
     { seed: summary.seed, resamples: summary.resamples ?? 1000, ...(options.permutations !== undefined ? { permutations: options.permutations } : {}) }
   )
   const deltas = plan.map((t, i): Delta => ({ cell: t.cell, metric: t.metric.name, slice: t.slice, comparison: tested.comparisons[i]!, pHolm: tested.adjusted[i]! }))

@@ -7,7 +7,7 @@
  * import * as Bins from "@cupid-lab/experiments/report/Bins"
  * Bins.recency(metric, summary.cells, Rows.index(run.rows))?.bins.map((b) => b.label) // ["1–<3", ...]
  */
-import * as Paired from "../compare/Paired.js"
+import { Paired } from "@cupid-lab/scorers"
 import type { CellSummary, MetricDescription } from "../ResultLine.js"
 import { columnsOf, type Index } from "./Rows.js"
 
@@ -56,7 +56,7 @@ const binned = (
   bins: groups.filter((g) => g.ids.length > 0).map((g) => {
     const values = new Map<string, BinValue>()
     for (const c of cells) {
-      const v = Paired.value(metric, columnsOf(idx.ok.get(c.id), g.ids))
+      const v = Paired.value(columnsOf(idx.ok.get(c.id), g.ids)(metric))
       values.set(c.id, v)
     }
     return { label: g.label, lo: g.lo, hi: g.hi, instances: g.ids.length, values }

@@ -7,7 +7,7 @@
  * import { Notes } from "@cupid-lab/experiments/report/Notes"
  * Notes.statistics(analysis) // ["Intervals: ...", "Differences: ...", ...]
  */
-import * as Paired from "../compare/Paired.js"
+import { Paired } from "@cupid-lab/scorers"
 import type { CellSummary, MetricDescription, Slice } from "../ResultLine.js"
 import type { Analysis } from "./Analysis.js"
 import type { Binned } from "./Bins.js"
@@ -72,6 +72,7 @@ export const marks = (a: Analysis): Array<string> => {
 
 /** How many permutations the tests used (see Paired.family). */
 export const permutationsNote = (p: Paired.Family["permutations"]): string =>
+  (p.exactTests > 0 ? `exact over all 2^n sign patterns for the ${p.exactTests} tests with n <= 16 (p = patterns at least as extreme / 2^n); otherwise ` : "") +
   `${Format.integer(p.screening)} random permutations` +
   (p.refined > p.screening
     ? `; the ${p.refinedTests} tests that could still be significant after Holm (first-pass p times its Holm multiplier below ${Paired.refineBelow}) were run again with ${Format.integer(p.refined)}, enough to resolve the small p-values Holm needs`

@@ -6,10 +6,10 @@
  * import * as Rows from "@cupid-lab/experiments/report/Rows"
  * const idx = Rows.index(run.rows)
  * const ids = Rows.sharedInstances(idx.ok.get(a), idx.ok.get(b), "all")
- * Rows.columnsOf(idx.ok.get(a), ids)("retrieval.recall") // number[]
+ * Rows.columnsOf(idx.ok.get(a), ids)(metric) // Paired.Columns of the metric
  */
-import type * as Paired from "../compare/Paired.js"
-import type { Slice } from "../ResultLine.js"
+import { Paired } from "@cupid-lab/scorers"
+import type { MetricDescription, Slice } from "../ResultLine.js"
 import type { Row } from "./RunDir.js"
 
 /** Per-cell index of ok rows by instance, plus every row in file order. */
@@ -37,25 +37,40 @@ export const index = (rows: ReadonlyArray<Row>): Index => {
   return { ok, rows: byCell, instances: [...seen.values()] }
 }
 
-/** One number of a row's score: a Mean's value, a Ratio's numerator or denominator (NaN when absent). */
-export const score = (r: Row | undefined, key: Paired.Key): number => {
-  const v = r?.scores[key.metric]
-  if (v === null || v === undefined) return NaN
-  if (typeof v === "number") return key.part === "value" ? v : NaN
-  return key.part === "num" ? v.num : key.part === "den" ? v.den : NaN
+const number = (r: Row | undefined, metric: string): number => {
+  const v = r?.scores[metric]
+  return typeof v === "number" ? v : NaN
 }
 
-/** Columns over a fixed instance list, for {@link Paired}. */
-export const columnsOf = (rows: ReadonlyMap<string, Row> | undefined, instances: ReadonlyArray<string>): Paired.Columns => {
-  const memo = new Map<string, Array<number>>()
-  return (key) => {
-    const id = `${key.part} ${key.metric}`
-    let c = memo.get(id)
-    if (c === undefined) {
-      c = instances.map((i) => score(rows?.get(i), key))
-      memo.set(id, c)
+const counts = (rows: ReadonlyArray<Row | undefined>, metric: string): Paired.RatioColumns => {
+  const num = new Float64Array(rows.length), den = new Float64Array(rows.length)
+  rows.forEach((r, i) => {
+    const v = r?.scores[metric]
+    const c = v !== null && typeof v === "object" ? v : undefined
+    num[i] = c?.num ?? NaN
+    den[i] = c?.den ?? NaN
+  })
+  return { num, den }
+}
+
+/** A metric's per-instance data over a fixed instance list (NaN where absent), typed by its aggregate, for {@link Paired}. */
+export const columnsOf = (
+  rows: ReadonlyMap<string, Row> | undefined,
+  instances: ReadonlyArray<string>
+): ((metric: Pick<MetricDescription, "name" | "aggregate">) => Paired.Columns) => {
+  const list = instances.map((id) => rows?.get(id))
+  return (metric) => {
+    const agg = metric.aggregate
+    switch (agg._tag) {
+      case "Mean":
+        return Paired.mean(Float64Array.from(list, (r) => number(r, metric.name)))
+      case "Ratio": {
+        const c = counts(list, metric.name)
+        return Paired.ratio(c.num, c.den)
+      }
+      case "F1":
+        return Paired.f1(counts(list, agg.precision), counts(list, agg.recall))
     }
-    return c
   }
 }
 
