@@ -4,7 +4,10 @@
 // error loads little and the model SDKs load only when a pipeline makes a model. Run by `npm install`
 // (the root `prepare` script) and by `nx run experiments:build` (cached by Nx).
 //
-//   node tools/build-cli.mjs [--outdir <dir inside the repository>] [--quiet]
+//   node tools/build-cli.mjs [--outdir <dir inside the repository>] [--quiet] [--if-stale]
+//
+// --if-stale builds only when a source file (packages/*/src, a package.json, this script) is newer
+// than the last build (tests use it before running the compiled CLI).
 //
 // Files are written through a temporary name and a rename, and unchanged files are left alone, so a
 // CLI started while another build runs never reads half a file.
@@ -15,8 +18,31 @@ import { fileURLToPath } from "node:url"
 import { parseArgs } from "node:util"
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..")
-const { values } = parseArgs({ options: { outdir: { type: "string" }, quiet: { type: "boolean" } } })
+const { values } = parseArgs({ options: { outdir: { type: "string" }, quiet: { type: "boolean" }, "if-stale": { type: "boolean" } } })
 const outdir = path.resolve(values.outdir ?? path.join(root, "packages", "experiments", "dist"))
+// Rewritten by every build (unlike outputs whose bytes did not change): the time of the last build.
+const stamp = path.join(outdir, "meta.json")
+
+const newestSource = () => {
+  let newest = Math.max(fs.statSync(fileURLToPath(import.meta.url)).mtimeMs, fs.statSync(path.join(root, "package.json")).mtimeMs)
+  const walk = (dir) => {
+    for (const entry of fs.readdirSync(dir, { withFileTypes: true })) {
+      const file = path.join(dir, entry.name)
+      if (entry.isDirectory()) walk(file)
+      else newest = Math.max(newest, fs.statSync(file).mtimeMs)
+    }
+  }
+  for (const pkg of fs.readdirSync(path.join(root, "packages"))) {
+    const dir = path.join(root, "packages", pkg)
+    if (fs.existsSync(path.join(dir, "src"))) walk(path.join(dir, "src"))
+    if (fs.existsSync(path.join(dir, "package.json"))) newest = Math.max(newest, fs.statSync(path.join(dir, "package.json")).mtimeMs)
+  }
+  return newest
+}
+
+if (values["if-stale"] === true && fs.existsSync(stamp) && fs.existsSync(path.join(outdir, "cli.mjs")) && fs.statSync(stamp).mtimeMs >= newestSource()) {
+  process.exit(0)
+}
 
 // Left to Node at run time: native code (onnxruntime), large data packages read through require
 // (wink models, WordNet, GloVe) and the model SDKs; the providers import them inside `make`.
@@ -91,7 +117,7 @@ for (const file of result.outputFiles) {
     fs.renameSync(tmp, file.path)
   }
 }
-fs.writeFileSync(path.join(outdir, "meta.json"), JSON.stringify(result.metafile))
+fs.writeFileSync(stamp, JSON.stringify(result.metafile))
 written.add("meta.json")
 // Chunks of earlier builds go once no CLI started before this build can still be loading them.
 for (const name of fs.readdirSync(outdir)) {

@@ -1,6 +1,10 @@
-import { afterAll, beforeAll, describe, expect, it } from "@effect/vitest"
-import { Effect } from "effect"
-import { spawnSync } from "node:child_process"
+/**
+ * `cupid-lab data ...` through the compiled CLI (packages/experiments/dist/cli.mjs, built by
+ * tools/build-cli.mjs when a source is newer), as a child process: statistics worked out by hand,
+ * exit codes 0 / 1 (data error) / 2 (usage error), and a download from a loopback hub.
+ */
+import { afterAll, beforeAll, describe, expect, it } from "vitest"
+import { spawn, spawnSync } from "node:child_process"
 import { createHash } from "node:crypto"
 import * as fs from "node:fs"
 import * as http from "node:http"
@@ -8,19 +12,28 @@ import type { AddressInfo } from "node:net"
 import * as os from "node:os"
 import * as path from "node:path"
 import { fileURLToPath } from "node:url"
-import { run } from "../src/internal/dataset/cli.js"
 import { writeParquet } from "../src/internal/dataset/parquetWriter.js"
 import * as Synthetic from "../src/Synthetic.js"
 
 let dir: string
 const repoRoot = fileURLToPath(new URL("../../../", import.meta.url))
+const compiled = path.join(repoRoot, "packages", "experiments", "dist", "cli.mjs")
 
-const cli = (...argv: Array<string>) =>
-  Effect.gen(function*() {
-    const out: Array<string> = []
-    const err: Array<string> = []
-    const code = yield* run(argv, { out: (l) => out.push(l), err: (l) => err.push(l) })
-    return { code, out: out.join("\n"), err: err.join("\n") }
+interface Result {
+  readonly code: number | null
+  readonly out: string
+  readonly err: string
+}
+
+/** `cupid-lab data <argv>` to its end; the test process stays free to serve HTTP meanwhile. */
+const cli = (...argv: Array<string>): Promise<Result> =>
+  new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, [compiled, "data", ...argv], { cwd: dir, env: { ...process.env, FORCE_COLOR: "0" }, stdio: ["ignore", "pipe", "pipe"] })
+    let out = "", err = ""
+    child.stdout.on("data", (d: Buffer) => (out += d.toString()))
+    child.stderr.on("data", (d: Buffer) => (err += d.toString()))
+    child.on("error", reject)
+    child.on("close", (code) => resolve({ code, out: out.replace(/\n$/, ""), err: err.replace(/\n$/, "") }))
   })
 
 const message = (content: string, role: "user" | "assistant" = "user") => ({ role, content })
@@ -64,6 +77,8 @@ const handMade = [
 ]
 
 beforeAll(() => {
+  const built = spawnSync(process.execPath, [path.join(repoRoot, "tools", "build-cli.mjs"), "--if-stale", "--quiet"], { encoding: "utf8" })
+  if (built.status !== 0) throw new Error(`building the CLI failed: ${built.stderr}`)
   dir = fs.mkdtempSync(path.join(os.tmpdir(), "cupid-cli-"))
   fs.writeFileSync(path.join(dir, "hand.jsonl"), handMade.map((r) => JSON.stringify(r)).join("\n") + "\n")
 })
@@ -71,10 +86,9 @@ beforeAll(() => {
 afterAll(() => fs.rmSync(dir, { recursive: true, force: true }))
 
 describe("data inspect", () => {
-  it.effect("prints hand-computed statistics and the skipped rows", () =>
-    Effect.gen(function*() {
+  it("prints hand-computed statistics and the skipped rows", async () => {
       const file = path.join(dir, "hand.jsonl")
-      const r = yield* cli("inspect", "--data", file, "--on-invalid", "skip")
+      const r = await cli("inspect", "--data", file, "--on-invalid", "skip")
       const sha = createHash("sha256").update(fs.readFileSync(file)).digest("hex")
       expect(r.code).toBe(0)
       expect(r.out).toBe([
@@ -97,20 +111,18 @@ describe("data inspect", () => {
         "skipped rows: 1",
         '  row 3 (p2:later): instance_type: expected one of consistent, contrastive, changing, found "later"'
       ].join("\n"))
-    }))
+  })
 
-  it.effect("with the default fail policy a bad row is exit code 1 and names file, row and field", () =>
-    Effect.gen(function*() {
+  it("with the default fail policy a bad row is exit code 1 and names file, row and field", async () => {
       const file = path.join(dir, "hand.jsonl")
-      const r = yield* cli("inspect", "--data", file)
+      const r = await cli("inspect", "--data", file)
       expect(r.code).toBe(1)
       expect(r.err).toBe(`error: ${file}, row 3, instance_type: expected one of consistent, contrastive, changing, found "later"`)
-    }))
+  })
 
-  it.effect("generate then inspect a small synthetic file: CUPID's label counts per type", () =>
-    Effect.gen(function*() {
+  it("generate then inspect a small synthetic file: CUPID's label counts per type", async () => {
       const out = path.join(dir, "gen.jsonl")
-      const g = yield* cli("generate", "--out", out, "--personas", "2", "--sessions", "8", "--seed", "4", "--difficulty", "easy")
+      const g = await cli("generate", "--out", out, "--personas", "2", "--sessions", "8", "--seed", "4", "--difficulty", "easy")
       expect(g.code).toBe(0)
       const sha = createHash("sha256").update(fs.readFileSync(out)).digest("hex")
       expect(g.out).toBe([
@@ -122,7 +134,7 @@ describe("data inspect", () => {
         [...Synthetic.generate({ ...Synthetic.defaults, personas: 2, seed: 4, difficulty: "easy" })].map((r) => JSON.stringify(r) + "\n").join("")
       )
 
-      const r = yield* cli("inspect", "--data", out, "--types", "consistent,changing")
+      const r = await cli("inspect", "--data", out, "--types", "consistent,changing")
       expect(r.code).toBe(0)
       const lines = r.out.split("\n")
       expect(lines).toContain("instances: 4 (consistent 2, contrastive 0, changing 2)")
@@ -133,86 +145,85 @@ describe("data inspect", () => {
       expect(lines.at(-1)).toBe("skipped rows: 0")
 
       const hard = path.join(dir, "hard.jsonl")
-      const h = yield* cli("generate", "--out", hard, "--personas", "2", "--seed", "4", "--spec", "relevant=3,topic=1")
+      const h = await cli("generate", "--out", hard, "--personas", "2", "--seed", "4", "--spec", "relevant=3,topic=1")
       expect(h.code).toBe(0)
       expect(h.out.split("\n")[1]).toBe("source: synthetic:personas=2,sessions=8,seed=4,position=spread,contrastive=0.1,stale=0.1,types=consistent+contrastive+changing,difficulty=hard,topic=1,relevant=3-3")
-      const hi = yield* cli("inspect", "--data", hard, "--types", "consistent")
+      const hi = await cli("inspect", "--data", hard, "--types", "consistent")
       expect(hi.out.split("\n")).toContain("  consistent   3.00 (6)       0.00 (0)       5.00 (10)")
-    }))
+  })
 
-  it.effect("a synthetic source inspects without a file", () =>
-    Effect.gen(function*() {
-      const r = yield* cli("inspect", "--data", "synthetic:personas=1,sessions=60,position=recent,difficulty=easy", "--limit", "2")
+  it("a synthetic source inspects without a file", async () => {
+      const r = await cli("inspect", "--data", "synthetic:personas=1,sessions=60,position=recent,difficulty=easy", "--limit", "2")
       expect(r.code).toBe(0)
       expect(r.out).toContain("instances: 2 (consistent 1, contrastive 1, changing 0)")
       // 60 positions are shown as 10 bins of 6; the two most recent fall in the last bin.
       expect(r.out).toContain(`  55-60 | ${"#".repeat(40)} 4`)
-    }))
+  })
 })
 
 describe("data: usage errors", () => {
-  it.effect("bad flags, commands and values print a clear message and the usage, with exit code 2", () =>
-    Effect.gen(function*() {
-      const cases: Array<[Array<string>, string]> = [
-        [["inspect", "--bogus"], "error: Unknown option '--bogus'"],
-        [["frobnicate"], 'error: unknown command "frobnicate"; expected inspect, download or generate'],
-        [["download", "--personas", "3"], "error: --personas does not apply to download"],
-        [["inspect", "extra"], 'error: unexpected argument "extra"'],
-        [["generate"], "error: --out: required (the .jsonl file to write)"],
-        [["generate", "--out", path.join(dir, "x.jsonl"), "--sessions", "5"], "error: --sessions: expected an integer from 8 to 10000"],
-        [["generate", "--out", path.join(dir, "x.jsonl"), "--seed", "abc"], 'error: --seed: expected a number, found "abc"'],
-        [["inspect", "--types", "consistent,later"], 'error: --types: expected one or more of consistent, contrastive, changing, found "later"'],
-        [["inspect", "--on-invalid", "ignore"], 'error: --on-invalid: expected fail or skip, found "ignore"'],
-        [["download", "--data", "sample"], 'error: --data: expected an hf: source such as hf:kixlab/CUPID, found "sample"'],
-        [[], "usage: data <command> [options]"]
-      ]
-      for (const [argv, first] of cases) {
-        const r = yield* cli(...argv)
-        expect(r.code, argv.join(" ")).toBe(2)
-        expect(r.err.split("\n")[0], argv.join(" ")).toContain(first)
-        expect(r.err, argv.join(" ")).toContain("usage: data <command> [options]")
-      }
-      const help = yield* cli("--help")
-      expect(help.code).toBe(0)
-      expect(help.out).toContain("commands:")
-    }))
+  it("bad flags, commands and values print a clear message and name the help to read, with exit code 2", async () => {
+    const x = path.join(dir, "x.jsonl")
+    const cases: Array<[Array<string>, string, string]> = [
+      [["inspect", "--bogus"], "Received unknown argument: '--bogus'", "data inspect"],
+      [["frobnicate"], "Invalid subcommand", "data"],
+      [["download", "--personas", "3"], "Expected to find option: '--data'", "data download"],
+      [["inspect", "extra"], "Received unknown argument: 'extra'", "data inspect"],
+      [["generate"], "Expected to find option: '--out'", "data generate"],
+      [["generate", "--out", x, "--sessions", "5"], "--sessions: expected an integer from 8 to 10000", "data generate"],
+      [["generate", "--out", x, "--seed", "abc"], '--seed: expected a number, found "abc"', "data generate"],
+      [["generate", "--out", x, "--spec", "relevant=lots"], "--spec: ", "data generate"],
+      [["inspect", "--types", "consistent,later"], '--types: expected one or more of consistent, contrastive, changing, found "later"', "data inspect"],
+      [["inspect", "--on-invalid", "ignore"], '--on-invalid: expected fail or skip, found "ignore"', "data inspect"],
+      [["download", "--data", "sample"], '--data: expected an hf: source such as hf:kixlab/CUPID, found "sample"', "data download"],
+      [[], "data needs a subcommand: inspect, download or generate", "data"]
+    ]
+    for (const [argv, first, help] of cases) {
+      const r = await cli(...argv)
+      expect(r.code, argv.join(" ")).toBe(2)
+      expect(r.err.split("\n")[0], argv.join(" ")).toContain(first)
+      expect(r.err.split("\n").at(-1), argv.join(" ")).toBe(`(cupid-lab ${help} --help lists the options)`)
+      expect(r.out, argv.join(" ")).toBe("")
+    }
+    expect(fs.existsSync(x)).toBe(false)
+  }, 120_000)
+
+  it("--help describes the subcommands and every option", async () => {
+    const help = await cli("--help")
+    expect(help.code).toBe(0)
+    expect(help.out).toContain("- inspect [--data source]")
+    expect(help.out).toContain("- generate --out file.jsonl")
+    const generate = await cli("generate", "--help")
+    expect(generate.code).toBe(0)
+    expect(generate.out).toContain("prior sessions per instance, 8 to 10000 (default 8)")
+  })
 })
 
 describe("data download", () => {
-  it.effect("fills the cache from a loopback hub, then reports the cached copy", () =>
-    Effect.gen(function*() {
-      yield* Effect.promise(() => writeParquet(path.join(dir, "hub.parquet"), [...Synthetic.generate({ ...Synthetic.defaults, personas: 1 })]))
-      const bytes = fs.readFileSync(path.join(dir, "hub.parquet"))
-      let served = 0
-      const server = http.createServer((req, res) => {
-        served++
-        if (req.url === "/datasets/kixlab/CUPID/resolve/main/data/test.parquet") res.writeHead(200).end(bytes)
-        else res.writeHead(404).end()
-      })
-      yield* Effect.promise(() => new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve)))
-      const endpoint = `http://127.0.0.1:${(server.address() as AddressInfo).port}`
-      const cacheDir = path.join(dir, "cache")
-      const first = yield* cli("download", "--data", "hf:kixlab/CUPID", "--cache-dir", cacheDir, "--hf-endpoint", endpoint).pipe(
-        Effect.ensuring(Effect.promise(() => new Promise<void>((resolve) => server.close(() => resolve()))))
-      )
-      const target = path.join(cacheDir, "hf", "kixlab", "CUPID", "data", "test.parquet")
-      const sha = createHash("sha256").update(bytes).digest("hex")
-      expect(first).toEqual({ code: 0, out: `downloaded: ${target}\nsha256: ${sha}`, err: "" })
-      const second = yield* cli("download", "--data", "hf:kixlab/CUPID", "--cache-dir", cacheDir, "--hf-endpoint", endpoint)
-      expect(second).toEqual({ code: 0, out: `already cached: ${target}\nsha256: ${sha}`, err: "" })
-      expect(served).toBe(1)
-    }))
-})
+  it("fills the cache from a loopback hub, then reports the cached copy; a malformed hf: source is a data error (1)", async () => {
+    await writeParquet(path.join(dir, "hub.parquet"), [...Synthetic.generate({ ...Synthetic.defaults, personas: 1 })])
+    const bytes = fs.readFileSync(path.join(dir, "hub.parquet"))
+    let served = 0
+    const server = http.createServer((req, res) => {
+      served++
+      if (req.url === "/datasets/kixlab/CUPID/resolve/main/data/test.parquet") res.writeHead(200).end(bytes)
+      else res.writeHead(404).end()
+    })
+    await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve))
+    const endpoint = `http://127.0.0.1:${(server.address() as AddressInfo).port}`
+    const cacheDir = path.join(dir, "cache")
+    const first = await cli("download", "--data", "hf:kixlab/CUPID", "--cache-dir", cacheDir, "--hf-endpoint", endpoint).finally(() =>
+      new Promise<void>((resolve) => server.close(() => resolve()))
+    )
+    const target = path.join(cacheDir, "hf", "kixlab", "CUPID", "data", "test.parquet")
+    const sha = createHash("sha256").update(bytes).digest("hex")
+    expect(first).toEqual({ code: 0, out: `downloaded: ${target}\nsha256: ${sha}`, err: "" })
+    const second = await cli("download", "--data", "hf:kixlab/CUPID", "--cache-dir", cacheDir, "--hf-endpoint", endpoint)
+    expect(second).toEqual({ code: 0, out: `already cached: ${target}\nsha256: ${sha}`, err: "" })
+    expect(served).toBe(1)
 
-describe("bin/data.ts", () => {
-  it("runs as a script with exit codes: 0 on success, 2 on a bad flag", () => {
-    const tsx = path.join(repoRoot, "node_modules", ".bin", "tsx")
-    const script = path.join(repoRoot, "packages", "core", "src", "bin", "data.ts")
-    const inspect = spawnSync(tsx, [script, "inspect", "--data", "synthetic:personas=1"], { encoding: "utf8", cwd: os.tmpdir() })
-    expect(inspect.status, inspect.stderr).toBe(0)
-    expect(inspect.stdout).toContain("instances: 3 (consistent 1, contrastive 1, changing 1)")
-    const bad = spawnSync(tsx, [script, "inspect", "--nope"], { encoding: "utf8", cwd: os.tmpdir() })
-    expect(bad.status).toBe(2)
-    expect(bad.stderr).toContain("usage: data <command> [options]")
+    const bad = await cli("download", "--data", "hf:nope")
+    expect(bad.code).toBe(1)
+    expect(bad.err).toBe("error: hf:nope: expected hf:<owner>/<name> or hf:<owner>/<name>/<path in repo>, e.g. hf:kixlab/CUPID")
   })
 })

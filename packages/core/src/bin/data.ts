@@ -15,7 +15,7 @@ import { type InstanceType, instanceTypes } from "../Domain.js"
 
 /** Show a usage problem the parser could not catch, and fail as the parser does. */
 const usage = (message: string): Effect.Effect<never, ValidationError.ValidationError> =>
-  Effect.zipRight(Console.error(message), Effect.fail(ValidationError.invalidArgument(HelpDoc.p(message))))
+  Effect.zipRight(Console.error(`${message}\n`), Effect.fail(ValidationError.invalidArgument(HelpDoc.p(message))))
 
 const invalid = (message: string) => Effect.fail(ValidationError.invalidValue(HelpDoc.p(message)))
 
@@ -66,9 +66,11 @@ const inspect = Command.make(
   {
     data: Options.text("data").pipe(Options.withPseudoName("source"), Options.withDefault("sample"), Options.withDescription(`the data source: ${sources}`)),
     types,
-    onInvalid: Options.choice("on-invalid", ["fail", "skip"]).pipe(
+    onInvalid: Options.text("on-invalid").pipe(
+      Options.withPseudoName("fail | skip"),
+      Options.mapEffect((s) => s === "fail" || s === "skip" ? Effect.succeed<"fail" | "skip">(s) : invalid(`--on-invalid: expected fail or skip, found "${s}"`)),
       Options.withDefault("fail" as const),
-      Options.withDescription("what a row that breaks the schema does: stop with its file, row and field (fail), or get skipped and listed (skip)")
+      Options.withDescription("what a row that breaks the schema does: stop with its file, row and field (fail, the default), or get skipped and listed (skip)")
     ),
     limit: numberOption("limit", "only the first n instances after the type filter"),
     cacheDir,

@@ -6,11 +6,12 @@
  * parser's message, or one from `Io.usage`); interruption is left to the caller (the CLI exits 130).
  */
 import { CliConfig, Command, ValidationError } from "@effect/cli"
+import * as Descriptor from "@effect/cli/CommandDescriptor"
 import * as NodeFileSystem from "@effect/platform-node/NodeFileSystem"
 import * as NodePath from "@effect/platform-node/NodePath"
 import * as NodeTerminal from "@effect/platform-node/NodeTerminal"
 import { command as data } from "@cupid-lab/core/bin/data"
-import { Console, Effect, Layer } from "effect"
+import { Console, Effect, HashMap, HashSet, Layer } from "effect"
 import * as Compare from "./commands/Compare.js"
 import { CommandIo, type Io, usage } from "./commands/Io.js"
 import * as Report from "./commands/Report.js"
@@ -27,6 +28,17 @@ const root = Command.make("cupid-lab", {}, () => usage("name a command: sweep, r
 )
 
 const version = "0.1.0"
+
+const descriptors: ReadonlyArray<Descriptor.Command<unknown>> = commands.map((c) => c.descriptor)
+
+/** The commands an argument list names, as far as they exist: `data inspect` of `data inspect --x`. */
+const commandPath = (argv: ReadonlyArray<string>): Array<string> => {
+  const [first, second] = argv
+  const top = descriptors.find((d) => first !== undefined && HashSet.has(Descriptor.getNames(d), first))
+  if (top === undefined || first === undefined) return []
+  // A command without subcommands lists itself as its only one.
+  return second !== undefined && second !== first && HashMap.has(Descriptor.getSubcommands(top), second) ? [first, second] : [first]
+}
 
 const cli = Command.run(root, { name: "cupid-lab", version, executable: "cupid-lab" })
 
@@ -75,7 +87,7 @@ export const main = (argv: ReadonlyArray<string>, io: Io): Effect.Effect<number>
         Effect.sync(() => {
           // The parser (or Io.usage) has shown a ValidationError already.
           if (ValidationError.isValidationError(e)) {
-            const named = argv.slice(0, argv[0] === "data" ? 2 : 1).filter((a) => !a.startsWith("-"))
+            const named = commandPath(argv)
             io.stderr.write(`(cupid-lab ${[...named, "--help"].join(" ")} lists the options)\n`)
             return 2
           }

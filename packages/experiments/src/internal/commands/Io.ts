@@ -25,7 +25,7 @@ export class CommandIo extends Context.Tag("@cupid-lab/experiments/CommandIo")<C
  * the CLI turns into exit code 2. Every `ValidationError` a command fails with has been shown.
  */
 export const usage = (message: string): Effect.Effect<never, ValidationError.ValidationError> =>
-  Effect.zipRight(Console.error(message), Effect.fail(ValidationError.invalidArgument(HelpDoc.p(message))))
+  Effect.zipRight(Console.error(`${message}\n`), Effect.fail(ValidationError.invalidArgument(HelpDoc.p(message))))
 
 /** An option value the parser rejects with `message` (exit code 2). */
 export const invalid = (message: string): Effect.Effect<never, ValidationError.ValidationError> =>
