@@ -15,7 +15,7 @@ import * as path from "node:path"
 import { Config, Runner } from "../src/index.js"
 
 const cells = 20
-const instances = 10_000
+const instances = Number(process.env["BENCH_INSTANCES"] ?? 10_000)
 
 const top = Plugin.retriever({
   name: "top",

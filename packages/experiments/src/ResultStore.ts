@@ -53,7 +53,7 @@ export interface FinalizeOptions {
    */
   readonly complete: boolean
   /** Called with every line, in final order (used to build the summary in the same pass). */
-  readonly onLine?: (text: string) => void
+  readonly onLine?: (text: string, cell: string, instance: string) => void
 }
 
 export interface Store {
@@ -221,7 +221,7 @@ export const open = (dir: string, cells: ReadonlySet<string>): Store => {
           let bytes = 0
           for (const e of stay) {
             const b = read(e)
-            onLine?.(b.toString("utf8", 0, b.length - 1))
+            onLine?.(b.toString("utf8", 0, b.length - 1), e.cell, e.instance)
             pending.push(b)
             bytes += b.length
             if (bytes >= 1 << 20) {

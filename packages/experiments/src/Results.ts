@@ -11,7 +11,7 @@
  * const text = Results.encodeLine(line) // one line, ending in "\n"
  */
 import { type Domain, Tokens, type Trace, type Usage } from "@cupid-lab/core"
-import type { InstanceMeta, ResultLine, Score, UsageSummary } from "./ResultLine.js"
+import type { InstanceMeta, ResultLine, Row, Score, UsageSummary } from "./ResultLine.js"
 
 const sessionTokens = (session: Domain.SessionView): number => {
   let n = 0
@@ -121,6 +121,12 @@ export const fromTrace = (cell: CellIdentity, instance: Domain.Instance, meta: I
       ? null
       : { stage: trace.error.stage, plugin: trace.error.plugin, tag: trace.error.tag, message: trace.error.message }
   }
+}
+
+/** What reports keep of a line (see ResultLine.Row): without the ranking, the summaries and the analysis. */
+export const toRow = (line: ResultLine): Row => {
+  const { ranking: _ranking, summaries: _summaries, inference, ...rest } = line
+  return { ...rest, inference: inference === null ? null : { preference: inference.preference } }
 }
 
 /**

@@ -209,6 +209,8 @@ const runPairs = (
       })
 
       const metaOf = Results.metaMaker()
+      // Lines computed by this run, in the form reports keep; lines kept from an earlier run are decoded.
+      const fresh = new Map<string, ResultLine.Row>()
       // The first instance of each type, in dataset order: the report's examples (no second read of the data).
       const examples = new Map<Domain.InstanceType, Domain.Instance>()
       // Flushing and progress happen at most every 200 ms, not per pair (the lines of a flush go out
@@ -254,7 +256,12 @@ const runPairs = (
         work: ({ cell, error, instance, meta }) =>
           Effect.map(
             error === undefined ? Pipeline.run(cell.pipeline, instance) : Effect.succeed(Transforms.failedTrace(instance, error)),
-            (trace) => record({ cell: cell.cell.id, instance: instance.id, trace, text: Results.encodeLine(Results.fromTrace(cell.identity, instance, meta, trace)) })
+            (trace) => {
+              const line = Results.fromTrace(cell.identity, instance, meta, trace)
+              // The reports' form of the line, kept so the final pass need not decode it again.
+              fresh.set(`${line.cell}\u0000${line.instance}`, Results.toRow(line))
+              record({ cell: cell.cell.id, instance: instance.id, trace, text: Results.encodeLine(line) })
+            }
           ),
         concurrency: config.concurrency,
         tick: { every: "200 millis", run: tick }
@@ -287,12 +294,16 @@ const runPairs = (
             cellOrder,
             instanceOrder,
             complete: !interrupted,
-            onLine: (text) => {
+            onLine: (text, cell, instance) => {
               lineNo++
-              const row = RunDir.decodeRow(JSON.parse(text))
-              if (Either.isLeft(row)) throw new RunError({ path: store.file, reason: `line ${lineNo}: ${row.left}` })
-              acc.add(row.right)
-              rows.push(row.right)
+              let row = fresh.get(`${cell}\u0000${instance}`)
+              if (row === undefined) {
+                const decoded = RunDir.decodeRow(JSON.parse(text))
+                if (Either.isLeft(decoded)) throw new RunError({ path: store.file, reason: `line ${lineNo}: ${decoded.left}` })
+                row = decoded.right
+              }
+              acc.add(row)
+              rows.push(row)
             }
           }),
         catch: ioError(store.file)

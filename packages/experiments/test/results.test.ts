@@ -46,6 +46,15 @@ describe("result lines", () => {
     }
   })
 
+  it("toRow keeps what decoding a written line with the Row Schema keeps", () => {
+    const meta = Results.instanceMeta(inst)
+    for (const trace of traces) {
+      const line = Results.fromTrace(cell, inst, meta, trace)
+      const decoded = Schema.decodeUnknownSync(ResultLine.Row, { onExcessProperty: "ignore" })(JSON.parse(Results.encodeLine(line)))
+      expect(Results.toRow(line)).toEqual(decoded)
+    }
+  })
+
   it("non-finite scores are null, counts stay counts", () => {
     const meta = Results.instanceMeta(inst)
     const trace = { ...traces[0]!, scores: { "retrieval.precision": NaN, "retrieval.mrr": Infinity, "inference.p": { num: 1, den: 2 } } }
