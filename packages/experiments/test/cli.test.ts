@@ -188,40 +188,54 @@ describe("a real sweep", () => {
 describe("SIGINT during a sweep", () => {
   const scope = Effect.runSync(Scope.make())
   let baseURL = ""
+  /** Answers the server has sent, per model. */
+  const answered = new Map<string, number>()
   const instances = 18
-  const config = path.join(dir, "slow.yaml")
+  /** A config whose model cache is its own, so no answer is cached from another test. */
+  const config = (name: string) => path.join(dir, `${name}.yaml`)
   const env = { CUPID_TEST_KEY: "sk-test-not-a-secret" }
 
   beforeAll(async () => {
-    // Each answer takes 250 ms: with two pairs in flight, 18 pairs take about 2.3 s.
+    // Each answer takes 250 ms (with two pairs in flight, 18 pairs take about 2.3 s); 2 s for the
+    // model "very-slow", so pairs are surely in flight when a second signal comes 100 ms after the first.
     const server = await Effect.runPromise(Scope.extend(
-      OpenAiServer.make({ chat: () => new Promise((resolve) => setTimeout(() => resolve("A reply that keeps to the request."), 250)) }),
+      OpenAiServer.make({
+        chat: (body) =>
+          new Promise((resolve) =>
+            setTimeout(() => {
+              answered.set(body.model, (answered.get(body.model) ?? 0) + 1)
+              resolve("A reply that keeps to the request.")
+            }, body.model === "very-slow" ? 2000 : 250)
+          )
+      }),
       scope
     ))
     baseURL = server.baseURL
-    fs.writeFileSync(
-      config,
+    for (const name of ["interrupted", "quit"]) {
+      fs.writeFileSync(
+      config(name),
       [
         "name: slow",
         "data: { source: \"synthetic:personas=6,seed=3\" }",
         "seed: 1",
-        `cacheDir: ${JSON.stringify(path.join(dir, "slow-cache"))}`,
+        `cacheDir: ${JSON.stringify(path.join(dir, `${name}-cache`))}`,
         "models:",
-        `  subject: { provider: openai, model: test-subject, baseURL: ${JSON.stringify(baseURL)}, apiKeyEnv: CUPID_TEST_KEY }`,
+        `  subject: { provider: openai, model: ${name === "quit" ? "very-slow" : "test-subject"}, baseURL: ${JSON.stringify(baseURL)}, apiKeyEnv: CUPID_TEST_KEY }`,
         "pipeline:",
         "  retriever: { use: recency, k: 2 }",
         "  generator: { use: llm, model: subject, preference: gold }",
         "scorers: [{ use: retrieval, ks: [2] }, { use: cost }]",
         "concurrency: 2"
       ].join("\n") + "\n"
-    )
+      )
+    }
   })
 
   afterAll(() => Effect.runPromise(Scope.close(scope, Exit.void)))
 
   it("finishes the pairs in flight, writes results, summary and report, exits with 130; a rerun completes the run", async () => {
     const out = path.join(dir, "runs/interrupted")
-    const first = start(["sweep", "--config", config, "--out", out], env)
+    const first = start(["sweep", "--config", config("interrupted"), "--out", out], env)
     await waitForLines(path.join(out, "results.jsonl"), 1, first)
     first.child.kill("SIGINT")
     const stopped = await first.done
@@ -233,13 +247,15 @@ describe("SIGINT during a sweep", () => {
     expect(partial.length).toBeGreaterThan(0)
     expect(partial.length).toBeLessThan(instances)
     expect(said![1]).toBe(String(partial.length))
+    // Every pair in flight finished and was recorded: one answered call per pair (no cache hits yet).
+    expect(partial.length).toBe(answered.get("test-subject"))
     expect(said![2]).toBe(String(instances))
     for (const l of partial) expect((JSON.parse(l) as { status: string }).status).toBe("ok")
     for (const f of ["summary.json", "report.md"]) expect(fs.existsSync(path.join(out, f)), f).toBe(true)
     expect((JSON.parse(fs.readFileSync(path.join(out, "run.json"), "utf8")) as { interrupted: boolean }).interrupted).toBe(true)
     expect(stopped.stdout + stopped.stderr).not.toContain(env.CUPID_TEST_KEY)
 
-    const second = await start(["sweep", "--config", config, "--out", out], env).done
+    const second = await start(["sweep", "--config", config("interrupted"), "--out", out], env).done
     expect(second.code, second.stderr).toBe(0)
     expect(second.stderr).toContain(`resuming in ${out}: ${partial.length} pairs done`)
     expect(second.stdout).toContain(`${instances}/${instances} pairs done (${instances - partial.length} this run)`)
@@ -248,14 +264,17 @@ describe("SIGINT during a sweep", () => {
 
   it("a second SIGINT quits at once with 130", async () => {
     const out = path.join(dir, "runs/quit")
-    const run = start(["sweep", "--config", config, "--out", out], env)
+    const run = start(["sweep", "--config", config("quit"), "--out", out], env)
     await waitForLines(path.join(out, "results.jsonl"), 1, run)
     run.child.kill("SIGINT")
-    await new Promise((r) => setTimeout(r, 50))
+    await new Promise((r) => setTimeout(r, 100))
+    const second = Date.now()
     run.child.kill("SIGINT")
     const quit = await run.done
-    expect(quit.code).toBe(130)
+    expect(quit.code, quit.stderr).toBe(130)
+    // Well before the 2 s answers in flight could come back.
+    expect(Date.now() - second).toBeLessThan(1500)
     expect(quit.stderr).toContain("SIGINT again: quitting without waiting for the pairs in flight; rerun the same command to resume")
-    expect(quit.stderr).not.toContain("pairs are done and written")
+    expect(quit.stderr, quit.stderr).not.toContain("pairs are done and written")
   }, 120_000)
 })
