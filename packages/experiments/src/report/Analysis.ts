@@ -21,7 +21,7 @@ import { slices } from "../ResultLine.js"
 import * as Bins from "./Bins.js"
 import * as Interventions from "./Interventions.js"
 import * as Inventory from "./Inventory.js"
-import { columnsOf, index, sharedInstances } from "./Rows.js"
+import { columnsOf, index, type Index, sharedInstances } from "./Rows.js"
 import type { Run } from "./RunDir.js"
 
 export interface Options {
@@ -75,6 +75,8 @@ export interface Analysis {
   readonly plugins: ReadonlyArray<Inventory.PluginUse>
   readonly okPairs: number
   readonly failedPairs: number
+  /** The run's lines indexed by cell and instance (shared with the examples). */
+  readonly index: Index
 }
 
 export const metricNamed = (summary: Summary, name: string): MetricDescription | undefined =>
@@ -155,17 +157,31 @@ export const analyze = (run: Pick<Run, "summary" | "rows">, options: Options = {
     oracle: c.usesGold ? undefined : oracles.find((o) => withoutRetriever(o) === withoutRetriever(c))
   }))
 
-  const plan: Array<{ cell: string; metric: MetricDescription; slice: Slice; ids: Array<string> }> = []
+  // The instances a cell shares with the baseline, and their columns, depend on the slice, not on the metric.
+  type Shared = { readonly a: ReturnType<typeof columnsOf>; readonly b: ReturnType<typeof columnsOf> }
+  const shared = new Map<string, Shared>()
+  const sharedOf = (cell: string, slice: Slice): Shared => {
+    const k = `${cell}\u0000${slice}`
+    let s = shared.get(k)
+    if (s === undefined) {
+      const ids = sharedInstances(idx.ok.get(baseline.id), idx.ok.get(cell), slice)
+      s = { a: columnsOf(idx.ok.get(baseline.id), ids), b: columnsOf(idx.ok.get(cell), ids) }
+      shared.set(k, s)
+    }
+    return s
+  }
+  const plan: Array<{ cell: string; metric: MetricDescription; slice: Slice }> = []
   for (const c of summary.cells) {
     if (c.id === baseline.id) continue
     for (const metric of compared) {
-      for (const slice of slices) {
-        plan.push({ cell: c.id, metric, slice, ids: sharedInstances(idx.ok.get(baseline.id), idx.ok.get(c.id), slice) })
-      }
+      for (const slice of slices) plan.push({ cell: c.id, metric, slice })
     }
   }
   const tested = Paired.family(
-    plan.map((t) => ({ a: columnsOf(idx.ok.get(baseline.id), t.ids)(t.metric), b: columnsOf(idx.ok.get(t.cell), t.ids)(t.metric) })),
+    plan.map((t) => {
+      const s = sharedOf(t.cell, t.slice)
+      return { a: s.a(t.metric), b: s.b(t.metric) }
+    }),
     { seed: summary.seed, resamples: summary.resamples ?? 1000, ...(options.permutations !== undefined ? { permutations: options.permutations } : {}) }
   )
   const deltas = plan.map((t, i): Delta => ({ cell: t.cell, metric: t.metric.name, slice: t.slice, comparison: tested.comparisons[i]!, pHolm: tested.adjusted[i]! }))
@@ -193,7 +209,8 @@ export const analyze = (run: Pick<Run, "summary" | "rows">, options: Options = {
     failures: Inventory.failureGroups(rows, summary.cells),
     plugins: Inventory.pluginUses(summary.cells),
     okPairs,
-    failedPairs: rows.length - okPairs
+    failedPairs: rows.length - okPairs,
+    index: idx
   }
 }
 

@@ -11,7 +11,7 @@
 import { Dataset, Domain } from "@cupid-lab/core"
 import { Chunk, Effect, Stream } from "effect"
 import type { Analysis } from "./Analysis.js"
-import { index } from "./Rows.js"
+import type { Index } from "./Rows.js"
 import type { Row, Run } from "./RunDir.js"
 import type { MetricDescription } from "../ResultLine.js"
 
@@ -43,10 +43,10 @@ export interface Examples {
 export type OpenDataset = (source: string) => Effect.Effect<Dataset.Opened, unknown>
 
 /** First instance of each type, in result-file order. */
-export const pick = (rows: ReadonlyArray<Row>): Array<string> => {
+export const pick = (idx: Index): Array<string> => {
   const seen = new Set<string>()
   const out: Array<string> = []
-  for (const r of index(rows).instances) {
+  for (const r of idx.instances) {
     if (seen.has(r.type)) continue
     seen.add(r.type)
     out.push(r.instance)
@@ -79,7 +79,7 @@ export const load = (
   open: OpenDataset = (source) => Dataset.open(source)
 ): Effect.Effect<Examples> =>
   Effect.gen(function*() {
-    const ids = pick(run.rows)
+    const ids = pick(analysis.index)
     if (ids.length === 0) return none("the run has no result lines")
     const wanted = new Set(ids)
     const given = run.examples?.filter((i) => wanted.has(i.id)) ?? []
@@ -94,12 +94,12 @@ export const load = (
     const byId = new Map(found.map((i) => [i.id, i]))
     const main = analysis.main
     const metric = main?.name
-    const rowOf = new Map(run.rows.map((r) => [`${r.cell}\0${r.instance}`, r]))
+    const rowOf = (cell: string, instance: string) => analysis.index.rows.get(cell)?.find((r) => r.instance === instance)
     const examples = ids.flatMap((id): Array<Example> => {
       const instance = byId.get(id)
       if (instance === undefined) return []
       const cells = analysis.cells.flatMap(({ summary: c }): Array<ExampleCell> => {
-        const r = rowOf.get(`${c.id}\0${id}`)
+        const r = rowOf(c.id, id)
         if (r === undefined) return []
         return [{
           cell: c.id,

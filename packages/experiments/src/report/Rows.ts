@@ -24,15 +24,21 @@ export const index = (rows: ReadonlyArray<Row>): Index => {
   const ok = new Map<string, Map<string, Row>>()
   const byCell = new Map<string, Array<Row>>()
   const seen = new Map<string, Row>()
+  let cell: string | undefined
+  let list: Array<Row> = []
+  let okOf: Map<string, Row> = new Map()
   for (const r of rows) {
-    const list = byCell.get(r.cell) ?? []
+    // Lines come grouped by cell: look the cell's containers up once per group.
+    if (r.cell !== cell) {
+      cell = r.cell
+      list = byCell.get(cell) ?? []
+      byCell.set(cell, list)
+      okOf = ok.get(cell) ?? new Map<string, Row>()
+      ok.set(cell, okOf)
+    }
     list.push(r)
-    byCell.set(r.cell, list)
     if (!seen.has(r.instance)) seen.set(r.instance, r)
-    if (r.status !== "ok") continue
-    const m = ok.get(r.cell) ?? new Map<string, Row>()
-    m.set(r.instance, r)
-    ok.set(r.cell, m)
+    if (r.status === "ok") okOf.set(r.instance, r)
   }
   return { ok, rows: byCell, instances: [...seen.values()] }
 }
