@@ -117,7 +117,14 @@ const run = (a: Args) =>
     }
     log(`sweep ${config.name}: ${config.file} -> ${config.out}`)
     const progress = remembering(Progress.make(io.stderr))
-    const outcome = yield* Runner.sweep(config, { ...io.runner, log, progress: progress.progress }).pipe(
+    // Typed beside Runner.Options so this compiles before and after the runner reads `repair`.
+    const options: Runner.Options & { readonly repair?: boolean } = {
+      ...io.runner,
+      log,
+      progress: progress.progress,
+      ...(a.repair ? { repair: true } : {})
+    }
+    const outcome = yield* Runner.sweep(config, options).pipe(
       // The runner writes results, summary and report for the pairs done before the interruption completes.
       Effect.onInterrupt(() =>
         Effect.sync(() => {
