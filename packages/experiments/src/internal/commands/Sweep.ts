@@ -3,6 +3,7 @@ import { Effect, Option } from "effect"
 import * as path from "node:path"
 import { type InstanceType, instanceTypes } from "@cupid-lab/core/Domain"
 import type * as Progress from "../../Progress.js"
+import type { Options as RunnerOptions } from "../../Runner.js"
 import { CommandIo, invalid, positive } from "./Io.js"
 import { table } from "./SummaryTable.js"
 
@@ -118,7 +119,7 @@ const run = (a: Args) =>
     log(`sweep ${config.name}: ${config.file} -> ${config.out}`)
     const progress = remembering(Progress.make(io.stderr))
     // Typed beside Runner.Options so this compiles before and after the runner reads `repair`.
-    const options: Runner.Options & { readonly repair?: boolean } = {
+    const options: RunnerOptions & { readonly repair?: boolean } = {
       ...io.runner,
       log,
       progress: progress.progress,
