@@ -11,17 +11,30 @@
  *
  * Lines are not held in memory: the store keeps each line's offset and reads it back to sort.
  *
+ * Safe under faults:
+ * - One sweep at a time per directory: `<dir>/.lock` (PID, host, start time) is created
+ *   exclusively on open and removed on close; a second sweep is refused at once with the holder's
+ *   PID, and a lock whose process is gone (a killed sweep) is taken over.
+ * - A failed write (full disk, permissions) is a {@link RunError} saying so in words, with the
+ *   number of lines safely in the file; those lines stay, and no temporary file is left.
+ * - A corrupt line in the middle of the file stops the open with its line number; with `repair`,
+ *   intact lines are kept and the corrupt ones move to `results.corrupt.jsonl`.
+ *
  * @example
  * import { ResultStore } from "@cupid-lab/experiments"
  * const store = ResultStore.open("runs/contextual", new Set(grid.cells.map((c) => c.id)))
  * if (!store.isDone(cell.id, instance.id)) store.append({ cell: cell.id, instance: instance.id, text })
  */
+import { Files } from "@cupid-lab/core"
 import * as fs from "node:fs"
+import * as os from "node:os"
 import * as path from "node:path"
 import { RunError } from "./Errors.js"
 
 export const fileName = "results.jsonl"
 export const orphanFileName = "results.orphaned.jsonl"
+export const corruptFileName = "results.corrupt.jsonl"
+export const lockFileName = ".lock"
 
 interface Entry {
   readonly cell: string
@@ -41,6 +54,17 @@ export interface Opened {
   readonly truncated: boolean
   /** Lines of cells not in the grid, moved to results.orphaned.jsonl. */
   readonly orphaned: number
+  /** Corrupt lines moved to results.corrupt.jsonl (only with `repair`). */
+  readonly corrupt: number
+  /** The lock of a sweep that is gone (PID and host), taken over. */
+  readonly staleLock: string | undefined
+}
+
+export interface OpenOptions {
+  /** Keep the intact lines of a file with corrupt ones, moving those to results.corrupt.jsonl. */
+  readonly repair?: boolean
+  /** How appended lines reach the file (default: every byte, continuing short writes); tests pass a failing one. */
+  readonly write?: (fd: number, data: Uint8Array) => void
 }
 
 export interface FinalizeOptions {
@@ -65,29 +89,84 @@ export interface Store {
   /** Buffer one whole line (ending in "\n"); written at the next flush. */
   readonly append: (line: { readonly cell: string; readonly instance: string; readonly text: string }) => void
   readonly flush: () => void
-  /** Flush, sort, rewrite atomically and close. Returns the number of lines moved out. */
+  /** Flush, sort, rewrite atomically and close the file (the lock stays until `close`). Returns the number of lines moved out. */
   readonly finalize: (options: FinalizeOptions) => { readonly lines: number; readonly orphaned: number }
+  /** Flush what is buffered, close the file and give the directory's lock back; safe to call more than once. */
   readonly close: () => void
 }
 
 const key = (cell: string, instance: string) => `${cell}\u0000${instance}`
 
-const writeAll = (fd: number, buffer: Buffer): void => {
-  let off = 0
-  while (off < buffer.length) off += fs.writeSync(fd, buffer, off, buffer.length - off)
+const writeAll = Files.writeAll
+
+const writeFailed = (file: string, e: unknown, intact: number, doing: string): RunError =>
+  e instanceof RunError
+    ? e
+    : new RunError({
+      path: file,
+      reason: `cannot ${doing}: ${Files.describe(e)}; the ${intact} result lines written before are intact; free space (or fix the permissions) and rerun the same command to resume`
+    })
+
+interface Holder {
+  readonly pid: number
+  readonly host: string
+  readonly startedAt: string
 }
 
-/** Write `chunks` to `file` through a temporary file and a rename, so readers never see half a file. */
-const replaceFile = (file: string, write: (fd: number) => void): void => {
-  const tmp = `${file}.${process.pid}.tmp`
-  const fd = fs.openSync(tmp, "w")
+const alive = (pid: number): boolean => {
   try {
-    write(fd)
-    fs.fsyncSync(fd)
-  } finally {
-    fs.closeSync(fd)
+    process.kill(pid, 0)
+    return true
+  } catch (e) {
+    return Files.code(e) === "EPERM"
   }
-  fs.renameSync(tmp, file)
+}
+
+const readHolder = (file: string): Holder | undefined => {
+  try {
+    const v: unknown = JSON.parse(fs.readFileSync(file, "utf8"))
+    if (typeof v !== "object" || v === null) return undefined
+    const { pid, host, startedAt } = v as Record<string, unknown>
+    return typeof pid === "number" && typeof host === "string" && typeof startedAt === "string" ? { pid, host, startedAt } : undefined
+  } catch {
+    return undefined
+  }
+}
+
+/**
+ * Take `<dir>/.lock`, or fail naming the sweep that holds it. A lock of a process that is gone on
+ * this host (or an unreadable one) is taken over; returns a notice then.
+ */
+const lock = (dir: string): { readonly release: () => void; readonly stale: string | undefined } => {
+  const file = path.join(dir, lockFileName)
+  const me: Holder = { pid: process.pid, host: os.hostname(), startedAt: new Date().toISOString() }
+  let stale: string | undefined
+  for (let attempt = 0; attempt < 2; attempt++) {
+    try {
+      fs.writeFileSync(file, `${JSON.stringify(me)}\n`, { flag: "wx" })
+      return {
+        stale,
+        release: () => {
+          if (readHolder(file)?.pid === me.pid) fs.rmSync(file, { force: true })
+        }
+      }
+    } catch (e) {
+      if (Files.code(e) !== "EEXIST") {
+        throw new RunError({ path: file, reason: `cannot lock the run directory: ${Files.describe(e)}` })
+      }
+    }
+    const holder = readHolder(file)
+    if (holder !== undefined && (holder.host !== me.host || alive(holder.pid))) {
+      throw new RunError({
+        path: dir,
+        reason: `another sweep (PID ${holder.pid} on ${holder.host}, started ${holder.startedAt}) is writing to this run directory; ` +
+          `wait for it to end, stop it, or give this sweep another --out (if that process is gone, delete ${file})`
+      })
+    }
+    stale = holder === undefined ? "an unreadable lock" : `PID ${holder.pid} on ${holder.host}, started ${holder.startedAt}`
+    fs.rmSync(file, { force: true })
+  }
+  throw new RunError({ path: file, reason: "another sweep took the run directory's lock at the same moment; rerun" })
 }
 
 interface Header {
@@ -96,23 +175,50 @@ interface Header {
   readonly status: string
 }
 
-const parseHeader = (text: string, file: string, lineNo: number): Header => {
+/** A line's header, or why the line is not a result line. */
+const readHeader = (text: string): Header | string => {
   let value: unknown
   try {
     value = JSON.parse(text)
   } catch {
-    throw new RunError({ path: file, reason: `line ${lineNo}: not valid JSON; the file was edited or written by something else (move it away to start over)` })
+    return "not valid JSON"
   }
+  if (typeof value !== "object" || value === null) return "not a JSON object"
   const v = value as Partial<Record<string, unknown>>
   if (typeof v.cell !== "string" || typeof v.instance !== "string" || (v.status !== "ok" && v.status !== "failed")) {
-    throw new RunError({ path: file, reason: `line ${lineNo}: expected a result line with string "cell" and "instance" and "status" ok or failed` })
+    return `not a result line (expected string "cell" and "instance" and "status" ok or failed)`
   }
   return { cell: v.cell, instance: v.instance, status: v.status }
 }
 
-/** Open (and repair) the results of `dir` for a grid of `cells`. Throws {@link RunError}. */
-export const open = (dir: string, cells: ReadonlySet<string>): Store => {
+const corruptError = (file: string, bad: ReadonlyArray<{ readonly line: number; readonly why: string }>, intact: number): RunError => {
+  const first = bad[0]!
+  const more = bad.length > 1 ? ` (and ${bad.length - 1} more line${bad.length > 2 ? "s" : ""}: ${bad.slice(1, 6).map((b) => b.line).join(", ")}${bad.length > 6 ? ", ..." : ""})` : ""
+  return new RunError({
+    path: file,
+    reason: `line ${first.line} is ${first.why}${more}; the file was edited or damaged. ` +
+      `Rerun with --repair to keep the ${intact} intact lines and move the corrupt ones to ${corruptFileName}`
+  })
+}
+
+/** Open (and tidy) the results of `dir` for a grid of `cells`, taking the directory's lock. Throws {@link RunError}. */
+export const open = (dir: string, cells: ReadonlySet<string>, options: OpenOptions = {}): Store => {
   fs.mkdirSync(dir, { recursive: true })
+  const held = lock(dir)
+  try {
+    return openLocked(dir, cells, options, held)
+  } catch (e) {
+    held.release()
+    throw e
+  }
+}
+
+const openLocked = (
+  dir: string,
+  cells: ReadonlySet<string>,
+  options: OpenOptions,
+  held: { readonly release: () => void; readonly stale: string | undefined }
+): Store => {
   const file = path.join(dir, fileName)
   const orphanFile = path.join(dir, orphanFileName)
   const entries: Array<Entry> = []
@@ -124,7 +230,7 @@ export const open = (dir: string, cells: ReadonlySet<string>): Store => {
     if (s === undefined) done.set(cell, (s = new Set()))
     s.add(instance)
   }
-  let kept = 0, retried = 0, orphaned = 0, truncated = false
+  let kept = 0, retried = 0, orphaned = 0, corrupt = 0, truncated = false
   let size = 0
   let seq = 0
 
@@ -132,6 +238,8 @@ export const open = (dir: string, cells: ReadonlySet<string>): Store => {
     const content = fs.readFileSync(file)
     const keep: Array<Buffer> = []
     const orphans: Array<Buffer> = []
+    const damaged: Array<Buffer> = []
+    const bad: Array<{ line: number; why: string }> = []
     let start = 0, lineNo = 0
     while (start < content.length) {
       const end = content.indexOf(10, start)
@@ -143,8 +251,11 @@ export const open = (dir: string, cells: ReadonlySet<string>): Store => {
       const raw = content.subarray(start, end + 1)
       start = end + 1
       if (raw.length === 1) continue
-      const h = parseHeader(raw.toString("utf8", 0, raw.length - 1), file, lineNo)
-      if (!cells.has(h.cell)) {
+      const h = readHeader(raw.toString("utf8", 0, raw.length - 1))
+      if (typeof h === "string") {
+        bad.push({ line: lineNo, why: h })
+        damaged.push(raw)
+      } else if (!cells.has(h.cell)) {
         orphans.push(raw)
         orphaned++
       } else if (h.status === "failed") {
@@ -157,31 +268,70 @@ export const open = (dir: string, cells: ReadonlySet<string>): Store => {
         kept++
       }
     }
-    if (orphans.length > 0) fs.appendFileSync(orphanFile, Buffer.concat(orphans))
-    if (truncated || retried > 0 || orphaned > 0 || kept !== lineNo) {
-      replaceFile(file, (fd) => {
-        for (const b of keep) writeAll(fd, b)
-      })
+    if (bad.length > 0 && options.repair !== true) throw corruptError(file, bad, lineNo - bad.length)
+    try {
+      if (damaged.length > 0) fs.appendFileSync(path.join(dir, corruptFileName), Buffer.concat(damaged))
+      corrupt = damaged.length
+      if (orphans.length > 0) fs.appendFileSync(orphanFile, Buffer.concat(orphans))
+      if (retried > 0 || orphaned > 0 || corrupt > 0 || kept !== lineNo) {
+        Files.replace(file, (fd) => {
+          for (const b of keep) writeAll(fd, b)
+        })
+      } else if (truncated) {
+        // Only a partial last line to drop (a kill, a full disk): cut it off in place, which
+        // needs no free space.
+        fs.truncateSync(file, start)
+      }
+    } catch (e) {
+      throw writeFailed(file, e, lineNo, "tidy the results before resuming")
     }
   }
 
-  let fd: number | undefined = fs.openSync(file, "a")
+  let fd: number | undefined
+  try {
+    fd = fs.openSync(file, "a")
+  } catch (e) {
+    throw writeFailed(file, e, entries.length, "open the results for appending")
+  }
   let buffer: Array<string> = []
+  // Lines known to be whole in the file (kept ones and those of successful flushes).
+  let written = entries.length
+  let failure: RunError | undefined
 
   const flush = () => {
+    if (failure !== undefined) throw failure
     if (buffer.length === 0 || fd === undefined) return
-    writeAll(fd, Buffer.from(buffer.join(""), "utf8"))
+    try {
+      ;(options.write ?? writeAll)(fd, Buffer.from(buffer.join(""), "utf8"))
+    } catch (e) {
+      // A part of the buffer may have reached the file: at most one partial last line, which the
+      // next open drops (a kill leaves the same).
+      failure = writeFailed(file, e, written, "append to the results")
+      throw failure
+    }
+    written += buffer.length
     buffer = []
   }
+  const closeFile = () => {
+    try {
+      if (failure === undefined) flush()
+    } finally {
+      if (fd !== undefined) fs.closeSync(fd)
+      fd = undefined
+    }
+  }
+  /** Flush, close, and give the directory's lock back (also when the flush fails). */
   const close = () => {
-    flush()
-    if (fd !== undefined) fs.closeSync(fd)
-    fd = undefined
+    try {
+      closeFile()
+    } finally {
+      held.release()
+    }
   }
 
   return {
     file,
-    opened: { kept, retried, truncated, orphaned },
+    opened: { kept, retried, truncated, orphaned, corrupt, staleLock: held.stale },
     isDone,
     size: () => entries.length,
     append: ({ cell, instance, text }) => {
@@ -193,8 +343,12 @@ export const open = (dir: string, cells: ReadonlySet<string>): Store => {
     },
     flush,
     close,
-    finalize: ({ cellOrder, instanceOrder, complete, onLine }) => {
-      close()
+    finalize: (options) => finalizeLocked(options)
+  }
+
+  function finalizeLocked({ cellOrder, instanceOrder, complete, onLine }: FinalizeOptions): { readonly lines: number; readonly orphaned: number } {
+      closeFile()
+      if (failure !== undefined) throw failure
       const position = (e: Entry) => instanceOrder.get(e.instance) ?? Number.POSITIVE_INFINITY
       const stay: Array<Entry> = []
       const away: Array<Entry> = []
@@ -216,7 +370,9 @@ export const open = (dir: string, cells: ReadonlySet<string>): Store => {
       }
       try {
         if (away.length > 0) fs.appendFileSync(orphanFile, Buffer.concat(away.map(read)))
-        replaceFile(file, (out) => {
+        // On a failed write the sorted copy is removed and the file stays as it was: every line
+        // intact, not yet sorted (the next run sorts it).
+        Files.replace(file, (out) => {
           let pending: Array<Buffer> = []
           let bytes = 0
           for (const e of stay) {
@@ -232,11 +388,12 @@ export const open = (dir: string, cells: ReadonlySet<string>): Store => {
           }
           writeAll(out, Buffer.concat(pending))
         })
+      } catch (e) {
+        throw writeFailed(file, e, written, "write the sorted results")
       } finally {
         fs.closeSync(rfd)
       }
       return { lines: stay.length, orphaned: away.length }
-    }
   }
 }
 
@@ -252,8 +409,8 @@ export const readDone = (dir: string, cells: ReadonlySet<string>): Set<string> =
   lines.pop() // empty after the last newline, or a line cut short
   lines.forEach((text, i) => {
     if (text.length === 0) return
-    const h = parseHeader(text, file, i + 1)
-    if (h.status === "ok" && cells.has(h.cell)) done.add(key(h.cell, h.instance))
+    const h = readHeader(text)
+    if (typeof h !== "string" && h.status === "ok" && cells.has(h.cell)) done.add(key(h.cell, h.instance))
   })
   return done
 }

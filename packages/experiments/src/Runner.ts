@@ -29,9 +29,8 @@ import {
   type Scorer,
   type Trace
 } from "@cupid-lab/core"
-import { Errors as CoreErrorsModule } from "@cupid-lab/core"
+import { Errors as CoreErrorsModule, Files } from "@cupid-lab/core"
 import { Clock, Effect, Either, Exit, Stream } from "effect"
-import * as fs from "node:fs"
 import * as path from "node:path"
 import * as Build from "./Build.js"
 import * as PairLoop from "./internal/PairLoop.js"
@@ -66,6 +65,8 @@ export interface Options {
   readonly log?: (line: string) => void
   /** Render report.md at the end (default true); `cli report --run` can render it later. */
   readonly report?: boolean
+  /** Keep the intact lines of a damaged results.jsonl (the corrupt ones move aside) instead of stopping. */
+  readonly repair?: boolean
 }
 
 export type SweepError = ConfigError | RunError | CoreErrors.DatasetError
@@ -80,14 +81,8 @@ export interface Outcome {
   readonly files: { readonly results: string; readonly summary: string; readonly report: string; readonly run: string }
 }
 
-const writeAtomic = (file: string, text: string): void => {
-  const tmp = `${file}.${process.pid}.tmp`
-  fs.writeFileSync(tmp, text)
-  fs.renameSync(tmp, file)
-}
-
 const ioError = (file: string) => (e: unknown) =>
-  e instanceof RunError ? e : new RunError({ path: file, reason: e instanceof Error ? e.message : String(e) })
+  e instanceof RunError ? e : new RunError({ path: file, reason: `cannot write: ${Files.describe(e)}` })
 
 interface Prepared {
   readonly grid: Grid.Grid
@@ -171,16 +166,28 @@ const runPairs = (
       const preparedAt = yield* Clock.currentTimeMillis
       const { grid, built, opened } = p
       const out = config.out
-      const store = yield* Effect.try({
-        try: () => ResultStore.open(out, new Set(grid.cells.map((c) => c.id))),
-        catch: ioError(path.join(out, ResultStore.fileName))
-      })
+      // The store holds the run directory's lock until the sweep ends, however it ends.
+      const store = yield* Effect.acquireRelease(
+        Effect.try({
+          try: () => ResultStore.open(out, new Set(grid.cells.map((c) => c.id)), { repair: options.repair === true }),
+          catch: ioError(path.join(out, ResultStore.fileName))
+        }),
+        (s) => Effect.sync(() => {
+          try {
+            s.close()
+          } catch {
+            // the write error was reported when it happened; the lock is released either way
+          }
+        })
+      )
       const o = store.opened
-      if (o.kept + o.retried + o.orphaned > 0 || o.truncated) {
+      if (o.staleLock !== undefined) log(`took over the lock of a sweep that is gone (${o.staleLock})`)
+      if (o.kept + o.retried + o.orphaned + o.corrupt > 0 || o.truncated) {
         log(
           `resuming in ${out}: ${o.kept} pairs done` +
             (o.retried > 0 ? `, ${o.retried} failed pairs to retry` : "") +
             (o.truncated ? ", dropped a line cut short by an earlier kill" : "") +
+            (o.corrupt > 0 ? `, ${o.corrupt} corrupt lines moved to ${ResultStore.corruptFileName}` : "") +
             (o.orphaned > 0 ? `, ${o.orphaned} lines of cells no longer in the config moved to ${ResultStore.orphanFileName}` : "")
         )
       }
@@ -218,9 +225,18 @@ const runPairs = (
       // Workers that never wait (no model calls) can starve the timer, hence the check here too.
       const clock = yield* Effect.clock
       let lastTick = Number.NEGATIVE_INFINITY
+      // A failed write (full disk) is kept here and ends the loop at the next tick; the pairs in
+      // flight finish, and the lines already written stay.
+      let writeFailure: RunError | undefined
       const tickNow = (now: number) => {
         lastTick = now
-        store.flush()
+        if (writeFailure === undefined) {
+          try {
+            store.flush()
+          } catch (e) {
+            writeFailure = ioError(store.file)(e)
+          }
+        }
         progress.update(snapshot(now))
       }
       const record = (r: { readonly cell: string; readonly instance: string; readonly text: string; readonly trace: Trace.Trace }) => {
@@ -231,7 +247,10 @@ const runPairs = (
         const now = clock.unsafeCurrentTimeMillis()
         if (now - lastTick >= 200) tickNow(now)
       }
-      const tick = Effect.sync(() => tickNow(clock.unsafeCurrentTimeMillis()))
+      const tick = Effect.suspend(() => {
+        tickNow(clock.unsafeCurrentTimeMillis())
+        return writeFailure === undefined ? Effect.void : Effect.fail(writeFailure)
+      })
       const loop = yield* restore(PairLoop.run({
         items: opened.instances,
         expand: (instance): ReadonlyArray<Pair> => {
@@ -267,15 +286,10 @@ const runPairs = (
         tick: { every: "200 millis", run: tick }
       })).pipe(Effect.exit)
       const interrupted = Exit.isInterrupted(loop)
-      if (Exit.isFailure(loop) && !interrupted) {
-        store.close()
-        return yield* Effect.failCause(loop.cause)
-      }
+      // (the store is flushed, closed and unlocked by its release, whatever happens here)
+      if (Exit.isFailure(loop) && !interrupted) return yield* Effect.failCause(loop.cause)
       seenAll = !interrupted
-      if (seenAll && instanceOrder.size === 0) {
-        store.close()
-        return yield* noInstances(config, opened)
-      }
+      if (seenAll && instanceOrder.size === 0) return yield* noInstances(config, opened)
       const total = instanceOrder.size * built.length
 
       const pairsEndedAt = yield* Clock.currentTimeMillis
@@ -355,14 +369,14 @@ const runPairs = (
         ...stats.result(),
         versions: RunInfo.versions()
       })
-      yield* Effect.try({ try: () => writeAtomic(files.summary, Summary.encode(summary)), catch: ioError(out) })
+      yield* Effect.try({ try: () => Files.writeAtomic(files.summary, Summary.encode(summary)), catch: ioError(out) })
       if (options.report !== false) {
         const run: RunDir.Run = { dir: out, summary, rows, info: info(yield* Clock.currentTimeMillis), examples: [...examples.values()] }
         yield* Reports.render(run, options.openDataset === undefined ? {} : { openDataset: (source) => options.openDataset!(source, {}) })
       }
       // run.json last: its write phase covers the summary and the reports.
       const endedAt = yield* Clock.currentTimeMillis
-      yield* Effect.try({ try: () => writeAtomic(files.run, RunInfo.encode(info(endedAt))), catch: ioError(out) })
+      yield* Effect.try({ try: () => Files.writeAtomic(files.run, RunInfo.encode(info(endedAt))), catch: ioError(out) })
       progress.done(snapshot(endedAt))
       return {
         out,

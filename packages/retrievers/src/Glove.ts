@@ -19,7 +19,7 @@
  * const vectors = yield* Glove.load({ cacheDir: ".cache/models" })
  * Glove.sif(vectors, "the espresso machine", 1e-3) // Float32Array(100)
  */
-import { Errors } from "@cupid-lab/core"
+import { Errors, Files } from "@cupid-lab/core"
 import { Effect } from "effect"
 import * as fs from "node:fs"
 import { createRequire } from "node:module"
@@ -74,11 +74,9 @@ export const convert = (json: string, base: string): { readonly words: number; r
     for (let j = 0; j < dims; j++) data[i * dims + j] = v[j]!
   })
   fs.mkdirSync(path.dirname(base), { recursive: true })
-  const tmp = `${base}.${process.pid}.tmp`
-  fs.writeFileSync(`${tmp}.f32`, Buffer.from(data.buffer, data.byteOffset, data.byteLength))
-  fs.writeFileSync(`${tmp}.json`, JSON.stringify({ dims, words }))
-  fs.renameSync(`${tmp}.f32`, `${base}.f32`)
-  fs.renameSync(`${tmp}.json`, `${base}.json`)
+  // The index last: a cache is used only when both files are there.
+  Files.writeAtomic(`${base}.f32`, new Uint8Array(data.buffer, data.byteOffset, data.byteLength))
+  Files.writeAtomic(`${base}.json`, JSON.stringify({ dims, words }))
   return { words: words.length, dims }
 }
 

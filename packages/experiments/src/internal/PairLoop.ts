@@ -10,17 +10,18 @@
  */
 import { Effect, Queue, Schedule, Stream, type Duration } from "effect"
 
-export interface Options<I, P, E> {
+export interface Options<I, P, E, TE = never> {
   readonly items: Stream.Stream<I, E>
   /** The pairs of one item (may be none); called in dataset order. */
   readonly expand: (item: I) => ReadonlyArray<P>
   /** Run one pair and record its result; must not fail. Runs uninterruptibly. */
   readonly work: (pair: P) => Effect.Effect<void>
   readonly concurrency: number
-  readonly tick: { readonly every: Duration.DurationInput; readonly run: Effect.Effect<void> }
+  /** Flushing and progress; a failure (a write error) ends the loop after the pairs in flight. */
+  readonly tick: { readonly every: Duration.DurationInput; readonly run: Effect.Effect<void, TE> }
 }
 
-export const run = <I, P, E>(o: Options<I, P, E>): Effect.Effect<void, E> =>
+export const run = <I, P, E, TE = never>(o: Options<I, P, E, TE>): Effect.Effect<void, E | TE> =>
   Effect.gen(function*() {
     const queue = yield* Queue.bounded<P | null>(Math.max(64, o.concurrency * 8))
     // One item per chunk, so an interruption stops the reader before the next item is read.
@@ -43,5 +44,8 @@ export const run = <I, P, E>(o: Options<I, P, E>): Effect.Effect<void, E> =>
       }),
       // Never ends by itself: the race ends when the work does.
       ticker
-    ).pipe(Effect.ensuring(o.tick.run))
+    ).pipe(
+      // The last tick flushes what the last pairs wrote; its failure is the store's to report again.
+      Effect.ensuring(Effect.ignore(o.tick.run))
+    )
   })

@@ -10,8 +10,8 @@
  * const written = yield* Report.write("runs/contextual")
  * written.html // "runs/contextual/report.html"
  */
+import { Files } from "@cupid-lab/core"
 import { Effect } from "effect"
-import * as fs from "node:fs"
 import * as path from "node:path"
 import { RunError } from "../Errors.js"
 import * as Analysis from "./Analysis.js"
@@ -43,14 +43,8 @@ export interface Written {
   readonly csv: string
 }
 
-const writeAtomic = (file: string, text: string): void => {
-  const tmp = `${file}.${process.pid}.tmp`
-  fs.writeFileSync(tmp, text)
-  fs.renameSync(tmp, file)
-}
-
 const toRunError = (dir: string) => (e: unknown): RunError =>
-  e instanceof RunError ? e : new RunError({ path: dir, reason: e instanceof Error ? e.message : String(e) })
+  e instanceof RunError ? e : new RunError({ path: dir, reason: Files.code(e) === undefined && e instanceof Error ? e.message : `cannot write the reports: ${Files.describe(e)}` })
 
 /** Render the three files of a run already read, without writing anything. */
 export const render = (run: RunDir.Run, options: Options = {}): Effect.Effect<Rendered, RunError> =>
@@ -80,9 +74,9 @@ export const writeRun = (run: RunDir.Run, options: Options = {}): Effect.Effect<
     const files = { markdown: path.join(dir, "report.md"), html: path.join(dir, "report.html"), csv: path.join(dir, "results.csv") }
     yield* Effect.try({
       try: () => {
-        writeAtomic(files.markdown, r.markdown)
-        writeAtomic(files.html, r.html)
-        writeAtomic(files.csv, r.csv)
+        Files.writeAtomic(files.markdown, r.markdown)
+        Files.writeAtomic(files.html, r.html)
+        Files.writeAtomic(files.csv, r.csv)
       },
       catch: toRunError(dir)
     })
