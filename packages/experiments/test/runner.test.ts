@@ -300,6 +300,26 @@ describe("Runner.sweep with a fitted retriever", () => {
     }))
 })
 
+describe("Runner.sweep on a damaged results file", () => {
+  it.effect("stops with the line number, and with repair keeps every intact line and reruns only the lost pairs", () =>
+    Effect.gen(function*() {
+      const config = yield* setup(configText())
+      yield* Runner.sweep(config, { plugins: testPlugins, openDataset: opener(data) })
+      const file = path.join(config.out, "results.jsonl")
+      const good = lines(file)
+      // a line in the middle damaged by an editor
+      fs.writeFileSync(file, [...good.slice(0, 4), "{\"cell\": oops", ...good.slice(5)].join("\n") + "\n")
+      const error = yield* Effect.flip(Runner.sweep(config, { plugins: testPlugins, openDataset: opener(data) }))
+      expect(error.message).toBe(`${file}: line 5 is not valid JSON; the file was edited or damaged. Rerun with --repair to keep the 8 intact lines and move the corrupt ones to results.corrupt.jsonl`)
+      const logs: Array<string> = []
+      const repaired = yield* Runner.sweep(config, { plugins: testPlugins, openDataset: opener(data), repair: true, log: (l) => logs.push(l) })
+      expect(repaired.pairs).toMatchObject({ resumed: 8, ran: 1, done: 9 })
+      expect(logs[0]).toBe(`resuming in ${config.out}: 8 pairs done, 1 corrupt lines moved to results.corrupt.jsonl`)
+      expect(lines(file)).toEqual(good)
+      expect(lines(path.join(config.out, "results.corrupt.jsonl"))).toEqual(["{\"cell\": oops"])
+    }))
+})
+
 describe("Runner.sweep on no data", () => {
   it.effect("an empty dataset is an error naming the source, not a successful run of 0 instances", () =>
     Effect.gen(function*() {
