@@ -71,3 +71,19 @@ describe("cost scorer", () => {
       }
     }))
 })
+
+describe("cost in integer micro-dollars", () => {
+  it("prices each call in whole micro-dollars, so the total does not depend on the order calls completed in", () => {
+    // gpt-4o-mini: 0.15 / 0.6 USD per million tokens. 7 prompt + 3 completion tokens = 1.05 + 1.8 = 2.85 -> 3 micro-dollars
+    expect(Cost.microUsd(7, 3, { prompt: 0.15, completion: 0.6 })).toBe(3)
+    const calls = Array.from({ length: 50 }, (_, i) => entry("infer", "gpt-4o-mini", 7 + i * 13, 3 + (i % 7)))
+    const forward = Cost.compute(calls, Cost.defaultPrices)["cost.usd"]!
+    const backward = Cost.compute([...calls].reverse(), Cost.defaultPrices)["cost.usd"]!
+    const shuffled = Cost.compute([...calls.slice(25), ...calls.slice(0, 25)], Cost.defaultPrices)["cost.usd"]!
+    expect(String(backward)).toBe(String(forward))
+    expect(String(shuffled)).toBe(String(forward))
+    const micro = calls.reduce((n, c) => n + Cost.microUsd(c.promptTokens, c.completionTokens, { prompt: 0.15, completion: 0.6 }), 0)
+    expect(Number.isInteger(micro)).toBe(true)
+    expect(forward).toBe(micro / 1e6)
+  })
+})
