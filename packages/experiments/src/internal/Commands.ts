@@ -22,14 +22,16 @@ export type { Io } from "./commands/Io.js"
 /** Every command of the CLI; a new command is a file in commands/ and one entry here. */
 const commands = [Sweep.command, Report.command, Compare.command, data] as const
 
-const root = Command.make("cupid-lab", {}, () => usage("name a command: sweep, report, compare or data")).pipe(
+const descriptors: ReadonlyArray<Descriptor.Command<unknown>> = commands.map((c) => c.descriptor)
+
+const names = descriptors.flatMap((d) => [...HashSet.values(Descriptor.getNames(d))])
+
+const root = Command.make("cupid-lab", {}, () => usage(`name a command: ${names.join(", ")}`)).pipe(
   Command.withDescription("Run CUPID experiments: sweep a config, rewrite or compare reports, inspect and make datasets. Every command takes --help."),
   Command.withSubcommands(commands)
 )
 
 const version = "0.1.0"
-
-const descriptors: ReadonlyArray<Descriptor.Command<unknown>> = commands.map((c) => c.descriptor)
 
 /** The commands an argument list names, as far as they exist: `data inspect` of `data inspect --x`. */
 const commandPath = (argv: ReadonlyArray<string>): Array<string> => {
