@@ -185,6 +185,27 @@ describe("a real sweep", () => {
   }, 120_000)
 })
 
+describe("--repair", () => {
+  it("a corrupt line in the middle of results.jsonl stops the sweep (1) until --repair moves it aside and its pair runs again", async () => {
+    const out = "runs/repair"
+    const first = await cupid("sweep", "--config", "smoke", "--out", out)
+    expect(first.code, first.stderr).toBe(0)
+    const file = path.join(dir, out, "results.jsonl")
+    const before = lines(file)
+    fs.writeFileSync(file, [...before.slice(0, 4), "{ not json", ...before.slice(5)].join("\n") + "\n")
+
+    const stopped = await cupid("sweep", "--config", "smoke", "--out", out)
+    expect(stopped.code).toBe(1)
+    expect(stopped.stderr).toMatch(/^error: .*results\.jsonl: .*line 5.*--repair/m)
+
+    const repaired = await cupid("sweep", "--config", "smoke", "--out", out, "--repair")
+    expect(repaired.code, repaired.stderr).toBe(0)
+    expect(repaired.stdout).toContain("12/12 pairs done (1 this run)")
+    expect(lines(file)).toEqual(before)
+    expect(lines(path.join(dir, out, "results.corrupt.jsonl"))).toEqual(["{ not json"])
+  }, 120_000)
+})
+
 describe("SIGINT during a sweep", () => {
   const scope = Effect.runSync(Scope.make())
   let baseURL = ""

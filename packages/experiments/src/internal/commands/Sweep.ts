@@ -3,7 +3,6 @@ import { Effect, Option } from "effect"
 import * as path from "node:path"
 import { type InstanceType, instanceTypes } from "@cupid-lab/core/Domain"
 import type * as Progress from "../../Progress.js"
-import type { Options as RunnerOptions } from "../../Runner.js"
 import { CommandIo, invalid, positive } from "./Io.js"
 import { table } from "./SummaryTable.js"
 
@@ -56,7 +55,7 @@ const options = {
     Options.withDescription("print the grid and the model calls (and estimated tokens) the sweep would make; send and write nothing")
   ),
   repair: Options.boolean("repair").pipe(
-    Options.withDescription("repair a damaged results.jsonl in the run directory (lines that cannot be read are set aside) instead of stopping with an error")
+    Options.withDescription("when results.jsonl in the run directory has corrupt lines: keep the intact ones, move the corrupt ones to results.corrupt.jsonl and run their pairs again (without it the sweep stops and names them)")
   )
 }
 
@@ -118,14 +117,7 @@ const run = (a: Args) =>
     }
     log(`sweep ${config.name}: ${config.file} -> ${config.out}`)
     const progress = remembering(Progress.make(io.stderr))
-    // Typed beside Runner.Options so this compiles before and after the runner reads `repair`.
-    const options: RunnerOptions & { readonly repair?: boolean } = {
-      ...io.runner,
-      log,
-      progress: progress.progress,
-      ...(a.repair ? { repair: true } : {})
-    }
-    const outcome = yield* Runner.sweep(config, options).pipe(
+    const outcome = yield* Runner.sweep(config, { ...io.runner, log, progress: progress.progress, ...(a.repair ? { repair: true } : {}) }).pipe(
       // The runner writes results, summary and report for the pairs done before the interruption completes.
       Effect.onInterrupt(() =>
         Effect.sync(() => {
