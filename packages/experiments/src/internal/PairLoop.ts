@@ -8,7 +8,7 @@
  * the pair it is running (a pair's work is uninterruptible, so no pair is cut in half and every
  * started pair is recorded); the final tick still runs.
  */
-import { Effect, Queue, Schedule, Stream, type Duration } from "effect"
+import { Effect, Exit, Fiber, Queue, Schedule, Stream, type Duration } from "effect"
 
 export interface Options<I, P, E, TE = never> {
   readonly items: Stream.Stream<I, E>
@@ -36,16 +36,21 @@ export const run = <I, P, E, TE = never>(o: Options<I, P, E, TE>): Effect.Effect
         yield* Effect.uninterruptible(o.work(pair))
       }
     })
-    const ticker = Effect.repeat(o.tick.run, Schedule.spaced(o.tick.every))
-    yield* Effect.raceFirst(
-      Effect.all([producer, Effect.all(Array.from({ length: o.concurrency }, () => worker), { concurrency: "unbounded", discard: true })], {
-        concurrency: "unbounded",
-        discard: true
-      }),
-      // Never ends by itself: the race ends when the work does.
-      ticker
-    ).pipe(
-      // The last tick flushes what the last pairs wrote; its failure is the store's to report again.
-      Effect.ensuring(Effect.ignore(o.tick.run))
+    // Forked and joined by hand: an interruption must wait for the pairs in flight (each runs
+    // uninterruptibly) before the loop ends, so no finished pair is left out of the outputs.
+    const fibers = [
+      yield* Effect.fork(Effect.asVoid(producer)),
+      ...(yield* Effect.forEach(Array.from({ length: o.concurrency }), () => Effect.fork(worker)))
+    ]
+    // The ticker never ends by itself; when a tick fails (a write error) it stops the work, which
+    // then ends like an interruption: after the pairs in flight.
+    const ticker = yield* Effect.fork(
+      Effect.repeat(o.tick.run, Schedule.spaced(o.tick.every)).pipe(Effect.tapErrorCause(() => Fiber.interruptAll(fibers)))
     )
+    const done = yield* Fiber.joinAll(fibers).pipe(Effect.onInterrupt(() => Fiber.interruptAll(fibers)), Effect.exit)
+    const ticked = yield* Fiber.interrupt(ticker)
+    // The last tick flushes what the last pairs wrote; its failure is the store's to report again.
+    yield* Effect.ignore(o.tick.run)
+    if (Exit.isFailure(ticked) && !Exit.isInterrupted(ticked)) return yield* Effect.failCause(ticked.cause)
+    return yield* done
   })
