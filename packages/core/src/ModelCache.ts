@@ -188,7 +188,7 @@ const make = (store: Store, warn: (line: string) => Effect.Effect<void>): Servic
     check: Check<A> = {}
   ): Effect.Effect<{ value: A; cached: boolean }, E, R> => {
     // Runs without yielding between the check of `inFlight` and the claim of the key.
-    const shareOrClaim = (): Effect.Effect<{ value: A; cached: boolean }, E, R> => {
+    const shareOrClaim = (seen?: unknown): Effect.Effect<{ value: A; cached: boolean }, E, R> => {
       const pending = inFlight.get(k)
       if (pending !== undefined) {
         hits++
@@ -200,11 +200,14 @@ const make = (store: Store, warn: (line: string) => Effect.Effect<void>): Servic
           Effect.catchAllCause((cause) => Cause.isInterruptedOnly(cause) ? getOrCompute(k, compute, check) : Effect.failCause(cause))
         )
       }
-      // Another fiber may have computed and kept the value while this one was reading the store.
-      if (local.has(k)) {
-        hits++
+      // Another fiber may have computed and kept a value while this one was reading the store.
+      if (local.has(k) && local.get(k) !== seen) {
         // The value type is the caller's: every caller of one key stores and reads one type.
-        return Effect.succeed({ value: local.get(k) as A, cached: true })
+        const value = local.get(k) as A
+        if (check.accept === undefined || check.accept(value)) {
+          hits++
+          return Effect.succeed({ value, cached: true })
+        }
       }
       misses++
       const deferred = Deferred.unsafeMake<A, E>(FiberId.none)
@@ -221,12 +224,14 @@ const make = (store: Store, warn: (line: string) => Effect.Effect<void>): Servic
     }
     return Effect.suspend(() => {
       if (inFlight.has(k)) return shareOrClaim()
+      // What this run held for the key before the lookup (a value the caller may reject).
+      const seen = local.get(k)
       return Effect.flatMap(lookup(k, check), (found) => {
         if (Option.isSome(found)) {
           hits++
           return Effect.succeed({ value: found.value, cached: true })
         }
-        return shareOrClaim()
+        return shareOrClaim(seen)
       })
     })
   }
