@@ -1,0 +1,8 @@
+export * as Errors from "./Errors.js"
+export * as Instances from "./Instances.js"
+export * as Progress from "./Progress.js"
+export * as Records from "./Records.js"
+export * as Stages from "./Stages.js"
+export * as SynthConfig from "./SynthConfig.js"
+export * as Synthesis from "./Synthesis.js"
+export * as Template from "./Template.js"
