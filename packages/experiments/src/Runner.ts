@@ -30,7 +30,7 @@ import {
   type Trace
 } from "@cupid-lab/core"
 import { Errors as CoreErrorsModule, Files } from "@cupid-lab/core"
-import { Clock, Effect, Either, Exit, Stream } from "effect"
+import { Cause, Clock, Effect, Either, Exit, Option, Stream } from "effect"
 import * as path from "node:path"
 import * as Build from "./Build.js"
 import * as PairLoop from "./internal/PairLoop.js"
@@ -285,9 +285,13 @@ const runPairs = (
         concurrency: config.concurrency,
         tick: { every: "200 millis", run: tick }
       })).pipe(Effect.exit)
-      const interrupted = Exit.isInterrupted(loop)
+      const interrupted = Exit.isFailure(loop) && Cause.isInterruptedOnly(loop.cause)
       // (the store is flushed, closed and unlocked by its release, whatever happens here)
-      if (Exit.isFailure(loop) && !interrupted) return yield* Effect.failCause(loop.cause)
+      if (Exit.isFailure(loop) && !interrupted) {
+        // A bad row or a write error: that error, not the interruptions of the workers it stopped.
+        const failure = Cause.failureOption(loop.cause)
+        return yield* (Option.isSome(failure) ? Effect.fail(failure.value) : Effect.failCause(loop.cause))
+      }
       seenAll = !interrupted
       if (seenAll && instanceOrder.size === 0) return yield* noInstances(config, opened)
       const total = instanceOrder.size * built.length

@@ -49,12 +49,12 @@ describe("data errors during a sweep", () => {
       const data = [instance("p1", "consistent", [1]), instance("p2", "changing", [2])]
       const config = { ...(yield* Config.parse("pipeline: { retriever: first }\nscorers: [hits]\n", "t.yaml", {})), out: path.join(dir, "out"), cacheDir: path.join(dir, "c") }
       let runs = 0
-      // the first read (the count) succeeds; the second fails after the first instance
+      // the sweep's one read of the data fails after the first instance
       const failing: Runner.OpenDataset = (source, o) =>
         Effect.map(opener(data)(source, o), (opened) => ({
           ...opened,
           instances: Stream.suspend(() =>
-            ++runs === 2
+            ++runs === 1
               ? Stream.concat(
                 Stream.make(data[0]!),
                 Stream.fail(new Errors.DatasetError({ source: "t.jsonl", row: 2, field: "prior_interactions", reason: "expected an array" }))

@@ -38,10 +38,10 @@ export const run = <I, P, E, TE = never>(o: Options<I, P, E, TE>): Effect.Effect
     })
     // Forked and joined by hand: an interruption must wait for the pairs in flight (each runs
     // uninterruptibly) before the loop ends, so no finished pair is left out of the outputs.
-    const fibers = [
-      yield* Effect.fork(Effect.asVoid(producer)),
-      ...(yield* Effect.forEach(Array.from({ length: o.concurrency }), () => Effect.fork(worker)))
-    ]
+    const workers = yield* Effect.forEach(Array.from({ length: o.concurrency }), () => Effect.fork(worker))
+    // A failed read (a bad row) stops the workers, after the pairs they are running.
+    const reader = yield* Effect.fork(Effect.asVoid(producer).pipe(Effect.tapErrorCause(() => Fiber.interruptAll(workers))))
+    const fibers = [reader, ...workers]
     // The ticker never ends by itself; when a tick fails (a write error) it stops the work, which
     // then ends like an interruption: after the pairs in flight.
     const ticker = yield* Effect.fork(
