@@ -114,7 +114,7 @@ const validate = (
     dialogue.forEach((m, t) => {
       if (m.role !== "user") return
       const leaked = sharedRun(m.content, preference, leakRun)
-      if (leaked !== undefined) problems.push(`${at}: user turn ${t + 1} contains the ${leakRun}-word run "${leaked}" of the session's preference`)
+      if (leaked !== undefined) problems.push(`${at}: dialogue message ${t + 1} (user) contains the ${leakRun}-word run "${leaked}" of the session's preference`)
     })
     const items = data.checklists.get(preference)?.length ?? 0
     const hinted = new Set(data.dialogues[i]!.hinted)
