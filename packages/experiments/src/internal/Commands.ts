@@ -16,11 +16,12 @@ import * as Compare from "./commands/Compare.js"
 import { CommandIo, type Io, usage } from "./commands/Io.js"
 import * as Report from "./commands/Report.js"
 import * as Sweep from "./commands/Sweep.js"
+import * as Synthesize from "./commands/Synthesize.js"
 
 export type { Io } from "./commands/Io.js"
 
 /** Every command of the CLI; a new command is a file in commands/ and one entry here. */
-const commands = [Sweep.command, Report.command, Compare.command, data] as const
+const commands = [Sweep.command, Report.command, Compare.command, Synthesize.command, data] as const
 
 const descriptors: ReadonlyArray<Descriptor.Command<unknown>> = commands.map((c) => c.descriptor)
 
