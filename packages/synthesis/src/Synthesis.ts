@@ -95,6 +95,8 @@ export interface DryRun {
   /** Calls a real run would make, by stage and in total (`total`); calls the cache already answers are counted as cached. */
   readonly usage: Readonly<Record<string, StageUsage>>
   readonly dialogueTurns: number
+  /** Units that failed even on example answers (e.g. `maxTurns` below `dryRunTurns`). */
+  readonly failures: ReadonlyArray<Records.Failure>
 }
 
 // ------------------------------------------------------------------------------------------------
@@ -622,7 +624,8 @@ export const dryRun = (config: Config, options: Options = {}): Effect.Effect<Dry
     Effect.map(generate(config, { ...options, progress: options.progress ?? Progress.silent }, true), (g) => ({
       personas: config.personas.count,
       usage: g.usage,
-      dialogueTurns: g.engine.turns
+      dialogueTurns: g.engine.turns,
+      failures: g.failures
     }))
   ).pipe(Effect.withSpan("Synthesis.dryRun"))
 
@@ -643,7 +646,8 @@ export const describeDryRun = (d: DryRun): string => {
     `dry run: ${d.personas} personas, nothing sent`,
     `${"stage".padEnd(11)} ${"calls".padStart(9)} ${"cached".padStart(8)} ${"prompt tok".padStart(12)} ${"answer tok".padStart(12)} ${"max answer".padStart(12)}  usd`,
     ...rows,
-    `dialogues assumed to end after the dry-run number of turns (${d.dialogueTurns} turns in all); tokens are estimates (answers: the example answers' length)`
+    `dialogues assumed to end after the dry-run number of turns (${d.dialogueTurns} turns in all); tokens are estimates (answers: the example answers' length)`,
+    ...(d.failures.length > 0 ? [`warning: ${d.failures.length} units fail even on example answers, e.g. ${d.failures[0]!.stage} of ${d.failures[0]!.persona}: ${d.failures[0]!.reason}`] : [])
   ].join("\n")
 }
 
