@@ -228,7 +228,8 @@ export const parse = (
   for (const [name, { provider, model, ...options }] of Object.entries(c.models)) models[name] = { provider, model, options }
   const checks: Array<Problem> = []
   const role = (r: Role, value: typeof RoleValue.Type | undefined, fallback: Role): RoleSettings => {
-    const v = value ?? (c.roles[fallback as "persona"] as typeof RoleValue.Type)
+    // An unset role uses the model of the role it falls back to (persona); its own defaults stay.
+    const v = value ?? c.roles.persona
     const spec = typeof v === "string" ? { model: v } : v
     if (!Object.hasOwn(models, spec.model)) {
       checks.push({

@@ -25,8 +25,8 @@ const cleanup = Effect.addFinalizer(() => Effect.sync(() => { for (const d of di
 
 const configText = (baseURL: string, seeds: ReadonlyArray<string>, extra = "") => `
 seed: 7
-out: out
-cacheDir: cache
+out: OUT
+cacheDir: CACHE
 models:
   writer: { provider: openai, model: scripted-writer, baseURL: "${baseURL}", maxRetries: 0 }
   sim: { provider: openai, model: scripted-sim, baseURL: "${baseURL}", maxRetries: 0 }
@@ -46,15 +46,8 @@ ${extra}`
 
 const load = (dir: string, text: string) => {
   const file = path.join(dir, "synth.yaml")
-  fs.writeFileSync(file, text)
-  const cwd = process.cwd()
-  // Relative paths of the config (out, cacheDir) resolve against the working directory.
-  process.chdir(dir)
-  try {
-    return Either.getOrThrow(SynthConfig.load(file))
-  } finally {
-    process.chdir(cwd)
-  }
+  fs.writeFileSync(file, text.replace("OUT", JSON.stringify(path.join(dir, "out"))).replace("CACHE", JSON.stringify(path.join(dir, "cache"))))
+  return Either.getOrThrow(SynthConfig.load(file))
 }
 
 const goodSeeds = [
