@@ -44,7 +44,9 @@ export const Defect = {
   /** The user simulator answers prose, not JSON. */
   badUser: "BADUSER",
   /** Valid answers, but the sessions of factor 2 never name it, and the user simulator quotes factor 3's preference. */
-  sloppy: "SLOPPY"
+  sloppy: "SLOPPY",
+  /** The validator model finds only checklist item 1 hinted at. */
+  halfHinted: "HALFHINTED"
 } as const
 
 const h = (text: string, n = 6) => createHash("sha256").update(text).digest("hex").slice(0, n)
@@ -158,7 +160,7 @@ export const answer = (body: ChatBody): { readonly role: Role | "unknown"; reado
     case "assistant":
       return { role, text: assistantAnswer(body) }
     case "validator":
-      return { role, text: JSON.stringify({ hinted: [1, 2] }) }
+      return { role, text: JSON.stringify({ hinted: prompt.includes(Defect.halfHinted) ? [1] : [1, 2] }) }
     case undefined:
       return { role: "unknown", text: "I do not recognise this prompt." }
   }

@@ -247,6 +247,26 @@ describe("Synthesis", () => {
       expect(asked.length).toBe(1 + 1 + 8 + 2 + 12)
     }))
 
+  it.scopedLive("validation.modelCheck: one validator call per dialogue; instances whose items the validator finds unhinted are excluded", () =>
+    Effect.gen(function*() {
+      yield* cleanup
+      const server = yield* OpenAiServer.make({ chat: (body) => answer(body as ChatBody).text })
+      const dir = tempDir()
+      const seeds = ["A hospital pharmacist who checks prescriptions.", `A surveyor ${Defect.halfHinted}.`]
+      const config = load(dir, configText(server.baseURL, seeds, "validation: { modelCheck: true }"))
+      const outcome = yield* Synthesis.run(config)
+      // 96 calls per persona plus one validator call per dialogue (12).
+      expect(outcome.usage.validator!.calls).toBe(2 * 12)
+      expect(outcome.usage.total!.calls).toBe(2 * (96 + 12))
+      const [half] = personasWith(config.out, Defect.halfHinted)
+      expect(outcome.excluded.map((e) => e.id)).toEqual([`${half}:consistent`, `${half}:contrastive`, `${half}:changing`])
+      for (const e of outcome.excluded) {
+        expect(e.problems.length).toBe(8)
+        expect(e.problems.every((p) => p.endsWith("the validator model finds checklist item 2 not hinted at"))).toBe(true)
+      }
+      expect(outcome.instances.valid).toBe(3)
+    }))
+
   it("config errors name the file and the key path", () => {
     const bad = SynthConfig.parse(
       "models: { m: { provider: openai, model: x } }\nroles: { persona: m, user: nope, assistant: m }\nsessions: { length: 6 }\nfactors: { count: 2 }\nextra: 1\n",
