@@ -21,6 +21,9 @@ const options = {
   ),
   dryRun: Options.boolean("dry-run").pipe(
     Options.withDescription("print the model calls, tokens and dollars the synthesis would spend; send and write nothing")
+  ),
+  rebuild: Options.boolean("rebuild").pipe(
+    Options.withDescription("rebuild and revalidate the instances from the output's raw.jsonl alone, with no model call")
   )
 }
 
@@ -48,7 +51,8 @@ const run = (a: Args) =>
       return
     }
     log(`synthesize: ${config.file} -> ${config.out}`)
-    const outcome = yield* Synthesis.run(config, { log, progress: Progress.make(io.stderr) }).pipe(
+    const synthesis = a.rebuild ? Synthesis.rebuild(config) : Synthesis.run(config, { log, progress: Progress.make(io.stderr) })
+    const outcome = yield* synthesis.pipe(
       Effect.onInterrupt(() => Effect.sync(() => log("interrupted: finished units are kept in raw.jsonl; rerun the same command to resume")))
     )
     io.stdout(
