@@ -1,22 +1,74 @@
 /**
  * Writing files so that readers never see half of one, and saying why a write failed in words.
- * The project's one atomic-write helper: the content goes to a temporary file in the same
- * directory, is flushed to disk, and replaces the target by a rename; on any failure the temporary
- * file is removed and the target is left as it was.
+ *
+ * The project's one atomic write, over `@effect/platform`'s `FileSystem`: the content goes to a
+ * temporary file in the target's directory (`<file>.<pid>.<n>.tmp`), is synced to disk, and
+ * replaces the target by a rename. On any failure or interruption the temporary file is removed
+ * and the effect fails with the original error; the target is left as it was.
  *
  * @example
  * import { Files } from "@cupid-lab/core"
- * Files.writeAtomic("runs/x/summary.json", text)
- * Files.replace("runs/x/results.jsonl", (fd) => fs.writeSync(fd, bytes))
+ * import { NodeFileSystem } from "@effect/platform-node"
+ *
+ * yield* Files.writeFileAtomic("runs/x/summary.json", text)
+ * // large files: write chunk by chunk, the same guarantees
+ * yield* Files.writeFileAtomicWith("runs/x/results.jsonl", (write) =>
+ *   Effect.forEach(chunks, write, { discard: true }))
+ * // failures in words
  * Files.describe(error) // "no space left on device (ENOSPC)"
  */
+import { FileSystem } from "@effect/platform"
+import type { PlatformError } from "@effect/platform/Error"
+import { Effect } from "effect"
 import * as fs from "node:fs"
+
+/** Writes one chunk to the temporary file (all of it: a short write is continued). */
+export type Write = (chunk: Uint8Array) => Effect.Effect<void, PlatformError>
 
 let counter = 0
 
-/** Write `file` through a temporary file and a rename; `write` fills the open temporary file. */
+/** The temporary name next to `file` (same directory, so the rename never crosses file systems). */
+export const temporaryName = (file: string): string => `${file}.${process.pid}.${counter++}.tmp`
+
+/**
+ * Replace `file` atomically with what `write` writes, chunk by chunk (for files too large to build
+ * in memory). Returns what `write` returns.
+ */
+export const writeFileAtomicWith = <A, E, R>(
+  file: string,
+  write: (write: Write) => Effect.Effect<A, E, R>
+): Effect.Effect<A, E | PlatformError, R | FileSystem.FileSystem> =>
+  Effect.gen(function*() {
+    const fileSystem = yield* FileSystem.FileSystem
+    const tmp = temporaryName(file)
+    return yield* Effect.scoped(
+      Effect.gen(function*() {
+        const out = yield* fileSystem.open(tmp, { flag: "w" })
+        const result = yield* write((chunk) => out.writeAll(chunk))
+        yield* out.sync
+        return result
+      })
+    ).pipe(
+      // The file is closed when the scope ends, before the rename.
+      Effect.tap(() => fileSystem.rename(tmp, file)),
+      Effect.onError(() => fileSystem.remove(tmp, { force: true }).pipe(Effect.ignore))
+    )
+  })
+
+/** Replace `file` atomically with `data` (a string is written as UTF-8). */
+export const writeFileAtomic = (
+  file: string,
+  data: string | Uint8Array
+): Effect.Effect<void, PlatformError, FileSystem.FileSystem> =>
+  writeFileAtomicWith(file, (write) => write(typeof data === "string" ? new TextEncoder().encode(data) : data))
+
+/**
+ * Replace `file` synchronously with what `write` writes to the open temporary file.
+ *
+ * @deprecated Kept only until the last synchronous callers move to {@link writeFileAtomicWith}.
+ */
 export const replace = (file: string, write: (fd: number) => void): void => {
-  const tmp = `${file}.${process.pid}.${counter++}.tmp`
+  const tmp = temporaryName(file)
   let fd: number | undefined
   try {
     fd = fs.openSync(tmp, "w")
@@ -38,13 +90,21 @@ export const replace = (file: string, write: (fd: number) => void): void => {
   }
 }
 
-/** Write all of `data` at the descriptor's position (a short write is continued, not lost). */
+/**
+ * Write all of `data` at the descriptor's position (a short write is continued, not lost).
+ *
+ * @deprecated Kept only until the last synchronous callers move to {@link writeFileAtomicWith}.
+ */
 export const writeAll = (fd: number, data: Uint8Array): void => {
   let off = 0
   while (off < data.length) off += fs.writeSync(fd, data, off, data.length - off)
 }
 
-/** Replace `file` with `data` atomically. */
+/**
+ * Replace `file` with `data` atomically, synchronously.
+ *
+ * @deprecated Kept only until the last synchronous callers move to {@link writeFileAtomic}.
+ */
 export const writeAtomic = (file: string, data: string | Uint8Array): void =>
   replace(file, (fd) => writeAll(fd, typeof data === "string" ? Buffer.from(data, "utf8") : data))
 
@@ -56,14 +116,22 @@ const words: Readonly<Record<string, string>> = {
   EROFS: "read-only file system",
   EIO: "input/output error",
   EISDIR: "is a directory",
+  ENOTDIR: "not a directory",
   ENOENT: "no such file or directory",
+  EEXIST: "file already exists",
   EMFILE: "too many open files",
   EFBIG: "file too large"
 }
 
-/** The system error code of a failed file operation, when it has one. */
-export const code = (e: unknown): string | undefined =>
+const ownCode = (e: unknown): string | undefined =>
   typeof e === "object" && e !== null && "code" in e && typeof e.code === "string" ? e.code : undefined
+
+/**
+ * The system error code of a failed file operation ("ENOSPC"), when it has one: read from a Node
+ * error, or from the Node error a platform `SystemError` carries as its cause.
+ */
+export const code = (e: unknown): string | undefined =>
+  ownCode(e) ?? (typeof e === "object" && e !== null && "cause" in e ? ownCode(e.cause) : undefined)
 
 /** Why a file operation failed, in words with the system code: "no space left on device (ENOSPC)". */
 export const describe = (e: unknown): string => {

