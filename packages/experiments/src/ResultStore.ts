@@ -9,12 +9,14 @@
  * - `finalize` rewrites the file sorted by (cell order, dataset order), atomically, so the same
  *   config, data and cache give a byte-identical file however the run was interrupted.
  *
- * Lines are not held in memory: the store keeps each line's offset and reads it back to sort.
+ * Lines are not held in memory: the store keeps each line's offset and reads the lines back, in
+ * windows of at most 64 MB, to sort them.
  *
  * Safe under faults:
  * - One sweep at a time per directory: `<dir>/.lock` (PID, host, start time) is created
- *   exclusively on open and removed on close; a second sweep is refused at once with the holder's
- *   PID, and a lock whose process is gone (a killed sweep) is taken over.
+ *   exclusively when the layer is built and removed by its finalizer; a second sweep is refused at
+ *   once naming the holder's PID and host, and a lock whose process is gone (a killed sweep) is
+ *   taken over, with a notice in `opened.staleLock`.
  * - A failed write (full disk, permissions) is a {@link RunError} saying so in words, with the
  *   number of lines safely in the file; those lines stay, and no temporary file is left.
  * - A corrupt line in the middle of the file stops the open with its line number; with `repair`,
@@ -22,19 +24,89 @@
  *
  * @example
  * import { ResultStore } from "@cupid-lab/experiments"
- * const store = ResultStore.open("runs/contextual", new Set(grid.cells.map((c) => c.id)))
- * if (!store.isDone(cell.id, instance.id)) store.append({ cell: cell.id, instance: instance.id, text })
+ *
+ * const program = Effect.gen(function*() {
+ *   const store = yield* ResultStore.ResultStore
+ *   if (!store.isDone(cell.id, instance.id)) store.append({ cell: cell.id, instance: instance.id, text })
+ *   yield* store.flush
+ *   yield* store.finalize({ cellOrder, instanceOrder, complete: true })
+ * })
+ * program.pipe(Effect.provide(ResultStore.layer({ dir: "runs/contextual", cells: new Set(ids), repair: false })))
  */
 import { Files } from "@cupid-lab/core"
-import * as fs from "node:fs"
-import * as os from "node:os"
+import { FileSystem } from "@effect/platform"
+import type { PlatformError } from "@effect/platform/Error"
+import { Context, Effect, Either, Layer, Schema, type Scope } from "effect"
 import * as path from "node:path"
 import { RunError } from "./Errors.js"
+import * as LineFiles from "./internal/LineFiles.js"
+import * as RunLock from "./internal/RunLock.js"
+import * as SyncStore from "./internal/SyncStore.js"
+import { Status } from "./ResultLine.js"
 
 export const fileName = "results.jsonl"
 export const orphanFileName = "results.orphaned.jsonl"
 export const corruptFileName = "results.corrupt.jsonl"
-export const lockFileName = ".lock"
+export const lockFileName = RunLock.lockFileName
+
+export interface Opened {
+  /** Lines kept from an earlier run (status ok, cell in the grid). */
+  readonly kept: number
+  /** Failed lines dropped so that their pairs run again. */
+  readonly retried: number
+  /** A partial last line left by a kill (or a full disk), dropped. */
+  readonly truncated: boolean
+  /** Lines of cells not in the grid, moved to results.orphaned.jsonl. */
+  readonly orphaned: number
+  /** Corrupt lines moved to results.corrupt.jsonl (only with `repair`). */
+  readonly corrupt: number
+  /** The lock of a sweep that is gone ("PID 123 on host, started ..."), taken over. */
+  readonly staleLock: string | undefined
+}
+
+export interface Options {
+  /** The run directory (created if missing). */
+  readonly dir: string
+  /** Ids of the grid's cells: lines of other cells move to results.orphaned.jsonl. */
+  readonly cells: ReadonlySet<string>
+  /** Keep the intact lines of a file with corrupt ones, moving those to results.corrupt.jsonl. */
+  readonly repair?: boolean
+}
+
+export interface FinalizeOptions<E = never> {
+  readonly cellOrder: ReadonlyMap<string, number>
+  readonly instanceOrder: ReadonlyMap<string, number>
+  /**
+   * True when every instance of the dataset was seen: lines of instances that are not in it (e.g.
+   * after lowering `--limit`) then move to results.orphaned.jsonl. When false (interrupted), they
+   * stay, after the lines whose position is known.
+   */
+  readonly complete: boolean
+  /**
+   * Called with every line (without its "\n"), in final order, to build the summary in the same
+   * pass. Returning a Left stops the finalization with that error (the file is left unsorted).
+   */
+  readonly onLine?: (text: string, cell: string, instance: string) => Either.Either<void, E>
+}
+
+export interface Store {
+  readonly file: string
+  readonly opened: Opened
+  readonly isDone: (cell: string, instance: string) => boolean
+  /** Number of lines in the file (kept + appended). */
+  readonly size: () => number
+  /** Buffer one whole line (ending in "\n"); written at the next flush. Synchronous and cheap. */
+  readonly append: (line: { readonly cell: string; readonly instance: string; readonly text: string }) => void
+  /** Write what is buffered with one append. After a failed write, every later flush fails with the same error. */
+  readonly flush: Effect.Effect<void, RunError>
+  /** Flush, then rewrite the file sorted, atomically. Returns the number of lines kept and moved out. */
+  readonly finalize: <E = never>(
+    options: FinalizeOptions<E>
+  ) => Effect.Effect<{ readonly lines: number; readonly orphaned: number }, RunError | E>
+}
+
+/** The results of one run directory, held (with its lock) for the scope of the layer. */
+export class ResultStore extends Context.Tag("@cupid-lab/experiments/ResultStore")<ResultStore, Store>() {}
 
 interface Entry {
   readonly cell: string
@@ -45,135 +117,9 @@ interface Entry {
   readonly seq: number
 }
 
-export interface Opened {
-  /** Lines kept from an earlier run (status ok, cell in the grid). */
-  readonly kept: number
-  /** Failed lines dropped so that their pairs run again. */
-  readonly retried: number
-  /** A partial last line left by a kill, dropped. */
-  readonly truncated: boolean
-  /** Lines of cells not in the grid, moved to results.orphaned.jsonl. */
-  readonly orphaned: number
-  /** Corrupt lines moved to results.corrupt.jsonl (only with `repair`). */
-  readonly corrupt: number
-  /** The lock of a sweep that is gone (PID and host), taken over. */
-  readonly staleLock: string | undefined
-}
-
-export interface OpenOptions {
-  /** Keep the intact lines of a file with corrupt ones, moving those to results.corrupt.jsonl. */
-  readonly repair?: boolean
-  /** How appended lines reach the file (default: every byte, continuing short writes); tests pass a failing one. */
-  readonly write?: (fd: number, data: Uint8Array) => void
-}
-
-export interface FinalizeOptions {
-  readonly cellOrder: ReadonlyMap<string, number>
-  readonly instanceOrder: ReadonlyMap<string, number>
-  /**
-   * True when every instance of the dataset was seen: lines of instances that are not in it (e.g.
-   * after lowering `--limit`) then move to results.orphaned.jsonl. When false (interrupted), they
-   * stay, after the lines whose position is known.
-   */
-  readonly complete: boolean
-  /** Called with every line, in final order (used to build the summary in the same pass). */
-  readonly onLine?: (text: string, cell: string, instance: string) => void
-}
-
-export interface Store {
-  readonly file: string
-  readonly opened: Opened
-  readonly isDone: (cell: string, instance: string) => boolean
-  /** Number of lines in the file (kept + appended). */
-  readonly size: () => number
-  /** Buffer one whole line (ending in "\n"); written at the next flush. */
-  readonly append: (line: { readonly cell: string; readonly instance: string; readonly text: string }) => void
-  readonly flush: () => void
-  /** Flush, sort, rewrite atomically and close the file (the lock stays until `close`). Returns the number of lines moved out. */
-  readonly finalize: (options: FinalizeOptions) => { readonly lines: number; readonly orphaned: number }
-  /** Flush what is buffered, close the file and give the directory's lock back; safe to call more than once. */
-  readonly close: () => void
-}
-
-const key = (cell: string, instance: string) => `${cell}\u0000${instance}`
-
-const writeAll = Files.writeAll
-
-const writeFailed = (file: string, e: unknown, intact: number, doing: string): RunError =>
-  e instanceof RunError
-    ? e
-    : new RunError({
-      path: file,
-      reason: `cannot ${doing}: ${Files.describe(e)}; the ${intact} result lines written before are intact; free space (or fix the permissions) and rerun the same command to resume`
-    })
-
-interface Holder {
-  readonly pid: number
-  readonly host: string
-  readonly startedAt: string
-}
-
-const alive = (pid: number): boolean => {
-  try {
-    process.kill(pid, 0)
-    return true
-  } catch (e) {
-    return Files.code(e) === "EPERM"
-  }
-}
-
-const readHolder = (file: string): Holder | undefined => {
-  try {
-    const v: unknown = JSON.parse(fs.readFileSync(file, "utf8"))
-    if (typeof v !== "object" || v === null) return undefined
-    const { pid, host, startedAt } = v as Record<string, unknown>
-    return typeof pid === "number" && typeof host === "string" && typeof startedAt === "string" ? { pid, host, startedAt } : undefined
-  } catch {
-    return undefined
-  }
-}
-
-/**
- * Take `<dir>/.lock`, or fail naming the sweep that holds it. A lock of a process that is gone on
- * this host (or an unreadable one) is taken over; returns a notice then.
- */
-const lock = (dir: string): { readonly release: () => void; readonly stale: string | undefined } => {
-  const file = path.join(dir, lockFileName)
-  const me: Holder = { pid: process.pid, host: os.hostname(), startedAt: new Date().toISOString() }
-  let stale: string | undefined
-  for (let attempt = 0; attempt < 2; attempt++) {
-    try {
-      fs.writeFileSync(file, `${JSON.stringify(me)}\n`, { flag: "wx" })
-      return {
-        stale,
-        release: () => {
-          if (readHolder(file)?.pid === me.pid) fs.rmSync(file, { force: true })
-        }
-      }
-    } catch (e) {
-      if (Files.code(e) !== "EEXIST") {
-        throw new RunError({ path: file, reason: `cannot lock the run directory: ${Files.describe(e)}` })
-      }
-    }
-    const holder = readHolder(file)
-    if (holder !== undefined && (holder.host !== me.host || alive(holder.pid))) {
-      throw new RunError({
-        path: dir,
-        reason: `another sweep (PID ${holder.pid} on ${holder.host}, started ${holder.startedAt}) is writing to this run directory; ` +
-          `wait for it to end, stop it, or give this sweep another --out (if that process is gone, delete ${file})`
-      })
-    }
-    stale = holder === undefined ? "an unreadable lock" : `PID ${holder.pid} on ${holder.host}, started ${holder.startedAt}`
-    fs.rmSync(file, { force: true })
-  }
-  throw new RunError({ path: file, reason: "another sweep took the run directory's lock at the same moment; rerun" })
-}
-
-interface Header {
-  readonly cell: string
-  readonly instance: string
-  readonly status: string
-}
+const Header = Schema.Struct({ cell: Schema.String, instance: Schema.String, status: Status })
+type Header = typeof Header.Type
+const decodeHeader = Schema.decodeUnknownEither(Header)
 
 /** A line's header, or why the line is not a result line. */
 const readHeader = (text: string): Header | string => {
@@ -183,240 +129,311 @@ const readHeader = (text: string): Header | string => {
   } catch {
     return "not valid JSON"
   }
-  if (typeof value !== "object" || value === null) return "not a JSON object"
-  const v = value as Partial<Record<string, unknown>>
-  if (typeof v.cell !== "string" || typeof v.instance !== "string" || (v.status !== "ok" && v.status !== "failed")) {
-    return `not a result line (expected string "cell" and "instance" and "status" ok or failed)`
-  }
-  return { cell: v.cell, instance: v.instance, status: v.status }
+  const header = decodeHeader(value)
+  return Either.isRight(header)
+    ? header.right
+    : `not a result line (expected an object with string "cell" and "instance" and "status" ok or failed)`
 }
 
-const corruptError = (file: string, bad: ReadonlyArray<{ readonly line: number; readonly why: string }>, intact: number): RunError => {
-  const first = bad[0]!
-  const more = bad.length > 1 ? ` (and ${bad.length - 1} more line${bad.length > 2 ? "s" : ""}: ${bad.slice(1, 6).map((b) => b.line).join(", ")}${bad.length > 6 ? ", ..." : ""})` : ""
+/** What to do next, in words, after a write failed with `e`. */
+const remedy = (e: unknown): string => {
+  switch (Files.code(e)) {
+    case "ENOSPC":
+    case "EDQUOT":
+    case "EFBIG":
+      return "free space and rerun the same command to resume"
+    case "EACCES":
+    case "EPERM":
+    case "EROFS":
+      return "fix the permissions and rerun the same command to resume"
+    default:
+      return "fix the cause and rerun the same command to resume"
+  }
+}
+
+const writeFailed = (file: string, e: unknown, safe: number, doing: string): RunError =>
+  new RunError({
+    path: file,
+    reason: `cannot ${doing}: ${Files.describe(e)}; ${safe} result line${safe === 1 ? " is" : "s are"} safely in the file; ${remedy(e)}`
+  })
+
+const corruptError = (file: string, bad: ReadonlyArray<number>, badCount: number, why: string, intact: number): RunError => {
+  const more = badCount > 1
+    ? ` (and ${badCount - 1} more line${badCount > 2 ? "s" : ""}: ${bad.slice(1).join(", ")}${badCount > bad.length ? ", ..." : ""})`
+    : ""
   return new RunError({
     path: file,
-    reason: `line ${first.line} is ${first.why}${more}; the file was edited or damaged. ` +
+    reason: `line ${bad[0]} is ${why}${more}; the file was edited or damaged. ` +
       `Rerun with --repair to keep the ${intact} intact lines and move the corrupt ones to ${corruptFileName}`
   })
 }
 
-/** Open (and tidy) the results of `dir` for a grid of `cells`, taking the directory's lock. Throws {@link RunError}. */
-export const open = (dir: string, cells: ReadonlySet<string>, options: OpenOptions = {}): Store => {
-  fs.mkdirSync(dir, { recursive: true })
-  const held = lock(dir)
-  try {
-    return openLocked(dir, cells, options, held)
-  } catch (e) {
-    held.release()
-    throw e
-  }
+/** What the open does with each line of an earlier run. */
+const enum Fate {
+  Keep = 0,
+  Drop = 1,
+  Orphan = 2,
+  Corrupt = 3
 }
 
-const openLocked = (
-  dir: string,
-  cells: ReadonlySet<string>,
-  options: OpenOptions,
-  held: { readonly release: () => void; readonly stale: string | undefined }
-): Store => {
-  const file = path.join(dir, fileName)
-  const orphanFile = path.join(dir, orphanFileName)
-  const entries: Array<Entry> = []
-  // Per cell, the instances done: the id strings are shared, not copied into one key per pair.
-  const done = new Map<string, Set<string>>()
-  const isDone = (cell: string, instance: string) => done.get(cell)?.has(instance) === true
-  const markDone = (cell: string, instance: string) => {
-    let s = done.get(cell)
-    if (s === undefined) done.set(cell, (s = new Set()))
-    s.add(instance)
-  }
-  let kept = 0, retried = 0, orphaned = 0, corrupt = 0, truncated = false
-  let size = 0
-  let seq = 0
+/** Shown of the corrupt lines' numbers in the error. */
+const shownCorrupt = 6
 
-  if (fs.existsSync(file)) {
-    const content = fs.readFileSync(file)
-    const keep: Array<Buffer> = []
-    const orphans: Array<Buffer> = []
-    const damaged: Array<Buffer> = []
-    const bad: Array<{ line: number; why: string }> = []
-    let start = 0, lineNo = 0
-    while (start < content.length) {
-      const end = content.indexOf(10, start)
-      if (end === -1) {
-        truncated = true
-        break
-      }
-      lineNo++
-      const raw = content.subarray(start, end + 1)
-      start = end + 1
-      if (raw.length === 1) continue
-      const h = readHeader(raw.toString("utf8", 0, raw.length - 1))
-      if (typeof h === "string") {
-        bad.push({ line: lineNo, why: h })
-        damaged.push(raw)
-      } else if (!cells.has(h.cell)) {
-        orphans.push(raw)
-        orphaned++
-      } else if (h.status === "failed") {
-        retried++
-      } else if (!isDone(h.cell, h.instance)) {
-        markDone(h.cell, h.instance)
-        entries.push({ cell: h.cell, instance: h.instance, offset: size, length: raw.length, seq: seq++ })
-        size += raw.length
-        keep.push(raw)
-        kept++
-      }
+/**
+ * The store of `dir` for the scope: takes the directory's lock, tidies an earlier run's file, and
+ * on scope end flushes what is buffered, closes the file and gives the lock back.
+ */
+export const make = (options: Options): Effect.Effect<Store, RunError, FileSystem.FileSystem | Scope.Scope> =>
+  Effect.gen(function*() {
+    const fileSystem = yield* FileSystem.FileSystem
+    const { dir, cells } = options
+    const file = path.join(dir, fileName)
+    const orphanFile = path.join(dir, orphanFileName)
+    const corruptFile = path.join(dir, corruptFileName)
+    yield* fileSystem.makeDirectory(dir, { recursive: true }).pipe(
+      Effect.mapError((e) => new RunError({ path: dir, reason: `cannot create the run directory: ${Files.describe(e)}` }))
+    )
+    const staleLock = yield* RunLock.acquire(dir)
+
+    const entries: Array<Entry> = []
+    // Per cell, the instances done: the id strings are shared, not copied into one key per pair.
+    const done = new Map<string, Set<string>>()
+    const isDone = (cell: string, instance: string) => done.get(cell)?.has(instance) === true
+    const markDone = (cell: string, instance: string) => {
+      let s = done.get(cell)
+      if (s === undefined) done.set(cell, (s = new Set()))
+      s.add(instance)
     }
-    if (bad.length > 0 && options.repair !== true) throw corruptError(file, bad, lineNo - bad.length)
-    try {
-      if (damaged.length > 0) fs.appendFileSync(path.join(dir, corruptFileName), Buffer.concat(damaged))
-      corrupt = damaged.length
-      if (orphans.length > 0) fs.appendFileSync(orphanFile, Buffer.concat(orphans))
-      if (retried > 0 || orphaned > 0 || corrupt > 0 || kept !== lineNo) {
-        Files.replace(file, (fd) => {
-          for (const b of keep) writeAll(fd, b)
+    let kept = 0, retried = 0, orphaned = 0, corrupt = 0, truncated = false
+    let size = 0
+    let seq = 0
+
+    if (yield* fileSystem.exists(file).pipe(Effect.orElseSucceed(() => false))) {
+      // First pass: decide each line's fate, holding only the decisions.
+      let fates = new Uint8Array(1 << 16)
+      let lineNo = 0
+      const bad: Array<number> = []
+      let badCount = 0, firstWhy = ""
+      const scanned = yield* LineFiles.scan(fileSystem, file, (lines) =>
+        Effect.sync(() => {
+          for (const raw of lines) {
+            if (lineNo === fates.length) {
+              const grown = new Uint8Array(fates.length * 2)
+              grown.set(fates)
+              fates = grown
+            }
+            const h = raw.length === 1 ? "empty" : readHeader(raw.toString("utf8", 0, raw.length - 1))
+            let fate: Fate
+            if (h === "empty") fate = Fate.Drop
+            else if (typeof h === "string") {
+              fate = Fate.Corrupt
+              if (badCount++ === 0) firstWhy = h
+              if (bad.length < shownCorrupt) bad.push(lineNo + 1)
+            } else if (!cells.has(h.cell)) {
+              fate = Fate.Orphan
+              orphaned++
+            } else if (h.status === "failed") {
+              fate = Fate.Drop
+              retried++
+            } else if (isDone(h.cell, h.instance)) fate = Fate.Drop
+            else {
+              fate = Fate.Keep
+              markDone(h.cell, h.instance)
+              entries.push({ cell: h.cell, instance: h.instance, offset: size, length: raw.length, seq: seq++ })
+              size += raw.length
+              kept++
+            }
+            fates[lineNo++] = fate
+          }
         })
+      ).pipe(Effect.mapError((e) => new RunError({ path: file, reason: `cannot read the results: ${Files.describe(e)}` })))
+      truncated = scanned.partial
+      if (badCount > 0 && options.repair !== true) return yield* corruptError(file, bad, badCount, firstWhy, lineNo - badCount)
+      corrupt = badCount
+      if (kept !== lineNo) {
+        // Second pass: corrupt and orphaned lines are appended to their files (nothing is lost),
+        // then the kept ones replace the file.
+        yield* Effect.scoped(Effect.gen(function*() {
+          const corruptOut = corrupt > 0 ? yield* fileSystem.open(corruptFile, { flag: "a" }) : undefined
+          const orphanOut = orphaned > 0 ? yield* fileSystem.open(orphanFile, { flag: "a" }) : undefined
+          yield* Files.writeFileAtomicWith(file, (write) => {
+            let n = 0
+            return LineFiles.scan(fileSystem, file, (lines) => {
+              const keep: Array<Buffer> = [], orphans: Array<Buffer> = [], damaged: Array<Buffer> = []
+              for (const raw of lines) {
+                const fate = fates[n++]
+                if (fate === Fate.Keep) keep.push(raw)
+                else if (fate === Fate.Orphan) orphans.push(raw)
+                else if (fate === Fate.Corrupt) damaged.push(raw)
+              }
+              return Effect.all([
+                damaged.length > 0 && corruptOut !== undefined ? corruptOut.writeAll(Buffer.concat(damaged)) : Effect.void,
+                orphans.length > 0 && orphanOut !== undefined ? orphanOut.writeAll(Buffer.concat(orphans)) : Effect.void,
+                keep.length > 0 ? write(Buffer.concat(keep)) : Effect.void
+              ], { discard: true })
+            })
+          })
+        })).pipe(Effect.mapError((e) => writeFailed(file, e, lineNo, "tidy the results before resuming")))
       } else if (truncated) {
         // Only a partial last line to drop (a kill, a full disk): cut it off in place, which
         // needs no free space.
-        fs.truncateSync(file, start)
+        yield* fileSystem.truncate(file, scanned.end).pipe(
+          Effect.mapError((e) => writeFailed(file, e, lineNo, "drop the partial last line"))
+        )
       }
-    } catch (e) {
-      throw writeFailed(file, e, lineNo, "tidy the results before resuming")
     }
-  }
 
-  let fd: number | undefined
-  try {
-    fd = fs.openSync(file, "a")
-  } catch (e) {
-    throw writeFailed(file, e, entries.length, "open the results for appending")
-  }
-  let buffer: Array<string> = []
-  // Lines known to be whole in the file (kept ones and those of successful flushes).
-  let written = entries.length
-  let failure: RunError | undefined
+    const out = yield* fileSystem.open(file, { flag: "a" }).pipe(
+      Effect.mapError((e) => writeFailed(file, e, entries.length, "open the results for appending"))
+    )
+    let buffer: Array<string> = []
+    let bufferBytes = 0
+    // Lines and bytes known to be whole in the file (kept ones and those of successful flushes).
+    let written = entries.length
+    let writtenBytes = size
+    let failure: RunError | undefined
+    let finalized = false
+    const lock = yield* Effect.makeSemaphore(1)
 
-  const flush = () => {
-    if (failure !== undefined) throw failure
-    if (buffer.length === 0 || fd === undefined) return
-    try {
-      ;(options.write ?? writeAll)(fd, Buffer.from(buffer.join(""), "utf8"))
-    } catch (e) {
-      // A part of the buffer may have reached the file: at most one partial last line, which the
-      // next open drops (a kill leaves the same).
-      failure = writeFailed(file, e, written, "append to the results")
-      throw failure
-    }
-    written += buffer.length
-    buffer = []
-  }
-  const closeFile = () => {
-    try {
-      if (failure === undefined) flush()
-    } finally {
-      if (fd !== undefined) fs.closeSync(fd)
-      fd = undefined
-    }
-  }
-  /** Flush, close, and give the directory's lock back (also when the flush fails). */
-  const close = () => {
-    try {
-      closeFile()
-    } finally {
-      held.release()
-    }
-  }
+    const flush: Effect.Effect<void, RunError> = lock.withPermits(1)(Effect.suspend(() => {
+      if (failure !== undefined) return Effect.fail(failure)
+      if (buffer.length === 0) return Effect.void
+      const lines = buffer
+      const bytes = bufferBytes
+      buffer = []
+      bufferBytes = 0
+      return out.writeAll(Buffer.from(lines.join(""), "utf8")).pipe(
+        Effect.matchEffect({
+          onSuccess: () =>
+            Effect.sync(() => {
+              written += lines.length
+              writtenBytes += bytes
+            }),
+          onFailure: (e) =>
+            // Part of the buffer may have reached the file: whole lines count as written, and at
+            // most one partial last line follows them, which the next open drops (a kill leaves
+            // the same).
+            out.stat.pipe(
+              Effect.map((info) => Number(info.size) - writtenBytes),
+              Effect.orElseSucceed(() => 0),
+              Effect.flatMap((reached) => {
+                let whole = 0
+                for (const line of lines) {
+                  reached -= Buffer.byteLength(line, "utf8")
+                  if (reached < 0) break
+                  whole++
+                }
+                failure = writeFailed(file, e, written + whole, "append to the results")
+                return Effect.fail(failure)
+              })
+            )
+        })
+      )
+    }))
 
-  return {
-    file,
-    opened: { kept, retried, truncated, orphaned, corrupt, staleLock: held.stale },
-    isDone,
-    size: () => entries.length,
-    append: ({ cell, instance, text }) => {
-      const length = Buffer.byteLength(text, "utf8")
-      entries.push({ cell, instance, offset: size, length, seq: seq++ })
-      markDone(cell, instance)
-      size += length
-      buffer.push(text)
-    },
-    flush,
-    close,
-    finalize: (options) => finalizeLocked(options)
-  }
+    // Scope end: whatever is buffered is written (an interrupted sweep keeps its last pairs); a
+    // write error here was, or will be, reported by a flush, so it is not raised again.
+    yield* Effect.addFinalizer(() => (finalized ? Effect.void : Effect.ignore(flush)))
 
-  function finalizeLocked({ cellOrder, instanceOrder, complete, onLine }: FinalizeOptions): { readonly lines: number; readonly orphaned: number } {
-      closeFile()
-      if (failure !== undefined) throw failure
-      const position = (e: Entry) => instanceOrder.get(e.instance) ?? Number.POSITIVE_INFINITY
-      const stay: Array<Entry> = []
-      const away: Array<Entry> = []
-      for (const e of entries) {
-        if (!cellOrder.has(e.cell) || (complete && !instanceOrder.has(e.instance))) away.push(e)
-        else stay.push(e)
-      }
-      stay.sort((a, b) => cellOrder.get(a.cell)! - cellOrder.get(b.cell)! || position(a) - position(b) || a.seq - b.seq)
-      const rfd = fs.openSync(file, "r")
-      const read = (e: Entry): Buffer => {
-        const b = Buffer.allocUnsafe(e.length)
-        let off = 0
-        while (off < e.length) {
-          const n = fs.readSync(rfd, b, off, e.length - off, e.offset + off)
-          if (n === 0) throw new RunError({ path: file, reason: "the file became shorter while the sweep ran" })
-          off += n
+    const finalize = <E>({ cellOrder, complete, instanceOrder, onLine }: FinalizeOptions<E>): Effect.Effect<{ readonly lines: number; readonly orphaned: number }, RunError | E> =>
+      Effect.gen(function*() {
+        yield* flush
+        const position = (e: Entry) => instanceOrder.get(e.instance) ?? Number.POSITIVE_INFINITY
+        const stay: Array<Entry> = []
+        const away: Array<Entry> = []
+        for (const e of entries) {
+          if (!cellOrder.has(e.cell) || (complete && !instanceOrder.has(e.instance))) away.push(e)
+          else stay.push(e)
         }
-        return b
-      }
-      try {
-        if (away.length > 0) fs.appendFileSync(orphanFile, Buffer.concat(away.map(read)))
+        stay.sort((a, b) => cellOrder.get(a.cell)! - cellOrder.get(b.cell)! || position(a) - position(b) || a.seq - b.seq)
+        const failed = (doing: string) => (e: PlatformError | LineFiles.ShortFile) =>
+          e._tag === "ShortFile"
+            ? new RunError({ path: file, reason: "the file became shorter while the sweep ran (was it edited or truncated by something else?)" })
+            : writeFailed(file, e, written, doing)
+        if (away.length > 0) {
+          yield* Effect.scoped(Effect.gen(function*() {
+            const orphanOut = yield* fileSystem.open(orphanFile, { flag: "a" })
+            yield* LineFiles.copyInOrder(fileSystem, file, away, (bytes) => orphanOut.writeAll(bytes))
+          })).pipe(Effect.mapError(failed(`move lines to ${orphanFileName}`)))
+        }
         // On a failed write the sorted copy is removed and the file stays as it was: every line
         // intact, not yet sorted (the next run sorts it).
-        Files.replace(file, (out) => {
-          let pending: Array<Buffer> = []
-          let bytes = 0
-          for (const e of stay) {
-            const b = read(e)
-            onLine?.(b.toString("utf8", 0, b.length - 1), e.cell, e.instance)
-            pending.push(b)
-            bytes += b.length
-            if (bytes >= 1 << 20) {
-              writeAll(out, Buffer.concat(pending))
-              pending = []
-              bytes = 0
+        yield* Files.writeFileAtomicWith(file, (write) =>
+          LineFiles.copyInOrder(fileSystem, file, stay, (bytes, window, starts): Effect.Effect<void, PlatformError | Stopped<E>> => {
+            if (onLine !== undefined) {
+              for (let i = 0; i < window.length; i++) {
+                const e = window[i]!
+                const r = onLine(bytes.toString("utf8", starts[i]!, starts[i]! + e.length - 1), e.cell, e.instance)
+                if (Either.isLeft(r)) return Effect.fail(new Stopped(r.left))
+              }
             }
-          }
-          writeAll(out, Buffer.concat(pending))
-        })
-      } catch (e) {
-        throw writeFailed(file, e, written, "write the sorted results")
-      } finally {
-        fs.closeSync(rfd)
-      }
-      return { lines: stay.length, orphaned: away.length }
-  }
+            return write(bytes)
+          })
+        ).pipe(
+          Effect.catchTags({
+            Stopped: (s: Stopped<E>) => Effect.fail(s.error),
+            ShortFile: failed("write the sorted results"),
+            SystemError: failed("write the sorted results"),
+            BadArgument: failed("write the sorted results")
+          })
+        )
+        finalized = true
+        return { lines: stay.length, orphaned: away.length }
+      }).pipe(Effect.provideService(FileSystem.FileSystem, fileSystem))
+
+    return {
+      file,
+      opened: { kept, retried, truncated, orphaned, corrupt, staleLock },
+      isDone,
+      size: () => entries.length,
+      append: ({ cell, instance, text }) => {
+        const length = Buffer.byteLength(text, "utf8")
+        entries.push({ cell, instance, offset: size, length, seq: seq++ })
+        markDone(cell, instance)
+        size += length
+        bufferBytes += length
+        buffer.push(text)
+      },
+      flush,
+      finalize
+    } satisfies Store
+  })
+
+/** An `onLine` that asked to stop, carrying its error through the write. */
+class Stopped<E> {
+  readonly _tag = "Stopped"
+  constructor(readonly error: E) {}
 }
+
+/** The store of `options.dir` as a layer: the lock is held, and the file open, while it is in use. */
+export const layer = (options: Options): Layer.Layer<ResultStore, RunError, FileSystem.FileSystem> =>
+  Layer.scoped(ResultStore, make(options))
 
 /**
  * The pairs a results directory already holds (`cell\u0000instance` of ok lines of `cells`), read
  * without changing anything (dry runs).
  */
-export const readDone = (dir: string, cells: ReadonlySet<string>): Set<string> => {
-  const file = path.join(dir, fileName)
-  const done = new Set<string>()
-  if (!fs.existsSync(file)) return done
-  const lines = fs.readFileSync(file, "utf8").split("\n")
-  lines.pop() // empty after the last newline, or a line cut short
-  lines.forEach((text, i) => {
-    if (text.length === 0) return
-    const h = readHeader(text)
-    if (typeof h !== "string" && h.status === "ok" && cells.has(h.cell)) done.add(key(h.cell, h.instance))
+export const readDone = (dir: string, cells: ReadonlySet<string>): Effect.Effect<Set<string>, RunError, FileSystem.FileSystem> =>
+  Effect.gen(function*() {
+    const fileSystem = yield* FileSystem.FileSystem
+    const file = path.join(dir, fileName)
+    const done = new Set<string>()
+    if (!(yield* fileSystem.exists(file).pipe(Effect.orElseSucceed(() => false)))) return done
+    yield* LineFiles.scan(fileSystem, file, (lines) =>
+      Effect.sync(() => {
+        for (const raw of lines) {
+          if (raw.length === 1) continue
+          const h = readHeader(raw.toString("utf8", 0, raw.length - 1))
+          if (typeof h !== "string" && h.status === "ok" && cells.has(h.cell)) done.add(`${h.cell}\u0000${h.instance}`)
+        }
+      })
+    ).pipe(Effect.mapError((e) => new RunError({ path: file, reason: `cannot read the results: ${Files.describe(e)}` })))
+    return done
   })
-  return done
-}
 
-/** Read every line of a results file (for `report` and tools). */
-export const readLines = (file: string): Array<string> => {
-  const text = fs.readFileSync(file, "utf8")
-  return text.split("\n").filter((l) => l.length > 0)
-}
+/**
+ * Open the store synchronously (the lock held until `close`).
+ *
+ * @deprecated Use {@link layer}; kept only until the runner moves to it.
+ */
+export const open = SyncStore.open

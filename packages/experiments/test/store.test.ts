@@ -1,97 +1,193 @@
-import { describe, expect, it } from "@effect/vitest"
+import { NodeFileSystem } from "@effect/platform-node"
+import { afterEach, describe, expect, it } from "@effect/vitest"
+import { Effect, Either } from "effect"
 import * as fs from "node:fs"
+import * as os from "node:os"
 import * as path from "node:path"
 import { ResultStore } from "../src/index.js"
-import { lines, tempDir } from "./support.js"
+
+const made: Array<string> = []
+const tempDir = () => {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), "cupid-store-"))
+  made.push(dir)
+  return dir
+}
+afterEach(() => {
+  for (const dir of made.splice(0)) fs.rmSync(dir, { recursive: true, force: true })
+})
 
 const text = (cell: string, instance: string, status: "ok" | "failed" = "ok") => `${JSON.stringify({ cell, instance, status })}\n`
 
+/** Run `use` with the store of `dir` (the layer built and released around it). */
+const withStore = <A, E>(
+  dir: string,
+  cells: ReadonlyArray<string>,
+  use: (store: ResultStore.Store) => Effect.Effect<A, E>,
+  repair = false
+) =>
+  Effect.flatMap(ResultStore.ResultStore, use).pipe(
+    Effect.provide(ResultStore.layer({ dir, cells: new Set(cells), repair })),
+    Effect.provide(NodeFileSystem.layer)
+  )
+
 describe("ResultStore", () => {
-  it("appends whole lines and knows what is done after a reopen", () => {
-    const dir = tempDir()
-    const store = ResultStore.open(dir, new Set(["a", "b"]))
-    expect(store.opened).toEqual({ kept: 0, retried: 0, truncated: false, orphaned: 0, corrupt: 0, staleLock: undefined })
-    store.append({ cell: "a", instance: "i1", text: text("a", "i1") })
-    store.append({ cell: "b", instance: "i1", text: text("b", "i1") })
-    expect(fs.readFileSync(store.file, "utf8")).toBe("") // buffered until a flush
-    store.flush()
-    store.close()
-    const again = ResultStore.open(dir, new Set(["a", "b"]))
-    expect(again.opened.kept).toBe(2)
-    expect(again.isDone("a", "i1")).toBe(true)
-    expect(again.isDone("a", "i2")).toBe(false)
-    again.close()
-  })
+  it.effect("appends whole lines and knows what is done after a reopen", () =>
+    Effect.gen(function*() {
+      const dir = tempDir()
+      const file = path.join(dir, ResultStore.fileName)
+      yield* withStore(dir, ["a", "b"], (store) =>
+        Effect.gen(function*() {
+          expect(store.opened).toEqual({ kept: 0, retried: 0, truncated: false, orphaned: 0, corrupt: 0, staleLock: undefined })
+          store.append({ cell: "a", instance: "i1", text: text("a", "i1") })
+          store.append({ cell: "b", instance: "i1", text: text("b", "i1") })
+          expect(fs.readFileSync(file, "utf8")).toBe("") // buffered until a flush
+          yield* store.flush
+          expect(fs.readFileSync(file, "utf8")).toBe(text("a", "i1") + text("b", "i1"))
+          store.append({ cell: "a", instance: "i2", text: text("a", "i2") })
+          // not flushed: the layer's release writes it
+        }))
+      expect(fs.readdirSync(dir).sort()).toEqual([ResultStore.fileName])
+      yield* withStore(dir, ["a", "b"], (again) =>
+        Effect.sync(() => {
+          expect(again.opened.kept).toBe(3)
+          expect(again.size()).toBe(3)
+          expect(again.isDone("a", "i2")).toBe(true)
+          expect(again.isDone("b", "i2")).toBe(false)
+        }))
+    }))
 
-  it("on open drops a cut-short last line and failed lines, and moves lines of other cells away", () => {
-    const dir = tempDir()
-    const file = path.join(dir, ResultStore.fileName)
-    fs.writeFileSync(
-      file,
-      text("a", "i1") + text("a", "i2", "failed") + text("gone", "i1") + text("a", "i1") + text("b", "i2") + `{"cell":"b","inst`
-    )
-    const store = ResultStore.open(dir, new Set(["a", "b"]))
-    expect(store.opened).toEqual({ kept: 2, retried: 1, truncated: true, orphaned: 1, corrupt: 0, staleLock: undefined })
-    expect(fs.readFileSync(file, "utf8")).toBe(text("a", "i1") + text("b", "i2"))
-    expect(fs.readFileSync(path.join(dir, ResultStore.orphanFileName), "utf8")).toBe(text("gone", "i1"))
-    expect(store.isDone("a", "i2")).toBe(false)
-    store.close()
-  })
+  it.effect("on open drops a cut-short last line and failed lines, and moves lines of other cells away", () =>
+    Effect.gen(function*() {
+      const dir = tempDir()
+      const file = path.join(dir, ResultStore.fileName)
+      fs.writeFileSync(
+        file,
+        text("a", "i1") + text("a", "i2", "failed") + text("gone", "i1") + text("a", "i1") + text("b", "i2") + `{"cell":"b","inst`
+      )
+      yield* withStore(dir, ["a", "b"], (store) =>
+        Effect.sync(() => {
+          expect(store.opened).toEqual({ kept: 2, retried: 1, truncated: true, orphaned: 1, corrupt: 0, staleLock: undefined })
+          expect(store.isDone("a", "i2")).toBe(false)
+        }))
+      expect(fs.readFileSync(file, "utf8")).toBe(text("a", "i1") + text("b", "i2"))
+      expect(fs.readFileSync(path.join(dir, ResultStore.orphanFileName), "utf8")).toBe(text("gone", "i1"))
+    }))
 
-  it("a corrupt line in the middle stops the open with its line number; --repair keeps every intact line", () => {
-    const dir = tempDir()
-    const file = path.join(dir, ResultStore.fileName)
-    const content = text("a", "i1") + "not json\n" + text("a", "i2") + "[1, 2]\n" + text("a", "i3")
-    fs.writeFileSync(file, content)
-    expect(() => ResultStore.open(dir, new Set(["a"]))).toThrow(
-      `${file}: line 2 is not valid JSON (and 1 more line: 4); the file was edited or damaged. Rerun with --repair to keep the 3 intact lines and move the corrupt ones to results.corrupt.jsonl`
-    )
-    // nothing changed, and the lock was given back
-    expect(fs.readFileSync(file, "utf8")).toBe(content)
-    expect(fs.existsSync(path.join(dir, ResultStore.lockFileName))).toBe(false)
-    const repaired = ResultStore.open(dir, new Set(["a"]), { repair: true })
-    expect(repaired.opened).toMatchObject({ kept: 3, corrupt: 2 })
-    expect(fs.readFileSync(file, "utf8")).toBe(text("a", "i1") + text("a", "i2") + text("a", "i3"))
-    expect(fs.readFileSync(path.join(dir, ResultStore.corruptFileName), "utf8")).toBe("not json\n[1, 2]\n")
-    repaired.close()
-    expect(fs.readdirSync(dir).filter((f) => f.endsWith(".tmp"))).toEqual([])
-  })
+  it.effect("a partial last line alone is cut off in place", () =>
+    Effect.gen(function*() {
+      const dir = tempDir()
+      const file = path.join(dir, ResultStore.fileName)
+      fs.writeFileSync(file, text("a", "i1") + `{"cell":"a","instance":"i2","sta`)
+      const inode = fs.statSync(file).ino
+      yield* withStore(dir, ["a"], (store) => Effect.sync(() => expect(store.opened).toMatchObject({ kept: 1, truncated: true })))
+      expect(fs.readFileSync(file, "utf8")).toBe(text("a", "i1"))
+      expect(fs.statSync(file).ino).toBe(inode)
+    }))
 
-  it("finalize sorts by cell order, then dataset order", () => {
-    const dir = tempDir()
-    const store = ResultStore.open(dir, new Set(["a", "b"]))
-    for (const [c, i] of [["b", "i2"], ["a", "i2"], ["b", "i1"], ["a", "i1"], ["a", "i3"]] as const) store.append({ cell: c, instance: i, text: text(c, i) })
-    const seen: Array<string> = []
-    const result = store.finalize({
-      cellOrder: new Map([["a", 0], ["b", 1]]),
-      instanceOrder: new Map([["i1", 0], ["i2", 1]]),
-      complete: true,
-      onLine: (l) => seen.push(l)
-    })
-    expect(result).toEqual({ lines: 4, orphaned: 1 })
-    const expected = [text("a", "i1"), text("a", "i2"), text("b", "i1"), text("b", "i2")]
-    expect(fs.readFileSync(store.file, "utf8")).toBe(expected.join(""))
-    expect(seen).toEqual(expected.map((l) => l.trimEnd()))
-    // i3 is not in the dataset any more
-    expect(lines(path.join(dir, ResultStore.orphanFileName))).toEqual([text("a", "i3").trimEnd()])
-  })
+  it.effect("finalize sorts by cell order, then dataset order, and passes every line to onLine in that order", () =>
+    Effect.gen(function*() {
+      const dir = tempDir()
+      const seen: Array<string> = []
+      const result = yield* withStore(dir, ["a", "b"], (store) => {
+        for (const [c, i] of [["b", "i2"], ["a", "i2"], ["b", "i1"], ["a", "i1"], ["a", "i3"]] as const) {
+          store.append({ cell: c, instance: i, text: text(c, i) })
+        }
+        return store.finalize({
+          cellOrder: new Map([["a", 0], ["b", 1]]),
+          instanceOrder: new Map([["i1", 0], ["i2", 1]]),
+          complete: true,
+          onLine: (l) => {
+            seen.push(l)
+            return Either.void
+          }
+        })
+      })
+      expect(result).toEqual({ lines: 4, orphaned: 1 })
+      const expected = [text("a", "i1"), text("a", "i2"), text("b", "i1"), text("b", "i2")]
+      expect(fs.readFileSync(path.join(dir, ResultStore.fileName), "utf8")).toBe(expected.join(""))
+      expect(seen).toEqual(expected.map((l) => l.trimEnd()))
+      // i3 is not in the dataset any more
+      expect(fs.readFileSync(path.join(dir, ResultStore.orphanFileName), "utf8")).toBe(text("a", "i3"))
+      expect(fs.readdirSync(dir).sort()).toEqual([ResultStore.fileName, ResultStore.orphanFileName])
+    }))
 
-  it("when interrupted, lines whose instance was not reached yet stay, after the others", () => {
-    const dir = tempDir()
-    fs.writeFileSync(path.join(dir, ResultStore.fileName), text("a", "i9") + text("a", "i2"))
-    const store = ResultStore.open(dir, new Set(["a"]))
-    store.append({ cell: "a", instance: "i1", text: text("a", "i1") })
-    store.finalize({ cellOrder: new Map([["a", 0]]), instanceOrder: new Map([["i1", 0], ["i2", 1]]), complete: false })
-    expect(fs.readFileSync(store.file, "utf8")).toBe(text("a", "i1") + text("a", "i2") + text("a", "i9"))
-  })
+  it.effect("when interrupted, lines whose instance was not reached yet stay, after the others", () =>
+    Effect.gen(function*() {
+      const dir = tempDir()
+      const file = path.join(dir, ResultStore.fileName)
+      fs.writeFileSync(file, text("a", "i9") + text("a", "i2"))
+      yield* withStore(dir, ["a"], (store) => {
+        store.append({ cell: "a", instance: "i1", text: text("a", "i1") })
+        return store.finalize({ cellOrder: new Map([["a", 0]]), instanceOrder: new Map([["i1", 0], ["i2", 1]]), complete: false })
+      })
+      expect(fs.readFileSync(file, "utf8")).toBe(text("a", "i1") + text("a", "i2") + text("a", "i9"))
+    }))
 
-  it("readDone reads without changing anything", () => {
-    const dir = tempDir()
-    const file = path.join(dir, ResultStore.fileName)
-    const content = text("a", "i1") + text("a", "i2", "failed") + text("z", "i1") + "damaged\n" + `{"cell":`
-    fs.writeFileSync(file, content)
-    expect([...ResultStore.readDone(dir, new Set(["a"]))]).toEqual(["a\u0000i1"])
-    expect(fs.readFileSync(file, "utf8")).toBe(content)
-    expect(ResultStore.readDone(path.join(dir, "none"), new Set(["a"])).size).toBe(0)
-  })
+  it.effect("an onLine that returns an error stops finalize with it; the file keeps every line, unsorted", () =>
+    Effect.gen(function*() {
+      const dir = tempDir()
+      const file = path.join(dir, ResultStore.fileName)
+      const error = yield* Effect.flip(withStore(dir, ["a"], (store) => {
+        store.append({ cell: "a", instance: "i2", text: text("a", "i2") })
+        store.append({ cell: "a", instance: "i1", text: text("a", "i1") })
+        return store.finalize({
+          cellOrder: new Map([["a", 0]]),
+          instanceOrder: new Map([["i1", 0], ["i2", 1]]),
+          complete: true,
+          onLine: (_, __, instance) => (instance === "i2" ? Either.left(`bad ${instance}` as const) : Either.void)
+        })
+      }))
+      expect(error).toBe("bad i2")
+      expect(fs.readFileSync(file, "utf8")).toBe(text("a", "i2") + text("a", "i1"))
+      expect(fs.readdirSync(dir)).toEqual([ResultStore.fileName])
+    }))
+
+  it.effect("sorting reads lines back across windows and chunks: 3,000 lines of 30 KB (90 MB) come out whole and in order", () =>
+    Effect.gen(function*() {
+      const dir = tempDir()
+      const pad = "y".repeat(30_000)
+      const line = (c: string, i: number) => `${JSON.stringify({ cell: c, instance: `i${i}`, status: "ok", pad })}\n`
+      let count = 0
+      yield* withStore(dir, ["a", "b", "c"], (store) =>
+        Effect.gen(function*() {
+          // arrival: instance-major (as pairs complete); final order: cell-major
+          for (let i = 0; i < 1000; i++) {
+            for (const c of ["c", "b", "a"]) store.append({ cell: c, instance: `i${i}`, text: line(c, i) })
+            if (i % 100 === 99) yield* store.flush
+          }
+          return yield* store.finalize({
+            cellOrder: new Map([["a", 0], ["b", 1], ["c", 2]]),
+            instanceOrder: new Map(Array.from({ length: 1000 }, (_, i) => [`i${i}`, i])),
+            complete: true,
+            onLine: (t, c, i) => {
+              const n = count++
+              const cell = ["a", "b", "c"][Math.floor(n / 1000)]!
+              const instance = n % 1000
+              return t === line(cell, instance).trimEnd() && c === cell && i === `i${instance}`
+                ? Either.void
+                : Either.left(`line ${n + 1}: ${c}/${i}, expected ${cell}/i${instance}`)
+            }
+          })
+        }))
+      expect(count).toBe(3000)
+      const out = fs.readFileSync(path.join(dir, ResultStore.fileName), "utf8").split("\n")
+      expect(out.length).toBe(3001)
+      expect(out[0]).toBe(line("a", 0).trimEnd())
+      expect(out[999]).toBe(line("a", 999).trimEnd())
+      expect(out[1000]).toBe(line("b", 0).trimEnd())
+      expect(out[2999]).toBe(line("c", 999).trimEnd())
+    }), 60_000)
+
+  it.effect("readDone reads without changing anything", () =>
+    Effect.gen(function*() {
+      const dir = tempDir()
+      const file = path.join(dir, ResultStore.fileName)
+      const content = text("a", "i1") + text("a", "i2", "failed") + text("z", "i1") + "damaged\n" + `{"cell":`
+      fs.writeFileSync(file, content)
+      expect([...(yield* ResultStore.readDone(dir, new Set(["a"])))]).toEqual(["a\u0000i1"])
+      expect(fs.readFileSync(file, "utf8")).toBe(content)
+      expect(fs.readdirSync(dir)).toEqual([ResultStore.fileName])
+      expect((yield* ResultStore.readDone(path.join(dir, "none"), new Set(["a"]))).size).toBe(0)
+      expect(fs.existsSync(path.join(dir, "none"))).toBe(false)
+    }).pipe(Effect.provide(NodeFileSystem.layer)))
 })
