@@ -30,6 +30,7 @@ import {
   type Trace
 } from "@cupid-lab/core"
 import { Errors as CoreErrorsModule, Files } from "@cupid-lab/core"
+import * as NodeFileSystem from "@effect/platform-node/NodeFileSystem"
 import { Cause, Clock, Effect, Either, Exit, Option, Stream } from "effect"
 import * as path from "node:path"
 import * as Build from "./Build.js"
@@ -421,10 +422,7 @@ export const dryRun = (config: Config, options: Options = {}): Effect.Effect<Dry
   Effect.scoped(
     Effect.gen(function*() {
       const p = yield* prepare(config, options, true)
-      const done = yield* Effect.try({
-        try: () => ResultStore.readDone(config.out, new Set(p.grid.cells.map((c) => c.id))),
-        catch: ioError(path.join(config.out, ResultStore.fileName))
-      })
+      const done = yield* ResultStore.readDone(config.out, new Set(p.grid.cells.map((c) => c.id))).pipe(Effect.provide(NodeFileSystem.layer))
       const byModel: Record<string, { toSend: number; cached: number; promptTokens: number; completionTokens: number }> = {}
       const byStage: Record<string, { total: number; toSend: number; cached: number }> = {}
       let total = 0, toSend = 0, cached = 0, prompt = 0, completion = 0, allPrompt = 0, allCompletion = 0, failed = 0, pairsDone = 0, instances = 0
