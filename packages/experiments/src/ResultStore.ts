@@ -113,8 +113,6 @@ interface Entry {
   readonly instance: string
   readonly offset: number
   readonly length: number
-  /** Order of arrival, to keep sorting stable for lines whose instance position is unknown. */
-  readonly seq: number
 }
 
 const Header = Schema.Struct({ cell: Schema.String, instance: Schema.String, status: Status })
@@ -206,7 +204,6 @@ export const make = (options: Options): Effect.Effect<Store, RunError, FileSyste
     }
     let kept = 0, retried = 0, orphaned = 0, corrupt = 0, truncated = false
     let size = 0
-    let seq = 0
 
     if (yield* fileSystem.exists(file).pipe(Effect.orElseSucceed(() => false))) {
       // First pass: decide each line's fate, holding only the decisions.
@@ -239,7 +236,7 @@ export const make = (options: Options): Effect.Effect<Store, RunError, FileSyste
             else {
               fate = Fate.Keep
               markDone(h.cell, h.instance)
-              entries.push({ cell: h.cell, instance: h.instance, offset: size, length: raw.length, seq: seq++ })
+              entries.push({ cell: h.cell, instance: h.instance, offset: size, length: raw.length })
               size += raw.length
               kept++
             }
@@ -338,14 +335,24 @@ export const make = (options: Options): Effect.Effect<Store, RunError, FileSyste
     const finalize = <E>({ cellOrder, complete, instanceOrder, onLine }: FinalizeOptions<E>): Effect.Effect<{ readonly lines: number; readonly orphaned: number }, RunError | E> =>
       Effect.gen(function*() {
         yield* flush
-        const position = (e: Entry) => instanceOrder.get(e.instance) ?? Number.POSITIVE_INFINITY
-        const stay: Array<Entry> = []
         const away: Array<Entry> = []
-        for (const e of entries) {
-          if (!cellOrder.has(e.cell) || (complete && !instanceOrder.has(e.instance))) away.push(e)
-          else stay.push(e)
-        }
-        stay.sort((a, b) => cellOrder.get(a.cell)! - cellOrder.get(b.cell)! || position(a) - position(b) || a.seq - b.seq)
+        // Sort keys looked up once per line, not per comparison; ties keep the order of arrival
+        // (the index in `entries`).
+        const cellKey = new Float64Array(entries.length)
+        const instanceKey = new Float64Array(entries.length)
+        const kept: Array<number> = []
+        entries.forEach((e, n) => {
+          const c = cellOrder.get(e.cell)
+          const i = instanceOrder.get(e.instance)
+          if (c === undefined || (complete && i === undefined)) away.push(e)
+          else {
+            kept.push(n)
+            cellKey[n] = c
+            instanceKey[n] = i ?? Number.POSITIVE_INFINITY
+          }
+        })
+        kept.sort((a, b) => cellKey[a]! - cellKey[b]! || instanceKey[a]! - instanceKey[b]! || a - b)
+        const stay = kept.map((n) => entries[n]!)
         const failed = (doing: string) => (e: PlatformError | LineFiles.ShortFile) =>
           e._tag === "ShortFile"
             ? new RunError({ path: file, reason: "the file became shorter while the sweep ran (was it edited or truncated by something else?)" })
@@ -388,7 +395,7 @@ export const make = (options: Options): Effect.Effect<Store, RunError, FileSyste
       size: () => entries.length,
       append: ({ cell, instance, text }) => {
         const length = Buffer.byteLength(text, "utf8")
-        entries.push({ cell, instance, offset: size, length, seq: seq++ })
+        entries.push({ cell, instance, offset: size, length })
         markDone(cell, instance)
         size += length
         bufferBytes += length

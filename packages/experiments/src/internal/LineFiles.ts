@@ -54,8 +54,8 @@ export interface Span {
 
 /**
  * Reads the spans of `file` in the order given, window by window (at most 64 MB of lines in memory),
- * each window read front to back in large chunks: `onWindow` gets the window's bytes, the spans in
- * it and where each starts in those bytes.
+ * each window read front to back in large chunks: `onWindow` gets the window's bytes (a view valid
+ * until the returned effect ends), the spans in it and where each starts in those bytes.
  */
 export const copyInOrder = <S extends Span, E, R>(
   fileSystem: FileSystem.FileSystem,
@@ -68,6 +68,7 @@ export const copyInOrder = <S extends Span, E, R>(
     const input = yield* fileSystem.open(file, { flag: "r" })
     let chunk = Buffer.allocUnsafe(chunkBytes)
     let chunkStart = 0, chunkLength = 0
+    let out = Buffer.allocUnsafe(0)
     /** Load the chunk that starts at `offset` (and holds at least `length` bytes). */
     const load = (offset: number, length: number) =>
       Effect.gen(function*() {
@@ -94,15 +95,16 @@ export const copyInOrder = <S extends Span, E, R>(
         at += window[i]!.length
       }
       const byOffset = window.map((_, i) => i).sort((a, b) => window[a]!.offset - window[b]!.offset)
-      const out = Buffer.allocUnsafe(bytes)
+      // One buffer for every window (the previous one is written by then): no new pages to fault in.
+      if (out.length < bytes) out = Buffer.allocUnsafe(bytes)
       chunkStart = 0
       chunkLength = 0
       for (const i of byOffset) {
         const s = window[i]!
         if (s.offset < chunkStart || s.offset + s.length > chunkStart + chunkLength) yield* load(s.offset, s.length)
-        chunk.copy(out, starts[i]!, s.offset - chunkStart, s.offset - chunkStart + s.length)
+        out.set(chunk.subarray(s.offset - chunkStart, s.offset - chunkStart + s.length), starts[i]!)
       }
-      yield* onWindow(out, window, starts)
+      yield* onWindow(out.subarray(0, bytes), window, starts)
       first = last
     }
   }))
