@@ -89,7 +89,7 @@ describe("ResultStore: one sweep per run directory", () => {
     expect(fs.readdirSync(dir)).toEqual([ResultStore.fileName])
   }, 60_000)
 
-  it.effect("a lock written by a process that is gone is taken over; the new lock holds this PID, host and start time", () =>
+  it.effect("a lock written by a process that is gone is taken over; the new lock holds this PID and host", () =>
     Effect.gen(function*() {
       const dir = tempDir()
       const dead = deadPid()
@@ -98,6 +98,20 @@ describe("ResultStore: one sweep per run directory", () => {
         Effect.sync(() => {
           expect(store.opened.staleLock).toBe(`PID ${dead} on ${host}, started 2026-01-01T00:00:00.000Z`)
           expect(JSON.parse(fs.readFileSync(lockFile(dir), "utf8"))).toMatchObject({ pid: process.pid, host })
+        }))
+      expect(fs.existsSync(lockFile(dir))).toBe(false)
+    }))
+
+  it.effect.skipIf(!fs.existsSync("/proc/self/stat"))("a lock whose PID now belongs to another process (here: this one, after a restart) is taken over", () =>
+    Effect.gen(function*() {
+      const dir = tempDir()
+      // as left by a killed sweep in a container whose next sweep got the same PID
+      fs.writeFileSync(lockFile(dir), JSON.stringify({ pid: process.pid, host, startedAt: "2026-01-01T00:00:00.000Z", processStart: "1" }))
+      yield* withStore(dir, (store) =>
+        Effect.sync(() => {
+          expect(store.opened.staleLock).toBe(`PID ${process.pid} on ${host}, started 2026-01-01T00:00:00.000Z`)
+          const mine = JSON.parse(fs.readFileSync(lockFile(dir), "utf8"))
+          expect(mine.processStart).toBe(fs.readFileSync("/proc/self/stat", "utf8").split(") ")[1]!.split(" ")[19])
         }))
       expect(fs.existsSync(lockFile(dir))).toBe(false)
     }))

@@ -7,7 +7,13 @@ import { RunError } from "../Errors.js"
 
 export const lockFileName = ".lock"
 
-const Holder = Schema.Struct({ pid: Schema.Int, host: Schema.String, startedAt: Schema.String })
+const Holder = Schema.Struct({
+  pid: Schema.Int,
+  host: Schema.String,
+  startedAt: Schema.String,
+  /** When the process started, in clock ticks since boot (Linux): tells a reused PID apart. */
+  processStart: Schema.optional(Schema.String)
+})
 type Holder = typeof Holder.Type
 const decodeHolder = Schema.decodeUnknownEither(Schema.parseJson(Holder))
 
@@ -23,6 +29,27 @@ const alive = (pid: number): boolean => {
   }
 }
 
+/** A process's start time in clock ticks since boot (field 22 of /proc/<pid>/stat), where there is a /proc. */
+const processStart = (fileSystem: FileSystem.FileSystem, pid: number) =>
+  fileSystem.readFileString(`/proc/${pid}/stat`).pipe(
+    // The command name (field 2) may hold spaces and parentheses: count fields after its last ")".
+    Effect.map((stat) => stat.slice(stat.lastIndexOf(")") + 2).split(" ")[19]),
+    Effect.orElseSucceed(() => undefined)
+  )
+
+/**
+ * Whether the sweep that wrote `holder` may still run: always for another host (it cannot be told
+ * from here); on this host, while its PID is alive and (where /proc tells) still the same process.
+ */
+const running = (fileSystem: FileSystem.FileSystem, holder: Holder, host: string) =>
+  Effect.gen(function*() {
+    if (holder.host !== host) return true
+    if (!alive(holder.pid)) return false
+    if (holder.processStart === undefined) return true
+    const now = yield* processStart(fileSystem, holder.pid)
+    return now === undefined || now === holder.processStart
+  })
+
 const heldBy = (dir: string, file: string, holder: Holder) =>
   new RunError({
     path: dir,
@@ -34,13 +61,20 @@ const heldBy = (dir: string, file: string, holder: Holder) =>
 /**
  * Take `<dir>/.lock` (created exclusively, holding PID, host and start time) for the scope, or fail
  * at once naming the sweep that holds it. The lock of a process that is gone on this host (a killed
- * sweep), or an unreadable one, is taken over: its holder is returned then.
+ * sweep, also when its PID now belongs to another process), or an unreadable one, is taken over: its
+ * holder is returned then.
  */
 export const acquire = (dir: string): Effect.Effect<string | undefined, RunError, FileSystem.FileSystem | Scope.Scope> =>
   Effect.gen(function*() {
     const fileSystem = yield* FileSystem.FileSystem
     const file = path.join(dir, lockFileName)
-    const me: Holder = { pid: process.pid, host: os.hostname(), startedAt: new Date(yield* Clock.currentTimeMillis).toISOString() }
+    const started = yield* processStart(fileSystem, process.pid)
+    const me: Holder = {
+      pid: process.pid,
+      host: os.hostname(),
+      startedAt: new Date(yield* Clock.currentTimeMillis).toISOString(),
+      ...(started === undefined ? {} : { processStart: started })
+    }
     const mine = `${JSON.stringify(me)}\n`
     const cannot = (doing: string) => (e: unknown) => new RunError({ path: file, reason: `cannot ${doing} the run directory's lock: ${Files.describe(e)}` })
     const read = fileSystem.readFileString(file).pipe(
@@ -74,7 +108,7 @@ export const acquire = (dir: string): Effect.Effect<string | undefined, RunError
         if (found === undefined) continue
       }
       const holder = found.holder
-      if (holder !== undefined && (holder.host !== me.host || alive(holder.pid))) return yield* heldBy(dir, file, holder)
+      if (holder !== undefined && (yield* running(fileSystem, holder, me.host))) return yield* heldBy(dir, file, holder)
       // Gone: move that lock aside (only one of several sweeps starting together can), check that
       // it was the one judged stale, and take the directory.
       const aside = `${file}.${process.pid}.stale`
