@@ -132,7 +132,7 @@ describe("usage errors exit with 2 and say what is wrong", () => {
     [["sweep", "--config", "x.yaml", "--types", "changed"], `--types: unknown instance type "changed"; valid choices: consistent, contrastive, changing`],
     [["compare", "--runs", "only-one"], "compare needs --runs <first run>,<second run> (two run directories)"],
     [["report"], "Expected to find option: '--run'"],
-    [[], "name a command: sweep, report, compare, data"]
+    [[], "name a command: sweep, report, compare, synthesize, data"]
   ])("%j", async (args, message) => {
     const r = await cupid(...args)
     expect(r.code, r.stderr).toBe(2)
