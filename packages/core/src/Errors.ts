@@ -30,6 +30,26 @@ export class PluginError extends Schema.TaggedError<PluginError>()("PluginError"
   }
 }
 
+/**
+ * A plugin asked for a model by a name that no `models:` entry of the config gives, or for a
+ * capability (chat completion, embeddings, reranking) that entry's provider does not offer.
+ * Raised by `Models`; the runner matches it by tag to point at the option that names the model.
+ */
+export class ModelNotConfigured extends Schema.TaggedError<ModelNotConfigured>()("ModelNotConfigured", {
+  /** The name the plugin asked for. */
+  model: Schema.String,
+  /** What it asked the model for: `chat completion`, `embeddings` or `reranking`. */
+  capability: Schema.String,
+  /** Every configured model name, sorted. */
+  configured: Schema.Array(Schema.String)
+}) {
+  override get message(): string {
+    return this.configured.includes(this.model)
+      ? `model "${this.model}": its provider offers no ${this.capability}`
+      : `model "${this.model}": no model of that name is configured (configured: ${this.configured.length === 0 ? "none" : this.configured.join(", ")})`
+  }
+}
+
 /** A model call failed (after retries, where retries apply). Never carries secrets. */
 export class ModelError extends Schema.TaggedError<ModelError>()("ModelError", {
   provider: Schema.String,

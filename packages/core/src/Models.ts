@@ -8,7 +8,7 @@
  */
 import { Context, Effect, Layer, Schema } from "effect"
 import type * as EmbeddingModel from "./EmbeddingModel.js"
-import { ModelError, PluginError } from "./Errors.js"
+import { ModelError, ModelNotConfigured } from "./Errors.js"
 import * as LanguageModel from "./LanguageModel.js"
 import { key, ModelCache, overlay } from "./ModelCache.js"
 import type * as Reranker from "./Reranker.js"
@@ -17,9 +17,9 @@ import * as Usage from "./Usage.js"
 
 export interface Service {
   readonly names: ReadonlyArray<string>
-  readonly languageModel: (name: string) => Effect.Effect<LanguageModel.Service, PluginError>
-  readonly embeddingModel: (name: string) => Effect.Effect<EmbeddingModel.Service, PluginError>
-  readonly reranker: (name: string) => Effect.Effect<Reranker.Service, PluginError>
+  readonly languageModel: (name: string) => Effect.Effect<LanguageModel.Service, ModelNotConfigured>
+  readonly embeddingModel: (name: string) => Effect.Effect<EmbeddingModel.Service, ModelNotConfigured>
+  readonly reranker: (name: string) => Effect.Effect<Reranker.Service, ModelNotConfigured>
 }
 
 export class Models extends Context.Tag("@cupid-lab/core/Models")<Models, Service>() {}
@@ -32,12 +32,7 @@ export interface ModelBundle {
 }
 
 const missing = (name: string, names: ReadonlyArray<string>, what: string) =>
-  new PluginError({
-    plugin: `model "${name}"`,
-    reason: names.includes(name)
-      ? `its provider offers no ${what}`
-      : `no model of that name is configured (configured: ${names.length === 0 ? "none" : names.join(", ")})`
-  })
+  new ModelNotConfigured({ model: name, capability: what, configured: names })
 
 export interface MakeOptions {
   /**

@@ -1,7 +1,9 @@
 /**
  * Plugins are plain values: a stage, a name, an options `Schema` (defaults live in the schema) and
- * `make(options)`, which builds the stage's service. The registry decodes options once, at the
- * boundary, so a plugin never sees `unknown`.
+ * `make(options)`, which builds the stage's service. The helpers (`Plugin.retriever`, ...) add
+ * `decode`, which decodes raw options once, at the boundary, into a {@link Decoded} plan whose
+ * `make` is closed over the typed options: the registry and the runner hold plugins of every
+ * options type without knowing it, and a plugin never sees `unknown`.
  *
  * @example
  * import { Plugin, Retriever } from "@cupid-lab/core"
@@ -16,10 +18,12 @@
  *     retrieve: ({ query }) => Effect.succeed(Retriever.fromScores(query.sessions.map((s) => [s.id, s.index]), k))
  *   })
  * })
+ *
+ * const plan = newest.decode({ k: 3 }) // Either.right({ plugin: "newest", params: { k: 3 }, make })
  */
-import { Context, Effect, ParseResult, Schema, type Scope } from "effect"
+import { Context, Effect, Either, ParseResult, Schema, type Scope } from "effect"
 import type { Corpus } from "./Corpus.js"
-import { PluginError } from "./Errors.js"
+import { type ModelNotConfigured, PluginError } from "./Errors.js"
 import type * as Generator from "./Generator.js"
 import type * as Inferrer from "./Inferrer.js"
 import type { ModelCache } from "./ModelCache.js"
@@ -31,50 +35,48 @@ import type * as Summarizer from "./Summarizer.js"
 /** What a plugin's `make` may use: configured models, the model cache, the dataset's visible text, other plugins. */
 export type Env = Models | ModelCache | Corpus | Plugins | Scope.Scope
 
-// eslint-disable-next-line @typescript-eslint/no-explicit-any
-export type OptionsSchema<O> = Schema.Schema<O, any, never>
+/** What building a stage can fail with: the plugin's own error, or a model name no `models:` entry gives. */
+export type MakeError = PluginError | ModelNotConfigured
 
-interface Base<S extends string, O> {
+/** A plugin's options: decodes the config's form `I` into the options `O` that `make` takes. */
+export type OptionsSchema<O, I = O> = Schema.Schema<O, I, never>
+
+/** The stages of a cell's pipeline, and the scorers. */
+export type PipelineStage = "retriever" | "summarizer" | "inferrer" | "generator" | "scorer"
+export type Stage = PipelineStage | "provider"
+export const stages: ReadonlyArray<Stage> = ["retriever", "summarizer", "inferrer", "generator", "scorer", "provider"]
+
+/** A built retriever says whether it reads gold, so that the pipeline hands gold to it alone. */
+export type BuiltRetriever =
+  | { readonly needsGold: false; readonly service: Retriever.Service }
+  | { readonly needsGold: true; readonly service: Retriever.GoldService }
+
+/** What the decoded plan of each stage builds. */
+export interface MadeOf {
+  readonly retriever: BuiltRetriever
+  readonly summarizer: Summarizer.Service
+  readonly inferrer: Inferrer.Service
+  readonly generator: Generator.Service
+  readonly scorer: Scorer.Service
+}
+
+/** The service of each stage, as {@link build} returns it (a retriever's without its gold flag). */
+export interface ServiceOf {
+  readonly retriever: Retriever.Service | Retriever.GoldService
+  readonly summarizer: Summarizer.Service
+  readonly inferrer: Inferrer.Service
+  readonly generator: Generator.Service
+  readonly scorer: Scorer.Service
+}
+
+/** A plugin with its options decoded: ready to build, whatever type its options have. */
+export interface Decoded<S extends PipelineStage> {
   readonly stage: S
-  readonly name: string
-  /** One line for `--help`, the config reference and reports. */
-  readonly description: string
-  readonly options: OptionsSchema<O>
-}
-
-export interface RetrieverPlugin<O = any> extends Base<"retriever", O> {
-  readonly needsGold?: false
-  /**
-   * Set by rankers: plugins that score every session and leave the cut to the framework. Without a
-   * `select` (or the shorthand `k: n`, meaning `select: { top: n }`) in the config, this cut applies.
-   */
-  readonly defaultSelect?: { readonly top: number }
-  readonly make: (options: O) => Effect.Effect<Retriever.Service, PluginError, Env>
-}
-
-/** A retriever that reads gold labels. Only the oracle should be one; reports mark its cells. */
-export interface GoldRetrieverPlugin<O = any> extends Base<"retriever", O> {
-  readonly needsGold: true
-  readonly make: (options: O) => Effect.Effect<Retriever.GoldService, PluginError, Env>
-}
-
-export interface SummarizerPlugin<O = any> extends Base<"summarizer", O> {
-  readonly make: (options: O) => Effect.Effect<Summarizer.Service, PluginError, Env>
-}
-
-export interface InferrerPlugin<O = any> extends Base<"inferrer", O> {
-  /** True when the inferrer is not a model (e.g. extractive): reports label its scores. */
-  readonly heuristic?: boolean
-  readonly make: (options: O) => Effect.Effect<Inferrer.Service, PluginError, Env>
-}
-
-export interface GeneratorPlugin<O = any> extends Base<"generator", O> {
-  readonly heuristic?: boolean
-  readonly make: (options: O) => Effect.Effect<Generator.Service, PluginError, Env>
-}
-
-export interface ScorerPlugin<O = any> extends Base<"scorer", O> {
-  readonly make: (options: O) => Effect.Effect<Scorer.Service, PluginError, Env>
+  readonly plugin: string
+  /** The options with defaults filled in, in their encoded (config, JSON) form. */
+  readonly params: Readonly<Record<string, unknown>>
+  /** Builds the stage's service from the decoded options. */
+  readonly make: Effect.Effect<MadeOf[S], MakeError, Env>
 }
 
 /** How the models a provider builds will be used. */
@@ -86,71 +88,12 @@ export interface ProviderContext {
   readonly dryRun?: boolean
 }
 
-/** Builds the model(s) one `models:` entry of a config describes. */
-export interface ProviderPlugin<O = any> extends Base<"provider", O> {
-  readonly make: (options: O, model: string, context?: ProviderContext) => Effect.Effect<ModelBundle, PluginError, Scope.Scope>
-}
-
-export type AnyRetrieverPlugin = RetrieverPlugin | GoldRetrieverPlugin
-export type AnyPlugin =
-  | AnyRetrieverPlugin
-  | SummarizerPlugin
-  | InferrerPlugin
-  | GeneratorPlugin
-  | ScorerPlugin
-  | ProviderPlugin
-export type Stage = AnyPlugin["stage"]
-export const stages: ReadonlyArray<Stage> = ["retriever", "summarizer", "inferrer", "generator", "scorer", "provider"]
-
-type PluginOf<S extends Stage> = Extract<AnyPlugin, { stage: S }>
-
-/** Identity helpers that fix the stage and infer the options type. */
-export const retriever = <O>(p: Omit<RetrieverPlugin<O>, "stage">): RetrieverPlugin<O> => ({ ...p, stage: "retriever" })
-export const goldRetriever = <O>(p: Omit<GoldRetrieverPlugin<O>, "stage" | "needsGold">): GoldRetrieverPlugin<O> => ({
-  ...p,
-  stage: "retriever",
-  needsGold: true
-})
-export const summarizer = <O>(p: Omit<SummarizerPlugin<O>, "stage">): SummarizerPlugin<O> => ({ ...p, stage: "summarizer" })
-export const inferrer = <O>(p: Omit<InferrerPlugin<O>, "stage">): InferrerPlugin<O> => ({ ...p, stage: "inferrer" })
-export const generator = <O>(p: Omit<GeneratorPlugin<O>, "stage">): GeneratorPlugin<O> => ({ ...p, stage: "generator" })
-export const scorer = <O>(p: Omit<ScorerPlugin<O>, "stage">): ScorerPlugin<O> => ({ ...p, stage: "scorer" })
-export const provider = <O>(p: Omit<ProviderPlugin<O>, "stage">): ProviderPlugin<O> => ({ ...p, stage: "provider" })
-
-export interface Registry {
-  readonly get: <S extends Stage>(stage: S, name: string) => Effect.Effect<PluginOf<S>, PluginError>
-  readonly names: (stage: Stage) => ReadonlyArray<string>
-  readonly all: ReadonlyArray<AnyPlugin>
-}
-
-/** The plugin registry as a service, so composite plugins (hybrid, rerank) can build their parts. */
-export class Plugins extends Context.Tag("@cupid-lab/core/Plugins")<Plugins, Registry>() {}
-
-/** A registry over a list of plugins. Two plugins of one stage with one name is a programming error. */
-export const makeRegistry = (plugins: ReadonlyArray<AnyPlugin>): Registry => {
-  const byStage = new Map<Stage, Map<string, AnyPlugin>>()
-  for (const p of plugins) {
-    const m = byStage.get(p.stage) ?? new Map<string, AnyPlugin>()
-    if (m.has(p.name)) throw new Error(`two ${p.stage} plugins are named "${p.name}"`)
-    m.set(p.name, p)
-    byStage.set(p.stage, m)
-  }
-  const names = (stage: Stage) => [...(byStage.get(stage)?.keys() ?? [])].sort()
-  return {
-    all: plugins,
-    names,
-    get: <S extends Stage>(stage: S, name: string) => {
-      const p = byStage.get(stage)?.get(name)
-      return p === undefined
-        ? Effect.fail(
-            new PluginError({
-              plugin: name,
-              reason: `no ${stage} plugin of this name; valid choices: ${names(stage).join(", ") || "none"}`
-            })
-          )
-        : Effect.succeed(p as PluginOf<S>)
-    }
-  }
+/** A provider with the options of one `models:` entry decoded. */
+export interface DecodedProvider {
+  readonly stage: "provider"
+  readonly plugin: string
+  readonly params: Readonly<Record<string, unknown>>
+  readonly make: (model: string, context?: ProviderContext) => Effect.Effect<ModelBundle, PluginError, Scope.Scope>
 }
 
 export interface OptionIssue {
@@ -159,43 +102,257 @@ export interface OptionIssue {
   readonly message: string
 }
 
+/** Options that do not decode: every issue, with its path inside the options. */
+export interface OptionsError {
+  readonly plugin: string
+  readonly issues: ReadonlyArray<OptionIssue>
+}
+
+interface Described<S extends Stage> {
+  readonly stage: S
+  readonly name: string
+  /** One line for `--help`, the config reference and reports. */
+  readonly description: string
+  /** The plugin reads gold labels (the oracle); reports mark its cells. */
+  readonly needsGold?: boolean
+  /** The plugin is not a model (e.g. extractive): reports label its scores. */
+  readonly heuristic?: boolean
+  /**
+   * Rankers: plugins that score every session and leave the cut to the framework. Without a
+   * `select` (or the shorthand `k: n`, meaning `select: { top: n }`) in the config, this cut applies.
+   */
+  readonly defaultSelect?: { readonly top: number }
+}
+
+/** A plugin of a pipeline stage as the registry holds it: its options type is known only to `decode`. */
+export interface Of<S extends PipelineStage> extends Described<S> {
+  readonly decode: (raw: unknown) => Either.Either<Decoded<S>, OptionsError>
+}
+
+/** A provider plugin as the registry holds it. */
+export interface AnyProviderPlugin extends Described<"provider"> {
+  readonly decode: (raw: unknown) => Either.Either<DecodedProvider, OptionsError>
+}
+
+export interface RetrieverPlugin<O, I = O> extends Of<"retriever"> {
+  readonly options: OptionsSchema<O, I>
+  readonly needsGold?: false
+  readonly make: (options: O) => Effect.Effect<Retriever.Service, MakeError, Env>
+}
+
+/** A retriever that reads gold labels. Only the oracle should be one; reports mark its cells. */
+export interface GoldRetrieverPlugin<O, I = O> extends Of<"retriever"> {
+  readonly options: OptionsSchema<O, I>
+  readonly needsGold: true
+  readonly make: (options: O) => Effect.Effect<Retriever.GoldService, MakeError, Env>
+}
+
+export interface SummarizerPlugin<O, I = O> extends Of<"summarizer"> {
+  readonly options: OptionsSchema<O, I>
+  readonly make: (options: O) => Effect.Effect<Summarizer.Service, MakeError, Env>
+}
+
+export interface InferrerPlugin<O, I = O> extends Of<"inferrer"> {
+  readonly options: OptionsSchema<O, I>
+  readonly make: (options: O) => Effect.Effect<Inferrer.Service, MakeError, Env>
+}
+
+export interface GeneratorPlugin<O, I = O> extends Of<"generator"> {
+  readonly options: OptionsSchema<O, I>
+  readonly make: (options: O) => Effect.Effect<Generator.Service, MakeError, Env>
+}
+
+export interface ScorerPlugin<O, I = O> extends Of<"scorer"> {
+  readonly options: OptionsSchema<O, I>
+  readonly make: (options: O) => Effect.Effect<Scorer.Service, MakeError, Env>
+}
+
+/** Builds the model(s) one `models:` entry of a config describes. */
+export interface ProviderPlugin<O, I = O> extends AnyProviderPlugin {
+  readonly options: OptionsSchema<O, I>
+  readonly make: (options: O, model: string, context?: ProviderContext) => Effect.Effect<ModelBundle, PluginError, Scope.Scope>
+}
+
+export type AnyRetrieverPlugin = Of<"retriever">
+export type AnyPlugin = Of<"retriever"> | Of<"summarizer"> | Of<"inferrer"> | Of<"generator"> | Of<"scorer"> | AnyProviderPlugin
+
 /** Decode raw options with a plugin's schema; unknown keys are errors (a typo must not be ignored). */
-export const decodeOptions = <O>(
-  plugin: { readonly name: string; readonly options: OptionsSchema<O> },
+export const decodeOptionsEither = <O, I>(
+  plugin: { readonly name: string; readonly options: OptionsSchema<O, I> },
   raw: unknown
-): Effect.Effect<O, { readonly plugin: string; readonly issues: ReadonlyArray<OptionIssue> }> =>
-  Schema.decodeUnknown(plugin.options, { onExcessProperty: "error", errors: "all" })(raw ?? {}).pipe(
-    Effect.mapError((e) => ({
+): Either.Either<O, OptionsError> =>
+  Either.mapLeft(
+    Schema.decodeUnknownEither(plugin.options, { onExcessProperty: "error", errors: "all" })(raw ?? {}),
+    (e) => ({
       plugin: plugin.name,
       issues: ParseResult.ArrayFormatter.formatErrorSync(e).map((i) => ({ path: i.path, message: i.message }))
-    }))
+    })
   )
 
-export interface ServiceOf {
-  readonly retriever: Retriever.Service | Retriever.GoldService
-  readonly summarizer: Summarizer.Service
-  readonly inferrer: Inferrer.Service
-  readonly generator: Generator.Service
-  readonly scorer: Scorer.Service
+/** {@link decodeOptionsEither} as an Effect. */
+export const decodeOptions = <O, I>(
+  plugin: { readonly name: string; readonly options: OptionsSchema<O, I> },
+  raw: unknown
+): Effect.Effect<O, OptionsError> => decodeOptionsEither(plugin, raw)
+
+const isRecord = (value: unknown): value is Readonly<Record<string, unknown>> =>
+  value !== null && typeof value === "object" && !Array.isArray(value)
+
+/** Options back in their config form; a schema that cannot encode its own output keeps the decoded form. */
+const encodedParams = <O, I>(schema: OptionsSchema<O, I>, options: O): Readonly<Record<string, unknown>> => {
+  const encoded: I | O = Either.getOrElse(Schema.encodeEither(schema)(options), () => options)
+  return isRecord(encoded) ? encoded : {}
+}
+
+/** The one place an options type is known: decode, then close `make` over the typed options. */
+const decoder = <S extends PipelineStage, O, I>(
+  stage: S,
+  plugin: { readonly name: string; readonly options: OptionsSchema<O, I> },
+  make: (options: O) => Effect.Effect<MadeOf[S], MakeError, Env>
+) =>
+(raw: unknown): Either.Either<Decoded<S>, OptionsError> =>
+  Either.map(decodeOptionsEither(plugin, raw), (options) => ({
+    stage,
+    plugin: plugin.name,
+    params: encodedParams(plugin.options, options),
+    make: Effect.suspend(() => make(options))
+  }))
+
+type Definition<P> = Omit<P, "stage" | "decode">
+
+/** Helpers that fix the stage, infer the options type and add `decode`. */
+export const retriever = <O, I>(p: Definition<RetrieverPlugin<O, I>>): RetrieverPlugin<O, I> => ({
+  ...p,
+  stage: "retriever",
+  decode: decoder("retriever", p, (o) => Effect.map(p.make(o), (service) => ({ needsGold: false, service })))
+})
+export const goldRetriever = <O, I>(p: Omit<Definition<GoldRetrieverPlugin<O, I>>, "needsGold">): GoldRetrieverPlugin<O, I> => ({
+  ...p,
+  stage: "retriever",
+  needsGold: true,
+  decode: decoder("retriever", p, (o) => Effect.map(p.make(o), (service) => ({ needsGold: true, service })))
+})
+export const summarizer = <O, I>(p: Definition<SummarizerPlugin<O, I>>): SummarizerPlugin<O, I> => ({
+  ...p,
+  stage: "summarizer",
+  decode: decoder("summarizer", p, p.make)
+})
+export const inferrer = <O, I>(p: Definition<InferrerPlugin<O, I>>): InferrerPlugin<O, I> => ({
+  ...p,
+  stage: "inferrer",
+  decode: decoder("inferrer", p, p.make)
+})
+export const generator = <O, I>(p: Definition<GeneratorPlugin<O, I>>): GeneratorPlugin<O, I> => ({
+  ...p,
+  stage: "generator",
+  decode: decoder("generator", p, p.make)
+})
+export const scorer = <O, I>(p: Definition<ScorerPlugin<O, I>>): ScorerPlugin<O, I> => ({
+  ...p,
+  stage: "scorer",
+  decode: decoder("scorer", p, p.make)
+})
+export const provider = <O, I>(p: Definition<ProviderPlugin<O, I>>): ProviderPlugin<O, I> => ({
+  ...p,
+  stage: "provider",
+  decode: (raw) =>
+    Either.map(decodeOptionsEither(p, raw), (options) => ({
+      stage: "provider",
+      plugin: p.name,
+      params: encodedParams(p.options, options),
+      make: (model, context) => Effect.suspend(() => p.make(options, model, context))
+    }))
+})
+
+export interface Registry {
+  readonly get: <S extends PipelineStage>(stage: S, name: string) => Effect.Effect<Of<S>, PluginError>
+  readonly provider: (name: string) => Effect.Effect<AnyProviderPlugin, PluginError>
+  readonly names: (stage: Stage) => ReadonlyArray<string>
+  readonly all: ReadonlyArray<AnyPlugin>
+}
+
+/** The plugin registry as a service, so composite plugins (hybrid, rerank) can build their parts. */
+export class Plugins extends Context.Tag("@cupid-lab/core/Plugins")<Plugins, Registry>() {}
+
+type ByStage = { readonly [S in PipelineStage]: Map<string, Of<S>> }
+
+/** A registry over a list of plugins. Two plugins of one stage with one name is a programming error. */
+export const makeRegistry = (plugins: ReadonlyArray<AnyPlugin>): Registry => {
+  const byStage: ByStage = {
+    retriever: new Map(),
+    summarizer: new Map(),
+    inferrer: new Map(),
+    generator: new Map(),
+    scorer: new Map()
+  }
+  const providers = new Map<string, AnyProviderPlugin>()
+  const put = <P extends AnyPlugin>(map: Map<string, P>, p: P) => {
+    if (map.has(p.name)) throw new Error(`two ${p.stage} plugins are named "${p.name}"`)
+    map.set(p.name, p)
+  }
+  for (const p of plugins) {
+    switch (p.stage) {
+      case "retriever":
+        put(byStage.retriever, p)
+        break
+      case "summarizer":
+        put(byStage.summarizer, p)
+        break
+      case "inferrer":
+        put(byStage.inferrer, p)
+        break
+      case "generator":
+        put(byStage.generator, p)
+        break
+      case "scorer":
+        put(byStage.scorer, p)
+        break
+      case "provider":
+        put(providers, p)
+        break
+    }
+  }
+  const names = (stage: Stage) => [...(stage === "provider" ? providers : byStage[stage]).keys()].sort()
+  const unknown = (stage: Stage, name: string) =>
+    new PluginError({ plugin: name, reason: `no ${stage} plugin of this name; valid choices: ${names(stage).join(", ") || "none"}` })
+  return {
+    all: plugins,
+    names,
+    get: <S extends PipelineStage>(stage: S, name: string): Effect.Effect<Of<S>, PluginError> => {
+      const p = byStage[stage].get(name)
+      return p === undefined ? Effect.fail(unknown(stage, name)) : Effect.succeed(p)
+    },
+    provider: (name) => {
+      const p = providers.get(name)
+      return p === undefined ? Effect.fail(unknown("provider", name)) : Effect.succeed(p)
+    }
+  }
+}
+
+/** How each stage's built value becomes the service {@link build} returns. */
+const serviceOf: { readonly [S in PipelineStage]: (made: MadeOf[S]) => ServiceOf[S] } = {
+  retriever: (built) => built.service,
+  summarizer: (service) => service,
+  inferrer: (service) => service,
+  generator: (service) => service,
+  scorer: (service) => service
 }
 
 /** Decode and build in one step, for composite plugins building their parts. */
-export const build = <S extends Exclude<Stage, "provider">>(
+export const build = <S extends PipelineStage>(
   stage: S,
-  spec: { readonly use: string } & Record<string, unknown>
-): Effect.Effect<ServiceOf[S], PluginError, Env> =>
+  spec: { readonly use: string } & Readonly<Record<string, unknown>>
+): Effect.Effect<ServiceOf[S], MakeError, Env> =>
   Effect.gen(function*() {
     const registry = yield* Plugins
     const plugin = yield* registry.get(stage, spec.use)
     const { use: _use, ...raw } = spec
-    const options = yield* decodeOptions(plugin, raw).pipe(
-      Effect.mapError((e) =>
-        new PluginError({
-          plugin: spec.use,
-          reason: e.issues.map((i) => `${i.path.join(".") || "(options)"}: ${i.message}`).join("; ")
-        })
-      )
-    )
-    const make = (plugin as { make: (o: unknown) => Effect.Effect<unknown, PluginError, Env> }).make
-    return (yield* make(options)) as ServiceOf[S]
+    const decoded = plugin.decode(raw)
+    if (Either.isLeft(decoded)) {
+      return yield* new PluginError({
+        plugin: spec.use,
+        reason: decoded.left.issues.map((i) => `${i.path.join(".") || "(options)"}: ${i.message}`).join("; ")
+      })
+    }
+    return serviceOf[stage](yield* decoded.right.make)
   })

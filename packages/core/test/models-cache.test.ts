@@ -193,10 +193,10 @@ describe("Models cache keying", () => {
       const model = scriptedModel(gpt, echo)
       const models = Models.make({ judge: { languageModel: model.service } }, yield* ModelCache.ModelCache)
       expect((yield* Effect.flip(models.languageModel("jduge"))).message).toBe(
-        `plugin "model "jduge"": no model of that name is configured (configured: judge)`
+        `model "jduge": no model of that name is configured (configured: judge)`
       )
       expect((yield* Effect.flip(models.embeddingModel("judge"))).message).toBe(
-        `plugin "model "judge"": its provider offers no embeddings`
+        `model "judge": its provider offers no embeddings`
       )
     }).pipe(Effect.provide(ModelCache.layerMemory)))
 })

@@ -6,7 +6,7 @@ import * as path from "node:path"
 import * as Builtins from "../src/Builtins.js"
 import * as Corpus from "../src/Corpus.js"
 import * as Domain from "../src/Domain.js"
-import { ModelError, PluginError, StageError } from "../src/Errors.js"
+import { ModelError, ModelNotConfigured, PluginError, StageError } from "../src/Errors.js"
 import type * as LanguageModel from "../src/LanguageModel.js"
 import * as ModelCache from "../src/ModelCache.js"
 import * as Models from "../src/Models.js"
@@ -134,7 +134,7 @@ describe("PromptTemplate", () => {
         yield* Effect.exit(LlmInferrer.make(inferrerOptions)),
         ...(yield* Effect.forEach(["inferred", "gold", "none"] as const, (p) => Effect.exit(LlmGenerator.make(generatorOptions(p)))))
       ]
-      expect(built.map((e: Exit.Exit<unknown, PluginError>) => e._tag)).toEqual(["Success", "Success", "Success", "Success", "Success"])
+      expect(built.map((e) => e._tag)).toEqual(["Success", "Success", "Success", "Success", "Success"])
     }).pipe(Effect.provide(modelsWith(scripted(() => "").service))))
 })
 
@@ -235,7 +235,7 @@ describe("summarizer llm", () => {
   it.effect("an unknown model name fails when the plugin is built", () =>
     Effect.gen(function*() {
       const e = failureOf(yield* Effect.exit(LlmSummarizer.make({ ...summarizerOptions, model: "gpt" })))
-      expect(e).toBeInstanceOf(PluginError)
+      expect(e).toBeInstanceOf(ModelNotConfigured)
       expect(e.message).toContain("no model of that name is configured (configured: m)")
     }).pipe(Effect.provide(modelsWith(scripted(() => "").service))))
 

@@ -5,42 +5,34 @@
  * instance runs, so a plugin that cannot be built, or a model name that is not configured, stops
  * the sweep with a config error instead of failing each pair.
  *
+ * Each built cell records facts about its plugins ({@link BuiltCell.plugins}): which package
+ * provides each one, whether it reads gold and whether it is heuristic. `usesGold` and
+ * `heuristicStages` are derived from those facts, so reports read them from the run.
+ *
  * @example
  * import { Build } from "@cupid-lab/experiments"
  * const bundles = yield* Build.models(config, registry)
  * const cells = yield* Build.cells(config, grid, env) // env: Models, ModelCache, Corpus, Plugins
+ * cells[0].plugins // [{ stage: "retriever", name: "oracle", readsGold: true, heuristic: false, package: "@cupid-lab/retrievers", version: "0.1.0" }]
  */
-import {
-  Corpus,
-  type Errors as CoreErrors,
-  type Generator,
-  Hash,
-  type Inferrer,
-  ModelCache,
-  Models,
-  type Pipeline,
-  Plugin,
-  type Retriever,
-  type Scorer,
-  type Summarizer
-} from "@cupid-lab/core"
-import { Context, Effect, type Scope } from "effect"
+import { Corpus, type Errors as CoreErrors, Hash, ModelCache, Models, type Pipeline, Plugin, type Retriever } from "@cupid-lab/core"
+import { Selector } from "@cupid-lab/retrievers"
+import { Context, Effect, Either, type Scope } from "effect"
 import type { Config, StageName } from "./Config.js"
 import { ConfigError } from "./Errors.js"
-import { Selector } from "@cupid-lab/retrievers"
 import * as Grid from "./Grid.js"
-import { originOf } from "./Grid.js"
 import * as Issues from "./internal/Issues.js"
-import { isRecord } from "./internal/Tree.js"
+import { isRecord, originOf } from "./internal/Tree.js"
+import * as Plugins from "./Plugins.js"
 import type { PluginFact } from "./ResultLine.js"
-import * as Results from "./Results.js"
+import type * as Results from "./Results.js"
 
 export interface BuiltCell {
   readonly cell: Grid.Cell
   readonly pipeline: Pipeline.CellPipeline
-  /** The cell reads gold: an oracle retriever or an oracle-preference generator. */
+  /** Some plugin of the cell reads gold (an oracle retriever, an oracle-preference generator): from `plugins`. */
   readonly usesGold: boolean
-  /** Stages whose plugin declares itself heuristic. */
+  /** Stages whose plugin declares itself heuristic: from `plugins`. */
   readonly heuristicStages: ReadonlyArray<string>
   /** What the cell's plugins fitted on training data (recorded in run.json). */
   readonly fits: ReadonlyArray<CellFit>
@@ -67,17 +59,15 @@ export const models = (
       const at = `models.${name}`
       const fail = (path: string, reason: string) => new ConfigError({ file: config.file, path, reason })
       const providers = registry.names("provider")
-      if (!providers.includes(entry.provider)) {
-        return yield* fail(`${at}.provider`, `unknown provider "${entry.provider}"; valid choices: ${providers.join(", ") || "none"}`)
+      const plugin = yield* Effect.catchAll(registry.provider(entry.provider), () => {
+        const close = Issues.suggest(entry.provider, providers)
+        return fail(`${at}.provider`, `unknown provider "${entry.provider}"${close === undefined ? "" : ` (did you mean "${close}"?)`}; valid choices: ${providers.join(", ") || "none"}`)
+      })
+      const decoded = plugin.decode(entry.options)
+      if (Either.isLeft(decoded)) {
+        return yield* ConfigError.all(config.file, Issues.clean(decoded.left.issues, "option").map((i) => ({ path: [at, ...i.path.map(String)].join("."), reason: i.message })))
       }
-      const plugin = yield* Effect.orDie(registry.get("provider", entry.provider))
-      const options = yield* Plugin.decodeOptions(plugin, entry.options).pipe(
-        Effect.mapError((e) => {
-          const issue = Issues.clean(e.issues, "option")[0]!
-          return fail([at, ...issue.path.map(String)].join("."), issue.message)
-        })
-      )
-      bundles[name] = yield* plugin.make(options, entry.model, context).pipe(
+      bundles[name] = yield* decoded.right.make(entry.model, context).pipe(
         Effect.mapError((e) => fail(at, `cannot build the model: ${e.reason}`)),
         Effect.catchAllDefect((d) => fail(at, `cannot build the model: ${d instanceof Error ? d.message : String(d)}`))
       )
@@ -97,36 +87,50 @@ const findValue = (value: unknown, target: string, at: ReadonlyArray<string> = [
   return undefined
 }
 
-const modelError = /^model "(.*)"$/
-
 export type Env = Models.Models | ModelCache.ModelCache | Corpus.Corpus | Plugin.Plugins
 
 /** Build one stage, turning any failure into a config error located where the stage was written. */
-const buildStage = (
+const buildStage = <S extends Plugin.PipelineStage>(
   config: Config,
-  plan: Grid.StagePlan,
-  stage: string,
+  plan: Grid.StagePlan<S>,
   env: Context.Context<Env>
-): Effect.Effect<unknown, ConfigError, Scope.Scope> => {
-  const make = (plan.plugin as { make: (o: unknown) => Effect.Effect<unknown, CoreErrors.PluginError, Plugin.Env> }).make
+): Effect.Effect<Plugin.MadeOf[S], ConfigError, Scope.Scope> => {
   const fail = (path: string, reason: string) => new ConfigError({ file: config.file, path, reason })
-  return Effect.suspend(() => make(plan.options)).pipe(
+  const cannot = (reason: string) => fail(plan.origin, `cannot build ${plan.decoded.stage} "${plan.params.use}": ${reason}`)
+  return plan.decoded.make.pipe(
     Effect.provide(env),
-    Effect.mapError((e) => {
-      const m = modelError.exec(e.plugin)
-      if (m !== null) {
-        const name = m[1]!
-        const path = findValue(plan.params, name) ?? []
-        const configured = Object.keys(config.models).sort()
-        const reason = configured.includes(name)
-          ? `model "${name}": ${e.reason}`
-          : `unknown model "${name}"; valid choices: ${configured.join(", ") || "none (add it under models:)"}`
-        return fail(originOf(plan, path), reason)
-      }
-      return fail(plan.origin, `cannot build ${stage} "${plan.params.use}": ${e.reason}`)
+    Effect.catchTags({
+      ModelNotConfigured: (e: CoreErrors.ModelNotConfigured) => {
+        const path = findValue(plan.params, e.model) ?? []
+        const reason = e.configured.includes(e.model)
+          ? e.message
+          : `unknown model "${e.model}"${suggestion(e.model, e.configured)}; valid choices: ${e.configured.join(", ") || "none (add it under models:)"}`
+        return Effect.fail(fail(originOf(plan, path), reason))
+      },
+      PluginError: (e: CoreErrors.PluginError) => Effect.fail(cannot(e.reason))
     }),
-    Effect.catchAllDefect((d) => fail(plan.origin, `cannot build ${stage} "${plan.params.use}": ${d instanceof Error ? d.message : String(d)}`))
+    Effect.catchAllDefect((d) => cannot(d instanceof Error ? d.message : String(d)))
   )
+}
+
+const suggestion = (word: string, valid: ReadonlyArray<string>): string => {
+  const close = Issues.suggest(word, valid)
+  return close === undefined ? "" : ` (did you mean "${close}"?)`
+}
+
+type Memos = { readonly [S in Plugin.PipelineStage]: Map<string, Plugin.MadeOf[S]> }
+
+/** What a cell's run records of one of its plugins. */
+const fact = <S extends StageName>(stage: S, plan: Grid.StagePlan<S>, readsGold: boolean, sourceOf: (plugin: object) => Plugins.Source): PluginFact => {
+  const source = sourceOf(plan.plugin)
+  return {
+    stage,
+    name: plan.params.use,
+    readsGold: readsGold || plan.plugin.needsGold === true,
+    heuristic: plan.plugin.heuristic === true,
+    package: source.package,
+    version: source.version
+  }
 }
 
 /** Build the scorers and every cell's stages (each distinct stage once). */
@@ -136,94 +140,80 @@ export const cells = (
   env: Context.Context<Env>
 ): Effect.Effect<ReadonlyArray<BuiltCell>, ConfigError, Scope.Scope> =>
   Effect.gen(function*() {
-    const memo = new Map<string, unknown>()
-    const built = (stage: string, plan: Grid.StagePlan) =>
+    const sourceOf = yield* Plugins.sources(config)
+    const memos: Memos = { retriever: new Map(), summarizer: new Map(), inferrer: new Map(), generator: new Map(), scorer: new Map() }
+    const built = <S extends Plugin.PipelineStage>(plan: Grid.StagePlan<S>, key: string): Effect.Effect<Plugin.MadeOf[S], ConfigError, Scope.Scope> =>
       Effect.suspend(() => {
-        const k = `${stage}\0${Hash.canonicalJson(plan.params)}`
-        return memo.has(k)
-          ? Effect.succeed(memo.get(k))
-          : Effect.tap(buildStage(config, plan, stage, env), (s) => Effect.sync(() => memo.set(k, s)))
+        const memo: Map<string, Plugin.MadeOf[S]> = memos[plan.decoded.stage]
+        const hit = memo.get(key)
+        if (hit !== undefined) return Effect.succeed(hit)
+        return Effect.map(buildStage(config, plan, env), (made) => {
+          memo.set(key, made)
+          return made
+        })
       })
-    const scorers: Array<Pipeline.Built<Scorer.Service>> = []
-    for (const plan of grid.scorers) {
-      scorers.push({ plugin: plan.params.use, service: (yield* built("scorer", plan)) as Scorer.Service })
-    }
+    const keyOf = (params: unknown) => Hash.canonicalJson(params)
+    const scorers: Array<Pipeline.Built<Plugin.MadeOf["scorer"]>> = []
+    for (const plan of grid.scorers) scorers.push({ plugin: plan.params.use, service: yield* built(plan, keyOf(plan.params)) })
     const out: Array<BuiltCell> = []
     for (const cell of grid.cells) {
       const s = cell.stages
       const pipeline: { -readonly [K in keyof Pipeline.CellPipeline]: Pipeline.CellPipeline[K] } = { scorers }
-      const heuristicStages: Array<string> = []
+      const plugins: Array<PluginFact> = []
       const fits: Array<CellFit> = []
-      let usesGold = false
       if (s.retriever !== undefined) {
+        const plan = s.retriever
+        const use = plan.params.use
         // The plugin is built once whatever selector cells put on it (a fitted embedder is fitted once).
-        const { select: _select, ...ranker } = s.retriever.params
-        const raw = yield* built("retriever", { ...s.retriever, params: { ...ranker, use: s.retriever.params.use } })
-        const select = s.retriever.select
-        const gold = (s.retriever.plugin as Plugin.AnyRetrieverPlugin).needsGold === true
-        usesGold ||= gold
-        if (gold) {
-          const goldService = raw as Retriever.GoldService
+        const { select: _select, ...ranker } = plan.params
+        const made = yield* built(plan, keyOf(ranker))
+        const select = plan.select
+        if (made.needsGold) {
+          const gold = made.service
           pipeline.retriever = {
-            plugin: s.retriever.params.use,
+            plugin: use,
             needsGold: true,
-            service: select === undefined ? goldService : {
-              needsSummaries: goldService.needsSummaries,
-              retrieve: (input, g) => Effect.map(goldService.retrieve(input, g), (r) => Selector.apply(select, r, input.query))
+            service: select === undefined ? gold : {
+              needsSummaries: gold.needsSummaries,
+              retrieve: (input, g) => Effect.map(gold.retrieve(input, g), (r) => Selector.apply(select, r, input.query))
             }
           }
         } else {
-          const plain = raw as Retriever.Service
-          if (plain.fit !== undefined) fits.push({ cell: cell.name, plugin: s.retriever.params.use, ...plain.fit })
+          const plain = made.service
+          if (plain.fit !== undefined) fits.push({ cell: cell.name, plugin: use, ...plain.fit })
           const service: Retriever.Service = select === undefined ? plain : {
             needsSummaries: plain.needsSummaries,
             retrieve: (input) => Effect.map(plain.retrieve(input), (r) => Selector.apply(select, r, input.query))
           }
-          pipeline.retriever = { plugin: s.retriever.params.use, needsGold: false, service }
+          pipeline.retriever = { plugin: use, needsGold: false, service }
         }
-        if (pipeline.retriever.service.needsSummaries && s.summarizer === undefined) {
+        plugins.push(fact("retriever", plan, made.needsGold, sourceOf))
+        if (made.service.needsSummaries && s.summarizer === undefined) {
           return yield* new ConfigError({
             file: config.file,
-            path: s.retriever.origin,
-            reason: `retriever "${s.retriever.params.use}" ranks session summaries, but cell "${cell.name}" has no summarizer; add one (pipeline.summarizer, a sweep axis or the cell)`
+            path: plan.origin,
+            reason: `retriever "${use}" ranks session summaries, but cell "${cell.name}" has no summarizer; add one (pipeline.summarizer, a sweep axis or the cell)`
           })
         }
       }
-      const stage = <K extends Exclude<StageName, "retriever">>(name: K) =>
-        Effect.gen(function*() {
-          const plan = s[name]
-          if (plan === undefined) return undefined
-          if ((plan.plugin as { heuristic?: boolean }).heuristic === true) heuristicStages.push(name)
-          return { plugin: plan.params.use, service: yield* built(name, plan) }
-        })
-      const summarizer = yield* stage("summarizer")
-      if (summarizer) pipeline.summarizer = summarizer as Pipeline.Built<Summarizer.Service>
-      const inferrer = yield* stage("inferrer")
-      if (inferrer) pipeline.inferrer = inferrer as Pipeline.Built<Inferrer.Service>
-      const generator = yield* stage("generator")
-      if (generator) {
-        const g = generator as Pipeline.Built<Generator.Service>
-        pipeline.generator = g
-        usesGold ||= g.service.usesGoldPreference
+      if (s.summarizer !== undefined) {
+        pipeline.summarizer = { plugin: s.summarizer.params.use, service: yield* built(s.summarizer, keyOf(s.summarizer.params)) }
+        plugins.push(fact("summarizer", s.summarizer, false, sourceOf))
       }
-      const plugins: Array<PluginFact> = []
-      for (const name of ["retriever", "summarizer", "inferrer", "generator"] as const) {
-        const plan = s[name]
-        if (plan === undefined) continue
-        plugins.push({
-          stage: name,
-          name: plan.params.use,
-          readsGold: name === "retriever" ? pipeline.retriever?.needsGold === true : name === "generator" ? pipeline.generator?.service.usesGoldPreference === true : false,
-          heuristic: heuristicStages.includes(name),
-          package: "",
-          version: ""
-        })
+      if (s.inferrer !== undefined) {
+        pipeline.inferrer = { plugin: s.inferrer.params.use, service: yield* built(s.inferrer, keyOf(s.inferrer.params)) }
+        plugins.push(fact("inferrer", s.inferrer, false, sourceOf))
+      }
+      if (s.generator !== undefined) {
+        const service = yield* built(s.generator, keyOf(s.generator.params))
+        pipeline.generator = { plugin: s.generator.params.use, service }
+        plugins.push(fact("generator", s.generator, service.usesGoldPreference, sourceOf))
       }
       out.push({
         cell,
         pipeline,
-        usesGold,
-        heuristicStages,
+        usesGold: plugins.some((f) => f.readsGold),
+        heuristicStages: plugins.filter((f) => f.heuristic).map((f) => f.stage),
         fits,
         identity: { id: cell.id, name: cell.name, params: Grid.identityParams(cell) },
         plugins

@@ -6,6 +6,8 @@
  * import { Errors } from "@cupid-lab/experiments"
  * new Errors.ConfigError({ file: "configs/a.yaml", path: "pipeline.retriever.k", reason: "Expected number, actual \"two\"" }).message
  * // configs/a.yaml: pipeline.retriever.k: Expected number, actual "two"
+ * Errors.ConfigError.all("a.yaml", [{ path: "data", reason: "..." }, { path: "report", reason: "..." }]).message
+ * // a.yaml: data: ...\na.yaml: report: ...
  */
 import { Schema } from "effect"
 
@@ -16,11 +18,20 @@ export class ConfigError extends Schema.TaggedError<ConfigError>()("ConfigError"
   reason: Schema.String,
   /** 1-based position, for YAML syntax errors. */
   line: Schema.optional(Schema.Number),
-  column: Schema.optional(Schema.Number)
+  column: Schema.optional(Schema.Number),
+  /** Further problems found in the same pass; the message lists them all, one line each. */
+  more: Schema.optional(Schema.Array(Schema.Struct({ path: Schema.String, reason: Schema.String })))
 }) {
   override get message(): string {
     if (this.line !== undefined) return `${this.file}:${this.line}:${this.column ?? 1}: ${this.reason}`
-    return this.path === "" ? `${this.file}: ${this.reason}` : `${this.file}: ${this.path}: ${this.reason}`
+    const line = (path: string, reason: string) => (path === "" ? `${this.file}: ${reason}` : `${this.file}: ${path}: ${reason}`)
+    return [line(this.path, this.reason), ...(this.more ?? []).map((p) => line(p.path, p.reason))].join("\n")
+  }
+
+  /** Every problem at once: the first is `path` and `reason`, the rest `more`. */
+  static all(file: string, problems: ReadonlyArray<{ readonly path: string; readonly reason: string }>): ConfigError {
+    const [first, ...rest] = problems
+    return new ConfigError({ file, path: first?.path ?? "", reason: first?.reason ?? "invalid config", ...(rest.length > 0 ? { more: rest } : {}) })
   }
 }
 

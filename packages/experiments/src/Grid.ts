@@ -1,32 +1,35 @@
 /**
  * The grid of a sweep: every cell the config asks for, with each stage's plugin looked up and its
- * options decoded (so bad names and options fail here, before any work), normalized parameters,
- * a stable id and a readable name.
+ * options decoded into a typed plan (so bad names and options fail here, before any work),
+ * normalized parameters, a stable id and a readable name.
  *
- * Expansion: the base pipeline, then each `sweep` axis in file order multiplies the cells so far
- * by its alternatives (inside an alternative, every list value is a set of alternatives too;
- * `[[a, b]]` is the literal list `[a, b]`); then the explicit `cells` follow, each merged over the
- * base pipeline. Cells whose normalized parameters coincide are one cell.
+ * Expansion works on the decoded config: the base pipeline, then each `sweep` axis in file order
+ * multiplies the cells so far by its alternatives (inside an alternative, every list value is a set
+ * of alternatives too; `[[a, b]]` is the literal list `[a, b]`); then the explicit `cells` follow,
+ * each merged over the base pipeline. Cells whose normalized parameters coincide are one cell.
  *
  * @example
  * import { Grid } from "@cupid-lab/experiments"
  * const grid = yield* Grid.expand(config, registry)
  * grid.cells.map((c) => `${c.id} ${c.name}`) // ["3f2a... all", "91c0... bm25(k=2)", ...]
+ * grid.cells[1].stages.retriever?.decoded.make // builds bm25 with its decoded options
  */
-import { Hash, Plugin, Transform } from "@cupid-lab/core"
+import { Hash, type Plugin, Transform } from "@cupid-lab/core"
 import { Selector } from "@cupid-lab/retrievers"
-import { Effect, Either, ParseResult, Schema } from "effect"
-import type { Config, Spec, StageName } from "./Config.js"
-import { stageNames, transformKey } from "./Config.js"
+import { Effect, Either, Schema } from "effect"
+import type { Config, Spec, SpecTemplate, StageName } from "./Config.js"
+import { stageNames } from "./Config.js"
 import { ConfigError } from "./Errors.js"
 import * as Issues from "./internal/Issues.js"
-import { formatPath, isRecord, show } from "./internal/Tree.js"
+import { alternatives, childPath, isRecord, objectAlternatives, originOf } from "./internal/Tree.js"
 
-/** One stage of a cell, ready to build. */
-export interface StagePlan {
-  readonly plugin: Plugin.AnyPlugin
-  /** Decoded options, as the plugin's `make` takes them. */
-  readonly options: unknown
+export { originOf } from "./internal/Tree.js"
+
+/** One stage of a cell, ready to build: the plugin and its options decoded once. */
+export interface StagePlan<S extends Plugin.PipelineStage> {
+  readonly plugin: Plugin.Of<S>
+  /** The plugin with its options decoded: `decoded.make` builds the stage. */
+  readonly decoded: Plugin.Decoded<S>
   /** `{ use, ...options }` with defaults filled in, in encoded (JSON) form. */
   readonly params: Spec
   /** Where in the config the stage was written, for messages (`sweep.retriever[2]`). */
@@ -37,6 +40,9 @@ export interface StagePlan {
   readonly select?: Selector.Spec
 }
 
+/** The stages a cell has, each planned by its own stage's plugin. */
+export type Stages = { readonly [S in StageName]?: StagePlan<S> }
+
 export interface Cell {
   /** Position in the grid (results and reports follow it). */
   readonly index: number
@@ -44,7 +50,7 @@ export interface Cell {
   readonly name: string
   /** Normalized parameters: every stage, `null` when the cell has none. */
   readonly params: Readonly<Record<StageName, Spec | null>>
-  readonly stages: Readonly<Partial<Record<StageName, StagePlan>>>
+  readonly stages: Stages
   /** The history transform the cell applies to every instance (normalized); null for none. */
   readonly transform: Transform.Spec | null
 }
@@ -59,12 +65,13 @@ export const identityParams = (cell: Cell): Readonly<Record<string, unknown>> =>
 export interface Grid {
   readonly cells: ReadonlyArray<Cell>
   /** Shared by every cell. */
-  readonly scorers: ReadonlyArray<StagePlan>
+  readonly scorers: ReadonlyArray<StagePlan<"scorer">>
   readonly baseline: Cell
 }
 
+/** A stage of a cell before its plugin is looked up: the spec as expanded, and where it was written. */
 interface RawStage {
-  readonly spec: unknown
+  readonly spec: Spec | null
   readonly origin: string
   readonly origins: ReadonlyMap<string, string>
 }
@@ -72,181 +79,170 @@ interface RawStage {
 interface RawCell {
   readonly name?: { readonly value: string; readonly origin: string }
   readonly stages: Readonly<Record<StageName, RawStage>>
-  readonly transform?: {
-    readonly value: unknown
-    readonly origin: string
-    /** Where each part was written, when set by a `transform.<part>` axis. */
-    readonly parts?: Readonly<Record<string, string>>
-  }
+  readonly transform?: { readonly value: Transform.Spec; readonly origin: string }
 }
 
-interface Alt {
-  readonly value: unknown
-  /** Relative path inside the value -> where that part was written. */
-  readonly origins: ReadonlyArray<readonly [string, string]>
+/** A spec template's alternatives: `use` may list plugins, and every list value inside lists values. */
+const templateAlternatives = (template: SpecTemplate, origin: string): Array<{ spec: Spec; origins: ReadonlyArray<readonly [string, string]> }> => {
+  const { use, ...options } = template
+  const uses: Array<readonly [string, string]> = typeof use === "string" ? [[use, origin]] : use.map((u, i) => [u, `${origin}.use[${i}]`])
+  return uses.flatMap(([name, at]) =>
+    objectAlternatives(options, origin).map((alt) => ({
+      spec: { ...(isRecord(alt.value) ? alt.value : {}), use: name },
+      origins: at === origin ? alt.origins : [...alt.origins, ["use", at] as const]
+    }))
+  )
 }
 
-const childPath = (key: string, rel: string): string => (rel === "" ? key : rel.startsWith("[") ? `${key}${rel}` : `${key}.${rel}`)
-
-/** A value in an expandable position: a list lists alternatives; a mapping expands its values. */
-const alternatives = (value: unknown, origin: string): Array<Alt> =>
-  Array.isArray(value)
-    ? value.flatMap((el, i) => (isRecord(el) ? objectAlternatives(el, `${origin}[${i}]`) : [{ value: el, origins: [["", `${origin}[${i}]`]] }]))
-    : isRecord(value)
-    ? objectAlternatives(value, origin)
-    : [{ value, origins: [["", origin]] }]
-
-const objectAlternatives = (obj: Readonly<Record<string, unknown>>, origin: string): Array<Alt> => {
-  let acc: Array<Alt> = [{ value: {}, origins: [["", origin]] }]
-  for (const [key, v] of Object.entries(obj)) {
-    const options = alternatives(v, `${origin}.${key}`)
-    acc = acc.flatMap((a) =>
-      options.map((o) => ({
-        value: { ...(a.value as object), [key]: o.value },
-        origins: [...a.origins, ...o.origins.map(([rel, at]) => [childPath(key, rel), at] as const)]
-      }))
-    )
-  }
-  return acc
-}
-
-const shorthand = (value: unknown): unknown => (typeof value === "string" ? { use: value } : value)
-
-const setAt = (spec: Record<string, unknown>, path: ReadonlyArray<string>, value: unknown): Record<string, unknown> => {
+const setAt = (spec: Readonly<Record<string, unknown>>, path: ReadonlyArray<string>, value: unknown): Record<string, unknown> => {
   const [head, ...rest] = path
-  if (rest.length === 0) return { ...spec, [head!]: value }
-  const inner = spec[head!]
-  return { ...spec, [head!]: setAt(isRecord(inner) ? inner : {}, rest, value) }
+  if (head === undefined) return { ...spec }
+  if (rest.length === 0) return { ...spec, [head]: value }
+  const inner = spec[head]
+  return { ...spec, [head]: setAt(isRecord(inner) ? inner : {}, rest, value) }
 }
 
 /** Expand the config into raw cells (stages not yet decoded). */
 export const expandRaw = (config: Config): Effect.Effect<ReadonlyArray<RawCell>, ConfigError> =>
-  Effect.try({
-    try: () => {
-      const fail = (at: string, reason: string) => new ConfigError({ file: config.file, path: at, reason })
-      const stageFrom = (value: unknown, origin: string): RawStage => ({ spec: shorthand(value), origin, origins: new Map() })
-      const base = {} as Record<StageName, RawStage>
-      for (const s of stageNames) base[s] = stageFrom(config.pipeline[s], `pipeline.${s}`)
-
-      const baseTransform = config.data.transform === undefined ? {} : { transform: { value: config.data.transform, origin: "data.transform" } }
-      let cells: Array<RawCell> = config.sweep.length > 0 || config.cells.length === 0 ? [{ stages: base, ...baseTransform }] : []
-      for (const axis of config.sweep) {
-        const [stage, ...optionPath] = axis.key.split(".") as [StageName, ...Array<string>]
-        const options = alternatives(axis.alternatives, `sweep.${axis.key}`)
-        if ((stage as string) === transformKey) {
-          cells = cells.flatMap((cell) =>
-            options.map((alt): RawCell => {
-              const origin = alt.origins.find(([rel]) => rel === "")![1]
-              if (optionPath.length === 0) return { ...cell, transform: { value: alt.value, origin } }
-              const part = optionPath[0]!
-              const current = isRecord(cell.transform?.value) ? cell.transform.value : {}
-              const parts = { ...cell.transform?.parts, [part]: origin }
-              return { ...cell, transform: { value: { ...current, [part]: alt.value }, origin: cell.transform?.origin ?? origin, parts } }
-            })
-          )
-          continue
-        }
-        cells = cells.flatMap((cell) =>
-          options.map((alt): RawCell => {
-            if (optionPath.length === 0) {
-              const origin = alt.origins.find(([rel]) => rel === "")![1]
-              const origins = new Map(alt.origins.filter(([rel]) => rel !== ""))
-              return { ...cell, stages: { ...cell.stages, [stage]: { spec: shorthand(alt.value), origin, origins } } }
-            }
-            const current = cell.stages[stage]
-            if (!isRecord(current.spec)) {
-              throw fail(`sweep.${axis.key}`, `sets an option of the ${stage}, but the cell it applies to has no ${stage}; give one under pipeline.${stage} or in an earlier sweep axis`)
-            }
-            const optionKey = optionPath.join(".")
-            const origins = new Map([...current.origins].filter(([rel]) => rel !== optionKey && !rel.startsWith(`${optionKey}.`) && !rel.startsWith(`${optionKey}[`)))
-            for (const [rel, at] of alt.origins) origins.set(childPath(optionKey, rel), at)
-            return { ...cell, stages: { ...cell.stages, [stage]: { spec: setAt(current.spec, optionPath, alt.value), origin: current.origin, origins } } }
-          })
-        )
-      }
-      config.cells.forEach((explicit, i) => {
-        const stages = { ...base }
-        for (const s of stageNames) {
-          if (s in explicit.stages) stages[s] = stageFrom(explicit.stages[s], `cells[${i}].${s}`)
-        }
-        const transform = explicit.transform === undefined ? baseTransform : { transform: { value: explicit.transform, origin: `cells[${i}].transform` } }
-        cells.push({ ...(explicit.name === undefined ? {} : { name: { value: explicit.name, origin: `cells[${i}].name` } }), stages, ...transform })
-      })
-      return cells
-    },
-    catch: (e) => e as ConfigError
-  })
-
-/** Where an option (or option path) of a stage was written. */
-export const originOf = (stage: { readonly origin: string; readonly origins: ReadonlyMap<string, string> }, path: ReadonlyArray<PropertyKey>): string => {
-  const rel = formatPath(path)
-  let best = "", bestAt = stage.origin
-  for (const [key, at] of stage.origins) {
-    const matches = rel === key || rel.startsWith(`${key}.`) || rel.startsWith(`${key}[`)
-    if (matches && key.length > best.length) {
-      best = key
-      bestAt = at
-    }
-  }
-  const rest = rel.slice(best.length)
-  if (best === "") return rest === "" ? bestAt : rest.startsWith("[") ? `${bestAt}${rest}` : `${bestAt}.${rest}`
-  return `${bestAt}${rest}`
-}
-
-/** Decode one stage: look the plugin up and decode its options, with config-located errors. */
-export const planStage = (
-  config: Config,
-  registry: Plugin.Registry,
-  stage: Exclude<Plugin.Stage, "provider">,
-  raw: RawStage
-): Effect.Effect<StagePlan, ConfigError> =>
   Effect.gen(function*() {
     const fail = (at: string, reason: string) => new ConfigError({ file: config.file, path: at, reason })
-    const spec = raw.spec
-    if (!isRecord(spec)) return yield* fail(raw.origin, `expected { use: <plugin name>, ...options } or null, got ${show(spec)}`)
-    if (!("use" in spec)) return yield* fail(raw.origin, `missing "use" (the plugin name)`)
-    const { use, ...allOptions } = spec
-    if (typeof use !== "string") return yield* fail(originOf(raw, ["use"]), `expected a plugin name, got ${show(use)}`)
+    const stageFrom = (spec: Spec | null, origin: string): RawStage => ({ spec, origin, origins: new Map() })
+    const base: Record<StageName, RawStage> = {
+      retriever: stageFrom(config.pipeline.retriever, "pipeline.retriever"),
+      summarizer: stageFrom(config.pipeline.summarizer, "pipeline.summarizer"),
+      inferrer: stageFrom(config.pipeline.inferrer, "pipeline.inferrer"),
+      generator: stageFrom(config.pipeline.generator, "pipeline.generator")
+    }
+    const baseTransform = config.data.transform === undefined ? {} : { transform: { value: config.data.transform, origin: "data.transform" } }
+    let cells: Array<RawCell> = config.sweep.length > 0 || config.cells.length === 0 ? [{ stages: base, ...baseTransform }] : []
+    for (const axis of config.sweep) {
+      const at = `sweep.${axis.key}`
+      switch (axis._tag) {
+        case "Transform":
+          cells = cells.flatMap((cell) => axis.transforms.map((t): RawCell => ({ ...cell, transform: t })))
+          break
+        case "TransformPart":
+          cells = cells.flatMap((cell) =>
+            axis.values.map((v): RawCell => ({
+              ...cell,
+              transform: { value: { ...cell.transform?.value, ...v.value }, origin: cell.transform?.origin ?? v.origin }
+            }))
+          )
+          break
+        case "Stage": {
+          const options = axis.choices.flatMap((choice, i): Array<RawStage> =>
+            choice === null
+              ? [{ spec: null, origin: `${at}[${i}]`, origins: new Map<string, string>() }]
+              : templateAlternatives(choice, `${at}[${i}]`).map((alt) => ({
+                spec: alt.spec,
+                origin: alt.origins.find(([rel]) => rel === "")?.[1] ?? `${at}[${i}]`,
+                origins: new Map(alt.origins.filter(([rel]) => rel !== ""))
+              }))
+          )
+          cells = cells.flatMap((cell) => options.map((o): RawCell => ({ ...cell, stages: { ...cell.stages, [axis.stage]: o } })))
+          break
+        }
+        case "Option": {
+          const options = alternatives(axis.alternatives, at)
+          const optionKey = axis.path.join(".")
+          const next: Array<RawCell> = []
+          for (const cell of cells) {
+            const current = cell.stages[axis.stage]
+            if (current.spec === null) {
+              return yield* fail(at, `sets an option of the ${axis.stage}, but the cell it applies to has no ${axis.stage}; give one under pipeline.${axis.stage} or in an earlier sweep axis`)
+            }
+            for (const alt of options) {
+              const origins = new Map([...current.origins].filter(([rel]) => rel !== optionKey && !rel.startsWith(`${optionKey}.`) && !rel.startsWith(`${optionKey}[`)))
+              for (const [rel, where] of alt.origins) origins.set(childPath(optionKey, rel), where)
+              const spec: Spec = { ...setAt(current.spec, axis.path, alt.value), use: current.spec.use }
+              next.push({ ...cell, stages: { ...cell.stages, [axis.stage]: { spec, origin: current.origin, origins } } })
+            }
+          }
+          cells = next
+          break
+        }
+      }
+    }
+    config.cells.forEach((explicit, i) => {
+      const stages = { ...base }
+      for (const s of stageNames) {
+        const value = explicit.stages[s]
+        if (value !== undefined) stages[s] = stageFrom(value, `cells[${i}].${s}`)
+      }
+      const transform = explicit.transform === undefined ? baseTransform : { transform: { value: explicit.transform, origin: `cells[${i}].transform` } }
+      cells.push({ ...(explicit.name === undefined ? {} : { name: { value: explicit.name, origin: `cells[${i}].name` } }), stages, ...transform })
+    })
+    return cells
+  })
+
+interface Planned<S extends Plugin.PipelineStage> {
+  readonly plugin: Plugin.Of<S>
+  readonly decoded: Plugin.Decoded<S>
+}
+
+/** Decode a looked-up plugin's options; every problem is reported, where it was written. */
+const decodeWith = <S extends Plugin.PipelineStage>(
+  config: Config,
+  plugin: Plugin.Of<S>,
+  options: Readonly<Record<string, unknown>>,
+  raw: RawStage
+): Effect.Effect<Planned<S>, ConfigError> =>
+  Either.match(plugin.decode(options), {
+    onLeft: (e) =>
+      Effect.fail(ConfigError.all(config.file, Issues.clean(e.issues, "option").map((i) => ({ path: originOf(raw, i.path), reason: i.message })))),
+    onRight: (decoded) => Effect.succeed({ plugin, decoded })
+  })
+
+/** Look a plugin up by name; an unknown name lists the valid ones. */
+const lookUp = <S extends Plugin.PipelineStage>(config: Config, registry: Plugin.Registry, stage: S, spec: Spec, raw: RawStage) =>
+  Effect.catchAll(registry.get(stage, spec.use), () => {
     const names = registry.names(stage)
-    if (!names.includes(use)) {
-      return yield* fail(
-        originOf(raw, ["use"]),
-        `unknown ${stage} "${use}"; valid choices: ${names.length === 0 ? "none (no plugin of this stage is registered)" : names.join(", ")}`
-      )
-    }
-    const plugin = yield* Effect.orDie(registry.get(stage, use))
-    let select: Selector.Spec | undefined
-    let rawOptions: Record<string, unknown> = allOptions
-    if (plugin.stage === "retriever") {
-      const split = Selector.splitSpec(allOptions, plugin)
-      if (Either.isLeft(split)) return yield* fail(originOf(raw, split.left.path), split.left.message)
-      select = split.right.select
-      rawOptions = split.right.rest
-    } else if ("select" in allOptions) {
-      return yield* fail(originOf(raw, ["select"]), "`select` (a selector) is only for retrievers")
-    }
-    const decoded = yield* Effect.either(
-      Effect.mapError(Plugin.decodeOptions(plugin, rawOptions), (e) => Issues.clean(e.issues, "option"))
+    const valid = names.length === 0 ? "none (no plugin of this stage is registered)" : names.join(", ")
+    const close = Issues.suggest(spec.use, names)
+    return Effect.fail(
+      new ConfigError({
+        file: config.file,
+        path: originOf(raw, ["use"]),
+        reason: `unknown ${stage} "${spec.use}"${close === undefined ? "" : ` (did you mean "${close}"?)`}; valid choices: ${valid}`
+      })
     )
-    if (decoded._tag === "Left") {
-      const issue = decoded.left[0]!
-      return yield* fail(originOf(raw, issue.path), issue.message)
-    }
-    const options = decoded.right
-    let encoded: unknown = options
-    try {
-      encoded = Schema.encodeUnknownSync(plugin.options)(options)
-    } catch {
-      // A schema that cannot encode its own output still has decoded options; keep those.
-    }
+  })
+
+/** Plan a retriever: its cut (`select`, or `k` for rankers) is taken apart from the plugin's options. */
+export const planRetriever = (config: Config, registry: Plugin.Registry, spec: Spec, raw: RawStage): Effect.Effect<StagePlan<"retriever">, ConfigError> =>
+  Effect.gen(function*() {
+    const plugin = yield* lookUp(config, registry, "retriever", spec, raw)
+    const { use, ...options } = spec
+    const split = Selector.splitSpec(options, plugin)
+    if (Either.isLeft(split)) return yield* new ConfigError({ file: config.file, path: originOf(raw, split.left.path), reason: split.left.message })
+    const { select, rest } = split.right
+    const { decoded } = yield* decodeWith(config, plugin, rest, raw)
     return {
       plugin,
-      options,
-      params: { use, ...(isRecord(encoded) ? encoded : {}), ...(select === undefined ? {} : { select: Schema.encodeSync(Selector.Spec)(select) }) },
+      decoded,
+      params: { use, ...decoded.params, ...(select === undefined ? {} : { select: Schema.encodeSync(Selector.Spec)(select) }) },
       origin: raw.origin,
       origins: raw.origins,
       ...(select === undefined ? {} : { select })
     }
+  })
+
+/** Plan a stage other than the retriever (scorers too). */
+export const planStage = <S extends Exclude<Plugin.PipelineStage, "retriever">>(
+  config: Config,
+  registry: Plugin.Registry,
+  stage: S,
+  spec: Spec,
+  raw: RawStage
+): Effect.Effect<StagePlan<S>, ConfigError> =>
+  Effect.gen(function*() {
+    const plugin = yield* lookUp(config, registry, stage, spec, raw)
+    const { use, ...options } = spec
+    if ("select" in options) {
+      return yield* new ConfigError({ file: config.file, path: originOf(raw, ["select"]), reason: "`select` (a selector) is only for retrievers" })
+    }
+    const { decoded } = yield* decodeWith(config, plugin, options, raw)
+    return { plugin, decoded, params: { use, ...decoded.params }, origin: raw.origin, origins: raw.origins }
   })
 
 /** A value in a cell name: scalars as they are, a nested plugin spec by its plugin name, anything else as JSON. */
@@ -299,24 +295,6 @@ export const names = (params: ReadonlyArray<Readonly<Record<StageName, Spec | nu
   })
 }
 
-/** Decode a cell's transform; errors point at where it was written. Null when it changes nothing. */
-const decodeTransform = (config: Config, raw: NonNullable<RawCell["transform"]>): Effect.Effect<Transform.Spec | null, ConfigError> => {
-  const decoded = Schema.decodeUnknownEither(Transform.Spec, { onExcessProperty: "error" })(raw.value)
-  if (Either.isLeft(decoded)) {
-    const issue = ParseResult.ArrayFormatter.formatErrorSync(decoded.left)[0]!
-    const [head, ...rest] = issue.path
-    const partOrigin = typeof head === "string" ? raw.parts?.[head] : undefined
-    const at = partOrigin !== undefined
-      ? (rest.length === 0 ? partOrigin : `${partOrigin}${formatPath(rest).startsWith("[") ? "" : "."}${formatPath(rest)}`)
-      : issue.path.length === 0 ? raw.origin : `${raw.origin}.${formatPath(issue.path)}`
-    const reason = issue._tag === "Unexpected"
-      ? `unknown transform key; valid keys: ${Transform.keys.join(", ")}`
-      : `${issue.message} (a transform is { drop: contrastive | stale, pad: <sessions>, position: early | middle | late | <index> })`
-    return Effect.fail(new ConfigError({ file: config.file, path: at, reason }))
-  }
-  return Effect.succeed(Transform.isIdentity(decoded.right) ? null : Transform.normalize(decoded.right))
-}
-
 /** When cells differ in their transform, their names say how, by the parts that vary: `bm25 @ pad=24,position=early`. */
 const withTransforms = (generated: ReadonlyArray<string>, transforms: ReadonlyArray<Transform.Spec | null>): Array<string> => {
   const part = (t: Transform.Spec | null, key: typeof Transform.keys[number]): string => {
@@ -332,24 +310,37 @@ const withTransforms = (generated: ReadonlyArray<string>, transforms: ReadonlyAr
   })
 }
 
-/** Decode every stage of every cell and the scorers; fails on the first problem, in config order. */
+type Planners = { readonly [S in StageName]: (spec: Spec, raw: RawStage) => Effect.Effect<StagePlan<S>, ConfigError> }
+type Memos = { readonly [S in StageName]: Map<string, StagePlan<S>> }
+
+/** Decode every stage of every cell and the scorers; fails on the first stage with problems, in config order. */
 export const expand = (config: Config, registry: Plugin.Registry): Effect.Effect<Grid, ConfigError> =>
   Effect.gen(function*() {
     const fail = (at: string, reason: string) => new ConfigError({ file: config.file, path: at, reason })
     const raws = yield* expandRaw(config)
-    const memo = new Map<string, StagePlan>()
-    const plan = (stage: StageName, raw: RawStage) =>
-      Effect.suspend(() => {
-        const key = `${stage}\0${Hash.canonicalJson(raw.spec)}`
-        const hit = memo.get(key)
-        return hit !== undefined
-          ? Effect.succeed({ ...hit, origin: raw.origin, origins: raw.origins })
-          : Effect.tap(planStage(config, registry, stage, raw), (p) => Effect.sync(() => memo.set(key, p)))
-      })
+    const planners: Planners = {
+      retriever: (spec, raw) => planRetriever(config, registry, spec, raw),
+      summarizer: (spec, raw) => planStage(config, registry, "summarizer", spec, raw),
+      inferrer: (spec, raw) => planStage(config, registry, "inferrer", spec, raw),
+      generator: (spec, raw) => planStage(config, registry, "generator", spec, raw)
+    }
+    // A stage written once and shared by many cells (one inferrer under twenty retrievers) is decoded once.
+    const memos: Memos = { retriever: new Map(), summarizer: new Map(), inferrer: new Map(), generator: new Map() }
+    const plan = <S extends StageName>(stage: S, raw: RawStage): Effect.Effect<StagePlan<S> | undefined, ConfigError> => {
+      const spec = raw.spec
+      if (spec === null) return Effect.succeed(undefined)
+      const memo = memos[stage]
+      const key = Hash.canonicalJson(spec)
+      const hit = memo.get(key)
+      return hit !== undefined
+        ? Effect.succeed({ ...hit, origin: raw.origin, origins: raw.origins })
+        : Effect.tap(planners[stage](spec, raw), (p) => Effect.sync(() => memo.set(key, p)))
+    }
 
-    const scorers: Array<StagePlan> = []
+    const scorers: Array<StagePlan<"scorer">> = []
     for (const [i, spec] of config.scorers.entries()) {
-      scorers.push(yield* planStage(config, registry, "scorer", { spec, origin: `scorers[${i}]`, origins: new Map() }))
+      const raw: RawStage = { spec, origin: `scorers[${i}]`, origins: new Map() }
+      scorers.push(yield* planStage(config, registry, "scorer", spec, raw))
     }
     const scorerParams = scorers.map((s) => s.params)
 
@@ -357,25 +348,30 @@ export const expand = (config: Config, registry: Plugin.Registry): Effect.Effect
       id: string
       name?: { value: string; origin: string }
       params: Record<StageName, Spec | null>
-      stages: Partial<Record<StageName, StagePlan>>
+      stages: Stages
       transform: Transform.Spec | null
     }
     const drafts: Array<Draft> = []
     const byId = new Map<string, Draft>()
     for (const raw of raws) {
-      const params = {} as Record<StageName, Spec | null>
-      const stages: Partial<Record<StageName, StagePlan>> = {}
-      for (const s of stageNames) {
-        const r = raw.stages[s]
-        if (r.spec === null || r.spec === undefined) {
-          params[s] = null
-          continue
-        }
-        const p = yield* plan(s, r)
-        params[s] = p.params
-        stages[s] = p
+      const retriever = yield* plan("retriever", raw.stages.retriever)
+      const summarizer = yield* plan("summarizer", raw.stages.summarizer)
+      const inferrer = yield* plan("inferrer", raw.stages.inferrer)
+      const generator = yield* plan("generator", raw.stages.generator)
+      const stages: Stages = {
+        ...(retriever === undefined ? {} : { retriever }),
+        ...(summarizer === undefined ? {} : { summarizer }),
+        ...(inferrer === undefined ? {} : { inferrer }),
+        ...(generator === undefined ? {} : { generator })
       }
-      const transform = raw.transform === undefined ? null : yield* decodeTransform(config, raw.transform)
+      const params: Record<StageName, Spec | null> = {
+        retriever: retriever?.params ?? null,
+        summarizer: summarizer?.params ?? null,
+        inferrer: inferrer?.params ?? null,
+        generator: generator?.params ?? null
+      }
+      const t = raw.transform?.value
+      const transform = t === undefined || Transform.isIdentity(t) ? null : Transform.normalize(t)
       const id = Hash.contentHash(transform === null ? { params, scorers: scorerParams } : { params, scorers: scorerParams, transform })
       const existing = byId.get(id)
       if (existing !== undefined) {
@@ -410,7 +406,8 @@ export const expand = (config: Config, registry: Plugin.Registry): Effect.Effect
     if (wanted !== undefined) {
       baseline = cells.find((c) => c.name === wanted || c.id === wanted)
       if (baseline === undefined) {
-        return yield* fail("report.baseline", `unknown cell "${wanted}"; valid choices: ${cells.map((c) => c.name).join(", ")}`)
+        const close = Issues.suggest(wanted, cells.map((c) => c.name))
+        return yield* fail("report.baseline", `unknown cell "${wanted}"${close === undefined ? "" : ` (did you mean "${close}"?)`}; valid choices: ${cells.map((c) => c.name).join(", ")}`)
       }
     }
     baseline ??= cells.find((c) => c.params.retriever?.use === "all") ?? cells[0]

@@ -37,14 +37,14 @@ describe("Config.parse", () => {
   it.effect("rejects unknown keys, naming the valid ones", () =>
     Effect.gen(function*() {
       expect(yield* message(parse("sweeps: {}\n"))).toBe(
-        `cfg.yaml: unknown top-level key "sweeps"; valid keys: bootstrap, cacheDir, cells, concurrency, data, description, models, name, out, pipeline, plugins, report, scorers, seed, sweep`
+        `cfg.yaml: unknown top-level key "sweeps" (did you mean "sweep"?); valid keys: bootstrap, cacheDir, cells, concurrency, data, description, models, name, out, pipeline, plugins, report, scorers, seed, sweep`
       )
-      expect(yield* message(parse("data: { sorce: x }\n"))).toBe(`cfg.yaml: data: unknown key "sorce"; valid keys: limit, onInvalid, source, transform, types`)
+      expect(yield* message(parse("data: { sorce: x }\n"))).toBe(`cfg.yaml: data: unknown key "sorce" (did you mean "source"?); valid keys: limit, onInvalid, source, transform, types`)
       expect(yield* message(parse("pipeline: { retreiver: first }\n"))).toBe(
-        `cfg.yaml: pipeline: unknown key "retreiver"; valid keys: generator, inferrer, retriever, summarizer`
+        `cfg.yaml: pipeline: unknown key "retreiver" (did you mean "retriever"?); valid keys: generator, inferrer, retriever, summarizer`
       )
       expect(yield* message(parse("cells:\n  - { name: a, retriver: first }\n"))).toBe(
-        `cfg.yaml: cells[0]: unknown key "retriver"; valid keys: name, retriever, summarizer, inferrer, generator, transform`
+        `cfg.yaml: cells[0]: unknown key "retriver" (did you mean "retriever"?); valid keys: generator, inferrer, name, retriever, summarizer, transform`
       )
     }))
 
@@ -56,14 +56,14 @@ describe("Config.parse", () => {
         `cfg.yaml: data.types[1]: Expected "consistent" | "contrastive" | "changing", actual "changed"`
       )
       expect(yield* message(parse("pipeline: { retriever: [first] }\n"))).toBe(
-        `cfg.yaml: pipeline.retriever: expected { use: <plugin name>, ...options } or null, got ["first"]`
+        `cfg.yaml: pipeline.retriever: expected { use: <plugin name>, ...options }, a plugin name or null, got ["first"]`
       )
       expect(yield* message(parse("pipeline: { retriever: { k: 2 } }\n"))).toBe(`cfg.yaml: pipeline.retriever: missing "use" (the plugin name)`)
       expect(yield* message(parse("sweep: { retreiver: [first] }\n"))).toBe(
-        "cfg.yaml: sweep.retreiver: unknown sweep axis; an axis is a stage (retriever, summarizer, inferrer, generator), a dotted option path such as retriever.k, or the history transform (transform, transform.pad, ...)"
+        `cfg.yaml: sweep.retreiver: unknown sweep axis (did you mean "retriever"?); an axis is a stage (retriever, summarizer, inferrer, generator), a dotted option path such as retriever.k, or the history transform (transform, transform.pad, ...)`
       )
       expect(yield* message(parse("sweep: { retriever: first }\n"))).toBe(`cfg.yaml: sweep.retriever: expected a non-empty list of alternatives, got "first"`)
-      expect(yield* message(parse("models: { m: { model: x } }\n"))).toBe(`cfg.yaml: models.m.provider: expected the name of a provider plugin, got undefined`)
+      expect(yield* message(parse("models: { m: { model: x } }\n"))).toBe(`cfg.yaml: models.m.provider: missing "provider" (the name of a provider plugin)`)
       expect(yield* message(parse("[1, 2]\n"))).toContain("cfg.yaml: expected a mapping of keys")
     }))
 
@@ -126,10 +126,10 @@ describe("config errors found with the plugin registry", () => {
   it.effect("an unknown plugin names the valid choices", () =>
     Effect.gen(function*() {
       expect(yield* gridError("sweep:\n  retriever:\n    - first\n    - latest\n    - { use: lastest, k: 2 }\n")).toBe(
-        `cfg.yaml: sweep.retriever[2].use: unknown retriever "lastest"; valid choices: first, gold, latest`
+        `cfg.yaml: sweep.retriever[2].use: unknown retriever "lastest" (did you mean "latest"?); valid choices: first, gold, latest`
       )
       expect(yield* gridError("pipeline: { inferrer: llm }\n")).toBe(`cfg.yaml: pipeline.inferrer.use: unknown inferrer "llm"; valid choices: asks, echo`)
-      expect(yield* gridError("scorers: [ { use: hit } ]\n")).toBe(`cfg.yaml: scorers[0].use: unknown scorer "hit"; valid choices: hits`)
+      expect(yield* gridError("scorers: [ { use: hit } ]\n")).toBe(`cfg.yaml: scorers[0].use: unknown scorer "hit" (did you mean "hits"?); valid choices: hits`)
       expect(yield* gridError("cells:\n  - { retriever: nope }\n")).toBe(`cfg.yaml: cells[0].retriever.use: unknown retriever "nope"; valid choices: first, gold, latest`)
     }))
 
@@ -144,7 +144,7 @@ describe("config errors found with the plugin registry", () => {
         `cfg.yaml: sweep.retriever.k[1]: Expected a positive number, actual -3`
       )
       expect(yield* gridError("pipeline: { retriever: { use: latest, kk: 2 } }\n")).toBe(
-        `cfg.yaml: pipeline.retriever: unknown option "kk"; valid options: k, representation, tags`
+        `cfg.yaml: pipeline.retriever: unknown option "kk" (did you mean "k"?); valid options: k, representation, tags`
       )
       expect(yield* gridError("pipeline: { retriever: { use: latest, representation: summaries } }\n")).toBe(
         `cfg.yaml: pipeline.retriever.representation: Expected "dialogue" | "summary", actual "summaries"`
@@ -211,7 +211,7 @@ describe("config errors found with the plugin registry", () => {
       const config = yield* Config.parse("models: { m: { provider: fak, model: x } }\n", "cfg.yaml", {})
       expect(
         yield* message(Runner.dryRun(config, { plugins: [...testPlugins, fake], openDataset: opener([]) }))
-      ).toBe(`cfg.yaml: models.m.provider: unknown provider "fak"; valid choices: fake`)
+      ).toBe(`cfg.yaml: models.m.provider: unknown provider "fak" (did you mean "fake"?); valid choices: fake`)
       const bad = yield* Config.parse("models: { m: { provider: fake, model: x, temperature: hot } }\n", "cfg.yaml", {})
       expect(
         yield* message(Runner.dryRun(bad, { plugins: [...testPlugins, fake], openDataset: opener([]) }))

@@ -195,7 +195,7 @@ describe("history transforms in the grid", () => {
       const bad = (text: string) => Effect.flip(grid(text)).pipe(Effect.map((e) => e.message))
       expect(yield* bad("pipeline: { retriever: latest }\nsweep:\n  transform.pad: [-1]\n")).toMatch(/cfg\.yaml: sweep\.transform\.pad\[0\]: expected a whole number of sessions, 0 to 100000/)
       expect(yield* bad("pipeline: { retriever: latest }\nsweep:\n  transform.position: [first]\n")).toMatch(/sweep\.transform\.position\[0\]: .*expected early, middle, late or a 1-based position|sweep\.transform\.position\[0\].*"first"/)
-      expect(yield* bad("pipeline: { retriever: latest }\nsweep:\n  transform: [{ padd: 2 }]\n")).toMatch(/sweep\.transform\[0\]\.padd: unknown transform key; valid keys: drop, pad, position/)
+      expect(yield* bad("pipeline: { retriever: latest }\nsweep:\n  transform: [{ padd: 2 }]\n")).toMatch(/sweep\.transform\[0\]: unknown key "padd" \(did you mean "pad"\?\); valid keys: drop, pad, position/)
       expect(yield* bad("pipeline: { retriever: latest }\nsweep:\n  transform.size: [2]\n")).toMatch(/sweep\.transform\.size: unknown transform axis; use transform or transform\.<part> with part one of drop, pad, position/)
       expect(yield* bad("pipeline: { retriever: latest }\ndata: { transform: { pad: x } }\n")).toMatch(/cfg\.yaml: data\.transform\.pad/)
     }))

@@ -5,8 +5,8 @@ import { ConfigProvider, Effect, type Scope } from "effect"
  * Decode raw options the way the runner does and build the provider, reading environment
  * variables from `env` only (never from the real environment, so a developer's keys cannot leak in).
  */
-export const build = (
-  plugin: Plugin.ProviderPlugin,
+export const build = <O, I>(
+  plugin: Plugin.ProviderPlugin<O, I>,
   raw: Record<string, unknown>,
   env: Record<string, string> = {},
   model = "test-model"

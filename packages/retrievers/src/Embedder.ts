@@ -173,7 +173,7 @@ const glove = (spec: typeof GloveSpec.Type) =>
   })
 
 /** Build the embedder a spec describes. */
-export const make = (spec: Spec): Effect.Effect<TextEmbedder, Errors.PluginError, Models.Models | Corpus.Corpus> =>
+export const make = (spec: Spec): Effect.Effect<TextEmbedder, Errors.PluginError | Errors.ModelNotConfigured, Models.Models | Corpus.Corpus> =>
   Effect.gen(function*() {
     if (spec.use === "model") return fromModel(yield* (yield* Models.Models).embeddingModel(spec.model))
     if (spec.use === "glove") return yield* glove(spec)

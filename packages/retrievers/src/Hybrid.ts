@@ -22,7 +22,7 @@ export type PartSpec = typeof PartSpec.Type
 export const buildPart = (
   owner: string,
   spec: PartSpec
-): Effect.Effect<Retriever.Service, Errors.PluginError, Plugin.Env> =>
+): Effect.Effect<Retriever.Service, Plugin.MakeError, Plugin.Env> =>
   Effect.gen(function*() {
     const registry = yield* Plugin.Plugins
     const part = yield* registry.get("retriever", spec.use)

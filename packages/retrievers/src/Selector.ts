@@ -100,7 +100,7 @@ export const splitSpec = (
  * Build a retriever from a full spec (`{ use, ...options, select? | k? }`) with its cut applied, as a
  * sweep cell would: for composite parts, benchmarks and scripts.
  */
-export const build = (spec: { readonly use: string } & Readonly<Record<string, unknown>>): Effect.Effect<Retriever.Service, Errors.PluginError, Plugin.Env> =>
+export const build = (spec: { readonly use: string } & Readonly<Record<string, unknown>>): Effect.Effect<Retriever.Service, Plugin.MakeError, Plugin.Env> =>
   Effect.gen(function*() {
     const plugin = yield* (yield* Plugin.Plugins).get("retriever", spec.use)
     const { use, ...options } = spec

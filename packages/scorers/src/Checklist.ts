@@ -103,7 +103,7 @@ const dryRunAnswer = (preference: string) =>
 export const llm = (
   plugin: string,
   spec: LlmSpec
-): Effect.Effect<Decomposer, Errors.PluginError, Models.Models> =>
+): Effect.Effect<Decomposer, Errors.PluginError | Errors.ModelNotConfigured, Models.Models> =>
   Effect.gen(function*() {
     const lm = yield* (yield* Models.Models).languageModel(spec.model)
     const template = yield* Template.load(plugin, spec.template, "decompose.md", ["preference"], ["preference"])

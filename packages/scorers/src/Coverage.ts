@@ -161,7 +161,7 @@ const dryRunAnswer = (n: number) =>
   JSON.stringify({ results: Array.from({ length: n }, (_, i) => ({ index: i + 1, label: "Partially Covered" })) })
 
 /** An LLM matcher built from a `models:` entry; `plugin` names the scorer in errors. */
-export const llm = (plugin: string, spec: LlmSpec): Effect.Effect<Matcher, Errors.PluginError, Models.Models> =>
+export const llm = (plugin: string, spec: LlmSpec): Effect.Effect<Matcher, Errors.PluginError | Errors.ModelNotConfigured, Models.Models> =>
   Effect.gen(function*() {
     const lm = yield* (yield* Models.Models).languageModel(spec.model)
     const template = yield* Template.load(

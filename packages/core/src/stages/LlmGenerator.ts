@@ -14,7 +14,7 @@
  * const generator = yield* LlmGenerator.make({ model: "gpt4o", preference: "none", maxTokens: 2048, temperature: 0 })
  */
 import { Effect, Schema } from "effect"
-import { type PluginError, StageError } from "../Errors.js"
+import { type ModelNotConfigured, type PluginError, StageError } from "../Errors.js"
 import type * as Generator from "../Generator.js"
 import { renderEvidence } from "../internal/stages/evidence.js"
 import { ask, maxTokensOption, modelOption, temperatureOption, templateOption } from "../internal/stages/llm.js"
@@ -60,7 +60,7 @@ const templateSpec = (options: Options, file: string): PromptTemplate.Spec =>
     ? { plugin: "llm", file, required: ["request"], optional: ["evidence"], unavailable: { preference: "the generator runs with preference: none" } }
     : { plugin: "llm", file, required: ["request", "preference"], optional: ["evidence"] }
 
-export const make = (options: Options): Effect.Effect<Generator.Service, PluginError, Models> =>
+export const make = (options: Options): Effect.Effect<Generator.Service, PluginError | ModelNotConfigured, Models> =>
   Effect.gen(function*() {
     const lm = yield* (yield* Models).languageModel(options.model)
     const file = options.template ?? PromptTemplate.defaultFile(defaultTemplates[options.preference])

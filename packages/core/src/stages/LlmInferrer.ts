@@ -16,7 +16,7 @@
  * LlmInferrer.parse("Analysis: ...\n**Preference:** \"Use numbered steps.\"") // ok: "Use numbered steps."
  */
 import { Effect } from "effect"
-import { type PluginError, StageError } from "../Errors.js"
+import { type ModelNotConfigured, type PluginError, StageError } from "../Errors.js"
 import type * as Inferrer from "../Inferrer.js"
 import { renderEvidence } from "../internal/stages/evidence.js"
 import { ask, callOptions } from "../internal/stages/llm.js"
@@ -45,7 +45,7 @@ export const dryRunAnswerFor = (tag: string): string => dryRunAnswer.replace(/\.
  */
 export const parse = (answer: string): ParseResult => parsePreference(answer)
 
-export const make = (options: Options): Effect.Effect<Inferrer.Service, PluginError, Models> =>
+export const make = (options: Options): Effect.Effect<Inferrer.Service, PluginError | ModelNotConfigured, Models> =>
   Effect.gen(function*() {
     const lm = yield* (yield* Models).languageModel(options.model)
     const template = yield* PromptTemplate.load({

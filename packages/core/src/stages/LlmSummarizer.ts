@@ -15,7 +15,7 @@
  */
 import { Effect } from "effect"
 import { dialogueText, type SessionSummary, type SessionView } from "../Domain.js"
-import { type PluginError, StageError } from "../Errors.js"
+import { type ModelNotConfigured, type PluginError, StageError } from "../Errors.js"
 import { ask, callOptions } from "../internal/stages/llm.js"
 import { exampleSummary, type ParsedSummary, parseSummary } from "../internal/stages/summaryFormat.js"
 import { Models } from "../Models.js"
@@ -48,7 +48,7 @@ const excerpt = (text: string): string => {
   return t.length > 120 ? `${t.slice(0, 120)}...` : t
 }
 
-export const make = (options: Options): Effect.Effect<Summarizer.Service, PluginError, Models> =>
+export const make = (options: Options): Effect.Effect<Summarizer.Service, PluginError | ModelNotConfigured, Models> =>
   Effect.gen(function*() {
     const lm = yield* (yield* Models).languageModel(options.model)
     const template = yield* PromptTemplate.load({

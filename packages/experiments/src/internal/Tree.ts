@@ -20,3 +20,54 @@ export const joinPath = (base: string, rest: string): string => (rest === "" ? b
 
 /** `a` -> `"a"`; values in messages are shown as JSON so strings are quoted and types are visible. */
 export const show = (value: unknown): string => (value === undefined ? "undefined" : JSON.stringify(value))
+
+/** One expanded alternative and where each of its parts was written. */
+export interface Alt {
+  readonly value: unknown
+  /** Relative path inside the value (`""` for the whole, `k`, `embedder.dims`) -> where that part was written. */
+  readonly origins: ReadonlyArray<readonly [string, string]>
+}
+
+export const childPath = (key: string, rel: string): string => (rel === "" ? key : rel.startsWith("[") ? `${key}${rel}` : `${key}.${rel}`)
+
+/**
+ * A value in an expandable position: a list lists alternatives (a list inside it is a literal
+ * value); a mapping expands each of its values; anything else is itself.
+ */
+export const alternatives = (value: unknown, origin: string): Array<Alt> =>
+  Array.isArray(value)
+    ? value.flatMap((el, i) => (isRecord(el) ? objectAlternatives(el, `${origin}[${i}]`) : [{ value: el, origins: [["", `${origin}[${i}]`]] }]))
+    : isRecord(value)
+    ? objectAlternatives(value, origin)
+    : [{ value, origins: [["", origin]] }]
+
+/** The product of a mapping's values' alternatives, in key order. */
+export const objectAlternatives = (obj: Readonly<Record<string, unknown>>, origin: string): Array<Alt> => {
+  let acc: Array<{ value: Record<string, unknown>; origins: ReadonlyArray<readonly [string, string]> }> = [{ value: {}, origins: [["", origin]] }]
+  for (const [key, v] of Object.entries(obj)) {
+    const options = alternatives(v, `${origin}.${key}`)
+    acc = acc.flatMap((a) =>
+      options.map((o) => ({
+        value: { ...a.value, [key]: o.value },
+        origins: [...a.origins, ...o.origins.map(([rel, at]) => [childPath(key, rel), at] as const)]
+      }))
+    )
+  }
+  return acc
+}
+
+/** Where a part (at `path` inside a value) was written, given where the value's parts were written. */
+export const originOf = (stage: { readonly origin: string; readonly origins: ReadonlyMap<string, string> }, path: ReadonlyArray<PropertyKey>): string => {
+  const rel = formatPath(path)
+  let best = "", bestAt = stage.origin
+  for (const [key, at] of stage.origins) {
+    const matches = rel === key || rel.startsWith(`${key}.`) || rel.startsWith(`${key}[`)
+    if (matches && key.length > best.length) {
+      best = key
+      bestAt = at
+    }
+  }
+  const rest = rel.slice(best.length)
+  if (best === "") return rest === "" ? bestAt : rest.startsWith("[") ? `${bestAt}${rest}` : `${bestAt}.${rest}`
+  return `${bestAt}${rest}`
+}

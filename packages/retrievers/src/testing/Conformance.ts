@@ -143,11 +143,12 @@ export const suite = (config: SuiteOptions): void => {
   ).pipe(Layer.provideMerge(ModelCache.layerMemory))
 
   const decode = (overrides: Readonly<Record<string, unknown>> = {}) =>
-    Plugin.decodeOptions(plugin, { ...raw, ...overrides }).pipe(
-      Effect.mapError((e) => new Error(`options do not decode: ${e.issues.map((i) => `${i.path.join(".")}: ${i.message}`).join("; ")}`))
+    Effect.mapError(
+      plugin.decode({ ...raw, ...overrides }),
+      (e) => new Error(`options do not decode: ${e.issues.map((i) => `${i.path.join(".")}: ${i.message}`).join("; ")}`)
     )
   const build = (overrides: Readonly<Record<string, unknown>> = {}) =>
-    Effect.flatMap(decode(overrides), (options) => (plugin.make as (o: unknown) => Effect.Effect<AnyService, unknown, Plugin.Env>)(options))
+    Effect.flatMap(decode(overrides), (decoded) => Effect.map(decoded.make, (built): AnyService => built.service))
   const retrieve = (service: AnyService, instance: Domain.Instance) => {
     const query = bareQuery(instance.query)
     const input: Retriever.RetrievalInput = service.needsSummaries ? { query, summaries: summariesOf(query) } : { query }
@@ -204,7 +205,7 @@ export const suite = (config: SuiteOptions): void => {
         run(Effect.gen(function*() {
           const service = yield* build()
           // A second stage (a `candidates` option) scores only its first stage's candidates.
-          const secondStage = "candidates" in ((yield* decode()) as object)
+          const secondStage = "candidates" in (yield* decode()).params
           for (const f of fixtures) {
             const r = yield* retrieve(service, f)
             const scored = new Set(r.ranking.map((x) => x.sessionId)).size

@@ -80,14 +80,13 @@ export const buildModels = (config: Config, providers: ReadonlyArray<Plugin.AnyP
       if (!used.has(name)) continue
       const at = `models.${name}`
       const fail = (p: string, reason: string) => new SynthConfigError({ file: config.file, path: p, reason })
-      const plugin = yield* registry.get("provider", spec.provider).pipe(Effect.mapError((e) => fail(`${at}.provider`, e.reason)))
-      const options = yield* Plugin.decodeOptions(plugin, spec.options).pipe(
-        Effect.mapError((e) => {
-          const issue = e.issues[0]
-          return fail([at, ...(issue?.path ?? []).map(String)].join("."), issue?.message ?? "invalid options")
-        })
-      )
-      bundles[name] = yield* plugin.make(options, spec.model, { dryRun }).pipe(
+      const plugin = yield* registry.provider(spec.provider).pipe(Effect.mapError((e) => fail(`${at}.provider`, e.reason)))
+      const decoded = plugin.decode(spec.options)
+      if (Either.isLeft(decoded)) {
+        const issue = decoded.left.issues[0]
+        return yield* fail([at, ...(issue?.path ?? []).map(String)].join("."), issue?.message ?? "invalid options")
+      }
+      bundles[name] = yield* decoded.right.make(spec.model, { dryRun }).pipe(
         Effect.mapError((e) => fail(at, `cannot build the model: ${e.reason}`)),
         Effect.catchAllDefect((d) => fail(at, `cannot build the model: ${d instanceof Error ? d.message : String(d)}`))
       )
