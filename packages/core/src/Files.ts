@@ -20,7 +20,6 @@
 import { FileSystem } from "@effect/platform"
 import type { PlatformError } from "@effect/platform/Error"
 import { Effect } from "effect"
-import * as fs from "node:fs"
 
 /** Writes one chunk to the temporary file (all of it: a short write is continued). */
 export type Write = (chunk: Uint8Array) => Effect.Effect<void, PlatformError>
@@ -61,52 +60,6 @@ export const writeFileAtomic = (
   data: string | Uint8Array
 ): Effect.Effect<void, PlatformError, FileSystem.FileSystem> =>
   writeFileAtomicWith(file, (write) => write(typeof data === "string" ? new TextEncoder().encode(data) : data))
-
-/**
- * Replace `file` synchronously with what `write` writes to the open temporary file.
- *
- * @deprecated Kept only until the last synchronous callers move to {@link writeFileAtomicWith}.
- */
-export const replace = (file: string, write: (fd: number) => void): void => {
-  const tmp = temporaryName(file)
-  let fd: number | undefined
-  try {
-    fd = fs.openSync(tmp, "w")
-    write(fd)
-    fs.fsyncSync(fd)
-    fs.closeSync(fd)
-    fd = undefined
-    fs.renameSync(tmp, file)
-  } catch (e) {
-    if (fd !== undefined) {
-      try {
-        fs.closeSync(fd)
-      } catch {
-        // already failing: the first error is the one to report
-      }
-    }
-    fs.rmSync(tmp, { force: true })
-    throw e
-  }
-}
-
-/**
- * Write all of `data` at the descriptor's position (a short write is continued, not lost).
- *
- * @deprecated Kept only until the last synchronous callers move to {@link writeFileAtomicWith}.
- */
-export const writeAll = (fd: number, data: Uint8Array): void => {
-  let off = 0
-  while (off < data.length) off += fs.writeSync(fd, data, off, data.length - off)
-}
-
-/**
- * Replace `file` with `data` atomically, synchronously.
- *
- * @deprecated Kept only until the last synchronous callers move to {@link writeFileAtomic}.
- */
-export const writeAtomic = (file: string, data: string | Uint8Array): void =>
-  replace(file, (fd) => writeAll(fd, typeof data === "string" ? Buffer.from(data, "utf8") : data))
 
 const words: Readonly<Record<string, string>> = {
   ENOSPC: "no space left on device",

@@ -10,7 +10,8 @@ import * as fs from "node:fs"
 import * as os from "node:os"
 import * as path from "node:path"
 import { Statistics } from "@cupid-lab/scorers"
-import type { Domain } from "@cupid-lab/core"
+import { type Domain, Scorer } from "@cupid-lab/core"
+import { Effect } from "effect"
 import * as Analysis from "../src/report/Analysis.js"
 import * as Csv from "../src/report/Csv.js"
 import * as Examples from "../src/report/Examples.js"
@@ -30,13 +31,27 @@ const time = <A>(label: string, f: () => A): A => {
   return a
 }
 
+const timeAsync = async <A>(label: string, f: () => Promise<A>): Promise<A> => {
+  const start = performance.now()
+  const a = await f()
+  console.log(`${label.padEnd(34)} ${((performance.now() - start) / 1000).toFixed(2)} s`)
+  return a
+}
+
 const metrics: ReadonlyArray<MetricDescription> = [
-  { name: "retrieval.precision", description: "", higherIsBetter: true, heuristic: false, aggregate: "mean" },
-  { name: "retrieval.recall", description: "", higherIsBetter: true, heuristic: false, aggregate: "mean" },
-  { name: "inference.f1", description: "", higherIsBetter: true, heuristic: false, aggregate: "mean" },
-  { name: "inference.precision_micro", description: "", higherIsBetter: true, heuristic: false, aggregate: "pooled" },
-  { name: "inference.recall_micro", description: "", higherIsBetter: true, heuristic: false, aggregate: "pooled" },
-  { name: "inference.f1_micro", description: "", higherIsBetter: true, heuristic: false, aggregate: { f1Of: ["inference.precision_micro", "inference.recall_micro"] } }
+  Scorer.metric({ name: "retrieval.precision", description: "", family: "retrieval", headline: true }),
+  Scorer.metric({ name: "retrieval.recall", description: "", family: "retrieval", headline: true, mainRank: 2 }),
+  Scorer.metric({ name: "inference.f1", description: "", family: "inference" }),
+  Scorer.metric({ name: "inference.precision_micro", description: "", family: "inference", aggregate: Scorer.ratio }),
+  Scorer.metric({ name: "inference.recall_micro", description: "", family: "inference", aggregate: Scorer.ratio }),
+  Scorer.metric({
+    name: "inference.f1_micro",
+    description: "",
+    family: "inference",
+    headline: true,
+    mainRank: 1,
+    aggregate: Scorer.f1Of("inference.precision_micro", "inference.recall_micro")
+  })
 ]
 
 const write = (dir: string): void => {
@@ -49,7 +64,9 @@ const write = (dir: string): void => {
     name: c === 0 ? "all" : `retriever-${c}`,
     params: { retriever: { use: c === 0 ? "all" : "bm25", k: c }, summarizer: null, inferrer: { use: "llm" }, generator: null },
     usesGold: false,
-    heuristicStages: []
+    oracleRetrieval: false,
+    heuristicStages: [],
+    plugins: []
   }))
   for (const cell of infos) {
     const skill = 0.3 + 0.02 * Number(cell.id.slice(-2))
@@ -73,7 +90,7 @@ const write = (dir: string): void => {
         generation: null,
         scores: {
           "retrieval.precision": next(), "retrieval.recall": next(), "inference.f1": p + r === 0 ? 0 : (2 * p * r) / (p + r),
-          "inference.precision_micro:num": pn, "inference.precision_micro:den": pd, "inference.recall_micro:num": rn, "inference.recall_micro:den": rd
+          "inference.precision_micro": { num: pn, den: pd }, "inference.recall_micro": { num: rn, den: rd }
         },
         usage: { calls: 2, promptTokens: 9000, completionTokens: 120, byStage: {}, byModel: { "openai/gpt-4o": { calls: 2, promptTokens: 9000, completionTokens: 120 } } },
         error: null
@@ -100,7 +117,7 @@ const dir = fs.mkdtempSync(path.join(os.tmpdir(), "cupid-report-bench-"))
 console.log(`run: ${instances} instances x ${cells} cells = ${instances * cells} result lines`)
 time("write the synthetic run", () => write(dir))
 console.log(`results.jsonl ${mb(fs.statSync(path.join(dir, "results.jsonl")).size)}`)
-const run = time("read the run directory", () => RunDir.read(dir))
+const run = await timeAsync("read the run directory", () => Effect.runPromise(RunDir.readLocal(dir)))
 const analysis = time("analysis (paired tests + Holm)", () => Analysis.analyze(run))
 console.log(`  ${analysis.tests} tests; ${analysis.permutations.screening} permutations each, ${analysis.permutations.refinedTests} of them refined with ${analysis.permutations.refined}; ${analysis.summary.resamples} bootstrap resamples`)
 const examples = Examples.none("benchmark")

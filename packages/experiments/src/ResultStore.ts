@@ -41,7 +41,6 @@ import * as path from "node:path"
 import { RunError } from "./Errors.js"
 import * as LineFiles from "./internal/LineFiles.js"
 import * as RunLock from "./internal/RunLock.js"
-import * as SyncStore from "./internal/SyncStore.js"
 import { Status } from "./ResultLine.js"
 
 export const fileName = "results.jsonl"
@@ -438,9 +437,3 @@ export const readDone = (dir: string, cells: ReadonlySet<string>): Effect.Effect
     return done
   })
 
-/**
- * Open the store synchronously (the lock held until `close`).
- *
- * @deprecated Use {@link layer}; kept only until the runner moves to it.
- */
-export const open = SyncStore.open

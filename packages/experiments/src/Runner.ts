@@ -30,6 +30,7 @@ import {
   type Trace
 } from "@cupid-lab/core"
 import { Errors as CoreErrorsModule, Files } from "@cupid-lab/core"
+import type { FileSystem } from "@effect/platform"
 import * as NodeFileSystem from "@effect/platform-node/NodeFileSystem"
 import { Cause, Clock, Effect, Either, Exit, Option, Stream } from "effect"
 import * as path from "node:path"
@@ -82,8 +83,9 @@ export interface Outcome {
   readonly files: { readonly results: string; readonly summary: string; readonly report: string; readonly run: string }
 }
 
-const ioError = (file: string) => (e: unknown) =>
-  e instanceof RunError ? e : new RunError({ path: file, reason: `cannot write: ${Files.describe(e)}` })
+/** Replace `file` atomically; a failure names the file and says why in words. */
+const writeFile = (file: string, text: string): Effect.Effect<void, RunError, FileSystem.FileSystem> =>
+  Files.writeFileAtomic(file, text).pipe(Effect.mapError((e) => new RunError({ path: file, reason: `cannot write: ${Files.describe(e)}` })))
 
 interface Prepared {
   readonly grid: Grid.Grid
@@ -152,7 +154,7 @@ export const sweep = (config: Config, options: Options = {}): Effect.Effect<Outc
       const p = yield* prepare(config, options, false)
       return yield* Effect.uninterruptibleMask((restore) => runPairs(config, options, p, startedAt, restore))
     })
-  )
+  ).pipe(Effect.provide(NodeFileSystem.layer))
 
 const runPairs = (
   config: Config,
@@ -168,19 +170,7 @@ const runPairs = (
       const { grid, built, opened } = p
       const out = config.out
       // The store holds the run directory's lock until the sweep ends, however it ends.
-      const store = yield* Effect.acquireRelease(
-        Effect.try({
-          try: () => ResultStore.open(out, new Set(grid.cells.map((c) => c.id)), { repair: options.repair === true }),
-          catch: ioError(path.join(out, ResultStore.fileName))
-        }),
-        (s) => Effect.sync(() => {
-          try {
-            s.close()
-          } catch {
-            // the write error was reported when it happened; the lock is released either way
-          }
-        })
-      )
+      const store = yield* ResultStore.make({ dir: out, cells: new Set(grid.cells.map((c) => c.id)), repair: options.repair === true })
       const o = store.opened
       if (o.staleLock !== undefined) log(`took over the lock of a sweep that is gone (${o.staleLock})`)
       if (o.kept + o.retried + o.orphaned + o.corrupt > 0 || o.truncated) {
@@ -226,32 +216,21 @@ const runPairs = (
       // Workers that never wait (no model calls) can starve the timer, hence the check here too.
       const clock = yield* Effect.clock
       let lastTick = Number.NEGATIVE_INFINITY
-      // A failed write (full disk) is kept here and ends the loop at the next tick; the pairs in
-      // flight finish, and the lines already written stay.
-      let writeFailure: RunError | undefined
-      const tickNow = (now: number) => {
-        lastTick = now
-        if (writeFailure === undefined) {
-          try {
-            store.flush()
-          } catch (e) {
-            writeFailure = ioError(store.file)(e)
-          }
-        }
-        progress.update(snapshot(now))
-      }
+      // A failed write (full disk) ends the loop: the pairs in flight finish, and the lines already
+      // written stay.
+      const tick = Effect.suspend(() => {
+        lastTick = clock.unsafeCurrentTimeMillis()
+        progress.update(snapshot(lastTick))
+        return store.flush
+      })
       const record = (r: { readonly cell: string; readonly instance: string; readonly text: string; readonly trace: Trace.Trace }) => {
         store.append(r)
         stats.add(r.trace)
         ran++
         if (r.trace.error !== undefined) failed++
-        const now = clock.unsafeCurrentTimeMillis()
-        if (now - lastTick >= 200) tickNow(now)
+        // A failed flush here is kept by the store and raised by the ticker's next flush.
+        return clock.unsafeCurrentTimeMillis() - lastTick >= 200 ? Effect.ignore(tick) : Effect.void
       }
-      const tick = Effect.suspend(() => {
-        tickNow(clock.unsafeCurrentTimeMillis())
-        return writeFailure === undefined ? Effect.void : Effect.fail(writeFailure)
-      })
       const loop = yield* restore(PairLoop.run({
         items: opened.instances,
         expand: (instance): ReadonlyArray<Pair> => {
@@ -274,13 +253,13 @@ const runPairs = (
           })
         },
         work: ({ cell, error, instance, meta }) =>
-          Effect.map(
+          Effect.flatMap(
             error === undefined ? Pipeline.run(cell.pipeline, instance) : Effect.succeed(Transforms.failedTrace(instance, error)),
             (trace) => {
               const line = Results.fromTrace(cell.identity, instance, meta, trace)
               // The reports' form of the line, kept so the final pass need not decode it again.
               fresh.set(`${line.cell}\u0000${line.instance}`, Results.toRow(line))
-              record({ cell: cell.cell.id, instance: instance.id, trace, text: Results.encodeLine(line) })
+              return record({ cell: cell.cell.id, instance: instance.id, trace, text: Results.encodeLine(line) })
             }
           ),
         concurrency: config.concurrency,
@@ -307,25 +286,22 @@ const runPairs = (
       // line is decoded once, here, and results.jsonl is not read again.
       const rows: Array<ResultLine.Row> = []
       let lineNo = 0
-      const final = yield* Effect.try({
-        try: () =>
-          store.finalize({
-            cellOrder,
-            instanceOrder,
-            complete: !interrupted,
-            onLine: (text, cell, instance) => {
-              lineNo++
-              let row = fresh.get(`${cell}\u0000${instance}`)
-              if (row === undefined) {
-                const decoded = RunDir.decodeRow(JSON.parse(text))
-                if (Either.isLeft(decoded)) throw new RunError({ path: store.file, reason: `line ${lineNo}: ${decoded.left}` })
-                row = decoded.right
-              }
-              acc.add(row)
-              rows.push(row)
-            }
-          }),
-        catch: ioError(store.file)
+      const final = yield* store.finalize({
+        cellOrder,
+        instanceOrder,
+        complete: !interrupted,
+        onLine: (text, cell, instance) => {
+          lineNo++
+          let row = fresh.get(`${cell}\u0000${instance}`)
+          if (row === undefined) {
+            const decoded = RunDir.parseRow(text, lineNo, store.file)
+            if (Either.isLeft(decoded)) return decoded
+            row = decoded.right
+          }
+          acc.add(row)
+          rows.push(row)
+          return Either.void
+        }
       })
       if (final.orphaned > 0) log(`${final.orphaned} lines of instances not in this dataset moved to ${ResultStore.orphanFileName}`)
 
@@ -374,14 +350,14 @@ const runPairs = (
         ...stats.result(),
         versions: RunInfo.versions()
       })
-      yield* Effect.try({ try: () => Files.writeAtomic(files.summary, Summary.encode(summary)), catch: ioError(out) })
+      yield* writeFile(files.summary, Summary.encode(summary))
       if (options.report !== false) {
         const run: RunDir.Run = { dir: out, summary, rows, info: info(yield* Clock.currentTimeMillis), examples: [...examples.values()] }
         yield* Reports.render(run, options.openDataset === undefined ? {} : { openDataset: (source) => options.openDataset!(source, {}) })
       }
       // run.json last: its write phase covers the summary and the reports.
       const endedAt = yield* Clock.currentTimeMillis
-      yield* Effect.try({ try: () => Files.writeAtomic(files.run, RunInfo.encode(info(endedAt))), catch: ioError(out) })
+      yield* writeFile(files.run, RunInfo.encode(info(endedAt)))
       progress.done(snapshot(endedAt))
       return {
         out,

@@ -35,9 +35,10 @@ const runs = () => {
   return { a, b }
 }
 
+const { a, b } = runs()
+const c = Compare.compare(await Effect.runPromise(RunDir.readLocal(a)), await Effect.runPromise(RunDir.readLocal(b)))
+
 describe("compare two runs", () => {
-  const { a, b } = runs()
-  const c = Compare.compare(RunDir.read(a), RunDir.read(b))
   const row = (cell: string, metric: string, slice: string) => c.rows.find((r) => r.match.a.id === cell && r.metric.name === metric && r.slice === slice)!
 
   it("matches cells by id, then by name, and lists the rest", () => {

@@ -9,7 +9,7 @@ describe("reports with markup in data, model output, cell names and errors", () 
     Effect.gen(function*() {
       const dir = tempDir("hostile")
       writeHostileRun(dir)
-      return yield* Report.render(RunDir.read(dir), { openDataset: hostileDataset() })
+      return yield* Report.render(yield* RunDir.readLocal(dir), { openDataset: hostileDataset() })
     })
 
   it.effect("report.html holds no live markup: no script, image, event handler or broken-out SVG", () =>

@@ -1,7 +1,7 @@
 import { Scorer } from "@cupid-lab/core"
 import { Paired } from "@cupid-lab/scorers"
 import { describe, expect, it } from "@effect/vitest"
-import { Effect } from "effect"
+import { Effect, Either } from "effect"
 import * as fs from "node:fs"
 import * as path from "node:path"
 import { RunError } from "../src/Errors.js"
@@ -36,11 +36,13 @@ const exactPooledP = (a: ReadonlyArray<ReadonlyArray<number>>, b: ReadonlyArray<
 const tiny = () => {
   const dir = tempDir("report")
   writeRun(dir, { cells: [cellA, cellB] })
-  return { dir, run: RunDir.read(dir) }
+  return { dir, run: Effect.runPromise(RunDir.readLocal(dir)) }
 }
+/** A tiny run read back, for synchronous tests. */
+const tinyRun = await tiny().run
 
 describe("report analysis on a hand-made run (2 cells x 4 instances)", () => {
-  const { run } = tiny()
+  const run = tinyRun
   const a = Analysis.analyze(run)
   const delta = (metric: string, slice: string) => a.deltas.find((d) => d.cell === cellB.id && d.metric === metric && d.slice === slice)!
 
@@ -158,7 +160,7 @@ describe("report analysis on a hand-made run (2 cells x 4 instances)", () => {
 describe("report.md", () => {
   it.effect("puts the paper's layout, the differences and the Holm family into the Markdown", () =>
     Effect.gen(function*() {
-      const { run } = tiny()
+      const run = yield* Effect.promise(() => tiny().run)
       const r = yield* Report.render(run, { openDataset: dataset() })
       const md = r.markdown
       expect(md).toMatch(/\| all \(baseline\) \| 4 \| 0\.667 \| 0\.500 \| 0\.571 \[\d\.\d{3}, \d\.\d{3}\] \| 0\.600 \|/)
@@ -174,7 +176,7 @@ describe("report.md", () => {
 
   it.effect("leaves examples out, and says why, when the dataset changed since the run", () =>
     Effect.gen(function*() {
-      const { run } = tiny()
+      const run = yield* Effect.promise(() => tiny().run)
       const r = yield* Report.render(run, { openDataset: dataset({ hash: "other" }) })
       expect(r.markdown).toContain("No examples: the dataset at tiny changed since the run")
       expect(r.analysis.deltas).toHaveLength(8)
@@ -205,7 +207,7 @@ describe("results.csv", () => {
     const ok = { ...cellA, results: [{ recall: 1, counts: [1, 2, 1, 2] as const }] }
     const bad = { ...cellB, id: "cccc000000000003", name: 'bm25, "tuned"', results: [{ recall: 1, counts: [1, 1, 1, 1] as const }, { error: 'timeout, after "3" tries\nretry later' }] }
     const text = [line(ok, 0), line(bad, 1)].map((l) => JSON.stringify(l)).join("\n")
-    const csv = Csv.render(RunDir.parseRows(text, "results.jsonl"))
+    const csv = Csv.render(Either.getOrThrow(RunDir.parseRows(text, "results.jsonl")))
     expect(csv).toBe(
       "cell,cell_name,instance,persona_id,type,status,inference.f1,inference.precision_micro.num,inference.precision_micro.den,inference.recall_micro.num,inference.recall_micro.den,retrieval.recall,calls,prompt_tokens,completion_tokens,error_stage,error_plugin,error_message\r\n" +
         "aaaa000000000001,all,p1:consistent,p1,consistent,ok,0.5,1,2,1,2,1,2,100,10,,,\r\n" +
@@ -225,20 +227,32 @@ describe("reading a run directory", () => {
   it("names the file, the line and the field of a malformed result line", () => {
     const good = JSON.stringify(line(cellA, 0))
     const bad = JSON.stringify({ ...line(cellA, 1), scores: { "retrieval.recall": "high" } })
-    expect(() => RunDir.parseRows(`${good}\n${bad}\n`, "runs/x/results.jsonl")).toThrow(RunError)
-    expect(() => RunDir.parseRows(`${good}\n${bad}\n`, "runs/x/results.jsonl")).toThrow(/runs\/x\/results\.jsonl: line 2: field scores\.retrieval\.recall: Expected number/)
-    expect(() => RunDir.parseRows(`${good}\n{not json\n`, "r.jsonl")).toThrow(/r\.jsonl: line 2: not valid JSON/)
-    expect(() => RunDir.parseRows(JSON.stringify({ ...line(cellA, 0), type: "other" }), "r.jsonl")).toThrow(/line 1: field type: Expected "consistent" \| "contrastive" \| "changing"/)
+    const problem = (text: string, file: string) => {
+      const parsed = RunDir.parseRows(text, file)
+      if (Either.isRight(parsed)) throw new Error("expected a problem")
+      expect(parsed.left).toBeInstanceOf(RunError)
+      return parsed.left.message
+    }
+    expect(problem(`${good}\n${bad}\n`, "runs/x/results.jsonl")).toMatch(/runs\/x\/results\.jsonl: line 2: field scores\.retrieval\.recall: Expected number/)
+    expect(problem(`${good}\n{not json\n`, "r.jsonl")).toMatch(/r\.jsonl: line 2: not valid JSON/)
+    expect(problem(JSON.stringify({ ...line(cellA, 0), type: "other" }), "r.jsonl")).toMatch(/line 1: field type: Expected "consistent" \| "contrastive" \| "changing"/)
   })
 
-  it("says what is missing from a directory that is not a finished run", () => {
-    const dir = tempDir("not-a-run")
-    expect(() => RunDir.read(dir)).toThrow(/summary\.json: missing; a sweep writes it when it finishes/)
-    expect(() => RunDir.read(path.join(dir, "nope"))).toThrow(/not a run directory/)
-    fs.writeFileSync(path.join(dir, "summary.json"), "{}")
-    fs.writeFileSync(path.join(dir, "results.jsonl"), "")
-    expect(() => RunDir.read(dir)).toThrow(/summary\.json: field config: is missing/)
-  })
+  it.effect("says what is missing from a directory that is not a finished run, and names a line cut short", () =>
+    Effect.gen(function*() {
+      const dir = tempDir("not-a-run")
+      const failure = (d: string) => Effect.map(Effect.flip(RunDir.readLocal(d)), (e) => e.message)
+      expect(yield* failure(dir)).toMatch(/summary\.json: missing; a sweep writes it when it finishes/)
+      expect(yield* failure(path.join(dir, "nope"))).toMatch(/not a run directory/)
+      fs.writeFileSync(path.join(dir, "summary.json"), "{}")
+      fs.writeFileSync(path.join(dir, "results.jsonl"), "")
+      expect(yield* failure(dir)).toMatch(/summary\.json: field config: is missing/)
+      const full = tempDir("cut-short")
+      writeRun(full, { cells: [cellA, cellB] })
+      const results = path.join(full, "results.jsonl")
+      fs.writeFileSync(results, fs.readFileSync(results, "utf8").replace(/\n$/, ""))
+      expect(yield* failure(full)).toMatch(/results\.jsonl: line 8: cut short \(no newline at the end of the file\)/)
+    }))
 
   it.effect("fails the report with a RunError naming the directory", () =>
     Effect.gen(function*() {
@@ -251,7 +265,7 @@ describe("reading a run directory", () => {
 
 describe("paired statistics and formatting", () => {
   it("columns of a metric are typed by its aggregate: values, counts, or the two ratios of an F1", () => {
-    const { run } = tiny()
+    const run = tinyRun
     const idx = Rows.index(run.rows)
     const ids = ["p1:consistent", "p1:changing", "missing"]
     const cols = Rows.columnsOf(idx.ok.get(cellB.id), ids)

@@ -53,7 +53,8 @@ const program = Effect.gen(function*() {
     let f1 = 0
     for (let i = 0; i < instances.length; i++) {
       const s = yield* service.score({ instance: instances[i]!, trace: traces[i]! })
-      f1 += s["inference.f1"]!
+      const v = s["inference.f1"]
+      if (typeof v === "number") f1 += v
     }
     const ms = performance.now() - t0
     console.log(`preference-match (clauses + lexical), ${pass}: ${instances.length} instances in ${ms.toFixed(0)} ms (${(ms / instances.length).toFixed(2)} ms/instance), mean F1 ${(f1 / instances.length).toFixed(3)}`)

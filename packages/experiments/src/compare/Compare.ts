@@ -9,8 +9,10 @@
  * const files = yield* Compare.write("runs/a", "runs/b", "runs/a-vs-b")
  * files.markdown // "runs/a-vs-b/compare.md"
  */
+import { Files } from "@cupid-lab/core"
+import { FileSystem } from "@effect/platform"
+import * as NodeFileSystem from "@effect/platform-node/NodeFileSystem"
 import { Effect } from "effect"
-import * as fs from "node:fs"
 import * as path from "node:path"
 import { RunError } from "../Errors.js"
 import type { CellSummary, MetricDescription, Slice } from "../ResultLine.js"
@@ -162,14 +164,15 @@ export const write = (
   out: string = defaultOut(dirA, dirB),
   options: Options = {}
 ): Effect.Effect<{ readonly markdown: string; readonly html: string }, RunError> =>
-  Effect.try({
-    try: () => {
-      const c = compare(RunDir.read(dirA), RunDir.read(dirB), options)
-      fs.mkdirSync(out, { recursive: true })
-      const files = { markdown: path.join(out, "compare.md"), html: path.join(out, "compare.html") }
-      fs.writeFileSync(files.markdown, Render.markdown(c))
-      fs.writeFileSync(files.html, Render.html(c))
-      return files
-    },
-    catch: toRunError(out)
-  })
+  Effect.gen(function*() {
+    const a = yield* RunDir.read(dirA)
+    const b = yield* RunDir.read(dirB)
+    const c = yield* Effect.try({ try: () => compare(a, b, options), catch: toRunError(out) })
+    const fileSystem = yield* FileSystem.FileSystem
+    const cannot = (file: string) => (e: unknown) => new RunError({ path: file, reason: `cannot write the comparison: ${Files.describe(e)}` })
+    yield* fileSystem.makeDirectory(out, { recursive: true }).pipe(Effect.mapError(cannot(out)))
+    const files = { markdown: path.join(out, "compare.md"), html: path.join(out, "compare.html") }
+    yield* Files.writeFileAtomic(files.markdown, Render.markdown(c)).pipe(Effect.mapError(cannot(files.markdown)))
+    yield* Files.writeFileAtomic(files.html, Render.html(c)).pipe(Effect.mapError(cannot(files.html)))
+    return files
+  }).pipe(Effect.provide(NodeFileSystem.layer))

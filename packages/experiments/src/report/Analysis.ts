@@ -11,7 +11,7 @@
  * @example
  * import * as Analysis from "@cupid-lab/experiments/report/Analysis"
  * import * as RunDir from "@cupid-lab/experiments/report/RunDir"
- * const analysis = Analysis.analyze(RunDir.read("runs/contextual"))
+ * const analysis = Analysis.analyze(yield* RunDir.readLocal("runs/contextual"))
  * analysis.deltas.filter((d) => d.pHolm < 0.05)
  */
 import { Hash } from "@cupid-lab/core"

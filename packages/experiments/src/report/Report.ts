@@ -11,6 +11,7 @@
  * written.html // "runs/contextual/report.html"
  */
 import { Files } from "@cupid-lab/core"
+import * as NodeFileSystem from "@effect/platform-node/NodeFileSystem"
 import { Effect } from "effect"
 import * as path from "node:path"
 import { RunError } from "../Errors.js"
@@ -72,17 +73,13 @@ export const writeRun = (run: RunDir.Run, options: Options = {}): Effect.Effect<
     const r = yield* render(run, options)
     const dir = run.dir
     const files = { markdown: path.join(dir, "report.md"), html: path.join(dir, "report.html"), csv: path.join(dir, "results.csv") }
-    yield* Effect.try({
-      try: () => {
-        Files.writeAtomic(files.markdown, r.markdown)
-        Files.writeAtomic(files.html, r.html)
-        Files.writeAtomic(files.csv, r.csv)
-      },
-      catch: toRunError(dir)
-    })
+    yield* Effect.forEach([[files.markdown, r.markdown], [files.html, r.html], [files.csv, r.csv]] as const, ([file, text]) =>
+      Files.writeFileAtomic(file, text).pipe(
+        Effect.mapError((e) => new RunError({ path: file, reason: `cannot write the report: ${Files.describe(e)}` }))
+      ), { discard: true }).pipe(Effect.provide(NodeFileSystem.layer))
     return files
   })
 
 /** Read `dir` and (re)write report.md, report.html and results.csv in it. */
 export const write = (dir: string, options: Options = {}): Effect.Effect<Written, RunError> =>
-  Effect.flatMap(Effect.try({ try: () => RunDir.read(dir), catch: toRunError(dir) }), (run) => writeRun(run, options))
+  Effect.flatMap(RunDir.readLocal(dir), (run) => writeRun(run, options))

@@ -8,14 +8,16 @@
  *
  * @example
  * import { RunDir } from "@cupid-lab/experiments/report/RunDir"
- * const run = RunDir.read("runs/contextual") // throws RunError
+ * const run = yield* RunDir.readLocal("runs/contextual") // fails with a RunError
  * run.summary.cells.length; run.rows.length
  */
-import type { Domain } from "@cupid-lab/core"
-import { Either, ParseResult, Schema } from "effect"
-import * as fs from "node:fs"
+import { type Domain, Files } from "@cupid-lab/core"
+import { FileSystem } from "@effect/platform"
+import * as NodeFileSystem from "@effect/platform-node/NodeFileSystem"
+import { Effect, Either, Option, ParseResult, Schema } from "effect"
 import * as path from "node:path"
 import { RunError } from "../Errors.js"
+import * as LineFiles from "../internal/LineFiles.js"
 import * as ResultLine from "../ResultLine.js"
 import * as RunInfoModule from "../RunInfo.js"
 import * as Issues from "../internal/Issues.js"
@@ -60,66 +62,100 @@ const decodeRowEither = Schema.decodeUnknownEither(ResultLine.Row, { onExcessPro
 const decodeSummary = Schema.decodeUnknownEither(ResultLine.Summary, { onExcessProperty: "ignore" })
 const decodeInfo = Schema.decodeUnknownEither(RunInfoSchema, { onExcessProperty: "ignore" })
 
-const readJson = (file: string, what: string): unknown => {
-  let text: string
+const message = (e: unknown): string => (e instanceof Error ? e.message : String(e))
+
+const readJson = (fileSystem: FileSystem.FileSystem, file: string, what: string): Effect.Effect<unknown, RunError> =>
+  fileSystem.readFileString(file, "utf8").pipe(
+    Effect.mapError((e) => new RunError({ path: file, reason: `cannot read ${what}: ${Files.describe(e)}` })),
+    Effect.flatMap((text) =>
+      Effect.try({
+        try: (): unknown => JSON.parse(text),
+        catch: (e) => new RunError({ path: file, reason: `${what} is not valid JSON (${message(e)})` })
+      })
+    )
+  )
+
+/** Decode one line of results.jsonl (without its newline); `lineNo` is 1-based, `file` names the source in errors. */
+export const parseRow = (text: string, lineNo: number, file: string): Either.Either<Row, RunError> => {
+  let value: unknown
   try {
-    text = fs.readFileSync(file, "utf8")
-  } catch (e) {
-    throw new RunError({ path: file, reason: `cannot read ${what}: ${(e as Error).message}` })
+    value = JSON.parse(text)
+  } catch {
+    return Either.left(new RunError({ path: file, reason: `line ${lineNo}: not valid JSON; expected one result line per line` }))
   }
-  try {
-    return JSON.parse(text)
-  } catch (e) {
-    throw new RunError({ path: file, reason: `${what} is not valid JSON (${(e as Error).message})` })
-  }
+  return Either.mapLeft(decodeRow(value), (why) => new RunError({ path: file, reason: `line ${lineNo}: ${why}` }))
 }
 
 /** Parse result lines (the text of results.jsonl); `file` names the source in errors. */
-export const parseRows = (text: string, file: string): Array<Row> => {
+export const parseRows = (text: string, file: string): Either.Either<Array<Row>, RunError> => {
   const rows: Array<Row> = []
   let lineNo = 0
   for (const line of text.split("\n")) {
     lineNo++
     if (line.trim() === "") continue
-    let value: unknown
-    try {
-      value = JSON.parse(line)
-    } catch {
-      throw new RunError({ path: file, reason: `line ${lineNo}: not valid JSON; expected one result line per line` })
-    }
-    const row = decodeRow(value)
-    if (Either.isLeft(row)) throw new RunError({ path: file, reason: `line ${lineNo}: ${row.left}` })
+    const row = parseRow(line, lineNo, file)
+    if (Either.isLeft(row)) return Either.left(row.left)
     rows.push(row.right)
   }
-  return rows
+  return Either.right(rows)
 }
 
-export const parseSummary = (value: unknown, file: string): ResultLine.Summary => {
-  const s = decodeSummary(value)
-  if (Either.isLeft(s)) throw new RunError({ path: file, reason: firstIssue(s.left) })
-  return s.right
+/** Read results.jsonl chunk by chunk, decoding each line as it comes (the file's text is never held whole). */
+const readRows = (fileSystem: FileSystem.FileSystem, file: string): Effect.Effect<Array<Row>, RunError> => {
+  const rows: Array<Row> = []
+  let lineNo = 0
+  return LineFiles.scan(fileSystem, file, (lines) =>
+    Effect.suspend(() => {
+      for (const raw of lines) {
+        lineNo++
+        const text = raw.toString("utf8", 0, raw.length - 1)
+        if (text.trim() === "") continue
+        const row = parseRow(text, lineNo, file)
+        if (Either.isLeft(row)) return Effect.fail(row.left)
+        rows.push(row.right)
+      }
+      return Effect.void
+    })
+  ).pipe(
+    Effect.flatMap(({ partial }) =>
+      partial
+        ? Effect.fail(new RunError({ path: file, reason: `line ${lineNo + 1}: cut short (no newline at the end of the file); was the sweep killed? rerun it to complete the run` }))
+        : Effect.succeed(rows)
+    ),
+    Effect.catchTag("SystemError", "BadArgument", (e) => Effect.fail(new RunError({ path: file, reason: `cannot read the results: ${Files.describe(e)}` })))
+  )
 }
 
-export const parseInfo = (value: unknown, file: string): RunInfo => {
-  const info = decodeInfo(value)
-  if (Either.isLeft(info)) throw new RunError({ path: file, reason: firstIssue(info.left) })
-  return info.right
-}
+export const parseSummary = (value: unknown, file: string): Either.Either<ResultLine.Summary, RunError> =>
+  Either.mapLeft(decodeSummary(value), (e) => new RunError({ path: file, reason: firstIssue(e) }))
 
-/** Read a run directory. Throws {@link RunError} when summary.json or results.jsonl is missing or malformed. */
-export const read = (dir: string): Run => {
-  if (!fs.existsSync(dir) || !fs.statSync(dir).isDirectory()) {
-    throw new RunError({ path: dir, reason: "not a run directory (expected a directory written by a sweep, holding summary.json and results.jsonl)" })
-  }
-  const summaryFile = path.join(dir, "summary.json")
-  const resultsFile = path.join(dir, "results.jsonl")
-  const infoFile = path.join(dir, "run.json")
-  if (!fs.existsSync(summaryFile)) {
-    throw new RunError({ path: summaryFile, reason: "missing; a sweep writes it when it finishes (rerun the sweep to complete the run)" })
-  }
-  if (!fs.existsSync(resultsFile)) throw new RunError({ path: resultsFile, reason: "missing; the run has no results" })
-  const summary = parseSummary(readJson(summaryFile, "the summary"), summaryFile)
-  const rows = parseRows(fs.readFileSync(resultsFile, "utf8"), resultsFile)
-  const info = fs.existsSync(infoFile) ? parseInfo(readJson(infoFile, "the run record"), infoFile) : undefined
-  return { dir, summary, rows, info }
-}
+export const parseInfo = (value: unknown, file: string): Either.Either<RunInfo, RunError> =>
+  Either.mapLeft(decodeInfo(value), (e) => new RunError({ path: file, reason: firstIssue(e) }))
+
+const exists = (fileSystem: FileSystem.FileSystem, file: string) => fileSystem.exists(file).pipe(Effect.orElseSucceed(() => false))
+
+/** Read a run directory. Fails with a {@link RunError} when summary.json or results.jsonl is missing or malformed. */
+export const read = (dir: string): Effect.Effect<Run, RunError, FileSystem.FileSystem> =>
+  Effect.gen(function*() {
+    const fileSystem = yield* FileSystem.FileSystem
+    const info = yield* fileSystem.stat(dir).pipe(Effect.option)
+    if (Option.isNone(info) || info.value.type !== "Directory") {
+      return yield* new RunError({ path: dir, reason: "not a run directory (expected a directory written by a sweep, holding summary.json and results.jsonl)" })
+    }
+    const summaryFile = path.join(dir, "summary.json")
+    const resultsFile = path.join(dir, "results.jsonl")
+    const infoFile = path.join(dir, "run.json")
+    if (!(yield* exists(fileSystem, summaryFile))) {
+      return yield* new RunError({ path: summaryFile, reason: "missing; a sweep writes it when it finishes (rerun the sweep to complete the run)" })
+    }
+    if (!(yield* exists(fileSystem, resultsFile))) return yield* new RunError({ path: resultsFile, reason: "missing; the run has no results" })
+    const summary = yield* Effect.flatMap(readJson(fileSystem, summaryFile, "the summary"), (v) => parseSummary(v, summaryFile))
+    const rows = yield* readRows(fileSystem, resultsFile)
+    const runInfo = (yield* exists(fileSystem, infoFile))
+      ? yield* Effect.flatMap(readJson(fileSystem, infoFile, "the run record"), (v) => parseInfo(v, infoFile))
+      : undefined
+    return { dir, summary, rows, info: runInfo }
+  })
+
+/** {@link read} on the local file system. */
+export const readLocal = (dir: string): Effect.Effect<Run, RunError> => Effect.provide(read(dir), NodeFileSystem.layer)

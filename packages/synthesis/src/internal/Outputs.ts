@@ -1,5 +1,6 @@
 // Building, validating and writing the instances of every complete persona of the raw file.
-import { Domain } from "@cupid-lab/core"
+import { Domain, Files } from "@cupid-lab/core"
+import * as NodeFileSystem from "@effect/platform-node/NodeFileSystem"
 import { Effect } from "effect"
 import * as fs from "node:fs"
 import * as path from "node:path"
@@ -14,76 +15,77 @@ import type * as RawStore from "./RawStore.js"
 
 const ioError = (file: string) => (e: unknown) => new SynthesisRunError({ path: file, reason: e instanceof Error ? e.message : String(e) })
 
-const writeAtomic = (file: string, data: string | Uint8Array) => {
-  const tmp = `${file}.${process.pid}.tmp`
-  fs.writeFileSync(tmp, data)
-  fs.renameSync(tmp, file)
-}
 
 /** Build, validate and write the instances of every complete persona in the raw file. */
 export const writeOutputs = (config: Config, store: RawStore.RawStore, failures: ReadonlyArray<Records.Failure>, usage: Record<string, StageUsage>) =>
-  Effect.try({
-    try: () => {
-      const out = config.out
-      const rows: Array<Domain.CupidRow> = []
-      const excluded: Array<Excluded> = []
-      const byType: Record<string, { valid: number; excluded: number }> = {}
-      const byRule: Record<string, number> = {}
-      let complete = 0
-      for (let i = 0; i < config.personas.count; i++) {
-        const data = assemble(config, store, i)
-        if (data === undefined) continue
-        complete++
-        for (const built of Instances.build(data, config.sessions, config.seed)) {
-          const t = (byType[built.row.instance_type] ??= { valid: 0, excluded: 0 })
-          if (built.problems.length === 0) {
-            rows.push(built.row)
-            t.valid++
-          } else {
-            t.excluded++
-            excluded.push({ id: Domain.instanceId(built.row.persona_id, built.row.instance_type), problems: built.problems })
-            for (const p of built.problems) {
-              const rule = ruleOf(p)
-              byRule[rule] = (byRule[rule] ?? 0) + 1
+  Effect.gen(function*() {
+    const writes: Array<readonly [string, string | Uint8Array]> = []
+    const outcome = yield* Effect.try({
+      try: () => {
+        const out = config.out
+        const rows: Array<Domain.CupidRow> = []
+        const excluded: Array<Excluded> = []
+        const byType: Record<string, { valid: number; excluded: number }> = {}
+        const byRule: Record<string, number> = {}
+        let complete = 0
+        for (let i = 0; i < config.personas.count; i++) {
+          const data = assemble(config, store, i)
+          if (data === undefined) continue
+          complete++
+          for (const built of Instances.build(data, config.sessions, config.seed)) {
+            const t = (byType[built.row.instance_type] ??= { valid: 0, excluded: 0 })
+            if (built.problems.length === 0) {
+              rows.push(built.row)
+              t.valid++
+            } else {
+              t.excluded++
+              excluded.push({ id: Domain.instanceId(built.row.persona_id, built.row.instance_type), problems: built.problems })
+              for (const p of built.problems) {
+                const rule = ruleOf(p)
+                byRule[rule] = (byRule[rule] ?? 0) + 1
+              }
             }
           }
         }
-      }
-      fs.mkdirSync(out, { recursive: true })
-      const files = {
-        raw: store.file,
-        jsonl: config.output.jsonl ? path.join(out, "instances.jsonl") : undefined,
-        parquet: config.output.parquet ? path.join(out, "instances.parquet") : undefined,
-        validation: path.join(out, "validation.json"),
-        failures: path.join(out, "failures.json")
-      }
-      if (files.jsonl !== undefined) writeAtomic(files.jsonl, rows.map((r) => `${JSON.stringify(r)}\n`).join(""))
-      if (files.parquet !== undefined) writeAtomic(files.parquet, toParquet(rows))
-      const summary = {
-        personas: config.personas.count,
-        complete,
-        instances: complete * Domain.instanceTypes.length,
-        valid: rows.length,
-        excluded: excluded.length,
-        byType,
-        byRule
-      }
-      writeAtomic(files.validation, `${JSON.stringify({ summary, excluded }, null, 2)}\n`)
-      writeAtomic(files.failures, `${JSON.stringify({ failures, usage }, null, 2)}\n`)
-      store.compact()
-      const outcome: Outcome = {
-        out,
-        files,
-        personas: { total: config.personas.count, complete, incomplete: config.personas.count - complete },
-        instances: { built: summary.instances, valid: rows.length, excluded: excluded.length },
-        failures,
-        excluded,
-        usage
-      }
-      return outcome
-    },
-    catch: ioError(config.out)
-  })
+        fs.mkdirSync(out, { recursive: true })
+        const files = {
+          raw: store.file,
+          jsonl: config.output.jsonl ? path.join(out, "instances.jsonl") : undefined,
+          parquet: config.output.parquet ? path.join(out, "instances.parquet") : undefined,
+          validation: path.join(out, "validation.json"),
+          failures: path.join(out, "failures.json")
+        }
+        if (files.jsonl !== undefined) writes.push([files.jsonl, rows.map((r) => `${JSON.stringify(r)}\n`).join("")])
+        if (files.parquet !== undefined) writes.push([files.parquet, toParquet(rows)])
+        const summary = {
+          personas: config.personas.count,
+          complete,
+          instances: complete * Domain.instanceTypes.length,
+          valid: rows.length,
+          excluded: excluded.length,
+          byType,
+          byRule
+        }
+        writes.push([files.validation, `${JSON.stringify({ summary, excluded }, null, 2)}\n`])
+        writes.push([files.failures, `${JSON.stringify({ failures, usage }, null, 2)}\n`])
+        const outcome: Outcome = {
+          out,
+          files,
+          personas: { total: config.personas.count, complete, incomplete: config.personas.count - complete },
+          instances: { built: summary.instances, valid: rows.length, excluded: excluded.length },
+          failures,
+          excluded,
+          usage
+        }
+        return outcome
+      },
+      catch: ioError(config.out)
+    })
+    yield* Effect.forEach(writes, ([file, data]) =>
+      Files.writeFileAtomic(file, data).pipe(Effect.mapError((e) => new SynthesisRunError({ path: file, reason: Files.describe(e) }))), { discard: true })
+    yield* Effect.try({ try: () => store.compact(), catch: ioError(config.out) })
+    return outcome
+  }).pipe(Effect.provide(NodeFileSystem.layer))
 
 /** The rule a validation problem breaks, for the summary counts. */
 const ruleOf = (problem: string): string =>

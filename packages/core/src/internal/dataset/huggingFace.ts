@@ -4,7 +4,10 @@ import * as fs from "node:fs/promises"
 import * as path from "node:path"
 import { Readable } from "node:stream"
 import { pipeline } from "node:stream/promises"
+import * as NodeFileSystem from "@effect/platform-node/NodeFileSystem"
+import { Effect } from "effect"
 import { DatasetError } from "../../Errors.js"
+import * as Files from "../../Files.js"
 import { fileSha256 } from "./readers.js"
 
 /** `hf:<owner>/<name>[/<path in repo>]`; the path defaults to the released `data/test.parquet`. */
@@ -53,11 +56,9 @@ const errorMessage = (e: unknown): string => {
   return cause instanceof Error ? `${e.message}: ${cause.message}` : e.message
 }
 
-const writeAtomic = async (file: string, text: string): Promise<void> => {
-  const tmp = `${file}.${process.pid}.${randomUUID()}.part`
-  await fs.writeFile(tmp, text)
-  await fs.rename(tmp, file)
-}
+/** The checksum file beside a download, replaced atomically through the one atomic-write helper. */
+const writeAtomic = (file: string, text: string): Promise<void> =>
+  Effect.runPromise(Files.writeFileAtomic(file, text).pipe(Effect.provide(NodeFileSystem.layer)))
 
 /**
  * The cached copy of an `hf:` file, downloading it first if absent. A cache hit never touches the
