@@ -120,7 +120,7 @@ export const compare = (a: RunDir.Run, b: RunDir.Run, options: Options = {}): Co
       for (const slice of slices) plan.push({ match, metric, slice, ids: Rows.sharedInstances(ia.ok.get(match.a.id), ib.ok.get(match.b.id), slice) })
     }
   }
-  const cols = (t: (typeof plan)[number]) => [Rows.columnsOf(ia.ok.get(t.match.a.id), t.ids)(t.metric), Rows.columnsOf(ib.ok.get(t.match.b.id), t.ids)(t.metric)] as const
+  const cols = (t: (typeof plan)[number]) => [Rows.columnsOf(ia, t.match.a.id, t.ids)(t.metric), Rows.columnsOf(ib, t.match.b.id, t.ids)(t.metric)] as const
   const seed = a.summary.seed
   const resamples = a.summary.resamples ?? 1000
   const fam = Paired.family(

@@ -165,7 +165,7 @@ export const analyze = (run: Pick<Run, "summary" | "rows">, options: Options = {
     let s = shared.get(k)
     if (s === undefined) {
       const ids = sharedInstances(idx.ok.get(baseline.id), idx.ok.get(cell), slice)
-      s = { a: columnsOf(idx.ok.get(baseline.id), ids), b: columnsOf(idx.ok.get(cell), ids) }
+      s = { a: columnsOf(idx, baseline.id, ids), b: columnsOf(idx, cell, ids) }
       shared.set(k, s)
     }
     return s

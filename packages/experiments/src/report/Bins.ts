@@ -56,7 +56,7 @@ const binned = (
   bins: groups.filter((g) => g.ids.length > 0).map((g) => {
     const values = new Map<string, BinValue>()
     for (const c of cells) {
-      const v = Paired.value(columnsOf(idx.ok.get(c.id), g.ids)(metric))
+      const v = Paired.value(columnsOf(idx, c.id, g.ids)(metric))
       values.set(c.id, v)
     }
     return { label: g.label, lo: g.lo, hi: g.hi, instances: g.ids.length, values }

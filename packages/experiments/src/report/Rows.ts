@@ -6,11 +6,24 @@
  * import * as Rows from "@cupid-lab/experiments/report/Rows"
  * const idx = Rows.index(run.rows)
  * const ids = Rows.sharedInstances(idx.ok.get(a), idx.ok.get(b), "all")
- * Rows.columnsOf(idx.ok.get(a), ids)(metric) // Paired.Columns of the metric
+ * Rows.columnsOf(idx, a, ids)(metric) // Paired.Columns of the metric
  */
 import { Paired } from "@cupid-lab/scorers"
 import type { MetricDescription, Slice } from "../ResultLine.js"
 import type { Row } from "./RunDir.js"
+
+/** One metric of one cell as typed columns over the cell's ok rows (in the order of `Index.ok`). */
+interface MetricColumns {
+  readonly values: Float64Array
+  readonly num: Float64Array
+  readonly den: Float64Array
+}
+
+/** A cell's ok rows as columns: each row's position by instance, and each metric's columns, built once when first asked for. */
+interface CellColumns {
+  readonly position: ReadonlyMap<string, number>
+  readonly metric: (name: string) => MetricColumns
+}
 
 /** Per-cell index of ok rows by instance, plus every row in file order. */
 export interface Index {
@@ -18,6 +31,40 @@ export interface Index {
   readonly rows: ReadonlyMap<string, ReadonlyArray<Row>>
   /** Instance ids in first-seen order, with their rows' meta (an instance property). */
   readonly instances: ReadonlyArray<Row>
+  /** The cell's ok rows as columns (undefined for a cell without rows). */
+  readonly columns: (cell: string) => CellColumns | undefined
+}
+
+const metricColumns = (rows: ReadonlyArray<Row>, name: string): MetricColumns => {
+  const values = new Float64Array(rows.length), num = new Float64Array(rows.length), den = new Float64Array(rows.length)
+  for (let i = 0; i < rows.length; i++) {
+    const v = rows[i]!.scores[name]
+    if (typeof v === "number") {
+      values[i] = v
+      num[i] = NaN
+      den[i] = NaN
+    } else {
+      values[i] = NaN
+      num[i] = v?.num ?? NaN
+      den[i] = v?.den ?? NaN
+    }
+  }
+  return { values, num, den }
+}
+
+const cellColumns = (okRows: ReadonlyMap<string, Row>): CellColumns => {
+  const rows = [...okRows.values()]
+  const position = new Map<string, number>()
+  rows.forEach((r, i) => position.set(r.instance, i))
+  const byMetric = new Map<string, MetricColumns>()
+  return {
+    position,
+    metric: (name) => {
+      let m = byMetric.get(name)
+      if (m === undefined) byMetric.set(name, (m = metricColumns(rows, name)))
+      return m
+    }
+  }
 }
 
 export const index = (rows: ReadonlyArray<Row>): Index => {
@@ -40,42 +87,57 @@ export const index = (rows: ReadonlyArray<Row>): Index => {
     if (!seen.has(r.instance)) seen.set(r.instance, r)
     if (r.status === "ok") okOf.set(r.instance, r)
   }
-  return { ok, rows: byCell, instances: [...seen.values()] }
+  const columns = new Map<string, CellColumns>()
+  return {
+    ok,
+    rows: byCell,
+    instances: [...seen.values()],
+    columns: (id) => {
+      let c = columns.get(id)
+      if (c === undefined) {
+        const okRows = ok.get(id)
+        if (okRows === undefined) return undefined
+        columns.set(id, (c = cellColumns(okRows)))
+      }
+      return c
+    }
+  }
 }
 
-const number = (r: Row | undefined, metric: string): number => {
-  const v = r?.scores[metric]
-  return typeof v === "number" ? v : NaN
+const gather = (from: Float64Array, at: Int32Array): Float64Array => {
+  const out = new Float64Array(at.length)
+  for (let i = 0; i < at.length; i++) out[i] = at[i]! < 0 ? NaN : from[at[i]!]!
+  return out
 }
 
-const counts = (rows: ReadonlyArray<Row | undefined>, metric: string): Paired.RatioColumns => {
-  const num = new Float64Array(rows.length), den = new Float64Array(rows.length)
-  rows.forEach((r, i) => {
-    const v = r?.scores[metric]
-    const c = v !== null && typeof v === "object" ? v : undefined
-    num[i] = c?.num ?? NaN
-    den[i] = c?.den ?? NaN
-  })
-  return { num, den }
-}
-
-/** A metric's per-instance data over a fixed instance list (NaN where absent), typed by its aggregate, for {@link Paired}. */
+/**
+ * A metric's per-instance data for one cell over a fixed instance list (NaN where the cell has no
+ * ok row), typed by its aggregate, for {@link Paired}. The instances are looked up once; each
+ * metric is then gathered from the cell's columns.
+ */
 export const columnsOf = (
-  rows: ReadonlyMap<string, Row> | undefined,
+  idx: Index,
+  cell: string,
   instances: ReadonlyArray<string>
 ): ((metric: Pick<MetricDescription, "name" | "aggregate">) => Paired.Columns) => {
-  const list = instances.map((id) => rows?.get(id))
+  const c = idx.columns(cell)
+  const at = Int32Array.from(instances, (id) => c?.position.get(id) ?? -1)
+  const column = (name: string): MetricColumns => c?.metric(name) ?? { values: new Float64Array(0), num: new Float64Array(0), den: new Float64Array(0) }
+  const counts = (name: string): Paired.RatioColumns => {
+    const m = column(name)
+    return { num: gather(m.num, at), den: gather(m.den, at) }
+  }
   return (metric) => {
     const agg = metric.aggregate
     switch (agg._tag) {
       case "Mean":
-        return Paired.mean(Float64Array.from(list, (r) => number(r, metric.name)))
+        return Paired.mean(gather(column(metric.name).values, at))
       case "Ratio": {
-        const c = counts(list, metric.name)
-        return Paired.ratio(c.num, c.den)
+        const r = counts(metric.name)
+        return Paired.ratio(r.num, r.den)
       }
       case "F1":
-        return Paired.f1(counts(list, agg.precision), counts(list, agg.recall))
+        return Paired.f1(counts(agg.precision), counts(agg.recall))
     }
   }
 }
