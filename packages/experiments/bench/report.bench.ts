@@ -21,8 +21,8 @@ import * as RunDir from "../src/report/RunDir.js"
 import type { MetricDescription, ResultLine } from "../src/ResultLine.js"
 import * as Summary from "../src/Summary.js"
 
-const instances = 756
-const cells = 16
+const instances = Number(process.env["BENCH_INSTANCES"] ?? 756)
+const cells = Number(process.env["BENCH_CELLS"] ?? 16)
 const mb = (bytes: number) => `${(bytes / 2 ** 20).toFixed(1)} MB`
 const time = <A>(label: string, f: () => A): A => {
   const start = performance.now()

@@ -129,7 +129,14 @@ export interface Config {
   readonly cacheDir: string
   readonly out: string
   readonly report: { readonly baseline?: string }
-  readonly bootstrap: { readonly resamples: number }
+  readonly bootstrap: {
+    readonly resamples: number
+    /**
+     * From this many instances on, intervals and paired tests take their large-sample (normal)
+     * forms instead of resampling (see docs/metrics.md); `resamples` still applies below it.
+     */
+    readonly largeSample: number
+  }
 }
 
 const Options = Schema.Record({ key: Schema.String, value: Schema.Unknown })
@@ -198,6 +205,9 @@ const ModelEntrySchema = Schema.Struct(
   Options
 )
 
+/** Instances from which statistics take their large-sample forms by default: above any CUPID slice (756 instances in all). */
+export const defaultLargeSample = 2000
+
 const FileSchema = Schema.Struct({
   name: Schema.optionalWith(Schema.String, { exact: true }),
   description: Schema.optionalWith(Schema.String, { default: () => "" }),
@@ -225,8 +235,11 @@ const FileSchema = Schema.Struct({
   cacheDir: Schema.optionalWith(Schema.String, { default: () => ".cache/models" }),
   out: Schema.optionalWith(Schema.String, { exact: true }),
   report: Schema.optionalWith(Schema.Struct({ baseline: Schema.optionalWith(Schema.String, { exact: true }) }), { default: () => ({}) }),
-  bootstrap: Schema.optionalWith(Schema.Struct({ resamples: Schema.optionalWith(PositiveInt, { default: () => 1000 }) }), {
-    default: () => ({ resamples: 1000 })
+  bootstrap: Schema.optionalWith(Schema.Struct({
+    resamples: Schema.optionalWith(PositiveInt, { default: () => 1000 }),
+    largeSample: Schema.optionalWith(PositiveInt, { default: () => defaultLargeSample })
+  }), {
+    default: () => ({ resamples: 1000, largeSample: defaultLargeSample })
   })
 })
 

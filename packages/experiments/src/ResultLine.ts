@@ -153,8 +153,14 @@ export const Summary = Schema.Struct({
     skipped: Schema.Array(Schema.Struct({ row: Schema.String, reason: Schema.String }))
   }),
   seed: Int,
-  /** Bootstrap resamples behind every ci95. */
+  /** Bootstrap resamples behind every ci95 over fewer than `largeSample` instances. */
   resamples: Int,
+  /**
+   * From this many instances on, a ci95 is the large-sample (delta-method) interval, and reports
+   * test differences with the normal approximation of the permutation test. Absent in runs that
+   * always resampled.
+   */
+  largeSample: Schema.optional(Int),
   /** Id of the cell others are compared against (`report.baseline`, else the `all` retriever's cell, else the first). */
   baseline: Schema.String,
   metrics: Schema.Array(MetricDescription),

@@ -280,7 +280,8 @@ const runPairs = (
       const acc = Summary.accumulator({
         metrics: p.metrics,
         seed: config.seed,
-        resamples: config.bootstrap.resamples
+        resamples: config.bootstrap.resamples,
+        largeSample: config.bootstrap.largeSample
       })
       // The summary and the reports' rows are built in the pass that writes the sorted file: each
       // line is decoded once, here, and results.jsonl is not read again.
@@ -315,6 +316,7 @@ const runPairs = (
         },
         seed: config.seed,
         resamples: config.bootstrap.resamples,
+        largeSample: config.bootstrap.largeSample,
         baseline: grid.baseline.id,
         metrics: acc.metrics(),
         cells: acc.cells(built.map((b) => ({

@@ -46,6 +46,8 @@ export interface AccumulatorOptions {
   readonly metrics: ReadonlyArray<MetricDescription>
   readonly seed: number
   readonly resamples: number
+  /** Instances from which intervals take their large-sample form (default: always bootstrap). */
+  readonly largeSample?: number
 }
 
 export interface CellInfo {
@@ -150,7 +152,7 @@ export const accumulator = (options: AccumulatorOptions): Accumulator => {
     d.types.forEach((t, i) => {
       if (s === "all" || t === s) rows.push(i)
     })
-    const bootstrap = { seed: options.seed, resamples: options.resamples }
+    const bootstrap = { seed: options.seed, resamples: options.resamples, ...(options.largeSample !== undefined ? { largeSample: options.largeSample } : {}) }
     const out: Record<string, MetricEstimate> = {}
     for (const m of list) out[m.name] = toEstimate(estimate(m, (name) => d.columns.get(name), rows, bootstrap))
     return { n: rows.length, failed: d.failed[s], metrics: out }

@@ -22,7 +22,7 @@ describe("Config.parse", () => {
       expect(c.concurrency).toBe(4)
       expect(c.cacheDir).toBe(".cache/models")
       expect(c.out).toBe(path.join("runs", "cfg"))
-      expect(c.bootstrap).toEqual({ resamples: 1000 })
+      expect(c.bootstrap).toEqual({ resamples: 1000, largeSample: 2000 })
       expect(c.pipeline).toEqual({ retriever: { use: "first" }, summarizer: null, inferrer: null, generator: null })
     }))
 

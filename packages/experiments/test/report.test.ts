@@ -113,7 +113,7 @@ describe("report analysis on a hand-made run (2 cells x 4 instances)", () => {
     expect(a.deltas).toHaveLength(8)
     expect(a.tests).toBe(8)
     // n <= 4 everywhere: every test is exact
-    expect(a.permutations).toEqual({ screening: 2000, refined: 2000, refinedTests: 0, exactTests: 8 })
+    expect(a.permutations).toEqual({ screening: 2000, refined: 2000, refinedTests: 0, exactTests: 8, normalTests: 0 })
     // Holm by hand: sort ascending, multiply the k-th smallest by (m - k), running maximum, cap at 1
     const ps = a.deltas.map((d) => d.comparison.p)
     const order = ps.map((p, i) => [p, i] as const).sort((x, y) => x[0] - y[0])

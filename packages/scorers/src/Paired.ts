@@ -26,6 +26,7 @@
  * c.n // 3: the row with NaN is left out
  * c.delta // (0.2 + 0 + 0.1) / 3, metric(b) - metric(a); c.ci95, c.p, c.test === "exact"
  */
+import * as Asymptotic from "./internal/Asymptotic.js"
 import * as Resampling from "./internal/Resampling.js"
 import * as Statistics from "./Statistics.js"
 
@@ -135,21 +136,50 @@ export interface Options {
   readonly permutations: number
   /** Rows to compare (default: all). */
   readonly rows?: ReadonlyArray<number>
+  /**
+   * From this many usable rows on, the interval and the p-value use their large-sample (normal)
+   * forms instead of resampling (default: never). See {@link Statistics.BootstrapOptions.largeSample}.
+   */
+  readonly largeSample?: number
 }
 
 export interface Comparison extends Statistics.PairedComparison {
   /** metric(b) - metric(a) over the usable rows. */
   readonly delta: number
-  /** How p was found; `none` when there is no usable row or the statistic is undefined (p NaN). */
-  readonly test: "exact" | "monte-carlo" | "none"
-  /** Sign patterns p counts: 2^n when exact, the random permutations when Monte-Carlo, 0 for none. */
+  /**
+   * How p was found: all sign patterns (`exact`), random ones (`monte-carlo`), the normal
+   * approximation of their distribution for large n (`normal`, the interval then by the delta
+   * method too); `none` when there is no usable row or the statistic is undefined (p NaN).
+   */
+  readonly test: "exact" | "monte-carlo" | "normal" | "none"
+  /** Sign patterns p counts: 2^n when exact, the random permutations when Monte-Carlo, 0 otherwise. */
   readonly permutations: number
 }
 
 /** A comparison reduced to its paired spec, before any resampling or permutation. */
 type Prepared =
   | { readonly _tag: "None"; readonly comparison: Comparison }
-  | { readonly _tag: "Spec"; readonly spec: Resampling.PairedSpec; readonly observed: number }
+  | {
+    readonly _tag: "Spec"
+    readonly spec: Resampling.PairedSpec
+    readonly observed: number
+    /** The large-sample interval and p, when they apply (see internal/Asymptotic.ts). */
+    readonly normal: () => { readonly ci95: readonly [number, number]; readonly p: number } | undefined
+  }
+
+/** Instances whose swap must change the statistic for a large-sample test (else permutations). */
+export const largeSampleMinVarying = Asymptotic.minVarying
+
+const smoothOf = (tag: Columns["_tag"]): Asymptotic.Smooth => (tag === "Mean" ? Asymptotic.mean : tag === "Ratio" ? Asymptotic.ratio : Asymptotic.f1)
+
+/** The large-sample interval and p of b - a over compact columns (a's k columns, then b's). */
+const normalOf = (tag: Columns["_tag"], xs: ReadonlyArray<Float64Array>, totals: ReadonlyArray<number>, flipped: ReadonlyArray<Float64Array>, observed: number, n: number) => () => {
+  const k = flipped.length
+  const statistic = smoothOf(tag)
+  const ci95 = n < 2 ? undefined : Asymptotic.pairedInterval(statistic, xs.slice(0, k), xs.slice(k), totals.slice(0, k), totals.slice(k), n)
+  const p = Asymptotic.swapTest(statistic, flipped, totals, observed, n)
+  return ci95 === undefined || p === undefined ? undefined : { ci95, p }
+}
 
 const prepare = (a: Columns, b: Columns, rows?: ReadonlyArray<number>): Prepared => {
   if (a._tag !== b._tag) throw new TypeError(`Paired: cannot compare ${a._tag} columns with ${b._tag} columns`)
@@ -159,18 +189,21 @@ const prepare = (a: Columns, b: Columns, rows?: ReadonlyArray<number>): Prepared
   const n = xs[0]!.length
   const none = (delta: number): Prepared => ({ _tag: "None", comparison: { n, delta, ci95: [NaN, NaN], p: NaN, test: "none", permutations: 0 } })
   if (n === 0) return none(NaN)
+  const totals = xs.map(sum)
   if (a._tag === "Mean") {
     const d = Float64Array.from(xs[0]!, (v, i) => xs[1]![i]! - v)
-    return { _tag: "Spec", ...Resampling.meanSpec(d) }
+    const m = Resampling.meanSpec(d)
+    return { _tag: "Spec", ...m, normal: normalOf(a._tag, xs, totals, [d], m.observed, n) }
   }
-  const totals = xs.map(sum)
   const observed = sb.statistic(totals.slice(k), n) - sa.statistic(totals.slice(0, k), n)
   if (!Number.isFinite(observed)) return none(observed)
   const threshold = Math.abs(observed) - Resampling.tolerance
   const left = new Float64Array(k), right = new Float64Array(k)
+  const flipped = xs.slice(0, k).map((x, c) => Float64Array.from(x, (v, i) => xs[k + c]![i]! - v))
   return {
     _tag: "Spec",
     observed,
+    normal: normalOf(a._tag, xs, totals, flipped, observed, n),
     spec: {
       n,
       columns: xs,
@@ -181,7 +214,7 @@ const prepare = (a: Columns, b: Columns, rows?: ReadonlyArray<number>): Prepared
         }
         return sb.statistic(right, n) - sa.statistic(left, n)
       },
-      flipped: xs.slice(0, k).map((x, c) => Float64Array.from(x, (v, i) => xs[k + c]![i]! - v)),
+      flipped,
       // A flipped row swaps the two cells' counts: a gains b - a of that row, b loses it.
       isExtreme: (moved) => {
         for (let c = 0; c < k; c++) {
@@ -214,7 +247,16 @@ const finish = (p: Prepared & { readonly _tag: "Spec" }, ci95: readonly [number,
 export const compare = <C extends Columns>(a: C, b: NoInfer<C>, options: Options): Comparison => {
   const p = prepare(a, b, options.rows)
   if (p._tag === "None") return p.comparison
+  const large = largeOf(p, options.largeSample)
+  if (large !== undefined) return large
   return finish(p, interval(p, options), Resampling.signFlipTest(p.spec, options.seed, options.permutations))
+}
+
+/** The large-sample comparison when n reaches `largeSample` and the normal forms apply. */
+const largeOf = (p: Prepared & { readonly _tag: "Spec" }, largeSample: number | undefined): Comparison | undefined => {
+  if (largeSample === undefined || p.spec.n < largeSample) return undefined
+  const normal = p.normal()
+  return normal === undefined ? undefined : { n: p.spec.n, delta: p.observed, ci95: normal.ci95, p: normal.p, test: "normal", permutations: 0 }
 }
 
 /** Permutations of the first pass of {@link family}. */
@@ -240,6 +282,8 @@ export interface Test {
 export interface FamilyOptions {
   readonly seed: number
   readonly resamples: number
+  /** From this many usable rows on, tests and intervals take their large-sample forms (default: never). */
+  readonly largeSample?: number
   /** Permutations of the refined tests (default: {@link permutationsFor} the number of testable tests). */
   readonly permutations?: number
 }
@@ -250,8 +294,18 @@ export interface Family {
   readonly adjusted: ReadonlyArray<number>
   /** Tests with a p-value. */
   readonly tests: number
-  /** Permutations of the first pass and of the refined tests; tests refined; tests with an exact p. */
-  readonly permutations: { readonly screening: number; readonly refined: number; readonly refinedTests: number; readonly exactTests: number }
+  /**
+   * Permutations of the first pass and of the refined tests; tests refined; tests with an exact p;
+   * tests in their large-sample form (n >= `largeSample`, of which `largeSample` is the threshold).
+   */
+  readonly permutations: {
+    readonly screening: number
+    readonly refined: number
+    readonly refinedTests: number
+    readonly exactTests: number
+    readonly normalTests: number
+    readonly largeSample?: number
+  }
 }
 
 /**
@@ -266,13 +320,14 @@ export const family = (tests: ReadonlyArray<Test>, options: FamilyOptions): Fami
   const testable = prepared.filter((p) => p._tag === "Spec" || p.comparison.n > 0).length
   const refined = options.permutations ?? permutationsFor(testable)
   const first = Math.min(screening, refined)
-  const results: Array<Resampling.TestResult | undefined> = prepared.map((p) =>
-    p._tag === "Spec" && Resampling.exactFor(p.spec.n, refined) ? Resampling.exactTest(p.spec) : undefined
+  const large = prepared.map((p) => (p._tag === "Spec" ? largeOf(p, options.largeSample) : undefined))
+  const results: Array<Resampling.TestResult | undefined> = prepared.map((p, i) =>
+    large[i] === undefined && p._tag === "Spec" && Resampling.exactFor(p.spec.n, refined) ? Resampling.exactTest(p.spec) : undefined
   )
   // Monte-Carlo tests by n, so that each group walks one stream of sign patterns.
   const groups = new Map<number, Array<number>>()
   prepared.forEach((p, i) => {
-    if (p._tag !== "Spec" || results[i] !== undefined) return
+    if (p._tag !== "Spec" || results[i] !== undefined || large[i] !== undefined) return
     groups.set(p.spec.n, [...(groups.get(p.spec.n) ?? []), i])
   })
   const specs = prepared.map((p) => (p._tag === "Spec" ? p.spec : undefined))
@@ -288,7 +343,7 @@ export const family = (tests: ReadonlyArray<Test>, options: FamilyOptions): Fami
   if (refined > first) {
     ranked.forEach(([p, i], rank) => {
       const r = results[i]!, pr = prepared[i]!
-      if (r.test !== "monte-carlo" || pr._tag !== "Spec" || (ranked.length - rank) * p >= refineBelow) return
+      if (r.test !== "monte-carlo" || large[i] !== undefined || pr._tag !== "Spec" || (ranked.length - rank) * p >= refineBelow) return
       refine.set(pr.spec.n, [...(refine.get(pr.spec.n) ?? []), i])
     })
   }
@@ -298,11 +353,18 @@ export const family = (tests: ReadonlyArray<Test>, options: FamilyOptions): Fami
     for (const i of indices) results[i] = Resampling.monteCarloTest(extremes[i]!, refined)
     refinedTests += indices.length
   }
-  const comparisons = prepared.map((p, i) => (p._tag === "None" ? p.comparison : finish(p, interval(p, options), results[i]!)))
+  const comparisons = prepared.map((p, i) => large[i] ?? (p._tag === "None" ? p.comparison : finish(p, interval(p, options), results[i]!)))
   return {
     comparisons,
     adjusted: Statistics.holm(comparisons.map((c) => c.p)),
     tests: comparisons.filter((c) => Number.isFinite(c.p)).length,
-    permutations: { screening: first, refined, refinedTests, exactTests: results.filter((r) => r?.test === "exact").length }
+    permutations: {
+      screening: first,
+      refined,
+      refinedTests,
+      exactTests: results.filter((r) => r?.test === "exact").length,
+      normalTests: large.filter((l) => l !== undefined).length,
+      ...(options.largeSample !== undefined ? { largeSample: options.largeSample } : {})
+    }
   }
 }

@@ -15,6 +15,7 @@
  * Statistics.bootstrapMean([0.5, 1, 0], { seed: 7 }) // { n: 3, mean: 0.5, ci95: [lo, hi] }
  */
 import { Random } from "@cupid-lab/core"
+import * as Asymptotic from "./internal/Asymptotic.js"
 import * as Resampling from "./internal/Resampling.js"
 
 /** The seeded generator every statistic here draws from; floats in [0, 1). */
@@ -48,7 +49,18 @@ export interface Estimate {
 export interface BootstrapOptions {
   readonly seed: number
   readonly resamples?: number
+  /**
+   * From this many rows on, the interval is the large-sample one (delta method: estimate +-
+   * 1.96 standard errors) instead of a bootstrap, which then costs O(resamples x n) per metric
+   * for no visible change (default: always bootstrap).
+   */
+  readonly largeSample?: number
 }
+
+/** Instances needed on each side of the mean influence for a large-sample interval (else bootstrap). */
+export const largeSampleMinTail = Asymptotic.minTail
+
+const isLarge = (n: number, options: BootstrapOptions): boolean => options.largeSample !== undefined && n >= options.largeSample
 
 /** Mean with a percentile-bootstrap 95% CI. */
 export const bootstrapMean = (values: ArrayLike<number>, options: BootstrapOptions): Estimate => {
@@ -58,6 +70,8 @@ export const bootstrapMean = (values: ArrayLike<number>, options: BootstrapOptio
   for (let i = 0; i < n; i++) s += xs[i]!
   const m = n === 0 ? NaN : s / n
   if (n < 2) return { n, mean: m, ci95: [m, m] }
+  const normal = isLarge(n, options) ? Asymptotic.interval(Asymptotic.mean, [xs], [s], n) : undefined
+  if (normal !== undefined) return { n, mean: m, ci95: normal }
   const B = options.resamples ?? 1000
   const means = Resampling.resampledSums(Resampling.resamplePlan(options.seed, n, B), xs, new Float64Array(B))
   for (let b = 0; b < B; b++) means[b] = means[b]! / n
@@ -80,6 +94,7 @@ const finiteColumn = (columns: ReadonlyArray<ArrayLike<number>>): Array<Float64A
 const bootstrapPooled = (
   columns: ReadonlyArray<ArrayLike<number>>,
   statistic: (sums: ArrayLike<number>) => number,
+  smooth: Asymptotic.Smooth,
   options: BootstrapOptions
 ): Estimate => {
   const xs = finiteColumn(columns)
@@ -91,6 +106,8 @@ const bootstrapPooled = (
   })
   const m = statistic(totals)
   if (n < 2) return { n, mean: m, ci95: [m, m] }
+  const normal = isLarge(n, options) ? Asymptotic.interval(smooth, xs, totals, n) : undefined
+  if (normal !== undefined) return { n, mean: m, ci95: normal }
   const B = options.resamples ?? 1000
   const plan = Resampling.resamplePlan(options.seed, n, B)
   const sums = xs.map((x) => Resampling.resampledSums(plan, x, new Float64Array(B)))
@@ -111,7 +128,7 @@ export const ratio = (num: number, den: number): number => (den === 0 ? NaN : nu
  * Pairs where either part is not finite are left out; resamples whose denominator is 0 too.
  */
 export const bootstrapRatio = (nums: ArrayLike<number>, dens: ArrayLike<number>, options: BootstrapOptions): Estimate =>
-  bootstrapPooled([nums, dens], (s) => ratio(s[0]!, s[1]!), options)
+  bootstrapPooled([nums, dens], (s) => ratio(s[0]!, s[1]!), Asymptotic.ratio, options)
 
 /** Per-instance counts of a pooled ratio: the ratio of a set of instances is sum(num) / sum(den). */
 export interface RatioCounts {
@@ -128,7 +145,7 @@ export const f1 = (p: number, r: number): number => (Number.isNaN(p) || Number.i
  * the four counts is not finite are left out.
  */
 export const bootstrapF1 = (p: RatioCounts, r: RatioCounts, options: BootstrapOptions): Estimate =>
-  bootstrapPooled([p.num, p.den, r.num, r.den], (s) => f1(ratio(s[0]!, s[1]!), ratio(s[2]!, s[3]!)), options)
+  bootstrapPooled([p.num, p.den, r.num, r.den], (s) => f1(ratio(s[0]!, s[1]!), ratio(s[2]!, s[3]!)), Asymptotic.f1, options)
 
 export interface PairedComparison {
   /** Instances where both values are finite. */

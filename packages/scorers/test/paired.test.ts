@@ -163,7 +163,7 @@ describe("family", () => {
     expect(fam.adjusted.slice(0, 3)).toEqual([0.5, 0.09375, 1])
     expect(fam.adjusted[3]).toBeNaN()
     expect(fam.tests).toBe(3)
-    expect(fam.permutations).toEqual({ screening: 2000, refined: 2000, refinedTests: 0, exactTests: 3 })
+    expect(fam.permutations).toEqual({ screening: 2000, refined: 2000, refinedTests: 0, exactTests: 3, normalTests: 0 })
   })
 
   it("refines only the tests Holm could still call significant, continuing the same patterns", () => {
@@ -173,7 +173,7 @@ describe("family", () => {
     const none = { a: Paired.mean(ones), b: Paired.mean(ones) }
     const fam = Paired.family([strong, ...Array.from({ length: 59 }, () => none)], { seed: 5, resamples: 50 })
     // 60 tests -> 40 x 60 = 2400 permutations for the refined one
-    expect(fam.permutations).toEqual({ screening: 2000, refined: 2400, refinedTests: 1, exactTests: 0 })
+    expect(fam.permutations).toEqual({ screening: 2000, refined: 2400, refinedTests: 1, exactTests: 0, normalTests: 0 })
     // no random pattern of 30 flips is all-plus or all-minus: p = 1 / (2400 + 1)
     expect(fam.comparisons[0]!.p).toBe(1 / 2401)
     expect(fam.adjusted[0]).toBeCloseTo(60 / 2401, 12)

@@ -123,12 +123,21 @@ export const compare = (a: RunDir.Run, b: RunDir.Run, options: Options = {}): Co
   const cols = (t: (typeof plan)[number]) => [Rows.columnsOf(ia, t.match.a.id, t.ids)(t.metric), Rows.columnsOf(ib, t.match.b.id, t.ids)(t.metric)] as const
   const seed = a.summary.seed
   const resamples = a.summary.resamples ?? 1000
+  // Large-sample forms only where both runs used them, from the larger of their thresholds.
+  const largeSample = a.summary.largeSample === undefined || b.summary.largeSample === undefined
+    ? undefined
+    : Math.max(a.summary.largeSample, b.summary.largeSample)
   const fam = Paired.family(
     plan.map((t) => {
       const [ca, cb] = cols(t)
       return { a: ca, b: cb }
     }),
-    { seed, resamples, ...(options.permutations !== undefined ? { permutations: options.permutations } : {}) }
+    {
+      seed,
+      resamples,
+      ...(largeSample !== undefined ? { largeSample } : {}),
+      ...(options.permutations !== undefined ? { permutations: options.permutations } : {})
+    }
   )
   const rows = plan.map((t, i): Row => {
     const [ca, cb] = cols(t)

@@ -182,7 +182,12 @@ export const analyze = (run: Pick<Run, "summary" | "rows">, options: Options = {
       const s = sharedOf(t.cell, t.slice)
       return { a: s.a(t.metric), b: s.b(t.metric) }
     }),
-    { seed: summary.seed, resamples: summary.resamples ?? 1000, ...(options.permutations !== undefined ? { permutations: options.permutations } : {}) }
+    {
+      seed: summary.seed,
+      resamples: summary.resamples ?? 1000,
+      ...(summary.largeSample !== undefined ? { largeSample: summary.largeSample } : {}),
+      ...(options.permutations !== undefined ? { permutations: options.permutations } : {})
+    }
   )
   const deltas = plan.map((t, i): Delta => ({ cell: t.cell, metric: t.metric.name, slice: t.slice, comparison: tested.comparisons[i]!, pHolm: tested.adjusted[i]! }))
 

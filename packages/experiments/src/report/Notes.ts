@@ -7,7 +7,7 @@
  * import { Notes } from "@cupid-lab/experiments/report/Notes"
  * Notes.statistics(analysis) // ["Intervals: ...", "Differences: ...", ...]
  */
-import { Paired } from "@cupid-lab/scorers"
+import { Paired, Statistics } from "@cupid-lab/scorers"
 import type { CellSummary, MetricDescription, Slice } from "../ResultLine.js"
 import type { Analysis } from "./Analysis.js"
 import type { Binned } from "./Bins.js"
@@ -72,6 +72,9 @@ export const marks = (a: Analysis): Array<string> => {
 
 /** How many permutations the tests used (see Paired.family). */
 export const permutationsNote = (p: Paired.Family["permutations"]): string =>
+  (p.normalTests > 0
+    ? `for the ${p.normalTests} tests over at least ${Format.integer(p.largeSample ?? 0)} instances (of which at least ${Paired.largeSampleMinVarying} differ), the normal approximation of the permutation distribution (their intervals by the delta method); `
+    : "") +
   (p.exactTests > 0 ? `exact over all 2^n sign patterns for the ${p.exactTests} tests with n <= 16 (p = patterns at least as extreme / 2^n); otherwise ` : "") +
   `${Format.integer(p.screening)} random permutations` +
   (p.refined > p.screening
@@ -87,7 +90,10 @@ export const statistics = (a: Analysis): Array<string> => {
   const micro = a.compared.filter((m) => m.aggregate._tag !== "Mean").map((m) => m.name)
   const out = [
     `N: every value is computed over the instances of the slice whose pipeline succeeded (status ok) and for which the metric is defined; N is that count. Failed pairs are never scored as zeros; they are counted in the Cells table and listed under Failures.`,
-    `Intervals: 95% percentile bootstrap over instances (${resamples} resamples, seed ${s.seed}), computed by the sweep (summary.json).`,
+    `Intervals: 95% percentile bootstrap over instances (${resamples} resamples, seed ${s.seed}), computed by the sweep (summary.json)` +
+      (s.largeSample !== undefined
+        ? `; over ${Format.integer(s.largeSample)} instances or more, the large-sample interval (estimate +- 1.96 delta-method standard errors), unless fewer than ${Statistics.largeSampleMinTail} instances lie on either side of the mean influence (then bootstrap).`
+        : "."),
     `Differences: each non-baseline cell against the baseline ${a.baseline.name}, over the instances scored ok in both cells (paired; N is their count). 95% CI: paired bootstrap of the difference (${resamples} resamples); p: two-sided paired permutation test (${permutationsNote(a.permutations)}).`,
     `Multiple comparisons: Holm's step-down correction over the family of every difference in this report: ${nonBaseline} cells x ${a.compared.length} metrics (${a.compared.map((m) => m.name).join(", ") || "none"}) x 4 slices; ${a.tests} of them could be tested. A difference is marked * when its Holm-adjusted p is below 0.05.`,
     micro.length > 0
