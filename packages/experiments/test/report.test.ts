@@ -105,7 +105,7 @@ describe("report analysis on a hand-made run (2 cells x 4 instances)", () => {
     // precision is pooled too: 2/6 - 4/6
     const precisionMetric = run.summary.metrics.find((m) => m.name === "inference.precision_micro")!
     const idx = Rows.index(run.rows)
-    const precision = Paired.compare(Rows.columnsOf(idx, cellA.id, ids)(precisionMetric), Rows.columnsOf(idx, cellB.id, ids)(precisionMetric), { seed: 7, resamples: 100, permutations: 100 })
+    const precision = Paired.compare(Rows.columnsOf(idx, cellA.id, Rows.numbers(idx, ids))(precisionMetric), Rows.columnsOf(idx, cellB.id, Rows.numbers(idx, ids))(precisionMetric), { seed: 7, resamples: 100, permutations: 100 })
     expect(precision.delta).toBeCloseTo(-1 / 3, 12)
   })
 
@@ -268,7 +268,7 @@ describe("paired statistics and formatting", () => {
     const run = tinyRun
     const idx = Rows.index(run.rows)
     const ids = ["p1:consistent", "p1:changing", "missing"]
-    const cols = Rows.columnsOf(idx, cellB.id, ids)
+    const cols = Rows.columnsOf(idx, cellB.id, Rows.numbers(idx, ids))
     const byName = (name: string) => run.summary.metrics.find((m) => m.name === name)!
     const recall = cols(byName("retrieval.recall"))
     expect(recall._tag).toBe("Mean")

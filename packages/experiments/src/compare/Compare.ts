@@ -117,10 +117,10 @@ export const compare = (a: RunDir.Run, b: RunDir.Run, options: Options = {}): Co
   const plan: Array<{ match: Match; metric: MetricDescription; slice: Slice; ids: Array<string> }> = []
   for (const match of matches) {
     for (const metric of metrics) {
-      for (const slice of slices) plan.push({ match, metric, slice, ids: Rows.sharedInstances(ia.ok.get(match.a.id), ib.ok.get(match.b.id), slice) })
+      for (const slice of slices) plan.push({ match, metric, slice, ids: Rows.sharedIds(ia.ok.get(match.a.id), ib.ok.get(match.b.id), slice) })
     }
   }
-  const cols = (t: (typeof plan)[number]) => [Rows.columnsOf(ia, t.match.a.id, t.ids)(t.metric), Rows.columnsOf(ib, t.match.b.id, t.ids)(t.metric)] as const
+  const cols = (t: (typeof plan)[number]) => [Rows.columnsOf(ia, t.match.a.id, Rows.numbers(ia, t.ids))(t.metric), Rows.columnsOf(ib, t.match.b.id, Rows.numbers(ib, t.ids))(t.metric)] as const
   const seed = a.summary.seed
   const resamples = a.summary.resamples ?? 1000
   // Large-sample forms only where both runs used them, from the larger of their thresholds.

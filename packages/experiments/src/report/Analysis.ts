@@ -164,7 +164,7 @@ export const analyze = (run: Pick<Run, "summary" | "rows">, options: Options = {
     const k = `${cell}\u0000${slice}`
     let s = shared.get(k)
     if (s === undefined) {
-      const ids = sharedInstances(idx.ok.get(baseline.id), idx.ok.get(cell), slice)
+      const ids = sharedInstances(idx, baseline.id, cell, slice)
       s = { a: columnsOf(idx, baseline.id, ids), b: columnsOf(idx, cell, ids) }
       shared.set(k, s)
     }

@@ -9,6 +9,7 @@
  */
 import { Paired } from "@cupid-lab/scorers"
 import type { CellSummary, MetricDescription } from "../ResultLine.js"
+import * as Rows from "./Rows.js"
 import { columnsOf, type Index } from "./Rows.js"
 
 export interface BinValue {
@@ -47,7 +48,7 @@ const positionBins = (maxSessions: number): Array<{ lo: number; hi: number; labe
 const binned = (
   metric: MetricDescription,
   by: Binned["by"],
-  groups: ReadonlyArray<{ label: string; lo: number; hi: number; ids: ReadonlyArray<string> }>,
+  groups: ReadonlyArray<{ label: string; lo: number; hi: number; ids: ArrayLike<number> }>,
   cells: ReadonlyArray<CellSummary>,
   idx: Index
 ): Binned => ({
@@ -64,12 +65,12 @@ const binned = (
 })
 
 export const recency = (metric: MetricDescription, cells: ReadonlyArray<CellSummary>, idx: Index): Binned | undefined => {
-  const withPos = idx.instances.filter((r) => r.meta.relevantMeanPosition !== null)
+  const withPos = idx.instances.map((r, k) => [r, k] as const).filter(([r]) => r.meta.relevantMeanPosition !== null)
   if (withPos.length === 0) return undefined
   const maxSessions = Math.max(...idx.instances.map((r) => r.meta.sessions))
   const groups = positionBins(maxSessions).map((b) => ({
     ...b,
-    ids: withPos.filter((r) => r.meta.relevantMeanPosition! >= b.lo && r.meta.relevantMeanPosition! < b.hi).map((r) => r.instance)
+    ids: withPos.filter(([r]) => r.meta.relevantMeanPosition! >= b.lo && r.meta.relevantMeanPosition! < b.hi).map(([, k]) => k)
   }))
   return binned(metric, "relevant position", groups, cells, idx)
 }
@@ -83,7 +84,7 @@ export const history = (metric: MetricDescription, cells: ReadonlyArray<CellSumm
     const part = sorted.slice(Math.floor((i * sorted.length) / k), Math.floor(((i + 1) * sorted.length) / k))
     const lo = part[0]!.meta.historyTokens
     const hi = part[part.length - 1]!.meta.historyTokens
-    return { label: `${lo}–${hi}`, lo, hi, ids: part.map((r) => r.instance) }
+    return { label: `${lo}–${hi}`, lo, hi, ids: Rows.numbers(idx, part.map((r) => r.instance)) }
   })
   return binned(metric, "history tokens", groups, cells, idx)
 }

@@ -5,7 +5,7 @@
  * @example
  * import * as Rows from "@cupid-lab/experiments/report/Rows"
  * const idx = Rows.index(run.rows)
- * const ids = Rows.sharedInstances(idx.ok.get(a), idx.ok.get(b), "all")
+ * const ids = Rows.sharedInstances(idx, a, b, "all") // instance numbers
  * Rows.columnsOf(idx, a, ids)(metric) // Paired.Columns of the metric
  */
 import { Paired } from "@cupid-lab/scorers"
@@ -19,9 +19,9 @@ interface MetricColumns {
   readonly den: Float64Array
 }
 
-/** A cell's ok rows as columns: each row's position by instance, and each metric's columns, built once when first asked for. */
+/** A cell's ok rows as columns: each instance's row (by instance number, -1 when none), and each metric's columns, built once when first asked for. */
 interface CellColumns {
-  readonly position: ReadonlyMap<string, number>
+  readonly slot: Int32Array
   readonly metric: (name: string) => MetricColumns
 }
 
@@ -31,6 +31,8 @@ export interface Index {
   readonly rows: ReadonlyMap<string, ReadonlyArray<Row>>
   /** Instance ids in first-seen order, with their rows' meta (an instance property). */
   readonly instances: ReadonlyArray<Row>
+  /** Each instance's number: its position in {@link instances}. */
+  readonly number: ReadonlyMap<string, number>
   /** The cell's ok rows as columns (undefined for a cell without rows). */
   readonly columns: (cell: string) => CellColumns | undefined
 }
@@ -52,13 +54,13 @@ const metricColumns = (rows: ReadonlyArray<Row>, name: string): MetricColumns =>
   return { values, num, den }
 }
 
-const cellColumns = (okRows: ReadonlyMap<string, Row>): CellColumns => {
+const cellColumns = (okRows: ReadonlyMap<string, Row>, number: ReadonlyMap<string, number>): CellColumns => {
   const rows = [...okRows.values()]
-  const position = new Map<string, number>()
-  rows.forEach((r, i) => position.set(r.instance, i))
+  const slot = new Int32Array(number.size).fill(-1)
+  rows.forEach((r, i) => (slot[number.get(r.instance)!] = i))
   const byMetric = new Map<string, MetricColumns>()
   return {
-    position,
+    slot,
     metric: (name) => {
       let m = byMetric.get(name)
       if (m === undefined) byMetric.set(name, (m = metricColumns(rows, name)))
@@ -88,21 +90,28 @@ export const index = (rows: ReadonlyArray<Row>): Index => {
     if (r.status === "ok") okOf.set(r.instance, r)
   }
   const columns = new Map<string, CellColumns>()
+  const instances = [...seen.values()]
+  const number = new Map<string, number>()
+  instances.forEach((r, i) => number.set(r.instance, i))
   return {
     ok,
     rows: byCell,
-    instances: [...seen.values()],
+    instances,
+    number,
     columns: (id) => {
       let c = columns.get(id)
       if (c === undefined) {
         const okRows = ok.get(id)
         if (okRows === undefined) return undefined
-        columns.set(id, (c = cellColumns(okRows)))
+        columns.set(id, (c = cellColumns(okRows, number)))
       }
       return c
     }
   }
 }
+
+/** The numbers of instance ids in an index (-1 for an id it does not hold). */
+export const numbers = (idx: Index, ids: ReadonlyArray<string>): Int32Array => Int32Array.from(ids, (id) => idx.number.get(id) ?? -1)
 
 const gather = (from: Float64Array, at: Int32Array): Float64Array => {
   const out = new Float64Array(at.length)
@@ -111,17 +120,21 @@ const gather = (from: Float64Array, at: Int32Array): Float64Array => {
 }
 
 /**
- * A metric's per-instance data for one cell over a fixed instance list (NaN where the cell has no
- * ok row), typed by its aggregate, for {@link Paired}. The instances are looked up once; each
- * metric is then gathered from the cell's columns.
+ * A metric's per-instance data for one cell over a fixed list of instance numbers (see
+ * {@link numbers}; NaN where the cell has no ok row), typed by its aggregate, for {@link Paired}.
+ * The rows are looked up once; each metric is then gathered from the cell's columns.
  */
 export const columnsOf = (
   idx: Index,
   cell: string,
-  instances: ReadonlyArray<string>
+  instances: ArrayLike<number>
 ): ((metric: Pick<MetricDescription, "name" | "aggregate">) => Paired.Columns) => {
   const c = idx.columns(cell)
-  const at = Int32Array.from(instances, (id) => c?.position.get(id) ?? -1)
+  const at = new Int32Array(instances.length)
+  for (let i = 0; i < at.length; i++) {
+    const k = instances[i]!
+    at[i] = c === undefined || k < 0 ? -1 : c.slot[k]!
+  }
   const column = (name: string): MetricColumns => c?.metric(name) ?? { values: new Float64Array(0), num: new Float64Array(0), den: new Float64Array(0) }
   const counts = (name: string): Paired.RatioColumns => {
     const m = column(name)
@@ -142,8 +155,19 @@ export const columnsOf = (
   }
 }
 
-/** Instances of `slice` scored ok in both cells, in the order of `a`. */
-export const sharedInstances = (
+/** Numbers of the instances of `slice` scored ok in both cells, in the index's instance order. */
+export const sharedInstances = (idx: Index, a: string, b: string, slice: Slice): Int32Array => {
+  const ca = idx.columns(a), cb = idx.columns(b)
+  if (ca === undefined || cb === undefined) return new Int32Array(0)
+  const out: Array<number> = []
+  idx.instances.forEach((r, k) => {
+    if (ca.slot[k]! >= 0 && cb.slot[k]! >= 0 && (slice === "all" || r.type === slice)) out.push(k)
+  })
+  return Int32Array.from(out)
+}
+
+/** Ids of the instances of `slice` scored ok in both cells, in the order of `a` (cells of two runs). */
+export const sharedIds = (
   a: ReadonlyMap<string, Row> | undefined,
   b: ReadonlyMap<string, Row> | undefined,
   slice: Slice
