@@ -6,8 +6,10 @@
  * - On open, `ok` lines are kept, `failed` lines are dropped (so they are retried), and lines of
  *   cells no longer in the grid move to `results.orphaned.jsonl`; the file is rewritten atomically
  *   (temporary file + rename) before anything is appended, so a pair is never in it twice.
- * - `finalize` rewrites the file sorted by (cell order, dataset order), atomically, so the same
- *   config, data and cache give a byte-identical file however the run was interrupted.
+ * - `finalize` leaves the file sorted by (dataset order, cell order), so the same config, data and
+ *   cache give a byte-identical file however the run was interrupted. A sweep that appends in that
+ *   order (it does, unless it was interrupted or resumed) needs no rewrite; otherwise the file is
+ *   rewritten sorted, atomically.
  *
  * Lines are not held in memory: the store keeps each line's offset and reads the lines back, in
  * windows of at most 64 MB, to sort them.
@@ -84,8 +86,10 @@ export interface FinalizeOptions<E = never> {
   /**
    * Called with every line (without its "\n"), in final order, to build the summary in the same
    * pass. Returning a Left stops the finalization with that error (the file is left unsorted).
+   * `text` is undefined for a line this store appended when the file needs no rewrite and holds
+   * no line of an earlier run: the caller has it in memory, and reading it back would only cost.
    */
-  readonly onLine?: (text: string, cell: string, instance: string) => Either.Either<void, E>
+  readonly onLine?: (text: string | undefined, cell: string, instance: string) => Either.Either<void, E>
 }
 
 export interface Store {
@@ -339,19 +343,22 @@ export const make = (options: Options): Effect.Effect<Store, RunError, FileSyste
         // (the index in `entries`).
         const cellKey = new Float64Array(entries.length)
         const instanceKey = new Float64Array(entries.length)
-        const kept: Array<number> = []
+        const order: Array<number> = []
         entries.forEach((e, n) => {
           const c = cellOrder.get(e.cell)
           const i = instanceOrder.get(e.instance)
           if (c === undefined || (complete && i === undefined)) away.push(e)
           else {
-            kept.push(n)
+            order.push(n)
             cellKey[n] = c
             instanceKey[n] = i ?? Number.POSITIVE_INFINITY
           }
         })
-        kept.sort((a, b) => cellKey[a]! - cellKey[b]! || instanceKey[a]! - instanceKey[b]! || a - b)
-        const stay = kept.map((n) => entries[n]!)
+        order.sort((a, b) => instanceKey[a]! - instanceKey[b]! || cellKey[a]! - cellKey[b]! || a - b)
+        const stay = order.map((n) => entries[n]!)
+        // Already in final order (a sweep appends in it unless interrupted or resumed): no rewrite.
+        let inOrder = away.length === 0
+        for (let n = 0; inOrder && n < order.length; n++) inOrder = order[n] === n
         const failed = (doing: string) => (e: PlatformError | LineFiles.ShortFile) =>
           e._tag === "ShortFile"
             ? new RunError({ path: file, reason: "the file became shorter while the sweep ran (was it edited or truncated by something else?)" })
@@ -361,6 +368,36 @@ export const make = (options: Options): Effect.Effect<Store, RunError, FileSyste
             const orphanOut = yield* fileSystem.open(orphanFile, { flag: "a" })
             yield* LineFiles.copyInOrder(fileSystem, file, away, (bytes) => orphanOut.writeAll(bytes))
           })).pipe(Effect.mapError(failed(`move lines to ${orphanFileName}`)))
+        }
+        if (inOrder) {
+          if (onLine !== undefined) {
+            if (kept === 0) {
+              for (const e of stay) {
+                const r = onLine(undefined, e.cell, e.instance)
+                if (Either.isLeft(r)) return yield* Effect.fail(r.left)
+              }
+            } else {
+              let n = 0
+              yield* LineFiles.scan(fileSystem, file, (lines) =>
+                Effect.suspend(() => {
+                  for (const raw of lines) {
+                    const e = stay[n++]!
+                    const r = onLine(raw.toString("utf8", 0, raw.length - 1), e.cell, e.instance)
+                    if (Either.isLeft(r)) return Effect.fail(new Stopped(r.left))
+                  }
+                  return Effect.void
+                })
+              ).pipe(
+                Effect.catchTags({
+                  Stopped: (s: Stopped<E>) => Effect.fail(s.error),
+                  SystemError: failed("read the results back"),
+                  BadArgument: failed("read the results back")
+                })
+              )
+            }
+          }
+          finalized = true
+          return { lines: stay.length, orphaned: 0 }
         }
         // On a failed write the sorted copy is removed and the file stays as it was: every line
         // intact, not yet sorted (the next run sorts it).

@@ -135,12 +135,22 @@ const noInstances = (config: Config, opened: Dataset.Opened) => {
 }
 
 interface Pair {
+  /** Position in the order pairs are handed out: the order of results.jsonl. */
+  readonly seq: number
   readonly cell: Build.BuiltCell
   /** The instance as the cell sees it (after its transform). */
   readonly instance: Domain.Instance
   readonly meta: InstanceMeta
   /** Set when the cell's transform could not apply: the pair fails with it. */
   readonly error?: Trace.TraceError
+}
+
+/** A finished pair's line, on its way to the store. */
+interface Completed {
+  readonly cell: string
+  readonly instance: string
+  readonly text: string
+  readonly trace: Trace.Trace
 }
 
 /**
@@ -207,6 +217,7 @@ const runPairs = (
       })
 
       const metaOf = Results.metaMaker()
+      let dispatched = 0
       // Lines computed by this run, in the form reports keep; lines kept from an earlier run are decoded.
       const fresh = new Map<string, ResultLine.Row>()
       // The first instance of each type, in dataset order: the report's examples (no second read of the data).
@@ -220,16 +231,49 @@ const runPairs = (
       // written stay.
       const tick = Effect.suspend(() => {
         lastTick = clock.unsafeCurrentTimeMillis()
+        if (ordered && held.size > 0) releaseHeld(lastTick)
         progress.update(snapshot(lastTick))
         return store.flush
       })
-      const record = (r: { readonly cell: string; readonly instance: string; readonly text: string; readonly trace: Trace.Trace }) => {
+      // Lines go to the store in the order pairs were handed out (dataset order, then cell order),
+      // which is the file's final order: a sweep that is neither interrupted nor resumed then needs
+      // no sorting rewrite. A line that completes before an earlier one waits here, for at most
+      // `holdMs`; past that (a slow pair) the held lines are appended as they are, and the file is
+      // sorted at the end instead, so a kill loses at most that much finished work.
+      const holdMs = 1000
+      const held = new Map<number, Completed>()
+      let nextSeq = 0
+      let ordered = true
+      let blockedSince: number | undefined
+      const release = (r: Completed) => {
         store.append(r)
         stats.add(r.trace)
         ran++
         if (r.trace.error !== undefined) failed++
+      }
+      const releaseHeld = (now: number) => {
+        while (held.has(nextSeq)) {
+          release(held.get(nextSeq)!)
+          held.delete(nextSeq++)
+        }
+        blockedSince = held.size === 0 ? undefined : (blockedSince ?? now)
+        if (blockedSince !== undefined && now - blockedSince > holdMs) {
+          // Give up the order for this run: append what is held, in order, and every later line as it comes.
+          ordered = false
+          for (const seq of [...held.keys()].sort((a, b) => a - b)) release(held.get(seq)!)
+          held.clear()
+          blockedSince = undefined
+        }
+      }
+      const record = (seq: number, r: Completed) => {
+        const now = clock.unsafeCurrentTimeMillis()
+        if (!ordered) release(r)
+        else {
+          held.set(seq, r)
+          releaseHeld(now)
+        }
         // A failed flush here is kept by the store and raised by the ticker's next flush.
-        return clock.unsafeCurrentTimeMillis() - lastTick >= 200 ? Effect.ignore(tick) : Effect.void
+        return now - lastTick >= 200 ? Effect.ignore(tick) : Effect.void
       }
       const loop = yield* restore(PairLoop.run({
         items: opened.instances,
@@ -247,24 +291,28 @@ const runPairs = (
               meta = metaOf(version.instance)
               metas.set(version.instance, meta)
             }
+            const seq = dispatched++
             return version.error === undefined
-              ? { cell, instance: version.instance, meta }
-              : { cell, instance: version.instance, meta, error: version.error }
+              ? { seq, cell, instance: version.instance, meta }
+              : { seq, cell, instance: version.instance, meta, error: version.error }
           })
         },
-        work: ({ cell, error, instance, meta }) =>
+        work: ({ cell, error, instance, meta, seq }) =>
           Effect.flatMap(
             error === undefined ? Pipeline.run(cell.pipeline, instance) : Effect.succeed(Transforms.failedTrace(instance, error)),
             (trace) => {
               const line = Results.fromTrace(cell.identity, instance, meta, trace)
               // The reports' form of the line, kept so the final pass need not decode it again.
               fresh.set(`${line.cell}\u0000${line.instance}`, Results.toRow(line))
-              return record({ cell: cell.cell.id, instance: instance.id, trace, text: Results.encodeLine(line) })
+              return record(seq, { cell: cell.cell.id, instance: instance.id, trace, text: Results.encodeLine(line) })
             }
           ),
         concurrency: config.concurrency,
         tick: { every: "200 millis", run: tick }
       })).pipe(Effect.exit)
+      // Lines still held behind pairs that never ran (an interruption, a failure): to the store, in order.
+      for (const seq of [...held.keys()].sort((a, b) => a - b)) release(held.get(seq)!)
+      held.clear()
       const interrupted = Exit.isFailure(loop) && Cause.isInterruptedOnly(loop.cause)
       // (the store is flushed, closed and unlocked by its release, whatever happens here)
       if (Exit.isFailure(loop) && !interrupted) {
@@ -295,6 +343,7 @@ const runPairs = (
           lineNo++
           let row = fresh.get(`${cell}\u0000${instance}`)
           if (row === undefined) {
+            if (text === undefined) return Either.left(new RunError({ path: store.file, reason: `line ${lineNo}: the store gave no text for a line this sweep did not keep` }))
             const decoded = RunDir.parseRow(text, lineNo, store.file)
             if (Either.isLeft(decoded)) return decoded
             row = decoded.right

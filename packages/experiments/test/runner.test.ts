@@ -41,9 +41,9 @@ describe("Runner.sweep", () => {
       expect(outcome.pairs).toEqual({ total: 9, done: 9, ran: 9, resumed: 0, failed: 0 })
       const results = lines(outcome.files.results).map((l) => JSON.parse(l) as ResultLine)
       expect(results.map((r) => `${r.cellName}:${r.instance}`)).toEqual([
-        "first:p1:consistent", "first:p1:contrastive", "first:p2:changing",
-        "latest:p1:consistent", "latest:p1:contrastive", "latest:p2:changing",
-        "gold:p1:consistent", "gold:p1:contrastive", "gold:p2:changing"
+        "first:p1:consistent", "latest:p1:consistent", "gold:p1:consistent",
+        "first:p1:contrastive", "latest:p1:contrastive", "gold:p1:contrastive",
+        "first:p2:changing", "latest:p2:changing", "gold:p2:changing"
       ])
       const r0 = results[0]!
       expect(r0.params).toEqual({ retriever: { use: "first", k: 1 }, summarizer: null, inferrer: { use: "echo" }, generator: null })
@@ -73,6 +73,40 @@ describe("Runner.sweep", () => {
       expect(run.pairs).toEqual({ total: 9, resumed: 0, ran: 9, failed: 0, lines: 9 })
       expect(Object.keys(run)).toEqual(expect.arrayContaining(["startedAt", "durationMs", "pairsPerSecond", "cache", "stageTimeMs", "versions", "modelCalls"]))
       expect(fs.existsSync(outcome.files.report)).toBe(true)
+    }))
+
+  it.live("a pair slower than the hold time: later lines are appended out of order, and the file still ends sorted, as without it", () =>
+    Effect.gen(function*() {
+      // "slow" answers like "first", but takes 1.3 s on its first call (the first instance): the
+      // lines finished meanwhile are held 1 s at most, then appended out of order, and finalize
+      // sorts the file.
+      const slow = Plugin.retriever({
+        name: "slow",
+        description: "The earliest session, slowly on the first call.",
+        options: Schema.Struct({}),
+        make: () =>
+          Effect.sync(() => {
+            let calls = 0
+            return {
+              needsSummaries: false,
+              retrieve: ({ query }) =>
+                Effect.as(
+                  calls++ === 0 ? Effect.sleep("1300 millis") : Effect.void,
+                  Retriever.fromScores(query.sessions.map((s) => [s.id, -s.index]), 1)
+                )
+            }
+          })
+      })
+      const many = Array.from({ length: 40 }, (_, i) => instance(`p${i + 1}`, "consistent", [1, 2]))
+      const text = (use: string) => configText().replace("    - first\n    - { use: latest, k: 2 }\n    - gold", `    - ${use}\n    - gold`) + "\nconcurrency: 4"
+      const slowRun = yield* Runner.sweep(yield* setup(text("slow")), { plugins: [...testPlugins, slow], openDataset: opener(many) })
+      const quickRun = yield* Runner.sweep(yield* setup(text("first")), { plugins: testPlugins, openDataset: opener(many) })
+      const ids = (file: string) => lines(file).map((l) => (JSON.parse(l) as ResultLine).instance)
+      expect(ids(slowRun.files.results)).toEqual(ids(quickRun.files.results))
+      expect(ids(slowRun.files.results).slice(0, 4)).toEqual(["p1:consistent", "p1:consistent", "p2:consistent", "p2:consistent"])
+      expect(slowRun.pairs).toEqual({ total: 80, done: 80, ran: 80, resumed: 0, failed: 0 })
+      const took = (JSON.parse(read(slowRun.files.run)) as { durationMs: number }).durationMs
+      expect(took).toBeGreaterThanOrEqual(1300)
     }))
 
   it.effect("a rerun does no work and leaves every output byte-identical", () =>

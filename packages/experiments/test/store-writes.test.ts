@@ -162,10 +162,11 @@ describe("ResultStore: a real full disk", () => {
         expect(tmpFiles(dir)).toEqual([])
         expect(fs.existsSync(path.join(dir, ResultStore.lockFileName))).toBe(false)
         // the partial last line is cut off in place (no space needed); the file now fills the
-        // disk, so its sorted copy cannot be written
+        // disk, so its sorted copy (the dataset order is the reverse of the file's) cannot be written
+        const reversed = new Map(Array.from({ length: 1000 }, (_, i) => [id(i), 999 - i] as const))
         const sortError = yield* Effect.flip(withStore(dir, NodeFileSystem.layer, (store) => {
           expect(store.opened).toMatchObject({ kept: flushed, truncated: true })
-          return store.finalize(order)
+          return store.finalize({ ...order, instanceOrder: reversed })
         }))
         expect(sortError.message).toBe(
           `${file}: cannot write the sorted results: no space left on device (ENOSPC); ${flushed} result lines are safely in the file; free space and rerun the same command to resume`

@@ -84,7 +84,7 @@ describe("ResultStore", () => {
       expect(fs.statSync(file).ino).toBe(inode)
     }))
 
-  it.effect("finalize sorts by cell order, then dataset order, and passes every line to onLine in that order", () =>
+  it.effect("finalize sorts by dataset order, then cell order, and passes every line to onLine in that order", () =>
     Effect.gen(function*() {
       const dir = tempDir()
       const seen: Array<string> = []
@@ -97,13 +97,13 @@ describe("ResultStore", () => {
           instanceOrder: new Map([["i1", 0], ["i2", 1]]),
           complete: true,
           onLine: (l) => {
-            seen.push(l)
+            seen.push(l ?? "(no text)")
             return Either.void
           }
         })
       })
       expect(result).toEqual({ lines: 4, orphaned: 1 })
-      const expected = [text("a", "i1"), text("a", "i2"), text("b", "i1"), text("b", "i2")]
+      const expected = [text("a", "i1"), text("b", "i1"), text("a", "i2"), text("b", "i2")]
       expect(fs.readFileSync(path.join(dir, ResultStore.fileName), "utf8")).toBe(expected.join(""))
       expect(seen).toEqual(expected.map((l) => l.trimEnd()))
       // i3 is not in the dataset any more
@@ -150,10 +150,10 @@ describe("ResultStore", () => {
       let count = 0
       yield* withStore(dir, ["a", "b", "c"], (store) =>
         Effect.gen(function*() {
-          // arrival: instance-major (as pairs complete); final order: cell-major
-          for (let i = 0; i < 1000; i++) {
-            for (const c of ["c", "b", "a"]) store.append({ cell: c, instance: `i${i}`, text: line(c, i) })
-            if (i % 100 === 99) yield* store.flush
+          // arrival: cell-major, backwards; final order: instance-major
+          for (const c of ["c", "b", "a"]) {
+            for (let i = 999; i >= 0; i--) store.append({ cell: c, instance: `i${i}`, text: line(c, i) })
+            yield* store.flush
           }
           return yield* store.finalize({
             cellOrder: new Map([["a", 0], ["b", 1], ["c", 2]]),
@@ -161,8 +161,8 @@ describe("ResultStore", () => {
             complete: true,
             onLine: (t, c, i) => {
               const n = count++
-              const cell = ["a", "b", "c"][Math.floor(n / 1000)]!
-              const instance = n % 1000
+              const cell = ["a", "b", "c"][n % 3]!
+              const instance = Math.floor(n / 3)
               return t === line(cell, instance).trimEnd() && c === cell && i === `i${instance}`
                 ? Either.void
                 : Either.left(`line ${n + 1}: ${c}/${i}, expected ${cell}/i${instance}`)
@@ -173,10 +173,58 @@ describe("ResultStore", () => {
       const out = fs.readFileSync(path.join(dir, ResultStore.fileName), "utf8").split("\n")
       expect(out.length).toBe(3001)
       expect(out[0]).toBe(line("a", 0).trimEnd())
-      expect(out[999]).toBe(line("a", 999).trimEnd())
-      expect(out[1000]).toBe(line("b", 0).trimEnd())
+      expect(out[1]).toBe(line("b", 0).trimEnd())
       expect(out[2999]).toBe(line("c", 999).trimEnd())
     }), 60_000)
+
+  it.effect("lines appended in final order are not rewritten, and onLine gets no text for them", () =>
+    Effect.gen(function*() {
+      const dir = tempDir()
+      const file = path.join(dir, ResultStore.fileName)
+      const seen: Array<string> = []
+      const inode = yield* withStore(dir, ["a", "b"], (store) =>
+        Effect.gen(function*() {
+          for (const [c, i] of [["a", "i1"], ["b", "i1"], ["a", "i2"], ["b", "i2"]] as const) store.append({ cell: c, instance: i, text: text(c, i) })
+          yield* store.flush
+          const before = fs.statSync(file).ino
+          yield* store.finalize({
+            cellOrder: new Map([["a", 0], ["b", 1]]),
+            instanceOrder: new Map([["i1", 0], ["i2", 1]]),
+            complete: true,
+            onLine: (t, c, i) => {
+              seen.push(`${c}/${i}:${t ?? "-"}`)
+              return Either.void
+            }
+          })
+          return before
+        }))
+      expect(fs.statSync(file).ino).toBe(inode)
+      expect(seen).toEqual(["a/i1:-", "b/i1:-", "a/i2:-", "b/i2:-"])
+      expect(fs.readFileSync(file, "utf8")).toBe(text("a", "i1") + text("b", "i1") + text("a", "i2") + text("b", "i2"))
+    }))
+
+  it.effect("in final order with lines of an earlier run: not rewritten, and onLine reads every line back", () =>
+    Effect.gen(function*() {
+      const dir = tempDir()
+      const file = path.join(dir, ResultStore.fileName)
+      fs.writeFileSync(file, text("a", "i1") + text("b", "i1"))
+      const inode = fs.statSync(file).ino
+      const seen: Array<string | undefined> = []
+      yield* withStore(dir, ["a", "b"], (store) => {
+        store.append({ cell: "a", instance: "i2", text: text("a", "i2") })
+        return store.finalize({
+          cellOrder: new Map([["a", 0], ["b", 1]]),
+          instanceOrder: new Map([["i1", 0], ["i2", 1]]),
+          complete: true,
+          onLine: (t) => {
+            seen.push(t)
+            return Either.void
+          }
+        })
+      })
+      expect(fs.statSync(file).ino).toBe(inode)
+      expect(seen).toEqual([text("a", "i1").trimEnd(), text("b", "i1").trimEnd(), text("a", "i2").trimEnd()])
+    }))
 
   it.effect("readDone reads without changing anything", () =>
     Effect.gen(function*() {
