@@ -86,10 +86,12 @@ export interface FinalizeOptions<E = never> {
   /**
    * Called with every line (without its "\n"), in final order, to build the summary in the same
    * pass. Returning a Left stops the finalization with that error (the file is left unsorted).
-   * `text` is undefined for a line this store appended when the file needs no rewrite and holds
-   * no line of an earlier run: the caller has it in memory, and reading it back would only cost.
+   * `appended` is the line's position among those this store appended (-1 for a line of an
+   * earlier run), so a caller can keep what it appended in an array. `text` is undefined for an
+   * appended line when the file needs no rewrite and holds no line of an earlier run: the caller
+   * has it in memory, and reading it back would only cost.
    */
-  readonly onLine?: (text: string | undefined, cell: string, instance: string) => Either.Either<void, E>
+  readonly onLine?: (text: string | undefined, cell: string, instance: string, appended: number) => Either.Either<void, E>
 }
 
 export interface Store {
@@ -116,6 +118,8 @@ interface Entry {
   readonly instance: string
   readonly offset: number
   readonly length: number
+  /** Position among the lines appended by this store (0, 1, ...); -1 for a line of an earlier run. */
+  readonly appended: number
 }
 
 const Header = Schema.Struct({ cell: Schema.String, instance: Schema.String, status: Status })
@@ -239,7 +243,7 @@ export const make = (options: Options): Effect.Effect<Store, RunError, FileSyste
             else {
               fate = Fate.Keep
               markDone(h.cell, h.instance)
-              entries.push({ cell: h.cell, instance: h.instance, offset: size, length: raw.length })
+              entries.push({ cell: h.cell, instance: h.instance, offset: size, length: raw.length, appended: -1 })
               size += raw.length
               kept++
             }
@@ -373,7 +377,7 @@ export const make = (options: Options): Effect.Effect<Store, RunError, FileSyste
           if (onLine !== undefined) {
             if (kept === 0) {
               for (const e of stay) {
-                const r = onLine(undefined, e.cell, e.instance)
+                const r = onLine(undefined, e.cell, e.instance, e.appended)
                 if (Either.isLeft(r)) return yield* Effect.fail(r.left)
               }
             } else {
@@ -382,7 +386,7 @@ export const make = (options: Options): Effect.Effect<Store, RunError, FileSyste
                 Effect.suspend(() => {
                   for (const raw of lines) {
                     const e = stay[n++]!
-                    const r = onLine(raw.toString("utf8", 0, raw.length - 1), e.cell, e.instance)
+                    const r = onLine(raw.toString("utf8", 0, raw.length - 1), e.cell, e.instance, e.appended)
                     if (Either.isLeft(r)) return Effect.fail(new Stopped(r.left))
                   }
                   return Effect.void
@@ -406,7 +410,7 @@ export const make = (options: Options): Effect.Effect<Store, RunError, FileSyste
             if (onLine !== undefined) {
               for (let i = 0; i < window.length; i++) {
                 const e = window[i]!
-                const r = onLine(bytes.toString("utf8", starts[i]!, starts[i]! + e.length - 1), e.cell, e.instance)
+                const r = onLine(bytes.toString("utf8", starts[i]!, starts[i]! + e.length - 1), e.cell, e.instance, e.appended)
                 if (Either.isLeft(r)) return Effect.fail(new Stopped(r.left))
               }
             }
@@ -431,7 +435,7 @@ export const make = (options: Options): Effect.Effect<Store, RunError, FileSyste
       size: () => entries.length,
       append: ({ cell, instance, text }) => {
         const length = Buffer.byteLength(text, "utf8")
-        entries.push({ cell, instance, offset: size, length })
+        entries.push({ cell, instance, offset: size, length, appended: entries.length - kept })
         markDone(cell, instance)
         size += length
         bufferBytes += length

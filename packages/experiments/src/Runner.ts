@@ -151,6 +151,8 @@ interface Completed {
   readonly instance: string
   readonly text: string
   readonly trace: Trace.Trace
+  /** The line as reports keep it. */
+  readonly row: ResultLine.Row
 }
 
 /**
@@ -218,8 +220,9 @@ const runPairs = (
 
       const metaOf = Results.metaMaker()
       let dispatched = 0
-      // Lines computed by this run, in the form reports keep; lines kept from an earlier run are decoded.
-      const fresh = new Map<string, ResultLine.Row>()
+      // Lines computed by this run, in the form reports keep, in the order they went to the store;
+      // lines kept from an earlier run are decoded.
+      const fresh: Array<ResultLine.Row> = []
       // The first instance of each type, in dataset order: the report's examples (no second read of the data).
       const examples = new Map<Domain.InstanceType, Domain.Instance>()
       // Flushing and progress happen at most every 200 ms, not per pair (the lines of a flush go out
@@ -246,6 +249,7 @@ const runPairs = (
       let ordered = true
       let blockedSince: number | undefined
       const release = (r: Completed) => {
+        fresh.push(r.row)
         store.append(r)
         stats.add(r.trace)
         ran++
@@ -302,9 +306,8 @@ const runPairs = (
             error === undefined ? Pipeline.run(cell.pipeline, instance) : Effect.succeed(Transforms.failedTrace(instance, error)),
             (trace) => {
               const line = Results.fromTrace(cell.identity, instance, meta, trace)
-              // The reports' form of the line, kept so the final pass need not decode it again.
-              fresh.set(`${line.cell}\u0000${line.instance}`, Results.toRow(line))
-              return record(seq, { cell: cell.cell.id, instance: instance.id, trace, text: Results.encodeLine(line) })
+              // The reports' form of the line is kept, so the final pass need not decode it again.
+              return record(seq, { cell: cell.cell.id, instance: instance.id, trace, text: Results.encodeLine(line), row: Results.toRow(line) })
             }
           ),
         concurrency: config.concurrency,
@@ -339,9 +342,9 @@ const runPairs = (
         cellOrder,
         instanceOrder,
         complete: !interrupted,
-        onLine: (text, cell, instance) => {
+        onLine: (text, _cell, _instance, appended) => {
           lineNo++
-          let row = fresh.get(`${cell}\u0000${instance}`)
+          let row = appended >= 0 ? fresh[appended] : undefined
           if (row === undefined) {
             if (text === undefined) return Either.left(new RunError({ path: store.file, reason: `line ${lineNo}: the store gave no text for a line this sweep did not keep` }))
             const decoded = RunDir.parseRow(text, lineNo, store.file)

@@ -82,13 +82,20 @@ const allRows = (columns: ReadonlyArray<ArrayLike<number>>): Array<number> =>
 
 /** The given rows (default: all) where every column is finite, as compact columns. */
 const usable = (columns: ReadonlyArray<ArrayLike<number>>, rows?: ReadonlyArray<number>): Array<Float64Array> => {
-  const keep: Array<number> = []
-  for (const i of rows ?? allRows(columns)) {
+  const all = rows ?? allRows(columns)
+  const keep = new Int32Array(all.length)
+  let kept = 0
+  for (let r = 0; r < all.length; r++) {
+    const i = all[r]!
     let ok = true
-    for (const c of columns) ok &&= Number.isFinite(c[i])
-    if (ok) keep.push(i)
+    for (let c = 0; c < columns.length && ok; c++) ok = Number.isFinite(columns[c]![i])
+    if (ok) keep[kept++] = i
   }
-  return columns.map((c) => Float64Array.from(keep, (i) => c[i]!))
+  return columns.map((c) => {
+    const out = new Float64Array(kept)
+    for (let k = 0; k < kept; k++) out[k] = c[keep[k]!]!
+    return out
+  })
 }
 
 const sum = (x: Float64Array): number => {

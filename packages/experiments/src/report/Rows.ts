@@ -159,11 +159,12 @@ export const columnsOf = (
 export const sharedInstances = (idx: Index, a: string, b: string, slice: Slice): Int32Array => {
   const ca = idx.columns(a), cb = idx.columns(b)
   if (ca === undefined || cb === undefined) return new Int32Array(0)
-  const out: Array<number> = []
-  idx.instances.forEach((r, k) => {
-    if (ca.slot[k]! >= 0 && cb.slot[k]! >= 0 && (slice === "all" || r.type === slice)) out.push(k)
-  })
-  return Int32Array.from(out)
+  const out = new Int32Array(idx.instances.length)
+  let n = 0
+  for (let k = 0; k < idx.instances.length; k++) {
+    if (ca.slot[k]! >= 0 && cb.slot[k]! >= 0 && (slice === "all" || idx.instances[k]!.type === slice)) out[n++] = k
+  }
+  return out.slice(0, n)
 }
 
 /** Ids of the instances of `slice` scored ok in both cells, in the order of `a` (cells of two runs). */
