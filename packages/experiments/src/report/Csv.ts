@@ -58,23 +58,16 @@ export const render = (rows: ReadonlyArray<Row>): string => {
   const scores = scoreColumns(rows)
   const head = [...leading, ...scores.map((c) => c.title), ...trailing]
   const lines = [head.map(field).join(",")]
+  // Text goes through `field`; numbers never need quoting. A cell's two columns are quoted once.
+  const cellFields = new Map<string, string>()
   for (const r of rows) {
-    const cells = [
-      r.cell,
-      r.cellName,
-      r.instance,
-      r.personaId,
-      r.type,
-      r.status,
-      ...scores.map((c) => num(c.value(r))),
-      num(r.usage.calls),
-      num(r.usage.promptTokens),
-      num(r.usage.completionTokens),
-      r.error?.stage ?? "",
-      r.error?.plugin ?? "",
-      r.error?.message ?? ""
-    ]
-    lines.push(cells.map(field).join(","))
+    let cell = cellFields.get(r.cell)
+    if (cell === undefined) cellFields.set(r.cell, (cell = `${field(r.cell)},${field(r.cellName)}`))
+    let line = `${cell},${field(r.instance)},${field(r.personaId)},${r.type},${r.status}`
+    for (const c of scores) line += `,${num(c.value(r))}`
+    line += `,${num(r.usage.calls)},${num(r.usage.promptTokens)},${num(r.usage.completionTokens)}`
+    line += `,${field(r.error?.stage ?? "")},${field(r.error?.plugin ?? "")},${field(r.error?.message ?? "")}`
+    lines.push(line)
   }
   return `${lines.join("\r\n")}\r\n`
 }
