@@ -107,7 +107,16 @@ export interface Store {
   /** Flush, then rewrite the file sorted, atomically. Returns the number of lines kept and moved out. */
   readonly finalize: <E = never>(
     options: FinalizeOptions<E>
-  ) => Effect.Effect<{ readonly lines: number; readonly orphaned: number }, RunError | E>
+  ) => Effect.Effect<Finalized, RunError | E>
+}
+
+export interface Finalized {
+  /** Lines in the file. */
+  readonly lines: number
+  /** Lines moved to results.orphaned.jsonl. */
+  readonly orphaned: number
+  /** False when the lines were already in final order and the file was left as it was. */
+  readonly rewritten: boolean
 }
 
 /** The results of one run directory, held (with its lock) for the scope of the layer. */
@@ -339,7 +348,7 @@ export const make = (options: Options): Effect.Effect<Store, RunError, FileSyste
     // write error here was, or will be, reported by a flush, so it is not raised again.
     yield* Effect.addFinalizer(() => (finalized ? Effect.void : Effect.ignore(flush)))
 
-    const finalize = <E>({ cellOrder, complete, instanceOrder, onLine }: FinalizeOptions<E>): Effect.Effect<{ readonly lines: number; readonly orphaned: number }, RunError | E> =>
+    const finalize = <E>({ cellOrder, complete, instanceOrder, onLine }: FinalizeOptions<E>): Effect.Effect<Finalized, RunError | E> =>
       Effect.gen(function*() {
         yield* flush
         const away: Array<Entry> = []
@@ -401,7 +410,7 @@ export const make = (options: Options): Effect.Effect<Store, RunError, FileSyste
             }
           }
           finalized = true
-          return { lines: stay.length, orphaned: 0 }
+          return { lines: stay.length, orphaned: 0, rewritten: false }
         }
         // On a failed write the sorted copy is removed and the file stays as it was: every line
         // intact, not yet sorted (the next run sorts it).
@@ -425,7 +434,7 @@ export const make = (options: Options): Effect.Effect<Store, RunError, FileSyste
           })
         )
         finalized = true
-        return { lines: stay.length, orphaned: away.length }
+        return { lines: stay.length, orphaned: away.length, rewritten: true }
       }).pipe(Effect.provideService(FileSystem.FileSystem, fileSystem))
 
     return {

@@ -243,6 +243,10 @@ const runPairs = (
       // no sorting rewrite. A line that completes before an earlier one waits here, for at most
       // `holdMs`; past that (a slow pair) the held lines are appended as they are, and the file is
       // sorted at the end instead, so a kill loses at most that much finished work.
+      const newAccumulator = () =>
+        Summary.accumulator({ metrics: p.metrics, seed: config.seed, resamples: config.bootstrap.resamples, largeSample: config.bootstrap.largeSample })
+      const folding = o.kept === 0
+      const folded = newAccumulator()
       const holdMs = 1000
       const held = new Map<number, Completed>()
       let nextSeq = 0
@@ -250,6 +254,9 @@ const runPairs = (
       let blockedSince: number | undefined
       const release = (r: Completed) => {
         fresh.push(r.row)
+        // While lines go out in final order and no earlier run's line is in the file, the summary
+        // is folded as they go: the final pass then has nothing left to do.
+        if (folding && ordered) folded.add(r.row)
         store.append(r)
         stats.add(r.trace)
         ran++
@@ -328,34 +335,41 @@ const runPairs = (
       const total = instanceOrder.size * built.length
 
       const pairsEndedAt = yield* Clock.currentTimeMillis
-      const acc = Summary.accumulator({
-        metrics: p.metrics,
-        seed: config.seed,
-        resamples: config.bootstrap.resamples,
-        largeSample: config.bootstrap.largeSample
-      })
-      // The summary and the reports' rows are built in the pass that writes the sorted file: each
-      // line is decoded once, here, and results.jsonl is not read again.
-      const rows: Array<ResultLine.Row> = []
+      // An uninterrupted sweep that appended every line in final order folded the summary as it
+      // went, and its rows are the ones it kept. Otherwise the summary and the rows are built in the
+      // pass that sorts the file: each line of an earlier run is decoded once, there.
+      const prefolded = folding && ordered && !interrupted
+      let acc = prefolded ? folded : newAccumulator()
+      let rows: Array<ResultLine.Row> = prefolded ? fresh : []
       let lineNo = 0
+      const onLine = (text: string | undefined, appended: number): Either.Either<void, RunError> => {
+        lineNo++
+        let row = appended >= 0 ? fresh[appended] : undefined
+        if (row === undefined) {
+          if (text === undefined) return Either.left(new RunError({ path: store.file, reason: `line ${lineNo}: the store gave no text for a line this sweep did not keep` }))
+          const decoded = RunDir.parseRow(text, lineNo, store.file)
+          if (Either.isLeft(decoded)) return decoded
+          row = decoded.right
+        }
+        acc.add(row)
+        rows.push(row)
+        return Either.void
+      }
       const final = yield* store.finalize({
         cellOrder,
         instanceOrder,
         complete: !interrupted,
-        onLine: (text, _cell, _instance, appended) => {
-          lineNo++
-          let row = appended >= 0 ? fresh[appended] : undefined
-          if (row === undefined) {
-            if (text === undefined) return Either.left(new RunError({ path: store.file, reason: `line ${lineNo}: the store gave no text for a line this sweep did not keep` }))
-            const decoded = RunDir.parseRow(text, lineNo, store.file)
-            if (Either.isLeft(decoded)) return decoded
-            row = decoded.right
-          }
+        ...(prefolded ? {} : { onLine: (text: string | undefined, _cell: string, _instance: string, appended: number) => onLine(text, appended) })
+      })
+      if (prefolded && final.rewritten) {
+        // The lines were not in final order after all: build the summary again from the sorted file.
+        acc = newAccumulator()
+        rows = []
+        yield* RunDir.readRows(store.file).pipe(Effect.map((read) => read.forEach((row) => {
           acc.add(row)
           rows.push(row)
-          return Either.void
-        }
-      })
+        })))
+      }
       if (final.orphaned > 0) log(`${final.orphaned} lines of instances not in this dataset moved to ${ResultStore.orphanFileName}`)
 
       const summary: ResultLine.Summary = {

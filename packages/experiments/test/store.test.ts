@@ -102,7 +102,7 @@ describe("ResultStore", () => {
           }
         })
       })
-      expect(result).toEqual({ lines: 4, orphaned: 1 })
+      expect(result).toEqual({ lines: 4, orphaned: 1, rewritten: true })
       const expected = [text("a", "i1"), text("b", "i1"), text("a", "i2"), text("b", "i2")]
       expect(fs.readFileSync(path.join(dir, ResultStore.fileName), "utf8")).toBe(expected.join(""))
       expect(seen).toEqual(expected.map((l) => l.trimEnd()))

@@ -101,7 +101,7 @@ export const parseRows = (text: string, file: string): Either.Either<Array<Row>,
 }
 
 /** Read results.jsonl chunk by chunk, decoding each line as it comes (the file's text is never held whole). */
-const readRows = (fileSystem: FileSystem.FileSystem, file: string): Effect.Effect<Array<Row>, RunError> => {
+const readRowsWith = (fileSystem: FileSystem.FileSystem, file: string): Effect.Effect<Array<Row>, RunError> => {
   const rows: Array<Row> = []
   let lineNo = 0
   return LineFiles.scan(fileSystem, file, (lines) =>
@@ -125,6 +125,10 @@ const readRows = (fileSystem: FileSystem.FileSystem, file: string): Effect.Effec
     Effect.catchTag("SystemError", "BadArgument", (e) => Effect.fail(new RunError({ path: file, reason: `cannot read the results: ${Files.describe(e)}` })))
   )
 }
+
+/** Every line of a results.jsonl file as a {@link Row}, read chunk by chunk. */
+export const readRows = (file: string): Effect.Effect<Array<Row>, RunError, FileSystem.FileSystem> =>
+  Effect.flatMap(FileSystem.FileSystem, (fileSystem) => readRowsWith(fileSystem, file))
 
 export const parseSummary = (value: unknown, file: string): Either.Either<ResultLine.Summary, RunError> =>
   Either.mapLeft(decodeSummary(value), (e) => new RunError({ path: file, reason: firstIssue(e) }))
@@ -150,7 +154,7 @@ export const read = (dir: string): Effect.Effect<Run, RunError, FileSystem.FileS
     }
     if (!(yield* exists(fileSystem, resultsFile))) return yield* new RunError({ path: resultsFile, reason: "missing; the run has no results" })
     const summary = yield* Effect.flatMap(readJson(fileSystem, summaryFile, "the summary"), (v) => parseSummary(v, summaryFile))
-    const rows = yield* readRows(fileSystem, resultsFile)
+    const rows = yield* readRowsWith(fileSystem, resultsFile)
     const runInfo = (yield* exists(fileSystem, infoFile))
       ? yield* Effect.flatMap(readJson(fileSystem, infoFile, "the run record"), (v) => parseInfo(v, infoFile))
       : undefined
