@@ -9,7 +9,7 @@
  * - The comparison's interval is a paired bootstrap (the same resampled rows for both cells).
  * - Its p-value comes from a two-sided paired permutation test: a sign flip of the per-row
  *   difference for a mean, a swap of the two cells' counts of the row for a pooled statistic.
- *   When there are at most max(permutations, 2^16) sign patterns (n <= 16 at the default 2000)
+ *   When n <= 20 (2^20, about a million, sign patterns; or 2^n <= permutations)
  *   all 2^n are enumerated and p is exact (`test: "exact"`): that costs no more than the random
  *   patterns it replaces, and removes the Monte-Carlo error where it matters most, at small n
  *   whose smallest p is 2 / 2^n. Otherwise `permutations` random patterns are drawn, 32 flips
@@ -173,6 +173,9 @@ type Prepared =
     /** The large-sample interval and p, when they apply (see internal/Asymptotic.ts). */
     readonly normal: () => { readonly ci95: readonly [number, number]; readonly p: number } | undefined
   }
+
+/** Rows up to which tests enumerate every sign pattern (exact p). */
+export const exactUpTo = Resampling.exactUpTo
 
 /** Instances whose swap must change the statistic for a large-sample test (else permutations). */
 export const largeSampleMinVarying = Asymptotic.minVarying

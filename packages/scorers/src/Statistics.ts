@@ -7,7 +7,7 @@
  * reruns. Resample b draws the n indices floor(rng() * n), as the textbook bootstrap does; the
  * draws of one (seed, n, resamples) are kept as row bit masks and shared by every column of that
  * size, and column sums over them come from subset-sum tables (internal/Resampling). Sign-flip
- * p-values enumerate all 2^n patterns when n <= 16 (exact), else draw 32 flips per random word. Non-finite values (NaN: a metric that does not apply to an instance) are left out before
+ * p-values enumerate all 2^n patterns when n <= 20 (exact), else draw 32 flips per random word. Non-finite values (NaN: a metric that does not apply to an instance) are left out before
  * any computation and the N reported is the count that remained.
  *
  * @example
@@ -160,7 +160,7 @@ export interface PairedComparison {
 /**
  * Compare cell `b` against baseline `a` over the same instances (`a[i]` and `b[i]` belong to the
  * same instance). The CI is a paired bootstrap of the mean difference; the p-value comes from
- * flipping the sign of each difference: all 2^n patterns when n <= 16 (or 2^n <= permutations),
+ * flipping the sign of each difference: all 2^n patterns when n <= 20 (or 2^n <= permutations),
  * else `permutations` random ones (default 2000).
  */
 export const paired = (

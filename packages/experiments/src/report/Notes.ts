@@ -75,7 +75,7 @@ export const permutationsNote = (p: Paired.Family["permutations"]): string =>
   (p.normalTests > 0
     ? `for the ${p.normalTests} tests over at least ${Format.integer(p.largeSample ?? 0)} instances (of which at least ${Paired.largeSampleMinVarying} differ), the normal approximation of the permutation distribution (their intervals by the delta method); `
     : "") +
-  (p.exactTests > 0 ? `exact over all 2^n sign patterns for the ${p.exactTests} tests with n <= 16 (p = patterns at least as extreme / 2^n); otherwise ` : "") +
+  (p.exactTests > 0 ? `exact over all 2^n sign patterns for the ${p.exactTests} tests with n <= ${Paired.exactUpTo} (p = patterns at least as extreme / 2^n); otherwise ` : "") +
   `${Format.integer(p.screening)} random permutations` +
   (p.refined > p.screening
     ? `; the ${p.refinedTests} tests that could still be significant after Holm (first-pass p times its Holm multiplier below ${Paired.refineBelow}) were run again with ${Format.integer(p.refined)}, enough to resolve the small p-values Holm needs`

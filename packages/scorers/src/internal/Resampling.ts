@@ -226,8 +226,11 @@ export const countChunkExtremes = (c: FlipChunk, columns: ReadonlyArray<Float64A
   return count
 }
 
-/** Enumerate all 2^n patterns when there are at most max(permutations, 2^16) of them. */
-export const exactFor = (n: number, permutations: number): boolean => n <= 16 || 2 ** n <= permutations
+/** Rows up to which every test enumerates all 2^n sign patterns (2^20, about a million, patterns). */
+export const exactUpTo = 20
+
+/** Enumerate all 2^n patterns when n <= {@link exactUpTo} or there are at most `permutations` of them. */
+export const exactFor = (n: number, permutations: number): boolean => n <= exactUpTo || 2 ** n <= permutations
 
 /** Type-7 quantiles 2.5% and 97.5% of the finite values of xs (sorted in place). */
 export const interval = (xs: Float64Array): readonly [number, number] => {
