@@ -43,6 +43,16 @@ describe("reports with markup in data, model output, cell names and errors", () 
       expect(row.split(" | ")).toHaveLength(7)
     }))
 
+  it.effect("report.md keeps links and images from data as text, and shows bidi controls as escapes", () =>
+    Effect.gen(function*() {
+      const { markdown } = yield* render()
+      expect(markdown).toContain("\\[click\\](javascript:alert(5))")
+      expect(markdown).toContain("!\\[x\\](http://127.0.0.1:9/x.png)")
+      expect(markdown).not.toMatch(/(^|[^\\])\[click\]\(/)
+      expect(markdown).not.toMatch(/[\u200E\u200F\u202A-\u202E\u2066-\u2069]/)
+      expect(markdown).toContain("\\u202Egnp.exe")
+    }))
+
   it.effect("the failure is counted, grouped with its message, and its instance leaves the paired comparison", () =>
     Effect.gen(function*() {
       const { analysis, markdown } = yield* render()

@@ -213,7 +213,7 @@ export const hostile = {
   error: `</svg></table><script>window.__pwned = "error"</script><img src=x onerror=alert(1)>`,
   opening: `<img src=x onerror="window.__pwned='dialogue'"> hello </textarea><script>alert("dialogue")</script>`,
   preference: `' onmouseover='alert(3)' data-x="<b>bold</b>"`,
-  inferred: `<svg onload=alert(4)><script>alert("inferred")</script></svg>`
+  inferred: `<svg onload=alert(4)><script>alert("inferred")</script></svg> [click](javascript:alert(5)) ![x](http://127.0.0.1:9/x.png) \u202Egnp.exe`
 }
 
 /** A run whose second cell has a hostile name, inference and one failure with a hostile message. */

@@ -44,9 +44,22 @@ export const estimate = (e: MetricEstimate | undefined): string => {
   return `${number(e.mean)} ${interval(e.ci95[0], e.ci95[1])} n=${e.n}`
 }
 
-/** Text for a Markdown table cell: pipes escaped, newlines folded, markup characters neutralized. */
+/** Unicode controls that reorder text (bidi embeddings, overrides, isolates and marks). */
+const bidi = /[\u200E\u200F\u202A-\u202E\u2066-\u2069]/g
+
+/** A control character shown as its escape (`\u202E`), so that it neither acts nor hides. */
+export const visibleControls = (text: string): string =>
+  text.replace(bidi, (c) => `\\u${c.charCodeAt(0).toString(16).toUpperCase().padStart(4, "0")}`)
+
+/**
+ * Text for a Markdown table cell: pipes escaped, newlines folded, markup characters neutralized
+ * (HTML, code spans, and the brackets of links and images, so `[click](javascript:...)` stays
+ * text), and bidi controls shown as escapes.
+ */
 export const md = (text: string): string =>
-  text.replace(/\\/g, "\\\\").replace(/\|/g, "\\|").replace(/[\r\n]+/g, " ").replace(/</g, "&lt;").replace(/>/g, "&gt;").replace(/`/g, "'")
+  visibleControls(text.replace(/\\/g, "\\\\"))
+    .replace(/\|/g, "\\|").replace(/[\r\n]+/g, " ").replace(/</g, "&lt;").replace(/>/g, "&gt;").replace(/`/g, "'")
+    .replace(/[[\]]/g, (c) => `\\${c}`)
 
 /** Text for HTML content and attribute values (quotes included). */
 export const html = (text: string): string =>
