@@ -209,10 +209,22 @@ describe("results.csv", () => {
     const text = [line(ok, 0), line(bad, 1)].map((l) => JSON.stringify(l)).join("\n")
     const csv = Csv.render(Either.getOrThrow(RunDir.parseRows(text, "results.jsonl")))
     expect(csv).toBe(
-      "cell,cell_name,instance,persona_id,type,status,inference.f1,inference.precision_micro.num,inference.precision_micro.den,inference.recall_micro.num,inference.recall_micro.den,retrieval.recall,calls,prompt_tokens,completion_tokens,error_stage,error_plugin,error_message\r\n" +
-        "aaaa000000000001,all,p1:consistent,p1,consistent,ok,0.5,1,2,1,2,1,2,100,10,,,\r\n" +
-        'cccc000000000003,"bm25, ""tuned""",p1:contrastive,p1,contrastive,failed,,,,,,,1,40,5,infer,llm,"timeout, after ""3"" tries\nretry later"\r\n'
+      "cell,cell_name,instance,persona_id,type,status,selected,inference.f1,inference.precision_micro.num,inference.precision_micro.den,inference.recall_micro.num,inference.recall_micro.den,retrieval.recall,calls,prompt_tokens,completion_tokens,error_stage,error_plugin,error_message\r\n" +
+        "aaaa000000000001,all,p1:consistent,p1,consistent,ok,s1 s2,0.5,1,2,1,2,1,2,100,10,,,\r\n" +
+        'cccc000000000003,"bm25, ""tuned""",p1:contrastive,p1,contrastive,failed,,,,,,,,1,40,5,infer,llm,"timeout, after ""3"" tries\nretry later"\r\n'
     )
+  })
+
+  it("guards text a spreadsheet would run as a formula, and leaves numbers alone", () => {
+    expect(Csv.field('=HYPERLINK("http://x","y")')).toBe(`"'=HYPERLINK(""http://x"",""y"")"`)
+    expect(Csv.field("+1+1")).toBe("'+1+1")
+    expect(Csv.field("-2")).toBe("'-2")
+    expect(Csv.field("@SUM(A1)")).toBe("'@SUM(A1)")
+    expect(Csv.field("\tcmd")).toBe("'\tcmd")
+    expect(Csv.field("a=b")).toBe("a=b")
+    const hostileName = { ...cellA, name: "=cmd|' /C calc'!A0", results: [{ recall: -0.5, counts: [1, 2, 1, 2] as const }] }
+    const row = Csv.render(Either.getOrThrow(RunDir.parseRows(JSON.stringify(line(hostileName, 0)), "results.jsonl"))).split("\r\n")[1]
+    expect(row).toBe("aaaa000000000001,'=cmd|' /C calc'!A0,p1:consistent,p1,consistent,ok,s1 s2,0.5,1,2,1,2,-0.5,2,100,10,,,")
   })
 
   it("quotes only the fields that need it", () => {
