@@ -128,7 +128,11 @@ export interface Config {
   readonly concurrency: number
   readonly cacheDir: string
   readonly out: string
-  readonly report: { readonly baseline?: string }
+  readonly report: {
+    readonly baseline?: string
+    /** The report's main metric by name (default: chosen from the scorers' declarations). */
+    readonly main?: string
+  }
   readonly bootstrap: {
     readonly resamples: number
     /**
@@ -234,7 +238,10 @@ const FileSchema = Schema.Struct({
   concurrency: Schema.optionalWith(PositiveInt, { default: () => 4 }),
   cacheDir: Schema.optionalWith(Schema.String, { default: () => ".cache/models" }),
   out: Schema.optionalWith(Schema.String, { exact: true }),
-  report: Schema.optionalWith(Schema.Struct({ baseline: Schema.optionalWith(Schema.String, { exact: true }) }), { default: () => ({}) }),
+  report: Schema.optionalWith(
+    Schema.Struct({ baseline: Schema.optionalWith(Schema.String, { exact: true }), main: Schema.optionalWith(Schema.String, { exact: true }) }),
+    { default: () => ({}) }
+  ),
   bootstrap: Schema.optionalWith(Schema.Struct({
     resamples: Schema.optionalWith(PositiveInt, { default: () => 1000 }),
     largeSample: Schema.optionalWith(PositiveInt, { default: () => defaultLargeSample })

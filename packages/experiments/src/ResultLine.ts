@@ -163,6 +163,8 @@ export const Summary = Schema.Struct({
   largeSample: Schema.optional(Int),
   /** Id of the cell others are compared against (`report.baseline`, else the `all` retriever's cell, else the first). */
   baseline: Schema.String,
+  /** The report's main metric when the config names one (`report.main`); else reports choose it from the metrics. */
+  main: Schema.optional(Schema.String),
   metrics: Schema.Array(MetricDescription),
   cells: Schema.Array(CellSummary)
 })

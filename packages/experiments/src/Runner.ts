@@ -384,6 +384,7 @@ const runPairs = (
         resamples: config.bootstrap.resamples,
         largeSample: config.bootstrap.largeSample,
         baseline: grid.baseline.id,
+        ...(config.report.main !== undefined ? { main: config.report.main } : {}),
         metrics: acc.metrics(),
         cells: acc.cells(built.map((b) => ({
           id: b.cell.id,

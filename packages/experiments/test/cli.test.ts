@@ -91,7 +91,7 @@ afterAll(() => fs.rmSync(dir, { recursive: true, force: true }))
 describe("help", () => {
   const documented: Record<string, ReadonlyArray<string>> = {
     sweep: ["--config", "--data", "--out", "--limit", "--concurrency", "--types", "--dry-run", "--repair"],
-    report: ["--run", "--baseline"],
+    report: ["--run", "--baseline", "--main"],
     compare: ["--runs", "--out"],
     "data inspect": ["--data", "--types", "--on-invalid", "--limit", "--cache-dir", "--hf-endpoint"],
     "data download": ["--data", "--cache-dir", "--hf-endpoint"],
@@ -182,6 +182,12 @@ describe("a real sweep", () => {
     const report = await cupid("report", "--run", "runs/smoke")
     expect(report.code, report.stderr).toBe(0)
     expect(report.stdout).toBe("report: runs/smoke/report.md\nreport: runs/smoke/report.html\nresults: runs/smoke/results.csv\n")
+    const main = await cupid("report", "--run", "runs/smoke", "--main", "retrieval.precision")
+    expect(main.code, main.stderr).toBe(0)
+    expect(fs.readFileSync(path.join(dir, "runs/smoke/report.md"), "utf8")).toContain("- Main metric: retrieval.precision (mean over instances (macro)); chosen on the command line")
+    const wrong = await cupid("report", "--run", "runs/smoke", "--main", "precision")
+    expect(wrong.code).toBe(1)
+    expect(wrong.stderr).toContain('main metric "precision" is not a metric of this run; valid names: ')
   }, 120_000)
 })
 

@@ -48,7 +48,9 @@ describe("report analysis on a hand-made run (2 cells x 4 instances)", () => {
 
   it("takes the baseline from the run and the headline metrics from the scorers", () => {
     expect(a.baseline.id).toBe(cellA.id)
-    expect(a.main?.name).toBe("inference.f1_micro")
+    // every cell's inferrer is extractive (heuristic): the exact retrieval metric leads
+    expect(a.main?.name).toBe("retrieval.recall")
+    expect(a.mainReason).toBe("inference.f1_micro is computed by a heuristic (no model produced any inference), so the first exact candidate leads; inference.f1_micro is shown as secondary, marked")
     expect(a.inference.map((m) => m.name)).toEqual(["inference.precision_micro", "inference.recall_micro", "inference.f1_micro"])
     // inference precision and recall are tabled with CIs, not tested: the Holm family stays small
     expect(a.compared.map((m) => m.name)).toEqual(["inference.f1_micro", "retrieval.recall"])
@@ -130,7 +132,19 @@ describe("report analysis on a hand-made run (2 cells x 4 instances)", () => {
     }
   })
 
+  it("takes the main metric named on the command line or in the run, and names the valid ones otherwise", () => {
+    const f1 = Analysis.analyze(run, { main: "inference.f1_micro" })
+    expect([f1.main?.name, f1.mainReason]).toEqual(["inference.f1_micro", "chosen on the command line"])
+    const configured = Analysis.analyze({ ...run, summary: { ...run.summary, main: "inference.f1" } })
+    expect([configured.main?.name, configured.mainReason]).toEqual(["inference.f1", "set by the config (report.main)"])
+    expect(() => Analysis.analyze(run, { main: "f1" })).toThrow(/main metric "f1" is not a metric of this run; valid names: retrieval\.recall, inference\.f1, /)
+    // a model-made inference keeps the scorers' first-ranked candidate
+    const modelMade = { ...run.summary, cells: run.summary.cells.map((c) => ({ ...c, heuristicStages: [] })), metrics: run.summary.metrics.map((m) => ({ ...m, heuristic: false })) }
+    expect(Analysis.analyze({ ...run, summary: modelMade }).main?.name).toBe("inference.f1_micro")
+  })
+
   it("bins instances by relevant-session position and by history length", () => {
+    const a = Analysis.analyze(run, { main: "inference.f1_micro" })
     const recency = a.recency!
     expect(recency.bins.map((b) => [b.label, b.instances])).toEqual([["1–<3", 1], ["3–<5", 1], ["5–<7", 1], ["7–8", 1]])
     // p1:consistent (position 1.5): A pools (1/2, 1/3) -> F1 0.4; B (0/1, 0/3) -> 0

@@ -27,6 +27,8 @@ import type { Run } from "./RunDir.js"
 export interface Options {
   /** Cell id or name of the baseline; default the run's (summary.baseline). */
   readonly baseline?: string
+  /** The main metric by name; default the run's (summary.main), else chosen from the metrics' declarations (see {@link families}). */
+  readonly main?: string
   /** Permutations of the tests that are refined; default {@link Paired.permutationsFor} the number of tests. */
   readonly permutations?: number
 }
@@ -54,6 +56,8 @@ export interface Analysis {
   readonly baselineReason: string
   /** The declared main-metric candidate of lowest rank (inference F1, then retrieval recall, then the judge's score with the built-in scorers). */
   readonly main: MetricDescription | undefined
+  /** Why the main metric is the one it is. */
+  readonly mainReason: string
   /** Micro precision / recall / F1 when the scorer pools, else the macro ones (absent metrics left out). */
   readonly inference: ReadonlyArray<MetricDescription>
   readonly inferenceMacro: ReadonlyArray<MetricDescription>
@@ -118,16 +122,48 @@ const interventionMetrics = (summary: Summary, main: MetricDescription | undefin
  * pools, else its per-instance means; every generation metric; the retrieval headline metrics;
  * the main metric is the declared candidate of lowest rank, else the first metric that is not a cost.
  */
-export const families = (summary: Summary) => {
+export const families = (summary: Summary, chosen?: string) => {
   const inferenceAll = inFamily(summary, "inference")
   const micro = inferenceAll.filter((m) => m.aggregate._tag !== "Mean")
   const macro = inferenceAll.filter((m) => m.aggregate._tag === "Mean")
   const inference = micro.length > 0 ? micro : macro
   const generation = inFamily(summary, "generation")
   const retrievalHeadline = inFamily(summary, "retrieval").filter((m) => m.headline)
+  const { main, mainReason } = mainMetric(summary, chosen)
+  return { inference, inferenceMacro: micro.length > 0 ? macro : [], generation, retrievalHeadline, main, mainReason }
+}
+
+/** True when no cell's inference came from a model: every cell has no inferrer or a heuristic one. */
+export const noModelInference = (summary: Summary): boolean =>
+  summary.cells.every((c) => c.params["inferrer"] === null || c.params["inferrer"] === undefined || c.heuristicStages.includes("inferrer"))
+
+/**
+ * The main metric: the one named (`report.main`, `report --main`), else the declared candidate of
+ * lowest rank (`mainRank`), else the first metric that is not a cost. A candidate that is a
+ * heuristic, or an inference metric when no model produced any inference, is passed over for the
+ * next one that is neither: on an offline sweep the inference F1 only measures the extractive
+ * stand-in, so the exact retrieval metric leads and the F1 stays in the tables, marked.
+ */
+export const mainMetric = (summary: Summary, chosen?: string): { readonly main: MetricDescription | undefined; readonly mainReason: string } => {
+  const name = chosen ?? summary.main
+  if (name !== undefined) {
+    const m = metricNamed(summary, name)
+    if (m === undefined) throw new Error(`main metric "${name}" is not a metric of this run; valid names: ${summary.metrics.map((x) => x.name).join(", ")}`)
+    return { main: m, mainReason: chosen !== undefined ? "chosen on the command line" : "set by the config (report.main)" }
+  }
   const ranked = summary.metrics.filter((m) => m.mainRank !== undefined).sort((a, b) => a.mainRank! - b.mainRank!)
-  const main = ranked[0] ?? summary.metrics.find((m) => m.family !== "cost")
-  return { inference, inferenceMacro: micro.length > 0 ? macro : [], generation, retrievalHeadline, main }
+  const noModel = noModelInference(summary)
+  const passedOver = (m: MetricDescription) => m.heuristic || (noModel && m.family === "inference")
+  const exact = ranked.find((m) => !passedOver(m))
+  if (ranked[0] !== undefined && exact !== undefined && exact !== ranked[0]) {
+    return {
+      main: exact,
+      mainReason: `${ranked[0].name} is computed by a heuristic${noModel ? " (no model produced any inference)" : ""}, so the first exact candidate leads; ${ranked[0].name} is shown as secondary, marked`
+    }
+  }
+  if (ranked[0] !== undefined) return { main: ranked[0], mainReason: "the scorers' first-ranked candidate (mainRank)" }
+  const first = summary.metrics.find((m) => m.family !== "cost")
+  return { main: first, mainReason: first === undefined ? "no metric" : "the first metric that is not a cost (no scorer ranks a main metric)" }
 }
 
 /**
@@ -147,7 +183,7 @@ export const analyze = (run: Pick<Run, "summary" | "rows">, options: Options = {
   const { summary, rows } = run
   const { cell: baseline, reason } = chooseBaseline(summary, options.baseline)
   const idx = index(rows)
-  const fam = families(summary)
+  const fam = families(summary, options.main)
   const compared = comparedMetrics(summary, fam)
 
   const oracles = summary.cells.filter((c) => c.oracleRetrieval)
@@ -198,6 +234,7 @@ export const analyze = (run: Pick<Run, "summary" | "rows">, options: Options = {
     baseline,
     baselineReason: reason,
     main: fam.main,
+    mainReason: fam.mainReason,
     inference: fam.inference,
     inferenceMacro: fam.inferenceMacro,
     generation: fam.generation,

@@ -66,7 +66,7 @@ const metaSection = (a: Analysis, info: RunInfo | undefined): string => {
     ["Data", `<code>${e(d.source)}</code>, fingerprint <code>${e(d.hash)}</code>, ${d.instances} instances, ${d.skipped.length} rows skipped`],
     ["Cells", `${a.cells.length}; result lines: ${a.okPairs} scored, ${a.failedPairs} failed`],
     ["Baseline", `${e(a.baseline.name)} (${e(a.baselineReason)})`],
-    ["Main metric", a.main === undefined ? "none" : `${e(Notes.metricLabel(a.main))} (${e(Notes.aggregateNote(a.main))})`],
+    ["Main metric", a.main === undefined ? "none" : `${e(Notes.metricLabel(a.main))} (${e(Notes.aggregateNote(a.main))}); ${e(a.mainReason)}`],
     ["Oracle cells ‡", e(a.cells.filter((c) => c.summary.usesGold).map((c) => c.summary.name).join(", ") || "none")],
     ["Heuristic metrics †", e(s.metrics.filter((m) => m.heuristic).map((m) => m.name).join(", ") || "none")],
     ["Models called", a.models.length === 0 ? "none (every stage ran offline)" : a.models.map((m) => `<code>${e(m.id)}</code> ${Format.integer(m.calls)} calls, ${Format.integer(m.promptTokens + m.completionTokens)} tokens`).join("; ")]

@@ -262,7 +262,7 @@ const runSection = (a: Analysis, versions: Readonly<Record<string, string>>): Ar
   out.push(`- Data: \`${t(d.source)}\`, fingerprint \`${t(d.hash)}\`, ${d.instances} instances; ${d.skipped.length} rows skipped`)
   out.push(`- Cells: ${a.cells.length}; result lines: ${a.okPairs} scored, ${a.failedPairs} failed`)
   out.push(`- Baseline: ${t(a.baseline.name)} (${t(a.baselineReason)})`)
-  if (a.main !== undefined) out.push(`- Main metric: ${t(Notes.metricLabel(a.main))} (${Notes.aggregateNote(a.main)})`)
+  if (a.main !== undefined) out.push(`- Main metric: ${t(Notes.metricLabel(a.main))} (${Notes.aggregateNote(a.main)}); ${t(a.mainReason)}`)
   const oracle = a.cells.filter((c) => c.summary.usesGold).map((c) => c.summary.name)
   out.push(`- Cells that read gold labels ${Notes.oracleMark}: ${oracle.length === 0 ? "none" : t(oracle.join(", "))}`)
   const heuristic = s.metrics.filter((m) => m.heuristic).map((m) => m.name)

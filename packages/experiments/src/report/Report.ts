@@ -25,6 +25,8 @@ import * as RunDir from "./RunDir.js"
 export interface Options {
   /** Cell id or name to compare against (default: the run's baseline). */
   readonly baseline?: string
+  /** The main metric by name (default: the run's `report.main`, else chosen from the metrics). */
+  readonly main?: string
   /** Permutations per test (default: enough for the Holm family, see Paired.permutationsFor). */
   readonly permutations?: number
   /** How to read the dataset for examples (default core's Dataset.open). */
@@ -54,6 +56,7 @@ export const render = (run: RunDir.Run, options: Options = {}): Effect.Effect<Re
       try: () =>
         Analysis.analyze(run, {
           ...(options.baseline !== undefined ? { baseline: options.baseline } : {}),
+          ...(options.main !== undefined ? { main: options.main } : {}),
           ...(options.permutations !== undefined ? { permutations: options.permutations } : {})
         }),
       catch: toRunError(run.dir)

@@ -11,13 +11,21 @@ export const command = Command.make(
       Options.withPseudoName("cell"),
       Options.optional,
       Options.withDescription("the cell (name or id) the report's differences are measured against (default: the run's baseline)")
+    ),
+    main: Options.text("main").pipe(
+      Options.withPseudoName("metric"),
+      Options.optional,
+      Options.withDescription("the report's main metric (default: the config's report.main, else an exact metric chosen from the scorers' declarations)")
     )
   },
   (a) =>
     Effect.gen(function*() {
       const io = yield* CommandIo
       const Report = yield* Effect.promise(() => import("../../report/Report.js"))
-      const files = yield* Report.write(a.run, Option.match(a.baseline, { onNone: () => ({}), onSome: (baseline) => ({ baseline }) }))
+      const files = yield* Report.write(a.run, {
+        ...Option.match(a.baseline, { onNone: () => ({}), onSome: (baseline) => ({ baseline }) }),
+        ...Option.match(a.main, { onNone: () => ({}), onSome: (main) => ({ main }) })
+      })
       io.stdout(`report: ${files.markdown}\nreport: ${files.html}\nresults: ${files.csv}\n`)
     })
 ).pipe(Command.withDescription("rewrite report.md, report.html and results.csv of a run directory from its results and summary"))
