@@ -180,6 +180,10 @@ describe("report.md", () => {
       expect(md).toMatch(/\| all \(baseline\) \| 4 \| 0\.667 \| 0\.500 \| 0\.571 \[\d\.\d{3}, \d\.\d{3}\] \| 0\.600 \|/)
       expect(md).toMatch(/\| bm25\(k=2\) \| 4 \| 0\.333 \| 0\.250 \| 0\.286 \[/)
       expect(md).toContain("Holm family: all 8 tests below.")
+      // 4 instances: 2 / 2^4 times 8 tests cannot pass 0.05; 2^(n-1) > 160 needs n = 9
+      expect(md).toContain("> all instances: no difference can reach significance here. The pairs share at most n = 4 instances, whose smallest exact two-sided p is 2/2^4 = 0.125; Holm over 8 tests multiplies it by 8, past 0.05. That takes at least 9 instances per slice (or fewer tests).")
+      expect(md).toContain("## Every cell against every other")
+      expect(md).toMatch(/\| 1 \| all \(baseline\) \| 0\.571 \| 1\.000 \|/)
       expect(md).toContain("1 cells x 2 metrics (inference.f1_micro, retrieval.recall) x 4 slices; 8 of them could be tested")
       expect(md).toMatch(/\| bm25\(k=2\) \| -0\.500 \[-\d\.\d{3}, [-+]?\d\.\d{3}\] p=0\.\d{3} Holm=\d\.\d{3} n=4 \| -0\.500 \[-0\.500, -0\.500\] p=0\.\d{3} Holm=\d\.\d{3} n=2 \| 0\.000 \[0\.000, 0\.000\] p=1\.000 Holm=1\.000 n=1 \| -1\.000 \[-1\.000, -1\.000\] p=1\.000 Holm=1\.000 n=1 \|/)
       expect(md).toContain("| 1–<3 (1 inst.) | 3–<5 (1 inst.) | 5–<7 (1 inst.) | 7–8 (1 inst.) |")

@@ -9,7 +9,8 @@
  * - The comparison's interval is a paired bootstrap (the same resampled rows for both cells).
  * - Its p-value comes from a two-sided paired permutation test: a sign flip of the per-row
  *   difference for a mean, a swap of the two cells' counts of the row for a pooled statistic.
- *   When n <= 20 (2^20, about a million, sign patterns; or 2^n <= permutations)
+ *   Rows equal in both cells change no pattern's statistic and are left out of the patterns. When
+ *   at most 20 rows differ (2^20, about a million, sign patterns; or 2^rows <= permutations)
  *   all 2^n are enumerated and p is exact (`test: "exact"`): that costs no more than the random
  *   patterns it replaces, and removes the Monte-Carlo error where it matters most, at small n
  *   whose smallest p is 2 / 2^n. Otherwise `permutations` random patterns are drawn, 32 flips
@@ -171,7 +172,7 @@ type Prepared =
     readonly spec: Resampling.PairedSpec
     readonly observed: number
     /** The large-sample interval and p, when they apply (see internal/Asymptotic.ts). */
-    readonly normal: () => { readonly ci95: readonly [number, number]; readonly p: number } | undefined
+    readonly normal: (form: NormalForm) => { readonly ci95: readonly [number, number]; readonly p: number } | undefined
   }
 
 /** Rows up to which tests enumerate every sign pattern (exact p). */
@@ -182,12 +183,21 @@ export const largeSampleMinVarying = Asymptotic.minVarying
 
 const smoothOf = (tag: Columns["_tag"]): Asymptotic.Smooth => (tag === "Mean" ? Asymptotic.mean : tag === "Ratio" ? Asymptotic.ratio : Asymptotic.f1)
 
+/** What the large-sample form must provide: an interval or not, and how many rows must differ. */
+interface NormalForm {
+  readonly interval: boolean
+  readonly minVarying: number
+}
+
 /** The large-sample interval and p of b - a over compact columns (a's k columns, then b's). */
-const normalOf = (tag: Columns["_tag"], xs: ReadonlyArray<Float64Array>, totals: ReadonlyArray<number>, flipped: ReadonlyArray<Float64Array>, observed: number, n: number) => () => {
+const normalOf = (tag: Columns["_tag"], xs: ReadonlyArray<Float64Array>, totals: ReadonlyArray<number>, flipped: ReadonlyArray<Float64Array>, observed: number, n: number) => (form: NormalForm) => {
   const k = flipped.length
   const statistic = smoothOf(tag)
-  const ci95 = n < 2 ? undefined : Asymptotic.pairedInterval(statistic, xs.slice(0, k), xs.slice(k), totals.slice(0, k), totals.slice(k), n)
-  const p = Asymptotic.swapTest(statistic, flipped, totals, observed, n)
+  const noInterval: readonly [number, number] = [NaN, NaN]
+  const ci95 = !form.interval
+    ? noInterval
+    : n < 2 ? undefined : Asymptotic.pairedInterval(statistic, xs.slice(0, k), xs.slice(k), totals.slice(0, k), totals.slice(k), n)
+  const p = Asymptotic.swapTest(statistic, flipped, totals, observed, n, form.minVarying)
   return ci95 === undefined || p === undefined ? undefined : { ci95, p }
 }
 
@@ -224,7 +234,7 @@ const prepare = (a: Columns, b: Columns, rows?: ReadonlyArray<number>): Prepared
         }
         return sb.statistic(right, n) - sa.statistic(left, n)
       },
-      flipped,
+      ...Resampling.varyingRows(flipped),
       // A flipped row swaps the two cells' counts: a gains b - a of that row, b loses it.
       isExtreme: (moved) => {
         for (let c = 0; c < k; c++) {
@@ -257,15 +267,15 @@ const finish = (p: Prepared & { readonly _tag: "Spec" }, ci95: readonly [number,
 export const compare = <C extends Columns>(a: C, b: NoInfer<C>, options: Options): Comparison => {
   const p = prepare(a, b, options.rows)
   if (p._tag === "None") return p.comparison
-  const large = largeOf(p, options.largeSample)
+  const large = largeOf(p, options.largeSample, { interval: true, minVarying: Asymptotic.minVarying })
   if (large !== undefined) return large
   return finish(p, interval(p, options), Resampling.signFlipTest(p.spec, options.seed, options.permutations))
 }
 
 /** The large-sample comparison when n reaches `largeSample` and the normal forms apply. */
-const largeOf = (p: Prepared & { readonly _tag: "Spec" }, largeSample: number | undefined): Comparison | undefined => {
+const largeOf = (p: Prepared & { readonly _tag: "Spec" }, largeSample: number | undefined, form: NormalForm): Comparison | undefined => {
   if (largeSample === undefined || p.spec.n < largeSample) return undefined
-  const normal = p.normal()
+  const normal = p.normal(form)
   return normal === undefined ? undefined : { n: p.spec.n, delta: p.observed, ci95: normal.ci95, p: normal.p, test: "normal", permutations: 0 }
 }
 
@@ -294,6 +304,14 @@ export interface FamilyOptions {
   readonly resamples: number
   /** From this many usable rows on, tests and intervals take their large-sample forms (default: never). */
   readonly largeSample?: number
+  /** Compute the intervals (default true); false leaves them [NaN, NaN] when only p-values are wanted. */
+  readonly intervals?: boolean
+  /**
+   * Rows that must differ between the two cells for the large-sample test (default
+   * {@link largeSampleMinVarying}). A family of thousands of tests may lower it: its Holm
+   * thresholds are beyond what any affordable number of random permutations can resolve.
+   */
+  readonly minVarying?: number
   /** Permutations of the refined tests (default: {@link permutationsFor} the number of testable tests). */
   readonly permutations?: number
 }
@@ -323,22 +341,23 @@ export interface Family {
  * enumerated once. Monte-Carlo tests first run {@link screening} permutations; those that could
  * still be significant after Holm (see {@link refineBelow}) continue the same patterns up to
  * `permutations`, so each comparison equals {@link compare} with the permutations it ended with.
- * Tests of the same n share their resamples and sign patterns.
+ * Tests with as many rows that differ share their sign patterns (and tests of one n their resamples).
  */
 export const family = (tests: ReadonlyArray<Test>, options: FamilyOptions): Family => {
   const prepared = tests.map((t) => prepare(t.a, t.b, t.rows))
   const testable = prepared.filter((p) => p._tag === "Spec" || p.comparison.n > 0).length
   const refined = options.permutations ?? permutationsFor(testable)
   const first = Math.min(screening, refined)
-  const large = prepared.map((p) => (p._tag === "Spec" ? largeOf(p, options.largeSample) : undefined))
+  const form = { interval: options.intervals !== false, minVarying: options.minVarying ?? Asymptotic.minVarying }
+  const large = prepared.map((p) => (p._tag === "Spec" ? largeOf(p, options.largeSample, form) : undefined))
   const results: Array<Resampling.TestResult | undefined> = prepared.map((p, i) =>
-    large[i] === undefined && p._tag === "Spec" && Resampling.exactFor(p.spec.n, refined) ? Resampling.exactTest(p.spec) : undefined
+    large[i] === undefined && p._tag === "Spec" && Resampling.exactFor(p.spec.flips, refined) ? Resampling.exactTest(p.spec) : undefined
   )
-  // Monte-Carlo tests by n, so that each group walks one stream of sign patterns.
+  // Monte-Carlo tests by the rows that differ, so that each group walks one stream of sign patterns.
   const groups = new Map<number, Array<number>>()
   prepared.forEach((p, i) => {
     if (p._tag !== "Spec" || results[i] !== undefined || large[i] !== undefined) return
-    groups.set(p.spec.n, [...(groups.get(p.spec.n) ?? []), i])
+    groups.set(p.spec.flips, [...(groups.get(p.spec.flips) ?? []), i])
   })
   const specs = prepared.map((p) => (p._tag === "Spec" ? p.spec : undefined))
   const extremes = prepared.map(() => 0)
@@ -354,7 +373,7 @@ export const family = (tests: ReadonlyArray<Test>, options: FamilyOptions): Fami
     ranked.forEach(([p, i], rank) => {
       const r = results[i]!, pr = prepared[i]!
       if (r.test !== "monte-carlo" || large[i] !== undefined || pr._tag !== "Spec" || (ranked.length - rank) * p >= refineBelow) return
-      refine.set(pr.spec.n, [...(refine.get(pr.spec.n) ?? []), i])
+      refine.set(pr.spec.flips, [...(refine.get(pr.spec.flips) ?? []), i])
     })
   }
   let refinedTests = 0
@@ -363,7 +382,10 @@ export const family = (tests: ReadonlyArray<Test>, options: FamilyOptions): Fami
     for (const i of indices) results[i] = Resampling.monteCarloTest(extremes[i]!, refined)
     refinedTests += indices.length
   }
-  const comparisons = prepared.map((p, i) => large[i] ?? (p._tag === "None" ? p.comparison : finish(p, interval(p, options), results[i]!)))
+  const noInterval: readonly [number, number] = [NaN, NaN]
+  const comparisons = prepared.map((p, i) =>
+    large[i] ?? (p._tag === "None" ? p.comparison : finish(p, options.intervals === false ? noInterval : interval(p, options), results[i]!))
+  )
   return {
     comparisons,
     adjusted: Statistics.holm(comparisons.map((c) => c.p)),

@@ -119,7 +119,8 @@ describe("compare", () => {
   it("gives zero and p = 1 for a cell against itself, and nothing without usable rows", () => {
     const counts = { num: [1, 2, 0, 3], den: [3, 2, 1, 4] }
     const self = Paired.compare(Paired.f1(counts, counts), Paired.f1(counts, counts), options)
-    expect(self).toEqual({ n: 4, delta: 0, ci95: [0, 0], p: 1, test: "exact", permutations: 16 })
+    // no row differs: one sign pattern (flipping nothing), as extreme as itself
+    expect(self).toEqual({ n: 4, delta: 0, ci95: [0, 0], p: 1, test: "exact", permutations: 1 })
     const none = Paired.compare(Paired.mean([NaN, 1]), Paired.mean([1, NaN]), options)
     expect(none.n).toBe(0)
     expect(none.p).toBeNaN()
@@ -172,12 +173,12 @@ describe("family", () => {
     const strong = { a: Paired.mean(zeros), b: Paired.mean(ones) }
     const none = { a: Paired.mean(ones), b: Paired.mean(ones) }
     const fam = Paired.family([strong, ...Array.from({ length: 59 }, () => none)], { seed: 5, resamples: 50 })
-    // 60 tests -> 40 x 60 = 2400 permutations for the refined one
-    expect(fam.permutations).toEqual({ screening: 2000, refined: 2400, refinedTests: 1, exactTests: 0, normalTests: 0 })
+    // 60 tests -> 40 x 60 = 2400 permutations for the refined one; the 59 with no differing row are exact
+    expect(fam.permutations).toEqual({ screening: 2000, refined: 2400, refinedTests: 1, exactTests: 59, normalTests: 0 })
     // no random pattern of 30 flips is all-plus or all-minus: p = 1 / (2400 + 1)
     expect(fam.comparisons[0]!.p).toBe(1 / 2401)
     expect(fam.adjusted[0]).toBeCloseTo(60 / 2401, 12)
-    expect(fam.comparisons.slice(1).every((c) => c.p === 1 && c.permutations === 2000)).toBe(true)
+    expect(fam.comparisons.slice(1).every((c) => c.p === 1 && c.test === "exact" && c.permutations === 1)).toBe(true)
   })
 
   it("gives each test what compare gives with the permutations the test ended with", () => {
@@ -196,5 +197,19 @@ describe("family", () => {
       expect(c.test).toBe("monte-carlo")
       expect(c).toEqual(Paired.compare(t.a, t.b, { ...o, permutations: c.permutations }))
     })
+  })
+})
+
+describe("rows equal in both cells", () => {
+  it("leave the permutation distribution unchanged: 200 rows of which 10 differ get the exact p of those 10", () => {
+    // ten differences of 1 among 190 zeros: of the 2^10 patterns of the ten, only all-plus and
+    // all-minus are as extreme, p = 2 / 1024, the same as over all 2^200 patterns
+    const a = Array.from({ length: 200 }, () => 0.5)
+    const b = a.map((x, i) => (i % 20 === 0 ? x + 1 : x))
+    const c = Paired.compare(Paired.mean(a), Paired.mean(b), { seed: 3, resamples: 100, permutations: 2000 })
+    expect(c.n).toBe(200)
+    expect(c.test).toBe("exact")
+    expect(c.permutations).toBe(1024)
+    expect(c.p).toBe(2 / 1024)
   })
 })

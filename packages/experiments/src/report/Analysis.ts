@@ -21,6 +21,7 @@ import { slices } from "../ResultLine.js"
 import * as Bins from "./Bins.js"
 import * as Interventions from "./Interventions.js"
 import * as Inventory from "./Inventory.js"
+import * as Pairwise from "./Pairwise.js"
 import { columnsOf, index, type Index, sharedInstances } from "./Rows.js"
 import type { Run } from "./RunDir.js"
 
@@ -55,6 +56,13 @@ export interface Analysis {
   readonly baseline: CellSummary
   readonly baselineReason: string
   /** The declared main-metric candidate of lowest rank (inference F1, then retrieval recall, then the judge's score with the built-in scorers). */
+  /** Every cell against every other on the compared metrics (undefined with fewer than two cells). */
+  readonly pairwise: Pairwise.Pairwise | undefined
+  /**
+   * Per slice, when no difference against the baseline can reach significance after Holm: the
+   * largest paired n of the slice and the smallest n that could (see Pairwise.neededN).
+   */
+  readonly baselineTooSmall: ReadonlyMap<Slice, { readonly n: number; readonly needed: number }>
   readonly main: MetricDescription | undefined
   /** Why the main metric is the one it is. */
   readonly mainReason: string
@@ -225,6 +233,21 @@ export const analyze = (run: Pick<Run, "summary" | "rows">, options: Options = {
       ...(options.permutations !== undefined ? { permutations: options.permutations } : {})
     }
   )
+  const pairwise = summary.cells.length < 2 || compared.length === 0
+    ? undefined
+    : Pairwise.compute(summary, idx, compared, {
+      seed: summary.seed,
+      resamples: summary.resamples ?? 1000,
+      ...(options.permutations !== undefined ? { permutations: options.permutations } : {})
+    })
+  const baselineTooSmall = new Map<Slice, { readonly n: number; readonly needed: number }>()
+  if (tested.tests > 0) {
+    const needed = Pairwise.neededN(tested.tests)
+    for (const slice of slices) {
+      const n = Math.max(0, ...plan.map((t, i) => (t.slice === slice ? tested.comparisons[i]!.n : 0)))
+      if (n <= Paired.exactUpTo && n < needed) baselineTooSmall.set(slice, { n, needed })
+    }
+  }
   const deltas = plan.map((t, i): Delta => ({ cell: t.cell, metric: t.metric.name, slice: t.slice, comparison: tested.comparisons[i]!, pHolm: tested.adjusted[i]! }))
 
   const okPairs = rows.filter((r) => r.status === "ok").length
@@ -233,6 +256,8 @@ export const analyze = (run: Pick<Run, "summary" | "rows">, options: Options = {
     cells,
     baseline,
     baselineReason: reason,
+    pairwise,
+    baselineTooSmall,
     main: fam.main,
     mainReason: fam.mainReason,
     inference: fam.inference,

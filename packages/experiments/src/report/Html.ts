@@ -191,6 +191,7 @@ const deltaSection = (a: Analysis): string => {
   if (a.cells.length < 2 || a.compared.length === 0) return ""
   const byKey = new Map(a.deltas.map((d) => [`${d.cell}\0${d.metric}\0${d.slice}`, d]))
   let out = `<h2 id="differences">Differences against the baseline</h2><p class="note">${e(`Baseline: ${a.baseline.name}. Each entry: difference (cell − baseline) [paired bootstrap 95% CI], permutation p, Holm-adjusted p, paired instances n; shaded and * when Holm < 0.05. Holm family: all ${a.tests} tests in this section.`)}</p>`
+  for (const [slice, small] of a.baselineTooSmall) out += `<p class="note">${e(Notes.tooSmallNote(slice, small.n, small.needed, a.tests))}</p>`
   for (const m of a.compared) {
     const rows = a.cells.filter((c) => c.summary.id !== a.baseline.id).map((c) => ({
       cls: rowClass(a, c.summary),
@@ -201,6 +202,30 @@ const deltaSection = (a: Analysis): string => {
       })]
     }))
     out += `<h3>${e(Notes.metricLabel(m))}</h3>${table(["cell", ...slices].map(e), rows)}`
+  }
+  return out
+}
+
+const pairwiseSection = (a: Analysis): string => {
+  const p = a.pairwise
+  if (p === undefined) return ""
+  let out = `<h2 id="pairwise">Every cell against every other</h2><p class="note">${e(Notes.pairwiseNote(p))}</p>`
+  for (const s of p.slices) {
+    out += `<h3>${e(Notes.sliceTitle(s.slice))}</h3>`
+    if (s.tooSmall !== undefined) out += `<p class="note">${e(Notes.tooSmallNote(s.slice, s.tooSmall.n, s.tooSmall.needed, p.tests))}</p>`
+    const rows = p.cells.map((c, k) => ({
+      cls: [c.id === a.baseline.id ? "baseline" : "", c.usesGold ? "oracle" : ""].filter((x) => x !== "").join(" "),
+      cells: [
+        `<td class="num">${k + 1}</td>`,
+        `<td>${e(Notes.cellLabel(c, a.baseline.id))}</td>`,
+        ...p.metrics.map((m) => {
+          const beaten = s.beats.get(m.name)?.get(c.id) ?? []
+          const v = e(Format.number(c.slices[s.slice].metrics[m.name]?.mean))
+          return `<td class="num">${v}${beaten.length > 0 ? `<sup>${e(beaten.join(","))}</sup>` : ""}</td>`
+        })
+      ]
+    }))
+    out += table(["#", "cell", ...p.metrics.map((m) => Notes.metricLabel(m))].map(e), rows)
   }
   return out
 }
@@ -310,6 +335,7 @@ export const render = (a: Analysis, examples: Examples, info: RunInfo | undefine
     a.generation.length === 0 ? "" : `<h2 id="generation">Generation</h2>${a.generation.map((m) => estimateTable(a, m)).join("")}`,
     retrievalSection(a),
     deltaSection(a),
+    pairwiseSection(a),
     binnedSection(a, a.recency, "recency", "Recency: relevant-session position"),
     binnedSection(a, a.history, "history", "History length"),
     interventionSection(a),

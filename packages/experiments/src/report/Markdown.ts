@@ -120,6 +120,7 @@ const deltaSection = (a: Analysis): Array<string> => {
     `Baseline: ${t(a.baseline.name)}. Each entry: difference (cell - baseline) [paired bootstrap 95% CI] p=permutation p-value Holm=Holm-adjusted p n=paired instances; * Holm < 0.05. Holm family: all ${a.tests} tests below.`,
     ""
   ]
+  for (const [slice, small] of a.baselineTooSmall) out.push(`> ${t(Notes.tooSmallNote(slice, small.n, small.needed, a.tests))}`, "")
   const byKey = new Map(a.deltas.map((d) => [`${d.cell}\0${d.metric}\0${d.slice}`, d]))
   for (const m of a.compared) {
     out.push(`### ${t(Notes.metricLabel(m))}`, "")
@@ -128,6 +129,27 @@ const deltaSection = (a: Analysis): Array<string> => {
       ...slices.map((s) => formatDelta(byKey.get(`${c.summary.id}\0${m.name}\0${s}`)))
     ])
     out.push(...table(["cell", ...slices], rows))
+  }
+  return out
+}
+
+const pairwiseSection = (a: Analysis): Array<string> => {
+  const p = a.pairwise
+  if (p === undefined) return []
+  const out = ["## Every cell against every other", "", t(Notes.pairwiseNote(p)), ""]
+  for (const s of p.slices) {
+    out.push(`### ${t(Notes.sliceTitle(s.slice))}`, "")
+    if (s.tooSmall !== undefined) out.push(`> ${t(Notes.tooSmallNote(s.slice, s.tooSmall.n, s.tooSmall.needed, p.tests))}`, "")
+    const rows = p.cells.map((c, k) => [
+      String(k + 1),
+      t(Notes.cellLabel(c, a.baseline.id)),
+      ...p.metrics.map((m) => {
+        const beaten = s.beats.get(m.name)?.get(c.id) ?? []
+        const v = Format.number(c.slices[s.slice].metrics[m.name]?.mean)
+        return beaten.length > 0 ? `${v} <sup>${beaten.join(",")}</sup>` : v
+      })
+    ])
+    out.push(...table(["#", "cell", ...p.metrics.map((m) => t(Notes.metricLabel(m)))], rows))
   }
   return out
 }
@@ -306,6 +328,7 @@ export const render = (a: Analysis, examples: Examples, versions: Readonly<Recor
     ...generationSection(a),
     ...retrievalSection(a),
     ...deltaSection(a),
+    ...pairwiseSection(a),
     ...binnedSection(a, a.recency, "Recency: relevant-session position"),
     ...binnedSection(a, a.history, "History length"),
     ...interventionSection(a),

@@ -11,6 +11,7 @@ import { Paired, Statistics } from "@cupid-lab/scorers"
 import type { CellSummary, MetricDescription, Slice } from "../ResultLine.js"
 import type { Analysis } from "./Analysis.js"
 import type { Binned } from "./Bins.js"
+import type { Pairwise } from "./Pairwise.js"
 import * as Format from "./Format.js"
 
 export const heuristicMark = "†"
@@ -110,3 +111,11 @@ export const binHeader = (b: Binned): string =>
     : `${b.metric.name} by history length (equal-size bins of approximate tokens)`
 
 export const usdNote = "usd: – (or a smaller n) where a model has no price in the cost scorer's table; add one with its `prices` option."
+
+/** Why no difference of a slice can be significant, and the n that could be. */
+export const tooSmallNote = (slice: string, n: number, needed: number, tests: number): string =>
+  `${sliceTitle(slice as Slice)}: no difference can reach significance here. The pairs share at most n = ${n} instances, whose smallest exact two-sided p is 2/2^${n} = ${Format.p(2 / 2 ** n)}; Holm over ${tests} tests multiplies it by ${tests}, past 0.05. That takes at least ${needed} instances per slice (or fewer tests).`
+
+/** How the every-pair tests were run. */
+export const pairwiseNote = (p: Pairwise): string =>
+  `Cells are numbered; the superscripts on a value name the cells it beats on that metric and slice: a paired test between every two cells over the instances both scored ok, ${p.tests} tests in all, Holm-corrected as one family, adjusted p below 0.05, direction taken from the metric. p-values: ${p.forms.exact} exact (pairs differing on at most ${Paired.exactUpTo} instances: every sign pattern of those), ${p.forms.normal} from the normal approximation of the same permutation test (pairs differing on more)${p.forms.monteCarlo > 0 ? `, ${p.forms.monteCarlo} Monte-Carlo permutations (where the approximation did not apply)` : ""}.`

@@ -163,7 +163,8 @@ export const swapTest = (
   flipped: ReadonlyArray<Float64Array>,
   totals: ArrayLike<number>,
   observed: number,
-  n: number
+  n: number,
+  needVarying: number = minVarying
 ): number | undefined => {
   const k = flipped.length
   const middle = Array.from({ length: k }, (_, c) => (totals[c]! + totals[k + c]!) / 2)
@@ -175,6 +176,6 @@ export const swapTest = (
     variance += w[i]! * w[i]!
     if (w[i] !== 0) varying++
   }
-  if (varying < minVarying) return undefined
+  if (varying < needVarying) return undefined
   return twoSided(observed / Math.sqrt(variance))
 }

@@ -255,9 +255,23 @@ export interface PairedSpec {
   /** Columns the bootstrap sums. */
   readonly columns: ReadonlyArray<Float64Array>
   readonly resampled: (sums: Float64Array) => number
-  /** Columns a sign pattern sums over the rows it flips (per-row differences b - a). */
+  /**
+   * Columns a sign pattern sums over the rows it flips (per-row differences b - a), holding only
+   * the rows whose flip changes something: a row equal in both cells leaves every pattern's
+   * statistic as it is, so the permutation distribution over the others is the same one.
+   */
   readonly flipped: ReadonlyArray<Float64Array>
+  /** Rows in `flipped`: what exact enumeration (2^flips patterns) and the sign streams run over. */
+  readonly flips: number
   readonly isExtreme: (moved: Float64Array) => boolean
+}
+
+/** The rows where some column is not 0, as compact columns, and their number. */
+export const varyingRows = (columns: ReadonlyArray<Float64Array>): { readonly flipped: Array<Float64Array>; readonly flips: number } => {
+  const n = columns[0]?.length ?? 0
+  const keep: Array<number> = []
+  for (let i = 0; i < n; i++) if (columns.some((c) => c[i] !== 0)) keep.push(i)
+  return { flipped: columns.map((c) => Float64Array.from(keep, (i) => c[i]!)), flips: keep.length }
 }
 
 /** Percentile bootstrap 95% interval of the spec's statistic. */
@@ -277,7 +291,7 @@ export const bootstrapInterval = (spec: PairedSpec, seed: number, resamples: num
 export const monteCarloExtremes = (specs: ReadonlyArray<PairedSpec>, seed: number, from: number, to: number): Array<number> => {
   const counts = specs.map(() => 0)
   if (specs.length === 0 || to <= from) return counts
-  flipChunks(seed, specs[0]!.n, from, to, (chunk) => {
+  flipChunks(seed, specs[0]!.flips, from, to, (chunk) => {
     specs.forEach((s, i) => (counts[i]! += countChunkExtremes(chunk, s.flipped, s.isExtreme)))
   })
   return counts
@@ -295,8 +309,8 @@ export interface TestResult {
 }
 
 export const exactTest = (spec: PairedSpec): TestResult => {
-  const all = 2 ** spec.n
-  return { p: countExactExtremes(spec.flipped, spec.n, spec.isExtreme) / all, test: "exact", permutations: all }
+  const all = 2 ** spec.flips
+  return { p: countExactExtremes(spec.flipped, spec.flips, spec.isExtreme) / all, test: "exact", permutations: all }
 }
 
 export const monteCarloTest = (extreme: number, permutations: number): TestResult => ({
@@ -307,7 +321,7 @@ export const monteCarloTest = (extreme: number, permutations: number): TestResul
 
 /** The two-sided sign-flip p-value, exact when {@link exactFor}, else Monte-Carlo. */
 export const signFlipTest = (spec: PairedSpec, seed: number, permutations: number): TestResult =>
-  exactFor(spec.n, permutations)
+  exactFor(spec.flips, permutations)
     ? exactTest(spec)
     : monteCarloTest(monteCarloExtremes([spec], seed, 0, permutations)[0]!, permutations)
 
@@ -324,7 +338,7 @@ export const meanSpec = (d: Float64Array): { readonly spec: PairedSpec; readonly
       n,
       columns: [d],
       resampled: (sums) => sums[0]! / n,
-      flipped: [d],
+      ...varyingRows([d]),
       isExtreme: (moved) => Math.abs((total - 2 * moved[0]!) / n) >= threshold
     }
   }
