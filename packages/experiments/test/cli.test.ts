@@ -93,6 +93,7 @@ describe("help", () => {
     sweep: ["--config", "--data", "--out", "--limit", "--concurrency", "--types", "--dry-run", "--repair"],
     report: ["--run", "--baseline", "--main"],
     compare: ["--runs", "--out"],
+    export: ["--run", "--format"],
     "data inspect": ["--data", "--types", "--on-invalid", "--limit", "--cache-dir", "--hf-endpoint"],
     "data download": ["--data", "--cache-dir", "--hf-endpoint"],
     "data generate": ["--out", "--personas", "--sessions", "--seed", "--position", "--contrastive-share", "--stale-share", "--types", "--difficulty", "--spec"]
@@ -132,7 +133,7 @@ describe("usage errors exit with 2 and say what is wrong", () => {
     [["sweep", "--config", "x.yaml", "--types", "changed"], `--types: unknown instance type "changed"; valid choices: consistent, contrastive, changing`],
     [["compare", "--runs", "only-one"], "compare needs --runs <first run>,<second run> (two run directories)"],
     [["report"], "Expected to find option: '--run'"],
-    [[], "name a command: sweep, report, compare, synthesize, data"]
+    [[], "name a command: sweep, report, compare, export, synthesize, data"]
   ])("%j", async (args, message) => {
     const r = await cupid(...args)
     expect(r.code, r.stderr).toBe(2)

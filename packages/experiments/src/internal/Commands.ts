@@ -13,6 +13,7 @@ import * as NodeTerminal from "@effect/platform-node/NodeTerminal"
 import { command as data } from "@cupid-lab/core/bin/data"
 import { Console, Effect, HashMap, HashSet, Layer } from "effect"
 import * as Compare from "./commands/Compare.js"
+import * as Export from "./commands/Export.js"
 import { CommandIo, type Io, usage } from "./commands/Io.js"
 import * as Report from "./commands/Report.js"
 import * as Sweep from "./commands/Sweep.js"
@@ -21,7 +22,7 @@ import * as Synthesize from "./commands/Synthesize.js"
 export type { Io } from "./commands/Io.js"
 
 /** Every command of the CLI; a new command is a file in commands/ and one entry here. */
-const commands = [Sweep.command, Report.command, Compare.command, Synthesize.command, data] as const
+const commands = [Sweep.command, Report.command, Compare.command, Export.command, Synthesize.command, data] as const
 
 const descriptors: ReadonlyArray<Descriptor.Command<unknown>> = commands.map((c) => c.descriptor)
 

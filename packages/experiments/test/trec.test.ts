@@ -1,0 +1,90 @@
+import { NodeFileSystem } from "@effect/platform-node"
+import { describe, expect, it } from "@effect/vitest"
+import { Effect } from "effect"
+import * as fs from "node:fs"
+import * as path from "node:path"
+import { Config, Runner } from "../src/index.js"
+import * as Trec from "../src/report/Trec.js"
+import type { ResultLine } from "../src/ResultLine.js"
+import { lines, tempDir } from "./support.js"
+
+const config = [
+  "name: trec",
+  "data: { source: 'synthetic:personas=12,seed=3' }",
+  "seed: 1",
+  "scorers: [ { use: retrieval, ks: [2] } ]",
+  "sweep:",
+  "  retriever:",
+  "    - all",
+  "    - { use: recency, k: 2 }",
+  "    - { use: bm25, select: { threshold: 0.6 } }",
+  "    - { use: context-factor, strategy: offline, policy: most-recent }",
+  "    - oracle",
+  "bootstrap: { resamples: 50 }"
+].join("\n")
+
+/** trec_eval's set_P, set_recall and recip_rank for one query, computed by hand from the files' lines. */
+const measures = (run: ReadonlyArray<string>, qrels: ReadonlyMap<string, number>) => {
+  const docs = run.map((l) => l.split(" ")).sort((a, b) => Number(b[4]) - Number(a[4])).map((f) => f[2]!)
+  const relevant = [...qrels.values()].filter((r) => r > 0).length
+  const found = docs.filter((d) => (qrels.get(d) ?? 0) > 0).length
+  const first = docs.findIndex((d) => (qrels.get(d) ?? 0) > 0)
+  return {
+    precision: docs.length === 0 ? null : found / docs.length,
+    recall: relevant === 0 ? null : found / relevant,
+    mrr: relevant === 0 ? null : first < 0 ? 0 : 1 / (first + 1)
+  }
+}
+
+const byQuery = (file: string): Map<string, Array<string>> => {
+  const out = new Map<string, Array<string>>()
+  for (const l of fs.readFileSync(file, "utf8").split("\n").filter((x) => x !== "")) {
+    const q = l.split(" ")[0]!
+    out.set(q, [...(out.get(q) ?? []), l])
+  }
+  return out
+}
+
+describe("TREC export", () => {
+  it.effect("the set measures of each .run file over qrels.txt are the run's retrieval precision and recall, and the ranking's reciprocal rank its MRR", () =>
+    Effect.gen(function*() {
+      const dir = tempDir()
+      const c = yield* Config.parse(config, path.join(dir, "trec.yaml"), {})
+      const outcome = yield* Runner.sweep({ ...c, out: path.join(dir, "out"), cacheDir: path.join(dir, "cache") }, { report: false })
+      const written = yield* Trec.write(outcome.out).pipe(Effect.provide(NodeFileSystem.layer))
+      expect(written.qrels).toEqual([path.join(outcome.out, "trec", "qrels.txt")])
+      const qrels = new Map<string, Map<string, number>>()
+      for (const [q, ls] of byQuery(written.qrels[0]!)) qrels.set(q, new Map(ls.map((l) => [l.split(" ")[2]!, Number(l.split(" ")[3])])))
+      const results = lines(outcome.files.results).map((l) => JSON.parse(l) as ResultLine)
+      expect(qrels.size).toBe(36)
+      let checked = 0, ranked = 0
+      for (const cell of outcome.grid.cells) {
+        const runs = byQuery(path.join(outcome.out, "trec", `${cell.id}.run`))
+        const rankingFile = path.join(outcome.out, "trec", `${cell.id}.ranking.run`)
+        const rankings = fs.existsSync(rankingFile) ? byQuery(rankingFile) : undefined
+        for (const line of results.filter((r) => r.cell === cell.id && r.status === "ok")) {
+          const m = measures(runs.get(line.instance) ?? [], qrels.get(line.instance)!)
+          expect(m.precision, `${cell.name} ${line.instance} precision`).toBe(line.scores["retrieval.precision"])
+          expect(m.recall, `${cell.name} ${line.instance} recall`).toBe(line.scores["retrieval.recall"])
+          if (rankings !== undefined) {
+            expect(measures(rankings.get(line.instance) ?? [], qrels.get(line.instance)!).mrr, `${cell.name} ${line.instance} mrr`).toBe(line.scores["retrieval.mrr"])
+            ranked++
+          }
+          checked++
+        }
+      }
+      expect(checked).toBe(180)
+      expect(ranked).toBeGreaterThan(0)
+      // byte-identical on a second export
+      const before = fs.readFileSync(written.qrels[0]!, "utf8") + written.runs.map((f) => fs.readFileSync(f, "utf8")).join("")
+      const again = yield* Trec.write(outcome.out).pipe(Effect.provide(NodeFileSystem.layer))
+      expect(fs.readFileSync(again.qrels[0]!, "utf8") + again.runs.map((f) => fs.readFileSync(f, "utf8")).join("")).toBe(before)
+    }), 120_000)
+
+  it("lists the selection in the ranking's order, and scores by rank so that any tool reads that order", () => {
+    expect(Trec.selectionOrder({ selected: ["s3", "s1"], ranking: [{ sessionId: "s1", score: 0.5 }, { sessionId: "s3", score: 0.5 }] })).toEqual(["s1", "s3"])
+    expect(Trec.selectionOrder({ selected: ["s3", "s1"], ranking: null })).toEqual(["s3", "s1"])
+    expect(Trec.runLines("p1:consistent", ["s1", "s3"], "c1")).toBe("p1:consistent Q0 s1 1 2 c1\np1:consistent Q0 s3 2 1 c1\n")
+    expect(Trec.qrelLines("p1:consistent", 3, ["s2"])).toBe("p1:consistent 0 s1 0\np1:consistent 0 s2 1\np1:consistent 0 s3 0\n")
+  })
+})
