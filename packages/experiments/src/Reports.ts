@@ -18,7 +18,7 @@ export interface WriteOptions {
   readonly openDataset?: (source: string) => Effect.Effect<Dataset.Opened, unknown>
 }
 
-/** Render report.md, report.html and results.csv for `runDir` (see report/Report.ts); returns report.md's path. */
+/** Render report.md, report.html, report.tex and results.csv for `runDir` (see report/Report.ts); returns report.md's path. */
 export const write = (runDir: string, options: WriteOptions = {}): Effect.Effect<string, RunError> =>
   Effect.map(
     Report.write(runDir, options.openDataset === undefined ? {} : { openDataset: options.openDataset }),

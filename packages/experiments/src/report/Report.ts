@@ -1,5 +1,5 @@
 /**
- * Writing a run's reports: `report.md`, `report.html` and `results.csv`, all from the files of the
+ * Writing a run's reports: `report.md`, `report.html`, `report.tex` and `results.csv`, all from the files of the
  * run directory (summary.json, results.jsonl, run.json) and the run's dataset (for examples). The
  * sweep calls {@link write} when it finishes and `report --run <dir>` calls it again, through the
  * same code, so both give the same bytes (report.md and results.csv are byte-identical across
@@ -19,6 +19,7 @@ import * as Analysis from "./Analysis.js"
 import * as Csv from "./Csv.js"
 import * as Examples from "./Examples.js"
 import * as Html from "./Html.js"
+import * as Latex from "./Latex.js"
 import * as Markdown from "./Markdown.js"
 import * as RunDir from "./RunDir.js"
 
@@ -36,6 +37,8 @@ export interface Options {
 export interface Rendered {
   readonly markdown: string
   readonly html: string
+  /** report.tex: the main table for a paper. */
+  readonly latex: string
   readonly csv: string
   readonly analysis: Analysis.Analysis
 }
@@ -43,13 +46,14 @@ export interface Rendered {
 export interface Written {
   readonly markdown: string
   readonly html: string
+  readonly latex: string
   readonly csv: string
 }
 
 const toRunError = (dir: string) => (e: unknown): RunError =>
   e instanceof RunError ? e : new RunError({ path: dir, reason: Files.code(e) === undefined && e instanceof Error ? e.message : `cannot write the reports: ${Files.describe(e)}` })
 
-/** Render the three files of a run already read, without writing anything. */
+/** Render the files of a run already read, without writing anything. */
 export const render = (run: RunDir.Run, options: Options = {}): Effect.Effect<Rendered, RunError> =>
   Effect.gen(function*() {
     const analysis = yield* Effect.try({
@@ -66,23 +70,24 @@ export const render = (run: RunDir.Run, options: Options = {}): Effect.Effect<Re
       analysis,
       markdown: Markdown.render(analysis, examples, run.info?.versions ?? {}),
       html: Html.render(analysis, examples, run.info),
+      latex: Latex.render(analysis),
       csv: Csv.render(run.rows)
     }
   })
 
-/** Write report.md, report.html and results.csv of a run already in memory into its directory. */
+/** Write report.md, report.html, report.tex and results.csv of a run already in memory into its directory. */
 export const writeRun = (run: RunDir.Run, options: Options = {}): Effect.Effect<Written, RunError> =>
   Effect.gen(function*() {
     const r = yield* render(run, options)
     const dir = run.dir
-    const files = { markdown: path.join(dir, "report.md"), html: path.join(dir, "report.html"), csv: path.join(dir, "results.csv") }
-    yield* Effect.forEach([[files.markdown, r.markdown], [files.html, r.html], [files.csv, r.csv]] as const, ([file, text]) =>
+    const files = { markdown: path.join(dir, "report.md"), html: path.join(dir, "report.html"), latex: path.join(dir, "report.tex"), csv: path.join(dir, "results.csv") }
+    yield* Effect.forEach([[files.markdown, r.markdown], [files.html, r.html], [files.latex, r.latex], [files.csv, r.csv]] as const, ([file, text]) =>
       Files.writeFileAtomic(file, text).pipe(
         Effect.mapError((e) => new RunError({ path: file, reason: `cannot write the report: ${Files.describe(e)}` }))
       ), { discard: true }).pipe(Effect.provide(NodeFileSystem.layer))
     return files
   })
 
-/** Read `dir` and (re)write report.md, report.html and results.csv in it. */
+/** Read `dir` and (re)write report.md, report.html, report.tex and results.csv in it. */
 export const write = (dir: string, options: Options = {}): Effect.Effect<Written, RunError> =>
   Effect.flatMap(RunDir.readLocal(dir), (run) => writeRun(run, options))

@@ -2,7 +2,7 @@ import { Command, Options } from "@effect/cli"
 import { Effect, Option } from "effect"
 import { CommandIo } from "./Io.js"
 
-/** `report --run <dir>`: rewrite a run's report.md, report.html and results.csv. */
+/** `report --run <dir>`: rewrite a run's report.md, report.html, report.tex and results.csv. */
 export const command = Command.make(
   "report",
   {
@@ -28,4 +28,4 @@ export const command = Command.make(
       })
       io.stdout(`report: ${files.markdown}\nreport: ${files.html}\nresults: ${files.csv}\n`)
     })
-).pipe(Command.withDescription("rewrite report.md, report.html and results.csv of a run directory from its results and summary"))
+).pipe(Command.withDescription("rewrite report.md, report.html, report.tex and results.csv of a run directory from its results and summary"))
