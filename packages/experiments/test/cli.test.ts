@@ -92,7 +92,7 @@ describe("help", () => {
   const documented: Record<string, ReadonlyArray<string>> = {
     sweep: ["--config", "--data", "--out", "--limit", "--concurrency", "--types", "--dry-run", "--repair"],
     report: ["--run", "--baseline", "--main"],
-    compare: ["--runs", "--out"],
+    compare: ["--runs", "--a", "--b", "--out"],
     export: ["--run", "--format"],
     "data inspect": ["--data", "--types", "--on-invalid", "--limit", "--cache-dir", "--hf-endpoint"],
     "data download": ["--data", "--cache-dir", "--hf-endpoint"],

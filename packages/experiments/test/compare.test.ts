@@ -135,3 +135,19 @@ describe("the compare and report commands", () => {
       expect(fs.readFileSync(path.join(a, "results.csv"), "utf8").split("\r\n")).toHaveLength(3 * 4 + 2)
     }))
 })
+
+describe("compare any cell of one run with any cell of another", () => {
+  it("pairs the two cells --a and --b name, by id, id prefix, name or position", async () => {
+    const ra = await Effect.runPromise(RunDir.readLocal(a)), rb = await Effect.runPromise(RunDir.readLocal(b))
+    const chosen = Compare.compare(ra, rb, { cells: { a: "@2", b: cellA.id.slice(0, 6) } })
+    expect(chosen.matches.map((m) => [m.a.name, m.b.name, m.by])).toEqual([["bm25(k=2)", "all", "chosen"]])
+    expect(chosen.onlyA.map((x) => x.name)).toEqual(["all", "recency"])
+    expect(chosen.rows.every((r) => r.match.a.id === cellB.id && r.match.b.id === cellA.id)).toBe(true)
+    // the same run twice: two of its own cells
+    const self = Compare.compare(ra, ra, { cells: { a: "all", b: "bm25(k=2)" } })
+    expect(self.matches.map((m) => [m.a.name, m.b.name])).toEqual([["all", "bm25(k=2)"]])
+    expect(Compare.findCell(ra.summary.cells, "@9")).toMatch(/^no cell @9: the run has 3 \(@1 all \(aaaa000000000001\); @2 bm25\(k=2\)/)
+    expect(Compare.findCell(ra.summary.cells, "zzzz")).toMatch(/^no cell "zzzz" \(by id, id prefix of 4\+ characters, name, or @k\); cells: @1 all/)
+    expect(() => Compare.compare(ra, rb, { cells: { a: "all", b: "nope" } })).toThrow(/--b: no cell "nope"/)
+  })
+})

@@ -165,7 +165,10 @@ describe("report analysis on a hand-made run (2 cells x 4 instances)", () => {
   it("chooses the baseline on request, by name or id, and names the cells when the choice is unknown", () => {
     expect(Analysis.analyze(run, { baseline: "bm25(k=2)" }).baseline.id).toBe(cellB.id)
     expect(Analysis.analyze(run, { baseline: cellB.id }).deltas.every((d) => d.cell === cellA.id)).toBe(true)
-    expect(() => Analysis.analyze(run, { baseline: "nope" })).toThrow(/baseline "nope" is not a cell of this run; cells: all, bm25\(k=2\)/)
+    expect(() => Analysis.analyze(run, { baseline: "nope" })).toThrow(/baseline "nope" is not a cell of this run: no cell "nope" \(by id, id prefix of 4\+ characters, name, or @k\); cells: @1 all \(aaaa000000000001\); @2 bm25\(k=2\) \(bbbb000000000002\)/)
+    // names with shell-hostile characters can be avoided: a position or an id prefix
+    expect(Analysis.analyze(run, { baseline: "@2" }).baseline.id).toBe(cellB.id)
+    expect(Analysis.analyze(run, { baseline: "bbbb00" }).baseline.id).toBe(cellB.id)
     const reordered = { ...run.summary, baseline: "not a cell", cells: [...run.summary.cells].reverse() }
     expect(Analysis.chooseBaseline(reordered)).toEqual({ cell: reordered.cells[0], reason: "the first cell (the run's baseline is not one of its cells)" })
   })

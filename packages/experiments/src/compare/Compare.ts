@@ -26,7 +26,8 @@ import * as Render from "./Render.js"
 export interface Match {
   readonly a: CellSummary
   readonly b: CellSummary
-  readonly by: "id" | "name"
+  /** How the cells were paired: same id, same name, or named on the command line (`--a`, `--b`). */
+  readonly by: "id" | "name" | "chosen"
 }
 
 export interface Row {
@@ -58,7 +59,16 @@ export interface Comparison {
 
 export interface Options {
   readonly permutations?: number
+  /**
+   * Compare this cell of the first run with this cell of the second, instead of matching cells.
+   * Each is a cell id, a unique id prefix of at least 4 characters, an exact name, or `@k` (the
+   * k-th cell, 1-based), so names with shell-hostile characters can be avoided.
+   */
+  readonly cells?: { readonly a: string; readonly b: string }
 }
+
+/** The cell a selector names (see Analysis.findCell). */
+export const findCell = Analysis.findCell
 
 /** Match cells by id, then the remaining ones by name (first come, first matched). */
 export const matchCells = (a: ReadonlyArray<CellSummary>, b: ReadonlyArray<CellSummary>): { matches: Array<Match>; onlyA: Array<CellSummary>; onlyB: Array<CellSummary> } => {
@@ -87,11 +97,24 @@ export const matchCells = (a: ReadonlyArray<CellSummary>, b: ReadonlyArray<CellS
   return { matches, onlyA, onlyB: b.filter((c) => !usedB.has(c.id)) }
 }
 
+/** The one pair named by `--a` and `--b`; every other cell is listed as unmatched. */
+const chosen = (a: RunDir.Run, b: RunDir.Run, cells: { readonly a: string; readonly b: string }) => {
+  const ca = findCell(a.summary.cells, cells.a)
+  if (typeof ca === "string") throw new RunError({ path: a.dir, reason: `--a: ${ca}` })
+  const cb = findCell(b.summary.cells, cells.b)
+  if (typeof cb === "string") throw new RunError({ path: b.dir, reason: `--b: ${cb}` })
+  return {
+    matches: [{ a: ca, b: cb, by: "chosen" as const }],
+    onlyA: a.summary.cells.filter((c) => c.id !== ca.id),
+    onlyB: b.summary.cells.filter((c) => c.id !== cb.id)
+  }
+}
+
 const sameAggregate = (x: MetricDescription, y: MetricDescription): boolean =>
   JSON.stringify(x.aggregate) === JSON.stringify(y.aggregate)
 
 export const compare = (a: RunDir.Run, b: RunDir.Run, options: Options = {}): Comparison => {
-  const { matches, onlyA, onlyB } = matchCells(a.summary.cells, b.summary.cells)
+  const { matches, onlyA, onlyB } = options.cells === undefined ? matchCells(a.summary.cells, b.summary.cells) : chosen(a, b, options.cells)
   const fa = Analysis.families(a.summary)
   const candidates = Analysis.comparedMetrics(a.summary, fa)
   const warnings: Array<string> = []

@@ -99,16 +99,35 @@ const withoutRetriever = (c: CellSummary): string => {
   return Hash.canonicalJson(rest)
 }
 
+/**
+ * The cell a selector names: a cell id, an exact name, a unique id prefix of at least 4
+ * characters, or `@k` (the k-th cell, 1-based), so that a cell whose name holds shell-hostile
+ * characters can still be named on a command line. A string says why nothing matched.
+ */
+export const findCell = (cells: ReadonlyArray<CellSummary>, selector: string): CellSummary | string => {
+  const list = cells.map((c, i) => `@${i + 1} ${c.name} (${c.id})`).join("; ")
+  const position = /^@(\d+)$/.exec(selector)
+  if (position !== null) {
+    const c = cells[Number(position[1]) - 1]
+    return c ?? `no cell @${position[1]}: the run has ${cells.length} (${list})`
+  }
+  const byId = cells.find((c) => c.id === selector) ?? cells.find((c) => c.name === selector)
+  if (byId !== undefined) return byId
+  const prefixed = selector.length >= 4 ? cells.filter((c) => c.id.startsWith(selector)) : []
+  if (prefixed.length === 1) return prefixed[0]!
+  return prefixed.length > 1
+    ? `"${selector}" is the start of ${prefixed.length} cell ids; give more of it (cells: ${list})`
+    : `no cell "${selector}" (by id, id prefix of 4+ characters, name, or @k); cells: ${list}`
+}
+
 /** Which cell is the baseline, and why (for the report's text). */
 export const chooseBaseline = (summary: Summary, requested?: string): { readonly cell: CellSummary; readonly reason: string } => {
   const cells = summary.cells
   if (cells.length === 0) throw new Error("the summary lists no cells")
   const find = (key: string) => cells.find((c) => c.id === key) ?? cells.find((c) => c.name === key)
   if (requested !== undefined) {
-    const c = find(requested)
-    if (c === undefined) {
-      throw new Error(`baseline "${requested}" is not a cell of this run; cells: ${cells.map((c) => c.name).join(", ")}`)
-    }
+    const c = findCell(cells, requested)
+    if (typeof c === "string") throw new Error(`baseline "${requested}" is not a cell of this run: ${c}`)
     return { cell: c, reason: "chosen on the command line" }
   }
   const c = find(summary.baseline)

@@ -1,6 +1,6 @@
 import { Command, Options } from "@effect/cli"
 import { Effect, Option } from "effect"
-import { CommandIo, invalid } from "./Io.js"
+import { CommandIo, invalid, usage } from "./Io.js"
 
 const twoRuns = (value: string) => {
   const runs = value.split(",").map((r) => r.trim()).filter((r) => r !== "")
@@ -19,6 +19,16 @@ export const command = Command.make(
       Options.mapEffect(twoRuns),
       Options.withDescription("two run directories, comma-separated, compared cell by cell on the instances both ran")
     ),
+    a: Options.text("a").pipe(
+      Options.withPseudoName("cell"),
+      Options.optional,
+      Options.withDescription("a cell of the first run (id, id prefix, exact name, or @k for the k-th cell); with --b, compare just this pair")
+    ),
+    b: Options.text("b").pipe(
+      Options.withPseudoName("cell"),
+      Options.optional,
+      Options.withDescription("a cell of the second run, compared with --a's (the same run may be given twice to compare two of its cells)")
+    ),
     out: Options.text("out").pipe(
       Options.withPseudoName("dir"),
       Options.optional,
@@ -28,8 +38,10 @@ export const command = Command.make(
   (a) =>
     Effect.gen(function*() {
       const io = yield* CommandIo
+      if (Option.isSome(a.a) !== Option.isSome(a.b)) return yield* usage("--a and --b go together: one cell of each run")
       const Compare = yield* Effect.promise(() => import("../../compare/Compare.js"))
-      const files = yield* Compare.write(a.runs.first, a.runs.second, Option.getOrUndefined(a.out))
+      const cells = Option.isSome(a.a) && Option.isSome(a.b) ? { cells: { a: a.a.value, b: a.b.value } } : {}
+      const files = yield* Compare.write(a.runs.first, a.runs.second, Option.getOrUndefined(a.out), cells)
       io.stdout(`compare: ${files.markdown}\ncompare: ${files.html}\n`)
     })
 ).pipe(Command.withDescription("compare two runs cell by cell on their shared instances, with paired differences"))
