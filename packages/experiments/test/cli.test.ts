@@ -92,7 +92,7 @@ describe("help", () => {
   const documented: Record<string, ReadonlyArray<string>> = {
     sweep: ["--config", "--data", "--out", "--limit", "--concurrency", "--types", "--dry-run", "--repair"],
     report: ["--run", "--baseline", "--main"],
-    compare: ["--runs", "--a", "--b", "--out"],
+    compare: ["--runs", "--cell-a", "--cell-b", "--out"],
     export: ["--run", "--format"],
     "data inspect": ["--data", "--types", "--on-invalid", "--limit", "--cache-dir", "--hf-endpoint"],
     "data download": ["--data", "--cache-dir", "--hf-endpoint"],
@@ -114,7 +114,8 @@ describe("help", () => {
       const text = r.stdout.split("OPTIONS")[1] ?? ""
       for (const option of options) {
         // Each option is a heading followed by its description (an indented, non-empty line).
-        expect(text, `${command} ${option}`).toMatch(new RegExp(`\\n${option}[^\\n]*\\n\\n  [A-Z][^\\n]+\\n\\n  [a-z][^\\n]+`))
+        // (an option with a short alias is shown as "(-a, --cell-a cell)")
+        expect(text, `${command} ${option}`).toMatch(new RegExp(`\\n(\\(-[a-z], )?${option}[^\\n]*\\n\\n  [A-Z][^\\n]+\\n\\n  [a-z][^\\n]+`))
       }
       expect(r.loaded, command).toEqual([])
     }

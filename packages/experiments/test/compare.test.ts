@@ -137,7 +137,7 @@ describe("the compare and report commands", () => {
 })
 
 describe("compare any cell of one run with any cell of another", () => {
-  it("pairs the two cells --a and --b name, by id, id prefix, name or position", async () => {
+  it("pairs the two cells --cell-a and --cell-b name, by id, id prefix, name or position", async () => {
     const ra = await Effect.runPromise(RunDir.readLocal(a)), rb = await Effect.runPromise(RunDir.readLocal(b))
     const chosen = Compare.compare(ra, rb, { cells: { a: "@2", b: cellA.id.slice(0, 6) } })
     expect(chosen.matches.map((m) => [m.a.name, m.b.name, m.by])).toEqual([["bm25(k=2)", "all", "chosen"]])
@@ -148,6 +148,6 @@ describe("compare any cell of one run with any cell of another", () => {
     expect(self.matches.map((m) => [m.a.name, m.b.name])).toEqual([["all", "bm25(k=2)"]])
     expect(Compare.findCell(ra.summary.cells, "@9")).toMatch(/^no cell @9: the run has 3 \(@1 all \(aaaa000000000001\); @2 bm25\(k=2\)/)
     expect(Compare.findCell(ra.summary.cells, "zzzz")).toMatch(/^no cell "zzzz" \(by id, id prefix of 4\+ characters, name, or @k\); cells: @1 all/)
-    expect(() => Compare.compare(ra, rb, { cells: { a: "all", b: "nope" } })).toThrow(/--b: no cell "nope"/)
+    expect(() => Compare.compare(ra, rb, { cells: { a: "all", b: "nope" } })).toThrow(/--cell-b: no cell "nope"/)
   })
 })

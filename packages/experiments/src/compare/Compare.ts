@@ -26,7 +26,7 @@ import * as Render from "./Render.js"
 export interface Match {
   readonly a: CellSummary
   readonly b: CellSummary
-  /** How the cells were paired: same id, same name, or named on the command line (`--a`, `--b`). */
+  /** How the cells were paired: same id, same name, or named on the command line (`--cell-a`, `--cell-b`). */
   readonly by: "id" | "name" | "chosen"
 }
 
@@ -97,12 +97,12 @@ export const matchCells = (a: ReadonlyArray<CellSummary>, b: ReadonlyArray<CellS
   return { matches, onlyA, onlyB: b.filter((c) => !usedB.has(c.id)) }
 }
 
-/** The one pair named by `--a` and `--b`; every other cell is listed as unmatched. */
+/** The one pair named by `--cell-a` and `--cell-b`; every other cell is listed as unmatched. */
 const chosen = (a: RunDir.Run, b: RunDir.Run, cells: { readonly a: string; readonly b: string }) => {
   const ca = findCell(a.summary.cells, cells.a)
-  if (typeof ca === "string") throw new RunError({ path: a.dir, reason: `--a: ${ca}` })
+  if (typeof ca === "string") throw new RunError({ path: a.dir, reason: `--cell-a: ${ca}` })
   const cb = findCell(b.summary.cells, cells.b)
-  if (typeof cb === "string") throw new RunError({ path: b.dir, reason: `--b: ${cb}` })
+  if (typeof cb === "string") throw new RunError({ path: b.dir, reason: `--cell-b: ${cb}` })
   return {
     matches: [{ a: ca, b: cb, by: "chosen" as const }],
     onlyA: a.summary.cells.filter((c) => c.id !== ca.id),

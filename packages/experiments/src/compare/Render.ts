@@ -41,7 +41,7 @@ export const markdown = (c: Comparison): string => {
   const out = [`# Comparison: ${t(c.a.summary.config.name)} vs ${t(c.b.summary.config.name)}`, ""]
   out.push(`- ${t(runLine("First", c.a))}`, `- ${t(runLine("Second", c.b))}`)
   const chosen = c.matches.filter((m) => m.by === "chosen").length
-  out.push(`- Matched cells: ${c.matches.length} (${chosen > 0 ? `${chosen} chosen with --a and --b` : `${c.matches.filter((m) => m.by === "id").length} by id, ${c.matches.filter((m) => m.by === "name").length} by name`})`)
+  out.push(`- Matched cells: ${c.matches.length} (${chosen > 0 ? `${chosen} chosen with --cell-a and --cell-b` : `${c.matches.filter((m) => m.by === "id").length} by id, ${c.matches.filter((m) => m.by === "name").length} by name`})`)
   out.push(`- Only in the first run: ${c.onlyA.length === 0 ? "none" : t(c.onlyA.map((x) => x.name).join(", "))}`)
   out.push(`- Only in the second run: ${c.onlyB.length === 0 ? "none" : t(c.onlyB.map((x) => x.name).join(", "))}`, "")
   if (c.warnings.length > 0) out.push("## Warnings", "", ...c.warnings.map((w) => `- ${t(w)}`), "")

@@ -19,15 +19,17 @@ export const command = Command.make(
       Options.mapEffect(twoRuns),
       Options.withDescription("two run directories, comma-separated, compared cell by cell on the instances both ran")
     ),
-    a: Options.text("a").pipe(
+    a: Options.text("cell-a").pipe(
+      Options.withAlias("a"),
       Options.withPseudoName("cell"),
       Options.optional,
-      Options.withDescription("a cell of the first run (id, id prefix, exact name, or @k for the k-th cell); with --b, compare just this pair")
+      Options.withDescription("a cell of the first run (id, id prefix, exact name, or @k for the k-th cell); with --cell-b, compare just this pair")
     ),
-    b: Options.text("b").pipe(
+    b: Options.text("cell-b").pipe(
+      Options.withAlias("b"),
       Options.withPseudoName("cell"),
       Options.optional,
-      Options.withDescription("a cell of the second run, compared with --a's (the same run may be given twice to compare two of its cells)")
+      Options.withDescription("a cell of the second run, compared with --cell-a's (the same run may be given twice to compare two of its cells)")
     ),
     out: Options.text("out").pipe(
       Options.withPseudoName("dir"),
@@ -38,7 +40,7 @@ export const command = Command.make(
   (a) =>
     Effect.gen(function*() {
       const io = yield* CommandIo
-      if (Option.isSome(a.a) !== Option.isSome(a.b)) return yield* usage("--a and --b go together: one cell of each run")
+      if (Option.isSome(a.a) !== Option.isSome(a.b)) return yield* usage("--cell-a and --cell-b go together: one cell of each run")
       const Compare = yield* Effect.promise(() => import("../../compare/Compare.js"))
       const cells = Option.isSome(a.a) && Option.isSome(a.b) ? { cells: { a: a.a.value, b: a.b.value } } : {}
       const files = yield* Compare.write(a.runs.first, a.runs.second, Option.getOrUndefined(a.out), cells)
