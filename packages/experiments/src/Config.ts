@@ -471,6 +471,16 @@ const findSecrets = (root: Readonly<Record<string, unknown>>): Array<Problem> =>
   return found
 }
 
+/**
+ * The environment variable a model entry's provider reads its key from: `apiKeyEnv` when the
+ * entry names one, else the provider's own (OPENAI_API_KEY, CO_API_KEY); undefined for a provider
+ * that takes no key (local models, test providers).
+ */
+export const keyVariable = (entry: ModelEntry): string | undefined => {
+  const named = entry.options["apiKeyEnv"]
+  return typeof named === "string" ? named : defaultKeyEnv[entry.provider]
+}
+
 const secretAdvice = (root: Readonly<Record<string, unknown>>, at: ReadonlyArray<PathSegment>): string => {
   // Inside `models.<name>` the provider is known, and so is the variable it reads.
   const entry = at[0] === "models" && at.length === 2 && isRecord(root.models) ? root.models[String(at[1])] : undefined

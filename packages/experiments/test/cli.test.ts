@@ -180,6 +180,19 @@ describe("a real sweep", () => {
     expect(dry.stdout).toContain("grid: 4 cells")
     expect(dry.stdout).toContain("pairs: 4 (0 already done in runs/smoke-dry, 4 to run)")
     expect(fs.existsSync(path.join(dir, "runs/smoke-dry"))).toBe(false)
+    // an offline config: no model, so no price and no key to warn about
+    expect(dry.stdout).not.toMatch(/estimated cost|warning: .*_API_KEY/)
+
+    // a config with OpenAI models: dollars at list prices, and the unset key variable named once
+    const paid = await start(["sweep", "--config", "paper-ablations", "--out", "runs/pa-dry", "--dry-run", "--limit", "1"], { OPENAI_API_KEY: "" }).done
+    expect(paid.code, paid.stderr).toBe(0)
+    const tokens = /estimated tokens to send: (\d+) prompt, (\d+) completion/.exec(paid.stdout)!
+    const usd = (Number(tokens[1]) * 2.5 + Number(tokens[2]) * 10) / 1e6
+    expect(paid.stdout).toContain(`estimated cost of the calls to send: $${usd.toFixed(2)} (list prices per million tokens; check them before quoting)`)
+    expect(paid.stdout.match(/warning: OPENAI_API_KEY is not set: a real run would fail to authenticate for models subject \(openai\/gpt-4o-2024-11-20\), /g)).toHaveLength(1)
+    const keyed = await start(["sweep", "--config", "paper-ablations", "--out", "runs/pa-dry", "--dry-run", "--limit", "1"], { OPENAI_API_KEY: "sk-test-not-a-secret" }).done
+    expect(keyed.stdout).not.toContain("OPENAI_API_KEY")
+    expect(keyed.stdout + keyed.stderr).not.toContain("sk-test-not-a-secret")
 
     const report = await cupid("report", "--run", "runs/smoke")
     expect(report.code, report.stderr).toBe(0)

@@ -1,8 +1,11 @@
 import { Command, Options } from "@effect/cli"
-import { Effect, Option } from "effect"
+import { Effect, Option, Schema } from "effect"
 import * as path from "node:path"
 import { type InstanceType, instanceTypes } from "@cupid-lab/core/Domain"
+import type * as CostModule from "@cupid-lab/scorers/Cost"
+import type * as ConfigModule from "../../Config.js"
 import type * as Progress from "../../Progress.js"
+import type * as RunnerModule from "../../Runner.js"
 import { CommandIo, invalid, positive } from "./Io.js"
 import { table } from "./SummaryTable.js"
 
@@ -111,6 +114,16 @@ const run = (a: Args) =>
         out.push(`  ${model}: ${m.toSend} to send (${m.promptTokens} prompt + ${m.completionTokens} completion tokens), ${m.cached} cached`)
       }
       out.push(`estimated tokens of all calls (if the cache shared nothing): ${d.allTokens.prompt} prompt, ${d.allTokens.completion} completion`)
+      out.push(...dryRunUsd(yield* Effect.promise(() => import("@cupid-lab/scorers/Cost")), config, d.byModel))
+      const env = io.env ?? process.env
+      const unset = new Map<string, Array<string>>()
+      for (const [name, entry] of Object.entries(config.models)) {
+        const variable = Config.keyVariable(entry)
+        if (variable !== undefined && (env[variable] ?? "") === "") unset.set(variable, [...(unset.get(variable) ?? []), `${name} (${entry.provider}/${entry.model})`])
+      }
+      for (const [variable, models] of unset) {
+        out.push(`warning: ${variable} is not set: a real run would fail to authenticate for ${models.length === 1 ? "model" : "models"} ${models.join(", ")} (unless the server takes no key)`)
+      }
       if (d.failed > 0) out.push(`warning: ${d.failed} pairs failed even in the dry run (see a real run's results for the errors)`)
       io.stdout(`${out.join("\n")}\n`)
       return
@@ -137,6 +150,27 @@ const run = (a: Args) =>
       return yield* Effect.interrupt
     }
   })
+
+/**
+ * The dry run's cost in USD: the tokens to send priced per model, from the cost scorer's list
+ * prices merged with the `prices` of the config's cost scorer; models without a price are named.
+ */
+const dryRunUsd = (Cost: typeof CostModule, config: ConfigModule.Config, byModel: RunnerModule.DryRun["byModel"]): Array<string> => {
+  const configured = config.scorers.filter((s) => s.use === Cost.name).map((s) => Schema.decodeUnknownOption(Cost.Options)({ prices: s["prices"] ?? {} }))
+  const prices: Record<string, CostModule.Price> = { ...Cost.defaultPrices }
+  for (const o of configured) if (Option.isSome(o)) Object.assign(prices, o.value.prices)
+  let micro = 0
+  const unpriced: Array<string> = []
+  for (const [model, m] of Object.entries(byModel)) {
+    const price = prices[model]
+    if (price === undefined) unpriced.push(model)
+    else micro += Cost.microUsd(m.promptTokens, m.completionTokens, price)
+  }
+  if (Object.keys(byModel).length === 0) return []
+  return [
+    `estimated cost of the calls to send: $${(micro / 1e6).toFixed(2)}${unpriced.length > 0 ? ` (not counted, no price: ${unpriced.join(", ")}; add one with the cost scorer's prices option)` : ""} (list prices per million tokens; check them before quoting)`
+  ]
+}
 
 /** `sweep --config <file>`: run (or resume, or dry-run) a config. */
 export const command = Command.make("sweep", options, run).pipe(
