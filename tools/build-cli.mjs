@@ -11,7 +11,6 @@
 //
 // Files are written through a temporary name and a rename, and unchanged files are left alone, so a
 // CLI started while another build runs never reads half a file.
-import * as esbuild from "esbuild"
 import * as fs from "node:fs"
 import * as path from "node:path"
 import { fileURLToPath } from "node:url"
@@ -83,6 +82,8 @@ const sourceUrls = {
 }
 
 const started = performance.now()
+// Imported only now: a fresh build (--if-stale) exits above without loading esbuild.
+const esbuild = await import("esbuild")
 const result = await esbuild.build({
   absWorkingDir: root,
   entryPoints: { cli: "packages/experiments/src/bin/cli.ts" },
