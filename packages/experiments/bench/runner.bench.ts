@@ -72,7 +72,7 @@ const text = [
 ].join("\n")
 
 const program = Effect.gen(function*() {
-  const config = { ...(yield* Config.parse(text, "bench.yaml", {})), out: path.join(dir, "out"), cacheDir: path.join(dir, "cache") }
+  const config = { ...(yield* Config.parse(text, "bench.yaml", {})), out: path.join(dir, "out"), outGiven: true, cacheDir: path.join(dir, "cache") }
   const started = performance.now()
   const cpu = process.cpuUsage()
   // The sweep as a user runs it: pairs, sorted results, summary and every report in one pass.

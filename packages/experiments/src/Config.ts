@@ -127,7 +127,10 @@ export interface Config {
   readonly cells: ReadonlyArray<ExplicitCell>
   readonly concurrency: number
   readonly cacheDir: string
+  /** Where runs go: the run directory itself when {@link outGiven}, else the parent of `<run id>/` directories (`runs/<name>`). */
   readonly out: string
+  /** True when `out` was given (config `out:` or `--out`): then it is the run directory. */
+  readonly outGiven: boolean
   readonly report: {
     readonly baseline?: string
     /** The report's main metric by name (default: chosen from the scorers' declarations). */
@@ -451,6 +454,7 @@ const decodeFile = (
     concurrency: c.concurrency,
     cacheDir: c.cacheDir,
     out: c.out ?? path.join("runs", name),
+    outGiven: c.out !== undefined,
     report: c.report,
     bootstrap: c.bootstrap
   })
@@ -550,7 +554,7 @@ export const withOverrides = (config: Config, o: Overrides): Config => ({
     ...(o.limit !== undefined ? { limit: o.limit } : {}),
     ...(o.types !== undefined ? { types: o.types } : {})
   },
-  ...(o.out !== undefined ? { out: o.out } : {}),
+  ...(o.out !== undefined ? { out: o.out, outGiven: true } : {}),
   ...(o.concurrency !== undefined ? { concurrency: o.concurrency } : {})
 })
 

@@ -50,6 +50,7 @@ import type { InstanceMeta } from "./ResultLine.js"
 import * as RunDir from "./report/RunDir.js"
 import * as ResultStore from "./ResultStore.js"
 import * as Results from "./Results.js"
+import * as RunId from "./RunId.js"
 import * as RunInfo from "./RunInfo.js"
 import * as Summary from "./Summary.js"
 
@@ -164,7 +165,11 @@ export const sweep = (config: Config, options: Options = {}): Effect.Effect<Outc
     Effect.gen(function*() {
       const startedAt = yield* Clock.currentTimeMillis
       const p = yield* prepare(config, options, false)
-      return yield* Effect.uninterruptibleMask((restore) => runPairs(config, options, p, startedAt, restore))
+      // The run directory is this run's (config hash + data fingerprint), checked before any work.
+      const identity = RunId.of(config, p.opened)
+      const dir = RunId.directory(config, identity)
+      yield* RunId.check(dir, identity)
+      return yield* Effect.uninterruptibleMask((restore) => runPairs({ ...config, out: dir }, options, p, startedAt, restore, identity))
     })
   ).pipe(Effect.provide(NodeFileSystem.layer))
 
@@ -173,7 +178,8 @@ const runPairs = (
   options: Options,
   p: Prepared,
   startedAt: number,
-  restore: <A, E, R>(effect: Effect.Effect<A, E, R>) => Effect.Effect<A, E, R>
+  restore: <A, E, R>(effect: Effect.Effect<A, E, R>) => Effect.Effect<A, E, R>,
+  identity: RunId.Identity
 ) =>
     Effect.gen(function*() {
       const log = options.log ?? (() => {})
@@ -183,6 +189,11 @@ const runPairs = (
       const out = config.out
       // The store holds the run directory's lock until the sweep ends, however it ends.
       const store = yield* ResultStore.make({ dir: out, cells: new Set(grid.cells.map((c) => c.id)), repair: options.repair === true })
+      // Under the lock: check again (another sweep may have taken the directory meanwhile), then record.
+      yield* RunId.check(out, identity, { unrecorded: "allow" })
+      yield* RunId.claim(out, identity)
+      if (!config.outGiven) yield* RunId.linkLatest(out)
+      log(`run ${identity.id}: ${out}`)
       const o = store.opened
       if (o.staleLock !== undefined) log(`took over the lock of a sweep that is gone (${o.staleLock})`)
       if (o.kept + o.retried + o.orphaned + o.corrupt > 0 || o.truncated) {
@@ -441,6 +452,9 @@ const runPairs = (
 
 export interface DryRun {
   readonly grid: Grid.Grid
+  /** The run directory a sweep would write to, and the run's id. */
+  readonly out: string
+  readonly run: string
   readonly instances: number
   readonly pairs: { readonly total: number; readonly done: number; readonly toRun: number }
   /** Model calls the pairs still to run would make. */
@@ -467,7 +481,10 @@ export const dryRun = (config: Config, options: Options = {}): Effect.Effect<Dry
   Effect.scoped(
     Effect.gen(function*() {
       const p = yield* prepare(config, options, true)
-      const done = yield* ResultStore.readDone(config.out, new Set(p.grid.cells.map((c) => c.id))).pipe(Effect.provide(NodeFileSystem.layer))
+      const identity = RunId.of(config, p.opened)
+      const dir = RunId.directory(config, identity)
+      yield* RunId.check(dir, identity).pipe(Effect.provide(NodeFileSystem.layer))
+      const done = yield* ResultStore.readDone(dir, new Set(p.grid.cells.map((c) => c.id))).pipe(Effect.provide(NodeFileSystem.layer))
       const byModel: Record<string, { toSend: number; cached: number; promptTokens: number; completionTokens: number }> = {}
       const byStage: Record<string, { total: number; toSend: number; cached: number }> = {}
       let total = 0, toSend = 0, cached = 0, prompt = 0, completion = 0, allPrompt = 0, allCompletion = 0, failed = 0, pairsDone = 0, instances = 0
@@ -519,6 +536,8 @@ export const dryRun = (config: Config, options: Options = {}): Effect.Effect<Dry
       const sorted: typeof byModel = {}
       for (const k of Object.keys(byModel).sort()) sorted[k] = byModel[k]!
       return {
+        out: dir,
+        run: identity.id,
         grid: p.grid,
         instances,
         pairs: { total: totalPairs, done: pairsDone, toRun: totalPairs - pairsDone },

@@ -169,7 +169,7 @@ describe("config errors found with the plugin registry", () => {
       const dir = tempDir()
       const config = yield* Config.parse(text, "cfg.yaml", {})
       return yield* message(
-        Runner.dryRun({ ...config, out: path.join(dir, "out"), cacheDir: path.join(dir, "cache") }, {
+        Runner.dryRun({ ...config, out: path.join(dir, "out"), outGiven: true, cacheDir: path.join(dir, "cache") }, {
           plugins: testPlugins,
           openDataset: opener([instance("p1", "consistent", [1, 2])])
         })
@@ -193,7 +193,7 @@ describe("config errors found with the plugin registry", () => {
       )
       const config = yield* Config.parse("pipeline: { summarizer: first-line }\nsweep:\n  retriever:\n    - { use: latest, representation: summary }\n", "cfg.yaml", {})
       const dir = tempDir()
-      const d = yield* Runner.dryRun({ ...config, out: path.join(dir, "out"), cacheDir: path.join(dir, "cache") }, {
+      const d = yield* Runner.dryRun({ ...config, out: path.join(dir, "out"), outGiven: true, cacheDir: path.join(dir, "cache") }, {
         plugins: testPlugins,
         openDataset: opener([instance("p1", "consistent", [1, 2])])
       })

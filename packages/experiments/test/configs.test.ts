@@ -9,7 +9,7 @@ const configs = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..",
 const load = (name: string) =>
   Effect.map(Config.load(path.join(configs, name), {}), (c) => {
     const dir = tempDir()
-    return { ...c, out: path.join(dir, "out"), cacheDir: path.join(dir, "cache") }
+    return { ...c, out: path.join(dir, "out"), outGiven: true, cacheDir: path.join(dir, "cache") }
   })
 
 describe("the shipped configs", () => {

@@ -47,7 +47,7 @@ describe("data errors during a sweep", () => {
     Effect.gen(function*() {
       const dir = tempDir()
       const data = [instance("p1", "consistent", [1]), instance("p2", "changing", [2])]
-      const config = { ...(yield* Config.parse("pipeline: { retriever: first }\nscorers: [hits]\n", "t.yaml", {})), out: path.join(dir, "out"), cacheDir: path.join(dir, "c") }
+      const config = { ...(yield* Config.parse("pipeline: { retriever: first }\nscorers: [hits]\n", "t.yaml", {})), out: path.join(dir, "out"), outGiven: true, cacheDir: path.join(dir, "c") }
       let runs = 0
       // the sweep's one read of the data fails after the first instance
       const failing: Runner.OpenDataset = (source, o) =>

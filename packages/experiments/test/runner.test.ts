@@ -5,6 +5,7 @@ import * as fs from "node:fs"
 import * as path from "node:path"
 import { Classifier } from "@cupid-lab/retrievers"
 import { Config, ResultStore, Runner } from "../src/index.js"
+import * as RunId from "../src/RunId.js"
 import type { ResultLine, Summary } from "../src/ResultLine.js"
 import { flaky, instance, lines, opener, tempDir, testPlugins, visibleSignature } from "./support.js"
 
@@ -27,7 +28,7 @@ const configText = (extra = "") =>
   ].join("\n")
 
 const setup = (text: string, dir = tempDir()) =>
-  Effect.map(Config.parse(text, "t.yaml", {}), (c) => ({ ...c, out: path.join(dir, "out"), cacheDir: path.join(dir, "cache") }))
+  Effect.map(Config.parse(text, "t.yaml", {}), (c) => ({ ...c, out: path.join(dir, "out"), outGiven: true, cacheDir: path.join(dir, "cache") }))
 
 const read = (file: string) => fs.readFileSync(file, "utf8")
 const outputs = (out: string) => ["results.jsonl", "summary.json", "report.md"].map((f) => read(path.join(out, f)))
@@ -192,16 +193,40 @@ describe("Runner.sweep", () => {
       expect(new Set(after.map((r) => `${r.cell}:${r.instance}`)).size).toBe(9)
     }))
 
-  it.effect("cells removed from the config move their lines away instead of mixing them in", () =>
+  it.effect("runs never mix: a changed config is a new run, refused in the old one's --out, given its own directory by default", () =>
     Effect.gen(function*() {
       const dir = tempDir()
-      const logs: Array<string> = []
-      yield* Runner.sweep(yield* setup(configText(), dir), { plugins: testPlugins, openDataset: opener(data) })
+      const first = yield* Runner.sweep(yield* setup(configText(), dir), { plugins: testPlugins, openDataset: opener(data) })
+      const before = read(first.files.results)
+      const recorded = JSON.parse(read(path.join(first.out, RunId.fileName))) as RunId.Identity
+      // a config without the gold cell, pointed at the same directory
       const fewer = yield* setup(configText().replace("    - gold\n", ""), dir)
-      const outcome = yield* Runner.sweep(fewer, { plugins: testPlugins, openDataset: opener(data), log: (l) => logs.push(l) })
-      expect(outcome.pairs).toEqual({ total: 6, done: 6, ran: 0, resumed: 6, failed: 0 })
-      expect(lines(path.join(fewer.out, ResultStore.orphanFileName))).toHaveLength(3)
-      expect(logs[0]).toBe(`resuming in ${fewer.out}: 6 pairs done, 3 lines of cells no longer in the config moved to results.orphaned.jsonl`)
+      const refused = yield* Effect.flip(Runner.sweep(fewer, { plugins: testPlugins, openDataset: opener(data) }))
+      const mine = RunId.of(fewer, { source: "sample", fingerprint: "fixture" })
+      expect(refused.message).toBe(
+        `${fewer.out}: holds another run: run ${recorded.id} (config t, hash ${recorded.config.hash}; data sample, fingerprint fixture); ` +
+          `this sweep is run ${mine.id} (config t, hash ${mine.config.hash}; data sample, fingerprint fixture); the config differs. ` +
+          "Resuming is for the same run only: give another --out (or leave --out and out: unset, for runs/<name>/<run id>), or delete the directory"
+      )
+      expect(read(first.files.results)).toBe(before)
+      // by default each run gets runs/<name>/<run id>, and latest points at the newest
+      const parent = path.join(dir, "runs", "t")
+      const a = yield* Runner.sweep({ ...fewer, out: parent, outGiven: false }, { plugins: testPlugins, openDataset: opener(data) })
+      const b = yield* Runner.sweep({ ...fewer, out: parent, outGiven: false }, { plugins: testPlugins, openDataset: opener(data, "other data") })
+      expect(a.out).toBe(path.join(parent, mine.id))
+      expect(b.out).not.toBe(a.out)
+      expect(fs.readlinkSync(path.join(parent, RunId.latestName))).toBe(path.basename(b.out))
+      expect(lines(a.files.results)).toHaveLength(6)
+      // the same run again resumes in its own directory
+      const again = yield* Runner.sweep({ ...fewer, out: parent, outGiven: false }, { plugins: testPlugins, openDataset: opener(data) })
+      expect([again.out, again.pairs.ran, again.pairs.resumed]).toEqual([a.out, 0, 6])
+      // a directory with results but no recorded identity is not resumed blindly
+      const legacy = path.join(dir, "legacy")
+      fs.mkdirSync(legacy)
+      fs.writeFileSync(path.join(legacy, ResultStore.fileName), "")
+      expect((yield* Effect.flip(Runner.sweep({ ...fewer, out: legacy }, { plugins: testPlugins, openDataset: opener(data) }))).message).toMatch(
+        /legacy: holds results of a run whose identity is not recorded \(no run-id\.json\)/
+      )
     }))
 })
 
@@ -348,7 +373,7 @@ describe("Runner.sweep on a damaged results file", () => {
       const logs: Array<string> = []
       const repaired = yield* Runner.sweep(config, { plugins: testPlugins, openDataset: opener(data), repair: true, log: (l) => logs.push(l) })
       expect(repaired.pairs).toMatchObject({ resumed: 8, ran: 1, done: 9 })
-      expect(logs[0]).toBe(`resuming in ${config.out}: 8 pairs done, 1 corrupt lines moved to results.corrupt.jsonl`)
+      expect(logs.find((l) => l.startsWith("resuming"))).toBe(`resuming in ${config.out}: 8 pairs done, 1 corrupt lines moved to results.corrupt.jsonl`)
       expect(lines(file)).toEqual(good)
       expect(lines(path.join(config.out, "results.corrupt.jsonl"))).toEqual(["{\"cell\": oops"])
     }))

@@ -50,7 +50,7 @@ describe("TREC export", () => {
     Effect.gen(function*() {
       const dir = tempDir()
       const c = yield* Config.parse(config, path.join(dir, "trec.yaml"), {})
-      const outcome = yield* Runner.sweep({ ...c, out: path.join(dir, "out"), cacheDir: path.join(dir, "cache") }, { report: false })
+      const outcome = yield* Runner.sweep({ ...c, out: path.join(dir, "out"), outGiven: true, cacheDir: path.join(dir, "cache") }, { report: false })
       const written = yield* Trec.write(outcome.out).pipe(Effect.provide(NodeFileSystem.layer))
       expect(written.qrels).toEqual([path.join(outcome.out, "trec", "qrels.txt")])
       const qrels = new Map<string, Map<string, number>>()

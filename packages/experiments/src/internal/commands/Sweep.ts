@@ -104,7 +104,8 @@ const run = (a: Args) =>
       const out: Array<string> = [`dry run of ${config.file}: nothing is sent and nothing is written`, `grid: ${d.grid.cells.length} cells`]
       for (const c of d.grid.cells) out.push(`  ${c.id}  ${c.name}${c.id === d.grid.baseline.id ? "  (baseline)" : ""}`)
       out.push(`instances: ${d.instances}`)
-      out.push(`pairs: ${d.pairs.total} (${d.pairs.done} already done in ${config.out}, ${d.pairs.toRun} to run)`)
+      out.push(`run ${d.run}: ${d.out}`)
+      out.push(`pairs: ${d.pairs.total} (${d.pairs.done} already done in ${d.out}, ${d.pairs.toRun} to run)`)
       out.push(`model calls: ${d.calls.total} (${d.calls.toSend} would be sent, ${d.calls.cached} answered by the cache)`)
       for (const [stage, s] of Object.entries(d.byStage)) {
         out.push(`  ${stage}: ${s.total} calls (${s.toSend} would be sent, ${s.cached} answered by the cache)`)
