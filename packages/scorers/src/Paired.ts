@@ -78,16 +78,13 @@ const shape = (c: Columns): Shape => {
   }
 }
 
-const allRows = (columns: ReadonlyArray<ArrayLike<number>>): Array<number> =>
-  Array.from({ length: Math.min(...columns.map((c) => c.length)) }, (_, i) => i)
-
 /** The given rows (default: all) where every column is finite, as compact columns. */
 const usable = (columns: ReadonlyArray<ArrayLike<number>>, rows?: ReadonlyArray<number>): Array<Float64Array> => {
-  const all = rows ?? allRows(columns)
-  const keep = new Int32Array(all.length)
+  const length = rows?.length ?? Math.min(...columns.map((c) => c.length))
+  const keep = new Int32Array(length)
   let kept = 0
-  for (let r = 0; r < all.length; r++) {
-    const i = all[r]!
+  for (let r = 0; r < length; r++) {
+    const i = rows === undefined ? r : rows[r]!
     let ok = true
     for (let c = 0; c < columns.length && ok; c++) ok = Number.isFinite(columns[c]![i])
     if (ok) keep[kept++] = i
@@ -211,7 +208,8 @@ const prepare = (a: Columns, b: Columns, rows?: ReadonlyArray<number>): Prepared
   if (n === 0) return none(NaN)
   const totals = xs.map(sum)
   if (a._tag === "Mean") {
-    const d = Float64Array.from(xs[0]!, (v, i) => xs[1]![i]! - v)
+    const x0 = xs[0]!, x1 = xs[1]!, d = new Float64Array(n)
+    for (let i = 0; i < n; i++) d[i] = x1[i]! - x0[i]!
     const m = Resampling.meanSpec(d)
     return { _tag: "Spec", ...m, normal: normalOf(a._tag, xs, totals, [d], m.observed, n) }
   }
@@ -219,7 +217,11 @@ const prepare = (a: Columns, b: Columns, rows?: ReadonlyArray<number>): Prepared
   if (!Number.isFinite(observed)) return none(observed)
   const threshold = Math.abs(observed) - Resampling.tolerance
   const left = new Float64Array(k), right = new Float64Array(k)
-  const flipped = xs.slice(0, k).map((x, c) => Float64Array.from(x, (v, i) => xs[k + c]![i]! - v))
+  const flipped = xs.slice(0, k).map((x, c) => {
+    const y = xs[k + c]!, d = new Float64Array(n)
+    for (let i = 0; i < n; i++) d[i] = y[i]! - x[i]!
+    return d
+  })
   return {
     _tag: "Spec",
     observed,

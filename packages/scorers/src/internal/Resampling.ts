@@ -269,9 +269,22 @@ export interface PairedSpec {
 /** The rows where some column is not 0, as compact columns, and their number. */
 export const varyingRows = (columns: ReadonlyArray<Float64Array>): { readonly flipped: Array<Float64Array>; readonly flips: number } => {
   const n = columns[0]?.length ?? 0
-  const keep: Array<number> = []
-  for (let i = 0; i < n; i++) if (columns.some((c) => c[i] !== 0)) keep.push(i)
-  return { flipped: columns.map((c) => Float64Array.from(keep, (i) => c[i]!)), flips: keep.length }
+  const keep = new Int32Array(n)
+  let flips = 0
+  for (let i = 0; i < n; i++) {
+    let varies = false
+    for (let c = 0; c < columns.length && !varies; c++) varies = columns[c]![i] !== 0
+    if (varies) keep[flips++] = i
+  }
+  if (flips === n) return { flipped: [...columns], flips }
+  return {
+    flipped: columns.map((c) => {
+      const out = new Float64Array(flips)
+      for (let k = 0; k < flips; k++) out[k] = c[keep[k]!]!
+      return out
+    }),
+    flips
+  }
 }
 
 /** Percentile bootstrap 95% interval of the spec's statistic. */
