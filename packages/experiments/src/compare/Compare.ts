@@ -22,6 +22,7 @@ import * as Analysis from "../report/Analysis.js"
 import * as Rows from "../report/Rows.js"
 import * as RunDir from "../report/RunDir.js"
 import * as Render from "./Render.js"
+import * as RunId from "../RunId.js"
 
 export interface Match {
   readonly a: CellSummary
@@ -182,9 +183,16 @@ export const compare = (a: RunDir.Run, b: RunDir.Run, options: Options = {}): Co
   }
 }
 
-/** Default output directory: next to the second run, named after both. */
-export const defaultOut = (dirA: string, dirB: string): string =>
-  path.join(path.dirname(path.resolve(dirB)), `compare-${path.basename(path.resolve(dirA))}-vs-${path.basename(path.resolve(dirB))}`)
+/**
+ * Default output directory, named after both runs, beside the second. A run in the default layout
+ * (`runs/<name>/<run id>`) is called `<name>-<run id>`, and its place is beside `runs/<name>`.
+ */
+export const defaultOut = (dirA: string, dirB: string): string => {
+  const byId = (dir: string) => RunId.idPattern.test(path.basename(path.resolve(dir)))
+  const label = (dir: string) => (byId(dir) ? `${path.basename(path.dirname(path.resolve(dir)))}-` : "") + path.basename(path.resolve(dir))
+  const home = byId(dirB) ? path.dirname(path.dirname(path.resolve(dirB))) : path.dirname(path.resolve(dirB))
+  return path.join(home, `compare-${label(dirA)}-vs-${label(dirB)}`)
+}
 
 const toRunError = (where: string) => (e: unknown): RunError =>
   e instanceof RunError ? e : new RunError({ path: where, reason: e instanceof Error ? e.message : String(e) })

@@ -1,6 +1,6 @@
 import { Command, Options } from "@effect/cli"
 import { Effect, Option } from "effect"
-import { CommandIo, invalid, usage } from "./Io.js"
+import { CommandIo, invalid, runDirectory, usage } from "./Io.js"
 
 const twoRuns = (value: string) => {
   const runs = value.split(",").map((r) => r.trim()).filter((r) => r !== "")
@@ -43,7 +43,7 @@ export const command = Command.make(
       if (Option.isSome(a.a) !== Option.isSome(a.b)) return yield* usage("--cell-a and --cell-b go together: one cell of each run")
       const Compare = yield* Effect.promise(() => import("../../compare/Compare.js"))
       const cells = Option.isSome(a.a) && Option.isSome(a.b) ? { cells: { a: a.a.value, b: a.b.value } } : {}
-      const files = yield* Compare.write(a.runs.first, a.runs.second, Option.getOrUndefined(a.out), cells)
+      const files = yield* Compare.write(yield* runDirectory(a.runs.first), yield* runDirectory(a.runs.second), Option.getOrUndefined(a.out), cells)
       io.stdout(`compare: ${files.markdown}\ncompare: ${files.html}\n`)
     })
 ).pipe(Command.withDescription("compare two runs cell by cell on their shared instances, with paired differences"))

@@ -27,6 +27,12 @@ export class CommandIo extends Context.Tag("@cupid-lab/experiments/CommandIo")<C
 export const usage = (message: string): Effect.Effect<never, ValidationError.ValidationError> =>
   Effect.zipRight(Console.error(`${message}\n`), Effect.fail(ValidationError.invalidArgument(HelpDoc.p(message))))
 
+/**
+ * A run directory named on the command line, with a `latest` file followed and a config's directory
+ * of runs refused (see RunId.resolve).
+ */
+export const runDirectory = (dir: string) => Effect.flatMap(Effect.promise(() => import("../../RunId.js")), (RunId) => RunId.resolveLocal(dir))
+
 /** An option value the parser rejects with `message` (exit code 2). */
 export const invalid = (message: string): Effect.Effect<never, ValidationError.ValidationError> =>
   Effect.fail(ValidationError.invalidValue(HelpDoc.p(message)))

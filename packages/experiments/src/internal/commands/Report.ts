@@ -1,16 +1,16 @@
 import { Command, Options } from "@effect/cli"
 import { Effect, Option } from "effect"
-import { CommandIo } from "./Io.js"
+import { CommandIo, runDirectory } from "./Io.js"
 
 /** `report --run <dir>`: rewrite a run's report.md, report.html, report.tex and results.csv. */
 export const command = Command.make(
   "report",
   {
-    run: Options.text("run").pipe(Options.withPseudoName("dir"), Options.withDescription("a run directory (the out of a sweep)")),
+    run: Options.text("run").pipe(Options.withPseudoName("dir"), Options.withDescription("a run directory (the out of a sweep), e.g. runs/<name>/latest")),
     baseline: Options.text("baseline").pipe(
       Options.withPseudoName("cell"),
       Options.optional,
-      Options.withDescription("the cell (name or id) the report's differences are measured against (default: the run's baseline)")
+      Options.withDescription("the cell the report's differences are measured against: id, id prefix, exact name, or @k for the k-th cell (default: the run's baseline)")
     ),
     main: Options.text("main").pipe(
       Options.withPseudoName("metric"),
@@ -22,7 +22,7 @@ export const command = Command.make(
     Effect.gen(function*() {
       const io = yield* CommandIo
       const Report = yield* Effect.promise(() => import("../../report/Report.js"))
-      const files = yield* Report.write(a.run, {
+      const files = yield* Report.write(yield* runDirectory(a.run), {
         ...Option.match(a.baseline, { onNone: () => ({}), onSome: (baseline) => ({ baseline }) }),
         ...Option.match(a.main, { onNone: () => ({}), onSome: (main) => ({ main }) })
       })
