@@ -34,7 +34,9 @@ const options = {
   out: Options.text("out").pipe(
     Options.withPseudoName("dir"),
     Options.optional,
-    Options.withDescription("the run directory, instead of the config's out (default runs/<name>); a rerun into it resumes")
+    Options.withDescription(
+      "the run directory, instead of the config's out (default runs/<name>/<run id>, the id hashing the config and the data); a rerun of the same run resumes in it, a directory holding another run is refused"
+    )
   ),
   limit: Options.integer("limit").pipe(
     Options.withPseudoName("n"),
@@ -129,7 +131,7 @@ const run = (a: Args) =>
       io.stdout(`${out.join("\n")}\n`)
       return
     }
-    log(`sweep ${config.name}: ${config.file} -> ${config.out}`)
+    log(`sweep ${config.name}: ${config.file} -> ${config.outGiven ? config.out : path.join(config.out, "<run id>")}`)
     const progress = remembering(Progress.make(io.stderr))
     const outcome = yield* Runner.sweep(config, { ...io.runner, log, progress: progress.progress, ...(a.repair ? { repair: true } : {}) }).pipe(
       // The runner writes results, summary and report for the pairs done before the interruption completes.
