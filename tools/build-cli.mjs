@@ -1,7 +1,8 @@
 #!/usr/bin/env node
 // Compiles the cupid-lab CLI (packages/experiments/src/bin/cli.ts) into packages/experiments/dist/:
 // one ESM entry, cli.mjs, and chunks the commands load with dynamic import(), so `--help` or a config
-// error loads little and the model SDKs load only when a pipeline makes a model. Run by `npm install`
+// error loads little and the model SDKs load only when a pipeline makes a model. Also builds the
+// results viewer's browser code (packages/experiments/viewer/app.ts and app.css) into dist/viewer/. Run by `npm install`
 // (the root `prepare` script) and by `nx run experiments:build` (cached by Nx).
 //
 //   node tools/build-cli.mjs [--outdir <dir inside the repository>] [--quiet] [--if-stale]
@@ -34,6 +35,7 @@ const newestSource = () => {
   for (const pkg of fs.readdirSync(path.join(root, "packages"))) {
     const dir = path.join(root, "packages", pkg)
     if (fs.existsSync(path.join(dir, "src"))) walk(path.join(dir, "src"))
+    if (fs.existsSync(path.join(dir, "viewer"))) walk(path.join(dir, "viewer"))
     if (fs.existsSync(path.join(dir, "package.json"))) newest = Math.max(newest, fs.statSync(path.join(dir, "package.json")).mtimeMs)
   }
   return newest
@@ -105,19 +107,41 @@ const result = await esbuild.build({
   plugins: [sourceUrls]
 })
 
+// The viewer's page code: one browser script, not minified, so the same sources give the same bytes.
+const viewerDir = path.join(root, "packages", "experiments", "viewer")
+const viewer = await esbuild.build({
+  absWorkingDir: root,
+  entryPoints: [path.join(viewerDir, "app.ts")],
+  outfile: path.join(root, "packages", "experiments", "dist", "viewer", "app.js"),
+  bundle: true,
+  format: "iife",
+  platform: "browser",
+  target: "es2022",
+  legalComments: "none",
+  logLevel: "warning",
+  write: false
+})
+
+const writeIfChanged = (file, contents, mode = 0o644) => {
+  fs.mkdirSync(path.dirname(file), { recursive: true })
+  const current = fs.existsSync(file) ? fs.readFileSync(file) : undefined
+  if (current === undefined || !current.equals(contents)) {
+    const tmp = `${file}.${process.pid}.tmp`
+    fs.writeFileSync(tmp, contents, { mode })
+    fs.renameSync(tmp, file)
+  }
+}
+
 fs.mkdirSync(outdir, { recursive: true })
-const written = new Set()
+const written = new Set(["viewer"])
 for (const file of result.outputFiles) {
   written.add(path.basename(file.path))
   const isEntry = path.basename(file.path) === "cli.mjs"
   const contents = isEntry ? Buffer.concat([Buffer.from("#!/usr/bin/env node\n"), Buffer.from(file.contents)]) : Buffer.from(file.contents)
-  const current = fs.existsSync(file.path) ? fs.readFileSync(file.path) : undefined
-  if (current === undefined || !current.equals(contents)) {
-    const tmp = `${file.path}.${process.pid}.tmp`
-    fs.writeFileSync(tmp, contents, { mode: isEntry ? 0o755 : 0o644 })
-    fs.renameSync(tmp, file.path)
-  }
+  writeIfChanged(file.path, contents, isEntry ? 0o755 : 0o644)
 }
+for (const file of viewer.outputFiles) writeIfChanged(file.path, Buffer.from(file.contents))
+writeIfChanged(path.join(root, "packages", "experiments", "dist", "viewer", "app.css"), fs.readFileSync(path.join(viewerDir, "app.css")))
 fs.writeFileSync(stamp, JSON.stringify(result.metafile))
 written.add("meta.json")
 // Chunks of earlier builds go once no CLI started before this build can still be loading them.

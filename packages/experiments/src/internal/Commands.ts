@@ -18,11 +18,12 @@ import { CommandIo, type Io, usage } from "./commands/Io.js"
 import * as Report from "./commands/Report.js"
 import * as Sweep from "./commands/Sweep.js"
 import * as Synthesize from "./commands/Synthesize.js"
+import * as View from "./commands/View.js"
 
 export type { Io } from "./commands/Io.js"
 
 /** Every command of the CLI; a new command is a file in commands/ and one entry here. */
-const commands = [Sweep.command, Report.command, Compare.command, Export.command, Synthesize.command, data] as const
+const commands = [Sweep.command, Report.command, Compare.command, Export.command, View.command, Synthesize.command, data] as const
 
 const descriptors: ReadonlyArray<Descriptor.Command<unknown>> = commands.map((c) => c.descriptor)
 

@@ -1,0 +1,201 @@
+/**
+ * What the results viewer's server answers, as JSON: the shapes the browser code (viewer/app.ts)
+ * renders. Types only; this module imports nothing, so the browser bundle can share it.
+ *
+ *   GET /api/runs                                  RunEntry[]
+ *   GET /api/run?run=<id>                          RunDetail
+ *   GET /api/instances?run=<id>&type=&cell=&failed=1&a=<cell>&b=<cell>&q=&sort=&offset=&limit=
+ *                                                  InstanceList
+ *   GET /api/instance?run=<id>&id=<instance>       InstanceDetail
+ *   GET /api/compare?a=<run>&ca=<cell>&b=<run>&cb=<cell>
+ *                                                  CompareView
+ *
+ * A failed request answers `{ "error": "..." }` with status 400 (bad query) or 404 (no such run,
+ * cell or instance), or 500 (a run directory that cannot be read, with the reader's message).
+ */
+
+export interface Estimate {
+  readonly mean: number | null
+  readonly lo: number | null
+  readonly hi: number | null
+  readonly n: number
+}
+
+export interface HeadlineBest {
+  readonly metric: string
+  readonly heuristic: boolean
+  /** The best non-oracle cell on the main metric over all instances (null when no cell has a value). */
+  readonly cell: string | null
+  readonly value: number | null
+  readonly n: number
+}
+
+export interface RunEntry {
+  /** The run's path below the viewer's root, `/`-separated: `contextual/3f2a9c0d1b4e`. */
+  readonly id: string
+  readonly config: string
+  readonly configHash: string
+  readonly data: string
+  readonly fingerprint: string
+  /** The history transform of the run's identity, when there is one. */
+  readonly transform: string | null
+  /** From run.json: when the sweep started (ISO 8601), and how long it took. */
+  readonly started: string | null
+  readonly durationMs: number | null
+  readonly cells: number
+  readonly instances: number
+  /** Failed (cell, instance) pairs over all cells. */
+  readonly failed: number
+  /** True when `<config>/latest` points at this run. */
+  readonly latest: boolean
+  readonly main: HeadlineBest | null
+}
+
+export interface MetricColumn {
+  readonly name: string
+  readonly family: string
+  readonly direction: "higher" | "lower"
+  readonly heuristic: boolean
+  readonly headline: boolean
+  readonly description: string
+}
+
+export interface CellEntry {
+  readonly id: string
+  /** 1-based position: `@k` on the command line. */
+  readonly k: number
+  readonly name: string
+  readonly baseline: boolean
+  /** The retriever reads gold labels (‡ in reports): never marked best. */
+  readonly oracle: boolean
+  readonly heuristicStages: ReadonlyArray<string>
+  /** The cell's retriever plugin (`use`), e.g. `context-factor`. */
+  readonly retriever: string | null
+}
+
+export interface SliceTable {
+  readonly slice: "all" | "consistent" | "contrastive" | "changing"
+  /** Instances of the slice (scored plus failed) of the first cell. */
+  readonly instances: number
+  /** One row per cell, in the run's cell order; values in `metrics` order. */
+  readonly rows: ReadonlyArray<{ readonly cell: string; readonly failed: number; readonly values: ReadonlyArray<Estimate | null> }>
+  /** Per metric: the ids of the best non-oracle cells (ties share it); empty when no value. */
+  readonly best: ReadonlyArray<ReadonlyArray<string>>
+}
+
+export interface RunDetail {
+  readonly entry: RunEntry
+  readonly cells: ReadonlyArray<CellEntry>
+  /** Metrics of the table: the main metric first, then every headline metric, then the rest. */
+  readonly metrics: ReadonlyArray<MetricColumn>
+  readonly main: string | null
+  readonly mainReason: string
+  readonly tables: ReadonlyArray<SliceTable>
+}
+
+export type SortKey = "instance" | "type" | "length" | "metric"
+
+export interface CellOutcome {
+  readonly cell: string
+  readonly status: "ok" | "failed"
+  readonly selected: ReadonlyArray<string> | null
+  /** The run's main metric for this pair (a ratio as num/den), null when missing. */
+  readonly main: number | null
+}
+
+export interface InstanceItem {
+  readonly id: string
+  readonly personaId: string
+  readonly type: string
+  readonly sessions: number
+  readonly historyTokens: number
+  readonly relevant: ReadonlyArray<string>
+  readonly stale: ReadonlyArray<string>
+  /** The outcome of each cell the query names (`cell`, `a`, `b`), else of every cell. */
+  readonly outcomes: ReadonlyArray<CellOutcome>
+  readonly failedCells: number
+}
+
+export interface InstanceList {
+  /** Instances of the run. */
+  readonly total: number
+  /** Instances that pass the filters (before offset and limit). */
+  readonly matched: number
+  readonly offset: number
+  readonly items: ReadonlyArray<InstanceItem>
+  /** What the filters meant, in words ("cells @2 and @3 selected different sessions, or one failed"). */
+  readonly description: string
+  /** Set when full-text search could not read the dataset and searched the results only. */
+  readonly notice: string | null
+}
+
+export interface SessionRow {
+  readonly id: string
+  /** 1-based chronological position in the history. */
+  readonly position: number
+  /** Gold label for this instance: relevant, stale or other; null when the dataset could not be read. */
+  readonly label: "relevant" | "stale" | "other" | null
+  readonly factor: string | null
+  readonly preference: string | null
+  readonly turns: ReadonlyArray<{ readonly role: string; readonly content: string }>
+  /** Ids of the cells that selected this session. */
+  readonly selectedBy: ReadonlyArray<string>
+}
+
+export interface ScoreValue {
+  readonly metric: string
+  readonly heuristic: boolean
+  readonly value: number | null
+  /** A ratio's counts, when the metric pools them. */
+  readonly num?: number
+  readonly den?: number
+}
+
+export interface CellResult {
+  readonly cell: string
+  readonly status: "ok" | "failed"
+  readonly selected: ReadonlyArray<string> | null
+  readonly inference: string | null
+  readonly generation: string | null
+  readonly scores: ReadonlyArray<ScoreValue>
+  readonly usage: { readonly calls: number; readonly promptTokens: number; readonly completionTokens: number }
+  readonly error: { readonly stage: string; readonly plugin: string; readonly tag: string; readonly message: string } | null
+}
+
+export interface InstanceDetail {
+  readonly run: string
+  readonly id: string
+  readonly personaId: string
+  readonly type: string
+  readonly request: string | null
+  readonly gold: { readonly factor: string; readonly preference: string; readonly checklist: ReadonlyArray<string> } | null
+  /** Why the dataset's text is missing or may differ from what the cells saw; null when it is the run's data. */
+  readonly datasetNote: string | null
+  readonly sessions: ReadonlyArray<SessionRow>
+  /** Sessions a cell selected that the history above does not hold (added by a history transform). */
+  readonly otherSelected: ReadonlyArray<{ readonly session: string; readonly cells: ReadonlyArray<string> }>
+  readonly cells: ReadonlyArray<CellEntry>
+  readonly results: ReadonlyArray<CellResult>
+}
+
+export interface CompareSide {
+  readonly run: string
+  readonly cell: CellEntry
+}
+
+export interface CompareView {
+  readonly a: CompareSide
+  readonly b: CompareSide
+  readonly metrics: ReadonlyArray<MetricColumn>
+  /** Per slice and metric: the two estimates. */
+  readonly rows: ReadonlyArray<{ readonly slice: string; readonly metric: string; readonly a: Estimate | null; readonly b: Estimate | null }>
+  /** Instances both sides ran. */
+  readonly shared: number
+  /** Instances of the two sides where the selections differ or one failed. */
+  readonly disagreements: ReadonlyArray<{
+    readonly instance: string
+    readonly type: string
+    readonly a: CellOutcome
+    readonly b: CellOutcome
+  }>
+}

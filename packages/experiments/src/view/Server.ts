@@ -1,0 +1,184 @@
+/**
+ * The results viewer's HTTP server (`cupid-lab view`): the JSON API of {@link Api} over a
+ * {@link Catalog}, the page and its browser code, on the loopback interface by default.
+ *
+ * Dataset text stays inert: the page is static, the browser code builds the DOM with text nodes
+ * only, and every response carries a strict Content-Security-Policy (scripts and styles from this
+ * server only, no inline code, no frames, no forms). Requests whose Host is not the address the
+ * server listens on are refused, so a web page elsewhere cannot read the runs through DNS rebinding.
+ *
+ * @example
+ * const { url } = yield* Server.start({ root: "runs", port: 0 }) // in a Scope
+ * // GET `${url}api/runs`
+ */
+import { FileSystem, HttpRouter, HttpServer, HttpServerRequest, HttpServerResponse } from "@effect/platform"
+import * as NodeHttpServer from "@effect/platform-node/NodeHttpServer"
+import { Effect, Option, Schema, type Scope } from "effect"
+import * as http from "node:http"
+import * as path from "node:path"
+import { fileURLToPath } from "node:url"
+import type * as Api from "./Api.js"
+import * as Catalog from "./Catalog.js"
+
+export const contentSecurityPolicy =
+  "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; connect-src 'self'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'"
+
+const securityHeaders = {
+  "content-security-policy": contentSecurityPolicy,
+  "x-content-type-options": "nosniff",
+  "referrer-policy": "no-referrer",
+  "cache-control": "no-store"
+}
+
+/** Where `npm install` (tools/build-cli.mjs) writes the viewer's browser code and style. */
+export const assetDir: string = fileURLToPath(new URL("../../dist/viewer/", import.meta.url))
+
+export class ViewerNotBuilt extends Schema.TaggedError<ViewerNotBuilt>()("ViewerNotBuilt", { path: Schema.String }) {
+  override get message(): string {
+    return `the viewer's browser code is not built (${this.path} is missing): run npm run build (or npm install)`
+  }
+}
+
+const page = `<!doctype html>
+<html lang="en">
+<head>
+<meta charset="utf-8">
+<meta name="viewport" content="width=device-width, initial-scale=1">
+<title>cupid-lab results</title>
+<link rel="stylesheet" href="/app.css">
+<script src="/app.js" defer></script>
+</head>
+<body>
+<header><a href="#/" class="home">cupid-lab results</a><span id="where"></span></header>
+<main id="main"><p>Loading…</p></main>
+</body>
+</html>
+`
+
+export interface Options {
+  /** The directory of runs (default `runs`). */
+  readonly root: string
+  /** 0 picks a free port. */
+  readonly port: number
+  /** Default 127.0.0.1. */
+  readonly host?: string
+  readonly catalog?: Catalog.CatalogOptions
+}
+
+const first = (params: Readonly<Record<string, string | ReadonlyArray<string>>>, key: string): string | undefined => {
+  const v = params[key]
+  return v === undefined ? undefined : typeof v === "string" ? v : v[0]
+}
+
+const whole = (text: string | undefined, name: string): Effect.Effect<number | undefined, Catalog.ViewError> => {
+  if (text === undefined || text === "") return Effect.succeed(undefined)
+  const n = Number(text)
+  return Number.isInteger(n) && n >= 0 ? Effect.succeed(n) : Effect.fail(new Catalog.ViewError({ status: 400, message: `${name} must be a whole number >= 0, got "${text}"` }))
+}
+
+const sortKeys: ReadonlyArray<Api.SortKey> = ["instance", "type", "length", "metric"]
+
+const required = (params: Readonly<Record<string, string | ReadonlyArray<string>>>, key: string): Effect.Effect<string, Catalog.ViewError> => {
+  const v = first(params, key)
+  return v === undefined || v === "" ? Effect.fail(new Catalog.ViewError({ status: 400, message: `missing query parameter "${key}"` })) : Effect.succeed(v)
+}
+
+const json = (body: unknown, status = 200) => HttpServerResponse.unsafeJson(body, { status, headers: securityHeaders })
+
+const answer = <A, R>(effect: Effect.Effect<A, Catalog.ViewError, R>) =>
+  effect.pipe(
+    Effect.map((body) => json(body)),
+    Effect.catchTag("ViewError", (e) => Effect.succeed(json({ error: e.message }, e.status)))
+  )
+
+const router = (catalog: Catalog.Catalog, assets: { readonly js: string; readonly css: string }) => {
+  const params = HttpServerRequest.ParsedSearchParams
+  return HttpRouter.empty.pipe(
+    HttpRouter.get("/", Effect.succeed(HttpServerResponse.html(page).pipe(HttpServerResponse.setHeaders(securityHeaders)))),
+    HttpRouter.get("/app.js", Effect.succeed(HttpServerResponse.text(assets.js, { contentType: "text/javascript; charset=utf-8", headers: securityHeaders }))),
+    HttpRouter.get("/app.css", Effect.succeed(HttpServerResponse.text(assets.css, { contentType: "text/css; charset=utf-8", headers: securityHeaders }))),
+    HttpRouter.get("/api/runs", answer(catalog.list)),
+    HttpRouter.get("/api/run", answer(Effect.flatMap(params, (p) => Effect.flatMap(required(p, "run"), catalog.detail)))),
+    HttpRouter.get(
+      "/api/instances",
+      answer(Effect.gen(function*() {
+        const p = yield* params
+        const run = yield* required(p, "run")
+        const sort = first(p, "sort")
+        if (sort !== undefined && sort !== "" && !sortKeys.includes(sort as Api.SortKey)) {
+          return yield* new Catalog.ViewError({ status: 400, message: `sort must be one of ${sortKeys.join(", ")}; got "${sort}"` })
+        }
+        const nonEmpty = (k: string) => {
+          const v = first(p, k)
+          return v === "" ? undefined : v
+        }
+        return yield* catalog.instances(run, {
+          type: nonEmpty("type"),
+          cell: nonEmpty("cell"),
+          failed: first(p, "failed") === "1",
+          a: nonEmpty("a"),
+          b: nonEmpty("b"),
+          q: nonEmpty("q"),
+          sort: sort === undefined || sort === "" ? undefined : (sort as Api.SortKey),
+          desc: first(p, "desc") === "1",
+          offset: yield* whole(first(p, "offset"), "offset"),
+          limit: yield* whole(first(p, "limit"), "limit")
+        })
+      }))
+    ),
+    HttpRouter.get("/api/instance", answer(Effect.gen(function*() {
+      const p = yield* params
+      return yield* catalog.instance(yield* required(p, "run"), yield* required(p, "id"))
+    }))),
+    HttpRouter.get("/api/compare", answer(Effect.gen(function*() {
+      const p = yield* params
+      return yield* catalog.compare(
+        { run: yield* required(p, "a"), cell: yield* required(p, "ca") },
+        { run: yield* required(p, "b"), cell: yield* required(p, "cb") }
+      )
+    })))
+  )
+}
+
+/** The names a browser may use for the server: the bound host and, on loopback, localhost. */
+const allowedHosts = (host: string, port: number): Set<string> => {
+  const names = new Set([`${host}:${port}`])
+  if (host === "127.0.0.1" || host === "::1" || host === "localhost") {
+    for (const h of ["127.0.0.1", "localhost", "[::1]"]) names.add(`${h}:${port}`)
+  }
+  return names
+}
+
+/**
+ * Start the viewer in the current scope; it stops when the scope closes. Fails when the browser
+ * code is not built or the port cannot be bound.
+ */
+export const start = (options: Options): Effect.Effect<{ readonly url: string; readonly root: string }, ViewerNotBuilt | Error, Scope.Scope | FileSystem.FileSystem> =>
+  Effect.gen(function*() {
+    const fileSystem = yield* FileSystem.FileSystem
+    const read = (name: string) =>
+      fileSystem.readFileString(path.join(assetDir, name)).pipe(Effect.mapError(() => new ViewerNotBuilt({ path: path.join(assetDir, name) })))
+    const assets = { js: yield* read("app.js"), css: yield* read("app.css") }
+    const catalog = yield* Catalog.make(options.root, options.catalog)
+    const host = options.host ?? "127.0.0.1"
+    const server = yield* NodeHttpServer.make(() => http.createServer(), { port: options.port, host }).pipe(
+      Effect.mapError((e) => new Error(`cannot listen on ${host}:${options.port}: ${String(e.cause ?? e)}`))
+    )
+    const address = server.address
+    const port = address._tag === "TcpAddress" ? address.port : options.port
+    const hosts = allowedHosts(host, port)
+    const app = yield* HttpRouter.toHttpApp(router(catalog, assets))
+    const guarded = Effect.gen(function*() {
+      const request = yield* HttpServerRequest.HttpServerRequest
+      const hostHeader = Option.getOrUndefined(Option.fromNullable(request.headers["host"]))
+      if (hostHeader === undefined || !hosts.has(hostHeader)) {
+        return HttpServerResponse.text(`refused: this viewer answers requests for ${[...hosts].join(", ")} only`, { status: 421, headers: securityHeaders })
+      }
+      return yield* app.pipe(
+        Effect.catchTag("RouteNotFound", () => Effect.succeed(json({ error: `no such page: ${request.url}` }, 404)))
+      )
+    })
+    yield* server.serve(guarded)
+    const shown = host.includes(":") ? `[${host}]` : host
+    return { url: `http://${shown}:${port}/`, root: catalog.root }
+  })

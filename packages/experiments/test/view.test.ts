@@ -1,0 +1,244 @@
+/**
+ * The results viewer's catalog and HTTP API, on runs written by the real runner (test plugins,
+ * hand-made data whose selections are known): the run list, the tables with best marks, the
+ * instance filters (type, cell, failed, disagreement, search, sort), an instance page with the gold
+ * labels next to each cell's selection, two cells side by side, the errors, and the server's
+ * headers, Host check and status codes over real HTTP on loopback. The page itself is driven in
+ * Chromium by viewer-browser.test.ts.
+ */
+import * as NodeFileSystem from "@effect/platform-node/NodeFileSystem"
+import { describe, expect, it } from "@effect/vitest"
+import { Effect } from "effect"
+import * as fs from "node:fs"
+import * as http from "node:http"
+import * as path from "node:path"
+import { Config, Runner } from "../src/index.js"
+import type * as Api from "../src/view/Api.js"
+import * as Catalog from "../src/view/Catalog.js"
+import * as Server from "../src/view/Server.js"
+import { flaky, instance, opener, tempDir, testPlugins, visibleSignature } from "./support.js"
+
+const data = [instance("p1", "consistent", [1, 2]), instance("p1", "contrastive", [0]), instance("p2", "changing", [2, 3])]
+const failing = { failing: new Set([visibleSignature(data[2]!.query)]) }
+const plugins = [...testPlugins, flaky(failing)]
+
+const configText = (name: string) =>
+  [
+    `name: ${name}`,
+    "seed: 5",
+    "pipeline: { inferrer: echo }",
+    "scorers: [hits]",
+    "cells:",
+    "  - { name: first, retriever: first }",
+    "  - { name: latest2, retriever: { use: latest, k: 2 } }",
+    "  - { name: gold, retriever: gold }",
+    "  - { name: flaky, retriever: flaky }"
+  ].join("\n")
+
+const sweep = (root: string, name: string, fingerprint = "fixture") =>
+  Effect.gen(function*() {
+    const parsed = yield* Config.parse(configText(name), `${name}.yaml`, {})
+    const config = { ...parsed, out: path.join(root, name), outGiven: false, cacheDir: path.join(root, "..", "cache") }
+    return yield* Runner.sweep(config, { plugins, openDataset: opener(data, fingerprint) })
+  })
+
+/** Two runs of config v (other data), one of w; the catalog reads texts through the same opener. */
+const setup = Effect.gen(function*() {
+  const root = path.join(tempDir(), "runs")
+  const v1 = yield* sweep(root, "v")
+  const v2 = yield* sweep(root, "v", "other data")
+  const w = yield* sweep(root, "w")
+  const catalog = yield* Catalog.make(root, { openDataset: opener(data) })
+  const id = (out: string) => path.relative(root, out).split(path.sep).join("/")
+  return { root, catalog, v1: id(v1.out), v2: id(v2.out), w: id(w.out) }
+})
+
+const cellId = (d: Api.RunDetail, name: string) => d.cells.find((c) => c.name === name)!.id
+
+describe("viewer catalog", () => {
+  it.effect("lists every run with its identity, latest mark and headline", () =>
+    Effect.gen(function*() {
+      const { catalog, v1, v2, w } = yield* setup
+      const runs = yield* catalog.list
+      expect(runs.map((r) => r.id).sort()).toEqual([v1, v2, w].sort())
+      const byId = new Map(runs.map((r) => [r.id, r]))
+      // v2 ran after v1 with the same config: latest points at it
+      expect([byId.get(v1)!.latest, byId.get(v2)!.latest, byId.get(w)!.latest]).toEqual([false, true, true])
+      expect(byId.get(v2)!.fingerprint).toBe("other data")
+      const head = byId.get(v1)!
+      expect([head.config, head.cells, head.instances, head.failed]).toEqual(["v", 4, 3, 1])
+      // main metric: retrieval.hit (the heuristic inference F1 is passed over); gold is an oracle, so
+      // the best non-oracle cell is latest2 (mean of 0.5, 0, 1) over first (0, 1, 0) and flaky (2 instances)
+      expect(head.main).toEqual({ metric: "retrieval.hit", heuristic: false, cell: "latest2", value: 0.5, n: 3 })
+    }).pipe(Effect.provide(NodeFileSystem.layer)))
+
+  it.effect("tables per type mark the best non-oracle cell of each column", () =>
+    Effect.gen(function*() {
+      const { catalog, v1 } = yield* setup
+      const d = yield* catalog.detail(v1)
+      expect(d.main).toBe("retrieval.hit")
+      expect(d.metrics[0]!.name).toBe("retrieval.hit")
+      const all = d.tables.find((t) => t.slice === "all")!
+      expect(all.instances).toBe(3)
+      const hit = (name: string) => all.rows.find((r) => r.cell === cellId(d, name))!.values[0]!
+      expect([hit("first").mean, hit("latest2").mean, hit("gold").mean]).toEqual([1 / 3, 0.5, 1])
+      expect(hit("flaky").n).toBe(2)
+      expect(all.rows.find((r) => r.cell === cellId(d, "flaky"))!.failed).toBe(1)
+      expect(all.best[0]).toEqual([cellId(d, "latest2")])
+      // contrastive (relevant s1): only first selects it; changing (s3, s4): latest2 finds both, flaky (s4) one
+      expect(d.tables.find((t) => t.slice === "contrastive")!.best[0]).toEqual([cellId(d, "first")])
+      expect(d.tables.find((t) => t.slice === "changing")!.best[0]).toEqual([cellId(d, "latest2")])
+      // consistent (relevant s2, s3): latest2 finds s3 (0.5); first (s1) and flaky (s4) none
+      expect(d.cells.find((c) => c.name === "gold")!.oracle).toBe(true)
+    }).pipe(Effect.provide(NodeFileSystem.layer)))
+
+  it.effect("filters instances by type, failed cell, disagreement and text, and sorts them", () =>
+    Effect.gen(function*() {
+      const { catalog, v1 } = yield* setup
+      const ids = (l: Api.InstanceList) => l.items.map((i) => i.id)
+      expect(ids(yield* catalog.instances(v1, {}))).toEqual(["p1:consistent", "p1:contrastive", "p2:changing"])
+      expect(ids(yield* catalog.instances(v1, { type: "contrastive" }))).toEqual(["p1:contrastive"])
+      expect(ids(yield* catalog.instances(v1, { failed: true }))).toEqual(["p2:changing"])
+      expect(ids(yield* catalog.instances(v1, { cell: "flaky", failed: true }))).toEqual(["p2:changing"])
+      expect(ids(yield* catalog.instances(v1, { cell: "first", failed: true }))).toEqual([])
+      // first {s1} against gold: {s2,s3} / {s1} / {s3,s4}
+      const firstGold = yield* catalog.instances(v1, { a: "first", b: "gold" })
+      expect(ids(firstGold)).toEqual(["p1:consistent", "p2:changing"])
+      expect(firstGold.description).toBe("cells @1 and @3 selected different sessions, or one failed")
+      expect(firstGold.items[0]!.outcomes.map((o) => o.selected)).toEqual([["s1"], ["s2", "s3"]])
+      // latest2 {s3,s4} against gold
+      expect(ids(yield* catalog.instances(v1, { a: "@2", b: "@3" }))).toEqual(["p1:consistent", "p1:contrastive"])
+      // flaky {s4} against latest2 {s3,s4}: differ where both ran, and where flaky failed
+      expect(ids(yield* catalog.instances(v1, { a: "flaky", b: "latest2" }))).toEqual(["p1:consistent", "p1:contrastive", "p2:changing"])
+      // search: a dataset text (the request "help p2") and a result text (echo quotes the first session)
+      expect(ids(yield* catalog.instances(v1, { q: "HELP p2" }))).toEqual(["p2:changing"])
+      expect(ids(yield* catalog.instances(v1, { q: "p1 a0" }))).toEqual(["p1:contrastive"])
+      // sort by the main metric of latest2 (0.5, 0, 1), descending
+      expect(ids(yield* catalog.instances(v1, { cell: "latest2", sort: "metric", desc: true }))).toEqual(["p2:changing", "p1:consistent", "p1:contrastive"])
+      const page = yield* catalog.instances(v1, { offset: 1, limit: 1 })
+      expect([page.total, page.matched, page.offset, ids(page)]).toEqual([3, 3, 1, ["p1:contrastive"]])
+    }).pipe(Effect.provide(NodeFileSystem.layer)))
+
+  it.effect("an instance page puts each cell's selection next to the gold labels", () =>
+    Effect.gen(function*() {
+      const { catalog, v1 } = yield* setup
+      const d = yield* catalog.instance(v1, "p1:consistent")
+      expect([d.request, d.gold?.preference, d.datasetNote]).toEqual(["help p1", "pA", null])
+      const id = (name: string) => d.cells.find((c) => c.name === name)!.id
+      expect(d.sessions.map((s) => [s.id, s.position, s.label])).toEqual([["s1", 1, "other"], ["s2", 2, "relevant"], ["s3", 3, "relevant"], ["s4", 4, "other"]])
+      const by = Object.fromEntries(d.sessions.map((s) => [s.id, [...s.selectedBy].sort()]))
+      expect(by).toEqual({
+        s1: [id("first")],
+        s2: [id("gold")],
+        s3: [id("gold"), id("latest2")].sort(),
+        s4: [id("flaky"), id("latest2")].sort()
+      })
+      expect(d.sessions[1]!.turns[0]).toEqual({ role: "user", content: "p1 a1 text" })
+      const latest2 = d.results.find((r) => r.cell === id("latest2"))!
+      expect(latest2.inference).toBe("p1 a2 text / p1 other 3 words here")
+      expect(latest2.scores.find((s) => s.metric === "retrieval.hit")).toEqual({ metric: "retrieval.hit", heuristic: false, value: 0.5 })
+      expect(latest2.scores.find((s) => s.metric === "inference.p")).toEqual({ metric: "inference.p", heuristic: true, value: 0.5, num: 1, den: 2 })
+      const failed = (yield* catalog.instance(v1, "p2:changing")).results.find((r) => r.cell === id("flaky"))!
+      expect([failed.status, failed.error?.message]).toEqual(["failed", "retrieve (flaky): no luck with this history"])
+    }).pipe(Effect.provide(NodeFileSystem.layer)))
+
+  it.effect("says when the dataset's text is not the run's", () =>
+    Effect.gen(function*() {
+      const { catalog, v2 } = yield* setup
+      const d = yield* catalog.instance(v2, "p1:consistent")
+      expect(d.datasetNote).toMatch(/has changed since the run \(fingerprint .*, the run's .*\): its text may not be what the cells saw/)
+      expect(d.sessions[2]!.label).toBe("relevant")
+    }).pipe(Effect.provide(NodeFileSystem.layer)))
+
+  it.effect("compares a cell of one run with a cell of another on their shared instances", () =>
+    Effect.gen(function*() {
+      const { catalog, v1, w } = yield* setup
+      const view = yield* catalog.compare({ run: v1, cell: "first" }, { run: w, cell: "latest2" })
+      expect([view.a.cell.name, view.b.cell.name, view.shared]).toEqual(["first", "latest2", 3])
+      expect(view.disagreements.map((x) => x.instance)).toEqual(["p1:consistent", "p1:contrastive", "p2:changing"])
+      const row = view.rows.find((r) => r.slice === "all" && r.metric === "retrieval.hit")!
+      expect([row.a?.mean, row.b?.mean]).toEqual([1 / 3, 0.5])
+      const same = yield* catalog.compare({ run: v1, cell: "first" }, { run: w, cell: "first" })
+      expect(same.disagreements).toEqual([])
+    }).pipe(Effect.provide(NodeFileSystem.layer)))
+
+  it.effect("names what it cannot find, and the valid choices", () =>
+    Effect.gen(function*() {
+      const { catalog, v1 } = yield* setup
+      const noRun = yield* Effect.flip(catalog.detail("nope/000000000000"))
+      expect([noRun.status, noRun.message]).toEqual([404, `no run "nope/000000000000" under ${catalog.root}`])
+      const noCell = yield* Effect.flip(catalog.instances(v1, { a: "bm25", b: "first" }))
+      expect(noCell.status).toBe(404)
+      expect(noCell.message).toContain(`no cell "bm25" (by id, id prefix of 4+ characters, name, or @k); cells: @1 first (`)
+      const oneSide = yield* Effect.flip(catalog.instances(v1, { a: "first" }))
+      expect([oneSide.status, oneSide.message]).toEqual([400, "disagreement needs two cells: give both a and b"])
+      const noInstance = yield* Effect.flip(catalog.instance(v1, "p9:consistent"))
+      expect([noInstance.status, noInstance.message]).toEqual([404, `run ${v1} has no instance "p9:consistent"`])
+    }).pipe(Effect.provide(NodeFileSystem.layer)))
+
+  it.effect("a run that changes on disk is read again", () =>
+    Effect.gen(function*() {
+      const { root, catalog, w } = yield* setup
+      expect((yield* catalog.instances(w, {})).total).toBe(3)
+      const file = path.join(root, w, "results.jsonl")
+      const kept = fs.readFileSync(file, "utf8").split("\n").filter((l) => l !== "" && !l.includes("\"p2:changing\""))
+      fs.writeFileSync(file, `${kept.join("\n")}\n`)
+      expect((yield* catalog.instances(w, {})).total).toBe(2)
+    }).pipe(Effect.provide(NodeFileSystem.layer)))
+})
+
+interface Reply {
+  readonly status: number
+  readonly headers: http.IncomingHttpHeaders
+  readonly body: string
+}
+
+/** A GET with an explicit Host header (fetch does not let a test set one). */
+const get = (url: string, host?: string) =>
+  Effect.async<Reply>((resume) => {
+    const u = new URL(url)
+    const req = http.get({ hostname: u.hostname, port: u.port, path: `${u.pathname}${u.search}`, headers: host === undefined ? {} : { host } }, (res) => {
+      let body = ""
+      res.setEncoding("utf8")
+      res.on("data", (chunk: string) => (body += chunk))
+      res.on("end", () => resume(Effect.succeed({ status: res.statusCode ?? 0, headers: res.headers, body })))
+    })
+    req.on("error", (e) => resume(Effect.die(e)))
+  })
+
+describe("viewer server", () => {
+  it.scoped("serves the page and the API with a strict CSP, refuses foreign Host headers, and answers errors as JSON", () =>
+    Effect.gen(function*() {
+      const { root, v1 } = yield* setup
+      const { url } = yield* Server.start({ root, port: 0, catalog: { openDataset: opener(data) } })
+      expect(url).toMatch(/^http:\/\/127\.0\.0\.1:\d+\/$/)
+      const page = yield* get(url)
+      expect(page.status).toBe(200)
+      expect(page.headers["content-security-policy"]).toBe(Server.contentSecurityPolicy)
+      expect(page.headers["x-content-type-options"]).toBe("nosniff")
+      expect(page.body).toContain(`<script src="/app.js" defer></script>`)
+      expect(page.body).not.toMatch(/<script>|style=/)
+      const js = yield* get(`${url}app.js`)
+      expect([js.status, js.headers["content-type"]]).toEqual([200, "text/javascript; charset=utf-8"])
+      expect(js.body).not.toContain("innerHTML")
+      const runs = yield* get(`${url}api/runs`)
+      expect((JSON.parse(runs.body) as ReadonlyArray<Api.RunEntry>).length).toBe(3)
+      const q = new URLSearchParams({ run: v1, a: "first", b: "gold" })
+      const list = JSON.parse((yield* get(`${url}api/instances?${q.toString()}`)).body) as Api.InstanceList
+      expect(list.items.map((i) => i.id)).toEqual(["p1:consistent", "p2:changing"])
+      const bad = yield* get(`${url}api/instances?run=${encodeURIComponent(v1)}&sort=random`)
+      expect([bad.status, JSON.parse(bad.body)]).toEqual([400, { error: `sort must be one of instance, type, length, metric; got "random"` }])
+      const missing = yield* get(`${url}api/run`)
+      expect([missing.status, JSON.parse(missing.body)]).toEqual([400, { error: `missing query parameter "run"` }])
+      const unknown = yield* get(`${url}api/run?run=x`)
+      expect(unknown.status).toBe(404)
+      const noPage = yield* get(`${url}etc/passwd`)
+      expect([noPage.status, JSON.parse(noPage.body)]).toEqual([404, { error: "no such page: /etc/passwd" }])
+      const port = new URL(url).port
+      const foreign = yield* get(`${url}api/runs`, `attacker.example:${port}`)
+      expect(foreign.status).toBe(421)
+      expect(foreign.body).not.toContain(v1)
+      const localhost = yield* get(`${url}api/runs`, `localhost:${port}`)
+      expect(localhost.status).toBe(200)
+    }).pipe(Effect.provide(NodeFileSystem.layer)))
+})

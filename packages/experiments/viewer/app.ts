@@ -1,0 +1,365 @@
+/**
+ * The results viewer's browser code: one page, routed by the URL's hash, rendering the JSON of
+ * ../src/view/Api.ts. Every piece of run or dataset text reaches the page as a text node (no
+ * innerHTML, no inline script or style), so it stays inert; the server's CSP forbids the rest.
+ *
+ * Routes (all state is in the hash, so every view can be bookmarked or reloaded):
+ *   #/                                         the runs under the server's root
+ *   #/run?run=<id>                             a run's tables, per instance type, best marked
+ *   #/instances?run=<id>&type=&cell=&failed=1&a=&b=&q=&sort=&desc=1&offset=
+ *   #/instance?run=<id>&id=<instance>          one instance: sessions, gold labels, each cell's selection and outputs
+ *   #/compare?a=<run>&ca=<cell>&b=<run>&cb=<cell>
+ *
+ * Built by tools/build-cli.mjs into packages/experiments/dist/viewer/app.js.
+ */
+import type * as Api from "../src/view/Api.js"
+
+type Child = Node | string | null | undefined | false
+type Attrs = Readonly<Record<string, string | undefined>>
+
+/** An element with attributes and children; strings become text nodes. */
+const h = (tag: string, attrs: Attrs = {}, ...children: ReadonlyArray<Child | ReadonlyArray<Child>>): HTMLElement => {
+  const el = document.createElement(tag)
+  for (const [k, v] of Object.entries(attrs)) if (v !== undefined) el.setAttribute(k, v)
+  for (const c of children.flat()) {
+    if (c === null || c === undefined || c === false) continue
+    el.append(typeof c === "string" ? document.createTextNode(c) : c)
+  }
+  return el
+}
+
+const main = () => document.getElementById("main")!
+const where = () => document.getElementById("where")!
+
+const hashOf = (page: string, params: Readonly<Record<string, string | number | boolean | undefined>>): string => {
+  const q = new URLSearchParams()
+  for (const [k, v] of Object.entries(params)) {
+    if (v === undefined || v === "" || v === false) continue
+    q.set(k, v === true ? "1" : String(v))
+  }
+  const s = q.toString()
+  return `#/${page}${s === "" ? "" : `?${s}`}`
+}
+
+const link = (text: string, page: string, params: Readonly<Record<string, string | number | boolean | undefined>>, attrs: Attrs = {}) =>
+  h("a", { ...attrs, href: hashOf(page, params) }, text)
+
+class HttpFailure extends Error {}
+
+const get = async <A>(pathname: string, params: Readonly<Record<string, string | number | boolean | undefined>> = {}): Promise<A> => {
+  const q = new URLSearchParams()
+  for (const [k, v] of Object.entries(params)) if (v !== undefined && v !== "" && v !== false) q.set(k, v === true ? "1" : String(v))
+  const response = await fetch(`${pathname}${q.size > 0 ? `?${q.toString()}` : ""}`)
+  const body: unknown = await response.json()
+  if (!response.ok) {
+    const message = typeof body === "object" && body !== null && "error" in body ? String(body.error) : `HTTP ${response.status}`
+    throw new HttpFailure(message)
+  }
+  return body as A
+}
+
+const fmt = (v: number | null | undefined, digits = 3): string => (v === null || v === undefined || !Number.isFinite(v) ? "–" : v.toFixed(digits))
+
+const estimateText = (e: Api.Estimate | null): string => {
+  if (e === null || e.mean === null) return "–"
+  const ci = e.lo === null || e.hi === null ? "" : ` [${fmt(e.lo)}, ${fmt(e.hi)}]`
+  return `${fmt(e.mean)}${ci}`
+}
+
+const cellName = (cells: ReadonlyArray<Api.CellEntry>, id: string): string => {
+  const c = cells.find((x) => x.id === id)
+  return c === undefined ? id : `@${c.k} ${c.name}${c.oracle ? " ‡" : ""}`
+}
+
+const metricName = (m: Pick<Api.MetricColumn, "name" | "heuristic">) => `${m.name}${m.heuristic ? " †" : ""}`
+
+const setWhere = (...parts: ReadonlyArray<Child>) => where().replaceChildren(...parts.filter((p): p is Node | string => p !== null && p !== undefined && p !== false).flatMap((p) => [" › ", p]))
+
+// ---------------------------------------------------------------------------------------------- runs
+
+const runsPage = async () => {
+  setWhere()
+  const runs = await get<ReadonlyArray<Api.RunEntry>>("/api/runs")
+  if (runs.length === 0) return [h("h1", {}, "Runs"), h("p", {}, "No runs under this directory yet: run a sweep (npx cupid-lab sweep --config contextual.yaml) and reload.")]
+  const rows = runs.map((r) =>
+    h("tr", { "data-run": r.id },
+      h("td", {}, link(r.id, "run", { run: r.id }), r.latest ? h("span", { class: "tag" }, "latest") : null),
+      h("td", {}, r.config),
+      h("td", {}, r.data, r.transform === null ? null : h("div", { class: "muted" }, `transform ${r.transform}`)),
+      h("td", {}, r.started === null ? "–" : r.started.replace("T", " ").replace(/\.\d+Z$/, "Z")),
+      h("td", { class: "num" }, String(r.cells)),
+      h("td", { class: "num" }, String(r.instances)),
+      h("td", { class: "num" }, String(r.failed)),
+      h("td", {}, r.main === null ? "–" : [metricName({ name: r.main.metric, heuristic: r.main.heuristic }), ": ", h("b", {}, fmt(r.main.value)), ` (${r.main.cell ?? "–"}, N=${r.main.n})`])
+    )
+  )
+  return [
+    h("h1", {}, "Runs"),
+    h("p", { class: "muted" }, `${runs.length} runs, newest first. Headline: the best non-oracle cell on the run's main metric over all instances.`),
+    h("table", { id: "runs" },
+      h("thead", {}, h("tr", {}, ...["run", "config", "data", "started", "cells", "instances", "failed pairs", "headline"].map((t) => h("th", {}, t)))),
+      h("tbody", {}, rows))
+  ]
+}
+
+// ----------------------------------------------------------------------------------------------- run
+
+const runTabs = (run: string, active: "run" | "instances" | "compare") =>
+  h("nav", { class: "tabs" },
+    link("tables", "run", { run }, active === "run" ? { class: "active" } : {}),
+    link("instances", "instances", { run }, active === "instances" ? { class: "active" } : {}),
+    link("compare two cells", "compare", { a: run, b: run }, active === "compare" ? { class: "active" } : {}))
+
+const runPage = async (p: URLSearchParams) => {
+  const run = p.get("run") ?? ""
+  const d = await get<Api.RunDetail>("/api/run", { run })
+  setWhere(link(run, "run", { run }))
+  const tables = d.tables.map((t) => {
+    const head = h("tr", {}, h("th", {}, "cell"), ...d.metrics.map((m) => h("th", { title: m.description, class: m.name === d.main ? "main" : undefined }, metricName(m), m.direction === "lower" ? " ↓" : "")), h("th", {}, "failed"))
+    const body = t.rows.map((r) => {
+      const c = d.cells.find((x) => x.id === r.cell)
+      return h("tr", { "data-cell": r.cell, class: c?.baseline === true ? "baseline" : c?.oracle === true ? "oracle" : undefined },
+        h("td", {}, cellName(d.cells, r.cell), c?.baseline === true ? h("span", { class: "tag" }, "baseline") : null),
+        ...r.values.map((v, i) => {
+          const best = t.best[i]?.includes(r.cell) === true
+          return h("td", { class: best ? "num best" : "num", title: v === null ? undefined : `N=${v.n}` }, estimateText(v), best ? " ▲" : "")
+        }),
+        h("td", { class: "num" }, String(r.failed)))
+    })
+    return h("section", { "data-slice": t.slice },
+      h("h2", {}, `${t.slice === "all" ? "All instances" : `${t.slice} instances`} (N=${t.instances})`),
+      h("div", { class: "scroll" }, h("table", { class: "metrics" }, h("thead", {}, head), h("tbody", {}, body))))
+  })
+  return [
+    h("h1", {}, `${d.entry.config} · ${d.entry.data}`),
+    runTabs(run, "run"),
+    h("p", { class: "muted" },
+      `${d.entry.cells} cells × ${d.entry.instances} instances; main metric ${d.main ?? "none"} (${d.mainReason}). `,
+      "Values are means with 95% CIs; ▲ marks the best non-oracle cell of each column (ties share it); † a heuristic metric, ‡ an oracle cell; hover a value for its N."),
+    ...tables
+  ]
+}
+
+// ----------------------------------------------------------------------------------------- instances
+
+const select = (name: string, options: ReadonlyArray<readonly [string, string]>, value: string) => {
+  const el = h("select", { name, id: `f-${name}` }, ...options.map(([v, t]) => h("option", { value: v }, t)))
+  ;(el as HTMLSelectElement).value = value
+  return el
+}
+
+const instancesPage = async (p: URLSearchParams) => {
+  const run = p.get("run") ?? ""
+  const d = await get<Api.RunDetail>("/api/run", { run })
+  setWhere(link(run, "run", { run }), "instances")
+  const params = {
+    run,
+    type: p.get("type") ?? undefined,
+    cell: p.get("cell") ?? undefined,
+    failed: p.get("failed") === "1",
+    a: p.get("a") ?? undefined,
+    b: p.get("b") ?? undefined,
+    q: p.get("q") ?? undefined,
+    sort: p.get("sort") ?? undefined,
+    desc: p.get("desc") === "1",
+    offset: p.get("offset") ?? undefined
+  }
+  const list = await get<Api.InstanceList>("/api/instances", params)
+  const cellOptions: Array<readonly [string, string]> = [["", "(any)"], ...d.cells.map((c) => [c.id, cellName(d.cells, c.id)] as const)]
+  const search = h("input", { type: "search", name: "q", id: "f-q", placeholder: "search text", value: params.q ?? "" })
+  const failed = h("input", { type: "checkbox", name: "failed", id: "f-failed" })
+  ;(failed as HTMLInputElement).checked = params.failed
+  const form = h("form", { id: "filters" },
+    h("label", {}, "type ", select("type", [["", "(all)"], ["consistent", "consistent"], ["contrastive", "contrastive"], ["changing", "changing"]], params.type ?? "")),
+    h("label", {}, "cell ", select("cell", cellOptions, params.cell ?? "")),
+    h("label", {}, failed, " failed"),
+    h("fieldset", {}, h("legend", {}, "disagreement"), h("label", {}, "cell A ", select("a", cellOptions, params.a ?? "")), h("label", {}, "cell B ", select("b", cellOptions, params.b ?? ""))),
+    h("label", {}, "sort ", select("sort", [["instance", "dataset order"], ["type", "type"], ["length", "history length"], ["metric", `main metric (${d.main ?? "–"})`]], params.sort ?? "instance")),
+    h("label", {}, h("input", { type: "checkbox", name: "desc", id: "f-desc", ...(params.desc ? { checked: "" } : {}) }), " descending"),
+    search,
+    h("button", { type: "submit", id: "apply" }, "apply"))
+  form.addEventListener("submit", (event) => {
+    event.preventDefault()
+    const data = new FormData(form as HTMLFormElement)
+    const value = (k: string) => {
+      const v = data.get(k)
+      return typeof v === "string" && v !== "" ? v : undefined
+    }
+    location.hash = hashOf("instances", {
+      run,
+      type: value("type"),
+      cell: value("cell"),
+      failed: data.get("failed") !== null,
+      a: value("a"),
+      b: value("b"),
+      q: value("q"),
+      sort: value("sort") === "instance" ? undefined : value("sort"),
+      desc: data.get("desc") !== null
+    })
+  })
+  const outcomeText = (o: Api.CellOutcome) =>
+    o.status === "failed" ? "failed" : `${o.selected === null ? "–" : `{${o.selected.join(", ")}}`}${o.main === null ? "" : ` ${fmt(o.main)}`}`
+  const shownCells = list.items[0]?.outcomes.map((o) => o.cell) ?? []
+  const rows = list.items.map((it) =>
+    h("tr", { "data-instance": it.id },
+      h("td", {}, link(it.id, "instance", { run, id: it.id })),
+      h("td", {}, it.type),
+      h("td", { class: "num" }, String(it.sessions)),
+      h("td", { class: "num" }, String(it.historyTokens)),
+      h("td", {}, `{${it.relevant.join(", ")}}`, it.stale.length > 0 ? h("span", { class: "muted" }, ` stale {${it.stale.join(", ")}}`) : null),
+      ...it.outcomes.map((o) => h("td", { class: o.status === "failed" ? "failed" : undefined, "data-cell": o.cell }, outcomeText(o)))))
+  const next = list.offset + list.items.length < list.matched
+    ? link("next page", "instances", { ...params, offset: list.offset + list.items.length })
+    : null
+  return [
+    h("h1", {}, `Instances · ${d.entry.config}`),
+    runTabs(run, "instances"),
+    form,
+    h("p", { id: "matched" }, `${list.matched} of ${list.total} instances: ${list.description}.`, list.items.length < list.matched ? ` Showing ${list.offset + 1}–${list.offset + list.items.length}.` : ""),
+    list.notice === null ? null : h("p", { class: "notice" }, list.notice),
+    h("div", { class: "scroll" }, h("table", { class: "instances" },
+      h("thead", {}, h("tr", {}, ...["instance", "type", "sessions", "tokens", "gold relevant"].map((t) => h("th", {}, t)), ...shownCells.map((c) => h("th", { title: cellName(d.cells, c) }, `@${d.cells.find((x) => x.id === c)?.k ?? "?"}`)))),
+      h("tbody", {}, rows))),
+    next,
+    h("p", { class: "muted" }, "Each cell column shows the sessions it selected and its main metric for the instance; the header's tooltip names the cell.")
+  ]
+}
+
+// ------------------------------------------------------------------------------------------ instance
+
+const instancePage = async (p: URLSearchParams) => {
+  const run = p.get("run") ?? ""
+  const id = p.get("id") ?? ""
+  const d = await get<Api.InstanceDetail>("/api/instance", { run, id })
+  setWhere(link(run, "run", { run }), link("instances", "instances", { run }), id)
+  const withResult = d.cells.filter((c) => d.results.some((r) => r.cell === c.id))
+  const sessionRows = d.sessions.map((s) =>
+    h("tr", { "data-session": s.id, class: s.label === null ? undefined : `label-${s.label}` },
+      h("td", { class: "num" }, String(s.position)),
+      h("td", {}, s.id),
+      h("td", { class: "gold" }, s.label ?? "?"),
+      h("td", {}, s.factor ?? "–"),
+      ...withResult.map((c) => {
+        const picked = s.selectedBy.includes(c.id)
+        return h("td", { class: picked ? "sel picked" : "sel", "data-cell": c.id, title: cellName(d.cells, c.id) }, picked ? "●" : "")
+      }),
+      h("td", {}, s.turns.length === 0 ? "–" : h("details", {},
+        h("summary", {}, `${s.turns.length} turns: ${(s.turns[0]?.content ?? "").slice(0, 90)}…`),
+        ...s.turns.map((t) => h("div", { class: `turn ${t.role === "user" ? "user" : "assistant"}` }, h("b", {}, `${t.role}: `), t.content)),
+        s.preference === null ? null : h("p", { class: "muted" }, `gold preference of this session: ${s.preference}`)))))
+  const results = d.results.map((r) =>
+    h("section", { class: "result", "data-cell": r.cell },
+      h("h3", {}, cellName(d.cells, r.cell), " ", h("span", { class: r.status === "ok" ? "tag" : "tag failed" }, r.status)),
+      h("p", {}, h("b", {}, "selected: "), r.selected === null ? "–" : `{${r.selected.join(", ")}}`),
+      r.inference === null ? null : h("div", { class: "pair" },
+        h("div", {}, h("b", {}, "inferred preference"), h("p", {}, r.inference)),
+        h("div", {}, h("b", {}, "gold preference"), h("p", {}, d.gold?.preference ?? "–"))),
+      r.generation === null ? null : h("div", {}, h("b", {}, "generation"), h("p", { class: "pre" }, r.generation)),
+      h("table", { class: "scores" }, h("tbody", {}, ...r.scores.map((s) =>
+        h("tr", {}, h("td", {}, metricName({ name: s.metric, heuristic: s.heuristic })), h("td", { class: "num" }, fmt(s.value), s.num === undefined ? "" : ` (${s.num}/${s.den})`))))),
+      h("p", { class: "muted" }, `usage: ${r.usage.calls} calls, ${r.usage.promptTokens} prompt + ${r.usage.completionTokens} completion tokens`),
+      r.error === null ? null : h("p", { class: "failed" }, `${r.error.stage} (${r.error.plugin}) ${r.error.tag}: ${r.error.message}`)))
+  return [
+    h("h1", {}, `${d.id} (${d.type})`),
+    runTabs(run, "instances"),
+    d.datasetNote === null ? null : h("p", { class: "notice" }, d.datasetNote),
+    h("h2", {}, "Request"),
+    h("p", { class: "pre", id: "request" }, d.request ?? "–"),
+    d.gold === null ? null : h("div", { class: "gold-box" },
+      h("p", {}, h("b", {}, "gold context factor: "), d.gold.factor),
+      h("p", {}, h("b", {}, "gold preference: "), d.gold.preference),
+      h("b", {}, "checklist"), h("ul", { id: "checklist" }, ...d.gold.checklist.map((c) => h("li", {}, c)))),
+    h("h2", {}, "History"),
+    h("p", { class: "muted" }, "Gold label of each prior session for this request (relevant: same factor and preference; stale: same factor, earlier preference; other). ● marks the sessions each cell selected."),
+    h("div", { class: "scroll" }, h("table", { class: "sessions" },
+      h("thead", {}, h("tr", {}, h("th", {}, "#"), h("th", {}, "session"), h("th", {}, "gold"), h("th", {}, "factor"),
+        ...withResult.map((c) => h("th", { title: cellName(d.cells, c.id) }, `@${c.k}`)), h("th", {}, "dialogue"))),
+      h("tbody", {}, sessionRows))),
+    d.otherSelected.length === 0 ? null : h("p", { class: "notice" }, "Selected but not in the history above (added by a transform): ",
+      d.otherSelected.map((o) => `${o.session} by ${o.cells.map((c) => cellName(d.cells, c)).join(", ")}`).join("; ")),
+    h("h2", {}, "Cells"),
+    ...results
+  ]
+}
+
+// ------------------------------------------------------------------------------------------- compare
+
+const comparePage = async (p: URLSearchParams) => {
+  const runs = await get<ReadonlyArray<Api.RunEntry>>("/api/runs")
+  const a = p.get("a") ?? runs[0]?.id ?? ""
+  const b = p.get("b") ?? a
+  const [da, db] = await Promise.all([get<Api.RunDetail>("/api/run", { run: a }), get<Api.RunDetail>("/api/run", { run: b })])
+  const ca = p.get("ca") ?? da.cells[0]?.id ?? ""
+  const cb = p.get("cb") ?? db.cells[1]?.id ?? db.cells[0]?.id ?? ""
+  setWhere("compare")
+  const runOptions = runs.map((r) => [r.id, `${r.id} (${r.config}, ${r.data})`] as const)
+  const form = h("form", { id: "pick" },
+    h("fieldset", {}, h("legend", {}, "A"), select("a", runOptions, a), select("ca", da.cells.map((c) => [c.id, cellName(da.cells, c.id)] as const), ca)),
+    h("fieldset", {}, h("legend", {}, "B"), select("b", runOptions, b), select("cb", db.cells.map((c) => [c.id, cellName(db.cells, c.id)] as const), cb)),
+    h("button", { type: "submit", id: "apply" }, "compare"))
+  form.addEventListener("submit", (event) => {
+    event.preventDefault()
+    const data = new FormData(form as HTMLFormElement)
+    const next = { a: String(data.get("a")), b: String(data.get("b")) }
+    // A changed run keeps no cell choice of the other run.
+    location.hash = hashOf("compare", { ...next, ca: next.a === a ? String(data.get("ca")) : undefined, cb: next.b === b ? String(data.get("cb")) : undefined })
+  })
+  const v = await get<Api.CompareView>("/api/compare", { a, ca, b, cb })
+  const rows = v.rows.map((r) => {
+    const m = v.metrics.find((x) => x.name === r.metric)
+    const diff = r.a?.mean !== null && r.a?.mean !== undefined && r.b?.mean !== null && r.b?.mean !== undefined ? r.b.mean - r.a.mean : null
+    return h("tr", {}, h("td", {}, r.slice), h("td", {}, m === undefined ? r.metric : metricName(m)), h("td", { class: "num" }, estimateText(r.a)), h("td", { class: "num" }, estimateText(r.b)),
+      h("td", { class: "num" }, diff === null ? "–" : `${diff >= 0 ? "+" : ""}${fmt(diff)}`))
+  })
+  const outcome = (o: Api.CellOutcome) => (o.status === "failed" ? "failed" : `{${(o.selected ?? []).join(", ")}} ${fmt(o.main)}`)
+  return [
+    h("h1", {}, "Two cells side by side"),
+    form,
+    h("p", {}, `A: ${a} ${cellName(da.cells, v.a.cell.id)}; B: ${b} ${cellName(db.cells, v.b.cell.id)}. ${v.shared} instances in both; ${v.disagreements.length} where the selections differ or one failed.`),
+    h("div", { class: "scroll" }, h("table", { class: "compare" },
+      h("thead", {}, h("tr", {}, ...["type", "metric", "A", "B", "B − A"].map((t) => h("th", {}, t)))), h("tbody", {}, rows))),
+    h("h2", {}, "Instances where they disagree"),
+    h("table", { class: "instances" },
+      h("thead", {}, h("tr", {}, ...["instance", "type", "A", "B"].map((t) => h("th", {}, t)))),
+      h("tbody", {}, ...v.disagreements.map((x) =>
+        h("tr", { "data-instance": x.instance },
+          h("td", {}, link(x.instance, "instance", { run: a, id: x.instance }), a === b ? null : [" ", link("(B's run)", "instance", { run: b, id: x.instance })]),
+          h("td", {}, x.type), h("td", {}, outcome(x.a)), h("td", {}, outcome(x.b))))))
+  ]
+}
+
+// -------------------------------------------------------------------------------------------- router
+
+const pages: Readonly<Record<string, (p: URLSearchParams) => Promise<ReadonlyArray<Child>>>> = {
+  "": runsPage,
+  run: runPage,
+  instances: instancesPage,
+  instance: instancePage,
+  compare: comparePage
+}
+
+let generation = 0
+
+const render = async () => {
+  const mine = ++generation
+  const raw = location.hash.replace(/^#\/?/, "")
+  const [page = "", query = ""] = raw.split("?", 2)
+  const view = pages[page]
+  document.body.classList.add("loading")
+  try {
+    const nodes = view === undefined ? [h("p", {}, `No page "${page}".`)] : await view(new URLSearchParams(query))
+    if (mine !== generation) return
+    main().replaceChildren(...nodes.filter((n): n is Node | string => n !== null && n !== undefined && n !== false))
+  } catch (e) {
+    if (mine !== generation) return
+    main().replaceChildren(h("p", { class: "failed", id: "error" }, e instanceof Error ? e.message : String(e)))
+  } finally {
+    if (mine === generation) {
+      document.body.classList.remove("loading")
+      document.body.dataset["ready"] = raw
+    }
+  }
+}
+
+window.addEventListener("hashchange", () => void render())
+void render()
