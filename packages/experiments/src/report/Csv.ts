@@ -33,13 +33,13 @@ const num = (x: number | null | undefined): string => (x === null || x === undef
 export const leading = ["cell", "cell_name", "instance", "persona_id", "type", "status", "selected"] as const
 export const trailing = ["calls", "prompt_tokens", "completion_tokens", "error_stage", "error_plugin", "error_message"] as const
 
-interface ScoreColumn {
+export interface ScoreColumn {
   readonly title: string
   readonly value: (r: Row) => number | null | undefined
 }
 
-/** One column per Mean score key, two per key scored with counts, sorted by key. */
-const scoreColumns = (rows: ReadonlyArray<Row>): Array<ScoreColumn> => {
+/** One column per Mean score key, two per key scored with counts, sorted by key (results.parquet has the same). */
+export const scoreColumns = (rows: ReadonlyArray<Row>): Array<ScoreColumn> => {
   const keys = new Map<string, boolean>()
   for (const r of rows) {
     for (const k in r.scores) {

@@ -1,5 +1,5 @@
 /**
- * Writing a run's reports: `report.md`, `report.html`, `report.tex` and `results.csv`, all from the files of the
+ * Writing a run's reports: `report.md`, `report.html`, `report.tex`, `results.csv` and `results.parquet`, all from the files of the
  * run directory (summary.json, results.jsonl, run.json) and the run's dataset (for examples). The
  * sweep calls {@link write} when it finishes and `report --run <dir>` calls it again, through the
  * same code, so both give the same bytes (report.md and results.csv are byte-identical across
@@ -21,6 +21,7 @@ import * as Examples from "./Examples.js"
 import * as Html from "./Html.js"
 import * as Latex from "./Latex.js"
 import * as Markdown from "./Markdown.js"
+import * as Parquet from "./Parquet.js"
 import * as RunDir from "./RunDir.js"
 
 export interface Options {
@@ -48,6 +49,7 @@ export interface Written {
   readonly html: string
   readonly latex: string
   readonly csv: string
+  readonly parquet: string
 }
 
 const toRunError = (dir: string) => (e: unknown): RunError =>
@@ -75,19 +77,23 @@ export const render = (run: RunDir.Run, options: Options = {}): Effect.Effect<Re
     }
   })
 
-/** Write report.md, report.html, report.tex and results.csv of a run already in memory into its directory. */
+/** Write report.md, report.html, report.tex, results.csv and results.parquet of a run already in memory into its directory. */
 export const writeRun = (run: RunDir.Run, options: Options = {}): Effect.Effect<Written, RunError> =>
   Effect.gen(function*() {
     const r = yield* render(run, options)
     const dir = run.dir
-    const files = { markdown: path.join(dir, "report.md"), html: path.join(dir, "report.html"), latex: path.join(dir, "report.tex"), csv: path.join(dir, "results.csv") }
+    const files = { markdown: path.join(dir, "report.md"), html: path.join(dir, "report.html"), latex: path.join(dir, "report.tex"), csv: path.join(dir, "results.csv"), parquet: path.join(dir, "results.parquet") }
     yield* Effect.forEach([[files.markdown, r.markdown], [files.html, r.html], [files.latex, r.latex], [files.csv, r.csv]] as const, ([file, text]) =>
       Files.writeFileAtomic(file, text).pipe(
         Effect.mapError((e) => new RunError({ path: file, reason: `cannot write the report: ${Files.describe(e)}` }))
       ), { discard: true }).pipe(Effect.provide(NodeFileSystem.layer))
+    yield* Parquet.write(files.parquet, run.rows).pipe(
+      Effect.mapError((e) => new RunError({ path: files.parquet, reason: `cannot write the results: ${Files.describe(e)}` })),
+      Effect.provide(NodeFileSystem.layer)
+    )
     return files
   })
 
-/** Read `dir` and (re)write report.md, report.html, report.tex and results.csv in it. */
+/** Read `dir` and (re)write report.md, report.html, report.tex, results.csv and results.parquet in it. */
 export const write = (dir: string, options: Options = {}): Effect.Effect<Written, RunError> =>
   Effect.flatMap(RunDir.readLocal(dir), (run) => writeRun(run, options))
