@@ -142,6 +142,10 @@ const runPage = async (p: URLSearchParams) => {
 
 // ----------------------------------------------------------------------------------------- instances
 
+/** Which cell each `@k` column is. */
+const cellKey = (cells: ReadonlyArray<Api.CellEntry>, ids: ReadonlyArray<string>) =>
+  h("p", { class: "key" }, ...ids.flatMap((id, i) => [i === 0 ? "" : " · ", h("b", {}, `@${cells.find((c) => c.id === id)?.k ?? "?"}`), ` ${cells.find((c) => c.id === id)?.name ?? id}`]))
+
 const select = (name: string, options: ReadonlyArray<readonly [string, string]>, value: string) => {
   const el = h("select", { name, id: `f-${name}` }, ...options.map(([v, t]) => h("option", { value: v }, t)))
   ;(el as HTMLSelectElement).value = value
@@ -221,7 +225,8 @@ const instancesPage = async (p: URLSearchParams) => {
       h("thead", {}, h("tr", {}, ...["instance", "type", "sessions", "tokens", "gold relevant"].map((t) => h("th", {}, t)), ...shownCells.map((c) => h("th", { title: cellName(d.cells, c) }, `@${d.cells.find((x) => x.id === c)?.k ?? "?"}`)))),
       h("tbody", {}, rows))),
     next,
-    h("p", { class: "muted" }, "Each cell column shows the sessions it selected and its main metric for the instance; the header's tooltip names the cell.")
+    cellKey(d.cells, shownCells),
+    h("p", { class: "muted" }, "Each cell column shows the sessions it selected and its main metric for the instance.")
   ]
 }
 
@@ -275,6 +280,7 @@ const instancePage = async (p: URLSearchParams) => {
       h("thead", {}, h("tr", {}, h("th", {}, "#"), h("th", {}, "session"), h("th", {}, "gold"), h("th", {}, "factor"),
         ...withResult.map((c) => h("th", { title: cellName(d.cells, c.id) }, `@${c.k}`)), h("th", {}, "dialogue"))),
       h("tbody", {}, sessionRows))),
+    cellKey(d.cells, withResult.map((c) => c.id)),
     d.otherSelected.length === 0 ? null : h("p", { class: "notice" }, "Selected but not in the history above (added by a transform): ",
       d.otherSelected.map((o) => `${o.session} by ${o.cells.map((c) => cellName(d.cells, c)).join(", ")}`).join("; ")),
     h("h2", {}, "Cells"),

@@ -97,6 +97,8 @@ const router = (catalog: Catalog.Catalog, assets: { readonly js: string; readonl
     HttpRouter.get("/", Effect.succeed(HttpServerResponse.html(page).pipe(HttpServerResponse.setHeaders(securityHeaders)))),
     HttpRouter.get("/app.js", Effect.succeed(HttpServerResponse.text(assets.js, { contentType: "text/javascript; charset=utf-8", headers: securityHeaders }))),
     HttpRouter.get("/app.css", Effect.succeed(HttpServerResponse.text(assets.css, { contentType: "text/css; charset=utf-8", headers: securityHeaders }))),
+    // Browsers ask for it on their own; there is none.
+    HttpRouter.get("/favicon.ico", Effect.succeed(HttpServerResponse.empty({ status: 204, headers: securityHeaders }))),
     HttpRouter.get("/api/runs", answer(catalog.list)),
     HttpRouter.get("/api/run", answer(Effect.flatMap(params, (p) => Effect.flatMap(required(p, "run"), catalog.detail)))),
     HttpRouter.get(
