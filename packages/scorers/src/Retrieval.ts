@@ -33,7 +33,12 @@ const info = (
 /** The declared metrics for a set of cut-offs (duplicates removed, ascending). */
 export const metricsFor = (ks: ReadonlyArray<number>): ReadonlyArray<Scorer.MetricInfo> => [
   info("precision", "Relevant selected sessions / selected sessions (NaN when nothing is selected).", { headline: true }),
-  info("recall", "Relevant selected sessions / relevant sessions (NaN when the instance has no relevant session).", { headline: true, mainRank: 2 }),
+  info("recall", "Relevant selected sessions / relevant sessions (NaN when the instance has no relevant session).", { headline: true }),
+  info(
+    "f1",
+    "Per-instance F1 of the selection's precision and recall (0 when nothing relevant is selected, NaN without relevant sessions), macro mean. The main metric of retrieval-only sweeps: passing every session on scores recall 1 but a low F1.",
+    { headline: true, mainRank: 2 }
+  ),
   info("recall_all", "1 when every relevant session is selected, else 0 (NaN without relevant sessions)."),
   info("recall_any", "1 when at least one relevant session is selected, else 0 (NaN without relevant sessions)."),
   ...normalizeKs(ks).map((k) =>
@@ -63,6 +68,9 @@ export const effectiveRetrieval = (instance: Domain.Instance, trace: Trace.Trace
 
 const ratio = (a: number, b: number) => (b === 0 ? NaN : a / b)
 
+/** F1 of set precision (found / selected) and recall (found / relevant): 2 found / (selected + relevant). */
+const f1 = (found: number, selected: number, relevant: number): number => (found === 0 ? 0 : (2 * found) / (selected + relevant))
+
 /**
  * Every retrieval metric for one instance. The ranking is read in the order given (the retriever's
  * own tie-breaking stands); a session listed twice counts at its first place.
@@ -85,6 +93,7 @@ export const compute = (
   const out: Record<string, number> = {
     "retrieval.precision": ratio(relSelected, selected.length),
     "retrieval.recall": noRel ? NaN : relSelected / R,
+    "retrieval.f1": noRel ? NaN : f1(relSelected, selected.length, R),
     "retrieval.recall_all": noRel ? NaN : relSelected === R ? 1 : 0,
     "retrieval.recall_any": noRel ? NaN : relSelected > 0 ? 1 : 0
   }

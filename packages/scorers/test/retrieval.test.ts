@@ -29,6 +29,8 @@ describe("retrieval scorer", () => {
     expectScores(Retrieval.compute(history, trace, [2, 4]), {
       "retrieval.precision": 1 / 3,
       "retrieval.recall": 1 / 2,
+      // 2 * (1/3) * (1/2) / (1/3 + 1/2) = (1/3) / (5/6) = 0.4
+      "retrieval.f1": 0.4,
       "retrieval.recall_all": 0,
       "retrieval.recall_any": 1,
       // rank 2 relevant: (1/log2 3) / (1 + 1/log2 3) = 0.386853...
@@ -49,6 +51,8 @@ describe("retrieval scorer", () => {
     expectScores(Retrieval.compute(history, makeTrace(history), [2, 4]), {
       "retrieval.precision": 2 / 8,
       "retrieval.recall": 1,
+      // 2 * (1/4) * 1 / (1/4 + 1) = 0.4: the full history has recall 1 but not a high F1
+      "retrieval.f1": 0.4,
       "retrieval.recall_all": 1,
       "retrieval.recall_any": 1,
       // s8 other, s7 stale
@@ -68,6 +72,8 @@ describe("retrieval scorer", () => {
     expectScores(Retrieval.compute(history, trace, [2]), {
       "retrieval.precision": NaN,
       "retrieval.recall": 0,
+      // nothing found: 0, although precision is undefined
+      "retrieval.f1": 0,
       "retrieval.recall_all": 0,
       "retrieval.recall_any": 0,
       "retrieval.ndcg@2": 0,
@@ -85,6 +91,7 @@ describe("retrieval scorer", () => {
     expectScores(Retrieval.compute(none, trace, [2]), {
       "retrieval.precision": 0,
       "retrieval.recall": NaN,
+      "retrieval.f1": NaN,
       "retrieval.recall_all": NaN,
       "retrieval.recall_any": NaN,
       "retrieval.ndcg@2": NaN,
