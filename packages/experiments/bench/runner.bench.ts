@@ -3,16 +3,20 @@
  * result lines) through a trivial retriever and scorer, writing real results, the summary and
  * every report. Prints pairs per second for the whole sweep and for its pair loop, the share of the
  * wall time spent after the pairs (sorting, summary, reports: target under 10%), the time to
- * regenerate the reports from the directory, and peak RSS and heap per phase.
+ * regenerate the reports from the directory, peak RSS and heap per phase, and the time, size and
+ * heap of results.parquet written alone from the run's rows.
  *
  *   npm run bench -- runner
  */
 import { Plugin, Retriever, Scorer } from "@cupid-lab/core"
+import { NodeFileSystem } from "@effect/platform-node"
 import { Effect, Schema } from "effect"
 import * as fs from "node:fs"
 import * as os from "node:os"
 import * as path from "node:path"
 import { Config, Runner } from "../src/index.js"
+import * as Parquet from "../src/report/Parquet.js"
+import * as RunDir from "../src/report/RunDir.js"
 
 const cells = 20
 const instances = Number(process.env["BENCH_INSTANCES"] ?? 10_000)
@@ -87,11 +91,21 @@ const program = Effect.gen(function*() {
   const reportStarted = performance.now()
   yield* Runner.report(config.out)
   const reportSeconds = (performance.now() - reportStarted) / 1000
-  return { outcome, seconds, cpuSeconds: (used.user + used.system) / 1e6, reportSeconds, sweepPeak }
+  sample()
+  const reportPeak = { rss: peakRss, heap: peakHeap }
+  // results.parquet alone, from the rows read back: time, size and the heap it adds over the rows.
+  const rows = yield* RunDir.readRows(outcome.files.results).pipe(Effect.provide(NodeFileSystem.layer))
+  globalThis.gc?.()
+  resetPeak()
+  const heapBefore = process.memoryUsage().heapUsed
+  const parquetStarted = performance.now()
+  yield* Parquet.write(path.join(dir, "again.parquet"), rows).pipe(Effect.provide(NodeFileSystem.layer))
+  const parquet = { rows: rows.length, seconds: (performance.now() - parquetStarted) / 1000, heapRise: peakHeap - heapBefore }
+  return { outcome, seconds, cpuSeconds: (used.user + used.system) / 1e6, reportSeconds, sweepPeak, reportPeak, parquet }
 })
 
 globalThis.gc?.()
-const { outcome, seconds, cpuSeconds, reportSeconds, sweepPeak } = await Effect.runPromise(program)
+const { outcome, seconds, cpuSeconds, reportSeconds, sweepPeak, reportPeak, parquet } = await Effect.runPromise(program)
 clearInterval(timer)
 sample()
 const run = JSON.parse(fs.readFileSync(outcome.files.run, "utf8")) as {
@@ -109,5 +123,7 @@ console.log(`report --run (read the directory back, render every report): ${repo
 console.log(`load average during the run: ${os.loadavg().map((x) => x.toFixed(1)).join(" ")} (2 cores; other processes slow every figure)`)
 console.log(`stage time summed over pairs (ms): ${JSON.stringify(run.stageTimeMs)}`)
 const mb = (b: number) => `${(b / 2 ** 20).toFixed(0)} MB`
-console.log(`peak during the sweep: RSS ${mb(sweepPeak.rss)}, heap ${mb(sweepPeak.heap)}; during report --run: RSS ${mb(peakRss)}, heap ${mb(peakHeap)}`)
+console.log(`peak during the sweep: RSS ${mb(sweepPeak.rss)}, heap ${mb(sweepPeak.heap)}; during report --run: RSS ${mb(reportPeak.rss)}, heap ${mb(reportPeak.heap)}`)
+const size = (file: string) => `${(fs.statSync(file).size / 1e6).toFixed(1)} MB`
+console.log(`results.parquet: ${parquet.rows} rows in ${parquet.seconds.toFixed(2)} s, ${size(path.join(outcome.out, "results.parquet"))} (results.csv ${size(path.join(outcome.out, "results.csv"))}); heap above the rows while writing: ${mb(Math.max(0, parquet.heapRise))} (sampled every 50 ms)`)
 fs.rmSync(dir, { recursive: true, force: true })

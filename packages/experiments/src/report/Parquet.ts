@@ -77,7 +77,7 @@ export const columns = (rows: ReadonlyArray<Row>): Array<Column> => [
 ]
 
 export interface WriteOptions {
-  /** Rows per row group (default 50,000): the most rows encoded at once. */
+  /** Rows per row group (default 10,000): the most rows encoded at once. */
   readonly rowGroupRows?: number
 }
 
@@ -92,7 +92,7 @@ export const write = (
 ): Effect.Effect<void, PlatformError, FileSystem.FileSystem> =>
   Files.writeFileAtomicWith(file, (put) =>
     Effect.gen(function*() {
-      const groupRows = Math.max(1, options.rowGroupRows ?? 50_000)
+      const groupRows = Math.max(1, options.rowGroupRows ?? 10_000)
       const cols = columns(rows)
       const bytes = new ByteWriter()
       const parquet = new ParquetWriter({ writer: bytes, schema: [{ name: "schema", num_children: cols.length }, ...cols.map((c) => c.element)], createdBy })
