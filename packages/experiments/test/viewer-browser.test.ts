@@ -132,7 +132,7 @@ describe.skipIf(!available)("the results viewer in a real browser", () => {
   })
 
   const open = async (hash: string, base = url): Promise<Page> => {
-    const page = await browser.newPage({ viewport: { width: 1400, height: 900 } })
+    const page = await browser.newPage({ viewport: { width: 1400, height: 700 } })
     page.on("console", (m) => void (m.type() === "error" && problems.push(`console: ${m.text()}`)))
     page.on("pageerror", (e) => problems.push(`page: ${e.message}`))
     page.on("dialog", (d) => {
@@ -152,7 +152,9 @@ describe.skipIf(!available)("the results viewer in a real browser", () => {
   const shot = async (page: Page, name: string) => {
     if (shots === undefined) return
     fs.mkdirSync(shots, { recursive: true })
-    await page.screenshot({ path: path.join(shots, name), fullPage: false })
+    // the page's content, at most 1000 px high
+    const height = (await page.evaluate(`document.body.scrollHeight`)) as number
+    await page.screenshot({ path: path.join(shots, name), fullPage: true, clip: { x: 0, y: 0, width: 1400, height: Math.min(height + 10, 1000) } })
   }
 
   it("lists the three runs, filters to the instances where two context-factor cells disagree, and shows the sessions each selected next to the gold labels", async () => {

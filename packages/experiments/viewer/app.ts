@@ -84,7 +84,7 @@ const runsPage = async () => {
   const rows = runs.map((r) =>
     h("tr", { "data-run": r.id },
       h("td", {}, link(r.id, "run", { run: r.id }), r.latest ? h("span", { class: "tag" }, "latest") : null),
-      h("td", {}, r.config),
+      h("td", {}, r.config, h("span", { class: "muted", title: "config hash" }, ` ${r.configHash.slice(0, 8)}`)),
       h("td", {}, r.data, r.transform === null ? null : h("div", { class: "muted" }, `transform ${r.transform}`)),
       h("td", {}, r.started === null ? "–" : r.started.replace("T", " ").replace(/\.\d+Z$/, "Z")),
       h("td", { class: "num" }, String(r.cells)),
