@@ -1,7 +1,9 @@
 /**
  * The figures of report.html: SVG charts (see {@link Svg}) of an analysis with their captions:
- * grouped bars with CI whiskers, the binned lines (recency, history length), precision against
- * recall, and the cost frontier. Every caption states what is plotted and the N behind it.
+ * bars with CI whiskers, the binned lines (recency, history length), precision against recall,
+ * and the cost frontier. Every caption states what is plotted and the N behind it. Charts show
+ * cells by their number (as in the Cells table); a key under each chart, or at the top of the
+ * overview for its bars, gives each number's full cell name and, for lines and points, its style.
  *
  * @example
  * import * as Charts from "@cupid-lab/experiments/report/Charts"
@@ -19,7 +21,24 @@ import * as Svg from "./Svg.js"
 
 const e = Format.html
 
-const figure = (svg: string, caption: string) => `<figure>${svg}<figcaption>${e(caption)}</figcaption></figure>`
+const figure = (svg: string, caption: string, key = "") => `<figure>${svg}${key}<figcaption>${e(caption)}</figcaption></figure>`
+
+const marks = (a: Analysis): Array<string> => a.cells.map((_, i) => String(i + 1))
+
+/** The key of the cells: number, style (as in every chart of the report) and full name; `values` adds columns. */
+export const cellKey = (a: Analysis, values?: { readonly columns: ReadonlyArray<string>; readonly row: (cell: number) => ReadonlyArray<string> }): string => {
+  const look = Svg.styles(a.cells.length)
+  return Svg.key(
+    a.cells.map((c, i) => ({
+      mark: String(i + 1),
+      label: Notes.cellLabel(c.summary, a.baseline.id),
+      style: look[i]!,
+      hollow: c.summary.usesGold,
+      ...(values === undefined ? {} : { values: values.row(i) })
+    })),
+    values === undefined ? {} : { columns: values.columns }
+  )
+}
 
 /** "all 18, consistent 6, ..." or ranges when cells differ. */
 const nCaption = (a: Analysis, metric: string): string =>
@@ -34,6 +53,7 @@ const barChart = (a: Analysis, m: MetricDescription): string => {
     title: `${m.name} per cell and slice`,
     yLabel: m.name,
     groups: a.cells.map((c) => Notes.cellLabel(c.summary, a.baseline.id)),
+    marks: marks(a),
     series: slices.map((s) => s),
     value: (g, s) => {
       const est = a.cells[g]!.summary.slices[slices[s]!].metrics[m.name]
@@ -41,7 +61,7 @@ const barChart = (a: Analysis, m: MetricDescription): string => {
       return { value: est.mean, lo: est.ci95[0] ?? NaN, hi: est.ci95[1] ?? NaN, n: est.n }
     }
   })
-  return figure(svg, `${Notes.metricLabel(m)} (${Notes.aggregateNote(m)}) per cell and instance type, with 95% bootstrap CI whiskers. N per cell (instances scored): ${nCaption(a, m.name)}. Hover a bar for its value, CI and N.`)
+  return figure(svg, `${Notes.metricLabel(m)} (${Notes.aggregateNote(m)}) per cell (rows, numbered as in the key above) and instance type (panels), with 95% bootstrap CI whiskers. N per cell (instances scored): ${nCaption(a, m.name)}. Hover a bar for its value, CI and N.`)
 }
 
 export const lineChart = (a: Analysis, b: Binned): string => {
@@ -51,29 +71,31 @@ export const lineChart = (a: Analysis, b: Binned): string => {
     yLabel: b.metric.name,
     categories: b.bins.map((x) => `${x.label} (${x.instances})`),
     series: a.cells.map((c) => Notes.cellLabel(c.summary, a.baseline.id)),
+    marks: marks(a),
     value: (s, c) => b.bins[c]!.values.get(a.cells[s]!.summary.id)
   })
   const total = b.bins.reduce((n, x) => n + x.instances, 0)
-  return figure(svg, `${Notes.binHeader(b)}. ${b.bins.length} bins over ${total} instances (instances per bin in parentheses); each point aggregates a cell's scored instances in the bin (${Notes.aggregateNote(b.metric)}); hover for its N.`)
+  return figure(svg, `${Notes.binHeader(b)}. ${b.bins.length} bins over ${total} instances (instances per bin in parentheses); one line per cell, numbered at its end where the number fits and styled as in the key; each point aggregates a cell's scored instances in the bin (${Notes.aggregateNote(b.metric)}); hover for its N.`, cellKey(a))
 }
 
 const prChart = (a: Analysis): string => {
   const p = a.inference.find((m) => m.name.startsWith("inference.precision")) ?? a.retrieval.find((m) => m.name === "retrieval.precision")
   const r = a.inference.find((m) => m.name.startsWith("inference.recall")) ?? a.retrieval.find((m) => m.name === "retrieval.recall")
   if (p === undefined || r === undefined) return ""
+  const at = (i: number, m: MetricDescription) => a.cells[i]!.summary.slices.all.metrics[m.name]
   const points = a.cells.map((c, i) => {
-    const pe = c.summary.slices.all.metrics[p.name], re = c.summary.slices.all.metrics[r.name]
+    const pe = at(i, p), re = at(i, r)
     return {
-      label: `${i + 1} ${Notes.cellLabel(c.summary, a.baseline.id)}`,
       mark: String(i + 1),
       x: re?.mean ?? NaN,
       y: pe?.mean ?? NaN,
       hollow: c.summary.usesGold,
-      tip: `${c.summary.name}: ${r.name} ${Format.number(re?.mean)} (n=${re?.n ?? 0}), ${p.name} ${Format.number(pe?.mean)} (n=${pe?.n ?? 0})`
+      tip: `${i + 1} ${c.summary.name}: ${r.name} ${Format.number(re?.mean)} (n=${re?.n ?? 0}), ${p.name} ${Format.number(pe?.mean)} (n=${pe?.n ?? 0})`
     }
   })
   const svg = Svg.scatter({ title: "Precision against recall", xLabel: r.name, yLabel: p.name, points })
-  return figure(svg, `${p.name} against ${r.name}, all instances, one point per cell (numbers as in the Cells table; hollow: oracle). N per cell: ${nCaption(a, r.name).split(",")[0]}.`)
+  const key = cellKey(a, { columns: [r.name, p.name], row: (i) => [Format.number(at(i, r)?.mean), Format.number(at(i, p)?.mean)] })
+  return figure(svg, `${p.name} against ${r.name}, all instances, one point per cell, numbered as in the Cells table and the key (hollow: oracle). A number that would cover another number or point is left off the chart; the key gives every cell's values. N per cell: ${nCaption(a, r.name).split(",")[0]}.`, key)
 }
 
 export const frontierChart = (a: Analysis): string => {
@@ -90,28 +112,34 @@ export const frontierChart = (a: Analysis): string => {
     xLabel: "pipeline tokens per instance (prompt + completion)",
     yLabel: m.name,
     points: pts.map((p) => ({
-      label: `${p.i + 1} ${Notes.cellLabel(p.c.summary, a.baseline.id)}`,
       mark: String(p.i + 1),
       x: p.cost,
       y: p.value,
       hollow: p.c.summary.usesGold,
       front: front.has(p.c.summary.id),
-      tip: `${p.c.summary.name}: ${Format.number(p.cost)} tokens per instance, ${m.name} ${Format.number(p.value)} (n=${p.n})`
+      tip: `${p.i + 1} ${p.c.summary.name}: ${Format.number(p.cost)} tokens per instance, ${m.name} ${Format.number(p.value)} (n=${p.n})`
     }))
   })
+  const key = cellKey(a, {
+    columns: ["tokens / inst.", m.name, "on the front"],
+    row: (i) => [Format.number(pts[i]!.cost), Format.number(pts[i]!.value), front.has(pts[i]!.c.summary.id) ? "yes" : ""]
+  })
   const free = pts.every((p) => p.cost === 0)
-  return figure(svg, `Cost frontier: ${m.name} (all instances) against the pipeline's tokens per instance (scoring excluded). Dashed line and outlined points: the Pareto front (no other non-oracle cell is cheaper and at least as good). Hollow: oracle cells, left out of the front. N per cell: ${nCaption(a, m.name).split(",")[0]}.${free ? " Every cell ran without model calls (0 tokens), so cost does not separate them." : ""}`)
+  return figure(svg, `Cost frontier: ${m.name} (all instances) against the pipeline's tokens per instance (scoring excluded); points numbered as in the Cells table and the key (a number that would cover another is left off; the key gives every cell's values). Dashed line and outlined points: the Pareto front (no other non-oracle cell is cheaper and at least as good). Hollow: oracle cells, left out of the front. N per cell: ${nCaption(a, m.name).split(",")[0]}.${free ? " Every cell ran without model calls (0 tokens), so cost does not separate them." : ""}`, key)
 }
 
 /** One chart per instance slice of a transform curve: the metric against the axis, with 95% CI whiskers. */
-export const interventionCharts = (curve: Interventions.Curve): string =>
-  slices.map((slice) => {
+export const interventionCharts = (curve: Interventions.Curve): string => {
+  const look = Svg.styles(curve.series.length)
+  const seriesKey = Svg.key(curve.series.map((s, i) => ({ mark: String(i + 1), label: s.label, style: look[i]! })), { name: "series" })
+  return slices.map((slice) => {
     const svg = Svg.lines({
       title: `${curve.metric.name} against ${curve.axis} (${slice})`,
       xLabel: Interventions.axisTitle(curve.axis),
       yLabel: curve.metric.name,
       categories: curve.categories,
       series: curve.series.map((s) => s.label),
+      marks: curve.series.map((_, i) => String(i + 1)),
       value: (s, c) => {
         const est = Interventions.point(curve.series[s]!.cells[c], slice, curve.metric.name)
         if (est === undefined || est.mean === null) return undefined
@@ -119,12 +147,14 @@ export const interventionCharts = (curve: Interventions.Curve): string =>
       }
     })
     const ns = curve.series.flatMap((s) => s.cells.map((c) => Interventions.point(c, slice, curve.metric.name)?.n ?? 0))
-    return figure(svg, `${Notes.metricLabel(curve.metric)} (${Notes.aggregateNote(curve.metric)}), ${slice} instances, against ${Interventions.axisTitle(curve.axis)}; whiskers: 95% bootstrap CI. N per point: ${Math.min(...ns)}–${Math.max(...ns)}.`)
+    return figure(svg, `${Notes.metricLabel(curve.metric)} (${Notes.aggregateNote(curve.metric)}), ${slice} instances, against ${Interventions.axisTitle(curve.axis)}; one numbered line per series (see the key); whiskers: 95% bootstrap CI. N per point: ${Math.min(...ns)}–${Math.max(...ns)}.`, seriesKey)
   }).join("")
+}
 
-/** The bar charts of the headline metrics and the precision-recall scatter. */
+/** The key of the cells, the bar charts of the headline metrics and the precision-recall scatter. */
 export const overview = (a: Analysis): string => {
   const headline = [a.main, a.generation[0], a.retrieval.find((m) => m.name === "retrieval.recall")]
     .filter((m, i, all): m is MetricDescription => m !== undefined && all.indexOf(m) === i)
-  return `<h2 id="charts">Overview</h2>${headline.map((m) => barChart(a, m)).join("")}${prChart(a)}`
+  const bars = headline.map((m) => barChart(a, m)).join("")
+  return `<h2 id="charts">Overview</h2>${bars === "" ? "" : cellKey(a)}${bars}${prChart(a)}`
 }
