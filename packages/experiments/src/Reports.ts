@@ -1,5 +1,5 @@
 /**
- * Writing the reports of a run directory (report.md, report.html, results.csv) from what the sweep wrote there. The sweep
+ * Writing the reports of a run directory (report.md, report.html, report.tex, results.csv, results.parquet) from what the sweep wrote there. The sweep
  * calls it when it ends, and `cli report --run <dir>` calls it to regenerate the reports, e.g.
  * after the report code changed; nothing is recomputed from models.
  *
@@ -18,7 +18,7 @@ export interface WriteOptions {
   readonly openDataset?: (source: string) => Effect.Effect<Dataset.Opened, unknown>
 }
 
-/** Render report.md, report.html, report.tex and results.csv for `runDir` (see report/Report.ts); returns report.md's path. */
+/** Render report.md, report.html, report.tex, results.csv and results.parquet for `runDir` (see report/Report.ts); returns report.md's path. */
 export const write = (runDir: string, options: WriteOptions = {}): Effect.Effect<string, RunError> =>
   Effect.map(
     Report.write(runDir, options.openDataset === undefined ? {} : { openDataset: options.openDataset }),

@@ -134,7 +134,7 @@ describe("usage errors exit with 2 and say what is wrong", () => {
     [["sweep", "--config", "x.yaml", "--types", "changed"], `--types: unknown instance type "changed"; valid choices: consistent, contrastive, changing`],
     [["compare", "--runs", "only-one"], "compare needs --runs <first run>,<second run> (two run directories)"],
     [["report"], "Expected to find option: '--run'"],
-    [[], "name a command: sweep, report, compare, export, synthesize, data"]
+    [[], "name a command: sweep, report, compare, export, view, synthesize, data"]
   ])("%j", async (args, message) => {
     const r = await cupid(...args)
     expect(r.code, r.stderr).toBe(2)
@@ -196,7 +196,7 @@ describe("a real sweep", () => {
 
     const report = await cupid("report", "--run", "runs/smoke")
     expect(report.code, report.stderr).toBe(0)
-    expect(report.stdout).toBe("report: runs/smoke/report.md\nreport: runs/smoke/report.html\nresults: runs/smoke/results.csv\n")
+    expect(report.stdout).toBe("report: runs/smoke/report.md\nreport: runs/smoke/report.html\nresults: runs/smoke/results.csv\nresults: runs/smoke/results.parquet\n")
     const main = await cupid("report", "--run", "runs/smoke", "--main", "retrieval.precision")
     expect(main.code, main.stderr).toBe(0)
     expect(fs.readFileSync(path.join(dir, "runs/smoke/report.md"), "utf8")).toContain("- Main metric: retrieval.precision (mean over instances (macro)); chosen on the command line")

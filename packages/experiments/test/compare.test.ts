@@ -129,7 +129,7 @@ describe("the compare and report commands", () => {
       const t = io()
       const code = yield* Commands.main(["report", "--run", a, "--baseline", "bm25(k=2)"], t.io)
       expect(code).toBe(0)
-      expect(t.out.join("")).toBe(`report: ${path.join(a, "report.md")}\nreport: ${path.join(a, "report.html")}\nresults: ${path.join(a, "results.csv")}\n`)
+      expect(t.out.join("")).toBe(`report: ${path.join(a, "report.md")}\nreport: ${path.join(a, "report.html")}\nresults: ${path.join(a, "results.csv")}\nresults: ${path.join(a, "results.parquet")}\n`)
       const md = fs.readFileSync(path.join(a, "report.md"), "utf8")
       expect(md).toContain("- Baseline: bm25(k=2) (chosen on the command line)")
       expect(fs.readFileSync(path.join(a, "results.csv"), "utf8").split("\r\n")).toHaveLength(3 * 4 + 2)

@@ -2,7 +2,7 @@ import { Command, Options } from "@effect/cli"
 import { Effect, Option } from "effect"
 import { CommandIo, runDirectory } from "./Io.js"
 
-/** `report --run <dir>`: rewrite a run's report.md, report.html, report.tex and results.csv. */
+/** `report --run <dir>`: rewrite a run's report.md, report.html, report.tex, results.csv and results.parquet. */
 export const command = Command.make(
   "report",
   {
@@ -26,6 +26,6 @@ export const command = Command.make(
         ...Option.match(a.baseline, { onNone: () => ({}), onSome: (baseline) => ({ baseline }) }),
         ...Option.match(a.main, { onNone: () => ({}), onSome: (main) => ({ main }) })
       })
-      io.stdout(`report: ${files.markdown}\nreport: ${files.html}\nresults: ${files.csv}\n`)
+      io.stdout(`report: ${files.markdown}\nreport: ${files.html}\nresults: ${files.csv}\nresults: ${files.parquet}\n`)
     })
-).pipe(Command.withDescription("rewrite report.md, report.html, report.tex and results.csv of a run directory from its results and summary"))
+).pipe(Command.withDescription("rewrite report.md, report.html, report.tex, results.csv and results.parquet of a run directory from its results and summary"))

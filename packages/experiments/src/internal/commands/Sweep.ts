@@ -146,7 +146,7 @@ const run = (a: Args) =>
     )
     io.stdout(table(outcome.summary, Object.entries(config.models).map(([n, m]) => `${n} = ${m.provider}/${m.model}`)))
     io.stdout(`\n${outcome.pairs.done}/${outcome.pairs.total} pairs done (${outcome.pairs.ran} this run), ${outcome.pairs.failed} failed this run\n`)
-    io.stdout(`report: ${outcome.files.report}\nreport: ${path.join(outcome.out, "report.html")}\nresults: ${path.join(outcome.out, "results.csv")}\n`)
+    io.stdout(`report: ${outcome.files.report}\nreport: ${path.join(outcome.out, "report.html")}\nresults: ${path.join(outcome.out, "results.csv")}\nresults: ${path.join(outcome.out, "results.parquet")}\n`)
     if (outcome.pairs.failed > 0) log(`${outcome.pairs.failed} pairs failed (status "failed" in ${outcome.files.results}); rerun the same command to retry them`)
     if (outcome.interrupted) {
       log(`interrupted: ${outcome.pairs.done} of ${outcome.pairs.total} pairs are done and written; rerun the same command to resume`)
