@@ -156,6 +156,8 @@ interface Placement {
   readonly x: number
   readonly y: number
   readonly anchor: TextAnchor
+  /** Far enough from its point to need a line to it. */
+  readonly far?: boolean
 }
 
 /**
@@ -181,21 +183,32 @@ const place = (
   })
 }
 
-/** Positions around a point of radius r: right, left, above, below, the four diagonals; then the same a line further out. */
+/**
+ * Positions around a point of radius r: right, left, above, below, the four diagonals; then the
+ * same a line further out, marked `far` (drawn with a leader line to the point).
+ */
 const around = (x: number, y: number, r: number): ReadonlyArray<Placement> =>
-  [r + 3, r + 3 + labelSize].flatMap((d): ReadonlyArray<Placement> => {
-    const mid = y + labelSize * 0.3, dd = d * 0.75
+  [r + 3, r + 3 + labelSize].flatMap((d, ring): ReadonlyArray<Placement> => {
+    const mid = y + labelSize * 0.3, dd = d * 0.75, far = ring > 0
     return [
-      { x: x + d, y: mid, anchor: "start" },
-      { x: x - d, y: mid, anchor: "end" },
-      { x, y: y - d - labelSize * 0.25, anchor: "middle" },
-      { x, y: y + d + labelSize * 0.85, anchor: "middle" },
-      { x: x + dd, y: y - dd - labelSize * 0.25, anchor: "start" },
-      { x: x + dd, y: y + dd + labelSize * 0.85, anchor: "start" },
-      { x: x - dd, y: y - dd - labelSize * 0.25, anchor: "end" },
-      { x: x - dd, y: y + dd + labelSize * 0.85, anchor: "end" }
+      { x: x + d, y: mid, anchor: "start", far },
+      { x: x - d, y: mid, anchor: "end", far },
+      { x, y: y - d - labelSize * 0.25, anchor: "middle", far },
+      { x, y: y + d + labelSize * 0.85, anchor: "middle", far },
+      { x: x + dd, y: y - dd - labelSize * 0.25, anchor: "start", far },
+      { x: x + dd, y: y + dd + labelSize * 0.85, anchor: "start", far },
+      { x: x - dd, y: y - dd - labelSize * 0.25, anchor: "end", far },
+      { x: x - dd, y: y + dd + labelSize * 0.85, anchor: "end", far }
     ]
   })
+
+/** A thin line from a point's edge to the nearest side of its label's box. */
+const leader = (cx: number, cy: number, r: number, p: Placement & { readonly text: string }): string => {
+  const box = textBox(p.x, p.y, p.anchor, p.text)
+  const tx = Math.min(Math.max(cx, box.x0), box.x1), ty = Math.min(Math.max(cy, box.y0), box.y1)
+  const len = Math.hypot(tx - cx, ty - cy) || 1
+  return `<line class="leader" x1="${f(cx + ((tx - cx) / len) * r)}" y1="${f(cy + ((ty - cy) / len) * r)}" x2="${f(tx)}" y2="${f(ty)}" stroke="#999" stroke-width="0.75"/>`
+}
 
 const labelText = (p: Placement & { readonly text: string }, cls: string, fill?: string): string =>
   `<text class="${cls}" x="${f(p.x)}" y="${f(p.y)}" font-size="${labelSize}"${p.anchor === "start" ? "" : ` text-anchor="${p.anchor}"`}${fill === undefined ? "" : ` fill="${fill}"`}>${e(p.text)}</text>`
@@ -446,12 +459,18 @@ export const scatter = (input: ScatterInput): string => {
     g.r = Math.max(g.r, p.r)
     groups.set(k, g)
   }
+  const spots = [...groups.values()]
   const placed = place(
-    [...groups.values()].map((g) => ({ text: g.marks.join(", "), candidates: around(g.x, g.y, g.r) })),
+    spots.map((g) => ({ text: g.marks.join(", "), candidates: around(g.x, g.y, g.r) })),
     obstacles,
     { x0: fr.left, y0: 0, x1: fr.width, y1: fr.height - fr.bottom }
   )
-  for (const p of placed) if (p !== undefined) parts.push(labelText(p, "point-label"))
+  placed.forEach((p, k) => {
+    if (p === undefined) return
+    const g = spots[k]!
+    if (p.far === true) parts.push(leader(g.x, g.y, g.r, p))
+    parts.push(labelText(p, "point-label"))
+  })
   parts.push("</svg>")
   return parts.join("")
 }
