@@ -40,6 +40,14 @@ const analysisOf = (cells: ReadonlyArray<CellSpec>) =>
 
 const svgs = (html: string, kind: string): Array<string> => [...html.matchAll(new RegExp(`<svg[^>]*class="chart chart-${kind}"[\\s\\S]*?</svg>`, "g"))].map((m) => m[0])
 
+/** Each figure's chart and caption. */
+const figures = (html: string, kind: string): Array<{ readonly svg: string; readonly caption: string }> =>
+  [...html.matchAll(new RegExp(`<figure>(<svg[^>]*class="chart chart-${kind}"[\\s\\S]*?</svg>)[\\s\\S]*?<figcaption>([\\s\\S]*?)</figcaption></figure>`, "g"))]
+    .map((m) => ({ svg: m[1]!, caption: m[2]! }))
+
+/** The marks a caption says are left off the chart. */
+const leftOff = (caption: string): Array<string> => /Not numbered on the chart[^:]*: ([^.]*)\./.exec(caption)?.[1]!.split(", ") ?? []
+
 const attr = (tag: string, name: string): string | undefined => new RegExp(`\\s${name}="([^"]*)"`).exec(tag)?.[1]
 const num = (tag: string, name: string): number => Number(attr(tag, name))
 
@@ -141,19 +149,19 @@ describe("charts of a 30-cell run", () => {
       }
     }))
 
-  it.effect("scatter labels neither overlap one another nor cover a point, and stay inside the chart", () =>
+  it.effect("scatter labels neither overlap one another nor cover a point, stay inside the chart, and the caption names those left off", () =>
     Effect.gen(function*() {
       const a = yield* analysisOf(cells)
-      const scatters = [...svgs(Charts.overview(a), "scatter"), ...svgs(Charts.frontierChart(a), "scatter")]
+      const scatters = [...figures(Charts.overview(a), "scatter"), ...figures(Charts.frontierChart(a), "scatter")]
       expect(scatters).toHaveLength(2)
-      for (const svg of scatters) {
+      for (const { svg, caption } of scatters) {
         const labels = labelBoxes(svg, "point-label")
         const points = [...svg.matchAll(/<circle class="point[^"]*"[^>]*>/g)].map((m) => ({ x: num(m[0], "cx"), y: num(m[0], "cy"), r: num(m[0], "r") }))
         expect(points).toHaveLength(30)
-        // most numbers find a place; every number appears at most once
+        // every number is on the chart once or named in the caption
         const shown = labels.flatMap((l) => l.text.split(", "))
         expect(shown.length).toBeGreaterThanOrEqual(15)
-        expect(new Set(shown).size).toBe(shown.length)
+        expect([...shown, ...leftOff(caption)].map(Number).sort((x, y) => x - y)).toEqual(cells.map((_, i) => i + 1))
         expect(collisions(labels)).toEqual([])
         const box = viewBox(svg)
         for (const l of labels) {
@@ -163,17 +171,27 @@ describe("charts of a 30-cell run", () => {
       }
     }))
 
+  it("a crowded scatter leaves numbers off rather than overlapping them, and lists them", () => {
+    const points = Array.from({ length: 40 }, (_, i) => ({ mark: String(i + 1), x: 0.5 + (i % 8) * 0.004, y: 0.5 + Math.floor(i / 8) * 0.004, tip: "" }))
+    const drawn = Svg.scatter({ title: "crowded", xLabel: "x", yLabel: "y", points, xDomain: [0, 1], yDomain: [0, 1] })
+    const labels = labelBoxes(drawn.svg, "point-label")
+    expect(drawn.unlabelled.length).toBeGreaterThan(0)
+    expect(collisions(labels)).toEqual([])
+    const shown = labels.flatMap((l) => l.text.split(", "))
+    expect([...shown, ...drawn.unlabelled].map(Number).sort((x, y) => x - y)).toEqual(points.map((_, i) => i + 1))
+  })
+
   it.effect("line charts give each cell its own style and write non-overlapping numbers at the line ends", () =>
     Effect.gen(function*() {
       const a = yield* analysisOf(cells)
-      const svg = svgs(Charts.lineChart(a, a.recency!), "lines")[0]!
+      const { svg, caption } = figures(Charts.lineChart(a, a.recency!), "lines")[0]!
       const paths = [...svg.matchAll(/<path class="series"[^>]*>/g)].map((m) => `${attr(m[0], "stroke")} ${attr(m[0], "stroke-dasharray") ?? ""}`)
       expect(paths.length).toBe(30)
       expect(new Set(paths).size).toBe(30)
       const labels = labelBoxes(svg, "series-label")
       const shown = labels.flatMap((l) => l.text.split(", "))
       expect(shown.length).toBeGreaterThanOrEqual(15)
-      expect(new Set(shown).size).toBe(shown.length)
+      expect([...shown, ...leftOff(caption)].map(Number).sort((x, y) => x - y)).toEqual(cells.map((_, i) => i + 1))
       expect(collisions(labels)).toEqual([])
       for (const l of labels) expect(within(l, viewBox(svg)), l.text).toBe(true)
     }))

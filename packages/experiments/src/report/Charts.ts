@@ -23,6 +23,10 @@ const e = Format.html
 
 const figure = (svg: string, caption: string, key = "") => `<figure>${svg}${key}<figcaption>${e(caption)}</figcaption></figure>`
 
+/** A chart whose caption names the marks that found no free place on it. */
+const drawnFigure = (drawn: Svg.Drawn, caption: string, key: string) =>
+  figure(drawn.svg, drawn.unlabelled.length === 0 ? caption : `${caption} Not numbered on the chart (no free place; see the key): ${drawn.unlabelled.join(", ")}.`, key)
+
 const marks = (a: Analysis): Array<string> => a.cells.map((_, i) => String(i + 1))
 
 /** The key of the cells: number, style (as in every chart of the report) and full name; `values` adds columns. */
@@ -65,7 +69,7 @@ const barChart = (a: Analysis, m: MetricDescription): string => {
 }
 
 export const lineChart = (a: Analysis, b: Binned): string => {
-  const svg = Svg.lines({
+  const drawn = Svg.lines({
     title: Notes.binHeader(b),
     xLabel: b.by === "relevant position" ? "mean position of the relevant sessions (bin)" : "history length, approximate tokens (bin)",
     yLabel: b.metric.name,
@@ -75,7 +79,7 @@ export const lineChart = (a: Analysis, b: Binned): string => {
     value: (s, c) => b.bins[c]!.values.get(a.cells[s]!.summary.id)
   })
   const total = b.bins.reduce((n, x) => n + x.instances, 0)
-  return figure(svg, `${Notes.binHeader(b)}. ${b.bins.length} bins over ${total} instances (instances per bin in parentheses); one line per cell, numbered at its end where the number fits and styled as in the key; each point aggregates a cell's scored instances in the bin (${Notes.aggregateNote(b.metric)}); hover for its N.`, cellKey(a))
+  return drawnFigure(drawn, `${Notes.binHeader(b)}. ${b.bins.length} bins over ${total} instances (instances per bin in parentheses); one line per cell, numbered at its end where the number fits and styled as in the key; each point aggregates a cell's scored instances in the bin (${Notes.aggregateNote(b.metric)}); hover for its N.`, cellKey(a))
 }
 
 const prChart = (a: Analysis): string => {
@@ -93,9 +97,9 @@ const prChart = (a: Analysis): string => {
       tip: `${i + 1} ${c.summary.name}: ${r.name} ${Format.number(re?.mean)} (n=${re?.n ?? 0}), ${p.name} ${Format.number(pe?.mean)} (n=${pe?.n ?? 0})`
     }
   })
-  const svg = Svg.scatter({ title: "Precision against recall", xLabel: r.name, yLabel: p.name, points })
+  const drawn = Svg.scatter({ title: "Precision against recall", xLabel: r.name, yLabel: p.name, points })
   const key = cellKey(a, { columns: [r.name, p.name], row: (i) => [Format.number(at(i, r)?.mean), Format.number(at(i, p)?.mean)] })
-  return figure(svg, `${p.name} against ${r.name}, all instances, one point per cell, numbered as in the Cells table and the key (hollow: oracle). A number that would cover another number or point is left off the chart; the key gives every cell's values. N per cell: ${nCaption(a, r.name).split(",")[0]}.`, key)
+  return drawnFigure(drawn, `${p.name} against ${r.name}, all instances, one point per cell, numbered as in the Cells table and the key (hollow: oracle). A number that would cover another number or point is left off the chart; the key gives every cell's values. N per cell: ${nCaption(a, r.name).split(",")[0]}.`, key)
 }
 
 export const frontierChart = (a: Analysis): string => {
@@ -107,7 +111,7 @@ export const frontierChart = (a: Analysis): string => {
     return { c, i, cost: r.pairs === 0 ? NaN : (r.promptTokens + r.completionTokens) / r.pairs, value: est?.mean ?? NaN, n: est?.n ?? 0 }
   })
   const front = paretoFront(pts.filter((p) => !p.c.summary.usesGold).map((p) => ({ id: p.c.summary.id, cost: p.cost, value: p.value })))
-  const svg = Svg.scatter({
+  const drawn = Svg.scatter({
     title: "Quality against tokens",
     xLabel: "pipeline tokens per instance (prompt + completion)",
     yLabel: m.name,
@@ -125,7 +129,7 @@ export const frontierChart = (a: Analysis): string => {
     row: (i) => [Format.number(pts[i]!.cost), Format.number(pts[i]!.value), front.has(pts[i]!.c.summary.id) ? "yes" : ""]
   })
   const free = pts.every((p) => p.cost === 0)
-  return figure(svg, `Cost frontier: ${m.name} (all instances) against the pipeline's tokens per instance (scoring excluded); points numbered as in the Cells table and the key (a number that would cover another is left off; the key gives every cell's values). Dashed line and outlined points: the Pareto front (no other non-oracle cell is cheaper and at least as good). Hollow: oracle cells, left out of the front. N per cell: ${nCaption(a, m.name).split(",")[0]}.${free ? " Every cell ran without model calls (0 tokens), so cost does not separate them." : ""}`, key)
+  return drawnFigure(drawn, `Cost frontier: ${m.name} (all instances) against the pipeline's tokens per instance (scoring excluded); points numbered as in the Cells table and the key (a number that would cover another is left off; the key gives every cell's values). Dashed line and outlined points: the Pareto front (no other non-oracle cell is cheaper and at least as good). Hollow: oracle cells, left out of the front. N per cell: ${nCaption(a, m.name).split(",")[0]}.${free ? " Every cell ran without model calls (0 tokens), so cost does not separate them." : ""}`, key)
 }
 
 /** One chart per instance slice of a transform curve: the metric against the axis, with 95% CI whiskers. */
@@ -133,7 +137,7 @@ export const interventionCharts = (curve: Interventions.Curve): string => {
   const look = Svg.styles(curve.series.length)
   const seriesKey = Svg.key(curve.series.map((s, i) => ({ mark: String(i + 1), label: s.label, style: look[i]! })), { name: "series" })
   return slices.map((slice) => {
-    const svg = Svg.lines({
+    const drawn = Svg.lines({
       title: `${curve.metric.name} against ${curve.axis} (${slice})`,
       xLabel: Interventions.axisTitle(curve.axis),
       yLabel: curve.metric.name,
@@ -147,7 +151,7 @@ export const interventionCharts = (curve: Interventions.Curve): string => {
       }
     })
     const ns = curve.series.flatMap((s) => s.cells.map((c) => Interventions.point(c, slice, curve.metric.name)?.n ?? 0))
-    return figure(svg, `${Notes.metricLabel(curve.metric)} (${Notes.aggregateNote(curve.metric)}), ${slice} instances, against ${Interventions.axisTitle(curve.axis)}; one numbered line per series (see the key); whiskers: 95% bootstrap CI. N per point: ${Math.min(...ns)}–${Math.max(...ns)}.`, seriesKey)
+    return drawnFigure(drawn, `${Notes.metricLabel(curve.metric)} (${Notes.aggregateNote(curve.metric)}), ${slice} instances, against ${Interventions.axisTitle(curve.axis)}; one numbered line per series (see the key); whiskers: 95% bootstrap CI. N per point: ${Math.min(...ns)}–${Math.max(...ns)}.`, seriesKey)
   }).join("")
 }
 

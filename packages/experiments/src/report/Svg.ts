@@ -217,6 +217,18 @@ const lineSwatch = (s: SeriesStyle, hollow: boolean) =>
   `<svg class="swatch" width="30" height="12" viewBox="0 0 30 12" aria-hidden="true"><line x1="1" x2="29" y1="6" y2="6" stroke="${s.color}" stroke-width="2.5"${s.dash ? ` stroke-dasharray="${s.dash}"` : ""}/>` +
   `<circle cx="15" cy="6" r="4" fill="${hollow ? "#fff" : s.color}" stroke="${s.color}" stroke-width="2"/></svg>`
 
+/** A chart whose marks could not all be written: those left off are listed, for the caption. */
+export interface Drawn {
+  readonly svg: string
+  /** Marks of drawn lines or points left without a label (no free place), in their input order. */
+  readonly unlabelled: ReadonlyArray<string>
+}
+
+const inOrder = (all: ReadonlyArray<string | undefined>, some: ReadonlyArray<string>): Array<string> => {
+  const left = new Set(some)
+  return all.filter((m): m is string => m !== undefined && left.has(m))
+}
+
 export interface KeyEntry {
   /** The short mark the chart shows (a cell's number). */
   readonly mark: string
@@ -338,7 +350,7 @@ export interface LinesInput {
  * `marks`, each line's mark is written in the right margin at the height where it ends (lines
  * ending together share one label); a label that would collide with another is left out.
  */
-export const lines = (input: LinesInput): string => {
+export const lines = (input: LinesInput): Drawn => {
   const height = 336, top = 16, bottom = 56, left = 60
   const base = height - bottom
   const look = styles(input.series.length)
@@ -398,12 +410,15 @@ export const lines = (input: LinesInput): string => {
     [],
     { x0: width - right, y0: 0, x1: width, y1: base + 4 }
   )
+  const unlabelled: Array<string> = []
   placed.forEach((p, k) => {
-    const only = endLabels[k]!.series.length === 1 ? look[endLabels[k]!.series[0]!]!.color : undefined
+    const l = endLabels[k]!
+    const only = l.series.length === 1 ? look[l.series[0]!]!.color : undefined
     if (p !== undefined) parts.push(labelText(p, "series-label", only ?? "#333"))
+    else unlabelled.push(...l.series.map((s) => input.marks?.[s] ?? ""))
   })
   parts.push("</svg>")
-  return parts.join("")
+  return { svg: parts.join(""), unlabelled: inOrder(input.marks ?? [], unlabelled) }
 }
 
 export interface ScatterPoint {
@@ -434,7 +449,7 @@ export interface ScatterInput {
  * spot share one label; a label that would cover another label or a point moves around its point,
  * and is left out when no place is free (the key lists every point).
  */
-export const scatter = (input: ScatterInput): string => {
+export const scatter = (input: ScatterInput): Drawn => {
   const fr: Frame = { left: 60, right: 24, top: 16, bottom: 56, width: 640, height: 416 }
   const look = styles(input.points.length)
   const pts = input.points.map((p, i) => ({ ...p, i, r: p.front ? 6 : 4.5 })).filter((p) => Number.isFinite(p.x) && Number.isFinite(p.y))
@@ -465,12 +480,12 @@ export const scatter = (input: ScatterInput): string => {
     obstacles,
     { x0: fr.left, y0: 0, x1: fr.width, y1: fr.height - fr.bottom }
   )
+  const unlabelled: Array<string> = []
   placed.forEach((p, k) => {
-    if (p === undefined) return
     const g = spots[k]!
-    if (p.far === true) parts.push(leader(g.x, g.y, g.r, p))
-    parts.push(labelText(p, "point-label"))
+    if (p === undefined) unlabelled.push(...g.marks)
+    else parts.push(p.far === true ? leader(g.x, g.y, g.r, p) : "", labelText(p, "point-label"))
   })
   parts.push("</svg>")
-  return parts.join("")
+  return { svg: parts.join(""), unlabelled: inOrder(input.points.map((p) => p.mark), unlabelled) }
 }
