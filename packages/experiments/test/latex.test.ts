@@ -11,6 +11,8 @@ describe("report.tex", () => {
       "a\\&b \\%c \\$d \\#e \\_f \\{g\\} \\textasciitilde{}h \\textasciicircum{}i \\textbackslash{}j"
     )
     expect(Latex.escape("tab\there\u0007")).toBe("tab here ")
+    // glyphs that other font encodings print as something else; bidi controls pdflatex cannot typeset
+    expect(Latex.escape("a|b <c> \u202Ed\u2066")).toBe("a\\textbar{}b \\textless{}c\\textgreater{} d")
   })
 
   it.effect("puts P / R / F1 per instance type in percent, one row per cell, with marks and a balanced tabular", () =>

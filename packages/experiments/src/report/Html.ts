@@ -1,24 +1,26 @@
 /**
  * `<out>/report.html`: the Markdown report's tables plus charts, as one self-contained page
  * (inline CSS and SVG; no script, no external resource; a Content-Security-Policy forbids both,
- * so the page stays inert even if some text escaped its escaping). It also shows the run record
+ * so the page stays inert even if some text escaped its escaping); the tables are {@link Tables}'
+ * values, rendered by {@link Table.html}. It also shows the run record
  * (run.json: wall-clock, cache hits, versions), which report.md leaves out to stay reproducible.
  *
  * @example
  * import * as Html from "@cupid-lab/experiments/report/Html"
  * fs.writeFileSync("runs/x/report.html", Html.render(analysis, examples, info))
  */
-import type { CellSummary, MetricDescription, Slice } from "../ResultLine.js"
+import type { MetricDescription } from "../ResultLine.js"
 import { slices } from "../ResultLine.js"
-import type { Analysis, CellView, Delta } from "./Analysis.js"
+import type { Analysis } from "./Analysis.js"
 import type { Binned } from "./Bins.js"
 import * as Charts from "./Charts.js"
 import { opening } from "./Examples.js"
 import type { Examples } from "./Examples.js"
 import * as Format from "./Format.js"
-import * as Interventions from "./Interventions.js"
 import * as Notes from "./Notes.js"
 import type { RunInfo } from "./RunDir.js"
+import * as Table from "./Table.js"
+import * as Tables from "./Tables.js"
 
 const e = Format.html
 
@@ -32,7 +34,7 @@ table { border-collapse: collapse; margin: 6px 0 14px; font-size: 13px; }
 th, td { border: 1px solid #ddd; padding: 3px 8px; text-align: left; vertical-align: top; }
 th { background: #f2f2f4; font-weight: 600; } td.num { text-align: right; font-variant-numeric: tabular-nums; white-space: nowrap; }
 tr.baseline td { background: #f5f8ff; } tr.oracle td { color: #555; font-style: italic; }
-td.sig { background: #eaf6ea; font-weight: 600; } td .muted { font-weight: 400; font-size: 12px; } td:first-child { white-space: nowrap; } .scroll { overflow-x: auto; }
+td.sig { background: #eaf6ea; font-weight: 600; } td.best { font-weight: 700; } td .muted { font-weight: 400; font-size: 12px; } td:first-child { white-space: nowrap; } .scroll { overflow-x: auto; }
 dl.meta { display: grid; grid-template-columns: max-content 1fr; gap: 2px 16px; margin: 8px 0; } dl.meta dt { font-weight: 600; } dl.meta dd { margin: 0; }
 figure { margin: 12px 0 24px; overflow-x: auto; } figcaption { margin-top: 4px; max-width: 900px; }
 svg.chart { font: 11px system-ui, sans-serif; background: #fff; }
@@ -44,19 +46,6 @@ details { margin: 8px 0; } summary { cursor: pointer; font-weight: 600; }
 .example ol { margin: 4px 0; padding-left: 22px; } .label-relevant { color: #1a7f37; font-weight: 600; } .label-stale { color: #b35900; }
 code { font-size: 12px; background: #f3f3f3; padding: 0 3px; border-radius: 3px; }
 `
-
-const num = (s: string) => `<td class="num">${s}</td>`
-
-/** A table; `head` and cells are HTML (already escaped). */
-const table = (head: ReadonlyArray<string>, rows: ReadonlyArray<{ readonly cells: ReadonlyArray<string>; readonly cls?: string }>, cls = "") =>
-  `<div class="scroll"><table${cls ? ` class="${cls}"` : ""}><thead><tr>${head.map((h) => `<th>${h}</th>`).join("")}</tr></thead><tbody>${
-    rows.map((r) => `<tr${r.cls ? ` class="${r.cls}"` : ""}>${r.cells.join("")}</tr>`).join("")
-  }</tbody></table></div>`
-
-const rowClass = (a: Analysis, c: CellSummary): string =>
-  [c.id === a.baseline.id ? "baseline" : "", c.usesGold ? "oracle" : ""].filter((x) => x !== "").join(" ")
-
-const labelCell = (a: Analysis, c: CellView) => `<td>${e(Notes.cellLabel(c.summary, a.baseline.id))}</td>`
 
 const metaSection = (a: Analysis, info: RunInfo | undefined): string => {
   const s = a.summary
@@ -102,107 +91,35 @@ const runRecord = (info: RunInfo | undefined): string => {
 }
 
 const cellsSection = (a: Analysis, info: RunInfo | undefined): string => {
-  const versions = info?.versions ?? {}
-  const cells = table(
-    ["#", "cell", "id", "retriever / summarizer / inferrer / generator", "scored", "failed", "heuristic stages"].map(e),
-    a.cells.map((c, i) => ({
-      cls: rowClass(a, c.summary),
-      cells: [num(String(i + 1)), labelCell(a, c), `<td><code>${e(c.summary.id)}</code></td>`, `<td>${e(Notes.stages(c.summary))}</td>`, num(String(c.summary.slices.all.n)), num(String(c.summary.slices.all.failed)), `<td>${e((c.summary.heuristicStages ?? []).join(", ") || "–")}</td>`]
-    }))
-  )
-  const plugins = a.plugins.length === 0 ? "" : `<h3>Plugins</h3>` + table(
-    ["stage", "plugin", "package", "cells"].map(e),
-    a.plugins.map((p) => ({
-      cells: [`<td>${e(p.stage)}</td>`, `<td>${e(p.name)}</td>`, `<td>${e(p.package === undefined ? "config module" : `${p.package}${versions[p.package] !== undefined ? ` ${versions[p.package]}` : ""}`)}</td>`, num(String(p.cells))]
-    }))
-  )
-  return `<h2 id="cells">Cells</h2>${cells}${plugins}`
+  const plugins = a.plugins.length === 0 ? "" : `<h3>Plugins</h3>${Table.html(Tables.plugins(a, info?.versions ?? {}))}`
+  return `<h2 id="cells">Cells</h2>${Table.html(Tables.cells(a))}${plugins}`
 }
 
 const inferenceSection = (a: Analysis): string => {
   if (a.inference.length === 0) return ""
-  const f1 = a.inference[a.inference.length - 1]!
-  const macroF1 = a.inferenceMacro.find((m) => m.name === "inference.f1")
-  const hasOracle = a.cells.some((c) => c.oracle !== undefined)
   const micro = a.inference.some((m) => m.aggregate._tag !== "Mean")
   let out = `<h2 id="inference">Inference (preference match)</h2><p class="note">${e(micro
     ? "P / R / F1 are micro averages (counts pooled over instances, as the paper's headline numbers); macro F1 is the mean of per-instance F1."
     : "P / R / F1 are means of per-instance values (macro).")}${a.inference.some((m) => m.heuristic) ? e(` ${Notes.heuristicMark} computed by an offline heuristic, not the paper's LLM judge.`) : ""}</p>`
-  for (const s of slices) {
-    const head = ["cell", "N", ...a.inference.map((m) => `${Notes.shortName(m.name)}${m === f1 ? " [95% CI]" : ""}${m.heuristic ? ` ${Notes.heuristicMark}` : ""}`)]
-    if (macroF1 !== undefined) head.push(`macro F1${macroF1.heuristic ? ` ${Notes.heuristicMark}` : ""}`)
-    if (hasOracle) head.push(`oracle F1 ${Notes.oracleMark}`)
-    const rows = a.cells.map((c) => {
-      const m = c.summary.slices[s].metrics
-      const n = m[f1.name]?.n ?? 0
-      const v = (name: string, ci: boolean) => {
-        const x = m[name]
-        if (x === undefined || x.mean === null) return num("–")
-        const own = x.n === n ? "" : ` (n=${x.n})`
-        return num(`${Format.number(x.mean)}${ci ? ` ${Format.interval(x.ci95[0], x.ci95[1])}` : ""}${own}`)
-      }
-      const cells = [labelCell(a, c), num(String(n)), ...a.inference.map((x) => v(x.name, x === f1))]
-      if (macroF1 !== undefined) cells.push(v(macroF1.name, false))
-      if (hasOracle) {
-        const o = c.oracle?.slices[s].metrics[f1.name]
-        cells.push(num(o === undefined ? "–" : `${Format.number(o.mean)} (n=${o.n})`))
-      }
-      return { cls: rowClass(a, c.summary), cells }
-    })
-    out += `<h3>${e(Notes.sliceTitle(s))}</h3>${table(head.map(e), rows)}`
-  }
+  for (const s of slices) out += `<h3>${e(Notes.sliceTitle(s))}</h3>${Table.html(Tables.inference(a, s))}`
   return out
 }
 
 const estimateTable = (a: Analysis, m: MetricDescription) =>
-  `<h3>${e(Notes.metricLabel(m))}</h3><p class="note">${e(`${m.description} (${Notes.aggregateNote(m)}; ${m.direction} is better)`)}</p>` +
-  table(["cell", ...slices].map(e), a.cells.map((c) => ({ cls: rowClass(a, c.summary), cells: [labelCell(a, c), ...slices.map((s) => num(e(Format.estimate(c.summary.slices[s].metrics[m.name]))))] })))
+  `<h3>${e(Notes.metricLabel(m))}</h3><p class="note">${e(`${m.description} (${Notes.aggregateNote(m)}; ${m.direction} is better)`)}</p>` + Table.html(Tables.estimates(a, m))
 
 const retrievalSection = (a: Analysis): string => {
   if (a.retrieval.length === 0) return ""
   let out = `<h2 id="retrieval">Retrieval</h2><p class="note">Means over instances (↓ lower is better); the appendix gives each with its 95% CI.</p>`
-  for (const s of slices) {
-    const head = ["cell", "N", ...a.retrieval.map((m) => `${Notes.shortName(m.name)}${m.direction === "higher" ? "" : " ↓"}`)]
-    const rows = a.cells.map((c) => {
-      const sl = c.summary.slices[s]
-      return {
-        cls: rowClass(a, c.summary),
-        cells: [labelCell(a, c), num(String(sl.n)), ...a.retrieval.map((m) => {
-          const x = sl.metrics[m.name]
-          return num(x === undefined ? "–" : `${Format.number(x.mean)}${x.n === sl.n ? "" : ` (n=${x.n})`}`)
-        })]
-      }
-    })
-    out += `<h3>${e(Notes.sliceTitle(s))}</h3>${table(head.map(e), rows)}`
-  }
+  for (const s of slices) out += `<h3>${e(Notes.sliceTitle(s))}</h3>${Table.html(Tables.retrieval(a, s))}`
   return out
-}
-
-/** Two lines: the difference and its CI, then p, Holm-adjusted p and n. */
-export const deltaCell = (d: Delta | undefined): string => {
-  if (d === undefined || d.comparison.n === 0) return "– <span class=\"muted\">n=0</span>"
-  const c = d.comparison
-  if (!Number.isFinite(c.p)) return `${e(Format.signed(c.delta))}<div class="muted">n=${c.n}</div>`
-  return `${e(`${Format.signed(c.delta)} [${Format.signed(c.ci95[0])}, ${Format.signed(c.ci95[1])}]`)}${d.pHolm < 0.05 ? " *" : ""}` +
-    `<div class="muted">p=${e(Format.p(c.p))} · Holm ${e(Format.p(d.pHolm))} · n=${c.n}</div>`
 }
 
 const deltaSection = (a: Analysis): string => {
   if (a.cells.length < 2 || a.compared.length === 0) return ""
-  const byKey = new Map(a.deltas.map((d) => [`${d.cell}\0${d.metric}\0${d.slice}`, d]))
   let out = `<h2 id="differences">Differences against the baseline</h2><p class="note">${e(`Baseline: ${a.baseline.name}. Each entry: difference (cell − baseline) [paired bootstrap 95% CI], permutation p, Holm-adjusted p, paired instances n; shaded and * when Holm < 0.05. Holm family: all ${a.tests} tests in this section.`)}</p>`
   for (const [slice, small] of a.baselineTooSmall) out += `<p class="note">${e(Notes.tooSmallNote(slice, small.n, small.needed, a.tests))}</p>`
-  for (const m of a.compared) {
-    const rows = a.cells.filter((c) => c.summary.id !== a.baseline.id).map((c) => ({
-      cls: rowClass(a, c.summary),
-      cells: [labelCell(a, c), ...slices.map((s: Slice) => {
-        const d = byKey.get(`${c.summary.id}\0${m.name}\0${s}`)
-        const sig = d !== undefined && d.pHolm < 0.05
-        return `<td class="num${sig ? " sig" : ""}">${deltaCell(d)}</td>`
-      })]
-    }))
-    out += `<h3>${e(Notes.metricLabel(m))}</h3>${table(["cell", ...slices].map(e), rows)}`
-  }
+  for (const m of a.compared) out += `<h3>${e(Notes.metricLabel(m))}</h3>${Table.html(Tables.deltas(a, m))}`
   return out
 }
 
@@ -213,84 +130,38 @@ const pairwiseSection = (a: Analysis): string => {
   for (const s of p.slices) {
     out += `<h3>${e(Notes.sliceTitle(s.slice))}</h3>`
     if (s.tooSmall !== undefined) out += `<p class="note">${e(Notes.tooSmallNote(s.slice, s.tooSmall.n, s.tooSmall.needed, p.tests))}</p>`
-    const rows = p.cells.map((c, k) => ({
-      cls: [c.id === a.baseline.id ? "baseline" : "", c.usesGold ? "oracle" : ""].filter((x) => x !== "").join(" "),
-      cells: [
-        `<td class="num">${k + 1}</td>`,
-        `<td>${e(Notes.cellLabel(c, a.baseline.id))}</td>`,
-        ...p.metrics.map((m) => {
-          const beaten = s.beats.get(m.name)?.get(c.id) ?? []
-          const v = e(Format.number(c.slices[s.slice].metrics[m.name]?.mean))
-          return `<td class="num">${v}${beaten.length > 0 ? `<sup>${e(beaten.join(","))}</sup>` : ""}</td>`
-        })
-      ]
-    }))
-    out += table(["#", "cell", ...p.metrics.map((m) => Notes.metricLabel(m))].map(e), rows)
+    out += Table.html(Tables.pairwise(a, s))
   }
   return out
 }
 
-const binnedSection = (a: Analysis, b: Binned | undefined, id: string, title: string): string => {
-  if (b === undefined) return ""
-  const rows = a.cells.map((c) => ({
-    cls: rowClass(a, c.summary),
-    cells: [labelCell(a, c), ...b.bins.map((x) => {
-      const v = x.values.get(c.summary.id)
-      return num(v === undefined || v.n === 0 ? "– n=0" : `${Format.number(v.value)} n=${v.n}`)
-    })]
-  }))
-  return `<h2 id="${id}">${e(title)}</h2>${Charts.lineChart(a, b)}${table(["cell", ...b.bins.map((x) => `${x.label} (${x.instances} inst.)`)].map(e), rows)}`
-}
+const binnedSection = (a: Analysis, b: Binned | undefined, id: string, title: string): string =>
+  b === undefined ? "" : `<h2 id="${id}">${e(title)}</h2>${Charts.lineChart(a, b)}${Table.html(Tables.binned(a, b))}`
 
 const interventionSection = (a: Analysis): string => {
   if (a.interventions.length === 0) return ""
   const parts = [`<h2 id="transforms">History transforms</h2><p>${e("Each metric against a swept transform axis, per instance type: the same instances with their histories rewritten (docs/data.md, History transforms); relevance never changes.")}</p>`]
   for (const curve of a.interventions) {
     parts.push(`<h3>${e(`${curve.metric.name} against ${curve.axis}`)}</h3>`, Charts.interventionCharts(curve))
-    const rows = curve.series.map((s) => ({
-      cls: "",
-      cells: [`<td>${e(s.label)}</td>`, ...s.cells.map((c) => num(Format.estimate(Interventions.point(c, "all", curve.metric.name))))]
-    }))
-    parts.push(table([`cell / ${curve.axis} (all instances)`, ...curve.categories].map(e), rows))
+    parts.push(Table.html(Tables.transform(curve, "all")))
   }
   return parts.join("")
 }
 
 const costSection = (a: Analysis): string => {
   const usd = a.summary.metrics.some((m) => m.name === "cost.usd")
-  const head = ["cell", "pairs", "calls / inst.", "prompt tok. / inst.", "completion tok. / inst.", "total tokens", "scoring calls", ...(usd ? ["usd / inst. (n)"] : [])]
-  const rows = a.cost.map((r, i) => {
-    const c = a.cells[i]!
-    const per = (x: number) => num(r.pairs === 0 ? "–" : Format.number(x / r.pairs))
-    const u = c.summary.slices.all.metrics["cost.usd"]
-    return {
-      cls: rowClass(a, c.summary),
-      cells: [
-        labelCell(a, c), num(String(r.pairs)), per(r.calls), per(r.promptTokens), per(r.completionTokens),
-        num(Format.integer(r.promptTokens + r.completionTokens)), num(Format.integer(r.scoringCalls)),
-        ...(usd ? [num(u === undefined || u.mean === null ? `– (n=${u?.n ?? 0})` : `${u.mean.toFixed(4)} (n=${u.n})`)] : [])
-      ]
-    }
-  })
   const unpriced = usd && a.cells.some((c) => (c.summary.slices.all.metrics["cost.usd"]?.n ?? 0) < c.summary.slices.all.n)
-  return `<h2 id="cost">Cost</h2><p class="note">Pipeline calls and tokens per result line (failed pairs included; cached calls count in full). Scoring calls are shown apart.</p>${Charts.frontierChart(a)}${table(head.map(e), rows)}${unpriced ? `<p class="note">${e(Notes.usdNote)}</p>` : ""}`
+  return `<h2 id="cost">Cost</h2><p class="note">Pipeline calls and tokens per result line (failed pairs included; cached calls count in full). Scoring calls are shown apart.</p>${Charts.frontierChart(a)}${Table.html(Tables.cost(a))}${unpriced ? `<p class="note">${e(Notes.usdNote)}</p>` : ""}`
 }
 
 const failuresSection = (a: Analysis): string => {
   let out = ""
   if (a.failures.length > 0) {
-    out += `<h2 id="failures">Failures</h2><p class="note">${a.failedPairs} failed pairs, grouped by stage, plugin and error; a rerun retries them.</p>` + table(
-      ["stage", "plugin", "error", "count", "cells", "first examples"].map(e),
-      a.failures.map((f) => ({
-        cells: [`<td>${e(f.stage)}</td>`, `<td>${e(f.plugin)}</td>`, `<td>${e(f.tag)}</td>`, num(String(f.count)), `<td>${e(f.cells.join(", "))}</td>`,
-          `<td>${f.examples.map((x) => `${e(x.cell)} · ${e(x.instance)}: ${e(Format.clip(x.message, 300))}`).join("<br>")}</td>`]
-      }))
-    )
+    out += `<h2 id="failures">Failures</h2><p class="note">${a.failedPairs} failed pairs, grouped by stage, plugin and error; a rerun retries them.</p>${Table.html(Tables.failures(a))}`
   }
   const skipped = a.summary.dataset.skipped
   if (skipped.length > 0) {
-    out += `<h2 id="skipped">Skipped dataset rows</h2><p class="note">${skipped.length} rows were skipped (onInvalid: skip) and are in no table.</p>` +
-      table(["row", "reason"].map(e), skipped.slice(0, 50).map((s) => ({ cells: [`<td>${e(s.row)}</td>`, `<td>${e(Format.clip(s.reason, 300))}</td>`] })))
+    out += `<h2 id="skipped">Skipped dataset rows</h2><p class="note">${skipped.length} rows were skipped (onInvalid: skip) and are in no table.</p>${Table.html(Tables.skipped(a))}`
   }
   return out
 }
@@ -305,16 +176,8 @@ const examplesSection = (a: Analysis, ex: Examples): string => {
       const lab = i.gold.sessions[k]?.label ?? "other"
       return `<li><span class="label-${e(lab)}">${e(s.id)} ${e(lab)}</span>: ${e(Format.clip(opening(s), 220))}</li>`
     }).join("")
-    const rows = x.cells.map((c) => {
-      const cell = a.cells.find((v) => v.summary.id === c.cell)!
-      return {
-        cls: rowClass(a, cell.summary),
-        cells: [labelCell(a, cell), `<td>${e(c.selected === null ? "–" : c.selected.join(" "))}</td>`,
-          `<td>${c.status === "failed" ? `failed: ${e(Format.clip(c.error ?? "", 300))}` : e(Format.clip(c.preference ?? "–", 400))}</td>`, num(Format.number(c.value))]
-      }
-    })
     out += `<div class="example"><h3>${e(x.id)} (${e(x.type)})</h3><p><b>Request:</b> ${e(Format.clip(i.query.request, 500))}</p><p><b>Gold preference:</b> ${e(i.gold.preference)}</p>` +
-      `<details><summary>Prior sessions</summary><ol>${sessions}</ol></details>${table(["cell", "selected", "inferred preference", ex.metric ?? "score"].map(e), rows)}</div>`
+      `<details><summary>Prior sessions</summary><ol>${sessions}</ol></details>${Table.html(Tables.example(a, ex, x))}</div>`
   }
   return out
 }

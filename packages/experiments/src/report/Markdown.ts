@@ -4,112 +4,59 @@
  * the recency and history-length analyses as tables, failures, examples and an appendix with every
  * metric. Rendered from an {@link Analysis} (summary.json + results.jsonl) and the dataset's
  * examples only: no wall-clock time or cache figures, so reruns give the same bytes (those live in
- * report.html, fed from run.json).
+ * report.html, fed from run.json). The tables are {@link Tables}' values, rendered by
+ * {@link Table.markdown}.
  *
  * @example
  * import * as Markdown from "@cupid-lab/experiments/report/Markdown"
  * fs.writeFileSync("runs/x/report.md", Markdown.render(analysis, examples, versions))
  */
-import type { MetricDescription, MetricEstimate } from "../ResultLine.js"
+import type { MetricDescription } from "../ResultLine.js"
 import { slices } from "../ResultLine.js"
-import type { Analysis, CellView, Delta } from "./Analysis.js"
+import type { Analysis } from "./Analysis.js"
 import type { Binned } from "./Bins.js"
 import { opening } from "./Examples.js"
 import type { Examples } from "./Examples.js"
 import * as Format from "./Format.js"
-import * as Interventions from "./Interventions.js"
 import * as Notes from "./Notes.js"
+import * as Table from "./Table.js"
+import * as Tables from "./Tables.js"
 
 const t = Format.md
 
-const table = (head: ReadonlyArray<string>, rows: ReadonlyArray<ReadonlyArray<string>>): Array<string> => [
-  `| ${head.join(" | ")} |`,
-  `|${head.map(() => "---").join("|")}|`,
-  ...rows.map((r) => `| ${r.join(" | ")} |`),
-  ""
-]
-
-const label = (a: Analysis, c: CellView): string => t(Notes.cellLabel(c.summary, a.baseline.id))
-
-/** A value with its own n when it differs from the row's N. */
-const valueWithN = (e: MetricEstimate | undefined, n: number): string => {
-  if (e === undefined) return "–"
-  const v = Format.number(e.mean)
-  return e.n === n ? v : `${v} (n=${e.n})`
-}
+/** A table and the blank line after it. */
+const table = (x: Table.Table): Array<string> => [Table.markdown(x), ""]
 
 const inferenceSection = (a: Analysis): Array<string> => {
   if (a.inference.length === 0) return []
   const out = ["## Inference (preference match)", ""]
-  const micro = a.inference.some((m) => m.aggregate._tag !== "Mean")
-  out.push(
-    micro
-      ? "P / R / F1 are micro averages (counts pooled over instances, as the reference harness and the paper's headline numbers); macro F1 is the mean of per-instance F1."
-      : "P / R / F1 are means of per-instance values (macro); the scorer reports no pooled counts.",
-    ""
-  )
+  out.push(Tables.inferenceNote(a), "")
   const heuristic = a.inference.filter((m) => m.heuristic)
   if (heuristic.length > 0) out.push(`${Notes.heuristicMark} ${heuristic.map((m) => m.name).join(", ")}: computed by an offline heuristic (lexical matching), not the paper's LLM judge.`, "")
-  const f1 = a.inference[a.inference.length - 1]!
-  const macroF1 = a.inferenceMacro.find((m) => m.name === "inference.f1")
-  const hasOracle = a.cells.some((c) => c.oracle !== undefined)
-  for (const s of slices) {
-    out.push(`### ${Notes.sliceTitle(s)}`, "")
-    const head = ["cell", "N", ...a.inference.map((m) => `${Notes.shortName(m.name)}${m === f1 ? " [95% CI]" : ""}${m.heuristic ? ` ${Notes.heuristicMark}` : ""}`)]
-    if (macroF1 !== undefined) head.push(`macro F1${macroF1.heuristic ? ` ${Notes.heuristicMark}` : ""}`)
-    if (hasOracle) head.push(`oracle F1 ${Notes.oracleMark}`)
-    const rows = a.cells.map((c) => {
-      const m = c.summary.slices[s].metrics
-      const n = m[f1.name]?.n ?? 0
-      const row = [label(a, c), String(n), ...a.inference.map((x) => (x === f1 ? Format.estimate(m[x.name]).replace(/ n=\d+$/, "") + (m[x.name]?.n === n ? "" : ` (n=${m[x.name]?.n ?? 0})`) : valueWithN(m[x.name], n)))]
-      if (macroF1 !== undefined) row.push(valueWithN(m[macroF1.name], n))
-      if (hasOracle) {
-        const o = c.oracle?.slices[s].metrics[f1.name]
-        row.push(o === undefined ? "–" : `${Format.number(o.mean)} (n=${o.n})`)
-      }
-      return row
-    })
-    out.push(...table(head, rows))
-  }
-  if (hasOracle) out.push(`Oracle F1: the F1 of the oracle cell ${Notes.oracleMark} that has the same summarizer, inferrer and generator as the row's cell.`, "")
+  for (const s of slices) out.push(`### ${Notes.sliceTitle(s)}`, "", ...table(Tables.inference(a, s)))
+  if (a.cells.some((c) => c.oracle !== undefined)) out.push(Tables.oracleNote, "")
   return out
 }
 
-const perSliceTable = (a: Analysis, metrics: ReadonlyArray<MetricDescription>): Array<string> =>
+/** Per metric: its label, what it is, and its values by cell and slice. */
+const estimateTables = (a: Analysis, metrics: ReadonlyArray<MetricDescription>): Array<string> =>
   metrics.flatMap((m) => [
     `### ${t(Notes.metricLabel(m))}`,
     "",
     `${t(m.description)} (${Notes.aggregateNote(m)}; ${m.direction} is better)`,
     "",
-    ...table(["cell", ...slices], a.cells.map((c) => [label(a, c), ...slices.map((s) => Format.estimate(c.summary.slices[s].metrics[m.name]))]))
+    ...table(Tables.estimates(a, m))
   ])
 
 const generationSection = (a: Analysis): Array<string> =>
-  a.generation.length === 0 ? [] : ["## Generation", "", "Each entry: value [95% CI] n=N.", "", ...perSliceTable(a, a.generation)]
+  a.generation.length === 0 ? [] : ["## Generation", "", "Each entry: value [95% CI] n=N.", "", ...estimateTables(a, a.generation)]
 
 const retrievalSection = (a: Analysis): Array<string> => {
   if (a.retrieval.length === 0) return []
   const out = ["## Retrieval", "", "Means over instances; the appendix gives every value with its 95% CI.", ""]
-  for (const s of slices) {
-    out.push(`### ${Notes.sliceTitle(s)}`, "")
-    const head = ["cell", "N", ...a.retrieval.map((m) => `${t(Notes.shortName(m.name))}${m.direction === "higher" ? "" : " ↓"}`)]
-    const rows = a.cells.map((c) => {
-      const m = c.summary.slices[s].metrics
-      const n = c.summary.slices[s].n
-      return [label(a, c), String(n), ...a.retrieval.map((x) => valueWithN(m[x.name], n))]
-    })
-    out.push(...table(head, rows))
-  }
-  out.push("↓ lower is better. N: instances scored; a value with its own n is defined on fewer instances (e.g. precision of an empty selection).", "")
+  for (const s of slices) out.push(`### ${Notes.sliceTitle(s)}`, "", ...table(Tables.retrieval(a, s)))
+  out.push(Tables.retrievalNote, "")
   return out
-}
-
-export const formatDelta = (d: Delta | undefined): string => {
-  if (d === undefined || d.comparison.n === 0) return "– n=0"
-  const c = d.comparison
-  if (!Number.isFinite(c.p)) return `${Format.signed(c.delta)} n=${c.n}`
-  const star = d.pHolm < 0.05 ? " *" : ""
-  return `${Format.signed(c.delta)} [${Format.signed(c.ci95[0])}, ${Format.signed(c.ci95[1])}] p=${Format.p(c.p)} Holm=${Format.p(d.pHolm)} n=${c.n}${star}`
 }
 
 const deltaSection = (a: Analysis): Array<string> => {
@@ -121,15 +68,7 @@ const deltaSection = (a: Analysis): Array<string> => {
     ""
   ]
   for (const [slice, small] of a.baselineTooSmall) out.push(`> ${t(Notes.tooSmallNote(slice, small.n, small.needed, a.tests))}`, "")
-  const byKey = new Map(a.deltas.map((d) => [`${d.cell}\0${d.metric}\0${d.slice}`, d]))
-  for (const m of a.compared) {
-    out.push(`### ${t(Notes.metricLabel(m))}`, "")
-    const rows = a.cells.filter((c) => c.summary.id !== a.baseline.id).map((c) => [
-      label(a, c),
-      ...slices.map((s) => formatDelta(byKey.get(`${c.summary.id}\0${m.name}\0${s}`)))
-    ])
-    out.push(...table(["cell", ...slices], rows))
-  }
+  for (const m of a.compared) out.push(`### ${t(Notes.metricLabel(m))}`, "", ...table(Tables.deltas(a, m)))
   return out
 }
 
@@ -140,98 +79,44 @@ const pairwiseSection = (a: Analysis): Array<string> => {
   for (const s of p.slices) {
     out.push(`### ${t(Notes.sliceTitle(s.slice))}`, "")
     if (s.tooSmall !== undefined) out.push(`> ${t(Notes.tooSmallNote(s.slice, s.tooSmall.n, s.tooSmall.needed, p.tests))}`, "")
-    const rows = p.cells.map((c, k) => [
-      String(k + 1),
-      t(Notes.cellLabel(c, a.baseline.id)),
-      ...p.metrics.map((m) => {
-        const beaten = s.beats.get(m.name)?.get(c.id) ?? []
-        const v = Format.number(c.slices[s.slice].metrics[m.name]?.mean)
-        return beaten.length > 0 ? `${v} <sup>${beaten.join(",")}</sup>` : v
-      })
-    ])
-    out.push(...table(["#", "cell", ...p.metrics.map((m) => t(Notes.metricLabel(m)))], rows))
+    out.push(...table(Tables.pairwise(a, s)))
   }
   return out
 }
 
-const binnedSection = (a: Analysis, b: Binned | undefined, title: string): Array<string> => {
-  if (b === undefined) return []
-  const head = ["cell", ...b.bins.map((x) => `${x.label} (${x.instances} inst.)`)]
-  const rows = a.cells.map((c) => [label(a, c), ...b.bins.map((x) => {
-    const v = x.values.get(c.summary.id)
-    return v === undefined || v.n === 0 ? "– n=0" : `${Format.number(v.value)} n=${v.n}`
-  })])
-  return [`## ${title}`, "", `${t(Notes.binHeader(b))}; ${Notes.aggregateNote(b.metric)} within each bin.`, "", ...table(head, rows)]
-}
+const binnedSection = (a: Analysis, b: Binned | undefined, title: string): Array<string> =>
+  b === undefined ? [] : [`## ${title}`, "", `${t(Notes.binHeader(b))}; ${Notes.aggregateNote(b.metric)} within each bin.`, "", ...table(Tables.binned(a, b))]
 
 /** Tables of the transform curves: one per axis, metric and slice; value [95% CI] n per point. */
 const interventionSection = (a: Analysis): Array<string> => {
   if (a.interventions.length === 0) return []
   const out = ["## History transforms", "", t("Each metric against a swept transform axis, per instance type: the same instances with their histories rewritten (docs/data.md, History transforms); relevance never changes. value [95% CI] n=N.")]
   for (const curve of a.interventions) {
-    for (const slice of slices) {
-      out.push("", `### ${curve.metric.name} against ${curve.axis}, ${slice}`, "")
-      const rows = curve.series.map((s) => [
-        t(s.label),
-        ...s.cells.map((c) => {
-          const est = Interventions.point(c, slice, curve.metric.name)
-          return est === undefined ? "–" : `${Format.estimate(est)}`
-        })
-      ])
-      out.push(...table([`cell / ${curve.axis}`, ...curve.categories], rows))
-    }
+    for (const slice of slices) out.push("", `### ${curve.metric.name} against ${curve.axis}, ${slice}`, "", ...table(Tables.transform(curve, slice)))
   }
   return out
 }
 
 const costSection = (a: Analysis): Array<string> => {
-  const usd = a.summary.metrics.find((m) => m.name === "cost.usd")
-  const head = ["cell", "pairs", "calls / inst.", "prompt tok. / inst.", "completion tok. / inst.", "total tokens", "scoring calls", ...(usd ? ["usd / inst. (n)"] : [])]
-  const rows = a.cost.map((r, i) => {
-    const c = a.cells[i]!
-    const per = (x: number) => (r.pairs === 0 ? "–" : Format.number(x / r.pairs))
-    const u = c.summary.slices.all.metrics["cost.usd"]
-    return [
-      label(a, c),
-      String(r.pairs),
-      per(r.calls),
-      per(r.promptTokens),
-      per(r.completionTokens),
-      Format.integer(r.promptTokens + r.completionTokens),
-      Format.integer(r.scoringCalls),
-      ...(usd ? [u === undefined || u.mean === null ? `– (n=${u?.n ?? 0})` : `${u.mean.toFixed(4)} (n=${u.n})`] : [])
-    ]
-  })
+  const usd = a.summary.metrics.some((m) => m.name === "cost.usd")
   return [
     "## Cost",
     "",
-    "Model calls and tokens of the pipeline stages per result line (failed pairs included: their calls were made); cached calls count in full, since they describe the method. Scoring calls (LLM judges) are shown apart and are not part of a method's cost.",
+    Tables.costNote,
     "",
-    ...table(head, rows),
-    ...(usd !== undefined && a.cells.some((c) => (c.summary.slices.all.metrics["cost.usd"]?.n ?? 0) < c.summary.slices.all.n) ? [t(Notes.usdNote), ""] : [])
+    ...table(Tables.cost(a)),
+    ...(usd && a.cells.some((c) => (c.summary.slices.all.metrics["cost.usd"]?.n ?? 0) < c.summary.slices.all.n) ? [t(Notes.usdNote), ""] : [])
   ]
 }
 
 const failuresSection = (a: Analysis): Array<string> => {
   const out: Array<string> = []
   if (a.failures.length > 0) {
-    out.push("## Failures", "", `${a.failedPairs} failed pairs, grouped by stage, plugin and error; a rerun of the sweep retries them.`, "")
-    out.push(...table(
-      ["stage", "plugin", "error", "count", "cells", "first examples"],
-      a.failures.map((f) => [
-        t(f.stage),
-        t(f.plugin),
-        t(f.tag),
-        String(f.count),
-        t(f.cells.join(", ")),
-        f.examples.map((e) => `${t(e.cell)} · ${t(e.instance)}: ${t(Format.clip(e.message, 200))}`).join("<br>")
-      ])
-    ))
+    out.push("## Failures", "", `${a.failedPairs} failed pairs, grouped by stage, plugin and error; a rerun of the sweep retries them.`, "", ...table(Tables.failures(a)))
   }
   const skipped = a.summary.dataset.skipped
   if (skipped.length > 0) {
-    out.push("## Skipped dataset rows", "", `${skipped.length} rows of the dataset were skipped (onInvalid: skip) and are in no table.`, "")
-    out.push(...table(["row", "reason"], skipped.slice(0, 50).map((s) => [t(s.row), t(Format.clip(s.reason, 300))])))
+    out.push("## Skipped dataset rows", "", `${skipped.length} rows of the dataset were skipped (onInvalid: skip) and are in no table.`, "", ...table(Tables.skipped(a)))
     if (skipped.length > 50) out.push(`(${skipped.length - 50} more in summary.json)`, "")
   }
   return out
@@ -250,28 +135,13 @@ const examplesSection = (a: Analysis, ex: Examples): Array<string> => {
     i.query.sessions.forEach((s, k) => {
       out.push(`  - ${s.id} (${i.gold.sessions[k]?.label ?? "?"}): ${t(Format.clip(opening(s), 160))}`)
     })
-    out.push("", ...table(
-      ["cell", "selected", "inferred preference", ex.metric ?? "score"],
-      e.cells.map((c) => {
-        const cell = a.cells.find((x) => x.summary.id === c.cell)!
-        return [
-          label(a, cell),
-          c.selected === null ? "–" : c.selected.join(" "),
-          c.status === "failed" ? `failed: ${t(Format.clip(c.error ?? "", 200))}` : t(Format.clip(c.preference ?? "–", 300)),
-          Format.number(c.value)
-        ]
-      })
-    ))
+    out.push("", ...table(Tables.example(a, ex, e)))
   }
   return out
 }
 
 const appendix = (a: Analysis): Array<string> => {
-  const out = ["## Appendix: every metric", "", "Each entry: value [95% CI] n=N, from summary.json.", ""]
-  for (const m of a.summary.metrics) {
-    out.push(`### ${t(Notes.metricLabel(m))}`, "", `${t(m.description)} (${Notes.aggregateNote(m)}; ${m.direction} is better)`, "")
-    out.push(...table(["cell", ...slices], a.cells.map((c) => [label(a, c), ...slices.map((s) => Format.estimate(c.summary.slices[s].metrics[m.name]))])))
-  }
+  const out = ["## Appendix: every metric", "", "Each entry: value [95% CI] n=N, from summary.json.", "", ...estimateTables(a, a.summary.metrics)]
   if (a.summary.metrics.length === 0) out.push("No metrics: the config lists no scorers.", "")
   return out
 }
@@ -293,26 +163,10 @@ const runSection = (a: Analysis, versions: Readonly<Record<string, string>>): Ar
   out.push("")
   out.push(...Notes.marks(a).map((m) => `${m}  `), "")
   out.push("## Cells", "")
-  out.push(...table(
-    ["#", "cell", "id", "retriever / summarizer / inferrer / generator", "scored", "failed", "heuristic stages"],
-    a.cells.map((c, i) => [
-      String(i + 1),
-      label(a, c),
-      `\`${t(c.summary.id)}\``,
-      t(Notes.stages(c.summary)),
-      String(c.summary.slices.all.n),
-      String(c.summary.slices.all.failed),
-      t((c.summary.heuristicStages ?? []).join(", ")) || "–"
-    ])
-  ))
+  out.push(...table(Tables.cells(a)))
   if (a.plugins.length > 0) {
     out.push("## Plugins", "")
-    out.push(...table(["stage", "plugin", "package", "cells"], a.plugins.map((p) => [
-      p.stage,
-      t(p.name),
-      p.package === undefined ? "config module" : `${p.package}${versions[p.package] !== undefined ? ` ${t(versions[p.package]!)}` : ""}`,
-      String(p.cells)
-    ])))
+    out.push(...table(Tables.plugins(a, versions)))
   }
   return out
 }
