@@ -30,7 +30,7 @@ const drawnFigure = (drawn: Svg.Drawn, caption: string, key: string) =>
 const marks = (a: Analysis): Array<string> => a.cells.map((_, i) => String(i + 1))
 
 /** The key of the cells: number, style (as in every chart of the report) and full name; `values` adds columns. */
-export const cellKey = (a: Analysis, values?: { readonly columns: ReadonlyArray<string>; readonly row: (cell: number) => ReadonlyArray<string> }): string => {
+const cellKey = (a: Analysis, values?: { readonly columns: ReadonlyArray<string>; readonly row: (cell: number) => ReadonlyArray<string> }): string => {
   const look = Svg.styles(a.cells.length)
   return Svg.key(
     a.cells.map((c, i) => ({
