@@ -106,7 +106,7 @@ const inferenceSection = (a: Analysis): string => {
 }
 
 const estimateTable = (a: Analysis, m: MetricDescription) =>
-  `<h3>${e(Notes.metricLabel(m))}</h3><p class="note">${e(`${m.description} (${Notes.aggregateNote(m)}; ${m.direction} is better)`)}</p>` + Table.html(Tables.estimates(a, m))
+  `<h3>${e(Notes.metricLabel(m))}</h3><p class="note">${e(Tables.metricNote(m))}</p>` + Table.html(Tables.estimates(a, m))
 
 const retrievalSection = (a: Analysis): string => {
   if (a.retrieval.length === 0) return ""
@@ -130,7 +130,7 @@ const pairwiseSection = (a: Analysis): string => {
   for (const s of p.slices) {
     out += `<h3>${e(Notes.sliceTitle(s.slice))}</h3>`
     if (s.tooSmall !== undefined) out += `<p class="note">${e(Notes.tooSmallNote(s.slice, s.tooSmall.n, s.tooSmall.needed, p.tests))}</p>`
-    out += Table.html(Tables.pairwise(a, s))
+    out += Table.html(Tables.pairwise(a, p, s))
   }
   return out
 }

@@ -43,7 +43,7 @@ const estimateTables = (a: Analysis, metrics: ReadonlyArray<MetricDescription>):
   metrics.flatMap((m) => [
     `### ${t(Notes.metricLabel(m))}`,
     "",
-    `${t(m.description)} (${Notes.aggregateNote(m)}; ${m.direction} is better)`,
+    t(Tables.metricNote(m)),
     "",
     ...table(Tables.estimates(a, m))
   ])
@@ -79,7 +79,7 @@ const pairwiseSection = (a: Analysis): Array<string> => {
   for (const s of p.slices) {
     out.push(`### ${t(Notes.sliceTitle(s.slice))}`, "")
     if (s.tooSmall !== undefined) out.push(`> ${t(Notes.tooSmallNote(s.slice, s.tooSmall.n, s.tooSmall.needed, p.tests))}`, "")
-    out.push(...table(Tables.pairwise(a, s)))
+    out.push(...table(Tables.pairwise(a, p, s)))
   }
   return out
 }

@@ -101,12 +101,13 @@ const mdLine = (text: string): string => {
 
 const mdText = (text: string): string => text.split("\n").map(mdLine).join("<br>")
 
-const mdMarks = (marks: ReadonlyArray<Mark> | undefined): string => (marks ?? []).map((m) => ` ${m}`).join("")
+/** Marks after a text, each after a space (Markdown and HTML). */
+const markSuffix = (marks: ReadonlyArray<Mark> | undefined): string => (marks ?? []).map((m) => ` ${m}`).join("")
 
 const mdCell = (c: Cell): string => {
   const text = c.code === true ? `\`${mdText(c.text)}\`` : mdText(c.text)
   return (c.best === true ? `**${text}**` : text) +
-    mdMarks(c.marks) +
+    markSuffix(c.marks) +
     (c.superscripts !== undefined && c.superscripts.length > 0 ? ` <sup>${mdLine(c.superscripts.join(","))}</sup>` : "") +
     (c.detail !== undefined ? ` ${mdText(c.detail)}` : "") +
     (c.significant === true ? " *" : "")
@@ -114,7 +115,7 @@ const mdCell = (c: Cell): string => {
 
 /** A pipe table. Markdown has no spanning headings: a column's group prefixes its label. */
 export const markdown = (t: Table): string => {
-  const head = t.columns.map((c) => mdText(c.group === undefined ? c.label : `${c.group} ${c.label}`) + mdMarks(c.marks))
+  const head = t.columns.map((c) => mdText(c.group === undefined ? c.label : `${c.group} ${c.label}`) + markSuffix(c.marks))
   return [
     `| ${head.join(" | ")} |`,
     `|${head.map(() => "---").join("|")}|`,
@@ -129,13 +130,11 @@ const e = Format.html
 /** Escaped, with bidi controls shown as escapes (as in Markdown) so that they neither act nor hide. */
 const htmlText = (text: string): string => text.split("\n").map((line) => e(Format.visibleControls(line))).join("<br>")
 
-const htmlMarks = mdMarks
-
 const htmlCell = (column: Column | undefined, c: Cell): string => {
   const classes = [column?.align === "right" ? "num" : "", c.best === true ? "best" : "", c.significant === true ? "sig" : ""].filter((x) => x !== "")
   const attributes = (classes.length > 0 ? ` class="${classes.join(" ")}"` : "") + (c.tooltip !== undefined ? ` title="${e(c.tooltip)}"` : "")
   const text = c.code === true ? `<code>${htmlText(c.text)}</code>` : htmlText(c.text)
-  return `<td${attributes}>${text}${htmlMarks(c.marks)}` +
+  return `<td${attributes}>${text}${markSuffix(c.marks)}` +
     (c.superscripts !== undefined && c.superscripts.length > 0 ? `<sup>${e(c.superscripts.join(","))}</sup>` : "") +
     (c.significant === true ? " *" : "") +
     (c.detail !== undefined ? `<div class="muted">${htmlText(c.detail)}</div>` : "") +
@@ -143,7 +142,7 @@ const htmlCell = (column: Column | undefined, c: Cell): string => {
 }
 
 const htmlHead = (t: Table): string => {
-  const label = (c: Column) => `${htmlText(c.label)}${htmlMarks(c.marks)}`
+  const label = (c: Column) => `${htmlText(c.label)}${markSuffix(c.marks)}`
   if (!grouped(t)) return `<tr>${t.columns.map((c) => `<th>${label(c)}</th>`).join("")}</tr>`
   const runs = groupRuns(t.columns)
   const top = runs.map((r) =>

@@ -22,7 +22,7 @@ import type { Example, Examples } from "./Examples.js"
 import * as Format from "./Format.js"
 import * as Interventions from "./Interventions.js"
 import * as Notes from "./Notes.js"
-import type { SliceResult } from "./Pairwise.js"
+import type { Pairwise, SliceResult } from "./Pairwise.js"
 import type { Cell, Column, Mark, Row, RowKind, Table } from "./Table.js"
 
 const left = (label: string, marks: ReadonlyArray<Mark> = []): Column => ({ label, align: "left", ...(marks.length > 0 ? { marks } : {}) })
@@ -58,7 +58,8 @@ const withN = (e: MetricEstimate | undefined, n: number, ci = false): Cell => {
 
 const estimate = (e: MetricEstimate | undefined): Cell => num(Format.estimate(e), e?.mean)
 
-const metricNote = (m: MetricDescription): string => `${m.description} (${Notes.aggregateNote(m)}; ${m.direction} is better)`
+/** What a metric is, how it aggregates and which way is better. */
+export const metricNote = (m: MetricDescription): string => `${m.description} (${Notes.aggregateNote(m)}; ${m.direction} is better)`
 
 /** The Cells table: stages, instances scored and failed, heuristic stages. */
 export const cells = (a: Analysis): Table => ({
@@ -186,30 +187,24 @@ export const deltas = (a: Analysis, m: MetricDescription): Table => {
 }
 
 /** Every cell against every other, for one instance type: numbered cells, superscripts naming the cells each value beats. */
-export const pairwise = (a: Analysis, s: SliceResult): Table => {
-  const metrics = a.pairwise?.metrics ?? []
-  return {
-    id: `pairwise-${s.slice}`,
-    title: `Every cell against every other, ${Notes.sliceTitle(s.slice)}`,
-    notes: [
-      ...(a.pairwise === undefined ? [] : [Notes.pairwiseNote(a.pairwise)]),
-      ...(s.tooSmall !== undefined && a.pairwise !== undefined ? [Notes.tooSmallNote(s.slice, s.tooSmall.n, s.tooSmall.needed, a.pairwise.tests)] : [])
-    ],
-    columns: [right("#"), left("cell"), ...metrics.map((m) => right(m.name, heuristicMarks(m)))],
-    rows: (a.pairwise?.cells ?? []).map((c, k) => ({
-      kinds: kindsOf(a, c),
-      cells: [
-        num(String(k + 1), k + 1),
-        { text: Notes.cellLabel(c, a.baseline.id) },
-        ...metrics.map((m) => {
-          const beaten = s.beats.get(m.name)?.get(c.id) ?? []
-          const mean = c.slices[s.slice].metrics[m.name]?.mean
-          return { ...num(Format.number(mean), mean), ...(beaten.length > 0 ? { superscripts: beaten.map(String) } : {}) }
-        })
-      ]
-    }))
-  }
-}
+export const pairwise = (a: Pick<Analysis, "baseline">, p: Pairwise, s: SliceResult): Table => ({
+  id: `pairwise-${s.slice}`,
+  title: `Every cell against every other, ${Notes.sliceTitle(s.slice)}`,
+  notes: [Notes.pairwiseNote(p), ...(s.tooSmall !== undefined ? [Notes.tooSmallNote(s.slice, s.tooSmall.n, s.tooSmall.needed, p.tests)] : [])],
+  columns: [right("#"), left("cell"), ...p.metrics.map((m) => right(m.name, heuristicMarks(m)))],
+  rows: p.cells.map((c, k) => ({
+    kinds: kindsOf(a, c),
+    cells: [
+      num(String(k + 1), k + 1),
+      { text: Notes.cellLabel(c, a.baseline.id) },
+      ...p.metrics.map((m) => {
+        const beaten = s.beats.get(m.name)?.get(c.id) ?? []
+        const mean = c.slices[s.slice].metrics[m.name]?.mean
+        return { ...num(Format.number(mean), mean), ...(beaten.length > 0 ? { superscripts: beaten.map(String) } : {}) }
+      })
+    ]
+  }))
+})
 
 /** A metric by bin (recency or history length), one row per cell: value n=N. */
 export const binned = (a: Analysis, b: Binned): Table => ({
