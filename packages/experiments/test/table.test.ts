@@ -145,6 +145,20 @@ describe("the headline tables of a run", () => {
       for (const t of tables) expect(Schema.decodeUnknownSync(Table.Table)(JSON.parse(JSON.stringify(t)))).toEqual(t)
     }))
 
+  it.effect("need no paired test: a viewer builds them from the summary alone", () =>
+    Effect.gen(function*() {
+      const a = yield* analysis
+      const summary = a.summary
+      const families = Analysis.families(summary)
+      const fromSummary = Tables.tables({
+        summary,
+        baseline: Analysis.chooseBaseline(summary).cell,
+        main: families.main,
+        compared: Analysis.comparedMetrics(summary, families)
+      })
+      expect(fromSummary).toEqual(Tables.tables(a))
+    }))
+
   it.effect("a lower-is-better metric marks its smallest value and carries ↓", () =>
     Effect.gen(function*() {
       const a = yield* analysis
