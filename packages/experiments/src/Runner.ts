@@ -47,6 +47,7 @@ import * as Progress from "./Progress.js"
 import * as Reports from "./Reports.js"
 import type * as ResultLine from "./ResultLine.js"
 import type { InstanceMeta } from "./ResultLine.js"
+import * as Rows from "./report/Rows.js"
 import * as RunDir from "./report/RunDir.js"
 import * as ResultStore from "./ResultStore.js"
 import * as Results from "./Results.js"
@@ -231,9 +232,6 @@ const runPairs = (
 
       const metaOf = Results.metaMaker()
       let dispatched = 0
-      // Lines computed by this run, in the form reports keep, in the order they went to the store;
-      // lines kept from an earlier run are decoded.
-      const fresh: Array<ResultLine.Row> = []
       // The first instance of each type, in dataset order: the report's examples (no second read of the data).
       const examples = new Map<Domain.InstanceType, Domain.Instance>()
       // Flushing and progress happen at most every 200 ms, not per pair (the lines of a flush go out
@@ -258,16 +256,20 @@ const runPairs = (
         Summary.accumulator({ metrics: p.metrics, seed: config.seed, resamples: config.bootstrap.resamples, largeSample: config.bootstrap.largeSample })
       const folding = o.kept === 0
       const folded = newAccumulator()
+      // The reports' columns, folded the same way (the lines themselves are not kept: see report/Rows.ts).
+      const foldedRows = Rows.builder()
       const holdMs = 1000
       const held = new Map<number, Completed>()
       let nextSeq = 0
       let ordered = true
       let blockedSince: number | undefined
       const release = (r: Completed) => {
-        fresh.push(r.row)
         // While lines go out in final order and no earlier run's line is in the file, the summary
-        // is folded as they go: the final pass then has nothing left to do.
-        if (folding && ordered) folded.add(r.row)
+        // and the reports' columns are folded as they go: the final pass then has nothing left to do.
+        if (folding && ordered) {
+          folded.add(r.row)
+          foldedRows.add(r.row)
+        }
         store.append(r)
         stats.add(r.trace)
         ran++
@@ -346,40 +348,36 @@ const runPairs = (
       const total = instanceOrder.size * built.length
 
       const pairsEndedAt = yield* Clock.currentTimeMillis
-      // An uninterrupted sweep that appended every line in final order folded the summary as it
-      // went, and its rows are the ones it kept. Otherwise the summary and the rows are built in the
-      // pass that sorts the file: each line of an earlier run is decoded once, there.
-      const prefolded = folding && ordered && !interrupted
+      // A sweep that appended every line in final order (stopped or not) folded the summary and the
+      // reports' columns as it went. Otherwise both are built in the pass that sorts the file, from
+      // each line's text: the lines of this sweep are not kept in memory to spare the decoding.
+      const prefolded = folding && ordered
       let acc = prefolded ? folded : newAccumulator()
-      let rows: Array<ResultLine.Row> = prefolded ? fresh : []
+      let rows = prefolded ? foldedRows : Rows.builder()
       let lineNo = 0
-      const onLine = (text: string | undefined, appended: number): Either.Either<void, RunError> => {
+      const onLine = (text: string | undefined): Either.Either<void, RunError> => {
         lineNo++
-        let row = appended >= 0 ? fresh[appended] : undefined
-        if (row === undefined) {
-          if (text === undefined) return Either.left(new RunError({ path: store.file, reason: `line ${lineNo}: the store gave no text for a line this sweep did not keep` }))
-          const decoded = RunDir.parseRow(text, lineNo, store.file)
-          if (Either.isLeft(decoded)) return decoded
-          row = decoded.right
-        }
-        acc.add(row)
-        rows.push(row)
+        if (text === undefined) return Either.left(new RunError({ path: store.file, reason: `line ${lineNo}: the store gave no text for a line this sweep did not keep` }))
+        const decoded = RunDir.parseRow(text, lineNo, store.file)
+        if (Either.isLeft(decoded)) return decoded
+        acc.add(decoded.right)
+        rows.add(decoded.right)
         return Either.void
       }
       const final = yield* store.finalize({
         cellOrder,
         instanceOrder,
         complete: !interrupted,
-        ...(prefolded ? {} : { onLine: (text: string | undefined, _cell: string, _instance: string, appended: number) => onLine(text, appended) })
+        ...(prefolded ? {} : { onLine: (text: string | undefined) => onLine(text) })
       })
       if (prefolded && final.rewritten) {
         // The lines were not in final order after all: build the summary again from the sorted file.
         acc = newAccumulator()
-        rows = []
-        yield* RunDir.readRows(store.file).pipe(Effect.map((read) => read.forEach((row) => {
+        rows = Rows.builder()
+        yield* RunDir.foldRows(store.file, (row) => {
           acc.add(row)
-          rows.push(row)
-        })))
+          rows.add(row)
+        })
       }
       if (final.orphaned > 0) log(`${final.orphaned} lines of instances not in this dataset moved to ${ResultStore.orphanFileName}`)
 
@@ -432,7 +430,7 @@ const runPairs = (
       })
       yield* writeFile(files.summary, Summary.encode(summary))
       if (options.report !== false) {
-        const run: RunDir.Run = { dir: out, summary, rows, info: info(yield* Clock.currentTimeMillis), examples: [...examples.values()] }
+        const run: RunDir.Run = { dir: out, summary, index: rows.finish(), info: info(yield* Clock.currentTimeMillis), examples: [...examples.values()] }
         yield* Reports.render(run, options.openDataset === undefined ? {} : { openDataset: (source) => options.openDataset!(source, {}) })
       }
       // run.json last: its write phase covers the summary and the reports.

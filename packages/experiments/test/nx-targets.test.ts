@@ -1,5 +1,5 @@
 /**
- * The Nx targets that run the CLI (experiments:sweep, report, compare, synthesize, data and
+ * The Nx targets that run the CLI (experiments:sweep, report, compare, synthesize, view, data and
  * core:data) go through the workspace executor `@cupid-lab/experiments:cli`, which hands the
  * arguments after the target to the CLI as an argument vector. Through `nx:run-commands` they were
  * joined into one /bin/sh command line, where a cell name such as `bm25(b=0.5,top=4)` was a syntax
@@ -38,7 +38,7 @@ describe("the Nx targets of the CLI", () => {
     })
     const cli = targets.filter((t) => t.executor === "@cupid-lab/experiments:cli")
     expect(cli.map((t) => t.target).sort()).toEqual(
-      ["core:data", "experiments:compare", "experiments:data", "experiments:report", "experiments:sweep", "experiments:synthesize"]
+      ["core:data", "experiments:compare", "experiments:data", "experiments:report", "experiments:sweep", "experiments:synthesize", "experiments:view"]
     )
     expect(targets.filter((t) => JSON.stringify(t.options ?? {}).includes("dist/cli.mjs"))).toEqual([])
   })

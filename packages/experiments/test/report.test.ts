@@ -106,7 +106,7 @@ describe("report analysis on a hand-made run (2 cells x 4 instances)", () => {
     expect(delta("inference.f1_micro", "consistent").comparison.delta).toBeCloseTo(-4 / 7, 12)
     // precision is pooled too: 2/6 - 4/6
     const precisionMetric = run.summary.metrics.find((m) => m.name === "inference.precision_micro")!
-    const idx = Rows.index(run.rows)
+    const idx = run.index
     const precision = Paired.compare(Rows.columnsOf(idx, cellA.id, Rows.numbers(idx, ids))(precisionMetric), Rows.columnsOf(idx, cellB.id, Rows.numbers(idx, ids))(precisionMetric), { seed: 7, resamples: 100, permutations: 100 })
     expect(precision.delta).toBeCloseTo(-1 / 3, 12)
   })
@@ -299,7 +299,7 @@ describe("reading a run directory", () => {
 describe("paired statistics and formatting", () => {
   it("columns of a metric are typed by its aggregate: values, counts, or the two ratios of an F1", () => {
     const run = tinyRun
-    const idx = Rows.index(run.rows)
+    const idx = run.index
     const ids = ["p1:consistent", "p1:changing", "missing"]
     const cols = Rows.columnsOf(idx, cellB.id, Rows.numbers(idx, ids))
     const byName = (name: string) => run.summary.metrics.find((m) => m.name === name)!

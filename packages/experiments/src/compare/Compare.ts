@@ -137,11 +137,11 @@ export const compare = (a: RunDir.Run, b: RunDir.Run, options: Options = {}): Co
   if (a.summary.dataset.hash !== b.summary.dataset.hash) {
     warnings.push(`The runs read different data (fingerprints ${a.summary.dataset.hash.slice(0, 12)} and ${b.summary.dataset.hash.slice(0, 12)}); instances are paired by id.`)
   }
-  const ia = Rows.index(a.rows), ib = Rows.index(b.rows)
+  const ia = a.index, ib = b.index
   const plan: Array<{ match: Match; metric: MetricDescription; slice: Slice; ids: Array<string> }> = []
   for (const match of matches) {
     for (const metric of metrics) {
-      for (const slice of slices) plan.push({ match, metric, slice, ids: Rows.sharedIds(ia.ok.get(match.a.id), ib.ok.get(match.b.id), slice) })
+      for (const slice of slices) plan.push({ match, metric, slice, ids: Rows.sharedIds(ia, match.a.id, ib, match.b.id, slice) })
     }
   }
   const cols = (t: (typeof plan)[number]) => [Rows.columnsOf(ia, t.match.a.id, Rows.numbers(ia, t.ids))(t.metric), Rows.columnsOf(ib, t.match.b.id, Rows.numbers(ib, t.ids))(t.metric)] as const

@@ -22,7 +22,7 @@ import * as Bins from "./Bins.js"
 import * as Interventions from "./Interventions.js"
 import * as Inventory from "./Inventory.js"
 import * as Pairwise from "./Pairwise.js"
-import { columnsOf, index, type Index, sharedInstances } from "./Rows.js"
+import { columnsOf, type Index, sharedInstances } from "./Rows.js"
 import type { Run } from "./RunDir.js"
 
 export interface Options {
@@ -206,10 +206,9 @@ export const comparedMetrics = (summary: Summary, fam: ReturnType<typeof familie
   return out
 }
 
-export const analyze = (run: Pick<Run, "summary" | "rows">, options: Options = {}): Analysis => {
-  const { summary, rows } = run
+export const analyze = (run: Pick<Run, "summary" | "index">, options: Options = {}): Analysis => {
+  const { summary, index: idx } = run
   const { cell: baseline, reason } = chooseBaseline(summary, options.baseline)
-  const idx = index(rows)
   const fam = families(summary, options.main)
   const compared = comparedMetrics(summary, fam)
 
@@ -269,7 +268,7 @@ export const analyze = (run: Pick<Run, "summary" | "rows">, options: Options = {
   }
   const deltas = plan.map((t, i): Delta => ({ cell: t.cell, metric: t.metric.name, slice: t.slice, comparison: tested.comparisons[i]!, pHolm: tested.adjusted[i]! }))
 
-  const okPairs = rows.filter((r) => r.status === "ok").length
+  const okPairs = idx.okLines
   return {
     summary,
     cells,
@@ -291,11 +290,11 @@ export const analyze = (run: Pick<Run, "summary" | "rows">, options: Options = {
     history: fam.main === undefined ? undefined : Bins.history(fam.main, summary.cells, idx),
     interventions: Interventions.curves(summary, interventionMetrics(summary, fam.main)),
     cost: Inventory.costRows(summary.cells, idx),
-    models: Inventory.modelUse(rows),
-    failures: Inventory.failureGroups(rows, summary.cells),
+    models: Inventory.modelUse(idx),
+    failures: Inventory.failureGroups(idx, summary.cells),
     plugins: Inventory.pluginUses(summary.cells),
     okPairs,
-    failedPairs: rows.length - okPairs,
+    failedPairs: idx.lines - okPairs,
     index: idx
   }
 }

@@ -74,7 +74,7 @@ export const instanceValue = (metric: MetricDescription, scores: Row["scores"]):
 export const none = (note: string): Examples => ({ metric: undefined, examples: [], note })
 
 export const load = (
-  run: Pick<Run, "summary" | "rows" | "examples">,
+  run: Pick<Run, "summary" | "examples">,
   analysis: Analysis,
   open: OpenDataset = (source) => Dataset.open(source)
 ): Effect.Effect<Examples> =>
@@ -94,7 +94,7 @@ export const load = (
     const byId = new Map(found.map((i) => [i.id, i]))
     const main = analysis.main
     const metric = main?.name
-    const rowOf = (cell: string, instance: string) => analysis.index.rows.get(cell)?.find((r) => r.instance === instance)
+    const rowOf = (cell: string, instance: string) => analysis.index.exampleRows.get(instance)?.get(cell)
     const examples = ids.flatMap((id): Array<Example> => {
       const instance = byId.get(id)
       if (instance === undefined) return []

@@ -5,26 +5,18 @@
  *
  * @example
  * import * as Inventory from "@cupid-lab/experiments/report/Inventory"
- * Inventory.failureGroups(run.rows, run.summary.cells)[0] // { stage, plugin, tag, count, cells, examples }
+ * Inventory.failureGroups(run.index, run.summary.cells)[0] // { stage, plugin, tag, count, cells, examples }
  */
 import { Builtins as CoreBuiltins, type Plugin } from "@cupid-lab/core"
 import { Builtins as ProviderBuiltins } from "@cupid-lab/providers"
 import { Builtins as RetrieverBuiltins } from "@cupid-lab/retrievers"
 import { Builtins as ScorerBuiltins } from "@cupid-lab/scorers"
 import type { CellSummary } from "../ResultLine.js"
-import type { Index } from "./Rows.js"
-import type { Row } from "./RunDir.js"
+import type { CellUsage, Index } from "./Rows.js"
 
-export interface CostRow {
+/** A cell's usage (see Rows.CellUsage: failed lines count too; scoring apart, not part of the method's cost). */
+export interface CostRow extends CellUsage {
   readonly cell: string
-  /** Result lines of the cell, failed ones included (their calls were made too). */
-  readonly pairs: number
-  readonly calls: number
-  readonly promptTokens: number
-  readonly completionTokens: number
-  /** Calls and tokens of the scorers (stage `score`), not part of the method's cost. */
-  readonly scoringCalls: number
-  readonly scoringTokens: number
 }
 
 export interface ModelUse {
@@ -57,40 +49,15 @@ export interface PluginUse {
 const scoringStage = "score"
 
 export const costRows = (cells: ReadonlyArray<CellSummary>, idx: Index): Array<CostRow> =>
-  cells.map((c) => {
-    let calls = 0, promptTokens = 0, completionTokens = 0, scoringCalls = 0, scoringTokens = 0
-    const rows = idx.rows.get(c.id) ?? []
-    for (const r of rows) {
-      const s = r.usage.byStage[scoringStage]
-      calls += r.usage.calls - (s?.calls ?? 0)
-      promptTokens += r.usage.promptTokens - (s?.promptTokens ?? 0)
-      completionTokens += r.usage.completionTokens - (s?.completionTokens ?? 0)
-      scoringCalls += s?.calls ?? 0
-      scoringTokens += (s?.promptTokens ?? 0) + (s?.completionTokens ?? 0)
-    }
-    return { cell: c.id, pairs: rows.length, calls, promptTokens, completionTokens, scoringCalls, scoringTokens }
-  })
+  cells.map((c) => ({ cell: c.id, ...(idx.usage.get(c.id) ?? { pairs: 0, calls: 0, promptTokens: 0, completionTokens: 0, scoringCalls: 0, scoringTokens: 0 }) }))
 
-export const modelUse = (rows: ReadonlyArray<Row>): Array<ModelUse> => {
-  const m = new Map<string, { calls: number; promptTokens: number; completionTokens: number }>()
-  for (const r of rows) {
-    for (const [id, u] of Object.entries(r.usage.byModel)) {
-      const t = m.get(id) ?? { calls: 0, promptTokens: 0, completionTokens: 0 }
-      t.calls += u.calls
-      t.promptTokens += u.promptTokens
-      t.completionTokens += u.completionTokens
-      m.set(id, t)
-    }
-  }
-  return [...m.keys()].sort().map((id) => ({ id, ...m.get(id)! }))
-}
+export const modelUse = (idx: Index): Array<ModelUse> => [...idx.models.keys()].sort().map((id) => ({ id, ...idx.models.get(id)! }))
 
-export const failureGroups = (rows: ReadonlyArray<Row>, cells: ReadonlyArray<CellSummary>): Array<FailureGroup> => {
+export const failureGroups = (idx: Index, cells: ReadonlyArray<CellSummary>): Array<FailureGroup> => {
   const order = new Map(cells.map((c, i) => [c.id, i]))
   const names = new Map(cells.map((c) => [c.id, c.name]))
   const groups = new Map<string, { stage: string; plugin: string; tag: string; count: number; cells: Set<string>; examples: Array<FailureGroup["examples"][number]> }>()
-  for (const r of rows) {
-    if (r.status !== "failed") continue
+  for (const r of idx.failures) {
     const e = r.error ?? { stage: "unknown", plugin: "unknown", tag: "unknown", message: "(no error recorded)" }
     const key = `${e.stage}\0${e.plugin}\0${e.tag}`
     const g = groups.get(key) ?? { stage: e.stage, plugin: e.plugin, tag: e.tag, count: 0, cells: new Set<string>(), examples: [] }

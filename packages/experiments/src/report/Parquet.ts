@@ -18,7 +18,7 @@
  *
  * @example
  * import * as Parquet from "@cupid-lab/experiments/report/Parquet"
- * yield* Parquet.write("runs/x/results.parquet", run.rows) // needs a FileSystem
+ * yield* Parquet.write("runs/x/results.parquet", run.index) // needs a FileSystem
  * // python: pd.read_parquet("runs/x/results.parquet") / pl.read_parquet(...)
  */
 import { Files } from "@cupid-lab/core"
@@ -69,10 +69,10 @@ const fixed: Record<Fixed, Column> = {
   error_message: text("error_message", (r) => r.error?.message ?? null, false)
 }
 
-/** The columns of `rows`, in the CSV's order. */
-export const columns = (rows: ReadonlyArray<Row>): Array<Column> => [
+/** The columns of a run with these score keys, in the CSV's order. */
+export const columns = (keys: ReadonlyArray<Csv.ScoreKey>): Array<Column> => [
   ...Csv.leading.map((name) => fixed[name]),
-  ...Csv.scoreColumns(rows).map((c) => double(c.title, c.value)),
+  ...Csv.scoreColumns(keys).map((c) => double(c.title, c.value)),
   ...Csv.trailing.map((name) => fixed[name])
 ]
 
@@ -84,23 +84,23 @@ export interface WriteOptions {
 /** Names the writing library, without a version or a time, so the bytes stay the same. */
 const createdBy = "cupid-lab"
 
-/** Write `rows` to `file` atomically (through core's Files.writeFileAtomicWith), one row group at a time. */
+/** Write a run's lines (a Rows.Index, or rows in memory) to `file` atomically (through core's Files.writeFileAtomicWith), one row group at a time. */
 export const write = (
   file: string,
-  rows: ReadonlyArray<Row>,
+  lines: Csv.Source | ReadonlyArray<Row>,
   options: WriteOptions = {}
 ): Effect.Effect<void, PlatformError, FileSystem.FileSystem> =>
   Files.writeFileAtomicWith(file, (put) =>
     Effect.gen(function*() {
       const groupRows = Math.max(1, options.rowGroupRows ?? 10_000)
-      const cols = columns(rows)
+      const src = Array.isArray(lines) ? Csv.source(lines) : (lines as Csv.Source)
+      const cols = columns(src.scoreKeys)
       const bytes = new ByteWriter()
       const parquet = new ParquetWriter({ writer: bytes, schema: [{ name: "schema", num_children: cols.length }, ...cols.map((c) => c.element)], createdBy })
       // The encoder keeps appending to `bytes`; what it holds goes to the file after each group and
       // the buffer starts over (offsets in the footer count from the file's start, not the buffer's).
       const flush = Effect.suspend(() => put(bytes.getBytes())).pipe(Effect.tap(() => { bytes.index = 0 }))
-      for (let start = 0; start < rows.length; start += groupRows) {
-        const group = rows.slice(start, start + groupRows)
+      for (const group of src.chunks(groupRows)) {
         parquet.write({ columnData: cols.map((c) => ({ name: c.element.name, data: group.map(c.value) })), rowGroupSize: group.length })
         yield* flush
       }

@@ -40,7 +40,6 @@ export interface Rendered {
   readonly html: string
   /** report.tex: the main table for a paper. */
   readonly latex: string
-  readonly csv: string
   readonly analysis: Analysis.Analysis
 }
 
@@ -72,8 +71,7 @@ export const render = (run: RunDir.Run, options: Options = {}): Effect.Effect<Re
       analysis,
       markdown: Markdown.render(analysis, examples, run.info?.versions ?? {}),
       html: Html.render(analysis, examples, run.info),
-      latex: Latex.render(analysis),
-      csv: Csv.render(run.rows)
+      latex: Latex.render(analysis)
     }
   })
 
@@ -83,11 +81,15 @@ export const writeRun = (run: RunDir.Run, options: Options = {}): Effect.Effect<
     const r = yield* render(run, options)
     const dir = run.dir
     const files = { markdown: path.join(dir, "report.md"), html: path.join(dir, "report.html"), latex: path.join(dir, "report.tex"), csv: path.join(dir, "results.csv"), parquet: path.join(dir, "results.parquet") }
-    yield* Effect.forEach([[files.markdown, r.markdown], [files.html, r.html], [files.latex, r.latex], [files.csv, r.csv]] as const, ([file, text]) =>
+    yield* Effect.forEach([[files.markdown, r.markdown], [files.html, r.html], [files.latex, r.latex]] as const, ([file, text]) =>
       Files.writeFileAtomic(file, text).pipe(
         Effect.mapError((e) => new RunError({ path: file, reason: `cannot write the report: ${Files.describe(e)}` }))
       ), { discard: true }).pipe(Effect.provide(NodeFileSystem.layer))
-    yield* Parquet.write(files.parquet, run.rows).pipe(
+    yield* Csv.write(files.csv, run.index).pipe(
+      Effect.mapError((e) => new RunError({ path: files.csv, reason: `cannot write the results: ${Files.describe(e)}` })),
+      Effect.provide(NodeFileSystem.layer)
+    )
+    yield* Parquet.write(files.parquet, run.index).pipe(
       Effect.mapError((e) => new RunError({ path: files.parquet, reason: `cannot write the results: ${Files.describe(e)}` })),
       Effect.provide(NodeFileSystem.layer)
     )

@@ -1,113 +1,348 @@
 /**
- * Result rows indexed for paired work: per cell, the rows scored ok by instance id; columns of a
- * score key over a fixed instance list (NaN where absent); the instances two cells share.
+ * A run's result lines as columns, built in one pass as the lines go by (the sweep folds each line
+ * as it is written; `report --run` as it reads the file), so that reports never hold the lines
+ * themselves: per line only numbers, ids shared with other lines, the selection and an error when
+ * there is one. Reports, the CSV and results.parquet read everything from here:
+ *
+ * - per cell, the lines scored ok, by instance number, and each metric as typed columns over them
+ *   (the paired tests, the bins, the tables);
+ * - the instances in first-seen order with their facts (type, meta);
+ * - per cell, the usage totals; per model, its calls and tokens; failures grouped by stage, plugin
+ *   and error tag, with the first examples;
+ * - the whole lines of the first instance of each type (the examples section);
+ * - every line's CSV fields, materialized back into rows a chunk at a time ({@link Index.chunks}).
  *
  * @example
  * import * as Rows from "@cupid-lab/experiments/report/Rows"
- * const idx = Rows.index(run.rows)
- * const ids = Rows.sharedInstances(idx, a, b, "all") // instance numbers
+ * const b = Rows.builder()
+ * for (const row of lines) b.add(row)
+ * const idx = b.finish()
+ * const ids = Rows.sharedInstances(idx, a, c, "all") // instance numbers
  * Rows.columnsOf(idx, a, ids)(metric) // Paired.Columns of the metric
  */
 import { Paired } from "@cupid-lab/scorers"
-import type { MetricDescription, Slice } from "../ResultLine.js"
-import type { Row } from "./RunDir.js"
+import type { InstanceMeta, MetricDescription, Row, Slice } from "../ResultLine.js"
 
-/** One metric of one cell as typed columns over the cell's ok rows (in the order of `Index.ok`). */
+type LineError = NonNullable<Row["error"]>
+
+/** One metric of one cell as typed columns over the cell's ok lines (in the order they came). */
 interface MetricColumns {
   readonly values: Float64Array
   readonly num: Float64Array
   readonly den: Float64Array
 }
 
-/** A cell's ok rows as columns: each instance's row (by instance number, -1 when none), and each metric's columns, built once when first asked for. */
+/** A cell's ok lines as columns: each instance's position among them (by instance number, -1 when none), and each metric's columns. */
 interface CellColumns {
   readonly slot: Int32Array
   readonly metric: (name: string) => MetricColumns
 }
 
-/** Per-cell index of ok rows by instance, plus every row in file order. */
+/** What reports know of an instance: the facts of its first line. */
+export interface InstanceFacts {
+  readonly instance: string
+  readonly personaId: string
+  readonly type: Row["type"]
+  readonly meta: InstanceMeta
+}
+
+export interface CellUsage {
+  /** Lines of the cell (scored and failed). */
+  readonly pairs: number
+  readonly calls: number
+  readonly promptTokens: number
+  readonly completionTokens: number
+  /** Of the above, what the scorers spent (stage `score`). */
+  readonly scoringCalls: number
+  readonly scoringTokens: number
+}
+
+export interface Failure {
+  readonly line: number
+  readonly cell: string
+  readonly cellName: string
+  readonly instance: string
+  readonly error: LineError | null
+}
+
 export interface Index {
-  readonly ok: ReadonlyMap<string, ReadonlyMap<string, Row>>
-  readonly rows: ReadonlyMap<string, ReadonlyArray<Row>>
-  /** Instance ids in first-seen order, with their rows' meta (an instance property). */
-  readonly instances: ReadonlyArray<Row>
+  /** Instances in first-seen order. */
+  readonly instances: ReadonlyArray<InstanceFacts>
   /** Each instance's number: its position in {@link instances}. */
   readonly number: ReadonlyMap<string, number>
-  /** The cell's ok rows as columns (undefined for a cell without rows). */
+  /** Cell ids in first-seen order. */
+  readonly cellIds: ReadonlyArray<string>
+  /** The cell's ok lines as columns (undefined for a cell without lines). */
   readonly columns: (cell: string) => CellColumns | undefined
+  readonly lines: number
+  readonly okLines: number
+  readonly usage: ReadonlyMap<string, CellUsage>
+  /** Per `provider/model`: calls and tokens over every line. */
+  readonly models: ReadonlyMap<string, { readonly calls: number; readonly promptTokens: number; readonly completionTokens: number }>
+  /** Failed lines, in file order. */
+  readonly failures: ReadonlyArray<Failure>
+  /** Whole lines of the first instance of each type (result-file order), by instance then cell. */
+  readonly exampleRows: ReadonlyMap<string, ReadonlyMap<string, Row>>
+  /** Score keys of the run, sorted, with whether any line scored the key with counts. */
+  readonly scoreKeys: ReadonlyArray<{ readonly key: string; readonly counted: boolean }>
+  /**
+   * The lines again, as rows holding the CSV's fields (ids, type, status, selection, scores, usage
+   * totals, error; no inference, generation or per-stage usage), `size` at a time in file order.
+   */
+  readonly chunks: (size: number) => Iterable<ReadonlyArray<Row>>
 }
 
-const metricColumns = (rows: ReadonlyArray<Row>, name: string): MetricColumns => {
-  const values = new Float64Array(rows.length), num = new Float64Array(rows.length), den = new Float64Array(rows.length)
-  for (let i = 0; i < rows.length; i++) {
-    const v = rows[i]!.scores[name]
-    if (typeof v === "number") {
-      values[i] = v
-      num[i] = NaN
-      den[i] = NaN
-    } else {
-      values[i] = NaN
-      num[i] = v?.num ?? NaN
-      den[i] = v?.den ?? NaN
-    }
+/** A growable typed array; `fill(n)` pads with `pad` up to n values, `at(i)` reads `pad` past the end. */
+class Column<T extends Float64Array | Int32Array | Uint8Array> {
+  data: T
+  length = 0
+  constructor(private readonly make: (n: number) => T, private readonly pad: number) {
+    this.data = make(1024)
   }
-  return { values, num, den }
-}
-
-const cellColumns = (okRows: ReadonlyMap<string, Row>, number: ReadonlyMap<string, number>): CellColumns => {
-  const rows = [...okRows.values()]
-  const slot = new Int32Array(number.size).fill(-1)
-  rows.forEach((r, i) => (slot[number.get(r.instance)!] = i))
-  const byMetric = new Map<string, MetricColumns>()
-  return {
-    slot,
-    metric: (name) => {
-      let m = byMetric.get(name)
-      if (m === undefined) byMetric.set(name, (m = metricColumns(rows, name)))
-      return m
+  push(x: number) {
+    if (this.length === this.data.length) {
+      const next = this.make(this.data.length * 2)
+      next.set(this.data)
+      this.data = next
     }
+    this.data[this.length++] = x
+  }
+  fill(n: number) {
+    while (this.length < n) this.push(this.pad)
+  }
+  at(i: number): number {
+    return i < this.length ? this.data[i]! : this.pad
   }
 }
 
-export const index = (rows: ReadonlyArray<Row>): Index => {
-  const ok = new Map<string, Map<string, Row>>()
-  const byCell = new Map<string, Array<Row>>()
-  const seen = new Map<string, Row>()
-  let cell: string | undefined
-  let list: Array<Row> = []
-  let okOf: Map<string, Row> = new Map()
-  for (const r of rows) {
-    // Lines come grouped by cell: look the cell's containers up once per group.
-    if (r.cell !== cell) {
-      cell = r.cell
-      list = byCell.get(cell) ?? []
-      byCell.set(cell, list)
-      okOf = ok.get(cell) ?? new Map<string, Row>()
-      ok.set(cell, okOf)
-    }
-    list.push(r)
-    if (!seen.has(r.instance)) seen.set(r.instance, r)
-    if (r.status === "ok") okOf.set(r.instance, r)
-  }
-  const columns = new Map<string, CellColumns>()
-  const instances = [...seen.values()]
+/** Doubles, NaN where absent. */
+const doubles = () => new Column((n) => new Float64Array(n), NaN)
+/** Which lines scored a key (1) and which did not (0). */
+const flags = () => new Column((n) => new Uint8Array(n), 0)
+const ints = () => new Column((n) => new Int32Array(n), -1)
+
+/** A score key's columns over every line: a Mean's value, or a Ratio's counts (NaN where absent). */
+interface KeyColumns {
+  counted: boolean
+  readonly present: Column<Uint8Array>
+  readonly values: Column<Float64Array>
+  readonly num: Column<Float64Array>
+  readonly den: Column<Float64Array>
+}
+
+interface CellState {
+  readonly id: string
+  readonly index: number
+  readonly name: string
+  /** Line numbers of the cell's ok lines, in order. */
+  readonly ok: Column<Int32Array>
+  readonly okInstances: Column<Int32Array>
+  pairs: number
+  calls: number
+  promptTokens: number
+  completionTokens: number
+  scoringCalls: number
+  scoringTokens: number
+}
+
+const scoringStage = "score"
+
+export interface Builder {
+  readonly add: (row: Row) => void
+  readonly finish: () => Index
+}
+
+/** An empty index builder; `add` every line in file order, then `finish`. */
+export const builder = (): Builder => {
+  const instances: Array<InstanceFacts> = []
   const number = new Map<string, number>()
-  instances.forEach((r, i) => number.set(r.instance, i))
-  return {
-    ok,
-    rows: byCell,
-    instances,
-    number,
-    columns: (id) => {
-      let c = columns.get(id)
-      if (c === undefined) {
-        const okRows = ok.get(id)
-        if (okRows === undefined) return undefined
-        columns.set(id, (c = cellColumns(okRows, number)))
+  const cells = new Map<string, CellState>()
+  const cellIds: Array<string> = []
+  const keys = new Map<string, KeyColumns>()
+  // per line
+  const lineCell = ints()
+  const lineInstance = ints()
+  const lineFailed: Array<boolean> = []
+  const lineSelected: Array<string | null> = []
+  const calls = doubles(), prompt = doubles(), completion = doubles()
+  const errors = new Map<number, LineError>()
+  const failures: Array<Failure> = []
+  const models = new Map<string, { calls: number; promptTokens: number; completionTokens: number }>()
+  const exampleTypes = new Set<string>()
+  const exampleRows = new Map<string, Map<string, Row>>()
+  let lines = 0, okLines = 0
+
+  const keyColumns = (key: string): KeyColumns => {
+    let k = keys.get(key)
+    if (k === undefined) {
+      k = { counted: false, present: flags(), values: doubles(), num: doubles(), den: doubles() }
+      keys.set(key, k)
+    }
+    return k
+  }
+
+  const add = (r: Row): void => {
+    const line = lines++
+    let cell = cells.get(r.cell)
+    if (cell === undefined) {
+      cell = { id: r.cell, index: cellIds.length, name: r.cellName, ok: ints(), okInstances: ints(), pairs: 0, calls: 0, promptTokens: 0, completionTokens: 0, scoringCalls: 0, scoringTokens: 0 }
+      cells.set(r.cell, cell)
+      cellIds.push(r.cell)
+    }
+    let k = number.get(r.instance)
+    if (k === undefined) {
+      k = instances.length
+      number.set(r.instance, k)
+      instances.push({ instance: r.instance, personaId: r.personaId, type: r.type, meta: r.meta })
+      if (!exampleTypes.has(r.type)) {
+        exampleTypes.add(r.type)
+        exampleRows.set(r.instance, new Map())
       }
-      return c
+    }
+    exampleRows.get(r.instance)?.set(r.cell, r)
+    lineCell.push(cell.index)
+    lineInstance.push(k)
+    lineFailed.push(r.status !== "ok")
+    lineSelected.push(r.selected === null ? null : r.selected.join(" "))
+    calls.push(r.usage.calls)
+    prompt.push(r.usage.promptTokens)
+    completion.push(r.usage.completionTokens)
+    if (r.error !== null) errors.set(line, r.error)
+    for (const key in r.scores) {
+      const v = r.scores[key]
+      const c = keyColumns(key)
+      c.present.fill(line)
+      c.present.push(1)
+      c.values.fill(line)
+      c.num.fill(line)
+      c.den.fill(line)
+      if (v !== null && typeof v === "object") {
+        c.counted = true
+        c.values.push(NaN)
+        c.num.push(v.num)
+        c.den.push(v.den)
+      } else {
+        c.values.push(v ?? NaN)
+        c.num.push(NaN)
+        c.den.push(NaN)
+      }
+    }
+    cell.pairs++
+    const s = r.usage.byStage[scoringStage]
+    cell.calls += r.usage.calls - (s?.calls ?? 0)
+    cell.promptTokens += r.usage.promptTokens - (s?.promptTokens ?? 0)
+    cell.completionTokens += r.usage.completionTokens - (s?.completionTokens ?? 0)
+    cell.scoringCalls += s?.calls ?? 0
+    cell.scoringTokens += (s?.promptTokens ?? 0) + (s?.completionTokens ?? 0)
+    for (const id in r.usage.byModel) {
+      const u = r.usage.byModel[id]!
+      const t = models.get(id) ?? { calls: 0, promptTokens: 0, completionTokens: 0 }
+      t.calls += u.calls
+      t.promptTokens += u.promptTokens
+      t.completionTokens += u.completionTokens
+      models.set(id, t)
+    }
+    if (r.status === "ok") {
+      okLines++
+      cell.ok.push(line)
+      cell.okInstances.push(k)
+    } else failures.push({ line, cell: r.cell, cellName: r.cellName, instance: r.instance, error: r.error })
+  }
+
+  const finish = (): Index => {
+    const columns = new Map<string, CellColumns>()
+    const cellList = cellIds.map((id) => cells.get(id)!)
+    const names = cellList.map((c) => c.name)
+    const scoreKeys = [...keys.keys()].sort().map((key) => ({ key, counted: keys.get(key)!.counted }))
+    const cellColumns = (c: CellState): CellColumns => {
+      const slot = new Int32Array(instances.length).fill(-1)
+      for (let i = 0; i < c.okInstances.length; i++) slot[c.okInstances.data[i]!] = i
+      const byMetric = new Map<string, MetricColumns>()
+      return {
+        slot,
+        metric: (name) => {
+          let m = byMetric.get(name)
+          if (m === undefined) {
+            const key = keys.get(name)
+            const n = c.ok.length
+            const values = new Float64Array(n), num = new Float64Array(n), den = new Float64Array(n)
+            for (let i = 0; i < n; i++) {
+              const line = c.ok.data[i]!
+              values[i] = key === undefined ? NaN : key.values.at(line)
+              num[i] = key === undefined ? NaN : key.num.at(line)
+              den[i] = key === undefined ? NaN : key.den.at(line)
+            }
+            byMetric.set(name, (m = { values, num, den }))
+          }
+          return m
+        }
+      }
+    }
+    const rowAt = (line: number): Row => {
+      const cellIndex = lineCell.data[line]!
+      const facts = instances[lineInstance.data[line]!]!
+      const scores: Record<string, Row["scores"][string]> = {}
+      for (const { key } of scoreKeys) {
+        const c = keys.get(key)!
+        if (c.present.at(line) === 0) continue
+        const num = c.num.at(line), den = c.den.at(line), value = c.values.at(line)
+        scores[key] = !Number.isNaN(num) || !Number.isNaN(den) ? { num, den } : Number.isNaN(value) ? null : value
+      }
+      const selected = lineSelected[line]!
+      return {
+        cell: cellIds[cellIndex]!,
+        cellName: names[cellIndex]!,
+        instance: facts.instance,
+        personaId: facts.personaId,
+        type: facts.type,
+        status: lineFailed[line] ? "failed" : "ok",
+        params: {},
+        meta: facts.meta,
+        selected: selected === null ? null : selected === "" ? [] : selected.split(" "),
+        inference: null,
+        generation: null,
+        scores,
+        usage: { calls: calls.at(line), promptTokens: prompt.at(line), completionTokens: completion.at(line), byStage: {}, byModel: {} },
+        error: errors.get(line) ?? null
+      }
+    }
+    return {
+      instances,
+      number,
+      cellIds,
+      columns: (id) => {
+        let c = columns.get(id)
+        if (c === undefined) {
+          const state = cells.get(id)
+          if (state === undefined) return undefined
+          columns.set(id, (c = cellColumns(state)))
+        }
+        return c
+      },
+      lines,
+      okLines,
+      usage: new Map(cellList.map((c) => [c.id, { pairs: c.pairs, calls: c.calls, promptTokens: c.promptTokens, completionTokens: c.completionTokens, scoringCalls: c.scoringCalls, scoringTokens: c.scoringTokens }])),
+      models,
+      failures,
+      exampleRows,
+      scoreKeys,
+      chunks: function*(size) {
+        for (let start = 0; start < lines; start += size) {
+          const chunk: Array<Row> = []
+          for (let i = start; i < Math.min(lines, start + size); i++) chunk.push(rowAt(i))
+          yield chunk
+        }
+      }
     }
   }
+  return { add, finish }
+}
+
+/** An index of lines already in memory (tests, tools). */
+export const index = (rows: Iterable<Row>): Index => {
+  const b = builder()
+  for (const r of rows) b.add(r)
+  return b.finish()
 }
 
 /** The numbers of instance ids in an index (-1 for an id it does not hold). */
@@ -121,8 +356,8 @@ const gather = (from: Float64Array, at: Int32Array): Float64Array => {
 
 /**
  * A metric's per-instance data for one cell over a fixed list of instance numbers (see
- * {@link numbers}; NaN where the cell has no ok row), typed by its aggregate, for {@link Paired}.
- * The rows are looked up once; each metric is then gathered from the cell's columns.
+ * {@link numbers}; NaN where the cell has no ok line), typed by its aggregate, for {@link Paired}.
+ * The lines are looked up once; each metric is then gathered from the cell's columns.
  */
 export const columnsOf = (
   idx: Index,
@@ -167,14 +402,15 @@ export const sharedInstances = (idx: Index, a: string, b: string, slice: Slice):
   return out.slice(0, n)
 }
 
-/** Ids of the instances of `slice` scored ok in both cells, in the order of `a` (cells of two runs). */
-export const sharedIds = (
-  a: ReadonlyMap<string, Row> | undefined,
-  b: ReadonlyMap<string, Row> | undefined,
-  slice: Slice
-): Array<string> => {
-  if (a === undefined || b === undefined) return []
+/** Ids of the instances of `slice` that cell `a` of one index and cell `b` of another both scored ok, in the order of `a`'s index. */
+export const sharedIds = (ia: Index, a: string, ib: Index, b: string, slice: Slice): Array<string> => {
+  const ca = ia.columns(a), cb = ib.columns(b)
+  if (ca === undefined || cb === undefined) return []
   const out: Array<string> = []
-  for (const [id, r] of a) if ((slice === "all" || r.type === slice) && b.has(id)) out.push(id)
+  ia.instances.forEach((facts, k) => {
+    if (ca.slot[k]! < 0 || (slice !== "all" && facts.type !== slice)) return
+    const kb = ib.number.get(facts.instance)
+    if (kb !== undefined && cb.slot[kb]! >= 0) out.push(facts.instance)
+  })
   return out
 }

@@ -3,13 +3,13 @@
  * `run.json`. Every file is decoded once, here; a malformed file is a {@link RunError} naming the
  * file, the line and the field, and what was expected.
  *
- * Result lines are kept in a slim form ({@link Row}): what tables, statistics, charts, the CSV
- * and the examples need, without rankings and summaries.
+ * Result lines are decoded one at a time into columns ({@link Rows.Index}): what tables,
+ * statistics, charts, the CSV and the examples need; the lines themselves are not kept.
  *
  * @example
  * import { RunDir } from "@cupid-lab/experiments/report/RunDir"
  * const run = yield* RunDir.readLocal("runs/contextual") // fails with a RunError
- * run.summary.cells.length; run.rows.length
+ * run.summary.cells.length; run.index.lines
  */
 import { type Domain, Files } from "@cupid-lab/core"
 import { FileSystem } from "@effect/platform"
@@ -21,6 +21,7 @@ import * as LineFiles from "../internal/LineFiles.js"
 import * as ResultLine from "../ResultLine.js"
 import * as RunInfoModule from "../RunInfo.js"
 import * as Issues from "../internal/Issues.js"
+import * as Rows from "./Rows.js"
 import { formatPath } from "../internal/Tree.js"
 
 /** What reports keep of a result line (see {@link ResultLine.Row}). */
@@ -37,8 +38,8 @@ export type RunInfo = typeof RunInfoSchema.Type
 export interface Run {
   readonly dir: string
   readonly summary: ResultLine.Summary
-  /** Result lines in file order. */
-  readonly rows: ReadonlyArray<Row>
+  /** The result lines as columns (see Rows.ts), built in one pass in file order. */
+  readonly index: Rows.Index
   /** From run.json, when the file exists. */
   readonly info: RunInfo | undefined
   /**
@@ -100,9 +101,8 @@ export const parseRows = (text: string, file: string): Either.Either<Array<Row>,
   return Either.right(rows)
 }
 
-/** Read results.jsonl chunk by chunk, decoding each line as it comes (the file's text is never held whole). */
-const readRowsWith = (fileSystem: FileSystem.FileSystem, file: string): Effect.Effect<Array<Row>, RunError> => {
-  const rows: Array<Row> = []
+/** Read results.jsonl chunk by chunk, decoding each line and handing it to `add` as it comes (neither the text nor the lines are held). */
+const foldRowsWith = (fileSystem: FileSystem.FileSystem, file: string, add: (row: Row) => void): Effect.Effect<void, RunError> => {
   let lineNo = 0
   return LineFiles.scan(fileSystem, file, (lines) =>
     Effect.suspend(() => {
@@ -112,7 +112,7 @@ const readRowsWith = (fileSystem: FileSystem.FileSystem, file: string): Effect.E
         if (text.trim() === "") continue
         const row = parseRow(text, lineNo, file)
         if (Either.isLeft(row)) return Effect.fail(row.left)
-        rows.push(row.right)
+        add(row.right)
       }
       return Effect.void
     })
@@ -120,15 +120,27 @@ const readRowsWith = (fileSystem: FileSystem.FileSystem, file: string): Effect.E
     Effect.flatMap(({ partial }) =>
       partial
         ? Effect.fail(new RunError({ path: file, reason: `line ${lineNo + 1}: cut short (no newline at the end of the file); was the sweep killed? rerun it to complete the run` }))
-        : Effect.succeed(rows)
+        : Effect.void
     ),
     Effect.catchTag("SystemError", "BadArgument", (e) => Effect.fail(new RunError({ path: file, reason: `cannot read the results: ${Files.describe(e)}` })))
   )
 }
 
-/** Every line of a results.jsonl file as a {@link Row}, read chunk by chunk. */
-export const readRows = (file: string): Effect.Effect<Array<Row>, RunError, FileSystem.FileSystem> =>
-  Effect.flatMap(FileSystem.FileSystem, (fileSystem) => readRowsWith(fileSystem, file))
+/** Every line of a results.jsonl file, decoded one by one into `add`, in file order. */
+export const foldRows = (file: string, add: (row: Row) => void): Effect.Effect<void, RunError, FileSystem.FileSystem> =>
+  Effect.flatMap(FileSystem.FileSystem, (fileSystem) => foldRowsWith(fileSystem, file, add))
+
+/** Every line of a results.jsonl file as a {@link Row} (held in memory: for tools that need whole lines, such as the viewer). */
+export const readRows = (file: string): Effect.Effect<Array<Row>, RunError, FileSystem.FileSystem> => {
+  const rows: Array<Row> = []
+  return Effect.as(foldRows(file, (row) => void rows.push(row)), rows)
+}
+
+/** The columns reports read, built from a results.jsonl file in one pass. */
+export const readIndex = (file: string): Effect.Effect<Rows.Index, RunError, FileSystem.FileSystem> => {
+  const b = Rows.builder()
+  return Effect.map(foldRows(file, b.add), () => b.finish())
+}
 
 export const parseSummary = (value: unknown, file: string): Either.Either<ResultLine.Summary, RunError> =>
   Either.mapLeft(decodeSummary(value), (e) => new RunError({ path: file, reason: firstIssue(e) }))
@@ -154,11 +166,13 @@ export const read = (dir: string): Effect.Effect<Run, RunError, FileSystem.FileS
     }
     if (!(yield* exists(fileSystem, resultsFile))) return yield* new RunError({ path: resultsFile, reason: "missing; the run has no results" })
     const summary = yield* Effect.flatMap(readJson(fileSystem, summaryFile, "the summary"), (v) => parseSummary(v, summaryFile))
-    const rows = yield* readRowsWith(fileSystem, resultsFile)
+    const b = Rows.builder()
+    yield* foldRowsWith(fileSystem, resultsFile, b.add)
+    const index = b.finish()
     const runInfo = (yield* exists(fileSystem, infoFile))
       ? yield* Effect.flatMap(readJson(fileSystem, infoFile, "the run record"), (v) => parseInfo(v, infoFile))
       : undefined
-    return { dir, summary, rows, info: runInfo }
+    return { dir, summary, index, info: runInfo }
   })
 
 /** {@link read} on the local file system. */

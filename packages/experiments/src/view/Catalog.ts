@@ -282,7 +282,8 @@ export const make = (root: string, options: CatalogOptions = {}): Effect.Effect<
         const stamp = yield* stampOf(found.dir)
         const hit = loaded.get(id)
         if (hit !== undefined && hit.stamp === stamp) return hit
-        const run = yield* RunDir.read(found.dir).pipe(
+        // The instance pages need whole lines (inference, generation, per-pair usage): the viewer keeps them.
+        const [run, rows] = yield* Effect.all([RunDir.read(found.dir), RunDir.readRows(path.join(found.dir, "results.jsonl"))]).pipe(
           Effect.provideService(FileSystem.FileSystem, fileSystem),
           Effect.mapError((e) => new ViewError({ status: 500, message: e.message }))
         )
@@ -290,7 +291,7 @@ export const make = (root: string, options: CatalogOptions = {}): Effect.Effect<
         const { main, mainReason } = safeMain(run.summary)
         const order: Array<string> = []
         const byInstance = new Map<string, Map<string, Row>>()
-        for (const row of run.rows) {
+        for (const row of rows) {
           let cells = byInstance.get(row.instance)
           if (cells === undefined) {
             cells = new Map()

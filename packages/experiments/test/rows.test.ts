@@ -1,0 +1,89 @@
+/**
+ * The reports' columns (report/Rows.ts) against the lines they are folded from: what the CSV and
+ * results.parquet read back a chunk at a time is what the lines hold; metric columns, usage
+ * totals, model use, failures and the example lines are the lines' own values; keys that only some
+ * lines score stay absent on the others.
+ */
+import { describe, expect, it } from "vitest"
+import type { Row } from "../src/ResultLine.js"
+import * as Csv from "../src/report/Csv.js"
+import * as Rows from "../src/report/Rows.js"
+
+const usage = (calls: number, score = 0) => ({
+  calls,
+  promptTokens: 10 * calls,
+  completionTokens: calls,
+  byStage: score > 0 ? { infer: { calls: calls - score, promptTokens: 10 * (calls - score), completionTokens: calls - score }, score: { calls: score, promptTokens: 10 * score, completionTokens: score } } : {},
+  byModel: calls > 0 ? { "openai/m": { calls, promptTokens: 10 * calls, completionTokens: calls } } : {}
+})
+
+const row = (cell: string, instance: string, type: Row["type"], scores: Row["scores"], extra: Partial<Row> = {}): Row => ({
+  cell,
+  cellName: `name of ${cell}`,
+  instance,
+  personaId: instance.split(":")[0]!,
+  type,
+  status: "ok",
+  params: { retriever: { use: cell } },
+  meta: { sessions: 4, historyTokens: 100, relevantMeanPosition: 2, relevant: ["s2"], stale: [] },
+  selected: ["s1", "s2"],
+  inference: { preference: `inferred by ${cell}` },
+  generation: null,
+  scores,
+  usage: usage(0),
+  error: null,
+  ...extra
+})
+
+const lines: ReadonlyArray<Row> = [
+  row("a", "p1:consistent", "consistent", { "r.recall": 1, "i.p": { num: 1, den: 2 } }, { usage: usage(3, 1) }),
+  row("b", "p1:consistent", "consistent", { "r.recall": 0.5, "i.p": { num: 0, den: 1 } }, { selected: [] }),
+  row("a", "p2:consistent", "consistent", { "r.recall": null, "i.p": { num: 2, den: 2 }, "late": 7 }),
+  row("b", "p2:consistent", "consistent", {}, { status: "failed", selected: null, inference: null, error: { stage: "retrieve", plugin: "b", tag: "StageError", message: "=HYPERLINK(\"x\")" } }),
+  row("a", "p1:changing", "changing", { "r.recall": 0, "i.p": { num: 0, den: 3 } }, { usage: usage(2) }),
+  row("b", "p1:changing", "changing", { "r.recall": 1, "i.p": { num: 3, den: 3 } })
+]
+
+describe("the reports' columns", () => {
+  const idx = Rows.index(lines)
+
+  it("give back, chunk by chunk, the CSV's fields of every line", () => {
+    expect(Csv.render(idx)).toBe(Csv.render(lines))
+    const chunks = [...idx.chunks(4)]
+    expect(chunks.map((c) => c.length)).toEqual([4, 2])
+    const back = chunks.flat()
+    expect(back.map((r) => [r.cell, r.cellName, r.instance, r.personaId, r.type, r.status, r.selected, r.scores, r.usage.calls, r.error])).toEqual(
+      lines.map((r) => [r.cell, r.cellName, r.instance, r.personaId, r.type, r.status, r.selected, r.scores, r.usage.calls, r.error])
+    )
+    expect(idx.scoreKeys).toEqual([{ key: "i.p", counted: true }, { key: "late", counted: false }, { key: "r.recall", counted: false }])
+  })
+
+  it("hold each cell's ok lines by instance, and metric columns over them", () => {
+    expect(idx.instances.map((i) => [i.instance, i.type])).toEqual([["p1:consistent", "consistent"], ["p2:consistent", "consistent"], ["p1:changing", "changing"]])
+    expect([idx.lines, idx.okLines]).toEqual([6, 5])
+    const b = idx.columns("b")!
+    // b failed on p2:consistent: no slot there
+    expect([...b.slot]).toEqual([0, -1, 1])
+    expect([...b.metric("r.recall").values]).toEqual([0.5, 1])
+    expect([...b.metric("i.p").num, ...b.metric("i.p").den]).toEqual([0, 3, 1, 3])
+    const a = idx.columns("a")!
+    expect([...a.metric("r.recall").values]).toEqual([1, NaN, 0])
+    expect([...a.metric("late").values]).toEqual([NaN, 7, NaN])
+    expect([...Rows.sharedInstances(idx, "a", "b", "all")]).toEqual([0, 2])
+    expect([...Rows.sharedInstances(idx, "a", "b", "changing")]).toEqual([2])
+    expect(Rows.sharedIds(idx, "a", Rows.index(lines.slice(0, 2)), "b", "all")).toEqual(["p1:consistent"])
+  })
+
+  it("fold usage per cell (scoring apart), per model, and the failures", () => {
+    expect(idx.usage.get("a")).toEqual({ pairs: 3, calls: 4, promptTokens: 40, completionTokens: 4, scoringCalls: 1, scoringTokens: 11 })
+    expect(idx.usage.get("b")).toEqual({ pairs: 3, calls: 0, promptTokens: 0, completionTokens: 0, scoringCalls: 0, scoringTokens: 0 })
+    expect([...idx.models]).toEqual([["openai/m", { calls: 5, promptTokens: 50, completionTokens: 5 }]])
+    expect(idx.failures).toEqual([{ line: 3, cell: "b", cellName: "name of b", instance: "p2:consistent", error: lines[3]!.error }])
+  })
+
+  it("keep whole lines only for the first instance of each type", () => {
+    expect([...idx.exampleRows.keys()]).toEqual(["p1:consistent", "p1:changing"])
+    expect(idx.exampleRows.get("p1:changing")!.get("a")).toBe(lines[4])
+    expect(idx.exampleRows.get("p1:consistent")!.get("b")!.inference).toEqual({ preference: "inferred by b" })
+  })
+})
