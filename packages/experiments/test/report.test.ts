@@ -180,7 +180,10 @@ describe("report.md", () => {
       const run = yield* Effect.promise(() => tiny().run)
       const r = yield* Report.render(run, { openDataset: dataset() })
       const md = r.markdown
-      expect(md).toMatch(/\| all \(baseline\) \| 4 \| 0\.667 \| 0\.500 \| 0\.571 \[\d\.\d{3}, \d\.\d{3}\] \| 0\.600 \|/)
+      // all leads every column on all instances (bold), bm25 on changing
+      expect(md).toMatch(/\| all \(baseline\) \| 4 \| \*\*0\.667\*\* \| \*\*0\.500\*\* \| \*\*0\.571 \[\d\.\d{3}, \d\.\d{3}\]\*\* \| \*\*0\.600\*\* \|/)
+      expect(md).toContain("| bm25(k=2) | 4 | 0.333 | 0.250 | 0.286 [0.000, 0.571] | 0.292 |")
+      expect(md).toContain("| bm25(k=2) | 1 | **1.000** | **0.500** | **0.667 [0.667, 0.667]** | **0.667** |")
       expect(md).toMatch(/\| bm25\(k=2\) \| 4 \| 0\.333 \| 0\.250 \| 0\.286 \[/)
       expect(md).toContain("Holm family: all 8 tests below.")
       // 4 instances: 2 / 2^4 times 8 tests cannot pass 0.05; 2^(n-1) > 160 needs n = 9

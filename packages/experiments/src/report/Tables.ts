@@ -104,6 +104,8 @@ export const inferenceNote = (a: Pick<Analysis, "inference">): string =>
     ? "P / R / F1 are micro averages (counts pooled over instances, as the reference harness and the paper's headline numbers); macro F1 is the mean of per-instance F1."
     : "P / R / F1 are means of per-instance values (macro); the scorer reports no pooled counts."
 
+export const bestNote = "Bold: the best of the column among the cells that read no gold labels (ties share it)."
+
 export const oracleNote = `Oracle F1: the F1 of the oracle cell ${Notes.oracleMark} that has the same summarizer, inferrer and generator as the row's cell.`
 
 /**
@@ -114,10 +116,11 @@ export const inference = (a: Analysis, slice: Slice): Table => {
   const f1 = a.inference[a.inference.length - 1]
   const macroF1 = a.inferenceMacro.find((m) => m.name === "inference.f1")
   const hasOracle = a.cells.some((c) => c.oracle !== undefined)
-  return {
+  const metricColumns = [...a.inference, ...(macroF1 !== undefined ? [macroF1] : [])]
+  return markBest({
     id: `inference-${slice}`,
     title: `Inference (preference match), ${Notes.sliceTitle(slice)}`,
-    notes: [inferenceNote(a), ...(hasOracle ? [oracleNote] : [])],
+    notes: [inferenceNote(a), ...(hasOracle ? [oracleNote] : []), bestNote],
     columns: [
       left("cell"),
       right("N"),
@@ -136,7 +139,7 @@ export const inference = (a: Analysis, slice: Slice): Table => {
         ...(hasOracle ? [num(o === undefined ? "–" : `${Format.number(o.mean)} (n=${o.n})`, o?.mean)] : [])
       ])
     })
-  }
+  }, a.cells.map((c) => c.summary), (i) => (i >= 2 ? metricColumns[i - 2] : undefined))
 }
 
 /** One metric by cell and instance type: value [95% CI] n=N (generation metrics, the appendix). */
@@ -148,19 +151,20 @@ export const estimates = (a: Analysis, m: MetricDescription): Table => ({
   rows: a.cells.map((c) => cellRow(a, c.summary, slices.map((s) => estimate(c.summary.slices[s].metrics[m.name]))))
 })
 
-export const retrievalNote = "↓ lower is better. N: instances scored; a value with its own n is defined on fewer instances (e.g. precision of an empty selection)."
+export const retrievalNote = "↓ lower is better. N: instances scored; a value with its own n is defined on fewer instances (e.g. precision of an empty selection). Bold: the best of the column among the cells that read no gold labels (ties share it)."
 
 /** Every retrieval metric for one instance type (means; ↓ where lower is better). */
-export const retrieval = (a: Analysis, slice: Slice): Table => ({
-  id: `retrieval-${slice}`,
-  title: `Retrieval, ${Notes.sliceTitle(slice)}`,
-  notes: [retrievalNote],
-  columns: [left("cell"), right("N"), ...a.retrieval.map((m) => right(Notes.shortName(m.name), m.direction === "higher" ? [] : lowerIsBetter))],
-  rows: a.cells.map((c) => {
-    const s = c.summary.slices[slice]
-    return cellRow(a, c.summary, [num(String(s.n), s.n), ...a.retrieval.map((m) => withN(s.metrics[m.name], s.n))])
-  })
-})
+export const retrieval = (a: Analysis, slice: Slice): Table =>
+  markBest({
+    id: `retrieval-${slice}`,
+    title: `Retrieval, ${Notes.sliceTitle(slice)}`,
+    notes: [retrievalNote],
+    columns: [left("cell"), right("N"), ...a.retrieval.map((m) => right(Notes.shortName(m.name), m.direction === "higher" ? [] : lowerIsBetter))],
+    rows: a.cells.map((c) => {
+      const s = c.summary.slices[slice]
+      return cellRow(a, c.summary, [num(String(s.n), s.n), ...a.retrieval.map((m) => withN(s.metrics[m.name], s.n))])
+    })
+  }, a.cells.map((c) => c.summary), (i) => (i >= 2 ? a.retrieval[i - 2] : undefined))
 
 /** A difference against the baseline: the difference and its CI, then p, Holm-adjusted p and n; significant when Holm < 0.05. */
 export const deltaCell = (d: Delta | undefined): Cell => {
@@ -381,6 +385,34 @@ const bestShown = (cells: ReadonlyArray<CellSummary>, slice: Slice, m: MetricDes
     if (best === undefined || (m.direction === "lower" ? v < best : v > best)) best = v
   }
   return best === undefined ? undefined : Format.number(best)
+}
+
+/**
+ * The table with the best value of each metric column marked (`best`): among the rows of cells
+ * that read no gold labels, in the metric's direction; cells showing the same rounded value share it.
+ * `metricOf(i)` names the metric of column i (undefined for other columns).
+ */
+const markBest = (t: Table, cells: ReadonlyArray<CellSummary>, metricOf: (column: number) => MetricDescription | undefined): Table => {
+  const best = t.columns.map((_, i) => {
+    const m = metricOf(i)
+    if (m === undefined) return undefined
+    let top: number | undefined
+    t.rows.forEach((r, k) => {
+      const v = r.cells[i]?.value
+      if (cells[k]?.usesGold !== false || v === null || v === undefined || !Number.isFinite(v)) return
+      if (top === undefined || (m.direction === "lower" ? v < top : v > top)) top = v
+    })
+    return top === undefined ? undefined : Format.number(top)
+  })
+  return {
+    ...t,
+    rows: t.rows.map((r, k) => ({
+      ...r,
+      cells: r.cells.map((c, i) =>
+        best[i] !== undefined && cells[k]?.usesGold === false && c.value !== null && c.value !== undefined && Format.number(c.value) === best[i] ? { ...c, best: true } : c
+      )
+    }))
+  }
 }
 
 /** Cell x headline metrics for one instance type: value [95% CI] (own n where it differs from N), the best of each column marked. */
