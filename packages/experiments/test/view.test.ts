@@ -72,24 +72,37 @@ describe("viewer catalog", () => {
       expect(head.main).toEqual({ metric: "retrieval.hit", heuristic: false, cell: "latest2", value: 0.5, n: 3 })
     }).pipe(Effect.provide(NodeFileSystem.layer)))
 
-  it.effect("tables per type mark the best non-oracle cell of each column", () =>
+  it.effect("tables per type (the reports' headline tables) mark the best non-oracle cell of each column", () =>
     Effect.gen(function*() {
       const { catalog, v1 } = yield* setup
       const d = yield* catalog.detail(v1)
       expect(d.main).toBe("retrieval.hit")
       expect(d.metrics[0]!.name).toBe("retrieval.hit")
-      const all = d.tables.find((t) => t.slice === "all")!
-      expect(all.instances).toBe(3)
-      const hit = (name: string) => all.rows.find((r) => r.cell === cellId(d, name))!.values[0]!
-      expect([hit("first").mean, hit("latest2").mean, hit("gold").mean]).toEqual([1 / 3, 0.5, 1])
-      expect(hit("flaky").n).toBe(2)
-      expect(all.rows.find((r) => r.cell === cellId(d, "flaky"))!.failed).toBe(1)
-      expect(all.best[0]).toEqual([cellId(d, "latest2")])
+      expect(d.tables.map((t) => t.id)).toEqual(["headline-all", "headline-consistent", "headline-contrastive", "headline-changing"])
+      const all = d.tables[0]!
+      expect(all.columns.slice(0, 3).map((c) => c.label)).toEqual(["cell", "N", "retrieval.hit"])
+      const hit = (t: Api.Table, name: string) => t.rows.find((r) => r.cells[0]!.text.split(" ")[0] === name)!.cells[2]!
+      expect([hit(all, "first").value, hit(all, "latest2").value, hit(all, "gold").value]).toEqual([1 / 3, 0.5, 1])
+      const best = (t: Api.Table) => t.rows.filter((r) => r.cells[2]!.best === true).map((r) => r.cells[0]!.text)
+      // gold reads gold labels: never best; flaky failed on p2:changing and is scored on 2
+      expect(best(all)).toEqual(["latest2"])
+      expect(all.rows.find((r) => r.cells[0]!.text === "flaky")!.cells[1]!.value).toBe(2)
       // contrastive (relevant s1): only first selects it; changing (s3, s4): latest2 finds both, flaky (s4) one
-      expect(d.tables.find((t) => t.slice === "contrastive")!.best[0]).toEqual([cellId(d, "first")])
-      expect(d.tables.find((t) => t.slice === "changing")!.best[0]).toEqual([cellId(d, "latest2")])
-      // consistent (relevant s2, s3): latest2 finds s3 (0.5); first (s1) and flaky (s4) none
+      expect(best(d.tables[2]!)).toEqual(["first (baseline)"])
+      expect(best(d.tables[3]!)).toEqual(["latest2"])
       expect(d.cells.find((c) => c.name === "gold")!.oracle).toBe(true)
+    }).pipe(Effect.provide(NodeFileSystem.layer)))
+
+  it.effect("every cell against every other, as the reports test them", () =>
+    Effect.gen(function*() {
+      const { catalog, v1 } = yield* setup
+      const p = yield* catalog.pairwise(v1)
+      expect(p.note).toMatch(/Holm/)
+      expect(p.slices.map((s) => s.slice)).toEqual(["all", "consistent", "contrastive", "changing"])
+      // n = 1 to 3 per type: no difference can reach significance, and the view says so
+      expect(p.slices.every((s) => s.tooSmall !== null)).toBe(true)
+      // rows are the cells by number, with their names
+      expect(p.slices[0]!.table.rows.map((r) => r.cells.slice(0, 2).map((c) => c.text))).toEqual([["1", "first (baseline)"], ["2", "latest2"], ["3", "gold ‡"], ["4", "flaky"]])
     }).pipe(Effect.provide(NodeFileSystem.layer)))
 
   it.effect("filters instances by type, failed cell, disagreement and text, and sorts them", () =>

@@ -168,8 +168,13 @@ describe.skipIf(!available)("the results viewer in a real browser", () => {
     const sample = runs[0]!
     await page.click(`#runs tr[data-run="${sample}"] a`)
     await ready(page, `run?run=${encodeURIComponent(sample)}`)
-    const best = (await page.evaluate(`document.querySelectorAll("td.best").length`)) as number
-    expect(best).toBeGreaterThan(0)
+    // the reports' headline tables (best marked), then every cell against every other once the tests ran
+    expect((await page.evaluate(`[...document.querySelectorAll("section[data-table]")].map((s) => s.dataset.table)`)) as Array<string>).toEqual(
+      ["headline-all", "headline-consistent", "headline-contrastive", "headline-changing"]
+    )
+    expect((await page.evaluate(`document.querySelectorAll("td.best").length`)) as number).toBeGreaterThan(0)
+    await page.waitForSelector(`#pairwise[data-ready="1"]`, { state: "attached", timeout: 60_000 })
+    expect((await page.evaluate(`document.querySelectorAll("#pairwise table").length`)) as number).toBe(4)
     await shot(page, "viewer-tables.png")
     await page.click("nav.tabs a:nth-child(2)")
     await ready(page, `instances?run=${encodeURIComponent(sample)}`)

@@ -110,33 +110,58 @@ const runTabs = (run: string, active: "run" | "instances" | "compare") =>
     link("instances", "instances", { run }, active === "instances" ? { class: "active" } : {}),
     link("compare two cells", "compare", { a: run, b: run }, active === "compare" ? { class: "active" } : {}))
 
+/** Text with its line breaks. */
+const lines = (text: string): Array<Node> => text.split("\n").flatMap((line, i) => (i === 0 ? [document.createTextNode(line)] : [h("br"), document.createTextNode(line)]))
+
+/** A table of the reports' table model (report/Table.ts), rendered as report.html renders it: best bold, significance *, superscripts for the cells a cell beats. */
+const renderTable = (t: Api.Table): HTMLElement => {
+  const marks = (m: ReadonlyArray<string> | undefined) => (m === undefined || m.length === 0 ? "" : ` ${m.join("")}`)
+  const head = h("tr", {}, ...t.columns.map((c) => h("th", {}, ...lines(c.label), marks(c.marks), c.group === undefined ? null : h("div", { class: "muted" }, c.group))))
+  const body = t.rows.map((r) =>
+    h("tr", r.kinds.length > 0 ? { class: r.kinds.join(" ") } : {}, ...r.cells.map((c, i) => {
+      const classes = [t.columns[i]?.align === "right" ? "num" : "", c.best === true ? "best" : "", c.significant === true ? "sig" : ""].filter((x) => x !== "")
+      const text = c.code === true ? h("code", {}, ...lines(c.text)) : h("span", {}, ...lines(c.text))
+      return h("td", { ...(classes.length > 0 ? { class: classes.join(" ") } : {}), ...(c.tooltip === undefined ? {} : { title: c.tooltip }) },
+        text,
+        marks(c.marks),
+        c.superscripts !== undefined && c.superscripts.length > 0 ? h("sup", {}, c.superscripts.join(",")) : null,
+        c.significant === true ? " *" : "",
+        c.detail === undefined ? null : h("div", { class: "muted" }, ...lines(c.detail)))
+    })))
+  return h("section", { "data-table": t.id },
+    h("h2", {}, t.title),
+    ...t.notes.map((n) => h("p", { class: "muted" }, n)),
+    h("div", { class: "scroll" }, h("table", { class: "metrics" }, h("thead", {}, head), h("tbody", {}, body))))
+}
+
 const runPage = async (p: URLSearchParams) => {
   const run = p.get("run") ?? ""
   const d = await get<Api.RunDetail>("/api/run", { run })
   setWhere(link(run, "run", { run }))
-  const tables = d.tables.map((t) => {
-    const head = h("tr", {}, h("th", {}, "cell"), ...d.metrics.map((m) => h("th", { title: m.description, class: m.name === d.main ? "main" : undefined }, metricName(m), m.direction === "lower" ? " ↓" : "")), h("th", {}, "failed"))
-    const body = t.rows.map((r) => {
-      const c = d.cells.find((x) => x.id === r.cell)
-      return h("tr", { "data-cell": r.cell, class: c?.baseline === true ? "baseline" : c?.oracle === true ? "oracle" : undefined },
-        h("td", {}, cellName(d.cells, r.cell), c?.baseline === true ? h("span", { class: "tag" }, "baseline") : null),
-        ...r.values.map((v, i) => {
-          const best = t.best[i]?.includes(r.cell) === true
-          return h("td", { class: best ? "num best" : "num", title: v === null ? undefined : `N=${v.n}` }, estimateText(v), best ? " ▲" : "")
-        }),
-        h("td", { class: "num" }, String(r.failed)))
-    })
-    return h("section", { "data-slice": t.slice },
-      h("h2", {}, `${t.slice === "all" ? "All instances" : `${t.slice} instances`} (N=${t.instances})`),
-      h("div", { class: "scroll" }, h("table", { class: "metrics" }, h("thead", {}, head), h("tbody", {}, body))))
-  })
+  // The every-pair tests can take seconds on a large run: the section fills in when they are done.
+  const pairwise = h("section", { id: "pairwise" }, h("h2", {}, "Every cell against every other"), h("p", { class: "muted" }, "running the paired tests…"))
+  void get<Api.PairwiseView>("/api/pairwise", { run }).then(
+    (v) => {
+      if (v.note === null) return pairwise.replaceChildren(h("h2", {}, "Every cell against every other"), h("p", {}, "Nothing to test: the run has fewer than two cells or no headline metric."))
+      pairwise.replaceChildren(
+        h("h2", {}, "Every cell against every other"),
+        h("p", { class: "muted" }, v.note),
+        ...v.slices.flatMap((s) => [
+          s.tooSmall === null ? null : h("p", { class: "notice" }, s.tooSmall),
+          renderTable(s.table)
+        ]).filter((n): n is HTMLElement => n !== null))
+      pairwise.dataset["ready"] = "1"
+    },
+    (e: unknown) => pairwise.replaceChildren(h("h2", {}, "Every cell against every other"), h("p", { class: "failed" }, e instanceof Error ? e.message : String(e)))
+  )
   return [
     h("h1", {}, `${d.entry.config} · ${d.entry.data}`),
     runTabs(run, "run"),
     h("p", { class: "muted" },
       `${d.entry.cells} cells × ${d.entry.instances} instances; main metric ${d.main ?? "none"} (${d.mainReason}). `,
-      "Values are means with 95% CIs; ▲ marks the best non-oracle cell of each column (ties share it); † a heuristic metric, ‡ an oracle cell; hover a value for its N."),
-    ...tables
+      "Bold: the best cell of each column among those that read no gold labels; † a heuristic metric, ‡ an oracle cell; hover a value for more."),
+    ...d.tables.map(renderTable),
+    pairwise
   ]
 }
 

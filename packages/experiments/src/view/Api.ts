@@ -1,9 +1,11 @@
 /**
  * What the results viewer's server answers, as JSON: the shapes the browser code (viewer/app.ts)
- * renders. Types only; this module imports nothing, so the browser bundle can share it.
+ * renders. Types only (the browser bundle shares them); tables are the reports' own table model
+ * (report/Table.ts), rendered by the page as report.md and report.html render it.
  *
  *   GET /api/runs                                  RunEntry[]
  *   GET /api/run?run=<id>                          RunDetail
+ *   GET /api/pairwise?run=<id>                     PairwiseView (every cell against every other: the paired tests run here)
  *   GET /api/instances?run=<id>&type=&cell=&failed=1&a=<cell>&b=<cell>&q=&sort=&offset=&limit=
  *                                                  InstanceList
  *   GET /api/instance?run=<id>&id=<instance>       InstanceDetail
@@ -13,6 +15,10 @@
  * A failed request answers `{ "error": "..." }` with status 400 (bad query) or 404 (no such run,
  * cell or instance), or 500 (a run directory that cannot be read, with the reader's message).
  */
+
+import type { Table } from "../report/Table.js"
+
+export type { Table }
 
 export interface Estimate {
   readonly mean: number | null
@@ -73,24 +79,26 @@ export interface CellEntry {
   readonly retriever: string | null
 }
 
-export interface SliceTable {
-  readonly slice: "all" | "consistent" | "contrastive" | "changing"
-  /** Instances of the slice (scored plus failed) of the first cell. */
-  readonly instances: number
-  /** One row per cell, in the run's cell order; values in `metrics` order. */
-  readonly rows: ReadonlyArray<{ readonly cell: string; readonly failed: number; readonly values: ReadonlyArray<Estimate | null> }>
-  /** Per metric: the ids of the best non-oracle cells (ties share it); empty when no value. */
-  readonly best: ReadonlyArray<ReadonlyArray<string>>
-}
-
 export interface RunDetail {
   readonly entry: RunEntry
   readonly cells: ReadonlyArray<CellEntry>
-  /** Metrics of the table: the main metric first, then every headline metric, then the rest. */
+  /** Metrics of the run: the main metric first, then every headline metric, then the rest. */
   readonly metrics: ReadonlyArray<MetricColumn>
   readonly main: string | null
   readonly mainReason: string
-  readonly tables: ReadonlyArray<SliceTable>
+  /** Cell x headline metric per instance type (all, consistent, contrastive, changing), best of each column marked: the reports' headline tables. */
+  readonly tables: ReadonlyArray<Table>
+}
+
+export interface PairwiseView {
+  /** How the tests ran: correction, test forms, N. Null when the run has fewer than two cells or no headline metric. */
+  readonly note: string | null
+  readonly slices: ReadonlyArray<{
+    readonly slice: string
+    /** Set when no difference of this instance type can reach significance at its n. */
+    readonly tooSmall: string | null
+    readonly table: Table
+  }>
 }
 
 export type SortKey = "instance" | "type" | "length" | "metric"

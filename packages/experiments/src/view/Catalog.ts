@@ -19,6 +19,8 @@ import { FileSystem } from "@effect/platform"
 import { Effect, Either, Schema, Stream } from "effect"
 import * as path from "node:path"
 import * as Analysis from "../report/Analysis.js"
+import * as Notes from "../report/Notes.js"
+import * as Tables from "../report/Tables.js"
 import * as RunDir from "../report/RunDir.js"
 import type { CellSummary, MetricDescription, Row, Slice, Summary } from "../ResultLine.js"
 import { slices } from "../ResultLine.js"
@@ -56,6 +58,8 @@ interface Found {
 
 interface Loaded {
   readonly stamp: string
+  /** The reports' analysis (paired tests), computed when first asked for. */
+  analysis?: Analysis.Analysis
   readonly run: RunDir.Run
   readonly identity: RunId.Identity | undefined
   readonly entry: Api.RunEntry
@@ -76,6 +80,7 @@ export interface Catalog {
   readonly root: string
   readonly list: Effect.Effect<ReadonlyArray<Api.RunEntry>, ViewError>
   readonly detail: (run: string) => Effect.Effect<Api.RunDetail, ViewError>
+  readonly pairwise: (run: string) => Effect.Effect<Api.PairwiseView, ViewError>
   readonly instances: (run: string, query: InstanceQuery) => Effect.Effect<Api.InstanceList, ViewError>
   readonly instance: (run: string, id: string) => Effect.Effect<Api.InstanceDetail, ViewError>
   readonly compare: (a: { readonly run: string; readonly cell: string }, b: { readonly run: string; readonly cell: string }) => Effect.Effect<Api.CompareView, ViewError>
@@ -343,19 +348,36 @@ export const make = (root: string, options: CatalogOptions = {}): Effect.Effect<
     }
 
     const detail = (id: string): Effect.Effect<Api.RunDetail, ViewError> =>
-      Effect.map(load(id), (l) => {
-        const metrics = metricColumns(l.run.summary, l.main)
-        const tables = slices.map((slice): Api.SliceTable => {
-          const first = l.run.summary.cells[0]
-          return {
-            slice,
-            instances: first === undefined ? 0 : first.slices[slice].n + first.slices[slice].failed,
-            rows: l.run.summary.cells.map((c) => ({ cell: c.id, failed: c.slices[slice].failed, values: metrics.map((m) => estimate(c, slice, m.name)) })),
-            best: metrics.map((m) => bestCells(l.run.summary.cells, slice, m))
-          }
-        })
-        return { entry: l.entry, cells: l.cells, metrics: metrics.map(column), main: l.main?.name ?? null, mainReason: l.mainReason, tables }
-      })
+      Effect.flatMap(load(id), (l) =>
+        Effect.try({
+          try: (): Api.RunDetail => {
+            const summary = l.run.summary
+            const fam = Analysis.families(summary)
+            const tables = Tables.tables({ summary, baseline: Analysis.chooseBaseline(summary).cell, main: fam.main, compared: Analysis.comparedMetrics(summary, fam) })
+            return { entry: l.entry, cells: l.cells, metrics: metricColumns(summary, l.main).map(column), main: l.main?.name ?? null, mainReason: l.mainReason, tables }
+          },
+          catch: (e) => new ViewError({ status: 500, message: `${id}: ${e instanceof Error ? e.message : String(e)}` })
+        }))
+
+    /** Every cell against every other, as the reports test them (the paired tests run once per run and are kept). */
+    const pairwise = (id: string): Effect.Effect<Api.PairwiseView, ViewError> =>
+      Effect.flatMap(load(id), (l) =>
+        Effect.try({
+          try: (): Api.PairwiseView => {
+            const a = l.analysis ?? (l.analysis = Analysis.analyze(l.run))
+            const p = a.pairwise
+            if (p === undefined) return { note: null, slices: [] }
+            return {
+              note: Notes.pairwiseNote(p),
+              slices: p.slices.map((s) => ({
+                slice: s.slice,
+                tooSmall: s.tooSmall === undefined ? null : Notes.tooSmallNote(s.slice, s.tooSmall.n, s.tooSmall.needed, p.tests),
+                table: Tables.pairwise(a, p, s)
+              }))
+            }
+          },
+          catch: (e) => new ViewError({ status: 500, message: `${id}: ${e instanceof Error ? e.message : String(e)}` })
+        }))
 
     const outcome = (l: Loaded, row: Row | undefined, cell: string): Api.CellOutcome =>
       row === undefined
@@ -535,5 +557,5 @@ export const make = (root: string, options: CatalogOptions = {}): Effect.Effect<
         return { a: side(x.run, la, ca), b: side(y.run, lb, cb), metrics: metrics.map(column), rows, shared, disagreements }
       })
 
-    return { root: absoluteRoot, list, detail, instances, instance, compare }
+    return { root: absoluteRoot, list, detail, pairwise, instances, instance, compare }
   })
