@@ -17,7 +17,7 @@ import type { Evidence } from "./Evidence.js"
 import type * as Generator from "./Generator.js"
 import type * as Inferrer from "./Inferrer.js"
 import type * as Retriever from "./Retriever.js"
-import type * as Scorer from "./Scorer.js"
+import * as Scorer from "./Scorer.js"
 import type * as Summarizer from "./Summarizer.js"
 import type { Trace, TraceError } from "./Trace.js"
 import * as Usage from "./Usage.js"
@@ -173,9 +173,12 @@ const runStages = (
     // Scorers see the stages' outputs and the calls made so far (for cost metrics).
     trace.usage = yield* Usage.snapshot
     const scores: Record<string, Scorer.Value> = {}
-    for (const scorer of pipeline.scorers) {
-      const s = yield* timed(timings, "score", scorer.service.score({ instance, trace: trace as Trace }))
-      Object.assign(scores, s)
-    }
+    const [, ratings] = yield* Scorer.collectRatings(Effect.gen(function*() {
+      for (const scorer of pipeline.scorers) {
+        const s = yield* timed(timings, "score", scorer.service.score({ instance, trace: trace as Trace }))
+        Object.assign(scores, s)
+      }
+    }))
     trace.scores = scores
+    if (ratings.length > 0) trace.ratings = ratings
   })

@@ -16,7 +16,7 @@
  * // { "retrieval.precision": 1, "inference.precision_micro": { num: 2, den: 3 }, ... }
  * Scorer.metric({ name: "retrieval.mrr", description: "...", family: "retrieval" })
  */
-import { Context, type Effect, Schema } from "effect"
+import { Context, Effect, FiberRef, Schema } from "effect"
 import type { Instance } from "./Domain.js"
 import type { StageError } from "./Errors.js"
 import type { Trace } from "./Trace.js"
@@ -82,5 +82,30 @@ export interface Service {
   readonly metrics: ReadonlyArray<MetricInfo>
   readonly score: (input: ScoreInput) => Effect.Effect<Readonly<Record<string, Value>>, StageError>
 }
+
+/**
+ * How a scorer rated one checklist item (preference match): a gold item by how far the inferred
+ * preference covers it, or an inferred item by how far the gold preference covers it (1, 0.5, 0).
+ * Kept in the result line, so a reader sees which items a score is made of.
+ */
+export const ItemRating = Schema.Struct({
+  side: Schema.Literal("gold", "inferred"),
+  item: Schema.String,
+  rating: Schema.Number
+})
+export type ItemRating = typeof ItemRating.Type
+
+const currentRatings = FiberRef.unsafeMake<Array<ItemRating> | undefined>(undefined)
+
+/** Record item ratings for the instance being scored (a no-op outside {@link collectRatings}, e.g. in a scorer's own tests). */
+export const recordRatings = (ratings: ReadonlyArray<ItemRating>): Effect.Effect<void> =>
+  Effect.map(FiberRef.get(currentRatings), (into) => void into?.push(...ratings))
+
+/** Run `effect` (scorers of one instance) and return what it produced with the item ratings recorded meanwhile. */
+export const collectRatings = <A, E, R>(effect: Effect.Effect<A, E, R>): Effect.Effect<readonly [A, ReadonlyArray<ItemRating>], E, R> =>
+  Effect.suspend(() => {
+    const ratings: Array<ItemRating> = []
+    return Effect.map(Effect.locally(effect, currentRatings, ratings), (a) => [a, ratings] as const)
+  })
 
 export class Scorer extends Context.Tag("@cupid-lab/core/Scorer")<Scorer, Service>() {}

@@ -6,7 +6,7 @@ import type { InstanceType, SessionSummary } from "./Domain.js"
 import type { GeneratedResponse } from "./Generator.js"
 import type { InferredPreference } from "./Inferrer.js"
 import type { Retrieval } from "./Retriever.js"
-import type { Value } from "./Scorer.js"
+import type { ItemRating, Value } from "./Scorer.js"
 import type { UsageEntry } from "./Usage.js"
 
 export interface TraceError {
@@ -24,6 +24,8 @@ export interface Trace {
   readonly inference?: InferredPreference
   readonly generation?: GeneratedResponse
   readonly scores: Readonly<Record<string, Value>>
+  /** Checklist item ratings the scorers recorded (preference match); absent when none did. */
+  readonly ratings?: ReadonlyArray<ItemRating>
   /** Every model call, attributed to its stage. */
   readonly usage: ReadonlyArray<UsageEntry>
   /** Wall-clock milliseconds per stage. Not part of reproducible outputs. */

@@ -78,7 +78,9 @@ export const ResultLine = Schema.Struct({
   generation: Schema.NullOr(Schema.Struct({ text: Schema.String })),
   scores: Schema.Record({ key: Schema.String, value: Score }),
   usage: UsageSummary,
-  error: Schema.NullOr(LineError)
+  error: Schema.NullOr(LineError),
+  /** How the scorers rated each checklist item (preference match: gold items, then inferred ones); absent when no scorer rated items. */
+  ratings: Schema.optionalWith(Schema.Array(Scorer.ItemRating), { exact: true })
 })
 export type ResultLine = typeof ResultLine.Type
 

@@ -119,7 +119,8 @@ export const fromTrace = (cell: CellIdentity, instance: Domain.Instance, meta: I
     usage: usageSummary(trace.usage),
     error: trace.error === undefined
       ? null
-      : { stage: trace.error.stage, plugin: trace.error.plugin, tag: trace.error.tag, message: trace.error.message }
+      : { stage: trace.error.stage, plugin: trace.error.plugin, tag: trace.error.tag, message: trace.error.message },
+    ...(trace.ratings === undefined ? {} : { ratings: trace.ratings.map((r) => ({ side: r.side, item: r.item, rating: r.rating })) })
   }
 }
 
@@ -141,7 +142,8 @@ export const toRow = (line: ResultLine): Row => ({
   generation: line.generation,
   scores: line.scores,
   usage: line.usage,
-  error: line.error
+  error: line.error,
+  ...(line.ratings === undefined ? {} : { ratings: line.ratings })
 })
 
 /**

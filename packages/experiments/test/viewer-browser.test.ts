@@ -215,6 +215,11 @@ describe.skipIf(!available)("the results viewer in a real browser", () => {
     // the request and the gold preference come from the dataset
     expect((await page.textContent("#request"))?.length).toBeGreaterThan(10)
     expect(await page.locator("#checklist li").count()).toBeGreaterThan(0)
+    // each cell's checklist ratings (preference match): the gold items first, as the results hold them
+    const ratingRows = (await page.evaluate(`[...document.querySelectorAll('section.result[data-cell="${cellOf(a)}"] table.ratings tbody tr')].map((tr) => [tr.dataset.side, tr.cells[0].textContent])`)) as Array<[string, string]>
+    const withRatings = JSON.parse(fs.readFileSync(path.join(cwd, "runs", sample, "results.jsonl"), "utf8").split("\n").find((l) => l.includes(`"instance":${JSON.stringify(target)}`) && l.includes(`"cell":"${cellOf(a)}"`))!) as { ratings: Array<{ side: string; item: string }> }
+    expect(ratingRows).toEqual(withRatings.ratings.map((r) => [r.side, r.item]))
+    expect(ratingRows.filter(([side]) => side === "gold").length).toBe(await page.locator("#checklist li").count())
     await shot(page, "viewer-instance.png")
     await page.close()
     expect(problems).toEqual([])

@@ -257,6 +257,18 @@ const instancesPage = async (p: URLSearchParams) => {
 
 // ------------------------------------------------------------------------------------------ instance
 
+const ratingText = (x: number) => (x === 1 ? "✓ 1" : x === 0 ? "✗ 0" : `◐ ${x}`)
+
+/** Each checklist item with its rating: the gold items (covered by the inferred preference?) and the inferred ones (covered by the gold?). */
+const ratingsTable = (ratings: Api.CellResult["ratings"]) =>
+  h("table", { class: "ratings" },
+    h("thead", {}, h("tr", {}, h("th", {}, "checklist item"), h("th", {}, "side"), h("th", {}, "rating"))),
+    h("tbody", {}, ...ratings.map((x) =>
+      h("tr", { "data-side": x.side, class: x.rating === 1 ? "covered" : x.rating === 0 ? "missed" : "partial" },
+        h("td", {}, x.item),
+        h("td", {}, x.side === "gold" ? "gold (covered by the inference?)" : "inferred (covered by the gold?)"),
+        h("td", { class: "num" }, ratingText(x.rating))))))
+
 const instancePage = async (p: URLSearchParams) => {
   const run = p.get("run") ?? ""
   const id = p.get("id") ?? ""
@@ -284,6 +296,7 @@ const instancePage = async (p: URLSearchParams) => {
       r.inference === null ? null : h("div", { class: "pair" },
         h("div", {}, h("b", {}, "inferred preference"), h("p", {}, r.inference)),
         h("div", {}, h("b", {}, "gold preference"), h("p", {}, d.gold?.preference ?? "–"))),
+      r.ratings.length === 0 ? null : ratingsTable(r.ratings),
       r.generation === null ? null : h("div", {}, h("b", {}, "generation"), h("p", { class: "pre" }, r.generation)),
       h("table", { class: "scores" }, h("tbody", {}, ...r.scores.map((s) =>
         h("tr", {}, h("td", {}, metricName({ name: s.metric, heuristic: s.heuristic })), h("td", { class: "num" }, fmt(s.value), s.num === undefined ? "" : ` (${s.num}/${s.den})`))))),

@@ -124,6 +124,10 @@ export const plugin = Plugin.scorer({
               ],
               { concurrency: 2 }
             )
+            yield* Scorer.recordRatings([
+              ...gold.checklist.map((item, i) => ({ side: "gold" as const, item, rating: goldRatings[i] ?? 0 })),
+              ...items.map((item, i) => ({ side: "inferred" as const, item, rating: inferredRatings[i] ?? 0 }))
+            ])
             return fromRatings(inferredRatings, goldRatings)
           })
       }

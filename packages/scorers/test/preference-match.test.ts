@@ -1,4 +1,4 @@
-import { Errors, type LanguageModel, type Models, Plugin, Usage } from "@cupid-lab/core"
+import { Errors, type LanguageModel, type Models, Plugin, Scorer, Usage } from "@cupid-lab/core"
 import { it } from "@effect/vitest"
 import { Effect, Either } from "effect"
 import * as fs from "node:fs"
@@ -114,6 +114,22 @@ describe("preference-match scorer, offline", () => {
       expect(shallow["inference.recall"]).toBe(0)
       expect(shallow["inference.f1"]).toBe(0)
       expect(shallow["inference.recall_micro"]).toEqual({ num: 0, den: 2 })
+    }).pipe(Effect.provide(models(scriptedModel(() => "unused")))))
+
+  it.scoped("records each checklist item's rating, gold items then inferred ones, and its scores are made of them", () =>
+    Effect.gen(function*() {
+      const scorer = yield* build({})
+      const [scores, ratings] = yield* Scorer.collectRatings(scorer.score({ instance, trace: inferred("Keep recipes short.") }))
+      // as above: the gold items are not covered (0 each), the one inferred item half (0.5)
+      expect(ratings).toEqual([
+        ...instance.gold.checklist.map((item) => ({ side: "gold", item, rating: 0 })),
+        { side: "inferred", item: "Keep recipes short", rating: 0.5 }
+      ])
+      expect(instance.gold.checklist.length).toBe(2)
+      expect(scores["inference.recall_micro"]).toEqual({ num: 0, den: 2 })
+      expect(scores["inference.precision_micro"]).toEqual({ num: 0.5, den: 1 })
+      // outside a collector, recording is a no-op: the scorer's own tests need none
+      expect((yield* scorer.score({ instance, trace: inferred(goldPreference) }))["inference.f1"]).toBe(1)
     }).pipe(Effect.provide(models(scriptedModel(() => "unused")))))
 
   it.scoped("labels its metrics as heuristic", () =>

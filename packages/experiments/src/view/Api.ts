@@ -166,6 +166,8 @@ export interface CellResult {
   readonly inference: string | null
   readonly generation: string | null
   readonly scores: ReadonlyArray<ScoreValue>
+  /** How the scorers rated each checklist item (preference match): gold items by how far the inferred preference covers them, inferred items by the gold preference; empty when no scorer rated items. */
+  readonly ratings: ReadonlyArray<{ readonly side: "gold" | "inferred"; readonly item: string; readonly rating: number }>
   readonly usage: { readonly calls: number; readonly promptTokens: number; readonly completionTokens: number }
   readonly error: { readonly stage: string; readonly plugin: string; readonly tag: string; readonly message: string } | null
 }

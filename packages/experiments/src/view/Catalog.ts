@@ -513,6 +513,7 @@ export const make = (root: string, options: CatalogOptions = {}): Effect.Effect<
               if (v === undefined || v === null || typeof v === "number") return { metric, heuristic: h, value: isFiniteNumber(v) ? v : null }
               return { metric, heuristic: h, value: v.den > 0 ? v.num / v.den : null, num: v.num, den: v.den }
             }),
+            ratings: r.ratings ?? [],
             usage: { calls: r.usage.calls, promptTokens: r.usage.promptTokens, completionTokens: r.usage.completionTokens },
             error: r.error
           }]
