@@ -13,17 +13,24 @@ import * as Format from "../report/Format.js"
 import { style } from "../report/Html.js"
 import * as Notes from "../report/Notes.js"
 import * as Svg from "../report/Svg.js"
+import * as Table from "../report/Table.js"
 import type { Comparison, Match, Row } from "./Compare.js"
 
 const runLine = (label: string, r: Comparison["a"]): string =>
   `${label}: ${r.dir} (config ${r.summary.config.name}, hash ${r.summary.config.hash}; data ${r.summary.dataset.source}, fingerprint ${r.summary.dataset.hash.slice(0, 16)}; ${r.summary.cells.length} cells)`
 
-export const entry = (r: Row | undefined): string => {
-  if (r === undefined || r.comparison.n === 0) return "– n=0"
+/** One entry: first → second: difference [95% CI], then p, Holm-adjusted p and n; * when Holm < 0.05. */
+export const entryCell = (r: Row | undefined): Table.Cell => {
+  if (r === undefined || r.comparison.n === 0) return { text: "–", value: null, detail: "n=0" }
   const c = r.comparison
   const head = `${Format.number(r.a.value)} → ${Format.number(r.b.value)}: ${Format.signed(c.delta)}`
-  if (!Number.isFinite(c.p)) return `${head} n=${c.n}`
-  return `${head} [${Format.signed(c.ci95[0])}, ${Format.signed(c.ci95[1])}] p=${Format.p(c.p)} Holm=${Format.p(r.pHolm)} n=${c.n}${r.pHolm < 0.05 ? " *" : ""}`
+  if (!Number.isFinite(c.p)) return { text: head, value: c.delta, detail: `n=${c.n}` }
+  return {
+    text: `${head} [${Format.signed(c.ci95[0])}, ${Format.signed(c.ci95[1])}]`,
+    value: c.delta,
+    detail: `p=${Format.p(c.p)} Holm=${Format.p(r.pHolm)} n=${c.n}`,
+    ...(r.pHolm < 0.05 ? { significant: true } : {})
+  }
 }
 
 const matchLabel = (m: Match): string => (m.a.name === m.b.name ? m.a.name : `${m.a.name} / ${m.b.name}`) + (m.a.usesGold ? ` ${Notes.oracleMark}` : "")
@@ -34,6 +41,18 @@ const method = (c: Comparison): Array<string> => [
 ]
 
 const byKey = (c: Comparison) => new Map(c.rows.map((r) => [`${r.match.a.id}\0${r.metric.name}\0${r.slice}`, r]))
+
+/** A metric's table: one row per matched cell, one column per slice (the reports' table model, so compare.md and compare.html render it as report.md and report.html do). */
+export const metricTable = (c: Comparison, m: Comparison["metrics"][number], rows: ReturnType<typeof byKey> = byKey(c)): Table.Table => ({
+  id: `compare-${m.name}`,
+  title: Notes.metricLabel(m),
+  notes: [`${Notes.aggregateNote(m)}; entry: first → second: difference [95% CI] p Holm n.`],
+  columns: [{ label: "cell", align: "left" }, ...slices.map((s): Table.Column => ({ label: s, align: "right" }))],
+  rows: c.matches.map((match) => ({
+    kinds: match.a.usesGold ? ["oracle"] : [],
+    cells: [{ text: matchLabel(match) }, ...slices.map((s: Slice) => entryCell(rows.get(`${match.a.id}\0${m.name}\0${s}`)))]
+  }))
+})
 
 export const markdown = (c: Comparison): string => {
   const t = Format.md
@@ -46,12 +65,8 @@ export const markdown = (c: Comparison): string => {
   out.push(`- Only in the second run: ${c.onlyB.length === 0 ? "none" : t(c.onlyB.map((x) => x.name).join(", "))}`, "")
   if (c.warnings.length > 0) out.push("## Warnings", "", ...c.warnings.map((w) => `- ${t(w)}`), "")
   for (const m of c.matches.length === 0 ? [] : c.metrics) {
-    out.push(`## ${t(Notes.metricLabel(m))}`, "", `${Notes.aggregateNote(m)}; entry: first → second: difference [95% CI] p Holm n.`, "")
-    out.push(`| cell | ${slices.join(" | ")} |`, `|---|${slices.map(() => "---").join("|")}|`)
-    for (const match of c.matches) {
-      out.push(`| ${t(matchLabel(match))} | ${slices.map((s) => entry(rows.get(`${match.a.id}\0${m.name}\0${s}`))).join(" | ")} |`)
-    }
-    out.push("")
+    const table = metricTable(c, m, rows)
+    out.push(`## ${t(table.title)}`, "", ...table.notes.map(t), "", Table.markdown(table), "")
   }
   if (c.metrics.length === 0 || c.matches.length === 0) out.push("Nothing to compare: no matched cells or no metric scored in both runs.", "")
   out.push("## How the numbers were computed", "", ...method(c).flatMap((p) => [t(p), ""]))
@@ -83,14 +98,8 @@ export const html = (c: Comparison): string => {
     parts.push(`<figure>${svg}<figcaption>${e(`${main.name} on all shared instances, per matched cell (N per cell in the tooltips and the tables).`)}</figcaption></figure>`)
   }
   for (const m of c.matches.length === 0 ? [] : c.metrics) {
-    const body = c.matches.map((match) =>
-      `<tr><td>${e(matchLabel(match))}</td>${slices.map((s: Slice) => {
-        const r = rows.get(`${match.a.id}\0${m.name}\0${s}`)
-        return `<td class="num${r !== undefined && r.pHolm < 0.05 ? " sig" : ""}">${e(entry(r))}</td>`
-      }).join("")}</tr>`
-    ).join("")
-    parts.push(`<h2>${e(Notes.metricLabel(m))}</h2><p class="note">${e(Notes.aggregateNote(m))}; entry: first → second: difference [95% CI] p Holm n.</p>` +
-      `<div class="scroll"><table><thead><tr><th>cell</th>${slices.map((s) => `<th>${e(s)}</th>`).join("")}</tr></thead><tbody>${body}</tbody></table></div>`)
+    const table = metricTable(c, m, rows)
+    parts.push(`<h2>${e(table.title)}</h2>${table.notes.map((n) => `<p class="note">${e(n)}</p>`).join("")}${Table.html(table)}`)
   }
   if (c.metrics.length === 0 || c.matches.length === 0) parts.push(`<p class="note">Nothing to compare: no matched cells or no metric scored in both runs.</p>`)
   parts.push(`<h2>How the numbers were computed</h2>${method(c).map((p) => `<p>${e(p)}</p>`).join("")}`)
