@@ -20,7 +20,7 @@
 import { Paired } from "@cupid-lab/scorers"
 import type { CellSummary, MetricDescription, Slice, Summary } from "../ResultLine.js"
 import { slices } from "../ResultLine.js"
-import { columnsOf, type Index, sharedInstances } from "./Rows.js"
+import { columnsOf, type Index } from "./Rows.js"
 
 /** The level below which a Holm-adjusted p counts as significant. */
 export const level = 0.05
@@ -56,6 +56,15 @@ export const neededN = (m: number): number => {
   return n
 }
 
+/** How many of these instances both cells scored ok. */
+const sharedCount = (idx: Index, a: string, b: string, numbers: ReadonlyArray<number>): number => {
+  const ca = idx.columns(a), cb = idx.columns(b)
+  if (ca === undefined || cb === undefined) return 0
+  let n = 0
+  for (const k of numbers) if (ca.slot[k]! >= 0 && cb.slot[k]! >= 0) n++
+  return n
+}
+
 const better = (m: MetricDescription, delta: number): boolean => (m.direction === "lower" ? delta < 0 : delta > 0)
 
 export const compute = (
@@ -68,13 +77,26 @@ export const compute = (
   const plan: Array<{ readonly i: number; readonly j: number; readonly metric: MetricDescription; readonly slice: Slice; readonly n: number }> = []
   const tests: Array<Paired.Test> = []
   for (const slice of slices) {
+    // Each cell's columns over all the slice's instances, gathered once (NaN where the cell has no
+    // ok line): the paired tests keep the rows where both sides are finite, which are the
+    // instances both cells scored, in the same order as gathering them per pair would give.
+    const numbers: Array<number> = []
+    idx.instances.forEach((facts, k) => void ((slice === "all" || facts.type === slice) && numbers.push(k)))
+    const byCell = cells.map((c) => {
+      const of = columnsOf(idx, c.id, numbers)
+      const memo = new Map<string, Paired.Columns>()
+      return (metric: MetricDescription) => {
+        let hit = memo.get(metric.name)
+        if (hit === undefined) memo.set(metric.name, (hit = of(metric)))
+        return hit
+      }
+    })
     for (let i = 0; i < cells.length; i++) {
       for (let j = i + 1; j < cells.length; j++) {
-        const ids = sharedInstances(idx, cells[i]!.id, cells[j]!.id, slice)
-        const a = columnsOf(idx, cells[i]!.id, ids), b = columnsOf(idx, cells[j]!.id, ids)
+        const n = sharedCount(idx, cells[i]!.id, cells[j]!.id, numbers)
         for (const metric of metrics) {
-          plan.push({ i, j, metric, slice, n: ids.length })
-          tests.push({ a: a(metric), b: b(metric) })
+          plan.push({ i, j, metric, slice, n })
+          tests.push({ a: byCell[i]!(metric), b: byCell[j]!(metric) })
         }
       }
     }
