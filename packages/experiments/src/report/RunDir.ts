@@ -151,7 +151,13 @@ export const parseInfo = (value: unknown, file: string): Either.Either<RunInfo, 
 const exists = (fileSystem: FileSystem.FileSystem, file: string) => fileSystem.exists(file).pipe(Effect.orElseSucceed(() => false))
 
 /** Read a run directory. Fails with a {@link RunError} when summary.json or results.jsonl is missing or malformed. */
-export const read = (dir: string): Effect.Effect<Run, RunError, FileSystem.FileSystem> =>
+export const read = (dir: string): Effect.Effect<Run, RunError, FileSystem.FileSystem> => readWith(dir, () => {})
+
+/**
+ * Read a run directory as {@link read} does, handing every decoded line to `also` as well (the
+ * results viewer keeps whole lines for its instance pages), so the file is read once.
+ */
+export const readWith = (dir: string, also: (row: Row) => void): Effect.Effect<Run, RunError, FileSystem.FileSystem> =>
   Effect.gen(function*() {
     const fileSystem = yield* FileSystem.FileSystem
     const info = yield* fileSystem.stat(dir).pipe(Effect.option)
@@ -167,7 +173,10 @@ export const read = (dir: string): Effect.Effect<Run, RunError, FileSystem.FileS
     if (!(yield* exists(fileSystem, resultsFile))) return yield* new RunError({ path: resultsFile, reason: "missing; the run has no results" })
     const summary = yield* Effect.flatMap(readJson(fileSystem, summaryFile, "the summary"), (v) => parseSummary(v, summaryFile))
     const b = Rows.builder()
-    yield* foldRowsWith(fileSystem, resultsFile, b.add)
+    yield* foldRowsWith(fileSystem, resultsFile, (row) => {
+      b.add(row)
+      also(row)
+    })
     const index = b.finish()
     const runInfo = (yield* exists(fileSystem, infoFile))
       ? yield* Effect.flatMap(readJson(fileSystem, infoFile, "the run record"), (v) => parseInfo(v, infoFile))

@@ -288,7 +288,8 @@ export const make = (root: string, options: CatalogOptions = {}): Effect.Effect<
         const hit = loaded.get(id)
         if (hit !== undefined && hit.stamp === stamp) return hit
         // The instance pages need whole lines (inference, generation, per-pair usage): the viewer keeps them.
-        const [run, rows] = yield* Effect.all([RunDir.read(found.dir), RunDir.readRows(path.join(found.dir, "results.jsonl"))]).pipe(
+        const rows: Array<Row> = []
+        const run = yield* RunDir.readWith(found.dir, (row) => void rows.push(row)).pipe(
           Effect.provideService(FileSystem.FileSystem, fileSystem),
           Effect.mapError((e) => new ViewError({ status: 500, message: e.message }))
         )
