@@ -68,18 +68,42 @@ const barChart = (a: Analysis, m: MetricDescription): string => {
   return figure(svg, `${Notes.metricLabel(m)} (${Notes.aggregateNote(m)}) per cell (rows, numbered as in the key above) and instance type (panels), with 95% bootstrap CI whiskers. N per cell (instances scored): ${nCaption(a, m.name)}. Hover a bar for its value, CI and N.`)
 }
 
+/** Cells per panel of a line chart: beyond it, lines and their end numbers no longer fit one chart. */
+export const linesPerPanel = 10
+
+/**
+ * A binned metric per cell, one line per cell. Up to {@link linesPerPanel} cells in one chart;
+ * beyond, small multiples of that many cells each, in cell order, on one shared y scale, with the
+ * styles and numbers of the key.
+ */
 export const lineChart = (a: Analysis, b: Binned): string => {
-  const drawn = Svg.lines({
-    title: Notes.binHeader(b),
-    xLabel: b.by === "relevant position" ? "mean position of the relevant sessions (bin)" : "history length, approximate tokens (bin)",
-    yLabel: b.metric.name,
-    categories: b.bins.map((x) => `${x.label} (${x.instances})`),
-    series: a.cells.map((c) => Notes.cellLabel(c.summary, a.baseline.id)),
-    marks: marks(a),
-    value: (s, c) => b.bins[c]!.values.get(a.cells[s]!.summary.id)
-  })
+  const look = Svg.styles(a.cells.length)
+  const value = (cell: number, c: number) => b.bins[c]!.values.get(a.cells[cell]!.summary.id)
+  const groups: Array<Array<number>> = []
+  a.cells.forEach((_, i) => (i % linesPerPanel === 0 ? groups.push([i]) : groups[groups.length - 1]!.push(i)))
+  const shared = groups.length > 1
+    ? Svg.domain(a.cells.flatMap((_, i) => b.bins.flatMap((_, c) => {
+      const v = value(i, c)
+      return v === undefined || v.n === 0 ? [] : [v.value]
+    })), true)
+    : undefined
+  const panels = groups.map((g) =>
+    Svg.lines({
+      title: groups.length > 1 ? `${Notes.binHeader(b)}, cells ${g[0]! + 1}–${g[g.length - 1]! + 1}` : Notes.binHeader(b),
+      xLabel: b.by === "relevant position" ? "mean position of the relevant sessions (bin)" : "history length, approximate tokens (bin)",
+      yLabel: b.metric.name,
+      categories: b.bins.map((x) => `${x.label} (${x.instances})`),
+      series: g.map((i) => Notes.cellLabel(a.cells[i]!.summary, a.baseline.id)),
+      marks: g.map((i) => String(i + 1)),
+      styles: g.map((i) => look[i]!),
+      ...(shared === undefined ? {} : { yDomain: shared }),
+      value: (s, c) => value(g[s]!, c)
+    })
+  )
   const total = b.bins.reduce((n, x) => n + x.instances, 0)
-  return drawnFigure(drawn, `${Notes.binHeader(b)}. ${b.bins.length} bins over ${total} instances (instances per bin in parentheses); one line per cell, numbered at its end where the number fits and styled as in the key; each point aggregates a cell's scored instances in the bin (${Notes.aggregateNote(b.metric)}); hover for its N.`, cellKey(a))
+  const layout = groups.length > 1 ? `; ${a.cells.length} cells in ${groups.length} panels of up to ${linesPerPanel}, on one y scale` : ""
+  const caption = `${Notes.binHeader(b)}. ${b.bins.length} bins over ${total} instances (instances per bin in parentheses)${layout}; one line per cell, numbered at its end where the number fits and styled as in the key; each point aggregates a cell's scored instances in the bin (${Notes.aggregateNote(b.metric)}); hover for its N.`
+  return drawnFigure({ svg: panels.map((p) => p.svg).join(""), unlabelled: panels.flatMap((p) => p.unlabelled) }, caption, cellKey(a))
 }
 
 const prChart = (a: Analysis): string => {

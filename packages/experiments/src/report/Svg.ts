@@ -341,6 +341,10 @@ export interface LinesInput {
   readonly series: ReadonlyArray<string>
   /** A short mark per series (its number in the key), written at the end of its line where it fits. */
   readonly marks?: ReadonlyArray<string>
+  /** Each series' style (default {@link styles} of the series count): panels of one figure pass the styles of their cells. */
+  readonly styles?: ReadonlyArray<SeriesStyle>
+  /** The y range (default: the values' own): panels of one figure share one scale. */
+  readonly yDomain?: [number, number]
   readonly value: (series: number, category: number) => { readonly value: number; readonly n: number; readonly lo?: number; readonly hi?: number } | undefined
 }
 
@@ -353,7 +357,7 @@ export interface LinesInput {
 export const lines = (input: LinesInput): Drawn => {
   const height = 336, top = 16, bottom = 56, left = 60
   const base = height - bottom
-  const look = styles(input.series.length)
+  const look = input.styles ?? styles(input.series.length)
   const pts = input.series.map((_, s) =>
     input.categories.flatMap((_, c) => {
       const v = input.value(s, c)
@@ -361,7 +365,7 @@ export const lines = (input: LinesInput): Drawn => {
     })
   )
   const all = pts.flatMap((ps) => ps.flatMap((p) => [p.value, p.lo ?? NaN, p.hi ?? NaN]))
-  const range = domain(all, true)
+  const range = input.yDomain ?? domain(all, true)
   const y = scale(range[0], range[1], base, top)
   // Lines ending at the same height share one label, listing their marks in series order.
   const ends = new Map<string, { readonly y: number; readonly series: Array<number> }>()
