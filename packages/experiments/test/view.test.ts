@@ -254,4 +254,14 @@ describe("viewer server", () => {
       const localhost = yield* get(`${url}api/runs`, `localhost:${port}`)
       expect(localhost.status).toBe(200)
     }).pipe(Effect.provide(NodeFileSystem.layer)))
+
+  it.scoped("on every interface (--host 0.0.0.0) it answers whatever name the machine is reached by", () =>
+    Effect.gen(function*() {
+      const { root } = yield* setup
+      const { url } = yield* Server.start({ root, port: 0, host: "0.0.0.0", catalog: { openDataset: opener(data) } })
+      const port = new URL(url).port
+      const byName = yield* get(`http://127.0.0.1:${port}/api/runs`, `lab-machine.local:${port}`)
+      expect(byName.status).toBe(200)
+      expect((JSON.parse(byName.body) as ReadonlyArray<Api.RunEntry>).length).toBe(3)
+    }).pipe(Effect.provide(NodeFileSystem.layer)))
 })

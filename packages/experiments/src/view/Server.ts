@@ -143,9 +143,14 @@ const router = (catalog: Catalog.Catalog, assets: { readonly js: string; readonl
   )
 }
 
-/** The names a browser may use for the server: the bound host and, on loopback, localhost. */
-const allowedHosts = (host: string, port: number): Set<string> => {
-  const names = new Set([`${host}:${port}`])
+/**
+ * The names a browser may use for the server: the bound host and, on loopback, localhost. Undefined
+ * (any name) when the server listens on every interface (`--host 0.0.0.0` or `::`): the user asked
+ * for it to be reached by whatever name the machine has.
+ */
+const allowedHosts = (host: string, port: number): Set<string> | undefined => {
+  if (host === "0.0.0.0" || host === "::") return undefined
+  const names = new Set([`${host.includes(":") ? `[${host}]` : host}:${port}`])
   if (host === "127.0.0.1" || host === "::1" || host === "localhost") {
     for (const h of ["127.0.0.1", "localhost", "[::1]"]) names.add(`${h}:${port}`)
   }
@@ -174,7 +179,7 @@ export const start = (options: Options): Effect.Effect<{ readonly url: string; r
     const guarded = Effect.gen(function*() {
       const request = yield* HttpServerRequest.HttpServerRequest
       const hostHeader = Option.getOrUndefined(Option.fromNullable(request.headers["host"]))
-      if (hostHeader === undefined || !hosts.has(hostHeader)) {
+      if (hosts !== undefined && (hostHeader === undefined || !hosts.has(hostHeader))) {
         return HttpServerResponse.text(`refused: this viewer answers requests for ${[...hosts].join(", ")} only`, { status: 421, headers: securityHeaders })
       }
       return yield* app.pipe(
