@@ -29,10 +29,20 @@ const measures = (run: ReadonlyArray<string>, qrels: ReadonlyMap<string, number>
   const relevant = [...qrels.values()].filter((r) => r > 0).length
   const found = docs.filter((d) => (qrels.get(d) ?? 0) > 0).length
   const first = docs.findIndex((d) => (qrels.get(d) ?? 0) > 0)
+  // nDCG@k as trec_eval's ndcg_cut and ranx define it for binary judgements: DCG over the first k
+  // documents of the run (gain 1 at rank i adds 1 / log2(i + 1)), over the DCG of the ideal ranking.
+  const ndcg = (k: number) => {
+    if (relevant === 0) return null
+    let dcg = 0, ideal = 0
+    docs.slice(0, k).forEach((d, i) => void ((qrels.get(d) ?? 0) > 0 && (dcg += 1 / Math.log2(i + 2))))
+    for (let i = 0; i < Math.min(k, relevant); i++) ideal += 1 / Math.log2(i + 2)
+    return dcg / ideal
+  }
   return {
     precision: docs.length === 0 ? null : found / docs.length,
     recall: relevant === 0 ? null : found / relevant,
-    mrr: relevant === 0 ? null : first < 0 ? 0 : 1 / (first + 1)
+    mrr: relevant === 0 ? null : first < 0 ? 0 : 1 / (first + 1),
+    ndcg
   }
 }
 
@@ -46,7 +56,7 @@ const byQuery = (file: string): Map<string, Array<string>> => {
 }
 
 describe("TREC export", () => {
-  it.effect("the set measures of each .run file over qrels.txt are the run's retrieval precision and recall, and the ranking's reciprocal rank its MRR", () =>
+  it.effect("the set measures of each .run file over qrels.txt are the run's retrieval precision and recall, and the ranking's reciprocal rank and nDCG@k (to 1e-9) its MRR and ndcg@k", () =>
     Effect.gen(function*() {
       const dir = tempDir()
       const c = yield* Config.parse(config, path.join(dir, "trec.yaml"), {})
@@ -67,7 +77,11 @@ describe("TREC export", () => {
           expect(m.precision, `${cell.name} ${line.instance} precision`).toBe(line.scores["retrieval.precision"])
           expect(m.recall, `${cell.name} ${line.instance} recall`).toBe(line.scores["retrieval.recall"])
           if (rankings !== undefined) {
-            expect(measures(rankings.get(line.instance) ?? [], qrels.get(line.instance)!).mrr, `${cell.name} ${line.instance} mrr`).toBe(line.scores["retrieval.mrr"])
+            const r = measures(rankings.get(line.instance) ?? [], qrels.get(line.instance)!)
+            expect(r.mrr, `${cell.name} ${line.instance} mrr`).toBe(line.scores["retrieval.mrr"])
+            const ndcg = r.ndcg(2), reported = line.scores["retrieval.ndcg@2"]
+            if (ndcg === null || reported === null || typeof reported !== "number") expect(reported, `${cell.name} ${line.instance} ndcg@2`).toBe(ndcg)
+            else expect(Math.abs(ndcg - reported), `${cell.name} ${line.instance} ndcg@2`).toBeLessThan(1e-9)
             ranked++
           }
           checked++
