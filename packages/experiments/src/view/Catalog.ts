@@ -405,15 +405,15 @@ export const make = (root: string, options: CatalogOptions = {}): Effect.Effect<
         const matched: Array<{ readonly id: string; readonly rows: ReadonlyMap<string, Row>; readonly index: number }> = []
         l.order.forEach((instance, index) => {
           const rows = l.byInstance.get(instance)!
-          const any = rows.values().next().value as Row
-          if (type !== undefined && any.type !== type) return
+          const head = rows.values().next().value as Row
+          if (type !== undefined && head.type !== type) return
           if (cell !== undefined) {
             const r = rows.get(cell.id)
             if (r === undefined || (query.failed === true && r.status !== "failed")) return
           } else if (query.failed === true && ![...rows.values()].some((r) => r.status === "failed")) return
           if (a !== undefined && b !== undefined && !disagree(rows.get(a.id), rows.get(b.id))) return
           if (terms.length > 0) {
-            const parts = [instance, any.personaId]
+            const parts = [instance, head.personaId]
             for (const r of rows.values()) parts.push(r.inference?.preference ?? "", r.generation?.text ?? "", r.error?.message ?? "")
             const gold = t?.instances.get(instance)
             if (gold !== undefined) parts.push(gold.query.request, gold.gold.preference, gold.gold.factor)
@@ -425,9 +425,9 @@ export const make = (root: string, options: CatalogOptions = {}): Effect.Effect<
         const sort = query.sort ?? "instance"
         const metricCell = cell ?? a ?? l.run.summary.cells.find((c) => c.id === l.run.summary.baseline)
         const key = (m: (typeof matched)[number]): number | string => {
-          const any = m.rows.values().next().value as Row
-          if (sort === "type") return any.type
-          if (sort === "length") return any.meta.historyTokens
+          const head = m.rows.values().next().value as Row
+          if (sort === "type") return head.type
+          if (sort === "length") return head.meta.historyTokens
           if (sort === "metric") {
             const r = metricCell === undefined ? undefined : m.rows.get(metricCell.id)
             const v = r === undefined || l.main === undefined || r.status !== "ok" ? null : valueOf(r, l.main.name)
@@ -443,15 +443,15 @@ export const make = (root: string, options: CatalogOptions = {}): Effect.Effect<
         const offset = Math.max(0, query.offset ?? 0)
         const limit = Math.min(500, Math.max(1, query.limit ?? 100))
         const items = sorted.slice(offset, offset + limit).map(({ m }): Api.InstanceItem => {
-          const any = m.rows.values().next().value as Row
+          const head = m.rows.values().next().value as Row
           return {
             id: m.id,
-            personaId: any.personaId,
-            type: any.type,
-            sessions: any.meta.sessions,
-            historyTokens: any.meta.historyTokens,
-            relevant: any.meta.relevant,
-            stale: any.meta.stale,
+            personaId: head.personaId,
+            type: head.type,
+            sessions: head.meta.sessions,
+            historyTokens: head.meta.historyTokens,
+            relevant: head.meta.relevant,
+            stale: head.meta.stale,
             outcomes: shownIds.map((c) => outcome(l, m.rows.get(c), c)),
             failedCells: [...m.rows.values()].filter((r) => r.status === "failed").length
           }
@@ -473,7 +473,7 @@ export const make = (root: string, options: CatalogOptions = {}): Effect.Effect<
         const l = yield* load(id)
         const rows = l.byInstance.get(instanceId)
         if (rows === undefined) return yield* new ViewError({ status: 404, message: `run ${id} has no instance "${instanceId}"` })
-        const any = rows.values().next().value as Row
+        const head = rows.values().next().value as Row
         const t = yield* textsOf(id, l)
         const data = t.instances.get(instanceId)
         const note = data === undefined && t.note === null ? `instance ${instanceId} is not in the run's dataset any more` : t.note
@@ -486,13 +486,13 @@ export const make = (root: string, options: CatalogOptions = {}): Effect.Effect<
           }
         }
         const labelOf = (sid: string): "relevant" | "stale" | "other" =>
-          any.meta.relevant.includes(sid) ? "relevant" : any.meta.stale.includes(sid) ? "stale" : "other"
+          head.meta.relevant.includes(sid) ? "relevant" : head.meta.stale.includes(sid) ? "stale" : "other"
         const sessions: Array<Api.SessionRow> = data !== undefined
           ? data.query.sessions.map((s) => {
             const g = data.gold.sessions.find((x) => x.id === s.id)
             return { id: s.id, position: s.index + 1, label: g?.label ?? null, factor: g?.factor ?? null, preference: g?.preference ?? null, turns: s.dialogue, selectedBy: selectedBy.get(s.id) ?? [] }
           })
-          : Array.from({ length: any.meta.sessions }, (_, i) => {
+          : Array.from({ length: head.meta.sessions }, (_, i) => {
             const sid = `s${i + 1}`
             return { id: sid, position: i + 1, label: labelOf(sid), factor: null, preference: null, turns: [], selectedBy: selectedBy.get(sid) ?? [] }
           })
@@ -522,8 +522,8 @@ export const make = (root: string, options: CatalogOptions = {}): Effect.Effect<
         return {
           run: id,
           id: instanceId,
-          personaId: any.personaId,
-          type: any.type,
+          personaId: head.personaId,
+          type: head.type,
           request: data?.query.request ?? null,
           gold: data === undefined ? null : { factor: data.gold.factor, preference: data.gold.preference, checklist: data.gold.checklist },
           datasetNote: note,
