@@ -123,7 +123,7 @@ console.log(`  ${analysis.tests} tests; ${analysis.permutations.screening} permu
 const examples = Examples.none("benchmark")
 const md = time("report.md", () => Markdown.render(analysis, examples))
 const html = time("report.html", () => Html.render(analysis, examples, run.info))
-const csv = time("results.csv", () => Csv.render(run.index))
+const csv = time("results.csv", () => Csv.render(run.index.fields))
 const kb = (n: number) => `${(n / 1024).toFixed(0)} KB`
 console.log(`sizes: report.md ${kb(md.length)}, report.html ${kb(html.length)}, results.csv ${kb(csv.length)}`)
 ;(globalThis as { gc?: () => void }).gc?.()

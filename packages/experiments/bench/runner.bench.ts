@@ -111,7 +111,7 @@ const program = Effect.gen(function*() {
   resetPeak()
   const heapBefore = process.memoryUsage().heapUsed
   const parquetStarted = performance.now()
-  yield* Parquet.write(path.join(dir, "again.parquet"), index.value).pipe(Effect.provide(NodeFileSystem.layer))
+  yield* Parquet.write(path.join(dir, "again.parquet"), index.value.fields).pipe(Effect.provide(NodeFileSystem.layer))
   const parquet = { rows: index.value.lines, seconds: (performance.now() - parquetStarted) / 1000, heapRise: peakHeap - heapBefore }
   return { outcome, seconds, cpuSeconds: (used.user + used.system) / 1e6, reportSeconds, sweepPeak, reportPeak, parquet, held }
 })

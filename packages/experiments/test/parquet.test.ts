@@ -152,14 +152,14 @@ describe("results.parquet", () => {
       expect(fs.readFileSync(file).equals(first)).toBe(true)
       const run = yield* RunDir.readLocal(dir)
       const again = path.join(dir, "again.parquet")
-      yield* Parquet.write(again, run.index).pipe(Effect.provide(NodeFileSystem.layer))
+      yield* Parquet.write(again, run.index.fields).pipe(Effect.provide(NodeFileSystem.layer))
       expect(fs.readFileSync(again).equals(first)).toBe(true)
       expect(tmpFiles(dir)).toEqual([])
 
       // A target that cannot be replaced: the write fails and removes its temporary file.
       const blocked = path.join(dir, "blocked.parquet")
       fs.mkdirSync(path.join(blocked, "inside"), { recursive: true })
-      const failure = yield* Effect.flip(Parquet.write(blocked, run.index).pipe(Effect.provide(NodeFileSystem.layer)))
+      const failure = yield* Effect.flip(Parquet.write(blocked, run.index.fields).pipe(Effect.provide(NodeFileSystem.layer)))
       expect(failure._tag).toBe("SystemError")
       expect(tmpFiles(dir)).toEqual([])
     }))

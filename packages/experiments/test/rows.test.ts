@@ -47,15 +47,18 @@ const lines: ReadonlyArray<Row> = [
 describe("the reports' columns", () => {
   const idx = Rows.index(lines)
 
-  it("give back, chunk by chunk, the CSV's fields of every line", () => {
-    expect(Csv.render(idx)).toBe(Csv.render(lines))
-    const chunks = [...idx.chunks(4)]
-    expect(chunks.map((c) => c.length)).toEqual([4, 2])
-    const back = chunks.flat()
-    expect(back.map((r) => [r.cell, r.cellName, r.instance, r.personaId, r.type, r.status, r.selected, r.scores, r.usage.calls, r.error])).toEqual(
-      lines.map((r) => [r.cell, r.cellName, r.instance, r.personaId, r.type, r.status, r.selected, r.scores, r.usage.calls, r.error])
-    )
-    expect(idx.scoreKeys).toEqual([{ key: "i.p", counted: true }, { key: "late", counted: false }, { key: "r.recall", counted: false }])
+  it("give back every line's CSV fields by position, as the lines hold them", () => {
+    const f = idx.fields
+    expect(Csv.render(f)).toBe(Csv.render(lines))
+    expect(f.length).toBe(6)
+    const all = Array.from({ length: f.length }, (_, i) => [f.cell(i), f.cellName(i), f.instance(i), f.personaId(i), f.type(i), f.status(i), f.selected(i), f.calls(i), f.error(i)])
+    expect(all).toEqual(lines.map((r) => [r.cell, r.cellName, r.instance, r.personaId, r.type, r.status, r.selected?.join(" ") ?? null, r.usage.calls, r.error]))
+    // scores: a key a line did not score is absent (undefined), a non-finite value null, counts as counts
+    const keys = f.scoreKeys.map((k) => k.key)
+    expect(lines.map((_, i) => Object.fromEntries(keys.flatMap((k) => (f.score(k)(i) === undefined ? [] : [[k, f.score(k)(i)]]))))).toEqual(lines.map((r) => r.scores))
+    expect(f.scoreKeys).toEqual([{ key: "i.p", counted: true }, { key: "late", counted: false }, { key: "r.recall", counted: false }])
+    // an empty selection stays distinct from none
+    expect([f.selected(1), f.selected(3)]).toEqual(["", null])
   })
 
   it("hold each cell's ok lines by instance, and metric columns over them", () => {

@@ -38,18 +38,38 @@ const num = (x: number | null | undefined): string => (x === null || x === undef
 export const leading = ["cell", "cell_name", "instance", "persona_id", "type", "status", "selected"] as const
 export const trailing = ["calls", "prompt_tokens", "completion_tokens", "error_stage", "error_plugin", "error_message"] as const
 
-export interface ScoreColumn {
-  readonly title: string
-  readonly value: (r: Row) => number | null | undefined
-}
-
 /** A score key of a run, and whether any line scored it with counts (a Ratio metric). */
 export interface ScoreKey {
   readonly key: string
   readonly counted: boolean
 }
 
-/** The score keys of rows, sorted (what {@link Rows.Index.scoreKeys} holds for a run). */
+type LineError = NonNullable<Row["error"]>
+
+/**
+ * A run's lines as the CSV and results.parquet read them: field by field, by position, so that no
+ * line object is built (Rows.Index serves them from its columns; {@link lines} from rows in memory).
+ */
+export interface Lines {
+  readonly length: number
+  readonly scoreKeys: ReadonlyArray<ScoreKey>
+  readonly cell: (i: number) => string
+  readonly cellName: (i: number) => string
+  readonly instance: (i: number) => string
+  readonly personaId: (i: number) => string
+  readonly type: (i: number) => string
+  readonly status: (i: number) => string
+  /** The selected session ids joined by one space; null when the line has no selection. */
+  readonly selected: (i: number) => string | null
+  /** A reader of one score key: a Mean's value (null when not finite), a Ratio's counts, undefined where the line has no such score. */
+  readonly score: (key: string) => (i: number) => Row["scores"][string] | undefined
+  readonly calls: (i: number) => number
+  readonly promptTokens: (i: number) => number
+  readonly completionTokens: (i: number) => number
+  readonly error: (i: number) => LineError | null
+}
+
+/** The score keys of rows, sorted (what a Rows.Index holds for a run). */
 export const scoreKeys = (rows: Iterable<Row>): Array<ScoreKey> => {
   const keys = new Map<string, boolean>()
   for (const r of rows) {
@@ -62,66 +82,82 @@ export const scoreKeys = (rows: Iterable<Row>): Array<ScoreKey> => {
   return [...keys.keys()].sort().map((key) => ({ key, counted: keys.get(key)! }))
 }
 
-/** One column per Mean score key, two per key scored with counts, in key order (results.parquet has the same). */
-export const scoreColumns = (keys: ReadonlyArray<ScoreKey>): Array<ScoreColumn> => {
-  const count = (k: string, part: "num" | "den") => (r: Row) => {
-    const v = r.scores[k]
-    return v !== null && typeof v === "object" ? v[part] : undefined
-  }
-  return keys.flatMap(({ key: k, counted }): Array<ScoreColumn> =>
-    counted
-      ? [{ title: `${k}.num`, value: count(k, "num") }, { title: `${k}.den`, value: count(k, "den") }]
-      : [{ title: k, value: (r) => {
-        const v = r.scores[k]
-        return typeof v === "number" ? v : undefined
-      } }]
-  )
-}
-
-/** The header: fixed columns around the score columns. */
-export const columns = (keys: ReadonlyArray<ScoreKey>): Array<string> => [...leading, ...scoreColumns(keys).map((c) => c.title), ...trailing]
-
-/** What the CSV is made from: the run's score keys and its lines, a chunk at a time (see Rows.Index). */
-export interface Source {
-  readonly scoreKeys: ReadonlyArray<ScoreKey>
-  readonly chunks: (size: number) => Iterable<ReadonlyArray<Row>>
-}
-
-/** Lines of rows in memory, as a {@link Source}. */
-export const source = (rows: ReadonlyArray<Row>): Source => ({
+/** Rows in memory as {@link Lines}. */
+export const lines = (rows: ReadonlyArray<Row>): Lines => ({
+  length: rows.length,
   scoreKeys: scoreKeys(rows),
-  chunks: function*(size) {
-    for (let i = 0; i < rows.length; i += size) yield rows.slice(i, i + size)
-  }
+  cell: (i) => rows[i]!.cell,
+  cellName: (i) => rows[i]!.cellName,
+  instance: (i) => rows[i]!.instance,
+  personaId: (i) => rows[i]!.personaId,
+  type: (i) => rows[i]!.type,
+  status: (i) => rows[i]!.status,
+  selected: (i) => rows[i]!.selected?.join(" ") ?? null,
+  score: (key) => (i) => rows[i]!.scores[key],
+  calls: (i) => rows[i]!.usage.calls,
+  promptTokens: (i) => rows[i]!.usage.promptTokens,
+  completionTokens: (i) => rows[i]!.usage.completionTokens,
+  error: (i) => rows[i]!.error
 })
 
-/** The CSV's text, a header and then one piece per chunk of lines (each piece ends with CRLF). */
-export const pieces = function*(src: Source, chunkRows = 10_000): Generator<string> {
-  const scores = scoreColumns(src.scoreKeys)
-  const head = [...leading, ...scores.map((c) => c.title), ...trailing]
-  yield `${head.map(field).join(",")}\r\n`
-  // Text goes through `field`; numbers never need quoting. A cell's two columns are quoted once.
+export interface ScoreColumn {
+  readonly title: string
+  /** The column's number on line i of `lines` (undefined or null: an empty field). */
+  readonly value: (i: number) => number | null | undefined
+}
+
+/** One column per Mean score key, two per key scored with counts, in key order (results.parquet has the same). */
+export const scoreColumns = (src: Lines): Array<ScoreColumn> =>
+  src.scoreKeys.flatMap(({ key, counted }): Array<ScoreColumn> => {
+    const read = src.score(key)
+    const part = (name: "num" | "den") => (i: number) => {
+      const v = read(i)
+      return v !== null && typeof v === "object" ? v[name] : undefined
+    }
+    return counted
+      ? [{ title: `${key}.num`, value: part("num") }, { title: `${key}.den`, value: part("den") }]
+      : [{ title: key, value: (i) => {
+        const v = read(i)
+        return typeof v === "number" ? v : undefined
+      } }]
+  })
+
+/** The header: fixed columns around the score columns. */
+export const columns = (src: Lines): Array<string> => [...leading, ...scoreColumns(src).map((c) => c.title), ...trailing]
+
+/** The CSV's text: the header, then one piece per `chunkLines` lines (each piece ends with CRLF). */
+export const pieces = function*(src: Lines, chunkLines = 10_000): Generator<string> {
+  const scores = scoreColumns(src)
+  yield `${columns(src).map(field).join(",")}\r\n`
+  // Text goes through `field`; numbers never need quoting. A cell's and an instance's columns are quoted once.
   const cellFields = new Map<string, string>()
-  for (const rows of src.chunks(chunkRows)) {
+  const instanceFields = new Map<string, string>()
+  for (let start = 0; start < src.length; start += chunkLines) {
     let text = ""
-    for (const r of rows) {
-      let cell = cellFields.get(r.cell)
-      if (cell === undefined) cellFields.set(r.cell, (cell = `${field(r.cell)},${field(r.cellName)}`))
-      let line = `${cell},${field(r.instance)},${field(r.personaId)},${r.type},${r.status},${field(r.selected?.join(" ") ?? "")}`
-      for (const c of scores) line += `,${num(c.value(r))}`
-      line += `,${num(r.usage.calls)},${num(r.usage.promptTokens)},${num(r.usage.completionTokens)}`
-      line += `,${field(r.error?.stage ?? "")},${field(r.error?.plugin ?? "")},${field(r.error?.message ?? "")}`
+    for (let i = start; i < Math.min(src.length, start + chunkLines); i++) {
+      const cellId = src.cell(i), instance = src.instance(i)
+      let cell = cellFields.get(cellId)
+      if (cell === undefined) cellFields.set(cellId, (cell = `${field(cellId)},${field(src.cellName(i))}`))
+      let inst = instanceFields.get(instance)
+      if (inst === undefined) instanceFields.set(instance, (inst = `${field(instance)},${field(src.personaId(i))},${src.type(i)}`))
+      let line = `${cell},${inst},${src.status(i)},${field(src.selected(i) ?? "")}`
+      for (const c of scores) line += `,${num(c.value(i))}`
+      const error = src.error(i)
+      line += `,${num(src.calls(i))},${num(src.promptTokens(i))},${num(src.completionTokens(i))}`
+      line += error === null ? ",,," : `,${field(error.stage)},${field(error.plugin)},${field(error.message)}`
       text += `${line}\r\n`
     }
     yield text
   }
 }
 
-/** The whole CSV as one string (tests and small runs; the sweep writes {@link pieces} to the file as they come). */
-export const render = (src: Source | ReadonlyArray<Row>): string => [...pieces(Array.isArray(src) ? source(src) : (src as Source))].join("")
+/** The whole CSV as one string (tests and small runs; reports write {@link pieces} to the file as they come). */
+export const render = (src: Lines | ReadonlyArray<Row>): string => [...pieces(isLines(src) ? src : lines(src))].join("")
+
+const isLines = (src: Lines | ReadonlyArray<Row>): src is Lines => !Array.isArray(src)
 
 /** Write the CSV atomically, a chunk of lines at a time (the text is never held whole). */
-export const write = (file: string, src: Source): Effect.Effect<void, PlatformError, FileSystem.FileSystem> =>
+export const write = (file: string, src: Lines): Effect.Effect<void, PlatformError, FileSystem.FileSystem> =>
   Files.writeFileAtomicWith(file, (put) =>
     Effect.gen(function*() {
       const encoder = new TextEncoder()

@@ -34,18 +34,19 @@ type Value = string | number | null
 
 export interface Column {
   readonly element: SchemaElement
-  readonly value: (r: Row) => Value
+  /** The column's value on line i. */
+  readonly value: (i: number) => Value
 }
 
-const text = (name: string, value: (r: Row) => string | null, required: boolean): Column => ({
+const text = (name: string, value: (i: number) => string | null, required: boolean): Column => ({
   element: { name, type: "BYTE_ARRAY", converted_type: "UTF8", repetition_type: required ? "REQUIRED" : "OPTIONAL" },
   value
 })
 
-const double = (name: string, value: (r: Row) => number | null | undefined): Column => ({
+const double = (name: string, value: (i: number) => number | null | undefined): Column => ({
   element: { name, type: "DOUBLE", repetition_type: "OPTIONAL" },
-  value: (r) => {
-    const x = value(r)
+  value: (i) => {
+    const x = value(i)
     return x === null || x === undefined || !Number.isFinite(x) ? null : x
   }
 })
@@ -53,33 +54,38 @@ const double = (name: string, value: (r: Row) => number | null | undefined): Col
 type Fixed = (typeof Csv.leading)[number] | (typeof Csv.trailing)[number]
 
 /** Keyed by the CSV's own column names, so a column the CSV gains is a type error here. */
-const fixed: Record<Fixed, Column> = {
-  cell: text("cell", (r) => r.cell, true),
-  cell_name: text("cell_name", (r) => r.cellName, true),
-  instance: text("instance", (r) => r.instance, true),
-  persona_id: text("persona_id", (r) => r.personaId, true),
-  type: text("type", (r) => r.type, true),
-  status: text("status", (r) => r.status, true),
-  selected: text("selected", (r) => r.selected?.join(" ") ?? null, false),
-  calls: double("calls", (r) => r.usage.calls),
-  prompt_tokens: double("prompt_tokens", (r) => r.usage.promptTokens),
-  completion_tokens: double("completion_tokens", (r) => r.usage.completionTokens),
-  error_stage: text("error_stage", (r) => r.error?.stage ?? null, false),
-  error_plugin: text("error_plugin", (r) => r.error?.plugin ?? null, false),
-  error_message: text("error_message", (r) => r.error?.message ?? null, false)
-}
+const fixed = (l: Csv.Lines): Record<Fixed, Column> => ({
+  cell: text("cell", l.cell, true),
+  cell_name: text("cell_name", l.cellName, true),
+  instance: text("instance", l.instance, true),
+  persona_id: text("persona_id", l.personaId, true),
+  type: text("type", l.type, true),
+  status: text("status", l.status, true),
+  selected: text("selected", l.selected, false),
+  calls: double("calls", l.calls),
+  prompt_tokens: double("prompt_tokens", l.promptTokens),
+  completion_tokens: double("completion_tokens", l.completionTokens),
+  error_stage: text("error_stage", (i) => l.error(i)?.stage ?? null, false),
+  error_plugin: text("error_plugin", (i) => l.error(i)?.plugin ?? null, false),
+  error_message: text("error_message", (i) => l.error(i)?.message ?? null, false)
+})
 
-/** The columns of a run with these score keys, in the CSV's order. */
-export const columns = (keys: ReadonlyArray<Csv.ScoreKey>): Array<Column> => [
-  ...Csv.leading.map((name) => fixed[name]),
-  ...Csv.scoreColumns(keys).map((c) => double(c.title, c.value)),
-  ...Csv.trailing.map((name) => fixed[name])
-]
+/** The columns of a run's lines, in the CSV's order. */
+export const columns = (l: Csv.Lines): Array<Column> => {
+  const f = fixed(l)
+  return [
+    ...Csv.leading.map((name) => f[name]),
+    ...Csv.scoreColumns(l).map((c) => double(c.title, c.value)),
+    ...Csv.trailing.map((name) => f[name])
+  ]
+}
 
 export interface WriteOptions {
   /** Rows per row group (default 10,000): the most rows encoded at once. */
   readonly rowGroupRows?: number
 }
+
+const isLines = (src: Csv.Lines | ReadonlyArray<Row>): src is Csv.Lines => !Array.isArray(src)
 
 /** Names the writing library, without a version or a time, so the bytes stay the same. */
 const createdBy = "cupid-lab"
@@ -87,21 +93,22 @@ const createdBy = "cupid-lab"
 /** Write a run's lines (a Rows.Index, or rows in memory) to `file` atomically (through core's Files.writeFileAtomicWith), one row group at a time. */
 export const write = (
   file: string,
-  lines: Csv.Source | ReadonlyArray<Row>,
+  lines: Csv.Lines | ReadonlyArray<Row>,
   options: WriteOptions = {}
 ): Effect.Effect<void, PlatformError, FileSystem.FileSystem> =>
   Files.writeFileAtomicWith(file, (put) =>
     Effect.gen(function*() {
       const groupRows = Math.max(1, options.rowGroupRows ?? 10_000)
-      const src = Array.isArray(lines) ? Csv.source(lines) : (lines as Csv.Source)
-      const cols = columns(src.scoreKeys)
+      const src = isLines(lines) ? lines : Csv.lines(lines)
+      const cols = columns(src)
       const bytes = new ByteWriter()
       const parquet = new ParquetWriter({ writer: bytes, schema: [{ name: "schema", num_children: cols.length }, ...cols.map((c) => c.element)], createdBy })
       // The encoder keeps appending to `bytes`; what it holds goes to the file after each group and
       // the buffer starts over (offsets in the footer count from the file's start, not the buffer's).
       const flush = Effect.suspend(() => put(bytes.getBytes())).pipe(Effect.tap(() => { bytes.index = 0 }))
-      for (const group of src.chunks(groupRows)) {
-        parquet.write({ columnData: cols.map((c) => ({ name: c.element.name, data: group.map(c.value) })), rowGroupSize: group.length })
+      for (let start = 0; start < src.length; start += groupRows) {
+        const n = Math.min(groupRows, src.length - start)
+        parquet.write({ columnData: cols.map((c) => ({ name: c.element.name, data: Array.from({ length: n }, (_, k) => c.value(start + k)) })), rowGroupSize: n })
         yield* flush
       }
       parquet.finish()

@@ -85,11 +85,11 @@ export const writeRun = (run: RunDir.Run, options: Options = {}): Effect.Effect<
       Files.writeFileAtomic(file, text).pipe(
         Effect.mapError((e) => new RunError({ path: file, reason: `cannot write the report: ${Files.describe(e)}` }))
       ), { discard: true }).pipe(Effect.provide(NodeFileSystem.layer))
-    yield* Csv.write(files.csv, run.index).pipe(
+    yield* Csv.write(files.csv, run.index.fields).pipe(
       Effect.mapError((e) => new RunError({ path: files.csv, reason: `cannot write the results: ${Files.describe(e)}` })),
       Effect.provide(NodeFileSystem.layer)
     )
-    yield* Parquet.write(files.parquet, run.index).pipe(
+    yield* Parquet.write(files.parquet, run.index.fields).pipe(
       Effect.mapError((e) => new RunError({ path: files.parquet, reason: `cannot write the results: ${Files.describe(e)}` })),
       Effect.provide(NodeFileSystem.layer)
     )

@@ -10,7 +10,7 @@
  * - per cell, the usage totals; per model, its calls and tokens; failures grouped by stage, plugin
  *   and error tag, with the first examples;
  * - the whole lines of the first instance of each type (the examples section);
- * - every line's CSV fields, materialized back into rows a chunk at a time ({@link Index.chunks}).
+ * - every line's CSV fields, read by position ({@link Index.fields}) without building the line again.
  *
  * @example
  * import * as Rows from "@cupid-lab/experiments/report/Rows"
@@ -22,6 +22,7 @@
  */
 import { Paired } from "@cupid-lab/scorers"
 import type { InstanceMeta, MetricDescription, Row, Slice } from "../ResultLine.js"
+import type * as Csv from "./Csv.js"
 
 type LineError = NonNullable<Row["error"]>
 
@@ -83,13 +84,8 @@ export interface Index {
   readonly failures: ReadonlyArray<Failure>
   /** Whole lines of the first instance of each type (result-file order), by instance then cell. */
   readonly exampleRows: ReadonlyMap<string, ReadonlyMap<string, Row>>
-  /** Score keys of the run, sorted, with whether any line scored the key with counts. */
-  readonly scoreKeys: ReadonlyArray<{ readonly key: string; readonly counted: boolean }>
-  /**
-   * The lines again, as rows holding the CSV's fields (ids, type, status, selection, scores, usage
-   * totals, error; no inference, generation or per-stage usage), `size` at a time in file order.
-   */
-  readonly chunks: (size: number) => Iterable<ReadonlyArray<Row>>
+  /** Every line's CSV fields (ids, type, status, selection, scores, usage totals, error), read by position without building the line (results.csv and results.parquet). */
+  readonly fields: Csv.Lines
 }
 
 /** A growable typed array; `fill(n)` pads with `pad` up to n values, `at(i)` reads `pad` past the end. */
@@ -278,33 +274,30 @@ export const builder = (): Builder => {
         }
       }
     }
-    const rowAt = (line: number): Row => {
-      const cellIndex = lineCell.data[line]!
-      const facts = instances[lineInstance.data[line]!]!
-      const scores: Record<string, Row["scores"][string]> = {}
-      for (const { key } of scoreKeys) {
-        const c = keys.get(key)!
-        if (c.present.at(line) === 0) continue
+    const readScore = (key: string) => {
+      const c = keys.get(key)
+      return (line: number): Row["scores"][string] | undefined => {
+        if (c === undefined || c.present.at(line) === 0) return undefined
         const num = c.num.at(line), den = c.den.at(line), value = c.values.at(line)
-        scores[key] = !Number.isNaN(num) || !Number.isNaN(den) ? { num, den } : Number.isNaN(value) ? null : value
+        return !Number.isNaN(num) || !Number.isNaN(den) ? { num, den } : Number.isNaN(value) ? null : value
       }
-      const selected = lineSelected[line]!
-      return {
-        cell: cellIds[cellIndex]!,
-        cellName: names[cellIndex]!,
-        instance: facts.instance,
-        personaId: facts.personaId,
-        type: facts.type,
-        status: lineFailed[line] ? "failed" : "ok",
-        params: {},
-        meta: facts.meta,
-        selected: selected === null ? null : selected === "" ? [] : selected.split(" "),
-        inference: null,
-        generation: null,
-        scores,
-        usage: { calls: calls.at(line), promptTokens: prompt.at(line), completionTokens: completion.at(line), byStage: {}, byModel: {} },
-        error: errors.get(line) ?? null
-      }
+    }
+    const facts = (line: number) => instances[lineInstance.data[line]!]!
+    const lineView: Csv.Lines = {
+      length: lines,
+      scoreKeys,
+      cell: (line) => cellIds[lineCell.data[line]!]!,
+      cellName: (line) => names[lineCell.data[line]!]!,
+      instance: (line) => facts(line).instance,
+      personaId: (line) => facts(line).personaId,
+      type: (line) => facts(line).type,
+      status: (line) => (lineFailed[line] === true ? "failed" : "ok"),
+      selected: (line) => lineSelected[line] ?? null,
+      score: readScore,
+      calls: (line) => calls.at(line),
+      promptTokens: (line) => prompt.at(line),
+      completionTokens: (line) => completion.at(line),
+      error: (line) => errors.get(line) ?? null
     }
     return {
       instances,
@@ -325,14 +318,7 @@ export const builder = (): Builder => {
       models,
       failures,
       exampleRows,
-      scoreKeys,
-      chunks: function*(size) {
-        for (let start = 0; start < lines; start += size) {
-          const chunk: Array<Row> = []
-          for (let i = start; i < Math.min(lines, start + size); i++) chunk.push(rowAt(i))
-          yield chunk
-        }
-      }
+      fields: lineView
     }
   }
   return { add, finish }
