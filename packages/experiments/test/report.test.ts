@@ -53,7 +53,8 @@ describe("report analysis on a hand-made run (2 cells x 4 instances)", () => {
     expect(a.mainReason).toBe("inference.f1_micro is computed by a heuristic (no model produced any inference), so the first exact candidate leads; inference.f1_micro is shown as secondary, marked")
     expect(a.inference.map((m) => m.name)).toEqual(["inference.precision_micro", "inference.recall_micro", "inference.f1_micro"])
     // inference precision and recall are tabled with CIs, not tested: the Holm family stays small
-    expect(a.compared.map((m) => m.name)).toEqual(["inference.f1_micro", "retrieval.recall"])
+    // the main metric first: the heuristic inference F1 was passed over for it
+    expect(a.compared.map((m) => m.name)).toEqual(["retrieval.recall", "inference.f1_micro"])
   })
 
   it("tables show the pooled and mean values with their N", () => {
@@ -189,8 +190,8 @@ describe("report.md", () => {
       // 4 instances: 2 / 2^4 times 8 tests cannot pass 0.05; 2^(n-1) > 160 needs n = 9
       expect(md).toContain("> all instances: no difference can reach significance here. The pairs share at most n = 4 instances, whose smallest exact two-sided p is 2/2^4 = 0.125; Holm over 8 tests multiplies it by 8, past 0.05. That takes at least 9 instances per slice (or fewer tests).")
       expect(md).toContain("## Every cell against every other")
-      expect(md).toMatch(/\| 1 \| all \(baseline\) \| 0\.571 \| 1\.000 \|/)
-      expect(md).toContain("1 cells x 2 metrics (inference.f1_micro, retrieval.recall) x 4 slices; 8 of them could be tested")
+      expect(md).toMatch(/\| 1 \| all \(baseline\) \| 1\.000 \| 0\.571 \|/)
+      expect(md).toContain("1 cells x 2 metrics (retrieval.recall, inference.f1_micro) x 4 slices; 8 of them could be tested")
       expect(md).toMatch(/\| bm25\(k=2\) \| -0\.500 \[-\d\.\d{3}, [-+]?\d\.\d{3}\] p=0\.\d{3} Holm=\d\.\d{3} n=4 \| -0\.500 \[-0\.500, -0\.500\] p=0\.\d{3} Holm=\d\.\d{3} n=2 \| 0\.000 \[0\.000, 0\.000\] p=1\.000 Holm=1\.000 n=1 \| -1\.000 \[-1\.000, -1\.000\] p=1\.000 Holm=1\.000 n=1 \|/)
       expect(md).toContain("| cell | 1–&lt;3 (1 inst.) | 3–&lt;5 (1 inst.) | 5–&lt;7 (1 inst.) | 7–8 (1 inst.) |")
       expect(md).toContain("- Models called: `openai/gpt-4o-mini` (12 calls, 620 tokens)")

@@ -200,8 +200,10 @@ export const mainMetric = (summary: Summary, chosen?: string): { readonly main: 
  */
 export const comparedMetrics = (summary: Summary, fam: ReturnType<typeof families>): Array<MetricDescription> => {
   const rank = (m: MetricDescription) => m.mainRank ?? Number.POSITIVE_INFINITY
-  // main-metric candidates first, by rank; the rest in declaration order (the sort is stable)
-  const out = summary.metrics.filter((m) => m.headline).sort((a, b) => rank(a) - rank(b))
+  // The main metric first (also when a heuristic candidate was passed over for it), then the other
+  // candidates by rank, then the rest in declaration order (the sort is stable).
+  const isMain = (m: MetricDescription) => (m.name === fam.main?.name ? 0 : 1)
+  const out = summary.metrics.filter((m) => m.headline).sort((a, b) => isMain(a) - isMain(b) || rank(a) - rank(b))
   if (out.length === 0 && fam.main !== undefined) out.push(fam.main)
   return out
 }
