@@ -112,6 +112,40 @@ export const disagree = (x: Row | undefined, y: Row | undefined): boolean => {
   return x.status === "ok" && !sameSelection(x.selected, y.selected)
 }
 
+const none: Readonly<Record<string, never>> = {}
+
+const sameMeta = (x: Row["meta"], y: Row["meta"]): boolean =>
+  x.sessions === y.sessions && x.historyTokens === y.historyTokens && x.relevantMeanPosition === y.relevantMeanPosition &&
+  x.relevant.join(" ") === y.relevant.join(" ") && x.stale.join(" ") === y.stale.join(" ")
+
+/**
+ * What the viewer keeps of a line for its pages: no cell parameters (the summary has them) and no
+ * per-stage or per-model usage (the pages show totals), and one meta object per instance where its
+ * lines agree (a history transform can make them differ), so that a large run fits in memory.
+ */
+const slim = (row: Row, metas: Map<string, Row["meta"]>): Row => {
+  const known = metas.get(row.instance)
+  const meta = known !== undefined && sameMeta(known, row.meta) ? known : row.meta
+  if (known === undefined) metas.set(row.instance, row.meta)
+  return {
+    cell: row.cell,
+    cellName: row.cellName,
+    instance: row.instance,
+    personaId: row.personaId,
+    type: row.type,
+    status: row.status,
+    params: none,
+    meta,
+    selected: row.selected,
+    inference: row.inference,
+    generation: row.generation,
+    scores: row.scores,
+    usage: { calls: row.usage.calls, promptTokens: row.usage.promptTokens, completionTokens: row.usage.completionTokens, byStage: none, byModel: none },
+    error: row.error,
+    ...(row.ratings === undefined ? {} : { ratings: row.ratings })
+  }
+}
+
 const cellEntries = (summary: Summary): Array<Api.CellEntry> =>
   summary.cells.map((c, i) => {
     const retriever = c.params["retriever"]
@@ -289,7 +323,8 @@ export const make = (root: string, options: CatalogOptions = {}): Effect.Effect<
         if (hit !== undefined && hit.stamp === stamp) return hit
         // The instance pages need whole lines (inference, generation, per-pair usage): the viewer keeps them.
         const rows: Array<Row> = []
-        const run = yield* RunDir.readWith(found.dir, (row) => void rows.push(row)).pipe(
+        const metas = new Map<string, Row["meta"]>()
+        const run = yield* RunDir.readWith(found.dir, (row) => void rows.push(slim(row, metas))).pipe(
           Effect.provideService(FileSystem.FileSystem, fileSystem),
           Effect.mapError((e) => new ViewError({ status: 500, message: e.message }))
         )
