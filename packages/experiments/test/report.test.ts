@@ -1,4 +1,3 @@
-import { Scorer } from "@cupid-lab/core"
 import { Paired } from "@cupid-lab/scorers"
 import { describe, expect, it } from "@effect/vitest"
 import { Effect, Either } from "effect"

@@ -53,7 +53,6 @@ const setup = Effect.gen(function*() {
   return { root, catalog, v1: id(v1.out), v2: id(v2.out), w: id(w.out) }
 })
 
-const cellId = (d: Api.RunDetail, name: string) => d.cells.find((c) => c.name === name)!.id
 
 describe("viewer catalog", () => {
   it.effect("lists every run with its identity, latest mark and headline", () =>

@@ -33,7 +33,6 @@ import { Corpus, Dataset, type Domain, Errors, ModelCache, Plugin, Retriever } f
 import { Effect, Either, Schema, Stream } from "effect"
 import * as Bm25 from "./Bm25.js"
 import { applyPolicy, Policy } from "./ContextFactor.js"
-import { bestSplit, feedbackText } from "./internal/ChangeDetection.js"
 import * as Glove from "./Glove.js"
 import * as FactorMatch from "./internal/FactorMatch.js"
 import * as Text from "./Text.js"

@@ -16,7 +16,6 @@ import * as YAML from "yaml"
 import { SynthConfigError } from "./Errors.js"
 
 const PositiveInt = Schema.Int.pipe(Schema.positive({ message: () => "expected a whole number > 0" }))
-const NonNegativeInt = Schema.Int.pipe(Schema.nonNegative({ message: () => "expected a whole number >= 0" }))
 
 /** One `models:` entry: a provider plugin, its model id, and the provider's options (baseURL, rpm, ...). */
 const ModelEntry = Schema.Struct(

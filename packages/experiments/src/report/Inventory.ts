@@ -46,8 +46,6 @@ export interface PluginUse {
   readonly cells: number
 }
 
-const scoringStage = "score"
-
 export const costRows = (cells: ReadonlyArray<CellSummary>, idx: Index): Array<CostRow> =>
   cells.map((c) => ({ cell: c.id, ...(idx.usage.get(c.id) ?? { pairs: 0, calls: 0, promptTokens: 0, completionTokens: 0, scoringCalls: 0, scoringTokens: 0 }) }))
 

@@ -11,7 +11,7 @@
  * const { url } = yield* Server.start({ root: "runs", port: 0 }) // in a Scope
  * // GET `${url}api/runs`
  */
-import { FileSystem, HttpRouter, HttpServer, HttpServerRequest, HttpServerResponse } from "@effect/platform"
+import { FileSystem, HttpRouter, HttpServerRequest, HttpServerResponse } from "@effect/platform"
 import * as NodeHttpServer from "@effect/platform-node/NodeHttpServer"
 import { Effect, Option, Schema, type Scope } from "effect"
 import * as http from "node:http"
