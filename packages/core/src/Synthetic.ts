@@ -49,7 +49,7 @@ export const Options = Schema.Struct({
   /** Prior sessions per instance: 8 reproduces CUPID's shape. */
   sessionsPerHistory: Schema.optionalWith(int(8, 10_000), { default: () => 8 }),
   seed: Schema.optionalWith(int(0, Number.MAX_SAFE_INTEGER), { default: () => 0 }),
-  /** Where the two relevant sessions sit: anywhere, first third, last third, or the last two. */
+  /** Where the two relevant sessions sit (anywhere, first third, last third, or the last two). */
   relevantPosition: Schema.optionalWith(RelevantPosition, { default: () => "spread" as const }),
   /** Contrastive (B) sessions in a contrastive history: max(2, round(share x sessions)). */
   contrastiveShare: Schema.optionalWith(share, { default: () => 0.1 }),

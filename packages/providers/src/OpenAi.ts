@@ -23,6 +23,10 @@ import * as Secret from "./internal/Secret.js"
 import * as Text from "./internal/Text.js"
 import * as Resilience from "./Resilience.js"
 
+/** A chat message in the SDK's own type (one member of its union per role). */
+const message = (m: LanguageModel.ChatMessage): OpenAIClient.ChatCompletionMessageParam =>
+  m.role === "system" ? { role: "system", content: m.content } : m.role === "user" ? { role: "user", content: m.content } : { role: "assistant", content: m.content }
+
 const PositiveInt = Schema.Int.pipe(Schema.positive())
 
 export const Options = Schema.Struct({
@@ -129,16 +133,19 @@ export const make = (
       )
 
     const complete = (request: LanguageModel.CompletionRequest) => {
-      const body = Text.definedOnly({
+      const maxTokens = request.maxTokens ?? options.maxTokens
+      const body: OpenAIClient.ChatCompletionCreateParamsNonStreaming = Text.definedOnly({
         model,
-        messages: request.messages.map((m) => ({ role: m.role, content: m.content })),
+        messages: request.messages.map(message),
         temperature: request.temperature ?? options.temperature,
         top_p: request.topP ?? options.topP,
-        [options.maxTokensParam]: request.maxTokens ?? options.maxTokens,
+        // One of the two names, as the server expects (the other stays undefined and is dropped).
+        max_tokens: options.maxTokensParam === "max_tokens" ? maxTokens : undefined,
+        max_completion_tokens: options.maxTokensParam === "max_completion_tokens" ? maxTokens : undefined,
         seed: request.seed ?? options.seed,
         stop: request.stop !== undefined && request.stop.length > 0 ? [...request.stop] : undefined,
-        response_format: request.responseFormat === "json" ? { type: "json_object" } : undefined
-      }) as unknown as OpenAIClient.ChatCompletionCreateParamsNonStreaming
+        response_format: request.responseFormat === "json" ? { type: "json_object" as const } : undefined
+      })
       return guard(
         send((signal) => client.chat.completions.create(body, { signal })).pipe(
           Effect.flatMap(Failure.decode(ctx, ChatResponse, "expected choices[0].message")),

@@ -116,7 +116,8 @@ const load = (folder: string, options: Options): Promise<Loaded> =>
     const model = options.task === "rerank"
       ? await tf.AutoModelForSequenceClassification.from_pretrained(folder, pretrained)
       : await tf.AutoModel.from_pretrained(folder, pretrained)
-    const encode = tokenizer as unknown as (texts: Array<string>, o: Record<string, unknown>) => Encoded
+    // Tokenizers and models of transformers.js are callable objects (their class extends Callable).
+    const encode = (texts: Array<string>, o: Record<string, unknown>): Encoded => tokenizer(texts, o)
     return {
       tokenize: (texts, pairs) =>
         encode(texts, {
@@ -125,7 +126,7 @@ const load = (folder: string, options: Options): Promise<Loaded> =>
           ...(pairs !== undefined ? { text_pair: pairs } : {}),
           ...(options.maxLength !== undefined ? { max_length: options.maxLength } : {})
         }),
-      forward: (inputs) => (model as unknown as (i: Encoded) => Promise<Record<string, Tensor>>)(inputs),
+      forward: (inputs): Promise<Record<string, Tensor>> => model(inputs),
       dispose: () => model.dispose()
     }
   })

@@ -156,7 +156,7 @@ export const plugin = Plugin.retriever({
         : o.strategy === "embedding"
         ? embeddingScorer(yield* Embedder.make(o.embedder ?? Embedder.defaultSpec))
         : llmScorer(yield* (yield* Models.Models).languageModel(o.model!), o.batchSize ?? 40)
-      // The llm strategy answers yes or no: any positive score matches.
+      // The llm strategy answers yes or no, so every positive score matches.
       const threshold = o.strategy === "llm" ? Number.MIN_VALUE : o.threshold
       return {
         needsSummaries: false,

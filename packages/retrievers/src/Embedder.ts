@@ -5,7 +5,7 @@
  *   SVD fitted on the visible text of the whole dataset (every distinct session dialogue and
  *   request, from the core `Corpus` service). No weights; fitted once per dataset fingerprint and
  *   options, then shared by every cell of the process.
- * - `{ use: model, model: <name> }`: any embedding model configured under `models:` (OpenAI or a
+ * - `{ use: model, model: <name> }`, for every embedding model configured under `models:` (OpenAI or a
  *   compatible server, Cohere, a local transformers.js folder). Its calls go through the shared
  *   model cache.
  *

@@ -21,7 +21,7 @@
  * Text.terms("The players were running drills") // ["player", "run", "drill"]
  */
 import { createRequire } from "node:module"
-import type { ItemSentence, ItemToken, ItsFunction, Model, WinkMethods } from "wink-nlp"
+import type { ItemSentence, ItemToken, Model, WinkMethods } from "wink-nlp"
 import type WinkNlp from "wink-nlp"
 import { Memo } from "./internal/Memo.js"
 
@@ -53,6 +53,17 @@ const load = (): Pipelines => {
 }
 
 const isWordType = (type: string): boolean => type === "word" || type === "number" || type === "hashtag"
+
+/**
+ * A token's lemma: `token.out(its.lemma)` called as at run time (the published typings give lemma a
+ * signature `out` does not accept), and checked to be a string.
+ */
+// eslint-disable-next-line @typescript-eslint/no-unsafe-function-type
+const lemmaOf = (token: { readonly out: Function }, lemma: unknown): string => {
+  const value: unknown = Reflect.apply(token.out, token, [lemma])
+  if (typeof value !== "string") throw new Error(`wink-nlp gave a lemma that is not a string (${typeof value})`)
+  return value
+}
 
 const stems = new Memo<string>(200_000)
 const termsMemo = new Memo<ReadonlyArray<string>>(50_000)
@@ -188,7 +199,7 @@ export const analyze = (text: string): Analysis =>
           if (chunkSeparators.has(pos) || (pos === "PART" && t.out(its.normal) === "to")) separated = true
           return
         }
-        const lemma = (t.out(its.lemma as unknown as ItsFunction<string>) as string).toLowerCase()
+        const lemma = lemmaOf(t, its.lemma).toLowerCase()
         // Contractions ("i'm", "'s") and lone letters carry no content.
         if (/^[a-z]$/.test(lemma) || lemma.includes("'") || lemma.includes("’")) return
         const value = t.out() as string

@@ -1,4 +1,4 @@
-import winkNLP, { type ItsFunction } from "wink-nlp"
+import winkNLP from "wink-nlp"
 import model from "wink-eng-lite-web-model"
 import type { WordNetPos } from "./WordNet.js"
 
@@ -41,15 +41,32 @@ export const contentWords = (text: string): ReadonlyArray<ContentWord> => {
   return words
 }
 
+/**
+ * `tokens.out(its)`, called as at run time. The published typings give lemma and stem a signature
+ * `out` does not accept, and type the results loosely: what comes back is checked instead.
+ */
+// eslint-disable-next-line @typescript-eslint/no-unsafe-function-type
+const read = (tokens: { readonly out: Function }, its: unknown): unknown => Reflect.apply(tokens.out, tokens, [its])
+
+const strings = (value: unknown, what: string): Array<string> => {
+  if (Array.isArray(value) && value.every((x): x is string => typeof x === "string")) return value
+  throw new Error(`wink-nlp gave no ${what} string for every token`)
+}
+
+const booleans = (value: unknown, what: string): Array<boolean> => {
+  if (Array.isArray(value) && value.every((x): x is boolean => typeof x === "boolean")) return value
+  throw new Error(`wink-nlp gave no ${what} for every token`)
+}
+
 const analyse = (text: string): ReadonlyArray<ContentWord> => {
   const doc = nlp().readDoc(text.toLowerCase().replace(/(\w)[-\u2010\u2011](?=\w)/g, "$1 "))
   const its = nlp().its
-  // The published typings give lemma/stem a signature `out` does not accept; they work at runtime.
-  const lemmas = doc.tokens().out(its.lemma as unknown as ItsFunction<string>) as Array<string>
-  const stems = doc.tokens().out(its.stem as unknown as ItsFunction<string>) as Array<string>
-  const tags = doc.tokens().out(its.pos) as Array<string>
-  const types = doc.tokens().out(its.type) as Array<string>
-  const stop = doc.tokens().out(its.stopWordFlag) as unknown as Array<boolean>
+  const tokens = doc.tokens()
+  const lemmas = strings(read(tokens, its.lemma), "lemma")
+  const stems = strings(read(tokens, its.stem), "stem")
+  const tags = strings(read(tokens, its.pos), "part of speech")
+  const types = strings(read(tokens, its.type), "type")
+  const stop = booleans(read(tokens, its.stopWordFlag), "stop-word flag")
   const out: Array<ContentWord> = []
   for (let i = 0; i < lemmas.length; i++) {
     const tag = tags[i]!

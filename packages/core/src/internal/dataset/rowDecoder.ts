@@ -49,11 +49,8 @@ const describeIssue = (root: ParseResult.ParseIssue): RowProblem => {
   }
 }
 
-/** A missing key's issue carries its property signature; the expected type is the signature's type. */
-const missingType = (issue: ParseResult.Missing): SchemaAST.AST => {
-  const ast = issue.ast as unknown as SchemaAST.AST | SchemaAST.PropertySignature
-  return ast instanceof SchemaAST.PropertySignature ? ast.type : ast
-}
+/** A missing key's (or tuple element's) issue carries its property signature (or element); the expected type is its type. */
+const missingType = (issue: ParseResult.Missing): SchemaAST.AST => issue.ast.type
 
 const at = (path: ReadonlyArray<PropertyKey>, reason: string): RowProblem => {
   const field = formatPath(path)

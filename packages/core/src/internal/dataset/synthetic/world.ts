@@ -71,7 +71,7 @@ const ascending = (xs: Array<number>) => xs.sort((a, b) => a - b)
 
 /**
  * 0-based slots of the special sessions in a history of `n`. The two relevant sessions fall in a
- * window set by `mode` (spread: anywhere; early: first third; late: last third; recent: the last
+ * window set by `mode` (spread = anywhere; early = first third; late = last third; recent = the last
  * two); stale sessions always precede them (a preference changes after it was held), so the window
  * is pushed right when it leaves no room for them. Contrastive sessions take any free slot.
  */
