@@ -58,8 +58,10 @@ describe("viewer catalog", () => {
   it.effect("lists every run with its identity, latest mark and headline", () =>
     Effect.gen(function*() {
       const { catalog, v1, v2, w } = yield* setup
-      const runs = yield* catalog.list
+      const { runs, unreadable } = yield* catalog.list
       expect(runs.map((r) => r.id).sort()).toEqual([v1, v2, w].sort())
+      expect(unreadable).toEqual([])
+      expect(runs.every((r) => r.problems.length === 0)).toBe(true)
       const byId = new Map(runs.map((r) => [r.id, r]))
       // v2 ran after v1 with the same config: latest points at it
       expect([byId.get(v1)!.latest, byId.get(v2)!.latest, byId.get(w)!.latest]).toEqual([false, true, true])
@@ -69,6 +71,24 @@ describe("viewer catalog", () => {
       // main metric: retrieval.hit (the heuristic inference F1 is passed over); gold is an oracle, so
       // the best non-oracle cell is latest2 (mean of 0.5, 0, 1) over first (0, 1, 0) and flaky (2 instances)
       expect(head.main).toEqual({ metric: "retrieval.hit", heuristic: false, cell: "latest2", value: 0.5, n: 3 })
+    }).pipe(Effect.provide(NodeFileSystem.layer)))
+
+  it.effect("lists a run it cannot read with the reason, says which records it could not read, and serves no path outside the root", () =>
+    Effect.gen(function*() {
+      const { root, catalog, v1 } = yield* setup
+      const broken = path.join(root, "broken", "0123456789ab")
+      fs.mkdirSync(broken, { recursive: true })
+      fs.writeFileSync(path.join(broken, "summary.json"), `{"config": {"name": "x"}}`)
+      fs.writeFileSync(path.join(root, v1, "run.json"), "{ not json")
+      const { runs, unreadable } = yield* catalog.list
+      expect(unreadable).toEqual([{ id: "broken/0123456789ab", reason: expect.stringContaining(`${path.join(broken, "summary.json")}: `) }])
+      expect(runs.length).toBe(3)
+      const withProblem = runs.find((r) => r.id === v1)!
+      expect([withProblem.started, withProblem.problems]).toEqual([null, [expect.stringMatching(/^run\.json cannot be read \(.*\); start time and duration are not shown$/)]])
+      for (const id of ["..", "../runs", root, `${v1}/../../..`]) {
+        const refused = yield* Effect.flip(catalog.detail(id))
+        expect([refused.status, refused.message], id).toEqual([404, `no run "${id}" under ${catalog.root}`])
+      }
     }).pipe(Effect.provide(NodeFileSystem.layer)))
 
   it.effect("tables per type (the reports' headline tables) mark the best non-oracle cell of each column", () =>
@@ -234,7 +254,7 @@ describe("viewer server", () => {
       expect([js.status, js.headers["content-type"]]).toEqual([200, "text/javascript; charset=utf-8"])
       expect(js.body).not.toContain("innerHTML")
       const runs = yield* get(`${url}api/runs`)
-      expect((JSON.parse(runs.body) as ReadonlyArray<Api.RunEntry>).length).toBe(3)
+      expect((JSON.parse(runs.body) as Api.RunList).runs.length).toBe(3)
       const q = new URLSearchParams({ run: v1, a: "first", b: "gold" })
       const list = JSON.parse((yield* get(`${url}api/instances?${q.toString()}`)).body) as Api.InstanceList
       expect(list.items.map((i) => i.id)).toEqual(["p1:consistent", "p2:changing"])
@@ -261,6 +281,6 @@ describe("viewer server", () => {
       const port = new URL(url).port
       const byName = yield* get(`http://127.0.0.1:${port}/api/runs`, `lab-machine.local:${port}`)
       expect(byName.status).toBe(200)
-      expect((JSON.parse(byName.body) as ReadonlyArray<Api.RunEntry>).length).toBe(3)
+      expect((JSON.parse(byName.body) as Api.RunList).runs.length).toBe(3)
     }).pipe(Effect.provide(NodeFileSystem.layer)))
 })

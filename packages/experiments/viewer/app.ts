@@ -79,11 +79,14 @@ const setWhere = (...parts: ReadonlyArray<Child>) => where().replaceChildren(...
 
 const runsPage = async () => {
   setWhere()
-  const runs = await get<ReadonlyArray<Api.RunEntry>>("/api/runs")
-  if (runs.length === 0) return [h("h1", {}, "Runs"), h("p", {}, "No runs under this directory yet: run a sweep (npx cupid-lab sweep --config contextual.yaml) and reload.")]
+  const { runs, unreadable } = await get<Api.RunList>("/api/runs")
+  const cannotRead = unreadable.length === 0 ? null : h("div", { class: "notice", id: "unreadable" },
+    h("b", {}, `${unreadable.length} run director${unreadable.length === 1 ? "y" : "ies"} cannot be read:`),
+    h("ul", {}, ...unreadable.map((u) => h("li", {}, `${u.id}: ${u.reason}`))))
+  if (runs.length === 0) return [h("h1", {}, "Runs"), cannotRead, h("p", {}, "No runs under this directory yet: run a sweep (npx cupid-lab sweep --config contextual.yaml) and reload.")]
   const rows = runs.map((r) =>
     h("tr", { "data-run": r.id },
-      h("td", {}, link(r.id, "run", { run: r.id }), r.latest ? h("span", { class: "tag" }, "latest") : null),
+      h("td", {}, link(r.id, "run", { run: r.id }), r.latest ? h("span", { class: "tag" }, "latest") : null, ...r.problems.map((p) => h("div", { class: "failed" }, p))),
       h("td", {}, r.config, h("span", { class: "muted", title: "config hash" }, ` ${r.configHash.slice(0, 8)}`)),
       h("td", {}, r.data, r.transform === null ? null : h("div", { class: "muted" }, `transform ${r.transform}`)),
       h("td", {}, r.started === null ? "–" : r.started.replace("T", " ").replace(/\.\d+Z$/, "Z")),
@@ -95,7 +98,8 @@ const runsPage = async () => {
   )
   return [
     h("h1", {}, "Runs"),
-    h("p", { class: "muted" }, `${runs.length} runs, newest first. Headline: the best non-oracle cell on the run's main metric over all instances.`),
+    h("p", { class: "muted" }, `${runs.length} runs, newest first. Headline: the best cell on the run's main metric over all instances, among those that read no gold labels.`),
+    cannotRead,
     h("table", { id: "runs" },
       h("thead", {}, h("tr", {}, ...["run", "config", "data", "started", "cells", "instances", "failed pairs", "headline"].map((t) => h("th", {}, t)))),
       h("tbody", {}, rows))
@@ -329,7 +333,7 @@ const instancePage = async (p: URLSearchParams) => {
 // ------------------------------------------------------------------------------------------- compare
 
 const comparePage = async (p: URLSearchParams) => {
-  const runs = await get<ReadonlyArray<Api.RunEntry>>("/api/runs")
+  const { runs } = await get<Api.RunList>("/api/runs")
   const a = p.get("a") ?? runs[0]?.id ?? ""
   const b = p.get("b") ?? a
   const [da, db] = await Promise.all([get<Api.RunDetail>("/api/run", { run: a }), get<Api.RunDetail>("/api/run", { run: b })])

@@ -377,7 +377,7 @@ export const headlineMetrics = (a: Pick<Analysis, "main" | "compared">): Array<M
  * read no gold labels: an oracle is an upper bound, not a contender. Cells that show the same
  * text share it.
  */
-const bestShown = (cells: ReadonlyArray<CellSummary>, slice: Slice, m: MetricDescription): string | undefined => {
+export const bestShown = (cells: ReadonlyArray<CellSummary>, slice: Slice, m: MetricDescription): string | undefined => {
   let best: number | undefined
   for (const c of cells) {
     const v = c.slices[slice].metrics[m.name]?.mean

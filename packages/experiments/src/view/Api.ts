@@ -3,7 +3,7 @@
  * renders. Types only (the browser bundle shares them); tables are the reports' own table model
  * (report/Table.ts), rendered by the page as report.md and report.html render it.
  *
- *   GET /api/runs                                  RunEntry[]
+ *   GET /api/runs                                  RunList
  *   GET /api/run?run=<id>                          RunDetail
  *   GET /api/pairwise?run=<id>                     PairwiseView (every cell against every other: the paired tests run here)
  *   GET /api/instances?run=<id>&type=&cell=&failed=1&a=<cell>&b=<cell>&q=&sort=&offset=&limit=
@@ -55,6 +55,15 @@ export interface RunEntry {
   /** True when `<config>/latest` points at this run. */
   readonly latest: boolean
   readonly main: HeadlineBest | null
+  /** What of the run's records (run.json, run-id.json) could not be read, in words; empty when all could. */
+  readonly problems: ReadonlyArray<string>
+}
+
+export interface RunList {
+  /** Newest first. */
+  readonly runs: ReadonlyArray<RunEntry>
+  /** Directories holding a summary.json that cannot be read, with the reader's message (naming the file and field). */
+  readonly unreadable: ReadonlyArray<{ readonly id: string; readonly reason: string }>
 }
 
 export interface MetricColumn {

@@ -19,6 +19,8 @@ import { FileSystem } from "@effect/platform"
 import { Effect, Either, Schema, Stream } from "effect"
 import * as path from "node:path"
 import * as Analysis from "../report/Analysis.js"
+import * as Examples from "../report/Examples.js"
+import * as Format from "../report/Format.js"
 import * as Notes from "../report/Notes.js"
 import * as Tables from "../report/Tables.js"
 import * as RunDir from "../report/RunDir.js"
@@ -78,7 +80,7 @@ interface Texts {
 
 export interface Catalog {
   readonly root: string
-  readonly list: Effect.Effect<ReadonlyArray<Api.RunEntry>, ViewError>
+  readonly list: Effect.Effect<Api.RunList, ViewError>
   readonly detail: (run: string) => Effect.Effect<Api.RunDetail, ViewError>
   readonly pairwise: (run: string) => Effect.Effect<Api.PairwiseView, ViewError>
   readonly instances: (run: string, query: InstanceQuery) => Effect.Effect<Api.InstanceList, ViewError>
@@ -90,12 +92,10 @@ const decodeIdentity = Schema.decodeUnknownEither(Schema.parseJson(RunId.Identit
 
 const isFiniteNumber = (v: unknown): v is number => typeof v === "number" && Number.isFinite(v)
 
-/** A line's value of a metric as one number: a mean as it is, a ratio's counts as num/den. */
-export const valueOf = (row: Row, metric: string): number | null => {
-  const v = row.scores[metric]
-  if (v === undefined || v === null) return null
-  if (typeof v === "number") return Number.isFinite(v) ? v : null
-  return v.den > 0 ? v.num / v.den : null
+/** A line's value of a metric, as the reports' examples give it (a mean, a ratio of counts, an F1 of two ratios); null where it has none. */
+const valueOf = (row: Row, metric: MetricDescription): number | null => {
+  const v = Examples.instanceValue(metric, row.scores)
+  return Number.isFinite(v) ? v : null
 }
 
 const sameSelection = (x: ReadonlyArray<string> | null, y: ReadonlyArray<string> | null): boolean => {
@@ -153,24 +153,6 @@ const cellEntries = (summary: Summary): Array<Api.CellEntry> =>
     return { id: c.id, k: i + 1, name: c.name, baseline: c.id === summary.baseline, oracle: c.oracleRetrieval, heuristicStages: [...c.heuristicStages], retriever: use }
   })
 
-const better = (m: Pick<MetricDescription, "direction">, x: number, y: number) => (m.direction === "lower" ? x < y : x > y)
-
-/** The ids of the best non-oracle cells on a metric in a slice (ties share it). */
-const bestCells = (cells: ReadonlyArray<CellSummary>, slice: Slice, m: MetricDescription): Array<string> => {
-  let best: number | undefined
-  let ids: Array<string> = []
-  for (const c of cells) {
-    if (c.oracleRetrieval) continue
-    const v = c.slices[slice].metrics[m.name]?.mean
-    if (!isFiniteNumber(v)) continue
-    if (best === undefined || better(m, v, best)) {
-      best = v
-      ids = [c.id]
-    } else if (v === best) ids.push(c.id)
-  }
-  return ids
-}
-
 const metricColumns = (summary: Summary, main: MetricDescription | undefined): Array<MetricDescription> => {
   const rest = summary.metrics.filter((m) => m !== main)
   return [...(main === undefined ? [] : [main]), ...rest.filter((m) => m.headline), ...rest.filter((m) => !m.headline)]
@@ -190,15 +172,25 @@ const estimate = (c: CellSummary, slice: Slice, metric: string): Api.Estimate | 
   return e === undefined ? null : { mean: e.mean, lo: e.ci95[0], hi: e.ci95[1], n: e.n }
 }
 
+/** The run's headline: the first cell the reports' headline table marks best on the main metric over all instances. */
 const headline = (summary: Summary, main: MetricDescription | undefined): Api.HeadlineBest | null => {
   if (main === undefined) return null
-  const [id] = bestCells(summary.cells, "all", main)
-  const cell = summary.cells.find((c) => c.id === id)
+  const best = Tables.bestShown(summary.cells, "all", main)
+  const cell = summary.cells.find((c) => {
+    const mean = c.slices.all.metrics[main.name]?.mean
+    return !c.usesGold && mean !== null && mean !== undefined && Format.number(mean) === best
+  })
   const e = cell?.slices.all.metrics[main.name]
   return { metric: main.name, heuristic: main.heuristic, cell: cell?.name ?? null, value: e?.mean ?? null, n: e?.n ?? 0 }
 }
 
-const entryOf = (found: Found, summary: Summary, info: RunDir.RunInfo | undefined, identity: RunId.Identity | undefined): Api.RunEntry => {
+const entryOf = (
+  found: Found,
+  summary: Summary,
+  info: RunDir.RunInfo | undefined,
+  identity: RunId.Identity | undefined,
+  problems: ReadonlyArray<string>
+): Api.RunEntry => {
   const { main } = safeMain(summary)
   return {
     id: found.id,
@@ -213,7 +205,8 @@ const entryOf = (found: Found, summary: Summary, info: RunDir.RunInfo | undefine
     instances: summary.dataset.instances,
     failed: summary.cells.reduce((n, c) => n + c.slices.all.failed, 0),
     latest: found.latest,
-    main: headline(summary, main)
+    main: headline(summary, main),
+    problems
   }
 }
 
@@ -281,43 +274,74 @@ export const make = (root: string, options: CatalogOptions = {}): Effect.Effect<
         return parts.join("|")
       })
 
-    const identityOf = (dir: string) =>
-      Effect.map(readText(path.join(dir, RunId.fileName)), (text) => {
-        if (text._tag === "None") return undefined
-        const decoded = decodeIdentity(text.value)
-        return Either.isRight(decoded) ? decoded.right : undefined
+    /** run-id.json and run.json of a run, each optional; what cannot be read is said, not dropped. */
+    const records = (dir: string) =>
+      Effect.gen(function*() {
+        const problems: Array<string> = []
+        const idText = yield* readText(path.join(dir, RunId.fileName))
+        let identity: RunId.Identity | undefined
+        if (idText._tag === "Some") {
+          const decoded = decodeIdentity(idText.value)
+          if (Either.isRight(decoded)) identity = decoded.right
+          else problems.push(`${RunId.fileName} is not a run identity; the run's transform is not shown`)
+        }
+        const infoFile = path.join(dir, "run.json")
+        const infoText = yield* readText(infoFile)
+        let info: RunDir.RunInfo | undefined
+        if (infoText._tag === "Some") {
+          const decoded = Either.flatMap(Either.try(() => JSON.parse(infoText.value) as unknown), (v) => RunDir.parseInfo(v, infoFile))
+          if (Either.isRight(decoded)) info = decoded.right
+          else problems.push(`run.json cannot be read (${decoded.left instanceof Error ? decoded.left.message : String(decoded.left)}); start time and duration are not shown`)
+        }
+        return { identity, info, problems }
       })
 
-    const summaryOnly = (found: Found) =>
+    /** A run's entry from its summary and records, or why its summary cannot be read. */
+    const entry = (found: Found): Effect.Effect<Either.Either<Api.RunEntry, string>> =>
       Effect.gen(function*() {
         const summaryFile = path.join(found.dir, "summary.json")
         const text = yield* readText(summaryFile)
-        if (text._tag === "None") return undefined
-        const summary = yield* Effect.either(Effect.flatMap(Effect.try(() => JSON.parse(text.value) as unknown), (v) => RunDir.parseSummary(v, summaryFile)))
-        if (Either.isLeft(summary)) return undefined
-        const infoFile = path.join(found.dir, "run.json")
-        const infoText = yield* readText(infoFile)
-        const info = infoText._tag === "None"
-          ? undefined
-          : Either.getOrUndefined(Either.flatMap(Either.try(() => JSON.parse(infoText.value) as unknown), (v) => RunDir.parseInfo(v, infoFile)))
-        return entryOf(found, summary.right, info, yield* identityOf(found.dir))
+        if (text._tag === "None") return Either.left(`${summaryFile}: cannot be read`)
+        const summary = Either.flatMap(
+          Either.try({ try: () => JSON.parse(text.value) as unknown, catch: () => new Error(`${summaryFile}: not valid JSON`) }),
+          (v) => RunDir.parseSummary(v, summaryFile)
+        )
+        if (Either.isLeft(summary)) return Either.left(summary.left.message)
+        const r = yield* records(found.dir)
+        return Either.right(entryOf(found, summary.right, r.info, r.identity, r.problems))
       })
 
-    const list: Effect.Effect<ReadonlyArray<Api.RunEntry>, ViewError> = Effect.gen(function*() {
-      const found = yield* scan
-      const entries: Array<Api.RunEntry> = []
-      for (const f of found) {
-        const e = yield* summaryOnly(f)
-        if (e !== undefined) entries.push(e)
+    const list: Effect.Effect<Api.RunList, ViewError> = Effect.gen(function*() {
+      const runs: Array<Api.RunEntry> = []
+      const unreadable: Array<{ readonly id: string; readonly reason: string }> = []
+      for (const f of yield* scan) {
+        const e = yield* entry(f)
+        if (Either.isRight(e)) runs.push(e.right)
+        else unreadable.push({ id: f.id, reason: e.left })
       }
       // Newest first; runs without a record of when they ran last, by id.
-      return entries.sort((x, y) => (y.started ?? "").localeCompare(x.started ?? "") || x.id.localeCompare(y.id))
+      runs.sort((x, y) => (y.started ?? "").localeCompare(x.started ?? "") || x.id.localeCompare(y.id))
+      return { runs, unreadable }
     })
+
+    /** The run directory an id names (its path below the root), without walking the tree; ids that leave the root are refused. */
+    const locate = (id: string): Effect.Effect<Found, ViewError> =>
+      Effect.gen(function*() {
+        const dir = path.resolve(absoluteRoot, id)
+        const inside = dir === absoluteRoot || dir.startsWith(`${absoluteRoot}${path.sep}`)
+        if (id === "" || path.isAbsolute(id) || !inside || !(yield* exists(path.join(dir, "summary.json")))) {
+          return yield* new ViewError({ status: 404, message: `no run "${id}" under ${absoluteRoot}` })
+        }
+        const latest = yield* RunId.resolve(path.join(path.dirname(dir), RunId.latestName)).pipe(
+          Effect.orElseSucceed(() => ""),
+          Effect.provideService(FileSystem.FileSystem, fileSystem)
+        )
+        return { id, dir, latest: path.resolve(latest) === dir }
+      })
 
     const load = (id: string): Effect.Effect<Loaded, ViewError> =>
       Effect.gen(function*() {
-        const found = (yield* scan).find((f) => f.id === id)
-        if (found === undefined) return yield* new ViewError({ status: 404, message: `no run "${id}" under ${absoluteRoot}` })
+        const found = yield* locate(id)
         const stamp = yield* stampOf(found.dir)
         const hit = loaded.get(id)
         if (hit !== undefined && hit.stamp === stamp) return hit
@@ -328,7 +352,7 @@ export const make = (root: string, options: CatalogOptions = {}): Effect.Effect<
           Effect.provideService(FileSystem.FileSystem, fileSystem),
           Effect.mapError((e) => new ViewError({ status: 500, message: e.message }))
         )
-        const identity = yield* identityOf(found.dir)
+        const { identity, problems } = yield* records(found.dir)
         const { main, mainReason } = safeMain(run.summary)
         const order: Array<string> = []
         const byInstance = new Map<string, Map<string, Row>>()
@@ -341,7 +365,7 @@ export const make = (root: string, options: CatalogOptions = {}): Effect.Effect<
           }
           cells.set(row.cell, row)
         }
-        const value: Loaded = { stamp, run, identity, entry: entryOf(found, run.summary, run.info, identity), cells: cellEntries(run.summary), main, mainReason, order, byInstance }
+        const value: Loaded = { stamp, run, identity, entry: entryOf(found, run.summary, run.info, identity, problems), cells: cellEntries(run.summary), main, mainReason, order, byInstance }
         loaded.set(id, value)
         texts.delete(id)
         return value
@@ -418,7 +442,7 @@ export const make = (root: string, options: CatalogOptions = {}): Effect.Effect<
     const outcome = (l: Loaded, row: Row | undefined, cell: string): Api.CellOutcome =>
       row === undefined
         ? { cell, status: "failed", selected: null, main: null }
-        : { cell, status: row.status, selected: row.selected, main: l.main === undefined || row.status !== "ok" ? null : valueOf(row, l.main.name) }
+        : { cell, status: row.status, selected: row.selected, main: l.main === undefined || row.status !== "ok" ? null : valueOf(row, l.main) }
 
     const instances = (id: string, query: InstanceQuery): Effect.Effect<Api.InstanceList, ViewError> =>
       Effect.gen(function*() {
@@ -465,7 +489,7 @@ export const make = (root: string, options: CatalogOptions = {}): Effect.Effect<
           if (sort === "length") return head.meta.historyTokens
           if (sort === "metric") {
             const r = metricCell === undefined ? undefined : m.rows.get(metricCell.id)
-            const v = r === undefined || l.main === undefined || r.status !== "ok" ? null : valueOf(r, l.main.name)
+            const v = r === undefined || l.main === undefined || r.status !== "ok" ? null : valueOf(r, l.main)
             return v ?? Number.NEGATIVE_INFINITY
           }
           return m.index
