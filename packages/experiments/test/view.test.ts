@@ -22,8 +22,9 @@ const data = [instance("p1", "consistent", [1, 2]), instance("p1", "contrastive"
 const failing = { failing: new Set([visibleSignature(data[2]!.query)]) }
 const plugins = [...testPlugins, flaky(failing)]
 
-const configText = (name: string) =>
+const configText = (name: string, extra: ReadonlyArray<string> = []) =>
   [
+    ...extra,
     `name: ${name}`,
     "seed: 5",
     "pipeline: { inferrer: echo }",
@@ -35,9 +36,9 @@ const configText = (name: string) =>
     "  - { name: flaky, retriever: flaky }"
   ].join("\n")
 
-const sweep = (root: string, name: string, fingerprint = "fixture") =>
+const sweep = (root: string, name: string, fingerprint = "fixture", extra: ReadonlyArray<string> = []) =>
   Effect.gen(function*() {
-    const parsed = yield* Config.parse(configText(name), `${name}.yaml`, {})
+    const parsed = yield* Config.parse(configText(name, extra), `${name}.yaml`, {})
     const config = { ...parsed, out: path.join(root, name), outGiven: false, cacheDir: path.join(root, "..", "cache") }
     return yield* Runner.sweep(config, { plugins, openDataset: opener(data, fingerprint) })
   })
@@ -149,6 +150,18 @@ describe("viewer catalog", () => {
       expect(ids(yield* catalog.instances(v1, { cell: "latest2", sort: "metric", desc: true }))).toEqual(["p2:changing", "p1:consistent", "p1:contrastive"])
       const page = yield* catalog.instances(v1, { offset: 1, limit: 1 })
       expect([page.total, page.matched, page.offset, ids(page)]).toEqual([3, 3, 1, ["p1:contrastive"]])
+    }).pipe(Effect.provide(NodeFileSystem.layer)))
+
+  it.effect("a main metric that is an F1 of two ratios has a value per instance: the F1 of that instance's counts", () =>
+    Effect.gen(function*() {
+      const root = path.join(tempDir(), "runs")
+      const f1 = yield* sweep(root, "f", "fixture", ["report: { main: inference.f1 }"])
+      const catalog = yield* Catalog.make(root, { openDataset: opener(data) })
+      const id = path.relative(root, f1.out).split(path.sep).join("/")
+      const list = yield* catalog.instances(id, { a: "latest2", b: "first" })
+      // p1:consistent (relevant s2, s3): latest2 {s3, s4} finds 1 of 2 selected and of 2 relevant: F1 0.5; first {s1} finds none: 0
+      expect(list.items[0]!.id).toBe("p1:consistent")
+      expect(list.items[0]!.outcomes.map((o) => o.main)).toEqual([0.5, 0])
     }).pipe(Effect.provide(NodeFileSystem.layer)))
 
   it.effect("an instance page puts each cell's selection next to the gold labels", () =>
