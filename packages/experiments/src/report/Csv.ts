@@ -152,9 +152,12 @@ export const pieces = function*(src: Lines, chunkLines = 10_000): Generator<stri
 }
 
 /** The whole CSV as one string (tests and small runs; reports write {@link pieces} to the file as they come). */
-export const render = (src: Lines | ReadonlyArray<Row>): string => [...pieces(isLines(src) ? src : lines(src))].join("")
+export const render = (src: Lines | ReadonlyArray<Row>): string => [...pieces(toLines(src))].join("")
 
-const isLines = (src: Lines | ReadonlyArray<Row>): src is Lines => !Array.isArray(src)
+/** Lines as they are, or rows in memory as {@link Lines}. */
+export const toLines = (src: Lines | ReadonlyArray<Row>): Lines => (isRows(src) ? lines(src) : src)
+
+const isRows = (src: Lines | ReadonlyArray<Row>): src is ReadonlyArray<Row> => Array.isArray(src)
 
 /** Write the CSV atomically, a chunk of lines at a time (the text is never held whole). */
 export const write = (file: string, src: Lines): Effect.Effect<void, PlatformError, FileSystem.FileSystem> =>

@@ -85,8 +85,6 @@ export interface WriteOptions {
   readonly rowGroupRows?: number
 }
 
-const isLines = (src: Csv.Lines | ReadonlyArray<Row>): src is Csv.Lines => !Array.isArray(src)
-
 /** Names the writing library, without a version or a time, so the bytes stay the same. */
 const createdBy = "cupid-lab"
 
@@ -99,7 +97,7 @@ export const write = (
   Files.writeFileAtomicWith(file, (put) =>
     Effect.gen(function*() {
       const groupRows = Math.max(1, options.rowGroupRows ?? 10_000)
-      const src = isLines(lines) ? lines : Csv.lines(lines)
+      const src = Csv.toLines(lines)
       const cols = columns(src)
       const bytes = new ByteWriter()
       const parquet = new ParquetWriter({ writer: bytes, schema: [{ name: "schema", num_children: cols.length }, ...cols.map((c) => c.element)], createdBy })
