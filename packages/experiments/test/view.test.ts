@@ -12,6 +12,7 @@ import { Effect } from "effect"
 import * as fs from "node:fs"
 import * as http from "node:http"
 import * as path from "node:path"
+import type { Dataset } from "@cupid-lab/core"
 import { Config, Runner } from "../src/index.js"
 import type * as Api from "../src/view/Api.js"
 import * as Catalog from "../src/view/Catalog.js"
@@ -193,6 +194,19 @@ describe("viewer catalog", () => {
       const d = yield* catalog.instance(v2, "p1:consistent")
       expect(d.datasetNote).toMatch(/has changed since the run \(fingerprint .*, the run's .*\): its text may not be what the cells saw/)
       expect(d.sessions[2]!.label).toBe("relevant")
+    }).pipe(Effect.provide(NodeFileSystem.layer)))
+
+  it.effect("an instance whose dataset row is now invalid says so, with the row and the reason", () =>
+    Effect.gen(function*() {
+      const root = path.join(tempDir(), "runs")
+      const run = yield* sweep(root, "s")
+      const withoutLast = (source: string, options: Dataset.LoadOptions) =>
+        Effect.map(opener(data.slice(0, 2))(source, options), (o) => ({ ...o, skipped: () => [{ row: "3", id: "p2:changing", reason: "field current_request: expected a string" }] }))
+      const catalog = yield* Catalog.make(root, { openDataset: withoutLast })
+      const d = yield* catalog.instance(path.relative(root, run.out).split(path.sep).join("/"), "p2:changing")
+      expect(d.datasetNote).toBe("instance p2:changing is not in the run's dataset any more; 1 rows of it were skipped as invalid (row 3 (p2:changing): field current_request: expected a string)")
+      // the sessions are still shown by id, with the gold labels the results hold
+      expect(d.sessions.map((x) => [x.id, x.label])).toEqual([["s1", "other"], ["s2", "other"], ["s3", "relevant"], ["s4", "relevant"]])
     }).pipe(Effect.provide(NodeFileSystem.layer)))
 
   it.effect("compares a cell of one run with a cell of another on their shared instances", () =>

@@ -76,6 +76,8 @@ interface Loaded {
 interface Texts {
   readonly instances: ReadonlyMap<string, Domain.Instance>
   readonly note: string | null
+  /** Rows of the dataset skipped as invalid while reading it, with their reasons. */
+  readonly skipped: ReadonlyArray<string>
 }
 
 export interface Catalog {
@@ -383,15 +385,16 @@ export const make = (root: string, options: CatalogOptions = {}): Effect.Effect<
             const opened = yield* openDataset(source, { onInvalid: "skip" })
             const map = new Map<string, Domain.Instance>()
             yield* Stream.runForEach(opened.instances, (instance) => Effect.sync(() => void (wanted.has(instance.id) && map.set(instance.id, instance))))
-            return { map, fingerprint: opened.fingerprint }
+            return { map, fingerprint: opened.fingerprint, skipped: opened.skipped().map((k) => `row ${k.row}${k.id === undefined ? "" : ` (${k.id})`}: ${k.reason}`) }
           })
         )
         const transform = l.identity?.data.transform
         const transformed = l.run.summary.cells.some((c) => c.params["transform"] !== undefined && c.params["transform"] !== null)
         const value: Texts = Either.isLeft(result)
-          ? { instances: new Map(), note: `the run's dataset (${source}) cannot be read: ${result.left.message}; sessions are shown by id only` }
+          ? { instances: new Map(), skipped: [], note: `the run's dataset (${source}) cannot be read: ${result.left.message}; sessions are shown by id only` }
           : {
             instances: result.right.map,
+            skipped: result.right.skipped,
             note: result.right.fingerprint !== l.run.summary.dataset.hash
               ? `the dataset at ${source} has changed since the run (fingerprint ${result.right.fingerprint.slice(0, 12)}, the run's ${l.run.summary.dataset.hash.slice(0, 12)}): its text may not be what the cells saw`
               : transform !== undefined || transformed
@@ -535,7 +538,9 @@ export const make = (root: string, options: CatalogOptions = {}): Effect.Effect<
         const head = rows.values().next().value as Row
         const t = yield* textsOf(id, l)
         const data = t.instances.get(instanceId)
-        const note = data === undefined && t.note === null ? `instance ${instanceId} is not in the run's dataset any more` : t.note
+        const note = data === undefined && t.note === null
+          ? `instance ${instanceId} is not in the run's dataset any more${t.skipped.length === 0 ? "" : `; ${t.skipped.length} rows of it were skipped as invalid (${t.skipped.slice(0, 3).join("; ")})`}`
+          : t.note
         const selectedBy = new Map<string, Array<string>>()
         for (const c of l.cells) {
           for (const s of rows.get(c.id)?.selected ?? []) {
