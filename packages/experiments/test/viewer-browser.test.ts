@@ -228,8 +228,12 @@ describe.skipIf(!available)("the results viewer in a real browser", () => {
   it("compares two cells of the same run side by side", async () => {
     const sample = runs[0]!
     const page = await open(`#/compare?a=${encodeURIComponent(sample)}&b=${encodeURIComponent(sample)}`)
+    // by default A is the first cell and B the second: all and recency, counted here from results.jsonl
+    const lines = readLines(path.join(cwd, "runs", sample))
+    const expected = disagreeing(lines, "all", "recency")
     const text = (await page.textContent("main")) ?? ""
-    expect(text).toMatch(/\d+ instances in both; \d+ where the selections differ or one failed/)
+    expect(text).toContain(`24 instances in both; ${expected.length} where the selections differ or one failed`)
+    expect((await page.evaluate(`[...document.querySelectorAll("table.instances tbody tr")].map((tr) => tr.dataset.instance)`)) as Array<string>).toEqual(expected)
     expect(await page.locator("table.compare tbody tr").count()).toBeGreaterThan(0)
     await page.close()
     expect(problems).toEqual([])
