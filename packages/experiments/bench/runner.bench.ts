@@ -95,25 +95,30 @@ const program = Effect.gen(function*() {
   sample()
   const reportPeak = { rss: peakRss, heap: peakHeap }
   // What reports hold of the lines: the columns (Rows.Index) against the lines themselves, each
-  // measured as the heap it keeps after a full collection.
+  // measured as the memory it keeps after a full collection: the heap, plus the typed arrays'
+  // buffers, which live outside it.
+  const held = () => {
+    const m = process.memoryUsage()
+    return m.heapUsed + m.arrayBuffers
+  }
   const retained = <A>(build: Effect.Effect<A, unknown, never>) =>
     Effect.gen(function*() {
       globalThis.gc?.()
-      const before = process.memoryUsage().heapUsed
+      const before = held()
       const value = yield* build
       globalThis.gc?.()
-      return { value, bytes: process.memoryUsage().heapUsed - before }
+      return { value, bytes: held() - before }
     })
   const index = yield* retained(RunDir.readIndex(outcome.files.results).pipe(Effect.provide(NodeFileSystem.layer)))
   const whole = yield* retained(RunDir.readRows(outcome.files.results).pipe(Effect.provide(NodeFileSystem.layer)))
-  const held = { lines: index.value.lines, index: index.bytes, rows: whole.bytes + 0 * whole.value.length }
+  const kept = { lines: index.value.lines, index: index.bytes, rows: whole.bytes + 0 * whole.value.length }
   // results.parquet alone, from the index: time, size and the heap it adds over it.
   resetPeak()
   const heapBefore = process.memoryUsage().heapUsed
   const parquetStarted = performance.now()
   yield* Parquet.write(path.join(dir, "again.parquet"), index.value.fields).pipe(Effect.provide(NodeFileSystem.layer))
   const parquet = { rows: index.value.lines, seconds: (performance.now() - parquetStarted) / 1000, heapRise: peakHeap - heapBefore }
-  return { outcome, seconds, cpuSeconds: (used.user + used.system) / 1e6, reportSeconds, sweepPeak, reportPeak, parquet, held }
+  return { outcome, seconds, cpuSeconds: (used.user + used.system) / 1e6, reportSeconds, sweepPeak, reportPeak, parquet, held: kept }
 })
 
 globalThis.gc?.()
@@ -137,6 +142,6 @@ console.log(`stage time summed over pairs (ms): ${JSON.stringify(run.stageTimeMs
 const mb = (b: number) => `${(b / 2 ** 20).toFixed(0)} MB`
 console.log(`peak during the sweep: RSS ${mb(sweepPeak.rss)}, heap ${mb(sweepPeak.heap)}; during report --run: RSS ${mb(reportPeak.rss)}, heap ${mb(reportPeak.heap)}`)
 const size = (file: string) => `${(fs.statSync(file).size / 1e6).toFixed(1)} MB`
-console.log(`what reports keep of ${held.lines} lines (heap after a full collection): the columns ${mb(held.index)} (${(held.index / held.lines).toFixed(0)} B a line); the decoded lines themselves would be ${mb(held.rows)} (${(held.rows / held.lines).toFixed(0)} B a line)`)
+console.log(`what reports keep of ${held.lines} lines (heap and typed-array buffers after a full collection): the columns ${mb(held.index)} (${(held.index / held.lines).toFixed(0)} B a line); the decoded lines themselves would be ${mb(held.rows)} (${(held.rows / held.lines).toFixed(0)} B a line)`)
 console.log(`results.parquet: ${parquet.rows} rows in ${parquet.seconds.toFixed(2)} s, ${size(path.join(outcome.out, "results.parquet"))} (results.csv ${size(path.join(outcome.out, "results.csv"))}); heap above the index while writing: ${mb(Math.max(0, parquet.heapRise))} (sampled every 50 ms)`)
 fs.rmSync(dir, { recursive: true, force: true })

@@ -11,11 +11,14 @@ import type { Dataset } from "@cupid-lab/core"
 import { Effect } from "effect"
 import type { RunError } from "./Errors.js"
 import * as Report from "./report/Report.js"
+import type * as ResultFiles from "./report/ResultFiles.js"
 import type * as RunDir from "./report/RunDir.js"
 
 export interface WriteOptions {
   /** How the examples section reads the run's dataset again; default core's `Dataset.open`. */
   readonly openDataset?: (source: string) => Effect.Effect<Dataset.Opened, unknown>
+  /** How results.csv and results.parquet are written (see report/ResultFiles.ts); default by the run's size. */
+  readonly resultFiles?: ResultFiles.Writer
 }
 
 /** Render report.md, report.html, report.tex, results.csv and results.parquet for `runDir` (see report/Report.ts); returns report.md's path. */
@@ -28,6 +31,9 @@ export const write = (runDir: string, options: WriteOptions = {}): Effect.Effect
 /** The same for a run already in memory (the sweep's, at its end): nothing is read back from disk. */
 export const render = (run: RunDir.Run, options: WriteOptions = {}): Effect.Effect<string, RunError> =>
   Effect.map(
-    Report.writeRun(run, options.openDataset === undefined ? {} : { openDataset: options.openDataset }),
+    Report.writeRun(run, {
+      ...(options.openDataset === undefined ? {} : { openDataset: options.openDataset }),
+      ...(options.resultFiles === undefined ? {} : { resultFiles: options.resultFiles })
+    }),
     (files) => files.markdown
   )

@@ -41,6 +41,7 @@ import type { PlatformError } from "@effect/platform/Error"
 import { Context, Effect, Either, Layer, Schema, type Scope } from "effect"
 import * as path from "node:path"
 import { RunError } from "./Errors.js"
+import * as Growable from "./internal/Growable.js"
 import * as LineFiles from "./internal/LineFiles.js"
 import * as RunLock from "./internal/RunLock.js"
 import { Status } from "./ResultLine.js"
@@ -131,6 +132,89 @@ interface Entry {
   readonly appended: number
 }
 
+/**
+ * The file's lines in arrival order (which is file order) by cell and instance number, 8 bytes a
+ * line, and which pairs are done, one bit per instance of each cell; the ids are held once each.
+ * Where a line sits in the file is found again by reading the file, and only when it is rewritten.
+ */
+class Entries {
+  private readonly cell = Growable.ints()
+  private readonly instance = Growable.ints()
+  readonly cellIds: Array<string> = []
+  readonly instanceIds: Array<string> = []
+  private readonly cellNo = new Map<string, number>()
+  private readonly instanceNo = new Map<string, number>()
+  private readonly done: Array<Uint8Array> = []
+
+  get size(): number {
+    return this.cell.length
+  }
+
+  private numberOf(ids: Array<string>, numbers: Map<string, number>, id: string): number {
+    let n = numbers.get(id)
+    if (n === undefined) {
+      n = ids.length
+      ids.push(id)
+      numbers.set(id, n)
+    }
+    return n
+  }
+
+  isDone(cell: string, instance: string): boolean {
+    const c = this.cellNo.get(cell), i = this.instanceNo.get(instance)
+    if (c === undefined || i === undefined) return false
+    const bits = this.done[c]!
+    return (i >> 3) < bits.length && (bits[i >> 3]! & (1 << (i & 7))) !== 0
+  }
+
+  /** Record the next line (and its pair as done). */
+  push(cell: string, instance: string): void {
+    const c = this.numberOf(this.cellIds, this.cellNo, cell), i = this.numberOf(this.instanceIds, this.instanceNo, instance)
+    this.cell.push(c)
+    this.instance.push(i)
+    let bits = this.done[c] ?? new Uint8Array(64)
+    if ((i >> 3) >= bits.length) {
+      const wider = new Uint8Array(Math.max(bits.length * 2, (i >> 3) + 1))
+      wider.set(bits)
+      bits = wider
+    }
+    bits[i >> 3]! |= 1 << (i & 7)
+    this.done[c] = bits
+  }
+
+  cellOf(n: number): string {
+    return this.cellIds[this.cell.at(n)]!
+  }
+  instanceOf(n: number): string {
+    return this.instanceIds[this.instance.at(n)]!
+  }
+  cellNumber(n: number): number {
+    return this.cell.at(n)
+  }
+  instanceNumber(n: number): number {
+    return this.instance.at(n)
+  }
+}
+
+/** Where each of the file's lines sits (by line number), from one read of the file. */
+const spansOf = (fileSystem: FileSystem.FileSystem, file: string, lines: number) =>
+  Effect.gen(function*() {
+    const offset = new Float64Array(lines), length = new Int32Array(lines)
+    let n = 0, at = 0
+    yield* LineFiles.scan(fileSystem, file, (raw) =>
+      Effect.sync(() => {
+        for (const line of raw) {
+          if (n < lines) {
+            offset[n] = at
+            length[n++] = line.length
+          }
+          at += line.length
+        }
+      }))
+    if (n < lines) return yield* Effect.fail(new LineFiles.ShortFile())
+    return { offset, length }
+  })
+
 const Header = Schema.Struct({ cell: Schema.String, instance: Schema.String, status: Status })
 type Header = typeof Header.Type
 const decodeHeader = Schema.decodeUnknownEither(Header)
@@ -209,15 +293,7 @@ export const make = (options: Options): Effect.Effect<Store, RunError, FileSyste
     )
     const staleLock = yield* RunLock.acquire(dir)
 
-    const entries: Array<Entry> = []
-    // Per cell, the instances done: the id strings are shared, not copied into one key per pair.
-    const done = new Map<string, Set<string>>()
-    const isDone = (cell: string, instance: string) => done.get(cell)?.has(instance) === true
-    const markDone = (cell: string, instance: string) => {
-      let s = done.get(cell)
-      if (s === undefined) done.set(cell, (s = new Set()))
-      s.add(instance)
-    }
+    const entries = new Entries()
     let kept = 0, retried = 0, orphaned = 0, corrupt = 0, truncated = false
     let size = 0
 
@@ -248,11 +324,10 @@ export const make = (options: Options): Effect.Effect<Store, RunError, FileSyste
             } else if (h.status === "failed") {
               fate = Fate.Drop
               retried++
-            } else if (isDone(h.cell, h.instance)) fate = Fate.Drop
+            } else if (entries.isDone(h.cell, h.instance)) fate = Fate.Drop
             else {
               fate = Fate.Keep
-              markDone(h.cell, h.instance)
-              entries.push({ cell: h.cell, instance: h.instance, offset: size, length: raw.length, appended: -1 })
+              entries.push(h.cell, h.instance)
               size += raw.length
               kept++
             }
@@ -297,12 +372,12 @@ export const make = (options: Options): Effect.Effect<Store, RunError, FileSyste
     }
 
     const out = yield* fileSystem.open(file, { flag: "a" }).pipe(
-      Effect.mapError((e) => writeFailed(file, e, entries.length, "open the results for appending"))
+      Effect.mapError((e) => writeFailed(file, e, entries.size, "open the results for appending"))
     )
     let buffer: Array<string> = []
     let bufferBytes = 0
     // Lines and bytes known to be whole in the file (kept ones and those of successful flushes).
-    let written = entries.length
+    let written = entries.size
     let writtenBytes = size
     let failure: RunError | undefined
     let finalized = false
@@ -351,51 +426,57 @@ export const make = (options: Options): Effect.Effect<Store, RunError, FileSyste
     const finalize = <E>({ cellOrder, complete, instanceOrder, onLine }: FinalizeOptions<E>): Effect.Effect<Finalized, RunError | E> =>
       Effect.gen(function*() {
         yield* flush
-        const away: Array<Entry> = []
-        // Sort keys looked up once per line, not per comparison; ties keep the order of arrival
-        // (the index in `entries`).
-        const cellKey = new Float64Array(entries.length)
-        const instanceKey = new Float64Array(entries.length)
+        // Sort keys looked up once per cell and per instance, not per comparison; ties keep the
+        // order of arrival.
+        const cellRank = entries.cellIds.map((id) => cellOrder.get(id))
+        const instanceRank = entries.instanceIds.map((id) => instanceOrder.get(id))
+        const away: Array<number> = []
         const order: Array<number> = []
-        entries.forEach((e, n) => {
-          const c = cellOrder.get(e.cell)
-          const i = instanceOrder.get(e.instance)
-          if (c === undefined || (complete && i === undefined)) away.push(e)
-          else {
-            order.push(n)
-            cellKey[n] = c
-            instanceKey[n] = i ?? Number.POSITIVE_INFINITY
-          }
-        })
-        order.sort((a, b) => instanceKey[a]! - instanceKey[b]! || cellKey[a]! - cellKey[b]! || a - b)
-        const stay = order.map((n) => entries[n]!)
-        // Already in final order (a sweep appends in it unless interrupted or resumed): no rewrite.
+        for (let n = 0; n < entries.size; n++) {
+          const c = cellRank[entries.cellNumber(n)]
+          const i = instanceRank[entries.instanceNumber(n)]
+          if (c === undefined || (complete && i === undefined)) away.push(n)
+          else order.push(n)
+        }
+        // A line's position among those this store appended; -1 for a line of an earlier run.
+        const appendedOf = (n: number) => (n < kept ? -1 : n - kept)
+        const instanceKey = (n: number) => instanceRank[entries.instanceNumber(n)] ?? Number.POSITIVE_INFINITY
+        const cellKey = (n: number) => cellRank[entries.cellNumber(n)]!
+        // Already in final order (a sweep appends in it unless interrupted or resumed): no sort, no rewrite.
         let inOrder = away.length === 0
-        for (let n = 0; inOrder && n < order.length; n++) inOrder = order[n] === n
+        for (let k = 1; inOrder && k < order.length; k++) {
+          const a = order[k - 1]!, b = order[k]!
+          inOrder = instanceKey(a) < instanceKey(b) || (instanceKey(a) === instanceKey(b) && cellKey(a) <= cellKey(b))
+        }
+        if (!inOrder) order.sort((a, b) => instanceKey(a) - instanceKey(b) || cellKey(a) - cellKey(b) || a - b)
         const failed = (doing: string) => (e: PlatformError | LineFiles.ShortFile) =>
           e._tag === "ShortFile"
             ? new RunError({ path: file, reason: "the file became shorter while the sweep ran (was it edited or truncated by something else?)" })
             : writeFailed(file, e, written, doing)
+        // Lines as the copies need them (read only when something is moved or rewritten).
+        const entriesOf = (numbers: ReadonlyArray<number>) =>
+          Effect.map(spansOf(fileSystem, file, entries.size), (spans) =>
+            numbers.map((n): Entry => ({ cell: entries.cellOf(n), instance: entries.instanceOf(n), offset: spans.offset[n]!, length: spans.length[n]!, appended: appendedOf(n) })))
         if (away.length > 0) {
           yield* Effect.scoped(Effect.gen(function*() {
             const orphanOut = yield* fileSystem.open(orphanFile, { flag: "a" })
-            yield* LineFiles.copyInOrder(fileSystem, file, away, (bytes) => orphanOut.writeAll(bytes))
+            yield* LineFiles.copyInOrder(fileSystem, file, yield* entriesOf(away), (bytes) => orphanOut.writeAll(bytes))
           })).pipe(Effect.mapError(failed(`move lines to ${orphanFileName}`)))
         }
         if (inOrder) {
           if (onLine !== undefined) {
             if (kept === 0) {
-              for (const e of stay) {
-                const r = onLine(undefined, e.cell, e.instance, e.appended)
+              for (const n of order) {
+                const r = onLine(undefined, entries.cellOf(n), entries.instanceOf(n), appendedOf(n))
                 if (Either.isLeft(r)) return yield* Effect.fail(r.left)
               }
             } else {
-              let n = 0
+              let k = 0
               yield* LineFiles.scan(fileSystem, file, (lines) =>
                 Effect.suspend(() => {
                   for (const raw of lines) {
-                    const e = stay[n++]!
-                    const r = onLine(raw.toString("utf8", 0, raw.length - 1), e.cell, e.instance, e.appended)
+                    const n = order[k++]!
+                    const r = onLine(raw.toString("utf8", 0, raw.length - 1), entries.cellOf(n), entries.instanceOf(n), appendedOf(n))
                     if (Either.isLeft(r)) return Effect.fail(new Stopped(r.left))
                   }
                   return Effect.void
@@ -410,8 +491,9 @@ export const make = (options: Options): Effect.Effect<Store, RunError, FileSyste
             }
           }
           finalized = true
-          return { lines: stay.length, orphaned: 0, rewritten: false }
+          return { lines: order.length, orphaned: 0, rewritten: false }
         }
+        const stay = yield* entriesOf(order).pipe(Effect.mapError(failed("read the results before sorting them")))
         // On a failed write the sorted copy is removed and the file stays as it was: every line
         // intact, not yet sorted (the next run sorts it).
         yield* Files.writeFileAtomicWith(file, (write) =>
@@ -440,12 +522,11 @@ export const make = (options: Options): Effect.Effect<Store, RunError, FileSyste
     return {
       file,
       opened: { kept, retried, truncated, orphaned, corrupt, staleLock },
-      isDone,
-      size: () => entries.length,
+      isDone: (cell, instance) => entries.isDone(cell, instance),
+      size: () => entries.size,
       append: ({ cell, instance, text }) => {
         const length = Buffer.byteLength(text, "utf8")
-        entries.push({ cell, instance, offset: size, length, appended: entries.length - kept })
-        markDone(cell, instance)
+        entries.push(cell, instance)
         size += length
         bufferBytes += length
         buffer.push(text)

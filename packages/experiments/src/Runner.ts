@@ -49,6 +49,7 @@ import type * as ResultLine from "./ResultLine.js"
 import type { InstanceMeta } from "./ResultLine.js"
 import * as Rows from "./report/Rows.js"
 import * as RunDir from "./report/RunDir.js"
+import * as ResultFiles from "./report/ResultFiles.js"
 import * as ResultStore from "./ResultStore.js"
 import * as Results from "./Results.js"
 import * as RunId from "./RunId.js"
@@ -206,6 +207,10 @@ const runPairs = (
             (o.orphaned > 0 ? `, ${o.orphaned} lines of cells no longer in the config moved to ${ResultStore.orphanFileName}` : "")
         )
       }
+
+      // A large run's results.csv and results.parquet are written by a worker thread, started now so
+      // that it has loaded its code by the time the lines are in (see report/ResultFiles.ts).
+      const resultFiles = options.report !== false && ResultFiles.wantsThread((p.instances ?? 0) * built.length) ? yield* ResultFiles.thread : undefined
 
       const stats = RunInfo.accumulator()
       const cellOrder = new Map(grid.cells.map((c) => [c.id, c.index]))
@@ -431,7 +436,10 @@ const runPairs = (
       yield* writeFile(files.summary, Summary.encode(summary))
       if (options.report !== false) {
         const run: RunDir.Run = { dir: out, summary, index: rows.finish(), info: info(yield* Clock.currentTimeMillis), examples: [...examples.values()] }
-        yield* Reports.render(run, options.openDataset === undefined ? {} : { openDataset: (source) => options.openDataset!(source, {}) })
+        yield* Reports.render(run, {
+          ...(options.openDataset === undefined ? {} : { openDataset: (source: string) => options.openDataset!(source, {}) }),
+          ...(resultFiles === undefined ? {} : { resultFiles })
+        })
       }
       // run.json last: its write phase covers the summary and the reports.
       const endedAt = yield* Clock.currentTimeMillis

@@ -16,6 +16,7 @@
  */
 import type { Domain, Scorer } from "@cupid-lab/core"
 import { Statistics } from "@cupid-lab/scorers"
+import * as Growable from "./internal/Growable.js"
 import type { CellSummary, MetricDescription, MetricEstimate, PluginFact, ResultLine, Slice, SliceSummary } from "./ResultLine.js"
 
 const nullable = (x: number): number | null => (Number.isFinite(x) ? x : null)
@@ -29,15 +30,22 @@ const toEstimate = (e: Statistics.Estimate): MetricEstimate => ({
 /** What the accumulator reads of a result line. */
 export type LineScores = Pick<ResultLine, "cell" | "type" | "status" | "scores">
 
-/** Per-instance values of one metric over the ok lines of a cell, in line order (NaN when absent). */
+/**
+ * Per-instance values of one metric over the ok lines of a cell, in line order (NaN when absent),
+ * as typed columns that start with the first line that needs them.
+ */
 interface Column {
-  readonly values: Array<number>
-  readonly num: Array<number>
-  readonly den: Array<number>
+  readonly values: Growable.Column<Float64Array>
+  readonly num: Growable.Column<Float64Array>
+  readonly den: Growable.Column<Float64Array>
 }
 
+/** The instance types, numbered for a byte per line. */
+const typeCodes: ReadonlyArray<Domain.InstanceType> = ["consistent", "contrastive", "changing"]
+
 interface CellData {
-  readonly types: Array<Domain.InstanceType>
+  /** Per ok line, its instance type's number in {@link typeCodes}. */
+  readonly types: Growable.Column<Uint8Array>
   readonly failed: Record<Slice, number>
   readonly columns: Map<string, Column>
 }
@@ -85,7 +93,7 @@ export const estimate = (
   rows: ReadonlyArray<number>,
   options: Statistics.BootstrapOptions
 ): Statistics.Estimate => {
-  const pick = (xs: ReadonlyArray<number> | undefined) => rows.map((i) => xs?.[i] ?? NaN)
+  const pick = (xs: Growable.Column<Float64Array> | undefined) => rows.map((i) => xs?.at(i) ?? NaN)
   const agg: Scorer.Aggregate = metric.aggregate
   switch (agg._tag) {
     case "Mean":
@@ -109,7 +117,7 @@ export const accumulator = (options: AccumulatorOptions): Accumulator => {
   const cellData = (id: string): CellData => {
     let d = data.get(id)
     if (d === undefined) {
-      d = { types: [], failed: { all: 0, consistent: 0, contrastive: 0, changing: 0 }, columns: new Map() }
+      d = { types: Growable.bytes(), failed: { all: 0, consistent: 0, contrastive: 0, changing: 0 }, columns: new Map() }
       data.set(id, d)
     }
     return d
@@ -126,32 +134,32 @@ export const accumulator = (options: AccumulatorOptions): Accumulator => {
       return
     }
     const row = d.types.length
-    d.types.push(line.type)
+    d.types.push(typeCodes.indexOf(line.type))
     for (const k in line.scores) {
       const v = line.scores[k]!
       const isCount = v !== null && typeof v === "object"
       if (!declared.has(k) && !seen.has(k)) seen.set(k, isCount)
       let column = d.columns.get(k)
       if (column === undefined) {
-        column = { values: [], num: [], den: [] }
+        column = { values: Growable.doubles(), num: Growable.doubles(), den: Growable.doubles() }
         d.columns.set(k, column)
       }
-      // A key first seen on a later line is absent (NaN) on the earlier ones.
-      while (column.values.length < row) {
-        column.values.push(NaN)
-        column.num.push(NaN)
-        column.den.push(NaN)
+      // Lines before this one without the key read NaN (the pad).
+      if (isCount) {
+        column.num.fill(row)
+        column.num.push(v.num)
+        column.den.fill(row)
+        column.den.push(v.den)
+      } else if (v !== null) {
+        column.values.fill(row)
+        column.values.push(v)
       }
-      column.values.push(v === null ? NaN : isCount ? NaN : v)
-      column.num.push(isCount ? v.num : NaN)
-      column.den.push(isCount ? v.den : NaN)
     }
   }
   const slice = (d: CellData, s: Slice, list: ReadonlyArray<MetricDescription>): SliceSummary => {
     const rows: Array<number> = []
-    d.types.forEach((t, i) => {
-      if (s === "all" || t === s) rows.push(i)
-    })
+    const code = s === "all" ? -1 : typeCodes.indexOf(s)
+    for (let i = 0; i < d.types.length; i++) if (code < 0 || d.types.data[i] === code) rows.push(i)
     const bootstrap = { seed: options.seed, resamples: options.resamples, ...(options.largeSample !== undefined ? { largeSample: options.largeSample } : {}) }
     const out: Record<string, MetricEstimate> = {}
     for (const m of list) out[m.name] = toEstimate(estimate(m, (name) => d.columns.get(name), rows, bootstrap))

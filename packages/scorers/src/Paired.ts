@@ -89,6 +89,11 @@ const usable = (columns: ReadonlyArray<ArrayLike<number>>, rows?: ReadonlyArray<
     for (let c = 0; c < columns.length && ok; c++) ok = Number.isFinite(columns[c]![i])
     if (ok) keep[kept++] = i
   }
+  // Every row kept, in order: Float64 columns are used as they are (nothing here writes to them).
+  if (rows === undefined && kept === length) {
+    const same = columns.filter((c): c is Float64Array => c instanceof Float64Array && c.length === length)
+    if (same.length === columns.length) return same
+  }
   return columns.map((c) => {
     const out = new Float64Array(kept)
     for (let k = 0; k < kept; k++) out[k] = c[keep[k]!]!
@@ -222,6 +227,7 @@ const prepare = (a: Columns, b: Columns, rows?: ReadonlyArray<number>): Prepared
     for (let i = 0; i < n; i++) d[i] = y[i]! - x[i]!
     return d
   })
+  const varying = Resampling.varyingOnce(flipped)
   return {
     _tag: "Spec",
     observed,
@@ -236,7 +242,12 @@ const prepare = (a: Columns, b: Columns, rows?: ReadonlyArray<number>): Prepared
         }
         return sb.statistic(right, n) - sa.statistic(left, n)
       },
-      ...Resampling.varyingRows(flipped),
+      get flipped() {
+        return varying().flipped
+      },
+      get flips() {
+        return varying().flips
+      },
       // A flipped row swaps the two cells' counts: a gains b - a of that row, b loses it.
       isExtreme: (moved) => {
         for (let c = 0; c < k; c++) {

@@ -18,7 +18,7 @@
  * yield* Csv.write("runs/x/results.csv", run.index) // needs a FileSystem
  * Csv.render(rows) // the text, for rows in memory
  */
-import { Files } from "@cupid-lab/core"
+import * as Files from "@cupid-lab/core/Files"
 import type { FileSystem } from "@effect/platform"
 import type { PlatformError } from "@effect/platform/Error"
 import { Effect } from "effect"

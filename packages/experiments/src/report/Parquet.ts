@@ -21,7 +21,7 @@
  * yield* Parquet.write("runs/x/results.parquet", run.index) // needs a FileSystem
  * // python: pd.read_parquet("runs/x/results.parquet") / pl.read_parquet(...)
  */
-import { Files } from "@cupid-lab/core"
+import * as Files from "@cupid-lab/core/Files"
 import type { FileSystem } from "@effect/platform"
 import type { PlatformError } from "@effect/platform/Error"
 import { Effect } from "effect"

@@ -16,12 +16,11 @@ import { Effect } from "effect"
 import * as path from "node:path"
 import { RunError } from "../Errors.js"
 import * as Analysis from "./Analysis.js"
-import * as Csv from "./Csv.js"
 import * as Examples from "./Examples.js"
 import * as Html from "./Html.js"
 import * as Latex from "./Latex.js"
 import * as Markdown from "./Markdown.js"
-import * as Parquet from "./Parquet.js"
+import * as ResultFiles from "./ResultFiles.js"
 import * as RunDir from "./RunDir.js"
 
 export interface Options {
@@ -75,26 +74,34 @@ export const render = (run: RunDir.Run, options: Options = {}): Effect.Effect<Re
     }
   })
 
-/** Write report.md, report.html, report.tex, results.csv and results.parquet of a run already in memory into its directory. */
-export const writeRun = (run: RunDir.Run, options: Options = {}): Effect.Effect<Written, RunError> =>
-  Effect.gen(function*() {
-    const r = yield* render(run, options)
+export interface WriteRunOptions {
+  /**
+   * How results.csv and results.parquet are written (see ResultFiles.ts); default a worker thread
+   * for a large run (ResultFiles.wantsThread), this thread otherwise. A sweep passes a thread it
+   * started early, so that the worker has loaded by the time the lines are in.
+   */
+  readonly resultFiles?: ResultFiles.Writer
+}
+
+/**
+ * Write report.md, report.html, report.tex, results.csv and results.parquet of a run already in
+ * memory into its directory. The two results files are written while the reports render (in a
+ * worker thread for a large run, see ResultFiles.ts).
+ */
+export const writeRun = (run: RunDir.Run, options: Options & WriteRunOptions = {}): Effect.Effect<Written, RunError> =>
+  Effect.scoped(Effect.gen(function*() {
     const dir = run.dir
     const files = { markdown: path.join(dir, "report.md"), html: path.join(dir, "report.html"), latex: path.join(dir, "report.tex"), csv: path.join(dir, "results.csv"), parquet: path.join(dir, "results.parquet") }
+    const writer = options.resultFiles ?? (ResultFiles.wantsThread(run.index.lines) ? yield* ResultFiles.thread : ResultFiles.inline)
+    const results = yield* writer.start(run.index.table, files)
+    const r = yield* render(run, options)
     yield* Effect.forEach([[files.markdown, r.markdown], [files.html, r.html], [files.latex, r.latex]] as const, ([file, text]) =>
       Files.writeFileAtomic(file, text).pipe(
         Effect.mapError((e) => new RunError({ path: file, reason: `cannot write the report: ${Files.describe(e)}` }))
       ), { discard: true }).pipe(Effect.provide(NodeFileSystem.layer))
-    yield* Csv.write(files.csv, run.index.fields).pipe(
-      Effect.mapError((e) => new RunError({ path: files.csv, reason: `cannot write the results: ${Files.describe(e)}` })),
-      Effect.provide(NodeFileSystem.layer)
-    )
-    yield* Parquet.write(files.parquet, run.index.fields).pipe(
-      Effect.mapError((e) => new RunError({ path: files.parquet, reason: `cannot write the results: ${Files.describe(e)}` })),
-      Effect.provide(NodeFileSystem.layer)
-    )
+    yield* results
     return files
-  })
+  }))
 
 /** Read `dir` and (re)write report.md, report.html, report.tex, results.csv and results.parquet in it. */
 export const write = (dir: string, options: Options = {}): Effect.Effect<Written, RunError> =>

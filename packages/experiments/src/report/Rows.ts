@@ -22,7 +22,9 @@
  */
 import { Paired } from "@cupid-lab/scorers"
 import type { InstanceMeta, MetricDescription, Row, Slice } from "../ResultLine.js"
+import * as Growable from "../internal/Growable.js"
 import type * as Csv from "./Csv.js"
+import * as LineTable from "./LineTable.js"
 
 type LineError = NonNullable<Row["error"]>
 
@@ -86,38 +88,22 @@ export interface Index {
   readonly exampleRows: ReadonlyMap<string, ReadonlyMap<string, Row>>
   /** Every line's CSV fields (ids, type, status, selection, scores, usage totals, error), read by position without building the line (results.csv and results.parquet). */
   readonly fields: Csv.Lines
+  /** The same fields as plain data (what {@link fields} reads; a worker thread can be given it). */
+  readonly table: LineTable.LineTable
 }
 
-/** A growable typed array; `fill(n)` pads with `pad` up to n values, `at(i)` reads `pad` past the end. */
-class Column<T extends Float64Array | Int32Array | Uint8Array> {
-  data: T
-  length = 0
-  constructor(private readonly make: (n: number) => T, private readonly pad: number) {
-    this.data = make(1024)
-  }
-  push(x: number) {
-    if (this.length === this.data.length) {
-      const next = this.make(this.data.length * 2)
-      next.set(this.data)
-      this.data = next
-    }
-    this.data[this.length++] = x
-  }
-  fill(n: number) {
-    while (this.length < n) this.push(this.pad)
-  }
-  at(i: number): number {
-    return i < this.length ? this.data[i]! : this.pad
-  }
-}
-
-/** Doubles, NaN where absent. */
-const doubles = () => new Column((n) => new Float64Array(n), NaN)
+const { doubles, ints } = Growable
+/** Counts, 0 where absent. */
+const zeros = () => Growable.doubles(0)
 /** Which lines scored a key (1) and which did not (0). */
-const flags = () => new Column((n) => new Uint8Array(n), 0)
-const ints = () => new Column((n) => new Int32Array(n), -1)
+const flags = () => Growable.bytes(0)
+type Column<T extends Float64Array | Int32Array | Uint8Array> = Growable.Column<T>
 
-/** A score key's columns over every line: a Mean's value, or a Ratio's counts (NaN where absent). */
+/**
+ * A score key's columns over every line: a Mean's value, or a Ratio's counts (NaN where absent).
+ * A column starts with the first line that needs it, so a key scored only with counts holds no
+ * values, and one scored only with numbers no counts.
+ */
 interface KeyColumns {
   counted: boolean
   readonly present: Column<Uint8Array>
@@ -158,9 +144,12 @@ export const builder = (): Builder => {
   // per line
   const lineCell = ints()
   const lineInstance = ints()
-  const lineFailed: Array<boolean> = []
-  const lineSelected: Array<string | null> = []
-  const calls = doubles(), prompt = doubles(), completion = doubles()
+  const lineFailed = flags()
+  // Each line's selection as a number into `selections` (-1: none): cells often select the same sessions.
+  const lineSelection = ints()
+  const selections: Array<string> = []
+  const selectionNo = new Map<string, number>()
+  const calls = zeros(), prompt = zeros(), completion = zeros()
   const errors = new Map<number, LineError>()
   const failures: Array<Failure> = []
   const models = new Map<string, { calls: number; promptTokens: number; completionTokens: number }>()
@@ -198,29 +187,40 @@ export const builder = (): Builder => {
     exampleRows.get(r.instance)?.set(r.cell, r)
     lineCell.push(cell.index)
     lineInstance.push(k)
-    lineFailed.push(r.status !== "ok")
-    lineSelected.push(r.selected === null ? null : r.selected.join(" "))
-    calls.push(r.usage.calls)
-    prompt.push(r.usage.promptTokens)
-    completion.push(r.usage.completionTokens)
+    lineFailed.push(r.status === "ok" ? 0 : 1)
+    if (r.selected === null) lineSelection.push(-1)
+    else {
+      const text = r.selected.join(" ")
+      let n = selectionNo.get(text)
+      if (n === undefined) {
+        n = selections.length
+        selections.push(text)
+        selectionNo.set(text, n)
+      }
+      lineSelection.push(n)
+    }
+    // Usage columns grow only from a line that has some (a run without model calls holds none).
+    if (r.usage.calls !== 0 || r.usage.promptTokens !== 0 || r.usage.completionTokens !== 0) {
+      for (const [c, v] of [[calls, r.usage.calls], [prompt, r.usage.promptTokens], [completion, r.usage.completionTokens]] as const) {
+        c.fill(line)
+        c.push(v)
+      }
+    }
     if (r.error !== null) errors.set(line, r.error)
     for (const key in r.scores) {
       const v = r.scores[key]
       const c = keyColumns(key)
       c.present.fill(line)
       c.present.push(1)
-      c.values.fill(line)
-      c.num.fill(line)
-      c.den.fill(line)
       if (v !== null && typeof v === "object") {
         c.counted = true
-        c.values.push(NaN)
+        c.num.fill(line)
         c.num.push(v.num)
+        c.den.fill(line)
         c.den.push(v.den)
-      } else {
-        c.values.push(v ?? NaN)
-        c.num.push(NaN)
-        c.den.push(NaN)
+      } else if (typeof v === "number" && !Number.isNaN(v)) {
+        c.values.fill(line)
+        c.values.push(v)
       }
     }
     cell.pairs++
@@ -274,30 +274,30 @@ export const builder = (): Builder => {
         }
       }
     }
-    const readScore = (key: string) => {
-      const c = keys.get(key)
-      return (line: number): Row["scores"][string] | undefined => {
-        if (c === undefined || c.present.at(line) === 0) return undefined
-        const num = c.num.at(line), den = c.den.at(line), value = c.values.at(line)
-        return !Number.isNaN(num) || !Number.isNaN(den) ? { num, den } : Number.isNaN(value) ? null : value
-      }
-    }
-    const facts = (line: number) => instances[lineInstance.data[line]!]!
-    const lineView: Csv.Lines = {
+    // Views of the columns' filled parts (no copy).
+    const f64 = (c: Column<Float64Array>) => c.data.subarray(0, c.length)
+    const i32 = (c: Column<Int32Array>) => c.data.subarray(0, c.length)
+    const u8 = (c: Column<Uint8Array>) => c.data.subarray(0, c.length)
+    const table: LineTable.LineTable = {
       length: lines,
-      scoreKeys,
-      cell: (line) => cellIds[lineCell.data[line]!]!,
-      cellName: (line) => names[lineCell.data[line]!]!,
-      instance: (line) => facts(line).instance,
-      personaId: (line) => facts(line).personaId,
-      type: (line) => facts(line).type,
-      status: (line) => (lineFailed[line] === true ? "failed" : "ok"),
-      selected: (line) => lineSelected[line] ?? null,
-      score: readScore,
-      calls: (line) => calls.at(line),
-      promptTokens: (line) => prompt.at(line),
-      completionTokens: (line) => completion.at(line),
-      error: (line) => errors.get(line) ?? null
+      cellIds,
+      cellNames: names,
+      instances: instances.map((f) => f.instance),
+      personaIds: instances.map((f) => f.personaId),
+      types: instances.map((f) => f.type),
+      lineCell: i32(lineCell),
+      lineInstance: i32(lineInstance),
+      failed: u8(lineFailed),
+      selection: i32(lineSelection),
+      selections,
+      calls: f64(calls),
+      promptTokens: f64(prompt),
+      completionTokens: f64(completion),
+      errors,
+      keys: scoreKeys.map(({ key, counted }) => {
+        const c = keys.get(key)!
+        return { key, counted, present: u8(c.present), values: f64(c.values), num: f64(c.num), den: f64(c.den) }
+      })
     }
     return {
       instances,
@@ -318,7 +318,8 @@ export const builder = (): Builder => {
       models,
       failures,
       exampleRows,
-      fields: lineView
+      fields: LineTable.lines(table),
+      table
     }
   }
   return { add, finish }

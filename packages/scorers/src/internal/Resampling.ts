@@ -287,6 +287,16 @@ export const varyingRows = (columns: ReadonlyArray<Float64Array>): { readonly fl
   }
 }
 
+/**
+ * {@link varyingRows}, computed on first call: a spec reads it through getters, so that a test
+ * decided by its large-sample form never copies its rows (thousands of tests over tens of thousands
+ * of rows each).
+ */
+export const varyingOnce = (columns: ReadonlyArray<Float64Array>): (() => ReturnType<typeof varyingRows>) => {
+  let rows: ReturnType<typeof varyingRows> | undefined
+  return () => (rows ??= varyingRows(columns))
+}
+
 /** Percentile bootstrap 95% interval of the spec's statistic. */
 export const bootstrapInterval = (spec: PairedSpec, seed: number, resamples: number): readonly [number, number] => {
   const plan = resamplePlan(seed, spec.n, resamples)
@@ -345,13 +355,19 @@ export const meanSpec = (d: Float64Array): { readonly spec: PairedSpec; readonly
   for (let i = 0; i < n; i++) total += d[i]!
   const observed = total / n
   const threshold = Math.abs(observed) - tolerance
+  const rows = varyingOnce([d])
   return {
     observed,
     spec: {
       n,
       columns: [d],
       resampled: (sums) => sums[0]! / n,
-      ...varyingRows([d]),
+      get flipped() {
+        return rows().flipped
+      },
+      get flips() {
+        return rows().flips
+      },
       isExtreme: (moved) => Math.abs((total - 2 * moved[0]!) / n) >= threshold
     }
   }

@@ -1,0 +1,147 @@
+/**
+ * results.csv and results.parquet of a run, written from its {@link LineTable}: in this thread, or
+ * in a worker thread while this one renders the reports. Encoding 200,000 lines takes most of a
+ * second on one core; a sweep's end runs the paired tests at the same time, so on a machine with
+ * two cores or more a large run's files cost no wall time of their own. Either way the bytes are
+ * the same, and a failed write names the file and leaves no temporary file (core's
+ * `Files.writeFileAtomicWith`).
+ *
+ * The worker is `FilesWorker.ts`: run from source (tests, benches) through tsx's loader, and as
+ * `files-worker.mjs` beside the compiled CLI (tools/build-cli.mjs).
+ *
+ * @example
+ * import * as ResultFiles from "@cupid-lab/experiments/report/ResultFiles"
+ * const writer = yield* ResultFiles.thread // in a Scope: the worker starts loading now
+ * const pending = yield* writer.start(index.table, { csv, parquet })
+ * // ... render the reports meanwhile ...
+ * yield* pending
+ */
+import * as Files from "@cupid-lab/core/Files"
+import * as NodeFileSystem from "@effect/platform-node/NodeFileSystem"
+import { Effect, Schema, type Scope } from "effect"
+import { createRequire } from "node:module"
+import * as os from "node:os"
+import * as path from "node:path"
+import { pathToFileURL } from "node:url"
+import { Worker } from "node:worker_threads"
+import { RunError } from "../Errors.js"
+import * as Csv from "./Csv.js"
+import * as LineTable from "./LineTable.js"
+import * as Parquet from "./Parquet.js"
+
+export interface Targets {
+  readonly csv: string
+  readonly parquet: string
+}
+
+/** What the worker is given, and what it answers. */
+export interface Job {
+  readonly table: LineTable.LineTable
+  readonly targets: Targets
+}
+
+export const Outcome = Schema.Union(
+  Schema.TaggedStruct("Written", {}),
+  Schema.TaggedStruct("Failed", { file: Schema.String, reason: Schema.String })
+)
+export type Outcome = typeof Outcome.Type
+
+/** From this many lines on, the files are written in a worker thread (when the machine has more than one core). */
+export const threadFrom = 20_000
+
+/** Write both files in this thread. */
+export const write = (table: LineTable.LineTable, targets: Targets): Effect.Effect<void, RunError> =>
+  Effect.gen(function*() {
+    const lines = LineTable.lines(table)
+    yield* Csv.write(targets.csv, lines).pipe(
+      Effect.mapError((e) => new RunError({ path: targets.csv, reason: `cannot write the results: ${Files.describe(e)}` }))
+    )
+    yield* Parquet.write(targets.parquet, lines).pipe(
+      Effect.mapError((e) => new RunError({ path: targets.parquet, reason: `cannot write the results: ${Files.describe(e)}` }))
+    )
+  }).pipe(Effect.provide(NodeFileSystem.layer))
+
+/** The worker's side: write, and say how it went (a failure as its file and reason). */
+export const answer = (job: Job): Effect.Effect<Outcome> =>
+  write(job.table, job.targets).pipe(
+    Effect.as<Outcome>({ _tag: "Written" }),
+    Effect.catchAll((e) => Effect.succeed<Outcome>({ _tag: "Failed", file: e.path, reason: e.reason }))
+  )
+
+// Set by tools/build-cli.mjs: where files-worker.mjs is, from this module's source location.
+declare const CUPID_LAB_FILES_WORKER: string | undefined
+
+const spawn = (): Worker => {
+  if (typeof CUPID_LAB_FILES_WORKER === "string") return new Worker(new URL(CUPID_LAB_FILES_WORKER, import.meta.url))
+  // From source: the worker is TypeScript, loaded through tsx's loader (a dev dependency of the
+  // workspace), registered in the new thread before the worker module is imported.
+  const tsx = pathToFileURL(path.join(path.dirname(createRequire(import.meta.url).resolve("tsx/package.json")), "dist", "esm", "api", "index.mjs")).href
+  const worker = new URL("./FilesWorker.ts", import.meta.url).href
+  return new Worker(`import(${JSON.stringify(tsx)}).then((tsx) => tsx.tsImport(${JSON.stringify(worker)}, ${JSON.stringify(import.meta.url)}))`, { eval: true })
+}
+
+/**
+ * How a run's results files get written: {@link start} hands over the table and returns the effect
+ * that waits until both files are written.
+ */
+export interface Writer {
+  readonly start: (table: LineTable.LineTable, targets: Targets) => Effect.Effect<Effect.Effect<void, RunError>>
+}
+
+/** Writes in this thread, when the returned effect runs. */
+export const inline: Writer = { start: (table, targets) => Effect.succeed(write(table, targets)) }
+
+/**
+ * A worker thread, started now and waiting for its one job, so that its start-up (loading the
+ * code, about half a second) overlaps whatever the caller does until then. When the scope closes
+ * (the caller is done, failed or was interrupted), a job it was given is let finish, and the
+ * thread is stopped.
+ */
+export const thread: Effect.Effect<Writer, never, Scope.Scope> = Effect.map(
+  Effect.acquireRelease(
+    Effect.sync(() => ({ ...listen(spawn()), posted: { job: false } })),
+    // A job in hand is finished first (a second at most), so that no file is left half written.
+    ({ outcome, posted, worker }) => Effect.promise(() => (posted.job ? outcome() : Promise.resolve()).then(() => worker.terminate()))
+  ),
+  ({ outcome, posted, worker }): Writer => {
+    return {
+      start: (table, targets) =>
+        Effect.sync(() => {
+          if (posted.job) throw new Error("ResultFiles.thread: a writer thread takes one job")
+          posted.job = true
+          const job: Job = { table, targets }
+          worker.postMessage(job)
+          return Effect.flatMap(Effect.promise(outcome), (o) =>
+            typeof o === "string"
+              ? Effect.fail(new RunError({ path: targets.csv, reason: `cannot write results.csv and results.parquet: the writer thread ${o}` }))
+              : o._tag === "Failed"
+              ? Effect.fail(new RunError({ path: o.file, reason: o.reason }))
+              : Effect.void)
+        })
+    }
+  }
+)
+
+/**
+ * The worker's first word: its answer, or why it has none (a string). Listening starts at once, so
+ * that a worker failing while it loads is heard (and never an unhandled 'error' event).
+ */
+const listen = (worker: Worker): { readonly worker: Worker; readonly outcome: () => Promise<Outcome | string> } => {
+  let first: Outcome | string | undefined
+  let waiting: ((o: Outcome | string) => void) | undefined
+  const heard = (o: Outcome | string) => {
+    if (first !== undefined) return
+    first = o
+    waiting?.(o)
+  }
+  worker.on("message", (message: unknown) => {
+    const decoded = Schema.decodeUnknownEither(Outcome)(message)
+    heard(decoded._tag === "Right" ? decoded.right : "gave an answer of the wrong shape")
+  })
+  worker.on("error", (e) => heard(`failed: ${e.message}`))
+  worker.on("exit", (code) => heard(`stopped (exit code ${code}) before it wrote them`))
+  return { worker, outcome: () => new Promise((resolve) => (first !== undefined ? resolve(first) : (waiting = resolve))) }
+}
+
+/** Whether a run of this many lines is worth a thread: from {@link threadFrom} lines, on a machine with more than one core. */
+export const wantsThread = (lines: number): boolean => lines >= threadFrom && os.availableParallelism() > 1

@@ -1,0 +1,121 @@
+/**
+ * results.csv and results.parquet written in a worker thread (report/ResultFiles.ts): the same bytes
+ * as in this thread, failures named, a job in hand finished when the caller's scope closes, and the
+ * compiled CLI's sweep of 20,000 lines taking the thread through dist/files-worker.mjs.
+ */
+import { NodeFileSystem } from "@effect/platform-node"
+import { describe, expect, it } from "@effect/vitest"
+import { Effect, Either, type Scope } from "effect"
+import { spawnSync } from "node:child_process"
+import * as fs from "node:fs"
+import * as path from "node:path"
+import * as Csv from "../src/report/Csv.js"
+import * as ResultFiles from "../src/report/ResultFiles.js"
+import * as RunDir from "../src/report/RunDir.js"
+import { cellA, cellB, tempDir, writeRun } from "./report-fixtures.js"
+
+const repo = path.resolve(import.meta.dirname, "..", "..", "..")
+
+/** A run whose lines hold a formula-like cell name, unicode, a null score, a failure with a multi-line error, and an empty selection. */
+const fixtureRun = (dir: string) =>
+  Effect.gen(function*() {
+    writeRun(dir, {
+      cells: [
+        { ...cellA, name: "=cmd|' /C calc'!A0", results: [cellA.results[0]!, { recall: null, counts: [1, 2, 1, 3] }, cellA.results[2]!, cellA.results[3]!] },
+        { ...cellB, name: "bm25 — «café» 日本語", results: [cellB.results[0]!, { error: "délai dépassé\nretry, \"later\"" }, cellB.results[2]!, cellB.results[3]!] }
+      ]
+    })
+    return yield* RunDir.readLocal(dir)
+  })
+
+const targets = (dir: string, name: string): ResultFiles.Targets => ({ csv: path.join(dir, `${name}.csv`), parquet: path.join(dir, `${name}.parquet`) })
+
+const written = (writer: Effect.Effect<ResultFiles.Writer, never, Scope.Scope>, table: Parameters<ResultFiles.Writer["start"]>[0], to: ResultFiles.Targets) =>
+  Effect.scoped(Effect.flatMap(writer, (w) => Effect.flatten(w.start(table, to))))
+
+describe("ResultFiles", () => {
+  it.effect("a worker thread writes the same bytes as this thread", () =>
+    Effect.gen(function*() {
+      const dir = tempDir("result-files")
+      const run = yield* fixtureRun(dir)
+      const here = targets(dir, "here"), there = targets(dir, "there")
+      yield* written(Effect.succeed(ResultFiles.inline), run.index.table, here)
+      yield* written(ResultFiles.thread, run.index.table, there)
+      expect(fs.readFileSync(there.csv)).toEqual(fs.readFileSync(here.csv))
+      expect(fs.readFileSync(there.parquet)).toEqual(fs.readFileSync(here.parquet))
+      // And the CSV is the one of the lines themselves (no field lost on the way to the thread).
+      const rows = yield* RunDir.readRows(path.join(dir, "results.jsonl")).pipe(Effect.provide(NodeFileSystem.layer))
+      expect(fs.readFileSync(there.csv, "utf8")).toBe(Csv.render(rows))
+      expect(fs.readFileSync(there.csv, "utf8")).toContain("'=cmd|")
+      expect(fs.readdirSync(dir).filter((f) => f.endsWith(".tmp"))).toEqual([])
+    }), 60_000)
+
+  it.effect("a write the thread cannot make fails with the file and the reason, and leaves no temporary file", () =>
+    Effect.gen(function*() {
+      const dir = tempDir("result-files")
+      const run = yield* fixtureRun(dir)
+      // A regular file where the target's directory should be: ENOTDIR.
+      fs.writeFileSync(path.join(dir, "not-a-dir"), "")
+      const to = targets(path.join(dir, "not-a-dir"), "results")
+      const failed = yield* Effect.either(written(ResultFiles.thread, run.index.table, to))
+      expect(Either.isLeft(failed)).toBe(true)
+      if (Either.isLeft(failed)) {
+        expect(failed.left.path).toBe(to.csv)
+        expect(failed.left.reason).toMatch(/^cannot write the results: .*ENOTDIR/)
+      }
+      expect(fs.readdirSync(dir).filter((f) => f.endsWith(".tmp"))).toEqual([])
+    }), 60_000)
+
+  it.effect("a job given to the thread is finished when the caller's scope closes without waiting for it", () =>
+    Effect.gen(function*() {
+      const dir = tempDir("result-files")
+      const run = yield* fixtureRun(dir)
+      const here = targets(dir, "here"), there = targets(dir, "there")
+      yield* written(Effect.succeed(ResultFiles.inline), run.index.table, here)
+      // The caller starts the job and leaves (an error or an interruption of the reports, say).
+      yield* Effect.scoped(Effect.flatMap(ResultFiles.thread, (w) => Effect.asVoid(w.start(run.index.table, there))))
+      expect(fs.readFileSync(there.csv)).toEqual(fs.readFileSync(here.csv))
+      expect(fs.readFileSync(there.parquet)).toEqual(fs.readFileSync(here.parquet))
+    }), 60_000)
+
+  it.effect("a thread given no job is stopped with its scope", () =>
+    Effect.gen(function*() {
+      const started = performance.now()
+      yield* Effect.scoped(Effect.asVoid(ResultFiles.thread))
+      // Stopped at once: the scope does not wait for a worker that was never given work.
+      expect(performance.now() - started).toBeLessThan(20_000)
+    }), 60_000)
+
+  it("the compiled CLI writes a 20,000-line run's files in its worker thread, with the bytes of this thread", async () => {
+    const built = spawnSync(process.execPath, [path.join(repo, "tools", "build-cli.mjs"), "--if-stale", "--quiet"], { encoding: "utf8" })
+    expect(built.status, built.stderr).toBe(0)
+    expect(fs.existsSync(path.join(repo, "packages", "experiments", "dist", "files-worker.mjs"))).toBe(true)
+    const dir = tempDir("result-files-cli")
+    const config = path.join(dir, "large.yaml")
+    fs.writeFileSync(
+      config,
+      [
+        "name: large",
+        "data: { source: \"synthetic:personas=334,sessions=8,seed=5\", limit: 1000 }",
+        "pipeline: { retriever: { use: recency, k: 1 } }",
+        "scorers: [{ use: retrieval, ks: [2] }]",
+        `sweep: { retriever.k: [${Array.from({ length: 20 }, (_, i) => i + 1).join(", ")}] }`,
+        "bootstrap: { resamples: 100 }"
+      ].join("\n")
+    )
+    const out = path.join(dir, "out")
+    const swept = spawnSync(process.execPath, [path.join(repo, "packages", "experiments", "dist", "cli.mjs"), "sweep", "--config", config, "--out", out], {
+      encoding: "utf8",
+      cwd: dir,
+      env: { ...process.env, CI: "true" }
+    })
+    expect(swept.status, swept.stderr).toBe(0)
+    const run = await Effect.runPromise(RunDir.readLocal(out))
+    // From 20,000 lines on a machine with 2+ cores, the sweep hands the files to dist/files-worker.mjs.
+    expect(run.index.lines).toBe(ResultFiles.threadFrom)
+    const here = targets(dir, "here")
+    await Effect.runPromise(written(Effect.succeed(ResultFiles.inline), run.index.table, here))
+    expect(fs.readFileSync(path.join(out, "results.csv"))).toEqual(fs.readFileSync(here.csv))
+    expect(fs.readFileSync(path.join(out, "results.parquet"))).toEqual(fs.readFileSync(here.parquet))
+  }, 180_000)
+})
