@@ -210,7 +210,7 @@ const runPairs = (
 
       // A large run's results.csv and results.parquet are written by a worker thread, started now so
       // that it has loaded its code by the time the lines are in (see report/ResultFiles.ts).
-      const resultFiles = options.report !== false && ResultFiles.wantsThread((p.instances ?? 0) * built.length) ? yield* ResultFiles.thread : undefined
+      const earlyThread = options.report !== false && ResultFiles.wantsThread((p.instances ?? 0) * built.length) ? yield* ResultFiles.thread : undefined
 
       const stats = RunInfo.accumulator()
       const cellOrder = new Map(grid.cells.map((c) => [c.id, c.index]))
@@ -385,6 +385,12 @@ const runPairs = (
         })
       }
       if (final.orphaned > 0) log(`${final.orphaned} lines of instances not in this dataset moved to ${ResultStore.orphanFileName}`)
+      const index = rows.finish()
+      // The results files go first (to a thread for a large run), so that they are written while the
+      // summary and the reports are computed.
+      const resultFiles = options.report === false
+        ? undefined
+        : yield* (earlyThread ?? (yield* ResultFiles.forLines(index.lines))).start(index.table, { csv: path.join(out, "results.csv"), parquet: path.join(out, "results.parquet") })
 
       const summary: ResultLine.Summary = {
         config: { name: config.name, hash: configHash(config) },
@@ -435,10 +441,10 @@ const runPairs = (
       })
       yield* writeFile(files.summary, Summary.encode(summary))
       if (options.report !== false) {
-        const run: RunDir.Run = { dir: out, summary, index: rows.finish(), info: info(yield* Clock.currentTimeMillis), examples: [...examples.values()] }
+        const run: RunDir.Run = { dir: out, summary, index, info: info(yield* Clock.currentTimeMillis), examples: [...examples.values()] }
         yield* Reports.render(run, {
           ...(options.openDataset === undefined ? {} : { openDataset: (source: string) => options.openDataset!(source, {}) }),
-          ...(resultFiles === undefined ? {} : { resultFiles })
+          ...(resultFiles === undefined ? {} : { resultFiles: ResultFiles.started(resultFiles) })
         })
       }
       // run.json last: its write phase covers the summary and the reports.
