@@ -257,11 +257,9 @@ const runPairs = (
       // no sorting rewrite. A line that completes before an earlier one waits here, for at most
       // `holdMs`; past that (a slow pair) the held lines are appended as they are, and the file is
       // sorted at the end instead, so a kill loses at most that much finished work.
-      const newAccumulator = () =>
-        Summary.accumulator({ metrics: p.metrics, seed: config.seed, resamples: config.bootstrap.resamples, largeSample: config.bootstrap.largeSample })
       const folding = o.kept === 0
-      const folded = newAccumulator()
-      // The reports' columns, folded the same way (the lines themselves are not kept: see report/Rows.ts).
+      // The reports' columns, from which the summary is computed too (the lines themselves are not
+      // kept: see report/Rows.ts).
       const foldedRows = Rows.builder()
       const holdMs = 1000
       const held = new Map<number, Completed>()
@@ -269,12 +267,9 @@ const runPairs = (
       let ordered = true
       let blockedSince: number | undefined
       const release = (r: Completed) => {
-        // While lines go out in final order and no earlier run's line is in the file, the summary
-        // and the reports' columns are folded as they go: the final pass then has nothing left to do.
-        if (folding && ordered) {
-          folded.add(r.row)
-          foldedRows.add(r.row)
-        }
+        // While lines go out in final order and no earlier run's line is in the file, the reports'
+        // columns are folded as they go: the final pass then has nothing left to do.
+        if (folding && ordered) foldedRows.add(r.row)
         store.append(r)
         stats.add(r.trace)
         ran++
@@ -353,11 +348,10 @@ const runPairs = (
       const total = instanceOrder.size * built.length
 
       const pairsEndedAt = yield* Clock.currentTimeMillis
-      // A sweep that appended every line in final order (stopped or not) folded the summary and the
-      // reports' columns as it went. Otherwise both are built in the pass that sorts the file, from
-      // each line's text: the lines of this sweep are not kept in memory to spare the decoding.
+      // A sweep that appended every line in final order (stopped or not) folded the reports' columns
+      // as it went. Otherwise they are built in the pass that sorts the file, from each line's text:
+      // the lines of this sweep are not kept in memory to spare the decoding.
       const prefolded = folding && ordered
-      let acc = prefolded ? folded : newAccumulator()
       let rows = prefolded ? foldedRows : Rows.builder()
       let lineNo = 0
       const onLine = (text: string | undefined): Either.Either<void, RunError> => {
@@ -365,7 +359,6 @@ const runPairs = (
         if (text === undefined) return Either.left(new RunError({ path: store.file, reason: `line ${lineNo}: the store gave no text for a line this sweep did not keep` }))
         const decoded = RunDir.parseRow(text, lineNo, store.file)
         if (Either.isLeft(decoded)) return decoded
-        acc.add(decoded.right)
         rows.add(decoded.right)
         return Either.void
       }
@@ -376,13 +369,9 @@ const runPairs = (
         ...(prefolded ? {} : { onLine: (text: string | undefined) => onLine(text) })
       })
       if (prefolded && final.rewritten) {
-        // The lines were not in final order after all: build the summary again from the sorted file.
-        acc = newAccumulator()
+        // The lines were not in final order after all: build the columns again from the sorted file.
         rows = Rows.builder()
-        yield* RunDir.foldRows(store.file, (row) => {
-          acc.add(row)
-          rows.add(row)
-        })
+        yield* RunDir.foldRows(store.file, (row) => rows.add(row))
       }
       if (final.orphaned > 0) log(`${final.orphaned} lines of instances not in this dataset moved to ${ResultStore.orphanFileName}`)
       const index = rows.finish()
@@ -392,6 +381,7 @@ const runPairs = (
         ? undefined
         : yield* (earlyThread ?? (yield* ResultFiles.forLines(index.lines))).start(index.table, { csv: path.join(out, "results.csv"), parquet: path.join(out, "results.parquet") })
 
+      const summarized = Summary.fromIndex(index, { metrics: p.metrics, seed: config.seed, resamples: config.bootstrap.resamples, largeSample: config.bootstrap.largeSample })
       const summary: ResultLine.Summary = {
         config: { name: config.name, hash: configHash(config) },
         dataset: {
@@ -405,8 +395,8 @@ const runPairs = (
         largeSample: config.bootstrap.largeSample,
         baseline: grid.baseline.id,
         ...(config.report.main !== undefined ? { main: config.report.main } : {}),
-        metrics: acc.metrics(),
-        cells: acc.cells(built.map((b) => ({
+        metrics: summarized.metrics(),
+        cells: summarized.cells(built.map((b) => ({
           id: b.cell.id,
           name: b.cell.name,
           params: Grid.identityParams(b.cell),

@@ -5,8 +5,10 @@
  * per-instance values, the pooled ratio of summed counts (micro average), or the F1 of two pooled
  * ratios, resampled together.
  *
- * The accumulator is a fold over result lines in their final order (the runner feeds it while it
- * writes the sorted results file); per line it keeps only the scores.
+ * A sweep computes it with {@link fromIndex} from the reports' columns (report/Rows.ts), which it
+ * folds as its lines go out, so the numbers are held once. {@link accumulator} is the same
+ * computation as a fold of its own over result lines in their final order (tools and tests); per
+ * line it keeps only the scores, as typed columns. A test checks the two agree.
  *
  * @example
  * import { Summary } from "@cupid-lab/experiments"
@@ -17,6 +19,7 @@
 import type { Domain, Scorer } from "@cupid-lab/core"
 import { Statistics } from "@cupid-lab/scorers"
 import * as Growable from "./internal/Growable.js"
+import type * as Rows from "./report/Rows.js"
 import type { CellSummary, MetricDescription, MetricEstimate, PluginFact, ResultLine, Slice, SliceSummary } from "./ResultLine.js"
 
 const nullable = (x: number): number | null => (Number.isFinite(x) ? x : null)
@@ -86,14 +89,36 @@ const undeclared = (name: string, counts: boolean): MetricDescription => ({
   aggregate: counts ? { _tag: "Ratio" } : { _tag: "Mean" }
 })
 
+/** A column read by row (NaN past its end). */
+interface At {
+  readonly at: (i: number) => number
+}
+
+/** A metric's columns over a cell's ok lines, read by row. */
+interface ColumnsAt {
+  readonly values: At
+  readonly num: At
+  readonly den: At
+}
+
+/** What a summary reads of one cell. */
+interface CellSource {
+  /** Its ok lines. */
+  readonly ok: number
+  /** The instance type's number ({@link typeCodes}) of ok line i. */
+  readonly typeAt: (i: number) => number
+  readonly failed: Readonly<Record<Slice, number>>
+  readonly column: (name: string) => ColumnsAt | undefined
+}
+
 /** The bootstrap estimate of a metric over some rows of a cell. */
 export const estimate = (
   metric: Pick<MetricDescription, "name" | "aggregate">,
-  column: (name: string) => Column | undefined,
+  column: (name: string) => ColumnsAt | undefined,
   rows: ReadonlyArray<number>,
   options: Statistics.BootstrapOptions
 ): Statistics.Estimate => {
-  const pick = (xs: Growable.Column<Float64Array> | undefined) => rows.map((i) => xs?.at(i) ?? NaN)
+  const pick = (xs: At | undefined) => rows.map((i) => xs?.at(i) ?? NaN)
   const agg: Scorer.Aggregate = metric.aggregate
   switch (agg._tag) {
     case "Mean":
@@ -156,36 +181,82 @@ export const accumulator = (options: AccumulatorOptions): Accumulator => {
       }
     }
   }
-  const slice = (d: CellData, s: Slice, list: ReadonlyArray<MetricDescription>): SliceSummary => {
-    const rows: Array<number> = []
-    const code = s === "all" ? -1 : typeCodes.indexOf(s)
-    for (let i = 0; i < d.types.length; i++) if (code < 0 || d.types.data[i] === code) rows.push(i)
-    const bootstrap = { seed: options.seed, resamples: options.resamples, ...(options.largeSample !== undefined ? { largeSample: options.largeSample } : {}) }
-    const out: Record<string, MetricEstimate> = {}
-    for (const m of list) out[m.name] = toEstimate(estimate(m, (name) => d.columns.get(name), rows, bootstrap))
-    return { n: rows.length, failed: d.failed[s], metrics: out }
-  }
+  const source = (d: CellData): CellSource => ({ ok: d.types.length, typeAt: (i) => d.types.data[i]!, failed: d.failed, column: (name) => d.columns.get(name) })
   return {
     add,
     metrics,
-    cells: (cells) => {
-      const list = metrics()
-      return cells.map((c) => {
-        const d = cellData(c.id)
-        const bySlice = { all: slice(d, "all", list), consistent: slice(d, "consistent", list), contrastive: slice(d, "contrastive", list), changing: slice(d, "changing", list) }
-        return {
-          id: c.id,
-          name: c.name,
-          params: c.params,
-          usesGold: c.usesGold,
-          oracleRetrieval: c.oracleRetrieval,
-          heuristicStages: c.heuristicStages,
-          plugins: c.plugins,
-          slices: bySlice
-        }
-      })
-    }
+    cells: (cells) => summarize(options, metrics(), cells, (id) => source(cellData(id)))
   }
+}
+
+const noFailures: Readonly<Record<Slice, number>> = { all: 0, consistent: 0, contrastive: 0, changing: 0 }
+
+/**
+ * The same summary from a run's columns (report/Rows.ts), which the sweep folds anyway: its metrics
+ * (the declared ones, then any undeclared score key of the lines) and its cells.
+ */
+export const fromIndex = (index: Rows.Index, options: AccumulatorOptions): Omit<Accumulator, "add"> => {
+  const declared = new Set(options.metrics.map((m) => m.name))
+  const metrics = (): ReadonlyArray<MetricDescription> => [
+    ...options.metrics,
+    ...index.table.keys.filter((k) => !declared.has(k.key)).map((k) => undeclared(k.key, k.counted))
+  ]
+  const failed = new Map<string, Record<Slice, number>>()
+  for (const f of index.failures) {
+    const counts = failed.get(f.cell) ?? { ...noFailures }
+    const type = index.instances[index.number.get(f.instance)!]!.type
+    counts.all++
+    counts[type]++
+    failed.set(f.cell, counts)
+  }
+  const codes = index.instances.map((f) => typeCodes.indexOf(f.type))
+  const at = (xs: Float64Array): At => ({ at: (i) => (i < xs.length ? xs[i]! : NaN) })
+  const source = (id: string): CellSource => {
+    const c = index.columns(id)
+    return c === undefined
+      ? { ok: 0, typeAt: () => -1, failed: failed.get(id) ?? noFailures, column: () => undefined }
+      : {
+        ok: c.instances.length,
+        typeAt: (i) => codes[c.instances[i]!]!,
+        failed: failed.get(id) ?? noFailures,
+        column: (name) => {
+          const m = c.metric(name)
+          return { values: at(m.values), num: at(m.num), den: at(m.den) }
+        }
+      }
+  }
+  return { metrics, cells: (cells) => summarize(options, metrics(), cells, source) }
+}
+
+/** Every cell's summary per slice, from what `source` says of it. */
+const summarize = (
+  options: AccumulatorOptions,
+  list: ReadonlyArray<MetricDescription>,
+  cells: ReadonlyArray<CellInfo>,
+  source: (id: string) => CellSource
+): Array<CellSummary> => {
+  const bootstrap = { seed: options.seed, resamples: options.resamples, ...(options.largeSample !== undefined ? { largeSample: options.largeSample } : {}) }
+  const slice = (d: CellSource, s: Slice): SliceSummary => {
+    const rows: Array<number> = []
+    const code = s === "all" ? -1 : typeCodes.indexOf(s)
+    for (let i = 0; i < d.ok; i++) if (code < 0 || d.typeAt(i) === code) rows.push(i)
+    const out: Record<string, MetricEstimate> = {}
+    for (const m of list) out[m.name] = toEstimate(estimate(m, d.column, rows, bootstrap))
+    return { n: rows.length, failed: d.failed[s], metrics: out }
+  }
+  return cells.map((c) => {
+    const d = source(c.id)
+    return {
+      id: c.id,
+      name: c.name,
+      params: c.params,
+      usesGold: c.usesGold,
+      oracleRetrieval: c.oracleRetrieval,
+      heuristicStages: c.heuristicStages,
+      plugins: c.plugins,
+      slices: { all: slice(d, "all"), consistent: slice(d, "consistent"), contrastive: slice(d, "contrastive"), changing: slice(d, "changing") }
+    }
+  })
 }
 
 export { encodeSummary as encode } from "./ResultLine.js"

@@ -1,7 +1,8 @@
 import { Scorer } from "@cupid-lab/core"
 import { describe, expect, it } from "@effect/vitest"
 import { Summary } from "../src/index.js"
-import type { MetricDescription, Score } from "../src/ResultLine.js"
+import * as Rows from "../src/report/Rows.js"
+import type { MetricDescription, Row, Score } from "../src/ResultLine.js"
 
 const metrics: ReadonlyArray<MetricDescription> = [
   Scorer.metric({ name: "retrieval.hit", description: "", family: "retrieval" }),
@@ -81,5 +82,48 @@ describe("Summary", () => {
     expect(a.cells([cellInfo])[0]!.slices.all.metrics["inference.p"]).toEqual({ n: 1, mean: 1, ci95: [1, 1] })
     // a key missing on one line is "does not apply" there
     expect(a.cells([cellInfo])[0]!.slices.all.metrics["extra.thing"]).toEqual({ n: 1, mean: 2, ci95: [2, 2] })
+  })
+
+  it("the summary of a run's columns (fromIndex, what a sweep writes) equals the fold over its lines", () => {
+    // Two cells, lines interleaved as a sweep writes them; failures of both; a key one cell never
+    // scores; an undeclared number and an undeclared count; a null and a key missing on a line.
+    const row = (cell: string, instance: number, type: Row["type"], scores: Record<string, Score>, status: Row["status"] = "ok"): Row => ({
+      cell,
+      cellName: cell.toUpperCase(),
+      instance: `i${instance}`,
+      personaId: `p${instance}`,
+      type,
+      status,
+      params: {},
+      meta: { sessions: 3, historyTokens: 10, relevantMeanPosition: null, relevant: [], stale: [] },
+      selected: null,
+      inference: null,
+      generation: null,
+      scores,
+      usage: { calls: 0, promptTokens: 0, completionTokens: 0, byStage: {}, byModel: {} },
+      error: status === "failed" ? { stage: "infer", plugin: "x", tag: "ModelError", message: "m" } : null
+    })
+    const rows: Array<Row> = [
+      row("a", 1, "consistent", { "retrieval.hit": 1, "inference.p": { num: 2, den: 3 }, "inference.r": { num: 1, den: 2 }, "extra.n": 4 }),
+      row("b", 1, "consistent", { "retrieval.hit": 0, "inference.p": { num: 1, den: 3 }, "inference.r": { num: 1, den: 4 } }),
+      row("a", 2, "contrastive", {}, "failed"),
+      row("b", 2, "contrastive", { "retrieval.hit": null, "inference.p": { num: 0, den: 1 }, "inference.r": { num: 0, den: 2 }, "extra.c": { num: 1, den: 2 } }),
+      row("a", 3, "changing", { "retrieval.hit": 0.5, "extra.n": 1 }),
+      row("b", 3, "changing", {}, "failed"),
+      row("a", 4, "changing", { "retrieval.hit": 0.25, "inference.p": { num: 3, den: 3 }, "inference.r": { num: 2, den: 2 } }),
+      row("b", 4, "changing", { "retrieval.hit": 1, "inference.p": { num: 1, den: 1 }, "inference.r": { num: 1, den: 1 } })
+    ]
+    const options = { metrics, seed: 11, resamples: 100 }
+    const folded = Summary.accumulator(options)
+    for (const r of rows) folded.add(r)
+    const fromIndex = Summary.fromIndex(Rows.index(rows), options)
+    const cells = ["a", "b", "never"].map((id) => ({ ...cellInfo, id, name: id }))
+    expect(fromIndex.metrics()).toEqual(folded.metrics())
+    expect(fromIndex.metrics().map((m) => `${m.name}:${m.aggregate._tag}`).slice(-2)).toEqual(["extra.c:Ratio", "extra.n:Mean"])
+    expect(fromIndex.cells(cells)).toEqual(folded.cells(cells))
+    // Hand-checked: a's changing slice has 2 scored lines and no failure, b's 1 and 1.
+    const [a, b] = fromIndex.cells(cells)
+    expect([a!.slices.changing.n, a!.slices.changing.failed, b!.slices.changing.n, b!.slices.changing.failed]).toEqual([2, 0, 1, 1])
+    expect(a!.slices.all.metrics["retrieval.hit"]!.mean).toBeCloseTo((1 + 0.5 + 0.25) / 3, 12)
   })
 })

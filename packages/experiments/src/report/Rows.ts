@@ -38,6 +38,8 @@ interface MetricColumns {
 /** A cell's ok lines as columns: each instance's position among them (by instance number, -1 when none), and each metric's columns. */
 interface CellColumns {
   readonly slot: Int32Array
+  /** The instance number of each ok line, in order. */
+  readonly instances: Int32Array
   readonly metric: (name: string) => MetricColumns
 }
 
@@ -256,6 +258,7 @@ export const builder = (): Builder => {
       const byMetric = new Map<string, MetricColumns>()
       return {
         slot,
+        instances: c.okInstances.data.subarray(0, c.okInstances.length),
         metric: (name) => {
           let m = byMetric.get(name)
           if (m === undefined) {
