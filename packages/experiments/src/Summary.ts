@@ -118,7 +118,11 @@ export const estimate = (
   rows: ReadonlyArray<number>,
   options: Statistics.BootstrapOptions
 ): Statistics.Estimate => {
-  const pick = (xs: At | undefined) => rows.map((i) => xs?.at(i) ?? NaN)
+  const pick = (xs: At | undefined): Float64Array => {
+    const out = new Float64Array(rows.length)
+    for (let k = 0; k < rows.length; k++) out[k] = xs === undefined ? NaN : xs.at(rows[k]!)
+    return out
+  }
   const agg: Scorer.Aggregate = metric.aggregate
   switch (agg._tag) {
     case "Mean":

@@ -81,13 +81,18 @@ export const bootstrapMean = (values: ArrayLike<number>, options: BootstrapOptio
 /** The rows where every column is finite, as one compact column per input column. */
 const finiteColumn = (columns: ReadonlyArray<ArrayLike<number>>): Array<Float64Array> => {
   const length = Math.min(...columns.map((c) => c.length))
-  const keep: Array<number> = []
+  const keep = new Int32Array(length)
+  let kept = 0
   for (let i = 0; i < length; i++) {
     let ok = true
-    for (const c of columns) ok &&= Number.isFinite(c[i])
-    if (ok) keep.push(i)
+    for (let c = 0; c < columns.length && ok; c++) ok = Number.isFinite(columns[c]![i])
+    if (ok) keep[kept++] = i
   }
-  return columns.map((c) => Float64Array.from(keep, (i) => c[i]!))
+  return columns.map((c) => {
+    const out = new Float64Array(kept)
+    for (let k = 0; k < kept; k++) out[k] = c[keep[k]!]!
+    return out
+  })
 }
 
 /** A pooled statistic of summed columns with a bootstrap CI over the rows where every column is finite. */

@@ -256,6 +256,15 @@ export const builder = (): Builder => {
       const slot = new Int32Array(instances.length).fill(-1)
       for (let i = 0; i < c.okInstances.length; i++) slot[c.okInstances.data[i]!] = i
       const byMetric = new Map<string, MetricColumns>()
+      const n = c.ok.length
+      // A column no line of the key has reads NaN throughout: one such array serves them all (nothing writes to these).
+      let none: Float64Array | undefined
+      const gatherKey = (column: Column<Float64Array> | undefined): Float64Array => {
+        if (column === undefined || column.length === 0) return (none ??= new Float64Array(n).fill(NaN))
+        const out = new Float64Array(n)
+        for (let i = 0; i < n; i++) out[i] = column.at(c.ok.data[i]!)
+        return out
+      }
       return {
         slot,
         instances: c.okInstances.data.subarray(0, c.okInstances.length),
@@ -263,15 +272,7 @@ export const builder = (): Builder => {
           let m = byMetric.get(name)
           if (m === undefined) {
             const key = keys.get(name)
-            const n = c.ok.length
-            const values = new Float64Array(n), num = new Float64Array(n), den = new Float64Array(n)
-            for (let i = 0; i < n; i++) {
-              const line = c.ok.data[i]!
-              values[i] = key === undefined ? NaN : key.values.at(line)
-              num[i] = key === undefined ? NaN : key.num.at(line)
-              den[i] = key === undefined ? NaN : key.den.at(line)
-            }
-            byMetric.set(name, (m = { values, num, den }))
+            byMetric.set(name, (m = { values: gatherKey(key?.values), num: gatherKey(key?.num), den: gatherKey(key?.den) }))
           }
           return m
         }
