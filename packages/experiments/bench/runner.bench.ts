@@ -4,10 +4,13 @@
  * every report. Prints pairs per second for the whole sweep and for its pair loop, the share of the
  * wall time spent after the pairs (sorting, summary, reports: target under 10%), the time to
  * regenerate the reports from the directory, peak RSS and heap per phase, the heap the reports'
- * columns keep against the decoded lines, and the time, size and heap of results.parquet written
- * alone from the columns.
+ * columns keep against the decoded lines, what the sweep still holds at its end, and the time,
+ * size and heap of results.parquet written alone from the columns.
  *
  *   npm run bench -- runner
+ *
+ * With BENCH_SCALE=2500,5000,10000 it runs once per number of instances, each in a fresh process,
+ * and prints how what the sweep holds at its end grows per result line.
  */
 import { Plugin, Retriever, Scorer } from "@cupid-lab/core"
 import { NodeFileSystem } from "@effect/platform-node"
@@ -21,6 +24,27 @@ import * as RunDir from "../src/report/RunDir.js"
 
 const cells = 20
 const instances = Number(process.env["BENCH_INSTANCES"] ?? 10_000)
+
+const scale = process.env["BENCH_SCALE"]
+if (scale !== undefined && scale !== "") {
+  const { spawnSync } = await import("node:child_process")
+  const points = scale.split(",").map(Number).map((n) => {
+    const child = spawnSync(process.execPath, [...process.execArgv, process.argv[1]!], {
+      encoding: "utf8",
+      env: { ...process.env, BENCH_SCALE: "", BENCH_INSTANCES: String(n) }
+    })
+    const bytes = /retained at the sweep's end .*\[(\d+)\]/.exec(child.stdout)?.[1]
+    if (child.status !== 0 || bytes === undefined) throw new Error(`the run at ${n} instances failed: ${child.stderr}`)
+    const wall = /write":(\d+)/.exec(child.stdout)?.[1]
+    console.log(`${n * cells} lines (${n} instances x ${cells} cells): retained at the sweep's end ${(Number(bytes) / 2 ** 20).toFixed(1)} MB; write phase ${wall} ms`)
+    return { lines: n * cells, instances: n, bytes: Number(bytes) }
+  })
+  for (let i = 1; i < points.length; i++) {
+    const a = points[i - 1]!, b = points[i]!
+    console.log(`from ${a.lines} to ${b.lines} lines: ${((b.bytes - a.bytes) / (b.lines - a.lines)).toFixed(0)} B more per line (per instance: ${((b.bytes - a.bytes) / (b.instances - a.instances)).toFixed(0)} B; a decoded line is about 1,035 B)`)
+  }
+  process.exit(0)
+}
 
 const top = Plugin.retriever({
   name: "top",
@@ -81,7 +105,20 @@ const program = Effect.gen(function*() {
   const started = performance.now()
   const cpu = process.cpuUsage()
   // The sweep as a user runs it: pairs, sorted results, summary and every report in one pass.
-  const outcome = yield* Runner.sweep(config, { plugins: [top, count] })
+  // At the sweep's end (reports written, run.json next), what it still holds is everything it kept
+  // of the lines: the store's order, the reports' columns, the summary, the examples.
+  let retainedAtEnd = 0
+  const progress = {
+    update: () => {},
+    done: () => {
+      // Twice: buffers whose owners the first collection freed are released by the second.
+      globalThis.gc?.()
+      globalThis.gc?.()
+      const m = process.memoryUsage()
+      retainedAtEnd = m.heapUsed + m.arrayBuffers
+    }
+  }
+  const outcome = yield* Runner.sweep(config, { plugins: [top, count], progress })
   const used = process.cpuUsage(cpu)
   const seconds = (performance.now() - started) / 1000
   sample()
@@ -118,11 +155,11 @@ const program = Effect.gen(function*() {
   const parquetStarted = performance.now()
   yield* Parquet.write(path.join(dir, "again.parquet"), index.value.fields).pipe(Effect.provide(NodeFileSystem.layer))
   const parquet = { rows: index.value.lines, seconds: (performance.now() - parquetStarted) / 1000, heapRise: peakHeap - heapBefore }
-  return { outcome, seconds, cpuSeconds: (used.user + used.system) / 1e6, reportSeconds, sweepPeak, reportPeak, parquet, held: kept }
+  return { outcome, seconds, cpuSeconds: (used.user + used.system) / 1e6, reportSeconds, sweepPeak, reportPeak, parquet, held: kept, retainedAtEnd }
 })
 
 globalThis.gc?.()
-const { outcome, seconds, cpuSeconds, reportSeconds, sweepPeak, reportPeak, parquet, held } = await Effect.runPromise(program)
+const { outcome, seconds, cpuSeconds, reportSeconds, sweepPeak, reportPeak, parquet, held, retainedAtEnd } = await Effect.runPromise(program)
 clearInterval(timer)
 sample()
 const run = JSON.parse(fs.readFileSync(outcome.files.run, "utf8")) as {
@@ -142,6 +179,7 @@ console.log(`stage time summed over pairs (ms): ${JSON.stringify(run.stageTimeMs
 const mb = (b: number) => `${(b / 2 ** 20).toFixed(0)} MB`
 console.log(`peak during the sweep: RSS ${mb(sweepPeak.rss)}, heap ${mb(sweepPeak.heap)}; during report --run: RSS ${mb(reportPeak.rss)}, heap ${mb(reportPeak.heap)}`)
 const size = (file: string) => `${(fs.statSync(file).size / 1e6).toFixed(1)} MB`
+console.log(`retained at the sweep's end (heap and typed-array buffers after a full collection, with the code and the dataset's instances): ${mb(retainedAtEnd)} [${retainedAtEnd}]`)
 console.log(`what reports keep of ${held.lines} lines (heap and typed-array buffers after a full collection): the columns ${mb(held.index)} (${(held.index / held.lines).toFixed(0)} B a line); the decoded lines themselves would be ${mb(held.rows)} (${(held.rows / held.lines).toFixed(0)} B a line)`)
 console.log(`results.parquet: ${parquet.rows} rows in ${parquet.seconds.toFixed(2)} s, ${size(path.join(outcome.out, "results.parquet"))} (results.csv ${size(path.join(outcome.out, "results.csv"))}); heap above the index while writing: ${mb(Math.max(0, parquet.heapRise))} (sampled every 50 ms)`)
 fs.rmSync(dir, { recursive: true, force: true })
