@@ -171,7 +171,11 @@ export const sweep = (config: Config, options: Options = {}): Effect.Effect<Outc
       const identity = RunId.of(config, p.opened)
       const dir = RunId.directory(config, identity)
       yield* RunId.check(dir, identity)
-      return yield* Effect.uninterruptibleMask((restore) => runPairs({ ...config, out: dir }, options, p, startedAt, restore, identity))
+      // The store holds the run directory's lock while the pairs run and the outputs are written.
+      const store = ResultStore.layer({ dir, cells: new Set(p.grid.cells.map((c) => c.id)), repair: options.repair === true })
+      return yield* Effect.uninterruptibleMask((restore) =>
+        runPairs({ ...config, out: dir }, options, p, startedAt, restore, identity).pipe(Effect.provide(store))
+      )
     })
   ).pipe(Effect.provide(NodeFileSystem.layer))
 
@@ -189,8 +193,8 @@ const runPairs = (
       const preparedAt = yield* Clock.currentTimeMillis
       const { grid, built, opened } = p
       const out = config.out
-      // The store holds the run directory's lock until the sweep ends, however it ends.
-      const store = yield* ResultStore.make({ dir: out, cells: new Set(grid.cells.map((c) => c.id)), repair: options.repair === true })
+      // The store (a layer: it holds the run directory's lock until the sweep ends, however it ends).
+      const store = yield* ResultStore.ResultStore
       // Under the lock: check again (another sweep may have taken the directory meanwhile), then record.
       yield* RunId.check(out, identity, { unrecorded: "allow" })
       yield* RunId.claim(out, identity)
