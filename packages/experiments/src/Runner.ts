@@ -174,7 +174,9 @@ export const sweep = (config: Config, options: Options = {}): Effect.Effect<Outc
       // The store holds the run directory's lock while the pairs run and the outputs are written.
       const store = ResultStore.layer({ dir, cells: new Set(p.grid.cells.map((c) => c.id)), repair: options.repair === true })
       return yield* Effect.uninterruptibleMask((restore) =>
-        runPairs({ ...config, out: dir }, options, p, startedAt, restore, identity).pipe(Effect.provide(store))
+        // The pairs' own scope (the results-files thread) closes first, so that the lock is given
+        // back only after a write handed to the thread has finished, whatever ended the sweep.
+        runPairs({ ...config, out: dir }, options, p, startedAt, restore, identity).pipe(Effect.scoped, Effect.provide(store))
       )
     })
   ).pipe(Effect.provide(NodeFileSystem.layer))

@@ -197,13 +197,14 @@ const noFailures: Readonly<Record<Slice, number>> = { all: 0, consistent: 0, con
 
 /**
  * The same summary from a run's columns (report/Rows.ts), which the sweep folds anyway: its metrics
- * (the declared ones, then any undeclared score key of the lines) and its cells.
+ * (the declared ones, then any undeclared score key of the ok lines, a mean or a ratio as its first
+ * ok line scored it, as {@link accumulator} decides) and its cells.
  */
 export const fromIndex = (index: Rows.Index, options: AccumulatorOptions): Omit<Accumulator, "add"> => {
   const declared = new Set(options.metrics.map((m) => m.name))
   const metrics = (): ReadonlyArray<MetricDescription> => [
     ...options.metrics,
-    ...index.table.keys.filter((k) => !declared.has(k.key)).map((k) => undeclared(k.key, k.counted))
+    ...[...index.okScoreKinds.keys()].filter((k) => !declared.has(k)).sort().map((k) => undeclared(k, index.okScoreKinds.get(k) === true))
   ]
   const failed = new Map<string, Record<Slice, number>>()
   for (const f of index.failures) {

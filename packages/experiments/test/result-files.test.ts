@@ -81,6 +81,16 @@ describe("ResultFiles", () => {
       expect(fs.readFileSync(there.parquet)).toEqual(fs.readFileSync(here.parquet))
     }), 60_000)
 
+  it.effect("a job that cannot be handed over (not cloneable) fails at once, and the thread is stopped instead of awaited", () =>
+    Effect.gen(function*() {
+      const dir = tempDir("result-files")
+      const run = yield* fixtureRun(dir)
+      const unclonable = { ...run.index.table, extra: () => 1 }
+      const exit = yield* Effect.exit(written(ResultFiles.thread, unclonable, targets(dir, "x")))
+      expect(exit._tag).toBe("Failure")
+      expect(fs.existsSync(path.join(dir, "x.csv"))).toBe(false)
+    }), 60_000)
+
   it.effect("a thread given no job is stopped with its scope", () =>
     Effect.gen(function*() {
       const started = performance.now()

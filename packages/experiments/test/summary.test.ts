@@ -111,7 +111,13 @@ describe("Summary", () => {
       row("a", 3, "changing", { "retrieval.hit": 0.5, "extra.n": 1 }),
       row("b", 3, "changing", {}, "failed"),
       row("a", 4, "changing", { "retrieval.hit": 0.25, "inference.p": { num: 3, den: 3 }, "inference.r": { num: 2, den: 2 } }),
-      row("b", 4, "changing", { "retrieval.hit": 1, "inference.p": { num: 1, den: 1 }, "inference.r": { num: 1, den: 1 } })
+      row("b", 4, "changing", { "retrieval.hit": 1, "inference.p": { num: 1, den: 1 }, "inference.r": { num: 1, den: 1 } }),
+      // Undeclared keys whose kind changes between lines: the first ok line decides (a number,
+      // then counts: a mean; null, then counts: a mean of no value); a key only a failed line has
+      // is no metric.
+      row("a", 5, "consistent", { "mixed.first_number": 0.5, "mixed.first_null": null }),
+      row("b", 5, "consistent", { "only.failed": 3 }, "failed"),
+      row("a", 6, "consistent", { "mixed.first_number": { num: 1, den: 2 }, "mixed.first_null": { num: 1, den: 2 } })
     ]
     const options = { metrics, seed: 11, resamples: 100 }
     const folded = Summary.accumulator(options)
@@ -119,11 +125,14 @@ describe("Summary", () => {
     const fromIndex = Summary.fromIndex(Rows.index(rows), options)
     const cells = ["a", "b", "never"].map((id) => ({ ...cellInfo, id, name: id }))
     expect(fromIndex.metrics()).toEqual(folded.metrics())
-    expect(fromIndex.metrics().map((m) => `${m.name}:${m.aggregate._tag}`).slice(-2)).toEqual(["extra.c:Ratio", "extra.n:Mean"])
+    expect(fromIndex.metrics().map((m) => `${m.name}:${m.aggregate._tag}`).slice(-4)).toEqual(["extra.c:Ratio", "extra.n:Mean", "mixed.first_null:Mean", "mixed.first_number:Mean"])
     expect(fromIndex.cells(cells)).toEqual(folded.cells(cells))
     // Hand-checked: a's changing slice has 2 scored lines and no failure, b's 1 and 1.
     const [a, b] = fromIndex.cells(cells)
     expect([a!.slices.changing.n, a!.slices.changing.failed, b!.slices.changing.n, b!.slices.changing.failed]).toEqual([2, 0, 1, 1])
     expect(a!.slices.all.metrics["retrieval.hit"]!.mean).toBeCloseTo((1 + 0.5 + 0.25) / 3, 12)
+    expect(a!.slices.all.metrics["mixed.first_number"]).toEqual({ n: 1, mean: 0.5, ci95: [0.5, 0.5] })
+    expect(a!.slices.all.metrics["mixed.first_null"]).toEqual({ n: 0, mean: null, ci95: [null, null] })
+    expect(b!.slices.consistent.failed).toBe(1)
   })
 })

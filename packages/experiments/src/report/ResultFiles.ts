@@ -108,9 +108,10 @@ export const thread: Effect.Effect<Writer, never, Scope.Scope> = Effect.map(
       start: (table, targets) =>
         Effect.sync(() => {
           if (posted.job) throw new Error("ResultFiles.thread: a writer thread takes one job")
-          posted.job = true
           const job: Job = { table, targets }
           worker.postMessage(job)
+          // Only once the job is on its way: the release waits for its answer.
+          posted.job = true
           return Effect.flatMap(Effect.promise(outcome), (o) =>
             typeof o === "string"
               ? Effect.fail(new RunError({ path: targets.csv, reason: `cannot write results.csv and results.parquet: the writer thread ${o}` }))

@@ -92,6 +92,11 @@ export interface Index {
   readonly fields: Csv.Lines
   /** The same fields as plain data (what {@link fields} reads; a worker thread can be given it). */
   readonly table: LineTable.LineTable
+  /**
+   * The score keys of the ok lines, each with whether its first ok line scored it with counts: how
+   * the summary aggregates a key no scorer declared (see Summary.fromIndex).
+   */
+  readonly okScoreKinds: ReadonlyMap<string, boolean>
 }
 
 const { doubles, ints } = Growable
@@ -143,6 +148,7 @@ export const builder = (): Builder => {
   const cells = new Map<string, CellState>()
   const cellIds: Array<string> = []
   const keys = new Map<string, KeyColumns>()
+  const okKinds = new Map<string, boolean>()
   // per line
   const lineCell = ints()
   const lineInstance = ints()
@@ -212,6 +218,7 @@ export const builder = (): Builder => {
     for (const key in r.scores) {
       const v = r.scores[key]
       const c = keyColumns(key)
+      if (r.status === "ok" && !okKinds.has(key)) okKinds.set(key, v !== null && typeof v === "object")
       c.present.fill(line)
       c.present.push(1)
       if (v !== null && typeof v === "object") {
@@ -323,7 +330,8 @@ export const builder = (): Builder => {
       failures,
       exampleRows,
       fields: LineTable.lines(table),
-      table
+      table,
+      okScoreKinds: okKinds
     }
   }
   return { add, finish }
