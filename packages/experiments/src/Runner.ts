@@ -216,7 +216,7 @@ const runPairs = (
 
       // A large run's results.csv and results.parquet are written by a worker thread, started now so
       // that it has loaded its code by the time the lines are in (see report/ResultFiles.ts).
-      const earlyThread = options.report !== false && ResultFiles.wantsThread((p.instances ?? 0) * built.length) ? yield* ResultFiles.thread : undefined
+      const earlyThread = options.report !== false && ResultFiles.wantsThread((p.instances ?? 0) * built.length) ? yield* ResultFiles.thread({ warn: log }) : undefined
 
       const stats = RunInfo.accumulator()
       const cellOrder = new Map(grid.cells.map((c) => [c.id, c.index]))
@@ -385,7 +385,7 @@ const runPairs = (
       // summary and the reports are computed.
       const resultFiles = options.report === false
         ? undefined
-        : yield* (earlyThread ?? (yield* ResultFiles.forLines(index.lines))).start(index.table, { csv: path.join(out, "results.csv"), parquet: path.join(out, "results.parquet") })
+        : yield* (earlyThread ?? (yield* ResultFiles.forLines(index.lines, { warn: log }))).start(index.table, { csv: path.join(out, "results.csv"), parquet: path.join(out, "results.parquet") })
 
       const summarized = Summary.fromIndex(index, { metrics: p.metrics, seed: config.seed, resamples: config.bootstrap.resamples, largeSample: config.bootstrap.largeSample })
       const summary: ResultLine.Summary = {

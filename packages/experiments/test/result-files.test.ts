@@ -10,6 +10,7 @@ import { spawnSync } from "node:child_process"
 import { createHash } from "node:crypto"
 import * as fs from "node:fs"
 import * as path from "node:path"
+import { Worker } from "node:worker_threads"
 import * as Csv from "../src/report/Csv.js"
 import * as ResultFiles from "../src/report/ResultFiles.js"
 import * as RunDir from "../src/report/RunDir.js"
@@ -43,7 +44,7 @@ describe("ResultFiles", () => {
       const run = yield* fixtureRun(dir)
       const here = targets(dir, "here"), there = targets(dir, "there")
       yield* written(Effect.succeed(ResultFiles.inline), run.index.table, here)
-      yield* written(ResultFiles.thread, run.index.table, there)
+      yield* written(ResultFiles.thread(), run.index.table, there)
       expect(fs.readFileSync(there.csv)).toEqual(fs.readFileSync(here.csv))
       expect(fs.readFileSync(there.parquet)).toEqual(fs.readFileSync(here.parquet))
       // And the CSV is the one of the lines themselves (no field lost on the way to the thread).
@@ -60,7 +61,7 @@ describe("ResultFiles", () => {
       // A regular file where the target's directory should be: ENOTDIR.
       fs.writeFileSync(path.join(dir, "not-a-dir"), "")
       const to = targets(path.join(dir, "not-a-dir"), "results")
-      const failed = yield* Effect.either(written(ResultFiles.thread, run.index.table, to))
+      const failed = yield* Effect.either(written(ResultFiles.thread(), run.index.table, to))
       expect(Either.isLeft(failed)).toBe(true)
       if (Either.isLeft(failed)) {
         expect(failed.left.path).toBe(to.csv)
@@ -76,7 +77,7 @@ describe("ResultFiles", () => {
       const here = targets(dir, "here"), there = targets(dir, "there")
       yield* written(Effect.succeed(ResultFiles.inline), run.index.table, here)
       // The caller starts the job and leaves (an error or an interruption of the reports, say).
-      yield* Effect.scoped(Effect.flatMap(ResultFiles.thread, (w) => Effect.asVoid(w.start(run.index.table, there))))
+      yield* Effect.scoped(Effect.flatMap(ResultFiles.thread(), (w) => Effect.asVoid(w.start(run.index.table, there))))
       expect(fs.readFileSync(there.csv)).toEqual(fs.readFileSync(here.csv))
       expect(fs.readFileSync(there.parquet)).toEqual(fs.readFileSync(here.parquet))
     }), 60_000)
@@ -86,15 +87,30 @@ describe("ResultFiles", () => {
       const dir = tempDir("result-files")
       const run = yield* fixtureRun(dir)
       const unclonable = { ...run.index.table, extra: () => 1 }
-      const exit = yield* Effect.exit(written(ResultFiles.thread, unclonable, targets(dir, "x")))
+      const exit = yield* Effect.exit(written(ResultFiles.thread(), unclonable, targets(dir, "x")))
       expect(exit._tag).toBe("Failure")
       expect(fs.existsSync(path.join(dir, "x.csv"))).toBe(false)
+    }), 60_000)
+
+  it.effect("when the thread itself fails, the files are written in this thread, with a warning", () =>
+    Effect.gen(function*() {
+      const dir = tempDir("result-files")
+      const run = yield* fixtureRun(dir)
+      const here = targets(dir, "here"), there = targets(dir, "there")
+      yield* written(Effect.succeed(ResultFiles.inline), run.index.table, here)
+      const warnings: Array<string> = []
+      // A real worker that fails while it loads (as one would whose code cannot be found).
+      const broken = () => new Worker("throw new Error('cannot load the writer')", { eval: true })
+      yield* written(ResultFiles.thread({ spawn: broken, warn: (line) => warnings.push(line) }), run.index.table, there)
+      expect(warnings).toEqual(["results.csv and results.parquet: the writer thread failed: cannot load the writer; writing them in this thread instead"])
+      expect(fs.readFileSync(there.csv)).toEqual(fs.readFileSync(here.csv))
+      expect(fs.readFileSync(there.parquet)).toEqual(fs.readFileSync(here.parquet))
     }), 60_000)
 
   it.effect("a thread given no job is stopped with its scope", () =>
     Effect.gen(function*() {
       const started = performance.now()
-      yield* Effect.scoped(Effect.asVoid(ResultFiles.thread))
+      yield* Effect.scoped(Effect.asVoid(ResultFiles.thread()))
       // Stopped at once: the scope does not wait for a worker that was never given work.
       expect(performance.now() - started).toBeLessThan(20_000)
     }), 60_000)

@@ -6,12 +6,13 @@
  * the same, and a failed write names the file and leaves no temporary file (core's
  * `Files.writeFileAtomicWith`).
  *
- * The worker is `FilesWorker.ts`: run from source (tests, benches) through tsx's loader, and as
- * `files-worker.mjs` beside the compiled CLI (tools/build-cli.mjs).
+ * The worker is `FilesWorker.ts`: run from source (tests, benches) through tsx's `tsImport`, and as
+ * `files-worker.mjs` beside the compiled CLI (tools/build-cli.mjs). If the thread itself fails (it
+ * cannot load, or it crashes), the files are written in this thread instead, with a warning.
  *
  * @example
  * import * as ResultFiles from "@cupid-lab/experiments/report/ResultFiles"
- * const writer = yield* ResultFiles.thread // in a Scope: the worker starts loading now
+ * const writer = yield* ResultFiles.thread() // in a Scope: the worker starts loading now
  * const pending = yield* writer.start(index.table, { csv, parquet })
  * // ... render the reports meanwhile ...
  * yield* pending
@@ -91,20 +92,31 @@ export interface Writer {
 /** Writes in this thread, when the returned effect runs. */
 export const inline: Writer = { start: (table, targets) => Effect.succeed(write(table, targets)) }
 
+export interface ThreadOptions {
+  /**
+   * Told when the thread itself fails (it could not load, it crashed or it answered nonsense, as
+   * opposed to a write that failed): the files are then written in this thread instead, so that
+   * nothing is lost. Default: Effect.logWarning.
+   */
+  readonly warn?: (line: string) => void
+  /** The worker to use (default: FilesWorker, from source or beside the compiled CLI). */
+  readonly spawn?: () => Worker
+}
+
 /**
  * A worker thread, started now and waiting for its one job, so that its start-up (loading the
  * code, about half a second) overlaps whatever the caller does until then. When the scope closes
  * (the caller is done, failed or was interrupted), a job it was given is let finish, and the
  * thread is stopped.
  */
-export const thread: Effect.Effect<Writer, never, Scope.Scope> = Effect.map(
-  Effect.acquireRelease(
-    Effect.sync(() => ({ ...listen(spawn()), posted: { job: false } })),
-    // A job in hand is finished first (a second at most), so that no file is left half written.
-    ({ outcome, posted, worker }) => Effect.promise(() => (posted.job ? outcome() : Promise.resolve()).then(() => worker.terminate()))
-  ),
-  ({ outcome, posted, worker }): Writer => {
-    return {
+export const thread = (options: ThreadOptions = {}): Effect.Effect<Writer, never, Scope.Scope> =>
+  Effect.map(
+    Effect.acquireRelease(
+      Effect.sync(() => ({ ...listen((options.spawn ?? spawn)()), posted: { job: false } })),
+      // A job in hand is finished first (a second at most), so that no file is left half written.
+      ({ outcome, posted, worker }) => Effect.promise(() => (posted.job ? outcome() : Promise.resolve()).then(() => worker.terminate()))
+    ),
+    ({ outcome, posted, worker }): Writer => ({
       start: (table, targets) =>
         Effect.sync(() => {
           if (posted.job) throw new Error("ResultFiles.thread: a writer thread takes one job")
@@ -112,16 +124,14 @@ export const thread: Effect.Effect<Writer, never, Scope.Scope> = Effect.map(
           worker.postMessage(job)
           // Only once the job is on its way: the release waits for its answer.
           posted.job = true
-          return Effect.flatMap(Effect.promise(outcome), (o) =>
-            typeof o === "string"
-              ? Effect.fail(new RunError({ path: targets.csv, reason: `cannot write results.csv and results.parquet: the writer thread ${o}` }))
-              : o._tag === "Failed"
-              ? Effect.fail(new RunError({ path: o.file, reason: o.reason }))
-              : Effect.void)
+          return Effect.flatMap(Effect.promise(outcome), (o) => {
+            if (typeof o !== "string") return o._tag === "Failed" ? Effect.fail(new RunError({ path: o.file, reason: o.reason })) : Effect.void
+            const line = `results.csv and results.parquet: the writer thread ${o}; writing them in this thread instead`
+            return Effect.zipRight(options.warn === undefined ? Effect.logWarning(line) : Effect.sync(() => options.warn?.(line)), write(table, targets))
+          })
         })
-    }
-  }
-)
+    })
+  )
 
 /**
  * The worker's first word: its answer, or why it has none (a string). Listening starts at once, so
@@ -145,7 +155,7 @@ const listen = (worker: Worker): { readonly worker: Worker; readonly outcome: ()
 }
 
 /** A writer for a run of this many lines: a {@link thread} when {@link wantsThread}, else {@link inline}. */
-export const forLines = (lines: number): Effect.Effect<Writer, never, Scope.Scope> => (wantsThread(lines) ? thread : Effect.succeed(inline))
+export const forLines = (lines: number, options: ThreadOptions = {}): Effect.Effect<Writer, never, Scope.Scope> => (wantsThread(lines) ? thread(options) : Effect.succeed(inline))
 
 /** A write already handed over (its pending effect): what {@link Writer.start} gave. */
 export const started = (pending: Effect.Effect<void, RunError>): Writer => ({ start: () => Effect.succeed(pending) })
