@@ -106,7 +106,12 @@ export const write = (
       const flush = Effect.suspend(() => put(bytes.getBytes())).pipe(Effect.tap(() => { bytes.index = 0 }))
       for (let start = 0; start < src.length; start += groupRows) {
         const n = Math.min(groupRows, src.length - start)
-        parquet.write({ columnData: cols.map((c) => ({ name: c.element.name, data: Array.from({ length: n }, (_, k) => c.value(start + k)) })), rowGroupSize: n })
+        const column = (c: Column): Array<Value> => {
+          const data = new Array<Value>(n)
+          for (let k = 0; k < n; k++) data[k] = c.value(start + k)
+          return data
+        }
+        parquet.write({ columnData: cols.map((c) => ({ name: c.element.name, data: column(c) })), rowGroupSize: n })
         yield* flush
       }
       parquet.finish()
