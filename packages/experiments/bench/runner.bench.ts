@@ -138,12 +138,17 @@ const program = Effect.gen(function*() {
     const m = process.memoryUsage()
     return m.heapUsed + m.arrayBuffers
   }
+  // Twice: buffers whose owners the first collection freed are released by the second.
+  const collect = () => {
+    globalThis.gc?.()
+    globalThis.gc?.()
+  }
   const retained = <A>(build: Effect.Effect<A, unknown, never>) =>
     Effect.gen(function*() {
-      globalThis.gc?.()
+      collect()
       const before = held()
       const value = yield* build
-      globalThis.gc?.()
+      collect()
       return { value, bytes: held() - before }
     })
   const index = yield* retained(RunDir.readIndex(outcome.files.results).pipe(Effect.provide(NodeFileSystem.layer)))
