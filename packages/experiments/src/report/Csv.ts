@@ -125,8 +125,12 @@ export const scoreColumns = (src: Lines): Array<ScoreColumn> =>
 /** The header: fixed columns around the score columns. */
 export const columns = (src: Lines): Array<string> => [...leading, ...scoreColumns(src).map((c) => c.title), ...trailing]
 
-/** The CSV's text: the header, then one piece per `chunkLines` lines (each piece ends with CRLF). */
-export const pieces = function*(src: Lines, chunkLines = 10_000): Generator<string> {
+/**
+ * The CSV's text: the header, then one piece per `chunkLines` lines (each piece ends with CRLF).
+ * Pieces of 2,000 lines stay small enough to be collected young: 10,000-line pieces of an
+ * 11-metric run took a quarter more time, most of it in the collector.
+ */
+export const pieces = function*(src: Lines, chunkLines = 2_000): Generator<string> {
   const scores = scoreColumns(src)
   yield `${columns(src).map(field).join(",")}\r\n`
   // Text goes through `field`; numbers never need quoting. A cell's and an instance's columns are quoted once.
@@ -163,6 +167,5 @@ const isRows = (src: Lines | ReadonlyArray<Row>): src is ReadonlyArray<Row> => A
 export const write = (file: string, src: Lines): Effect.Effect<void, PlatformError, FileSystem.FileSystem> =>
   Files.writeFileAtomicWith(file, (put) =>
     Effect.gen(function*() {
-      const encoder = new TextEncoder()
-      for (const piece of pieces(src)) yield* put(encoder.encode(piece))
+      for (const piece of pieces(src)) yield* put(Buffer.from(piece, "utf8"))
     }))
