@@ -21,6 +21,7 @@ import * as path from "node:path"
 import { Config, Runner } from "../src/index.js"
 import * as Parquet from "../src/report/Parquet.js"
 import * as RunDir from "../src/report/RunDir.js"
+import * as LineTable from "../src/report/LineTable.js"
 
 const cells = 20
 const instances = Number(process.env["BENCH_INSTANCES"] ?? 10_000)
@@ -158,7 +159,7 @@ const program = Effect.gen(function*() {
   resetPeak()
   const heapBefore = process.memoryUsage().heapUsed
   const parquetStarted = performance.now()
-  yield* Parquet.write(path.join(dir, "again.parquet"), index.value.fields).pipe(Effect.provide(NodeFileSystem.layer))
+  yield* Parquet.write(path.join(dir, "again.parquet"), LineTable.lines(index.value.table)).pipe(Effect.provide(NodeFileSystem.layer))
   const parquet = { rows: index.value.lines, seconds: (performance.now() - parquetStarted) / 1000, heapRise: peakHeap - heapBefore }
   return { outcome, seconds, cpuSeconds: (used.user + used.system) / 1e6, reportSeconds, sweepPeak, reportPeak, parquet, held: kept, retainedAtEnd }
 })

@@ -11,14 +11,13 @@ import type { Dataset } from "@cupid-lab/core"
 import { Effect } from "effect"
 import type { RunError } from "./Errors.js"
 import * as Report from "./report/Report.js"
-import type * as ResultFiles from "./report/ResultFiles.js"
 import type * as RunDir from "./report/RunDir.js"
 
 export interface WriteOptions {
   /** How the examples section reads the run's dataset again; default core's `Dataset.open`. */
   readonly openDataset?: (source: string) => Effect.Effect<Dataset.Opened, unknown>
-  /** How results.csv and results.parquet are written (see report/ResultFiles.ts); default by the run's size. */
-  readonly resultFiles?: ResultFiles.Writer
+  /** The write of results.csv and results.parquet, already started (see report/ResultFiles.ts); default: started by the reports. */
+  readonly results?: Effect.Effect<void, RunError>
 }
 
 /** Render report.md, report.html, report.tex, results.csv and results.parquet for `runDir` (see report/Report.ts); returns report.md's path. */
@@ -33,7 +32,7 @@ export const render = (run: RunDir.Run, options: WriteOptions = {}): Effect.Effe
   Effect.map(
     Report.writeRun(run, {
       ...(options.openDataset === undefined ? {} : { openDataset: options.openDataset }),
-      ...(options.resultFiles === undefined ? {} : { resultFiles: options.resultFiles })
+      ...(options.results === undefined ? {} : { results: options.results })
     }),
     (files) => files.markdown
   )

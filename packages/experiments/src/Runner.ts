@@ -383,7 +383,7 @@ const runPairs = (
       const index = rows.finish()
       // The results files go first (to a thread for a large run), so that they are written while the
       // summary and the reports are computed.
-      const resultFiles = options.report === false
+      const results = options.report === false
         ? undefined
         : yield* (earlyThread ?? (yield* ResultFiles.forLines(index.lines, { warn: log }))).start(index.table, { csv: path.join(out, "results.csv"), parquet: path.join(out, "results.parquet") })
 
@@ -440,7 +440,7 @@ const runPairs = (
         const run: RunDir.Run = { dir: out, summary, index, info: info(yield* Clock.currentTimeMillis), examples: [...examples.values()] }
         yield* Reports.render(run, {
           ...(options.openDataset === undefined ? {} : { openDataset: (source: string) => options.openDataset!(source, {}) }),
-          ...(resultFiles === undefined ? {} : { resultFiles: ResultFiles.started(resultFiles) })
+          ...(results === undefined ? {} : { results })
         })
       }
       // run.json last: its write phase covers the summary and the reports.

@@ -8,6 +8,7 @@ import { describe, expect, it } from "vitest"
 import type { Row } from "../src/ResultLine.js"
 import * as Csv from "../src/report/Csv.js"
 import * as Rows from "../src/report/Rows.js"
+import * as LineTable from "../src/report/LineTable.js"
 
 const usage = (calls: number, score = 0) => ({
   calls,
@@ -48,7 +49,7 @@ describe("the reports' columns", () => {
   const idx = Rows.index(lines)
 
   it("give back every line's CSV fields by position, as the lines hold them", () => {
-    const f = idx.fields
+    const f = LineTable.lines(idx.table)
     expect(Csv.render(f)).toBe(Csv.render(lines))
     expect(f.length).toBe(6)
     const all = Array.from({ length: f.length }, (_, i) => [f.cell(i), f.cellName(i), f.instance(i), f.personaId(i), f.type(i), f.status(i), f.selected(i), f.calls(i), f.error(i)])

@@ -31,6 +31,13 @@ export class Column<T extends Float64Array | Int32Array | Uint8Array> {
   at(i: number): number {
     return i < this.length ? this.data[i]! : this.pad
   }
+  /** The values pushed so far, as a view (no copy; a later push may move the data). */
+  filled(this: Column<Float64Array>): Float64Array
+  filled(this: Column<Int32Array>): Int32Array
+  filled(this: Column<Uint8Array>): Uint8Array
+  filled(): Float64Array | Int32Array | Uint8Array {
+    return this.data.subarray(0, this.length)
+  }
 }
 
 /** Doubles; `pad` NaN unless given. */

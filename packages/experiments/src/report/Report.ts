@@ -76,12 +76,11 @@ export const render = (run: RunDir.Run, options: Options = {}): Effect.Effect<Re
 
 export interface WriteRunOptions {
   /**
-   * How results.csv and results.parquet are written (see ResultFiles.ts); default a worker thread
-   * for a large run (ResultFiles.forLines), this thread otherwise. A sweep hands the files to a
-   * thread it started early, as soon as its lines are in, and passes the write in progress
-   * (ResultFiles.started).
+   * The write of results.csv and results.parquet, already started by the caller (a sweep hands the
+   * files to its thread as soon as its lines are in; see ResultFiles.ts). Default: started here, in
+   * a worker thread for a large run (ResultFiles.forLines), in this thread otherwise.
    */
-  readonly resultFiles?: ResultFiles.Writer
+  readonly results?: Effect.Effect<void, RunError>
 }
 
 /**
@@ -93,8 +92,7 @@ export const writeRun = (run: RunDir.Run, options: Options & WriteRunOptions = {
   Effect.scoped(Effect.gen(function*() {
     const dir = run.dir
     const files = { markdown: path.join(dir, "report.md"), html: path.join(dir, "report.html"), latex: path.join(dir, "report.tex"), csv: path.join(dir, "results.csv"), parquet: path.join(dir, "results.parquet") }
-    const writer = options.resultFiles ?? (yield* ResultFiles.forLines(run.index.lines))
-    const results = yield* writer.start(run.index.table, files)
+    const results = options.results ?? (yield* (yield* ResultFiles.forLines(run.index.lines)).start(run.index.table, files))
     const r = yield* render(run, options)
     yield* Effect.forEach([[files.markdown, r.markdown], [files.html, r.html], [files.latex, r.latex]] as const, ([file, text]) =>
       Files.writeFileAtomic(file, text).pipe(

@@ -157,8 +157,5 @@ const listen = (worker: Worker): { readonly worker: Worker; readonly outcome: ()
 /** A writer for a run of this many lines: a {@link thread} when {@link wantsThread}, else {@link inline}. */
 export const forLines = (lines: number, options: ThreadOptions = {}): Effect.Effect<Writer, never, Scope.Scope> => (wantsThread(lines) ? thread(options) : Effect.succeed(inline))
 
-/** A write already handed over (its pending effect): what {@link Writer.start} gave. */
-export const started = (pending: Effect.Effect<void, RunError>): Writer => ({ start: () => Effect.succeed(pending) })
-
 /** Whether a run of this many lines is worth a thread: from {@link threadFrom} lines, on a machine with more than one core. */
 export const wantsThread = (lines: number): boolean => lines >= threadFrom && os.availableParallelism() > 1

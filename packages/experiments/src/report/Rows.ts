@@ -10,7 +10,7 @@
  * - per cell, the usage totals; per model, its calls and tokens; failures grouped by stage, plugin
  *   and error tag, with the first examples;
  * - the whole lines of the first instance of each type (the examples section);
- * - every line's CSV fields, read by position ({@link Index.fields}) without building the line again.
+ * - every line's CSV fields, read by position ({@link Index.table}) without building the line again.
  *
  * @example
  * import * as Rows from "@cupid-lab/experiments/report/Rows"
@@ -23,7 +23,6 @@
 import { Paired } from "@cupid-lab/scorers"
 import type { InstanceMeta, MetricDescription, Row, Slice } from "../ResultLine.js"
 import * as Growable from "../internal/Growable.js"
-import type * as Csv from "./Csv.js"
 import * as LineTable from "./LineTable.js"
 
 type LineError = NonNullable<Row["error"]>
@@ -88,9 +87,11 @@ export interface Index {
   readonly failures: ReadonlyArray<Failure>
   /** Whole lines of the first instance of each type (result-file order), by instance then cell. */
   readonly exampleRows: ReadonlyMap<string, ReadonlyMap<string, Row>>
-  /** Every line's CSV fields (ids, type, status, selection, scores, usage totals, error), read by position without building the line (results.csv and results.parquet). */
-  readonly fields: Csv.Lines
-  /** The same fields as plain data (what {@link fields} reads; a worker thread can be given it). */
+  /**
+   * Every line's CSV fields (ids, type, status, selection, scores, usage totals, error) as plain
+   * data, read by position without building the line (`LineTable.lines`; results.csv and
+   * results.parquet). A worker thread can be given it as it is.
+   */
   readonly table: LineTable.LineTable
   /**
    * The score keys of the ok lines, each with whether its first ok line scored it with counts: how
@@ -274,7 +275,7 @@ export const builder = (): Builder => {
       }
       return {
         slot,
-        instances: c.okInstances.data.subarray(0, c.okInstances.length),
+        instances: c.okInstances.filled(),
         metric: (name) => {
           let m = byMetric.get(name)
           if (m === undefined) {
@@ -285,10 +286,6 @@ export const builder = (): Builder => {
         }
       }
     }
-    // Views of the columns' filled parts (no copy).
-    const f64 = (c: Column<Float64Array>) => c.data.subarray(0, c.length)
-    const i32 = (c: Column<Int32Array>) => c.data.subarray(0, c.length)
-    const u8 = (c: Column<Uint8Array>) => c.data.subarray(0, c.length)
     const table: LineTable.LineTable = {
       length: lines,
       cellIds,
@@ -296,18 +293,18 @@ export const builder = (): Builder => {
       instances: instances.map((f) => f.instance),
       personaIds: instances.map((f) => f.personaId),
       types: instances.map((f) => f.type),
-      lineCell: i32(lineCell),
-      lineInstance: i32(lineInstance),
-      failed: u8(lineFailed),
-      selection: i32(lineSelection),
+      lineCell: lineCell.filled(),
+      lineInstance: lineInstance.filled(),
+      failed: lineFailed.filled(),
+      selection: lineSelection.filled(),
       selections,
-      calls: f64(calls),
-      promptTokens: f64(prompt),
-      completionTokens: f64(completion),
+      calls: calls.filled(),
+      promptTokens: prompt.filled(),
+      completionTokens: completion.filled(),
       errors,
       keys: scoreKeys.map(({ key, counted }) => {
         const c = keys.get(key)!
-        return { key, counted, present: u8(c.present), values: f64(c.values), num: f64(c.num), den: f64(c.den) }
+        return { key, counted, present: c.present.filled(), values: c.values.filled(), num: c.num.filled(), den: c.den.filled() }
       })
     }
     return {
@@ -329,7 +326,6 @@ export const builder = (): Builder => {
       models,
       failures,
       exampleRows,
-      fields: LineTable.lines(table),
       table,
       okScoreKinds: okKinds
     }
