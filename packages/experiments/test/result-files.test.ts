@@ -37,16 +37,35 @@ const targets = (dir: string, name: string): ResultFiles.Targets => ({ csv: path
 const written = (writer: Effect.Effect<ResultFiles.Writer, never, Scope.Scope>, table: Parameters<ResultFiles.Writer["start"]>[0], to: ResultFiles.Targets) =>
   Effect.scoped(Effect.flatMap(writer, (w) => Effect.flatten(w.start(table, to))))
 
+/** The files as this thread writes them: what every other way must match. */
+const reference = (dir: string, table: Parameters<ResultFiles.Writer["start"]>[0]) =>
+  Effect.as(written(Effect.succeed(ResultFiles.inline), table, targets(dir, "reference")), targets(dir, "reference"))
+
+/** Same bytes (the CSV compared as text, the parquet by hash: a deep comparison of large buffers is slow). */
+const expectSameFiles = (actual: ResultFiles.Targets, expected: ResultFiles.Targets) => {
+  expect(fs.readFileSync(actual.csv, "utf8")).toBe(fs.readFileSync(expected.csv, "utf8"))
+  expect(sha256(actual.parquet)).toBe(sha256(expected.parquet))
+}
+
+/** A real worker that stays up until it is stopped and never answers, kept so that a test can see how it ends. */
+const watched = () => {
+  const ended: Array<number> = []
+  const spawn = () => {
+    const worker = new Worker("setInterval(() => {}, 1000)", { eval: true })
+    worker.on("exit", (code) => ended.push(code))
+    return worker
+  }
+  return { spawn, ended }
+}
+
 describe("ResultFiles", () => {
   it.effect("a worker thread writes the same bytes as this thread", () =>
     Effect.gen(function*() {
       const dir = tempDir("result-files")
       const run = yield* fixtureRun(dir)
-      const here = targets(dir, "here"), there = targets(dir, "there")
-      yield* written(Effect.succeed(ResultFiles.inline), run.index.table, here)
+      const here = yield* reference(dir, run.index.table), there = targets(dir, "there")
       yield* written(ResultFiles.thread(), run.index.table, there)
-      expect(fs.readFileSync(there.csv)).toEqual(fs.readFileSync(here.csv))
-      expect(fs.readFileSync(there.parquet)).toEqual(fs.readFileSync(here.parquet))
+      expectSameFiles(there, here)
       // And the CSV is the one of the lines themselves (no field lost on the way to the thread).
       const rows = yield* RunDir.readRows(path.join(dir, "results.jsonl")).pipe(Effect.provide(NodeFileSystem.layer))
       expect(fs.readFileSync(there.csv, "utf8")).toBe(Csv.render(rows))
@@ -74,12 +93,10 @@ describe("ResultFiles", () => {
     Effect.gen(function*() {
       const dir = tempDir("result-files")
       const run = yield* fixtureRun(dir)
-      const here = targets(dir, "here"), there = targets(dir, "there")
-      yield* written(Effect.succeed(ResultFiles.inline), run.index.table, here)
+      const here = yield* reference(dir, run.index.table), there = targets(dir, "there")
       // The caller starts the job and leaves (an error or an interruption of the reports, say).
       yield* Effect.scoped(Effect.flatMap(ResultFiles.thread(), (w) => Effect.asVoid(w.start(run.index.table, there))))
-      expect(fs.readFileSync(there.csv)).toEqual(fs.readFileSync(here.csv))
-      expect(fs.readFileSync(there.parquet)).toEqual(fs.readFileSync(here.parquet))
+      expectSameFiles(there, here)
     }), 60_000)
 
   it.effect("a job that cannot be handed over (not cloneable) fails at once, and the thread is stopped instead of awaited", () =>
@@ -87,32 +104,33 @@ describe("ResultFiles", () => {
       const dir = tempDir("result-files")
       const run = yield* fixtureRun(dir)
       const unclonable = { ...run.index.table, extra: () => 1 }
-      const exit = yield* Effect.exit(written(ResultFiles.thread(), unclonable, targets(dir, "x")))
+      const worker = watched()
+      const exit = yield* Effect.exit(written(ResultFiles.thread({ spawn: worker.spawn }), unclonable, targets(dir, "x")))
       expect(exit._tag).toBe("Failure")
       expect(fs.existsSync(path.join(dir, "x.csv"))).toBe(false)
+      // Stopped by the scope (it never ends by itself), not awaited for an answer it cannot give.
+      expect(worker.ended).toHaveLength(1)
     }), 60_000)
 
   it.effect("when the thread itself fails, the files are written in this thread, with a warning", () =>
     Effect.gen(function*() {
       const dir = tempDir("result-files")
       const run = yield* fixtureRun(dir)
-      const here = targets(dir, "here"), there = targets(dir, "there")
-      yield* written(Effect.succeed(ResultFiles.inline), run.index.table, here)
+      const here = yield* reference(dir, run.index.table), there = targets(dir, "there")
       const warnings: Array<string> = []
       // A real worker that fails while it loads (as one would whose code cannot be found).
       const broken = () => new Worker("throw new Error('cannot load the writer')", { eval: true })
       yield* written(ResultFiles.thread({ spawn: broken, warn: (line) => warnings.push(line) }), run.index.table, there)
       expect(warnings).toEqual(["results.csv and results.parquet: the writer thread failed: cannot load the writer; writing them in this thread instead"])
-      expect(fs.readFileSync(there.csv)).toEqual(fs.readFileSync(here.csv))
-      expect(fs.readFileSync(there.parquet)).toEqual(fs.readFileSync(here.parquet))
+      expectSameFiles(there, here)
     }), 60_000)
 
   it.effect("a thread given no job is stopped with its scope", () =>
     Effect.gen(function*() {
-      const started = performance.now()
-      yield* Effect.scoped(Effect.asVoid(ResultFiles.thread()))
-      // Stopped at once: the scope does not wait for a worker that was never given work.
-      expect(performance.now() - started).toBeLessThan(20_000)
+      const worker = watched()
+      yield* Effect.scoped(Effect.asVoid(ResultFiles.thread({ spawn: worker.spawn })))
+      // Stopped when the scope closed (it never ends by itself): nothing waited for a job never given.
+      expect(worker.ended).toHaveLength(1)
     }), 60_000)
 
   it("the compiled CLI writes a 20,000-line run's files in its worker thread, with the bytes of this thread", async () => {
@@ -142,10 +160,7 @@ describe("ResultFiles", () => {
     const run = await Effect.runPromise(RunDir.readLocal(out))
     // From 20,000 lines on a machine with 2+ cores, the sweep hands the files to dist/files-worker.mjs.
     expect(run.index.lines).toBe(ResultFiles.threadFrom)
-    const here = targets(dir, "here")
-    await Effect.runPromise(written(Effect.succeed(ResultFiles.inline), run.index.table, here))
-    // (Strings and hashes: a deep comparison of two 2.5 MB buffers takes vitest seconds.)
-    expect(fs.readFileSync(path.join(out, "results.csv"), "utf8")).toBe(fs.readFileSync(here.csv, "utf8"))
-    expect(sha256(path.join(out, "results.parquet"))).toBe(sha256(here.parquet))
+    const here = await Effect.runPromise(reference(dir, run.index.table))
+    expectSameFiles({ csv: path.join(out, "results.csv"), parquet: path.join(out, "results.parquet") }, here)
   }, 180_000)
 })
