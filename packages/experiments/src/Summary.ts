@@ -5,10 +5,9 @@
  * per-instance values, the pooled ratio of summed counts (micro average), or the F1 of two pooled
  * ratios, resampled together.
  *
- * A sweep computes it with {@link fromIndex} from the reports' columns (report/Rows.ts), which it
- * folds as its lines go out, so the numbers are held once. {@link accumulator} is the same
- * computation as a fold of its own over result lines in their final order (tools and tests); per
- * line it keeps only the scores, as typed columns. A test checks the two agree.
+ * It is computed from the reports' columns (report/Rows.ts) with {@link fromIndex}: a sweep folds
+ * them as its lines go out, so the numbers are held once. {@link accumulator} folds lines into
+ * such columns itself (tools and tests).
  *
  * @example
  * import { Summary } from "@cupid-lab/experiments"
@@ -18,9 +17,8 @@
  */
 import type { Domain, Scorer } from "@cupid-lab/core"
 import { Statistics } from "@cupid-lab/scorers"
-import * as Growable from "./internal/Growable.js"
-import type * as Rows from "./report/Rows.js"
-import type { CellSummary, MetricDescription, MetricEstimate, PluginFact, ResultLine, Slice, SliceSummary } from "./ResultLine.js"
+import * as Rows from "./report/Rows.js"
+import type { CellSummary, MetricDescription, MetricEstimate, PluginFact, Row, Slice, SliceSummary } from "./ResultLine.js"
 
 const nullable = (x: number): number | null => (Number.isFinite(x) ? x : null)
 
@@ -30,28 +28,8 @@ const toEstimate = (e: Statistics.Estimate): MetricEstimate => ({
   ci95: [nullable(e.ci95[0]), nullable(e.ci95[1])]
 })
 
-/** What the accumulator reads of a result line. */
-export type LineScores = Pick<ResultLine, "cell" | "type" | "status" | "scores">
-
-/**
- * Per-instance values of one metric over the ok lines of a cell, in line order (NaN when absent),
- * as typed columns that start with the first line that needs them.
- */
-interface Column {
-  readonly values: Growable.Column<Float64Array>
-  readonly num: Growable.Column<Float64Array>
-  readonly den: Growable.Column<Float64Array>
-}
-
 /** The instance types, numbered for a byte per line. */
 const typeCodes: ReadonlyArray<Domain.InstanceType> = ["consistent", "contrastive", "changing"]
-
-interface CellData {
-  /** Per ok line, its instance type's number in {@link typeCodes}. */
-  readonly types: Growable.Column<Uint8Array>
-  readonly failed: Record<Slice, number>
-  readonly columns: Map<string, Column>
-}
 
 export interface AccumulatorOptions {
   readonly metrics: ReadonlyArray<MetricDescription>
@@ -72,7 +50,7 @@ export interface CellInfo {
 }
 
 export interface Accumulator {
-  readonly add: (line: LineScores) => void
+  readonly add: (line: Row) => void
   /** Metrics declared by the scorers, then any undeclared score keys, in a stable order. */
   readonly metrics: () => ReadonlyArray<MetricDescription>
   readonly cells: (cells: ReadonlyArray<CellInfo>) => Array<CellSummary>
@@ -138,58 +116,18 @@ export const estimate = (
   }
 }
 
+/** The summary as a fold of its own over result lines in their final order: {@link fromIndex} over the lines' columns. */
 export const accumulator = (options: AccumulatorOptions): Accumulator => {
-  const data = new Map<string, CellData>()
-  // undeclared keys -> whether they carried counts
-  const seen = new Map<string, boolean>()
-  const declared = new Set(options.metrics.map((m) => m.name))
-  const cellData = (id: string): CellData => {
-    let d = data.get(id)
-    if (d === undefined) {
-      d = { types: Growable.bytes(), failed: { all: 0, consistent: 0, contrastive: 0, changing: 0 }, columns: new Map() }
-      data.set(id, d)
-    }
-    return d
-  }
-  const metrics = (): ReadonlyArray<MetricDescription> => [
-    ...options.metrics,
-    ...[...seen.keys()].sort().map((name) => undeclared(name, seen.get(name) === true))
-  ]
-  const add = (line: LineScores) => {
-    const d = cellData(line.cell)
-    if (line.status === "failed") {
-      d.failed.all++
-      d.failed[line.type]++
-      return
-    }
-    const row = d.types.length
-    d.types.push(typeCodes.indexOf(line.type))
-    for (const k in line.scores) {
-      const v = line.scores[k]!
-      const isCount = v !== null && typeof v === "object"
-      if (!declared.has(k) && !seen.has(k)) seen.set(k, isCount)
-      let column = d.columns.get(k)
-      if (column === undefined) {
-        column = { values: Growable.doubles(), num: Growable.doubles(), den: Growable.doubles() }
-        d.columns.set(k, column)
-      }
-      // Lines before this one without the key read NaN (the pad).
-      if (isCount) {
-        column.num.fill(row)
-        column.num.push(v.num)
-        column.den.fill(row)
-        column.den.push(v.den)
-      } else if (v !== null) {
-        column.values.fill(row)
-        column.values.push(v)
-      }
-    }
-  }
-  const source = (d: CellData): CellSource => ({ ok: d.types.length, typeAt: (i) => d.types.data[i]!, failed: d.failed, column: (name) => d.columns.get(name) })
+  const rows = Rows.builder()
+  let summarized: Omit<Accumulator, "add"> | undefined
+  const current = () => (summarized ??= fromIndex(rows.finish(), options))
   return {
-    add,
-    metrics,
-    cells: (cells) => summarize(options, metrics(), cells, (id) => source(cellData(id)))
+    add: (line) => {
+      rows.add(line)
+      summarized = undefined
+    },
+    metrics: () => current().metrics(),
+    cells: (cells) => current().cells(cells)
   }
 }
 

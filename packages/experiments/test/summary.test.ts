@@ -11,8 +11,27 @@ const metrics: ReadonlyArray<MetricDescription> = [
   Scorer.metric({ name: "inference.f1", description: "", family: "inference", heuristic: true, aggregate: Scorer.f1Of("inference.p", "inference.r") })
 ]
 
-const line = (type: "consistent" | "contrastive" | "changing", scores: Record<string, Score>, status: "ok" | "failed" = "ok") =>
-  ({ cell: "c", type, status, scores })
+/** A result line; only its cell, instance, type, status and scores matter to the summary. */
+const row = (cell: string, instance: number, type: Row["type"], scores: Record<string, Score>, status: Row["status"] = "ok"): Row => ({
+  cell,
+  cellName: cell.toUpperCase(),
+  instance: `i${instance}`,
+  personaId: `p${instance}`,
+  type,
+  status,
+  params: {},
+  meta: { sessions: 3, historyTokens: 10, relevantMeanPosition: null, relevant: [], stale: [] },
+  selected: null,
+  inference: null,
+  generation: null,
+  scores,
+  usage: { calls: 0, promptTokens: 0, completionTokens: 0, byStage: {}, byModel: {} },
+  error: status === "failed" ? { stage: "infer", plugin: "x", tag: "ModelError", message: "m" } : null
+})
+
+// Lines of cell "c", each on an instance of its own.
+let next = 0
+const line = (type: Row["type"], scores: Record<string, Score>, status: Row["status"] = "ok"): Row => row("c", next++, type, scores, status)
 
 const cellInfo = { id: "c", name: "cell", params: {}, usesGold: false, oracleRetrieval: false, heuristicStages: [], plugins: [] }
 
@@ -84,25 +103,9 @@ describe("Summary", () => {
     expect(a.cells([cellInfo])[0]!.slices.all.metrics["extra.thing"]).toEqual({ n: 1, mean: 2, ci95: [2, 2] })
   })
 
-  it("the summary of a run's columns (fromIndex, what a sweep writes) equals the fold over its lines", () => {
+  it("the summary of a run's columns (fromIndex, what a sweep writes): cells with interleaved lines, failures, undeclared keys", () => {
     // Two cells, lines interleaved as a sweep writes them; failures of both; a key one cell never
     // scores; an undeclared number and an undeclared count; a null and a key missing on a line.
-    const row = (cell: string, instance: number, type: Row["type"], scores: Record<string, Score>, status: Row["status"] = "ok"): Row => ({
-      cell,
-      cellName: cell.toUpperCase(),
-      instance: `i${instance}`,
-      personaId: `p${instance}`,
-      type,
-      status,
-      params: {},
-      meta: { sessions: 3, historyTokens: 10, relevantMeanPosition: null, relevant: [], stale: [] },
-      selected: null,
-      inference: null,
-      generation: null,
-      scores,
-      usage: { calls: 0, promptTokens: 0, completionTokens: 0, byStage: {}, byModel: {} },
-      error: status === "failed" ? { stage: "infer", plugin: "x", tag: "ModelError", message: "m" } : null
-    })
     const rows: Array<Row> = [
       row("a", 1, "consistent", { "retrieval.hit": 1, "inference.p": { num: 2, den: 3 }, "inference.r": { num: 1, den: 2 }, "extra.n": 4 }),
       row("b", 1, "consistent", { "retrieval.hit": 0, "inference.p": { num: 1, den: 3 }, "inference.r": { num: 1, den: 4 } }),
@@ -119,20 +122,28 @@ describe("Summary", () => {
       row("b", 5, "consistent", { "only.failed": 3 }, "failed"),
       row("a", 6, "consistent", { "mixed.first_number": { num: 1, den: 2 }, "mixed.first_null": { num: 1, den: 2 } })
     ]
-    const options = { metrics, seed: 11, resamples: 100 }
-    const folded = Summary.accumulator(options)
-    for (const r of rows) folded.add(r)
-    const fromIndex = Summary.fromIndex(Rows.index(rows), options)
+    const fromIndex = Summary.fromIndex(Rows.index(rows), { metrics, seed: 11, resamples: 100 })
     const cells = ["a", "b", "never"].map((id) => ({ ...cellInfo, id, name: id }))
-    expect(fromIndex.metrics()).toEqual(folded.metrics())
-    expect(fromIndex.metrics().map((m) => `${m.name}:${m.aggregate._tag}`).slice(-4)).toEqual(["extra.c:Ratio", "extra.n:Mean", "mixed.first_null:Mean", "mixed.first_number:Mean"])
-    expect(fromIndex.cells(cells)).toEqual(folded.cells(cells))
+    expect(fromIndex.metrics().map((m) => `${m.name}:${m.aggregate._tag}`)).toEqual([
+      "retrieval.hit:Mean",
+      "inference.p:Ratio",
+      "inference.r:Ratio",
+      "inference.f1:F1",
+      "extra.c:Ratio",
+      "extra.n:Mean",
+      "mixed.first_null:Mean",
+      "mixed.first_number:Mean"
+    ])
     // Hand-checked: a's changing slice has 2 scored lines and no failure, b's 1 and 1.
-    const [a, b] = fromIndex.cells(cells)
+    const [a, b, never] = fromIndex.cells(cells)
     expect([a!.slices.changing.n, a!.slices.changing.failed, b!.slices.changing.n, b!.slices.changing.failed]).toEqual([2, 0, 1, 1])
     expect(a!.slices.all.metrics["retrieval.hit"]!.mean).toBeCloseTo((1 + 0.5 + 0.25) / 3, 12)
     expect(a!.slices.all.metrics["mixed.first_number"]).toEqual({ n: 1, mean: 0.5, ci95: [0.5, 0.5] })
     expect(a!.slices.all.metrics["mixed.first_null"]).toEqual({ n: 0, mean: null, ci95: [null, null] })
     expect(b!.slices.consistent.failed).toBe(1)
+    // b: p = (1 + 0 + 1) / (3 + 1 + 1) = 0.4 over its 3 scored lines
+    expect(b!.slices.all.metrics["inference.p"]).toMatchObject({ n: 3, mean: 0.4 })
+    expect(b!.slices.all.metrics["extra.c"]).toMatchObject({ n: 1, mean: 0.5 })
+    expect([never!.slices.all.n, never!.slices.all.failed]).toEqual([0, 0])
   })
 })
