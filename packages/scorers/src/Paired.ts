@@ -78,29 +78,6 @@ const shape = (c: Columns): Shape => {
   }
 }
 
-/** The given rows (default: all) where every column is finite, as compact columns. */
-const usable = (columns: ReadonlyArray<ArrayLike<number>>, rows?: ReadonlyArray<number>): Array<Float64Array> => {
-  const length = rows?.length ?? Math.min(...columns.map((c) => c.length))
-  const keep = new Int32Array(length)
-  let kept = 0
-  for (let r = 0; r < length; r++) {
-    const i = rows === undefined ? r : rows[r]!
-    let ok = true
-    for (let c = 0; c < columns.length && ok; c++) ok = Number.isFinite(columns[c]![i])
-    if (ok) keep[kept++] = i
-  }
-  // Every row kept, in order: Float64 columns are used as they are (nothing here writes to them).
-  if (rows === undefined && kept === length) {
-    const same = columns.filter((c): c is Float64Array => c instanceof Float64Array && c.length === length)
-    if (same.length === columns.length) return same
-  }
-  return columns.map((c) => {
-    const out = new Float64Array(kept)
-    for (let k = 0; k < kept; k++) out[k] = c[keep[k]!]!
-    return out
-  })
-}
-
 const sum = (x: Float64Array): number => {
   let s = 0
   for (let i = 0; i < x.length; i++) s += x[i]!
@@ -113,7 +90,7 @@ const sum = (x: Float64Array): number => {
  */
 export const value = (columns: Columns, rows?: ReadonlyArray<number>): { readonly n: number; readonly value: number } => {
   const s = shape(columns)
-  const xs = usable(s.columns, rows)
+  const xs = Resampling.finiteRows(s.columns, rows)
   const n = xs[0]!.length
   return { n, value: n === 0 ? NaN : s.statistic(xs.map(sum), n) }
 }
@@ -207,7 +184,7 @@ const prepare = (a: Columns, b: Columns, rows?: ReadonlyArray<number>): Prepared
   if (a._tag !== b._tag) throw new TypeError(`Paired: cannot compare ${a._tag} columns with ${b._tag} columns`)
   const sa = shape(a), sb = shape(b)
   const k = sa.columns.length
-  const xs = usable([...sa.columns, ...sb.columns], rows)
+  const xs = Resampling.finiteRows([...sa.columns, ...sb.columns], rows)
   const n = xs[0]!.length
   const none = (delta: number): Prepared => ({ _tag: "None", comparison: { n, delta, ci95: [NaN, NaN], p: NaN, test: "none", permutations: 0 } })
   if (n === 0) return none(NaN)

@@ -64,7 +64,7 @@ const isLarge = (n: number, options: BootstrapOptions): boolean => options.large
 
 /** Mean with a percentile-bootstrap 95% CI. */
 export const bootstrapMean = (values: ArrayLike<number>, options: BootstrapOptions): Estimate => {
-  const xs = finiteColumn([values])[0]!
+  const xs = Resampling.finiteRows([values])[0]!
   const n = xs.length
   let s = 0
   for (let i = 0; i < n; i++) s += xs[i]!
@@ -78,23 +78,6 @@ export const bootstrapMean = (values: ArrayLike<number>, options: BootstrapOptio
   return { n, mean: m, ci95: Resampling.interval(means) }
 }
 
-/** The rows where every column is finite, as one compact column per input column. */
-const finiteColumn = (columns: ReadonlyArray<ArrayLike<number>>): Array<Float64Array> => {
-  const length = Math.min(...columns.map((c) => c.length))
-  const keep = new Int32Array(length)
-  let kept = 0
-  for (let i = 0; i < length; i++) {
-    let ok = true
-    for (let c = 0; c < columns.length && ok; c++) ok = Number.isFinite(columns[c]![i])
-    if (ok) keep[kept++] = i
-  }
-  return columns.map((c) => {
-    const out = new Float64Array(kept)
-    for (let k = 0; k < kept; k++) out[k] = c[keep[k]!]!
-    return out
-  })
-}
-
 /** A pooled statistic of summed columns with a bootstrap CI over the rows where every column is finite. */
 const bootstrapPooled = (
   columns: ReadonlyArray<ArrayLike<number>>,
@@ -102,7 +85,7 @@ const bootstrapPooled = (
   smooth: Asymptotic.Smooth,
   options: BootstrapOptions
 ): Estimate => {
-  const xs = finiteColumn(columns)
+  const xs = Resampling.finiteRows(columns)
   const n = xs[0]!.length
   const totals = xs.map((x) => {
     let s = 0
@@ -173,7 +156,7 @@ export const paired = (
   b: ArrayLike<number>,
   options: BootstrapOptions & { readonly permutations?: number }
 ): PairedComparison => {
-  const [x, y] = finiteColumn([a, b])
+  const [x, y] = Resampling.finiteRows([a, b])
   const d = Float64Array.from(x!, (v, i) => y![i]! - v)
   if (d.length === 0) return { n: 0, delta: NaN, ci95: [NaN, NaN], p: NaN }
   const { spec, observed } = Resampling.meanSpec(d)

@@ -372,3 +372,29 @@ export const meanSpec = (d: Float64Array): { readonly spec: PairedSpec; readonly
     }
   }
 }
+
+/**
+ * The given rows (default: all) where every column is finite, as compact columns (Paired's tests
+ * and Statistics' intervals). When every row is kept, in order, Float64 columns are returned as
+ * they are: nothing that reads them writes to them.
+ */
+export const finiteRows = (columns: ReadonlyArray<ArrayLike<number>>, rows?: ReadonlyArray<number>): Array<Float64Array> => {
+  const length = rows?.length ?? Math.min(...columns.map((c) => c.length))
+  const keep = new Int32Array(length)
+  let kept = 0
+  for (let r = 0; r < length; r++) {
+    const i = rows === undefined ? r : rows[r]!
+    let ok = true
+    for (let c = 0; c < columns.length && ok; c++) ok = Number.isFinite(columns[c]![i])
+    if (ok) keep[kept++] = i
+  }
+  if (rows === undefined && kept === length) {
+    const same = columns.filter((c): c is Float64Array => c instanceof Float64Array && c.length === length)
+    if (same.length === columns.length) return same
+  }
+  return columns.map((c) => {
+    const out = new Float64Array(kept)
+    for (let k = 0; k < kept; k++) out[k] = c[keep[k]!]!
+    return out
+  })
+}
