@@ -208,6 +208,21 @@ export const comparedMetrics = (summary: Summary, fam: ReturnType<typeof familie
   return out
 }
 
+/** Every cell against every other on the compared metrics (undefined with fewer than two cells or no compared metric). */
+export const pairwiseOf = (
+  summary: Summary,
+  idx: Index,
+  compared: ReadonlyArray<MetricDescription>,
+  options: Pick<Options, "permutations"> = {}
+): Pairwise.Pairwise | undefined =>
+  summary.cells.length < 2 || compared.length === 0
+    ? undefined
+    : Pairwise.compute(summary, idx, compared, {
+      seed: summary.seed,
+      resamples: summary.resamples ?? 1000,
+      ...(options.permutations !== undefined ? { permutations: options.permutations } : {})
+    })
+
 export const analyze = (run: Pick<Run, "summary" | "index">, options: Options = {}): Analysis => {
   const { summary, index: idx } = run
   const { cell: baseline, reason } = chooseBaseline(summary, options.baseline)
@@ -253,13 +268,7 @@ export const analyze = (run: Pick<Run, "summary" | "index">, options: Options = 
       ...(options.permutations !== undefined ? { permutations: options.permutations } : {})
     }
   )
-  const pairwise = summary.cells.length < 2 || compared.length === 0
-    ? undefined
-    : Pairwise.compute(summary, idx, compared, {
-      seed: summary.seed,
-      resamples: summary.resamples ?? 1000,
-      ...(options.permutations !== undefined ? { permutations: options.permutations } : {})
-    })
+  const pairwise = pairwiseOf(summary, idx, compared, options)
   const baselineTooSmall = new Map<Slice, { readonly n: number; readonly needed: number }>()
   if (tested.tests > 0) {
     const needed = Pairwise.neededN(tested.tests)
