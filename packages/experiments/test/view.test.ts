@@ -82,8 +82,13 @@ describe("viewer catalog", () => {
       fs.mkdirSync(broken, { recursive: true })
       fs.writeFileSync(path.join(broken, "summary.json"), `{"config": {"name": "x"}}`)
       fs.writeFileSync(path.join(root, v1, "run.json"), "{ not json")
+      // An entry that cannot be read (a link to nothing) may hide runs: it is named, not skipped.
+      fs.symlinkSync(path.join(root, "gone"), path.join(root, "dangling"))
       const { runs, unreadable } = yield* catalog.list
-      expect(unreadable).toEqual([{ id: "broken/0123456789ab", reason: expect.stringContaining(`${path.join(broken, "summary.json")}: `) }])
+      expect(unreadable).toEqual([
+        { id: "dangling", reason: expect.stringMatching(/^cannot be read \(.*ENOENT.*\); runs below it are not shown$/) },
+        { id: "broken/0123456789ab", reason: expect.stringContaining(`${path.join(broken, "summary.json")}: `) }
+      ])
       expect(runs.length).toBe(3)
       const withProblem = runs.find((r) => r.id === v1)!
       expect([withProblem.started, withProblem.problems]).toEqual([null, [expect.stringMatching(/^run\.json cannot be read \(.*\); start time and duration are not shown$/)]])

@@ -62,7 +62,10 @@ export interface RunEntry {
 export interface RunList {
   /** Newest first. */
   readonly runs: ReadonlyArray<RunEntry>
-  /** Directories holding a summary.json that cannot be read, with the reader's message (naming the file and field). */
+  /**
+   * Directories holding a summary.json that cannot be read, with the reader's message (naming the
+   * file and field), and directories that cannot be listed or read (runs below them may be missing).
+   */
   readonly unreadable: ReadonlyArray<{ readonly id: string; readonly reason: string }>
 }
 

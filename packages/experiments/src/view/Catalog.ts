@@ -14,7 +14,7 @@
  * const runs = yield* catalog.list            // Api.RunEntry[]
  * const page = yield* catalog.instances(runs[0].id, { a: "@2", b: "@3" })
  */
-import { Dataset, type Domain, type Errors as CoreErrors } from "@cupid-lab/core"
+import { Dataset, type Domain, type Errors as CoreErrors, Files as CoreFiles } from "@cupid-lab/core"
 import { FileSystem } from "@effect/platform"
 import { Effect, Either, Schema, Stream } from "effect"
 import * as path from "node:path"
@@ -22,6 +22,7 @@ import * as Analysis from "../report/Analysis.js"
 import * as Examples from "../report/Examples.js"
 import * as Format from "../report/Format.js"
 import * as Notes from "../report/Notes.js"
+import type * as Pairwise from "../report/Pairwise.js"
 import * as Tables from "../report/Tables.js"
 import * as RunDir from "../report/RunDir.js"
 import type { CellSummary, MetricDescription, Row, Slice, Summary } from "../ResultLine.js"
@@ -60,8 +61,8 @@ interface Found {
 
 interface Loaded {
   readonly stamp: string
-  /** The reports' analysis (paired tests), computed when first asked for. */
-  analysis?: Analysis.Analysis
+  /** Every cell against every other (the reports' paired tests), computed when first asked for; null when the run has none. */
+  pairwise?: Pairwise.Pairwise | null
   readonly run: RunDir.Run
   readonly identity: RunId.Identity | undefined
   readonly entry: Api.RunEntry
@@ -239,18 +240,28 @@ export const make = (root: string, options: CatalogOptions = {}): Effect.Effect<
     const readText = (file: string) => fileSystem.readFileString(file).pipe(Effect.option)
     const exists = (file: string) => fileSystem.exists(file).pipe(Effect.orElseSucceed(() => false))
 
-    /** Directories holding summary.json below the root (at most 4 levels), and which ones `latest` names. */
-    const scan: Effect.Effect<Array<Found>> = Effect.gen(function*() {
+    /**
+     * Directories holding summary.json below the root (at most 4 levels), which ones `latest` names,
+     * and the directories that could not be listed (and so may hide runs), with why.
+     */
+    const scan: Effect.Effect<{ readonly found: Array<Found>; readonly unlisted: Array<{ readonly id: string; readonly reason: string }> }> = Effect.gen(function*() {
       const runs: Array<{ id: string; dir: string }> = []
+      const unlisted: Array<{ readonly id: string; readonly reason: string }> = []
+      const idOf = (dir: string) => path.relative(absoluteRoot, dir).split(path.sep).join("/") || "."
       const latest = new Set<string>()
       const walk = (dir: string, depth: number): Effect.Effect<void, never, FileSystem.FileSystem> =>
         Effect.gen(function*() {
           if (yield* exists(path.join(dir, "summary.json"))) {
-            runs.push({ id: path.relative(absoluteRoot, dir).split(path.sep).join("/") || ".", dir })
+            runs.push({ id: idOf(dir), dir })
             return
           }
           if (depth >= 4) return
-          const names = (yield* fileSystem.readDirectory(dir).pipe(Effect.orElseSucceed(() => []))).sort()
+          const listed = yield* Effect.either(fileSystem.readDirectory(dir))
+          if (Either.isLeft(listed)) {
+            unlisted.push({ id: idOf(dir), reason: `cannot list the directory (${CoreFiles.describe(listed.left)}); runs below it are not shown` })
+            return
+          }
+          const names = [...listed.right].sort()
           for (const name of names) {
             const child = path.join(dir, name)
             if (name === RunId.latestName) {
@@ -258,12 +269,13 @@ export const make = (root: string, options: CatalogOptions = {}): Effect.Effect<
               if (target !== child) latest.add(path.resolve(target))
               continue
             }
-            const info = yield* fileSystem.stat(child).pipe(Effect.option)
-            if (info._tag === "Some" && info.value.type === "Directory") yield* walk(child, depth + 1)
+            const info = yield* Effect.either(fileSystem.stat(child))
+            if (Either.isLeft(info)) unlisted.push({ id: idOf(child), reason: `cannot be read (${CoreFiles.describe(info.left)}); runs below it are not shown` })
+            else if (info.right.type === "Directory") yield* walk(child, depth + 1)
           }
         })
       yield* walk(absoluteRoot, 0)
-      return runs.map((r) => ({ ...r, latest: latest.has(path.resolve(r.dir)) }))
+      return { found: runs.map((r) => ({ ...r, latest: latest.has(path.resolve(r.dir)) })), unlisted }
     }).pipe(Effect.provideService(FileSystem.FileSystem, fileSystem))
 
     const stampOf = (dir: string) =>
@@ -315,8 +327,9 @@ export const make = (root: string, options: CatalogOptions = {}): Effect.Effect<
 
     const list: Effect.Effect<Api.RunList, ViewError> = Effect.gen(function*() {
       const runs: Array<Api.RunEntry> = []
-      const unreadable: Array<{ readonly id: string; readonly reason: string }> = []
-      for (const f of yield* scan) {
+      const { found, unlisted } = yield* scan
+      const unreadable: Array<{ readonly id: string; readonly reason: string }> = [...unlisted]
+      for (const f of found) {
         const e = yield* entry(f)
         if (Either.isRight(e)) runs.push(e.right)
         else unreadable.push({ id: f.id, reason: e.left })
@@ -427,9 +440,11 @@ export const make = (root: string, options: CatalogOptions = {}): Effect.Effect<
       Effect.flatMap(load(id), (l) =>
         Effect.try({
           try: (): Api.PairwiseView => {
-            const a = l.analysis ?? (l.analysis = Analysis.analyze(l.run))
-            const p = a.pairwise
-            if (p === undefined) return { note: null, slices: [] }
+            // Only the every-pair tests: not the rest of the reports' analysis.
+            const summary = l.run.summary
+            const p = (l.pairwise ??= Analysis.pairwiseOf(summary, l.run.index, Analysis.comparedMetrics(summary, Analysis.families(summary))) ?? null)
+            if (p === null) return { note: null, slices: [] }
+            const a = { baseline: Analysis.chooseBaseline(summary).cell }
             return {
               note: Notes.pairwiseNote(p),
               slices: p.slices.map((s) => ({
