@@ -14,24 +14,15 @@ import { style } from "../report/Html.js"
 import * as Notes from "../report/Notes.js"
 import * as Svg from "../report/Svg.js"
 import * as Table from "../report/Table.js"
+import * as Tables from "../report/Tables.js"
 import type { Comparison, Match, Row } from "./Compare.js"
 
 const runLine = (label: string, r: Comparison["a"]): string =>
   `${label}: ${r.dir} (config ${r.summary.config.name}, hash ${r.summary.config.hash}; data ${r.summary.dataset.source}, fingerprint ${r.summary.dataset.hash.slice(0, 16)}; ${r.summary.cells.length} cells)`
 
 /** One entry: first → second: difference [95% CI], then p, Holm-adjusted p and n; * when Holm < 0.05. */
-export const entryCell = (r: Row | undefined): Table.Cell => {
-  if (r === undefined || r.comparison.n === 0) return { text: "–", value: null, detail: "n=0" }
-  const c = r.comparison
-  const head = `${Format.number(r.a.value)} → ${Format.number(r.b.value)}: ${Format.signed(c.delta)}`
-  if (!Number.isFinite(c.p)) return { text: head, value: c.delta, detail: `n=${c.n}` }
-  return {
-    text: `${head} [${Format.signed(c.ci95[0])}, ${Format.signed(c.ci95[1])}]`,
-    value: c.delta,
-    detail: `p=${Format.p(c.p)} Holm=${Format.p(r.pHolm)} n=${c.n}`,
-    ...(r.pHolm < 0.05 ? { significant: true } : {})
-  }
-}
+export const entryCell = (r: Row | undefined): Table.Cell =>
+  Tables.deltaCell(r, r === undefined ? "" : `${Format.number(r.a.value)} → ${Format.number(r.b.value)}: `)
 
 const matchLabel = (m: Match): string => (m.a.name === m.b.name ? m.a.name : `${m.a.name} / ${m.b.name}`) + (m.a.usesGold ? ` ${Notes.oracleMark}` : "")
 

@@ -166,13 +166,16 @@ export const retrieval = (a: Analysis, slice: Slice): Table =>
     })
   }, a.cells.map((c) => c.summary), (i) => (i >= 2 ? a.retrieval[i - 2] : undefined))
 
-/** A difference against the baseline: the difference and its CI, then p, Holm-adjusted p and n; significant when Holm < 0.05. */
-export const deltaCell = (d: Delta | undefined): Cell => {
+/**
+ * A paired difference: the difference and its CI (after `prefix`), then p, Holm-adjusted p and n;
+ * significant when Holm < 0.05. Against the baseline in reports; between two runs' cells in compare.
+ */
+export const deltaCell = (d: Pick<Delta, "comparison" | "pHolm"> | undefined, prefix = ""): Cell => {
   if (d === undefined || d.comparison.n === 0) return { text: "–", value: null, detail: "n=0" }
   const c = d.comparison
-  if (!Number.isFinite(c.p)) return { ...num(Format.signed(c.delta), c.delta), detail: `n=${c.n}` }
+  if (!Number.isFinite(c.p)) return { ...num(`${prefix}${Format.signed(c.delta)}`, c.delta), detail: `n=${c.n}` }
   return {
-    ...num(`${Format.signed(c.delta)} [${Format.signed(c.ci95[0])}, ${Format.signed(c.ci95[1])}]`, c.delta),
+    ...num(`${prefix}${Format.signed(c.delta)} [${Format.signed(c.ci95[0])}, ${Format.signed(c.ci95[1])}]`, c.delta),
     detail: `p=${Format.p(c.p)} Holm=${Format.p(d.pHolm)} n=${c.n}`,
     ...(d.pHolm < 0.05 ? { significant: true } : {})
   }
