@@ -220,8 +220,17 @@ describe("viewer catalog", () => {
       const view = yield* catalog.compare({ run: v1, cell: "first" }, { run: w, cell: "latest2" })
       expect([view.a.cell.name, view.b.cell.name, view.shared]).toEqual(["first", "latest2", 3])
       expect(view.disagreements.map((x) => x.instance)).toEqual(["p1:consistent", "p1:contrastive", "p2:changing"])
-      const row = view.rows.find((r) => r.slice === "all" && r.metric === "retrieval.hit")!
-      expect([row.a?.mean, row.b?.mean]).toEqual([1 / 3, 0.5])
+      // Paired over the 3 shared instances: first (0, 1, 0) against latest2 (0.5, 0, 1). The
+      // differences 0.5, -1, 1 have mean 1/6, and all 8 sign patterns are at least as extreme: p = 1.
+      const hit = view.tables.find((t) => t.id === "compare-retrieval.hit")!
+      expect(hit.rows.map((r) => r.cells.map((c) => [c.text, c.detail ?? null]))).toEqual([[
+        ["first / latest2", null],
+        ["0.333 → 0.500: +0.167 [-1.000, +1.000]", "p=1.000 Holm=1.000 n=3"],
+        ["0.000 → 0.500: +0.500 [+0.500, +0.500]", "p=1.000 Holm=1.000 n=1"],
+        ["1.000 → 0.000: -1.000 [-1.000, -1.000]", "p=1.000 Holm=1.000 n=1"],
+        ["0.000 → 1.000: +1.000 [+1.000, +1.000]", "p=1.000 Holm=1.000 n=1"]
+      ]])
+      expect(view.warnings).toEqual([])
       const same = yield* catalog.compare({ run: v1, cell: "first" }, { run: w, cell: "first" })
       expect(same.disagreements).toEqual([])
     }).pipe(Effect.provide(NodeFileSystem.layer)))

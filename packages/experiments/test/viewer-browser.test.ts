@@ -234,7 +234,10 @@ describe.skipIf(!available)("the results viewer in a real browser", () => {
     const text = (await page.textContent("main")) ?? ""
     expect(text).toContain(`24 instances in both; ${expected.length} where the selections differ or one failed`)
     expect((await page.evaluate(`[...document.querySelectorAll("table.instances tbody tr")].map((tr) => tr.dataset.instance)`)) as Array<string>).toEqual(expected)
-    expect(await page.locator("table.compare tbody tr").count()).toBeGreaterThan(0)
+    // The paired tables of compare --cell-a/--cell-b, one per tested metric: A → B: difference [CI] (checked in view.test.ts).
+    const entries = (await page.evaluate(`[...document.querySelectorAll("div.compare table tbody tr td:nth-child(2)")].map((td) => td.textContent)`)) as Array<string>
+    expect(entries.length).toBeGreaterThan(0)
+    for (const e of entries) expect(e).toMatch(/^(–|-?\d+\.\d+ → -?\d+\.\d+: [+-]\d+\.\d+( \[.*\])?)/)
     await page.close()
     expect(problems).toEqual([])
   }, 60_000)

@@ -60,12 +60,6 @@ const get = async <A>(pathname: string, params: Readonly<Record<string, string |
 
 const fmt = (v: number | null | undefined, digits = 3): string => (v === null || v === undefined || !Number.isFinite(v) ? "–" : v.toFixed(digits))
 
-const estimateText = (e: Api.Estimate | null): string => {
-  if (e === null || e.mean === null) return "–"
-  const ci = e.lo === null || e.hi === null ? "" : ` [${fmt(e.lo)}, ${fmt(e.hi)}]`
-  return `${fmt(e.mean)}${ci}`
-}
-
 const cellName = (cells: ReadonlyArray<Api.CellEntry>, id: string): string => {
   const c = cells.find((x) => x.id === id)
   return c === undefined ? id : `@${c.k} ${c.name}${c.oracle ? " ‡" : ""}`
@@ -353,19 +347,13 @@ const comparePage = async (p: URLSearchParams) => {
     location.hash = hashOf("compare", { ...next, ca: next.a === a ? String(data.get("ca")) : undefined, cb: next.b === b ? String(data.get("cb")) : undefined })
   })
   const v = await get<Api.CompareView>("/api/compare", { a, ca, b, cb })
-  const rows = v.rows.map((r) => {
-    const m = v.metrics.find((x) => x.name === r.metric)
-    const diff = r.a?.mean !== null && r.a?.mean !== undefined && r.b?.mean !== null && r.b?.mean !== undefined ? r.b.mean - r.a.mean : null
-    return h("tr", {}, h("td", {}, r.slice), h("td", {}, m === undefined ? r.metric : metricName(m)), h("td", { class: "num" }, estimateText(r.a)), h("td", { class: "num" }, estimateText(r.b)),
-      h("td", { class: "num" }, diff === null ? "–" : `${diff >= 0 ? "+" : ""}${fmt(diff)}`))
-  })
   const outcome = (o: Api.CellOutcome) => (o.status === "failed" ? "failed" : `{${(o.selected ?? []).join(", ")}} ${fmt(o.main)}`)
   return [
     h("h1", {}, "Two cells side by side"),
     form,
     h("p", {}, `A: ${a} ${cellName(da.cells, v.a.cell.id)}; B: ${b} ${cellName(db.cells, v.b.cell.id)}. ${v.shared} instances in both; ${v.disagreements.length} where the selections differ or one failed.`),
-    h("div", { class: "scroll" }, h("table", { class: "compare" },
-      h("thead", {}, h("tr", {}, ...["type", "metric", "A", "B", "B − A"].map((t) => h("th", {}, t)))), h("tbody", {}, rows))),
+    ...v.warnings.map((w) => h("p", { class: "notice" }, w)),
+    h("div", { class: "compare" }, ...v.tables.map(renderTable)),
     h("h2", {}, "Instances where they disagree"),
     h("table", { class: "instances" },
       h("thead", {}, h("tr", {}, ...["instance", "type", "A", "B"].map((t) => h("th", {}, t)))),

@@ -20,12 +20,6 @@ import type { Table } from "../report/Table.js"
 
 export type { Table }
 
-export interface Estimate {
-  readonly mean: number | null
-  readonly lo: number | null
-  readonly hi: number | null
-  readonly n: number
-}
 
 export interface HeadlineBest {
   readonly metric: string
@@ -208,9 +202,13 @@ export interface CompareSide {
 export interface CompareView {
   readonly a: CompareSide
   readonly b: CompareSide
-  readonly metrics: ReadonlyArray<MetricColumn>
-  /** Per slice and metric: the two estimates. */
-  readonly rows: ReadonlyArray<{ readonly slice: string; readonly metric: string; readonly a: Estimate | null; readonly b: Estimate | null }>
+  /**
+   * The paired comparison of `compare --cell-a/--cell-b`: per tested metric, a table with A → B,
+   * the difference over the instances both scored, its 95% CI, p, Holm-adjusted p and n.
+   */
+  readonly tables: ReadonlyArray<Table>
+  /** Metrics that could not be compared, and why. */
+  readonly warnings: ReadonlyArray<string>
   /** Instances both sides ran. */
   readonly shared: number
   /** Instances of the two sides where the selections differ or one failed. */

@@ -18,6 +18,8 @@ import { Dataset, type Domain, type Errors as CoreErrors, Files as CoreFiles } f
 import { FileSystem } from "@effect/platform"
 import { Effect, Either, Schema, Stream } from "effect"
 import * as path from "node:path"
+import * as Compare from "../compare/Compare.js"
+import * as CompareRender from "../compare/Render.js"
 import * as Analysis from "../report/Analysis.js"
 import * as Examples from "../report/Examples.js"
 import * as Format from "../report/Format.js"
@@ -170,10 +172,6 @@ const column = (m: MetricDescription): Api.MetricColumn => ({
   description: m.description
 })
 
-const estimate = (c: CellSummary, slice: Slice, metric: string): Api.Estimate | null => {
-  const e = c.slices[slice].metrics[metric]
-  return e === undefined ? null : { mean: e.mean, lo: e.ci95[0], hi: e.ci95[1], n: e.n }
-}
 
 /** The run's headline: the first cell the reports' headline table marks best on the main metric over all instances. */
 const headline = (summary: Summary, main: MetricDescription | undefined): Api.HeadlineBest | null => {
@@ -622,9 +620,11 @@ export const make = (root: string, options: CatalogOptions = {}): Effect.Effect<
         const lb = yield* load(y.run)
         const ca = yield* findCell(la, x.cell)
         const cb = yield* findCell(lb, y.cell)
-        const names = new Set(lb.run.summary.metrics.map((m) => m.name))
-        const metrics = metricColumns(la.run.summary, la.main).filter((m) => names.has(m.name))
-        const rows = slices.flatMap((slice) => metrics.map((m) => ({ slice, metric: m.name, a: estimate(ca, slice, m.name), b: estimate(cb, slice, m.name) })))
+        // The paired comparison of `compare --cell-a/--cell-b` (shared instances, CI, p, Holm), as its tables.
+        const compared = yield* Effect.try({
+          try: () => Compare.compare(la.run, lb.run, { cells: { a: ca.id, b: cb.id } }),
+          catch: (e) => new ViewError({ status: 500, message: e instanceof Error ? e.message : String(e) })
+        })
         let shared = 0
         const disagreements: Array<Api.CompareView["disagreements"][number]> = []
         for (const instanceId of la.order) {
@@ -635,7 +635,14 @@ export const make = (root: string, options: CatalogOptions = {}): Effect.Effect<
           if (disagree(ra, rb)) disagreements.push({ instance: instanceId, type: ra.type, a: outcome(la, ra, ca.id), b: outcome(lb, rb, cb.id) })
         }
         const side = (run: string, l: Loaded, c: CellSummary): Api.CompareSide => ({ run, cell: l.cells.find((e) => e.id === c.id)! })
-        return { a: side(x.run, la, ca), b: side(y.run, lb, cb), metrics: metrics.map(column), rows, shared, disagreements }
+        return {
+          a: side(x.run, la, ca),
+          b: side(y.run, lb, cb),
+          tables: compared.metrics.map((m) => CompareRender.metricTable(compared, m)),
+          warnings: compared.warnings,
+          shared,
+          disagreements
+        }
       })
 
     return { root: absoluteRoot, list, detail, pairwise, instances, instance, compare }
