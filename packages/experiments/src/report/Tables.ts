@@ -376,36 +376,31 @@ export const headlineMetrics = (a: Pick<Analysis, "main" | "compared">): Array<M
   [...(a.main === undefined ? [] : [a.main]), ...a.compared.filter((m) => m.name !== a.main?.name)]
 
 /**
- * The best value of a metric on one instance type as shown (`Format.number`), over the cells that
- * read no gold labels: an oracle is an upper bound, not a contender. Cells that show the same
- * text share it.
+ * The best of some cells' values of a metric, as shown (`Format.number`): in the metric's
+ * direction, over the cells that read no gold labels (an oracle is an upper bound, not a
+ * contender). Cells that show the same text share it.
  */
-export const bestShown = (cells: ReadonlyArray<CellSummary>, slice: Slice, m: MetricDescription): string | undefined => {
-  let best: number | undefined
-  for (const c of cells) {
-    const v = c.slices[slice].metrics[m.name]?.mean
-    if (c.usesGold || v === null || v === undefined || !Number.isFinite(v)) continue
-    if (best === undefined || (m.direction === "lower" ? v < best : v > best)) best = v
+const bestOf = (values: ReadonlyArray<{ readonly value: number | null | undefined; readonly usesGold: boolean }>, m: MetricDescription): string | undefined => {
+  let top: number | undefined
+  for (const { usesGold, value } of values) {
+    if (usesGold || value === null || value === undefined || !Number.isFinite(value)) continue
+    if (top === undefined || (m.direction === "lower" ? value < top : value > top)) top = value
   }
-  return best === undefined ? undefined : Format.number(best)
+  return top === undefined ? undefined : Format.number(top)
 }
 
+/** The best value of a metric on one instance type as shown (see {@link bestOf}). */
+export const bestShown = (cells: ReadonlyArray<CellSummary>, slice: Slice, m: MetricDescription): string | undefined =>
+  bestOf(cells.map((c) => ({ value: c.slices[slice].metrics[m.name]?.mean, usesGold: c.usesGold })), m)
+
 /**
- * The table with the best value of each metric column marked (`best`): among the rows of cells
- * that read no gold labels, in the metric's direction; cells showing the same rounded value share it.
- * `metricOf(i)` names the metric of column i (undefined for other columns).
+ * The table with the best value of each metric column marked (`best`), by {@link bestOf} over its
+ * rows (row k is cell k). `metricOf(i)` names the metric of column i (undefined for other columns).
  */
 const markBest = (t: Table, cells: ReadonlyArray<CellSummary>, metricOf: (column: number) => MetricDescription | undefined): Table => {
   const best = t.columns.map((_, i) => {
     const m = metricOf(i)
-    if (m === undefined) return undefined
-    let top: number | undefined
-    t.rows.forEach((r, k) => {
-      const v = r.cells[i]?.value
-      if (cells[k]?.usesGold !== false || v === null || v === undefined || !Number.isFinite(v)) return
-      if (top === undefined || (m.direction === "lower" ? v < top : v > top)) top = v
-    })
-    return top === undefined ? undefined : Format.number(top)
+    return m === undefined ? undefined : bestOf(t.rows.map((r, k) => ({ value: r.cells[i]?.value, usesGold: cells[k]?.usesGold !== false })), m)
   })
   return {
     ...t,
@@ -421,8 +416,7 @@ const markBest = (t: Table, cells: ReadonlyArray<CellSummary>, metricOf: (column
 /** Cell x headline metrics for one instance type: value [95% CI] (own n where it differs from N), the best of each column marked. */
 export const headline = (a: Pick<Analysis, "summary" | "baseline" | "main" | "compared">, slice: Slice): Table => {
   const metrics = headlineMetrics(a)
-  const best = metrics.map((m) => bestShown(a.summary.cells, slice, m))
-  return {
+  return markBest({
     id: `headline-${slice}`,
     title: `Headline metrics, ${Notes.sliceTitle(slice)}`,
     notes: [
@@ -434,14 +428,10 @@ export const headline = (a: Pick<Analysis, "summary" | "baseline" | "main" | "co
       const s = c.slices[slice]
       return cellRow(a, c, [
         num(String(s.n), s.n),
-        ...metrics.map((m, i) => {
-          const e = s.metrics[m.name]
-          const cell = withN(e, s.n, true)
-          return !c.usesGold && e?.mean !== null && e?.mean !== undefined && Format.number(e.mean) === best[i] ? { ...cell, best: true } : cell
-        })
+        ...metrics.map((m) => withN(s.metrics[m.name], s.n, true))
       ])
     })
-  }
+  }, a.summary.cells, (i) => (i >= 2 ? metrics[i - 2] : undefined))
 }
 
 /** The headline tables of a run, one per instance type (all instances first): what a results viewer shows first. */
