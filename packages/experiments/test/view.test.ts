@@ -92,6 +92,9 @@ describe("viewer catalog", () => {
       expect(runs.length).toBe(3)
       const withProblem = runs.find((r) => r.id === v1)!
       expect([withProblem.started, withProblem.problems]).toEqual([null, [expect.stringMatching(/^run\.json cannot be read \(.*\); start time and duration are not shown$/)]])
+      // ... and the run still opens, with the same note.
+      const opened = yield* catalog.detail(v1)
+      expect([opened.entry.started, opened.entry.problems]).toEqual([null, withProblem.problems])
       for (const id of ["..", "../runs", root, `${v1}/../../..`]) {
         const refused = yield* Effect.flip(catalog.detail(id))
         expect([refused.status, refused.message], id).toEqual([404, `no run "${id}" under ${catalog.root}`])

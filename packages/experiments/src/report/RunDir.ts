@@ -155,9 +155,15 @@ export const read = (dir: string): Effect.Effect<Run, RunError, FileSystem.FileS
 
 /**
  * Read a run directory as {@link read} does, handing every decoded line to `also` as well (the
- * results viewer keeps whole lines for its instance pages), so the file is read once.
+ * results viewer keeps whole lines for its instance pages), so the file is read once. With
+ * `info: "caller"` run.json is left to the caller (the viewer reads it leniently: a malformed
+ * record costs the start time, not the run).
  */
-export const readWith = (dir: string, also: (row: Row) => void): Effect.Effect<Run, RunError, FileSystem.FileSystem> =>
+export const readWith = (
+  dir: string,
+  also: (row: Row) => void,
+  options: { readonly info?: "read" | "caller" } = {}
+): Effect.Effect<Run, RunError, FileSystem.FileSystem> =>
   Effect.gen(function*() {
     const fileSystem = yield* FileSystem.FileSystem
     const info = yield* fileSystem.stat(dir).pipe(Effect.option)
@@ -178,7 +184,7 @@ export const readWith = (dir: string, also: (row: Row) => void): Effect.Effect<R
       also(row)
     })
     const index = b.finish()
-    const runInfo = (yield* exists(fileSystem, infoFile))
+    const runInfo = options.info !== "caller" && (yield* exists(fileSystem, infoFile))
       ? yield* Effect.flatMap(readJson(fileSystem, infoFile, "the run record"), (v) => parseInfo(v, infoFile))
       : undefined
     return { dir, summary, index, info: runInfo }

@@ -361,11 +361,13 @@ export const make = (root: string, options: CatalogOptions = {}): Effect.Effect<
         // The instance pages need whole lines (inference, generation, per-pair usage): the viewer keeps them.
         const rows: Array<Row> = []
         const metas = new Map<string, Row["meta"]>()
-        const run = yield* RunDir.readWith(found.dir, (row) => void rows.push(slim(row, metas))).pipe(
+        const read = yield* RunDir.readWith(found.dir, (row) => void rows.push(slim(row, metas)), { info: "caller" }).pipe(
           Effect.provideService(FileSystem.FileSystem, fileSystem),
           Effect.mapError((e) => new ViewError({ status: 500, message: e.message }))
         )
-        const { identity, problems } = yield* records(found.dir)
+        // run.json read once, leniently: a malformed record is a problem shown with the run, not a failed page.
+        const { identity, info, problems } = yield* records(found.dir)
+        const run: RunDir.Run = { ...read, info }
         const { main, mainReason } = safeMain(run.summary)
         const order: Array<string> = []
         const byInstance = new Map<string, Map<string, Row>>()
