@@ -30,9 +30,9 @@ import {
   type Trace
 } from "@cupid-lab/core"
 import { Errors as CoreErrorsModule, Files } from "@cupid-lab/core"
-import type { FileSystem } from "@effect/platform"
+import { FileSystem } from "@effect/platform"
 import * as NodeFileSystem from "@effect/platform-node/NodeFileSystem"
-import { Cause, Clock, Effect, Either, Exit, Option, Stream } from "effect"
+import { Cause, Clock, Effect, Either, Exit, Option, type Scope, Stream } from "effect"
 import * as path from "node:path"
 import * as Build from "./Build.js"
 import * as PairLoop from "./internal/PairLoop.js"
@@ -87,6 +87,24 @@ export interface Outcome {
 }
 
 /** Replace `file` atomically; a failure names the file and says why in words. */
+/** Where a sweep keeps its lines' records while it runs (inside the run directory, under its lock). */
+export const spillName = ".lines.tmp"
+
+/** The run directory's spill directory, empty (a killed sweep's leftovers go), removed when the scope closes. */
+const spillDirectory = (out: string): Effect.Effect<string, RunError, FileSystem.FileSystem | Scope.Scope> =>
+  Effect.flatMap(FileSystem.FileSystem, (fileSystem) => {
+    const dir = path.join(out, spillName)
+    const remove = fileSystem.remove(dir, { recursive: true, force: true })
+    return Effect.acquireRelease(
+      remove.pipe(
+        Effect.zipRight(fileSystem.makeDirectory(dir, { recursive: true })),
+        Effect.mapError((e) => new RunError({ path: dir, reason: `cannot make the directory for the lines' records: ${Files.describe(e)}` })),
+        Effect.as(dir)
+      ),
+      () => Effect.ignore(remove)
+    )
+  })
+
 const writeFile = (file: string, text: string): Effect.Effect<void, RunError, FileSystem.FileSystem> =>
   Files.writeFileAtomic(file, text).pipe(Effect.mapError((e) => new RunError({ path: file, reason: `cannot write: ${Files.describe(e)}` })))
 
@@ -214,6 +232,9 @@ const runPairs = (
         )
       }
 
+      // The lines' records (report/LineRecords.ts) go to files here, one per cell, so that the sweep
+      // holds no per-line data; removed when the sweep ends, after the results files are written.
+      const spill = yield* spillDirectory(out)
       // A large run's results.csv and results.parquet are written by a worker thread, started now so
       // that it has loaded its code by the time the lines are in (see report/ResultFiles.ts).
       const earlyThread = options.report !== false && ResultFiles.wantsThread((p.instances ?? 0) * built.length) ? yield* ResultFiles.thread({ warn: log }) : undefined
@@ -266,7 +287,7 @@ const runPairs = (
       const folding = o.kept === 0
       // The reports' columns, from which the summary is computed too (the lines themselves are not
       // kept: see report/Rows.ts).
-      const foldedRows = Rows.builder()
+      const foldedRows = Rows.builder({ spill })
       const holdMs = 1000
       const held = new Map<number, Completed>()
       let nextSeq = 0
@@ -358,7 +379,7 @@ const runPairs = (
       // as it went. Otherwise they are built in the pass that sorts the file, from each line's text:
       // the lines of this sweep are not kept in memory to spare the decoding.
       const prefolded = folding && ordered
-      let rows = prefolded ? foldedRows : Rows.builder()
+      let rows = prefolded ? foldedRows : Rows.builder({ spill })
       let lineNo = 0
       const onLine = (text: string | undefined): Either.Either<void, RunError> => {
         lineNo++
@@ -376,9 +397,11 @@ const runPairs = (
       })
       if (prefolded && final.rewritten) {
         // The lines were not in final order after all: build the columns again from the sorted file.
-        rows = Rows.builder()
+        rows = Rows.builder({ spill })
         yield* RunDir.foldRows(store.file, (row) => rows.add(row))
       }
+      const spillFailed = rows.failure()
+      if (spillFailed !== undefined) return yield* new RunError({ path: spill, reason: `${spillFailed}; every line is in ${store.file}: rerun the sweep (or \`report --run\`) once there is room` })
       if (final.orphaned > 0) log(`${final.orphaned} lines of instances not in this dataset moved to ${ResultStore.orphanFileName}`)
       const index = rows.finish()
       // The results files go first (to a thread for a large run), so that they are written while the

@@ -4,7 +4,10 @@
  * totals, model use, failures and the example lines are the lines' own values; keys that only some
  * lines score stay absent on the others.
  */
-import { describe, expect, it } from "vitest"
+import * as fs from "node:fs"
+import * as os from "node:os"
+import * as path from "node:path"
+import { describe, expect, it, onTestFinished } from "vitest"
 import type { Row } from "../src/ResultLine.js"
 import * as Csv from "../src/report/Csv.js"
 import * as Rows from "../src/report/Rows.js"
@@ -89,5 +92,78 @@ describe("the reports' columns", () => {
     expect([...idx.exampleRows.keys()]).toEqual(["p1:consistent", "p1:changing"])
     expect(idx.exampleRows.get("p1:changing")!.get("a")).toBe(lines[4])
     expect(idx.exampleRows.get("p1:consistent")!.get("b")!.inference).toEqual({ preference: "inferred by b" })
+  })
+})
+
+describe("the reports' columns kept in spill files", () => {
+  // Lines in the results file's order (instance, then cell), several windows of the CSV's reader.
+  const many: Array<Row> = []
+  const cells = ["a", "b", "c"]
+  for (let k = 0; k < Math.ceil((LineTable.windowLines * 2 + 500) / cells.length); k++) {
+    const type = (["consistent", "contrastive", "changing"] as const)[k % 3]!
+    for (const [c, cell] of cells.entries()) {
+      const failed = (k + c) % 97 === 0
+      many.push(row(cell, `p${k}:${type}`, type, failed ? {} : { "r.recall": ((k * 7 + c) % 11) / 10, "i.p": { num: k % 3, den: 3 } }, {
+        ...(failed ? { status: "failed", selected: null, error: { stage: "retrieve", plugin: cell, tag: "StageError", message: `no. ${k} — ü` } } : {}),
+        ...(k % 5 === 0 ? { usage: usage(2, 1) } : {}),
+        ...(k % 7 === 0 ? { selected: [] } : { selected: [`s${k % 4}`, "s9"] })
+      }))
+    }
+  }
+  const inMemory = Rows.index(many)
+
+  const spilled = (options: Omit<Rows.BuilderOptions, "spill"> = {}) => {
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), "rows-spill-"))
+    onTestFinished(() => fs.rmSync(dir, { recursive: true, force: true }))
+    const b = Rows.builder({ spill: dir, ...options })
+    for (const r of many) b.add(r)
+    return { dir, b, idx: b.finish() }
+  }
+
+  it("write the same CSV, a window of lines at a time, as the lines themselves", () => {
+    const { dir, idx } = spilled()
+    expect(fs.readdirSync(dir).sort()).toEqual(["cell-0.bin", "cell-1.bin", "cell-2.bin"])
+    expect(idx.lines).toBe(many.length)
+    expect(Csv.render(LineTable.lines(idx.table))).toBe(Csv.render(many))
+    // Reading an earlier window again starts the records over and gives the same fields.
+    const f = LineTable.lines(idx.table)
+    const last = many.length - 1
+    expect([f.instance(last), f.cell(last)]).toEqual([many[last]!.instance, many[last]!.cell])
+    expect([f.instance(1), f.cell(1), f.error(1)]).toEqual([many[1]!.instance, many[1]!.cell, many[1]!.error])
+  })
+
+  it("give each cell's columns as the lines in memory do, with no cell kept decoded", () => {
+    const { idx } = spilled({ cacheBytes: 0 })
+    for (const cell of cells) {
+      const disk = idx.columns(cell)!, mem = inMemory.columns(cell)!
+      expect([...disk.slot]).toEqual([...mem.slot])
+      expect([...disk.metric("r.recall").values]).toEqual([...mem.metric("r.recall").values])
+      expect([...disk.metric("i.p").den]).toEqual([...mem.metric("i.p").den])
+      // not kept: read again from the file each time
+      expect(idx.columns(cell)).not.toBe(disk)
+    }
+    expect(Rows.columnsOf(idx, "c", Rows.sharedInstances(idx, "a", "c", "changing"))({ name: "r.recall", aggregate: { _tag: "Mean" } }))
+      .toEqual(Rows.columnsOf(inMemory, "c", Rows.sharedInstances(inMemory, "a", "c", "changing"))({ name: "r.recall", aggregate: { _tag: "Mean" } }))
+  })
+
+  it("keep decoded cells within the byte budget, the latest first", () => {
+    const one = Math.max(...cells.map((c) => inMemory.columns(c)!.bytes))
+    const { idx } = spilled({ cacheBytes: one * 2 + 1 })
+    const a = idx.columns("a"), b = idx.columns("b")
+    expect(idx.columns("a")).toBe(a)
+    expect(idx.columns("b")).toBe(b)
+    expect(idx.columns("a")).toBe(a)
+    idx.columns("c") // b was used least recently: it goes
+    expect(idx.columns("a")).toBe(a)
+    expect(idx.columns("b")).not.toBe(b)
+  })
+
+  it("say which directory could not be written, and stop recording", () => {
+    const { b, dir } = spilled()
+    expect(b.failure()).toBeUndefined()
+    fs.rmSync(dir, { recursive: true, force: true })
+    // The next records fill the file buffer, whose write fails.
+    for (const r of many) b.add(r)
+    expect(b.failure()).toMatch(new RegExp(`^cannot write the lines' records to ${dir}: ENOENT`))
   })
 })

@@ -110,6 +110,21 @@ describe("Runner.sweep", () => {
       expect(took).toBeGreaterThanOrEqual(1300)
     }))
 
+  it.effect("keeps the lines' records in the run directory only while it runs: a killed sweep's leftovers go, nothing is left after", () =>
+    Effect.gen(function*() {
+      const config = yield* setup(configText())
+      const spill = path.join(config.out, Runner.spillName)
+      // What a sweep killed while writing its records leaves behind.
+      fs.mkdirSync(spill, { recursive: true })
+      fs.writeFileSync(path.join(spill, "cell-0.bin"), "not a record")
+      const outcome = yield* Runner.sweep(config, { plugins: testPlugins, openDataset: opener(data) })
+      expect(fs.existsSync(spill)).toBe(false)
+      expect(outcome.pairs.done).toBe(9)
+      const fresh = yield* setup(configText())
+      yield* Runner.sweep(fresh, { plugins: testPlugins, openDataset: opener(data) })
+      expect(outputs(config.out)).toEqual(outputs(fresh.out))
+    }))
+
   it.effect("a rerun does no work and leaves every output byte-identical", () =>
     Effect.gen(function*() {
       const config = yield* setup(configText())

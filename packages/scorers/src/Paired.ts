@@ -333,48 +333,112 @@ export interface Family {
  * `permutations`, so each comparison equals {@link compare} with the permutations it ended with.
  * Tests with as many rows that differ share their sign patterns (and tests of one n their resamples).
  */
-export const family = (tests: ReadonlyArray<Test>, options: FamilyOptions): Family => {
-  const prepared = tests.map((t) => prepare(t.a, t.b, t.rows))
-  const testable = prepared.filter((p) => p._tag === "Spec" || p.comparison.n > 0).length
-  const refined = options.permutations ?? permutationsFor(testable)
-  const first = Math.min(screening, refined)
+export const family = (tests: ReadonlyArray<Test>, options: FamilyOptions): Family => familyOf([() => tests], options)
+
+/** A test's outcome as far as a pass got, without its data. */
+interface Pending {
+  /** Final: a large-sample comparison or one without a test. */
+  done?: Comparison
+  n: number
+  observed: number
+  flips: number
+  ci95: readonly [number, number]
+  result?: Resampling.TestResult
+  extremes: number
+}
+
+/**
+ * {@link family} over tests given a block at a time: a block is loaded when a pass needs it and
+ * dropped after, so a family over many cells holds one block's columns at a time (a run's report
+ * gives each cell's tests against the baseline, or each pair of cells, as a block). The first
+ * pass loads every block once; a block is loaded again only when one of its tests needs more
+ * permutations (or, in a family of more than 52,000 tests, an exact p beyond 20 rows). Results
+ * equal {@link family} over the concatenated blocks, in that order.
+ */
+export const familyOf = (blocks: ReadonlyArray<() => ReadonlyArray<Test>>, options: FamilyOptions): Family => {
+  const noInterval: readonly [number, number] = [NaN, NaN]
   const form = { interval: options.intervals !== false, minVarying: options.minVarying ?? Asymptotic.minVarying }
-  const large = prepared.map((p) => (p._tag === "Spec" ? largeOf(p, options.largeSample, form) : undefined))
-  const results: Array<Resampling.TestResult | undefined> = prepared.map((p, i) =>
-    large[i] === undefined && p._tag === "Spec" && Resampling.exactFor(p.spec.flips, refined) ? Resampling.exactTest(p.spec) : undefined
-  )
-  // Monte-Carlo tests by the rows that differ, so that each group walks one stream of sign patterns.
-  const groups = new Map<number, Array<number>>()
-  prepared.forEach((p, i) => {
-    if (p._tag !== "Spec" || results[i] !== undefined || large[i] !== undefined) return
-    groups.set(p.spec.flips, [...(groups.get(p.spec.flips) ?? []), i])
-  })
-  const specs = prepared.map((p) => (p._tag === "Spec" ? p.spec : undefined))
-  const extremes = prepared.map(() => 0)
-  const run = (indices: ReadonlyArray<number>, from: number, to: number) =>
-    Resampling.monteCarloExtremes(indices.map((i) => specs[i]!), options.seed, from, to).forEach((c, j) => (extremes[indices[j]!]! += c))
-  for (const indices of groups.values()) {
-    run(indices, 0, first)
-    for (const i of indices) results[i] = Resampling.monteCarloTest(extremes[i]!, first)
+  // The screening pass's permutations do not depend on the family's size (permutationsFor is never below screening).
+  const first = Math.min(screening, options.permutations ?? screening)
+  const tests: Array<Pending> = []
+  const starts: Array<number> = []
+  /** Run Monte-Carlo permutations [from, to) for some tests of one block, those of as many rows that differ together. */
+  const permute = (prepared: ReadonlyArray<Prepared>, offset: number, indices: ReadonlyArray<number>, from: number, to: number) => {
+    const groups = new Map<number, { readonly indices: Array<number>; readonly specs: Array<Resampling.PairedSpec> }>()
+    for (const i of indices) {
+      const p = prepared[i - offset]!
+      if (p._tag !== "Spec") continue
+      const g = groups.get(p.spec.flips) ?? { indices: [], specs: [] }
+      g.indices.push(i)
+      g.specs.push(p.spec)
+      groups.set(p.spec.flips, g)
+    }
+    for (const g of groups.values()) {
+      Resampling.monteCarloExtremes(g.specs, options.seed, from, to).forEach((c, j) => (tests[g.indices[j]!]!.extremes += c))
+    }
   }
-  const ranked = results.map((r, i) => [r?.p ?? NaN, i] as const).filter(([p]) => Number.isFinite(p)).sort((x, y) => x[0] - y[0] || x[1] - y[1])
-  const refine = new Map<number, Array<number>>()
+  const exactNow = (flips: number) => Resampling.exactFor(flips, options.permutations ?? 0)
+  for (const load of blocks) {
+    const offset = tests.length
+    starts.push(offset)
+    const prepared = load().map((t) => prepare(t.a, t.b, t.rows))
+    const screen: Array<number> = []
+    prepared.forEach((p, k) => {
+      const i = offset + k
+      if (p._tag === "None") {
+        tests.push({ done: p.comparison, n: p.comparison.n, observed: p.comparison.delta, flips: 0, ci95: noInterval, extremes: 0 })
+        return
+      }
+      const large = largeOf(p, options.largeSample, form)
+      const t: Pending = { n: p.spec.n, observed: p.observed, flips: p.spec.flips, ci95: noInterval, extremes: 0 }
+      tests.push(t)
+      if (large !== undefined) {
+        t.done = large
+        return
+      }
+      t.ci95 = options.intervals === false ? noInterval : interval(p, options)
+      if (exactNow(t.flips)) t.result = Resampling.exactTest(p.spec)
+      else screen.push(i)
+    })
+    permute(prepared, offset, screen, 0, first)
+    for (const i of screen) tests[i]!.result = Resampling.monteCarloTest(tests[i]!.extremes, first)
+  }
+  starts.push(tests.length)
+  const testable = tests.filter((t) => t.done === undefined || t.done.n > 0).length
+  const refined = options.permutations ?? permutationsFor(testable)
+  // Another pass over the blocks that hold some of `indices` (sorted): each such block is loaded
+  // and prepared again, and `run` given it with the indices of its own tests.
+  const again = (indices: ReadonlyArray<number>, run: (prepared: ReadonlyArray<Prepared>, offset: number, mine: ReadonlyArray<number>) => void) => {
+    let k = 0
+    for (let b = 0; b < blocks.length && k < indices.length; b++) {
+      const mine: Array<number> = []
+      while (k < indices.length && indices[k]! < starts[b + 1]!) mine.push(indices[k++]!)
+      if (mine.length > 0) run(blocks[b]!().map((t) => prepare(t.a, t.b, t.rows)), starts[b]!, mine)
+    }
+  }
+  // A family large enough for more permutations than 2^flips: those tests enumerate every pattern
+  // (which the first pass could not know before it had seen every block).
+  const upgrade = tests.flatMap((t, i) => (t.result?.test === "monte-carlo" && Resampling.exactFor(t.flips, refined) ? [i] : []))
+  again(upgrade, (prepared, offset, mine) => {
+    for (const i of mine) {
+      const p = prepared[i - offset]!
+      if (p._tag === "Spec") tests[i]!.result = Resampling.exactTest(p.spec)
+    }
+  })
+  const ranked = tests.map((t, i) => [t.result?.p ?? NaN, i] as const).filter(([p]) => Number.isFinite(p)).sort((x, y) => x[0] - y[0] || x[1] - y[1])
+  const refine: Array<number> = []
   if (refined > first) {
     ranked.forEach(([p, i], rank) => {
-      const r = results[i]!, pr = prepared[i]!
-      if (r.test !== "monte-carlo" || large[i] !== undefined || pr._tag !== "Spec" || (ranked.length - rank) * p >= refineBelow) return
-      refine.set(pr.spec.flips, [...(refine.get(pr.spec.flips) ?? []), i])
+      if (tests[i]!.result?.test === "monte-carlo" && (ranked.length - rank) * p < refineBelow) refine.push(i)
     })
   }
-  let refinedTests = 0
-  for (const indices of refine.values()) {
-    run(indices, first, refined)
-    for (const i of indices) results[i] = Resampling.monteCarloTest(extremes[i]!, refined)
-    refinedTests += indices.length
-  }
-  const noInterval: readonly [number, number] = [NaN, NaN]
-  const comparisons = prepared.map((p, i) =>
-    large[i] ?? (p._tag === "None" ? p.comparison : finish(p, options.intervals === false ? noInterval : interval(p, options), results[i]!))
+  refine.sort((x, y) => x - y)
+  again(refine, (prepared, offset, mine) => {
+    permute(prepared, offset, mine, first, refined)
+    for (const i of mine) tests[i]!.result = Resampling.monteCarloTest(tests[i]!.extremes, refined)
+  })
+  const comparisons = tests.map((t): Comparison =>
+    t.done ?? { n: t.n, delta: t.observed, ci95: t.ci95, p: t.result!.p, test: t.result!.test, permutations: t.result!.permutations }
   )
   return {
     comparisons,
@@ -383,9 +447,9 @@ export const family = (tests: ReadonlyArray<Test>, options: FamilyOptions): Fami
     permutations: {
       screening: first,
       refined,
-      refinedTests,
-      exactTests: results.filter((r) => r?.test === "exact").length,
-      normalTests: large.filter((l) => l !== undefined).length,
+      refinedTests: refine.length,
+      exactTests: tests.filter((t) => t.done === undefined && t.result?.test === "exact").length,
+      normalTests: tests.filter((t) => t.done !== undefined && t.done.test === "normal").length,
       ...(options.largeSample !== undefined ? { largeSample: options.largeSample } : {})
     }
   }

@@ -200,6 +200,34 @@ describe("family", () => {
   })
 })
 
+describe("family in blocks", () => {
+  it("equals the family over the blocks put together, loading a block again only for the tests it refines", () => {
+    const zeros = Array.from({ length: 30 }, () => 0)
+    const ones = Array.from({ length: 30 }, () => 1)
+    const a = Array.from({ length: 40 }, (_, i) => ((i * 7) % 10) / 10)
+    const strong = { a: Paired.mean(zeros), b: Paired.mean(ones) }
+    const none = { a: Paired.mean(ones), b: Paired.mean(ones) }
+    const moderate = { a: Paired.mean(a), b: Paired.mean(a.map((x, i) => x + (i % 4 === 0 ? -0.15 : 0.12))) }
+    const counts = { a: Paired.ratio(a.map((x) => Math.round(x * 3)), a.map(() => 3)), b: Paired.ratio(a.map((x, i) => Math.round(x * 3) + (i % 3 === 0 ? 1 : 0)), a.map(() => 4)) }
+    const unusable = { a: Paired.mean([NaN]), b: Paired.mean([1]) }
+    const wide = Array.from({ length: 300 }, (_, i) => ((i * 7) % 10) / 10)
+    const large = { a: Paired.mean(wide), b: Paired.mean(wide.map((x, i) => x + ((i * 3) % 7) / 10)) }
+    const blocks = [[moderate, none, unusable], Array.from({ length: 50 }, () => none), [counts, strong, large]]
+    const loads = blocks.map(() => 0)
+    const o = { seed: 5, resamples: 50, largeSample: 250 }
+    const inBlocks = Paired.familyOf(blocks.map((tests, b) => () => {
+      loads[b]!++
+      return tests
+    }), o)
+    expect(inBlocks).toEqual(Paired.family(blocks.flat(), o))
+    // 55 tests with a p-value -> 2200 permutations; only `strong` (p 1/2001 x 55 < 0.1) is refined
+    expect(inBlocks.permutations).toEqual({ screening: 2000, refined: 2200, refinedTests: 1, exactTests: 51, normalTests: 1, largeSample: 250 })
+    expect(inBlocks.comparisons[54]!.p).toBe(1 / 2201)
+    expect(inBlocks.comparisons[55]!.test).toBe("normal")
+    expect(loads).toEqual([1, 1, 2])
+  })
+})
+
 describe("rows equal in both cells", () => {
   it("leave the permutation distribution unchanged: 200 rows of which 10 differ get the exact p of those 10", () => {
     // ten differences of 1 among 190 zeros: of the 2^10 patterns of the ten, only all-plus and

@@ -138,35 +138,42 @@ export const compare = (a: RunDir.Run, b: RunDir.Run, options: Options = {}): Co
     warnings.push(`The runs read different data (fingerprints ${a.summary.dataset.hash.slice(0, 12)} and ${b.summary.dataset.hash.slice(0, 12)}); instances are paired by id.`)
   }
   const ia = a.index, ib = b.index
-  const plan: Array<{ match: Match; metric: MetricDescription; slice: Slice; ids: Array<string> }> = []
-  for (const match of matches) {
+  // One block of tests per matched pair of cells (every metric and slice), so that the tests hold
+  // two cells' columns at a time; each test's two values are taken when its block is first loaded.
+  const plan: Array<{ match: Match; metric: MetricDescription; slice: Slice }> = []
+  const values: Array<{ readonly a: ReturnType<typeof Paired.value>; readonly b: ReturnType<typeof Paired.value> }> = []
+  const blocks = matches.map((match) => {
+    const start = plan.length
     for (const metric of metrics) {
-      for (const slice of slices) plan.push({ match, metric, slice, ids: Rows.sharedIds(ia, match.a.id, ib, match.b.id, slice) })
+      for (const slice of slices) plan.push({ match, metric, slice })
     }
-  }
-  const cols = (t: (typeof plan)[number]) => [Rows.columnsOf(ia, t.match.a.id, Rows.numbers(ia, t.ids))(t.metric), Rows.columnsOf(ib, t.match.b.id, Rows.numbers(ib, t.ids))(t.metric)] as const
+    return (): ReadonlyArray<Paired.Test> => {
+      const of = new Map(slices.map((slice) => {
+        const ids = Rows.sharedIds(ia, match.a.id, ib, match.b.id, slice)
+        return [slice, { a: Rows.columnsOf(ia, match.a.id, Rows.numbers(ia, ids)), b: Rows.columnsOf(ib, match.b.id, Rows.numbers(ib, ids)) }] as const
+      }))
+      return metrics.flatMap((metric, m) =>
+        slices.map((slice, s) => {
+          const ca = of.get(slice)!.a(metric), cb = of.get(slice)!.b(metric)
+          values[start + m * slices.length + s] ??= { a: Paired.value(ca), b: Paired.value(cb) }
+          return { a: ca, b: cb }
+        })
+      )
+    }
+  })
   const seed = a.summary.seed
   const resamples = a.summary.resamples ?? 1000
   // Large-sample forms only where both runs used them, from the larger of their thresholds.
   const largeSample = a.summary.largeSample === undefined || b.summary.largeSample === undefined
     ? undefined
     : Math.max(a.summary.largeSample, b.summary.largeSample)
-  const fam = Paired.family(
-    plan.map((t) => {
-      const [ca, cb] = cols(t)
-      return { a: ca, b: cb }
-    }),
-    {
-      seed,
-      resamples,
-      ...(largeSample !== undefined ? { largeSample } : {}),
-      ...(options.permutations !== undefined ? { permutations: options.permutations } : {})
-    }
-  )
-  const rows = plan.map((t, i): Row => {
-    const [ca, cb] = cols(t)
-    return { match: t.match, metric: t.metric, slice: t.slice, a: Paired.value(ca), b: Paired.value(cb), comparison: fam.comparisons[i]!, pHolm: fam.adjusted[i]! }
+  const fam = Paired.familyOf(blocks, {
+    seed,
+    resamples,
+    ...(largeSample !== undefined ? { largeSample } : {}),
+    ...(options.permutations !== undefined ? { permutations: options.permutations } : {})
   })
+  const rows = plan.map((t, i): Row => ({ match: t.match, metric: t.metric, slice: t.slice, a: values[i]!.a, b: values[i]!.b, comparison: fam.comparisons[i]!, pHolm: fam.adjusted[i]! }))
   return {
     a,
     b,

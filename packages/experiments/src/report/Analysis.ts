@@ -236,38 +236,30 @@ export const analyze = (run: Pick<Run, "summary" | "index">, options: Options = 
     oracle: c.usesGold ? undefined : oracles.find((o) => withoutRetriever(o) === withoutRetriever(c))
   }))
 
-  // The instances a cell shares with the baseline, and their columns, depend on the slice, not on the metric.
-  type Shared = { readonly a: ReturnType<typeof columnsOf>; readonly b: ReturnType<typeof columnsOf> }
-  const shared = new Map<string, Shared>()
-  const sharedOf = (cell: string, slice: Slice): Shared => {
-    const k = `${cell}\u0000${slice}`
-    let s = shared.get(k)
-    if (s === undefined) {
-      const ids = sharedInstances(idx, baseline.id, cell, slice)
-      s = { a: columnsOf(idx, baseline.id, ids), b: columnsOf(idx, cell, ids) }
-      shared.set(k, s)
-    }
-    return s
-  }
+  // One block of tests per cell against the baseline (every metric and slice), so that the tests
+  // hold two cells' columns at a time. The instances a cell shares with the baseline, and their
+  // columns, depend on the slice, not on the metric.
   const plan: Array<{ cell: string; metric: MetricDescription; slice: Slice }> = []
+  const blocks: Array<() => ReadonlyArray<Paired.Test>> = []
   for (const c of summary.cells) {
     if (c.id === baseline.id) continue
     for (const metric of compared) {
       for (const slice of slices) plan.push({ cell: c.id, metric, slice })
     }
+    blocks.push(() => {
+      const shared = new Map(slices.map((slice) => {
+        const ids = sharedInstances(idx, baseline.id, c.id, slice)
+        return [slice, { a: columnsOf(idx, baseline.id, ids), b: columnsOf(idx, c.id, ids) }] as const
+      }))
+      return compared.flatMap((metric) => slices.map((slice) => ({ a: shared.get(slice)!.a(metric), b: shared.get(slice)!.b(metric) })))
+    })
   }
-  const tested = Paired.family(
-    plan.map((t) => {
-      const s = sharedOf(t.cell, t.slice)
-      return { a: s.a(t.metric), b: s.b(t.metric) }
-    }),
-    {
-      seed: summary.seed,
-      resamples: summary.resamples ?? 1000,
-      ...(summary.largeSample !== undefined ? { largeSample: summary.largeSample } : {}),
-      ...(options.permutations !== undefined ? { permutations: options.permutations } : {})
-    }
-  )
+  const tested = Paired.familyOf(blocks, {
+    seed: summary.seed,
+    resamples: summary.resamples ?? 1000,
+    ...(summary.largeSample !== undefined ? { largeSample: summary.largeSample } : {}),
+    ...(options.permutations !== undefined ? { permutations: options.permutations } : {})
+  })
   const pairwise = pairwiseOf(summary, idx, compared, options)
   const baselineTooSmall = new Map<Slice, { readonly n: number; readonly needed: number }>()
   if (tested.tests > 0) {

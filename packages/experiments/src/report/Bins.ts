@@ -51,18 +51,13 @@ const binned = (
   groups: ReadonlyArray<{ label: string; lo: number; hi: number; ids: ArrayLike<number> }>,
   cells: ReadonlyArray<CellSummary>,
   idx: Index
-): Binned => ({
-  metric,
-  by,
-  bins: groups.filter((g) => g.ids.length > 0).map((g) => {
-    const values = new Map<string, BinValue>()
-    for (const c of cells) {
-      const v = Paired.value(columnsOf(idx, c.id, g.ids)(metric))
-      values.set(c.id, v)
-    }
-    return { label: g.label, lo: g.lo, hi: g.hi, instances: g.ids.length, values }
-  })
-})
+): Binned => {
+  const kept = groups.filter((g) => g.ids.length > 0)
+  // A cell at a time over every bin (a large run's cells are read back one by one).
+  const values = kept.map(() => new Map<string, BinValue>())
+  for (const c of cells) kept.forEach((g, b) => values[b]!.set(c.id, Paired.value(columnsOf(idx, c.id, g.ids)(metric))))
+  return { metric, by, bins: kept.map((g, b) => ({ label: g.label, lo: g.lo, hi: g.hi, instances: g.ids.length, values: values[b]! })) }
+}
 
 export const recency = (metric: MetricDescription, cells: ReadonlyArray<CellSummary>, idx: Index): Binned | undefined => {
   const withPos = idx.instances.map((r, k) => [r, k] as const).filter(([r]) => r.meta.relevantMeanPosition !== null)

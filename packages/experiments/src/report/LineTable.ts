@@ -1,11 +1,9 @@
 /**
- * Every line's CSV fields as plain data: strings shared per cell and per instance, typed arrays
- * per line, and the errors by line. {@link Rows} builds it as lines go by; {@link lines} reads it
- * field by field as results.csv and results.parquet need ({@link Csv.Lines}). Being plain data,
- * it can be posted to a worker thread as it is (see ResultFiles.ts).
- *
- * A score key's columns may be shorter than the table (a key first or last scored before the end):
- * past its end a line has no such score.
+ * Every line's CSV fields, as results.csv and results.parquet read them: the run's cells with their
+ * stores of line records ({@link LineRecords}), the instances' ids and types, and the score keys.
+ * {@link Rows} builds it as lines go by; {@link lines} reads the cells' records back in line order,
+ * a window of lines at a time, so writing the files holds one window, never the run. Being plain
+ * data, a table can be posted to a worker thread as it is (see ResultFiles.ts).
  *
  * @example
  * import * as LineTable from "@cupid-lab/experiments/report/LineTable"
@@ -13,77 +11,122 @@
  * l.cell(0) // the first line's cell id
  */
 import type * as Csv from "./Csv.js"
-import type { Row } from "./RunDir.js"
+import * as LineRecords from "./LineRecords.js"
 
-type LineError = NonNullable<Row["error"]>
-
-/**
- * One score key over the lines: present (1) or not, a Mean's value, a Ratio's counts; NaN where
- * absent. Each column may end before the table does (or be empty): past its end, NaN.
- */
-export interface KeyColumns {
+export interface ScoreKey {
   readonly key: string
+  /** Its number in the records. */
+  readonly no: number
   /** Some line scored it with counts (a Ratio metric). */
   readonly counted: boolean
-  readonly present: Uint8Array
-  readonly values: Float64Array
-  readonly num: Float64Array
-  readonly den: Float64Array
 }
 
 export interface LineTable {
   readonly length: number
-  readonly cellIds: ReadonlyArray<string>
-  readonly cellNames: ReadonlyArray<string>
+  /** The cells in first-seen order, each with its lines' records. */
+  readonly cells: ReadonlyArray<{ readonly id: string; readonly name: string; readonly records: LineRecords.StoreRef }>
   /** Instance ids, persona ids and types, by instance number. */
   readonly instances: ReadonlyArray<string>
   readonly personaIds: ReadonlyArray<string>
   readonly types: ReadonlyArray<string>
-  /** Per line: its cell's position in `cellIds`, its instance number. */
-  readonly lineCell: Int32Array
-  readonly lineInstance: Int32Array
-  /** Per line: 1 when it failed. */
+  /** Sorted by key. */
+  readonly keys: ReadonlyArray<ScoreKey>
+}
+
+/** Lines decoded at once by {@link lines}: the writers read in increasing line order, at most a parquet row group (10,000 lines) at a time. */
+export const windowLines = 10_000
+
+type Score = number | null | { readonly num: number; readonly den: number } | undefined
+
+/** One window of lines as columns. */
+interface Window {
+  readonly start: number
+  readonly length: number
+  readonly cell: Int32Array
+  readonly instance: Int32Array
   readonly failed: Uint8Array
-  /** Per line: its selection's number in `selections`; -1 without a selection. */
-  readonly selection: Int32Array
-  /** The selections of the lines, each once: session ids joined by one space. */
-  readonly selections: ReadonlyArray<string>
-  /** Per line, usage totals; each column may end before the table does (or be empty): past its end, 0. */
+  readonly selection: Array<string | null>
   readonly calls: Float64Array
   readonly promptTokens: Float64Array
   readonly completionTokens: Float64Array
-  /** The errors of the lines that have one, by line. */
-  readonly errors: ReadonlyMap<number, LineError>
-  /** Sorted by key. */
-  readonly keys: ReadonlyArray<KeyColumns>
+  readonly errors: Map<number, LineRecords.LineError>
+  /** By key number: the line's score (undefined where it has none). */
+  readonly scores: ReadonlyArray<Array<Score>>
 }
 
-const at = (column: Float64Array, i: number): number => (i < column.length ? column[i]! : NaN)
-
-/** A table's lines as the CSV and results.parquet read them. */
+/**
+ * A table's lines as the CSV and results.parquet read them, by position. Lines are decoded a window
+ * of {@link windowLines} at a time as the position moves forward; reading an earlier window again
+ * starts the records over (correct, but the writers never need it).
+ */
 export const lines = (t: LineTable): Csv.Lines => {
-  const byKey = new Map(t.keys.map((k) => [k.key, k]))
+  const keyCount = t.keys.reduce((m, k) => Math.max(m, k.no + 1), 0)
+  let merged = LineRecords.merge(t.cells.map((c) => c.records))
+  let decoded = 0
+  let w: Window | undefined
+  const load = (i: number): Window => {
+    if (w !== undefined && i >= w.start && i < w.start + w.length) return w
+    const start = Math.floor(i / windowLines) * windowLines
+    if (start < decoded) {
+      merged = LineRecords.merge(t.cells.map((c) => c.records))
+      decoded = 0
+    }
+    // Skip to the window (the writers never skip one).
+    while (decoded < start && merged.next() !== undefined) decoded++
+    const n = Math.min(windowLines, t.length - start)
+    const win: Window = {
+      start,
+      length: n,
+      cell: new Int32Array(n),
+      instance: new Int32Array(n),
+      failed: new Uint8Array(n),
+      selection: new Array<string | null>(n),
+      calls: new Float64Array(n),
+      promptTokens: new Float64Array(n),
+      completionTokens: new Float64Array(n),
+      errors: new Map(),
+      scores: Array.from({ length: keyCount }, () => new Array<Score>(n))
+    }
+    for (let k = 0; k < n; k++) {
+      const next = merged.next()
+      if (next === undefined) throw new Error(`the line records end after ${decoded} lines; the table has ${t.length}`)
+      decoded++
+      const { cursor: c, store } = next
+      win.cell[k] = store
+      win.instance[k] = c.instance
+      win.failed[k] = c.failed ? 1 : 0
+      const h = c.head()
+      win.selection[k] = h.selection
+      win.calls[k] = h.calls
+      win.promptTokens[k] = h.promptTokens
+      win.completionTokens[k] = h.completionTokens
+      if (h.error !== null) win.errors.set(k, h.error)
+      c.scores((key, kind, a, b) => {
+        win.scores[key]![k] = kind === LineRecords.kinds.counts
+          ? (Number.isNaN(a) && Number.isNaN(b) ? null : { num: a, den: b })
+          : kind === LineRecords.kinds.value && !Number.isNaN(a) ? a : null
+      })
+    }
+    return (w = win)
+  }
+  const byKey = new Map(t.keys.map((k) => [k.key, k.no]))
   return {
     length: t.length,
-    scoreKeys: t.keys.map(({ key, counted }) => ({ key, counted })),
-    cell: (i) => t.cellIds[t.lineCell[i]!]!,
-    cellName: (i) => t.cellNames[t.lineCell[i]!]!,
-    instance: (i) => t.instances[t.lineInstance[i]!]!,
-    personaId: (i) => t.personaIds[t.lineInstance[i]!]!,
-    type: (i) => t.types[t.lineInstance[i]!]!,
-    status: (i) => (t.failed[i] === 1 ? "failed" : "ok"),
-    selected: (i) => (t.selection[i]! < 0 ? null : t.selections[t.selection[i]!]!),
+    scoreKeys: t.keys.map(({ counted, key }) => ({ key, counted })),
+    cell: (i) => t.cells[load(i).cell[i - w!.start]!]!.id,
+    cellName: (i) => t.cells[load(i).cell[i - w!.start]!]!.name,
+    instance: (i) => t.instances[load(i).instance[i - w!.start]!]!,
+    personaId: (i) => t.personaIds[load(i).instance[i - w!.start]!]!,
+    type: (i) => t.types[load(i).instance[i - w!.start]!]!,
+    status: (i) => (load(i).failed[i - w!.start] === 1 ? "failed" : "ok"),
+    selected: (i) => load(i).selection[i - w!.start]!,
     score: (key) => {
-      const c = byKey.get(key)
-      return (i) => {
-        if (c === undefined || i >= c.present.length || c.present[i] === 0) return undefined
-        const num = at(c.num, i), den = at(c.den, i), value = at(c.values, i)
-        return !Number.isNaN(num) || !Number.isNaN(den) ? { num, den } : Number.isNaN(value) ? null : value
-      }
+      const no = byKey.get(key)
+      return (i) => (no === undefined ? undefined : load(i).scores[no]![i - w!.start])
     },
-    calls: (i) => (i < t.calls.length ? t.calls[i]! : 0),
-    promptTokens: (i) => (i < t.promptTokens.length ? t.promptTokens[i]! : 0),
-    completionTokens: (i) => (i < t.completionTokens.length ? t.completionTokens[i]! : 0),
-    error: (i) => t.errors.get(i) ?? null
+    calls: (i) => load(i).calls[i - w!.start]!,
+    promptTokens: (i) => load(i).promptTokens[i - w!.start]!,
+    completionTokens: (i) => load(i).completionTokens[i - w!.start]!,
+    error: (i) => load(i).errors.get(i - w!.start) ?? null
   }
 }

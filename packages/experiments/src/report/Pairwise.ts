@@ -74,34 +74,49 @@ export const compute = (
   options: { readonly seed: number; readonly resamples: number; readonly permutations?: number }
 ): Pairwise => {
   const cells = summary.cells
-  const plan: Array<{ readonly i: number; readonly j: number; readonly metric: MetricDescription; readonly slice: Slice; readonly n: number }> = []
-  const tests: Array<Paired.Test> = []
-  for (const slice of slices) {
-    // Each cell's columns over all the slice's instances, gathered once (NaN where the cell has no
-    // ok line): the paired tests keep the rows where both sides are finite, which are the
-    // instances both cells scored, in the same order as gathering them per pair would give.
-    const numbers: Array<number> = []
-    idx.instances.forEach((facts, k) => void ((slice === "all" || facts.type === slice) && numbers.push(k)))
-    const byCell = cells.map((c) => {
-      const of = columnsOf(idx, c.id, numbers)
-      const memo = new Map<string, Paired.Columns>()
-      return (metric: MetricDescription) => {
-        let hit = memo.get(metric.name)
-        if (hit === undefined) memo.set(metric.name, (hit = of(metric)))
-        return hit
-      }
-    })
-    for (let i = 0; i < cells.length; i++) {
-      for (let j = i + 1; j < cells.length; j++) {
-        const n = sharedCount(idx, cells[i]!.id, cells[j]!.id, numbers)
-        for (const metric of metrics) {
-          plan.push({ i, j, metric, slice, n })
-          tests.push({ a: byCell[i]!(metric), b: byCell[j]!(metric) })
-        }
-      }
+  // Each slice's instance numbers; a cell's columns over all of them (NaN where the cell has no ok
+  // line): the paired tests keep the rows where both sides are finite, which are the instances both
+  // cells scored, in the same order as gathering them per pair would give.
+  const numbers = slices.map((slice) => {
+    const out: Array<number> = []
+    idx.instances.forEach((facts, k) => void ((slice === "all" || facts.type === slice) && out.push(k)))
+    return out
+  })
+  const gathered = (cell: number) => {
+    const of = numbers.map((ns) => columnsOf(idx, cells[cell]!.id, ns))
+    const memo = new Map<string, Paired.Columns>()
+    return (s: number, metric: MetricDescription) => {
+      const key = `${s}\u0000${metric.name}`
+      let hit = memo.get(key)
+      if (hit === undefined) memo.set(key, (hit = of[s]!(metric)))
+      return hit
     }
   }
-  const family = Paired.family(tests, {
+  // One block of tests per pair of cells (every slice and metric), so that the tests hold two
+  // cells' columns at a time; cell i's are gathered once for all its pairs.
+  // (n, the instances both cells scored ok, is counted when the block is loaded.)
+  const plan: Array<{ readonly i: number; readonly j: number; readonly metric: MetricDescription; readonly slice: Slice; n: number }> = []
+  const blocks: Array<() => ReadonlyArray<Paired.Test>> = []
+  let left: { readonly i: number; readonly columns: ReturnType<typeof gathered> } | undefined
+  for (let i = 0; i < cells.length; i++) {
+    for (let j = i + 1; j < cells.length; j++) {
+      const start = plan.length
+      for (const slice of slices) for (const metric of metrics) plan.push({ i, j, metric, slice, n: 0 })
+      blocks.push(() => {
+        const a = left?.i === i ? left.columns : (left = { i, columns: gathered(i) }).columns
+        const b = gathered(j)
+        let t = start
+        return slices.flatMap((_, s) => {
+          const n = sharedCount(idx, cells[i]!.id, cells[j]!.id, numbers[s]!)
+          return metrics.map((metric) => {
+            plan[t++]!.n = n
+            return { a: a(s, metric), b: b(s, metric) }
+          })
+        })
+      })
+    }
+  }
+  const family = Paired.familyOf(blocks, {
     seed: options.seed,
     resamples: options.resamples,
     // Beyond exact enumeration (at most 20 differing instances), the normal approximation: a

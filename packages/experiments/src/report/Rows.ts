@@ -1,16 +1,21 @@
 /**
- * A run's result lines as columns, built in one pass as the lines go by (the sweep folds each line
- * as it is written; `report --run` as it reads the file), so that reports never hold the lines
- * themselves: per line only numbers, ids shared with other lines, the selection and an error when
- * there is one. Reports, the CSV and results.parquet read everything from here:
+ * A run's result lines for the reports, built in one pass as the lines go by (the sweep folds each
+ * line as it is written; `report --run` as it reads the file), so that reports never hold the lines
+ * themselves. Each line becomes one binary record in its cell's store ({@link LineRecords}): in
+ * memory, or in a file of a spill directory (a sweep's), so that a sweep keeps no per-line data at
+ * all. What is held in memory:
+ *
+ * - the instances in first-seen order with their facts (type, meta);
+ * - per cell, the usage totals; per model, its calls and tokens; the failed lines' ids and errors
+ *   (grouped by stage, plugin and error tag in the report);
+ * - the whole lines of the first instance of each type (the examples section);
+ * - the cells decoded last, up to a fixed byte budget ({@link defaultCacheBytes}).
+ *
+ * Read back from the records:
  *
  * - per cell, the lines scored ok, by instance number, and each metric as typed columns over them
- *   (the paired tests, the bins, the tables);
- * - the instances in first-seen order with their facts (type, meta);
- * - per cell, the usage totals; per model, its calls and tokens; failures grouped by stage, plugin
- *   and error tag, with the first examples;
- * - the whole lines of the first instance of each type (the examples section);
- * - every line's CSV fields, read by position ({@link Index.table}) without building the line again.
+ *   ({@link Index.columns}: the summary, the paired tests, the bins), one cell at a time;
+ * - every line's CSV fields in line order ({@link Index.table}, `LineTable.lines`), a window at a time.
  *
  * @example
  * import * as Rows from "@cupid-lab/experiments/report/Rows"
@@ -22,7 +27,7 @@
  */
 import { Paired } from "@cupid-lab/scorers"
 import type { InstanceMeta, MetricDescription, Row, Slice } from "../ResultLine.js"
-import * as Growable from "../internal/Growable.js"
+import * as LineRecords from "./LineRecords.js"
 import * as LineTable from "./LineTable.js"
 
 type LineError = NonNullable<Row["error"]>
@@ -39,6 +44,8 @@ interface CellColumns {
   readonly slot: Int32Array
   /** The instance number of each ok line, in order. */
   readonly instances: Int32Array
+  /** What the columns take in memory (about). */
+  readonly bytes: number
   readonly metric: (name: string) => MetricColumns
 }
 
@@ -76,7 +83,11 @@ export interface Index {
   readonly number: ReadonlyMap<string, number>
   /** Cell ids in first-seen order. */
   readonly cellIds: ReadonlyArray<string>
-  /** The cell's ok lines as columns (undefined for a cell without lines). */
+  /**
+   * The cell's ok lines as columns (undefined for a cell without lines), decoded from its records
+   * unless it was used lately. Read the cells one after another (or two, for pairs): holding on to
+   * every cell's columns would hold the whole run again.
+   */
   readonly columns: (cell: string) => CellColumns | undefined
   readonly lines: number
   readonly okLines: number
@@ -88,9 +99,9 @@ export interface Index {
   /** Whole lines of the first instance of each type (result-file order), by instance then cell. */
   readonly exampleRows: ReadonlyMap<string, ReadonlyMap<string, Row>>
   /**
-   * Every line's CSV fields (ids, type, status, selection, scores, usage totals, error) as plain
-   * data, read by position without building the line (`LineTable.lines`; results.csv and
-   * results.parquet). A worker thread can be given it as it is.
+   * Every line's CSV fields (ids, type, status, selection, scores, usage totals, error), read back
+   * from the records in line order (`LineTable.lines`; results.csv and results.parquet). Plain
+   * data: a worker thread can be given it as it is.
    */
   readonly table: LineTable.LineTable
   /**
@@ -100,33 +111,12 @@ export interface Index {
   readonly okScoreKinds: ReadonlyMap<string, boolean>
 }
 
-const { doubles, ints } = Growable
-/** Counts, 0 where absent. */
-const zeros = () => Growable.doubles(0)
-/** Which lines scored a key (1) and which did not (0). */
-const flags = () => Growable.bytes(0)
-type Column<T extends Float64Array | Int32Array | Uint8Array> = Growable.Column<T>
-
-/**
- * A score key's columns over every line: a Mean's value, or a Ratio's counts (NaN where absent).
- * A column starts with the first line that needs it, so a key scored only with counts holds no
- * values, and one scored only with numbers no counts.
- */
-interface KeyColumns {
-  counted: boolean
-  readonly present: Column<Uint8Array>
-  readonly values: Column<Float64Array>
-  readonly num: Column<Float64Array>
-  readonly den: Column<Float64Array>
-}
-
 interface CellState {
   readonly id: string
   readonly index: number
   readonly name: string
-  /** Line numbers of the cell's ok lines, in order. */
-  readonly ok: Column<Int32Array>
-  readonly okInstances: Column<Int32Array>
+  readonly records: LineRecords.Store
+  ok: number
   pairs: number
   calls: number
   promptTokens: number
@@ -137,49 +127,70 @@ interface CellState {
 
 const scoringStage = "score"
 
+/**
+ * Bytes of decoded cells an index keeps by default (the cells used last): a fixed amount, whatever
+ * the run's size. The paired tests read two cells at a time and every cell with every other; at
+ * 10,000 instances and two metrics a cell takes about 0.3 MB, so a 20-cell run is decoded once.
+ */
+export const defaultCacheBytes = 64 * 2 ** 20
+
 export interface Builder {
   readonly add: (row: Row) => void
   readonly finish: () => Index
+  /**
+   * Set when a line's record could not be written to the spill directory (a full disk): the lines
+   * after it were not recorded, so the index is incomplete and must not be reported.
+   */
+  readonly failure: () => string | undefined
 }
 
-/** An empty index builder; `add` every line in file order, then `finish`. */
-export const builder = (): Builder => {
+export interface BuilderOptions {
+  /**
+   * A directory for the cells' line records (one file per cell), so that the lines take no memory:
+   * a large sweep's. The directory must exist; the caller removes it. Default: records in memory.
+   */
+  readonly spill?: string
+  /** Bytes of decoded cells to keep ({@link defaultCacheBytes}); the cell in use is kept whatever its size. */
+  readonly cacheBytes?: number
+}
+
+/**
+ * An empty index builder; `add` every line in file order, then `finish`. Per line it keeps one
+ * record in its cell's store ({@link LineRecords}); in memory it holds only the instances, per-cell
+ * and per-model totals, the failures and the example lines.
+ */
+export const builder = (options: BuilderOptions = {}): Builder => {
   const instances: Array<InstanceFacts> = []
   const number = new Map<string, number>()
   const cells = new Map<string, CellState>()
   const cellIds: Array<string> = []
-  const keys = new Map<string, KeyColumns>()
+  // Score keys numbered as they first appear; whether some line scored them with counts.
+  const keyNo = new Map<string, number>()
+  const counted: Array<boolean> = []
   const okKinds = new Map<string, boolean>()
-  // per line
-  const lineCell = ints()
-  const lineInstance = ints()
-  const lineFailed = flags()
-  // Each line's selection as a number into `selections` (-1: none): cells often select the same sessions.
-  const lineSelection = ints()
-  const selections: Array<string> = []
-  const selectionNo = new Map<string, number>()
-  const calls = zeros(), prompt = zeros(), completion = zeros()
-  const errors = new Map<number, LineError>()
   const failures: Array<Failure> = []
   const models = new Map<string, { calls: number; promptTokens: number; completionTokens: number }>()
   const exampleTypes = new Set<string>()
   const exampleRows = new Map<string, Map<string, Row>>()
+  const writer = new LineRecords.Writer()
   let lines = 0, okLines = 0
+  let failure: string | undefined
 
-  const keyColumns = (key: string): KeyColumns => {
-    let k = keys.get(key)
-    if (k === undefined) {
-      k = { counted: false, present: flags(), values: doubles(), num: doubles(), den: doubles() }
-      keys.set(key, k)
+  const store = (index: number): LineRecords.Store => {
+    if (options.spill === undefined) return LineRecords.memory()
+    try {
+      return LineRecords.cellFile(options.spill, index)
+    } catch (e) {
+      failure ??= spillFailure(options.spill, e)
+      return LineRecords.memory()
     }
-    return k
   }
 
   const add = (r: Row): void => {
     const line = lines++
     let cell = cells.get(r.cell)
     if (cell === undefined) {
-      cell = { id: r.cell, index: cellIds.length, name: r.cellName, ok: ints(), okInstances: ints(), pairs: 0, calls: 0, promptTokens: 0, completionTokens: 0, scoringCalls: 0, scoringTokens: 0 }
+      cell = { id: r.cell, index: cellIds.length, name: r.cellName, records: store(cellIds.length), ok: 0, pairs: 0, calls: 0, promptTokens: 0, completionTokens: 0, scoringCalls: 0, scoringTokens: 0 }
       cells.set(r.cell, cell)
       cellIds.push(r.cell)
     }
@@ -194,131 +205,138 @@ export const builder = (): Builder => {
       }
     }
     exampleRows.get(r.instance)?.set(r.cell, r)
-    lineCell.push(cell.index)
-    lineInstance.push(k)
-    lineFailed.push(r.status === "ok" ? 0 : 1)
-    if (r.selected === null) lineSelection.push(-1)
-    else {
-      const text = r.selected.join(" ")
-      let n = selectionNo.get(text)
-      if (n === undefined) {
-        n = selections.length
-        selections.push(text)
-        selectionNo.set(text, n)
-      }
-      lineSelection.push(n)
-    }
-    // Usage columns grow only from a line that has some (a run without model calls holds none).
-    if (r.usage.calls !== 0 || r.usage.promptTokens !== 0 || r.usage.completionTokens !== 0) {
-      for (const [c, v] of [[calls, r.usage.calls], [prompt, r.usage.promptTokens], [completion, r.usage.completionTokens]] as const) {
-        c.fill(line)
-        c.push(v)
-      }
-    }
-    if (r.error !== null) errors.set(line, r.error)
+    const u = r.usage
+    writer.start(line, k, {
+      failed: r.status !== "ok",
+      selection: r.selected === null ? null : r.selected.join(" "),
+      usage: u.calls !== 0 || u.promptTokens !== 0 || u.completionTokens !== 0 ? u : undefined,
+      error: r.error
+    })
     for (const key in r.scores) {
-      const v = r.scores[key]
-      const c = keyColumns(key)
-      if (r.status === "ok" && !okKinds.has(key)) okKinds.set(key, v !== null && typeof v === "object")
-      c.present.fill(line)
-      c.present.push(1)
-      if (v !== null && typeof v === "object") {
-        c.counted = true
-        c.num.fill(line)
-        c.num.push(v.num)
-        c.den.fill(line)
-        c.den.push(v.den)
-      } else if (typeof v === "number" && !Number.isNaN(v)) {
-        c.values.fill(line)
-        c.values.push(v)
+      const v = r.scores[key]!
+      let no = keyNo.get(key)
+      if (no === undefined) {
+        no = counted.length
+        keyNo.set(key, no)
+        counted.push(false)
+      }
+      const counts = v !== null && typeof v === "object"
+      if (r.status === "ok" && !okKinds.has(key)) okKinds.set(key, counts)
+      if (counts) counted[no] = true
+      writer.score(no, v)
+    }
+    if (failure === undefined) {
+      try {
+        cell.records.append(writer.finish())
+      } catch (e) {
+        failure = spillFailure(options.spill ?? "(memory)", e)
       }
     }
     cell.pairs++
-    const s = r.usage.byStage[scoringStage]
-    cell.calls += r.usage.calls - (s?.calls ?? 0)
-    cell.promptTokens += r.usage.promptTokens - (s?.promptTokens ?? 0)
-    cell.completionTokens += r.usage.completionTokens - (s?.completionTokens ?? 0)
+    const s = u.byStage[scoringStage]
+    cell.calls += u.calls - (s?.calls ?? 0)
+    cell.promptTokens += u.promptTokens - (s?.promptTokens ?? 0)
+    cell.completionTokens += u.completionTokens - (s?.completionTokens ?? 0)
     cell.scoringCalls += s?.calls ?? 0
     cell.scoringTokens += (s?.promptTokens ?? 0) + (s?.completionTokens ?? 0)
-    for (const id in r.usage.byModel) {
-      const u = r.usage.byModel[id]!
+    for (const id in u.byModel) {
+      const m = u.byModel[id]!
       const t = models.get(id) ?? { calls: 0, promptTokens: 0, completionTokens: 0 }
-      t.calls += u.calls
-      t.promptTokens += u.promptTokens
-      t.completionTokens += u.completionTokens
+      t.calls += m.calls
+      t.promptTokens += m.promptTokens
+      t.completionTokens += m.completionTokens
       models.set(id, t)
     }
     if (r.status === "ok") {
       okLines++
-      cell.ok.push(line)
-      cell.okInstances.push(k)
+      cell.ok++
     } else failures.push({ line, cell: r.cell, cellName: r.cellName, instance: r.instance, error: r.error })
   }
 
   const finish = (): Index => {
-    const columns = new Map<string, CellColumns>()
     const cellList = cellIds.map((id) => cells.get(id)!)
-    const names = cellList.map((c) => c.name)
-    const scoreKeys = [...keys.keys()].sort().map((key) => ({ key, counted: keys.get(key)!.counted }))
-    const cellColumns = (c: CellState): CellColumns => {
-      const slot = new Int32Array(instances.length).fill(-1)
-      for (let i = 0; i < c.okInstances.length; i++) slot[c.okInstances.data[i]!] = i
-      const byMetric = new Map<string, MetricColumns>()
-      const n = c.ok.length
+    const refs = cellList.map((c) => c.records.ref())
+    const instanceCount = instances.length
+    const keyCount = counted.length
+    // A cell's ok lines as columns, decoded from its records.
+    const decode = (c: CellState): CellColumns => {
+      const n = c.ok
+      const slot = new Int32Array(instanceCount).fill(-1)
+      const okInstances = new Int32Array(n)
+      const values: Array<Float64Array | undefined> = new Array(keyCount)
+      const num: Array<Float64Array | undefined> = new Array(keyCount)
+      const den: Array<Float64Array | undefined> = new Array(keyCount)
+      const column = (of: Array<Float64Array | undefined>, key: number) => (of[key] ??= new Float64Array(n).fill(NaN))
+      const cursor = LineRecords.readAll(refs[c.index]!)
+      let i = 0
+      while (cursor.next()) {
+        if (cursor.failed) continue
+        const row = i++
+        slot[cursor.instance] = row
+        okInstances[row] = cursor.instance
+        cursor.scores((key, kind, a, b) => {
+          if (kind === LineRecords.kinds.value) {
+            if (!Number.isNaN(a)) column(values, key)[row] = a
+          } else if (kind === LineRecords.kinds.counts) {
+            column(num, key)[row] = a
+            column(den, key)[row] = b
+          }
+        })
+      }
       // A column no line of the key has reads NaN throughout: one such array serves them all (nothing writes to these).
       let none: Float64Array | undefined
-      const gatherKey = (column: Column<Float64Array> | undefined): Float64Array => {
-        if (column === undefined || column.length === 0) return (none ??= new Float64Array(n).fill(NaN))
-        const out = new Float64Array(n)
-        for (let i = 0; i < n; i++) out[i] = column.at(c.ok.data[i]!)
-        return out
-      }
+      const orNone = (x: Float64Array | undefined) => x ?? (none ??= new Float64Array(n).fill(NaN))
+      const arrays = [values, num, den].flat().filter((x) => x !== undefined)
       return {
         slot,
-        instances: c.okInstances.filled(),
+        instances: okInstances,
+        bytes: slot.byteLength + okInstances.byteLength + arrays.reduce((t, x) => t + x.byteLength, 0) + 8 * n,
         metric: (name) => {
-          let m = byMetric.get(name)
-          if (m === undefined) {
-            const key = keys.get(name)
-            byMetric.set(name, (m = { values: gatherKey(key?.values), num: gatherKey(key?.num), den: gatherKey(key?.den) }))
-          }
-          return m
+          const key = keyNo.get(name)
+          return key === undefined
+            ? { values: orNone(undefined), num: orNone(undefined), den: orNone(undefined) }
+            : { values: orNone(values[key]), num: orNone(num[key]), den: orNone(den[key]) }
         }
       }
     }
+    // The cells decoded last, up to a byte budget (a large run's cells are read back from disk as needed).
+    const budget = options.cacheBytes ?? defaultCacheBytes
+    const recent = new Map<string, { readonly columns: CellColumns; readonly bytes: number }>()
+    let cached = 0
     const table: LineTable.LineTable = {
       length: lines,
-      cellIds,
-      cellNames: names,
+      cells: cellList.map((c) => ({ id: c.id, name: c.name, records: refs[c.index]! })),
       instances: instances.map((f) => f.instance),
       personaIds: instances.map((f) => f.personaId),
       types: instances.map((f) => f.type),
-      lineCell: lineCell.filled(),
-      lineInstance: lineInstance.filled(),
-      failed: lineFailed.filled(),
-      selection: lineSelection.filled(),
-      selections,
-      calls: calls.filled(),
-      promptTokens: prompt.filled(),
-      completionTokens: completion.filled(),
-      errors,
-      keys: scoreKeys.map(({ key, counted }) => {
-        const c = keys.get(key)!
-        return { key, counted, present: c.present.filled(), values: c.values.filled(), num: c.num.filled(), den: c.den.filled() }
-      })
+      keys: [...keyNo.keys()].sort().map((key) => ({ key, no: keyNo.get(key)!, counted: counted[keyNo.get(key)!]! }))
     }
     return {
       instances,
       number,
       cellIds,
       columns: (id) => {
-        let c = columns.get(id)
-        if (c === undefined) {
+        let c = recent.get(id)
+        if (c !== undefined) recent.delete(id)
+        else {
           const state = cells.get(id)
           if (state === undefined) return undefined
-          columns.set(id, (c = cellColumns(state)))
+          const columns = decode(state)
+          c = { columns, bytes: columns.bytes }
+          cached += c.bytes
+          for (const [old, e] of recent) {
+            if (cached <= budget) break
+            recent.delete(old)
+            cached -= e.bytes
+          }
         }
-        return c
+        recent.set(id, c)
+        if (cached > budget) {
+          // Over budget on its own: not kept.
+          recent.delete(id)
+          cached -= c.bytes
+        }
+        return c.columns
       },
       lines,
       okLines,
@@ -330,8 +348,11 @@ export const builder = (): Builder => {
       okScoreKinds: okKinds
     }
   }
-  return { add, finish }
+  return { add, finish, failure: () => failure }
 }
+
+const spillFailure = (dir: string, e: unknown): string =>
+  `cannot write the lines' records to ${dir}: ${e instanceof Error ? e.message : String(e)}`
 
 /** An index of lines already in memory (tests, tools). */
 export const index = (rows: Iterable<Row>): Index => {
