@@ -88,11 +88,9 @@ export interface FinalizeOptions<E = never> {
    * Called with every line (without its "\n"), in final order, to build the summary in the same
    * pass. Returning a Left stops the finalization with that error (the file is left unsorted).
    * `appended` is the line's position among those this store appended (-1 for a line of an
-   * earlier run), so a caller can keep what it appended in an array. `text` is undefined for an
-   * appended line when the file needs no rewrite and holds no line of an earlier run: the caller
-   * has it in memory, and reading it back would only cost.
+   * earlier run).
    */
-  readonly onLine?: (text: string | undefined, cell: string, instance: string, appended: number) => Either.Either<void, E>
+  readonly onLine?: (text: string, cell: string, instance: string, appended: number) => Either.Either<void, E>
 }
 
 export interface Store {
@@ -133,22 +131,25 @@ interface Entry {
 }
 
 /**
- * The file's lines in arrival order (which is file order) by cell and instance number, 8 bytes a
- * line, and which pairs are done, one bit per instance of each cell; the ids are held once each.
- * Where a line sits in the file is found again by reading the file, and only when it is rewritten.
+ * The file's lines in arrival order (which is file order) by cell and instance number, and which
+ * pairs are done, one bit per instance of each cell; the ids are held once each. Lines are held as
+ * runs: consecutive lines of one instance whose cells follow each other in number, so that a sweep
+ * that appends in final order (every cell of an instance, then the next instance) holds one run
+ * per instance, not a number per line. Where a line sits in the file is found again by reading the
+ * file, and only when it is rewritten.
  */
 class Entries {
+  // Per run: its first line, the cell number of that line, its instance number, its length.
+  private readonly first = Growable.ints()
   private readonly cell = Growable.ints()
   private readonly instance = Growable.ints()
+  private readonly length = Growable.ints()
   readonly cellIds: Array<string> = []
   readonly instanceIds: Array<string> = []
   private readonly cellNo = new Map<string, number>()
   private readonly instanceNo = new Map<string, number>()
   private readonly done: Array<Uint8Array> = []
-
-  get size(): number {
-    return this.cell.length
-  }
+  size = 0
 
   private numberOf(ids: Array<string>, numbers: Map<string, number>, id: string): number {
     let n = numbers.get(id)
@@ -170,8 +171,15 @@ class Entries {
   /** Record the next line (and its pair as done). */
   push(cell: string, instance: string): void {
     const c = this.numberOf(this.cellIds, this.cellNo, cell), i = this.numberOf(this.instanceIds, this.instanceNo, instance)
-    this.cell.push(c)
-    this.instance.push(i)
+    const last = this.first.length - 1
+    if (last >= 0 && this.instance.data[last] === i && this.cell.data[last]! + this.length.data[last]! === c) this.length.data[last]!++
+    else {
+      this.first.push(this.size)
+      this.cell.push(c)
+      this.instance.push(i)
+      this.length.push(1)
+    }
+    this.size++
     let bits = this.done[c] ?? new Uint8Array(64)
     if ((i >> 3) >= bits.length) {
       const wider = new Uint8Array(Math.max(bits.length * 2, (i >> 3) + 1))
@@ -182,17 +190,36 @@ class Entries {
     this.done[c] = bits
   }
 
-  cellOf(n: number): string {
-    return this.cellIds[this.cell.at(n)]!
+  /** Every line in order: its number, cell number and instance number. */
+  forEach(visit: (n: number, cell: number, instance: number) => void): void {
+    for (let r = 0; r < this.first.length; r++) {
+      const n0 = this.first.data[r]!, c0 = this.cell.data[r]!, i = this.instance.data[r]!
+      for (let k = 0; k < this.length.data[r]!; k++) visit(n0 + k, c0 + k, i)
+    }
   }
-  instanceOf(n: number): string {
-    return this.instanceIds[this.instance.at(n)]!
+
+  /** The run holding line n (by binary search). */
+  private runOf(n: number): number {
+    let lo = 0, hi = this.first.length - 1
+    while (lo < hi) {
+      const mid = (lo + hi + 1) >> 1
+      if (this.first.data[mid]! <= n) lo = mid
+      else hi = mid - 1
+    }
+    return lo
   }
   cellNumber(n: number): number {
-    return this.cell.at(n)
+    const r = this.runOf(n)
+    return this.cell.data[r]! + n - this.first.data[r]!
   }
   instanceNumber(n: number): number {
-    return this.instance.at(n)
+    return this.instance.data[this.runOf(n)]!
+  }
+  cellOf(n: number): string {
+    return this.cellIds[this.cellNumber(n)]!
+  }
+  instanceOf(n: number): string {
+    return this.instanceIds[this.instanceNumber(n)]!
   }
 }
 
@@ -430,25 +457,37 @@ export const make = (options: Options): Effect.Effect<Store, RunError, FileSyste
         // order of arrival.
         const cellRank = entries.cellIds.map((id) => cellOrder.get(id))
         const instanceRank = entries.instanceIds.map((id) => instanceOrder.get(id))
-        const away: Array<number> = []
-        const order: Array<number> = []
-        for (let n = 0; n < entries.size; n++) {
-          const c = cellRank[entries.cellNumber(n)]
-          const i = instanceRank[entries.instanceNumber(n)]
-          if (c === undefined || (complete && i === undefined)) away.push(n)
-          else order.push(n)
-        }
         // A line's position among those this store appended; -1 for a line of an earlier run.
         const appendedOf = (n: number) => (n < kept ? -1 : n - kept)
-        const instanceKey = (n: number) => instanceRank[entries.instanceNumber(n)] ?? Number.POSITIVE_INFINITY
-        const cellKey = (n: number) => cellRank[entries.cellNumber(n)]!
-        // Already in final order (a sweep appends in it unless interrupted or resumed): no sort, no rewrite.
-        let inOrder = away.length === 0
-        for (let k = 1; inOrder && k < order.length; k++) {
-          const a = order[k - 1]!, b = order[k]!
-          inOrder = instanceKey(a) < instanceKey(b) || (instanceKey(a) === instanceKey(b) && cellKey(a) <= cellKey(b))
+        const instanceKey = (i: number) => instanceRank[i] ?? Number.POSITIVE_INFINITY
+        // Lines to move out, and whether the others are already in final order (a sweep appends in
+        // it unless interrupted or resumed): then there is no sort, no rewrite, and no list of lines.
+        const away: Array<number> = []
+        let inOrder = true
+        let lastInstance = Number.NEGATIVE_INFINITY, lastCell = Number.NEGATIVE_INFINITY
+        entries.forEach((n, c, i) => {
+          if (cellRank[c] === undefined || (complete && instanceRank[i] === undefined)) {
+            away.push(n)
+            inOrder = false
+            return
+          }
+          const ik = instanceKey(i), ck = cellRank[c]!
+          if (!(lastInstance < ik || (lastInstance === ik && lastCell <= ck))) inOrder = false
+          lastInstance = ik
+          lastCell = ck
+        })
+        // The lines that stay, sorted (each line's keys looked up once).
+        const order = (): Array<number> => {
+          const gone = new Set(away)
+          const instanceKeys = new Float64Array(entries.size), cellKeys = new Float64Array(entries.size)
+          const out: Array<number> = []
+          entries.forEach((n, c, i) => {
+            instanceKeys[n] = instanceKey(i)
+            cellKeys[n] = cellRank[c] ?? 0
+            if (!gone.has(n)) out.push(n)
+          })
+          return out.sort((a, b) => instanceKeys[a]! - instanceKeys[b]! || cellKeys[a]! - cellKeys[b]! || a - b)
         }
-        if (!inOrder) order.sort((a, b) => instanceKey(a) - instanceKey(b) || cellKey(a) - cellKey(b) || a - b)
         const failed = (doing: string) => (e: PlatformError | LineFiles.ShortFile) =>
           e._tag === "ShortFile"
             ? new RunError({ path: file, reason: "the file became shorter while the sweep ran (was it edited or truncated by something else?)" })
@@ -465,35 +504,28 @@ export const make = (options: Options): Effect.Effect<Store, RunError, FileSyste
         }
         if (inOrder) {
           if (onLine !== undefined) {
-            if (kept === 0) {
-              for (const n of order) {
-                const r = onLine(undefined, entries.cellOf(n), entries.instanceOf(n), appendedOf(n))
-                if (Either.isLeft(r)) return yield* Effect.fail(r.left)
-              }
-            } else {
-              let k = 0
-              yield* LineFiles.scan(fileSystem, file, (lines) =>
-                Effect.suspend(() => {
-                  for (const raw of lines) {
-                    const n = order[k++]!
-                    const r = onLine(raw.toString("utf8", 0, raw.length - 1), entries.cellOf(n), entries.instanceOf(n), appendedOf(n))
-                    if (Either.isLeft(r)) return Effect.fail(new Stopped(r.left))
-                  }
-                  return Effect.void
-                })
-              ).pipe(
-                Effect.catchTags({
-                  Stopped: (s: Stopped<E>) => Effect.fail(s.error),
-                  SystemError: failed("read the results back"),
-                  BadArgument: failed("read the results back")
-                })
-              )
-            }
+            let n = 0
+            yield* LineFiles.scan(fileSystem, file, (lines) =>
+              Effect.suspend(() => {
+                for (const raw of lines) {
+                  const r = onLine(raw.toString("utf8", 0, raw.length - 1), entries.cellOf(n), entries.instanceOf(n), appendedOf(n))
+                  n++
+                  if (Either.isLeft(r)) return Effect.fail(new Stopped(r.left))
+                }
+                return Effect.void
+              })
+            ).pipe(
+              Effect.catchTags({
+                Stopped: (s: Stopped<E>) => Effect.fail(s.error),
+                SystemError: failed("read the results back"),
+                BadArgument: failed("read the results back")
+              })
+            )
           }
           finalized = true
-          return { lines: order.length, orphaned: 0, rewritten: false }
+          return { lines: entries.size, orphaned: 0, rewritten: false }
         }
-        const stay = yield* entriesOf(order).pipe(Effect.mapError(failed("read the results before sorting them")))
+        const stay = yield* entriesOf(order()).pipe(Effect.mapError(failed("read the results before sorting them")))
         // On a failed write the sorted copy is removed and the file stays as it was: every line
         // intact, not yet sorted (the next run sorts it).
         yield* Files.writeFileAtomicWith(file, (write) =>

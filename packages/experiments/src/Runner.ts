@@ -381,9 +381,8 @@ const runPairs = (
       const prefolded = folding && ordered
       let rows = prefolded ? foldedRows : Rows.builder({ spill })
       let lineNo = 0
-      const onLine = (text: string | undefined): Either.Either<void, RunError> => {
+      const onLine = (text: string): Either.Either<void, RunError> => {
         lineNo++
-        if (text === undefined) return Either.left(new RunError({ path: store.file, reason: `line ${lineNo}: the store gave no text for a line this sweep did not keep` }))
         const decoded = RunDir.parseRow(text, lineNo, store.file)
         if (Either.isLeft(decoded)) return decoded
         rows.add(decoded.right)
@@ -393,7 +392,7 @@ const runPairs = (
         cellOrder,
         instanceOrder,
         complete: !interrupted,
-        ...(prefolded ? {} : { onLine: (text: string | undefined) => onLine(text) })
+        ...(prefolded ? {} : { onLine: (text: string) => onLine(text) })
       })
       if (prefolded && final.rewritten) {
         // The lines were not in final order after all: build the columns again from the sorted file.

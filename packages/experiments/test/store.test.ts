@@ -177,7 +177,7 @@ describe("ResultStore", () => {
       expect(out[2999]).toBe(line("c", 999).trimEnd())
     }), 60_000)
 
-  it.effect("lines appended in final order are not rewritten, and onLine gets no text for them", () =>
+  it.effect("lines appended in final order are not rewritten, and onLine reads them back", () =>
     Effect.gen(function*() {
       const dir = tempDir()
       const file = path.join(dir, ResultStore.fileName)
@@ -192,15 +192,39 @@ describe("ResultStore", () => {
             instanceOrder: new Map([["i1", 0], ["i2", 1]]),
             complete: true,
             onLine: (t, c, i) => {
-              seen.push(`${c}/${i}:${t ?? "-"}`)
+              seen.push(`${c}/${i}:${t}`)
               return Either.void
             }
           })
           return before
         }))
       expect(fs.statSync(file).ino).toBe(inode)
-      expect(seen).toEqual(["a/i1:-", "b/i1:-", "a/i2:-", "b/i2:-"])
+      expect(seen).toEqual([["a", "i1"], ["b", "i1"], ["a", "i2"], ["b", "i2"]].map(([c, i]) => `${c}/${i}:${text(c!, i!).trimEnd()}`))
       expect(fs.readFileSync(file, "utf8")).toBe(text("a", "i1") + text("b", "i1") + text("a", "i2") + text("b", "i2"))
+    }))
+
+  it.effect("lines that arrive as whole instances out of order are sorted, and a line of a cell gone from the config moves out of its instance's run", () =>
+    Effect.gen(function*() {
+      const dir = tempDir()
+      const file = path.join(dir, ResultStore.fileName)
+      const seen: Array<string> = []
+      yield* withStore(dir, ["a", "b", "c"], (store) => {
+        // Runs of consecutive cells per instance: i2 (a, b, c), then i1 (a, b, c).
+        for (const i of ["i2", "i1"]) for (const c of ["a", "b", "c"]) store.append({ cell: c, instance: i, text: text(c, i) })
+        return store.finalize({
+          // b is no longer a cell of the sweep
+          cellOrder: new Map([["a", 0], ["c", 1]]),
+          instanceOrder: new Map([["i1", 0], ["i2", 1]]),
+          complete: true,
+          onLine: (_, c, i) => {
+            seen.push(`${c}/${i}`)
+            return Either.void
+          }
+        })
+      })
+      expect(seen).toEqual(["a/i1", "c/i1", "a/i2", "c/i2"])
+      expect(fs.readFileSync(file, "utf8")).toBe(text("a", "i1") + text("c", "i1") + text("a", "i2") + text("c", "i2"))
+      expect(fs.readFileSync(path.join(dir, ResultStore.orphanFileName), "utf8")).toBe(text("b", "i2") + text("b", "i1"))
     }))
 
   it.effect("in final order with lines of an earlier run: not rewritten, and onLine reads every line back", () =>
@@ -209,7 +233,7 @@ describe("ResultStore", () => {
       const file = path.join(dir, ResultStore.fileName)
       fs.writeFileSync(file, text("a", "i1") + text("b", "i1"))
       const inode = fs.statSync(file).ino
-      const seen: Array<string | undefined> = []
+      const seen: Array<string> = []
       yield* withStore(dir, ["a", "b"], (store) => {
         store.append({ cell: "a", instance: "i2", text: text("a", "i2") })
         return store.finalize({
