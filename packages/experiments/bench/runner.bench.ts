@@ -10,7 +10,10 @@
  *   npm run bench -- runner
  *
  * With BENCH_SCALE=2500,5000,10000 it runs once per number of instances, each in a fresh process,
- * and prints how what the sweep holds at its end grows per result line.
+ * and prints how what the sweep holds at its end grows per result line. With
+ * BENCH_SCALE_CELLS=10,20,40 it does the same with the number of cells (BENCH_INSTANCES each):
+ * more lines, each cell's as many, so that what grows is what the sweep holds per line beyond one
+ * cell's. BENCH_CELLS sets the cells of a single run (default 20).
  */
 import { Plugin, Retriever, Scorer } from "@cupid-lab/core"
 import { NodeFileSystem } from "@effect/platform-node"
@@ -23,26 +26,32 @@ import * as Parquet from "../src/report/Parquet.js"
 import * as RunDir from "../src/report/RunDir.js"
 import * as LineTable from "../src/report/LineTable.js"
 
-const cells = 20
+const cells = Number(process.env["BENCH_CELLS"] ?? 20)
 const instances = Number(process.env["BENCH_INSTANCES"] ?? 10_000)
 
-const scale = process.env["BENCH_SCALE"]
-if (scale !== undefined && scale !== "") {
+const scaleInstances = process.env["BENCH_SCALE"] ?? ""
+const scaleCells = process.env["BENCH_SCALE_CELLS"] ?? ""
+if (scaleInstances !== "" || scaleCells !== "") {
   const { spawnSync } = await import("node:child_process")
-  const points = scale.split(",").map(Number).map((n) => {
+  const runs = scaleCells !== ""
+    ? scaleCells.split(",").map((c) => ({ instances, cells: Number(c) }))
+    : scaleInstances.split(",").map((n) => ({ instances: Number(n), cells }))
+  const points = runs.map((r) => {
     const child = spawnSync(process.execPath, [...process.execArgv, process.argv[1]!], {
       encoding: "utf8",
-      env: { ...process.env, BENCH_SCALE: "", BENCH_INSTANCES: String(n) }
+      env: { ...process.env, BENCH_SCALE: "", BENCH_SCALE_CELLS: "", BENCH_INSTANCES: String(r.instances), BENCH_CELLS: String(r.cells) }
     })
     const bytes = /retained at the sweep's end .*\[(\d+)\]/.exec(child.stdout)?.[1]
-    if (child.status !== 0 || bytes === undefined) throw new Error(`the run at ${n} instances failed: ${child.stderr}`)
+    if (child.status !== 0 || bytes === undefined) throw new Error(`the run at ${r.instances} instances x ${r.cells} cells failed: ${child.stderr}`)
     const wall = /write":(\d+)/.exec(child.stdout)?.[1]
-    console.log(`${n * cells} lines (${n} instances x ${cells} cells): retained at the sweep's end ${(Number(bytes) / 2 ** 20).toFixed(1)} MB; write phase ${wall} ms`)
-    return { lines: n * cells, instances: n, bytes: Number(bytes) }
+    const share = /= ([\d.]+)% of the sweep/.exec(child.stdout)?.[1]
+    console.log(`${r.instances * r.cells} lines (${r.instances} instances x ${r.cells} cells): retained at the sweep's end ${(Number(bytes) / 2 ** 20).toFixed(1)} MB; write phase ${wall} ms (${share}%)`)
+    return { lines: r.instances * r.cells, instances: r.instances, bytes: Number(bytes) }
   })
   for (let i = 1; i < points.length; i++) {
     const a = points[i - 1]!, b = points[i]!
-    console.log(`from ${a.lines} to ${b.lines} lines: ${((b.bytes - a.bytes) / (b.lines - a.lines)).toFixed(0)} B more per line (per instance: ${((b.bytes - a.bytes) / (b.instances - a.instances)).toFixed(0)} B; a decoded line is about 1,035 B)`)
+    const perInstance = b.instances === a.instances ? "" : `, per instance: ${((b.bytes - a.bytes) / (b.instances - a.instances)).toFixed(0)} B`
+    console.log(`from ${a.lines} to ${b.lines} lines: ${((b.bytes - a.bytes) / (b.lines - a.lines)).toFixed(1)} B more per line (a decoded line is about 1,035 B${perInstance})`)
   }
   process.exit(0)
 }

@@ -400,7 +400,7 @@ const runPairs = (
         yield* RunDir.foldRows(store.file, (row) => rows.add(row))
       }
       const spillFailed = rows.failure()
-      if (spillFailed !== undefined) return yield* new RunError({ path: spill, reason: `${spillFailed}; every line is in ${store.file}: rerun the sweep (or \`report --run\`) once there is room` })
+      if (spillFailed !== undefined) return yield* new RunError({ path: store.file, reason: `the reports cannot be made: ${spillFailed}. Every line is in this file: \`report --run\` makes them once the cause is gone` })
       if (final.orphaned > 0) log(`${final.orphaned} lines of instances not in this dataset moved to ${ResultStore.orphanFileName}`)
       const index = rows.finish()
       // The results files go first (to a thread for a large run), so that they are written while the
@@ -465,6 +465,8 @@ const runPairs = (
           ...(results === undefined ? {} : { results })
         })
       }
+      // What the reports decoded is not needed any more (the sweep's end holds no cell's lines).
+      index.dropDecoded()
       // run.json last: its write phase covers the summary and the reports.
       const endedAt = yield* Clock.currentTimeMillis
       yield* writeFile(files.run, RunInfo.encode(info(endedAt)))

@@ -153,9 +153,10 @@ export const fromIndex = (index: Rows.Index, options: AccumulatorOptions): Omit<
     failed.set(f.cell, counts)
   }
   const codes = index.instances.map((f) => typeCodes.indexOf(f.type))
-  const at = (xs: Float64Array): At => ({ at: (i) => (i < xs.length ? xs[i]! : NaN) })
   const source = (id: string): CellSource => {
     const c = index.columns(id)
+    // The columns are by instance number; the summary reads them by ok line.
+    const at = (xs: Float64Array): At => ({ at: (i) => xs[c!.instances[i]!]! })
     return c === undefined
       ? { ok: 0, typeAt: () => -1, failed: failed.get(id) ?? noFailures, column: () => undefined }
       : {

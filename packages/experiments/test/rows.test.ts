@@ -65,19 +65,22 @@ describe("the reports' columns", () => {
     expect([f.selected(1), f.selected(3)]).toEqual(["", null])
   })
 
-  it("hold each cell's ok lines by instance, and metric columns over them", () => {
+  it("hold each cell's ok lines by instance, and metric columns by instance number", () => {
     expect(idx.instances.map((i) => [i.instance, i.type])).toEqual([["p1:consistent", "consistent"], ["p2:consistent", "consistent"], ["p1:changing", "changing"]])
     expect([idx.lines, idx.okLines]).toEqual([6, 5])
     const b = idx.columns("b")!
     // b failed on p2:consistent: no slot there
     expect([...b.slot]).toEqual([0, -1, 1])
-    expect([...b.metric("r.recall").values]).toEqual([0.5, 1])
-    expect([...b.metric("i.p").num, ...b.metric("i.p").den]).toEqual([0, 3, 1, 3])
+    // by instance number: NaN where the cell has no ok line
+    expect([...b.metric("r.recall").values]).toEqual([0.5, NaN, 1])
+    expect([...b.metric("i.p").num, ...b.metric("i.p").den]).toEqual([0, NaN, 3, 1, NaN, 3])
     const a = idx.columns("a")!
     expect([...a.metric("r.recall").values]).toEqual([1, NaN, 0])
     expect([...a.metric("late").values]).toEqual([NaN, 7, NaN])
-    expect([...Rows.sharedInstances(idx, "a", "b", "all")]).toEqual([0, 2])
-    expect([...Rows.sharedInstances(idx, "a", "b", "changing")]).toEqual([2])
+    // over a slice's instances, the same rows for every cell
+    expect([...Rows.sliceNumbers(idx, "changing")]).toEqual([2])
+    expect(Rows.sliceOf(idx, "b", "consistent")({ name: "r.recall", aggregate: { _tag: "Mean" } })).toEqual({ _tag: "Mean", values: Float64Array.from([0.5, NaN]) })
+    expect(Rows.sliceOf(idx, "a", "all")({ name: "i.p", aggregate: { _tag: "Ratio" } })).toEqual({ _tag: "Ratio", num: Float64Array.from([1, 2, 0]), den: Float64Array.from([2, 2, 3]) })
     expect(Rows.sharedIds(idx, "a", Rows.index(lines.slice(0, 2)), "b", "all")).toEqual(["p1:consistent"])
   })
 
@@ -142,12 +145,12 @@ describe("the reports' columns kept in spill files", () => {
       // not kept: read again from the file each time
       expect(idx.columns(cell)).not.toBe(disk)
     }
-    expect(Rows.columnsOf(idx, "c", Rows.sharedInstances(idx, "a", "c", "changing"))({ name: "r.recall", aggregate: { _tag: "Mean" } }))
-      .toEqual(Rows.columnsOf(inMemory, "c", Rows.sharedInstances(inMemory, "a", "c", "changing"))({ name: "r.recall", aggregate: { _tag: "Mean" } }))
+    expect(Rows.sliceOf(idx, "c", "changing")({ name: "r.recall", aggregate: { _tag: "Mean" } }))
+      .toEqual(Rows.sliceOf(inMemory, "c", "changing")({ name: "r.recall", aggregate: { _tag: "Mean" } }))
   })
 
   it("keep decoded cells within the byte budget, the latest first", () => {
-    const one = Math.max(...cells.map((c) => inMemory.columns(c)!.bytes))
+    const one = Math.max(...cells.map((c) => inMemory.columns(c)!.bytes()))
     const { idx } = spilled({ cacheBytes: one * 2 + 1 })
     const a = idx.columns("a"), b = idx.columns("b")
     expect(idx.columns("a")).toBe(a)
@@ -156,6 +159,17 @@ describe("the reports' columns kept in spill files", () => {
     idx.columns("c") // b was used least recently: it goes
     expect(idx.columns("a")).toBe(a)
     expect(idx.columns("b")).not.toBe(b)
+    idx.dropDecoded()
+    expect(idx.columns("a")).not.toBe(a)
+  })
+
+  it("refuse more distinct score keys than a record can number, naming the line and the key", () => {
+    const b = Rows.builder()
+    const scores: Record<string, number> = {}
+    for (let k = 0; k <= 65_535; k++) scores[`k${k}`] = k
+    b.add(row("a", "p1:consistent", "consistent", { x: 1 }))
+    b.add(row("a", "p2:consistent", "consistent", scores))
+    expect(b.failure()).toBe(`line 2 scores a 65536th distinct key ("k65534"); a run records at most 65535 (are the scorers' keys made of values?)`)
   })
 
   it("say which directory could not be written, and stop recording", () => {

@@ -88,7 +88,7 @@ const sum = (x: Float64Array): number => {
  * The metric's value over some rows (default: all), aggregated as the summary aggregates it.
  * `n` counts the rows where every value the metric needs is finite.
  */
-export const value = (columns: Columns, rows?: ReadonlyArray<number>): { readonly n: number; readonly value: number } => {
+export const value = (columns: Columns, rows?: ArrayLike<number>): { readonly n: number; readonly value: number } => {
   const s = shape(columns)
   const xs = Resampling.finiteRows(s.columns, rows)
   const n = xs[0]!.length
@@ -180,7 +180,7 @@ const normalOf = (tag: Columns["_tag"], xs: ReadonlyArray<Float64Array>, totals:
   return ci95 === undefined || p === undefined ? undefined : { ci95, p }
 }
 
-const prepare = (a: Columns, b: Columns, rows?: ReadonlyArray<number>): Prepared => {
+const prepare = (a: Columns, b: Columns, rows?: ArrayLike<number>): Prepared => {
   if (a._tag !== b._tag) throw new TypeError(`Paired: cannot compare ${a._tag} columns with ${b._tag} columns`)
   const sa = shape(a), sb = shape(b)
   const k = sa.columns.length
@@ -286,7 +286,7 @@ export interface Test {
   readonly a: Columns
   readonly b: Columns
   /** Rows to compare (default: all). */
-  readonly rows?: ReadonlyArray<number>
+  readonly rows?: ArrayLike<number>
 }
 
 export interface FamilyOptions {
@@ -390,12 +390,14 @@ export const familyOf = (blocks: ReadonlyArray<() => ReadonlyArray<Test>>, optio
         return
       }
       const large = largeOf(p, options.largeSample, form)
-      const t: Pending = { n: p.spec.n, observed: p.observed, flips: p.spec.flips, ci95: noInterval, extremes: 0 }
+      // (the rows that differ are found only for a test that resamples: a large-sample one never needs them)
+      const t: Pending = { n: p.spec.n, observed: p.observed, flips: 0, ci95: noInterval, extremes: 0 }
       tests.push(t)
       if (large !== undefined) {
         t.done = large
         return
       }
+      t.flips = p.spec.flips
       t.ci95 = options.intervals === false ? noInterval : interval(p, options)
       if (exactNow(t.flips)) t.result = Resampling.exactTest(p.spec)
       else screen.push(i)

@@ -22,7 +22,7 @@ import * as Bins from "./Bins.js"
 import * as Interventions from "./Interventions.js"
 import * as Inventory from "./Inventory.js"
 import * as Pairwise from "./Pairwise.js"
-import { columnsOf, type Index, sharedInstances } from "./Rows.js"
+import { type Index, sliceOf } from "./Rows.js"
 import type { Run } from "./RunDir.js"
 
 export interface Options {
@@ -237,8 +237,8 @@ export const analyze = (run: Pick<Run, "summary" | "index">, options: Options = 
   }))
 
   // One block of tests per cell against the baseline (every metric and slice), so that the tests
-  // hold two cells' columns at a time. The instances a cell shares with the baseline, and their
-  // columns, depend on the slice, not on the metric.
+  // hold two cells' columns at a time: each over every instance of the slice (Rows.sliceOf), NaN
+  // where the cell has no ok line, so that the usable rows are the instances both cells scored.
   const plan: Array<{ cell: string; metric: MetricDescription; slice: Slice }> = []
   const blocks: Array<() => ReadonlyArray<Paired.Test>> = []
   for (const c of summary.cells) {
@@ -247,11 +247,8 @@ export const analyze = (run: Pick<Run, "summary" | "index">, options: Options = 
       for (const slice of slices) plan.push({ cell: c.id, metric, slice })
     }
     blocks.push(() => {
-      const shared = new Map(slices.map((slice) => {
-        const ids = sharedInstances(idx, baseline.id, c.id, slice)
-        return [slice, { a: columnsOf(idx, baseline.id, ids), b: columnsOf(idx, c.id, ids) }] as const
-      }))
-      return compared.flatMap((metric) => slices.map((slice) => ({ a: shared.get(slice)!.a(metric), b: shared.get(slice)!.b(metric) })))
+      const of = new Map(slices.map((slice) => [slice, { a: sliceOf(idx, baseline.id, slice), b: sliceOf(idx, c.id, slice) }] as const))
+      return compared.flatMap((metric) => slices.map((slice) => ({ a: of.get(slice)!.a(metric), b: of.get(slice)!.b(metric) })))
     })
   }
   const tested = Paired.familyOf(blocks, {

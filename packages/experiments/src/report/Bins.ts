@@ -10,7 +10,7 @@
 import { Paired } from "@cupid-lab/scorers"
 import type { CellSummary, MetricDescription } from "../ResultLine.js"
 import * as Rows from "./Rows.js"
-import { columnsOf, type Index } from "./Rows.js"
+import { type Index, metricOf } from "./Rows.js"
 
 export interface BinValue {
   readonly n: number
@@ -55,7 +55,10 @@ const binned = (
   const kept = groups.filter((g) => g.ids.length > 0)
   // A cell at a time over every bin (a large run's cells are read back one by one).
   const values = kept.map(() => new Map<string, BinValue>())
-  for (const c of cells) kept.forEach((g, b) => values[b]!.set(c.id, Paired.value(columnsOf(idx, c.id, g.ids)(metric))))
+  for (const c of cells) {
+    const columns = metricOf(idx, c.id)(metric)
+    kept.forEach((g, b) => values[b]!.set(c.id, Paired.value(columns, g.ids)))
+  }
   return { metric, by, bins: kept.map((g, b) => ({ label: g.label, lo: g.lo, hi: g.hi, instances: g.ids.length, values: values[b]! })) }
 }
 

@@ -126,33 +126,44 @@ export const scoreColumns = (src: Lines): Array<ScoreColumn> =>
 export const columns = (src: Lines): Array<string> => [...leading, ...scoreColumns(src).map((c) => c.title), ...trailing]
 
 /**
- * The CSV's text: the header, then one piece per `chunkLines` lines (each piece ends with CRLF).
- * Pieces of 2,000 lines stay small enough to be collected young: 10,000-line pieces of an
- * 11-metric run took a quarter more time, most of it in the collector.
+ * The CSV's text a range of lines at a time: the header, then the lines of each range asked for
+ * (each ending with CRLF). A cell's and an instance's columns are quoted once.
  */
-export const pieces = function*(src: Lines, chunkLines = 2_000): Generator<string> {
+export const encoder = (src: Lines): { readonly header: string; readonly lines: (start: number, end: number) => string } => {
   const scores = scoreColumns(src)
-  yield `${columns(src).map(field).join(",")}\r\n`
-  // Text goes through `field`; numbers never need quoting. A cell's and an instance's columns are quoted once.
+  // Text goes through `field`; numbers never need quoting.
   const cellFields = new Map<string, string>()
   const instanceFields = new Map<string, string>()
-  for (let start = 0; start < src.length; start += chunkLines) {
-    let text = ""
-    for (let i = start; i < Math.min(src.length, start + chunkLines); i++) {
-      const cellId = src.cell(i), instance = src.instance(i)
-      let cell = cellFields.get(cellId)
-      if (cell === undefined) cellFields.set(cellId, (cell = `${field(cellId)},${field(src.cellName(i))}`))
-      let inst = instanceFields.get(instance)
-      if (inst === undefined) instanceFields.set(instance, (inst = `${field(instance)},${field(src.personaId(i))},${src.type(i)}`))
-      let line = `${cell},${inst},${src.status(i)},${field(src.selected(i) ?? "")}`
-      for (const c of scores) line += `,${num(c.value(i))}`
-      const error = src.error(i)
-      line += `,${num(src.calls(i))},${num(src.promptTokens(i))},${num(src.completionTokens(i))}`
-      line += error === null ? ",,," : `,${field(error.stage)},${field(error.plugin)},${field(error.message)}`
-      text += `${line}\r\n`
+  return {
+    header: `${columns(src).map(field).join(",")}\r\n`,
+    lines: (start, end) => {
+      let text = ""
+      for (let i = start; i < end; i++) {
+        const cellId = src.cell(i), instance = src.instance(i)
+        let cell = cellFields.get(cellId)
+        if (cell === undefined) cellFields.set(cellId, (cell = `${field(cellId)},${field(src.cellName(i))}`))
+        let inst = instanceFields.get(instance)
+        if (inst === undefined) instanceFields.set(instance, (inst = `${field(instance)},${field(src.personaId(i))},${src.type(i)}`))
+        let line = `${cell},${inst},${src.status(i)},${field(src.selected(i) ?? "")}`
+        for (const c of scores) line += `,${num(c.value(i))}`
+        const error = src.error(i)
+        line += `,${num(src.calls(i))},${num(src.promptTokens(i))},${num(src.completionTokens(i))}`
+        line += error === null ? ",,," : `,${field(error.stage)},${field(error.plugin)},${field(error.message)}`
+        text += `${line}\r\n`
+      }
+      return text
     }
-    yield text
   }
+}
+
+/** Lines per piece of {@link pieces}: pieces of 2,000 lines stay small enough to be collected young (10,000-line pieces of an 11-metric run took a quarter more time, most of it in the collector). */
+export const pieceLines = 2_000
+
+/** The CSV's text: the header, then one piece per `chunkLines` lines (each piece ends with CRLF). */
+export const pieces = function*(src: Lines, chunkLines = pieceLines): Generator<string> {
+  const e = encoder(src)
+  yield e.header
+  for (let start = 0; start < src.length; start += chunkLines) yield e.lines(start, Math.min(src.length, start + chunkLines))
 }
 
 /** The whole CSV as one string (tests and small runs; reports write {@link pieces} to the file as they come). */

@@ -207,61 +207,70 @@ export class Writer {
   }
 }
 
-const decoder = new TextDecoder()
-
-/** Where bytes come from: all at once, or a file a chunk at a time. */
+/**
+ * Where bytes come from: all at once, or a file a chunk at a time. `fill(at, n)` makes bytes
+ * [at, at + n) readable in `bytes`, which holds the source from byte `base` on; false past the end.
+ */
 interface Source {
-  /** Make `n` bytes from `at` readable; returns the buffer and where they start in it, or undefined past the end. */
-  readonly window: (at: number, n: number) => { readonly bytes: Uint8Array; readonly offset: number } | undefined
+  bytes: Uint8Array
+  base: number
+  readonly fill: (at: number, n: number) => boolean
 }
 
-const whole = (bytes: Uint8Array): Source => ({
-  window: (at, n) => (at + n <= bytes.length ? { bytes, offset: at } : undefined)
-})
+const whole = (bytes: Uint8Array): Source => ({ bytes, base: 0, fill: (at, n) => at + n <= bytes.length })
 
 const chunkBytes = 1 << 18
 
 /** A file read a chunk at a time (opened for each chunk, so an abandoned read holds no descriptor). */
 const chunked = (file: string, size: number): Source => {
-  let buffer = new Uint8Array(chunkBytes)
-  let start = 0, end = 0
-  return {
-    window: (at, n) => {
-      if (at + n > size) return undefined
-      if (at < start || at + n > end) {
-        if (n > buffer.length) buffer = new Uint8Array(n)
-        const fd = fs.openSync(file, "r")
-        try {
-          const want = Math.min(buffer.length, size - at)
-          let got = 0
-          while (got < want) {
-            const r = fs.readSync(fd, buffer, got, want - got, at + got)
-            if (r === 0) break
-            got += r
-          }
-          start = at
-          end = at + got
-        } finally {
-          fs.closeSync(fd)
+  let end = 0
+  const source: Source = {
+    bytes: new Uint8Array(chunkBytes),
+    base: 0,
+    fill: (at, n) => {
+      if (at + n > size) return false
+      if (at >= source.base && at + n <= end) return true
+      if (n > source.bytes.length) source.bytes = new Uint8Array(n)
+      const fd = fs.openSync(file, "r")
+      try {
+        const want = Math.min(source.bytes.length, size - at)
+        let got = 0
+        while (got < want) {
+          const r = fs.readSync(fd, source.bytes, got, want - got, at + got)
+          if (r === 0) break
+          got += r
         }
-        if (at + n > end) throw new Error(`${file}: ended at byte ${end}, before the record at ${at} (expected ${size} bytes)`)
+        source.base = at
+        end = at + got
+      } finally {
+        fs.closeSync(fd)
       }
-      return { bytes: buffer, offset: at - start }
+      if (at + n > end) throw new Error(`${file}: ended at byte ${end}, before the record at ${at} (expected ${size} bytes)`)
+      return true
     }
   }
+  return source
 }
 
 /**
  * A cursor over a store's records. {@link next} moves to the next record and reads its line
- * number, instance and flags; the other fields are read on demand, until the next call.
+ * number, instance and flags; {@link head} reads the selection, usage and error into the cursor's
+ * fields, {@link scores} the scores; both until the next call of {@link next}.
  */
 export class Cursor {
   line = -1
   instance = -1
   failed = false
+  selection: string | null = null
+  calls = 0
+  promptTokens = 0
+  completionTokens = 0
+  error: LineError | null = null
   private at = 0
   private bytes: Uint8Array = new Uint8Array(0)
   private view: DataView = new DataView(this.bytes.buffer)
+  /** The same bytes as a Buffer, whose UTF-8 decoding of short strings is the fastest node has. */
+  private text: Buffer = Buffer.alloc(0)
   private pos = 0
   private flags = 0
   private fieldsAt = 0
@@ -269,16 +278,13 @@ export class Cursor {
   constructor(private readonly source: Source) {}
 
   next(): boolean {
-    const head = this.source.window(this.at, 4)
-    if (head === undefined) return false
-    const length = new DataView(head.bytes.buffer, head.bytes.byteOffset).getUint32(head.offset, true)
-    const w = this.source.window(this.at, length)
-    if (w === undefined) throw new Error(`a line record at byte ${this.at} is cut short (${length} bytes expected)`)
-    if (w.bytes !== this.bytes) {
-      this.bytes = w.bytes
-      this.view = new DataView(w.bytes.buffer, w.bytes.byteOffset, w.bytes.byteLength)
-    }
-    this.pos = w.offset + 4
+    const src = this.source
+    if (!src.fill(this.at, 4)) return false
+    this.sync()
+    const length = this.view.getUint32(this.at - src.base, true)
+    if (!src.fill(this.at, length)) throw new Error(`a line record at byte ${this.at} is cut short (${length} bytes expected)`)
+    this.sync()
+    this.pos = this.at - src.base + 4
     this.at += length
     this.line = this.view.getUint32(this.pos, true)
     this.instance = this.view.getUint32(this.pos + 4, true)
@@ -288,9 +294,18 @@ export class Cursor {
     return true
   }
 
+  /** Views of the source's buffer, when it is a new one. */
+  private sync(): void {
+    const b = this.source.bytes
+    if (b === this.bytes) return
+    this.bytes = b
+    this.view = new DataView(b.buffer, b.byteOffset, b.byteLength)
+    this.text = Buffer.from(b.buffer, b.byteOffset, b.byteLength)
+  }
+
   private str(): string {
     const n = this.view.getUint32(this.pos, true)
-    const s = decoder.decode(this.bytes.subarray(this.pos + 4, this.pos + 4 + n))
+    const s = this.text.toString("utf8", this.pos + 4, this.pos + 4 + n)
     this.pos += 4 + n
     return s
   }
@@ -298,19 +313,18 @@ export class Cursor {
     this.pos += 4 + this.view.getUint32(this.pos, true)
   }
 
-  /** The selection (null when the line has none), usage and error; then {@link scores} may follow. */
-  head(): { readonly selection: string | null; readonly calls: number; readonly promptTokens: number; readonly completionTokens: number; readonly error: LineError | null } {
+  /** Read the selection (null when the line has none), usage and error into the cursor's fields. */
+  head(): void {
     this.pos = this.fieldsAt
-    const selection = (this.flags & SELECTION) !== 0 ? this.str() : null
-    let calls = 0, promptTokens = 0, completionTokens = 0
+    this.selection = (this.flags & SELECTION) !== 0 ? this.str() : null
+    this.calls = this.promptTokens = this.completionTokens = 0
     if ((this.flags & USAGE) !== 0) {
-      calls = this.view.getFloat64(this.pos, true)
-      promptTokens = this.view.getFloat64(this.pos + 8, true)
-      completionTokens = this.view.getFloat64(this.pos + 16, true)
+      this.calls = this.view.getFloat64(this.pos, true)
+      this.promptTokens = this.view.getFloat64(this.pos + 8, true)
+      this.completionTokens = this.view.getFloat64(this.pos + 16, true)
       this.pos += 24
     }
-    const error = (this.flags & ERROR) !== 0 ? { stage: this.str(), plugin: this.str(), tag: this.str(), message: this.str() } : null
-    return { selection, calls, promptTokens, completionTokens, error }
+    this.error = (this.flags & ERROR) !== 0 ? { stage: this.str(), plugin: this.str(), tag: this.str(), message: this.str() } : null
   }
 
   /** Each score of the record: its key number, kind ({@link kinds}) and one or two numbers (NaN when absent). */

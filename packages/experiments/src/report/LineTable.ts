@@ -50,9 +50,12 @@ interface Window {
   readonly promptTokens: Float64Array
   readonly completionTokens: Float64Array
   readonly errors: Map<number, LineRecords.LineError>
-  /** By key number: the line's score (undefined where it has none). */
-  readonly scores: ReadonlyArray<Array<Score>>
+  /** By key number: the kind of the line's score ({@link LineRecords.kinds}; {@link absent} where it has none), and its numbers. */
+  readonly scores: ReadonlyArray<{ readonly kind: Uint8Array; readonly a: Float64Array; readonly b: Float64Array }>
 }
+
+/** A line without a score of the key. */
+const absent = 255
 
 /**
  * A table's lines as the CSV and results.parquet read them, by position. Lines are decoded a window
@@ -85,7 +88,18 @@ export const lines = (t: LineTable): Csv.Lines => {
       promptTokens: new Float64Array(n),
       completionTokens: new Float64Array(n),
       errors: new Map(),
-      scores: Array.from({ length: keyCount }, () => new Array<Score>(n))
+      scores: Array.from({ length: keyCount }, () => ({ kind: new Uint8Array(n).fill(absent), a: new Float64Array(n), b: new Float64Array(n) }))
+    }
+    // Each distinct selection of the window is one string: the CSV quotes it and results.parquet
+    // looks it up in its dictionary as the same string, not as equal copies (within a window, so
+    // that what is held stays bounded).
+    const selections = new Map<string, string>()
+    let line = 0
+    const visit = (key: number, kind: number, a: number, b: number) => {
+      const column = win.scores[key]!
+      column.kind[line] = kind
+      column.a[line] = a
+      column.b[line] = b
     }
     for (let k = 0; k < n; k++) {
       const next = merged.next()
@@ -95,17 +109,20 @@ export const lines = (t: LineTable): Csv.Lines => {
       win.cell[k] = store
       win.instance[k] = c.instance
       win.failed[k] = c.failed ? 1 : 0
-      const h = c.head()
-      win.selection[k] = h.selection
-      win.calls[k] = h.calls
-      win.promptTokens[k] = h.promptTokens
-      win.completionTokens[k] = h.completionTokens
-      if (h.error !== null) win.errors.set(k, h.error)
-      c.scores((key, kind, a, b) => {
-        win.scores[key]![k] = kind === LineRecords.kinds.counts
-          ? (Number.isNaN(a) && Number.isNaN(b) ? null : { num: a, den: b })
-          : kind === LineRecords.kinds.value && !Number.isNaN(a) ? a : null
-      })
+      c.head()
+      let selection = c.selection
+      if (selection !== null) {
+        const seen = selections.get(selection)
+        if (seen === undefined) selections.set(selection, selection)
+        else selection = seen
+      }
+      win.selection[k] = selection
+      win.calls[k] = c.calls
+      win.promptTokens[k] = c.promptTokens
+      win.completionTokens[k] = c.completionTokens
+      if (c.error !== null) win.errors.set(k, c.error)
+      line = k
+      c.scores(visit)
     }
     return (w = win)
   }
@@ -122,7 +139,14 @@ export const lines = (t: LineTable): Csv.Lines => {
     selected: (i) => load(i).selection[i - w!.start]!,
     score: (key) => {
       const no = byKey.get(key)
-      return (i) => (no === undefined ? undefined : load(i).scores[no]![i - w!.start])
+      return (i): Score => {
+        if (no === undefined) return undefined
+        const c = load(i).scores[no]!, k = i - w!.start
+        const kind = c.kind[k]!, a = c.a[k]!, b = c.b[k]!
+        if (kind === absent) return undefined
+        if (kind === LineRecords.kinds.counts) return Number.isNaN(a) && Number.isNaN(b) ? null : { num: a, den: b }
+        return kind === LineRecords.kinds.value && !Number.isNaN(a) ? a : null
+      }
     },
     calls: (i) => load(i).calls[i - w!.start]!,
     promptTokens: (i) => load(i).promptTokens[i - w!.start]!,

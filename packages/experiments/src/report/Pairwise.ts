@@ -20,7 +20,7 @@
 import { Paired } from "@cupid-lab/scorers"
 import type { CellSummary, MetricDescription, Slice, Summary } from "../ResultLine.js"
 import { slices } from "../ResultLine.js"
-import { columnsOf, type Index } from "./Rows.js"
+import { type Index, sliceNumbers, sliceOf } from "./Rows.js"
 
 /** The level below which a Holm-adjusted p counts as significant. */
 export const level = 0.05
@@ -57,7 +57,7 @@ export const neededN = (m: number): number => {
 }
 
 /** How many of these instances both cells scored ok. */
-const sharedCount = (idx: Index, a: string, b: string, numbers: ReadonlyArray<number>): number => {
+const sharedCount = (idx: Index, a: string, b: string, numbers: Int32Array): number => {
   const ca = idx.columns(a), cb = idx.columns(b)
   if (ca === undefined || cb === undefined) return 0
   let n = 0
@@ -74,43 +74,25 @@ export const compute = (
   options: { readonly seed: number; readonly resamples: number; readonly permutations?: number }
 ): Pairwise => {
   const cells = summary.cells
-  // Each slice's instance numbers; a cell's columns over all of them (NaN where the cell has no ok
-  // line): the paired tests keep the rows where both sides are finite, which are the instances both
-  // cells scored, in the same order as gathering them per pair would give.
-  const numbers = slices.map((slice) => {
-    const out: Array<number> = []
-    idx.instances.forEach((facts, k) => void ((slice === "all" || facts.type === slice) && out.push(k)))
-    return out
-  })
-  const gathered = (cell: number) => {
-    const of = numbers.map((ns) => columnsOf(idx, cells[cell]!.id, ns))
-    const memo = new Map<string, Paired.Columns>()
-    return (s: number, metric: MetricDescription) => {
-      const key = `${s}\u0000${metric.name}`
-      let hit = memo.get(key)
-      if (hit === undefined) memo.set(key, (hit = of[s]!(metric)))
-      return hit
-    }
-  }
+  const numbers = slices.map((slice) => sliceNumbers(idx, slice))
   // One block of tests per pair of cells (every slice and metric), so that the tests hold two
-  // cells' columns at a time; cell i's are gathered once for all its pairs.
+  // cells' columns at a time: each cell's over every instance of the slice (Rows.sliceOf), NaN where
+  // it has no ok line, so that the test's usable rows are the instances both cells scored.
   // (n, the instances both cells scored ok, is counted when the block is loaded.)
   const plan: Array<{ readonly i: number; readonly j: number; readonly metric: MetricDescription; readonly slice: Slice; n: number }> = []
   const blocks: Array<() => ReadonlyArray<Paired.Test>> = []
-  let left: { readonly i: number; readonly columns: ReturnType<typeof gathered> } | undefined
   for (let i = 0; i < cells.length; i++) {
     for (let j = i + 1; j < cells.length; j++) {
       const start = plan.length
       for (const slice of slices) for (const metric of metrics) plan.push({ i, j, metric, slice, n: 0 })
       blocks.push(() => {
-        const a = left?.i === i ? left.columns : (left = { i, columns: gathered(i) }).columns
-        const b = gathered(j)
         let t = start
-        return slices.flatMap((_, s) => {
+        return slices.flatMap((slice, s) => {
           const n = sharedCount(idx, cells[i]!.id, cells[j]!.id, numbers[s]!)
+          const a = sliceOf(idx, cells[i]!.id, slice), b = sliceOf(idx, cells[j]!.id, slice)
           return metrics.map((metric) => {
             plan[t++]!.n = n
-            return { a: a(s, metric), b: b(s, metric) }
+            return { a: a(metric), b: b(metric) }
           })
         })
       })

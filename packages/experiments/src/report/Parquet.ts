@@ -88,6 +88,46 @@ export interface WriteOptions {
 /** Names the writing library, without a version or a time, so the bytes stay the same. */
 const createdBy = "cupid-lab"
 
+/** Rows per row group by default: the most rows encoded at once. */
+export const groupRows = 10_000
+
+/**
+ * results.parquet's bytes a row group at a time: {@link Encoder.group} encodes lines
+ * [start, start + n) and gives the bytes to append, {@link Encoder.finish} the footer's (offsets
+ * in the footer count from the file's start, so every byte given must be written, in order).
+ */
+export interface Encoder {
+  readonly group: (start: number, n: number) => Uint8Array
+  readonly finish: () => Uint8Array
+}
+
+export const encoder = (src: Csv.Lines): Encoder => {
+  const cols = columns(src)
+  const bytes = new ByteWriter()
+  const parquet = new ParquetWriter({ writer: bytes, schema: [{ name: "schema", num_children: cols.length }, ...cols.map((c) => c.element)], createdBy })
+  // The encoder keeps appending to `bytes`; what it holds is taken after each group and the buffer starts over.
+  const take = () => {
+    const out = bytes.getBytes()
+    bytes.index = 0
+    return out
+  }
+  return {
+    group: (start, n) => {
+      const column = (c: Column): Array<Value> => {
+        const data = new Array<Value>(n)
+        for (let k = 0; k < n; k++) data[k] = c.value(start + k)
+        return data
+      }
+      parquet.write({ columnData: cols.map((c) => ({ name: c.element.name, data: column(c) })), rowGroupSize: n })
+      return take()
+    },
+    finish: () => {
+      parquet.finish()
+      return take()
+    }
+  }
+}
+
 /** Write a run's lines (a Rows.Index, or rows in memory) to `file` atomically (through core's Files.writeFileAtomicWith), one row group at a time. */
 export const write = (
   file: string,
@@ -96,24 +136,9 @@ export const write = (
 ): Effect.Effect<void, PlatformError, FileSystem.FileSystem> =>
   Files.writeFileAtomicWith(file, (put) =>
     Effect.gen(function*() {
-      const groupRows = Math.max(1, options.rowGroupRows ?? 10_000)
+      const rows = Math.max(1, options.rowGroupRows ?? groupRows)
       const src = Csv.toLines(lines)
-      const cols = columns(src)
-      const bytes = new ByteWriter()
-      const parquet = new ParquetWriter({ writer: bytes, schema: [{ name: "schema", num_children: cols.length }, ...cols.map((c) => c.element)], createdBy })
-      // The encoder keeps appending to `bytes`; what it holds goes to the file after each group and
-      // the buffer starts over (offsets in the footer count from the file's start, not the buffer's).
-      const flush = Effect.suspend(() => put(bytes.getBytes())).pipe(Effect.tap(() => { bytes.index = 0 }))
-      for (let start = 0; start < src.length; start += groupRows) {
-        const n = Math.min(groupRows, src.length - start)
-        const column = (c: Column): Array<Value> => {
-          const data = new Array<Value>(n)
-          for (let k = 0; k < n; k++) data[k] = c.value(start + k)
-          return data
-        }
-        parquet.write({ columnData: cols.map((c) => ({ name: c.element.name, data: column(c) })), rowGroupSize: n })
-        yield* flush
-      }
-      parquet.finish()
-      yield* flush
+      const e = encoder(src)
+      for (let start = 0; start < src.length; start += rows) yield* put(e.group(start, Math.min(rows, src.length - start)))
+      yield* put(e.finish())
     }))

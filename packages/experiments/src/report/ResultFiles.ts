@@ -19,6 +19,7 @@
  */
 import * as Files from "@cupid-lab/core/Files"
 import * as NodeFileSystem from "@effect/platform-node/NodeFileSystem"
+import type { PlatformError } from "@effect/platform/Error"
 import { Effect, Schema, type Scope } from "effect"
 import { createRequire } from "node:module"
 import * as os from "node:os"
@@ -50,17 +51,34 @@ export type Outcome = typeof Outcome.Type
 /** From this many lines on, the files are written in a worker thread (when the machine has more than one core). */
 export const threadFrom = 20_000
 
-/** Write both files in this thread. */
-export const write = (table: LineTable.LineTable, targets: Targets): Effect.Effect<void, RunError> =>
-  Effect.gen(function*() {
-    const lines = LineTable.lines(table)
-    yield* Csv.write(targets.csv, lines).pipe(
-      Effect.mapError((e) => new RunError({ path: targets.csv, reason: `cannot write the results: ${Files.describe(e)}` }))
-    )
-    yield* Parquet.write(targets.parquet, lines).pipe(
-      Effect.mapError((e) => new RunError({ path: targets.parquet, reason: `cannot write the results: ${Files.describe(e)}` }))
-    )
-  }).pipe(Effect.provide(NodeFileSystem.layer))
+/**
+ * Write both files in this thread, in one pass over the lines: each window of lines
+ * (LineTable.windowLines, a parquet row group) goes to both files before the next is read.
+ */
+export const write = (table: LineTable.LineTable, targets: Targets): Effect.Effect<void, RunError> => {
+  const failed = (file: string) => (e: PlatformError) => new RunError({ path: file, reason: `cannot write the results: ${Files.describe(e)}` })
+  const lines = LineTable.lines(table)
+  const csv = Csv.encoder(lines)
+  const parquet = Parquet.encoder(lines)
+  const step = Parquet.groupRows
+  return Files.writeFileAtomicWith(targets.csv, (putCsv) =>
+    Files.writeFileAtomicWith(targets.parquet, (putParquet) =>
+      Effect.gen(function*() {
+        const toCsv = (text: string) => putCsv(Buffer.from(text, "utf8")).pipe(Effect.mapError(failed(targets.csv)))
+        yield* toCsv(csv.header)
+        for (let start = 0; start < lines.length; start += step) {
+          const end = Math.min(lines.length, start + step)
+          for (let at = start; at < end; at += Csv.pieceLines) yield* toCsv(csv.lines(at, Math.min(end, at + Csv.pieceLines)))
+          yield* putParquet(parquet.group(start, end - start))
+        }
+        yield* putParquet(parquet.finish())
+      })
+    ).pipe(Effect.mapError((e) => (e instanceof RunError ? e : failed(targets.parquet)(e))))
+  ).pipe(
+    Effect.mapError((e) => (e instanceof RunError ? e : failed(targets.csv)(e))),
+    Effect.provide(NodeFileSystem.layer)
+  )
+}
 
 /** The worker's side: write, and say how it went (a failure as its file and reason). */
 export const answer = (job: Job): Effect.Effect<Outcome> =>

@@ -22,8 +22,7 @@
  * const b = Rows.builder()
  * for (const row of lines) b.add(row)
  * const idx = b.finish()
- * const ids = Rows.sharedInstances(idx, a, c, "all") // instance numbers
- * Rows.columnsOf(idx, a, ids)(metric) // Paired.Columns of the metric
+ * Rows.sliceOf(idx, a, "all")(metric) // Paired.Columns of the metric over every instance
  */
 import { Paired } from "@cupid-lab/scorers"
 import type { InstanceMeta, MetricDescription, Row, Slice } from "../ResultLine.js"
@@ -32,7 +31,7 @@ import * as LineTable from "./LineTable.js"
 
 type LineError = NonNullable<Row["error"]>
 
-/** One metric of one cell as typed columns over the cell's ok lines (in the order they came). */
+/** One metric of one cell as typed columns by instance number (NaN where the cell has no ok line, or the line no such score). */
 interface MetricColumns {
   readonly values: Float64Array
   readonly num: Float64Array
@@ -44,9 +43,11 @@ interface CellColumns {
   readonly slot: Int32Array
   /** The instance number of each ok line, in order. */
   readonly instances: Int32Array
-  /** What the columns take in memory (about). */
-  readonly bytes: number
+  /** What the columns take in memory (about), with the copies {@link kept} holds. */
+  readonly bytes: () => number
   readonly metric: (name: string) => MetricColumns
+  /** A copy derived from the columns, made once and kept as long as the cell stays decoded (its bytes count). */
+  readonly kept: (key: string, make: () => Float64Array) => Float64Array
 }
 
 /** What reports know of an instance: the facts of its first line. */
@@ -89,6 +90,8 @@ export interface Index {
    * every cell's columns would hold the whole run again.
    */
   readonly columns: (cell: string) => CellColumns | undefined
+  /** Forget the decoded cells (they are decoded again when asked for): a sweep does once its reports are written. */
+  readonly dropDecoded: () => void
   readonly lines: number
   readonly okLines: number
   readonly usage: ReadonlyMap<string, CellUsage>
@@ -130,16 +133,18 @@ const scoringStage = "score"
 /**
  * Bytes of decoded cells an index keeps by default (the cells used last): a fixed amount, whatever
  * the run's size. The paired tests read two cells at a time and every cell with every other; at
- * 10,000 instances and two metrics a cell takes about 0.3 MB, so a 20-cell run is decoded once.
+ * 10,000 instances and two metrics a cell takes about 1 MB with its slices' copies, so a 20-cell
+ * run is decoded once.
  */
-export const defaultCacheBytes = 64 * 2 ** 20
+export const defaultCacheBytes = 32 * 2 ** 20
 
 export interface Builder {
   readonly add: (row: Row) => void
   readonly finish: () => Index
   /**
-   * Set when a line's record could not be written to the spill directory (a full disk): the lines
-   * after it were not recorded, so the index is incomplete and must not be reported.
+   * Set when a line's record could not be written to the spill directory (a full disk), or a line
+   * has more distinct score keys than a record can number: the lines after it were not recorded,
+   * so the index is incomplete and must not be reported.
    */
   readonly failure: () => string | undefined
 }
@@ -216,6 +221,11 @@ export const builder = (options: BuilderOptions = {}): Builder => {
       const v = r.scores[key]!
       let no = keyNo.get(key)
       if (no === undefined) {
+        // A record numbers keys in 16 bits.
+        if (counted.length === maxKeys) {
+          failure ??= `line ${line + 1} scores a ${maxKeys + 1}th distinct key ("${key}"); a run records at most ${maxKeys} (are the scorers' keys made of values?)`
+          continue
+        }
         no = counted.length
         keyNo.set(key, no)
         counted.push(false)
@@ -266,31 +276,42 @@ export const builder = (options: BuilderOptions = {}): Builder => {
       const values: Array<Float64Array | undefined> = new Array(keyCount)
       const num: Array<Float64Array | undefined> = new Array(keyCount)
       const den: Array<Float64Array | undefined> = new Array(keyCount)
-      const column = (of: Array<Float64Array | undefined>, key: number) => (of[key] ??= new Float64Array(n).fill(NaN))
+      const column = (of: Array<Float64Array | undefined>, key: number) => (of[key] ??= new Float64Array(instanceCount).fill(NaN))
       const cursor = LineRecords.readAll(refs[c.index]!)
-      let i = 0
+      let row = 0, k = 0
+      const visit = (key: number, kind: number, a: number, b: number) => {
+        if (kind === LineRecords.kinds.value) {
+          if (!Number.isNaN(a)) column(values, key)[k] = a
+        } else if (kind === LineRecords.kinds.counts) {
+          column(num, key)[k] = a
+          column(den, key)[k] = b
+        }
+      }
       while (cursor.next()) {
         if (cursor.failed) continue
-        const row = i++
-        slot[cursor.instance] = row
-        okInstances[row] = cursor.instance
-        cursor.scores((key, kind, a, b) => {
-          if (kind === LineRecords.kinds.value) {
-            if (!Number.isNaN(a)) column(values, key)[row] = a
-          } else if (kind === LineRecords.kinds.counts) {
-            column(num, key)[row] = a
-            column(den, key)[row] = b
-          }
-        })
+        k = cursor.instance
+        slot[k] = row
+        okInstances[row++] = k
+        cursor.scores(visit)
       }
       // A column no line of the key has reads NaN throughout: one such array serves them all (nothing writes to these).
       let none: Float64Array | undefined
-      const orNone = (x: Float64Array | undefined) => x ?? (none ??= new Float64Array(n).fill(NaN))
+      const orNone = (x: Float64Array | undefined) => x ?? (none ??= new Float64Array(instanceCount).fill(NaN))
       const arrays = [values, num, den].flat().filter((x) => x !== undefined)
+      let bytes = slot.byteLength + okInstances.byteLength + arrays.reduce((t, x) => t + x.byteLength, 0) + 8 * instanceCount
+      const copies = new Map<string, Float64Array>()
       return {
         slot,
         instances: okInstances,
-        bytes: slot.byteLength + okInstances.byteLength + arrays.reduce((t, x) => t + x.byteLength, 0) + 8 * n,
+        bytes: () => bytes,
+        kept: (key, make) => {
+          let x = copies.get(key)
+          if (x === undefined) {
+            copies.set(key, (x = make()))
+            bytes += x.byteLength
+          }
+          return x
+        },
         metric: (name) => {
           const key = keyNo.get(name)
           return key === undefined
@@ -299,10 +320,20 @@ export const builder = (options: BuilderOptions = {}): Builder => {
         }
       }
     }
-    // The cells decoded last, up to a byte budget (a large run's cells are read back from disk as needed).
+    // The cells decoded last, up to a byte budget (a large run's cells are read back from disk as
+    // needed). A cell's bytes grow with the copies it keeps, so they are summed when one is added.
     const budget = options.cacheBytes ?? defaultCacheBytes
-    const recent = new Map<string, { readonly columns: CellColumns; readonly bytes: number }>()
-    let cached = 0
+    const recent = new Map<string, CellColumns>()
+    const keep = (id: string, c: CellColumns) => {
+      recent.set(id, c)
+      let total = 0
+      for (const e of recent.values()) total += e.bytes()
+      for (const [old, e] of recent) {
+        if (total <= budget) break
+        recent.delete(old)
+        total -= e.bytes()
+      }
+    }
     const table: LineTable.LineTable = {
       length: lines,
       cells: cellList.map((c) => ({ id: c.id, name: c.name, records: refs[c.index]! })),
@@ -321,23 +352,13 @@ export const builder = (options: BuilderOptions = {}): Builder => {
         else {
           const state = cells.get(id)
           if (state === undefined) return undefined
-          const columns = decode(state)
-          c = { columns, bytes: columns.bytes }
-          cached += c.bytes
-          for (const [old, e] of recent) {
-            if (cached <= budget) break
-            recent.delete(old)
-            cached -= e.bytes
-          }
+          c = decode(state)
         }
-        recent.set(id, c)
-        if (cached > budget) {
-          // Over budget on its own: not kept.
-          recent.delete(id)
-          cached -= c.bytes
-        }
-        return c.columns
+        // The latest last (a cell over the budget on its own is not kept).
+        keep(id, c)
+        return c
       },
+      dropDecoded: () => recent.clear(),
       lines,
       okLines,
       usage: new Map(cellList.map((c) => [c.id, { pairs: c.pairs, calls: c.calls, promptTokens: c.promptTokens, completionTokens: c.completionTokens, scoringCalls: c.scoringCalls, scoringTokens: c.scoringTokens }])),
@@ -350,6 +371,9 @@ export const builder = (options: BuilderOptions = {}): Builder => {
   }
   return { add, finish, failure: () => failure }
 }
+
+/** Distinct score keys a run can record. */
+const maxKeys = 65_535
 
 const spillFailure = (dir: string, e: unknown): string =>
   `cannot write the lines' records to ${dir}: ${e instanceof Error ? e.message : String(e)}`
@@ -364,16 +388,38 @@ export const index = (rows: Iterable<Row>): Index => {
 /** The numbers of instance ids in an index (-1 for an id it does not hold). */
 export const numbers = (idx: Index, ids: ReadonlyArray<string>): Int32Array => Int32Array.from(ids, (id) => idx.number.get(id) ?? -1)
 
-const gather = (from: Float64Array, at: Int32Array): Float64Array => {
+const gather = (from: Float64Array, at: ArrayLike<number>): Float64Array => {
   const out = new Float64Array(at.length)
   for (let i = 0; i < at.length; i++) out[i] = at[i]! < 0 ? NaN : from[at[i]!]!
   return out
 }
 
+const empty: MetricColumns = { values: new Float64Array(0), num: new Float64Array(0), den: new Float64Array(0) }
+
+/** A metric's columns typed by its aggregate, for {@link Paired}, read from `column`. */
+const typed = (column: (name: string) => MetricColumns, read: (xs: Float64Array) => Float64Array) =>
+(metric: Pick<MetricDescription, "name" | "aggregate">): Paired.Columns => {
+  const counts = (name: string): Paired.RatioColumns => {
+    const m = column(name)
+    return { num: read(m.num), den: read(m.den) }
+  }
+  const agg = metric.aggregate
+  switch (agg._tag) {
+    case "Mean":
+      return Paired.mean(read(column(metric.name).values))
+    case "Ratio": {
+      const r = counts(metric.name)
+      return Paired.ratio(r.num, r.den)
+    }
+    case "F1":
+      return Paired.f1(counts(agg.precision), counts(agg.recall))
+  }
+}
+
 /**
  * A metric's per-instance data for one cell over a fixed list of instance numbers (see
- * {@link numbers}; NaN where the cell has no ok line), typed by its aggregate, for {@link Paired}.
- * The lines are looked up once; each metric is then gathered from the cell's columns.
+ * {@link numbers}; NaN where the cell has no ok line), typed by its aggregate, for {@link Paired}:
+ * copies, aligned with the list (for two runs, whose instance numbers differ).
  */
 export const columnsOf = (
   idx: Index,
@@ -381,41 +427,65 @@ export const columnsOf = (
   instances: ArrayLike<number>
 ): ((metric: Pick<MetricDescription, "name" | "aggregate">) => Paired.Columns) => {
   const c = idx.columns(cell)
-  const at = new Int32Array(instances.length)
-  for (let i = 0; i < at.length; i++) {
-    const k = instances[i]!
-    at[i] = c === undefined || k < 0 ? -1 : c.slot[k]!
-  }
-  const column = (name: string): MetricColumns => c?.metric(name) ?? { values: new Float64Array(0), num: new Float64Array(0), den: new Float64Array(0) }
-  const counts = (name: string): Paired.RatioColumns => {
-    const m = column(name)
-    return { num: gather(m.num, at), den: gather(m.den, at) }
-  }
-  return (metric) => {
-    const agg = metric.aggregate
-    switch (agg._tag) {
-      case "Mean":
-        return Paired.mean(gather(column(metric.name).values, at))
-      case "Ratio": {
-        const r = counts(metric.name)
-        return Paired.ratio(r.num, r.den)
-      }
-      case "F1":
-        return Paired.f1(counts(agg.precision), counts(agg.recall))
-    }
-  }
+  return typed((name) => c?.metric(name) ?? empty, (xs) => (c === undefined ? new Float64Array(instances.length).fill(NaN) : gather(xs, instances)))
 }
 
-/** Numbers of the instances of `slice` scored ok in both cells, in the index's instance order. */
-export const sharedInstances = (idx: Index, a: string, b: string, slice: Slice): Int32Array => {
-  const ca = idx.columns(a), cb = idx.columns(b)
-  if (ca === undefined || cb === undefined) return new Int32Array(0)
-  const out = new Int32Array(idx.instances.length)
-  let n = 0
-  for (let k = 0; k < idx.instances.length; k++) {
-    if (ca.slot[k]! >= 0 && cb.slot[k]! >= 0 && (slice === "all" || idx.instances[k]!.type === slice)) out[n++] = k
+/**
+ * A metric's per-instance data for one cell by instance number (NaN where the cell has no ok
+ * line), typed by its aggregate, without a copy: a paired test of two cells of one run reads
+ * them with the instance numbers as its rows (`Paired.Test.rows`).
+ */
+export const metricOf = (idx: Index, cell: string): ((metric: Pick<MetricDescription, "name" | "aggregate">) => Paired.Columns) => {
+  const c = idx.columns(cell)
+  const none = new Float64Array(idx.instances.length).fill(NaN)
+  return typed((name) => c?.metric(name) ?? { values: none, num: none, den: none }, (xs) => xs)
+}
+
+/** The numbers of the instances of a slice, in the index's order (computed once per index and slice). */
+export const sliceNumbers = (() => {
+  const memo = new WeakMap<Index, Map<Slice, Int32Array>>()
+  return (idx: Index, slice: Slice): Int32Array => {
+    let byIndex = memo.get(idx)
+    if (byIndex === undefined) memo.set(idx, (byIndex = new Map()))
+    let out = byIndex.get(slice)
+    if (out === undefined) {
+      const list: Array<number> = []
+      idx.instances.forEach((f, k) => void ((slice === "all" || f.type === slice) && list.push(k)))
+      byIndex.set(slice, (out = Int32Array.from(list)))
+    }
+    return out
   }
-  return out.slice(0, n)
+})()
+
+/**
+ * A metric's per-instance data for one cell over every instance of a slice (in the index's order;
+ * NaN where the cell has no ok line), typed by its aggregate, for {@link Paired}: the same rows
+ * for every cell, so two cells' are paired as they are. Kept with the decoded cell while it stays
+ * cached, so that comparing a cell with every other copies its columns once.
+ */
+export const sliceOf = (idx: Index, cell: string, slice: Slice): ((metric: Pick<MetricDescription, "name" | "aggregate">) => Paired.Columns) => {
+  const c = idx.columns(cell)
+  const at = sliceNumbers(idx, slice)
+  if (c === undefined) return columnsOf(idx, cell, at)
+  return typed(
+    (name) => {
+      const m = c.metric(name)
+      const part = (p: keyof MetricColumns) => c.kept(`${slice}\u0000${name}\u0000${p}`, () => gather(m[p], at))
+      // Only the parts the aggregate reads are copied.
+      return {
+        get values() {
+          return part("values")
+        },
+        get num() {
+          return part("num")
+        },
+        get den() {
+          return part("den")
+        }
+      }
+    },
+    (xs) => xs
+  )
 }
 
 /** Ids of the instances of `slice` that cell `a` of one index and cell `b` of another both scored ok, in the order of `a`'s index. */

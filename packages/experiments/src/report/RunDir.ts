@@ -139,7 +139,13 @@ export const readRows = (file: string): Effect.Effect<Array<Row>, RunError, File
 /** The columns reports read, built from a results.jsonl file in one pass. */
 export const readIndex = (file: string): Effect.Effect<Rows.Index, RunError, FileSystem.FileSystem> => {
   const b = Rows.builder()
-  return Effect.map(foldRows(file, b.add), () => b.finish())
+  return Effect.flatMap(foldRows(file, b.add), () => finished(b, file))
+}
+
+/** The builder's index, or why it could not record every line. */
+const finished = (b: Rows.Builder, file: string): Effect.Effect<Rows.Index, RunError> => {
+  const failure = b.failure()
+  return failure === undefined ? Effect.succeed(b.finish()) : Effect.fail(new RunError({ path: file, reason: failure }))
 }
 
 export const parseSummary = (value: unknown, file: string): Either.Either<ResultLine.Summary, RunError> =>
@@ -183,7 +189,7 @@ export const readWith = (
       b.add(row)
       also(row)
     })
-    const index = b.finish()
+    const index = yield* finished(b, resultsFile)
     const runInfo = options.info !== "caller" && (yield* exists(fileSystem, infoFile))
       ? yield* Effect.flatMap(readJson(fileSystem, infoFile, "the run record"), (v) => parseInfo(v, infoFile))
       : undefined

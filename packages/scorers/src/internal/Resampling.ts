@@ -378,7 +378,7 @@ export const meanSpec = (d: Float64Array): { readonly spec: PairedSpec; readonly
  * and Statistics' intervals). When every row is kept, in order, Float64 columns are returned as
  * they are: nothing that reads them writes to them.
  */
-export const finiteRows = (columns: ReadonlyArray<ArrayLike<number>>, rows?: ReadonlyArray<number>): Array<Float64Array> => {
+export const finiteRows = (columns: ReadonlyArray<ArrayLike<number>>, rows?: ArrayLike<number>): Array<Float64Array> => {
   const length = rows?.length ?? Math.min(...columns.map((c) => c.length))
   const keep = new Int32Array(length)
   let kept = 0
