@@ -358,9 +358,15 @@ export const readAll = (ref: StoreRef): Cursor => new Cursor(whole(ref._tag === 
 
 /**
  * The records of several stores in line-number order (each store holds its lines in increasing
- * order), as the results file has them: `visit` gets each record's store and cursor in turn.
+ * order), as the results file has them: {@link Merged.next} moves to the next record and gives
+ * its store's number (-1 after the last), whose cursor is then on it.
  */
-export const merge = (refs: ReadonlyArray<StoreRef>): { readonly next: () => { readonly store: number; readonly cursor: Cursor } | undefined } => {
+export interface Merged {
+  readonly next: () => number
+  readonly cursors: ReadonlyArray<Cursor>
+}
+
+export const merge = (refs: ReadonlyArray<StoreRef>): Merged => {
   const cursors = refs.map(cursor)
   // A binary heap of store numbers keyed by their cursors' current line.
   const heap: Array<number> = []
@@ -393,6 +399,7 @@ export const merge = (refs: ReadonlyArray<StoreRef>): { readonly next: () => { r
   // The store handed out last: advanced when the next record is asked for.
   let pending = -1
   return {
+    cursors,
     next: () => {
       if (pending >= 0) {
         if (cursors[pending]!.next()) down(0)
@@ -405,9 +412,9 @@ export const merge = (refs: ReadonlyArray<StoreRef>): { readonly next: () => { r
         }
         pending = -1
       }
-      if (heap.length === 0) return undefined
+      if (heap.length === 0) return -1
       pending = heap[0]!
-      return { store: pending, cursor: cursors[pending]! }
+      return pending
     }
   }
 }

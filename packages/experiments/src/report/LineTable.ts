@@ -38,10 +38,10 @@ export const windowLines = 10_000
 
 type Score = number | null | { readonly num: number; readonly den: number } | undefined
 
-/** One window of lines as columns. */
+/** One window of lines as columns (one set of arrays, refilled for each window). */
 interface Window {
-  readonly start: number
-  readonly length: number
+  start: number
+  length: number
   readonly cell: Int32Array
   readonly instance: Int32Array
   readonly failed: Uint8Array
@@ -66,7 +66,32 @@ export const lines = (t: LineTable): Csv.Lines => {
   const keyCount = t.keys.reduce((m, k) => Math.max(m, k.no + 1), 0)
   let merged = LineRecords.merge(t.cells.map((c) => c.records))
   let decoded = 0
+  const size = Math.min(windowLines, t.length)
+  const win: Window = {
+    start: 0,
+    length: 0,
+    cell: new Int32Array(size),
+    instance: new Int32Array(size),
+    failed: new Uint8Array(size),
+    selection: new Array<string | null>(size),
+    calls: new Float64Array(size),
+    promptTokens: new Float64Array(size),
+    completionTokens: new Float64Array(size),
+    errors: new Map(),
+    scores: Array.from({ length: keyCount }, () => ({ kind: new Uint8Array(size), a: new Float64Array(size), b: new Float64Array(size) }))
+  }
   let w: Window | undefined
+  // Each distinct selection of the window is one string: the CSV quotes it and results.parquet
+  // looks it up in its dictionary as the same string, not as equal copies (within a window, so
+  // that what is held stays bounded).
+  const selections = new Map<string, string>()
+  let line = 0
+  const visit = (key: number, kind: number, a: number, b: number) => {
+    const column = win.scores[key]!
+    column.kind[line] = kind
+    column.a[line] = a
+    column.b[line] = b
+  }
   const load = (i: number): Window => {
     if (w !== undefined && i >= w.start && i < w.start + w.length) return w
     const start = Math.floor(i / windowLines) * windowLines
@@ -75,37 +100,18 @@ export const lines = (t: LineTable): Csv.Lines => {
       decoded = 0
     }
     // Skip to the window (the writers never skip one).
-    while (decoded < start && merged.next() !== undefined) decoded++
+    while (decoded < start && merged.next() >= 0) decoded++
     const n = Math.min(windowLines, t.length - start)
-    const win: Window = {
-      start,
-      length: n,
-      cell: new Int32Array(n),
-      instance: new Int32Array(n),
-      failed: new Uint8Array(n),
-      selection: new Array<string | null>(n),
-      calls: new Float64Array(n),
-      promptTokens: new Float64Array(n),
-      completionTokens: new Float64Array(n),
-      errors: new Map(),
-      scores: Array.from({ length: keyCount }, () => ({ kind: new Uint8Array(n).fill(absent), a: new Float64Array(n), b: new Float64Array(n) }))
-    }
-    // Each distinct selection of the window is one string: the CSV quotes it and results.parquet
-    // looks it up in its dictionary as the same string, not as equal copies (within a window, so
-    // that what is held stays bounded).
-    const selections = new Map<string, string>()
-    let line = 0
-    const visit = (key: number, kind: number, a: number, b: number) => {
-      const column = win.scores[key]!
-      column.kind[line] = kind
-      column.a[line] = a
-      column.b[line] = b
-    }
+    win.start = start
+    win.length = n
+    win.errors.clear()
+    selections.clear()
+    for (const c of win.scores) c.kind.fill(absent)
     for (let k = 0; k < n; k++) {
-      const next = merged.next()
-      if (next === undefined) throw new Error(`the line records end after ${decoded} lines; the table has ${t.length}`)
+      const store = merged.next()
+      if (store < 0) throw new Error(`the line records end after ${decoded} lines; the table has ${t.length}`)
       decoded++
-      const { cursor: c, store } = next
+      const c = merged.cursors[store]!
       win.cell[k] = store
       win.instance[k] = c.instance
       win.failed[k] = c.failed ? 1 : 0

@@ -155,7 +155,7 @@ export interface BuilderOptions {
    * a large sweep's. The directory must exist; the caller removes it. Default: records in memory.
    */
   readonly spill?: string
-  /** Bytes of decoded cells to keep ({@link defaultCacheBytes}); the cell in use is kept whatever its size. */
+  /** Bytes of decoded cells to keep ({@link defaultCacheBytes}); a cell larger than that on its own is decoded each time it is asked for. */
   readonly cacheBytes?: number
 }
 
