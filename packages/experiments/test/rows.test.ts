@@ -12,6 +12,9 @@ import type { Row } from "../src/ResultLine.js"
 import * as Csv from "../src/report/Csv.js"
 import * as Rows from "../src/report/Rows.js"
 import * as LineTable from "../src/report/LineTable.js"
+import { mountTmpfs } from "./support.js"
+
+const tmpfs = ((m) => (typeof m === "string" ? m : (m.unmount(), undefined)))(mountTmpfs(64 * 1024))
 
 const usage = (calls: number, score = 0) => ({
   calls,
@@ -170,6 +173,18 @@ describe("the reports' columns kept in spill files", () => {
     b.add(row("a", "p1:consistent", "consistent", { x: 1 }))
     b.add(row("a", "p2:consistent", "consistent", scores))
     expect(b.failure()).toBe(`line 2 scores a 65536th distinct key ("k65534"); a run records at most 65535 (are the scorers' keys made of values?)`)
+  })
+
+  it.skipIf(typeof tmpfs === "string")("on a real full disk, say so and which directory, and stop recording", () => {
+    const mounted = mountTmpfs(64 * 1024)
+    if (typeof mounted === "string") throw new Error(mounted)
+    try {
+      const b = Rows.builder({ spill: mounted.dir })
+      for (const r of many) b.add(r)
+      expect(b.failure()).toMatch(new RegExp(`^cannot write the lines' records to ${mounted.dir}: ENOSPC`))
+    } finally {
+      mounted.unmount()
+    }
   })
 
   it("say which directory could not be written, and stop recording", () => {

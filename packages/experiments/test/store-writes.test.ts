@@ -6,11 +6,11 @@ import type { FileSystem } from "@effect/platform"
 import { NodeFileSystem } from "@effect/platform-node"
 import { afterEach, describe, expect, it } from "@effect/vitest"
 import { Effect, type Layer } from "effect"
-import { spawnSync } from "node:child_process"
 import * as fs from "node:fs"
 import * as os from "node:os"
 import * as path from "node:path"
 import { ResultStore } from "../src/index.js"
+import { mountTmpfs } from "./support.js"
 
 const made: Array<string> = []
 const tempDir = (prefix = "cupid-store-writes-") => {
@@ -126,13 +126,6 @@ describe("ResultStore: write errors", () => {
     }))
 })
 
-/** A tiny real file system, when this machine lets the tests mount one (root with CAP_SYS_ADMIN). */
-const mountTmpfs = (bytes: number): { readonly dir: string; readonly unmount: () => void } | string => {
-  const dir = tempDir("cupid-tmpfs-")
-  const r = spawnSync("mount", ["-t", "tmpfs", "-o", `size=${bytes}`, "tmpfs", dir])
-  if (r.status !== 0) return `cannot mount a tmpfs here (${(r.stderr?.toString() ?? "").trim() || r.error?.message || `exit ${r.status}`})`
-  return { dir, unmount: () => void spawnSync("umount", [dir]) }
-}
 const probe = mountTmpfs(64 * 1024)
 if (typeof probe === "string") console.log(`store-writes: the real full-disk test is skipped: ${probe}`)
 else probe.unmount()

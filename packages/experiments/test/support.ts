@@ -4,6 +4,7 @@
  */
 import { Dataset, Domain, Errors, Models, Plugin, Retriever, Scorer } from "@cupid-lab/core"
 import { Effect, Schema, Stream } from "effect"
+import { spawnSync } from "node:child_process"
 import * as fs from "node:fs"
 import * as os from "node:os"
 import * as path from "node:path"
@@ -192,6 +193,20 @@ export const opener = (instances: ReadonlyArray<Domain.Instance>, fingerprint = 
     } satisfies Dataset.Opened)
 
 export const tempDir = (prefix = "cupid-exp-"): string => fs.mkdtempSync(path.join(os.tmpdir(), prefix))
+
+/** A tiny real file system, when this machine lets the tests mount one (root with CAP_SYS_ADMIN); else why not. */
+export const mountTmpfs = (bytes: number): { readonly dir: string; readonly unmount: () => void } | string => {
+  const dir = tempDir("cupid-tmpfs-")
+  const r = spawnSync("mount", ["-t", "tmpfs", "-o", `size=${bytes}`, "tmpfs", dir])
+  if (r.status !== 0) return `cannot mount a tmpfs here (${(r.stderr?.toString() ?? "").trim() || r.error?.message || `exit ${r.status}`})`
+  return {
+    dir,
+    unmount: () => {
+      spawnSync("umount", [dir])
+      fs.rmSync(dir, { recursive: true, force: true })
+    }
+  }
+}
 
 /** Write a config file into `dir` and return its path. */
 export const writeConfig = (dir: string, text: string, name = "test.yaml"): string => {
