@@ -363,10 +363,10 @@ export const familyOf = (blocks: ReadonlyArray<() => ReadonlyArray<Test>>, optio
   const tests: Array<Pending> = []
   const starts: Array<number> = []
   /** Run Monte-Carlo permutations [from, to) for some tests of one block, those of as many rows that differ together. */
-  const permute = (prepared: ReadonlyArray<Prepared>, offset: number, indices: ReadonlyArray<number>, from: number, to: number) => {
+  const permute = (prepared: (i: number) => Prepared, indices: ReadonlyArray<number>, from: number, to: number) => {
     const groups = new Map<number, { readonly indices: Array<number>; readonly specs: Array<Resampling.PairedSpec> }>()
     for (const i of indices) {
-      const p = prepared[i - offset]!
+      const p = prepared(i)
       if (p._tag !== "Spec") continue
       const g = groups.get(p.spec.flips) ?? { indices: [], specs: [] }
       g.indices.push(i)
@@ -402,28 +402,34 @@ export const familyOf = (blocks: ReadonlyArray<() => ReadonlyArray<Test>>, optio
       if (exactNow(t.flips)) t.result = Resampling.exactTest(p.spec)
       else screen.push(i)
     })
-    permute(prepared, offset, screen, 0, first)
+    permute((i) => prepared[i - offset]!, screen, 0, first)
     for (const i of screen) tests[i]!.result = Resampling.monteCarloTest(tests[i]!.extremes, first)
   }
   starts.push(tests.length)
   const testable = tests.filter((t) => t.done === undefined || t.done.n > 0).length
   const refined = options.permutations ?? permutationsFor(testable)
   // Another pass over the blocks that hold some of `indices` (sorted): each such block is loaded
-  // and prepared again, and `run` given it with the indices of its own tests.
-  const again = (indices: ReadonlyArray<number>, run: (prepared: ReadonlyArray<Prepared>, offset: number, mine: ReadonlyArray<number>) => void) => {
+  // again, and `run` given its tests among them, prepared again.
+  const again = (indices: ReadonlyArray<number>, run: (prepared: (i: number) => Prepared, mine: ReadonlyArray<number>) => void) => {
     let k = 0
     for (let b = 0; b < blocks.length && k < indices.length; b++) {
       const mine: Array<number> = []
       while (k < indices.length && indices[k]! < starts[b + 1]!) mine.push(indices[k++]!)
-      if (mine.length > 0) run(blocks[b]!().map((t) => prepare(t.a, t.b, t.rows)), starts[b]!, mine)
+      if (mine.length === 0) continue
+      const loaded = blocks[b]!()
+      const prepared = new Map(mine.map((i) => {
+        const t = loaded[i - starts[b]!]!
+        return [i, prepare(t.a, t.b, t.rows)] as const
+      }))
+      run((i) => prepared.get(i)!, mine)
     }
   }
   // A family large enough for more permutations than 2^flips: those tests enumerate every pattern
   // (which the first pass could not know before it had seen every block).
   const upgrade = tests.flatMap((t, i) => (t.result?.test === "monte-carlo" && Resampling.exactFor(t.flips, refined) ? [i] : []))
-  again(upgrade, (prepared, offset, mine) => {
+  again(upgrade, (prepared, mine) => {
     for (const i of mine) {
-      const p = prepared[i - offset]!
+      const p = prepared(i)
       if (p._tag === "Spec") tests[i]!.result = Resampling.exactTest(p.spec)
     }
   })
@@ -435,8 +441,8 @@ export const familyOf = (blocks: ReadonlyArray<() => ReadonlyArray<Test>>, optio
     })
   }
   refine.sort((x, y) => x - y)
-  again(refine, (prepared, offset, mine) => {
-    permute(prepared, offset, mine, first, refined)
+  again(refine, (prepared, mine) => {
+    permute(prepared, mine, first, refined)
     for (const i of mine) tests[i]!.result = Resampling.monteCarloTest(tests[i]!.extremes, refined)
   })
   const comparisons = tests.map((t): Comparison =>

@@ -432,8 +432,8 @@ export const columnsOf = (
 
 /**
  * A metric's per-instance data for one cell by instance number (NaN where the cell has no ok
- * line), typed by its aggregate, without a copy: a paired test of two cells of one run reads
- * them with the instance numbers as its rows (`Paired.Test.rows`).
+ * line), typed by its aggregate, without a copy: read with instance numbers as rows
+ * (`Paired.value`'s rows: the bins').
  */
 export const metricOf = (idx: Index, cell: string): ((metric: Pick<MetricDescription, "name" | "aggregate">) => Paired.Columns) => {
   const c = idx.columns(cell)
