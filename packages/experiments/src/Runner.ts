@@ -399,10 +399,10 @@ const runPairs = (
         rows = Rows.builder({ spill })
         yield* RunDir.foldRows(store.file, (row) => rows.add(row))
       }
-      const spillFailed = rows.failure()
-      if (spillFailed !== undefined) return yield* new RunError({ path: store.file, reason: `the reports cannot be made: ${spillFailed}. Every line is in this file: \`report --run\` makes them once the cause is gone` })
       if (final.orphaned > 0) log(`${final.orphaned} lines of instances not in this dataset moved to ${ResultStore.orphanFileName}`)
       const index = rows.finish()
+      const spillFailed = rows.failure()
+      if (spillFailed !== undefined) return yield* new RunError({ path: store.file, reason: `the reports cannot be made: ${spillFailed}. Every line is in this file: \`report --run\` makes them once the cause is gone` })
       // The results files go first (to a thread for a large run), so that they are written while the
       // summary and the reports are computed.
       const results = options.report === false

@@ -166,6 +166,14 @@ describe("the reports' columns kept in spill files", () => {
     expect(idx.columns("a")).not.toBe(a)
   })
 
+  it("refuse a second line of a cell for one instance, naming the line", () => {
+    const b = Rows.builder()
+    b.add(row("a", "p1:consistent", "consistent", { x: 0 }))
+    b.add(row("b", "p1:consistent", "consistent", { x: 0 }))
+    b.add(row("a", "p1:consistent", "consistent", { x: 1 }))
+    expect(b.failure()).toBe(`line 3 is a second line of cell "name of a" for instance "p1:consistent"; a run has one line per cell and instance`)
+  })
+
   it("refuse more distinct score keys than a record can number, naming the line and the key", () => {
     const b = Rows.builder()
     const scores: Record<string, number> = {}
@@ -182,17 +190,26 @@ describe("the reports' columns kept in spill files", () => {
       const b = Rows.builder({ spill: mounted.dir })
       for (const r of many) b.add(r)
       expect(b.failure()).toMatch(new RegExp(`^cannot write the lines' records to ${mounted.dir}: ENOSPC`))
+      // Records still in the stores' buffers are written by finish: a disk full then is said the same way.
+      fs.rmSync(path.join(mounted.dir, "cell-0.bin"))
+      const late = Rows.builder({ spill: mounted.dir })
+      for (const r of many.slice(0, 1500)) late.add(r)
+      expect(late.failure()).toBeUndefined()
+      late.finish()
+      expect(late.failure()).toMatch(new RegExp(`^cannot write the lines' records to ${mounted.dir}: ENOSPC`))
     } finally {
       mounted.unmount()
     }
   })
 
   it("say which directory could not be written, and stop recording", () => {
-    const { b, dir } = spilled()
-    expect(b.failure()).toBeUndefined()
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), "rows-spill-"))
+    const b = Rows.builder({ spill: dir })
+    for (const r of many.slice(0, 3)) b.add(r)
     fs.rmSync(dir, { recursive: true, force: true })
+    expect(b.failure()).toBeUndefined()
     // The next records fill the file buffer, whose write fails.
-    for (const r of many) b.add(r)
+    for (const r of many.slice(3)) b.add(r)
     expect(b.failure()).toMatch(new RegExp(`^cannot write the lines' records to ${dir}: ENOENT`))
   })
 })

@@ -220,6 +220,11 @@ describe("family in blocks", () => {
       return tests
     }), o)
     expect(inBlocks).toEqual(Paired.family(blocks.flat(), o))
+    // and each test is what compare gives alone with the permutations it ended with
+    blocks.flat().forEach((t, i) => {
+      const c = inBlocks.comparisons[i]!
+      expect(c).toEqual(Paired.compare(t.a, t.b, { ...o, permutations: c.permutations }))
+    })
     // 55 tests with a p-value -> 2200 permutations; only `strong` (p 1/2001 x 55 < 0.1) is refined
     expect(inBlocks.permutations).toEqual({ screening: 2000, refined: 2200, refinedTests: 1, exactTests: 51, normalTests: 1, largeSample: 250 })
     expect(inBlocks.comparisons[54]!.p).toBe(1 / 2201)

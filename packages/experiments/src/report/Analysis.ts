@@ -247,7 +247,8 @@ export const analyze = (run: Pick<Run, "summary" | "index">, options: Options = 
       for (const slice of slices) plan.push({ cell: c.id, metric, slice })
     }
     blocks.push(() => {
-      const of = new Map(slices.map((slice) => [slice, { a: sliceOf(idx, baseline.id, slice), b: sliceOf(idx, c.id, slice) }] as const))
+      const ca = idx.columns(baseline.id), cb = idx.columns(c.id)
+      const of = new Map(slices.map((slice) => [slice, { a: sliceOf(idx, baseline.id, slice, ca), b: sliceOf(idx, c.id, slice, cb) }] as const))
       return compared.flatMap((metric) => slices.map((slice) => ({ a: of.get(slice)!.a(metric), b: of.get(slice)!.b(metric) })))
     })
   }

@@ -219,13 +219,18 @@ interface Source {
 
 const whole = (bytes: Uint8Array): Source => ({ bytes, base: 0, fill: (at, n) => at + n <= bytes.length })
 
+/** Bytes a file cursor reads at a time (less for a smaller file; a longer record gets a larger buffer). */
 const chunkBytes = 1 << 18
 
+/** Bytes the file cursors of one merge read at a time, all together (each at least {@link minChunkBytes}). */
+const mergeBytes = 32 * 2 ** 20
+const minChunkBytes = 1 << 14
+
 /** A file read a chunk at a time (opened for each chunk, so an abandoned read holds no descriptor). */
-const chunked = (file: string, size: number): Source => {
+const chunked = (file: string, size: number, chunk: number): Source => {
   let end = 0
   const source: Source = {
-    bytes: new Uint8Array(chunkBytes),
+    bytes: new Uint8Array(Math.max(4, Math.min(chunk, size))),
     base: 0,
     fill: (at, n) => {
       if (at + n > size) return false
@@ -351,10 +356,8 @@ export class Cursor {
 }
 
 /** A cursor over a store's records: a file's are read a chunk at a time. */
-export const cursor = (ref: StoreRef): Cursor => new Cursor(ref._tag === "Memory" ? whole(ref.bytes) : chunked(ref.path, ref.size))
+export const cursor = (ref: StoreRef, chunk = chunkBytes): Cursor => new Cursor(ref._tag === "Memory" ? whole(ref.bytes) : chunked(ref.path, ref.size, chunk))
 
-/** A store's records read whole (one cell's: the summary and the paired tests read a cell at a time). */
-export const readAll = (ref: StoreRef): Cursor => new Cursor(whole(ref._tag === "Memory" ? ref.bytes : fs.readFileSync(ref.path).subarray(0, ref.size)))
 
 /**
  * The records of several stores in line-number order (each store holds its lines in increasing
@@ -367,7 +370,9 @@ export interface Merged {
 }
 
 export const merge = (refs: ReadonlyArray<StoreRef>): Merged => {
-  const cursors = refs.map(cursor)
+  // The cursors' buffers stay within a fixed total however many cells there are.
+  const chunk = Math.max(minChunkBytes, Math.min(chunkBytes, Math.floor(mergeBytes / Math.max(1, refs.length))))
+  const cursors = refs.map((r) => cursor(r, chunk))
   // A binary heap of store numbers keyed by their cursors' current line.
   const heap: Array<number> = []
   const less = (a: number, b: number) => cursors[a]!.line < cursors[b]!.line

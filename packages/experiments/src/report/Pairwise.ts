@@ -20,7 +20,7 @@
 import { Paired } from "@cupid-lab/scorers"
 import type { CellSummary, MetricDescription, Slice, Summary } from "../ResultLine.js"
 import { slices } from "../ResultLine.js"
-import { type Index, sliceNumbers, sliceOf } from "./Rows.js"
+import { type CellColumns, type Index, sliceNumbers, sliceOf } from "./Rows.js"
 
 /** The level below which a Holm-adjusted p counts as significant. */
 export const level = 0.05
@@ -57,8 +57,7 @@ export const neededN = (m: number): number => {
 }
 
 /** How many of these instances both cells scored ok. */
-const sharedCount = (idx: Index, a: string, b: string, numbers: Int32Array): number => {
-  const ca = idx.columns(a), cb = idx.columns(b)
+const sharedCount = (ca: CellColumns | undefined, cb: CellColumns | undefined, numbers: Int32Array): number => {
   if (ca === undefined || cb === undefined) return 0
   let n = 0
   for (const k of numbers) if (ca.slot[k]! >= 0 && cb.slot[k]! >= 0) n++
@@ -86,10 +85,12 @@ export const compute = (
       const start = plan.length
       for (const slice of slices) for (const metric of metrics) plan.push({ i, j, metric, slice, n: 0 })
       blocks.push(() => {
+        // The two cells' columns are looked up once for the block (two cells need not both fit the cache).
+        const ca = idx.columns(cells[i]!.id), cb = idx.columns(cells[j]!.id)
         let t = start
         return slices.flatMap((slice, s) => {
-          const n = sharedCount(idx, cells[i]!.id, cells[j]!.id, numbers[s]!)
-          const a = sliceOf(idx, cells[i]!.id, slice), b = sliceOf(idx, cells[j]!.id, slice)
+          const n = sharedCount(ca, cb, numbers[s]!)
+          const a = sliceOf(idx, cells[i]!.id, slice, ca), b = sliceOf(idx, cells[j]!.id, slice, cb)
           return metrics.map((metric) => {
             plan[t++]!.n = n
             return { a: a(metric), b: b(metric) }

@@ -39,7 +39,7 @@ interface MetricColumns {
 }
 
 /** A cell's ok lines as columns: each instance's position among them (by instance number, -1 when none), and each metric's columns. */
-interface CellColumns {
+export interface CellColumns {
   readonly slot: Int32Array
   /** The instance number of each ok line, in order. */
   readonly instances: Int32Array
@@ -119,6 +119,8 @@ interface CellState {
   readonly index: number
   readonly name: string
   readonly records: LineRecords.Store
+  /** One bit per instance number: the cell has a line for it. */
+  seen: Uint8Array
   ok: number
   pairs: number
   calls: number
@@ -142,9 +144,10 @@ export interface Builder {
   readonly add: (row: Row) => void
   readonly finish: () => Index
   /**
-   * Set when a line's record could not be written to the spill directory (a full disk), or a line
-   * has more distinct score keys than a record can number: the lines after it were not recorded,
-   * so the index is incomplete and must not be reported.
+   * Set when a line's record could not be written to the spill directory (a full disk; the last
+   * records are written by {@link finish}, so ask after it), a line has more distinct score keys
+   * than a record can number, or a cell has a second line for an instance: the index is incomplete
+   * or wrong and must not be reported.
    */
   readonly failure: () => string | undefined
 }
@@ -195,7 +198,7 @@ export const builder = (options: BuilderOptions = {}): Builder => {
     const line = lines++
     let cell = cells.get(r.cell)
     if (cell === undefined) {
-      cell = { id: r.cell, index: cellIds.length, name: r.cellName, records: store(cellIds.length), ok: 0, pairs: 0, calls: 0, promptTokens: 0, completionTokens: 0, scoringCalls: 0, scoringTokens: 0 }
+      cell = { id: r.cell, index: cellIds.length, name: r.cellName, records: store(cellIds.length), seen: new Uint8Array(64), ok: 0, pairs: 0, calls: 0, promptTokens: 0, completionTokens: 0, scoringCalls: 0, scoringTokens: 0 }
       cells.set(r.cell, cell)
       cellIds.push(r.cell)
     }
@@ -209,6 +212,14 @@ export const builder = (options: BuilderOptions = {}): Builder => {
         exampleRows.set(r.instance, new Map())
       }
     }
+    // A cell's columns hold one line per instance (a sweep never writes two; a file merged by hand may).
+    if ((k >> 3) >= cell.seen.length) {
+      const wider = new Uint8Array(Math.max(cell.seen.length * 2, (k >> 3) + 1))
+      wider.set(cell.seen)
+      cell.seen = wider
+    }
+    if ((cell.seen[k >> 3]! & (1 << (k & 7))) !== 0) failure ??= `line ${line + 1} is a second line of cell "${r.cellName}" for instance "${r.instance}"; a run has one line per cell and instance`
+    cell.seen[k >> 3]! |= 1 << (k & 7)
     exampleRows.get(r.instance)?.set(r.cell, r)
     const u = r.usage
     writer.start(line, k, {
@@ -265,7 +276,15 @@ export const builder = (options: BuilderOptions = {}): Builder => {
 
   const finish = (): Index => {
     const cellList = cellIds.map((id) => cells.get(id)!)
-    const refs = cellList.map((c) => c.records.ref())
+    // (a store writes out what it buffered here: a failure is recorded like one while adding)
+    const refs = cellList.map((c) => {
+      try {
+        return c.records.ref()
+      } catch (e) {
+        failure ??= spillFailure(options.spill ?? "(memory)", e)
+        return LineRecords.memory().ref()
+      }
+    })
     const instanceCount = instances.length
     const keyCount = counted.length
     // A cell's ok lines as columns, decoded from its records.
@@ -277,7 +296,7 @@ export const builder = (options: BuilderOptions = {}): Builder => {
       const num: Array<Float64Array | undefined> = new Array(keyCount)
       const den: Array<Float64Array | undefined> = new Array(keyCount)
       const column = (of: Array<Float64Array | undefined>, key: number) => (of[key] ??= new Float64Array(instanceCount).fill(NaN))
-      const cursor = LineRecords.readAll(refs[c.index]!)
+      const cursor = LineRecords.cursor(refs[c.index]!)
       let row = 0, k = 0
       const visit = (key: number, kind: number, a: number, b: number) => {
         if (kind === LineRecords.kinds.value) {
@@ -463,8 +482,13 @@ export const sliceNumbers = (() => {
  * for every cell, so two cells' are paired as they are. Kept with the decoded cell while it stays
  * cached, so that comparing a cell with every other copies its columns once.
  */
-export const sliceOf = (idx: Index, cell: string, slice: Slice): ((metric: Pick<MetricDescription, "name" | "aggregate">) => Paired.Columns) => {
-  const c = idx.columns(cell)
+export const sliceOf = (
+  idx: Index,
+  cell: string,
+  slice: Slice,
+  /** The cell's columns when the caller has them already (a block holds its two cells'). */
+  c: CellColumns | undefined = idx.columns(cell)
+): ((metric: Pick<MetricDescription, "name" | "aggregate">) => Paired.Columns) => {
   const at = sliceNumbers(idx, slice)
   if (c === undefined) return columnsOf(idx, cell, at)
   return typed(

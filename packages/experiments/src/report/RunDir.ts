@@ -144,8 +144,9 @@ export const readIndex = (file: string): Effect.Effect<Rows.Index, RunError, Fil
 
 /** The builder's index, or why it could not record every line. */
 const finished = (b: Rows.Builder, file: string): Effect.Effect<Rows.Index, RunError> => {
+  const index = b.finish()
   const failure = b.failure()
-  return failure === undefined ? Effect.succeed(b.finish()) : Effect.fail(new RunError({ path: file, reason: failure }))
+  return failure === undefined ? Effect.succeed(index) : Effect.fail(new RunError({ path: file, reason: failure }))
 }
 
 export const parseSummary = (value: unknown, file: string): Either.Either<ResultLine.Summary, RunError> =>
