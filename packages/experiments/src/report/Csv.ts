@@ -15,13 +15,9 @@
  *
  * @example
  * import * as Csv from "@cupid-lab/experiments/report/Csv"
- * yield* Csv.write("runs/x/results.csv", run.index) // needs a FileSystem
  * Csv.render(rows) // the text, for rows in memory
+ * const e = Csv.encoder(LineTable.lines(index.table)) // a range of lines at a time (ResultFiles.write)
  */
-import * as Files from "@cupid-lab/core/Files"
-import type { FileSystem } from "@effect/platform"
-import type { PlatformError } from "@effect/platform/Error"
-import { Effect } from "effect"
 import type { Row } from "./RunDir.js"
 
 /** Text a spreadsheet would evaluate as a formula. */
@@ -173,10 +169,3 @@ export const render = (src: Lines | ReadonlyArray<Row>): string => [...pieces(to
 export const toLines = (src: Lines | ReadonlyArray<Row>): Lines => (isRows(src) ? lines(src) : src)
 
 const isRows = (src: Lines | ReadonlyArray<Row>): src is ReadonlyArray<Row> => Array.isArray(src)
-
-/** Write the CSV atomically, a chunk of lines at a time (the text is never held whole). */
-export const write = (file: string, src: Lines): Effect.Effect<void, PlatformError, FileSystem.FileSystem> =>
-  Files.writeFileAtomicWith(file, (put) =>
-    Effect.gen(function*() {
-      for (const piece of pieces(src)) yield* put(Buffer.from(piece, "utf8"))
-    }))

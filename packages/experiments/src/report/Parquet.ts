@@ -13,12 +13,12 @@
  *
  * Text is written as it is: no formula guard (the CSV's leading `'`), since a parquet reader
  * never evaluates a cell. The file carries no time or host: a run gives the same bytes each time.
- * Rows are encoded and written one row group at a time, so a large run is never held twice as
- * columns or as file bytes.
+ * Rows are encoded and written one row group at a time ({@link encoder}), so a large run is never
+ * held as whole columns or as file bytes.
  *
  * @example
  * import * as Parquet from "@cupid-lab/experiments/report/Parquet"
- * yield* Parquet.write("runs/x/results.parquet", run.index) // needs a FileSystem
+ * yield* Parquet.write("runs/x/results.parquet", LineTable.lines(run.index.table)) // needs a FileSystem
  * // python: pd.read_parquet("runs/x/results.parquet") / pl.read_parquet(...)
  */
 import * as Files from "@cupid-lab/core/Files"
