@@ -10,7 +10,7 @@
 import { Paired } from "@cupid-lab/scorers"
 import type { CellSummary, MetricDescription } from "../ResultLine.js"
 import * as Rows from "./Rows.js"
-import { type Index, metricOf } from "./Rows.js"
+import { type Index, sliceOf } from "./Rows.js"
 
 export interface BinValue {
   readonly n: number
@@ -56,7 +56,8 @@ const binned = (
   // A cell at a time over every bin (a large run's cells are read back one by one).
   const values = kept.map(() => new Map<string, BinValue>())
   for (const c of cells) {
-    const columns = metricOf(idx, c.id)(metric)
+    // Over every instance, in the index's order: a bin's instance numbers are its rows.
+    const columns = sliceOf(idx, c.id, "all")(metric)
     kept.forEach((g, b) => values[b]!.set(c.id, Paired.value(columns, g.ids)))
   }
   return { metric, by, bins: kept.map((g, b) => ({ label: g.label, lo: g.lo, hi: g.hi, instances: g.ids.length, values: values[b]! })) }

@@ -124,6 +124,8 @@ export interface Head {
 export class Writer {
   private bytes = new Uint8Array(1024)
   private view = new DataView(this.bytes.buffer)
+  /** The same bytes as a Buffer, to encode strings into. */
+  private text = Buffer.from(this.bytes.buffer)
   private pos = 0
   private scores = 0
   private scoresAt = 0
@@ -134,6 +136,7 @@ export class Writer {
     next.set(this.bytes.subarray(0, this.pos))
     this.bytes = next
     this.view = new DataView(next.buffer)
+    this.text = Buffer.from(next.buffer)
   }
   private u8(x: number): void {
     this.room(1)
@@ -157,7 +160,7 @@ export class Writer {
   }
   private str(s: string): void {
     this.room(4 + s.length * 3)
-    const n = Buffer.from(this.bytes.buffer, this.bytes.byteOffset, this.bytes.length).write(s, this.pos + 4, "utf8")
+    const n = this.text.write(s, this.pos + 4, "utf8")
     this.view.setUint32(this.pos, n, true)
     this.pos += 4 + n
   }

@@ -449,17 +449,6 @@ export const columnsOf = (
   return typed((name) => c?.metric(name) ?? empty, (xs) => (c === undefined ? new Float64Array(instances.length).fill(NaN) : gather(xs, instances)))
 }
 
-/**
- * A metric's per-instance data for one cell by instance number (NaN where the cell has no ok
- * line), typed by its aggregate, without a copy: read with instance numbers as rows
- * (`Paired.value`'s rows: the bins').
- */
-export const metricOf = (idx: Index, cell: string): ((metric: Pick<MetricDescription, "name" | "aggregate">) => Paired.Columns) => {
-  const c = idx.columns(cell)
-  const none = new Float64Array(idx.instances.length).fill(NaN)
-  return typed((name) => c?.metric(name) ?? { values: none, num: none, den: none }, (xs) => xs)
-}
-
 /** The numbers of the instances of a slice, in the index's order (computed once per index and slice). */
 export const sliceNumbers = (() => {
   const memo = new WeakMap<Index, Map<Slice, Int32Array>>()
