@@ -37,8 +37,6 @@ export interface CellPipeline {
   readonly inferrer?: Built<Inferrer.Service>
   readonly generator?: Built<Generator.Service>
   readonly scorers: ReadonlyArray<Built<Scorer.Service>>
-  /** How many sessions of one instance are summarized at once. */
-  readonly summaryConcurrency?: number
 }
 
 type Mutable<T> = { -readonly [K in keyof T]: T[K] }
@@ -107,10 +105,11 @@ const runStages = (
       return timed(
         timings,
         "summarize",
-        Effect.forEach(todo, (s) => Effect.map(summarizer.service.summarize(s), (sum) => summaries.set(s.id, sum)), {
-          concurrency: pipeline.summaryConcurrency ?? 4,
-          discard: true
-        })
+        todo.length === 0
+          ? Effect.void
+          : Effect.map(summarizer.service.summarize(todo), (sums) => {
+            for (const sum of sums) summaries.set(sum.sessionId, sum)
+          })
       )
     }
 

@@ -54,7 +54,7 @@ const refusal = "I'm sorry, I cannot help with that."
 const inferRun = (dir: string, lm: LanguageModel.Service) =>
   Effect.gen(function*() {
     const cache = yield* ModelCache.ModelCache
-    const inferrer = yield* LlmInferrer.make({ model: "m", maxTokens: 512, temperature: 0 })
+    const inferrer = yield* LlmInferrer.make({ model: "m", maxTokens: 512, temperature: 0, prompts: "project", thinking: "strip" })
     const exit = yield* Effect.exit(inferrer.infer(input))
     return { exit, stats: yield* cache.stats }
   }).pipe(Effect.provide(Models.layer({ m: { languageModel: lm } }).pipe(Layer.provideMerge(ModelCache.layerFile(dir)))))
@@ -118,7 +118,7 @@ describe("refusals", () => {
       const dir = tempDir()
       const model = scripted(["I can\u2019t assist with that request."])
       const exit = yield* Effect.gen(function*() {
-        const generator = yield* LlmGenerator.make({ model: "m", preference: "none", maxTokens: 100, temperature: 0 })
+        const generator = yield* LlmGenerator.make({ model: "m", preference: "none", maxTokens: 100, temperature: 0, prompts: "project", thinking: "strip" })
         return yield* Effect.exit(generator.generate({ request: "Draft the update.", evidence: { sessions: [] } }))
       }).pipe(Effect.provide(Models.layer({ m: { languageModel: model.service } }).pipe(Layer.provide(ModelCache.layerFile(dir)))))
       expect(failureMessage(exit)).toBe(

@@ -52,7 +52,7 @@ const session: Domain.SessionView = {
 /** One run of an `llm` inferrer over a file cache in `dir` (a fresh cache, as a rerun has). */
 const inferOnce = (dir: string, lm: LanguageModel.Service, warnings: Array<string>) =>
   Effect.gen(function*() {
-    const inferrer = yield* LlmInferrer.make({ model: "m", maxTokens: 512, temperature: 0 })
+    const inferrer = yield* LlmInferrer.make({ model: "m", maxTokens: 512, temperature: 0, prompts: "project", thinking: "strip" })
     return yield* inferrer.infer({ request: "How do I export the report?", evidence: { sessions: [session] } })
   }).pipe(
     Effect.provide(

@@ -50,14 +50,14 @@ const lm: LanguageModel.Service = {
 const models = Models.layer({ m: { languageModel: lm } })
 
 const summarizer: Summarizer.Service = {
-  summarize: (s) =>
-    Effect.flatMap(Models.Models, (ms) => ms.languageModel("m")).pipe(
+  summarize: (sessions) =>
+    Effect.forEach(sessions, (s) => Effect.flatMap(Models.Models, (ms) => ms.languageModel("m")).pipe(
       Effect.flatMap((m) => m.complete({ messages: [{ role: "user", content: s.dialogue[0]!.content }] })),
       Effect.map((c) => ({ sessionId: s.id, context: [c.text], preferences: [] })),
       Effect.mapError((e) => new StageError({ stage: "summarize", plugin: "sum", reason: e.message })),
       Effect.provide(models),
       Effect.provide(ModelCache.layerMemory)
-    )
+    ))
 }
 
 const inferrer: Inferrer.Service = {

@@ -8,6 +8,8 @@ import * as Corpus from "../src/Corpus.js"
 import * as Domain from "../src/Domain.js"
 import { ModelError, ModelNotConfigured, PluginError, StageError } from "../src/Errors.js"
 import type * as LanguageModel from "../src/LanguageModel.js"
+import type * as Errors from "../src/Errors.js"
+import type { SessionSummary, SessionView } from "../src/Domain.js"
 import * as ModelCache from "../src/ModelCache.js"
 import * as Models from "../src/Models.js"
 import * as Pipeline from "../src/Pipeline.js"
@@ -61,13 +63,18 @@ const dana2 = session(4, [
 ])
 const request = "Write Dana an update on the data migration."
 
-const summarizerOptions: LlmSummarizer.Options = { model: "m", maxTokens: 512, temperature: 0 }
-const inferrerOptions: LlmInferrer.Options = { model: "m", maxTokens: 512, temperature: 0 }
+const summarizerOptions: LlmSummarizer.Options = { model: "m", scope: "session", maxTokens: 512, temperature: 0, thinking: "strip" }
+/** The summary of one session. */
+const summarizeOne = (summarizer: { summarize: (s: ReadonlyArray<SessionView>) => Effect.Effect<ReadonlyArray<SessionSummary>, Errors.StageError> }, session: SessionView) =>
+  Effect.map(summarizer.summarize([session]), (all) => all[0]!)
+const inferrerOptions: LlmInferrer.Options = { model: "m", maxTokens: 512, temperature: 0, prompts: "project", thinking: "strip" }
 const generatorOptions = (preference: LlmGenerator.PreferenceSource): LlmGenerator.Options => ({
   model: "m",
   preference,
   maxTokens: 2048,
-  temperature: 0
+  temperature: 0,
+  prompts: "project",
+  thinking: "strip"
 })
 
 const tmpFile = (name: string, text: string): string => {
@@ -91,7 +98,7 @@ describe("PromptTemplate", () => {
     Effect.gen(function*() {
       const t = yield* PromptTemplate.fromText(spec, "<!-- notes {{ignored}} -->\nAsk: {{ request }}\nSeen: {{evidence}}")
       expect(t.placeholders).toEqual(["request", "evidence"])
-      expect(PromptTemplate.render(t, { request: "use {{evidence}} literally", evidence: "E" })).toBe(
+      expect(PromptTemplate.renderText(t, { request: "use {{evidence}} literally", evidence: "E" })).toBe(
         "Ask: use {{evidence}} literally\nSeen: E"
       )
     }))
@@ -188,7 +195,7 @@ describe("summarizer llm", () => {
     const lm = scripted(() => "Context:\n- Update for Dana\nPreferences:\n- Status first")
     return Effect.gen(function*() {
       const summarizer = yield* LlmSummarizer.make(summarizerOptions)
-      const summary = yield* summarizer.summarize(dana1)
+      const summary = yield* summarizeOne(summarizer, dana1)
       expect(summary).toEqual({ sessionId: "s2", context: ["Update for Dana"], preferences: ["Status first"] })
       const [prompt] = lm.prompts()
       expect(prompt).toContain("User: Too long for Dana. Put a one-line status first.")
@@ -203,9 +210,9 @@ describe("summarizer llm", () => {
     const lm = scripted(() => "Context:\n- Update for Dana\nPreferences:\n- Status first")
     return Effect.gen(function*() {
       const summarizer = yield* LlmSummarizer.make(summarizerOptions)
-      const first = yield* summarizer.summarize(dana1)
-      const again = yield* summarizer.summarize(dana1)
-      const elsewhere = yield* summarizer.summarize({ ...dana1, id: "s7", index: 6 })
+      const first = yield* summarizeOne(summarizer, dana1)
+      const again = yield* summarizeOne(summarizer, dana1)
+      const elsewhere = yield* summarizeOne(summarizer, { ...dana1, id: "s7", index: 6 })
       expect(lm.requests).toHaveLength(1)
       expect(again).toEqual(first)
       expect(elsewhere.sessionId).toBe("s7")
@@ -217,7 +224,7 @@ describe("summarizer llm", () => {
     const lm = scripted(() => "I could not find anything notable in this conversation.")
     return Effect.gen(function*() {
       const summarizer = yield* LlmSummarizer.make(summarizerOptions)
-      const e = failureOf(yield* Effect.exit(summarizer.summarize(dana2)))
+      const e = failureOf(yield* Effect.exit(summarizeOne(summarizer, dana2)))
       expect(e).toBeInstanceOf(StageError)
       expect(e.message).toBe(
         "summarize (llm): session s5: no list items found under a \"Context:\" or \"Preferences:\" heading; got: \"I could not find anything notable in this conversation.\""
@@ -228,7 +235,7 @@ describe("summarizer llm", () => {
   it.effect("a model failure becomes the stage's error", () =>
     Effect.gen(function*() {
       const summarizer = yield* LlmSummarizer.make(summarizerOptions)
-      const e = failureOf(yield* Effect.exit(summarizer.summarize(dana2)))
+      const e = failureOf(yield* Effect.exit(summarizeOne(summarizer, dana2)))
       expect(e).toEqual(new StageError({ stage: "summarize", plugin: "llm", reason: "scripted/down: connection refused" }))
     }).pipe(Effect.provide(modelsWith(failing))))
 
@@ -244,7 +251,7 @@ describe("summarizer llm", () => {
     const lm = scripted(() => "Context:\n- x\nPreferences:\n- y")
     return Effect.gen(function*() {
       const summarizer = yield* LlmSummarizer.make({ ...summarizerOptions, template: file })
-      yield* summarizer.summarize(dana2)
+      yield* summarizeOne(summarizer, dana2)
       expect(lm.prompts()[0]).toBe(`SUMMARIZE THIS:\n${Domain.dialogueText(dana2.dialogue)}`)
     }).pipe(Effect.provide(modelsWith(lm.service)))
   })
@@ -363,7 +370,7 @@ describe("inferrer llm", () => {
       const e = failureOf(yield* Effect.exit(inferrer.infer({ request, evidence: { sessions: [dana1] } })))
       expect(e).toBeInstanceOf(StageError)
       expect(e.message).toBe(
-        "infer (llm): no preference label found; expected a short analysis followed by a line \"Preference: <one sentence of at most 30 words>\"; got: \"I think they like short updates. Also tables, maybe.\""
+        "infer (llm): no preference label found; expected a short analysis followed by a line \"Preference: <one sentence of at most 30 words>\", or the sentence on the line after a \"### Most Likely Preference\" heading; got: \"I think they like short updates. Also tables, maybe.\""
       )
     }).pipe(Effect.provide(modelsWith(lm.service)))
   })
@@ -462,7 +469,7 @@ describe("dry runs", () => {
     const lm = scripted(() => "never called")
     return Effect.gen(function*() {
       const summarizer = yield* LlmSummarizer.make(summarizerOptions)
-      const summary = yield* summarizer.summarize(dana1)
+      const summary = yield* summarizeOne(summarizer, dana1)
       expect(summary.preferences).toEqual(["Lead with a one-line status before any detail.", "Keep the update under 150 words."])
       expect(summary.context).toEqual([expect.stringMatching(/^Example session [0-9a-f]{8}\.$/), "The user is preparing a project update for their manager, Dana."])
       const inferrer = yield* LlmInferrer.make(inferrerOptions)
@@ -478,8 +485,8 @@ describe("dry runs", () => {
       expect(reply.text).toMatch(/^Here is a draft reply to your request, shaped by what you asked for in earlier sessions \(case [0-9a-f]{8}\)\.$/)
       // Answers that later prompts quote differ with their prompt and repeat with it, so a dry run
       // shares later calls through the cache exactly when a real run would.
-      expect((yield* summarizer.summarize(dana2)).context[0]).not.toBe(summary.context[0])
-      expect((yield* summarizer.summarize(dana1)).context[0]).toBe(summary.context[0])
+      expect((yield* summarizeOne(summarizer, dana2)).context[0]).not.toBe(summary.context[0])
+      expect((yield* summarizeOne(summarizer, dana1)).context[0]).toBe(summary.context[0])
       const other = yield* inferrer.infer({ request, evidence: { sessions: [dana2] } })
       expect(other.preference).not.toBe(inferred.preference)
       expect(lm.requests).toHaveLength(0)
@@ -503,8 +510,8 @@ describe("registration", () => {
 
   it.effect("builds from config-shaped specs with schema defaults", () =>
     Effect.gen(function*() {
-      const summarizer = yield* Plugin.build("summarizer", { use: "llm", model: "m" })
-      expect((yield* summarizer.summarize(dana2)).preferences).toEqual(["p"])
+      const summarizer = yield* Plugin.build("summarizer", { use: "llm", model: "m", scope: "session" })
+      expect((yield* summarizeOne(summarizer, dana2)).preferences).toEqual(["p"])
       const generator = yield* Plugin.build("generator", { use: "llm", model: "m", preference: "gold" })
       expect(generator.usesGoldPreference).toBe(true)
     }).pipe(Effect.provide(env), Effect.scoped))

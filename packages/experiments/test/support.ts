@@ -110,7 +110,7 @@ export const firstLine = Plugin.summarizer({
   options: Schema.Struct({}),
   make: () =>
     Effect.succeed({
-      summarize: (s) => Effect.succeed({ sessionId: s.id, context: [s.dialogue[0]?.content ?? ""], preferences: [] })
+      summarize: (sessions) => Effect.succeed(sessions.map((s) => ({ sessionId: s.id, context: [s.dialogue[0]?.content ?? ""], preferences: [] })))
     })
 })
 

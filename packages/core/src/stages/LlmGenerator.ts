@@ -6,20 +6,25 @@
  *   passes it because the service declares `usesGoldPreference`, and reports mark the cell);
  * - `none`: no preference; the default template for this mode has no preference slot.
  *
- * In a config: `generator: { use: llm, model: gpt4o, preference: gold }` (options: template,
- * maxTokens, temperature).
+ * Prompt packs (`prompts`): `project` (default), or `reference`: the authors' generation prompt
+ * (system and user, the evidence as their interaction log). The authors published no prompt that
+ * takes a preference, so `reference` works with `preference: none` only.
+ *
+ * In a config: `generator: { use: llm, model: gpt4o, preference: gold }` (options: prompts,
+ * template, maxTokens, temperature, thinking).
  *
  * @example
  * import { LlmGenerator } from "@cupid-lab/core"
  * const generator = yield* LlmGenerator.make({ model: "gpt4o", preference: "none", maxTokens: 2048, temperature: 0 })
  */
 import { Effect, Schema } from "effect"
-import { type ModelNotConfigured, type PluginError, StageError } from "../Errors.js"
+import { type ModelNotConfigured, PluginError, StageError } from "../Errors.js"
 import type * as Generator from "../Generator.js"
-import { renderEvidence } from "../internal/stages/evidence.js"
-import { ask, maxTokensOption, modelOption, temperatureOption, templateOption } from "../internal/stages/llm.js"
+import { renderEvidence, renderInteractionLog } from "../internal/stages/evidence.js"
+import { ask, maxTokensOption, modelOption, referenceMaxTokens, temperatureOption, templateOption, thinkingOption, withoutThinking } from "../internal/stages/llm.js"
 import { Models } from "../Models.js"
 import * as Plugin from "../Plugin.js"
+import * as ReferencePrompts from "../ReferencePrompts.js"
 import * as PromptTemplate from "./PromptTemplate.js"
 
 export const PreferenceSource = Schema.Literal("inferred", "gold", "none")
@@ -31,9 +36,14 @@ export const Options = Schema.Struct({
     PreferenceSource.annotations({ description: "Which preference the answer should satisfy: inferred, gold (oracle) or none." }),
     { default: () => "inferred" as const }
   ),
+  prompts: Schema.optionalWith(
+    Schema.Literal("project", "reference").annotations({ description: "project (default) or reference (the authors' generation prompt; preference: none only)." }),
+    { default: () => "project" as const }
+  ),
   template: templateOption,
-  maxTokens: maxTokensOption(2048),
-  temperature: temperatureOption
+  maxTokens: maxTokensOption(referenceMaxTokens),
+  temperature: temperatureOption,
+  thinking: thinkingOption
 })
 export type Options = typeof Options.Type
 
@@ -49,9 +59,9 @@ export const dryRunAnswer = "Here is a draft reply to your request, shaped by wh
 /** The dry-run answer to one prompt: the example marked with the prompt's tag. */
 export const dryRunAnswerFor = (tag: string): string => dryRunAnswer.replace(/\.$/, ` (case ${tag}).`)
 
-/** The reply text: reasoning blocks (`<think>...</think>`) and surrounding whitespace removed; undefined when empty. */
-export const parse = (answer: string): string | undefined => {
-  const text = answer.replace(/<think>[\s\S]*?<\/think>/gi, "").trim()
+/** The reply text: reasoning blocks (`<think>...</think>`, unless `thinking: keep`) and surrounding whitespace removed; undefined when empty. */
+export const parse = (answer: string, thinking: "strip" | "keep" = "strip"): string | undefined => {
+  const text = (thinking === "strip" ? withoutThinking(answer) : answer).trim()
   return text === "" ? undefined : text
 }
 
@@ -63,11 +73,21 @@ const templateSpec = (options: Options, file: string): PromptTemplate.Spec =>
 export const make = (options: Options): Effect.Effect<Generator.Service, PluginError | ModelNotConfigured, Models> =>
   Effect.gen(function*() {
     const lm = yield* (yield* Models).languageModel(options.model)
-    const file = options.template ?? PromptTemplate.defaultFile(defaultTemplates[options.preference])
-    const template = yield* PromptTemplate.load(templateSpec(options, file))
+    const reference = options.prompts === "reference" && options.template === undefined
+    if (reference && options.preference !== "none") {
+      return yield* new PluginError({
+        plugin: "llm",
+        reason: `prompts: reference has no prompt for preference: ${options.preference} (the authors published a generation prompt without a preference); use prompts: project`
+      })
+    }
+    const template = reference
+      ? yield* ReferencePrompts.template("generate", { plugin: "llm", required: ["curr_request", "interaction_log"] })
+      : yield* PromptTemplate.load(templateSpec(options, options.template ?? PromptTemplate.defaultFile(defaultTemplates[options.preference])))
     const fail = (reason: string) => new StageError({ stage: "generate", plugin: "llm", reason })
     const generate = Effect.fn("LlmGenerator.generate")(function*(input: Generator.GenerationInput) {
-      const values: Record<string, string> = { request: input.request, evidence: renderEvidence(input.evidence) }
+      const values: Record<string, string> = reference
+        ? { curr_request: input.request, interaction_log: renderInteractionLog(input.evidence) }
+        : { request: input.request, evidence: renderEvidence(input.evidence) }
       if (options.preference !== "none") {
         if (input.preference === undefined || input.preference.trim() === "") {
           return yield* fail(
@@ -78,8 +98,9 @@ export const make = (options: Options): Effect.Effect<Generator.Service, PluginE
         }
         values.preference = input.preference
       }
-      const answer = yield* ask(lm, "generate", "llm", PromptTemplate.render(template, values), options, dryRunAnswerFor, (a) => parse(a) !== undefined)
-      const text = parse(answer)
+      const messages = PromptTemplate.render(template, values)
+      const answer = yield* ask(lm, "generate", "llm", messages, options, dryRunAnswerFor, (a) => parse(a, options.thinking) !== undefined)
+      const text = parse(answer, options.thinking)
       if (text === undefined) return yield* fail("the model returned an empty reply")
       return { text } satisfies Generator.GeneratedResponse
     })

@@ -1,10 +1,13 @@
-// How the evidence appears in prompts: numbered sessions, oldest first, as dialogues or as summaries.
+// How the evidence appears in prompts: numbered sessions, oldest first, as dialogues or as summaries;
+// in the project's layout or as the authors' interaction log.
 import { dialogueText, type SessionSummary } from "../../Domain.js"
 import type { Evidence } from "../../Evidence.js"
+import { interactionLog } from "../../ReferencePrompts.js"
+import { strip } from "../reference/python.js"
 
 export const noEvidence = "(No earlier sessions were selected for this request.)"
 
-const summaryBlock = (s: SessionSummary): string =>
+export const summaryBlock = (s: SessionSummary): string =>
   [
     "Context:",
     ...(s.context.length > 0 ? s.context.map((c) => `- ${c}`) : ["- (none)"]),
@@ -21,7 +24,7 @@ export const orderedSummaries = (evidence: Evidence): ReadonlyArray<SessionSumma
     .map(({ s }) => s)
 }
 
-/** The evidence block of a prompt: summaries when present, else the dialogues. */
+/** The evidence block of a project prompt: summaries when present, else the dialogues. */
 export const renderEvidence = (evidence: Evidence): string => {
   if (evidence.summaries !== undefined) {
     const summaries = orderedSummaries(evidence)
@@ -31,4 +34,16 @@ export const renderEvidence = (evidence: Evidence): string => {
   const sessions = [...evidence.sessions].sort((a, b) => a.index - b.index)
   if (sessions.length === 0) return noEvidence
   return sessions.map((s, i) => `### Session ${i + 1}\n${dialogueText(s.dialogue)}`).join("\n\n")
+}
+
+/**
+ * The evidence as the authors' interaction log: the selected sessions rendered as their
+ * `format_interaction_log` renders a history, numbered from 1. Summaries (which the authors' code
+ * does not make) take each session's place, laid out the same way.
+ */
+export const renderInteractionLog = (evidence: Evidence): string => {
+  if (evidence.summaries !== undefined) {
+    return strip(orderedSummaries(evidence).map((s, i) => `### Session ${i + 1}\n\n${summaryBlock(s)}\n\n---\n\n`).join(""))
+  }
+  return interactionLog([...evidence.sessions].sort((a, b) => a.index - b.index))
 }

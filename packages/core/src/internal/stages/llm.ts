@@ -10,20 +10,33 @@ export const modelOption = Schema.NonEmptyString.annotations({
 
 export const templateOption = Schema.optional(
   Schema.NonEmptyString.annotations({
-    description: "Path of a prompt template to use instead of the default (relative to the working directory)."
+    description: "Path of a prompt template to use instead of the prompt pack's (relative to the working directory)."
   })
 )
 
 export const temperatureOption = Schema.optionalWith(
-  Schema.Number.pipe(Schema.between(0, 2)).annotations({ description: "Sampling temperature sent with every call." }),
+  Schema.NullOr(Schema.Number.pipe(Schema.between(0, 2))).annotations({
+    description: "Sampling temperature sent with every call; null sends none (reasoning models such as o3-mini reject it)."
+  }),
   { default: () => 0 }
 )
 
 export const maxTokensOption = (fallback: number) =>
   Schema.optionalWith(
-    Schema.Int.pipe(Schema.positive()).annotations({ description: "Upper bound on the tokens of each answer." }),
+    Schema.Int.pipe(Schema.positive()).annotations({ description: "Upper bound on the tokens of each answer; an answer cut off there is a failure (truncated)." }),
     { default: () => fallback }
   )
+
+/** `strip` removes `<think>` blocks before an answer is read or passed on; `keep` passes the text as the model returned it. */
+export const thinkingOption = Schema.optionalWith(
+  Schema.Literal("strip", "keep").annotations({
+    description: "strip: <think>...</think> blocks are removed from answers before they are read or passed on; keep: the answer as returned."
+  }),
+  { default: () => "strip" as const }
+)
+
+/** The reference's token limit for the model under test (its example subject model wrapper). */
+export const referenceMaxTokens = 8192
 
 /** The options of a stage that makes one kind of call to one model. */
 export const callOptions = (defaultMaxTokens: number) =>
@@ -35,34 +48,38 @@ export const callOptions = (defaultMaxTokens: number) =>
   })
 
 export interface CallSettings {
-  readonly temperature: number
+  readonly temperature: number | null
   readonly maxTokens: number
 }
 
 /** A short digest of a prompt, for dry-run answers that must differ when their prompts do. */
-export const promptTag = (prompt: string): string => sha256Hex(prompt).slice(0, 8)
+export const promptTag = (messages: ReadonlyArray<LanguageModel.ChatMessage>): string =>
+  sha256Hex(messages.map((m) => `${m.role}\n${m.content}`).join("\n\n")).slice(0, 8)
+
+/** `<think>` blocks removed, also a leading one whose opening tag was in the prompt (some servers send only the close). */
+export const withoutThinking = (answer: string): string =>
+  answer.replace(/<think>[\s\S]*?<\/think>/gi, "").replace(/^[\s\S]*?<\/think>/i, "")
 
 /**
- * One single-message call; model failures become the stage's error. A dry-run answer given as a
- * function receives {@link promptTag} of the prompt: answers that later prompts quote must differ
- * per prompt, or a dry run would count those later calls as shared by the cache when a real run
- * would not share them.
+ * One call; model failures become the stage's error. A dry-run answer given as a function receives
+ * {@link promptTag} of the messages: answers that later prompts quote must differ per prompt, or a
+ * dry run would count those later calls as shared by the cache when a real run would not share them.
  */
 export const ask = (
   lm: LanguageModel.Service,
   stage: string,
   plugin: string,
-  prompt: string,
+  messages: ReadonlyArray<LanguageModel.ChatMessage>,
   settings: CallSettings,
   dryRunAnswer: string | ((tag: string) => string),
   /** Whether the caller's parser can use an answer; rejected answers are not cached. */
   accept?: (text: string) => boolean
 ): Effect.Effect<string, StageError> =>
   lm.complete({
-    messages: [{ role: "user", content: prompt }],
-    temperature: settings.temperature,
+    messages,
+    ...(settings.temperature === null ? {} : { temperature: settings.temperature }),
     maxTokens: settings.maxTokens,
-    dryRunAnswer: typeof dryRunAnswer === "string" ? dryRunAnswer : dryRunAnswer(promptTag(prompt)),
+    dryRunAnswer: typeof dryRunAnswer === "string" ? dryRunAnswer : dryRunAnswer(promptTag(messages)),
     ...(accept === undefined ? {} : { accept })
   }).pipe(
     Effect.map((c) => c.text),

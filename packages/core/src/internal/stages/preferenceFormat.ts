@@ -2,6 +2,7 @@
 // markdown (headings, bold labels, blockquotes, bullets), label variants ("Inferred preference",
 // "Final preference", "Final answer"), the sentence on the line after a label-only heading, quotes,
 // trailing commentary, word-count notes, <think> blocks, a JSON object and a code fence.
+import { strip } from "../reference/python.js"
 import { firstSentence, normalizeSpace, sentences, stripEmphasis, stripFence, unquote, wordCount, jsonObject } from "./text.js"
 
 export interface ParsedPreference {
@@ -69,11 +70,35 @@ const excerpt = (text: string): string => {
   return t.length > 120 ? `${t.slice(0, 120)}...` : t
 }
 
-export const expected = "expected a short analysis followed by a line \"Preference: <one sentence of at most 30 words>\""
+export const expected = "expected a short analysis followed by a line \"Preference: <one sentence of at most 30 words>\", or the sentence on the line after a \"### Most Likely Preference\" heading"
 
-/** The preference (one sentence) and the analysis before it, or why the answer cannot be read. */
+/** The heading the authors' inference prompt asks for. */
+export const referenceHeading = "### Most Likely Preference"
+
+/**
+ * The authors' format: the first line after the first `### Most Likely Preference` heading (as
+ * their `process_output` reads it); the analysis is the text under `### Analysis` before it.
+ * Undefined when the answer has no such heading.
+ */
+const mostLikelyPreference = (answer: string): ParseResult | undefined => {
+  const at = answer.indexOf(referenceHeading)
+  if (at < 0) return undefined
+  const preference = strip(strip(answer.slice(at + referenceHeading.length)).split("\n")[0]!)
+  if (preference === "") return { ok: false, reason: `the line after "${referenceHeading}" is empty` }
+  const before = answer.slice(0, at)
+  const analysisAt = before.indexOf("### Analysis")
+  const analysis = normalizeSpace(analysisAt < 0 ? before : before.slice(analysisAt + "### Analysis".length))
+  return { ok: true, value: { preference, analysis } }
+}
+
+/**
+ * The preference (one sentence) and the analysis before it, or why the answer cannot be read.
+ * `<think>` blocks are the caller's to remove (or keep).
+ */
 export const parsePreference = (answer: string): ParseResult => {
-  const text = stripFence(answer.replace(/<think>[\s\S]*?<\/think>/gi, "")).trim()
+  const reference = mostLikelyPreference(answer)
+  if (reference !== undefined) return reference
+  const text = stripFence(answer).trim()
   if (text === "") return { ok: false, reason: `empty answer; ${expected}` }
   const json = fromJson(text)
   if (json !== undefined) return json
