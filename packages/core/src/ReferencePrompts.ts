@@ -25,7 +25,7 @@ import * as path from "node:path"
 import { parse as parseYaml } from "yaml"
 import { PluginError } from "./Errors.js"
 import { sha256Hex } from "./Hash.js"
-import { assignedLiteral, jsonDumps, type PyDict, type PyValue, strip } from "./internal/reference/python.js"
+import { assignedLiteral, jsonDumps, type PyDict, type PyValue, strip } from "./Python.js"
 import * as PromptTemplate from "./stages/PromptTemplate.js"
 
 export const repository = "kixlab/CUPID"

@@ -47,7 +47,7 @@ const traces: Array<Trace.Trace> = instances.map((instance) => ({
 const mb = (n: number) => `${(n / 1024 / 1024).toFixed(1)} MB`
 
 const program = Effect.gen(function*() {
-  const service = yield* PreferenceMatch.plugin.make({ decomposer: "clauses", matcher: "lexical", lexical: Coverage.defaultLexical })
+  const service = yield* PreferenceMatch.plugin.make({ decomposer: "clauses", matcher: "lexical", lexical: Coverage.defaultLexical, accounting: "strict" })
   for (const pass of ["cold", "warm"]) {
     const t0 = performance.now()
     let f1 = 0

@@ -8,11 +8,13 @@
  * Checklist.splitClauses("Answers must be brief and use numbered steps; cite sources.")
  * // ["Answers must be brief", "use numbered steps", "cite sources"]
  */
-import { Errors, Hash, type LanguageModel, Models } from "@cupid-lab/core"
+import { Errors, Hash, type LanguageModel, Models, PromptTemplate, ReferencePrompts } from "@cupid-lab/core"
 import { Effect, Either, Schema } from "effect"
 import * as Json from "./internal/Json.js"
 import { contentWords } from "./internal/Nlp.js"
 import * as Template from "./internal/Template.js"
+import * as ReferenceAccounting from "./ReferenceAccounting.js"
+import type { Accounting } from "./ReferenceAccounting.js"
 
 export interface Decomposer {
   /** True for offline heuristics: scores that depend on them are labelled as such. */
@@ -22,14 +24,34 @@ export interface Decomposer {
   readonly decompose: (preference: string) => Effect.Effect<ReadonlyArray<string>, Errors.StageError>
 }
 
-/** Options of an LLM-backed component: a `models:` entry and an optional prompt template. */
-export const LlmSpec = Schema.Struct({
-  model: Schema.String,
-  template: Schema.optional(Schema.String),
-  /** Ask the provider for a JSON object (structured output). */
-  json: Schema.optionalWith(Schema.Boolean, { default: () => true })
-})
+/**
+ * Options of an LLM-backed component: a `models:` entry, its prompt pack (`project`, or `reference`
+ * for the authors' prompts), an optional template file, the answer's token limit (the reference's
+ * by default), the temperature (null sends none) and whether to ask the provider for a JSON object
+ * (default: yes with the project's prompts, never with the authors', which do not).
+ */
+export const llmSpec = (defaultMaxTokens: number) =>
+  Schema.Struct({
+    model: Schema.String,
+    prompts: Schema.optionalWith(Schema.Literal("project", "reference"), { default: () => "project" as const }),
+    template: Schema.optional(Schema.String),
+    json: Schema.optional(Schema.Boolean),
+    maxTokens: Schema.optionalWith(Schema.Int.pipe(Schema.positive()), { default: () => defaultMaxTokens }),
+    temperature: Schema.optionalWith(Schema.NullOr(Schema.Number.pipe(Schema.between(0, 2))), { default: () => 0 })
+  })
+/** The decomposer's options (the reference asks for at most 4096 tokens). */
+export const LlmSpec = llmSpec(4096)
 export type LlmSpec = typeof LlmSpec.Type
+
+/** Whether a spec uses the authors' prompts (a `template` file replaces any pack). */
+export const usesReference = (spec: Pick<LlmSpec, "prompts" | "template">): boolean => spec.prompts === "reference" && spec.template === undefined
+
+/** The request fields a spec fixes: token limit, temperature, JSON mode. */
+export const requestSettings = (spec: Pick<LlmSpec, "prompts" | "template" | "json" | "maxTokens" | "temperature">) => ({
+  maxTokens: spec.maxTokens,
+  ...(spec.temperature === null ? {} : { temperature: spec.temperature }),
+  ...((spec.json ?? !usesReference(spec)) ? { responseFormat: "json" as const } : {})
+})
 
 const clauseBreak = /\s*(?:;|,|\.(?=\s|$)|[!?](?=\s|$)|\s(?:and also|as well as|and|but|while|whereas|plus)\s)\s*/i
 // Periods of common abbreviations are hidden while splitting, so "e.g." does not end a sentence.
@@ -99,33 +121,45 @@ const dryRunAnswer = (preference: string) =>
     checklist: [`Does the answer use numbered steps (case ${Hash.sha256Hex(preference).slice(0, 8)})?`, "Is the answer brief?"]
   })
 
-/** An LLM decomposer built from a `models:` entry; `plugin` names the scorer in errors. */
+/**
+ * An LLM decomposer built from a `models:` entry; `plugin` names the scorer in errors. With
+ * `accounting: reference` its answer is read as the authors' code reads it.
+ */
 export const llm = (
   plugin: string,
-  spec: LlmSpec
+  spec: LlmSpec,
+  accounting: Accounting = "strict"
 ): Effect.Effect<Decomposer, Errors.PluginError | Errors.ModelNotConfigured, Models.Models> =>
   Effect.gen(function*() {
     const lm = yield* (yield* Models.Models).languageModel(spec.model)
-    const template = yield* Template.load(plugin, spec.template, "decompose.md", ["preference"], ["preference"])
+    const reference = usesReference(spec)
+    const template = reference
+      ? yield* ReferencePrompts.template("decompose", { plugin, required: ["preferences"] })
+      : yield* Template.load(plugin, spec.template, "decompose.md", ["preference"], ["preference"])
     const who = `decomposer model "${spec.model}" (${lm.info.provider}/${lm.info.model})`
     const fail = (reason: string) => new Errors.StageError({ stage: "score", plugin, reason: `${who}: ${reason}` })
+    const read = (text: string): Either.Either<ReadonlyArray<string>, string> => {
+      if (accounting === "strict") return parseChecklist(text)
+      const items = ReferenceAccounting.checklist(text)
+      return items === undefined ? Either.left(`the answer has no JSON with a "checklist" list as the authors' parse_json reads it: ${Json.excerpt(text)}`) : Either.right(items)
+    }
     const request = (preference: string): LanguageModel.CompletionRequest => ({
-      messages: Template.render(template, { preference }),
-      dryRunAnswer: dryRunAnswer(preference),
-      accept: (text) => Either.match(parseChecklist(text), { onLeft: () => false, onRight: (items) => items.length > 0 }),
-      ...(spec.json ? { responseFormat: "json" as const } : {})
+      messages: PromptTemplate.render(template, reference ? { preferences: preference } : { preference }),
+      dryRunAnswer: reference ? `**Analysis**\n\nTwo aspects.\n\n**Checklist**\n\n\`\`\`json\n${dryRunAnswer(preference)}\n\`\`\`` : dryRunAnswer(preference),
+      ...requestSettings(spec),
+      ...(accounting === "strict" ? { accept: (text: string) => Either.match(read(text), { onLeft: () => false, onRight: (items) => items.length > 0 }) } : {})
     })
     return {
       heuristic: false,
-      label: `llm(${spec.model})`,
+      label: `llm(${spec.model}${reference ? ", the authors' prompt" : ""})`,
       decompose: (preference) =>
         lm.complete(request(preference)).pipe(
           Effect.mapError((e) => fail(e.message)),
           Effect.flatMap((out) =>
-            Either.match(parseChecklist(out.text), {
+            Either.match(read(out.text), {
               onLeft: (reason) => Effect.fail(fail(reason)),
               onRight: (items) =>
-                items.length === 0
+                items.length === 0 && accounting === "strict"
                   ? Effect.fail(fail("returned an empty checklist for a non-empty preference"))
                   : Effect.succeed(items)
             })

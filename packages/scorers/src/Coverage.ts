@@ -9,12 +9,13 @@
  * Coverage.lexicalCoverage("Are the steps numbered?", "Number every step.") // 1
  * const ratings = yield* Coverage.lexical(Coverage.defaultLexical).rate(items, preference)
  */
-import { Errors, type LanguageModel, Models } from "@cupid-lab/core"
+import { Errors, type LanguageModel, Models, PromptTemplate, ReferencePrompts } from "@cupid-lab/core"
 import { Effect, Either, Schema } from "effect"
-import type { LlmSpec } from "./Checklist.js"
+import { llmSpec, requestSettings, usesReference } from "./Checklist.js"
 import * as Json from "./internal/Json.js"
 import { type ContentWord, contentWords } from "./internal/Nlp.js"
 import * as Template from "./internal/Template.js"
+import * as ReferenceAccounting from "./ReferenceAccounting.js"
 import { synonyms } from "./internal/WordNet.js"
 
 export interface Matcher {
@@ -26,6 +27,14 @@ export interface Matcher {
     items: ReadonlyArray<string>,
     preference: string
   ) => Effect.Effect<ReadonlyArray<number>, Errors.StageError>
+  /**
+   * The authors' count for `accounting: reference` (LLM matchers only): the summed label scores of
+   * the answer, or undefined when their code cannot read it.
+   */
+  readonly rateReference?: (
+    items: ReadonlyArray<string>,
+    preference: string
+  ) => Effect.Effect<number | undefined, Errors.StageError>
 }
 
 /** Options of the lexical matcher. */
@@ -155,37 +164,60 @@ export const parseRatings = (answer: string, n: number): Either.Either<ReadonlyA
   return Either.left(`${expected}; could not read them from ${Json.excerpt(answer)}`)
 }
 
-const numbered = (items: ReadonlyArray<string>) => items.map((s, i) => `${i + 1}. ${s}`).join("\n")
-
 const dryRunAnswer = (n: number) =>
   JSON.stringify({ results: Array.from({ length: n }, (_, i) => ({ index: i + 1, label: "Partially Covered" })) })
 
-/** An LLM matcher built from a `models:` entry; `plugin` names the scorer in errors. */
-export const llm = (plugin: string, spec: LlmSpec): Effect.Effect<Matcher, Errors.PluginError | Errors.ModelNotConfigured, Models.Models> =>
+/** The matcher's options (the reference allows 8192 tokens). */
+export const MatcherSpec = llmSpec(8192)
+export type MatcherSpec = typeof MatcherSpec.Type
+
+/** The model id PrefMatcher-7B is published under; the authors' code gives it its own prompt. */
+export const prefmatcherModel = "kixlab/prefmatcher-7b"
+
+/**
+ * An LLM matcher built from a `models:` entry; `plugin` names the scorer in errors. With
+ * `prompts: reference` it sends the authors' matcher prompt with their 8 annotated examples, or,
+ * when the model is `kixlab/prefmatcher-7b`, the prompt PrefMatcher was fine-tuned on (as their
+ * code chooses).
+ */
+export const llm = (plugin: string, spec: MatcherSpec): Effect.Effect<Matcher, Errors.PluginError | Errors.ModelNotConfigured, Models.Models> =>
   Effect.gen(function*() {
     const lm = yield* (yield* Models.Models).languageModel(spec.model)
-    const template = yield* Template.load(
-      plugin,
-      spec.template,
-      "match.md",
-      ["preference", "checklist", "count"],
-      ["preference", "checklist"]
-    )
+    const reference = usesReference(spec)
+    const prefmatcher = lm.info.model === prefmatcherModel
+    const examples = reference && !prefmatcher ? yield* ReferencePrompts.matcherExamples : undefined
+    const template = !reference
+      ? yield* Template.load(plugin, spec.template, "match.md", ["preference", "checklist", "count"], ["preference", "checklist"])
+      : prefmatcher
+      ? yield* ReferencePrompts.template("matchPrefmatcher", { plugin, required: ["preference", "checklist"] })
+      : yield* ReferencePrompts.template("match", { plugin, required: ["examples", "preference", "checklist"] })
     const who = `matcher model "${spec.model}" (${lm.info.provider}/${lm.info.model})`
     const fail = (reason: string) => new Errors.StageError({ stage: "score", plugin, reason: `${who}: ${reason}` })
-    const request = (items: ReadonlyArray<string>, preference: string): LanguageModel.CompletionRequest => ({
-      messages: Template.render(template, { preference, checklist: numbered(items), count: String(items.length) }),
-      dryRunAnswer: dryRunAnswer(items.length),
-      accept: (text) => Either.isRight(parseRatings(text, items.length)),
-      ...(spec.json ? { responseFormat: "json" as const } : {})
-    })
+    const values = (items: ReadonlyArray<string>, preference: string) =>
+      reference
+        ? {
+          preference,
+          checklist: ReferencePrompts.numberedChecklist(items),
+          // A dry run without the authors' files prices the call without the examples' text.
+          ...(prefmatcher ? {} : { examples: examples === undefined ? "" : ReferencePrompts.renderMatcherExamples(examples) })
+        }
+        : { preference, checklist: ReferencePrompts.numberedChecklist(items), count: String(items.length) }
+    const request = (items: ReadonlyArray<string>, preference: string, strict: boolean): LanguageModel.CompletionRequest => {
+      const answer = dryRunAnswer(items.length)
+      return {
+        messages: PromptTemplate.render(template, values(items, preference)),
+        dryRunAnswer: reference && !prefmatcher ? `\`\`\`json\n${answer}\n\`\`\`` : answer,
+        ...requestSettings(spec),
+        ...(strict ? { accept: (text: string) => Either.isRight(parseRatings(text, items.length)) } : {})
+      }
+    }
     return {
       heuristic: false,
-      label: `llm(${spec.model})`,
+      label: `llm(${spec.model}${reference ? ", the authors' prompt" : ""})`,
       rate: (items, preference) =>
         items.length === 0
           ? Effect.succeed([])
-          : lm.complete(request(items, preference)).pipe(
+          : lm.complete(request(items, preference, true)).pipe(
               Effect.mapError((e) => fail(e.message)),
               Effect.flatMap((out) =>
                 Either.match(parseRatings(out.text, items.length), {
@@ -193,6 +225,11 @@ export const llm = (plugin: string, spec: LlmSpec): Effect.Effect<Matcher, Error
                   onRight: Effect.succeed
                 })
               )
-            )
+            ),
+      rateReference: (items, preference) =>
+        lm.complete(request(items, preference, false)).pipe(
+          Effect.mapError((e) => fail(e.message)),
+          Effect.map((out) => ReferenceAccounting.matcherSum(out.text, prefmatcher))
+        )
     }
   })

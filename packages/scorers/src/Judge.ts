@@ -9,18 +9,20 @@
  * import { Judge } from "@cupid-lab/scorers"
  * Judge.parseScore("Strong answer.\n\nScore: 8/10") // Either.right(8)
  */
-import { Errors, type LanguageModel, Models, Plugin, Scorer } from "@cupid-lab/core"
+import { Errors, type LanguageModel, Models, Plugin, PromptTemplate, ReferencePrompts, Scorer } from "@cupid-lab/core"
 import { Effect, Either, Schema } from "effect"
 import * as Json from "./internal/Json.js"
+import * as Checklist from "./Checklist.js"
 import * as Template from "./internal/Template.js"
+import * as ReferenceAccounting from "./ReferenceAccounting.js"
+import { Accounting } from "./ReferenceAccounting.js"
 
 export const name = "judge"
 
 export const Options = Schema.Struct({
-  /** A `models:` entry. */
-  model: Schema.String,
-  /** Prompt template path (or the name of a file in packages/scorers/prompts); default judge.md. */
-  template: Schema.optional(Schema.String)
+  ...Checklist.llmSpec(8192).fields,
+  /** `strict` (default) or `reference`: the authors' arithmetic (see ReferenceAccounting). */
+  accounting: Schema.optionalWith(Accounting, { default: () => "strict" as const })
 })
 export type Options = typeof Options.Type
 
@@ -64,15 +66,15 @@ export const plugin = Plugin.scorer({
   make: (options) =>
     Effect.gen(function*() {
       const lm = yield* (yield* Models.Models).languageModel(options.model)
-      const template = yield* Template.load(
-        name,
-        options.template,
-        "judge.md",
-        ["request", "response", "preference", "checklist"],
-        ["response", "preference"]
-      )
+      const reference = Checklist.usesReference(options)
+      const template = reference
+        ? yield* ReferencePrompts.template("judge", { plugin: name, required: ["user_request", "ai_response", "preference", "checklist"] })
+        : yield* Template.load(name, options.template, "judge.md", ["request", "response", "preference", "checklist"], ["response", "preference"])
       const who = `judge model "${options.model}" (${lm.info.provider}/${lm.info.model})`
       const fail = (reason: string) => new Errors.StageError({ stage: "score", plugin: name, reason: `${who}: ${reason}` })
+      const read = (text: string): Either.Either<number, string> =>
+        options.accounting === "reference" ? Either.right(ReferenceAccounting.judgeScore(text)) : parseScore(text)
+      const settings = Checklist.requestSettings({ ...options, json: options.json ?? false })
       const service: Scorer.Service = {
         metrics,
         score: ({ instance, trace }) => {
@@ -85,20 +87,22 @@ export const plugin = Plugin.scorer({
               })
             )
           }
+          const checklist = ReferencePrompts.bulletedChecklist(instance.gold.checklist)
           const request: LanguageModel.CompletionRequest = {
-            messages: Template.render(template, {
-              request: instance.query.request,
-              response: trace.generation.text,
-              preference: instance.gold.preference,
-              checklist: instance.gold.checklist.map((c) => `- ${c}`).join("\n")
-            }),
-            dryRunAnswer,
-            accept: (text) => Either.isRight(parseScore(text))
+            messages: PromptTemplate.render(
+              template,
+              reference
+                ? { user_request: instance.query.request, ai_response: trace.generation.text, preference: instance.gold.preference, checklist }
+                : { request: instance.query.request, response: trace.generation.text, preference: instance.gold.preference, checklist }
+            ),
+            dryRunAnswer: reference ? "### Evaluation of AI Assistant's Response\n\n1. In part.\n\n### Evaluation Label\n\nAbove Average\n\n### Evaluation Score\n\n6" : dryRunAnswer,
+            ...settings,
+            ...(options.accounting === "strict" ? { accept: (text: string) => Either.isRight(parseScore(text)) } : {})
           }
           return lm.complete(request).pipe(
             Effect.mapError((e) => fail(e.message)),
             Effect.flatMap((out) =>
-              Either.match(parseScore(out.text), {
+              Either.match(read(out.text), {
                 onLeft: (reason) => Effect.fail(fail(reason)),
                 onRight: (score) => Effect.succeed({ "generation.score": score })
               })

@@ -17,18 +17,21 @@ import { Errors, Plugin, Scorer } from "@cupid-lab/core"
 import { Effect, Schema } from "effect"
 import * as Checklist from "./Checklist.js"
 import * as Coverage from "./Coverage.js"
+import { Accounting } from "./ReferenceAccounting.js"
 
 export const name = "preference-match"
 
 export const Options = Schema.Struct({
-  /** `clauses` (offline heuristic) or `{ model, template?, json? }`. */
+  /** `clauses` (offline heuristic) or `{ model, prompts?, template?, json?, maxTokens?, temperature? }`. */
   decomposer: Schema.optionalWith(Schema.Union(Schema.Literal("clauses"), Checklist.LlmSpec), {
     default: () => "clauses" as const
   }),
-  /** `lexical` (offline heuristic) or `{ model, template?, json? }`. */
-  matcher: Schema.optionalWith(Schema.Union(Schema.Literal("lexical"), Checklist.LlmSpec), {
+  /** `lexical` (offline heuristic) or `{ model, prompts?, template?, json?, maxTokens?, temperature? }`. */
+  matcher: Schema.optionalWith(Schema.Union(Schema.Literal("lexical"), Coverage.MatcherSpec), {
     default: () => "lexical" as const
   }),
+  /** `strict` (default) or `reference`: the authors' arithmetic (see ReferenceAccounting). */
+  accounting: Schema.optionalWith(Accounting, { default: () => "strict" as const }),
   /** Thresholds and ignored words of the lexical matcher (unused with an LLM matcher). */
   lexical: Schema.optionalWith(Coverage.LexicalOptions, { default: () => Coverage.defaultLexical })
 })
@@ -48,27 +51,51 @@ const sum = (xs: ReadonlyArray<number>) => xs.reduce((a, b) => a + b, 0)
 export const fromRatings = (
   inferredRatings: ReadonlyArray<number>,
   goldRatings: ReadonlyArray<number>
-): Record<string, Scorer.Value> => {
-  const pNum = sum(inferredRatings), pDen = inferredRatings.length
-  const rNum = sum(goldRatings), rDen = goldRatings.length
-  const p = pDen > 0 ? pNum / pDen : 0
-  const r = rDen > 0 ? rNum / rDen : NaN
+): Record<string, Scorer.Value> =>
+  fromCounts({ pNum: sum(inferredRatings), pDen: inferredRatings.length, rNum: sum(goldRatings), rDen: goldRatings.length })
+
+/** All emitted values from the summed ratings and item counts of the two sides. */
+export const fromCounts = (c: { readonly pNum: number; readonly pDen: number; readonly rNum: number; readonly rDen: number }): Record<string, Scorer.Value> => {
+  const p = c.pDen > 0 ? c.pNum / c.pDen : 0
+  const r = c.rDen > 0 ? c.rNum / c.rDen : NaN
   return {
     "inference.precision": p,
     "inference.recall": r,
     "inference.f1": f1(p, r),
-    "inference.precision_micro": { num: pNum, den: pDen },
-    "inference.recall_micro": { num: rNum, den: rDen }
+    "inference.precision_micro": { num: c.pNum, den: c.pDen },
+    "inference.recall_micro": { num: c.rNum, den: c.rDen }
   }
 }
+
+/**
+ * The counts the authors' evaluation records for one instance: an empty inferred checklist matches
+ * nothing; otherwise the inferred items are rated against the gold preference and then the gold
+ * items against the inferred preference, and when either answer cannot be read (the second is then
+ * not asked for) both sides count 0 over their full item counts.
+ */
+export const referenceCounts = (
+  items: ReadonlyArray<string>,
+  gold: { readonly preference: string; readonly checklist: ReadonlyArray<string> },
+  inferred: string,
+  rate: (items: ReadonlyArray<string>, preference: string) => Effect.Effect<number | undefined, Errors.StageError>
+) =>
+  Effect.gen(function*() {
+    const zero = { pNum: 0, pDen: items.length, rNum: 0, rDen: gold.checklist.length }
+    if (items.length === 0) return zero
+    const pNum = yield* rate(items, gold.preference)
+    if (pNum === undefined) return zero
+    const rNum = yield* rate(gold.checklist, inferred)
+    return rNum === undefined ? zero : { ...zero, pNum, rNum }
+  })
 
 /** The metrics declared for a decomposer/matcher pair. */
 export const metricsFor = (
   decomposer: Pick<Checklist.Decomposer, "heuristic" | "label">,
-  matcher: Pick<Coverage.Matcher, "heuristic" | "label">
+  matcher: Pick<Coverage.Matcher, "heuristic" | "label">,
+  accounting: Accounting = "strict"
 ): ReadonlyArray<Scorer.MetricInfo> => {
   const how = (heuristic: boolean) =>
-    `[decomposer ${decomposer.label}, matcher ${matcher.label}${heuristic ? "; HEURISTIC, not the paper's LLM metric" : ""}]`
+    `[decomposer ${decomposer.label}, matcher ${matcher.label}${accounting === "reference" ? ", the authors' accounting" : ""}${heuristic ? "; HEURISTIC, not the paper's LLM metric" : ""}]`
   const pH = decomposer.heuristic || matcher.heuristic
   const rH = matcher.heuristic
   const m = (
@@ -100,10 +127,17 @@ export const plugin = Plugin.scorer({
   options: Options,
   make: (options) =>
     Effect.gen(function*() {
-      const decomposer = options.decomposer === "clauses" ? Checklist.clauses : yield* Checklist.llm(name, options.decomposer)
+      const decomposer = options.decomposer === "clauses" ? Checklist.clauses : yield* Checklist.llm(name, options.decomposer, options.accounting)
       const matcher = options.matcher === "lexical" ? Coverage.lexical(options.lexical) : yield* Coverage.llm(name, options.matcher)
+      const rateReference = matcher.rateReference
+      if (options.accounting === "reference" && (rateReference === undefined || decomposer.heuristic)) {
+        return yield* new Errors.PluginError({
+          plugin: name,
+          reason: "accounting: reference reproduces the authors' LLM decomposer and matcher; give both a model (decomposer: { model }, matcher: { model })"
+        })
+      }
       const service: Scorer.Service = {
-        metrics: metricsFor(decomposer, matcher),
+        metrics: metricsFor(decomposer, matcher, options.accounting),
         score: ({ instance, trace }) =>
           Effect.gen(function*() {
             if (trace.inference === undefined) {
@@ -116,6 +150,9 @@ export const plugin = Plugin.scorer({
             const inferred = trace.inference.preference.trim()
             const gold = instance.gold
             const items = inferred === "" ? [] : yield* decomposer.decompose(inferred)
+            if (rateReference !== undefined && options.accounting === "reference") {
+              return fromCounts(yield* referenceCounts(items, gold, inferred, rateReference))
+            }
             // An empty inference covers nothing: no model call is needed to know that.
             const [inferredRatings, goldRatings] = yield* Effect.all(
               [

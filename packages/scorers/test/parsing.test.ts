@@ -1,4 +1,5 @@
-import { Either } from "effect"
+import { PromptTemplate } from "@cupid-lab/core"
+import { Effect, Either } from "effect"
 import * as fs from "node:fs"
 import { describe, expect, it } from "vitest"
 import * as Checklist from "../src/Checklist.js"
@@ -120,38 +121,42 @@ describe("Judge.parseScore", () => {
   })
 })
 
-describe("prompt templates", () => {
-  const allowed = ["preference", "checklist"]
+describe("prompt templates (core's PromptTemplate, on the scorers' files)", () => {
+  const spec = (file: string, required: ReadonlyArray<string>, optional: ReadonlyArray<string> = []) => ({ plugin: "t", file, required, optional })
+  const parse = (text: string, file: string, required: ReadonlyArray<string>, optional: ReadonlyArray<string> = ["checklist"]) =>
+    Effect.runSync(Effect.either(PromptTemplate.fromText(spec(file, required, optional), text)))
 
-  it("splits system and user sections and drops the note above them", () => {
-    const t = Template.parse("A note.\n<!-- system -->\nRate {{checklist}}.\n<!-- user -->\nPreference: {{preference}}\n", "t.md", allowed, ["preference"])
-    expect(t).toEqual({ source: "t.md", system: "Rate {{checklist}}.", user: "Preference: {{preference}}" })
-    if (typeof t === "string") throw new Error(t)
-    expect(Template.render(t, { preference: "uses {{checklist}} literally", checklist: "1. A" })).toEqual([
+  it("splits system and user sections, drops comments, and fills slots in one pass", () => {
+    const t = parse("<!-- A note. -->\n<!-- system -->\nRate {{checklist}}.\n<!-- user -->\nPreference: {{preference}}\n", "t.md", ["preference"])
+    if (Either.isLeft(t)) throw t.left
+    expect(PromptTemplate.render(t.right, { preference: "uses {{checklist}} literally", checklist: "1. A" })).toEqual([
       { role: "system", content: "Rate 1. A." },
       { role: "user", content: "Preference: uses {{checklist}} literally" }
     ])
   })
 
   it("sends a file without markers whole as the user message", () => {
-    expect(Template.parse("Judge {{ preference }}", "t.md", allowed, [])).toEqual({ source: "t.md", user: "Judge {{ preference }}" })
+    const t = parse("Judge {{ preference }}", "t.md", ["preference"])
+    if (Either.isLeft(t)) throw t.left
+    expect(PromptTemplate.render(t.right, { preference: "x" })).toEqual([{ role: "user", content: "Judge x" }])
   })
 
-  it("names the file and the placeholder that is wrong", () => {
-    expect(Template.parse("{{preferences}}", "my.md", allowed, [])).toMatch(/my\.md: unknown placeholder \{\{preferences\}\}/)
-    expect(Template.parse("{{checklist}}", "my.md", allowed, ["preference"])).toMatch(/must use \{\{preference\}\}/)
-    expect(Template.parse("<!-- system -->\nonly system", "my.md", allowed, [])).toMatch(/no user message/)
+  it("names the file and the placeholder that is wrong, and refuses a note outside a comment", () => {
+    const reason = (e: Either.Either<unknown, { readonly message: string }>) => (Either.isLeft(e) ? e.left.message : "no error")
+    expect(reason(parse("{{preferences}}", "my.md", []))).toMatch(/my\.md: unknown placeholder \{\{preferences\}\}/)
+    expect(reason(parse("{{checklist}}", "my.md", ["preference"]))).toMatch(/missing placeholder \{\{preference\}\}/)
+    expect(reason(parse("<!-- system -->\nonly system", "my.md", []))).toMatch(/no user message/)
+    expect(reason(parse("A note.\n<!-- user -->\n{{preference}}", "my.md", ["preference"]))).toMatch(/text before the first/)
   })
 
   it("ships prompts that parse with the placeholders their scorers fill", () => {
     const load = (file: string, allowedHere: Array<string>, required: Array<string>) => {
-      const text = fs.readFileSync(`${Template.promptsDir}/${file}`, "utf8")
-      const t = Template.parse(text, file, allowedHere, required)
-      expect(typeof t, String(t)).toBe("object")
-      return t as Template.Template
+      const t = parse(fs.readFileSync(`${Template.promptsDir}/${file}`, "utf8"), file, required, allowedHere.filter((a) => !required.includes(a)))
+      if (Either.isLeft(t)) throw t.left
+      return PromptTemplate.render(t.right, Object.fromEntries(allowedHere.map((a) => [a, `<${a}>`])))
     }
-    expect(load("decompose.md", ["preference"], ["preference"]).system).toContain("checklist")
-    for (const f of ["match.md", "match-prefmatcher.md"]) load(f, ["preference", "checklist", "count"], ["preference", "checklist"])
-    expect(load("judge.md", ["request", "response", "preference", "checklist"], ["response", "preference"]).user).toContain("{{response}}")
+    expect(load("decompose.md", ["preference"], ["preference"])[0]!.content).toContain("checklist")
+    for (const f of ["match.md", "match-prefmatcher.md"]) expect(load(f, ["preference", "checklist", "count"], ["preference", "checklist"])).toHaveLength(2)
+    expect(load("judge.md", ["request", "response", "preference", "checklist"], ["response", "preference"])[1]!.content).toContain("<response>")
   })
 })

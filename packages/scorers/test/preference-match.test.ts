@@ -172,13 +172,16 @@ describe("preference-match scorer, offline", () => {
       expect(yield* Plugin.decodeOptions(PreferenceMatch.plugin, {})).toEqual({
         decomposer: "clauses",
         matcher: "lexical",
-        lexical: Coverage.defaultLexical
+        lexical: Coverage.defaultLexical,
+        accounting: "strict"
       })
       const llm = yield* Plugin.decodeOptions(PreferenceMatch.plugin, { matcher: { model: "m" } })
-      expect(llm.matcher).toEqual({ model: "m", json: true })
+      expect(llm.matcher).toEqual({ model: "m", prompts: "project", maxTokens: 8192, temperature: 0 })
       for (const bad of [
         { matcher: "llm" },
-        { matcher: { model: "m", temperature: 0 } },
+        { matcher: { model: "m", temperature: 3 } },
+        { matcher: { model: "m", prompts: "paper" } },
+        { accounting: "lenient" },
         { lexical: { full: 0.3, partial: 0.5 } },
         { decomposer: "sentences" },
         { judge: "m" }

@@ -3,7 +3,7 @@
 import { dialogueText, type SessionSummary } from "../../Domain.js"
 import type { Evidence } from "../../Evidence.js"
 import { interactionLog } from "../../ReferencePrompts.js"
-import { strip } from "../reference/python.js"
+import { strip } from "../../Python.js"
 
 export const noEvidence = "(No earlier sessions were selected for this request.)"
 

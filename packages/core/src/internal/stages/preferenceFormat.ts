@@ -2,7 +2,7 @@
 // markdown (headings, bold labels, blockquotes, bullets), label variants ("Inferred preference",
 // "Final preference", "Final answer"), the sentence on the line after a label-only heading, quotes,
 // trailing commentary, word-count notes, <think> blocks, a JSON object and a code fence.
-import { strip } from "../reference/python.js"
+import { strip } from "../../Python.js"
 import { firstSentence, normalizeSpace, sentences, stripEmphasis, stripFence, unquote, wordCount, jsonObject } from "./text.js"
 
 export interface ParsedPreference {

@@ -1,7 +1,14 @@
-// The few Python behaviours the authors' evaluation code relies on when it builds a prompt or
-// reads an answer, so that what the project sends and counts is what theirs does: reading a
-// literal (their matcher examples live in a module as a Python list), `str.strip()`,
-// `json.dumps(..., indent=2)` and `float(...)`. Nothing here executes Python.
+/**
+ * The few Python behaviours the CUPID authors' evaluation code relies on when it builds a prompt
+ * or reads an answer, so that what the project sends and counts is what theirs does: reading a
+ * literal (their matcher examples live in a module as a Python list), `str.strip()`,
+ * `json.dumps(..., indent=2)` and `float(...)`. Nothing here executes Python.
+ *
+ * @example
+ * import { Python } from "@cupid-lab/core"
+ * Python.float(" 7 ") // 7
+ * Python.strip("\x1cscore\n") // "score"
+ */
 
 export type PyValue = string | number | boolean | null | ReadonlyArray<PyValue> | PyDict
 /** A dict keeps its insertion order, as Python's does. */
