@@ -16,12 +16,14 @@
  *   return data.skipped().length
  * })
  */
+import { createHash } from "node:crypto"
 import * as fs from "node:fs/promises"
 import * as path from "node:path"
 import { fileURLToPath } from "node:url"
 import { Effect, Either, Option, Stream } from "effect"
 import * as Domain from "./Domain.js"
 import * as Errors from "./Errors.js"
+import * as HubDownload from "./internal/dataset/hubDownload.js"
 import * as Hf from "./internal/dataset/huggingFace.js"
 import {
   directoryEntries,
@@ -103,8 +105,17 @@ const asDatasetError = (source: string) => (e: unknown): Errors.DatasetError =>
 const attempt = <A>(source: string, f: () => Promise<A>): Effect.Effect<A, Errors.DatasetError> =>
   Effect.tryPromise({ try: f, catch: asDatasetError(source) })
 
+/** One file of an `hf:` source: where it is cached, its path in the repository and its SHA-256. */
+interface HubPart {
+  readonly file: string
+  readonly inRepo: string
+  readonly sha256: string
+  readonly rows: () => RowBatches
+}
+
 type Plan =
   | { readonly kind: "file"; readonly file: string; readonly rows: () => RowBatches; readonly fingerprint?: string }
+  | { readonly kind: "files"; readonly parts: ReadonlyArray<HubPart> }
   | { readonly kind: "directory"; readonly dir: string; readonly names: ReadonlyArray<string> }
   | { readonly kind: "synthetic"; readonly options: Synthetic.Options }
 
@@ -127,8 +138,13 @@ const plan = (source: string, options: LoadOptions): Effect.Effect<Plan, Errors.
       return { kind: "synthetic", options: yield* Synthetic.parseSpec(source) } as const
     }
     if (source.startsWith("hf:")) {
-      const cached = yield* cachedHf(source, options)
-      return { kind: "file", file: cached.path, rows: yield* fileReader(cached.path), fingerprint: cached.sha256 } as const
+      const fetched = yield* cachedHf(source, options)
+      const parts = yield* Effect.forEach(fetched.files, (f) =>
+        Effect.map(fileReader(f.path), (rows): HubPart => ({ file: f.path, inRepo: f.file, sha256: f.sha256, rows })))
+      const only = parts.length === 1 ? parts[0]! : undefined
+      return only !== undefined
+        ? { kind: "file", file: only.file, rows: only.rows, fingerprint: only.sha256 } as const
+        : { kind: "files", parts } as const
     }
     const target = Object.hasOwn(bundled, source) ? bundled[source]! : path.resolve(source)
     const stat = yield* attempt(target, () =>
@@ -181,14 +197,36 @@ export const open: (source: string, options?: LoadOptions) => Effect.Effect<Open
     }
     case "file": {
       const fingerprint = p.fingerprint ?? (yield* attempt(p.file, () => fileSha256(p.file)))
-      const count = p.file.endsWith(".parquet") ? parquetRowCount : p.file.endsWith(".json") ? undefined : jsonlRowCount
-      const rows = count === undefined || options.types !== undefined
-        ? Effect.succeed(undefined)
-        : Effect.orElseSucceed(Effect.tryPromise(() => count(p.file)), () => undefined)
-      return make(source, p.file, fingerprint, () => fromBatches(p.file, p.rows), options, rows)
+      return make(source, p.file, fingerprint, () => fromBatches(p.file, p.rows), options, rowCount([p.file], options))
+    }
+    case "files": {
+      // Rows are numbered within their file, so a row is named `<path in repo>:<n>`.
+      const raw = () =>
+        Stream.flatMap(Stream.fromIterable(p.parts), (part) =>
+          Stream.map(fromBatches(part.file, part.rows), (r): RawRow => ({ ...r, row: `${part.inRepo}:${r.row}` })))
+      const files = p.parts.map((part) => part.file)
+      return make(source, files.join(", "), partsFingerprint(p.parts), raw, options, rowCount(files, options))
     }
   }
 })
+
+/** Rows in these files, counted without decoding (for `size`); unknown for `.json` arrays or with a type filter. */
+const rowCount = (files: ReadonlyArray<string>, options: LoadOptions): Effect.Effect<number | undefined> => {
+  const counts = files.map((f) => f.endsWith(".parquet") ? parquetRowCount : f.endsWith(".json") ? undefined : jsonlRowCount)
+  if (options.types !== undefined || counts.some((c) => c === undefined)) return Effect.succeed(undefined)
+  return Effect.orElseSucceed(
+    Effect.tryPromise(async () => {
+      let total = 0
+      for (const [i, count] of counts.entries()) total += await count!(files[i]!)
+      return total
+    }),
+    () => undefined
+  )
+}
+
+/** SHA-256 over each file's path in the repository and its own SHA-256, in reading order. */
+const partsFingerprint = (parts: ReadonlyArray<HubPart>): string =>
+  createHash("sha256").update(parts.map((part) => `${part.inRepo}\n${part.sha256}\n`).join("")).digest("hex")
 
 function* numbered<A, B>(items: Iterable<A>, f: (a: A, i: number) => B): IterableIterator<B> {
   let i = 0
@@ -276,23 +314,20 @@ export const loadAll = (
   }).pipe(Effect.withSpan("Dataset.loadAll"))
 
 /**
- * Makes sure an `hf:<owner>/<name>[/<path>]` file is in the cache and returns its path. The file is
- * `<endpoint>/datasets/<owner>/<name>/resolve/main/<path>` (path default `data/test.parquet`),
- * stored as `<cacheDir>/hf/<owner>/<name>/<path>` with its SHA-256 beside it in `<file>.sha256`.
- * A cache hit works offline; a cached file whose bytes no longer match the checksum is an error.
+ * Makes sure the files of an `hf:<owner>/<name>[/<path>]` source are in the cache and returns
+ * their paths, in reading order. Without a path, the files are those of the `test` split that the
+ * dataset card's `configs` declare, else that the repository's file list names (docs/data.md,
+ * "Which file an hf: source reads"); with one, that file. A file is downloaded from
+ * `<endpoint>/datasets/<owner>/<name>/resolve/main/<path>` and stored as
+ * `<cacheDir>/hf/<owner>/<name>/<path>` with its SHA-256 beside it in `<file>.sha256`; the paths
+ * found are recorded, so a cache hit works offline. A cached file whose bytes no longer match the
+ * checksum is an error.
  */
 export const download = (
   source: "hf:kixlab/CUPID" | "hf:kixlab/CUPID-Unverified" | (string & {}),
   options: LoadOptions = {}
-): Effect.Effect<string, Errors.DatasetError> =>
-  Effect.map(cachedHf(source, options), (cached) => cached.path).pipe(Effect.withSpan("Dataset.download"))
+): Effect.Effect<ReadonlyArray<string>, Errors.DatasetError> =>
+  Effect.map(cachedHf(source, options), (fetched) => fetched.files.map((f) => f.path)).pipe(Effect.withSpan("Dataset.download"))
 
-const cachedHf = (source: string, options: LoadOptions): Effect.Effect<Hf.Cached, Errors.DatasetError> =>
-  Effect.gen(function*() {
-    const parsed = Hf.parseHfSource(source)
-    if (parsed instanceof Errors.DatasetError) return yield* parsed
-    return yield* attempt(
-      source,
-      () => Hf.ensureCached(parsed, options.cacheDir ?? defaultCacheDir(), options.hfEndpoint ?? Hf.defaultEndpoint)
-    )
-  })
+const cachedHf = (source: string, options: LoadOptions) =>
+  HubDownload.fetchToCache(source, options.cacheDir ?? defaultCacheDir(), options.hfEndpoint ?? Hf.defaultEndpoint)

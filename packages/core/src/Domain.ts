@@ -32,7 +32,7 @@ export const WirePriorInteraction = Schema.Struct({
 })
 export type WirePriorInteraction = typeof WirePriorInteraction.Type
 
-/** The released columns, in their order in `data/test.parquet`. */
+/** The released columns, in their order in `test.parquet`. */
 export const releasedColumns = [
   "persona_id",
   "instance_type",
@@ -43,7 +43,7 @@ export const releasedColumns = [
   "prior_interactions"
 ] as const
 
-/** One row of `kixlab/CUPID` (`data/test.parquet`), exactly as released. Extra columns are ignored. */
+/** One row of `kixlab/CUPID` (`test.parquet`), exactly as released. Extra columns are ignored. */
 export const CupidRow = Schema.Struct({
   persona_id: Schema.String,
   instance_type: InstanceType,

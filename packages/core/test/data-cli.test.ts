@@ -7,13 +7,12 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { spawn, spawnSync } from "node:child_process"
 import { createHash } from "node:crypto"
 import * as fs from "node:fs"
-import * as http from "node:http"
-import type { AddressInfo } from "node:net"
 import * as os from "node:os"
 import * as path from "node:path"
 import { fileURLToPath } from "node:url"
 import { writeParquet } from "../src/internal/dataset/parquetWriter.js"
 import * as Synthetic from "../src/Synthetic.js"
+import { cupidCard, startHub } from "./hubServer.js"
 
 let dir: string
 const repoRoot = fileURLToPath(new URL("../../../", import.meta.url))
@@ -103,6 +102,7 @@ describe("data inspect", () => {
         "  consistent   1.00 (1)       0.00 (0)       1.00 (1)",
         "  changing     1.00 (1)       1.00 (1)       1.00 (1)",
         "  all          1.00 (2)       0.50 (1)       1.00 (2)",
+        "instances without a relevant session: 0",
         "positions of relevant sessions (1 = oldest):",
         `  1 | ${"#".repeat(40)} 1`,
         `  2 | ${" ".repeat(40)} 0`,
@@ -111,6 +111,25 @@ describe("data inspect", () => {
         "skipped rows: 1",
         '  row 3 (p2:later): instance_type: expected one of consistent, contrastive, changing, found "later"'
       ].join("\n"))
+  })
+
+  it("counts the instances none of whose sessions is relevant, under exact string equality of factor and preference", async () => {
+    const [consistent, changing] = handMade as [typeof handMade[0], typeof handMade[0]]
+    const rows = [
+      consistent,
+      // The same preference but for a trailing space: not relevant, so this changing instance has none.
+      { ...changing, current_contextual_preference: "Q " },
+      // The factor differs in case only: nothing relevant either.
+      { ...consistent, persona_id: "p2", current_context_factor: "f" },
+      { ...consistent, persona_id: "p3" }
+    ]
+    const file = path.join(dir, "no-relevant.jsonl")
+    fs.writeFileSync(file, rows.map((r) => JSON.stringify(r)).join("\n") + "\n")
+    const r = await cli("inspect", "--data", file)
+    expect(r.code).toBe(0)
+    const lines = r.out.split("\n")
+    expect(lines).toContain("instances without a relevant session: 2 (p1:changing, p2:consistent)")
+    expect(lines).toContain("  all          0.50 (2)       0.50 (2)       1.25 (5)")
   })
 
   it("with the default fail policy a bad row is exit code 1 and names file, row and field", async () => {
@@ -200,30 +219,86 @@ describe("data: usage errors", () => {
 })
 
 describe("data download", () => {
-  it("fills the cache from a loopback hub, then reports the cached copy; a malformed hf: source is a data error (1)", async () => {
+  it("kixlab/CUPID: the card's test.parquet from a loopback hub, then the cached copy without a request; a malformed hf: source is a data error (1)", async () => {
     await writeParquet(path.join(dir, "hub.parquet"), [...Synthetic.generate({ ...Synthetic.defaults, personas: 1 })])
     const bytes = fs.readFileSync(path.join(dir, "hub.parquet"))
-    let served = 0
-    const server = http.createServer((req, res) => {
-      served++
-      if (req.url === "/datasets/kixlab/CUPID/resolve/main/data/test.parquet") res.writeHead(200).end(bytes)
-      else res.writeHead(404).end()
-    })
-    await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve))
-    const endpoint = `http://127.0.0.1:${(server.address() as AddressInfo).port}`
+    const hub = await startHub({ "kixlab/CUPID": { card: cupidCard, files: { "test.parquet": bytes, "data/test-00000-of-00001.parquet": bytes } } })
     const cacheDir = path.join(dir, "cache")
-    const first = await cli("download", "--data", "hf:kixlab/CUPID", "--cache-dir", cacheDir, "--hf-endpoint", endpoint).finally(() =>
-      new Promise<void>((resolve) => server.close(() => resolve()))
-    )
-    const target = path.join(cacheDir, "hf", "kixlab", "CUPID", "data", "test.parquet")
+    const download = () => cli("download", "--data", "hf:kixlab/CUPID", "--cache-dir", cacheDir, "--hf-endpoint", hub.endpoint)
+    const first = await download()
+    const served = [...hub.requests]
+    const second = await download().finally(hub.close)
+    const target = path.join(cacheDir, "hf", "kixlab", "CUPID", "test.parquet")
     const sha = createHash("sha256").update(bytes).digest("hex")
-    expect(first).toEqual({ code: 0, out: `downloaded: ${target}\nsha256: ${sha}`, err: "" })
-    const second = await cli("download", "--data", "hf:kixlab/CUPID", "--cache-dir", cacheDir, "--hf-endpoint", endpoint)
-    expect(second).toEqual({ code: 0, out: `already cached: ${target}\nsha256: ${sha}`, err: "" })
-    expect(served).toBe(1)
+    expect(first).toEqual({
+      code: 0,
+      out: `files: test.parquet (dataset card, config default, split test)\ndownloaded: ${target}\nsha256: ${sha}`,
+      err: ""
+    })
+    expect(served).toEqual(["/datasets/kixlab/CUPID/resolve/main/README.md", "/datasets/kixlab/CUPID/resolve/main/test.parquet"])
+    expect(second).toEqual({
+      code: 0,
+      out: `files: test.parquet (dataset card, config default, split test, as recorded in the cache)\nalready cached: ${target}\nsha256: ${sha}`,
+      err: ""
+    })
+    expect(hub.requests.length).toBe(2)
 
     const bad = await cli("download", "--data", "hf:nope")
     expect(bad.code).toBe(1)
     expect(bad.err).toBe("error: hf:nope: expected hf:<owner>/<name> or hf:<owner>/<name>/<path in repo>, e.g. hf:kixlab/CUPID")
+  })
+
+  it("a card without configs: the file list's test split; no usable file: an error listing the repository's files", async () => {
+    const row = JSON.stringify(handMade[0])
+    const hub = await startHub({
+      "someone/prose-card": {
+        card: "# Prose only\n\nNo front matter here.\n",
+        files: { ".gitattributes": "", "data/test.jsonl": `${row}\n`, "data/train.jsonl": `${row}\n`, "dataset_infos.json": "{}" }
+      },
+      "someone/unusable": { card: "---\nlicense: mit\n---\n", files: { ".gitattributes": "", "data.csv": "a,b\n", "notes.txt": "" } }
+    })
+    const cacheDir = path.join(dir, "cache-fallback")
+    const fallback = await cli("download", "--data", "hf:someone/prose-card", "--cache-dir", cacheDir, "--hf-endpoint", hub.endpoint)
+    const unusable = await cli("download", "--data", "hf:someone/unusable", "--cache-dir", cacheDir, "--hf-endpoint", hub.endpoint).finally(hub.close)
+    const target = path.join(cacheDir, "hf", "someone", "prose-card", "data", "test.jsonl")
+    expect(fallback.code).toBe(0)
+    expect(fallback.out.split("\n").slice(0, 2)).toEqual(["files: data/test.jsonl (file list, split test)", `downloaded: ${target}`])
+    expect(fs.readFileSync(target, "utf8")).toBe(`${row}\n`)
+    expect(unusable.code).toBe(1)
+    expect(unusable.err).toBe(
+      "error: hf:someone/unusable: found no file to read: the dataset card declares no files and the file list has no " +
+        ".parquet, .jsonl or .json file. Expected the test split (or the only split) of the default config in the dataset " +
+        "card's configs, or else, in the file list, .parquet, .jsonl or .json files whose paths name the test split " +
+        "(like test.parquet or data/test-00000-of-00001.parquet) or that are its only data files. someone/unusable has 4 files: " +
+        "README.md, .gitattributes, data.csv, notes.txt. Name the file to read as hf:someone/unusable/<path in repo>."
+    )
+    expect(fs.existsSync(path.join(cacheDir, "hf", "someone", "unusable"))).toBe(false)
+  })
+
+  it("CUPID-Unverified's layout: the card's only split in two shards, downloaded in order and inspected as one dataset offline", async () => {
+    const rows = [...Synthetic.generate({ ...Synthetic.defaults, personas: 2, seed: 9 })]
+    await writeParquet(path.join(dir, "shard-0.parquet"), rows.slice(0, 4))
+    await writeParquet(path.join(dir, "shard-1.parquet"), rows.slice(4))
+    const hub = await startHub({
+      "kixlab/CUPID-Unverified": {
+        card: ["---", "configs:", "- config_name: default", "  data_files:", "  - split: train", "    path: data/train-*", "---", ""].join("\n"),
+        files: {
+          "data/train-00001-of-00002.parquet": fs.readFileSync(path.join(dir, "shard-1.parquet")),
+          "data/train-00000-of-00002.parquet": fs.readFileSync(path.join(dir, "shard-0.parquet"))
+        }
+      }
+    })
+    const cacheDir = path.join(dir, "cache-unverified")
+    const r = await cli("download", "--data", "hf:kixlab/CUPID-Unverified", "--cache-dir", cacheDir, "--hf-endpoint", hub.endpoint).finally(hub.close)
+    const repoDir = path.join(cacheDir, "hf", "kixlab", "CUPID-Unverified", "data")
+    expect(r.code).toBe(0)
+    expect(r.out.split("\n").filter((l) => !l.startsWith("sha256: "))).toEqual([
+      "files: data/train-00000-of-00002.parquet, data/train-00001-of-00002.parquet (dataset card, config default, split train)",
+      `downloaded: ${path.join(repoDir, "train-00000-of-00002.parquet")}`,
+      `downloaded: ${path.join(repoDir, "train-00001-of-00002.parquet")}`
+    ])
+    const inspected = await cli("inspect", "--data", "hf:kixlab/CUPID-Unverified", "--cache-dir", cacheDir, "--hf-endpoint", hub.endpoint)
+    expect(inspected.code).toBe(0)
+    expect(inspected.out.split("\n")).toContain("instances: 6 (consistent 2, contrastive 2, changing 2)")
   })
 })

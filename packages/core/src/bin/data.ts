@@ -97,7 +97,9 @@ const download = Command.make(
       Options.mapEffect((s) =>
         s.startsWith("hf:") ? Effect.succeed(s) : invalid(`--data: expected an hf: source such as hf:kixlab/CUPID, found "${s}"`)
       ),
-      Options.withDescription("the dataset to fetch: hf:kixlab/CUPID or hf:kixlab/CUPID-Unverified")
+      Options.withDescription(
+        "the dataset to fetch: hf:kixlab/CUPID, hf:kixlab/CUPID-Unverified (the test split, or the only split, its card or file list names) or hf:<owner>/<name>/<path in repo>"
+      )
     ),
     cacheDir,
     hfEndpoint
@@ -106,7 +108,7 @@ const download = Command.make(
     Effect.flatMap(work, (w) =>
       w.download(a.data, defined({ cacheDir: Option.getOrUndefined(a.cacheDir), hfEndpoint: Option.getOrUndefined(a.hfEndpoint) }))
     ).pipe(Effect.flatMap(print))
-).pipe(Command.withDescription("fetch an hf: dataset into the cache; prints the cached file and its SHA-256"))
+).pipe(Command.withDescription("fetch an hf: dataset into the cache; prints which files were chosen and why, each cached file and its SHA-256"))
 
 const generate = Command.make(
   "generate",

@@ -3,6 +3,7 @@ import { Effect, Either, ParseResult, Schema, Stream } from "effect"
 import * as Dataset from "../../Dataset.js"
 import { DatasetError } from "../../Errors.js"
 import * as Synthetic from "../../Synthetic.js"
+import * as HubDownload from "./hubDownload.js"
 import * as Hf from "./huggingFace.js"
 import { accumulator, format } from "./inspect.js"
 import { fileSha256 } from "./readers.js"
@@ -26,20 +27,18 @@ export const inspect = (source: string, options: Dataset.LoadOptions): Effect.Ef
     return lines
   })
 
-/** Fetch an `hf:` source into the cache; the lines name the cached file and its SHA-256. */
+/** Fetch an `hf:` source into the cache; the lines say which files were chosen and why, and name each cached file and its SHA-256. */
 export const download = (
   source: string,
   options: { readonly cacheDir?: string; readonly hfEndpoint?: string }
 ): Effect.Effect<ReadonlyArray<string>, DatasetError> =>
-  Effect.gen(function*() {
-    const parsed = Hf.parseHfSource(source)
-    if (parsed instanceof DatasetError) return yield* parsed
-    const cached = yield* Effect.tryPromise({
-      try: () => Hf.ensureCached(parsed, options.cacheDir ?? Dataset.defaultCacheDir(), options.hfEndpoint ?? Hf.defaultEndpoint),
-      catch: (e) => e instanceof DatasetError ? e : new DatasetError({ source, reason: String(e) })
-    })
-    return [`${cached.downloaded ? "downloaded" : "already cached"}: ${cached.path}`, `sha256: ${cached.sha256}`]
-  })
+  Effect.map(
+    HubDownload.fetchToCache(source, options.cacheDir ?? Dataset.defaultCacheDir(), options.hfEndpoint ?? Hf.defaultEndpoint),
+    (fetched) => [
+      `files: ${fetched.files.map((f) => f.file).join(", ")} (${fetched.rule}${fetched.recorded ? ", as recorded in the cache" : ""})`,
+      ...fetched.files.flatMap((f) => [`${f.downloaded ? "downloaded" : "already cached"}: ${f.path}`, `sha256: ${f.sha256}`])
+    ]
+  )
 
 /** The command-line names of the generator's options, for messages. */
 const flagOf: Readonly<Record<string, string>> = {

@@ -8,33 +8,53 @@ import * as NodeFileSystem from "@effect/platform-node/NodeFileSystem"
 import { Effect } from "effect"
 import { DatasetError } from "../../Errors.js"
 import * as Files from "../../Files.js"
+import { isSafePath } from "./hubFiles.js"
 import { fileSha256 } from "./readers.js"
 
-/** `hf:<owner>/<name>[/<path in repo>]`; the path defaults to the released `data/test.parquet`. */
+/**
+ * `hf:<owner>/<name>[/<path in repo>]`. Without a path, the file is resolved from the repository
+ * (hubDownload.ts).
+ */
 export interface HfSource {
+  readonly source: string
+  readonly repo: string
+  readonly file?: string
+}
+
+/** One file of a dataset repository. */
+export interface HfFile {
   readonly source: string
   readonly repo: string
   readonly file: string
 }
 
 export const defaultEndpoint = "https://huggingface.co"
-export const defaultFile = "data/test.parquet"
 
 export const parseHfSource = (source: string): HfSource | DatasetError => {
   const match = /^hf:([A-Za-z0-9][\w.-]*)\/([A-Za-z0-9][\w.-]*)(?:\/(.+))?$/.exec(source)
-  if (match === null || match[3]?.split("/").some((part) => part === ".." || part === "") === true) {
+  if (match === null || (match[3] !== undefined && !isSafePath(match[3]))) {
     return new DatasetError({
       source,
       reason: "expected hf:<owner>/<name> or hf:<owner>/<name>/<path in repo>, e.g. hf:kixlab/CUPID"
     })
   }
-  return { source, repo: `${match[1]}/${match[2]}`, file: match[3] ?? defaultFile }
+  const repo = `${match[1]}/${match[2]}`
+  return match[3] === undefined ? { source, repo } : { source, repo, file: match[3] }
 }
 
-export const downloadUrl = (endpoint: string, src: HfSource): string =>
-  `${endpoint.replace(/\/+$/, "")}/datasets/${src.repo}/resolve/main/${src.file}`
+const hub = (endpoint: string) => endpoint.replace(/\/+$/, "")
+const encodePath = (file: string) => file.split("/").map(encodeURIComponent).join("/")
 
-export const cachedPath = (cacheDir: string, src: HfSource): string =>
+export const downloadUrl = (endpoint: string, src: HfFile): string =>
+  `${hub(endpoint)}/datasets/${src.repo}/resolve/main/${encodePath(src.file)}`
+
+/** The dataset card, whose YAML front matter may declare the files of each split. */
+export const cardUrl = (endpoint: string, repo: string): string => `${hub(endpoint)}/datasets/${repo}/resolve/main/README.md`
+
+/** The hub's description of a dataset repository; its `siblings` list every file. */
+export const listingUrl = (endpoint: string, repo: string): string => `${hub(endpoint)}/api/datasets/${repo}`
+
+export const cachedPath = (cacheDir: string, src: HfFile): string =>
   path.resolve(cacheDir, "hf", ...src.repo.split("/"), ...src.file.split("/"))
 
 /** The checksum file beside a cached file, in `sha256sum` format. */
@@ -48,7 +68,7 @@ export interface Cached {
 
 const exists = (file: string) => fs.access(file).then(() => true, () => false)
 
-const errorMessage = (e: unknown): string => {
+export const errorMessage = (e: unknown): string => {
   if (!(e instanceof Error)) return String(e)
   const cause = (e as { cause?: unknown }).cause
   const code = (cause as { code?: unknown } | undefined)?.code
@@ -65,7 +85,7 @@ const writeAtomic = (file: string, text: string): Promise<void> =>
  * network; its bytes are checked against the recorded SHA-256. A file put there by hand (no
  * checksum file yet) is accepted and its checksum recorded.
  */
-export const ensureCached = async (src: HfSource, cacheDir: string, endpoint: string): Promise<Cached> => {
+export const ensureCached = async (src: HfFile, cacheDir: string, endpoint: string): Promise<Cached> => {
   const file = cachedPath(cacheDir, src)
   const sumFile = checksumPath(file)
   if (await exists(file)) {

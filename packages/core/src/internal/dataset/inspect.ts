@@ -27,7 +27,15 @@ export interface Stats {
   readonly meanRelevantPosition: number
   /** Mean of position / history length over the relevant sessions (1 = the most recent session). */
   readonly meanRelativePosition: number
+  /**
+   * Instances none of whose prior sessions is relevant under the gold labels (factor and preference
+   * equal to the current ones, as exact strings): the oracle has nothing to give them.
+   */
+  readonly withoutRelevant: { readonly count: number; readonly firstIds: ReadonlyArray<string> }
 }
+
+/** How many ids of instances without a relevant session the statistics keep. */
+export const idsShown = 5
 
 class RangeAcc {
   min = Infinity
@@ -58,6 +66,8 @@ export const accumulator = () => {
   let positionN = 0
   let relativeSum = 0
   let instances = 0
+  let withoutRelevant = 0
+  const withoutRelevantIds: Array<string> = []
   return {
     add(instance: Instance): void {
       instances++
@@ -73,6 +83,10 @@ export const accumulator = () => {
       for (const g of instance.gold.sessions) {
         labels[instance.type][g.label]++
         labels.all[g.label]++
+      }
+      if (!instance.gold.sessions.some((g) => g.label === "relevant")) {
+        withoutRelevant++
+        if (withoutRelevantIds.length < idsShown) withoutRelevantIds.push(instance.id)
       }
       instance.gold.sessions.forEach((g, i) => {
         if (g.label !== "relevant") return
@@ -92,7 +106,8 @@ export const accumulator = () => {
         labels,
         relevantPositions: Array.from({ length: Math.max(0, sessions.get().max) }, (_, i) => positions[i] ?? 0),
         meanRelevantPosition: positionN === 0 ? 0 : positionSum / positionN,
-        meanRelativePosition: positionN === 0 ? 0 : relativeSum / positionN
+        meanRelativePosition: positionN === 0 ? 0 : relativeSum / positionN,
+        withoutRelevant: { count: withoutRelevant, firstIds: [...withoutRelevantIds] }
       }
     }
   }
@@ -135,6 +150,12 @@ export const format = (stats: Stats): string => {
     const cell = (label: RelevanceLabel) => `${(stats.labels[t][label] / n).toFixed(2)} (${stats.labels[t][label]})`
     lines.push(`  ${pad(t, 12)} ${pad(cell("relevant"), 14)} ${pad(cell("stale"), 14)} ${cell("other")}`)
   }
+  const without = stats.withoutRelevant
+  const more = without.count - without.firstIds.length
+  lines.push(
+    `instances without a relevant session: ${without.count}` +
+      (without.count === 0 ? "" : ` (${without.firstIds.join(", ")}${more > 0 ? `, and ${more} more` : ""})`)
+  )
   lines.push("positions of relevant sessions (1 = oldest):")
   lines.push(...histogram(stats.relevantPositions))
   if (stats.meanRelevantPosition > 0) {

@@ -17,7 +17,7 @@ export const decodeRow = (value: unknown): Either.Either<CupidRow, RowProblem> =
 }
 
 /** Follows the first failing branch of a parse issue down to its leaf, collecting the path on the way. */
-const describeIssue = (root: ParseResult.ParseIssue): RowProblem => {
+export const describeIssue = (root: ParseResult.ParseIssue): RowProblem => {
   const path: Array<PropertyKey> = []
   let issue: ParseResult.ParseIssue = root
   for (;;) {
@@ -33,7 +33,9 @@ const describeIssue = (root: ParseResult.ParseIssue): RowProblem => {
       case "Composite": {
         const literals = literalChoices(issue.ast)
         if (literals !== undefined) return at(path, `expected one of ${literals.join(", ")}, found ${describeValue(issue.actual)}`)
-        issue = Array.isArray(issue.issues) ? issue.issues[0]! : (issue.issues as ParseResult.ParseIssue)
+        // Of a union's members, follow one the value got into (its issue is deeper than its type).
+        const issues: ReadonlyArray<ParseResult.ParseIssue> = Array.isArray(issue.issues) ? issue.issues : [issue.issues as ParseResult.ParseIssue]
+        issue = (SchemaAST.isUnion(issue.ast) ? issues.find((i) => i._tag !== "Type") : undefined) ?? issues[0]!
         continue
       }
       case "Type":
