@@ -59,7 +59,9 @@ export class ModelError extends Schema.TaggedError<ModelError>()("ModelError", {
   status: Schema.optional(Schema.Number),
   retryable: Schema.Boolean,
   /** Server-advised wait before retrying, in milliseconds. */
-  retryAfterMs: Schema.optional(Schema.Number)
+  retryAfterMs: Schema.optional(Schema.Number),
+  /** HTTP requests sent for this call before it failed, retries included. */
+  requests: Schema.optional(Schema.Number)
 }) {
   override get message(): string {
     return `${this.provider}/${this.model}: ${this.reason}${this.status !== undefined ? ` (HTTP ${this.status})` : ""}`

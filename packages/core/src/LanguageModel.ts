@@ -44,6 +44,13 @@ export interface Completion {
   readonly text: string
   readonly promptTokens: number
   readonly completionTokens: number
+  /**
+   * Why the model stopped, as the provider says (`stop`, `length`, ...). `length` means the answer
+   * was cut at the token limit: `Models` makes that a failure (truncated), never an answer.
+   */
+  readonly finishReason?: string
+  /** HTTP requests this answer took, retries included (providers that send requests set it). */
+  readonly requests?: number
 }
 
 export interface ModelInfo {

@@ -156,33 +156,37 @@ export const cachedLanguageModel = (
     // The dry model is the one consumer of `dryRunAnswer`; a real provider never receives it.
     const call = inner.complete(dry ? request : providerRequest(request))
     const accept = request.accept
-    const usable = (c: LanguageModel.Completion) => !LanguageModel.isRefusal(c.text) && (accept === undefined || accept(c.text))
+    const truncated = (c: LanguageModel.Completion) => c.finishReason === "length"
+    const usable = (c: LanguageModel.Completion) =>
+      !truncated(c) && !LanguageModel.isRefusal(c.text) && (accept === undefined || accept(c.text))
     const checked = Effect.flatMap(call, (c) => (usable(c) ? Effect.succeed(c) : Effect.fail(new Rejected(c))))
+    const record = (value: LanguageModel.Completion | undefined, cached: boolean, requests: number | undefined) =>
+      Usage.record({
+        provider: inner.info.provider,
+        model: inner.info.model,
+        kind: "complete",
+        promptTokens: value?.promptTokens ?? 0,
+        completionTokens: value?.completionTokens ?? 0,
+        cached,
+        ...(requests !== undefined ? { requests } : {}),
+        ...(value === undefined ? { failed: true } : {})
+      })
+    const fail = (reason: string) =>
+      Effect.fail(new ModelError({ provider: inner.info.provider, model: inner.info.model, reason, retryable: false }))
     return cache.getOrCompute(completionKey(inner.info, request), checked, { schema: StoredCompletion, accept: usable }).pipe(
       Effect.catchIf(
         (e): e is Rejected => e instanceof Rejected,
         (e) => Effect.succeed({ value: e.completion, cached: false })
       ),
-      Effect.tap(({ value, cached }) =>
-        Usage.record({
-          provider: inner.info.provider,
-          model: inner.info.model,
-          kind: "complete",
-          promptTokens: value.promptTokens,
-          completionTokens: value.completionTokens,
-          cached
-        })
-      ),
+      Effect.tapError((e) => (e instanceof ModelError ? record(undefined, false, e.requests) : Effect.void)),
+      Effect.tap(({ value, cached }) => record(value, cached, cached ? 0 : value.requests)),
       Effect.flatMap(({ value }) =>
-        accept !== undefined && LanguageModel.isRefusal(value.text)
-          ? Effect.fail(
-            new ModelError({
-              provider: inner.info.provider,
-              model: inner.info.model,
-              reason: `the answer is a refusal, which counts as unparseable: "${excerpt(value.text)}" (refusals are never cached; a rerun asks again)`,
-              retryable: false
-            })
+        truncated(value)
+          ? fail(
+            `truncated: the answer stopped at the token limit (${request.maxTokens ?? "the model's default"} tokens) and is not read as an answer; raise maxTokens for this stage (truncated answers are never cached)`
           )
+          : accept !== undefined && LanguageModel.isRefusal(value.text)
+          ? fail(`the answer is a refusal, which counts as unparseable: "${excerpt(value.text)}" (refusals are never cached; a rerun asks again)`)
           : Effect.succeed(value)
       )
     )

@@ -18,6 +18,10 @@ export interface UsageEntry {
   readonly completionTokens: number
   /** True when the answer came from the cache (no request was sent). */
   readonly cached: boolean
+  /** HTTP requests sent for this call, retries included (0 when the cache answered). */
+  readonly requests?: number
+  /** True when the call failed (after its retries); its requests were still sent. */
+  readonly failed?: boolean
 }
 
 interface Ledger {
@@ -70,15 +74,27 @@ export interface UsageTotals {
   readonly cachedCalls: number
   readonly promptTokens: number
   readonly completionTokens: number
+  /** HTTP requests sent, retries included: what the servers received. */
+  readonly requests: number
+  /** Requests beyond the first of each call. */
+  readonly retries: number
+  readonly failedCalls: number
 }
 
+/** The number of HTTP requests an entry stands for (one per uncached call when its provider does not say). */
+export const requestsOf = (e: UsageEntry): number => (e.cached ? 0 : e.requests ?? 1)
+
 export const totals = (entries: ReadonlyArray<UsageEntry>): UsageTotals => {
-  let calls = 0, cachedCalls = 0, promptTokens = 0, completionTokens = 0
+  let calls = 0, cachedCalls = 0, promptTokens = 0, completionTokens = 0, requests = 0, retries = 0, failedCalls = 0
   for (const e of entries) {
     calls++
     if (e.cached) cachedCalls++
+    if (e.failed === true) failedCalls++
+    const r = requestsOf(e)
+    requests += r
+    retries += Math.max(0, r - 1)
     promptTokens += e.promptTokens
     completionTokens += e.completionTokens
   }
-  return { calls, cachedCalls, promptTokens, completionTokens }
+  return { calls, cachedCalls, promptTokens, completionTokens, requests, retries, failedCalls }
 }

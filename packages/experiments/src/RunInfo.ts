@@ -9,7 +9,7 @@
  * stats.add(trace)
  * stats.result().stageTimeMs // { retrieve: 812, infer: 40210, ... }
  */
-import type { Trace } from "@cupid-lab/core"
+import { type Trace, Usage } from "@cupid-lab/core"
 import { Schema } from "effect"
 import * as fs from "node:fs"
 import * as path from "node:path"
@@ -21,7 +21,11 @@ const NumberRecord = Schema.Record({ key: Schema.String, value: Schema.Number })
 export const TraceTotals = Schema.Struct({
   /** Wall-clock milliseconds summed over pairs, per stage (pairs overlap when concurrency > 1). */
   stageTimeMs: NumberRecord,
-  modelCalls: Schema.Struct({ made: Int, cached: Int }),
+  /**
+   * Model calls of this run: `made` (not answered by the cache, failed ones included), `cached`,
+   * `requestsSent` (every HTTP request the servers received, retries included) and `retries`.
+   */
+  modelCalls: Schema.Struct({ made: Int, cached: Int, requestsSent: Schema.optionalWith(Int, { default: () => 0 }), retries: Schema.optionalWith(Int, { default: () => 0 }) }),
   tokens: Schema.Struct({ prompt: Int, completion: Int }),
   failuresByStage: NumberRecord
 })
@@ -77,6 +81,8 @@ export const accumulator = (): Accumulator => {
   const acc = {
     calls: 0,
     cachedCalls: 0,
+    requests: 0,
+    retries: 0,
     tokens: 0,
     prompt: 0,
     completion: 0,
@@ -85,6 +91,9 @@ export const accumulator = (): Accumulator => {
       for (const u of trace.usage) {
         acc.calls++
         if (u.cached) acc.cachedCalls++
+        const sent = Usage.requestsOf(u)
+        acc.requests += sent
+        acc.retries += Math.max(0, sent - 1)
         acc.prompt += u.promptTokens
         acc.completion += u.completionTokens
         acc.tokens += u.promptTokens + u.completionTokens
@@ -93,7 +102,7 @@ export const accumulator = (): Accumulator => {
     },
     result: (): TraceTotals => ({
       stageTimeMs: sorted(time),
-      modelCalls: { made: acc.calls - acc.cachedCalls, cached: acc.cachedCalls },
+      modelCalls: { made: acc.calls - acc.cachedCalls, cached: acc.cachedCalls, requestsSent: acc.requests, retries: acc.retries },
       tokens: { prompt: acc.prompt, completion: acc.completion },
       failuresByStage: sorted(failures)
     })

@@ -155,7 +155,7 @@ export const make = (
         stopSequences: request.stop !== undefined && request.stop.length > 0 ? [...request.stop] : undefined,
         responseFormat: request.responseFormat === "json" ? { type: "json_object" as const } : undefined
       })
-      return guard(
+      return guard.counted(
         send((signal) => client.chat(body, requestOptions(signal))).pipe(
           Effect.flatMap(Failure.decode(ctx, ChatResponse, "expected message.content")),
           Effect.map((r) => {
@@ -164,11 +164,12 @@ export const make = (
             return {
               text,
               promptTokens: tokens?.inputTokens ?? Text.estimatePromptTokens(request.messages),
-              completionTokens: tokens?.outputTokens ?? Text.estimateTextTokens([text])
+              completionTokens: tokens?.outputTokens ?? Text.estimateTextTokens([text]),
+              ...(r.finishReason === "MAX_TOKENS" ? { finishReason: "length" } : r.finishReason ? { finishReason: r.finishReason } : {})
             }
           })
         )
-      )
+      ).pipe(Effect.map(([completion, requests]): LanguageModel.Completion => ({ ...completion, requests })))
     }
 
     const embedBatch = (batch: ReadonlyArray<string>) =>

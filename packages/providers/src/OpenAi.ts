@@ -23,9 +23,13 @@ import * as Secret from "./internal/Secret.js"
 import * as Text from "./internal/Text.js"
 import * as Resilience from "./Resilience.js"
 
-/** A chat message in the SDK's own type (one member of its union per role). */
-const message = (m: LanguageModel.ChatMessage): OpenAIClient.ChatCompletionMessageParam =>
-  m.role === "system" ? { role: "system", content: m.content } : m.role === "user" ? { role: "user", content: m.content } : { role: "assistant", content: m.content }
+/** A chat message in the SDK's own type (one member of its union per role); system instructions in the role the model takes them in. */
+const message = (systemRole: "system" | "developer") => (m: LanguageModel.ChatMessage): OpenAIClient.ChatCompletionMessageParam =>
+  m.role === "system"
+    ? { role: systemRole, content: m.content }
+    : m.role === "user"
+    ? { role: "user", content: m.content }
+    : { role: "assistant", content: m.content }
 
 const PositiveInt = Schema.Int.pipe(Schema.positive())
 
@@ -34,7 +38,16 @@ export const Options = Schema.Struct({
   baseURL: Schema.optional(Schema.String),
   /** Environment variable holding the key. Required for api.openai.com only. */
   apiKeyEnv: Schema.optionalWith(Secret.KeyEnvName, { default: () => "OPENAI_API_KEY" }),
-  temperature: Schema.optional(Schema.Number),
+  /** Sent unless a request sets its own; null: never sent, whatever a stage asks (o1/o3 reject it). */
+  temperature: Schema.optional(Schema.NullOr(Schema.Number)),
+  /** The role system instructions are sent in: `developer` for OpenAI's own models as the CUPID authors' code sends them. */
+  systemRole: Schema.optionalWith(Schema.Literal("system", "developer"), { default: () => "system" as const }),
+  /**
+   * Fields added to every chat request body as they are: reasoning controls and other
+   * server-specific parameters, e.g. `{ reasoning_effort: low }` (o3-mini, Gemini) or
+   * `{ thinking: { type: enabled, budget_tokens: 1024 } }` (Claude through its OpenAI-compatible API).
+   */
+  extraBody: Schema.optional(Schema.Record({ key: Schema.String, value: Schema.Unknown })),
   topP: Schema.optional(Schema.Number),
   maxTokens: Schema.optional(PositiveInt),
   /** Newer OpenAI reasoning models accept only `max_completion_tokens`. */
@@ -74,9 +87,10 @@ const EmbeddingResponse = Schema.Struct({
 /** The parameters fixed by configuration: exactly those that can change an answer. */
 export const params = (options: Options): Record<string, unknown> => {
   const out: Record<string, unknown> = {}
-  for (const k of ["temperature", "topP", "maxTokens", "seed", "dimensions", "revision"] as const) {
+  for (const k of ["temperature", "topP", "maxTokens", "seed", "dimensions", "revision", "extraBody"] as const) {
     if (options[k] !== undefined) out[k] = options[k]
   }
+  if (options.systemRole !== "system") out.systemRole = options.systemRole
   if (options.maxTokens !== undefined && options.maxTokensParam !== "max_tokens") out.maxTokensParam = options.maxTokensParam
   return out
 }
@@ -136,8 +150,8 @@ export const make = (
       const maxTokens = request.maxTokens ?? options.maxTokens
       const body: OpenAIClient.ChatCompletionCreateParamsNonStreaming = Text.definedOnly({
         model,
-        messages: request.messages.map(message),
-        temperature: request.temperature ?? options.temperature,
+        messages: request.messages.map(message(options.systemRole)),
+        temperature: options.temperature === null ? undefined : request.temperature ?? options.temperature,
         top_p: request.topP ?? options.topP,
         // One of the two names, as the server expects (the other stays undefined and is dropped).
         max_tokens: options.maxTokensParam === "max_tokens" ? maxTokens : undefined,
@@ -146,12 +160,17 @@ export const make = (
         stop: request.stop !== undefined && request.stop.length > 0 ? [...request.stop] : undefined,
         response_format: request.responseFormat === "json" ? { type: "json_object" as const } : undefined
       })
-      return guard(
-        send((signal) => client.chat.completions.create(body, { signal })).pipe(
+      const sent = { ...options.extraBody, ...body } as OpenAIClient.ChatCompletionCreateParamsNonStreaming
+      return guard.counted(
+        send((signal) => client.chat.completions.create(sent, { signal })).pipe(
           Effect.flatMap(Failure.decode(ctx, ChatResponse, "expected choices[0].message")),
           Effect.flatMap((r) => {
             const choice = r.choices[0]
             const text = choice.message.content
+            // A reasoning model can spend the whole token limit before writing any answer.
+            if ((text === null || text === undefined) && choice.finish_reason === "length") {
+              return Effect.succeed({ text: "", promptTokens: r.usage?.prompt_tokens ?? 0, completionTokens: r.usage?.completion_tokens ?? 0, finishReason: "length" })
+            }
             if (text === null || text === undefined) {
               return Effect.fail(
                 Failure.unexpected(ctx, `the answer has no text (finish_reason: ${choice.finish_reason ?? "none"})`)
@@ -160,11 +179,12 @@ export const make = (
             return Effect.succeed({
               text,
               promptTokens: r.usage?.prompt_tokens ?? Text.estimatePromptTokens(request.messages),
-              completionTokens: r.usage?.completion_tokens ?? Text.estimateTextTokens([text])
+              completionTokens: r.usage?.completion_tokens ?? Text.estimateTextTokens([text]),
+              ...(typeof choice.finish_reason === "string" ? { finishReason: choice.finish_reason } : {})
             })
           })
         )
-      )
+      ).pipe(Effect.map(([completion, requests]): LanguageModel.Completion => ({ ...completion, requests })))
     }
 
     const embedBatch = (batch: ReadonlyArray<string>) =>

@@ -76,8 +76,15 @@ export const retrySchedule = (policy: Policy): Schedule.Schedule<unknown, ModelE
     )
   )
 
-/** Wraps one model call (an effect that may be retried: it must send a fresh request each run). */
-export type Guard = <A>(call: Effect.Effect<A, ModelError>) => Effect.Effect<A, ModelError>
+/**
+ * Wraps one model call (an effect that may be retried: it must send a fresh request each run). A
+ * failure carries the number of requests sent (`ModelError.requests`); `counted` also gives it with
+ * a success, so usage can count what the server received, retries included.
+ */
+export interface Guard {
+  <A>(call: Effect.Effect<A, ModelError>): Effect.Effect<A, ModelError>
+  readonly counted: <A>(call: Effect.Effect<A, ModelError>) => Effect.Effect<readonly [A, number], ModelError>
+}
 
 /** Build the guard of one configured model; its rate limiter lives as long as the scope. */
 export const make = (policy: Policy, target: Target): Effect.Effect<Guard, never, Scope.Scope> =>
@@ -93,7 +100,7 @@ export const make = (policy: Policy, target: Target): Effect.Effect<Guard, never
         retryable: true
       })
     const schedule = retrySchedule(policy)
-    return <A>(call: Effect.Effect<A, ModelError>) =>
+    const counted = <A>(call: Effect.Effect<A, ModelError>) =>
       Effect.suspend(() => {
         let attempts = 0
         const attempt = permits.withPermits(1)(
@@ -105,17 +112,21 @@ export const make = (policy: Policy, target: Target): Effect.Effect<Guard, never
           )
         )
         return Effect.retry(attempt, schedule).pipe(
-          Effect.mapError((e) => (attempts > 1 ? withReason(e, `${e.reason}; gave up after ${attempts} attempts`) : e))
+          Effect.map((a) => [a, attempts] as const),
+          Effect.mapError((e) => withReason(e, attempts > 1 ? `${e.reason}; gave up after ${attempts} attempts` : e.reason, attempts))
         )
       })
+    const guard = <A>(call: Effect.Effect<A, ModelError>) => Effect.map(counted(call), ([a]) => a)
+    return Object.assign(guard, { counted })
   })
 
-const withReason = (e: ModelError, reason: string): ModelError =>
+const withReason = (e: ModelError, reason: string, requests: number): ModelError =>
   new ModelError({
     provider: e.provider,
     model: e.model,
     reason,
     retryable: e.retryable,
+    requests,
     ...(e.status !== undefined ? { status: e.status } : {}),
     ...(e.retryAfterMs !== undefined ? { retryAfterMs: e.retryAfterMs } : {})
   })

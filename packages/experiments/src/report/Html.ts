@@ -80,7 +80,7 @@ const runRecord = (info: RunInfo | undefined): string => {
   }
   add("Pairs per second", info.pairsPerSecond === undefined || info.pairsPerSecond === null ? undefined : info.pairsPerSecond.toFixed(2))
   if (info.cache !== undefined) add("Model cache", `${info.cache.hits ?? 0} hits, ${info.cache.misses ?? 0} misses, ${info.cache.writes ?? 0} writes`)
-  if (info.modelCalls !== undefined) add("Model calls this run", `${info.modelCalls.made ?? 0} sent, ${info.modelCalls.cached ?? 0} answered by the cache`)
+  if (info.modelCalls !== undefined) add("Model calls this run", `${info.modelCalls.made ?? 0} made, ${info.modelCalls.cached ?? 0} answered by the cache; ${info.modelCalls.requestsSent ?? 0} HTTP requests sent, ${info.modelCalls.retries ?? 0} of them retries`)
   if (info.tokens !== undefined) add("Tokens this run", `${Format.integer(info.tokens.prompt ?? 0)} prompt, ${Format.integer(info.tokens.completion ?? 0)} completion`)
   if (info.stageTimeMs !== undefined) {
     add("Stage time (summed over pairs)", Object.entries(info.stageTimeMs).map(([k, v]) => `${k} ${(v / 1000).toFixed(1)} s`).join(", ") || "–")

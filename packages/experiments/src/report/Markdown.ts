@@ -159,7 +159,7 @@ const runSection = (a: Analysis, versions: Readonly<Record<string, string>>): Ar
   out.push(`- Cells that read gold labels ${Notes.oracleMark}: ${oracle.length === 0 ? "none" : t(oracle.join(", "))}`)
   const heuristic = s.metrics.filter((m) => m.heuristic).map((m) => m.name)
   out.push(`- Metrics from heuristics ${Notes.heuristicMark} (not LLM judges): ${heuristic.length === 0 ? "none" : heuristic.join(", ")}`)
-  out.push(`- Models called: ${a.models.length === 0 ? "none (every stage ran offline)" : a.models.map((m) => `\`${t(m.id)}\` (${Format.integer(m.calls)} calls, ${Format.integer(m.promptTokens + m.completionTokens)} tokens)`).join(", ")}`)
+  out.push(`- Models called: ${a.models.length === 0 ? "none (every stage ran offline)" : a.models.map((m) => `\`${t(m.id)}\` (${Format.integer(m.calls)} calls answered by the model or the cache, ${Format.integer(m.promptTokens + m.completionTokens)} tokens)`).join(", ")}${a.models.length === 0 ? "" : "; the requests this run sent, retries included, are counted in run.json"}`)
   out.push("")
   out.push(...Notes.marks(a).map((m) => `${m}  `), "")
   out.push("## Cells", "")
