@@ -76,6 +76,8 @@ export interface Options {
   readonly url?: string | undefined
   /** Stand in filler for files that cannot be had (dry runs only). */
   readonly placeholders?: boolean
+  /** Told once per file that a stand-in replaced, with the reason. */
+  readonly onPlaceholder?: (file: string, reason: string) => void
 }
 
 const howToGet = (opts: Options) =>
@@ -141,7 +143,10 @@ export const make = (opts: Options): Service => {
           Effect.map((text): Source => ({ text })),
           Effect.catchAll((e) =>
             opts.placeholders === true
-              ? Effect.succeed<Source>({ placeholder: `${"x ".repeat(Math.ceil(files[name].bytes / 2))}`.trim() })
+              ? Effect.sync((): Source => {
+                opts.onPlaceholder?.(files[name].path, e.reason)
+                return { placeholder: `${"x ".repeat(Math.ceil(files[name].bytes / 2))}`.trim() }
+              })
               : Effect.fail(e)
           ),
           Effect.tap((s) => Effect.sync(() => memo.set(name, s)))

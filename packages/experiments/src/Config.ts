@@ -127,6 +127,8 @@ export interface Config {
   readonly cells: ReadonlyArray<ExplicitCell>
   readonly concurrency: number
   readonly cacheDir: string
+  /** Where the authors' prompt files are read from (their hashes are pinned, so it is not part of the run's identity). */
+  readonly referenceDir?: string
   /** Where runs go: the run directory itself when {@link outGiven}, else the parent of `<run id>/` directories (`runs/<name>`). */
   readonly out: string
   /** True when `out` was given (config `out:` or `--out`): then it is the run directory. */
@@ -240,6 +242,8 @@ const FileSchema = Schema.Struct({
   cells: Schema.optionalWith(Schema.Array(CellSchema), { default: () => [] }),
   concurrency: Schema.optionalWith(PositiveInt, { default: () => 4 }),
   cacheDir: Schema.optionalWith(Schema.String, { default: () => ".cache/models" }),
+  /** A checkout of the CUPID authors' repository at the pinned commit, for `prompts: reference` (else CUPID_REFERENCE_DIR, else a download). */
+  referenceDir: Schema.optionalWith(Schema.String, { exact: true }),
   out: Schema.optionalWith(Schema.String, { exact: true }),
   report: Schema.optionalWith(
     Schema.Struct({ baseline: Schema.optionalWith(Schema.String, { exact: true }), main: Schema.optionalWith(Schema.String, { exact: true }) }),
@@ -453,6 +457,7 @@ const decodeFile = (
     cells,
     concurrency: c.concurrency,
     cacheDir: c.cacheDir,
+    ...(c.referenceDir !== undefined ? { referenceDir: c.referenceDir } : {}),
     out: c.out ?? path.join("runs", name),
     outGiven: c.out !== undefined,
     report: c.report,
@@ -559,8 +564,8 @@ export const withOverrides = (config: Config, o: Overrides): Config => ({
 })
 
 /**
- * Hash of everything in a config that can change results (not `out`, `concurrency`, `cacheDir` or
- * `description`), after interpolation and overrides. Sweep axes are hashed as written (key and
+ * Hash of everything in a config that can change results (not `out`, `concurrency`, `cacheDir`,
+ * `referenceDir` or `description`), after interpolation and overrides. Sweep axes are hashed as written (key and
  * alternatives), so the hash is the same as before axes were decoded.
  */
 export const hash = (config: Config): string =>

@@ -25,6 +25,7 @@ import {
   ModelCache,
   Models,
   Pipeline,
+  ReferencePrompts,
   type Plugin,
   type Scorer,
   type Trace
@@ -32,7 +33,7 @@ import {
 import { Errors as CoreErrorsModule, Files } from "@cupid-lab/core"
 import { FileSystem } from "@effect/platform"
 import * as NodeFileSystem from "@effect/platform-node/NodeFileSystem"
-import { Cause, Clock, Effect, Either, Exit, Option, type Scope, Stream } from "effect"
+import { Cause, Clock, Context, Effect, Either, Exit, Option, type Scope, Stream } from "effect"
 import * as path from "node:path"
 import * as Build from "./Build.js"
 import * as PairLoop from "./internal/PairLoop.js"
@@ -140,7 +141,15 @@ const prepare = (config: Config, options: Options, dryRun: boolean) =>
     const cache = yield* Effect.provide(ModelCache.ModelCache, ModelCache.layerFile(config.cacheDir, { onWarning: options.log }))
     const models = Models.make(bundles, cache, { dryRun })
     const corpus: Corpus.Service = { queries: Stream.map(opened.instances, (i) => i.query), fingerprint: opened.fingerprint }
-    const env = Build.environment({ models, cache, corpus, registry })
+    // The authors' prompt files: a dry run prices the sweep with stand-ins when they cannot be had.
+    const reference = ReferencePrompts.fromEnvironment({
+      ...(config.referenceDir !== undefined ? { dir: path.resolve(config.referenceDir) } : {}),
+      cacheDir: path.join(path.dirname(path.resolve(config.cacheDir)), "reference"),
+      placeholders: dryRun,
+      onPlaceholder: (file) =>
+        options.log?.(`warning: the authors' ${file} is not available (set CUPID_REFERENCE_DIR or referenceDir, docs/paper-ablations.md); this dry run prices its calls with a stand-in of the same size`)
+    })
+    const env = Context.add(Build.environment({ models, cache, corpus, registry }), ReferencePrompts.ReferencePrompts, reference)
     const built = yield* Build.cells(config, grid, env)
     const metrics: ReadonlyArray<Scorer.MetricInfo> = built[0]?.pipeline.scorers.flatMap((s) => s.service.metrics) ?? []
     return { grid, built, opened, instances, cache, metrics, transformed } satisfies Prepared
