@@ -2,63 +2,14 @@
 // repository, ../shared/reference/kixlab-CUPID) with a scripted transport. These tests check the
 // harness against expectations written by hand, so later tests can trust what it reports about the
 // messages their code sends and the scores it computes.
-import { spawnSync } from "node:child_process"
-import { createHash } from "node:crypto"
-import * as fs from "node:fs"
-import * as path from "node:path"
-import { fileURLToPath } from "node:url"
 import { describe, expect, it } from "vitest"
+import * as ReferenceHarness from "../src/testing/ReferenceHarness.js"
 
-const repo = fileURLToPath(new URL("../../../", import.meta.url))
-const harness = path.join(repo, "tools", "reference", "harness.py")
-const referenceDir = path.resolve(repo, "..", "shared", "reference", "kixlab-CUPID")
+const { keyOf } = ReferenceHarness
+type Call = ReferenceHarness.Call
+type Evaluated = ReferenceHarness.Evaluated
 
-/** Why the harness cannot run here, or undefined. Every test fails with it: none is skipped. */
-const unavailable = ((): string | undefined => {
-  if (!fs.existsSync(path.join(referenceDir, "evaluation", "pipeline", "evaluate.py")))
-    return `the authors' checkout is missing: clone github.com/kixlab/CUPID at commit a8560cab293ae98be4fe260689d58bddf96b51ef into ${referenceDir}`
-  const probe = spawnSync("python3", ["-c", "import sys, yaml; sys.exit(0 if sys.version_info >= (3, 9) else 3)"], { encoding: "utf8" })
-  if (probe.error !== undefined) return "python3 is not installed: install Python 3.9 or later with PyYAML (Debian: apt-get install python3 python3-yaml)"
-  if (probe.status === 3) return "python3 is older than 3.9: install Python 3.9 or later with PyYAML (Debian: apt-get install python3 python3-yaml)"
-  if (probe.status !== 0) return `python3 cannot import yaml: install PyYAML (Debian: apt-get install python3-yaml, or pip install pyyaml)\n${probe.stderr}`
-  return undefined
-})()
-
-interface Message {
-  readonly role: string
-  readonly content: string
-}
-interface Call {
-  readonly transport: string
-  readonly model: string
-  readonly messages: ReadonlyArray<Message>
-  readonly params: Record<string, unknown>
-  readonly key: string
-}
-interface Evaluated {
-  readonly aggregate: any
-  readonly per_instance: any
-  readonly files: Record<string, any>
-  readonly calls: ReadonlyArray<Call>
-  readonly missing: ReadonlyArray<string>
-  readonly errors: Record<string, string>
-}
-
-const run = (command: "render" | "evaluate" | "parse", input: unknown): any => {
-  if (unavailable !== undefined) throw new Error(unavailable)
-  const result = spawnSync("python3", [harness, command], {
-    input: JSON.stringify(input),
-    encoding: "utf8",
-    env: { ...process.env, CUPID_REFERENCE_DIR: referenceDir },
-    maxBuffer: 64 * 1024 * 1024
-  })
-  expect(result.status, result.stderr).toBe(0)
-  return JSON.parse(result.stdout)
-}
-
-/** The documented key: sha256 of JSON.stringify of the {role, content} list. */
-const keyOf = (messages: ReadonlyArray<Message>): string =>
-  createHash("sha256").update(JSON.stringify(messages.map((m) => ({ role: m.role, content: m.content })))).digest("hex")
+const run = (command: "render" | "evaluate" | "parse", input: unknown): any => ReferenceHarness.run(command, input)
 
 const count = (text: string, part: string): number => text.split(part).length - 1
 
