@@ -1,0 +1,235 @@
+/**
+ * The paper's path checked against the CUPID authors' own code. A sweep with the authors' prompts
+ * (`prompts: reference`) runs through the CLI against a loopback OpenAI-compatible server that
+ * answers every call from a script keyed by the call's messages. The same answers, by the same
+ * keys, are then given to the authors' evaluation code (tools/reference/harness.py runs their
+ * evaluate() and aggregate_results() on the same instances). Their code only finds an answer when
+ * it sends byte for byte the messages the project sent, so:
+ * - every call of theirs is answered (none missing) and the two sets of calls are equal: the
+ *   messages are identical for inference (full history and oracle sessions), generation, the
+ *   decomposer, the matcher (GPT-4o style and PrefMatcher) and the judge;
+ * - the parameters each call carries (temperature, token limit and its name) are the same;
+ * - pooled precision, recall and F1 and the judge mean are identical.
+ *
+ * The data is generated with a seed no other test uses. Two scripts: one answers only in the
+ * authors' formats (compared under `accounting: strict`, the harness's non-defective path); the
+ * other adds what their harness counts as 0 or truncates (unreadable matcher answers, labels that
+ * are not exact, surplus entries, decimal and unlabelled judge scores), compared under
+ * `accounting: reference`.
+ */
+import { Domain, Synthetic } from "@cupid-lab/core"
+import * as OpenAiServer from "@cupid-lab/providers/testing/OpenAiServer"
+import * as ReferenceHarness from "@cupid-lab/scorers/testing/ReferenceHarness"
+import { describe, expect, it } from "@effect/vitest"
+import { Effect } from "effect"
+import { spawn } from "node:child_process"
+import * as fs from "node:fs"
+import * as path from "node:path"
+import { fileURLToPath } from "node:url"
+import type { ResultLine, Summary } from "../src/ResultLine.js"
+import { type ChatBody, kindOf } from "./fixtures/paperModel.js"
+import { lines, tempDir } from "./support.js"
+
+const repoRoot = fileURLToPath(new URL("../../../", import.meta.url))
+const tsx = path.join(repoRoot, "node_modules", ".bin", "tsx")
+const cli = path.join(repoRoot, "packages", "experiments", "src", "bin", "cli.ts")
+const subject = "test-subject"
+const gpt4o = "gpt-4o-2024-11-20"
+const prefmatcher = "kixlab/prefmatcher-7b"
+
+type Script = "formats" | "defects"
+interface Variant {
+  readonly name: string
+  readonly script: Script
+  readonly accounting: "strict" | "reference"
+  readonly matcher: typeof gpt4o | typeof prefmatcher
+}
+
+const labels = ["Fully Covered", "Partially Covered", "Not Covered"] as const
+
+/** The scripted answer to one call, a function of its messages alone. */
+const answerOf = (body: ChatBody, key: string, script: Script): string => {
+  const h = parseInt(key.slice(0, 8), 16)
+  const user = body.messages.filter((m) => m.role === "user").map((m) => m.content).join("\n")
+  const defects = script === "defects"
+  switch (kindOf(body)) {
+    case "infer":
+      return `### Analysis\n\nThe user wanted care in session ${h % 8}.\n\n### Most Likely Preference\n\nAnswers should follow rule ${h % 97} (${key.slice(0, 6)}).\nA second line the authors' parser drops.`
+    case "generate":
+      return `Reply ${key.slice(0, 8)}.`
+    case "decompose": {
+      const items = Array.from({ length: 1 + (h % 4) }, (_, i) => `Does the answer meet part ${i + 1} of ${key.slice(0, 6)}?`)
+      return `**Analysis**\n\nSplit in ${items.length}.\n\n**Checklist**\n\n\`\`\`json\n${JSON.stringify({ checklist: items }, null, 2)}\n\`\`\``
+    }
+    case "match": {
+      const n = (user.match(/^\d+\. /gm) ?? []).length
+      if (defects && h % 7 === 0) return "I cannot tell which entries are covered."
+      const entries = Array.from({ length: defects && h % 7 === 2 ? n + 1 : n }, (_, i) => ({
+        index: i + 1,
+        label: defects && h % 7 === 1 && i === 0 ? "Partially covered" : labels[Math.floor(h / 3 ** i) % 3]!
+      }))
+      const isPrefmatcher = body.model === prefmatcher
+      return isPrefmatcher ? JSON.stringify(entries) : `\`\`\`json\n${JSON.stringify({ results: entries }, null, 2)}\n\`\`\``
+    }
+    case "judge": {
+      const score = 1 + (h % 10)
+      const written = !defects ? `${score}` : [`${score - 0.5 < 1 ? 1.5 : score - 0.5}`, `${score}/10`, `**${score}**`, `${score}`, `${score}`][h % 5]!
+      return defects && h % 5 === 3
+        ? `The answer meets most items.\n\nScore: ${score}`
+        : `### Evaluation of AI Assistant's Response\n\n1. Checked.\n\n### Evaluation Label\n\nGood\n\n### Evaluation Score\n\n${written}`
+    }
+    default:
+      throw new Error(`unrecognized call: ${JSON.stringify(body.messages).slice(0, 200)}`)
+  }
+}
+
+const configText = (v: Variant, data: string, baseURL: string, dir: string) => `
+name: fidelity
+data: { source: ${JSON.stringify(data)} }
+seed: 7
+cacheDir: ${JSON.stringify(path.join(dir, "cache"))}
+models:
+  subject: { provider: openai, model: ${subject}, baseURL: "${baseURL}", temperature: 0 }
+  evaluator: { provider: openai, model: ${gpt4o}, baseURL: "${baseURL}", temperature: 0, systemRole: developer, maxTokensParam: max_completion_tokens }
+  matcher:
+    provider: openai
+    model: ${v.matcher}
+    baseURL: "${baseURL}"
+    temperature: 0
+    systemRole: ${v.matcher === prefmatcher ? "system" : "developer"}
+    maxTokensParam: ${v.matcher === prefmatcher ? "max_tokens" : "max_completion_tokens"}
+pipeline:
+  retriever: all
+  inferrer: { use: llm, model: subject, prompts: reference }
+  generator: { use: llm, model: subject, preference: none, prompts: reference }
+cells:
+  - name: full-history
+  - name: oracle-sessions
+    retriever: oracle
+scorers:
+  - use: preference-match
+    decomposer: { model: evaluator, prompts: reference }
+    matcher: { model: matcher, prompts: reference }
+    accounting: ${v.accounting}
+  - { use: judge, model: evaluator, prompts: reference, accounting: ${v.accounting} }
+`
+
+const runCli = (args: ReadonlyArray<string>, env: Record<string, string>) =>
+  Effect.promise(() =>
+    new Promise<{ code: number | null; stdout: string; stderr: string }>((resolve, reject) => {
+      const child = spawn(tsx, [cli, ...args], { cwd: repoRoot, env, stdio: ["ignore", "pipe", "pipe"] })
+      let stdout = "", stderr = ""
+      child.stdout.on("data", (d: Buffer) => (stdout += d.toString("utf8")))
+      child.stderr.on("data", (d: Buffer) => (stderr += d.toString("utf8")))
+      child.on("error", reject)
+      child.on("close", (code) => resolve({ code, stdout, stderr }))
+    })
+  )
+
+const childEnv = (): Record<string, string> => {
+  const env: Record<string, string> = {}
+  for (const [k, v] of Object.entries(process.env)) if (v !== undefined && !/^(OPENAI_|CUPID_)/.test(k)) env[k] = v
+  return { ...env, NO_COLOR: "1", OPENAI_API_KEY: "sk-test-fidelity", CUPID_REFERENCE_DIR: ReferenceHarness.referenceDir }
+}
+
+const dataOf = (row: Domain.CupidRow) => ({
+  current_request: row.current_request,
+  current_contextual_preference: row.current_contextual_preference,
+  current_checklist: row.current_checklist,
+  prior_interactions: row.prior_interactions
+})
+
+const variants: ReadonlyArray<Variant> = [
+  { name: "authors' formats, strict accounting, GPT-4o matcher", script: "formats", accounting: "strict", matcher: gpt4o },
+  { name: "defective answers, reference accounting, GPT-4o matcher", script: "defects", accounting: "reference", matcher: gpt4o },
+  { name: "defective answers, reference accounting, PrefMatcher-7B", script: "defects", accounting: "reference", matcher: prefmatcher }
+]
+
+describe("the authors' prompts, parsing and arithmetic, against their own code", () => {
+  // Three personas of a seed no other test uses: 9 instances, 3 of each type.
+  const rows = [...Synthetic.generate({ ...Synthetic.defaults, personas: 3, seed: 61_803 })]
+
+  for (const v of variants) {
+    it.scopedLive(v.name, () =>
+      Effect.gen(function*() {
+        const table = new Map<string, string>()
+        const bodies = new Map<string, ChatBody & Record<string, unknown>>()
+        const server = yield* OpenAiServer.make({
+          chat: (raw) => {
+            const body = raw as ChatBody & Record<string, unknown>
+            const key = ReferenceHarness.keyOf(body.messages)
+            const text = answerOf(body, key, v.script)
+            table.set(key, text)
+            bodies.set(key, body)
+            return text
+          }
+        })
+        const dir = tempDir("cupid-fidelity-")
+        const data = path.join(dir, "data.jsonl")
+        fs.writeFileSync(data, rows.map((r) => JSON.stringify(r)).join("\n") + "\n")
+        const config = path.join(dir, "fidelity.yaml")
+        fs.writeFileSync(config, configText(v, data, server.baseURL, dir))
+        const out = path.join(dir, "run")
+        const run = yield* runCli(["sweep", "--config", config, "--out", out], childEnv())
+        expect(run.code, run.stderr + run.stdout).toBe(0)
+
+        const results = lines(path.join(out, "results.jsonl")).map((l) => JSON.parse(l) as ResultLine)
+        expect(results.filter((r) => r.status === "failed").map((r) => r.error?.message)).toEqual([])
+        const summary = JSON.parse(fs.readFileSync(path.join(out, "summary.json"), "utf8")) as Summary
+
+        // The oracle's sessions, as the authors' code would be given them: the filtered history.
+        const oracleOf = new Map(results.filter((r) => r.cellName === "oracle-sessions").map((r) => [r.instance, r.selected ?? []]))
+        const instances = (oracle: boolean) =>
+          rows.map((row) => {
+            const id = Domain.fromRow(row).id
+            const keep = new Set((oracleOf.get(id) ?? []).map((s) => Number(s.slice(1)) - 1))
+            const d = dataOf(row)
+            return { name: id, data: oracle ? { ...d, prior_interactions: d.prior_interactions.filter((_, i) => keep.has(i)) } : d }
+          })
+        const answers = Object.fromEntries(table)
+        const theirs = (oracle: boolean): ReferenceHarness.Evaluated =>
+          ReferenceHarness.run("evaluate", {
+            subject,
+            evaluator: gpt4o,
+            use_matcher: v.matcher === prefmatcher,
+            task: "both",
+            instances: instances(oracle),
+            answers
+          })
+        const full = theirs(false)
+        const oracle = theirs(true)
+
+        // Every call of theirs found its answer: the messages are byte-identical.
+        expect(full.missing).toEqual([])
+        expect(oracle.missing).toEqual([])
+        expect(full.errors).toEqual({})
+        const theirCalls = [...full.calls, ...oracle.calls]
+        expect(new Set(theirCalls.map((c) => c.key))).toEqual(new Set(table.keys()))
+        const stages = new Set(theirCalls.map((c) => kindOf({ messages: c.messages })))
+        expect(stages).toEqual(new Set(["infer", "generate", "decompose", "match", "judge"]))
+        // ... and carry the same parameters (the model of the decomposer is fixed in their code).
+        for (const c of theirCalls) {
+          const body = bodies.get(c.key)!
+          for (const [k, value] of Object.entries(c.params)) expect([c.key.slice(0, 8), k, body[k]]).toEqual([c.key.slice(0, 8), k, value])
+          expect(body.temperature === undefined).toBe(c.params["temperature"] === undefined)
+          expect(body.model).toBe(kindOf({ messages: c.messages }) === "decompose" ? gpt4o : c.model)
+        }
+
+        // Their pooled P, R, F1 and judge mean equal the project's, per cell.
+        const metric = (cell: string, name: string) => summary.cells.find((c) => c.name === cell)!.slices.all.metrics[name]?.mean
+        for (const [cell, ref] of [["full-history", full], ["oracle-sessions", oracle]] as const) {
+          const agg = ref.aggregate as { inference: { precision: number; recall: number; f1: number }; generation: { average_score: number; n_instances: number } }
+          expect(agg.generation.n_instances).toBe(rows.length)
+          expect([cell, metric(cell, "inference.precision_micro"), metric(cell, "inference.recall_micro"), metric(cell, "inference.f1_micro"), metric(cell, "generation.score")])
+            .toEqual([cell, agg.inference.precision, agg.inference.recall, agg.inference.f1, agg.generation.average_score])
+        }
+        if (v.script === "defects") {
+          // The defects were served, so the comparison covered the authors' zero and truncation rules.
+          const served = [...table.values()]
+          expect(served.some((a) => a.startsWith("I cannot tell"))).toBe(true)
+          expect(served.some((a) => a.includes("Partially covered"))).toBe(true)
+          expect(served.some((a) => /Score\n\n\d+\.5$/.test(a) || /Score\n\n\d+\/10$/.test(a))).toBe(true)
+        }
+      }), 300_000)
+  }
+})
