@@ -1,8 +1,9 @@
 /**
  * The compiled CLI (packages/experiments/dist/cli.mjs, built by tools/build-cli.mjs when a source is
  * newer) as a real child process: help for every command, exit codes 2 (usage) and 1 (config), a
- * real offline sweep, and SIGINT during a sweep whose pairs wait on a slow loopback
- * OpenAI-compatible server. A resolve hook records every model SDK or NLP package the process
+ * real offline sweep, and stopping a sweep whose pairs wait on a slow loopback OpenAI-compatible
+ * server (SIGINT; and, started with an IPC channel as the Nx executor starts it, the channel's
+ * closing and a repeated SIGTERM). A resolve hook records every model SDK or NLP package the process
  * imports, so the tests see what `--help`, a config error and an offline sweep load.
  */
 import * as OpenAiServer from "@cupid-lab/providers/testing/OpenAiServer"
@@ -13,6 +14,7 @@ import * as fs from "node:fs"
 import * as os from "node:os"
 import * as path from "node:path"
 import { fileURLToPath, pathToFileURL } from "node:url"
+import { loopbackSweep } from "./support.js"
 
 const repo = fileURLToPath(new URL("../../../", import.meta.url))
 const cli = path.join(repo, "packages", "experiments", "dist", "cli.mjs")
@@ -36,12 +38,13 @@ interface Run {
 }
 
 let runs = 0
-const start = (args: ReadonlyArray<string>, env: Record<string, string> = {}): Run => {
+/** `ipc`: with an IPC channel to this process, as the Nx executor starts the CLI. */
+const start = (args: ReadonlyArray<string>, env: Record<string, string> = {}, { ipc = false } = {}): Run => {
   const log = `${loadedLog}.${++runs}`
   const child = spawn(process.execPath, ["--import", pathToFileURL(hooks).href, cli, ...args], {
     cwd: dir,
     env: { ...process.env, FORCE_COLOR: "0", LOADED_LOG: log, ...env },
-    stdio: ["ignore", "pipe", "pipe"]
+    stdio: ipc ? ["ignore", "pipe", "pipe", "ipc"] : ["ignore", "pipe", "pipe"]
   })
   let stdout = "", stderr = ""
   child.stdout!.on("data", (d: Buffer) => (stdout += d.toString()))
@@ -227,7 +230,7 @@ describe("--repair", () => {
   }, 120_000)
 })
 
-describe("SIGINT during a sweep", () => {
+describe("stopping a sweep", () => {
   const scope = Effect.runSync(Scope.make())
   let baseURL = ""
   /** Answers the server has sent, per model. */
@@ -253,22 +256,16 @@ describe("SIGINT during a sweep", () => {
       scope
     ))
     baseURL = server.baseURL
-    for (const name of ["interrupted", "quit"]) {
+    for (const name of ["interrupted", "quit", "parent-gone", "repeated"]) {
       fs.writeFileSync(
-      config(name),
-      [
-        "name: slow",
-        "data: { source: \"synthetic:personas=6,seed=3\" }",
-        "seed: 1",
-        `cacheDir: ${JSON.stringify(path.join(dir, `${name}-cache`))}`,
-        "models:",
-        `  subject: { provider: openai, model: ${name === "quit" ? "very-slow" : "test-subject"}, baseURL: ${JSON.stringify(baseURL)}, apiKeyEnv: CUPID_TEST_KEY }`,
-        "pipeline:",
-        "  retriever: { use: recency, k: 2 }",
-        "  generator: { use: llm, model: subject, preference: gold }",
-        "scorers: [{ use: retrieval, ks: [2] }, { use: cost }]",
-        "concurrency: 2"
-      ].join("\n") + "\n"
+        config(name),
+        loopbackSweep({
+          name: "slow",
+          personas: 6,
+          cacheDir: path.join(dir, `${name}-cache`),
+          model: name === "quit" || name === "repeated" ? "very-slow" : "test-subject",
+          baseURL
+        })
       )
     }
   })
@@ -318,5 +315,35 @@ describe("SIGINT during a sweep", () => {
     expect(Date.now() - second).toBeLessThan(1500)
     expect(quit.stderr).toContain("SIGINT again: quitting without waiting for the pairs in flight; rerun the same command to resume")
     expect(quit.stderr, quit.stderr).not.toContain("pairs are done and written")
+  }, 120_000)
+
+  // Started with an IPC channel, as the Nx executor starts it: the channel closes when the executor
+  // ends, however it ends; and Nx signals a task's processes more than once when it stops it.
+  it("started with an IPC channel: its closing stops the sweep as SIGTERM does (pairs in flight finish, outputs written, lock released, 130)", async () => {
+    const out = path.join(dir, "runs/parent-gone")
+    const run = start(["sweep", "--config", config("parent-gone"), "--out", out], env, { ipc: true })
+    await waitForLines(path.join(out, "results.jsonl"), 1, run)
+    run.child.disconnect()
+    const stopped = await run.done
+    expect(stopped.code, stopped.stderr).toBe(130)
+    expect(stopped.stderr).toContain("the process that started cupid-lab has ended: finishing the pairs in flight, then writing results, summary and report\n")
+    expect(stopped.stderr).toMatch(/interrupted: \d+ of 18 pairs are done and written/)
+    expect(fs.existsSync(path.join(out, ".lock"))).toBe(false)
+    expect((JSON.parse(fs.readFileSync(path.join(out, "run.json"), "utf8")) as { interrupted: boolean }).interrupted).toBe(true)
+  }, 120_000)
+
+  it("started with an IPC channel: a repeated SIGTERM is the same stop, not a quit", async () => {
+    const out = path.join(dir, "runs/repeated")
+    const run = start(["sweep", "--config", config("repeated"), "--out", out], env, { ipc: true })
+    await waitForLines(path.join(out, "results.jsonl"), 1, run)
+    run.child.kill("SIGTERM")
+    await new Promise((r) => setTimeout(r, 100))
+    run.child.kill("SIGTERM")
+    const stopped = await run.done
+    expect(stopped.code, stopped.stderr).toBe(130)
+    expect(stopped.stderr).toContain("SIGTERM: finishing the pairs in flight, then writing results, summary and report\n")
+    expect(stopped.stderr).not.toContain("quitting without waiting")
+    expect(stopped.stderr).toMatch(/interrupted: \d+ of 18 pairs are done and written/)
+    expect(fs.existsSync(path.join(out, ".lock"))).toBe(false)
   }, 120_000)
 })

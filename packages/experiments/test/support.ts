@@ -216,3 +216,23 @@ export const writeConfig = (dir: string, text: string, name = "test.yaml"): stri
 }
 
 export const lines = (file: string): Array<string> => fs.readFileSync(file, "utf8").split("\n").filter((l) => l !== "")
+
+/**
+ * A config whose one cell generates with `model` on a loopback OpenAI-compatible server, two pairs at
+ * a time, 3 instances per persona: it runs at the server's pace, so a test can stop it mid-sweep.
+ * `cacheDir` may be a `${VAR}` the environment of each run sets.
+ */
+export const loopbackSweep = (o: { name: string; personas: number; cacheDir: string; model: string; baseURL: string }): string =>
+  [
+    `name: ${o.name}`,
+    `data: { source: "synthetic:personas=${o.personas},seed=3" }`,
+    "seed: 1",
+    `cacheDir: ${JSON.stringify(o.cacheDir)}`,
+    "models:",
+    `  subject: { provider: openai, model: ${o.model}, baseURL: ${JSON.stringify(o.baseURL)}, apiKeyEnv: CUPID_TEST_KEY }`,
+    "pipeline:",
+    "  retriever: { use: recency, k: 2 }",
+    "  generator: { use: llm, model: subject, preference: gold }",
+    "scorers: [{ use: retrieval, ks: [2] }, { use: cost }]",
+    "concurrency: 2"
+  ].join("\n") + "\n"

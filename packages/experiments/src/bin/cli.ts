@@ -9,27 +9,38 @@
  * Exit codes: 0 done, 1 config/data/run error, 2 usage error, 130 stopped by SIGINT/SIGTERM.
  * The first signal interrupts the main fiber: a sweep finishes the pairs in flight and writes its
  * outputs before it ends; a second signal quits at once.
+ *
+ * Started by the Nx executor (with an IPC channel), the CLI also stops when the executor is gone, and
+ * a repeated signal is the same stop: Nx signals a task's process tree more than once when it stops
+ * it (a Ctrl-C, SIGTERM or SIGHUP to Nx), and does not pass a second Ctrl-C on.
  */
 import * as NodeRuntime from "@effect/platform-node/NodeRuntime"
-import { Cause, Exit } from "effect"
+import { Cause, Effect, Exit } from "effect"
 import * as path from "node:path"
 import { fileURLToPath } from "node:url"
 import * as Commands from "../internal/Commands.js"
+import * as ParentProcess from "../internal/ParentProcess.js"
 
 const here = path.dirname(fileURLToPath(import.meta.url))
 const repoRoot = path.resolve(here, "..", "..", "..", "..")
+const linked = ParentProcess.linked()
 
-let signals = 0
+let stopping = false
+/** Say why the command stops, once: the first signal, or the parent's going. */
+const stop = (why: string) => {
+  stopping = true
+  const again = linked ? "" : ` (${why} again quits at once)`
+  process.stderr.write(`\n${why}: finishing the pairs in flight, then writing results, summary and report${again}\n`)
+}
 const onSignal = (name: string) => () => {
-  signals++
-  if (signals > 1) {
-    process.stderr.write(`\n${name} again: quitting without waiting for the pairs in flight; rerun the same command to resume\n`)
-    process.exit(130)
-  }
-  process.stderr.write(`\n${name}: finishing the pairs in flight, then writing results, summary and report (${name} again quits at once)\n`)
+  if (!stopping) return stop(name)
+  if (linked) return
+  process.stderr.write(`\n${name} again: quitting without waiting for the pairs in flight; rerun the same command to resume\n`)
+  process.exit(130)
 }
 // NodeRuntime.runMain interrupts the main fiber on the first signal and then stops listening; these
-// listeners stay, so a second signal exits here instead of killing the process mid-write.
+// listeners stay, so a second signal exits here (or, linked, is ignored) instead of killing the
+// process mid-write.
 process.on("SIGINT", onSignal("SIGINT"))
 process.on("SIGTERM", onSignal("SIGTERM"))
 
@@ -40,7 +51,25 @@ const program = Commands.main(process.argv.slice(2), {
   color: process.stdout.isTTY === true && process.stderr.isTTY === true
 })
 
-NodeRuntime.runMain(program, {
+/** The command, interrupted when the process that started it is gone, as the first signal would. */
+const untilParentGone = <A>(command: Effect.Effect<A>) =>
+  Effect.raceFirst(
+    command,
+    ParentProcess.gone.pipe(
+      Effect.andThen(() => {
+        if (!stopping) stop("the process that started cupid-lab has ended")
+      }),
+      Effect.andThen(Effect.interrupt)
+    )
+  )
+
+if (linked) {
+  // Its output goes where the parent sent it (Nx's pipe, a terminal), which can end with the parent:
+  // a write then fails (EPIPE, EIO), and must not end the command before it has written its files.
+  for (const stream of [process.stdout, process.stderr]) stream.on("error", () => {})
+}
+
+NodeRuntime.runMain(linked ? untilParentGone(program) : program, {
   disableErrorReporting: true,
   teardown: (exit, onExit) =>
     onExit(Exit.isSuccess(exit) ? (typeof exit.value === "number" ? exit.value : 0) : Cause.isInterruptedOnly(exit.cause) ? 130 : 1)
