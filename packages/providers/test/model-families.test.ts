@@ -103,7 +103,7 @@ describe("model families of the paper, as docs/paper-ablations.md configures the
       }
     }))
 
-  it.scoped("counts every HTTP request a call sent, retries included, also when it finally fails", () =>
+  it.scopedLive("counts every HTTP request a call sent, retries included, also when it finally fails", () =>
     Effect.gen(function*() {
       const server = yield* OpenAiServer.make({
         chat: () => "fine",
