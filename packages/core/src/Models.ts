@@ -159,7 +159,14 @@ export const cachedLanguageModel = (
     const truncated = (c: LanguageModel.Completion) => c.finishReason === "length"
     const usable = (c: LanguageModel.Completion) =>
       !truncated(c) && !LanguageModel.isRefusal(c.text) && (accept === undefined || accept(c.text))
-    const checked = Effect.flatMap(call, (c) => (usable(c) ? Effect.succeed(c) : Effect.fail(new Rejected(c))))
+    // The cache keeps the answer alone: how many requests it took is this call's, not the answer's.
+    let sent: number | undefined
+    const checked = Effect.flatMap(call, (c) => {
+      sent = c.requests
+      return usable(c)
+        ? Effect.succeed({ text: c.text, promptTokens: c.promptTokens, completionTokens: c.completionTokens })
+        : Effect.fail(new Rejected(c))
+    })
     const record = (value: LanguageModel.Completion | undefined, cached: boolean, requests: number | undefined) =>
       Usage.record({
         provider: inner.info.provider,
@@ -179,7 +186,7 @@ export const cachedLanguageModel = (
         (e) => Effect.succeed({ value: e.completion, cached: false })
       ),
       Effect.tapError((e) => (e instanceof ModelError ? record(undefined, false, e.requests) : Effect.void)),
-      Effect.tap(({ value, cached }) => record(value, cached, cached ? 0 : value.requests)),
+      Effect.tap(({ value, cached }) => record(value, cached, cached ? 0 : sent)),
       Effect.flatMap(({ value }) =>
         truncated(value)
           ? fail(

@@ -32,7 +32,7 @@ describe("cohere provider: chat, embed, rerank", () => {
         stop: ["END"],
         responseFormat: "json"
       })
-      expect(out).toStrictEqual({ text: "noted", promptTokens: 21, completionTokens: 2 })
+      expect(out).toStrictEqual({ text: "noted", promptTokens: 21, completionTokens: 2, finishReason: "COMPLETE", requests: 1 })
       expect(server.requests[0]!.path).toBe("/v2/chat")
       expect(server.requests[0]!.body).toStrictEqual({
         model: "test-model",
@@ -83,7 +83,9 @@ describe("cohere provider: chat, embed, rerank", () => {
       expect(yield* bundle.languageModel!.complete(user("one two"))).toStrictEqual({
         text: "echo: one two",
         promptTokens: 6,
-        completionTokens: 4
+        completionTokens: 4,
+        finishReason: "COMPLETE",
+        requests: 1
       })
       expect((yield* bundle.embeddingModel!.embed(["a b c"])).promptTokens).toBe(3)
       // Tokens.count: "red apple" 2, "green apple" 2, "car." 2 -> (2+2) + (2+2)

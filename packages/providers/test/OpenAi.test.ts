@@ -25,7 +25,7 @@ describe("openai provider: requests and answers", () => {
         stop: ["\n\n"],
         responseFormat: "json"
       })
-      expect(out).toStrictEqual({ text: "fine", promptTokens: 11, completionTokens: 3 })
+      expect(out).toStrictEqual({ text: "fine", promptTokens: 11, completionTokens: 3, finishReason: "stop", requests: 1 })
       expect(server.requests).toHaveLength(1)
       expect(server.requests[0]!.path).toBe("/v1/chat/completions")
       expect(server.requests[0]!.body).toStrictEqual({
@@ -55,7 +55,7 @@ describe("openai provider: requests and answers", () => {
       const bundle = yield* openai({ baseURL: server.baseURL })
       const out = yield* bundle.languageModel!.complete(user("one two three"))
       // prompt: 3 words + 4 for the message frame; answer "echo: one two three": echo, ":", one, two, three
-      expect(out).toStrictEqual({ text: "echo: one two three", promptTokens: 7, completionTokens: 5 })
+      expect(out).toStrictEqual({ text: "echo: one two three", promptTokens: 7, completionTokens: 5, finishReason: "stop", requests: 1 })
       expect(Tokens.count("echo: one two three")).toBe(5)
       const emb = yield* bundle.embeddingModel!.embed(["alpha beta", "gamma"])
       expect(emb.promptTokens).toBe(3)
@@ -296,6 +296,7 @@ describe("openai plugin options", () => {
       const options = yield* Plugin.decodeOptions(OpenAi.plugin, {})
       expect(options).toStrictEqual({
         apiKeyEnv: "OPENAI_API_KEY",
+        systemRole: "system",
         maxTokensParam: "max_tokens",
         batchSize: 128,
         concurrency: 4,

@@ -55,7 +55,7 @@ describe("Resilience.make", () => {
       const exit = yield* Effect.exit(guard(call))
       expect(state.attempts).toBe(3)
       expect(exit).toStrictEqual(
-        Exit.fail(new ModelError({ ...target, reason: "boom; gave up after 3 attempts", status: 503, retryable: true }))
+        Exit.fail(new ModelError({ ...target, reason: "boom; gave up after 3 attempts", status: 503, retryable: true, requests: 3 }))
       )
     }).pipe(Effect.scoped))
 
@@ -72,7 +72,7 @@ describe("Resilience.make", () => {
       const guard = yield* Resilience.make({ ...Resilience.defaults, retryBaseMs: 0 }, target)
       const error = failure({ retryable: false, status: 400 })
       const { state, call } = flaky(5, error)
-      expect(yield* Effect.exit(guard(call))).toStrictEqual(Exit.fail(error))
+      expect(yield* Effect.exit(guard(call))).toStrictEqual(Exit.fail(new ModelError({ ...error, requests: 1 })))
       expect(state.attempts).toBe(1)
     }).pipe(Effect.scoped))
 
@@ -82,7 +82,7 @@ describe("Resilience.make", () => {
       const fiber = yield* Effect.fork(guard(Effect.never))
       yield* TestClock.adjust("1 second")
       expect(yield* Fiber.await(fiber)).toStrictEqual(
-        Exit.fail(new ModelError({ ...target, reason: "no answer within 1000 ms (timeoutMs)", retryable: true }))
+        Exit.fail(new ModelError({ ...target, reason: "no answer within 1000 ms (timeoutMs)", retryable: true, requests: 1 }))
       )
     }))
 
