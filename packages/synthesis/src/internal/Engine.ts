@@ -1,7 +1,7 @@
 // How a synthesis generates one persona: each unit (persona, factors, session, checklist, dialogue)
 // is read from the raw file or made with one or more model calls and appended to it at once; a unit
 // that fails becomes a recorded failure and the persona goes on with what it can.
-import { Hash, type LanguageModel, Plugin, type PromptTemplate, Usage } from "@cupid-lab/core"
+import { Hash, type LanguageModel, Plugin, PromptTemplate, Usage } from "@cupid-lab/core"
 import type { Models } from "@cupid-lab/core"
 import { Cost } from "@cupid-lab/scorers"
 import { Data, Effect, Either } from "effect"
@@ -112,7 +112,7 @@ export const loadPrompts = (config: Config) =>
   })
 
 const render = (t: PromptTemplate.Template, values: Readonly<Record<string, string>>): string =>
-  t.text.replace(/\{\{\s*([^{}]*?)\s*\}\}/g, (_w, name: string) => values[name] ?? "").trim()
+  PromptTemplate.renderText(t, values)
 
 const numbered = (items: ReadonlyArray<string>) => items.map((x, i) => `${i + 1}. ${x}`).join("\n")
 
