@@ -19,15 +19,26 @@ const repo = fileURLToPath(new URL("../../../../", import.meta.url))
 export const harness = path.join(repo, "tools", "reference", "harness.py")
 export const referenceDir = process.env.CUPID_REFERENCE_DIR || path.resolve(repo, "..", "shared", "reference", "kixlab-CUPID")
 
+const probe = (python: string) =>
+  spawnSync(python, ["-c", "import sys, yaml; sys.exit(0 if sys.version_info >= (3, 9) else 3)"], { encoding: "utf8" })
+
+/**
+ * The interpreter the harness runs with: `CUPID_PYTHON`, else the first of `python3` and Debian's
+ * `/usr/bin/python3` (where `apt-get install python3-yaml` puts PyYAML) that imports yaml.
+ */
+export const python: string = [process.env.CUPID_PYTHON, "python3", "/usr/bin/python3"]
+  .filter((p): p is string => p !== undefined && p !== "")
+  .find((p) => probe(p).status === 0) ?? "python3"
+
 /** Why the harness cannot run here, or undefined. */
 export const unavailable: string | undefined = (() => {
   if (!fs.existsSync(path.join(referenceDir, "evaluation", "pipeline", "evaluate.py"))) {
     return `the authors' checkout is missing: clone github.com/kixlab/CUPID at commit a8560cab293ae98be4fe260689d58bddf96b51ef into ${referenceDir}`
   }
-  const probe = spawnSync("python3", ["-c", "import sys, yaml; sys.exit(0 if sys.version_info >= (3, 9) else 3)"], { encoding: "utf8" })
-  if (probe.error !== undefined) return "python3 is not installed: install Python 3.9 or later with PyYAML (Debian: apt-get install python3 python3-yaml)"
-  if (probe.status === 3) return "python3 is older than 3.9: install Python 3.9 or later with PyYAML (Debian: apt-get install python3 python3-yaml)"
-  if (probe.status !== 0) return `python3 cannot import yaml: install PyYAML (Debian: apt-get install python3-yaml, or pip install pyyaml)\n${probe.stderr}`
+  const result = probe(python)
+  if (result.error !== undefined) return "python3 is not installed: install Python 3.9 or later with PyYAML (Debian: apt-get install python3 python3-yaml)"
+  if (result.status === 3) return "python3 is older than 3.9: install Python 3.9 or later with PyYAML (Debian: apt-get install python3 python3-yaml)"
+  if (result.status !== 0) return `python3 cannot import yaml: install PyYAML (Debian: apt-get install python3-yaml, or pip install pyyaml)\n${result.stderr}`
   return undefined
 })()
 
@@ -57,7 +68,7 @@ export interface Evaluated {
 /** Run one harness command; throws with the harness's stderr when it fails. */
 export const run = (command: "render" | "evaluate" | "parse", input: unknown): any => {
   if (unavailable !== undefined) throw new Error(unavailable)
-  const result = spawnSync("python3", [harness, command], {
+  const result = spawnSync(python, [harness, command], {
     input: JSON.stringify(input),
     encoding: "utf8",
     env: { ...process.env, CUPID_REFERENCE_DIR: referenceDir },
