@@ -23,7 +23,9 @@ import { Context, Effect, Option } from "effect"
 import * as fs from "node:fs"
 import * as path from "node:path"
 import { parse as parseYaml } from "yaml"
+import * as NodeFileSystem from "@effect/platform-node/NodeFileSystem"
 import { PluginError } from "./Errors.js"
+import * as Files from "./Files.js"
 import { sha256Hex } from "./Hash.js"
 import { assignedLiteral, jsonDumps, type PyDict, type PyValue, strip } from "./Python.js"
 import * as PromptTemplate from "./stages/PromptTemplate.js"
@@ -125,12 +127,11 @@ export const make = (opts: Options): Service => {
     return fetchFile(name, opts).pipe(
       Effect.flatMap((b) => verified(name, `${opts.url ?? defaultUrl}/${commit}/${rel}`, b, opts)),
       Effect.tap((text) =>
-        Effect.sync(() => {
-          fs.mkdirSync(path.dirname(cached), { recursive: true })
-          const tmp = `${cached}.${process.pid}.tmp`
-          fs.writeFileSync(tmp, text)
-          fs.renameSync(tmp, cached)
-        })
+        Effect.sync(() => fs.mkdirSync(path.dirname(cached), { recursive: true })).pipe(
+          Effect.zipRight(Files.writeFileAtomic(cached, text)),
+          Effect.mapError((e) => refError(cached, `cannot keep the download (${Files.describe(e)})`)),
+          Effect.provide(NodeFileSystem.layer)
+        )
       )
     )
   }

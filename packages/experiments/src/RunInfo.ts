@@ -88,16 +88,14 @@ export const accumulator = (): Accumulator => {
     completion: 0,
     add: (trace: Trace.Trace) => {
       for (const k in trace.timings) time.set(k, (time.get(k) ?? 0) + trace.timings[k]!)
-      for (const u of trace.usage) {
-        acc.calls++
-        if (u.cached) acc.cachedCalls++
-        const sent = Usage.requestsOf(u)
-        acc.requests += sent
-        acc.retries += Math.max(0, sent - 1)
-        acc.prompt += u.promptTokens
-        acc.completion += u.completionTokens
-        acc.tokens += u.promptTokens + u.completionTokens
-      }
+      const t = Usage.totals(trace.usage)
+      acc.calls += t.calls
+      acc.cachedCalls += t.cachedCalls
+      acc.requests += t.requests
+      acc.retries += t.retries
+      acc.prompt += t.promptTokens
+      acc.completion += t.completionTokens
+      acc.tokens += t.promptTokens + t.completionTokens
       if (trace.error !== undefined) failures.set(trace.error.stage, (failures.get(trace.error.stage) ?? 0) + 1)
     },
     result: (): TraceTotals => ({

@@ -9,14 +9,13 @@ import { Dataset, type Domain } from "@cupid-lab/core"
 import * as OpenAiServer from "@cupid-lab/providers/testing/OpenAiServer"
 import { describe, expect, it } from "@effect/vitest"
 import { Chunk, ConfigProvider, Effect, Stream } from "effect"
-import { spawn } from "node:child_process"
 import * as fs from "node:fs"
 import * as path from "node:path"
 import { fileURLToPath } from "node:url"
 import * as Commands from "../src/internal/Commands.js"
 import type { ResultLine, Summary } from "../src/ResultLine.js"
 import { answer, type ChatBody, judgeScores, type Kind, kindOf, referenceDir } from "./fixtures/paperModel.js"
-import { lines, tempDir } from "./support.js"
+import { cleanEnv, lines, runProcess, tempDir } from "./support.js"
 
 const repoRoot = fileURLToPath(new URL("../../../", import.meta.url))
 const tsx = path.join(repoRoot, "node_modules", ".bin", "tsx")
@@ -33,43 +32,21 @@ const configIn = (dir: string): string => {
 }
 
 /** The parent's environment without any model settings of its own, plus the test server's. */
-const childEnv = (baseURL: string): Record<string, string> => {
-  const env: Record<string, string> = {}
-  for (const [k, v] of Object.entries(process.env)) {
-    if (v !== undefined && !/^(OPENAI_|CUPID_|CO_API_KEY)/.test(k)) env[k] = v
-  }
-  return {
-    ...env,
-    NO_COLOR: "1",
-    OPENAI_API_KEY: key,
-    CUPID_MODEL: "test-subject",
-    CUPID_BASE_URL: baseURL,
-    CUPID_EVAL_MODEL: "test-evaluator",
-    CUPID_EVAL_BASE_URL: baseURL,
-    CUPID_MATCHER_MODEL: "test-matcher",
-    CUPID_MATCHER_BASE_URL: baseURL,
-    CUPID_REFERENCE_DIR: referenceDir
-  }
-}
-
-interface Exit {
-  readonly code: number | null
-  readonly stdout: string
-  readonly stderr: string
-}
+const childEnv = (baseURL: string): Record<string, string> => ({
+  ...cleanEnv(),
+  NO_COLOR: "1",
+  OPENAI_API_KEY: key,
+  CUPID_MODEL: "test-subject",
+  CUPID_BASE_URL: baseURL,
+  CUPID_EVAL_MODEL: "test-evaluator",
+  CUPID_EVAL_BASE_URL: baseURL,
+  CUPID_MATCHER_MODEL: "test-matcher",
+  CUPID_MATCHER_BASE_URL: baseURL,
+  CUPID_REFERENCE_DIR: referenceDir
+})
 
 /** Run the CLI to completion; the server in this process keeps answering meanwhile. */
-const runCli = (args: ReadonlyArray<string>, env: Record<string, string>): Effect.Effect<Exit> =>
-  Effect.promise(() =>
-    new Promise<Exit>((resolve, reject) => {
-      const child = spawn(tsx, [cli, ...args], { cwd: repoRoot, env, stdio: ["ignore", "pipe", "pipe"] })
-      let stdout = "", stderr = ""
-      child.stdout.on("data", (d: Buffer) => (stdout += d.toString("utf8")))
-      child.stderr.on("data", (d: Buffer) => (stderr += d.toString("utf8")))
-      child.on("error", reject)
-      child.on("close", (code) => resolve({ code, stdout, stderr }))
-    })
-  )
+const runCli = (args: ReadonlyArray<string>, env: Record<string, string>) => runProcess(tsx, [cli, ...args], { cwd: repoRoot, env })
 
 const read = (file: string) => fs.readFileSync(file, "utf8")
 const outputs = (out: string) => ["results.jsonl", "summary.json", "report.md"].map((f) => read(path.join(out, f)))
@@ -252,6 +229,9 @@ describe("paper ablations against a loopback OpenAI-compatible server", () => {
         expect(server.requests.some((r) => r.index > f.index && r.fault === undefined && r.rawBody === f.rawBody)).toBe(true)
       }
       expect(server.requests).toHaveLength(sent + 2)
+      // run.json counts what the server received: every request, the two retries among them.
+      const calls = () => (JSON.parse(read(path.join(out, "run.json"))) as { modelCalls: Record<string, number> }).modelCalls
+      expect(calls()).toMatchObject({ requestsSent: server.requests.length, retries: 2 })
       expect(requestsByKind(server.requests)).toEqual(expectedRequests)
 
       const results = lines(path.join(out, "results.jsonl")).map((l) => JSON.parse(l) as ResultLine)

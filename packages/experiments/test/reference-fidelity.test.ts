@@ -1,6 +1,6 @@
 /**
  * The paper's path checked against the CUPID authors' own code. A sweep with the authors' prompts
- * (`prompts: reference`) runs through the CLI against a loopback OpenAI-compatible server that
+ * (`prompts: reference`) runs through the compiled CLI (`npx cupid-lab`) against a loopback OpenAI-compatible server that
  * answers every call from a script keyed by the call's messages. The same answers, by the same
  * keys, are then given to the authors' evaluation code (tools/reference/harness.py runs their
  * evaluate() and aggregate_results() on the same instances). Their code only finds an answer when
@@ -20,19 +20,18 @@
 import { Domain, Synthetic } from "@cupid-lab/core"
 import * as OpenAiServer from "@cupid-lab/providers/testing/OpenAiServer"
 import * as ReferenceHarness from "@cupid-lab/scorers/testing/ReferenceHarness"
-import { describe, expect, it } from "@effect/vitest"
+import { beforeAll, describe, expect, it } from "@effect/vitest"
 import { Effect } from "effect"
-import { spawn } from "node:child_process"
+import { spawnSync } from "node:child_process"
 import * as fs from "node:fs"
 import * as path from "node:path"
 import { fileURLToPath } from "node:url"
 import type { ResultLine, Summary } from "../src/ResultLine.js"
 import { type ChatBody, kindOf } from "./fixtures/paperModel.js"
-import { lines, tempDir } from "./support.js"
+import { cleanEnv, lines, runProcess, tempDir } from "./support.js"
 
 const repoRoot = fileURLToPath(new URL("../../../", import.meta.url))
-const tsx = path.join(repoRoot, "node_modules", ".bin", "tsx")
-const cli = path.join(repoRoot, "packages", "experiments", "src", "bin", "cli.ts")
+const compiled = path.join(repoRoot, "packages", "experiments", "dist", "cli.mjs")
 const subject = "test-subject"
 const gpt4o = "gpt-4o-2024-11-20"
 const prefmatcher = "kixlab/prefmatcher-7b"
@@ -114,23 +113,15 @@ scorers:
   - { use: judge, model: evaluator, prompts: reference, accounting: ${v.accounting} }
 `
 
-const runCli = (args: ReadonlyArray<string>, env: Record<string, string>) =>
-  Effect.promise(() =>
-    new Promise<{ code: number | null; stdout: string; stderr: string }>((resolve, reject) => {
-      const child = spawn(tsx, [cli, ...args], { cwd: repoRoot, env, stdio: ["ignore", "pipe", "pipe"] })
-      let stdout = "", stderr = ""
-      child.stdout.on("data", (d: Buffer) => (stdout += d.toString("utf8")))
-      child.stderr.on("data", (d: Buffer) => (stderr += d.toString("utf8")))
-      child.on("error", reject)
-      child.on("close", (code) => resolve({ code, stdout, stderr }))
-    })
-  )
+/** The compiled CLI a user runs (`npx cupid-lab`), rebuilt first when a source is newer. */
+const runCli = (args: ReadonlyArray<string>, env: Record<string, string>) => runProcess(process.execPath, [compiled, ...args], { cwd: repoRoot, env })
 
-const childEnv = (): Record<string, string> => {
-  const env: Record<string, string> = {}
-  for (const [k, v] of Object.entries(process.env)) if (v !== undefined && !/^(OPENAI_|CUPID_)/.test(k)) env[k] = v
-  return { ...env, NO_COLOR: "1", OPENAI_API_KEY: "sk-test-fidelity", CUPID_REFERENCE_DIR: ReferenceHarness.referenceDir }
-}
+const childEnv = (): Record<string, string> => ({
+  ...cleanEnv(),
+  NO_COLOR: "1",
+  OPENAI_API_KEY: "sk-test-fidelity",
+  CUPID_REFERENCE_DIR: ReferenceHarness.referenceDir
+})
 
 const dataOf = (row: Domain.CupidRow) => ({
   current_request: row.current_request,
@@ -144,6 +135,11 @@ const variants: ReadonlyArray<Variant> = [
   { name: "defective answers, reference accounting, GPT-4o matcher", script: "defects", accounting: "reference", matcher: gpt4o },
   { name: "defective answers, reference accounting, PrefMatcher-7B", script: "defects", accounting: "reference", matcher: prefmatcher }
 ]
+
+beforeAll(() => {
+  const built = spawnSync(process.execPath, [path.join(repoRoot, "tools", "build-cli.mjs"), "--if-stale", "--quiet"], { encoding: "utf8" })
+  if (built.status !== 0) throw new Error(`building the CLI failed: ${built.stderr}`)
+})
 
 describe("the authors' prompts, parsing and arithmetic, against their own code", () => {
   // Three personas of a seed no other test uses: 9 instances, 3 of each type.

@@ -4,7 +4,7 @@
  */
 import { Dataset, Domain, Errors, Models, Plugin, Retriever, Scorer } from "@cupid-lab/core"
 import { Effect, Schema, Stream } from "effect"
-import { spawnSync } from "node:child_process"
+import { spawn, spawnSync } from "node:child_process"
 import * as fs from "node:fs"
 import * as os from "node:os"
 import * as path from "node:path"
@@ -236,3 +236,32 @@ export const loopbackSweep = (o: { name: string; personas: number; cacheDir: str
     "scorers: [{ use: retrieval, ks: [2] }, { use: cost }]",
     "concurrency: 2"
   ].join("\n") + "\n"
+
+/** How a child process ended, with everything it printed. */
+export interface ProcessExit {
+  readonly code: number | null
+  readonly stdout: string
+  readonly stderr: string
+}
+
+/** Run a command to its end; the test process stays free to serve loopback HTTP meanwhile. */
+export const runProcess = (command: string, args: ReadonlyArray<string>, options: { readonly cwd: string; readonly env: Record<string, string> }) =>
+  Effect.promise(() =>
+    new Promise<ProcessExit>((resolve, reject) => {
+      const child = spawn(command, args, { cwd: options.cwd, env: options.env, stdio: ["ignore", "pipe", "pipe"] })
+      let stdout = "", stderr = ""
+      child.stdout.on("data", (d: Buffer) => (stdout += d.toString("utf8")))
+      child.stderr.on("data", (d: Buffer) => (stderr += d.toString("utf8")))
+      child.on("error", reject)
+      child.on("close", (code) => resolve({ code, stdout, stderr }))
+    })
+  )
+
+/** The parent's environment without model or CUPID settings of its own (a developer's keys never leak into a test). */
+export const cleanEnv = (): Record<string, string> => {
+  const env: Record<string, string> = {}
+  for (const [k, v] of Object.entries(process.env)) {
+    if (v !== undefined && !/^(OPENAI_|CUPID_|CO_API_KEY)/.test(k)) env[k] = v
+  }
+  return env
+}

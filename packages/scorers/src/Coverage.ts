@@ -185,7 +185,9 @@ export const llm = (plugin: string, spec: MatcherSpec): Effect.Effect<Matcher, E
     const lm = yield* (yield* Models.Models).languageModel(spec.model)
     const reference = usesReference(spec)
     const prefmatcher = lm.info.model === prefmatcherModel
+    // Rendered once: the same block opens every matching call's system message.
     const examples = reference && !prefmatcher ? yield* ReferencePrompts.matcherExamples : undefined
+    const examplesText = examples === undefined ? "" : ReferencePrompts.renderMatcherExamples(examples)
     const template = !reference
       ? yield* Template.load(plugin, spec.template, "match.md", ["preference", "checklist", "count"], ["preference", "checklist"])
       : prefmatcher
@@ -199,7 +201,7 @@ export const llm = (plugin: string, spec: MatcherSpec): Effect.Effect<Matcher, E
           preference,
           checklist: ReferencePrompts.numberedChecklist(items),
           // A dry run without the authors' files prices the call without the examples' text.
-          ...(prefmatcher ? {} : { examples: examples === undefined ? "" : ReferencePrompts.renderMatcherExamples(examples) })
+          ...(prefmatcher ? {} : { examples: examplesText })
         }
         : { preference, checklist: ReferencePrompts.numberedChecklist(items), count: String(items.length) }
     const request = (items: ReadonlyArray<string>, preference: string, strict: boolean): LanguageModel.CompletionRequest => {

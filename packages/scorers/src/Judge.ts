@@ -19,8 +19,11 @@ import { Accounting } from "./ReferenceAccounting.js"
 
 export const name = "judge"
 
+const { json: _json, ...callFields } = Checklist.llmSpec(8192).fields
+
 export const Options = Schema.Struct({
-  ...Checklist.llmSpec(8192).fields,
+  /** A `models:` entry, its prompt pack, template, token limit and temperature (the judge asks for no JSON). */
+  ...callFields,
   /** `strict` (default) or `reference`: the authors' arithmetic (see ReferenceAccounting). */
   accounting: Schema.optionalWith(Accounting, { default: () => "strict" as const })
 })
@@ -74,7 +77,7 @@ export const plugin = Plugin.scorer({
       const fail = (reason: string) => new Errors.StageError({ stage: "score", plugin: name, reason: `${who}: ${reason}` })
       const read = (text: string): Either.Either<number, string> =>
         options.accounting === "reference" ? Either.right(ReferenceAccounting.judgeScore(text)) : parseScore(text)
-      const settings = Checklist.requestSettings({ ...options, json: options.json ?? false })
+      const settings = Checklist.requestSettings({ ...options, json: false })
       const service: Scorer.Service = {
         metrics,
         score: ({ instance, trace }) => {

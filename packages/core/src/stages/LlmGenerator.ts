@@ -21,7 +21,7 @@ import { Effect, Schema } from "effect"
 import { type ModelNotConfigured, PluginError, StageError } from "../Errors.js"
 import type * as Generator from "../Generator.js"
 import { renderEvidence, renderInteractionLog } from "../internal/stages/evidence.js"
-import { ask, maxTokensOption, modelOption, referenceMaxTokens, temperatureOption, templateOption, thinkingOption, withoutThinking } from "../internal/stages/llm.js"
+import { ask, referenceMaxTokens, stageFields, withoutThinking } from "../internal/stages/llm.js"
 import { Models } from "../Models.js"
 import * as Plugin from "../Plugin.js"
 import * as ReferencePrompts from "../ReferencePrompts.js"
@@ -31,7 +31,7 @@ export const PreferenceSource = Schema.Literal("inferred", "gold", "none")
 export type PreferenceSource = typeof PreferenceSource.Type
 
 export const Options = Schema.Struct({
-  model: modelOption,
+  ...stageFields(referenceMaxTokens),
   preference: Schema.optionalWith(
     PreferenceSource.annotations({ description: "Which preference the answer should satisfy: inferred, gold (oracle) or none." }),
     { default: () => "inferred" as const }
@@ -39,11 +39,7 @@ export const Options = Schema.Struct({
   prompts: Schema.optionalWith(
     Schema.Literal("project", "reference").annotations({ description: "project (default) or reference (the authors' generation prompt; preference: none only)." }),
     { default: () => "project" as const }
-  ),
-  template: templateOption,
-  maxTokens: maxTokensOption(referenceMaxTokens),
-  temperature: temperatureOption,
-  thinking: thinkingOption
+  )
 })
 export type Options = typeof Options.Type
 

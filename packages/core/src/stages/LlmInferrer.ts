@@ -27,7 +27,7 @@ import { Effect, Schema } from "effect"
 import { type ModelNotConfigured, type PluginError, StageError } from "../Errors.js"
 import type * as Inferrer from "../Inferrer.js"
 import { renderEvidence, renderInteractionLog } from "../internal/stages/evidence.js"
-import { ask, maxTokensOption, modelOption, referenceMaxTokens, temperatureOption, templateOption, thinkingOption, withoutThinking } from "../internal/stages/llm.js"
+import { ask, referenceMaxTokens, stageFields, withoutThinking } from "../internal/stages/llm.js"
 import { examplePreference, type ParseResult, parsePreference, referenceHeading } from "../internal/stages/preferenceFormat.js"
 import { Models } from "../Models.js"
 import * as Plugin from "../Plugin.js"
@@ -38,15 +38,11 @@ export const Prompts = Schema.Literal("project", "hinted", "reference")
 export type Prompts = typeof Prompts.Type
 
 export const Options = Schema.Struct({
-  model: modelOption,
+  ...stageFields(referenceMaxTokens),
   prompts: Schema.optionalWith(
     Prompts.annotations({ description: "project (default), hinted (the project's prompt with hints about how CUPID was built) or reference (the authors' prompts)." }),
     { default: () => "project" as const }
-  ),
-  template: templateOption,
-  maxTokens: maxTokensOption(referenceMaxTokens),
-  temperature: temperatureOption,
-  thinking: thinkingOption
+  )
 })
 export type Options = typeof Options.Type
 

@@ -18,24 +18,19 @@
 import { Effect, Schema } from "effect"
 import { dialogueText, type SessionSummary, type SessionView } from "../Domain.js"
 import { type ModelNotConfigured, type PluginError, StageError } from "../Errors.js"
-import { ask, maxTokensOption, modelOption, temperatureOption, templateOption, thinkingOption, withoutThinking } from "../internal/stages/llm.js"
+import { ask, stageFields, withoutThinking } from "../internal/stages/llm.js"
 import { exampleSummary, type ParsedSummary, parseSummary } from "../internal/stages/summaryFormat.js"
-import { jsonObject } from "../internal/stages/text.js"
 import { Models } from "../Models.js"
 import * as Plugin from "../Plugin.js"
 import type * as Summarizer from "../Summarizer.js"
 import * as PromptTemplate from "./PromptTemplate.js"
 
 export const Options = Schema.Struct({
-  model: modelOption,
+  ...stageFields(4096),
   scope: Schema.optionalWith(
     Schema.Literal("log", "session").annotations({ description: "log: one call over all sessions (the paper's); session: one call per session." }),
     { default: () => "log" as const }
-  ),
-  template: templateOption,
-  maxTokens: maxTokensOption(4096),
-  temperature: temperatureOption,
-  thinking: thinkingOption
+  )
 })
 export type Options = typeof Options.Type
 
@@ -74,22 +69,15 @@ const strings = (v: unknown): ReadonlyArray<string> | undefined =>
  * (a bare list is read too), one entry per session, numbered 1..n or in order.
  */
 export const parseLog = (answer: string, n: number): { readonly ok: true; readonly value: ReadonlyArray<ParsedSummary> } | { readonly ok: false; readonly reason: string } => {
-  const fenced = /```(?:json)?\s*([\s\S]*?)```/.exec(answer)?.[1]
-  const candidates = [answer, fenced ?? ""]
-  let list: unknown
-  for (const c of candidates) {
-    try {
-      const v = JSON.parse(c.trim()) as unknown
-      list = Array.isArray(v) ? v : (v as Record<string, unknown> | null)?.["sessions"]
-      if (list !== undefined) break
-    } catch {
-      const obj = jsonObject(c)
-      if (obj !== undefined && Array.isArray(obj["sessions"])) {
-        list = obj["sessions"]
-        break
-      }
-    }
+  // The JSON of the first code fence, else the whole answer.
+  const text = /```(?:json)?\s*([\s\S]*?)```/.exec(answer)?.[1] ?? answer
+  let value: unknown
+  try {
+    value = JSON.parse(text.trim())
+  } catch {
+    value = undefined
   }
+  const list = Array.isArray(value) ? value : value !== null && typeof value === "object" ? (value as Record<string, unknown>)["sessions"] : undefined
   if (!Array.isArray(list)) return { ok: false, reason: `expected {"sessions": [...]} with ${n} entries; got: "${excerpt(answer)}"` }
   if (list.length !== n) return { ok: false, reason: `expected ${n} session summaries, got ${list.length}` }
   const out: Array<ParsedSummary | undefined> = new Array(n)

@@ -38,14 +38,14 @@ export const thinkingOption = Schema.optionalWith(
 /** The reference's token limit for the model under test (its example subject model wrapper). */
 export const referenceMaxTokens = 8192
 
-/** The options of a stage that makes one kind of call to one model. */
-export const callOptions = (defaultMaxTokens: number) =>
-  Schema.Struct({
-    model: modelOption,
-    template: templateOption,
-    maxTokens: maxTokensOption(defaultMaxTokens),
-    temperature: temperatureOption
-  })
+/** The option fields every LLM stage shares; a stage adds its own (prompt pack, scope, preference). */
+export const stageFields = (defaultMaxTokens: number) => ({
+  model: modelOption,
+  template: templateOption,
+  maxTokens: maxTokensOption(defaultMaxTokens),
+  temperature: temperatureOption,
+  thinking: thinkingOption
+})
 
 export interface CallSettings {
   readonly temperature: number | null
