@@ -12,6 +12,8 @@ import type { ModelInfo } from "./LanguageModel.js"
 export interface Embeddings {
   readonly vectors: ReadonlyArray<Float32Array>
   readonly promptTokens: number
+  /** HTTP requests this took, retries included (providers that send requests set it). */
+  readonly requests?: number
 }
 
 export interface Service {

@@ -7,7 +7,7 @@
  * const out = yield* lm.complete({ messages: [{ role: "user", content: "Hi" }], temperature: 0 })
  * out.text
  */
-import type { Effect } from "effect"
+import { type Effect, Either } from "effect"
 import type { ModelError } from "./Errors.js"
 
 export interface ChatMessage {
@@ -38,7 +38,20 @@ export interface CompletionRequest {
    * provider.
    */
   readonly accept?: (text: string) => boolean
+  /**
+   * How the caller reads an answer: its call's transcript records what this gives (the value read,
+   * or why the answer could not be read). Never changes what is cached (that is `accept`'s); not
+   * part of the cache key; never sent to a provider.
+   */
+  readonly read?: (text: string) => Reading
 }
+
+/** What a caller read from an answer: a value, or why there was none. */
+export type Reading = { readonly ok: true; readonly value: unknown } | { readonly ok: false; readonly reason: string }
+
+/** A parser's `Either` (value, or why not) as a {@link Reading}. */
+export const reading = (read: Either.Either<unknown, string>): Reading =>
+  Either.isRight(read) ? { ok: true, value: read.right } : { ok: false, reason: read.left }
 
 export interface Completion {
   readonly text: string

@@ -6,7 +6,7 @@
  * import { Models } from "@cupid-lab/core"
  * const lm = yield* (yield* Models.Models).languageModel("judge")
  */
-import { Context, Effect, Layer, Schema } from "effect"
+import { Clock, Context, Effect, Either, Layer, Schema } from "effect"
 import type * as EmbeddingModel from "./EmbeddingModel.js"
 import { ModelError, ModelNotConfigured } from "./Errors.js"
 import * as LanguageModel from "./LanguageModel.js"
@@ -115,7 +115,7 @@ export const completionKey = (info: LanguageModel.ModelInfo, request: LanguageMo
 
 /** What a provider receives: the request without framework-only fields. */
 export const providerRequest = (request: LanguageModel.CompletionRequest): LanguageModel.CompletionRequest => {
-  const { dryRunAnswer: _dry, accept: _accept, ...sent } = request
+  const { dryRunAnswer: _dry, accept: _accept, read: _read, ...sent } = request
   return sent
 }
 
@@ -152,52 +152,73 @@ export const cachedLanguageModel = (
   dry = false
 ): LanguageModel.Service => ({
   info: inner.info,
-  complete: (request) => {
-    // The dry model is the one consumer of `dryRunAnswer`; a real provider never receives it.
-    const call = inner.complete(dry ? request : providerRequest(request))
-    const accept = request.accept
-    const truncated = (c: LanguageModel.Completion) => c.finishReason === "length"
-    const usable = (c: LanguageModel.Completion) =>
-      !truncated(c) && !LanguageModel.isRefusal(c.text) && (accept === undefined || accept(c.text))
-    // The cache keeps the answer alone: how many requests it took is this call's, not the answer's.
-    let sent: number | undefined
-    const checked = Effect.flatMap(call, (c) => {
-      sent = c.requests
-      return usable(c)
-        ? Effect.succeed({ text: c.text, promptTokens: c.promptTokens, completionTokens: c.completionTokens })
-        : Effect.fail(new Rejected(c))
-    })
-    const record = (value: LanguageModel.Completion | undefined, cached: boolean, requests: number | undefined) =>
-      Usage.record({
-        provider: inner.info.provider,
-        model: inner.info.model,
-        kind: "complete",
-        promptTokens: value?.promptTokens ?? 0,
-        completionTokens: value?.completionTokens ?? 0,
-        cached,
-        ...(requests !== undefined ? { requests } : {}),
-        ...(value === undefined ? { failed: true } : {})
+  complete: (request) =>
+    Effect.gen(function*() {
+      const sent = providerRequest(request)
+      // The dry model is the one consumer of `dryRunAnswer`; a real provider never receives it.
+      const call = inner.complete(dry ? request : sent)
+      const accept = request.accept
+      const truncated = (c: LanguageModel.Completion) => c.finishReason === "length"
+      const usable = (c: LanguageModel.Completion) =>
+        !truncated(c) && !LanguageModel.isRefusal(c.text) && (accept === undefined || accept(c.text))
+      // The cache keeps the answer alone: how many requests it took, and why the model stopped,
+      // are this call's, not the answer's.
+      let requests: number | undefined
+      let finishReason: string | undefined
+      const checked = Effect.flatMap(call, (c) => {
+        requests = c.requests
+        finishReason = c.finishReason
+        return usable(c)
+          ? Effect.succeed({ text: c.text, promptTokens: c.promptTokens, completionTokens: c.completionTokens })
+          : Effect.fail(new Rejected(c))
       })
-    const fail = (reason: string) =>
-      Effect.fail(new ModelError({ provider: inner.info.provider, model: inner.info.model, reason, retryable: false }))
-    return cache.getOrCompute(completionKey(inner.info, request), checked, { schema: StoredCompletion, accept: usable }).pipe(
-      Effect.catchIf(
-        (e): e is Rejected => e instanceof Rejected,
-        (e) => Effect.succeed({ value: e.completion, cached: false })
-      ),
-      Effect.tapError((e) => (e instanceof ModelError ? record(undefined, false, e.requests) : Effect.void)),
-      Effect.tap(({ value, cached }) => record(value, cached, cached ? 0 : sent)),
-      Effect.flatMap(({ value }) =>
-        truncated(value)
-          ? fail(
-            `truncated: the answer stopped at the token limit (${request.maxTokens ?? "the model's default"} tokens) and is not read as an answer; raise maxTokens for this stage (truncated answers are never cached)`
+      const record = (value: LanguageModel.Completion | undefined, cached: boolean, detail: Omit<Usage.CallDetail, "request">) =>
+        Usage.record({
+          provider: inner.info.provider,
+          model: inner.info.model,
+          kind: "complete",
+          promptTokens: value?.promptTokens ?? 0,
+          completionTokens: value?.completionTokens ?? 0,
+          cached,
+          ...(cached ? { requests: 0 } : requests !== undefined ? { requests } : {}),
+          ...(value === undefined ? { failed: true } : {}),
+          detail: { request: sent, ...detail }
+        })
+      const fail = (reason: string) =>
+        Effect.fail(new ModelError({ provider: inner.info.provider, model: inner.info.model, reason, retryable: false }))
+      const started = yield* Clock.currentTimeMillis
+      const got = yield* Effect.either(
+        cache.getOrCompute(completionKey(inner.info, request), checked, { schema: StoredCompletion, accept: usable }).pipe(
+          Effect.catchIf(
+            (e): e is Rejected => e instanceof Rejected,
+            (e) => Effect.succeed({ value: e.completion, cached: false })
           )
-          : accept !== undefined && LanguageModel.isRefusal(value.text)
-          ? fail(`the answer is a refusal, which counts as unparseable: "${excerpt(value.text)}" (refusals are never cached; a rerun asks again)`)
-          : Effect.succeed(value)
+        )
       )
-    )
-  }
+      const latencyMs = (yield* Clock.currentTimeMillis) - started
+      if (Either.isLeft(got)) {
+        const e = got.left
+        if (e instanceof ModelError) {
+          requests = e.requests
+          yield* record(undefined, false, { latencyMs, error: e.reason })
+        }
+        return yield* Effect.fail(e)
+      }
+      const { value, cached } = got.right
+      const problem = truncated(value)
+        ? `truncated: the answer stopped at the token limit (${request.maxTokens ?? "the model's default"} tokens) and is not read as an answer; raise maxTokens for this stage (truncated answers are never cached)`
+        : accept !== undefined && LanguageModel.isRefusal(value.text)
+        ? `the answer is a refusal, which counts as unparseable: "${excerpt(value.text)}" (refusals are never cached; a rerun asks again)`
+        : undefined
+      yield* record(value, cached, {
+        latencyMs,
+        answer: value.text,
+        ...(!cached && finishReason !== undefined ? { finishReason } : {}),
+        ...(problem !== undefined ? { error: problem } : request.read !== undefined ? { reading: request.read(value.text) } : {})
+      })
+      if (problem !== undefined) return yield* fail(problem)
+      return value
+    })
 })
 
 /** How one text's embedding is stored in the cache: the vector and the tokens it counted for. */
@@ -218,6 +239,7 @@ export const cachedEmbeddingModel = (
   info: inner.info,
   embed: (texts) =>
     Effect.gen(function*() {
+      const started = yield* Clock.currentTimeMillis
       const keys = texts.map((t) => embeddingKey(inner.info, t))
       const out = new Array<Float32Array | undefined>(texts.length)
       const missIdx: Array<number> = []
@@ -229,9 +251,25 @@ export const cachedEmbeddingModel = (
           tokens += hit.value.t
         } else missIdx.push(i)
       }
+      const record = (cached: boolean, requests: number | undefined, failure?: string) =>
+        Effect.flatMap(Clock.currentTimeMillis, (now) =>
+          Usage.record({
+            provider: inner.info.provider,
+            model: inner.info.model,
+            kind: "embed",
+            promptTokens: tokens,
+            completionTokens: 0,
+            cached,
+            ...(requests !== undefined ? { requests } : {}),
+            ...(failure !== undefined ? { failed: true } : {}),
+            detail: { latencyMs: now - started, inputs: texts.length, ...(failure !== undefined ? { error: failure } : {}) }
+          })
+        )
+      let requests: number | undefined
       if (missIdx.length > 0) {
         const unique = [...new Set(missIdx.map((i) => texts[i]!))]
-        const result = yield* inner.embed(unique)
+        const result = yield* inner.embed(unique).pipe(Effect.tapError((e) => record(false, e.requests, e.reason)))
+        requests = result.requests
         const perText = unique.length === 0 ? 0 : Math.round(result.promptTokens / unique.length)
         const byText = new Map<string, Float32Array>()
         for (let j = 0; j < unique.length; j++) {
@@ -246,14 +284,7 @@ export const cachedEmbeddingModel = (
       }
       // One entry per call whatever the cache held, with the same token count either way, so
       // that results do not depend on the state of the cache.
-      yield* Usage.record({
-        provider: inner.info.provider,
-        model: inner.info.model,
-        kind: "embed",
-        promptTokens: tokens,
-        completionTokens: 0,
-        cached: missIdx.length === 0
-      })
+      yield* record(missIdx.length === 0, missIdx.length === 0 ? 0 : requests)
       return { vectors: out as Array<Float32Array>, promptTokens: tokens }
     })
 })
@@ -264,19 +295,26 @@ export const rerankKey = (info: LanguageModel.ModelInfo, query: string, document
 export const cachedReranker = (inner: Reranker.Service, cache: ModelCache["Type"]): Reranker.Service => ({
   info: inner.info,
   rerank: (query, documents) =>
-    Effect.flatMap(
-      cache.getOrCompute(rerankKey(inner.info, query, documents), inner.rerank(query, documents), { schema: StoredRerank }),
-      ({ value, cached }) =>
-        Effect.as(
+    Effect.gen(function*() {
+      const started = yield* Clock.currentTimeMillis
+      const record = (value: Reranker.Rerank | undefined, cached: boolean, requests: number | undefined, failure?: string) =>
+        Effect.flatMap(Clock.currentTimeMillis, (now) =>
           Usage.record({
             provider: inner.info.provider,
             model: inner.info.model,
             kind: "rerank",
-            promptTokens: value.promptTokens,
+            promptTokens: value?.promptTokens ?? 0,
             completionTokens: 0,
-            cached
-          }),
-          value
+            cached,
+            ...(requests !== undefined ? { requests } : {}),
+            ...(failure !== undefined ? { failed: true } : {}),
+            detail: { latencyMs: now - started, inputs: documents.length, ...(failure !== undefined ? { error: failure } : {}) }
+          })
         )
-    )
+      const { cached, value } = yield* cache.getOrCompute(rerankKey(inner.info, query, documents), inner.rerank(query, documents), { schema: StoredRerank }).pipe(
+        Effect.tapError((e) => (e instanceof ModelError ? record(undefined, false, e.requests, e.reason) : Effect.void))
+      )
+      yield* record(value, cached, cached ? 0 : value.requests)
+      return value
+    })
 })

@@ -13,6 +13,28 @@
  * yield* Usage.into(ledger, retriever.retrieve(input))
  */
 import { Effect, type Exit, FiberRef } from "effect"
+import type { CompletionRequest } from "./LanguageModel.js"
+
+/**
+ * What one call was, for its transcript: never part of a result line (it depends on the clock and
+ * on the cache), written by the sweep to the run's calls.jsonl.
+ */
+export interface CallDetail {
+  /** Milliseconds from the call to its answer (a cache lookup takes about none). */
+  readonly latencyMs: number
+  /** A completion's request as the provider receives it: messages and decoding settings. */
+  readonly request?: CompletionRequest
+  /** The answer's text as the model (or the cache) returned it, before anything is stripped. */
+  readonly answer?: string
+  /** Why the model stopped, as its provider says (absent for answers from the cache). */
+  readonly finishReason?: string
+  /** What the caller read from the answer (see CompletionRequest.read). */
+  readonly reading?: { readonly ok: true; readonly value: unknown } | { readonly ok: false; readonly reason: string }
+  /** Why the call failed: the model error after retries, a truncated answer or a refusal. */
+  readonly error?: string
+  /** Texts embedded or documents reranked. */
+  readonly inputs?: number
+}
 
 export interface UsageEntry {
   readonly stage: string
@@ -27,6 +49,8 @@ export interface UsageEntry {
   readonly requests?: number
   /** True when the call failed (after its retries); its requests were still sent. */
   readonly failed?: boolean
+  /** The call's transcript (recorded by `Models`' wrappers). */
+  readonly detail?: CallDetail
 }
 
 /**

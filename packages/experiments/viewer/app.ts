@@ -267,10 +267,40 @@ const ratingsTable = (ratings: Api.CellResult["ratings"]) =>
         h("td", {}, x.side === "gold" ? "gold (covered by the inference?)" : "inferred (covered by the gold?)"),
         h("td", { class: "num" }, ratingText(x.rating))))))
 
+/** One call of a transcript: what was sent, what came back, what the caller read, and how it went. */
+const callView = (c: Api.Call, n: number) => {
+  const facts = [
+    `${c.provider}/${c.model}`,
+    c.cached ? "answered by the cache" : `${c.requests} request${c.requests === 1 ? "" : "s"}${c.requests > 1 ? ` (${c.requests - 1} retr${c.requests === 2 ? "y" : "ies"})` : ""}`,
+    `${c.latencyMs} ms`,
+    `${c.promptTokens} + ${c.completionTokens} tokens`,
+    c.finishReason === undefined ? null : `finish: ${c.finishReason}`,
+    c.inputs === undefined ? null : `${c.inputs} inputs`
+  ].filter((x): x is string => x !== null)
+  const read = c.read === undefined ? null : c.read.ok
+    ? h("p", { class: "read" }, h("b", {}, "read: "), typeof c.read.value === "string" ? c.read.value : JSON.stringify(c.read.value))
+    : h("p", { class: "failed read" }, h("b", {}, "could not read the answer: "), c.read.reason)
+  return h("details", { class: `call${c.failed || c.error !== undefined ? " failed" : ""}`, "data-stage": c.stage },
+    h("summary", {}, `${n}. ${c.stage} · ${c.kind} · `, facts.join(" · "), c.error === undefined ? "" : " · failed"),
+    c.error === undefined ? null : h("p", { class: "failed" }, c.error),
+    read,
+    ...(c.request?.messages ?? []).map((m) => h("div", { class: `message ${m.role}` }, h("b", {}, m.role), h("pre", {}, m.content))),
+    c.request === undefined ? null : h("p", { class: "muted" }, "settings: ", JSON.stringify(Object.fromEntries(Object.entries(c.request).filter(([k]) => k !== "messages")))),
+    c.answer === undefined ? null : h("div", { class: "message answer" }, h("b", {}, "raw answer"), h("pre", {}, c.answer)))
+}
+
+/** A cell's model calls on the instance, grouped by stage in the order they were made. */
+const callsSection = (t: Api.InstanceCalls["cells"][number] | undefined) =>
+  t === undefined ? null : h("details", { class: "transcript" },
+    h("summary", {}, `Model calls: ${t.calls.length} (${t.calls.filter((c) => c.cached).length} from the cache, ${t.calls.reduce((n, c) => n + c.requests, 0)} requests sent)`,
+      t.attempts > 1 ? `; latest of ${t.attempts} attempts (${t.ranAt})` : ""),
+    ...t.calls.map(callView))
+
 const instancePage = async (p: URLSearchParams) => {
   const run = p.get("run") ?? ""
   const id = p.get("id") ?? ""
-  const d = await get<Api.InstanceDetail>("/api/instance", { run, id })
+  const [d, transcripts] = await Promise.all([get<Api.InstanceDetail>("/api/instance", { run, id }), get<Api.InstanceCalls>("/api/calls", { run, id })])
+  const callsOf = new Map(transcripts.cells.map((c) => [c.cell, c]))
   setWhere(link(run, "run", { run }), link("instances", "instances", { run }), id)
   const withResult = d.cells.filter((c) => d.results.some((r) => r.cell === c.id))
   const sessionRows = d.sessions.map((s) =>
@@ -299,7 +329,8 @@ const instancePage = async (p: URLSearchParams) => {
       h("table", { class: "scores" }, h("tbody", {}, ...r.scores.map((s) =>
         h("tr", {}, h("td", {}, metricName({ name: s.metric, heuristic: s.heuristic })), h("td", { class: "num" }, fmt(s.value), s.num === undefined ? "" : ` (${s.num}/${s.den})`))))),
       h("p", { class: "muted" }, `usage: ${r.usage.calls} calls, ${r.usage.promptTokens} prompt + ${r.usage.completionTokens} completion tokens`),
-      r.error === null ? null : h("p", { class: "failed" }, `${r.error.stage} (${r.error.plugin}) ${r.error.tag}: ${r.error.message}`)))
+      r.error === null ? null : h("p", { class: "failed" }, `${r.error.stage} (${r.error.plugin}) ${r.error.tag}: ${r.error.message}`),
+      callsSection(callsOf.get(r.cell))))
   return [
     h("h1", {}, `${d.id} (${d.type})`),
     runTabs(run, "instances"),

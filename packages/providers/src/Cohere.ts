@@ -175,7 +175,7 @@ export const make = (
     }
 
     const embedBatch = (batch: ReadonlyArray<string>) =>
-      guard((deadline) =>
+      guard.counted((deadline) =>
         send(deadline, (signal) =>
           client.embed(
             Text.definedOnly({
@@ -206,15 +206,16 @@ export const make = (
         ? Effect.succeed({ vectors: [], promptTokens: 0 })
         : Effect.forEach(Text.chunks(texts, options.batchSize), embedBatch, { concurrency: "unbounded" }).pipe(
             Effect.map((parts) => ({
-              vectors: parts.flatMap((p) => p.vectors),
-              promptTokens: parts.reduce((n, p) => n + p.promptTokens, 0)
+              vectors: parts.flatMap(([p]) => p.vectors),
+              promptTokens: parts.reduce((n, [p]) => n + p.promptTokens, 0),
+              requests: parts.reduce((n, [, r]) => n + r, 0)
             }))
           )
 
     const rerank = (query: string, documents: ReadonlyArray<string>) =>
       documents.length === 0
         ? Effect.succeed({ scores: [], promptTokens: 0 })
-        : guard((deadline) =>
+        : guard.counted((deadline) =>
             send(deadline, (signal) =>
               client.rerank({ model, query, documents: [...documents], topN: documents.length }, requestOptions(signal))
             ).pipe(
@@ -232,7 +233,7 @@ export const make = (
                     })
               })
             )
-          )
+          ).pipe(Effect.map(([r, requests]) => ({ ...r, requests })))
 
     return { languageModel: { info, complete }, embeddingModel: { info, embed }, reranker: { info, rerank } }
   })

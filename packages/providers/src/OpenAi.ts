@@ -190,7 +190,7 @@ export const make = (
     }
 
     const embedBatch = (batch: ReadonlyArray<string>) =>
-      guard((deadline) =>
+      guard.counted((deadline) =>
         send(deadline, (signal) =>
           client.embeddings.create(
             {
@@ -231,8 +231,9 @@ export const make = (
         ? Effect.succeed({ vectors: [], promptTokens: 0 })
         : Effect.forEach(Text.chunks(texts, options.batchSize), embedBatch, { concurrency: "unbounded" }).pipe(
             Effect.map((parts) => ({
-              vectors: parts.flatMap((p) => p.vectors),
-              promptTokens: parts.reduce((n, p) => n + p.promptTokens, 0)
+              vectors: parts.flatMap(([p]) => p.vectors),
+              promptTokens: parts.reduce((n, [p]) => n + p.promptTokens, 0),
+              requests: parts.reduce((n, [, r]) => n + r, 0)
             }))
           )
 

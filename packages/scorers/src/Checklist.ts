@@ -8,7 +8,7 @@
  * Checklist.splitClauses("Answers must be brief and use numbered steps; cite sources.")
  * // ["Answers must be brief", "use numbered steps", "cite sources"]
  */
-import { Errors, Hash, type LanguageModel, type Memo, Models, PromptTemplate, ReferencePrompts } from "@cupid-lab/core"
+import { Errors, Hash, LanguageModel, type Memo, Models, PromptTemplate, ReferencePrompts } from "@cupid-lab/core"
 import { Effect, Either, Schema } from "effect"
 import * as Json from "./internal/Json.js"
 import { contentWords } from "./internal/Nlp.js"
@@ -148,6 +148,7 @@ export const llm = (
       messages: PromptTemplate.render(template, reference ? { preferences: preference } : { preference }),
       dryRunAnswer: reference ? `**Analysis**\n\nTwo aspects.\n\n**Checklist**\n\n\`\`\`json\n${dryRunAnswer(preference)}\n\`\`\`` : dryRunAnswer(preference),
       ...requestSettings(spec),
+      read: (text) => LanguageModel.reading(read(text)),
       ...(accounting === "strict" ? { accept: (text: string) => Either.match(read(text), { onLeft: () => false, onRight: (items) => items.length > 0 }) } : {})
     })
     return {

@@ -9,7 +9,7 @@
  * Coverage.lexicalCoverage("Are the steps numbered?", "Number every step.") // 1
  * const ratings = yield* Coverage.lexical(Coverage.defaultLexical).rate(items, preference)
  */
-import { Errors, type LanguageModel, type Memo, Models, PromptTemplate, ReferencePrompts } from "@cupid-lab/core"
+import { Errors, LanguageModel, type Memo, Models, PromptTemplate, ReferencePrompts } from "@cupid-lab/core"
 import { Effect, Either, Schema } from "effect"
 import { llmSpec, requestSettings, usesReference } from "./Checklist.js"
 import * as Json from "./internal/Json.js"
@@ -212,6 +212,9 @@ export const llm = (plugin: string, spec: MatcherSpec): Effect.Effect<Matcher, E
         messages: PromptTemplate.render(template, values(items, preference)),
         dryRunAnswer: reference && !prefmatcher ? `\`\`\`json\n${answer}\n\`\`\`` : answer,
         ...requestSettings(spec),
+        read: strict
+          ? (text) => LanguageModel.reading(parseRatings(text, items.length))
+          : (text) => ({ ok: true, value: ReferenceAccounting.matcherSum(text, prefmatcher) }),
         ...(strict ? { accept: (text: string) => Either.isRight(parseRatings(text, items.length)) } : {})
       }
     }

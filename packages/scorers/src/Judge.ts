@@ -9,7 +9,7 @@
  * import { Judge } from "@cupid-lab/scorers"
  * Judge.parseScore("Strong answer.\n\nScore: 8/10") // Either.right(8)
  */
-import { Errors, type LanguageModel, Models, Plugin, PromptTemplate, ReferencePrompts, Scorer } from "@cupid-lab/core"
+import { Errors, LanguageModel, Models, Plugin, PromptTemplate, ReferencePrompts, Scorer } from "@cupid-lab/core"
 import { Effect, Either, Schema } from "effect"
 import * as Json from "./internal/Json.js"
 import * as Checklist from "./Checklist.js"
@@ -100,6 +100,7 @@ export const plugin = Plugin.scorer({
             ),
             dryRunAnswer: reference ? "### Evaluation of AI Assistant's Response\n\n1. In part.\n\n### Evaluation Label\n\nAbove Average\n\n### Evaluation Score\n\n6" : dryRunAnswer,
             ...settings,
+            read: (text) => LanguageModel.reading(read(text)),
             ...(options.accounting === "strict" ? { accept: (text: string) => Either.isRight(parseScore(text)) } : {})
           }
           return lm.complete(request).pipe(

@@ -95,7 +95,10 @@ export const make = (options: Options): Effect.Effect<Generator.Service, PluginE
         values.preference = input.preference
       }
       const messages = PromptTemplate.render(template, values)
-      const answer = yield* ask(lm, "generate", "llm", messages, options, dryRunAnswerFor, (a) => parse(a, options.thinking) !== undefined)
+      const answer = yield* ask(lm, "generate", "llm", messages, options, dryRunAnswerFor, (a) => {
+        const text = parse(a, options.thinking)
+        return text === undefined ? { ok: false, reason: "the model returned an empty reply" } : { ok: true, value: text }
+      })
       const text = parse(answer, options.thinking)
       if (text === undefined) return yield* fail("the model returned an empty reply")
       return { text } satisfies Generator.GeneratedResponse

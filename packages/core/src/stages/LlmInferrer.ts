@@ -86,7 +86,7 @@ export const make = (options: Options): Effect.Effect<Inferrer.Service, PluginEr
       const messages = reference
         ? PromptTemplate.render(template, { curr_request: input.request, interaction_log: renderInteractionLog(input.evidence) })
         : PromptTemplate.render(template, { request: input.request, evidence: renderEvidence(input.evidence) })
-      const answer = yield* ask(lm, "infer", "llm", messages, options, reference ? referenceDryRunAnswer : dryRunAnswerFor, (a) => read(a).ok)
+      const answer = yield* ask(lm, "infer", "llm", messages, options, reference ? referenceDryRunAnswer : dryRunAnswerFor, read)
       const parsed = read(answer)
       if (!parsed.ok) return yield* new StageError({ stage: "infer", plugin: "llm", reason: parsed.reason })
       return parsed.value satisfies Inferrer.InferredPreference

@@ -23,6 +23,7 @@ import { exampleSummary, type ParsedSummary, parseSummary } from "../internal/st
 import { Models } from "../Models.js"
 import * as Plugin from "../Plugin.js"
 import type * as Summarizer from "../Summarizer.js"
+import type * as LanguageModel from "../LanguageModel.js"
 import * as PromptTemplate from "./PromptTemplate.js"
 
 export const Options = Schema.Struct({
@@ -117,11 +118,11 @@ export const make = (options: Options): Effect.Effect<Summarizer.Service, Plugin
     const one = (session: SessionView) =>
       Effect.gen(function*() {
         const messages = PromptTemplate.render(template, { dialogue: dialogueText(session.dialogue) })
-        const usable = (a: string) => {
+        const read = (a: string): LanguageModel.Reading => {
           const p = parse(text(a))
-          return p.context.length + p.preferences.length > 0
+          return p.context.length + p.preferences.length > 0 ? { ok: true, value: p } : { ok: false, reason: `no list items found under a "Context:" or "Preferences:" heading` }
         }
-        const answer = yield* ask(lm, "summarize", "llm", messages, options, dryRunAnswerFor, usable)
+        const answer = yield* ask(lm, "summarize", "llm", messages, options, dryRunAnswerFor, read)
         const parsed = parse(text(answer))
         if (parsed.context.length + parsed.preferences.length === 0) {
           return yield* fail(`session ${session.id}: no list items found under a "Context:" or "Preferences:" heading; got: "${excerpt(answer)}"`)
@@ -134,7 +135,7 @@ export const make = (options: Options): Effect.Effect<Summarizer.Service, Plugin
         const ordered = [...sessions].sort((a, b) => a.index - b.index)
         const messages = PromptTemplate.render(template, { log: logOf(ordered), count: String(ordered.length) })
         const read = (a: string) => parseLog(text(a), ordered.length)
-        const answer = yield* ask(lm, "summarize", "llm", messages, options, dryRunLogAnswer(ordered.length), (a) => read(a).ok)
+        const answer = yield* ask(lm, "summarize", "llm", messages, options, dryRunLogAnswer(ordered.length), read)
         const parsed = read(answer)
         if (!parsed.ok) return yield* fail(`log of ${ordered.length} sessions: ${parsed.reason}`)
         const byId = new Map(ordered.map((s, i) => [s.id, parsed.value[i]!]))

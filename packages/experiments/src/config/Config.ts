@@ -129,6 +129,8 @@ export interface Config {
   readonly sweep: ReadonlyArray<SweepAxis>
   readonly cells: ReadonlyArray<ExplicitCell>
   readonly concurrency: number
+  /** What calls.jsonl keeps of each model call: `full` (requests and answers) or `counts` (without them); not part of the run's identity. */
+  readonly transcripts: "full" | "counts"
   /** The largest grid a sweep expands; a larger one is refused with its size before any work (not part of the run's identity). */
   readonly maxCells: number
   readonly cacheDir: string
@@ -214,6 +216,7 @@ const FileSchema = Schema.Struct({
   sweep: Schema.optionalWith(Options, { default: () => ({}) }),
   cells: Schema.optionalWith(Schema.Array(CellSchema), { default: () => [] }),
   concurrency: Schema.optionalWith(PositiveInt, { default: () => 4 }),
+  transcripts: Schema.optionalWith(Schema.Literal("full", "counts"), { default: () => "full" as const }),
   maxCells: Schema.optionalWith(PositiveInt, { default: () => defaultMaxCells }),
   cacheDir: Schema.optionalWith(Schema.String, { default: () => ".cache/models" }),
   /** A checkout of the CUPID authors' repository at the pinned commit, for `prompts: reference` (else CUPID_REFERENCE_DIR, else a download). */
@@ -322,6 +325,7 @@ const decodeFile = (
     sweep: sweep.right,
     cells,
     concurrency: c.concurrency,
+    transcripts: c.transcripts,
     maxCells: c.maxCells,
     cacheDir: c.cacheDir,
     ...(c.referenceDir !== undefined ? { referenceDir: c.referenceDir } : {}),
@@ -356,7 +360,7 @@ export const withOverrides = (config: Config, o: Overrides): Config => ({
 })
 
 /**
- * Hash of everything in a config that can change results (not `out`, `concurrency`, `maxCells`,
+ * Hash of everything in a config that can change results (not `out`, `concurrency`, `transcripts`, `maxCells`,
  * `cacheDir`, `referenceDir`, `description` or `report`, whose baseline and main metric only change
  * how the reports present the results), after interpolation and overrides. Sweep axes are hashed
  * as written (key and alternatives), so the hash is the same as before axes were decoded.

@@ -54,7 +54,8 @@ const metaSection = (a: Analysis, info: RunInfo | undefined): string => {
     ["Main metric", a.main === undefined ? "none" : `${e(Notes.metricLabel(a.main))} (${e(Notes.aggregateNote(a.main))}); ${e(a.mainReason)}`],
     ["Oracle cells ‡", e(a.cells.filter((c) => c.summary.usesGold).map((c) => c.summary.name).join(", ") || "none")],
     ["Heuristic metrics †", e(s.metrics.filter((m) => m.heuristic).map((m) => m.name).join(", ") || "none")],
-    ["Models called", a.models.length === 0 ? "none (every stage ran offline)" : a.models.map((m) => `<code>${e(m.id)}</code> ${Format.integer(m.calls)} calls, ${Format.integer(m.promptTokens + m.completionTokens)} tokens`).join("; ")]
+    ["Models called", a.models.length === 0 ? "none (every stage ran offline)" : a.models.map((m) => `<code>${e(m.id)}</code> ${Format.integer(m.calls)} calls, ${Format.integer(m.promptTokens + m.completionTokens)} tokens`).join("; ")],
+    ...(s.modelCalls === undefined ? [] : [["Transcripts", e(Notes.modelCalls(s.modelCalls))] as [string, string]])
   ]
   const meta = `<dl class="meta">${items.map(([k, v]) => `<dt>${e(k)}</dt><dd>${v}</dd>`).join("")}</dl>`
   return `${meta}<p class="note">${Notes.marks(a).map(e).join("<br>")}</p>`

@@ -9,7 +9,7 @@
  */
 import { Stage } from "@cupid-lab/core"
 import { Paired, Statistics } from "@cupid-lab/scorers"
-import type { CellSummary, MetricDescription, Slice } from "../results/ResultLine.js"
+import type { CellSummary, MetricDescription, Slice, Summary } from "../results/ResultLine.js"
 import type { Analysis } from "../analysis/Analysis.js"
 import type { Binned } from "../analysis/Bins.js"
 import type { Pairwise } from "../analysis/Pairwise.js"
@@ -120,3 +120,9 @@ export const tooSmallNote = (slice: string, n: number, needed: number, tests: nu
 /** How the every-pair tests were run. */
 export const pairwiseNote = (p: Pairwise): string =>
   `Cells are numbered; the superscripts on a value name the cells it beats on that metric and slice: a paired test between every two cells over the instances both scored ok, ${p.tests} tests in all, Holm-corrected as one family, adjusted p below 0.05, direction taken from the metric. p-values: ${p.forms.exact} exact (pairs differing on at most ${Paired.exactUpTo} instances: every sign pattern of those), ${p.forms.normal} from the normal approximation of the same permutation test (pairs differing on more)${p.forms.monteCarlo > 0 ? `, ${p.forms.monteCarlo} Monte-Carlo permutations (where the approximation did not apply)` : ""}.`
+
+/** The transcripts' totals in words (summary.modelCalls). */
+export const modelCalls = (c: NonNullable<Summary["modelCalls"]>): string =>
+  `Model calls recorded in calls.jsonl (${Format.integer(c.attempts)} pair attempts, earlier runs in this directory included): ` +
+  `${Format.integer(c.calls)} calls, ${Format.integer(c.cached)} answered by the cache, ${Format.integer(c.requests)} HTTP requests sent ` +
+  `(${Format.integer(c.retries)} of them retries), ${Format.integer(c.failed)} failed after their retries`

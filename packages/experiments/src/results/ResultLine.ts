@@ -167,6 +167,12 @@ export const Summary = Schema.Struct({
   baseline: Schema.String,
   /** The report's main metric when the config names one (`report.main`); else reports choose it from the metrics. */
   main: Schema.optional(Schema.String),
+  /**
+   * Model calls over every attempt recorded in calls.jsonl (absent when no pair called a model):
+   * calls, those the cache answered, HTTP requests the servers received (retries included), the
+   * retries among them and calls that failed.
+   */
+  modelCalls: Schema.optional(Schema.Struct({ attempts: Int, calls: Int, cached: Int, requests: Int, retries: Int, failed: Int })),
   metrics: Schema.Array(MetricDescription),
   cells: Schema.Array(CellSummary)
 })

@@ -9,6 +9,8 @@
  *   a pair is never in it twice. Temporary files left by a killed writer are removed.
  * - {@link Log.finalize} leaves the file sorted by (dataset order, cell order), so the same config,
  *   data and cache give a byte-identical file however the run was interrupted or resumed.
+ * - Each pair's model calls go to `calls.jsonl` (see Calls.ts), written before its result line at
+ *   each flush; that file is only appended to (a line cut short by a kill is cut off on open).
  * - One sweep at a time per directory: the log holds `<dir>/.lock` (see RunLock.ts) for its scope.
  * - A failed write (full disk, permissions) is a {@link RunError} saying so, with the number of
  *   lines safely in the file; those lines stay. A corrupt line stops the open with its line number;
@@ -22,10 +24,11 @@
  */
 import { Files } from "@cupid-lab/core"
 import { FileSystem } from "@effect/platform"
-import { Effect, Either, type Scope } from "effect"
+import { Effect, Either, Scope } from "effect"
 import * as path from "node:path"
 import { RunError } from "../Errors.js"
 import * as RunLock from "../run/RunLock.js"
+import * as Calls from "./Calls.js"
 import type { Row } from "./ResultLine.js"
 import * as RunDir from "./RunDir.js"
 
@@ -77,8 +80,8 @@ export interface Log {
   readonly isDone: (cell: string, instance: string) => boolean
   /** Lines in the file (kept + appended). */
   readonly size: () => number
-  /** Buffer one whole line (ending in "\n"); written at the next flush. */
-  readonly append: (line: { readonly cell: string; readonly instance: string; readonly text: string }) => void
+  /** Buffer one whole line (ending in "\n") and the pair's calls line, if any; written at the next flush. */
+  readonly append: (line: { readonly cell: string; readonly instance: string; readonly text: string; readonly calls?: string | undefined }) => void
   /** Write what is buffered with one append. After a failed write, every later flush fails with the same error. */
   readonly flush: Effect.Effect<void, RunError>
   /** Flush, then leave the file sorted (rewritten atomically when it is not). */
@@ -124,6 +127,31 @@ type Fate = "keep" | "drop" | "orphan" | "corrupt"
 
 /** Core's temporary files (Files.temporaryName): `<name>.<pid>.<n>.tmp`. */
 const temporary = /\.\d+\.\d+\.tmp$/
+
+/** Bytes read per step when looking for a file's last newline. */
+const tailBytes = 1 << 20
+
+/** Cut `file` after its last "\n" (a line cut short by a kill); nothing when it is whole or missing. */
+const cutPartialLine = (fileSystem: FileSystem.FileSystem, file: string) =>
+  Effect.scoped(Effect.gen(function*() {
+    if (!(yield* fileSystem.exists(file))) return
+    const size = Number((yield* fileSystem.stat(file)).size)
+    const input = yield* fileSystem.open(file, { flag: "r" })
+    const buf = Buffer.alloc(tailBytes)
+    let end = size
+    while (end > 0) {
+      const start = Math.max(0, end - tailBytes)
+      yield* input.seek(start, "start")
+      const n = Number(yield* input.read(buf.subarray(0, end - start)))
+      const nl = buf.subarray(0, n).lastIndexOf(10)
+      if (nl !== -1) {
+        end = start + nl + 1
+        break
+      }
+      end = start
+    }
+    if (end < size) yield* fileSystem.truncate(file, end)
+  }))
 
 /**
  * The log of `dir` for the scope: takes the directory's lock, tidies an earlier run's file, and on
@@ -202,6 +230,15 @@ export const open = Effect.fn("ResultLog.open")(function*(options: Options): Eff
     }
   }
 
+  const callsFile = path.join(dir, Calls.fileName)
+  yield* cutPartialLine(fileSystem, callsFile).pipe(
+    Effect.mapError((e) => new RunError({ path: callsFile, reason: `cannot drop the partial last line: ${Files.describe(e)}; ${remedy(e)}` }))
+  )
+  // Opened at the first pair with calls (an offline sweep leaves no calls.jsonl), for the log's scope.
+  const scope = yield* Effect.scope
+  let callsOut: FileSystem.File | undefined
+  let callsBuffer: Array<string> = []
+
   const out = yield* fileSystem.open(file, { flag: "a" }).pipe(Effect.mapError((e) => writeFailed(file, e, pairs.length, "open the results for appending")))
   let buffer: Array<string> = []
   // Lines, and their bytes, known to be whole in the file.
@@ -216,7 +253,23 @@ export const open = Effect.fn("ResultLog.open")(function*(options: Options): Eff
     const lines = buffer
     buffer = []
     const bytes = Buffer.from(lines.join(""), "utf8")
-    return out.writeAll(bytes).pipe(
+    // The calls first: a result line in the file always has its calls in theirs.
+    const transcripts = callsBuffer
+    callsBuffer = []
+    const writeCalls = transcripts.length === 0
+      ? Effect.void
+      : Effect.gen(function*() {
+        callsOut ??= yield* Scope.extend(fileSystem.open(callsFile, { flag: "a" }), scope)
+        yield* callsOut.writeAll(Buffer.from(transcripts.join(""), "utf8"))
+      }).pipe(
+        Effect.catchAll((e) =>
+          Effect.fail((failure = new RunError({
+            path: callsFile,
+            reason: `cannot append the call transcripts: ${Files.describe(e)}; ${written} result line${written === 1 ? " is" : "s are"} safely in ${fileName}; ${remedy(e)}`
+          })))
+        )
+      )
+    return Effect.zipRight(writeCalls, out.writeAll(bytes).pipe(
       Effect.tap(() =>
         Effect.sync(() => {
           written += lines.length
@@ -240,7 +293,7 @@ export const open = Effect.fn("ResultLog.open")(function*(options: Options): Eff
           })
         )
       )
-    )
+    ))
   }))
 
   // Scope end: whatever is buffered is written (an interrupted sweep keeps its last pairs).
@@ -287,10 +340,11 @@ export const open = Effect.fn("ResultLog.open")(function*(options: Options): Eff
     opened: { kept, retried, truncated, orphaned, corrupt: badCount, staleLock },
     isDone: (cell, instance) => done.has(`${cell}\u0000${instance}`),
     size: () => pairs.length,
-    append: ({ cell, instance, text }) => {
+    append: ({ calls, cell, instance, text }) => {
       done.add(`${cell}\u0000${instance}`)
       pairs.push({ cell, instance, bytes: Buffer.byteLength(text, "utf8") })
       buffer.push(text)
+      if (calls !== undefined) callsBuffer.push(calls)
     },
     flush,
     finalize

@@ -29,6 +29,7 @@ import { hash as configHash } from "../config/Config.js"
 import * as Grid from "../config/Grid.js"
 import { RunError } from "../Errors.js"
 import * as Report from "../render/Report.js"
+import * as Calls from "../results/Calls.js"
 import * as Columns from "../results/Columns.js"
 import type * as ResultLine from "../results/ResultLine.js"
 import * as ResultLog from "../results/ResultLog.js"
@@ -132,6 +133,7 @@ const runPairs = (
     const examples = new Map<Domain.InstanceType, Domain.Instance>()
     const stats = RunInfo.accumulator()
     const metaOf = Results.metaMaker()
+    const ranAt = new Date(startedAt).toISOString()
     const resumed = log.size()
     let failed = 0, seenAll = false
     const expected = () => (seenAll ? instanceOrder.size : p.instances)
@@ -179,7 +181,12 @@ const runPairs = (
           version.error === undefined ? Pipeline.run(cell.pipeline, version.instance) : Effect.succeed(Transforms.failedTrace(version.instance, version.error)),
           (trace) => {
             const line = Results.fromTrace(cell.identity, version.instance, meta, trace)
-            log.append({ cell: cell.cell.id, instance: version.instance.id, text: Results.encodeLine(line) })
+            log.append({
+              cell: cell.cell.id,
+              instance: version.instance.id,
+              text: Results.encodeLine(line),
+              calls: Calls.line({ cell: cell.cell.id, instance: version.instance.id, ranAt }, trace.usage, config.transcripts)
+            })
             rows.push(Results.toRow(line))
             stats.add(trace)
             if (trace.error !== undefined) failed++
@@ -218,6 +225,7 @@ const finish = (
     if (final.orphaned > 0) options.log?.(`${final.orphaned} lines of instances not in this dataset moved to ${ResultLog.orphanFileName}`)
     const appended = [...log.opened.kept, ...pairs.rows]
     const index = Columns.index(final.order.map((n) => appended[n]!))
+    const calls = yield* Calls.tally(path.join(out, Calls.fileName))
     const resumed = log.opened.kept.length
     const ran = pairs.rows.length
     const total = pairs.instanceOrder.size * built.length
@@ -234,6 +242,7 @@ const finish = (
       largeSample: config.bootstrap.largeSample,
       baseline: grid.baseline.id,
       ...(config.report.main !== undefined ? { main: config.report.main } : {}),
+      ...(calls.calls > 0 ? { modelCalls: calls } : {}),
       ...Summary.of(index, { metrics: p.metrics, seed: config.seed, resamples: config.bootstrap.resamples, largeSample: config.bootstrap.largeSample }, built.map((b) => ({
         id: b.cell.id,
         name: b.cell.name,

@@ -9,6 +9,7 @@
  *   GET /api/instances?run=<id>&type=&cell=&failed=1&a=<cell>&b=<cell>&q=&sort=&offset=&limit=
  *                                                  InstanceList
  *   GET /api/instance?run=<id>&id=<instance>       InstanceDetail
+ *   GET /api/calls?run=<id>&id=<instance>          InstanceCalls (calls.jsonl: each cell's model calls)
  *   GET /api/compare?a=<run>&ca=<cell>&b=<run>&cb=<cell>
  *                                                  CompareView
  *
@@ -17,6 +18,8 @@
  */
 
 import type { Table } from "../render/Table.js"
+import type { Call } from "../results/Calls.js"
+export type { Call } from "../results/Calls.js"
 
 export type { Table }
 
@@ -192,6 +195,13 @@ export interface InstanceDetail {
   readonly otherSelected: ReadonlyArray<{ readonly session: string; readonly cells: ReadonlyArray<string> }>
   readonly cells: ReadonlyArray<CellEntry>
   readonly results: ReadonlyArray<CellResult>
+}
+
+/** The model calls of each cell on one instance: the latest attempt, and how many were recorded. */
+export interface InstanceCalls {
+  readonly run: string
+  readonly id: string
+  readonly cells: ReadonlyArray<{ readonly cell: string; readonly attempts: number; readonly ranAt: string; readonly calls: ReadonlyArray<Call> }>
 }
 
 export interface CompareSide {

@@ -27,6 +27,7 @@ import * as RunDir from "../results/RunDir.js"
 import type { CellSummary, Row } from "../results/ResultLine.js"
 import * as RunId from "../run/RunId.js"
 import type * as Api from "./Api.js"
+import * as Calls from "../results/Calls.js"
 import * as Entries from "./Entries.js"
 import type { Found } from "./Entries.js"
 import * as Instances from "./Instances.js"
@@ -42,6 +43,8 @@ export interface Catalog {
   readonly pairwise: (run: string) => Effect.Effect<Api.PairwiseView, ViewError>
   readonly instances: (run: string, query: InstanceQuery) => Effect.Effect<Api.InstanceList, ViewError>
   readonly instance: (run: string, id: string) => Effect.Effect<Api.InstanceDetail, ViewError>
+  /** The model calls of each cell on an instance (its latest attempt), from calls.jsonl. */
+  readonly calls: (run: string, id: string) => Effect.Effect<Api.InstanceCalls, ViewError>
   readonly compare: (a: { readonly run: string; readonly cell: string }, b: { readonly run: string; readonly cell: string }) => Effect.Effect<Api.CompareView, ViewError>
 }
 
@@ -317,6 +320,20 @@ export const make = (root: string, options: CatalogOptions = {}): Effect.Effect<
     const instance = (id: string, instanceId: string): Effect.Effect<Api.InstanceDetail, ViewError> =>
       Effect.flatMap(load(id), (l) => Instances.detail(l, id, instanceId, textsOf(id, l)))
 
+    const calls = (id: string, instanceId: string): Effect.Effect<Api.InstanceCalls, ViewError> =>
+      Effect.gen(function*() {
+        const found = yield* locate(id)
+        const byCell = yield* Calls.ofInstance(path.join(found.dir, Calls.fileName), instanceId).pipe(
+          Effect.provideService(FileSystem.FileSystem, fileSystem),
+          Effect.mapError((e) => new ViewError({ status: 500, message: e.message }))
+        )
+        return {
+          run: id,
+          id: instanceId,
+          cells: [...byCell.entries()].map(([cell, { attempts, line }]) => ({ cell, attempts, ranAt: line.ranAt, calls: line.calls }))
+        }
+      })
+
     const compare = (
       x: { readonly run: string; readonly cell: string },
       y: { readonly run: string; readonly cell: string }
@@ -351,5 +368,5 @@ export const make = (root: string, options: CatalogOptions = {}): Effect.Effect<
         }
       })
 
-    return { root: absoluteRoot, list, detail, pairwise, instances, instance, compare }
+    return { root: absoluteRoot, list, detail, pairwise, instances, instance, calls, compare }
   })

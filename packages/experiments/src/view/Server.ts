@@ -133,6 +133,10 @@ const router = (catalog: Catalog.Catalog, assets: { readonly js: string; readonl
       const p = yield* params
       return yield* catalog.instance(yield* required(p, "run"), yield* required(p, "id"))
     }))),
+    HttpRouter.get("/api/calls", answer(Effect.gen(function*() {
+      const p = yield* params
+      return yield* catalog.calls(yield* required(p, "run"), yield* required(p, "id"))
+    }))),
     HttpRouter.get("/api/compare", answer(Effect.gen(function*() {
       const p = yield* params
       return yield* catalog.compare(

@@ -1,7 +1,7 @@
 // How a synthesis generates one persona: each unit (persona, factors, session, checklist, dialogue)
 // is read from the raw file or made with one or more model calls and appended to it at once; a unit
 // that fails becomes a recorded failure and the persona goes on with what it can.
-import { Hash, type LanguageModel, Plugin, PromptTemplate, Usage } from "@cupid-lab/core"
+import { Hash, LanguageModel, Plugin, PromptTemplate, Usage } from "@cupid-lab/core"
 import type { Models } from "@cupid-lab/core"
 import { Cost } from "@cupid-lab/scorers"
 import { Data, Effect, Either } from "effect"
@@ -153,7 +153,8 @@ const call = <A, C>(
     temperature: settings.temperature,
     maxTokens: settings.maxTokens,
     dryRunAnswer: stage.dryRunAnswer(tag, context),
-    accept: (text) => Either.isRight(stage.parse(text, context))
+    accept: (text) => Either.isRight(stage.parse(text, context)),
+    read: (text) => LanguageModel.reading(stage.parse(text, context))
   }
   const fail = (reason: string) => new UnitFailed({ failure: { ...where, reason } })
   return Usage.trackExit(Usage.withStage(role === "checklist" ? "checklists" : role, engine.lms[role].complete(request))).pipe(

@@ -72,15 +72,16 @@ export const ask = (
   messages: ReadonlyArray<LanguageModel.ChatMessage>,
   settings: CallSettings,
   dryRunAnswer: string | ((tag: string) => string),
-  /** Whether the caller's parser can use an answer; rejected answers are not cached. */
-  accept?: (text: string) => boolean
+  /** How the caller reads an answer: recorded in the call's transcript; answers it cannot read are not cached. */
+  read: (text: string) => LanguageModel.Reading
 ): Effect.Effect<string, StageError> =>
   lm.complete({
     messages,
     ...(settings.temperature === null ? {} : { temperature: settings.temperature }),
     maxTokens: settings.maxTokens,
     dryRunAnswer: typeof dryRunAnswer === "string" ? dryRunAnswer : dryRunAnswer(promptTag(messages)),
-    ...(accept === undefined ? {} : { accept })
+    accept: (text) => read(text).ok,
+    read
   }).pipe(
     Effect.map((c) => c.text),
     Effect.mapError(stageErrorFromModel(stage, plugin))

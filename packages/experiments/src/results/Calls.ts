@@ -1,0 +1,179 @@
+/**
+ * `<run>/calls.jsonl`: the transcript of every model call, one line per (cell, instance) attempt
+ * that called a model, appended beside results.jsonl (before its result line, so a recorded pair
+ * always has its calls). A rerun that retries a failed pair appends a new line; the viewer shows
+ * the latest and counts the earlier ones.
+ *
+ * Each call records its stage, model, the request as the provider received it (messages and
+ * decoding settings), the raw answer, what the caller read from it (or why it could not), the
+ * finish reason, HTTP requests sent (retries included), latency, tokens and whether the cache
+ * answered. Latency and cache flags depend on the clock and the cache, so unlike results.jsonl this
+ * file is not byte-identical between reruns. With `transcripts: counts` in the config, requests and
+ * answers are left out (everything else is kept).
+ *
+ * @example
+ * import * as Calls from "@cupid-lab/experiments/results/Calls"
+ * const text = Calls.line({ cell: "c1", instance: "i1", ranAt: "2026-01-01T00:00:00.000Z" }, trace.usage, "full")
+ * const totals = yield* Calls.tally("runs/x/calls.jsonl")
+ */
+import { Files, type LanguageModel, type Usage } from "@cupid-lab/core"
+import { FileSystem } from "@effect/platform"
+import { Effect, Schema } from "effect"
+import { RunError } from "../Errors.js"
+import * as RunDir from "./RunDir.js"
+
+export const fileName = "calls.jsonl"
+
+/** `full`: every request and answer; `counts`: the same lines without them. */
+export type Mode = "full" | "counts"
+
+const Message = Schema.Struct({ role: Schema.Literal("system", "user", "assistant"), content: Schema.String })
+
+export const Call = Schema.Struct({
+  stage: Schema.String,
+  provider: Schema.String,
+  model: Schema.String,
+  kind: Schema.Literal("complete", "embed", "rerank"),
+  cached: Schema.Boolean,
+  /** HTTP requests the servers received for this call, retries included (0 when the cache answered). */
+  requests: Schema.Number,
+  failed: Schema.Boolean,
+  latencyMs: Schema.Number,
+  promptTokens: Schema.Number,
+  completionTokens: Schema.Number,
+  /** The request as the provider received it: messages and decoding settings. */
+  request: Schema.optional(Schema.Struct({ messages: Schema.Array(Message) }, { key: Schema.String, value: Schema.Unknown })),
+  answer: Schema.optional(Schema.String),
+  finishReason: Schema.optional(Schema.String),
+  /** What the caller read from the answer: `{ ok: true, value }` or `{ ok: false, reason }`. */
+  read: Schema.optional(Schema.Union(
+    Schema.Struct({ ok: Schema.Literal(true), value: Schema.Unknown }),
+    Schema.Struct({ ok: Schema.Literal(false), reason: Schema.String })
+  )),
+  error: Schema.optional(Schema.String),
+  /** Texts embedded or documents reranked. */
+  inputs: Schema.optional(Schema.Number)
+})
+export type Call = typeof Call.Type
+
+export const Line = Schema.Struct({
+  cell: Schema.String,
+  instance: Schema.String,
+  /** When the sweep that made these calls started (ISO 8601). */
+  ranAt: Schema.String,
+  calls: Schema.Array(Call)
+})
+export type Line = typeof Line.Type
+
+/** HTTP requests an entry stands for: none when the cache answered, one when its provider does not say. */
+const requestsOf = (e: Usage.UsageEntry): number => (e.cached ? 0 : e.requests ?? 1)
+
+const callOf = (e: Usage.UsageEntry, mode: Mode): Call => {
+  const d = e.detail
+  const request = d?.request === undefined ? undefined : requestOf(d.request)
+  return {
+    stage: e.stage,
+    provider: e.provider,
+    model: e.model,
+    kind: e.kind,
+    cached: e.cached,
+    requests: requestsOf(e),
+    failed: e.failed === true,
+    latencyMs: d?.latencyMs ?? 0,
+    promptTokens: e.promptTokens,
+    completionTokens: e.completionTokens,
+    ...(mode === "full" && request !== undefined ? { request } : {}),
+    ...(mode === "full" && d?.answer !== undefined ? { answer: d.answer } : {}),
+    ...(d?.finishReason !== undefined ? { finishReason: d.finishReason } : {}),
+    ...(d?.reading !== undefined ? { read: d.reading } : {}),
+    ...(d?.error !== undefined ? { error: d.error } : {}),
+    ...(d?.inputs !== undefined ? { inputs: d.inputs } : {})
+  }
+}
+
+/** The request's fields as JSON has them (functions and undefined fields never reach a provider). */
+const requestOf = (r: LanguageModel.CompletionRequest): Call["request"] => {
+  const out: Record<string, unknown> = { messages: r.messages.map((m) => ({ role: m.role, content: m.content })) }
+  for (const [k, v] of Object.entries(r)) if (k !== "messages" && v !== undefined && typeof v !== "function") out[k] = v
+  return out as Call["request"]
+}
+
+/** The line of one pair's calls (ending in "\n"), or undefined when it made none. */
+export const line = (
+  pair: { readonly cell: string; readonly instance: string; readonly ranAt: string },
+  usage: ReadonlyArray<Usage.UsageEntry>,
+  mode: Mode
+): string | undefined =>
+  usage.length === 0 ? undefined : `${JSON.stringify({ cell: pair.cell, instance: pair.instance, ranAt: pair.ranAt, calls: usage.map((e) => callOf(e, mode)) } satisfies Line)}\n`
+
+/** What the transcripts of a run directory add up to, over every recorded attempt. */
+export interface Totals {
+  /** Pair attempts with calls (lines of calls.jsonl). */
+  readonly attempts: number
+  readonly calls: number
+  /** Calls the cache answered (no request sent). */
+  readonly cached: number
+  /** HTTP requests the servers received, retries included. */
+  readonly requests: number
+  /** Requests beyond the first of each call. */
+  readonly retries: number
+  /** Calls that failed after their retries. */
+  readonly failed: number
+}
+
+export const emptyTotals: Totals = { attempts: 0, calls: 0, cached: 0, requests: 0, retries: 0, failed: 0 }
+
+/** Totals of `file` (zeros when it does not exist); a line cut short by a kill is not counted. */
+export const tally = (file: string): Effect.Effect<Totals, RunError, FileSystem.FileSystem> =>
+  Effect.gen(function*() {
+    const fileSystem = yield* FileSystem.FileSystem
+    if (!(yield* fileSystem.exists(file).pipe(Effect.orElseSucceed(() => false)))) return emptyTotals
+    const t = { ...emptyTotals }
+    const decode = Schema.decodeUnknownEither(Schema.parseJson(Line))
+    yield* RunDir.scan(fileSystem, file, (lines) =>
+      Effect.sync(() => {
+        for (const raw of lines) {
+          const decoded = decode(raw.toString("utf8", 0, raw.length - 1))
+          if (decoded._tag === "Left") continue
+          t.attempts++
+          for (const c of decoded.right.calls) {
+            t.calls++
+            if (c.cached) t.cached++
+            if (c.failed) t.failed++
+            t.requests += c.requests
+            t.retries += Math.max(0, c.requests - 1)
+          }
+        }
+      })
+    ).pipe(Effect.mapError((e) => new RunError({ path: file, reason: `cannot read the call transcripts: ${Files.describe(e)}` })))
+    return t
+  })
+
+/**
+ * The latest line of each cell for `instance` in `file`, with how many
+ * attempts each has: what the viewer shows on an instance page.
+ */
+export const ofInstance = (
+  file: string,
+  instance: string
+): Effect.Effect<ReadonlyMap<string, { readonly line: Line; readonly attempts: number }>, RunError, FileSystem.FileSystem> =>
+  Effect.gen(function*() {
+    const fileSystem = yield* FileSystem.FileSystem
+    const out = new Map<string, { line: Line; attempts: number }>()
+    if (!(yield* fileSystem.exists(file).pipe(Effect.orElseSucceed(() => false)))) return out
+    const decode = Schema.decodeUnknownEither(Schema.parseJson(Line))
+    const needle = Buffer.from(JSON.stringify(instance))
+    yield* RunDir.scan(fileSystem, file, (lines) =>
+      Effect.sync(() => {
+        for (const raw of lines) {
+          // Only lines that mention the instance are decoded.
+          if (raw.indexOf(needle) === -1) continue
+          const decoded = decode(raw.toString("utf8", 0, raw.length - 1))
+          if (decoded._tag === "Left" || decoded.right.instance !== instance) continue
+          const had = out.get(decoded.right.cell)
+          out.set(decoded.right.cell, { line: decoded.right, attempts: (had?.attempts ?? 0) + 1 })
+        }
+      })
+    ).pipe(Effect.mapError((e) => new RunError({ path: file, reason: `cannot read the call transcripts: ${Files.describe(e)}` })))
+    return out
+  })
