@@ -12,7 +12,10 @@ import { Chunk, ConfigProvider, Effect, Stream } from "effect"
 import * as fs from "node:fs"
 import * as path from "node:path"
 import { fileURLToPath } from "node:url"
+import * as NodeFileSystem from "@effect/platform-node/NodeFileSystem"
 import * as Commands from "../src/cli/Commands.js"
+import type * as Calls from "../src/results/Calls.js"
+import * as Catalog from "../src/view/Catalog.js"
 import type { ResultLine, Summary } from "../src/results/ResultLine.js"
 import { answer, type ChatBody, judgeScores, type Kind, kindOf, referenceDir } from "./fixtures/paperModel.js"
 import { cleanEnv, lines, runProcess, tempDir } from "./support.js"
@@ -261,6 +264,63 @@ describe("paper ablations against a loopback OpenAI-compatible server", () => {
       const retried = rerun.find((r) => r.cellName === "oracle-preference" && r.instance === changing.id)!
       expect(retried.scores["generation.score"]).toBe(judgeScores.gold)
       expect(rerun.filter((r) => r !== retried).map((r) => JSON.stringify(r))).toEqual(okBefore)
+    }), 240_000)
+
+  it.scopedLive("every call is in calls.jsonl as the server saw it; with HTTP 500 on every fourth request, the counts of requests and retries equal the server's log", () =>
+    Effect.gen(function*() {
+      const server = yield* OpenAiServer.make({
+        chat: (body) => answer(body as ChatBody).text,
+        faultFor: (r) => (r.index % 4 === 3 ? OpenAiServer.Faults.serverError(500, "flaky upstream") : undefined)
+      })
+      const dir = tempDir("cupid-e2e-calls-")
+      const out = path.join(dir, "run")
+      const run = yield* runCli(["sweep", "--config", configIn(dir), "--limit", "3", "--out", out], childEnv(server.baseURL))
+      expect(run.code, run.stderr).toBe(0)
+      const faulted = server.requests.filter((r) => r.fault !== undefined).length
+      expect(faulted).toBeGreaterThan(10)
+
+      const transcripts = lines(path.join(out, "calls.jsonl")).map((l) => JSON.parse(l) as Calls.Line)
+      expect(transcripts).toHaveLength(15)
+      const calls = transcripts.flatMap((t) => t.calls)
+      expect(calls).toHaveLength(totalCalls)
+      const failedCalls = calls.filter((c) => c.failed).length
+      // Each call that reached the server sent one first request; the rest are its retries.
+      const requests = calls.reduce((n, c) => n + c.requests, 0)
+      const retries = calls.reduce((n, c) => n + Math.max(0, c.requests - 1), 0)
+      expect(requests).toBe(server.requests.length)
+      expect(requests - retries).toBe(calls.filter((c) => !c.cached).length)
+      expect(failedCalls === 0 ? retries : retries + failedCalls).toBe(faulted)
+
+      // run.json, summary.json and report.md count the same: every request the server received.
+      const info = JSON.parse(read(path.join(out, "run.json"))) as { modelCalls: Record<string, number> }
+      expect(info.modelCalls).toMatchObject({ made: totalCalls - calls.filter((c) => c.cached).length, cached: calls.filter((c) => c.cached).length, requestsSent: server.requests.length, retries })
+      const summary = JSON.parse(read(path.join(out, "summary.json"))) as Summary
+      expect(summary.modelCalls).toEqual({ attempts: 15, calls: totalCalls, cached: totalCalls - sent, requests: server.requests.length, retries, failed: failedCalls })
+      expect(read(path.join(out, "report.md"))).toContain(`${server.requests.length} HTTP requests sent (${retries} of them retries)`)
+
+      // Each call sent is one the server answered: same messages, same raw answer.
+      // (Some of the config's models send system instructions in the `developer` role, as the authors' code does.)
+      const asSystem = (messages: ReadonlyArray<{ role: string; content: string }>) =>
+        JSON.stringify(messages.map((m) => ({ role: m.role === "developer" ? "system" : m.role, content: m.content })))
+      const answered = server.requests.filter((r) => r.fault === undefined).map((r) => r.body as ChatBody)
+      for (const c of calls.filter((x) => !x.cached)) {
+        expect(c.request?.messages.length, c.stage).toBeGreaterThan(0)
+        const match = answered.find((b) => asSystem(b.messages) === JSON.stringify(c.request!.messages))
+        expect(match, c.stage).toBeDefined()
+        expect(c.answer).toBe(answer(match!).text)
+        expect(c.finishReason).toBe("stop")
+        expect(c.request).toMatchObject({ temperature: (match as { temperature?: number }).temperature })
+      }
+      // What each stage read from its answer is recorded beside it.
+      const infer = calls.find((c) => c.stage === "infer")!
+      expect(infer.read).toMatchObject({ ok: true, value: { preference: expect.stringMatching(/^Replies should/) } })
+      expect(calls.find((c) => c.stage === "score" && c.read?.ok === true && typeof c.read.value === "number")).toBeDefined()
+
+      // The viewer serves each cell's calls for an instance.
+      const catalog = yield* Catalog.make(dir).pipe(Effect.provide(NodeFileSystem.layer))
+      const view = yield* catalog.calls("run", transcripts[0]!.instance)
+      expect(view.cells.map((c) => c.cell).sort()).toEqual(transcripts.filter((t) => t.instance === transcripts[0]!.instance).map((t) => t.cell).sort())
+      expect(view.cells.every((c) => c.attempts === 1 && c.calls.length >= 6)).toBe(true)
     }), 240_000)
 
   it.live("the shipped config dry-runs offline with no key, no endpoint and no copy of the authors' prompts, and says what it priced", () =>

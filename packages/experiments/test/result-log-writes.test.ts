@@ -165,4 +165,18 @@ describe("ResultLog: a real full disk", () => {
         expect(fs.readFileSync(file, "utf8")).toBe(Array.from({ length: flushed }, (_, i) => text(id(i))).join(""))
       }).pipe(Effect.ensuring(Effect.sync(mounted.unmount)))
     }), 60_000)
+  it.effect("calls.jsonl cannot be written: the error names it, and no result line is written without its calls", () =>
+    Effect.gen(function*() {
+      const dir = tempDir()
+      const calls = `{"cell":"a","instance":"i0","ranAt":"t","calls":[]}\n`
+      const failing = FaultyFileSystem.layer({ failAfterBytes: 0, paths: (p) => path.basename(p) === "calls.jsonl", code: "ENOSPC" })
+      const error = yield* Effect.flip(withLog(dir, failing, (log) =>
+        Effect.gen(function*() {
+          log.append({ cell: "a", instance: "i0", text: text("i0"), calls })
+          return yield* log.flush
+        })))
+      expect(error._tag).toBe("RunError")
+      expect(error.message).toMatch(/calls\.jsonl: cannot append the call transcripts: .*no space.*; 0 result lines are safely in results\.jsonl; free space and rerun the same command to resume$/i)
+      expect(fs.readFileSync(path.join(dir, ResultLog.fileName), "utf8")).toBe("")
+    }))
 })

@@ -8,6 +8,7 @@ import * as fs from "node:fs"
 import * as os from "node:os"
 import * as path from "node:path"
 import { ResultLog } from "../src/index.js"
+import * as Calls from "../src/results/Calls.js"
 import { resultLine } from "./support.js"
 
 const made: Array<string> = []
@@ -275,4 +276,32 @@ describe("ResultLog", () => {
       expect((yield* ResultLog.readDone(path.join(dir, "none"), new Set(["a"]))).size).toBe(0)
       expect(fs.existsSync(path.join(dir, "none"))).toBe(false)
     }).pipe(Effect.provide(NodeFileSystem.layer)))
+  it.effect("each pair's calls go to calls.jsonl before its result line; the file is only appended to, and a line cut short by a kill is cut off on open", () =>
+    Effect.gen(function*() {
+      const dir = tempDir()
+      const callsFile = path.join(dir, Calls.fileName)
+      const calls = (n: number) => `{"cell":"a","instance":"i${n}","ranAt":"t","calls":[]}\n`
+      yield* withLog(dir, ["a"], (log) =>
+        Effect.gen(function*() {
+          log.append({ cell: "a", instance: "i1", text: text("a", "i1", "failed"), calls: calls(1) })
+          log.append({ cell: "a", instance: "i2", text: text("a", "i2") }) // no calls: nothing in calls.jsonl
+          expect(fs.existsSync(callsFile)).toBe(false)
+          yield* log.flush
+          expect(fs.readFileSync(callsFile, "utf8")).toBe(calls(1))
+        }))
+      // A kill in the middle of a calls line.
+      fs.appendFileSync(callsFile, calls(3).slice(0, 20))
+      yield* withLog(dir, ["a"], (log) =>
+        Effect.gen(function*() {
+          // The failed pair runs again: its earlier attempt stays in calls.jsonl, the new one follows.
+          expect(log.opened.retried).toBe(1)
+          expect(fs.readFileSync(callsFile, "utf8")).toBe(calls(1))
+          log.append({ cell: "a", instance: "i1", text: text("a", "i1"), calls: calls(1) })
+        }))
+      expect(fs.readFileSync(callsFile, "utf8")).toBe(calls(1) + calls(1))
+      // An offline sweep leaves no calls.jsonl.
+      const offline = tempDir()
+      yield* withLog(offline, ["a"], (log) => Effect.sync(() => log.append({ cell: "a", instance: "i1", text: text("a", "i1") })))
+      expect(fs.readdirSync(offline)).toEqual([ResultLog.fileName])
+    }))
 })

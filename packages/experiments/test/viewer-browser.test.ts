@@ -84,6 +84,18 @@ describe.skipIf(!available)("the results viewer in a real browser", () => {
     // a run whose dataset file and results carry markup
     const hostileDir = path.join(cwd, "hostile-runs", "hostile", "0123456789ab")
     writeHostileRun(hostileDir)
+    // One cell's model calls on p1:consistent, with markup in the prompt, the answer and what was read.
+    fs.writeFileSync(path.join(hostileDir, "calls.jsonl"), `${JSON.stringify({
+      cell: "aaaa000000000001",
+      instance: "p1:consistent",
+      ranAt: "2026-01-01T00:00:00.000Z",
+      calls: [{
+        stage: "infer", provider: "openai", model: "m", kind: "complete", cached: false, requests: 3, failed: false, latencyMs: 412,
+        promptTokens: 120, completionTokens: 14,
+        request: { messages: [{ role: "system", content: "sys prompt" }, { role: "user", content: `log ${hostile.opening}` }], temperature: 0, maxTokens: 64 },
+        answer: `answer ${hostile.inferred}`, finishReason: "stop", read: { ok: true, value: `pref ${hostile.preference}` }
+      }]
+    })}\n`)
     const dataFile = path.join(cwd, "hostile.jsonl")
     fs.writeFileSync(dataFile, fixtureInstances.map((inst) => `${JSON.stringify({
       persona_id: inst.personaId,
@@ -258,6 +270,12 @@ describe.skipIf(!available)("the results viewer in a real browser", () => {
     expect(facts.text).toContain(`${hostile.opening} request`)
     expect(facts.text).toContain(hostile.inferred)
     expect(facts.text).toContain(hostile.cellName)
+    // the cell's model call: how it went, the messages sent, the raw answer and what was read from it
+    expect(facts.text).toContain("Model calls: 1 (0 from the cache, 3 requests sent)")
+    expect(facts.text).toContain("1. infer · complete · openai/m · 3 requests (2 retries) · 412 ms · 120 + 14 tokens · finish: stop")
+    expect(facts.text).toContain(`log ${hostile.opening}`)
+    expect(facts.text).toContain(`answer ${hostile.inferred}`)
+    expect(facts.text).toContain(`pref ${hostile.preference}`)
     const list = await open(`#/instances?run=${encodeURIComponent("hostile/0123456789ab")}&failed=1`, hostileUrl)
     expect(((await list.textContent("main")) ?? "").includes("1 of 4 instances")).toBe(true)
     await page.close()

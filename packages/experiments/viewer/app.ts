@@ -294,7 +294,7 @@ const callsSection = (t: Api.InstanceCalls["cells"][number] | undefined) =>
   t === undefined ? null : h("details", { class: "transcript" },
     h("summary", {}, `Model calls: ${t.calls.length} (${t.calls.filter((c) => c.cached).length} from the cache, ${t.calls.reduce((n, c) => n + c.requests, 0)} requests sent)`,
       t.attempts > 1 ? `; latest of ${t.attempts} attempts (${t.ranAt})` : ""),
-    ...t.calls.map(callView))
+    ...t.calls.map((c, i) => callView(c, i + 1)))
 
 const instancePage = async (p: URLSearchParams) => {
   const run = p.get("run") ?? ""

@@ -24,7 +24,7 @@
  */
 import { Files } from "@cupid-lab/core"
 import { FileSystem } from "@effect/platform"
-import { Effect, Either, Scope } from "effect"
+import { Effect, Either, Exit, Scope } from "effect"
 import * as path from "node:path"
 import { RunError } from "../Errors.js"
 import * as RunLock from "../run/RunLock.js"
@@ -234,8 +234,10 @@ export const open = Effect.fn("ResultLog.open")(function*(options: Options): Eff
   yield* cutPartialLine(fileSystem, callsFile).pipe(
     Effect.mapError((e) => new RunError({ path: callsFile, reason: `cannot drop the partial last line: ${Files.describe(e)}; ${remedy(e)}` }))
   )
-  // Opened at the first pair with calls (an offline sweep leaves no calls.jsonl), for the log's scope.
-  const scope = yield* Effect.scope
+  // Opened at the first pair with calls (an offline sweep leaves no calls.jsonl), maybe by the
+  // final flush: in a scope of its own, closed after that flush.
+  const scope = yield* Scope.make()
+  yield* Effect.addFinalizer(() => Scope.close(scope, Exit.void))
   let callsOut: FileSystem.File | undefined
   let callsBuffer: Array<string> = []
 
