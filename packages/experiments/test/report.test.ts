@@ -193,7 +193,7 @@ describe("report.md", () => {
       expect(md).toContain("1 cells x 2 metrics (retrieval.recall, inference.f1_micro) x 4 slices; 8 of them could be tested")
       expect(md).toMatch(/\| bm25\(k=2\) \| -0\.500 \[-\d\.\d{3}, [-+]?\d\.\d{3}\] p=0\.\d{3} Holm=\d\.\d{3} n=4 \| -0\.500 \[-0\.500, -0\.500\] p=0\.\d{3} Holm=\d\.\d{3} n=2 \| 0\.000 \[0\.000, 0\.000\] p=1\.000 Holm=1\.000 n=1 \| -1\.000 \[-1\.000, -1\.000\] p=1\.000 Holm=1\.000 n=1 \|/)
       expect(md).toContain("| cell | 1–&lt;3 (1 inst.) | 3–&lt;5 (1 inst.) | 5–&lt;7 (1 inst.) | 7–8 (1 inst.) |")
-      expect(md).toContain("- Models called: `openai/gpt-4o-mini` (12 calls answered by the model or the cache, 620 tokens); the requests this run sent, retries included, are counted in run.json")
+      expect(md).toContain("- Models called: `openai/gpt-4o-mini` (12 calls answered by the model or the cache, 620 tokens)")
       expect(md).toContain("### p1:consistent (consistent)")
       expect(md).toContain("  - s1 (relevant): Session 1 opening")
     }))
