@@ -125,10 +125,10 @@ describe("report analysis on a hand-made run (2 cells x 4 instances)", () => {
       running = Math.max(running, Math.min(1, (ps.length - k) * p))
       expected[i] = running
     })
-    a.deltas.forEach((d, i) => expect(d.pHolm).toBeCloseTo(expected[i]!, 12))
+    a.deltas.forEach((d, i) => expect(d.pAdjusted).toBeCloseTo(expected[i]!, 12))
     for (const d of a.deltas) {
-      expect(d.pHolm).toBeGreaterThanOrEqual(d.comparison.p)
-      expect(d.pHolm).toBeLessThanOrEqual(1)
+      expect(d.pAdjusted).toBeGreaterThanOrEqual(d.comparison.p)
+      expect(d.pAdjusted).toBeLessThanOrEqual(1)
     }
   })
 
