@@ -71,7 +71,7 @@ describe("compare two runs", () => {
   it("applies Holm over every comparison and warns about data and scorer differences", () => {
     expect(c.rows).toHaveLength(2 * 2 * 4)
     expect(c.tests).toBe(16)
-    for (const r of c.rows) expect(r.pHolm).toBeGreaterThanOrEqual(r.comparison.p)
+    for (const r of c.rows) expect(r.pAdjusted).toBeGreaterThanOrEqual(r.comparison.p)
     expect(c.warnings.some((w) => w.includes("read different data"))).toBe(true)
     expect(c.warnings.some((w) => w.startsWith("retrieval.recall is computed differently"))).toBe(true)
   })

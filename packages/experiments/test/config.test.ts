@@ -192,6 +192,17 @@ describe("config errors found with the plugin registry", () => {
       )
     }))
 
+  it.effect("reads the report's families of tests, and checks the reference cells and the corrections", () =>
+    Effect.gen(function*() {
+      const c = yield* parse("sweep: { retriever: [first, latest] }\nreport:\n  primary: { metrics: [retrieval.recall], slices: [all] }\n  correction: { primary: bonferroni, exploratory: none }\n  reference: [latest]\n")
+      expect(c.report).toEqual({ primary: { metrics: ["retrieval.recall"], slices: ["all"] }, correction: { primary: "bonferroni", exploratory: "none" }, reference: ["latest"] })
+      expect(yield* gridError("sweep: { retriever: [first, latest] }\nreport: { reference: [first, lastest] }\n")).toBe(
+        `cfg.yaml: report.reference[1]: unknown cell "lastest" (did you mean "latest"?); valid choices: first, latest`
+      )
+      const bad = yield* message(parse("pipeline: { retriever: first }\nreport: { correction: { primary: fdr } }\n"))
+      expect(bad).toMatch(/^cfg\.yaml: report\.correction\.primary: .*"holm".*"bonferroni".*"bh".*"none"/)
+    }))
+
   const dry = (text: string) =>
     Effect.gen(function*() {
       const dir = tempDir()

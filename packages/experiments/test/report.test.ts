@@ -77,10 +77,11 @@ describe("report analysis on a hand-made run (2 cells x 4 instances)", () => {
     expect(recall.comparison.ci95[0]).toBeGreaterThanOrEqual(-1)
     expect(recall.comparison.ci95[1]).toBeLessThanOrEqual(0)
     expect(recall.comparison.ci95[0]).toBeLessThanOrEqual(-0.5)
-    // |mean| >= 0.5 only when the three non-zero differences keep one sign: 2 of 8 sign patterns,
-    // enumerated exactly at n = 4 (16 patterns, 4 as extreme)
-    expect(recall.comparison.p).toBe(0.25)
-    expect(recall.comparison.test).toBe("exact")
+    // persona p1 has three instances on this slice: its instances move together. Persona sums
+    // -1.5 (p1) and -0.5 (p2); |sum| >= 2 only when both keep one sign: 2 of 4 patterns
+    expect(recall.comparison).toMatchObject({ clusters: 2, test: "exact", permutations: 4, p: 0.5 })
+    // both personas' mean difference is -0.5: every persona resample gives -0.5
+    expect(recall.comparison.ci95).toEqual([-0.5, -0.5])
 
     const consistent = delta("retrieval.recall", "consistent")
     expect(consistent.comparison).toMatchObject({ n: 2, delta: -0.5, ci95: [-0.5, -0.5] })
@@ -97,10 +98,13 @@ describe("report analysis on a hand-made run (2 cells x 4 instances)", () => {
     const d = delta("inference.f1_micro", "all")
     expect(d.comparison.n).toBe(4)
     expect(d.comparison.delta).toBeCloseTo(2 / 7 - 4 / 7, 12)
-    const rowsA = cellA.results.map((r) => ("counts" in r ? [...r.counts] : []))
-    const rowsB = cellB.results.map((r) => ("counts" in r ? [...r.counts] : []))
+    // the swap test moves persona p1's three instances together: its counts summed, then swapped
+    const byPersona = (rows: ReadonlyArray<ReadonlyArray<number>>) => [rows.slice(0, 3).reduce((s, r) => s.map((x, k) => x + r[k]!)), rows[3]!]
+    const rowsA = byPersona(cellA.results.map((r) => ("counts" in r ? [...r.counts] : [])))
+    const rowsB = byPersona(cellB.results.map((r) => ("counts" in r ? [...r.counts] : [])))
+    expect(rowsA).toEqual([[3, 5, 3, 7], [1, 1, 1, 1]])
     const exact = exactPooledP(rowsA, rowsB)
-    expect(d.comparison.test).toBe("exact")
+    expect(d.comparison).toMatchObject({ test: "exact", clusters: 2, permutations: 4 })
     expect(d.comparison.p).toBeCloseTo(exact, 12)
     // consistent: A pools (2/3, 2/4) -> 4/7, B pools (0/3, 0/4) -> 0
     expect(delta("inference.f1_micro", "consistent").comparison.delta).toBeCloseTo(-4 / 7, 12)
@@ -111,24 +115,33 @@ describe("report analysis on a hand-made run (2 cells x 4 instances)", () => {
     expect(precision.delta).toBeCloseTo(-1 / 3, 12)
   })
 
-  it("Holm adjusts over every difference of the report", () => {
+  it("adjusts the primary family (main metric, every slice) with Holm and the exploratory one with BH", () => {
     expect(a.deltas).toHaveLength(8)
     expect(a.tests).toBe(8)
     // n <= 4 everywhere: every test is exact
     expect(a.permutations).toEqual({ screening: 2000, refined: 2000, refinedTests: 0, exactTests: 8, normalTests: 0 })
-    // Holm by hand: sort ascending, multiply the k-th smallest by (m - k), running maximum, cap at 1
-    const ps = a.deltas.map((d) => d.comparison.p)
+    const primary = a.deltas.filter((d) => d.family === "primary")
+    expect(primary.map((d) => [d.metric, d.slice])).toEqual([["retrieval.recall", "all"], ["retrieval.recall", "consistent"], ["retrieval.recall", "contrastive"], ["retrieval.recall", "changing"]])
+    expect(a.families.primary).toMatchObject({ correction: "holm", tests: 4, level: 0.0125 })
+    expect(a.families.exploratory).toMatchObject({ correction: "bh", tests: 4 })
+    // primary p: 0.5 (all: 2 personas), 0.5 (consistent: two equal differences), 1, 1. Holm: 4 x 0.5 -> 1, then 1s
+    expect(primary.map((d) => d.comparison.p)).toEqual([0.5, 0.5, 1, 1])
+    expect(primary.map((d) => d.pAdjusted)).toEqual([1, 1, 1, 1])
+    // exploratory: BH over the four F1 p-values, by hand: m p_(k) / k, running minimum from the top
+    const explore = a.deltas.filter((d) => d.family === "exploratory")
+    const ps = explore.map((d) => d.comparison.p)
     const order = ps.map((p, i) => [p, i] as const).sort((x, y) => x[0] - y[0])
     const expected = new Array<number>(ps.length)
-    let running = 0
-    order.forEach(([p, i], k) => {
-      running = Math.max(running, Math.min(1, (ps.length - k) * p))
-      expected[i] = running
-    })
-    a.deltas.forEach((d, i) => expect(d.pHolm).toBeCloseTo(expected[i]!, 12))
+    let running = 1
+    for (let k = order.length - 1; k >= 0; k--) {
+      running = Math.min(running, (ps.length * order[k]![0]) / (k + 1))
+      expected[order[k]![1]] = running
+    }
+    explore.forEach((d, i) => expect(d.pAdjusted).toBeCloseTo(expected[i]!, 12))
+    expect(explore.every((d) => d.correction === "bh")).toBe(true)
     for (const d of a.deltas) {
-      expect(d.pHolm).toBeGreaterThanOrEqual(d.comparison.p)
-      expect(d.pHolm).toBeLessThanOrEqual(1)
+      expect(d.pAdjusted).toBeGreaterThanOrEqual(d.comparison.p)
+      expect(d.pAdjusted).toBeLessThanOrEqual(1)
     }
   })
 
@@ -175,7 +188,7 @@ describe("report analysis on a hand-made run (2 cells x 4 instances)", () => {
 })
 
 describe("report.md", () => {
-  it.effect("puts the paper's layout, the differences and the Holm family into the Markdown", () =>
+  it.effect("puts the paper's layout, the differences and their families into the Markdown", () =>
     Effect.gen(function*() {
       const run = yield* Effect.promise(() => tiny().run)
       const r = yield* Report.render(run, { openDataset: dataset() })
@@ -185,13 +198,14 @@ describe("report.md", () => {
       expect(md).toContain("| bm25(k=2) | 4 | 0.333 | 0.250 | 0.286 [0.000, 0.571] | 0.292 |")
       expect(md).toContain("| bm25(k=2) | 1 | **1.000** | **0.500** | **0.667 [0.667, 0.667]** | **0.667** |")
       expect(md).toMatch(/\| bm25\(k=2\) \| 4 \| 0\.333 \| 0\.250 \| 0\.286 \[/)
-      expect(md).toContain("Holm family: all 8 tests below.")
-      // 4 instances: 2 / 2^4 times 8 tests cannot pass 0.05; 2^(n-1) > 160 needs n = 9
-      expect(md).toContain("> all instances: no difference can reach significance here. The pairs share at most n = 4 instances, whose smallest exact two-sided p is 2/2^4 = 0.125; Holm over 8 tests multiplies it by 8, past 0.05. That takes at least 9 instances per slice (or fewer tests).")
+      expect(md).toContain("Families: primary = retrieval.recall on all instances, consistent instances, contrastive instances, changing instances, each cell against the baseline, 4 tests, Holm; exploratory = every other difference, 4 tests, Benjamini-Hochberg; not tested (interval only): cells that read gold labels.")
+      // 2 personas: 2 / 2^2 times 4 primary tests cannot pass 0.05; 2^(n-1) > 80 needs n = 8
+      expect(md).toContain("> all instances: no difference can reach significance here. The pairs share at most n = 2 instances (or personas, where clustered), whose smallest exact two-sided p is 2/2^2 = 0.500; Holm over 4 tests multiplies it by 4, past 0.05. That takes at least 8 per slice (or fewer tests).")
       expect(md).toContain("## Every cell against every other")
       expect(md).toMatch(/\| 1 \| all \(baseline\) \| 1\.000 \| 0\.571 \|/)
-      expect(md).toContain("1 cells x 2 metrics (retrieval.recall, inference.f1_micro) x 4 slices; 8 of them could be tested")
-      expect(md).toMatch(/\| bm25\(k=2\) \| -0\.500 \[-\d\.\d{3}, [-+]?\d\.\d{3}\] p=0\.\d{3} Holm=\d\.\d{3} n=4 \| -0\.500 \[-0\.500, -0\.500\] p=0\.\d{3} Holm=\d\.\d{3} n=2 \| 0\.000 \[0\.000, 0\.000\] p=1\.000 Holm=1\.000 n=1 \| -1\.000 \[-1\.000, -1\.000\] p=1\.000 Holm=1\.000 n=1 \|/)
+      expect(md).toContain("1 cells x 2 metrics (retrieval.recall, inference.f1_micro) x 4 slices, in declared families")
+      expect(md).toContain("| bm25(k=2) | -0.500 [-0.500, -0.500] p=0.500 Holm=1.000 n=4 (primary, MDE 0.000) | -0.500 [-0.500, -0.500] p=0.500 Holm=1.000 n=2 (primary, MDE 0.000) | 0.000 [0.000, 0.000] p=1.000 Holm=1.000 n=1 (primary) | -1.000 [-1.000, -1.000] p=1.000 Holm=1.000 n=1 (primary) |")
+      expect(md).toMatch(/\| bm25\(k=2\) \| -0\.286 \[-\d\.\d{3}, -\d\.\d{3}\] p=0\.500 BH=1\.000 n=4 \(exploratory\) \|/)
       expect(md).toContain("| cell | 1–&lt;3 (1 inst.) | 3–&lt;5 (1 inst.) | 5–&lt;7 (1 inst.) | 7–8 (1 inst.) |")
       expect(md).toContain("- Models called: `openai/gpt-4o-mini` (12 calls answered by the model or the cache, 620 tokens)")
       expect(md).toContain("### p1:consistent (consistent)")

@@ -110,6 +110,11 @@ describe("run directories by identity", () => {
       // Nothing ran, nothing was written; the dry run refuses it too.
       expect(fs.existsSync(path.join(dir, "runs"))).toBe(false)
       expect((yield* Effect.flip(Runner.dryRun(config, { plugins: testPlugins, openDataset: opener(data) }))).message).toBe(refused.message)
+      // the primary metrics are checked the same way, each at its key
+      const primary = yield* byDefault(dir, configText(2, "report: { primary: { metrics: [retrieval.hit, inference.f] } }"))
+      expect((yield* Effect.flip(Runner.dryRun(primary, { plugins: testPlugins, openDataset: opener(data) }))).message).toMatch(
+        /^t\.yaml: report\.primary\.metrics\[1\]: unknown metric "inference\.f" \(did you mean "inference\.\w+"\?\); valid choices \(the scorers' metrics\): retrieval\.hit, /
+      )
     }))
 
   it.effect("report settings are not part of the run's identity: the corrected config resumes the same run", () =>
@@ -122,6 +127,10 @@ describe("run directories by identity", () => {
       expect([again.out, again.pairs.ran, again.pairs.resumed]).toEqual([first.out, 0, 6])
       // The reports follow the corrected setting.
       expect(again.summary.main).toBe("retrieval.hit")
+      // and the declared families are recorded in the summary for the reports
+      const declared = yield* byDefault(dir, configText(2, "report: { correction: { exploratory: holm }, reference: [first] }"))
+      expect(Config.hash(declared)).toBe(Config.hash(corrected))
+      expect((yield* sweep(declared)).summary.families).toEqual({ correction: { exploratory: "holm" }, reference: ["first"] })
     }))
 
   it.effect("where a symlink cannot be made, latest is a file holding the id, and commands follow it", () =>

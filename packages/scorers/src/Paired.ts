@@ -15,6 +15,12 @@
  *   patterns it replaces, and removes the Monte-Carlo error where it matters most, at small n
  *   whose smallest p is 2 / 2^n. Otherwise `permutations` random patterns are drawn, 32 flips
  *   from each random 32-bit word, and p = (extreme + 1) / (permutations + 1) (`"monte-carlo"`).
+ * - Clusters (`clusters`: a cluster id per row, e.g. the persona of each instance): when some cluster
+ *   has several usable rows, the rows of a cluster move together. The bootstrap resamples clusters
+ *   with replacement and the permutation test swaps (for a mean: flips the sign of) a cluster's
+ *   summed differences, so p counts 2^clusters patterns. A metric becomes a pooled statistic of
+ *   cluster sums: a mean is sum(values) / sum(rows) over the clusters drawn, which equals the mean
+ *   of the rows. `n` still counts rows; `clusters` says how many clusters moved.
  * - Everything is seeded: every test of one seed and one n sees the same resamples and the same
  *   sign patterns, so results are identical across runs, and a longer Monte-Carlo run extends a
  *   shorter one.
@@ -28,6 +34,8 @@
  * c.delta // (0.2 + 0 + 0.1) / 3, metric(b) - metric(a); c.ci95, c.p, c.test === "exact"
  */
 import * as Asymptotic from "./internal/Asymptotic.js"
+import * as Prepared from "./internal/Prepared.js"
+import { clustersOf, interval, prepare, shape, sum } from "./internal/Prepared.js"
 import * as Resampling from "./internal/Resampling.js"
 import * as Statistics from "./Statistics.js"
 
@@ -57,32 +65,6 @@ export type Columns = Mean | Ratio | F1
 export const mean = (values: ArrayLike<number>): Mean => ({ _tag: "Mean", values })
 export const ratio = (num: ArrayLike<number>, den: ArrayLike<number>): Ratio => ({ _tag: "Ratio", num, den })
 export const f1 = (precision: RatioColumns, recall: RatioColumns): F1 => ({ _tag: "F1", precision, recall })
-
-/** The raw columns a metric reads, and its value from their sums over n rows. */
-interface Shape {
-  readonly columns: ReadonlyArray<ArrayLike<number>>
-  readonly statistic: (sums: ArrayLike<number>, n: number) => number
-}
-
-const shape = (c: Columns): Shape => {
-  switch (c._tag) {
-    case "Mean":
-      return { columns: [c.values], statistic: (s, n) => s[0]! / n }
-    case "Ratio":
-      return { columns: [c.num, c.den], statistic: (s) => Statistics.ratio(s[0]!, s[1]!) }
-    case "F1":
-      return {
-        columns: [c.precision.num, c.precision.den, c.recall.num, c.recall.den],
-        statistic: (s) => Statistics.f1(Statistics.ratio(s[0]!, s[1]!), Statistics.ratio(s[2]!, s[3]!))
-      }
-  }
-}
-
-const sum = (x: Float64Array): number => {
-  let s = 0
-  for (let i = 0; i < x.length; i++) s += x[i]!
-  return s
-}
 
 /**
  * The metric's value over some rows (default: all), aggregated as the summary aggregates it.
@@ -123,8 +105,10 @@ export interface Options {
   readonly permutations: number
   /** Rows to compare (default: all). */
   readonly rows?: ReadonlyArray<number>
+  /** A cluster id per row (indexed like the columns); rows of a cluster are resampled and permuted together. */
+  readonly clusters?: ArrayLike<number>
   /**
-   * From this many usable rows on, the interval and the p-value use their large-sample (normal)
+   * From this many usable rows (clusters, when clustered) on, the interval and the p-value use their large-sample (normal)
    * forms instead of resampling (default: never). See {@link Statistics.BootstrapOptions.largeSample}.
    */
   readonly largeSample?: number
@@ -141,18 +125,9 @@ export interface Comparison extends Statistics.PairedComparison {
   readonly test: "exact" | "monte-carlo" | "normal" | "none"
   /** Sign patterns p counts: 2^n when exact, the random permutations when Monte-Carlo, 0 otherwise. */
   readonly permutations: number
+  /** Clusters the bootstrap and the test moved whole (absent when every row moved alone). */
+  readonly clusters?: number
 }
-
-/** A comparison reduced to its paired spec, before any resampling or permutation. */
-type Prepared =
-  | { readonly _tag: "None"; readonly comparison: Comparison }
-  | {
-    readonly _tag: "Spec"
-    readonly spec: Resampling.PairedSpec
-    readonly observed: number
-    /** The large-sample interval and p, when they apply (see internal/Asymptotic.ts). */
-    readonly normal: (form: NormalForm) => { readonly ci95: readonly [number, number]; readonly p: number } | undefined
-  }
 
 /** Rows up to which tests enumerate every sign pattern (exact p). */
 export const exactUpTo = Resampling.exactUpTo
@@ -160,88 +135,9 @@ export const exactUpTo = Resampling.exactUpTo
 /** Instances whose swap must change the statistic for a large-sample test (else permutations). */
 export const largeSampleMinVarying = Asymptotic.minVarying
 
-const smoothOf = (tag: Columns["_tag"]): Asymptotic.Smooth => (tag === "Mean" ? Asymptotic.mean : tag === "Ratio" ? Asymptotic.ratio : Asymptotic.f1)
-
-/** What the large-sample form must provide: an interval or not, and how many rows must differ. */
-interface NormalForm {
-  readonly interval: boolean
-  readonly minVarying: number
-}
-
-/** The large-sample interval and p of b - a over compact columns (a's k columns, then b's). */
-const normalOf = (tag: Columns["_tag"], xs: ReadonlyArray<Float64Array>, totals: ReadonlyArray<number>, flipped: ReadonlyArray<Float64Array>, observed: number, n: number) => (form: NormalForm) => {
-  const k = flipped.length
-  const statistic = smoothOf(tag)
-  const noInterval: readonly [number, number] = [NaN, NaN]
-  const ci95 = !form.interval
-    ? noInterval
-    : n < 2 ? undefined : Asymptotic.pairedInterval(statistic, xs.slice(0, k), xs.slice(k), totals.slice(0, k), totals.slice(k), n)
-  const p = Asymptotic.swapTest(statistic, flipped, totals, observed, n, form.minVarying)
-  return ci95 === undefined || p === undefined ? undefined : { ci95, p }
-}
-
-const prepare = (a: Columns, b: Columns, rows?: ArrayLike<number>): Prepared => {
-  if (a._tag !== b._tag) throw new TypeError(`Paired: cannot compare ${a._tag} columns with ${b._tag} columns`)
-  const sa = shape(a), sb = shape(b)
-  const k = sa.columns.length
-  const xs = Resampling.finiteRows([...sa.columns, ...sb.columns], rows)
-  const n = xs[0]!.length
-  const none = (delta: number): Prepared => ({ _tag: "None", comparison: { n, delta, ci95: [NaN, NaN], p: NaN, test: "none", permutations: 0 } })
-  if (n === 0) return none(NaN)
-  const totals = xs.map(sum)
-  if (a._tag === "Mean") {
-    const x0 = xs[0]!, x1 = xs[1]!, d = new Float64Array(n)
-    for (let i = 0; i < n; i++) d[i] = x1[i]! - x0[i]!
-    const m = Resampling.meanSpec(d)
-    return { _tag: "Spec", ...m, normal: normalOf(a._tag, xs, totals, [d], m.observed, n) }
-  }
-  const observed = sb.statistic(totals.slice(k), n) - sa.statistic(totals.slice(0, k), n)
-  if (!Number.isFinite(observed)) return none(observed)
-  const threshold = Math.abs(observed) - Resampling.tolerance
-  const left = new Float64Array(k), right = new Float64Array(k)
-  const flipped = xs.slice(0, k).map((x, c) => {
-    const y = xs[k + c]!, d = new Float64Array(n)
-    for (let i = 0; i < n; i++) d[i] = y[i]! - x[i]!
-    return d
-  })
-  const varying = Resampling.varyingOnce(flipped)
-  return {
-    _tag: "Spec",
-    observed,
-    normal: normalOf(a._tag, xs, totals, flipped, observed, n),
-    spec: {
-      n,
-      columns: xs,
-      resampled: (sums) => {
-        for (let c = 0; c < k; c++) {
-          left[c] = sums[c]!
-          right[c] = sums[k + c]!
-        }
-        return sb.statistic(right, n) - sa.statistic(left, n)
-      },
-      get flipped() {
-        return varying().flipped
-      },
-      get flips() {
-        return varying().flips
-      },
-      // A flipped row swaps the two cells' counts: a gains b - a of that row, b loses it.
-      isExtreme: (moved) => {
-        for (let c = 0; c < k; c++) {
-          left[c] = totals[c]! + moved[c]!
-          right[c] = totals[k + c]! - moved[c]!
-        }
-        return Math.abs(sb.statistic(right, n) - sa.statistic(left, n)) >= threshold
-      }
-    }
-  }
-}
-
-const interval = (p: Prepared & { readonly _tag: "Spec" }, options: { readonly seed: number; readonly resamples: number }): readonly [number, number] =>
-  p.spec.n < 2 ? [p.observed, p.observed] : Resampling.bootstrapInterval(p.spec, options.seed, options.resamples)
-
-const finish = (p: Prepared & { readonly _tag: "Spec" }, ci95: readonly [number, number], t: Resampling.TestResult): Comparison => ({
-  n: p.spec.n,
+const finish = (p: Prepared.Prepared & { readonly _tag: "Spec" }, ci95: readonly [number, number], t: Resampling.TestResult): Comparison => ({
+  n: p.instances,
+  ...clustersOf(p),
   delta: p.observed,
   ci95,
   p: t.p,
@@ -255,7 +151,7 @@ const finish = (p: Prepared & { readonly _tag: "Spec" }, ci95: readonly [number,
  * with a Mean, ...); anything else is a programming error and throws.
  */
 export const compare = <C extends Columns>(a: C, b: NoInfer<C>, options: Options): Comparison => {
-  const p = prepare(a, b, options.rows)
+  const p = prepare(a, b, options.rows, options.clusters)
   if (p._tag === "None") return p.comparison
   const large = largeOf(p, options.largeSample, { interval: true, minVarying: Asymptotic.minVarying })
   if (large !== undefined) return large
@@ -263,22 +159,37 @@ export const compare = <C extends Columns>(a: C, b: NoInfer<C>, options: Options
 }
 
 /** The large-sample comparison when n reaches `largeSample` and the normal forms apply. */
-const largeOf = (p: Prepared & { readonly _tag: "Spec" }, largeSample: number | undefined, form: NormalForm): Comparison | undefined => {
+const largeOf = (p: Prepared.Prepared & { readonly _tag: "Spec" }, largeSample: number | undefined, form: Prepared.NormalForm): Comparison | undefined => {
   if (largeSample === undefined || p.spec.n < largeSample) return undefined
   const normal = p.normal(form)
-  return normal === undefined ? undefined : { n: p.spec.n, delta: p.observed, ci95: normal.ci95, p: normal.p, test: "normal", permutations: 0 }
+  return normal === undefined ? undefined : { n: p.instances, ...clustersOf(p), delta: p.observed, ci95: normal.ci95, p: normal.p, test: "normal", permutations: 0 }
+}
+
+/**
+ * The standard error of metric(b) - metric(a) by the delta method (sd of the per-row differences /
+ * sqrt(n) for a mean; cluster-level when `clusters` groups rows), for power calculations; NaN when
+ * fewer than two rows (clusters) are usable or the statistic is undefined.
+ */
+export const standardError = <C extends Columns>(a: C, b: NoInfer<C>, options: { readonly rows?: ArrayLike<number>; readonly clusters?: ArrayLike<number> } = {}): number => {
+  const p = prepare(a, b, options.rows, options.clusters)
+  return p._tag === "None" ? NaN : p.se()
 }
 
 /** Permutations of the first pass of {@link family}. */
 export const screening = 2000
 
-/** Number of permutations so that the smallest attainable Holm-adjusted p-value over `tests` tests is about 0.025. */
+/**
+ * Number of permutations so that the smallest attainable adjusted p-value over `tests` tests is
+ * about 0.025 (Holm, Bonferroni and Benjamini-Hochberg multiply the smallest p by the family size).
+ */
 export const permutationsFor = (tests: number): number => Math.max(screening, Math.ceil(40 * tests))
 
 /**
- * A test is refined when its first-pass p, times its Holm multiplier (the number of tests whose p is
- * at least as large), is below this: twice the 0.05 level, a margin for the first pass's noise.
- * The others cannot become significant after Holm, whatever more permutations would say.
+ * A test is refined when its first-pass p, times its multiplier under the family's correction
+ * (Holm: the number of tests whose p is at least as large; Bonferroni: the family size), or its
+ * first-pass adjusted p (Benjamini-Hochberg, whose adjusted p can be below its own multiple), is
+ * below this: twice the 0.05 level, a margin for the first pass's noise. The others cannot become
+ * significant after the correction, whatever more permutations would say.
  */
 export const refineBelow = 0.1
 
@@ -287,6 +198,8 @@ export interface Test {
   readonly b: Columns
   /** Rows to compare (default: all). */
   readonly rows?: ArrayLike<number>
+  /** A cluster id per row: rows of a cluster move together (see {@link Options.clusters}). */
+  readonly clusters?: ArrayLike<number>
 }
 
 export interface FamilyOptions {
@@ -304,12 +217,15 @@ export interface FamilyOptions {
   readonly minVarying?: number
   /** Permutations of the refined tests (default: {@link permutationsFor} the number of testable tests). */
   readonly permutations?: number
+  /** How the family's p-values are adjusted (default `holm`). */
+  readonly correction?: Statistics.Correction
 }
 
 export interface Family {
   readonly comparisons: ReadonlyArray<Comparison>
-  /** Holm-adjusted p-values, in test order. */
+  /** Adjusted p-values under {@link correction}, in test order. */
   readonly adjusted: ReadonlyArray<number>
+  readonly correction: Statistics.Correction
   /** Tests with a p-value. */
   readonly tests: number
   /**
@@ -331,6 +247,7 @@ interface Pending {
   /** Final: a large-sample comparison or one without a test. */
   done?: Comparison
   n: number
+  clusters: number | undefined
   observed: number
   flips: number
   ci95: readonly [number, number]
@@ -339,9 +256,9 @@ interface Pending {
 }
 
 /**
- * Run a family of paired tests with one seed and adjust them with Holm. Exact tests (small n) are
- * enumerated once. Monte-Carlo tests first run {@link screening} permutations; those that could
- * still be significant after Holm (see {@link refineBelow}) continue the same patterns up to
+ * Run a family of paired tests with one seed and adjust them with its correction (default Holm).
+ * Exact tests (small n) are enumerated once. Monte-Carlo tests first run {@link screening}
+ * permutations; those that could still be significant after the correction (see {@link refineBelow}) continue the same patterns up to
  * `permutations`, so each comparison equals {@link compare} with the permutations it ended with.
  * Tests with as many rows that differ share their sign patterns (and tests of one n their resamples).
  */
@@ -350,7 +267,8 @@ export const family = (given: ReadonlyArray<Test>, options: FamilyOptions): Fami
   const form = { interval: options.intervals !== false, minVarying: options.minVarying ?? Asymptotic.minVarying }
   // The screening pass's permutations do not depend on the family's size (permutationsFor is never below screening).
   const first = Math.min(screening, options.permutations ?? screening)
-  const prepared = given.map((t) => prepare(t.a, t.b, t.rows))
+  const correction = options.correction ?? "holm"
+  const prepared = given.map((t) => prepare(t.a, t.b, t.rows, t.clusters))
   const tests: Array<Pending> = []
   /** Run Monte-Carlo permutations [from, to) for some tests, those of as many rows that differ together. */
   const permute = (indices: ReadonlyArray<number>, from: number, to: number) => {
@@ -371,12 +289,12 @@ export const family = (given: ReadonlyArray<Test>, options: FamilyOptions): Fami
   const screen: Array<number> = []
   prepared.forEach((p, i) => {
     if (p._tag === "None") {
-      tests.push({ done: p.comparison, n: p.comparison.n, observed: p.comparison.delta, flips: 0, ci95: noInterval, extremes: 0 })
+      tests.push({ done: p.comparison, n: p.comparison.n, clusters: p.comparison.clusters, observed: p.comparison.delta, flips: 0, ci95: noInterval, extremes: 0 })
       return
     }
     const large = largeOf(p, options.largeSample, form)
     // (the rows that differ are found only for a test that resamples: a large-sample one never needs them)
-    const t: Pending = { n: p.spec.n, observed: p.observed, flips: 0, ci95: noInterval, extremes: 0 }
+    const t: Pending = { n: p.instances, clusters: p.clusters, observed: p.observed, flips: 0, ci95: noInterval, extremes: 0 }
     tests.push(t)
     if (large !== undefined) {
       t.done = large
@@ -399,19 +317,23 @@ export const family = (given: ReadonlyArray<Test>, options: FamilyOptions): Fami
   const ranked = tests.map((t, i) => [t.result?.p ?? NaN, i] as const).filter(([p]) => Number.isFinite(p)).sort((x, y) => x[0] - y[0] || x[1] - y[1])
   const refine: Array<number> = []
   if (refined > first) {
+    const m = ranked.length
+    const firstAdjusted = Statistics.adjust(correction, ranked.map(([p]) => p))
+    const multiplier = (rank: number) => (correction === "holm" ? m - rank : correction === "none" ? 1 : m)
     ranked.forEach(([p, i], rank) => {
-      if (tests[i]!.result?.test === "monte-carlo" && (ranked.length - rank) * p < refineBelow) refine.push(i)
+      if (tests[i]!.result?.test === "monte-carlo" && Math.min(multiplier(rank) * p, firstAdjusted[rank]!) < refineBelow) refine.push(i)
     })
   }
   refine.sort((x, y) => x - y)
   permute(refine, first, refined)
   for (const i of refine) tests[i]!.result = Resampling.monteCarloTest(tests[i]!.extremes, refined)
   const comparisons = tests.map((t): Comparison =>
-    t.done ?? { n: t.n, delta: t.observed, ci95: t.ci95, p: t.result!.p, test: t.result!.test, permutations: t.result!.permutations }
+    t.done ?? { n: t.n, ...clustersOf(t), delta: t.observed, ci95: t.ci95, p: t.result!.p, test: t.result!.test, permutations: t.result!.permutations }
   )
   return {
     comparisons,
-    adjusted: Statistics.holm(comparisons.map((c) => c.p)),
+    adjusted: Statistics.adjust(correction, comparisons.map((c) => c.p)),
+    correction,
     tests: comparisons.filter((c) => Number.isFinite(c.p)).length,
     permutations: {
       screening: first,

@@ -180,3 +180,88 @@ export const holm = (ps: ReadonlyArray<number>): Array<number> => {
   })
   return out
 }
+
+/**
+ * How a family of p-values is adjusted for multiple comparisons: Holm's step-down (family-wise
+ * error), Bonferroni (family-wise, single step), Benjamini-Hochberg's step-up (false discovery
+ * rate), or none (the p-values as they are).
+ */
+export type Correction = "holm" | "bonferroni" | "bh" | "none"
+
+export const corrections: ReadonlyArray<Correction> = ["holm", "bonferroni", "bh", "none"]
+
+/** The correction's name in prose ("Holm", "Benjamini-Hochberg", ...). */
+export const correctionTitle = (c: Correction): string =>
+  c === "holm" ? "Holm" : c === "bonferroni" ? "Bonferroni" : c === "bh" ? "Benjamini-Hochberg" : "no correction"
+
+/** Bonferroni: each p times the number of tests with a p-value, capped at 1 (NaN stays NaN). */
+export const bonferroni = (ps: ReadonlyArray<number>): Array<number> => {
+  const m = ps.filter((p) => Number.isFinite(p)).length
+  return ps.map((p) => (Number.isFinite(p) ? Math.min(1, m * p) : NaN))
+}
+
+/**
+ * Benjamini-Hochberg's step-up adjustment: the k-th smallest of m p-values becomes
+ * min over j >= k of m p_(j) / j, capped at 1; in input order, NaN stays NaN and does not count.
+ */
+export const benjaminiHochberg = (ps: ReadonlyArray<number>): Array<number> => {
+  const idx = ps.map((p, i) => [p, i] as const).filter(([p]) => Number.isFinite(p)).sort((x, y) => x[0] - y[0])
+  const m = idx.length
+  const out = ps.map(() => NaN)
+  let running = 1
+  for (let rank = m - 1; rank >= 0; rank--) {
+    const [p, i] = idx[rank]!
+    running = Math.min(running, (m * p) / (rank + 1))
+    out[i] = running
+  }
+  return out
+}
+
+/** Adjusted p-values of a family under a correction, in input order. */
+export const adjust = (correction: Correction, ps: ReadonlyArray<number>): Array<number> => {
+  switch (correction) {
+    case "holm":
+      return holm(ps)
+    case "bonferroni":
+      return bonferroni(ps)
+    case "bh":
+      return benjaminiHochberg(ps)
+    case "none":
+      return ps.map((p) => (Number.isFinite(p) ? p : NaN))
+  }
+}
+
+/**
+ * The two-sided level one test of a family must reach so that the family passes at `level` when
+ * that effect is the only real one: level / m for Holm, Bonferroni and Benjamini-Hochberg (their
+ * first step is the same), `level` without correction.
+ */
+export const perTestLevel = (correction: Correction, tests: number, level = 0.05): number =>
+  correction === "none" ? level : level / Math.max(1, tests)
+
+/** The q-quantile of the standard normal distribution (0 < q < 1), by bisection on its tail to 1e-12. */
+export const normalQuantile = (q: number): number => {
+  if (!(q > 0 && q < 1)) return NaN
+  if (q === 0.5) return 0
+  const tail = Math.min(q, 1 - q)
+  // P(Z >= z) = twoSided(z) / 2, decreasing in z >= 0.
+  let lo = 0, hi = 40
+  while (hi - lo > 1e-12) {
+    const mid = (lo + hi) / 2
+    if (Asymptotic.twoSided(mid) / 2 > tail) lo = mid
+    else hi = mid
+  }
+  const z = (lo + hi) / 2
+  return q < 0.5 ? -z : z
+}
+
+/**
+ * The minimum detectable effect of a two-sided paired test at level `alpha` with the given power
+ * (default 0.8), from the normal approximation: (z_{1-alpha/2} + z_{power}) * se, where se is the
+ * standard error of the difference (sd of the per-instance differences / sqrt(n) for a mean).
+ *
+ * @example
+ * Statistics.minimumDetectable(0.01, 0.05) // (1.95996 + 0.84162) * 0.01 = 0.0280
+ */
+export const minimumDetectable = (se: number, alpha: number, power = 0.8): number =>
+  (normalQuantile(1 - alpha / 2) + normalQuantile(power)) * se

@@ -1,7 +1,9 @@
 /**
  * Everything a report shows, computed once from a run (summary.json + results.jsonl) and rendered
- * by {@link Markdown} and {@link Html}: the baseline, the headline metrics, paired differences
- * against the baseline with Holm-adjusted p-values, binned analyses (relevant-session position,
+ * by {@link Markdown} and {@link Html}: the baseline, the headline metrics (without the
+ * uninformative ones), paired differences against the baseline in declared families (primary,
+ * exploratory, untested: see {@link Families}) with adjusted p-values, the minimum detectable
+ * effect of each primary comparison, binned analyses (relevant-session position,
  * history length), cost per cell, models, failures and marks (heuristic metrics, oracle cells).
  *
  * Values per cell and slice come from summary.json (computed by the sweep with the same seed);
@@ -12,13 +14,15 @@
  * import * as Analysis from "@cupid-lab/experiments/analysis/Analysis"
  * import * as RunDir from "@cupid-lab/experiments/results/RunDir"
  * const analysis = Analysis.analyze(yield* RunDir.readLocal("runs/contextual"))
- * analysis.deltas.filter((d) => d.pHolm < 0.05)
+ * analysis.deltas.filter((d) => d.family === "primary" && d.pAdjusted < 0.05)
  */
 import { Hash } from "@cupid-lab/core"
-import { Paired } from "@cupid-lab/scorers"
+import { Paired, Statistics } from "@cupid-lab/scorers"
 import type { CellSummary, MetricDescription, Slice, Summary } from "../results/ResultLine.js"
 import { slices } from "../results/ResultLine.js"
 import * as Bins from "./Bins.js"
+import * as Families from "./Families.js"
+import * as Informative from "./Informative.js"
 import * as Interventions from "./Interventions.js"
 import * as Inventory from "./Inventory.js"
 import * as Pairwise from "./Pairwise.js"
@@ -45,9 +49,29 @@ export interface Delta {
   readonly cell: string
   readonly metric: string
   readonly slice: Slice
+  /** The paired difference, clustered by persona on slices where a persona has several instances (`comparison.clusters`). */
   readonly comparison: Paired.Comparison
-  /** Holm-adjusted over every delta of the report (NaN when the test could not be made). */
-  readonly pHolm: number
+  /** The family the test belongs to: `none` for cells that read gold or are reference points (no p shown). */
+  readonly family: Families.Family
+  /** The correction of that family (`none` for the untested family). */
+  readonly correction: Statistics.Correction
+  /** p adjusted within its family (NaN when the test could not be made, and in the family `none`). */
+  readonly pAdjusted: number
+  /**
+   * Primary comparisons: the minimum detectable effect at this n (80% power, two-sided, the
+   * family's per-test level, paired normal approximation, cluster-level when clustered); NaN otherwise.
+   */
+  readonly mde: number
+}
+
+/** A family of tests as the report ran it. */
+export interface TestedFamily {
+  readonly correction: Statistics.Correction
+  /** Tests with a p-value. */
+  readonly tests: number
+  /** The two-sided level one test must reach when it is the family's only real effect (see Statistics.perTestLevel). */
+  readonly level: number
+  readonly permutations: Paired.Family["permutations"]
 }
 
 export interface Analysis {
@@ -59,10 +83,11 @@ export interface Analysis {
   /** Every cell against every other on the compared metrics (undefined with fewer than two cells). */
   readonly pairwise: Pairwise.Pairwise | undefined
   /**
-   * Per slice, when no difference against the baseline can reach significance after Holm: the
-   * largest paired n of the slice and the smallest n that could (see Pairwise.neededN).
+   * Per slice, when no difference of the main metric against the baseline can reach significance
+   * in its family: the largest paired n of the slice, the smallest n that could (see
+   * Pairwise.neededN), the family's multiplier of the smallest p and its correction.
    */
-  readonly baselineTooSmall: ReadonlyMap<Slice, { readonly n: number; readonly needed: number }>
+  readonly baselineTooSmall: ReadonlyMap<Slice, { readonly n: number; readonly needed: number; readonly tests: number; readonly correction: Statistics.Correction }>
   readonly main: MetricDescription | undefined
   /** Why the main metric is the one it is. */
   readonly mainReason: string
@@ -74,8 +99,14 @@ export interface Analysis {
   /** Metrics tested against the baseline. */
   readonly compared: ReadonlyArray<MetricDescription>
   readonly deltas: ReadonlyArray<Delta>
-  /** Tests in the Holm family (deltas with a p-value). */
+  /** The declared families: primary metrics and slices, corrections, reference cells. */
+  readonly plan: Families.Plan
+  readonly families: { readonly primary: TestedFamily; readonly exploratory: TestedFamily }
+  /** Metrics that cannot tell the cells apart, with the reason; left out of the headline lists above. */
+  readonly uninformative: ReadonlyArray<Informative.Uninformative>
+  /** Tests with a p-value in the primary and exploratory families together. */
   readonly tests: number
+  /** Permutations over both families (refined: the larger count; test counts summed). */
   readonly permutations: Paired.Family["permutations"]
   readonly recency: Bins.Binned | undefined
   readonly history: Bins.Binned | undefined
@@ -226,8 +257,11 @@ export const pairwiseOf = (
 export const analyze = (run: Pick<Run, "summary" | "index">, options: Options = {}): Analysis => {
   const { summary, index: idx } = run
   const { cell: baseline, reason } = chooseBaseline(summary, options.baseline)
-  const fam = families(summary, options.main)
-  const compared = comparedMetrics(summary, fam)
+  const all = families(summary, options.main)
+  const uninformative = Informative.uninformative(summary, summary.metrics)
+  const informative = (m: MetricDescription) => !uninformative.some((u) => u.metric === m.name)
+  const fam = { ...all, inference: all.inference.filter(informative), inferenceMacro: all.inferenceMacro.filter(informative), generation: all.generation.filter(informative) }
+  const compared = comparedMetrics(summary, fam).filter((m) => m.name === fam.main?.name || informative(m))
 
   const oracles = summary.cells.filter((c) => c.oracleRetrieval)
   const cells: Array<CellView> = summary.cells.map((c, i) => ({
@@ -238,35 +272,68 @@ export const analyze = (run: Pick<Run, "summary" | "index">, options: Options = 
 
   // Each cell against the baseline, every metric and slice: each cell's columns over every
   // instance of the slice (Columns.sliceOf), NaN where it has no ok line, so that the usable rows
-  // are the instances both cells scored.
-  const plan: Array<{ cell: string; metric: MetricDescription; slice: Slice }> = []
-  const tests: Array<Paired.Test> = []
+  // are the instances both cells scored; rows of one persona move together (Families.personas).
+  const plan = Families.resolve(summary, fam.main?.name)
+  const clusters = new Map(slices.map((slice) => [slice, Families.personas(idx, slice)] as const))
+  const planned: Array<{ cell: string; metric: MetricDescription; slice: Slice; family: Families.Family; test: Paired.Test }> = []
   for (const c of summary.cells) {
     if (c.id === baseline.id) continue
-    const of = new Map(slices.map((slice) => [slice, { a: sliceOf(idx, baseline.id, slice), b: sliceOf(idx, c.id, slice) }] as const))
-    for (const metric of compared) {
-      for (const slice of slices) {
-        plan.push({ cell: c.id, metric, slice })
-        tests.push({ a: of.get(slice)!.a(metric), b: of.get(slice)!.b(metric) })
+    for (const slice of slices) {
+      const a = sliceOf(idx, baseline.id, slice), b = sliceOf(idx, c.id, slice)
+      for (const metric of compared) {
+        planned.push({ cell: c.id, metric, slice, family: Families.familyOf(plan, c, metric.name, slice), test: { a: a(metric), b: b(metric), clusters: clusters.get(slice)! } })
       }
     }
   }
-  const tested = Paired.family(tests, {
-    seed: summary.seed,
-    resamples: summary.resamples ?? 1000,
-    ...(summary.largeSample !== undefined ? { largeSample: summary.largeSample } : {}),
-    ...(options.permutations !== undefined ? { permutations: options.permutations } : {})
-  })
-  const pairwise = pairwiseOf(summary, idx, compared, options)
-  const baselineTooSmall = new Map<Slice, { readonly n: number; readonly needed: number }>()
-  if (tested.tests > 0) {
-    const needed = Pairwise.neededN(tested.tests)
-    for (const slice of slices) {
-      const n = Math.max(0, ...plan.map((t, i) => (t.slice === slice ? tested.comparisons[i]!.n : 0)))
-      if (n <= Paired.exactUpTo && n < needed) baselineTooSmall.set(slice, { n, needed })
-    }
+  const runFamily = (family: Families.Family, correction: Statistics.Correction) => {
+    const at = planned.flatMap((t, i) => (t.family === family ? [i] : []))
+    const result = Paired.family(at.map((i) => planned[i]!.test), {
+      seed: summary.seed,
+      resamples: summary.resamples ?? 1000,
+      correction,
+      ...(summary.largeSample !== undefined ? { largeSample: summary.largeSample } : {}),
+      // untested cells need their intervals only: no refinement
+      ...(family === "none" ? { permutations: Paired.screening } : options.permutations !== undefined ? { permutations: options.permutations } : {})
+    })
+    return { at, result }
   }
-  const deltas = plan.map((t, i): Delta => ({ cell: t.cell, metric: t.metric.name, slice: t.slice, comparison: tested.comparisons[i]!, pHolm: tested.adjusted[i]! }))
+  const ran = { primary: runFamily("primary", plan.correction.primary), exploratory: runFamily("exploratory", plan.correction.exploratory), none: runFamily("none", "none") }
+  const tested = (f: "primary" | "exploratory"): TestedFamily => ({
+    correction: ran[f].result.correction,
+    tests: ran[f].result.tests,
+    level: Statistics.perTestLevel(ran[f].result.correction, ran[f].result.tests),
+    permutations: ran[f].result.permutations
+  })
+  const tests = { primary: tested("primary"), exploratory: tested("exploratory") }
+  const deltas: Array<Delta> = new Array(planned.length)
+  for (const f of ["primary", "exploratory", "none"] as const) {
+    ran[f].at.forEach((i, k) => {
+      const t = planned[i]!
+      const comparison = ran[f].result.comparisons[k]!
+      const mde = f === "primary" ? Statistics.minimumDetectable(Paired.standardError(t.test.a, t.test.b, { clusters: t.test.clusters! }), tests.primary.level) : NaN
+      deltas[i] = { cell: t.cell, metric: t.metric.name, slice: t.slice, comparison, family: f, correction: ran[f].result.correction, pAdjusted: f === "none" ? NaN : ran[f].result.adjusted[k]!, mde }
+    })
+  }
+  const pairwise = pairwiseOf(summary, idx, compared, options)
+  const baselineTooSmall = new Map<Slice, { readonly n: number; readonly needed: number; readonly tests: number; readonly correction: Statistics.Correction }>()
+  for (const slice of slices) {
+    const main = deltas.filter((d) => d.slice === slice && d.metric === fam.main?.name && d.family !== "none")
+    const family = main[0]?.family === "primary" ? tests.primary : tests.exploratory
+    if (main.length === 0 || family.tests === 0) continue
+    const multiplier = family.correction === "none" ? 1 : family.tests
+    const needed = Pairwise.neededN(multiplier)
+    const n = Math.max(0, ...main.map((d) => d.comparison.clusters ?? d.comparison.n))
+    if (n <= Paired.exactUpTo && n < needed) baselineTooSmall.set(slice, { n, needed, tests: multiplier, correction: family.correction })
+  }
+  const p = tests.primary.permutations, q = tests.exploratory.permutations
+  const permutations: Paired.Family["permutations"] = {
+    screening: p.screening,
+    refined: Math.max(p.refined, q.refined),
+    refinedTests: p.refinedTests + q.refinedTests,
+    exactTests: p.exactTests + q.exactTests,
+    normalTests: p.normalTests + q.normalTests,
+    ...(p.largeSample !== undefined ? { largeSample: p.largeSample } : {})
+  }
 
   const okPairs = idx.okLines
   return {
@@ -281,11 +348,14 @@ export const analyze = (run: Pick<Run, "summary" | "index">, options: Options = 
     inference: fam.inference,
     inferenceMacro: fam.inferenceMacro,
     generation: fam.generation,
-    retrieval: inFamily(summary, "retrieval"),
+    retrieval: inFamily(summary, "retrieval").filter(informative),
     compared,
     deltas,
-    tests: tested.tests,
-    permutations: tested.permutations,
+    plan,
+    families: tests,
+    uninformative,
+    tests: tests.primary.tests + tests.exploratory.tests,
+    permutations,
     recency: fam.main === undefined ? undefined : Bins.recency(fam.main, summary.cells, idx),
     history: fam.main === undefined ? undefined : Bins.history(fam.main, summary.cells, idx),
     interventions: Interventions.curves(summary, interventionMetrics(summary, fam.main)),

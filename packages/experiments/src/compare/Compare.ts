@@ -39,7 +39,8 @@ export interface Row {
   readonly a: { readonly n: number; readonly value: number }
   readonly b: { readonly n: number; readonly value: number }
   readonly comparison: Paired.Comparison
-  readonly pHolm: number
+  /** Holm-adjusted over every test of the comparison. */
+  readonly pAdjusted: number
 }
 
 export interface Comparison {
@@ -168,7 +169,7 @@ export const compare = (a: RunDir.Run, b: RunDir.Run, options: Options = {}): Co
     ...(largeSample !== undefined ? { largeSample } : {}),
     ...(options.permutations !== undefined ? { permutations: options.permutations } : {})
   })
-  const rows = plan.map((t, i): Row => ({ match: t.match, metric: t.metric, slice: t.slice, a: values[i]!.a, b: values[i]!.b, comparison: fam.comparisons[i]!, pHolm: fam.adjusted[i]! }))
+  const rows = plan.map((t, i): Row => ({ match: t.match, metric: t.metric, slice: t.slice, a: values[i]!.a, b: values[i]!.b, comparison: fam.comparisons[i]!, pAdjusted: fam.adjusted[i]! }))
   return {
     a,
     b,

@@ -21,6 +21,7 @@ import * as fs from "node:fs"
 import * as path from "node:path"
 import YAML from "yaml"
 import { ConfigError } from "../Errors.js"
+import * as ResultLine from "../results/ResultLine.js"
 import * as Issues from "@cupid-lab/core/Issues"
 import { alternatives, isRecord } from "./Tree.js"
 import { decodeSweep, Options, ScorerSpecSchema, StageValueSchema } from "./Axes.js"
@@ -145,7 +146,7 @@ export interface Config {
     readonly baseline?: string
     /** The report's main metric by name (default: chosen from the scorers' declarations); checked against them before any work. */
     readonly main?: string
-  }
+  } & ResultLine.Families
   readonly bootstrap: {
     readonly resamples: number
     /**
@@ -223,7 +224,11 @@ const FileSchema = Schema.Struct({
   referenceDir: Schema.optionalWith(Schema.String, { exact: true }),
   out: Schema.optionalWith(Schema.String, { exact: true }),
   report: Schema.optionalWith(
-    Schema.Struct({ baseline: Schema.optionalWith(Schema.String, { exact: true }), main: Schema.optionalWith(Schema.String, { exact: true }) }),
+    Schema.Struct({
+      baseline: Schema.optionalWith(Schema.String, { exact: true }),
+      main: Schema.optionalWith(Schema.String, { exact: true }),
+      ...ResultLine.Families.fields
+    }),
     { default: () => ({}) }
   ),
   bootstrap: Schema.optionalWith(Schema.Struct({

@@ -270,6 +270,11 @@ export const expand = (config: Config, registry: Plugin.Registry): Effect.Effect
         return yield* fail("report.baseline", `unknown cell "${wanted}"${close === undefined ? "" : ` (did you mean "${close}"?)`}; valid choices: ${cells.map((c) => c.name).join(", ")}`)
       }
     }
+    for (const [k, ref] of (config.report.reference ?? []).entries()) {
+      if (cells.some((c) => c.name === ref || c.id === ref)) continue
+      const close = Issues.suggest(ref, cells.map((c) => c.name))
+      return yield* fail(`report.reference[${k}]`, `unknown cell "${ref}"${close === undefined ? "" : ` (did you mean "${close}"?)`}; valid choices: ${cells.map((c) => c.name).join(", ")}`)
+    }
     baseline ??= cells.find((c) => c.params.retriever?.use === "all") ?? cells[0]
     if (baseline === undefined) return yield* fail("", "the config defines no cell: give a pipeline, a sweep or cells")
     return { cells, scorers, baseline }

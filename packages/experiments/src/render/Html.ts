@@ -114,8 +114,8 @@ const retrievalSection = (a: Analysis): string => {
 
 const deltaSection = (a: Analysis): string => {
   if (a.cells.length < 2 || a.compared.length === 0) return ""
-  let out = `<h2 id="differences">Differences against the baseline</h2><p class="note">${e(`Baseline: ${a.baseline.name}. Each entry: difference (cell − baseline) [paired bootstrap 95% CI], permutation p, Holm-adjusted p, paired instances n; shaded and * when Holm < 0.05. Holm family: all ${a.tests} tests in this section.`)}</p>`
-  for (const [slice, small] of a.baselineTooSmall) out += `<p class="note">${e(Notes.tooSmallNote(slice, small.n, small.needed, a.tests))}</p>`
+  let out = `<h2 id="differences">Differences against the baseline</h2><p class="note">${e(`Baseline: ${a.baseline.name}. Each entry: difference (cell − baseline) [paired bootstrap 95% CI], permutation p, the p adjusted within its family, paired instances n, (family); shaded and * when the adjusted p < 0.05. ${Notes.familiesNote(a)}`)}</p>`
+  for (const [slice, small] of a.baselineTooSmall) out += `<p class="note">${e(Notes.tooSmallNote(slice, small.n, small.needed, small.tests, small.correction))}</p>`
   for (const m of a.compared) out += `<h3>${e(Notes.metricLabel(m))}</h3>${Table.html(Tables.deltas(a, m))}`
   return out
 }

@@ -64,10 +64,10 @@ const deltaSection = (a: Analysis): Array<string> => {
   const out = [
     "## Differences against the baseline",
     "",
-    `Baseline: ${t(a.baseline.name)}. Each entry: difference (cell - baseline) [paired bootstrap 95% CI] p=permutation p-value Holm=Holm-adjusted p n=paired instances; * Holm < 0.05. Holm family: all ${a.tests} tests below.`,
+    `Baseline: ${t(a.baseline.name)}. Each entry: difference (cell - baseline) [paired bootstrap 95% CI] p=permutation p-value, the p adjusted within its family (Holm=, BH=, Bonferroni=), n=paired instances, (family); * adjusted p < 0.05. ${t(Notes.familiesNote(a))}`,
     ""
   ]
-  for (const [slice, small] of a.baselineTooSmall) out.push(`> ${t(Notes.tooSmallNote(slice, small.n, small.needed, a.tests))}`, "")
+  for (const [slice, small] of a.baselineTooSmall) out.push(`> ${t(Notes.tooSmallNote(slice, small.n, small.needed, small.tests, small.correction))}`, "")
   for (const m of a.compared) out.push(`### ${t(Notes.metricLabel(m))}`, "", ...table(Tables.deltas(a, m)))
   return out
 }

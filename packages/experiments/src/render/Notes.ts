@@ -1,6 +1,7 @@
 /**
  * The prose both reports share: labels for cells, slices and metrics, and the paragraphs that say
- * how the numbers were computed (statistics, the Holm family, micro versus macro, N). Plain text:
+ * how the numbers were computed (statistics, the families of tests and their corrections,
+ * clustering by persona, power, micro versus macro, N). Plain text:
  * each renderer escapes it for its format.
  *
  * @example
@@ -80,7 +81,7 @@ export const permutationsNote = (p: Paired.Family["permutations"]): string =>
   (p.exactTests > 0 ? `exact over all 2^n sign patterns for the ${p.exactTests} tests with n <= ${Paired.exactUpTo} (p = patterns at least as extreme / 2^n); otherwise ` : "") +
   `${Format.integer(p.screening)} random permutations` +
   (p.refined > p.screening
-    ? `; the ${p.refinedTests} tests that could still be significant after Holm (first-pass p times its Holm multiplier below ${Paired.refineBelow}) were run again with ${Format.integer(p.refined)}, enough to resolve the small p-values Holm needs`
+    ? `; the ${p.refinedTests} tests that could still be significant after their family's correction (first-pass p times its multiplier, or its adjusted p, below ${Paired.refineBelow}) were run again with ${Format.integer(p.refined)}, enough to resolve the small p-values the correction needs`
     : "") +
   `; p = (extreme + 1) / (permutations + 1)`
 
@@ -97,7 +98,12 @@ export const statistics = (a: Analysis): Array<string> => {
         ? `; over ${Format.integer(s.largeSample)} instances or more, the large-sample interval (estimate +- 1.96 delta-method standard errors), unless fewer than ${Statistics.largeSampleMinTail} instances lie on either side of the mean influence (then bootstrap).`
         : "."),
     `Differences: each non-baseline cell against the baseline ${a.baseline.name}, over the instances scored ok in both cells (paired; N is their count). 95% CI: paired bootstrap of the difference (${resamples} resamples); p: two-sided paired permutation test (${permutationsNote(a.permutations)}).`,
-    `Multiple comparisons: Holm's step-down correction over the family of every difference in this report: ${nonBaseline} cells x ${a.compared.length} metrics (${a.compared.map((m) => m.name).join(", ") || "none"}) x 4 slices; ${a.tests} of them could be tested. A difference is marked * when its Holm-adjusted p is below 0.05.`,
+    `Multiple comparisons: ${nonBaseline} cells x ${a.compared.length} metrics (${a.compared.map((m) => m.name).join(", ") || "none"}) x 4 slices, in declared families, each corrected on its own. ${familiesNote(a)} A difference is marked * when its adjusted p is below 0.05.`,
+    `Clustering: a persona's instances share their sessions, so on a slice where a persona has several instances (all instances, on CUPID) the paired bootstrap resamples personas with replacement and the permutation test swaps a persona's instances together (for a mean: flips the sign of the persona's summed differences); an exact p then enumerates 2^personas patterns. N still counts instances.`,
+    `Power: each primary comparison shows its minimum detectable effect (MDE): the difference a two-sided test at the family's per-test level (${Format.p(a.families.primary.level)}: 0.05 / ${a.families.primary.tests} tests for ${Statistics.correctionTitle(a.families.primary.correction)}) detects with 80% power at this n, (z_{1-level/2} + z_0.8) x the standard error of the difference (paired normal approximation; delta method for pooled metrics; cluster-level where clustered).`,
+    ...(a.uninformative.length > 0
+      ? [`Uninformative metrics, left out of the headline tables and tests: ${a.uninformative.map((u) => `${u.metric} (${u.reason})`).join("; ")}.`]
+      : []),
     micro.length > 0
       ? `Micro metrics (${micro.join(", ")}) pool counts over instances, as the reference harness does: their paired bootstrap resamples instances and recomputes the pooled difference, and their permutation test swaps the two cells' counts per instance. Macro metrics are means of per-instance values (mean of differences, sign-flip permutations).`
       : `All compared metrics are means of per-instance values (macro): the permutation test flips the sign of per-instance differences.`,
@@ -113,9 +119,21 @@ export const binHeader = (b: Binned): string =>
 
 export const usdNote = "usd: – (or a smaller n) where a model has no price in the cost scorer's table; add one with its `prices` option."
 
+/**
+ * The families of the differences against the baseline: what is primary, how each family is
+ * corrected and over how many tests, and which cells are not tested.
+ */
+export const familiesNote = (a: Pick<Analysis, "plan" | "families" | "cells">): string => {
+  const f = a.families, plan = a.plan
+  const refs = a.cells.filter((c) => plan.reference.has(c.summary.id)).map((c) => c.summary.name)
+  return `Families: primary = ${plan.primaryMetrics.join(", ") || "none"} on ${plan.primarySlices.map((s) => sliceTitle(s)).join(", ")}, each cell against the baseline, ${f.primary.tests} tests, ${Statistics.correctionTitle(f.primary.correction)}; ` +
+    `exploratory = every other difference, ${f.exploratory.tests} tests, ${Statistics.correctionTitle(f.exploratory.correction)}; ` +
+    `not tested (interval only): cells that read gold labels${refs.length > 0 ? ` and the reference cells ${refs.join(", ")}` : ""}.`
+}
+
 /** Why no difference of a slice can be significant, and the n that could be. */
-export const tooSmallNote = (slice: string, n: number, needed: number, tests: number): string =>
-  `${sliceTitle(slice as Slice)}: no difference can reach significance here. The pairs share at most n = ${n} instances, whose smallest exact two-sided p is 2/2^${n} = ${Format.p(2 / 2 ** n)}; Holm over ${tests} tests multiplies it by ${tests}, past 0.05. That takes at least ${needed} instances per slice (or fewer tests).`
+export const tooSmallNote = (slice: string, n: number, needed: number, tests: number, correction: Statistics.Correction = "holm"): string =>
+  `${sliceTitle(slice as Slice)}: no difference can reach significance here. The pairs share at most n = ${n} instances (or personas, where clustered), whose smallest exact two-sided p is 2/2^${n} = ${Format.p(2 / 2 ** n)}; ${correction === "none" ? "uncorrected, it stays" : `${Statistics.correctionTitle(correction)} over ${tests} tests multiplies it by ${tests},`} past 0.05. That takes at least ${needed} per slice (or fewer tests).`
 
 /** How the every-pair tests were run. */
 export const pairwiseNote = (p: Pairwise): string =>

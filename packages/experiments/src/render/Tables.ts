@@ -14,6 +14,7 @@
  * const [all] = Tables.tables(analysis) // the table of all instances
  * Table.markdown(all)
  */
+import type { Statistics } from "@cupid-lab/scorers"
 import type { CellSummary, MetricDescription, MetricEstimate, Slice } from "../results/ResultLine.js"
 import { slices } from "../results/ResultLine.js"
 import type { Analysis, Delta } from "../analysis/Analysis.js"
@@ -166,18 +167,28 @@ export const retrieval = (a: Analysis, slice: Slice): Table =>
     })
   }, a.cells.map((c) => c.summary), (i) => (i >= 2 ? a.retrieval[i - 2] : undefined))
 
+/** The short label of an adjusted p in a table entry (`Holm=0.040`). */
+const adjustedLabel = (c: Statistics.Correction): string => (c === "holm" ? "Holm" : c === "bonferroni" ? "Bonferroni" : c === "bh" ? "BH" : "")
+
 /**
- * A paired difference: the difference and its CI (after `prefix`), then p, Holm-adjusted p and n;
- * significant when Holm < 0.05. Against the baseline in reports; between two runs' cells in compare.
+ * A paired difference: the difference and its CI (after `prefix`), then p, the p adjusted within
+ * its family (labelled by the correction, Holm when none is given) and n, then the family and, for
+ * a primary comparison, its minimum detectable effect; significant when the adjusted p < 0.05. A
+ * difference outside every family (`family: "none"`) shows its interval and n only. Against the
+ * baseline in reports; between two runs' cells in compare.
  */
-export const deltaCell = (d: Pick<Delta, "comparison" | "pHolm"> | undefined, prefix = ""): Cell => {
+export const deltaCell = (d: (Pick<Delta, "comparison" | "pAdjusted"> & Partial<Pick<Delta, "family" | "correction" | "mde">>) | undefined, prefix = ""): Cell => {
   if (d === undefined || d.comparison.n === 0) return { text: "–", value: null, detail: "n=0" }
   const c = d.comparison
+  const interval = `${prefix}${Format.signed(c.delta)} [${Format.signed(c.ci95[0])}, ${Format.signed(c.ci95[1])}]`
+  if (d.family === "none") return { ...num(interval, c.delta), detail: `n=${c.n} (not tested)` }
   if (!Number.isFinite(c.p)) return { ...num(`${prefix}${Format.signed(c.delta)}`, c.delta), detail: `n=${c.n}` }
+  const label = adjustedLabel(d.correction ?? "holm")
+  const family = d.family === undefined ? "" : ` (${d.family}${d.family === "primary" && d.mde !== undefined && Number.isFinite(d.mde) ? `, MDE ${Format.number(d.mde)}` : ""})`
   return {
-    ...num(`${prefix}${Format.signed(c.delta)} [${Format.signed(c.ci95[0])}, ${Format.signed(c.ci95[1])}]`, c.delta),
-    detail: `p=${Format.p(c.p)} Holm=${Format.p(d.pHolm)} n=${c.n}`,
-    ...(d.pHolm < 0.05 ? { significant: true } : {})
+    ...num(interval, c.delta),
+    detail: `p=${Format.p(c.p)}${label === "" ? "" : ` ${label}=${Format.p(d.pAdjusted)}`} n=${c.n}${family}`,
+    ...(d.pAdjusted < 0.05 ? { significant: true } : {})
   }
 }
 
@@ -187,7 +198,7 @@ export const deltas = (a: Analysis, m: MetricDescription): Table => {
   return {
     id: `deltas-${m.name}`,
     title: `${Notes.metricLabel(m)}: difference against the baseline ${a.baseline.name}`,
-    notes: [`Each entry: difference (cell - baseline) [paired bootstrap 95% CI] p=permutation p-value Holm=Holm-adjusted p n=paired instances; * Holm < 0.05. Holm family: all ${a.tests} tests of the report.`],
+    notes: [`Each entry: difference (cell - baseline) [paired bootstrap 95% CI] p=permutation p-value, the p adjusted within its family, n=paired instances, (family); * adjusted p < 0.05. ${Notes.familiesNote(a)}`],
     columns: [left("cell"), ...slices.map((s) => right(s))],
     rows: a.cells.filter((c) => c.summary.id !== a.baseline.id).map((c) => cellRow(a, c.summary, slices.map((s) => deltaCell(byKey.get(`${c.summary.id}\0${s}`)))))
   }

@@ -145,6 +145,31 @@ export type CellSummary = typeof CellSummary.Type
 export const MetricDescription = Scorer.MetricInfo
 export type MetricDescription = Scorer.MetricInfo
 
+const Correction = Schema.Literal("holm", "bonferroni", "bh", "none")
+
+/**
+ * How reports group the differences against the baseline into families of tests (config
+ * `report.primary`, `report.correction`, `report.reference`); defaults are applied by the analysis
+ * (analysis/Families.ts): primary = the main metric on every slice, corrected with Holm; every other
+ * difference exploratory, corrected with Benjamini-Hochberg; no reference cell.
+ */
+export const Families = Schema.Struct({
+  primary: Schema.optionalWith(
+    Schema.Struct({
+      metrics: Schema.optionalWith(Schema.Array(Schema.String).pipe(Schema.minItems(1)), { exact: true }),
+      slices: Schema.optionalWith(Schema.Array(Slice).pipe(Schema.minItems(1)), { exact: true })
+    }),
+    { exact: true }
+  ),
+  correction: Schema.optionalWith(
+    Schema.Struct({ primary: Schema.optionalWith(Correction, { exact: true }), exploratory: Schema.optionalWith(Correction, { exact: true }) }),
+    { exact: true }
+  ),
+  /** Cells (by name or id) shown as reference points: with intervals, outside every family. */
+  reference: Schema.optionalWith(Schema.Array(Schema.String), { exact: true })
+})
+export type Families = typeof Families.Type
+
 export const Summary = Schema.Struct({
   config: Schema.Struct({ name: Schema.String, hash: Schema.String }),
   dataset: Schema.Struct({
@@ -173,6 +198,8 @@ export const Summary = Schema.Struct({
    * retries among them and calls that failed.
    */
   modelCalls: Schema.optional(Schema.Struct({ attempts: Int, calls: Int, cached: Int, requests: Int, retries: Int, failed: Int })),
+  /** The config's families of tests (`report.primary`, `report.correction`, `report.reference`), when it declares any. */
+  families: Schema.optional(Families),
   metrics: Schema.Array(MetricDescription),
   cells: Schema.Array(CellSummary)
 })

@@ -159,12 +159,16 @@ export const cells = (
     const keyOf = (params: unknown) => Hash.canonicalJson(params)
     const scorers: Array<Pipeline.Built<Plugin.MadeOf["scorer"]>> = []
     for (const plan of grid.scorers) scorers.push({ plugin: plan.params.use, service: yield* built(plan, keyOf(plan.params)) })
-    // The report's main metric must be one the scorers produce: checked now, not after the sweep.
-    const main = config.report.main
+    // The report's main and primary metrics must be ones the scorers produce: checked now, not after the sweep.
     const metrics = scorers.flatMap((s) => s.service.metrics.map((m) => m.name))
-    if (main !== undefined && !metrics.includes(main)) {
+    const named = [
+      ...(config.report.main !== undefined ? [{ at: "report.main", name: config.report.main }] : []),
+      ...(config.report.primary?.metrics ?? []).map((name, k) => ({ at: `report.primary.metrics[${k}]`, name }))
+    ]
+    for (const { at, name } of named) {
+      if (metrics.includes(name)) continue
       const valid = metrics.length === 0 ? "none (the config has no scorer)" : metrics.join(", ")
-      return yield* new ConfigError({ file: config.file, path: "report.main", reason: `unknown metric "${main}"${suggestion(main, metrics)}; valid choices (the scorers' metrics): ${valid}` })
+      return yield* new ConfigError({ file: config.file, path: at, reason: `unknown metric "${name}"${suggestion(name, metrics)}; valid choices (the scorers' metrics): ${valid}` })
     }
     const out: Array<BuiltCell> = []
     for (const cell of grid.cells) {

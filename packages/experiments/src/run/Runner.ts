@@ -27,6 +27,7 @@ import * as path from "node:path"
 import type { Config } from "../config/Config.js"
 import { hash as configHash } from "../config/Config.js"
 import * as Grid from "../config/Grid.js"
+import * as Families from "../analysis/Families.js"
 import { RunError } from "../Errors.js"
 import * as Report from "../render/Report.js"
 import * as Calls from "../results/Calls.js"
@@ -243,6 +244,7 @@ const finish = (
       baseline: grid.baseline.id,
       ...(config.report.main !== undefined ? { main: config.report.main } : {}),
       ...(calls.calls > 0 ? { modelCalls: calls } : {}),
+      ...Families.declared(config.report),
       ...Summary.of(index, { metrics: p.metrics, seed: config.seed, resamples: config.bootstrap.resamples, largeSample: config.bootstrap.largeSample }, built.map((b) => ({
         id: b.cell.id,
         name: b.cell.name,

@@ -139,6 +139,23 @@ export const pairedInterval = (
 }
 
 /**
+ * Standard error of f(S_b) - f(S_a) by the delta method, rows paired by index, with no condition on
+ * the spread of the rows (what a power calculation needs); NaN when n < 2 or a gradient is not finite.
+ */
+export const pairedStandardError = (
+  statistic: Smooth,
+  a: ReadonlyArray<Float64Array>,
+  b: ReadonlyArray<Float64Array>,
+  sumsA: ArrayLike<number>,
+  sumsB: ArrayLike<number>,
+  n: number
+): number => {
+  const ga = statistic.gradient(sumsA, n), gb = statistic.gradient(sumsB, n)
+  if (n < 2 || !finiteAll(ga) || !finiteAll(gb)) return NaN
+  return Math.sqrt(n * sampleVariance(projections(b, gb, n, { columns: a, g: ga })))
+}
+
+/**
  * erfc(x) for x >= 0 with a fractional error below 1.2e-7 everywhere (a Chebyshev fit of
  * exp(x^2) erfc(x)), so that p-values keep their relative precision far into the tail.
  */
