@@ -18,7 +18,8 @@
  */
 import type { CellSummary, MetricDescription, MetricEstimate, Slice } from "../results/ResultLine.js"
 import { slices } from "../results/ResultLine.js"
-import type { Analysis, Delta } from "./Analysis.js"
+import type { Summary } from "../results/ResultLine.js"
+import { type Analysis, chooseBaseline, comparedMetrics, type Delta, families } from "./Analysis.js"
 import { level } from "./Pairwise.js"
 import * as Format from "../render/Format.js"
 
@@ -216,4 +217,21 @@ export const verdict = (a: Input): Verdict => {
   if (m === undefined) return { metric: undefined, boards: [], findings: [] }
   const boards = slices.map((s) => leaderboard(a, m, s))
   return { metric: m, boards, findings: boards.map((b) => finding(a, m, b)) }
+}
+
+/**
+ * What the verdict reads, from a summary alone, without paired tests: leaderboards and leads by
+ * value, every significance "could not be tested". For a run whose reports were not written.
+ */
+export const unpaired = (summary: Summary): Input & Pick<Analysis, "compared"> => {
+  const fam = families(summary)
+  return {
+    summary,
+    baseline: chooseBaseline(summary).cell,
+    main: fam.main,
+    compared: comparedMetrics(summary, fam),
+    deltas: [],
+    pairwise: undefined,
+    baselineTooSmall: new Map()
+  }
 }
