@@ -185,7 +185,7 @@ describe("report.md", () => {
       expect(md).toContain("| bm25(k=2) | 4 | 0.333 | 0.250 | 0.286 [0.000, 0.571] | 0.292 |")
       expect(md).toContain("| bm25(k=2) | 1 | **1.000** | **0.500** | **0.667 [0.667, 0.667]** | **0.667** |")
       expect(md).toMatch(/\| bm25\(k=2\) \| 4 \| 0\.333 \| 0\.250 \| 0\.286 \[/)
-      expect(md).toContain("Holm family: all 8 tests below.")
+      expect(md).toContain("Holm family: all 8 tests of the report (2 headline metrics; the main metric's here, the others' in the appendix).")
       // 4 instances: 2 / 2^4 times 8 tests cannot pass 0.05; 2^(n-1) > 160 needs n = 9
       expect(md).toContain("> all instances: no difference can reach significance here. The pairs share at most n = 4 instances, whose smallest exact two-sided p is 2/2^4 = 0.125; Holm over 8 tests multiplies it by 8, past 0.05. That takes at least 9 instances per slice (or fewer tests).")
       expect(md).toContain("## Every cell against every other")
