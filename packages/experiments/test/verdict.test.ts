@@ -22,6 +22,11 @@ import { cellA, cellB, dataset, tempDir, writeRun } from "./report-fixtures.js"
 
 const f1 = Scorer.metric({ name: "retrieval.f1", description: "F1 of the selection.", family: "retrieval", headline: true, mainRank: 2 })
 
+const sliceOf = (value: number, own: number | undefined, n: number): CellSummary["slices"]["all"] => {
+  const v = own ?? value
+  return { n, failed: 0, metrics: { [f1.name]: { n, mean: v, ci95: [v - 0.1, v + 0.1] } } }
+}
+
 /** A cell with the same value and CI on every slice unless `by` gives one; n = 30 (10 per type). */
 const cell = (id: string, value: number, options: { usesGold?: boolean; by?: Partial<Record<Slice, number>> } = {}): CellSummary => ({
   id,
@@ -31,11 +36,7 @@ const cell = (id: string, value: number, options: { usesGold?: boolean; by?: Par
   oracleRetrieval: options.usesGold ?? false,
   heuristicStages: [],
   plugins: [],
-  slices: Object.fromEntries(slices.map((s) => {
-    const v = options.by?.[s] ?? value
-    const n = s === "all" ? 30 : 10
-    return [s, { n, failed: 0, metrics: { [f1.name]: { n, mean: v, ci95: [v - 0.1, v + 0.1] } } }]
-  })) as CellSummary["slices"]
+  slices: { all: sliceOf(value, options.by?.all, 30), consistent: sliceOf(value, options.by?.consistent, 10), contrastive: sliceOf(value, options.by?.contrastive, 10), changing: sliceOf(value, options.by?.changing, 10) }
 })
 
 const summaryOf = (cells: ReadonlyArray<CellSummary>): Summary => ({
