@@ -264,7 +264,8 @@ describe("the figures of a report", () => {
       // each cell's full name is in the tooltips, and each has one legend entry per chart with a legend
       for (const c of cells) expect(html).toContain(svgText(c.name))
       expect(figures.cost.match(/class="mark-text role-legend-label"/g)).toHaveLength(30)
-      for (const panel of ["cells 1–10", "cells 11–20", "cells 21–30"]) expect(figures.recency).toContain(`>${panel}</text>`)
+      // panels in leaderboard order: the 29 contenders by rank, the gold-reading cell last
+      for (const panel of ["ranks 1–10", "ranks 11–20", "ranks 21–29 and ceilings"]) expect(figures.recency).toContain(`>${panel}</text>`)
       expect(marks(figures.recency, "point")).toBe(30 * a.recency!.bins.length)
       expect(figures.recency).toContain("30 cells in panels of up to 10")
     }))

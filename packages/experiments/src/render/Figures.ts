@@ -21,6 +21,7 @@ import * as Interventions from "../analysis/Interventions.js"
 import { paretoFront } from "../analysis/Inventory.js"
 import * as Notes from "./Notes.js"
 import * as Charts from "./Charts.js"
+import * as Verdict from "../analysis/Verdict.js"
 
 /** The rendered figures of one report, each a `<figure>` (or "" when the run has nothing to plot). */
 export interface ReportFigures {
@@ -43,6 +44,17 @@ export const linesPerPanel = 10
 const cells = (a: Analysis): Array<Charts.Series> =>
   a.cells.map((c) => ({ name: Notes.cellLabel(c.summary, a.baseline.id), oracle: c.summary.usesGold }))
 
+/**
+ * The cells in leaderboard order (best on the main metric over all instances first, the cells that
+ * read gold labels last), so that a chart reads from the winner down; grid order without a main metric.
+ */
+export const ranked = (a: Analysis): Array<Analysis["cells"][number]> => {
+  const board = Verdict.verdict(a).boards.find((b) => b.slice === "all")
+  if (board === undefined) return [...a.cells]
+  const byId = new Map(a.cells.map((c) => [c.summary.id, c]))
+  return [...board.contenders, ...board.ceilings].map((s) => byId.get(s.cell.id)!)
+}
+
 const estimate = (est: MetricEstimate | undefined): Charts.Estimate | undefined =>
   est === undefined || est.mean === null ? undefined : { value: est.mean, lo: est.ci95[0], hi: est.ci95[1], n: est.n }
 
@@ -55,19 +67,21 @@ const nCaption = (a: Analysis, metric: string): string =>
   }).join(", ")
 
 /** Bars of a metric: one row per cell, one panel per instance type, with CI whiskers. */
-export const barsChart = (a: Analysis, m: MetricDescription): Charts.Chart =>
-  Charts.bars({
+export const barsChart = (a: Analysis, m: MetricDescription): Charts.Chart => {
+  const order = ranked(a)
+  return Charts.bars({
     title: `${Notes.metricLabel(m)} per cell and instance type`,
     metric: m.name,
-    rows: cells(a),
+    rows: order.map((c) => ({ name: Notes.cellLabel(c.summary, a.baseline.id), oracle: c.summary.usesGold })),
     panels: slices,
-    values: a.cells.flatMap((c, row) =>
+    values: order.flatMap((c, row) =>
       slices.flatMap((s, panel) => {
         const est = estimate(c.summary.slices[s].metrics[m.name])
         return est === undefined ? [] : [{ ...est, row, panel }]
       })
     )
   })
+}
 
 /** Inference precision and recall, else retrieval's (undefined without both). */
 const precisionRecall = (a: Analysis) => {
@@ -100,16 +114,23 @@ export const precisionRecallChart = (a: Analysis): Charts.Chart | undefined => {
 
 /** A binned metric per cell: up to {@link linesPerPanel} cells in one panel, beyond that panels of that many on one y scale. */
 export const binnedChart = (a: Analysis, b: Binned): Charts.Chart => {
-  const panelled = a.cells.length > linesPerPanel
-  const panels = Array.from({ length: Math.ceil(a.cells.length / linesPerPanel) }, (_, k) => `cells ${k * linesPerPanel + 1}–${Math.min(a.cells.length, (k + 1) * linesPerPanel)}`)
+  const order = ranked(a)
+  const panelled = order.length > linesPerPanel
+  // Contenders come first, so cell k of the order has rank k + 1 until the ceilings.
+  const contenders = order.filter((c) => !c.summary.usesGold).length
+  const panels = Array.from({ length: Math.ceil(order.length / linesPerPanel) }, (_, k) => {
+    const from = k * linesPerPanel, to = Math.min(order.length, from + linesPerPanel) - 1
+    const ranks = from < contenders ? `ranks ${from + 1}–${Math.min(to, contenders - 1) + 1}` : ""
+    return to >= contenders ? (ranks === "" ? "ceilings" : `${ranks} and ceilings`) : ranks
+  })
   return Charts.lines({
     title: Notes.binHeader(b),
     x: b.by === "relevant position" ? "mean position of the relevant sessions (bin, instances)" : "history length, approximate tokens (bin, instances)",
     y: b.metric.name,
     categories: b.bins.map((x) => `${x.label} (${x.instances})`),
-    series: cells(a),
+    series: order.map((c) => ({ name: Notes.cellLabel(c.summary, a.baseline.id), oracle: c.summary.usesGold })),
     ...(panelled ? { panels } : {}),
-    points: a.cells.flatMap((c, series) =>
+    points: order.flatMap((c, series) =>
       b.bins.flatMap((bin, category) => {
         const v = bin.values.get(c.summary.id)
         return v === undefined ? [] : [{ series, category, value: v.value, lo: null, hi: null, n: v.n, ...(panelled ? { panel: Math.floor(series / linesPerPanel) } : {}) }]
@@ -191,13 +212,13 @@ export const report = Effect.fn("Figures.report")(function*(a: Analysis) {
   const headline = [a.main, a.generation[0], a.retrieval.find((m) => m.name === "retrieval.recall")]
     .filter((m, i, all): m is MetricDescription => m !== undefined && all.indexOf(m) === i)
   const bars = yield* Effect.forEach(headline, (m) =>
-    rendered(barsChart(a, m), `${Notes.metricLabel(m)} (${Notes.aggregateNote(m)}) per cell (rows) and instance type (panels), with 95% bootstrap CI whiskers; oracle cells in grey. N per cell (instances scored): ${nCaption(a, m.name)}. Hover a bar for its value, CI and N.`))
+    rendered(barsChart(a, m), `${Notes.metricLabel(m)} (${Notes.aggregateNote(m)}) per cell (rows, in leaderboard order: best on the main metric first, ceilings last) and instance type (panels), with 95% bootstrap CI whiskers; oracle cells in grey. N per cell (instances scored): ${nCaption(a, m.name)}. Hover a bar for its value, CI and N.`))
   const pr = precisionRecall(a)
   const prCaption = pr === undefined ? "" : `${pr.p.name} against ${pr.r.name}, all instances, one point per cell (hollow: oracle); cells on the same spot overlap, and the point's tooltip names them all. N per cell: ${nCaption(a, pr.r.name).split(",")[0]}.`
   const binned = (b: Binned | undefined) => {
     if (b === undefined) return Effect.succeed("")
     const total = b.bins.reduce((n, x) => n + x.instances, 0)
-    const layout = a.cells.length > linesPerPanel ? `; ${a.cells.length} cells in panels of up to ${linesPerPanel} (in the Cells table's order), on one y scale` : ""
+    const layout = a.cells.length > linesPerPanel ? `; ${a.cells.length} cells in panels of up to ${linesPerPanel} in leaderboard order (ranks on the main metric, ceilings last), on one y scale` : ""
     return rendered(binnedChart(a, b), `${Notes.binHeader(b)}. ${b.bins.length} bins over ${total} instances (instances per bin in parentheses)${layout}; one line per cell; each point aggregates a cell's scored instances in the bin (${Notes.aggregateNote(b.metric)}); hover a point for its value and N (cells with the same value share the point).`)
   }
   const interventions = yield* Effect.forEach(a.interventions, (curve) => {

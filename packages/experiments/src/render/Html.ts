@@ -1,5 +1,7 @@
 /**
  * `<out>/report.html`: the Markdown report's tables plus charts, as one self-contained page
+ * that opens, like report.md, with the verdict ({@link Leaderboard}) and ends with an appendix of
+ * the long tables (folded)
  * (inline CSS and SVG; no script, no external resource; a Content-Security-Policy forbids both,
  * so the page stays inert even if some text escaped its escaping); the tables are {@link Tables}'
  * values, rendered by {@link Table.html}, and the charts come rendered ({@link Figures.report}). It also shows the run record
@@ -9,14 +11,16 @@
  * import * as Html from "@cupid-lab/experiments/render/Html"
  * fs.writeFileSync("runs/x/report.html", Html.render(analysis, examples, info, yield* Figures.report(analysis)))
  */
-import type { MetricDescription } from "../results/ResultLine.js"
+import type { MetricDescription, Slice } from "../results/ResultLine.js"
 import { slices } from "../results/ResultLine.js"
 import type { Analysis } from "../analysis/Analysis.js"
 import type { ReportFigures } from "./Figures.js"
 import type { Binned } from "../analysis/Bins.js"
 import { opening } from "../analysis/Examples.js"
 import type { Examples } from "../analysis/Examples.js"
+import * as Verdict from "../analysis/Verdict.js"
 import * as Format from "./Format.js"
+import * as Leaderboard from "./Leaderboard.js"
 import * as Notes from "./Notes.js"
 import type { RunInfo } from "../results/RunDir.js"
 import * as Table from "./Table.js"
@@ -39,6 +43,7 @@ dl.meta { display: grid; grid-template-columns: max-content 1fr; gap: 2px 16px; 
 figure { margin: 12px 0 24px; overflow-x: auto; } figcaption { margin-top: 4px; max-width: 900px; }
 details { margin: 8px 0; } summary { cursor: pointer; font-weight: 600; }
 .example { border: 1px solid #e3e3e3; border-radius: 6px; padding: 8px 14px; margin: 10px 0; }
+ul.verdict li { margin: 4px 0; }
 .example ol { margin: 4px 0; padding-left: 22px; } .label-relevant { color: #1a7f37; font-weight: 600; } .label-stale { color: #b35900; }
 code { font-size: 12px; background: #f3f3f3; padding: 0 3px; border-radius: 3px; }
 `
@@ -92,31 +97,42 @@ const cellsSection = (a: Analysis, info: RunInfo | undefined): string => {
   return `<h2 id="cells">Cells</h2>${Table.html(Tables.cells(a))}${plugins}`
 }
 
-const inferenceSection = (a: Analysis): string => {
+const verdictSection = (a: Analysis): string => {
+  const v = Verdict.verdict(a)
+  const board = Leaderboard.table(a, v, Leaderboard.openingLimit)
+  return `<h2 id="verdict">Verdict</h2><p class="note">${e(Leaderboard.intro(a, v))}</p>` +
+    (v.findings.length === 0 ? "" : `<ul class="verdict">${v.findings.map((f) => `<li>${e(f.sentence)}</li>`).join("")}</ul>`) +
+    (v.metric === undefined ? "" : `${Table.html(board)}<p class="note">${e(board.notes.join(" "))}</p>`)
+}
+
+/** A folded part of the appendix. */
+const fold = (title: string, body: string): string => (body === "" ? "" : `<details><summary>${e(title)}</summary>${body}</details>`)
+
+const inferenceSection = (a: Analysis, chosen: ReadonlyArray<Slice> = slices): string => {
   if (a.inference.length === 0) return ""
   const micro = a.inference.some((m) => m.aggregate._tag !== "Mean")
   let out = `<h2 id="inference">Inference (preference match)</h2><p class="note">${e(micro
     ? "P / R / F1 are micro averages (counts pooled over instances, as the paper's headline numbers); macro F1 is the mean of per-instance F1."
     : "P / R / F1 are means of per-instance values (macro).")}${a.inference.some((m) => m.heuristic) ? e(` ${Notes.heuristicMark} computed by an offline heuristic, not the paper's LLM judge.`) : ""}</p>`
-  for (const s of slices) out += `<h3>${e(Notes.sliceTitle(s))}</h3>${Table.html(Tables.inference(a, s))}`
+  for (const s of chosen) out += `<h3>${e(Notes.sliceTitle(s))}</h3>${Table.html(Tables.inference(a, s))}`
   return out
 }
 
 const estimateTable = (a: Analysis, m: MetricDescription) =>
   `<h3>${e(Notes.metricLabel(m))}</h3><p class="note">${e(Tables.metricNote(m))}</p>` + Table.html(Tables.estimates(a, m))
 
-const retrievalSection = (a: Analysis): string => {
+const retrievalSection = (a: Analysis, chosen: ReadonlyArray<Slice> = slices): string => {
   if (a.retrieval.length === 0) return ""
   let out = `<h2 id="retrieval">Retrieval</h2><p class="note">Means over instances (↓ lower is better); the appendix gives each with its 95% CI.</p>`
-  for (const s of slices) out += `<h3>${e(Notes.sliceTitle(s))}</h3>${Table.html(Tables.retrieval(a, s))}`
+  for (const s of chosen) out += `<h3>${e(Notes.sliceTitle(s))}</h3>${Table.html(Tables.retrieval(a, s))}`
   return out
 }
 
-const deltaSection = (a: Analysis): string => {
-  if (a.cells.length < 2 || a.compared.length === 0) return ""
+const deltaSection = (a: Analysis, metrics: ReadonlyArray<MetricDescription>): string => {
+  if (a.cells.length < 2 || metrics.length === 0) return ""
   let out = `<h2 id="differences">Differences against the baseline</h2><p class="note">${e(`Baseline: ${a.baseline.name}. Each entry: difference (cell − baseline) [paired bootstrap 95% CI], permutation p, the p adjusted within its family, paired instances n, (family); shaded and * when the adjusted p < 0.05. ${Notes.familiesNote(a)}`)}</p>`
   for (const [slice, small] of a.baselineTooSmall) out += `<p class="note">${e(Notes.tooSmallNote(slice, small.n, small.needed, small.tests, small.correction))}</p>`
-  for (const m of a.compared) out += `<h3>${e(Notes.metricLabel(m))}</h3>${Table.html(Tables.deltas(a, m))}`
+  for (const m of metrics) out += `<h3>${e(Notes.metricLabel(m))}</h3>${Table.html(Tables.deltas(a, m))}`
   return out
 }
 
@@ -188,23 +204,29 @@ export const render = (a: Analysis, examples: Examples, info: RunInfo | undefine
     `<meta name="viewport" content="width=device-width, initial-scale=1">`,
     `<title>${e(title)}</title><style>${style}</style></head><body><main>`,
     `<h1>${e(title)}</h1>`,
+    verdictSection(a),
     metaSection(a, info),
     figures.overview,
-    cellsSection(a, info),
-    inferenceSection(a),
+    deltaSection(a, a.main === undefined ? [] : [a.main]),
+    inferenceSection(a, ["all"]),
     a.generation.length === 0 ? "" : `<h2 id="generation">Generation</h2>${a.generation.map((m) => estimateTable(a, m)).join("")}`,
-    retrievalSection(a),
-    deltaSection(a),
-    pairwiseSection(a),
+    retrievalSection(a, ["all"]),
     binnedSection(a, a.recency, figures.recency, "recency", "Recency: relevant-session position"),
     binnedSection(a, a.history, figures.history, "history", "History length"),
     interventionSection(a, figures.interventions),
     costSection(a, figures.cost),
     failuresSection(a),
-    examplesSection(a, examples),
     `<h2 id="statistics">How the numbers were computed</h2>${Notes.statistics(a).map((p) => `<p>${e(p)}</p>`).join("")}`,
     runRecord(info),
-    `<h2 id="appendix">Appendix: every metric</h2><details><summary>${a.summary.metrics.length} metrics, value [95% CI] n=N</summary>${a.summary.metrics.map((m) => estimateTable(a, m)).join("")}</details>`,
+    `<h2 id="appendix">Appendix</h2>`,
+    fold("Leaderboard: every cell", Table.html(Leaderboard.table(a, Verdict.verdict(a)))),
+    fold("Cells and plugins", cellsSection(a, info)),
+    fold("Inference by instance type", inferenceSection(a, slices.filter((s) => s !== "all"))),
+    fold("Retrieval by instance type", retrievalSection(a, slices.filter((s) => s !== "all"))),
+    fold("Differences against the baseline: the other headline metrics", deltaSection(a, a.compared.filter((m) => m.name !== a.main?.name))),
+    fold("Every cell against every other", pairwiseSection(a)),
+    fold("Examples", examplesSection(a, examples)),
+    fold(`Every metric: ${a.summary.metrics.length} metrics, value [95% CI] n=N`, a.summary.metrics.map((m) => estimateTable(a, m)).join("")),
     "</main></body></html>",
     ""
   ].join("\n")

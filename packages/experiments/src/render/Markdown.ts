@@ -1,8 +1,11 @@
 /**
- * `<out>/report.md`: the run's tables in the paper's layout (inference P / R / F1 with an oracle
- * column, generation, retrieval, cost), differences against the baseline with paired statistics,
- * the recency and history-length analyses as tables, failures, examples and an appendix with every
- * metric. Rendered from an {@link Analysis} (summary.json + results.jsonl) and the dataset's
+ * `<out>/report.md`: the verdict first (who leads on the main metric per instance type, by how
+ * much, whether it holds after correction, and a leaderboard: {@link Leaderboard}), then the run's
+ * facts, the main metric against the baseline, the all-instances tables in the paper's layout
+ * (inference P / R / F1 with an oracle column, generation, retrieval), the recency and
+ * history-length analyses, cost, failures and how the numbers were computed; the long tables
+ * (every cell, the per-type tables, the other metrics' differences, every pair of cells,
+ * examples) follow in an appendix. Rendered from an {@link Analysis} (summary.json + results.jsonl) and the dataset's
  * examples only: no wall-clock time or cache figures, so reruns give the same bytes (those live in
  * report.html, fed from run.json). The tables are {@link Tables}' values, rendered by
  * {@link Table.markdown}.
@@ -11,13 +14,15 @@
  * import * as Markdown from "@cupid-lab/experiments/render/Markdown"
  * fs.writeFileSync("runs/x/report.md", Markdown.render(analysis, examples, versions))
  */
-import type { MetricDescription } from "../results/ResultLine.js"
+import type { MetricDescription, Slice } from "../results/ResultLine.js"
 import { slices } from "../results/ResultLine.js"
 import type { Analysis } from "../analysis/Analysis.js"
 import type { Binned } from "../analysis/Bins.js"
 import { opening } from "../analysis/Examples.js"
 import type { Examples } from "../analysis/Examples.js"
+import * as Verdict from "../analysis/Verdict.js"
 import * as Format from "./Format.js"
+import * as Leaderboard from "./Leaderboard.js"
 import * as Notes from "./Notes.js"
 import * as Table from "./Table.js"
 import * as Tables from "./Tables.js"
@@ -27,13 +32,13 @@ const t = Format.md
 /** A table and the blank line after it. */
 const table = (x: Table.Table): Array<string> => [Table.markdown(x), ""]
 
-const inferenceSection = (a: Analysis): Array<string> => {
+const inferenceSection = (a: Analysis, chosen: ReadonlyArray<Slice>, level = "##"): Array<string> => {
   if (a.inference.length === 0) return []
-  const out = ["## Inference (preference match)", ""]
+  const out = [`${level} Inference (preference match)${chosen.length === 1 ? `, ${Notes.sliceTitle(chosen[0]!)}` : ", by instance type"}`, ""]
   out.push(Tables.inferenceNote(a), "")
   const heuristic = a.inference.filter((m) => m.heuristic)
   if (heuristic.length > 0) out.push(`${Notes.heuristicMark} ${heuristic.map((m) => m.name).join(", ")}: computed by an offline heuristic (lexical matching), not the paper's LLM judge.`, "")
-  for (const s of slices) out.push(`### ${Notes.sliceTitle(s)}`, "", ...table(Tables.inference(a, s)))
+  for (const s of chosen) out.push(...(chosen.length > 1 ? [`### ${Notes.sliceTitle(s)}`, ""] : []), ...table(Tables.inference(a, s)))
   if (a.cells.some((c) => c.oracle !== undefined)) out.push(Tables.oracleNote, "")
   return out
 }
@@ -51,32 +56,33 @@ const estimateTables = (a: Analysis, metrics: ReadonlyArray<MetricDescription>):
 const generationSection = (a: Analysis): Array<string> =>
   a.generation.length === 0 ? [] : ["## Generation", "", "Each entry: value [95% CI] n=N.", "", ...estimateTables(a, a.generation)]
 
-const retrievalSection = (a: Analysis): Array<string> => {
+const retrievalSection = (a: Analysis, chosen: ReadonlyArray<Slice>, level = "##"): Array<string> => {
   if (a.retrieval.length === 0) return []
-  const out = ["## Retrieval", "", "Means over instances; the appendix gives every value with its 95% CI.", ""]
-  for (const s of slices) out.push(`### ${Notes.sliceTitle(s)}`, "", ...table(Tables.retrieval(a, s)))
+  const out = [`${level} Retrieval${chosen.length === 1 ? `, ${Notes.sliceTitle(chosen[0]!)}` : ", by instance type"}`, "", `Means over instances; ${everyMetric}`, ""]
+  for (const s of chosen) out.push(...(chosen.length > 1 ? [`### ${Notes.sliceTitle(s)}`, ""] : []), ...table(Tables.retrieval(a, s)))
   out.push(Tables.retrievalNote, "")
   return out
 }
 
-const deltaSection = (a: Analysis): Array<string> => {
-  if (a.cells.length < 2 || a.compared.length === 0) return []
+const deltaSection = (a: Analysis, metrics: ReadonlyArray<MetricDescription>, title: string): Array<string> => {
+  if (a.cells.length < 2 || metrics.length === 0) return []
   const out = [
-    "## Differences against the baseline",
+    `## ${title}`,
     "",
     `Baseline: ${t(a.baseline.name)}. Each entry: difference (cell - baseline) [paired bootstrap 95% CI] p=permutation p-value, the p adjusted within its family (Holm=, BH=, Bonferroni=), n=paired instances, (family); * adjusted p < 0.05. ${t(Notes.familiesNote(a))}`,
     ""
   ]
   for (const [slice, small] of a.baselineTooSmall) out.push(`> ${t(Notes.tooSmallNote(slice, small.n, small.needed, small.tests, small.correction))}`, "")
-  for (const m of a.compared) out.push(`### ${t(Notes.metricLabel(m))}`, "", ...table(Tables.deltas(a, m)))
+  for (const m of metrics) out.push(`### ${t(Notes.metricLabel(m))}`, "", ...table(Tables.deltas(a, m)))
   return out
 }
 
+/** Every pair of cells on all instances; the per-type tables are in report.html and the viewer. */
 const pairwiseSection = (a: Analysis): Array<string> => {
   const p = a.pairwise
   if (p === undefined) return []
-  const out = ["## Every cell against every other", "", t(Notes.pairwiseNote(p)), ""]
-  for (const s of p.slices) {
+  const out = ["## Every cell against every other", "", t(Notes.pairwiseNote(p)), "", "All instances here; report.html and the results viewer (`npx nx run experiments:view`) give the table of each instance type.", ""]
+  for (const s of p.slices.filter((x) => x.slice === "all")) {
     out.push(`### ${t(Notes.sliceTitle(s.slice))}`, "")
     if (s.tooSmall !== undefined) out.push(`> ${t(Notes.tooSmallNote(s.slice, s.tooSmall.n, s.tooSmall.needed, p.tests))}`, "")
     out.push(...table(Tables.pairwise(a, p, s)))
@@ -124,6 +130,7 @@ const failuresSection = (a: Analysis): Array<string> => {
 
 const examplesSection = (a: Analysis, ex: Examples): Array<string> => {
   const out = ["## Examples", ""]
+  if (a.cells.length > Leaderboard.openingLimit) out.push("The results viewer (`npx nx run experiments:view`) browses every instance, with what each cell selected.", "")
   if (ex.examples.length === 0) return [...out, `No examples: ${t(ex.note ?? "none")}.`, ""]
   out.push("The first instance of each type: the request, the gold preference, the prior sessions (gold label and opening user message) and what each cell selected and inferred.", "")
   for (const e of ex.examples) {
@@ -140,16 +147,45 @@ const examplesSection = (a: Analysis, ex: Examples): Array<string> => {
   return out
 }
 
-const appendix = (a: Analysis): Array<string> => {
-  const out = ["## Appendix: every metric", "", "Each entry: value [95% CI] n=N, from summary.json.", "", ...estimateTables(a, a.summary.metrics)]
-  if (a.summary.metrics.length === 0) out.push("No metrics: the config lists no scorers.", "")
-  return out
+const everyMetric = "every metric of every cell and instance type, with its 95% CI and N, is in report.html (Appendix) and summary.json."
+
+/** The long tables, after everything a reader needs first. */
+const appendix = (a: Analysis, v: Verdict.Verdict, examples: Examples, versions: Readonly<Record<string, string>>): Array<string> => {
+  const board = Leaderboard.table(a, v)
+  const others = a.compared.filter((m) => m.name !== a.main?.name)
+  const perType = slices.filter((s) => s !== "all")
+  return [
+    "# Appendix",
+    "",
+    ...(v.boards[0] !== undefined && v.boards[0].contenders.length > Leaderboard.openingLimit ? ["## Leaderboard: every cell", "", ...table(board)] : []),
+    ...cellsSection(a, versions),
+    ...inferenceSection(a, perType),
+    ...retrievalSection(a, perType),
+    ...deltaSection(a, others, "Differences against the baseline: the other headline metrics"),
+    ...pairwiseSection(a),
+    ...examplesSection(a, examples),
+    "## Every metric",
+    "",
+    a.summary.metrics.length === 0 ? "No metrics: the config lists no scorers." : `Every metric the scorers declared: ${everyMetric}`,
+    ""
+  ]
 }
 
-const runSection = (a: Analysis, versions: Readonly<Record<string, string>>): Array<string> => {
+/** Who leads, by how much and whether it holds, per instance type; then the leaderboard. */
+const verdictSection = (a: Analysis, v: Verdict.Verdict): Array<string> => [
+  "## Verdict",
+  "",
+  Table.mdLine(Leaderboard.intro(a, v)),
+  "",
+  ...v.findings.map((f) => `- ${Table.mdLine(f.sentence)}`),
+  ...(v.findings.length > 0 ? [""] : []),
+  ...(v.metric === undefined ? [] : [...table(Leaderboard.table(a, v, Leaderboard.openingLimit)), t(Leaderboard.table(a, v, Leaderboard.openingLimit).notes.join(" ")), ""])
+]
+
+const runSection = (a: Analysis): Array<string> => {
   const s = a.summary
   const d = s.dataset
-  const out = [`# ${t(s.config.name)}: sweep report`, ""]
+  const out = ["## Run", ""]
   out.push(`- Config: \`${t(s.config.name)}\`, hash \`${t(s.config.hash)}\``)
   out.push(`- Data: \`${t(d.source)}\`, fingerprint \`${t(d.hash)}\`, ${d.instances} instances; ${d.skipped.length} rows skipped`)
   out.push(`- Cells: ${a.cells.length}; result lines: ${a.okPairs} scored, ${a.failedPairs} failed`)
@@ -163,35 +199,39 @@ const runSection = (a: Analysis, versions: Readonly<Record<string, string>>): Ar
   if (s.modelCalls !== undefined) out.push(`- ${Notes.modelCalls(s.modelCalls)}`)
   out.push("")
   out.push(...Notes.marks(a).map((m) => `${m}  `), "")
-  out.push("## Cells", "")
-  out.push(...table(Tables.cells(a)))
-  if (a.plugins.length > 0) {
-    out.push("## Plugins", "")
-    out.push(...table(Tables.plugins(a, versions)))
-  }
   return out
 }
+
+const cellsSection = (a: Analysis, versions: Readonly<Record<string, string>>): Array<string> => [
+  "## Cells",
+  "",
+  ...table(Tables.cells(a)),
+  ...(a.plugins.length > 0 ? ["## Plugins", "", ...table(Tables.plugins(a, versions))] : [])
+]
 
 /**
  * The report as Markdown. `versions` (package -> version, from run.json) only fills the Plugins
  * table; everything else comes from the analysis and the examples.
  */
-export const render = (a: Analysis, examples: Examples, versions: Readonly<Record<string, string>> = {}): string =>
-  [
-    ...runSection(a, versions),
-    ...inferenceSection(a),
+export const render = (a: Analysis, examples: Examples, versions: Readonly<Record<string, string>> = {}): string => {
+  const v = Verdict.verdict(a)
+  return [
+    `# ${t(a.summary.config.name)}: sweep report`,
+    "",
+    ...verdictSection(a, v),
+    ...runSection(a),
+    ...deltaSection(a, a.main === undefined ? [] : [a.main], "Differences against the baseline"),
+    ...inferenceSection(a, ["all"]),
     ...generationSection(a),
-    ...retrievalSection(a),
-    ...deltaSection(a),
-    ...pairwiseSection(a),
+    ...retrievalSection(a, ["all"]),
     ...binnedSection(a, a.recency, "Recency: relevant-session position"),
     ...binnedSection(a, a.history, "History length"),
     ...interventionSection(a),
     ...costSection(a),
     ...failuresSection(a),
-    ...examplesSection(a, examples),
     "## How the numbers were computed",
     "",
     ...Notes.statistics(a).flatMap((p) => [t(p), ""]),
-    ...appendix(a)
+    ...appendix(a, v, examples, versions)
   ].join("\n")
+}

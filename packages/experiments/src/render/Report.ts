@@ -21,6 +21,7 @@ import * as Examples from "../analysis/Examples.js"
 import * as Html from "./Html.js"
 import * as Latex from "./Latex.js"
 import * as Markdown from "./Markdown.js"
+import * as Verdict from "../analysis/Verdict.js"
 import * as Csv from "../results/Csv.js"
 import * as Parquet from "../results/Parquet.js"
 import * as RunDir from "../results/RunDir.js"
@@ -42,6 +43,7 @@ export interface Rendered {
   /** report.tex: the main table for a paper. */
   readonly latex: string
   readonly analysis: Analysis.Analysis
+  readonly verdict: Verdict.Verdict
 }
 
 export interface Written {
@@ -50,6 +52,8 @@ export interface Written {
   readonly latex: string
   readonly csv: string
   readonly parquet: string
+  /** What the reports open with, for the sweep's console summary. */
+  readonly opening: { readonly analysis: Analysis.Analysis; readonly verdict: Verdict.Verdict }
 }
 
 const toRunError = (dir: string) => (e: unknown): RunError =>
@@ -71,6 +75,7 @@ export const render = (run: RunDir.Run, options: Options = {}): Effect.Effect<Re
     const figures = yield* Figures.report(analysis)
     return {
       analysis,
+      verdict: Verdict.verdict(analysis),
       markdown: Markdown.render(analysis, examples, run.info?.versions ?? {}),
       html: Html.render(analysis, examples, run.info, figures),
       latex: Latex.render(analysis)
@@ -93,7 +98,7 @@ export const writeRun = (run: RunDir.Run, options: Options = {}): Effect.Effect<
     const targets = [files.markdown, files.html, files.latex, files.csv, files.parquet]
     yield* Effect.forEach(writes, (w, i) =>
       w.pipe(Effect.mapError((e) => new RunError({ path: targets[i]!, reason: `cannot write: ${Files.describe(e)}` }))), { discard: true }).pipe(Effect.provide(NodeFileSystem.layer))
-    return files
+    return { ...files, opening: { analysis: r.analysis, verdict: r.verdict } }
   })
 
 /** Read `dir` and (re)write report.md, report.html, report.tex, results.csv and results.parquet in it. */

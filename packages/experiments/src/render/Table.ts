@@ -93,7 +93,7 @@ const grouped = (t: Table): boolean => t.columns.some((c) => c.group !== undefin
  * cell cannot start a line to define one). So an interval reads `[0.1, 0.2]`, while
  * `[click](javascript:...)` still comes out as `\[click\](javascript:...)`.
  */
-const mdLine = (text: string): string => {
+export const mdLine = (text: string): string => {
   const escaped = Format.md(text)
   // Format.md doubles backslashes before escaping brackets: undo a bracket's escape, never a backslash's.
   return /\]\s*[([]/.test(text) ? escaped : escaped.replace(/\\([\\[\]])/g, (m, c: string) => (c === "\\" ? m : c))

@@ -55,6 +55,8 @@ export interface Outcome {
   readonly pairs: { readonly total: number; readonly done: number; readonly ran: number; readonly resumed: number; readonly failed: number }
   readonly summary: ResultLine.Summary
   readonly files: { readonly results: string; readonly summary: string; readonly report: string; readonly run: string }
+  /** What the reports open with (absent when no report was written). */
+  readonly opening?: Report.Written["opening"]
 }
 
 const writeFile = (file: string, text: string): Effect.Effect<void, RunError, FileSystem.FileSystem> =>
@@ -274,9 +276,10 @@ const finish = (
       versions: RunInfo.versions()
     })
     yield* writeFile(files.summary, Summary.encode(summary))
+    let opening: Report.Written["opening"] | undefined
     if (options.report !== false) {
       const run: RunDir.Run = { dir: out, summary, index, info: info(yield* Clock.currentTimeMillis), examples: pairs.examples }
-      yield* Report.writeRun(run, options.openDataset === undefined ? {} : { openDataset: (source: string) => options.openDataset!(source, {}) })
+      opening = (yield* Report.writeRun(run, options.openDataset === undefined ? {} : { openDataset: (source: string) => options.openDataset!(source, {}) })).opening
     }
     // run.json last: its write phase covers the summary and the reports.
     yield* writeFile(files.run, RunInfo.encode(info(yield* Clock.currentTimeMillis)))
@@ -287,7 +290,8 @@ const finish = (
       instances: summary.dataset.instances,
       pairs: { total, done: final.order.length, ran, resumed, failed: pairs.failed },
       summary,
-      files
+      files,
+      ...(opening === undefined ? {} : { opening })
     } satisfies Outcome
   })
 

@@ -7,7 +7,6 @@ import type * as ConfigModule from "../../config/Config.js"
 import type * as Progress from "../../run/Progress.js"
 import type * as RunnerModule from "../../run/Runner.js"
 import { CommandIo, invalid, positive, TooManyFailures } from "./Io.js"
-import { table } from "./SummaryTable.js"
 
 const isType = (t: string): t is CupidType => (cupidTypes as ReadonlyArray<string>).includes(t)
 
@@ -166,7 +165,16 @@ const run = (a: Args) =>
         })
       )
     )
-    io.stdout(table(outcome.summary, Object.entries(config.models).map(([n, m]) => `${n} = ${m.provider}/${m.model}`)))
+    const [Leaderboard, Verdict] = yield* Effect.promise(() => Promise.all([import("../../render/Leaderboard.js"), import("../../analysis/Verdict.js")]))
+    const opening = outcome.opening ?? (() => {
+      const analysis = Verdict.unpaired(outcome.summary)
+      return { analysis, verdict: Verdict.verdict(analysis) }
+    })()
+    io.stdout(Leaderboard.console(
+      opening.analysis,
+      opening.verdict,
+      Object.entries(config.models).map(([n, m]) => `${n} = ${m.provider}/${m.model}`)
+    ))
     io.stdout(`\n${outcome.pairs.done}/${outcome.pairs.total} pairs done (${outcome.pairs.ran} this run), ${outcome.pairs.failed} failed this run\n`)
     io.stdout(`report: ${outcome.files.report}\nreport: ${path.join(outcome.out, "report.html")}\nresults: ${path.join(outcome.out, "results.csv")}\nresults: ${path.join(outcome.out, "results.parquet")}\n`)
     if (outcome.pairs.failed > 0) log(`${outcome.pairs.failed} pairs failed (status "failed" in ${outcome.files.results}); rerun the same command to retry them`)

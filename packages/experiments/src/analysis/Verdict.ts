@@ -1,0 +1,243 @@
+/**
+ * Who won: from an {@link Analysis}, a leaderboard on the main metric per instance type (value,
+ * 95% CI, N per cell; cells that read gold labels set apart as ceilings, never ranked) and, per
+ * instance type, one plain sentence: which cell leads, by how much against the baseline and
+ * against the runner-up, and whether each lead holds after correction for multiple comparisons.
+ * Every report opens with it (report.md, report.html, the sweep's console summary).
+ *
+ * The difference against the baseline is the analysis' paired test (its adjusted p read through
+ * {@link adjustedP} only); the lead over the runner-up is the difference of their values, and it
+ * counts as significant when the every-pair tests ({@link Pairwise}) find the leader beats the
+ * runner-up after their own correction.
+ *
+ * @example
+ * import * as Verdict from "@cupid-lab/experiments/analysis/Verdict"
+ * const v = Verdict.verdict(analysis)
+ * v.findings[0].sentence
+ * // "All instances: bm25 leads on retrieval.f1 with 0.624 [0.501, 0.750] on n = 24 instances, ahead of ..."
+ */
+import type { CellSummary, MetricDescription, MetricEstimate, Slice } from "../results/ResultLine.js"
+import { slices } from "../results/ResultLine.js"
+import type { Summary } from "../results/ResultLine.js"
+import { type Analysis, chooseBaseline, comparedMetrics, type Delta, families } from "./Analysis.js"
+import { level } from "./Pairwise.js"
+import * as Format from "../render/Format.js"
+
+/** The adjusted p of a difference against the baseline: the one place reports read it. */
+export const adjustedP = (d: Delta): number => d.pAdjusted
+
+/** What the verdict reads of an analysis (tests build it by hand). */
+export type Input = Pick<Analysis, "summary" | "baseline" | "main" | "deltas" | "pairwise" | "baselineTooSmall">
+
+export interface Standing {
+  readonly cell: CellSummary
+  /** The cell's value of the main metric on the slice (mean null when it has none). */
+  readonly estimate: MetricEstimate
+  /** 1-based rank among the cells that read no gold labels; undefined for a ceiling. */
+  readonly rank: number | undefined
+  /** The cell against the baseline on the main metric and slice (undefined for the baseline itself). */
+  readonly vsBaseline: Delta | undefined
+}
+
+export interface Leaderboard {
+  readonly slice: Slice
+  /** Cells that read no gold labels, best first by the metric's direction; cells without a value last. */
+  readonly contenders: ReadonlyArray<Standing>
+  /** Cells that read gold labels: upper bounds, in the same order, not ranked. */
+  readonly ceilings: ReadonlyArray<Standing>
+}
+
+/** How a lead compares with one other cell. */
+export interface Lead {
+  readonly other: Standing
+  /** How far the leader is ahead (in the metric's units, positive when better). */
+  readonly by: number
+  /** The paired 95% CI of the lead, when there is a paired test. */
+  readonly ci: readonly [number, number] | undefined
+  /** The adjusted p, when there is a paired test with one. */
+  readonly p: number | undefined
+  /** Significant after correction; undefined when it could not be tested. */
+  readonly significant: boolean | undefined
+  /** The smallest difference the test detects with 80% power at its n (primary comparisons only). */
+  readonly mde?: number
+}
+
+export interface Finding {
+  readonly slice: Slice
+  /** The cells that share the best shown value (one unless there is a tie). */
+  readonly leaders: ReadonlyArray<Standing>
+  readonly runnerUp: Standing | undefined
+  readonly vsBaseline: Lead | undefined
+  readonly vsRunnerUp: Lead | undefined
+  /** Set when the slice is too small for any difference against the baseline to be significant. */
+  readonly tooSmall: { readonly n: number; readonly needed: number } | undefined
+  readonly sentence: string
+}
+
+export interface Verdict {
+  readonly metric: MetricDescription | undefined
+  /** One per slice, in {@link slices} order (all instances first). */
+  readonly boards: ReadonlyArray<Leaderboard>
+  readonly findings: ReadonlyArray<Finding>
+}
+
+const better = (m: MetricDescription) => (x: number, y: number): number => (m.direction === "lower" ? x - y : y - x)
+const valueOf = (s: Pick<Standing, "estimate">): number | null => s.estimate.mean
+const shown = (x: number | null): string => Format.number(x)
+
+/** The leaderboard of one slice. */
+export const leaderboard = (a: Input, m: MetricDescription, slice: Slice): Leaderboard => {
+  const deltas = new Map(a.deltas.filter((d) => d.metric === m.name && d.slice === slice).map((d) => [d.cell, d]))
+  const standing = (c: CellSummary): Omit<Standing, "rank"> => ({
+    cell: c,
+    estimate: c.slices[slice].metrics[m.name] ?? { n: 0, mean: null, ci95: [null, null] },
+    vsBaseline: deltas.get(c.id)
+  })
+  const order = better(m)
+  const sorted = (cells: ReadonlyArray<CellSummary>) =>
+    cells.map(standing).sort((x, y) => {
+      const vx = valueOf(x), vy = valueOf(y)
+      if (vx === null || !Number.isFinite(vx)) return vy === null || !Number.isFinite(vy) ? 0 : 1
+      if (vy === null || !Number.isFinite(vy)) return -1
+      return order(vx, vy)
+    })
+  return {
+    slice,
+    contenders: sorted(a.summary.cells.filter((c) => !c.usesGold)).map((s, i) => ({ ...s, rank: i + 1 })),
+    ceilings: sorted(a.summary.cells.filter((c) => c.usesGold)).map((s) => ({ ...s, rank: undefined }))
+  }
+}
+
+/**
+ * A lead read from a paired test against the baseline (`d`: cell - baseline). `leaderIsCell`:
+ * the leader is the test's cell and `other` the baseline; else the leader is the baseline.
+ */
+const fromDelta = (m: MetricDescription, d: Delta | undefined, other: Standing, leader: Standing, leaderIsCell: boolean): Lead => {
+  const sign = (m.direction === "lower" ? -1 : 1) * (leaderIsCell ? 1 : -1)
+  const tested = d !== undefined && d.comparison.n > 0 && Number.isFinite(d.comparison.delta)
+  const p = tested ? adjustedP(d) : undefined
+  const [lo, hi] = tested ? d.comparison.ci95 : [NaN, NaN]
+  return {
+    other,
+    by: tested ? sign * d.comparison.delta : (m.direction === "lower" ? -1 : 1) * ((valueOf(leader) ?? NaN) - (valueOf(other) ?? NaN)),
+    ci: Number.isFinite(lo) && Number.isFinite(hi) ? (sign > 0 ? [lo, hi] : [-hi, -lo]) : undefined,
+    p,
+    significant: p === undefined || !Number.isFinite(p) ? undefined : p < level,
+    ...(tested && Number.isFinite(d.mde) ? { mde: d.mde } : {})
+  }
+}
+
+/** The leader against the runner-up: the difference of their values, significant when the every-pair tests say the leader beats it. */
+const fromPairwise = (a: Input, m: MetricDescription, slice: Slice, leader: Standing, other: Standing): Lead => {
+  const pw = a.pairwise
+  const s = pw?.slices.find((x) => x.slice === slice)
+  const tested = pw !== undefined && s !== undefined && pw.metrics.some((x) => x.name === m.name)
+  const number = pw === undefined ? 0 : pw.cells.findIndex((c) => c.id === other.cell.id) + 1
+  const beats = s?.beats.get(m.name)?.get(leader.cell.id) ?? []
+  return {
+    other,
+    by: (m.direction === "lower" ? -1 : 1) * ((valueOf(leader) ?? NaN) - (valueOf(other) ?? NaN)),
+    ci: undefined,
+    p: undefined,
+    significant: tested ? beats.includes(number) : undefined
+  }
+}
+
+const names = (xs: ReadonlyArray<Standing>): string =>
+  xs.length <= 2 ? xs.map((x) => x.cell.name).join(" and ") : `${xs.slice(0, -1).map((x) => x.cell.name).join(", ")} and ${xs[xs.length - 1]!.cell.name}`
+
+const sliceName = (s: Slice) => (s === "all" ? "All instances" : `${s.charAt(0).toUpperCase()}${s.slice(1)} instances`)
+
+/** `ahead of the baseline all (0.380) by 0.244 (paired 95% CI [0.125, 0.367], adjusted p = 0.117)`. */
+const leadText = (l: Lead, role: string): string => {
+  const stats = [
+    ...(l.ci === undefined ? [] : [`paired 95% CI ${Format.interval(l.ci[0], l.ci[1])}`]),
+    ...(l.p === undefined || !Number.isFinite(l.p) ? [] : [`adjusted p = ${Format.p(l.p)}`])
+  ]
+  const other = `${role} ${l.other.cell.name} (${shown(valueOf(l.other))})`
+  const how = shown(l.by) === shown(0) ? `level with ${other}` : `${l.by > 0 ? "ahead of" : "behind"} ${other} by ${shown(Math.abs(l.by))}`
+  return `${how}${stats.length === 0 ? "" : ` (${stats.join(", ")})`}`
+}
+
+/** Whether the leads hold, in one plain sentence. */
+const holds = (f: Omit<Finding, "sentence">): string => {
+  if (f.tooSmall !== undefined) {
+    return `No difference against the baseline can be significant here after correction: the cells share n = ${f.tooSmall.n} instances, and that takes n = ${f.tooSmall.needed}.`
+  }
+  const leads = [f.vsBaseline, f.vsRunnerUp].filter((l): l is Lead => l !== undefined)
+  const what = (l: Lead) => (l === f.vsBaseline ? "the lead over the baseline" : "the lead over the runner-up")
+  const sig = leads.filter((l) => l.significant === true), not = leads.filter((l) => l.significant === false)
+  const untested = leads.filter((l) => l.significant === undefined)
+  const parts: Array<string> = []
+  if (sig.length > 0 && not.length === 0) parts.push(leads.length - untested.length === 1 ? `${capital(what(sig[0]!))} is significant after correction` : "Both leads are significant after correction")
+  else if (not.length > 0 && sig.length === 0) parts.push(not.length === 1 ? `${capital(what(not[0]!))} is not significant after correction` : "Neither lead is significant after correction")
+  else if (sig.length > 0) parts.push(`${capital(what(sig[0]!))} is significant after correction; ${what(not[0]!)} is not`)
+  if (untested.length > 0) parts.push(`${untested.map(what).join(" and ")} could not be tested`)
+  // Said only when the observed lead is below it: then a larger true difference would likely have been detected.
+  const mde = f.vsBaseline?.significant === false && f.vsBaseline.mde !== undefined && Math.abs(f.vsBaseline.by) < f.vsBaseline.mde ? f.vsBaseline.mde : undefined
+  if (mde !== undefined) parts.push(`at this n the test detects a difference against the baseline of ${shown(mde)} or more with 80% power, so none larger is likely`)
+  return parts.length === 0 ? "" : `${parts.join("; ")}.`
+}
+
+const capital = (s: string) => `${s.charAt(0).toUpperCase()}${s.slice(1)}`
+
+/** The plain sentence of one slice. */
+const sentence = (m: MetricDescription, f: Omit<Finding, "sentence">, baseline: string): string => {
+  const head = sliceName(f.slice)
+  const leader = f.leaders[0]
+  if (leader === undefined) return `${head}: no cell that reads no gold labels has a value of ${m.name}.`
+  const isBase = (s: Standing | undefined) => s?.cell.id === baseline
+  const lead = f.leaders.length > 1
+    ? `${names(f.leaders)} tie for the lead on ${m.name} at ${shown(valueOf(leader))}${f.vsBaseline === undefined && f.vsRunnerUp === undefined ? "" : `; ${leader.cell.name} is`}`
+    : `${leader.cell.name}${isBase(leader) ? " (the baseline)" : ""} leads on ${m.name} with ${shown(valueOf(leader))} ${Format.interval(leader.estimate.ci95[0], leader.estimate.ci95[1])} on n = ${leader.estimate.n} instances${f.vsBaseline === undefined && f.vsRunnerUp === undefined ? "" : ","}`
+  const parts: Array<string> = []
+  if (f.vsBaseline !== undefined) parts.push(leadText(f.vsBaseline, isBase(f.runnerUp) ? "the baseline and runner-up" : "the baseline"))
+  if (f.vsRunnerUp !== undefined) parts.push(leadText(f.vsRunnerUp, "the runner-up"))
+  const rest = holds(f)
+  return `${head}: ${lead}${parts.length === 0 ? "" : ` ${parts.join(" and ")}`}.${rest === "" ? "" : ` ${rest}`}`
+}
+
+const finding = (a: Input, m: MetricDescription, board: Leaderboard): Finding => {
+  const ranked = board.contenders.filter((s) => valueOf(s) !== null && Number.isFinite(valueOf(s)))
+  const top = ranked[0]
+  const leaders = top === undefined ? [] : ranked.filter((s) => shown(valueOf(s)) === shown(valueOf(top)))
+  const runnerUp = ranked[leaders.length]
+  const base = [...board.contenders, ...board.ceilings].find((s) => s.cell.id === a.baseline.id)
+  const leader = leaders[0]
+  let vsBaseline: Lead | undefined
+  let vsRunnerUp: Lead | undefined
+  if (leader !== undefined && base !== undefined && leader.cell.id === base.cell.id) {
+    // The baseline leads: the runner-up's own paired test against it measures the lead.
+    if (runnerUp !== undefined) vsRunnerUp = fromDelta(m, runnerUp.vsBaseline, runnerUp, leader, false)
+  } else if (leader !== undefined) {
+    if (base !== undefined) vsBaseline = fromDelta(m, leader.vsBaseline, base, leader, true)
+    if (runnerUp !== undefined && runnerUp.cell.id !== base?.cell.id) vsRunnerUp = fromPairwise(a, m, board.slice, leader, runnerUp)
+  }
+  const out = { slice: board.slice, leaders, runnerUp, vsBaseline, vsRunnerUp, tooSmall: a.baselineTooSmall.get(board.slice) }
+  return { ...out, sentence: sentence(m, out, a.baseline.id) }
+}
+
+/** The verdict of a run: a leaderboard and a finding per slice, on the main metric (none without one). */
+export const verdict = (a: Input): Verdict => {
+  const m = a.main
+  if (m === undefined) return { metric: undefined, boards: [], findings: [] }
+  const boards = slices.map((s) => leaderboard(a, m, s))
+  return { metric: m, boards, findings: boards.map((b) => finding(a, m, b)) }
+}
+
+/**
+ * What the verdict reads, from a summary alone, without paired tests: leaderboards and leads by
+ * value, every significance "could not be tested". For a run whose reports were not written.
+ */
+export const unpaired = (summary: Summary): Input & Pick<Analysis, "compared"> => {
+  const fam = families(summary)
+  return {
+    summary,
+    baseline: chooseBaseline(summary).cell,
+    main: fam.main,
+    compared: comparedMetrics(summary, fam),
+    deltas: [],
+    pairwise: undefined,
+    baselineTooSmall: new Map()
+  }
+}

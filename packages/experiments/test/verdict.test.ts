@@ -1,0 +1,198 @@
+/**
+ * The verdict from hand-built analyses: who leads, the runner-up, gold cells apart, ties and
+ * wording when nothing is significant; the opening of report.md; and, on the bundled dev data with
+ * configs/contextual.yaml, that the first screen names the leader (a regression check).
+ */
+import { Scorer } from "@cupid-lab/core"
+import { describe, expect, it } from "@effect/vitest"
+import { Effect } from "effect"
+import { execFileSync, spawnSync } from "node:child_process"
+import * as fs from "node:fs"
+import * as path from "node:path"
+import type { Delta } from "../src/analysis/Analysis.js"
+import type { Pairwise } from "../src/analysis/Pairwise.js"
+import * as Verdict from "../src/analysis/Verdict.js"
+import * as Leaderboard from "../src/render/Leaderboard.js"
+import * as Report from "../src/render/Report.js"
+import * as Table from "../src/render/Table.js"
+import * as RunDir from "../src/results/RunDir.js"
+import type { CellSummary, Slice, Summary } from "../src/results/ResultLine.js"
+import { slices } from "../src/results/ResultLine.js"
+import { cellA, cellB, dataset, tempDir, writeRun } from "./report-fixtures.js"
+
+const f1 = Scorer.metric({ name: "retrieval.f1", description: "F1 of the selection.", family: "retrieval", headline: true, mainRank: 2 })
+
+const sliceOf = (value: number, own: number | undefined, n: number): CellSummary["slices"]["all"] => {
+  const v = own ?? value
+  return { n, failed: 0, metrics: { [f1.name]: { n, mean: v, ci95: [v - 0.1, v + 0.1] } } }
+}
+
+/** A cell with the same value and CI on every slice unless `by` gives one; n = 30 (10 per type). */
+const cell = (id: string, value: number, options: { usesGold?: boolean; by?: Partial<Record<Slice, number>> } = {}): CellSummary => ({
+  id,
+  name: id,
+  params: {},
+  usesGold: options.usesGold ?? false,
+  oracleRetrieval: options.usesGold ?? false,
+  heuristicStages: [],
+  plugins: [],
+  slices: { all: sliceOf(value, options.by?.all, 30), consistent: sliceOf(value, options.by?.consistent, 10), contrastive: sliceOf(value, options.by?.contrastive, 10), changing: sliceOf(value, options.by?.changing, 10) }
+})
+
+const summaryOf = (cells: ReadonlyArray<CellSummary>): Summary => ({
+  config: { name: "hand", hash: "h" },
+  dataset: { source: "hand", hash: "d", instances: 30, skipped: [] },
+  seed: 1,
+  resamples: 1000,
+  baseline: cells[0]!.id,
+  metrics: [f1],
+  cells
+})
+
+/** cell - baseline on f1, with a CI of +-0.05 and the given adjusted p. */
+const delta = (c: CellSummary, base: CellSummary, slice: Slice, pAdjusted: number, mde = Number.NaN): Delta => {
+  const d = c.slices[slice].metrics[f1.name]!.mean! - base.slices[slice].metrics[f1.name]!.mean!
+  return {
+    cell: c.id, metric: f1.name, slice, pAdjusted, family: "primary", correction: "holm", mde,
+    comparison: { n: c.slices[slice].n, delta: d, ci95: [d - 0.05, d + 0.05], p: pAdjusted / 4, test: "exact", permutations: 1024 }
+  }
+}
+
+/** Every pair test says: `beats[winner]` lists the 1-based numbers of the cells it beats, on every slice. */
+const pairwise = (cells: ReadonlyArray<CellSummary>, beats: Record<string, ReadonlyArray<number>>): Pairwise => ({
+  cells,
+  metrics: [f1],
+  slices: slices.map((slice) => ({ slice, beats: new Map([[f1.name, new Map(cells.map((c) => [c.id, beats[c.id] ?? []]))]]), maxN: 30, tooSmall: undefined })),
+  tests: 60,
+  forms: { exact: 60, normal: 0, monteCarlo: 0 }
+})
+
+const input = (cells: ReadonlyArray<CellSummary>, p: (c: CellSummary, s: Slice) => number, beats: Record<string, ReadonlyArray<number>> = {}): Verdict.Input => ({
+  summary: summaryOf(cells),
+  baseline: cells[0]!,
+  main: f1,
+  deltas: cells.slice(1).flatMap((c) => slices.map((s) => delta(c, cells[0]!, s, p(c, s)))),
+  pairwise: pairwise(cells, beats),
+  baselineTooSmall: new Map()
+})
+
+describe("Verdict", () => {
+  // full (baseline) 0.40; bm25 0.62 leads; dense 0.58 runner-up; oracle 1.00 reads gold; recency leads on changing
+  const full = cell("full", 0.4)
+  const bm25 = cell("bm25", 0.62, { by: { changing: 0.3 } })
+  const dense = cell("dense", 0.58, { by: { changing: 0.35 } })
+  const recency = cell("recency", 0.2, { by: { changing: 0.6 } })
+  const oracle = cell("oracle", 1, { usesGold: true })
+  const cells = [full, bm25, dense, recency, oracle]
+
+  it("ranks the cells that read no gold labels, sets gold cells apart, and names leader and runner-up", () => {
+    const v = Verdict.verdict(input(cells, (c) => (c.id === "bm25" ? 0.01 : 0.5), { bm25: [1, 4] }))
+    const all = v.boards[0]!
+    expect(all.contenders.map((s) => [s.cell.id, s.rank])).toEqual([["bm25", 1], ["dense", 2], ["full", 3], ["recency", 4]])
+    expect(all.ceilings.map((s) => [s.cell.id, s.rank])).toEqual([["oracle", undefined]])
+    const f = v.findings[0]!
+    expect(f.leaders.map((s) => s.cell.id)).toEqual(["bm25"])
+    expect(f.runnerUp?.cell.id).toBe("dense")
+    // 0.62 - 0.40 = 0.22 against the baseline; 0.62 - 0.58 = 0.04 against the runner-up
+    expect(f.vsBaseline?.by).toBeCloseTo(0.22, 12)
+    expect(f.vsBaseline?.significant).toBe(true)
+    expect(f.vsRunnerUp?.by).toBeCloseTo(0.04, 12)
+    expect(f.vsRunnerUp?.significant).toBe(false)
+    // the every-pair tests decide the lead over the runner-up (dense is cell 3)
+    expect(Verdict.verdict(input(cells, () => 0.5, { bm25: [3] })).findings[0]!.vsRunnerUp?.significant).toBe(true)
+    expect(f.sentence).toBe(
+      "All instances: bm25 leads on retrieval.f1 with 0.620 [0.520, 0.720] on n = 30 instances, ahead of the baseline full (0.400) by 0.220 (paired 95% CI [0.170, 0.270], adjusted p = 0.010) and ahead of the runner-up dense (0.580) by 0.040. The lead over the baseline is significant after correction; the lead over the runner-up is not."
+    )
+    // changing: recency 0.60 leads, dense 0.35 runner-up, the oracle never leads
+    const changing = v.findings[3]!
+    expect(changing.leaders.map((s) => s.cell.id)).toEqual(["recency"])
+    expect(changing.runnerUp?.cell.id).toBe("full")
+    expect(changing.vsRunnerUp).toBeUndefined()
+    expect(changing.sentence).toContain("ahead of the baseline and runner-up full (0.400) by 0.200")
+  })
+
+  it("says plainly when no lead is significant, and when the slice is too small for any to be", () => {
+    const v = Verdict.verdict(input(cells, () => 0.3))
+    expect(v.findings[0]!.sentence).toMatch(/adjusted p = 0\.300\) and ahead of the runner-up dense \(0\.580\) by 0\.040\. Neither lead is significant after correction\.$/)
+    // With the minimum detectable effect of the primary test, "not significant" says how large a difference is unlikely.
+    const powered = Verdict.verdict({ ...input(cells, () => 0.3), deltas: cells.slice(1).flatMap((c) => slices.map((sl) => delta(c, cells[0]!, sl, 0.3, 0.25))) })
+    const unpowered = Verdict.verdict({ ...input(cells, () => 0.3), deltas: cells.slice(1).flatMap((c) => slices.map((sl) => delta(c, cells[0]!, sl, 0.3, 0.1))) })
+    expect(unpowered.findings[0]!.sentence).toMatch(/Neither lead is significant after correction\.$/)
+    expect(powered.findings[0]!.sentence).toMatch(/Neither lead is significant after correction; at this n the test detects a difference against the baseline of 0\.250 or more with 80% power, so none larger is likely\.$/)
+    const small = Verdict.verdict({ ...input(cells, () => 1), baselineTooSmall: new Map([["consistent", { n: 8, needed: 13, tests: 4, correction: "holm" as const }]]) })
+    expect(small.findings[1]!.sentence).toMatch(/No difference against the baseline can be significant here after correction: the cells share n = 8 instances, and that takes n = 13\.$/)
+  })
+
+  it("words a tie for the lead, and reads the adjusted p through adjustedP", () => {
+    const twin = cell("twin", 0.62)
+    const v = Verdict.verdict(input([full, bm25, twin, oracle], () => 0.2))
+    const f = v.findings[0]!
+    expect(f.leaders.map((s) => s.cell.id)).toEqual(["bm25", "twin"])
+    expect(f.runnerUp?.cell.id).toBe("full")
+    expect(f.sentence).toMatch(/^All instances: bm25 and twin tie for the lead on retrieval\.f1 at 0\.620; bm25 is ahead of the baseline and runner-up full/)
+    expect(f.sentence).toMatch(/The lead over the baseline is not significant after correction\.$/)
+    const d = delta(bm25, full, "all", 0.02)
+    expect(Verdict.adjustedP(d)).toBe(0.02)
+  })
+
+  it("when the baseline leads, measures the lead by the runner-up's own test; lower-is-better metrics rank upwards", () => {
+    const v = Verdict.verdict(input([cell("full", 0.7), bm25, oracle], () => 0.001))
+    const f = v.findings[0]!
+    expect(f.leaders[0]!.cell.id).toBe("full")
+    expect(f.vsBaseline).toBeUndefined()
+    expect(f.vsRunnerUp?.by).toBeCloseTo(0.08, 12)
+    expect(f.vsRunnerUp?.ci?.[0]).toBeCloseTo(0.03, 12)
+    expect(f.sentence).toMatch(/^All instances: full \(the baseline\) leads .* ahead of the runner-up bm25 \(0\.620\) by 0\.080 \(paired 95% CI \[0\.030, 0\.130\], adjusted p = 0\.001\)\. The lead over the runner-up is significant after correction\.$/)
+    const lower = { ...f1, direction: "lower" as const }
+    const w = Verdict.verdict({ ...input(cells, () => 0.5), main: lower })
+    expect(w.boards[0]!.contenders.map((s) => s.cell.id)).toEqual(["recency", "full", "dense", "bm25"])
+  })
+
+  it("the leaderboard table keeps the baseline when it cuts, lists ceilings apart and marks significant differences", () => {
+    const many = [full, ...Array.from({ length: 12 }, (_, i) => cell(`c${i + 1}`, 0.9 - i * 0.01)), oracle]
+    const a = input(many, (c) => (c.id === "c1" ? 0.01 : 0.5))
+    const t = Leaderboard.table(a, Verdict.verdict(a), 10)
+    const rows = t.rows.map((r) => r.cells.slice(0, 2).map((c) => c.text).join(" "))
+    expect(rows).toEqual(["1 c1", "2 c2", "3 c3", "4 c4", "5 c5", "6 c6", "7 c7", "8 c8", "9 c9", "10 c10", "13 full (baseline)", "ceiling oracle ‡"])
+    expect(t.rows[0]!.cells[4]).toMatchObject({ text: "+0.500", significant: true })
+    expect(t.notes[0]).toContain("2 lower-ranked cells are left out here")
+  })
+})
+
+describe("report.md opens with the verdict", () => {
+  it.effect("the first 40 lines hold the sentences and the leaderboard", () =>
+    Effect.gen(function*() {
+      const dir = tempDir("verdict")
+      writeRun(dir, { cells: [cellA, cellB] })
+      const run = yield* RunDir.readLocal(dir)
+      const r = yield* Report.render(run, { openDataset: dataset() })
+      const first = r.markdown.split("\n").slice(0, 40).join("\n")
+      expect(first).toContain("## Verdict")
+      for (const f of r.verdict.findings) expect(first).toContain(`- ${Table.mdLine(f.sentence)}`)
+      expect(first).toContain(Table.markdown(Leaderboard.table(r.analysis, r.verdict, Leaderboard.openingLimit)))
+      expect(r.html.indexOf(`id="verdict"`)).toBeLessThan(r.html.indexOf(`id="charts"`))
+    }))
+})
+
+describe("the sweep on the bundled dev data (configs/contextual.yaml, sample)", () => {
+  const repo = path.resolve(__dirname, "../../..")
+  // The compiled CLI, rebuilt when a source is newer (as the Nx targets do).
+  const built = spawnSync(process.execPath, [path.join(repo, "tools", "build-cli.mjs"), "--if-stale", "--quiet"], { encoding: "utf8" })
+  it("names bm25 as the leader on the first screen of report.md and of the console summary", () => {
+    expect(built.status, built.stderr).toBe(0)
+    const out = tempDir("verdict-e2e")
+    const stdout = execFileSync(process.execPath, [path.join(repo, "packages/experiments/dist/cli.mjs"), "sweep", "--config", "configs/contextual.yaml", "--out", path.join(out, "run")], {
+      cwd: repo,
+      encoding: "utf8",
+      env: { ...process.env, CUPID_CACHE_DIR: path.join(out, "cache") },
+      stdio: ["ignore", "pipe", "pipe"]
+    })
+    const first = fs.readFileSync(path.join(out, "run", "report.md"), "utf8").split("\n").slice(0, 40)
+    expect(first.find((l) => l.startsWith("- All instances:"))).toMatch(/^- All instances: bm25 leads on retrieval\.f1 with 0\.624 \[0\.501, 0\.750\]/)
+    expect(first.find((l) => l.startsWith("- Changing instances:"))).toMatch(/^- Changing instances: recency leads/)
+    expect(first).toContain("| 1 | bm25 | 0.624 [0.501, 0.750] | 24 | +0.244 | 0.804 | 0.692 | 0.375 |")
+    expect(first.find((l) => l.startsWith("| ceiling | oracle ‡ |"))).toBeDefined()
+    expect(stdout).toMatch(/^verdict \(retrieval\.f1, higher is better; baseline all\):\n {2}All instances: bm25 leads/)
+    expect(stdout).toMatch(/\n {6}1 {2}bm25 +0\.624 \[0\.501, 0\.750\] +24 /)
+  }, 120_000)
+})
