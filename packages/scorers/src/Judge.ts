@@ -2,10 +2,11 @@
  * The `judge` scorer: an LLM rates 1-10 how well the generated response satisfies the gold
  * preference, given the gold checklist (CUPID's generation metric). Decimal scores are kept
  * ("7.5" stays 7.5); a score outside 1-10 or an answer without one fails the instance with a
- * StageError instead of being stored as a zero.
+ * StageError instead of being stored as a zero. With `repeats: n` each response is judged n times
+ * (each repeat cached apart) and the score is their mean; the repeats are kept in the result line.
  *
  * @example
- * // scorers: [{ use: judge, model: gpt4o }]
+ * // scorers: [{ use: judge, model: gpt4o, repeats: 3 }]
  * import { Judge } from "@cupid-lab/scorers"
  * Judge.parseScore("Strong answer.\n\nScore: 8/10") // Either.right(8)
  */
@@ -25,7 +26,13 @@ export const Options = Schema.Struct({
   /** A `models:` entry, its prompt pack, template, token limit and temperature (the judge asks for no JSON). */
   ...callFields,
   /** `strict` (default) or `reference`: the authors' arithmetic (see ReferenceAccounting). */
-  accounting: Schema.optionalWith(Accounting, { default: () => "strict" as const })
+  accounting: Schema.optionalWith(Accounting, { default: () => "strict" as const }),
+  /**
+   * How many times each response is judged (default 1). The score is the mean of the repeats;
+   * the repeats' own scores are kept in the result line and the report shows their spread and
+   * agreement. Each repeat is its own cached call (see {@link repeatSeed}).
+   */
+  repeats: Schema.optionalWith(Schema.Int.pipe(Schema.between(1, 50)), { default: () => 1 })
 })
 export type Options = typeof Options.Type
 
@@ -51,6 +58,16 @@ export const parseScore = (answer: string): Either.Either<number, string> => {
   if (value < 1 || value > 10) return Either.left(`score ${value} is outside 1-10 in ${Json.excerpt(answer)}`)
   return Either.right(value)
 }
+
+/**
+ * The request `seed` of repeat `r` (0-based). Repeat 0 sends the request as a single judgment does
+ * (no seed of its own), so it shares its cache entry with `repeats: 1`; repeat r >= 1 sends the
+ * model's configured seed plus r (r when none is configured). The seed is part of the model
+ * cache's key, so every repeat is cached apart and a rerun asks nothing again; providers that
+ * honour it (OpenAI and compatible servers) also sample each repeat with its own seed.
+ */
+export const repeatSeed = (r: number, configured: unknown): number | undefined =>
+  r === 0 ? undefined : (Number.isSafeInteger(configured) ? (configured as number) : 0) + r
 
 const dryRunAnswer = "1. The response follows the first checklist item only in part.\n\nScore: 6"
 
@@ -102,14 +119,22 @@ export const plugin = Plugin.scorer({
             ...settings,
             ...(options.accounting === "strict" ? { accept: (text: string) => Either.isRight(parseScore(text)) } : {})
           }
-          return lm.complete(request).pipe(
-            Effect.mapError((e) => fail(e.message)),
-            Effect.flatMap((out) =>
-              Either.match(read(out.text), {
-                onLeft: (reason) => Effect.fail(fail(reason)),
-                onRight: (score) => Effect.succeed({ "generation.score": score })
-              })
+          const judgeOnce = (r: number) => {
+            const seed = repeatSeed(r, lm.info.params.seed)
+            return lm.complete(seed === undefined ? request : { ...request, seed }).pipe(
+              Effect.mapError((e) => fail(options.repeats > 1 ? `repeat ${r + 1} of ${options.repeats}: ${e.message}` : e.message)),
+              Effect.flatMap((out) =>
+                Either.match(read(out.text), {
+                  onLeft: (reason) => Effect.fail(fail(reason)),
+                  onRight: (score) => Effect.succeed(score)
+                })
+              )
             )
+          }
+          if (options.repeats === 1) return Effect.map(judgeOnce(0), (score) => ({ "generation.score": score }))
+          return Effect.forEach(Array.from({ length: options.repeats }, (_, r) => r), judgeOnce, { concurrency: options.repeats }).pipe(
+            Effect.tap((scores) => Scorer.recordRepeats("generation.score", scores)),
+            Effect.map((scores) => ({ "generation.score": scores.reduce((a, b) => a + b, 0) / scores.length }))
           )
         }
       }
