@@ -18,6 +18,7 @@ import { opening } from "../analysis/Examples.js"
 import type { Examples } from "../analysis/Examples.js"
 import * as Format from "./Format.js"
 import * as Notes from "./Notes.js"
+import * as Repeats from "./Repeats.js"
 import type { RunInfo } from "../results/RunDir.js"
 import * as Table from "./Table.js"
 import * as Tables from "./Tables.js"
@@ -103,6 +104,11 @@ const inferenceSection = (a: Analysis): string => {
 
 const estimateTable = (a: Analysis, m: MetricDescription) =>
   `<h3>${e(Notes.metricLabel(m))}</h3><p class="note">${e(Tables.metricNote(m))}</p>` + Table.html(Tables.estimates(a, m))
+
+const repeatsSection = (a: Analysis): string => {
+  const r = Repeats.table(a)
+  return r === undefined ? "" : `<h2 id="repeats">Repeated judgments</h2><p class="note">${e(Repeats.note)}</p>${Table.html(r)}`
+}
 
 const retrievalSection = (a: Analysis): string => {
   if (a.retrieval.length === 0) return ""
@@ -192,6 +198,7 @@ export const render = (a: Analysis, examples: Examples, info: RunInfo | undefine
     cellsSection(a, info),
     inferenceSection(a),
     a.generation.length === 0 ? "" : `<h2 id="generation">Generation</h2>${a.generation.map((m) => estimateTable(a, m)).join("")}`,
+    repeatsSection(a),
     retrievalSection(a),
     deltaSection(a),
     pairwiseSection(a),

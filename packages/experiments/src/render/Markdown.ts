@@ -19,6 +19,7 @@ import { opening } from "../analysis/Examples.js"
 import type { Examples } from "../analysis/Examples.js"
 import * as Format from "./Format.js"
 import * as Notes from "./Notes.js"
+import * as Repeats from "./Repeats.js"
 import * as Table from "./Table.js"
 import * as Tables from "./Tables.js"
 
@@ -50,6 +51,11 @@ const estimateTables = (a: Analysis, metrics: ReadonlyArray<MetricDescription>):
 
 const generationSection = (a: Analysis): Array<string> =>
   a.generation.length === 0 ? [] : ["## Generation", "", "Each entry: value [95% CI] n=N.", "", ...estimateTables(a, a.generation)]
+
+const repeatsSection = (a: Analysis): Array<string> => {
+  const r = Repeats.table(a)
+  return r === undefined ? [] : ["## Repeated judgments", "", t(Repeats.note), "", ...table(r)]
+}
 
 const retrievalSection = (a: Analysis): Array<string> => {
   if (a.retrieval.length === 0) return []
@@ -180,6 +186,7 @@ export const render = (a: Analysis, examples: Examples, versions: Readonly<Recor
     ...runSection(a, versions),
     ...inferenceSection(a),
     ...generationSection(a),
+    ...repeatsSection(a),
     ...retrievalSection(a),
     ...deltaSection(a),
     ...pairwiseSection(a),
