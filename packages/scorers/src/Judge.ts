@@ -13,6 +13,7 @@
 import { Errors, type LanguageModel, Models, Plugin, PromptTemplate, ReferencePrompts, Scorer } from "@cupid-lab/core"
 import { Effect, Either, Schema } from "effect"
 import * as Json from "./internal/Json.js"
+import * as Repeats from "./internal/Repeats.js"
 import * as Checklist from "./Checklist.js"
 import * as Template from "./internal/Template.js"
 import * as ReferenceAccounting from "./ReferenceAccounting.js"
@@ -28,11 +29,12 @@ export const Options = Schema.Struct({
   /** `strict` (default) or `reference`: the authors' arithmetic (see ReferenceAccounting). */
   accounting: Schema.optionalWith(Accounting, { default: () => "strict" as const }),
   /**
-   * How many times each response is judged (default 1). The score is the mean of the repeats;
+   * How many times each response is judged (absent: once; absent and 1 differ only in the cell's
+   * id, which records what the config says). The score is the mean of the repeats;
    * the repeats' own scores are kept in the result line and the report shows their spread and
    * agreement. Each repeat is its own cached call (see {@link repeatSeed}).
    */
-  repeats: Schema.optionalWith(Schema.Int.pipe(Schema.between(1, 50)), { default: () => 1 })
+  repeats: Schema.optionalWith(Schema.Int.pipe(Schema.between(1, 50)), { exact: true })
 })
 export type Options = typeof Options.Type
 
@@ -59,15 +61,8 @@ export const parseScore = (answer: string): Either.Either<number, string> => {
   return Either.right(value)
 }
 
-/**
- * The request `seed` of repeat `r` (0-based). Repeat 0 sends the request as a single judgment does
- * (no seed of its own), so it shares its cache entry with `repeats: 1`; repeat r >= 1 sends the
- * model's configured seed plus r (r when none is configured). The seed is part of the model
- * cache's key, so every repeat is cached apart and a rerun asks nothing again; providers that
- * honour it (OpenAI and compatible servers) also sample each repeat with its own seed.
- */
-export const repeatSeed = (r: number, configured: unknown): number | undefined =>
-  r === 0 ? undefined : (Number.isSafeInteger(configured) ? (configured as number) : 0) + r
+/** The request seed of repeat `r` (0-based): none for the first, the model's seed (else 0) plus r after. */
+export const repeatSeed = Repeats.repeatSeed
 
 const dryRunAnswer = "1. The response follows the first checklist item only in part.\n\nScore: 6"
 
@@ -95,6 +90,7 @@ export const plugin = Plugin.scorer({
       const read = (text: string): Either.Either<number, string> =>
         options.accounting === "reference" ? Either.right(ReferenceAccounting.judgeScore(text)) : parseScore(text)
       const settings = Checklist.requestSettings({ ...options, json: false })
+      const repeats = options.repeats ?? 1
       const service: Scorer.Service = {
         metrics,
         score: ({ instance, trace }) => {
@@ -122,7 +118,7 @@ export const plugin = Plugin.scorer({
           const judgeOnce = (r: number) => {
             const seed = repeatSeed(r, lm.info.params.seed)
             return lm.complete(seed === undefined ? request : { ...request, seed }).pipe(
-              Effect.mapError((e) => fail(options.repeats > 1 ? `repeat ${r + 1} of ${options.repeats}: ${e.message}` : e.message)),
+              Effect.mapError((e) => fail(repeats > 1 ? `repeat ${r + 1} of ${repeats}: ${e.message}` : e.message)),
               Effect.flatMap((out) =>
                 Either.match(read(out.text), {
                   onLeft: (reason) => Effect.fail(fail(reason)),
@@ -131,10 +127,9 @@ export const plugin = Plugin.scorer({
               )
             )
           }
-          if (options.repeats === 1) return Effect.map(judgeOnce(0), (score) => ({ "generation.score": score }))
-          return Effect.forEach(Array.from({ length: options.repeats }, (_, r) => r), judgeOnce, { concurrency: options.repeats }).pipe(
-            Effect.tap((scores) => Scorer.recordRepeats("generation.score", scores)),
-            Effect.map((scores) => ({ "generation.score": scores.reduce((a, b) => a + b, 0) / scores.length }))
+          if (repeats === 1) return Effect.map(judgeOnce(0), (score) => ({ "generation.score": score }))
+          return Effect.forEach(Array.from({ length: repeats }, (_, r) => r), judgeOnce, { concurrency: repeats }).pipe(
+            Effect.flatMap((scores) => Repeats.combine(scores.map((score) => ({ "generation.score": score }))))
           )
         }
       }

@@ -95,8 +95,9 @@ describe("judge scorer", () => {
       }).pipe(Effect.provide(models(lm)))
     }))
 
-  it.scoped("rejects repeats outside 1-50", () =>
+  it.scoped("rejects repeats outside 1-50, and adds none to the options when absent (cell ids stay as they were)", () =>
     Effect.gen(function*() {
+      expect("repeats" in (yield* Plugin.decodeOptions(Judge.plugin, { model: "judge" }))).toBe(false)
       for (const repeats of [0, 51, 1.5]) {
         const error = yield* Effect.flip(Plugin.decodeOptions(Judge.plugin, { model: "judge", repeats }))
         expect(error.issues[0]!.path).toEqual(["repeats"])
