@@ -26,7 +26,7 @@ export const note =
   "within-instance variance and k an instance's repeats, capped at 1; more repeats shrink it."
 
 /** The table, or undefined when no result line has repeats. */
-export const table = (a: Analysis): Table | undefined => {
+export const table = (a: Pick<Analysis, "cells" | "baseline" | "index">): Table | undefined => {
   const rows = a.cells.flatMap((c) => {
     const byMetric = a.index.repeats.get(c.summary.id)
     if (byMetric === undefined) return []
