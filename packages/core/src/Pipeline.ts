@@ -198,9 +198,10 @@ const runStages = (pipeline: CellPipeline, instance: Instance, trace: Mutable<Tr
     trace.usage = [...r.ledger.entries]
     const input = { instance, trace: trace as Trace }
     const scores: Record<string, Scorer.Value> = {}
-    const [, ratings] = yield* Scorer.collectRatings(
+    const [[, ratings], repeats] = yield* Scorer.collectRepeats(Scorer.collectRatings(
       Effect.forEach(pipeline.scorers, (scorer) => Effect.map(score(r, scorer, input), (s) => Object.assign(scores, s)), { discard: true })
-    )
+    ))
     trace.scores = scores
     if (ratings.length > 0) trace.ratings = ratings
+    if (Object.keys(repeats).length > 0) trace.repeats = repeats
   })

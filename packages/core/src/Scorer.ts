@@ -107,3 +107,25 @@ export const collectRatings = <A, E, R>(effect: Effect.Effect<A, E, R>): Effect.
     const ratings: Array<ItemRating> = []
     return Effect.map(Effect.locally(effect, currentRatings, ratings), (a) => [a, ratings] as const)
   })
+
+/**
+ * The per-repeat values behind a metric a scorer asked for more than once (the judge's `repeats`):
+ * metric name -> the value of each repeat, in repeat order. The score itself is their mean; these
+ * are kept in the result line, so reports can show how far repeated judgments disagree.
+ */
+export type Repeats = Readonly<Record<string, ReadonlyArray<number>>>
+
+const currentRepeats = FiberRef.unsafeMake<Record<string, ReadonlyArray<number>> | undefined>(undefined)
+
+/** Record the per-repeat values of `metric` for the instance being scored (a no-op outside {@link collectRepeats}). */
+export const recordRepeats = (metric: string, values: ReadonlyArray<number>): Effect.Effect<void> =>
+  Effect.map(FiberRef.get(currentRepeats), (into) => {
+    if (into !== undefined) into[metric] = [...values]
+  })
+
+/** Run `effect` (scorers of one instance) and return what it produced with the repeats recorded meanwhile. */
+export const collectRepeats = <A, E, R>(effect: Effect.Effect<A, E, R>): Effect.Effect<readonly [A, Repeats], E, R> =>
+  Effect.suspend(() => {
+    const repeats: Record<string, ReadonlyArray<number>> = {}
+    return Effect.map(Effect.locally(effect, currentRepeats, repeats), (a) => [a, repeats] as const)
+  })

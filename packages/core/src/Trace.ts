@@ -6,7 +6,7 @@ import type { InstanceType, SessionSummary } from "./Domain.js"
 import type { GeneratedResponse } from "./Generator.js"
 import type { InferredPreference } from "./Inferrer.js"
 import type { Retrieval } from "./Retriever.js"
-import type { ItemRating, Value } from "./Scorer.js"
+import type { ItemRating, Repeats, Value } from "./Scorer.js"
 import type { UsageEntry } from "./Usage.js"
 
 export interface TraceError {
@@ -26,6 +26,8 @@ export interface Trace {
   readonly scores: Readonly<Record<string, Value>>
   /** Checklist item ratings the scorers recorded (preference match); absent when none did. */
   readonly ratings?: ReadonlyArray<ItemRating>
+  /** Per-repeat values of metrics a scorer judged more than once (the judge's `repeats`); absent when none did. */
+  readonly repeats?: Repeats
   /** Every model call, attributed to its stage. */
   readonly usage: ReadonlyArray<UsageEntry>
   /**

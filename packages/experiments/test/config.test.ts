@@ -1,5 +1,6 @@
 import { Plugin } from "@cupid-lab/core"
 import { Builtins as Providers } from "@cupid-lab/providers"
+import { Bm25 } from "@cupid-lab/retrievers"
 import { describe, expect, it } from "@effect/vitest"
 import { Effect, Schema } from "effect"
 import * as fs from "node:fs"
@@ -172,13 +173,38 @@ describe("config errors found with the plugin registry", () => {
         `cfg.yaml: sweep.retriever.k[1]: Expected a positive number, actual -3`
       )
       expect(yield* gridError("pipeline: { retriever: { use: latest, kk: 2 } }\n")).toBe(
-        `cfg.yaml: pipeline.retriever: unknown option "kk" (did you mean "k"?); valid options: k, representation, tags`
+        `cfg.yaml: pipeline.retriever: unknown option "kk" (did you mean "k"?); valid options: k, representation, select, tags`
       )
       expect(yield* gridError("pipeline: { retriever: { use: latest, representation: summaries } }\n")).toBe(
         `cfg.yaml: pipeline.retriever.representation: Expected "dialogue" | "summary", actual "summaries"`
       )
       expect(yield* gridError("sweep:\n  retriever.k: [1]\n")).toBe(
         "cfg.yaml: sweep.retriever.k: sets an option of the retriever, but the cell it applies to has no retriever; give one under pipeline.retriever or in an earlier sweep axis"
+      )
+    }))
+
+  it.effect("a misspelt retriever option is matched against every key the retriever takes, its cut's shorthands included", () =>
+    Effect.gen(function*() {
+      const withBm25 = Plugin.makeRegistry([...testPlugins, Bm25.plugin])
+      const error = (text: string) => message(Effect.flatMap(parse(text), (c) => Grid.expand(c, withBm25)))
+      const valid = "valid options: b, expand, expandModel, granularity, join, k, k1, representation, select"
+      // kk: a doubled k (the cut) is likelier than k hit for 1 (the saturation k1).
+      expect(yield* error("pipeline: { retriever: { use: bm25, kk: 2 } }\n")).toBe(
+        `cfg.yaml: pipeline.retriever: unknown option "kk" (did you mean "k" or "k1"?); ${valid}`
+      )
+      // k2: 2 is the neighbour of 1 on the keyboard; once k1 is given, only k is left to suggest.
+      expect(yield* error("sweep:\n  retriever:\n    - first\n    - { use: bm25, k2: 1.2 }\n")).toBe(
+        `cfg.yaml: sweep.retriever[1]: unknown option "k2" (did you mean "k1" or "k"?); ${valid}`
+      )
+      expect(yield* error("pipeline: { retriever: { use: bm25, k1: 1.2, k2: 4 } }\n")).toBe(
+        `cfg.yaml: pipeline.retriever: unknown option "k2" (did you mean "k"?); ${valid}`
+      )
+      expect(yield* error("cells:\n  - { retriever: { use: bm25, selct: { top: 2 } } }\n")).toBe(
+        `cfg.yaml: cells[0].retriever: unknown option "selct" (did you mean "select"?); ${valid}`
+      )
+      // A retriever that is not a ranker takes k as its own option; select is still its cut.
+      expect(yield* error("pipeline: { retriever: { use: latest, selec: { top: 1 } } }\n")).toBe(
+        `cfg.yaml: pipeline.retriever: unknown option "selec" (did you mean "select"?); valid options: k, representation, select, tags`
       )
     }))
 
@@ -255,6 +281,10 @@ describe("config errors found with the plugin registry", () => {
       expect(
         yield* message(Runner.dryRun(bad, { plugins: [...testPlugins, fake], openDataset: opener([]) }))
       ).toBe(`cfg.yaml: models.m.temperature: Expected number, actual "hot"`)
+      const typo = yield* Config.parse("models: { m: { provider: fake, model: x, temprature: 0 } }\n", "cfg.yaml", {})
+      expect(
+        yield* message(Runner.dryRun(typo, { plugins: [...testPlugins, fake], openDataset: opener([]) }))
+      ).toBe(`cfg.yaml: models.m: unknown option "temprature" (did you mean "temperature"?); valid options: model, provider, temperature`)
     }))
 
   it.effect("a key pasted where apiKeyEnv wants a variable name is refused, and never printed", () =>

@@ -17,6 +17,7 @@ const traces: Array<Trace.Trace> = [
     inference: { preference: "short", analysis: "because" },
     generation: { text: "answer" },
     scores: { "retrieval.recall": 1, "inference.p": { num: 2, den: 3 }, "inference.f1": NaN, "x.inf": Infinity },
+    repeats: { "generation.score": [6, 7.5, NaN] },
     usage: [
       { stage: "infer", provider: "openai", model: "gpt", kind: "complete", promptTokens: 10, completionTokens: 2, cached: false },
       { stage: "summarize", provider: "openai", model: "gpt", kind: "complete", promptTokens: 5, completionTokens: 1, cached: true },
@@ -53,6 +54,12 @@ describe("result lines", () => {
       const decoded = Schema.decodeUnknownSync(ResultLine.Row, { onExcessProperty: "ignore" })(JSON.parse(Results.encodeLine(line)))
       expect(Results.toRow(line)).toEqual(decoded)
     }
+  })
+
+  it("keeps each repeat of a repeated judgment, a non-finite one as null; a line without repeats has no such field", () => {
+    const meta = Results.instanceMeta(inst)
+    expect(Results.fromTrace(cell, inst, meta, traces[1]!).repeats).toEqual({ "generation.score": [6, 7.5, null] })
+    expect("repeats" in Results.fromTrace(cell, inst, meta, traces[0]!)).toBe(false)
   })
 
   it("non-finite scores are null, counts stay counts", () => {

@@ -68,6 +68,13 @@ export interface SpecProblem {
 }
 
 /**
+ * The keys of a retriever spec that {@link splitSpec} takes out before the plugin's options are
+ * decoded: `select` always, and `k` for rankers. Config errors suggest them with the plugin's own.
+ */
+export const cutKeys = (ranker: Plugin.AnyRetrieverPlugin): ReadonlyArray<string> =>
+  "defaultSelect" in ranker && ranker.defaultSelect !== undefined ? ["k", "select"] : ["select"]
+
+/**
  * Take a retriever spec's cut apart from its plugin options: `select`, or for rankers (plugins with
  * a `defaultSelect`) the shorthand `k: n` for `select: { top: n }`, else the ranker's default.
  * Returns the selector (undefined: the plugin's own cut) and the options left for the plugin.

@@ -2,16 +2,18 @@
  * The `judge` scorer: an LLM rates 1-10 how well the generated response satisfies the gold
  * preference, given the gold checklist (CUPID's generation metric). Decimal scores are kept
  * ("7.5" stays 7.5); a score outside 1-10 or an answer without one fails the instance with a
- * StageError instead of being stored as a zero.
+ * StageError instead of being stored as a zero. With `repeats: n` each response is judged n times
+ * (each repeat cached apart) and the score is their mean; the repeats are kept in the result line.
  *
  * @example
- * // scorers: [{ use: judge, model: gpt4o }]
+ * // scorers: [{ use: judge, model: gpt4o, repeats: 3 }]
  * import { Judge } from "@cupid-lab/scorers"
  * Judge.parseScore("Strong answer.\n\nScore: 8/10") // Either.right(8)
  */
 import { Errors, LanguageModel, Models, Plugin, PromptTemplate, ReferencePrompts, Scorer } from "@cupid-lab/core"
 import { Effect, Either, Schema } from "effect"
 import * as Json from "./internal/Json.js"
+import * as Repeats from "./internal/Repeats.js"
 import * as Checklist from "./Checklist.js"
 import * as Template from "./internal/Template.js"
 import * as ReferenceAccounting from "./ReferenceAccounting.js"
@@ -25,7 +27,14 @@ export const Options = Schema.Struct({
   /** A `models:` entry, its prompt pack, template, token limit and temperature (the judge asks for no JSON). */
   ...callFields,
   /** `strict` (default) or `reference`: the authors' arithmetic (see ReferenceAccounting). */
-  accounting: Schema.optionalWith(Accounting, { default: () => "strict" as const })
+  accounting: Schema.optionalWith(Accounting, { default: () => "strict" as const }),
+  /**
+   * How many times each response is judged (absent: once; absent and 1 differ only in the cell's
+   * id, which records what the config says). The score is the mean of the repeats;
+   * the repeats' own scores are kept in the result line and the report shows their spread and
+   * agreement. Each repeat is its own cached call (see {@link repeatSeed}).
+   */
+  repeats: Schema.optionalWith(Schema.Int.pipe(Schema.between(1, 50)), { exact: true })
 })
 export type Options = typeof Options.Type
 
@@ -51,6 +60,9 @@ export const parseScore = (answer: string): Either.Either<number, string> => {
   if (value < 1 || value > 10) return Either.left(`score ${value} is outside 1-10 in ${Json.excerpt(answer)}`)
   return Either.right(value)
 }
+
+/** The request seed of repeat `r` (0-based): none for the first, the model's seed (else 0) plus r after. */
+export const repeatSeed = Repeats.repeatSeed
 
 const dryRunAnswer = "1. The response follows the first checklist item only in part.\n\nScore: 6"
 
@@ -78,6 +90,7 @@ export const plugin = Plugin.scorer({
       const read = (text: string): Either.Either<number, string> =>
         options.accounting === "reference" ? Either.right(ReferenceAccounting.judgeScore(text)) : parseScore(text)
       const settings = Checklist.requestSettings({ ...options, json: false })
+      const repeats = options.repeats ?? 1
       const service: Scorer.Service = {
         metrics,
         score: ({ instance, trace }) => {
@@ -103,14 +116,21 @@ export const plugin = Plugin.scorer({
             read: (text) => LanguageModel.reading(read(text)),
             ...(options.accounting === "strict" ? { accept: (text: string) => Either.isRight(parseScore(text)) } : {})
           }
-          return lm.complete(request).pipe(
-            Effect.mapError((e) => fail(e.message)),
-            Effect.flatMap((out) =>
-              Either.match(read(out.text), {
-                onLeft: (reason) => Effect.fail(fail(reason)),
-                onRight: (score) => Effect.succeed({ "generation.score": score })
-              })
+          const judgeOnce = (r: number) => {
+            const seed = repeatSeed(r, lm.info.params.seed)
+            return lm.complete(seed === undefined ? request : { ...request, seed }).pipe(
+              Effect.mapError((e) => fail(repeats > 1 ? `repeat ${r + 1} of ${repeats}: ${e.message}` : e.message)),
+              Effect.flatMap((out) =>
+                Either.match(read(out.text), {
+                  onLeft: (reason) => Effect.fail(fail(reason)),
+                  onRight: (score) => Effect.succeed(score)
+                })
+              )
             )
+          }
+          if (repeats === 1) return Effect.map(judgeOnce(0), (score) => ({ "generation.score": score }))
+          return Effect.forEach(Array.from({ length: repeats }, (_, r) => r), judgeOnce, { concurrency: repeats }).pipe(
+            Effect.flatMap((scores) => Repeats.combine(scores.map((score) => ({ "generation.score": score }))))
           )
         }
       }

@@ -17,6 +17,7 @@ import { Errors, Memo, Plugin, Scorer } from "@cupid-lab/core"
 import { Effect, Schema } from "effect"
 import * as Checklist from "./Checklist.js"
 import * as Coverage from "./Coverage.js"
+import * as Repeats from "./internal/Repeats.js"
 import { Accounting } from "./ReferenceAccounting.js"
 
 export const name = "preference-match"
@@ -33,7 +34,13 @@ export const Options = Schema.Struct({
   /** `strict` (default) or `reference`: the authors' arithmetic (see ReferenceAccounting). */
   accounting: Schema.optionalWith(Accounting, { default: () => "strict" as const }),
   /** Thresholds and ignored words of the lexical matcher (unused with an LLM matcher). */
-  lexical: Schema.optionalWith(Coverage.LexicalOptions, { default: () => Coverage.defaultLexical })
+  lexical: Schema.optionalWith(Coverage.LexicalOptions, { default: () => Coverage.defaultLexical }),
+  /**
+   * How many times each instance is decomposed and matched (absent: once; needs an LLM decomposer or
+   * matcher). Per-instance precision, recall and F1 are the means of the repeats, the counts their
+   * mean counts; the repeats' values are kept in the result line, the item ratings of the first.
+   */
+  repeats: Schema.optionalWith(Schema.Int.pipe(Schema.between(1, 50)), { exact: true })
 })
 export type Options = typeof Options.Type
 
@@ -128,46 +135,69 @@ export const plugin = Plugin.scorer({
   make: (options) =>
     Effect.gen(function*() {
       const memo = yield* Memo.current
-      const decomposer = options.decomposer === "clauses" ? Checklist.clauses(memo) : yield* Checklist.llm(name, options.decomposer, options.accounting)
-      const matcher = options.matcher === "lexical" ? Coverage.lexical(options.lexical, memo) : yield* Coverage.llm(name, options.matcher)
-      const rateReference = matcher.rateReference
-      if (options.accounting === "reference" && (rateReference === undefined || decomposer.heuristic)) {
+      const repeats = options.repeats ?? 1
+      // One decomposer and matcher per repeat, each sending its repeat's seed (see internal/Repeats).
+      const parts = yield* Repeats.buildEach(repeats, () =>
+        Effect.gen(function*() {
+          const decomposer = options.decomposer === "clauses" ? Checklist.clauses(memo) : yield* Checklist.llm(name, options.decomposer, options.accounting)
+          const matcher = options.matcher === "lexical" ? Coverage.lexical(options.lexical, memo) : yield* Coverage.llm(name, options.matcher)
+          return { decomposer, matcher }
+        }))
+      const { decomposer, matcher } = parts[0]!
+      if (options.accounting === "reference" && (matcher.rateReference === undefined || decomposer.heuristic)) {
         return yield* new Errors.PluginError({
           plugin: name,
           reason: "accounting: reference reproduces the authors' LLM decomposer and matcher; give both a model (decomposer: { model }, matcher: { model })"
         })
       }
-      const service: Scorer.Service = {
-        metrics: metricsFor(decomposer, matcher, options.accounting),
-        score: ({ instance, trace }) =>
-          Effect.gen(function*() {
-            if (trace.inference === undefined) {
-              return yield* new Errors.StageError({
-                stage: "score",
-                plugin: name,
-                reason: "the trace has no inferred preference: this cell has no inferrer (add pipeline.inferrer or drop this scorer)"
-              })
-            }
-            const inferred = trace.inference.preference.trim()
-            const gold = instance.gold
-            const items = inferred === "" ? [] : yield* decomposer.decompose(inferred)
-            if (rateReference !== undefined && options.accounting === "reference") {
-              return fromCounts(yield* referenceCounts(items, gold, inferred, rateReference))
-            }
-            // An empty inference covers nothing: no model call is needed to know that.
-            const [inferredRatings, goldRatings] = yield* Effect.all(
-              [
-                matcher.rate(items, gold.preference),
-                inferred === "" ? Effect.succeed(gold.checklist.map(() => 0)) : matcher.rate(gold.checklist, inferred)
-              ],
-              { concurrency: 2 }
-            )
+      if (repeats > 1 && decomposer.heuristic && matcher.heuristic) {
+        return yield* new Errors.PluginError({
+          plugin: name,
+          reason: `repeats: ${repeats} repeats a model's judgments, but the clauses decomposer and the lexical matcher give the same answer every time; give the decomposer or the matcher a model, or drop repeats`
+        })
+      }
+      const scoreOnce = (
+        part: (typeof parts)[number],
+        record: boolean,
+        { instance, trace }: Scorer.ScoreInput
+      ) =>
+        Effect.gen(function*() {
+          if (trace.inference === undefined) {
+            return yield* new Errors.StageError({
+              stage: "score",
+              plugin: name,
+              reason: "the trace has no inferred preference: this cell has no inferrer (add pipeline.inferrer or drop this scorer)"
+            })
+          }
+          const inferred = trace.inference.preference.trim()
+          const gold = instance.gold
+          const items = inferred === "" ? [] : yield* part.decomposer.decompose(inferred)
+          const rateReference = part.matcher.rateReference
+          if (rateReference !== undefined && options.accounting === "reference") {
+            return fromCounts(yield* referenceCounts(items, gold, inferred, rateReference))
+          }
+          // An empty inference covers nothing: no model call is needed to know that.
+          const [inferredRatings, goldRatings] = yield* Effect.all(
+            [
+              part.matcher.rate(items, gold.preference),
+              inferred === "" ? Effect.succeed(gold.checklist.map(() => 0)) : part.matcher.rate(gold.checklist, inferred)
+            ],
+            { concurrency: 2 }
+          )
+          if (record) {
             yield* Scorer.recordRatings([
               ...gold.checklist.map((item, i) => ({ side: "gold" as const, item, rating: goldRatings[i] ?? 0 })),
               ...items.map((item, i) => ({ side: "inferred" as const, item, rating: inferredRatings[i] ?? 0 }))
             ])
-            return fromRatings(inferredRatings, goldRatings)
-          })
+          }
+          return fromRatings(inferredRatings, goldRatings)
+        })
+      const service: Scorer.Service = {
+        metrics: metricsFor(decomposer, matcher, options.accounting),
+        score: (input) =>
+          parts.length === 1
+            ? scoreOnce(parts[0]!, true, input)
+            : Effect.flatMap(Effect.forEach(parts, (part, r) => scoreOnce(part, r === 0, input), { concurrency: parts.length }), Repeats.combine)
       }
       return service
     })

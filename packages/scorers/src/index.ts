@@ -1,5 +1,6 @@
 export * as Statistics from "./Statistics.js"
 export * as Paired from "./Paired.js"
+export * as Agreement from "./Agreement.js"
 export * as Retrieval from "./Retrieval.js"
 export * as RetrievalAtK from "./RetrievalAtK.js"
 export * as Checklist from "./Checklist.js"

@@ -232,6 +232,31 @@ describe("preference-match scorer, with models", () => {
       expect(scorer.metrics.some((m) => m.heuristic)).toBe(false)
     }))
 
+  it.scoped("with repeats: 2 matches twice (the second time with seed 1) and scores the mean of the repeats", () =>
+    Effect.gen(function*() {
+      // Repeat 1 (no seed) answers as llmAnswers; repeat 2 (seed 1) rates every item fully covered.
+      const lm = scriptedModel((r) => (r.seed === 1 ? "1. Fully covered\n2. Fully covered" : llmAnswers(r)))
+      const scorer = yield* build({ matcher: { model: "m" }, repeats: 2 }).pipe(Effect.provide(models(lm)))
+      const [[scores, repeats], ratings] = yield* Scorer.collectRatings(Scorer.collectRepeats(scorer.score({ instance, trace: inferred(inferredText) })))
+      // The clause decomposer gives two inferred items. Repeat 1: P 0.5, R 0.75, F1 0.6 (as above);
+      // repeat 2: P 1, R 1, F1 1. Counts are the mean counts: P (1 + 2) / 2 of 2, R (1.5 + 2) / 2 of 2.
+      expect(repeats).toEqual({ "inference.precision": [0.5, 1], "inference.recall": [0.75, 1], "inference.f1": [0.6, 1] })
+      expect(scores["inference.precision"]).toBe(0.75)
+      expect(scores["inference.recall"]).toBe(0.875)
+      expect(scores["inference.f1"]).toBeCloseTo(0.8, 12)
+      expect(scores["inference.precision_micro"]).toEqual({ num: 1.5, den: 2 })
+      expect(scores["inference.recall_micro"]).toEqual({ num: 1.75, den: 2 })
+      expect(lm.requests.map((r) => r.seed).sort()).toEqual([1, 1, undefined, undefined])
+      // The item ratings are the first repeat's.
+      expect(ratings.map((r) => r.rating)).toEqual([1, 0.5, 0, 1])
+    }))
+
+  it.scoped("refuses repeats when neither the decomposer nor the matcher is a model", () =>
+    Effect.gen(function*() {
+      const error = yield* Effect.flip(build({ repeats: 3 }))
+      expect(error.message).toMatch(/repeats: 3 repeats a model's judgments, but the clauses decomposer and the lexical matcher give the same answer every time/)
+    }).pipe(Effect.provide(models(scriptedModel(() => "unused")))))
+
   it.scoped("marks only precision-side metrics heuristic with the clause decomposer", () =>
     Effect.gen(function*() {
       const scorer = yield* build({ matcher: { model: "m" } })

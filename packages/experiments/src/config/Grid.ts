@@ -96,11 +96,12 @@ const decodeWith = <S extends Plugin.PipelineStage>(
   config: Config,
   plugin: Plugin.Of<S>,
   options: Readonly<Record<string, unknown>>,
-  raw: RawStage
+  raw: RawStage,
+  accepted: Issues.Accepted = { also: [], present: Object.keys(options) }
 ): Effect.Effect<Planned<S>, ConfigError> =>
   Either.match(plugin.decode(options), {
     onLeft: (e) =>
-      Effect.fail(ConfigError.all(config.file, Issues.clean(e.issues, "option").map((i) => ({ path: originOf(raw, i.path), reason: i.message })))),
+      Effect.fail(ConfigError.all(config.file, Issues.clean(e.issues, "option", "option", accepted).map((i) => ({ path: originOf(raw, i.path), reason: i.message })))),
     onRight: (decoded) => Effect.succeed({ plugin, decoded })
   })
 
@@ -127,7 +128,7 @@ export const planRetriever = (config: Config, registry: Plugin.Registry, spec: S
     const split = Selector.splitSpec(options, plugin)
     if (Either.isLeft(split)) return yield* new ConfigError({ file: config.file, path: originOf(raw, split.left.path), reason: split.left.message })
     const { select, rest } = split.right
-    const { decoded } = yield* decodeWith(config, plugin, rest, raw)
+    const { decoded } = yield* decodeWith(config, plugin, rest, raw, { also: Selector.cutKeys(plugin), present: Object.keys(options) })
     return {
       plugin,
       decoded,

@@ -22,6 +22,7 @@ import * as Verdict from "../analysis/Verdict.js"
 import * as Format from "./Format.js"
 import * as Leaderboard from "./Leaderboard.js"
 import * as Notes from "./Notes.js"
+import * as Repeats from "./Repeats.js"
 import type { RunInfo } from "../results/RunDir.js"
 import * as Table from "./Table.js"
 import * as Tables from "./Tables.js"
@@ -121,6 +122,11 @@ const inferenceSection = (a: Analysis, chosen: ReadonlyArray<Slice> = slices): s
 const estimateTable = (a: Analysis, m: MetricDescription) =>
   `<h3>${e(Notes.metricLabel(m))}</h3><p class="note">${e(Tables.metricNote(m))}</p>` + Table.html(Tables.estimates(a, m))
 
+const repeatsSection = (a: Analysis): string => {
+  const r = Repeats.table(a)
+  return r === undefined ? "" : `<h2 id="repeats">Repeated judgments</h2><p class="note">${e(Repeats.note)}</p>${Table.html(r)}`
+}
+
 const retrievalSection = (a: Analysis, chosen: ReadonlyArray<Slice> = slices): string => {
   if (a.retrieval.length === 0) return ""
   let out = `<h2 id="retrieval">Retrieval</h2><p class="note">Means over instances (↓ lower is better); the appendix gives each with its 95% CI.</p>`
@@ -210,6 +216,7 @@ export const render = (a: Analysis, examples: Examples, info: RunInfo | undefine
     deltaSection(a, a.main === undefined ? [] : [a.main]),
     inferenceSection(a, ["all"]),
     a.generation.length === 0 ? "" : `<h2 id="generation">Generation</h2>${a.generation.map((m) => estimateTable(a, m)).join("")}`,
+    repeatsSection(a),
     retrievalSection(a, ["all"]),
     binnedSection(a, a.recency, figures.recency, "recency", "Recency: relevant-session position"),
     binnedSection(a, a.history, figures.history, "history", "History length"),

@@ -24,6 +24,7 @@ import * as Verdict from "../analysis/Verdict.js"
 import * as Format from "./Format.js"
 import * as Leaderboard from "./Leaderboard.js"
 import * as Notes from "./Notes.js"
+import * as Repeats from "./Repeats.js"
 import * as Table from "./Table.js"
 import * as Tables from "./Tables.js"
 
@@ -55,6 +56,11 @@ const estimateTables = (a: Analysis, metrics: ReadonlyArray<MetricDescription>):
 
 const generationSection = (a: Analysis): Array<string> =>
   a.generation.length === 0 ? [] : ["## Generation", "", "Each entry: value [95% CI] n=N.", "", ...estimateTables(a, a.generation)]
+
+const repeatsSection = (a: Analysis): Array<string> => {
+  const r = Repeats.table(a)
+  return r === undefined ? [] : ["## Repeated judgments", "", t(Repeats.note), "", ...table(r)]
+}
 
 const retrievalSection = (a: Analysis, chosen: ReadonlyArray<Slice>, level = "##"): Array<string> => {
   if (a.retrieval.length === 0) return []
@@ -223,6 +229,7 @@ export const render = (a: Analysis, examples: Examples, versions: Readonly<Recor
     ...deltaSection(a, a.main === undefined ? [] : [a.main], "Differences against the baseline"),
     ...inferenceSection(a, ["all"]),
     ...generationSection(a),
+    ...repeatsSection(a),
     ...retrievalSection(a, ["all"]),
     ...binnedSection(a, a.recency, "Recency: relevant-session position"),
     ...binnedSection(a, a.history, "History length"),

@@ -88,6 +88,8 @@ export interface Index {
    * the summary aggregates a key no scorer declared (see Summary.fromIndex).
    */
   readonly okScoreKinds: ReadonlyMap<string, boolean>
+  /** Per cell, per metric a scorer judged more than once: each ok line's repeats (null as NaN), in file order. */
+  readonly repeats: ReadonlyMap<string, ReadonlyMap<string, ReadonlyArray<ReadonlyArray<number>>>>
 }
 
 const scoringStage = "score"
@@ -116,6 +118,7 @@ export const index = (rows: ReadonlyArray<Row>): Index => {
   const exampleRows = new Map<string, Map<string, Row>>()
   const exampleTypes = new Set<string>()
   const okKinds = new Map<string, boolean>()
+  const repeats = new Map<string, Map<string, Array<ReadonlyArray<number>>>>()
   let okLines = 0
   rows.forEach((r, line) => {
     if (!number.has(r.instance)) {
@@ -158,6 +161,16 @@ export const index = (rows: ReadonlyArray<Row>): Index => {
           okKinds.set(key, v !== null && typeof v === "object")
         }
       }
+      if (r.repeats !== undefined) {
+        const byMetric = repeats.get(r.cell) ?? new Map<string, Array<ReadonlyArray<number>>>()
+        repeats.set(r.cell, byMetric)
+        for (const m in r.repeats) {
+          const values = r.repeats[m]!.map((v) => v ?? NaN)
+          const of = byMetric.get(m)
+          if (of === undefined) byMetric.set(m, [values])
+          else of.push(values)
+        }
+      }
     } else failures.push({ line, cell: r.cell, cellName: r.cellName, instance: r.instance, error: r.error })
   })
   const columns = new Map<string, CellColumns>()
@@ -174,7 +187,8 @@ export const index = (rows: ReadonlyArray<Row>): Index => {
     failures,
     exampleRows,
     table: csvLines(rows),
-    okScoreKinds: okKinds
+    okScoreKinds: okKinds,
+    repeats
   }
 }
 

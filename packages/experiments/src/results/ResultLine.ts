@@ -80,7 +80,9 @@ export const ResultLine = Schema.Struct({
   usage: UsageSummary,
   error: Schema.NullOr(LineError),
   /** How the scorers rated each checklist item (preference match: gold items, then inferred ones); absent when no scorer rated items. */
-  ratings: Schema.optionalWith(Schema.Array(Scorer.ItemRating), { exact: true })
+  ratings: Schema.optionalWith(Schema.Array(Scorer.ItemRating), { exact: true }),
+  /** Per metric judged more than once (the judge's `repeats`), each repeat's value in order; the score is their mean. Absent when no scorer repeated. */
+  repeats: Schema.optionalWith(Schema.Record({ key: Schema.String, value: Schema.Array(NullableNumber) }), { exact: true })
 })
 export type ResultLine = typeof ResultLine.Type
 

@@ -10,7 +10,7 @@
  * const line = Results.fromTrace({ id: cell.id, name: cell.name, params: cell.params }, instance, Results.instanceMeta(instance), trace)
  * const text = Results.encodeLine(line) // one line, ending in "\n"
  */
-import { type Domain, Tokens, type Trace, type Usage } from "@cupid-lab/core"
+import { type Domain, type Scorer, Tokens, type Trace, type Usage } from "@cupid-lab/core"
 import type { InstanceMeta, ResultLine, Row, Score, UsageSummary } from "./ResultLine.js"
 
 const sessionTokens = (session: Domain.SessionView): number => {
@@ -93,6 +93,12 @@ export interface CellIdentity {
 
 const finiteOrNull = (x: number): number | null => (Number.isFinite(x) ? x : null)
 
+const repeatsOf = (repeats: Scorer.Repeats): Record<string, Array<number | null>> => {
+  const out: Record<string, Array<number | null>> = {}
+  for (const k of Object.keys(repeats).sort()) out[k] = repeats[k]!.map(finiteOrNull)
+  return out
+}
+
 /** The result line of one (cell, instance), as a value ready to encode (non-finite numbers are null). */
 export const fromTrace = (cell: CellIdentity, instance: Domain.Instance, meta: InstanceMeta, trace: Trace.Trace): ResultLine => {
   const scores: Record<string, Score> = {}
@@ -120,7 +126,8 @@ export const fromTrace = (cell: CellIdentity, instance: Domain.Instance, meta: I
     error: trace.error === undefined
       ? null
       : { stage: trace.error.stage, plugin: trace.error.plugin, tag: trace.error.tag, message: trace.error.message },
-    ...(trace.ratings === undefined ? {} : { ratings: trace.ratings.map((r) => ({ side: r.side, item: r.item, rating: r.rating })) })
+    ...(trace.ratings === undefined ? {} : { ratings: trace.ratings.map((r) => ({ side: r.side, item: r.item, rating: r.rating })) }),
+    ...(trace.repeats === undefined ? {} : { repeats: repeatsOf(trace.repeats) })
   }
 }
 
@@ -143,7 +150,8 @@ export const toRow = (line: ResultLine): Row => ({
   scores: line.scores,
   usage: line.usage,
   error: line.error,
-  ...(line.ratings === undefined ? {} : { ratings: line.ratings })
+  ...(line.ratings === undefined ? {} : { ratings: line.ratings }),
+  ...(line.repeats === undefined ? {} : { repeats: line.repeats })
 })
 
 /**

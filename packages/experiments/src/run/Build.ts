@@ -67,7 +67,7 @@ export const models = (
       })
       const decoded = plugin.decode(entry.options)
       if (Either.isLeft(decoded)) {
-        return yield* ConfigError.all(config.file, Issues.clean(decoded.left.issues, "option").map((i) => ({ path: [at, ...i.path.map(String)].join("."), reason: i.message })))
+        return yield* ConfigError.all(config.file, Issues.clean(decoded.left.issues, "option", "option", { also: ["model", "provider"], present: ["model", "provider", ...Object.keys(entry.options)] }).map((i) => ({ path: [at, ...i.path.map(String)].join("."), reason: i.message })))
       }
       bundles[name] = yield* decoded.right.make(entry.model, { ...context, secretVariables }).pipe(
         Effect.mapError((e) => fail(at, `cannot build the model: ${e.reason}`)),
