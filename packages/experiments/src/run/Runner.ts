@@ -247,6 +247,7 @@ const finish = (
       ...(config.report.main !== undefined ? { main: config.report.main } : {}),
       ...(calls.calls > 0 ? { modelCalls: calls } : {}),
       ...Families.declared(config.report),
+      ...(config.sweep.length > 0 ? { axes: config.sweep.map((a) => a.key) } : {}),
       ...Summary.of(index, { metrics: p.metrics, seed: config.seed, resamples: config.bootstrap.resamples, largeSample: config.bootstrap.largeSample }, built.map((b) => ({
         id: b.cell.id,
         name: b.cell.name,
