@@ -131,6 +131,8 @@ const facts = (s: ResultLine.Summary) => ({
   cells: s.cells.map(({ slices: _, ...info }) => info)
 })
 
+const whole = ({ shard: _, ...identity }: RunId.Identity): RunId.Identity => identity
+
 /** The shards are one run's and one complete set: same identity and facts, 1..N each once. */
 const checkSet = (shards: ReadonlyArray<ShardDir>): Effect.Effect<void, RunError> =>
   Effect.gen(function*() {
@@ -138,7 +140,7 @@ const checkSet = (shards: ReadonlyArray<ShardDir>): Effect.Effect<void, RunError
     const count = first.shard.count
     for (const s of shards) {
       if (s.identity.id !== first.identity.id) {
-        return yield* fail(s.dir, `is ${RunId.describe(s.identity)}, but ${first.dir} is ${RunId.describe(first.identity)}: ${RunId.differences(s.identity, first.identity)}; the shards of one run share the config and the data`)
+        return yield* fail(s.dir, `is ${RunId.describe(s.identity)}, but ${first.dir} is ${RunId.describe(first.identity)}: ${RunId.differences(whole(s.identity), whole(first.identity))}; the shards of one run share the config and the data`)
       }
       if (s.shard.count !== count) return yield* fail(s.dir, `is ${Shard.describe(s.shard)}, but ${first.dir} is ${Shard.describe(first.shard)}; every shard of a run is split in the same N`)
       const mine = facts(s.summary), theirs = facts(first.summary)
@@ -296,7 +298,7 @@ export const merge = (options: Options): Effect.Effect<Merged, RunError> =>
     yield* checkSet(shards)
     const { examples, lines } = yield* combine(options, shards)
     const sorted = [...shards].sort((a, b) => a.shard.index - b.shard.index)
-    const { shard: _, ...identity } = sorted[0]!.identity
+    const identity = whole(sorted[0]!.identity)
     // Versions shape report.md: shards run by different versions are merged, and that is said.
     const versions = Hash.canonicalJson(sorted[0]!.info.versions ?? {})
     for (const s of sorted) if (Hash.canonicalJson(s.info.versions ?? {}) !== versions) options.log?.(`note: ${s.dir} ran other versions (run.json versions) than ${sorted[0]!.dir}; the merged report names the first shard's`)
