@@ -138,6 +138,10 @@ describe("sweep --shard and merge", () => {
     await Promise.all([1, 2, 3].map((i) => ok(["sweep", "--config", smoke, "--data", data, "--out", at(`g${i}`), "--shard", `${i}/3`])))
     await ok(["sweep", "--config", smoke, "--data", data, "--limit", "2", "--out", at("g3-config"), "--shard", "3/3"])
     await ok(["merge", "--out", at("g-merged"), at("g1"), at("g2"), at("g3")])
+    // A shard's directory is refused to another shard.
+    const taken = await cli(["sweep", "--config", smoke, "--data", data, "--out", at("g1"), "--shard", "2/3"])
+    expect(taken.code).toBe(1)
+    expect(taken.stderr).toMatch(/g1: holds another run: run [0-9a-f]{12} shard 1 of 3 .* the share \(shard 2 of 3 against shard 1 of 3\) differs/)
     fs.renameSync(data, at("data-1.jsonl"))
     await ok(["data", "generate", "--out", data, "--personas", "2", "--seed", "2"])
     await ok(["sweep", "--config", smoke, "--data", data, "--out", at("g3-data"), "--shard", "3/3"])
