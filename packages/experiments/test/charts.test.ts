@@ -21,7 +21,7 @@ const manyCells = (n: number): Array<CellSpec> =>
     name: `context-factor(strategy=${strategies[k % 3]},policy=${policies[k % 5]},window=${4 + k},summaries=per-session)`,
     retriever: k === 0 ? "all" : "bm25",
     usesGold: k === n - 1,
-    results: instances.map((_, i) => ({ recall: ((k + i) % 5) / 4, counts: [(k * (1 + i)) % 4, 4, (2 * k + i) % 5, 5] as const })),
+    results: instances.map((_, i) => ({ recall: ((k + i) % 5) / 4, counts: [1 + ((k * (1 + i)) % 4), 4, 1 + ((2 * k + i) % 5), 5] as const })),
     usage: { calls: k % 4, promptTokens: 120 * (k % 7), completionTokens: 15 * (k % 3) }
   }))
 

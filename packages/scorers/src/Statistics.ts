@@ -16,6 +16,7 @@
  */
 import { Random } from "@cupid-lab/core"
 import * as Asymptotic from "./internal/Asymptotic.js"
+import * as Clustered from "./internal/Clustered.js"
 import * as Resampling from "./internal/Resampling.js"
 
 /** The seeded generator every statistic here draws from; floats in [0, 1). */
@@ -57,13 +58,39 @@ export interface BootstrapOptions {
   readonly largeSample?: number
 }
 
+/**
+ * Where rows come in clusters (the instances of one persona share their sessions): `clusters[i]`
+ * is row i's cluster. When some cluster has two or more usable rows, the interval resamples
+ * clusters, a cluster's rows together (the estimate and `n`, the rows, are unchanged).
+ */
+export interface Clustering {
+  readonly clusters?: ArrayLike<number>
+}
+
+/** A pooled statistic's estimate with the clusters resampled, or undefined when no cluster has two usable rows. */
+const clustered = (
+  columns: ReadonlyArray<ArrayLike<number>>,
+  statistic: (sums: ArrayLike<number>) => number,
+  smooth: Asymptotic.Smooth,
+  options: BootstrapOptions & Clustering
+): Estimate | undefined => {
+  if (options.clusters === undefined) return undefined
+  const g = Clustered.group(columns, undefined, options.clusters)
+  if (g.largest < 2) return undefined
+  const { clusters: _clusters, ...plain } = options
+  return { ...bootstrapPooled(g.sums, statistic, smooth, plain), n: g.rows }
+}
+
 /** Instances needed on each side of the mean influence for a large-sample interval (else bootstrap). */
 export const largeSampleMinTail = Asymptotic.minTail
 
 const isLarge = (n: number, options: BootstrapOptions): boolean => options.largeSample !== undefined && n >= options.largeSample
 
 /** Mean with a percentile-bootstrap 95% CI. */
-export const bootstrapMean = (values: ArrayLike<number>, options: BootstrapOptions): Estimate => {
+export const bootstrapMean = (values: ArrayLike<number>, options: BootstrapOptions & Clustering): Estimate => {
+  // A mean is the ratio of the summed values to the summed row counts, which clusters resample.
+  const byCluster = clustered([values, Float64Array.from({ length: values.length }, () => 1)], (t) => ratio(t[0]!, t[1]!), Asymptotic.ratio, options)
+  if (byCluster !== undefined) return byCluster
   const xs = Resampling.finiteRows([values])[0]!
   const n = xs.length
   let s = 0
@@ -115,8 +142,10 @@ export const ratio = (num: number, den: number): number => (den === 0 ? NaN : nu
  * Ratio of sums (micro average) with a bootstrap CI over instances: resamples (num, den) pairs.
  * Pairs where either part is not finite are left out; resamples whose denominator is 0 too.
  */
-export const bootstrapRatio = (nums: ArrayLike<number>, dens: ArrayLike<number>, options: BootstrapOptions): Estimate =>
-  bootstrapPooled([nums, dens], (s) => ratio(s[0]!, s[1]!), Asymptotic.ratio, options)
+export const bootstrapRatio = (nums: ArrayLike<number>, dens: ArrayLike<number>, options: BootstrapOptions & Clustering): Estimate => {
+  const statistic = (s: ArrayLike<number>) => ratio(s[0]!, s[1]!)
+  return clustered([nums, dens], statistic, Asymptotic.ratio, options) ?? bootstrapPooled([nums, dens], statistic, Asymptotic.ratio, options)
+}
 
 /** Per-instance counts of a pooled ratio: the ratio of a set of instances is sum(num) / sum(den). */
 export interface RatioCounts {
@@ -132,8 +161,11 @@ export const f1 = (p: number, r: number): number => (Number.isNaN(p) || Number.i
  * bootstrap over instances drawn exactly as {@link bootstrapRatio} draws them. Rows where any of
  * the four counts is not finite are left out.
  */
-export const bootstrapF1 = (p: RatioCounts, r: RatioCounts, options: BootstrapOptions): Estimate =>
-  bootstrapPooled([p.num, p.den, r.num, r.den], (s) => f1(ratio(s[0]!, s[1]!), ratio(s[2]!, s[3]!)), Asymptotic.f1, options)
+export const bootstrapF1 = (p: RatioCounts, r: RatioCounts, options: BootstrapOptions & Clustering): Estimate => {
+  const columns = [p.num, p.den, r.num, r.den]
+  const statistic = (s: ArrayLike<number>) => f1(ratio(s[0]!, s[1]!), ratio(s[2]!, s[3]!))
+  return clustered(columns, statistic, Asymptotic.f1, options) ?? bootstrapPooled(columns, statistic, Asymptotic.f1, options)
+}
 
 export interface PairedComparison {
   /** Instances where both values are finite. */

@@ -134,3 +134,32 @@ describe("corrections", () => {
     expect(bh.adjusted.every((p) => p < 0.05)).toBe(true)
   })
 })
+
+describe("single-cell intervals resample clusters", () => {
+  // Four personas of two instances each, one scored 1 and one 0: every persona's mean is 0.5, so
+  // every resample of personas has mean 0.5 and the clustered interval is [0.5, 0.5]; resampling
+  // the 8 instances one by one gives a wide interval around the same mean.
+  const values = [1, 0, 0, 1, 1, 0, 0, 1]
+  const clusters = [0, 0, 1, 1, 2, 2, 3, 3]
+
+  it("a mean: the same estimate and n, the persona-level interval", () => {
+    const plain = Statistics.bootstrapMean(values, { seed: 3, resamples: 2000 })
+    const byPersona = Statistics.bootstrapMean(values, { seed: 3, resamples: 2000, clusters })
+    expect([byPersona.n, byPersona.mean]).toEqual([8, 0.5])
+    expect(byPersona.ci95).toEqual([0.5, 0.5])
+    expect(plain.ci95[0]).toBeLessThan(0.3)
+    expect(plain.ci95[1]).toBeGreaterThan(0.7)
+  })
+
+  it("a pooled ratio and F1: the persona sums are resampled; clusters of one row leave the instance bootstrap as it was", () => {
+    // Persona sums: num 1/2 in each persona -> every resample's ratio is 1/2.
+    const nums = [1, 0, 0, 1, 1, 0, 0, 1], dens = [1, 1, 1, 1, 1, 1, 1, 1]
+    expect(Statistics.bootstrapRatio(nums, dens, { seed: 5, resamples: 500, clusters }).ci95).toEqual([0.5, 0.5])
+    expect(Statistics.bootstrapF1({ num: nums, den: dens }, { num: nums, den: dens }, { seed: 5, resamples: 500, clusters }).ci95).toEqual([0.5, 0.5])
+    const singletons = values.map((_, i) => i)
+    expect(Statistics.bootstrapMean(values, { seed: 3, resamples: 2000, clusters: singletons })).toEqual(Statistics.bootstrapMean(values, { seed: 3, resamples: 2000 }))
+    // A row whose value is not finite leaves its persona with one usable row.
+    const withGap = Statistics.bootstrapMean([1, Number.NaN, 0, 1], { seed: 1, resamples: 200, clusters: [0, 0, 1, 1] })
+    expect([withGap.n, withGap.mean]).toEqual([3, 2 / 3])
+  })
+})

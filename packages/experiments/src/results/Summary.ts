@@ -1,7 +1,8 @@
 /**
  * `<out>/summary.json`: for every cell and slice (all, consistent, contrastive, changing), the
  * number of instances scored and failed, and for every metric its N, value and a seeded bootstrap
- * 95% interval. How a metric aggregates is its declared {@link Scorer.Aggregate}: the mean of
+ * 95% interval. Where a persona has several instances in a slice (all instances, on CUPID), the
+ * bootstrap resamples personas, a persona's instances together: they share their sessions. How a metric aggregates is its declared {@link Scorer.Aggregate}: the mean of
  * per-instance values, the pooled ratio of summed counts (micro average), or the F1 of two pooled
  * ratios, resampled together.
  *
@@ -91,6 +92,8 @@ interface CellSource {
   readonly ok: number
   /** The instance type's number ({@link typeCodes}) of ok line i. */
   readonly typeAt: (i: number) => number
+  /** The persona's number of ok line i: the cluster its interval resamples with (see Statistics.Clustering). */
+  readonly personaAt: (i: number) => number
   readonly failed: Readonly<Record<Slice, number>>
   readonly column: (name: string) => ColumnsAt | undefined
 }
@@ -100,13 +103,15 @@ export const estimate = (
   metric: Pick<MetricDescription, "name" | "aggregate">,
   column: (name: string) => ColumnsAt | undefined,
   rows: ReadonlyArray<number>,
-  options: Statistics.BootstrapOptions
+  bootstrap: Statistics.BootstrapOptions,
+  personaAt?: (i: number) => number
 ): Statistics.Estimate => {
   const pick = (xs: At | undefined): Float64Array => {
     const out = new Float64Array(rows.length)
     for (let k = 0; k < rows.length; k++) out[k] = xs === undefined ? NaN : xs.at(rows[k]!)
     return out
   }
+  const options: Statistics.BootstrapOptions & Statistics.Clustering = personaAt === undefined ? bootstrap : { ...bootstrap, clusters: Float64Array.from(rows, personaAt) }
   const agg: Scorer.Aggregate = metric.aggregate
   switch (agg._tag) {
     case "Mean":
@@ -160,15 +165,22 @@ export const fromIndex = (index: Columns.Index, options: AccumulatorOptions): Om
     failed.set(f.cell, counts)
   }
   const codes = index.instances.map((f) => typeCodes.findIndex((t) => t === f.type))
+  const personaNumbers = new Map<string, number>()
+  const personas = index.instances.map((f) => {
+    let k = personaNumbers.get(f.personaId)
+    if (k === undefined) personaNumbers.set(f.personaId, (k = personaNumbers.size))
+    return k
+  })
   const source = (id: string): CellSource => {
     const c = index.columns(id)
     // The columns are by instance number; the summary reads them by ok line.
     const at = (xs: Float64Array): At => ({ at: (i) => xs[c!.instances[i]!]! })
     return c === undefined
-      ? { ok: 0, typeAt: () => -1, failed: failed.get(id) ?? noFailures, column: () => undefined }
+      ? { ok: 0, typeAt: () => -1, personaAt: () => -1, failed: failed.get(id) ?? noFailures, column: () => undefined }
       : {
         ok: c.instances.length,
         typeAt: (i) => codes[c.instances[i]!]!,
+        personaAt: (i) => personas[c.instances[i]!]!,
         failed: failed.get(id) ?? noFailures,
         column: (name) => {
           const m = c.metric(name)
@@ -198,7 +210,7 @@ const summarize = (
     const code = s === "all" ? -1 : typeCodes.indexOf(s)
     for (let i = 0; i < d.ok; i++) if (code < 0 || d.typeAt(i) === code) rows.push(i)
     const out: Record<string, MetricEstimate> = {}
-    for (const m of list) out[m.name] = toEstimate(estimate(m, d.column, rows, bootstrap))
+    for (const m of list) out[m.name] = toEstimate(estimate(m, d.column, rows, bootstrap, d.personaAt))
     return { n: rows.length, failed: d.failed[s], metrics: out }
   }
   return cells.map((c) => {
