@@ -7,11 +7,13 @@
  */
 import * as OpenAiServer from "@cupid-lab/providers/testing/OpenAiServer"
 import { describe, expect, it } from "@effect/vitest"
-import { Effect } from "effect"
+import { Effect, Exit, Stream } from "effect"
 import * as fs from "node:fs"
 import * as path from "node:path"
 import * as Commands from "../src/cli/Commands.js"
+import * as Config from "../src/config/Config.js"
 import * as Budget from "../src/run/Budget.js"
+import * as PairLoop from "../src/run/PairLoop.js"
 import type { RunInfo } from "../src/run/RunInfo.js"
 import { lines, tempDir } from "./support.js"
 
@@ -68,6 +70,9 @@ describe("a sweep's budget against a priced loopback model", () => {
       const estimateMicro = Number(m![1]) * 1 + Number(m![2]) * 2
       expect(estimateMicro).toBeGreaterThan(100)
 
+      expect(yield* run("--dry-run", "--budget-usd", "0.0001"), err.join("")).toBe(0)
+      expect(out.join("")).toContain("budget: $0.0001 (the sweep would be refused: the estimate is over it or a model has no price)")
+
       // (a) Under the estimate: refused before any request, naming the estimate, the budget and the way out.
       expect(yield* run("--budget-usd", "0.0001"), err.join("")).toBe(4)
       const refusal = err.join("")
@@ -116,6 +121,33 @@ describe("a sweep's budget against a priced loopback model", () => {
 })
 
 describe("the budget's admission rule", () => {
+  it.live("a refused pair stops the pair loop after the pairs in flight, and the loop ends normally", () =>
+    Effect.gen(function*() {
+      const finished: Array<number> = []
+      const loop = yield* PairLoop.run({
+        items: Stream.range(1, 10),
+        expand: (i) => [i],
+        admit: (i) => i < 4,
+        work: (i) => Effect.sleep("20 millis").pipe(Effect.zipRight(Effect.sync(() => finished.push(i)))),
+        concurrency: 2,
+        tick: { every: "1 second", run: Effect.void }
+      }).pipe(Effect.exit)
+      expect(Exit.isSuccess(loop)).toBe(true)
+      // Pairs 1 to 3 were admitted and all finished; nothing from 4 on ran.
+      expect([...finished].sort()).toEqual([1, 2, 3])
+    }))
+
+  it.effect("budget.usd must be a positive number; --budget-usd overrides it", () =>
+    Effect.gen(function*() {
+      const bad = yield* Effect.flip(Config.parse("budget: { usd: -1 }\npipeline: { retriever: all }\n", "b.yaml"))
+      expect(bad.message).toMatch(/^b\.yaml: budget\.usd: /)
+      const ok = yield* Config.parse("budget: { usd: 2 }\npipeline: { retriever: all }\n", "b.yaml")
+      expect(ok.budget).toEqual({ usd: 2 })
+      expect(Config.withOverrides(ok, { budgetUsd: 5 }).budget).toEqual({ usd: 5 })
+      // Not part of the run's identity.
+      expect(Config.hash(Config.withOverrides(ok, { budgetUsd: 5 }))).toBe(Config.hash(ok))
+    }))
+
   const prices = { "openai/m": { prompt: 1, completion: 0 } }
   const call = (promptTokens: number, cached = false) => ({ stage: "infer", provider: "openai", model: "m", kind: "complete" as const, promptTokens, completionTokens: 0, cached })
 
