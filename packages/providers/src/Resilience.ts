@@ -21,7 +21,7 @@
  * const answer = yield* guard((deadline) => callTheServer(deadline)) // Effect<A, ModelError>, aborting its request on `deadline`
  */
 import { ModelError } from "@cupid-lab/core/Errors"
-import { Duration, Effect, Fiber, Random, RateLimiter, Schedule, Schema, type Scope } from "effect"
+import { Duration, Effect, Exit, Fiber, Random, RateLimiter, Schedule, Schema, type Scope } from "effect"
 import * as SharedLimit from "./SharedLimit.js"
 
 export interface Policy {
@@ -124,10 +124,7 @@ export const make = (policy: Policy, target: Target): Effect.Effect<Guard, never
       shared === undefined
         ? attempt
         : Effect.flatMap(shared.acquire(tokens), (ticket) =>
-          attempt.pipe(
-            Effect.tap((a) => ticket.settle(reportedTokens(a) ?? tokens)),
-            Effect.tapError(() => ticket.settle(0))
-          ))
+          Effect.onExit(attempt, (exit) => ticket.settle(Exit.isSuccess(exit) ? reportedTokens(exit.value) ?? tokens : 0)))
     const timedOut = () =>
       new ModelError({
         ...target,
