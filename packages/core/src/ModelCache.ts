@@ -10,7 +10,10 @@
  * written to a temporary name and renamed into place. Files were chosen over a single SQLite file
  * because they need no native build on any machine, several sweep processes can share one cache
  * directory without a lock (rename is atomic, and equal keys carry equal values), and entries can
- * be inspected, copied or pruned with ordinary tools.
+ * be inspected, copied or pruned with ordinary tools. Processes on several machines can share one
+ * directory (a network file system): temporary names carry the host, the process id and a random
+ * token, so two writers never write into one temporary file, and concurrent writers of one key
+ * leave one whole entry (the last rename's).
  *
  * The cache never fails a call:
  * - an entry that cannot be used (not JSON, truncated, of the wrong shape for its caller's
@@ -28,6 +31,8 @@ import { FileSystem } from "@effect/platform"
 import type { PlatformError } from "@effect/platform/Error"
 import * as NodeFileSystem from "@effect/platform-node/NodeFileSystem"
 import { Cause, Context, Deferred, Effect, Either, FiberId, Layer, Option, ParseResult, Schema } from "effect"
+import { randomBytes } from "node:crypto"
+import * as os from "node:os"
 import * as path from "node:path"
 import { canonicalJson, sha256Hex } from "./Hash.js"
 
@@ -296,6 +301,12 @@ const errorCode = (e: PlatformError): string => {
 
 let tmpCounter = 0
 
+/**
+ * What makes this process's temporary names its own in a directory shared by several machines: the
+ * process id alone is not (containers often all run as PID 1), so the host and a random token join it.
+ */
+const writerId = `${os.hostname().replace(/[^A-Za-z0-9_-]/g, "_")}-${process.pid}-${randomBytes(6).toString("hex")}`
+
 const fileStore = (fs: FileSystem.FileSystem, dir: string): Store => {
   const fileOf = (k: string) => path.join(dir, k.slice(0, 2), `${k}.json`)
   return {
@@ -329,7 +340,7 @@ const fileStore = (fs: FileSystem.FileSystem, dir: string): Store => {
       ),
     write: (k, value) => {
       const file = fileOf(k)
-      const tmp = `${file}.${process.pid}.${++tmpCounter}.tmp`
+      const tmp = `${file}.${writerId}.${++tmpCounter}.tmp`
       return fs.makeDirectory(path.dirname(file), { recursive: true }).pipe(
         Effect.zipRight(
           fs.writeFileString(tmp, encodeEntry({ key: k, value })).pipe(

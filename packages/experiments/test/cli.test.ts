@@ -137,7 +137,9 @@ describe("usage errors exit with 2 and say what is wrong", () => {
     [["sweep", "--config", "x.yaml", "--types", "changed"], `--types: unknown instance type "changed"; valid choices: consistent, contrastive, changing`],
     [["compare", "--runs", "only-one"], "compare needs --runs <first run>,<second run> (two run directories)"],
     [["report"], "Expected to find option: '--run'"],
-    [[], "name a command: sweep, report, compare, export, view, synthesize, data"]
+    [["sweep", "--config", "x.yaml", "--shard", "3"], `--shard expects i/N (shard i of N, numbered from 1), e.g. 1/3, got "3"`],
+    [["merge", "--out", "merged"], "Missing argument <shard dir>"],
+    [[], "name a command: sweep, merge, report, compare, export, view, synthesize, data"]
   ])("%j", async (args, message) => {
     const r = await cupid(...args)
     expect(r.code, r.stderr).toBe(2)

@@ -134,6 +134,31 @@ describe("viewer catalog", () => {
       expect(p.slices[0]!.table.rows.map((r) => r.cells.slice(0, 2).map((c) => c.text))).toEqual([["1", "first (baseline)"], ["2", "latest2"], ["3", "gold ‡"], ["4", "flaky"]])
     }).pipe(Effect.provide(NodeFileSystem.layer)))
 
+  it.effect("opens a run as its reports do: the verdict per instance type, the leaderboard and the report's charts", () =>
+    Effect.gen(function*() {
+      const { catalog, v1 } = yield* setup
+      const v = yield* catalog.verdict(v1)
+      expect(v.metric).toBe("retrieval.hit")
+      expect(v.intro).toMatch(/^Ranked on retrieval\.hit .* against the baseline first;/)
+      expect(v.findings.map((f) => f.slice)).toEqual(["all", "consistent", "contrastive", "changing"])
+      // latest2 0.5 leads first (1/3, the baseline) and flaky (0 on its 2 instances); gold reads gold labels: a ceiling
+      expect(v.findings[0]!.sentence).toMatch(/^All instances: latest2 leads on retrieval\.hit with 0\.500 \[.*\] on n = 3 instances, ahead of the baseline and runner-up first \(0\.333\) by 0\.167/)
+      const board = v.leaderboard!
+      expect(board.id).toBe("leaderboard")
+      expect(board.rows.map((r) => r.cells.slice(0, 2).map((c) => c.text))).toEqual([["1", "latest2"], ["2", "first (baseline)"], ["3", "flaky"], ["ceiling", "gold ‡"]])
+      expect(board.rows.map((r) => r.cells[3]!.text)).toEqual(["3", "3", "2", "3"])
+      const f = yield* catalog.figures(v1)
+      expect(f.figures.map((x) => x.section)).toEqual(["overview", "recency", "history", "cost"])
+      for (const x of f.figures) {
+        expect(x.svg).toMatch(/^<svg [^>]*class="chart chart-/)
+        expect(x.svg).toContain("latest2")
+        expect(x.caption.length).toBeGreaterThan(20)
+      }
+      expect(f.figures[0]!.caption).toMatch(/^retrieval\.hit .* per cell/)
+      // computed once per run and kept
+      expect(yield* catalog.figures(v1)).toBe(f)
+    }).pipe(Effect.provide(NodeFileSystem.layer)))
+
   it.effect("filters instances by type, failed cell, disagreement and text, and sorts them", () =>
     Effect.gen(function*() {
       const { catalog, v1 } = yield* setup
@@ -146,7 +171,13 @@ describe("viewer catalog", () => {
       // first {s1} against gold: {s2,s3} / {s1} / {s3,s4}
       const firstGold = yield* catalog.instances(v1, { a: "first", b: "gold" })
       expect(ids(firstGold)).toEqual(["p1:consistent", "p2:changing"])
-      expect(firstGold.description).toBe("cells @1 and @3 selected different sessions, or one failed")
+      expect(firstGold.description).toBe("cells first and gold selected different sessions, or one failed")
+      // the ids the selectors named (by name, @k or id prefix), for the page's choices
+      const [firstId, goldId] = firstGold.items[0]!.outcomes.map((o) => o.cell)
+      expect(firstGold.resolved).toEqual({ cell: null, a: firstId, b: goldId })
+      const byOther = yield* catalog.instances(v1, { cell: "@3", a: firstGold.resolved.a!.slice(0, 6), b: "gold" })
+      expect(byOther.resolved).toEqual({ cell: firstGold.resolved.b, a: firstGold.resolved.a, b: firstGold.resolved.b })
+      expect(byOther.description).toBe("cell gold; cells first and gold selected different sessions, or one failed")
       expect(firstGold.items[0]!.outcomes.map((o) => o.selected)).toEqual([["s1"], ["s2", "s3"]])
       // latest2 {s3,s4} against gold
       expect(ids(yield* catalog.instances(v1, { a: "@2", b: "@3" }))).toEqual(["p1:consistent", "p1:contrastive"])
@@ -190,10 +221,23 @@ describe("viewer catalog", () => {
       expect(d.sessions[1]!.turns[0]).toEqual({ role: "user", content: "p1 a1 text" })
       const latest2 = d.results.find((r) => r.cell === id("latest2"))!
       expect(latest2.inference).toBe("p1 a2 text / p1 other 3 words here")
-      expect(latest2.scores.find((s) => s.metric === "retrieval.hit")).toEqual({ metric: "retrieval.hit", heuristic: false, value: 0.5 })
-      expect(latest2.scores.find((s) => s.metric === "inference.p")).toEqual({ metric: "inference.p", heuristic: true, value: 0.5, num: 1, den: 2 })
+      expect(latest2.scores.find((s) => s.metric === "retrieval.hit")).toEqual({ metric: "retrieval.hit", heuristic: false, headline: true, value: 0.5 })
+      expect(latest2.scores.find((s) => s.metric === "inference.p")).toEqual({ metric: "inference.p", heuristic: true, headline: false, value: 0.5, num: 1, den: 2 })
+      // the main metric first, then the headline metrics, then the rest, each by name
+      expect(d.main).toBe("retrieval.hit")
+      expect(latest2.scores[0]!.metric).toBe("retrieval.hit")
+      const headlines = latest2.scores.map((s) => s.headline)
+      expect(headlines).toEqual([...headlines].sort((x, y) => Number(y) - Number(x)))
+      const rest = latest2.scores.filter((s) => !s.headline).map((s) => s.metric)
+      expect(rest).toEqual([...rest].sort())
+      // each retriever's ranking, best first, read from results.jsonl: first scores -index, latest and flaky +index; gold ranks nothing
+      const ranking = (name: string) => d.results.find((r) => r.cell === id(name))!.ranking?.map((x) => [x.session, x.score, x.rank])
+      expect(ranking("first")).toEqual([["s1", 0, 1], ["s2", -1, 2], ["s3", -2, 3], ["s4", -3, 4]])
+      expect(ranking("latest2")).toEqual([["s4", 3, 1], ["s3", 2, 2], ["s2", 1, 3], ["s1", 0, 4]])
+      expect(ranking("flaky")).toEqual(ranking("latest2"))
+      expect(ranking("gold")).toEqual([])
       const failed = (yield* catalog.instance(v1, "p2:changing")).results.find((r) => r.cell === id("flaky"))!
-      expect([failed.status, failed.error?.message]).toEqual(["failed", "retrieve (flaky): no luck with this history"])
+      expect([failed.status, failed.error?.message, failed.ranking]).toEqual(["failed", "retrieve (flaky): no luck with this history", null])
     }).pipe(Effect.provide(NodeFileSystem.layer)))
 
   it.effect("says when the dataset's text is not the run's", () =>
@@ -302,6 +346,11 @@ describe("viewer server", () => {
       const q = new URLSearchParams({ run: v1, a: "first", b: "gold" })
       const list = JSON.parse((yield* get(`${url}api/instances?${q.toString()}`)).body) as Api.InstanceList
       expect(list.items.map((i) => i.id)).toEqual(["p1:consistent", "p2:changing"])
+      const verdict = JSON.parse((yield* get(`${url}api/verdict?run=${encodeURIComponent(v1)}`)).body) as Api.VerdictView
+      expect(verdict.findings.length).toBe(4)
+      const figures = JSON.parse((yield* get(`${url}api/figures?run=${encodeURIComponent(v1)}`)).body) as Api.FiguresView
+      expect(figures.figures.length).toBeGreaterThan(0)
+      expect((yield* get(`${url}api/verdict`)).status).toBe(400)
       const bad = yield* get(`${url}api/instances?run=${encodeURIComponent(v1)}&sort=random`)
       expect([bad.status, JSON.parse(bad.body)]).toEqual([400, { error: `sort must be one of instance, type, length, metric; got "random"` }])
       const missing = yield* get(`${url}api/run`)

@@ -2,10 +2,12 @@
  * The results viewer as a user meets it: the compiled CLI sweeps contextual.yaml on the sample,
  * then on synthetic data, then a copy of the config with another seed (three runs, never mixed),
  * `cupid-lab view --port 0` serves them, and headless Chromium (Debian's /usr/bin/chromium, driven
- * by playwright-core) opens the run list, filters to the instances where two context-factor cells
- * disagree, and opens one to see the sessions each selected next to the gold labels. Expected
- * values are computed here from results.jsonl, independently of the viewer. A run whose dataset
- * and results hold markup checks that nothing of it runs.
+ * by playwright-core) opens the run list, a run's verdict (the sweep's own console verdict) and
+ * charts, filters to the instances where two context-factor cells disagree (named in the URL as
+ * the docs show), and opens one to see the sessions each selected, with each retriever's rank and
+ * score, next to the gold labels. Expected values are computed here from results.jsonl,
+ * independently of the viewer. A run whose dataset, results and cell names hold markup checks that
+ * nothing of it runs, its charts included.
  *
  * UPDATE_SCREENSHOTS=1 writes the screenshots into docs/images/ (the README and docs/viewer.md show them).
  * Skipped, with a message, when Chromium is not installed (.ci/run installs it).
@@ -32,6 +34,7 @@ interface Line {
   readonly instance: string
   readonly status: string
   readonly selected: ReadonlyArray<string> | null
+  readonly ranking: ReadonlyArray<{ readonly sessionId: string; readonly score: number | null }> | null
   readonly meta: { readonly relevant: ReadonlyArray<string>; readonly stale: ReadonlyArray<string>; readonly sessions: number }
 }
 
@@ -59,6 +62,8 @@ describe.skipIf(!available)("the results viewer in a real browser", () => {
   let hostileUrl: string
   let browser: Browser
   const runs: Array<string> = []
+  /** What each sweep printed (its console verdict), by run. */
+  const printed = new Map<string, string>()
   const problems: Array<string> = []
 
   const cupid = (...args: Array<string>) => {
@@ -66,6 +71,7 @@ describe.skipIf(!available)("the results viewer in a real browser", () => {
     expect(r.status, r.stderr).toBe(0)
     const id = /run ([0-9a-f]{12}): runs\/contextual\/\1\n/.exec(r.stderr)?.[1]
     expect(id, r.stderr).toBeDefined()
+    printed.set(`contextual/${id!}`, `${r.stdout}\n${r.stderr}`)
     return `contextual/${id!}`
   }
 
@@ -161,12 +167,13 @@ describe.skipIf(!available)("the results viewer in a real browser", () => {
   // A selector, not waitForFunction: the page's CSP forbids the eval that a predicate needs.
   const ready = (page: Page, route: string) => page.waitForSelector(`body[data-ready=${JSON.stringify(route)}]`, { state: "attached", timeout: 30_000 })
 
-  const shot = async (page: Page, name: string) => {
+  /** The page's content from the top (or from the element `from` selects), at most `most` px high. */
+  const shot = async (page: Page, name: string, from?: string, most = 1000) => {
     if (shots === undefined) return
     fs.mkdirSync(shots, { recursive: true })
-    // the page's content, at most 1000 px high
     const height = (await page.evaluate(`document.body.scrollHeight`)) as number
-    await page.screenshot({ path: path.join(shots, name), fullPage: true, clip: { x: 0, y: 0, width: 1400, height: Math.min(height + 10, 1000) } })
+    const y = from === undefined ? 0 : Math.max(0, ((await page.evaluate(`document.querySelector(${JSON.stringify(from)}).getBoundingClientRect().top + window.scrollY`)) as number) - 10)
+    await page.screenshot({ path: path.join(shots, name), fullPage: true, clip: { x: 0, y, width: 1400, height: Math.min(height - y + 10, most) } })
   }
 
   it("lists the three runs, filters to the instances where two context-factor cells disagree, and shows the sessions each selected next to the gold labels", async () => {
@@ -180,14 +187,31 @@ describe.skipIf(!available)("the results viewer in a real browser", () => {
     const sample = runs[0]!
     await page.click(`#runs tr[data-run="${sample}"] a`)
     await ready(page, `run?run=${encodeURIComponent(sample)}`)
+    // it opens with the verdict: the sentences the sweep printed, and the leaderboard
+    await page.waitForSelector(`#verdict[data-ready="1"]`, { state: "attached", timeout: 60_000 })
+    const sentences = (await page.evaluate(`[...document.querySelectorAll("#verdict ul.verdict li")].map((li) => li.textContent)`)) as Array<string>
+    const printedSentences = printed.get(sample)!.split("\n").filter((l) => /^ {2}(All|Consistent|Contrastive|Changing) instances: /.test(l)).map((l) => l.trim())
+    expect(printedSentences.length).toBe(4)
+    expect(sentences).toEqual(printedSentences)
+    const board = (await page.evaluate(`[...document.querySelectorAll('#verdict section[data-table="leaderboard"] tbody tr')].map((tr) => tr.cells[1].textContent)`)) as Array<string>
+    // the sweep's table lists the cells in the same order: rank, then name
+    const consoleCells = printed.get(sample)!.split("\n").filter((l) => /^\s*(\d+|ceiling)  \S/.test(l)).map((l) => l.trim().split(/\s{2,}/)[1]!.replace(" (gold)", ""))
+    expect(board.map((c) => c.replace(/ \(baseline\)$/, "").replace(/ ‡$/, ""))).toEqual(consoleCells)
+    // then the report's charts, each an image that the browser drew
+    await page.waitForSelector(`#figures[data-ready="1"]`, { state: "attached", timeout: 60_000 })
+    const figures = (await page.evaluate(`[...document.querySelectorAll("#figures figure img")].map((img) => img.complete && img.naturalWidth > 0)`)) as Array<boolean>
+    expect(figures.length).toBeGreaterThanOrEqual(4)
+    expect(figures.every((drawn) => drawn)).toBe(true)
+    expect(await page.evaluate(`document.querySelector("main").firstElementChild.nextElementSibling.nextElementSibling.nextElementSibling.id`)).toBe("verdict")
+    await shot(page, "viewer-run.png", undefined, 1500)
     // the reports' headline tables (best marked), then every cell against every other once the tests ran
-    expect((await page.evaluate(`[...document.querySelectorAll("section[data-table]")].map((s) => s.dataset.table)`)) as Array<string>).toEqual(
+    expect((await page.evaluate(`[...document.querySelectorAll("main > section[data-table]")].map((s) => s.dataset.table)`)) as Array<string>).toEqual(
       ["headline-all", "headline-consistent", "headline-contrastive", "headline-changing"]
     )
     expect((await page.evaluate(`document.querySelectorAll("td.best").length`)) as number).toBeGreaterThan(0)
     await page.waitForSelector(`#pairwise[data-ready="1"]`, { state: "attached", timeout: 60_000 })
     expect((await page.evaluate(`document.querySelectorAll("#pairwise table").length`)) as number).toBe(4)
-    await shot(page, "viewer-tables.png")
+    await shot(page, "viewer-tables.png", "#tables")
     await page.click("nav.tabs a:nth-child(2)")
     await ready(page, `instances?run=${encodeURIComponent(sample)}`)
 
@@ -202,8 +226,23 @@ describe.skipIf(!available)("the results viewer in a real browser", () => {
     await ready(page, `instances?run=${encodeURIComponent(sample)}&a=${cellOf(a)}&b=${cellOf(b)}`)
     const shown = (await page.evaluate(`[...document.querySelectorAll("table.instances tbody tr")].map((tr) => tr.dataset.instance)`)) as Array<string>
     expect(shown).toEqual(expected)
-    expect(await page.textContent("#matched")).toContain(`${expected.length} of 24 instances`)
+    expect(await page.textContent("#matched")).toContain(`${expected.length} of 24 instances: cells ${a} and ${b} selected different sessions`)
+    // the cell columns are headed by (abbreviated) names, the full name in the tooltip
+    const heads = (await page.evaluate(`[...document.querySelectorAll("table.instances thead th.cell")].map((th) => [th.textContent, th.title])`)) as Array<[string, string]>
+    expect(heads).toEqual([["cf(all-matching)", a], ["cf(most-recent)", b]])
     await shot(page, "viewer-disagreements.png")
+
+    // the same filter named by the cells' names in the URL, as docs/viewer.md shows it: the choices show the cells
+    const byName = await open(`#/instances?run=${encodeURIComponent(sample)}&a=${encodeURIComponent(a)}&b=${encodeURIComponent(b)}`)
+    expect(await byName.evaluate(`[document.querySelector("#f-a").value, document.querySelector("#f-b").value, document.querySelector("#f-cell").value]`)).toEqual([cellOf(a), cellOf(b), ""])
+    expect(await byName.evaluate(`[...document.querySelectorAll("table.instances tbody tr")].map((tr) => tr.dataset.instance)`)).toEqual(expected)
+    await byName.close()
+    const byCell = await open(`#/instances?run=${encodeURIComponent(sample)}&cell=bm25`)
+    expect(await byCell.evaluate(`document.querySelector("#f-cell").value`)).toBe(cellOf("bm25"))
+    // only the chosen cell's column, headed by its name
+    const allHeads = (await byCell.evaluate(`[...document.querySelectorAll("table.instances thead th.cell")].map((th) => th.title)`)) as Array<string>
+    expect(allHeads).toEqual(["bm25"])
+    await byCell.close()
 
     // the first of them: every session's gold label, and a mark where each cell selected it
     const target = expected[0]!
@@ -212,8 +251,8 @@ describe.skipIf(!available)("the results viewer in a real browser", () => {
     const rows = (await page.evaluate(`[...document.querySelectorAll("table.sessions tbody tr")].map((tr) => ({
       id: tr.dataset.session,
       gold: tr.querySelector("td.gold").textContent,
-      a: tr.querySelector('td.sel[data-cell="${cellOf(a)}"]').textContent,
-      b: tr.querySelector('td.sel[data-cell="${cellOf(b)}"]').textContent
+      a: tr.querySelector('td.sel[data-cell="${cellOf(a)}"] .pick').textContent,
+      b: tr.querySelector('td.sel[data-cell="${cellOf(b)}"] .pick').textContent
     }))`)) as Array<{ id: string; gold: string; a: string; b: string }>
     const la = lines.find((l) => l.instance === target && l.cellName === a)!
     const lb = lines.find((l) => l.instance === target && l.cellName === b)!
@@ -224,6 +263,24 @@ describe.skipIf(!available)("the results viewer in a real browser", () => {
       a: (la.selected ?? []).includes(r.id) ? "●" : "",
       b: (lb.selected ?? []).includes(r.id) ? "●" : ""
     })))
+    // every cell's column is headed by its name (in the run's order), and shows each session's rank and score in its retriever's ranking
+    const order = [...new Set(lines.map((l) => l.cellName))]
+    expect(await page.evaluate(`[...document.querySelectorAll("table.sessions thead th.cell")].map((th) => th.title)`)).toEqual(order.map((n) => (n === "oracle" ? "oracle ‡" : n)))
+    expect(await page.evaluate(`[...document.querySelectorAll("table.sessions thead th")].filter((th) => /^@\\d/.test(th.textContent)).length`)).toBe(0)
+    const shownRanks = (await page.evaluate(`[...document.querySelectorAll("table.sessions tbody td.sel")].map((td) => [td.closest("tr").dataset.session, td.dataset.cell, td.dataset.rank ?? null, td.dataset.score ?? null])`)) as Array<[string, string, string | null, string | null]>
+    const expectedRanks = rows.flatMap((r) => order.map((name) => {
+      const line = lines.find((l) => l.instance === target && l.cellName === name)!
+      const k = (line.ranking ?? []).findIndex((x) => x.sessionId === r.id)
+      const score = k === -1 ? null : line.ranking![k]!.score
+      return [r.id, line.cell, k === -1 ? null : String(k + 1), k === -1 ? null : score === null ? "" : String(score)]
+    }))
+    expect(shownRanks).toEqual(expectedRanks)
+    // bm25 ranks every session; the scores the page shows are the ranking's
+    expect(shownRanks.filter(([, cell, rank]) => cell === cellOf("bm25") && rank !== null).length).toBe(la.meta.sessions)
+    // each cell's headline metrics on one line, the rest folded
+    const mainLine = (await page.textContent(`section.result[data-cell="${cellOf(a)}"] .line`)) ?? ""
+    expect(mainLine).toContain(`retrieval.f1 ${(JSON.parse(fs.readFileSync(path.join(cwd, "runs", sample, "results.jsonl"), "utf8").split("\n").find((l) => l.includes(`"instance":${JSON.stringify(target)}`) && l.includes(`"cell":"${cellOf(a)}"`))!) as { scores: Record<string, number> }).scores["retrieval.f1"]!.toFixed(3)}`)
+    expect(await page.locator(`section.result[data-cell="${cellOf(a)}"] details.all-scores:not([open])`).count()).toBe(1)
     // the request and the gold preference come from the dataset
     expect((await page.textContent("#request"))?.length).toBeGreaterThan(10)
     expect(await page.locator("#checklist li").count()).toBeGreaterThan(0)
@@ -233,12 +290,31 @@ describe.skipIf(!available)("the results viewer in a real browser", () => {
     expect(ratingRows).toEqual(withRatings.ratings.map((r) => [r.side, r.item]))
     expect(ratingRows.filter(([side]) => side === "gold").length).toBe(await page.locator("#checklist li").count())
     await shot(page, "viewer-instance.png")
+    // the page reads in two screens or so: a line per cell, the details folded
+    expect((await page.evaluate(`document.body.scrollHeight`)) as number).toBeLessThan(3000)
     await page.close()
     expect(problems).toEqual([])
   }, 120_000)
 
+  it("opens the sample run's report.html with its verdict on the first screen", async () => {
+    const sample = runs[0]!
+    const page = await browser.newPage({ viewport: { width: 1280, height: 800 } })
+    page.on("request", (r) => void (!r.url().startsWith("file://") && problems.push(`request: ${r.url()}`)))
+    await page.goto(`file://${path.join(cwd, "runs", sample, "report.html")}`)
+    expect(await page.evaluate(`document.getElementById("verdict").getBoundingClientRect().top < 800`)).toBe(true)
+    if (shots !== undefined) await page.screenshot({ path: path.join(shots, "report-first-screen.png") })
+    await page.close()
+    expect(problems).toEqual([])
+  }, 60_000)
+
   it("compares two cells of the same run side by side", async () => {
     const sample = runs[0]!
+    const lines0 = readLines(path.join(cwd, "runs", sample))
+    const idOf = (name: string) => lines0.find((l) => l.cellName === name)!.cell
+    // cells named in the URL: the choices show them
+    const named = await open(`#/compare?a=${encodeURIComponent(sample)}&ca=bm25&b=${encodeURIComponent(sample)}&cb=recency`)
+    expect(await named.evaluate(`[document.querySelector("select[name=ca]").value, document.querySelector("select[name=cb]").value]`)).toEqual([idOf("bm25"), idOf("recency")])
+    await named.close()
     const page = await open(`#/compare?a=${encodeURIComponent(sample)}&b=${encodeURIComponent(sample)}`)
     // by default A is the first cell and B the second: all and recency, counted here from results.jsonl
     const lines = readLines(path.join(cwd, "runs", sample))
@@ -278,8 +354,27 @@ describe.skipIf(!available)("the results viewer in a real browser", () => {
     expect(facts.text).toContain(`pref ${hostile.preference}`)
     const list = await open(`#/instances?run=${encodeURIComponent("hostile/0123456789ab")}&failed=1`, hostileUrl)
     expect(((await list.textContent("main")) ?? "").includes("1 of 4 instances")).toBe(true)
+    // the run page: the verdict and the leaderboard name the cell as text; the charts (Vega's SVG, the name inside) are images
+    const run = await open(`#/run?run=${encodeURIComponent("hostile/0123456789ab")}`, hostileUrl)
+    await run.waitForSelector(`#verdict[data-ready="1"]`, { state: "attached", timeout: 60_000 })
+    await run.waitForSelector(`#figures[data-ready="1"]`, { state: "attached", timeout: 60_000 })
+    const onRun = (await run.evaluate(`({
+      pwned: window.__pwned,
+      scripts: document.querySelectorAll("script").length,
+      svgs: document.querySelectorAll("main svg").length,
+      images: [...document.querySelectorAll("main img")].map((img) => [img.closest("#figures") !== null, img.src.startsWith("data:image/svg+xml"), img.complete && img.naturalWidth > 0]),
+      leaderboard: document.querySelector('#verdict section[data-table="leaderboard"]').textContent,
+      sentences: document.querySelector("#verdict ul.verdict").textContent
+    })`)) as { pwned: unknown; scripts: number; svgs: number; images: Array<[boolean, boolean, boolean]>; leaderboard: string; sentences: string }
+    expect([onRun.pwned, onRun.scripts, onRun.svgs]).toEqual([undefined, 1, 0])
+    expect(onRun.images.length).toBeGreaterThan(0)
+    // every image is a chart, drawn from an SVG: the name's markup was escaped into it, not parsed as elements
+    expect(onRun.images.every((x) => x.every((ok) => ok))).toBe(true)
+    expect(onRun.leaderboard).toContain(hostile.cellName)
+    expect(onRun.sentences).toMatch(/^All instances: /)
     await page.close()
     await list.close()
+    await run.close()
     expect(problems).toEqual([])
   }, 60_000)
 })

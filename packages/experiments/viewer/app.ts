@@ -5,7 +5,7 @@
  *
  * Routes (all state is in the hash, so every view can be bookmarked or reloaded):
  *   #/                                         the runs under the server's root
- *   #/run?run=<id>                             a run's tables, per instance type, best marked
+ *   #/run?run=<id>                             a run's verdict, charts and tables, per instance type, best marked
  *   #/instances?run=<id>&type=&cell=&failed=1&a=&b=&q=&sort=&desc=1&offset=
  *   #/instance?run=<id>&id=<instance>          one instance: sessions, gold labels, each cell's selection and outputs
  *   #/compare?a=<run>&ca=<cell>&b=<run>&cb=<cell>
@@ -62,7 +62,43 @@ const fmt = (v: number | null | undefined, digits = 3): string => (v === null ||
 
 const cellName = (cells: ReadonlyArray<Api.CellEntry>, id: string): string => {
   const c = cells.find((x) => x.id === id)
-  return c === undefined ? id : `@${c.k} ${c.name}${c.oracle ? " ‡" : ""}`
+  return c === undefined ? id : `${c.name}${c.oracle ? " ‡" : ""}`
+}
+
+/** Longest cell name a column head shows whole. */
+const shortLength = 18
+
+/**
+ * A cell name short enough for a column head: `plugin(key=value, ...)` keeps the values, then a
+ * hyphenated plugin name its initials (`context-factor(policy=most-recent)` is `cf(most-recent)`),
+ * then the name is cut with "…".
+ */
+const abbreviate = (name: string): string => {
+  if (name.length <= shortLength) return name
+  const values = name.replace(/([(,]\s*)[\w.-]+=/g, "$1")
+  if (values.length <= shortLength) return values
+  const initials = values.replace(/^([a-z0-9]+(?:-[a-z0-9]+)+)(?=\()/i, (w) => w.split("-").map((x) => x.charAt(0)).join(""))
+  return initials.length <= shortLength ? initials : `${initials.slice(0, shortLength - 1)}…`
+}
+
+/** Each cell's column head: its name, abbreviated when long unless two cells would then read alike. */
+const shortNames = (cells: ReadonlyArray<Api.CellEntry>): ReadonlyMap<string, string> => {
+  const short = cells.map((c) => abbreviate(c.name))
+  return new Map(cells.map((c, i) => [c.id, short.indexOf(short[i]!) === short.lastIndexOf(short[i]!) ? short[i]! : c.name]))
+}
+
+/** A column head naming a cell: the short name, the full one as its tooltip. */
+const cellHead = (cells: ReadonlyArray<Api.CellEntry>, short: ReadonlyMap<string, string>, id: string) =>
+  h("th", { class: "cell", title: cellName(cells, id), "data-cell": id }, `${short.get(id) ?? id}${cells.find((c) => c.id === id)?.oracle === true ? " ‡" : ""}`)
+
+/** The full names of the cells whose heads are abbreviated. */
+const cellKey = (cells: ReadonlyArray<Api.CellEntry>, short: ReadonlyMap<string, string>, ids: ReadonlyArray<string>) => {
+  const cut = ids.flatMap((id) => {
+    const c = cells.find((x) => x.id === id)
+    return c === undefined || short.get(id) === c.name ? [] : [c]
+  })
+  return cut.length === 0 ? null : h("p", { class: "key" }, "Abbreviated: ",
+    ...cut.flatMap((c, i) => [i === 0 ? "" : " · ", h("b", {}, short.get(c.id) ?? c.id), ` ${c.name}`]))
 }
 
 const metricName = (m: Pick<Api.MetricColumn, "name" | "heuristic">) => `${m.name}${m.heuristic ? " †" : ""}`
@@ -132,42 +168,66 @@ const renderTable = (t: Api.Table): HTMLElement => {
     h("div", { class: "scroll" }, h("table", { class: "metrics" }, h("thead", {}, head), h("tbody", {}, body))))
 }
 
+/**
+ * A section that fills in when its request answers (the verdict needs the run's paired tests, which
+ * take seconds on a large run): `data-ready` is set once it has.
+ */
+const later = <A>(id: string, title: string, waiting: string, request: Promise<A>, show: (a: A) => ReadonlyArray<Child>) => {
+  const section = h("section", { id }, h("h2", {}, title), h("p", { class: "muted" }, waiting))
+  void request.then(
+    (a) => {
+      section.replaceChildren(h("h2", {}, title), ...show(a).filter((n): n is Node | string => n !== null && n !== undefined && n !== false))
+      section.dataset["ready"] = "1"
+    },
+    (e: unknown) => section.replaceChildren(h("h2", {}, title), h("p", { class: "failed" }, e instanceof Error ? e.message : String(e)))
+  )
+  return section
+}
+
+/** Who leads per instance type, and the leaderboard: the reports' opening. */
+const verdictView = (v: Api.VerdictView): ReadonlyArray<Child> => [
+  h("p", { class: "muted" }, v.intro),
+  v.findings.length === 0 ? null : h("ul", { class: "verdict" }, ...v.findings.map((f) => h("li", { "data-slice": f.slice }, f.sentence))),
+  v.leaderboard === null ? null : renderTable(v.leaderboard)
+]
+
+/**
+ * The report's charts. Each SVG (drawn by Vega from the run's data, cell names included) is shown
+ * as an image: an SVG image cannot run script or load anything, whatever its text holds.
+ */
+const figuresView = (f: Api.FiguresView): ReadonlyArray<Child> =>
+  f.figures.length === 0 ? [h("p", {}, "Nothing to plot: the run has no main metric.")] : [
+    h("p", { class: "muted" }, "The charts of report.html. Tooltips are in report.html; the tables below hold every value."),
+    h("div", { class: "figures" }, ...f.figures.map((x) =>
+      h("figure", { "data-section": x.section },
+        h("img", { src: `data:image/svg+xml;charset=utf-8,${encodeURIComponent(x.svg)}`, alt: x.caption }),
+        h("figcaption", {}, x.caption))))
+  ]
+
 const runPage = async (p: URLSearchParams) => {
   const run = p.get("run") ?? ""
   const d = await get<Api.RunDetail>("/api/run", { run })
   setWhere(link(run, "run", { run }))
-  // The every-pair tests can take seconds on a large run: the section fills in when they are done.
-  const pairwise = h("section", { id: "pairwise" }, h("h2", {}, "Every cell against every other"), h("p", { class: "muted" }, "running the paired tests…"))
-  void get<Api.PairwiseView>("/api/pairwise", { run }).then(
-    (v) => {
-      if (v.note === null) return pairwise.replaceChildren(h("h2", {}, "Every cell against every other"), h("p", {}, "Nothing to test: the run has fewer than two cells or no headline metric."))
-      pairwise.replaceChildren(
-        h("h2", {}, "Every cell against every other"),
-        h("p", { class: "muted" }, v.note),
-        ...v.slices.flatMap((s) => [
-          s.tooSmall === null ? null : h("p", { class: "notice" }, s.tooSmall),
-          renderTable(s.table)
-        ]).filter((n): n is HTMLElement => n !== null))
-      pairwise.dataset["ready"] = "1"
-    },
-    (e: unknown) => pairwise.replaceChildren(h("h2", {}, "Every cell against every other"), h("p", { class: "failed" }, e instanceof Error ? e.message : String(e)))
-  )
+  const verdict = later("verdict", "Verdict", "running the paired tests…", get<Api.VerdictView>("/api/verdict", { run }), verdictView)
+  const figures = later("figures", "Charts", "drawing the charts…", get<Api.FiguresView>("/api/figures", { run }), figuresView)
+  const pairwise = later("pairwise", "Every cell against every other", "running the paired tests…", get<Api.PairwiseView>("/api/pairwise", { run }), (v) =>
+    v.note === null
+      ? [h("p", {}, "Nothing to test: the run has fewer than two cells or no headline metric.")]
+      : [h("p", { class: "muted" }, v.note), ...v.slices.flatMap((s) => [s.tooSmall === null ? null : h("p", { class: "notice" }, s.tooSmall), renderTable(s.table)])])
   return [
     h("h1", {}, `${d.entry.config} · ${d.entry.data}`),
     runTabs(run, "run"),
-    h("p", { class: "muted" },
-      `${d.entry.cells} cells × ${d.entry.instances} instances; main metric ${d.main ?? "none"} (${d.mainReason}). `,
-      "Bold: the best cell of each column among those that read no gold labels; † a heuristic metric, ‡ an oracle cell; hover a value for more."),
+    h("p", { class: "muted" }, `${d.entry.cells} cells × ${d.entry.instances} instances; main metric ${d.main ?? "none"} (${d.mainReason}).`),
+    verdict,
+    figures,
+    h("h2", { id: "tables" }, "Per instance type"),
+    h("p", { class: "muted" }, "Bold: the best cell of each column among those that read no gold labels; † a heuristic metric, ‡ an oracle cell; hover a value for more."),
     ...d.tables.map(renderTable),
     pairwise
   ]
 }
 
 // ----------------------------------------------------------------------------------------- instances
-
-/** Which cell each `@k` column is. */
-const cellKey = (cells: ReadonlyArray<Api.CellEntry>, ids: ReadonlyArray<string>) =>
-  h("p", { class: "key" }, ...ids.flatMap((id, i) => [i === 0 ? "" : " · ", h("b", {}, `@${cells.find((c) => c.id === id)?.k ?? "?"}`), ` ${cells.find((c) => c.id === id)?.name ?? id}`]))
 
 const select = (name: string, options: ReadonlyArray<readonly [string, string]>, value: string) => {
   const el = h("select", { name, id: `f-${name}` }, ...options.map(([v, t]) => h("option", { value: v }, t)))
@@ -192,15 +252,16 @@ const instancesPage = async (p: URLSearchParams) => {
     offset: p.get("offset") ?? undefined
   }
   const list = await get<Api.InstanceList>("/api/instances", params)
+  const short = shortNames(d.cells)
   const cellOptions: Array<readonly [string, string]> = [["", "(any)"], ...d.cells.map((c) => [c.id, cellName(d.cells, c.id)] as const)]
   const search = h("input", { type: "search", name: "q", id: "f-q", placeholder: "search text", value: params.q ?? "" })
   const failed = h("input", { type: "checkbox", name: "failed", id: "f-failed" })
   ;(failed as HTMLInputElement).checked = params.failed
   const form = h("form", { id: "filters" },
     h("label", {}, "type ", select("type", [["", "(all)"], ["consistent", "consistent"], ["contrastive", "contrastive"], ["changing", "changing"]], params.type ?? "")),
-    h("label", {}, "cell ", select("cell", cellOptions, params.cell ?? "")),
+    h("label", {}, "cell ", select("cell", cellOptions, list.resolved.cell ?? "")),
     h("label", {}, failed, " failed"),
-    h("fieldset", {}, h("legend", {}, "disagreement"), h("label", {}, "cell A ", select("a", cellOptions, params.a ?? "")), h("label", {}, "cell B ", select("b", cellOptions, params.b ?? ""))),
+    h("fieldset", {}, h("legend", {}, "disagreement"), h("label", {}, "cell A ", select("a", cellOptions, list.resolved.a ?? "")), h("label", {}, "cell B ", select("b", cellOptions, list.resolved.b ?? ""))),
     h("label", {}, "sort ", select("sort", [["instance", "dataset order"], ["type", "type"], ["length", "history length"], ["metric", `main metric (${d.main ?? "–"})`]], params.sort ?? "instance")),
     h("label", {}, h("input", { type: "checkbox", name: "desc", id: "f-desc", ...(params.desc ? { checked: "" } : {}) }), " descending"),
     search,
@@ -245,15 +306,19 @@ const instancesPage = async (p: URLSearchParams) => {
     h("p", { id: "matched" }, `${list.matched} of ${list.total} instances: ${list.description}.`, list.items.length < list.matched ? ` Showing ${list.offset + 1}–${list.offset + list.items.length}.` : ""),
     list.notice === null ? null : h("p", { class: "notice" }, list.notice),
     h("div", { class: "scroll" }, h("table", { class: "instances" },
-      h("thead", {}, h("tr", {}, ...["instance", "type", "sessions", "tokens", "gold relevant"].map((t) => h("th", {}, t)), ...shownCells.map((c) => h("th", { title: cellName(d.cells, c) }, `@${d.cells.find((x) => x.id === c)?.k ?? "?"}`)))),
+      h("thead", {}, h("tr", {}, ...["instance", "type", "sessions", "tokens", "gold relevant"].map((t) => h("th", {}, t)), ...shownCells.map((c) => cellHead(d.cells, short, c)))),
       h("tbody", {}, rows))),
     next,
-    cellKey(d.cells, shownCells),
+    cellKey(d.cells, short, shownCells),
     h("p", { class: "muted" }, "Each cell column shows the sessions it selected and its main metric for the instance.")
   ]
 }
 
 // ------------------------------------------------------------------------------------------ instance
+
+/** A retriever's score in a few characters (the exact value is in the cell's tooltip). */
+const scoreText = (x: number | null): string =>
+  x === null || !Number.isFinite(x) ? "–" : Math.abs(x) >= 1000 ? x.toFixed(0) : Number(x.toPrecision(3)).toString()
 
 const ratingText = (x: number) => (x === 1 ? "✓ 1" : x === 0 ? "✗ 0" : `◐ ${x}`)
 
@@ -303,6 +368,9 @@ const instancePage = async (p: URLSearchParams) => {
   const callsOf = new Map(transcripts.cells.map((c) => [c.cell, c]))
   setWhere(link(run, "run", { run }), link("instances", "instances", { run }), id)
   const withResult = d.cells.filter((c) => d.results.some((r) => r.cell === c.id))
+  const short = shortNames(d.cells)
+  // Each cell's rank and score of each session, from its retriever's ranking.
+  const ranks = new Map(d.results.map((r) => [r.cell, new Map((r.ranking ?? []).map((x) => [x.session, x]))]))
   const sessionRows = d.sessions.map((s) =>
     h("tr", { "data-session": s.id, class: s.label === null ? undefined : `label-${s.label}` },
       h("td", { class: "num" }, String(s.position)),
@@ -311,26 +379,45 @@ const instancePage = async (p: URLSearchParams) => {
       h("td", {}, s.factor ?? "–"),
       ...withResult.map((c) => {
         const picked = s.selectedBy.includes(c.id)
-        return h("td", { class: picked ? "sel picked" : "sel", "data-cell": c.id, title: cellName(d.cells, c.id) }, picked ? "●" : "")
+        const r = ranks.get(c.id)?.get(s.id)
+        return h("td", {
+          class: picked ? "sel picked" : "sel",
+          "data-cell": c.id,
+          ...(r === undefined ? {} : { "data-rank": String(r.rank), "data-score": r.score === null ? "" : String(r.score) }),
+          title: `${cellName(d.cells, c.id)}: ${picked ? "selected" : "not selected"}${r === undefined ? "" : `; rank ${r.rank}, score ${r.score ?? "–"}`}`
+        },
+          h("span", { class: "pick" }, picked ? "●" : ""),
+          r === undefined ? null : h("span", { class: "rank" }, `#${r.rank}`),
+          r === undefined ? null : h("span", { class: "score" }, scoreText(r.score)))
       }),
-      h("td", {}, s.turns.length === 0 ? "–" : h("details", {},
-        h("summary", {}, `${s.turns.length} turns: ${(s.turns[0]?.content ?? "").slice(0, 90)}…`),
+      h("td", { class: "dialogue" }, s.turns.length === 0 ? "–" : h("details", {},
+        h("summary", {}, `${s.turns.length} turns: ${(s.turns[0]?.content ?? "").slice(0, 70)}…`),
         ...s.turns.map((t) => h("div", { class: `turn ${t.role === "user" ? "user" : "assistant"}` }, h("b", {}, `${t.role}: `), t.content)),
         s.preference === null ? null : h("p", { class: "muted" }, `gold preference of this session: ${s.preference}`)))))
-  const results = d.results.map((r) =>
-    h("section", { class: "result", "data-cell": r.cell },
+  const results = d.results.map((r) => {
+    const headline = r.scores.filter((x) => x.headline)
+    const scoreLine = (x: Api.ScoreValue) => `${metricName({ name: x.metric, heuristic: x.heuristic })} ${fmt(x.value)}${x.num === undefined ? "" : ` (${x.num}/${x.den})`}`
+    const covered = (side: "gold" | "inferred") => {
+      const items = r.ratings.filter((x) => x.side === side)
+      return items.length === 0 ? null : `${side} items ${Number(items.reduce((n, x) => n + x.rating, 0).toFixed(2))} of ${items.length}`
+    }
+    return h("section", { class: "result", "data-cell": r.cell },
       h("h3", {}, cellName(d.cells, r.cell), " ", h("span", { class: r.status === "ok" ? "tag" : "tag failed" }, r.status)),
-      h("p", {}, h("b", {}, "selected: "), r.selected === null ? "–" : `{${r.selected.join(", ")}}`),
-      r.inference === null ? null : h("div", { class: "pair" },
-        h("div", {}, h("b", {}, "inferred preference"), h("p", {}, r.inference)),
-        h("div", {}, h("b", {}, "gold preference"), h("p", {}, d.gold?.preference ?? "–"))),
-      r.ratings.length === 0 ? null : ratingsTable(r.ratings),
-      r.generation === null ? null : h("div", {}, h("b", {}, "generation"), h("p", { class: "pre" }, r.generation)),
-      h("table", { class: "scores" }, h("tbody", {}, ...r.scores.map((s) =>
-        h("tr", {}, h("td", {}, metricName({ name: s.metric, heuristic: s.heuristic })), h("td", { class: "num" }, fmt(s.value), s.num === undefined ? "" : ` (${s.num}/${s.den})`))))),
-      h("p", { class: "muted" }, `usage: ${r.usage.calls} calls, ${r.usage.promptTokens} prompt + ${r.usage.completionTokens} completion tokens`),
+      h("p", { class: "line" }, h("b", {}, "selected "), r.selected === null ? "–" : `{${r.selected.join(", ")}}`,
+        ...headline.map((x) => [" · ", x.metric === d.main ? h("b", { class: "main-metric" }, scoreLine(x)) : scoreLine(x)])),
       r.error === null ? null : h("p", { class: "failed" }, `${r.error.stage} (${r.error.plugin}) ${r.error.tag}: ${r.error.message}`),
-      callsSection(callsOf.get(r.cell))))
+      r.inference === null ? null : h("p", { class: "inferred" }, h("b", {}, "inferred: "), r.inference),
+      r.ratings.length === 0 ? null : h("details", { class: "ratings" },
+        h("summary", {}, "checklist covered: ", [covered("gold"), covered("inferred")].filter((x) => x !== null).join("; ")),
+        ratingsTable(r.ratings)),
+      r.generation === null ? null : h("details", {}, h("summary", {}, `generation (${r.generation.length} characters)`), h("p", { class: "pre" }, r.generation)),
+      h("details", { class: "all-scores" },
+        h("summary", {}, `all ${r.scores.length} metrics, usage`),
+        h("table", { class: "scores" }, h("tbody", {}, ...r.scores.map((x) =>
+          h("tr", { "data-metric": x.metric }, h("td", {}, metricName({ name: x.metric, heuristic: x.heuristic })), h("td", { class: "num" }, fmt(x.value), x.num === undefined ? "" : ` (${x.num}/${x.den})`))))),
+        h("p", { class: "muted" }, `usage: ${r.usage.calls} calls, ${r.usage.promptTokens} prompt + ${r.usage.completionTokens} completion tokens`)),
+      callsSection(callsOf.get(r.cell)))
+  })
   return [
     h("h1", {}, `${d.id} (${d.type})`),
     runTabs(run, "instances"),
@@ -342,16 +429,17 @@ const instancePage = async (p: URLSearchParams) => {
       h("p", {}, h("b", {}, "gold preference: "), d.gold.preference),
       h("b", {}, "checklist"), h("ul", { id: "checklist" }, ...d.gold.checklist.map((c) => h("li", {}, c)))),
     h("h2", {}, "History"),
-    h("p", { class: "muted" }, "Gold label of each prior session for this request (relevant: same factor and preference; stale: same factor, earlier preference; other). ● marks the sessions each cell selected."),
+    h("p", { class: "muted" }, "Gold label of each prior session for this request (relevant: same factor and preference; stale: same factor, earlier preference; other). Under each cell: ● when it selected the session, then the session's rank and score in the cell's retriever ranking."),
     h("div", { class: "scroll" }, h("table", { class: "sessions" },
       h("thead", {}, h("tr", {}, h("th", {}, "#"), h("th", {}, "session"), h("th", {}, "gold"), h("th", {}, "factor"),
-        ...withResult.map((c) => h("th", { title: cellName(d.cells, c.id) }, `@${c.k}`)), h("th", {}, "dialogue"))),
+        ...withResult.map((c) => cellHead(d.cells, short, c.id)), h("th", {}, "dialogue"))),
       h("tbody", {}, sessionRows))),
-    cellKey(d.cells, withResult.map((c) => c.id)),
+    cellKey(d.cells, short, withResult.map((c) => c.id)),
     d.otherSelected.length === 0 ? null : h("p", { class: "notice" }, "Selected but not in the history above (added by a transform): ",
       d.otherSelected.map((o) => `${o.session} by ${o.cells.map((c) => cellName(d.cells, c)).join(", ")}`).join("; ")),
     h("h2", {}, "Cells"),
-    ...results
+    h("p", { class: "muted" }, `Each cell's selection, its headline metrics${d.main === null ? "" : ` (${d.main} in bold)`} and inferred preference; open a cell's parts for the checklist ratings, the generation, every metric and the model calls.`),
+    h("div", { class: "results" }, ...results)
   ]
 }
 
@@ -364,11 +452,13 @@ const comparePage = async (p: URLSearchParams) => {
   const [da, db] = await Promise.all([get<Api.RunDetail>("/api/run", { run: a }), get<Api.RunDetail>("/api/run", { run: b })])
   const ca = p.get("ca") ?? da.cells[0]?.id ?? ""
   const cb = p.get("cb") ?? db.cells[1]?.id ?? db.cells[0]?.id ?? ""
+  // The server resolves the URL's cells (id, id prefix, name or @k): the choices show what it chose.
+  const v = await get<Api.CompareView>("/api/compare", { a, ca, b, cb })
   setWhere("compare")
   const runOptions = runs.map((r) => [r.id, `${r.id} (${r.config}, ${r.data})`] as const)
   const form = h("form", { id: "pick" },
-    h("fieldset", {}, h("legend", {}, "A"), select("a", runOptions, a), select("ca", da.cells.map((c) => [c.id, cellName(da.cells, c.id)] as const), ca)),
-    h("fieldset", {}, h("legend", {}, "B"), select("b", runOptions, b), select("cb", db.cells.map((c) => [c.id, cellName(db.cells, c.id)] as const), cb)),
+    h("fieldset", {}, h("legend", {}, "A"), select("a", runOptions, a), select("ca", da.cells.map((c) => [c.id, cellName(da.cells, c.id)] as const), v.a.cell.id)),
+    h("fieldset", {}, h("legend", {}, "B"), select("b", runOptions, b), select("cb", db.cells.map((c) => [c.id, cellName(db.cells, c.id)] as const), v.b.cell.id)),
     h("button", { type: "submit", id: "apply" }, "compare"))
   form.addEventListener("submit", (event) => {
     event.preventDefault()
@@ -377,7 +467,6 @@ const comparePage = async (p: URLSearchParams) => {
     // A changed run keeps no cell choice of the other run.
     location.hash = hashOf("compare", { ...next, ca: next.a === a ? String(data.get("ca")) : undefined, cb: next.b === b ? String(data.get("cb")) : undefined })
   })
-  const v = await get<Api.CompareView>("/api/compare", { a, ca, b, cb })
   const outcome = (o: Api.CellOutcome) => (o.status === "failed" ? "failed" : `{${(o.selected ?? []).join(", ")}} ${fmt(o.main)}`)
   return [
     h("h1", {}, "Two cells side by side"),

@@ -20,6 +20,7 @@ import { Hash } from "@cupid-lab/core"
 import { Paired, Statistics } from "@cupid-lab/scorers"
 import type { CellSummary, MetricDescription, Slice, Summary } from "../results/ResultLine.js"
 import { slices } from "../results/ResultLine.js"
+import * as AxisEffects from "./AxisEffects.js"
 import * as Bins from "./Bins.js"
 import * as Families from "./Families.js"
 import * as Informative from "./Informative.js"
@@ -110,6 +111,8 @@ export interface Analysis {
   readonly permutations: Paired.Family["permutations"]
   readonly recency: Bins.Binned | undefined
   readonly history: Bins.Binned | undefined
+  /** The main metric read by sweep axis (marginal effects, best setting per slice), when two or more axes are crossed. */
+  readonly axes: AxisEffects.AxisEffects
   /** Metrics against the swept transform axes (pad, position); empty when none is swept. */
   readonly interventions: ReadonlyArray<Interventions.Curve>
   readonly cost: ReadonlyArray<Inventory.CostRow>
@@ -358,6 +361,7 @@ export const analyze = (run: Pick<Run, "summary" | "index">, options: Options = 
     permutations,
     recency: fam.main === undefined ? undefined : Bins.recency(fam.main, summary.cells, idx),
     history: fam.main === undefined ? undefined : Bins.history(fam.main, summary.cells, idx),
+    axes: AxisEffects.of(summary, idx, fam.main, plan, options),
     interventions: Interventions.curves(summary, interventionMetrics(summary, fam.main)),
     cost: Inventory.costRows(summary.cells, idx),
     models: Inventory.modelUse(idx),

@@ -162,7 +162,9 @@ const leadText = (l: Lead, role: string): string => {
 /** Whether the leads hold, in one plain sentence. */
 const holds = (f: Omit<Finding, "sentence">): string => {
   if (f.tooSmall !== undefined) {
-    return `No difference against the baseline can be significant here after correction: the cells share n = ${f.tooSmall.n} instances, and that takes n = ${f.tooSmall.needed}.`
+    // Where a persona has several instances the tests resample personas, and n counts those.
+    const units = (f.leaders[0]?.estimate.n ?? 0) > f.tooSmall.n ? "personas (a persona's instances move together)" : "instances"
+    return `No difference against the baseline can be significant here after correction: the cells share n = ${f.tooSmall.n} ${units}, and that takes n = ${f.tooSmall.needed}.`
   }
   const leads = [f.vsBaseline, f.vsRunnerUp].filter((l): l is Lead => l !== undefined)
   const what = (l: Lead) => (l === f.vsBaseline ? "the lead over the baseline" : "the lead over the runner-up")

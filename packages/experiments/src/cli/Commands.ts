@@ -17,6 +17,7 @@ import * as Compare from "./commands/Compare.js"
 import * as Export from "./commands/Export.js"
 import { BudgetError } from "../Errors.js"
 import { budgetExitCode, CommandIo, failuresExitCode, type Io, TooManyFailures, usage } from "./commands/Io.js"
+import * as Merge from "./commands/Merge.js"
 import * as Report from "./commands/Report.js"
 import * as Sweep from "./commands/Sweep.js"
 import * as Synthesize from "./commands/Synthesize.js"
@@ -25,7 +26,7 @@ import * as View from "./commands/View.js"
 export type { Io } from "./commands/Io.js"
 
 /** Every command of the CLI; a new command is a file in commands/ and one entry here. */
-const commands = [Sweep.command, Report.command, Compare.command, Export.command, View.command, Synthesize.command, data] as const
+const commands = [Sweep.command, Merge.command, Report.command, Compare.command, Export.command, View.command, Synthesize.command, data] as const
 
 const descriptors: ReadonlyArray<Descriptor.Command<unknown>> = commands.map((c) => c.descriptor)
 

@@ -204,41 +204,71 @@ export const compareChart = (c: Comparison, label: (m: Match) => string): Charts
   })
 }
 
-const rendered = (chart: Charts.Chart | undefined, caption: string) =>
-  chart === undefined ? Effect.succeed("") : Effect.map(Charts.svg(chart), (svg) => figure(svg, caption))
+/** A chart of a report with its caption, before rendering. */
+export interface Planned {
+  readonly chart: Charts.Chart
+  readonly caption: string
+}
 
-/** Every figure of a report, rendered. */
-export const report = Effect.fn("Figures.report")(function*(a: Analysis) {
+/** The charts of a report with their captions, by the report section that shows them (the results viewer renders them too). */
+export const planned = (a: Analysis): {
+  readonly overview: ReadonlyArray<Planned>
+  readonly recency: Planned | undefined
+  readonly history: Planned | undefined
+  readonly interventions: ReadonlyArray<Planned>
+  readonly cost: Planned | undefined
+} => {
   const headline = [a.main, a.generation[0], a.retrieval.find((m) => m.name === "retrieval.recall")]
     .filter((m, i, all): m is MetricDescription => m !== undefined && all.indexOf(m) === i)
-  const bars = yield* Effect.forEach(headline, (m) =>
-    rendered(barsChart(a, m), `${Notes.metricLabel(m)} (${Notes.aggregateNote(m)}) per cell (rows, in leaderboard order: best on the main metric first, ceilings last) and instance type (panels), with 95% bootstrap CI whiskers; oracle cells in grey. N per cell (instances scored): ${nCaption(a, m.name)}. Hover a bar for its value, CI and N.`))
+  const bars = headline.map((m): Planned => ({
+    chart: barsChart(a, m),
+    caption: `${Notes.metricLabel(m)} (${Notes.aggregateNote(m)}) per cell (rows, in leaderboard order: best on the main metric first, ceilings last) and instance type (panels), with 95% bootstrap CI whiskers; oracle cells in grey. N per cell (instances scored): ${nCaption(a, m.name)}. Hover a bar for its value, CI and N.`
+  }))
   const pr = precisionRecall(a)
-  const prCaption = pr === undefined ? "" : `${pr.p.name} against ${pr.r.name}, all instances, one point per cell (hollow: oracle); cells on the same spot overlap, and the point's tooltip names them all. N per cell: ${nCaption(a, pr.r.name).split(",")[0]}.`
-  const binned = (b: Binned | undefined) => {
-    if (b === undefined) return Effect.succeed("")
+  const prChart = precisionRecallChart(a)
+  const prPlanned: Array<Planned> = pr === undefined || prChart === undefined ? [] : [{
+    chart: prChart,
+    caption: `${pr.p.name} against ${pr.r.name}, all instances, one point per cell (hollow: oracle); cells on the same spot overlap, and the point's tooltip names them all. N per cell: ${nCaption(a, pr.r.name).split(",")[0]}.`
+  }]
+  const binned = (b: Binned | undefined): Planned | undefined => {
+    if (b === undefined) return undefined
     const total = b.bins.reduce((n, x) => n + x.instances, 0)
     const layout = a.cells.length > linesPerPanel ? `; ${a.cells.length} cells in panels of up to ${linesPerPanel} in leaderboard order (ranks on the main metric, ceilings last), on one y scale` : ""
-    return rendered(binnedChart(a, b), `${Notes.binHeader(b)}. ${b.bins.length} bins over ${total} instances (instances per bin in parentheses)${layout}; one line per cell; each point aggregates a cell's scored instances in the bin (${Notes.aggregateNote(b.metric)}); hover a point for its value and N (cells with the same value share the point).`)
+    return { chart: binnedChart(a, b), caption: `${Notes.binHeader(b)}. ${b.bins.length} bins over ${total} instances (instances per bin in parentheses)${layout}; one line per cell; each point aggregates a cell's scored instances in the bin (${Notes.aggregateNote(b.metric)}); hover a point for its value and N (cells with the same value share the point).` }
   }
-  const interventions = yield* Effect.forEach(a.interventions, (curve) => {
+  const interventions = a.interventions.map((curve): Planned => {
     const ns = curve.series.flatMap((s) => s.cells.flatMap((c) => slices.map((slice) => Interventions.point(c, slice, curve.metric.name)?.n ?? 0)))
-    return rendered(interventionChart(curve), `${Notes.metricLabel(curve.metric)} (${Notes.aggregateNote(curve.metric)}) against ${Interventions.axisTitle(curve.axis)}, one panel per instance type; one line per series; whiskers: 95% bootstrap CI. N per point: ${Math.min(...ns)}–${Math.max(...ns)}.`)
+    return { chart: interventionChart(curve), caption: `${Notes.metricLabel(curve.metric)} (${Notes.aggregateNote(curve.metric)}) against ${Interventions.axisTitle(curve.axis)}, one panel per instance type; one line per series; whiskers: 95% bootstrap CI. N per point: ${Math.min(...ns)}–${Math.max(...ns)}.` }
   })
   const m = a.main
   const free = a.cost.every((r) => r.promptTokens + r.completionTokens === 0)
-  const cost = m === undefined ? "" : yield* rendered(frontierChart(a), `Cost frontier: ${m.name} (all instances) against the pipeline's tokens per instance (scoring excluded). Ringed points joined by a dashed line: the Pareto front (no other non-oracle cell is cheaper and at least as good). Hollow: oracle cells, left out of the front. N per cell: ${nCaption(a, m.name).split(",")[0]}.${free ? " Every cell ran without model calls (0 tokens), so cost does not separate them." : ""}`)
+  const frontier = frontierChart(a)
+  const cost = m === undefined || frontier === undefined ? undefined : {
+    chart: frontier,
+    caption: `Cost frontier: ${m.name} (all instances) against the pipeline's tokens per instance (scoring excluded). Ringed points joined by a dashed line: the Pareto front (no other non-oracle cell is cheaper and at least as good). Hollow: oracle cells, left out of the front. N per cell: ${nCaption(a, m.name).split(",")[0]}.${free ? " Every cell ran without model calls (0 tokens), so cost does not separate them." : ""}`
+  }
+  return { overview: [...bars, ...prPlanned], recency: binned(a.recency), history: binned(a.history), interventions, cost }
+}
+
+const rendered = (p: Planned | undefined) =>
+  p === undefined ? Effect.succeed("") : Effect.map(Charts.svg(p.chart), (svg) => figure(svg, p.caption))
+
+/** Every figure of a report, rendered. */
+export const report = Effect.fn("Figures.report")(function*(a: Analysis) {
+  const p = planned(a)
+  const overview = yield* Effect.forEach(p.overview, rendered)
   return {
-    overview: `<h2 id="charts">Overview</h2>${bars.join("")}${yield* rendered(precisionRecallChart(a), prCaption)}`,
-    recency: yield* binned(a.recency),
-    history: yield* binned(a.history),
-    interventions,
-    cost
+    overview: `<h2 id="charts">Overview</h2>${overview.join("")}`,
+    recency: yield* rendered(p.recency),
+    history: yield* rendered(p.history),
+    interventions: yield* Effect.forEach(p.interventions, rendered),
+    cost: yield* rendered(p.cost)
   } satisfies ReportFigures
 })
 
 /** The figure of compare.html ("" when nothing was matched). */
 export const compare = Effect.fn("Figures.compare")(function*(c: Comparison, label: (m: Match) => string) {
   const main = c.metrics[c.metrics.length - 1]
-  return yield* rendered(compareChart(c, label), `${main?.name ?? ""} on all shared instances, per matched cell (N per cell in the tooltips and the tables).`)
+  const chart = compareChart(c, label)
+  return yield* rendered(chart === undefined ? undefined : { chart, caption: `${main?.name ?? ""} on all shared instances, per matched cell (N per cell in the tooltips and the tables).` })
 })

@@ -19,6 +19,7 @@ import type { Binned } from "../analysis/Bins.js"
 import { opening } from "../analysis/Examples.js"
 import type { Examples } from "../analysis/Examples.js"
 import * as Verdict from "../analysis/Verdict.js"
+import * as ByAxis from "./ByAxis.js"
 import * as Format from "./Format.js"
 import * as Leaderboard from "./Leaderboard.js"
 import * as Notes from "./Notes.js"
@@ -214,6 +215,7 @@ export const render = (a: Analysis, examples: Examples, info: RunInfo | undefine
     metaSection(a, info),
     figures.overview,
     deltaSection(a, a.main === undefined ? [] : [a.main]),
+    ByAxis.html(a),
     inferenceSection(a, ["all"]),
     a.generation.length === 0 ? "" : `<h2 id="generation">Generation</h2>${a.generation.map((m) => estimateTable(a, m)).join("")}`,
     repeatsSection(a),

@@ -21,6 +21,7 @@ import type { Binned } from "../analysis/Bins.js"
 import { opening } from "../analysis/Examples.js"
 import type { Examples } from "../analysis/Examples.js"
 import * as Verdict from "../analysis/Verdict.js"
+import * as ByAxis from "./ByAxis.js"
 import * as Format from "./Format.js"
 import * as Leaderboard from "./Leaderboard.js"
 import * as Notes from "./Notes.js"
@@ -227,6 +228,7 @@ export const render = (a: Analysis, examples: Examples, versions: Readonly<Recor
     ...verdictSection(a, v),
     ...runSection(a),
     ...deltaSection(a, a.main === undefined ? [] : [a.main], "Differences against the baseline"),
+    ...ByAxis.markdown(a),
     ...inferenceSection(a, ["all"]),
     ...generationSection(a),
     ...repeatsSection(a),

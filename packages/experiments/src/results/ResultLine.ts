@@ -202,6 +202,8 @@ export const Summary = Schema.Struct({
   modelCalls: Schema.optional(Schema.Struct({ attempts: Int, calls: Int, cached: Int, requests: Int, retries: Int, failed: Int })),
   /** The config's families of tests (`report.primary`, `report.correction`, `report.reference`), when it declares any. */
   families: Schema.optional(Families),
+  /** The config's sweep axes as written (`retriever`, `retriever.select`, `transform.pad`), in file order; absent when it sweeps nothing. */
+  axes: Schema.optional(Schema.Array(Schema.String)),
   metrics: Schema.Array(MetricDescription),
   cells: Schema.Array(CellSummary)
 })

@@ -125,6 +125,28 @@ const corruptError = (file: string, bad: ReadonlyArray<number>, badCount: number
 /** A line's fate when an earlier run's file is opened. */
 type Fate = "keep" | "drop" | "orphan" | "corrupt"
 
+/**
+ * The one rule for which lines of an earlier run count as done: a whole line that decodes, of a
+ * cell in the grid, status ok, the first of its pair (`done` holds the pairs seen so far).
+ */
+const fateOf = (
+  raw: Buffer,
+  lineNo: number,
+  file: string,
+  cells: ReadonlySet<string>,
+  done: ReadonlySet<string>
+): { readonly fate: Fate; readonly row?: Row; readonly why?: string } => {
+  if (raw.length === 1) return { fate: "drop" }
+  const row = RunDir.parseRow(raw.toString("utf8", 0, raw.length - 1), lineNo, file)
+  if (Either.isLeft(row)) return { fate: "corrupt", why: row.left.reason.replace(/^line \d+: /, "") }
+  const r = row.right
+  if (!cells.has(r.cell)) return { fate: "orphan" }
+  if (r.status === "failed" || done.has(pairKey(r.cell, r.instance))) return { fate: "drop", row: r }
+  return { fate: "keep", row: r }
+}
+
+const pairKey = (cell: string, instance: string) => `${cell}\u0000${instance}`
+
 /** Core's temporary files (Files.temporaryName): `<name>.<pid>.<n>.tmp`. */
 const temporary = /\.\d+\.\d+\.tmp$/
 
@@ -186,30 +208,17 @@ export const open = Effect.fn("ResultLog.open")(function*(options: Options): Eff
         for (const raw of lines) {
           texts.push(Buffer.from(raw))
           const lineNo = fates.length + 1
-          if (raw.length === 1) {
-            fates.push("drop")
-            continue
-          }
-          const row = RunDir.parseRow(raw.toString("utf8", 0, raw.length - 1), lineNo, file)
-          if (Either.isLeft(row)) {
-            fates.push("corrupt")
-            if (badCount++ === 0) firstWhy = row.left.reason.replace(/^line \d+: /, "")
+          const { fate, row: r, why } = fateOf(raw, lineNo, file, cells, done)
+          fates.push(fate)
+          if (fate === "corrupt") {
+            if (badCount++ === 0) firstWhy = why!
             if (bad.length < shownCorrupt) bad.push(lineNo)
-            continue
-          }
-          const r = row.right, key = `${r.cell}\u0000${r.instance}`
-          if (!cells.has(r.cell)) {
-            fates.push("orphan")
-            orphaned++
-          } else if (r.status === "failed") {
-            fates.push("drop")
-            retried++
-          } else if (done.has(key)) fates.push("drop")
-          else {
-            fates.push("keep")
-            done.add(key)
-            kept.push(r)
-            pairs.push({ cell: r.cell, instance: r.instance, bytes: raw.length })
+          } else if (fate === "orphan") orphaned++
+          else if (fate === "drop" && r?.status === "failed") retried++
+          else if (fate === "keep") {
+            done.add(pairKey(r!.cell, r!.instance))
+            kept.push(r!)
+            pairs.push({ cell: r!.cell, instance: r!.instance, bytes: raw.length })
           }
         }
       })
@@ -340,10 +349,10 @@ export const open = Effect.fn("ResultLog.open")(function*(options: Options): Eff
   return {
     file,
     opened: { kept, retried, truncated, orphaned, corrupt: badCount, staleLock },
-    isDone: (cell, instance) => done.has(`${cell}\u0000${instance}`),
+    isDone: (cell, instance) => done.has(pairKey(cell, instance)),
     size: () => pairs.length,
     append: ({ calls, cell, instance, text }) => {
-      done.add(`${cell}\u0000${instance}`)
+      done.add(pairKey(cell, instance))
       pairs.push({ cell, instance, bytes: Buffer.byteLength(text, "utf8") })
       buffer.push(text)
       if (calls !== undefined) callsBuffer.push(calls)
@@ -366,8 +375,8 @@ export const readDone = (dir: string, cells: ReadonlySet<string>): Effect.Effect
     yield* RunDir.scan(fileSystem, file, (lines) =>
       Effect.sync(() => {
         for (const raw of lines) {
-          const row = RunDir.parseRow(raw.toString("utf8", 0, raw.length - 1), 0, file)
-          if (Either.isRight(row) && row.right.status === "ok" && cells.has(row.right.cell)) done.add(`${row.right.cell}\u0000${row.right.instance}`)
+          const { fate, row } = fateOf(raw, 0, file, cells, done)
+          if (fate === "keep") done.add(pairKey(row!.cell, row!.instance))
         }
       })
     ).pipe(Effect.mapError((e) => new RunError({ path: file, reason: `cannot read the results: ${Files.describe(e)}` })))

@@ -57,16 +57,21 @@ export interface Accumulator {
   readonly cells: (cells: ReadonlyArray<CellInfo>) => Array<CellSummary>
 }
 
+const undeclaredDescription = "(not declared by its scorer)"
+
 /** A metric a scorer returned without declaring it: a mean of its numbers, or a ratio of its counts. */
 const undeclared = (name: string, counts: boolean): MetricDescription => ({
   name,
-  description: "(not declared by its scorer)",
+  description: undeclaredDescription,
   family: name.includes(".") ? name.slice(0, name.indexOf(".")) : "other",
   direction: "higher",
   heuristic: false,
   headline: false,
   aggregate: counts ? { _tag: "Ratio" } : { _tag: "Mean" }
 })
+
+/** The scorers' declared metrics out of a summary's list, which also names the undeclared score keys its lines had. */
+export const declaredOf = (metrics: ReadonlyArray<MetricDescription>): Array<MetricDescription> => metrics.filter((m) => m.description !== undeclaredDescription)
 
 /** A column read by row (NaN past its end). */
 interface At {

@@ -16,6 +16,7 @@ import * as ResultLog from "../results/ResultLog.js"
 import * as PairLoop from "./PairLoop.js"
 import { noInstances, type Options, prepare, type SweepError } from "./Prepare.js"
 import * as RunId from "./RunId.js"
+import * as Shard from "./Shard.js"
 import * as Transforms from "./Transforms.js"
 
 export interface DryRun {
@@ -47,13 +48,13 @@ export const dryRun = (config: Config, options: Options = {}): Effect.Effect<Dry
   Effect.scoped(
     Effect.gen(function*() {
       const p = yield* prepare(config, options, true)
-      const identity = RunId.of(config, p.opened)
+      const identity = RunId.of(config, p.opened, options.shard)
       const dir = RunId.directory(config, identity)
       yield* RunId.check(dir, identity).pipe(Effect.provide(NodeFileSystem.layer))
       const done = yield* ResultLog.readDone(dir, new Set(p.grid.cells.map((c) => c.id))).pipe(Effect.provide(NodeFileSystem.layer))
       const byModel: Record<string, { toSend: number; cached: number; promptTokens: number; completionTokens: number }> = {}
       const byStage: Record<string, { total: number; toSend: number; cached: number }> = {}
-      let total = 0, toSend = 0, cached = 0, prompt = 0, completion = 0, allPrompt = 0, allCompletion = 0, failed = 0, pairsDone = 0, instances = 0
+      let total = 0, toSend = 0, cached = 0, prompt = 0, completion = 0, allPrompt = 0, allCompletion = 0, failed = 0, pairsDone = 0, instances = 0, share = 0
       const count = (trace: Trace.Trace) => {
         if (trace.error !== undefined) failed++
         for (const u of trace.usage) {
@@ -83,7 +84,8 @@ export const dryRun = (config: Config, options: Options = {}): Effect.Effect<Dry
         expand: (instance) => {
           instances++
           const versions = p.transformed(instance)
-          return p.built.filter((c) => {
+          return p.built.filter((c) => Shard.includes(options.shard, c.cell.id, instance.id)).filter((c) => {
+            share++
             const isDone = done.has(`${c.cell.id}\u0000${instance.id}`)
             if (isDone) pairsDone++
             return !isDone
@@ -98,7 +100,7 @@ export const dryRun = (config: Config, options: Options = {}): Effect.Effect<Dry
         tick: { every: "1 second", run: Effect.void }
       })
       if (instances === 0) return yield* noInstances(config, p.opened)
-      const totalPairs = instances * p.built.length
+      const totalPairs = share
       const sorted: typeof byModel = {}
       for (const k of Object.keys(byModel).sort()) sorted[k] = byModel[k]!
       return {

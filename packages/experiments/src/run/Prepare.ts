@@ -17,6 +17,7 @@ import * as Grid from "../config/Grid.js"
 import * as Plugins from "../config/Plugins.js"
 import * as Build from "./Build.js"
 import type * as Progress from "./Progress.js"
+import type * as Shard from "./Shard.js"
 import * as Transforms from "./Transforms.js"
 
 export type OpenDataset = (source: string, options: Dataset.LoadOptions) => Effect.Effect<Dataset.Opened, CoreErrors.DatasetError>
@@ -33,6 +34,8 @@ export interface Options {
   readonly report?: boolean
   /** Keep the intact lines of a damaged results.jsonl (the corrupt ones move aside) instead of stopping. */
   readonly repair?: boolean
+  /** Run only this share of the pairs (see Shard.ts), in a directory of its own; `merge` combines the shards. */
+  readonly shard?: Shard.Shard
 }
 
 export type SweepError = ConfigError | RunError | CoreErrors.DatasetError

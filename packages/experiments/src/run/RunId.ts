@@ -10,6 +10,9 @@
  *   holding the id, which {@link resolve} follows), so changing the data or the config makes a new
  *   directory instead of mixing runs, and a copied config that keeps its `name:` cannot overwrite
  *   the original's run.
+ * - A shard of a sweep (`sweep --shard i/N`, Shard.ts) has the run's id plus its shard: it
+ *   writes to `runs/<config name>/<run id>-shard-<i>-of-<N>/`, moves no `latest`, and a directory
+ *   of one shard is refused to another shard or to the whole run.
  * - `<dir>/run-id.json` records the identity, written when the sweep takes the directory.
  *   Resuming is for the same identity only: a sweep pointed (`--out`, or `out:` in the config) at a
  *   directory of another run is refused before any work, with both identities and what differs.
@@ -26,6 +29,7 @@ import * as path from "node:path"
 import type { Config } from "../config/Config.js"
 import { hash as configHash } from "../config/Config.js"
 import { RunError } from "../Errors.js"
+import * as Shard from "./Shard.js"
 
 export const fileName = "run-id.json"
 export const latestName = "latest"
@@ -41,40 +45,53 @@ export const Identity = Schema.Struct({
     fingerprint: Schema.String,
     /** `data.transform` in canonical form; absent when the data is used as it is. */
     transform: Schema.optionalWith(Transform.Spec, { exact: true })
-  })
+  }),
+  /** The share of the pairs this directory holds (`sweep --shard`); absent for a whole run. */
+  shard: Schema.optionalWith(Shard.Shard, { exact: true })
 })
 export type Identity = typeof Identity.Type
 
-export const of = (config: Config, data: { readonly source: string; readonly fingerprint: string }): Identity => {
+export const of = (config: Config, data: { readonly source: string; readonly fingerprint: string }, shard?: Shard.Shard): Identity => {
   const hash = configHash(config)
   const transform = config.data.transform === undefined ? undefined : Transform.normalize(config.data.transform)
   return {
     id: Hash.contentHash({ config: hash, data: data.fingerprint, transform: transform ?? null }).slice(0, 12),
     config: { name: config.name, hash },
-    data: { source: data.source, fingerprint: data.fingerprint, ...(transform !== undefined ? { transform } : {}) }
+    data: { source: data.source, fingerprint: data.fingerprint, ...(transform !== undefined ? { transform } : {}) },
+    ...(shard !== undefined ? { shard } : {})
   }
 }
 
-/** The run directory: the one given (`--out`, `out:`), else `runs/<name>/<run id>`. */
-export const directory = (config: Config, identity: Identity): string => (config.outGiven ? config.out : path.join(config.out, identity.id))
+/** The run directory: the one given (`--out`, `out:`), else `runs/<name>/<run id>` (`<run id>-shard-<i>-of-<N>` for a shard). */
+export const directory = (config: Config, identity: Identity): string =>
+  config.outGiven ? config.out : path.join(config.out, identity.shard === undefined ? identity.id : `${identity.id}-${Shard.suffix(identity.shard)}`)
+
+const shardText = (s: Shard.Shard | undefined): string => (s === undefined ? "the whole run" : Shard.describe(s))
+
+/** Whether two identities are the same run and the same share of it. */
+export const same = (a: Identity, b: Identity): boolean => a.id === b.id && shardText(a.shard) === shardText(b.shard)
 
 const transformText = (t: Transform.Spec | undefined): string => (t === undefined ? "none" : Hash.canonicalJson(t))
 
-const describe = (i: Identity): string =>
-  `run ${i.id} (config ${i.config.name}, hash ${i.config.hash}; data ${i.data.source}, fingerprint ${i.data.fingerprint.slice(0, 16)}` +
+/** A run identity in words, for messages. */
+export const describe = (i: Identity): string =>
+  `run ${i.id}${i.shard === undefined ? "" : ` ${Shard.describe(i.shard)}`} (config ${i.config.name}, hash ${i.config.hash}; data ${i.data.source}, fingerprint ${i.data.fingerprint.slice(0, 16)}` +
   `${i.data.transform === undefined ? "" : `, transform ${transformText(i.data.transform)}`})`
 
-const differences = (mine: Identity, theirs: Identity): string => {
+/** What differs between two identities, in words ("the config and the data differ"). */
+export const differences = (mine: Identity, theirs: Identity): string => {
   const transform = transformText(mine.data.transform) !== transformText(theirs.data.transform)
   const parts = [
     // data.transform is part of the config, so a changed transform changes the config's hash too
     mine.config.hash !== theirs.config.hash ? (transform ? "the config (its data.transform among others)" : "the config") : "",
-    mine.data.fingerprint !== theirs.data.fingerprint ? "the data" : ""
+    mine.data.fingerprint !== theirs.data.fingerprint ? "the data" : "",
+    shardText(mine.shard) !== shardText(theirs.shard) ? `the share (${shardText(mine.shard)} against ${shardText(theirs.shard)})` : ""
   ].filter((x) => x !== "")
   return parts.length === 0 ? "the identity differs" : `${parts.join(" and ")} ${parts.length > 1 ? "differ" : "differs"}`
 }
 
-const decode = Schema.decodeUnknownEither(Schema.parseJson(Identity))
+/** Decode the text of a run-id.json. */
+export const decode = Schema.decodeUnknownEither(Schema.parseJson(Identity))
 
 /**
  * Check that `dir` is free for this run or already holds it. Fails, before anything is written,
@@ -102,10 +119,10 @@ export const check = (
     }
     const recorded = decode(text.value)
     if (Either.isLeft(recorded)) {
-      return yield* new RunError({ path: file, reason: `is not a run identity (expected {"id", "config": {"name", "hash"}, "data": {"source", "fingerprint", "transform"?}}); delete the directory or give another --out` })
+      return yield* new RunError({ path: file, reason: `is not a run identity (expected {"id", "config": {"name", "hash"}, "data": {"source", "fingerprint", "transform"?}, "shard"?}); delete the directory or give another --out` })
     }
     const theirs = recorded.right
-    if (theirs.id === identity.id) return
+    if (same(theirs, identity)) return
     return yield* new RunError({
       path: dir,
       reason: `holds another run: ${describe(theirs)}; this sweep is ${describe(identity)}; ${differences(identity, theirs)}. ` +

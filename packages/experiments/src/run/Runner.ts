@@ -44,6 +44,7 @@ import { noInstances, type Options, prepare, type Prepared, type SweepError } fr
 import * as Progress from "./Progress.js"
 import * as RunId from "./RunId.js"
 import * as RunInfo from "./RunInfo.js"
+import * as Shard from "./Shard.js"
 import * as Transforms from "./Transforms.js"
 
 export type { OpenDataset, Options, SweepError } from "./Prepare.js"
@@ -79,14 +80,14 @@ export const sweep = (config: Config, options: Options = {}): Effect.Effect<Outc
       const budget = yield* Budget.preflight(config, options)
       const p = yield* prepare(config, options, false)
       // The run directory is this run's (config hash + data fingerprint), checked before any work.
-      const identity = RunId.of(config, p.opened)
+      const identity = RunId.of(config, p.opened, options.shard)
       const dir = RunId.directory(config, identity)
       yield* RunId.check(dir, identity)
       const log = yield* ResultLog.open({ dir, cells: new Set(p.grid.cells.map((c) => c.id)), repair: options.repair === true })
       // Under the lock: check again (another sweep may have taken the directory meanwhile), then record.
       yield* RunId.check(dir, identity, { unrecorded: "allow" })
       yield* RunId.claim(dir, identity)
-      if (!config.outGiven) yield* RunId.linkLatest(dir)
+      if (!config.outGiven && options.shard === undefined) yield* RunId.linkLatest(dir)
       notices(dir, identity.id, log.opened, options.log ?? (() => {}))
       const preparedAt = yield* Clock.currentTimeMillis
       // The pairs run interruptibly; what follows (sorting, reports) runs whatever ended them.
@@ -121,6 +122,8 @@ interface Pairs {
   /** Stopped before every pair ran: interrupted, or stopped by the budget. */
   readonly interrupted: boolean
   readonly budget?: Budget.Tracker
+  /** Pairs of the instances seen (this shard's share of them, for a shard), done or not. */
+  readonly share: number
   readonly failed: number
   readonly stats: RunInfo.Accumulator
   readonly endedAt: number
@@ -148,7 +151,7 @@ const runPairs = (
     const metaOf = Results.metaMaker()
     const ranAt = new Date(startedAt).toISOString()
     const resumed = log.size()
-    let failed = 0, seenAll = false
+    let failed = 0, share = 0, seenAll = false
     const expected = () => (seenAll ? instanceOrder.size : p.instances)
     const cells = p.built.length
     const snapshot = (now: number): Progress.Snapshot => ({
@@ -156,9 +159,9 @@ const runPairs = (
       instancesSeen: instanceOrder.size,
       instancesTotal: expected(),
       pairsDone: resumed + rows.length,
-      pairsTotal: mapDefined(expected(), (n) => n * cells),
+      pairsTotal: seenAll ? share : mapDefined(expected(), (n) => Shard.expectedShare(options.shard, n * cells)),
       pairsRun: rows.length,
-      pairsToRun: mapDefined(expected(), (n) => n * cells - resumed),
+      pairsToRun: seenAll ? share - resumed : mapDefined(expected(), (n) => Shard.expectedShare(options.shard, n * cells) - resumed),
       failed,
       cacheHits: stats.cachedCalls,
       calls: stats.calls,
@@ -177,7 +180,9 @@ const runPairs = (
       expand: (instance) => {
         if (!instanceOrder.has(instance.id)) instanceOrder.set(instance.id, instanceOrder.size)
         if (!examples.has(instance.type)) examples.set(instance.type, instance)
-        const todo = p.built.filter((c) => !log.isDone(c.cell.id, instance.id))
+        const mine = p.built.filter((c) => Shard.includes(options.shard, c.cell.id, instance.id))
+        share += mine.length
+        const todo = mine.filter((c) => !log.isDone(c.cell.id, instance.id))
         if (todo.length === 0) return []
         const versions = p.transformed(instance)
         // The facts of an instance are computed once per version, shared by the cells that see it.
@@ -220,7 +225,7 @@ const runPairs = (
     seenAll = !interrupted
     if (seenAll && instanceOrder.size === 0) return yield* noInstances(config, p.opened)
     progress.done(snapshot(endedAt))
-    return { rows, instanceOrder, examples: [...examples.values()], interrupted, ...(budget !== undefined ? { budget } : {}), failed, stats, endedAt }
+    return { rows, instanceOrder, examples: [...examples.values()], interrupted, ...(budget !== undefined ? { budget } : {}), share, failed, stats, endedAt }
   })
 
 const mapDefined = <A, B>(a: A | undefined, f: (a: A) => B): B | undefined => (a === undefined ? undefined : f(a))
@@ -244,7 +249,7 @@ const finish = (
     const calls = yield* Calls.tally(path.join(out, Calls.fileName))
     const resumed = log.opened.kept.length
     const ran = pairs.rows.length
-    const total = pairs.instanceOrder.size * built.length
+    const total = pairs.share
     const summary: ResultLine.Summary = {
       config: { name: config.name, hash: configHash(config) },
       dataset: {
@@ -260,6 +265,7 @@ const finish = (
       ...(config.report.main !== undefined ? { main: config.report.main } : {}),
       ...(calls.calls > 0 ? { modelCalls: calls } : {}),
       ...Families.declared(config.report),
+      ...(config.sweep.length > 0 ? { axes: config.sweep.map((a) => a.key) } : {}),
       ...Summary.of(index, { metrics: p.metrics, seed: config.seed, resamples: config.bootstrap.resamples, largeSample: config.bootstrap.largeSample }, built.map((b) => ({
         id: b.cell.id,
         name: b.cell.name,

@@ -5,6 +5,8 @@
  *
  *   GET /api/runs                                  RunList
  *   GET /api/run?run=<id>                          RunDetail
+ *   GET /api/verdict?run=<id>                      VerdictView (who leads per instance type, and the leaderboard: the reports' opening)
+ *   GET /api/figures?run=<id>                      FiguresView (the report's charts as SVG)
  *   GET /api/pairwise?run=<id>                     PairwiseView (every cell against every other: the paired tests run here)
  *   GET /api/instances?run=<id>&type=&cell=&failed=1&a=<cell>&b=<cell>&q=&sort=&offset=&limit=
  *                                                  InstanceList
@@ -99,6 +101,33 @@ export interface RunDetail {
   readonly tables: ReadonlyArray<Table>
 }
 
+/** The reports' opening (analysis/Verdict.ts, rendered as render/Leaderboard.ts renders it): who leads on the main metric per instance type, and the leaderboard. */
+export interface VerdictView {
+  /** The main metric ranked on; null when the run has none. */
+  readonly metric: string | null
+  /** The metric, how it aggregates, the baseline and what "significant" means. */
+  readonly intro: string
+  /** One plain sentence per instance type (all instances first). */
+  readonly findings: ReadonlyArray<{ readonly slice: string; readonly sentence: string }>
+  /** Every cell ranked on the main metric over all instances, gold-reading cells after them as ceilings; null without a main metric. */
+  readonly leaderboard: Table | null
+}
+
+/**
+ * One chart of the report, as report.html draws it: a static SVG rendered by Vega from the run's
+ * data. The page shows it as an image (`data:image/svg+xml`), so nothing in it can run or load.
+ */
+export interface Figure {
+  /** The report section it belongs to. */
+  readonly section: "overview" | "recency" | "history" | "intervention" | "cost"
+  readonly caption: string
+  readonly svg: string
+}
+
+export interface FiguresView {
+  readonly figures: ReadonlyArray<Figure>
+}
+
 export interface PairwiseView {
   /** How the tests ran: correction, test forms, N. Null when the run has fewer than two cells or no headline metric. */
   readonly note: string | null
@@ -140,8 +169,10 @@ export interface InstanceList {
   readonly matched: number
   readonly offset: number
   readonly items: ReadonlyArray<InstanceItem>
-  /** What the filters meant, in words ("cells @2 and @3 selected different sessions, or one failed"). */
+  /** What the filters meant, in words ("cells bm25 and recency selected different sessions, or one failed"). */
   readonly description: string
+  /** The ids of the cells the query's selectors (`cell`, `a`, `b`: id, id prefix, name or `@k`) named; null where not given. */
+  readonly resolved: { readonly cell: string | null; readonly a: string | null; readonly b: string | null }
   /** Set when full-text search could not read the dataset and searched the results only. */
   readonly notice: string | null
 }
@@ -162,6 +193,8 @@ export interface SessionRow {
 export interface ScoreValue {
   readonly metric: string
   readonly heuristic: boolean
+  /** A headline metric of the run (the run's main metric is one): shown on the cell's first line. */
+  readonly headline: boolean
   readonly value: number | null
   /** A ratio's counts, when the metric pools them. */
   readonly num?: number
@@ -174,6 +207,12 @@ export interface CellResult {
   readonly selected: ReadonlyArray<string> | null
   readonly inference: string | null
   readonly generation: string | null
+  /**
+   * The retriever's ranking of the sessions, best first, as results.jsonl holds it (`rank` is the
+   * 1-based position); null when the line has none (a failed pair, or a run without rankings).
+   */
+  readonly ranking: ReadonlyArray<{ readonly session: string; readonly score: number | null; readonly rank: number }> | null
+  /** The main metric first, then the headline metrics, then the rest by name. */
   readonly scores: ReadonlyArray<ScoreValue>
   /** How the scorers rated each checklist item (preference match): gold items by how far the inferred preference covers them, inferred items by the gold preference; empty when no scorer rated items. */
   readonly ratings: ReadonlyArray<{ readonly side: "gold" | "inferred"; readonly item: string; readonly rating: number }>
@@ -194,6 +233,8 @@ export interface InstanceDetail {
   /** Sessions a cell selected that the history above does not hold (added by a history transform). */
   readonly otherSelected: ReadonlyArray<{ readonly session: string; readonly cells: ReadonlyArray<string> }>
   readonly cells: ReadonlyArray<CellEntry>
+  /** The run's main metric (first in each result's scores); null when it has none. */
+  readonly main: string | null
   readonly results: ReadonlyArray<CellResult>
 }
 

@@ -31,6 +31,8 @@ import * as Calls from "../results/Calls.js"
 import * as Entries from "./Entries.js"
 import type { Found } from "./Entries.js"
 import * as Instances from "./Instances.js"
+import * as Opening from "./Opening.js"
+import * as Rankings from "./Rankings.js"
 import { disagree, findCell, type InstanceQuery, type Loaded, outcome, type Texts, ViewError } from "./Instances.js"
 
 export { disagree, type InstanceQuery, ViewError } from "./Instances.js"
@@ -40,6 +42,10 @@ export interface Catalog {
   readonly root: string
   readonly list: Effect.Effect<Api.RunList, ViewError>
   readonly detail: (run: string) => Effect.Effect<Api.RunDetail, ViewError>
+  /** The reports' opening: who leads per instance type, and the leaderboard. */
+  readonly verdict: (run: string) => Effect.Effect<Api.VerdictView, ViewError>
+  /** The report's charts, as SVG. */
+  readonly figures: (run: string) => Effect.Effect<Api.FiguresView, ViewError>
   readonly pairwise: (run: string) => Effect.Effect<Api.PairwiseView, ViewError>
   readonly instances: (run: string, query: InstanceQuery) => Effect.Effect<Api.InstanceList, ViewError>
   readonly instance: (run: string, id: string) => Effect.Effect<Api.InstanceDetail, ViewError>
@@ -292,16 +298,31 @@ export const make = (root: string, options: CatalogOptions = {}): Effect.Effect<
           catch: (e) => new ViewError({ status: 500, message: `${id}: ${e instanceof Error ? e.message : String(e)}` })
         }))
 
-    /** Every cell against every other, as the reports test them (the paired tests run once per run and are kept). */
+    const failure = (id: string) => (e: unknown) => new ViewError({ status: 500, message: `${id}: ${e instanceof Error ? e.message : String(e)}` })
+
+    /** The reports' analysis of a run (its paired tests take seconds on a large run): computed once and kept with the run. */
+    const analysisOf = (id: string): Effect.Effect<{ readonly l: Loaded; readonly a: Analysis.Analysis }, ViewError> =>
+      Effect.flatMap(load(id), (l) => Effect.try({ try: () => ({ l, a: (l.analysis ??= Analysis.analyze(l.run)) }), catch: failure(id) }))
+
+    const verdict = (id: string): Effect.Effect<Api.VerdictView, ViewError> =>
+      Effect.flatMap(analysisOf(id), ({ a }) => Effect.try({ try: () => Opening.verdict(a), catch: failure(id) }))
+
+    const figures = (id: string): Effect.Effect<Api.FiguresView, ViewError> =>
+      Effect.flatMap(analysisOf(id), ({ l, a }) =>
+        l.figures !== undefined
+          ? Effect.succeed(l.figures)
+          : Opening.figures(a).pipe(
+            Effect.catchAllDefect((e) => Effect.fail(failure(id)(e))),
+            Effect.tap((f) => Effect.sync(() => void (l.figures = f)))
+          ))
+
+    /** Every cell against every other, as the reports test them (on the metrics the reports compare). */
     const pairwise = (id: string): Effect.Effect<Api.PairwiseView, ViewError> =>
-      Effect.flatMap(load(id), (l) =>
+      Effect.flatMap(analysisOf(id), ({ a }) =>
         Effect.try({
           try: (): Api.PairwiseView => {
-            // Only the every-pair tests: not the rest of the reports' analysis.
-            const summary = l.run.summary
-            const p = (l.pairwise ??= Analysis.pairwiseOf(summary, l.run.index, Analysis.comparedMetrics(summary, Analysis.families(summary))) ?? null)
-            if (p === null) return { note: null, slices: [] }
-            const a = { baseline: Analysis.chooseBaseline(summary).cell }
+            const p = a.pairwise
+            if (p === undefined) return { note: null, slices: [] }
             return {
               note: Notes.pairwiseNote(p),
               slices: p.slices.map((s) => ({
@@ -311,14 +332,20 @@ export const make = (root: string, options: CatalogOptions = {}): Effect.Effect<
               }))
             }
           },
-          catch: (e) => new ViewError({ status: 500, message: `${id}: ${e instanceof Error ? e.message : String(e)}` })
+          catch: failure(id)
         }))
 
     const instances = (id: string, query: InstanceQuery): Effect.Effect<Api.InstanceList, ViewError> =>
       Effect.flatMap(load(id), (l) => Instances.list(l, query, () => textsOf(id, l)))
 
     const instance = (id: string, instanceId: string): Effect.Effect<Api.InstanceDetail, ViewError> =>
-      Effect.flatMap(load(id), (l) => Instances.detail(l, id, instanceId, textsOf(id, l)))
+      Effect.flatMap(load(id), (l) => {
+        const rankings = Rankings.ofInstance(path.join(l.run.dir, "results.jsonl"), instanceId).pipe(
+          Effect.provideService(FileSystem.FileSystem, fileSystem),
+          Effect.mapError((e) => new ViewError({ status: 500, message: e.message }))
+        )
+        return Instances.detail(l, id, instanceId, textsOf(id, l), rankings)
+      })
 
     const calls = (id: string, instanceId: string): Effect.Effect<Api.InstanceCalls, ViewError> =>
       Effect.gen(function*() {
@@ -368,5 +395,5 @@ export const make = (root: string, options: CatalogOptions = {}): Effect.Effect<
         }
       })
 
-    return { root: absoluteRoot, list, detail, pairwise, instances, instance, calls, compare }
+    return { root: absoluteRoot, list, detail, verdict, figures, pairwise, instances, instance, calls, compare }
   })

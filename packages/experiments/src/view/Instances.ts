@@ -10,7 +10,6 @@ import type { Domain } from "@cupid-lab/core"
 import { Effect, Schema } from "effect"
 import * as Analysis from "../analysis/Analysis.js"
 import * as Examples from "../analysis/Examples.js"
-import type * as Pairwise from "../analysis/Pairwise.js"
 import type * as RunDir from "../results/RunDir.js"
 import type { CellSummary, MetricDescription, Row, Slice } from "../results/ResultLine.js"
 import { slices } from "../results/ResultLine.js"
@@ -42,8 +41,10 @@ export interface InstanceQuery {
 
 export interface Loaded {
   readonly stamp: string
-  /** Every cell against every other (the reports' paired tests), computed when first asked for; null when the run has none. */
-  pairwise?: Pairwise.Pairwise | null
+  /** The reports' analysis of the run (paired tests, every pair, verdict), computed when first asked for. */
+  analysis?: Analysis.Analysis
+  /** The report's charts, rendered when first asked for. */
+  figures?: Api.FiguresView
   readonly run: RunDir.Run
   readonly identity: RunId.Identity | undefined
   readonly entry: Api.RunEntry
@@ -167,25 +168,38 @@ export const list = (l: Loaded, query: InstanceQuery, texts: () => Effect.Effect
         failedCells: [...m.rows.values()].filter((r) => r.status === "failed").length
       }
     })
-    const at = (c: CellSummary) => `@${l.run.summary.cells.indexOf(c) + 1}`
     const description = [
       type === undefined ? "" : `${type} instances`,
-      cell === undefined ? "" : `cell ${at(cell)}${query.failed === true ? " failed" : ""}`,
+      cell === undefined ? "" : `cell ${cell.name}${query.failed === true ? " failed" : ""}`,
       cell === undefined && query.failed === true ? "some cell failed" : "",
-      a !== undefined && b !== undefined ? `cells ${at(a)} and ${at(b)} selected different sessions, or one failed` : "",
+      a !== undefined && b !== undefined ? `cells ${a.name} and ${b.name} selected different sessions, or one failed` : "",
       terms.length > 0 ? `text contains ${terms.map((w) => JSON.stringify(w)).join(" and ")}` : ""
     ].filter((x) => x !== "").join("; ") || "every instance"
     const notice = t?.note !== undefined && t.note !== null && t.instances.size === 0 ? `search read the results only: ${t.note}` : null
-    return { total: l.order.length, matched: matched.length, offset, items, description, notice }
+    const resolved = { cell: cell?.id ?? null, a: a?.id ?? null, b: b?.id ?? null }
+    return { total: l.order.length, matched: matched.length, offset, items, description, resolved, notice }
   })
 
-/** One instance of a loaded run: the dataset's text next to what each cell did with it. */
-export const detail = (l: Loaded, id: string, instanceId: string, texts: Effect.Effect<Texts>): Effect.Effect<Api.InstanceDetail, ViewError> =>
+/** Each cell's ranking of the sessions on one instance (cell id to ranking, best first); see Rankings.ofInstance. */
+export type Rankings = ReadonlyMap<string, ReadonlyArray<{ readonly sessionId: string; readonly score: number | null }> | null>
+
+/**
+ * One instance of a loaded run: the dataset's text next to what each cell did with it. `rankings`
+ * reads the retrievers' rankings of this instance (the loaded rows do not keep them).
+ */
+export const detail = (
+  l: Loaded,
+  id: string,
+  instanceId: string,
+  texts: Effect.Effect<Texts>,
+  rankings: Effect.Effect<Rankings, ViewError>
+): Effect.Effect<Api.InstanceDetail, ViewError> =>
   Effect.gen(function*() {
     const rows = l.byInstance.get(instanceId)
     if (rows === undefined) return yield* new ViewError({ status: 404, message: `run ${id} has no instance "${instanceId}"` })
     const head = rows.values().next().value as Row
     const t = yield* texts
+    const ranked = yield* rankings
     const data = t.instances.get(instanceId)
     const note = data === undefined && t.note === null
       ? `instance ${instanceId} is not in the run's dataset any more${t.skipped.length === 0 ? "" : `; ${t.skipped.length} rows of it were skipped as invalid (${t.skipped.slice(0, 3).join("; ")})`}`
@@ -211,7 +225,9 @@ export const detail = (l: Loaded, id: string, instanceId: string, texts: Effect.
       })
     const known = new Set(sessions.map((s) => s.id))
     const otherSelected = [...selectedBy.entries()].filter(([s]) => !known.has(s)).sort(([x], [y]) => x.localeCompare(y)).map(([session, cells]) => ({ session, cells }))
-    const heuristic = new Map(l.run.summary.metrics.map((m) => [m.name, m.heuristic]))
+    const metrics = new Map(l.run.summary.metrics.map((m) => [m.name, m]))
+    // The main metric, then the headline ones, then the rest, each by name.
+    const order = (metric: string) => (metric === l.main?.name ? 0 : metrics.get(metric)?.headline === true ? 1 : 2)
     const results = l.cells.flatMap((c): Array<Api.CellResult> => {
       const r = rows.get(c.id)
       if (r === undefined) return []
@@ -221,11 +237,13 @@ export const detail = (l: Loaded, id: string, instanceId: string, texts: Effect.
         selected: r.selected,
         inference: r.inference?.preference ?? null,
         generation: r.generation?.text ?? null,
-        scores: Object.keys(r.scores).sort().map((metric): Api.ScoreValue => {
+        ranking: ranked.get(c.id)?.map((x, i) => ({ session: x.sessionId, score: x.score, rank: i + 1 })) ?? null,
+        scores: Object.keys(r.scores).sort((x, y) => order(x) - order(y) || x.localeCompare(y)).map((metric): Api.ScoreValue => {
           const v = r.scores[metric]
-          const h = heuristic.get(metric) ?? false
-          if (v === undefined || v === null || typeof v === "number") return { metric, heuristic: h, value: isFiniteNumber(v) ? v : null }
-          return { metric, heuristic: h, value: v.den > 0 ? v.num / v.den : null, num: v.num, den: v.den }
+          const m = metrics.get(metric)
+          const facts = { metric, heuristic: m?.heuristic ?? false, headline: metric === l.main?.name || m?.headline === true }
+          if (v === undefined || v === null || typeof v === "number") return { ...facts, value: isFiniteNumber(v) ? v : null }
+          return { ...facts, value: v.den > 0 ? v.num / v.den : null, num: v.num, den: v.den }
         }),
         ratings: r.ratings ?? [],
         usage: { calls: r.usage.calls, promptTokens: r.usage.promptTokens, completionTokens: r.usage.completionTokens },
@@ -243,6 +261,7 @@ export const detail = (l: Loaded, id: string, instanceId: string, texts: Effect.
       sessions,
       otherSelected,
       cells: l.cells,
+      main: l.main?.name ?? null,
       results
     }
   })

@@ -101,6 +101,8 @@ const router = (catalog: Catalog.Catalog, assets: { readonly js: string; readonl
     HttpRouter.get("/favicon.ico", Effect.succeed(HttpServerResponse.empty({ status: 204, headers: securityHeaders }))),
     HttpRouter.get("/api/runs", answer(catalog.list)),
     HttpRouter.get("/api/run", answer(Effect.flatMap(params, (p) => Effect.flatMap(required(p, "run"), catalog.detail)))),
+    HttpRouter.get("/api/verdict", answer(Effect.flatMap(params, (p) => Effect.flatMap(required(p, "run"), catalog.verdict)))),
+    HttpRouter.get("/api/figures", answer(Effect.flatMap(params, (p) => Effect.flatMap(required(p, "run"), catalog.figures)))),
     HttpRouter.get("/api/pairwise", answer(Effect.flatMap(params, (p) => Effect.flatMap(required(p, "run"), catalog.pairwise)))),
     HttpRouter.get(
       "/api/instances",

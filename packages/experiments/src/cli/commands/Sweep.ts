@@ -1,5 +1,5 @@
 import { Command, Options } from "@effect/cli"
-import { Effect, Option } from "effect"
+import { Effect, Either, Option, Schema } from "effect"
 import * as path from "node:path"
 import { type CupidType, cupidTypes } from "@cupid-lab/core/Domain"
 import type * as BudgetModule from "../../run/Budget.js"
@@ -18,6 +18,9 @@ const parseTypes = (value: string) => {
     ? invalid(`--types: unknown instance type ${bad.map((b) => `"${b}"`).join(", ") || "(none given)"}; valid choices: ${cupidTypes.join(", ")}`)
     : Effect.succeed(given.filter(isType))
 }
+
+const parseShard = (value: string) =>
+  Effect.flatMap(Effect.promise(() => import("../../run/Shard.js")), (Shard) => Either.match(Shard.parse(value), { onLeft: invalid, onRight: Effect.succeed }))
 
 const options = {
   config: Options.text("config").pipe(
@@ -83,6 +86,15 @@ const options = {
     Options.optional,
     Options.withDescription("exit 3 when more than this share of the pairs run failed (outputs are written all the same); default: only when all failed")
   ),
+  shard: Options.text("shard").pipe(
+    Options.withPseudoName("i/N"),
+    Options.mapEffect(parseShard),
+    Options.optional,
+    Options.withDescription(
+      "run only shard i of N (numbered from 1: 1/3, 2/3, 3/3), a share of the pairs fixed by a hash of (cell, instance), into runs/<name>/<run id>-shard-i-of-N (or --out); " +
+        "`cupid-lab merge` combines the N shard directories into the run (docs/distributed.md)"
+    )
+  ),
   repair: Options.boolean("repair").pipe(
     Options.withDescription("when results.jsonl in the run directory has corrupt lines: keep the intact ones, move the corrupt ones to results.corrupt.jsonl and run their pairs again (without it the sweep stops and names them)")
   )
@@ -129,12 +141,13 @@ const run = (a: Args) =>
       ...Option.match(a.budgetUsd, { onNone: () => ({}), onSome: (budgetUsd) => ({ budgetUsd }) })
     })
     const log = (text: string) => void io.stderr.write(`${text}\n`)
+    const shard = Option.match(a.shard, { onNone: () => ({}), onSome: (s) => ({ shard: s }) })
     const [Runner, Progress, Grid] = yield* Effect.promise(() => Promise.all([import("../../run/Runner.js"), import("../../run/Progress.js"), import("../../config/Grid.js")]))
     // A large grid takes a while to build: say how large before starting (a grid over the limit is refused by the runner).
     const size = Grid.size(config)
     if (size.cells > largeGrid && size.cells <= config.maxCells) log(`grid: ${Grid.describeSize(size)}; building them before any pair runs`)
     if (a.dryRun) {
-      const d = yield* Runner.dryRun(config, { ...io.runner, log })
+      const d = yield* Runner.dryRun(config, { ...io.runner, log, ...shard })
       const out: Array<string> = [`dry run of ${config.file}: nothing is sent and nothing is written`, `grid: ${d.grid.cells.length} cells`]
       for (const c of d.grid.cells) out.push(`  ${c.id}  ${c.name}${c.id === d.grid.baseline.id ? "  (baseline)" : ""}`)
       out.push(`instances: ${d.instances}`)
@@ -163,9 +176,10 @@ const run = (a: Args) =>
       io.stdout(`${out.join("\n")}\n`)
       return
     }
-    log(`sweep ${config.name}: ${config.file} -> ${config.outGiven ? config.out : path.join(config.out, "<run id>")}`)
+    const runDir = Option.match(a.shard, { onNone: () => "<run id>", onSome: (s) => `<run id>-shard-${s.index}-of-${s.count}` })
+    log(`sweep ${config.name}${Option.match(a.shard, { onNone: () => "", onSome: (s) => ` (shard ${s.index} of ${s.count})` })}: ${config.file} -> ${config.outGiven ? config.out : path.join(config.out, runDir)}`)
     const progress = remembering(Progress.make(io.stderr))
-    const outcome = yield* Runner.sweep(config, { ...io.runner, log, progress: progress.progress, ...(a.repair ? { repair: true } : {}) }).pipe(
+    const outcome = yield* Runner.sweep(config, { ...io.runner, log, progress: progress.progress, ...(a.repair ? { repair: true } : {}), ...shard }).pipe(
       // The runner writes results, summary and report for the pairs done before the interruption completes.
       Effect.onInterrupt(() =>
         Effect.sync(() => {

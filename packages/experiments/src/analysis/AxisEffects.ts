@@ -1,0 +1,341 @@
+/**
+ * A sweep read by axis: when the grid crosses two or more axes (`sweep: { retriever: [...],
+ * retriever.select: [...] }`, a model crossed with a retriever), what each axis's values do to the
+ * main metric on average over the other axes' settings, and which setting is best per instance type.
+ *
+ * - **Axes** are the config's sweep keys as the run recorded them (`summary.axes`); a run without
+ *   them has its axes derived from the cells' parameters (the stages, or the options of a stage whose
+ *   plugin is the same in every cell, that vary across cells). A cell's value on an axis is its
+ *   parameter at the axis's path, without the parts other axes set (`retriever` without its
+ *   `select` when `retriever.select` is an axis too; a ranker's `k` is stored as `select: { top: k }`).
+ * - **The crossed grid**: the cells that read no gold labels and whose other parameters are the same
+ *   (the largest such group, so explicit cells with another inferrer stay out), reduced to a complete
+ *   crossing by dropping the value with the fewest cells until every combination has its cell.
+ * - **Marginal effect** of a value: per instance, the mean of the main metric over the cells at that
+ *   value (one per setting of the other axes; pooled counts for a pooled metric), then the metric
+ *   over the slice's instances with a 95% bootstrap interval. An instance counts where every one of
+ *   those cells has a value. Each value is compared with the axis's reference value (the baseline
+ *   cell's, when it is in the crossed grid, else the first) by the paired difference of those
+ *   per-instance means, clustered by persona where a persona has several instances.
+ * - **Best setting** per slice: the cell of the crossed grid with the best main-metric value, and per
+ *   axis the runner-up value with the other axes held at the best cell's settings, tested against it.
+ *
+ * Every test here is exploratory and forms a family of its own, corrected with the run's exploratory
+ * correction (`report.correction.exploratory`, default Benjamini-Hochberg).
+ *
+ * @example
+ * const fx = AxisEffects.of(summary, index, main, plan)
+ * if (fx._tag === "Effects") fx.marginals.filter((m) => m.test !== undefined && m.test.pAdjusted < 0.05)
+ */
+import { Hash } from "@cupid-lab/core"
+import { Selector } from "@cupid-lab/retrievers"
+import { Paired, type Statistics } from "@cupid-lab/scorers"
+import { Either, Schema } from "effect"
+import { type Index, sliceOf } from "../results/Columns.js"
+import type { CellSummary, MetricDescription, MetricEstimate, Slice, Summary } from "../results/ResultLine.js"
+import { slices } from "../results/ResultLine.js"
+import * as Families from "./Families.js"
+
+export interface Axis {
+  /** The sweep key (`retriever.select`). */
+  readonly key: string
+  /** Readable values in grid order. */
+  readonly levels: ReadonlyArray<string>
+  /** The value the others are compared with. */
+  readonly reference: number
+  readonly referenceReason: "the baseline's" | "the first"
+}
+
+export interface Test {
+  /** metric(b) - metric(a): the value against the reference, the best against the runner-up. */
+  readonly comparison: Paired.Comparison
+  readonly pAdjusted: number
+}
+
+export interface Marginal {
+  readonly axis: number
+  readonly level: number
+  readonly slice: Slice
+  readonly estimate: Statistics.Estimate
+  /** Against the axis's reference value (undefined for the reference itself). */
+  readonly test: Test | undefined
+}
+
+export interface Choice {
+  readonly axis: number
+  /** The best cell's value on this axis. */
+  readonly level: number
+  /** The best other value with the other axes held, and the best cell tested against it. */
+  readonly runnerUp: { readonly level: number; readonly cell: CellSummary; readonly test: Test } | undefined
+}
+
+export interface Best {
+  readonly slice: Slice
+  readonly cell: CellSummary
+  readonly estimate: MetricEstimate
+  readonly choices: ReadonlyArray<Choice>
+}
+
+export interface Effects {
+  readonly _tag: "Effects"
+  readonly metric: MetricDescription
+  readonly axes: ReadonlyArray<Axis>
+  /** Where the axes came from: the run's record, or derived from the cells' parameters. */
+  readonly source: "recorded" | "derived"
+  /** The crossed grid's cells, in run order. */
+  readonly cells: ReadonlyArray<CellSummary>
+  /** Cells reading no gold labels that are outside the crossed grid. */
+  readonly outside: ReadonlyArray<CellSummary>
+  readonly marginals: ReadonlyArray<Marginal>
+  readonly best: ReadonlyArray<Best>
+  readonly correction: Statistics.Correction
+  /** Tests with a p-value in this family. */
+  readonly tests: number
+}
+
+/** No axis section; `reason` is set when the run swept axes yet fewer than two can be read. */
+export interface Skipped {
+  readonly _tag: "Skipped"
+  readonly reason: string | undefined
+}
+
+export type AxisEffects = Effects | Skipped
+
+const isRecord = (v: unknown): v is Readonly<Record<string, unknown>> => typeof v === "object" && v !== null && !Array.isArray(v)
+const canon = (v: unknown): string => (v === undefined ? "\u0000absent" : Hash.canonicalJson(v))
+
+/** Where a sweep key's value sits in a cell's parameters. */
+export const pathOf = (key: string): ReadonlyArray<string> => {
+  const parts = key.split(".")
+  // A ranker's `k` is shorthand for `select: { top: k }`, which is what the cell records.
+  return parts.length === 2 && parts[0] === "retriever" && parts[1] === "k" ? ["retriever", "select"] : parts
+}
+
+const get = (v: unknown, path: ReadonlyArray<string>): unknown => path.reduce<unknown>((x, p) => (isRecord(x) ? x[p] : undefined), v)
+
+const without = (v: unknown, path: ReadonlyArray<string>): unknown => {
+  const [head, ...rest] = path
+  if (head === undefined || !isRecord(v) || !(head in v)) return v
+  const { [head]: inner, ...others } = v
+  return rest.length === 0 ? others : { ...others, [head]: without(inner, rest) }
+}
+
+const under = (path: ReadonlyArray<string>, prefix: ReadonlyArray<string>) =>
+  path.length > prefix.length && prefix.every((p, i) => path[i] === p)
+
+/** Axes from the cells' parameters: each varying stage, or the varying options of a stage whose plugin never changes. */
+export const derive = (cells: ReadonlyArray<CellSummary>): Array<string> => {
+  const out: Array<string> = []
+  const keys = [...new Set(cells.flatMap((c) => Object.keys(c.params)))]
+  for (const k of keys) {
+    const values = cells.map((c) => c.params[k])
+    if (new Set(values.map(canon)).size < 2) continue
+    const sameUse = values.every(isRecord) && new Set(values.map((v) => canon((v as Record<string, unknown>)["use"]))).size === 1
+    if (!sameUse) {
+      out.push(k)
+      continue
+    }
+    const options = [...new Set(values.flatMap((v) => Object.keys(v as object)))].filter((o) => o !== "use")
+    for (const o of options) if (new Set(values.map((v) => canon(get(v, [o])))).size > 1) out.push(`${k}.${o}`)
+  }
+  return out
+}
+
+const scalar = (v: unknown): string =>
+  typeof v === "string" || typeof v === "number" || typeof v === "boolean"
+    ? String(v)
+    : isRecord(v) && typeof v["use"] === "string"
+    ? v["use"]
+    : Hash.canonicalJson(v)
+
+/** Readable labels: `plugin(option=value)` with only the options that differ among values of the same plugin; selectors as `top=2`. */
+export const labels = (values: ReadonlyArray<unknown>): Array<string> => {
+  const byUse = new Map<string, Array<Readonly<Record<string, unknown>>>>()
+  for (const v of values) if (isRecord(v) && typeof v["use"] === "string") byUse.set(v["use"], [...(byUse.get(v["use"]) ?? []), v])
+  const raw = values.map((v) => {
+    if (v === null || v === undefined) return "none"
+    if (!isRecord(v)) return scalar(v)
+    if (typeof v["use"] === "string") {
+      const same = byUse.get(v["use"])!
+      const keys = Object.keys(v).filter((k) => k !== "use" && new Set(same.map((x) => canon(x[k]))).size > 1).sort()
+      return keys.length === 0 ? v["use"] : `${v["use"]}(${keys.map((k) => `${k}=${scalar(v[k])}`).join(",")})`
+    }
+    const select = Schema.decodeUnknownEither(Selector.Spec)(v)
+    if (Either.isRight(select)) return Selector.label(select.right)
+    return Object.keys(v).sort().map((k) => `${k}=${scalar(v[k])}`).join(",")
+  })
+  return raw.map((l, i) => (raw.indexOf(l) === i ? l : `${l} (${raw.slice(0, i).filter((x) => x === l).length + 1})`))
+}
+
+interface Crossing {
+  readonly cells: Array<CellSummary>
+  /** Per cell (as in `cells`), its level per axis. */
+  readonly at: Array<Array<number>>
+  /** Per axis, its values in grid order. */
+  readonly values: Array<Array<unknown>>
+}
+
+/** The largest group of cells with the same other parameters, reduced to a complete crossing of the axes. */
+const crossing = (cells: ReadonlyArray<CellSummary>, keys: ReadonlyArray<string>): Crossing => {
+  const paths = keys.map(pathOf)
+  const valueOf = (c: CellSummary, i: number) => paths.reduce((v, p, j) => (j !== i && under(p, paths[i]!) ? without(v, p.slice(paths[i]!.length)) : v), get(c.params, paths[i]!))
+  const groups = new Map<string, Array<{ cell: CellSummary; values: Array<unknown> }>>()
+  for (const c of cells) {
+    const values = keys.map((_, i) => valueOf(c, i))
+    // a cell without an option axis's value was not made by the sweep
+    if (values.some((v, i) => v === undefined && paths[i]!.length > 1)) continue
+    const rest = canon(paths.reduce<unknown>((v, p) => without(v, p), c.params))
+    groups.set(rest, [...(groups.get(rest) ?? []), { cell: c, values }])
+  }
+  let members = [...groups.values()].reduce<Array<{ cell: CellSummary; values: Array<unknown> }>>((a, b) => (b.length > a.length ? b : a), [])
+  const levelsOf = () => keys.map((_, i) => {
+    const counts = new Map<string, { value: unknown; n: number }>()
+    for (const m of members) {
+      const k = canon(m.values[i])
+      counts.set(k, { value: m.values[i], n: (counts.get(k)?.n ?? 0) + 1 })
+    }
+    return counts
+  })
+  for (;;) {
+    const levels = levelsOf()
+    if (members.length === levels.reduce((n, l) => n * l.size, 1)) break
+    // drop the rarest value (the last axis's, the last in order, on a tie)
+    let drop: { axis: number; key: string; n: number } | undefined
+    levels.forEach((l, axis) => l.forEach(({ n }, key) => void (drop === undefined || n <= drop.n ? (drop = { axis, key, n }) : undefined)))
+    members = members.filter((m) => canon(m.values[drop!.axis]) !== drop!.key)
+  }
+  const levels = levelsOf()
+  const order = new Map(cells.map((c, i) => [c.id, i]))
+  members.sort((a, b) => order.get(a.cell.id)! - order.get(b.cell.id)!)
+  const keyed = levels.map((l) => [...l.keys()])
+  return {
+    cells: members.map((m) => m.cell),
+    at: members.map((m) => m.values.map((v, i) => keyed[i]!.indexOf(canon(v)))),
+    values: levels.map((l) => [...l.values()].map((x) => x.value))
+  }
+}
+
+/** Per instance of the slice, the metric pooled over the cells: the mean of their values, or summed counts. */
+const pooled = (idx: Index, cells: ReadonlyArray<CellSummary>, slice: Slice, metric: MetricDescription): Paired.Columns => {
+  const cols = cells.map((c) => sliceOf(idx, c.id, slice)(metric))
+  const add = (xs: ReadonlyArray<ArrayLike<number>>, scale = 1) => {
+    const out = new Float64Array(xs[0]!.length)
+    for (const x of xs) for (let i = 0; i < out.length; i++) out[i] = out[i]! + x[i]!
+    if (scale !== 1) for (let i = 0; i < out.length; i++) out[i] = out[i]! / scale
+    return out
+  }
+  const first = cols[0]!
+  switch (first._tag) {
+    case "Mean":
+      return Paired.mean(add(cols.map((c) => (c as Paired.Mean).values), cols.length))
+    case "Ratio":
+      return Paired.ratio(add(cols.map((c) => (c as Paired.Ratio).num)), add(cols.map((c) => (c as Paired.Ratio).den)))
+    case "F1": {
+      const f = cols as ReadonlyArray<Paired.F1>
+      return Paired.f1(
+        { num: add(f.map((c) => c.precision.num)), den: add(f.map((c) => c.precision.den)) },
+        { num: add(f.map((c) => c.recall.num)), den: add(f.map((c) => c.recall.den)) }
+      )
+    }
+  }
+}
+
+export interface Options {
+  readonly permutations?: number
+}
+
+/** The run read by axis on its main metric, or why not. */
+export const of = (summary: Summary, idx: Index, main: MetricDescription | undefined, plan: Families.Plan, options: Options = {}): AxisEffects => {
+  const candidates = summary.cells.filter((c) => !c.usesGold && !c.oracleRetrieval)
+  const recorded = summary.axes
+  const keys = recorded ?? derive(candidates)
+  if (main === undefined || keys.length < 2) return { _tag: "Skipped", reason: undefined }
+  const x = crossing(candidates, keys)
+  const kept = keys.flatMap((_, i) => (x.values[i]!.length >= 2 ? [i] : []))
+  if (kept.length < 2) {
+    const varied = kept.map((i) => keys[i]).join(", ") || "none"
+    return { _tag: "Skipped", reason: `The sweep's axes (${keys.join(", ")}) leave fewer than two with two or more values once crossed (varied: ${varied}), so the grid is not read by axis.` }
+  }
+  const baselineAt = x.cells.findIndex((c) => c.id === summary.baseline)
+  const axes: Array<Axis> = kept.map((i) => ({
+    key: keys[i]!,
+    levels: labels(x.values[i]!),
+    reference: baselineAt >= 0 ? x.at[baselineAt]![i]! : 0,
+    referenceReason: baselineAt >= 0 ? "the baseline's" : "the first"
+  }))
+  const levelOf = (cell: number, axis: number) => x.at[cell]![kept[axis]!]!
+  const stats = { seed: summary.seed, resamples: summary.resamples ?? 1000, ...(summary.largeSample !== undefined ? { largeSample: summary.largeSample } : {}) }
+  const tests: Array<Paired.Test> = []
+  const planned: Array<Omit<Marginal, "test"> & { readonly t: number | undefined }> = []
+  for (const slice of slices) {
+    const clusters = Families.personas(idx, slice)
+    axes.forEach((axis, a) => {
+      const setting = axis.levels.map((_, l) => pooled(idx, x.cells.filter((_, c) => levelOf(c, a) === l), slice, main))
+      setting.forEach((columns, l) => {
+        const t = l === axis.reference ? undefined : tests.push({ a: setting[axis.reference]!, b: columns, clusters }) - 1
+        planned.push({ axis: a, level: l, slice, estimate: Paired.estimate(columns, stats), t })
+      })
+    })
+  }
+  const sign = main.direction === "lower" ? -1 : 1
+  const valueOf = (c: CellSummary, slice: Slice) => c.slices[slice].metrics[main.name]?.mean ?? null
+  const bestPlanned: Array<{ slice: Slice; cell: number; choices: Array<{ axis: number; level: number; runnerUp?: { level: number; cell: number; t: number } }> }> = []
+  for (const slice of slices) {
+    let best = -1
+    x.cells.forEach((c, i) => {
+      const v = valueOf(c, slice), b = best < 0 ? null : valueOf(x.cells[best]!, slice)
+      if (v !== null && Number.isFinite(v) && (b === null || sign * (v - b) > 0)) best = i
+    })
+    if (best < 0) continue
+    const clusters = Families.personas(idx, slice)
+    const choices = axes.map((_, a) => {
+      const rivals = x.cells.flatMap((c, i) =>
+        i !== best && axes.every((_, o) => o === a || levelOf(i, o) === levelOf(best, o)) && valueOf(c, slice) !== null ? [i] : []
+      )
+      const runnerUp = rivals.reduce((r, i) => (r < 0 || sign * (valueOf(x.cells[i]!, slice)! - valueOf(x.cells[r]!, slice)!) > 0 ? i : r), -1)
+      if (runnerUp < 0) return { axis: a, level: levelOf(best, a) }
+      const column = (i: number) => sliceOf(idx, x.cells[i]!.id, slice)(main)
+      const t = tests.push({ a: column(runnerUp), b: column(best), clusters }) - 1
+      return { axis: a, level: levelOf(best, a), runnerUp: { level: levelOf(runnerUp, a), cell: runnerUp, t } }
+    })
+    bestPlanned.push({ slice, cell: best, choices })
+  }
+  const family = Paired.family(tests, {
+    ...stats,
+    correction: plan.correction.exploratory,
+    ...(options.permutations !== undefined ? { permutations: options.permutations } : {})
+  })
+  const test = (t: number): Test => ({ comparison: family.comparisons[t]!, pAdjusted: family.adjusted[t]! })
+  const candidatesOutside = candidates.filter((c) => !x.cells.includes(c))
+  return {
+    _tag: "Effects",
+    metric: main,
+    axes,
+    source: recorded === undefined ? "derived" : "recorded",
+    cells: x.cells,
+    outside: candidatesOutside,
+    marginals: planned.map(({ t, ...m }) => ({ ...m, test: t === undefined ? undefined : test(t) })),
+    best: bestPlanned.map((b) => ({
+      slice: b.slice,
+      cell: x.cells[b.cell]!,
+      estimate: x.cells[b.cell]!.slices[b.slice].metrics[main.name]!,
+      choices: b.choices.map((c) => ({
+        axis: c.axis,
+        level: c.level,
+        runnerUp: c.runnerUp === undefined ? undefined : { level: c.runnerUp.level, cell: x.cells[c.runnerUp.cell]!, test: test(c.runnerUp.t) }
+      }))
+    })),
+    correction: family.correction,
+    tests: family.tests
+  }
+}
+
+/** The level below which an adjusted p counts as significant. */
+export const level = 0.05
+
+/** True when the adjusted p is below {@link level} (either direction). */
+export const differs = (t: Test | undefined): boolean => t !== undefined && t.pAdjusted < level
+
+/** True when the test finds its second side (b) better in the metric's direction after correction. */
+export const better = (t: Test | undefined, metric: MetricDescription): boolean =>
+  differs(t) && (metric.direction === "lower" ? t!.comparison.delta < 0 : t!.comparison.delta > 0)

@@ -1,0 +1,44 @@
+import { Args, Command, Options } from "@effect/cli"
+import { Effect, Option } from "effect"
+import { CommandIo } from "./Io.js"
+
+/** `merge --out <dir> <shard dirs...>`: combine the directories of `sweep --shard i/N` into one run (results/Merge.ts). */
+export const command = Command.make(
+  "merge",
+  {
+    out: Options.text("out").pipe(
+      Options.withPseudoName("dir"),
+      Options.withDescription("the merged run's directory; a directory holding another run (or one of the shards) is refused")
+    ),
+    data: Options.text("data").pipe(
+      Options.withPseudoName("source"),
+      Options.optional,
+      Options.withDescription("the run's data, when the source the shards recorded does not open from here (it orders the results and gives the report's examples; its fingerprint must be the shards')")
+    ),
+    shards: Args.directory({ name: "shard dir", exists: "either" }).pipe(
+      Args.atLeast(1),
+      Args.withDescription("the N shard directories (runs/<name>/<run id>-shard-i-of-N, or each shard's --out), in any order")
+    )
+  },
+  (a) =>
+    Effect.gen(function*() {
+      const io = yield* CommandIo
+      const Merge = yield* Effect.promise(() => import("../../results/Merge.js"))
+      const merged = yield* Merge.merge({
+        out: a.out,
+        shards: a.shards,
+        ...Option.match(a.data, { onNone: () => ({}), onSome: (data) => ({ data }) }),
+        ...(io.runner?.openDataset !== undefined ? { openDataset: io.runner.openDataset } : {}),
+        log: (text) => void io.stderr.write(`${text}\n`)
+      })
+      const Leaderboard = yield* Effect.promise(() => import("../../render/Leaderboard.js"))
+      io.stdout(Leaderboard.console(merged.opening.analysis, merged.opening.verdict, []))
+      io.stdout(`\nmerged ${merged.shards} shards of run ${merged.identity.id}: ${merged.pairs} pairs, ${merged.instances} instances\n`)
+      io.stdout(`report: ${merged.files.report}\nreport: ${merged.out}/report.html\nresults: ${merged.out}/results.csv\nresults: ${merged.out}/results.parquet\n`)
+    })
+).pipe(
+  Command.withDescription(
+    "combine the shard directories of `sweep --shard i/N` into one run directory, byte-identical to a run on one machine: " +
+      "checks that the shards are one run's (config and data), that all N are given and finished, and that every pair is in exactly one shard"
+  )
+)

@@ -1,0 +1,116 @@
+/**
+ * The report's "By sweep axis" section: for a grid that crosses two or more axes, one table per axis
+ * (each value's marginal effect on the main metric per instance type, against the axis's reference
+ * value) and a table of the best setting per instance type with the runner-up value of each axis.
+ * Computed by {@link AxisEffects}; drawn here for report.md and report.html.
+ *
+ * @example
+ * import * as ByAxis from "@cupid-lab/experiments/render/ByAxis"
+ * ByAxis.markdown(analysis) // ["## By sweep axis", "", ...] or [] when the grid crosses fewer than two axes
+ */
+import type { Analysis } from "../analysis/Analysis.js"
+import * as AxisEffects from "../analysis/AxisEffects.js"
+import { slices } from "../results/ResultLine.js"
+import * as Format from "./Format.js"
+import * as Notes from "./Notes.js"
+import type { Cell, Table } from "./Table.js"
+import * as TableRender from "./Table.js"
+import { left, num, right } from "./Tables.js"
+
+const adjusted = (c: AxisEffects.Effects["correction"]): string => (c === "holm" ? "Holm" : c === "bonferroni" ? "Bonferroni" : c === "bh" ? "BH" : "p")
+
+const interval = (lo: number, hi: number) => `[${Format.signed(lo)}, ${Format.signed(hi)}]`
+
+/** `+0.050 [+0.010, +0.090]` with `p=… BH=… n=…` as detail; `–` without paired instances. */
+const difference = (fx: AxisEffects.Effects, t: AxisEffects.Test, prefix: string, significant: boolean): { text: string; detail: string; significant: boolean } => {
+  const c = t.comparison
+  if (c.n === 0) return { text: `${prefix}–`, detail: "n=0", significant: false }
+  const tested = Number.isFinite(c.p) ? `p=${Format.p(c.p)} ${adjusted(fx.correction)}=${Format.p(t.pAdjusted)} ` : ""
+  return { text: `${prefix}${Format.signed(c.delta)} ${interval(c.ci95[0], c.ci95[1])}`, detail: `${tested}n=${c.n}`, significant }
+}
+
+/** One axis: each value's marginal value per slice, and its paired difference from the reference value. */
+export const marginals = (fx: AxisEffects.Effects, axis: number): Table => {
+  const a = fx.axes[axis]!
+  return {
+    id: `axis-${a.key}`,
+    title: `${Notes.metricLabel(fx.metric)} by ${a.key}`,
+    notes: [],
+    columns: [left(a.key), ...slices.map((s) => right(s))],
+    rows: a.levels.map((label, l) => ({
+      kinds: l === a.reference ? ["baseline"] : [],
+      cells: [
+        { text: l === a.reference ? `${label} (reference)` : label },
+        ...slices.map((slice): Cell => {
+          const m = fx.marginals.find((x) => x.axis === axis && x.level === l && x.slice === slice)!
+          const value = `${Format.number(m.estimate.mean)} ${Format.interval(m.estimate.ci95[0], m.estimate.ci95[1])} n=${m.estimate.n}`
+          if (m.test === undefined) return num(value, m.estimate.mean)
+          const d = difference(fx, m.test, "Δ ", AxisEffects.differs(m.test))
+          return { ...num(`${value}\n${d.text}`, m.estimate.mean), detail: d.detail, ...(d.significant ? { significant: true } : {}) }
+        })
+      ]
+    }))
+  }
+}
+
+/** Per slice, the best cell of the crossed grid, and per axis its value against the runner-up value. */
+export const best = (fx: AxisEffects.Effects): Table => ({
+  id: "axis-best",
+  title: `Best setting per instance type on ${fx.metric.name}`,
+  notes: [],
+  columns: [left("instances"), left("best cell"), right("value [95% CI]"), right("N"), ...fx.axes.map((a) => left(`${a.key}: best vs runner-up`))],
+  rows: fx.best.map((b) => ({
+    kinds: [],
+    cells: [
+      { text: b.slice },
+      { text: b.cell.name },
+      num(`${Format.number(b.estimate.mean)} ${Format.interval(b.estimate.ci95[0], b.estimate.ci95[1])}`, b.estimate.mean),
+      num(String(b.estimate.n), b.estimate.n),
+      ...b.choices.map((c): Cell => {
+        const labels = fx.axes[c.axis]!.levels
+        if (c.runnerUp === undefined) return { text: `${labels[c.level]} (no rival)` }
+        const d = difference(fx, c.runnerUp.test, "", AxisEffects.better(c.runnerUp.test, fx.metric))
+        return { text: `${labels[c.level]} vs ${labels[c.runnerUp.level]}: ${d.text}`, detail: d.detail, ...(d.significant ? { significant: true } : {}) }
+      })
+    ]
+  }))
+})
+
+/** What the section computes, in two sentences. */
+export const intro = (fx: AxisEffects.Effects): string => {
+  const axes = fx.axes.map((a) => `${a.key} (${a.levels.length} values)`).join(" x ")
+  const outside = fx.outside.length === 0 ? "" : ` ${fx.outside.length} cells outside that crossing (explicit cells, other stages) are left out, as are cells that read gold labels.`
+  const derived = fx.source === "derived" ? " The run did not record its sweep keys, so the axes are the parameters that vary across its cells." : ""
+  return `The grid crosses ${axes}: ${fx.cells.length} cells.${outside}${derived} ` +
+    `Each value's entry is ${fx.metric.name} per instance averaged over the cells at that value (one per setting of the other axes; counts pooled for a pooled metric), over the instances where all of them have a value, with its 95% bootstrap CI and n; ` +
+    `Δ is the paired difference from the axis's reference value (the baseline's value when the baseline is in the grid, else the first) [paired bootstrap 95% CI], clustered by persona where a persona has several instances. ` +
+    `The best setting is the cell with the best value; each axis's runner-up is its best other value with the other axes held, and the difference is best minus runner-up. ` +
+    `These ${fx.tests} tests are exploratory, corrected as a family of their own (${adjusted(fx.correction) === "p" ? "no correction" : adjusted(fx.correction)}); * adjusted p < 0.05 (for the best setting: and better).`
+}
+
+const heading = "By sweep axis"
+
+export const markdown = (a: Pick<Analysis, "axes">): Array<string> => {
+  const fx = a.axes
+  if (fx._tag === "Skipped") return fx.reason === undefined ? [] : [`> ${TableRender.mdLine(fx.reason)}`, ""]
+  return [
+    `## ${heading}`,
+    "",
+    TableRender.mdLine(intro(fx)),
+    "",
+    ...fx.axes.flatMap((axis, i) => [`### ${Format.md(axis.key)}`, "", TableRender.markdown(marginals(fx, i)), ""]),
+    "### Best setting per instance type",
+    "",
+    TableRender.markdown(best(fx)),
+    ""
+  ]
+}
+
+export const html = (a: Pick<Analysis, "axes">): string => {
+  const fx = a.axes
+  const e = Format.html
+  if (fx._tag === "Skipped") return fx.reason === undefined ? "" : `<p class="note">${e(fx.reason)}</p>`
+  return `<h2 id="axes">${heading}</h2><p class="note">${e(intro(fx))}</p>` +
+    fx.axes.map((axis, i) => `<h3>${e(axis.key)}</h3>${TableRender.html(marginals(fx, i))}`).join("") +
+    `<h3>Best setting per instance type</h3>${TableRender.html(best(fx))}`
+}

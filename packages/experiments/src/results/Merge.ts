@@ -1,0 +1,335 @@
+/**
+ * Combining the directories of a sharded sweep (`sweep --shard i/N`, run/Shard.ts) into one run
+ * directory, with the same bytes a single machine would have written: results.jsonl in final order
+ * (dataset order, then cell order, as ResultLog's finalize leaves it), summary.json, the reports,
+ * results.csv and results.parquet through the code the sweep uses, calls.jsonl concatenated in
+ * shard order, run-id.json of the whole run and a run.json whose counts are summed over the shards.
+ *
+ * Before writing anything it checks that the shards are one run's (same run id: config hash and
+ * data fingerprint; same summary facts), that the set is complete (1..N each once, one N), that
+ * every shard finished and holds exactly its share (no pair twice, none of another shard, none
+ * missing). Every error names the shard directory (and the line) and what is wrong.
+ *
+ * The run's data is read once more: it orders the lines (the shards hold only their own instances'
+ * order) and gives the report's examples. Its fingerprint must be the shards'.
+ *
+ * @example
+ * const merged = yield* Merge.merge({ out: "runs/contextual/merged", shards: ["a", "b", "c"] })
+ * merged.files.report // "runs/contextual/merged/report.md"
+ */
+import { Dataset, type Domain, Files, Hash } from "@cupid-lab/core"
+import { FileSystem } from "@effect/platform"
+import * as NodeFileSystem from "@effect/platform-node/NodeFileSystem"
+import { Effect, Either, Stream } from "effect"
+import * as path from "node:path"
+import { RunError } from "../Errors.js"
+import * as Report from "../render/Report.js"
+import type { OpenDataset } from "../run/Prepare.js"
+import * as RunId from "../run/RunId.js"
+import * as RunInfo from "../run/RunInfo.js"
+import * as RunLock from "../run/RunLock.js"
+import * as Shard from "../run/Shard.js"
+import * as Calls from "./Calls.js"
+import * as Columns from "./Columns.js"
+import * as ResultLog from "./ResultLog.js"
+import type * as ResultLine from "./ResultLine.js"
+import * as RunDir from "./RunDir.js"
+import * as Summary from "./Summary.js"
+
+export interface Options {
+  /** The merged run's directory (created; refused when it holds another run or is one of the shards). */
+  readonly out: string
+  /** The shard directories, in any order. */
+  readonly shards: ReadonlyArray<string>
+  /** The run's data where the recorded source does not open from here (another path on this machine). */
+  readonly data?: string
+  /** Default core's `Dataset.open`. */
+  readonly openDataset?: OpenDataset
+  readonly log?: (line: string) => void
+}
+
+export interface Merged {
+  readonly out: string
+  readonly identity: RunId.Identity
+  readonly shards: number
+  readonly pairs: number
+  readonly instances: number
+  readonly summary: ResultLine.Summary
+  readonly files: { readonly results: string; readonly summary: string; readonly report: string; readonly run: string }
+  readonly opening: Report.Written["opening"]
+}
+
+interface Line {
+  readonly text: Buffer
+  readonly row: ResultLine.Row
+}
+
+interface ShardDir {
+  readonly dir: string
+  readonly identity: RunId.Identity
+  readonly shard: Shard.Shard
+  readonly summary: ResultLine.Summary
+  readonly info: RunDir.RunInfo
+  readonly lines: ReadonlyArray<Line>
+}
+
+const fail = (file: string, reason: string) => Effect.fail(new RunError({ path: file, reason }))
+
+const unfinished = "the shard has not finished: rerun its sweep command (the same --shard i/N) to complete it, then merge again"
+
+const readJson = (fileSystem: FileSystem.FileSystem, file: string, missing: string) =>
+  Effect.gen(function*() {
+    if (!(yield* fileSystem.exists(file).pipe(Effect.orElseSucceed(() => false)))) return yield* fail(file, missing)
+    const text = yield* fileSystem.readFileString(file).pipe(Effect.mapError((e) => new RunError({ path: file, reason: `cannot read: ${Files.describe(e)}` })))
+    return yield* Effect.try({ try: (): unknown => JSON.parse(text), catch: () => new RunError({ path: file, reason: "is not valid JSON" }) })
+  })
+
+/** One shard directory: its identity, summary, run record and result lines (raw text kept). */
+const readShard = (fileSystem: FileSystem.FileSystem, dir: string): Effect.Effect<ShardDir, RunError> =>
+  Effect.gen(function*() {
+    const idFile = path.join(dir, RunId.fileName)
+    if (!(yield* fileSystem.exists(idFile).pipe(Effect.orElseSucceed(() => false)))) {
+      return yield* fail(dir, `not a shard directory: no ${RunId.fileName} (expected the directory of a \`sweep --shard i/N\`)`)
+    }
+    const text = yield* fileSystem.readFileString(idFile).pipe(Effect.mapError((e) => new RunError({ path: idFile, reason: `cannot read: ${Files.describe(e)}` })))
+    const identity = RunId.decode(text)
+    if (Either.isLeft(identity)) return yield* fail(idFile, "is not a run identity")
+    const shard = identity.right.shard
+    if (shard === undefined) return yield* fail(dir, `holds a whole ${RunId.describe(identity.right)}, not a shard; merge combines the directories of \`sweep --shard i/N\``)
+    const summaryFile = path.join(dir, "summary.json")
+    const summary = yield* Effect.flatMap(readJson(fileSystem, summaryFile, `missing; ${unfinished}`), (v) => RunDir.parseSummary(v, summaryFile))
+    const infoFile = path.join(dir, "run.json")
+    const info = yield* Effect.flatMap(readJson(fileSystem, infoFile, `missing; ${unfinished}`), (v) => RunDir.parseInfo(v, infoFile))
+    if (info.interrupted === true) return yield* fail(dir, `its sweep was interrupted before the end (run.json); ${unfinished}`)
+    const file = path.join(dir, ResultLog.fileName)
+    const lines: Array<Line> = []
+    const scanned = yield* RunDir.scan(fileSystem, file, (raw) =>
+      Effect.suspend(() => {
+        for (const bytes of raw) {
+          const row = RunDir.parseRow(bytes.toString("utf8", 0, bytes.length - 1), lines.length + 1, file)
+          if (Either.isLeft(row)) return Effect.fail(row.left)
+          lines.push({ text: Buffer.from(bytes), row: row.right })
+        }
+        return Effect.void
+      })
+    ).pipe(Effect.catchTag("SystemError", "BadArgument", (e) => fail(file, `cannot read the results: ${Files.describe(e)}`)))
+    if (scanned.partial) return yield* fail(file, `line ${lines.length + 1} is cut short (the sweep was killed); ${unfinished}`)
+    return { dir, identity: identity.right, shard, summary, info, lines }
+  })
+
+/** What every shard's summary must say alike: everything but the numbers computed from its lines. */
+const facts = (s: ResultLine.Summary) => ({
+  config: s.config,
+  dataset: s.dataset,
+  seed: s.seed,
+  resamples: s.resamples,
+  largeSample: s.largeSample ?? null,
+  baseline: s.baseline,
+  main: s.main ?? null,
+  families: s.families ?? null,
+  metrics: Summary.declaredOf(s.metrics),
+  cells: s.cells.map(({ slices: _, ...info }) => info)
+})
+
+const whole = ({ shard: _, ...identity }: RunId.Identity): RunId.Identity => identity
+
+/** The shards are one run's and one complete set: same identity and facts, 1..N each once. */
+const checkSet = (shards: ReadonlyArray<ShardDir>): Effect.Effect<void, RunError> =>
+  Effect.gen(function*() {
+    const first = shards[0]!
+    const count = first.shard.count
+    for (const s of shards) {
+      if (s.identity.id !== first.identity.id) {
+        return yield* fail(s.dir, `is ${RunId.describe(s.identity)}, but ${first.dir} is ${RunId.describe(first.identity)}: ${RunId.differences(whole(s.identity), whole(first.identity))}; the shards of one run share the config and the data`)
+      }
+      if (s.shard.count !== count) return yield* fail(s.dir, `is ${Shard.describe(s.shard)}, but ${first.dir} is ${Shard.describe(first.shard)}; every shard of a run is split in the same N`)
+      const mine = facts(s.summary), theirs = facts(first.summary)
+      const differs = (Object.keys(mine) as Array<keyof typeof mine>).find((k) => Hash.canonicalJson(mine[k]) !== Hash.canonicalJson(theirs[k]))
+      if (differs !== undefined) {
+        return yield* fail(path.join(s.dir, "summary.json"), `its ${differs} differs from ${path.join(first.dir, "summary.json")}'s; were the shards run by different versions of cupid-lab or its plugins?`)
+      }
+    }
+    const byIndex = new Map<number, ShardDir>()
+    for (const s of shards) {
+      const twin = byIndex.get(s.shard.index)
+      if (twin !== undefined) return yield* fail(s.dir, `is ${Shard.describe(s.shard)}, and so is ${twin.dir}: each shard is given once`)
+      byIndex.set(s.shard.index, s)
+    }
+    const missing = Array.from({ length: count }, (_, i) => i + 1).filter((i) => !byIndex.has(i))
+    if (missing.length > 0) {
+      return yield* fail(
+        shards.map((s) => s.dir).join(", "),
+        `the run is split in ${count} shards and shard${missing.length > 1 ? "s" : ""} ${missing.join(", ")} ${missing.length > 1 ? "are" : "is"} missing (given: ${[...byIndex.keys()].sort((a, b) => a - b).join(", ")}); run the missing shards with --shard i/${count} and give every shard directory`
+      )
+    }
+  })
+
+const pairKey = (cell: string, instance: string) => `${cell}\u0000${instance}`
+
+/** Read the run's data: each instance's rank in dataset order and the report's examples (the first present instance of each type). */
+const readData = (options: Options, summary: ResultLine.Summary, present: ReadonlySet<string>) =>
+  Effect.gen(function*() {
+    const source = options.data ?? summary.dataset.source
+    const why = (e: unknown) =>
+      new RunError({
+        path: source,
+        reason: `cannot read the run's data, which orders the merged results and gives the report's examples: ${e instanceof Error ? e.message : String(e)}; pass --data <source> where it is on this machine`
+      })
+    const open = options.openDataset ?? Dataset.open
+    const opened = yield* open(source, { onInvalid: "skip" }).pipe(Effect.mapError(why))
+    if (opened.fingerprint !== summary.dataset.hash) {
+      return yield* fail(source, `is not the data the shards ran on (fingerprint ${opened.fingerprint.slice(0, 16)}, the shards' ${summary.dataset.hash.slice(0, 16)}); pass --data <source> with the run's data`)
+    }
+    const rank = new Map<string, number>()
+    const examples = new Map<Domain.InstanceType, Domain.Instance>()
+    yield* Stream.runForEach(opened.instances, (i) =>
+      Effect.sync(() => {
+        if (!rank.has(i.id)) rank.set(i.id, rank.size)
+        if (present.has(i.id) && !examples.has(i.type)) examples.set(i.type, i)
+      })).pipe(Effect.mapError(why))
+    return { rank, examples: [...examples.values()], source }
+  })
+
+/** Every pair once, each in its own shard, none missing; the lines in final order. */
+const combine = (options: Options, shards: ReadonlyArray<ShardDir>) =>
+  Effect.gen(function*() {
+    const summary = shards[0]!.summary
+    const count = shards[0]!.shard.count
+    const cellIndex = new Map(summary.cells.map((c, i) => [c.id, i]))
+    const cellName = (id: string) => `cell ${summary.cells[cellIndex.get(id)!]?.name ?? id} (${id})`
+    const seen = new Map<string, { readonly dir: string; readonly line: number }>()
+    const present = new Set<string>()
+    for (const s of shards) {
+      const file = path.join(s.dir, ResultLog.fileName)
+      for (const [n, { row }] of s.lines.entries()) {
+        const at = `${file} line ${n + 1}`
+        if (!cellIndex.has(row.cell)) return yield* fail(at, `cell ${row.cell} is not one of the run's cells (its summary.json lists ${summary.cells.length})`)
+        const key = pairKey(row.cell, row.instance)
+        const twin = seen.get(key)
+        if (twin !== undefined) {
+          return yield* fail(at, `the pair (${cellName(row.cell)}, instance ${row.instance}) is also in ${path.join(twin.dir, ResultLog.fileName)} line ${twin.line}; a pair belongs to one shard only`)
+        }
+        seen.set(key, { dir: s.dir, line: n + 1 })
+        const owner = Shard.owner(count, row.cell, row.instance)
+        if (owner !== s.shard.index) {
+          return yield* fail(at, `the pair (${cellName(row.cell)}, instance ${row.instance}) belongs to shard ${owner} of ${count}, not to this ${Shard.describe(s.shard)}; was the file written by another --shard?`)
+        }
+        present.add(row.instance)
+      }
+    }
+    const data = yield* readData(options, summary, present)
+    const notInData = [...present].find((i) => !data.rank.has(i))
+    if (notInData !== undefined) return yield* fail(data.source, `has no instance ${notInData}, which the shards' results hold`)
+    if (present.size !== summary.dataset.instances) {
+      return yield* fail(shards.map((s) => s.dir).join(", "), `the shards hold results of ${present.size} instances, but the run has ${summary.dataset.instances}; a shard stopped before the end? rerun each shard's sweep command to complete it`)
+    }
+    const byShard = new Map(shards.map((s) => [s.shard.index, s]))
+    const instances = [...present].sort((a, b) => data.rank.get(a)! - data.rank.get(b)!)
+    for (const s of shards) {
+      let missing = 0, example = ""
+      for (const instance of instances) {
+        for (const cell of summary.cells) {
+          if (Shard.owner(count, cell.id, instance) !== s.shard.index || seen.has(pairKey(cell.id, instance))) continue
+          if (missing++ === 0) example = `${cellName(cell.id)} on instance ${instance}`
+        }
+      }
+      if (missing > 0) return yield* fail(s.dir, `${missing} pair${missing > 1 ? "s" : ""} of its share ${missing > 1 ? "are" : "is"} missing (first: ${example}); ${unfinished}`)
+    }
+    const lines = shards.flatMap((s) => s.lines)
+    const keys = lines.map((l) => [data.rank.get(l.row.instance)!, cellIndex.get(l.row.cell)!] as const)
+    const order = lines.map((_, k) => k).sort((a, b) => keys[a]![0] - keys[b]![0] || keys[a]![1] - keys[b]![1])
+    return { lines: order.map((k) => lines[k]!), examples: data.examples, byShard }
+  })
+
+const sumOf = (infos: ReadonlyArray<RunDir.RunInfo>, f: (i: RunDir.RunInfo) => number | null | undefined): number => infos.reduce((t, i) => t + (f(i) ?? 0), 0)
+
+const sumRecords = (records: ReadonlyArray<Readonly<Record<string, number>> | undefined>): Record<string, number> => {
+  const out: Record<string, number> = {}
+  for (const r of records) for (const [k, v] of Object.entries(r ?? {})) out[k] = (out[k] ?? 0) + v
+  return Object.fromEntries(Object.entries(out).sort(([a], [b]) => a.localeCompare(b)))
+}
+
+/** The merged run's run.json: the earliest start and latest end of the shards, their counts and times summed. */
+const mergedInfo = (shards: ReadonlyArray<ShardDir>, summary: ResultLine.Summary, lines: number): RunInfo.RunInfo => {
+  const infos = shards.map((s) => s.info)
+  const first = infos[0]!
+  const startedAt = infos.map((i) => i.startedAt ?? "").filter((t) => t !== "").sort()[0] ?? new Date(0).toISOString()
+  const endedAt = infos.map((i) => i.endedAt ?? "").sort().at(-1) || startedAt
+  const durationMs = Date.parse(endedAt) - Date.parse(startedAt)
+  const ran = sumOf(infos, (i) => i.pairs?.ran)
+  return {
+    stageTimeMs: sumRecords(infos.map((i) => i.stageTimeMs)),
+    modelCalls: {
+      made: sumOf(infos, (i) => i.modelCalls?.made),
+      cached: sumOf(infos, (i) => i.modelCalls?.cached),
+      requestsSent: sumOf(infos, (i) => i.modelCalls?.requestsSent),
+      retries: sumOf(infos, (i) => i.modelCalls?.retries)
+    },
+    tokens: { prompt: sumOf(infos, (i) => i.tokens?.prompt), completion: sumOf(infos, (i) => i.tokens?.completion) },
+    failuresByStage: sumRecords(infos.map((i) => i.failuresByStage)),
+    startedAt,
+    endedAt,
+    durationMs,
+    interrupted: false,
+    config: first.config ?? { file: "", name: summary.config.name, hash: summary.config.hash },
+    dataset: { ...(first.dataset ?? { source: summary.dataset.source, resolved: summary.dataset.source, fingerprint: summary.dataset.hash }), instances: summary.dataset.instances, skipped: summary.dataset.skipped.length },
+    cells: summary.cells.length,
+    pairs: { total: lines, resumed: sumOf(infos, (i) => i.pairs?.resumed), ran, failed: sumOf(infos, (i) => i.pairs?.failed), lines },
+    pairsPerSecond: durationMs > 0 ? (ran * 1000) / durationMs : null,
+    phasesMs: { prepare: sumOf(infos, (i) => i.phasesMs?.prepare), pairs: sumOf(infos, (i) => i.phasesMs?.pairs), write: sumOf(infos, (i) => i.phasesMs?.write) },
+    cache: sumRecords(infos.map((i) => i.cache)),
+    ...(first.fits !== undefined ? { fits: first.fits } : {}),
+    versions: first.versions ?? {}
+  }
+}
+
+const write = (file: string, data: string | Uint8Array) =>
+  Files.writeFileAtomic(file, data).pipe(Effect.mapError((e) => new RunError({ path: file, reason: `cannot write: ${Files.describe(e)}` })))
+
+/** Check the shard directories and write the merged run into `options.out`. */
+export const merge = (options: Options): Effect.Effect<Merged, RunError> =>
+  Effect.scoped(Effect.gen(function*() {
+    const fileSystem = yield* FileSystem.FileSystem
+    if (options.shards.length === 0) return yield* fail(options.out, "no shard directories given")
+    const out = options.out
+    const clash = options.shards.find((d) => path.resolve(d) === path.resolve(out))
+    if (clash !== undefined) return yield* fail(out, "is one of the shard directories; give the merged run a directory of its own")
+    const shards = yield* Effect.forEach(options.shards, (dir) => readShard(fileSystem, dir))
+    yield* checkSet(shards)
+    const { examples, lines } = yield* combine(options, shards)
+    const sorted = [...shards].sort((a, b) => a.shard.index - b.shard.index)
+    const identity = whole(sorted[0]!.identity)
+    // Versions shape report.md: shards run by different versions are merged, and that is said.
+    const versions = Hash.canonicalJson(sorted[0]!.info.versions ?? {})
+    for (const s of sorted) if (Hash.canonicalJson(s.info.versions ?? {}) !== versions) options.log?.(`note: ${s.dir} ran other versions (run.json versions) than ${sorted[0]!.dir}; the merged report names the first shard's`)
+
+    yield* Files.makeDirectory(out).pipe(Effect.mapError((e) => new RunError({ path: out, reason: `cannot create the run directory: ${Files.describe(e)}` })))
+    yield* RunId.check(out, identity)
+    yield* RunLock.acquire(out)
+    yield* RunId.claim(out, identity)
+    const files = { results: path.join(out, ResultLog.fileName), summary: path.join(out, "summary.json"), report: path.join(out, "report.md"), run: path.join(out, "run.json") }
+    yield* write(files.results, Buffer.concat(lines.map((l) => l.text)))
+    const callTexts = yield* Effect.forEach(sorted, (s) => fileSystem.readFile(path.join(s.dir, Calls.fileName)).pipe(Effect.orElseSucceed(() => new Uint8Array())))
+    const callsFile = path.join(out, Calls.fileName)
+    if (callTexts.some((t) => t.length > 0)) yield* write(callsFile, Buffer.concat(callTexts))
+    else yield* fileSystem.remove(callsFile, { force: true }).pipe(Effect.ignore)
+    const calls = yield* Calls.tally(callsFile)
+
+    const base = sorted[0]!.summary
+    const index = Columns.index(lines.map((l) => l.row))
+    const { cells: baseCells, metrics: _metrics, modelCalls: _calls, ...rest } = base
+    const summary: ResultLine.Summary = {
+      ...rest,
+      ...(calls.calls > 0 ? { modelCalls: calls } : {}),
+      ...Summary.of(
+        index,
+        { metrics: Summary.declaredOf(base.metrics), seed: base.seed, resamples: base.resamples, ...(base.largeSample !== undefined ? { largeSample: base.largeSample } : {}) },
+        baseCells.map(({ slices: _s, ...info }) => info)
+      )
+    }
+    yield* write(files.summary, Summary.encode(summary))
+    const info = mergedInfo(sorted, summary, lines.length)
+    const written = yield* Report.writeRun({ dir: out, summary, index, info, examples })
+    yield* write(files.run, RunInfo.encode(info))
+    return { out, identity, shards: sorted.length, pairs: lines.length, instances: summary.dataset.instances, summary, files, opening: written.opening }
+  })).pipe(Effect.provide(NodeFileSystem.layer))

@@ -1,0 +1,58 @@
+/**
+ * Splitting one sweep across machines. Shard `i/N` (numbered from 1 to N) runs the (cell, instance)
+ * pairs whose hash falls to it: the first four bytes of sha256(`cell id`, `instance id`) modulo N,
+ * plus one. The share depends only on the two ids and N, never on the machine, the data order or
+ * what ran before, so a shard rerun after a kill resumes the same pairs, and N shards together
+ * cover every pair exactly once (`merge` checks it, results/Merge.ts).
+ *
+ * @example
+ * const shard = Shard.parse("2/3")            // Either.right({ index: 2, count: 3 })
+ * Shard.includes(shard.right, cellId, id)     // true for about a third of the pairs
+ * Shard.suffix(shard.right)                   // "shard-2-of-3"
+ */
+import * as Hash from "@cupid-lab/core/Hash"
+import { Either, Schema } from "effect"
+
+export const Shard = Schema.Struct({
+  /** 1-based: 1 .. count. */
+  index: Schema.Int.pipe(Schema.greaterThanOrEqualTo(1)),
+  count: Schema.Int.pipe(Schema.greaterThanOrEqualTo(1))
+})
+export type Shard = typeof Shard.Type
+
+/** The shard (1-based) that runs the pair (cell, instance) when the sweep is split in `count`. */
+export const owner = (count: number, cell: string, instance: string): number =>
+  (Buffer.from(Hash.sha256Hex(`${cell}\u0000${instance}`).slice(0, 8), "hex").readUInt32BE(0) % count) + 1
+
+/** Whether `shard` runs the pair; without a shard every pair is run. */
+export const includes = (shard: Shard | undefined, cell: string, instance: string): boolean =>
+  shard === undefined || owner(shard.count, cell, instance) === shard.index
+
+/** The pairs a shard expects out of `pairs` before it has counted them (progress only). */
+export const expectedShare = (shard: Shard | undefined, pairs: number): number => (shard === undefined ? pairs : Math.ceil(pairs / shard.count))
+
+/** What a shard's default run directory adds to the run id: `<run id>-shard-2-of-3`. */
+export const suffix = (shard: Shard): string => `shard-${shard.index}-of-${shard.count}`
+
+export const describe = (shard: Shard): string => `shard ${shard.index} of ${shard.count}`
+
+/** At most this many shards: more would leave most of them without a pair on CUPID-sized runs. */
+export const maxCount = 10000
+
+/**
+ * `i/N` as given to `sweep --shard`: i from 1 to N. A 0 index is refused with the 1-based form to
+ * use, since the usual 0-based source (Kubernetes' JOB_COMPLETION_INDEX) needs a +1.
+ */
+export const parse = (text: string): Either.Either<Shard, string> => {
+  const m = /^\s*(\d+)\s*\/\s*(\d+)\s*$/.exec(text)
+  if (m === null) return Either.left(`--shard expects i/N (shard i of N, numbered from 1), e.g. 1/3, got "${text}"`)
+  const index = Number(m[1]), count = Number(m[2])
+  if (count < 1 || count > maxCount) return Either.left(`--shard ${text}: N must be between 1 and ${maxCount}, got ${count}`)
+  if (index === 0) {
+    return Either.left(
+      `--shard ${text}: shards are numbered from 1 to ${count}; for a 0-based index such as Kubernetes' JOB_COMPLETION_INDEX pass $((JOB_COMPLETION_INDEX + 1))/${count}`
+    )
+  }
+  if (index > count) return Either.left(`--shard ${text}: there are only ${count} shards, numbered from 1 to ${count}`)
+  return Either.right({ index, count })
+}

@@ -1,0 +1,45 @@
+/**
+ * What the viewer's run page opens with, as the reports open: the verdict (one sentence per
+ * instance type and the leaderboard, from analysis/Verdict.ts and render/Leaderboard.ts) and the
+ * report's charts (render/Figures.ts, rendered to SVG by Vega). Both read the run's analysis,
+ * which the catalog computes once per run.
+ *
+ * @example
+ * const v = Opening.verdict(analysis)   // Api.VerdictView
+ * const f = yield* Opening.figures(analysis) // Api.FiguresView
+ */
+import { Effect } from "effect"
+import type { Analysis } from "../analysis/Analysis.js"
+import * as Verdict from "../analysis/Verdict.js"
+import * as Charts from "../render/Charts.js"
+import * as Figures from "../render/Figures.js"
+import * as Leaderboard from "../render/Leaderboard.js"
+import type * as Api from "./Api.js"
+
+/** The verdict of the reports' opening, with every cell on the leaderboard (the page has room for all). */
+export const verdict = (a: Analysis): Api.VerdictView => {
+  const v = Verdict.verdict(a)
+  return {
+    metric: v.metric?.name ?? null,
+    intro: Leaderboard.intro(a, v),
+    findings: v.findings.map((f) => ({ slice: f.slice, sentence: f.sentence })),
+    leaderboard: v.metric === undefined ? null : Leaderboard.table(a, v)
+  }
+}
+
+/** The report's charts in report.html's order, each as Vega's SVG with its caption. */
+export const figures = Effect.fn("Opening.figures")(function*(a: Analysis) {
+  const p = Figures.planned(a)
+  const all: Array<{ readonly section: Api.Figure["section"]; readonly planned: Figures.Planned | undefined }> = [
+    ...p.overview.map((planned) => ({ section: "overview" as const, planned })),
+    { section: "recency", planned: p.recency },
+    { section: "history", planned: p.history },
+    ...p.interventions.map((planned) => ({ section: "intervention" as const, planned })),
+    { section: "cost", planned: p.cost }
+  ]
+  const out = yield* Effect.forEach(all, ({ section, planned }) =>
+    planned === undefined
+      ? Effect.succeed([])
+      : Effect.map(Charts.svg(planned.chart), (svg): Array<Api.Figure> => [{ section, caption: planned.caption, svg }]))
+  return { figures: out.flat() } satisfies Api.FiguresView
+})
