@@ -85,6 +85,24 @@ describe("options", () => {
   })
 })
 
+describe("a limiter whose Redis cannot be reached", () => {
+  it.scopedLive("fails the call, sending no request, with a retryable error naming the server without its password", () =>
+    Effect.gen(function*() {
+      const port = yield* Effect.promise(freePort)
+      const server = yield* OpenAiServer.make({})
+      const bundle = yield* build(OpenAi.plugin, {
+        baseURL: server.baseURL,
+        maxRetries: 0,
+        limiter: { redis: `redis://:secret-pw@127.0.0.1:${port}`, key: "down", rpm: 60 }
+      })
+      const error = yield* Effect.flip(bundle.languageModel!.complete({ messages: [{ role: "user", content: "hi" }] }))
+      expect(error.reason).toContain(`shared rate limiter (redis://127.0.0.1:${port}, key down)`)
+      expect(error.reason).not.toContain("secret-pw")
+      expect(error.retryable).toBe(true)
+      expect(server.requests).toHaveLength(0)
+    }), 30_000)
+})
+
 describe.skipIf(redisServer === undefined)("a rate limit shared through Redis", () => {
   // rpm 150 over a 2 s window: 5 requests in any 2 s, whichever process sends them.
   const windowMs = 2000
@@ -121,22 +139,6 @@ describe.skipIf(redisServer === undefined)("a rate limit shared through Redis", 
       expect(busiestWindow(times, windowMs)).toBeLessThanOrEqual(3 + 1)
       const sorted = [...times].sort((a, b) => a - b)
       expect(sorted[3]! - sorted[0]!).toBeGreaterThanOrEqual(windowMs - 100)
-    }), 30_000)
-
-  it.scopedLive("a limiter whose Redis is unreachable fails the call with a retryable error naming it", () =>
-    Effect.gen(function*() {
-      const port = yield* Effect.promise(freePort)
-      const server = yield* OpenAiServer.make({})
-      const bundle = yield* build(OpenAi.plugin, {
-        baseURL: server.baseURL,
-        maxRetries: 0,
-        limiter: { redis: `redis://:secret-pw@127.0.0.1:${port}`, key: "down", rpm: 60 }
-      })
-      const error = yield* Effect.flip(bundle.languageModel!.complete({ messages: [{ role: "user", content: "hi" }] }))
-      expect(error.reason).toContain(`shared rate limiter (redis://127.0.0.1:${port}, key down)`)
-      expect(error.reason).not.toContain("secret-pw")
-      expect(error.retryable).toBe(true)
-      expect(server.requests).toHaveLength(0)
     }), 30_000)
 })
 
