@@ -54,6 +54,7 @@ const external = [
   "sharp",
   "openai",
   "cohere-ai",
+  "ioredis",
   "@qdrant/js-client-rest",
   "wink-nlp",
   "wink-eng-lite-web-model",

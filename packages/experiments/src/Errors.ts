@@ -44,3 +44,15 @@ export class RunError extends Schema.TaggedError<RunError>()("RunError", {
     return `${this.path}: ${this.reason}`
   }
 }
+
+/**
+ * The sweep's budget (`budget.usd`, `--budget-usd`) refused to start it, or stopped it: the
+ * message gives the estimate or what was spent, the budget and how to raise it.
+ */
+export class BudgetError extends Schema.TaggedError<BudgetError>()("BudgetError", {
+  reason: Schema.String
+}) {
+  override get message(): string {
+    return this.reason
+  }
+}

@@ -66,7 +66,7 @@ describe("Config.parse", () => {
   it.effect("rejects unknown keys, naming the valid ones", () =>
     Effect.gen(function*() {
       expect(yield* message(parse("sweeps: {}\n"))).toBe(
-        `cfg.yaml: unknown top-level key "sweeps" (did you mean "sweep"?); valid keys: bootstrap, cacheDir, cells, concurrency, data, description, maxCells, models, name, out, pipeline, plugins, referenceDir, report, scorers, seed, sweep, transcripts`
+        `cfg.yaml: unknown top-level key "sweeps" (did you mean "sweep"?); valid keys: bootstrap, budget, cacheDir, cells, concurrency, data, description, maxCells, models, name, out, pipeline, plugins, referenceDir, report, scorers, seed, sweep, transcripts`
       )
       expect(yield* message(parse("data: { sorce: x }\n"))).toBe(`cfg.yaml: data: unknown key "sorce" (did you mean "source"?); valid keys: limit, onInvalid, source, transform, types`)
       expect(yield* message(parse("pipeline: { retreiver: first }\n"))).toBe(

@@ -170,7 +170,8 @@ export const make = (
               ...(r.finishReason === "MAX_TOKENS" ? { finishReason: "length" } : r.finishReason ? { finishReason: r.finishReason } : {})
             }
           })
-        )
+        ),
+        Text.estimatePromptTokens(request.messages)
       ).pipe(Effect.map(([completion, requests]): LanguageModel.Completion => ({ ...completion, requests })))
     }
 
@@ -198,7 +199,8 @@ export const make = (
                     Text.estimateTextTokens(batch)
                 })
           )
-        )
+        ),
+        Text.estimateTextTokens(batch)
       )
 
     const embed = (texts: ReadonlyArray<string>) =>

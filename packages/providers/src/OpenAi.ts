@@ -185,7 +185,8 @@ export const make = (
               ...(typeof choice.finish_reason === "string" ? { finishReason: choice.finish_reason } : {})
             })
           })
-        )
+        ),
+        Text.estimatePromptTokens(request.messages)
       ).pipe(Effect.map(([completion, requests]): LanguageModel.Completion => ({ ...completion, requests })))
     }
 
@@ -223,7 +224,8 @@ export const make = (
               promptTokens: r.usage?.prompt_tokens ?? Text.estimateTextTokens(batch)
             })
           })
-        )
+        ),
+        Text.estimateTextTokens(batch)
       )
 
     const embed = (texts: ReadonlyArray<string>) =>

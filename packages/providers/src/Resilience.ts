@@ -6,6 +6,8 @@
  * `Clock` and `Random`, so tests can drive it with `TestClock`.
  *
  * Each attempt takes a concurrency permit and a rate-limit token afresh; backoff waits hold neither.
+ * With a `limiter` (see {@link SharedLimit}), each attempt also waits for the limit it shares
+ * through Redis with every other process naming the same key; without one nothing changes.
  *
  * An attempt's deadline (`timeoutMs`) covers the whole exchange, headers and body: the call gets an
  * `AbortSignal` that fires at the deadline and hands it to its HTTP request, which then stops
@@ -19,7 +21,8 @@
  * const answer = yield* guard((deadline) => callTheServer(deadline)) // Effect<A, ModelError>, aborting its request on `deadline`
  */
 import { ModelError } from "@cupid-lab/core/Errors"
-import { Duration, Effect, Fiber, Random, RateLimiter, Schedule, Schema, type Scope } from "effect"
+import { Duration, Effect, Exit, Fiber, Random, RateLimiter, Schedule, Schema, type Scope } from "effect"
+import * as SharedLimit from "./SharedLimit.js"
 
 export interface Policy {
   /** Requests in flight at once for this model. */
@@ -34,6 +37,8 @@ export interface Policy {
   readonly retryBaseMs: number
   /** Largest wait between attempts, also the cap on a server-advised wait. */
   readonly retryMaxMs: number
+  /** A requests and tokens limit shared through Redis by every process naming its key. */
+  readonly limiter?: SharedLimit.Options | undefined
 }
 
 export const defaults: Policy = {
@@ -54,7 +59,8 @@ export const policyFields = {
   timeoutMs: Schema.optionalWith(PositiveInt, { default: () => defaults.timeoutMs }),
   maxRetries: Schema.optionalWith(NonNegativeInt, { default: () => defaults.maxRetries }),
   retryBaseMs: Schema.optionalWith(NonNegativeInt, { default: () => defaults.retryBaseMs }),
-  retryMaxMs: Schema.optionalWith(NonNegativeInt, { default: () => defaults.retryMaxMs })
+  retryMaxMs: Schema.optionalWith(NonNegativeInt, { default: () => defaults.retryMaxMs }),
+  limiter: Schema.optional(SharedLimit.Options)
 }
 
 export interface Target {
@@ -94,8 +100,15 @@ export type Call<A> = (deadline: AbortSignal) => Effect.Effect<A, ModelError>
  * server received, retries included.
  */
 export interface Guard {
-  <A>(call: Call<A>): Effect.Effect<A, ModelError>
-  readonly counted: <A>(call: Call<A>) => Effect.Effect<readonly [A, number], ModelError>
+  <A>(call: Call<A>, tokens?: number): Effect.Effect<A, ModelError>
+  /** `tokens`: the request's estimated tokens, for a shared tokens-per-minute limit (the answer's own count replaces it). */
+  readonly counted: <A>(call: Call<A>, tokens?: number) => Effect.Effect<readonly [A, number], ModelError>
+}
+
+/** The tokens an answer reports (`promptTokens` plus `completionTokens`, where it has them). */
+const reportedTokens = (a: unknown): number | undefined => {
+  if (typeof a !== "object" || a === null || !("promptTokens" in a) || typeof a.promptTokens !== "number") return undefined
+  return a.promptTokens + ("completionTokens" in a && typeof a.completionTokens === "number" ? a.completionTokens : 0)
 }
 
 /** Build the guard of one configured model; its rate limiter lives as long as the scope. */
@@ -105,6 +118,13 @@ export const make = (policy: Policy, target: Target): Effect.Effect<Guard, never
     const limit = policy.rpm === undefined
       ? <A, E>(effect: Effect.Effect<A, E>) => effect
       : yield* RateLimiter.make({ limit: Math.max(1, Math.floor(policy.rpm)), interval: "1 minute" })
+    const shared = policy.limiter === undefined ? undefined : yield* SharedLimit.make(policy.limiter, target, policy.timeoutMs + 1_000)
+    // The shared limit is asked per attempt, after the process's own limits; the answer settles its tokens.
+    const sharedLimit = <A>(attempt: Effect.Effect<A, ModelError>, tokens: number): Effect.Effect<A, ModelError> =>
+      shared === undefined
+        ? attempt
+        : Effect.flatMap(shared.acquire(tokens), (ticket) =>
+          Effect.onExit(attempt, (exit) => ticket.settle(Exit.isSuccess(exit) ? reportedTokens(exit.value) ?? tokens : 0)))
     const timedOut = () =>
       new ModelError({
         ...target,
@@ -130,15 +150,18 @@ export const make = (policy: Policy, target: Target): Effect.Effect<Guard, never
           (timer) => Fiber.interrupt(timer)
         )
       })
-    const counted = <A>(call: Call<A>) =>
+    const counted = <A>(call: Call<A>, tokens = 0) =>
       Effect.suspend(() => {
         let attempts = 0
         const attempt = permits.withPermits(1)(
           limit(
-            Effect.suspend(() => {
-              attempts++
-              return within(call)
-            })
+            sharedLimit(
+              Effect.suspend(() => {
+                attempts++
+                return within(call)
+              }),
+              tokens
+            )
           )
         )
         return Effect.retry(attempt, schedule).pipe(
@@ -146,7 +169,7 @@ export const make = (policy: Policy, target: Target): Effect.Effect<Guard, never
           Effect.mapError((e) => withReason(e, attempts > 1 ? `${e.reason}; gave up after ${attempts} attempts` : e.reason, attempts))
         )
       })
-    const guard = <A>(call: Call<A>) => Effect.map(counted(call), ([a]) => a)
+    const guard = <A>(call: Call<A>, tokens?: number) => Effect.map(counted(call, tokens), ([a]) => a)
     return Object.assign(guard, { counted })
   })
 

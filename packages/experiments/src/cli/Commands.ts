@@ -2,7 +2,8 @@
  * The cupid-lab command line on `@effect/cli`: the root command lists one command per file in
  * `commands/` (plus `data`, declared in core), and `main` runs an argument list to an exit code.
  *
- * Exit codes: 0 done; 1 config, data or run error (its message, no stack); 2 usage error (the
+ * Exit codes: 0 done; 1 config, data or run error (its message, no stack); 3 too many failed pairs;
+ * 4 refused or stopped by the budget; 2 usage error (the
  * parser's message, or one from `Io.usage`); interruption is left to the caller (the CLI exits 130).
  */
 import { CliConfig, Command, ValidationError } from "@effect/cli"
@@ -14,7 +15,8 @@ import { command as data } from "@cupid-lab/core/bin/data"
 import { Console, Effect, HashMap, HashSet, Layer } from "effect"
 import * as Compare from "./commands/Compare.js"
 import * as Export from "./commands/Export.js"
-import { CommandIo, failuresExitCode, type Io, TooManyFailures, usage } from "./commands/Io.js"
+import { BudgetError } from "../Errors.js"
+import { budgetExitCode, CommandIo, failuresExitCode, type Io, TooManyFailures, usage } from "./commands/Io.js"
 import * as Merge from "./commands/Merge.js"
 import * as Report from "./commands/Report.js"
 import * as Sweep from "./commands/Sweep.js"
@@ -98,7 +100,7 @@ export const main = (argv: ReadonlyArray<string>, io: Io): Effect.Effect<number>
             return 2
           }
           io.stderr.write(`error: ${messageOf(e)}\n`)
-          return e instanceof TooManyFailures ? failuresExitCode : 1
+          return e instanceof TooManyFailures ? failuresExitCode : e instanceof BudgetError ? budgetExitCode : 1
         })
       ),
       Effect.catchAllDefect((defect) => Effect.sync(() => (io.stderr.write(`error: ${messageOf(defect)}\n`), 1))),

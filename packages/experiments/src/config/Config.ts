@@ -134,6 +134,8 @@ export interface Config {
   readonly transcripts: "full" | "counts"
   /** The largest grid a sweep expands; a larger one is refused with its size before any work (not part of the run's identity). */
   readonly maxCells: number
+  /** The most one invocation of the sweep may spend on model calls, in list-price USD (see run/Budget.ts); not part of the run's identity. */
+  readonly budget?: { readonly usd: number }
   readonly cacheDir: string
   /** Where the authors' prompt files are read from (their hashes are pinned, so it is not part of the run's identity). */
   readonly referenceDir?: string
@@ -219,6 +221,7 @@ const FileSchema = Schema.Struct({
   concurrency: Schema.optionalWith(PositiveInt, { default: () => 4 }),
   transcripts: Schema.optionalWith(Schema.Literal("full", "counts"), { default: () => "full" as const }),
   maxCells: Schema.optionalWith(PositiveInt, { default: () => defaultMaxCells }),
+  budget: Schema.optionalWith(Schema.Struct({ usd: Schema.Number.pipe(Schema.positive()) }), { exact: true }),
   cacheDir: Schema.optionalWith(Schema.String, { default: () => ".cache/models" }),
   /** A checkout of the CUPID authors' repository at the pinned commit, for `prompts: reference` (else CUPID_REFERENCE_DIR, else a download). */
   referenceDir: Schema.optionalWith(Schema.String, { exact: true }),
@@ -332,6 +335,7 @@ const decodeFile = (
     concurrency: c.concurrency,
     transcripts: c.transcripts,
     maxCells: c.maxCells,
+    ...(c.budget !== undefined ? { budget: c.budget } : {}),
     cacheDir: c.cacheDir,
     ...(c.referenceDir !== undefined ? { referenceDir: c.referenceDir } : {}),
     out: c.out ?? path.join("runs", name),
@@ -348,9 +352,10 @@ export interface Overrides {
   readonly concurrency?: number
   readonly types?: ReadonlyArray<Domain.InstanceType>
   readonly maxCells?: number
+  readonly budgetUsd?: number
 }
 
-/** Apply command-line overrides (`--data`, `--out`, `--limit`, `--concurrency`, `--types`, `--max-cells`). */
+/** Apply command-line overrides (`--data`, `--out`, `--limit`, `--concurrency`, `--types`, `--max-cells`, `--budget-usd`). */
 export const withOverrides = (config: Config, o: Overrides): Config => ({
   ...config,
   data: {
@@ -361,11 +366,12 @@ export const withOverrides = (config: Config, o: Overrides): Config => ({
   },
   ...(o.out !== undefined ? { out: o.out, outGiven: true } : {}),
   ...(o.concurrency !== undefined ? { concurrency: o.concurrency } : {}),
-  ...(o.maxCells !== undefined ? { maxCells: o.maxCells } : {})
+  ...(o.maxCells !== undefined ? { maxCells: o.maxCells } : {}),
+  ...(o.budgetUsd !== undefined ? { budget: { usd: o.budgetUsd } } : {})
 })
 
 /**
- * Hash of everything in a config that can change results (not `out`, `concurrency`, `transcripts`, `maxCells`,
+ * Hash of everything in a config that can change results (not `out`, `concurrency`, `transcripts`, `maxCells`, `budget`,
  * `cacheDir`, `referenceDir`, `description` or `report`, whose baseline and main metric only change
  * how the reports present the results), after interpolation and overrides. Sweep axes are hashed
  * as written (key and alternatives), so the hash is the same as before axes were decoded.

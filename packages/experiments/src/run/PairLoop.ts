@@ -6,9 +6,10 @@
  *
  * Stopping is interruption: interrupting the loop stops the reader at once and each worker after
  * the pair it is running (a pair's work is uninterruptible, so no pair is cut in half and every
- * started pair is recorded); the final tick still runs.
+ * started pair is recorded); the final tick still runs. A refused pair (`admit`) stops the loop the
+ * same way, except that the loop then ends normally.
  */
-import { Effect, Exit, Fiber, Queue, Schedule, Stream, type Duration } from "effect"
+import { Cause, Deferred, Effect, Exit, Fiber, Queue, Schedule, Stream, type Duration } from "effect"
 
 export interface Options<I, P, E, TE = never> {
   readonly items: Stream.Stream<I, E>
@@ -17,6 +18,11 @@ export interface Options<I, P, E, TE = never> {
   /** Run one pair and record its result; must not fail. Runs uninterruptibly. */
   readonly work: (pair: P) => Effect.Effect<void>
   readonly concurrency: number
+  /**
+   * Asked as a worker takes a pair, before it starts: false stops the loop (that pair and the
+   * rest are left undone) after the pairs in flight. Default: every pair starts.
+   */
+  readonly admit?: (pair: P) => boolean
   /** Flushing and progress; a failure (a write error) ends the loop after the pairs in flight. */
   readonly tick: { readonly every: Duration.DurationInput; readonly run: Effect.Effect<void, TE> }
 }
@@ -29,10 +35,15 @@ export const run = <I, P, E, TE = never>(o: Options<I, P, E, TE>): Effect.Effect
       // Workers stop at the first null each; offered after every pair, so no pair is left behind.
       Effect.zipRight(Queue.offerAll(queue, Array.from({ length: o.concurrency }, () => null)))
     )
+    const refused = yield* Deferred.make<void>()
     const worker = Effect.gen(function*() {
       while (true) {
         const pair = yield* Queue.take(queue)
         if (pair === null) return
+        if (o.admit !== undefined && !o.admit(pair)) {
+          yield* Deferred.succeed(refused, undefined)
+          return
+        }
         yield* Effect.uninterruptible(o.work(pair))
       }
     })
@@ -42,6 +53,8 @@ export const run = <I, P, E, TE = never>(o: Options<I, P, E, TE>): Effect.Effect
     // A failed read (a bad row) stops the workers, after the pairs they are running.
     const reader = yield* Effect.fork(Effect.asVoid(producer).pipe(Effect.tapErrorCause(() => Fiber.interruptAll(workers))))
     const fibers = [reader, ...workers]
+    // A refusal stops the others as an interruption would: after the pairs in flight.
+    const stopper = yield* Effect.fork(Effect.zipRight(Deferred.await(refused), Fiber.interruptAll(fibers)))
     // The ticker never ends by itself; when a tick fails (a write error) it stops the work, which
     // then ends like an interruption: after the pairs in flight.
     const ticker = yield* Effect.fork(
@@ -53,12 +66,16 @@ export const run = <I, P, E, TE = never>(o: Options<I, P, E, TE>): Effect.Effect
       Effect.onInterrupt(() => Fiber.interruptAll(fibers)),
       Effect.exit
     )
+    yield* Fiber.interrupt(stopper)
     const ticked = yield* Fiber.interrupt(ticker)
     // The last tick flushes what the last pairs wrote; its failure is the store's to report again.
     yield* Effect.ignore(o.tick.run)
     if (Exit.isFailure(ticked) && !Exit.isInterrupted(ticked)) return yield* Effect.failCause(ticked.cause)
     if (Exit.isFailure(awaited)) return yield* awaited
     const [read, work] = awaited.value
-    if (Exit.isFailure(read)) return yield* read
-    for (const w of work) if (Exit.isFailure(w)) return yield* w
+    // After a refusal, the fibers it stopped ended interrupted: that is the loop's normal end.
+    const refusal = yield* Deferred.isDone(refused)
+    const failed = (e: Exit.Exit<void, unknown>) => Exit.isFailure(e) && !(refusal && Cause.isInterruptedOnly(e.cause))
+    if (failed(read)) return yield* read
+    for (const w of work) if (failed(w)) return yield* w
   })

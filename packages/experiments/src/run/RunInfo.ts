@@ -45,6 +45,10 @@ export const RunInfo = Schema.Struct({
   endedAt: Schema.String,
   durationMs: Schema.Number,
   interrupted: Schema.Boolean,
+  /** Why the sweep stopped before every pair ran, other than an interruption: `budget`. */
+  stopped: Schema.optionalWith(Schema.Literal("budget"), { exact: true }),
+  /** The budget in USD, the dry run's estimate for the pairs to run and what this run spent (see Budget.ts). */
+  budget: Schema.optionalWith(Schema.Struct({ usd: Schema.Number, estimatedUsd: Schema.Number, spentUsd: Schema.Number }), { exact: true }),
   config: Schema.Struct({ file: Schema.String, name: Schema.String, hash: Schema.String }),
   dataset: Schema.Struct({ source: Schema.String, resolved: Schema.String, fingerprint: Schema.String, instances: Int, skipped: Int }),
   cells: Int,

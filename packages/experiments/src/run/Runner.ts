@@ -11,7 +11,8 @@
  *
  * Interrupting a sweep (SIGINT in the CLI) stops taking new pairs, lets those in flight finish and
  * writes the outputs for what is done; run.json records `interrupted: true`. A bad data row is an
- * error naming its file, row and field, never an interruption.
+ * error naming its file, row and field, never an interruption. A budget (see Budget.ts) stops the
+ * sweep the same way; run.json then records `stopped: "budget"` and what was spent.
  *
  * @example
  * import { Config, Runner } from "@cupid-lab/experiments"
@@ -28,7 +29,7 @@ import type { Config } from "../config/Config.js"
 import { hash as configHash } from "../config/Config.js"
 import * as Grid from "../config/Grid.js"
 import * as Families from "../analysis/Families.js"
-import { RunError } from "../Errors.js"
+import { type BudgetError, RunError } from "../Errors.js"
 import * as Report from "../render/Report.js"
 import * as Calls from "../results/Calls.js"
 import * as Columns from "../results/Columns.js"
@@ -37,6 +38,7 @@ import * as ResultLog from "../results/ResultLog.js"
 import * as Results from "../results/Results.js"
 import type * as RunDir from "../results/RunDir.js"
 import * as Summary from "../results/Summary.js"
+import * as Budget from "./Budget.js"
 import * as PairLoop from "./PairLoop.js"
 import { noInstances, type Options, prepare, type Prepared, type SweepError } from "./Prepare.js"
 import * as Progress from "./Progress.js"
@@ -52,6 +54,10 @@ export interface Outcome {
   readonly out: string
   readonly grid: Grid.Grid
   readonly interrupted: boolean
+  /** Set when the budget stopped the sweep before every pair ran. */
+  readonly stopped?: "budget"
+  /** The budget, its estimate and what this run spent (when the config has a budget). */
+  readonly budget?: Budget.Spend
   readonly instances: number
   readonly pairs: { readonly total: number; readonly done: number; readonly ran: number; readonly resumed: number; readonly failed: number }
   readonly summary: ResultLine.Summary
@@ -67,10 +73,11 @@ const writeFile = (file: string, text: string): Effect.Effect<void, RunError, Fi
  * Run a sweep to the end and write every output. When interrupted, the pairs in flight finish and
  * every output is written for what is done before the interruption completes.
  */
-export const sweep = (config: Config, options: Options = {}): Effect.Effect<Outcome, SweepError> =>
+export const sweep = (config: Config, options: Options = {}): Effect.Effect<Outcome, SweepError | BudgetError> =>
   Effect.scoped(
     Effect.gen(function*() {
       const startedAt = yield* Clock.currentTimeMillis
+      const budget = yield* Budget.preflight(config, options)
       const p = yield* prepare(config, options, false)
       // The run directory is this run's (config hash + data fingerprint), checked before any work.
       const identity = RunId.of(config, p.opened, options.shard)
@@ -85,7 +92,7 @@ export const sweep = (config: Config, options: Options = {}): Effect.Effect<Outc
       const preparedAt = yield* Clock.currentTimeMillis
       // The pairs run interruptibly; what follows (sorting, reports) runs whatever ended them.
       return yield* Effect.uninterruptibleMask((restore) =>
-        Effect.flatMap(runPairs(config, p, log, options, startedAt, restore), (pairs) => finish(config, p, log, options, pairs, { startedAt, preparedAt, dir }))
+        Effect.flatMap(runPairs(config, p, log, options, startedAt, restore, budget), (pairs) => finish(config, p, log, options, pairs, { startedAt, preparedAt, dir }))
       )
     })
   ).pipe(Effect.provide(NodeFileSystem.layer))
@@ -112,7 +119,9 @@ interface Pairs {
   readonly instanceOrder: ReadonlyMap<string, number>
   /** The first instance of each type, in dataset order: the report's examples. */
   readonly examples: ReadonlyArray<Domain.Instance>
+  /** Stopped before every pair ran: interrupted, or stopped by the budget. */
   readonly interrupted: boolean
+  readonly budget?: Budget.Tracker
   /** Pairs of the instances seen (this shard's share of them, for a shard), done or not. */
   readonly share: number
   readonly failed: number
@@ -130,7 +139,8 @@ const runPairs = (
   log: ResultLog.Log,
   options: Options,
   startedAt: number,
-  restore: <A, E, R>(effect: Effect.Effect<A, E, R>) => Effect.Effect<A, E, R>
+  restore: <A, E, R>(effect: Effect.Effect<A, E, R>) => Effect.Effect<A, E, R>,
+  budget: Budget.Tracker | undefined
 ): Effect.Effect<Pairs, SweepError> =>
   Effect.gen(function*() {
     const progress = options.progress ?? Progress.silent
@@ -197,22 +207,25 @@ const runPairs = (
             })
             rows.push(Results.toRow(line))
             stats.add(trace)
+            budget?.record(trace.usage)
             if (trace.error !== undefined) failed++
             // Pairs that never wait (no model calls) can starve the timer: tick here too.
             return clock.unsafeCurrentTimeMillis() - lastTick >= 200 ? Effect.ignore(tick) : Effect.void
           }
         ),
       concurrency: config.concurrency,
+      ...(budget !== undefined ? { admit: budget.admit } : {}),
       tick: { every: "200 millis", run: tick }
     })).pipe(Effect.exit)
     const endedAt = yield* Clock.currentTimeMillis
-    const interrupted = Exit.isFailure(loop) && Cause.isInterruptedOnly(loop.cause)
+    // A budget's stop ends the loop like an interruption: not every instance was seen.
+    const interrupted = (Exit.isFailure(loop) && Cause.isInterruptedOnly(loop.cause)) || budget?.stopped() === true
     // A bad row or a write error: that error (the log's finalizer writes what is buffered).
     if (Exit.isFailure(loop) && !interrupted) return yield* Effect.failCause(loop.cause)
     seenAll = !interrupted
     if (seenAll && instanceOrder.size === 0) return yield* noInstances(config, p.opened)
     progress.done(snapshot(endedAt))
-    return { rows, instanceOrder, examples: [...examples.values()], interrupted, share, failed, stats, endedAt }
+    return { rows, instanceOrder, examples: [...examples.values()], interrupted, ...(budget !== undefined ? { budget } : {}), share, failed, stats, endedAt }
   })
 
 const mapDefined = <A, B>(a: A | undefined, f: (a: A) => B): B | undefined => (a === undefined ? undefined : f(a))
@@ -269,7 +282,8 @@ const finish = (
       startedAt: new Date(at.startedAt).toISOString(),
       endedAt: new Date(endedAt).toISOString(),
       durationMs: endedAt - at.startedAt,
-      interrupted: pairs.interrupted,
+      interrupted: pairs.interrupted && pairs.budget?.stopped() !== true,
+      ...budgetFields(pairs),
       config: { file: config.file, name: config.name, hash: summary.config.hash },
       dataset: { source: opened.source, resolved: opened.resolved, fingerprint: opened.fingerprint, instances: summary.dataset.instances, skipped: summary.dataset.skipped.length },
       cells: built.length,
@@ -292,7 +306,8 @@ const finish = (
     return {
       out,
       grid,
-      interrupted: pairs.interrupted,
+      interrupted: pairs.interrupted && pairs.budget?.stopped() !== true,
+      ...budgetFields(pairs),
       instances: summary.dataset.instances,
       pairs: { total, done: final.order.length, ran, resumed, failed: pairs.failed },
       summary,
@@ -300,6 +315,9 @@ const finish = (
       ...(opening === undefined ? {} : { opening })
     } satisfies Outcome
   })
+
+const budgetFields = (pairs: Pairs): { stopped?: "budget"; budget?: Budget.Spend } =>
+  pairs.budget === undefined ? {} : { ...(pairs.budget.stopped() ? { stopped: "budget" as const } : {}), budget: Budget.spend(pairs.budget) }
 
 /** Regenerate the reports of a run directory from its summary.json and results.jsonl; returns report.md's path. */
 export const report = (runDir: string, options: Pick<Options, "openDataset"> = {}): Effect.Effect<string, RunError> =>

@@ -46,3 +46,6 @@ export class TooManyFailures extends Data.TaggedError("TooManyFailures")<{ reado
 
 /** The exit code of a sweep whose outputs are written but whose pairs failed beyond what was allowed. */
 export const failuresExitCode = 3
+
+/** The exit code of a sweep the budget refused before any work, or stopped with the pairs done written. */
+export const budgetExitCode = 4

@@ -2,10 +2,11 @@ import { Command, Options } from "@effect/cli"
 import { Effect, Either, Option, Schema } from "effect"
 import * as path from "node:path"
 import { type CupidType, cupidTypes } from "@cupid-lab/core/Domain"
-import type * as CostModule from "@cupid-lab/scorers/Cost"
+import type * as BudgetModule from "../../run/Budget.js"
 import type * as ConfigModule from "../../config/Config.js"
 import type * as Progress from "../../run/Progress.js"
 import type * as RunnerModule from "../../run/Runner.js"
+import { BudgetError } from "../../Errors.js"
 import { CommandIo, invalid, positive, TooManyFailures } from "./Io.js"
 
 const isType = (t: string): t is CupidType => (cupidTypes as ReadonlyArray<string>).includes(t)
@@ -63,6 +64,15 @@ const options = {
     Options.mapEffect(positive("max-cells")),
     Options.optional,
     Options.withDescription("the largest grid to expand, instead of the config's maxCells (default 10000); a larger grid is refused with its size before any work")
+  ),
+  budgetUsd: Options.float("budget-usd").pipe(
+    Options.withPseudoName("usd"),
+    Options.mapEffect((x) => (x > 0 && Number.isFinite(x) ? Effect.succeed(x) : invalid(`--budget-usd expects a positive number of dollars, got "${x}"`))),
+    Options.optional,
+    Options.withDescription(
+      "the most this sweep may spend on model calls at list prices, instead of the config's budget.usd: refused before any work when the dry run's estimate is over it; " +
+        "stops taking pairs when the next could pass it (exit code 4; rerun with a larger budget to resume)"
+    )
   ),
   dryRun: Options.boolean("dry-run").pipe(
     Options.withDescription("print the grid and the model calls (and estimated tokens) the sweep would make; send and write nothing")
@@ -127,7 +137,8 @@ const run = (a: Args) =>
       ...Option.match(a.limit, { onNone: () => ({}), onSome: (limit) => ({ limit }) }),
       ...Option.match(a.concurrency, { onNone: () => ({}), onSome: (concurrency) => ({ concurrency }) }),
       ...Option.match(a.types, { onNone: () => ({}), onSome: (types) => ({ types }) }),
-      ...Option.match(a.maxCells, { onNone: () => ({}), onSome: (maxCells) => ({ maxCells }) })
+      ...Option.match(a.maxCells, { onNone: () => ({}), onSome: (maxCells) => ({ maxCells }) }),
+      ...Option.match(a.budgetUsd, { onNone: () => ({}), onSome: (budgetUsd) => ({ budgetUsd }) })
     })
     const log = (text: string) => void io.stderr.write(`${text}\n`)
     const shard = Option.match(a.shard, { onNone: () => ({}), onSome: (s) => ({ shard: s }) })
@@ -151,7 +162,7 @@ const run = (a: Args) =>
         out.push(`  ${model}: ${m.toSend} to send (${m.promptTokens} prompt + ${m.completionTokens} completion tokens), ${m.cached} cached`)
       }
       out.push(`estimated tokens of all calls (if the cache shared nothing): ${d.allTokens.prompt} prompt, ${d.allTokens.completion} completion`)
-      out.push(...dryRunUsd(yield* Effect.promise(() => import("@cupid-lab/scorers/Cost")), config, d.byModel))
+      out.push(...dryRunUsd(yield* Effect.promise(() => import("../../run/Budget.js")), config, d.byModel))
       const env = io.env ?? process.env
       const unset = new Map<string, Array<string>>()
       for (const [name, entry] of Object.entries(config.models)) {
@@ -192,6 +203,10 @@ const run = (a: Args) =>
     io.stdout(`\n${outcome.pairs.done}/${outcome.pairs.total} pairs done (${outcome.pairs.ran} this run), ${outcome.pairs.failed} failed this run\n`)
     io.stdout(`report: ${outcome.files.report}\nreport: ${path.join(outcome.out, "report.html")}\nresults: ${path.join(outcome.out, "results.csv")}\nresults: ${path.join(outcome.out, "results.parquet")}\n`)
     if (outcome.pairs.failed > 0) log(`${outcome.pairs.failed} pairs failed (status "failed" in ${outcome.files.results}); rerun the same command to retry them`)
+    if (outcome.stopped === "budget" && outcome.budget !== undefined) {
+      const Budget = yield* Effect.promise(() => import("../../run/Budget.js"))
+      return yield* new BudgetError({ reason: Budget.stoppedMessage(outcome.budget, outcome.pairs) })
+    }
     if (outcome.interrupted) {
       log(`interrupted: ${outcome.pairs.done} of ${outcome.pairs.total} pairs are done and written; rerun the same command to resume`)
       return yield* Effect.interrupt
@@ -209,21 +224,17 @@ const run = (a: Args) =>
 /**
  * The dry run's cost in USD: the tokens to send priced per model, from the cost scorer's list
  * prices merged with the `prices` of the config's cost scorer; models without a price are named.
+ * With a budget, whether the estimate is within it.
  */
-const dryRunUsd = (Cost: typeof CostModule, config: ConfigModule.Config, byModel: RunnerModule.DryRun["byModel"]): Array<string> => {
-  const configured = config.scorers.filter((s) => s.use === Cost.name).map((s) => Schema.decodeUnknownOption(Cost.Options)({ prices: s["prices"] ?? {} }))
-  const prices: Record<string, CostModule.Price> = { ...Cost.defaultPrices }
-  for (const o of configured) if (Option.isSome(o)) Object.assign(prices, o.value.prices)
-  let micro = 0
-  const unpriced: Array<string> = []
-  for (const [model, m] of Object.entries(byModel)) {
-    const price = prices[model]
-    if (price === undefined) unpriced.push(model)
-    else micro += Cost.microUsd(m.promptTokens, m.completionTokens, price)
-  }
-  if (Object.keys(byModel).length === 0) return []
+const dryRunUsd = (Budget: typeof BudgetModule, config: ConfigModule.Config, byModel: RunnerModule.DryRun["byModel"]): Array<string> => {
+  const { micro, unpriced } = Budget.estimate(byModel, Budget.prices(config))
+  const budget = config.budget === undefined
+    ? []
+    : [`budget: ${Budget.dollars(config.budget.usd * 1e6)} (${micro > config.budget.usd * 1e6 || unpriced.length > 0 ? "the sweep would be refused: the estimate is over it or a model has no price" : "the estimate is within it"})`]
+  if (Object.keys(byModel).length === 0) return budget
   return [
-    `estimated cost of the calls to send: $${(micro / 1e6).toFixed(2)}${unpriced.length > 0 ? ` (not counted, no price: ${unpriced.join(", ")}; add one with the cost scorer's prices option)` : ""} (list prices per million tokens; check them before quoting)`
+    `estimated cost of the calls to send: $${(micro / 1e6).toFixed(2)}${unpriced.length > 0 ? ` (not counted, no price: ${unpriced.join(", ")}; add one with the cost scorer's prices option)` : ""} (list prices per million tokens; check them before quoting)`,
+    ...budget
   ]
 }
 
@@ -232,6 +243,7 @@ export const command = Command.make("sweep", options, run).pipe(
   Command.withDescription(
     "run a config's grid over its data, or resume it: pairs already in the run directory are kept, failed ones retried. " +
       "Ctrl-C finishes the pairs in flight and writes results, summary and report (exit code 130); a second Ctrl-C quits at once. " +
-      "Exit code 3: the outputs are written but every pair run failed (or more than --max-failed-share)."
+      "Exit code 3: the outputs are written but every pair run failed (or more than --max-failed-share). " +
+      "Exit code 4: the budget (budget.usd, --budget-usd) refused the sweep before any work, or stopped it with the pairs done written."
   )
 )

@@ -1,0 +1,157 @@
+/**
+ * A sweep's spending limit (`budget: { usd }` in the config, `--budget-usd` on the command line),
+ * in list-price dollars: tokens times the prices of the cost scorer (its defaults merged with the
+ * `prices` option of every `cost` scorer in the config).
+ *
+ * Before the sweep starts, {@link preflight} runs the dry run and prices the calls the pairs still
+ * to run would send; when that estimate is over the budget, or a model to be called has no price,
+ * the sweep is refused. While the sweep runs, the {@link Tracker} admits a pair only when
+ *
+ *     spent + (pairs in flight + 1) × margin ≤ budget,
+ *     margin = max(the estimate per pair to run, the dearest pair of this run so far)
+ *
+ * so that a pair started cannot carry the spend past the budget unless it costs more than every
+ * pair before it and more than the estimate. `spent` counts the calls this run sent (answers
+ * from the cache cost nothing), scorers' calls included. The budget is what one invocation may
+ * spend: a rerun resumes with the remaining pairs and a budget of its own.
+ *
+ * @example
+ * const tracker = yield* Budget.preflight(config, options) // undefined without a budget
+ * if (tracker?.admit() === false) // stop taking pairs
+ * tracker?.record(trace.usage)
+ */
+import type { Usage } from "@cupid-lab/core"
+import * as Cost from "@cupid-lab/scorers/Cost"
+import { Effect, Option, Schema } from "effect"
+import type { Config } from "../config/Config.js"
+import { BudgetError } from "../Errors.js"
+import { type DryRun, dryRun } from "./DryRun.js"
+import type { Options, SweepError } from "./Prepare.js"
+
+/** The price table a config's calls are charged at: the cost scorer's defaults, then every `cost` scorer's `prices`. */
+export const prices = (config: Config): Readonly<Record<string, Cost.Price>> => {
+  const table: Record<string, Cost.Price> = { ...Cost.defaultPrices }
+  for (const s of config.scorers) {
+    if (s.use !== Cost.name) continue
+    const decoded = Schema.decodeUnknownOption(Cost.Options)({ prices: s["prices"] ?? {} })
+    if (Option.isSome(decoded)) Object.assign(table, decoded.value.prices)
+  }
+  return table
+}
+
+/** A dry run's calls to send, priced: integer micro-dollars, and the models that have no price. */
+export const estimate = (
+  byModel: DryRun["byModel"],
+  table: Readonly<Record<string, Cost.Price>>
+): { readonly micro: number; readonly unpriced: ReadonlyArray<string> } => {
+  let micro = 0
+  const unpriced: Array<string> = []
+  for (const [model, m] of Object.entries(byModel)) {
+    const price = table[model]
+    if (price === undefined) unpriced.push(model)
+    else micro += Cost.microUsd(m.promptTokens, m.completionTokens, price)
+  }
+  return { micro, unpriced }
+}
+
+/** Dollars for messages: at least cents, more digits for sums under a dollar ($0.40, $0.0061, $12.35). */
+export const dollars = (micro: number): string => {
+  const usd = micro / 1e6
+  if (usd >= 1 || usd === 0) return `$${usd.toFixed(2)}`
+  const text = usd.toFixed(6).replace(/0+$/, "")
+  return `$${text.length - text.indexOf(".") - 1 < 2 ? usd.toFixed(2) : text}`
+}
+
+/** What one sweep spends, pair by pair, against its budget. Pairs are admitted and recorded by the pair loop. */
+export interface Tracker {
+  readonly budgetMicro: number
+  /** The dry run's estimate for the pairs to run, and per pair. */
+  readonly estimateMicro: number
+  readonly perPairMicro: number
+  /** Whether a pair may start now; once false, always false (the sweep stops taking pairs). */
+  readonly admit: () => boolean
+  /** A pair admitted earlier has ended with these calls. */
+  readonly record: (usage: ReadonlyArray<Usage.UsageEntry>) => void
+  readonly spentMicro: () => number
+  readonly stopped: () => boolean
+}
+
+/** The spend of one pair's calls that were sent (not answered by the cache); unpriced models count nothing. */
+export const pairMicro = (usage: ReadonlyArray<Usage.UsageEntry>, table: Readonly<Record<string, Cost.Price>>): number => {
+  let micro = 0
+  for (const u of usage) {
+    if (u.cached) continue
+    const price = table[`${u.provider}/${u.model}`]
+    if (price !== undefined) micro += Cost.microUsd(u.promptTokens, u.completionTokens, price)
+  }
+  return micro
+}
+
+export const tracker = (o: {
+  readonly budgetMicro: number
+  readonly estimateMicro: number
+  readonly pairsToRun: number
+  readonly prices: Readonly<Record<string, Cost.Price>>
+}): Tracker => {
+  const perPairMicro = o.pairsToRun > 0 ? o.estimateMicro / o.pairsToRun : 0
+  let spent = 0, dearest = 0, inFlight = 0, stopped = false
+  return {
+    budgetMicro: o.budgetMicro,
+    estimateMicro: o.estimateMicro,
+    perPairMicro,
+    admit: () => {
+      if (!stopped && spent + (inFlight + 1) * Math.max(perPairMicro, dearest) > o.budgetMicro) stopped = true
+      if (stopped) return false
+      inFlight++
+      return true
+    },
+    record: (usage) => {
+      const micro = pairMicro(usage, o.prices)
+      inFlight--
+      spent += micro
+      dearest = Math.max(dearest, micro)
+    },
+    spentMicro: () => spent,
+    stopped: () => stopped
+  }
+}
+
+const raise = "raise it with budget.usd in the config or --budget-usd on the command line"
+
+/**
+ * The dry run, priced against the config's budget: the tracker for the sweep, or a refusal that
+ * gives the estimate and the budget. Undefined when the config has no budget.
+ */
+export const preflight = (config: Config, options: Options): Effect.Effect<Tracker | undefined, SweepError | BudgetError> =>
+  Effect.gen(function*() {
+    if (config.budget === undefined) return undefined
+    const budgetMicro = Math.round(config.budget.usd * 1e6)
+    const table = prices(config)
+    const d = yield* dryRun(config, options)
+    const e = estimate(d.byModel, table)
+    if (e.unpriced.length > 0) {
+      return yield* new BudgetError({
+        reason: `${config.file}: budget: no price for ${e.unpriced.join(", ")}, so the sweep's spend cannot be kept under the budget; ` +
+          `add one with the cost scorer's prices option (scorers: [{ use: cost, prices: { "${e.unpriced[0]}": { prompt: <USD per million>, completion: <USD per million> } } }])`
+      })
+    }
+    if (e.micro > budgetMicro) {
+      return yield* new BudgetError({
+        reason: `${config.file}: the ${d.pairs.toRun} pairs to run would cost about ${dollars(e.micro)} (dry-run estimate of ${d.calls.toSend} calls at list prices), ` +
+          `more than the budget of ${dollars(budgetMicro)}; ${raise} (e.g. --budget-usd ${Math.ceil(e.micro / 1e4) / 100}), or run fewer pairs (--limit, --types)`
+      })
+    }
+    options.log?.(`budget ${dollars(budgetMicro)}: the ${d.pairs.toRun} pairs to run are estimated at ${dollars(e.micro)}`)
+    return tracker({ budgetMicro, estimateMicro: e.micro, pairsToRun: d.pairs.toRun, prices: table })
+  })
+
+/** What run.json records of a budget: the limit, the dry run's estimate and what this run spent, in USD. */
+export const Spend = Schema.Struct({ usd: Schema.Number, estimatedUsd: Schema.Number, spentUsd: Schema.Number })
+export type Spend = typeof Spend.Type
+
+export const spend = (t: Tracker): Spend => ({ usd: t.budgetMicro / 1e6, estimatedUsd: t.estimateMicro / 1e6, spentUsd: t.spentMicro() / 1e6 })
+
+/** The message of a sweep the budget stopped. */
+export const stoppedMessage = (s: Spend, pairs: { readonly done: number; readonly total: number }): string =>
+  `the budget stopped the run: ${dollars(s.spentUsd * 1e6)} spent of ${dollars(s.usd * 1e6)}, and the next pair could have passed it; ` +
+  `${pairs.done} of ${pairs.total} pairs are done and written. Rerun with a larger budget to resume (${raise})`
