@@ -140,3 +140,15 @@ export const decodeSweep = (sweep: Readonly<Record<string, unknown>>): Either.Ei
   return problems.length > 0 ? Either.left(problems) : Either.right(axes)
 }
 
+/** The sweep key whose alternatives are data sources: one run per source. */
+export const sourceAxis = "data.source"
+
+export const decodeSources = (raw: unknown): Either.Either<ReadonlyArray<string>, Array<Problem>> => {
+  if (raw === undefined) return Either.right([])
+  const where = `sweep.${sourceAxis}`
+  if (!Array.isArray(raw) || raw.length < 2 || !raw.every((x): x is string => typeof x === "string" && x.trim() !== "")) {
+    return Either.left([{ path: where, reason: `expected a list of two or more data sources (sample, a file, longmemeval:<file>, locomo:<file>, ...), got ${JSON.stringify(raw)}` }])
+  }
+  const repeated = raw.find((x, i) => raw.indexOf(x) !== i)
+  return repeated === undefined ? Either.right(raw) : Either.left([{ path: where, reason: `the source ${JSON.stringify(repeated)} is listed twice` }])
+}

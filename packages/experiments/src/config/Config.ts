@@ -24,7 +24,7 @@ import { ConfigError } from "../Errors.js"
 import * as ResultLine from "../results/ResultLine.js"
 import * as Issues from "@cupid-lab/core/Issues"
 import { alternatives, isRecord } from "./Tree.js"
-import { decodeSweep, Options, ScorerSpecSchema, StageValueSchema } from "./Axes.js"
+import { decodeSources, decodeSweep, Options, ScorerSpecSchema, sourceAxis, StageValueSchema } from "./Axes.js"
 import { findSecrets, fromIssues, interpolate, keyVariable, type Problem } from "./Env.js"
 
 export { interpolateString, keyVariable } from "./Env.js"
@@ -128,6 +128,8 @@ export interface Config {
   readonly pipeline: Readonly<Record<StageName, StageValue>>
   readonly scorers: ReadonlyArray<Spec>
   readonly sweep: ReadonlyArray<SweepAxis>
+  /** `sweep: { data.source: [...] }`: one run per source, side by side in benchmarks.md; empty when not swept. */
+  readonly sources: ReadonlyArray<string>
   readonly cells: ReadonlyArray<ExplicitCell>
   readonly concurrency: number
   /** What calls.jsonl keeps of each model call: `full` (requests and answers) or `counts` (without them); not part of the run's identity. */
@@ -304,9 +306,12 @@ const decodeFile = (
 
   const decoded = Issues.decode(FileSchema, resolved, "key", "top-level key")
   const sweepRaw = isRecord(resolved) ? resolved.sweep : undefined
-  const sweep = isRecord(sweepRaw) ? decodeSweep(sweepRaw) : Either.right([])
-  if (Either.isLeft(decoded) || Either.isLeft(sweep)) {
-    const problems = [...(Either.isLeft(decoded) ? fromIssues(decoded.left) : []), ...(Either.isLeft(sweep) ? sweep.left : [])]
+  // `data.source` is swept by running the grid once per source (see `sources`), not as a grid axis.
+  const { [sourceAxis]: sourcesRaw, ...axes } = isRecord(sweepRaw) ? sweepRaw : {}
+  const sweep = isRecord(sweepRaw) ? decodeSweep(axes) : Either.right([])
+  const sources = decodeSources(sourcesRaw)
+  if (Either.isLeft(decoded) || Either.isLeft(sweep) || Either.isLeft(sources)) {
+    const problems = [...(Either.isLeft(decoded) ? fromIssues(decoded.left) : []), ...(Either.isLeft(sweep) ? sweep.left : []), ...(Either.isLeft(sources) ? sources.left : [])]
     return Either.left(problems)
   }
   const c = decoded.right
@@ -331,6 +336,7 @@ const decodeFile = (
     pipeline: c.pipeline,
     scorers: c.scorers,
     sweep: sweep.right,
+    sources: sources.right,
     cells,
     concurrency: c.concurrency,
     transcripts: c.transcripts,
@@ -364,6 +370,7 @@ export const withOverrides = (config: Config, o: Overrides): Config => ({
     ...(o.limit !== undefined ? { limit: o.limit } : {}),
     ...(o.types !== undefined ? { types: o.types } : {})
   },
+  ...(o.data !== undefined ? { sources: [] } : {}),
   ...(o.out !== undefined ? { out: o.out, outGiven: true } : {}),
   ...(o.concurrency !== undefined ? { concurrency: o.concurrency } : {}),
   ...(o.maxCells !== undefined ? { maxCells: o.maxCells } : {}),

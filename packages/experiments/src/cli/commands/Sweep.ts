@@ -2,6 +2,7 @@ import { Command, Options } from "@effect/cli"
 import { Effect, Either, Option, Schema } from "effect"
 import * as path from "node:path"
 import { type CupidType, cupidTypes } from "@cupid-lab/core/Domain"
+import type * as BenchmarksModule from "../../render/Benchmarks.js"
 import type * as BudgetModule from "../../run/Budget.js"
 import type * as ConfigModule from "../../config/Config.js"
 import type * as Progress from "../../run/Progress.js"
@@ -141,6 +142,32 @@ const run = (a: Args) =>
       ...Option.match(a.budgetUsd, { onNone: () => ({}), onSome: (budgetUsd) => ({ budgetUsd }) })
     })
     const log = (text: string) => void io.stderr.write(`${text}\n`)
+    if (config.sources.length === 0) return yield* runOne(a, config)
+    // One run per data source, one after another (a failure stops the rest; a rerun resumes), then the side-by-side table.
+    const Benchmarks = yield* Effect.promise(() => import("../../render/Benchmarks.js"))
+    const runs: Array<BenchmarksModule.SourceRun> = []
+    for (const [index, source] of config.sources.entries()) {
+      log(`data source ${index + 1} of ${config.sources.length}: ${source}`)
+      const one: ConfigModule.Config = {
+        ...config,
+        sources: [],
+        data: { ...config.data, source },
+        ...(config.outGiven ? { out: path.join(config.out, Benchmarks.folderOf(source, index)) } : {})
+      }
+      const outcome = yield* runOne(a, one)
+      if (outcome !== undefined) runs.push({ source, dir: outcome.out, summary: outcome.summary })
+    }
+    if (runs.length === 0) return
+    const written = yield* Benchmarks.write(config.out, runs)
+    io.stdout(`\n${written.text}\nbenchmarks: ${written.file}\n`)
+  })
+
+/** One run: the config as given (one data source), or its dry run. */
+const runOne = (a: Args, config: ConfigModule.Config) =>
+  Effect.gen(function*() {
+    const io = yield* CommandIo
+    const Config = yield* Effect.promise(() => import("../../config/Config.js"))
+    const log = (text: string) => void io.stderr.write(`${text}\n`)
     const shard = Option.match(a.shard, { onNone: () => ({}), onSome: (s) => ({ shard: s }) })
     const [Runner, Progress, Grid] = yield* Effect.promise(() => Promise.all([import("../../run/Runner.js"), import("../../run/Progress.js"), import("../../config/Grid.js")]))
     // A large grid takes a while to build: say how large before starting (a grid over the limit is refused by the runner).
@@ -174,7 +201,7 @@ const run = (a: Args) =>
       }
       if (d.failed > 0) out.push(`warning: ${d.failed} pairs failed even in the dry run (see a real run's results for the errors)`)
       io.stdout(`${out.join("\n")}\n`)
-      return
+      return undefined
     }
     const runDir = Option.match(a.shard, { onNone: () => "<run id>", onSome: (s) => `<run id>-shard-${s.index}-of-${s.count}` })
     log(`sweep ${config.name}${Option.match(a.shard, { onNone: () => "", onSome: (s) => ` (shard ${s.index} of ${s.count})` })}: ${config.file} -> ${config.outGiven ? config.out : path.join(config.out, runDir)}`)
@@ -219,6 +246,7 @@ const run = (a: Args) =>
           "Fix the cause and rerun to retry them, or pass --allow-failures to exit 0"
       })
     }
+    return outcome
   })
 
 /**

@@ -1,0 +1,95 @@
+/**
+ * One grid over several data sources (`sweep: { data.source: [...] }`): each source is its own run
+ * (its own run directory, summary and reports), and `benchmarks.md` puts them side by side. Per
+ * source, each cell's main metric on all instances with its 95% CI and N, then the instance types
+ * that source has. Values of different sources are never averaged: their instances, metrics and
+ * scales differ, so a mean across them would not be a number about anything.
+ *
+ * @example
+ * import * as Benchmarks from "@cupid-lab/experiments/render/Benchmarks"
+ * const { file, text } = yield* Benchmarks.write("runs/contextual", [{ source: "sample", dir, summary }])
+ */
+import { Files } from "@cupid-lab/core"
+import type { FileSystem } from "@effect/platform"
+import { Effect } from "effect"
+import * as path from "node:path"
+import { families } from "../analysis/Analysis.js"
+import { RunError } from "../Errors.js"
+import { type Slice, slices, type Summary } from "../results/ResultLine.js"
+import * as Format from "./Format.js"
+
+export const fileName = "benchmarks.md"
+
+export interface SourceRun {
+  readonly source: string
+  /** Its run directory. */
+  readonly dir: string
+  readonly summary: Summary
+}
+
+/** The folder of the `index`-th source under an `out` the config gives: its position and its name, made safe for a path. */
+export const folderOf = (source: string, index: number): string =>
+  `${index + 1}-${source.replace(/[^A-Za-z0-9._=-]+/g, "_").replace(/^[_.]+|_+$/g, "").slice(0, 80) || "source"}`
+
+/** The main metric of a run: the config's `report.main`, else the one its analysis would choose. */
+const mainOf = (summary: Summary) => {
+  const name = summary.main ?? families(summary).main?.name
+  return summary.metrics.find((m) => m.name === name)
+}
+
+const cellText = (s: string) => Format.md(s).replace(/\|/g, "\\|")
+
+/** The side-by-side table in Markdown: a row per cell (by name, in the first source's order), the sources' columns in config order. */
+export const render = (runs: ReadonlyArray<SourceRun>): string => {
+  const names: Array<string> = []
+  for (const r of runs) for (const c of r.summary.cells) if (!names.includes(c.name)) names.push(c.name)
+  const head: Array<string> = ["cell"]
+  const columns: Array<(cell: string) => string> = []
+  const legend: Array<string> = []
+  runs.forEach((r, i) => {
+    const main = mainOf(r.summary)
+    const label = `${i + 1}`
+    legend.push(`${label}. \`${cellText(r.source)}\`: ${r.summary.dataset.instances} instances, main metric ${main === undefined ? "none" : `${main.name} (${main.direction === "lower" ? "lower" : "higher"} is better)`}; run directory \`${cellText(r.dir)}\``)
+    const find = (cell: string) => r.summary.cells.find((c) => c.name === cell)
+    const typed: ReadonlyArray<Slice> = slices.filter((s) => s !== "all" && r.summary.cells.some((c) => c.slices[s].n > 0))
+    head.push(`${label}: ${main?.name ?? "main"} [95% CI]`, `${label}: N`, ...typed.map((s) => `${label}: ${s}`))
+    const value = (cell: string, s: Slice) => {
+      const e = main === undefined ? undefined : find(cell)?.slices[s].metrics[main.name]
+      return e === undefined ? "–" : e.mean === null ? "–" : Format.number(e.mean)
+    }
+    columns.push((cell) => {
+      const c = find(cell)
+      const e = main === undefined ? undefined : c?.slices.all.metrics[main.name]
+      return c === undefined || e === undefined || e.mean === null ? "–" : `${Format.number(e.mean)} ${Format.interval(e.ci95[0], e.ci95[1])}`
+    })
+    columns.push((cell) => {
+      const c = find(cell)
+      return c === undefined ? "–" : String(c.slices.all.n)
+    })
+    for (const s of typed) columns.push((cell) => value(cell, s))
+  })
+  const gold = new Set(runs.flatMap((r) => r.summary.cells.filter((c) => c.usesGold).map((c) => c.name)))
+  return [
+    "# Benchmarks side by side",
+    "",
+    "Each data source is its own run; values of different sources are never averaged. Per source: the main metric on all instances with its 95% CI and N (instances scored), then its instance types.",
+    "",
+    ...legend,
+    "",
+    `| ${head.join(" | ")} |`,
+    `|${head.map(() => "---").join("|")}|`,
+    ...names.map((n) => `| ${cellText(n)}${gold.has(n) ? " ‡" : ""} | ${columns.map((f) => f(n)).join(" | ")} |`),
+    "",
+    ...(gold.size > 0 ? ["‡ the cell reads gold labels (an upper bound, not a method).", ""] : [])
+  ].join("\n")
+}
+
+/** Write `<dir>/benchmarks.md`. */
+export const write = (dir: string, runs: ReadonlyArray<SourceRun>): Effect.Effect<{ readonly file: string; readonly text: string }, RunError, FileSystem.FileSystem> => {
+  const file = path.join(dir, fileName)
+  const text = render(runs)
+  return Files.writeFileAtomic(file, text).pipe(
+    Effect.mapError((e) => new RunError({ path: file, reason: `cannot write: ${Files.describe(e)}` })),
+    Effect.as({ file, text })
+  )
+}

@@ -1,0 +1,89 @@
+// One grid over several data sources: `sweep: { data.source: [...] }` runs the grid once per source,
+// each in its own run directory exactly as a run on that source alone, and benchmarks.md puts them
+// side by side with N, never averaged. Through the compiled CLI.
+import { spawnSync } from "node:child_process"
+import * as fs from "node:fs"
+import * as os from "node:os"
+import * as path from "node:path"
+import { fileURLToPath } from "node:url"
+import { Effect, Either } from "effect"
+import { beforeAll, describe, expect, it } from "vitest"
+import * as Config from "../src/config/Config.js"
+
+const repo = fileURLToPath(new URL("../../../", import.meta.url))
+const cli = path.join(repo, "packages", "experiments", "dist", "cli.mjs")
+const dir = fs.mkdtempSync(path.join(os.tmpdir(), "cupid-benchmarks-"))
+const synthetic = "synthetic:personas=2,seed=4"
+
+const grid = `name: multi
+data: { source: sample, limit: 6 }
+seed: 1
+pipeline: { retriever: all, inferrer: extractive }
+scorers: [{ use: retrieval, ks: [2] }]
+concurrency: 2
+`
+const write = (name: string, text: string) => {
+  const file = path.join(dir, name)
+  fs.writeFileSync(file, text)
+  return file
+}
+const cupid = (...args: Array<string>) => {
+  const r = spawnSync(process.execPath, [cli, ...args], { cwd: dir, encoding: "utf8", env: { ...process.env, FORCE_COLOR: "0", CUPID_CACHE_DIR: path.join(dir, "cache") } })
+  return { code: r.status, stdout: r.stdout, stderr: r.stderr }
+}
+
+beforeAll(() => {
+  const built = spawnSync(process.execPath, [path.join(repo, "tools", "build-cli.mjs"), "--if-stale", "--quiet"], { encoding: "utf8" })
+  expect(built.status, built.stderr).toBe(0)
+}, 120_000)
+
+describe("sweep: { data.source: [...] }", () => {
+  it("is read as the list of sources, refused when it is not one, and --data runs one source", () => {
+    const parse = (sweep: string) => Effect.runSync(Effect.either(Config.parse(`${grid}sweep:\n  retriever: [all, oracle]\n  ${sweep}\n`, "multi.yaml", {})))
+    const ok = parse(`data.source: [sample, "${synthetic}"]`)
+    const c = Either.getOrThrow(ok)
+    expect(c.sources).toEqual(["sample", synthetic])
+    expect(c.sweep.map((a) => a.key)).toEqual(["retriever"])
+    expect(Config.withOverrides(c, { data: "sample" }).sources).toEqual([])
+    const problem = (sweep: string) => Either.match(parse(sweep), { onLeft: (e) => e.message, onRight: () => "" })
+    expect(problem("data.source: [sample]")).toContain(`sweep.data.source: expected a list of two or more data sources (sample, a file, longmemeval:<file>, locomo:<file>, ...), got ["sample"]`)
+    expect(problem("data.source: [sample, sample]")).toContain(`sweep.data.source: the source "sample" is listed twice`)
+  })
+
+  it("runs the grid once per source, each run the same as on that source alone, and writes benchmarks.md side by side", () => {
+    const out = path.join(dir, "runs")
+    const config = write("multi.yaml", `${grid}out: ${JSON.stringify(out)}\nsweep:\n  data.source: [sample, "${synthetic}"]\n  retriever: [all, { use: bm25, k: 2 }, oracle]\n`)
+    const r = cupid("sweep", "--config", config)
+    expect(r.code, r.stderr).toBe(0)
+    expect(r.stderr).toContain(`data source 1 of 2: sample`)
+    expect(r.stderr).toContain(`data source 2 of 2: ${synthetic}`)
+    const dirs = fs.readdirSync(out).sort()
+    expect(dirs).toEqual(["1-sample", "2-synthetic_personas=2_seed=4", "benchmarks.md"])
+
+    // The same as a run on one source alone.
+    for (const [sub, source] of [["1-sample", "sample"], ["2-synthetic_personas=2_seed=4", synthetic]] as const) {
+      const alone = path.join(dir, `alone-${sub}`)
+      const single = cupid("sweep", "--config", write("single.yaml", `${grid}sweep:\n  retriever: [all, { use: bm25, k: 2 }, oracle]\n`), "--data", source, "--out", alone)
+      expect(single.code, single.stderr).toBe(0)
+      for (const f of ["summary.json", "results.jsonl", "report.md"]) {
+        expect(fs.readFileSync(path.join(out, sub, f), "utf8"), `${sub}/${f}`).toBe(fs.readFileSync(path.join(alone, f), "utf8"))
+      }
+    }
+
+    const md = fs.readFileSync(path.join(out, "benchmarks.md"), "utf8")
+    const summaries = ["1-sample", "2-synthetic_personas=2_seed=4"].map((s) => JSON.parse(fs.readFileSync(path.join(out, s, "summary.json"), "utf8")) as { cells: Array<{ name: string; slices: { all: { n: number; metrics: Record<string, { mean: number }> } } }> })
+    expect(md).toContain("values of different sources are never averaged")
+    expect(md).toContain("1. `sample`: 6 instances, main metric retrieval.f1 (higher is better)")
+    expect(md).toContain(`2. \`${synthetic}\`: 6 instances, main metric retrieval.f1 (higher is better)`)
+    const header = md.split("\n").find((l) => l.startsWith("| cell |"))!
+    expect(header).toBe("| cell | 1: retrieval.f1 [95% CI] | 1: N | 1: consistent | 1: contrastive | 1: changing | 2: retrieval.f1 [95% CI] | 2: N | 2: consistent | 2: contrastive | 2: changing |")
+    expect(header).not.toMatch(/mean|average/i)
+    const row = md.split("\n").find((l) => l.startsWith("| bm25"))!
+    const bm25 = summaries.map((s) => s.cells.find((c) => c.name === "bm25")!.slices.all)
+    expect(row.startsWith(`| bm25 | ${bm25[0]!.metrics["retrieval.f1"]!.mean.toFixed(3)} [`)).toBe(true)
+    expect(row.split(" | ")[2]).toBe(String(bm25[0]!.n))
+    expect(row.split(" | ")[7]).toBe(String(bm25[1]!.n))
+    expect(md).toContain("| oracle ‡ |")
+    expect(r.stdout).toContain("# Benchmarks side by side")
+  }, 180_000)
+})
