@@ -14,6 +14,8 @@ const repo = fileURLToPath(new URL("../../../", import.meta.url))
 const cli = path.join(repo, "packages", "experiments", "dist", "cli.mjs")
 const dir = fs.mkdtempSync(path.join(os.tmpdir(), "cupid-benchmarks-"))
 const synthetic = "synthetic:personas=2,seed=4"
+// A LongMemEval file in its published format (written for the tests): four questions of four types.
+const longmemeval = `longmemeval:${path.join(repo, "packages", "core", "test", "fixtures", "longmemeval", "longmemeval_s_tiny.json")}`
 
 const grid = `name: multi
 data: { source: sample, limit: 6 }
@@ -52,16 +54,17 @@ describe("sweep: { data.source: [...] }", () => {
 
   it("runs the grid once per source, each run the same as on that source alone, and writes benchmarks.md side by side", () => {
     const out = path.join(dir, "runs")
-    const config = write("multi.yaml", `${grid}out: ${JSON.stringify(out)}\nsweep:\n  data.source: [sample, "${synthetic}"]\n  retriever: [all, { use: bm25, k: 2 }, oracle]\n`)
+    const config = write("multi.yaml", `${grid}out: ${JSON.stringify(out)}\nsweep:\n  data.source: [sample, ${JSON.stringify(longmemeval)}]\n  retriever: [all, { use: bm25, k: 2 }, oracle]\n`)
     const r = cupid("sweep", "--config", config)
     expect(r.code, r.stderr).toBe(0)
     expect(r.stderr).toContain(`data source 1 of 2: sample`)
-    expect(r.stderr).toContain(`data source 2 of 2: ${synthetic}`)
+    expect(r.stderr).toContain(`data source 2 of 2: ${longmemeval}`)
+    const second = `2-${longmemeval.replace(/[^A-Za-z0-9._=-]+/g, "_").replace(/^[_.]+|_+$/g, "").slice(0, 80)}`
     const dirs = fs.readdirSync(out).sort()
-    expect(dirs).toEqual(["1-sample", "2-synthetic_personas=2_seed=4", "benchmarks.md"])
+    expect(dirs).toEqual(["1-sample", second, "benchmarks.md"])
 
     // The same as a run on one source alone.
-    for (const [sub, source] of [["1-sample", "sample"], ["2-synthetic_personas=2_seed=4", synthetic]] as const) {
+    for (const [sub, source] of [["1-sample", "sample"], [second, longmemeval]] as const) {
       const alone = path.join(dir, `alone-${sub}`)
       const single = cupid("sweep", "--config", write("single.yaml", `${grid}sweep:\n  retriever: [all, { use: bm25, k: 2 }, oracle]\n`), "--data", source, "--out", alone)
       expect(single.code, single.stderr).toBe(0)
@@ -71,18 +74,27 @@ describe("sweep: { data.source: [...] }", () => {
     }
 
     const md = fs.readFileSync(path.join(out, "benchmarks.md"), "utf8")
-    const summaries = ["1-sample", "2-synthetic_personas=2_seed=4"].map((s) => JSON.parse(fs.readFileSync(path.join(out, s, "summary.json"), "utf8")) as { cells: Array<{ name: string; slices: { all: { n: number; metrics: Record<string, { mean: number }> } } }> })
+    type Slice = { n: number; metrics: Record<string, { mean: number | null }> }
+    const summaries = ["1-sample", second].map((s) => JSON.parse(fs.readFileSync(path.join(out, s, "summary.json"), "utf8")) as { cells: Array<{ name: string; slices: { all: Slice }; types?: Record<string, Slice> }> })
     expect(md).toContain("values of different sources are never averaged")
     expect(md).toContain("1. `sample`: 6 instances, main metric retrieval.f1 (higher is better)")
-    expect(md).toContain(`2. \`${synthetic}\`: 6 instances, main metric retrieval.f1 (higher is better)`)
+    expect(md).toContain(`2. \`${longmemeval}\`: 4 instances, main metric retrieval.f1 (higher is better)`)
     const header = md.split("\n").find((l) => l.startsWith("| cell |"))!
-    expect(header).toBe("| cell | 1: retrieval.f1 [95% CI] | 1: N | 1: consistent | 1: contrastive | 1: changing | 2: retrieval.f1 [95% CI] | 2: N | 2: consistent | 2: contrastive | 2: changing |")
+    // CUPID's types for the sample; LongMemEval's question types for its file.
+    expect(header).toBe(
+      "| cell | 1: retrieval.f1 [95% CI] | 1: N | 1: consistent (n) | 1: contrastive (n) | 1: changing (n) " +
+        "| 2: retrieval.f1 [95% CI] | 2: N | 2: multi-session (n) | 2: single-session-assistant (n) | 2: single-session-user (n) | 2: temporal-reasoning (n) |"
+    )
+    expect(Object.keys(summaries[1]!.cells[0]!.types ?? {}).sort()).toEqual(["multi-session", "single-session-assistant", "single-session-user", "temporal-reasoning"])
+    expect(summaries[0]!.cells[0]!.types).toBeUndefined()
     expect(header).not.toMatch(/mean|average/i)
     const row = md.split("\n").find((l) => l.startsWith("| bm25"))!
     const bm25 = summaries.map((s) => s.cells.find((c) => c.name === "bm25")!.slices.all)
-    expect(row.startsWith(`| bm25 | ${bm25[0]!.metrics["retrieval.f1"]!.mean.toFixed(3)} [`)).toBe(true)
+    expect(row.startsWith(`| bm25 | ${bm25[0]!.metrics["retrieval.f1"]!.mean!.toFixed(3)} [`)).toBe(true)
     expect(row.split(" | ")[2]).toBe(String(bm25[0]!.n))
     expect(row.split(" | ")[7]).toBe(String(bm25[1]!.n))
+    const multi = summaries[1]!.cells.find((c) => c.name === "bm25")!.types!["multi-session"]!
+    expect(row.split(" | ")[8]).toBe(`${multi.metrics["retrieval.f1"]!.mean!.toFixed(3)} (${multi.n})`)
     expect(md).toContain("| oracle ‡ |")
     expect(r.stdout).toContain("# Benchmarks side by side")
   }, 180_000)

@@ -147,3 +147,31 @@ describe("Summary", () => {
     expect([never!.slices.all.n, never!.slices.all.failed]).toEqual([0, 0])
   })
 })
+
+describe("Summary of another benchmark's instance types", () => {
+  it("summarizes each type as a slice in `types`, failures counted per type; CUPID runs have no `types`", () => {
+    const acc = Summary.accumulator({ metrics, seed: 7, resamples: 200 })
+    let k = 100
+    const add = (type: string, hit: number | null, status: Row["status"] = "ok") =>
+      acc.add(row("c", k++, type as Row["type"], status === "ok" ? { "retrieval.hit": hit } : {}, status))
+    add("multi-session", 1)
+    add("multi-session", 0.5)
+    add("temporal-reasoning", 0)
+    add("temporal-reasoning", null, "failed")
+    const [cell] = acc.cells([cellInfo])
+    expect(Object.keys(cell!.types!)).toEqual(["multi-session", "temporal-reasoning"])
+    // (1 + 0.5) / 2 on the two multi-session questions; the temporal one scored 0, its other failed.
+    expect(cell!.types!["multi-session"]).toMatchObject({ n: 2, failed: 0 })
+    expect(cell!.types!["multi-session"]!.metrics["retrieval.hit"]!.mean).toBe(0.75)
+    expect(cell!.types!["temporal-reasoning"]).toMatchObject({ n: 1, failed: 1 })
+    expect(cell!.types!["temporal-reasoning"]!.metrics["retrieval.hit"]).toEqual({ n: 1, mean: 0, ci95: [0, 0] })
+    expect([cell!.slices.all.n, cell!.slices.all.failed, cell!.slices.consistent.n]).toEqual([3, 1, 0])
+    expect(cell!.slices.all.metrics["retrieval.hit"]!.mean).toBe(0.5)
+  })
+
+  it("a CUPID run's cells have no types", () => {
+    const acc = Summary.accumulator({ metrics, seed: 7, resamples: 200 })
+    acc.add(row("c", 1, "consistent", { "retrieval.hit": 1 }))
+    expect(acc.cells([cellInfo])[0]!.types).toBeUndefined()
+  })
+})

@@ -1,8 +1,8 @@
 /**
  * One grid over several data sources (`sweep: { data.source: [...] }`): each source is its own run
  * (its own run directory, summary and reports), and `benchmarks.md` puts them side by side. Per
- * source, each cell's main metric on all instances with its 95% CI and N, then the instance types
- * that source has. Values of different sources are never averaged: their instances, metrics and
+ * source, each cell's main metric on all instances with its 95% CI and N, then its value and N on
+ * each instance type that source has (CUPID's, or the benchmark's own question types). Values of different sources are never averaged: their instances, metrics and
  * scales differ, so a mean across them would not be a number about anything.
  *
  * @example
@@ -15,7 +15,7 @@ import { Effect } from "effect"
 import * as path from "node:path"
 import { families } from "../analysis/Analysis.js"
 import { RunError } from "../Errors.js"
-import { type Slice, slices, type Summary } from "../results/ResultLine.js"
+import { type CellSummary, type Slice, slices, type SliceSummary, type Summary } from "../results/ResultLine.js"
 import * as Format from "./Format.js"
 
 export const fileName = "benchmarks.md"
@@ -51,11 +51,19 @@ export const render = (runs: ReadonlyArray<SourceRun>): string => {
     const label = `${i + 1}`
     legend.push(`${label}. \`${cellText(r.source)}\`: ${r.summary.dataset.instances} instances, main metric ${main === undefined ? "none" : `${main.name} (${main.direction === "lower" ? "lower" : "higher"} is better)`}; run directory \`${cellText(r.dir)}\``)
     const find = (cell: string) => r.summary.cells.find((c) => c.name === cell)
-    const typed: ReadonlyArray<Slice> = slices.filter((s) => s !== "all" && r.summary.cells.some((c) => c.slices[s].n > 0))
-    head.push(`${label}: ${main?.name ?? "main"} [95% CI]`, `${label}: N`, ...typed.map((s) => `${label}: ${s}`))
-    const value = (cell: string, s: Slice) => {
-      const e = main === undefined ? undefined : find(cell)?.slices[s].metrics[main.name]
-      return e === undefined ? "–" : e.mean === null ? "–" : Format.number(e.mean)
+    // CUPID's types where the source has them, else its own (LongMemEval's question types, LoCoMo's categories, ...).
+    const cupid: ReadonlyArray<Slice> = slices.filter((s) => s !== "all" && r.summary.cells.some((c) => c.slices[s].n > 0))
+    const other = [...new Set(r.summary.cells.flatMap((c) => Object.keys(c.types ?? {})))].sort()
+    const typed: ReadonlyArray<{ readonly name: string; readonly of: (c: CellSummary) => SliceSummary | undefined }> = [
+      ...cupid.map((s) => ({ name: s, of: (c: CellSummary) => c.slices[s] })),
+      ...other.map((t) => ({ name: t, of: (c: CellSummary) => c.types?.[t] }))
+    ]
+    head.push(`${label}: ${main?.name ?? "main"} [95% CI]`, `${label}: N`, ...typed.map((t) => `${label}: ${cellText(t.name)} (n)`))
+    const value = (cell: string, t: typeof typed[number]) => {
+      const c = find(cell)
+      const s = c === undefined ? undefined : t.of(c)
+      const e = main === undefined ? undefined : s?.metrics[main.name]
+      return s === undefined ? "–" : `${e === undefined || e.mean === null ? "–" : Format.number(e.mean)} (${s.n})`
     }
     columns.push((cell) => {
       const c = find(cell)

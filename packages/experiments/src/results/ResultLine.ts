@@ -139,7 +139,12 @@ export const CellSummary = Schema.Struct({
   /** Stages built by plugins that declare themselves heuristic (e.g. an extractive inferrer). */
   heuristicStages: Schema.Array(Schema.String),
   plugins: Schema.Array(PluginFact),
-  slices: Schema.Struct({ all: SliceSummary, consistent: SliceSummary, contrastive: SliceSummary, changing: SliceSummary })
+  slices: Schema.Struct({ all: SliceSummary, consistent: SliceSummary, contrastive: SliceSummary, changing: SliceSummary }),
+  /**
+   * The instance types of another benchmark (LongMemEval's question types, LoCoMo's categories,
+   * PrefEval's topics), each summarized as a slice; absent when every instance is a CUPID type.
+   */
+  types: Schema.optional(Schema.Record({ key: Schema.String, value: SliceSummary }))
 })
 export type CellSummary = typeof CellSummary.Type
 

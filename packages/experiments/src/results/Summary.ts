@@ -92,6 +92,10 @@ interface CellSource {
   readonly ok: number
   /** The instance type's number ({@link typeCodes}) of ok line i. */
   readonly typeAt: (i: number) => number
+  /** The instance type of ok line i, as the data names it. */
+  readonly typeOf: (i: number) => string
+  /** Failed lines per type of another benchmark. */
+  readonly failedOther: ReadonlyMap<string, number>
   /** The persona's number of ok line i: the cluster its interval resamples with (see Statistics.Clustering). */
   readonly personaAt: (i: number) => number
   readonly failed: Readonly<Record<Slice, number>>
@@ -156,14 +160,21 @@ export const fromIndex = (index: Columns.Index, options: AccumulatorOptions): Om
     ...[...index.okScoreKinds.keys()].filter((k) => !declared.has(k)).sort().map((k) => undeclared(k, index.okScoreKinds.get(k) === true))
   ]
   const failed = new Map<string, Record<Slice, number>>()
+  const failedOther = new Map<string, Map<string, number>>()
   for (const f of index.failures) {
     const counts = failed.get(f.cell) ?? { ...noFailures }
     const type = index.instances[index.number.get(f.instance)!]!.type
     counts.all++
-    // Other benchmarks' types count in `all` only: the slices are CUPID's.
     if (isCupidType(type)) counts[type]++
+    else {
+      // Other benchmarks' types are summarized in `types`.
+      const other = failedOther.get(f.cell) ?? new Map<string, number>()
+      other.set(type, (other.get(type) ?? 0) + 1)
+      failedOther.set(f.cell, other)
+    }
     failed.set(f.cell, counts)
   }
+  const otherTypes = [...new Set(index.instances.map((f) => f.type).filter((t) => !isCupidType(t)))].sort()
   const codes = index.instances.map((f) => typeCodes.findIndex((t) => t === f.type))
   const personaNumbers = new Map<string, number>()
   const personas = index.instances.map((f) => {
@@ -176,10 +187,12 @@ export const fromIndex = (index: Columns.Index, options: AccumulatorOptions): Om
     // The columns are by instance number; the summary reads them by ok line.
     const at = (xs: Float64Array): At => ({ at: (i) => xs[c!.instances[i]!]! })
     return c === undefined
-      ? { ok: 0, typeAt: () => -1, personaAt: () => -1, failed: failed.get(id) ?? noFailures, column: () => undefined }
+      ? { ok: 0, typeAt: () => -1, typeOf: () => "", failedOther: failedOther.get(id) ?? new Map(), personaAt: () => -1, failed: failed.get(id) ?? noFailures, column: () => undefined }
       : {
         ok: c.instances.length,
         typeAt: (i) => codes[c.instances[i]!]!,
+        typeOf: (i) => index.instances[c.instances[i]!]!.type,
+        failedOther: failedOther.get(id) ?? new Map(),
         personaAt: (i) => personas[c.instances[i]!]!,
         failed: failed.get(id) ?? noFailures,
         column: (name) => {
@@ -188,7 +201,7 @@ export const fromIndex = (index: Columns.Index, options: AccumulatorOptions): Om
         }
       }
   }
-  return { metrics, cells: (cells) => summarize(options, metrics(), cells, source) }
+  return { metrics, cells: (cells) => summarize(options, metrics(), cells, source, otherTypes) }
 }
 
 /** The summary's metrics and cells from a run's columns (see {@link fromIndex}). */
@@ -202,16 +215,29 @@ const summarize = (
   options: AccumulatorOptions,
   list: ReadonlyArray<MetricDescription>,
   cells: ReadonlyArray<CellInfo>,
-  source: (id: string) => CellSource
+  source: (id: string) => CellSource,
+  otherTypes: ReadonlyArray<string>
 ): Array<CellSummary> => {
   const bootstrap = { seed: options.seed, resamples: options.resamples, ...(options.largeSample !== undefined ? { largeSample: options.largeSample } : {}) }
+  const over = (d: CellSource, rows: ReadonlyArray<number>, failedRows: number): SliceSummary => {
+    const out: Record<string, MetricEstimate> = {}
+    for (const m of list) out[m.name] = toEstimate(estimate(m, d.column, rows, bootstrap, d.personaAt))
+    return { n: rows.length, failed: failedRows, metrics: out }
+  }
   const slice = (d: CellSource, s: Slice): SliceSummary => {
     const rows: Array<number> = []
     const code = s === "all" ? -1 : typeCodes.indexOf(s)
     for (let i = 0; i < d.ok; i++) if (code < 0 || d.typeAt(i) === code) rows.push(i)
-    const out: Record<string, MetricEstimate> = {}
-    for (const m of list) out[m.name] = toEstimate(estimate(m, d.column, rows, bootstrap, d.personaAt))
-    return { n: rows.length, failed: d.failed[s], metrics: out }
+    return over(d, rows, d.failed[s])
+  }
+  const types = (d: CellSource): Record<string, SliceSummary> => {
+    const out: Record<string, SliceSummary> = {}
+    for (const t of otherTypes) {
+      const rows: Array<number> = []
+      for (let i = 0; i < d.ok; i++) if (d.typeOf(i) === t) rows.push(i)
+      out[t] = over(d, rows, d.failedOther.get(t) ?? 0)
+    }
+    return out
   }
   return cells.map((c) => {
     const d = source(c.id)
@@ -223,7 +249,8 @@ const summarize = (
       oracleRetrieval: c.oracleRetrieval,
       heuristicStages: c.heuristicStages,
       plugins: c.plugins,
-      slices: { all: slice(d, "all"), consistent: slice(d, "consistent"), contrastive: slice(d, "contrastive"), changing: slice(d, "changing") }
+      slices: { all: slice(d, "all"), consistent: slice(d, "consistent"), contrastive: slice(d, "contrastive"), changing: slice(d, "changing") },
+      ...(otherTypes.length === 0 ? {} : { types: types(d) })
     }
   })
 }
