@@ -106,6 +106,9 @@ const ci = (e: Estimate): string => (e.lo === null || e.hi === null ? "" : ` [${
 /** The tooltip of one value: `name · where: 0.412 [0.301, 0.520] n=24`. */
 export const tip = (name: string, where: string, e: Estimate): string => `${name}${where === "" ? "" : ` · ${where}`}: ${fmt(e.value)}${ci(e)} n=${e.n}`
 
+/** The fields every plotted value carries: the value, its 95% CI, its N and its tooltip's text. */
+const plotted = (e: Estimate, tipText: string) => ({ value: e.value, lo: e.lo, hi: e.hi, n: e.n, tip: tipText })
+
 const schema = "https://vega.github.io/schema/vega-lite/v6.json"
 
 /** One layer of a layered spec. */
@@ -144,12 +147,8 @@ export const bars = (input: Bars): Chart => {
   const values = input.values.filter((v) => Number.isFinite(v.value)).map((v) => ({
     row: rows[v.row]!,
     panel: input.panels[v.panel]!,
-    value: v.value,
-    lo: v.lo,
-    hi: v.hi,
-    n: v.n,
-    oracle: input.rows[v.row]?.oracle === true,
-    tip: tip(input.rows[v.row]!.name, input.panels[v.panel]!, v)
+    ...plotted(v, tip(input.rows[v.row]!.name, input.panels[v.panel]!, v)),
+    oracle: input.rows[v.row]?.oracle === true
   }))
   const y = { field: "row", type: "nominal", sort: rows, title: null, axis: { ...multiline, labelLineHeight: 13 } } as const
   const x = { type: "quantitative", title: input.metric, scale: { zero: true, nice: true }, axis: { tickCount: 4 } } as const
@@ -232,11 +231,7 @@ export const lines = (input: Lines): Chart => {
     series: names[p.series]!,
     category: input.categories[p.category]!,
     panel: p.panel,
-    value: p.value,
-    lo: p.lo,
-    hi: p.hi,
-    n: p.n,
-    tip: tip(spots.get(p.key)!.map((q) => input.series[q.series]!.name).join(", "), p.where, p)
+    ...plotted(p, tip(spots.get(p.key)!.map((q) => input.series[q.series]!.name).join(", "), p.where, p))
   }))
   const x = { field: "category", type: "ordinal", sort: [...input.categories], title: input.x, scale: { padding: 0.4 }, axis: { labelAngle: 0, labelLimit: 160 } } as const
   const y = { type: "quantitative", title: input.y, scale: { zero: true, nice: true } } as const

@@ -1,5 +1,6 @@
-import { HelpDoc, ValidationError } from "@effect/cli"
+import { HelpDoc, Options, ValidationError } from "@effect/cli"
 import { Console, Context, Data, Effect } from "effect"
+import * as path from "node:path"
 import type * as Progress from "../../run/Progress.js"
 import type * as Runner from "../../run/Runner.js"
 
@@ -49,3 +50,24 @@ export const failuresExitCode = 3
 
 /** The exit code of a sweep the budget refused before any work, or stopped with the pairs done written. */
 export const budgetExitCode = 4
+
+/** `--config <file | name>`, as every command that reads a config takes it. */
+export const configOption = (description: string) =>
+  Options.text("config").pipe(Options.withPseudoName("file | name"), Options.withDescription(description))
+
+/** `--out <dir>`, optional. */
+export const outOption = (description: string) =>
+  Options.text("out").pipe(Options.withPseudoName("dir"), Options.optional, Options.withDescription(description))
+
+/**
+ * The file a `--config` value names: a bare name is looked up in the command's config directories;
+ * shown as a path from the working directory when it is under it (messages name the file so).
+ */
+export const configFile = (given: string): Effect.Effect<string, never, CommandIo> =>
+  Effect.gen(function*() {
+    const io = yield* CommandIo
+    const { resolveFile } = yield* Effect.promise(() => import("../../config/Config.js"))
+    const resolved = io.configDirs.reduce((found, dir) => (found === given ? resolveFile(given, dir) : found), given)
+    const relative = path.relative(process.cwd(), resolved)
+    return path.isAbsolute(resolved) && !relative.startsWith("..") && relative !== "" ? relative : resolved
+  })

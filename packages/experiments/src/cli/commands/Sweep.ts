@@ -8,7 +8,7 @@ import type * as ConfigModule from "../../config/Config.js"
 import type * as Progress from "../../run/Progress.js"
 import type * as RunnerModule from "../../run/Runner.js"
 import { BudgetError } from "../../Errors.js"
-import { CommandIo, invalid, positive, TooManyFailures } from "./Io.js"
+import { CommandIo, configFile, configOption, invalid, outOption, positive, TooManyFailures } from "./Io.js"
 
 const isType = (t: string): t is CupidType => (cupidTypes as ReadonlyArray<string>).includes(t)
 
@@ -24,10 +24,7 @@ const parseShard = (value: string) =>
   Effect.flatMap(Effect.promise(() => import("../../run/Shard.js")), (Shard) => Either.match(Shard.parse(value), { onLeft: invalid, onRight: Effect.succeed }))
 
 const options = {
-  config: Options.text("config").pipe(
-    Options.withPseudoName("file | name"),
-    Options.withDescription("the YAML config to run (see docs/config.md); a bare name such as contextual is looked up in configs/")
-  ),
+  config: configOption("the YAML config to run (see docs/config.md); a bare name such as contextual is looked up in configs/"),
   data: Options.text("data").pipe(
     Options.withPseudoName("source"),
     Options.optional,
@@ -35,12 +32,8 @@ const options = {
       "run on this data instead of the config's data.source: sample, a .parquet/.jsonl/.json file, a directory, hf:kixlab/CUPID or synthetic:personas=100,seed=1"
     )
   ),
-  out: Options.text("out").pipe(
-    Options.withPseudoName("dir"),
-    Options.optional,
-    Options.withDescription(
-      "the run directory, instead of the config's out (default runs/<name>/<run id>, the id hashing the config and the data); a rerun of the same run resumes in it, a directory holding another run is refused"
-    )
+  out: outOption(
+    "the run directory, instead of the config's out (default runs/<name>/<run id>, the id hashing the config and the data); a rerun of the same run resumes in it, a directory holding another run is refused"
   ),
   limit: Options.integer("limit").pipe(
     Options.withPseudoName("n"),
@@ -126,11 +119,7 @@ const run = (a: Args) =>
   Effect.gen(function*() {
     const io = yield* CommandIo
     const Config = yield* Effect.promise(() => import("../../config/Config.js"))
-    const given = a.config
-    const resolved = io.configDirs.reduce((found, dir) => (found === given ? Config.resolveFile(given, dir) : found), given)
-    // Messages name the file as a path from the working directory when it is under it.
-    const relative = path.relative(process.cwd(), resolved)
-    const file = path.isAbsolute(resolved) && !relative.startsWith("..") && relative !== "" ? relative : resolved
+    const file = yield* configFile(a.config)
     const loaded = yield* Config.load(file, io.env ?? process.env)
     const config = Config.withOverrides(loaded, {
       ...Option.match(a.data, { onNone: () => ({}), onSome: (data) => ({ data }) }),

@@ -1,18 +1,10 @@
 import { Command, Options } from "@effect/cli"
 import { Effect, Option } from "effect"
-import * as path from "node:path"
-import { CommandIo, positive } from "./Io.js"
+import { CommandIo, configFile, configOption, outOption, positive } from "./Io.js"
 
 const options = {
-  config: Options.text("config").pipe(
-    Options.withPseudoName("file | name"),
-    Options.withDescription("the synthesis config (see configs/synth.yaml and docs/synthesis.md); a bare name such as synth is looked up in configs/")
-  ),
-  out: Options.text("out").pipe(
-    Options.withPseudoName("dir"),
-    Options.optional,
-    Options.withDescription("the output directory, instead of the config's out; a rerun into it resumes")
-  ),
+  config: configOption("the synthesis config (see configs/synth.yaml and docs/synthesis.md); a bare name such as synth is looked up in configs/"),
+  out: outOption("the output directory, instead of the config's out; a rerun into it resumes"),
   personas: Options.integer("personas").pipe(
     Options.withPseudoName("n"),
     Options.mapEffect(positive("personas")),
@@ -32,13 +24,8 @@ type Args = Command.Command.ParseConfig<typeof options>
 const run = (a: Args) =>
   Effect.gen(function*() {
     const io = yield* CommandIo
-    const [Config, { SynthConfig, Synthesis, Progress }] = yield* Effect.promise(() =>
-      Promise.all([import("../../config/Config.js"), import("@cupid-lab/synthesis")])
-    )
-    const given = a.config
-    const resolved = io.configDirs.reduce((found, dir) => (found === given ? Config.resolveFile(given, dir) : found), given)
-    const relative = path.relative(process.cwd(), resolved)
-    const file = path.isAbsolute(resolved) && !relative.startsWith("..") && relative !== "" ? relative : resolved
+    const { SynthConfig, Synthesis, Progress } = yield* Effect.promise(() => import("@cupid-lab/synthesis"))
+    const file = yield* configFile(a.config)
     const loaded = yield* SynthConfig.load(file, io.env ?? process.env)
     const config = SynthConfig.withOverrides(loaded, {
       ...Option.match(a.out, { onNone: () => ({}), onSome: (out) => ({ out }) }),
