@@ -9,6 +9,7 @@
  * const progress = Progress.make(process.stderr)
  * progress.update({ personasDone: 3, personasTotal: 10, ... })
  */
+import { ProgressLine } from "@cupid-lab/core"
 
 export interface Snapshot {
   readonly personasDone: number
@@ -25,28 +26,10 @@ export interface Snapshot {
   readonly elapsedMs: number
 }
 
-export interface Sink {
-  readonly write: (text: string) => unknown
-  readonly isTTY?: boolean
-  readonly columns?: number
-}
+export type Sink = ProgressLine.Sink
+export type Progress = ProgressLine.Progress<Snapshot>
 
-export interface Progress {
-  readonly update: (s: Snapshot) => void
-  readonly done: (s: Snapshot) => void
-}
-
-const duration = (ms: number): string => {
-  if (!Number.isFinite(ms)) return "?"
-  const s = Math.round(ms / 1000)
-  if (s < 60) return `${s}s`
-  const m = Math.floor(s / 60)
-  if (m < 60) return `${m}m${String(s % 60).padStart(2, "0")}s`
-  return `${Math.floor(m / 60)}h${String(m % 60).padStart(2, "0")}m`
-}
-
-const compact = (n: number): string =>
-  n >= 1e6 ? `${(n / 1e6).toFixed(1)}M` : n >= 1e4 ? `${(n / 1e3).toFixed(0)}k` : n >= 1e3 ? `${(n / 1e3).toFixed(1)}k` : String(n)
+const { compact, duration } = ProgressLine
 
 export const usd = (x: number): string => (Number.isNaN(x) ? "$? (a model has no price)" : `$${x.toFixed(x < 10 ? 4 : 2)}`)
 
@@ -64,30 +47,7 @@ export const describe = (s: Snapshot): string =>
     `failed ${s.failures}`
   ].join(" · ")
 
-const bar = (fraction: number, width: number): string => {
-  const filled = Math.max(0, Math.min(width, Math.round(fraction * width)))
-  return `[${"#".repeat(filled)}${"-".repeat(width - filled)}]`
-}
-
-export const make = (sink: Sink, options: { readonly intervalMs?: number } = {}): Progress => {
-  const tty = sink.isTTY === true
-  const interval = options.intervalMs ?? (tty ? 100 : 10_000)
-  let last = Number.NEGATIVE_INFINITY
-  const render = (s: Snapshot, final: boolean) => {
-    if (tty) {
-      const text = `${bar(s.personasTotal === 0 ? 1 : s.personasDone / s.personasTotal, 24)} ${describe(s)}`
-      const width = Math.max(20, (sink.columns ?? 120) - 1)
-      sink.write(`\r${text.length > width ? text.slice(0, width) : text.padEnd(width)}${final ? "\n" : ""}`)
-    } else sink.write(`progress: ${describe(s)}\n`)
-  }
-  return {
-    update: (s) => {
-      if (s.elapsedMs - last < interval) return
-      last = s.elapsedMs
-      render(s, false)
-    },
-    done: (s) => render(s, true)
-  }
-}
+export const make = (sink: Sink, options: { readonly intervalMs?: number } = {}): Progress =>
+  ProgressLine.make(sink, { describe, fraction: (s) => (s.personasTotal === 0 ? 1 : s.personasDone / s.personasTotal), ...options })
 
 export const silent: Progress = { update: () => {}, done: () => {} }

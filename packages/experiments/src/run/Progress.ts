@@ -7,6 +7,7 @@
  * const progress = Progress.make(process.stderr)
  * progress.update({ pairsDone: 10, pairsTotal: 100, ... })
  */
+import { ProgressLine } from "@cupid-lab/core"
 
 export interface Snapshot {
   readonly cells: number
@@ -26,29 +27,11 @@ export interface Snapshot {
   readonly elapsedMs: number
 }
 
-export interface Sink {
-  readonly write: (text: string) => unknown
-  readonly isTTY?: boolean
-  readonly columns?: number
-}
+export type Sink = ProgressLine.Sink
+export type Progress = ProgressLine.Progress<Snapshot>
 
-export interface Progress {
-  readonly update: (s: Snapshot) => void
-  /** Render the final state (and end the live line). */
-  readonly done: (s: Snapshot) => void
-}
-
-const duration = (ms: number): string => {
-  if (!Number.isFinite(ms)) return "?"
-  const s = Math.round(ms / 1000)
-  if (s < 60) return `${s}s`
-  const m = Math.floor(s / 60)
-  if (m < 60) return `${m}m${String(s % 60).padStart(2, "0")}s`
-  return `${Math.floor(m / 60)}h${String(m % 60).padStart(2, "0")}m`
-}
-
-const compact = (n: number): string =>
-  n >= 1e6 ? `${(n / 1e6).toFixed(1)}M` : n >= 1e4 ? `${(n / 1e3).toFixed(0)}k` : n >= 1e3 ? `${(n / 1e3).toFixed(1)}k` : String(n)
+export const { bar } = ProgressLine
+const { compact, duration } = ProgressLine
 
 /** Time left at the current rate of this run's pairs. */
 export const eta = (s: Snapshot): number =>
@@ -70,37 +53,12 @@ export const describe = (s: Snapshot): string => {
   ].join(" · ")
 }
 
-export const bar = (fraction: number, width: number): string => {
-  const filled = Math.max(0, Math.min(width, Math.round(fraction * width)))
-  return `[${"#".repeat(filled)}${"-".repeat(width - filled)}]`
-}
-
 /**
  * Renders at most every `intervalMs` (default: 100 ms on a terminal, 10 s otherwise); the caller's
  * snapshots carry the elapsed time, so no clock is read here.
  */
-export const make = (sink: Sink, options: { readonly intervalMs?: number } = {}): Progress => {
-  const tty = sink.isTTY === true
-  const interval = options.intervalMs ?? (tty ? 100 : 10_000)
-  let last = Number.NEGATIVE_INFINITY
-  const render = (s: Snapshot, final: boolean) => {
-    if (tty) {
-      const text = `${bar(fraction(s), 24)} ${describe(s)}`
-      const width = Math.max(20, (sink.columns ?? 120) - 1)
-      sink.write(`\r${text.length > width ? text.slice(0, width) : text.padEnd(width)}${final ? "\n" : ""}`)
-    } else {
-      sink.write(`progress: ${describe(s)}\n`)
-    }
-  }
-  return {
-    update: (s) => {
-      if (s.elapsedMs - last < interval) return
-      last = s.elapsedMs
-      render(s, false)
-    },
-    done: (s) => render(s, true)
-  }
-}
+export const make = (sink: Sink, options: { readonly intervalMs?: number } = {}): Progress =>
+  ProgressLine.make(sink, { describe, fraction, ...options })
 
 /** Discards everything (tests, embedding the runner in other tools). */
 export const silent: Progress = { update: () => {}, done: () => {} }
