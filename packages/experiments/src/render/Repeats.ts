@@ -2,7 +2,7 @@
  * The report's table of repeated judgments: for every cell and metric a scorer judged more than
  * once per instance (the judge's `repeats: n`), how far the repeats spread, how well they agree and
  * how much of the cell's CI comes from the judge rather than from the instances (see scorers'
- * Agreement for the formulas). Built from the result lines' `repeats`; absent when no line has any.
+ * Agreement for the formulas). Built from the result lines' `repeats`; absent when no line has repeats.
  *
  * @example
  * import * as Repeats from "@cupid-lab/experiments/render/Repeats"

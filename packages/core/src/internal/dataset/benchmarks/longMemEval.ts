@@ -103,7 +103,7 @@ export const questionInstance = (value: unknown): Either.Either<Instance, Proble
   })
   const haystack = new Set(q.haystack_session_ids)
   const unresolved = q.answer_session_ids.filter((id) => !haystack.has(id))
-  const anyRelevant = gold.some((g) => g.label === "relevant")
+  const hasRelevant = gold.some((g) => g.label === "relevant")
   return Either.right({
     id: q.question_id,
     personaId: q.question_id,
@@ -115,7 +115,7 @@ export const questionInstance = (value: unknown): Either.Either<Instance, Proble
       checklist: [],
       sessions: gold,
       answer: String(q.answer),
-      ...(abstention ? { withoutEvidence: "abstention" as const } : anyRelevant ? {} : { withoutEvidence: "unlabelled" as const }),
+      ...(abstention ? { withoutEvidence: "abstention" as const } : hasRelevant ? {} : { withoutEvidence: "unlabelled" as const }),
       ...(unresolved.length > 0 && !abstention ? { unresolvedEvidence: unresolved } : {})
     }
   })
