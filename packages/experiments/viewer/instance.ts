@@ -110,6 +110,7 @@ export const instancePage = async (p: URLSearchParams) => {
     h("h1", {}, `${d.id} (${d.type})`),
     runTabs(run, "instances"),
     d.datasetNote === null ? null : h("p", { class: "notice" }, d.datasetNote),
+    transcripts.unreadable === 0 ? null : h("p", { class: "notice" }, `${transcripts.unreadable} line${transcripts.unreadable === 1 ? "" : "s"} of calls.jsonl about this instance could not be read (the file was edited or damaged); the calls shown leave them out.`),
     h("h2", {}, "Request"),
     h("p", { class: "pre", id: "request" }, d.request ?? "–"),
     d.gold === null ? null : h("div", { class: "gold-box" },

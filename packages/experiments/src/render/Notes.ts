@@ -143,4 +143,5 @@ export const pairwiseNote = (p: Pairwise): string =>
 export const modelCalls = (c: NonNullable<Summary["modelCalls"]>): string =>
   `Model calls recorded in calls.jsonl (${Format.integer(c.attempts)} pair attempts, earlier runs in this directory included): ` +
   `${Format.integer(c.calls)} calls, ${Format.integer(c.cached)} answered by the cache, ${Format.integer(c.requests)} HTTP requests sent ` +
-  `(${Format.integer(c.retries)} of them retries), ${Format.integer(c.failed)} failed after their retries`
+  `(${Format.integer(c.retries)} of them retries), ${Format.integer(c.failed)} failed after their retries` +
+  (c.unreadable === undefined ? "" : `; ${Format.integer(c.unreadable)} lines of calls.jsonl could not be read and are not counted`)

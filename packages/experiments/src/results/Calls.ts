@@ -119,6 +119,8 @@ export interface Totals {
   readonly retries: number
   /** Calls that failed after their retries. */
   readonly failed: number
+  /** Lines that could not be read (an edited or damaged file): not in the counts above. */
+  readonly unreadable?: number
 }
 
 export const emptyTotals: Totals = { attempts: 0, calls: 0, cached: 0, requests: 0, retries: 0, failed: 0 }
@@ -129,12 +131,16 @@ export const tally = (file: string): Effect.Effect<Totals, RunError, FileSystem.
     const fileSystem = yield* FileSystem.FileSystem
     if (!(yield* fileSystem.exists(file).pipe(Effect.orElseSucceed(() => false)))) return emptyTotals
     const t = { ...emptyTotals }
+    let unreadable = 0
     const decode = Schema.decodeUnknownEither(Schema.parseJson(Line))
     yield* RunDir.scan(fileSystem, file, (lines) =>
       Effect.sync(() => {
         for (const raw of lines) {
           const decoded = decode(raw.toString("utf8", 0, raw.length - 1))
-          if (decoded._tag === "Left") continue
+          if (decoded._tag === "Left") {
+            unreadable++
+            continue
+          }
           t.attempts++
           for (const c of decoded.right.calls) {
             t.calls++
@@ -146,34 +152,19 @@ export const tally = (file: string): Effect.Effect<Totals, RunError, FileSystem.
         }
       })
     ).pipe(Effect.mapError((e) => new RunError({ path: file, reason: `cannot read the call transcripts: ${Files.describe(e)}` })))
-    return t
+    return unreadable === 0 ? t : { ...t, unreadable }
   })
 
 /**
- * The latest line of each cell for `instance` in `file`, with how many
- * attempts each has: what the viewer shows on an instance page.
+ * The latest line of each cell for `instance` in `file`, with how many attempts each has, and how
+ * many lines about the instance could not be read: what the viewer shows on an instance page.
  */
 export const ofInstance = (
   file: string,
   instance: string
-): Effect.Effect<ReadonlyMap<string, { readonly line: Line; readonly attempts: number }>, RunError, FileSystem.FileSystem> =>
-  Effect.gen(function*() {
-    const fileSystem = yield* FileSystem.FileSystem
-    const out = new Map<string, { line: Line; attempts: number }>()
-    if (!(yield* fileSystem.exists(file).pipe(Effect.orElseSucceed(() => false)))) return out
-    const decode = Schema.decodeUnknownEither(Schema.parseJson(Line))
-    const needle = Buffer.from(JSON.stringify(instance))
-    yield* RunDir.scan(fileSystem, file, (lines) =>
-      Effect.sync(() => {
-        for (const raw of lines) {
-          // Only lines that mention the instance are decoded.
-          if (raw.indexOf(needle) === -1) continue
-          const decoded = decode(raw.toString("utf8", 0, raw.length - 1))
-          if (decoded._tag === "Left" || decoded.right.instance !== instance) continue
-          const had = out.get(decoded.right.cell)
-          out.set(decoded.right.cell, { line: decoded.right, attempts: (had?.attempts ?? 0) + 1 })
-        }
-      })
-    ).pipe(Effect.mapError((e) => new RunError({ path: file, reason: `cannot read the call transcripts: ${Files.describe(e)}` })))
-    return out
+): Effect.Effect<{ readonly byCell: ReadonlyMap<string, { readonly line: Line; readonly attempts: number }>; readonly unreadable: number }, RunError, FileSystem.FileSystem> =>
+  Effect.map(RunDir.linesAbout(file, instance, Line, "call transcripts"), ({ lines, unreadable }) => {
+    const byCell = new Map<string, { line: Line; attempts: number }>()
+    for (const line of lines) byCell.set(line.cell, { line, attempts: (byCell.get(line.cell)?.attempts ?? 0) + 1 })
+    return { byCell, unreadable }
   })

@@ -204,7 +204,7 @@ export const Summary = Schema.Struct({
    * calls, those the cache answered, HTTP requests the servers received (retries included), the
    * retries among them and calls that failed.
    */
-  modelCalls: Schema.optional(Schema.Struct({ attempts: Int, calls: Int, cached: Int, requests: Int, retries: Int, failed: Int })),
+  modelCalls: Schema.optional(Schema.Struct({ attempts: Int, calls: Int, cached: Int, requests: Int, retries: Int, failed: Int, unreadable: Schema.optional(Int) })),
   /** The config's families of tests (`report.primary`, `report.correction`, `report.reference`), when it declares any. */
   families: Schema.optional(Families),
   /** The config's sweep axes as written (`retriever`, `retriever.select`, `transform.pad`), in file order; absent when it sweeps nothing. */

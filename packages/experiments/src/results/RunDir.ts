@@ -237,3 +237,35 @@ export const scan = <E, R>(
     }
     return { partial: filled > 0 }
   }))
+
+/**
+ * The lines of a JSON-lines `file` about one instance, decoded with `schema`, in file order: lines
+ * that do not mention the instance are skipped undecoded (an instance page reads one instance of a
+ * large file). Lines that mention it but do not decode are counted in `unreadable`, never dropped
+ * silently. A missing file has no lines.
+ */
+export const linesAbout = <A extends { readonly instance: string }, I>(
+  file: string,
+  instance: string,
+  schema: Schema.Schema<A, I>,
+  what: string
+): Effect.Effect<{ readonly lines: ReadonlyArray<A>; readonly unreadable: number }, RunError, FileSystem.FileSystem> =>
+  Effect.gen(function*() {
+    const fileSystem = yield* FileSystem.FileSystem
+    const lines: Array<A> = []
+    let unreadable = 0
+    if (!(yield* fileSystem.exists(file).pipe(Effect.orElseSucceed(() => false)))) return { lines, unreadable }
+    const decode = Schema.decodeUnknownEither(Schema.parseJson(schema))
+    const needle = Buffer.from(JSON.stringify(instance))
+    yield* scan(fileSystem, file, (raw) =>
+      Effect.sync(() => {
+        for (const line of raw) {
+          if (line.indexOf(needle) === -1) continue
+          const decoded = decode(line.toString("utf8", 0, line.length - 1))
+          if (Either.isLeft(decoded)) unreadable++
+          else if (decoded.right.instance === instance) lines.push(decoded.right)
+        }
+      })
+    ).pipe(Effect.mapError((e) => new RunError({ path: file, reason: `cannot read the ${what}: ${Files.describe(e)}` })))
+    return { lines, unreadable }
+  })

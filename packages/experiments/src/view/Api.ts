@@ -242,6 +242,8 @@ export interface InstanceDetail {
 export interface InstanceCalls {
   readonly run: string
   readonly id: string
+  /** Lines of calls.jsonl about this instance that could not be read (an edited or damaged file). */
+  readonly unreadable: number
   readonly cells: ReadonlyArray<{ readonly cell: string; readonly attempts: number; readonly ranAt: string; readonly calls: ReadonlyArray<Call> }>
 }
 

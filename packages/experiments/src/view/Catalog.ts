@@ -350,13 +350,14 @@ export const make = (root: string, options: CatalogOptions = {}): Effect.Effect<
     const calls = (id: string, instanceId: string): Effect.Effect<Api.InstanceCalls, ViewError> =>
       Effect.gen(function*() {
         const found = yield* locate(id)
-        const byCell = yield* Calls.ofInstance(path.join(found.dir, Calls.fileName), instanceId).pipe(
+        const { byCell, unreadable } = yield* Calls.ofInstance(path.join(found.dir, Calls.fileName), instanceId).pipe(
           Effect.provideService(FileSystem.FileSystem, fileSystem),
           Effect.mapError((e) => new ViewError({ status: 500, message: e.message }))
         )
         return {
           run: id,
           id: instanceId,
+          unreadable,
           cells: [...byCell.entries()].map(([cell, { attempts, line }]) => ({ cell, attempts, ranAt: line.ranAt, calls: line.calls }))
         }
       })
