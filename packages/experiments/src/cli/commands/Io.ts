@@ -55,6 +55,10 @@ export const budgetExitCode = 4
 export const configOption = (description: string) =>
   Options.text("config").pipe(Options.withPseudoName("file | name"), Options.withDescription(description))
 
+/** `--<flag> <n>`, an optional whole number >= 1. */
+export const countOption = (flag: string, description: string) =>
+  Options.integer(flag).pipe(Options.withPseudoName("n"), Options.mapEffect(positive(flag)), Options.optional, Options.withDescription(description))
+
 /** `--out <dir>`, optional. */
 export const outOption = (description: string) =>
   Options.text("out").pipe(Options.withPseudoName("dir"), Options.optional, Options.withDescription(description))

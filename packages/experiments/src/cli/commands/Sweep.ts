@@ -8,7 +8,7 @@ import type * as ConfigModule from "../../config/Config.js"
 import type * as Progress from "../../run/Progress.js"
 import type * as RunnerModule from "../../run/Runner.js"
 import { BudgetError } from "../../Errors.js"
-import { CommandIo, configFile, configOption, invalid, outOption, positive, TooManyFailures } from "./Io.js"
+import { CommandIo, configFile, configOption, countOption, invalid, outOption, TooManyFailures } from "./Io.js"
 
 const isType = (t: string): t is CupidType => (cupidTypes as ReadonlyArray<string>).includes(t)
 
@@ -35,30 +35,15 @@ const options = {
   out: outOption(
     "the run directory, instead of the config's out (default runs/<name>/<run id>, the id hashing the config and the data); a rerun of the same run resumes in it, a directory holding another run is refused"
   ),
-  limit: Options.integer("limit").pipe(
-    Options.withPseudoName("n"),
-    Options.mapEffect(positive("limit")),
-    Options.optional,
-    Options.withDescription("only the first n instances")
-  ),
-  concurrency: Options.integer("concurrency").pipe(
-    Options.withPseudoName("n"),
-    Options.mapEffect(positive("concurrency")),
-    Options.optional,
-    Options.withDescription("pairs (cell, instance) in flight at once, instead of the config's concurrency")
-  ),
+  limit: countOption("limit", "only the first n instances"),
+  concurrency: countOption("concurrency", "pairs (cell, instance) in flight at once, instead of the config's concurrency"),
   types: Options.text("types").pipe(
     Options.withPseudoName("t,..."),
     Options.mapEffect(parseTypes),
     Options.optional,
     Options.withDescription(`only these instance types, comma-separated: ${cupidTypes.join(", ")}`)
   ),
-  maxCells: Options.integer("max-cells").pipe(
-    Options.withPseudoName("n"),
-    Options.mapEffect(positive("max-cells")),
-    Options.optional,
-    Options.withDescription("the largest grid to expand, instead of the config's maxCells (default 10000); a larger grid is refused with its size before any work")
-  ),
+  maxCells: countOption("max-cells", "the largest grid to expand, instead of the config's maxCells (default 10000); a larger grid is refused with its size before any work"),
   budgetUsd: Options.float("budget-usd").pipe(
     Options.withPseudoName("usd"),
     Options.mapEffect((x) => (x > 0 && Number.isFinite(x) ? Effect.succeed(x) : invalid(`--budget-usd expects a positive number of dollars, got "${x}"`))),

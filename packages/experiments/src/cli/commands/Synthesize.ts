@@ -1,16 +1,11 @@
 import { Command, Options } from "@effect/cli"
 import { Effect, Option } from "effect"
-import { CommandIo, configFile, configOption, outOption, positive } from "./Io.js"
+import { CommandIo, configFile, configOption, countOption, outOption } from "./Io.js"
 
 const options = {
   config: configOption("the synthesis config (see configs/synth.yaml and docs/synthesis.md); a bare name such as synth is looked up in configs/"),
   out: outOption("the output directory, instead of the config's out; a rerun into it resumes"),
-  personas: Options.integer("personas").pipe(
-    Options.withPseudoName("n"),
-    Options.mapEffect(positive("personas")),
-    Options.optional,
-    Options.withDescription("how many personas, instead of the config's personas.count")
-  ),
+  personas: countOption("personas", "how many personas, instead of the config's personas.count"),
   dryRun: Options.boolean("dry-run").pipe(
     Options.withDescription("print the model calls, tokens and dollars the synthesis would spend; send and write nothing")
   ),
