@@ -119,8 +119,10 @@ describe("Verdict", () => {
     const unpowered = Verdict.verdict({ ...input(cells, () => 0.3), deltas: cells.slice(1).flatMap((c) => slices.map((sl) => delta(c, cells[0]!, sl, 0.3, 0.1))) })
     expect(unpowered.findings[0]!.sentence).toMatch(/Neither lead is significant after correction\.$/)
     expect(powered.findings[0]!.sentence).toMatch(/Neither lead is significant after correction; at this n the test detects a difference against the baseline of 0\.250 or more with 80% power, so none larger is likely\.$/)
-    const small = Verdict.verdict({ ...input(cells, () => 1), baselineTooSmall: new Map([["consistent", { n: 8, needed: 13, tests: 4, correction: "holm" as const }]]) })
+    const small = Verdict.verdict({ ...input(cells, () => 1), baselineTooSmall: new Map([["consistent", { n: 8, needed: 13, tests: 4, correction: "holm" as const, clustered: true }]]) })
     expect(small.findings[1]!.sentence).toMatch(/No difference against the baseline can be significant here after correction: the cells share n = 8 personas \(a persona.s instances move together\), and that takes n = 13\.$/)
+    const unclustered = Verdict.verdict({ ...input(cells, () => 1), baselineTooSmall: new Map([["consistent", { n: 8, needed: 13, tests: 4, correction: "holm" as const }]]) })
+    expect(unclustered.findings[1]!.sentence).toMatch(/the cells share n = 8 instances, and that takes n = 13\.$/)
   })
 
   it("words a tie for the lead, and reads the adjusted p through adjustedP", () => {

@@ -88,7 +88,7 @@ export interface Analysis {
    * in its family: the largest paired n of the slice, the smallest n that could (see
    * Pairwise.neededN), the family's multiplier of the smallest p and its correction.
    */
-  readonly baselineTooSmall: ReadonlyMap<Slice, { readonly n: number; readonly needed: number; readonly tests: number; readonly correction: Statistics.Correction }>
+  readonly baselineTooSmall: ReadonlyMap<Slice, { readonly n: number; readonly needed: number; readonly tests: number; readonly correction: Statistics.Correction; readonly clustered?: boolean }>
   readonly main: MetricDescription | undefined
   /** Why the main metric is the one it is. */
   readonly mainReason: string
@@ -318,7 +318,7 @@ export const analyze = (run: Pick<Run, "summary" | "index">, options: Options = 
     })
   }
   const pairwise = pairwiseOf(summary, idx, compared, options)
-  const baselineTooSmall = new Map<Slice, { readonly n: number; readonly needed: number; readonly tests: number; readonly correction: Statistics.Correction }>()
+  const baselineTooSmall = new Map<Slice, { readonly n: number; readonly needed: number; readonly tests: number; readonly correction: Statistics.Correction; readonly clustered?: boolean }>()
   for (const slice of slices) {
     const main = deltas.filter((d) => d.slice === slice && d.metric === fam.main?.name && d.family !== "none")
     const family = main[0]?.family === "primary" ? tests.primary : tests.exploratory
@@ -326,7 +326,8 @@ export const analyze = (run: Pick<Run, "summary" | "index">, options: Options = 
     const multiplier = family.correction === "none" ? 1 : family.tests
     const needed = Pairwise.neededN(multiplier)
     const n = Math.max(0, ...main.map((d) => d.comparison.clusters ?? d.comparison.n))
-    if (n <= Paired.exactUpTo && n < needed) baselineTooSmall.set(slice, { n, needed, tests: multiplier, correction: family.correction })
+    const clustered = main.some((d) => d.comparison.clusters !== undefined)
+    if (n <= Paired.exactUpTo && n < needed) baselineTooSmall.set(slice, { n, needed, tests: multiplier, correction: family.correction, ...(clustered ? { clustered } : {}) })
   }
   const p = tests.primary.permutations, q = tests.exploratory.permutations
   const permutations: Paired.Family["permutations"] = {

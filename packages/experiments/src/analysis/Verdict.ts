@@ -70,7 +70,7 @@ export interface Finding {
   readonly vsBaseline: Lead | undefined
   readonly vsRunnerUp: Lead | undefined
   /** Set when the slice is too small for any difference against the baseline to be significant. */
-  readonly tooSmall: { readonly n: number; readonly needed: number } | undefined
+  readonly tooSmall: { readonly n: number; readonly needed: number; readonly clustered?: boolean } | undefined
   readonly sentence: string
 }
 
@@ -163,7 +163,7 @@ const leadText = (l: Lead, role: string): string => {
 const holds = (f: Omit<Finding, "sentence">): string => {
   if (f.tooSmall !== undefined) {
     // Where a persona has several instances the tests resample personas, and n counts those.
-    const units = (f.leaders[0]?.estimate.n ?? 0) > f.tooSmall.n ? "personas (a persona's instances move together)" : "instances"
+    const units = f.tooSmall.clustered === true ? "personas (a persona's instances move together)" : "instances"
     return `No difference against the baseline can be significant here after correction: the cells share n = ${f.tooSmall.n} ${units}, and that takes n = ${f.tooSmall.needed}.`
   }
   const leads = [f.vsBaseline, f.vsRunnerUp].filter((l): l is Lead => l !== undefined)
