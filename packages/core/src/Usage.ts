@@ -119,7 +119,7 @@ export interface UsageTotals {
 }
 
 /** The number of HTTP requests an entry stands for (one per uncached call when its provider does not say). */
-const requestsOf = (e: UsageEntry): number => (e.cached ? 0 : e.requests ?? 1)
+export const requestsOf = (e: UsageEntry): number => (e.cached ? 0 : e.requests ?? 1)
 
 export const totals = (entries: ReadonlyArray<UsageEntry>): UsageTotals => {
   let calls = 0, cachedCalls = 0, promptTokens = 0, completionTokens = 0, requests = 0, retries = 0, failedCalls = 0

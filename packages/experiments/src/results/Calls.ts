@@ -16,7 +16,7 @@
  * const text = Calls.line({ cell: "c1", instance: "i1", ranAt: "2026-01-01T00:00:00.000Z" }, trace.usage, "full")
  * const totals = yield* Calls.tally("runs/x/calls.jsonl")
  */
-import { Files, type LanguageModel, type Usage } from "@cupid-lab/core"
+import { Files, type LanguageModel, Usage } from "@cupid-lab/core"
 import { FileSystem } from "@effect/platform"
 import { Effect, Schema } from "effect"
 import { RunError } from "../Errors.js"
@@ -65,9 +65,6 @@ export const Line = Schema.Struct({
 })
 export type Line = typeof Line.Type
 
-/** HTTP requests an entry stands for: none when the cache answered, one when its provider does not say. */
-const requestsOf = (e: Usage.UsageEntry): number => (e.cached ? 0 : e.requests ?? 1)
-
 const callOf = (e: Usage.UsageEntry, mode: Mode): Call => {
   const d = e.detail
   const request = d?.request === undefined ? undefined : requestOf(d.request)
@@ -77,7 +74,7 @@ const callOf = (e: Usage.UsageEntry, mode: Mode): Call => {
     model: e.model,
     kind: e.kind,
     cached: e.cached,
-    requests: requestsOf(e),
+    requests: Usage.requestsOf(e),
     failed: e.failed === true,
     latencyMs: d?.latencyMs ?? 0,
     promptTokens: e.promptTokens,
