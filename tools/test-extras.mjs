@@ -1,32 +1,44 @@
-// Before `npm test`: installs the optional runtime of the transformers provider when it is missing
-// (its tests need it; a plain `npm install` leaves it out, see docs/providers.md). The package and
-// version are read from packages/providers/src/Transformers.ts, the one place that names them.
+// Before `npm test`: installs the packages some tests need that a plain `npm install` leaves out.
+// - The transformers provider's optional runtime (docs/providers.md). Its package and version are
+//   read from packages/providers/src/Transformers.ts, the one place that names them.
+// - DuckDB's Node client, an independent Parquet reader: packages/experiments/test/parquet.test.ts
+//   reads results.parquet with it. Its version is named here only.
+// `npm install --no-save X` removes every other package missing from package.json, so a second such
+// install would undo the first: one command installs them all, those already present included
+// (npm leaves them as they are).
 import { execFileSync } from "node:child_process"
 import { readFileSync } from "node:fs"
-import { createRequire } from "node:module"
 
 const source = readFileSync(new URL("../packages/providers/src/Transformers.ts", import.meta.url), "utf8")
 const name = /runtimePackage = "([^"]+)"/.exec(source)?.[1]
 const version = /runtimeVersion = "([^"]+)"/.exec(source)?.[1]
 if (name === undefined || version === undefined) throw new Error("tools/test-extras.mjs: cannot read runtimePackage/runtimeVersion from packages/providers/src/Transformers.ts")
 
-const installed = (() => {
+const extras = [
+  { name, version, use: "the transformers provider's tests (optional at run time; about 470 MB)" },
+  { name: "@duckdb/node-api", version: "1.5.6-r.1", use: "results.parquet's test, as a second Parquet reader (about 70 MB)" }
+]
+
+const installedVersion = (pkg) => {
   try {
-    return JSON.parse(readFileSync(createRequire(import.meta.url).resolve(`${name}/package.json`), "utf8")).version
+    return JSON.parse(readFileSync(new URL(`../node_modules/${pkg}/package.json`, import.meta.url), "utf8")).version
   } catch {
     return undefined
   }
-})()
-if (installed !== version) {
-  console.log(`installing ${name}@${version} for the transformers provider's tests (optional at run time; about 470 MB)`)
+}
+
+const missing = extras.filter((e) => installedVersion(e.name) !== e.version)
+if (missing.length > 0) {
+  for (const e of missing) console.log(`installing ${e.name}@${e.version} for ${e.use}`)
+  const specs = extras.map((e) => `${e.name}@${e.version}`)
   const npm = process.platform === "win32" ? "npm.cmd" : "npm"
   for (let attempt = 1; ; attempt++) {
     try {
-      execFileSync(npm, ["install", "--no-save", "--no-audit", "--no-fund", `${name}@${version}`], { stdio: "inherit" })
+      execFileSync(npm, ["install", "--no-save", "--no-audit", "--no-fund", ...specs], { stdio: "inherit" })
       break
-    } catch (e) {
+    } catch {
       if (attempt === 3) {
-        console.log(`could not install ${name}@${version}; the transformers provider's tests will fail saying what is missing`)
+        console.log(`could not install ${specs.join(" ")}; the tests that need them will fail saying what is missing`)
         break
       }
     }

@@ -2,7 +2,6 @@ import { NodeFileSystem } from "@effect/platform-node"
 import { describe, expect, it } from "@effect/vitest"
 import { Effect, Either } from "effect"
 import { parquetMetadata, parquetReadObjects } from "hyparquet"
-import { spawnSync } from "node:child_process"
 import * as fs from "node:fs"
 import * as path from "node:path"
 import * as Csv from "../src/results/Csv.js"
@@ -100,6 +99,47 @@ const parseCsv = (text: string): Array<Array<string>> => {
 const asCsvField = (v: unknown): string =>
   v === null ? "" : typeof v === "number" ? String(v) : /^[=+\-@\t\r]/.test(String(v)) ? `'${String(v)}` : String(v)
 
+/**
+ * DuckDB's Node client is not a dependency (about 70 MB): `node tools/test-extras.mjs`, which
+ * `npm test` runs first, installs it and names its version. Typed here for what the test calls.
+ */
+const duckdbPackage = "@duckdb/node-api"
+interface DuckDBReader {
+  readonly columnNames: () => Array<string>
+  readonly columnTypes: () => ReadonlyArray<{ readonly toString: () => string }>
+  readonly getRowObjectsJS: () => Array<Record<string, unknown>>
+}
+interface DuckDBConnection {
+  readonly runAndReadAll: (sql: string, values: Array<string>) => Promise<DuckDBReader>
+  readonly closeSync: () => void
+}
+interface DuckDB {
+  readonly DuckDBInstance: { readonly create: (path: string) => Promise<{ readonly connect: () => Promise<DuckDBConnection>; readonly closeSync: () => void }> }
+}
+interface Queried {
+  readonly names: Array<string>
+  readonly types: Array<string>
+  readonly rows: Array<Record<string, unknown>>
+}
+
+/** Runs `use` with an in-memory DuckDB; fails, never skips, when the client is not installed. */
+const withDuckDB = async <A>(use: (query: (sql: string, file: string) => Promise<Queried>) => Promise<A>): Promise<A> => {
+  const duckdb: DuckDB = await import(duckdbPackage).catch((cause: unknown) => {
+    throw new Error(`${duckdbPackage} (DuckDB's Node client) is not installed: run \`node tools/test-extras.mjs\` (npm test runs it first)`, { cause })
+  })
+  const instance = await duckdb.DuckDBInstance.create(":memory:")
+  const connection = await instance.connect()
+  try {
+    return await use(async (sql, file) => {
+      const reader = await connection.runAndReadAll(sql, [file])
+      return { names: reader.columnNames(), types: reader.columnTypes().map(String), rows: reader.getRowObjectsJS() }
+    })
+  } finally {
+    connection.closeSync()
+    instance.closeSync()
+  }
+}
+
 const tmpFiles = (dir: string) => fs.readdirSync(dir).filter((f) => f.endsWith(".tmp"))
 
 describe("results.parquet", () => {
@@ -185,26 +225,34 @@ describe("results.parquet", () => {
       expect(none.metadata.schema.slice(1).map((e) => e.name)).toEqual([...Csv.leading, ...Csv.trailing])
     }))
 
-  const pandas = spawnSync("python3", ["-c", "import pandas, pyarrow"], { encoding: "utf8" })
-  const hasPandas = pandas.status === 0
-  if (!hasPandas) console.log("results.parquet: pandas check skipped (python3 with pandas and pyarrow is not installed here)")
-  it.skipIf(!hasPandas)(`pandas reads the same values${hasPandas ? "" : " (skipped: no python3 pandas/pyarrow)"}`, async () => {
-    const dir = tempDir("parquet-pandas")
+  it("DuckDB, a second Parquet reader, reads the same columns, types and values", async () => {
+    const dir = tempDir("parquet-duckdb")
     const lines = writeFixtureRun(dir)
     const written = await Effect.runPromise(Report.write(dir, { openDataset: dataset() }))
-    const script = [
-      "import json, math, sys",
-      "import pandas as pd",
-      "df = pd.read_parquet(sys.argv[1])",
-      "clean = lambda v: None if v is None or (isinstance(v, float) and math.isnan(v)) else v",
-      "rows = [{k: clean(v) for k, v in r.items()} for r in df.to_dict(orient='records')]",
-      "print(json.dumps({'columns': list(df.columns), 'dtypes': {c: str(t) for c, t in df.dtypes.items()}, 'rows': rows}, ensure_ascii=False))"
-    ].join("\n")
-    const out = spawnSync("python3", ["-c", script, written.parquet], { encoding: "utf8" })
-    expect(out.status, out.stderr).toBe(0)
-    const result: { columns: Array<string>; dtypes: Record<string, string>; rows: Array<Record<string, unknown>> } = JSON.parse(out.stdout)
-    expect(result.columns).toEqual([...Csv.leading, ...scoreTitles, ...Csv.trailing])
-    for (const name of [...scoreTitles, "calls", "prompt_tokens", "completion_tokens"]) expect(result.dtypes[name]).toBe("float64")
-    expect(result.rows).toEqual(lines.map(expected))
+    const { schema, data, count } = await withDuckDB(async (query) => ({
+      schema: await query("SELECT name, type, converted_type, repetition_type FROM parquet_schema($1)", written.parquet),
+      data: await query("SELECT * FROM read_parquet($1)", written.parquet),
+      count: await query("SELECT count(*)::INTEGER AS n FROM read_parquet($1)", written.parquet)
+    }))
+
+    const header = [...Csv.leading, ...scoreTitles, ...Csv.trailing]
+    const requiredText = ["cell", "cell_name", "instance", "persona_id", "type", "status"]
+    const isText = (name: string) => [...requiredText, "selected", "error_stage", "error_plugin", "error_message"].includes(name)
+    expect(data.names).toEqual(header)
+    expect(Object.fromEntries(data.names.map((n, i) => [n, data.types[i]]))).toEqual(
+      Object.fromEntries(header.map((n) => [n, isText(n) ? "VARCHAR" : "DOUBLE"]))
+    )
+    expect(schema.rows.slice(1)).toEqual(header.map((name) => ({
+      name,
+      type: isText(name) ? "BYTE_ARRAY" : "DOUBLE",
+      converted_type: isText(name) ? "UTF8" : null,
+      repetition_type: requiredText.includes(name) ? "REQUIRED" : "OPTIONAL"
+    })))
+    expect(count.rows).toEqual([{ n: lines.length }])
+    // Every value of every row, the nulls, the empty selection, the unicode and the `=` included.
+    expect(data.rows).toEqual(lines.map(expected))
+    expect(data.rows.map((r) => r["cell_name"])).toContain(formulaName)
+    expect(data.rows.some((r) => r["error_message"] === unicodeError)).toBe(true)
+    expect(data.rows[2]!["selected"]).toBe("")
   })
 })
