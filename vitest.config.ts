@@ -6,6 +6,12 @@ export default defineConfig({
     testTimeout: 60_000,
     hookTimeout: 60_000,
     pool: "forks",
+    // Both cores: many test files spend their time waiting on the processes and loopback servers
+    // they start. Files share a worker's module cache (no per-file re-import of Effect and the
+    // packages); no test relies on module state, which the plugin conformance suite checks for plugins.
+    maxWorkers: 2,
+    minWorkers: 2,
+    isolate: false,
     globalSetup: ["./vitest.setup.ts"]
   }
 })

@@ -325,6 +325,9 @@ export const open = Effect.fn("ResultLog.open")(function*(options: Options): Eff
       }
       const keys = stay.map(rank)
       const sorted = stay.map((n, k) => ({ n, k })).sort((a, b) => keys[a.k]![0] - keys[b.k]![0] || keys[a.k]![1]! - keys[b.k]![1]! || a.n - b.n).map((x) => x.n)
+      const expectedBytes = pairs.reduce((t, p) => t + p.bytes, 0)
+      const size = yield* fileSystem.stat(file).pipe(Effect.map((info) => Number(info.size)), Effect.mapError((e) => writeFailed(file, e, written, "check the results")))
+      if (size !== expectedBytes) return yield* changedWhileRunning(file, size, expectedBytes)
       if (away.length === 0 && sorted.every((n, k) => n === k)) return { order: sorted, orphaned: 0 }
       // Rewritten sorted, atomically: on a failed write the file stays as it was (every line
       // intact, not sorted; the next run sorts it).
@@ -336,9 +339,7 @@ export const open = Effect.fn("ResultLog.open")(function*(options: Options): Eff
           starts.push(at)
           at += p.bytes
         }
-        if (at !== text.length) {
-          return yield* new RunError({ path: file, reason: `the file changed while the sweep ran (${text.length} bytes, expected ${at}); was it edited by something else?` })
-        }
+        if (at !== text.length) return yield* changedWhileRunning(file, text.length, at)
         const slice = (n: number) => text.subarray(starts[n]!, starts[n]! + pairs[n]!.bytes)
         if (away.length > 0) yield* fileSystem.writeFile(path.join(dir, orphanFileName), Buffer.concat(away.map(slice)), { flag: "a" })
         yield* Files.writeFileAtomic(file, Buffer.concat(sorted.map(slice)))
@@ -361,6 +362,9 @@ export const open = Effect.fn("ResultLog.open")(function*(options: Options): Eff
     finalize
   } satisfies Log
 })
+
+const changedWhileRunning = (file: string, size: number, expected: number) =>
+  new RunError({ path: file, reason: `the file changed while the sweep ran (${size} bytes, expected ${expected}); was it edited by something else?` })
 
 /**
  * The pairs a results directory already holds (`cell\u0000instance` of ok lines of `cells`), read
