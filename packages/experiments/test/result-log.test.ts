@@ -178,6 +178,24 @@ describe("ResultLog", () => {
       expect(fs.readdirSync(dir)).toEqual([ResultLog.fileName])
     }))
 
+  it.effect("a line missing from a file already in order stops finalize too (no rewrite hides it)", () =>
+    Effect.gen(function*() {
+      const dir = tempDir()
+      const file = path.join(dir, ResultLog.fileName)
+      const error = yield* Effect.flip(withLog(dir, ["a"], (log) =>
+        Effect.gen(function*() {
+          log.append({ cell: "a", instance: "i1", text: text("a", "i1") })
+          log.append({ cell: "a", instance: "i2", text: text("a", "i2") })
+          yield* log.flush
+          fs.truncateSync(file, Buffer.byteLength(text("a", "i1")))
+          return yield* log.finalize({ cellOrder: new Map([["a", 0]]), instanceOrder: new Map([["i1", 0], ["i2", 1]]), complete: true })
+        })))
+      const whole = Buffer.byteLength(text("a", "i1") + text("a", "i2"))
+      expect(error.message).toBe(
+        `${file}: the file changed while the sweep ran (${Buffer.byteLength(text("a", "i1"))} bytes, expected ${whole}); was it edited by something else?`
+      )
+    }))
+
   it.effect("sorting 3,000 lines of 30 KB (90 MB) gives every line whole and in order", () =>
     Effect.gen(function*() {
       const dir = tempDir()
