@@ -29,7 +29,6 @@
  */
 import { FileSystem } from "@effect/platform"
 import type { PlatformError } from "@effect/platform/Error"
-import * as NodeFileSystem from "@effect/platform-node/NodeFileSystem"
 import { Cause, Context, Deferred, Effect, Either, FiberId, Layer, Option, ParseResult, Schema } from "effect"
 import { randomBytes } from "node:crypto"
 import * as os from "node:os"
@@ -279,12 +278,8 @@ export const overlay = (base: Service): Service =>
     Effect.logWarning
   )
 
-/** The file-backed cache described above, rooted at `dir` (created when missing), on the local disk. */
-export const layerFile = (dir: string, options: Options = {}): Layer.Layer<ModelCache> =>
-  layerFileSystem(dir, options).pipe(Layer.provide(NodeFileSystem.layer))
-
-/** {@link layerFile} over any `FileSystem` (another platform, or a test's file system). */
-export const layerFileSystem = (dir: string, options: Options = {}): Layer.Layer<ModelCache, never, FileSystem.FileSystem> =>
+/** The file-backed cache described above, rooted at `dir` (created when missing), on the `FileSystem` the caller provides. */
+export const layerFile = (dir: string, options: Options = {}): Layer.Layer<ModelCache, never, FileSystem.FileSystem> =>
   Layer.effect(ModelCache, Effect.map(FileSystem.FileSystem, (fs) => make(fileStore(fs, dir), warnWith(options))))
 
 /** How one entry is stored: its key (checked against the file name) and the value. */

@@ -1,6 +1,7 @@
 // Cached answers go through their caller's acceptance check like fresh ones: an answer the stage
 // cannot use, or a refusal, is asked for again and replaced; refusals are never stored.
 import { afterEach, describe, expect, it } from "@effect/vitest"
+import * as NodeContext from "@effect/platform-node/NodeContext"
 import { Effect, Exit, Layer } from "effect"
 import * as fs from "node:fs"
 import * as os from "node:os"
@@ -91,7 +92,7 @@ describe("cached answers are checked like fresh ones", () => {
         const third = yield* inferRun(dir, model.service)
         expect(third.stats).toMatchObject({ hits: 1, misses: 0, rejected: 0 })
         expect(model.requests).toHaveLength(2)
-      }))
+      }).pipe(Effect.provide(NodeContext.layer)))
   }
 })
 
@@ -111,7 +112,7 @@ describe("refusals", () => {
       expect(Exit.isSuccess(rerun.exit)).toBe(true)
       expect(model.requests).toHaveLength(2)
       expect(entries(dir)).toHaveLength(1)
-    }))
+    }).pipe(Effect.provide(NodeContext.layer)))
 
   it.effect("the generator, which takes any non-empty text, rejects a refusal too", () =>
     Effect.gen(function*() {
@@ -125,7 +126,7 @@ describe("refusals", () => {
         `generate (llm): scripted/m1: the answer is a refusal, which counts as unparseable: "I can\u2019t assist with that request." (refusals are never cached; a rerun asks again)`
       )
       expect(entries(dir)).toEqual([])
-    }))
+    }).pipe(Effect.provide(NodeContext.layer)))
 
   it.effect("a call without `accept` gets the refusal back, but it is not stored either", () => {
     const model = scripted([refusal, "Fine, here it is.", refusal])

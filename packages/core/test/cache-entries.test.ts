@@ -1,6 +1,7 @@
 // Cache entries on disk are checked when read: one that is not JSON, is truncated or has the wrong
 // shape is a miss reported once (naming its file), and the fresh answer replaces it.
 import { afterEach, describe, expect, it } from "@effect/vitest"
+import * as NodeContext from "@effect/platform-node/NodeContext"
 import { Effect, Layer, Logger, LogLevel, Schema } from "effect"
 import * as fs from "node:fs"
 import * as os from "node:os"
@@ -92,7 +93,7 @@ describe("a stored entry of the wrong shape", () => {
       expect(third).toEqual(first)
       expect(model.calls()).toBe(2)
       expect(warnings).toHaveLength(1)
-    }))
+    }).pipe(Effect.provide(NodeContext.layer)))
 })
 
 describe("every kind of unusable entry", () => {
@@ -125,7 +126,7 @@ describe("every kind of unusable entry", () => {
         // A fresh cache (a rerun) reads the replaced entry.
         const rerun = yield* Effect.provide(ModelCache.ModelCache, ModelCache.layerFile(dir))
         expect(yield* rerun.getOrCompute(k, Effect.succeed({ answer: 8 }), { schema: Answer })).toEqual({ value: { answer: 7 }, cached: true })
-      }))
+      }).pipe(Effect.provide(NodeContext.layer)))
   }
 
   it.effect("one line per bad file, however many calls read it", () =>
@@ -148,7 +149,7 @@ describe("every kind of unusable entry", () => {
       expect(warnings.sort()).toEqual(keys.map((key) =>
         `model cache: ignoring ${entryFile(dir, key)}: not valid JSON (Unexpected end of JSON input; the file may be truncated); the call is made again and the entry replaced`
       ).sort())
-    }))
+    }).pipe(Effect.provide(NodeContext.layer)))
 
   it.effect("embeddings: a stored vector of the wrong shape is embedded again", () =>
     Effect.gen(function*() {
@@ -171,7 +172,7 @@ describe("every kind of unusable entry", () => {
         `model cache: ignoring ${entryFile(dir, key)}: the stored value does not fit: v: Expected ReadonlyArray<number>, actual "not a vector"; the call is made again and the entry replaced`
       ])
       expect(JSON.parse(fs.readFileSync(entryFile(dir, key), "utf8")).value).toEqual({ v: [3, 1], t: 2 })
-    }))
+    }).pipe(Effect.provide(NodeContext.layer)))
 
   it.effect("without onWarning the line goes to Effect's logger at level Warning", () =>
     Effect.gen(function*() {
@@ -190,5 +191,5 @@ describe("every kind of unusable entry", () => {
       expect(logged).toEqual([
         `WARN model cache: ignoring ${file}: not valid JSON (Unexpected end of JSON input; the file may be truncated); the call is made again and the entry replaced`
       ])
-    }))
+    }).pipe(Effect.provide(NodeContext.layer)))
 })

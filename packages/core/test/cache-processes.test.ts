@@ -3,6 +3,7 @@
 // value, never a mix or a truncation), every answer must be stored, and no writer may see a write
 // fail, also when the writers report the same process id, as containers that all run as PID 1 do.
 import { describe, expect, it } from "@effect/vitest"
+import * as NodeContext from "@effect/platform-node/NodeContext"
 import { Effect } from "effect"
 import { spawn } from "node:child_process"
 import * as fs from "node:fs"
@@ -65,7 +66,7 @@ const check = async (dir: string, reports: ReadonlyArray<Report>) => {
       return { shared, racy, own, stats: yield* cache.stats }
     }),
     ModelCache.layerFile(cacheDir, { onWarning: (line) => expect.fail(line) })
-  ))
+  ).pipe(Effect.provide(NodeContext.layer)))
   expect(read.shared).toEqual(Array.from({ length: 8 }, (_, k) => valueOf(`shared-${k}`)))
   read.racy.forEach((v, k) => expect(Array.from({ length: workers }, (_, w) => valueOf(`racy-${k}-by-${w}`))).toContain(v))
   expect(read.own).toEqual(Array.from({ length: workers * rounds }, (_, i) => valueOf(`own-${Math.floor(i / rounds)}-${i % rounds}`)))

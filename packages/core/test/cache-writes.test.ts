@@ -2,7 +2,7 @@
 // names the directory and the error code, and the cache is read-only for the rest of the run.
 import { FileSystem } from "@effect/platform"
 import { SystemError } from "@effect/platform/Error"
-import { NodeFileSystem } from "@effect/platform-node"
+import { NodeContext, NodeFileSystem } from "@effect/platform-node"
 import { afterEach, describe, expect, it } from "@effect/vitest"
 import { Effect, Layer } from "effect"
 import * as fs from "node:fs"
@@ -90,7 +90,7 @@ describe("a cache that cannot be written", () => {
       const dir = tempDir()
       const model = counting()
       const warnings: Array<string> = []
-      const cacheLayer = ModelCache.layerFileSystem(dir, { onWarning: (line) => warnings.push(line) }).pipe(Layer.provide(fullDisk()))
+      const cacheLayer = ModelCache.layerFile(dir, { onWarning: (line) => warnings.push(line) }).pipe(Layer.provide(fullDisk()))
       const cache = yield* Effect.provide(ModelCache.ModelCache, cacheLayer)
       const lm = yield* Models.make({ m: { languageModel: model.service } }, cache).languageModel("m")
       const prompts = Array.from({ length: 80 }, (_, i) => `question ${i}`)
@@ -126,7 +126,7 @@ describe("a cache that cannot be written", () => {
       const warnings: Array<string> = []
       const full = yield* Effect.provide(
         ModelCache.ModelCache,
-        ModelCache.layerFileSystem(dir, { onWarning: (line) => warnings.push(line) }).pipe(Layer.provide(fullDisk()))
+        ModelCache.layerFile(dir, { onWarning: (line) => warnings.push(line) }).pipe(Layer.provide(fullDisk()))
       )
       const lm = yield* Models.make({ m: { languageModel: model.service } }, full).languageModel("m")
       expect((yield* lm.complete(ask("new"))).text).toBe("answer to new")
@@ -136,7 +136,7 @@ describe("a cache that cannot be written", () => {
       expect(warnings).toHaveLength(1)
       expect(yield* full.stats).toEqual({ hits: 1, misses: 2, writes: 0, invalid: 0, rejected: 0, writeErrors: 2 })
       expect(filesUnder(dir)).toHaveLength(1)
-    }))
+    }).pipe(Effect.provide(NodeContext.layer)))
 
   it.effect("a failed rename removes the temporary file and names its error code", () =>
     Effect.gen(function*() {
@@ -144,7 +144,7 @@ describe("a cache that cannot be written", () => {
       const warnings: Array<string> = []
       const cache = yield* Effect.provide(
         ModelCache.ModelCache,
-        ModelCache.layerFileSystem(dir, { onWarning: (line) => warnings.push(line) }).pipe(Layer.provide(failingRename))
+        ModelCache.layerFile(dir, { onWarning: (line) => warnings.push(line) }).pipe(Layer.provide(failingRename))
       )
       const { value, cached } = yield* cache.getOrCompute(ModelCache.key({ x: 1 }), Effect.succeed({ answer: 42 }))
       expect([value, cached]).toEqual([{ answer: 42 }, false])
@@ -162,7 +162,7 @@ describe("a cache that cannot be written", () => {
       yield* cache.set(k, { answer: 1 })
       expect(filesUnder(dir)).toEqual([path.join(k.slice(0, 2), `${k}.json`)])
       expect(JSON.parse(fs.readFileSync(path.join(dir, k.slice(0, 2), `${k}.json`), "utf8"))).toEqual({ key: k, value: { answer: 1 } })
-    }))
+    }).pipe(Effect.provide(NodeContext.layer)))
 })
 
 /** Why a chmod 0555 directory cannot be tested here, or undefined when it can. */
@@ -200,6 +200,6 @@ describe("a real read-only cache directory", () => {
         ])
         expect(yield* cache.stats).toMatchObject({ writes: 0, writeErrors: 3 })
         expect(filesUnder(dir)).toEqual([])
-      })
+      }).pipe(Effect.provide(NodeContext.layer))
   )
 })

@@ -1,4 +1,5 @@
 import { afterEach, describe, expect, it } from "@effect/vitest"
+import * as NodeContext from "@effect/platform-node/NodeContext"
 import { Deferred, Effect, Fiber, Layer } from "effect"
 import * as fs from "node:fs"
 import * as os from "node:os"
@@ -231,7 +232,7 @@ describe("file cache", () => {
       expect(stored).toHaveLength(1)
       expect(stored[0]).toMatch(/^[0-9a-f]{64}\.json$/)
       expect(stored[0]!.slice(0, 2)).toBe(fs.readdirSync(dir)[0])
-    }))
+    }).pipe(Effect.provide(NodeContext.layer)))
 
   it.effect("a corrupt entry is a miss and is replaced", () =>
     Effect.gen(function*() {
@@ -255,7 +256,7 @@ describe("file cache", () => {
       expect(warnings).toEqual([
         `model cache: ignoring ${file}: not valid JSON (Unexpected end of JSON input; the file may be truncated); the call is made again and the entry replaced`
       ])
-    }))
+    }).pipe(Effect.provide(NodeContext.layer)))
 
   it.effect("a dry run sends nothing and writes nothing, but answers from entries already cached", () =>
     Effect.gen(function*() {
@@ -279,7 +280,7 @@ describe("file cache", () => {
       // prompt: "Be brief." = 3 tokens + 4, "new one" = 2 + 4; answer: "Preference" (10 letters) = 2,
       // ":" "terse" "." = 3
       expect(usage.map((u) => [u.cached, u.promptTokens, u.completionTokens])).toEqual([[true, 10, 3], [false, 13, 5]])
-    }))
+    }).pipe(Effect.provide(NodeContext.layer)))
 
   it.effect("in a dry run a repeated call counts as cached, as it would be in a real run", () =>
     Effect.gen(function*() {
@@ -292,5 +293,5 @@ describe("file cache", () => {
       expect(usage.map((u) => u.cached)).toEqual([false, true, false])
       expect(model.received).toHaveLength(0)
       expect(files(dir)).toHaveLength(0)
-    }))
+    }).pipe(Effect.provide(NodeContext.layer)))
 })

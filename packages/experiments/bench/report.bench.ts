@@ -11,6 +11,7 @@ import * as os from "node:os"
 import * as path from "node:path"
 import { Statistics } from "@cupid-lab/scorers"
 import { type Domain, Scorer } from "@cupid-lab/core"
+import { NodeContext } from "@effect/platform-node"
 import { Effect } from "effect"
 import * as Analysis from "../src/analysis/Analysis.js"
 import * as Csv from "../src/results/Csv.js"
@@ -118,7 +119,7 @@ const dir = fs.mkdtempSync(path.join(os.tmpdir(), "cupid-report-bench-"))
 console.log(`run: ${instances} instances x ${cells} cells = ${instances * cells} result lines`)
 time("write the synthetic run", () => write(dir))
 console.log(`results.jsonl ${mb(fs.statSync(path.join(dir, "results.jsonl")).size)}`)
-const run = await timeAsync("read the run directory", () => Effect.runPromise(RunDir.readLocal(dir)))
+const run = await timeAsync("read the run directory", () => Effect.runPromise(RunDir.read(dir).pipe(Effect.provide(NodeContext.layer))))
 const analysis = time("analysis (paired tests + Holm)", () => Analysis.analyze(run))
 console.log(`  ${analysis.tests} tests; ${analysis.permutations.screening} permutations each, ${analysis.permutations.refinedTests} of them refined with ${analysis.permutations.refined}; ${analysis.summary.resamples} bootstrap resamples`)
 const examples = Examples.none("benchmark")

@@ -17,7 +17,7 @@
  * cell's. BENCH_CELLS sets the cells of a single run (default 20).
  */
 import { Plugin, Retriever, Scorer } from "@cupid-lab/core"
-import { NodeFileSystem } from "@effect/platform-node"
+import { NodeContext, NodeFileSystem } from "@effect/platform-node"
 import { Effect, Schema } from "effect"
 import * as fs from "node:fs"
 import * as os from "node:os"
@@ -174,7 +174,7 @@ const program = Effect.gen(function*() {
 })
 
 globalThis.gc?.()
-const { outcome, seconds, cpuSeconds, reportSeconds, sweepPeak, reportPeak, parquet, held, retainedAtEnd } = await Effect.runPromise(program)
+const { outcome, seconds, cpuSeconds, reportSeconds, sweepPeak, reportPeak, parquet, held, retainedAtEnd } = await Effect.runPromise(program.pipe(Effect.provide(NodeContext.layer)))
 clearInterval(timer)
 sample()
 const run = JSON.parse(fs.readFileSync(outcome.files.run, "utf8")) as {

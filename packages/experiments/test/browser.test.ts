@@ -4,7 +4,6 @@
  * logs no error. Skipped, with a message, when Chromium is not installed (`apt-get install -y
  * chromium`; .ci/run installs it).
  */
-import { Effect } from "effect"
 import * as fs from "node:fs"
 import * as path from "node:path"
 import { chromium, type BrowserContext } from "playwright-core"
@@ -12,6 +11,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import * as Compare from "../src/compare/Compare.js"
 import * as Report from "../src/render/Report.js"
 import { cellA, cellB, hostileDataset, tempDir, writeHostileRun, writeRun } from "./report-fixtures.js"
+import { runPromise } from "./support.js"
 
 const executable = "/usr/bin/chromium"
 const available = fs.existsSync(executable)
@@ -97,7 +97,7 @@ describe.skipIf(!available)("reports in a real browser", () => {
   it("report.html renders its tables and charts, runs nothing and logs no error", async () => {
     const dir = tempDir("browser-report")
     writeHostileRun(dir)
-    await Effect.runPromise(Report.write(dir, { openDataset: hostileDataset() }))
+    await runPromise(Report.write(dir, { openDataset: hostileDataset() }))
     const r = await open(path.join(dir, "report.html"))
     expect(r.consoleErrors).toEqual([])
     expect(r.dialogs).toEqual([])
@@ -123,7 +123,7 @@ describe.skipIf(!available)("reports in a real browser", () => {
     const a = tempDir("browser-a"), b = tempDir("browser-b"), out = tempDir("browser-cmp")
     writeRun(a, { cells: [cellA, cellB] })
     writeRun(b, { cells: [cellA, { ...cellB, results: [...cellB.results].reverse() }] })
-    await Effect.runPromise(Compare.write(a, b, out))
+    await runPromise(Compare.write(a, b, out))
     const r = await open(path.join(out, "compare.html"))
     expect(r.consoleErrors).toEqual([])
     expect(r.facts.scripts).toBe(0)

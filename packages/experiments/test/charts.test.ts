@@ -4,6 +4,7 @@
  * figures of hand-made runs, at 2 cells with hand-computed values and at 30 cells.
  */
 import { describe, expect, it } from "@effect/vitest"
+import * as NodeContext from "@effect/platform-node/NodeContext"
 import { Effect } from "effect"
 import * as Analysis from "../src/analysis/Analysis.js"
 import * as RunDir from "../src/results/RunDir.js"
@@ -29,7 +30,7 @@ const analysisOf = (cells: ReadonlyArray<CellSpec>) =>
   Effect.gen(function*() {
     const dir = tempDir("charts")
     writeRun(dir, { cells })
-    return Analysis.analyze(yield* RunDir.readLocal(dir))
+    return Analysis.analyze(yield* RunDir.read(dir))
   })
 
 /** The data rows of a spec (every chart here inlines its values). */
@@ -246,7 +247,7 @@ describe("the figures of a report", () => {
       expect(figures.overview.match(/class="chart chart-/g)).toHaveLength(2)
       expect(figures.cost).toContain("Pareto front")
       expect(figures.recency).toContain("4 bins over 4 instances")
-    }))
+    }).pipe(Effect.provide(NodeContext.layer)))
 
   it.effect("30 cells: every chart compiles without a warning, names every cell, puts the lines in 3 panels, and renders the same bytes twice", () =>
     Effect.gen(function*() {
@@ -268,5 +269,5 @@ describe("the figures of a report", () => {
       for (const panel of ["ranks 1–10", "ranks 11–20", "ranks 21–29 and ceilings"]) expect(figures.recency).toContain(`>${panel}</text>`)
       expect(marks(figures.recency, "point")).toBe(30 * a.recency!.bins.length)
       expect(figures.recency).toContain("30 cells in panels of up to 10")
-    }))
+    }).pipe(Effect.provide(NodeContext.layer)))
 })

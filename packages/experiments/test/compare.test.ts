@@ -1,4 +1,5 @@
 import { describe, expect, it } from "@effect/vitest"
+import * as NodeContext from "@effect/platform-node/NodeContext"
 import { Effect } from "effect"
 import * as fs from "node:fs"
 import * as path from "node:path"
@@ -6,6 +7,7 @@ import * as Compare from "../src/compare/Compare.js"
 import * as Commands from "../src/cli/Commands.js"
 import * as RunDir from "../src/results/RunDir.js"
 import { type CellSpec, cellA, cellB, metrics, tempDir, writeRun } from "./report-fixtures.js"
+import { runPromise } from "./support.js"
 
 /** Only in the first run. */
 const cellD: CellSpec = { ...cellA, id: "dddd000000000004", name: "recency", retriever: "recency" }
@@ -36,7 +38,7 @@ const runs = () => {
 }
 
 const { a, b } = runs()
-const c = Compare.compare(await Effect.runPromise(RunDir.readLocal(a)), await Effect.runPromise(RunDir.readLocal(b)))
+const c = Compare.compare(await runPromise(RunDir.read(a)), await runPromise(RunDir.read(b)))
 
 describe("compare two runs", () => {
   const row = (cell: string, metric: string, slice: string) => c.rows.find((r) => r.match.a.id === cell && r.metric.name === metric && r.slice === slice)!
@@ -88,7 +90,7 @@ describe("compare two runs", () => {
       expect(md).toContain("- Only in the first run: recency")
       expect(md).toMatch(/\| bm25\(k=2\) \| 0\.500 → 0\.833: \+0\.333 \[/)
       expect(md).toContain("Holm's correction over all 16 tests of this comparison (2 matched cells x 2 metrics x 4 slices)")
-    }))
+    }).pipe(Effect.provide(NodeContext.layer)))
 })
 
 describe("the compare and report commands", () => {
@@ -138,7 +140,7 @@ describe("the compare and report commands", () => {
 
 describe("compare any cell of one run with any cell of another", () => {
   it("pairs the two cells --cell-a and --cell-b name, by id, id prefix, name or position", async () => {
-    const ra = await Effect.runPromise(RunDir.readLocal(a)), rb = await Effect.runPromise(RunDir.readLocal(b))
+    const ra = await runPromise(RunDir.read(a)), rb = await runPromise(RunDir.read(b))
     const chosen = Compare.compare(ra, rb, { cells: { a: "@2", b: cellA.id.slice(0, 6) } })
     expect(chosen.matches.map((m) => [m.a.name, m.b.name, m.by])).toEqual([["bm25(k=2)", "all", "chosen"]])
     expect(chosen.onlyA.map((x) => x.name)).toEqual(["all", "recency"])

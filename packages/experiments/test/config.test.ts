@@ -2,6 +2,7 @@ import { Plugin } from "@cupid-lab/core"
 import { Builtins as Providers } from "@cupid-lab/providers"
 import { Bm25 } from "@cupid-lab/retrievers"
 import { describe, expect, it } from "@effect/vitest"
+import * as NodeContext from "@effect/platform-node/NodeContext"
 import { Effect, Schema } from "effect"
 import * as fs from "node:fs"
 import * as path from "node:path"
@@ -10,7 +11,7 @@ import { instance, opener, tempDir, testPlugins } from "./support.js"
 
 const registry = Plugin.makeRegistry(testPlugins)
 const parse = (text: string, env: Record<string, string> = {}) => Config.parse(text, "cfg.yaml", env)
-const message = <A, E extends { message: string }>(effect: Effect.Effect<A, E>) => Effect.map(Effect.flip(effect), (e) => e.message)
+const message = <A, E extends { message: string }, R>(effect: Effect.Effect<A, E, R>) => Effect.map(Effect.flip(effect), (e) => e.message)
 const gridError = (text: string) => message(Effect.flatMap(parse(text), (c) => Grid.expand(c, registry)))
 
 describe("Config.parse", () => {
@@ -249,7 +250,7 @@ describe("config errors found with the plugin registry", () => {
       expect(yield* dry("sweep:\n  inferrer:\n    - { use: asks, model: [a, b] }\n")).toBe(
         `cfg.yaml: sweep.inferrer[0].model[0]: unknown model "a"; valid choices: none (add it under models:)`
       )
-    }))
+    }).pipe(Effect.provide(NodeContext.layer)))
 
   it.effect("a retriever that ranks summaries needs a summarizer", () =>
     Effect.gen(function*() {
@@ -263,7 +264,7 @@ describe("config errors found with the plugin registry", () => {
         openDataset: opener([instance("p1", "consistent", [1, 2])])
       })
       expect(d.pairs.total).toBe(1)
-    }))
+    }).pipe(Effect.provide(NodeContext.layer)))
 
   it.effect("an unknown provider and bad provider options are config errors", () =>
     Effect.gen(function*() {
@@ -285,7 +286,7 @@ describe("config errors found with the plugin registry", () => {
       expect(
         yield* message(Runner.dryRun(typo, { plugins: [...testPlugins, fake], openDataset: opener([]) }))
       ).toBe(`cfg.yaml: models.m: unknown option "temprature" (did you mean "temperature"?); valid options: model, provider, temperature`)
-    }))
+    }).pipe(Effect.provide(NodeContext.layer)))
 
   it.effect("a key pasted where apiKeyEnv wants a variable name is refused, and never printed", () =>
     Effect.gen(function*() {
@@ -296,5 +297,5 @@ describe("config errors found with the plugin registry", () => {
         "cfg.yaml: models.m.apiKeyEnv: expected the name of an environment variable (letters, digits and _, e.g. OPENAI_API_KEY), not the key itself; the value is not shown"
       )
       expect(error).not.toContain("PASTED")
-    }))
+    }).pipe(Effect.provide(NodeContext.layer)))
 })

@@ -1,4 +1,5 @@
 import { describe, expect, it } from "@effect/vitest"
+import * as NodeContext from "@effect/platform-node/NodeContext"
 import { Effect } from "effect"
 import * as path from "node:path"
 import { fileURLToPath } from "node:url"
@@ -20,7 +21,7 @@ describe("the shipped configs", () => {
       expect(outcome.pairs).toEqual({ total: 12, done: 12, ran: 12, resumed: 0, failed: 0 })
       expect(lines(outcome.files.results)).toHaveLength(12)
       expect(outcome.summary.cells.map((c) => c.usesGold)).toEqual([false, false, false, true])
-    }), 120_000)
+    }).pipe(Effect.provide(NodeContext.layer)), 120_000)
 
   it.effect("contextual.yaml is the offline sweep the README promises: nine cells, no model call", () =>
     Effect.gen(function*() {
@@ -42,5 +43,5 @@ describe("the shipped configs", () => {
       expect(dry.grid.baseline.name).toBe("all")
       expect(dry.calls.total).toBe(0)
       expect(dry.failed).toBe(0)
-    }), 120_000)
+    }).pipe(Effect.provide(NodeContext.layer)), 120_000)
 })

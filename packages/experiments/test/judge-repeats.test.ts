@@ -9,6 +9,7 @@ import { Hash } from "@cupid-lab/core"
 import * as OpenAiServer from "@cupid-lab/providers/testing/OpenAiServer"
 import { Agreement } from "@cupid-lab/scorers"
 import { describe, expect, it } from "@effect/vitest"
+import * as NodeContext from "@effect/platform-node/NodeContext"
 import { Effect } from "effect"
 import * as fs from "node:fs"
 import * as path from "node:path"
@@ -134,5 +135,5 @@ describe("judge repeats against a noisy loopback judge", () => {
       yield* sweep("third", k + 1)
       expect(server.requests.length).toBe(before + prompts.size)
       expect(judgeRequests()).toBe(prompts.size * (k + 1))
-    }), 120_000)
+    }).pipe(Effect.provide(NodeContext.layer)), 120_000)
 })

@@ -1,4 +1,5 @@
 import { describe, expect, it } from "@effect/vitest"
+import * as NodeContext from "@effect/platform-node/NodeContext"
 import { Effect } from "effect"
 import * as Analysis from "../src/analysis/Analysis.js"
 import * as Latex from "../src/render/Latex.js"
@@ -19,7 +20,7 @@ describe("report.tex", () => {
     Effect.gen(function*() {
       const dir = tempDir("latex")
       writeRun(dir, { name: "tiny_run", cells: [cellA, { ...cellB, name: "bm25 & 50% {k=2}" }] })
-      const run = yield* RunDir.readLocal(dir)
+      const run = yield* RunDir.read(dir)
       const tex = Latex.render(Analysis.analyze(run))
       const lines = tex.split("\n")
       expect(lines).toContain("\\begin{tabular}{lrrrrrrrrrrrr}")
@@ -39,5 +40,5 @@ describe("report.tex", () => {
         const unescaped = (s: string) => tex.split(s).length - 1 - (open === "{" ? tex.split(`\\${s}`).length - 1 : 0)
         expect(unescaped(open)).toBe(unescaped(close))
       }
-    }))
+    }).pipe(Effect.provide(NodeContext.layer)))
 })

@@ -1,4 +1,4 @@
-import { NodeFileSystem } from "@effect/platform-node"
+import { NodeContext, NodeFileSystem } from "@effect/platform-node"
 import { describe, expect, it } from "@effect/vitest"
 import { Effect, Either } from "effect"
 import { parquetMetadata, parquetReadObjects } from "hyparquet"
@@ -10,6 +10,7 @@ import * as Report from "../src/render/Report.js"
 import * as RunDir from "../src/results/RunDir.js"
 import type { ResultLine, Score } from "../src/results/ResultLine.js"
 import { cellA, cellB, dataset, tempDir, writeRun } from "./report-fixtures.js"
+import { runPromise } from "./support.js"
 
 const formulaName = `=HYPERLINK("http://x","y")`
 const unicodeName = "bm25 — «café» 日本語 🎉"
@@ -179,7 +180,7 @@ describe("results.parquet", () => {
       expect(csv[0]).toEqual(header)
       expect(csv.slice(1)).toEqual(rows.map((r) => header.map((h) => asCsvField(r[h]))))
       expect(csv[1]![1]).toBe(`'${formulaName}`)
-    }))
+    }).pipe(Effect.provide(NodeContext.layer)))
 
   it.effect("is byte-identical from one write to the next, and goes through the atomic write", () =>
     Effect.gen(function*() {
@@ -190,7 +191,7 @@ describe("results.parquet", () => {
       const first = fs.readFileSync(file)
       yield* Report.write(dir, { openDataset: dataset() })
       expect(fs.readFileSync(file).equals(first)).toBe(true)
-      const run = yield* RunDir.readLocal(dir)
+      const run = yield* RunDir.read(dir)
       const again = path.join(dir, "again.parquet")
       yield* Parquet.write(again, run.index.table).pipe(Effect.provide(NodeFileSystem.layer))
       expect(fs.readFileSync(again).equals(first)).toBe(true)
@@ -202,7 +203,7 @@ describe("results.parquet", () => {
       const failure = yield* Effect.flip(Parquet.write(blocked, run.index.table).pipe(Effect.provide(NodeFileSystem.layer)))
       expect(failure._tag).toBe("SystemError")
       expect(tmpFiles(dir)).toEqual([])
-    }))
+    }).pipe(Effect.provide(NodeContext.layer)))
 
   it.effect("writes row group by row group: the same rows whatever the group size; non-finite scores become null; an empty run has the fixed columns", () =>
     Effect.gen(function*() {
@@ -228,7 +229,7 @@ describe("results.parquet", () => {
   it("DuckDB, a second Parquet reader, reads the same columns, types and values", async () => {
     const dir = tempDir("parquet-duckdb")
     const lines = writeFixtureRun(dir)
-    const written = await Effect.runPromise(Report.write(dir, { openDataset: dataset() }))
+    const written = await runPromise(Report.write(dir, { openDataset: dataset() }))
     const { schema, data, count } = await withDuckDB(async (query) => ({
       schema: await query("SELECT name, type, converted_type, repetition_type FROM parquet_schema($1)", written.parquet),
       data: await query("SELECT * FROM read_parquet($1)", written.parquet),

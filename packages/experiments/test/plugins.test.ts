@@ -1,5 +1,6 @@
 import { Errors } from "@cupid-lab/core"
 import { describe, expect, it } from "@effect/vitest"
+import * as NodeContext from "@effect/platform-node/NodeContext"
 import { Effect, Stream } from "effect"
 import * as path from "node:path"
 import { fileURLToPath } from "node:url"
@@ -69,7 +70,7 @@ describe("data errors during a sweep", () => {
       expect(lines(path.join(config.out, "results.jsonl"))).toHaveLength(1)
       const again = yield* Runner.sweep(config, { plugins: testPlugins, openDataset: opener(data) })
       expect(again.pairs).toEqual({ total: 2, done: 2, ran: 1, resumed: 1, failed: 0 })
-    }))
+    }).pipe(Effect.provide(NodeContext.layer)))
 })
 
 describe("progress", () => {

@@ -2,7 +2,7 @@ import { describe, expect, it } from "@effect/vitest"
 import { Effect } from "effect"
 import * as fs from "node:fs"
 import * as path from "node:path"
-import { NodeFileSystem } from "@effect/platform-node"
+import { NodeContext, NodeFileSystem } from "@effect/platform-node"
 import * as Csv from "../src/results/Csv.js"
 import * as Parquet from "../src/results/Parquet.js"
 import * as RunDir from "../src/results/RunDir.js"
@@ -14,7 +14,7 @@ describe("reports with markup in data, model output, cell names and errors", () 
     Effect.gen(function*() {
       const dir = tempDir("hostile")
       writeHostileRun(dir)
-      return yield* Report.render(yield* RunDir.readLocal(dir), { openDataset: hostileDataset() })
+      return yield* Report.render(yield* RunDir.read(dir), { openDataset: hostileDataset() })
     })
 
   it.effect("report.html holds no live markup: no script, image, event handler or broken-out SVG", () =>
@@ -39,7 +39,7 @@ describe("reports with markup in data, model output, cell names and errors", () 
       expect(html).toContain("\\u202Egnp.exe</td>")
       // a policy that would block scripts even if one slipped through
       expect(html).toContain(`<meta http-equiv="Content-Security-Policy" content="default-src 'none'; style-src 'unsafe-inline'; img-src data:">`)
-    }))
+    }).pipe(Effect.provide(NodeContext.layer)))
 
   it.effect("results.csv and results.parquet show bidi controls as escapes too, like every report", () =>
     Effect.gen(function*() {
@@ -66,7 +66,7 @@ describe("reports with markup in data, model output, cell names and errors", () 
       // a table row per cell: the pipe-free name keeps the column count (the leaderboard's 8, the Cells table's 7, the every-pair table's 4)
       const rows = markdown.split("\n").filter((l) => l.startsWith("| 2 | &lt;script&gt;"))
       expect(rows.map((row) => row.split(" | ").length)).toEqual([8, 7, 4])
-    }))
+    }).pipe(Effect.provide(NodeContext.layer)))
 
   it.effect("report.md keeps links and images from data as text, and shows bidi controls as escapes", () =>
     Effect.gen(function*() {
@@ -76,7 +76,7 @@ describe("reports with markup in data, model output, cell names and errors", () 
       expect(markdown).not.toMatch(/(^|[^\\])\[click\]\(/)
       expect(markdown).not.toMatch(/[\u200E\u200F\u202A-\u202E\u2066-\u2069]/)
       expect(markdown).toContain("\\u202Egnp.exe")
-    }))
+    }).pipe(Effect.provide(NodeContext.layer)))
 
   it.effect("the failure is counted, grouped with its message, and its instance leaves the paired comparison", () =>
     Effect.gen(function*() {
@@ -92,5 +92,5 @@ describe("reports with markup in data, model output, cell names and errors", () 
       expect(analysis.deltas.find((d) => d.cell === cellB.id && d.slice === "contrastive")!.comparison.n).toBe(0)
       expect(markdown).toContain("## Failures")
       expect(markdown).toContain("## Skipped dataset rows")
-    }))
+    }).pipe(Effect.provide(NodeContext.layer)))
 })

@@ -1,5 +1,6 @@
 import { Paired } from "@cupid-lab/scorers"
 import { describe, expect, it } from "@effect/vitest"
+import * as NodeContext from "@effect/platform-node/NodeContext"
 import { Effect, Either } from "effect"
 import * as fs from "node:fs"
 import * as path from "node:path"
@@ -11,6 +12,7 @@ import * as Report from "../src/render/Report.js"
 import * as Columns from "../src/results/Columns.js"
 import * as RunDir from "../src/results/RunDir.js"
 import { cellA, cellB, dataset, line, tempDir, writeRun } from "./report-fixtures.js"
+import { runPromise } from "./support.js"
 
 const f1 = (p: number, r: number) => (p + r === 0 ? 0 : (2 * p * r) / (p + r))
 
@@ -35,7 +37,7 @@ const exactPooledP = (a: ReadonlyArray<ReadonlyArray<number>>, b: ReadonlyArray<
 const tiny = () => {
   const dir = tempDir("report")
   writeRun(dir, { cells: [cellA, cellB] })
-  return { dir, run: Effect.runPromise(RunDir.readLocal(dir)) }
+  return { dir, run: runPromise(RunDir.read(dir)) }
 }
 /** A tiny run read back, for synchronous tests. */
 const tinyRun = await tiny().run
@@ -237,7 +239,7 @@ describe("report.md", () => {
       expect(third[1]).not.toBe(first[1])
       expect(third[1]).toContain("9 hits, 0 misses, 0 writes")
       expect(first[1]).toContain("3 hits, 1 misses, 1 writes")
-    }))
+    }).pipe(Effect.provide(NodeContext.layer)))
 })
 
 describe("results.csv", () => {
@@ -292,7 +294,7 @@ describe("reading a run directory", () => {
   it.effect("says what is missing from a directory that is not a finished run, and names a line cut short", () =>
     Effect.gen(function*() {
       const dir = tempDir("not-a-run")
-      const failure = (d: string) => Effect.map(Effect.flip(RunDir.readLocal(d)), (e) => e.message)
+      const failure = (d: string) => Effect.map(Effect.flip(RunDir.read(d)), (e) => e.message)
       expect(yield* failure(dir)).toMatch(/summary\.json: missing; a sweep writes it when it finishes/)
       expect(yield* failure(path.join(dir, "nope"))).toMatch(/not a run directory/)
       fs.writeFileSync(path.join(dir, "summary.json"), "{}")
@@ -303,7 +305,7 @@ describe("reading a run directory", () => {
       const results = path.join(full, "results.jsonl")
       fs.writeFileSync(results, fs.readFileSync(results, "utf8").replace(/\n$/, ""))
       expect(yield* failure(full)).toMatch(/results\.jsonl: line 8: cut short \(no newline at the end of the file\)/)
-    }))
+    }).pipe(Effect.provide(NodeContext.layer)))
 
   it.effect("fails the report with a RunError naming the directory", () =>
     Effect.gen(function*() {
@@ -311,7 +313,7 @@ describe("reading a run directory", () => {
       const error = yield* Effect.flip(Report.write(dir))
       expect(error).toBeInstanceOf(RunError)
       expect(error.message).toContain(path.join(dir, "summary.json"))
-    }))
+    }).pipe(Effect.provide(NodeContext.layer)))
 })
 
 describe("paired statistics and formatting", () => {

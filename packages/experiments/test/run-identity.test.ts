@@ -8,6 +8,7 @@ import { FileSystem } from "@effect/platform"
 import { SystemError } from "@effect/platform/Error"
 import * as NodeFileSystem from "@effect/platform-node/NodeFileSystem"
 import { describe, expect, it } from "@effect/vitest"
+import * as NodeContext from "@effect/platform-node/NodeContext"
 import { Effect, Layer } from "effect"
 import { spawnSync } from "node:child_process"
 import * as fs from "node:fs"
@@ -48,7 +49,7 @@ describe("run directories by identity", () => {
       const again = yield* sweep(config)
       expect([again.out, again.pairs.ran, again.pairs.resumed]).toEqual([first.out, 0, 6])
       expect(fs.readdirSync(path.join(dir, "runs", "t")).sort()).toEqual([identity.id, RunId.latestName])
-    }))
+    }).pipe(Effect.provide(NodeContext.layer)))
 
   it.effect("other data is another run: a new directory, the old one untouched", () =>
     Effect.gen(function*() {
@@ -62,7 +63,7 @@ describe("run directories by identity", () => {
       expect(recorded(other.out).data.fingerprint).toBe("other data")
       expect(snapshot(first.out)).toEqual(before)
       expect(latest(dir)).toBe(path.basename(other.out))
-    }))
+    }).pipe(Effect.provide(NodeContext.layer)))
 
   it.effect("a copied config that keeps the name but changes the content gets its own directory", () =>
     Effect.gen(function*() {
@@ -75,7 +76,7 @@ describe("run directories by identity", () => {
       expect(recorded(copy.out).config.name).toBe("t")
       expect(recorded(copy.out).config.hash).not.toBe(recorded(original.out).config.hash)
       expect(snapshot(original.out)).toEqual(before)
-    }))
+    }).pipe(Effect.provide(NodeContext.layer)))
 
   it.effect("--out at another run's directory is refused before any work, naming both runs and what differs", () =>
     Effect.gen(function*() {
@@ -96,7 +97,7 @@ describe("run directories by identity", () => {
       expect(snapshot(theirs.out)).toEqual(before)
       // the dry run refuses it too
       expect((yield* Effect.flip(Runner.dryRun(config, { plugins: testPlugins, openDataset: opener(data, "other data") }))).message).toBe(refused.message)
-    }))
+    }).pipe(Effect.provide(NodeContext.layer)))
 
   it.effect("a typo in report.main stops the sweep before any pair runs, naming the key and the scorers' metrics", () =>
     Effect.gen(function*() {
@@ -115,7 +116,7 @@ describe("run directories by identity", () => {
       expect((yield* Effect.flip(Runner.dryRun(primary, { plugins: testPlugins, openDataset: opener(data) }))).message).toMatch(
         /^t\.yaml: report\.primary\.metrics\[1\]: unknown metric "inference\.f" \(did you mean "inference\.\w+"\?\); valid choices \(the scorers' metrics\): retrieval\.hit, /
       )
-    }))
+    }).pipe(Effect.provide(NodeContext.layer)))
 
   it.effect("report settings are not part of the run's identity: the corrected config resumes the same run", () =>
     Effect.gen(function*() {
@@ -131,7 +132,7 @@ describe("run directories by identity", () => {
       const declared = yield* byDefault(dir, configText(2, "report: { correction: { exploratory: holm }, reference: [first] }"))
       expect(Config.hash(declared)).toBe(Config.hash(corrected))
       expect((yield* sweep(declared)).summary.families).toEqual({ correction: { exploratory: "holm" }, reference: ["first"] })
-    }))
+    }).pipe(Effect.provide(NodeContext.layer)))
 
   it.effect("where a symlink cannot be made, latest is a file holding the id, and commands follow it", () =>
     Effect.gen(function*() {
@@ -153,16 +154,16 @@ describe("run directories by identity", () => {
       expect(fs.lstatSync(link).isFile()).toBe(true)
       expect(read(link)).toBe("0123456789ab\n")
       expect(fs.readdirSync(path.dirname(run)).sort()).toEqual(["0123456789ab", "latest"])
-      expect(yield* RunId.resolveLocal(link)).toBe(run)
+      expect(yield* RunId.resolve(link)).toBe(run)
       // a symlink replaces the file atomically once symlinks work
       yield* RunId.linkLatest(run).pipe(Effect.provide(NodeFileSystem.layer))
       expect(fs.readlinkSync(link)).toBe("0123456789ab")
-      expect(yield* RunId.resolveLocal(link)).toBe(run)
+      expect(yield* RunId.resolve(link)).toBe(run)
       // the config's directory is not a run: the message names its runs
-      expect((yield* Effect.flip(RunId.resolveLocal(path.dirname(run)))).message).toBe(
+      expect((yield* Effect.flip(RunId.resolve(path.dirname(run)))).message).toBe(
         `${path.dirname(run)}: holds the runs of one config by id (0123456789ab), not a run; give ${link} for the newest, or ${path.join(path.dirname(run), "<run id>")}`
       )
-    }))
+    }).pipe(Effect.provide(NodeContext.layer)))
 })
 
 const repo = fileURLToPath(new URL("../../../", import.meta.url))

@@ -1,5 +1,6 @@
 import { type LanguageModel, Plugin, Retriever } from "@cupid-lab/core"
 import { describe, expect, it } from "@effect/vitest"
+import * as NodeContext from "@effect/platform-node/NodeContext"
 import { Deferred, Effect, Exit, Fiber, Schema } from "effect"
 import * as fs from "node:fs"
 import * as path from "node:path"
@@ -74,7 +75,7 @@ describe("Runner.sweep", () => {
       expect(run.pairs).toEqual({ total: 9, resumed: 0, ran: 9, failed: 0, lines: 9 })
       expect(Object.keys(run)).toEqual(expect.arrayContaining(["startedAt", "durationMs", "pairsPerSecond", "cache", "stageTimeMs", "versions", "modelCalls"]))
       expect(fs.existsSync(outcome.files.report)).toBe(true)
-    }))
+    }).pipe(Effect.provide(NodeContext.layer)))
 
   it.live("a pair slower than the hold time: later lines are appended out of order, and the file still ends sorted, as without it", () =>
     Effect.gen(function*() {
@@ -108,7 +109,7 @@ describe("Runner.sweep", () => {
       expect(slowRun.pairs).toEqual({ total: 80, done: 80, ran: 80, resumed: 0, failed: 0 })
       const took = (JSON.parse(read(slowRun.files.run)) as { durationMs: number }).durationMs
       expect(took).toBeGreaterThanOrEqual(1300)
-    }))
+    }).pipe(Effect.provide(NodeContext.layer)))
 
   it.effect("removes the temporary files a killed sweep left in the run directory; nothing but the outputs is left after", () =>
     Effect.gen(function*() {
@@ -128,7 +129,7 @@ describe("Runner.sweep", () => {
       yield* Runner.sweep(fresh, { plugins: testPlugins, openDataset: opener(data) })
       expect(outputs(config.out)).toEqual(outputs(fresh.out))
       expect(left.sort()).toEqual(fs.readdirSync(fresh.out).sort())
-    }))
+    }).pipe(Effect.provide(NodeContext.layer)))
 
   it.effect("a rerun does no work and leaves every output byte-identical", () =>
     Effect.gen(function*() {
@@ -138,7 +139,7 @@ describe("Runner.sweep", () => {
       const again = yield* Runner.sweep(config, { plugins: testPlugins, openDataset: opener(data) })
       expect(again.pairs).toEqual({ total: 9, done: 9, ran: 0, resumed: 9, failed: 0 })
       expect(outputs(config.out)).toEqual(before)
-    }))
+    }).pipe(Effect.provide(NodeContext.layer)))
 
   it.live("an interrupted sweep finishes the pair in flight and writes what is done; resuming it ends where an uninterrupted run does", () =>
     Effect.gen(function*() {
@@ -186,7 +187,7 @@ describe("Runner.sweep", () => {
       seen = 100
       yield* Runner.sweep(fresh, { plugins, openDataset: opener(many) })
       expect(outputs(second.out).slice(0, 2)).toEqual(outputs(fresh.out).slice(0, 2))
-    }))
+    }).pipe(Effect.provide(NodeContext.layer)))
 
   it.effect("a failed pair is a result line with its error, counted, and retried by the next run", () =>
     Effect.gen(function*() {
@@ -211,7 +212,7 @@ describe("Runner.sweep", () => {
       const after = lines(second.files.results).map((l) => JSON.parse(l) as ResultLine)
       expect(after.filter((r) => r.status === "failed")).toHaveLength(0)
       expect(new Set(after.map((r) => `${r.cell}:${r.instance}`)).size).toBe(9)
-    }))
+    }).pipe(Effect.provide(NodeContext.layer)))
 
   it.effect("runs never mix: a changed config is a new run, refused in the old one's --out, given its own directory by default", () =>
     Effect.gen(function*() {
@@ -247,7 +248,7 @@ describe("Runner.sweep", () => {
       expect((yield* Effect.flip(Runner.sweep({ ...fewer, out: legacy }, { plugins: testPlugins, openDataset: opener(data) }))).message).toMatch(
         /legacy: holds results of a run whose identity is not recorded \(no run-id\.json\)/
       )
-    }))
+    }).pipe(Effect.provide(NodeContext.layer)))
 })
 
 describe("Runner.dryRun", () => {
@@ -304,7 +305,7 @@ describe("Runner.dryRun", () => {
       const elsewhere = yield* Runner.dryRun({ ...config, out: path.join(dir, "other") }, { plugins, openDataset: opener(data) })
       expect(elsewhere.calls).toEqual({ total: 6, toSend: 0, cached: 6 })
       expect(calls).toHaveLength(2)
-    }))
+    }).pipe(Effect.provide(NodeContext.layer)))
 })
 
 describe("Runner.sweep with history transforms", () => {
@@ -339,7 +340,7 @@ describe("Runner.sweep with history transforms", () => {
       const summary = JSON.parse(read(outcome.files.summary)) as Summary
       expect(summary.cells.map((c) => c.params["transform"] ?? null)).toEqual([null, { pad: 2, position: "early" }])
       expect(read(outcome.files.report)).toContain("## History transforms")
-    }))
+    }).pipe(Effect.provide(NodeContext.layer)))
 
   it.effect("a pad with no other persona to draw from fails each pair, with the reason", () =>
     Effect.gen(function*() {
@@ -354,7 +355,7 @@ describe("Runner.sweep with history transforms", () => {
         tag: "DatasetError",
         message: "transform of solo:consistent, pad: no session of another persona is available to pad with (the dataset has 1 persona(s))"
       })
-    }))
+    }).pipe(Effect.provide(NodeContext.layer)))
 })
 
 describe("Runner.sweep with a fitted retriever", () => {
@@ -376,7 +377,7 @@ describe("Runner.sweep with a fitted retriever", () => {
       expect(fit!.trainFingerprint).toMatch(/^[0-9a-f]{64}$/)
       expect(fit!.parameters.instances).toBe(12)
       expect(fit!.parameters.features).toEqual([...Classifier.featureNames])
-    }))
+    }).pipe(Effect.provide(NodeContext.layer)))
 })
 
 describe("Runner.sweep on a damaged results file", () => {
@@ -396,7 +397,7 @@ describe("Runner.sweep on a damaged results file", () => {
       expect(logs.find((l) => l.startsWith("resuming"))).toBe(`resuming in ${config.out}: 8 pairs done, 1 corrupt lines moved to results.corrupt.jsonl`)
       expect(lines(file)).toEqual(good)
       expect(lines(path.join(config.out, "results.corrupt.jsonl"))).toEqual(["{\"cell\": oops"])
-    }))
+    }).pipe(Effect.provide(NodeContext.layer)))
 })
 
 describe("Runner.sweep on no data", () => {
@@ -411,5 +412,5 @@ describe("Runner.sweep on no data", () => {
       // the data is read once, by the pair loop: the log was open, but nothing was written or summarized
       expect(lines(path.join(config.out, "results.jsonl"))).toEqual([])
       expect(fs.existsSync(path.join(config.out, "summary.json"))).toBe(false)
-    }))
+    }).pipe(Effect.provide(NodeContext.layer)))
 })

@@ -6,6 +6,7 @@
 import * as OpenAiServer from "@cupid-lab/providers/testing/OpenAiServer"
 import { Faults } from "@cupid-lab/providers/testing/LoopbackServer"
 import { afterEach, describe, expect, it } from "@effect/vitest"
+import * as NodeContext from "@effect/platform-node/NodeContext"
 import { Effect } from "effect"
 import * as fs from "node:fs"
 import * as path from "node:path"
@@ -51,5 +52,5 @@ describe("secrets in a server's error messages", () => {
         const p = path.join(outcome.out, file)
         if (fs.statSync(p).isFile()) expect(fs.readFileSync(p, "utf8"), file).not.toContain(keyA.slice(0, -4))
       }
-    }))
+    }).pipe(Effect.provide(NodeContext.layer)))
 })

@@ -3,6 +3,7 @@
  * the real retrievers, scorers or models.
  */
 import { Dataset, Domain, Errors, Models, Plugin, Retriever, Scorer } from "@cupid-lab/core"
+import * as NodeContext from "@effect/platform-node/NodeContext"
 import { Effect, Schema, Stream } from "effect"
 import { spawn, spawnSync } from "node:child_process"
 import * as fs from "node:fs"
@@ -194,6 +195,9 @@ export const opener = (instances: ReadonlyArray<Domain.Instance>, fingerprint = 
       ),
       skipped: () => []
     } satisfies Dataset.Opened)
+
+/** Run an effect on this machine's file system, as the CLI runs its commands. */
+export const runPromise = <A, E>(effect: Effect.Effect<A, E, NodeContext.NodeContext>): Promise<A> => Effect.runPromise(Effect.provide(effect, NodeContext.layer))
 
 export const tempDir = (prefix = "cupid-exp-"): string => fs.mkdtempSync(path.join(os.tmpdir(), prefix))
 

@@ -1,4 +1,5 @@
 import { describe, expect, it } from "@effect/vitest"
+import * as NodeContext from "@effect/platform-node/NodeContext"
 import { Effect, Schema } from "effect"
 import * as Analysis from "../src/analysis/Analysis.js"
 import * as RunDir from "../src/results/RunDir.js"
@@ -119,7 +120,7 @@ describe("the headline tables of a run", () => {
   const analysis = Effect.gen(function*() {
     const dir = tempDir("tables")
     writeRun(dir, { cells: [cellA, cellB, twin, oracle] })
-    return Analysis.analyze(yield* RunDir.readLocal(dir))
+    return Analysis.analyze(yield* RunDir.read(dir))
   })
 
   it.effect("one per instance type: the main metric, then the other headline metrics, the best non-oracle value of each column marked (ties share it)", () =>
@@ -144,7 +145,7 @@ describe("the headline tables of a run", () => {
       const changing = tables[3]!
       expect(changing.rows.map((r) => r.cells[3]!.best ?? false)).toEqual([false, true, false, false])
       for (const t of tables) expect(Schema.decodeUnknownSync(Table.Table)(JSON.parse(JSON.stringify(t)))).toEqual(t)
-    }))
+    }).pipe(Effect.provide(NodeContext.layer)))
 
   it.effect("need no paired test: a viewer builds them from the summary alone", () =>
     Effect.gen(function*() {
@@ -158,7 +159,7 @@ describe("the headline tables of a run", () => {
         compared: Analysis.comparedMetrics(summary, families)
       })
       expect(fromSummary).toEqual(Tables.tables(a))
-    }))
+    }).pipe(Effect.provide(NodeContext.layer)))
 
   it.effect("a lower-is-better metric marks its smallest value and carries ↓", () =>
     Effect.gen(function*() {
@@ -167,7 +168,7 @@ describe("the headline tables of a run", () => {
       const t = Tables.headline({ ...a, compared: lower, main: lower.find((m) => m.name === "retrieval.recall") }, "all")
       expect(t.columns[2]).toEqual({ label: "retrieval.recall", align: "right", marks: ["↓"] })
       expect(t.rows.map((r) => r.cells[2]!.best ?? false)).toEqual([false, true, false, false])
-    }))
+    }).pipe(Effect.provide(NodeContext.layer)))
 
   it.effect("report.tex renders the paper table of the same model: groups per instance type, the F1 of the oracle, marks", () =>
     Effect.gen(function*() {
@@ -181,5 +182,5 @@ describe("the headline tables of a run", () => {
       expect(tex).toContain("\\cmidrule(lr){2-4}\\cmidrule(lr){5-7}\\cmidrule(lr){8-10}\\cmidrule(lr){11-13}\n")
       expect(tex).toContain("\noracle$^\\ddagger$ & ")
       expect(tex).toContain("$^\\ddagger$ reads gold labels (an upper bound). Data: tiny, 4 instances.}")
-    }))
+    }).pipe(Effect.provide(NodeContext.layer)))
 })

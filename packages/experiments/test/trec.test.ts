@@ -1,4 +1,4 @@
-import { NodeFileSystem } from "@effect/platform-node"
+import { NodeContext, NodeFileSystem } from "@effect/platform-node"
 import { describe, expect, it } from "@effect/vitest"
 import { Effect } from "effect"
 import * as fs from "node:fs"
@@ -103,7 +103,7 @@ describe("TREC export", () => {
       const before = fs.readFileSync(written.qrels[0]!, "utf8") + written.runs.map((f) => fs.readFileSync(f, "utf8")).join("")
       const again = yield* Trec.write(outcome.out).pipe(Effect.provide(NodeFileSystem.layer))
       expect(fs.readFileSync(again.qrels[0]!, "utf8") + again.runs.map((f) => fs.readFileSync(f, "utf8")).join("")).toBe(before)
-    }), 120_000)
+    }).pipe(Effect.provide(NodeContext.layer)), 120_000)
 
   it("lists the selection in the ranking's order, and scores by rank so that any tool reads that order", () => {
     expect(Trec.selectionOrder({ selected: ["s3", "s1"], ranking: [{ sessionId: "s1", score: 0.5 }, { sessionId: "s3", score: 0.5 }] })).toEqual(["s1", "s3"])

@@ -5,6 +5,7 @@
  */
 import { Scorer } from "@cupid-lab/core"
 import { describe, expect, it } from "@effect/vitest"
+import * as NodeContext from "@effect/platform-node/NodeContext"
 import { Effect } from "effect"
 import { execFileSync, spawnSync } from "node:child_process"
 import * as fs from "node:fs"
@@ -166,14 +167,14 @@ describe("report.md opens with the verdict", () => {
     Effect.gen(function*() {
       const dir = tempDir("verdict")
       writeRun(dir, { cells: [cellA, cellB] })
-      const run = yield* RunDir.readLocal(dir)
+      const run = yield* RunDir.read(dir)
       const r = yield* Report.render(run, { openDataset: dataset() })
       const first = r.markdown.split("\n").slice(0, 40).join("\n")
       expect(first).toContain("## Verdict")
       for (const f of r.verdict.findings) expect(first).toContain(`- ${Table.mdLine(f.sentence)}`)
       expect(first).toContain(Table.markdown(Leaderboard.table(r.analysis, r.verdict, Leaderboard.openingLimit)))
       expect(r.html.indexOf(`id="verdict"`)).toBeLessThan(r.html.indexOf(`id="charts"`))
-    }))
+    }).pipe(Effect.provide(NodeContext.layer)))
 })
 
 describe("the sweep on the bundled dev data (configs/contextual.yaml, sample)", () => {

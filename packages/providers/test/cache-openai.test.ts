@@ -5,7 +5,7 @@ import { ModelCache, Models, type LanguageModel } from "@cupid-lab/core"
 import { ModelError } from "@cupid-lab/core/Errors"
 import { FileSystem } from "@effect/platform"
 import { SystemError } from "@effect/platform/Error"
-import { NodeFileSystem } from "@effect/platform-node"
+import { NodeContext, NodeFileSystem } from "@effect/platform-node"
 import { afterEach, describe, expect, it } from "@effect/vitest"
 import { Effect, Layer } from "effect"
 import * as fs from "node:fs"
@@ -61,7 +61,7 @@ describe("model cache over the openai provider on loopback", () => {
       const warnings: Array<string> = []
       const cache = yield* Effect.provide(
         ModelCache.ModelCache,
-        ModelCache.layerFileSystem(dir, { onWarning: (line) => warnings.push(line) }).pipe(Layer.provide(fullDisk))
+        ModelCache.layerFile(dir, { onWarning: (line) => warnings.push(line) }).pipe(Layer.provide(fullDisk))
       )
       const lm = yield* chatModel(server, cache)
       const prompts = Array.from({ length: 80 }, (_, i) => `q${"x".repeat(i)}`)
@@ -96,7 +96,7 @@ describe("model cache over the openai provider on loopback", () => {
         `model cache: ignoring ${file}: the stored value does not fit: text: Expected string, actual ["Score: 8"]; promptTokens: Expected number, actual "2"; completionTokens: is missing; the call is made again and the entry replaced`
       ])
       expect(JSON.parse(fs.readFileSync(file!, "utf8")).value).toEqual({ text: "Score: 8", promptTokens: 2, completionTokens: 2 })
-    }))
+    }).pipe(Effect.provide(NodeContext.layer)))
 
   it.scopedLive("a refusal from the server fails the call, is not stored, and the next call asks the server again", () =>
     Effect.gen(function*() {
@@ -115,5 +115,5 @@ describe("model cache over the openai provider on loopback", () => {
       expect((yield* lm.complete(judged("rate this"))).text).toBe("Score: 3")
       expect(server.requests).toHaveLength(2)
       expect(filesUnder(dir)).toHaveLength(1)
-    }))
+    }).pipe(Effect.provide(NodeContext.layer)))
 })

@@ -23,6 +23,7 @@
 import { type LanguageModel, ModelCache, Models, type Plugin } from "@cupid-lab/core"
 import { Builtins as ProviderBuiltins } from "@cupid-lab/providers"
 import { Cost } from "@cupid-lab/scorers"
+import type { FileSystem } from "@effect/platform"
 import { Clock, Effect } from "effect"
 import { SynthConfigError, type SynthesisError, SynthesisRunError } from "./Errors.js"
 import type * as Instances from "./Instances.js"
@@ -168,7 +169,7 @@ const generate = (config: Config, options: Options, dryRun: boolean) =>
  * `instances.jsonl`, `instances.parquet`, `validation.json` (summary counts and every excluded
  * instance with its reasons) and `failures.json` (this run's failed units and its usage).
  */
-export const run = (config: Config, options: Options = {}): Effect.Effect<Outcome, SynthesisError> =>
+export const run = (config: Config, options: Options = {}): Effect.Effect<Outcome, SynthesisError, FileSystem.FileSystem> =>
   Effect.scoped(
     Effect.gen(function*() {
       const g = yield* generate(config, options, false)
@@ -183,7 +184,7 @@ export const run = (config: Config, options: Options = {}): Effect.Effect<Outcom
  * core's `Tokens.count` on the real prompts; answer tokens with the example answers' length (a low
  * estimate) and, as an upper bound, `maxCompletionTokens` (every call using its role's `maxTokens`).
  */
-export const dryRun = (config: Config, options: Options = {}): Effect.Effect<DryRun, SynthesisError> =>
+export const dryRun = (config: Config, options: Options = {}): Effect.Effect<DryRun, SynthesisError, FileSystem.FileSystem> =>
   Effect.scoped(
     Effect.map(generate(config, { ...options, progress: options.progress ?? Progress.silent }, true), (g) => ({
       personas: config.personas.count,
@@ -194,7 +195,7 @@ export const dryRun = (config: Config, options: Options = {}): Effect.Effect<Dry
   ).pipe(Effect.withSpan("Synthesis.dryRun"))
 
 /** Rebuild and revalidate the instances from the raw file alone (no model is built or called). */
-export const rebuild = (config: Config): Effect.Effect<Outcome, SynthesisError> =>
+export const rebuild = (config: Config): Effect.Effect<Outcome, SynthesisError, FileSystem.FileSystem> =>
   Effect.gen(function*() {
     const prompts = yield* loadPrompts(config)
     const store = yield* RawStore.open(config.out, fingerprintOf(config, Object.values(prompts)), true)

@@ -8,6 +8,7 @@ import { Dataset } from "@cupid-lab/core"
 import { Config as SweepConfig, Runner } from "@cupid-lab/experiments"
 import * as OpenAiServer from "@cupid-lab/providers/testing/OpenAiServer"
 import { describe, expect, it } from "@effect/vitest"
+import * as NodeContext from "@effect/platform-node/NodeContext"
 import { Effect, Either, Fiber } from "effect"
 import * as fs from "node:fs"
 import * as os from "node:os"
@@ -143,7 +144,7 @@ describe("Synthesis", () => {
       expect(swept.instances).toBe(outcome.instances.valid)
       expect(swept.pairs.failed).toBe(0)
       expect(swept.pairs.done).toBe(3 * outcome.instances.valid)
-    }))
+    }).pipe(Effect.provide(NodeContext.layer)))
 
   it.scopedLive("a run interrupted mid-way and resumed repeats no answered call and writes what an uninterrupted run writes", () =>
     Effect.gen(function*() {
@@ -186,7 +187,7 @@ describe("Synthesis", () => {
       for (const f of ["instances.jsonl", "instances.parquet", "validation.json", "raw.jsonl"]) {
         expect(fs.readFileSync(path.join(clean.out, f)).equals(fs.readFileSync(path.join(outcome.out, f)))).toBe(true)
       }
-    }))
+    }).pipe(Effect.provide(NodeContext.layer)))
 
   it.scopedLive("malformed answers at every stage are recorded failures (stage, persona, reason), never cached, retried on rerun", () =>
     Effect.gen(function*() {
@@ -245,7 +246,7 @@ describe("Synthesis", () => {
       expect(asked.filter((r) => r === "session").length).toBe(2)
       expect(asked.filter((r) => r === "user").length).toBe(12)
       expect(asked.length).toBe(1 + 1 + 8 + 2 + 12)
-    }))
+    }).pipe(Effect.provide(NodeContext.layer)))
 
   it.scopedLive("validation.modelCheck: one validator call per dialogue; instances whose items the validator finds unhinted are excluded", () =>
     Effect.gen(function*() {
@@ -265,7 +266,7 @@ describe("Synthesis", () => {
         expect(e.problems.every((p) => p.endsWith("the validator model finds checklist item 2 not hinted at"))).toBe(true)
       }
       expect(outcome.instances.valid).toBe(3)
-    }))
+    }).pipe(Effect.provide(NodeContext.layer)))
 
   it("config errors name the file and the key path", () => {
     const bad = SynthConfig.parse(

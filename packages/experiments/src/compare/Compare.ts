@@ -11,7 +11,6 @@
  */
 import { Files } from "@cupid-lab/core"
 import { FileSystem } from "@effect/platform"
-import * as NodeFileSystem from "@effect/platform-node/NodeFileSystem"
 import { Effect } from "effect"
 import * as path from "node:path"
 import { RunError } from "../Errors.js"
@@ -206,7 +205,7 @@ export const write = (
   dirB: string,
   out: string = defaultOut(dirA, dirB),
   options: Options = {}
-): Effect.Effect<{ readonly markdown: string; readonly html: string }, RunError> =>
+): Effect.Effect<{ readonly markdown: string; readonly html: string }, RunError, FileSystem.FileSystem> =>
   Effect.gen(function*() {
     const a = yield* RunDir.read(dirA)
     const b = yield* RunDir.read(dirB)
@@ -221,4 +220,4 @@ export const write = (
     const chart = yield* Figures.compare(c, Render.matchLabel)
     yield* Files.writeFileAtomic(files.html, Render.html(c, chart)).pipe(Effect.mapError(cannot(files.html)))
     return files
-  }).pipe(Effect.provide(NodeFileSystem.layer))
+  })

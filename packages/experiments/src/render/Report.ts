@@ -11,7 +11,7 @@
  * written.html // "runs/contextual/report.html"
  */
 import { Files } from "@cupid-lab/core"
-import * as NodeFileSystem from "@effect/platform-node/NodeFileSystem"
+import type { FileSystem } from "@effect/platform"
 import { Effect } from "effect"
 import * as path from "node:path"
 import { RunError } from "../Errors.js"
@@ -83,7 +83,7 @@ export const render = (run: RunDir.Run, options: Options = {}): Effect.Effect<Re
   })
 
 /** Write report.md, report.html, report.tex, results.csv and results.parquet of a run already in memory into its directory. */
-export const writeRun = (run: RunDir.Run, options: Options = {}): Effect.Effect<Written, RunError> =>
+export const writeRun = (run: RunDir.Run, options: Options = {}): Effect.Effect<Written, RunError, FileSystem.FileSystem> =>
   Effect.gen(function*() {
     const dir = run.dir
     const files = { markdown: path.join(dir, "report.md"), html: path.join(dir, "report.html"), latex: path.join(dir, "report.tex"), csv: path.join(dir, "results.csv"), parquet: path.join(dir, "results.parquet") }
@@ -97,10 +97,10 @@ export const writeRun = (run: RunDir.Run, options: Options = {}): Effect.Effect<
     ]
     const targets = [files.markdown, files.html, files.latex, files.csv, files.parquet]
     yield* Effect.forEach(writes, (w, i) =>
-      w.pipe(Effect.mapError((e) => new RunError({ path: targets[i]!, reason: `cannot write: ${Files.describe(e)}` }))), { discard: true }).pipe(Effect.provide(NodeFileSystem.layer))
+      w.pipe(Effect.mapError((e) => new RunError({ path: targets[i]!, reason: `cannot write: ${Files.describe(e)}` }))), { discard: true })
     return { ...files, opening: { analysis: r.analysis, verdict: r.verdict } }
   })
 
 /** Read `dir` and (re)write report.md, report.html, report.tex, results.csv and results.parquet in it. */
-export const write = (dir: string, options: Options = {}): Effect.Effect<Written, RunError> =>
-  Effect.flatMap(RunDir.readLocal(dir), (run) => writeRun(run, options))
+export const write = (dir: string, options: Options = {}): Effect.Effect<Written, RunError, FileSystem.FileSystem> =>
+  Effect.flatMap(RunDir.read(dir), (run) => writeRun(run, options))

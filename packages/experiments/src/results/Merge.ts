@@ -19,7 +19,6 @@
  */
 import { Dataset, type Domain, Files, Hash } from "@cupid-lab/core"
 import { FileSystem } from "@effect/platform"
-import * as NodeFileSystem from "@effect/platform-node/NodeFileSystem"
 import { Effect, Either, Stream } from "effect"
 import * as path from "node:path"
 import { RunError } from "../Errors.js"
@@ -287,7 +286,7 @@ const write = (file: string, data: string | Uint8Array) =>
   Files.writeFileAtomic(file, data).pipe(Effect.mapError((e) => new RunError({ path: file, reason: `cannot write: ${Files.describe(e)}` })))
 
 /** Check the shard directories and write the merged run into `options.out`. */
-export const merge = (options: Options): Effect.Effect<Merged, RunError> =>
+export const merge = (options: Options): Effect.Effect<Merged, RunError, FileSystem.FileSystem> =>
   Effect.scoped(Effect.gen(function*() {
     const fileSystem = yield* FileSystem.FileSystem
     if (options.shards.length === 0) return yield* fail(options.out, "no shard directories given")
@@ -332,4 +331,4 @@ export const merge = (options: Options): Effect.Effect<Merged, RunError> =>
     const written = yield* Report.writeRun({ dir: out, summary, index, info, examples })
     yield* write(files.run, RunInfo.encode(info))
     return { out, identity, shards: sorted.length, pairs: lines.length, instances: summary.dataset.instances, summary, files, opening: written.opening }
-  })).pipe(Effect.provide(NodeFileSystem.layer))
+  }))

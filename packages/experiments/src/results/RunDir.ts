@@ -8,13 +8,12 @@
  *
  * @example
  * import { RunDir } from "@cupid-lab/experiments/results/RunDir"
- * const run = yield* RunDir.readLocal("runs/contextual") // fails with a RunError
+ * const run = yield* RunDir.read("runs/contextual") // fails with a RunError
  * run.summary.cells.length; run.index.lines
  */
 import { type Domain, Files } from "@cupid-lab/core"
 import { FileSystem } from "@effect/platform"
 import type { PlatformError } from "@effect/platform/Error"
-import * as NodeFileSystem from "@effect/platform-node/NodeFileSystem"
 import { Effect, Either, Option, ParseResult, Schema } from "effect"
 import * as path from "node:path"
 import { RunError } from "../Errors.js"
@@ -193,9 +192,6 @@ export const readWith = (
       : undefined
     return { dir, summary, index, info: runInfo }
   })
-
-/** {@link read} on the local file system. */
-export const readLocal = (dir: string): Effect.Effect<Run, RunError> => Effect.provide(read(dir), NodeFileSystem.layer)
 
 /** Bytes read per call. */
 const chunkBytes = 8 << 20

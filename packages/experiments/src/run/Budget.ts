@@ -22,6 +22,7 @@
  */
 import type { Usage } from "@cupid-lab/core"
 import * as Cost from "@cupid-lab/scorers/Cost"
+import type { FileSystem } from "@effect/platform"
 import { Effect, Option, Schema } from "effect"
 import type { Config } from "../config/Config.js"
 import { BudgetError } from "../Errors.js"
@@ -122,7 +123,7 @@ const raise = "raise it with budget.usd in the config or --budget-usd on the com
  * The dry run, priced against the config's budget: the tracker for the sweep, or a refusal that
  * gives the estimate and the budget. Undefined when the config has no budget.
  */
-export const preflight = (config: Config, options: Options): Effect.Effect<Tracker | undefined, SweepError | BudgetError> =>
+export const preflight = (config: Config, options: Options): Effect.Effect<Tracker | undefined, SweepError | BudgetError, FileSystem.FileSystem> =>
   Effect.gen(function*() {
     if (config.budget === undefined) return undefined
     const budgetMicro = Math.round(config.budget.usd * 1e6)

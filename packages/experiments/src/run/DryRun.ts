@@ -8,7 +8,7 @@
  * plan.calls.toSend // requests a sweep would send
  */
 import { Pipeline, Stage, type Trace } from "@cupid-lab/core"
-import * as NodeFileSystem from "@effect/platform-node/NodeFileSystem"
+import type { FileSystem } from "@effect/platform"
 import { Effect } from "effect"
 import type { Config } from "../config/Config.js"
 import type * as Grid from "../config/Grid.js"
@@ -44,14 +44,14 @@ export interface DryRun {
  * Everything a sweep would do, without sending a request or writing a file: the pipeline runs with
  * dry models (cached answers where the cache has them, the callers' example answers otherwise).
  */
-export const dryRun = (config: Config, options: Options = {}): Effect.Effect<DryRun, SweepError> =>
+export const dryRun = (config: Config, options: Options = {}): Effect.Effect<DryRun, SweepError, FileSystem.FileSystem> =>
   Effect.scoped(
     Effect.gen(function*() {
       const p = yield* prepare(config, options, true)
       const identity = RunId.of(config, p.opened, options.shard)
       const dir = RunId.directory(config, identity)
-      yield* RunId.check(dir, identity).pipe(Effect.provide(NodeFileSystem.layer))
-      const done = yield* ResultLog.readDone(dir, new Set(p.grid.cells.map((c) => c.id))).pipe(Effect.provide(NodeFileSystem.layer))
+      yield* RunId.check(dir, identity)
+      const done = yield* ResultLog.readDone(dir, new Set(p.grid.cells.map((c) => c.id)))
       const byModel: Record<string, { toSend: number; cached: number; promptTokens: number; completionTokens: number }> = {}
       const byStage: Record<string, { total: number; toSend: number; cached: number }> = {}
       let total = 0, toSend = 0, cached = 0, prompt = 0, completion = 0, allPrompt = 0, allCompletion = 0, failed = 0, pairsDone = 0, instances = 0, share = 0

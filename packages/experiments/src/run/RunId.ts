@@ -23,7 +23,6 @@
  */
 import { Files, Hash, Transform } from "@cupid-lab/core"
 import { FileSystem } from "@effect/platform"
-import * as NodeFileSystem from "@effect/platform-node/NodeFileSystem"
 import { Effect, Either, Option, Schema } from "effect"
 import * as path from "node:path"
 import type { Config } from "../config/Config.js"
@@ -184,6 +183,3 @@ export const resolve = (dir: string): Effect.Effect<string, RunError, FileSystem
       reason: `holds the runs of one config by id (${ids.length === 0 ? "none yet" : ids.join(", ")}), not a run; give ${path.join(dir, latestName)} for the newest, or ${path.join(dir, "<run id>")}`
     })
   })
-
-/** {@link resolve} on the local file system. */
-export const resolveLocal = (dir: string): Effect.Effect<string, RunError> => Effect.provide(resolve(dir), NodeFileSystem.layer)

@@ -22,7 +22,6 @@
  */
 import { type Domain, Files, Pipeline } from "@cupid-lab/core"
 import type { FileSystem } from "@effect/platform"
-import * as NodeFileSystem from "@effect/platform-node/NodeFileSystem"
 import { Cause, Clock, Effect, Exit, type Scope } from "effect"
 import * as path from "node:path"
 import type { Config } from "../config/Config.js"
@@ -73,7 +72,7 @@ const writeFile = (file: string, text: string): Effect.Effect<void, RunError, Fi
  * Run a sweep to the end and write every output. When interrupted, the pairs in flight finish and
  * every output is written for what is done before the interruption completes.
  */
-export const sweep = (config: Config, options: Options = {}): Effect.Effect<Outcome, SweepError | BudgetError> =>
+export const sweep = (config: Config, options: Options = {}): Effect.Effect<Outcome, SweepError | BudgetError, FileSystem.FileSystem> =>
   Effect.scoped(
     Effect.gen(function*() {
       const startedAt = yield* Clock.currentTimeMillis
@@ -95,7 +94,7 @@ export const sweep = (config: Config, options: Options = {}): Effect.Effect<Outc
         Effect.flatMap(runPairs(config, p, log, options, startedAt, restore, budget), (pairs) => finish(config, p, log, options, pairs, { startedAt, preparedAt, dir }))
       )
     })
-  ).pipe(Effect.provide(NodeFileSystem.layer))
+  )
 
 const notices = (dir: string, id: string, o: ResultLog.Opened, log: (line: string) => void) => {
   log(`run ${id}: ${dir}`)
@@ -320,5 +319,5 @@ const budgetFields = (pairs: Pairs): { stopped?: "budget"; budget?: Budget.Spend
   pairs.budget === undefined ? {} : { ...(pairs.budget.stopped() ? { stopped: "budget" as const } : {}), budget: Budget.spend(pairs.budget) }
 
 /** Regenerate the reports of a run directory from its summary.json and results.jsonl; returns report.md's path. */
-export const report = (runDir: string, options: Pick<Options, "openDataset"> = {}): Effect.Effect<string, RunError> =>
+export const report = (runDir: string, options: Pick<Options, "openDataset"> = {}): Effect.Effect<string, RunError, FileSystem.FileSystem> =>
   Effect.map(Report.write(runDir, options.openDataset === undefined ? {} : { openDataset: (source) => options.openDataset!(source, {}) }), (f) => f.markdown)

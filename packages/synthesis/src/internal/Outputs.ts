@@ -1,6 +1,5 @@
 // Building, validating and writing the instances of every complete persona of the raw file.
 import { Domain, Files } from "@cupid-lab/core"
-import * as NodeFileSystem from "@effect/platform-node/NodeFileSystem"
 import { Effect } from "effect"
 import * as fs from "node:fs"
 import * as path from "node:path"
@@ -86,7 +85,7 @@ export const writeOutputs = (config: Config, store: RawStore.RawStore, failures:
       Files.writeFileAtomic(file, data).pipe(Effect.mapError((e) => new SynthesisRunError({ path: file, reason: Files.describe(e) }))), { discard: true })
     yield* Effect.try({ try: () => store.compact(), catch: ioError(config.out) })
     return outcome
-  }).pipe(Effect.provide(NodeFileSystem.layer))
+  })
 
 /** The rule a validation problem breaks, for the summary counts. */
 const ruleOf = (problem: string): string =>

@@ -1,5 +1,4 @@
 import { Command, Options } from "@effect/cli"
-import * as NodeFileSystem from "@effect/platform-node/NodeFileSystem"
 import { Effect } from "effect"
 import { CommandIo, runDirectory } from "./Io.js"
 
@@ -17,7 +16,7 @@ export const command = Command.make(
     Effect.gen(function*() {
       const io = yield* CommandIo
       const Trec = yield* Effect.promise(() => import("../../results/Trec.js"))
-      const written = yield* Trec.write(yield* runDirectory(a.run)).pipe(Effect.provide(NodeFileSystem.layer))
+      const written = yield* Trec.write(yield* runDirectory(a.run))
       io.stdout(`${[...written.qrels.map((f) => `qrels: ${f}`), ...written.runs.map((f) => `run: ${f}`)].join("\n")}\n`)
     })
 ).pipe(Command.withDescription("write a run's retrieval in the formats of other tools (trec: qrels and run files for trec_eval, ranx, pytrec_eval)"))

@@ -32,7 +32,7 @@ export const usage = (message: string): Effect.Effect<never, ValidationError.Val
  * A run directory named on the command line, with a `latest` file followed and a config's directory
  * of runs refused (see RunId.resolve).
  */
-export const runDirectory = (dir: string) => Effect.flatMap(Effect.promise(() => import("../../run/RunId.js")), (RunId) => RunId.resolveLocal(dir))
+export const runDirectory = (dir: string) => Effect.flatMap(Effect.promise(() => import("../../run/RunId.js")), (RunId) => RunId.resolve(dir))
 
 /** An option value the parser rejects with `message` (exit code 2). */
 export const invalid = (message: string): Effect.Effect<never, ValidationError.ValidationError> =>

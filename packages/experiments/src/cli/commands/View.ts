@@ -1,5 +1,4 @@
 import { Command, Options } from "@effect/cli"
-import * as NodeFileSystem from "@effect/platform-node/NodeFileSystem"
 import { Effect } from "effect"
 import { CommandIo, positive } from "./Io.js"
 
@@ -29,5 +28,5 @@ export const command = Command.make(
       const started = yield* Server.start({ root: a.root, port: a.port, host: a.host })
       io.stdout(`viewer: ${started.url} (runs under ${started.root}; Ctrl-C stops it)\n`)
       return yield* Effect.never
-    }).pipe(Effect.scoped, Effect.provide(NodeFileSystem.layer))
+    }).pipe(Effect.scoped)
 ).pipe(Command.withDescription("serve a local results viewer over a directory of runs: run list, tables, instance browser, instance pages, two cells side by side"))
