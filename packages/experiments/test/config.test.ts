@@ -133,13 +133,13 @@ describe("Config.parse", () => {
     }))
 
   it.effect("resolves a bare config name in the configs directory", () =>
-    Effect.sync(() => {
+    Effect.gen(function*() {
       const dir = tempDir()
       fs.writeFileSync(path.join(dir, "mine.yaml"), "name: mine\n")
-      expect(Config.resolveFile("mine", dir)).toBe(path.join(dir, "mine.yaml"))
-      expect(Config.resolveFile("mine.yaml", dir)).toBe(path.join(dir, "mine.yaml"))
-      expect(Config.resolveFile("nothing", dir)).toBe("nothing")
-    }))
+      expect(yield* Config.resolveFile("mine", dir)).toBe(path.join(dir, "mine.yaml"))
+      expect(yield* Config.resolveFile("mine.yaml", dir)).toBe(path.join(dir, "mine.yaml"))
+      expect(yield* Config.resolveFile("nothing", dir)).toBe("nothing")
+    }).pipe(Effect.provide(NodeContext.layer)))
 
   it.effect("hashes what changes results, not where they go", () =>
     Effect.gen(function*() {

@@ -26,7 +26,7 @@ describe("user plugin modules", () => {
         expect(result.right.names("retriever")).toEqual(["first", "gold", "latest", "slow"])
         expect(result.right.names("scorer")).toEqual(["found", "hits"])
       }
-    }))
+    }).pipe(Effect.provide(NodeContext.layer)))
 
   it.effect("a module that exports no plugin, cannot be imported, or reuses a name is a config error", () =>
     Effect.gen(function*() {
@@ -42,7 +42,7 @@ describe("user plugin modules", () => {
       expect(clash.result._tag === "Left" && clash.result.left.message).toBe(
         `${clash.file}: plugins: two retriever plugins are named "first"; rename the one in your module`
       )
-    }))
+    }).pipe(Effect.provide(NodeContext.layer)))
 })
 
 describe("data errors during a sweep", () => {

@@ -13,7 +13,7 @@
  * @example
  * import * as Analysis from "@cupid-lab/experiments/analysis/Analysis"
  * import * as RunDir from "@cupid-lab/experiments/results/RunDir"
- * const analysis = Analysis.analyze(yield* RunDir.readLocal("runs/contextual"))
+ * const analysis = Analysis.analyze(yield* RunDir.read("runs/contextual"))
  * analysis.deltas.filter((d) => d.family === "primary" && d.pAdjusted < 0.05)
  */
 import { Hash } from "@cupid-lab/core"

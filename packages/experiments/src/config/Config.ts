@@ -16,8 +16,8 @@
  * config.sweep[0]           // { _tag: "Stage", key: "retriever", stage: "retriever", choices: [...], alternatives: [...] }
  */
 import { Domain, Hash, Stage, Transform, Yaml } from "@cupid-lab/core"
-import { Effect, Either, Schema } from "effect"
-import * as fs from "node:fs"
+import { FileSystem } from "@effect/platform"
+import { Effect, Either, Option, Schema } from "effect"
 import * as path from "node:path"
 import YAML from "yaml"
 import { ConfigError } from "../Errors.js"
@@ -273,12 +273,12 @@ export const parse = (
 export const load = (
   file: string,
   env: Readonly<Record<string, string | undefined>> = process.env
-): Effect.Effect<Config, ConfigError> =>
+): Effect.Effect<Config, ConfigError, FileSystem.FileSystem> =>
   Effect.flatMap(
-    Effect.try({
-      try: () => fs.readFileSync(file, "utf8"),
-      catch: (e) => new ConfigError({ file, path: "", reason: `cannot read the config: ${e instanceof Error ? e.message : String(e)}` })
-    }),
+    Effect.flatMap(FileSystem.FileSystem, (fs) => fs.readFileString(file)).pipe(
+      // The system's own message (e.g. ENOENT: no such file or directory, open '...').
+      Effect.mapError((e) => new ConfigError({ file, path: "", reason: `cannot read the config: ${e.cause instanceof Error ? e.cause.message : e.message}` }))
+    ),
     (text) => parse(text, file, env)
   )
 
@@ -286,11 +286,14 @@ export const load = (
  * A `--config` argument: a path, or a bare name looked up in `configsDir` (`contextual` or
  * `contextual.yaml` -> `configs/contextual.yaml`).
  */
-export const resolveFile = (arg: string, configsDir: string): string => {
-  if (fs.existsSync(arg)) return arg
-  const candidates = [arg, `${arg}.yaml`, `${arg}.yml`].map((n) => path.join(configsDir, n))
-  return candidates.find((c) => fs.existsSync(c)) ?? arg
-}
+export const resolveFile = (arg: string, configsDir: string): Effect.Effect<string, never, FileSystem.FileSystem> =>
+  Effect.gen(function*() {
+    const fs = yield* FileSystem.FileSystem
+    const exists = (file: string) => fs.exists(file).pipe(Effect.orElseSucceed(() => false))
+    if (yield* exists(arg)) return arg
+    const candidates = [arg, `${arg}.yaml`, `${arg}.yml`].map((n) => path.join(configsDir, n))
+    return (yield* Effect.findFirst(candidates, exists)).pipe(Option.getOrElse(() => arg))
+  })
 
 const decodeFile = (
   raw: Readonly<Record<string, unknown>>,

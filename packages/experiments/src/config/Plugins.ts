@@ -17,8 +17,8 @@ import { Builtins as CoreBuiltins, Plugin } from "@cupid-lab/core"
 import { Builtins as ProviderBuiltins } from "@cupid-lab/providers"
 import { Builtins as RetrieverBuiltins } from "@cupid-lab/retrievers"
 import { Builtins as ScorerBuiltins } from "@cupid-lab/scorers"
+import { FileSystem } from "@effect/platform"
 import { Effect, Schema } from "effect"
-import * as fs from "node:fs"
 import { createRequire } from "node:module"
 import * as path from "node:path"
 import type { Config } from "./Config.js"
@@ -62,7 +62,7 @@ interface Module {
  * Import the modules a config lists under `plugins:`, TypeScript or JavaScript (the module cache
  * makes a second import free).
  */
-const loadModules = (config: Config): Effect.Effect<ReadonlyArray<Module>, ConfigError> =>
+const loadModules = (config: Config): Effect.Effect<ReadonlyArray<Module>, ConfigError, FileSystem.FileSystem> =>
   Effect.forEach(config.plugins, (file, i) =>
     Effect.gen(function*() {
       const fail = (reason: string) => new ConfigError({ file: config.file, path: `plugins[${i}]`, reason })
@@ -70,7 +70,7 @@ const loadModules = (config: Config): Effect.Effect<ReadonlyArray<Module>, Confi
       if (!PluginImport.extensions.includes(path.extname(resolved))) {
         return yield* fail(`${file}: a plugin file must be an ES module ending in ${PluginImport.extensions.join(", ")}`)
       }
-      if (!fs.existsSync(resolved)) return yield* fail(`cannot import ${file}: ${resolved} does not exist`)
+      if (!(yield* Effect.flatMap(FileSystem.FileSystem, (fs) => fs.exists(resolved)).pipe(Effect.orElseSucceed(() => false)))) return yield* fail(`cannot import ${file}: ${resolved} does not exist`)
       const mod: unknown = yield* Effect.tryPromise({
         try: () => PluginImport.importFile(resolved),
         catch: (e) => fail(`cannot import ${file} (${resolved}): ${PluginImport.describeFailure(resolved, e)}`)
@@ -87,7 +87,7 @@ const loadModules = (config: Config): Effect.Effect<ReadonlyArray<Module>, Confi
     }))
 
 /** Import the modules a config lists under `plugins:`. */
-export const loadUserPlugins = (config: Config): Effect.Effect<ReadonlyArray<Plugin.AnyPlugin>, ConfigError> =>
+export const loadUserPlugins = (config: Config): Effect.Effect<ReadonlyArray<Plugin.AnyPlugin>, ConfigError, FileSystem.FileSystem> =>
   Effect.map(loadModules(config), (modules) => modules.flatMap((m) => m.plugins))
 
 /**
@@ -97,7 +97,7 @@ export const loadUserPlugins = (config: Config): Effect.Effect<ReadonlyArray<Plu
 export const registry = (
   config: Config,
   base: ReadonlyArray<Plugin.AnyPlugin> = builtins()
-): Effect.Effect<Plugin.Registry, ConfigError> =>
+): Effect.Effect<Plugin.Registry, ConfigError, FileSystem.FileSystem> =>
   Effect.gen(function*() {
     const user = yield* loadUserPlugins(config)
     const seen = new Set(base.map((p) => `${p.stage}\0${p.name}`))
@@ -117,28 +117,27 @@ export const registry = (
 
 const PackageJson = Schema.Struct({ name: Schema.optional(Schema.String), version: Schema.optional(Schema.String) })
 
-const readPackageJson = (file: string): typeof PackageJson.Type | undefined => {
-  try {
-    return Schema.decodeUnknownSync(PackageJson)(JSON.parse(fs.readFileSync(file, "utf8")))
-  } catch {
+const readPackageJson = (file: string): Effect.Effect<typeof PackageJson.Type | undefined, never, FileSystem.FileSystem> =>
+  Effect.flatMap(FileSystem.FileSystem, (fs) => fs.readFileString(file)).pipe(
+    Effect.flatMap(Schema.decodeUnknown(Schema.parseJson(PackageJson))),
     // No package.json, or not one: the caller falls back.
-    return undefined
-  }
-}
+    Effect.orElseSucceed(() => undefined)
+  )
 
 const require = createRequire(import.meta.url)
 
 /** The version in a package's package.json, found upward from its entry point. */
-const packageVersion = (name: string): string => {
-  let dir = path.dirname(require.resolve(name))
-  for (;;) {
-    const found = readPackageJson(path.join(dir, "package.json"))
-    if (found?.name === name) return found.version ?? "unknown"
-    const parent = path.dirname(dir)
-    if (parent === dir) return "unknown"
-    dir = parent
-  }
-}
+const packageVersion = (name: string): Effect.Effect<string, never, FileSystem.FileSystem> =>
+  Effect.gen(function*() {
+    let dir = path.dirname(require.resolve(name))
+    for (;;) {
+      const found = yield* readPackageJson(path.join(dir, "package.json"))
+      if (found?.name === name) return found.version ?? "unknown"
+      const parent = path.dirname(dir)
+      if (parent === dir) return "unknown"
+      dir = parent
+    }
+  })
 
 let shippedSources: ReadonlyMap<object, Source> | undefined
 
@@ -147,17 +146,21 @@ let shippedSources: ReadonlyMap<object, Source> | undefined
  * config's `plugins:` by their path as written (version from a package.json in the module's own
  * directory, else `local`), anything else {@link inCode}.
  */
-export const sources = (config: Config): Effect.Effect<(plugin: object) => Source, ConfigError> =>
-  Effect.map(loadModules(config), (modules) => {
-    shippedSources ??= new Map(shipped.flatMap(([pkg, list]) => {
-      const source = { package: pkg, version: packageVersion(pkg) }
-      return list.map((p) => [p, source] as const)
-    }))
+export const sources = (config: Config): Effect.Effect<(plugin: object) => Source, ConfigError, FileSystem.FileSystem> =>
+  Effect.gen(function*() {
+    const modules = yield* loadModules(config)
+    if (shippedSources === undefined) {
+      const versions = yield* Effect.forEach(shipped, ([pkg]) => packageVersion(pkg))
+      shippedSources = new Map(shipped.flatMap(([pkg, list], i) => {
+        const source = { package: pkg, version: versions[i]! }
+        return list.map((p) => [p, source] as const)
+      }))
+    }
     const own = new Map<object, Source>()
     for (const m of modules) {
-      const source = { package: m.file, version: readPackageJson(path.join(path.dirname(m.resolved), "package.json"))?.version ?? "local" }
+      const source = { package: m.file, version: (yield* readPackageJson(path.join(path.dirname(m.resolved), "package.json")))?.version ?? "local" }
       for (const p of m.plugins) own.set(p, source)
     }
     const known = shippedSources
-    return (plugin) => own.get(plugin) ?? known.get(plugin) ?? inCode
+    return (plugin: object) => own.get(plugin) ?? known.get(plugin) ?? inCode
   })

@@ -17,6 +17,7 @@
  */
 import { Corpus, type Errors as CoreErrors, Hash, Memo, ModelCache, Models, type Pipeline, Plugin, type Retriever } from "@cupid-lab/core"
 import { Selector, Text } from "@cupid-lab/retrievers"
+import type { FileSystem } from "@effect/platform"
 import { Context, Effect, Either, type Scope } from "effect"
 import { type Config, keyVariable, type StageName } from "../config/Config.js"
 import { ConfigError } from "../Errors.js"
@@ -140,7 +141,7 @@ export const cells = (
   config: Config,
   grid: Grid.Grid,
   env: Context.Context<Env>
-): Effect.Effect<ReadonlyArray<BuiltCell>, ConfigError, Scope.Scope> =>
+): Effect.Effect<ReadonlyArray<BuiltCell>, ConfigError, Scope.Scope | FileSystem.FileSystem> =>
   Effect.gen(function*() {
     const sourceOf = yield* Plugins.sources(config)
     const memos: Memos = { retriever: new Map(), summarizer: new Map(), inferrer: new Map(), generator: new Map(), scorer: new Map() }

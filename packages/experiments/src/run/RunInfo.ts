@@ -10,8 +10,8 @@
  * stats.result().stageTimeMs // { retrieve: 812, infer: 40210, ... }
  */
 import { type Trace, Usage } from "@cupid-lab/core"
-import { Schema } from "effect"
-import * as fs from "node:fs"
+import { FileSystem } from "@effect/platform"
+import { Effect, Schema } from "effect"
 import * as path from "node:path"
 import { fileURLToPath } from "node:url"
 
@@ -114,28 +114,27 @@ export const accumulator = (): Accumulator => {
 
 const here = path.dirname(fileURLToPath(import.meta.url))
 
-const versionOf = (packageJson: string): string | undefined => {
-  try {
-    return (JSON.parse(fs.readFileSync(packageJson, "utf8")) as { version?: string }).version
-  } catch {
-    return undefined
-  }
-}
+const versionOf = (fs: FileSystem.FileSystem, packageJson: string): Effect.Effect<string | undefined> =>
+  fs.readFileString(packageJson).pipe(
+    Effect.flatMap((text) => Effect.try(() => (JSON.parse(text) as { version?: string }).version)),
+    Effect.orElseSucceed(() => undefined)
+  )
 
 /** Versions of Node, the workspace packages and the libraries results depend on. */
-export const versions = (): Record<string, string> => {
+export const versions: Effect.Effect<Record<string, string>, never, FileSystem.FileSystem> = Effect.gen(function*() {
+  const fs = yield* FileSystem.FileSystem
   const out: Record<string, string> = { node: process.versions.node }
   const packages = path.resolve(here, "..", "..", "..")
   for (const p of ["core", "retrievers", "scorers", "providers", "experiments"]) {
-    const v = versionOf(path.join(packages, p, "package.json"))
+    const v = yield* versionOf(fs, path.join(packages, p, "package.json"))
     if (v !== undefined) out[`@cupid-lab/${p}`] = v
   }
   const modules = path.resolve(packages, "..", "node_modules")
   for (const dep of ["effect", "openai", "cohere-ai", "@huggingface/transformers", "wink-nlp"]) {
-    const v = versionOf(path.join(modules, dep, "package.json"))
+    const v = yield* versionOf(fs, path.join(modules, dep, "package.json"))
     if (v !== undefined) out[dep] = v
   }
   return out
-}
+})
 
 export const encode = (info: RunInfo): string => `${JSON.stringify(Schema.encodeSync(RunInfo)(info), null, 2)}\n`

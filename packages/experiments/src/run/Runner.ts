@@ -19,6 +19,7 @@
  * const config = yield* Config.load("configs/smoke.yaml")
  * const outcome = yield* Runner.sweep(config)
  * outcome.files.summary // "runs/smoke/<id>/summary.json"
+ * // the caller provides the file system: Effect.provide(program, NodeContext.layer) (@effect/platform-node)
  */
 import { type Domain, Files, Pipeline } from "@cupid-lab/core"
 import type { FileSystem } from "@effect/platform"
@@ -277,6 +278,7 @@ const finish = (
     }
     const files = { results: log.file, summary: path.join(out, "summary.json"), report: path.join(out, "report.md"), run: path.join(out, "run.json") }
     const cacheStats = yield* p.cache.stats
+    const versions = yield* RunInfo.versions
     const info = (endedAt: number): RunInfo.RunInfo => ({
       startedAt: new Date(at.startedAt).toISOString(),
       endedAt: new Date(endedAt).toISOString(),
@@ -292,7 +294,7 @@ const finish = (
       cache: { ...cacheStats },
       ...(built.some((b) => b.fits.length > 0) ? { fits: built.flatMap((b) => b.fits) } : {}),
       ...pairs.stats.result(),
-      versions: RunInfo.versions()
+      versions
     })
     yield* writeFile(files.summary, Summary.encode(summary))
     let opening: Report.Written["opening"] | undefined

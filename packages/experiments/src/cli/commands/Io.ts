@@ -1,4 +1,5 @@
 import { HelpDoc, Options, ValidationError } from "@effect/cli"
+import type { FileSystem } from "@effect/platform"
 import { Console, Context, Data, Effect } from "effect"
 import * as path from "node:path"
 import type * as Progress from "../../run/Progress.js"
@@ -67,11 +68,11 @@ export const outOption = (description: string) =>
  * The file a `--config` value names: a bare name is looked up in the command's config directories;
  * shown as a path from the working directory when it is under it (messages name the file so).
  */
-export const configFile = (given: string): Effect.Effect<string, never, CommandIo> =>
+export const configFile = (given: string): Effect.Effect<string, never, CommandIo | FileSystem.FileSystem> =>
   Effect.gen(function*() {
     const io = yield* CommandIo
     const { resolveFile } = yield* Effect.promise(() => import("../../config/Config.js"))
-    const resolved = io.configDirs.reduce((found, dir) => (found === given ? resolveFile(given, dir) : found), given)
+    const resolved = yield* Effect.reduce(io.configDirs, given, (found, dir) => (found === given ? resolveFile(given, dir) : Effect.succeed(found)))
     const relative = path.relative(process.cwd(), resolved)
     return path.isAbsolute(resolved) && !relative.startsWith("..") && relative !== "" ? relative : resolved
   })
