@@ -70,7 +70,8 @@ const loadModules = (config: Config): Effect.Effect<ReadonlyArray<Module>, Confi
       if (!PluginImport.extensions.includes(path.extname(resolved))) {
         return yield* fail(`${file}: a plugin file must be an ES module ending in ${PluginImport.extensions.join(", ")}`)
       }
-      if (!(yield* Effect.flatMap(FileSystem.FileSystem, (fs) => fs.exists(resolved)).pipe(Effect.orElseSucceed(() => false)))) return yield* fail(`cannot import ${file}: ${resolved} does not exist`)
+      const exists = yield* Effect.flatMap(FileSystem.FileSystem, (fs) => fs.exists(resolved)).pipe(Effect.orElseSucceed(() => false))
+      if (!exists) return yield* fail(`cannot import ${file}: ${resolved} does not exist`)
       const mod: unknown = yield* Effect.tryPromise({
         try: () => PluginImport.importFile(resolved),
         catch: (e) => fail(`cannot import ${file} (${resolved}): ${PluginImport.describeFailure(resolved, e)}`)
