@@ -276,7 +276,6 @@ export const load = (
 ): Effect.Effect<Config, ConfigError, FileSystem.FileSystem> =>
   Effect.flatMap(
     Effect.flatMap(FileSystem.FileSystem, (fs) => fs.readFileString(file)).pipe(
-      // The system's own message (e.g. ENOENT: no such file or directory, open '...').
       Effect.mapError((e) => new ConfigError({ file, path: "", reason: `cannot read the config: ${e.cause instanceof Error ? e.cause.message : e.message}` }))
     ),
     (text) => parse(text, file, env)
