@@ -10,6 +10,7 @@ import * as fs from "node:fs"
 import * as os from "node:os"
 import * as path from "node:path"
 import { fileURLToPath } from "node:url"
+import { NodeContext } from "@effect/platform-node"
 import { Effect, Stream } from "effect"
 import * as Dataset from "../src/Dataset.js"
 import { writeParquet } from "../src/internal/dataset/parquetWriter.js"
@@ -38,7 +39,7 @@ const stream = async (file: string) => {
   let liveAt: Array<number> = []
   let rows = 0
   const start = performance.now()
-  const opened = await Effect.runPromise(Dataset.open(file))
+  const opened = await Effect.runPromise(Dataset.open(file).pipe(Effect.provide(NodeContext.layer)))
   await Effect.runPromise(
     Stream.runForEach(opened.instances, () =>
       Effect.sync(() => {

@@ -23,6 +23,7 @@ import { createHash } from "node:crypto"
 import * as fs from "node:fs/promises"
 import * as path from "node:path"
 import { fileURLToPath } from "node:url"
+import type { FileSystem } from "@effect/platform"
 import { Effect, Either, Option, Stream } from "effect"
 import * as Domain from "./Domain.js"
 import * as Errors from "./Errors.js"
@@ -144,7 +145,7 @@ const fileReader = (file: string): Either.Either<() => RowBatches, Errors.Datase
   )
 }
 
-const plan = (source: string, options: LoadOptions): Effect.Effect<Plan, Errors.DatasetError> =>
+const plan = (source: string, options: LoadOptions): Effect.Effect<Plan, Errors.DatasetError, FileSystem.FileSystem> =>
   Effect.gen(function*() {
     if (source === "synthetic" || source.startsWith("synthetic:")) {
       return { kind: "synthetic", options: yield* Synthetic.parseSpec(source) } as const
@@ -177,7 +178,7 @@ const plan = (source: string, options: LoadOptions): Effect.Effect<Plan, Errors.
  * Opens a data source: resolves it, downloads `hf:` files if they are not cached, and fingerprints
  * the data. Nothing is decoded until `instances` runs.
  */
-export const open: (source: string, options?: LoadOptions) => Effect.Effect<Opened, Errors.DatasetError> = Effect.fn(
+export const open: (source: string, options?: LoadOptions) => Effect.Effect<Opened, Errors.DatasetError, FileSystem.FileSystem> = Effect.fn(
   "Dataset.open"
 )(function*(source: string, options: LoadOptions = {}) {
   if (options.limit !== undefined && !(Number.isInteger(options.limit) && options.limit >= 0)) {
@@ -320,7 +321,8 @@ export const loadAll = (
   options?: LoadOptions
 ): Effect.Effect<
   { instances: ReadonlyArray<Domain.Instance>; skipped: ReadonlyArray<SkippedRow>; fingerprint: string },
-  Errors.DatasetError
+  Errors.DatasetError,
+  FileSystem.FileSystem
 > =>
   Effect.gen(function*() {
     const opened = yield* open(source, options)
@@ -341,7 +343,7 @@ export const loadAll = (
 export const download = (
   source: "hf:kixlab/CUPID" | "hf:kixlab/CUPID-Unverified" | (string & {}),
   options: LoadOptions = {}
-): Effect.Effect<ReadonlyArray<string>, Errors.DatasetError> =>
+): Effect.Effect<ReadonlyArray<string>, Errors.DatasetError, FileSystem.FileSystem> =>
   Effect.map(cachedHf(source, options), (fetched) => fetched.files.map((f) => f.path)).pipe(Effect.withSpan("Dataset.download"))
 
 const cachedHf = (source: string, options: LoadOptions) =>

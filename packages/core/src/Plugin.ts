@@ -21,6 +21,7 @@
  *
  * const plan = newest.decode({ k: 3 }) // Either.right({ plugin: "newest", params: { k: 3 }, make })
  */
+import type { FileSystem } from "@effect/platform"
 import { Context, Effect, Either, ParseResult, Schema, type Scope } from "effect"
 import type { Corpus } from "./Corpus.js"
 import { type ModelNotConfigured, PluginError } from "./Errors.js"
@@ -33,8 +34,11 @@ import type * as Scorer from "./Scorer.js"
 import * as StageTable from "./Stage.js"
 import type * as Summarizer from "./Summarizer.js"
 
-/** What a plugin's `make` may use: configured models, the model cache, the dataset's visible text, other plugins. */
-export type Env = Models | ModelCache | Corpus | Plugins | Scope.Scope
+/**
+ * What a plugin's `make` may use: configured models, the model cache, the dataset's visible text,
+ * other plugins, and the platform's file system (to read or cache files while it is built).
+ */
+export type Env = Models | ModelCache | Corpus | Plugins | FileSystem.FileSystem | Scope.Scope
 
 /** What building a stage can fail with: the plugin's own error, or a model name no `models:` entry gives. */
 export type MakeError = PluginError | ModelNotConfigured

@@ -19,11 +19,11 @@
  * const t = yield* ReferencePrompts.template("infer", { plugin: "llm", required: ["curr_request", "interaction_log"] })
  * ReferencePrompts.interactionLog(sessions) // "### Session 1\n\n#### User\n\n..."
  */
+import type { FileSystem } from "@effect/platform"
 import { Context, Effect, Option } from "effect"
 import * as fs from "node:fs"
 import * as path from "node:path"
 import { parse as parseYaml } from "yaml"
-import * as NodeFileSystem from "@effect/platform-node/NodeFileSystem"
 import { PluginError } from "./Errors.js"
 import * as Files from "./Files.js"
 import { sha256Hex } from "./Hash.js"
@@ -64,7 +64,8 @@ const systemFormatted: Readonly<Record<PromptName, boolean>> = {
 export type Source = { readonly text: string } | { readonly placeholder: string }
 
 export interface Service {
-  readonly read: (name: FileName) => Effect.Effect<Source, PluginError>
+  /** Needs the file system to keep a download in the cache. */
+  readonly read: (name: FileName) => Effect.Effect<Source, PluginError, FileSystem.FileSystem>
 }
 
 export class ReferencePrompts extends Context.Tag("@cupid-lab/core/ReferencePrompts")<ReferencePrompts, Service>() {}
@@ -112,7 +113,7 @@ const fetchFile = (name: FileName, opts: Options): Effect.Effect<Buffer, PluginE
 /** The service reading files from a checkout, else the download cache, else the network. */
 export const make = (opts: Options): Service => {
   const memo = new Map<FileName, Source>()
-  const load = (name: FileName): Effect.Effect<string, PluginError> => {
+  const load = (name: FileName): Effect.Effect<string, PluginError, FileSystem.FileSystem> => {
     const rel = files[name].path
     if (opts.dir !== undefined) {
       const file = path.join(opts.dir, rel)
@@ -129,8 +130,7 @@ export const make = (opts: Options): Service => {
       Effect.tap((text) =>
         Effect.sync(() => fs.mkdirSync(path.dirname(cached), { recursive: true })).pipe(
           Effect.zipRight(Files.writeFileAtomic(cached, text)),
-          Effect.mapError((e) => refError(cached, `cannot keep the download (${Files.describe(e)})`)),
-          Effect.provide(NodeFileSystem.layer)
+          Effect.mapError((e) => refError(cached, `cannot keep the download (${Files.describe(e)})`))
         )
       )
     )
@@ -170,13 +170,16 @@ const service: Effect.Effect<Service> = Effect.map(Effect.serviceOption(Referenc
   Option.getOrElse(o, () => fromEnvironment()))
 
 /** The text of one of the pinned files (for callers that read more than prompts). */
-export const read = (name: FileName): Effect.Effect<Source, PluginError> => Effect.flatMap(service, (s) => s.read(name))
+export const read = (name: FileName): Effect.Effect<Source, PluginError, FileSystem.FileSystem> => Effect.flatMap(service, (s) => s.read(name))
 
 /**
  * One of the authors' prompts as a checked template: `system_prompt` and `user_prompt` of the YAML
  * file, formatted where their code formats them.
  */
-export const template = (name: PromptName, spec: Omit<PromptTemplate.Spec, "file">): Effect.Effect<PromptTemplate.Template, PluginError> =>
+export const template = (
+  name: PromptName,
+  spec: Omit<PromptTemplate.Spec, "file">
+): Effect.Effect<PromptTemplate.Template, PluginError, FileSystem.FileSystem> =>
   Effect.gen(function*() {
     const source = yield* read(name)
     const file = `${repository}@${commit.slice(0, 7)}:${files[name].path}`
@@ -247,7 +250,7 @@ const isDict = (v: PyValue): v is PyDict => v !== null && typeof v === "object" 
 const field = (d: PyDict, key: string) => d.entries.find(([k]) => k === key)?.[1]
 
 /** The matcher's annotated examples, read from the literal `EXAMPLES` of the authors' module. */
-export const matcherExamples: Effect.Effect<ReadonlyArray<MatcherExample> | undefined, PluginError> = Effect.gen(function*() {
+export const matcherExamples: Effect.Effect<ReadonlyArray<MatcherExample> | undefined, PluginError, FileSystem.FileSystem> = Effect.gen(function*() {
   const source = yield* read("matcherExamples")
   if ("placeholder" in source) return undefined
   const file = files.matcherExamples.path

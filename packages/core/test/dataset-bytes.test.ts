@@ -1,7 +1,8 @@
 // What a data file's bytes may be: UTF-8 text (anything else is reported with its file and row,
 // never read as U+FFFD), and rows no larger than the limit per row (CUPID_MAX_ROW_MB), so that
 // one huge row cannot take the memory of the process.
-import { afterEach, describe, expect, it } from "@effect/vitest"
+import { afterEach, describe, expect } from "@effect/vitest"
+import { it } from "../src/testing/NodeTest.js"
 import { Effect, Either } from "effect"
 import * as fs from "node:fs"
 import * as os from "node:os"

@@ -1,4 +1,5 @@
-import { afterAll, beforeAll, describe, expect, it } from "@effect/vitest"
+import { afterAll, beforeAll, describe, expect } from "@effect/vitest"
+import { it } from "../src/testing/NodeTest.js"
 import { Effect, Either } from "effect"
 import { createHash } from "node:crypto"
 import * as fs from "node:fs"
@@ -52,7 +53,7 @@ const closedEndpoint = async () => {
   return hub.endpoint
 }
 
-const message = <A>(effect: Effect.Effect<A, { readonly message: string }>) =>
+const message = <A, R>(effect: Effect.Effect<A, { readonly message: string }, R>) =>
   Effect.map(Effect.either(effect), (e) => (Either.isLeft(e) ? e.left.message : "no error"))
 
 beforeAll(async () => {

@@ -1,4 +1,5 @@
-import { afterAll, beforeAll, describe, expect, it } from "@effect/vitest"
+import { afterAll, beforeAll, describe, expect } from "@effect/vitest"
+import { it } from "../src/testing/NodeTest.js"
 import { Chunk, Effect, Either, Stream } from "effect"
 import { createHash } from "node:crypto"
 import * as fs from "node:fs"

@@ -2,7 +2,8 @@
 // message that says how to get them, and rendered as their code renders (checked against values
 // written by hand here; the sweep-level comparison with their own code is in experiments'
 // reference-fidelity test).
-import { describe, expect, it } from "@effect/vitest"
+import { describe, expect } from "@effect/vitest"
+import { it } from "../src/testing/NodeTest.js"
 import { Effect } from "effect"
 import * as fs from "node:fs"
 import * as http from "node:http"
@@ -29,7 +30,7 @@ const copyWith = (edit?: { file: string; text: string }): string => {
 }
 
 const inferSpec = { plugin: "llm", required: ["curr_request", "interaction_log"] }
-const withService = <A, E>(service: ReferencePrompts.Service, effect: Effect.Effect<A, E>) =>
+const withService = <A, E, R>(service: ReferencePrompts.Service, effect: Effect.Effect<A, E, R>) =>
   Effect.provideService(effect, ReferencePrompts.ReferencePrompts, service)
 
 describe("ReferencePrompts: where the files come from", () => {

@@ -1,4 +1,5 @@
-import { describe, expect, it } from "@effect/vitest"
+import { describe, expect } from "@effect/vitest"
+import { it } from "../src/testing/NodeTest.js"
 import { Effect, Exit, Layer } from "effect"
 import * as fs from "node:fs"
 import * as os from "node:os"

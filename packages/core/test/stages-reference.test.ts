@@ -1,7 +1,8 @@
 // The stages' prompt packs and the paper's answer formats, with a scripted model: what is sent
 // (system and user messages, temperature, token limit) and how answers in the authors' formats,
 // log summaries and cut-off answers are read.
-import { describe, expect, it } from "@effect/vitest"
+import { describe, expect } from "@effect/vitest"
+import { it } from "../src/testing/NodeTest.js"
 import { Effect, Layer } from "effect"
 import { fileURLToPath } from "node:url"
 import type { SessionView } from "../src/Domain.js"

@@ -7,7 +7,8 @@ import * as path from "node:path"
 import { Corpus, Dataset, type Domain, ModelCache, Models, Plugin, type Retriever, Scorer, type Trace } from "@cupid-lab/core"
 import { Builtins as RetrieverPlugins, Selector } from "@cupid-lab/retrievers"
 import { Builtins as ScorerPlugins } from "@cupid-lab/scorers"
-import { describe, expect, it } from "@effect/vitest"
+import { it } from "@cupid-lab/core/testing/NodeTest"
+import { describe, expect } from "@effect/vitest"
 import { Effect, Layer } from "effect"
 
 const fixture = path.join(import.meta.dirname, "..", "..", "core", "test", "fixtures", "locomo", "locomo_tiny.json")

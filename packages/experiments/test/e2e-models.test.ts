@@ -7,7 +7,8 @@
  */
 import { Dataset, type Domain } from "@cupid-lab/core"
 import * as OpenAiServer from "@cupid-lab/providers/testing/OpenAiServer"
-import { describe, expect, it } from "@effect/vitest"
+import { it } from "@cupid-lab/core/testing/NodeTest"
+import { describe, expect } from "@effect/vitest"
 import { Chunk, ConfigProvider, Effect, Stream } from "effect"
 import * as fs from "node:fs"
 import * as path from "node:path"

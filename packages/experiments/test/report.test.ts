@@ -1,5 +1,6 @@
 import { Paired } from "@cupid-lab/scorers"
-import { describe, expect, it } from "@effect/vitest"
+import { it } from "@cupid-lab/core/testing/NodeTest"
+import { describe, expect } from "@effect/vitest"
 import * as NodeContext from "@effect/platform-node/NodeContext"
 import { Effect, Either } from "effect"
 import * as fs from "node:fs"

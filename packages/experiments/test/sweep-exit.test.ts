@@ -3,7 +3,7 @@
  * --max-failed-share), with the outputs written all the same; 0 with --allow-failures, and 0 when
  * only some failed and no share was given.
  */
-import { it } from "@effect/vitest"
+import { it } from "@cupid-lab/core/testing/NodeTest"
 import { Effect } from "effect"
 import * as fs from "node:fs"
 import * as os from "node:os"

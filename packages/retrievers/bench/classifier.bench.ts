@@ -5,13 +5,14 @@
  *   npm run bench -- classifier.bench
  */
 import { Dataset, Domain, Memo, Synthetic } from "@cupid-lab/core"
+import { NodeContext } from "@effect/platform-node"
 import { Effect, Schema } from "effect"
 import * as Classifier from "../src/Classifier.js"
 import * as Text from "../src/Text.js"
 
 const main = async () => {
   const options = Schema.decodeSync(Classifier.options)({})
-  const train = await Effect.runPromise(Effect.map(Dataset.loadAll(options.train), (r) => r.instances))
+  const train = await Effect.runPromise(Effect.map(Dataset.loadAll(options.train), (r) => r.instances).pipe(Effect.provide(NodeContext.layer)))
   let t0 = performance.now()
   // One memo for the whole run, as in a sweep.
   const analyzer = Text.analyzer(Memo.unsafeMake())

@@ -12,6 +12,7 @@
  * parts plus a rank fusion.
  */
 import { Corpus, Domain, ModelCache, Models, Plugin, Synthetic, type Retriever } from "@cupid-lab/core"
+import { NodeContext } from "@effect/platform-node"
 import { Effect, Layer } from "effect"
 import { fork } from "node:child_process"
 import { fileURLToPath } from "node:url"
@@ -95,7 +96,7 @@ const fmt = (x: number) => (x >= 100 ? x.toFixed(0) : x >= 10 ? x.toFixed(1) : x
 
 if (process.argv[2] === "--one") {
   const spec = specs[Number(process.argv[3])]!
-  Effect.runPromise(measureOne(spec)).then(
+  Effect.runPromise(measureOne(spec).pipe(Effect.provide(NodeContext.layer))).then(
     (figures) => process.send?.(figures),
     (e) => {
       console.error(e)

@@ -7,6 +7,7 @@
  *   npx tsx packages/retrievers/bench/selection.bench.ts synthetic:personas=100,seed=3
  */
 import { Corpus, Dataset, Domain, ModelCache, Models, Plugin, type Retriever } from "@cupid-lab/core"
+import { NodeContext } from "@effect/platform-node"
 import { Effect, Layer } from "effect"
 import * as Builtins from "../src/Builtins.js"
 import * as Selector from "../src/Selector.js"
@@ -75,7 +76,7 @@ const row = (spec: { readonly use: string } & Record<string, unknown>, instances
 
 const sources = process.argv.slice(2).filter((a) => a !== "selection")
 const program = Effect.forEach(sources.length > 0 ? sources : ["sample", "synthetic:personas=300,seed=11"], measure, { discard: true })
-Effect.runPromise(program).catch((e) => {
+Effect.runPromise(program.pipe(Effect.provide(NodeContext.layer))).catch((e) => {
   console.error(e)
   process.exit(1)
 })

@@ -7,6 +7,7 @@
  *   npm run bench -- text.bench
  */
 import { Dataset, Domain, Memo, Synthetic } from "@cupid-lab/core"
+import { NodeContext } from "@effect/platform-node"
 import { Effect } from "effect"
 import { createRequire } from "node:module"
 import type { ItemToken, ItsFunction, Model } from "wink-nlp"
@@ -31,7 +32,7 @@ const winkTerms = (text: string): Array<string> => {
   return out
 }
 
-const load = (source: string) => Effect.runPromise(Effect.map(Dataset.loadAll(source), (r) => r.instances))
+const load = (source: string) => Effect.runPromise(Effect.map(Dataset.loadAll(source), (r) => r.instances).pipe(Effect.provide(NodeContext.layer)))
 
 const top = (scores: ReadonlyArray<number>, k: number) =>
   new Set(scores.map((s, i) => [s, i] as const).sort((a, b) => b[0] - a[0] || b[1] - a[1]).slice(0, k).map(([, i]) => i))

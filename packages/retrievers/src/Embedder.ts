@@ -21,6 +21,7 @@
  * const [a, b] = yield* embedder.embed([{ key: "x", text: "resistance bands" }, { key: "y", text: "ankle weights" }])
  */
 import { Corpus, Domain, type EmbeddingModel, Errors, Hash, Memo, Models } from "@cupid-lab/core"
+import type { FileSystem } from "@effect/platform"
 import { Effect, Schema, Stream } from "effect"
 import * as EmbeddingMemo from "./internal/EmbeddingMemo.js"
 import * as path from "node:path"
@@ -163,7 +164,9 @@ const glove = (spec: typeof GloveSpec.Type) =>
   })
 
 /** Build the embedder a spec describes. */
-export const make = (spec: Spec): Effect.Effect<TextEmbedder, Errors.PluginError | Errors.ModelNotConfigured, Models.Models | Corpus.Corpus> =>
+export const make = (
+  spec: Spec
+): Effect.Effect<TextEmbedder, Errors.PluginError | Errors.ModelNotConfigured, Models.Models | Corpus.Corpus | FileSystem.FileSystem> =>
   Effect.gen(function*() {
     if (spec.use === "model") return fromModel(yield* (yield* Models.Models).embeddingModel(spec.model), yield* Memo.current)
     if (spec.use === "glove") return yield* glove(spec)

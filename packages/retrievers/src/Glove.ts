@@ -22,7 +22,6 @@
 import { Errors, Files, Memo } from "@cupid-lab/core"
 import type { FileSystem } from "@effect/platform"
 import type { PlatformError } from "@effect/platform/Error"
-import { NodeFileSystem } from "@effect/platform-node"
 import { Effect } from "effect"
 import * as fs from "node:fs"
 import { createRequire } from "node:module"
@@ -94,7 +93,7 @@ const loaded = Memo.namespace<Vectors>("glove/vectors", 4)
  * on first use; read once per memo (a sweep's, see core's `Memo`). A missing package is a plugin
  * error that says how to install it.
  */
-export const load = (options: { readonly cacheDir: string; readonly source?: string }): Effect.Effect<Vectors, Errors.PluginError> =>
+export const load = (options: { readonly cacheDir: string; readonly source?: string }): Effect.Effect<Vectors, Errors.PluginError, FileSystem.FileSystem> =>
   Effect.gen(function*() {
     const source = options.source ?? packageFile()
     if (source === undefined) {
@@ -107,7 +106,6 @@ export const load = (options: { readonly cacheDir: string; readonly source?: str
     if (hit !== undefined) return hit
     if (!fs.existsSync(`${base}.f32`) || !fs.existsSync(`${base}.json`)) {
       yield* convert(source, base).pipe(
-        Effect.provide(NodeFileSystem.layer),
         Effect.catchAllDefect((e) => Effect.fail(e)),
         Effect.mapError((e) => fail(`cannot convert the vectors into ${base}.f32: ${Files.describe(e)}`))
       )

@@ -1,5 +1,6 @@
 import { Corpus, Dataset, Domain, ModelCache, Models, Plugin, Synthetic } from "@cupid-lab/core"
-import { describe, expect, it } from "@effect/vitest"
+import { it } from "@cupid-lab/core/testing/NodeTest"
+import { describe, expect } from "@effect/vitest"
 import { Effect, Layer, Option, Schema } from "effect"
 import * as Builtins from "../src/Builtins.js"
 import * as Classifier from "../src/Classifier.js"

@@ -1,4 +1,5 @@
-import { describe, expect, it } from "@effect/vitest"
+import { it } from "@cupid-lab/core/testing/NodeTest"
+import { describe, expect } from "@effect/vitest"
 import { Effect } from "effect"
 import * as fs from "node:fs"
 import * as os from "node:os"

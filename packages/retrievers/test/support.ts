@@ -1,9 +1,10 @@
 // Scripted models for tests: deterministic answers and a count of what reached them.
 import { Corpus, type Domain, type EmbeddingModel, type LanguageModel, ModelCache, Models, Plugin, type Reranker } from "@cupid-lab/core"
+import { NodeContext } from "@effect/platform-node"
 import { Effect, Layer } from "effect"
 import * as Builtins from "../src/Builtins.js"
 
-/** Everything a plugin's make may ask for: models (none unless given), cache, corpus, registry. */
+/** Everything a plugin's make may ask for: models (none unless given), cache, corpus, registry, the Node platform. */
 export const env = (options: {
   readonly models?: Readonly<Record<string, Models.ModelBundle>>
   readonly queries?: ReadonlyArray<Domain.Query>
@@ -12,7 +13,8 @@ export const env = (options: {
   Layer.mergeAll(
     Models.layer(options.models ?? {}, { dryRun: options.dryRun ?? false }),
     Corpus.layerFromQueries(options.queries ?? [], `test-${(options.queries ?? []).map((q) => q.key).join(",")}`),
-    Layer.succeed(Plugin.Plugins, Plugin.makeRegistry(Builtins.plugins))
+    Layer.succeed(Plugin.Plugins, Plugin.makeRegistry(Builtins.plugins)),
+    NodeContext.layer
   ).pipe(Layer.provideMerge(ModelCache.layerMemory))
 
 /** Topic words the scripted embedder knows: each is one dimension; a text gets 1 where it mentions the word. */

@@ -2,6 +2,7 @@
 // ~18-word preference and 3 checklist items each, 8 prior sessions). The first pass includes
 // loading the wink-nlp model and every WordNet lookup; the second pass hits the synonym cache.
 import { Corpus, Domain, ModelCache, Models, Plugin, type Trace } from "@cupid-lab/core"
+import { NodeContext } from "@effect/platform-node"
 import { Effect, Layer } from "effect"
 import * as Coverage from "../src/Coverage.js"
 import * as PreferenceMatch from "../src/PreferenceMatch.js"
@@ -70,7 +71,8 @@ const program = Effect.gen(function*() {
 const env = Layer.mergeAll(
   Models.layerEmpty,
   Corpus.layerFromQueries([], "none"),
-  Layer.succeed(Plugin.Plugins, Plugin.makeRegistry([]))
+  Layer.succeed(Plugin.Plugins, Plugin.makeRegistry([])),
+  NodeContext.layer
 ).pipe(Layer.provideMerge(ModelCache.layerMemory))
 
 Effect.runPromise(program.pipe(Effect.scoped, Effect.provide(env)))

@@ -9,6 +9,7 @@
  * // ["Answers must be brief", "use numbered steps", "cite sources"]
  */
 import { Errors, Hash, LanguageModel, type Memo, Models, PromptTemplate, ReferencePrompts } from "@cupid-lab/core"
+import type { FileSystem } from "@effect/platform"
 import { Effect, Either, Schema } from "effect"
 import * as Json from "./internal/Json.js"
 import { contentWords } from "./internal/Nlp.js"
@@ -130,7 +131,7 @@ export const llm = (
   plugin: string,
   spec: LlmSpec,
   accounting: Accounting = "strict"
-): Effect.Effect<Decomposer, Errors.PluginError | Errors.ModelNotConfigured, Models.Models> =>
+): Effect.Effect<Decomposer, Errors.PluginError | Errors.ModelNotConfigured, Models.Models | FileSystem.FileSystem> =>
   Effect.gen(function*() {
     const lm = yield* (yield* Models.Models).languageModel(spec.model)
     const reference = usesReference(spec)

@@ -10,6 +10,7 @@
  * const ratings = yield* Coverage.lexical(Coverage.defaultLexical).rate(items, preference)
  */
 import { Errors, LanguageModel, type Memo, Models, PromptTemplate, ReferencePrompts } from "@cupid-lab/core"
+import type { FileSystem } from "@effect/platform"
 import { Effect, Either, Schema } from "effect"
 import { llmSpec, requestSettings, usesReference } from "./Checklist.js"
 import * as Json from "./internal/Json.js"
@@ -182,7 +183,10 @@ export const prefmatcherModel = "kixlab/prefmatcher-7b"
  * when the model is `kixlab/prefmatcher-7b`, the prompt PrefMatcher was fine-tuned on (as their
  * code chooses).
  */
-export const llm = (plugin: string, spec: MatcherSpec): Effect.Effect<Matcher, Errors.PluginError | Errors.ModelNotConfigured, Models.Models> =>
+export const llm = (
+  plugin: string,
+  spec: MatcherSpec
+): Effect.Effect<Matcher, Errors.PluginError | Errors.ModelNotConfigured, Models.Models | FileSystem.FileSystem> =>
   Effect.gen(function*() {
     const lm = yield* (yield* Models.Models).languageModel(spec.model)
     const reference = usesReference(spec)

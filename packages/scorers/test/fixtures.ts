@@ -1,4 +1,5 @@
 import { Corpus, Domain, type LanguageModel, ModelCache, Models, Plugin, type Trace } from "@cupid-lab/core"
+import { NodeContext } from "@effect/platform-node"
 import { Effect, Layer } from "effect"
 import { plugins } from "../src/Builtins.js"
 
@@ -62,12 +63,13 @@ export const userText = (request: LanguageModel.CompletionRequest): string =>
 
 export const allText = (request: LanguageModel.CompletionRequest): string => request.messages.map((m) => m.content).join("\n")
 
-/** Everything a plugin's `make` may ask for: the given models, a memory cache, an empty corpus, this package's registry. */
+/** Everything a plugin's `make` may ask for: the given models, a memory cache, an empty corpus, this package's registry, the Node platform. */
 export const pluginEnv = (bundles: Readonly<Record<string, Models.ModelBundle>> = {}, options: Models.MakeOptions = {}) =>
   Layer.mergeAll(
     Models.layer(bundles, options),
     Corpus.layerFromQueries([], "empty"),
-    Layer.succeed(Plugin.Plugins, Plugin.makeRegistry(plugins))
+    Layer.succeed(Plugin.Plugins, Plugin.makeRegistry(plugins)),
+    NodeContext.layer
   ).pipe(Layer.provideMerge(ModelCache.layerMemory))
 
 /** Decode config-style options and build the scorer, as the runner does. */

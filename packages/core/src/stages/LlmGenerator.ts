@@ -17,6 +17,7 @@
  * import { LlmGenerator } from "@cupid-lab/core"
  * const generator = yield* LlmGenerator.make({ model: "gpt4o", preference: "none", maxTokens: 2048, temperature: 0 })
  */
+import type { FileSystem } from "@effect/platform"
 import { Effect, Schema } from "effect"
 import { type ModelNotConfigured, PluginError, StageError } from "../Errors.js"
 import type * as Generator from "../Generator.js"
@@ -66,7 +67,7 @@ const templateSpec = (options: Options, file: string): PromptTemplate.Spec =>
     ? { plugin: "llm", file, required: ["request"], optional: ["evidence"], unavailable: { preference: "the generator runs with preference: none" } }
     : { plugin: "llm", file, required: ["request", "preference"], optional: ["evidence"] }
 
-export const make = (options: Options): Effect.Effect<Generator.Service, PluginError | ModelNotConfigured, Models> =>
+export const make = (options: Options): Effect.Effect<Generator.Service, PluginError | ModelNotConfigured, Models | FileSystem.FileSystem> =>
   Effect.gen(function*() {
     const lm = yield* (yield* Models).languageModel(options.model)
     const reference = options.prompts === "reference" && options.template === undefined

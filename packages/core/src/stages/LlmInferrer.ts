@@ -23,6 +23,7 @@
  * import { LlmInferrer } from "@cupid-lab/core"
  * LlmInferrer.parse("Analysis: ...\n**Preference:** \"Use numbered steps.\"") // ok: "Use numbered steps."
  */
+import type { FileSystem } from "@effect/platform"
 import { Effect, Schema } from "effect"
 import { type ModelNotConfigured, type PluginError, StageError } from "../Errors.js"
 import type * as Inferrer from "../Inferrer.js"
@@ -70,7 +71,7 @@ const referenceDryRunAnswer = (tag: string): string =>
 export const parse = (answer: string, thinking: "strip" | "keep" = "strip"): ParseResult =>
   parsePreference(thinking === "strip" ? withoutThinking(answer) : answer)
 
-export const make = (options: Options): Effect.Effect<Inferrer.Service, PluginError | ModelNotConfigured, Models> =>
+export const make = (options: Options): Effect.Effect<Inferrer.Service, PluginError | ModelNotConfigured, Models | FileSystem.FileSystem> =>
   Effect.gen(function*() {
     const lm = yield* (yield* Models).languageModel(options.model)
     const reference = options.prompts === "reference" && options.template === undefined

@@ -9,6 +9,7 @@
  * const examples = yield* Examples.load(run, analysis) // Effect<Examples.Examples>
  */
 import { Dataset, Domain } from "@cupid-lab/core"
+import type { FileSystem } from "@effect/platform"
 import { Chunk, Effect, Stream } from "effect"
 import type { Analysis } from "./Analysis.js"
 import type { Index } from "../results/Columns.js"
@@ -40,7 +41,7 @@ export interface Examples {
   readonly note: string | undefined
 }
 
-export type OpenDataset = (source: string) => Effect.Effect<Dataset.Opened, unknown>
+export type OpenDataset = (source: string) => Effect.Effect<Dataset.Opened, unknown, FileSystem.FileSystem>
 
 /** First instance of each type, in result-file order. */
 export const pick = (idx: Index): Array<string> => {
@@ -77,7 +78,7 @@ export const load = (
   run: Pick<Run, "summary" | "examples">,
   analysis: Analysis,
   open: OpenDataset = (source) => Dataset.open(source)
-): Effect.Effect<Examples> =>
+): Effect.Effect<Examples, never, FileSystem.FileSystem> =>
   Effect.gen(function*() {
     const ids = pick(analysis.index)
     if (ids.length === 0) return none("the run has no result lines")

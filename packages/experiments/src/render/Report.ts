@@ -60,7 +60,7 @@ const toRunError = (dir: string) => (e: unknown): RunError =>
   e instanceof RunError ? e : new RunError({ path: dir, reason: Files.code(e) === undefined && e instanceof Error ? e.message : `cannot write the reports: ${Files.describe(e)}` })
 
 /** Render the files of a run already read, without writing anything. */
-export const render = (run: RunDir.Run, options: Options = {}): Effect.Effect<Rendered, RunError> =>
+export const render = (run: RunDir.Run, options: Options = {}): Effect.Effect<Rendered, RunError, FileSystem.FileSystem> =>
   Effect.gen(function*() {
     const analysis = yield* Effect.try({
       try: () =>

@@ -97,7 +97,7 @@ const buildStage = <S extends Plugin.PipelineStage>(
   config: Config,
   plan: Grid.StagePlan<S>,
   env: Context.Context<Env>
-): Effect.Effect<Plugin.MadeOf[S], ConfigError, Scope.Scope> => {
+): Effect.Effect<Plugin.MadeOf[S], ConfigError, Scope.Scope | FileSystem.FileSystem> => {
   const fail = (path: string, reason: string) => new ConfigError({ file: config.file, path, reason })
   const cannot = (reason: string) => fail(plan.origin, `cannot build ${plan.decoded.stage} "${plan.params.use}": ${reason}`)
   return plan.decoded.make.pipe(
@@ -147,7 +147,7 @@ export const cells = (
     const memos: Memos = { retriever: new Map(), summarizer: new Map(), inferrer: new Map(), generator: new Map(), scorer: new Map() }
     // Selectors' change detection analyses texts in the sweep's memo, like the plugins.
     const analyzer = Text.analyzer(Context.get(env, Memo.Memo))
-    const built = <S extends Plugin.PipelineStage>(plan: Grid.StagePlan<S>, key: string): Effect.Effect<Plugin.MadeOf[S], ConfigError, Scope.Scope> =>
+    const built = <S extends Plugin.PipelineStage>(plan: Grid.StagePlan<S>, key: string): Effect.Effect<Plugin.MadeOf[S], ConfigError, Scope.Scope | FileSystem.FileSystem> =>
       Effect.suspend(() => {
         const memo: Map<string, Plugin.MadeOf[S]> = memos[plan.decoded.stage]
         const hit = memo.get(key)

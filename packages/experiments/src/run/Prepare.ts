@@ -9,6 +9,7 @@
  */
 import { type Corpus, Dataset, type Domain, type Errors as CoreErrors, ModelCache, Models, type Plugin, ReferencePrompts, type Scorer } from "@cupid-lab/core"
 import { Errors as CoreErrorsModule } from "@cupid-lab/core"
+import type { FileSystem } from "@effect/platform"
 import { Context, Effect, Stream } from "effect"
 import * as path from "node:path"
 import type { Config } from "../config/Config.js"
@@ -20,7 +21,7 @@ import type * as Progress from "./Progress.js"
 import type * as Shard from "./Shard.js"
 import * as Transforms from "./Transforms.js"
 
-export type OpenDataset = (source: string, options: Dataset.LoadOptions) => Effect.Effect<Dataset.Opened, CoreErrors.DatasetError>
+export type OpenDataset = (source: string, options: Dataset.LoadOptions) => Effect.Effect<Dataset.Opened, CoreErrors.DatasetError, FileSystem.FileSystem>
 
 export interface Options {
   /** The plugins besides the config's own modules; default every package's built-ins. */

@@ -6,14 +6,15 @@
  * recorded like any stage failure.
  */
 import { type Dataset, type Domain, type Errors as CoreErrors, Transform, type Trace } from "@cupid-lab/core"
+import type { FileSystem } from "@effect/platform"
 import { Effect, Either, Stream } from "effect"
 import type { Config } from "../config/Config.js"
 import type * as Grid from "../config/Grid.js"
 
-export type Open = (source: string, options: Dataset.LoadOptions) => Effect.Effect<Dataset.Opened, CoreErrors.DatasetError>
+export type Open = (source: string, options: Dataset.LoadOptions) => Effect.Effect<Dataset.Opened, CoreErrors.DatasetError, FileSystem.FileSystem>
 
 /** The pool for the grid's transforms, or undefined when no cell needs one. */
-export const poolFor = (config: Config, grid: Grid.Grid, open: Open): Effect.Effect<Transform.Pool | undefined, CoreErrors.DatasetError> =>
+export const poolFor = (config: Config, grid: Grid.Grid, open: Open): Effect.Effect<Transform.Pool | undefined, CoreErrors.DatasetError, FileSystem.FileSystem> =>
   Effect.gen(function*() {
     if (!grid.cells.some((c) => c.transform !== null && Transform.needsPool(c.transform))) return undefined
     const all = yield* open(config.data.source, { onInvalid: config.data.onInvalid })

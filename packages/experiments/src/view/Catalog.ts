@@ -92,7 +92,7 @@ const slim = (row: Row, metas: Map<string, Row["meta"]>): Row => {
 
 export interface CatalogOptions {
   /** How a run's recorded data source is opened for its text; default core's `Dataset.open` (a test seam, as in the runner). */
-  readonly openDataset?: (source: string, options: Dataset.LoadOptions) => Effect.Effect<Dataset.Opened, CoreErrors.DatasetError>
+  readonly openDataset?: (source: string, options: Dataset.LoadOptions) => Effect.Effect<Dataset.Opened, CoreErrors.DatasetError, FileSystem.FileSystem>
 }
 
 export const make = (root: string, options: CatalogOptions = {}): Effect.Effect<Catalog, never, FileSystem.FileSystem> =>
@@ -263,7 +263,7 @@ export const make = (root: string, options: CatalogOptions = {}): Effect.Effect<
         const wanted = new Set(l.order)
         const result = yield* Effect.either(
           Effect.gen(function*() {
-            const opened = yield* openDataset(source, { onInvalid: "skip" })
+            const opened = yield* openDataset(source, { onInvalid: "skip" }).pipe(Effect.provideService(FileSystem.FileSystem, fileSystem))
             const map = new Map<string, Domain.Instance>()
             yield* Stream.runForEach(opened.instances, (instance) => Effect.sync(() => void (wanted.has(instance.id) && map.set(instance.id, instance))))
             return { map, fingerprint: opened.fingerprint, skipped: opened.skipped().map((k) => `row ${k.row}${k.id === undefined ? "" : ` (${k.id})`}: ${k.reason}`) }

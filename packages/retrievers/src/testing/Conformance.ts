@@ -30,6 +30,7 @@
  * suite({ plugin, options: { k: 2 } })
  */
 import { Corpus, Domain, Memo, ModelCache, Models, Plugin, type Retriever } from "@cupid-lab/core"
+import { NodeContext } from "@effect/platform-node"
 import { describe, expect, it } from "@effect/vitest"
 import { Effect, Layer } from "effect"
 import * as Builtins from "../Builtins.js"
@@ -214,7 +215,8 @@ export const suite = (config: SuiteOptions): void => {
   const env = Layer.mergeAll(
     models,
     Corpus.layerFromQueries(fixtures.map((f) => f.query), `conformance-${fixtures.length}`),
-    Layer.succeed(Plugin.Plugins, Plugin.makeRegistry([...Builtins.plugins, ...(config.plugins ?? [])]))
+    Layer.succeed(Plugin.Plugins, Plugin.makeRegistry([...Builtins.plugins, ...(config.plugins ?? [])])),
+    NodeContext.layer
   ).pipe(Layer.provideMerge(ModelCache.layerMemory))
 
   const decode = (overrides: Readonly<Record<string, unknown>> = {}) =>

@@ -1,4 +1,5 @@
 import * as path from "node:path"
+import type { FileSystem } from "@effect/platform"
 import { Effect, Either, ParseResult, Schema, Stream } from "effect"
 import * as Dataset from "../../Dataset.js"
 import { DatasetError } from "../../Errors.js"
@@ -9,7 +10,7 @@ import { accumulator, format } from "./inspect.js"
 import { fileSha256 } from "./readers.js"
 
 /** Counts, lengths, token and label statistics of a source, as the lines `data inspect` prints. */
-export const inspect = (source: string, options: Dataset.LoadOptions): Effect.Effect<ReadonlyArray<string>, DatasetError> =>
+export const inspect = (source: string, options: Dataset.LoadOptions): Effect.Effect<ReadonlyArray<string>, DatasetError, FileSystem.FileSystem> =>
   Effect.gen(function*() {
     const opened = yield* Dataset.open(source, options)
     const acc = accumulator(Dataset.benchmarkTypes[opened.benchmark])
@@ -32,7 +33,7 @@ export const inspect = (source: string, options: Dataset.LoadOptions): Effect.Ef
 export const download = (
   source: string,
   options: { readonly cacheDir?: string; readonly hfEndpoint?: string }
-): Effect.Effect<ReadonlyArray<string>, DatasetError> =>
+): Effect.Effect<ReadonlyArray<string>, DatasetError, FileSystem.FileSystem> =>
   Effect.map(
     HubDownload.fetchToCache(source, options.cacheDir ?? Dataset.defaultCacheDir(), options.hfEndpoint ?? Hf.defaultEndpoint),
     (fetched) => [

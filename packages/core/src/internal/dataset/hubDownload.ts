@@ -1,6 +1,5 @@
 import * as path from "node:path"
 import { FileSystem } from "@effect/platform"
-import * as NodeFileSystem from "@effect/platform-node/NodeFileSystem"
 import { Effect, Either, Schema } from "effect"
 import { DatasetError } from "../../Errors.js"
 import * as Files from "../../Files.js"
@@ -51,7 +50,7 @@ export const resolutionPath = (cacheDir: string, repo: string): string => {
   return path.resolve(cacheDir, "hf", ".resolved", owner, `${name}.json`)
 }
 
-const readRecord = (source: string, file: string): Effect.Effect<Resolution | undefined, DatasetError> =>
+const readRecord = (source: string, file: string): Effect.Effect<Resolution | undefined, DatasetError, FileSystem.FileSystem> =>
   Effect.gen(function*() {
     const fs = yield* FileSystem.FileSystem
     if (!(yield* fs.exists(file))) return undefined
@@ -66,18 +65,16 @@ const readRecord = (source: string, file: string): Effect.Effect<Resolution | un
       })
     )
   }).pipe(
-    Effect.catchTag("SystemError", "BadArgument", (e) => new DatasetError({ source: file, reason: `cannot read (${Files.describe(e)})` })),
-    Effect.provide(NodeFileSystem.layer)
+    Effect.catchTag("SystemError", "BadArgument", (e) => new DatasetError({ source: file, reason: `cannot read (${Files.describe(e)})` }))
   )
 
-const writeRecord = (file: string, resolution: Resolution): Effect.Effect<void, DatasetError> =>
+const writeRecord = (file: string, resolution: Resolution): Effect.Effect<void, DatasetError, FileSystem.FileSystem> =>
   Effect.gen(function*() {
     const fs = yield* FileSystem.FileSystem
     yield* fs.makeDirectory(path.dirname(file), { recursive: true })
     yield* Files.writeFileAtomic(file, `${JSON.stringify(resolution, null, 2)}\n`)
   }).pipe(
-    Effect.mapError((e) => new DatasetError({ source: file, reason: `cannot write (${Files.describe(e)})` })),
-    Effect.provide(NodeFileSystem.layer)
+    Effect.mapError((e) => new DatasetError({ source: file, reason: `cannot write (${Files.describe(e)})` }))
   )
 
 interface Answer {
@@ -180,7 +177,11 @@ export const resolve = (src: Hf.HfSource, cacheDir: string, endpoint: string): E
  * names its file, or whose files were recorded by an earlier resolution, makes no request when
  * those files are cached.
  */
-export const fetchToCache: (source: string, cacheDir: string, endpoint: string) => Effect.Effect<Fetched, DatasetError> = Effect.fn(
+export const fetchToCache: (
+  source: string,
+  cacheDir: string,
+  endpoint: string
+) => Effect.Effect<Fetched, DatasetError, FileSystem.FileSystem> = Effect.fn(
   "Hf.fetchToCache"
 )(function*(source: string, cacheDir: string, endpoint: string) {
   const src = Hf.parseHfSource(source)
@@ -190,9 +191,10 @@ export const fetchToCache: (source: string, cacheDir: string, endpoint: string) 
   const resolution: Resolution = src.file !== undefined
     ? { files: [src.file], rule: "named in the source" }
     : recorded ?? (yield* resolve(src, cacheDir, endpoint))
+  const runtime = yield* Effect.runtime<FileSystem.FileSystem>()
   const files = yield* Effect.forEach(resolution.files, (file) =>
     Effect.tryPromise({
-      try: () => Hf.ensureCached({ source, repo: src.repo, file }, cacheDir, endpoint),
+      try: () => Hf.ensureCached({ source, repo: src.repo, file }, cacheDir, endpoint, runtime),
       catch: (e) => e instanceof DatasetError ? e : new DatasetError({ source, reason: Hf.errorMessage(e) })
     }).pipe(Effect.map((cached): CachedFile => ({ ...cached, file }))))
   if (src.file === undefined && recorded === undefined) yield* writeRecord(record, resolution)

@@ -4,8 +4,8 @@ import * as fs from "node:fs/promises"
 import * as path from "node:path"
 import { Readable } from "node:stream"
 import { pipeline } from "node:stream/promises"
-import * as NodeFileSystem from "@effect/platform-node/NodeFileSystem"
-import { Effect } from "effect"
+import type { FileSystem } from "@effect/platform"
+import { Runtime } from "effect"
 import { DatasetError } from "../../Errors.js"
 import * as Files from "../../Files.js"
 import { isSafePath } from "./hubFiles.js"
@@ -77,21 +77,27 @@ export const errorMessage = (e: unknown): string => {
 }
 
 /** The checksum file beside a download, replaced atomically through the one atomic-write helper. */
-const writeAtomic = (file: string, text: string): Promise<void> =>
-  Effect.runPromise(Files.writeFileAtomic(file, text).pipe(Effect.provide(NodeFileSystem.layer)))
+const writeAtomic = (runtime: Runtime.Runtime<FileSystem.FileSystem>, file: string, text: string): Promise<void> =>
+  Runtime.runPromise(runtime)(Files.writeFileAtomic(file, text))
 
 /**
  * The cached copy of an `hf:` file, downloading it first if absent. A cache hit never touches the
  * network; its bytes are checked against the recorded SHA-256. A file put there by hand (no
- * checksum file yet) is accepted and its checksum recorded.
+ * checksum file yet) is accepted and its checksum recorded. The checksum is written through the
+ * file system of `runtime`.
  */
-export const ensureCached = async (src: HfFile, cacheDir: string, endpoint: string): Promise<Cached> => {
+export const ensureCached = async (
+  src: HfFile,
+  cacheDir: string,
+  endpoint: string,
+  runtime: Runtime.Runtime<FileSystem.FileSystem>
+): Promise<Cached> => {
   const file = cachedPath(cacheDir, src)
   const sumFile = checksumPath(file)
   if (await exists(file)) {
     const actual = await fileSha256(file)
     if (!(await exists(sumFile))) {
-      await writeAtomic(sumFile, `${actual}  ${path.basename(file)}\n`)
+      await writeAtomic(runtime, sumFile, `${actual}  ${path.basename(file)}\n`)
       return { path: file, sha256: actual, downloaded: false }
     }
     const recorded = (await fs.readFile(sumFile, "utf8")).trim().split(/\s+/)[0] ?? ""
@@ -142,7 +148,7 @@ export const ensureCached = async (src: HfFile, cacheDir: string, endpoint: stri
   }
   const sha256 = hash.digest("hex")
   // Checksum first, data second: a data file without its checksum can only be one put there by hand.
-  await writeAtomic(sumFile, `${sha256}  ${path.basename(file)}\n`)
+  await writeAtomic(runtime, sumFile, `${sha256}  ${path.basename(file)}\n`)
   await fs.rename(tmp, file)
   return { path: file, sha256, downloaded: true }
 }

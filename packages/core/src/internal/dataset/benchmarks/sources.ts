@@ -10,6 +10,7 @@
 import { createHash } from "node:crypto"
 import * as fs from "node:fs/promises"
 import * as path from "node:path"
+import type { FileSystem } from "@effect/platform"
 import { Effect, Either, Stream } from "effect"
 import { DatasetError } from "../../../Errors.js"
 import { directoryEntries, fileSha256, jsonArrayRows, type RawRow } from "../readers.js"
@@ -36,7 +37,7 @@ export interface Plan {
 }
 
 /** A cached `hf:` file: its local path and SHA-256. */
-export type HfFile = (source: string) => Effect.Effect<{ readonly path: string; readonly sha256: string }, DatasetError>
+export type HfFile = (source: string) => Effect.Effect<{ readonly path: string; readonly sha256: string }, DatasetError, FileSystem.FileSystem>
 
 const usage: Readonly<Record<Benchmark, string>> = {
   longmemeval: "longmemeval:<file> (longmemeval_s.json, longmemeval_m.json, longmemeval_oracle.json or their _cleaned versions, or hf:<owner>/<name>/<file>)",
@@ -164,7 +165,7 @@ const prefEvalPlan = Effect.fn("Dataset.prefEval")(
 )
 
 /** The plan of a benchmark source, or undefined when the source names no benchmark. */
-export const planBenchmark = (source: string, hfFile: HfFile): Effect.Effect<Plan | undefined, DatasetError> => {
+export const planBenchmark = (source: string, hfFile: HfFile): Effect.Effect<Plan | undefined, DatasetError, FileSystem.FileSystem> => {
   const benchmark = benchmarks.find((b) => source.startsWith(`${b}:`))
   if (benchmark === undefined) return Effect.succeed(undefined)
   const rest = source.slice(benchmark.length + 1).trim()
