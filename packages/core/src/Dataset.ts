@@ -10,6 +10,7 @@
  *
  * @example
  * import { Dataset } from "@cupid-lab/core"
+ * import { NodeContext } from "@effect/platform-node"
  * import { Effect, Stream } from "effect"
  *
  * const program = Effect.gen(function*() {
@@ -18,6 +19,8 @@
  *   yield* Stream.runForEach(data.instances, (instance) => Effect.log(instance.id))
  *   return data.skipped().length
  * })
+ * // hf: files are cached through the platform's FileSystem, which the caller provides
+ * Effect.runPromise(program.pipe(Effect.provide(NodeContext.layer)))
  */
 import { createHash } from "node:crypto"
 import * as fs from "node:fs/promises"

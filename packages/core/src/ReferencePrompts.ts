@@ -176,10 +176,7 @@ export const read = (name: FileName): Effect.Effect<Source, PluginError, FileSys
  * One of the authors' prompts as a checked template: `system_prompt` and `user_prompt` of the YAML
  * file, formatted where their code formats them.
  */
-export const template = (
-  name: PromptName,
-  spec: Omit<PromptTemplate.Spec, "file">
-): Effect.Effect<PromptTemplate.Template, PluginError, FileSystem.FileSystem> =>
+export const template = (name: PromptName, spec: Omit<PromptTemplate.Spec, "file">): Effect.Effect<PromptTemplate.Template, PluginError, FileSystem.FileSystem> =>
   Effect.gen(function*() {
     const source = yield* read(name)
     const file = `${repository}@${commit.slice(0, 7)}:${files[name].path}`

@@ -164,9 +164,7 @@ const glove = (spec: typeof GloveSpec.Type) =>
   })
 
 /** Build the embedder a spec describes. */
-export const make = (
-  spec: Spec
-): Effect.Effect<TextEmbedder, Errors.PluginError | Errors.ModelNotConfigured, Models.Models | Corpus.Corpus | FileSystem.FileSystem> =>
+export const make = (spec: Spec): Effect.Effect<TextEmbedder, Errors.PluginError | Errors.ModelNotConfigured, Models.Models | Corpus.Corpus | FileSystem.FileSystem> =>
   Effect.gen(function*() {
     if (spec.use === "model") return fromModel(yield* (yield* Models.Models).embeddingModel(spec.model), yield* Memo.current)
     if (spec.use === "glove") return yield* glove(spec)

@@ -183,10 +183,7 @@ export const prefmatcherModel = "kixlab/prefmatcher-7b"
  * when the model is `kixlab/prefmatcher-7b`, the prompt PrefMatcher was fine-tuned on (as their
  * code chooses).
  */
-export const llm = (
-  plugin: string,
-  spec: MatcherSpec
-): Effect.Effect<Matcher, Errors.PluginError | Errors.ModelNotConfigured, Models.Models | FileSystem.FileSystem> =>
+export const llm = (plugin: string, spec: MatcherSpec): Effect.Effect<Matcher, Errors.PluginError | Errors.ModelNotConfigured, Models.Models | FileSystem.FileSystem> =>
   Effect.gen(function*() {
     const lm = yield* (yield* Models.Models).languageModel(spec.model)
     const reference = usesReference(spec)

@@ -177,11 +177,7 @@ export const resolve = (src: Hf.HfSource, cacheDir: string, endpoint: string): E
  * names its file, or whose files were recorded by an earlier resolution, makes no request when
  * those files are cached.
  */
-export const fetchToCache: (
-  source: string,
-  cacheDir: string,
-  endpoint: string
-) => Effect.Effect<Fetched, DatasetError, FileSystem.FileSystem> = Effect.fn(
+export const fetchToCache: (source: string, cacheDir: string, endpoint: string) => Effect.Effect<Fetched, DatasetError, FileSystem.FileSystem> = Effect.fn(
   "Hf.fetchToCache"
 )(function*(source: string, cacheDir: string, endpoint: string) {
   const src = Hf.parseHfSource(source)
