@@ -1,5 +1,4 @@
-import { NodeContext } from "@effect/platform-node"
-import { describe, expect, it, layer } from "@effect/vitest"
+import { describe, expect } from "@effect/vitest"
 import { Effect, Either } from "effect"
 import * as fs from "node:fs"
 import { fileURLToPath } from "node:url"
@@ -9,6 +8,7 @@ import { buildRows, droppedOthers, keptSessionIndices, toJsonl } from "../src/in
 import { checkSources, sampleSourceRoot, splitOutputs } from "../src/internal/sample/Check.js"
 import * as Source from "../src/internal/sample/Source.js"
 import * as Validate from "../src/internal/sample/Validate.js"
+import { it } from "../src/testing/NodeTest.js"
 
 const dataDirectory = fileURLToPath(new URL("../data/", import.meta.url))
 
@@ -17,7 +17,7 @@ const count = (instance: Domain.Instance, label: Domain.RelevanceLabel) => label
 const positionsOf = (instance: Domain.Instance, label: Domain.RelevanceLabel) =>
   instance.gold.sessions.flatMap((s, i) => s.label === label ? [i] : [])
 
-layer(NodeContext.layer)("bundled sample: sample (dev) and sample-test (test)", (it) => {
+describe("bundled sample: sample (dev) and sample-test (test)", () => {
   const checked = checkSources(sampleSourceRoot(dataDirectory))
 
   it.effect("every source passes the validator", () =>
