@@ -1,14 +1,8 @@
 /**
- * `<out>/report.html`: the Markdown report's tables plus charts, as one self-contained page
- * that opens, like report.md, with the verdict ({@link Leaderboard}) and ends with an appendix of
- * the long tables (folded)
- * (inline CSS and SVG; no script, no external resource; a Content-Security-Policy forbids both,
- * so the page stays inert even if some text escaped its escaping); the tables are {@link Tables}'
- * values, rendered by {@link Table.html}, and the charts come rendered ({@link Figures.report}). It also shows the run record
- * (run.json: wall-clock, cache hits, versions), which report.md leaves out to stay reproducible.
+ * `report.html`: report.md's tables plus charts and the run record (run.json), as one self-contained
+ * page (inline CSS and SVG; a Content-Security-Policy forbids scripts and external resources).
  *
  * @example
- * import * as Html from "@cupid-lab/experiments/render/Html"
  * fs.writeFileSync("runs/x/report.html", Html.render(analysis, examples, info, yield* Figures.report(analysis)))
  */
 import type { MetricDescription, Slice } from "../results/ResultLine.js"
@@ -99,18 +93,16 @@ const cellsSection = (a: Analysis, info: RunInfo | undefined): string => {
   return `<h2 id="cells">Cells</h2>${Table.html(Tables.cells(a))}${plugins}`
 }
 
-const verdictSection = (a: Analysis): string => {
-  const v = Verdict.verdict(a)
+const verdictSection = (a: Analysis, v: Verdict.Verdict): string => {
   const board = Leaderboard.table(a, v, Leaderboard.openingLimit)
   return `<h2 id="verdict">Verdict</h2><p class="note">${e(Leaderboard.intro(a, v))}</p>` +
     (v.findings.length === 0 ? "" : `<ul class="verdict">${v.findings.map((f) => `<li>${e(f.sentence)}</li>`).join("")}</ul>`) +
     (v.metric === undefined ? "" : `${Table.html(board)}<p class="note">${e(board.notes.join(" "))}</p>`)
 }
 
-/** A folded part of the appendix. */
 const fold = (title: string, body: string): string => (body === "" ? "" : `<details><summary>${e(title)}</summary>${body}</details>`)
 
-const inferenceSection = (a: Analysis, chosen: ReadonlyArray<Slice> = slices): string => {
+const inferenceSection = (a: Analysis, chosen: ReadonlyArray<Slice>): string => {
   if (a.inference.length === 0) return ""
   const micro = a.inference.some((m) => m.aggregate._tag !== "Mean")
   let out = `<h2 id="inference">Inference (preference match)</h2><p class="note">${e(micro
@@ -128,7 +120,7 @@ const repeatsSection = (a: Analysis): string => {
   return r === undefined ? "" : `<h2 id="repeats">Repeated judgments</h2><p class="note">${e(Repeats.note)}</p>${Table.html(r)}`
 }
 
-const retrievalSection = (a: Analysis, chosen: ReadonlyArray<Slice> = slices): string => {
+const retrievalSection = (a: Analysis, chosen: ReadonlyArray<Slice>): string => {
   if (a.retrieval.length === 0) return ""
   let out = `<h2 id="retrieval">Retrieval</h2><p class="note">Means over instances (↓ lower is better); the appendix gives each with its 95% CI.</p>`
   for (const s of chosen) out += `<h3>${e(Notes.sliceTitle(s))}</h3>${Table.html(Tables.retrieval(a, s))}`
@@ -168,11 +160,8 @@ const interventionSection = (a: Analysis, charts: ReadonlyArray<string>): string
   return parts.join("")
 }
 
-const costSection = (a: Analysis, chart: string): string => {
-  const usd = a.summary.metrics.some((m) => m.name === "cost.usd")
-  const unpriced = usd && a.cells.some((c) => (c.summary.slices.all.metrics["cost.usd"]?.n ?? 0) < c.summary.slices.all.n)
-  return `<h2 id="cost">Cost</h2><p class="note">Pipeline calls and tokens per result line (failed pairs included; cached calls count in full). Scoring calls are shown apart.</p>${chart}${Table.html(Tables.cost(a))}${unpriced ? `<p class="note">${e(Notes.usdNote)}</p>` : ""}`
-}
+const costSection = (a: Analysis, chart: string): string =>
+  `<h2 id="cost">Cost</h2><p class="note">Pipeline calls and tokens per result line (failed pairs included; cached calls count in full). Scoring calls are shown apart.</p>${chart}${Table.html(Tables.cost(a))}${Tables.unpriced(a) ? `<p class="note">${e(Notes.usdNote)}</p>` : ""}`
 
 const failuresSection = (a: Analysis): string => {
   let out = ""
@@ -204,6 +193,7 @@ const examplesSection = (a: Analysis, ex: Examples): string => {
 
 export const render = (a: Analysis, examples: Examples, info: RunInfo | undefined, figures: ReportFigures): string => {
   const title = `${a.summary.config.name}: sweep report`
+  const v = Verdict.verdict(a)
   return [
     "<!DOCTYPE html>",
     `<html lang="en"><head><meta charset="utf-8">`,
@@ -211,7 +201,7 @@ export const render = (a: Analysis, examples: Examples, info: RunInfo | undefine
     `<meta name="viewport" content="width=device-width, initial-scale=1">`,
     `<title>${e(title)}</title><style>${style}</style></head><body><main>`,
     `<h1>${e(title)}</h1>`,
-    verdictSection(a),
+    verdictSection(a, v),
     metaSection(a, info),
     figures.overview,
     deltaSection(a, a.main === undefined ? [] : [a.main]),
@@ -228,7 +218,7 @@ export const render = (a: Analysis, examples: Examples, info: RunInfo | undefine
     `<h2 id="statistics">How the numbers were computed</h2>${Notes.statistics(a).map((p) => `<p>${e(p)}</p>`).join("")}`,
     runRecord(info),
     `<h2 id="appendix">Appendix</h2>`,
-    fold("Leaderboard: every cell", Table.html(Leaderboard.table(a, Verdict.verdict(a)))),
+    fold("Leaderboard: every cell", Table.html(Leaderboard.table(a, v))),
     fold("Cells and plugins", cellsSection(a, info)),
     fold("Inference by instance type", inferenceSection(a, slices.filter((s) => s !== "all"))),
     fold("Retrieval by instance type", retrievalSection(a, slices.filter((s) => s !== "all"))),
