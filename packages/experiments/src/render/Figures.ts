@@ -1,14 +1,9 @@
 /**
- * The figures of report.html and compare.html: the values each chart plots, taken from an
- * analysis or a comparison and handed to {@link Charts} as plain data, rendered to SVG, with a
- * caption that states what is plotted and the N behind it. The charts of a report: bars of the
- * headline metrics per cell and instance type, precision against recall, the binned lines
- * (recency, history length), one chart per history-transform curve, and the cost frontier.
+ * The figures of report.html and compare.html: what each chart plots, taken from an analysis or a
+ * comparison and handed to {@link Charts}, with a caption that states what is plotted and its N.
  *
  * @example
- * import * as Figures from "@cupid-lab/experiments/render/Figures"
- * const figures = yield* Figures.report(analysis)
- * Html.render(analysis, examples, info, figures)
+ * Html.render(analysis, examples, info, yield* Figures.report(analysis))
  */
 import { Effect } from "effect"
 import type { Comparison, Match } from "../compare/Compare.js"
@@ -23,13 +18,13 @@ import * as Notes from "./Notes.js"
 import * as Charts from "./Charts.js"
 import * as Verdict from "../analysis/Verdict.js"
 
-/** The rendered figures of one report, each a `<figure>` (or "" when the run has nothing to plot). */
+/** The rendered figures of one report, each a `<figure>` ("" when there is nothing to plot). */
 export interface ReportFigures {
-  /** The Overview section: its heading, the bars of the headline metrics and precision against recall. */
+  /** The Overview heading with its charts. */
   readonly overview: string
   readonly recency: string
   readonly history: string
-  /** One per curve of `analysis.interventions`, in its order. */
+  /** One per curve of `analysis.interventions`. */
   readonly interventions: ReadonlyArray<string>
   readonly cost: string
 }
@@ -39,15 +34,12 @@ const e = Format.html
 const figure = (svg: string, caption: string) => `<figure>${svg}<figcaption>${e(caption)}</figcaption></figure>`
 
 /** Cells per panel of a binned line chart: beyond it, small multiples of this many cells each. */
-export const linesPerPanel = 10
+const linesPerPanel = 10
 
-const cells = (a: Analysis): Array<Charts.Series> =>
-  a.cells.map((c) => ({ name: Notes.cellLabel(c.summary, a.baseline.id), oracle: c.summary.usesGold }))
+const series = (a: Analysis, cells: ReadonlyArray<Analysis["cells"][number]> = a.cells): Array<Charts.Series> =>
+  cells.map((c) => ({ name: Notes.cellLabel(c.summary, a.baseline.id), oracle: c.summary.usesGold }))
 
-/**
- * The cells in leaderboard order (best on the main metric over all instances first, the cells that
- * read gold labels last), so that a chart reads from the winner down; grid order without a main metric.
- */
+/** The cells in leaderboard order (ceilings last), so that a chart reads from the winner down; grid order without a main metric. */
 export const ranked = (a: Analysis): Array<Analysis["cells"][number]> => {
   const board = Verdict.verdict(a).boards.find((b) => b.slice === "all")
   if (board === undefined) return [...a.cells]
@@ -72,7 +64,7 @@ export const barsChart = (a: Analysis, m: MetricDescription): Charts.Chart => {
   return Charts.bars({
     title: `${Notes.metricLabel(m)} per cell and instance type`,
     metric: m.name,
-    rows: order.map((c) => ({ name: Notes.cellLabel(c.summary, a.baseline.id), oracle: c.summary.usesGold })),
+    rows: series(a, order),
     panels: slices,
     values: order.flatMap((c, row) =>
       slices.flatMap((s, panel) => {
@@ -99,11 +91,11 @@ export const precisionRecallChart = (a: Analysis): Charts.Chart | undefined => {
     title: "Precision against recall",
     x: r.name,
     y: p.name,
-    series: cells(a),
-    points: a.cells.map((c, series) => {
+    series: series(a),
+    points: a.cells.map((c, i) => {
       const pe = c.summary.slices.all.metrics[p.name], re = c.summary.slices.all.metrics[r.name]
       return {
-        series,
+        series: i,
         x: re?.mean ?? NaN,
         y: pe?.mean ?? NaN,
         detail: `${r.name} ${Format.number(re?.mean)} (n=${re?.n ?? 0}), ${p.name} ${Format.number(pe?.mean)} (n=${pe?.n ?? 0})`
@@ -128,7 +120,7 @@ export const binnedChart = (a: Analysis, b: Binned): Charts.Chart => {
     x: b.by === "relevant position" ? "mean position of the relevant sessions (bin, instances)" : "history length, approximate tokens (bin, instances)",
     y: b.metric.name,
     categories: b.bins.map((x) => `${x.label} (${x.instances})`),
-    series: order.map((c) => ({ name: Notes.cellLabel(c.summary, a.baseline.id), oracle: c.summary.usesGold })),
+    series: series(a, order),
     ...(panelled ? { panels } : {}),
     points: order.flatMap((c, series) =>
       b.bins.flatMap((bin, category) => {
@@ -139,7 +131,7 @@ export const binnedChart = (a: Analysis, b: Binned): Charts.Chart => {
   })
 }
 
-/** A transform curve: the metric against the axis, one line per series, one panel per instance type. */
+/** A transform curve: one line per series, one panel per instance type. */
 export const interventionChart = (curve: Interventions.Curve): Charts.Chart =>
   Charts.lines({
     title: `${Notes.metricLabel(curve.metric)} against ${curve.axis}`,
@@ -168,7 +160,7 @@ const costPoints = (a: Analysis, m: MetricDescription) => {
   return pts.map((p) => ({ ...p, front: front.has(p.c.summary.id) }))
 }
 
-/** The main metric against the pipeline's tokens per instance, with the Pareto front of the non-oracle cells; undefined without a main metric. */
+/** The main metric against the pipeline's tokens per instance, with the Pareto front of the non-oracle cells. */
 export const frontierChart = (a: Analysis): Charts.Chart | undefined => {
   const m = a.main
   if (m === undefined) return undefined
@@ -176,9 +168,9 @@ export const frontierChart = (a: Analysis): Charts.Chart | undefined => {
     title: "Quality against tokens",
     x: "pipeline tokens per instance (prompt + completion)",
     y: m.name,
-    series: cells(a),
-    points: costPoints(a, m).map((p, series) => ({
-      series,
+    series: series(a),
+    points: costPoints(a, m).map((p, i) => ({
+      series: i,
       x: p.cost,
       y: p.value,
       front: p.front,
@@ -188,7 +180,7 @@ export const frontierChart = (a: Analysis): Charts.Chart | undefined => {
 }
 
 /** The main metric of each matched cell in the first and the second run, on the instances both scored. */
-export const compareChart = (c: Comparison, label: (m: Match) => string): Charts.Chart | undefined => {
+const compareChart = (c: Comparison, label: (m: Match) => string): Charts.Chart | undefined => {
   const main = c.metrics[c.metrics.length - 1]
   if (main === undefined || c.matches.length === 0) return undefined
   return Charts.bars({
@@ -204,20 +196,13 @@ export const compareChart = (c: Comparison, label: (m: Match) => string): Charts
   })
 }
 
-/** A chart of a report with its caption, before rendering. */
 export interface Planned {
   readonly chart: Charts.Chart
   readonly caption: string
 }
 
-/** The charts of a report with their captions, by the report section that shows them (the results viewer renders them too). */
-export const planned = (a: Analysis): {
-  readonly overview: ReadonlyArray<Planned>
-  readonly recency: Planned | undefined
-  readonly history: Planned | undefined
-  readonly interventions: ReadonlyArray<Planned>
-  readonly cost: Planned | undefined
-} => {
+/** The charts of a report with their captions, by the report section that shows them. */
+export const planned = (a: Analysis) => {
   const headline = [a.main, a.generation[0], a.retrieval.find((m) => m.name === "retrieval.recall")]
     .filter((m, i, all): m is MetricDescription => m !== undefined && all.indexOf(m) === i)
   const bars = headline.map((m): Planned => ({
@@ -243,7 +228,7 @@ export const planned = (a: Analysis): {
   const m = a.main
   const free = a.cost.every((r) => r.promptTokens + r.completionTokens === 0)
   const frontier = frontierChart(a)
-  const cost = m === undefined || frontier === undefined ? undefined : {
+  const cost: Planned | undefined = m === undefined || frontier === undefined ? undefined : {
     chart: frontier,
     caption: `Cost frontier: ${m.name} (all instances) against the pipeline's tokens per instance (scoring excluded). Ringed points joined by a dashed line: the Pareto front (no other non-oracle cell is cheaper and at least as good). Hollow: oracle cells, left out of the front. N per cell: ${nCaption(a, m.name).split(",")[0]}.${free ? " Every cell ran without model calls (0 tokens), so cost does not separate them." : ""}`
   }
@@ -253,7 +238,6 @@ export const planned = (a: Analysis): {
 const rendered = (p: Planned | undefined) =>
   p === undefined ? Effect.succeed("") : Effect.map(Charts.svg(p.chart), (svg) => figure(svg, p.caption))
 
-/** Every figure of a report, rendered. */
 export const report = Effect.fn("Figures.report")(function*(a: Analysis) {
   const p = planned(a)
   const overview = yield* Effect.forEach(p.overview, rendered)
