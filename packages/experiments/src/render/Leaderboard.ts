@@ -8,7 +8,7 @@
 import type { Slice } from "../results/ResultLine.js"
 import { slices } from "../results/ResultLine.js"
 import type { Analysis } from "../analysis/Analysis.js"
-import { adjustedP, type Leaderboard, type Standing, type Verdict } from "../analysis/Verdict.js"
+import { type Leaderboard, type Standing, type Verdict } from "../analysis/Verdict.js"
 import { level } from "../analysis/Pairwise.js"
 import * as Format from "./Format.js"
 import * as Notes from "./Notes.js"
@@ -30,7 +30,7 @@ const vsBaseline = (st: Standing, baseline: string): Cell => {
   if (st.cell.id === baseline) return { text: "baseline" }
   const d = st.vsBaseline
   if (d === undefined || d.comparison.n === 0 || !Number.isFinite(d.comparison.delta)) return num("–", null)
-  return { ...num(Format.signed(d.comparison.delta), d.comparison.delta), ...(adjustedP(d) < level ? { significant: true } : {}) }
+  return { ...num(Format.signed(d.comparison.delta), d.comparison.delta), ...(d.pAdjusted < level ? { significant: true } : {}) }
 }
 
 /**
