@@ -16,7 +16,7 @@ import { type Index, sliceOf } from "../results/Columns.js"
 import type { CellSummary, MetricDescription, MetricEstimate, Slice, Summary } from "../results/ResultLine.js"
 import { slices } from "../results/ResultLine.js"
 import * as Families from "./Families.js"
-import { level } from "./Pairwise.js"
+import * as Pairwise from "./Pairwise.js"
 
 export interface Axis {
   /** The sweep key (`retriever.select`). */
@@ -257,23 +257,16 @@ export const of = (summary: Summary, idx: Index, main: MetricDescription | undef
       })
     })
   }
-  const sign = main.direction === "lower" ? -1 : 1
-  const valueOf = (c: CellSummary, slice: Slice) => c.slices[slice].metrics[main.name]?.mean ?? null
+  const valueOf = (i: number, slice: Slice) => x.cells[i]!.slices[slice].metrics[main.name]?.mean
   const bestPlanned: Array<{ slice: Slice; cell: number; choices: Array<{ axis: number; level: number; runnerUp?: { level: number; cell: number; t: number } }> }> = []
   for (const slice of slices) {
-    let best = -1
-    x.cells.forEach((c, i) => {
-      const v = valueOf(c, slice), b = best < 0 ? null : valueOf(x.cells[best]!, slice)
-      if (v !== null && Number.isFinite(v) && (b === null || sign * (v - b) > 0)) best = i
-    })
+    const best = Pairwise.bestIndex(x.cells.map((_, i) => valueOf(i, slice)), main)
     if (best < 0) continue
     const clusters = Families.personas(idx, slice)
     const choices = axes.map((_, a) => {
-      const rivals = x.cells.flatMap((c, i) =>
-        i !== best && axes.every((_, o) => o === a || levelOf(i, o) === levelOf(best, o)) && valueOf(c, slice) !== null ? [i] : []
-      )
-      const runnerUp = rivals.reduce((r, i) => (r < 0 || sign * (valueOf(x.cells[i]!, slice)! - valueOf(x.cells[r]!, slice)!) > 0 ? i : r), -1)
-      if (runnerUp < 0) return { axis: a, level: levelOf(best, a) }
+      const rivals = x.cells.flatMap((_, i) => (i !== best && axes.every((_, o) => o === a || levelOf(i, o) === levelOf(best, o)) ? [i] : []))
+      const runnerUp = rivals[Pairwise.bestIndex(rivals.map((i) => valueOf(i, slice)), main)]
+      if (runnerUp === undefined) return { axis: a, level: levelOf(best, a) }
       const column = (i: number) => sliceOf(idx, x.cells[i]!.id, slice)(main)
       const t = tests.push({ a: column(runnerUp), b: column(best), clusters }) - 1
       return { axis: a, level: levelOf(best, a), runnerUp: { level: levelOf(runnerUp, a), cell: runnerUp, t } }
@@ -307,8 +300,8 @@ export const of = (summary: Summary, idx: Index, main: MetricDescription | undef
 }
 
 /** True when the adjusted p is below the level (either direction). */
-export const differs = (t: Test | undefined): boolean => t !== undefined && t.pAdjusted < level
+export const differs = (t: Test | undefined): boolean => t !== undefined && t.pAdjusted < Pairwise.level
 
 /** True when the test finds its second side (b) better in the metric's direction after correction. */
 export const better = (t: Test | undefined, metric: MetricDescription): boolean =>
-  differs(t) && (metric.direction === "lower" ? t!.comparison.delta < 0 : t!.comparison.delta > 0)
+  differs(t) && Pairwise.better(metric, t!.comparison.delta)

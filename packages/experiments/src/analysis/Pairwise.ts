@@ -50,7 +50,12 @@ const sharedCount = (ca: CellColumns | undefined, cb: CellColumns | undefined, n
   return n
 }
 
-const better = (m: MetricDescription, delta: number): boolean => (m.direction === "lower" ? delta < 0 : delta > 0)
+/** True when a difference (b - a) favours b in the metric's direction. */
+export const better = (m: Pick<MetricDescription, "direction">, delta: number): boolean => (m.direction === "lower" ? delta < 0 : delta > 0)
+
+/** The index of the best finite value in the metric's direction (the first of equals), or -1. */
+export const bestIndex = (values: ReadonlyArray<number | null | undefined>, m: Pick<MetricDescription, "direction">): number =>
+  values.reduce<number>((best, v, i) => (v === null || v === undefined || !Number.isFinite(v) || (best >= 0 && !better(m, v - values[best]!)) ? best : i), -1)
 
 export const compute = (
   summary: Summary,

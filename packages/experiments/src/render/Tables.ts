@@ -14,7 +14,7 @@ import type { Example, Examples } from "../analysis/Examples.js"
 import * as Format from "./Format.js"
 import * as Interventions from "../analysis/Interventions.js"
 import * as Notes from "./Notes.js"
-import type { Pairwise, SliceResult } from "../analysis/Pairwise.js"
+import { bestIndex, type Pairwise, type SliceResult } from "../analysis/Pairwise.js"
 import type { Cell, Column, Mark, Row, RowKind, Table } from "./Table.js"
 
 export const left = (label: string, marks: ReadonlyArray<Mark> = []): Column => ({ label, align: "left", ...(marks.length > 0 ? { marks } : {}) })
@@ -310,12 +310,8 @@ const headlineMetrics = (a: Pick<Analysis, "main" | "compared">): Array<MetricDe
 
 /** The best value, as shown, among the cells that read no gold labels (cells that show the same text share it). */
 const bestOf = (values: ReadonlyArray<{ readonly value: number | null | undefined; readonly usesGold: boolean }>, m: MetricDescription): string | undefined => {
-  let top: number | undefined
-  for (const { usesGold, value } of values) {
-    if (usesGold || value === null || value === undefined || !Number.isFinite(value)) continue
-    if (top === undefined || (m.direction === "lower" ? value < top : value > top)) top = value
-  }
-  return top === undefined ? undefined : Format.number(top)
+  const i = bestIndex(values.map((v) => (v.usesGold ? undefined : v.value)), m)
+  return i < 0 ? undefined : Format.number(values[i]!.value)
 }
 
 export const bestShown = (cells: ReadonlyArray<CellSummary>, slice: Slice, m: MetricDescription): string | undefined =>
