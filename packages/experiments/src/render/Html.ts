@@ -64,28 +64,22 @@ const metaSection = (a: Analysis, info: RunInfo | undefined): string => {
 
 const runRecord = (info: RunInfo | undefined): string => {
   if (info === undefined) return `<h2 id="run-record">Run record</h2><p class="note">No run.json in the run directory.</p>`
-  const items: Array<[string, string]> = []
-  const add = (k: string, v: string | undefined) => {
-    if (v !== undefined) items.push([k, v])
-  }
-  add("Started", info.startedAt)
-  add("Ended", info.endedAt)
-  add("Duration", info.durationMs === undefined ? undefined : `${(info.durationMs / 1000).toFixed(1)} s`)
-  add("Interrupted", info.interrupted === undefined ? undefined : info.interrupted ? "yes (outputs cover the pairs done)" : "no")
-  if (info.pairs !== undefined) {
-    const p = info.pairs
-    add("Pairs", `${p.total ?? "?"} total; ${p.ran ?? "?"} run now, ${p.resumed ?? "?"} resumed from an earlier run, ${p.failed ?? "?"} failed`)
-  }
-  add("Pairs per second", info.pairsPerSecond === undefined || info.pairsPerSecond === null ? undefined : info.pairsPerSecond.toFixed(2))
-  if (info.cache !== undefined) add("Model cache", `${info.cache.hits ?? 0} hits, ${info.cache.misses ?? 0} misses, ${info.cache.writes ?? 0} writes`)
-  if (info.modelCalls !== undefined) add("Model calls this run", `${info.modelCalls.made ?? 0} made, ${info.modelCalls.cached ?? 0} answered by the cache; ${info.modelCalls.requestsSent ?? 0} HTTP requests sent, ${info.modelCalls.retries ?? 0} of them retries`)
-  if (info.tokens !== undefined) add("Tokens this run", `${Format.integer(info.tokens.prompt ?? 0)} prompt, ${Format.integer(info.tokens.completion ?? 0)} completion`)
-  if (info.stageTimeMs !== undefined) {
-    add("Stage time (summed over pairs)", Object.entries(info.stageTimeMs).map(([k, v]) => `${k} ${(v / 1000).toFixed(1)} s`).join(", ") || "–")
-  }
-  if (info.versions !== undefined) add("Versions", Object.entries(info.versions).map(([k, v]) => `${k} ${v}`).join(", "))
+  const { cache, modelCalls: calls, pairs: p, stageTimeMs, tokens, versions } = info
+  const items: Array<readonly [string, string | undefined]> = [
+    ["Started", info.startedAt],
+    ["Ended", info.endedAt],
+    ["Duration", info.durationMs === undefined ? undefined : `${(info.durationMs / 1000).toFixed(1)} s`],
+    ["Interrupted", info.interrupted === undefined ? undefined : info.interrupted ? "yes (outputs cover the pairs done)" : "no"],
+    ["Pairs", p && `${p.total ?? "?"} total; ${p.ran ?? "?"} run now, ${p.resumed ?? "?"} resumed from an earlier run, ${p.failed ?? "?"} failed`],
+    ["Pairs per second", info.pairsPerSecond === undefined || info.pairsPerSecond === null ? undefined : info.pairsPerSecond.toFixed(2)],
+    ["Model cache", cache && `${cache.hits ?? 0} hits, ${cache.misses ?? 0} misses, ${cache.writes ?? 0} writes`],
+    ["Model calls this run", calls && `${calls.made ?? 0} made, ${calls.cached ?? 0} answered by the cache; ${calls.requestsSent ?? 0} HTTP requests sent, ${calls.retries ?? 0} of them retries`],
+    ["Tokens this run", tokens && `${Format.integer(tokens.prompt ?? 0)} prompt, ${Format.integer(tokens.completion ?? 0)} completion`],
+    ["Stage time (summed over pairs)", stageTimeMs && (Object.entries(stageTimeMs).map(([k, v]) => `${k} ${(v / 1000).toFixed(1)} s`).join(", ") || "–")],
+    ["Versions", versions && Object.entries(versions).map(([k, v]) => `${k} ${v}`).join(", ")]
+  ]
   return `<h2 id="run-record">Run record</h2><p class="note">From run.json: how this run went (time, cache, versions). These figures change between reruns, so report.md leaves them out.</p>` +
-    `<dl class="meta">${items.map(([k, v]) => `<dt>${e(k)}</dt><dd>${e(v)}</dd>`).join("")}</dl>`
+    `<dl class="meta">${items.map(([k, v]) => (v === undefined ? "" : `<dt>${e(k)}</dt><dd>${e(v)}</dd>`)).join("")}</dl>`
 }
 
 const cellsSection = (a: Analysis, info: RunInfo | undefined): string => {

@@ -3,13 +3,9 @@
  * viewer), rendered to Markdown, HTML and LaTeX; each renderer escapes every text for its format.
  *
  * @example
- * import * as Table from "@cupid-lab/experiments/render/Table"
- * const t: Table.Table = {
- *   id: "demo", title: "Recall", notes: [],
- *   columns: [{ label: "cell", align: "left" }, { label: "recall", align: "right" }],
- *   rows: [{ kinds: ["baseline"], cells: [{ text: "bm25" }, { text: "0.500", value: 0.5, best: true }] }]
- * }
- * Table.markdown(t) // "| cell | recall |\n|---|---|\n| bm25 | **0.500** |"
+ * const t: Table.Table = { id: "demo", title: "Recall", notes: [], columns: [{ label: "recall", align: "right" }],
+ *   rows: [{ kinds: ["baseline"], cells: [{ text: "0.500", value: 0.5, best: true }] }] }
+ * Table.markdown(t) // "| recall |\n|---|\n| **0.500** |"
  */
 import { Schema } from "effect"
 import * as Format from "./Format.js"

@@ -97,7 +97,7 @@ export const inference = (a: Analysis, slice: Slice): Table => {
   const macroF1 = a.inferenceMacro.find((m) => m.name === "inference.f1")
   const hasOracle = a.cells.some((c) => c.oracle !== undefined)
   const metricColumns = [...a.inference, ...(macroF1 !== undefined ? [macroF1] : [])]
-  return markBest({
+  return markBest(a.summary.cells, metricColumns, {
     id: `inference-${slice}`,
     title: `Inference (preference match), ${Notes.sliceTitle(slice)}`,
     notes: [inferenceNote(a), ...(hasOracle ? [oracleNote] : []), "Bold: the best of the column among the cells that read no gold labels (ties share it)."],
@@ -119,7 +119,7 @@ export const inference = (a: Analysis, slice: Slice): Table => {
         ...(hasOracle ? [num(o === undefined ? "–" : `${Format.number(o.mean)} (n=${o.n})`, o?.mean)] : [])
       ])
     })
-  }, a.cells.map((c) => c.summary), (i) => (i >= 2 ? metricColumns[i - 2] : undefined))
+  })
 }
 
 /** One metric by cell and instance type: value [95% CI] n=N (generation metrics, the appendix). */
@@ -134,7 +134,7 @@ export const estimates = (a: Analysis, m: MetricDescription): Table => ({
 export const retrievalNote = "↓ lower is better. N: instances scored; a value with its own n is defined on fewer instances (e.g. precision of an empty selection). Bold: the best of the column among the cells that read no gold labels (ties share it)."
 
 export const retrieval = (a: Analysis, slice: Slice): Table =>
-  markBest({
+  markBest(a.summary.cells, a.retrieval, {
     id: `retrieval-${slice}`,
     title: `Retrieval, ${Notes.sliceTitle(slice)}`,
     notes: [retrievalNote],
@@ -143,7 +143,7 @@ export const retrieval = (a: Analysis, slice: Slice): Table =>
       const s = c.summary.slices[slice]
       return cellRow(a, c.summary, [num(String(s.n), s.n), ...a.retrieval.map((m) => withN(s.metrics[m.name], s.n))])
     })
-  }, a.cells.map((c) => c.summary), (i) => (i >= 2 ? a.retrieval[i - 2] : undefined))
+  })
 
 /** The label of an adjusted p (`Holm=0.040`). */
 export const adjustedLabel = (c: Statistics.Correction): string => (c === "holm" ? "Holm" : c === "bonferroni" ? "Bonferroni" : c === "bh" ? "BH" : "")
@@ -317,10 +317,10 @@ const bestOf = (values: ReadonlyArray<{ readonly value: number | null | undefine
 export const bestShown = (cells: ReadonlyArray<CellSummary>, slice: Slice, m: MetricDescription): string | undefined =>
   bestOf(cells.map((c) => ({ value: c.slices[slice].metrics[m.name]?.mean, usesGold: c.usesGold })), m)
 
-/** The best value of each metric column marked (row k is cell k; `metricOf(i)` is column i's metric). */
-const markBest = (t: Table, cells: ReadonlyArray<CellSummary>, metricOf: (column: number) => MetricDescription | undefined): Table => {
+/** The best value of each metric column marked: row k is cell k, and column i + 2 shows `metrics[i]`. */
+const markBest = (cells: ReadonlyArray<CellSummary>, metrics: ReadonlyArray<MetricDescription>, t: Table): Table => {
   const best = t.columns.map((_, i) => {
-    const m = metricOf(i)
+    const m = metrics[i - 2]
     return m === undefined ? undefined : bestOf(t.rows.map((r, k) => ({ value: r.cells[i]?.value, usesGold: cells[k]?.usesGold !== false })), m)
   })
   return {
@@ -337,7 +337,7 @@ const markBest = (t: Table, cells: ReadonlyArray<CellSummary>, metricOf: (column
 /** Cell x headline metrics: value [95% CI] (own n where it differs from N), the best of each column marked. */
 export const headline = (a: Pick<Analysis, "summary" | "baseline" | "main" | "compared">, slice: Slice): Table => {
   const metrics = headlineMetrics(a)
-  return markBest({
+  return markBest(a.summary.cells, metrics, {
     id: `headline-${slice}`,
     title: `Headline metrics, ${Notes.sliceTitle(slice)}`,
     notes: [
@@ -352,7 +352,7 @@ export const headline = (a: Pick<Analysis, "summary" | "baseline" | "main" | "co
         ...metrics.map((m) => withN(s.metrics[m.name], s.n, true))
       ])
     })
-  }, a.summary.cells, (i) => (i >= 2 ? metrics[i - 2] : undefined))
+  })
 }
 
 /** The headline tables, one per instance type (all instances first). */
