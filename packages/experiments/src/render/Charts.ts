@@ -82,8 +82,6 @@ export const tip = (name: string, where: string, e: Estimate): string => `${name
 
 const plotted = (e: Estimate, tipText: string) => ({ value: e.value, lo: e.lo, hi: e.hi, n: e.n, tip: tipText })
 
-const schema = "https://vega.github.io/schema/vega-lite/v6.json"
-
 type Layer = Extract<TopLevelSpec, { readonly layer: unknown }>["layer"][number]
 
 const config = {
@@ -94,6 +92,9 @@ const config = {
   legend: { labelFontSize: 11, labelLimit, symbolLimit: 0, labelColor: "#333" },
   title: { fontSize: 13, anchor: "start", fontWeight: "bold" }
 } as const
+
+/** What every spec starts with. */
+const top = (title: string) => ({ $schema: "https://vega.github.io/schema/vega-lite/v6.json", title, config })
 
 const tooltip = { field: "tip", type: "nominal" } as const
 
@@ -123,9 +124,7 @@ export const bars = (input: Bars): Chart => {
   return {
     kind: "bars",
     spec: {
-      $schema: schema,
-      title: input.title,
-      config,
+      ...top(input.title),
       data: { values },
       facet: { column: { field: "panel", type: "nominal", sort: [...input.panels], title: null } },
       spacing: 14,
@@ -211,11 +210,9 @@ export const lines = (input: Lines): Chart => {
   ]
   const width = (per: number, lo: number, hi: number) => Math.max(lo, Math.min(hi, per * input.categories.length))
   const spec: TopLevelSpec = panels.length === 0
-    ? { $schema: schema, title: input.title, config, data: { values }, width: width(120, 300, 560), height: 240, layer }
+    ? { ...top(input.title), data: { values }, width: width(120, 300, 560), height: 240, layer }
     : {
-      $schema: schema,
-      title: input.title,
-      config,
+      ...top(input.title),
       data: { values },
       facet: { field: "panel", type: "nominal", sort: [...panels], title: null },
       columns: Math.min(panels.length, 2),
@@ -262,7 +259,7 @@ export const scatter = (input: Scatter): Chart => {
     mark: { type: "point", filled: false, size: 80, strokeWidth: 2, opacity: 1 },
     encoding: { x, y, color, shape, fill: color, fillOpacity: { condition: { test: "datum.oracle", value: 0 }, value: 1 }, tooltip, description: tooltip }
   }
-  return { kind: "scatter", spec: { $schema: schema, title: input.title, config, width: 420, height: 320, data: { values }, layer: [...front, points] } satisfies TopLevelSpec }
+  return { kind: "scatter", spec: { ...top(input.title), width: 420, height: 320, data: { values }, layer: [...front, points] } satisfies TopLevelSpec }
 }
 
 /** The Vega spec of a chart, with Vega-Lite's warnings. */
