@@ -59,13 +59,13 @@ export interface TestedFamily {
   readonly permutations: Paired.Family["permutations"]
 }
 
-/** A slice where no difference of the main metric against the baseline can reach significance in its family. */
+/**
+ * A slice where no difference of the main metric against the baseline can reach significance: its
+ * largest paired n (personas where clustered), the n that could, the family's multiplier of the smallest p.
+ */
 export interface TooSmall {
-  /** The largest paired n of the slice (personas where clustered). */
   readonly n: number
-  /** The smallest n that could (Pairwise.neededN). */
   readonly needed: number
-  /** The family's multiplier of the smallest p. */
   readonly tests: number
   readonly correction: Statistics.Correction
   readonly clustered?: boolean

@@ -44,10 +44,10 @@ ul.verdict li { margin: 4px 0; }
 code { font-size: 12px; background: #f3f3f3; padding: 0 3px; border-radius: 3px; }
 `
 
-const metaSection = (a: Analysis, info: RunInfo | undefined): string => {
+const metaSection = (a: Analysis): string => {
   const s = a.summary
   const d = s.dataset
-  const items: Array<[string, string]> = [
+  const items: Array<readonly [string, string]> = [
     ["Config", `<code>${e(s.config.name)}</code>, hash <code>${e(s.config.hash)}</code>`],
     ["Data", `<code>${e(d.source)}</code>, fingerprint <code>${e(d.hash)}</code>, ${d.instances} instances, ${d.skipped.length} rows skipped`],
     ["Cells", `${a.cells.length}; result lines: ${a.okPairs} scored, ${a.failedPairs} failed`],
@@ -56,7 +56,7 @@ const metaSection = (a: Analysis, info: RunInfo | undefined): string => {
     ["Oracle cells ‡", e(a.cells.filter((c) => c.summary.usesGold).map((c) => c.summary.name).join(", ") || "none")],
     ["Heuristic metrics †", e(s.metrics.filter((m) => m.heuristic).map((m) => m.name).join(", ") || "none")],
     ["Models called", a.models.length === 0 ? "none (every stage ran offline)" : a.models.map((m) => `<code>${e(m.id)}</code> ${Format.integer(m.calls)} calls, ${Format.integer(m.promptTokens + m.completionTokens)} tokens`).join("; ")],
-    ...(s.modelCalls === undefined ? [] : [["Transcripts", e(Notes.modelCalls(s.modelCalls))] as [string, string]])
+    ...(s.modelCalls === undefined ? [] : [["Transcripts", e(Notes.modelCalls(s.modelCalls))] as const])
   ]
   const meta = `<dl class="meta">${items.map(([k, v]) => `<dt>${e(k)}</dt><dd>${v}</dd>`).join("")}</dl>`
   return `${meta}<p class="note">${Notes.marks(a).map(e).join("<br>")}</p>`
@@ -196,7 +196,7 @@ export const render = (a: Analysis, examples: Examples, info: RunInfo | undefine
     `<title>${e(title)}</title><style>${style}</style></head><body><main>`,
     `<h1>${e(title)}</h1>`,
     verdictSection(a, v),
-    metaSection(a, info),
+    metaSection(a),
     figures.overview,
     deltaSection(a, a.main === undefined ? [] : [a.main]),
     ByAxis.html(a),
