@@ -314,7 +314,7 @@ export const analyze = (run: Pick<Run, "summary" | "index">, options: Options = 
     permutations,
     recency: fam.main === undefined ? undefined : Bins.recency(fam.main, summary.cells, idx),
     history: fam.main === undefined ? undefined : Bins.history(fam.main, summary.cells, idx),
-    axes: AxisEffects.of(summary, idx, fam.main, plan, options),
+    axes: AxisEffects.of(summary, idx, fam.main, plan, options.permutations),
     interventions: Interventions.curves(summary, interventionMetrics(summary, fam.main)),
     cost: Inventory.costRows(summary.cells, idx),
     models: Inventory.modelUse(idx),

@@ -220,12 +220,8 @@ const pooled = (idx: Index, cells: ReadonlyArray<CellSummary>, slice: Slice, met
   }
 }
 
-export interface Options {
-  readonly permutations?: number
-}
-
 /** The run read by axis on its main metric, or why not. */
-export const of = (summary: Summary, idx: Index, main: MetricDescription | undefined, plan: Families.Plan, options: Options = {}): AxisEffects => {
+export const of = (summary: Summary, idx: Index, main: MetricDescription | undefined, plan: Families.Plan, permutations?: number): AxisEffects => {
   const candidates = summary.cells.filter((c) => !c.usesGold && !c.oracleRetrieval)
   const recorded = summary.axes
   const keys = recorded ?? derive(candidates)
@@ -273,7 +269,7 @@ export const of = (summary: Summary, idx: Index, main: MetricDescription | undef
     })
     bestPlanned.push({ slice, cell: best, choices })
   }
-  const family = Paired.family(tests, { ...Families.resampling(summary, options.permutations), correction: plan.correction.exploratory })
+  const family = Paired.family(tests, { ...Families.resampling(summary, permutations), correction: plan.correction.exploratory })
   const test = (t: number): Test => ({ comparison: family.comparisons[t]!, pAdjusted: family.adjusted[t]! })
   const candidatesOutside = candidates.filter((c) => !x.cells.includes(c))
   return {
