@@ -252,7 +252,8 @@ describe("the figures of a report", () => {
     Effect.gen(function*() {
       const cells = manyCells(30)
       const a = yield* analysisOf(cells)
-      const charts = [Figures.bars(a, a.main!), Figures.precisionRecall(a)!, Figures.binned(a, a.recency!), Figures.binned(a, a.history!), Figures.frontier(a)!].map((f) => f.chart)
+      const planned = [Figures.bars(a, a.main!), Figures.precisionRecall(a)!, Figures.binned(a, a.recency!), Figures.binned(a, a.history!), Figures.frontier(a)!]
+      const charts = planned.map((f) => f.chart)
       for (const chart of charts) expect(Charts.compile(chart).warnings).toEqual([])
       const figures = yield* Figures.report(a)
       const again = yield* Figures.report(yield* analysisOf(cells))

@@ -189,7 +189,9 @@ export const mainMetric = (summary: Summary, chosen?: string): { readonly main: 
   }
   const ranked = summary.metrics.filter((m) => m.mainRank !== undefined).sort((a, b) => a.mainRank! - b.mainRank!)
   // No cell's inference came from a model: every cell has no inferrer or a heuristic one.
-  const noModel = summary.cells.every((c) => c.params["inferrer"] === null || c.params["inferrer"] === undefined || c.heuristicStages.includes("inferrer"))
+  const noModel = summary.cells.every((c) =>
+    c.params["inferrer"] === null || c.params["inferrer"] === undefined || c.heuristicStages.includes("inferrer")
+  )
   const passedOver = (m: MetricDescription) => m.heuristic || (noModel && m.family === "inference")
   const exact = ranked.find((m) => !passedOver(m))
   if (ranked[0] !== undefined && exact !== undefined && exact !== ranked[0]) {

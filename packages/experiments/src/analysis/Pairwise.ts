@@ -55,7 +55,10 @@ export const better = (m: Pick<MetricDescription, "direction">, delta: number): 
 
 /** The index of the best finite value in the metric's direction (the first of equals), or -1. */
 export const bestIndex = (values: ReadonlyArray<number | null | undefined>, m: Pick<MetricDescription, "direction">): number =>
-  values.reduce<number>((best, v, i) => (v === null || v === undefined || !Number.isFinite(v) || (best >= 0 && !better(m, v - values[best]!)) ? best : i), -1)
+  values.reduce<number>((best, v, i) => {
+    if (v === null || v === undefined || !Number.isFinite(v)) return best
+    return best < 0 || better(m, v - values[best]!) ? i : best
+  }, -1)
 
 export const compute = (
   summary: Summary,

@@ -89,6 +89,8 @@ export const inferenceNote = (a: Pick<Analysis, "inference">): string =>
     ? "P / R / F1 are micro averages (counts pooled over instances, as the reference harness and the paper's headline numbers); macro F1 is the mean of per-instance F1."
     : "P / R / F1 are means of per-instance values (macro); the scorer reports no pooled counts."
 
+const bestNote = "Bold: the best of the column among the cells that read no gold labels (ties share it)."
+
 export const oracleNote = `Oracle F1: the F1 of the oracle cell ${Notes.oracleMark} that has the same summarizer, inferrer and generator as the row's cell.`
 
 /** Inference in the paper's layout: N, P, R, F1 with its 95% CI, macro F1, and the matching oracle cell's F1. */
@@ -100,7 +102,7 @@ export const inference = (a: Analysis, slice: Slice): Table => {
   return markBest(a.summary.cells, metricColumns, {
     id: `inference-${slice}`,
     title: `Inference (preference match), ${Notes.sliceTitle(slice)}`,
-    notes: [inferenceNote(a), ...(hasOracle ? [oracleNote] : []), "Bold: the best of the column among the cells that read no gold labels (ties share it)."],
+    notes: [inferenceNote(a), ...(hasOracle ? [oracleNote] : []), bestNote],
     columns: [
       left("cell"),
       right("N"),
