@@ -278,10 +278,9 @@ export const analyze = (run: Pick<Run, "summary" | "index">, options: Options = 
     const family = main[0]?.family === "primary" ? tests.primary : tests.exploratory
     if (main.length === 0 || family.tests === 0) continue
     const multiplier = family.correction === "none" ? 1 : family.tests
-    const needed = Pairwise.neededN(multiplier)
-    const n = Math.max(0, ...main.map((d) => d.comparison.clusters ?? d.comparison.n))
+    const small = Pairwise.tooSmall(Math.max(0, ...main.map((d) => d.comparison.clusters ?? d.comparison.n)), multiplier)
     const clustered = main.some((d) => d.comparison.clusters !== undefined)
-    if (n <= Paired.exactUpTo && n < needed) baselineTooSmall.set(slice, { n, needed, tests: multiplier, correction: family.correction, ...(clustered ? { clustered } : {}) })
+    if (small !== undefined) baselineTooSmall.set(slice, { ...small, tests: multiplier, correction: family.correction, ...(clustered ? { clustered } : {}) })
   }
   const p = tests.primary.permutations, q = tests.exploratory.permutations
   const permutations: Paired.Family["permutations"] = {

@@ -42,6 +42,12 @@ export const neededN = (m: number): number => {
   return n
 }
 
+/** Set when a family of `tests` over at most n paired instances can have no significant test: n and the n that could. */
+export const tooSmall = (n: number, tests: number): { readonly n: number; readonly needed: number } | undefined => {
+  const needed = neededN(tests)
+  return tests > 0 && n <= Paired.exactUpTo && n < needed ? { n, needed } : undefined
+}
+
 /** How many of these instances both cells scored ok. */
 const sharedCount = (ca: CellColumns | undefined, cb: CellColumns | undefined, numbers: Int32Array): number => {
   if (ca === undefined || cb === undefined) return 0
@@ -107,9 +113,7 @@ export const compute = (
       beats.get(t.metric.name)!.get(cells[winner]!.id)!.push(loser + 1)
     })
     for (const byCell of beats.values()) for (const list of byCell.values()) list.sort((x, y) => x - y)
-    const needed = neededN(family.tests)
-    const exactOnly = maxN <= Paired.exactUpTo
-    return { slice, beats, maxN, tooSmall: family.tests > 0 && exactOnly && maxN < needed ? { n: maxN, needed } : undefined }
+    return { slice, beats, maxN, tooSmall: tooSmall(maxN, family.tests) }
   })
   const tested = family.comparisons.filter((c) => Number.isFinite(c.p))
   return {
