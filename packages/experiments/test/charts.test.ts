@@ -232,16 +232,16 @@ describe("the figures of a report", () => {
       const a = yield* analysisOf([cellA, cellB])
       expect(a.main?.name).toBe("retrieval.recall")
       // recall of A is 1 everywhere; B: 0.5, 1, 0, 0.5 on p1:consistent, p1:contrastive, p1:changing, p2:consistent
-      const bars = rows(Figures.barsChart(a, a.main!)).map((r) => [r["row"], r["panel"], r["value"], r["n"]])
+      const bars = rows(Figures.bars(a, a.main!).chart).map((r) => [r["row"], r["panel"], r["value"], r["n"]])
       expect(bars).toEqual([
         ["all (baseline)", "all", 1, 4], ["all (baseline)", "consistent", 1, 2], ["all (baseline)", "contrastive", 1, 1], ["all (baseline)", "changing", 1, 1],
         ["bm25(k=2)", "all", 0.5, 4], ["bm25(k=2)", "consistent", 0.5, 2], ["bm25(k=2)", "contrastive", 1, 1], ["bm25(k=2)", "changing", 0, 1]
       ])
       // one instance per position bin: 1.5, 3.5, 5 and 7.5
-      const recency = rows(Figures.binnedChart(a, a.recency!)).filter((r) => r["series"] === "bm25(k=2)").map((r) => [r["category"], r["value"]])
+      const recency = rows(Figures.binned(a, a.recency!).chart).filter((r) => r["series"] === "bm25(k=2)").map((r) => [r["category"], r["value"]])
       expect(recency).toEqual([["1–<3 (1)", 0.5], ["3–<5 (1)", 1], ["5–<7 (1)", 0.5], ["7–8 (1)", 0]])
       // tokens per instance: A 100 + 10, B 40 + 5; B is cheaper, A better: neither dominates
-      const cost = rows(Figures.frontierChart(a)!).map((r) => [r["series"], r["x"], r["y"], r["front"]])
+      const cost = rows(Figures.frontier(a)!.chart).map((r) => [r["series"], r["x"], r["y"], r["front"]])
       expect(cost).toEqual([["all (baseline)", 110, 1, true], ["bm25(k=2)", 45, 0.5, true]])
       const figures = yield* Figures.report(a)
       expect(figures.overview.match(/class="chart chart-/g)).toHaveLength(2)
@@ -253,7 +253,8 @@ describe("the figures of a report", () => {
     Effect.gen(function*() {
       const cells = manyCells(30)
       const a = yield* analysisOf(cells)
-      const charts = [Figures.barsChart(a, a.main!), Figures.precisionRecallChart(a)!, Figures.binnedChart(a, a.recency!), Figures.binnedChart(a, a.history!), Figures.frontierChart(a)!]
+      const planned = [Figures.bars(a, a.main!), Figures.precisionRecall(a)!, Figures.binned(a, a.recency!), Figures.binned(a, a.history!), Figures.frontier(a)!]
+      const charts = planned.map((f) => f.chart)
       for (const chart of charts) expect(Charts.compile(chart).warnings).toEqual([])
       const figures = yield* Figures.report(a)
       const again = yield* Figures.report(yield* analysisOf(cells))

@@ -3,17 +3,18 @@ import * as NodeContext from "@effect/platform-node/NodeContext"
 import { Effect } from "effect"
 import * as Analysis from "../src/analysis/Analysis.js"
 import * as Latex from "../src/render/Latex.js"
+import * as Table from "../src/render/Table.js"
 import * as RunDir from "../src/results/RunDir.js"
 import { cellA, cellB, tempDir, writeRun } from "./report-fixtures.js"
 
 describe("report.tex", () => {
   it("escapes every character LaTeX treats specially", () => {
-    expect(Latex.escape("a&b %c $d #e _f {g} ~h ^i \\j")).toBe(
+    expect(Table.latexEscape("a&b %c $d #e _f {g} ~h ^i \\j")).toBe(
       "a\\&b \\%c \\$d \\#e \\_f \\{g\\} \\textasciitilde{}h \\textasciicircum{}i \\textbackslash{}j"
     )
-    expect(Latex.escape("tab\there\u0007")).toBe("tab here ")
+    expect(Table.latexEscape("tab\there\u0007")).toBe("tab here ")
     // glyphs that other font encodings print as something else; bidi controls pdflatex cannot typeset
-    expect(Latex.escape("a|b <c> \u202Ed\u2066")).toBe("a\\textbar{}b \\textless{}c\\textgreater{} d")
+    expect(Table.latexEscape("a|b <c> \u202Ed\u2066")).toBe("a\\textbar{}b \\textless{}c\\textgreater{} d")
   })
 
   it.effect("puts P / R / F1 per instance type in percent, one row per cell, with marks and a balanced tabular", () =>

@@ -1,18 +1,9 @@
 /**
- * Everything a report shows, computed once from a run (summary.json + results.jsonl) and rendered
- * by {@link Markdown} and {@link Html}: the baseline, the headline metrics (without the
- * uninformative ones), paired differences against the baseline in declared families (primary,
- * exploratory, untested: see {@link Families}) with adjusted p-values, the minimum detectable
- * effect of each primary comparison, binned analyses (relevant-session position,
- * history length), cost per cell, models, failures and marks (heuristic metrics, oracle cells).
- *
- * Values per cell and slice come from summary.json (computed by the sweep with the same seed);
- * paired statistics and bins are computed here from the result lines. No clock, no randomness
- * beyond the seeded generators: the same run always gives the same analysis.
+ * Everything a report shows, computed once from a run: the baseline, the headline metrics, paired
+ * differences against the baseline in their families ({@link Families}), every pair of cells, bins,
+ * axes, transforms, cost and failures. Seeded: the same run always gives the same analysis.
  *
  * @example
- * import * as Analysis from "@cupid-lab/experiments/analysis/Analysis"
- * import * as RunDir from "@cupid-lab/experiments/results/RunDir"
  * const analysis = Analysis.analyze(yield* RunDir.read("runs/contextual"))
  * analysis.deltas.filter((d) => d.family === "primary" && d.pAdjusted < 0.05)
  */
@@ -31,16 +22,15 @@ import { type Index, sliceOf } from "../results/Columns.js"
 import type { Run } from "../results/RunDir.js"
 
 export interface Options {
-  /** Cell id or name of the baseline; default the run's (summary.baseline). */
+  /** Cell id or name of the baseline; default the run's. */
   readonly baseline?: string
-  /** The main metric by name; default the run's (summary.main), else chosen from the metrics' declarations (see {@link families}). */
+  /** The main metric by name; default the run's, else chosen from the metrics' declarations ({@link mainMetric}). */
   readonly main?: string
   /** Permutations of the tests that are refined; default {@link Paired.permutationsFor} the number of tests. */
   readonly permutations?: number
 }
 
 export interface CellView {
-  readonly index: number
   readonly summary: CellSummary
   /** The oracle-retrieval cell with the same stages apart from the retriever, if the run has one. */
   readonly oracle: CellSummary | undefined
@@ -50,29 +40,35 @@ export interface Delta {
   readonly cell: string
   readonly metric: string
   readonly slice: Slice
-  /** The paired difference, clustered by persona on slices where a persona has several instances (`comparison.clusters`). */
+  /** Clustered by persona on slices where a persona has several instances. */
   readonly comparison: Paired.Comparison
-  /** The family the test belongs to: `none` for cells that read gold or are reference points (no p shown). */
   readonly family: Families.Family
-  /** The correction of that family (`none` for the untested family). */
   readonly correction: Statistics.Correction
-  /** p adjusted within its family (NaN when the test could not be made, and in the family `none`). */
+  /** NaN when the test could not be made, and in the family `none`. */
   readonly pAdjusted: number
-  /**
-   * Primary comparisons: the minimum detectable effect at this n (80% power, two-sided, the
-   * family's per-test level, paired normal approximation, cluster-level when clustered); NaN otherwise.
-   */
+  /** Primary comparisons: the minimum detectable effect at this n (80% power, the family's per-test level); NaN otherwise. */
   readonly mde: number
 }
 
-/** A family of tests as the report ran it. */
 export interface TestedFamily {
   readonly correction: Statistics.Correction
   /** Tests with a p-value. */
   readonly tests: number
-  /** The two-sided level one test must reach when it is the family's only real effect (see Statistics.perTestLevel). */
+  /** The level one test must reach when it is the family's only real effect (Statistics.perTestLevel). */
   readonly level: number
   readonly permutations: Paired.Family["permutations"]
+}
+
+/**
+ * A slice where no difference of the main metric against the baseline can reach significance: its
+ * largest paired n (personas where clustered), the n that could, the family's multiplier of the smallest p.
+ */
+export interface TooSmall {
+  readonly n: number
+  readonly needed: number
+  readonly tests: number
+  readonly correction: Statistics.Correction
+  readonly clustered?: boolean
 }
 
 export interface Analysis {
@@ -80,19 +76,12 @@ export interface Analysis {
   readonly cells: ReadonlyArray<CellView>
   readonly baseline: CellSummary
   readonly baselineReason: string
-  /** The declared main-metric candidate of lowest rank (inference F1, then retrieval recall, then the judge's score with the built-in scorers). */
-  /** Every cell against every other on the compared metrics (undefined with fewer than two cells). */
+  /** Undefined with fewer than two cells. */
   readonly pairwise: Pairwise.Pairwise | undefined
-  /**
-   * Per slice, when no difference of the main metric against the baseline can reach significance
-   * in its family: the largest paired n of the slice, the smallest n that could (see
-   * Pairwise.neededN), the family's multiplier of the smallest p and its correction.
-   */
-  readonly baselineTooSmall: ReadonlyMap<Slice, { readonly n: number; readonly needed: number; readonly tests: number; readonly correction: Statistics.Correction; readonly clustered?: boolean }>
+  readonly baselineTooSmall: ReadonlyMap<Slice, TooSmall>
   readonly main: MetricDescription | undefined
-  /** Why the main metric is the one it is. */
   readonly mainReason: string
-  /** Micro precision / recall / F1 when the scorer pools, else the macro ones (absent metrics left out). */
+  /** Micro precision / recall / F1 when the scorer pools, else the macro ones. */
   readonly inference: ReadonlyArray<MetricDescription>
   readonly inferenceMacro: ReadonlyArray<MetricDescription>
   readonly generation: ReadonlyArray<MetricDescription>
@@ -100,20 +89,17 @@ export interface Analysis {
   /** Metrics tested against the baseline. */
   readonly compared: ReadonlyArray<MetricDescription>
   readonly deltas: ReadonlyArray<Delta>
-  /** The declared families: primary metrics and slices, corrections, reference cells. */
   readonly plan: Families.Plan
   readonly families: { readonly primary: TestedFamily; readonly exploratory: TestedFamily }
-  /** Metrics that cannot tell the cells apart, with the reason; left out of the headline lists above. */
+  /** Metrics that cannot tell the cells apart; left out of the headline lists above. */
   readonly uninformative: ReadonlyArray<Informative.Uninformative>
   /** Tests with a p-value in the primary and exploratory families together. */
   readonly tests: number
-  /** Permutations over both families (refined: the larger count; test counts summed). */
+  /** Over both families (refined: the larger count; test counts summed). */
   readonly permutations: Paired.Family["permutations"]
   readonly recency: Bins.Binned | undefined
   readonly history: Bins.Binned | undefined
-  /** The main metric read by sweep axis (marginal effects, best setting per slice), when two or more axes are crossed. */
   readonly axes: AxisEffects.AxisEffects
-  /** Metrics against the swept transform axes (pad, position); empty when none is swept. */
   readonly interventions: ReadonlyArray<Interventions.Curve>
   readonly cost: ReadonlyArray<Inventory.CostRow>
   readonly models: ReadonlyArray<Inventory.ModelUse>
@@ -121,7 +107,6 @@ export interface Analysis {
   readonly plugins: ReadonlyArray<Inventory.PluginUse>
   readonly okPairs: number
   readonly failedPairs: number
-  /** The run's lines indexed by cell and instance (shared with the examples). */
   readonly index: Index
 }
 
@@ -134,9 +119,8 @@ const withoutRetriever = (c: CellSummary): string => {
 }
 
 /**
- * The cell a selector names: a cell id, an exact name, a unique id prefix of at least 4
- * characters, or `@k` (the k-th cell, 1-based), so that a cell whose name holds shell-hostile
- * characters can still be named on a command line. A string says why nothing matched.
+ * The cell a selector names: an id, a name, a unique id prefix of 4+ characters, or `@k` (1-based,
+ * for names a shell would mangle); else a string that says why nothing matched.
  */
 export const findCell = (cells: ReadonlyArray<CellSummary>, selector: string): CellSummary | string => {
   const list = cells.map((c, i) => `@${i + 1} ${c.name} (${c.id})`).join("; ")
@@ -145,7 +129,7 @@ export const findCell = (cells: ReadonlyArray<CellSummary>, selector: string): C
     const c = cells[Number(position[1]) - 1]
     return c ?? `no cell @${position[1]}: the run has ${cells.length} (${list})`
   }
-  const byId = cells.find((c) => c.id === selector) ?? cells.find((c) => c.name === selector)
+  const byId = Families.cellNamed(cells, selector)
   if (byId !== undefined) return byId
   const prefixed = selector.length >= 4 ? cells.filter((c) => c.id.startsWith(selector)) : []
   if (prefixed.length === 1) return prefixed[0]!
@@ -154,17 +138,16 @@ export const findCell = (cells: ReadonlyArray<CellSummary>, selector: string): C
     : `no cell "${selector}" (by id, id prefix of 4+ characters, name, or @k); cells: ${list}`
 }
 
-/** Which cell is the baseline, and why (for the report's text). */
+/** Which cell is the baseline, and why. */
 export const chooseBaseline = (summary: Summary, requested?: string): { readonly cell: CellSummary; readonly reason: string } => {
   const cells = summary.cells
   if (cells.length === 0) throw new Error("the summary lists no cells")
-  const find = (key: string) => cells.find((c) => c.id === key) ?? cells.find((c) => c.name === key)
   if (requested !== undefined) {
     const c = findCell(cells, requested)
     if (typeof c === "string") throw new Error(`baseline "${requested}" is not a cell of this run: ${c}`)
     return { cell: c, reason: "chosen on the command line" }
   }
-  const c = find(summary.baseline)
+  const c = Families.cellNamed(cells, summary.baseline)
   if (c !== undefined) return { cell: c, reason: "set by the sweep: the config's report.baseline when given, else the cell whose retriever is all, else the first cell" }
   return { cell: cells[0]!, reason: "the first cell (the run's baseline is not one of its cells)" }
 }
@@ -178,25 +161,17 @@ const interventionMetrics = (summary: Summary, main: MetricDescription | undefin
 }
 
 /**
- * The metrics of each family the report puts in its paper-layout tables and tests, read from the
- * metrics' declarations: inference metrics pooled over instances (Ratio, F1) when the scorer
- * pools, else its per-instance means; every generation metric; the retrieval headline metrics;
- * the main metric is the declared candidate of lowest rank, else the first metric that is not a cost.
+ * The metrics of the paper-layout tables, by family: inference metrics pooled over instances when
+ * the scorer pools, else its per-instance means; every generation metric; and the main metric.
  */
 export const families = (summary: Summary, chosen?: string) => {
   const inferenceAll = inFamily(summary, "inference")
   const micro = inferenceAll.filter((m) => m.aggregate._tag !== "Mean")
   const macro = inferenceAll.filter((m) => m.aggregate._tag === "Mean")
   const inference = micro.length > 0 ? micro : macro
-  const generation = inFamily(summary, "generation")
-  const retrievalHeadline = inFamily(summary, "retrieval").filter((m) => m.headline)
   const { main, mainReason } = mainMetric(summary, chosen)
-  return { inference, inferenceMacro: micro.length > 0 ? macro : [], generation, retrievalHeadline, main, mainReason }
+  return { inference, inferenceMacro: micro.length > 0 ? macro : [], generation: inFamily(summary, "generation"), main, mainReason }
 }
-
-/** True when no cell's inference came from a model: every cell has no inferrer or a heuristic one. */
-export const noModelInference = (summary: Summary): boolean =>
-  summary.cells.every((c) => c.params["inferrer"] === null || c.params["inferrer"] === undefined || c.heuristicStages.includes("inferrer"))
 
 /**
  * The main metric: the one named (`report.main`, `report --main`), else the declared candidate of
@@ -213,7 +188,10 @@ export const mainMetric = (summary: Summary, chosen?: string): { readonly main: 
     return { main: m, mainReason: chosen !== undefined ? "chosen on the command line" : "set by the config (report.main)" }
   }
   const ranked = summary.metrics.filter((m) => m.mainRank !== undefined).sort((a, b) => a.mainRank! - b.mainRank!)
-  const noModel = noModelInference(summary)
+  // No cell's inference came from a model: every cell has no inferrer or a heuristic one.
+  const noModel = summary.cells.every((c) =>
+    c.params["inferrer"] === null || c.params["inferrer"] === undefined || c.heuristicStages.includes("inferrer")
+  )
   const passedOver = (m: MetricDescription) => m.heuristic || (noModel && m.family === "inference")
   const exact = ranked.find((m) => !passedOver(m))
   if (ranked[0] !== undefined && exact !== undefined && exact !== ranked[0]) {
@@ -227,48 +205,27 @@ export const mainMetric = (summary: Summary, chosen?: string): { readonly main: 
   return { main: first, mainReason: first === undefined ? "no metric" : "the first metric that is not a cost (no scorer ranks a main metric)" }
 }
 
-/**
- * The metrics tested against the baseline: every headline metric (inference F1, generation
- * scores, retrieval precision and recall with the built-in scorers). Other metrics are shown with
- * CIs but not tested, which keeps the Holm family (and the permutations it needs) small.
- */
+/** The metrics tested against the baseline: every headline metric, the main metric first (the others only get CIs). */
 export const comparedMetrics = (summary: Summary, fam: ReturnType<typeof families>): Array<MetricDescription> => {
   const rank = (m: MetricDescription) => m.mainRank ?? Number.POSITIVE_INFINITY
-  // The main metric first (also when a heuristic candidate was passed over for it), then the other
-  // candidates by rank, then the rest in declaration order (the sort is stable).
+  // then the other candidates by rank, then the rest in declaration order (the sort is stable)
   const isMain = (m: MetricDescription) => (m.name === fam.main?.name ? 0 : 1)
   const out = summary.metrics.filter((m) => m.headline).sort((a, b) => isMain(a) - isMain(b) || rank(a) - rank(b))
   if (out.length === 0 && fam.main !== undefined) out.push(fam.main)
   return out
 }
 
-/** Every cell against every other on the compared metrics (undefined with fewer than two cells or no compared metric). */
-export const pairwiseOf = (
-  summary: Summary,
-  idx: Index,
-  compared: ReadonlyArray<MetricDescription>,
-  options: Pick<Options, "permutations"> = {}
-): Pairwise.Pairwise | undefined =>
-  summary.cells.length < 2 || compared.length === 0
-    ? undefined
-    : Pairwise.compute(summary, idx, compared, {
-      seed: summary.seed,
-      resamples: summary.resamples ?? 1000,
-      ...(options.permutations !== undefined ? { permutations: options.permutations } : {})
-    })
-
 export const analyze = (run: Pick<Run, "summary" | "index">, options: Options = {}): Analysis => {
   const { summary, index: idx } = run
   const { cell: baseline, reason } = chooseBaseline(summary, options.baseline)
   const all = families(summary, options.main)
-  const uninformative = Informative.uninformative(summary, summary.metrics)
+  const uninformative = Informative.uninformative(summary)
   const informative = (m: MetricDescription) => !uninformative.some((u) => u.metric === m.name)
   const fam = { ...all, inference: all.inference.filter(informative), inferenceMacro: all.inferenceMacro.filter(informative), generation: all.generation.filter(informative) }
   const compared = comparedMetrics(summary, fam).filter((m) => m.name === fam.main?.name || informative(m))
 
   const oracles = summary.cells.filter((c) => c.oracleRetrieval)
-  const cells: Array<CellView> = summary.cells.map((c, i) => ({
-    index: i,
+  const cells: Array<CellView> = summary.cells.map((c) => ({
     summary: c,
     oracle: c.usesGold ? undefined : oracles.find((o) => withoutRetriever(o) === withoutRetriever(c))
   }))
@@ -290,14 +247,9 @@ export const analyze = (run: Pick<Run, "summary" | "index">, options: Options = 
   }
   const runFamily = (family: Families.Family, correction: Statistics.Correction) => {
     const at = planned.flatMap((t, i) => (t.family === family ? [i] : []))
-    const result = Paired.family(at.map((i) => planned[i]!.test), {
-      seed: summary.seed,
-      resamples: summary.resamples ?? 1000,
-      correction,
-      ...(summary.largeSample !== undefined ? { largeSample: summary.largeSample } : {}),
-      // untested cells need their intervals only: no refinement
-      ...(family === "none" ? { permutations: Paired.screening } : options.permutations !== undefined ? { permutations: options.permutations } : {})
-    })
+    // untested cells need their intervals only: no refinement
+    const permutations = family === "none" ? Paired.screening : options.permutations
+    const result = Paired.family(at.map((i) => planned[i]!.test), { ...Families.resampling(summary, permutations), correction })
     return { at, result }
   }
   const ran = { primary: runFamily("primary", plan.correction.primary), exploratory: runFamily("exploratory", plan.correction.exploratory), none: runFamily("none", "none") }
@@ -317,17 +269,18 @@ export const analyze = (run: Pick<Run, "summary" | "index">, options: Options = 
       deltas[i] = { cell: t.cell, metric: t.metric.name, slice: t.slice, comparison, family: f, correction: ran[f].result.correction, pAdjusted: f === "none" ? NaN : ran[f].result.adjusted[k]!, mde }
     })
   }
-  const pairwise = pairwiseOf(summary, idx, compared, options)
-  const baselineTooSmall = new Map<Slice, { readonly n: number; readonly needed: number; readonly tests: number; readonly correction: Statistics.Correction; readonly clustered?: boolean }>()
+  const pairwise = summary.cells.length < 2 || compared.length === 0
+    ? undefined
+    : Pairwise.compute(summary, idx, compared, Families.resampling(summary, options.permutations))
+  const baselineTooSmall = new Map<Slice, TooSmall>()
   for (const slice of slices) {
     const main = deltas.filter((d) => d.slice === slice && d.metric === fam.main?.name && d.family !== "none")
     const family = main[0]?.family === "primary" ? tests.primary : tests.exploratory
     if (main.length === 0 || family.tests === 0) continue
     const multiplier = family.correction === "none" ? 1 : family.tests
-    const needed = Pairwise.neededN(multiplier)
-    const n = Math.max(0, ...main.map((d) => d.comparison.clusters ?? d.comparison.n))
+    const small = Pairwise.tooSmall(Math.max(0, ...main.map((d) => d.comparison.clusters ?? d.comparison.n)), multiplier)
     const clustered = main.some((d) => d.comparison.clusters !== undefined)
-    if (n <= Paired.exactUpTo && n < needed) baselineTooSmall.set(slice, { n, needed, tests: multiplier, correction: family.correction, ...(clustered ? { clustered } : {}) })
+    if (small !== undefined) baselineTooSmall.set(slice, { ...small, tests: multiplier, correction: family.correction, ...(clustered ? { clustered } : {}) })
   }
   const p = tests.primary.permutations, q = tests.exploratory.permutations
   const permutations: Paired.Family["permutations"] = {
@@ -362,7 +315,7 @@ export const analyze = (run: Pick<Run, "summary" | "index">, options: Options = 
     permutations,
     recency: fam.main === undefined ? undefined : Bins.recency(fam.main, summary.cells, idx),
     history: fam.main === undefined ? undefined : Bins.history(fam.main, summary.cells, idx),
-    axes: AxisEffects.of(summary, idx, fam.main, plan, options),
+    axes: AxisEffects.of(summary, idx, fam.main, plan, options.permutations),
     interventions: Interventions.curves(summary, interventionMetrics(summary, fam.main)),
     cost: Inventory.costRows(summary.cells, idx),
     models: Inventory.modelUse(idx),

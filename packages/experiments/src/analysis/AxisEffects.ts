@@ -1,27 +1,8 @@
 /**
- * A sweep read by axis: when the grid crosses two or more axes (`sweep: { retriever: [...],
- * retriever.select: [...] }`, a model crossed with a retriever), what each axis's values do to the
- * main metric on average over the other axes' settings, and which setting is best per instance type.
- *
- * - **Axes** are the config's sweep keys as the run recorded them (`summary.axes`); a run without
- *   them has its axes derived from the cells' parameters (the stages, or the options of a stage whose
- *   plugin is the same in every cell, that vary across cells). A cell's value on an axis is its
- *   parameter at the axis's path, without the parts other axes set (`retriever` without its
- *   `select` when `retriever.select` is an axis too; a ranker's `k` is stored as `select: { top: k }`).
- * - **The crossed grid**: the cells that read no gold labels and whose other parameters are the same
- *   (the largest such group, so explicit cells with another inferrer stay out), reduced to a complete
- *   crossing by dropping the value with the fewest cells until every combination has its cell.
- * - **Marginal effect** of a value: per instance, the mean of the main metric over the cells at that
- *   value (one per setting of the other axes; pooled counts for a pooled metric), then the metric
- *   over the slice's instances with a 95% bootstrap interval. An instance counts where every one of
- *   those cells has a value. Each value is compared with the axis's reference value (the baseline
- *   cell's, when it is in the crossed grid, else the first) by the paired difference of those
- *   per-instance means, clustered by persona where a persona has several instances.
- * - **Best setting** per slice: the cell of the crossed grid with the best main-metric value, and per
- *   axis the runner-up value with the other axes held at the best cell's settings, tested against it.
- *
- * Every test here is exploratory and forms a family of its own, corrected with the run's exploratory
- * correction (`report.correction.exploratory`, default Benjamini-Hochberg).
+ * A grid that crosses two or more axes read by axis: each value's marginal effect on the main metric
+ * (averaged over the other axes' settings, against the axis's reference value) and the best setting
+ * per instance type against its runner-up on each axis. Its tests form an exploratory family of
+ * their own; docs/reports.md says how the axes and the crossed grid are found.
  *
  * @example
  * const fx = AxisEffects.of(summary, index, main, plan)
@@ -35,13 +16,14 @@ import { type Index, sliceOf } from "../results/Columns.js"
 import type { CellSummary, MetricDescription, MetricEstimate, Slice, Summary } from "../results/ResultLine.js"
 import { slices } from "../results/ResultLine.js"
 import * as Families from "./Families.js"
+import * as Pairwise from "./Pairwise.js"
 
 export interface Axis {
   /** The sweep key (`retriever.select`). */
   readonly key: string
   /** Readable values in grid order. */
   readonly levels: ReadonlyArray<string>
-  /** The value the others are compared with. */
+  /** The value the others are compared with: the baseline's when it is in the grid, else the first. */
   readonly reference: number
   readonly referenceReason: "the baseline's" | "the first"
 }
@@ -56,6 +38,7 @@ export interface Marginal {
   readonly axis: number
   readonly level: number
   readonly slice: Slice
+  /** Per instance, the mean over the cells at this value (pooled counts for a pooled metric). */
   readonly estimate: Statistics.Estimate
   /** Against the axis's reference value (undefined for the reference itself). */
   readonly test: Test | undefined
@@ -63,7 +46,6 @@ export interface Marginal {
 
 export interface Choice {
   readonly axis: number
-  /** The best cell's value on this axis. */
   readonly level: number
   /** The best other value with the other axes held, and the best cell tested against it. */
   readonly runnerUp: { readonly level: number; readonly cell: CellSummary; readonly test: Test } | undefined
@@ -80,16 +62,16 @@ export interface Effects {
   readonly _tag: "Effects"
   readonly metric: MetricDescription
   readonly axes: ReadonlyArray<Axis>
-  /** Where the axes came from: the run's record, or derived from the cells' parameters. */
+  /** The run's sweep keys, or derived from the cells' parameters. */
   readonly source: "recorded" | "derived"
   /** The crossed grid's cells, in run order. */
   readonly cells: ReadonlyArray<CellSummary>
-  /** Cells reading no gold labels that are outside the crossed grid. */
+  /** Cells reading no gold labels outside the crossed grid. */
   readonly outside: ReadonlyArray<CellSummary>
   readonly marginals: ReadonlyArray<Marginal>
   readonly best: ReadonlyArray<Best>
   readonly correction: Statistics.Correction
-  /** Tests with a p-value in this family. */
+  /** Tests with a p-value. */
   readonly tests: number
 }
 
@@ -104,10 +86,9 @@ export type AxisEffects = Effects | Skipped
 const isRecord = (v: unknown): v is Readonly<Record<string, unknown>> => typeof v === "object" && v !== null && !Array.isArray(v)
 const canon = (v: unknown): string => (v === undefined ? "\u0000absent" : Hash.canonicalJson(v))
 
-/** Where a sweep key's value sits in a cell's parameters. */
+/** Where a sweep key's value sits in a cell's parameters (a ranker's `k` is recorded as `select: { top: k }`). */
 export const pathOf = (key: string): ReadonlyArray<string> => {
   const parts = key.split(".")
-  // A ranker's `k` is shorthand for `select: { top: k }`, which is what the cell records.
   return parts.length === 2 && parts[0] === "retriever" && parts[1] === "k" ? ["retriever", "select"] : parts
 }
 
@@ -167,16 +148,13 @@ export const labels = (values: ReadonlyArray<unknown>): Array<string> => {
   return raw.map((l, i) => (raw.indexOf(l) === i ? l : `${l} (${raw.slice(0, i).filter((x) => x === l).length + 1})`))
 }
 
-interface Crossing {
-  readonly cells: Array<CellSummary>
-  /** Per cell (as in `cells`), its level per axis. */
-  readonly at: Array<Array<number>>
-  /** Per axis, its values in grid order. */
-  readonly values: Array<Array<unknown>>
-}
-
-/** The largest group of cells with the same other parameters, reduced to a complete crossing of the axes. */
-const crossing = (cells: ReadonlyArray<CellSummary>, keys: ReadonlyArray<string>): Crossing => {
+/**
+ * The largest group of cells with the same other parameters (so explicit cells with another inferrer
+ * stay out), reduced to a complete crossing by dropping the rarest value until every combination has
+ * its cell. A cell's value on an axis leaves out the parts other axes set (`retriever` without its
+ * `select` when `retriever.select` is an axis too).
+ */
+const crossing = (cells: ReadonlyArray<CellSummary>, keys: ReadonlyArray<string>) => {
   const paths = keys.map(pathOf)
   const valueOf = (c: CellSummary, i: number) => paths.reduce((v, p, j) => (j !== i && under(p, paths[i]!) ? without(v, p.slice(paths[i]!.length)) : v), get(c.params, paths[i]!))
   const groups = new Map<string, Array<{ cell: CellSummary; values: Array<unknown> }>>()
@@ -210,7 +188,9 @@ const crossing = (cells: ReadonlyArray<CellSummary>, keys: ReadonlyArray<string>
   const keyed = levels.map((l) => [...l.keys()])
   return {
     cells: members.map((m) => m.cell),
+    /** Per cell, its level per axis. */
     at: members.map((m) => m.values.map((v, i) => keyed[i]!.indexOf(canon(v)))),
+    /** Per axis, its values in grid order. */
     values: levels.map((l) => [...l.values()].map((x) => x.value))
   }
 }
@@ -240,12 +220,8 @@ const pooled = (idx: Index, cells: ReadonlyArray<CellSummary>, slice: Slice, met
   }
 }
 
-export interface Options {
-  readonly permutations?: number
-}
-
 /** The run read by axis on its main metric, or why not. */
-export const of = (summary: Summary, idx: Index, main: MetricDescription | undefined, plan: Families.Plan, options: Options = {}): AxisEffects => {
+export const of = (summary: Summary, idx: Index, main: MetricDescription | undefined, plan: Families.Plan, permutations?: number): AxisEffects => {
   const candidates = summary.cells.filter((c) => !c.usesGold && !c.oracleRetrieval)
   const recorded = summary.axes
   const keys = recorded ?? derive(candidates)
@@ -264,7 +240,7 @@ export const of = (summary: Summary, idx: Index, main: MetricDescription | undef
     referenceReason: baselineAt >= 0 ? "the baseline's" : "the first"
   }))
   const levelOf = (cell: number, axis: number) => x.at[cell]![kept[axis]!]!
-  const stats = { seed: summary.seed, resamples: summary.resamples ?? 1000, ...(summary.largeSample !== undefined ? { largeSample: summary.largeSample } : {}) }
+  const stats = Families.resampling(summary, undefined)
   const tests: Array<Paired.Test> = []
   const planned: Array<Omit<Marginal, "test"> & { readonly t: number | undefined }> = []
   for (const slice of slices) {
@@ -277,34 +253,23 @@ export const of = (summary: Summary, idx: Index, main: MetricDescription | undef
       })
     })
   }
-  const sign = main.direction === "lower" ? -1 : 1
-  const valueOf = (c: CellSummary, slice: Slice) => c.slices[slice].metrics[main.name]?.mean ?? null
+  const valueOf = (i: number, slice: Slice) => x.cells[i]!.slices[slice].metrics[main.name]?.mean
   const bestPlanned: Array<{ slice: Slice; cell: number; choices: Array<{ axis: number; level: number; runnerUp?: { level: number; cell: number; t: number } }> }> = []
   for (const slice of slices) {
-    let best = -1
-    x.cells.forEach((c, i) => {
-      const v = valueOf(c, slice), b = best < 0 ? null : valueOf(x.cells[best]!, slice)
-      if (v !== null && Number.isFinite(v) && (b === null || sign * (v - b) > 0)) best = i
-    })
+    const best = Pairwise.bestIndex(x.cells.map((_, i) => valueOf(i, slice)), main)
     if (best < 0) continue
     const clusters = Families.personas(idx, slice)
     const choices = axes.map((_, a) => {
-      const rivals = x.cells.flatMap((c, i) =>
-        i !== best && axes.every((_, o) => o === a || levelOf(i, o) === levelOf(best, o)) && valueOf(c, slice) !== null ? [i] : []
-      )
-      const runnerUp = rivals.reduce((r, i) => (r < 0 || sign * (valueOf(x.cells[i]!, slice)! - valueOf(x.cells[r]!, slice)!) > 0 ? i : r), -1)
-      if (runnerUp < 0) return { axis: a, level: levelOf(best, a) }
+      const rivals = x.cells.flatMap((_, i) => (i !== best && axes.every((_, o) => o === a || levelOf(i, o) === levelOf(best, o)) ? [i] : []))
+      const runnerUp = rivals[Pairwise.bestIndex(rivals.map((i) => valueOf(i, slice)), main)]
+      if (runnerUp === undefined) return { axis: a, level: levelOf(best, a) }
       const column = (i: number) => sliceOf(idx, x.cells[i]!.id, slice)(main)
       const t = tests.push({ a: column(runnerUp), b: column(best), clusters }) - 1
       return { axis: a, level: levelOf(best, a), runnerUp: { level: levelOf(runnerUp, a), cell: runnerUp, t } }
     })
     bestPlanned.push({ slice, cell: best, choices })
   }
-  const family = Paired.family(tests, {
-    ...stats,
-    correction: plan.correction.exploratory,
-    ...(options.permutations !== undefined ? { permutations: options.permutations } : {})
-  })
+  const family = Paired.family(tests, { ...Families.resampling(summary, permutations), correction: plan.correction.exploratory })
   const test = (t: number): Test => ({ comparison: family.comparisons[t]!, pAdjusted: family.adjusted[t]! })
   const candidatesOutside = candidates.filter((c) => !x.cells.includes(c))
   return {
@@ -330,12 +295,9 @@ export const of = (summary: Summary, idx: Index, main: MetricDescription | undef
   }
 }
 
-/** The level below which an adjusted p counts as significant. */
-export const level = 0.05
-
-/** True when the adjusted p is below {@link level} (either direction). */
-export const differs = (t: Test | undefined): boolean => t !== undefined && t.pAdjusted < level
+/** True when the adjusted p is below the level (either direction). */
+export const differs = (t: Test | undefined): boolean => t !== undefined && t.pAdjusted < Pairwise.level
 
 /** True when the test finds its second side (b) better in the metric's direction after correction. */
 export const better = (t: Test | undefined, metric: MetricDescription): boolean =>
-  differs(t) && (metric.direction === "lower" ? t!.comparison.delta < 0 : t!.comparison.delta > 0)
+  differs(t) && Pairwise.better(metric, t!.comparison.delta)

@@ -1,10 +1,8 @@
 /**
- * The binned analyses: a metric by the mean position of the relevant sessions (fixed-width bins,
- * the paper's recency analysis) and by history length (equal-size bins by rank of approximate
- * tokens). Within a bin the metric aggregates as it does everywhere (mean or pooled).
+ * A metric by the mean position of the relevant sessions (fixed-width bins, the paper's recency
+ * analysis) and by history length (equal-size bins of approximate tokens), aggregated as everywhere.
  *
  * @example
- * import * as Bins from "@cupid-lab/experiments/analysis/Bins"
  * Bins.recency(metric, summary.cells, Columns.index(run.rows))?.bins.map((b) => b.label) // ["1–<3", ...]
  */
 import { Paired } from "@cupid-lab/scorers"
@@ -21,7 +19,6 @@ export interface Bin {
   readonly label: string
   readonly lo: number
   readonly hi: number
-  /** Instances in the bin (each counted once, whatever the number of cells). */
   readonly instances: number
   /** Per cell id. */
   readonly values: ReadonlyMap<string, BinValue>
@@ -53,10 +50,9 @@ const binned = (
   idx: Index
 ): Binned => {
   const kept = groups.filter((g) => g.ids.length > 0)
-  // A cell at a time over every bin (a large run's cells are read back one by one).
   const values = kept.map(() => new Map<string, BinValue>())
   for (const c of cells) {
-    // Over every instance, in the index's order: a bin's instance numbers are its rows.
+    // over every instance, in the index's order: a bin's instance numbers are its rows
     const columns = sliceOf(idx, c.id, "all")(metric)
     kept.forEach((g, b) => values[b]!.set(c.id, Paired.value(columns, g.ids)))
   }

@@ -1,11 +1,8 @@
 /**
- * A few worked examples for a report: the first instance of each type, with its request, the
- * gold preference, the prior sessions (label and opening user message) and what every cell
- * selected and inferred. The dataset is read again from the run's source; when it cannot be read,
- * or its fingerprint differs from the run's, the examples are left out and the report says why.
+ * A report's worked examples: the first instance of each type, read again from the run's dataset,
+ * with what every cell selected and inferred; when the dataset cannot be read or changed, why not.
  *
  * @example
- * import { Examples } from "@cupid-lab/experiments/analysis/Examples"
  * const examples = yield* Examples.load(run, analysis) // Effect<Examples.Examples>
  */
 import { Dataset, Domain } from "@cupid-lab/core"
@@ -37,14 +34,14 @@ export interface Examples {
   /** Per-instance metric shown next to each cell's inference. */
   readonly metric: string | undefined
   readonly examples: ReadonlyArray<Example>
-  /** Why there are no examples, when there are none. */
+  /** Why there are none. */
   readonly note: string | undefined
 }
 
 export type OpenDataset = (source: string) => Effect.Effect<Dataset.Opened, unknown, FileSystem.FileSystem>
 
 /** First instance of each type, in result-file order. */
-export const pick = (idx: Index): Array<string> => {
+const pick = (idx: Index): Array<string> => {
   const seen = new Set<string>()
   const out: Array<string> = []
   for (const r of idx.instances) {

@@ -1,16 +1,7 @@
 /**
- * Which family each difference against the baseline belongs to, and how each family is corrected.
- *
- * - **primary**: the comparisons the run is about, declared before looking at the results
- *   (`report.primary`; default: the main metric on all instances and on each instance type),
- *   corrected together (`report.correction.primary`, default Holm: family-wise error);
- * - **exploratory**: every other difference the report shows, corrected as its own family
- *   (`report.correction.exploratory`, default Benjamini-Hochberg: false discovery rate);
- * - **none**: cells that read gold labels (oracles) and cells the config names as reference
- *   points (`report.reference`): shown with their intervals, never tested.
- *
- * Also the persona of each instance of a slice, for clustered tests: a persona's instances share
- * their sessions, so their scores are not independent.
+ * Which family each difference against the baseline belongs to (primary: `report.primary`, Holm by
+ * default; exploratory: the rest, BH by default; none: oracle and reference cells, never tested), how
+ * the tests are resampled, and each instance's persona for clustered tests.
  *
  * @example
  * const plan = Families.resolve(summary, "inference.f1_micro")
@@ -32,7 +23,19 @@ export interface Plan {
   readonly reference: ReadonlySet<string>
 }
 
-export const defaultCorrection = { primary: "holm", exploratory: "bh" } as const
+const defaultCorrection = { primary: "holm", exploratory: "bh" } as const
+
+/** The cell with this id, else with this name. */
+export const cellNamed = (cells: ReadonlyArray<CellSummary>, key: string): CellSummary | undefined =>
+  cells.find((c) => c.id === key) ?? cells.find((c) => c.name === key)
+
+/** The run's resampling settings for Paired, with the permutations asked for. */
+export const resampling = (summary: Summary, permutations: number | undefined) => ({
+  seed: summary.seed,
+  resamples: summary.resamples ?? 1000,
+  ...(summary.largeSample !== undefined ? { largeSample: summary.largeSample } : {}),
+  ...(permutations !== undefined ? { permutations } : {})
+})
 
 /** The families a config declares, as the summary records them (nothing when it declares none). */
 export const declared = (report: Families): { readonly families?: Families } => {
@@ -43,10 +46,7 @@ export const declared = (report: Families): { readonly families?: Families } => 
   return Object.keys(f).length === 0 ? {} : { families: f }
 }
 
-/**
- * The run's families with their defaults: primary metrics default to the main metric. A
- * reference cell or primary metric that is not in the run is an error naming the valid ones.
- */
+/** The run's families with their defaults; a reference cell or primary metric not in the run is an error. */
 export const resolve = (summary: Summary, main: string | undefined): Plan => {
   const f = summary.families ?? {}
   const metrics = f.primary?.metrics ?? (main === undefined ? [] : [main])
@@ -57,7 +57,7 @@ export const resolve = (summary: Summary, main: string | undefined): Plan => {
   }
   const reference = new Set<string>()
   for (const name of f.reference ?? []) {
-    const c = summary.cells.find((x) => x.id === name) ?? summary.cells.find((x) => x.name === name)
+    const c = cellNamed(summary.cells, name)
     if (c === undefined) throw new Error(`report.reference: "${name}" is not a cell of this run; cells: ${summary.cells.map((x) => x.name).join(", ")}`)
     reference.add(c.id)
   }
@@ -72,18 +72,14 @@ export const resolve = (summary: Summary, main: string | undefined): Plan => {
   }
 }
 
-/** Why a cell is outside every family, or undefined when it is tested. */
-export const untestedReason = (plan: Plan, cell: CellSummary): string | undefined =>
-  cell.usesGold || cell.oracleRetrieval ? "reads gold labels" : plan.reference.has(cell.id) ? "reference point (report.reference)" : undefined
-
 export const familyOf = (plan: Plan, cell: CellSummary, metric: string, slice: Slice): Family =>
-  untestedReason(plan, cell) !== undefined
+  cell.usesGold || cell.oracleRetrieval || plan.reference.has(cell.id)
     ? "none"
     : plan.primaryMetrics.includes(metric) && plan.primarySlices.includes(slice)
     ? "primary"
     : "exploratory"
 
-/** The persona of each row of a slice (rows as {@link sliceNumbers} orders them), as small integers. */
+/** The persona of each row of a slice, as small integers: a persona's instances share sessions. */
 export const personas = (idx: Index, slice: Slice): Int32Array => {
   const ids = new Map<string, number>()
   return Int32Array.from(sliceNumbers(idx, slice), (k) => {

@@ -1,21 +1,18 @@
 /**
- * Metrics whose values cannot tell the cells apart, so a report does not lead with them: on all
- * instances, no cell has a value; or every cell has the same value; or every cell's 95% interval,
- * the oracle's included, contains 0 (the metric is within noise of zero everywhere, e.g. a stale
- * rate on data without stale sessions). Each comes with the reason, for the report's text.
+ * Metrics that cannot tell the cells apart on all instances (no cell has a value, every cell has
+ * the same, or every cell's 95% CI contains 0), with the reason, so a report does not lead with them.
  *
  * @example
- * Informative.uninformative(summary, summary.metrics) // [{ metric: "retrieval.stale", reason: "every cell has the same value 0.000 on all instances" }]
+ * Informative.uninformative(summary) // [{ metric: "retrieval.stale", reason: "every cell has the same value 0.000 on all instances" }]
  */
-import type { MetricDescription, Summary } from "../results/ResultLine.js"
+import type { Summary } from "../results/ResultLine.js"
 
 export interface Uninformative {
   readonly metric: string
   readonly reason: string
 }
 
-/** Why the metric cannot tell the run's cells apart, or undefined when it can. */
-export const reason = (summary: Summary, metric: string): string | undefined => {
+const reason = (summary: Summary, metric: string): string | undefined => {
   const estimates = summary.cells
     .map((c) => c.slices.all.metrics[metric])
     .filter((e): e is NonNullable<typeof e> => e !== undefined && e.n > 0 && Number.isFinite(e.mean))
@@ -30,8 +27,8 @@ export const reason = (summary: Summary, metric: string): string | undefined => 
   return undefined
 }
 
-export const uninformative = (summary: Summary, metrics: ReadonlyArray<MetricDescription>): Array<Uninformative> =>
-  metrics.flatMap((m) => {
+export const uninformative = (summary: Summary): Array<Uninformative> =>
+  summary.metrics.flatMap((m) => {
     const r = reason(summary, m.name)
     return r === undefined ? [] : [{ metric: m.name, reason: r }]
   })

@@ -1,10 +1,8 @@
 /**
- * Facts about a run that are not statistics: model calls and tokens per cell, models used, failures
- * grouped by cause, the plugins the cells use (with the package that ships each), and the cost
- * frontier.
+ * Facts about a run that are not statistics: usage per cell, models, failures grouped by cause, the
+ * plugins the cells use (with the package that ships each), and the cost frontier.
  *
  * @example
- * import * as Inventory from "@cupid-lab/experiments/analysis/Inventory"
  * Inventory.failureGroups(run.index, run.summary.cells)[0] // { stage, plugin, tag, count, cells, examples }
  */
 import { Builtins as CoreBuiltins, type Plugin } from "@cupid-lab/core"
@@ -14,7 +12,7 @@ import { Builtins as ScorerBuiltins } from "@cupid-lab/scorers"
 import type { CellSummary } from "../results/ResultLine.js"
 import type { CellUsage, Index } from "../results/Columns.js"
 
-/** A cell's usage (see Columns.CellUsage: failed lines count too; scoring apart, not part of the method's cost). */
+/** A cell's usage (failed lines count too; scoring apart). */
 export interface CostRow extends CellUsage {
   readonly cell: string
 }
@@ -33,16 +31,16 @@ export interface FailureGroup {
   readonly count: number
   /** Names of the cells affected, in grid order. */
   readonly cells: ReadonlyArray<string>
-  /** First examples in file order (at most 3). */
+  /** The first three in file order. */
   readonly examples: ReadonlyArray<{ readonly cell: string; readonly instance: string; readonly message: string }>
 }
 
 export interface PluginUse {
   readonly stage: string
   readonly name: string
-  /** The package that ships it, or undefined for a plugin module listed by the config. */
+  /** Undefined for a plugin module listed by the config. */
   readonly package: string | undefined
-  /** Number of cells using it (directly or inside a composite plugin). */
+  /** Cells using it, directly or inside a composite plugin. */
   readonly cells: number
 }
 

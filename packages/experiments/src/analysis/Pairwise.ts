@@ -1,17 +1,7 @@
 /**
- * Every cell against every other, the way IR evaluation toolkits compare runs: for each headline
- * metric and slice, a paired test between every pair of cells, Holm-corrected over the whole
- * family, and for each cell the cells it beats significantly (its superscripts in the tables).
- *
- * A pair whose cells differ on at most 20 instances gets the exact p (every sign pattern of those
- * instances); a pair that differs on more gets the normal approximation of the same permutation
- * test, as a paired z-test would: with thousands of tests in one Holm family, random permutations
- * could not resolve the thresholds at any affordable count. Only p-values are computed (no
- * intervals): the differences against the baseline carry the intervals.
- *
- * A slice whose pairs share so few instances that no exact p, times the Holm family size, can fall
- * below 0.05 gets a notice with the smallest n that could (2 / 2^n is the smallest exact two-sided
- * p of n paired instances).
+ * Every cell against every other, as IR toolkits compare runs: per headline metric and slice, a
+ * paired test between every two cells (exact p up to 20 differing instances, else its normal
+ * approximation; p-values only), Holm-corrected as one family, and the cells each cell beats.
  *
  * @example
  * const pw = Pairwise.compute(summary, idx, metrics)
@@ -22,38 +12,40 @@ import type { CellSummary, MetricDescription, Slice, Summary } from "../results/
 import { slices } from "../results/ResultLine.js"
 import { type CellColumns, type Index, sliceNumbers, sliceOf } from "../results/Columns.js"
 
-/** The level below which a Holm-adjusted p counts as significant. */
+/** The level below which an adjusted p counts as significant. */
 export const level = 0.05
 
 export interface SliceResult {
   readonly slice: Slice
   /** metric name -> cell id -> numbers (1-based, in the run's cell order) of the cells it beats. */
   readonly beats: ReadonlyMap<string, ReadonlyMap<string, ReadonlyArray<number>>>
-  /** The largest number of instances any pair shares in this slice. */
+  /** The largest number of instances any pair shares. */
   readonly maxN: number
   /** Set when no difference in this slice can reach significance: the n that could. */
   readonly tooSmall: { readonly n: number; readonly needed: number } | undefined
 }
 
 export interface Pairwise {
-  /** Cells in the run's order; cell k is numbered k + 1. */
+  /** Cell k is numbered k + 1. */
   readonly cells: ReadonlyArray<CellSummary>
   readonly metrics: ReadonlyArray<MetricDescription>
   readonly slices: ReadonlyArray<SliceResult>
-  /** Tests with a p-value: the Holm family. */
+  /** Tests with a p-value. */
   readonly tests: number
-  /** How the tests' p-values were found. */
   readonly forms: { readonly exact: number; readonly normal: number; readonly monteCarlo: number }
 }
 
-/**
- * The smallest n whose smallest exact p (2 / 2^n), times a Holm family of `m` tests, is below
- * {@link level}: 2^(n-1) > m / level.
- */
+/** The smallest n whose smallest exact p (2 / 2^n), times a family of `m` tests, is below {@link level}. */
 export const neededN = (m: number): number => {
   let n = 1
   while (2 ** (1 - n) * m >= level) n++
   return n
+}
+
+/** Set when a family of `tests` over at most n paired instances can have no significant test: n and the n that could. */
+export const tooSmall = (n: number, tests: number): { readonly n: number; readonly needed: number } | undefined => {
+  const needed = neededN(tests)
+  return tests > 0 && n <= Paired.exactUpTo && n < needed ? { n, needed } : undefined
 }
 
 /** How many of these instances both cells scored ok. */
@@ -64,7 +56,15 @@ const sharedCount = (ca: CellColumns | undefined, cb: CellColumns | undefined, n
   return n
 }
 
-const better = (m: MetricDescription, delta: number): boolean => (m.direction === "lower" ? delta < 0 : delta > 0)
+/** True when a difference (b - a) favours b in the metric's direction. */
+export const better = (m: Pick<MetricDescription, "direction">, delta: number): boolean => (m.direction === "lower" ? delta < 0 : delta > 0)
+
+/** The index of the best finite value in the metric's direction (the first of equals), or -1. */
+export const bestIndex = (values: ReadonlyArray<number | null | undefined>, m: Pick<MetricDescription, "direction">): number =>
+  values.reduce<number>((best, v, i) => {
+    if (v === null || v === undefined || !Number.isFinite(v)) return best
+    return best < 0 || better(m, v - values[best]!) ? i : best
+  }, -1)
 
 export const compute = (
   summary: Summary,
@@ -74,9 +74,7 @@ export const compute = (
 ): Pairwise => {
   const cells = summary.cells
   const numbers = slices.map((slice) => sliceNumbers(idx, slice))
-  // Every pair of cells, slice and metric: each cell's columns over every instance of the slice
-  // (Columns.sliceOf), NaN where it has no ok line, so that a test's usable rows are the instances
-  // both cells scored; n counts those.
+  // A cell's columns are NaN where it has no ok line: a test's usable rows are the instances both cells scored.
   const plan: Array<{ readonly i: number; readonly j: number; readonly metric: MetricDescription; readonly slice: Slice; readonly n: number }> = []
   const tests: Array<Paired.Test> = []
   for (let i = 0; i < cells.length; i++) {
@@ -95,9 +93,8 @@ export const compute = (
   const family = Paired.family(tests, {
     seed: options.seed,
     resamples: options.resamples,
-    // Beyond exact enumeration (at most 20 differing instances), the normal approximation: a
-    // family this size would need millions of random permutations per test to resolve Holm's
-    // smallest thresholds, and a Monte-Carlo p can never reach them.
+    // Beyond exact enumeration, the normal approximation: a family this size would need millions
+    // of random permutations per test to resolve Holm's smallest thresholds.
     largeSample: Paired.exactUpTo + 1,
     minVarying: Paired.exactUpTo + 1,
     intervals: false,
@@ -116,9 +113,7 @@ export const compute = (
       beats.get(t.metric.name)!.get(cells[winner]!.id)!.push(loser + 1)
     })
     for (const byCell of beats.values()) for (const list of byCell.values()) list.sort((x, y) => x - y)
-    const needed = neededN(family.tests)
-    const exactOnly = maxN <= Paired.exactUpTo
-    return { slice, beats, maxN, tooSmall: family.tests > 0 && exactOnly && maxN < needed ? { n: maxN, needed } : undefined }
+    return { slice, beats, maxN, tooSmall: tooSmall(maxN, family.tests) }
   })
   const tested = family.comparisons.filter((c) => Number.isFinite(c.p))
   return {

@@ -1,20 +1,10 @@
 /**
- * Who won: from an {@link Analysis}, a leaderboard on the main metric per instance type (value,
- * 95% CI, N per cell; cells that read gold labels set apart as ceilings, never ranked) and, per
- * instance type, one plain sentence: which cell leads, by how much against the baseline and
- * against the runner-up, and whether each lead holds after correction for multiple comparisons.
- * Every report opens with it (report.md, report.html, the sweep's console summary).
- *
- * The difference against the baseline is the analysis' paired test (its adjusted p read through
- * {@link adjustedP} only); the lead over the runner-up is the difference of their values, and it
- * counts as significant when the every-pair tests ({@link Pairwise}) find the leader beats the
- * runner-up after their own correction.
+ * Who won: per instance type, a leaderboard on the main metric (cells that read gold labels apart,
+ * as ceilings) and one plain sentence: who leads, by how much against the baseline (its paired test)
+ * and the runner-up (significant when the every-pair tests say so), and whether each lead holds.
  *
  * @example
- * import * as Verdict from "@cupid-lab/experiments/analysis/Verdict"
- * const v = Verdict.verdict(analysis)
- * v.findings[0].sentence
- * // "All instances: bm25 leads on retrieval.f1 with 0.624 [0.501, 0.750] on n = 24 instances, ahead of ..."
+ * Verdict.verdict(analysis).findings[0].sentence // "All instances: bm25 leads on retrieval.f1 with 0.624 [0.501, 0.750] ..."
  */
 import type { CellSummary, MetricDescription, MetricEstimate, Slice } from "../results/ResultLine.js"
 import { slices } from "../results/ResultLine.js"
@@ -23,60 +13,56 @@ import { type Analysis, chooseBaseline, comparedMetrics, type Delta, families } 
 import { level } from "./Pairwise.js"
 import * as Format from "../render/Format.js"
 
-/** The adjusted p of a difference against the baseline: the one place reports read it. */
-export const adjustedP = (d: Delta): number => d.pAdjusted
-
-/** What the verdict reads of an analysis (tests build it by hand). */
+/** What the verdict reads of an analysis. */
 export type Input = Pick<Analysis, "summary" | "baseline" | "main" | "deltas" | "pairwise" | "baselineTooSmall">
 
 export interface Standing {
   readonly cell: CellSummary
-  /** The cell's value of the main metric on the slice (mean null when it has none). */
+  /** The mean is null when the cell has no value. */
   readonly estimate: MetricEstimate
-  /** 1-based rank among the cells that read no gold labels; undefined for a ceiling. */
+  /** 1-based; undefined for a ceiling. */
   readonly rank: number | undefined
-  /** The cell against the baseline on the main metric and slice (undefined for the baseline itself). */
+  /** Undefined for the baseline itself. */
   readonly vsBaseline: Delta | undefined
 }
 
 export interface Leaderboard {
   readonly slice: Slice
-  /** Cells that read no gold labels, best first by the metric's direction; cells without a value last. */
+  /** Best first; cells without a value last. */
   readonly contenders: ReadonlyArray<Standing>
-  /** Cells that read gold labels: upper bounds, in the same order, not ranked. */
+  /** Cells that read gold labels, in the same order, not ranked. */
   readonly ceilings: ReadonlyArray<Standing>
 }
 
 /** How a lead compares with one other cell. */
 export interface Lead {
   readonly other: Standing
-  /** How far the leader is ahead (in the metric's units, positive when better). */
+  /** Positive when the leader is better. */
   readonly by: number
-  /** The paired 95% CI of the lead, when there is a paired test. */
+  /** The paired 95% CI, when there is a paired test. */
   readonly ci: readonly [number, number] | undefined
-  /** The adjusted p, when there is a paired test with one. */
+  /** The adjusted p, when there is one. */
   readonly p: number | undefined
-  /** Significant after correction; undefined when it could not be tested. */
+  /** Undefined when it could not be tested. */
   readonly significant: boolean | undefined
-  /** The smallest difference the test detects with 80% power at its n (primary comparisons only). */
+  /** Primary comparisons: the smallest difference the test detects with 80% power. */
   readonly mde?: number
 }
 
 export interface Finding {
   readonly slice: Slice
-  /** The cells that share the best shown value (one unless there is a tie). */
+  /** The cells that share the best shown value. */
   readonly leaders: ReadonlyArray<Standing>
   readonly runnerUp: Standing | undefined
   readonly vsBaseline: Lead | undefined
   readonly vsRunnerUp: Lead | undefined
-  /** Set when the slice is too small for any difference against the baseline to be significant. */
   readonly tooSmall: { readonly n: number; readonly needed: number; readonly clustered?: boolean } | undefined
   readonly sentence: string
 }
 
 export interface Verdict {
   readonly metric: MetricDescription | undefined
-  /** One per slice, in {@link slices} order (all instances first). */
+  /** One per slice, all instances first. */
   readonly boards: ReadonlyArray<Leaderboard>
   readonly findings: ReadonlyArray<Finding>
 }
@@ -85,7 +71,6 @@ const better = (m: MetricDescription) => (x: number, y: number): number => (m.di
 const valueOf = (s: Pick<Standing, "estimate">): number | null => s.estimate.mean
 const shown = (x: number | null): string => Format.number(x)
 
-/** The leaderboard of one slice. */
 export const leaderboard = (a: Input, m: MetricDescription, slice: Slice): Leaderboard => {
   const deltas = new Map(a.deltas.filter((d) => d.metric === m.name && d.slice === slice).map((d) => [d.cell, d]))
   const standing = (c: CellSummary): Omit<Standing, "rank"> => ({
@@ -115,7 +100,7 @@ export const leaderboard = (a: Input, m: MetricDescription, slice: Slice): Leade
 const fromDelta = (m: MetricDescription, d: Delta | undefined, other: Standing, leader: Standing, leaderIsCell: boolean): Lead => {
   const sign = (m.direction === "lower" ? -1 : 1) * (leaderIsCell ? 1 : -1)
   const tested = d !== undefined && d.comparison.n > 0 && Number.isFinite(d.comparison.delta)
-  const p = tested ? adjustedP(d) : undefined
+  const p = tested ? d.pAdjusted : undefined
   const [lo, hi] = tested ? d.comparison.ci95 : [NaN, NaN]
   return {
     other,
@@ -227,10 +212,7 @@ export const verdict = (a: Input): Verdict => {
   return { metric: m, boards, findings: boards.map((b) => finding(a, m, b)) }
 }
 
-/**
- * What the verdict reads, from a summary alone, without paired tests: leaderboards and leads by
- * value, every significance "could not be tested". For a run whose reports were not written.
- */
+/** What the verdict reads from a summary alone, without paired tests (every significance "could not be tested"). */
 export const unpaired = (summary: Summary): Input & Pick<Analysis, "compared"> => {
   const fam = families(summary)
   return {

@@ -1,12 +1,8 @@
 /**
- * One grid over several data sources (`sweep: { data.source: [...] }`): each source is its own run
- * (its own run directory, summary and reports), and `benchmarks.md` puts them side by side. Per
- * source, each cell's main metric on all instances with its 95% CI and N, then its value and N on
- * each instance type that source has (CUPID's, or the benchmark's own question types). Values of different sources are never averaged: their instances, metrics and
- * scales differ, so a mean across them would not be a number about anything.
+ * `benchmarks.md`: the runs of one grid over several data sources (`sweep: { data.source: [...] }`)
+ * side by side, each cell's main metric per source and instance type; never averaged across sources.
  *
  * @example
- * import * as Benchmarks from "@cupid-lab/experiments/render/Benchmarks"
  * const { file, text } = yield* Benchmarks.write("runs/contextual", [{ source: "sample", dir, summary }])
  */
 import { Files } from "@cupid-lab/core"
@@ -22,12 +18,11 @@ export const fileName = "benchmarks.md"
 
 export interface SourceRun {
   readonly source: string
-  /** Its run directory. */
   readonly dir: string
   readonly summary: Summary
 }
 
-/** The folder of the `index`-th source under an `out` the config gives: its position and its name, made safe for a path. */
+/** The folder of the `index`-th source: its position and its name, made safe for a path. */
 export const folderOf = (source: string, index: number): string =>
   `${index + 1}-${source.replace(/[^A-Za-z0-9._=-]+/g, "_").replace(/^[_.]+|_+$/g, "").slice(0, 80) || "source"}`
 
@@ -92,7 +87,6 @@ export const render = (runs: ReadonlyArray<SourceRun>): string => {
   ].join("\n")
 }
 
-/** Write `<dir>/benchmarks.md`. */
 export const write = (dir: string, runs: ReadonlyArray<SourceRun>): Effect.Effect<{ readonly file: string; readonly text: string }, RunError, FileSystem.FileSystem> => {
   const file = path.join(dir, fileName)
   const text = render(runs)

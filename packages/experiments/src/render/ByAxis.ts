@@ -1,11 +1,8 @@
 /**
- * The report's "By sweep axis" section: for a grid that crosses two or more axes, one table per axis
- * (each value's marginal effect on the main metric per instance type, against the axis's reference
- * value) and a table of the best setting per instance type with the runner-up value of each axis.
- * Computed by {@link AxisEffects}; drawn here for report.md and report.html.
+ * The reports' "By sweep axis" section ({@link AxisEffects}): a table per axis and the best setting
+ * per instance type.
  *
  * @example
- * import * as ByAxis from "@cupid-lab/experiments/render/ByAxis"
  * ByAxis.markdown(analysis) // ["## By sweep axis", "", ...] or [] when the grid crosses fewer than two axes
  */
 import type { Analysis } from "../analysis/Analysis.js"
@@ -15,9 +12,9 @@ import * as Format from "./Format.js"
 import * as Notes from "./Notes.js"
 import type { Cell, Table } from "./Table.js"
 import * as TableRender from "./Table.js"
-import { left, num, right } from "./Tables.js"
+import { adjustedLabel, left, num, right } from "./Tables.js"
 
-const adjusted = (c: AxisEffects.Effects["correction"]): string => (c === "holm" ? "Holm" : c === "bonferroni" ? "Bonferroni" : c === "bh" ? "BH" : "p")
+const adjusted = (c: AxisEffects.Effects["correction"]): string => adjustedLabel(c) || "p"
 
 const interval = (lo: number, hi: number) => `[${Format.signed(lo)}, ${Format.signed(hi)}]`
 
@@ -76,8 +73,7 @@ export const best = (fx: AxisEffects.Effects): Table => ({
   }))
 })
 
-/** What the section computes, in two sentences. */
-export const intro = (fx: AxisEffects.Effects): string => {
+const intro = (fx: AxisEffects.Effects): string => {
   const axes = fx.axes.map((a) => `${a.key} (${a.levels.length} values)`).join(" x ")
   const outside = fx.outside.length === 0 ? "" : ` ${fx.outside.length} cells outside that crossing (explicit cells, other stages) are left out, as are cells that read gold labels.`
   const derived = fx.source === "derived" ? " The run did not record its sweep keys, so the axes are the parameters that vary across its cells." : ""

@@ -1,22 +1,10 @@
 /**
- * Charts as data: each chart of the reports is a Vega-Lite spec built from plain values (names,
- * numbers, intervals; no report types), and {@link svg} renders a spec to a static SVG string in
- * Node with Vega (no DOM, no canvas, no script in the output). Vega lays out axes, labels and
- * legends; nothing here computes a coordinate.
- *
- * Series (cells) are named, not numbered: bar rows carry the cell's name, wrapped at its
- * punctuation ({@link wrap}); lines and points get one style per series (colour, then shape and
- * dash beyond ten) and a legend with the names. Every bar, point and whisker has a tooltip (an
- * SVG `<title>`) with its series, value, 95% CI and N. The SVG holds no ids, clock or random
- * value: the same data gives the same bytes.
+ * The reports' charts as Vega-Lite specs built from plain values, and {@link svg}, which renders one
+ * to a static SVG in Node (Vega lays everything out; the same data gives the same bytes).
  *
  * @example
- * import * as Charts from "@cupid-lab/experiments/render/Charts"
- * const chart = Charts.bars({
- *   title: "retrieval.recall per cell and slice", metric: "retrieval.recall",
- *   rows: [{ name: "bm25" }], panels: ["all"],
- *   values: [{ row: 0, panel: 0, value: 0.4, lo: 0.3, hi: 0.5, n: 24 }]
- * })
+ * const chart = Charts.bars({ title: "recall", metric: "retrieval.recall", rows: [{ name: "bm25" }], panels: ["all"],
+ *   values: [{ row: 0, panel: 0, value: 0.4, lo: 0.3, hi: 0.5, n: 24 }] })
  * const svg = yield* Charts.svg(chart) // `<svg class="chart chart-bars" ...>`
  */
 import { Effect } from "effect"
@@ -24,14 +12,12 @@ import * as vega from "vega"
 import { compile as compileLite, type TopLevelSpec } from "vega-lite"
 import * as Format from "./Format.js"
 
-/** A named series: a cell (bar row, line, point) or a group of cells. */
 export interface Series {
   readonly name: string
-  /** Reads gold labels (an oracle cell): drawn hollow or grey. */
+  /** Reads gold labels: drawn hollow or grey. */
   readonly oracle?: boolean
 }
 
-/** A value with its 95% CI (null when unknown) and the N behind it. */
 export interface Estimate {
   readonly value: number
   readonly lo: number | null
@@ -39,38 +25,30 @@ export interface Estimate {
   readonly n: number
 }
 
-/** What {@link svg} renders: the spec and the kind of chart (the SVG's class `chart chart-<kind>`). */
 export interface Chart {
   readonly kind: "bars" | "lines" | "scatter"
   readonly spec: TopLevelSpec
 }
 
-/** The categorical palette: one colour per series up to 10, then repeated with another shape and dash. */
 export const palette = ["#4e79a7", "#f28e2b", "#e15759", "#76b7b2", "#59a14f", "#edc948", "#b07aa1", "#ff9da7", "#9c755f", "#7f7f7f"]
 const shapes = ["circle", "square", "triangle-up", "diamond", "cross", "triangle-down", "triangle-left", "triangle-right"]
 const dashes: ReadonlyArray<ReadonlyArray<number>> = [[1, 0], [6, 3], [2, 2], [8, 3, 2, 3], [12, 4]]
 
-/** Series i's style: colours cycle every 10 series, shapes and dashes change at each cycle (80 distinct points, 50 distinct lines). */
+/** Series i's style: colours cycle every 10 series, shapes and dashes change at each cycle. */
 export const style = (i: number) => ({
   color: palette[i % palette.length]!,
   shape: shapes[Math.floor(i / palette.length) % shapes.length]!,
   dash: dashes[Math.floor(i / palette.length) % dashes.length]!
 })
 
-/** Longest line of a wrapped name, in characters. */
-export const wrapWidth = 34
-/** Wrapped names keep at most this many lines. */
-export const wrapLines = 3
-/** Longest label line (px, as Vega measures it: 0.8 em per character without a canvas) before it is cut with "…". */
+/** Longest label line (px, as Vega measures it without a canvas) before it is cut with "…". */
 export const labelLimit = 300
 
 /**
- * A name split into lines of at most `width` characters, breaking after `,`, `(`, `;` or a space,
- * and before a `(` that follows a space (a part longer than `width` stays whole, and Vega cuts it
- * at {@link labelLimit}); at most
- * `lines` lines, the last ending in "…" when more was left. The full name stays in the tooltips.
+ * A name in lines of at most `width` characters, broken after `,`, `(`, `;` or a space and before a
+ * `(` after a space; at most `lines` lines, the last ending in "…" when more was left.
  */
-export const wrap = (name: string, width = wrapWidth, lines = wrapLines): ReadonlyArray<string> => {
+export const wrap = (name: string, width = 34, lines = 3): ReadonlyArray<string> => {
   // A "(" after a space opens a part ("(baseline)") rather than ending one.
   const parts = name.match(/(?:[^,(;\s]|(?<=\s)\()*(?:[,;\s]|(?<!\s)\()*/g)?.filter((p) => p !== "") ?? []
   const out: Array<string> = []
@@ -84,10 +62,7 @@ export const wrap = (name: string, width = wrapWidth, lines = wrapLines): Readon
   return [...trimmed.slice(0, lines - 1), `${trimmed[lines - 1]}…`]
 }
 
-/**
- * The labels of a chart's series: each name wrapped ({@link wrap}, lines joined by "\n", which
- * the axis or legend splits again), a label that repeats made distinct with ` (2)`, ` (3)`, ...
- */
+/** The series' labels: each name wrapped (lines joined by "\n"), repeats made distinct with ` (2)`, ` (3)`, ... */
 export const labels = (names: ReadonlyArray<string>): Array<string> => {
   const seen = new Map<string, number>()
   return names.map((name) => {
@@ -98,7 +73,6 @@ export const labels = (names: ReadonlyArray<string>): Array<string> => {
   })
 }
 
-/** An axis or legend label that shows a {@link labels} entry on its lines. */
 const multiline = { labelExpr: "split(datum.label, '\\n')", labelLimit } as const
 
 const fmt = Format.number
@@ -106,12 +80,8 @@ const ci = (e: Estimate): string => (e.lo === null || e.hi === null ? "" : ` [${
 /** The tooltip of one value: `name · where: 0.412 [0.301, 0.520] n=24`. */
 export const tip = (name: string, where: string, e: Estimate): string => `${name}${where === "" ? "" : ` · ${where}`}: ${fmt(e.value)}${ci(e)} n=${e.n}`
 
-/** The fields every plotted value carries: the value, its 95% CI, its N and its tooltip's text. */
 const plotted = (e: Estimate, tipText: string) => ({ value: e.value, lo: e.lo, hi: e.hi, n: e.n, tip: tipText })
 
-const schema = "https://vega.github.io/schema/vega-lite/v6.json"
-
-/** One layer of a layered spec. */
 type Layer = Extract<TopLevelSpec, { readonly layer: unknown }>["layer"][number]
 
 const config = {
@@ -123,24 +93,23 @@ const config = {
   title: { fontSize: 13, anchor: "start", fontWeight: "bold" }
 } as const
 
+/** What every spec starts with. */
+const top = (title: string) => ({ $schema: "https://vega.github.io/schema/vega-lite/v6.json", title, config })
+
 const tooltip = { field: "tip", type: "nominal" } as const
 
 export interface Bars {
   readonly title: string
   /** The value axis' title. */
   readonly metric: string
-  /** One row per series (cell), top to bottom, labelled with its wrapped name. */
   readonly rows: ReadonlyArray<Series>
-  /** One panel per entry (instance types, runs), side by side on one value axis. */
+  /** Side by side on one value axis. */
   readonly panels: ReadonlyArray<string>
-  /** Values by row and panel index; a missing pair draws no bar. */
+  /** By row and panel index; a missing pair draws no bar. */
   readonly values: ReadonlyArray<Estimate & { readonly row: number; readonly panel: number }>
 }
 
-/**
- * Horizontal bars with 95% CI whiskers, one row per series and one panel per entry of `panels`,
- * on one value axis that starts at 0 for positive values. Oracle rows are grey.
- */
+/** Horizontal bars with 95% CI whiskers, one row per series and one panel per entry of `panels`; oracle rows grey. */
 export const bars = (input: Bars): Chart => {
   const rows = labels(input.rows.map((r) => r.name))
   const lines = Math.max(1, ...rows.map((l) => l.split("\n").length))
@@ -155,9 +124,7 @@ export const bars = (input: Bars): Chart => {
   return {
     kind: "bars",
     spec: {
-      $schema: schema,
-      title: input.title,
-      config,
+      ...top(input.title),
       data: { values },
       facet: { column: { field: "panel", type: "nominal", sort: [...input.panels], title: null } },
       spacing: 14,
@@ -186,16 +153,14 @@ export interface Lines {
   readonly title: string
   readonly x: string
   readonly y: string
-  /** The x axis' categories (bins, transform values), left to right. */
   readonly categories: ReadonlyArray<string>
-  /** One line per series, in the legend's order and styled by {@link style} of its index. */
   readonly series: ReadonlyArray<Series>
-  /** Small multiples (instance types, groups of series), in order, on one y scale; none: one panel. */
+  /** Small multiples on one y scale; none: one panel. */
   readonly panels?: ReadonlyArray<string>
   readonly points: ReadonlyArray<Estimate & { readonly series: number; readonly category: number; readonly panel?: number }>
 }
 
-/** The encoding of the series: one colour, shape and dash per series by {@link style}, and a legend of their wrapped names. */
+/** One colour, shape and dash per series by {@link style}, and a legend of their labels. */
 const seriesEncoding = (names: ReadonlyArray<string>, legendOrient: "right" | "bottom") => {
   // Two columns under a chart, or beside it once one column would be much taller than the chart.
   const columns = legendOrient === "bottom" || names.length > 12 ? 2 : 1
@@ -207,17 +172,14 @@ const seriesEncoding = (names: ReadonlyArray<string>, legendOrient: "right" | "b
   }
 }
 
-/** Marks by the spot they are drawn on: marks on one spot share a tooltip that names every series there. */
+/** Marks by the spot they are drawn on (marks on one spot share a tooltip). */
 const bySpot = <A extends { readonly key: string }>(marks: ReadonlyArray<A>): ReadonlyMap<string, ReadonlyArray<A>> => {
   const at = new Map<string, Array<A>>()
   for (const m of marks) at.set(m.key, [...(at.get(m.key) ?? []), m])
   return at
 }
 
-/**
- * One line per series over ordinal categories, a point (with its 95% CI whisker when known) at
- * each value. Series with equal values draw on top of one another; the point's tooltip names all.
- */
+/** One line per series over ordinal categories, a point (with its 95% CI whisker when known) at each value. */
 export const lines = (input: Lines): Chart => {
   const names = labels(input.series.map((s) => s.name))
   const panels = input.panels ?? []
@@ -248,11 +210,9 @@ export const lines = (input: Lines): Chart => {
   ]
   const width = (per: number, lo: number, hi: number) => Math.max(lo, Math.min(hi, per * input.categories.length))
   const spec: TopLevelSpec = panels.length === 0
-    ? { $schema: schema, title: input.title, config, data: { values }, width: width(120, 300, 560), height: 240, layer }
+    ? { ...top(input.title), data: { values }, width: width(120, 300, 560), height: 240, layer }
     : {
-      $schema: schema,
-      title: input.title,
-      config,
+      ...top(input.title),
       data: { values },
       facet: { field: "panel", type: "nominal", sort: [...panels], title: null },
       columns: Math.min(panels.length, 2),
@@ -265,13 +225,13 @@ export interface Scatter {
   readonly title: string
   readonly x: string
   readonly y: string
-  /** One point per series, styled by {@link style} of its index; oracle series are hollow. */
+  /** Oracle series are hollow. */
   readonly series: ReadonlyArray<Series>
-  /** Points by series index, with the text of their tooltip; `front` ones are ringed and joined by a dashed line in x order. */
+  /** `front` points are ringed and joined by a dashed line in x order. */
   readonly points: ReadonlyArray<{ readonly series: number; readonly x: number; readonly y: number; readonly front?: boolean; readonly detail: string }>
 }
 
-/** Points with a legend of the series' names; series on one spot share a tooltip that lists them all. */
+/** Points with a legend of the series' names. */
 export const scatter = (input: Scatter): Chart => {
   const names = labels(input.series.map((s) => s.name))
   const kept = input.points.filter((p) => Number.isFinite(p.x) && Number.isFinite(p.y)).map((p) => ({ ...p, key: `${fmt(p.x)} ${fmt(p.y)}` }))
@@ -299,21 +259,17 @@ export const scatter = (input: Scatter): Chart => {
     mark: { type: "point", filled: false, size: 80, strokeWidth: 2, opacity: 1 },
     encoding: { x, y, color, shape, fill: color, fillOpacity: { condition: { test: "datum.oracle", value: 0 }, value: 1 }, tooltip, description: tooltip }
   }
-  return { kind: "scatter", spec: { $schema: schema, title: input.title, config, width: 420, height: 320, data: { values }, layer: [...front, points] } satisfies TopLevelSpec }
+  return { kind: "scatter", spec: { ...top(input.title), width: 420, height: 320, data: { values }, layer: [...front, points] } satisfies TopLevelSpec }
 }
 
-/** The Vega spec of a chart, with Vega-Lite's warnings (a spec that draws as intended has none). */
+/** The Vega spec of a chart, with Vega-Lite's warnings. */
 export const compile = (chart: Chart): { readonly spec: vega.Spec; readonly warnings: ReadonlyArray<string> } => {
   const warnings: Array<string> = []
   const logger = vega.logger(vega.Warn, undefined, (_method, _level, args) => warnings.push(args.map(String).join(" ")))
   return { spec: compileLite(chart.spec, { logger }).spec, warnings }
 }
 
-/**
- * A chart as a static SVG string: Vega's SVG with the class `chart chart-<kind>`, and each mark's
- * description (its `aria-label`) also as a `<title>` child, which browsers show on hover.
- * Bidi controls in names are written as visible escapes (`\u202E`), as in the report's tables.
- */
+/** Vega's SVG with the class `chart chart-<kind>`, each mark's `aria-label` also as a `<title>` (a tooltip). */
 export const svg = Effect.fn("Charts.svg")(function*(chart: Chart) {
   const view = new vega.View(vega.parse(compile(chart).spec), { renderer: "none", logLevel: vega.Error })
   const out = yield* Effect.promise(() => view.toSVG()).pipe(Effect.ensuring(Effect.sync(() => view.finalize())))

@@ -1,14 +1,9 @@
 /**
- * The figures of report.html and compare.html: the values each chart plots, taken from an
- * analysis or a comparison and handed to {@link Charts} as plain data, rendered to SVG, with a
- * caption that states what is plotted and the N behind it. The charts of a report: bars of the
- * headline metrics per cell and instance type, precision against recall, the binned lines
- * (recency, history length), one chart per history-transform curve, and the cost frontier.
+ * The figures of report.html and compare.html: what each chart plots, taken from an analysis or a
+ * comparison and handed to {@link Charts}, with a caption that states what is plotted and its N.
  *
  * @example
- * import * as Figures from "@cupid-lab/experiments/render/Figures"
- * const figures = yield* Figures.report(analysis)
- * Html.render(analysis, examples, info, figures)
+ * Html.render(analysis, examples, info, yield* Figures.report(analysis))
  */
 import { Effect } from "effect"
 import type { Comparison, Match } from "../compare/Compare.js"
@@ -23,13 +18,13 @@ import * as Notes from "./Notes.js"
 import * as Charts from "./Charts.js"
 import * as Verdict from "../analysis/Verdict.js"
 
-/** The rendered figures of one report, each a `<figure>` (or "" when the run has nothing to plot). */
+/** The rendered figures of one report, each a `<figure>` ("" when there is nothing to plot). */
 export interface ReportFigures {
-  /** The Overview section: its heading, the bars of the headline metrics and precision against recall. */
+  /** The Overview heading with its charts. */
   readonly overview: string
   readonly recency: string
   readonly history: string
-  /** One per curve of `analysis.interventions`, in its order. */
+  /** One per curve of `analysis.interventions`. */
   readonly interventions: ReadonlyArray<string>
   readonly cost: string
 }
@@ -39,15 +34,12 @@ const e = Format.html
 const figure = (svg: string, caption: string) => `<figure>${svg}<figcaption>${e(caption)}</figcaption></figure>`
 
 /** Cells per panel of a binned line chart: beyond it, small multiples of this many cells each. */
-export const linesPerPanel = 10
+const linesPerPanel = 10
 
-const cells = (a: Analysis): Array<Charts.Series> =>
-  a.cells.map((c) => ({ name: Notes.cellLabel(c.summary, a.baseline.id), oracle: c.summary.usesGold }))
+const series = (a: Analysis, cells: ReadonlyArray<Analysis["cells"][number]> = a.cells): Array<Charts.Series> =>
+  cells.map((c) => ({ name: Notes.cellLabel(c.summary, a.baseline.id), oracle: c.summary.usesGold }))
 
-/**
- * The cells in leaderboard order (best on the main metric over all instances first, the cells that
- * read gold labels last), so that a chart reads from the winner down; grid order without a main metric.
- */
+/** The cells in leaderboard order (ceilings last), so that a chart reads from the winner down; grid order without a main metric. */
 export const ranked = (a: Analysis): Array<Analysis["cells"][number]> => {
   const board = Verdict.verdict(a).boards.find((b) => b.slice === "all")
   if (board === undefined) return [...a.cells]
@@ -66,54 +58,58 @@ const nCaption = (a: Analysis, metric: string): string =>
     return `${s} ${lo === hi ? lo : `${lo}–${hi}`}`
   }).join(", ")
 
-/** Bars of a metric: one row per cell, one panel per instance type, with CI whiskers. */
-export const barsChart = (a: Analysis, m: MetricDescription): Charts.Chart => {
-  const order = ranked(a)
-  return Charts.bars({
-    title: `${Notes.metricLabel(m)} per cell and instance type`,
-    metric: m.name,
-    rows: order.map((c) => ({ name: Notes.cellLabel(c.summary, a.baseline.id), oracle: c.summary.usesGold })),
-    panels: slices,
-    values: order.flatMap((c, row) =>
-      slices.flatMap((s, panel) => {
-        const est = estimate(c.summary.slices[s].metrics[m.name])
-        return est === undefined ? [] : [{ ...est, row, panel }]
-      })
-    )
-  })
+export interface Planned {
+  readonly chart: Charts.Chart
+  readonly caption: string
 }
 
-/** Inference precision and recall, else retrieval's (undefined without both). */
-const precisionRecall = (a: Analysis) => {
+/** Bars of a metric: one row per cell, one panel per instance type, with CI whiskers. */
+export const bars = (a: Analysis, m: MetricDescription): Planned => {
+  const order = ranked(a)
+  return {
+    chart: Charts.bars({
+      title: `${Notes.metricLabel(m)} per cell and instance type`,
+      metric: m.name,
+      rows: series(a, order),
+      panels: slices,
+      values: order.flatMap((c, row) =>
+        slices.flatMap((s, panel) => {
+          const est = estimate(c.summary.slices[s].metrics[m.name])
+          return est === undefined ? [] : [{ ...est, row, panel }]
+        })
+      )
+    }),
+    caption: `${Notes.metricLabel(m)} (${Notes.aggregateNote(m)}) per cell (rows, in leaderboard order: best on the main metric first, ceilings last) and instance type (panels), with 95% bootstrap CI whiskers; oracle cells in grey. N per cell (instances scored): ${nCaption(a, m.name)}. Hover a bar for its value, CI and N.`
+  }
+}
+
+/** Precision against recall (inference's, else retrieval's) on all instances, one point per cell; undefined without both metrics. */
+export const precisionRecall = (a: Analysis): Planned | undefined => {
   const p = a.inference.find((m) => m.name.startsWith("inference.precision")) ?? a.retrieval.find((m) => m.name === "retrieval.precision")
   const r = a.inference.find((m) => m.name.startsWith("inference.recall")) ?? a.retrieval.find((m) => m.name === "retrieval.recall")
-  return p === undefined || r === undefined ? undefined : { p, r }
-}
-
-/** Precision against recall on all instances, one point per cell; undefined without both metrics. */
-export const precisionRecallChart = (a: Analysis): Charts.Chart | undefined => {
-  const pr = precisionRecall(a)
-  if (pr === undefined) return undefined
-  const { p, r } = pr
-  return Charts.scatter({
-    title: "Precision against recall",
-    x: r.name,
-    y: p.name,
-    series: cells(a),
-    points: a.cells.map((c, series) => {
-      const pe = c.summary.slices.all.metrics[p.name], re = c.summary.slices.all.metrics[r.name]
-      return {
-        series,
-        x: re?.mean ?? NaN,
-        y: pe?.mean ?? NaN,
-        detail: `${r.name} ${Format.number(re?.mean)} (n=${re?.n ?? 0}), ${p.name} ${Format.number(pe?.mean)} (n=${pe?.n ?? 0})`
-      }
-    })
-  })
+  if (p === undefined || r === undefined) return undefined
+  return {
+    chart: Charts.scatter({
+      title: "Precision against recall",
+      x: r.name,
+      y: p.name,
+      series: series(a),
+      points: a.cells.map((c, i) => {
+        const pe = c.summary.slices.all.metrics[p.name], re = c.summary.slices.all.metrics[r.name]
+        return {
+          series: i,
+          x: re?.mean ?? NaN,
+          y: pe?.mean ?? NaN,
+          detail: `${r.name} ${Format.number(re?.mean)} (n=${re?.n ?? 0}), ${p.name} ${Format.number(pe?.mean)} (n=${pe?.n ?? 0})`
+        }
+      })
+    }),
+    caption: `${p.name} against ${r.name}, all instances, one point per cell (hollow: oracle); cells on the same spot overlap, and the point's tooltip names them all. N per cell: ${nCaption(a, r.name).split(",")[0]}.`
+  }
 }
 
 /** A binned metric per cell: up to {@link linesPerPanel} cells in one panel, beyond that panels of that many on one y scale. */
-export const binnedChart = (a: Analysis, b: Binned): Charts.Chart => {
+export const binned = (a: Analysis, b: Binned): Planned => {
   const order = ranked(a)
   const panelled = order.length > linesPerPanel
   // Contenders come first, so cell k of the order has rank k + 1 until the ceilings.
@@ -123,137 +119,120 @@ export const binnedChart = (a: Analysis, b: Binned): Charts.Chart => {
     const ranks = from < contenders ? `ranks ${from + 1}–${Math.min(to, contenders - 1) + 1}` : ""
     return to >= contenders ? (ranks === "" ? "ceilings" : `${ranks} and ceilings`) : ranks
   })
-  return Charts.lines({
-    title: Notes.binHeader(b),
-    x: b.by === "relevant position" ? "mean position of the relevant sessions (bin, instances)" : "history length, approximate tokens (bin, instances)",
-    y: b.metric.name,
-    categories: b.bins.map((x) => `${x.label} (${x.instances})`),
-    series: order.map((c) => ({ name: Notes.cellLabel(c.summary, a.baseline.id), oracle: c.summary.usesGold })),
-    ...(panelled ? { panels } : {}),
-    points: order.flatMap((c, series) =>
-      b.bins.flatMap((bin, category) => {
-        const v = bin.values.get(c.summary.id)
-        return v === undefined ? [] : [{ series, category, value: v.value, lo: null, hi: null, n: v.n, ...(panelled ? { panel: Math.floor(series / linesPerPanel) } : {}) }]
-      })
-    )
-  })
-}
-
-/** A transform curve: the metric against the axis, one line per series, one panel per instance type. */
-export const interventionChart = (curve: Interventions.Curve): Charts.Chart =>
-  Charts.lines({
-    title: `${Notes.metricLabel(curve.metric)} against ${curve.axis}`,
-    x: Interventions.axisTitle(curve.axis),
-    y: curve.metric.name,
-    categories: curve.categories,
-    series: curve.series.map((s) => ({ name: s.label })),
-    panels: slices,
-    points: curve.series.flatMap((s, series) =>
-      slices.flatMap((slice, panel) =>
-        s.cells.flatMap((c, category) => {
-          const est = estimate(Interventions.point(c, slice, curve.metric.name))
-          return est === undefined ? [] : [{ ...est, series, category, panel }]
+  const total = b.bins.reduce((n, x) => n + x.instances, 0)
+  const layout = panelled ? `; ${a.cells.length} cells in panels of up to ${linesPerPanel} in leaderboard order (ranks on the main metric, ceilings last), on one y scale` : ""
+  return {
+    chart: Charts.lines({
+      title: Notes.binHeader(b),
+      x: b.by === "relevant position" ? "mean position of the relevant sessions (bin, instances)" : "history length, approximate tokens (bin, instances)",
+      y: b.metric.name,
+      categories: b.bins.map((x) => `${x.label} (${x.instances})`),
+      series: series(a, order),
+      ...(panelled ? { panels } : {}),
+      points: order.flatMap((c, series) =>
+        b.bins.flatMap((bin, category) => {
+          const v = bin.values.get(c.summary.id)
+          return v === undefined ? [] : [{ series, category, value: v.value, lo: null, hi: null, n: v.n, ...(panelled ? { panel: Math.floor(series / linesPerPanel) } : {}) }]
         })
       )
-    )
-  })
+    }),
+    caption: `${Notes.binHeader(b)}. ${b.bins.length} bins over ${total} instances (instances per bin in parentheses)${layout}; one line per cell; each point aggregates a cell's scored instances in the bin (${Notes.aggregateNote(b.metric)}); hover a point for its value and N (cells with the same value share the point).`
+  }
+}
 
-const costPoints = (a: Analysis, m: MetricDescription) => {
-  const pts = a.cells.map((c, i) => {
+/** A transform curve: one line per series, one panel per instance type. */
+export const intervention = (curve: Interventions.Curve): Planned => {
+  const ns = curve.series.flatMap((s) => s.cells.flatMap((c) => slices.map((slice) => Interventions.point(c, slice, curve.metric.name)?.n ?? 0)))
+  return {
+    chart: Charts.lines({
+      title: `${Notes.metricLabel(curve.metric)} against ${curve.axis}`,
+      x: Interventions.axisTitle(curve.axis),
+      y: curve.metric.name,
+      categories: curve.categories,
+      series: curve.series.map((s) => ({ name: s.label })),
+      panels: slices,
+      points: curve.series.flatMap((s, series) =>
+        slices.flatMap((slice, panel) =>
+          s.cells.flatMap((c, category) => {
+            const est = estimate(Interventions.point(c, slice, curve.metric.name))
+            return est === undefined ? [] : [{ ...est, series, category, panel }]
+          })
+        )
+      )
+    }),
+    caption: `${Notes.metricLabel(curve.metric)} (${Notes.aggregateNote(curve.metric)}) against ${Interventions.axisTitle(curve.axis)}, one panel per instance type; one line per series; whiskers: 95% bootstrap CI. N per point: ${Math.min(...ns)}–${Math.max(...ns)}.`
+  }
+}
+
+/** The main metric against the pipeline's tokens per instance, with the Pareto front of the non-oracle cells. */
+export const frontier = (a: Analysis): Planned | undefined => {
+  const m = a.main
+  if (m === undefined) return undefined
+  const points = a.cells.map((c, i) => {
     const r = a.cost[i]!
     const est = c.summary.slices.all.metrics[m.name]
     return { c, cost: r.pairs === 0 ? NaN : (r.promptTokens + r.completionTokens) / r.pairs, value: est?.mean ?? NaN, n: est?.n ?? 0 }
   })
-  const front = paretoFront(pts.filter((p) => !p.c.summary.usesGold).map((p) => ({ id: p.c.summary.id, cost: p.cost, value: p.value })))
-  return pts.map((p) => ({ ...p, front: front.has(p.c.summary.id) }))
-}
-
-/** The main metric against the pipeline's tokens per instance, with the Pareto front of the non-oracle cells; undefined without a main metric. */
-export const frontierChart = (a: Analysis): Charts.Chart | undefined => {
-  const m = a.main
-  if (m === undefined) return undefined
-  return Charts.scatter({
-    title: "Quality against tokens",
-    x: "pipeline tokens per instance (prompt + completion)",
-    y: m.name,
-    series: cells(a),
-    points: costPoints(a, m).map((p, series) => ({
-      series,
-      x: p.cost,
-      y: p.value,
-      front: p.front,
-      detail: `${Format.number(p.cost)} tokens per instance, ${m.name} ${Format.number(p.value)} (n=${p.n})${p.front ? ", on the front" : ""}`
-    }))
-  })
+  const front = paretoFront(points.filter((p) => !p.c.summary.usesGold).map((p) => ({ id: p.c.summary.id, cost: p.cost, value: p.value })))
+  const free = a.cost.every((r) => r.promptTokens + r.completionTokens === 0)
+  return {
+    chart: Charts.scatter({
+      title: "Quality against tokens",
+      x: "pipeline tokens per instance (prompt + completion)",
+      y: m.name,
+      series: series(a),
+      points: points.map((p, i) => {
+        const on = front.has(p.c.summary.id)
+        return {
+          series: i,
+          x: p.cost,
+          y: p.value,
+          front: on,
+          detail: `${Format.number(p.cost)} tokens per instance, ${m.name} ${Format.number(p.value)} (n=${p.n})${on ? ", on the front" : ""}`
+        }
+      })
+    }),
+    caption: `Cost frontier: ${m.name} (all instances) against the pipeline's tokens per instance (scoring excluded). Ringed points joined by a dashed line: the Pareto front (no other non-oracle cell is cheaper and at least as good). Hollow: oracle cells, left out of the front. N per cell: ${nCaption(a, m.name).split(",")[0]}.${free ? " Every cell ran without model calls (0 tokens), so cost does not separate them." : ""}`
+  }
 }
 
 /** The main metric of each matched cell in the first and the second run, on the instances both scored. */
-export const compareChart = (c: Comparison, label: (m: Match) => string): Charts.Chart | undefined => {
+const compared = (c: Comparison, label: (m: Match) => string): Planned | undefined => {
   const main = c.metrics[c.metrics.length - 1]
   if (main === undefined || c.matches.length === 0) return undefined
-  return Charts.bars({
-    title: `${main.name}: first and second run`,
-    metric: main.name,
-    rows: c.matches.map((m) => ({ name: label(m), oracle: m.a.usesGold })),
-    panels: ["first run", "second run"],
-    values: c.matches.flatMap((match, row) => {
-      const r = c.rows.find((x) => x.match.a.id === match.a.id && x.metric.name === main.name && x.slice === "all")
-      if (r === undefined || r.a.n === 0) return []
-      return [r.a, r.b].map((v, panel) => ({ row, panel, value: v.value, lo: null, hi: null, n: v.n }))
-    })
-  })
+  return {
+    chart: Charts.bars({
+      title: `${main.name}: first and second run`,
+      metric: main.name,
+      rows: c.matches.map((m) => ({ name: label(m), oracle: m.a.usesGold })),
+      panels: ["first run", "second run"],
+      values: c.matches.flatMap((match, row) => {
+        const r = c.rows.find((x) => x.match.a.id === match.a.id && x.metric.name === main.name && x.slice === "all")
+        if (r === undefined || r.a.n === 0) return []
+        return [r.a, r.b].map((v, panel) => ({ row, panel, value: v.value, lo: null, hi: null, n: v.n }))
+      })
+    }),
+    caption: `${main.name} on all shared instances, per matched cell (N per cell in the tooltips and the tables).`
+  }
 }
 
-/** A chart of a report with its caption, before rendering. */
-export interface Planned {
-  readonly chart: Charts.Chart
-  readonly caption: string
-}
-
-/** The charts of a report with their captions, by the report section that shows them (the results viewer renders them too). */
-export const planned = (a: Analysis): {
-  readonly overview: ReadonlyArray<Planned>
-  readonly recency: Planned | undefined
-  readonly history: Planned | undefined
-  readonly interventions: ReadonlyArray<Planned>
-  readonly cost: Planned | undefined
-} => {
+/** The charts of a report with their captions, by the report section that shows them. */
+export const planned = (a: Analysis) => {
   const headline = [a.main, a.generation[0], a.retrieval.find((m) => m.name === "retrieval.recall")]
     .filter((m, i, all): m is MetricDescription => m !== undefined && all.indexOf(m) === i)
-  const bars = headline.map((m): Planned => ({
-    chart: barsChart(a, m),
-    caption: `${Notes.metricLabel(m)} (${Notes.aggregateNote(m)}) per cell (rows, in leaderboard order: best on the main metric first, ceilings last) and instance type (panels), with 95% bootstrap CI whiskers; oracle cells in grey. N per cell (instances scored): ${nCaption(a, m.name)}. Hover a bar for its value, CI and N.`
-  }))
   const pr = precisionRecall(a)
-  const prChart = precisionRecallChart(a)
-  const prPlanned: Array<Planned> = pr === undefined || prChart === undefined ? [] : [{
-    chart: prChart,
-    caption: `${pr.p.name} against ${pr.r.name}, all instances, one point per cell (hollow: oracle); cells on the same spot overlap, and the point's tooltip names them all. N per cell: ${nCaption(a, pr.r.name).split(",")[0]}.`
-  }]
-  const binned = (b: Binned | undefined): Planned | undefined => {
-    if (b === undefined) return undefined
-    const total = b.bins.reduce((n, x) => n + x.instances, 0)
-    const layout = a.cells.length > linesPerPanel ? `; ${a.cells.length} cells in panels of up to ${linesPerPanel} in leaderboard order (ranks on the main metric, ceilings last), on one y scale` : ""
-    return { chart: binnedChart(a, b), caption: `${Notes.binHeader(b)}. ${b.bins.length} bins over ${total} instances (instances per bin in parentheses)${layout}; one line per cell; each point aggregates a cell's scored instances in the bin (${Notes.aggregateNote(b.metric)}); hover a point for its value and N (cells with the same value share the point).` }
+  return {
+    overview: [...headline.map((m) => bars(a, m)), ...(pr === undefined ? [] : [pr])],
+    recency: a.recency === undefined ? undefined : binned(a, a.recency),
+    history: a.history === undefined ? undefined : binned(a, a.history),
+    interventions: a.interventions.map(intervention),
+    cost: frontier(a)
   }
-  const interventions = a.interventions.map((curve): Planned => {
-    const ns = curve.series.flatMap((s) => s.cells.flatMap((c) => slices.map((slice) => Interventions.point(c, slice, curve.metric.name)?.n ?? 0)))
-    return { chart: interventionChart(curve), caption: `${Notes.metricLabel(curve.metric)} (${Notes.aggregateNote(curve.metric)}) against ${Interventions.axisTitle(curve.axis)}, one panel per instance type; one line per series; whiskers: 95% bootstrap CI. N per point: ${Math.min(...ns)}–${Math.max(...ns)}.` }
-  })
-  const m = a.main
-  const free = a.cost.every((r) => r.promptTokens + r.completionTokens === 0)
-  const frontier = frontierChart(a)
-  const cost = m === undefined || frontier === undefined ? undefined : {
-    chart: frontier,
-    caption: `Cost frontier: ${m.name} (all instances) against the pipeline's tokens per instance (scoring excluded). Ringed points joined by a dashed line: the Pareto front (no other non-oracle cell is cheaper and at least as good). Hollow: oracle cells, left out of the front. N per cell: ${nCaption(a, m.name).split(",")[0]}.${free ? " Every cell ran without model calls (0 tokens), so cost does not separate them." : ""}`
-  }
-  return { overview: [...bars, ...prPlanned], recency: binned(a.recency), history: binned(a.history), interventions, cost }
 }
 
 const rendered = (p: Planned | undefined) =>
   p === undefined ? Effect.succeed("") : Effect.map(Charts.svg(p.chart), (svg) => figure(svg, p.caption))
 
-/** Every figure of a report, rendered. */
 export const report = Effect.fn("Figures.report")(function*(a: Analysis) {
   const p = planned(a)
   const overview = yield* Effect.forEach(p.overview, rendered)
@@ -268,7 +247,5 @@ export const report = Effect.fn("Figures.report")(function*(a: Analysis) {
 
 /** The figure of compare.html ("" when nothing was matched). */
 export const compare = Effect.fn("Figures.compare")(function*(c: Comparison, label: (m: Match) => string) {
-  const main = c.metrics[c.metrics.length - 1]
-  const chart = compareChart(c, label)
-  return yield* rendered(chart === undefined ? undefined : { chart, caption: `${main?.name ?? ""} on all shared instances, per matched cell (N per cell in the tooltips and the tables).` })
+  return yield* rendered(compared(c, label))
 })

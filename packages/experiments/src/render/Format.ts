@@ -1,11 +1,8 @@
 /**
- * Number and text formatting shared by the Markdown and HTML reports. Everything is locale-free
- * and fixed-precision, so reports are byte-identical across machines and reruns.
+ * Locale-free, fixed-precision number and text formatting for the reports.
  *
  * @example
- * import { Format } from "@cupid-lab/experiments/render/Format"
  * Format.number(0.12345) // "0.123"
- * Format.signed(-0.5) // "-0.500"
  * Format.html(`<b title="x">`) // "&lt;b title=&quot;x&quot;&gt;"
  */
 import { visibleControls } from "../results/Csv.js"
@@ -45,14 +42,9 @@ export const estimate = (e: MetricEstimate | undefined): string => {
   return `${number(e.mean)} ${interval(e.ci95[0], e.ci95[1])} n=${e.n}`
 }
 
-/** A bidi control shown as its escape (`\u202E`), so that it neither acts nor hides. */
 export { visibleControls }
 
-/**
- * Text for a Markdown table cell: pipes escaped, newlines folded, markup characters neutralized
- * (HTML, code spans, and the brackets of links and images, so `[click](javascript:...)` stays
- * text), and bidi controls shown as escapes.
- */
+/** Text for a Markdown table cell: pipes escaped, newlines folded, HTML, code spans and link brackets neutralized. */
 export const md = (text: string): string =>
   visibleControls(text.replace(/\\/g, "\\\\"))
     .replace(/\|/g, "\\|").replace(/[\r\n]+/g, " ").replace(/</g, "&lt;").replace(/>/g, "&gt;").replace(/`/g, "'")

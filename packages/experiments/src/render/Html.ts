@@ -1,14 +1,8 @@
 /**
- * `<out>/report.html`: the Markdown report's tables plus charts, as one self-contained page
- * that opens, like report.md, with the verdict ({@link Leaderboard}) and ends with an appendix of
- * the long tables (folded)
- * (inline CSS and SVG; no script, no external resource; a Content-Security-Policy forbids both,
- * so the page stays inert even if some text escaped its escaping); the tables are {@link Tables}'
- * values, rendered by {@link Table.html}, and the charts come rendered ({@link Figures.report}). It also shows the run record
- * (run.json: wall-clock, cache hits, versions), which report.md leaves out to stay reproducible.
+ * `report.html`: report.md's tables plus charts and the run record (run.json), as one self-contained
+ * page (inline CSS and SVG; a Content-Security-Policy forbids scripts and external resources).
  *
  * @example
- * import * as Html from "@cupid-lab/experiments/render/Html"
  * fs.writeFileSync("runs/x/report.html", Html.render(analysis, examples, info, yield* Figures.report(analysis)))
  */
 import type { MetricDescription, Slice } from "../results/ResultLine.js"
@@ -50,10 +44,10 @@ ul.verdict li { margin: 4px 0; }
 code { font-size: 12px; background: #f3f3f3; padding: 0 3px; border-radius: 3px; }
 `
 
-const metaSection = (a: Analysis, info: RunInfo | undefined): string => {
+const metaSection = (a: Analysis): string => {
   const s = a.summary
   const d = s.dataset
-  const items: Array<[string, string]> = [
+  const items: Array<readonly [string, string]> = [
     ["Config", `<code>${e(s.config.name)}</code>, hash <code>${e(s.config.hash)}</code>`],
     ["Data", `<code>${e(d.source)}</code>, fingerprint <code>${e(d.hash)}</code>, ${d.instances} instances, ${d.skipped.length} rows skipped`],
     ["Cells", `${a.cells.length}; result lines: ${a.okPairs} scored, ${a.failedPairs} failed`],
@@ -62,7 +56,7 @@ const metaSection = (a: Analysis, info: RunInfo | undefined): string => {
     ["Oracle cells ‡", e(a.cells.filter((c) => c.summary.usesGold).map((c) => c.summary.name).join(", ") || "none")],
     ["Heuristic metrics †", e(s.metrics.filter((m) => m.heuristic).map((m) => m.name).join(", ") || "none")],
     ["Models called", a.models.length === 0 ? "none (every stage ran offline)" : a.models.map((m) => `<code>${e(m.id)}</code> ${Format.integer(m.calls)} calls, ${Format.integer(m.promptTokens + m.completionTokens)} tokens`).join("; ")],
-    ...(s.modelCalls === undefined ? [] : [["Transcripts", e(Notes.modelCalls(s.modelCalls))] as [string, string]])
+    ...(s.modelCalls === undefined ? [] : [["Transcripts", e(Notes.modelCalls(s.modelCalls))] as const])
   ]
   const meta = `<dl class="meta">${items.map(([k, v]) => `<dt>${e(k)}</dt><dd>${v}</dd>`).join("")}</dl>`
   return `${meta}<p class="note">${Notes.marks(a).map(e).join("<br>")}</p>`
@@ -70,28 +64,22 @@ const metaSection = (a: Analysis, info: RunInfo | undefined): string => {
 
 const runRecord = (info: RunInfo | undefined): string => {
   if (info === undefined) return `<h2 id="run-record">Run record</h2><p class="note">No run.json in the run directory.</p>`
-  const items: Array<[string, string]> = []
-  const add = (k: string, v: string | undefined) => {
-    if (v !== undefined) items.push([k, v])
-  }
-  add("Started", info.startedAt)
-  add("Ended", info.endedAt)
-  add("Duration", info.durationMs === undefined ? undefined : `${(info.durationMs / 1000).toFixed(1)} s`)
-  add("Interrupted", info.interrupted === undefined ? undefined : info.interrupted ? "yes (outputs cover the pairs done)" : "no")
-  if (info.pairs !== undefined) {
-    const p = info.pairs
-    add("Pairs", `${p.total ?? "?"} total; ${p.ran ?? "?"} run now, ${p.resumed ?? "?"} resumed from an earlier run, ${p.failed ?? "?"} failed`)
-  }
-  add("Pairs per second", info.pairsPerSecond === undefined || info.pairsPerSecond === null ? undefined : info.pairsPerSecond.toFixed(2))
-  if (info.cache !== undefined) add("Model cache", `${info.cache.hits ?? 0} hits, ${info.cache.misses ?? 0} misses, ${info.cache.writes ?? 0} writes`)
-  if (info.modelCalls !== undefined) add("Model calls this run", `${info.modelCalls.made ?? 0} made, ${info.modelCalls.cached ?? 0} answered by the cache; ${info.modelCalls.requestsSent ?? 0} HTTP requests sent, ${info.modelCalls.retries ?? 0} of them retries`)
-  if (info.tokens !== undefined) add("Tokens this run", `${Format.integer(info.tokens.prompt ?? 0)} prompt, ${Format.integer(info.tokens.completion ?? 0)} completion`)
-  if (info.stageTimeMs !== undefined) {
-    add("Stage time (summed over pairs)", Object.entries(info.stageTimeMs).map(([k, v]) => `${k} ${(v / 1000).toFixed(1)} s`).join(", ") || "–")
-  }
-  if (info.versions !== undefined) add("Versions", Object.entries(info.versions).map(([k, v]) => `${k} ${v}`).join(", "))
+  const { cache, modelCalls: calls, pairs: p, stageTimeMs, tokens, versions } = info
+  const items: Array<readonly [string, string | undefined]> = [
+    ["Started", info.startedAt],
+    ["Ended", info.endedAt],
+    ["Duration", info.durationMs === undefined ? undefined : `${(info.durationMs / 1000).toFixed(1)} s`],
+    ["Interrupted", info.interrupted === undefined ? undefined : info.interrupted ? "yes (outputs cover the pairs done)" : "no"],
+    ["Pairs", p && `${p.total ?? "?"} total; ${p.ran ?? "?"} run now, ${p.resumed ?? "?"} resumed from an earlier run, ${p.failed ?? "?"} failed`],
+    ["Pairs per second", info.pairsPerSecond === undefined || info.pairsPerSecond === null ? undefined : info.pairsPerSecond.toFixed(2)],
+    ["Model cache", cache && `${cache.hits ?? 0} hits, ${cache.misses ?? 0} misses, ${cache.writes ?? 0} writes`],
+    ["Model calls this run", calls && `${calls.made ?? 0} made, ${calls.cached ?? 0} answered by the cache; ${calls.requestsSent ?? 0} HTTP requests sent, ${calls.retries ?? 0} of them retries`],
+    ["Tokens this run", tokens && `${Format.integer(tokens.prompt ?? 0)} prompt, ${Format.integer(tokens.completion ?? 0)} completion`],
+    ["Stage time (summed over pairs)", stageTimeMs && (Object.entries(stageTimeMs).map(([k, v]) => `${k} ${(v / 1000).toFixed(1)} s`).join(", ") || "–")],
+    ["Versions", versions && Object.entries(versions).map(([k, v]) => `${k} ${v}`).join(", ")]
+  ]
   return `<h2 id="run-record">Run record</h2><p class="note">From run.json: how this run went (time, cache, versions). These figures change between reruns, so report.md leaves them out.</p>` +
-    `<dl class="meta">${items.map(([k, v]) => `<dt>${e(k)}</dt><dd>${e(v)}</dd>`).join("")}</dl>`
+    `<dl class="meta">${items.map(([k, v]) => (v === undefined ? "" : `<dt>${e(k)}</dt><dd>${e(v)}</dd>`)).join("")}</dl>`
 }
 
 const cellsSection = (a: Analysis, info: RunInfo | undefined): string => {
@@ -99,18 +87,16 @@ const cellsSection = (a: Analysis, info: RunInfo | undefined): string => {
   return `<h2 id="cells">Cells</h2>${Table.html(Tables.cells(a))}${plugins}`
 }
 
-const verdictSection = (a: Analysis): string => {
-  const v = Verdict.verdict(a)
+const verdictSection = (a: Analysis, v: Verdict.Verdict): string => {
   const board = Leaderboard.table(a, v, Leaderboard.openingLimit)
   return `<h2 id="verdict">Verdict</h2><p class="note">${e(Leaderboard.intro(a, v))}</p>` +
     (v.findings.length === 0 ? "" : `<ul class="verdict">${v.findings.map((f) => `<li>${e(f.sentence)}</li>`).join("")}</ul>`) +
     (v.metric === undefined ? "" : `${Table.html(board)}<p class="note">${e(board.notes.join(" "))}</p>`)
 }
 
-/** A folded part of the appendix. */
 const fold = (title: string, body: string): string => (body === "" ? "" : `<details><summary>${e(title)}</summary>${body}</details>`)
 
-const inferenceSection = (a: Analysis, chosen: ReadonlyArray<Slice> = slices): string => {
+const inferenceSection = (a: Analysis, chosen: ReadonlyArray<Slice>): string => {
   if (a.inference.length === 0) return ""
   const micro = a.inference.some((m) => m.aggregate._tag !== "Mean")
   let out = `<h2 id="inference">Inference (preference match)</h2><p class="note">${e(micro
@@ -128,7 +114,7 @@ const repeatsSection = (a: Analysis): string => {
   return r === undefined ? "" : `<h2 id="repeats">Repeated judgments</h2><p class="note">${e(Repeats.note)}</p>${Table.html(r)}`
 }
 
-const retrievalSection = (a: Analysis, chosen: ReadonlyArray<Slice> = slices): string => {
+const retrievalSection = (a: Analysis, chosen: ReadonlyArray<Slice>): string => {
   if (a.retrieval.length === 0) return ""
   let out = `<h2 id="retrieval">Retrieval</h2><p class="note">Means over instances (↓ lower is better); the appendix gives each with its 95% CI.</p>`
   for (const s of chosen) out += `<h3>${e(Notes.sliceTitle(s))}</h3>${Table.html(Tables.retrieval(a, s))}`
@@ -168,11 +154,8 @@ const interventionSection = (a: Analysis, charts: ReadonlyArray<string>): string
   return parts.join("")
 }
 
-const costSection = (a: Analysis, chart: string): string => {
-  const usd = a.summary.metrics.some((m) => m.name === "cost.usd")
-  const unpriced = usd && a.cells.some((c) => (c.summary.slices.all.metrics["cost.usd"]?.n ?? 0) < c.summary.slices.all.n)
-  return `<h2 id="cost">Cost</h2><p class="note">Pipeline calls and tokens per result line (failed pairs included; cached calls count in full). Scoring calls are shown apart.</p>${chart}${Table.html(Tables.cost(a))}${unpriced ? `<p class="note">${e(Notes.usdNote)}</p>` : ""}`
-}
+const costSection = (a: Analysis, chart: string): string =>
+  `<h2 id="cost">Cost</h2><p class="note">Pipeline calls and tokens per result line (failed pairs included; cached calls count in full). Scoring calls are shown apart.</p>${chart}${Table.html(Tables.cost(a))}${Tables.unpriced(a) ? `<p class="note">${e(Notes.usdNote)}</p>` : ""}`
 
 const failuresSection = (a: Analysis): string => {
   let out = ""
@@ -204,6 +187,7 @@ const examplesSection = (a: Analysis, ex: Examples): string => {
 
 export const render = (a: Analysis, examples: Examples, info: RunInfo | undefined, figures: ReportFigures): string => {
   const title = `${a.summary.config.name}: sweep report`
+  const v = Verdict.verdict(a)
   return [
     "<!DOCTYPE html>",
     `<html lang="en"><head><meta charset="utf-8">`,
@@ -211,8 +195,8 @@ export const render = (a: Analysis, examples: Examples, info: RunInfo | undefine
     `<meta name="viewport" content="width=device-width, initial-scale=1">`,
     `<title>${e(title)}</title><style>${style}</style></head><body><main>`,
     `<h1>${e(title)}</h1>`,
-    verdictSection(a),
-    metaSection(a, info),
+    verdictSection(a, v),
+    metaSection(a),
     figures.overview,
     deltaSection(a, a.main === undefined ? [] : [a.main]),
     ByAxis.html(a),
@@ -228,7 +212,7 @@ export const render = (a: Analysis, examples: Examples, info: RunInfo | undefine
     `<h2 id="statistics">How the numbers were computed</h2>${Notes.statistics(a).map((p) => `<p>${e(p)}</p>`).join("")}`,
     runRecord(info),
     `<h2 id="appendix">Appendix</h2>`,
-    fold("Leaderboard: every cell", Table.html(Leaderboard.table(a, Verdict.verdict(a)))),
+    fold("Leaderboard: every cell", Table.html(Leaderboard.table(a, v))),
     fold("Cells and plugins", cellsSection(a, info)),
     fold("Inference by instance type", inferenceSection(a, slices.filter((s) => s !== "all"))),
     fold("Retrieval by instance type", retrievalSection(a, slices.filter((s) => s !== "all"))),

@@ -1,22 +1,14 @@
 /**
- * The opening of every report: the {@link Verdict} as text and a leaderboard table. report.md and
- * report.html render {@link table} (a {@link Table} value) under {@link intro} and the findings'
- * sentences; the sweep's console summary prints {@link console}, the same facts as plain text.
- *
- * The leaderboard ranks the cells that read no gold labels on the main metric over all instances
- * (value [95% CI], N, the paired difference against the baseline, and the value per instance type)
- * and lists the cells that read gold labels after them, unranked, as ceilings. Beyond `limit`
- * contenders the table stops (the baseline is always kept) and says how many it left out.
+ * The opening of every report: the {@link Verdict} as a leaderboard table under {@link intro}, and
+ * the same facts as plain text for the sweep's console ({@link console}).
  *
  * @example
- * import * as Leaderboard from "@cupid-lab/experiments/render/Leaderboard"
- * const v = Verdict.verdict(analysis)
- * Table.markdown(Leaderboard.table(analysis, v, 10))
+ * Table.markdown(Leaderboard.table(analysis, Verdict.verdict(analysis), 10))
  */
 import type { Slice } from "../results/ResultLine.js"
 import { slices } from "../results/ResultLine.js"
 import type { Analysis } from "../analysis/Analysis.js"
-import { adjustedP, type Leaderboard, type Standing, type Verdict } from "../analysis/Verdict.js"
+import { type Leaderboard, type Standing, type Verdict } from "../analysis/Verdict.js"
 import { level } from "../analysis/Pairwise.js"
 import * as Format from "./Format.js"
 import * as Notes from "./Notes.js"
@@ -26,7 +18,7 @@ import { heuristicMarks, kindsOf, left, num, right } from "./Tables.js"
 /** Contenders the report's opening shows; the rest are in the appendix's full leaderboard. */
 export const openingLimit = 10
 
-/** The sentence above the findings: the metric, how it aggregates, the baseline and what "significant" means. */
+/** The sentence above the findings: the metric, the baseline and what "significant" means. */
 export const intro = (a: Pick<Analysis, "baseline">, v: Verdict): string =>
   v.metric === undefined
     ? "No main metric: the run has no metric to rank its cells on."
@@ -38,13 +30,12 @@ const vsBaseline = (st: Standing, baseline: string): Cell => {
   if (st.cell.id === baseline) return { text: "baseline" }
   const d = st.vsBaseline
   if (d === undefined || d.comparison.n === 0 || !Number.isFinite(d.comparison.delta)) return num("–", null)
-  return { ...num(Format.signed(d.comparison.delta), d.comparison.delta), ...(adjustedP(d) < level ? { significant: true } : {}) }
+  return { ...num(Format.signed(d.comparison.delta), d.comparison.delta), ...(d.pAdjusted < level ? { significant: true } : {}) }
 }
 
 /**
- * The leaderboard over all instances: rank, cell, value [95% CI], N, difference against the
- * baseline (* when significant after correction), and the value per instance type. At most `limit`
- * contenders (the baseline kept when ranked below), then every ceiling.
+ * The leaderboard over all instances: rank, cell, value [95% CI], N, difference against the baseline
+ * and the value per instance type; at most `limit` contenders (the baseline always kept), then every ceiling.
  */
 export const table = (a: Pick<Analysis, "baseline">, v: Verdict, limit = Number.POSITIVE_INFINITY): Table => {
   const m = v.metric
@@ -86,7 +77,7 @@ export const table = (a: Pick<Analysis, "baseline">, v: Verdict, limit = Number.
   }
 }
 
-/** A plain-text table: columns padded, the first two left-aligned. */
+/** A plain-text table: columns padded, the second left-aligned. */
 const plain = (header: ReadonlyArray<string>, rows: ReadonlyArray<ReadonlyArray<string>>): Array<string> => {
   const widths = header.map((h, i) => Math.max(h.length, ...rows.map((r) => r[i]!.length)))
   const line = (cells: ReadonlyArray<string>) =>
@@ -94,11 +85,7 @@ const plain = (header: ReadonlyArray<string>, rows: ReadonlyArray<ReadonlyArray<
   return [line(header), line(widths.map((w) => "-".repeat(w))), ...rows.map(line)]
 }
 
-/**
- * The sweep's console summary: the findings' sentences, then every cell in leaderboard order with
- * the main metric (value [95% CI]), N, failed pairs, the difference against the baseline and the
- * run's other headline metrics on all instances. Heuristic metrics carry `*` and a footnote.
- */
+/** The sweep's console summary: the findings' sentences, then every cell in leaderboard order. */
 export const console = (a: Pick<Analysis, "baseline" | "summary" | "compared">, v: Verdict, models: ReadonlyArray<string> = []): string => {
   const all = sliceBoard(v, "all")
   const m = v.metric

@@ -1,17 +1,8 @@
 /**
- * `<out>/report.md`: the verdict first (who leads on the main metric per instance type, by how
- * much, whether it holds after correction, and a leaderboard: {@link Leaderboard}), then the run's
- * facts, the main metric against the baseline, the all-instances tables in the paper's layout
- * (inference P / R / F1 with an oracle column, generation, retrieval), the recency and
- * history-length analyses, cost, failures and how the numbers were computed; the long tables
- * (every cell, the per-type tables, the other metrics' differences, every pair of cells,
- * examples) follow in an appendix. Rendered from an {@link Analysis} (summary.json + results.jsonl) and the dataset's
- * examples only: no wall-clock time or cache figures, so reruns give the same bytes (those live in
- * report.html, fed from run.json). The tables are {@link Tables}' values, rendered by
- * {@link Table.markdown}.
+ * `report.md`: the verdict, the run's facts and the all-instances tables, then an appendix of the
+ * long tables. No wall-clock or cache figures (those are in report.html), so reruns give the same bytes.
  *
  * @example
- * import * as Markdown from "@cupid-lab/experiments/render/Markdown"
  * fs.writeFileSync("runs/x/report.md", Markdown.render(analysis, examples, versions))
  */
 import type { MetricDescription, Slice } from "../results/ResultLine.js"
@@ -31,21 +22,24 @@ import * as Tables from "./Tables.js"
 
 const t = Format.md
 
-/** A table and the blank line after it. */
 const table = (x: Table.Table): Array<string> => [Table.markdown(x), ""]
 
-const inferenceSection = (a: Analysis, chosen: ReadonlyArray<Slice>, level = "##"): Array<string> => {
+/** The heading of a section over one slice or over every instance type (each with its own `###`). */
+const bySlice = (title: string, chosen: ReadonlyArray<Slice>): string =>
+  `## ${title}${chosen.length === 1 ? `, ${Notes.sliceTitle(chosen[0]!)}` : ", by instance type"}`
+
+const sliceHeading = (chosen: ReadonlyArray<Slice>, s: Slice): Array<string> => (chosen.length > 1 ? [`### ${Notes.sliceTitle(s)}`, ""] : [])
+
+const inferenceSection = (a: Analysis, chosen: ReadonlyArray<Slice>): Array<string> => {
   if (a.inference.length === 0) return []
-  const out = [`${level} Inference (preference match)${chosen.length === 1 ? `, ${Notes.sliceTitle(chosen[0]!)}` : ", by instance type"}`, ""]
-  out.push(Tables.inferenceNote(a), "")
+  const out = [bySlice("Inference (preference match)", chosen), "", Tables.inferenceNote(a), ""]
   const heuristic = a.inference.filter((m) => m.heuristic)
   if (heuristic.length > 0) out.push(`${Notes.heuristicMark} ${heuristic.map((m) => m.name).join(", ")}: computed by an offline heuristic (lexical matching), not the paper's LLM judge.`, "")
-  for (const s of chosen) out.push(...(chosen.length > 1 ? [`### ${Notes.sliceTitle(s)}`, ""] : []), ...table(Tables.inference(a, s)))
+  for (const s of chosen) out.push(...sliceHeading(chosen, s), ...table(Tables.inference(a, s)))
   if (a.cells.some((c) => c.oracle !== undefined)) out.push(Tables.oracleNote, "")
   return out
 }
 
-/** Per metric: its label, what it is, and its values by cell and slice. */
 const estimateTables = (a: Analysis, metrics: ReadonlyArray<MetricDescription>): Array<string> =>
   metrics.flatMap((m) => [
     `### ${t(Notes.metricLabel(m))}`,
@@ -63,10 +57,10 @@ const repeatsSection = (a: Analysis): Array<string> => {
   return r === undefined ? [] : ["## Repeated judgments", "", t(Repeats.note), "", ...table(r)]
 }
 
-const retrievalSection = (a: Analysis, chosen: ReadonlyArray<Slice>, level = "##"): Array<string> => {
+const retrievalSection = (a: Analysis, chosen: ReadonlyArray<Slice>): Array<string> => {
   if (a.retrieval.length === 0) return []
-  const out = [`${level} Retrieval${chosen.length === 1 ? `, ${Notes.sliceTitle(chosen[0]!)}` : ", by instance type"}`, "", `Means over instances; ${everyMetric}`, ""]
-  for (const s of chosen) out.push(...(chosen.length > 1 ? [`### ${Notes.sliceTitle(s)}`, ""] : []), ...table(Tables.retrieval(a, s)))
+  const out = [bySlice("Retrieval", chosen), "", `Means over instances; ${everyMetric}`, ""]
+  for (const s of chosen) out.push(...sliceHeading(chosen, s), ...table(Tables.retrieval(a, s)))
   out.push(Tables.retrievalNote, "")
   return out
 }
@@ -100,7 +94,6 @@ const pairwiseSection = (a: Analysis): Array<string> => {
 const binnedSection = (a: Analysis, b: Binned | undefined, title: string): Array<string> =>
   b === undefined ? [] : [`## ${title}`, "", `${t(Notes.binHeader(b))}; ${Notes.aggregateNote(b.metric)} within each bin.`, "", ...table(Tables.binned(a, b))]
 
-/** Tables of the transform curves: one per axis, metric and slice; value [95% CI] n per point. */
 const interventionSection = (a: Analysis): Array<string> => {
   if (a.interventions.length === 0) return []
   const out = ["## History transforms", "", t("Each metric against a swept transform axis, per instance type: the same instances with their histories rewritten (docs/data.md, History transforms); relevance never changes. value [95% CI] n=N.")]
@@ -110,17 +103,8 @@ const interventionSection = (a: Analysis): Array<string> => {
   return out
 }
 
-const costSection = (a: Analysis): Array<string> => {
-  const usd = a.summary.metrics.some((m) => m.name === "cost.usd")
-  return [
-    "## Cost",
-    "",
-    Tables.costNote,
-    "",
-    ...table(Tables.cost(a)),
-    ...(usd && a.cells.some((c) => (c.summary.slices.all.metrics["cost.usd"]?.n ?? 0) < c.summary.slices.all.n) ? [t(Notes.usdNote), ""] : [])
-  ]
-}
+const costSection = (a: Analysis): Array<string> =>
+  ["## Cost", "", Tables.costNote, "", ...table(Tables.cost(a)), ...(Tables.unpriced(a) ? [t(Notes.usdNote), ""] : [])]
 
 const failuresSection = (a: Analysis): Array<string> => {
   const out: Array<string> = []
@@ -146,9 +130,7 @@ const examplesSection = (a: Analysis, ex: Examples): Array<string> => {
     out.push(`- Request: ${t(Format.clip(i.query.request, 400))}`)
     out.push(`- Gold preference: ${t(i.gold.preference)}`)
     out.push("- Prior sessions:")
-    i.query.sessions.forEach((s, k) => {
-      out.push(`  - ${s.id} (${i.gold.sessions[k]?.label ?? "?"}): ${t(Format.clip(opening(s), 160))}`)
-    })
+    out.push(...i.query.sessions.map((s, k) => `  - ${s.id} (${i.gold.sessions[k]?.label ?? "?"}): ${t(Format.clip(opening(s), 160))}`))
     out.push("", ...table(Tables.example(a, ex, e)))
   }
   return out
@@ -156,7 +138,6 @@ const examplesSection = (a: Analysis, ex: Examples): Array<string> => {
 
 const everyMetric = "every metric of every cell and instance type, with its 95% CI and N, is in report.html (Appendix) and summary.json."
 
-/** The long tables, after everything a reader needs first. */
 const appendix = (a: Analysis, v: Verdict.Verdict, examples: Examples, versions: Readonly<Record<string, string>>): Array<string> => {
   const board = Leaderboard.table(a, v)
   const others = a.compared.filter((m) => m.name !== a.main?.name)
@@ -178,16 +159,12 @@ const appendix = (a: Analysis, v: Verdict.Verdict, examples: Examples, versions:
   ]
 }
 
-/** Who leads, by how much and whether it holds, per instance type; then the leaderboard. */
-const verdictSection = (a: Analysis, v: Verdict.Verdict): Array<string> => [
-  "## Verdict",
-  "",
-  Table.mdLine(Leaderboard.intro(a, v)),
-  "",
-  ...v.findings.map((f) => `- ${Table.mdLine(f.sentence)}`),
-  ...(v.findings.length > 0 ? [""] : []),
-  ...(v.metric === undefined ? [] : [...table(Leaderboard.table(a, v, Leaderboard.openingLimit)), t(Leaderboard.table(a, v, Leaderboard.openingLimit).notes.join(" ")), ""])
-]
+const verdictSection = (a: Analysis, v: Verdict.Verdict): Array<string> => {
+  const board = Leaderboard.table(a, v, Leaderboard.openingLimit)
+  const findings = v.findings.map((f) => `- ${Table.mdLine(f.sentence)}`)
+  const leaderboard = v.metric === undefined ? [] : [...table(board), t(board.notes.join(" ")), ""]
+  return ["## Verdict", "", Table.mdLine(Leaderboard.intro(a, v)), "", ...findings, ...(findings.length > 0 ? [""] : []), ...leaderboard]
+}
 
 const runSection = (a: Analysis): Array<string> => {
   const s = a.summary
@@ -216,10 +193,7 @@ const cellsSection = (a: Analysis, versions: Readonly<Record<string, string>>): 
   ...(a.plugins.length > 0 ? ["## Plugins", "", ...table(Tables.plugins(a, versions))] : [])
 ]
 
-/**
- * The report as Markdown. `versions` (package -> version, from run.json) only fills the Plugins
- * table; everything else comes from the analysis and the examples.
- */
+/** `versions` (package -> version, from run.json) only fills the Plugins table. */
 export const render = (a: Analysis, examples: Examples, versions: Readonly<Record<string, string>> = {}): string => {
   const v = Verdict.verdict(a)
   return [

@@ -1,12 +1,9 @@
 /**
- * The prose both reports share: labels for cells, slices and metrics, and the paragraphs that say
- * how the numbers were computed (statistics, the families of tests and their corrections,
- * clustering by persona, power, micro versus macro, N). Plain text:
- * each renderer escapes it for its format.
+ * The prose the reports share, as plain text: labels for cells, slices and metrics, and the
+ * paragraphs that say how the numbers were computed.
  *
  * @example
- * import { Notes } from "@cupid-lab/experiments/render/Notes"
- * Notes.statistics(analysis) // ["Intervals: ...", "Differences: ...", ...]
+ * Notes.statistics(analysis) // ["N: ...", "Intervals: ...", ...]
  */
 import { Stage } from "@cupid-lab/core"
 import { Paired, Statistics } from "@cupid-lab/scorers"
@@ -39,7 +36,7 @@ export const aggregateNote = (m: MetricDescription): string => {
   }
 }
 
-/** Short column titles for the paper-layout tables. */
+/** Column titles for the paper-layout tables. */
 export const shortName = (name: string): string => {
   const short: Record<string, string> = {
     "inference.precision_micro": "P",
@@ -66,7 +63,7 @@ export const marks = (a: Analysis): Array<string> => {
     `${heuristicMark} the metric is computed by an offline heuristic, not the paper's LLM procedure.`,
     `${oracleMark} the cell reads gold labels (oracle): an upper bound, not a method.`
   ]
-  const heuristicCells = a.cells.filter((c) => (c.summary.heuristicStages ?? []).length > 0)
+  const heuristicCells = a.cells.filter((c) => c.summary.heuristicStages.length > 0)
   if (heuristicCells.length > 0) {
     out.push(`${heuristicCells.length} of ${a.cells.length} cells have heuristic stages (no model); the Cells table lists them.`)
   }
@@ -91,7 +88,7 @@ export const statistics = (a: Analysis): Array<string> => {
   const resamples = s.resamples ?? 1000
   const nonBaseline = a.cells.length - 1
   const micro = a.compared.filter((m) => m.aggregate._tag !== "Mean").map((m) => m.name)
-  const out = [
+  return [
     `N: every value is computed over the instances of the slice whose pipeline succeeded (status ok) and for which the metric is defined; N is that count. Failed pairs are never scored as zeros; they are counted in the Cells table and listed under Failures.`,
     `Intervals: 95% percentile bootstrap over instances (${resamples} resamples, seed ${s.seed}), computed by the sweep (summary.json)` +
       (s.largeSample !== undefined
@@ -109,7 +106,6 @@ export const statistics = (a: Analysis): Array<string> => {
       : `All compared metrics are means of per-instance values (macro): the permutation test flips the sign of per-instance differences.`,
     `The baseline is ${a.baseline.name}: ${a.baselineReason}.`
   ]
-  return out
 }
 
 export const binHeader = (b: Binned): string =>
@@ -119,10 +115,7 @@ export const binHeader = (b: Binned): string =>
 
 export const usdNote = "usd: – (or a smaller n) where a model has no price in the cost scorer's table; add one with its `prices` option."
 
-/**
- * The families of the differences against the baseline: what is primary, how each family is
- * corrected and over how many tests, and which cells are not tested.
- */
+/** The families of the differences against the baseline: what is primary, the corrections, what is not tested. */
 export const familiesNote = (a: Pick<Analysis, "plan" | "families" | "cells">): string => {
   const f = a.families, plan = a.plan
   const refs = a.cells.filter((c) => plan.reference.has(c.summary.id)).map((c) => c.summary.name)

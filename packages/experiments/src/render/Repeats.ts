@@ -1,13 +1,9 @@
 /**
- * The report's table of repeated judgments: for every cell and metric a scorer judged more than
- * once per instance (the judge's `repeats: n`), how far the repeats spread, how well they agree and
- * how much of the cell's CI comes from the judge rather than from the instances (see scorers'
- * Agreement for the formulas). Built from the result lines' `repeats`; absent when no line has repeats.
+ * The table of repeated judgments (the judge's `repeats: n`): per cell and metric, how far the
+ * repeats spread, how well they agree and how much of the CI comes from the judge (scorers' Agreement).
  *
  * @example
- * import * as Repeats from "@cupid-lab/experiments/render/Repeats"
  * const t = Repeats.table(analysis) // undefined when nothing was judged more than once
- * if (t !== undefined) Table.markdown(t)
  */
 import { Agreement } from "@cupid-lab/scorers"
 import type { Analysis } from "../analysis/Analysis.js"
@@ -16,7 +12,6 @@ import * as Notes from "./Notes.js"
 import type { Table } from "./Table.js"
 import { kindsOf, left, num, right } from "./Tables.js"
 
-/** What the table's columns mean, in one paragraph. */
 export const note =
   "Instances scored by a judge asked more than once; only instances with two or more repeats count. " +
   "Spread: the mean over instances of the standard deviation of an instance's repeats. " +
@@ -25,7 +20,6 @@ export const note =
   "that comes from the judge, (MSW x mean of 1/k) / s^2 of the instances' means, MSW the pooled " +
   "within-instance variance and k an instance's repeats, capped at 1; more repeats shrink it."
 
-/** The table, or undefined when no result line has repeats. */
 export const table = (a: Pick<Analysis, "cells" | "baseline" | "index">): Table | undefined => {
   const rows = a.cells.flatMap((c) => {
     const byMetric = a.index.repeats.get(c.summary.id)

@@ -1,9 +1,6 @@
 /**
- * Writing a run's reports: `report.md`, `report.html`, `report.tex`, `results.csv` and `results.parquet`, all from the files of the
- * run directory (summary.json, results.jsonl, run.json) and the run's dataset (for examples). The
- * sweep calls {@link write} when it finishes and `report --run <dir>` calls it again, through the
- * same code, so both give the same bytes (report.md and results.csv are byte-identical across
- * reruns; report.html also shows run.json's wall-clock and cache figures).
+ * Writes a run's `report.md`, `report.html`, `report.tex`, `results.csv` and `results.parquet` from
+ * its directory and its dataset (for examples); the sweep and `report --run <dir>` both call {@link write}.
  *
  * @example
  * import { Report } from "@cupid-lab/experiments"
@@ -26,13 +23,7 @@ import * as Csv from "../results/Csv.js"
 import * as Parquet from "../results/Parquet.js"
 import * as RunDir from "../results/RunDir.js"
 
-export interface Options {
-  /** Cell id or name to compare against (default: the run's baseline). */
-  readonly baseline?: string
-  /** The main metric by name (default: the run's `report.main`, else chosen from the metrics). */
-  readonly main?: string
-  /** Permutations per test (default: enough for the Holm family, see Paired.permutationsFor). */
-  readonly permutations?: number
+export interface Options extends Analysis.Options {
   /** How to read the dataset for examples (default core's Dataset.open). */
   readonly openDataset?: Examples.OpenDataset
 }
@@ -40,7 +31,6 @@ export interface Options {
 export interface Rendered {
   readonly markdown: string
   readonly html: string
-  /** report.tex: the main table for a paper. */
   readonly latex: string
   readonly analysis: Analysis.Analysis
   readonly verdict: Verdict.Verdict
@@ -62,15 +52,7 @@ const toRunError = (dir: string) => (e: unknown): RunError =>
 /** Render the files of a run already read, without writing anything. */
 export const render = (run: RunDir.Run, options: Options = {}): Effect.Effect<Rendered, RunError, FileSystem.FileSystem> =>
   Effect.gen(function*() {
-    const analysis = yield* Effect.try({
-      try: () =>
-        Analysis.analyze(run, {
-          ...(options.baseline !== undefined ? { baseline: options.baseline } : {}),
-          ...(options.main !== undefined ? { main: options.main } : {}),
-          ...(options.permutations !== undefined ? { permutations: options.permutations } : {})
-        }),
-      catch: toRunError(run.dir)
-    })
+    const analysis = yield* Effect.try({ try: () => Analysis.analyze(run, options), catch: toRunError(run.dir) })
     const examples = yield* Examples.load(run, analysis, options.openDataset)
     const figures = yield* Figures.report(analysis)
     return {

@@ -1,17 +1,11 @@
 /**
- * A report table as a plain value, and its three renderings: Markdown (report.md), HTML
- * (report.html) and LaTeX (report.tex). The value holds text and numbers only, never markup, so it
- * can also go as JSON to a page that builds its own DOM; each renderer escapes every text for its
- * format. The report's tables themselves are built in {@link Tables}.
+ * A report table as a plain value (text and numbers, never markup, so it can also go as JSON to the
+ * viewer), rendered to Markdown, HTML and LaTeX; each renderer escapes every text for its format.
  *
  * @example
- * import * as Table from "@cupid-lab/experiments/render/Table"
- * const t: Table.Table = {
- *   id: "demo", title: "Recall", notes: [],
- *   columns: [{ label: "cell", align: "left" }, { label: "recall", align: "right" }],
- *   rows: [{ kinds: ["baseline"], cells: [{ text: "bm25" }, { text: "0.500", value: 0.5, best: true }] }]
- * }
- * Table.markdown(t) // "| cell | recall |\n|---|---|\n| bm25 | **0.500** |"
+ * const t: Table.Table = { id: "demo", title: "Recall", notes: [], columns: [{ label: "recall", align: "right" }],
+ *   rows: [{ kinds: ["baseline"], cells: [{ text: "0.500", value: 0.5, best: true }] }] }
+ * Table.markdown(t) // "| recall |\n|---|\n| **0.500** |"
  */
 import { Schema } from "effect"
 import * as Format from "./Format.js"
@@ -28,28 +22,26 @@ export const Column = Schema.Struct({
   label: Schema.String,
   align: Schema.Literal("left", "right"),
   marks: Schema.optionalWith(Schema.Array(Mark), { exact: true }),
-  /** A heading over the consecutive columns of the same group (the instance type in the paper's layout). */
+  /** A heading over the consecutive columns of the same group. */
   group: Schema.optionalWith(Schema.String, { exact: true })
 })
 export type Column = typeof Column.Type
 
 export const Cell = Schema.Struct({
-  /** What the cell shows; a newline starts a new line. */
+  /** A newline starts a new line. */
   text: Schema.String,
-  /** The number the text shows, for sorting or plotting; null where the cell has none (`–`). Absent on text cells. */
+  /** The number the text shows, for sorting or plotting; null where the cell has none. Absent on text cells. */
   value: Schema.optionalWith(Schema.NullOr(Schema.Number), { exact: true }),
   /** Secondary figures (p-values, n): after the text in Markdown and LaTeX, a muted line in HTML. */
   detail: Schema.optionalWith(Schema.String, { exact: true }),
-  /** The best value of its column (bold). */
   best: Schema.optionalWith(Schema.Boolean, { exact: true }),
-  /** Significant after Holm: marked * (and shaded in HTML). */
+  /** Marked * (and shaded in HTML). */
   significant: Schema.optionalWith(Schema.Boolean, { exact: true }),
-  /** Raised after the value, comma-separated: the numbers of the cells it beats. */
+  /** The numbers of the cells it beats. */
   superscripts: Schema.optionalWith(Schema.Array(Schema.String), { exact: true }),
   marks: Schema.optionalWith(Schema.Array(Mark), { exact: true }),
-  /** An identifier, set as code. */
   code: Schema.optionalWith(Schema.Boolean, { exact: true }),
-  /** More about the cell, shown on hover in HTML. */
+  /** Shown on hover in HTML. */
   tooltip: Schema.optionalWith(Schema.String, { exact: true })
 })
 export type Cell = typeof Cell.Type
@@ -64,15 +56,13 @@ export const Table = Schema.Struct({
   /** Unique within a report; the LaTeX label is `tab:<id>`. */
   id: Schema.String,
   title: Schema.String,
-  /** Sentences that explain the table (the LaTeX caption follows the title with them). */
   notes: Schema.Array(Schema.String),
   columns: Schema.Array(Column),
-  /** One cell per column in each row. */
   rows: Schema.Array(Row)
 })
 export type Table = typeof Table.Type
 
-/** Consecutive columns that share a group (an ungrouped column is a run of its own). */
+/** Consecutive columns that share a group. */
 const groupRuns = (columns: ReadonlyArray<Column>): Array<{ readonly group: string | undefined; readonly from: number; readonly span: number }> => {
   const runs: Array<{ group: string | undefined; from: number; span: number }> = []
   columns.forEach((c, i) => {
@@ -85,13 +75,9 @@ const groupRuns = (columns: ReadonlyArray<Column>): Array<{ readonly group: stri
 
 const grouped = (t: Table): boolean => t.columns.some((c) => c.group !== undefined)
 
-// Markdown
-
 /**
- * {@link Format.md}, except that brackets stay as they are where they cannot make a link: a link
- * or image needs `]` then `(` or `[` (the report defines no link references, and text in a table
- * cell cannot start a line to define one). So an interval reads `[0.1, 0.2]`, while
- * `[click](javascript:...)` still comes out as `\[click\](javascript:...)`.
+ * {@link Format.md}, except that brackets stay where they cannot make a link (`]` then `(` or `[`):
+ * an interval reads `[0.1, 0.2]`, while `[click](javascript:...)` becomes `\[click\](javascript:...)`.
  */
 export const mdLine = (text: string): string => {
   const escaped = Format.md(text)
@@ -101,7 +87,6 @@ export const mdLine = (text: string): string => {
 
 const mdText = (text: string): string => text.split("\n").map(mdLine).join("<br>")
 
-/** Marks after a text, each after a space (Markdown and HTML). */
 const markSuffix = (marks: ReadonlyArray<Mark> | undefined): string => (marks ?? []).map((m) => ` ${m}`).join("")
 
 const mdCell = (c: Cell): string => {
@@ -113,7 +98,7 @@ const mdCell = (c: Cell): string => {
     (c.significant === true ? " *" : "")
 }
 
-/** A pipe table. Markdown has no spanning headings: a column's group prefixes its label. */
+/** A pipe table; a column's group prefixes its label. */
 export const markdown = (t: Table): string => {
   const head = t.columns.map((c) => mdText(c.group === undefined ? c.label : `${c.group} ${c.label}`) + markSuffix(c.marks))
   return [
@@ -123,11 +108,8 @@ export const markdown = (t: Table): string => {
   ].join("\n")
 }
 
-// HTML
-
 const e = Format.html
 
-/** Escaped, with bidi controls shown as escapes (as in Markdown) so that they neither act nor hide. */
 const htmlText = (text: string): string => text.split("\n").map((line) => e(Format.visibleControls(line))).join("<br>")
 
 const htmlCell = (column: Column | undefined, c: Cell): string => {
@@ -152,13 +134,11 @@ const htmlHead = (t: Table): string => {
   return `<tr>${top.join("")}</tr><tr>${below.join("")}</tr>`
 }
 
-/** A `<table>` in a horizontally scrolling block; rows carry their kinds as classes (`baseline`, `oracle`). */
+/** A `<table>` in a horizontally scrolling block; rows carry their kinds as classes. */
 export const html = (t: Table): string =>
   `<div class="scroll"><table><thead>${htmlHead(t)}</thead><tbody>${
     t.rows.map((r) => `<tr${r.kinds.length > 0 ? ` class="${r.kinds.join(" ")}"` : ""}>${r.cells.map((c, i) => htmlCell(t.columns[i], c)).join("")}</tr>`).join("")
   }</tbody></table></div>`
-
-// LaTeX
 
 const latexSymbol: ReadonlyMap<string, string> = new Map([
   ["\\", "\\textbackslash{}"],
@@ -170,10 +150,7 @@ const latexSymbol: ReadonlyMap<string, string> = new Map([
   [">", "\\textgreater{}"]
 ])
 
-/**
- * Text for LaTeX's text mode: every special character escaped; control characters become spaces
- * and bidi controls are dropped (pdflatex cannot typeset them).
- */
+/** Text for LaTeX's text mode: special characters escaped, controls as spaces, bidi controls dropped. */
 export const latexEscape = (text: string): string =>
   text
     // eslint-disable-next-line no-control-regex
@@ -183,7 +160,6 @@ export const latexEscape = (text: string): string =>
 
 const latexMark: ReadonlyMap<string, string> = new Map([["†", "$^\\dagger$"], ["‡", "$^\\ddagger$"], ["↓", "$\\downarrow$"]])
 
-/** Escaped text with the marks as math symbols, wherever they stand. */
 const latexText = (text: string): string => latexEscape(text).replace(/[†‡↓]/g, (m) => latexMark.get(m) ?? m)
 
 const latexMarks = (marks: ReadonlyArray<Mark> | undefined): string => (marks ?? []).map((m) => latexMark.get(m) ?? m).join("")
@@ -200,11 +176,7 @@ const latexCell = (c: Cell): string => {
     (c.detail !== undefined ? ` ${latexText(c.detail)}` : "")
 }
 
-/**
- * A floating `table` with a booktabs `tabular` (needs `\usepackage{booktabs}`): a group over
- * several columns becomes a `\multicolumn` heading with a rule below it; the caption is the title
- * followed by the notes; the label is `tab:<id>`.
- */
+/** A floating `table` with a booktabs `tabular`; the caption is the title followed by the notes. */
 export const latex = (t: Table): string => {
   const spec = t.columns.map((c) => (c.align === "right" ? "r" : "l")).join("")
   const runs = groupRuns(t.columns)

@@ -1,18 +1,9 @@
 /**
- * The tables of a report as {@link Table} values, one builder per table, from an {@link Analysis}:
- * report.md, report.html and report.tex render these same values, and a results viewer can fetch
- * them as JSON. {@link tables} gives the headline tables (cell x main and headline metrics, one per
- * instance type, the best value of each column marked); it needs no paired test, so a viewer can
- * build it from a summary without running {@link Analysis.analyze}'s permutations.
- *
- * Builders take the analysis (or the part of it they read) and never mutate it; numbers are
- * formatted by {@link Format}, so the same run always gives the same tables.
+ * The report's tables as {@link Table} values, one builder per table, from an {@link Analysis}; the
+ * reports render them and the viewer fetches them as JSON. {@link tables} needs no paired test.
  *
  * @example
- * import * as Table from "@cupid-lab/experiments/render/Table"
- * import * as Tables from "@cupid-lab/experiments/render/Tables"
- * const [all] = Tables.tables(analysis) // the table of all instances
- * Table.markdown(all)
+ * Table.markdown(Tables.tables(analysis)[0]) // the headline table of all instances
  */
 import type { Statistics } from "@cupid-lab/scorers"
 import type { CellSummary, MetricDescription, MetricEstimate, Slice } from "../results/ResultLine.js"
@@ -23,7 +14,7 @@ import type { Example, Examples } from "../analysis/Examples.js"
 import * as Format from "./Format.js"
 import * as Interventions from "../analysis/Interventions.js"
 import * as Notes from "./Notes.js"
-import type { Pairwise, SliceResult } from "../analysis/Pairwise.js"
+import { bestIndex, type Pairwise, type SliceResult } from "../analysis/Pairwise.js"
 import type { Cell, Column, Mark, Row, RowKind, Table } from "./Table.js"
 
 export const left = (label: string, marks: ReadonlyArray<Mark> = []): Column => ({ label, align: "left", ...(marks.length > 0 ? { marks } : {}) })
@@ -32,12 +23,8 @@ export const right = (label: string, marks: ReadonlyArray<Mark> = []): Column =>
 /** A number cell: its text and the value behind it (null when there is none). */
 export const num = (text: string, value: number | null | undefined): Cell => ({ text, value: value !== null && value !== undefined && Number.isFinite(value) ? value : null })
 
-export const kindsOf = (a: Pick<Analysis, "baseline">, c: CellSummary): Array<RowKind> => {
-  const kinds: Array<RowKind> = []
-  if (c.id === a.baseline.id) kinds.push("baseline")
-  if (c.usesGold) kinds.push("oracle")
-  return kinds
-}
+export const kindsOf = (a: Pick<Analysis, "baseline">, c: CellSummary): Array<RowKind> =>
+  [...(c.id === a.baseline.id ? ["baseline" as const] : []), ...(c.usesGold ? ["oracle" as const] : [])]
 
 /** A row led by the cell's label (`name ‡ (baseline)`), with the cell's kinds. */
 const cellRow = (a: Pick<Analysis, "baseline">, c: CellSummary, cells: ReadonlyArray<Cell>): Row => ({
@@ -59,10 +46,8 @@ const withN = (e: MetricEstimate | undefined, n: number, ci = false): Cell => {
 
 const estimate = (e: MetricEstimate | undefined): Cell => num(Format.estimate(e), e?.mean)
 
-/** What a metric is, how it aggregates and which way is better. */
 export const metricNote = (m: MetricDescription): string => `${m.description} (${Notes.aggregateNote(m)}; ${m.direction} is better)`
 
-/** The Cells table: stages, instances scored and failed, heuristic stages. */
 export const cells = (a: Analysis): Table => ({
   id: "cells",
   title: "Cells",
@@ -82,7 +67,7 @@ export const cells = (a: Analysis): Table => ({
   }))
 })
 
-/** Every plugin the cells use, with its package and version (`versions`: package -> version, from run.json). */
+/** Every plugin the cells use, with its package and version (from run.json). */
 export const plugins = (a: Analysis, versions: Readonly<Record<string, string>>): Table => ({
   id: "plugins",
   title: "Plugins",
@@ -99,26 +84,22 @@ export const plugins = (a: Analysis, versions: Readonly<Record<string, string>>)
   }))
 })
 
-/** How the inference tables aggregate (report.md says it above them). */
 export const inferenceNote = (a: Pick<Analysis, "inference">): string =>
   a.inference.some((m) => m.aggregate._tag !== "Mean")
     ? "P / R / F1 are micro averages (counts pooled over instances, as the reference harness and the paper's headline numbers); macro F1 is the mean of per-instance F1."
     : "P / R / F1 are means of per-instance values (macro); the scorer reports no pooled counts."
 
-export const bestNote = "Bold: the best of the column among the cells that read no gold labels (ties share it)."
+const bestNote = "Bold: the best of the column among the cells that read no gold labels (ties share it)."
 
 export const oracleNote = `Oracle F1: the F1 of the oracle cell ${Notes.oracleMark} that has the same summarizer, inferrer and generator as the row's cell.`
 
-/**
- * Inference in the paper's layout, for one instance type: N, P, R, F1 with its 95% CI, macro F1,
- * and the F1 of the oracle cell with the same other stages when the run has one.
- */
+/** Inference in the paper's layout: N, P, R, F1 with its 95% CI, macro F1, and the matching oracle cell's F1. */
 export const inference = (a: Analysis, slice: Slice): Table => {
   const f1 = a.inference[a.inference.length - 1]
   const macroF1 = a.inferenceMacro.find((m) => m.name === "inference.f1")
   const hasOracle = a.cells.some((c) => c.oracle !== undefined)
   const metricColumns = [...a.inference, ...(macroF1 !== undefined ? [macroF1] : [])]
-  return markBest({
+  return markBest(a.summary.cells, metricColumns, {
     id: `inference-${slice}`,
     title: `Inference (preference match), ${Notes.sliceTitle(slice)}`,
     notes: [inferenceNote(a), ...(hasOracle ? [oracleNote] : []), bestNote],
@@ -140,7 +121,7 @@ export const inference = (a: Analysis, slice: Slice): Table => {
         ...(hasOracle ? [num(o === undefined ? "–" : `${Format.number(o.mean)} (n=${o.n})`, o?.mean)] : [])
       ])
     })
-  }, a.cells.map((c) => c.summary), (i) => (i >= 2 ? metricColumns[i - 2] : undefined))
+  })
 }
 
 /** One metric by cell and instance type: value [95% CI] n=N (generation metrics, the appendix). */
@@ -154,9 +135,8 @@ export const estimates = (a: Analysis, m: MetricDescription): Table => ({
 
 export const retrievalNote = "↓ lower is better. N: instances scored; a value with its own n is defined on fewer instances (e.g. precision of an empty selection). Bold: the best of the column among the cells that read no gold labels (ties share it)."
 
-/** Every retrieval metric for one instance type (means; ↓ where lower is better). */
 export const retrieval = (a: Analysis, slice: Slice): Table =>
-  markBest({
+  markBest(a.summary.cells, a.retrieval, {
     id: `retrieval-${slice}`,
     title: `Retrieval, ${Notes.sliceTitle(slice)}`,
     notes: [retrievalNote],
@@ -165,17 +145,14 @@ export const retrieval = (a: Analysis, slice: Slice): Table =>
       const s = c.summary.slices[slice]
       return cellRow(a, c.summary, [num(String(s.n), s.n), ...a.retrieval.map((m) => withN(s.metrics[m.name], s.n))])
     })
-  }, a.cells.map((c) => c.summary), (i) => (i >= 2 ? a.retrieval[i - 2] : undefined))
+  })
 
-/** The short label of an adjusted p in a table entry (`Holm=0.040`). */
-const adjustedLabel = (c: Statistics.Correction): string => (c === "holm" ? "Holm" : c === "bonferroni" ? "Bonferroni" : c === "bh" ? "BH" : "")
+/** The label of an adjusted p (`Holm=0.040`). */
+export const adjustedLabel = (c: Statistics.Correction): string => (c === "holm" ? "Holm" : c === "bonferroni" ? "Bonferroni" : c === "bh" ? "BH" : "")
 
 /**
- * A paired difference: the difference and its CI (after `prefix`), then p, the p adjusted within
- * its family (labelled by the correction, Holm when none is given) and n, then the family and, for
- * a primary comparison, its minimum detectable effect; significant when the adjusted p < 0.05. A
- * difference outside every family (`family: "none"`) shows its interval and n only. Against the
- * baseline in reports; between two runs' cells in compare.
+ * A paired difference [CI] (after `prefix`), with p, the adjusted p, n, the family and a primary
+ * comparison's MDE as detail; a difference outside every family shows its interval and n only.
  */
 export const deltaCell = (d: (Pick<Delta, "comparison" | "pAdjusted"> & Partial<Pick<Delta, "family" | "correction" | "mde">>) | undefined, prefix = ""): Cell => {
   if (d === undefined || d.comparison.n === 0) return { text: "–", value: null, detail: "n=0" }
@@ -192,7 +169,6 @@ export const deltaCell = (d: (Pick<Delta, "comparison" | "pAdjusted"> & Partial<
   }
 }
 
-/** Each cell against the baseline on one metric, per instance type. */
 export const deltas = (a: Analysis, m: MetricDescription): Table => {
   const byKey = new Map(a.deltas.filter((d) => d.metric === m.name).map((d) => [`${d.cell}\0${d.slice}`, d]))
   return {
@@ -204,7 +180,7 @@ export const deltas = (a: Analysis, m: MetricDescription): Table => {
   }
 }
 
-/** Every cell against every other, for one instance type: numbered cells, superscripts naming the cells each value beats. */
+/** Every cell against every other: numbered cells, superscripts naming the cells each value beats. */
 export const pairwise = (a: Pick<Analysis, "baseline">, p: Pairwise, s: SliceResult): Table => ({
   id: `pairwise-${s.slice}`,
   title: `Every cell against every other, ${Notes.sliceTitle(s.slice)}`,
@@ -238,7 +214,7 @@ export const binned = (a: Analysis, b: Binned): Table => ({
   )
 })
 
-/** A metric against a swept transform axis, for one instance type: one row per series, value [95% CI] n=N per axis value. */
+/** A metric against a swept transform axis: one row per series, value [95% CI] n=N per axis value. */
 export const transform = (curve: Interventions.Curve, slice: Slice): Table => ({
   id: `transform-${curve.metric.name}-${curve.axis}-${slice}`,
   title: `${curve.metric.name} against ${curve.axis}, ${Notes.sliceTitle(slice)}`,
@@ -256,17 +232,18 @@ export const transform = (curve: Interventions.Curve, slice: Slice): Table => ({
 export const costNote =
   "Model calls and tokens of the pipeline stages per result line (failed pairs included: their calls were made); cached calls count in full, since they describe the method. Scoring calls (LLM judges) are shown apart and are not part of a method's cost."
 
-/** Model calls and tokens per cell, and dollars per instance when the cost scorer ran. */
+const hasUsd = (a: Analysis): boolean => a.summary.metrics.some((m) => m.name === "cost.usd")
+
+/** The cost scorer ran, yet some instance has no price. */
+export const unpriced = (a: Analysis): boolean =>
+  hasUsd(a) && a.cells.some((c) => (c.summary.slices.all.metrics["cost.usd"]?.n ?? 0) < c.summary.slices.all.n)
+
 export const cost = (a: Analysis): Table => {
-  const usd = a.summary.metrics.some((m) => m.name === "cost.usd")
-  const unpriced = usd && a.cells.some((c) => (c.summary.slices.all.metrics["cost.usd"]?.n ?? 0) < c.summary.slices.all.n)
+  const usd = hasUsd(a)
   return {
     id: "cost",
     title: "Cost",
-    notes: [
-      costNote,
-      ...(unpriced ? [Notes.usdNote] : [])
-    ],
+    notes: [costNote, ...(unpriced(a) ? [Notes.usdNote] : [])],
     columns: [
       left("cell"), right("pairs"), right("calls / inst."), right("prompt tok. / inst."), right("completion tok. / inst."), right("total tokens"), right("scoring calls"),
       ...(usd ? [right("usd / inst. (n)")] : [])
@@ -304,7 +281,7 @@ export const failures = (a: Analysis): Table => ({
   }))
 })
 
-/** The dataset rows skipped under `onInvalid: skip` (the first 50), with their reasons. */
+/** The first 50 dataset rows skipped under `onInvalid: skip`. */
 export const skipped = (a: Analysis): Table => ({
   id: "skipped",
   title: "Skipped dataset rows",
@@ -329,37 +306,23 @@ export const example = (a: Analysis, examples: Examples, x: Example): Table => (
   })
 })
 
-// The headline tables (for a results viewer)
-
-/** The main metric, then the other headline metrics (those tested against the baseline). */
-export const headlineMetrics = (a: Pick<Analysis, "main" | "compared">): Array<MetricDescription> =>
+/** The main metric, then the other metrics tested against the baseline. */
+const headlineMetrics = (a: Pick<Analysis, "main" | "compared">): Array<MetricDescription> =>
   [...(a.main === undefined ? [] : [a.main]), ...a.compared.filter((m) => m.name !== a.main?.name)]
 
-/**
- * The best of some cells' values of a metric, as shown (`Format.number`): in the metric's
- * direction, over the cells that read no gold labels (an oracle is an upper bound, not a
- * contender). Cells that show the same text share it.
- */
+/** The best value, as shown, among the cells that read no gold labels (cells that show the same text share it). */
 const bestOf = (values: ReadonlyArray<{ readonly value: number | null | undefined; readonly usesGold: boolean }>, m: MetricDescription): string | undefined => {
-  let top: number | undefined
-  for (const { usesGold, value } of values) {
-    if (usesGold || value === null || value === undefined || !Number.isFinite(value)) continue
-    if (top === undefined || (m.direction === "lower" ? value < top : value > top)) top = value
-  }
-  return top === undefined ? undefined : Format.number(top)
+  const i = bestIndex(values.map((v) => (v.usesGold ? undefined : v.value)), m)
+  return i < 0 ? undefined : Format.number(values[i]!.value)
 }
 
-/** The best value of a metric on one instance type as shown (see {@link bestOf}). */
 export const bestShown = (cells: ReadonlyArray<CellSummary>, slice: Slice, m: MetricDescription): string | undefined =>
   bestOf(cells.map((c) => ({ value: c.slices[slice].metrics[m.name]?.mean, usesGold: c.usesGold })), m)
 
-/**
- * The table with the best value of each metric column marked (`best`), by {@link bestOf} over its
- * rows (row k is cell k). `metricOf(i)` names the metric of column i (undefined for other columns).
- */
-const markBest = (t: Table, cells: ReadonlyArray<CellSummary>, metricOf: (column: number) => MetricDescription | undefined): Table => {
+/** The best value of each metric column marked: row k is cell k, and column i + 2 shows `metrics[i]`. */
+const markBest = (cells: ReadonlyArray<CellSummary>, metrics: ReadonlyArray<MetricDescription>, t: Table): Table => {
   const best = t.columns.map((_, i) => {
-    const m = metricOf(i)
+    const m = metrics[i - 2]
     return m === undefined ? undefined : bestOf(t.rows.map((r, k) => ({ value: r.cells[i]?.value, usesGold: cells[k]?.usesGold !== false })), m)
   })
   return {
@@ -373,10 +336,10 @@ const markBest = (t: Table, cells: ReadonlyArray<CellSummary>, metricOf: (column
   }
 }
 
-/** Cell x headline metrics for one instance type: value [95% CI] (own n where it differs from N), the best of each column marked. */
+/** Cell x headline metrics: value [95% CI] (own n where it differs from N), the best of each column marked. */
 export const headline = (a: Pick<Analysis, "summary" | "baseline" | "main" | "compared">, slice: Slice): Table => {
   const metrics = headlineMetrics(a)
-  return markBest({
+  return markBest(a.summary.cells, metrics, {
     id: `headline-${slice}`,
     title: `Headline metrics, ${Notes.sliceTitle(slice)}`,
     notes: [
@@ -391,8 +354,8 @@ export const headline = (a: Pick<Analysis, "summary" | "baseline" | "main" | "co
         ...metrics.map((m) => withN(s.metrics[m.name], s.n, true))
       ])
     })
-  }, a.summary.cells, (i) => (i >= 2 ? metrics[i - 2] : undefined))
+  })
 }
 
-/** The headline tables of a run, one per instance type (all instances first): what a results viewer shows first. */
+/** The headline tables, one per instance type (all instances first). */
 export const tables = (a: Pick<Analysis, "summary" | "baseline" | "main" | "compared">): Array<Table> => slices.map((s) => headline(a, s))
