@@ -1,11 +1,9 @@
 /**
- * What the viewer's run page opens with, as the reports open: the verdict (one sentence per
- * instance type and the leaderboard, from analysis/Verdict.ts and render/Leaderboard.ts) and the
- * report's charts (render/Figures.ts, rendered to SVG by Vega). Both read the run's analysis,
- * which the catalog computes once per run.
+ * The run page's opening, as the reports open: the verdict and leaderboard, and the report's charts
+ * as SVG.
  *
  * @example
- * const v = Opening.verdict(analysis)   // Api.VerdictView
+ * const v = Opening.verdict(analysis)        // Api.VerdictView
  * const f = yield* Opening.figures(analysis) // Api.FiguresView
  */
 import { Effect } from "effect"
@@ -16,7 +14,7 @@ import * as Figures from "../render/Figures.js"
 import * as Leaderboard from "../render/Leaderboard.js"
 import type * as Api from "./Api.js"
 
-/** The verdict of the reports' opening, with every cell on the leaderboard (the page has room for all). */
+/** With every cell on the leaderboard: the page has room for all. */
 export const verdict = (a: Analysis): Api.VerdictView => {
   const v = Verdict.verdict(a)
   return {
@@ -27,7 +25,7 @@ export const verdict = (a: Analysis): Api.VerdictView => {
   }
 }
 
-/** The report's charts in report.html's order, each as Vega's SVG with its caption. */
+/** In report.html's order. */
 export const figures = Effect.fn("Opening.figures")(function*(a: Analysis) {
   const p = Figures.planned(a)
   const all: Array<{ readonly section: Api.Figure["section"]; readonly planned: Figures.Planned | undefined }> = [
