@@ -9,7 +9,7 @@
  * config.sweep[0]           // { _tag: "Stage", key: "retriever", stage: "retriever", choices: [...], alternatives: [...] }
  */
 import { Domain, Hash, Stage, Transform, Yaml } from "@cupid-lab/core"
-import { Effect, Either, Record, Schema, Struct } from "effect"
+import { Effect, Either, Record as Rec, Schema, Struct } from "effect"
 import * as fs from "node:fs"
 import * as path from "node:path"
 import { ConfigError } from "../Errors.js"
@@ -234,7 +234,7 @@ const decodeFile = (
     file,
     dir: path.dirname(path.resolve(file)),
     name,
-    models: Record.map(c.models, ({ provider, model, ...options }) => ({ provider, model, options })),
+    models: Rec.map(c.models, ({ provider, model, ...options }) => ({ provider, model, options })),
     sweep: sweep.right,
     sources: sources.right,
     cells: c.cells.map(({ name: cellName, transform, ...stages }): ExplicitCell => ({

@@ -1,6 +1,6 @@
 import { Args, Command, Options } from "@effect/cli"
-import { Effect, Option } from "effect"
-import { CommandIo } from "./Io.js"
+import { Effect } from "effect"
+import { CommandIo, given, logTo } from "./Io.js"
 
 /** `merge --out <dir> <shard dirs...>`: combine the directories of `sweep --shard i/N` into one run (results/Merge.ts). */
 export const command = Command.make(
@@ -27,9 +27,9 @@ export const command = Command.make(
       const merged = yield* Merge.merge({
         out: a.out,
         shards: a.shards,
-        ...Option.match(a.data, { onNone: () => ({}), onSome: (data) => ({ data }) }),
+        ...given({ data: a.data }),
         ...(io.runner?.openDataset !== undefined ? { openDataset: io.runner.openDataset } : {}),
-        log: (text) => void io.stderr.write(`${text}\n`)
+        log: logTo(io)
       })
       const Leaderboard = yield* Effect.promise(() => import("../../render/Leaderboard.js"))
       io.stdout(Leaderboard.console(merged.opening.analysis, merged.opening.verdict, []))
