@@ -41,6 +41,18 @@ export class RunError extends Schema.TaggedError<RunError>()("RunError", {
   }
 }
 
+/** A sweep that finished with too many failed pairs (all of them, or more than `--max-failed-share`). */
+export class TooManyFailures extends Schema.TaggedError<TooManyFailures>()("TooManyFailures", { message: Schema.String }) {}
+
+/** A request the viewer cannot answer: `status` is the HTTP status the server sends. */
+export class ViewError extends Schema.TaggedError<ViewError>()("ViewError", { status: Schema.Number, message: Schema.String }) {}
+
+export class ViewerNotBuilt extends Schema.TaggedError<ViewerNotBuilt>()("ViewerNotBuilt", { path: Schema.String }) {
+  override get message(): string {
+    return `the viewer's browser code is not built (${this.path} is missing): run npm run build (or npm install)`
+  }
+}
+
 /** The sweep's budget (`budget.usd`, `--budget-usd`) refused or stopped it. */
 export class BudgetError extends Schema.TaggedError<BudgetError>()("BudgetError", {
   reason: Schema.String

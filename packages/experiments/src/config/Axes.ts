@@ -8,7 +8,7 @@
 import { Stage, Transform } from "@cupid-lab/core"
 import * as Issues from "@cupid-lab/core/Issues"
 import { Array as Arr, Either, ParseResult, Schema } from "effect"
-import type { Located, SpecTemplate, SweepAxis } from "./Config.js"
+import type { Located, SweepAxis } from "./Config.js"
 import { fromIssues, type Problem } from "./Env.js"
 import { alternatives, formatPath, isRecord, located, originOf, show } from "./Tree.js"
 
@@ -119,12 +119,9 @@ export const decodeSweep = (sweep: Readonly<Record<string, unknown>>): Either.Ei
       axes.push({ _tag: "Option", key, alternatives: alternativesAsWritten, stage, path: rest })
       continue
     }
-    const choices: Array<SpecTemplate | null> = []
-    value.forEach((alt, i) => {
-      const decoded = Issues.decode(StageTemplateSchema, alt, "key")
-      if (Either.isLeft(decoded)) problems.push(...fromIssues(decoded.left, ["sweep", key, i]))
-      else choices.push(decoded.right)
-    })
+    const [bad, choices] = Arr.partitionMap(value, (alt, i) =>
+      Either.mapLeft(Issues.decode(StageTemplateSchema, alt, "key"), (issues) => fromIssues(issues, ["sweep", key, i])))
+    problems.push(...bad.flat())
     axes.push({ _tag: "Stage", key, alternatives: alternativesAsWritten, stage, choices })
   }
   return problems.length > 0 ? Either.left(problems) : Either.right(axes)

@@ -20,8 +20,7 @@ import { describeSize, type RawStage, rawCells, type Size, size } from "./RawCel
 import { originOf } from "./Tree.js"
 
 export { names } from "./CellNames.js"
-export { describeSize, type RawCell, rawCells, type RawStage, type Size, size } from "./RawCells.js"
-export { originOf } from "./Tree.js"
+export { describeSize, rawCells, size } from "./RawCells.js"
 
 /** One stage of a cell, ready to build: the plugin and its options decoded once. */
 export interface StagePlan<S extends Plugin.PipelineStage> {

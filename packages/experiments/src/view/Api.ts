@@ -128,7 +128,6 @@ export interface InstanceList {
   readonly matched: number
   readonly offset: number
   readonly items: ReadonlyArray<InstanceItem>
-  /** What the filters meant, in words. */
   readonly description: string
   /** The ids of the cells the query's selectors named. */
   readonly resolved: { readonly cell: string | null; readonly a: string | null; readonly b: string | null }
@@ -145,7 +144,6 @@ export interface SessionRow {
   readonly factor: string | null
   readonly preference: string | null
   readonly turns: ReadonlyArray<{ readonly role: string; readonly content: string }>
-  /** Ids of the cells that selected this session. */
   readonly selectedBy: ReadonlyArray<string>
 }
 
@@ -195,14 +193,9 @@ export interface InstanceCalls {
   readonly cells: ReadonlyArray<{ readonly cell: string; readonly attempts: number; readonly ranAt: string; readonly calls: ReadonlyArray<Call> }>
 }
 
-export interface CompareSide {
-  readonly run: string
-  readonly cell: CellEntry
-}
-
 export interface CompareView {
-  readonly a: CompareSide
-  readonly b: CompareSide
+  readonly a: { readonly run: string; readonly cell: CellEntry }
+  readonly b: { readonly run: string; readonly cell: CellEntry }
   /** `compare --cell-a/--cell-b`'s tables: per metric, the paired difference, its CI, p and Holm-adjusted p. */
   readonly tables: ReadonlyArray<Table>
   readonly warnings: ReadonlyArray<string>

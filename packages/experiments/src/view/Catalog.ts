@@ -15,8 +15,7 @@ import * as path from "node:path"
 import * as Compare from "../compare/Compare.js"
 import * as CompareRender from "../compare/Render.js"
 import * as Analysis from "../analysis/Analysis.js"
-import type { RunError } from "../Errors.js"
-import * as Notes from "../render/Notes.js"
+import { type RunError, ViewError } from "../Errors.js"
 import * as Tables from "../render/Tables.js"
 import * as Calls from "../results/Calls.js"
 import { ResultLine, type Row } from "../results/ResultLine.js"
@@ -26,10 +25,8 @@ import type * as Api from "./Api.js"
 import * as Entries from "./Entries.js"
 import type { Found } from "./Entries.js"
 import * as Instances from "./Instances.js"
-import { disagree, findCell, type InstanceQuery, type Loaded, outcome, type Texts, ViewError } from "./Instances.js"
+import { disagree, findCell, type InstanceQuery, type Loaded, outcome, type Texts } from "./Instances.js"
 import * as Opening from "./Opening.js"
-
-export { type InstanceQuery, ViewError } from "./Instances.js"
 
 export type Catalog = Effect.Effect.Success<ReturnType<typeof make>>
 
@@ -265,24 +262,8 @@ export const make = (root: string, options: CatalogOptions = {}) =>
             Effect.tap((f) => Effect.sync(() => void (l.figures = f)))
           ))
 
-    /** Every cell against every other, as the reports test them. */
     const pairwise = (id: string): Effect.Effect<Api.PairwiseView, ViewError> =>
-      Effect.flatMap(analysisOf(id), ({ a }) =>
-        Effect.try({
-          try: (): Api.PairwiseView => {
-            const p = a.pairwise
-            if (p === undefined) return { note: null, slices: [] }
-            return {
-              note: Notes.pairwiseNote(p),
-              slices: p.slices.map((s) => ({
-                slice: s.slice,
-                tooSmall: s.tooSmall === undefined ? null : Notes.tooSmallNote(s.slice, s.tooSmall.n, s.tooSmall.needed, p.tests),
-                table: Tables.pairwise(a, p, s)
-              }))
-            }
-          },
-          catch: failure(id)
-        }))
+      Effect.flatMap(analysisOf(id), ({ a }) => Effect.try({ try: () => Opening.pairwise(a), catch: failure(id) }))
 
     const instances = (id: string, query: InstanceQuery): Effect.Effect<Api.InstanceList, ViewError> =>
       Effect.flatMap(load(id), (l) => Instances.list(l, query, () => textsOf(id, l)))

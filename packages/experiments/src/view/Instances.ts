@@ -6,20 +6,15 @@
  * const page = yield* Instances.list(loaded, { a: "@2", b: "@3" }, texts)
  */
 import type { Domain } from "@cupid-lab/core"
-import { Effect, Schema, Struct } from "effect"
+import { Effect, Struct } from "effect"
 import * as Analysis from "../analysis/Analysis.js"
+import { ViewError } from "../Errors.js"
 import * as Examples from "../analysis/Examples.js"
 import type * as RunDir from "../results/RunDir.js"
 import type { MetricDescription, ResultLine, Row, Slice } from "../results/ResultLine.js"
 import { slices } from "../results/ResultLine.js"
 import type * as RunId from "../run/RunId.js"
 import type * as Api from "./Api.js"
-
-/** A request the catalog cannot answer: `status` is the HTTP status the server sends. */
-export class ViewError extends Schema.TaggedError<ViewError>()("ViewError", {
-  status: Schema.Number,
-  message: Schema.String
-}) {}
 
 /** Cells are named by selectors: id, id prefix, name or `@k`. */
 export interface InstanceQuery {

@@ -1,6 +1,6 @@
 /**
- * The run page's opening, as the reports open: the verdict and leaderboard, and the report's charts
- * as SVG.
+ * What the run page shows of the reports' analysis: the verdict and leaderboard, the charts as SVG,
+ * and every cell against every other.
  *
  * @example
  * const v = Opening.verdict(analysis)        // Api.VerdictView
@@ -12,6 +12,8 @@ import * as Verdict from "../analysis/Verdict.js"
 import * as Charts from "../render/Charts.js"
 import * as Figures from "../render/Figures.js"
 import * as Leaderboard from "../render/Leaderboard.js"
+import * as Notes from "../render/Notes.js"
+import * as Tables from "../render/Tables.js"
 import type * as Api from "./Api.js"
 
 /** With every cell on the leaderboard: the page has room for all. */
@@ -41,3 +43,17 @@ export const figures = Effect.fn("Opening.figures")(function*(a: Analysis) {
       : Effect.map(Charts.svg(planned.chart), (svg): Array<Api.Figure> => [{ section, caption: planned.caption, svg }]))
   return { figures: out.flat() } satisfies Api.FiguresView
 })
+
+/** Every cell against every other, as the reports test them. */
+export const pairwise = (a: Analysis): Api.PairwiseView => {
+  const p = a.pairwise
+  if (p === undefined) return { note: null, slices: [] }
+  return {
+    note: Notes.pairwiseNote(p),
+    slices: p.slices.map((s) => ({
+      slice: s.slice,
+      tooSmall: s.tooSmall === undefined ? null : Notes.tooSmallNote(s.slice, s.tooSmall.n, s.tooSmall.needed, p.tests),
+      table: Tables.pairwise(a, p, s)
+    }))
+  }
+}

@@ -9,10 +9,11 @@
  */
 import { FileSystem, HttpRouter, HttpServerRequest, HttpServerResponse } from "@effect/platform"
 import * as NodeHttpServer from "@effect/platform-node/NodeHttpServer"
-import { Effect, Option, Schema, type Scope } from "effect"
+import { Effect, Option, type Scope } from "effect"
 import * as http from "node:http"
 import * as path from "node:path"
 import { fileURLToPath } from "node:url"
+import { ViewError, ViewerNotBuilt } from "../Errors.js"
 import type * as Api from "./Api.js"
 import * as Catalog from "./Catalog.js"
 
@@ -28,12 +29,6 @@ const securityHeaders = {
 
 /** Where tools/build-cli.mjs writes the browser code and style. */
 const assetDir: string = fileURLToPath(new URL("../../dist/viewer/", import.meta.url))
-
-export class ViewerNotBuilt extends Schema.TaggedError<ViewerNotBuilt>()("ViewerNotBuilt", { path: Schema.String }) {
-  override get message(): string {
-    return `the viewer's browser code is not built (${this.path} is missing): run npm run build (or npm install)`
-  }
-}
 
 const page = `<!doctype html>
 <html lang="en">
@@ -69,23 +64,23 @@ const param = (params: Params, key: string): string | undefined => {
   return given === "" ? undefined : given
 }
 
-const required = (params: Params, key: string): Effect.Effect<string, Catalog.ViewError> => {
+const required = (params: Params, key: string): Effect.Effect<string, ViewError> => {
   const v = param(params, key)
-  return v === undefined ? Effect.fail(new Catalog.ViewError({ status: 400, message: `missing query parameter "${key}"` })) : Effect.succeed(v)
+  return v === undefined ? Effect.fail(new ViewError({ status: 400, message: `missing query parameter "${key}"` })) : Effect.succeed(v)
 }
 
-const whole = (params: Params, name: string): Effect.Effect<number | undefined, Catalog.ViewError> => {
+const whole = (params: Params, name: string): Effect.Effect<number | undefined, ViewError> => {
   const text = param(params, name)
   if (text === undefined) return Effect.succeed(undefined)
   const n = Number(text)
-  return Number.isInteger(n) && n >= 0 ? Effect.succeed(n) : Effect.fail(new Catalog.ViewError({ status: 400, message: `${name} must be a whole number >= 0, got "${text}"` }))
+  return Number.isInteger(n) && n >= 0 ? Effect.succeed(n) : Effect.fail(new ViewError({ status: 400, message: `${name} must be a whole number >= 0, got "${text}"` }))
 }
 
 const sortKeys: ReadonlyArray<Api.SortKey> = ["instance", "type", "length", "metric"]
 
 const json = (body: unknown, status = 200) => HttpServerResponse.unsafeJson(body, { status, headers: securityHeaders })
 
-const answer = <A, R>(effect: Effect.Effect<A, Catalog.ViewError, R>) =>
+const answer = <A, R>(effect: Effect.Effect<A, ViewError, R>) =>
   effect.pipe(
     Effect.map((body) => json(body)),
     Effect.catchTag("ViewError", (e) => Effect.succeed(json({ error: e.message }, e.status)))
@@ -109,7 +104,7 @@ const router = (catalog: Catalog.Catalog, assets: { readonly js: string; readonl
       const run = yield* required(p, "run")
       const sort = param(p, "sort")
       if (sort !== undefined && !sortKeys.includes(sort as Api.SortKey)) {
-        return yield* new Catalog.ViewError({ status: 400, message: `sort must be one of ${sortKeys.join(", ")}; got "${sort}"` })
+        return yield* new ViewError({ status: 400, message: `sort must be one of ${sortKeys.join(", ")}; got "${sort}"` })
       }
       return yield* catalog.instances(run, {
         type: param(p, "type"),

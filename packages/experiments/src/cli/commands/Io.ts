@@ -1,5 +1,5 @@
 import { HelpDoc, Options, ValidationError } from "@effect/cli"
-import { Console, Context, Data, Effect, type Option, Record as Rec } from "effect"
+import { Console, Context, Effect, type Option, Record as Rec } from "effect"
 import * as path from "node:path"
 import type * as Progress from "../../run/Progress.js"
 import type * as Runner from "../../run/Runner.js"
@@ -41,9 +41,6 @@ export const given = <O extends Readonly<Record<string, Option.Option<unknown>>>
 
 /** Where a command's notices go: a line on stderr. */
 export const logTo = (io: Io) => (text: string): void => void io.stderr.write(`${text}\n`)
-
-/** A sweep that finished with too many failed pairs (all of them, or more than `--max-failed-share`). */
-export class TooManyFailures extends Data.TaggedError("TooManyFailures")<{ readonly message: string }> {}
 
 export const failuresExitCode = 3
 

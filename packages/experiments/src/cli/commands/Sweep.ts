@@ -7,8 +7,8 @@ import type * as BudgetModule from "../../run/Budget.js"
 import type * as ConfigModule from "../../config/Config.js"
 import type * as Progress from "../../run/Progress.js"
 import type * as RunnerModule from "../../run/Runner.js"
-import { BudgetError } from "../../Errors.js"
-import { CommandIo, configFile, configOption, countOption, given, invalid, logTo, outOption, TooManyFailures } from "./Io.js"
+import { BudgetError, TooManyFailures } from "../../Errors.js"
+import { CommandIo, configFile, configOption, countOption, given, invalid, logTo, outOption } from "./Io.js"
 
 const isType = (t: string): t is CupidType => (cupidTypes as ReadonlyArray<string>).includes(t)
 
