@@ -20,6 +20,12 @@ export const Options = Schema.Record({ key: Schema.String, value: Schema.Unknown
 const SpecType = Schema.Struct({ use: Schema.String }, Options)
 const SpecTemplateType = Schema.Struct({ use: Schema.Union(Schema.String, Schema.Array(Schema.String)) }, Options)
 
+/** A plugin reference: its name and raw options (decoded later by the plugin's own schema). */
+export type Spec = typeof SpecType.Type
+
+/** A stage alternative of a sweep as written: `use` may list plugins, and list values inside list alternatives. */
+export type SpecTemplate = typeof SpecTemplateType.Type
+
 const specShape = "{ use: <plugin name>, ...options }"
 
 /** A stage value: `null` (when `nullable`), a plugin name (`{ use: name }`) or `{ use, ...options }`. */

@@ -16,24 +16,14 @@ import { ConfigError } from "../Errors.js"
 import * as ResultLine from "../results/ResultLine.js"
 import * as Issues from "@cupid-lab/core/Issues"
 import { isRecord } from "./Tree.js"
-import { decodeSources, decodeSweep, Options, ScorerSpecSchema, sourceAxis, StageValueSchema } from "./Axes.js"
+import { decodeSources, decodeSweep, Options, ScorerSpecSchema, sourceAxis, type Spec, type SpecTemplate, StageValueSchema } from "./Axes.js"
 import { findSecrets, fromIssues, interpolate, type Problem } from "./Env.js"
 
 export { keyVariable } from "./Env.js"
 
 export type StageName = Stage.CellStage
 
-/** A plugin reference: its name and raw options (decoded later by the plugin's own schema). */
-export interface Spec {
-  readonly use: string
-  readonly [option: string]: unknown
-}
-
-/** A stage alternative of a sweep as written: `use` may list plugins, and list values inside list alternatives. */
-export interface SpecTemplate {
-  readonly use: string | ReadonlyArray<string>
-  readonly [option: string]: unknown
-}
+export type { Spec, SpecTemplate } from "./Axes.js"
 
 export interface ModelEntry {
   readonly provider: string

@@ -146,7 +146,9 @@ const runOne = (a: Args, config: ConfigModule.Config) =>
     const outcome = yield* Runner.sweep(config, { ...io.runner, log, progress, ...(a.repair ? { repair: true } : {}), ...shard }).pipe(
       Effect.onInterrupt(() =>
         Effect.sync(() =>
-          last === undefined ? log("interrupted before any pair ran; nothing was written") : interrupted({ done: last.pairsDone, total: last.pairsTotal })
+          last === undefined
+            ? log("interrupted before any pair ran; nothing was written")
+            : interrupted({ done: last.pairsDone, total: last.pairsTotal })
         )
       )
     )
