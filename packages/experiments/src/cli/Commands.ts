@@ -16,7 +16,7 @@ import { Console, Effect, HashMap, HashSet, Layer } from "effect"
 import * as Compare from "./commands/Compare.js"
 import * as Export from "./commands/Export.js"
 import { BudgetError, TooManyFailures } from "../Errors.js"
-import { budgetExitCode, CommandIo, failuresExitCode, type Io, usage } from "./commands/Io.js"
+import { CommandIo, type Io, usage } from "./commands/Io.js"
 import * as Merge from "./commands/Merge.js"
 import * as Report from "./commands/Report.js"
 import * as Sweep from "./commands/Sweep.js"
@@ -88,7 +88,7 @@ export const main = (argv: ReadonlyArray<string>, io: Io): Effect.Effect<number>
             return 2
           }
           io.stderr.write(`error: ${messageOf(e)}\n`)
-          return e instanceof TooManyFailures ? failuresExitCode : e instanceof BudgetError ? budgetExitCode : 1
+          return e instanceof TooManyFailures ? 3 : e instanceof BudgetError ? 4 : 1
         })
       ),
       Effect.catchAllDefect((defect) => Effect.sync(() => (io.stderr.write(`error: ${messageOf(defect)}\n`), 1))),

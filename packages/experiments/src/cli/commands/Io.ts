@@ -42,11 +42,6 @@ export const given = <O extends Readonly<Record<string, Option.Option<unknown>>>
 /** Where a command's notices go: a line on stderr. */
 export const logTo = (io: Io) => (text: string): void => void io.stderr.write(`${text}\n`)
 
-export const failuresExitCode = 3
-
-/** A sweep the budget refused or stopped. */
-export const budgetExitCode = 4
-
 /** `--config <file | name>`, as every command that reads a config takes it. */
 export const configOption = (description: string) =>
   Options.text("config").pipe(Options.withPseudoName("file | name"), Options.withDescription(description))
@@ -58,6 +53,10 @@ export const countOption = (flag: string, description: string) =>
 /** `--out <dir>`, optional. */
 export const outOption = (description: string) =>
   Options.text("out").pipe(Options.withPseudoName("dir"), Options.optional, Options.withDescription(description))
+
+/** `--data <source>`, optional. */
+export const dataOption = (description: string) =>
+  Options.text("data").pipe(Options.withPseudoName("source"), Options.optional, Options.withDescription(description))
 
 /** The file a `--config` value names (a bare name is looked up in the config directories), relative to the working directory when under it. */
 export const configFile = (given: string): Effect.Effect<string, never, CommandIo> =>

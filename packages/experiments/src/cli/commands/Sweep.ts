@@ -8,7 +8,7 @@ import type * as ConfigModule from "../../config/Config.js"
 import type * as Progress from "../../run/Progress.js"
 import type * as RunnerModule from "../../run/Runner.js"
 import { BudgetError, TooManyFailures } from "../../Errors.js"
-import { CommandIo, configFile, configOption, countOption, given, invalid, logTo, outOption } from "./Io.js"
+import { CommandIo, configFile, configOption, countOption, dataOption, given, invalid, logTo, outOption } from "./Io.js"
 
 const isType = (t: string): t is CupidType => (cupidTypes as ReadonlyArray<string>).includes(t)
 
@@ -25,12 +25,8 @@ const parseShard = (value: string) =>
 
 const options = {
   config: configOption("the YAML config to run (see docs/config.md); a bare name such as contextual is looked up in configs/"),
-  data: Options.text("data").pipe(
-    Options.withPseudoName("source"),
-    Options.optional,
-    Options.withDescription(
-      "run on this data instead of the config's data.source: sample, a .parquet/.jsonl/.json file, a directory, hf:kixlab/CUPID or synthetic:personas=100,seed=1"
-    )
+  data: dataOption(
+    "run on this data instead of the config's data.source: sample, a .parquet/.jsonl/.json file, a directory, hf:kixlab/CUPID or synthetic:personas=100,seed=1"
   ),
   out: outOption(
     "the run directory, instead of the config's out (default runs/<name>/<run id>, the id hashing the config and the data); a rerun of the same run resumes in it, a directory holding another run is refused"
