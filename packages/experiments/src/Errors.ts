@@ -1,25 +1,21 @@
 /**
- * Errors of the experiments package. A config error names the config file, the key path inside it
- * and, where there is a closed set, the valid choices, so it can be fixed without reading code.
+ * Errors of the experiments package. A config error names the file, the key path and the problem.
  *
  * @example
- * import { Errors } from "@cupid-lab/experiments"
  * new Errors.ConfigError({ file: "configs/a.yaml", path: "pipeline.retriever.k", reason: "Expected number, actual \"two\"" }).message
  * // configs/a.yaml: pipeline.retriever.k: Expected number, actual "two"
- * Errors.ConfigError.all("a.yaml", [{ path: "data", reason: "..." }, { path: "report", reason: "..." }]).message
- * // a.yaml: data: ...\na.yaml: report: ...
  */
 import { Schema } from "effect"
 
 export class ConfigError extends Schema.TaggedError<ConfigError>()("ConfigError", {
   file: Schema.String,
-  /** Dotted key path (`sweep.retriever[2].use`); empty for whole-file problems. */
+  /** `sweep.retriever[2].use`; empty for whole-file problems. */
   path: Schema.String,
   reason: Schema.String,
-  /** 1-based position, for YAML syntax errors. */
+  /** For YAML syntax errors. */
   line: Schema.optional(Schema.Number),
   column: Schema.optional(Schema.Number),
-  /** Further problems found in the same pass; the message lists them all, one line each. */
+  /** Further problems of the same pass, one line each in the message. */
   more: Schema.optional(Schema.Array(Schema.Struct({ path: Schema.String, reason: Schema.String })))
 }) {
   override get message(): string {
@@ -45,10 +41,19 @@ export class RunError extends Schema.TaggedError<RunError>()("RunError", {
   }
 }
 
-/**
- * The sweep's budget (`budget.usd`, `--budget-usd`) refused to start it, or stopped it: the
- * message gives the estimate or what was spent, the budget and how to raise it.
- */
+/** A sweep that finished with too many failed pairs (all of them, or more than `--max-failed-share`). */
+export class TooManyFailures extends Schema.TaggedError<TooManyFailures>()("TooManyFailures", { message: Schema.String }) {}
+
+/** A request the viewer cannot answer: `status` is the HTTP status the server sends. */
+export class ViewError extends Schema.TaggedError<ViewError>()("ViewError", { status: Schema.Number, message: Schema.String }) {}
+
+export class ViewerNotBuilt extends Schema.TaggedError<ViewerNotBuilt>()("ViewerNotBuilt", { path: Schema.String }) {
+  override get message(): string {
+    return `the viewer's browser code is not built (${this.path} is missing): run npm run build (or npm install)`
+  }
+}
+
+/** The sweep's budget (`budget.usd`, `--budget-usd`) refused or stopped it. */
 export class BudgetError extends Schema.TaggedError<BudgetError>()("BudgetError", {
   reason: Schema.String
 }) {

@@ -1,18 +1,9 @@
 /**
- * The cupid-lab command line: `sweep`, `report`, `compare` and `data <inspect|download|generate>`,
- * each with `--help`. `npm install` compiles it to packages/experiments/dist/cli.mjs (the
- * `cupid-lab` bin); the Nx targets run that file.
+ * The `cupid-lab` entry point (compiled to dist/cli.mjs): the first signal stops a sweep after the
+ * pairs in flight, with its outputs written (exit 130); a second quits at once. Started by Nx, it
+ * also stops when Nx is gone, and ignores repeated signals: Nx signals a task more than once.
  *
  *   npx cupid-lab sweep --config contextual.yaml [--dry-run] ...
- *   npx nx run experiments:sweep --config contextual.yaml
- *
- * Exit codes: 0 done, 1 config/data/run error, 2 usage error, 3 a sweep whose pairs all failed (or more than --max-failed-share), 130 stopped by SIGINT/SIGTERM.
- * The first signal interrupts the main fiber: a sweep finishes the pairs in flight and writes its
- * outputs before it ends; a second signal quits at once.
- *
- * Started by the Nx executor (with an IPC channel), the CLI also stops when the executor is gone, and
- * a repeated signal is the same stop: Nx signals a task's process tree more than once when it stops
- * it (a Ctrl-C, SIGTERM or SIGHUP to Nx), and does not pass a second Ctrl-C on.
  */
 import * as NodeRuntime from "@effect/platform-node/NodeRuntime"
 import { Cause, Effect, Exit } from "effect"
@@ -38,9 +29,7 @@ const onSignal = (name: string) => () => {
   process.stderr.write(`\n${name} again: quitting without waiting for the pairs in flight; rerun the same command to resume\n`)
   process.exit(130)
 }
-// NodeRuntime.runMain interrupts the main fiber on the first signal and then stops listening; these
-// listeners stay, so a second signal exits here (or, linked, is ignored) instead of killing the
-// process mid-write.
+// runMain interrupts on the first signal and stops listening; these stay for the second.
 process.on("SIGINT", onSignal("SIGINT"))
 process.on("SIGTERM", onSignal("SIGTERM"))
 
@@ -51,7 +40,7 @@ const program = Commands.main(process.argv.slice(2), {
   color: process.stdout.isTTY === true && process.stderr.isTTY === true
 })
 
-/** The command, interrupted when the process that started it is gone, as the first signal would. */
+/** The command, interrupted when the process that started it is gone. */
 const untilParentGone = <A>(command: Effect.Effect<A>) =>
   Effect.raceFirst(
     command,
@@ -64,8 +53,7 @@ const untilParentGone = <A>(command: Effect.Effect<A>) =>
   )
 
 if (linked) {
-  // Its output goes where the parent sent it (Nx's pipe, a terminal), which can end with the parent:
-  // a write then fails (EPIPE, EIO), and must not end the command before it has written its files.
+  // Output to a pipe that ended with the parent fails (EPIPE): the command must still write its files.
   for (const stream of [process.stdout, process.stderr]) stream.on("error", () => {})
 }
 

@@ -1,10 +1,10 @@
 /**
- * The cupid-lab command line on `@effect/cli`: the root command lists one command per file in
- * `commands/` (plus `data`, declared in core), and `main` runs an argument list to an exit code.
+ * The cupid-lab command line on `@effect/cli`: one command per file in `commands/` (plus core's
+ * `data`), and `main`, which runs an argument list to an exit code: 0 done, 1 an error, 2 a usage
+ * error, 3 too many failed pairs, 4 the budget; interruption is left to the caller.
  *
- * Exit codes: 0 done; 1 config, data or run error (its message, no stack); 3 too many failed pairs;
- * 4 refused or stopped by the budget; 2 usage error (the
- * parser's message, or one from `Io.usage`); interruption is left to the caller (the CLI exits 130).
+ * @example
+ * const code = yield* Commands.main(["sweep", "--config", "smoke"], io)
  */
 import { CliConfig, Command, ValidationError } from "@effect/cli"
 import * as Descriptor from "@effect/cli/CommandDescriptor"
@@ -15,8 +15,8 @@ import { command as data } from "@cupid-lab/core/bin/data"
 import { Console, Effect, HashMap, HashSet, Layer } from "effect"
 import * as Compare from "./commands/Compare.js"
 import * as Export from "./commands/Export.js"
-import { BudgetError } from "../Errors.js"
-import { budgetExitCode, CommandIo, failuresExitCode, type Io, TooManyFailures, usage } from "./commands/Io.js"
+import { BudgetError, TooManyFailures } from "../Errors.js"
+import { CommandIo, type Io, usage } from "./commands/Io.js"
 import * as Merge from "./commands/Merge.js"
 import * as Report from "./commands/Report.js"
 import * as Sweep from "./commands/Sweep.js"
@@ -25,7 +25,7 @@ import * as View from "./commands/View.js"
 
 export type { Io } from "./commands/Io.js"
 
-/** Every command of the CLI; a new command is a file in commands/ and one entry here. */
+/** A new command is a file in commands/ and one entry here. */
 const commands = [Sweep.command, Merge.command, Report.command, Compare.command, Export.command, View.command, Synthesize.command, data] as const
 
 const descriptors: ReadonlyArray<Descriptor.Command<unknown>> = commands.map((c) => c.descriptor)
@@ -61,20 +61,11 @@ const text = (args: ReadonlyArray<unknown>, color: boolean) => {
 /** The Effect console of a command: help and parse errors go where the command's output goes. */
 const consoleOf = (io: Io) =>
   Effect.map(Effect.console, (base): Console.Console => {
-    const out = (...args: ReadonlyArray<unknown>) => Effect.sync(() => io.stdout(text(args, io.color === true)))
-    const err = (...args: ReadonlyArray<unknown>) => Effect.sync(() => void io.stderr.write(text(args, io.color === true)))
-    return {
-      ...base,
-      log: out,
-      info: out,
-      error: err,
-      warn: err,
-      unsafe: {
-        ...base.unsafe,
-        log: (...args) => io.stdout(text(args, io.color === true)),
-        error: (...args) => void io.stderr.write(text(args, io.color === true))
-      }
-    }
+    const log = (...args: ReadonlyArray<unknown>) => io.stdout(text(args, io.color === true))
+    const error = (...args: ReadonlyArray<unknown>) => void io.stderr.write(text(args, io.color === true))
+    const out = (...args: ReadonlyArray<unknown>) => Effect.sync(() => log(...args))
+    const err = (...args: ReadonlyArray<unknown>) => Effect.sync(() => error(...args))
+    return { ...base, log: out, info: out, error: err, warn: err, unsafe: { ...base.unsafe, log, error } }
   })
 
 const platform = Layer.mergeAll(NodeFileSystem.layer, NodePath.layer, NodeTerminal.layer, CliConfig.layer({ showBuiltIns: false }))
@@ -82,10 +73,7 @@ const platform = Layer.mergeAll(NodeFileSystem.layer, NodePath.layer, NodeTermin
 const messageOf = (e: unknown): string =>
   e instanceof Error ? e.message : typeof e === "object" && e !== null && "message" in e ? String(e.message) : String(e)
 
-/**
- * Run one command line (without `node` and the script) and return its exit code. Interruption is not
- * caught: a sweep interrupted here still writes its outputs, then the interruption goes on.
- */
+/** Run one command line (without `node` and the script) to its exit code; an interruption goes on after the outputs are written. */
 export const main = (argv: ReadonlyArray<string>, io: Io): Effect.Effect<number> =>
   Effect.gen(function*() {
     const console = yield* consoleOf(io)
@@ -100,7 +88,7 @@ export const main = (argv: ReadonlyArray<string>, io: Io): Effect.Effect<number>
             return 2
           }
           io.stderr.write(`error: ${messageOf(e)}\n`)
-          return e instanceof TooManyFailures ? failuresExitCode : e instanceof BudgetError ? budgetExitCode : 1
+          return e instanceof TooManyFailures ? 3 : e instanceof BudgetError ? 4 : 1
         })
       ),
       Effect.catchAllDefect((defect) => Effect.sync(() => (io.stderr.write(`error: ${messageOf(defect)}\n`), 1))),

@@ -1,19 +1,16 @@
 /**
- * The process that started the CLI, when it started it with an IPC channel, as the Nx executor of
- * the cupid-lab targets does (packages/experiments/executors/cli/). The channel closes when that
- * process ends, however it ends: the kernel closes its end on a SIGKILL too. The CLI then stops as
- * on SIGTERM instead of going on as an orphan that holds the run directory's lock.
+ * The process that started the CLI with an IPC channel (the Nx executor): the channel closes when it
+ * ends, even on a SIGKILL, and the CLI then stops as on SIGTERM instead of holding the run's lock.
+ *
+ * @example
+ * if (ParentProcess.linked()) yield* ParentProcess.gone // then stop
  */
 import { Effect } from "effect"
 
 /** Whether this process was started with an IPC channel. */
 export const linked = (): boolean => process.channel !== undefined
 
-/**
- * Completes when the IPC channel closes (at once when it is closed already); never without one.
- * While it waits, its listener keeps the channel referenced, which keeps the process up; interrupted,
- * it removes the listener, so a command that ends on its own is not held up by the channel.
- */
+/** Completes when the IPC channel closes; never without one. Interrupted, it lets go of the channel, which would keep the process up. */
 export const gone: Effect.Effect<void> = Effect.async<void>((resume) => {
   if (process.channel === undefined) return
   if (!process.connected) return resume(Effect.void)

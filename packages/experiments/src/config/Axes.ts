@@ -1,21 +1,18 @@
 /**
- * A stage's value in a config (a plugin name, `{ use, ...options }` or null) and the `sweep`
- * mapping, decoded: each key says what the axis varies (a whole stage, one
- * option of a stage, a whole history transform or one part of it), which decides the shape of its
- * alternatives; problems name the key where each alternative was written.
+ * A stage's value in a config (a plugin name, `{ use, ...options }` or null) and the `sweep` mapping,
+ * decoded: each key says what the axis varies, which decides the shape of its alternatives.
  *
  * @example
  * Axes.decodeSweep({ "retriever.k": [2, 4] }) // Right([{ _tag: "option", stage: "retriever", ... }])
  */
 import { Stage, Transform } from "@cupid-lab/core"
 import * as Issues from "@cupid-lab/core/Issues"
-import { Either, ParseResult, Schema } from "effect"
-import type { Located, SpecTemplate, SweepAxis } from "./Config.js"
+import { Array as Arr, Either, ParseResult, Schema } from "effect"
+import type { Located, SweepAxis } from "./Config.js"
 import { fromIssues, type Problem } from "./Env.js"
-import { alternatives, formatPath, isRecord, originOf, show } from "./Tree.js"
+import { alternatives, formatPath, isRecord, located, originOf, show } from "./Tree.js"
 
-/** The sweep axis (and explicit-cell key) that sets the history transform: `transform` or `transform.<part>`. */
-export const transformKey = "transform"
+const transformKey = "transform"
 
 const stageNames = Stage.cellStages
 
@@ -23,12 +20,15 @@ export const Options = Schema.Record({ key: Schema.String, value: Schema.Unknown
 const SpecType = Schema.Struct({ use: Schema.String }, Options)
 const SpecTemplateType = Schema.Struct({ use: Schema.Union(Schema.String, Schema.Array(Schema.String)) }, Options)
 
+/** A plugin reference: its name and raw options (decoded later by the plugin's own schema). */
+export type Spec = typeof SpecType.Type
+
+/** A stage alternative of a sweep as written: `use` may list plugins, and list values inside list alternatives. */
+export type SpecTemplate = typeof SpecTemplateType.Type
+
 const specShape = "{ use: <plugin name>, ...options }"
 
-/**
- * A stage value: `null` (when `nullable`), a bare plugin name (shorthand for `{ use: name }`) or
- * `{ use, ...options }`; in a sweep alternative `use` may list several plugin names.
- */
+/** A stage value: `null` (when `nullable`), a plugin name (`{ use: name }`) or `{ use, ...options }`. */
 const stageSchema = <A, I>(
   to: Schema.Schema<A, I>,
   expected: string,
@@ -56,11 +56,10 @@ const stageSchema = <A, I>(
 
 export const StageValueSchema = stageSchema(Schema.NullOr(SpecType), `${specShape}, a plugin name or null`, { nullable: true, useIsList: false })
 export const ScorerSpecSchema = stageSchema(SpecType, `a scorer (${specShape} or a scorer name)`, { nullable: false, useIsList: false })
-export const StageTemplateSchema = stageSchema(Schema.NullOr(SpecTemplateType), `${specShape}, a plugin name or null`, { nullable: true, useIsList: true })
+const StageTemplateSchema = stageSchema(Schema.NullOr(SpecTemplateType), `${specShape}, a plugin name or null`, { nullable: true, useIsList: true })
 
 const transformHint = "(a transform is { drop: contrastive | stale, pad: <sessions>, position: early | middle | late | <index> })"
 
-/** Decode an expanded transform; problems point where each part was written. */
 const decodeTransform = (value: unknown, origin: { readonly origin: string; readonly origins: ReadonlyMap<string, string> }): Either.Either<Transform.Spec, Array<Problem>> =>
   Either.mapLeft(Issues.decode(Transform.Spec, value, "key"), (issues) =>
     issues.map((i) => ({
@@ -71,7 +70,6 @@ const decodeTransform = (value: unknown, origin: { readonly origin: string; read
 const axisHelp =
   `an axis is a stage (${stageNames.join(", ")}), a dotted option path such as retriever.k, or the history transform (transform, transform.pad, ...)`
 
-/** Decode the `sweep` mapping: each key says what the axis varies, which decides the shape of its alternatives. */
 export const decodeSweep = (sweep: Readonly<Record<string, unknown>>): Either.Either<Array<SweepAxis>, Array<Problem>> => {
   const axes: Array<SweepAxis> = [], problems: Array<Problem> = []
   for (const [key, value] of Object.entries(sweep)) {
@@ -103,24 +101,22 @@ export const decodeSweep = (sweep: Readonly<Record<string, unknown>>): Either.Ei
     }
     const alternativesAsWritten: ReadonlyArray<unknown> = value
     if (head === transformKey) {
-      const decoded = alternatives(value, at).map((alt) => {
-        const origin = { origin: alt.origins.find(([rel]) => rel === "")?.[1] ?? at, origins: new Map(alt.origins.filter(([rel]) => rel !== "")) }
-        return Either.map(
-          rest.length === 0 ? decodeTransform(alt.value, origin) : decodeTransform({ [rest[0]!]: alt.value }, { origin: origin.origin, origins: new Map([[rest[0]!, origin.origin], ...origin.origins]) }),
-          (spec): Located<Transform.Spec> => ({ value: spec, origin: origin.origin })
-        )
+      const [bad, values] = Arr.partitionMap(alternatives(value, at), (alt) => {
+        const origin = located(alt, at)
+        const decoded = rest.length === 0
+          ? decodeTransform(alt.value, origin)
+          : decodeTransform({ [rest[0]!]: alt.value }, { origin: origin.origin, origins: new Map([[rest[0]!, origin.origin], ...origin.origins]) })
+        return Either.map(decoded, (spec): Located<Transform.Spec> => ({ value: spec, origin: origin.origin }))
       })
-      const bad = decoded.flatMap((d) => (Either.isLeft(d) ? d.left : []))
       if (bad.length > 0) {
-        problems.push(...bad)
+        problems.push(...bad.flat())
         continue
       }
-      const located = decoded.flatMap((d) => (Either.isRight(d) ? [d.right] : []))
       const part = Transform.keys.find((k) => k === rest[0])
       axes.push(
         part === undefined
-          ? { _tag: "Transform", key, alternatives: alternativesAsWritten, transforms: located }
-          : { _tag: "TransformPart", key, alternatives: alternativesAsWritten, part, values: located }
+          ? { _tag: "Transform", key, alternatives: alternativesAsWritten, transforms: values }
+          : { _tag: "TransformPart", key, alternatives: alternativesAsWritten, part, values }
       )
       continue
     }
@@ -129,12 +125,9 @@ export const decodeSweep = (sweep: Readonly<Record<string, unknown>>): Either.Ei
       axes.push({ _tag: "Option", key, alternatives: alternativesAsWritten, stage, path: rest })
       continue
     }
-    const choices: Array<SpecTemplate | null> = []
-    value.forEach((alt, i) => {
-      const decoded = Issues.decode(StageTemplateSchema, alt, "key")
-      if (Either.isLeft(decoded)) problems.push(...fromIssues(decoded.left, ["sweep", key, i]))
-      else choices.push(decoded.right)
-    })
+    const [bad, choices] = Arr.partitionMap(value, (alt, i) =>
+      Either.mapLeft(Issues.decode(StageTemplateSchema, alt, "key"), (issues) => fromIssues(issues, ["sweep", key, i])))
+    problems.push(...bad.flat())
     axes.push({ _tag: "Stage", key, alternatives: alternativesAsWritten, stage, choices })
   }
   return problems.length > 0 ? Either.left(problems) : Either.right(axes)

@@ -5,11 +5,10 @@
  * @example
  * names([{ retriever: { use: "bm25", k: 2 }, ... }, { retriever: { use: "bm25", k: 4 }, ... }]) // ["bm25(k=2)", "bm25(k=4)"]
  */
-import { Hash, Transform } from "@cupid-lab/core"
+import { Hash, Stage, Transform } from "@cupid-lab/core"
 import { Selector } from "@cupid-lab/retrievers"
 import { Either, Schema } from "effect"
 import type { Spec, StageName } from "./Config.js"
-import { stageNames } from "./Config.js"
 import { isRecord } from "./Tree.js"
 
 /** A value in a cell name: scalars as they are, a nested plugin spec by its plugin name, anything else as JSON. */
@@ -20,20 +19,17 @@ const labelValue = (v: unknown): string =>
     ? v["use"]
     : Hash.canonicalJson(v)
 
-/** A selector in a cell name: `top=2`, `recent=2,cut=0.6`; `no select` where a cell has none. */
+/** A selector in a cell name: `top=2`, `recent=2,cut=0.6`; `own cut` where a cell has none. */
 const selectLabel = (value: unknown): string => {
   if (value === undefined) return "own cut"
   const decoded = Schema.decodeUnknownEither(Selector.Spec)(value)
   return Either.isRight(decoded) ? Selector.label(decoded.right) : labelValue(value)
 }
 
-/**
- * Readable names: a cell is named by the stages that differ across the grid, each as
- * `plugin(option=value,...)` listing only the options that differ among cells using that plugin.
- */
+/** Each stage that differs across the grid as `plugin(option=value,...)`, with the options that differ among its cells. */
 export const names = (params: ReadonlyArray<Readonly<Record<StageName, Spec | null>>>): Array<string> => {
   const canon = (v: unknown) => Hash.canonicalJson(v ?? null)
-  const shown = stageNames.filter((s) => new Set(params.map((p) => canon(p[s]))).size > 1)
+  const shown = Stage.cellStages.filter((s) => new Set(params.map((p) => canon(p[s]))).size > 1)
   const varying = new Map<string, Set<string>>()
   for (const s of shown) {
     const byUse = new Map<string, Array<Spec>>()
@@ -60,7 +56,7 @@ export const names = (params: ReadonlyArray<Readonly<Record<StageName, Spec | nu
     }
     if (parts.length > 0) return parts.join(" + ")
     if (shown.length > 0) return shown.map((s) => `no ${s}`).join(" + ")
-    const first = stageNames.map((s) => p[s]).find((x) => x !== null)
+    const first = Stage.cellStages.map((s) => p[s]).find((x) => x !== null)
     return first?.use ?? "empty"
   })
 }

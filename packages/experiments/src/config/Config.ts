@@ -1,51 +1,29 @@
 /**
- * Sweep configs: YAML files that name a dataset, models, a base pipeline, sweep axes, explicit
- * cells and scorers (see docs/config.md for every key).
- *
- * Loading decodes the whole file once, with Effect Schemas, into typed values: YAML syntax and
- * aliases (with line and column: see core's `Yaml`), `${ENV}` interpolation, secrets written into the file, unknown keys at every
- * level (all of them, each with a suggestion when a valid key is close), value types, stage specs,
- * sweep axes (their alternatives as spec templates, option values or history transforms) and
- * explicit cells. Every problem found is reported at once, each at its key path. Plugin names and
- * options are checked by {@link Grid.expand}, which needs the registry.
+ * Sweep configs: YAML files that name a dataset, models, a base pipeline, sweep axes, explicit cells
+ * and scorers (docs/config.md has every key). Loading decodes the whole file once and reports every
+ * problem at its key path; plugin names and options are checked by {@link Grid.expand}.
  *
  * @example
- * import { Config } from "@cupid-lab/experiments"
  * const config = yield* Config.load("configs/contextual.yaml")
  * config.pipeline.retriever // { use: "context-factor", strategy: "offline" }
  * config.sweep[0]           // { _tag: "Stage", key: "retriever", stage: "retriever", choices: [...], alternatives: [...] }
  */
 import { Domain, Hash, Stage, Transform, Yaml } from "@cupid-lab/core"
 import { FileSystem } from "@effect/platform"
-import { Effect, Either, Option, Schema } from "effect"
+import { Effect, Either, Option, Record as Rec, Schema, Struct } from "effect"
 import * as path from "node:path"
-import YAML from "yaml"
 import { ConfigError } from "../Errors.js"
 import * as ResultLine from "../results/ResultLine.js"
 import * as Issues from "@cupid-lab/core/Issues"
-import { alternatives, isRecord } from "./Tree.js"
-import { decodeSources, decodeSweep, Options, ScorerSpecSchema, sourceAxis, StageValueSchema } from "./Axes.js"
-import { findSecrets, fromIssues, interpolate, keyVariable, type Problem } from "./Env.js"
+import { isRecord } from "./Tree.js"
+import { decodeSources, decodeSweep, Options, ScorerSpecSchema, sourceAxis, type Spec, type SpecTemplate, StageValueSchema } from "./Axes.js"
+import { findSecrets, fromIssues, interpolate, type Problem } from "./Env.js"
 
-export { interpolateString, keyVariable } from "./Env.js"
+export { keyVariable } from "./Env.js"
 
 export type StageName = Stage.CellStage
-export const stageNames: ReadonlyArray<StageName> = Stage.cellStages
 
-/** A plugin reference: its name and raw options (decoded later by the plugin's own schema). */
-export interface Spec {
-  readonly use: string
-  readonly [option: string]: unknown
-}
-
-/** A stage of a cell: a spec, or `null` for "no such stage". */
-export type StageValue = Spec | null
-
-/** A stage alternative of a sweep as written: `use` may list plugins, and list values inside list alternatives. */
-export interface SpecTemplate {
-  readonly use: string | ReadonlyArray<string>
-  readonly [option: string]: unknown
-}
+export type { Spec, SpecTemplate } from "./Axes.js"
 
 export interface ModelEntry {
   readonly provider: string
@@ -60,105 +38,39 @@ export interface Located<A> {
   readonly origin: string
 }
 
-export type TransformPart = typeof Transform.keys[number]
-
-interface AxisBase {
-  /** The key as written: `retriever`, `retriever.k`, `retriever.embedder.dims`, `transform`, `transform.pad`. */
-  readonly key: string
-  /** The alternatives as written (after `${ENV}` interpolation); the config hash covers these. */
-  readonly alternatives: ReadonlyArray<unknown>
-}
-
-/** `retriever: [...]`: whole stage specs (null removes the stage). */
-export interface StageAxis extends AxisBase {
-  readonly _tag: "Stage"
-  readonly stage: StageName
-  readonly choices: ReadonlyArray<SpecTemplate | null>
-}
-
-/** `retriever.k: [...]`: values of one option (path inside the options) of the stage the cells already have. */
-export interface OptionAxis extends AxisBase {
-  readonly _tag: "Option"
-  readonly stage: StageName
-  readonly path: ReadonlyArray<string>
-}
-
-/** `transform: [...]`: whole history transforms, expanded and decoded. */
-export interface TransformAxis extends AxisBase {
-  readonly _tag: "Transform"
-  readonly transforms: ReadonlyArray<Located<Transform.Spec>>
-}
-
-/** `transform.pad: [...]`: one part of the transform, each value decoded as a transform with that part only. */
-export interface TransformPartAxis extends AxisBase {
-  readonly _tag: "TransformPart"
-  readonly part: TransformPart
-  readonly values: ReadonlyArray<Located<Transform.Spec>>
-}
-
-export type SweepAxis = StageAxis | OptionAxis | TransformAxis | TransformPartAxis
+/**
+ * A sweep axis: its key (`retriever`, `retriever.k`, `transform`, `transform.pad`) and alternatives as
+ * written (the config hash covers these), decoded by what the key varies: a whole stage (null removes
+ * it), one option of the cells' stage, a whole history transform, or one part of it.
+ */
+export type SweepAxis = { readonly key: string; readonly alternatives: ReadonlyArray<unknown> } & (
+  | { readonly _tag: "Stage"; readonly stage: StageName; readonly choices: ReadonlyArray<SpecTemplate | null> }
+  | { readonly _tag: "Option"; readonly stage: StageName; readonly path: ReadonlyArray<string> }
+  | { readonly _tag: "Transform"; readonly transforms: ReadonlyArray<Located<Transform.Spec>> }
+  | { readonly _tag: "TransformPart"; readonly part: typeof Transform.keys[number]; readonly values: ReadonlyArray<Located<Transform.Spec>> }
+)
 
 export interface ExplicitCell {
   readonly name?: string
-  readonly stages: Readonly<Partial<Record<StageName, StageValue>>>
-  /** The cell's history transform, replacing `data.transform`. */
+  readonly stages: Readonly<Partial<Record<StageName, Spec | null>>>
+  /** Replaces `data.transform`. */
   readonly transform?: Transform.Spec
 }
 
-export { transformKey } from "./Axes.js"
-
-export interface Config {
+export interface Config extends Omit<typeof FileSchema.Type, "name" | "models" | "sweep" | "cells" | "out"> {
   /** The file as the user named it, for messages. */
   readonly file: string
   /** Absolute directory of the file: `plugins:` paths are relative to it. */
   readonly dir: string
   readonly name: string
-  readonly description: string
-  readonly data: {
-    readonly source: string
-    readonly types?: ReadonlyArray<Domain.InstanceType>
-    readonly limit?: number
-    readonly onInvalid: "fail" | "skip"
-    /** The history transform every cell applies unless a sweep axis or the cell sets its own. */
-    readonly transform?: Transform.Spec
-  }
-  readonly seed: number
   readonly models: Readonly<Record<string, ModelEntry>>
-  readonly plugins: ReadonlyArray<string>
-  readonly pipeline: Readonly<Record<StageName, StageValue>>
-  readonly scorers: ReadonlyArray<Spec>
   readonly sweep: ReadonlyArray<SweepAxis>
   /** `sweep: { data.source: [...] }`: one run per source, side by side in benchmarks.md; empty when not swept. */
   readonly sources: ReadonlyArray<string>
   readonly cells: ReadonlyArray<ExplicitCell>
-  readonly concurrency: number
-  /** What calls.jsonl keeps of each model call: `full` (requests and answers) or `counts` (without them); not part of the run's identity. */
-  readonly transcripts: "full" | "counts"
-  /** The largest grid a sweep expands; a larger one is refused with its size before any work (not part of the run's identity). */
-  readonly maxCells: number
-  /** The most one invocation of the sweep may spend on model calls, in list-price USD (see run/Budget.ts); not part of the run's identity. */
-  readonly budget?: { readonly usd: number }
-  readonly cacheDir: string
-  /** Where the authors' prompt files are read from (their hashes are pinned, so it is not part of the run's identity). */
-  readonly referenceDir?: string
-  /** Where runs go: the run directory itself when {@link outGiven}, else the parent of `<run id>/` directories (`runs/<name>`). */
+  /** The run directory when {@link outGiven} (config `out:` or `--out`), else the parent of `<run id>/` directories. */
   readonly out: string
-  /** True when `out` was given (config `out:` or `--out`): then it is the run directory. */
   readonly outGiven: boolean
-  /** How reports present the results (not part of the run's identity). */
-  readonly report: {
-    readonly baseline?: string
-    /** The report's main metric by name (default: chosen from the scorers' declarations); checked against them before any work. */
-    readonly main?: string
-  } & ResultLine.Families
-  readonly bootstrap: {
-    readonly resamples: number
-    /**
-     * From this many instances on, intervals and paired tests take their large-sample (normal)
-     * forms instead of resampling (see docs/metrics.md); `resamples` still applies below it.
-     */
-    readonly largeSample: number
-  }
 }
 
 const PositiveInt = Schema.Int.pipe(Schema.positive())
@@ -180,14 +92,11 @@ const ModelEntrySchema = Schema.Struct(
   Options
 )
 
-/**
- * The default limit on a grid's cells: far above any config of this repository (a few hundred
- * cells), and a grid this size already makes 7.5 million pairs on CUPID's 756 instances.
- */
+/** The largest grid a sweep expands unless the config raises it (`maxCells`). */
 export const defaultMaxCells = 10_000
 
-/** Instances from which statistics take their large-sample forms by default: above any CUPID slice (756 instances in all). */
-export const defaultLargeSample = 2000
+/** Instances from which statistics take their large-sample forms (`bootstrap.largeSample`). */
+const defaultLargeSample = 2000
 
 /** A run's name is one folder of `runs/`: a name that could lead elsewhere (`../x`, `a/b`) is refused. */
 const isFolderName = (name: string): boolean =>
@@ -213,9 +122,7 @@ const FileSchema = Schema.Struct({
   seed: Schema.optionalWith(Schema.Int, { default: () => 0 }),
   models: Schema.optionalWith(Schema.Record({ key: Schema.String, value: ModelEntrySchema }), { default: () => ({}) }),
   plugins: Schema.optionalWith(Schema.Array(Schema.String), { default: () => [] }),
-  pipeline: Schema.optionalWith(Schema.Struct(stageFields), {
-    default: () => Stage.byCellStage(() => null)
-  }),
+  pipeline: Schema.optionalWith(Schema.Struct(stageFields), { default: () => Stage.byCellStage(() => null) }),
   scorers: Schema.optionalWith(Schema.Array(ScorerSpecSchema), { default: () => [] }),
   // The shape of each axis depends on its key: decoded by `decodeSweep`.
   sweep: Schema.optionalWith(Options, { default: () => ({}) }),
@@ -225,7 +132,7 @@ const FileSchema = Schema.Struct({
   maxCells: Schema.optionalWith(PositiveInt, { default: () => defaultMaxCells }),
   budget: Schema.optionalWith(Schema.Struct({ usd: Schema.Number.pipe(Schema.positive()) }), { exact: true }),
   cacheDir: Schema.optionalWith(Schema.String, { default: () => ".cache/models" }),
-  /** A checkout of the CUPID authors' repository at the pinned commit, for `prompts: reference` (else CUPID_REFERENCE_DIR, else a download). */
+  /** A checkout of the CUPID authors' repository, for `prompts: reference`. */
   referenceDir: Schema.optionalWith(Schema.String, { exact: true }),
   out: Schema.optionalWith(Schema.String, { exact: true }),
   report: Schema.optionalWith(
@@ -239,12 +146,10 @@ const FileSchema = Schema.Struct({
   bootstrap: Schema.optionalWith(Schema.Struct({
     resamples: Schema.optionalWith(PositiveInt, { default: () => 1000 }),
     largeSample: Schema.optionalWith(PositiveInt, { default: () => defaultLargeSample })
-  }), {
-    default: () => ({ resamples: 1000, largeSample: defaultLargeSample })
-  })
+  }), { default: () => ({ resamples: 1000, largeSample: defaultLargeSample }) })
 })
 
-export const topLevelKeys: ReadonlyArray<string> = Object.keys(FileSchema.fields).sort()
+const topLevelKeys: ReadonlyArray<string> = Object.keys(FileSchema.fields).sort()
 
 /** Parse and validate a config from its text. `env` supplies `${VAR}` values. */
 export const parse = (
@@ -253,7 +158,7 @@ export const parse = (
   env: Readonly<Record<string, string | undefined>> = process.env
 ): Effect.Effect<Config, ConfigError> =>
   Effect.suspend(() => {
-    // Syntax errors, and aliases that would make a value contain itself or expand the file past a limit, at their line.
+    // Syntax errors and runaway aliases, at their line.
     const read = Yaml.read(text)
     if (Either.isLeft(read)) {
       const { path: at, reason, line, column } = read.left
@@ -281,10 +186,7 @@ export const load = (
     (text) => parse(text, file, env)
   )
 
-/**
- * A `--config` argument: a path, or a bare name looked up in `configsDir` (`contextual` or
- * `contextual.yaml` -> `configs/contextual.yaml`).
- */
+/** A `--config` argument: a path, or a bare name looked up in `configsDir` (`contextual` -> `configs/contextual.yaml`). */
 export const resolveFile = (arg: string, configsDir: string): Effect.Effect<string, never, FileSystem.FileSystem> =>
   Effect.gen(function*() {
     const fs = yield* FileSystem.FileSystem
@@ -319,37 +221,21 @@ const decodeFile = (
   const c = decoded.right
   const name = c.name ?? path.basename(file).replace(/\.ya?ml$/, "")
   if (!isFolderName(name)) return Either.left([{ path: "name", reason: `the file's name gives the run the name ${JSON.stringify(name)}, which is not one folder name: ${folderNameHelp}; set name:` }])
-  const models: Record<string, ModelEntry> = {}
-  for (const [modelName, { provider, model, ...options }] of Object.entries(c.models)) models[modelName] = { provider, model, options }
-  const cells = c.cells.map(({ name: cellName, transform, ...stages }): ExplicitCell => ({
-    ...(cellName === undefined ? {} : { name: cellName }),
-    stages,
-    ...(transform === undefined ? {} : { transform })
-  }))
   return Either.right({
+    ...c,
     file,
     dir: path.dirname(path.resolve(file)),
     name,
-    description: c.description,
-    data: c.data,
-    seed: c.seed,
-    models,
-    plugins: c.plugins,
-    pipeline: c.pipeline,
-    scorers: c.scorers,
+    models: Rec.map(c.models, ({ provider, model, ...options }) => ({ provider, model, options })),
     sweep: sweep.right,
     sources: sources.right,
-    cells,
-    concurrency: c.concurrency,
-    transcripts: c.transcripts,
-    maxCells: c.maxCells,
-    ...(c.budget !== undefined ? { budget: c.budget } : {}),
-    cacheDir: c.cacheDir,
-    ...(c.referenceDir !== undefined ? { referenceDir: c.referenceDir } : {}),
+    cells: c.cells.map(({ name: cellName, transform, ...stages }): ExplicitCell => ({
+      ...(cellName === undefined ? {} : { name: cellName }),
+      stages,
+      ...(transform === undefined ? {} : { transform })
+    })),
     out: c.out ?? path.join("runs", name),
-    outGiven: c.out !== undefined,
-    report: c.report,
-    bootstrap: c.bootstrap
+    outGiven: c.out !== undefined
   })
 }
 
@@ -358,7 +244,7 @@ export interface Overrides {
   readonly out?: string
   readonly limit?: number
   readonly concurrency?: number
-  readonly types?: ReadonlyArray<Domain.InstanceType>
+  readonly types?: ReadonlyArray<Domain.CupidType>
   readonly maxCells?: number
   readonly budgetUsd?: number
 }
@@ -380,21 +266,12 @@ export const withOverrides = (config: Config, o: Overrides): Config => ({
 })
 
 /**
- * Hash of everything in a config that can change results (not `out`, `concurrency`, `transcripts`, `maxCells`, `budget`,
- * `cacheDir`, `referenceDir`, `description` or `report`, whose baseline and main metric only change
- * how the reports present the results), after interpolation and overrides. Sweep axes are hashed
- * as written (key and alternatives), so the hash is the same as before axes were decoded.
+ * Hash of everything in a config that can change results, after interpolation and overrides: not
+ * `out`, `concurrency`, `transcripts`, `maxCells`, `budget`, `cacheDir`, `referenceDir`,
+ * `description` or `report` (how reports present the results). Sweep axes are hashed as written.
  */
 export const hash = (config: Config): string =>
   Hash.contentHash({
-    name: config.name,
-    data: config.data,
-    seed: config.seed,
-    models: config.models,
-    plugins: config.plugins,
-    pipeline: config.pipeline,
-    scorers: config.scorers,
-    sweep: config.sweep.map((axis) => ({ key: axis.key, alternatives: axis.alternatives })),
-    cells: config.cells,
-    bootstrap: config.bootstrap
+    ...Struct.pick(config, "name", "data", "seed", "models", "plugins", "pipeline", "scorers", "cells", "bootstrap"),
+    sweep: config.sweep.map((axis) => ({ key: axis.key, alternatives: axis.alternatives }))
   })

@@ -1,16 +1,15 @@
 /**
  * What a config takes from the environment: `${VAR}` values, and the rule that keeps secrets out of
- * config files (a key whose name says credential must be an `apiKeyEnv`-style variable name, never
- * the secret itself; the message says which variable to use).
+ * config files (a key whose name says credential is refused, naming the variable to use instead).
  *
  * @example
- * Env.interpolateString("${HOME}/runs", process.env, []) // "/home/me/runs"
+ * Env.interpolate({ out: "${HOME}/runs" }, [], process.env, unset) // { out: "/home/me/runs" }
  */
 import type { ModelEntry } from "./Config.js"
 import type * as Issues from "@cupid-lab/core/Issues"
 import { formatPath, isRecord, type PathSegment } from "./Tree.js"
 
-/** A problem at a key path, before it becomes part of a {@link ConfigError}. */
+/** A problem at a key path, before it becomes part of a ConfigError. */
 export interface Problem {
   readonly path: string
   readonly reason: string
@@ -45,11 +44,7 @@ export const findSecrets = (root: Readonly<Record<string, unknown>>): Array<Prob
   return found
 }
 
-/**
- * The environment variable a model entry's provider reads its key from: `apiKeyEnv` when the
- * entry names one, else the provider's own (OPENAI_API_KEY, CO_API_KEY); undefined for a provider
- * that takes no key (local models, test providers).
- */
+/** The environment variable a model entry's provider reads its key from; undefined for a provider that takes none. */
 export const keyVariable = (entry: ModelEntry): string | undefined => {
   const named = entry.options["apiKeyEnv"]
   return typeof named === "string" ? named : defaultKeyEnv[entry.provider]
@@ -71,21 +66,7 @@ const secretAdvice = (root: Readonly<Record<string, unknown>>, at: ReadonlyArray
 
 const envPattern = /\$\$|\$\{([A-Za-z_][A-Za-z0-9_]*)(?::-([^}]*))?\}/g
 
-/** `${VAR}`, `${VAR:-default}` (default also when VAR is empty), `$$` for a literal `$`. */
-export const interpolateString = (
-  text: string,
-  env: Readonly<Record<string, string | undefined>>,
-  onMissing: (name: string) => string
-): string =>
-  text.replace(envPattern, (match, name: string | undefined, fallback: string | undefined) => {
-    if (match === "$$") return "$"
-    const value = env[name!]
-    if (fallback !== undefined) return value === undefined || value === "" ? fallback : value
-    if (value === undefined) return onMissing(name!)
-    return value
-  })
-
-/** Every string with `${VAR}` replaced; unset variables are collected in `unset`, at their keys. */
+/** Every string with `${VAR}`, `${VAR:-default}` (default also when VAR is empty) and `$$` replaced; unset variables go to `unset`. */
 export const interpolate = (
   value: unknown,
   at: Array<PathSegment>,
@@ -93,7 +74,11 @@ export const interpolate = (
   unset: Array<Problem>
 ): unknown => {
   if (typeof value === "string") {
-    return interpolateString(value, env, (name) => {
+    return value.replace(envPattern, (match, name: string | undefined, fallback: string | undefined) => {
+      if (match === "$$") return "$"
+      const found = env[name!]
+      if (fallback !== undefined) return found === undefined || found === "" ? fallback : found
+      if (found !== undefined) return found
       unset.push({ path: formatPath(at), reason: `environment variable ${name} is not set (write \${${name}:-default} to give a default)` })
       return ""
     })
@@ -106,4 +91,3 @@ export const interpolate = (
   }
   return value
 }
-

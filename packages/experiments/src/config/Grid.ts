@@ -1,25 +1,15 @@
 /**
- * The grid of a sweep: every cell the config asks for, with each stage's plugin looked up and its
- * options decoded into a typed plan (so bad names and options fail here, before any work),
- * normalized parameters, a stable id and a readable name.
- *
- * Expansion works on the decoded config: the base pipeline, then each `sweep` axis in file order
- * multiplies the cells so far by its alternatives (inside an alternative, every list value is a set
- * of alternatives too; `[[a, b]]` is the literal list `[a, b]`); then the explicit `cells` follow,
- * each merged over the base pipeline. Cells whose normalized parameters coincide are one cell.
- *
- * The grid is sized from its axes before any cell is made ({@link size}); one larger than the
- * config's `maxCells` is refused with its size and how to raise the limit. Cells are then made one
- * at a time ({@link rawCells}), and the expansion yields to other fibers as it goes, so an
- * interruption (Ctrl-C, SIGTERM) stops it.
+ * The grid of a sweep: every cell the config asks for (the base pipeline times each `sweep` axis in
+ * file order, then the explicit `cells`; equal cells are one), each stage's plugin looked up and its
+ * options decoded once into a typed plan, with a stable id and a readable name. A grid larger than
+ * `maxCells` is refused with its size before any cell is made.
  *
  * @example
- * import { Grid } from "@cupid-lab/experiments"
  * const grid = yield* Grid.expand(config, registry)
  * grid.cells.map((c) => `${c.id} ${c.name}`) // ["3f2a... all", "91c0... bm25(k=2)", ...]
  * grid.cells[1].stages.retriever?.decoded.make // builds bm25 with its decoded options
  */
-import { Hash, type Plugin, Transform } from "@cupid-lab/core"
+import { Hash, type Plugin, Stage, Transform } from "@cupid-lab/core"
 import { Selector } from "@cupid-lab/retrievers"
 import { Effect, Either, Schema } from "effect"
 import type { Config, Spec, StageName } from "./Config.js"
@@ -30,54 +20,46 @@ import { describeSize, type RawStage, rawCells, type Size, size } from "./RawCel
 import { originOf } from "./Tree.js"
 
 export { names } from "./CellNames.js"
-export { describeSize, type RawCell, rawCells, type RawStage, type Size, size } from "./RawCells.js"
-export { originOf } from "./Tree.js"
+export { describeSize, rawCells, size } from "./RawCells.js"
 
 /** One stage of a cell, ready to build: the plugin and its options decoded once. */
 export interface StagePlan<S extends Plugin.PipelineStage> {
   readonly plugin: Plugin.Of<S>
-  /** The plugin with its options decoded: `decoded.make` builds the stage. */
+  /** `decoded.make` builds the stage. */
   readonly decoded: Plugin.Decoded<S>
-  /** `{ use, ...options }` with defaults filled in, in encoded (JSON) form. */
+  /** `{ use, ...options }` with defaults filled in, encoded. */
   readonly params: Spec
-  /** Where in the config the stage was written, for messages (`sweep.retriever[2]`). */
+  /** Where in the config the stage was written (`sweep.retriever[2]`), and its options (`k`, `embedder.dims`) when elsewhere. */
   readonly origin: string
-  /** Maps an option path (`k`, `embedder.dims`) to where it was written, when not under `origin`. */
   readonly origins: ReadonlyMap<string, string>
-  /** Retrievers only: the selector that replaces the plugin's own cut (`select:` in the spec). */
+  /** Retrievers only: the selector that replaces the plugin's own cut (`select:`). */
   readonly select?: Selector.Spec
 }
 
-/** The stages a cell has, each planned by its own stage's plugin. */
 export type Stages = { readonly [S in StageName]?: StagePlan<S> }
 
 export interface Cell {
-  /** Position in the grid (results and reports follow it). */
+  /** Position in the grid: results and reports follow it. */
   readonly index: number
   readonly id: string
   readonly name: string
-  /** Normalized parameters: every stage, `null` when the cell has none. */
+  /** Every stage, `null` when the cell has none. */
   readonly params: Readonly<Record<StageName, Spec | null>>
   readonly stages: Stages
-  /** The history transform the cell applies to every instance (normalized); null for none. */
+  /** Normalized; null for none. */
   readonly transform: Transform.Spec | null
 }
 
-/**
- * What a cell's results are keyed and reported by: its stages' parameters, plus `transform` when
- * the cell transforms histories (absent otherwise, so cells without one keep their parameters).
- */
+/** What a cell's results are keyed and reported by: its stages' parameters, plus `transform` when it has one. */
 export const identityParams = (cell: Cell): Readonly<Record<string, unknown>> =>
   cell.transform === null ? cell.params : { ...cell.params, transform: cell.transform }
 
 export interface Grid {
   readonly cells: ReadonlyArray<Cell>
-  /** Shared by every cell. */
   readonly scorers: ReadonlyArray<StagePlan<"scorer">>
   readonly baseline: Cell
 }
 
-/** The error for a grid over `config.maxCells`: its size, the limit and how to raise it. */
 const tooLarge = (config: Config, s: Size) =>
   new ConfigError({
     file: config.file,
@@ -86,11 +68,6 @@ const tooLarge = (config: Config, s: Size) =>
       `sweep fewer alternatives, or raise the limit with \`maxCells: ${s.cells}\` in the config or \`--max-cells ${s.cells}\` on the command line`
   })
 
-interface Planned<S extends Plugin.PipelineStage> {
-  readonly plugin: Plugin.Of<S>
-  readonly decoded: Plugin.Decoded<S>
-}
-
 /** Decode a looked-up plugin's options; every problem is reported, where it was written. */
 const decodeWith = <S extends Plugin.PipelineStage>(
   config: Config,
@@ -98,11 +75,11 @@ const decodeWith = <S extends Plugin.PipelineStage>(
   options: Readonly<Record<string, unknown>>,
   raw: RawStage,
   accepted: Issues.Accepted = { also: [], present: Object.keys(options) }
-): Effect.Effect<Planned<S>, ConfigError> =>
+): Effect.Effect<Plugin.Decoded<S>, ConfigError> =>
   Either.match(plugin.decode(options), {
     onLeft: (e) =>
       Effect.fail(ConfigError.all(config.file, Issues.clean(e.issues, "option", "option", accepted).map((i) => ({ path: originOf(raw, i.path), reason: i.message })))),
-    onRight: (decoded) => Effect.succeed({ plugin, decoded })
+    onRight: Effect.succeed
   })
 
 /** Look a plugin up by name; an unknown name lists the valid ones. */
@@ -121,14 +98,14 @@ const lookUp = <S extends Plugin.PipelineStage>(config: Config, registry: Plugin
   })
 
 /** Plan a retriever: its cut (`select`, or `k` for rankers) is taken apart from the plugin's options. */
-export const planRetriever = (config: Config, registry: Plugin.Registry, spec: Spec, raw: RawStage): Effect.Effect<StagePlan<"retriever">, ConfigError> =>
+const planRetriever = (config: Config, registry: Plugin.Registry, spec: Spec, raw: RawStage): Effect.Effect<StagePlan<"retriever">, ConfigError> =>
   Effect.gen(function*() {
     const plugin = yield* lookUp(config, registry, "retriever", spec, raw)
     const { use, ...options } = spec
     const split = Selector.splitSpec(options, plugin)
     if (Either.isLeft(split)) return yield* new ConfigError({ file: config.file, path: originOf(raw, split.left.path), reason: split.left.message })
     const { select, rest } = split.right
-    const { decoded } = yield* decodeWith(config, plugin, rest, raw, { also: Selector.cutKeys(plugin), present: Object.keys(options) })
+    const decoded = yield* decodeWith(config, plugin, rest, raw, { also: Selector.cutKeys(plugin), present: Object.keys(options) })
     return {
       plugin,
       decoded,
@@ -140,7 +117,7 @@ export const planRetriever = (config: Config, registry: Plugin.Registry, spec: S
   })
 
 /** Plan a stage other than the retriever (scorers too). */
-export const planStage = <S extends Exclude<Plugin.PipelineStage, "retriever">>(
+const planStage = <S extends Exclude<Plugin.PipelineStage, "retriever">>(
   config: Config,
   registry: Plugin.Registry,
   stage: S,
@@ -153,14 +130,11 @@ export const planStage = <S extends Exclude<Plugin.PipelineStage, "retriever">>(
     if ("select" in options) {
       return yield* new ConfigError({ file: config.file, path: originOf(raw, ["select"]), reason: "`select` (a selector) is only for retrievers" })
     }
-    const { decoded } = yield* decodeWith(config, plugin, options, raw)
+    const decoded = yield* decodeWith(config, plugin, options, raw)
     return { plugin, decoded, params: { use, ...decoded.params }, origin: raw.origin, origins: raw.origins }
   })
 
-/**
- * Hands control to the event loop (a fiber's own yield may stay in the microtask queue), so that a
- * signal handler runs and interrupts a long expansion.
- */
+/** Hands control to the event loop (a fiber's own yield may stay in the microtask queue), so a signal can interrupt. */
 const letEventLoopRun = Effect.async<void>((resume) => {
   const handle = setImmediate(() => resume(Effect.void))
   return Effect.sync(() => clearImmediate(handle))
@@ -173,7 +147,6 @@ type Memos = { readonly [S in StageName]: Map<string, StagePlan<S>> }
 export const expand = (config: Config, registry: Plugin.Registry): Effect.Effect<Grid, ConfigError> =>
   Effect.gen(function*() {
     const fail = (at: string, reason: string) => new ConfigError({ file: config.file, path: at, reason })
-    // Sized before any work: a grid over the limit is refused at once, whatever its size.
     const sized = size(config)
     if (sized.cells > config.maxCells) return yield* tooLarge(config, sized)
     const planners: Planners = {
@@ -205,7 +178,7 @@ export const expand = (config: Config, registry: Plugin.Registry): Effect.Effect
     interface Draft {
       id: string
       name?: { value: string; origin: string }
-      params: Record<StageName, Spec | null>
+      params: Readonly<Record<StageName, Spec | null>>
       stages: Stages
       transform: Transform.Spec | null
     }
@@ -225,12 +198,7 @@ export const expand = (config: Config, registry: Plugin.Registry): Effect.Effect
         ...(inferrer === undefined ? {} : { inferrer }),
         ...(generator === undefined ? {} : { generator })
       }
-      const params: Record<StageName, Spec | null> = {
-        retriever: retriever?.params ?? null,
-        summarizer: summarizer?.params ?? null,
-        inferrer: inferrer?.params ?? null,
-        generator: generator?.params ?? null
-      }
+      const params = Stage.byCellStage((s) => stages[s]?.params ?? null)
       const t = raw.transform?.value
       const transform = t === undefined || Transform.isIdentity(t) ? null : Transform.normalize(t)
       const id = Hash.contentHash(transform === null ? { params, scorers: scorerParams } : { params, scorers: scorerParams, transform })
@@ -262,19 +230,18 @@ export const expand = (config: Config, registry: Plugin.Registry): Effect.Effect
       return { index, id: d.id, name, params: d.params, stages: d.stages, transform: d.transform }
     })
 
+    const unknownCell = (at: string, wanted: string) => {
+      const close = Issues.suggest(wanted, cells.map((c) => c.name))
+      return fail(at, `unknown cell "${wanted}"${close === undefined ? "" : ` (did you mean "${close}"?)`}; valid choices: ${cells.map((c) => c.name).join(", ")}`)
+    }
     const wanted = config.report.baseline
     let baseline: Cell | undefined
     if (wanted !== undefined) {
       baseline = cells.find((c) => c.name === wanted || c.id === wanted)
-      if (baseline === undefined) {
-        const close = Issues.suggest(wanted, cells.map((c) => c.name))
-        return yield* fail("report.baseline", `unknown cell "${wanted}"${close === undefined ? "" : ` (did you mean "${close}"?)`}; valid choices: ${cells.map((c) => c.name).join(", ")}`)
-      }
+      if (baseline === undefined) return yield* unknownCell("report.baseline", wanted)
     }
     for (const [k, ref] of (config.report.reference ?? []).entries()) {
-      if (cells.some((c) => c.name === ref || c.id === ref)) continue
-      const close = Issues.suggest(ref, cells.map((c) => c.name))
-      return yield* fail(`report.reference[${k}]`, `unknown cell "${ref}"${close === undefined ? "" : ` (did you mean "${close}"?)`}; valid choices: ${cells.map((c) => c.name).join(", ")}`)
+      if (!cells.some((c) => c.name === ref || c.id === ref)) return yield* unknownCell(`report.reference[${k}]`, ref)
     }
     baseline ??= cells.find((c) => c.params.retriever?.use === "all") ?? cells[0]
     if (baseline === undefined) return yield* fail("", "the config defines no cell: give a pipeline, a sweep or cells")

@@ -1,13 +1,7 @@
 /**
- * Imports a plugin file a config lists, an ES module in TypeScript (`.ts`, `.mts`) or JavaScript
- * (`.js`, `.mjs`), however the lab runs: compiled (plain Node, which cannot read TypeScript), from
- * source under tsx, or in the tests. The file and everything it imports go through tsx's loader in
- * a namespace of its own (the lab's packages it imports, such as `@cupid-lab/core`, are TypeScript
- * sources too), so nothing else the process loads passes through it. The loader is registered on
- * the first plugin file, so a run without plugins never loads tsx.
- *
- * A plugin finds packages the way any Node module does, from its own folder upward: a file inside
- * the checkout (e.g. `configs/plugins/`) sees the lab's packages, one outside does not.
+ * Imports a plugin file a config lists, TypeScript or JavaScript, however the lab runs (compiled,
+ * under tsx, in tests): through tsx's loader in a namespace of its own, registered on the first
+ * plugin file. A plugin finds packages from its own folder upward, so it must be inside the checkout.
  *
  * @example
  * const module = await PluginImport.importFile("/home/me/cupid-lab/configs/plugins/newest.ts")
@@ -42,11 +36,7 @@ const findsLab = (file: string): boolean => {
   }
 }
 
-/**
- * Why importing the file failed: the loader's message (a syntax error names the file, line and
- * column; an error thrown at load time is its own message), or, for a package it cannot find from
- * outside the checkout, where plugin files must be.
- */
+/** Why importing the file failed: the loader's message, or where plugin files must be when it cannot find the lab. */
 export const describeFailure = (file: string, error: unknown): string => {
   const code = error instanceof Error && "code" in error ? error.code : undefined
   if ((code === "ERR_MODULE_NOT_FOUND" || code === "MODULE_NOT_FOUND") && !findsLab(file)) {

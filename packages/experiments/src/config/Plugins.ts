@@ -1,13 +1,10 @@
 /**
- * The plugin registry of a sweep: every package's built-in plugins plus the user modules a config
- * lists under `plugins:` (TypeScript or JavaScript files, paths relative to the config file; the
- * default export is one plugin or an array of plugins). This is how a researcher adds a retriever without touching the packages.
- *
- * {@link sources} says which package provides each plugin, so that a run records it.
+ * The plugin registry of a sweep: every package's built-in plugins plus the modules a config lists
+ * under `plugins:` (TypeScript or JavaScript files, relative to the config; the default export is a
+ * plugin or an array of them), and which package provides each plugin, for the run's record.
  *
  * @example
  * // configs/mine.yaml: plugins: [./plugins/newest.ts]
- * import { Plugins } from "@cupid-lab/experiments"
  * const registry = yield* Plugins.registry(config)
  * registry.names("retriever") // ["all", "bm25", ..., "newest"]
  * const sourceOf = yield* Plugins.sources(config)
@@ -36,32 +33,26 @@ const shipped: ReadonlyArray<readonly [string, ReadonlyArray<Plugin.AnyPlugin>]>
 /** Every plugin the packages ship. */
 export const builtins = (): ReadonlyArray<Plugin.AnyPlugin> => shipped.flatMap(([, list]) => list)
 
-/** The package that provides a plugin and its version. */
+/** The package that provides a plugin (for a module, its path as the config gives it) and its version. */
 export interface Source {
-  /** `@cupid-lab/retrievers` for a built-in; the path as the config gives it for a `plugins:` module. */
   readonly package: string
-  /** The package's version; for a module, the version of a package.json beside it, else `local`. */
   readonly version: string
 }
 
-/** Plugins handed to the runner in code (tests, scripts), which no package or module provides. */
-export const inCode: Source = { package: "(given in code)", version: "local" }
+/** Plugins handed to the runner in code (tests, scripts). */
+const inCode: Source = { package: "(given in code)", version: "local" }
 
 const isPlugin = (value: unknown): value is Plugin.AnyPlugin =>
   isRecord(value) && Plugin.stages.some((s) => s === value.stage) && typeof value.name === "string" &&
   typeof value.decode === "function"
 
 interface Module {
-  /** The path as the config gives it. */
   readonly file: string
   readonly resolved: string
   readonly plugins: ReadonlyArray<Plugin.AnyPlugin>
 }
 
-/**
- * Import the modules a config lists under `plugins:`, TypeScript or JavaScript (the module cache
- * makes a second import free).
- */
+/** Import the modules a config lists under `plugins:` (the module cache makes a second import free). */
 const loadModules = (config: Config): Effect.Effect<ReadonlyArray<Module>, ConfigError, FileSystem.FileSystem> =>
   Effect.forEach(config.plugins, (file, i) =>
     Effect.gen(function*() {
@@ -87,20 +78,13 @@ const loadModules = (config: Config): Effect.Effect<ReadonlyArray<Module>, Confi
       return { file, resolved, plugins }
     }))
 
-/** Import the modules a config lists under `plugins:`. */
-export const loadUserPlugins = (config: Config): Effect.Effect<ReadonlyArray<Plugin.AnyPlugin>, ConfigError, FileSystem.FileSystem> =>
-  Effect.map(loadModules(config), (modules) => modules.flatMap((m) => m.plugins))
-
-/**
- * The registry for a config: `base` (the built-ins unless given) plus the config's plugin modules.
- * A user plugin may not reuse the name of another plugin of the same stage.
- */
+/** The registry for a config: `base` plus the config's plugin modules, which may not reuse a name of the same stage. */
 export const registry = (
   config: Config,
   base: ReadonlyArray<Plugin.AnyPlugin> = builtins()
 ): Effect.Effect<Plugin.Registry, ConfigError, FileSystem.FileSystem> =>
   Effect.gen(function*() {
-    const user = yield* loadUserPlugins(config)
+    const user = (yield* loadModules(config)).flatMap((m) => m.plugins)
     const seen = new Set(base.map((p) => `${p.stage}\0${p.name}`))
     for (const p of user) {
       const k = `${p.stage}\0${p.name}`
@@ -142,11 +126,7 @@ const packageVersion = (name: string): Effect.Effect<string, never, FileSystem.F
 
 let shippedSources: ReadonlyMap<object, Source> | undefined
 
-/**
- * Which package provides each plugin: built-ins by the package that ships them, modules of the
- * config's `plugins:` by their path as written (version from a package.json in the module's own
- * directory, else `local`), anything else {@link inCode}.
- */
+/** Which package provides each plugin; a module's version is that of a package.json beside it, else `local`. */
 export const sources = (config: Config): Effect.Effect<(plugin: object) => Source, ConfigError, FileSystem.FileSystem> =>
   Effect.gen(function*() {
     const modules = yield* loadModules(config)

@@ -1,16 +1,15 @@
 /**
- * A config's cells before their plugins are looked up ({@link rawCells}), made one at a time, and
- * the grid's size ({@link size}), counted from the axes without making any cell.
+ * A config's cells before their plugins are looked up, made one at a time, and the grid's size,
+ * counted from the axes without making any cell.
  *
  * @example
  * size(config)                 // { cells: 8000, axes: [{ key: "retriever.k", alternatives: 20 }, ...], explicit: 0 }
  * for (const raw of rawCells(config)) ... // RawCell, or the ConfigError of an axis that cannot apply
  */
 import type { Config, Spec, SpecTemplate, StageName, SweepAxis } from "./Config.js"
-import { stageNames } from "./Config.js"
 import { ConfigError } from "../Errors.js"
-import type { Transform } from "@cupid-lab/core"
-import { alternatives, childPath, countAlternatives, countObjectAlternatives, isRecord, objectAlternatives } from "./Tree.js"
+import { Stage, type Transform } from "@cupid-lab/core"
+import { alternatives, childPath, countAlternatives, countObjectAlternatives, isRecord, located, objectAlternatives } from "./Tree.js"
 
 /** A stage of a cell before its plugin is looked up: the spec as expanded, and where it was written. */
 export interface RawStage {
@@ -65,11 +64,7 @@ const steps = (config: Config): Array<Step> =>
         const options = axis.choices.flatMap((choice, i): Array<RawStage> =>
           choice === null
             ? [{ spec: null, origin: `${at}[${i}]`, origins: new Map<string, string>() }]
-            : templateAlternatives(choice, `${at}[${i}]`).map((alt) => ({
-              spec: alt.spec,
-              origin: alt.origins.find(([rel]) => rel === "")?.[1] ?? `${at}[${i}]`,
-              origins: new Map(alt.origins.filter(([rel]) => rel !== ""))
-            }))
+            : templateAlternatives(choice, `${at}[${i}]`).map((alt) => ({ spec: alt.spec, ...located(alt, `${at}[${i}]`) }))
         )
         return (cell) => options.map((o): RawCell => ({ ...cell, stages: { ...cell.stages, [axis.stage]: o } }))
       }
@@ -106,26 +101,17 @@ function* product(cell: RawCell, all: ReadonlyArray<Step>, i: number): Generator
   for (const c of next) yield* product(c, all, i + 1)
 }
 
-/**
- * The config's raw cells (stages not yet decoded), one at a time: the sweep's product, then the
- * explicit cells. Nothing is held but the cell being made, so a grid's size costs no memory here.
- */
+/** The config's raw cells, one at a time: the sweep's product, then the explicit cells. */
 export function* rawCells(config: Config): Generator<RawCell | ConfigError> {
   const stageFrom = (spec: Spec | null, origin: string): RawStage => ({ spec, origin, origins: new Map() })
-  const base: Record<StageName, RawStage> = {
-    retriever: stageFrom(config.pipeline.retriever, "pipeline.retriever"),
-    summarizer: stageFrom(config.pipeline.summarizer, "pipeline.summarizer"),
-    inferrer: stageFrom(config.pipeline.inferrer, "pipeline.inferrer"),
-    generator: stageFrom(config.pipeline.generator, "pipeline.generator")
-  }
+  const base = Stage.byCellStage((s) => stageFrom(config.pipeline[s], `pipeline.${s}`))
   const baseTransform = config.data.transform === undefined ? {} : { transform: { value: config.data.transform, origin: "data.transform" } }
   if (config.sweep.length > 0 || config.cells.length === 0) yield* product({ stages: base, ...baseTransform }, steps(config), 0)
   for (const [i, explicit] of config.cells.entries()) {
-    const stages = { ...base }
-    for (const s of stageNames) {
+    const stages = Stage.byCellStage((s) => {
       const value = explicit.stages[s]
-      if (value !== undefined) stages[s] = stageFrom(value, `cells[${i}].${s}`)
-    }
+      return value === undefined ? base[s] : stageFrom(value, `cells[${i}].${s}`)
+    })
     const transform = explicit.transform === undefined ? baseTransform : { transform: { value: explicit.transform, origin: `cells[${i}].transform` } }
     yield { ...(explicit.name === undefined ? {} : { name: { value: explicit.name, origin: `cells[${i}].name` } }), stages, ...transform }
   }
@@ -150,15 +136,14 @@ const axisSize = (axis: SweepAxis): number => {
 }
 
 export interface Size {
-  /** Cells the config expands to (equal cells, merged later, are counted each time). */
+  /** Equal cells, merged later, are counted each time. */
   readonly cells: number
-  /** Each sweep axis and its number of alternatives, in file order. */
   readonly axes: ReadonlyArray<{ readonly key: string; readonly alternatives: number }>
   /** The explicit `cells`. */
   readonly explicit: number
 }
 
-/** The grid's size, computed from the axes without expanding them (instant for any grid). */
+/** The grid's size, computed from the axes without expanding them. */
 export const size = (config: Config): Size => {
   const axes = config.sweep.map((axis) => ({ key: axis.key, alternatives: axisSize(axis) }))
   const swept = config.sweep.length > 0 || config.cells.length === 0 ? axes.reduce((n, a) => n * a.alternatives, 1) : 0

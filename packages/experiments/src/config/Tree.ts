@@ -15,25 +15,24 @@ export const formatPath = (path: ReadonlyArray<PropertyKey>): string => {
   return out
 }
 
-/** Append a relative dotted path (`a.b`) to a formatted path. */
-export const joinPath = (base: string, rest: string): string => (rest === "" ? base : base === "" ? rest : `${base}.${rest}`)
-
 /** `a` -> `"a"`; values in messages are shown as JSON so strings are quoted and types are visible. */
 export const show = (value: unknown): string => (value === undefined ? "undefined" : JSON.stringify(value))
 
-/** One expanded alternative and where each of its parts was written. */
+/** One expanded alternative, and where each of its parts (`""` for the whole, `k`, `embedder.dims`) was written. */
 export interface Alt {
   readonly value: unknown
-  /** Relative path inside the value (`""` for the whole, `k`, `embedder.dims`) -> where that part was written. */
   readonly origins: ReadonlyArray<readonly [string, string]>
 }
 
+/** Where an alternative as a whole was written (else `at`), and where each of its parts was. */
+export const located = (alt: Pick<Alt, "origins">, at: string): { readonly origin: string; readonly origins: ReadonlyMap<string, string> } => ({
+  origin: alt.origins.find(([rel]) => rel === "")?.[1] ?? at,
+  origins: new Map(alt.origins.filter(([rel]) => rel !== ""))
+})
+
 export const childPath = (key: string, rel: string): string => (rel === "" ? key : rel.startsWith("[") ? `${key}${rel}` : `${key}.${rel}`)
 
-/**
- * A value in an expandable position: a list lists alternatives (a list inside it is a literal
- * value); a mapping expands each of its values; anything else is itself.
- */
+/** A value's alternatives: a list lists them (a list inside it is a literal value), a mapping expands each value. */
 export const alternatives = (value: unknown, origin: string): Array<Alt> =>
   Array.isArray(value)
     ? value.flatMap((el, i) => (isRecord(el) ? objectAlternatives(el, `${origin}[${i}]`) : [{ value: el, origins: [["", `${origin}[${i}]`]] }]))

@@ -1,60 +1,39 @@
 /**
- * What the results viewer knows of a `runs/` tree: the runs it holds, each run's tables, its
- * instances (filtered, searched, sorted) and one instance with the dataset's text next to what each
- * cell did with it, and two cells (of one run or two) side by side. Every answer is a value of
- * {@link Api}; the server only routes to these functions.
- *
- * Runs are found by walking the root for directories holding `summary.json`; `latest` (a symlink
- * or a file holding an id) marks its run and is not listed twice. A run is read (RunDir.read) when
- * it is first asked for and kept until its files change. The dataset's text is read once per run,
- * from the source the run recorded, and checked against the run's data fingerprint.
+ * What the viewer knows of a `runs/` tree: the runs below it (directories holding summary.json), each
+ * run's tables and instances, and two cells side by side, as values of {@link Api}. A run is read when
+ * first asked for and kept until its files change; its dataset's text is read once.
  *
  * @example
- * const catalog = Catalog.make("runs")
- * const runs = yield* catalog.list            // Api.RunEntry[]
+ * const catalog = yield* Catalog.make("runs")
+ * const { runs } = yield* catalog.list
  * const page = yield* catalog.instances(runs[0].id, { a: "@2", b: "@3" })
  */
 import { Dataset, type Domain, type Errors as CoreErrors, Files as CoreFiles } from "@cupid-lab/core"
 import { FileSystem } from "@effect/platform"
-import { Effect, Either, Schema, Stream } from "effect"
+import { Array as Arr, Effect, Either, Option, Schema, Stream, Struct } from "effect"
 import * as path from "node:path"
 import * as Compare from "../compare/Compare.js"
 import * as CompareRender from "../compare/Render.js"
 import * as Analysis from "../analysis/Analysis.js"
-import * as Notes from "../render/Notes.js"
+import { type RunError, ViewError } from "../Errors.js"
 import * as Tables from "../render/Tables.js"
+import * as Calls from "../results/Calls.js"
+import { ResultLine, type Row } from "../results/ResultLine.js"
 import * as RunDir from "../results/RunDir.js"
-import type { CellSummary, Row } from "../results/ResultLine.js"
 import * as RunId from "../run/RunId.js"
 import type * as Api from "./Api.js"
-import * as Calls from "../results/Calls.js"
 import * as Entries from "./Entries.js"
 import type { Found } from "./Entries.js"
 import * as Instances from "./Instances.js"
+import { disagree, findCell, type InstanceQuery, type Loaded, outcome, type Texts } from "./Instances.js"
 import * as Opening from "./Opening.js"
-import * as Rankings from "./Rankings.js"
-import { disagree, findCell, type InstanceQuery, type Loaded, outcome, type Texts, ViewError } from "./Instances.js"
 
-export { disagree, type InstanceQuery, ViewError } from "./Instances.js"
-
-
-export interface Catalog {
-  readonly root: string
-  readonly list: Effect.Effect<Api.RunList, ViewError>
-  readonly detail: (run: string) => Effect.Effect<Api.RunDetail, ViewError>
-  /** The reports' opening: who leads per instance type, and the leaderboard. */
-  readonly verdict: (run: string) => Effect.Effect<Api.VerdictView, ViewError>
-  /** The report's charts, as SVG. */
-  readonly figures: (run: string) => Effect.Effect<Api.FiguresView, ViewError>
-  readonly pairwise: (run: string) => Effect.Effect<Api.PairwiseView, ViewError>
-  readonly instances: (run: string, query: InstanceQuery) => Effect.Effect<Api.InstanceList, ViewError>
-  readonly instance: (run: string, id: string) => Effect.Effect<Api.InstanceDetail, ViewError>
-  /** The model calls of each cell on an instance (its latest attempt), from calls.jsonl. */
-  readonly calls: (run: string, id: string) => Effect.Effect<Api.InstanceCalls, ViewError>
-  readonly compare: (a: { readonly run: string; readonly cell: string }, b: { readonly run: string; readonly cell: string }) => Effect.Effect<Api.CompareView, ViewError>
-}
+export type Catalog = Effect.Effect.Success<ReturnType<typeof make>>
 
 const decodeIdentity = Schema.decodeUnknownEither(Schema.parseJson(RunId.Identity))
+
+/** What a line holds of a ranking: the rest of the line is not decoded. */
+const Ranked = ResultLine.pick("cell", "instance", "ranking")
 
 const none: Readonly<Record<string, never>> = {}
 
@@ -63,39 +42,22 @@ const sameMeta = (x: Row["meta"], y: Row["meta"]): boolean =>
   x.relevant.join(" ") === y.relevant.join(" ") && x.stale.join(" ") === y.stale.join(" ")
 
 /**
- * What the viewer keeps of a line for its pages: no cell parameters (the summary has them) and no
- * per-stage or per-model usage (the pages show totals), and one meta object per instance where its
- * lines agree (a history transform can make them differ), so that a large run fits in memory.
+ * What the viewer keeps of a line: no cell parameters and no per-stage or per-model usage (the
+ * summary has them), and the meta of the instance's other lines where it is the same.
  */
-const slim = (row: Row, metas: Map<string, Row["meta"]>): Row => {
-  const known = metas.get(row.instance)
-  const meta = known !== undefined && sameMeta(known, row.meta) ? known : row.meta
-  if (known === undefined) metas.set(row.instance, row.meta)
-  return {
-    cell: row.cell,
-    cellName: row.cellName,
-    instance: row.instance,
-    personaId: row.personaId,
-    type: row.type,
-    status: row.status,
-    params: none,
-    meta,
-    selected: row.selected,
-    inference: row.inference,
-    generation: row.generation,
-    scores: row.scores,
-    usage: { calls: row.usage.calls, promptTokens: row.usage.promptTokens, completionTokens: row.usage.completionTokens, byStage: none, byModel: none },
-    error: row.error,
-    ...(row.ratings === undefined ? {} : { ratings: row.ratings })
-  }
-}
+const slim = (row: Row, known: Row["meta"] | undefined): Row => ({
+  ...row,
+  params: none,
+  meta: known !== undefined && sameMeta(known, row.meta) ? known : row.meta,
+  usage: { ...Struct.pick(row.usage, "calls", "promptTokens", "completionTokens"), byStage: none, byModel: none }
+})
 
 export interface CatalogOptions {
-  /** How a run's recorded data source is opened for its text; default core's `Dataset.open` (a test seam, as in the runner). */
+  /** How a run's recorded data source is opened; default core's `Dataset.open`. */
   readonly openDataset?: (source: string, options: Dataset.LoadOptions) => Effect.Effect<Dataset.Opened, CoreErrors.DatasetError, FileSystem.FileSystem>
 }
 
-export const make = (root: string, options: CatalogOptions = {}): Effect.Effect<Catalog, never, FileSystem.FileSystem> =>
+export const make = (root: string, options: CatalogOptions = {}) =>
   Effect.gen(function*() {
     const openDataset = options.openDataset ?? Dataset.open
     const fileSystem = yield* FileSystem.FileSystem
@@ -105,11 +67,14 @@ export const make = (root: string, options: CatalogOptions = {}): Effect.Effect<
 
     const readText = (file: string) => fileSystem.readFileString(file).pipe(Effect.option)
     const exists = (file: string) => fileSystem.exists(file).pipe(Effect.orElseSucceed(() => false))
+    const reading = <A>(effect: Effect.Effect<A, RunError, FileSystem.FileSystem>): Effect.Effect<A, ViewError> =>
+      effect.pipe(
+        Effect.provideService(FileSystem.FileSystem, fileSystem),
+        Effect.mapError((e) => new ViewError({ status: 500, message: e.message }))
+      )
+    const failure = (id: string) => (e: unknown) => new ViewError({ status: 500, message: `${id}: ${e instanceof Error ? e.message : String(e)}` })
 
-    /**
-     * Directories holding summary.json below the root (at most 4 levels), which ones `latest` names,
-     * and the directories that could not be listed (and so may hide runs), with why.
-     */
+    /** The runs below the root (at most 4 levels), and the directories that could not be listed, with why. */
     const scan: Effect.Effect<{ readonly found: Array<Found>; readonly unlisted: Array<{ readonly id: string; readonly reason: string }> }> = Effect.gen(function*() {
       const runs: Array<{ id: string; dir: string }> = []
       const unlisted: Array<{ readonly id: string; readonly reason: string }> = []
@@ -127,8 +92,7 @@ export const make = (root: string, options: CatalogOptions = {}): Effect.Effect<
             unlisted.push({ id: idOf(dir), reason: `cannot list the directory (${CoreFiles.describe(listed.left)}); runs below it are not shown` })
             return
           }
-          const names = [...listed.right].sort()
-          for (const name of names) {
+          for (const name of [...listed.right].sort()) {
             const child = path.join(dir, name)
             if (name === RunId.latestName) {
               const target = yield* RunId.resolve(child).pipe(Effect.orElseSucceed(() => child))
@@ -192,20 +156,15 @@ export const make = (root: string, options: CatalogOptions = {}): Effect.Effect<
       })
 
     const list: Effect.Effect<Api.RunList, ViewError> = Effect.gen(function*() {
-      const runs: Array<Api.RunEntry> = []
       const { found, unlisted } = yield* scan
-      const unreadable: Array<{ readonly id: string; readonly reason: string }> = [...unlisted]
-      for (const f of found) {
-        const e = yield* entry(f)
-        if (Either.isRight(e)) runs.push(e.right)
-        else unreadable.push({ id: f.id, reason: e.left })
-      }
+      const entries = yield* Effect.forEach(found, (f) => Effect.map(entry(f), Either.mapLeft((reason) => ({ id: f.id, reason }))))
+      const [failed, runs] = Arr.partitionMap(entries, (e) => e)
       // Newest first; runs without a record of when they ran last, by id.
       runs.sort((x, y) => (y.started ?? "").localeCompare(x.started ?? "") || x.id.localeCompare(y.id))
-      return { runs, unreadable }
+      return { runs, unreadable: [...unlisted, ...failed] }
     })
 
-    /** The run directory an id names (its path below the root), without walking the tree; ids that leave the root are refused. */
+    /** The run directory an id names, without walking the tree; ids that leave the root are refused. */
     const locate = (id: string): Effect.Effect<Found, ViewError> =>
       Effect.gen(function*() {
         const dir = path.resolve(absoluteRoot, id)
@@ -226,29 +185,19 @@ export const make = (root: string, options: CatalogOptions = {}): Effect.Effect<
         const stamp = yield* stampOf(found.dir)
         const hit = loaded.get(id)
         if (hit !== undefined && hit.stamp === stamp) return hit
-        // The instance pages need whole lines (inference, generation, per-pair usage): the viewer keeps them.
-        const rows: Array<Row> = []
-        const metas = new Map<string, Row["meta"]>()
-        const read = yield* RunDir.readWith(found.dir, (row) => void rows.push(slim(row, metas)), { info: "caller" }).pipe(
-          Effect.provideService(FileSystem.FileSystem, fileSystem),
-          Effect.mapError((e) => new ViewError({ status: 500, message: e.message }))
-        )
-        // run.json read once, leniently: a malformed record is a problem shown with the run, not a failed page.
+        // The instance pages need whole lines (inference, generation, per-pair usage): the viewer keeps them, by instance in file order.
+        const byInstance = new Map<string, Map<string, Row>>()
+        const read = yield* reading(RunDir.readWith(found.dir, (row) => {
+          const cells = byInstance.get(row.instance) ?? new Map<string, Row>()
+          byInstance.set(row.instance, cells)
+          cells.set(row.cell, slim(row, cells.values().next().value?.meta))
+        }, { info: "caller" }))
+        // run.json read leniently: a malformed record is a problem shown with the run, not a failed page.
         const { identity, info, problems } = yield* records(found.dir)
         const run: RunDir.Run = { ...read, info }
         const { main, mainReason } = Entries.safeMain(run.summary)
-        const order: Array<string> = []
-        const byInstance = new Map<string, Map<string, Row>>()
-        for (const row of rows) {
-          let cells = byInstance.get(row.instance)
-          if (cells === undefined) {
-            cells = new Map()
-            byInstance.set(row.instance, cells)
-            order.push(row.instance)
-          }
-          cells.set(row.cell, row)
-        }
-        const value: Loaded = { stamp, run, identity, entry: Entries.entryOf(found, run.summary, run.info, identity, problems), cells: Entries.cellEntries(run.summary), main, mainReason, order, byInstance }
+        const entry = Entries.entryOf(found, run.summary, run.info, identity, problems)
+        const value: Loaded = { stamp, run, identity, entry, cells: Entries.cellEntries(run.summary), main, mainReason, order: [...byInstance.keys()], byInstance }
         loaded.set(id, value)
         texts.delete(id)
         return value
@@ -260,12 +209,11 @@ export const make = (root: string, options: CatalogOptions = {}): Effect.Effect<
         const hit = texts.get(id)
         if (hit !== undefined) return hit
         const source = l.run.info?.dataset?.resolved ?? l.run.summary.dataset.source
-        const wanted = new Set(l.order)
         const result = yield* Effect.either(
           Effect.gen(function*() {
             const opened = yield* openDataset(source, { onInvalid: "skip" }).pipe(Effect.provideService(FileSystem.FileSystem, fileSystem))
             const map = new Map<string, Domain.Instance>()
-            yield* Stream.runForEach(opened.instances, (instance) => Effect.sync(() => void (wanted.has(instance.id) && map.set(instance.id, instance))))
+            yield* Stream.runForEach(opened.instances, (instance) => Effect.sync(() => void (l.byInstance.has(instance.id) && map.set(instance.id, instance))))
             return { map, fingerprint: opened.fingerprint, skipped: opened.skipped().map((k) => `row ${k.row}${k.id === undefined ? "" : ` (${k.id})`}: ${k.reason}`) }
           })
         )
@@ -295,10 +243,8 @@ export const make = (root: string, options: CatalogOptions = {}): Effect.Effect<
             const tables = Tables.tables({ summary, baseline: Analysis.chooseBaseline(summary).cell, main: fam.main, compared: Analysis.comparedMetrics(summary, fam) })
             return { entry: l.entry, cells: l.cells, metrics: Entries.metricColumns(summary, l.main).map(Entries.column), main: l.main?.name ?? null, mainReason: l.mainReason, tables }
           },
-          catch: (e) => new ViewError({ status: 500, message: `${id}: ${e instanceof Error ? e.message : String(e)}` })
+          catch: failure(id)
         }))
-
-    const failure = (id: string) => (e: unknown) => new ViewError({ status: 500, message: `${id}: ${e instanceof Error ? e.message : String(e)}` })
 
     /** The reports' analysis of a run (its paired tests take seconds on a large run): computed once and kept with the run. */
     const analysisOf = (id: string): Effect.Effect<{ readonly l: Loaded; readonly a: Analysis.Analysis }, ViewError> =>
@@ -316,33 +262,17 @@ export const make = (root: string, options: CatalogOptions = {}): Effect.Effect<
             Effect.tap((f) => Effect.sync(() => void (l.figures = f)))
           ))
 
-    /** Every cell against every other, as the reports test them (on the metrics the reports compare). */
     const pairwise = (id: string): Effect.Effect<Api.PairwiseView, ViewError> =>
-      Effect.flatMap(analysisOf(id), ({ a }) =>
-        Effect.try({
-          try: (): Api.PairwiseView => {
-            const p = a.pairwise
-            if (p === undefined) return { note: null, slices: [] }
-            return {
-              note: Notes.pairwiseNote(p),
-              slices: p.slices.map((s) => ({
-                slice: s.slice,
-                tooSmall: s.tooSmall === undefined ? null : Notes.tooSmallNote(s.slice, s.tooSmall.n, s.tooSmall.needed, p.tests),
-                table: Tables.pairwise(a, p, s)
-              }))
-            }
-          },
-          catch: failure(id)
-        }))
+      Effect.flatMap(analysisOf(id), ({ a }) => Effect.try({ try: () => Opening.pairwise(a), catch: failure(id) }))
 
     const instances = (id: string, query: InstanceQuery): Effect.Effect<Api.InstanceList, ViewError> =>
       Effect.flatMap(load(id), (l) => Instances.list(l, query, () => textsOf(id, l)))
 
     const instance = (id: string, instanceId: string): Effect.Effect<Api.InstanceDetail, ViewError> =>
       Effect.flatMap(load(id), (l) => {
-        const rankings = Rankings.ofInstance(path.join(l.run.dir, "results.jsonl"), instanceId).pipe(
-          Effect.provideService(FileSystem.FileSystem, fileSystem),
-          Effect.mapError((e) => new ViewError({ status: 500, message: e.message }))
+        // Rankings are read when a page asks for them: a large run's rankings are most of its lines.
+        const rankings = reading(RunDir.linesAbout(path.join(l.run.dir, "results.jsonl"), instanceId, Ranked, "rankings")).pipe(
+          Effect.map(({ lines }) => new Map(lines.map((x) => [x.cell, x.ranking] as const)))
         )
         return Instances.detail(l, id, instanceId, textsOf(id, l), rankings)
       })
@@ -350,16 +280,9 @@ export const make = (root: string, options: CatalogOptions = {}): Effect.Effect<
     const calls = (id: string, instanceId: string): Effect.Effect<Api.InstanceCalls, ViewError> =>
       Effect.gen(function*() {
         const found = yield* locate(id)
-        const { byCell, unreadable } = yield* Calls.ofInstance(path.join(found.dir, Calls.fileName), instanceId).pipe(
-          Effect.provideService(FileSystem.FileSystem, fileSystem),
-          Effect.mapError((e) => new ViewError({ status: 500, message: e.message }))
-        )
-        return {
-          run: id,
-          id: instanceId,
-          unreadable,
-          cells: [...byCell.entries()].map(([cell, { attempts, line }]) => ({ cell, attempts, ranAt: line.ranAt, calls: line.calls }))
-        }
+        const { byCell, unreadable } = yield* reading(Calls.ofInstance(path.join(found.dir, Calls.fileName), instanceId))
+        const cells = [...byCell.entries()].map(([cell, { attempts, line }]) => ({ cell, attempts, ranAt: line.ranAt, calls: line.calls }))
+        return { run: id, id: instanceId, unreadable, cells }
       })
 
     const compare = (
@@ -371,7 +294,6 @@ export const make = (root: string, options: CatalogOptions = {}): Effect.Effect<
         const lb = yield* load(y.run)
         const ca = yield* findCell(la, x.cell)
         const cb = yield* findCell(lb, y.cell)
-        // The paired comparison of `compare --cell-a/--cell-b` (shared instances, CI, p, Holm), as its tables.
         const compared = yield* Effect.try({
           try: () => Compare.compare(la.run, lb.run, { cells: { a: ca.id, b: cb.id } }),
           catch: (e) => new ViewError({ status: 500, message: e instanceof Error ? e.message : String(e) })
@@ -385,10 +307,9 @@ export const make = (root: string, options: CatalogOptions = {}): Effect.Effect<
           shared++
           if (disagree(ra, rb)) disagreements.push({ instance: instanceId, type: ra.type, a: outcome(la, ra, ca.id), b: outcome(lb, rb, cb.id) })
         }
-        const side = (run: string, l: Loaded, c: CellSummary): Api.CompareSide => ({ run, cell: l.cells.find((e) => e.id === c.id)! })
         return {
-          a: side(x.run, la, ca),
-          b: side(y.run, lb, cb),
+          a: { run: x.run, cell: ca },
+          b: { run: y.run, cell: cb },
           tables: compared.metrics.map((m) => CompareRender.metricTable(compared, m)),
           warnings: compared.warnings,
           shared,

@@ -1,10 +1,10 @@
 /**
- * What the viewer's run list and run page say of a run: its entry (name, data, cells, the best
- * cell on the main metric), its cells, and its metric columns.
+ * What the viewer's run list and run page say of a run: its entry, its cells and its metric columns.
  *
  * @example
  * const entry = Entries.entryOf(found, summary, info, identity, [])
  */
+import { Struct } from "effect"
 import * as Analysis from "../analysis/Analysis.js"
 import * as Format from "../render/Format.js"
 import * as Tables from "../render/Tables.js"
@@ -32,17 +32,10 @@ export const metricColumns = (summary: Summary, main: MetricDescription | undefi
   return [...(main === undefined ? [] : [main]), ...rest.filter((m) => m.headline), ...rest.filter((m) => !m.headline)]
 }
 
-export const column = (m: MetricDescription): Api.MetricColumn => ({
-  name: m.name,
-  family: m.family,
-  direction: m.direction,
-  heuristic: m.heuristic,
-  headline: m.headline,
-  description: m.description
-})
+export const column = (m: MetricDescription): Api.MetricColumn =>
+  Struct.pick(m, "name", "family", "direction", "heuristic", "headline", "description")
 
-
-/** The run's headline: the first cell the reports' headline table marks best on the main metric over all instances. */
+/** The first cell the reports' headline table marks best on the main metric over all instances. */
 export const headline = (summary: Summary, main: MetricDescription | undefined): Api.HeadlineBest | null => {
   if (main === undefined) return null
   const best = Tables.bestShown(summary.cells, "all", main)

@@ -1,39 +1,32 @@
 /**
- * The viewer's instance pages over a loaded run: the list (filtered by type, cell, failures,
- * disagreement of two cells and full text; sorted and paged), and one instance with the dataset's
- * text next to what each cell did with it.
+ * The viewer's instance pages over a loaded run: the list (filtered, searched, sorted and paged), and
+ * one instance with the dataset's text next to what each cell did with it.
  *
  * @example
  * const page = yield* Instances.list(loaded, { a: "@2", b: "@3" }, texts)
  */
 import type { Domain } from "@cupid-lab/core"
-import { Effect, Schema } from "effect"
+import { Effect, Struct } from "effect"
 import * as Analysis from "../analysis/Analysis.js"
+import { ViewError } from "../Errors.js"
 import * as Examples from "../analysis/Examples.js"
 import type * as RunDir from "../results/RunDir.js"
-import type { CellSummary, MetricDescription, Row, Slice } from "../results/ResultLine.js"
+import type { MetricDescription, ResultLine, Row, Slice } from "../results/ResultLine.js"
 import { slices } from "../results/ResultLine.js"
 import type * as RunId from "../run/RunId.js"
 import type * as Api from "./Api.js"
 
-/** A request the catalog cannot answer: `status` is the HTTP status the server sends. */
-export class ViewError extends Schema.TaggedError<ViewError>()("ViewError", {
-  status: Schema.Number,
-  message: Schema.String
-}) {}
-
+/** Cells are named by selectors: id, id prefix, name or `@k`. */
 export interface InstanceQuery {
   readonly type?: string | undefined
-  /** Only instances this cell ran (and, with `failed`, failed). A selector: id, id prefix, name or `@k`. */
   readonly cell?: string | undefined
   readonly failed?: boolean | undefined
   /** Two cells: only instances where they selected different sessions, or one failed. */
   readonly a?: string | undefined
   readonly b?: string | undefined
-  /** Full-text search: instance and persona ids, the request and the gold preference (when the dataset can be read), inferred preferences, generations and errors. Case-insensitive; every word must occur. */
+  /** Words that must all occur in the ids, the request, the gold preference, inferences, generations or errors. */
   readonly q?: string | undefined
   readonly sort?: Api.SortKey | undefined
-  /** With sort=metric: the cell whose main metric orders the list (default: `cell`, `a`, else the baseline). */
   readonly desc?: boolean | undefined
   readonly offset?: number | undefined
   readonly limit?: number | undefined
@@ -41,9 +34,8 @@ export interface InstanceQuery {
 
 export interface Loaded {
   readonly stamp: string
-  /** The reports' analysis of the run (paired tests, every pair, verdict), computed when first asked for. */
+  /** Computed when first asked for. */
   analysis?: Analysis.Analysis
-  /** The report's charts, rendered when first asked for. */
   figures?: Api.FiguresView
   readonly run: RunDir.Run
   readonly identity: RunId.Identity | undefined
@@ -51,7 +43,7 @@ export interface Loaded {
   readonly cells: ReadonlyArray<Api.CellEntry>
   readonly main: MetricDescription | undefined
   readonly mainReason: string
-  /** Instance ids in first-seen (dataset) order, and each instance's lines by cell id. */
+  /** Instance ids in dataset order, and each instance's lines by cell id. */
   readonly order: ReadonlyArray<string>
   readonly byInstance: ReadonlyMap<string, ReadonlyMap<string, Row>>
 }
@@ -59,24 +51,19 @@ export interface Loaded {
 export interface Texts {
   readonly instances: ReadonlyMap<string, Domain.Instance>
   readonly note: string | null
-  /** Rows of the dataset skipped as invalid while reading it, with their reasons. */
+  /** Rows of the dataset skipped as invalid, with their reasons. */
   readonly skipped: ReadonlyArray<string>
 }
 
-const isFiniteNumber = (v: unknown): v is number => typeof v === "number" && Number.isFinite(v)
-
-/** A line's value of a metric, as the reports' examples give it (a mean, a ratio of counts, an F1 of two ratios); null where it has none. */
-const valueOf = (row: Row, metric: MetricDescription): number | null => {
-  const v = Examples.instanceValue(metric, row.scores)
+/** A line's value of the run's main metric, as the reports' examples give it; null where it has none. */
+const mainValue = (l: Loaded, row: Row | undefined): number | null => {
+  if (row === undefined || l.main === undefined || row.status !== "ok") return null
+  const v = Examples.instanceValue(l.main, row.scores)
   return Number.isFinite(v) ? v : null
 }
 
-const sameSelection = (x: ReadonlyArray<string> | null, y: ReadonlyArray<string> | null): boolean => {
-  if (x === null || y === null) return x === y
-  if (x.length !== y.length) return false
-  const set = new Set(x)
-  return y.every((s) => set.has(s))
-}
+const sameSelection = (x: ReadonlyArray<string> | null, y: ReadonlyArray<string> | null): boolean =>
+  x === null || y === null ? x === y : x.length === y.length && y.every((s) => x.includes(s))
 
 /** Two outcomes disagree when one failed and the other did not, or their selections differ as sets. */
 export const disagree = (x: Row | undefined, y: Row | undefined): boolean => {
@@ -85,17 +72,15 @@ export const disagree = (x: Row | undefined, y: Row | undefined): boolean => {
   return x.status === "ok" && !sameSelection(x.selected, y.selected)
 }
 
-const words = (q: string): Array<string> => q.toLowerCase().split(/\s+/).filter((w) => w !== "")
-
-export const findCell = (l: Loaded, selector: string): Effect.Effect<CellSummary, ViewError> => {
+export const findCell = (l: Loaded, selector: string): Effect.Effect<Api.CellEntry, ViewError> => {
   const c = Analysis.findCell(l.run.summary.cells, selector)
-  return typeof c === "string" ? Effect.fail(new ViewError({ status: 404, message: c })) : Effect.succeed(c)
+  return typeof c === "string" ? Effect.fail(new ViewError({ status: 404, message: c })) : Effect.succeed(l.cells[l.run.summary.cells.indexOf(c)]!)
 }
 
 export const outcome = (l: Loaded, row: Row | undefined, cell: string): Api.CellOutcome =>
   row === undefined
     ? { cell, status: "failed", selected: null, main: null }
-    : { cell, status: row.status, selected: row.selected, main: l.main === undefined || row.status !== "ok" ? null : valueOf(row, l.main) }
+    : { cell, status: row.status, selected: row.selected, main: mainValue(l, row) }
 
 /** The instances of a loaded run that match `query`, sorted and paged. */
 export const list = (l: Loaded, query: InstanceQuery, texts: () => Effect.Effect<Texts>): Effect.Effect<Api.InstanceList, ViewError> =>
@@ -109,9 +94,9 @@ export const list = (l: Loaded, query: InstanceQuery, texts: () => Effect.Effect
     const cell = query.cell === undefined || query.cell === "" ? undefined : yield* findCell(l, query.cell)
     const a = query.a === undefined ? undefined : yield* findCell(l, query.a)
     const b = query.b === undefined ? undefined : yield* findCell(l, query.b)
-    const shown = [cell, a, b].filter((c): c is CellSummary => c !== undefined)
+    const shown = [cell, a, b].filter((c): c is Api.CellEntry => c !== undefined)
     const shownIds = shown.length > 0 ? [...new Set(shown.map((c) => c.id))] : l.cells.map((c) => c.id)
-    const terms = words(query.q ?? "")
+    const terms = (query.q ?? "").toLowerCase().split(/\s+/).filter((w) => w !== "")
     const t = terms.length > 0 ? yield* texts() : undefined
     const type = query.type === "" || query.type === "all" ? undefined : query.type
     const matched: Array<{ readonly id: string; readonly rows: ReadonlyMap<string, Row>; readonly index: number }> = []
@@ -135,16 +120,12 @@ export const list = (l: Loaded, query: InstanceQuery, texts: () => Effect.Effect
       matched.push({ id: instance, rows, index })
     })
     const sort = query.sort ?? "instance"
-    const metricCell = cell ?? a ?? l.run.summary.cells.find((c) => c.id === l.run.summary.baseline)
+    const metricCell = cell ?? a ?? l.cells.find((c) => c.baseline)
     const key = (m: (typeof matched)[number]): number | string => {
       const head = m.rows.values().next().value as Row
       if (sort === "type") return head.type
       if (sort === "length") return head.meta.historyTokens
-      if (sort === "metric") {
-        const r = metricCell === undefined ? undefined : m.rows.get(metricCell.id)
-        const v = r === undefined || l.main === undefined || r.status !== "ok" ? null : valueOf(r, l.main)
-        return v ?? Number.NEGATIVE_INFINITY
-      }
+      if (sort === "metric") return mainValue(l, metricCell === undefined ? undefined : m.rows.get(metricCell.id)) ?? Number.NEGATIVE_INFINITY
       return m.index
     }
     const sign = query.desc === true ? -1 : 1
@@ -160,10 +141,7 @@ export const list = (l: Loaded, query: InstanceQuery, texts: () => Effect.Effect
         id: m.id,
         personaId: head.personaId,
         type: head.type,
-        sessions: head.meta.sessions,
-        historyTokens: head.meta.historyTokens,
-        relevant: head.meta.relevant,
-        stale: head.meta.stale,
+        ...Struct.pick(head.meta, "sessions", "historyTokens", "relevant", "stale"),
         outcomes: shownIds.map((c) => outcome(l, m.rows.get(c), c)),
         failedCells: [...m.rows.values()].filter((r) => r.status === "failed").length
       }
@@ -180,19 +158,13 @@ export const list = (l: Loaded, query: InstanceQuery, texts: () => Effect.Effect
     return { total: l.order.length, matched: matched.length, offset, items, description, resolved, notice }
   })
 
-/** Each cell's ranking of the sessions on one instance (cell id to ranking, best first); see Rankings.ofInstance. */
-export type Rankings = ReadonlyMap<string, ReadonlyArray<{ readonly sessionId: string; readonly score: number | null }> | null>
-
-/**
- * One instance of a loaded run: the dataset's text next to what each cell did with it. `rankings`
- * reads the retrievers' rankings of this instance (the loaded rows do not keep them).
- */
+/** One instance of a loaded run; `rankings` reads each cell's ranking of it (the loaded lines do not keep them). */
 export const detail = (
   l: Loaded,
   id: string,
   instanceId: string,
   texts: Effect.Effect<Texts>,
-  rankings: Effect.Effect<Rankings, ViewError>
+  rankings: Effect.Effect<ReadonlyMap<string, ResultLine["ranking"]>, ViewError>
 ): Effect.Effect<Api.InstanceDetail, ViewError> =>
   Effect.gen(function*() {
     const rows = l.byInstance.get(instanceId)
@@ -206,14 +178,8 @@ export const detail = (
       : t.note
     const selectedBy = new Map<string, Array<string>>()
     for (const c of l.cells) {
-      for (const s of rows.get(c.id)?.selected ?? []) {
-        const list = selectedBy.get(s) ?? []
-        list.push(c.id)
-        selectedBy.set(s, list)
-      }
+      for (const s of rows.get(c.id)?.selected ?? []) selectedBy.set(s, [...(selectedBy.get(s) ?? []), c.id])
     }
-    const labelOf = (sid: string): "relevant" | "stale" | "other" =>
-      head.meta.relevant.includes(sid) ? "relevant" : head.meta.stale.includes(sid) ? "stale" : "other"
     const sessions: Array<Api.SessionRow> = data !== undefined
       ? data.query.sessions.map((s) => {
         const g = data.gold.sessions.find((x) => x.id === s.id)
@@ -221,7 +187,8 @@ export const detail = (
       })
       : Array.from({ length: head.meta.sessions }, (_, i) => {
         const sid = `s${i + 1}`
-        return { id: sid, position: i + 1, label: labelOf(sid), factor: null, preference: null, turns: [], selectedBy: selectedBy.get(sid) ?? [] }
+        const label = head.meta.relevant.includes(sid) ? "relevant" : head.meta.stale.includes(sid) ? "stale" : "other"
+        return { id: sid, position: i + 1, label, factor: null, preference: null, turns: [], selectedBy: selectedBy.get(sid) ?? [] }
       })
     const known = new Set(sessions.map((s) => s.id))
     const otherSelected = [...selectedBy.entries()].filter(([s]) => !known.has(s)).sort(([x], [y]) => x.localeCompare(y)).map(([session, cells]) => ({ session, cells }))
@@ -238,15 +205,14 @@ export const detail = (
         inference: r.inference?.preference ?? null,
         generation: r.generation?.text ?? null,
         ranking: ranked.get(c.id)?.map((x, i) => ({ session: x.sessionId, score: x.score, rank: i + 1 })) ?? null,
-        scores: Object.keys(r.scores).sort((x, y) => order(x) - order(y) || x.localeCompare(y)).map((metric): Api.ScoreValue => {
-          const v = r.scores[metric]
+        scores: Object.entries(r.scores).sort(([x], [y]) => order(x) - order(y) || x.localeCompare(y)).map(([metric, v]): Api.ScoreValue => {
           const m = metrics.get(metric)
           const facts = { metric, heuristic: m?.heuristic ?? false, headline: metric === l.main?.name || m?.headline === true }
-          if (v === undefined || v === null || typeof v === "number") return { ...facts, value: isFiniteNumber(v) ? v : null }
-          return { ...facts, value: v.den > 0 ? v.num / v.den : null, num: v.num, den: v.den }
+          if (v !== null && typeof v === "object") return { ...facts, value: v.den > 0 ? v.num / v.den : null, num: v.num, den: v.den }
+          return { ...facts, value: v !== null && Number.isFinite(v) ? v : null }
         }),
         ratings: r.ratings ?? [],
-        usage: { calls: r.usage.calls, promptTokens: r.usage.promptTokens, completionTokens: r.usage.completionTokens },
+        usage: Struct.pick(r.usage, "calls", "promptTokens", "completionTokens"),
         error: r.error
       }]
     })
@@ -256,7 +222,7 @@ export const detail = (
       personaId: head.personaId,
       type: head.type,
       request: data?.query.request ?? null,
-      gold: data === undefined ? null : { factor: data.gold.factor, preference: data.gold.preference, checklist: data.gold.checklist },
+      gold: data === undefined ? null : Struct.pick(data.gold, "factor", "preference", "checklist"),
       datasetNote: note,
       sessions,
       otherSelected,
@@ -265,4 +231,3 @@ export const detail = (
       results
     }
   })
-

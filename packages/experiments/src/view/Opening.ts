@@ -1,11 +1,9 @@
 /**
- * What the viewer's run page opens with, as the reports open: the verdict (one sentence per
- * instance type and the leaderboard, from analysis/Verdict.ts and render/Leaderboard.ts) and the
- * report's charts (render/Figures.ts, rendered to SVG by Vega). Both read the run's analysis,
- * which the catalog computes once per run.
+ * What the run page shows of the reports' analysis: the verdict and leaderboard, the charts as SVG,
+ * and every cell against every other.
  *
  * @example
- * const v = Opening.verdict(analysis)   // Api.VerdictView
+ * const v = Opening.verdict(analysis)        // Api.VerdictView
  * const f = yield* Opening.figures(analysis) // Api.FiguresView
  */
 import { Effect } from "effect"
@@ -14,9 +12,11 @@ import * as Verdict from "../analysis/Verdict.js"
 import * as Charts from "../render/Charts.js"
 import * as Figures from "../render/Figures.js"
 import * as Leaderboard from "../render/Leaderboard.js"
+import * as Notes from "../render/Notes.js"
+import * as Tables from "../render/Tables.js"
 import type * as Api from "./Api.js"
 
-/** The verdict of the reports' opening, with every cell on the leaderboard (the page has room for all). */
+/** With every cell on the leaderboard: the page has room for all. */
 export const verdict = (a: Analysis): Api.VerdictView => {
   const v = Verdict.verdict(a)
   return {
@@ -27,7 +27,7 @@ export const verdict = (a: Analysis): Api.VerdictView => {
   }
 }
 
-/** The report's charts in report.html's order, each as Vega's SVG with its caption. */
+/** In report.html's order. */
 export const figures = Effect.fn("Opening.figures")(function*(a: Analysis) {
   const p = Figures.planned(a)
   const all: Array<{ readonly section: Api.Figure["section"]; readonly planned: Figures.Planned | undefined }> = [
@@ -43,3 +43,17 @@ export const figures = Effect.fn("Opening.figures")(function*(a: Analysis) {
       : Effect.map(Charts.svg(planned.chart), (svg): Array<Api.Figure> => [{ section, caption: planned.caption, svg }]))
   return { figures: out.flat() } satisfies Api.FiguresView
 })
+
+/** Every cell against every other, as the reports test them. */
+export const pairwise = (a: Analysis): Api.PairwiseView => {
+  const p = a.pairwise
+  if (p === undefined) return { note: null, slices: [] }
+  return {
+    note: Notes.pairwiseNote(p),
+    slices: p.slices.map((s) => ({
+      slice: s.slice,
+      tooSmall: s.tooSmall === undefined ? null : Notes.tooSmallNote(s.slice, s.tooSmall.n, s.tooSmall.needed, p.tests),
+      table: Tables.pairwise(a, p, s)
+    }))
+  }
+}

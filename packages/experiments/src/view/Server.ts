@@ -1,22 +1,19 @@
 /**
- * The results viewer's HTTP server (`cupid-lab view`): the JSON API of {@link Api} over a
- * {@link Catalog}, the page and its browser code, on the loopback interface by default.
- *
- * Dataset text stays inert: the page is static, the browser code builds the DOM with text nodes
- * only, and every response carries a strict Content-Security-Policy (scripts and styles from this
- * server only, no inline code, no frames, no forms). Requests whose Host is not the address the
- * server listens on are refused, so a web page elsewhere cannot read the runs through DNS rebinding.
+ * The viewer's HTTP server (`cupid-lab view`): the JSON API of {@link Api} over a {@link Catalog},
+ * the page and its browser code, on the loopback interface by default. Dataset text stays inert: a
+ * strict Content-Security-Policy on every response, and requests for another Host are refused (DNS
+ * rebinding).
  *
  * @example
  * const { url } = yield* Server.start({ root: "runs", port: 0 }) // in a Scope
- * // GET `${url}api/runs`
  */
 import { FileSystem, HttpRouter, HttpServerRequest, HttpServerResponse } from "@effect/platform"
 import * as NodeHttpServer from "@effect/platform-node/NodeHttpServer"
-import { Effect, Option, Schema, type Scope } from "effect"
+import { Effect, Option, type Scope } from "effect"
 import * as http from "node:http"
 import * as path from "node:path"
 import { fileURLToPath } from "node:url"
+import { ViewError, ViewerNotBuilt } from "../Errors.js"
 import type * as Api from "./Api.js"
 import * as Catalog from "./Catalog.js"
 
@@ -30,14 +27,8 @@ const securityHeaders = {
   "cache-control": "no-store"
 }
 
-/** Where `npm install` (tools/build-cli.mjs) writes the viewer's browser code and style. */
-export const assetDir: string = fileURLToPath(new URL("../../dist/viewer/", import.meta.url))
-
-export class ViewerNotBuilt extends Schema.TaggedError<ViewerNotBuilt>()("ViewerNotBuilt", { path: Schema.String }) {
-  override get message(): string {
-    return `the viewer's browser code is not built (${this.path} is missing): run npm run build (or npm install)`
-  }
-}
+/** Where tools/build-cli.mjs writes the browser code and style. */
+const assetDir: string = fileURLToPath(new URL("../../dist/viewer/", import.meta.url))
 
 const page = `<!doctype html>
 <html lang="en">
@@ -56,7 +47,6 @@ const page = `<!doctype html>
 `
 
 export interface Options {
-  /** The directory of runs (default `runs`). */
   readonly root: string
   /** 0 picks a free port. */
   readonly port: number
@@ -65,27 +55,32 @@ export interface Options {
   readonly catalog?: Catalog.CatalogOptions
 }
 
-const first = (params: Readonly<Record<string, string | ReadonlyArray<string>>>, key: string): string | undefined => {
+type Params = Readonly<Record<string, string | ReadonlyArray<string>>>
+
+/** A query parameter; an empty one is not given. */
+const param = (params: Params, key: string): string | undefined => {
   const v = params[key]
-  return v === undefined ? undefined : typeof v === "string" ? v : v[0]
+  const given = v === undefined || typeof v === "string" ? v : v[0]
+  return given === "" ? undefined : given
 }
 
-const whole = (text: string | undefined, name: string): Effect.Effect<number | undefined, Catalog.ViewError> => {
-  if (text === undefined || text === "") return Effect.succeed(undefined)
+const required = (params: Params, key: string): Effect.Effect<string, ViewError> => {
+  const v = param(params, key)
+  return v === undefined ? Effect.fail(new ViewError({ status: 400, message: `missing query parameter "${key}"` })) : Effect.succeed(v)
+}
+
+const whole = (params: Params, name: string): Effect.Effect<number | undefined, ViewError> => {
+  const text = param(params, name)
+  if (text === undefined) return Effect.succeed(undefined)
   const n = Number(text)
-  return Number.isInteger(n) && n >= 0 ? Effect.succeed(n) : Effect.fail(new Catalog.ViewError({ status: 400, message: `${name} must be a whole number >= 0, got "${text}"` }))
+  return Number.isInteger(n) && n >= 0 ? Effect.succeed(n) : Effect.fail(new ViewError({ status: 400, message: `${name} must be a whole number >= 0, got "${text}"` }))
 }
 
 const sortKeys: ReadonlyArray<Api.SortKey> = ["instance", "type", "length", "metric"]
 
-const required = (params: Readonly<Record<string, string | ReadonlyArray<string>>>, key: string): Effect.Effect<string, Catalog.ViewError> => {
-  const v = first(params, key)
-  return v === undefined || v === "" ? Effect.fail(new Catalog.ViewError({ status: 400, message: `missing query parameter "${key}"` })) : Effect.succeed(v)
-}
-
 const json = (body: unknown, status = 200) => HttpServerResponse.unsafeJson(body, { status, headers: securityHeaders })
 
-const answer = <A, R>(effect: Effect.Effect<A, Catalog.ViewError, R>) =>
+const answer = <A, R>(effect: Effect.Effect<A, ViewError, R>) =>
   effect.pipe(
     Effect.map((body) => json(body)),
     Effect.catchTag("ViewError", (e) => Effect.succeed(json({ error: e.message }, e.status)))
@@ -104,33 +99,26 @@ const router = (catalog: Catalog.Catalog, assets: { readonly js: string; readonl
     HttpRouter.get("/api/verdict", answer(Effect.flatMap(params, (p) => Effect.flatMap(required(p, "run"), catalog.verdict)))),
     HttpRouter.get("/api/figures", answer(Effect.flatMap(params, (p) => Effect.flatMap(required(p, "run"), catalog.figures)))),
     HttpRouter.get("/api/pairwise", answer(Effect.flatMap(params, (p) => Effect.flatMap(required(p, "run"), catalog.pairwise)))),
-    HttpRouter.get(
-      "/api/instances",
-      answer(Effect.gen(function*() {
-        const p = yield* params
-        const run = yield* required(p, "run")
-        const sort = first(p, "sort")
-        if (sort !== undefined && sort !== "" && !sortKeys.includes(sort as Api.SortKey)) {
-          return yield* new Catalog.ViewError({ status: 400, message: `sort must be one of ${sortKeys.join(", ")}; got "${sort}"` })
-        }
-        const nonEmpty = (k: string) => {
-          const v = first(p, k)
-          return v === "" ? undefined : v
-        }
-        return yield* catalog.instances(run, {
-          type: nonEmpty("type"),
-          cell: nonEmpty("cell"),
-          failed: first(p, "failed") === "1",
-          a: nonEmpty("a"),
-          b: nonEmpty("b"),
-          q: nonEmpty("q"),
-          sort: sort === undefined || sort === "" ? undefined : (sort as Api.SortKey),
-          desc: first(p, "desc") === "1",
-          offset: yield* whole(first(p, "offset"), "offset"),
-          limit: yield* whole(first(p, "limit"), "limit")
-        })
-      }))
-    ),
+    HttpRouter.get("/api/instances", answer(Effect.gen(function*() {
+      const p = yield* params
+      const run = yield* required(p, "run")
+      const sort = param(p, "sort")
+      if (sort !== undefined && !sortKeys.includes(sort as Api.SortKey)) {
+        return yield* new ViewError({ status: 400, message: `sort must be one of ${sortKeys.join(", ")}; got "${sort}"` })
+      }
+      return yield* catalog.instances(run, {
+        type: param(p, "type"),
+        cell: param(p, "cell"),
+        failed: param(p, "failed") === "1",
+        a: param(p, "a"),
+        b: param(p, "b"),
+        q: param(p, "q"),
+        sort: sort as Api.SortKey | undefined,
+        desc: param(p, "desc") === "1",
+        offset: yield* whole(p, "offset"),
+        limit: yield* whole(p, "limit")
+      })
+    }))),
     HttpRouter.get("/api/instance", answer(Effect.gen(function*() {
       const p = yield* params
       return yield* catalog.instance(yield* required(p, "run"), yield* required(p, "id"))
@@ -149,11 +137,7 @@ const router = (catalog: Catalog.Catalog, assets: { readonly js: string; readonl
   )
 }
 
-/**
- * The names a browser may use for the server: the bound host and, on loopback, localhost. Undefined
- * (any name) when the server listens on every interface (`--host 0.0.0.0` or `::`): the user asked
- * for it to be reached by whatever name the machine has.
- */
+/** The names a browser may use for the server; any when it listens on every interface (0.0.0.0 or ::). */
 const allowedHosts = (host: string, port: number): Set<string> | undefined => {
   if (host === "0.0.0.0" || host === "::") return undefined
   const names = new Set([`${host.includes(":") ? `[${host}]` : host}:${port}`])
@@ -163,10 +147,7 @@ const allowedHosts = (host: string, port: number): Set<string> | undefined => {
   return names
 }
 
-/**
- * Start the viewer in the current scope; it stops when the scope closes. Fails when the browser
- * code is not built or the port cannot be bound.
- */
+/** Start the viewer in the current scope; it stops when the scope closes. */
 export const start = (options: Options): Effect.Effect<{ readonly url: string; readonly root: string }, ViewerNotBuilt | Error, Scope.Scope | FileSystem.FileSystem> =>
   Effect.gen(function*() {
     const fileSystem = yield* FileSystem.FileSystem

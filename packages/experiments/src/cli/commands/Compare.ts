@@ -1,6 +1,6 @@
 import { Command, Options } from "@effect/cli"
 import { Effect, Option } from "effect"
-import { CommandIo, invalid, runDirectory, usage } from "./Io.js"
+import { CommandIo, invalid, outOption, runDirectory, usage } from "./Io.js"
 
 const twoRuns = (value: string) => {
   const runs = value.split(",").map((r) => r.trim()).filter((r) => r !== "")
@@ -31,11 +31,7 @@ export const command = Command.make(
       Options.optional,
       Options.withDescription("a cell of the second run, compared with --cell-a's (the same run may be given twice to compare two of its cells)")
     ),
-    out: Options.text("out").pipe(
-      Options.withPseudoName("dir"),
-      Options.optional,
-      Options.withDescription("where compare.md and compare.html go (default: compare-<first>-vs-<second> beside the second run)")
-    )
+    out: outOption("where compare.md and compare.html go (default: compare-<first>-vs-<second> beside the second run)")
   },
   (a) =>
     Effect.gen(function*() {

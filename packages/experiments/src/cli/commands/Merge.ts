@@ -1,6 +1,6 @@
 import { Args, Command, Options } from "@effect/cli"
-import { Effect, Option } from "effect"
-import { CommandIo } from "./Io.js"
+import { Effect } from "effect"
+import { CommandIo, dataOption, given, logTo } from "./Io.js"
 
 /** `merge --out <dir> <shard dirs...>`: combine the directories of `sweep --shard i/N` into one run (results/Merge.ts). */
 export const command = Command.make(
@@ -10,10 +10,8 @@ export const command = Command.make(
       Options.withPseudoName("dir"),
       Options.withDescription("the merged run's directory; a directory holding another run (or one of the shards) is refused")
     ),
-    data: Options.text("data").pipe(
-      Options.withPseudoName("source"),
-      Options.optional,
-      Options.withDescription("the run's data, when the source the shards recorded does not open from here (it orders the results and gives the report's examples; its fingerprint must be the shards')")
+    data: dataOption(
+      "the run's data, when the source the shards recorded does not open from here (it orders the results and gives the report's examples; its fingerprint must be the shards')"
     ),
     shards: Args.directory({ name: "shard dir", exists: "either" }).pipe(
       Args.atLeast(1),
@@ -27,9 +25,9 @@ export const command = Command.make(
       const merged = yield* Merge.merge({
         out: a.out,
         shards: a.shards,
-        ...Option.match(a.data, { onNone: () => ({}), onSome: (data) => ({ data }) }),
+        ...given({ data: a.data }),
         ...(io.runner?.openDataset !== undefined ? { openDataset: io.runner.openDataset } : {}),
-        log: (text) => void io.stderr.write(`${text}\n`)
+        log: logTo(io)
       })
       const Leaderboard = yield* Effect.promise(() => import("../../render/Leaderboard.js"))
       io.stdout(Leaderboard.console(merged.opening.analysis, merged.opening.verdict, []))

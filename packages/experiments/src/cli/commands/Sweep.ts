@@ -1,5 +1,5 @@
 import { Command, Options } from "@effect/cli"
-import { Effect, Either, Option, Schema } from "effect"
+import { Effect, Either, Option, Struct } from "effect"
 import * as path from "node:path"
 import { type CupidType, cupidTypes } from "@cupid-lab/core/Domain"
 import type * as BenchmarksModule from "../../render/Benchmarks.js"
@@ -7,8 +7,8 @@ import type * as BudgetModule from "../../run/Budget.js"
 import type * as ConfigModule from "../../config/Config.js"
 import type * as Progress from "../../run/Progress.js"
 import type * as RunnerModule from "../../run/Runner.js"
-import { BudgetError } from "../../Errors.js"
-import { CommandIo, configFile, configOption, countOption, invalid, outOption, TooManyFailures } from "./Io.js"
+import { BudgetError, TooManyFailures } from "../../Errors.js"
+import { CommandIo, configFile, configOption, countOption, dataOption, given, invalid, logTo, outOption } from "./Io.js"
 
 const isType = (t: string): t is CupidType => (cupidTypes as ReadonlyArray<string>).includes(t)
 
@@ -25,12 +25,8 @@ const parseShard = (value: string) =>
 
 const options = {
   config: configOption("the YAML config to run (see docs/config.md); a bare name such as contextual is looked up in configs/"),
-  data: Options.text("data").pipe(
-    Options.withPseudoName("source"),
-    Options.optional,
-    Options.withDescription(
-      "run on this data instead of the config's data.source: sample, a .parquet/.jsonl/.json file, a directory, hf:kixlab/CUPID or synthetic:personas=100,seed=1"
-    )
+  data: dataOption(
+    "run on this data instead of the config's data.source: sample, a .parquet/.jsonl/.json file, a directory, hf:kixlab/CUPID or synthetic:personas=100,seed=1"
   ),
   out: outOption(
     "the run directory, instead of the config's out (default runs/<name>/<run id>, the id hashing the config and the data); a rerun of the same run resumes in it, a directory holding another run is refused"
@@ -84,44 +80,18 @@ type Args = Command.Command.ParseConfig<typeof options>
 /** From this many cells on, the sweep says how large its grid is before building it. */
 const largeGrid = 1000
 
-/** A progress display that also remembers the last snapshot, for the line printed on interruption. */
-const remembering = (inner: Progress.Progress) => {
-  let last: Progress.Snapshot | undefined
-  const progress: Progress.Progress = {
-    update: (s) => {
-      last = s
-      inner.update(s)
-    },
-    done: (s) => {
-      last = s
-      inner.done(s)
-    }
-  }
-  return { progress, last: () => last }
-}
-
 const run = (a: Args) =>
   Effect.gen(function*() {
     const io = yield* CommandIo
     const Config = yield* Effect.promise(() => import("../../config/Config.js"))
-    const file = yield* configFile(a.config)
-    const loaded = yield* Config.load(file, io.env ?? process.env)
-    const config = Config.withOverrides(loaded, {
-      ...Option.match(a.data, { onNone: () => ({}), onSome: (data) => ({ data }) }),
-      ...Option.match(a.out, { onNone: () => ({}), onSome: (out) => ({ out }) }),
-      ...Option.match(a.limit, { onNone: () => ({}), onSome: (limit) => ({ limit }) }),
-      ...Option.match(a.concurrency, { onNone: () => ({}), onSome: (concurrency) => ({ concurrency }) }),
-      ...Option.match(a.types, { onNone: () => ({}), onSome: (types) => ({ types }) }),
-      ...Option.match(a.maxCells, { onNone: () => ({}), onSome: (maxCells) => ({ maxCells }) }),
-      ...Option.match(a.budgetUsd, { onNone: () => ({}), onSome: (budgetUsd) => ({ budgetUsd }) })
-    })
-    const log = (text: string) => void io.stderr.write(`${text}\n`)
+    const loaded = yield* Config.load(yield* configFile(a.config), io.env ?? process.env)
+    const config = Config.withOverrides(loaded, given(Struct.pick(a, "data", "out", "limit", "concurrency", "types", "maxCells", "budgetUsd")))
     if (config.sources.length === 0) return yield* runOne(a, config)
     // One run per data source, one after another (a failure stops the rest; a rerun resumes), then the side-by-side table.
     const Benchmarks = yield* Effect.promise(() => import("../../render/Benchmarks.js"))
     const runs: Array<BenchmarksModule.SourceRun> = []
     for (const [index, source] of config.sources.entries()) {
-      log(`data source ${index + 1} of ${config.sources.length}: ${source}`)
+      logTo(io)(`data source ${index + 1} of ${config.sources.length}: ${source}`)
       const one: ConfigModule.Config = {
         ...config,
         sources: [],
@@ -140,55 +110,42 @@ const run = (a: Args) =>
 const runOne = (a: Args, config: ConfigModule.Config) =>
   Effect.gen(function*() {
     const io = yield* CommandIo
-    const Config = yield* Effect.promise(() => import("../../config/Config.js"))
-    const log = (text: string) => void io.stderr.write(`${text}\n`)
-    const shard = Option.match(a.shard, { onNone: () => ({}), onSome: (s) => ({ shard: s }) })
+    const log = logTo(io)
+    const shard = given({ shard: a.shard })
     const [Runner, Progress, Grid] = yield* Effect.promise(() => Promise.all([import("../../run/Runner.js"), import("../../run/Progress.js"), import("../../config/Grid.js")]))
     // A large grid takes a while to build: say how large before starting (a grid over the limit is refused by the runner).
     const size = Grid.size(config)
     if (size.cells > largeGrid && size.cells <= config.maxCells) log(`grid: ${Grid.describeSize(size)}; building them before any pair runs`)
     if (a.dryRun) {
       const d = yield* Runner.dryRun(config, { ...io.runner, log, ...shard })
-      const out: Array<string> = [`dry run of ${config.file}: nothing is sent and nothing is written`, `grid: ${d.grid.cells.length} cells`]
-      for (const c of d.grid.cells) out.push(`  ${c.id}  ${c.name}${c.id === d.grid.baseline.id ? "  (baseline)" : ""}`)
-      out.push(`instances: ${d.instances}`)
-      out.push(`run ${d.run}: ${d.out}`)
-      out.push(`pairs: ${d.pairs.total} (${d.pairs.done} already done in ${d.out}, ${d.pairs.toRun} to run)`)
-      out.push(`model calls: ${d.calls.total} (${d.calls.toSend} would be sent, ${d.calls.cached} answered by the cache)`)
-      for (const [stage, s] of Object.entries(d.byStage)) {
-        out.push(`  ${stage}: ${s.total} calls (${s.toSend} would be sent, ${s.cached} answered by the cache)`)
-      }
-      out.push(`estimated tokens to send: ${d.tokens.prompt} prompt, ${d.tokens.completion} completion`)
-      for (const [model, m] of Object.entries(d.byModel)) {
-        out.push(`  ${model}: ${m.toSend} to send (${m.promptTokens} prompt + ${m.completionTokens} completion tokens), ${m.cached} cached`)
-      }
-      out.push(`estimated tokens of all calls (if the cache shared nothing): ${d.allTokens.prompt} prompt, ${d.allTokens.completion} completion`)
-      out.push(...dryRunUsd(yield* Effect.promise(() => import("../../run/Budget.js")), config, d.byModel))
-      const env = io.env ?? process.env
-      const unset = new Map<string, Array<string>>()
-      for (const [name, entry] of Object.entries(config.models)) {
-        const variable = Config.keyVariable(entry)
-        if (variable !== undefined && (env[variable] ?? "") === "") unset.set(variable, [...(unset.get(variable) ?? []), `${name} (${entry.provider}/${entry.model})`])
-      }
-      for (const [variable, models] of unset) {
-        out.push(`warning: ${variable} is not set: a real run would fail to authenticate for ${models.length === 1 ? "model" : "models"} ${models.join(", ")} (unless the server takes no key)`)
-      }
-      if (d.failed > 0) out.push(`warning: ${d.failed} pairs failed even in the dry run (see a real run's results for the errors)`)
-      io.stdout(`${out.join("\n")}\n`)
+      const [Config, Budget] = yield* Effect.promise(() => Promise.all([import("../../config/Config.js"), import("../../run/Budget.js")]))
+      io.stdout(`${describeDryRun(d, config, Config, Budget, io.env ?? process.env).join("\n")}\n`)
       return undefined
     }
     const runDir = Option.match(a.shard, { onNone: () => "<run id>", onSome: (s) => `<run id>-shard-${s.index}-of-${s.count}` })
     log(`sweep ${config.name}${Option.match(a.shard, { onNone: () => "", onSome: (s) => ` (shard ${s.index} of ${s.count})` })}: ${config.file} -> ${config.outGiven ? config.out : path.join(config.out, runDir)}`)
-    const progress = remembering(Progress.make(io.stderr))
-    const outcome = yield* Runner.sweep(config, { ...io.runner, log, progress: progress.progress, ...(a.repair ? { repair: true } : {}), ...shard }).pipe(
-      // The runner writes results, summary and report for the pairs done before the interruption completes.
+    const interrupted = (s: { readonly done: number; readonly total: number | undefined }) =>
+      log(`interrupted: ${s.done} of ${s.total} pairs are done and written; rerun the same command to resume`)
+    // The last snapshot shown, for the line printed when the sweep is interrupted before it returns.
+    let last: Progress.Snapshot | undefined
+    const shown = Progress.make(io.stderr)
+    const progress: Progress.Progress = {
+      update: (s) => {
+        last = s
+        shown.update(s)
+      },
+      done: (s) => {
+        last = s
+        shown.done(s)
+      }
+    }
+    const outcome = yield* Runner.sweep(config, { ...io.runner, log, progress, ...(a.repair ? { repair: true } : {}), ...shard }).pipe(
       Effect.onInterrupt(() =>
-        Effect.sync(() => {
-          const s = progress.last()
-          log(s === undefined
-            ? "interrupted before any pair ran; nothing was written"
-            : `interrupted: ${s.pairsDone} of ${s.pairsTotal} pairs are done and written; rerun the same command to resume`)
-        })
+        Effect.sync(() =>
+          last === undefined
+            ? log("interrupted before any pair ran; nothing was written")
+            : interrupted({ done: last.pairsDone, total: last.pairsTotal })
+        )
       )
     )
     const [Leaderboard, Verdict] = yield* Effect.promise(() => Promise.all([import("../../render/Leaderboard.js"), import("../../analysis/Verdict.js")]))
@@ -209,7 +166,7 @@ const runOne = (a: Args, config: ConfigModule.Config) =>
       return yield* new BudgetError({ reason: Budget.stoppedMessage(outcome.budget, outcome.pairs) })
     }
     if (outcome.interrupted) {
-      log(`interrupted: ${outcome.pairs.done} of ${outcome.pairs.total} pairs are done and written; rerun the same command to resume`)
+      interrupted(outcome.pairs)
       return yield* Effect.interrupt
     }
     const { failed, ran } = outcome.pairs
@@ -223,11 +180,40 @@ const runOne = (a: Args, config: ConfigModule.Config) =>
     return outcome
   })
 
-/**
- * The dry run's cost in USD: the tokens to send priced per model, from the cost scorer's list
- * prices merged with the `prices` of the config's cost scorer; models without a price are named.
- * With a budget, whether the estimate is within it.
- */
+/** What a dry run prints: the grid, the pairs, the calls and tokens to send, their cost, and what a real run would lack. */
+const describeDryRun = (
+  d: RunnerModule.DryRun,
+  config: ConfigModule.Config,
+  Config: typeof ConfigModule,
+  Budget: typeof BudgetModule,
+  env: Readonly<Record<string, string | undefined>>
+): Array<string> => {
+  const unset = new Map<string, Array<string>>()
+  for (const [name, entry] of Object.entries(config.models)) {
+    const variable = Config.keyVariable(entry)
+    if (variable !== undefined && (env[variable] ?? "") === "") unset.set(variable, [...(unset.get(variable) ?? []), `${name} (${entry.provider}/${entry.model})`])
+  }
+  return [
+    `dry run of ${config.file}: nothing is sent and nothing is written`,
+    `grid: ${d.grid.cells.length} cells`,
+    ...d.grid.cells.map((c) => `  ${c.id}  ${c.name}${c.id === d.grid.baseline.id ? "  (baseline)" : ""}`),
+    `instances: ${d.instances}`,
+    `run ${d.run}: ${d.out}`,
+    `pairs: ${d.pairs.total} (${d.pairs.done} already done in ${d.out}, ${d.pairs.toRun} to run)`,
+    `model calls: ${d.calls.total} (${d.calls.toSend} would be sent, ${d.calls.cached} answered by the cache)`,
+    ...Object.entries(d.byStage).map(([stage, s]) => `  ${stage}: ${s.total} calls (${s.toSend} would be sent, ${s.cached} answered by the cache)`),
+    `estimated tokens to send: ${d.tokens.prompt} prompt, ${d.tokens.completion} completion`,
+    ...Object.entries(d.byModel).map(([model, m]) => `  ${model}: ${m.toSend} to send (${m.promptTokens} prompt + ${m.completionTokens} completion tokens), ${m.cached} cached`),
+    `estimated tokens of all calls (if the cache shared nothing): ${d.allTokens.prompt} prompt, ${d.allTokens.completion} completion`,
+    ...dryRunUsd(Budget, config, d.byModel),
+    ...[...unset].map(([variable, models]) =>
+      `warning: ${variable} is not set: a real run would fail to authenticate for ${models.length === 1 ? "model" : "models"} ${models.join(", ")} (unless the server takes no key)`
+    ),
+    ...(d.failed > 0 ? [`warning: ${d.failed} pairs failed even in the dry run (see a real run's results for the errors)`] : [])
+  ]
+}
+
+/** The dry run's cost at list prices (the cost scorer's, with the config's `prices`), and whether it is within the budget. */
 const dryRunUsd = (Budget: typeof BudgetModule, config: ConfigModule.Config, byModel: RunnerModule.DryRun["byModel"]): Array<string> => {
   const { micro, unpriced } = Budget.estimate(byModel, Budget.prices(config))
   const budget = config.budget === undefined

@@ -1,6 +1,6 @@
 import { Command, Options } from "@effect/cli"
-import { Effect, Option } from "effect"
-import { CommandIo, configFile, configOption, countOption, outOption } from "./Io.js"
+import { Effect } from "effect"
+import { CommandIo, configFile, configOption, countOption, given, logTo, outOption } from "./Io.js"
 
 const options = {
   config: configOption("the synthesis config (see configs/synth.yaml and docs/synthesis.md); a bare name such as synth is looked up in configs/"),
@@ -22,11 +22,8 @@ const run = (a: Args) =>
     const { SynthConfig, Synthesis, Progress } = yield* Effect.promise(() => import("@cupid-lab/synthesis"))
     const file = yield* configFile(a.config)
     const loaded = yield* SynthConfig.load(file, io.env ?? process.env)
-    const config = SynthConfig.withOverrides(loaded, {
-      ...Option.match(a.out, { onNone: () => ({}), onSome: (out) => ({ out }) }),
-      ...Option.match(a.personas, { onNone: () => ({}), onSome: (personas) => ({ personas }) })
-    })
-    const log = (text: string) => void io.stderr.write(`${text}\n`)
+    const config = SynthConfig.withOverrides(loaded, given({ out: a.out, personas: a.personas }))
+    const log = logTo(io)
     if (a.dryRun) {
       const d = yield* Synthesis.dryRun(config, { log })
       io.stdout(`${Synthesis.describeDryRun(d)}\n`)
