@@ -9,6 +9,8 @@ import { fileURLToPath } from "node:url"
 import { Effect, Either } from "effect"
 import { beforeAll, describe, expect, it } from "vitest"
 import * as Config from "../src/config/Config.js"
+import * as Benchmarks from "../src/render/Benchmarks.js"
+import { cellA, cellB, writeRun } from "./report-fixtures.js"
 
 const repo = fileURLToPath(new URL("../../../", import.meta.url))
 const cli = path.join(repo, "packages", "experiments", "dist", "cli.mjs")
@@ -98,4 +100,18 @@ describe("sweep: { data.source: [...] }", () => {
     expect(md).toContain("| oracle ‡ |")
     expect(r.stdout).toContain("# Benchmarks side by side")
   }, 180_000)
+})
+
+describe("benchmarks.md's table", () => {
+  it("keeps a cell name with a pipe in one cell: as many unescaped pipes in its row as in the header", () => {
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), "cupid-benchmarks-pipe-"))
+    const summary = writeRun(dir, { cells: [cellA, { ...cellB, name: "bm25 | k=2" }] })
+    const md = Benchmarks.render([{ source: "sample", dir, summary }, { source: "a|b", dir, summary }])
+    const pipes = (line: string) => line.replace(/\\\|/g, "").split("|").length
+    const table = md.split("\n").filter((l) => l.startsWith("| "))
+    expect(table.length).toBeGreaterThanOrEqual(3)
+    const row = table.find((l) => l.includes("bm25 \\| k=2"))
+    expect(row, md).toBeDefined()
+    for (const l of table) expect(pipes(l), l).toBe(pipes(table[0]!))
+  })
 })

@@ -32,7 +32,7 @@ const mainOf = (summary: Summary) => {
   return summary.metrics.find((m) => m.name === name)
 }
 
-const cellText = (s: string) => Format.md(s).replace(/\|/g, "\\|")
+const cellText = Format.md
 
 /** The side-by-side table in Markdown: a row per cell (by name, in the first source's order), the sources' columns in config order. */
 export const render = (runs: ReadonlyArray<SourceRun>): string => {
