@@ -213,6 +213,3 @@ export const Summary = Schema.Struct({
   cells: Schema.Array(CellSummary)
 })
 export type Summary = typeof Summary.Type
-
-/** Serialize a summary (stable key order, 2-space indent, trailing newline). */
-export const encodeSummary = (summary: Summary): string => `${JSON.stringify(Schema.encodeSync(Summary)(summary), null, 2)}\n`
