@@ -18,7 +18,7 @@
  */
 import { Files, type LanguageModel, Usage } from "@cupid-lab/core"
 import { FileSystem } from "@effect/platform"
-import { Effect, Schema } from "effect"
+import { Effect, Either, Schema } from "effect"
 import { RunError } from "../Errors.js"
 import * as RunDir from "./RunDir.js"
 
@@ -130,25 +130,21 @@ export const tally = (file: string): Effect.Effect<Totals, RunError, FileSystem.
     const t = { ...emptyTotals }
     let unreadable = 0
     const decode = Schema.decodeUnknownEither(Schema.parseJson(Line))
-    yield* RunDir.scan(fileSystem, file, (lines) =>
-      Effect.sync(() => {
-        for (const raw of lines) {
-          const decoded = decode(raw.toString("utf8", 0, raw.length - 1))
-          if (decoded._tag === "Left") {
-            unreadable++
-            continue
-          }
-          t.attempts++
-          for (const c of decoded.right.calls) {
-            t.calls++
-            if (c.cached) t.cached++
-            if (c.failed) t.failed++
-            t.requests += c.requests
-            t.retries += Math.max(0, c.requests - 1)
-          }
-        }
-      })
-    ).pipe(Effect.mapError((e) => new RunError({ path: file, reason: `cannot read the call transcripts: ${Files.describe(e)}` })))
+    yield* RunDir.scan(fileSystem, file, (raw) => {
+      const decoded = decode(raw.toString("utf8", 0, raw.length - 1))
+      if (Either.isLeft(decoded)) {
+        unreadable++
+        return
+      }
+      t.attempts++
+      for (const c of decoded.right.calls) {
+        t.calls++
+        if (c.cached) t.cached++
+        if (c.failed) t.failed++
+        t.requests += c.requests
+        t.retries += Math.max(0, c.requests - 1)
+      }
+    }).pipe(Effect.mapError((e) => new RunError({ path: file, reason: `cannot read the call transcripts: ${Files.describe(e)}` })))
     return unreadable === 0 ? t : { ...t, unreadable }
   })
 

@@ -103,16 +103,11 @@ const readShard = (fileSystem: FileSystem.FileSystem, dir: string): Effect.Effec
     if (info.interrupted === true) return yield* fail(dir, `its sweep was interrupted before the end (run.json); ${unfinished}`)
     const file = path.join(dir, ResultLog.fileName)
     const lines: Array<Line> = []
-    const scanned = yield* RunDir.scan(fileSystem, file, (raw) =>
-      Effect.suspend(() => {
-        for (const bytes of raw) {
-          const row = RunDir.parseRow(bytes.toString("utf8", 0, bytes.length - 1), lines.length + 1, file)
-          if (Either.isLeft(row)) return Effect.fail(row.left)
-          lines.push({ text: Buffer.from(bytes), row: row.right })
-        }
-        return Effect.void
-      })
-    ).pipe(Effect.catchTag("SystemError", "BadArgument", (e) => fail(file, `cannot read the results: ${Files.describe(e)}`)))
+    const scanned = yield* RunDir.scan(fileSystem, file, (bytes, lineNo) => {
+      const row = RunDir.parseRow(bytes.toString("utf8", 0, bytes.length - 1), lineNo, file)
+      if (Either.isLeft(row)) return row.left
+      lines.push({ text: Buffer.from(bytes), row: row.right })
+    }).pipe(Effect.catchTag("SystemError", "BadArgument", (e) => fail(file, `cannot read the results: ${Files.describe(e)}`)))
     if (scanned.partial) return yield* fail(file, `line ${lines.length + 1} is cut short (the sweep was killed); ${unfinished}`)
     return { dir, identity: identity.right, shard, summary, info, lines }
   })
