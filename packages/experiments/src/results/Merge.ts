@@ -1,17 +1,8 @@
 /**
- * Combining the directories of a sharded sweep (`sweep --shard i/N`, run/Shard.ts) into one run
- * directory, with the same bytes a single machine would have written: results.jsonl in final order
- * (dataset order, then cell order, as ResultLog's finalize leaves it), summary.json, the reports,
- * results.csv and results.parquet through the code the sweep uses, calls.jsonl concatenated in
- * shard order, run-id.json of the whole run and a run.json whose counts are summed over the shards.
- *
- * Before writing anything it checks that the shards are one run's (same run id: config hash and
- * data fingerprint; same summary facts), that the set is complete (1..N each once, one N), that
- * every shard finished and holds exactly its share (no pair twice, none of another shard, none
- * missing). Every error names the shard directory (and the line) and what is wrong.
- *
- * The run's data is read once more: it orders the lines (the shards hold only their own instances'
- * order) and gives the report's examples. Its fingerprint must be the shards'.
+ * Combining the directories of a sharded sweep (`sweep --shard i/N`) into one run directory with
+ * the bytes one machine would have written. Nothing is written before the shards are checked: one
+ * run's (same identity and summary facts), a complete set (1..N once each), each finished and
+ * holding exactly its share. The run's data is read once more to order the lines.
  *
  * @example
  * const merged = yield* Merge.merge({ out: "runs/contextual/merged", shards: ["a", "b", "c"] })
@@ -159,8 +150,6 @@ const checkSet = (shards: ReadonlyArray<ShardDir>): Effect.Effect<void, RunError
     }
   })
 
-const pairKey = (cell: string, instance: string) => `${cell}\u0000${instance}`
-
 /** Read the run's data: each instance's rank in dataset order and the report's examples (the first present instance of each type). */
 const readData = (options: Options, summary: ResultLine.Summary, present: ReadonlySet<string>) =>
   Effect.gen(function*() {
@@ -199,7 +188,7 @@ const combine = (options: Options, shards: ReadonlyArray<ShardDir>) =>
       for (const [n, { row }] of s.lines.entries()) {
         const at = `${file} line ${n + 1}`
         if (!cellIndex.has(row.cell)) return yield* fail(at, `cell ${row.cell} is not one of the run's cells (its summary.json lists ${summary.cells.length})`)
-        const key = pairKey(row.cell, row.instance)
+        const key = ResultLog.pairKey(row.cell, row.instance)
         const twin = seen.get(key)
         if (twin !== undefined) {
           return yield* fail(at, `the pair (${cellName(row.cell)}, instance ${row.instance}) is also in ${path.join(twin.dir, ResultLog.fileName)} line ${twin.line}; a pair belongs to one shard only`)
@@ -224,7 +213,7 @@ const combine = (options: Options, shards: ReadonlyArray<ShardDir>) =>
       let missing = 0, example = ""
       for (const instance of instances) {
         for (const cell of summary.cells) {
-          if (Shard.owner(count, cell.id, instance) !== s.shard.index || seen.has(pairKey(cell.id, instance))) continue
+          if (Shard.owner(count, cell.id, instance) !== s.shard.index || seen.has(ResultLog.pairKey(cell.id, instance))) continue
           if (missing++ === 0) example = `${cellName(cell.id)} on instance ${instance}`
         }
       }

@@ -1,26 +1,14 @@
 /**
- * The sweep, top to bottom: prepare (validate the config, build every cell) → open the run
- * directory's log → run every (instance, cell) pair not done yet, with bounded concurrency,
- * appending each line as it completes → sort the log, fold its lines into columns → write the
- * summary, the reports and run.json.
- *
- * Outputs in the run directory: results.jsonl (see results/ResultLog.ts), summary.json, the
- * reports (report.md/html/tex, results.csv/parquet) and run.json (timings, cache statistics,
- * versions: everything that may differ between reruns). A rerun resumes: pairs already done are
- * skipped, failed ones are retried.
- *
- * Interrupting a sweep (SIGINT in the CLI) stops taking new pairs, lets those in flight finish and
- * writes the outputs for what is done; run.json records `interrupted: true`. A bad data row is an
- * error naming its file, row and field, never an interruption. A budget (see Budget.ts) stops the
- * sweep the same way; run.json then records `stopped: "budget"` and what was spent.
+ * The sweep, top to bottom: prepare (validate the config, build every cell), open the run
+ * directory's log, run every pair not done yet (a rerun resumes), then sort the log and write
+ * summary.json, the reports and run.json. An interruption or the budget stops taking pairs; what
+ * is done is still written (run.json: `interrupted: true`, or `stopped: "budget"`).
  *
  * @example
- * import { Config, Runner } from "@cupid-lab/experiments"
- * const config = yield* Config.load("configs/smoke.yaml")
- * const outcome = yield* Runner.sweep(config)
+ * const outcome = yield* Runner.sweep(yield* Config.load("configs/smoke.yaml"))
  * outcome.files.summary // "runs/smoke/<id>/summary.json"
  */
-import { type Domain, Files, Pipeline } from "@cupid-lab/core"
+import { type Domain, Files } from "@cupid-lab/core"
 import type { FileSystem } from "@effect/platform"
 import * as NodeFileSystem from "@effect/platform-node/NodeFileSystem"
 import { Cause, Clock, Effect, Exit, type Scope } from "effect"
@@ -69,17 +57,13 @@ export interface Outcome {
 const writeFile = (file: string, text: string): Effect.Effect<void, RunError, FileSystem.FileSystem> =>
   Files.writeFileAtomic(file, text).pipe(Effect.mapError((e) => new RunError({ path: file, reason: `cannot write: ${Files.describe(e)}` })))
 
-/**
- * Run a sweep to the end and write every output. When interrupted, the pairs in flight finish and
- * every output is written for what is done before the interruption completes.
- */
+/** Run a sweep to the end and write every output (when interrupted: for what is done, after the pairs in flight). */
 export const sweep = (config: Config, options: Options = {}): Effect.Effect<Outcome, SweepError | BudgetError> =>
   Effect.scoped(
     Effect.gen(function*() {
       const startedAt = yield* Clock.currentTimeMillis
       const budget = yield* Budget.preflight(config, options)
       const p = yield* prepare(config, options, false)
-      // The run directory is this run's (config hash + data fingerprint), checked before any work.
       const identity = RunId.of(config, p.opened, options.shard)
       const dir = RunId.directory(config, identity)
       yield* RunId.check(dir, identity)
@@ -117,22 +101,19 @@ interface Pairs {
   readonly rows: ReadonlyArray<ResultLine.Row>
   /** Instances in dataset order (those seen before a stop). */
   readonly instanceOrder: ReadonlyMap<string, number>
-  /** The first instance of each type, in dataset order: the report's examples. */
+  /** The first instance of each type: the report's examples. */
   readonly examples: ReadonlyArray<Domain.Instance>
   /** Stopped before every pair ran: interrupted, or stopped by the budget. */
   readonly interrupted: boolean
   readonly budget?: Budget.Tracker
-  /** Pairs of the instances seen (this shard's share of them, for a shard), done or not. */
+  /** Pairs of the instances seen (this shard's share), done or not. */
   readonly share: number
   readonly failed: number
   readonly stats: RunInfo.Accumulator
   readonly endedAt: number
 }
 
-/**
- * Every pair not done yet, with bounded concurrency: each line is appended to the log and kept
- * for the columns as it completes. The log is flushed, and progress shown, at most every 200 ms.
- */
+/** Every pair not done yet, each line appended to the log and kept as it completes; flushed and shown every 200 ms. */
 const runPairs = (
   config: Config,
   p: Prepared,
@@ -185,20 +166,13 @@ const runPairs = (
         const todo = mine.filter((c) => !log.isDone(c.cell.id, instance.id))
         if (todo.length === 0) return []
         const versions = p.transformed(instance)
-        // The facts of an instance are computed once per version, shared by the cells that see it.
-        const metas = new Map<Domain.Instance, ResultLine.InstanceMeta>()
-        return todo.map((cell) => {
-          const version = versions(cell.cell.transform)
-          let meta = metas.get(version.instance)
-          if (meta === undefined) metas.set(version.instance, (meta = metaOf(version.instance)))
-          return { cell, version, meta }
-        })
+        return todo.map((cell) => ({ cell, version: versions(cell.cell.transform) }))
       },
-      work: ({ cell, meta, version }) =>
+      work: ({ cell, version }) =>
         Effect.flatMap(
-          version.error === undefined ? Pipeline.run(cell.pipeline, version.instance) : Effect.succeed(Transforms.failedTrace(version.instance, version.error)),
+          Transforms.run(cell.pipeline, version),
           (trace) => {
-            const line = Results.fromTrace(cell.identity, version.instance, meta, trace)
+            const line = Results.fromTrace(cell.identity, version.instance, metaOf(version.instance), trace)
             log.append({
               cell: cell.cell.id,
               instance: version.instance.id,
@@ -267,9 +241,7 @@ const finish = (
       ...Families.declared(config.report),
       ...(config.sweep.length > 0 ? { axes: config.sweep.map((a) => a.key) } : {}),
       ...Summary.of(index, { metrics: p.metrics, seed: config.seed, resamples: config.bootstrap.resamples, largeSample: config.bootstrap.largeSample }, built.map((b) => ({
-        id: b.cell.id,
-        name: b.cell.name,
-        params: Grid.identityParams(b.cell),
+        ...b.identity,
         usesGold: b.usesGold,
         oracleRetrieval: b.plugins.some((f) => f.stage === "retriever" && f.readsGold),
         heuristicStages: b.heuristicStages,

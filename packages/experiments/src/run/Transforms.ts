@@ -5,7 +5,7 @@
  * shared by the cells that use it. A transform that cannot apply to an instance fails that pair,
  * recorded like any stage failure.
  */
-import { type Dataset, type Domain, type Errors as CoreErrors, Transform, type Trace } from "@cupid-lab/core"
+import { type Dataset, type Domain, type Errors as CoreErrors, Pipeline, Transform, type Trace } from "@cupid-lab/core"
 import { Effect, Either, Stream } from "effect"
 import type { Config } from "../config/Config.js"
 import type * as Grid from "../config/Grid.js"
@@ -44,12 +44,8 @@ export const transformer = (seed: number, pool: Transform.Pool | undefined) => (
   }
 }
 
-/** The trace of a pair whose transform failed: counted as a failed pair, with the reason. */
-export const failedTrace = (instance: Domain.Instance, error: Trace.TraceError): Trace.Trace => ({
-  instanceId: instance.id,
-  instanceType: instance.type,
-  scores: {},
-  usage: [],
-  timings: {},
-  error
-})
+/** A pair's trace: the pipeline's on the transformed instance, or a failed pair when the transform could not apply. */
+export const run = (pipeline: Pipeline.CellPipeline, version: Prepared): Effect.Effect<Trace.Trace> =>
+  version.error === undefined
+    ? Pipeline.run(pipeline, version.instance)
+    : Effect.succeed({ instanceId: version.instance.id, instanceType: version.instance.type, scores: {}, usage: [], timings: {}, error: version.error })
