@@ -68,9 +68,11 @@ const fail = (file: string, reason: string) => Effect.fail(new RunError({ path: 
 
 const unfinished = "the shard has not finished: rerun its sweep command (the same --shard i/N) to complete it, then merge again"
 
+const exists = (fileSystem: FileSystem.FileSystem, file: string) => fileSystem.exists(file).pipe(Effect.orElseSucceed(() => false))
+
 const readJson = (fileSystem: FileSystem.FileSystem, file: string, missing: string) =>
   Effect.gen(function*() {
-    if (!(yield* fileSystem.exists(file).pipe(Effect.orElseSucceed(() => false)))) return yield* fail(file, missing)
+    if (!(yield* exists(fileSystem, file))) return yield* fail(file, missing)
     const text = yield* fileSystem.readFileString(file).pipe(Effect.mapError((e) => new RunError({ path: file, reason: `cannot read: ${Files.describe(e)}` })))
     return yield* Effect.try({ try: (): unknown => JSON.parse(text), catch: () => new RunError({ path: file, reason: "is not valid JSON" }) })
   })
@@ -79,7 +81,7 @@ const readJson = (fileSystem: FileSystem.FileSystem, file: string, missing: stri
 const readShard = (fileSystem: FileSystem.FileSystem, dir: string): Effect.Effect<ShardDir, RunError> =>
   Effect.gen(function*() {
     const idFile = path.join(dir, RunId.fileName)
-    if (!(yield* fileSystem.exists(idFile).pipe(Effect.orElseSucceed(() => false)))) {
+    if (!(yield* exists(fileSystem, idFile))) {
       return yield* fail(dir, `not a shard directory: no ${RunId.fileName} (expected the directory of a \`sweep --shard i/N\`)`)
     }
     const text = yield* fileSystem.readFileString(idFile).pipe(Effect.mapError((e) => new RunError({ path: idFile, reason: `cannot read: ${Files.describe(e)}` })))
@@ -207,7 +209,6 @@ const combine = (options: Options, shards: ReadonlyArray<ShardDir>) =>
     if (present.size !== summary.dataset.instances) {
       return yield* fail(shards.map((s) => s.dir).join(", "), `the shards hold results of ${present.size} instances, but the run has ${summary.dataset.instances}; a shard stopped before the end? rerun each shard's sweep command to complete it`)
     }
-    const byShard = new Map(shards.map((s) => [s.shard.index, s]))
     const instances = [...present].sort((a, b) => data.rank.get(a)! - data.rank.get(b)!)
     for (const s of shards) {
       let missing = 0, example = ""
@@ -219,10 +220,9 @@ const combine = (options: Options, shards: ReadonlyArray<ShardDir>) =>
       }
       if (missing > 0) return yield* fail(s.dir, `${missing} pair${missing > 1 ? "s" : ""} of its share ${missing > 1 ? "are" : "is"} missing (first: ${example}); ${unfinished}`)
     }
-    const lines = shards.flatMap((s) => s.lines)
-    const keys = lines.map((l) => [data.rank.get(l.row.instance)!, cellIndex.get(l.row.cell)!] as const)
-    const order = lines.map((_, k) => k).sort((a, b) => keys[a]![0] - keys[b]![0] || keys[a]![1] - keys[b]![1])
-    return { lines: order.map((k) => lines[k]!), examples: data.examples, byShard }
+    const key = (l: Line) => [data.rank.get(l.row.instance)!, cellIndex.get(l.row.cell)!] as const
+    const lines = shards.flatMap((s) => s.lines).sort((a, b) => key(a)[0] - key(b)[0] || key(a)[1] - key(b)[1])
+    return { lines, examples: data.examples }
   })
 
 const sumOf = (infos: ReadonlyArray<RunDir.RunInfo>, f: (i: RunDir.RunInfo) => number | null | undefined): number => infos.reduce((t, i) => t + (f(i) ?? 0), 0)

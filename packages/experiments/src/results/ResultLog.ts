@@ -162,10 +162,7 @@ const cutPartialLine = (fileSystem: FileSystem.FileSystem, file: string) =>
     if (end < size) yield* fileSystem.truncate(file, end)
   }))
 
-/**
- * The log of `dir` for the scope: takes the directory's lock, tidies an earlier run's file, and on
- * scope end flushes what is buffered and gives the lock back.
- */
+/** The log of `dir` for the scope: takes the directory's lock and tidies an earlier run's file; at the end, flushes and unlocks. */
 export const open = Effect.fn("ResultLog.open")(function*(options: Options): Effect.fn.Return<Log, RunError, FileSystem.FileSystem | Scope.Scope> {
   const fileSystem = yield* FileSystem.FileSystem
   const { cells, dir } = options
@@ -179,18 +176,21 @@ export const open = Effect.fn("ResultLog.open")(function*(options: Options): Eff
     if (temporary.test(name)) yield* Effect.ignore(fileSystem.remove(path.join(dir, name)))
   }
 
-  // Each line of the file, kept or appended, in file order: its pair and byte length.
-  const pairs: Array<{ readonly cell: string; readonly instance: string; readonly bytes: number }> = []
+  // Each line of the file, kept or appended, in file order: its pair and bytes.
+  const pairs: Array<{ readonly cell: string; readonly instance: string; readonly start: number; readonly bytes: number }> = []
   const done = new Set<string>()
+  let end = 0
+  const add = (cell: string, instance: string, bytes: number) => {
+    done.add(pairKey(cell, instance))
+    pairs.push({ cell, instance, start: end, bytes })
+    end += bytes
+  }
   const read: Array<ReturnType<typeof fateOf> & { readonly lineNo: number; readonly text: Buffer }> = []
   let truncated = false
   if (yield* exists(fileSystem, file)) {
     const scanned = yield* RunDir.scan(fileSystem, file, (raw, lineNo) => {
       const line = fateOf(raw, lineNo, file, cells, done)
-      if (line.fate === "keep") {
-        done.add(pairKey(line.row!.cell, line.row!.instance))
-        pairs.push({ cell: line.row!.cell, instance: line.row!.instance, bytes: raw.length })
-      }
+      if (line.fate === "keep") add(line.row!.cell, line.row!.instance, raw.length)
       read.push({ ...line, lineNo, text: Buffer.from(raw) })
     }).pipe(Effect.mapError((e) => new RunError({ path: file, reason: `cannot read the results: ${Files.describe(e)}` })))
     truncated = scanned.partial
@@ -202,7 +202,7 @@ export const open = Effect.fn("ResultLog.open")(function*(options: Options): Eff
   if (corrupt.length > 0 && options.repair !== true) return yield* corruptError(file, corrupt.map((l) => l.lineNo), corrupt[0]!.why!, read.length - corrupt.length)
   if (kept.length === read.length && truncated) {
     // Only a partial last line to drop (a kill, a full disk): cut off in place, which needs no free space.
-    yield* fileSystem.truncate(file, pairs.reduce((t, p) => t + p.bytes, 0)).pipe(Effect.mapError((e) => writeFailed(file, e, read.length, "drop the partial last line")))
+    yield* fileSystem.truncate(file, end).pipe(Effect.mapError((e) => writeFailed(file, e, read.length, "drop the partial last line")))
   } else if (kept.length !== read.length) {
     // Corrupt and orphaned lines go to their files (nothing is lost), then the kept ones replace the file.
     const pick = (fate: Fate) => Buffer.concat(linesOf(fate).map((l) => l.text))
@@ -217,8 +217,7 @@ export const open = Effect.fn("ResultLog.open")(function*(options: Options): Eff
   yield* cutPartialLine(fileSystem, callsFile).pipe(
     Effect.mapError((e) => new RunError({ path: callsFile, reason: `cannot drop the partial last line: ${Files.describe(e)}; ${remedy(e)}` }))
   )
-  // Opened at the first pair with calls (an offline sweep leaves no calls.jsonl), maybe by the
-  // final flush: in a scope of its own, closed after that flush.
+  // Opened at the first pair with calls (an offline sweep leaves none), maybe by the final flush: in a scope closed after it.
   const scope = yield* Scope.make()
   yield* Effect.addFinalizer(() => Scope.close(scope, Exit.void))
   let callsOut: FileSystem.File | undefined
@@ -228,7 +227,7 @@ export const open = Effect.fn("ResultLog.open")(function*(options: Options): Eff
   let buffer: Array<string> = []
   // Lines, and their bytes, known to be whole in the file.
   let written = pairs.length
-  let writtenBytes = pairs.reduce((t, p) => t + p.bytes, 0)
+  let writtenBytes = end
   let failure: RunError | undefined
   const lock = yield* Effect.makeSemaphore(1)
 
@@ -261,8 +260,7 @@ export const open = Effect.fn("ResultLog.open")(function*(options: Options): Eff
           writtenBytes += bytes.length
         })
       ),
-      // Part of the buffer may be in the file: whole lines count as written, and at most one
-      // partial line follows them, which the next open drops (a kill leaves the same).
+      // Part of the buffer may be in the file: whole lines count as written; the next open drops a partial one.
       Effect.catchAll((e) =>
         out.stat.pipe(
           Effect.map((info) => Number(info.size) - writtenBytes),
@@ -295,20 +293,13 @@ export const open = Effect.fn("ResultLog.open")(function*(options: Options): Eff
       // A stable sort: lines of one pair (none after open) keep their order.
       const sorted = stay.sort((a, b) => ranks[a]![0] - ranks[b]![0] || ranks[a]![1]! - ranks[b]![1]!)
       if (away.length === 0 && sorted.every((n, k) => n === k)) return { order: sorted, orphaned: 0 }
-      // Rewritten sorted, atomically: on a failed write the file stays as it was (every line
-      // intact, not sorted; the next run sorts it).
+      // Rewritten atomically: on a failed write the file stays as it was, for the next run to sort.
       yield* Effect.gen(function*() {
         const text = yield* fileSystem.readFile(file)
-        const starts: Array<number> = []
-        let at = 0
-        for (const p of pairs) {
-          starts.push(at)
-          at += p.bytes
+        if (end !== text.length) {
+          return yield* new RunError({ path: file, reason: `the file changed while the sweep ran (${text.length} bytes, expected ${end}); was it edited by something else?` })
         }
-        if (at !== text.length) {
-          return yield* new RunError({ path: file, reason: `the file changed while the sweep ran (${text.length} bytes, expected ${at}); was it edited by something else?` })
-        }
-        const slice = (n: number) => text.subarray(starts[n]!, starts[n]! + pairs[n]!.bytes)
+        const slice = (n: number) => text.subarray(pairs[n]!.start, pairs[n]!.start + pairs[n]!.bytes)
         if (away.length > 0) yield* fileSystem.writeFile(path.join(dir, orphanFileName), Buffer.concat(away.map(slice)), { flag: "a" })
         yield* Files.writeFileAtomic(file, Buffer.concat(sorted.map(slice)))
       }).pipe(Effect.mapError((e) => (e instanceof RunError ? e : writeFailed(file, e, written, "write the sorted results"))))
@@ -321,8 +312,7 @@ export const open = Effect.fn("ResultLog.open")(function*(options: Options): Eff
     isDone: (cell, instance) => done.has(pairKey(cell, instance)),
     size: () => pairs.length,
     append: ({ calls, cell, instance, text }) => {
-      done.add(pairKey(cell, instance))
-      pairs.push({ cell, instance, bytes: Buffer.byteLength(text, "utf8") })
+      add(cell, instance, Buffer.byteLength(text, "utf8"))
       buffer.push(text)
       if (calls !== undefined) callsBuffer.push(calls)
     },

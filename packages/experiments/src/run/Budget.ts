@@ -1,19 +1,8 @@
 /**
- * A sweep's spending limit (`budget: { usd }` in the config, `--budget-usd` on the command line),
- * in list-price dollars: tokens times the prices of the cost scorer (its defaults merged with the
- * `prices` option of every `cost` scorer in the config).
- *
- * Before the sweep starts, {@link preflight} runs the dry run and prices the calls the pairs still
- * to run would send; when that estimate is over the budget, or a model to be called has no price,
- * the sweep is refused. While the sweep runs, the {@link Tracker} admits a pair only when
- *
- *     spent + (pairs in flight + 1) × margin ≤ budget,
- *     margin = max(the estimate per pair to run, the dearest pair of this run so far)
- *
- * so that a pair started cannot carry the spend past the budget unless it costs more than every
- * pair before it and more than the estimate. `spent` counts the calls this run sent (answers
- * from the cache cost nothing), scorers' calls included. The budget is what one invocation may
- * spend: a rerun resumes with the remaining pairs and a budget of its own.
+ * A sweep's spending limit (`budget: { usd }`, `--budget-usd`) in list-price dollars, at the cost
+ * scorer's prices. Before the sweep, {@link preflight} prices the dry run's calls and refuses an
+ * estimate over the budget (or a model without a price); while it runs, the {@link Tracker}
+ * admits a pair only while it cannot carry the spend past the budget. A rerun has a budget of its own.
  *
  * @example
  * const tracker = yield* Budget.preflight(config, options) // undefined without a budget
@@ -27,6 +16,7 @@ import type { Config } from "../config/Config.js"
 import { BudgetError } from "../Errors.js"
 import { type DryRun, dryRun } from "./DryRun.js"
 import type { Options, SweepError } from "./Prepare.js"
+import type * as RunInfo from "./RunInfo.js"
 
 /** The price table a config's calls are charged at: the cost scorer's defaults, then every `cost` scorer's `prices`. */
 export const prices = (config: Config): Readonly<Record<string, Cost.Price>> => {
@@ -62,7 +52,11 @@ export const dollars = (micro: number): string => {
   return `$${text.length - text.indexOf(".") - 1 < 2 ? usd.toFixed(2) : text}`
 }
 
-/** What one sweep spends, pair by pair, against its budget. Pairs are admitted and recorded by the pair loop. */
+/**
+ * What one sweep spends against its budget. A pair is admitted while spent + (pairs in flight + 1)
+ * × max(the estimate per pair, the dearest pair so far) ≤ budget; `spent` counts calls sent, not
+ * answers from the cache.
+ */
 export interface Tracker {
   readonly budgetMicro: number
   /** The dry run's estimate for the pairs to run, and per pair. */
@@ -145,9 +139,7 @@ export const preflight = (config: Config, options: Options): Effect.Effect<Track
     return tracker({ budgetMicro, estimateMicro: e.micro, pairsToRun: d.pairs.toRun, prices: table })
   })
 
-/** What run.json records of a budget: the limit, the dry run's estimate and what this run spent, in USD. */
-export const Spend = Schema.Struct({ usd: Schema.Number, estimatedUsd: Schema.Number, spentUsd: Schema.Number })
-export type Spend = typeof Spend.Type
+export type Spend = typeof RunInfo.BudgetSpend.Type
 
 export const spend = (t: Tracker): Spend => ({ usd: t.budgetMicro / 1e6, estimatedUsd: t.estimateMicro / 1e6, spentUsd: t.spentMicro() / 1e6 })
 

@@ -144,9 +144,9 @@ const runPairs = (
       pairsRun: rows.length,
       pairsToRun: seenAll ? share - resumed : mapDefined(expected(), (n) => Shard.expectedShare(options.shard, n * cells) - resumed),
       failed,
-      cacheHits: stats.cachedCalls,
-      calls: stats.calls,
-      tokens: stats.tokens,
+      cacheHits: stats.usage.cachedCalls,
+      calls: stats.usage.calls,
+      tokens: stats.usage.promptTokens + stats.usage.completionTokens,
       elapsedMs: now - startedAt
     })
     const clock = yield* Effect.clock
@@ -172,7 +172,7 @@ const runPairs = (
         Effect.flatMap(
           Transforms.run(cell.pipeline, version),
           (trace) => {
-            const line = Results.fromTrace(cell.identity, version.instance, metaOf(version.instance), trace)
+            const line = Results.fromTrace(cell.info, version.instance, metaOf(version.instance), trace)
             log.append({
               cell: cell.cell.id,
               instance: version.instance.id,
@@ -240,21 +240,16 @@ const finish = (
       ...(calls.calls > 0 ? { modelCalls: calls } : {}),
       ...Families.declared(config.report),
       ...(config.sweep.length > 0 ? { axes: config.sweep.map((a) => a.key) } : {}),
-      ...Summary.of(index, { metrics: p.metrics, seed: config.seed, resamples: config.bootstrap.resamples, largeSample: config.bootstrap.largeSample }, built.map((b) => ({
-        ...b.identity,
-        usesGold: b.usesGold,
-        oracleRetrieval: b.plugins.some((f) => f.stage === "retriever" && f.readsGold),
-        heuristicStages: b.heuristicStages,
-        plugins: b.plugins
-      })))
+      ...Summary.of(index, { metrics: p.metrics, seed: config.seed, resamples: config.bootstrap.resamples, largeSample: config.bootstrap.largeSample }, built.map((b) => b.info))
     }
     const files = { results: log.file, summary: path.join(out, "summary.json"), report: path.join(out, "report.md"), run: path.join(out, "run.json") }
     const cacheStats = yield* p.cache.stats
+    const interrupted = pairs.interrupted && pairs.budget?.stopped() !== true
     const info = (endedAt: number): RunInfo.RunInfo => ({
       startedAt: new Date(at.startedAt).toISOString(),
       endedAt: new Date(endedAt).toISOString(),
       durationMs: endedAt - at.startedAt,
-      interrupted: pairs.interrupted && pairs.budget?.stopped() !== true,
+      interrupted,
       ...budgetFields(pairs),
       config: { file: config.file, name: config.name, hash: summary.config.hash },
       dataset: { source: opened.source, resolved: opened.resolved, fingerprint: opened.fingerprint, instances: summary.dataset.instances, skipped: summary.dataset.skipped.length },
@@ -278,7 +273,7 @@ const finish = (
     return {
       out,
       grid,
-      interrupted: pairs.interrupted && pairs.budget?.stopped() !== true,
+      interrupted,
       ...budgetFields(pairs),
       instances: summary.dataset.instances,
       pairs: { total, done: final.order.length, ran, resumed, failed: pairs.failed },

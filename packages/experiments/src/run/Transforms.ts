@@ -1,9 +1,7 @@
 /**
  * Applying the cells' history transforms in a sweep: the pool that `pad` and `drop: contrastive`
- * need (one extra pass over the whole dataset, ignoring the type filter and limit, only when a cell
- * needs it), and each instance's transformed versions, computed once per distinct transform and
- * shared by the cells that use it. A transform that cannot apply to an instance fails that pair,
- * recorded like any stage failure.
+ * need (one extra pass over the whole dataset, only when a cell needs it), and each instance's
+ * version per distinct transform. A transform that cannot apply fails that pair.
  */
 import { type Dataset, type Domain, type Errors as CoreErrors, Pipeline, Transform, type Trace } from "@cupid-lab/core"
 import { Effect, Either, Stream } from "effect"
