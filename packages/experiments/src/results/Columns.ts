@@ -9,7 +9,7 @@
  */
 import { Paired } from "@cupid-lab/scorers"
 import type { Types } from "effect"
-import type { InstanceMeta, MetricDescription, Row, Slice } from "./ResultLine.js"
+import type { MetricDescription, Row, Slice } from "./ResultLine.js"
 
 /** One metric of one cell over instance numbers (NaN where the cell has no ok line, or the line no such score). */
 interface MetricColumns {
@@ -28,12 +28,7 @@ export interface CellColumns {
 }
 
 /** What reports know of an instance: the facts of its first line. */
-export interface InstanceFacts {
-  readonly instance: string
-  readonly personaId: string
-  readonly type: Row["type"]
-  readonly meta: InstanceMeta
-}
+export type InstanceFacts = Pick<Row, "instance" | "personaId" | "type" | "meta">
 
 export interface CellUsage {
   /** Lines of the cell (scored and failed). */
@@ -46,13 +41,8 @@ export interface CellUsage {
   readonly scoringTokens: number
 }
 
-export interface Failure {
-  readonly line: number
-  readonly cell: string
-  readonly cellName: string
-  readonly instance: string
-  readonly error: Row["error"]
-}
+/** A failed line and its number (0-based). */
+export type Failure = Pick<Row, "cell" | "cellName" | "instance" | "error"> & { readonly line: number }
 
 type Counts = { calls: number; promptTokens: number; completionTokens: number }
 

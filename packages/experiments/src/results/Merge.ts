@@ -308,7 +308,7 @@ export const merge = (options: Options): Effect.Effect<Merged, RunError> =>
       ...Summary.of(
         index,
         { metrics: Summary.declaredOf(base.metrics), seed: base.seed, resamples: base.resamples, ...(base.largeSample !== undefined ? { largeSample: base.largeSample } : {}) },
-        baseCells.map(({ slices: _s, ...info }) => info)
+        baseCells.map(({ slices: _s, types: _t, ...info }) => info)
       )
     }
     yield* write(files.summary, Summary.encode(summary))

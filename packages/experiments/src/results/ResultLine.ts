@@ -19,9 +19,7 @@ export const Counts = Schema.Struct({ calls: Int, promptTokens: Int, completionT
 
 /** Token usage without cache flags: a call counts the same whether it was answered by the cache. */
 export const UsageSummary = Schema.Struct({
-  calls: Int,
-  promptTokens: Int,
-  completionTokens: Int,
+  ...Counts.fields,
   byStage: Schema.Record({ key: Schema.String, value: Counts }),
   /** Per `provider/model`. */
   byModel: Schema.Record({ key: Schema.String, value: Counts })
@@ -115,7 +113,8 @@ export const PluginFact = Schema.Struct({
 })
 export type PluginFact = typeof PluginFact.Type
 
-export const CellSummary = Schema.Struct({
+/** What a run records of a cell besides its numbers. */
+export const CellInfo = Schema.Struct({
   id: Schema.String,
   name: Schema.String,
   params: Schema.Record({ key: Schema.String, value: Schema.Unknown }),
@@ -124,7 +123,11 @@ export const CellSummary = Schema.Struct({
   oracleRetrieval: Schema.Boolean,
   /** Stages built by plugins that declare themselves heuristic (e.g. an extractive inferrer). */
   heuristicStages: Schema.Array(Schema.String),
-  plugins: Schema.Array(PluginFact),
+  plugins: Schema.Array(PluginFact)
+})
+
+export const CellSummary = Schema.Struct({
+  ...CellInfo.fields,
   slices: Schema.Struct({ all: SliceSummary, consistent: SliceSummary, contrastive: SliceSummary, changing: SliceSummary }),
   /** Another benchmark's instance types (LongMemEval's question types, LoCoMo's categories, PrefEval's topics) as slices. */
   types: Schema.optional(Schema.Record({ key: Schema.String, value: SliceSummary }))

@@ -106,12 +106,7 @@ const exists = (fileSystem: FileSystem.FileSystem, file: string) => fileSystem.e
 /** Read a run directory. Fails with a {@link RunError} when summary.json or results.jsonl is missing or malformed. */
 export const read = (dir: string): Effect.Effect<Run, RunError, FileSystem.FileSystem> => readWith(dir, () => {})
 
-/**
- * Read a run directory as {@link read} does, handing every decoded line to `also` as well (the
- * results viewer keeps whole lines for its instance pages), so the file is read once. With
- * `info: "caller"` run.json is left to the caller (the viewer reads it leniently: a malformed
- * record costs the start time, not the run).
- */
+/** {@link read}, handing every decoded line to `also` as well; with `info: "caller"` run.json is left to the caller. */
 export const readWith = (
   dir: string,
   also: (row: Row) => void,
@@ -185,10 +180,8 @@ export const scan = <E = never>(
   }))
 
 /**
- * The lines of a JSON-lines `file` about one instance, decoded with `schema`, in file order: lines
- * that do not mention the instance are skipped undecoded (an instance page reads one instance of a
- * large file). Lines that mention it but do not decode are counted in `unreadable`, never dropped
- * silently. A missing file has no lines.
+ * The lines of a JSON-lines `file` about one instance, decoded with `schema`, in file order (lines
+ * that do not mention it are skipped undecoded); those that do not decode are counted in `unreadable`.
  */
 export const linesAbout = <A extends { readonly instance: string }, I>(
   file: string,
@@ -200,7 +193,7 @@ export const linesAbout = <A extends { readonly instance: string }, I>(
     const fileSystem = yield* FileSystem.FileSystem
     const lines: Array<A> = []
     let unreadable = 0
-    if (!(yield* fileSystem.exists(file).pipe(Effect.orElseSucceed(() => false)))) return { lines, unreadable }
+    if (!(yield* exists(fileSystem, file))) return { lines, unreadable }
     const decode = Schema.decodeUnknownEither(Schema.parseJson(schema))
     const needle = Buffer.from(JSON.stringify(instance))
     yield* scan(fileSystem, file, (line) => {

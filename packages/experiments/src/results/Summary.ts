@@ -12,8 +12,8 @@ import type { Paired } from "@cupid-lab/scorers"
 import { Statistics } from "@cupid-lab/scorers"
 import { Schema } from "effect"
 import * as Columns from "./Columns.js"
-import type { CellSummary, MetricDescription, PluginFact, Row, SliceSummary } from "./ResultLine.js"
-import { Summary } from "./ResultLine.js"
+import type { CellSummary, MetricDescription, Row, SliceSummary } from "./ResultLine.js"
+import * as ResultLine from "./ResultLine.js"
 
 export interface Options {
   readonly metrics: ReadonlyArray<MetricDescription>
@@ -23,15 +23,7 @@ export interface Options {
   readonly largeSample?: number
 }
 
-export interface CellInfo {
-  readonly id: string
-  readonly name: string
-  readonly params: Readonly<Record<string, unknown>>
-  readonly usesGold: boolean
-  readonly oracleRetrieval: boolean
-  readonly heuristicStages: ReadonlyArray<string>
-  readonly plugins: ReadonlyArray<PluginFact>
-}
+export type CellInfo = typeof ResultLine.CellInfo.Type
 
 const undeclaredDescription = "(not declared by its scorer)"
 
@@ -102,13 +94,7 @@ export const of = (
   return {
     metrics,
     cells: cells.map((c) => ({
-      id: c.id,
-      name: c.name,
-      params: c.params,
-      usesGold: c.usesGold,
-      oracleRetrieval: c.oracleRetrieval,
-      heuristicStages: c.heuristicStages,
-      plugins: c.plugins,
+      ...c,
       slices: { all: slice(c.id, "all"), consistent: slice(c.id, "consistent"), contrastive: slice(c.id, "contrastive"), changing: slice(c.id, "changing") },
       ...(otherTypes.length === 0 ? {} : { types: Object.fromEntries(otherTypes.map((t) => [t, slice(c.id, t)])) })
     }))
@@ -126,4 +112,4 @@ export const accumulator = (options: Options) => {
 }
 
 /** Serialize a summary (stable key order, 2-space indent, trailing newline). */
-export const encode = (summary: Summary): string => `${JSON.stringify(Schema.encodeSync(Summary)(summary), null, 2)}\n`
+export const encode = (summary: ResultLine.Summary): string => `${JSON.stringify(Schema.encodeSync(ResultLine.Summary)(summary), null, 2)}\n`

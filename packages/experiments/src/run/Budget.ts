@@ -58,20 +58,18 @@ export const dollars = (micro: number): string => {
  * answers from the cache.
  */
 export interface Tracker {
-  readonly budgetMicro: number
-  /** The dry run's estimate for the pairs to run, and per pair. */
-  readonly estimateMicro: number
-  readonly perPairMicro: number
   /** Whether a pair may start now; once false, always false (the sweep stops taking pairs). */
   readonly admit: () => boolean
   /** A pair admitted earlier has ended with these calls. */
   readonly record: (usage: ReadonlyArray<Usage.UsageEntry>) => void
   readonly spentMicro: () => number
   readonly stopped: () => boolean
+  /** What run.json records: the budget, the dry run's estimate and what this run spent, in USD. */
+  readonly spend: () => Spend
 }
 
 /** The spend of one pair's calls that were sent (not answered by the cache); unpriced models count nothing. */
-export const pairMicro = (usage: ReadonlyArray<Usage.UsageEntry>, table: Readonly<Record<string, Cost.Price>>): number => {
+const pairMicro = (usage: ReadonlyArray<Usage.UsageEntry>, table: Readonly<Record<string, Cost.Price>>): number => {
   let micro = 0
   for (const u of usage) {
     if (u.cached) continue
@@ -90,9 +88,6 @@ export const tracker = (o: {
   const perPairMicro = o.pairsToRun > 0 ? o.estimateMicro / o.pairsToRun : 0
   let spent = 0, dearest = 0, inFlight = 0, stopped = false
   return {
-    budgetMicro: o.budgetMicro,
-    estimateMicro: o.estimateMicro,
-    perPairMicro,
     admit: () => {
       if (!stopped && spent + (inFlight + 1) * Math.max(perPairMicro, dearest) > o.budgetMicro) stopped = true
       if (stopped) return false
@@ -106,16 +101,14 @@ export const tracker = (o: {
       dearest = Math.max(dearest, micro)
     },
     spentMicro: () => spent,
-    stopped: () => stopped
+    stopped: () => stopped,
+    spend: () => ({ usd: o.budgetMicro / 1e6, estimatedUsd: o.estimateMicro / 1e6, spentUsd: spent / 1e6 })
   }
 }
 
 const raise = "raise it with budget.usd in the config or --budget-usd on the command line"
 
-/**
- * The dry run, priced against the config's budget: the tracker for the sweep, or a refusal that
- * gives the estimate and the budget. Undefined when the config has no budget.
- */
+/** The dry run priced against the config's budget: the sweep's tracker, a refusal, or undefined without a budget. */
 export const preflight = (config: Config, options: Options): Effect.Effect<Tracker | undefined, SweepError | BudgetError> =>
   Effect.gen(function*() {
     if (config.budget === undefined) return undefined
@@ -140,8 +133,6 @@ export const preflight = (config: Config, options: Options): Effect.Effect<Track
   })
 
 export type Spend = typeof RunInfo.BudgetSpend.Type
-
-export const spend = (t: Tracker): Spend => ({ usd: t.budgetMicro / 1e6, estimatedUsd: t.estimateMicro / 1e6, spentUsd: t.spentMicro() / 1e6 })
 
 /** The message of a sweep the budget stopped. */
 export const stoppedMessage = (s: Spend, pairs: { readonly done: number; readonly total: number }): string =>
