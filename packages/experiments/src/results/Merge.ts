@@ -45,7 +45,6 @@ export interface Merged {
   readonly shards: number
   readonly pairs: number
   readonly instances: number
-  readonly summary: ResultLine.Summary
   readonly files: { readonly results: string; readonly summary: string; readonly report: string; readonly run: string }
   readonly opening: Report.Written["opening"]
 }
@@ -315,5 +314,5 @@ export const merge = (options: Options): Effect.Effect<Merged, RunError> =>
     const info = mergedInfo(sorted, summary, lines.length)
     const written = yield* Report.writeRun({ dir: out, summary, index, info, examples })
     yield* write(files.run, RunInfo.encode(info))
-    return { out, identity, shards: sorted.length, pairs: lines.length, instances: summary.dataset.instances, summary, files, opening: written.opening }
+    return { out, identity, shards: sorted.length, pairs: lines.length, instances: summary.dataset.instances, files, opening: written.opening }
   })).pipe(Effect.provide(NodeFileSystem.layer))

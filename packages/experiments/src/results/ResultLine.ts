@@ -125,6 +125,7 @@ export const CellInfo = Schema.Struct({
   heuristicStages: Schema.Array(Schema.String),
   plugins: Schema.Array(PluginFact)
 })
+export type CellInfo = typeof CellInfo.Type
 
 export const CellSummary = Schema.Struct({
   ...CellInfo.fields,

@@ -12,7 +12,7 @@
  */
 import { Files } from "@cupid-lab/core"
 import { FileSystem } from "@effect/platform"
-import { Array as Arr, Effect, Either, Exit, Scope } from "effect"
+import { Array as Arr, Effect, Either, type Scope } from "effect"
 import * as path from "node:path"
 import { RunError } from "../Errors.js"
 import * as RunLock from "../run/RunLock.js"
@@ -217,10 +217,6 @@ export const open = Effect.fn("ResultLog.open")(function*(options: Options): Eff
   yield* cutPartialLine(fileSystem, callsFile).pipe(
     Effect.mapError((e) => new RunError({ path: callsFile, reason: `cannot drop the partial last line: ${Files.describe(e)}; ${remedy(e)}` }))
   )
-  // Opened at the first pair with calls (an offline sweep leaves none), maybe by the final flush: in a scope closed after it.
-  const scope = yield* Scope.make()
-  yield* Effect.addFinalizer(() => Scope.close(scope, Exit.void))
-  let callsOut: FileSystem.File | undefined
   let callsBuffer: Array<string> = []
 
   const out = yield* fileSystem.open(file, { flag: "a" }).pipe(Effect.mapError((e) => writeFailed(file, e, pairs.length, "open the results for appending")))
@@ -240,12 +236,10 @@ export const open = Effect.fn("ResultLog.open")(function*(options: Options): Eff
     // The calls first: a result line in the file always has its calls in theirs.
     const transcripts = callsBuffer
     callsBuffer = []
+    // Appended to at the first pair with calls only: an offline sweep leaves no calls.jsonl.
     const writeCalls = transcripts.length === 0
       ? Effect.void
-      : Effect.gen(function*() {
-        callsOut ??= yield* Scope.extend(fileSystem.open(callsFile, { flag: "a" }), scope)
-        yield* callsOut.writeAll(Buffer.from(transcripts.join(""), "utf8"))
-      }).pipe(
+      : fileSystem.writeFile(callsFile, Buffer.from(transcripts.join(""), "utf8"), { flag: "a" }).pipe(
         Effect.catchAll((e) =>
           Effect.fail((failure = new RunError({
             path: callsFile,

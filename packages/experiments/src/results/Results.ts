@@ -7,7 +7,7 @@
  * const text = Results.encodeLine(line) // one line, ending in "\n"
  */
 import { type Domain, type Scorer, Tokens, type Trace, type Usage } from "@cupid-lab/core"
-import type { InstanceMeta, ResultLine, Row, Score, UsageSummary } from "./ResultLine.js"
+import type { CellInfo, InstanceMeta, ResultLine, Row, Score, UsageSummary } from "./ResultLine.js"
 
 const sessionTokens = (session: Domain.SessionView): number => {
   let n = 0
@@ -77,11 +77,7 @@ const zero = (): Counts => ({ calls: 0, promptTokens: 0, completionTokens: 0 })
 
 const sorted = <A>(record: Record<string, A>): Record<string, A> => Object.fromEntries(Object.keys(record).sort().map((k) => [k, record[k]!]))
 
-export interface CellIdentity {
-  readonly id: string
-  readonly name: string
-  readonly params: Readonly<Record<string, unknown>>
-}
+export type CellIdentity = Pick<CellInfo, "id" | "name" | "params">
 
 const finiteOrNull = (x: number): number | null => (Number.isFinite(x) ? x : null)
 

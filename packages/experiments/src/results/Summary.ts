@@ -15,15 +15,9 @@ import * as Columns from "./Columns.js"
 import type { CellSummary, MetricDescription, Row, SliceSummary } from "./ResultLine.js"
 import * as ResultLine from "./ResultLine.js"
 
-export interface Options {
-  readonly metrics: ReadonlyArray<MetricDescription>
-  readonly seed: number
-  readonly resamples: number
-  /** Instances from which intervals take their large-sample form (default: always bootstrap). */
-  readonly largeSample?: number
-}
+export type Options = Pick<ResultLine.Summary, "seed" | "resamples" | "largeSample"> & { readonly metrics: ReadonlyArray<MetricDescription> }
 
-export type CellInfo = typeof ResultLine.CellInfo.Type
+export type CellInfo = ResultLine.CellInfo
 
 const undeclaredDescription = "(not declared by its scorer)"
 

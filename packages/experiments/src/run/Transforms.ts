@@ -3,15 +3,14 @@
  * need (one extra pass over the whole dataset, only when a cell needs it), and each instance's
  * version per distinct transform. A transform that cannot apply fails that pair.
  */
-import { type Dataset, type Domain, type Errors as CoreErrors, Pipeline, Transform, type Trace } from "@cupid-lab/core"
+import { type Domain, type Errors as CoreErrors, Pipeline, Transform, type Trace } from "@cupid-lab/core"
 import { Effect, Either, Stream } from "effect"
 import type { Config } from "../config/Config.js"
 import type * as Grid from "../config/Grid.js"
-
-export type Open = (source: string, options: Dataset.LoadOptions) => Effect.Effect<Dataset.Opened, CoreErrors.DatasetError>
+import type { OpenDataset } from "./Prepare.js"
 
 /** The pool for the grid's transforms, or undefined when no cell needs one. */
-export const poolFor = (config: Config, grid: Grid.Grid, open: Open): Effect.Effect<Transform.Pool | undefined, CoreErrors.DatasetError> =>
+export const poolFor = (config: Config, grid: Grid.Grid, open: OpenDataset): Effect.Effect<Transform.Pool | undefined, CoreErrors.DatasetError> =>
   Effect.gen(function*() {
     if (!grid.cells.some((c) => c.transform !== null && Transform.needsPool(c.transform))) return undefined
     const all = yield* open(config.data.source, { onInvalid: config.data.onInvalid })
