@@ -4,8 +4,7 @@
  * (paired bootstrap CI, paired permutation p, Holm over every comparison).
  *
  * @example
- * const files = yield* Compare.write("runs/a", "runs/b", "runs/a-vs-b")
- * files.markdown // "runs/a-vs-b/compare.md"
+ * const files = yield* Compare.write("runs/a", "runs/b", "runs/a-vs-b") // files.markdown, files.html
  */
 import { Files } from "@cupid-lab/core"
 import { FileSystem } from "@effect/platform"
@@ -13,8 +12,7 @@ import * as NodeFileSystem from "@effect/platform-node/NodeFileSystem"
 import { Effect } from "effect"
 import * as path from "node:path"
 import { RunError } from "../Errors.js"
-import type { CellSummary, MetricDescription, Slice } from "../results/ResultLine.js"
-import { slices } from "../results/ResultLine.js"
+import { type CellSummary, type MetricDescription, type Slice, slices } from "../results/ResultLine.js"
 import { Paired } from "@cupid-lab/scorers"
 import * as Analysis from "../analysis/Analysis.js"
 import * as Columns from "../results/Columns.js"

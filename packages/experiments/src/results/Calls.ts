@@ -1,12 +1,10 @@
 /**
  * `<run>/calls.jsonl`: the transcript of every model call, one line per (cell, instance) attempt
- * that called a model, appended before the pair's result line. Only appended to: a retried pair
- * adds a line, and the viewer shows the latest. Latency and cache flags make it differ between
- * reruns; `transcripts: counts` in the config leaves the requests and answers out.
+ * that called a model, appended before the pair's result line (a retried pair adds a line). It
+ * differs between reruns (latency, cache flags); `transcripts: counts` leaves requests and answers out.
  *
  * @example
- * const text = Calls.line({ cell: "c1", instance: "i1", ranAt: "2026-01-01T00:00:00.000Z" }, trace.usage, "full")
- * const totals = yield* Calls.tally("runs/x/calls.jsonl")
+ * const totals = yield* Calls.tally("runs/x/calls.jsonl") // { attempts, calls, cached, requests, retries, failed }
  */
 import { Files, type LanguageModel, Usage } from "@cupid-lab/core"
 import { FileSystem } from "@effect/platform"

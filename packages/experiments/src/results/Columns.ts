@@ -4,8 +4,7 @@
  * cell and model, failures, the example lines). Built once from the lines in final order.
  *
  * @example
- * const idx = Columns.index(rows)
- * Columns.sliceOf(idx, cellId, "all")(metric) // Paired.Columns of the metric over every instance
+ * Columns.sliceOf(Columns.index(rows), cellId, "all")(metric) // Paired.Columns of the metric over every instance
  */
 import { Paired } from "@cupid-lab/scorers"
 import type { Types } from "effect"

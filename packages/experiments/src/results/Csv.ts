@@ -1,8 +1,7 @@
 /**
- * `<out>/results.csv`: one row per result line, for spreadsheets and data-frame tools (RFC 4180,
- * CRLF line ends). A score key scored with counts has two columns, `<name>.num` and `<name>.den`;
- * missing and non-finite numbers are empty fields; text a spreadsheet would run as a formula
- * (`=`, `+`, `-`, `@`, a tab or a CR first) gets a leading `'`.
+ * `<out>/results.csv`: one row per result line (RFC 4180, CRLF line ends). A score key scored with
+ * counts has two columns, `<name>.num` and `<name>.den`; missing and non-finite numbers are empty
+ * fields; text a spreadsheet would run as a formula (`=`, `+`, `-`, `@`, tab, CR first) gets a `'`.
  *
  * @example
  * yield* Csv.write("runs/x/results.csv", run.index.table) // needs a FileSystem
@@ -69,22 +68,12 @@ const line = (r: Row, scores: ReadonlyArray<ScoreColumn>): string => {
   return `${ids},${r.type},${r.status},${field(r.selected?.join(" ") ?? "")}${numbers}${error}\r\n`
 }
 
-const pieceLines = 2_000
-
-/** The CSV's text: the header, then the lines, a piece of {@link pieceLines} at a time. */
-const pieces = function*(rows: ReadonlyArray<Row>): Generator<string> {
+/** The CSV's text: the header, then one line per row. */
+export const render = (rows: ReadonlyArray<Row>): string => {
   const scores = scoreColumns(rows)
-  yield `${[...leading, ...scores.map((c) => c.title), ...trailing].map(field).join(",")}\r\n`
-  for (let start = 0; start < rows.length; start += pieceLines) {
-    yield rows.slice(start, start + pieceLines).map((r) => line(r, scores)).join("")
-  }
+  return `${[...leading, ...scores.map((c) => c.title), ...trailing].map(field).join(",")}\r\n${rows.map((r) => line(r, scores)).join("")}`
 }
 
-export const render = (rows: ReadonlyArray<Row>): string => [...pieces(rows)].join("")
-
-/** Write the rows to `file` atomically, a piece at a time. */
+/** Write the rows to `file` atomically. */
 export const write = (file: string, rows: ReadonlyArray<Row>): Effect.Effect<void, PlatformError, FileSystem.FileSystem> =>
-  Files.writeFileAtomicWith(file, (put) => {
-    const encoder = new TextEncoder()
-    return Effect.forEach(pieces(rows), (piece) => put(encoder.encode(piece)), { discard: true })
-  })
+  Files.writeFileAtomic(file, render(rows))

@@ -1,12 +1,10 @@
 /**
  * Combining the directories of a sharded sweep (`sweep --shard i/N`) into one run directory with
- * the bytes one machine would have written. Nothing is written before the shards are checked: one
- * run's (same identity and summary facts), a complete set (1..N once each), each finished and
- * holding exactly its share. The run's data is read once more to order the lines.
+ * the bytes one machine would have written, once the shards are checked: one run's, a complete
+ * set, each finished and holding exactly its share. The run's data is read again for the order.
  *
  * @example
  * const merged = yield* Merge.merge({ out: "runs/contextual/merged", shards: ["a", "b", "c"] })
- * merged.files.report // "runs/contextual/merged/report.md"
  */
 import { Dataset, type Domain, Files, Hash } from "@cupid-lab/core"
 import { FileSystem } from "@effect/platform"
@@ -54,15 +52,6 @@ interface Line {
   readonly row: ResultLine.Row
 }
 
-interface ShardDir {
-  readonly dir: string
-  readonly identity: RunId.Identity
-  readonly shard: Shard.Shard
-  readonly summary: ResultLine.Summary
-  readonly info: RunDir.RunInfo
-  readonly lines: ReadonlyArray<Line>
-}
-
 const fail = (file: string, reason: string) => Effect.fail(new RunError({ path: file, reason }))
 
 const unfinished = "the shard has not finished: rerun its sweep command (the same --shard i/N) to complete it, then merge again"
@@ -77,7 +66,7 @@ const readJson = (fileSystem: FileSystem.FileSystem, file: string, missing: stri
   })
 
 /** One shard directory: its identity, summary, run record and result lines (raw text kept). */
-const readShard = (fileSystem: FileSystem.FileSystem, dir: string): Effect.Effect<ShardDir, RunError> =>
+const readShard = (fileSystem: FileSystem.FileSystem, dir: string) =>
   Effect.gen(function*() {
     const idFile = path.join(dir, RunId.fileName)
     if (!(yield* exists(fileSystem, idFile))) {
@@ -103,6 +92,8 @@ const readShard = (fileSystem: FileSystem.FileSystem, dir: string): Effect.Effec
     if (scanned.partial) return yield* fail(file, `line ${lines.length + 1} is cut short (the sweep was killed); ${unfinished}`)
     return { dir, identity: identity.right, shard, summary, info, lines }
   })
+
+type ShardDir = Effect.Effect.Success<ReturnType<typeof readShard>>
 
 /** What every shard's summary must say alike: everything but the numbers computed from its lines. */
 const facts = (s: ResultLine.Summary) => ({

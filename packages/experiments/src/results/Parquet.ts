@@ -1,8 +1,7 @@
 /**
- * `<out>/results.parquet`: the rows and columns of results.csv (same order, same names) as typed
- * data for pandas, polars, DuckDB or Arrow: text as UTF-8 strings (`selected` space-joined as in
- * the CSV, null without a selection), numbers as DOUBLE (null where the CSV field is empty), the
- * error's fields null on a line without one. No formula guard: a parquet reader never evaluates.
+ * `<out>/results.parquet`: the rows and columns of results.csv as typed data for pandas, polars,
+ * DuckDB or Arrow: UTF-8 strings (null without a selection or an error), DOUBLE numbers (null
+ * where the CSV field is empty), and no formula guard (a parquet reader never evaluates).
  *
  * @example
  * yield* Parquet.write("runs/x/results.parquet", run.index.table) // needs a FileSystem

@@ -1,12 +1,10 @@
 /**
- * The records of a run directory, one Effect Schema each: a line of `<out>/results.jsonl`
- * ({@link ResultLine}, one per (cell, instance)) and `<out>/summary.json` ({@link Summary}). The
- * runner encodes with them; reports, the CSV, `compare` and user tools decode with them. A number
- * that is not finite (a metric that does not apply) is written as `null`.
+ * The records of a run directory, one Effect Schema each, for the runner and every reader: a line
+ * of `<out>/results.jsonl` ({@link ResultLine}, one per (cell, instance)) and `<out>/summary.json`
+ * ({@link Summary}). A number that is not finite (a metric that does not apply) is `null`.
  *
  * @example
- * const line = Schema.decodeUnknownSync(ResultLine.ResultLine)(JSON.parse(text))
- * line.scores["inference.precision_micro"] // { num: 3, den: 4 }
+ * const line = Schema.decodeUnknownSync(ResultLine.ResultLine)(JSON.parse(text)) // line.scores, line.usage, ...
  */
 import { Domain, Scorer } from "@cupid-lab/core"
 import { Schema } from "effect"

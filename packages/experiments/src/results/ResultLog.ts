@@ -7,8 +7,6 @@
  * @example
  * const log = yield* ResultLog.open({ dir: "runs/x", cells: new Set(ids) }) // in a Scope
  * if (!log.isDone(cell, instance)) log.append({ cell, instance, text })
- * yield* log.flush
- * const final = yield* log.finalize({ cellOrder, instanceOrder, complete: true })
  */
 import { Files } from "@cupid-lab/core"
 import { FileSystem } from "@effect/platform"
@@ -76,21 +74,17 @@ export interface Log {
   readonly finalize: (order: Order) => Effect.Effect<Finalized, RunError>
 }
 
-/** What to do next, in words, after a write failed with `e`. */
-const remedy = (e: unknown): string => {
-  switch (Files.code(e)) {
-    case "ENOSPC":
-    case "EDQUOT":
-    case "EFBIG":
-      return "free space and rerun the same command to resume"
-    case "EACCES":
-    case "EPERM":
-    case "EROFS":
-      return "fix the permissions and rerun the same command to resume"
-    default:
-      return "fix the cause and rerun the same command to resume"
-  }
+const fixes: Readonly<Record<string, string>> = {
+  ENOSPC: "free space",
+  EDQUOT: "free space",
+  EFBIG: "free space",
+  EACCES: "fix the permissions",
+  EPERM: "fix the permissions",
+  EROFS: "fix the permissions"
 }
+
+/** What to do next, in words, after a write failed with `e`. */
+const remedy = (e: unknown): string => `${fixes[Files.code(e) ?? ""] ?? "fix the cause"} and rerun the same command to resume`
 
 const writeFailed = (file: string, e: unknown, safe: number, doing: string): RunError =>
   new RunError({

@@ -3,8 +3,7 @@
  * time or the state of the model cache, so a rerun writes the same bytes.
  *
  * @example
- * const line = Results.fromTrace({ id: cell.id, name: cell.name, params: cell.params }, instance, Results.instanceMeta(instance), trace)
- * const text = Results.encodeLine(line) // one line, ending in "\n"
+ * const text = Results.encodeLine(Results.fromTrace(cell, instance, Results.instanceMeta(instance), trace))
  */
 import { type Domain, type Scorer, Tokens, type Trace, type Usage } from "@cupid-lab/core"
 import type { CellInfo, InstanceMeta, ResultLine, Row, Score, UsageSummary } from "./ResultLine.js"

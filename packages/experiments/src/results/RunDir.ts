@@ -3,8 +3,7 @@
  * each decoded once; a malformed file is a {@link RunError} naming the file, the line and the field.
  *
  * @example
- * const run = yield* RunDir.readLocal("runs/contextual") // fails with a RunError
- * run.summary.cells.length; run.index.lines
+ * const run = yield* RunDir.readLocal("runs/contextual") // { summary, index, info }, or a RunError
  */
 import { type Domain, Files } from "@cupid-lab/core"
 import { FileSystem } from "@effect/platform"

@@ -1,19 +1,17 @@
 /**
- * `<out>/summary.json`: per cell and slice (all, consistent, contrastive, changing, and another
- * benchmark's instance types), the instances scored and failed, and per metric its N, value and a
- * seeded 95% interval. The bootstrap resamples personas (a persona's instances share their
- * sessions); a metric aggregates as its scorer declares (a mean, a pooled ratio, the F1 of two).
+ * `<out>/summary.json`: per cell and slice (all, the CUPID types, another benchmark's types), the
+ * instances scored and failed, and per metric its N, value (as its scorer aggregates it) and a
+ * seeded 95% interval whose bootstrap resamples personas (their instances share sessions).
  *
  * @example
  * const { metrics, cells } = Summary.of(Columns.index(rows), { metrics, seed: 7, resamples: 1000 }, cellInfos)
  */
 import { isCupidType } from "@cupid-lab/core/Domain"
-import type { Paired } from "@cupid-lab/scorers"
-import { Statistics } from "@cupid-lab/scorers"
+import { type Paired, Statistics } from "@cupid-lab/scorers"
 import { Schema } from "effect"
 import * as Columns from "./Columns.js"
-import type { CellSummary, MetricDescription, Row, SliceSummary } from "./ResultLine.js"
 import * as ResultLine from "./ResultLine.js"
+import type { CellSummary, MetricDescription, Row, SliceSummary } from "./ResultLine.js"
 
 export type Options = Pick<ResultLine.Summary, "seed" | "resamples" | "largeSample"> & { readonly metrics: ReadonlyArray<MetricDescription> }
 

@@ -1,13 +1,10 @@
 /**
- * A sweep's spending limit (`budget: { usd }`, `--budget-usd`) in list-price dollars, at the cost
- * scorer's prices. Before the sweep, {@link preflight} prices the dry run's calls and refuses an
- * estimate over the budget (or a model without a price); while it runs, the {@link Tracker}
- * admits a pair only while it cannot carry the spend past the budget. A rerun has a budget of its own.
+ * A sweep's spending limit (`budget: { usd }`, `--budget-usd`) in list-price dollars at the cost
+ * scorer's prices: {@link preflight} refuses a dry-run estimate over it, and the {@link Tracker}
+ * admits a pair only while it cannot carry the spend past it. A rerun has a budget of its own.
  *
  * @example
  * const tracker = yield* Budget.preflight(config, options) // undefined without a budget
- * if (tracker?.admit() === false) // stop taking pairs
- * tracker?.record(trace.usage)
  */
 import type { Usage } from "@cupid-lab/core"
 import * as Cost from "@cupid-lab/scorers/Cost"

@@ -1,12 +1,10 @@
 /**
- * Turning a validated grid into runnable pipelines before any instance runs: the configured
- * models by their provider plugins, then every stage of every cell by its plugin (a stage shared
- * by several cells is built once), so a plugin that cannot be built stops the sweep with a config
- * error. Each cell records facts about its plugins (package, reads gold, heuristic) for reports.
+ * Turning a validated grid into runnable pipelines before any instance runs (a plugin that cannot
+ * be built is a config error): the models by their provider plugins, then every stage of every
+ * cell (a stage shared by several cells once), with facts about each plugin for reports.
  *
  * @example
  * const cells = yield* Build.cells(config, grid, env) // env: Models, ModelCache, Corpus, Plugins, Memo
- * cells[0].plugins // [{ stage: "retriever", name: "oracle", readsGold: true, heuristic: false, package: "@cupid-lab/retrievers", version: "0.1.0" }]
  */
 import { Corpus, type Errors as CoreErrors, Hash, Memo, ModelCache, Models, type Pipeline, Plugin, type Retriever } from "@cupid-lab/core"
 import { Selector, Text } from "@cupid-lab/retrievers"

@@ -3,8 +3,7 @@
  * dry models (cached answers where the cache has them, the callers' example answers otherwise).
  *
  * @example
- * const plan = yield* DryRun.dryRun(config)
- * plan.calls.toSend // requests a sweep would send
+ * (yield* DryRun.dryRun(config)).calls.toSend // requests a sweep would send
  */
 import { Stage, type Trace } from "@cupid-lab/core"
 import * as NodeFileSystem from "@effect/platform-node/NodeFileSystem"

@@ -3,11 +3,9 @@
  * grid, the data, the models and their cache, and every cell built, so a bad config fails early.
  *
  * @example
- * const p = yield* Prepare.prepare(config, {}, false)
- * p.built.length // cells
+ * const p = yield* Prepare.prepare(config, {}, false) // p.grid, p.built, p.opened, ...
  */
-import { type Corpus, Dataset, type Domain, type Errors as CoreErrors, ModelCache, Models, type Plugin, ReferencePrompts, type Scorer } from "@cupid-lab/core"
-import { Errors as CoreErrorsModule } from "@cupid-lab/core"
+import { type Corpus, Dataset, type Domain, Errors as CoreErrors, ModelCache, Models, type Plugin, ReferencePrompts, type Scorer } from "@cupid-lab/core"
 import { Context, Effect, Stream } from "effect"
 import * as path from "node:path"
 import type { Config } from "../config/Config.js"
@@ -87,7 +85,7 @@ export const prepare = (config: Config, options: Options, dryRun: boolean) =>
 /** The error of a dataset that yielded no instance. */
 export const noInstances = (config: Config, opened: Dataset.Opened) => {
   const filters = [config.data.types !== undefined ? `types ${config.data.types.join(", ")}` : "", config.data.limit !== undefined ? `limit ${config.data.limit}` : ""].filter((x) => x !== "")
-  return new CoreErrorsModule.DatasetError({
+  return new CoreErrors.DatasetError({
     source: opened.resolved,
     reason: `no instances to run${filters.length > 0 ? ` after the filters (${filters.join(", ")})` : ""}${opened.skipped().length > 0 ? `; ${opened.skipped().length} rows were skipped as invalid` : ""}`
   })

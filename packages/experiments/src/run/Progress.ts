@@ -2,9 +2,7 @@
  * Progress of a sweep on stderr: a live one-line bar on a terminal, plain periodic lines otherwise.
  *
  * @example
- * import { Progress } from "@cupid-lab/experiments"
- * const progress = Progress.make(process.stderr)
- * progress.update({ pairsDone: 10, pairsTotal: 100, ... })
+ * Runner.sweep(config, { progress: Progress.make(process.stderr) })
  */
 import { ProgressLine } from "@cupid-lab/core"
 

@@ -1,20 +1,17 @@
 /**
- * A run's identity: its config (whose hash covers everything that changes results), its data (a
- * content fingerprint) and history transform, and for a shard its share. The short id names the
- * directory (`runs/<config name>/<run id>`, `latest` pointing at the newest); `<dir>/run-id.json`
- * records it, and a sweep refuses a directory that holds another run.
+ * A run's identity: its config's hash, its data's fingerprint and history transform, and for a
+ * shard its share. Its short id names the directory (`runs/<config name>/<run id>`, and `latest`);
+ * `<dir>/run-id.json` records it, and a sweep refuses a directory that holds another run.
  *
  * @example
- * const identity = RunId.of(config, opened) // { id: "3f2a9c0d1e4b", config: {...}, data: {...} }
- * RunId.directory(config, identity)          // "runs/contextual/3f2a9c0d1e4b"
+ * RunId.directory(config, RunId.of(config, opened)) // "runs/contextual/3f2a9c0d1e4b"
  */
 import { Files, Hash, Transform } from "@cupid-lab/core"
 import { FileSystem } from "@effect/platform"
 import * as NodeFileSystem from "@effect/platform-node/NodeFileSystem"
 import { Effect, Either, Option, Schema } from "effect"
 import * as path from "node:path"
-import type { Config } from "../config/Config.js"
-import { hash as configHash } from "../config/Config.js"
+import { type Config, hash as configHash } from "../config/Config.js"
 import { RunError } from "../Errors.js"
 import * as Shard from "./Shard.js"
 

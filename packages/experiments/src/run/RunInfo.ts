@@ -3,9 +3,7 @@
  * cache hits and versions live here only, so that the other outputs stay byte-identical.
  *
  * @example
- * const stats = RunInfo.accumulator()
- * stats.add(trace)
- * stats.result().stageTimeMs // { retrieve: 812, infer: 40210, ... }
+ * const stats = RunInfo.accumulator() // stats.add(trace); stats.result().stageTimeMs: { retrieve: 812, ... }
  */
 import { type Trace, Usage } from "@cupid-lab/core"
 import { Schema, type Types } from "effect"

@@ -1,20 +1,17 @@
 /**
- * The sweep, top to bottom: prepare (validate the config, build every cell), open the run
- * directory's log, run every pair not done yet (a rerun resumes), then sort the log and write
- * summary.json, the reports and run.json. An interruption or the budget stops taking pairs; what
- * is done is still written (run.json: `interrupted: true`, or `stopped: "budget"`).
+ * The sweep: prepare (validate the config, build every cell), open the run directory's log, run
+ * every pair not done yet, then sort the log and write summary.json, the reports and run.json. An
+ * interruption or the budget stops taking pairs; what is done is still written.
  *
  * @example
- * const outcome = yield* Runner.sweep(yield* Config.load("configs/smoke.yaml"))
- * outcome.files.summary // "runs/smoke/<id>/summary.json"
+ * const outcome = yield* Runner.sweep(yield* Config.load("configs/smoke.yaml")) // outcome.files.summary
  */
 import { type Domain, Files } from "@cupid-lab/core"
 import type { FileSystem } from "@effect/platform"
 import * as NodeFileSystem from "@effect/platform-node/NodeFileSystem"
 import { Cause, Clock, Effect, Exit, type Scope } from "effect"
 import * as path from "node:path"
-import type { Config } from "../config/Config.js"
-import { hash as configHash } from "../config/Config.js"
+import { type Config, hash as configHash } from "../config/Config.js"
 import * as Grid from "../config/Grid.js"
 import * as Families from "../analysis/Families.js"
 import { type BudgetError, RunError } from "../Errors.js"
@@ -133,22 +130,24 @@ const runPairs = (
     const ranAt = new Date(startedAt).toISOString()
     const resumed = log.size()
     let failed = 0, share = 0, seenAll = false
-    const expected = () => (seenAll ? instanceOrder.size : p.instances)
     const cells = p.built.length
-    const snapshot = (now: number): Progress.Snapshot => ({
-      cells,
-      instancesSeen: instanceOrder.size,
-      instancesTotal: expected(),
-      pairsDone: resumed + rows.length,
-      pairsTotal: seenAll ? share : mapDefined(expected(), (n) => Shard.expectedShare(options.shard, n * cells)),
-      pairsRun: rows.length,
-      pairsToRun: seenAll ? share - resumed : mapDefined(expected(), (n) => Shard.expectedShare(options.shard, n * cells) - resumed),
-      failed,
-      cacheHits: stats.usage.cachedCalls,
-      calls: stats.usage.calls,
-      tokens: stats.usage.promptTokens + stats.usage.completionTokens,
-      elapsedMs: now - startedAt
-    })
+    const snapshot = (now: number): Progress.Snapshot => {
+      const pairsTotal = seenAll ? share : p.instances === undefined ? undefined : Shard.expectedShare(options.shard, p.instances * cells)
+      return {
+        cells,
+        instancesSeen: instanceOrder.size,
+        instancesTotal: seenAll ? instanceOrder.size : p.instances,
+        pairsDone: resumed + rows.length,
+        pairsTotal,
+        pairsRun: rows.length,
+        pairsToRun: pairsTotal === undefined ? undefined : pairsTotal - resumed,
+        failed,
+        cacheHits: stats.usage.cachedCalls,
+        calls: stats.usage.calls,
+        tokens: stats.usage.promptTokens + stats.usage.completionTokens,
+        elapsedMs: now - startedAt
+      }
+    }
     const clock = yield* Effect.clock
     let lastTick = Number.NEGATIVE_INFINITY
     const tick = Effect.suspend(() => {
@@ -201,8 +200,6 @@ const runPairs = (
     progress.done(snapshot(endedAt))
     return { rows, instanceOrder, examples: [...examples.values()], interrupted, ...(budget !== undefined ? { budget } : {}), share, failed, stats, endedAt }
   })
-
-const mapDefined = <A, B>(a: A | undefined, f: (a: A) => B): B | undefined => (a === undefined ? undefined : f(a))
 
 /** Sort the log, fold its lines into columns, write summary.json, the reports and run.json. */
 const finish = (

@@ -3,9 +3,7 @@
  * instance id) falls to it, so a rerun resumes the same pairs and N shards cover each pair once.
  *
  * @example
- * const shard = Shard.parse("2/3")            // Either.right({ index: 2, count: 3 })
- * Shard.includes(shard.right, cellId, id)     // true for about a third of the pairs
- * Shard.suffix(shard.right)                   // "shard-2-of-3"
+ * Shard.includes({ index: 2, count: 3 }, cellId, instanceId) // true for about a third of the pairs
  */
 import * as Hash from "@cupid-lab/core/Hash"
 import { Either, Schema } from "effect"
