@@ -57,11 +57,7 @@ export interface Comparison {
 
 export interface Options {
   readonly permutations?: number
-  /**
-   * Compare this cell of the first run with this cell of the second, instead of matching cells.
-   * Each is a cell id, a unique id prefix of at least 4 characters, an exact name, or `@k` (the
-   * k-th cell, 1-based), so names with shell-hostile characters can be avoided.
-   */
+  /** Compare these two cells instead of matching cells (see Analysis.findCell for how a cell is named). */
   readonly cells?: { readonly a: string; readonly b: string }
 }
 

@@ -33,11 +33,7 @@ const num = (x: number | null | undefined): string => (x === null || x === undef
 export const leading = ["cell", "cell_name", "instance", "persona_id", "type", "status", "selected"] as const
 export const trailing = ["calls", "prompt_tokens", "completion_tokens", "error_stage", "error_plugin", "error_message"] as const
 
-export interface ScoreColumn {
-  readonly title: string
-  /** The column's number on a row (undefined or null: an empty field). */
-  readonly value: (row: Row) => number | null | undefined
-}
+type ScoreColumn = { readonly title: string; readonly value: (row: Row) => number | null | undefined }
 
 /** One column per score key of the rows, in key order; two for a key any row scored with counts (a Ratio metric). */
 export const scoreColumns = (rows: ReadonlyArray<Row>): Array<ScoreColumn> => {

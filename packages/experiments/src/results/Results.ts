@@ -8,16 +8,17 @@
 import { type Domain, type Scorer, Tokens, type Trace, type Usage } from "@cupid-lab/core"
 import type { CellInfo, InstanceMeta, ResultLine, Row, Score, UsageSummary } from "./ResultLine.js"
 
-const sessionTokens = (session: Domain.SessionView): number => {
-  let n = 0
-  for (const m of session.dialogue) n += Tokens.count(m.content)
-  return n
-}
-
-/** Facts about an instance the analyses need; computed once per instance, shared by its cells. */
-export const instanceMeta = (instance: Domain.Instance, tokensOf: (s: Domain.SessionView) => number = sessionTokens): InstanceMeta => {
+/**
+ * Facts about an instance the analyses need. `tokens` memoizes session token counts by content
+ * hash: pass one map for a sweep, whose instances share most of their sessions.
+ */
+export const instanceMeta = (instance: Domain.Instance, tokens: Map<string, number> = new Map()): InstanceMeta => {
   let historyTokens = 0
-  for (const s of instance.query.sessions) historyTokens += tokensOf(s)
+  for (const s of instance.query.sessions) {
+    let n = tokens.get(s.hash)
+    if (n === undefined) tokens.set(s.hash, (n = s.dialogue.reduce((t, m) => t + Tokens.count(m.content), 0)))
+    historyTokens += n
+  }
   const relevant: Array<string> = []
   const stale: Array<string> = []
   let positions = 0
@@ -34,20 +35,6 @@ export const instanceMeta = (instance: Domain.Instance, tokensOf: (s: Domain.Ses
     relevant,
     stale
   }
-}
-
-/** {@link instanceMeta} with session token counts memoized by content hash (a persona's instances share most sessions). */
-export const metaMaker = (): ((instance: Domain.Instance) => InstanceMeta) => {
-  const memo = new Map<string, number>()
-  const tokensOf = (s: Domain.SessionView) => {
-    let n = memo.get(s.hash)
-    if (n === undefined) {
-      n = sessionTokens(s)
-      memo.set(s.hash, n)
-    }
-    return n
-  }
-  return (instance) => instanceMeta(instance, tokensOf)
 }
 
 type Counts = { calls: number; promptTokens: number; completionTokens: number }

@@ -126,7 +126,7 @@ const runPairs = (
     const instanceOrder = new Map<string, number>()
     const examples = new Map<Domain.InstanceType, Domain.Instance>()
     const stats = RunInfo.accumulator()
-    const metaOf = Results.metaMaker()
+    const tokens = new Map<string, number>()
     const ranAt = new Date(startedAt).toISOString()
     const resumed = log.size()
     let failed = 0, share = 0, seenAll = false
@@ -171,7 +171,7 @@ const runPairs = (
         Effect.flatMap(
           Transforms.run(cell.pipeline, version),
           (trace) => {
-            const line = Results.fromTrace(cell.info, version.instance, metaOf(version.instance), trace)
+            const line = Results.fromTrace(cell.info, version.instance, Results.instanceMeta(version.instance, tokens), trace)
             log.append({
               cell: cell.cell.id,
               instance: version.instance.id,
