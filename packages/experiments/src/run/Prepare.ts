@@ -22,7 +22,6 @@ export type OpenDataset = (source: string, options: Dataset.LoadOptions) => Effe
 export interface Options {
   /** The plugins besides the config's own modules; default every package's built-ins. */
   readonly plugins?: ReadonlyArray<Plugin.AnyPlugin>
-  /** Default `Dataset.open` of core. */
   readonly openDataset?: OpenDataset
   readonly progress?: Progress.Progress
   /** Notices for the user (resume counts, orphaned lines, model-cache warnings). */

@@ -73,7 +73,6 @@ export const differences = (mine: Identity, theirs: Identity): string => {
   return parts.length === 0 ? "the identity differs" : `${parts.join(" and ")} ${parts.length > 1 ? "differ" : "differs"}`
 }
 
-/** Decode the text of a run-id.json. */
 export const decode = Schema.decodeUnknownEither(Schema.parseJson(Identity))
 
 /**

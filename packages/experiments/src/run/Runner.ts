@@ -283,6 +283,6 @@ const finish = (
 const budgetFields = (pairs: Pairs): { stopped?: "budget"; budget?: Budget.Spend } =>
   pairs.budget === undefined ? {} : { ...(pairs.budget.stopped() ? { stopped: "budget" as const } : {}), budget: pairs.budget.spend() }
 
-/** Regenerate the reports of a run directory from its summary.json and results.jsonl; returns report.md's path. */
+/** Rewrite the reports of a run directory; returns report.md's path. */
 export const report = (runDir: string, options: Pick<Options, "openDataset"> = {}): Effect.Effect<string, RunError> =>
   Effect.map(Report.write(runDir, options.openDataset === undefined ? {} : { openDataset: (source) => options.openDataset!(source, {}) }), (f) => f.markdown)
