@@ -223,7 +223,8 @@ const sliceMemo = new WeakMap<Index, Map<Slice, Int32Array>>()
 
 /** The numbers of the instances of a slice, in the index's order (computed once per index and slice). */
 export const sliceNumbers = (idx: Index, slice: Slice): Int32Array =>
-  entry(entry(sliceMemo, idx, () => new Map()), slice, () => Int32Array.from(idx.instances.flatMap((f, k) => (slice === "all" || f.type === slice ? [k] : []))))
+  entry(entry(sliceMemo, idx, () => new Map()), slice, () =>
+    Int32Array.from(idx.instances.flatMap((f, k) => (slice === "all" || f.type === slice ? [k] : []))))
 
 /**
  * A metric's data for one cell over every instance of a slice (see {@link columnsOf}): the same

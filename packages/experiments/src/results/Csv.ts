@@ -53,7 +53,9 @@ export const scoreColumns = (rows: ReadonlyArray<Row>): Array<ScoreColumn> => {
       const v = r.scores[key]
       return typeof v === "number" ? v : undefined
     }
-    return counted.get(key) === true ? [{ title: `${key}.num`, value: part("num") }, { title: `${key}.den`, value: part("den") }] : [{ title: key, value: mean }]
+    return counted.get(key) === true
+      ? [{ title: `${key}.num`, value: part("num") }, { title: `${key}.den`, value: part("den") }]
+      : [{ title: key, value: mean }]
   })
 }
 

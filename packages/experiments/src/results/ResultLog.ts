@@ -193,7 +193,9 @@ export const open = Effect.fn("ResultLog.open")(function*(options: Options): Eff
   const kept = linesOf("keep").map((l) => l.row!)
   const corrupt = linesOf("corrupt"), orphaned = linesOf("orphan").length
   const retried = read.filter((l) => l.fate === "drop" && l.row?.status === "failed").length
-  if (corrupt.length > 0 && options.repair !== true) return yield* corruptError(file, corrupt.map((l) => l.lineNo), corrupt[0]!.why!, read.length - corrupt.length)
+  if (corrupt.length > 0 && options.repair !== true) {
+    return yield* corruptError(file, corrupt.map((l) => l.lineNo), corrupt[0]!.why!, read.length - corrupt.length)
+  }
   if (kept.length === read.length && truncated) {
     // Only a partial last line to drop (a kill, a full disk): cut off in place, which needs no free space.
     yield* fileSystem.truncate(file, end).pipe(Effect.mapError((e) => writeFailed(file, e, read.length, "drop the partial last line")))

@@ -57,7 +57,8 @@ const readJson = (fileSystem: FileSystem.FileSystem, file: string, what: string)
   )
 
 /** A decoder of one JSON line (without its newline, `lineNo` 1-based) whose errors name the file and the line. */
-export const parseLine = <A>(decode: (value: unknown) => Either.Either<A, string>) => (text: string, lineNo: number, file: string): Either.Either<A, RunError> =>
+export const parseLine = <A>(decode: (value: unknown) => Either.Either<A, string>) =>
+(text: string, lineNo: number, file: string): Either.Either<A, RunError> =>
   Either.try({ try: (): unknown => JSON.parse(text), catch: () => "not valid JSON; expected one result line per line" }).pipe(
     Either.flatMap(decode),
     Either.mapLeft((why) => new RunError({ path: file, reason: `line ${lineNo}: ${why}` }))

@@ -164,10 +164,14 @@ export const cells = (
         const { select: _select, ...ranker } = plan.params
         const made = yield* built(plan, keyOf(ranker))
         const select = plan.select
-        const cut = (input: Retriever.RetrievalInput) => (r: Retriever.Retrieval) => (select === undefined ? r : Selector.apply(select, r, input.query, analyzer))
+        const cut = (input: Retriever.RetrievalInput) => (r: Retriever.Retrieval) =>
+          select === undefined ? r : Selector.apply(select, r, input.query, analyzer)
         if (made.needsGold) {
           const gold = made.service
-          const service: Retriever.GoldService = { needsSummaries: gold.needsSummaries, retrieve: (input, g) => Effect.map(gold.retrieve(input, g), cut(input)) }
+          const service: Retriever.GoldService = {
+            needsSummaries: gold.needsSummaries,
+            retrieve: (input, g) => Effect.map(gold.retrieve(input, g), cut(input))
+          }
           pipeline.retriever = { plugin: use, needsGold: true, service: select === undefined ? gold : service }
         } else {
           const plain = made.service

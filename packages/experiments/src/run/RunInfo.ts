@@ -76,7 +76,7 @@ export interface Accumulator {
 export const accumulator = (): Accumulator => {
   const time = new Map<string, number>()
   const failures = new Map<string, number>()
-  const usage: Types.Mutable<Usage.UsageTotals> = { calls: 0, cachedCalls: 0, promptTokens: 0, completionTokens: 0, requests: 0, retries: 0, failedCalls: 0 }
+  const usage: Types.Mutable<Usage.UsageTotals> = Usage.totals([])
   const bump = (m: Map<string, number>, key: string, by: number) => m.set(key, (m.get(key) ?? 0) + by)
   return {
     usage,
