@@ -23,6 +23,7 @@ import * as fs from "node:fs"
 import * as os from "node:os"
 import * as path from "node:path"
 import { Config, Runner } from "../src/index.js"
+import * as Columns from "../src/results/Columns.js"
 import * as Parquet from "../src/results/Parquet.js"
 import * as RunDir from "../src/results/RunDir.js"
 
@@ -161,7 +162,7 @@ const program = Effect.gen(function*() {
       collect()
       return { value, bytes: held() - before }
     })
-  const index = yield* retained(RunDir.readIndex(outcome.files.results).pipe(Effect.provide(NodeFileSystem.layer)))
+  const index = yield* retained(Effect.map(RunDir.readRows(outcome.files.results), Columns.index).pipe(Effect.provide(NodeFileSystem.layer)))
   const whole = yield* retained(RunDir.readRows(outcome.files.results).pipe(Effect.provide(NodeFileSystem.layer)))
   const kept = { lines: index.value.lines, index: index.bytes, rows: whole.bytes + 0 * whole.value.length }
   // results.parquet alone, from the index: time, size and the heap it adds over it.

@@ -3,6 +3,7 @@ import * as NodeContext from "@effect/platform-node/NodeContext"
 import { Effect } from "effect"
 import * as fs from "node:fs"
 import * as path from "node:path"
+import * as Analysis from "../src/analysis/Analysis.js"
 import * as Compare from "../src/compare/Compare.js"
 import * as Commands from "../src/cli/Commands.js"
 import * as RunDir from "../src/results/RunDir.js"
@@ -148,8 +149,8 @@ describe("compare any cell of one run with any cell of another", () => {
     // the same run twice: two of its own cells
     const self = Compare.compare(ra, ra, { cells: { a: "all", b: "bm25(k=2)" } })
     expect(self.matches.map((m) => [m.a.name, m.b.name])).toEqual([["all", "bm25(k=2)"]])
-    expect(Compare.findCell(ra.summary.cells, "@9")).toMatch(/^no cell @9: the run has 3 \(@1 all \(aaaa000000000001\); @2 bm25\(k=2\)/)
-    expect(Compare.findCell(ra.summary.cells, "zzzz")).toMatch(/^no cell "zzzz" \(by id, id prefix of 4\+ characters, name, or @k\); cells: @1 all/)
+    expect(Analysis.findCell(ra.summary.cells, "@9")).toMatch(/^no cell @9: the run has 3 \(@1 all \(aaaa000000000001\); @2 bm25\(k=2\)/)
+    expect(Analysis.findCell(ra.summary.cells, "zzzz")).toMatch(/^no cell "zzzz" \(by id, id prefix of 4\+ characters, name, or @k\); cells: @1 all/)
     expect(() => Compare.compare(ra, rb, { cells: { a: "all", b: "nope" } })).toThrow(/--cell-b: no cell "nope"/)
   })
 })

@@ -89,6 +89,10 @@ describe("result lines", () => {
   it("meta: history tokens over all messages, positions of the relevant sessions", () => {
     // "p9 other 0 words here" = 6 tokens, "p9 a2 text" = 5, "ok" = 1 after each
     expect(Results.instanceMeta(inst)).toEqual({ sessions: 4, historyTokens: 7 + 7 + 6 + 6, relevantMeanPosition: 3.5, relevant: ["s3", "s4"], stale: [] })
-    expect(Results.metaMaker()(inst)).toEqual(Results.instanceMeta(inst))
+    // with the token counts of a sweep's earlier instances
+    const tokens = new Map<string, number>()
+    expect(Results.instanceMeta(inst, tokens)).toEqual(Results.instanceMeta(inst))
+    expect(Results.instanceMeta(inst, tokens)).toEqual(Results.instanceMeta(inst))
+    expect(tokens.size).toBe(4)
   })
 })

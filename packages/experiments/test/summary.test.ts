@@ -103,7 +103,7 @@ describe("Summary", () => {
     expect(a.cells([cellInfo])[0]!.slices.all.metrics["extra.thing"]).toEqual({ n: 1, mean: 2, ci95: [2, 2] })
   })
 
-  it("the summary of a run's columns (fromIndex, what a sweep writes): cells with interleaved lines, failures, undeclared keys", () => {
+  it("the summary of a run's columns (Summary.of, what a sweep writes): cells with interleaved lines, failures, undeclared keys", () => {
     // Two cells, lines interleaved as a sweep writes them; failures of both; a key one cell never
     // scores; an undeclared number and an undeclared count; a null and a key missing on a line.
     const rows: Array<Row> = [
@@ -122,9 +122,9 @@ describe("Summary", () => {
       row("b", 5, "consistent", { "only.failed": 3 }, "failed"),
       row("a", 6, "consistent", { "mixed.first_number": { num: 1, den: 2 }, "mixed.first_null": { num: 1, den: 2 } })
     ]
-    const fromIndex = Summary.fromIndex(Columns.index(rows), { metrics, seed: 11, resamples: 100 })
     const cells = ["a", "b", "never"].map((id) => ({ ...cellInfo, id, name: id }))
-    expect(fromIndex.metrics().map((m) => `${m.name}:${m.aggregate._tag}`)).toEqual([
+    const summary = Summary.of(Columns.index(rows), { metrics, seed: 11, resamples: 100 }, cells)
+    expect(summary.metrics.map((m) => `${m.name}:${m.aggregate._tag}`)).toEqual([
       "retrieval.hit:Mean",
       "inference.p:Ratio",
       "inference.r:Ratio",
@@ -135,7 +135,7 @@ describe("Summary", () => {
       "mixed.first_number:Mean"
     ])
     // Hand-checked: a's changing slice has 2 scored lines and no failure, b's 1 and 1.
-    const [a, b, never] = fromIndex.cells(cells)
+    const [a, b, never] = summary.cells
     expect([a!.slices.changing.n, a!.slices.changing.failed, b!.slices.changing.n, b!.slices.changing.failed]).toEqual([2, 0, 1, 1])
     expect(a!.slices.all.metrics["retrieval.hit"]!.mean).toBeCloseTo((1 + 0.5 + 0.25) / 3, 12)
     expect(a!.slices.all.metrics["mixed.first_number"]).toEqual({ n: 1, mean: 0.5, ci95: [0.5, 0.5] })

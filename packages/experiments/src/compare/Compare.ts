@@ -1,21 +1,17 @@
 /**
- * Comparing two runs cell by cell: cells are matched by id (same normalized parameters), then the
- * rest by name; each matched pair is compared on the instances both scored ok, with the statistics
- * of the reports (paired bootstrap CI, paired permutation p-value, Holm over every comparison).
- * Typical uses: the same config before and after a code change, or on two matchers.
+ * Comparing two runs cell by cell: cells are matched by id (same normalized parameters), then by
+ * name; each pair is compared on the instances both scored ok, with the reports' statistics
+ * (paired bootstrap CI, paired permutation p, Holm over every comparison).
  *
  * @example
- * import { Compare } from "@cupid-lab/experiments"
- * const files = yield* Compare.write("runs/a", "runs/b", "runs/a-vs-b")
- * files.markdown // "runs/a-vs-b/compare.md"
+ * const files = yield* Compare.write("runs/a", "runs/b", "runs/a-vs-b") // files.markdown, files.html
  */
 import { Files } from "@cupid-lab/core"
 import { FileSystem } from "@effect/platform"
 import { Effect } from "effect"
 import * as path from "node:path"
 import { RunError } from "../Errors.js"
-import type { CellSummary, MetricDescription, Slice } from "../results/ResultLine.js"
-import { slices } from "../results/ResultLine.js"
+import { type CellSummary, type MetricDescription, type Slice, slices } from "../results/ResultLine.js"
 import { Paired } from "@cupid-lab/scorers"
 import * as Analysis from "../analysis/Analysis.js"
 import * as Columns from "../results/Columns.js"
@@ -60,39 +56,24 @@ export interface Comparison {
 
 export interface Options {
   readonly permutations?: number
-  /**
-   * Compare this cell of the first run with this cell of the second, instead of matching cells.
-   * Each is a cell id, a unique id prefix of at least 4 characters, an exact name, or `@k` (the
-   * k-th cell, 1-based), so names with shell-hostile characters can be avoided.
-   */
+  /** Compare these two cells instead of matching cells (see Analysis.findCell for how a cell is named). */
   readonly cells?: { readonly a: string; readonly b: string }
 }
 
-/** The cell a selector names (see Analysis.findCell). */
-export const findCell = Analysis.findCell
-
 /** Match cells by id, then the remaining ones by name (first come, first matched). */
-export const matchCells = (a: ReadonlyArray<CellSummary>, b: ReadonlyArray<CellSummary>): { matches: Array<Match>; onlyA: Array<CellSummary>; onlyB: Array<CellSummary> } => {
+const matchCells = (a: ReadonlyArray<CellSummary>, b: ReadonlyArray<CellSummary>) => {
   const usedB = new Set<string>()
   const matches: Array<Match> = []
-  const rest: Array<CellSummary> = []
-  for (const ca of a) {
-    const cb = b.find((x) => x.id === ca.id && !usedB.has(x.id))
-    if (cb === undefined) rest.push(ca)
-    else {
-      usedB.add(cb.id)
-      matches.push({ a: ca, b: cb, by: "id" })
-    }
-  }
-  const onlyA: Array<CellSummary> = []
-  for (const ca of rest) {
-    const cb = b.find((x) => x.name === ca.name && !usedB.has(x.id))
-    if (cb === undefined) onlyA.push(ca)
-    else {
-      usedB.add(cb.id)
-      matches.push({ a: ca, b: cb, by: "name" })
-    }
-  }
+  const match = (cells: ReadonlyArray<CellSummary>, by: "id" | "name") =>
+    cells.filter((ca) => {
+      const cb = b.find((x) => x[by] === ca[by] && !usedB.has(x.id))
+      if (cb !== undefined) {
+        usedB.add(cb.id)
+        matches.push({ a: ca, b: cb, by })
+      }
+      return cb === undefined
+    })
+  const onlyA = match(match(a, "id"), "name")
   const order = new Map(a.map((c, i) => [c.id, i]))
   matches.sort((x, y) => order.get(x.a.id)! - order.get(y.a.id)!)
   return { matches, onlyA, onlyB: b.filter((c) => !usedB.has(c.id)) }
@@ -100,9 +81,9 @@ export const matchCells = (a: ReadonlyArray<CellSummary>, b: ReadonlyArray<CellS
 
 /** The one pair named by `--cell-a` and `--cell-b`; every other cell is listed as unmatched. */
 const chosen = (a: RunDir.Run, b: RunDir.Run, cells: { readonly a: string; readonly b: string }) => {
-  const ca = findCell(a.summary.cells, cells.a)
+  const ca = Analysis.findCell(a.summary.cells, cells.a)
   if (typeof ca === "string") throw new RunError({ path: a.dir, reason: `--cell-a: ${ca}` })
-  const cb = findCell(b.summary.cells, cells.b)
+  const cb = Analysis.findCell(b.summary.cells, cells.b)
   if (typeof cb === "string") throw new RunError({ path: b.dir, reason: `--cell-b: ${cb}` })
   return {
     matches: [{ a: ca, b: cb, by: "chosen" as const }],
@@ -111,21 +92,16 @@ const chosen = (a: RunDir.Run, b: RunDir.Run, cells: { readonly a: string; reado
   }
 }
 
-const sameAggregate = (x: MetricDescription, y: MetricDescription): boolean =>
-  JSON.stringify(x.aggregate) === JSON.stringify(y.aggregate)
-
 export const compare = (a: RunDir.Run, b: RunDir.Run, options: Options = {}): Comparison => {
   const { matches, onlyA, onlyB } = options.cells === undefined ? matchCells(a.summary.cells, b.summary.cells) : chosen(a, b, options.cells)
-  const fa = Analysis.families(a.summary)
-  const candidates = Analysis.comparedMetrics(a.summary, fa)
   const warnings: Array<string> = []
-  const metrics = candidates.filter((m) => {
+  const metrics = Analysis.comparedMetrics(a.summary, Analysis.families(a.summary)).filter((m) => {
     const other = Analysis.metricNamed(b.summary, m.name)
     if (other === undefined) {
       warnings.push(`${m.name} is scored in the first run only; not compared.`)
       return false
     }
-    if (!sameAggregate(m, other)) {
+    if (JSON.stringify(m.aggregate) !== JSON.stringify(other.aggregate)) {
       warnings.push(`${m.name} aggregates differently in the two runs; not compared.`)
       return false
     }
@@ -137,25 +113,16 @@ export const compare = (a: RunDir.Run, b: RunDir.Run, options: Options = {}): Co
   if (a.summary.dataset.hash !== b.summary.dataset.hash) {
     warnings.push(`The runs read different data (fingerprints ${a.summary.dataset.hash.slice(0, 12)} and ${b.summary.dataset.hash.slice(0, 12)}); instances are paired by id.`)
   }
-  const ia = a.index, ib = b.index
   // Every matched pair of cells, metric and slice, over the instances both cells scored ok.
-  const plan: Array<{ match: Match; metric: MetricDescription; slice: Slice }> = []
-  const values: Array<{ readonly a: ReturnType<typeof Paired.value>; readonly b: ReturnType<typeof Paired.value> }> = []
-  const tests: Array<Paired.Test> = []
-  for (const match of matches) {
-    const of = new Map(slices.map((slice) => {
-      const ids = Columns.sharedIds(ia, match.a.id, ib, match.b.id, slice)
-      return [slice, { a: Columns.columnsOf(ia, match.a.id, Columns.numbers(ia, ids)), b: Columns.columnsOf(ib, match.b.id, Columns.numbers(ib, ids)) }] as const
-    }))
-    for (const metric of metrics) {
-      for (const slice of slices) {
-        const ca = of.get(slice)!.a(metric), cb = of.get(slice)!.b(metric)
-        plan.push({ match, metric, slice })
-        values.push({ a: Paired.value(ca), b: Paired.value(cb) })
-        tests.push({ a: ca, b: cb })
-      }
-    }
-  }
+  const tests = matches.flatMap((match) => {
+    const of = slices.map((slice) => {
+      const ids = Columns.sharedIds(a.index, match.a.id, b.index, match.b.id, slice)
+      const ca = Columns.columnsOf(a.index, match.a.id, Columns.numbers(a.index, ids))
+      const cb = Columns.columnsOf(b.index, match.b.id, Columns.numbers(b.index, ids))
+      return { slice, ca, cb }
+    })
+    return metrics.flatMap((metric) => of.map(({ ca, cb, slice }) => ({ match, metric, slice, a: ca(metric), b: cb(metric) })))
+  })
   const seed = a.summary.seed
   const resamples = a.summary.resamples ?? 1000
   // Large-sample forms only where both runs used them, from the larger of their thresholds.
@@ -168,28 +135,23 @@ export const compare = (a: RunDir.Run, b: RunDir.Run, options: Options = {}): Co
     ...(largeSample !== undefined ? { largeSample } : {}),
     ...(options.permutations !== undefined ? { permutations: options.permutations } : {})
   })
-  const rows = plan.map((t, i): Row => ({ match: t.match, metric: t.metric, slice: t.slice, a: values[i]!.a, b: values[i]!.b, comparison: fam.comparisons[i]!, pAdjusted: fam.adjusted[i]! }))
-  return {
-    a,
-    b,
-    matches,
-    onlyA,
-    onlyB,
-    metrics,
-    rows,
-    tests: fam.tests,
-    permutations: fam.permutations,
-    seed,
-    resamples,
-    warnings
-  }
+  const rows = tests.map((t, i): Row => ({
+    match: t.match,
+    metric: t.metric,
+    slice: t.slice,
+    a: Paired.value(t.a),
+    b: Paired.value(t.b),
+    comparison: fam.comparisons[i]!,
+    pAdjusted: fam.adjusted[i]!
+  }))
+  return { a, b, matches, onlyA, onlyB, metrics, rows, tests: fam.tests, permutations: fam.permutations, seed, resamples, warnings }
 }
 
 /**
  * Default output directory, named after both runs, beside the second. A run in the default layout
  * (`runs/<name>/<run id>`) is called `<name>-<run id>`, and its place is beside `runs/<name>`.
  */
-export const defaultOut = (dirA: string, dirB: string): string => {
+const defaultOut = (dirA: string, dirB: string): string => {
   const byId = (dir: string) => RunId.idPattern.test(path.basename(path.resolve(dir)))
   const label = (dir: string) => (byId(dir) ? `${path.basename(path.dirname(path.resolve(dir)))}-` : "") + path.basename(path.resolve(dir))
   const home = byId(dirB) ? path.dirname(path.dirname(path.resolve(dirB))) : path.dirname(path.resolve(dirB))

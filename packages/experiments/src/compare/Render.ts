@@ -4,11 +4,9 @@
  * shared instances, the difference (second run - first), its paired CI, p and Holm-adjusted p.
  *
  * @example
- * import * as Render from "@cupid-lab/experiments/compare/Render"
  * fs.writeFileSync("compare.md", Render.markdown(comparison))
  */
-import type { Slice } from "../results/ResultLine.js"
-import { slices } from "../results/ResultLine.js"
+import { type Slice, slices } from "../results/ResultLine.js"
 import * as Format from "../render/Format.js"
 import { style } from "../render/Html.js"
 import * as Notes from "../render/Notes.js"

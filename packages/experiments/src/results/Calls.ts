@@ -1,25 +1,16 @@
 /**
  * `<run>/calls.jsonl`: the transcript of every model call, one line per (cell, instance) attempt
- * that called a model, appended beside results.jsonl (before its result line, so a recorded pair
- * always has its calls). A rerun that retries a failed pair appends a new line; the viewer shows
- * the latest and counts the earlier ones.
- *
- * Each call records its stage, model, the request as the provider received it (messages and
- * decoding settings), the raw answer, what the caller read from it (or why it could not), the
- * finish reason, HTTP requests sent (retries included), latency, tokens and whether the cache
- * answered. Latency and cache flags depend on the clock and the cache, so unlike results.jsonl this
- * file is not byte-identical between reruns. With `transcripts: counts` in the config, requests and
- * answers are left out (everything else is kept).
+ * that called a model, appended before the pair's result line (a retried pair adds a line). It
+ * differs between reruns (latency, cache flags); `transcripts: counts` leaves requests and answers out.
  *
  * @example
- * import * as Calls from "@cupid-lab/experiments/results/Calls"
- * const text = Calls.line({ cell: "c1", instance: "i1", ranAt: "2026-01-01T00:00:00.000Z" }, trace.usage, "full")
- * const totals = yield* Calls.tally("runs/x/calls.jsonl")
+ * const totals = yield* Calls.tally("runs/x/calls.jsonl") // { attempts, calls, cached, requests, retries, failed }
  */
 import { Files, type LanguageModel, Usage } from "@cupid-lab/core"
 import { FileSystem } from "@effect/platform"
-import { Effect, Schema } from "effect"
+import { Effect, Either, Schema } from "effect"
 import { RunError } from "../Errors.js"
+import type { ModelCalls } from "./ResultLine.js"
 import * as RunDir from "./RunDir.js"
 
 export const fileName = "calls.jsonl"
@@ -103,22 +94,8 @@ export const line = (
 ): string | undefined =>
   usage.length === 0 ? undefined : `${JSON.stringify({ cell: pair.cell, instance: pair.instance, ranAt: pair.ranAt, calls: usage.map((e) => callOf(e, mode)) } satisfies Line)}\n`
 
-/** What the transcripts of a run directory add up to, over every recorded attempt. */
-export interface Totals {
-  /** Pair attempts with calls (lines of calls.jsonl). */
-  readonly attempts: number
-  readonly calls: number
-  /** Calls the cache answered (no request sent). */
-  readonly cached: number
-  /** HTTP requests the servers received, retries included. */
-  readonly requests: number
-  /** Requests beyond the first of each call. */
-  readonly retries: number
-  /** Calls that failed after their retries. */
-  readonly failed: number
-  /** Lines that could not be read (an edited or damaged file): not in the counts above. */
-  readonly unreadable?: number
-}
+/** What the transcripts of a run directory add up to, over every recorded attempt (summary.json's `modelCalls`). */
+export type Totals = typeof ModelCalls.Type
 
 export const emptyTotals: Totals = { attempts: 0, calls: 0, cached: 0, requests: 0, retries: 0, failed: 0 }
 
@@ -130,25 +107,21 @@ export const tally = (file: string): Effect.Effect<Totals, RunError, FileSystem.
     const t = { ...emptyTotals }
     let unreadable = 0
     const decode = Schema.decodeUnknownEither(Schema.parseJson(Line))
-    yield* RunDir.scan(fileSystem, file, (lines) =>
-      Effect.sync(() => {
-        for (const raw of lines) {
-          const decoded = decode(raw.toString("utf8", 0, raw.length - 1))
-          if (decoded._tag === "Left") {
-            unreadable++
-            continue
-          }
-          t.attempts++
-          for (const c of decoded.right.calls) {
-            t.calls++
-            if (c.cached) t.cached++
-            if (c.failed) t.failed++
-            t.requests += c.requests
-            t.retries += Math.max(0, c.requests - 1)
-          }
-        }
-      })
-    ).pipe(Effect.mapError((e) => new RunError({ path: file, reason: `cannot read the call transcripts: ${Files.describe(e)}` })))
+    yield* RunDir.scan(fileSystem, file, (raw) => {
+      const decoded = decode(raw.toString("utf8", 0, raw.length - 1))
+      if (Either.isLeft(decoded)) {
+        unreadable++
+        return
+      }
+      t.attempts++
+      for (const c of decoded.right.calls) {
+        t.calls++
+        if (c.cached) t.cached++
+        if (c.failed) t.failed++
+        t.requests += c.requests
+        t.retries += Math.max(0, c.requests - 1)
+      }
+    }).pipe(Effect.mapError((e) => new RunError({ path: file, reason: `cannot read the call transcripts: ${Files.describe(e)}` })))
     return unreadable === 0 ? t : { ...t, unreadable }
   })
 

@@ -1,21 +1,10 @@
 /**
- * Combining the directories of a sharded sweep (`sweep --shard i/N`, run/Shard.ts) into one run
- * directory, with the same bytes a single machine would have written: results.jsonl in final order
- * (dataset order, then cell order, as ResultLog's finalize leaves it), summary.json, the reports,
- * results.csv and results.parquet through the code the sweep uses, calls.jsonl concatenated in
- * shard order, run-id.json of the whole run and a run.json whose counts are summed over the shards.
- *
- * Before writing anything it checks that the shards are one run's (same run id: config hash and
- * data fingerprint; same summary facts), that the set is complete (1..N each once, one N), that
- * every shard finished and holds exactly its share (no pair twice, none of another shard, none
- * missing). Every error names the shard directory (and the line) and what is wrong.
- *
- * The run's data is read once more: it orders the lines (the shards hold only their own instances'
- * order) and gives the report's examples. Its fingerprint must be the shards'.
+ * Combining the directories of a sharded sweep (`sweep --shard i/N`) into one run directory with
+ * the bytes one machine would have written, once the shards are checked: one run's, a complete
+ * set, each finished and holding exactly its share. The run's data is read again for the order.
  *
  * @example
  * const merged = yield* Merge.merge({ out: "runs/contextual/merged", shards: ["a", "b", "c"] })
- * merged.files.report // "runs/contextual/merged/report.md"
  */
 import { Dataset, type Domain, Files, Hash } from "@cupid-lab/core"
 import { FileSystem } from "@effect/platform"
@@ -53,7 +42,6 @@ export interface Merged {
   readonly shards: number
   readonly pairs: number
   readonly instances: number
-  readonly summary: ResultLine.Summary
   readonly files: { readonly results: string; readonly summary: string; readonly report: string; readonly run: string }
   readonly opening: Report.Written["opening"]
 }
@@ -63,31 +51,24 @@ interface Line {
   readonly row: ResultLine.Row
 }
 
-interface ShardDir {
-  readonly dir: string
-  readonly identity: RunId.Identity
-  readonly shard: Shard.Shard
-  readonly summary: ResultLine.Summary
-  readonly info: RunDir.RunInfo
-  readonly lines: ReadonlyArray<Line>
-}
-
 const fail = (file: string, reason: string) => Effect.fail(new RunError({ path: file, reason }))
 
 const unfinished = "the shard has not finished: rerun its sweep command (the same --shard i/N) to complete it, then merge again"
 
+const exists = (fileSystem: FileSystem.FileSystem, file: string) => fileSystem.exists(file).pipe(Effect.orElseSucceed(() => false))
+
 const readJson = (fileSystem: FileSystem.FileSystem, file: string, missing: string) =>
   Effect.gen(function*() {
-    if (!(yield* fileSystem.exists(file).pipe(Effect.orElseSucceed(() => false)))) return yield* fail(file, missing)
+    if (!(yield* exists(fileSystem, file))) return yield* fail(file, missing)
     const text = yield* fileSystem.readFileString(file).pipe(Effect.mapError((e) => new RunError({ path: file, reason: `cannot read: ${Files.describe(e)}` })))
     return yield* Effect.try({ try: (): unknown => JSON.parse(text), catch: () => new RunError({ path: file, reason: "is not valid JSON" }) })
   })
 
 /** One shard directory: its identity, summary, run record and result lines (raw text kept). */
-const readShard = (fileSystem: FileSystem.FileSystem, dir: string): Effect.Effect<ShardDir, RunError> =>
+const readShard = (fileSystem: FileSystem.FileSystem, dir: string) =>
   Effect.gen(function*() {
     const idFile = path.join(dir, RunId.fileName)
-    if (!(yield* fileSystem.exists(idFile).pipe(Effect.orElseSucceed(() => false)))) {
+    if (!(yield* exists(fileSystem, idFile))) {
       return yield* fail(dir, `not a shard directory: no ${RunId.fileName} (expected the directory of a \`sweep --shard i/N\`)`)
     }
     const text = yield* fileSystem.readFileString(idFile).pipe(Effect.mapError((e) => new RunError({ path: idFile, reason: `cannot read: ${Files.describe(e)}` })))
@@ -102,19 +83,16 @@ const readShard = (fileSystem: FileSystem.FileSystem, dir: string): Effect.Effec
     if (info.interrupted === true) return yield* fail(dir, `its sweep was interrupted before the end (run.json); ${unfinished}`)
     const file = path.join(dir, ResultLog.fileName)
     const lines: Array<Line> = []
-    const scanned = yield* RunDir.scan(fileSystem, file, (raw) =>
-      Effect.suspend(() => {
-        for (const bytes of raw) {
-          const row = RunDir.parseRow(bytes.toString("utf8", 0, bytes.length - 1), lines.length + 1, file)
-          if (Either.isLeft(row)) return Effect.fail(row.left)
-          lines.push({ text: Buffer.from(bytes), row: row.right })
-        }
-        return Effect.void
-      })
-    ).pipe(Effect.catchTag("SystemError", "BadArgument", (e) => fail(file, `cannot read the results: ${Files.describe(e)}`)))
+    const scanned = yield* RunDir.scan(fileSystem, file, (bytes, lineNo) => {
+      const row = RunDir.parseRow(bytes.toString("utf8", 0, bytes.length - 1), lineNo, file)
+      if (Either.isLeft(row)) return row.left
+      lines.push({ text: Buffer.from(bytes), row: row.right })
+    }).pipe(Effect.catchTag("SystemError", "BadArgument", (e) => fail(file, `cannot read the results: ${Files.describe(e)}`)))
     if (scanned.partial) return yield* fail(file, `line ${lines.length + 1} is cut short (the sweep was killed); ${unfinished}`)
     return { dir, identity: identity.right, shard, summary, info, lines }
   })
+
+type ShardDir = Effect.Effect.Success<ReturnType<typeof readShard>>
 
 /** What every shard's summary must say alike: everything but the numbers computed from its lines. */
 const facts = (s: ResultLine.Summary) => ({
@@ -163,8 +141,6 @@ const checkSet = (shards: ReadonlyArray<ShardDir>): Effect.Effect<void, RunError
     }
   })
 
-const pairKey = (cell: string, instance: string) => `${cell}\u0000${instance}`
-
 /** Read the run's data: each instance's rank in dataset order and the report's examples (the first present instance of each type). */
 const readData = (options: Options, summary: ResultLine.Summary, present: ReadonlySet<string>) =>
   Effect.gen(function*() {
@@ -203,7 +179,7 @@ const combine = (options: Options, shards: ReadonlyArray<ShardDir>) =>
       for (const [n, { row }] of s.lines.entries()) {
         const at = `${file} line ${n + 1}`
         if (!cellIndex.has(row.cell)) return yield* fail(at, `cell ${row.cell} is not one of the run's cells (its summary.json lists ${summary.cells.length})`)
-        const key = pairKey(row.cell, row.instance)
+        const key = ResultLog.pairKey(row.cell, row.instance)
         const twin = seen.get(key)
         if (twin !== undefined) {
           return yield* fail(at, `the pair (${cellName(row.cell)}, instance ${row.instance}) is also in ${path.join(twin.dir, ResultLog.fileName)} line ${twin.line}; a pair belongs to one shard only`)
@@ -222,22 +198,20 @@ const combine = (options: Options, shards: ReadonlyArray<ShardDir>) =>
     if (present.size !== summary.dataset.instances) {
       return yield* fail(shards.map((s) => s.dir).join(", "), `the shards hold results of ${present.size} instances, but the run has ${summary.dataset.instances}; a shard stopped before the end? rerun each shard's sweep command to complete it`)
     }
-    const byShard = new Map(shards.map((s) => [s.shard.index, s]))
     const instances = [...present].sort((a, b) => data.rank.get(a)! - data.rank.get(b)!)
     for (const s of shards) {
       let missing = 0, example = ""
       for (const instance of instances) {
         for (const cell of summary.cells) {
-          if (Shard.owner(count, cell.id, instance) !== s.shard.index || seen.has(pairKey(cell.id, instance))) continue
+          if (Shard.owner(count, cell.id, instance) !== s.shard.index || seen.has(ResultLog.pairKey(cell.id, instance))) continue
           if (missing++ === 0) example = `${cellName(cell.id)} on instance ${instance}`
         }
       }
       if (missing > 0) return yield* fail(s.dir, `${missing} pair${missing > 1 ? "s" : ""} of its share ${missing > 1 ? "are" : "is"} missing (first: ${example}); ${unfinished}`)
     }
-    const lines = shards.flatMap((s) => s.lines)
-    const keys = lines.map((l) => [data.rank.get(l.row.instance)!, cellIndex.get(l.row.cell)!] as const)
-    const order = lines.map((_, k) => k).sort((a, b) => keys[a]![0] - keys[b]![0] || keys[a]![1] - keys[b]![1])
-    return { lines: order.map((k) => lines[k]!), examples: data.examples, byShard }
+    const key = (l: Line) => [data.rank.get(l.row.instance)!, cellIndex.get(l.row.cell)!] as const
+    const lines = shards.flatMap((s) => s.lines).sort((a, b) => key(a)[0] - key(b)[0] || key(a)[1] - key(b)[1])
+    return { lines, examples: data.examples }
   })
 
 const sumOf = (infos: ReadonlyArray<RunDir.RunInfo>, f: (i: RunDir.RunInfo) => number | null | undefined): number => infos.reduce((t, i) => t + (f(i) ?? 0), 0)
@@ -323,7 +297,7 @@ export const merge = (options: Options): Effect.Effect<Merged, RunError, FileSys
       ...Summary.of(
         index,
         { metrics: Summary.declaredOf(base.metrics), seed: base.seed, resamples: base.resamples, ...(base.largeSample !== undefined ? { largeSample: base.largeSample } : {}) },
-        baseCells.map(({ slices: _s, ...info }) => info)
+        baseCells.map(({ slices: _s, types: _t, ...info }) => info)
       )
     }
     yield* write(files.summary, Summary.encode(summary))

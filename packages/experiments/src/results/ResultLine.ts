@@ -1,45 +1,32 @@
 /**
- * The records of a run directory, one Effect Schema each and nowhere else: a line of
- * `<out>/results.jsonl` ({@link ResultLine}, one per (cell, instance)) and `<out>/summary.json`
- * ({@link Summary}). The runner encodes with them; reports, the CSV, `compare` and user tools
- * decode with them. Keep them stable.
- *
- * Nothing here depends on wall-clock time or on the state of the model cache, so the same config,
- * data and cache give byte-identical files. Non-finite numbers (a metric that does not apply) are
- * written as `null`.
+ * The records of a run directory, one Effect Schema each, for the runner and every reader: a line
+ * of `<out>/results.jsonl` ({@link ResultLine}, one per (cell, instance)) and `<out>/summary.json`
+ * ({@link Summary}). A number that is not finite (a metric that does not apply) is `null`.
  *
  * @example
- * import { ResultLine } from "@cupid-lab/experiments"
- * import { Schema } from "effect"
- * const line = Schema.decodeUnknownSync(ResultLine.ResultLine)(JSON.parse(text))
- * line.scores["inference.precision_micro"] // { num: 3, den: 4 }
+ * const line = Schema.decodeUnknownSync(ResultLine.ResultLine)(JSON.parse(text)) // line.scores, line.usage, ...
  */
 import { Domain, Scorer } from "@cupid-lab/core"
 import { Schema } from "effect"
 
 const Int = Schema.Number
 
-/** A number that may be missing or not finite (JSON has no NaN): `null` then. */
 export const NullableNumber = Schema.NullOr(Schema.Number)
 
 export const Counts = Schema.Struct({ calls: Int, promptTokens: Int, completionTokens: Int })
 
 /** Token usage without cache flags: a call counts the same whether it was answered by the cache. */
 export const UsageSummary = Schema.Struct({
-  calls: Int,
-  promptTokens: Int,
-  completionTokens: Int,
-  /** Per stage (`retrieve`, `summarize`, `infer`, `generate`, `score`). */
+  ...Counts.fields,
   byStage: Schema.Record({ key: Schema.String, value: Counts }),
   /** Per `provider/model`. */
   byModel: Schema.Record({ key: Schema.String, value: Counts })
 })
 export type UsageSummary = typeof UsageSummary.Type
 
-/** Instance facts the analyses need (recency and history-length plots), derived from data and gold. */
+/** Instance facts the analyses need (recency and history-length plots). */
 export const InstanceMeta = Schema.Struct({
   sessions: Int,
-  /** Approximate tokens of the whole history (see core's Tokens.count). */
   historyTokens: Int,
   /** Mean 1-based position of the relevant sessions; null when there is none. */
   relevantMeanPosition: NullableNumber,
@@ -48,7 +35,7 @@ export const InstanceMeta = Schema.Struct({
 })
 export type InstanceMeta = typeof InstanceMeta.Type
 
-/** One instance's score for one metric: a number (`Mean` metrics; null when not finite) or counts (`Ratio` metrics). */
+/** One instance's score for one metric: a number (`Mean` metrics) or counts (`Ratio` metrics). */
 export const Score = Schema.Union(NullableNumber, Scorer.Count)
 export type Score = typeof Score.Type
 
@@ -57,7 +44,7 @@ export const LineError = Schema.Struct({ stage: Schema.String, plugin: Schema.St
 export const Status = Schema.Literal("ok", "failed")
 
 export const ResultLine = Schema.Struct({
-  /** Stable cell id: hash of the cell's normalized parameters. */
+  /** Hash of the cell's normalized parameters. */
   cell: Schema.String,
   cellName: Schema.String,
   instance: Schema.String,
@@ -79,17 +66,14 @@ export const ResultLine = Schema.Struct({
   scores: Schema.Record({ key: Schema.String, value: Score }),
   usage: UsageSummary,
   error: Schema.NullOr(LineError),
-  /** How the scorers rated each checklist item (preference match: gold items, then inferred ones); absent when no scorer rated items. */
+  /** How the scorers rated each checklist item (gold items, then inferred ones). */
   ratings: Schema.optionalWith(Schema.Array(Scorer.ItemRating), { exact: true }),
-  /** Per metric judged more than once (the judge's `repeats`), each repeat's value in order; the score is their mean. Absent when no scorer repeated. */
+  /** Per metric judged more than once (the judge's `repeats`), each repeat's value; the score is their mean. */
   repeats: Schema.optionalWith(Schema.Record({ key: Schema.String, value: Schema.Array(NullableNumber) }), { exact: true })
 })
 export type ResultLine = typeof ResultLine.Type
 
-/**
- * What reports keep of a line: everything but the ranking, the session summaries and the
- * inference's analysis (decoding drops them, which keeps a large run's lines small in memory).
- */
+/** What reports keep of a line in memory: everything but the ranking, the session summaries and the inference's analysis. */
 export const Row = Schema.Struct({
   ...ResultLine.omit("ranking", "summaries", "inference").fields,
   inference: Schema.NullOr(Schema.Struct({ preference: Schema.String }))
@@ -109,9 +93,8 @@ export type Slice = typeof Slice.Type
 export const slices: ReadonlyArray<Slice> = Slice.literals
 
 export const SliceSummary = Schema.Struct({
-  /** Instances of this slice scored (status ok). */
+  /** Instances scored (status ok) and failed (in no mean). */
   n: Int,
-  /** Instances of this slice whose pipeline failed (not in any mean). */
   failed: Int,
   metrics: Schema.Record({ key: Schema.String, value: MetricEstimate })
 })
@@ -128,22 +111,24 @@ export const PluginFact = Schema.Struct({
 })
 export type PluginFact = typeof PluginFact.Type
 
-export const CellSummary = Schema.Struct({
+/** What a run records of a cell besides its numbers. */
+export const CellInfo = Schema.Struct({
   id: Schema.String,
   name: Schema.String,
   params: Schema.Record({ key: Schema.String, value: Schema.Unknown }),
-  /** True when any stage of the cell reads gold (oracle retrieval, oracle preference). */
+  /** Any stage of the cell reads gold (oracle retrieval, oracle preference); `oracleRetrieval`: its retriever does. */
   usesGold: Schema.Boolean,
-  /** True when the cell's retriever reads gold labels: an oracle retrieval cell. */
   oracleRetrieval: Schema.Boolean,
   /** Stages built by plugins that declare themselves heuristic (e.g. an extractive inferrer). */
   heuristicStages: Schema.Array(Schema.String),
-  plugins: Schema.Array(PluginFact),
+  plugins: Schema.Array(PluginFact)
+})
+export type CellInfo = typeof CellInfo.Type
+
+export const CellSummary = Schema.Struct({
+  ...CellInfo.fields,
   slices: Schema.Struct({ all: SliceSummary, consistent: SliceSummary, contrastive: SliceSummary, changing: SliceSummary }),
-  /**
-   * The instance types of another benchmark (LongMemEval's question types, LoCoMo's categories,
-   * PrefEval's topics), each summarized as a slice; absent when every instance is a CUPID type.
-   */
+  /** Another benchmark's instance types (LongMemEval's question types, LoCoMo's categories, PrefEval's topics) as slices. */
   types: Schema.optional(Schema.Record({ key: Schema.String, value: SliceSummary }))
 })
 export type CellSummary = typeof CellSummary.Type
@@ -154,12 +139,7 @@ export type MetricDescription = Scorer.MetricInfo
 
 const Correction = Schema.Literal("holm", "bonferroni", "bh", "none")
 
-/**
- * How reports group the differences against the baseline into families of tests (config
- * `report.primary`, `report.correction`, `report.reference`); defaults are applied by the analysis
- * (analysis/Families.ts): primary = the main metric on every slice, corrected with Holm; every other
- * difference exploratory, corrected with Benjamini-Hochberg; no reference cell.
- */
+/** How reports group the differences against the baseline into families of tests, as the config declares them (defaults: analysis/Families.ts). */
 export const Families = Schema.Struct({
   primary: Schema.optionalWith(
     Schema.Struct({
@@ -177,42 +157,36 @@ export const Families = Schema.Struct({
 })
 export type Families = typeof Families.Type
 
+/**
+ * Model calls over every attempt recorded in calls.jsonl: pair attempts with calls, calls, those the
+ * cache answered, HTTP requests the servers received (retries included), the retries among them,
+ * calls that failed, and lines that could not be read.
+ */
+export const ModelCalls = Schema.Struct({ attempts: Int, calls: Int, cached: Int, requests: Int, retries: Int, failed: Int, unreadable: Schema.optional(Int) })
+
 export const Summary = Schema.Struct({
   config: Schema.Struct({ name: Schema.String, hash: Schema.String }),
   dataset: Schema.Struct({
     source: Schema.String,
     hash: Schema.String,
     instances: Int,
-    /** Rows skipped under `onInvalid: skip`, with their ids (or row numbers) and reasons. */
+    /** Rows skipped under `onInvalid: skip`. */
     skipped: Schema.Array(Schema.Struct({ row: Schema.String, reason: Schema.String }))
   }),
   seed: Int,
   /** Bootstrap resamples behind every ci95 over fewer than `largeSample` instances. */
   resamples: Int,
-  /**
-   * From this many instances on, a ci95 is the large-sample (delta-method) interval, and reports
-   * test differences with the normal approximation of the permutation test. Absent in runs that
-   * always resampled.
-   */
+  /** From this many instances on, a ci95 is the large-sample (delta-method) interval and tests use the normal approximation. */
   largeSample: Schema.optional(Int),
   /** Id of the cell others are compared against (`report.baseline`, else the `all` retriever's cell, else the first). */
   baseline: Schema.String,
-  /** The report's main metric when the config names one (`report.main`); else reports choose it from the metrics. */
+  /** `report.main`, when the config names one. */
   main: Schema.optional(Schema.String),
-  /**
-   * Model calls over every attempt recorded in calls.jsonl (absent when no pair called a model):
-   * calls, those the cache answered, HTTP requests the servers received (retries included), the
-   * retries among them and calls that failed.
-   */
-  modelCalls: Schema.optional(Schema.Struct({ attempts: Int, calls: Int, cached: Int, requests: Int, retries: Int, failed: Int, unreadable: Schema.optional(Int) })),
-  /** The config's families of tests (`report.primary`, `report.correction`, `report.reference`), when it declares any. */
+  modelCalls: Schema.optional(ModelCalls),
   families: Schema.optional(Families),
-  /** The config's sweep axes as written (`retriever`, `retriever.select`, `transform.pad`), in file order; absent when it sweeps nothing. */
+  /** The config's sweep axes as written (`retriever`, `retriever.select`, `transform.pad`), in file order. */
   axes: Schema.optional(Schema.Array(Schema.String)),
   metrics: Schema.Array(MetricDescription),
   cells: Schema.Array(CellSummary)
 })
 export type Summary = typeof Summary.Type
-
-/** Serialize a summary (stable key order, 2-space indent, trailing newline). */
-export const encodeSummary = (summary: Summary): string => `${JSON.stringify(Schema.encodeSync(Summary)(summary), null, 2)}\n`

@@ -1,30 +1,16 @@
 /**
- * `<run>/results.jsonl`: one line per (cell, instance), appended as pairs complete, safe to kill.
- *
- * - Lines are buffered and written with one append per flush; a line cut short by a kill (the only
- *   way a line can be partial) is dropped on open.
- * - On open, `ok` lines are kept (and decoded: the caller folds them with the new ones), `failed`
- *   lines are dropped so that their pairs run again, and lines of cells no longer in the grid move
- *   to `results.orphaned.jsonl`; the file is rewritten atomically before anything is appended, so
- *   a pair is never in it twice. Temporary files left by a killed writer are removed.
- * - {@link Log.finalize} leaves the file sorted by (dataset order, cell order), so the same config,
- *   data and cache give a byte-identical file however the run was interrupted or resumed.
- * - Each pair's model calls go to `calls.jsonl` (see Calls.ts), written before its result line at
- *   each flush; that file is only appended to (a line cut short by a kill is cut off on open).
- * - One sweep at a time per directory: the log holds `<dir>/.lock` (see RunLock.ts) for its scope.
- * - A failed write (full disk, permissions) is a {@link RunError} saying so, with the number of
- *   lines safely in the file; those lines stay. A corrupt line stops the open with its line number;
- *   with `repair`, intact lines are kept and corrupt ones move to `results.corrupt.jsonl`.
+ * `<run>/results.jsonl`: one line per (cell, instance), appended as pairs complete, safe to kill
+ * (each pair's calls.jsonl line goes first, in the same flush). Opening it takes the directory's
+ * lock and keeps the `ok` lines of the grid's cells; failed lines are dropped so their pairs run
+ * again. {@link Log.finalize} leaves the file sorted by (dataset order, cell order).
  *
  * @example
  * const log = yield* ResultLog.open({ dir: "runs/x", cells: new Set(ids) }) // in a Scope
  * if (!log.isDone(cell, instance)) log.append({ cell, instance, text })
- * yield* log.flush
- * const final = yield* log.finalize({ cellOrder, instanceOrder, complete: true })
  */
 import { Files } from "@cupid-lab/core"
 import { FileSystem } from "@effect/platform"
-import { Effect, Either, Exit, Scope } from "effect"
+import { Array as Arr, Effect, Either, type Scope } from "effect"
 import * as path from "node:path"
 import { RunError } from "../Errors.js"
 import * as RunLock from "../run/RunLock.js"
@@ -56,7 +42,7 @@ export interface Options {
   readonly dir: string
   /** Ids of the grid's cells: lines of other cells move to results.orphaned.jsonl. */
   readonly cells: ReadonlySet<string>
-  /** Keep the intact lines of a file with corrupt ones, moving those to results.corrupt.jsonl. */
+  /** Keep the intact lines of a file with corrupt ones (else a corrupt line stops the open), moving those to results.corrupt.jsonl. */
   readonly repair?: boolean
 }
 
@@ -88,21 +74,17 @@ export interface Log {
   readonly finalize: (order: Order) => Effect.Effect<Finalized, RunError>
 }
 
-/** What to do next, in words, after a write failed with `e`. */
-const remedy = (e: unknown): string => {
-  switch (Files.code(e)) {
-    case "ENOSPC":
-    case "EDQUOT":
-    case "EFBIG":
-      return "free space and rerun the same command to resume"
-    case "EACCES":
-    case "EPERM":
-    case "EROFS":
-      return "fix the permissions and rerun the same command to resume"
-    default:
-      return "fix the cause and rerun the same command to resume"
-  }
+const fixes: Readonly<Record<string, string>> = {
+  ENOSPC: "free space",
+  EDQUOT: "free space",
+  EFBIG: "free space",
+  EACCES: "fix the permissions",
+  EPERM: "fix the permissions",
+  EROFS: "fix the permissions"
 }
+
+/** What to do next, in words, after a write failed with `e`. */
+const remedy = (e: unknown): string => `${fixes[Files.code(e) ?? ""] ?? "fix the cause"} and rerun the same command to resume`
 
 const writeFailed = (file: string, e: unknown, safe: number, doing: string): RunError =>
   new RunError({
@@ -113,8 +95,10 @@ const writeFailed = (file: string, e: unknown, safe: number, doing: string): Run
 /** Shown of the corrupt lines' numbers in the error. */
 const shownCorrupt = 6
 
-const corruptError = (file: string, bad: ReadonlyArray<number>, badCount: number, why: string, intact: number): RunError => {
-  const more = badCount > 1 ? ` (and ${badCount - 1} more line${badCount > 2 ? "s" : ""}: ${bad.slice(1).join(", ")}${badCount > bad.length ? ", ..." : ""})` : ""
+const corruptError = (file: string, bad: ReadonlyArray<number>, why: string, intact: number): RunError => {
+  const more = bad.length > 1
+    ? ` (and ${bad.length - 1} more line${bad.length > 2 ? "s" : ""}: ${bad.slice(1, shownCorrupt).join(", ")}${bad.length > shownCorrupt ? ", ..." : ""})`
+    : ""
   return new RunError({
     path: file,
     reason: `line ${bad[0]} is ${why}${more}; the file was edited or damaged. ` +
@@ -125,10 +109,7 @@ const corruptError = (file: string, bad: ReadonlyArray<number>, badCount: number
 /** A line's fate when an earlier run's file is opened. */
 type Fate = "keep" | "drop" | "orphan" | "corrupt"
 
-/**
- * The one rule for which lines of an earlier run count as done: a whole line that decodes, of a
- * cell in the grid, status ok, the first of its pair (`done` holds the pairs seen so far).
- */
+/** Which lines of an earlier run count as done: a whole line that decodes, of a cell in the grid, status ok, the first of its pair. */
 const fateOf = (
   raw: Buffer,
   lineNo: number,
@@ -145,7 +126,7 @@ const fateOf = (
   return { fate: "keep", row: r }
 }
 
-const pairKey = (cell: string, instance: string) => `${cell}\u0000${instance}`
+export const pairKey = (cell: string, instance: string) => `${cell}\u0000${instance}`
 
 /** Core's temporary files (Files.temporaryName): `<name>.<pid>.<n>.tmp`. */
 const temporary = /\.\d+\.\d+\.tmp$/
@@ -175,10 +156,7 @@ const cutPartialLine = (fileSystem: FileSystem.FileSystem, file: string) =>
     if (end < size) yield* fileSystem.truncate(file, end)
   }))
 
-/**
- * The log of `dir` for the scope: takes the directory's lock, tidies an earlier run's file, and on
- * scope end flushes what is buffered and gives the lock back.
- */
+/** The log of `dir` for the scope: takes the directory's lock and tidies an earlier run's file; at the end, flushes and unlocks. */
 export const open = Effect.fn("ResultLog.open")(function*(options: Options): Effect.fn.Return<Log, RunError, FileSystem.FileSystem | Scope.Scope> {
   const fileSystem = yield* FileSystem.FileSystem
   const { cells, dir } = options
@@ -192,69 +170,56 @@ export const open = Effect.fn("ResultLog.open")(function*(options: Options): Eff
     if (temporary.test(name)) yield* Effect.ignore(fileSystem.remove(path.join(dir, name)))
   }
 
-  // Each line of the file, kept or appended, in file order: its pair and byte length.
-  const pairs: Array<{ readonly cell: string; readonly instance: string; readonly bytes: number }> = []
+  // Each line of the file, kept or appended, in file order: its pair and bytes.
+  const pairs: Array<{ readonly cell: string; readonly instance: string; readonly start: number; readonly bytes: number }> = []
   const done = new Set<string>()
-  const kept: Array<Row> = []
-  let retried = 0, orphaned = 0, truncated = false
-  const bad: Array<number> = []
-  let badCount = 0, firstWhy = ""
-
-  if (yield* fileSystem.exists(file).pipe(Effect.orElseSucceed(() => false))) {
-    const fates: Array<Fate> = []
-    const texts: Array<Buffer> = []
-    const scanned = yield* RunDir.scan(fileSystem, file, (lines) =>
-      Effect.sync(() => {
-        for (const raw of lines) {
-          texts.push(Buffer.from(raw))
-          const lineNo = fates.length + 1
-          const { fate, row: r, why } = fateOf(raw, lineNo, file, cells, done)
-          fates.push(fate)
-          if (fate === "corrupt") {
-            if (badCount++ === 0) firstWhy = why!
-            if (bad.length < shownCorrupt) bad.push(lineNo)
-          } else if (fate === "orphan") orphaned++
-          else if (fate === "drop" && r?.status === "failed") retried++
-          else if (fate === "keep") {
-            done.add(pairKey(r!.cell, r!.instance))
-            kept.push(r!)
-            pairs.push({ cell: r!.cell, instance: r!.instance, bytes: raw.length })
-          }
-        }
-      })
-    ).pipe(Effect.mapError((e) => new RunError({ path: file, reason: `cannot read the results: ${Files.describe(e)}` })))
+  let end = 0
+  const add = (cell: string, instance: string, bytes: number) => {
+    done.add(pairKey(cell, instance))
+    pairs.push({ cell, instance, start: end, bytes })
+    end += bytes
+  }
+  const read: Array<ReturnType<typeof fateOf> & { readonly lineNo: number; readonly text: Buffer }> = []
+  let truncated = false
+  if (yield* exists(fileSystem, file)) {
+    const scanned = yield* RunDir.scan(fileSystem, file, (raw, lineNo) => {
+      const line = fateOf(raw, lineNo, file, cells, done)
+      if (line.fate === "keep") add(line.row!.cell, line.row!.instance, raw.length)
+      read.push({ ...line, lineNo, text: Buffer.from(raw) })
+    }).pipe(Effect.mapError((e) => new RunError({ path: file, reason: `cannot read the results: ${Files.describe(e)}` })))
     truncated = scanned.partial
-    if (badCount > 0 && options.repair !== true) return yield* corruptError(file, bad, badCount, firstWhy, fates.length - badCount)
-    if (kept.length === fates.length && truncated) {
-      // Only a partial last line to drop (a kill, a full disk): cut off in place, which needs no free space.
-      yield* fileSystem.truncate(file, pairs.reduce((t, p) => t + p.bytes, 0)).pipe(Effect.mapError((e) => writeFailed(file, e, fates.length, "drop the partial last line")))
-    } else if (kept.length !== fates.length) {
-      // Corrupt and orphaned lines go to their files (nothing is lost), then the kept ones replace the file.
-      const pick = (fate: Fate) => Buffer.concat(texts.filter((_, i) => fates[i] === fate))
-      yield* Effect.gen(function*() {
-        if (badCount > 0) yield* fileSystem.writeFile(path.join(dir, corruptFileName), pick("corrupt"), { flag: "a" })
-        if (orphaned > 0) yield* fileSystem.writeFile(path.join(dir, orphanFileName), pick("orphan"), { flag: "a" })
-        yield* Files.writeFileAtomic(file, pick("keep"))
-      }).pipe(Effect.mapError((e) => writeFailed(file, e, fates.length, "tidy the results before resuming")))
-    }
+  }
+  const linesOf = (fate: Fate) => read.filter((l) => l.fate === fate)
+  const kept = linesOf("keep").map((l) => l.row!)
+  const corrupt = linesOf("corrupt"), orphaned = linesOf("orphan").length
+  const retried = read.filter((l) => l.fate === "drop" && l.row?.status === "failed").length
+  if (corrupt.length > 0 && options.repair !== true) {
+    return yield* corruptError(file, corrupt.map((l) => l.lineNo), corrupt[0]!.why!, read.length - corrupt.length)
+  }
+  if (kept.length === read.length && truncated) {
+    // Only a partial last line to drop (a kill, a full disk): cut off in place, which needs no free space.
+    yield* fileSystem.truncate(file, end).pipe(Effect.mapError((e) => writeFailed(file, e, read.length, "drop the partial last line")))
+  } else if (kept.length !== read.length) {
+    // Corrupt and orphaned lines go to their files (nothing is lost), then the kept ones replace the file.
+    const pick = (fate: Fate) => Buffer.concat(linesOf(fate).map((l) => l.text))
+    yield* Effect.gen(function*() {
+      if (corrupt.length > 0) yield* fileSystem.writeFile(path.join(dir, corruptFileName), pick("corrupt"), { flag: "a" })
+      if (orphaned > 0) yield* fileSystem.writeFile(path.join(dir, orphanFileName), pick("orphan"), { flag: "a" })
+      yield* Files.writeFileAtomic(file, pick("keep"))
+    }).pipe(Effect.mapError((e) => writeFailed(file, e, read.length, "tidy the results before resuming")))
   }
 
   const callsFile = path.join(dir, Calls.fileName)
   yield* cutPartialLine(fileSystem, callsFile).pipe(
     Effect.mapError((e) => new RunError({ path: callsFile, reason: `cannot drop the partial last line: ${Files.describe(e)}; ${remedy(e)}` }))
   )
-  // Opened at the first pair with calls (an offline sweep leaves no calls.jsonl), maybe by the
-  // final flush: in a scope of its own, closed after that flush.
-  const scope = yield* Scope.make()
-  yield* Effect.addFinalizer(() => Scope.close(scope, Exit.void))
-  let callsOut: FileSystem.File | undefined
   let callsBuffer: Array<string> = []
 
   const out = yield* fileSystem.open(file, { flag: "a" }).pipe(Effect.mapError((e) => writeFailed(file, e, pairs.length, "open the results for appending")))
   let buffer: Array<string> = []
   // Lines, and their bytes, known to be whole in the file.
   let written = pairs.length
-  let writtenBytes = pairs.reduce((t, p) => t + p.bytes, 0)
+  let writtenBytes = end
   let failure: RunError | undefined
   const lock = yield* Effect.makeSemaphore(1)
 
@@ -267,12 +232,10 @@ export const open = Effect.fn("ResultLog.open")(function*(options: Options): Eff
     // The calls first: a result line in the file always has its calls in theirs.
     const transcripts = callsBuffer
     callsBuffer = []
+    // Appended to at the first pair with calls only: an offline sweep leaves no calls.jsonl.
     const writeCalls = transcripts.length === 0
       ? Effect.void
-      : Effect.gen(function*() {
-        callsOut ??= yield* Scope.extend(fileSystem.open(callsFile, { flag: "a" }), scope)
-        yield* callsOut.writeAll(Buffer.from(transcripts.join(""), "utf8"))
-      }).pipe(
+      : fileSystem.writeFile(callsFile, Buffer.from(transcripts.join(""), "utf8"), { flag: "a" }).pipe(
         Effect.catchAll((e) =>
           Effect.fail((failure = new RunError({
             path: callsFile,
@@ -287,8 +250,7 @@ export const open = Effect.fn("ResultLog.open")(function*(options: Options): Eff
           writtenBytes += bytes.length
         })
       ),
-      // Part of the buffer may be in the file: whole lines count as written, and at most one
-      // partial line follows them, which the next open drops (a kill leaves the same).
+      // Part of the buffer may be in the file: whole lines count as written; the next open drops a partial one.
       Effect.catchAll((e) =>
         out.stat.pipe(
           Effect.map((info) => Number(info.size) - writtenBytes),
@@ -313,34 +275,21 @@ export const open = Effect.fn("ResultLog.open")(function*(options: Options): Eff
   const finalize = (order: Order): Effect.Effect<Finalized, RunError> =>
     Effect.gen(function*() {
       yield* flush
-      const rank = (n: number) => {
-        const p = pairs[n]!
-        return [order.instanceOrder.get(p.instance) ?? Number.POSITIVE_INFINITY, order.cellOrder.get(p.cell)] as const
-      }
-      const stay: Array<number> = [], away: Array<number> = []
-      for (let n = 0; n < pairs.length; n++) {
-        const [i, c] = rank(n)
-        if (c === undefined || (order.complete && i === Number.POSITIVE_INFINITY)) away.push(n)
-        else stay.push(n)
-      }
-      const keys = stay.map(rank)
-      const sorted = stay.map((n, k) => ({ n, k })).sort((a, b) => keys[a.k]![0] - keys[b.k]![0] || keys[a.k]![1]! - keys[b.k]![1]! || a.n - b.n).map((x) => x.n)
-      const expectedBytes = pairs.reduce((t, p) => t + p.bytes, 0)
+      const ranks = pairs.map((p) => [order.instanceOrder.get(p.instance) ?? Number.POSITIVE_INFINITY, order.cellOrder.get(p.cell)] as const)
+      const [stay, away] = Arr.partition(
+        pairs.map((_, n) => n),
+        (n) => ranks[n]![1] === undefined || (order.complete && ranks[n]![0] === Number.POSITIVE_INFINITY)
+      )
+      // A stable sort: lines of one pair (none after open) keep their order.
+      const sorted = stay.sort((a, b) => ranks[a]![0] - ranks[b]![0] || ranks[a]![1]! - ranks[b]![1]!)
       const size = yield* fileSystem.stat(file).pipe(Effect.map((info) => Number(info.size)), Effect.mapError((e) => writeFailed(file, e, written, "check the results")))
-      if (size !== expectedBytes) return yield* changedWhileRunning(file, size, expectedBytes)
+      if (size !== end) return yield* changedWhileRunning(file, size, end)
       if (away.length === 0 && sorted.every((n, k) => n === k)) return { order: sorted, orphaned: 0 }
-      // Rewritten sorted, atomically: on a failed write the file stays as it was (every line
-      // intact, not sorted; the next run sorts it).
+      // Rewritten atomically: on a failed write the file stays as it was, for the next run to sort.
       yield* Effect.gen(function*() {
         const text = yield* fileSystem.readFile(file)
-        const starts: Array<number> = []
-        let at = 0
-        for (const p of pairs) {
-          starts.push(at)
-          at += p.bytes
-        }
-        if (at !== text.length) return yield* changedWhileRunning(file, text.length, at)
-        const slice = (n: number) => text.subarray(starts[n]!, starts[n]! + pairs[n]!.bytes)
+        if (end !== text.length) return yield* changedWhileRunning(file, text.length, end)
+        const slice = (n: number) => text.subarray(pairs[n]!.start, pairs[n]!.start + pairs[n]!.bytes)
         if (away.length > 0) yield* fileSystem.writeFile(path.join(dir, orphanFileName), Buffer.concat(away.map(slice)), { flag: "a" })
         yield* Files.writeFileAtomic(file, Buffer.concat(sorted.map(slice)))
       }).pipe(Effect.mapError((e) => (e instanceof RunError ? e : writeFailed(file, e, written, "write the sorted results"))))
@@ -349,12 +298,11 @@ export const open = Effect.fn("ResultLog.open")(function*(options: Options): Eff
 
   return {
     file,
-    opened: { kept, retried, truncated, orphaned, corrupt: badCount, staleLock },
+    opened: { kept, retried, truncated, orphaned, corrupt: corrupt.length, staleLock },
     isDone: (cell, instance) => done.has(pairKey(cell, instance)),
     size: () => pairs.length,
     append: ({ calls, cell, instance, text }) => {
-      done.add(pairKey(cell, instance))
-      pairs.push({ cell, instance, bytes: Buffer.byteLength(text, "utf8") })
+      add(cell, instance, Buffer.byteLength(text, "utf8"))
       buffer.push(text)
       if (calls !== undefined) callsBuffer.push(calls)
     },
@@ -366,23 +314,18 @@ export const open = Effect.fn("ResultLog.open")(function*(options: Options): Eff
 const changedWhileRunning = (file: string, size: number, expected: number) =>
   new RunError({ path: file, reason: `the file changed while the sweep ran (${size} bytes, expected ${expected}); was it edited by something else?` })
 
-/**
- * The pairs a results directory already holds (`cell\u0000instance` of ok lines of `cells`), read
- * without changing anything (dry runs).
- */
+const exists = (fileSystem: FileSystem.FileSystem, file: string) => fileSystem.exists(file).pipe(Effect.orElseSucceed(() => false))
+
+/** The pairs a results directory already holds ({@link pairKey} of ok lines of `cells`), read without changing anything (dry runs). */
 export const readDone = (dir: string, cells: ReadonlySet<string>): Effect.Effect<Set<string>, RunError, FileSystem.FileSystem> =>
   Effect.gen(function*() {
     const fileSystem = yield* FileSystem.FileSystem
     const file = path.join(dir, fileName)
     const done = new Set<string>()
-    if (!(yield* fileSystem.exists(file).pipe(Effect.orElseSucceed(() => false)))) return done
-    yield* RunDir.scan(fileSystem, file, (lines) =>
-      Effect.sync(() => {
-        for (const raw of lines) {
-          const { fate, row } = fateOf(raw, 0, file, cells, done)
-          if (fate === "keep") done.add(pairKey(row!.cell, row!.instance))
-        }
-      })
-    ).pipe(Effect.mapError((e) => new RunError({ path: file, reason: `cannot read the results: ${Files.describe(e)}` })))
+    if (!(yield* exists(fileSystem, file))) return done
+    yield* RunDir.scan(fileSystem, file, (raw) => {
+      const { fate, row } = fateOf(raw, 0, file, cells, done)
+      if (fate === "keep") done.add(pairKey(row!.cell, row!.instance))
+    }).pipe(Effect.mapError((e) => new RunError({ path: file, reason: `cannot read the results: ${Files.describe(e)}` })))
     return done
   })

@@ -1,28 +1,24 @@
 /**
- * Building and encoding result lines (see {@link ResultLine}) from pipeline traces.
- *
- * A line holds nothing that depends on wall-clock time or on the state of the model cache, so a
- * rerun over the same config, data and cache writes the same bytes. Non-finite numbers become
- * `null` (JSON has no NaN).
+ * A pipeline trace as a result line (see {@link ResultLine}): nothing in it depends on wall-clock
+ * time or the state of the model cache, so a rerun writes the same bytes.
  *
  * @example
- * import { Results } from "@cupid-lab/experiments"
- * const line = Results.fromTrace({ id: cell.id, name: cell.name, params: cell.params }, instance, Results.instanceMeta(instance), trace)
- * const text = Results.encodeLine(line) // one line, ending in "\n"
+ * const text = Results.encodeLine(Results.fromTrace(cell, instance, Results.instanceMeta(instance), trace))
  */
 import { type Domain, type Scorer, Tokens, type Trace, type Usage } from "@cupid-lab/core"
-import type { InstanceMeta, ResultLine, Row, Score, UsageSummary } from "./ResultLine.js"
+import type { CellInfo, InstanceMeta, ResultLine, Row, Score, UsageSummary } from "./ResultLine.js"
 
-const sessionTokens = (session: Domain.SessionView): number => {
-  let n = 0
-  for (const m of session.dialogue) n += Tokens.count(m.content)
-  return n
-}
-
-/** Facts about an instance the analyses need; computed once per instance, shared by its cells. */
-export const instanceMeta = (instance: Domain.Instance, tokensOf: (s: Domain.SessionView) => number = sessionTokens): InstanceMeta => {
+/**
+ * Facts about an instance the analyses need. `tokens` memoizes session token counts by content
+ * hash: pass one map for a sweep, whose instances share most of their sessions.
+ */
+export const instanceMeta = (instance: Domain.Instance, tokens: Map<string, number> = new Map()): InstanceMeta => {
   let historyTokens = 0
-  for (const s of instance.query.sessions) historyTokens += tokensOf(s)
+  for (const s of instance.query.sessions) {
+    let n = tokens.get(s.hash)
+    if (n === undefined) tokens.set(s.hash, (n = s.dialogue.reduce((t, m) => t + Tokens.count(m.content), 0)))
+    historyTokens += n
+  }
   const relevant: Array<string> = []
   const stale: Array<string> = []
   let positions = 0
@@ -41,63 +37,38 @@ export const instanceMeta = (instance: Domain.Instance, tokensOf: (s: Domain.Ses
   }
 }
 
-/**
- * {@link instanceMeta} with session token counts memoized by content hash: the instances of a
- * persona share most of their sessions, so each is counted once.
- */
-export const metaMaker = (): ((instance: Domain.Instance) => InstanceMeta) => {
-  const memo = new Map<string, number>()
-  const tokensOf = (s: Domain.SessionView) => {
-    let n = memo.get(s.hash)
-    if (n === undefined) {
-      n = sessionTokens(s)
-      memo.set(s.hash, n)
-    }
-    return n
-  }
-  return (instance) => instanceMeta(instance, tokensOf)
-}
-
 type Counts = { calls: number; promptTokens: number; completionTokens: number }
 
-const sortedRecord = (m: Map<string, Counts>): Record<string, Counts> => {
-  const out: Record<string, Counts> = {}
-  for (const k of [...m.keys()].sort()) out[k] = m.get(k)!
-  return out
-}
-
-/** Token usage without cache flags: a call counts the same whether it was answered by the cache. */
+/** Token usage per stage and per `provider/model`; a call counts the same whether the cache answered it. */
 export const usageSummary = (entries: ReadonlyArray<Usage.UsageEntry>): UsageSummary => {
-  const byStage = new Map<string, Counts>()
-  const byModel = new Map<string, Counts>()
-  let promptTokens = 0, completionTokens = 0
+  const byStage: Record<string, Counts> = {}
+  const byModel: Record<string, Counts> = {}
   for (const e of entries) {
-    promptTokens += e.promptTokens
-    completionTokens += e.completionTokens
-    for (const [map, key] of [[byStage, e.stage], [byModel, `${e.provider}/${e.model}`]] as const) {
-      const c = map.get(key) ?? { calls: 0, promptTokens: 0, completionTokens: 0 }
+    for (const c of [(byStage[e.stage] ??= zero()), (byModel[`${e.provider}/${e.model}`] ??= zero())]) {
       c.calls++
       c.promptTokens += e.promptTokens
       c.completionTokens += e.completionTokens
-      map.set(key, c)
     }
   }
-  return { calls: entries.length, promptTokens, completionTokens, byStage: sortedRecord(byStage), byModel: sortedRecord(byModel) }
+  return {
+    calls: entries.length,
+    promptTokens: entries.reduce((t, e) => t + e.promptTokens, 0),
+    completionTokens: entries.reduce((t, e) => t + e.completionTokens, 0),
+    byStage: sorted(byStage),
+    byModel: sorted(byModel)
+  }
 }
 
-export interface CellIdentity {
-  readonly id: string
-  readonly name: string
-  readonly params: Readonly<Record<string, unknown>>
-}
+const zero = (): Counts => ({ calls: 0, promptTokens: 0, completionTokens: 0 })
+
+const sorted = <A>(record: Record<string, A>): Record<string, A> => Object.fromEntries(Object.keys(record).sort().map((k) => [k, record[k]!]))
+
+export type CellIdentity = Pick<CellInfo, "id" | "name" | "params">
 
 const finiteOrNull = (x: number): number | null => (Number.isFinite(x) ? x : null)
 
-const repeatsOf = (repeats: Scorer.Repeats): Record<string, Array<number | null>> => {
-  const out: Record<string, Array<number | null>> = {}
-  for (const k of Object.keys(repeats).sort()) out[k] = repeats[k]!.map(finiteOrNull)
-  return out
-}
+const repeatsOf = (repeats: Scorer.Repeats): Record<string, Array<number | null>> =>
+  sorted(Object.fromEntries(Object.entries(repeats).map(([k, xs]) => [k, xs.map(finiteOrNull)])))
 
 /** The result line of one (cell, instance), as a value ready to encode (non-finite numbers are null). */
 export const fromTrace = (cell: CellIdentity, instance: Domain.Instance, meta: InstanceMeta, trace: Trace.Trace): ResultLine => {
@@ -133,9 +104,7 @@ export const fromTrace = (cell: CellIdentity, instance: Domain.Instance, meta: I
 
 /** What reports keep of a line (see ResultLine.Row): without the ranking, the summaries and the analysis. */
 export const toRow = (line: ResultLine): Row => ({
-  // Spelled out, in the Schema's field order: rows built by a rest-and-spread copy get a hidden
-  // class that makes every later field access several times slower (the reports read each row
-  // many times).
+  // Spelled out: a rest-and-spread copy makes every later field access several times slower.
   cell: line.cell,
   cellName: line.cellName,
   instance: line.instance,
@@ -154,9 +123,5 @@ export const toRow = (line: ResultLine): Row => ({
   ...(line.repeats === undefined ? {} : { repeats: line.repeats })
 })
 
-/**
- * One line of results.jsonl: the JSON of a {@link ResultLine} value and a newline. The value's
- * encoded form is itself (every field is plain JSON), so no Schema transform runs on the hot path;
- * the round trip is tested against the Schema.
- */
+/** One line of results.jsonl: a {@link ResultLine} is its own encoded form (plain JSON), tested against the Schema. */
 export const encodeLine = (line: ResultLine): string => `${JSON.stringify(line)}\n`

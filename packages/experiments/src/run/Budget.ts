@@ -1,24 +1,10 @@
 /**
- * A sweep's spending limit (`budget: { usd }` in the config, `--budget-usd` on the command line),
- * in list-price dollars: tokens times the prices of the cost scorer (its defaults merged with the
- * `prices` option of every `cost` scorer in the config).
- *
- * Before the sweep starts, {@link preflight} runs the dry run and prices the calls the pairs still
- * to run would send; when that estimate is over the budget, or a model to be called has no price,
- * the sweep is refused. While the sweep runs, the {@link Tracker} admits a pair only when
- *
- *     spent + (pairs in flight + 1) × margin ≤ budget,
- *     margin = max(the estimate per pair to run, the dearest pair of this run so far)
- *
- * so that a pair started cannot carry the spend past the budget unless it costs more than every
- * pair before it and more than the estimate. `spent` counts the calls this run sent (answers
- * from the cache cost nothing), scorers' calls included. The budget is what one invocation may
- * spend: a rerun resumes with the remaining pairs and a budget of its own.
+ * A sweep's spending limit (`budget: { usd }`, `--budget-usd`) in list-price dollars at the cost
+ * scorer's prices: {@link preflight} refuses a dry-run estimate over it, and the {@link Tracker}
+ * admits a pair only while it cannot carry the spend past it. A rerun has a budget of its own.
  *
  * @example
  * const tracker = yield* Budget.preflight(config, options) // undefined without a budget
- * if (tracker?.admit() === false) // stop taking pairs
- * tracker?.record(trace.usage)
  */
 import type { Usage } from "@cupid-lab/core"
 import * as Cost from "@cupid-lab/scorers/Cost"
@@ -28,6 +14,7 @@ import type { Config } from "../config/Config.js"
 import { BudgetError } from "../Errors.js"
 import { type DryRun, dryRun } from "./DryRun.js"
 import type { Options, SweepError } from "./Prepare.js"
+import type * as RunInfo from "./RunInfo.js"
 
 /** The price table a config's calls are charged at: the cost scorer's defaults, then every `cost` scorer's `prices`. */
 export const prices = (config: Config): Readonly<Record<string, Cost.Price>> => {
@@ -63,22 +50,24 @@ export const dollars = (micro: number): string => {
   return `$${text.length - text.indexOf(".") - 1 < 2 ? usd.toFixed(2) : text}`
 }
 
-/** What one sweep spends, pair by pair, against its budget. Pairs are admitted and recorded by the pair loop. */
+/**
+ * What one sweep spends against its budget. A pair is admitted while spent + (pairs in flight + 1)
+ * × max(the estimate per pair, the dearest pair so far) ≤ budget; `spent` counts calls sent, not
+ * answers from the cache.
+ */
 export interface Tracker {
-  readonly budgetMicro: number
-  /** The dry run's estimate for the pairs to run, and per pair. */
-  readonly estimateMicro: number
-  readonly perPairMicro: number
   /** Whether a pair may start now; once false, always false (the sweep stops taking pairs). */
   readonly admit: () => boolean
   /** A pair admitted earlier has ended with these calls. */
   readonly record: (usage: ReadonlyArray<Usage.UsageEntry>) => void
   readonly spentMicro: () => number
   readonly stopped: () => boolean
+  /** What run.json records: the budget, the dry run's estimate and what this run spent, in USD. */
+  readonly spend: () => Spend
 }
 
 /** The spend of one pair's calls that were sent (not answered by the cache); unpriced models count nothing. */
-export const pairMicro = (usage: ReadonlyArray<Usage.UsageEntry>, table: Readonly<Record<string, Cost.Price>>): number => {
+const pairMicro = (usage: ReadonlyArray<Usage.UsageEntry>, table: Readonly<Record<string, Cost.Price>>): number => {
   let micro = 0
   for (const u of usage) {
     if (u.cached) continue
@@ -97,9 +86,6 @@ export const tracker = (o: {
   const perPairMicro = o.pairsToRun > 0 ? o.estimateMicro / o.pairsToRun : 0
   let spent = 0, dearest = 0, inFlight = 0, stopped = false
   return {
-    budgetMicro: o.budgetMicro,
-    estimateMicro: o.estimateMicro,
-    perPairMicro,
     admit: () => {
       if (!stopped && spent + (inFlight + 1) * Math.max(perPairMicro, dearest) > o.budgetMicro) stopped = true
       if (stopped) return false
@@ -113,16 +99,14 @@ export const tracker = (o: {
       dearest = Math.max(dearest, micro)
     },
     spentMicro: () => spent,
-    stopped: () => stopped
+    stopped: () => stopped,
+    spend: () => ({ usd: o.budgetMicro / 1e6, estimatedUsd: o.estimateMicro / 1e6, spentUsd: spent / 1e6 })
   }
 }
 
 const raise = "raise it with budget.usd in the config or --budget-usd on the command line"
 
-/**
- * The dry run, priced against the config's budget: the tracker for the sweep, or a refusal that
- * gives the estimate and the budget. Undefined when the config has no budget.
- */
+/** The dry run priced against the config's budget: the sweep's tracker, a refusal, or undefined without a budget. */
 export const preflight = (config: Config, options: Options): Effect.Effect<Tracker | undefined, SweepError | BudgetError, FileSystem.FileSystem> =>
   Effect.gen(function*() {
     if (config.budget === undefined) return undefined
@@ -146,11 +130,7 @@ export const preflight = (config: Config, options: Options): Effect.Effect<Track
     return tracker({ budgetMicro, estimateMicro: e.micro, pairsToRun: d.pairs.toRun, prices: table })
   })
 
-/** What run.json records of a budget: the limit, the dry run's estimate and what this run spent, in USD. */
-export const Spend = Schema.Struct({ usd: Schema.Number, estimatedUsd: Schema.Number, spentUsd: Schema.Number })
-export type Spend = typeof Spend.Type
-
-export const spend = (t: Tracker): Spend => ({ usd: t.budgetMicro / 1e6, estimatedUsd: t.estimateMicro / 1e6, spentUsd: t.spentMicro() / 1e6 })
+export type Spend = typeof RunInfo.BudgetSpend.Type
 
 /** The message of a sweep the budget stopped. */
 export const stoppedMessage = (s: Spend, pairs: { readonly done: number; readonly total: number }): string =>

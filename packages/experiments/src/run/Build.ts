@@ -1,19 +1,10 @@
 /**
- * Turning a validated grid into runnable pipelines: the configured models are built by their
- * provider plugins, then every stage of every cell by its plugin (a stage shared by several cells,
- * such as one inferrer under twenty retrievers, is built once). All of it happens before any
- * instance runs, so a plugin that cannot be built, or a model name that is not configured, stops
- * the sweep with a config error instead of failing each pair.
- *
- * Each built cell records facts about its plugins ({@link BuiltCell.plugins}): which package
- * provides each one, whether it reads gold and whether it is heuristic. `usesGold` and
- * `heuristicStages` are derived from those facts, so reports read them from the run.
+ * Turning a validated grid into runnable pipelines before any instance runs (a plugin that cannot
+ * be built is a config error): the models by their provider plugins, then every stage of every
+ * cell (a stage shared by several cells once), with facts about each plugin for reports.
  *
  * @example
- * import { Build } from "@cupid-lab/experiments"
- * const bundles = yield* Build.models(config, registry)
  * const cells = yield* Build.cells(config, grid, env) // env: Models, ModelCache, Corpus, Plugins, Memo
- * cells[0].plugins // [{ stage: "retriever", name: "oracle", readsGold: true, heuristic: false, package: "@cupid-lab/retrievers", version: "0.1.0" }]
  */
 import { Corpus, type Errors as CoreErrors, Hash, Memo, ModelCache, Models, type Pipeline, Plugin, type Retriever } from "@cupid-lab/core"
 import { Selector, Text } from "@cupid-lab/retrievers"
@@ -26,26 +17,16 @@ import * as Issues from "@cupid-lab/core/Issues"
 import { isRecord, originOf } from "../config/Tree.js"
 import * as Plugins from "../config/Plugins.js"
 import type { PluginFact } from "../results/ResultLine.js"
-import type * as Results from "../results/Results.js"
+import type * as Summary from "../results/Summary.js"
+import type * as RunInfo from "./RunInfo.js"
 
 export interface BuiltCell {
   readonly cell: Grid.Cell
   readonly pipeline: Pipeline.CellPipeline
-  /** Some plugin of the cell reads gold (an oracle retriever, an oracle-preference generator): from `plugins`. */
-  readonly usesGold: boolean
-  /** Stages whose plugin declares itself heuristic: from `plugins`. */
-  readonly heuristicStages: ReadonlyArray<string>
   /** What the cell's plugins fitted on training data (recorded in run.json). */
-  readonly fits: ReadonlyArray<CellFit>
-  /** What every result line of the cell carries: id, name and normalized parameters. */
-  readonly identity: Results.CellIdentity
-  /** What the run records of each plugin of the cell (reports read gold and heuristic marks from these). */
-  readonly plugins: ReadonlyArray<PluginFact>
-}
-
-export interface CellFit extends Retriever.Fit {
-  readonly cell: string
-  readonly plugin: string
+  readonly fits: ReadonlyArray<RunInfo.Fit>
+  /** What the run records of the cell: id, name and normalized parameters (as its result lines), its plugins' facts. */
+  readonly info: Summary.CellInfo
 }
 
 /** Build every `models:` entry with its provider plugin (for a dry run: `{ dryRun: true }`, which needs no keys). */
@@ -62,10 +43,10 @@ export const models = (
       const at = `models.${name}`
       const fail = (path: string, reason: string) => new ConfigError({ file: config.file, path, reason })
       const providers = registry.names("provider")
-      const plugin = yield* Effect.catchAll(registry.provider(entry.provider), () => {
-        const close = Issues.suggest(entry.provider, providers)
-        return fail(`${at}.provider`, `unknown provider "${entry.provider}"${close === undefined ? "" : ` (did you mean "${close}"?)`}; valid choices: ${providers.join(", ") || "none"}`)
-      })
+      const plugin = yield* Effect.catchAll(
+        registry.provider(entry.provider),
+        () => fail(`${at}.provider`, `unknown provider "${entry.provider}"${suggestion(entry.provider, providers)}; valid choices: ${providers.join(", ") || "none"}`)
+      )
       const decoded = plugin.decode(entry.options)
       if (Either.isLeft(decoded)) {
         return yield* ConfigError.all(config.file, Issues.clean(decoded.left.issues, "option", "option", { also: ["model", "provider"], present: ["model", "provider", ...Object.keys(entry.options)] }).map((i) => ({ path: [at, ...i.path.map(String)].join("."), reason: i.message })))
@@ -176,7 +157,7 @@ export const cells = (
       const s = cell.stages
       const pipeline: { -readonly [K in keyof Pipeline.CellPipeline]: Pipeline.CellPipeline[K] } = { scorers }
       const plugins: Array<PluginFact> = []
-      const fits: Array<CellFit> = []
+      const fits: Array<RunInfo.Fit> = []
       if (s.retriever !== undefined) {
         const plan = s.retriever
         const use = plan.params.use
@@ -184,24 +165,20 @@ export const cells = (
         const { select: _select, ...ranker } = plan.params
         const made = yield* built(plan, keyOf(ranker))
         const select = plan.select
+        const cut = (input: Retriever.RetrievalInput) => (r: Retriever.Retrieval) =>
+          select === undefined ? r : Selector.apply(select, r, input.query, analyzer)
         if (made.needsGold) {
           const gold = made.service
-          pipeline.retriever = {
-            plugin: use,
-            needsGold: true,
-            service: select === undefined ? gold : {
-              needsSummaries: gold.needsSummaries,
-              retrieve: (input, g) => Effect.map(gold.retrieve(input, g), (r) => Selector.apply(select, r, input.query, analyzer))
-            }
+          const service: Retriever.GoldService = {
+            needsSummaries: gold.needsSummaries,
+            retrieve: (input, g) => Effect.map(gold.retrieve(input, g), cut(input))
           }
+          pipeline.retriever = { plugin: use, needsGold: true, service: select === undefined ? gold : service }
         } else {
           const plain = made.service
           if (plain.fit !== undefined) fits.push({ cell: cell.name, plugin: use, ...plain.fit })
-          const service: Retriever.Service = select === undefined ? plain : {
-            needsSummaries: plain.needsSummaries,
-            retrieve: (input) => Effect.map(plain.retrieve(input), (r) => Selector.apply(select, r, input.query, analyzer))
-          }
-          pipeline.retriever = { plugin: use, needsGold: false, service }
+          const service: Retriever.Service = { needsSummaries: plain.needsSummaries, retrieve: (input) => Effect.map(plain.retrieve(input), cut(input)) }
+          pipeline.retriever = { plugin: use, needsGold: false, service: select === undefined ? plain : service }
         }
         plugins.push(fact("retriever", plan, made.needsGold, sourceOf))
         if (made.service.needsSummaries && s.summarizer === undefined) {
@@ -225,23 +202,21 @@ export const cells = (
         pipeline.generator = { plugin: s.generator.params.use, service }
         plugins.push(fact("generator", s.generator, service.usesGoldPreference, sourceOf))
       }
-      out.push({
-        cell,
-        pipeline,
+      const info = {
+        id: cell.id,
+        name: cell.name,
+        params: Grid.identityParams(cell),
         usesGold: plugins.some((f) => f.readsGold),
+        oracleRetrieval: plugins.some((f) => f.stage === "retriever" && f.readsGold),
         heuristicStages: plugins.filter((f) => f.heuristic).map((f) => f.stage),
-        fits,
-        identity: { id: cell.id, name: cell.name, params: Grid.identityParams(cell) },
         plugins
-      })
+      }
+      out.push({ cell, pipeline, fits, info })
     }
     return out
   })
 
-/**
- * The environment plugins are built in. `memo` is the sweep's memo (core's `Memo`); by default each
- * environment (one per sweep) gets a fresh one, shared by every plugin built in it.
- */
+/** The environment plugins are built in; `memo` (core's `Memo`) defaults to a fresh one, shared by every plugin built in it. */
 export const environment = (services: {
   readonly models: Models.Service
   readonly cache: ModelCache.Service

@@ -1,13 +1,11 @@
 /**
  * Everything a sweep would do, without sending a request or writing a file: the pipeline runs with
- * dry models (cached answers where the cache has them, the callers' example answers otherwise), and
- * the calls, tokens and pairs are counted.
+ * dry models (cached answers where the cache has them, the callers' example answers otherwise).
  *
  * @example
- * const plan = yield* DryRun.dryRun(config)
- * plan.calls.toSend // requests a sweep would send
+ * (yield* DryRun.dryRun(config)).calls.toSend // requests a sweep would send
  */
-import { Pipeline, Stage, type Trace } from "@cupid-lab/core"
+import { Stage, type Trace } from "@cupid-lab/core"
 import type { FileSystem } from "@effect/platform"
 import { Effect } from "effect"
 import type { Config } from "../config/Config.js"
@@ -39,11 +37,7 @@ export interface DryRun {
   readonly failed: number
 }
 
-
-/**
- * Everything a sweep would do, without sending a request or writing a file: the pipeline runs with
- * dry models (cached answers where the cache has them, the callers' example answers otherwise).
- */
+/** Run the sweep's pairs with dry models and count what it would send. */
 export const dryRun = (config: Config, options: Options = {}): Effect.Effect<DryRun, SweepError, FileSystem.FileSystem> =>
   Effect.scoped(
     Effect.gen(function*() {
@@ -54,25 +48,21 @@ export const dryRun = (config: Config, options: Options = {}): Effect.Effect<Dry
       const done = yield* ResultLog.readDone(dir, new Set(p.grid.cells.map((c) => c.id)))
       const byModel: Record<string, { toSend: number; cached: number; promptTokens: number; completionTokens: number }> = {}
       const byStage: Record<string, { total: number; toSend: number; cached: number }> = {}
-      let total = 0, toSend = 0, cached = 0, prompt = 0, completion = 0, allPrompt = 0, allCompletion = 0, failed = 0, pairsDone = 0, instances = 0, share = 0
+      const allTokens = { prompt: 0, completion: 0 }
+      let failed = 0, pairsDone = 0, instances = 0, share = 0
       const count = (trace: Trace.Trace) => {
         if (trace.error !== undefined) failed++
         for (const u of trace.usage) {
-          total++
-          allPrompt += u.promptTokens
-          allCompletion += u.completionTokens
           const m = (byModel[`${u.provider}/${u.model}`] ??= { toSend: 0, cached: 0, promptTokens: 0, completionTokens: 0 })
           const s = (byStage[u.stage] ??= { total: 0, toSend: 0, cached: 0 })
           s.total++
-          if (u.cached) s.cached++
-          else s.toSend++
+          allTokens.prompt += u.promptTokens
+          allTokens.completion += u.completionTokens
           if (u.cached) {
-            cached++
+            s.cached++
             m.cached++
           } else {
-            toSend++
-            prompt += u.promptTokens
-            completion += u.completionTokens
+            s.toSend++
             m.toSend++
             m.promptTokens += u.promptTokens
             m.completionTokens += u.completionTokens
@@ -86,34 +76,28 @@ export const dryRun = (config: Config, options: Options = {}): Effect.Effect<Dry
           const versions = p.transformed(instance)
           return p.built.filter((c) => Shard.includes(options.shard, c.cell.id, instance.id)).filter((c) => {
             share++
-            const isDone = done.has(`${c.cell.id}\u0000${instance.id}`)
+            const isDone = done.has(ResultLog.pairKey(c.cell.id, instance.id))
             if (isDone) pairsDone++
             return !isDone
           }).map((cell) => ({ cell, version: versions(cell.cell.transform) }))
         },
-        work: ({ cell, version }) =>
-          Effect.map(
-            version.error === undefined ? Pipeline.run(cell.pipeline, version.instance) : Effect.succeed(Transforms.failedTrace(version.instance, version.error)),
-            count
-          ),
+        work: ({ cell, version }) => Effect.map(Transforms.run(cell.pipeline, version), count),
         concurrency: config.concurrency,
         tick: { every: "1 second", run: Effect.void }
       })
       if (instances === 0) return yield* noInstances(config, p.opened)
-      const totalPairs = share
-      const sorted: typeof byModel = {}
-      for (const k of Object.keys(byModel).sort()) sorted[k] = byModel[k]!
+      const sum = <K extends string>(of: Record<string, Record<K, number>>, key: K) => Object.values(of).reduce((t, x) => t + x[key], 0)
       return {
         out: dir,
         run: identity.id,
         grid: p.grid,
         instances,
-        pairs: { total: totalPairs, done: pairsDone, toRun: totalPairs - pairsDone },
-        calls: { total, toSend, cached },
-        tokens: { prompt, completion },
-        allTokens: { prompt: allPrompt, completion: allCompletion },
+        pairs: { total: share, done: pairsDone, toRun: share - pairsDone },
+        calls: { total: sum(byStage, "total"), toSend: sum(byStage, "toSend"), cached: sum(byStage, "cached") },
+        tokens: { prompt: sum(byModel, "promptTokens"), completion: sum(byModel, "completionTokens") },
+        allTokens,
         byStage: Object.fromEntries(Object.entries(byStage).sort(([a], [b]) => Stage.order(a) - Stage.order(b) || a.localeCompare(b))),
-        byModel: sorted,
+        byModel: Object.fromEntries(Object.keys(byModel).sort().map((k) => [k, byModel[k]!])),
         failed
       } satisfies DryRun
     })

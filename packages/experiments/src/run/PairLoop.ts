@@ -1,13 +1,8 @@
 /**
  * The sweep's work loop: one fiber reads the dataset and turns each instance into pairs, a fixed
- * number of worker fibers run them. Workers are long-lived (no fiber or stream stage per pair), so
- * the loop costs a queue hand-off per pair; a periodic tick (flushing, progress) runs on its own
- * fiber instead of on every pair.
- *
- * Stopping is interruption: interrupting the loop stops the reader at once and each worker after
- * the pair it is running (a pair's work is uninterruptible, so no pair is cut in half and every
- * started pair is recorded); the final tick still runs. A refused pair (`admit`) stops the loop the
- * same way, except that the loop then ends normally.
+ * number of workers run them, and a tick (flushing, progress) runs on its own fiber. Interrupting
+ * it stops the reader at once and each worker after its pair (a pair is never cut in half); a
+ * refused pair (`admit`) stops it the same way, and the loop then ends normally.
  */
 import { Cause, Deferred, Effect, Exit, Fiber, Queue, Schedule, Stream, type Duration } from "effect"
 
@@ -18,10 +13,7 @@ export interface Options<I, P, E, TE = never> {
   /** Run one pair and record its result; must not fail. Runs uninterruptibly. */
   readonly work: (pair: P) => Effect.Effect<void>
   readonly concurrency: number
-  /**
-   * Asked as a worker takes a pair, before it starts: false stops the loop (that pair and the
-   * rest are left undone) after the pairs in flight. Default: every pair starts.
-   */
+  /** Asked before a pair starts: false stops the loop after the pairs in flight (default: every pair starts). */
   readonly admit?: (pair: P) => boolean
   /** Flushing and progress; a failure (a write error) ends the loop after the pairs in flight. */
   readonly tick: { readonly every: Duration.DurationInput; readonly run: Effect.Effect<void, TE> }
@@ -47,21 +39,18 @@ export const run = <I, P, E, TE = never>(o: Options<I, P, E, TE>): Effect.Effect
         yield* Effect.uninterruptible(o.work(pair))
       }
     })
-    // Forked and joined by hand: an interruption must wait for the pairs in flight (each runs
-    // uninterruptibly) before the loop ends, so no finished pair is left out of the outputs.
+    // Forked by hand: an interruption must wait for the pairs in flight before the loop ends.
     const workers = yield* Effect.forEach(Array.from({ length: o.concurrency }), () => Effect.fork(worker))
     // A failed read (a bad row) stops the workers, after the pairs they are running.
     const reader = yield* Effect.fork(Effect.asVoid(producer).pipe(Effect.tapErrorCause(() => Fiber.interruptAll(workers))))
     const fibers = [reader, ...workers]
     // A refusal stops the others as an interruption would: after the pairs in flight.
     const stopper = yield* Effect.fork(Effect.zipRight(Deferred.await(refused), Fiber.interruptAll(fibers)))
-    // The ticker never ends by itself; when a tick fails (a write error) it stops the work, which
-    // then ends like an interruption: after the pairs in flight.
+    // A failed tick (a write error) stops the work like an interruption.
     const ticker = yield* Effect.fork(
       Effect.repeat(o.tick.run, Schedule.spaced(o.tick.every)).pipe(Effect.tapErrorCause(() => Fiber.interruptAll(fibers)))
     )
-    // Every fiber is awaited (not joined): the reader's failure, a bad row, is told apart from the
-    // interruption of the workers it stopped.
+    // Awaited, not joined: the reader's failure (a bad row) is told apart from the workers it stopped.
     const awaited = yield* Effect.all([Fiber.await(reader), Fiber.awaitAll(workers)]).pipe(
       Effect.onInterrupt(() => Fiber.interruptAll(fibers)),
       Effect.exit

@@ -1,14 +1,11 @@
 /**
  * Everything a sweep (or a dry run) does before the first pair runs: the plugin registry, the
- * grid, the data, the models and their cache, and every cell built, so that a bad config fails
- * before any work.
+ * grid, the data, the models and their cache, and every cell built, so a bad config fails early.
  *
  * @example
- * const p = yield* Prepare.prepare(config, {}, false)
- * p.built.length // cells
+ * const p = yield* Prepare.prepare(config, {}, false) // p.grid, p.built, p.opened, ...
  */
-import { type Corpus, Dataset, type Domain, type Errors as CoreErrors, ModelCache, Models, type Plugin, ReferencePrompts, type Scorer } from "@cupid-lab/core"
-import { Errors as CoreErrorsModule } from "@cupid-lab/core"
+import { type Corpus, Dataset, type Domain, Errors as CoreErrors, ModelCache, Models, type Plugin, ReferencePrompts, type Scorer } from "@cupid-lab/core"
 import type { FileSystem } from "@effect/platform"
 import { Context, Effect, Stream } from "effect"
 import * as path from "node:path"
@@ -26,16 +23,15 @@ export type OpenDataset = (source: string, options: Dataset.LoadOptions) => Effe
 export interface Options {
   /** The plugins besides the config's own modules; default every package's built-ins. */
   readonly plugins?: ReadonlyArray<Plugin.AnyPlugin>
-  /** Default `Dataset.open` of core. */
   readonly openDataset?: OpenDataset
   readonly progress?: Progress.Progress
-  /** Notices for the user (resume counts, orphaned lines, model-cache warnings); default none (cache warnings then go to Effect's logger). */
+  /** Notices for the user (resume counts, orphaned lines, model-cache warnings). */
   readonly log?: (line: string) => void
-  /** Render report.md at the end (default true); `cli report --run` can render it later. */
+  /** Write the reports at the end (default true). */
   readonly report?: boolean
   /** Keep the intact lines of a damaged results.jsonl (the corrupt ones move aside) instead of stopping. */
   readonly repair?: boolean
-  /** Run only this share of the pairs (see Shard.ts), in a directory of its own; `merge` combines the shards. */
+  /** Run only this share of the pairs (see Shard.ts), in a directory of its own. */
   readonly shard?: Shard.Shard
 }
 
@@ -64,8 +60,7 @@ export const prepare = (config: Config, options: Options, dryRun: boolean) =>
       ...(config.data.types !== undefined ? { types: config.data.types } : {}),
       ...(config.data.limit !== undefined ? { limit: config.data.limit } : {})
     })
-    // The data is read once, by the pair loop (rows are validated as they are read). Its size, when
-    // known without reading it, is only for progress.
+    // The data is read once, by the pair loop; its size, when known without reading it, is for progress.
     const instances = opened.size === undefined ? undefined : yield* opened.size
     const pool = yield* Transforms.poolFor(config, grid, open)
     const transformed = Transforms.transformer(config.seed, pool)
@@ -90,7 +85,7 @@ export const prepare = (config: Config, options: Options, dryRun: boolean) =>
 /** The error of a dataset that yielded no instance. */
 export const noInstances = (config: Config, opened: Dataset.Opened) => {
   const filters = [config.data.types !== undefined ? `types ${config.data.types.join(", ")}` : "", config.data.limit !== undefined ? `limit ${config.data.limit}` : ""].filter((x) => x !== "")
-  return new CoreErrorsModule.DatasetError({
+  return new CoreErrors.DatasetError({
     source: opened.resolved,
     reason: `no instances to run${filters.length > 0 ? ` after the filters (${filters.join(", ")})` : ""}${opened.skipped().length > 0 ? `; ${opened.skipped().length} rows were skipped as invalid` : ""}`
   })

@@ -1,11 +1,8 @@
 /**
- * Progress of a sweep on stderr: a live one-line bar on a terminal, plain periodic lines
- * otherwise (logs, CI), so a long run always shows that it is alive and how far it has come.
+ * Progress of a sweep on stderr: a live one-line bar on a terminal, plain periodic lines otherwise.
  *
  * @example
- * import { Progress } from "@cupid-lab/experiments"
- * const progress = Progress.make(process.stderr)
- * progress.update({ pairsDone: 10, pairsTotal: 100, ... })
+ * Runner.sweep(config, { progress: Progress.make(process.stderr) })
  */
 import { ProgressLine } from "@cupid-lab/core"
 
@@ -42,8 +39,8 @@ export const fraction = (s: Snapshot): number =>
   s.pairsTotal === undefined ? 0 : s.pairsTotal === 0 ? 1 : Math.min(1, s.pairsDone / s.pairsTotal)
 
 /** The facts of a snapshot as one line (without the bar). */
-export const describe = (s: Snapshot): string => {
-  return [
+export const describe = (s: Snapshot): string =>
+  [
     s.pairsTotal === undefined ? `${s.pairsDone} pairs` : `${s.pairsDone}/${s.pairsTotal} pairs (${(100 * fraction(s)).toFixed(1)}%)`,
     `${s.cells} cells x ${s.instancesSeen}${s.instancesTotal === undefined ? "" : `/${s.instancesTotal}`} instances`,
     `ETA ${s.pairsToRun !== undefined && s.pairsRun >= s.pairsToRun ? "0s" : duration(eta(s))}`,
@@ -51,12 +48,8 @@ export const describe = (s: Snapshot): string => {
     `tokens ${compact(s.tokens)}`,
     `failed ${s.failed}`
   ].join(" · ")
-}
 
-/**
- * Renders at most every `intervalMs` (default: 100 ms on a terminal, 10 s otherwise); the caller's
- * snapshots carry the elapsed time, so no clock is read here.
- */
+/** Renders at most every `intervalMs` (default: 100 ms on a terminal, 10 s otherwise). */
 export const make = (sink: Sink, options: { readonly intervalMs?: number } = {}): Progress =>
   ProgressLine.make(sink, { describe, fraction, ...options })
 

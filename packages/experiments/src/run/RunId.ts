@@ -1,32 +1,16 @@
 /**
- * What a run directory holds is one run: one config (its hash covers everything that changes
- * results: plugins, options, scorers, seed, the data source and filters, history transforms)
- * applied to one dataset (its content fingerprint) under one history transform (`data.transform`,
- * recorded on its own so a message can say when it is what differs). Those are the run's identity,
- * and its short id names the directory.
- *
- * - By default a sweep writes to `runs/<config name>/<run id>/` and points `runs/<config
- *   name>/latest` at it (a symlink, replaced atomically; where symlinks cannot be made, a text file
- *   holding the id, which {@link resolve} follows), so changing the data or the config makes a new
- *   directory instead of mixing runs, and a copied config that keeps its `name:` cannot overwrite
- *   the original's run.
- * - A shard of a sweep (`sweep --shard i/N`, Shard.ts) has the run's id plus its shard: it
- *   writes to `runs/<config name>/<run id>-shard-<i>-of-<N>/`, moves no `latest`, and a directory
- *   of one shard is refused to another shard or to the whole run.
- * - `<dir>/run-id.json` records the identity, written when the sweep takes the directory.
- *   Resuming is for the same identity only: a sweep pointed (`--out`, or `out:` in the config) at a
- *   directory of another run is refused before any work, with both identities and what differs.
+ * A run's identity: its config's hash, its data's fingerprint and history transform, and for a
+ * shard its share. Its short id names the directory (`runs/<config name>/<run id>`, and `latest`);
+ * `<dir>/run-id.json` records it, and a sweep refuses a directory that holds another run.
  *
  * @example
- * const identity = RunId.of(config, opened) // { id: "3f2a9c0d1e4b", config: {...}, data: {...} }
- * RunId.directory(config, identity)          // "runs/contextual/3f2a9c0d1e4b"
+ * RunId.directory(config, RunId.of(config, opened)) // "runs/contextual/3f2a9c0d1e4b"
  */
 import { Files, Hash, Transform } from "@cupid-lab/core"
 import { FileSystem } from "@effect/platform"
 import { Effect, Either, Option, Schema } from "effect"
 import * as path from "node:path"
-import type { Config } from "../config/Config.js"
-import { hash as configHash } from "../config/Config.js"
+import { type Config, hash as configHash } from "../config/Config.js"
 import { RunError } from "../Errors.js"
 import * as Shard from "./Shard.js"
 
@@ -36,13 +20,12 @@ export const latestName = "latest"
 export const idPattern = /^[0-9a-f]{12}$/
 
 export const Identity = Schema.Struct({
-  /** 12 hex digits of the hash of the config hash, the data fingerprint and the history transform. */
   id: Schema.String,
   config: Schema.Struct({ name: Schema.String, hash: Schema.String }),
   data: Schema.Struct({
     source: Schema.String,
     fingerprint: Schema.String,
-    /** `data.transform` in canonical form; absent when the data is used as it is. */
+    /** `data.transform` in canonical form. */
     transform: Schema.optionalWith(Transform.Spec, { exact: true })
   }),
   /** The share of the pairs this directory holds (`sweep --shard`); absent for a whole run. */
@@ -89,13 +72,11 @@ export const differences = (mine: Identity, theirs: Identity): string => {
   return parts.length === 0 ? "the identity differs" : `${parts.join(" and ")} ${parts.length > 1 ? "differ" : "differs"}`
 }
 
-/** Decode the text of a run-id.json. */
 export const decode = Schema.decodeUnknownEither(Schema.parseJson(Identity))
 
 /**
- * Check that `dir` is free for this run or already holds it. Fails, before anything is written,
- * when it holds another run, or (unless `unrecorded: "allow"`, for the check under the lock, once
- * the store has created its file) results whose run is not recorded.
+ * Check that `dir` is free for this run or already holds it: fails when it holds another run, or
+ * results whose run is not recorded (unless `unrecorded: "allow"`: under the lock, once the log exists).
  */
 export const check = (
   dir: string,
@@ -135,11 +116,7 @@ export const claim = (dir: string, identity: Identity): Effect.Effect<void, RunE
     Effect.mapError((e) => new RunError({ path: path.join(dir, fileName), reason: `cannot write: ${Files.describe(e)}` }))
   )
 
-/**
- * Point `<parent>/latest` at the run directory `<parent>/<id>`: a relative symlink, replaced
- * atomically. Where a symlink cannot be made (Windows without the right to create one, some network
- * and FAT file systems), `latest` is a text file holding the id, also replaced atomically.
- */
+/** Point `<parent>/latest` at the run directory `<parent>/<id>`: a relative symlink, else (where none can be made) a file holding the id. */
 export const linkLatest = (runDir: string): Effect.Effect<void, RunError, FileSystem.FileSystem> =>
   Effect.gen(function*() {
     const fileSystem = yield* FileSystem.FileSystem
@@ -157,12 +134,7 @@ export const linkLatest = (runDir: string): Effect.Effect<void, RunError, FileSy
     )
   })
 
-/**
- * The run directory a command was given (`report --run`, `compare --runs`, `export --run`), with
- * `<parent>/latest` (a symlink, or a file holding the id) replaced by the run it points at, so the
- * output names the run. A config's directory (`runs/<name>`, which holds runs by id) is refused,
- * naming its runs.
- */
+/** The run directory a command was given, with `<parent>/latest` replaced by the run it points at; a config's directory is refused. */
 export const resolve = (dir: string): Effect.Effect<string, RunError, FileSystem.FileSystem> =>
   Effect.gen(function*() {
     const fileSystem = yield* FileSystem.FileSystem
@@ -172,7 +144,6 @@ export const resolve = (dir: string): Effect.Effect<string, RunError, FileSystem
         Effect.map((text) => text.trim()),
         Effect.orElseSucceed(() => "")
       )
-      // Anything else named latest (a directory, a missing path) is left to the reader, which says what it expected.
       return idPattern.test(id) ? path.join(path.dirname(dir), id) : dir
     }
     const has = (name: string) => fileSystem.exists(path.join(dir, name)).pipe(Effect.orElseSucceed(() => false))

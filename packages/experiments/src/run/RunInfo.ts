@@ -1,17 +1,13 @@
 /**
- * `<out>/run.json`: what happened during one run of a sweep, as opposed to what it computed.
- * Times, rates, cache hits and versions live here (and only here), so that results.jsonl,
- * summary.json and report.md stay byte-identical across reruns.
+ * `<out>/run.json`: how one run of a sweep went, as opposed to what it computed. Times, rates,
+ * cache hits and versions live here only, so that the other outputs stay byte-identical.
  *
  * @example
- * import { RunInfo } from "@cupid-lab/experiments"
- * const stats = RunInfo.accumulator()
- * stats.add(trace)
- * stats.result().stageTimeMs // { retrieve: 812, infer: 40210, ... }
+ * const stats = RunInfo.accumulator() // stats.add(trace); stats.result().stageTimeMs: { retrieve: 812, ... }
  */
 import { type Trace, Usage } from "@cupid-lab/core"
 import { FileSystem } from "@effect/platform"
-import { Effect, Schema } from "effect"
+import { Effect, Schema, type Types } from "effect"
 import * as path from "node:path"
 import { fileURLToPath } from "node:url"
 
@@ -38,6 +34,10 @@ export const Fit = Schema.Struct({
   trainFingerprint: Schema.String,
   parameters: Schema.Record({ key: Schema.String, value: Schema.Unknown })
 })
+export type Fit = typeof Fit.Type
+
+/** A budget in USD, the dry run's estimate for the pairs to run and what this run spent (see Budget.ts). */
+export const BudgetSpend = Schema.Struct({ usd: Schema.Number, estimatedUsd: Schema.Number, spentUsd: Schema.Number })
 
 export const RunInfo = Schema.Struct({
   ...TraceTotals.fields,
@@ -47,8 +47,7 @@ export const RunInfo = Schema.Struct({
   interrupted: Schema.Boolean,
   /** Why the sweep stopped before every pair ran, other than an interruption: `budget`. */
   stopped: Schema.optionalWith(Schema.Literal("budget"), { exact: true }),
-  /** The budget in USD, the dry run's estimate for the pairs to run and what this run spent (see Budget.ts). */
-  budget: Schema.optionalWith(Schema.Struct({ usd: Schema.Number, estimatedUsd: Schema.Number, spentUsd: Schema.Number }), { exact: true }),
+  budget: Schema.optionalWith(BudgetSpend, { exact: true }),
   config: Schema.Struct({ file: Schema.String, name: Schema.String, hash: Schema.String }),
   dataset: Schema.Struct({ source: Schema.String, resolved: Schema.String, fingerprint: Schema.String, instances: Int, skipped: Int }),
   cells: Int,
@@ -65,51 +64,35 @@ export const RunInfo = Schema.Struct({
 })
 export type RunInfo = typeof RunInfo.Type
 
-const sorted = (m: Map<string, number>): Record<string, number> => {
-  const out: Record<string, number> = {}
-  for (const k of [...m.keys()].sort()) out[k] = m.get(k)!
-  return out
-}
+const sorted = (m: Map<string, number>): Record<string, number> => Object.fromEntries([...m].sort(([a], [b]) => (a < b ? -1 : 1)))
 
 export interface Accumulator {
   readonly add: (trace: Trace.Trace) => void
-  readonly calls: number
-  readonly cachedCalls: number
-  readonly tokens: number
+  /** The usage of the traces added so far. */
+  readonly usage: Usage.UsageTotals
   readonly result: () => TraceTotals
 }
 
 export const accumulator = (): Accumulator => {
   const time = new Map<string, number>()
   const failures = new Map<string, number>()
-  const acc = {
-    calls: 0,
-    cachedCalls: 0,
-    requests: 0,
-    retries: 0,
-    tokens: 0,
-    prompt: 0,
-    completion: 0,
-    add: (trace: Trace.Trace) => {
-      for (const k in trace.timings) time.set(k, (time.get(k) ?? 0) + trace.timings[k]!)
+  const usage: Types.Mutable<Usage.UsageTotals> = Usage.totals([])
+  const bump = (m: Map<string, number>, key: string, by: number) => m.set(key, (m.get(key) ?? 0) + by)
+  return {
+    usage,
+    add: (trace) => {
+      for (const k in trace.timings) bump(time, k, trace.timings[k]!)
       const t = Usage.totals(trace.usage)
-      acc.calls += t.calls
-      acc.cachedCalls += t.cachedCalls
-      acc.requests += t.requests
-      acc.retries += t.retries
-      acc.prompt += t.promptTokens
-      acc.completion += t.completionTokens
-      acc.tokens += t.promptTokens + t.completionTokens
-      if (trace.error !== undefined) failures.set(trace.error.stage, (failures.get(trace.error.stage) ?? 0) + 1)
+      for (const k of Object.keys(usage) as Array<keyof Usage.UsageTotals>) usage[k] += t[k]
+      if (trace.error !== undefined) bump(failures, trace.error.stage, 1)
     },
-    result: (): TraceTotals => ({
+    result: () => ({
       stageTimeMs: sorted(time),
-      modelCalls: { made: acc.calls - acc.cachedCalls, cached: acc.cachedCalls, requestsSent: acc.requests, retries: acc.retries },
-      tokens: { prompt: acc.prompt, completion: acc.completion },
+      modelCalls: { made: usage.calls - usage.cachedCalls, cached: usage.cachedCalls, requestsSent: usage.requests, retries: usage.retries },
+      tokens: { prompt: usage.promptTokens, completion: usage.completionTokens },
       failuresByStage: sorted(failures)
     })
   }
-  return acc
 }
 
 const here = path.dirname(fileURLToPath(import.meta.url))

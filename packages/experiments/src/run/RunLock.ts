@@ -1,3 +1,10 @@
+/**
+ * One sweep at a time per run directory: `<dir>/.lock` holds the PID, host and start time of the
+ * sweep writing there; the lock of a process that is gone on this host is taken over.
+ *
+ * @example
+ * const stale = yield* RunLock.acquire(dir) // in a Scope; "PID 123 on host, started ..." when taken over
+ */
 import { Files } from "@cupid-lab/core"
 import { FileSystem } from "@effect/platform"
 import { Clock, Effect, Either, Schema, type Scope } from "effect"
@@ -37,10 +44,7 @@ const processStart = (fileSystem: FileSystem.FileSystem, pid: number) =>
     Effect.orElseSucceed(() => undefined)
   )
 
-/**
- * Whether the sweep that wrote `holder` may still run: always for another host (it cannot be told
- * from here); on this host, while its PID is alive and (where /proc tells) still the same process.
- */
+/** Whether the sweep that wrote `holder` may still run: always on another host; here, while its PID is the same live process. */
 const running = (fileSystem: FileSystem.FileSystem, holder: Holder, host: string) =>
   Effect.gen(function*() {
     if (holder.host !== host) return true
@@ -59,11 +63,9 @@ const heldBy = (dir: string, file: string, holder: Holder) =>
   })
 
 /**
- * Take `<dir>/.lock` (created exclusively, holding PID, host and start time) for the scope, or fail
- * at once naming the sweep that holds it. The lock of a process that is gone on this host (a killed
- * sweep, also when its PID now belongs to another process), or an unreadable one, is taken over: its
- * holder is returned then. One `acquireRelease`: the lock cannot be left behind by an interruption
- * between taking it and registering its release.
+ * Take `<dir>/.lock` for the scope, or fail naming the sweep that holds it; a lock whose process is
+ * gone (or an unreadable one) is taken over and its holder returned. One `acquireRelease`, so an
+ * interruption cannot leave the lock behind.
  */
 export const acquire = (dir: string): Effect.Effect<string | undefined, RunError, FileSystem.FileSystem | Scope.Scope> =>
   Effect.map(
@@ -113,8 +115,7 @@ const take = (dir: string) =>
       }
       const holder = found.holder
       if (holder !== undefined && (yield* running(fileSystem, holder, me.host))) return yield* heldBy(dir, file, holder)
-      // Gone: move that lock aside (only one of several sweeps starting together can), check that
-      // it was the one judged stale, and take the directory.
+      // Gone: move it aside (only one of several sweeps can), check it was the one judged stale, take over.
       const aside = `${file}.${process.pid}.stale`
       const moved = yield* fileSystem.rename(file, aside).pipe(Effect.as(true), Effect.orElseSucceed(() => false))
       if (moved) {

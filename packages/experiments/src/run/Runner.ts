@@ -1,32 +1,17 @@
 /**
- * The sweep, top to bottom: prepare (validate the config, build every cell) → open the run
- * directory's log → run every (instance, cell) pair not done yet, with bounded concurrency,
- * appending each line as it completes → sort the log, fold its lines into columns → write the
- * summary, the reports and run.json.
- *
- * Outputs in the run directory: results.jsonl (see results/ResultLog.ts), summary.json, the
- * reports (report.md/html/tex, results.csv/parquet) and run.json (timings, cache statistics,
- * versions: everything that may differ between reruns). A rerun resumes: pairs already done are
- * skipped, failed ones are retried.
- *
- * Interrupting a sweep (SIGINT in the CLI) stops taking new pairs, lets those in flight finish and
- * writes the outputs for what is done; run.json records `interrupted: true`. A bad data row is an
- * error naming its file, row and field, never an interruption. A budget (see Budget.ts) stops the
- * sweep the same way; run.json then records `stopped: "budget"` and what was spent.
+ * The sweep: prepare (validate the config, build every cell), open the run directory's log, run
+ * every pair not done yet, then sort the log and write summary.json, the reports and run.json. An
+ * interruption or the budget stops taking pairs; what is done is still written.
  *
  * @example
- * import { Config, Runner } from "@cupid-lab/experiments"
- * const config = yield* Config.load("configs/smoke.yaml")
- * const outcome = yield* Runner.sweep(config)
- * outcome.files.summary // "runs/smoke/<id>/summary.json"
+ * const outcome = yield* Runner.sweep(yield* Config.load("configs/smoke.yaml")) // outcome.files.summary
  * // the caller provides the file system: Effect.provide(program, NodeContext.layer) (@effect/platform-node)
  */
-import { type Domain, Files, Pipeline } from "@cupid-lab/core"
+import { type Domain, Files } from "@cupid-lab/core"
 import type { FileSystem } from "@effect/platform"
 import { Cause, Clock, Effect, Exit, type Scope } from "effect"
 import * as path from "node:path"
-import type { Config } from "../config/Config.js"
-import { hash as configHash } from "../config/Config.js"
+import { type Config, hash as configHash } from "../config/Config.js"
 import * as Grid from "../config/Grid.js"
 import * as Families from "../analysis/Families.js"
 import { type BudgetError, RunError } from "../Errors.js"
@@ -69,17 +54,13 @@ export interface Outcome {
 const writeFile = (file: string, text: string): Effect.Effect<void, RunError, FileSystem.FileSystem> =>
   Files.writeFileAtomic(file, text).pipe(Effect.mapError((e) => new RunError({ path: file, reason: `cannot write: ${Files.describe(e)}` })))
 
-/**
- * Run a sweep to the end and write every output. When interrupted, the pairs in flight finish and
- * every output is written for what is done before the interruption completes.
- */
+/** Run a sweep to the end and write every output (when interrupted: for what is done, after the pairs in flight). */
 export const sweep = (config: Config, options: Options = {}): Effect.Effect<Outcome, SweepError | BudgetError, FileSystem.FileSystem> =>
   Effect.scoped(
     Effect.gen(function*() {
       const startedAt = yield* Clock.currentTimeMillis
       const budget = yield* Budget.preflight(config, options)
       const p = yield* prepare(config, options, false)
-      // The run directory is this run's (config hash + data fingerprint), checked before any work.
       const identity = RunId.of(config, p.opened, options.shard)
       const dir = RunId.directory(config, identity)
       yield* RunId.check(dir, identity)
@@ -117,22 +98,19 @@ interface Pairs {
   readonly rows: ReadonlyArray<ResultLine.Row>
   /** Instances in dataset order (those seen before a stop). */
   readonly instanceOrder: ReadonlyMap<string, number>
-  /** The first instance of each type, in dataset order: the report's examples. */
+  /** The first instance of each type: the report's examples. */
   readonly examples: ReadonlyArray<Domain.Instance>
   /** Stopped before every pair ran: interrupted, or stopped by the budget. */
   readonly interrupted: boolean
   readonly budget?: Budget.Tracker
-  /** Pairs of the instances seen (this shard's share of them, for a shard), done or not. */
+  /** Pairs of the instances seen (this shard's share), done or not. */
   readonly share: number
   readonly failed: number
   readonly stats: RunInfo.Accumulator
   readonly endedAt: number
 }
 
-/**
- * Every pair not done yet, with bounded concurrency: each line is appended to the log and kept
- * for the columns as it completes. The log is flushed, and progress shown, at most every 200 ms.
- */
+/** Every pair not done yet, each line appended to the log and kept as it completes; flushed and shown every 200 ms. */
 const runPairs = (
   config: Config,
   p: Prepared,
@@ -148,26 +126,28 @@ const runPairs = (
     const instanceOrder = new Map<string, number>()
     const examples = new Map<Domain.InstanceType, Domain.Instance>()
     const stats = RunInfo.accumulator()
-    const metaOf = Results.metaMaker()
+    const tokens = new Map<string, number>()
     const ranAt = new Date(startedAt).toISOString()
     const resumed = log.size()
     let failed = 0, share = 0, seenAll = false
-    const expected = () => (seenAll ? instanceOrder.size : p.instances)
     const cells = p.built.length
-    const snapshot = (now: number): Progress.Snapshot => ({
-      cells,
-      instancesSeen: instanceOrder.size,
-      instancesTotal: expected(),
-      pairsDone: resumed + rows.length,
-      pairsTotal: seenAll ? share : mapDefined(expected(), (n) => Shard.expectedShare(options.shard, n * cells)),
-      pairsRun: rows.length,
-      pairsToRun: seenAll ? share - resumed : mapDefined(expected(), (n) => Shard.expectedShare(options.shard, n * cells) - resumed),
-      failed,
-      cacheHits: stats.cachedCalls,
-      calls: stats.calls,
-      tokens: stats.tokens,
-      elapsedMs: now - startedAt
-    })
+    const snapshot = (now: number): Progress.Snapshot => {
+      const pairsTotal = seenAll ? share : p.instances === undefined ? undefined : Shard.expectedShare(options.shard, p.instances * cells)
+      return {
+        cells,
+        instancesSeen: instanceOrder.size,
+        instancesTotal: seenAll ? instanceOrder.size : p.instances,
+        pairsDone: resumed + rows.length,
+        pairsTotal,
+        pairsRun: rows.length,
+        pairsToRun: pairsTotal === undefined ? undefined : pairsTotal - resumed,
+        failed,
+        cacheHits: stats.usage.cachedCalls,
+        calls: stats.usage.calls,
+        tokens: stats.usage.promptTokens + stats.usage.completionTokens,
+        elapsedMs: now - startedAt
+      }
+    }
     const clock = yield* Effect.clock
     let lastTick = Number.NEGATIVE_INFINITY
     const tick = Effect.suspend(() => {
@@ -185,20 +165,13 @@ const runPairs = (
         const todo = mine.filter((c) => !log.isDone(c.cell.id, instance.id))
         if (todo.length === 0) return []
         const versions = p.transformed(instance)
-        // The facts of an instance are computed once per version, shared by the cells that see it.
-        const metas = new Map<Domain.Instance, ResultLine.InstanceMeta>()
-        return todo.map((cell) => {
-          const version = versions(cell.cell.transform)
-          let meta = metas.get(version.instance)
-          if (meta === undefined) metas.set(version.instance, (meta = metaOf(version.instance)))
-          return { cell, version, meta }
-        })
+        return todo.map((cell) => ({ cell, version: versions(cell.cell.transform) }))
       },
-      work: ({ cell, meta, version }) =>
+      work: ({ cell, version }) =>
         Effect.flatMap(
-          version.error === undefined ? Pipeline.run(cell.pipeline, version.instance) : Effect.succeed(Transforms.failedTrace(version.instance, version.error)),
+          Transforms.run(cell.pipeline, version),
           (trace) => {
-            const line = Results.fromTrace(cell.identity, version.instance, meta, trace)
+            const line = Results.fromTrace(cell.info, version.instance, Results.instanceMeta(version.instance, tokens), trace)
             log.append({
               cell: cell.cell.id,
               instance: version.instance.id,
@@ -227,8 +200,6 @@ const runPairs = (
     progress.done(snapshot(endedAt))
     return { rows, instanceOrder, examples: [...examples.values()], interrupted, ...(budget !== undefined ? { budget } : {}), share, failed, stats, endedAt }
   })
-
-const mapDefined = <A, B>(a: A | undefined, f: (a: A) => B): B | undefined => (a === undefined ? undefined : f(a))
 
 /** Sort the log, fold its lines into columns, write summary.json, the reports and run.json. */
 const finish = (
@@ -266,24 +237,17 @@ const finish = (
       ...(calls.calls > 0 ? { modelCalls: calls } : {}),
       ...Families.declared(config.report),
       ...(config.sweep.length > 0 ? { axes: config.sweep.map((a) => a.key) } : {}),
-      ...Summary.of(index, { metrics: p.metrics, seed: config.seed, resamples: config.bootstrap.resamples, largeSample: config.bootstrap.largeSample }, built.map((b) => ({
-        id: b.cell.id,
-        name: b.cell.name,
-        params: Grid.identityParams(b.cell),
-        usesGold: b.usesGold,
-        oracleRetrieval: b.plugins.some((f) => f.stage === "retriever" && f.readsGold),
-        heuristicStages: b.heuristicStages,
-        plugins: b.plugins
-      })))
+      ...Summary.of(index, { metrics: p.metrics, seed: config.seed, resamples: config.bootstrap.resamples, largeSample: config.bootstrap.largeSample }, built.map((b) => b.info))
     }
     const files = { results: log.file, summary: path.join(out, "summary.json"), report: path.join(out, "report.md"), run: path.join(out, "run.json") }
     const cacheStats = yield* p.cache.stats
     const versions = yield* RunInfo.versions
+    const interrupted = pairs.interrupted && pairs.budget?.stopped() !== true
     const info = (endedAt: number): RunInfo.RunInfo => ({
       startedAt: new Date(at.startedAt).toISOString(),
       endedAt: new Date(endedAt).toISOString(),
       durationMs: endedAt - at.startedAt,
-      interrupted: pairs.interrupted && pairs.budget?.stopped() !== true,
+      interrupted,
       ...budgetFields(pairs),
       config: { file: config.file, name: config.name, hash: summary.config.hash },
       dataset: { source: opened.source, resolved: opened.resolved, fingerprint: opened.fingerprint, instances: summary.dataset.instances, skipped: summary.dataset.skipped.length },
@@ -307,7 +271,7 @@ const finish = (
     return {
       out,
       grid,
-      interrupted: pairs.interrupted && pairs.budget?.stopped() !== true,
+      interrupted,
       ...budgetFields(pairs),
       instances: summary.dataset.instances,
       pairs: { total, done: final.order.length, ran, resumed, failed: pairs.failed },
@@ -318,8 +282,8 @@ const finish = (
   })
 
 const budgetFields = (pairs: Pairs): { stopped?: "budget"; budget?: Budget.Spend } =>
-  pairs.budget === undefined ? {} : { ...(pairs.budget.stopped() ? { stopped: "budget" as const } : {}), budget: Budget.spend(pairs.budget) }
+  pairs.budget === undefined ? {} : { ...(pairs.budget.stopped() ? { stopped: "budget" as const } : {}), budget: pairs.budget.spend() }
 
-/** Regenerate the reports of a run directory from its summary.json and results.jsonl; returns report.md's path. */
+/** Rewrite the reports of a run directory; returns report.md's path. */
 export const report = (runDir: string, options: Pick<Options, "openDataset"> = {}): Effect.Effect<string, RunError, FileSystem.FileSystem> =>
   Effect.map(Report.write(runDir, options.openDataset === undefined ? {} : { openDataset: (source) => options.openDataset!(source, {}) }), (f) => f.markdown)

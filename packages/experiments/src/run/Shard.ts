@@ -1,14 +1,9 @@
 /**
- * Splitting one sweep across machines. Shard `i/N` (numbered from 1 to N) runs the (cell, instance)
- * pairs whose hash falls to it: the first four bytes of sha256(`cell id`, `instance id`) modulo N,
- * plus one. The share depends only on the two ids and N, never on the machine, the data order or
- * what ran before, so a shard rerun after a kill resumes the same pairs, and N shards together
- * cover every pair exactly once (`merge` checks it, results/Merge.ts).
+ * Splitting one sweep across machines: shard `i/N` runs the pairs whose hash of (cell id,
+ * instance id) falls to it, so a rerun resumes the same pairs and N shards cover each pair once.
  *
  * @example
- * const shard = Shard.parse("2/3")            // Either.right({ index: 2, count: 3 })
- * Shard.includes(shard.right, cellId, id)     // true for about a third of the pairs
- * Shard.suffix(shard.right)                   // "shard-2-of-3"
+ * Shard.includes({ index: 2, count: 3 }, cellId, instanceId) // true for about a third of the pairs
  */
 import * as Hash from "@cupid-lab/core/Hash"
 import { Either, Schema } from "effect"
@@ -39,10 +34,7 @@ export const describe = (shard: Shard): string => `shard ${shard.index} of ${sha
 /** At most this many shards: more would leave most of them without a pair on CUPID-sized runs. */
 export const maxCount = 10000
 
-/**
- * `i/N` as given to `sweep --shard`: i from 1 to N. A 0 index is refused with the 1-based form to
- * use, since the usual 0-based source (Kubernetes' JOB_COMPLETION_INDEX) needs a +1.
- */
+/** `i/N` as given to `sweep --shard`: i from 1 to N (a 0 index is refused with the 1-based form to use). */
 export const parse = (text: string): Either.Either<Shard, string> => {
   const m = /^\s*(\d+)\s*\/\s*(\d+)\s*$/.exec(text)
   if (m === null) return Either.left(`--shard expects i/N (shard i of N, numbered from 1), e.g. 1/3, got "${text}"`)

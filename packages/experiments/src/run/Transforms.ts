@@ -1,20 +1,17 @@
 /**
  * Applying the cells' history transforms in a sweep: the pool that `pad` and `drop: contrastive`
- * need (one extra pass over the whole dataset, ignoring the type filter and limit, only when a cell
- * needs it), and each instance's transformed versions, computed once per distinct transform and
- * shared by the cells that use it. A transform that cannot apply to an instance fails that pair,
- * recorded like any stage failure.
+ * need (one extra pass over the whole dataset, only when a cell needs it), and each instance's
+ * version per distinct transform. A transform that cannot apply fails that pair.
  */
-import { type Dataset, type Domain, type Errors as CoreErrors, Transform, type Trace } from "@cupid-lab/core"
+import { type Domain, type Errors as CoreErrors, Pipeline, Transform, type Trace } from "@cupid-lab/core"
 import type { FileSystem } from "@effect/platform"
 import { Effect, Either, Stream } from "effect"
 import type { Config } from "../config/Config.js"
 import type * as Grid from "../config/Grid.js"
-
-export type Open = (source: string, options: Dataset.LoadOptions) => Effect.Effect<Dataset.Opened, CoreErrors.DatasetError, FileSystem.FileSystem>
+import type { OpenDataset } from "./Prepare.js"
 
 /** The pool for the grid's transforms, or undefined when no cell needs one. */
-export const poolFor = (config: Config, grid: Grid.Grid, open: Open): Effect.Effect<Transform.Pool | undefined, CoreErrors.DatasetError, FileSystem.FileSystem> =>
+export const poolFor = (config: Config, grid: Grid.Grid, open: OpenDataset): Effect.Effect<Transform.Pool | undefined, CoreErrors.DatasetError, FileSystem.FileSystem> =>
   Effect.gen(function*() {
     if (!grid.cells.some((c) => c.transform !== null && Transform.needsPool(c.transform))) return undefined
     const all = yield* open(config.data.source, { onInvalid: config.data.onInvalid })
@@ -45,12 +42,8 @@ export const transformer = (seed: number, pool: Transform.Pool | undefined) => (
   }
 }
 
-/** The trace of a pair whose transform failed: counted as a failed pair, with the reason. */
-export const failedTrace = (instance: Domain.Instance, error: Trace.TraceError): Trace.Trace => ({
-  instanceId: instance.id,
-  instanceType: instance.type,
-  scores: {},
-  usage: [],
-  timings: {},
-  error
-})
+/** A pair's trace: the pipeline's on the transformed instance, or a failed pair when the transform could not apply. */
+export const run = (pipeline: Pipeline.CellPipeline, version: Prepared): Effect.Effect<Trace.Trace> =>
+  version.error === undefined
+    ? Pipeline.run(pipeline, version.instance)
+    : Effect.succeed({ instanceId: version.instance.id, instanceType: version.instance.type, scores: {}, usage: [], timings: {}, error: version.error })
