@@ -95,17 +95,10 @@ const readShard = (fileSystem: FileSystem.FileSystem, dir: string) =>
 type ShardDir = Effect.Effect.Success<ReturnType<typeof readShard>>
 
 /** What every shard's summary must say alike: everything but the numbers computed from its lines. */
-const facts = (s: ResultLine.Summary) => ({
-  config: s.config,
-  dataset: s.dataset,
-  seed: s.seed,
-  resamples: s.resamples,
-  largeSample: s.largeSample ?? null,
-  baseline: s.baseline,
-  main: s.main ?? null,
-  families: s.families ?? null,
-  metrics: Summary.declaredOf(s.metrics),
-  cells: s.cells.map(({ slices: _, ...info }) => info)
+const facts = ({ cells, metrics, modelCalls: _, ...rest }: ResultLine.Summary) => ({
+  ...rest,
+  metrics: Summary.declaredOf(metrics),
+  cells: cells.map(({ slices: _s, ...info }) => info)
 })
 
 const whole = ({ shard: _, ...identity }: RunId.Identity): RunId.Identity => identity
@@ -121,7 +114,8 @@ const checkSet = (shards: ReadonlyArray<ShardDir>): Effect.Effect<void, RunError
       }
       if (s.shard.count !== count) return yield* fail(s.dir, `is ${Shard.describe(s.shard)}, but ${first.dir} is ${Shard.describe(first.shard)}; every shard of a run is split in the same N`)
       const mine = facts(s.summary), theirs = facts(first.summary)
-      const differs = (Object.keys(mine) as Array<keyof typeof mine>).find((k) => Hash.canonicalJson(mine[k]) !== Hash.canonicalJson(theirs[k]))
+      const keys = [...new Set([...Object.keys(mine), ...Object.keys(theirs)])] as Array<keyof typeof mine>
+      const differs = keys.find((k) => Hash.canonicalJson(mine[k] ?? null) !== Hash.canonicalJson(theirs[k] ?? null))
       if (differs !== undefined) {
         return yield* fail(path.join(s.dir, "summary.json"), `its ${differs} differs from ${path.join(first.dir, "summary.json")}'s; were the shards run by different versions of cupid-lab or its plugins?`)
       }
