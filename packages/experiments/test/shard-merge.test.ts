@@ -83,6 +83,18 @@ describe("sweep --shard and merge", () => {
     expect(JSON.parse(fs.readFileSync(at("merged/run-id.json"), "utf8"))).toEqual(JSON.parse(fs.readFileSync(at("single/run-id.json"), "utf8")))
   }, 120_000)
 
+  it("merges shards of another benchmark, whose per-cell types each shard computes from its own lines", async () => {
+    const tiny = path.join(repoRoot, "packages", "core", "test", "fixtures", "longmemeval", "longmemeval_s_tiny.json")
+    const config = at("lme.yaml")
+    fs.writeFileSync(config, `name: lme\ndata: { source: "longmemeval:${tiny}" }\nseed: 1\npipeline: { inferrer: extractive }\nsweep:\n  retriever: [all, { use: bm25, k: 2 }, oracle]\nscorers: [{ use: retrieval, ks: [2] }]\n`)
+    await Promise.all([
+      ok(["sweep", "--config", config, "--out", at("lme-single")]),
+      ...[1, 2].map((i) => ok(["sweep", "--config", config, "--out", at(`lme${i}`), "--shard", `${i}/2`]))
+    ])
+    await ok(["merge", "--out", at("lme-merged"), at("lme1"), at("lme2")])
+    expectSameRun(at("lme-merged"), at("lme-single"))
+  }, 120_000)
+
   it("a shard killed mid-run (SIGKILL) and rerun merges byte-identically", async () => {
     const share = lines(at("s2")).length
     const killed = await cli(["sweep", "--config", contextual, "--out", at("k2"), "--shard", "2/3", "--concurrency", "1"], (child) => {

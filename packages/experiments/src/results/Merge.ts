@@ -98,7 +98,7 @@ type ShardDir = Effect.Effect.Success<ReturnType<typeof readShard>>
 const facts = ({ cells, metrics, modelCalls: _, ...rest }: ResultLine.Summary) => ({
   ...rest,
   metrics: Summary.declaredOf(metrics),
-  cells: cells.map(({ slices: _s, ...info }) => info)
+  cells: cells.map(({ slices: _s, types: _t, ...info }) => info)
 })
 
 const whole = ({ shard: _, ...identity }: RunId.Identity): RunId.Identity => identity
