@@ -2,10 +2,10 @@
 // number of lines safely in the file; those lines stay whole, no temporary file is left, the lock
 // is given back, and the same command resumes.
 import * as FaultyFileSystem from "@cupid-lab/core/testing/FaultyFileSystem"
-import type { FileSystem } from "@effect/platform"
+import { FileSystem } from "@effect/platform"
 import { NodeFileSystem } from "@effect/platform-node"
 import { afterEach, describe, expect, it } from "@effect/vitest"
-import { Effect, type Layer } from "effect"
+import { Effect, Fiber, Layer } from "effect"
 import * as fs from "node:fs"
 import * as os from "node:os"
 import * as path from "node:path"
@@ -178,5 +178,30 @@ describe("ResultLog: a real full disk", () => {
       expect(error._tag).toBe("RunError")
       expect(error.message).toMatch(/calls\.jsonl: cannot append the call transcripts: .*no space.*; 0 result lines are safely in results\.jsonl; free space and rerun the same command to resume$/i)
       expect(fs.readFileSync(path.join(dir, ResultLog.fileName), "utf8")).toBe("")
+    }))
+  it.live("a flush interrupted while it writes the calls (the sweep's ticker, stopped at the end) still writes its result lines", () =>
+    Effect.gen(function*() {
+      const dir = tempDir()
+      const calls = `{"cell":"a","instance":"i0","ranAt":"t","calls":[]}\n`
+      // The real file system, with appends to calls.jsonl slowed down to leave time to interrupt.
+      const slowCalls = Layer.effect(
+        FileSystem.FileSystem,
+        Effect.map(FileSystem.FileSystem, (fs): FileSystem.FileSystem => ({
+          ...fs,
+          writeFile: (p, data, options) =>
+            path.basename(p) === "calls.jsonl" ? Effect.zipRight(Effect.sleep("200 millis"), fs.writeFile(p, data, options)) : fs.writeFile(p, data, options)
+        }))
+      ).pipe(Layer.provide(NodeFileSystem.layer))
+      const finalized = yield* withLog(dir, slowCalls, (log) =>
+        Effect.gen(function*() {
+          log.append({ cell: "a", instance: "i0", text: text("i0"), calls })
+          const ticker = yield* Effect.fork(log.flush)
+          yield* Effect.sleep("50 millis")
+          yield* Fiber.interrupt(ticker)
+          return yield* log.finalize({ ...order, instanceOrder: new Map([["i0", 0]]) })
+        }))
+      expect(finalized.order).toEqual([0])
+      expect(fs.readFileSync(path.join(dir, ResultLog.fileName), "utf8")).toBe(text("i0"))
+      expect(fs.readFileSync(path.join(dir, "calls.jsonl"), "utf8")).toBe(calls)
     }))
 })

@@ -223,7 +223,8 @@ export const open = Effect.fn("ResultLog.open")(function*(options: Options): Eff
   let failure: RunError | undefined
   const lock = yield* Effect.makeSemaphore(1)
 
-  const flush: Effect.Effect<void, RunError> = lock.withPermits(1)(Effect.suspend(() => {
+  // Uninterruptible once it holds the lock: a flush interrupted after taking the buffer would lose its lines.
+  const flush: Effect.Effect<void, RunError> = lock.withPermits(1)(Effect.uninterruptible(Effect.suspend(() => {
     if (failure !== undefined) return Effect.fail(failure)
     if (buffer.length === 0) return Effect.void
     const lines = buffer
@@ -267,7 +268,7 @@ export const open = Effect.fn("ResultLog.open")(function*(options: Options): Eff
         )
       )
     ))
-  }))
+  })))
 
   // Scope end: whatever is buffered is written (an interrupted sweep keeps its last pairs).
   yield* Effect.addFinalizer(() => Effect.ignore(flush))
