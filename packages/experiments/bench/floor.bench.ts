@@ -38,16 +38,18 @@ run(process.execPath, [cli, "data", "generate", "--out", data, "--personas", Str
 // The floor: core's reader and BM25's tokenizer, bundled into one plain script.
 const floorSource = path.join(dir, "floor.ts")
 fs.writeFileSync(floorSource, `
-import { Dataset } from "@cupid-lab/core"
+import { Dataset, Memo } from "@cupid-lab/core"
 import * as Text from "@cupid-lab/retrievers/Text"
 import { Effect, Stream } from "effect"
 import * as NodeFileSystem from "@effect/platform-node/NodeFileSystem"
 let tokens = 0, instances = 0
+// One analyzer for the whole file, as BM25 has one per sweep (stems and stopwords remembered).
+const text = Text.analyzer(Memo.unsafeMake())
 await Effect.runPromise(Effect.gen(function*() {
   const opened = yield* Dataset.open(process.argv[2], {})
   yield* Stream.runForEach(opened.instances, (i) => Effect.sync(() => {
     instances++
-    for (const s of i.query.sessions) for (const m of s.dialogue) tokens += Text.terms(m.content).length
+    for (const s of i.query.sessions) for (const m of s.dialogue) tokens += text.terms(m.content).length
   }))
 }).pipe(Effect.provide(NodeFileSystem.layer)))
 console.log(instances, tokens)
