@@ -157,23 +157,26 @@ describe("ResultLog", () => {
       expect(fs.readdirSync(dir)).toEqual([ResultLog.fileName])
     }))
 
+  /** Append `ids` (cell a), flush, let `edit` change the file, then finalize: the error, the file, the directory. */
+  const finalizeAfter = (dir: string, ids: ReadonlyArray<string>, edit: (file: string) => void) =>
+    Effect.flip(withLog(dir, ["a"], (log) =>
+      Effect.gen(function*() {
+        for (const i of ids) log.append({ cell: "a", instance: i, text: text("a", i) })
+        yield* log.flush
+        edit(path.join(dir, ResultLog.fileName))
+        return yield* log.finalize({ cellOrder: new Map([["a", 0]]), instanceOrder: new Map([["i1", 0], ["i2", 1]]), complete: true })
+      })))
+  const changed = (file: string, size: number, expected: number) =>
+    `${file}: the file changed while the sweep ran (${size} bytes, expected ${expected}); was it edited by something else?`
+
   it.effect("a file changed by something else while the log held it stops finalize, saying so; the file is not rewritten", () =>
     Effect.gen(function*() {
       const dir = tempDir()
       const file = path.join(dir, ResultLog.fileName)
-      const error = yield* Effect.flip(withLog(dir, ["a"], (log) =>
-        Effect.gen(function*() {
-          log.append({ cell: "a", instance: "i2", text: text("a", "i2") })
-          log.append({ cell: "a", instance: "i1", text: text("a", "i1") })
-          yield* log.flush
-          fs.appendFileSync(file, "an editor's line\n")
-          return yield* log.finalize({ cellOrder: new Map([["a", 0]]), instanceOrder: new Map([["i1", 0], ["i2", 1]]), complete: true })
-        })))
+      const error = yield* finalizeAfter(dir, ["i2", "i1"], (f) => fs.appendFileSync(f, "an editor's line\n"))
       const expected = text("a", "i2") + text("a", "i1") + "an editor's line\n"
       expect(error._tag).toBe("RunError")
-      expect(error.message).toBe(
-        `${file}: the file changed while the sweep ran (${Buffer.byteLength(expected)} bytes, expected ${Buffer.byteLength(expected) - 17}); was it edited by something else?`
-      )
+      expect(error.message).toBe(changed(file, Buffer.byteLength(expected), Buffer.byteLength(expected) - 17))
       expect(fs.readFileSync(file, "utf8")).toBe(expected)
       expect(fs.readdirSync(dir)).toEqual([ResultLog.fileName])
     }))
@@ -182,18 +185,8 @@ describe("ResultLog", () => {
     Effect.gen(function*() {
       const dir = tempDir()
       const file = path.join(dir, ResultLog.fileName)
-      const error = yield* Effect.flip(withLog(dir, ["a"], (log) =>
-        Effect.gen(function*() {
-          log.append({ cell: "a", instance: "i1", text: text("a", "i1") })
-          log.append({ cell: "a", instance: "i2", text: text("a", "i2") })
-          yield* log.flush
-          fs.truncateSync(file, Buffer.byteLength(text("a", "i1")))
-          return yield* log.finalize({ cellOrder: new Map([["a", 0]]), instanceOrder: new Map([["i1", 0], ["i2", 1]]), complete: true })
-        })))
-      const whole = Buffer.byteLength(text("a", "i1") + text("a", "i2"))
-      expect(error.message).toBe(
-        `${file}: the file changed while the sweep ran (${Buffer.byteLength(text("a", "i1"))} bytes, expected ${whole}); was it edited by something else?`
-      )
+      const error = yield* finalizeAfter(dir, ["i1", "i2"], (f) => fs.truncateSync(f, Buffer.byteLength(text("a", "i1"))))
+      expect(error.message).toBe(changed(file, Buffer.byteLength(text("a", "i1")), Buffer.byteLength(text("a", "i1") + text("a", "i2"))))
     }))
 
   it.effect("sorting 3,000 lines of 30 KB (90 MB) gives every line whole and in order", () =>

@@ -165,13 +165,20 @@ const runPairs = (
         const todo = mine.filter((c) => !log.isDone(c.cell.id, instance.id))
         if (todo.length === 0) return []
         const versions = p.transformed(instance)
-        return todo.map((cell) => ({ cell, version: versions(cell.cell.transform) }))
+        // An instance's facts once per version, shared by the cells that see it.
+        const metas = new Map<Domain.Instance, ResultLine.InstanceMeta>()
+        return todo.map((cell) => {
+          const version = versions(cell.cell.transform)
+          let meta = metas.get(version.instance)
+          if (meta === undefined) metas.set(version.instance, (meta = Results.instanceMeta(version.instance, tokens)))
+          return { cell, version, meta }
+        })
       },
-      work: ({ cell, version }) =>
+      work: ({ cell, meta, version }) =>
         Effect.flatMap(
           Transforms.run(cell.pipeline, version),
           (trace) => {
-            const line = Results.fromTrace(cell.info, version.instance, Results.instanceMeta(version.instance, tokens), trace)
+            const line = Results.fromTrace(cell.info, version.instance, meta, trace)
             log.append({
               cell: cell.cell.id,
               instance: version.instance.id,
