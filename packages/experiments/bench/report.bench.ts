@@ -22,6 +22,7 @@ import * as Figures from "../src/render/Figures.js"
 import * as RunDir from "../src/results/RunDir.js"
 import type { MetricDescription, ResultLine } from "../src/results/ResultLine.js"
 import * as Summary from "../src/results/Summary.js"
+import { summaryFold } from "../test/report-fixtures.js"
 
 const instances = Number(process.env["BENCH_INSTANCES"] ?? 756)
 const cells = Number(process.env["BENCH_CELLS"] ?? 16)
@@ -59,7 +60,7 @@ const metrics: ReadonlyArray<MetricDescription> = [
 const write = (dir: string): void => {
   const next = Statistics.rng(11)
   const types: ReadonlyArray<Domain.InstanceType> = ["consistent", "contrastive", "changing"]
-  const acc = Summary.accumulator({ metrics, seed: 7, resamples: 1000 })
+  const acc = summaryFold({ metrics, seed: 7, resamples: 1000 })
   const out = fs.openSync(path.join(dir, "results.jsonl"), "w")
   const infos = Array.from({ length: cells }, (_, c) => ({
     id: `cell${String(c).padStart(12, "0")}`,

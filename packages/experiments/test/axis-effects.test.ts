@@ -7,6 +7,7 @@ import * as Markdown from "../src/render/Markdown.js"
 import * as Columns from "../src/results/Columns.js"
 import type { ResultLine, Summary as SummaryType } from "../src/results/ResultLine.js"
 import * as Summary from "../src/results/Summary.js"
+import { summaryFold } from "./report-fixtures.js"
 
 const f1 = Scorer.metric({ name: "retrieval.f1", description: "Per-instance F1 of the selection.", family: "retrieval", headline: true, mainRank: 1 })
 
@@ -64,7 +65,7 @@ const runOf = (specs: ReadonlyArray<Spec>, axes: ReadonlyArray<string> | undefin
       error: null
     }))
   )
-  const acc = Summary.accumulator({ metrics: [f1], seed: 3, resamples: 200 })
+  const acc = summaryFold({ metrics: [f1], seed: 3, resamples: 200 })
   for (const l of lines) acc.add(l)
   const summary: SummaryType = {
     config: { name: "axes", hash: "0" },

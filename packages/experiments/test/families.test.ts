@@ -8,6 +8,7 @@ import * as Columns from "../src/results/Columns.js"
 import type { ResultLine, Slice, Summary as SummaryType } from "../src/results/ResultLine.js"
 import { slices } from "../src/results/ResultLine.js"
 import * as Summary from "../src/results/Summary.js"
+import { summaryFold } from "./report-fixtures.js"
 
 const types = ["consistent", "contrastive", "changing"] as const
 
@@ -40,7 +41,7 @@ const runOf = (personas: number, cells: ReadonlyArray<CellSpec>, metrics: Readon
       error: null
     }))
   )
-  const acc = Summary.accumulator({ metrics, seed: 5, resamples: 200 })
+  const acc = summaryFold({ metrics, seed: 5, resamples: 200 })
   for (const l of lines) acc.add(l)
   const summary: SummaryType = {
     config: { name: "generated", hash: "0" },

@@ -4,6 +4,7 @@ import * as Pairwise from "../src/analysis/Pairwise.js"
 import * as Columns from "../src/results/Columns.js"
 import type { Row, Summary } from "../src/results/ResultLine.js"
 import * as SummaryModule from "../src/results/Summary.js"
+import { summaryFold } from "./report-fixtures.js"
 
 const metric = Scorer.metric({ name: "m", description: "a mean", family: "retrieval", headline: true })
 
@@ -27,7 +28,7 @@ const row = (cell: string, i: number, m: number): Row => ({
 /** Cells X (1 everywhere), Y (0 everywhere) and Z (1 on the first half, 0 on the rest) over n instances. */
 const run = (n: number): { summary: Summary; idx: Columns.Index } => {
   const rows = ["X", "Y", "Z"].flatMap((c) => Array.from({ length: n }, (_, i) => row(c, i, c === "X" ? 1 : c === "Y" ? 0 : i < n / 2 ? 1 : 0)))
-  const acc = SummaryModule.accumulator({ metrics: [metric], seed: 1, resamples: 50 })
+  const acc = summaryFold({ metrics: [metric], seed: 1, resamples: 50 })
   rows.forEach(acc.add)
   const cells = acc.cells(["X", "Y", "Z"].map((id) => ({ id, name: id, params: {}, usesGold: false, oracleRetrieval: false, heuristicStages: [], plugins: [] })))
   const summary: Summary = {

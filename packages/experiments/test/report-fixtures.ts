@@ -8,7 +8,8 @@ import { Effect, Stream } from "effect"
 import * as fs from "node:fs"
 import * as os from "node:os"
 import * as path from "node:path"
-import type { MetricDescription, ResultLine, Score, Summary as SummaryType } from "../src/results/ResultLine.js"
+import * as Columns from "../src/results/Columns.js"
+import type { MetricDescription, ResultLine, Row, Score, Summary as SummaryType } from "../src/results/ResultLine.js"
 import * as Summary from "../src/results/Summary.js"
 
 export const tempDir = (prefix: string): string => fs.mkdtempSync(path.join(os.tmpdir(), `cupid-${prefix}-`))
@@ -153,7 +154,7 @@ export const writeRun = (dir: string, spec: RunSpec): SummaryType => {
   fs.mkdirSync(dir, { recursive: true })
   const lines = spec.cells.flatMap((c) => instances.map((_, i) => line(c, i)))
   fs.writeFileSync(path.join(dir, "results.jsonl"), lines.map((l) => `${JSON.stringify(l)}\n`).join(""))
-  const acc = Summary.accumulator({ metrics: spec.metrics ?? metrics, seed: spec.seed ?? 7, resamples: spec.resamples ?? 200 })
+  const acc = summaryFold({ metrics: spec.metrics ?? metrics, seed: spec.seed ?? 7, resamples: spec.resamples ?? 200 })
   for (const l of lines) acc.add(l)
   const summary: SummaryType = {
     config: { name: spec.name ?? "tiny", hash: "c0ffee0000000000" },
@@ -234,3 +235,13 @@ export const writeHostileRun = (dir: string): SummaryType =>
   })
 
 export const hostileDataset = () => dataset({ opening: hostile.opening, preference: hostile.preference })
+
+/** Summary.of as a fold over result lines in their final order, as the sweep writes summary.json. */
+export const summaryFold = (options: Summary.Options) => {
+  const rows: Array<Row> = []
+  return {
+    add: (line: Row): void => void rows.push(line),
+    metrics: () => Summary.of(Columns.index(rows), options, []).metrics,
+    cells: (cells: ReadonlyArray<Summary.CellInfo>) => Summary.of(Columns.index(rows), options, cells).cells
+  }
+}

@@ -3,6 +3,7 @@ import { describe, expect, it } from "@effect/vitest"
 import { Summary } from "../src/index.js"
 import * as Columns from "../src/results/Columns.js"
 import type { MetricDescription, Row, Score } from "../src/results/ResultLine.js"
+import { summaryFold } from "./report-fixtures.js"
 
 const metrics: ReadonlyArray<MetricDescription> = [
   Scorer.metric({ name: "retrieval.hit", description: "", family: "retrieval" }),
@@ -36,7 +37,7 @@ const line = (type: Row["type"], scores: Record<string, Score>, status: Row["sta
 const cellInfo = { id: "c", name: "cell", params: {}, usesGold: false, oracleRetrieval: false, heuristicStages: [], plugins: [] }
 
 describe("Summary", () => {
-  const acc = Summary.accumulator({ metrics, seed: 7, resamples: 200 })
+  const acc = summaryFold({ metrics, seed: 7, resamples: 200 })
   acc.add(line("consistent", { "retrieval.hit": 1, "inference.p": { num: 2, den: 2 }, "inference.r": { num: 2, den: 2 } }))
   acc.add(line("contrastive", { "retrieval.hit": 0.5, "inference.p": { num: 1, den: 2 }, "inference.r": { num: 1, den: 2 } }))
   acc.add(line("changing", { "retrieval.hit": null, "inference.p": { num: 0, den: 1 }, "inference.r": { num: 0, den: 2 } }))
@@ -74,7 +75,7 @@ describe("Summary", () => {
       expect(e.ci95[0]!).toBeLessThanOrEqual(e.mean!)
       expect(e.ci95[1]!).toBeGreaterThanOrEqual(e.mean!)
     }
-    const again = Summary.accumulator({ metrics, seed: 7, resamples: 200 })
+    const again = summaryFold({ metrics, seed: 7, resamples: 200 })
     again.add(line("consistent", { "retrieval.hit": 1, "inference.p": { num: 2, den: 2 }, "inference.r": { num: 2, den: 2 } }))
     again.add(line("contrastive", { "retrieval.hit": 0.5, "inference.p": { num: 1, den: 2 }, "inference.r": { num: 1, den: 2 } }))
     again.add(line("changing", { "retrieval.hit": null, "inference.p": { num: 0, den: 1 }, "inference.r": { num: 0, den: 2 } }))
@@ -83,7 +84,7 @@ describe("Summary", () => {
   })
 
   it("identical instances give a zero-width interval", () => {
-    const same = Summary.accumulator({ metrics, seed: 3, resamples: 50 })
+    const same = summaryFold({ metrics, seed: 3, resamples: 50 })
     for (let i = 0; i < 4; i++) same.add(line("consistent", { "retrieval.hit": 0.25, "inference.p": { num: 1, den: 4 }, "inference.r": { num: 1, den: 2 } }))
     const s = same.cells([cellInfo])[0]!.slices.all.metrics
     expect(s["retrieval.hit"]).toEqual({ n: 4, mean: 0.25, ci95: [0.25, 0.25] })
@@ -94,7 +95,7 @@ describe("Summary", () => {
   })
 
   it("lists score keys no scorer declared: numbers as means, counts as ratios", () => {
-    const a = Summary.accumulator({ metrics: metrics.slice(0, 1), seed: 1, resamples: 10 })
+    const a = summaryFold({ metrics: metrics.slice(0, 1), seed: 1, resamples: 10 })
     a.add(line("consistent", { "retrieval.hit": 1, "extra.thing": 2, "inference.p": { num: 1, den: 1 } }))
     a.add(line("consistent", { "retrieval.hit": 0 }))
     expect(a.metrics().map((m) => [m.name, m.aggregate._tag])).toEqual([["retrieval.hit", "Mean"], ["extra.thing", "Mean"], ["inference.p", "Ratio"]])
@@ -150,7 +151,7 @@ describe("Summary", () => {
 
 describe("Summary of another benchmark's instance types", () => {
   it("summarizes each type as a slice in `types`, failures counted per type; CUPID runs have no `types`", () => {
-    const acc = Summary.accumulator({ metrics, seed: 7, resamples: 200 })
+    const acc = summaryFold({ metrics, seed: 7, resamples: 200 })
     let k = 100
     const add = (type: string, hit: number | null, status: Row["status"] = "ok") =>
       acc.add(row("c", k++, type as Row["type"], status === "ok" ? { "retrieval.hit": hit } : {}, status))
@@ -170,7 +171,7 @@ describe("Summary of another benchmark's instance types", () => {
   })
 
   it("a CUPID run's cells have no types", () => {
-    const acc = Summary.accumulator({ metrics, seed: 7, resamples: 200 })
+    const acc = summaryFold({ metrics, seed: 7, resamples: 200 })
     acc.add(row("c", 1, "consistent", { "retrieval.hit": 1 }))
     expect(acc.cells([cellInfo])[0]!.types).toBeUndefined()
   })

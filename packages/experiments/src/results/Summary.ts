@@ -93,15 +93,5 @@ export const of = (
   }
 }
 
-/** {@link of} as a fold over result lines in their final order (tools and tests). */
-export const accumulator = (options: Options) => {
-  const rows: Array<Row> = []
-  return {
-    add: (line: Row): void => void rows.push(line),
-    metrics: () => metricsOf(Columns.index(rows), options),
-    cells: (cells: ReadonlyArray<CellInfo>) => of(Columns.index(rows), options, cells).cells
-  }
-}
-
 /** Serialize a summary (stable key order, 2-space indent, trailing newline). */
 export const encode = (summary: ResultLine.Summary): string => `${JSON.stringify(Schema.encodeSync(ResultLine.Summary)(summary), null, 2)}\n`
