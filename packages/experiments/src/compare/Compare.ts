@@ -7,7 +7,7 @@
  * const files = yield* Compare.write("runs/a", "runs/b", "runs/a-vs-b") // files.markdown, files.html
  */
 import { Files } from "@cupid-lab/core"
-import { FileSystem } from "@effect/platform"
+import type { FileSystem } from "@effect/platform"
 import { Effect } from "effect"
 import * as path from "node:path"
 import { RunError } from "../Errors.js"
@@ -172,7 +172,6 @@ export const write = (
     const a = yield* RunDir.read(dirA)
     const b = yield* RunDir.read(dirB)
     const c = yield* Effect.try({ try: () => compare(a, b, options), catch: toRunError(out) })
-    const fileSystem = yield* FileSystem.FileSystem
     const cannot = (file: string) => (e: unknown) => new RunError({ path: file, reason: `cannot write the comparison: ${Files.describe(e)}` })
     yield* Files.makeDirectory(out).pipe(Effect.mapError(cannot(out)))
     const files = { markdown: path.join(out, "compare.md"), html: path.join(out, "compare.html") }
