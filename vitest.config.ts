@@ -8,7 +8,7 @@ export default defineConfig({
     pool: "forks",
     // Both cores: many test files spend their time waiting on the processes and loopback servers
     // they start. Files share a worker's module cache (no per-file re-import of Effect and the
-    // packages); no test relies on module state, which the plugin conformance suite checks for plugins.
+    // packages), so a test must not depend on module state another file may leave behind.
     maxWorkers: 2,
     minWorkers: 2,
     isolate: false,
