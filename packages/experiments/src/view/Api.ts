@@ -1,35 +1,22 @@
 /**
- * What the viewer's server answers, as JSON. Types only: the browser code (viewer/) shares them.
- *
- *   GET /api/runs                                  RunList
- *   GET /api/run?run=<id>                          RunDetail
- *   GET /api/verdict?run=<id>                      VerdictView
- *   GET /api/figures?run=<id>                      FiguresView
- *   GET /api/pairwise?run=<id>                     PairwiseView
- *   GET /api/instances?run=<id>&type=&cell=&failed=1&a=<cell>&b=<cell>&q=&sort=&desc=1&offset=&limit=
- *                                                  InstanceList
- *   GET /api/instance?run=<id>&id=<instance>       InstanceDetail
- *   GET /api/calls?run=<id>&id=<instance>          InstanceCalls
- *   GET /api/compare?a=<run>&ca=<cell>&b=<run>&cb=<cell>
- *                                                  CompareView
- *
- * A failed request answers `{ "error": "..." }` with status 400 (bad query), 404 (no such run, cell
- * or instance) or 500 (a run directory that cannot be read).
+ * What the viewer's server answers, as JSON, one type per route of docs/viewer.md (`GET /api/runs`:
+ * {@link RunList}, ...). Types only: the browser code (viewer/) shares them. A failed request answers
+ * `{ "error": "..." }` with status 400 (bad query), 404 (no such run, cell or instance) or 500 (a run
+ * directory that cannot be read).
  */
 import type { Domain, Scorer } from "@cupid-lab/core"
+import type { Finding } from "../analysis/Verdict.js"
 import type { Table } from "../render/Table.js"
-import type { Call } from "../results/Calls.js"
-import type { CellSummary, InstanceMeta, MetricDescription, Row } from "../results/ResultLine.js"
+import type { Call, Line } from "../results/Calls.js"
+import type { CellSummary, InstanceMeta, MetricDescription, MetricEstimate, Row } from "../results/ResultLine.js"
 
 export type { Call, Table }
 
-export interface HeadlineBest {
+/** The best non-oracle cell on the main metric over all instances; `cell` null when no cell has a value. */
+export interface HeadlineBest extends Pick<MetricDescription, "heuristic">, Pick<MetricEstimate, "n"> {
   readonly metric: string
-  readonly heuristic: boolean
-  /** The best non-oracle cell on the main metric over all instances; null when no cell has a value. */
   readonly cell: string | null
   readonly value: number | null
-  readonly n: number
 }
 
 export interface RunEntry {
@@ -86,7 +73,7 @@ export interface RunDetail {
 export interface VerdictView {
   readonly metric: string | null
   readonly intro: string
-  readonly findings: ReadonlyArray<{ readonly slice: string; readonly sentence: string }>
+  readonly findings: ReadonlyArray<Pick<Finding, "slice" | "sentence">>
   readonly leaderboard: Table | null
 }
 
@@ -135,26 +122,24 @@ export interface InstanceList {
   readonly notice: string | null
 }
 
+/** Each field but `id`, `position` and `selectedBy` is null (or empty) when the dataset could not be read. */
 export interface SessionRow {
   readonly id: string
   /** 1-based chronological position. */
   readonly position: number
-  /** Null when the dataset could not be read. */
   readonly label: Domain.GoldSession["label"] | null
   readonly factor: string | null
   readonly preference: string | null
-  readonly turns: ReadonlyArray<{ readonly role: string; readonly content: string }>
+  readonly turns: ReadonlyArray<Domain.Message>
   readonly selectedBy: ReadonlyArray<string>
 }
 
-export interface ScoreValue {
+/** A ratio's value with its counts. */
+export interface ScoreValue extends Partial<Scorer.Count> {
   readonly metric: string
   readonly heuristic: boolean
   readonly headline: boolean
   readonly value: number | null
-  /** A ratio's counts. */
-  readonly num?: number
-  readonly den?: number
 }
 
 export interface CellResult extends Pick<Row, "status" | "selected" | "error"> {
@@ -190,7 +175,7 @@ export interface InstanceCalls {
   readonly id: string
   /** Lines of calls.jsonl about this instance that could not be read. */
   readonly unreadable: number
-  readonly cells: ReadonlyArray<{ readonly cell: string; readonly attempts: number; readonly ranAt: string; readonly calls: ReadonlyArray<Call> }>
+  readonly cells: ReadonlyArray<Pick<Line, "cell" | "ranAt" | "calls"> & { readonly attempts: number }>
 }
 
 export interface CompareView {

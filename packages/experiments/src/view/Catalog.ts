@@ -1,7 +1,7 @@
 /**
  * What the viewer knows of a `runs/` tree: the runs below it (directories holding summary.json), each
- * run's tables and instances, and two cells side by side, as values of {@link Api}. A run is read when
- * first asked for and kept until its files change; its dataset's text is read once.
+ * run's entry, tables, verdict, charts, pairwise tests and instances, and two cells side by side, as
+ * values of {@link Api}. A run is read when first asked for and kept until its files change.
  *
  * @example
  * const catalog = yield* Catalog.make("runs")
@@ -10,30 +10,47 @@
  */
 import { Dataset, type Domain, type Errors as CoreErrors, Files as CoreFiles } from "@cupid-lab/core"
 import { FileSystem } from "@effect/platform"
-import { Array as Arr, Effect, Either, Option, Schema, Stream, Struct } from "effect"
+import { Array as Arr, Effect, Either, Schema, Stream, Struct } from "effect"
 import * as path from "node:path"
+import * as Analysis from "../analysis/Analysis.js"
+import * as Verdict from "../analysis/Verdict.js"
 import * as Compare from "../compare/Compare.js"
 import * as CompareRender from "../compare/Render.js"
-import * as Analysis from "../analysis/Analysis.js"
 import { type RunError, ViewError } from "../Errors.js"
+import * as Charts from "../render/Charts.js"
+import * as Figures from "../render/Figures.js"
+import * as Format from "../render/Format.js"
+import * as Leaderboard from "../render/Leaderboard.js"
+import * as Notes from "../render/Notes.js"
 import * as Tables from "../render/Tables.js"
 import * as Calls from "../results/Calls.js"
-import { ResultLine, type Row } from "../results/ResultLine.js"
+import { type MetricDescription, ResultLine, type Row, type Summary } from "../results/ResultLine.js"
 import * as RunDir from "../results/RunDir.js"
 import * as RunId from "../run/RunId.js"
 import type * as Api from "./Api.js"
-import * as Entries from "./Entries.js"
-import type { Found } from "./Entries.js"
 import * as Instances from "./Instances.js"
 import { disagree, findCell, type InstanceQuery, type Loaded, outcome, type Texts } from "./Instances.js"
-import * as Opening from "./Opening.js"
 
 export type Catalog = Effect.Effect.Success<ReturnType<typeof make>>
+
+export interface CatalogOptions {
+  /** How a run's recorded data source is opened; default core's `Dataset.open`. */
+  readonly openDataset?: (source: string, options: Dataset.LoadOptions) => Effect.Effect<Dataset.Opened, CoreErrors.DatasetError, FileSystem.FileSystem>
+}
+
+/** A run directory found below the viewer's root. */
+interface Found {
+  readonly id: string
+  readonly dir: string
+  readonly latest: boolean
+}
 
 const decodeIdentity = Schema.decodeUnknownEither(Schema.parseJson(RunId.Identity))
 
 /** What a line holds of a ranking: the rest of the line is not decoded. */
 const Ranked = ResultLine.pick("cell", "instance", "ranking")
+
+const RetrieverUse = Schema.Struct({ use: Schema.String })
 
 const none: Readonly<Record<string, never>> = {}
 
@@ -52,10 +69,80 @@ const slim = (row: Row, known: Row["meta"] | undefined): Row => ({
   usage: { ...Struct.pick(row.usage, "calls", "promptTokens", "completionTokens"), byStage: none, byModel: none }
 })
 
-export interface CatalogOptions {
-  /** How a run's recorded data source is opened; default core's `Dataset.open`. */
-  readonly openDataset?: (source: string, options: Dataset.LoadOptions) => Effect.Effect<Dataset.Opened, CoreErrors.DatasetError, FileSystem.FileSystem>
+/** The main metric as reports choose it; a summary naming a metric it lacks gets none, with the reason. */
+const safeMain = (summary: Summary): { readonly main: MetricDescription | undefined; readonly mainReason: string } => {
+  try {
+    return Analysis.mainMetric(summary)
+  } catch (e) {
+    return { main: undefined, mainReason: e instanceof Error ? e.message : String(e) }
+  }
 }
+
+const cellEntries = (summary: Summary): Array<Api.CellEntry> =>
+  summary.cells.map((c, i) => {
+    const retriever = c.params["retriever"]
+    const use = Schema.is(RetrieverUse)(retriever) ? retriever.use : null
+    return { id: c.id, k: i + 1, name: c.name, baseline: c.id === summary.baseline, oracle: c.oracleRetrieval, heuristicStages: [...c.heuristicStages], retriever: use }
+  })
+
+/** The main metric first, then the headline metrics, then the rest. */
+const metricColumns = (summary: Summary, main: MetricDescription | undefined): Array<Api.MetricColumn> => {
+  const rest = summary.metrics.filter((m) => m !== main)
+  return [...(main === undefined ? [] : [main]), ...rest.filter((m) => m.headline), ...rest.filter((m) => !m.headline)]
+    .map((m) => Struct.pick(m, "name", "family", "direction", "heuristic", "headline", "description"))
+}
+
+/** The first cell the reports' headline table marks best on the main metric over all instances. */
+const headline = (summary: Summary, main: MetricDescription | undefined): Api.HeadlineBest | null => {
+  if (main === undefined) return null
+  const best = Tables.bestShown(summary.cells, "all", main)
+  const cell = summary.cells.find((c) => {
+    const mean = c.slices.all.metrics[main.name]?.mean
+    return !c.usesGold && mean !== null && mean !== undefined && Format.number(mean) === best
+  })
+  const e = cell?.slices.all.metrics[main.name]
+  return { metric: main.name, heuristic: main.heuristic, cell: cell?.name ?? null, value: e?.mean ?? null, n: e?.n ?? 0 }
+}
+
+const entryOf = (
+  found: Found,
+  summary: Summary,
+  records: { readonly info: RunDir.RunInfo | undefined; readonly identity: RunId.Identity | undefined; readonly problems: ReadonlyArray<string> }
+): Api.RunEntry => {
+  const { info, identity, problems } = records
+  return {
+    id: found.id,
+    config: summary.config.name,
+    configHash: summary.config.hash,
+    data: summary.dataset.source,
+    fingerprint: summary.dataset.hash,
+    transform: identity?.data.transform === undefined ? null : JSON.stringify(identity.data.transform),
+    started: info?.startedAt ?? null,
+    durationMs: info?.durationMs ?? null,
+    cells: summary.cells.length,
+    instances: summary.dataset.instances,
+    failed: summary.cells.reduce((n, c) => n + c.slices.all.failed, 0),
+    latest: found.latest,
+    main: headline(summary, safeMain(summary).main),
+    problems
+  }
+}
+
+/** The report's charts as SVG, in report.html's order. */
+const figuresOf = Effect.fn("Catalog.figures")(function*(a: Analysis.Analysis) {
+  const p = Figures.planned(a)
+  const all: Array<readonly [Api.Figure["section"], Figures.Planned | undefined]> = [
+    ...p.overview.map((planned) => ["overview", planned] as const),
+    ["recency", p.recency],
+    ["history", p.history],
+    ...p.interventions.map((planned) => ["intervention", planned] as const),
+    ["cost", p.cost]
+  ]
+  const shown = all.flatMap(([section, planned]) => (planned === undefined ? [] : [{ section, planned }]))
+  const figures = yield* Effect.forEach(shown, ({ section, planned }) =>
+    Effect.map(Charts.svg(planned.chart), (svg): Api.Figure => ({ section, caption: planned.caption, svg })))
+  return { figures } satisfies Api.FiguresView
+})
 
 export const make = (root: string, options: CatalogOptions = {}) =>
   Effect.gen(function*() {
@@ -63,7 +150,6 @@ export const make = (root: string, options: CatalogOptions = {}) =>
     const fileSystem = yield* FileSystem.FileSystem
     const absoluteRoot = path.resolve(root)
     const loaded = new Map<string, Loaded>()
-    const texts = new Map<string, Texts>()
 
     const readText = (file: string) => fileSystem.readFileString(file).pipe(Effect.option)
     const exists = (file: string) => fileSystem.exists(file).pipe(Effect.orElseSucceed(() => false))
@@ -73,17 +159,22 @@ export const make = (root: string, options: CatalogOptions = {}) =>
         Effect.mapError((e) => new ViewError({ status: 500, message: e.message }))
       )
     const failure = (id: string) => (e: unknown) => new ViewError({ status: 500, message: `${id}: ${e instanceof Error ? e.message : String(e)}` })
+    const latestIn = (dir: string) =>
+      RunId.resolve(path.join(dir, RunId.latestName)).pipe(
+        Effect.map((target) => path.resolve(target)),
+        Effect.orElseSucceed(() => ""),
+        Effect.provideService(FileSystem.FileSystem, fileSystem)
+      )
 
     /** The runs below the root (at most 4 levels), and the directories that could not be listed, with why. */
-    const scan: Effect.Effect<{ readonly found: Array<Found>; readonly unlisted: Array<{ readonly id: string; readonly reason: string }> }> = Effect.gen(function*() {
-      const runs: Array<{ id: string; dir: string }> = []
+    const scan = Effect.gen(function*() {
+      const found: Array<Found> = []
       const unlisted: Array<{ readonly id: string; readonly reason: string }> = []
       const idOf = (dir: string) => path.relative(absoluteRoot, dir).split(path.sep).join("/") || "."
-      const latest = new Set<string>()
-      const walk = (dir: string, depth: number): Effect.Effect<void, never, FileSystem.FileSystem> =>
+      const walk = (dir: string, depth: number, latest: string): Effect.Effect<void> =>
         Effect.gen(function*() {
           if (yield* exists(path.join(dir, "summary.json"))) {
-            runs.push({ id: idOf(dir), dir })
+            found.push({ id: idOf(dir), dir, latest: path.resolve(dir) === latest })
             return
           }
           if (depth >= 4) return
@@ -92,21 +183,18 @@ export const make = (root: string, options: CatalogOptions = {}) =>
             unlisted.push({ id: idOf(dir), reason: `cannot list the directory (${CoreFiles.describe(listed.left)}); runs below it are not shown` })
             return
           }
+          const latestHere = listed.right.includes(RunId.latestName) ? yield* latestIn(dir) : ""
           for (const name of [...listed.right].sort()) {
+            if (name === RunId.latestName) continue
             const child = path.join(dir, name)
-            if (name === RunId.latestName) {
-              const target = yield* RunId.resolve(child).pipe(Effect.orElseSucceed(() => child))
-              if (target !== child) latest.add(path.resolve(target))
-              continue
-            }
             const info = yield* Effect.either(fileSystem.stat(child))
             if (Either.isLeft(info)) unlisted.push({ id: idOf(child), reason: `cannot be read (${CoreFiles.describe(info.left)}); runs below it are not shown` })
-            else if (info.right.type === "Directory") yield* walk(child, depth + 1)
+            else if (info.right.type === "Directory") yield* walk(child, depth + 1, latestHere)
           }
         })
-      yield* walk(absoluteRoot, 0)
-      return { found: runs.map((r) => ({ ...r, latest: latest.has(path.resolve(r.dir)) })), unlisted }
-    }).pipe(Effect.provideService(FileSystem.FileSystem, fileSystem))
+      yield* walk(absoluteRoot, 0, "")
+      return { found, unlisted }
+    })
 
     const stampOf = (dir: string) =>
       Effect.gen(function*() {
@@ -151,8 +239,7 @@ export const make = (root: string, options: CatalogOptions = {}) =>
           (v) => RunDir.parseSummary(v, summaryFile)
         )
         if (Either.isLeft(summary)) return Either.left(summary.left.message)
-        const r = yield* records(found.dir)
-        return Either.right(Entries.entryOf(found, summary.right, r.info, r.identity, r.problems))
+        return Either.right(entryOf(found, summary.right, yield* records(found.dir)))
       })
 
     const list: Effect.Effect<Api.RunList, ViewError> = Effect.gen(function*() {
@@ -172,11 +259,7 @@ export const make = (root: string, options: CatalogOptions = {}) =>
         if (id === "" || path.isAbsolute(id) || !inside || !(yield* exists(path.join(dir, "summary.json")))) {
           return yield* new ViewError({ status: 404, message: `no run "${id}" under ${absoluteRoot}` })
         }
-        const latest = yield* RunId.resolve(path.join(path.dirname(dir), RunId.latestName)).pipe(
-          Effect.orElseSucceed(() => ""),
-          Effect.provideService(FileSystem.FileSystem, fileSystem)
-        )
-        return { id, dir, latest: path.resolve(latest) === dir }
+        return { id, dir, latest: (yield* latestIn(path.dirname(dir))) === dir }
       })
 
     const load = (id: string): Effect.Effect<Loaded, ViewError> =>
@@ -193,21 +276,26 @@ export const make = (root: string, options: CatalogOptions = {}) =>
           cells.set(row.cell, slim(row, cells.values().next().value?.meta))
         }, { info: "caller" }))
         // run.json read leniently: a malformed record is a problem shown with the run, not a failed page.
-        const { identity, info, problems } = yield* records(found.dir)
-        const run: RunDir.Run = { ...read, info }
-        const { main, mainReason } = Entries.safeMain(run.summary)
-        const entry = Entries.entryOf(found, run.summary, run.info, identity, problems)
-        const value: Loaded = { stamp, run, identity, entry, cells: Entries.cellEntries(run.summary), main, mainReason, order: [...byInstance.keys()], byInstance }
+        const r = yield* records(found.dir)
+        const run: RunDir.Run = { ...read, info: r.info }
+        const value: Loaded = {
+          stamp,
+          run,
+          identity: r.identity,
+          entry: entryOf(found, run.summary, r),
+          cells: cellEntries(run.summary),
+          ...safeMain(run.summary),
+          order: [...byInstance.keys()],
+          byInstance
+        }
         loaded.set(id, value)
-        texts.delete(id)
         return value
       })
 
     /** The dataset's instances of a run, read once, with a note when they cannot be read or may differ. */
-    const textsOf = (id: string, l: Loaded): Effect.Effect<Texts> =>
+    const textsOf = (l: Loaded): Effect.Effect<Texts> =>
       Effect.gen(function*() {
-        const hit = texts.get(id)
-        if (hit !== undefined) return hit
+        if (l.texts !== undefined) return l.texts
         const source = l.run.info?.dataset?.resolved ?? l.run.summary.dataset.source
         const result = yield* Effect.either(
           Effect.gen(function*() {
@@ -219,7 +307,7 @@ export const make = (root: string, options: CatalogOptions = {}) =>
         )
         const transform = l.identity?.data.transform
         const transformed = l.run.summary.cells.some((c) => c.params["transform"] !== undefined && c.params["transform"] !== null)
-        const value: Texts = Either.isLeft(result)
+        return l.texts = Either.isLeft(result)
           ? { instances: new Map(), skipped: [], note: `the run's dataset (${source}) cannot be read: ${result.left.message}; sessions are shown by id only` }
           : {
             instances: result.right.map,
@@ -230,43 +318,62 @@ export const make = (root: string, options: CatalogOptions = {}) =>
               ? "the run transformed the histories (data.transform or a cell's transform): the history below is the dataset's, before the transform; the gold labels each cell was scored with are in its result"
               : null
           }
-        texts.set(id, value)
-        return value
       })
 
+    /** `f` of a loaded run; what it throws is a failed page naming the run. */
+    const computed = <A>(id: string, f: (l: Loaded) => A): Effect.Effect<A, ViewError> =>
+      Effect.flatMap(load(id), (l) => Effect.try({ try: () => f(l), catch: failure(id) }))
+
+    /** `f` of the reports' analysis of a run (its paired tests take seconds on a large run): computed once and kept with the run. */
+    const analysed = <A>(id: string, f: (a: Analysis.Analysis, l: Loaded) => A): Effect.Effect<A, ViewError> =>
+      computed(id, (l) => f(l.analysis ??= Analysis.analyze(l.run), l))
+
     const detail = (id: string): Effect.Effect<Api.RunDetail, ViewError> =>
-      Effect.flatMap(load(id), (l) =>
-        Effect.try({
-          try: (): Api.RunDetail => {
-            const summary = l.run.summary
-            const fam = Analysis.families(summary)
-            const tables = Tables.tables({ summary, baseline: Analysis.chooseBaseline(summary).cell, main: fam.main, compared: Analysis.comparedMetrics(summary, fam) })
-            return { entry: l.entry, cells: l.cells, metrics: Entries.metricColumns(summary, l.main).map(Entries.column), main: l.main?.name ?? null, mainReason: l.mainReason, tables }
-          },
-          catch: failure(id)
-        }))
+      computed(id, (l) => {
+        const summary = l.run.summary
+        const fam = Analysis.families(summary)
+        const tables = Tables.tables({ summary, baseline: Analysis.chooseBaseline(summary).cell, main: fam.main, compared: Analysis.comparedMetrics(summary, fam) })
+        return { entry: l.entry, cells: l.cells, metrics: metricColumns(summary, l.main), main: l.main?.name ?? null, mainReason: l.mainReason, tables }
+      })
 
-    /** The reports' analysis of a run (its paired tests take seconds on a large run): computed once and kept with the run. */
-    const analysisOf = (id: string): Effect.Effect<{ readonly l: Loaded; readonly a: Analysis.Analysis }, ViewError> =>
-      Effect.flatMap(load(id), (l) => Effect.try({ try: () => ({ l, a: (l.analysis ??= Analysis.analyze(l.run)) }), catch: failure(id) }))
-
+    /** With every cell on the leaderboard: the page has room for all. */
     const verdict = (id: string): Effect.Effect<Api.VerdictView, ViewError> =>
-      Effect.flatMap(analysisOf(id), ({ a }) => Effect.try({ try: () => Opening.verdict(a), catch: failure(id) }))
+      analysed(id, (a) => {
+        const v = Verdict.verdict(a)
+        return {
+          metric: v.metric?.name ?? null,
+          intro: Leaderboard.intro(a, v),
+          findings: v.findings.map((f) => Struct.pick(f, "slice", "sentence")),
+          leaderboard: v.metric === undefined ? null : Leaderboard.table(a, v)
+        }
+      })
 
     const figures = (id: string): Effect.Effect<Api.FiguresView, ViewError> =>
-      Effect.flatMap(analysisOf(id), ({ l, a }) =>
+      Effect.flatMap(analysed(id, (a, l) => ({ a, l })), ({ a, l }) =>
         l.figures !== undefined
           ? Effect.succeed(l.figures)
-          : Opening.figures(a).pipe(
+          : figuresOf(a).pipe(
             Effect.catchAllDefect((e) => Effect.fail(failure(id)(e))),
             Effect.tap((f) => Effect.sync(() => void (l.figures = f)))
           ))
 
+    /** Every cell against every other, as the reports test them. */
     const pairwise = (id: string): Effect.Effect<Api.PairwiseView, ViewError> =>
-      Effect.flatMap(analysisOf(id), ({ a }) => Effect.try({ try: () => Opening.pairwise(a), catch: failure(id) }))
+      analysed(id, (a) => {
+        const p = a.pairwise
+        if (p === undefined) return { note: null, slices: [] }
+        return {
+          note: Notes.pairwiseNote(p),
+          slices: p.slices.map((s) => ({
+            slice: s.slice,
+            tooSmall: s.tooSmall === undefined ? null : Notes.tooSmallNote(s.slice, s.tooSmall.n, s.tooSmall.needed, p.tests),
+            table: Tables.pairwise(a, p, s)
+          }))
+        }
+      })
 
     const instances = (id: string, query: InstanceQuery): Effect.Effect<Api.InstanceList, ViewError> =>
-      Effect.flatMap(load(id), (l) => Instances.list(l, query, () => textsOf(id, l)))
+      Effect.flatMap(load(id), (l) => Instances.list(l, query, () => textsOf(l)))
 
     const instance = (id: string, instanceId: string): Effect.Effect<Api.InstanceDetail, ViewError> =>
       Effect.flatMap(load(id), (l) => {
@@ -274,7 +381,7 @@ export const make = (root: string, options: CatalogOptions = {}) =>
         const rankings = reading(RunDir.linesAbout(path.join(l.run.dir, "results.jsonl"), instanceId, Ranked, "rankings")).pipe(
           Effect.map(({ lines }) => new Map(lines.map((x) => [x.cell, x.ranking] as const)))
         )
-        return Instances.detail(l, id, instanceId, textsOf(id, l), rankings)
+        return Instances.detail(l, id, instanceId, textsOf(l), rankings)
       })
 
     const calls = (id: string, instanceId: string): Effect.Effect<Api.InstanceCalls, ViewError> =>

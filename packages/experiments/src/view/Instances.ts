@@ -8,11 +8,11 @@
 import type { Domain } from "@cupid-lab/core"
 import { Effect, Struct } from "effect"
 import * as Analysis from "../analysis/Analysis.js"
-import { ViewError } from "../Errors.js"
 import * as Examples from "../analysis/Examples.js"
-import type * as RunDir from "../results/RunDir.js"
+import { ViewError } from "../Errors.js"
 import type { MetricDescription, ResultLine, Row, Slice } from "../results/ResultLine.js"
 import { slices } from "../results/ResultLine.js"
+import type * as RunDir from "../results/RunDir.js"
 import type * as RunId from "../run/RunId.js"
 import type * as Api from "./Api.js"
 
@@ -37,6 +37,7 @@ export interface Loaded {
   /** Computed when first asked for. */
   analysis?: Analysis.Analysis
   figures?: Api.FiguresView
+  texts?: Texts
   readonly run: RunDir.Run
   readonly identity: RunId.Identity | undefined
   readonly entry: Api.RunEntry
@@ -54,6 +55,9 @@ export interface Texts {
   /** Rows of the dataset skipped as invalid, with their reasons. */
   readonly skipped: ReadonlyArray<string>
 }
+
+/** An instance's first line, for what every line of it says alike. */
+const first = (rows: ReadonlyMap<string, Row>): Row => rows.values().next().value!
 
 /** A line's value of the run's main metric, as the reports' examples give it; null where it has none. */
 const mainValue = (l: Loaded, row: Row | undefined): number | null => {
@@ -91,43 +95,41 @@ export const list = (l: Loaded, query: InstanceQuery, texts: () => Effect.Effect
     if ((query.a === undefined) !== (query.b === undefined)) {
       return yield* new ViewError({ status: 400, message: "disagreement needs two cells: give both a and b" })
     }
-    const cell = query.cell === undefined || query.cell === "" ? undefined : yield* findCell(l, query.cell)
-    const a = query.a === undefined ? undefined : yield* findCell(l, query.a)
-    const b = query.b === undefined ? undefined : yield* findCell(l, query.b)
+    const named = (selector: string | undefined) => (selector === undefined || selector === "" ? Effect.succeed(undefined) : findCell(l, selector))
+    const cell = yield* named(query.cell)
+    const a = yield* named(query.a)
+    const b = yield* named(query.b)
     const shown = [cell, a, b].filter((c): c is Api.CellEntry => c !== undefined)
     const shownIds = shown.length > 0 ? [...new Set(shown.map((c) => c.id))] : l.cells.map((c) => c.id)
     const terms = (query.q ?? "").toLowerCase().split(/\s+/).filter((w) => w !== "")
     const t = terms.length > 0 ? yield* texts() : undefined
     const type = query.type === "" || query.type === "all" ? undefined : query.type
-    const matched: Array<{ readonly id: string; readonly rows: ReadonlyMap<string, Row>; readonly index: number }> = []
-    l.order.forEach((instance, index) => {
-      const rows = l.byInstance.get(instance)!
-      const head = rows.values().next().value as Row
-      if (type !== undefined && head.type !== type) return
+    const failed = (r: Row | undefined) => r?.status === "failed"
+    const matched = l.order.flatMap((id, index) => {
+      const rows = l.byInstance.get(id)!
+      const head = first(rows)
+      if (type !== undefined && head.type !== type) return []
       if (cell !== undefined) {
-        const r = rows.get(cell.id)
-        if (r === undefined || (query.failed === true && r.status !== "failed")) return
-      } else if (query.failed === true && ![...rows.values()].some((r) => r.status === "failed")) return
-      if (a !== undefined && b !== undefined && !disagree(rows.get(a.id), rows.get(b.id))) return
+        if (!rows.has(cell.id) || (query.failed === true && !failed(rows.get(cell.id)))) return []
+      } else if (query.failed === true && ![...rows.values()].some(failed)) return []
+      if (a !== undefined && b !== undefined && !disagree(rows.get(a.id), rows.get(b.id))) return []
       if (terms.length > 0) {
-        const parts = [instance, head.personaId]
-        for (const r of rows.values()) parts.push(r.inference?.preference ?? "", r.generation?.text ?? "", r.error?.message ?? "")
-        const gold = t?.instances.get(instance)
+        const parts = [id, head.personaId, ...[...rows.values()].flatMap((r) => [r.inference?.preference ?? "", r.generation?.text ?? "", r.error?.message ?? ""])]
+        const gold = t?.instances.get(id)
         if (gold !== undefined) parts.push(gold.query.request, gold.gold.preference, gold.gold.factor)
         const haystack = parts.join("\n").toLowerCase()
-        if (!terms.every((w) => haystack.includes(w))) return
+        if (!terms.every((w) => haystack.includes(w))) return []
       }
-      matched.push({ id: instance, rows, index })
+      return [{ id, rows, head, index }]
     })
-    const sort = query.sort ?? "instance"
     const metricCell = cell ?? a ?? l.cells.find((c) => c.baseline)
-    const key = (m: (typeof matched)[number]): number | string => {
-      const head = m.rows.values().next().value as Row
-      if (sort === "type") return head.type
-      if (sort === "length") return head.meta.historyTokens
-      if (sort === "metric") return mainValue(l, metricCell === undefined ? undefined : m.rows.get(metricCell.id)) ?? Number.NEGATIVE_INFINITY
-      return m.index
+    const keys: Record<Api.SortKey, (m: (typeof matched)[number]) => number | string> = {
+      instance: (m) => m.index,
+      type: (m) => m.head.type,
+      length: (m) => m.head.meta.historyTokens,
+      metric: (m) => mainValue(l, metricCell === undefined ? undefined : m.rows.get(metricCell.id)) ?? Number.NEGATIVE_INFINITY
     }
+    const key = keys[query.sort ?? "instance"]
     const sign = query.desc === true ? -1 : 1
     const sorted = matched.map((m) => ({ m, k: key(m) })).sort((x, y) => {
       const c = typeof x.k === "number" && typeof y.k === "number" ? x.k - y.k : String(x.k).localeCompare(String(y.k))
@@ -135,17 +137,14 @@ export const list = (l: Loaded, query: InstanceQuery, texts: () => Effect.Effect
     })
     const offset = Math.max(0, query.offset ?? 0)
     const limit = Math.min(500, Math.max(1, query.limit ?? 100))
-    const items = sorted.slice(offset, offset + limit).map(({ m }): Api.InstanceItem => {
-      const head = m.rows.values().next().value as Row
-      return {
-        id: m.id,
-        personaId: head.personaId,
-        type: head.type,
-        ...Struct.pick(head.meta, "sessions", "historyTokens", "relevant", "stale"),
-        outcomes: shownIds.map((c) => outcome(l, m.rows.get(c), c)),
-        failedCells: [...m.rows.values()].filter((r) => r.status === "failed").length
-      }
-    })
+    const items = sorted.slice(offset, offset + limit).map(({ m }): Api.InstanceItem => ({
+      id: m.id,
+      personaId: m.head.personaId,
+      type: m.head.type,
+      ...Struct.pick(m.head.meta, "sessions", "historyTokens", "relevant", "stale"),
+      outcomes: shownIds.map((c) => outcome(l, m.rows.get(c), c)),
+      failedCells: [...m.rows.values()].filter(failed).length
+    }))
     const description = [
       type === undefined ? "" : `${type} instances`,
       cell === undefined ? "" : `cell ${cell.name}${query.failed === true ? " failed" : ""}`,
@@ -169,7 +168,7 @@ export const detail = (
   Effect.gen(function*() {
     const rows = l.byInstance.get(instanceId)
     if (rows === undefined) return yield* new ViewError({ status: 404, message: `run ${id} has no instance "${instanceId}"` })
-    const head = rows.values().next().value as Row
+    const head = first(rows)
     const t = yield* texts
     const ranked = yield* rankings
     const data = t.instances.get(instanceId)
@@ -193,34 +192,31 @@ export const detail = (
     const known = new Set(sessions.map((s) => s.id))
     const otherSelected = [...selectedBy.entries()].filter(([s]) => !known.has(s)).sort(([x], [y]) => x.localeCompare(y)).map(([session, cells]) => ({ session, cells }))
     const metrics = new Map(l.run.summary.metrics.map((m) => [m.name, m]))
+    const headline = (metric: string) => metric === l.main?.name || metrics.get(metric)?.headline === true
     // The main metric, then the headline ones, then the rest, each by name.
-    const order = (metric: string) => (metric === l.main?.name ? 0 : metrics.get(metric)?.headline === true ? 1 : 2)
+    const order = (metric: string) => (metric === l.main?.name ? 0 : headline(metric) ? 1 : 2)
+    const score = ([metric, v]: readonly [string, ResultLine["scores"][string]]): Api.ScoreValue => {
+      const facts = { metric, heuristic: metrics.get(metric)?.heuristic ?? false, headline: headline(metric) }
+      if (v !== null && typeof v === "object") return { ...facts, value: v.den > 0 ? v.num / v.den : null, num: v.num, den: v.den }
+      return { ...facts, value: v !== null && Number.isFinite(v) ? v : null }
+    }
     const results = l.cells.flatMap((c): Array<Api.CellResult> => {
       const r = rows.get(c.id)
-      if (r === undefined) return []
-      return [{
+      return r === undefined ? [] : [{
         cell: c.id,
-        status: r.status,
-        selected: r.selected,
+        ...Struct.pick(r, "status", "selected", "error"),
         inference: r.inference?.preference ?? null,
         generation: r.generation?.text ?? null,
         ranking: ranked.get(c.id)?.map((x, i) => ({ session: x.sessionId, score: x.score, rank: i + 1 })) ?? null,
-        scores: Object.entries(r.scores).sort(([x], [y]) => order(x) - order(y) || x.localeCompare(y)).map(([metric, v]): Api.ScoreValue => {
-          const m = metrics.get(metric)
-          const facts = { metric, heuristic: m?.heuristic ?? false, headline: metric === l.main?.name || m?.headline === true }
-          if (v !== null && typeof v === "object") return { ...facts, value: v.den > 0 ? v.num / v.den : null, num: v.num, den: v.den }
-          return { ...facts, value: v !== null && Number.isFinite(v) ? v : null }
-        }),
+        scores: Object.entries(r.scores).sort(([x], [y]) => order(x) - order(y) || x.localeCompare(y)).map(score),
         ratings: r.ratings ?? [],
-        usage: Struct.pick(r.usage, "calls", "promptTokens", "completionTokens"),
-        error: r.error
+        usage: Struct.pick(r.usage, "calls", "promptTokens", "completionTokens")
       }]
     })
     return {
       run: id,
       id: instanceId,
-      personaId: head.personaId,
-      type: head.type,
+      ...Struct.pick(head, "personaId", "type"),
       request: data?.query.request ?? null,
       gold: data === undefined ? null : Struct.pick(data.gold, "factor", "preference", "checklist"),
       datasetNote: note,
