@@ -28,7 +28,6 @@ export interface RunEntry {
   readonly fingerprint: string
   readonly transform: string | null
   readonly started: string | null
-  readonly durationMs: number | null
   readonly cells: number
   readonly instances: number
   readonly failed: number
@@ -46,11 +45,9 @@ export interface RunList {
   readonly unreadable: ReadonlyArray<{ readonly id: string; readonly reason: string }>
 }
 
-export type MetricColumn = Pick<MetricDescription, "name" | "family" | "direction" | "heuristic" | "headline" | "description">
+export type MetricColumn = Pick<MetricDescription, "name" | "heuristic" | "headline" | "description">
 
-export interface CellEntry extends Pick<CellSummary, "id" | "name" | "heuristicStages"> {
-  /** 1-based position: `@k` on the command line. */
-  readonly k: number
+export interface CellEntry extends Pick<CellSummary, "id" | "name"> {
   readonly baseline: boolean
   /** The retriever reads gold labels (‡ in reports): never marked best. */
   readonly oracle: boolean
@@ -102,11 +99,10 @@ export interface CellOutcome extends Pick<Row, "status" | "selected"> {
   readonly main: number | null
 }
 
-export interface InstanceItem extends Pick<Row, "personaId" | "type">, Pick<InstanceMeta, "sessions" | "historyTokens" | "relevant" | "stale"> {
+export interface InstanceItem extends Pick<Row, "type">, Pick<InstanceMeta, "sessions" | "historyTokens" | "relevant" | "stale"> {
   readonly id: string
   /** The outcome of each cell the query names (`cell`, `a`, `b`), else of every cell. */
   readonly outcomes: ReadonlyArray<CellOutcome>
-  readonly failedCells: number
 }
 
 export interface InstanceList {
@@ -154,7 +150,7 @@ export interface CellResult extends Pick<Row, "status" | "selected" | "error"> {
   readonly usage: Pick<Row["usage"], "calls" | "promptTokens" | "completionTokens">
 }
 
-export interface InstanceDetail extends Pick<Row, "personaId" | "type"> {
+export interface InstanceDetail extends Pick<Row, "type"> {
   readonly run: string
   readonly id: string
   readonly request: string | null

@@ -10,7 +10,7 @@
  */
 import { Dataset, type Domain, type Errors as CoreErrors, Files as CoreFiles } from "@cupid-lab/core"
 import { FileSystem } from "@effect/platform"
-import { Array as Arr, Effect, Either, Schema, Stream, Struct } from "effect"
+import { Array as Arr, Effect, Either, Option, Schema, Stream, Struct } from "effect"
 import * as path from "node:path"
 import * as Analysis from "../analysis/Analysis.js"
 import * as Verdict from "../analysis/Verdict.js"
@@ -79,17 +79,17 @@ const safeMain = (summary: Summary): { readonly main: MetricDescription | undefi
 }
 
 const cellEntries = (summary: Summary): Array<Api.CellEntry> =>
-  summary.cells.map((c, i) => {
+  summary.cells.map((c) => {
     const retriever = c.params["retriever"]
     const use = Schema.is(RetrieverUse)(retriever) ? retriever.use : null
-    return { id: c.id, k: i + 1, name: c.name, baseline: c.id === summary.baseline, oracle: c.oracleRetrieval, heuristicStages: [...c.heuristicStages], retriever: use }
+    return { id: c.id, name: c.name, baseline: c.id === summary.baseline, oracle: c.oracleRetrieval, retriever: use }
   })
 
 /** The main metric first, then the headline metrics, then the rest. */
 const metricColumns = (summary: Summary, main: MetricDescription | undefined): Array<Api.MetricColumn> => {
   const rest = summary.metrics.filter((m) => m !== main)
   return [...(main === undefined ? [] : [main]), ...rest.filter((m) => m.headline), ...rest.filter((m) => !m.headline)]
-    .map((m) => Struct.pick(m, "name", "family", "direction", "heuristic", "headline", "description"))
+    .map((m) => Struct.pick(m, "name", "heuristic", "headline", "description"))
 }
 
 /** The first cell the reports' headline table marks best on the main metric over all instances. */
@@ -118,7 +118,6 @@ const entryOf = (
     fingerprint: summary.dataset.hash,
     transform: identity?.data.transform === undefined ? null : JSON.stringify(identity.data.transform),
     started: info?.startedAt ?? null,
-    durationMs: info?.durationMs ?? null,
     cells: summary.cells.length,
     instances: summary.dataset.instances,
     failed: summary.cells.reduce((n, c) => n + c.slices.all.failed, 0),
@@ -210,21 +209,19 @@ export const make = (root: string, options: CatalogOptions = {}) =>
     const records = (dir: string) =>
       Effect.gen(function*() {
         const problems: Array<string> = []
-        const idText = yield* readText(path.join(dir, RunId.fileName))
-        let identity: RunId.Identity | undefined
-        if (idText._tag === "Some") {
-          const decoded = decodeIdentity(idText.value)
-          if (Either.isRight(decoded)) identity = decoded.right
-          else problems.push(`${RunId.fileName} is not a run identity; the run's transform is not shown`)
+        const lenient = <A>(text: Option.Option<string>, decode: (text: string) => Either.Either<A, unknown>, problem: (why: unknown) => string) => {
+          if (Option.isNone(text)) return undefined
+          const decoded = decode(text.value)
+          if (Either.isLeft(decoded)) problems.push(problem(decoded.left))
+          return Either.getOrUndefined(decoded)
         }
         const infoFile = path.join(dir, "run.json")
-        const infoText = yield* readText(infoFile)
-        let info: RunDir.RunInfo | undefined
-        if (infoText._tag === "Some") {
-          const decoded = Either.flatMap(Either.try(() => JSON.parse(infoText.value) as unknown), (v) => RunDir.parseInfo(v, infoFile))
-          if (Either.isRight(decoded)) info = decoded.right
-          else problems.push(`run.json cannot be read (${decoded.left instanceof Error ? decoded.left.message : String(decoded.left)}); start time and duration are not shown`)
-        }
+        const identity = lenient(yield* readText(path.join(dir, RunId.fileName)), decodeIdentity, () => `${RunId.fileName} is not a run identity; the run's transform is not shown`)
+        const info = lenient(
+          yield* readText(infoFile),
+          (text) => Either.flatMap(Either.try(() => JSON.parse(text) as unknown), (v) => RunDir.parseInfo(v, infoFile)),
+          (e) => `run.json cannot be read (${e instanceof Error ? e.message : String(e)}); start time and duration are not shown`
+        )
         return { identity, info, problems }
       })
 
@@ -285,7 +282,6 @@ export const make = (root: string, options: CatalogOptions = {}) =>
           entry: entryOf(found, run.summary, r),
           cells: cellEntries(run.summary),
           ...safeMain(run.summary),
-          order: [...byInstance.keys()],
           byInstance
         }
         loaded.set(id, value)
@@ -407,8 +403,8 @@ export const make = (root: string, options: CatalogOptions = {}) =>
         })
         let shared = 0
         const disagreements: Array<Api.CompareView["disagreements"][number]> = []
-        for (const instanceId of la.order) {
-          const ra = la.byInstance.get(instanceId)?.get(ca.id)
+        for (const [instanceId, rows] of la.byInstance) {
+          const ra = rows.get(ca.id)
           const rb = lb.byInstance.get(instanceId)?.get(cb.id)
           if (ra === undefined || rb === undefined) continue
           shared++

@@ -44,8 +44,7 @@ export interface Loaded {
   readonly cells: ReadonlyArray<Api.CellEntry>
   readonly main: MetricDescription | undefined
   readonly mainReason: string
-  /** Instance ids in dataset order, and each instance's lines by cell id. */
-  readonly order: ReadonlyArray<string>
+  /** Each instance's lines by cell id, in dataset order. */
   readonly byInstance: ReadonlyMap<string, ReadonlyMap<string, Row>>
 }
 
@@ -105,8 +104,7 @@ export const list = (l: Loaded, query: InstanceQuery, texts: () => Effect.Effect
     const t = terms.length > 0 ? yield* texts() : undefined
     const type = query.type === "" || query.type === "all" ? undefined : query.type
     const failed = (r: Row | undefined) => r?.status === "failed"
-    const matched = l.order.flatMap((id, index) => {
-      const rows = l.byInstance.get(id)!
+    const matched = [...l.byInstance].flatMap(([id, rows], index) => {
       const head = first(rows)
       if (type !== undefined && head.type !== type) return []
       if (cell !== undefined) {
@@ -139,11 +137,9 @@ export const list = (l: Loaded, query: InstanceQuery, texts: () => Effect.Effect
     const limit = Math.min(500, Math.max(1, query.limit ?? 100))
     const items = sorted.slice(offset, offset + limit).map(({ m }): Api.InstanceItem => ({
       id: m.id,
-      personaId: m.head.personaId,
       type: m.head.type,
       ...Struct.pick(m.head.meta, "sessions", "historyTokens", "relevant", "stale"),
       outcomes: shownIds.map((c) => outcome(l, m.rows.get(c), c)),
-      failedCells: [...m.rows.values()].filter(failed).length
     }))
     const description = [
       type === undefined ? "" : `${type} instances`,
@@ -154,7 +150,7 @@ export const list = (l: Loaded, query: InstanceQuery, texts: () => Effect.Effect
     ].filter((x) => x !== "").join("; ") || "every instance"
     const notice = t?.note !== undefined && t.note !== null && t.instances.size === 0 ? `search read the results only: ${t.note}` : null
     const resolved = { cell: cell?.id ?? null, a: a?.id ?? null, b: b?.id ?? null }
-    return { total: l.order.length, matched: matched.length, offset, items, description, resolved, notice }
+    return { total: l.byInstance.size, matched: matched.length, offset, items, description, resolved, notice }
   })
 
 /** One instance of a loaded run; `rankings` reads each cell's ranking of it (the loaded lines do not keep them). */
@@ -216,7 +212,7 @@ export const detail = (
     return {
       run: id,
       id: instanceId,
-      ...Struct.pick(head, "personaId", "type"),
+      type: head.type,
       request: data?.query.request ?? null,
       gold: data === undefined ? null : Struct.pick(data.gold, "factor", "preference", "checklist"),
       datasetNote: note,

@@ -9,7 +9,7 @@
  */
 import { FileSystem, HttpRouter, HttpServerRequest, HttpServerResponse } from "@effect/platform"
 import * as NodeHttpServer from "@effect/platform-node/NodeHttpServer"
-import { Effect, Option, type Scope } from "effect"
+import { Effect, type Scope } from "effect"
 import * as http from "node:http"
 import * as path from "node:path"
 import { fileURLToPath } from "node:url"
@@ -76,7 +76,9 @@ const whole = (params: Params, name: string): Effect.Effect<number | undefined, 
   return Number.isInteger(n) && n >= 0 ? Effect.succeed(n) : Effect.fail(new ViewError({ status: 400, message: `${name} must be a whole number >= 0, got "${text}"` }))
 }
 
-const sortKeys: ReadonlyArray<Api.SortKey> = ["instance", "type", "length", "metric"]
+const sortKeys: ReadonlyArray<string> = ["instance", "type", "length", "metric"] satisfies ReadonlyArray<Api.SortKey>
+
+const isSortKey = (s: string): s is Api.SortKey => sortKeys.includes(s)
 
 const json = (body: unknown, status = 200) => HttpServerResponse.unsafeJson(body, { status, headers: securityHeaders })
 
@@ -87,23 +89,26 @@ const answer = <A, R>(effect: Effect.Effect<A, ViewError, R>) =>
   )
 
 const router = (catalog: Catalog.Catalog, assets: { readonly js: string; readonly css: string }) => {
-  const params = HttpServerRequest.ParsedSearchParams
+  const withQuery = <A>(f: (p: Params) => Effect.Effect<A, ViewError>) => answer(Effect.flatMap(HttpServerRequest.ParsedSearchParams, f))
+  const ofRun = <A>(f: (run: string) => Effect.Effect<A, ViewError>) => withQuery((p) => Effect.flatMap(required(p, "run"), f))
+  const ofInstance = <A>(f: (run: string, id: string) => Effect.Effect<A, ViewError>) =>
+    withQuery((p) => Effect.flatMap(required(p, "run"), (run) => Effect.flatMap(required(p, "id"), (id) => f(run, id))))
+  const file = (body: string, contentType: string) => Effect.succeed(HttpServerResponse.text(body, { contentType, headers: securityHeaders }))
   return HttpRouter.empty.pipe(
     HttpRouter.get("/", Effect.succeed(HttpServerResponse.html(page).pipe(HttpServerResponse.setHeaders(securityHeaders)))),
-    HttpRouter.get("/app.js", Effect.succeed(HttpServerResponse.text(assets.js, { contentType: "text/javascript; charset=utf-8", headers: securityHeaders }))),
-    HttpRouter.get("/app.css", Effect.succeed(HttpServerResponse.text(assets.css, { contentType: "text/css; charset=utf-8", headers: securityHeaders }))),
+    HttpRouter.get("/app.js", file(assets.js, "text/javascript; charset=utf-8")),
+    HttpRouter.get("/app.css", file(assets.css, "text/css; charset=utf-8")),
     // Browsers ask for it on their own; there is none.
     HttpRouter.get("/favicon.ico", Effect.succeed(HttpServerResponse.empty({ status: 204, headers: securityHeaders }))),
     HttpRouter.get("/api/runs", answer(catalog.list)),
-    HttpRouter.get("/api/run", answer(Effect.flatMap(params, (p) => Effect.flatMap(required(p, "run"), catalog.detail)))),
-    HttpRouter.get("/api/verdict", answer(Effect.flatMap(params, (p) => Effect.flatMap(required(p, "run"), catalog.verdict)))),
-    HttpRouter.get("/api/figures", answer(Effect.flatMap(params, (p) => Effect.flatMap(required(p, "run"), catalog.figures)))),
-    HttpRouter.get("/api/pairwise", answer(Effect.flatMap(params, (p) => Effect.flatMap(required(p, "run"), catalog.pairwise)))),
-    HttpRouter.get("/api/instances", answer(Effect.gen(function*() {
-      const p = yield* params
+    HttpRouter.get("/api/run", ofRun(catalog.detail)),
+    HttpRouter.get("/api/verdict", ofRun(catalog.verdict)),
+    HttpRouter.get("/api/figures", ofRun(catalog.figures)),
+    HttpRouter.get("/api/pairwise", ofRun(catalog.pairwise)),
+    HttpRouter.get("/api/instances", withQuery((p) => Effect.gen(function*() {
       const run = yield* required(p, "run")
       const sort = param(p, "sort")
-      if (sort !== undefined && !sortKeys.includes(sort as Api.SortKey)) {
+      if (sort !== undefined && !isSortKey(sort)) {
         return yield* new ViewError({ status: 400, message: `sort must be one of ${sortKeys.join(", ")}; got "${sort}"` })
       }
       return yield* catalog.instances(run, {
@@ -113,22 +118,15 @@ const router = (catalog: Catalog.Catalog, assets: { readonly js: string; readonl
         a: param(p, "a"),
         b: param(p, "b"),
         q: param(p, "q"),
-        sort: sort as Api.SortKey | undefined,
+        sort,
         desc: param(p, "desc") === "1",
         offset: yield* whole(p, "offset"),
         limit: yield* whole(p, "limit")
       })
     }))),
-    HttpRouter.get("/api/instance", answer(Effect.gen(function*() {
-      const p = yield* params
-      return yield* catalog.instance(yield* required(p, "run"), yield* required(p, "id"))
-    }))),
-    HttpRouter.get("/api/calls", answer(Effect.gen(function*() {
-      const p = yield* params
-      return yield* catalog.calls(yield* required(p, "run"), yield* required(p, "id"))
-    }))),
-    HttpRouter.get("/api/compare", answer(Effect.gen(function*() {
-      const p = yield* params
+    HttpRouter.get("/api/instance", ofInstance(catalog.instance)),
+    HttpRouter.get("/api/calls", ofInstance(catalog.calls)),
+    HttpRouter.get("/api/compare", withQuery((p) => Effect.gen(function*() {
       return yield* catalog.compare(
         { run: yield* required(p, "a"), cell: yield* required(p, "ca") },
         { run: yield* required(p, "b"), cell: yield* required(p, "cb") }
@@ -165,7 +163,7 @@ export const start = (options: Options): Effect.Effect<{ readonly url: string; r
     const app = yield* HttpRouter.toHttpApp(router(catalog, assets))
     const guarded = Effect.gen(function*() {
       const request = yield* HttpServerRequest.HttpServerRequest
-      const hostHeader = Option.getOrUndefined(Option.fromNullable(request.headers["host"]))
+      const hostHeader = request.headers["host"]
       if (hosts !== undefined && (hostHeader === undefined || !hosts.has(hostHeader))) {
         return HttpServerResponse.text(`refused: this viewer answers requests for ${[...hosts].join(", ")} only`, { status: 421, headers: securityHeaders })
       }
