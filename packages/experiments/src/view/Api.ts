@@ -118,7 +118,7 @@ export interface InstanceList {
   readonly notice: string | null
 }
 
-/** Each field but `id`, `position` and `selectedBy` is null (or empty) when the dataset could not be read. */
+/** `factor`, `preference` and `turns` are null (or empty) when the dataset could not be read. */
 export interface SessionRow {
   readonly id: string
   /** 1-based chronological position. */

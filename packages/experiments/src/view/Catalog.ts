@@ -54,18 +54,10 @@ const RetrieverUse = Schema.Struct({ use: Schema.String })
 
 const none: Readonly<Record<string, never>> = {}
 
-const sameMeta = (x: Row["meta"], y: Row["meta"]): boolean =>
-  x.sessions === y.sessions && x.historyTokens === y.historyTokens && x.relevantMeanPosition === y.relevantMeanPosition &&
-  x.relevant.join(" ") === y.relevant.join(" ") && x.stale.join(" ") === y.stale.join(" ")
-
-/**
- * What the viewer keeps of a line: no cell parameters and no per-stage or per-model usage (the
- * summary has them), and the meta of the instance's other lines where it is the same.
- */
-const slim = (row: Row, known: Row["meta"] | undefined): Row => ({
+/** What the viewer keeps of a line: no cell parameters and no per-stage or per-model usage (the summary has them). */
+const slim = (row: Row): Row => ({
   ...row,
   params: none,
-  meta: known !== undefined && sameMeta(known, row.meta) ? known : row.meta,
   usage: { ...Struct.pick(row.usage, "calls", "promptTokens", "completionTokens"), byStage: none, byModel: none }
 })
 
@@ -270,7 +262,7 @@ export const make = (root: string, options: CatalogOptions = {}) =>
         const read = yield* reading(RunDir.readWith(found.dir, (row) => {
           const cells = byInstance.get(row.instance) ?? new Map<string, Row>()
           byInstance.set(row.instance, cells)
-          cells.set(row.cell, slim(row, cells.values().next().value?.meta))
+          cells.set(row.cell, slim(row))
         }, { info: "caller" }))
         // run.json read leniently: a malformed record is a problem shown with the run, not a failed page.
         const r = yield* records(found.dir)

@@ -80,7 +80,7 @@ const sortKeys: ReadonlyArray<string> = ["instance", "type", "length", "metric"]
 
 const isSortKey = (s: string): s is Api.SortKey => sortKeys.includes(s)
 
-const json = (body: unknown, status = 200) => HttpServerResponse.unsafeJson(body, { status, headers: securityHeaders })
+const json = (body: unknown, status = 200) => HttpServerResponse.unsafeJson(body, { status })
 
 const answer = <A, R>(effect: Effect.Effect<A, ViewError, R>) =>
   effect.pipe(
@@ -93,13 +93,13 @@ const router = (catalog: Catalog.Catalog, assets: { readonly js: string; readonl
   const ofRun = <A>(f: (run: string) => Effect.Effect<A, ViewError>) => withQuery((p) => Effect.flatMap(required(p, "run"), f))
   const ofInstance = <A>(f: (run: string, id: string) => Effect.Effect<A, ViewError>) =>
     withQuery((p) => Effect.flatMap(required(p, "run"), (run) => Effect.flatMap(required(p, "id"), (id) => f(run, id))))
-  const file = (body: string, contentType: string) => Effect.succeed(HttpServerResponse.text(body, { contentType, headers: securityHeaders }))
+  const file = (body: string, contentType: string) => Effect.succeed(HttpServerResponse.text(body, { contentType }))
   return HttpRouter.empty.pipe(
-    HttpRouter.get("/", Effect.succeed(HttpServerResponse.html(page).pipe(HttpServerResponse.setHeaders(securityHeaders)))),
+    HttpRouter.get("/", Effect.succeed(HttpServerResponse.html(page))),
     HttpRouter.get("/app.js", file(assets.js, "text/javascript; charset=utf-8")),
     HttpRouter.get("/app.css", file(assets.css, "text/css; charset=utf-8")),
     // Browsers ask for it on their own; there is none.
-    HttpRouter.get("/favicon.ico", Effect.succeed(HttpServerResponse.empty({ status: 204, headers: securityHeaders }))),
+    HttpRouter.get("/favicon.ico", Effect.succeed(HttpServerResponse.empty({ status: 204 }))),
     HttpRouter.get("/api/runs", answer(catalog.list)),
     HttpRouter.get("/api/run", ofRun(catalog.detail)),
     HttpRouter.get("/api/verdict", ofRun(catalog.verdict)),
@@ -135,10 +135,12 @@ const router = (catalog: Catalog.Catalog, assets: { readonly js: string; readonl
   )
 }
 
+const bracketed = (host: string) => (host.includes(":") ? `[${host}]` : host)
+
 /** The names a browser may use for the server; any when it listens on every interface (0.0.0.0 or ::). */
 const allowedHosts = (host: string, port: number): Set<string> | undefined => {
   if (host === "0.0.0.0" || host === "::") return undefined
-  const names = new Set([`${host.includes(":") ? `[${host}]` : host}:${port}`])
+  const names = new Set([`${bracketed(host)}:${port}`])
   if (host === "127.0.0.1" || host === "::1" || host === "localhost") {
     for (const h of ["127.0.0.1", "localhost", "[::1]"]) names.add(`${h}:${port}`)
   }
@@ -165,13 +167,12 @@ export const start = (options: Options): Effect.Effect<{ readonly url: string; r
       const request = yield* HttpServerRequest.HttpServerRequest
       const hostHeader = request.headers["host"]
       if (hosts !== undefined && (hostHeader === undefined || !hosts.has(hostHeader))) {
-        return HttpServerResponse.text(`refused: this viewer answers requests for ${[...hosts].join(", ")} only`, { status: 421, headers: securityHeaders })
+        return HttpServerResponse.text(`refused: this viewer answers requests for ${[...hosts].join(", ")} only`, { status: 421 })
       }
       return yield* app.pipe(
         Effect.catchTag("RouteNotFound", () => Effect.succeed(json({ error: `no such page: ${request.url}` }, 404)))
       )
     })
-    yield* server.serve(guarded)
-    const shown = host.includes(":") ? `[${host}]` : host
-    return { url: `http://${shown}:${port}/`, root: catalog.root }
+    yield* server.serve(Effect.map(guarded, HttpServerResponse.setHeaders(securityHeaders)))
+    return { url: `http://${bracketed(host)}:${port}/`, root: catalog.root }
   })
