@@ -12,6 +12,7 @@ import type { FileSystem } from "@effect/platform"
 import { Effect } from "effect"
 import * as path from "node:path"
 import { RunError } from "../Errors.js"
+import * as Document from "./Document.js"
 import * as Figures from "./Figures.js"
 import * as Analysis from "../analysis/Analysis.js"
 import * as Examples from "../analysis/Examples.js"
@@ -54,12 +55,12 @@ export const render = (run: RunDir.Run, options: Options = {}): Effect.Effect<Re
   Effect.gen(function*() {
     const analysis = yield* Effect.try({ try: () => Analysis.analyze(run, options), catch: toRunError(run.dir) })
     const examples = yield* Examples.load(run, analysis, options.openDataset)
-    const figures = yield* Figures.report(analysis)
+    const doc = Document.report(analysis, examples, run.info, yield* Figures.report(analysis))
     return {
       analysis,
       verdict: Verdict.verdict(analysis),
-      markdown: Markdown.render(analysis, examples, run.info?.versions ?? {}),
-      html: Html.render(analysis, examples, run.info, figures),
+      markdown: Markdown.render(doc),
+      html: Html.render(doc),
       latex: Latex.render(analysis)
     }
   })

@@ -5,7 +5,7 @@
  * @example
  * Table.markdown(Tables.tables(analysis)[0]) // the headline table of all instances
  */
-import type { Statistics } from "@cupid-lab/scorers"
+import { Agreement, type Statistics } from "@cupid-lab/scorers"
 import type { CellSummary, MetricDescription, MetricEstimate, Slice } from "../results/ResultLine.js"
 import { slices } from "../results/ResultLine.js"
 import type { Analysis, Delta } from "../analysis/Analysis.js"
@@ -359,3 +359,44 @@ export const headline = (a: Pick<Analysis, "summary" | "baseline" | "main" | "co
 
 /** The headline tables, one per instance type (all instances first). */
 export const tables = (a: Pick<Analysis, "summary" | "baseline" | "main" | "compared">): Array<Table> => slices.map((s) => headline(a, s))
+
+/** What the repeated-judgments table shows (the judge's `repeats: n`). */
+export const repeatsNote =
+  "Instances scored by a judge asked more than once; only instances with two or more repeats count. " +
+  "Spread: the mean over instances of the standard deviation of an instance's repeats. " +
+  "ICC(1): one-way intraclass correlation of the repeats (1: the repeats always agree; about 0: " +
+  "they differ as much as instances do). Judge share: the part of the variance of the cell's mean " +
+  "that comes from the judge, (MSW x mean of 1/k) / s^2 of the instances' means, MSW the pooled " +
+  "within-instance variance and k an instance's repeats, capped at 1; more repeats shrink it."
+
+/** Per cell and metric, how far repeated judgments spread and agree; undefined when nothing was judged twice. */
+export const repeats = (a: Pick<Analysis, "cells" | "baseline" | "index">): Table | undefined => {
+  const rows = a.cells.flatMap((c) => {
+    const byMetric = a.index.repeats.get(c.summary.id)
+    if (byMetric === undefined) return []
+    return [...byMetric.keys()].sort().map((metric) => {
+      const g = Agreement.of(byMetric.get(metric)!)
+      const [lo, hi] = g.repeats
+      return {
+        kinds: kindsOf(a, c.summary),
+        cells: [
+          { text: Notes.cellLabel(c.summary, a.baseline.id) },
+          { text: metric, code: true },
+          num(String(g.items), g.items),
+          num(lo === hi ? String(lo) : `${lo}-${hi}`, hi),
+          num(Format.number(g.meanWithinSd), g.meanWithinSd),
+          num(Format.number(g.icc), g.icc),
+          num(Format.number(g.judgeShare), g.judgeShare)
+        ]
+      }
+    })
+  })
+  if (rows.length === 0) return undefined
+  return {
+    id: "repeats",
+    title: "Repeated judgments",
+    notes: [repeatsNote],
+    columns: [left("cell"), left("metric"), right("instances"), right("repeats"), right("spread (SD)"), right("ICC(1)"), right("judge share")],
+    rows
+  }
+}
