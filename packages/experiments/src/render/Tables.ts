@@ -136,15 +136,10 @@ export const estimates = (a: Analysis, m: MetricDescription): Table => ({
 export const retrievalNote = "↓ lower is better. N: instances scored; a value with its own n is defined on fewer instances (e.g. precision of an empty selection). Bold: the best of the column among the cells that read no gold labels (ties share it)."
 
 export const retrieval = (a: Analysis, slice: Slice): Table =>
-  markBest(a.summary.cells, a.retrieval, {
+  perMetric(a, slice, a.retrieval, false, (m) => right(Notes.shortName(m.name), m.direction === "higher" ? [] : lowerIsBetter), {
     id: `retrieval-${slice}`,
     title: `Retrieval, ${Notes.sliceTitle(slice)}`,
-    notes: [retrievalNote],
-    columns: [left("cell"), right("N"), ...a.retrieval.map((m) => right(Notes.shortName(m.name), m.direction === "higher" ? [] : lowerIsBetter))],
-    rows: a.cells.map((c) => {
-      const s = c.summary.slices[slice]
-      return cellRow(a, c.summary, [num(String(s.n), s.n), ...a.retrieval.map((m) => withN(s.metrics[m.name], s.n))])
-    })
+    notes: [retrievalNote]
   })
 
 /** The label of an adjusted p (`Holm=0.040`). */
@@ -336,24 +331,34 @@ const markBest = (cells: ReadonlyArray<CellSummary>, metrics: ReadonlyArray<Metr
   }
 }
 
+/** Cell x metrics on one slice: N, then each metric's value (with its CI when `ci`, own n where it differs from N), the best of each column marked. */
+const perMetric = (
+  a: Pick<Analysis, "summary" | "baseline">,
+  slice: Slice,
+  metrics: ReadonlyArray<MetricDescription>,
+  ci: boolean,
+  column: (m: MetricDescription) => Column,
+  head: Pick<Table, "id" | "title" | "notes">
+): Table =>
+  markBest(a.summary.cells, metrics, {
+    ...head,
+    columns: [left("cell"), right("N"), ...metrics.map(column)],
+    rows: a.summary.cells.map((c) => {
+      const s = c.slices[slice]
+      return cellRow(a, c, [num(String(s.n), s.n), ...metrics.map((m) => withN(s.metrics[m.name], s.n, ci))])
+    })
+  })
+
 /** Cell x headline metrics: value [95% CI] (own n where it differs from N), the best of each column marked. */
 export const headline = (a: Pick<Analysis, "summary" | "baseline" | "main" | "compared">, slice: Slice): Table => {
   const metrics = headlineMetrics(a)
-  return markBest(a.summary.cells, metrics, {
+  return perMetric(a, slice, metrics, true, (m) => right(m.name, [...heuristicMarks(m), ...(m.direction === "lower" ? lowerIsBetter : [])]), {
     id: `headline-${slice}`,
     title: `Headline metrics, ${Notes.sliceTitle(slice)}`,
     notes: [
       "Each entry: value [95% CI]; N: instances scored (a value with its own n is defined on fewer). Best: the best value of the column among the cells that read no gold labels (ties share it).",
       ...metrics.filter((m) => m.heuristic).map((m) => `${Notes.heuristicMark} ${m.name} is computed by an offline heuristic, not the paper's LLM procedure.`)
-    ],
-    columns: [left("cell"), right("N"), ...metrics.map((m) => right(m.name, [...heuristicMarks(m), ...(m.direction === "lower" ? lowerIsBetter : [])]))],
-    rows: a.summary.cells.map((c) => {
-      const s = c.slices[slice]
-      return cellRow(a, c, [
-        num(String(s.n), s.n),
-        ...metrics.map((m) => withN(s.metrics[m.name], s.n, true))
-      ])
-    })
+    ]
   })
 }
 
