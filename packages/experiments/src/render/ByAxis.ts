@@ -10,7 +10,7 @@ import * as AxisEffects from "../analysis/AxisEffects.js"
 import { slices } from "../results/ResultLine.js"
 import * as Format from "./Format.js"
 import * as Notes from "./Notes.js"
-import { type Block, h3, p, quote, table } from "./Document.js"
+import { type Block, h3, p, quote, section, table } from "./Document.js"
 import type { Cell, Table } from "./Table.js"
 import { adjustedLabel, left, num, right } from "./Tables.js"
 
@@ -88,15 +88,10 @@ const intro = (fx: AxisEffects.Effects): string => {
 export const blocks = (a: Pick<Analysis, "axes">): Array<Block> => {
   const fx = a.axes
   if (fx._tag === "Skipped") return fx.reason === undefined ? [] : [quote({ line: fx.reason })]
-  return [{
-    _tag: "section",
-    title: ["By sweep axis"],
-    id: "axes",
-    blocks: [
-      p({ line: intro(fx) }),
-      ...fx.axes.flatMap((axis, i) => [h3(axis.key), table(marginals(fx, i))]),
-      h3("Best setting per instance type"),
-      table(best(fx))
-    ]
-  }]
+  return [section("By sweep axis", [
+    p({ line: intro(fx) }),
+    ...fx.axes.flatMap((axis, i) => [h3(axis.key), table(marginals(fx, i))]),
+    h3("Best setting per instance type"),
+    table(best(fx))
+  ], "axes")]
 }

@@ -56,7 +56,7 @@ export interface Document {
   readonly blocks: ReadonlyArray<Block>
 }
 
-const section = (title: Text | string, blocks: ReadonlyArray<Block>, id?: string): Section =>
+export const section = (title: Text | string, blocks: ReadonlyArray<Block>, id?: string): Section =>
   ({ _tag: "section", title: typeof title === "string" ? [title] : title, blocks, ...(id === undefined ? {} : { id }) })
 
 export const h3 = (...text: Text): Block => ({ _tag: "heading", level: 3, text })
