@@ -33,7 +33,7 @@ const cellRow = (a: Pick<Analysis, "baseline">, c: CellSummary, cells: ReadonlyA
 })
 
 const heuristic: ReadonlyArray<Mark> = ["†"]
-export const readsGold: ReadonlyArray<Mark> = ["‡"]
+const readsGold: ReadonlyArray<Mark> = ["‡"]
 const lowerIsBetter: ReadonlyArray<Mark> = ["↓"]
 export const heuristicMarks = (m: MetricDescription): ReadonlyArray<Mark> => (m.heuristic ? heuristic : [])
 
@@ -403,5 +403,53 @@ export const repeats = (a: Pick<Analysis, "cells" | "baseline" | "index">): Tabl
     notes: [repeatsNote],
     columns: [left("cell"), left("metric"), right("instances"), right("repeats"), right("spread (SD)"), right("ICC(1)"), right("judge share")],
     rows
+  }
+}
+
+const paperOrder: ReadonlyArray<Slice> = ["consistent", "contrastive", "changing", "all"]
+const paperGroup: Readonly<Record<Slice, string>> = { consistent: "Consistent", contrastive: "Contrastive", changing: "Changing", all: "All" }
+
+const percent = (x: number | null | undefined): Cell => num(x === null || x === undefined || !Number.isFinite(x) ? "--" : (100 * x).toFixed(1), x)
+
+/** Inference P / R / F1 when scored, else retrieval precision and recall. */
+const paperMetrics = (a: Analysis): { readonly metrics: ReadonlyArray<MetricDescription>; readonly labels: ReadonlyArray<string>; readonly what: string } => {
+  if (a.inference.length > 0) {
+    const labels = a.inference.map((m) => (m.aggregate._tag === "F1" || m.name.includes("f1") ? "F1" : m.name.includes("recall") ? "R" : "P"))
+    return { metrics: a.inference, labels, what: "inference (preference match)" }
+  }
+  const find = (name: string) => a.summary.metrics.find((m) => m.name === name)
+  const retrieval = [find("retrieval.precision"), find("retrieval.recall")].filter((m): m is MetricDescription => m !== undefined)
+  return { metrics: retrieval, labels: retrieval.map((m) => (m.name.endsWith("recall") ? "R" : "P")), what: "retrieval" }
+}
+
+/**
+ * One row per cell; per instance type and over all instances, P / R / F1 in percent; the F1 of the
+ * matching oracle-retrieval cell. Its id is the config's name, so the LaTeX label is `tab:<config>`.
+ */
+export const paper = (a: Analysis): Table => {
+  const { labels, metrics, what } = paperMetrics(a)
+  const f1 = metrics.find((_, i) => labels[i] === "F1")
+  const oracle = f1 !== undefined && a.cells.some((c) => c.oracle !== undefined)
+  return {
+    id: a.summary.config.name,
+    title: `${a.summary.config.name}: ${what} P / R${f1 !== undefined ? " / F1" : ""} (%) per instance type${oracle ? ", and the F1 of the oracle-retrieval cell with the same other stages" : ""}.`,
+    notes: [
+      ...(metrics.some((m) => m.heuristic) ? [`${Notes.heuristicMark} computed by an offline heuristic, not the paper's LLM procedure.`] : []),
+      ...(a.cells.some((c) => c.summary.usesGold) ? [`${Notes.oracleMark} reads gold labels (an upper bound).`] : []),
+      `Data: ${a.summary.dataset.source}, ${a.summary.dataset.instances} instances.`
+    ],
+    columns: [
+      left("Cell"),
+      ...paperOrder.flatMap((s) => metrics.map((m, i) => ({ ...right(labels[i]!, heuristicMarks(m)), group: paperGroup[s] }))),
+      ...(oracle ? [{ ...right("F1"), group: "Oracle" }] : [])
+    ],
+    rows: a.cells.map((c) => ({
+      kinds: kindsOf(a, c.summary),
+      cells: [
+        { text: c.summary.name, ...(c.summary.usesGold ? { marks: readsGold } : {}) },
+        ...paperOrder.flatMap((s) => metrics.map((m) => percent(c.summary.slices[s].metrics[m.name]?.mean))),
+        ...(oracle ? [percent(c.oracle?.slices.all.metrics[f1.name]?.mean)] : [])
+      ]
+    }))
   }
 }
