@@ -1,6 +1,7 @@
 /**
  * The report as a list of blocks, built once from an analysis: {@link Markdown} and {@link Html} each
- * render them, so report.md and report.html say the same things in the same words (report.html adds charts and the run record).
+ * render them, so report.md and report.html say the same things in the same words; report.html adds
+ * the charts and the run record.
  *
  * @example
  * const doc = Document.report(analysis, examples, run.info, yield* Figures.report(analysis))
@@ -98,7 +99,11 @@ const runSection = (a: Analysis): Section => {
   const heuristic = s.metrics.filter((m) => m.heuristic).map((m) => m.name)
   const models: Text = a.models.length === 0
     ? ["none (every stage ran offline)"]
-    : a.models.flatMap((m, i) => [...(i > 0 ? [", "] : []), { code: m.id }, ` (${Format.integer(m.calls)} calls answered by the model or the cache, ${Format.integer(m.promptTokens + m.completionTokens)} tokens)`])
+    : a.models.flatMap((m, i) => [
+      ...(i > 0 ? [", "] : []),
+      { code: m.id },
+      ` (${Format.integer(m.calls)} calls answered by the model or the cache, ${Format.integer(m.promptTokens + m.completionTokens)} tokens)`
+    ])
   const items: Array<Text> = [
     ["Config: ", { code: s.config.name }, ", hash ", { code: s.config.hash }],
     ["Data: ", { code: d.source }, ", fingerprint ", { code: d.hash }, `, ${d.instances} instances; ${d.skipped.length} rows skipped`],

@@ -12,7 +12,7 @@ import * as Table from "./Table.js"
 const inline = (x: Inline): string =>
   typeof x === "string" ? Format.md(x) : "code" in x ? `\`${Format.md(x.code)}\`` : "raw" in x ? x.raw : Table.mdLine(x.line)
 
-export const text = (x: Text): string => x.map(inline).join("")
+const text = (x: Text): string => x.map(inline).join("")
 
 /** A block's lines, each block followed by an empty line. */
 export const lines = (b: Block): Array<string> => {
