@@ -16,6 +16,7 @@ import { Effect } from "effect"
 import * as Analysis from "../src/analysis/Analysis.js"
 import * as Csv from "../src/results/Csv.js"
 import * as Examples from "../src/analysis/Examples.js"
+import * as Document from "../src/render/Document.js"
 import * as Html from "../src/render/Html.js"
 import * as Markdown from "../src/render/Markdown.js"
 import * as Figures from "../src/render/Figures.js"
@@ -124,9 +125,9 @@ const run = await timeAsync("read the run directory", () => Effect.runPromise(Ru
 const analysis = time("analysis (paired tests + Holm)", () => Analysis.analyze(run))
 console.log(`  ${analysis.tests} tests; ${analysis.permutations.screening} permutations each, ${analysis.permutations.refinedTests} of them refined with ${analysis.permutations.refined}; ${analysis.summary.resamples} bootstrap resamples`)
 const examples = Examples.none("benchmark")
-const md = time("report.md", () => Markdown.render(analysis, examples))
+const md = time("report.md", () => Markdown.render(Document.report(analysis, examples)))
 const figures = await timeAsync("charts (Vega)", () => Effect.runPromise(Figures.report(analysis)))
-const html = time("report.html", () => Html.render(analysis, examples, run.info, figures))
+const html = time("report.html", () => Html.render(Document.report(analysis, examples, run.info, figures)))
 const csv = time("results.csv", () => Csv.render(run.index.table))
 const kb = (n: number) => `${(n / 1024).toFixed(0)} KB`
 console.log(`sizes: report.md ${kb(md.length)}, report.html ${kb(html.length)}, results.csv ${kb(csv.length)}`)

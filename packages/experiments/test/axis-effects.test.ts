@@ -3,6 +3,7 @@ import { describe, expect, it } from "vitest"
 import * as Analysis from "../src/analysis/Analysis.js"
 import * as AxisEffects from "../src/analysis/AxisEffects.js"
 import * as ByAxis from "../src/render/ByAxis.js"
+import * as Document from "../src/render/Document.js"
 import * as Markdown from "../src/render/Markdown.js"
 import * as Columns from "../src/results/Columns.js"
 import type { ResultLine, Summary as SummaryType } from "../src/results/ResultLine.js"
@@ -183,13 +184,15 @@ describe("when the grid is not read by axis", () => {
     expect(fx._tag === "Effects" && fx.marginals.find((m) => m.axis === 1 && m.level === 1 && m.slice === "all")!.test!.comparison.delta).toBeCloseTo(-0.025, 12)
   })
 
+  const axisMarkdown = (a: Parameters<typeof ByAxis.blocks>[0]) => ByAxis.blocks(a).flatMap(Markdown.lines)
+
   it("is silent for one axis and says why when the recorded axes do not cross", () => {
     expect(Analysis.analyze(runOf(grid, ["retriever"])).axes).toEqual({ _tag: "Skipped", reason: undefined })
     const oneRetriever = Analysis.analyze(runOf(grid.slice(0, 2), swept)).axes
     expect(oneRetriever._tag).toBe("Skipped")
     expect(oneRetriever._tag === "Skipped" && oneRetriever.reason).toContain("(varied: retriever.select)")
-    expect(ByAxis.markdown({ axes: oneRetriever })).toEqual([`> ${(oneRetriever as AxisEffects.Skipped).reason}`, ""])
-    expect(ByAxis.markdown({ axes: { _tag: "Skipped", reason: undefined } })).toEqual([])
+    expect(axisMarkdown({ axes: oneRetriever })).toEqual([`> ${(oneRetriever as AxisEffects.Skipped).reason}`, ""])
+    expect(axisMarkdown({ axes: { _tag: "Skipped", reason: undefined } })).toEqual([])
   })
 
   it("labels values by what differs among them", () => {
@@ -201,7 +204,7 @@ describe("when the grid is not read by axis", () => {
 })
 
 describe("the Markdown section", () => {
-  const text = ByAxis.markdown(analysis).join("\n")
+  const text = ByAxis.blocks(analysis).flatMap(Markdown.lines).join("\n")
   const lines = text.split("\n")
 
   it("has a table per axis and the best settings, with the hand-computed values", () => {
@@ -218,7 +221,7 @@ describe("the Markdown section", () => {
   })
 
   it("sits after the differences against the baseline in report.md", () => {
-    const md = Markdown.render(analysis, { metric: undefined, examples: [], note: "none" })
+    const md = Markdown.render(Document.report(analysis, { metric: undefined, examples: [], note: "none" }))
     const at = (s: string) => md.indexOf(s)
     expect(at("## By sweep axis")).toBeGreaterThan(at("## Differences against the baseline"))
     expect(at("## By sweep axis")).toBeLessThan(at("## Retrieval"))

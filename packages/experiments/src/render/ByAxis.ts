@@ -3,15 +3,15 @@
  * per instance type.
  *
  * @example
- * ByAxis.markdown(analysis) // ["## By sweep axis", "", ...] or [] when the grid crosses fewer than two axes
+ * Markdown.lines(ByAxis.blocks(analysis)[0]) // ["## By sweep axis", "", ...]; no blocks when the grid crosses fewer than two axes
  */
 import type { Analysis } from "../analysis/Analysis.js"
 import * as AxisEffects from "../analysis/AxisEffects.js"
 import { slices } from "../results/ResultLine.js"
 import * as Format from "./Format.js"
 import * as Notes from "./Notes.js"
+import { type Block, h3, p, quote, section, table } from "./Document.js"
 import type { Cell, Table } from "./Table.js"
-import * as TableRender from "./Table.js"
 import { adjustedLabel, left, num, right } from "./Tables.js"
 
 const adjusted = (c: AxisEffects.Effects["correction"]): string => adjustedLabel(c) || "p"
@@ -84,29 +84,14 @@ const intro = (fx: AxisEffects.Effects): string => {
     `These ${fx.tests} tests are exploratory, corrected as a family of their own (${adjusted(fx.correction) === "p" ? "no correction" : adjusted(fx.correction)}); * adjusted p < 0.05 (for the best setting: and better).`
 }
 
-const heading = "By sweep axis"
-
-export const markdown = (a: Pick<Analysis, "axes">): Array<string> => {
+/** The section, or a note of why the grid has none (nothing when it crosses fewer than two axes). */
+export const blocks = (a: Pick<Analysis, "axes">): Array<Block> => {
   const fx = a.axes
-  if (fx._tag === "Skipped") return fx.reason === undefined ? [] : [`> ${TableRender.mdLine(fx.reason)}`, ""]
-  return [
-    `## ${heading}`,
-    "",
-    TableRender.mdLine(intro(fx)),
-    "",
-    ...fx.axes.flatMap((axis, i) => [`### ${Format.md(axis.key)}`, "", TableRender.markdown(marginals(fx, i)), ""]),
-    "### Best setting per instance type",
-    "",
-    TableRender.markdown(best(fx)),
-    ""
-  ]
-}
-
-export const html = (a: Pick<Analysis, "axes">): string => {
-  const fx = a.axes
-  const e = Format.html
-  if (fx._tag === "Skipped") return fx.reason === undefined ? "" : `<p class="note">${e(fx.reason)}</p>`
-  return `<h2 id="axes">${heading}</h2><p class="note">${e(intro(fx))}</p>` +
-    fx.axes.map((axis, i) => `<h3>${e(axis.key)}</h3>${TableRender.html(marginals(fx, i))}`).join("") +
-    `<h3>Best setting per instance type</h3>${TableRender.html(best(fx))}`
+  if (fx._tag === "Skipped") return fx.reason === undefined ? [] : [quote({ line: fx.reason })]
+  return [section("By sweep axis", [
+    p({ line: intro(fx) }),
+    ...fx.axes.flatMap((axis, i) => [h3(axis.key), table(marginals(fx, i))]),
+    h3("Best setting per instance type"),
+    table(best(fx))
+  ], "axes")]
 }

@@ -18,17 +18,6 @@ import * as Notes from "./Notes.js"
 import * as Charts from "./Charts.js"
 import * as Verdict from "../analysis/Verdict.js"
 
-/** The rendered figures of one report, each a `<figure>` ("" when there is nothing to plot). */
-export interface ReportFigures {
-  /** The Overview heading with its charts. */
-  readonly overview: string
-  readonly recency: string
-  readonly history: string
-  /** One per curve of `analysis.interventions`. */
-  readonly interventions: ReadonlyArray<string>
-  readonly cost: string
-}
-
 const e = Format.html
 
 const figure = (svg: string, caption: string) => `<figure>${svg}<figcaption>${e(caption)}</figcaption></figure>`
@@ -242,8 +231,11 @@ export const report = Effect.fn("Figures.report")(function*(a: Analysis) {
     history: yield* rendered(p.history),
     interventions: yield* Effect.forEach(p.interventions, rendered),
     cost: yield* rendered(p.cost)
-  } satisfies ReportFigures
+  }
 })
+
+/** The rendered figures of one report, each a `<figure>` ("" when there is nothing to plot); `overview` with its heading. */
+export type ReportFigures = Effect.Effect.Success<ReturnType<typeof report>>
 
 /** The figure of compare.html ("" when nothing was matched). */
 export const compare = Effect.fn("Figures.compare")(function*(c: Comparison, label: (m: Match) => string) {

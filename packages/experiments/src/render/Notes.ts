@@ -36,18 +36,11 @@ export const aggregateNote = (m: MetricDescription): string => {
   }
 }
 
-/** Column titles for the paper-layout tables. */
-export const shortName = (name: string): string => {
-  const short: Record<string, string> = {
-    "inference.precision_micro": "P",
-    "inference.recall_micro": "R",
-    "inference.f1_micro": "F1",
-    "inference.precision": "P",
-    "inference.recall": "R",
-    "inference.f1": "F1"
-  }
-  return short[name] ?? name.replace(/^[a-z]+\./, "")
-}
+const short: Readonly<Record<string, string>> = { precision: "P", recall: "R", f1: "F1" }
+
+/** Column titles for the paper-layout tables: inference's P, R and F1 (micro or not), else the name after its prefix. */
+export const shortName = (name: string): string =>
+  short[/^inference\.(precision|recall|f1)(?:_micro)?$/.exec(name)?.[1] ?? ""] ?? name.replace(/^[a-z]+\./, "")
 
 /** Stage plugins of a cell: `retriever / summarizer / inferrer / generator` (`–` for none). */
 export const stages = (c: CellSummary): string =>
