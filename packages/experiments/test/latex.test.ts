@@ -2,7 +2,7 @@ import { describe, expect, it } from "@effect/vitest"
 import * as NodeContext from "@effect/platform-node/NodeContext"
 import { Effect } from "effect"
 import * as Analysis from "../src/analysis/Analysis.js"
-import * as Report from "../src/render/Report.js"
+import * as Paper from "../src/render/Paper.js"
 import * as Table from "../src/render/Table.js"
 import * as RunDir from "../src/results/RunDir.js"
 import { cellA, cellB, tempDir, writeRun } from "./report-fixtures.js"
@@ -22,7 +22,7 @@ describe("report.tex", () => {
       const dir = tempDir("latex")
       writeRun(dir, { name: "tiny_run", cells: [cellA, { ...cellB, name: "bm25 & 50% {k=2}" }] })
       const run = yield* RunDir.read(dir)
-      const tex = Report.latex(Analysis.analyze(run))
+      const tex = Paper.latex(Analysis.analyze(run))
       const lines = tex.split("\n")
       expect(lines).toContain("\\begin{tabular}{lrrrrrrrrrrrr}")
       expect(lines).toContain(" & \\multicolumn{3}{c}{Consistent} & \\multicolumn{3}{c}{Contrastive} & \\multicolumn{3}{c}{Changing} & \\multicolumn{3}{c}{All} \\\\")

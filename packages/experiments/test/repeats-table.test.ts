@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest"
-import * as Tables from "../src/render/Tables.js"
+import * as Repeats from "../src/render/Repeats.js"
 import * as Columns from "../src/results/Columns.js"
 import type { CellSummary, ResultLine, SliceSummary } from "../src/results/ResultLine.js"
 import * as Results from "../src/results/Results.js"
@@ -31,7 +31,7 @@ describe("the Repeated judgments table", () => {
   it("gives each repeated metric's spread, ICC(1) and judge share, hand-computed", () => {
     // Repeats [2,4], [6,6], [7,9] (and an instance with one finite repeat, left out): spread
     // 2 sqrt(2) / 3 = 0.943, ICC(1) 17/21 = 0.810, judge share 2/19 = 0.105 (see Agreement's test).
-    const t = Tables.repeats(analysis([
+    const t = Repeats.table(analysis([
       row("c1", "p1:consistent", [2, 4]),
       row("c2", "p1:consistent"),
       row("c1", "p1:contrastive", [6, 6]),
@@ -43,6 +43,6 @@ describe("the Repeated judgments table", () => {
   })
 
   it("is absent when no line has repeats", () => {
-    expect(Tables.repeats(analysis([row("c1", "p1:consistent"), row("c2", "p1:consistent")]))).toBeUndefined()
+    expect(Repeats.table(analysis([row("c1", "p1:consistent"), row("c2", "p1:consistent")]))).toBeUndefined()
   })
 })

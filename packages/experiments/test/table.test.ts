@@ -4,6 +4,7 @@ import { Effect, Schema } from "effect"
 import * as Analysis from "../src/analysis/Analysis.js"
 import * as RunDir from "../src/results/RunDir.js"
 import * as Table from "../src/render/Table.js"
+import * as Paper from "../src/render/Paper.js"
 import * as Tables from "../src/render/Tables.js"
 import { cellA, cellB, type CellSpec, tempDir, writeRun } from "./report-fixtures.js"
 
@@ -172,7 +173,7 @@ describe("the headline tables of a run", () => {
   it.effect("report.tex renders the paper table of the same model: groups per instance type, the F1 of the oracle, marks", () =>
     Effect.gen(function*() {
       const a = yield* analysis
-      const paper = Tables.paper(a)
+      const paper = Paper.paper(a)
       expect(paper.columns.map((c) => `${c.group ?? ""}:${c.label}`)).toEqual([
         ":Cell", ...["Consistent", "Contrastive", "Changing", "All"].flatMap((g) => ["P", "R", "F1"].map((l) => `${g}:${l}`)), "Oracle:F1"
       ])

@@ -20,6 +20,7 @@ import type { ReportFigures } from "./Figures.js"
 import * as Format from "./Format.js"
 import * as Leaderboard from "./Leaderboard.js"
 import * as Notes from "./Notes.js"
+import * as Repeats from "./Repeats.js"
 import type { Table } from "./Table.js"
 import * as Tables from "./Tables.js"
 
@@ -161,8 +162,8 @@ const generationSection = (a: Analysis): Array<Section> =>
   a.generation.length === 0 ? [] : [section("Generation", [p({ raw: "Each entry: value [95% CI] n=N." }), ...estimateTables(a, a.generation)], "generation")]
 
 const repeatsSection = (a: Analysis): Array<Section> => {
-  const r = Tables.repeats(a)
-  return r === undefined ? [] : [section("Repeated judgments", [p(Tables.repeatsNote), table(r)], "repeats")]
+  const r = Repeats.table(a)
+  return r === undefined ? [] : [section("Repeated judgments", [p(Repeats.note), table(r)], "repeats")]
 }
 
 const retrievalSection = (a: Analysis, chosen: ReadonlyArray<Slice>): Array<Section> =>

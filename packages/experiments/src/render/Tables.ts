@@ -5,7 +5,7 @@
  * @example
  * Table.markdown(Tables.tables(analysis)[0]) // the headline table of all instances
  */
-import { Agreement, type Statistics } from "@cupid-lab/scorers"
+import type { Statistics } from "@cupid-lab/scorers"
 import type { CellSummary, MetricDescription, MetricEstimate, Slice } from "../results/ResultLine.js"
 import { slices } from "../results/ResultLine.js"
 import type { Analysis, Delta } from "../analysis/Analysis.js"
@@ -33,7 +33,7 @@ const cellRow = (a: Pick<Analysis, "baseline">, c: CellSummary, cells: ReadonlyA
 })
 
 const heuristic: ReadonlyArray<Mark> = ["†"]
-const readsGold: ReadonlyArray<Mark> = ["‡"]
+export const readsGold: ReadonlyArray<Mark> = ["‡"]
 const lowerIsBetter: ReadonlyArray<Mark> = ["↓"]
 export const heuristicMarks = (m: MetricDescription): ReadonlyArray<Mark> => (m.heuristic ? heuristic : [])
 
@@ -364,92 +364,3 @@ export const headline = (a: Pick<Analysis, "summary" | "baseline" | "main" | "co
 
 /** The headline tables, one per instance type (all instances first). */
 export const tables = (a: Pick<Analysis, "summary" | "baseline" | "main" | "compared">): Array<Table> => slices.map((s) => headline(a, s))
-
-/** What the repeated-judgments table shows (the judge's `repeats: n`). */
-export const repeatsNote =
-  "Instances scored by a judge asked more than once; only instances with two or more repeats count. " +
-  "Spread: the mean over instances of the standard deviation of an instance's repeats. " +
-  "ICC(1): one-way intraclass correlation of the repeats (1: the repeats always agree; about 0: " +
-  "they differ as much as instances do). Judge share: the part of the variance of the cell's mean " +
-  "that comes from the judge, (MSW x mean of 1/k) / s^2 of the instances' means, MSW the pooled " +
-  "within-instance variance and k an instance's repeats, capped at 1; more repeats shrink it."
-
-/** Per cell and metric, how far repeated judgments spread and agree; undefined when nothing was judged twice. */
-export const repeats = (a: Pick<Analysis, "cells" | "baseline" | "index">): Table | undefined => {
-  const rows = a.cells.flatMap((c) => {
-    const byMetric = a.index.repeats.get(c.summary.id)
-    if (byMetric === undefined) return []
-    return [...byMetric.keys()].sort().map((metric) => {
-      const g = Agreement.of(byMetric.get(metric)!)
-      const [lo, hi] = g.repeats
-      return {
-        kinds: kindsOf(a, c.summary),
-        cells: [
-          { text: Notes.cellLabel(c.summary, a.baseline.id) },
-          { text: metric, code: true },
-          num(String(g.items), g.items),
-          num(lo === hi ? String(lo) : `${lo}-${hi}`, hi),
-          num(Format.number(g.meanWithinSd), g.meanWithinSd),
-          num(Format.number(g.icc), g.icc),
-          num(Format.number(g.judgeShare), g.judgeShare)
-        ]
-      }
-    })
-  })
-  if (rows.length === 0) return undefined
-  return {
-    id: "repeats",
-    title: "Repeated judgments",
-    notes: [repeatsNote],
-    columns: [left("cell"), left("metric"), right("instances"), right("repeats"), right("spread (SD)"), right("ICC(1)"), right("judge share")],
-    rows
-  }
-}
-
-const paperOrder: ReadonlyArray<Slice> = ["consistent", "contrastive", "changing", "all"]
-const paperGroup: Readonly<Record<Slice, string>> = { consistent: "Consistent", contrastive: "Contrastive", changing: "Changing", all: "All" }
-
-const percent = (x: number | null | undefined): Cell => num(x === null || x === undefined || !Number.isFinite(x) ? "--" : (100 * x).toFixed(1), x)
-
-/** Inference P / R / F1 when scored, else retrieval precision and recall. */
-const paperMetrics = (a: Analysis): { readonly metrics: ReadonlyArray<MetricDescription>; readonly labels: ReadonlyArray<string>; readonly what: string } => {
-  if (a.inference.length > 0) {
-    const labels = a.inference.map((m) => (m.aggregate._tag === "F1" || m.name.includes("f1") ? "F1" : m.name.includes("recall") ? "R" : "P"))
-    return { metrics: a.inference, labels, what: "inference (preference match)" }
-  }
-  const find = (name: string) => a.summary.metrics.find((m) => m.name === name)
-  const retrieval = [find("retrieval.precision"), find("retrieval.recall")].filter((m): m is MetricDescription => m !== undefined)
-  return { metrics: retrieval, labels: retrieval.map((m) => (m.name.endsWith("recall") ? "R" : "P")), what: "retrieval" }
-}
-
-/**
- * One row per cell; per instance type and over all instances, P / R / F1 in percent; the F1 of the
- * matching oracle-retrieval cell. Its id is the config's name, so the LaTeX label is `tab:<config>`.
- */
-export const paper = (a: Analysis): Table => {
-  const { labels, metrics, what } = paperMetrics(a)
-  const f1 = metrics.find((_, i) => labels[i] === "F1")
-  const oracle = f1 !== undefined && a.cells.some((c) => c.oracle !== undefined)
-  return {
-    id: a.summary.config.name,
-    title: `${a.summary.config.name}: ${what} P / R${f1 !== undefined ? " / F1" : ""} (%) per instance type${oracle ? ", and the F1 of the oracle-retrieval cell with the same other stages" : ""}.`,
-    notes: [
-      ...(metrics.some((m) => m.heuristic) ? [`${Notes.heuristicMark} computed by an offline heuristic, not the paper's LLM procedure.`] : []),
-      ...(a.cells.some((c) => c.summary.usesGold) ? [`${Notes.oracleMark} reads gold labels (an upper bound).`] : []),
-      `Data: ${a.summary.dataset.source}, ${a.summary.dataset.instances} instances.`
-    ],
-    columns: [
-      left("Cell"),
-      ...paperOrder.flatMap((s) => metrics.map((m, i) => ({ ...right(labels[i]!, heuristicMarks(m)), group: paperGroup[s] }))),
-      ...(oracle ? [{ ...right("F1"), group: "Oracle" }] : [])
-    ],
-    rows: a.cells.map((c) => ({
-      kinds: kindsOf(a, c.summary),
-      cells: [
-        { text: c.summary.name, ...(c.summary.usesGold ? { marks: readsGold } : {}) },
-        ...paperOrder.flatMap((s) => metrics.map((m) => percent(c.summary.slices[s].metrics[m.name]?.mean))),
-        ...(oracle ? [percent(c.oracle?.slices.all.metrics[f1.name]?.mean)] : [])
-      ]
-    }))
-  }
-}

@@ -17,9 +17,6 @@ import * as Verdict from "../analysis/Verdict.js"
 import * as Compare from "../compare/Compare.js"
 import * as CompareRender from "../compare/Render.js"
 import { type RunError, ViewError } from "../Errors.js"
-import * as Charts from "../render/Charts.js"
-import * as Figures from "../render/Figures.js"
-import * as Format from "../render/Format.js"
 import * as Leaderboard from "../render/Leaderboard.js"
 import * as Notes from "../render/Notes.js"
 import * as Tables from "../render/Tables.js"
@@ -28,6 +25,7 @@ import { type MetricDescription, ResultLine, type Row, type Summary } from "../r
 import * as RunDir from "../results/RunDir.js"
 import * as RunId from "../run/RunId.js"
 import type * as Api from "./Api.js"
+import * as Entries from "./Entries.js"
 import * as Instances from "./Instances.js"
 import { disagree, findCell, type InstanceQuery, type Loaded, outcome, type Texts } from "./Instances.js"
 
@@ -38,19 +36,10 @@ export interface CatalogOptions {
   readonly openDataset?: (source: string, options: Dataset.LoadOptions) => Effect.Effect<Dataset.Opened, CoreErrors.DatasetError, FileSystem.FileSystem>
 }
 
-/** A run directory found below the viewer's root. */
-interface Found {
-  readonly id: string
-  readonly dir: string
-  readonly latest: boolean
-}
-
 const decodeIdentity = Schema.decodeUnknownEither(Schema.parseJson(RunId.Identity))
 
 /** What a line holds of a ranking: the rest of the line is not decoded. */
 const Ranked = ResultLine.pick("cell", "instance", "ranking")
-
-const RetrieverUse = Schema.Struct({ use: Schema.String })
 
 const none: Readonly<Record<string, never>> = {}
 
@@ -59,80 +48,6 @@ const slim = (row: Row): Row => ({
   ...row,
   params: none,
   usage: { ...Struct.pick(row.usage, "calls", "promptTokens", "completionTokens"), byStage: none, byModel: none }
-})
-
-/** The main metric as reports choose it; a summary naming a metric it lacks gets none, with the reason. */
-const safeMain = (summary: Summary): { readonly main: MetricDescription | undefined; readonly mainReason: string } => {
-  try {
-    return Analysis.mainMetric(summary)
-  } catch (e) {
-    return { main: undefined, mainReason: e instanceof Error ? e.message : String(e) }
-  }
-}
-
-const cellEntries = (summary: Summary): Array<Api.CellEntry> =>
-  summary.cells.map((c) => {
-    const retriever = c.params["retriever"]
-    const use = Schema.is(RetrieverUse)(retriever) ? retriever.use : null
-    return { id: c.id, name: c.name, baseline: c.id === summary.baseline, oracle: c.oracleRetrieval, retriever: use }
-  })
-
-/** The main metric first, then the headline metrics, then the rest. */
-const metricColumns = (summary: Summary, main: MetricDescription | undefined): Array<Api.MetricColumn> => {
-  const rest = summary.metrics.filter((m) => m !== main)
-  return [...(main === undefined ? [] : [main]), ...rest.filter((m) => m.headline), ...rest.filter((m) => !m.headline)]
-    .map((m) => Struct.pick(m, "name", "heuristic", "headline", "description"))
-}
-
-/** The first cell the reports' headline table marks best on the main metric over all instances. */
-const headline = (summary: Summary, main: MetricDescription | undefined): Api.HeadlineBest | null => {
-  if (main === undefined) return null
-  const best = Tables.bestShown(summary.cells, "all", main)
-  const cell = summary.cells.find((c) => {
-    const mean = c.slices.all.metrics[main.name]?.mean
-    return !c.usesGold && mean !== null && mean !== undefined && Format.number(mean) === best
-  })
-  const e = cell?.slices.all.metrics[main.name]
-  return { metric: main.name, heuristic: main.heuristic, cell: cell?.name ?? null, value: e?.mean ?? null, n: e?.n ?? 0 }
-}
-
-const entryOf = (
-  found: Found,
-  summary: Summary,
-  records: { readonly info: RunDir.RunInfo | undefined; readonly identity: RunId.Identity | undefined; readonly problems: ReadonlyArray<string> }
-): Api.RunEntry => {
-  const { info, identity, problems } = records
-  return {
-    id: found.id,
-    config: summary.config.name,
-    configHash: summary.config.hash,
-    data: summary.dataset.source,
-    fingerprint: summary.dataset.hash,
-    transform: identity?.data.transform === undefined ? null : JSON.stringify(identity.data.transform),
-    started: info?.startedAt ?? null,
-    cells: summary.cells.length,
-    instances: summary.dataset.instances,
-    failed: summary.cells.reduce((n, c) => n + c.slices.all.failed, 0),
-    latest: found.latest,
-    main: headline(summary, safeMain(summary).main),
-    problems
-  }
-}
-
-/** The report's charts as SVG, in report.html's order. */
-const figuresOf = Effect.fn("Catalog.figures")(function*(a: Analysis.Analysis) {
-  const p = Figures.planned(a)
-  const all: Array<readonly [Api.Figure["section"], Figures.Planned | undefined]> = [
-    ...p.overview.map((planned) => ["overview", planned] as const),
-    ["recency", p.recency],
-    ["history", p.history],
-    ...p.interventions.map((planned) => ["intervention", planned] as const),
-    ["cost", p.cost]
-  ]
-  const shown = all.flatMap(([section, planned]) => (planned === undefined ? [] : [{ section, planned }]))
-  const figures = yield* Effect.forEach(shown, ({ section, planned }) =>
-    Effect.map(Charts.svg(planned.chart), (svg): Api.Figure => ({ section, caption: planned.caption, svg })))
-  return { figures } satisfies Api.FiguresView
 })
 
 export const make = (root: string, options: CatalogOptions = {}) =>
@@ -159,7 +74,7 @@ export const make = (root: string, options: CatalogOptions = {}) =>
 
     /** The runs below the root (at most 4 levels), and the directories that could not be listed, with why. */
     const scan = Effect.gen(function*() {
-      const found: Array<Found> = []
+      const found: Array<Entries.Found> = []
       const unlisted: Array<{ readonly id: string; readonly reason: string }> = []
       const idOf = (dir: string) => path.relative(absoluteRoot, dir).split(path.sep).join("/") || "."
       const walk = (dir: string, depth: number, latest: string): Effect.Effect<void> =>
@@ -218,7 +133,7 @@ export const make = (root: string, options: CatalogOptions = {}) =>
       })
 
     /** A run's entry from its summary and records, or why its summary cannot be read. */
-    const entry = (found: Found): Effect.Effect<Either.Either<Api.RunEntry, string>> =>
+    const entry = (found: Entries.Found): Effect.Effect<Either.Either<Api.RunEntry, string>> =>
       Effect.gen(function*() {
         const summaryFile = path.join(found.dir, "summary.json")
         const text = yield* readText(summaryFile)
@@ -228,7 +143,7 @@ export const make = (root: string, options: CatalogOptions = {}) =>
           (v) => RunDir.parseSummary(v, summaryFile)
         )
         if (Either.isLeft(summary)) return Either.left(summary.left.message)
-        return Either.right(entryOf(found, summary.right, yield* records(found.dir)))
+        return Either.right(Entries.entryOf(found, summary.right, yield* records(found.dir)))
       })
 
     const list: Effect.Effect<Api.RunList, ViewError> = Effect.gen(function*() {
@@ -241,7 +156,7 @@ export const make = (root: string, options: CatalogOptions = {}) =>
     })
 
     /** The run directory an id names, without walking the tree; ids that leave the root are refused. */
-    const locate = (id: string): Effect.Effect<Found, ViewError> =>
+    const locate = (id: string): Effect.Effect<Entries.Found, ViewError> =>
       Effect.gen(function*() {
         const dir = path.resolve(absoluteRoot, id)
         const inside = dir === absoluteRoot || dir.startsWith(`${absoluteRoot}${path.sep}`)
@@ -271,9 +186,9 @@ export const make = (root: string, options: CatalogOptions = {}) =>
           stamp,
           run,
           identity: r.identity,
-          entry: entryOf(found, run.summary, r),
-          cells: cellEntries(run.summary),
-          ...safeMain(run.summary),
+          entry: Entries.entryOf(found, run.summary, r),
+          cells: Entries.cellEntries(run.summary),
+          ...Entries.safeMain(run.summary),
           byInstance
         }
         loaded.set(id, value)
@@ -321,7 +236,7 @@ export const make = (root: string, options: CatalogOptions = {}) =>
         const summary = l.run.summary
         const fam = Analysis.families(summary)
         const tables = Tables.tables({ summary, baseline: Analysis.chooseBaseline(summary).cell, main: fam.main, compared: Analysis.comparedMetrics(summary, fam) })
-        return { entry: l.entry, cells: l.cells, metrics: metricColumns(summary, l.main), main: l.main?.name ?? null, mainReason: l.mainReason, tables }
+        return { entry: l.entry, cells: l.cells, metrics: Entries.metricColumns(summary, l.main), main: l.main?.name ?? null, mainReason: l.mainReason, tables }
       })
 
     /** With every cell on the leaderboard: the page has room for all. */
@@ -340,7 +255,7 @@ export const make = (root: string, options: CatalogOptions = {}) =>
       Effect.flatMap(analysed(id, (a, l) => ({ a, l })), ({ a, l }) =>
         l.figures !== undefined
           ? Effect.succeed(l.figures)
-          : figuresOf(a).pipe(
+          : Entries.figuresOf(a).pipe(
             Effect.catchAllDefect((e) => Effect.fail(failure(id)(e))),
             Effect.tap((f) => Effect.sync(() => void (l.figures = f)))
           ))
