@@ -139,7 +139,7 @@ export const features = (query: Domain.Query, vectors?: Glove.Vectors, analyzer:
   const anchorShare = shareOfBest(anchor)
   const openShare = shareOfBest(bmOpen)
   const dialogueShare = shareOfBest(bmDialogue)
-  return sessions.map((s, i) => {
+  return sessions.map((_, i) => {
     const own = names(openings[i]!, analyzer)
     const nameShare = requestNames.size === 0 ? 0 : [...requestNames].filter((x) => own.has(x)).length / requestNames.size
     return [

@@ -6,7 +6,6 @@ import * as path from "node:path"
 import { asyncBufferFromFile, parquetMetadataAsync, parquetRead, parquetSchema } from "hyparquet"
 import { releasedColumns } from "../../Domain.js"
 import { DatasetError } from "../../Errors.js"
-import { describeValue } from "./rowDecoder.js"
 
 /**
  * One row as read from a file, before schema decoding. `row` is the 1-based line or row number, or
