@@ -10,20 +10,16 @@
  */
 import { Domain, Hash, Stage, Transform, Yaml } from "@cupid-lab/core"
 import { FileSystem } from "@effect/platform"
-import { Effect, Either, Option, Record as Rec, Schema, Struct } from "effect"
+import { Effect, Either, Option, Predicate, Record as Rec, Schema, Struct } from "effect"
 import * as path from "node:path"
 import { ConfigError } from "../Errors.js"
 import * as ResultLine from "../results/ResultLine.js"
 import * as Issues from "@cupid-lab/core/Issues"
-import { isRecord } from "./Tree.js"
-import { decodeSources, decodeSweep, Options, ScorerSpecSchema, sourceAxis, type Spec, type SpecTemplate, StageValueSchema } from "./Axes.js"
-import { findSecrets, fromIssues, interpolate, type Problem } from "./Env.js"
+import * as Axes from "./Axes.js"
 
-export { keyVariable } from "./Env.js"
+const { isRecord } = Predicate
 
 export type StageName = Stage.CellStage
-
-export type { Spec, SpecTemplate } from "./Axes.js"
 
 export interface ModelEntry {
   readonly provider: string
@@ -44,7 +40,7 @@ export interface Located<A> {
  * it), one option of the cells' stage, a whole history transform, or one part of it.
  */
 export type SweepAxis = { readonly key: string; readonly alternatives: ReadonlyArray<unknown> } & (
-  | { readonly _tag: "Stage"; readonly stage: StageName; readonly choices: ReadonlyArray<SpecTemplate | null> }
+  | { readonly _tag: "Stage"; readonly stage: StageName; readonly choices: ReadonlyArray<Axes.SpecTemplate | null> }
   | { readonly _tag: "Option"; readonly stage: StageName; readonly path: ReadonlyArray<string> }
   | { readonly _tag: "Transform"; readonly transforms: ReadonlyArray<Located<Transform.Spec>> }
   | { readonly _tag: "TransformPart"; readonly part: typeof Transform.keys[number]; readonly values: ReadonlyArray<Located<Transform.Spec>> }
@@ -52,7 +48,7 @@ export type SweepAxis = { readonly key: string; readonly alternatives: ReadonlyA
 
 export interface ExplicitCell {
   readonly name?: string
-  readonly stages: Readonly<Partial<Record<StageName, Spec | null>>>
+  readonly stages: Readonly<Partial<Record<StageName, Axes.Spec | null>>>
   /** Replaces `data.transform`. */
   readonly transform?: Transform.Spec
 }
@@ -76,11 +72,11 @@ export interface Config extends Omit<typeof FileSchema.Type, "name" | "models" |
 const PositiveInt = Schema.Int.pipe(Schema.positive())
 const NonEmptyString = Schema.String.pipe(Schema.minLength(1, { message: () => "expected a non-empty string" }))
 
-const stageFields = Stage.byCellStage(() => Schema.optionalWith(StageValueSchema, { default: () => null }))
+const stageFields = Stage.byCellStage(() => Schema.optionalWith(Axes.StageValueSchema, { default: () => null }))
 
 const CellSchema = Schema.Struct({
   name: Schema.optionalWith(NonEmptyString, { exact: true }),
-  ...Stage.byCellStage(() => Schema.optionalWith(StageValueSchema, { exact: true })),
+  ...Stage.byCellStage(() => Schema.optionalWith(Axes.StageValueSchema, { exact: true })),
   transform: Schema.optionalWith(Transform.Spec, { exact: true })
 })
 
@@ -89,7 +85,7 @@ const ModelEntrySchema = Schema.Struct(
     provider: Schema.propertySignature(Schema.String).annotations({ missingMessage: () => `missing "provider" (the name of a provider plugin)` }),
     model: Schema.propertySignature(Schema.String).annotations({ missingMessage: () => `missing "model" (the provider's model id)` })
   },
-  Options
+  Axes.Options
 )
 
 /** The largest grid a sweep expands unless the config raises it (`maxCells`). */
@@ -123,9 +119,9 @@ const FileSchema = Schema.Struct({
   models: Schema.optionalWith(Schema.Record({ key: Schema.String, value: ModelEntrySchema }), { default: () => ({}) }),
   plugins: Schema.optionalWith(Schema.Array(Schema.String), { default: () => [] }),
   pipeline: Schema.optionalWith(Schema.Struct(stageFields), { default: () => Stage.byCellStage(() => null) }),
-  scorers: Schema.optionalWith(Schema.Array(ScorerSpecSchema), { default: () => [] }),
-  // The shape of each axis depends on its key: decoded by `decodeSweep`.
-  sweep: Schema.optionalWith(Options, { default: () => ({}) }),
+  scorers: Schema.optionalWith(Schema.Array(Axes.ScorerSpecSchema), { default: () => [] }),
+  // The shape of each axis depends on its key: decoded by `Axes.decodeSweep`.
+  sweep: Schema.optionalWith(Axes.Options, { default: () => ({}) }),
   cells: Schema.optionalWith(Schema.Array(CellSchema), { default: () => [] }),
   concurrency: Schema.optionalWith(PositiveInt, { default: () => 4 }),
   transcripts: Schema.optionalWith(Schema.Literal("full", "counts"), { default: () => "full" as const }),
@@ -150,6 +146,74 @@ const FileSchema = Schema.Struct({
 })
 
 const topLevelKeys: ReadonlyArray<string> = Object.keys(FileSchema.fields).sort()
+
+/** Where the providers read their keys from when the entry does not say (`apiKeyEnv`). */
+const defaultKeyEnv: Readonly<Record<string, string>> = { openai: "OPENAI_API_KEY", cohere: "CO_API_KEY" }
+
+/** Key names that hold credentials: compared without case, `_` or `-`. */
+const looksSecret = (key: string): boolean => {
+  const k = key.toLowerCase().replace(/[_-]/g, "")
+  return ["token", "accesstoken", "authtoken", "bearertoken", "passwd"].includes(k) ||
+    k.endsWith("apikey") || k.endsWith("secret") || k.endsWith("password")
+}
+
+const findSecrets = (root: Readonly<Record<string, unknown>>): Array<Axes.Problem> => {
+  const found: Array<Axes.Problem> = []
+  const walk = (value: unknown, at: Array<PropertyKey>): void => {
+    if (Array.isArray(value)) value.forEach((v, i) => walk(v, [...at, i]))
+    else if (isRecord(value)) {
+      for (const [key, v] of Object.entries(value)) {
+        if (looksSecret(key)) found.push({ path: Axes.formatPath([...at, key]), reason: `secrets do not belong in config files; ${secretAdvice(root, at)}` })
+        else walk(v, [...at, key])
+      }
+    }
+  }
+  walk(root, [])
+  return found
+}
+
+/** The environment variable a model entry's provider reads its key from; undefined for a provider that takes none. */
+export const keyVariable = (entry: ModelEntry): string | undefined => {
+  const named = entry.options["apiKeyEnv"]
+  return typeof named === "string" ? named : defaultKeyEnv[entry.provider]
+}
+
+const secretAdvice = (root: Readonly<Record<string, unknown>>, at: ReadonlyArray<PropertyKey>): string => {
+  // Inside `models.<name>` the provider is known, and so is the variable it reads.
+  const entry = at[0] === "models" && at.length === 2 && isRecord(root.models) ? root.models[String(at[1])] : undefined
+  if (isRecord(entry)) {
+    const variable = typeof entry.apiKeyEnv === "string"
+      ? entry.apiKeyEnv
+      : typeof entry.provider === "string"
+      ? defaultKeyEnv[entry.provider] ?? `${entry.provider.toUpperCase().replace(/[^A-Z0-9]/g, "_")}_API_KEY`
+      : "OPENAI_API_KEY"
+    return `set the environment variable ${variable} instead`
+  }
+  return "set it in the environment variable the provider reads (e.g. OPENAI_API_KEY) instead"
+}
+
+const envPattern = /\$\$|\$\{([A-Za-z_][A-Za-z0-9_]*)(?::-([^}]*))?\}/g
+
+/** Every string with `${VAR}`, `${VAR:-default}` (default also when VAR is empty) and `$$` replaced; unset variables go to `unset`. */
+const interpolate = (
+  value: unknown,
+  at: Array<PropertyKey>,
+  env: Readonly<Record<string, string | undefined>>,
+  unset: Array<Axes.Problem>
+): unknown => {
+  if (typeof value === "string") {
+    return value.replace(envPattern, (match, name: string | undefined, fallback: string | undefined) => {
+      if (match === "$$") return "$"
+      const found = env[name!]
+      if (fallback !== undefined) return found === undefined || found === "" ? fallback : found
+      if (found !== undefined) return found
+      unset.push({ path: Axes.formatPath(at), reason: `environment variable ${name} is not set (write \${${name}:-default} to give a default)` })
+      return ""
+    })
+  }
+  if (Array.isArray(value)) return value.map((v, i) => interpolate(v, [...at, i], env, unset))
+  return isRecord(value) ? Rec.map(value, (v, k) => interpolate(v, [...at, k], env, unset)) : value
+}
 
 /** Parse and validate a config from its text. `env` supplies `${VAR}` values. */
 export const parse = (
@@ -200,23 +264,22 @@ const decodeFile = (
   raw: Readonly<Record<string, unknown>>,
   file: string,
   env: Readonly<Record<string, string | undefined>>
-): Either.Either<Config, Array<Problem>> => {
+): Either.Either<Config, Array<Axes.Problem>> => {
   // Secrets are refused before interpolation, so a `${VAR}` holding a key is not one.
   const secrets = findSecrets(raw)
   if (secrets.length > 0) return Either.left(secrets)
-  const unset: Array<Problem> = []
-  const resolved = interpolate(raw, [], env, unset)
+  const unset: Array<Axes.Problem> = []
+  const resolved = Rec.map(raw, (v, k) => interpolate(v, [k], env, unset))
   if (unset.length > 0) return Either.left(unset)
 
   const decoded = Issues.decode(FileSchema, resolved, "key", "top-level key")
-  const sweepRaw = isRecord(resolved) ? resolved.sweep : undefined
   // `data.source` is swept by running the grid once per source (see `sources`), not as a grid axis.
-  const { [sourceAxis]: sourcesRaw, ...axes } = isRecord(sweepRaw) ? sweepRaw : {}
-  const sweep = isRecord(sweepRaw) ? decodeSweep(axes) : Either.right([])
-  const sources = decodeSources(sourcesRaw)
+  const { [Axes.sourceAxis]: sourcesRaw, ...axes } = isRecord(resolved.sweep) ? resolved.sweep : {}
+  const sweep = Axes.decodeSweep(axes)
+  const sources = Axes.decodeSources(sourcesRaw)
   if (Either.isLeft(decoded) || Either.isLeft(sweep) || Either.isLeft(sources)) {
-    const problems = [...(Either.isLeft(decoded) ? fromIssues(decoded.left) : []), ...(Either.isLeft(sweep) ? sweep.left : []), ...(Either.isLeft(sources) ? sources.left : [])]
-    return Either.left(problems)
+    const parts: ReadonlyArray<Either.Either<unknown, Array<Axes.Problem>>> = [Either.mapLeft(decoded, (issues) => Axes.fromIssues(issues)), sweep, sources]
+    return Either.left(parts.flatMap((part) => (Either.isLeft(part) ? part.left : [])))
   }
   const c = decoded.right
   const name = c.name ?? path.basename(file).replace(/\.ya?ml$/, "")

@@ -1,42 +1,36 @@
 /**
  * The grid of a sweep: every cell the config asks for (the base pipeline times each `sweep` axis in
  * file order, then the explicit `cells`; equal cells are one), each stage's plugin looked up and its
- * options decoded once into a typed plan, with a stable id and a readable name. A grid larger than
- * `maxCells` is refused with its size before any cell is made.
+ * options decoded once into a typed plan, with a stable id and a name showing what varies. The size
+ * is counted from the axes, so a grid larger than `maxCells` is refused before any cell is made.
  *
  * @example
  * const grid = yield* Grid.expand(config, registry)
  * grid.cells.map((c) => `${c.id} ${c.name}`) // ["3f2a... all", "91c0... bm25(k=2)", ...]
  * grid.cells[1].stages.retriever?.decoded.make // builds bm25 with its decoded options
+ * Grid.size(config) // { cells: 8000, axes: [{ key: "retriever.k", alternatives: 20 }, ...], explicit: 0 }
  */
 import { Hash, type Plugin, Stage, Transform } from "@cupid-lab/core"
-import { Selector } from "@cupid-lab/retrievers"
-import { Effect, Either, Schema } from "effect"
-import type { Config, Spec, StageName } from "./Config.js"
-import { ConfigError } from "../Errors.js"
-import { names, withTransforms } from "./CellNames.js"
 import * as Issues from "@cupid-lab/core/Issues"
-import { describeSize, type RawStage, rawCells, type Size, size } from "./RawCells.js"
-import { originOf } from "./Tree.js"
-
-export { names } from "./CellNames.js"
-export { describeSize, rawCells, size } from "./RawCells.js"
+import { Selector } from "@cupid-lab/retrievers"
+import { Array as Arr, Effect, Either, Predicate, Schema } from "effect"
+import { ConfigError } from "../Errors.js"
+import { alternatives, childPath, countAlternatives, located, type Origins, originOf, type Spec, type SpecTemplate } from "./Axes.js"
+import type { Config, Located, StageName, SweepAxis } from "./Config.js"
 
 /** One stage of a cell, ready to build: the plugin and its options decoded once. */
-export interface StagePlan<S extends Plugin.PipelineStage> {
+export interface StagePlan<S extends Plugin.PipelineStage> extends Origins {
   readonly plugin: Plugin.Of<S>
   /** `decoded.make` builds the stage. */
   readonly decoded: Plugin.Decoded<S>
   /** `{ use, ...options }` with defaults filled in, encoded. */
   readonly params: Spec
-  /** Where in the config the stage was written (`sweep.retriever[2]`), and its options (`k`, `embedder.dims`) when elsewhere. */
-  readonly origin: string
-  readonly origins: ReadonlyMap<string, string>
   /** Retrievers only: the selector that replaces the plugin's own cut (`select:`). */
   readonly select?: Selector.Spec
 }
 
-export type Stages = { readonly [S in StageName]?: StagePlan<S> }
+/** A cell's stages; undefined where the cell has none. */
+export type Stages = { readonly [S in StageName]: StagePlan<S> | undefined }
 
 export interface Cell {
   /** Position in the grid: results and reports follow it. */
@@ -58,6 +52,211 @@ export interface Grid {
   readonly cells: ReadonlyArray<Cell>
   readonly scorers: ReadonlyArray<StagePlan<"scorer">>
   readonly baseline: Cell
+}
+
+/** A stage of a cell before its plugin is looked up: the spec as expanded, and where it was written. */
+interface RawStage extends Origins {
+  readonly spec: Spec | null
+}
+
+interface RawCell {
+  readonly name?: Located<string>
+  readonly stages: Readonly<Record<StageName, RawStage>>
+  readonly transform?: Located<Transform.Spec>
+}
+
+/** A spec template's alternatives: `use` may list plugins, and every list value inside lists values. */
+const templateAlternatives = (template: SpecTemplate, origin: string): Array<{ spec: Spec; origins: ReadonlyArray<readonly [string, string]> }> => {
+  const { use, ...options } = template
+  const uses: Array<readonly [string, string]> = typeof use === "string" ? [[use, origin]] : use.map((u, i) => [u, `${origin}.use[${i}]`])
+  return uses.flatMap(([name, at]) =>
+    alternatives(options, origin).map((alt) => ({
+      spec: { ...(Predicate.isRecord(alt.value) ? alt.value : {}), use: name },
+      origins: at === origin ? alt.origins : [...alt.origins, ["use", at] as const]
+    }))
+  )
+}
+
+const setAt = (spec: Readonly<Record<string, unknown>>, path: ReadonlyArray<string>, value: unknown): Record<string, unknown> => {
+  const [head, ...rest] = path
+  if (head === undefined) return { ...spec }
+  if (rest.length === 0) return { ...spec, [head]: value }
+  const inner = spec[head]
+  return { ...spec, [head]: setAt(Predicate.isRecord(inner) ? inner : {}, rest, value) }
+}
+
+/** One axis applied to one cell: the cells it turns into, or why it cannot apply. */
+type Step = (cell: RawCell) => ReadonlyArray<RawCell> | ConfigError
+
+/** The axes of the sweep as steps; each axis's alternatives are made once, not once per cell. */
+const steps = (config: Config): Array<Step> =>
+  config.sweep.map((axis): Step => {
+    const at = `sweep.${axis.key}`
+    switch (axis._tag) {
+      case "Transform":
+        return (cell) => axis.transforms.map((t): RawCell => ({ ...cell, transform: t }))
+      case "TransformPart":
+        return (cell) =>
+          axis.values.map((v): RawCell => ({
+            ...cell,
+            transform: { value: { ...cell.transform?.value, ...v.value }, origin: cell.transform?.origin ?? v.origin }
+          }))
+      case "Stage": {
+        const options = axis.choices.flatMap((choice, i): Array<RawStage> =>
+          choice === null
+            ? [{ spec: null, origin: `${at}[${i}]`, origins: new Map<string, string>() }]
+            : templateAlternatives(choice, `${at}[${i}]`).map((alt) => ({ spec: alt.spec, ...located(alt, `${at}[${i}]`) }))
+        )
+        return (cell) => options.map((o): RawCell => ({ ...cell, stages: { ...cell.stages, [axis.stage]: o } }))
+      }
+      case "Option": {
+        const options = alternatives(axis.alternatives, at)
+        const optionKey = axis.path.join(".")
+        return (cell) => {
+          const current = cell.stages[axis.stage]
+          if (current.spec === null) {
+            return new ConfigError({
+              file: config.file,
+              path: at,
+              reason: `sets an option of the ${axis.stage}, but the cell it applies to has no ${axis.stage}; give one under pipeline.${axis.stage} or in an earlier sweep axis`
+            })
+          }
+          const kept = [...current.origins].filter(([rel]) => rel !== optionKey && !rel.startsWith(`${optionKey}.`) && !rel.startsWith(`${optionKey}[`))
+          return options.map((alt): RawCell => {
+            const origins = new Map(kept)
+            for (const [rel, where] of alt.origins) origins.set(childPath(optionKey, rel), where)
+            const spec: Spec = { ...setAt(current.spec!, axis.path, alt.value), use: current.spec!.use }
+            return { ...cell, stages: { ...cell.stages, [axis.stage]: { spec, origin: current.origin, origins } } }
+          })
+        }
+      }
+    }
+  })
+
+/** Every cell below `cell` through the steps from `i` on, in grid order (the first axis varies slowest). */
+function* product(cell: RawCell, all: ReadonlyArray<Step>, i: number): Generator<RawCell | ConfigError> {
+  const step = all[i]
+  if (step === undefined) return yield cell
+  const next = step(cell)
+  if (next instanceof ConfigError) return yield next
+  for (const c of next) yield* product(c, all, i + 1)
+}
+
+/** The config's cells before their plugins are looked up, one at a time: the sweep's product, then the explicit cells. */
+export function* rawCells(config: Config): Generator<RawCell | ConfigError> {
+  const stageFrom = (spec: Spec | null, origin: string): RawStage => ({ spec, origin, origins: new Map() })
+  const base = Stage.byCellStage((s) => stageFrom(config.pipeline[s], `pipeline.${s}`))
+  const baseTransform = config.data.transform === undefined ? {} : { transform: { value: config.data.transform, origin: "data.transform" } }
+  if (config.sweep.length > 0 || config.cells.length === 0) yield* product({ stages: base, ...baseTransform }, steps(config), 0)
+  for (const [i, explicit] of config.cells.entries()) {
+    const stages = Stage.byCellStage((s) => {
+      const value = explicit.stages[s]
+      return value === undefined ? base[s] : stageFrom(value, `cells[${i}].${s}`)
+    })
+    const transform = explicit.transform === undefined ? baseTransform : { transform: { value: explicit.transform, origin: `cells[${i}].transform` } }
+    yield { ...(explicit.name === undefined ? {} : { name: { value: explicit.name, origin: `cells[${i}].name` } }), stages, ...transform }
+  }
+}
+
+/** How many alternatives one sweep axis has, counted without making them. */
+const axisSize = (axis: SweepAxis): number => {
+  switch (axis._tag) {
+    case "Transform":
+      return axis.transforms.length
+    case "TransformPart":
+      return axis.values.length
+    case "Stage":
+      return axis.choices.reduce((n, c) => {
+        if (c === null) return n + 1
+        const { use, ...options } = c
+        return n + (typeof use === "string" ? 1 : use.length) * countAlternatives(options)
+      }, 0)
+    case "Option":
+      return countAlternatives(axis.alternatives)
+  }
+}
+
+export interface Size {
+  /** Equal cells, merged later, are counted each time. */
+  readonly cells: number
+  readonly axes: ReadonlyArray<{ readonly key: string; readonly alternatives: number }>
+  /** The explicit `cells`. */
+  readonly explicit: number
+}
+
+/** The grid's size, computed from the axes without expanding them. */
+export const size = (config: Config): Size => {
+  const axes = config.sweep.map((axis) => ({ key: axis.key, alternatives: axisSize(axis) }))
+  const swept = config.sweep.length > 0 || config.cells.length === 0 ? axes.reduce((n, a) => n * a.alternatives, 1) : 0
+  return { cells: swept + config.cells.length, axes, explicit: config.cells.length }
+}
+
+/** `2,560,000 cells (sweep.retriever.k 40 x sweep.retriever.b 40 x ...)`. */
+export const describeSize = (s: Size): string => {
+  const parts = [s.axes.map((a) => `sweep.${a.key} ${a.alternatives.toLocaleString("en-US")}`).join(" x "), s.explicit > 0 ? `${s.explicit} explicit` : ""]
+  const how = parts.filter((p) => p !== "").join(" + ")
+  return `${s.cells.toLocaleString("en-US")} cells${how === "" ? "" : ` (${how})`}`
+}
+
+/** A value in a cell name: scalars as they are, a nested plugin spec by its plugin name, anything else as JSON. */
+const labelValue = (v: unknown): string =>
+  typeof v === "string" || typeof v === "number" || typeof v === "boolean"
+    ? String(v)
+    : Predicate.isRecord(v) && typeof v["use"] === "string"
+    ? v["use"]
+    : Hash.canonicalJson(v)
+
+/** A selector in a cell name: `top=2`, `recent=2,cut=0.6`; `own cut` where a cell has none. */
+const selectLabel = (value: unknown): string => {
+  if (value === undefined) return "own cut"
+  const decoded = Schema.decodeUnknownEither(Selector.Spec)(value)
+  return Either.isRight(decoded) ? Selector.label(decoded.right) : labelValue(value)
+}
+
+const transformPart = (t: Transform.Spec | null, key: typeof Transform.keys[number]): string => {
+  const v = t?.[key]
+  return v === undefined ? (key === "pad" ? "0" : "none") : Array.isArray(v) ? v.join("+") : String(v)
+}
+
+/**
+ * Readable cell names, by what differs across the grid: each stage that differs as
+ * `plugin(option=value,...)` with the options that differ among its cells, then the parts of the
+ * history transform that differ (`bm25 @ pad=24,position=early`).
+ */
+export const names = (
+  params: ReadonlyArray<Readonly<Record<StageName, Spec | null>>>,
+  transforms: ReadonlyArray<Transform.Spec | null> = []
+): Array<string> => {
+  const canon = (v: unknown) => Hash.canonicalJson(v ?? null)
+  const shown = Stage.cellStages.filter((s) => new Set(params.map((p) => canon(p[s]))).size > 1)
+  const varying = new Map<string, Set<string>>()
+  for (const s of shown) {
+    for (const [use, specs] of Object.entries(Arr.groupBy(params.flatMap((p) => p[s] ?? []), (spec) => spec.use))) {
+      const keys = new Set(specs.flatMap((x) => Object.keys(x)).filter((k) => k !== "use"))
+      varying.set(`${s}\0${use}`, new Set([...keys].filter((k) => new Set(specs.map((x) => canon(x[k]))).size > 1)))
+    }
+  }
+  const generated = params.map((p) => {
+    const parts: Array<string> = []
+    for (const s of shown) {
+      const spec = p[s]
+      if (spec === null) continue
+      const keys = Object.keys(spec).filter((k) => varying.get(`${s}\0${spec.use}`)?.has(k))
+      const show = (k: string) => k === "select" ? selectLabel(spec[k]) : `${k}=${labelValue(spec[k])}`
+      parts.push(keys.length === 0 ? spec.use : `${spec.use}(${keys.map(show).join(",")})`)
+    }
+    if (parts.length > 0) return parts.join(" + ")
+    if (shown.length > 0) return shown.map((s) => `no ${s}`).join(" + ")
+    const first = Stage.cellStages.map((s) => p[s]).find((x) => x !== null)
+    return first?.use ?? "empty"
+  })
+  const varyingParts = Transform.keys.filter((k) => new Set(transforms.map((t) => transformPart(t, k))).size > 1)
+  if (varyingParts.length === 0) return generated
+  const stagesVary = new Set(generated).size > 1
+  return generated.map((g, i) => {
+    const label = varyingParts.map((k) => `${k}=${transformPart(transforms[i]!, k)}`).join(",")
+    return stagesVary ? `${g} @ ${label}` : label
+  })
 }
 
 const tooLarge = (config: Config, s: Size) =>
@@ -134,14 +333,28 @@ const planStage = <S extends Exclude<Plugin.PipelineStage, "retriever">>(
     return { plugin, decoded, params: { use, ...decoded.params }, origin: raw.origin, origins: raw.origins }
   })
 
+/** A stage written once and shared by many cells (one inferrer under twenty retrievers) is decoded once. */
+const memoized = <S extends StageName>(plan: (spec: Spec, raw: RawStage) => Effect.Effect<StagePlan<S>, ConfigError>) => {
+  const memo = new Map<string, StagePlan<S>>()
+  return (raw: RawStage): Effect.Effect<StagePlan<S> | undefined, ConfigError> => {
+    if (raw.spec === null) return Effect.succeed(undefined)
+    const key = Hash.canonicalJson(raw.spec)
+    const hit = memo.get(key)
+    return hit !== undefined
+      ? Effect.succeed({ ...hit, origin: raw.origin, origins: raw.origins })
+      : Effect.tap(plan(raw.spec, raw), (p) => Effect.sync(() => memo.set(key, p)))
+  }
+}
+
 /** Hands control to the event loop (a fiber's own yield may stay in the microtask queue), so a signal can interrupt. */
 const letEventLoopRun = Effect.async<void>((resume) => {
   const handle = setImmediate(() => resume(Effect.void))
   return Effect.sync(() => clearImmediate(handle))
 })
 
-type Planners = { readonly [S in StageName]: (spec: Spec, raw: RawStage) => Effect.Effect<StagePlan<S>, ConfigError> }
-type Memos = { readonly [S in StageName]: Map<string, StagePlan<S>> }
+interface Draft extends Omit<Cell, "index" | "name"> {
+  readonly name: Located<string> | undefined
+}
 
 /** Decode every stage of every cell and the scorers; fails on the first stage with problems, in config order. */
 export const expand = (config: Config, registry: Plugin.Registry): Effect.Effect<Grid, ConfigError> =>
@@ -149,78 +362,47 @@ export const expand = (config: Config, registry: Plugin.Registry): Effect.Effect
     const fail = (at: string, reason: string) => new ConfigError({ file: config.file, path: at, reason })
     const sized = size(config)
     if (sized.cells > config.maxCells) return yield* tooLarge(config, sized)
-    const planners: Planners = {
-      retriever: (spec, raw) => planRetriever(config, registry, spec, raw),
-      summarizer: (spec, raw) => planStage(config, registry, "summarizer", spec, raw),
-      inferrer: (spec, raw) => planStage(config, registry, "inferrer", spec, raw),
-      generator: (spec, raw) => planStage(config, registry, "generator", spec, raw)
-    }
-    // A stage written once and shared by many cells (one inferrer under twenty retrievers) is decoded once.
-    const memos: Memos = { retriever: new Map(), summarizer: new Map(), inferrer: new Map(), generator: new Map() }
-    const plan = <S extends StageName>(stage: S, raw: RawStage): Effect.Effect<StagePlan<S> | undefined, ConfigError> => {
-      const spec = raw.spec
-      if (spec === null) return Effect.succeed(undefined)
-      const memo = memos[stage]
-      const key = Hash.canonicalJson(spec)
-      const hit = memo.get(key)
-      return hit !== undefined
-        ? Effect.succeed({ ...hit, origin: raw.origin, origins: raw.origins })
-        : Effect.tap(planners[stage](spec, raw), (p) => Effect.sync(() => memo.set(key, p)))
-    }
-
-    const scorers: Array<StagePlan<"scorer">> = []
-    for (const [i, spec] of config.scorers.entries()) {
-      const raw: RawStage = { spec, origin: `scorers[${i}]`, origins: new Map() }
-      scorers.push(yield* planStage(config, registry, "scorer", spec, raw))
-    }
+    const scorers = yield* Effect.forEach(config.scorers, (spec, i) =>
+      planStage(config, registry, "scorer", spec, { spec, origin: `scorers[${i}]`, origins: new Map() }))
     const scorerParams = scorers.map((s) => s.params)
-
-    interface Draft {
-      id: string
-      name?: { value: string; origin: string }
-      params: Readonly<Record<StageName, Spec | null>>
-      stages: Stages
-      transform: Transform.Spec | null
+    const plan = {
+      retriever: memoized((spec, raw) => planRetriever(config, registry, spec, raw)),
+      summarizer: memoized((spec, raw) => planStage(config, registry, "summarizer", spec, raw)),
+      inferrer: memoized((spec, raw) => planStage(config, registry, "inferrer", spec, raw)),
+      generator: memoized((spec, raw) => planStage(config, registry, "generator", spec, raw))
     }
-    const drafts: Array<Draft> = []
-    const byId = new Map<string, Draft>()
+
+    // Equal cells are one: the first keeps its place, and the first explicit name names it.
+    const drafts = new Map<string, Draft>()
     let made = 0
     for (const raw of rawCells(config)) {
       if (raw instanceof ConfigError) return yield* raw
       if (++made % 256 === 0) yield* letEventLoopRun
-      const retriever = yield* plan("retriever", raw.stages.retriever)
-      const summarizer = yield* plan("summarizer", raw.stages.summarizer)
-      const inferrer = yield* plan("inferrer", raw.stages.inferrer)
-      const generator = yield* plan("generator", raw.stages.generator)
       const stages: Stages = {
-        ...(retriever === undefined ? {} : { retriever }),
-        ...(summarizer === undefined ? {} : { summarizer }),
-        ...(inferrer === undefined ? {} : { inferrer }),
-        ...(generator === undefined ? {} : { generator })
+        retriever: yield* plan.retriever(raw.stages.retriever),
+        summarizer: yield* plan.summarizer(raw.stages.summarizer),
+        inferrer: yield* plan.inferrer(raw.stages.inferrer),
+        generator: yield* plan.generator(raw.stages.generator)
       }
       const params = Stage.byCellStage((s) => stages[s]?.params ?? null)
       const t = raw.transform?.value
       const transform = t === undefined || Transform.isIdentity(t) ? null : Transform.normalize(t)
       const id = Hash.contentHash(transform === null ? { params, scorers: scorerParams } : { params, scorers: scorerParams, transform })
-      const existing = byId.get(id)
-      if (existing !== undefined) {
-        if (existing.name === undefined && raw.name !== undefined) existing.name = raw.name
-        continue
-      }
-      const draft: Draft = raw.name === undefined ? { id, params, stages, transform } : { id, name: raw.name, params, stages, transform }
-      drafts.push(draft)
-      byId.set(id, draft)
+      const existing = drafts.get(id)
+      if (existing === undefined) drafts.set(id, { id, name: raw.name, params, stages, transform })
+      else if (existing.name === undefined) drafts.set(id, { ...existing, name: raw.name })
     }
 
+    const list = [...drafts.values()]
     const explicit = new Map<string, string>()
-    for (const d of drafts) {
-      if (d.name === undefined) continue
-      if (explicit.has(d.name.value)) return yield* fail(d.name.origin, `duplicate cell name "${d.name.value}" (also used at ${explicit.get(d.name.value)})`)
-      explicit.set(d.name.value, d.name.origin)
+    for (const { name } of list) {
+      if (name === undefined) continue
+      if (explicit.has(name.value)) return yield* fail(name.origin, `duplicate cell name "${name.value}" (also used at ${explicit.get(name.value)})`)
+      explicit.set(name.value, name.origin)
     }
-    const generated = withTransforms(names(drafts.map((d) => d.params)), drafts.map((d) => d.transform))
+    const generated = names(list.map((d) => d.params), list.map((d) => d.transform))
     const taken = new Set(explicit.keys())
-    const cells: Array<Cell> = drafts.map((d, index) => {
+    const cells = list.map((d, index): Cell => {
       let name = d.name?.value
       if (name === undefined) {
         name = generated[index]!

@@ -1,7 +1,9 @@
 /**
  * The plugin registry of a sweep: every package's built-in plugins plus the modules a config lists
  * under `plugins:` (TypeScript or JavaScript files, relative to the config; the default export is a
- * plugin or an array of them), and which package provides each plugin, for the run's record.
+ * plugin or an array of them), and which package provides each plugin, for the run's record. Plugin
+ * files load through tsx's loader in a namespace of their own, however the lab runs (compiled, under
+ * tsx, in tests), and find packages from their own folder upward.
  *
  * @example
  * // configs/mine.yaml: plugins: [./plugins/newest.ts]
@@ -15,13 +17,12 @@ import { Builtins as ProviderBuiltins } from "@cupid-lab/providers"
 import { Builtins as RetrieverBuiltins } from "@cupid-lab/retrievers"
 import { Builtins as ScorerBuiltins } from "@cupid-lab/scorers"
 import { FileSystem } from "@effect/platform"
-import { Effect, Schema } from "effect"
+import { Effect, Predicate, Schema } from "effect"
 import { createRequire } from "node:module"
 import * as path from "node:path"
+import { pathToFileURL } from "node:url"
 import type { Config } from "./Config.js"
 import { ConfigError } from "../Errors.js"
-import * as PluginImport from "./PluginImport.js"
-import { isRecord } from "./Tree.js"
 
 const shipped: ReadonlyArray<readonly [string, ReadonlyArray<Plugin.AnyPlugin>]> = [
   ["@cupid-lab/core", CoreBuiltins.plugins],
@@ -43,7 +44,7 @@ export interface Source {
 const inCode: Source = { package: "(given in code)", version: "local" }
 
 const isPlugin = (value: unknown): value is Plugin.AnyPlugin =>
-  isRecord(value) && Plugin.stages.some((s) => s === value.stage) && typeof value.name === "string" &&
+  Predicate.isRecord(value) && Plugin.stages.some((s) => s === value.stage) && typeof value.name === "string" &&
   typeof value.decode === "function"
 
 interface Module {
@@ -52,24 +53,58 @@ interface Module {
   readonly plugins: ReadonlyArray<Plugin.AnyPlugin>
 }
 
+/** The file extensions a plugin file may have (CommonJS cannot import the lab's ES modules). */
+const extensions: ReadonlyArray<string> = [".ts", ".mts", ".js", ".mjs"]
+
+type ScopedImport = (url: string) => Promise<unknown>
+
+let scoped: Promise<ScopedImport> | undefined
+
+/** Import the module at an absolute path; a second import of the same file returns the same module. */
+const importFile = (file: string): Promise<unknown> =>
+  (scoped ??= import("tsx/esm/api").then(({ register }) => {
+    // tsconfig: false: the same transpilation whatever directory the lab is started from.
+    const api = register({ namespace: "cupid-lab-plugins", tsconfig: false })
+    return (url: string): Promise<unknown> => api.import(url, import.meta.url)
+  })).then((load) => load(pathToFileURL(file).href))
+
+const findsLab = (file: string): boolean => {
+  try {
+    createRequire(file).resolve("@cupid-lab/core")
+    return true
+  } catch {
+    return false
+  }
+}
+
+/** Why importing the file failed: the loader's message, or where plugin files must be when it cannot find the lab. */
+const describeFailure = (file: string, error: unknown): string => {
+  const code = error instanceof Error && "code" in error ? error.code : undefined
+  if ((code === "ERR_MODULE_NOT_FOUND" || code === "MODULE_NOT_FOUND") && !findsLab(file)) {
+    return "it cannot find @cupid-lab/core: a plugin file finds @cupid-lab/core and effect from its own folder upward, " +
+      "like any Node module, so it must be inside the cupid-lab checkout (e.g. configs/plugins/)"
+  }
+  return error instanceof Error ? error.message : String(error)
+}
+
 /** Import the modules a config lists under `plugins:` (the module cache makes a second import free). */
 const loadModules = (config: Config): Effect.Effect<ReadonlyArray<Module>, ConfigError, FileSystem.FileSystem> =>
   Effect.forEach(config.plugins, (file, i) =>
     Effect.gen(function*() {
       const fail = (reason: string) => new ConfigError({ file: config.file, path: `plugins[${i}]`, reason })
       const resolved = path.resolve(config.dir, file)
-      if (!PluginImport.extensions.includes(path.extname(resolved))) {
-        return yield* fail(`${file}: a plugin file must be an ES module ending in ${PluginImport.extensions.join(", ")}`)
+      if (!extensions.includes(path.extname(resolved))) {
+        return yield* fail(`${file}: a plugin file must be an ES module ending in ${extensions.join(", ")}`)
       }
       const exists = yield* Effect.flatMap(FileSystem.FileSystem, (fs) => fs.exists(resolved)).pipe(Effect.orElseSucceed(() => false))
       if (!exists) return yield* fail(`cannot import ${file}: ${resolved} does not exist`)
       const mod: unknown = yield* Effect.tryPromise({
-        try: () => PluginImport.importFile(resolved),
-        catch: (e) => fail(`cannot import ${file} (${resolved}): ${PluginImport.describeFailure(resolved, e)}`)
+        try: () => importFile(resolved),
+        catch: (e) => fail(`cannot import ${file} (${resolved}): ${describeFailure(resolved, e)}`)
       })
       const expected = "the default export must be a plugin built with Plugin.retriever(...), Plugin.scorer(...) etc., or an array of them"
-      if (!isRecord(mod) || mod.default === undefined) {
-        const names = isRecord(mod) ? Object.keys(mod) : []
+      if (!Predicate.isRecord(mod) || mod.default === undefined) {
+        const names = Predicate.isRecord(mod) ? Object.keys(mod) : []
         return yield* fail(`${file}: has no default export (${names.length === 0 ? "it exports nothing" : `it exports ${names.join(", ")}`}); ${expected}`)
       }
       const list: ReadonlyArray<unknown> = Array.isArray(mod.default) ? mod.default : [mod.default]
