@@ -21,14 +21,8 @@ export interface Problem {
 }
 
 /** `["sweep", "retriever", 2, "use"]` -> `sweep.retriever[2].use` */
-export const formatPath = (path: ReadonlyArray<PropertyKey>): string => {
-  let out = ""
-  for (const segment of path) {
-    if (typeof segment === "number") out += `[${segment}]`
-    else out += out === "" ? String(segment) : `.${String(segment)}`
-  }
-  return out
-}
+export const formatPath = (path: ReadonlyArray<PropertyKey>): string =>
+  path.reduce((out: string, s) => (typeof s === "number" ? `${out}[${s}]` : out === "" ? String(s) : `${out}.${String(s)}`), "")
 
 /** Schema issues as problems at their key paths (under `prefix`). */
 export const fromIssues = (issues: ReadonlyArray<Issues.Issue>, prefix: ReadonlyArray<PropertyKey> = []): Array<Problem> =>
@@ -120,7 +114,7 @@ export const alternatives = (value: unknown, origin: string): Array<Alt> => {
   }, [{ value: {}, origins: [["", origin]] }])
 }
 
-/** How many alternatives {@link alternatives} gives, computed without making them. */
+/** How many alternatives {@link alternatives} gives (and so a sweep axis has), computed without making them. */
 export const countAlternatives = (value: unknown): number =>
   Array.isArray(value)
     ? value.reduce((n: number, el) => n + (isRecord(el) ? countAlternatives(el) : 1), 0)
@@ -128,20 +122,14 @@ export const countAlternatives = (value: unknown): number =>
     ? Object.values(value).reduce((n: number, v) => n * countAlternatives(v), 1)
     : 1
 
-/** Where a part (at `path` inside a value) was written, given where the value's parts were written. */
+/** Whether the part at `rel` is `key` or inside it. */
+export const within = (rel: string, key: string): boolean => rel === key || rel.startsWith(`${key}.`) || rel.startsWith(`${key}[`)
+
+/** Where a part (at `path` inside a value) was written: where the closest enclosing part was written, else the value. */
 export const originOf = (stage: Origins, path: ReadonlyArray<PropertyKey>): string => {
   const rel = formatPath(path)
-  let best = "", bestAt = stage.origin
-  for (const [key, at] of stage.origins) {
-    const matches = rel === key || rel.startsWith(`${key}.`) || rel.startsWith(`${key}[`)
-    if (matches && key.length > best.length) {
-      best = key
-      bestAt = at
-    }
-  }
-  const rest = rel.slice(best.length)
-  if (best === "") return rest === "" ? bestAt : rest.startsWith("[") ? `${bestAt}${rest}` : `${bestAt}.${rest}`
-  return `${bestAt}${rest}`
+  const [key, at] = [...stage.origins].reduce((best, o) => (within(rel, o[0]) && o[0].length > best[0].length ? o : best), ["", stage.origin])
+  return key === "" ? childPath(at, rel) : `${at}${rel.slice(key.length)}`
 }
 
 const transformHint = "(a transform is { drop: contrastive | stale, pad: <sessions>, position: early | middle | late | <index> })"
@@ -185,11 +173,7 @@ const decodeAxis = (key: string, value: unknown): Either.Either<SweepAxis, Array
       return Either.map(decoded, (spec): Located<Transform.Spec> => ({ value: spec, origin: origin.origin }))
     })
     if (bad.length > 0) return Either.left(bad.flat())
-    return Either.right(
-      part === undefined
-        ? { _tag: "Transform", key, alternatives: written, transforms: values }
-        : { _tag: "TransformPart", key, alternatives: written, part, values }
-    )
+    return Either.right({ _tag: "Transform", key, alternatives: written, whole: part === undefined, transforms: values })
   }
   if (rest.length > 0) return Either.right({ _tag: "Option", key, alternatives: written, stage, path: rest })
   const [bad, choices] = Arr.partitionMap(written, (alt, i) =>

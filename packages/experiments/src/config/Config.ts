@@ -37,13 +37,12 @@ export interface Located<A> {
 /**
  * A sweep axis: its key (`retriever`, `retriever.k`, `transform`, `transform.pad`) and alternatives as
  * written (the config hash covers these), decoded by what the key varies: a whole stage (null removes
- * it), one option of the cells' stage, a whole history transform, or one part of it.
+ * it), one option of the cells' stage, or the history transform (`whole`, or one part of it).
  */
 export type SweepAxis = { readonly key: string; readonly alternatives: ReadonlyArray<unknown> } & (
   | { readonly _tag: "Stage"; readonly stage: StageName; readonly choices: ReadonlyArray<Axes.SpecTemplate | null> }
   | { readonly _tag: "Option"; readonly stage: StageName; readonly path: ReadonlyArray<string> }
-  | { readonly _tag: "Transform"; readonly transforms: ReadonlyArray<Located<Transform.Spec>> }
-  | { readonly _tag: "TransformPart"; readonly part: typeof Transform.keys[number]; readonly values: ReadonlyArray<Located<Transform.Spec>> }
+  | { readonly _tag: "Transform"; readonly whole: boolean; readonly transforms: ReadonlyArray<Located<Transform.Spec>> }
 )
 
 export interface ExplicitCell {
@@ -88,9 +87,6 @@ const ModelEntrySchema = Schema.Struct(
   Axes.Options
 )
 
-/** The largest grid a sweep expands unless the config raises it (`maxCells`). */
-export const defaultMaxCells = 10_000
-
 /** Instances from which statistics take their large-sample forms (`bootstrap.largeSample`). */
 const defaultLargeSample = 2000
 
@@ -125,7 +121,8 @@ const FileSchema = Schema.Struct({
   cells: Schema.optionalWith(Schema.Array(CellSchema), { default: () => [] }),
   concurrency: Schema.optionalWith(PositiveInt, { default: () => 4 }),
   transcripts: Schema.optionalWith(Schema.Literal("full", "counts"), { default: () => "full" as const }),
-  maxCells: Schema.optionalWith(PositiveInt, { default: () => defaultMaxCells }),
+  // The largest grid a sweep expands.
+  maxCells: Schema.optionalWith(PositiveInt, { default: () => 10_000 }),
   budget: Schema.optionalWith(Schema.Struct({ usd: Schema.Number.pipe(Schema.positive()) }), { exact: true }),
   cacheDir: Schema.optionalWith(Schema.String, { default: () => ".cache/models" }),
   /** A checkout of the CUPID authors' repository, for `prompts: reference`. */
@@ -181,15 +178,14 @@ export const keyVariable = (entry: ModelEntry): string | undefined => {
 const secretAdvice = (root: Readonly<Record<string, unknown>>, at: ReadonlyArray<PropertyKey>): string => {
   // Inside `models.<name>` the provider is known, and so is the variable it reads.
   const entry = at[0] === "models" && at.length === 2 && isRecord(root.models) ? root.models[String(at[1])] : undefined
-  if (isRecord(entry)) {
-    const variable = typeof entry.apiKeyEnv === "string"
-      ? entry.apiKeyEnv
-      : typeof entry.provider === "string"
-      ? defaultKeyEnv[entry.provider] ?? `${entry.provider.toUpperCase().replace(/[^A-Z0-9]/g, "_")}_API_KEY`
-      : "OPENAI_API_KEY"
-    return `set the environment variable ${variable} instead`
-  }
-  return "set it in the environment variable the provider reads (e.g. OPENAI_API_KEY) instead"
+  if (!isRecord(entry)) return "set it in the environment variable the provider reads (e.g. OPENAI_API_KEY) instead"
+  const { apiKeyEnv, provider } = entry
+  const variable = typeof apiKeyEnv === "string"
+    ? apiKeyEnv
+    : typeof provider === "string"
+    ? defaultKeyEnv[provider] ?? `${provider.toUpperCase().replace(/[^A-Z0-9]/g, "_")}_API_KEY`
+    : "OPENAI_API_KEY"
+  return `set the environment variable ${variable} instead`
 }
 
 const envPattern = /\$\$|\$\{([A-Za-z_][A-Za-z0-9_]*)(?::-([^}]*))?\}/g
@@ -232,10 +228,7 @@ export const parse = (
     const fail = (reason: string) => Effect.fail(new ConfigError({ file, path: "", reason }))
     if (raw === null || raw === undefined) return fail("the file is empty; a config needs at least a pipeline")
     if (!isRecord(raw)) return fail(`expected a mapping of keys (${topLevelKeys.join(", ")}) at the top level`)
-    return Either.match(decodeFile(raw, file, env), {
-      onLeft: (problems) => Effect.fail(ConfigError.all(file, problems)),
-      onRight: Effect.succeed
-    })
+    return Effect.mapError(decodeFile(raw, file, env), (problems) => ConfigError.all(file, problems))
   })
 
 /** Read and parse a config file. */

@@ -15,8 +15,8 @@ import * as Issues from "@cupid-lab/core/Issues"
 import { Selector } from "@cupid-lab/retrievers"
 import { Array as Arr, Effect, Either, Predicate, Schema } from "effect"
 import { ConfigError } from "../Errors.js"
-import { alternatives, childPath, countAlternatives, located, type Origins, originOf, type Spec, type SpecTemplate } from "./Axes.js"
-import type { Config, Located, StageName, SweepAxis } from "./Config.js"
+import { alternatives, childPath, countAlternatives, located, type Origins, originOf, type Spec, type SpecTemplate, within } from "./Axes.js"
+import type { Config, Located, StageName } from "./Config.js"
 
 /** One stage of a cell, ready to build: the plugin and its options decoded once. */
 export interface StagePlan<S extends Plugin.PipelineStage> extends Origins {
@@ -94,12 +94,10 @@ const steps = (config: Config): Array<Step> =>
     const at = `sweep.${axis.key}`
     switch (axis._tag) {
       case "Transform":
-        return (cell) => axis.transforms.map((t): RawCell => ({ ...cell, transform: t }))
-      case "TransformPart":
         return (cell) =>
-          axis.values.map((v): RawCell => ({
+          axis.transforms.map((t): RawCell => ({
             ...cell,
-            transform: { value: { ...cell.transform?.value, ...v.value }, origin: cell.transform?.origin ?? v.origin }
+            transform: axis.whole ? t : { value: { ...cell.transform?.value, ...t.value }, origin: cell.transform?.origin ?? t.origin }
           }))
       case "Stage": {
         const options = axis.choices.flatMap((choice, i): Array<RawStage> =>
@@ -121,7 +119,7 @@ const steps = (config: Config): Array<Step> =>
               reason: `sets an option of the ${axis.stage}, but the cell it applies to has no ${axis.stage}; give one under pipeline.${axis.stage} or in an earlier sweep axis`
             })
           }
-          const kept = [...current.origins].filter(([rel]) => rel !== optionKey && !rel.startsWith(`${optionKey}.`) && !rel.startsWith(`${optionKey}[`))
+          const kept = [...current.origins].filter(([rel]) => !within(rel, optionKey))
           return options.map((alt): RawCell => {
             const origins = new Map(kept)
             for (const [rel, where] of alt.origins) origins.set(childPath(optionKey, rel), where)
@@ -158,24 +156,6 @@ export function* rawCells(config: Config): Generator<RawCell | ConfigError> {
   }
 }
 
-/** How many alternatives one sweep axis has, counted without making them. */
-const axisSize = (axis: SweepAxis): number => {
-  switch (axis._tag) {
-    case "Transform":
-      return axis.transforms.length
-    case "TransformPart":
-      return axis.values.length
-    case "Stage":
-      return axis.choices.reduce((n, c) => {
-        if (c === null) return n + 1
-        const { use, ...options } = c
-        return n + (typeof use === "string" ? 1 : use.length) * countAlternatives(options)
-      }, 0)
-    case "Option":
-      return countAlternatives(axis.alternatives)
-  }
-}
-
 export interface Size {
   /** Equal cells, merged later, are counted each time. */
   readonly cells: number
@@ -186,7 +166,7 @@ export interface Size {
 
 /** The grid's size, computed from the axes without expanding them. */
 export const size = (config: Config): Size => {
-  const axes = config.sweep.map((axis) => ({ key: axis.key, alternatives: axisSize(axis) }))
+  const axes = config.sweep.map((axis) => ({ key: axis.key, alternatives: countAlternatives(axis.alternatives) }))
   const swept = config.sweep.length > 0 || config.cells.length === 0 ? axes.reduce((n, a) => n * a.alternatives, 1) : 0
   return { cells: swept + config.cells.length, axes, explicit: config.cells.length }
 }
@@ -267,20 +247,6 @@ const tooLarge = (config: Config, s: Size) =>
       `sweep fewer alternatives, or raise the limit with \`maxCells: ${s.cells}\` in the config or \`--max-cells ${s.cells}\` on the command line`
   })
 
-/** Decode a looked-up plugin's options; every problem is reported, where it was written. */
-const decodeWith = <S extends Plugin.PipelineStage>(
-  config: Config,
-  plugin: Plugin.Of<S>,
-  options: Readonly<Record<string, unknown>>,
-  raw: RawStage,
-  accepted: Issues.Accepted = { also: [], present: Object.keys(options) }
-): Effect.Effect<Plugin.Decoded<S>, ConfigError> =>
-  Either.match(plugin.decode(options), {
-    onLeft: (e) =>
-      Effect.fail(ConfigError.all(config.file, Issues.clean(e.issues, "option", "option", accepted).map((i) => ({ path: originOf(raw, i.path), reason: i.message })))),
-    onRight: Effect.succeed
-  })
-
 /** Look a plugin up by name; an unknown name lists the valid ones. */
 const lookUp = <S extends Plugin.PipelineStage>(config: Config, registry: Plugin.Registry, stage: S, spec: Spec, raw: RawStage) =>
   Effect.catchAll(registry.get(stage, spec.use), () => {
@@ -296,41 +262,46 @@ const lookUp = <S extends Plugin.PipelineStage>(config: Config, registry: Plugin
     )
   })
 
-/** Plan a retriever: its cut (`select`, or `k` for rankers) is taken apart from the plugin's options. */
-const planRetriever = (config: Config, registry: Plugin.Registry, spec: Spec, raw: RawStage): Effect.Effect<StagePlan<"retriever">, ConfigError> =>
-  Effect.gen(function*() {
-    const plugin = yield* lookUp(config, registry, "retriever", spec, raw)
-    const { use, ...options } = spec
-    const split = Selector.splitSpec(options, plugin)
-    if (Either.isLeft(split)) return yield* new ConfigError({ file: config.file, path: originOf(raw, split.left.path), reason: split.left.message })
-    const { select, rest } = split.right
-    const decoded = yield* decodeWith(config, plugin, rest, raw, { also: Selector.cutKeys(plugin), present: Object.keys(options) })
-    return {
-      plugin,
-      decoded,
-      params: { use, ...decoded.params, ...(select === undefined ? {} : { select: Schema.encodeSync(Selector.Spec)(select) }) },
-      origin: raw.origin,
-      origins: raw.origins,
-      ...(select === undefined ? {} : { select })
-    }
-  })
+/** A stage's cut taken apart from its plugin's options, and the keys it took (also valid beside the plugin's own). */
+type Cut = Either.Either<{ readonly select: Selector.Spec | undefined; readonly rest: Record<string, unknown>; readonly also: ReadonlyArray<string> }, Selector.SpecProblem>
 
-/** Plan a stage other than the retriever (scorers too). */
-const planStage = <S extends Exclude<Plugin.PipelineStage, "retriever">>(
+/** Only retrievers have a cut: `select`, or for rankers `k`. */
+const retrieverCut = (plugin: Plugin.Of<"retriever">, options: Record<string, unknown>): Cut =>
+  Either.map(Selector.splitSpec(options, plugin), ({ select, rest }) => ({ select, rest, also: Selector.cutKeys(plugin) }))
+
+const noCut = (_: unknown, options: Record<string, unknown>): Cut =>
+  "select" in options
+    ? Either.left({ path: ["select"], message: "`select` (a selector) is only for retrievers" })
+    : Either.right({ select: undefined, rest: options, also: [] })
+
+/** Plan a stage: its plugin looked up, its cut taken apart, the rest decoded; every problem is reported where it was written. */
+const planStage = <S extends Plugin.PipelineStage>(
   config: Config,
   registry: Plugin.Registry,
   stage: S,
   spec: Spec,
-  raw: RawStage
+  raw: RawStage,
+  cut: (plugin: Plugin.Of<S>, options: Record<string, unknown>) => Cut = noCut
 ): Effect.Effect<StagePlan<S>, ConfigError> =>
   Effect.gen(function*() {
     const plugin = yield* lookUp(config, registry, stage, spec, raw)
     const { use, ...options } = spec
-    if ("select" in options) {
-      return yield* new ConfigError({ file: config.file, path: originOf(raw, ["select"]), reason: "`select` (a selector) is only for retrievers" })
+    const split = cut(plugin, options)
+    if (Either.isLeft(split)) return yield* new ConfigError({ file: config.file, path: originOf(raw, split.left.path), reason: split.left.message })
+    const { select, rest, also } = split.right
+    const decoded = plugin.decode(rest)
+    if (Either.isLeft(decoded)) {
+      const issues = Issues.clean(decoded.left.issues, "option", "option", { also, present: Object.keys(options) })
+      return yield* ConfigError.all(config.file, issues.map((i) => ({ path: originOf(raw, i.path), reason: i.message })))
     }
-    const decoded = yield* decodeWith(config, plugin, options, raw)
-    return { plugin, decoded, params: { use, ...decoded.params }, origin: raw.origin, origins: raw.origins }
+    return {
+      plugin,
+      decoded: decoded.right,
+      params: { use, ...decoded.right.params, ...(select === undefined ? {} : { select: Schema.encodeSync(Selector.Spec)(select) }) },
+      origin: raw.origin,
+      origins: raw.origins,
+      ...(select === undefined ? {} : { select })
+    }
   })
 
 /** A stage written once and shared by many cells (one inferrer under twenty retrievers) is decoded once. */
@@ -366,7 +337,7 @@ export const expand = (config: Config, registry: Plugin.Registry): Effect.Effect
       planStage(config, registry, "scorer", spec, { spec, origin: `scorers[${i}]`, origins: new Map() }))
     const scorerParams = scorers.map((s) => s.params)
     const plan = {
-      retriever: memoized((spec, raw) => planRetriever(config, registry, spec, raw)),
+      retriever: memoized((spec, raw) => planStage(config, registry, "retriever", spec, raw, retrieverCut)),
       summarizer: memoized((spec, raw) => planStage(config, registry, "summarizer", spec, raw)),
       inferrer: memoized((spec, raw) => planStage(config, registry, "inferrer", spec, raw)),
       generator: memoized((spec, raw) => planStage(config, registry, "generator", spec, raw))
