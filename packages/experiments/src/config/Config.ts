@@ -236,11 +236,9 @@ export const load = (
   file: string,
   env: Readonly<Record<string, string | undefined>> = process.env
 ): Effect.Effect<Config, ConfigError, FileSystem.FileSystem> =>
-  Effect.flatMap(
-    Effect.flatMap(FileSystem.FileSystem, (fs) => fs.readFileString(file)).pipe(
-      Effect.mapError((e) => new ConfigError({ file, path: "", reason: `cannot read the config: ${e.cause instanceof Error ? e.cause.message : e.message}` }))
-    ),
-    (text) => parse(text, file, env)
+  Effect.flatMap(FileSystem.FileSystem, (fs) => fs.readFileString(file)).pipe(
+    Effect.mapError((e) => new ConfigError({ file, path: "", reason: `cannot read the config: ${e.cause instanceof Error ? e.cause.message : e.message}` })),
+    Effect.flatMap((text) => parse(text, file, env))
   )
 
 /** A `--config` argument: a path, or a bare name looked up in `configsDir` (`contextual` -> `configs/contextual.yaml`). */

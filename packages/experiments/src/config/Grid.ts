@@ -113,11 +113,8 @@ const steps = (config: Config): Array<Step> =>
         return (cell) => {
           const current = cell.stages[axis.stage]
           if (current.spec === null) {
-            return new ConfigError({
-              file: config.file,
-              path: at,
-              reason: `sets an option of the ${axis.stage}, but the cell it applies to has no ${axis.stage}; give one under pipeline.${axis.stage} or in an earlier sweep axis`
-            })
+            const reason = `sets an option of the ${axis.stage}, but the cell it applies to has no ${axis.stage}; `
+            return failAt(config, at, `${reason}give one under pipeline.${axis.stage} or in an earlier sweep axis`)
           }
           const kept = [...current.origins].filter(([rel]) => !within(rel, optionKey))
           return options.map((alt): RawCell => {
@@ -240,26 +237,27 @@ export const names = (
 }
 
 const tooLarge = (config: Config, s: Size) =>
-  new ConfigError({
-    file: config.file,
-    path: s.axes.length > 0 ? "sweep" : "cells",
-    reason: `the grid has ${describeSize(s)}, more than the limit of ${config.maxCells.toLocaleString("en-US")} (maxCells); ` +
+  failAt(
+    config,
+    s.axes.length > 0 ? "sweep" : "cells",
+    `the grid has ${describeSize(s)}, more than the limit of ${config.maxCells.toLocaleString("en-US")} (maxCells); ` +
       `sweep fewer alternatives, or raise the limit with \`maxCells: ${s.cells}\` in the config or \`--max-cells ${s.cells}\` on the command line`
-  })
+  )
+
+const failAt = (config: Config, path: string, reason: string) => new ConfigError({ file: config.file, path, reason })
+
+/** `unknown retriever "lastest" (did you mean "latest"?); valid choices: first, latest` */
+const unknownChoice = (what: string, name: string, valid: ReadonlyArray<string>, listed = valid.join(", ")): string => {
+  const close = Issues.suggest(name, valid)
+  return `unknown ${what} "${name}"${close === undefined ? "" : ` (did you mean "${close}"?)`}; valid choices: ${listed}`
+}
 
 /** Look a plugin up by name; an unknown name lists the valid ones. */
 const lookUp = <S extends Plugin.PipelineStage>(config: Config, registry: Plugin.Registry, stage: S, spec: Spec, raw: RawStage) =>
   Effect.catchAll(registry.get(stage, spec.use), () => {
     const names = registry.names(stage)
-    const valid = names.length === 0 ? "none (no plugin of this stage is registered)" : names.join(", ")
-    const close = Issues.suggest(spec.use, names)
-    return Effect.fail(
-      new ConfigError({
-        file: config.file,
-        path: originOf(raw, ["use"]),
-        reason: `unknown ${stage} "${spec.use}"${close === undefined ? "" : ` (did you mean "${close}"?)`}; valid choices: ${valid}`
-      })
-    )
+    const listed = names.length === 0 ? "none (no plugin of this stage is registered)" : names.join(", ")
+    return Effect.fail(failAt(config, originOf(raw, ["use"]), unknownChoice(stage, spec.use, names, listed)))
   })
 
 /** A stage's cut taken apart from its plugin's options, and the keys it took (also valid beside the plugin's own). */
@@ -287,7 +285,7 @@ const planStage = <S extends Plugin.PipelineStage>(
     const plugin = yield* lookUp(config, registry, stage, spec, raw)
     const { use, ...options } = spec
     const split = cut(plugin, options)
-    if (Either.isLeft(split)) return yield* new ConfigError({ file: config.file, path: originOf(raw, split.left.path), reason: split.left.message })
+    if (Either.isLeft(split)) return yield* failAt(config, originOf(raw, split.left.path), split.left.message)
     const { select, rest, also } = split.right
     const decoded = plugin.decode(rest)
     if (Either.isLeft(decoded)) {
@@ -330,7 +328,6 @@ interface Draft extends Omit<Cell, "index" | "name"> {
 /** Decode every stage of every cell and the scorers; fails on the first stage with problems, in config order. */
 export const expand = (config: Config, registry: Plugin.Registry): Effect.Effect<Grid, ConfigError> =>
   Effect.gen(function*() {
-    const fail = (at: string, reason: string) => new ConfigError({ file: config.file, path: at, reason })
     const sized = size(config)
     if (sized.cells > config.maxCells) return yield* tooLarge(config, sized)
     const scorers = yield* Effect.forEach(config.scorers, (spec, i) =>
@@ -368,7 +365,7 @@ export const expand = (config: Config, registry: Plugin.Registry): Effect.Effect
     const explicit = new Map<string, string>()
     for (const { name } of list) {
       if (name === undefined) continue
-      if (explicit.has(name.value)) return yield* fail(name.origin, `duplicate cell name "${name.value}" (also used at ${explicit.get(name.value)})`)
+      if (explicit.has(name.value)) return yield* failAt(config, name.origin, `duplicate cell name "${name.value}" (also used at ${explicit.get(name.value)})`)
       explicit.set(name.value, name.origin)
     }
     const generated = names(list.map((d) => d.params), list.map((d) => d.transform))
@@ -383,20 +380,13 @@ export const expand = (config: Config, registry: Plugin.Registry): Effect.Effect
       return { index, id: d.id, name, params: d.params, stages: d.stages, transform: d.transform }
     })
 
-    const unknownCell = (at: string, wanted: string) => {
-      const close = Issues.suggest(wanted, cells.map((c) => c.name))
-      return fail(at, `unknown cell "${wanted}"${close === undefined ? "" : ` (did you mean "${close}"?)`}; valid choices: ${cells.map((c) => c.name).join(", ")}`)
+    const named = (ref: string) => cells.find((c) => c.name === ref || c.id === ref)
+    const { baseline: wanted, reference = [] } = config.report
+    const refs = [...(wanted === undefined ? [] : [["report.baseline", wanted] as const]), ...reference.map((ref, k) => [`report.reference[${k}]`, ref] as const)]
+    for (const [at, ref] of refs) {
+      if (named(ref) === undefined) return yield* failAt(config, at, unknownChoice("cell", ref, cells.map((c) => c.name)))
     }
-    const wanted = config.report.baseline
-    let baseline: Cell | undefined
-    if (wanted !== undefined) {
-      baseline = cells.find((c) => c.name === wanted || c.id === wanted)
-      if (baseline === undefined) return yield* unknownCell("report.baseline", wanted)
-    }
-    for (const [k, ref] of (config.report.reference ?? []).entries()) {
-      if (!cells.some((c) => c.name === ref || c.id === ref)) return yield* unknownCell(`report.reference[${k}]`, ref)
-    }
-    baseline ??= cells.find((c) => c.params.retriever?.use === "all") ?? cells[0]
-    if (baseline === undefined) return yield* fail("", "the config defines no cell: give a pipeline, a sweep or cells")
+    const baseline = (wanted === undefined ? undefined : named(wanted)) ?? cells.find((c) => c.params.retriever?.use === "all") ?? cells[0]
+    if (baseline === undefined) return yield* failAt(config, "", "the config defines no cell: give a pipeline, a sweep or cells")
     return { cells, scorers, baseline }
   })

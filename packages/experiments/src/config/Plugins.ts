@@ -1,16 +1,12 @@
 /**
  * The plugin registry of a sweep: every package's built-in plugins plus the modules a config lists
- * under `plugins:` (TypeScript or JavaScript files, relative to the config; the default export is a
- * plugin or an array of them), and which package provides each plugin, for the run's record. Plugin
- * files load through tsx's loader in a namespace of their own, however the lab runs (compiled, under
- * tsx, in tests), and find packages from their own folder upward.
+ * under `plugins:` (ES modules in TypeScript or JavaScript, relative to the config, loaded through
+ * tsx in a namespace of their own), and which package provides each plugin, for the run's record.
  *
  * @example
- * // configs/mine.yaml: plugins: [./plugins/newest.ts]
- * const registry = yield* Plugins.registry(config)
+ * const registry = yield* Plugins.registry(config) // config: plugins: [./plugins/newest.ts]
  * registry.names("retriever") // ["all", "bm25", ..., "newest"]
- * const sourceOf = yield* Plugins.sources(config)
- * sourceOf(bm25) // { package: "@cupid-lab/retrievers", version: "0.1.0" }
+ * (yield* Plugins.sources(config))(bm25) // { package: "@cupid-lab/retrievers", version: "0.1.0" }
  */
 import { Builtins as CoreBuiltins, Plugin } from "@cupid-lab/core"
 import { Builtins as ProviderBuiltins } from "@cupid-lab/providers"
@@ -40,18 +36,9 @@ export interface Source {
   readonly version: string
 }
 
-/** Plugins handed to the runner in code (tests, scripts). */
-const inCode: Source = { package: "(given in code)", version: "local" }
-
 const isPlugin = (value: unknown): value is Plugin.AnyPlugin =>
   Predicate.isRecord(value) && Plugin.stages.some((s) => s === value.stage) && typeof value.name === "string" &&
   typeof value.decode === "function"
-
-interface Module {
-  readonly file: string
-  readonly resolved: string
-  readonly plugins: ReadonlyArray<Plugin.AnyPlugin>
-}
 
 /** The file extensions a plugin file may have (CommonJS cannot import the lab's ES modules). */
 const extensions: ReadonlyArray<string> = [".ts", ".mts", ".js", ".mjs"]
@@ -88,7 +75,9 @@ const describeFailure = (file: string, error: unknown): string => {
 }
 
 /** Import the modules a config lists under `plugins:` (the module cache makes a second import free). */
-const loadModules = (config: Config): Effect.Effect<ReadonlyArray<Module>, ConfigError, FileSystem.FileSystem> =>
+const loadModules = (
+  config: Config
+): Effect.Effect<ReadonlyArray<{ file: string; resolved: string; plugins: ReadonlyArray<Plugin.AnyPlugin> }>, ConfigError, FileSystem.FileSystem> =>
   Effect.forEach(config.plugins, (file, i) =>
     Effect.gen(function*() {
       const fail = (reason: string) => new ConfigError({ file: config.file, path: `plugins[${i}]`, reason })
@@ -178,5 +167,6 @@ export const sources = (config: Config): Effect.Effect<(plugin: object) => Sourc
       for (const p of m.plugins) own.set(p, source)
     }
     const known = shippedSources
-    return (plugin: object) => own.get(plugin) ?? known.get(plugin) ?? inCode
+    // Plugins handed to the runner in code (tests, scripts) have no package.
+    return (plugin: object) => own.get(plugin) ?? known.get(plugin) ?? { package: "(given in code)", version: "local" }
   })
