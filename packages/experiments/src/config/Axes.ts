@@ -79,17 +79,10 @@ export interface Origins {
   readonly origins: ReadonlyMap<string, string>
 }
 
-/** One expanded alternative, and where each of its parts (`""` for the whole, `k`, `embedder.dims`) was written. */
-export interface Alt {
+/** One expanded alternative, and where it and each of its parts were written. */
+export interface Alt extends Origins {
   readonly value: unknown
-  readonly origins: ReadonlyArray<readonly [string, string]>
 }
-
-/** Where an alternative as a whole was written (else `at`), and where each of its parts was. */
-export const located = (alt: Pick<Alt, "origins">, at: string): Origins => ({
-  origin: alt.origins.find(([rel]) => rel === "")?.[1] ?? at,
-  origins: new Map(alt.origins.filter(([rel]) => rel !== ""))
-})
 
 export const childPath = (key: string, rel: string): string => (rel === "" ? key : rel.startsWith("[") ? `${key}${rel}` : `${key}.${rel}`)
 
@@ -99,19 +92,19 @@ export const childPath = (key: string, rel: string): string => (rel === "" ? key
  */
 export const alternatives = (value: unknown, origin: string): Array<Alt> => {
   if (Array.isArray(value)) {
-    return value.flatMap((el, i) => (isRecord(el) ? alternatives(el, `${origin}[${i}]`) : [{ value: el, origins: [["", `${origin}[${i}]`]] }]))
+    return value.flatMap((el, i) => (isRecord(el) ? alternatives(el, `${origin}[${i}]`) : [{ value: el, origin: `${origin}[${i}]`, origins: new Map() }]))
   }
-  if (!isRecord(value)) return [{ value, origins: [["", origin]] }]
-  type Partial = { readonly value: Readonly<Record<string, unknown>>; readonly origins: ReadonlyArray<readonly [string, string]> }
-  return Object.entries(value).reduce((acc: Array<Partial>, [key, v]) => {
+  if (!isRecord(value)) return [{ value, origin, origins: new Map() }]
+  return Object.entries(value).reduce((acc: Array<Alt & { readonly value: Readonly<Record<string, unknown>> }>, [key, v]) => {
     const options = alternatives(v, `${origin}.${key}`)
     return acc.flatMap((a) =>
       options.map((o) => ({
         value: { ...a.value, [key]: o.value },
-        origins: [...a.origins, ...o.origins.map(([rel, at]) => [childPath(key, rel), at] as const)]
+        origin,
+        origins: new Map([...a.origins, [key, o.origin], ...[...o.origins].map(([rel, at]) => [childPath(key, rel), at] as const)])
       }))
     )
-  }, [{ value: {}, origins: [["", origin]] }])
+  }, [{ value: {}, origin, origins: new Map() }])
 }
 
 /** How many alternatives {@link alternatives} gives (and so a sweep axis has), computed without making them. */
@@ -166,11 +159,10 @@ const decodeAxis = (key: string, value: unknown): Either.Either<SweepAxis, Array
   const written: ReadonlyArray<unknown> = value
   if (stage === undefined) {
     const [bad, values] = Arr.partitionMap(alternatives(value, at), (alt) => {
-      const origin = located(alt, at)
       const decoded = part === undefined
-        ? decodeTransform(alt.value, origin)
-        : decodeTransform({ [part]: alt.value }, { origin: origin.origin, origins: new Map([[part, origin.origin], ...origin.origins]) })
-      return Either.map(decoded, (spec): Located<Transform.Spec> => ({ value: spec, origin: origin.origin }))
+        ? decodeTransform(alt.value, alt)
+        : decodeTransform({ [part]: alt.value }, { origin: alt.origin, origins: new Map([[part, alt.origin], ...alt.origins]) })
+      return Either.map(decoded, (spec): Located<Transform.Spec> => ({ value: spec, origin: alt.origin }))
     })
     if (bad.length > 0) return Either.left(bad.flat())
     return Either.right({ _tag: "Transform", key, alternatives: written, whole: part === undefined, transforms: values })

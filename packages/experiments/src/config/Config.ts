@@ -154,21 +154,6 @@ const looksSecret = (key: string): boolean => {
     k.endsWith("apikey") || k.endsWith("secret") || k.endsWith("password")
 }
 
-const findSecrets = (root: Readonly<Record<string, unknown>>): Array<Axes.Problem> => {
-  const found: Array<Axes.Problem> = []
-  const walk = (value: unknown, at: Array<PropertyKey>): void => {
-    if (Array.isArray(value)) value.forEach((v, i) => walk(v, [...at, i]))
-    else if (isRecord(value)) {
-      for (const [key, v] of Object.entries(value)) {
-        if (looksSecret(key)) found.push({ path: Axes.formatPath([...at, key]), reason: `secrets do not belong in config files; ${secretAdvice(root, at)}` })
-        else walk(v, [...at, key])
-      }
-    }
-  }
-  walk(root, [])
-  return found
-}
-
 /** The environment variable a model entry's provider reads its key from; undefined for a provider that takes none. */
 export const keyVariable = (entry: ModelEntry): string | undefined => {
   const named = entry.options["apiKeyEnv"]
@@ -190,14 +175,25 @@ const secretAdvice = (root: Readonly<Record<string, unknown>>, at: ReadonlyArray
 
 const envPattern = /\$\$|\$\{([A-Za-z_][A-Za-z0-9_]*)(?::-([^}]*))?\}/g
 
-/** Every string with `${VAR}`, `${VAR:-default}` (default also when VAR is empty) and `$$` replaced; unset variables go to `unset`. */
-const interpolate = (
-  value: unknown,
-  at: Array<PropertyKey>,
-  env: Readonly<Record<string, string | undefined>>,
-  unset: Array<Axes.Problem>
-): unknown => {
-  if (typeof value === "string") {
+/**
+ * The config with every `${VAR}`, `${VAR:-default}` (default also when VAR is empty) and `$$` replaced.
+ * Keys named like secrets are refused first, so a `${VAR}` holding a key is not one.
+ */
+const resolveEnv = (
+  raw: Readonly<Record<string, unknown>>,
+  env: Readonly<Record<string, string | undefined>>
+): Either.Either<Record<string, unknown>, Array<Axes.Problem>> => {
+  const secrets: Array<Axes.Problem> = [], unset: Array<Axes.Problem> = []
+  const entries = (value: Readonly<Record<string, unknown>>, at: ReadonlyArray<PropertyKey>) =>
+    Rec.map(value, (v, key) => {
+      if (!looksSecret(key)) return walk(v, [...at, key])
+      secrets.push({ path: Axes.formatPath([...at, key]), reason: `secrets do not belong in config files; ${secretAdvice(raw, at)}` })
+      return v
+    })
+  const walk = (value: unknown, at: ReadonlyArray<PropertyKey>): unknown => {
+    if (Array.isArray(value)) return value.map((v, i) => walk(v, [...at, i]))
+    if (isRecord(value)) return entries(value, at)
+    if (typeof value !== "string") return value
     return value.replace(envPattern, (match, name: string | undefined, fallback: string | undefined) => {
       if (match === "$$") return "$"
       const found = env[name!]
@@ -207,8 +203,8 @@ const interpolate = (
       return ""
     })
   }
-  if (Array.isArray(value)) return value.map((v, i) => interpolate(v, [...at, i], env, unset))
-  return isRecord(value) ? Rec.map(value, (v, k) => interpolate(v, [...at, k], env, unset)) : value
+  const resolved = entries(raw, [])
+  return secrets.length > 0 ? Either.left(secrets) : unset.length > 0 ? Either.left(unset) : Either.right(resolved)
 }
 
 /** Parse and validate a config from its text. `env` supplies `${VAR}` values. */
@@ -256,16 +252,11 @@ const decodeFile = (
   file: string,
   env: Readonly<Record<string, string | undefined>>
 ): Either.Either<Config, Array<Axes.Problem>> => {
-  // Secrets are refused before interpolation, so a `${VAR}` holding a key is not one.
-  const secrets = findSecrets(raw)
-  if (secrets.length > 0) return Either.left(secrets)
-  const unset: Array<Axes.Problem> = []
-  const resolved = Rec.map(raw, (v, k) => interpolate(v, [k], env, unset))
-  if (unset.length > 0) return Either.left(unset)
-
-  const decoded = Issues.decode(FileSchema, resolved, "key", "top-level key")
+  const resolved = resolveEnv(raw, env)
+  if (Either.isLeft(resolved)) return Either.left(resolved.left)
+  const decoded = Issues.decode(FileSchema, resolved.right, "key", "top-level key")
   // `data.source` is swept by running the grid once per source (see `sources`), not as a grid axis.
-  const { [Axes.sourceAxis]: sourcesRaw, ...axes } = isRecord(resolved.sweep) ? resolved.sweep : {}
+  const { [Axes.sourceAxis]: sourcesRaw, ...axes } = isRecord(resolved.right.sweep) ? resolved.right.sweep : {}
   const sweep = Axes.decodeSweep(axes)
   const sources = Axes.decodeSources(sourcesRaw)
   if (Either.isLeft(decoded) || Either.isLeft(sweep) || Either.isLeft(sources)) {

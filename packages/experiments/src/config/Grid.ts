@@ -15,7 +15,7 @@ import * as Issues from "@cupid-lab/core/Issues"
 import { Selector } from "@cupid-lab/retrievers"
 import { Array as Arr, Effect, Either, Predicate, Schema } from "effect"
 import { ConfigError } from "../Errors.js"
-import { alternatives, childPath, countAlternatives, located, type Origins, originOf, type Spec, type SpecTemplate, within } from "./Axes.js"
+import { alternatives, childPath, countAlternatives, type Origins, originOf, type Spec, type SpecTemplate, within } from "./Axes.js"
 import type { Config, Located, StageName } from "./Config.js"
 
 /** One stage of a cell, ready to build: the plugin and its options decoded once. */
@@ -66,13 +66,14 @@ interface RawCell {
 }
 
 /** A spec template's alternatives: `use` may list plugins, and every list value inside lists values. */
-const templateAlternatives = (template: SpecTemplate, origin: string): Array<{ spec: Spec; origins: ReadonlyArray<readonly [string, string]> }> => {
+const templateAlternatives = (template: SpecTemplate, origin: string): Array<RawStage> => {
   const { use, ...options } = template
   const uses: Array<readonly [string, string]> = typeof use === "string" ? [[use, origin]] : use.map((u, i) => [u, `${origin}.use[${i}]`])
   return uses.flatMap(([name, at]) =>
     alternatives(options, origin).map((alt) => ({
       spec: { ...(Predicate.isRecord(alt.value) ? alt.value : {}), use: name },
-      origins: at === origin ? alt.origins : [...alt.origins, ["use", at] as const]
+      origin,
+      origins: at === origin ? alt.origins : new Map([...alt.origins, ["use", at]])
     }))
   )
 }
@@ -101,9 +102,7 @@ const steps = (config: Config): Array<Step> =>
           }))
       case "Stage": {
         const options = axis.choices.flatMap((choice, i): Array<RawStage> =>
-          choice === null
-            ? [{ spec: null, origin: `${at}[${i}]`, origins: new Map<string, string>() }]
-            : templateAlternatives(choice, `${at}[${i}]`).map((alt) => ({ spec: alt.spec, ...located(alt, `${at}[${i}]`) }))
+          choice === null ? [{ spec: null, origin: `${at}[${i}]`, origins: new Map() }] : templateAlternatives(choice, `${at}[${i}]`)
         )
         return (cell) => options.map((o): RawCell => ({ ...cell, stages: { ...cell.stages, [axis.stage]: o } }))
       }
@@ -118,8 +117,7 @@ const steps = (config: Config): Array<Step> =>
           }
           const kept = [...current.origins].filter(([rel]) => !within(rel, optionKey))
           return options.map((alt): RawCell => {
-            const origins = new Map(kept)
-            for (const [rel, where] of alt.origins) origins.set(childPath(optionKey, rel), where)
+            const origins = new Map([...kept, [optionKey, alt.origin], ...[...alt.origins].map(([rel, at]) => [childPath(optionKey, rel), at] as const)])
             const spec: Spec = { ...setAt(current.spec!, axis.path, alt.value), use: current.spec!.use }
             return { ...cell, stages: { ...cell.stages, [axis.stage]: { spec, origin: current.origin, origins } } }
           })
