@@ -45,14 +45,7 @@ export type SweepAxis = { readonly key: string; readonly alternatives: ReadonlyA
   | { readonly _tag: "Transform"; readonly whole: boolean; readonly transforms: ReadonlyArray<Located<Transform.Spec>> }
 )
 
-export interface ExplicitCell {
-  readonly name?: string
-  readonly stages: Readonly<Partial<Record<StageName, Axes.Spec | null>>>
-  /** Replaces `data.transform`. */
-  readonly transform?: Transform.Spec
-}
-
-export interface Config extends Omit<typeof FileSchema.Type, "name" | "models" | "sweep" | "cells" | "out"> {
+export interface Config extends Omit<typeof FileSchema.Type, "name" | "models" | "sweep" | "out"> {
   /** The file as the user named it, for messages. */
   readonly file: string
   /** Absolute directory of the file: `plugins:` paths are relative to it. */
@@ -62,7 +55,6 @@ export interface Config extends Omit<typeof FileSchema.Type, "name" | "models" |
   readonly sweep: ReadonlyArray<SweepAxis>
   /** `sweep: { data.source: [...] }`: one run per source, side by side in benchmarks.md; empty when not swept. */
   readonly sources: ReadonlyArray<string>
-  readonly cells: ReadonlyArray<ExplicitCell>
   /** The run directory when {@link outGiven} (config `out:` or `--out`), else the parent of `<run id>/` directories. */
   readonly out: string
   readonly outGiven: boolean
@@ -73,6 +65,7 @@ const NonEmptyString = Schema.String.pipe(Schema.minLength(1, { message: () => "
 
 const stageFields = Stage.byCellStage(() => Schema.optionalWith(Axes.StageValueSchema, { default: () => null }))
 
+/** An explicit cell: its stages replace the pipeline's, its transform `data.transform`. */
 const CellSchema = Schema.Struct({
   name: Schema.optionalWith(NonEmptyString, { exact: true }),
   ...Stage.byCellStage(() => Schema.optionalWith(Axes.StageValueSchema, { exact: true })),
@@ -274,11 +267,6 @@ const decodeFile = (
     models: Rec.map(c.models, ({ provider, model, ...options }) => ({ provider, model, options })),
     sweep: sweep.right,
     sources: sources.right,
-    cells: c.cells.map(({ name: cellName, transform, ...stages }): ExplicitCell => ({
-      ...(cellName === undefined ? {} : { name: cellName }),
-      stages,
-      ...(transform === undefined ? {} : { transform })
-    })),
     out: c.out ?? path.join("runs", name),
     outGiven: c.out !== undefined
   })
@@ -317,6 +305,8 @@ export const withOverrides = (config: Config, o: Overrides): Config => ({
  */
 export const hash = (config: Config): string =>
   Hash.contentHash({
-    ...Struct.pick(config, "name", "data", "seed", "models", "plugins", "pipeline", "scorers", "cells", "bootstrap"),
-    sweep: config.sweep.map((axis) => ({ key: axis.key, alternatives: axis.alternatives }))
+    ...Struct.pick(config, "name", "data", "seed", "models", "plugins", "pipeline", "scorers", "bootstrap"),
+    sweep: config.sweep.map((axis) => ({ key: axis.key, alternatives: axis.alternatives })),
+    // An explicit cell's stages are hashed apart from its name and transform, as run ids always were.
+    cells: config.cells.map(({ name, transform, ...stages }) => ({ ...(name === undefined ? {} : { name }), stages, ...(transform === undefined ? {} : { transform }) }))
   })

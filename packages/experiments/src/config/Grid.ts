@@ -143,7 +143,7 @@ export function* rawCells(config: Config): Generator<RawCell | ConfigError> {
   if (config.sweep.length > 0 || config.cells.length === 0) yield* product({ stages: base, ...baseTransform }, steps(config), 0)
   for (const [i, explicit] of config.cells.entries()) {
     const stages = Stage.byCellStage((s) => {
-      const value = explicit.stages[s]
+      const value = explicit[s]
       return value === undefined ? base[s] : stageFrom(value, `cells[${i}].${s}`)
     })
     const transform = explicit.transform === undefined ? baseTransform : { transform: { value: explicit.transform, origin: `cells[${i}].transform` } }
@@ -202,13 +202,14 @@ export const names = (
   params: ReadonlyArray<Readonly<Record<StageName, Spec | null>>>,
   transforms: ReadonlyArray<Transform.Spec | null> = []
 ): Array<string> => {
-  const canon = (v: unknown) => Hash.canonicalJson(v ?? null)
-  const shown = Stage.cellStages.filter((s) => new Set(params.map((p) => canon(p[s]))).size > 1)
+  const differ = (values: ReadonlyArray<unknown>) => new Set(values.map((v) => Hash.canonicalJson(v ?? null))).size > 1
+  const shown = Stage.cellStages.filter((s) => differ(params.map((p) => p[s])))
+  // The options that differ among the cells of one plugin at one stage.
   const varying = new Map<string, Set<string>>()
   for (const s of shown) {
     for (const [use, specs] of Object.entries(Arr.groupBy(params.flatMap((p) => p[s] ?? []), (spec) => spec.use))) {
-      const keys = new Set(specs.flatMap((x) => Object.keys(x)).filter((k) => k !== "use"))
-      varying.set(`${s}\0${use}`, new Set([...keys].filter((k) => new Set(specs.map((x) => canon(x[k]))).size > 1)))
+      const keys = new Set(specs.flatMap((x) => Object.keys(x)))
+      varying.set(`${s}\0${use}`, new Set([...keys].filter((k) => k !== "use" && differ(specs.map((x) => x[k])))))
     }
   }
   const generated = params.map((p) => {

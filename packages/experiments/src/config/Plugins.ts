@@ -109,17 +109,11 @@ export const registry = (
 ): Effect.Effect<Plugin.Registry, ConfigError, FileSystem.FileSystem> =>
   Effect.gen(function*() {
     const user = (yield* loadModules(config)).flatMap((m) => m.plugins)
-    const seen = new Set(base.map((p) => `${p.stage}\0${p.name}`))
-    for (const p of user) {
-      const k = `${p.stage}\0${p.name}`
-      if (seen.has(k)) {
-        return yield* new ConfigError({
-          file: config.file,
-          path: "plugins",
-          reason: `two ${p.stage} plugins are named "${p.name}"; rename the one in your module`
-        })
-      }
-      seen.add(k)
+    const same = (p: Plugin.AnyPlugin) => (q: Plugin.AnyPlugin) => p.stage === q.stage && p.name === q.name
+    const clash = user.find((p, i) => base.some(same(p)) || user.slice(0, i).some(same(p)))
+    if (clash !== undefined) {
+      const reason = `two ${clash.stage} plugins are named "${clash.name}"; rename the one in your module`
+      return yield* new ConfigError({ file: config.file, path: "plugins", reason })
     }
     return Plugin.makeRegistry([...base, ...user])
   })
