@@ -22,7 +22,7 @@ export interface Problem {
 
 /** `["sweep", "retriever", 2, "use"]` -> `sweep.retriever[2].use` */
 export const formatPath = (path: ReadonlyArray<PropertyKey>): string =>
-  path.reduce((out: string, s) => (typeof s === "number" ? `${out}[${s}]` : out === "" ? String(s) : `${out}.${String(s)}`), "")
+  path.reduce((out: string, s) => typeof s === "number" ? `${out}[${s}]` : out === "" ? String(s) : `${out}.${String(s)}`, "")
 
 /** Schema issues as problems at their key paths (under `prefix`). */
 export const fromIssues = (issues: ReadonlyArray<Issues.Issue>, prefix: ReadonlyArray<PropertyKey> = []): Array<Problem> =>
@@ -116,12 +116,14 @@ export const countAlternatives = (value: unknown): number =>
     : 1
 
 /** Whether the part at `rel` is `key` or inside it. */
-export const within = (rel: string, key: string): boolean => rel === key || rel.startsWith(`${key}.`) || rel.startsWith(`${key}[`)
+export const within = (rel: string, key: string): boolean =>
+  rel === key || rel.startsWith(`${key}.`) || rel.startsWith(`${key}[`)
 
 /** Where a part (at `path` inside a value) was written: where the closest enclosing part was written, else the value. */
 export const originOf = (stage: Origins, path: ReadonlyArray<PropertyKey>): string => {
   const rel = formatPath(path)
-  const [key, at] = [...stage.origins].reduce((best, o) => (within(rel, o[0]) && o[0].length > best[0].length ? o : best), ["", stage.origin])
+  const closest = ([key]: readonly [string, string]) => within(rel, key) ? key.length : -1
+  const [key, at] = [...stage.origins].reduce((best, o) => (closest(o) > closest(best) ? o : best), ["", stage.origin])
   return key === "" ? childPath(at, rel) : `${at}${rel.slice(key.length)}`
 }
 

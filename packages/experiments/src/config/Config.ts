@@ -253,7 +253,7 @@ const decodeFile = (
   const sweep = Axes.decodeSweep(axes)
   const sources = Axes.decodeSources(sourcesRaw)
   if (Either.isLeft(decoded) || Either.isLeft(sweep) || Either.isLeft(sources)) {
-    const parts: ReadonlyArray<Either.Either<unknown, Array<Axes.Problem>>> = [Either.mapLeft(decoded, (issues) => Axes.fromIssues(issues)), sweep, sources]
+    const parts: ReadonlyArray<Either.Either<unknown, Array<Axes.Problem>>> = [Either.mapLeft(decoded, Axes.fromIssues), sweep, sources]
     return Either.left(parts.flatMap((part) => (Either.isLeft(part) ? part.left : [])))
   }
   const c = decoded.right
@@ -308,5 +308,9 @@ export const hash = (config: Config): string =>
     ...Struct.pick(config, "name", "data", "seed", "models", "plugins", "pipeline", "scorers", "bootstrap"),
     sweep: config.sweep.map((axis) => ({ key: axis.key, alternatives: axis.alternatives })),
     // An explicit cell's stages are hashed apart from its name and transform, as run ids always were.
-    cells: config.cells.map(({ name, transform, ...stages }) => ({ ...(name === undefined ? {} : { name }), stages, ...(transform === undefined ? {} : { transform }) }))
+    cells: config.cells.map(({ name, transform, ...stages }) => ({
+      ...(name === undefined ? {} : { name }),
+      stages,
+      ...(transform === undefined ? {} : { transform })
+    }))
   })

@@ -78,12 +78,13 @@ const templateAlternatives = (template: SpecTemplate, origin: string): Array<Raw
   )
 }
 
-const setAt = (spec: Readonly<Record<string, unknown>>, path: ReadonlyArray<string>, value: unknown): Record<string, unknown> => {
-  const [head, ...rest] = path
-  if (head === undefined) return { ...spec }
-  if (rest.length === 0) return { ...spec, [head]: value }
+const setAt = (
+  spec: Readonly<Record<string, unknown>>,
+  [head = "", ...rest]: ReadonlyArray<string>,
+  value: unknown
+): Record<string, unknown> => {
   const inner = spec[head]
-  return { ...spec, [head]: setAt(Predicate.isRecord(inner) ? inner : {}, rest, value) }
+  return { ...spec, [head]: rest.length === 0 ? value : setAt(Predicate.isRecord(inner) ? inner : {}, rest, value) }
 }
 
 /** One axis applied to one cell: the cells it turns into, or why it cannot apply. */
@@ -98,11 +99,15 @@ const steps = (config: Config): Array<Step> =>
         return (cell) =>
           axis.transforms.map((t): RawCell => ({
             ...cell,
-            transform: axis.whole ? t : { value: { ...cell.transform?.value, ...t.value }, origin: cell.transform?.origin ?? t.origin }
+            transform: axis.whole
+              ? t
+              : { value: { ...cell.transform?.value, ...t.value }, origin: cell.transform?.origin ?? t.origin }
           }))
       case "Stage": {
         const options = axis.choices.flatMap((choice, i): Array<RawStage> =>
-          choice === null ? [{ spec: null, origin: `${at}[${i}]`, origins: new Map() }] : templateAlternatives(choice, `${at}[${i}]`)
+          choice === null
+            ? [{ spec: null, origin: `${at}[${i}]`, origins: new Map() }]
+            : templateAlternatives(choice, `${at}[${i}]`)
         )
         return (cell) => options.map((o): RawCell => ({ ...cell, stages: { ...cell.stages, [axis.stage]: o } }))
       }
@@ -117,7 +122,8 @@ const steps = (config: Config): Array<Step> =>
           }
           const kept = [...current.origins].filter(([rel]) => !within(rel, optionKey))
           return options.map((alt): RawCell => {
-            const origins = new Map([...kept, [optionKey, alt.origin], ...[...alt.origins].map(([rel, at]) => [childPath(optionKey, rel), at] as const)])
+            const parts = [...alt.origins].map(([rel, where]) => [childPath(optionKey, rel), where] as const)
+            const origins = new Map([...kept, [optionKey, alt.origin], ...parts])
             const spec: Spec = { ...setAt(current.spec!, axis.path, alt.value), use: current.spec!.use }
             return { ...cell, stages: { ...cell.stages, [axis.stage]: { spec, origin: current.origin, origins } } }
           })
@@ -260,7 +266,10 @@ const lookUp = <S extends Plugin.PipelineStage>(config: Config, registry: Plugin
   })
 
 /** A stage's cut taken apart from its plugin's options, and the keys it took (also valid beside the plugin's own). */
-type Cut = Either.Either<{ readonly select: Selector.Spec | undefined; readonly rest: Record<string, unknown>; readonly also: ReadonlyArray<string> }, Selector.SpecProblem>
+type Cut = Either.Either<
+  { readonly select: Selector.Spec | undefined; readonly rest: Record<string, unknown>; readonly also: ReadonlyArray<string> },
+  Selector.SpecProblem
+>
 
 /** Only retrievers have a cut: `select`, or for rankers `k`. */
 const retrieverCut = (plugin: Plugin.Of<"retriever">, options: Record<string, unknown>): Cut =>
@@ -271,7 +280,7 @@ const noCut = (_: unknown, options: Record<string, unknown>): Cut =>
     ? Either.left({ path: ["select"], message: "`select` (a selector) is only for retrievers" })
     : Either.right({ select: undefined, rest: options, also: [] })
 
-/** Plan a stage: its plugin looked up, its cut taken apart, the rest decoded; every problem is reported where it was written. */
+/** Plan a stage: its plugin looked up, its cut taken apart, the rest decoded; problems are reported where written. */
 const planStage = <S extends Plugin.PipelineStage>(
   config: Config,
   registry: Plugin.Registry,
@@ -381,11 +390,15 @@ export const expand = (config: Config, registry: Plugin.Registry): Effect.Effect
 
     const named = (ref: string) => cells.find((c) => c.name === ref || c.id === ref)
     const { baseline: wanted, reference = [] } = config.report
-    const refs = [...(wanted === undefined ? [] : [["report.baseline", wanted] as const]), ...reference.map((ref, k) => [`report.reference[${k}]`, ref] as const)]
+    const refs = [
+      ...(wanted === undefined ? [] : [["report.baseline", wanted] as const]),
+      ...reference.map((ref, k) => [`report.reference[${k}]`, ref] as const)
+    ]
     for (const [at, ref] of refs) {
       if (named(ref) === undefined) return yield* failAt(config, at, unknownChoice("cell", ref, cells.map((c) => c.name)))
     }
-    const baseline = (wanted === undefined ? undefined : named(wanted)) ?? cells.find((c) => c.params.retriever?.use === "all") ?? cells[0]
+    const baseline = (wanted === undefined ? undefined : named(wanted)) ??
+      cells.find((c) => c.params.retriever?.use === "all") ?? cells[0]
     if (baseline === undefined) return yield* failAt(config, "", "the config defines no cell: give a pipeline, a sweep or cells")
     return { cells, scorers, baseline }
   })

@@ -13,7 +13,7 @@ import { Builtins as ProviderBuiltins } from "@cupid-lab/providers"
 import { Builtins as RetrieverBuiltins } from "@cupid-lab/retrievers"
 import { Builtins as ScorerBuiltins } from "@cupid-lab/scorers"
 import { FileSystem } from "@effect/platform"
-import { Effect, Predicate, Schema } from "effect"
+import { Effect, Either, Predicate, Schema } from "effect"
 import { createRequire } from "node:module"
 import * as path from "node:path"
 import { pathToFileURL } from "node:url"
@@ -55,14 +55,8 @@ const importFile = (file: string): Promise<unknown> =>
     return (url: string): Promise<unknown> => api.import(url, import.meta.url)
   })).then((load) => load(pathToFileURL(file).href))
 
-const findsLab = (file: string): boolean => {
-  try {
-    createRequire(file).resolve("@cupid-lab/core")
-    return true
-  } catch {
-    return false
-  }
-}
+const findsLab = (file: string): boolean =>
+  Either.isRight(Either.try(() => createRequire(file).resolve("@cupid-lab/core")))
 
 /** Why importing the file failed: the loader's message, or where plugin files must be when it cannot find the lab. */
 const describeFailure = (file: string, error: unknown): string => {
@@ -75,9 +69,9 @@ const describeFailure = (file: string, error: unknown): string => {
 }
 
 /** Import the modules a config lists under `plugins:` (the module cache makes a second import free). */
-const loadModules = (
-  config: Config
-): Effect.Effect<ReadonlyArray<{ file: string; resolved: string; plugins: ReadonlyArray<Plugin.AnyPlugin> }>, ConfigError, FileSystem.FileSystem> =>
+interface Module { readonly file: string; readonly resolved: string; readonly plugins: ReadonlyArray<Plugin.AnyPlugin> }
+
+const loadModules = (config: Config): Effect.Effect<ReadonlyArray<Module>, ConfigError, FileSystem.FileSystem> =>
   Effect.forEach(config.plugins, (file, i) =>
     Effect.gen(function*() {
       const fail = (reason: string) => new ConfigError({ file: config.file, path: `plugins[${i}]`, reason })
@@ -130,17 +124,16 @@ const readPackageJson = (file: string): Effect.Effect<typeof PackageJson.Type | 
 const require = createRequire(import.meta.url)
 
 /** The version in a package's package.json, found upward from its entry point. */
-const packageVersion = (name: string): Effect.Effect<string, never, FileSystem.FileSystem> =>
-  Effect.gen(function*() {
-    let dir = path.dirname(require.resolve(name))
-    for (;;) {
-      const found = yield* readPackageJson(path.join(dir, "package.json"))
-      if (found?.name === name) return found.version ?? "unknown"
-      const parent = path.dirname(dir)
-      if (parent === dir) return "unknown"
-      dir = parent
-    }
-  })
+const packageVersion = (
+  name: string,
+  dir = path.dirname(require.resolve(name))
+): Effect.Effect<string, never, FileSystem.FileSystem> =>
+  Effect.flatMap(readPackageJson(path.join(dir, "package.json")), (found) =>
+    found?.name === name
+      ? Effect.succeed(found.version ?? "unknown")
+      : path.dirname(dir) === dir
+      ? Effect.succeed("unknown")
+      : packageVersion(name, path.dirname(dir)))
 
 let shippedSources: ReadonlyMap<object, Source> | undefined
 
@@ -148,19 +141,15 @@ let shippedSources: ReadonlyMap<object, Source> | undefined
 export const sources = (config: Config): Effect.Effect<(plugin: object) => Source, ConfigError, FileSystem.FileSystem> =>
   Effect.gen(function*() {
     const modules = yield* loadModules(config)
-    if (shippedSources === undefined) {
-      const versions = yield* Effect.forEach(shipped, ([pkg]) => packageVersion(pkg))
-      shippedSources = new Map(shipped.flatMap(([pkg, list], i) => {
-        const source = { package: pkg, version: versions[i]! }
-        return list.map((p) => [p, source] as const)
-      }))
-    }
+    const versions = shippedSources === undefined ? yield* Effect.forEach(shipped, ([pkg]) => packageVersion(pkg)) : []
+    const known = shippedSources ??= new Map(
+      shipped.flatMap(([pkg, list], i) => list.map((p) => [p, { package: pkg, version: versions[i]! }] as const))
+    )
     const own = new Map<object, Source>()
     for (const m of modules) {
       const source = { package: m.file, version: (yield* readPackageJson(path.join(path.dirname(m.resolved), "package.json")))?.version ?? "local" }
       for (const p of m.plugins) own.set(p, source)
     }
-    const known = shippedSources
     // Plugins handed to the runner in code (tests, scripts) have no package.
     return (plugin: object) => own.get(plugin) ?? known.get(plugin) ?? { package: "(given in code)", version: "local" }
   })
