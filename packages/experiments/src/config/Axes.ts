@@ -139,7 +139,6 @@ const decodeTransform = (value: unknown, origin: Origins): Either.Either<Transfo
 const axisHelp =
   `an axis is a stage (${Stage.cellStages.join(", ")}), a dotted option path such as retriever.k, or the history transform (transform, transform.pad, ...)`
 
-/** One sweep key and its alternatives, decoded by what the key varies. */
 const decodeAxis = (key: string, value: unknown): Either.Either<SweepAxis, Array<Problem>> => {
   const at = `sweep.${key}`
   const problem = (reason: string) => Either.left([{ path: at, reason }])

@@ -207,7 +207,6 @@ export const parse = (
   env: Readonly<Record<string, string | undefined>> = process.env
 ): Effect.Effect<Config, ConfigError> =>
   Effect.suspend(() => {
-    // Syntax errors and runaway aliases, at their line.
     const read = Yaml.read(text)
     if (Either.isLeft(read)) {
       const { path: at, reason, line, column } = read.left
@@ -217,10 +216,36 @@ export const parse = (
     const fail = (reason: string) => Effect.fail(new ConfigError({ file, path: "", reason }))
     if (raw === null || raw === undefined) return fail("the file is empty; a config needs at least a pipeline")
     if (!isRecord(raw)) return fail(`expected a mapping of keys (${topLevelKeys.join(", ")}) at the top level`)
-    return Effect.mapError(decodeFile(raw, file, env), (problems) => ConfigError.all(file, problems))
+    const problems = (found: ReadonlyArray<Axes.Problem>) => Effect.fail(ConfigError.all(file, found))
+    const resolved = resolveEnv(raw, env)
+    if (Either.isLeft(resolved)) return problems(resolved.left)
+    const decoded = Issues.decode(FileSchema, resolved.right, "key", "top-level key")
+    // `data.source` is swept by running the grid once per source (see `sources`), not as a grid axis.
+    const { [Axes.sourceAxis]: sourcesRaw, ...axes } = isRecord(resolved.right.sweep) ? resolved.right.sweep : {}
+    const sweep = Axes.decodeSweep(axes)
+    const sources = Axes.decodeSources(sourcesRaw)
+    if (Either.isLeft(decoded) || Either.isLeft(sweep) || Either.isLeft(sources)) {
+      const parts: ReadonlyArray<Either.Either<unknown, Array<Axes.Problem>>> = [Either.mapLeft(decoded, Axes.fromIssues), sweep, sources]
+      return problems(parts.flatMap((part) => (Either.isLeft(part) ? part.left : [])))
+    }
+    const c = decoded.right
+    const name = c.name ?? path.basename(file).replace(/\.ya?ml$/, "")
+    if (!isFolderName(name)) {
+      return problems([{ path: "name", reason: `the file's name gives the run the name ${JSON.stringify(name)}, which is not one folder name: ${folderNameHelp}; set name:` }])
+    }
+    return Effect.succeed({
+      ...c,
+      file,
+      dir: path.dirname(path.resolve(file)),
+      name,
+      models: Rec.map(c.models, ({ provider, model, ...options }) => ({ provider, model, options })),
+      sweep: sweep.right,
+      sources: sources.right,
+      out: c.out ?? path.join("runs", name),
+      outGiven: c.out !== undefined
+    })
   })
 
-/** Read and parse a config file. */
 export const load = (
   file: string,
   env: Readonly<Record<string, string | undefined>> = process.env
@@ -239,38 +264,6 @@ export const resolveFile = (arg: string, configsDir: string): Effect.Effect<stri
     const candidates = [arg, `${arg}.yaml`, `${arg}.yml`].map((n) => path.join(configsDir, n))
     return (yield* Effect.findFirst(candidates, exists)).pipe(Option.getOrElse(() => arg))
   })
-
-const decodeFile = (
-  raw: Readonly<Record<string, unknown>>,
-  file: string,
-  env: Readonly<Record<string, string | undefined>>
-): Either.Either<Config, Array<Axes.Problem>> => {
-  const resolved = resolveEnv(raw, env)
-  if (Either.isLeft(resolved)) return Either.left(resolved.left)
-  const decoded = Issues.decode(FileSchema, resolved.right, "key", "top-level key")
-  // `data.source` is swept by running the grid once per source (see `sources`), not as a grid axis.
-  const { [Axes.sourceAxis]: sourcesRaw, ...axes } = isRecord(resolved.right.sweep) ? resolved.right.sweep : {}
-  const sweep = Axes.decodeSweep(axes)
-  const sources = Axes.decodeSources(sourcesRaw)
-  if (Either.isLeft(decoded) || Either.isLeft(sweep) || Either.isLeft(sources)) {
-    const parts: ReadonlyArray<Either.Either<unknown, Array<Axes.Problem>>> = [Either.mapLeft(decoded, Axes.fromIssues), sweep, sources]
-    return Either.left(parts.flatMap((part) => (Either.isLeft(part) ? part.left : [])))
-  }
-  const c = decoded.right
-  const name = c.name ?? path.basename(file).replace(/\.ya?ml$/, "")
-  if (!isFolderName(name)) return Either.left([{ path: "name", reason: `the file's name gives the run the name ${JSON.stringify(name)}, which is not one folder name: ${folderNameHelp}; set name:` }])
-  return Either.right({
-    ...c,
-    file,
-    dir: path.dirname(path.resolve(file)),
-    name,
-    models: Rec.map(c.models, ({ provider, model, ...options }) => ({ provider, model, options })),
-    sweep: sweep.right,
-    sources: sources.right,
-    out: c.out ?? path.join("runs", name),
-    outGiven: c.out !== undefined
-  })
-}
 
 export interface Overrides {
   readonly data?: string

@@ -1,8 +1,8 @@
 /**
  * The grid of a sweep: every cell the config asks for (the base pipeline times each `sweep` axis in
- * file order, then the explicit `cells`; equal cells are one), each stage's plugin looked up and its
- * options decoded once into a typed plan, with a stable id and a name showing what varies. The size
- * is counted from the axes, so a grid larger than `maxCells` is refused before any cell is made.
+ * file order, then the explicit `cells`; equal cells are one), each stage's plugin decoded once into
+ * a typed plan, with a stable id and a name showing what varies. A grid larger than `maxCells` is
+ * refused with its size, counted from the axes, before any cell is made.
  *
  * @example
  * const grid = yield* Grid.expand(config, registry)
@@ -257,7 +257,6 @@ const unknownChoice = (what: string, name: string, valid: ReadonlyArray<string>,
   return `unknown ${what} "${name}"${close === undefined ? "" : ` (did you mean "${close}"?)`}; valid choices: ${listed}`
 }
 
-/** Look a plugin up by name; an unknown name lists the valid ones. */
 const lookUp = <S extends Plugin.PipelineStage>(config: Config, registry: Plugin.Registry, stage: S, spec: Spec, raw: RawStage) =>
   Effect.catchAll(registry.get(stage, spec.use), () => {
     const names = registry.names(stage)
@@ -324,10 +323,7 @@ const memoized = <S extends StageName>(plan: (spec: Spec, raw: RawStage) => Effe
 }
 
 /** Hands control to the event loop (a fiber's own yield may stay in the microtask queue), so a signal can interrupt. */
-const letEventLoopRun = Effect.async<void>((resume) => {
-  const handle = setImmediate(() => resume(Effect.void))
-  return Effect.sync(() => clearImmediate(handle))
-})
+const letEventLoopRun = Effect.promise(() => new Promise<void>((resolve) => setImmediate(resolve)))
 
 interface Draft extends Omit<Cell, "index" | "name"> {
   readonly name: Located<string> | undefined

@@ -27,7 +27,6 @@ const shipped: ReadonlyArray<readonly [string, ReadonlyArray<Plugin.AnyPlugin>]>
   ["@cupid-lab/providers", ProviderBuiltins.plugins]
 ]
 
-/** Every plugin the packages ship. */
 export const builtins = (): ReadonlyArray<Plugin.AnyPlugin> => shipped.flatMap(([, list]) => list)
 
 /** The package that provides a plugin (for a module, its path as the config gives it) and its version. */
