@@ -135,8 +135,6 @@ const FileSchema = Schema.Struct({
   }), { default: () => ({ resamples: 1000, largeSample: defaultLargeSample }) })
 })
 
-const topLevelKeys: ReadonlyArray<string> = Object.keys(FileSchema.fields).sort()
-
 /** Where the providers read their keys from when the entry does not say (`apiKeyEnv`). */
 const defaultKeyEnv: Readonly<Record<string, string>> = { openai: "OPENAI_API_KEY", cohere: "CO_API_KEY" }
 
@@ -215,7 +213,7 @@ export const parse = (
     const raw = read.right
     const fail = (reason: string) => Effect.fail(new ConfigError({ file, path: "", reason }))
     if (raw === null || raw === undefined) return fail("the file is empty; a config needs at least a pipeline")
-    if (!isRecord(raw)) return fail(`expected a mapping of keys (${topLevelKeys.join(", ")}) at the top level`)
+    if (!isRecord(raw)) return fail(`expected a mapping of keys (${Object.keys(FileSchema.fields).sort().join(", ")}) at the top level`)
     const problems = (found: ReadonlyArray<Axes.Problem>) => Effect.fail(ConfigError.all(file, found))
     const resolved = resolveEnv(raw, env)
     if (Either.isLeft(resolved)) return problems(resolved.left)

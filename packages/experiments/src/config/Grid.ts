@@ -229,8 +229,7 @@ export const names = (
     }
     if (parts.length > 0) return parts.join(" + ")
     if (shown.length > 0) return shown.map((s) => `no ${s}`).join(" + ")
-    const first = Stage.cellStages.map((s) => p[s]).find((x) => x !== null)
-    return first?.use ?? "empty"
+    return Stage.cellStages.map((s) => p[s]).find((x) => x !== null)?.use ?? "empty"
   })
   const varyingParts = Transform.keys.filter((k) => new Set(transforms.map((t) => transformPart(t, k))).size > 1)
   if (varyingParts.length === 0) return generated
@@ -270,14 +269,7 @@ type Cut = Either.Either<
   Selector.SpecProblem
 >
 
-/** Only retrievers have a cut: `select`, or for rankers `k`. */
-const retrieverCut = (plugin: Plugin.Of<"retriever">, options: Record<string, unknown>): Cut =>
-  Either.map(Selector.splitSpec(options, plugin), ({ select, rest }) => ({ select, rest, also: Selector.cutKeys(plugin) }))
-
-const noCut = (_: unknown, options: Record<string, unknown>): Cut =>
-  "select" in options
-    ? Either.left({ path: ["select"], message: "`select` (a selector) is only for retrievers" })
-    : Either.right({ select: undefined, rest: options, also: [] })
+const isRetriever = (plugin: Plugin.Of<Plugin.PipelineStage>): plugin is Plugin.Of<"retriever"> => plugin.stage === "retriever"
 
 /** Plan a stage: its plugin looked up, its cut taken apart, the rest decoded; problems are reported where written. */
 const planStage = <S extends Plugin.PipelineStage>(
@@ -285,13 +277,17 @@ const planStage = <S extends Plugin.PipelineStage>(
   registry: Plugin.Registry,
   stage: S,
   spec: Spec,
-  raw: RawStage,
-  cut: (plugin: Plugin.Of<S>, options: Record<string, unknown>) => Cut = noCut
+  raw: RawStage
 ): Effect.Effect<StagePlan<S>, ConfigError> =>
   Effect.gen(function*() {
     const plugin = yield* lookUp(config, registry, stage, spec, raw)
     const { use, ...options } = spec
-    const split = cut(plugin, options)
+    // Only retrievers have a cut: `select`, or for rankers `k`.
+    const split: Cut = isRetriever(plugin)
+      ? Either.map(Selector.splitSpec(options, plugin), ({ select, rest }) => ({ select, rest, also: Selector.cutKeys(plugin) }))
+      : "select" in options
+      ? Either.left({ path: ["select"], message: "`select` (a selector) is only for retrievers" })
+      : Either.right({ select: undefined, rest: options, also: [] })
     if (Either.isLeft(split)) return yield* failAt(config, originOf(raw, split.left.path), split.left.message)
     const { select, rest, also } = split.right
     const decoded = plugin.decode(rest)
@@ -325,10 +321,6 @@ const memoized = <S extends StageName>(plan: (spec: Spec, raw: RawStage) => Effe
 /** Hands control to the event loop (a fiber's own yield may stay in the microtask queue), so a signal can interrupt. */
 const letEventLoopRun = Effect.promise(() => new Promise<void>((resolve) => setImmediate(resolve)))
 
-interface Draft extends Omit<Cell, "index" | "name"> {
-  readonly name: Located<string> | undefined
-}
-
 /** Decode every stage of every cell and the scorers; fails on the first stage with problems, in config order. */
 export const expand = (config: Config, registry: Plugin.Registry): Effect.Effect<Grid, ConfigError> =>
   Effect.gen(function*() {
@@ -338,14 +330,14 @@ export const expand = (config: Config, registry: Plugin.Registry): Effect.Effect
       planStage(config, registry, "scorer", spec, { spec, origin: `scorers[${i}]`, origins: new Map() }))
     const scorerParams = scorers.map((s) => s.params)
     const plan = {
-      retriever: memoized((spec, raw) => planStage(config, registry, "retriever", spec, raw, retrieverCut)),
+      retriever: memoized((spec, raw) => planStage(config, registry, "retriever", spec, raw)),
       summarizer: memoized((spec, raw) => planStage(config, registry, "summarizer", spec, raw)),
       inferrer: memoized((spec, raw) => planStage(config, registry, "inferrer", spec, raw)),
       generator: memoized((spec, raw) => planStage(config, registry, "generator", spec, raw))
     }
 
     // Equal cells are one: the first keeps its place, and the first explicit name names it.
-    const drafts = new Map<string, Draft>()
+    const drafts = new Map<string, Omit<Cell, "index" | "name"> & { readonly name: Located<string> | undefined }>()
     let made = 0
     for (const raw of rawCells(config)) {
       if (raw instanceof ConfigError) return yield* raw
