@@ -1,20 +1,35 @@
 /**
- * A stage's value in a config (a plugin name, `{ use, ...options }` or null) and the `sweep` mapping,
- * decoded: each key says what the axis varies, which decides the shape of its alternatives.
+ * The grammar of a config's stages and sweep: a stage's value (a plugin name, `{ use, ...options }`
+ * or null), the `sweep` mapping (each key says what the axis varies, which decides the shape of its
+ * alternatives), how a written value expands into alternatives, and the key paths messages name.
  *
  * @example
- * Axes.decodeSweep({ "retriever.k": [2, 4] }) // Right([{ _tag: "option", stage: "retriever", ... }])
+ * Axes.decodeSweep({ "retriever.k": [2, 4] }) // Right([{ _tag: "Option", stage: "retriever", ... }])
+ * Axes.alternatives({ use: "bm25", k: [2, 4] }, "pipeline.retriever").length // 2
  */
 import { Stage, Transform } from "@cupid-lab/core"
 import * as Issues from "@cupid-lab/core/Issues"
-import { Array as Arr, Either, ParseResult, Schema } from "effect"
+import { Array as Arr, Either, ParseResult, Predicate, Schema } from "effect"
 import type { Located, SweepAxis } from "./Config.js"
-import { fromIssues, type Problem } from "./Env.js"
-import { alternatives, formatPath, isRecord, located, originOf, show } from "./Tree.js"
 
-const transformKey = "transform"
+const { isRecord } = Predicate
 
-const stageNames = Stage.cellStages
+/** A problem at a key path, before it becomes part of a ConfigError. */
+export interface Problem {
+  readonly path: string
+  readonly reason: string
+}
+
+/** `["sweep", "retriever", 2, "use"]` -> `sweep.retriever[2].use` */
+export const formatPath = (path: ReadonlyArray<PropertyKey>): string =>
+  path.reduce((out: string, s) => typeof s === "number" ? `${out}[${s}]` : out === "" ? String(s) : `${out}.${String(s)}`, "")
+
+/** Schema issues as problems at their key paths (under `prefix`). */
+export const fromIssues = (issues: ReadonlyArray<Issues.Issue>, prefix: ReadonlyArray<PropertyKey> = []): Array<Problem> =>
+  issues.map((i) => ({ path: formatPath([...prefix, ...i.path]), reason: i.message }))
+
+/** `a` -> `"a"`; values in messages are shown as JSON so strings are quoted and types are visible. */
+const show = (value: unknown): string => (value === undefined ? "undefined" : JSON.stringify(value))
 
 export const Options = Schema.Record({ key: Schema.String, value: Schema.Unknown })
 const SpecType = Schema.Struct({ use: Schema.String }, Options)
@@ -58,9 +73,63 @@ export const StageValueSchema = stageSchema(Schema.NullOr(SpecType), `${specShap
 export const ScorerSpecSchema = stageSchema(SpecType, `a scorer (${specShape} or a scorer name)`, { nullable: false, useIsList: false })
 const StageTemplateSchema = stageSchema(Schema.NullOr(SpecTemplateType), `${specShape}, a plugin name or null`, { nullable: true, useIsList: true })
 
+/** Where a value was written, and where each of its parts (`k`, `embedder.dims`) was when elsewhere. */
+export interface Origins {
+  readonly origin: string
+  readonly origins: ReadonlyMap<string, string>
+}
+
+/** One expanded alternative, and where it and each of its parts were written. */
+export interface Alt extends Origins {
+  readonly value: unknown
+}
+
+export const childPath = (key: string, rel: string): string => (rel === "" ? key : rel.startsWith("[") ? `${key}${rel}` : `${key}.${rel}`)
+
+/**
+ * A value's alternatives: a list lists them (a list inside it is a literal value), a mapping is the
+ * product of its values' alternatives, in key order.
+ */
+export const alternatives = (value: unknown, origin: string): Array<Alt> => {
+  if (Array.isArray(value)) {
+    return value.flatMap((el, i) => (isRecord(el) ? alternatives(el, `${origin}[${i}]`) : [{ value: el, origin: `${origin}[${i}]`, origins: new Map() }]))
+  }
+  if (!isRecord(value)) return [{ value, origin, origins: new Map() }]
+  return Object.entries(value).reduce((acc: Array<Alt & { readonly value: Readonly<Record<string, unknown>> }>, [key, v]) => {
+    const options = alternatives(v, `${origin}.${key}`)
+    return acc.flatMap((a) =>
+      options.map((o) => ({
+        value: { ...a.value, [key]: o.value },
+        origin,
+        origins: new Map([...a.origins, [key, o.origin], ...[...o.origins].map(([rel, at]) => [childPath(key, rel), at] as const)])
+      }))
+    )
+  }, [{ value: {}, origin, origins: new Map() }])
+}
+
+/** How many alternatives {@link alternatives} gives (and so a sweep axis has), computed without making them. */
+export const countAlternatives = (value: unknown): number =>
+  Array.isArray(value)
+    ? value.reduce((n: number, el) => n + (isRecord(el) ? countAlternatives(el) : 1), 0)
+    : isRecord(value)
+    ? Object.values(value).reduce((n: number, v) => n * countAlternatives(v), 1)
+    : 1
+
+/** Whether the part at `rel` is `key` or inside it. */
+export const within = (rel: string, key: string): boolean =>
+  rel === key || rel.startsWith(`${key}.`) || rel.startsWith(`${key}[`)
+
+/** Where a part (at `path` inside a value) was written: where the closest enclosing part was written, else the value. */
+export const originOf = (stage: Origins, path: ReadonlyArray<PropertyKey>): string => {
+  const rel = formatPath(path)
+  const closest = ([key]: readonly [string, string]) => within(rel, key) ? key.length : -1
+  const [key, at] = [...stage.origins].reduce((best, o) => (closest(o) > closest(best) ? o : best), ["", stage.origin])
+  return key === "" ? childPath(at, rel) : `${at}${rel.slice(key.length)}`
+}
+
 const transformHint = "(a transform is { drop: contrastive | stale, pad: <sessions>, position: early | middle | late | <index> })"
 
-const decodeTransform = (value: unknown, origin: { readonly origin: string; readonly origins: ReadonlyMap<string, string> }): Either.Either<Transform.Spec, Array<Problem>> =>
+const decodeTransform = (value: unknown, origin: Origins): Either.Either<Transform.Spec, Array<Problem>> =>
   Either.mapLeft(Issues.decode(Transform.Spec, value, "key"), (issues) =>
     issues.map((i) => ({
       path: originOf(origin, i.path),
@@ -68,69 +137,46 @@ const decodeTransform = (value: unknown, origin: { readonly origin: string; read
     })))
 
 const axisHelp =
-  `an axis is a stage (${stageNames.join(", ")}), a dotted option path such as retriever.k, or the history transform (transform, transform.pad, ...)`
+  `an axis is a stage (${Stage.cellStages.join(", ")}), a dotted option path such as retriever.k, or the history transform (transform, transform.pad, ...)`
+
+const decodeAxis = (key: string, value: unknown): Either.Either<SweepAxis, Array<Problem>> => {
+  const at = `sweep.${key}`
+  const problem = (reason: string) => Either.left([{ path: at, reason }])
+  const [head = "", ...rest] = key.split(".")
+  const stage = Stage.cellStages.find((s) => s === head)
+  const part = rest.length === 1 ? Transform.keys.find((k) => k === rest[0]) : undefined
+  if (head === "transform" && rest.length > 0 && part === undefined) {
+    const close = rest.length === 1 ? Issues.suggest(rest[0]!, Transform.keys) : undefined
+    return problem(
+      `unknown transform axis${close === undefined ? "" : ` (did you mean "transform.${close}"?)`}; use transform or transform.<part> with part one of ${Transform.keys.join(", ")}`
+    )
+  }
+  if (head !== "transform" && (stage === undefined || rest.some((s) => s === ""))) {
+    const close = stage === undefined ? Issues.suggest(head, [...Stage.cellStages, "transform"]) : undefined
+    return problem(`unknown sweep axis${close === undefined ? "" : ` (did you mean "${[close, ...rest].join(".")}"?)`}; ${axisHelp}`)
+  }
+  if (rest[0] === "use") return problem(`to vary the ${stage}'s plugin, list whole specs under sweep.${stage}`)
+  if (!Array.isArray(value) || value.length === 0) return problem(`expected a non-empty list of alternatives, got ${show(value)}`)
+  const written: ReadonlyArray<unknown> = value
+  if (stage === undefined) {
+    const [bad, values] = Arr.partitionMap(alternatives(value, at), (alt) => {
+      const decoded = part === undefined
+        ? decodeTransform(alt.value, alt)
+        : decodeTransform({ [part]: alt.value }, { origin: alt.origin, origins: new Map([[part, alt.origin], ...alt.origins]) })
+      return Either.map(decoded, (spec): Located<Transform.Spec> => ({ value: spec, origin: alt.origin }))
+    })
+    if (bad.length > 0) return Either.left(bad.flat())
+    return Either.right({ _tag: "Transform", key, alternatives: written, whole: part === undefined, transforms: values })
+  }
+  if (rest.length > 0) return Either.right({ _tag: "Option", key, alternatives: written, stage, path: rest })
+  const [bad, choices] = Arr.partitionMap(written, (alt, i) =>
+    Either.mapLeft(Issues.decode(StageTemplateSchema, alt, "key"), (issues) => fromIssues(issues, ["sweep", key, i])))
+  return bad.length > 0 ? Either.left(bad.flat()) : Either.right({ _tag: "Stage", key, alternatives: written, stage, choices })
+}
 
 export const decodeSweep = (sweep: Readonly<Record<string, unknown>>): Either.Either<Array<SweepAxis>, Array<Problem>> => {
-  const axes: Array<SweepAxis> = [], problems: Array<Problem> = []
-  for (const [key, value] of Object.entries(sweep)) {
-    const at = formatPath(["sweep", key])
-    const [head = "", ...rest] = key.split(".")
-    const stage = stageNames.find((s) => s === head)
-    if (head === transformKey) {
-      const part = rest.length === 1 ? Transform.keys.find((k) => k === rest[0]) : undefined
-      if (rest.length > 0 && part === undefined) {
-        const close = rest.length === 1 ? Issues.suggest(rest[0]!, Transform.keys) : undefined
-        problems.push({
-          path: at,
-          reason: `unknown transform axis${close === undefined ? "" : ` (did you mean "transform.${close}"?)`}; use transform or transform.<part> with part one of ${Transform.keys.join(", ")}`
-        })
-        continue
-      }
-    } else if (stage === undefined || rest.some((s) => s === "")) {
-      const close = stage === undefined ? Issues.suggest(head, [...stageNames, transformKey]) : undefined
-      const meant = close === undefined ? "" : ` (did you mean "${[close, ...rest].join(".")}"?)`
-      problems.push({ path: at, reason: `unknown sweep axis${meant}; ${axisHelp}` })
-      continue
-    } else if (rest[0] === "use") {
-      problems.push({ path: at, reason: `to vary the ${stage}'s plugin, list whole specs under sweep.${stage}` })
-      continue
-    }
-    if (!Array.isArray(value) || value.length === 0) {
-      problems.push({ path: at, reason: `expected a non-empty list of alternatives, got ${show(value)}` })
-      continue
-    }
-    const alternativesAsWritten: ReadonlyArray<unknown> = value
-    if (head === transformKey) {
-      const [bad, values] = Arr.partitionMap(alternatives(value, at), (alt) => {
-        const origin = located(alt, at)
-        const decoded = rest.length === 0
-          ? decodeTransform(alt.value, origin)
-          : decodeTransform({ [rest[0]!]: alt.value }, { origin: origin.origin, origins: new Map([[rest[0]!, origin.origin], ...origin.origins]) })
-        return Either.map(decoded, (spec): Located<Transform.Spec> => ({ value: spec, origin: origin.origin }))
-      })
-      if (bad.length > 0) {
-        problems.push(...bad.flat())
-        continue
-      }
-      const part = Transform.keys.find((k) => k === rest[0])
-      axes.push(
-        part === undefined
-          ? { _tag: "Transform", key, alternatives: alternativesAsWritten, transforms: values }
-          : { _tag: "TransformPart", key, alternatives: alternativesAsWritten, part, values }
-      )
-      continue
-    }
-    if (stage === undefined) continue
-    if (rest.length > 0) {
-      axes.push({ _tag: "Option", key, alternatives: alternativesAsWritten, stage, path: rest })
-      continue
-    }
-    const [bad, choices] = Arr.partitionMap(value, (alt, i) =>
-      Either.mapLeft(Issues.decode(StageTemplateSchema, alt, "key"), (issues) => fromIssues(issues, ["sweep", key, i])))
-    problems.push(...bad.flat())
-    axes.push({ _tag: "Stage", key, alternatives: alternativesAsWritten, stage, choices })
-  }
-  return problems.length > 0 ? Either.left(problems) : Either.right(axes)
+  const [problems, axes] = Arr.partitionMap(Object.entries(sweep), ([key, value]) => decodeAxis(key, value))
+  return problems.length > 0 ? Either.left(problems.flat()) : Either.right(axes)
 }
 
 /** The sweep key whose alternatives are data sources: one run per source. */

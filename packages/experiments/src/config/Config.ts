@@ -10,20 +10,16 @@
  */
 import { Domain, Hash, Stage, Transform, Yaml } from "@cupid-lab/core"
 import { FileSystem } from "@effect/platform"
-import { Effect, Either, Option, Record as Rec, Schema, Struct } from "effect"
+import { Effect, Either, Option, Predicate, Record as Rec, Schema, Struct } from "effect"
 import * as path from "node:path"
 import { ConfigError } from "../Errors.js"
 import * as ResultLine from "../results/ResultLine.js"
 import * as Issues from "@cupid-lab/core/Issues"
-import { isRecord } from "./Tree.js"
-import { decodeSources, decodeSweep, Options, ScorerSpecSchema, sourceAxis, type Spec, type SpecTemplate, StageValueSchema } from "./Axes.js"
-import { findSecrets, fromIssues, interpolate, type Problem } from "./Env.js"
+import * as Axes from "./Axes.js"
 
-export { keyVariable } from "./Env.js"
+const { isRecord } = Predicate
 
 export type StageName = Stage.CellStage
-
-export type { Spec, SpecTemplate } from "./Axes.js"
 
 export interface ModelEntry {
   readonly provider: string
@@ -41,23 +37,15 @@ export interface Located<A> {
 /**
  * A sweep axis: its key (`retriever`, `retriever.k`, `transform`, `transform.pad`) and alternatives as
  * written (the config hash covers these), decoded by what the key varies: a whole stage (null removes
- * it), one option of the cells' stage, a whole history transform, or one part of it.
+ * it), one option of the cells' stage, or the history transform (`whole`, or one part of it).
  */
 export type SweepAxis = { readonly key: string; readonly alternatives: ReadonlyArray<unknown> } & (
-  | { readonly _tag: "Stage"; readonly stage: StageName; readonly choices: ReadonlyArray<SpecTemplate | null> }
+  | { readonly _tag: "Stage"; readonly stage: StageName; readonly choices: ReadonlyArray<Axes.SpecTemplate | null> }
   | { readonly _tag: "Option"; readonly stage: StageName; readonly path: ReadonlyArray<string> }
-  | { readonly _tag: "Transform"; readonly transforms: ReadonlyArray<Located<Transform.Spec>> }
-  | { readonly _tag: "TransformPart"; readonly part: typeof Transform.keys[number]; readonly values: ReadonlyArray<Located<Transform.Spec>> }
+  | { readonly _tag: "Transform"; readonly whole: boolean; readonly transforms: ReadonlyArray<Located<Transform.Spec>> }
 )
 
-export interface ExplicitCell {
-  readonly name?: string
-  readonly stages: Readonly<Partial<Record<StageName, Spec | null>>>
-  /** Replaces `data.transform`. */
-  readonly transform?: Transform.Spec
-}
-
-export interface Config extends Omit<typeof FileSchema.Type, "name" | "models" | "sweep" | "cells" | "out"> {
+export interface Config extends Omit<typeof FileSchema.Type, "name" | "models" | "sweep" | "out"> {
   /** The file as the user named it, for messages. */
   readonly file: string
   /** Absolute directory of the file: `plugins:` paths are relative to it. */
@@ -67,7 +55,6 @@ export interface Config extends Omit<typeof FileSchema.Type, "name" | "models" |
   readonly sweep: ReadonlyArray<SweepAxis>
   /** `sweep: { data.source: [...] }`: one run per source, side by side in benchmarks.md; empty when not swept. */
   readonly sources: ReadonlyArray<string>
-  readonly cells: ReadonlyArray<ExplicitCell>
   /** The run directory when {@link outGiven} (config `out:` or `--out`), else the parent of `<run id>/` directories. */
   readonly out: string
   readonly outGiven: boolean
@@ -76,11 +63,12 @@ export interface Config extends Omit<typeof FileSchema.Type, "name" | "models" |
 const PositiveInt = Schema.Int.pipe(Schema.positive())
 const NonEmptyString = Schema.String.pipe(Schema.minLength(1, { message: () => "expected a non-empty string" }))
 
-const stageFields = Stage.byCellStage(() => Schema.optionalWith(StageValueSchema, { default: () => null }))
+const stageFields = Stage.byCellStage(() => Schema.optionalWith(Axes.StageValueSchema, { default: () => null }))
 
+/** An explicit cell: its stages replace the pipeline's, its transform `data.transform`. */
 const CellSchema = Schema.Struct({
   name: Schema.optionalWith(NonEmptyString, { exact: true }),
-  ...Stage.byCellStage(() => Schema.optionalWith(StageValueSchema, { exact: true })),
+  ...Stage.byCellStage(() => Schema.optionalWith(Axes.StageValueSchema, { exact: true })),
   transform: Schema.optionalWith(Transform.Spec, { exact: true })
 })
 
@@ -89,11 +77,8 @@ const ModelEntrySchema = Schema.Struct(
     provider: Schema.propertySignature(Schema.String).annotations({ missingMessage: () => `missing "provider" (the name of a provider plugin)` }),
     model: Schema.propertySignature(Schema.String).annotations({ missingMessage: () => `missing "model" (the provider's model id)` })
   },
-  Options
+  Axes.Options
 )
-
-/** The largest grid a sweep expands unless the config raises it (`maxCells`). */
-export const defaultMaxCells = 10_000
 
 /** Instances from which statistics take their large-sample forms (`bootstrap.largeSample`). */
 const defaultLargeSample = 2000
@@ -123,13 +108,14 @@ const FileSchema = Schema.Struct({
   models: Schema.optionalWith(Schema.Record({ key: Schema.String, value: ModelEntrySchema }), { default: () => ({}) }),
   plugins: Schema.optionalWith(Schema.Array(Schema.String), { default: () => [] }),
   pipeline: Schema.optionalWith(Schema.Struct(stageFields), { default: () => Stage.byCellStage(() => null) }),
-  scorers: Schema.optionalWith(Schema.Array(ScorerSpecSchema), { default: () => [] }),
-  // The shape of each axis depends on its key: decoded by `decodeSweep`.
-  sweep: Schema.optionalWith(Options, { default: () => ({}) }),
+  scorers: Schema.optionalWith(Schema.Array(Axes.ScorerSpecSchema), { default: () => [] }),
+  // The shape of each axis depends on its key: decoded by `Axes.decodeSweep`.
+  sweep: Schema.optionalWith(Axes.Options, { default: () => ({}) }),
   cells: Schema.optionalWith(Schema.Array(CellSchema), { default: () => [] }),
   concurrency: Schema.optionalWith(PositiveInt, { default: () => 4 }),
   transcripts: Schema.optionalWith(Schema.Literal("full", "counts"), { default: () => "full" as const }),
-  maxCells: Schema.optionalWith(PositiveInt, { default: () => defaultMaxCells }),
+  // The largest grid a sweep expands.
+  maxCells: Schema.optionalWith(PositiveInt, { default: () => 10_000 }),
   budget: Schema.optionalWith(Schema.Struct({ usd: Schema.Number.pipe(Schema.positive()) }), { exact: true }),
   cacheDir: Schema.optionalWith(Schema.String, { default: () => ".cache/models" }),
   /** A checkout of the CUPID authors' repository, for `prompts: reference`. */
@@ -149,7 +135,68 @@ const FileSchema = Schema.Struct({
   }), { default: () => ({ resamples: 1000, largeSample: defaultLargeSample }) })
 })
 
-const topLevelKeys: ReadonlyArray<string> = Object.keys(FileSchema.fields).sort()
+/** Where the providers read their keys from when the entry does not say (`apiKeyEnv`). */
+const defaultKeyEnv: Readonly<Record<string, string>> = { openai: "OPENAI_API_KEY", cohere: "CO_API_KEY" }
+
+/** Key names that hold credentials: compared without case, `_` or `-`. */
+const looksSecret = (key: string): boolean => {
+  const k = key.toLowerCase().replace(/[_-]/g, "")
+  return ["token", "accesstoken", "authtoken", "bearertoken", "passwd"].includes(k) ||
+    k.endsWith("apikey") || k.endsWith("secret") || k.endsWith("password")
+}
+
+/** The environment variable a model entry's provider reads its key from; undefined for a provider that takes none. */
+export const keyVariable = (entry: ModelEntry): string | undefined => {
+  const named = entry.options["apiKeyEnv"]
+  return typeof named === "string" ? named : defaultKeyEnv[entry.provider]
+}
+
+const secretAdvice = (root: Readonly<Record<string, unknown>>, at: ReadonlyArray<PropertyKey>): string => {
+  // Inside `models.<name>` the provider is known, and so is the variable it reads.
+  const entry = at[0] === "models" && at.length === 2 && isRecord(root.models) ? root.models[String(at[1])] : undefined
+  if (!isRecord(entry)) return "set it in the environment variable the provider reads (e.g. OPENAI_API_KEY) instead"
+  const { apiKeyEnv, provider } = entry
+  const variable = typeof apiKeyEnv === "string"
+    ? apiKeyEnv
+    : typeof provider === "string"
+    ? defaultKeyEnv[provider] ?? `${provider.toUpperCase().replace(/[^A-Z0-9]/g, "_")}_API_KEY`
+    : "OPENAI_API_KEY"
+  return `set the environment variable ${variable} instead`
+}
+
+const envPattern = /\$\$|\$\{([A-Za-z_][A-Za-z0-9_]*)(?::-([^}]*))?\}/g
+
+/**
+ * The config with every `${VAR}`, `${VAR:-default}` (default also when VAR is empty) and `$$` replaced.
+ * Keys named like secrets are refused first, so a `${VAR}` holding a key is not one.
+ */
+const resolveEnv = (
+  raw: Readonly<Record<string, unknown>>,
+  env: Readonly<Record<string, string | undefined>>
+): Either.Either<Record<string, unknown>, Array<Axes.Problem>> => {
+  const secrets: Array<Axes.Problem> = [], unset: Array<Axes.Problem> = []
+  const entries = (value: Readonly<Record<string, unknown>>, at: ReadonlyArray<PropertyKey>) =>
+    Rec.map(value, (v, key) => {
+      if (!looksSecret(key)) return walk(v, [...at, key])
+      secrets.push({ path: Axes.formatPath([...at, key]), reason: `secrets do not belong in config files; ${secretAdvice(raw, at)}` })
+      return v
+    })
+  const walk = (value: unknown, at: ReadonlyArray<PropertyKey>): unknown => {
+    if (Array.isArray(value)) return value.map((v, i) => walk(v, [...at, i]))
+    if (isRecord(value)) return entries(value, at)
+    if (typeof value !== "string") return value
+    return value.replace(envPattern, (match, name: string | undefined, fallback: string | undefined) => {
+      if (match === "$$") return "$"
+      const found = env[name!]
+      if (fallback !== undefined) return found === undefined || found === "" ? fallback : found
+      if (found !== undefined) return found
+      unset.push({ path: Axes.formatPath(at), reason: `environment variable ${name} is not set (write \${${name}:-default} to give a default)` })
+      return ""
+    })
+  }
+  const resolved = entries(raw, [])
+  return secrets.length > 0 ? Either.left(secrets) : unset.length > 0 ? Either.left(unset) : Either.right(resolved)
+}
 
 /** Parse and validate a config from its text. `env` supplies `${VAR}` values. */
 export const parse = (
@@ -158,7 +205,6 @@ export const parse = (
   env: Readonly<Record<string, string | undefined>> = process.env
 ): Effect.Effect<Config, ConfigError> =>
   Effect.suspend(() => {
-    // Syntax errors and runaway aliases, at their line.
     const read = Yaml.read(text)
     if (Either.isLeft(read)) {
       const { path: at, reason, line, column } = read.left
@@ -167,23 +213,44 @@ export const parse = (
     const raw = read.right
     const fail = (reason: string) => Effect.fail(new ConfigError({ file, path: "", reason }))
     if (raw === null || raw === undefined) return fail("the file is empty; a config needs at least a pipeline")
-    if (!isRecord(raw)) return fail(`expected a mapping of keys (${topLevelKeys.join(", ")}) at the top level`)
-    return Either.match(decodeFile(raw, file, env), {
-      onLeft: (problems) => Effect.fail(ConfigError.all(file, problems)),
-      onRight: Effect.succeed
+    if (!isRecord(raw)) return fail(`expected a mapping of keys (${Object.keys(FileSchema.fields).sort().join(", ")}) at the top level`)
+    const problems = (found: ReadonlyArray<Axes.Problem>) => Effect.fail(ConfigError.all(file, found))
+    const resolved = resolveEnv(raw, env)
+    if (Either.isLeft(resolved)) return problems(resolved.left)
+    const decoded = Issues.decode(FileSchema, resolved.right, "key", "top-level key")
+    // `data.source` is swept by running the grid once per source (see `sources`), not as a grid axis.
+    const { [Axes.sourceAxis]: sourcesRaw, ...axes } = isRecord(resolved.right.sweep) ? resolved.right.sweep : {}
+    const sweep = Axes.decodeSweep(axes)
+    const sources = Axes.decodeSources(sourcesRaw)
+    if (Either.isLeft(decoded) || Either.isLeft(sweep) || Either.isLeft(sources)) {
+      const parts: ReadonlyArray<Either.Either<unknown, Array<Axes.Problem>>> = [Either.mapLeft(decoded, Axes.fromIssues), sweep, sources]
+      return problems(parts.flatMap((part) => (Either.isLeft(part) ? part.left : [])))
+    }
+    const c = decoded.right
+    const name = c.name ?? path.basename(file).replace(/\.ya?ml$/, "")
+    if (!isFolderName(name)) {
+      return problems([{ path: "name", reason: `the file's name gives the run the name ${JSON.stringify(name)}, which is not one folder name: ${folderNameHelp}; set name:` }])
+    }
+    return Effect.succeed({
+      ...c,
+      file,
+      dir: path.dirname(path.resolve(file)),
+      name,
+      models: Rec.map(c.models, ({ provider, model, ...options }) => ({ provider, model, options })),
+      sweep: sweep.right,
+      sources: sources.right,
+      out: c.out ?? path.join("runs", name),
+      outGiven: c.out !== undefined
     })
   })
 
-/** Read and parse a config file. */
 export const load = (
   file: string,
   env: Readonly<Record<string, string | undefined>> = process.env
 ): Effect.Effect<Config, ConfigError, FileSystem.FileSystem> =>
-  Effect.flatMap(
-    Effect.flatMap(FileSystem.FileSystem, (fs) => fs.readFileString(file)).pipe(
-      Effect.mapError((e) => new ConfigError({ file, path: "", reason: `cannot read the config: ${e.cause instanceof Error ? e.cause.message : e.message}` }))
-    ),
-    (text) => parse(text, file, env)
+  Effect.flatMap(FileSystem.FileSystem, (fs) => fs.readFileString(file)).pipe(
+    Effect.mapError((e) => new ConfigError({ file, path: "", reason: `cannot read the config: ${e.cause instanceof Error ? e.cause.message : e.message}` })),
+    Effect.flatMap((text) => parse(text, file, env))
   )
 
 /** A `--config` argument: a path, or a bare name looked up in `configsDir` (`contextual` -> `configs/contextual.yaml`). */
@@ -195,49 +262,6 @@ export const resolveFile = (arg: string, configsDir: string): Effect.Effect<stri
     const candidates = [arg, `${arg}.yaml`, `${arg}.yml`].map((n) => path.join(configsDir, n))
     return (yield* Effect.findFirst(candidates, exists)).pipe(Option.getOrElse(() => arg))
   })
-
-const decodeFile = (
-  raw: Readonly<Record<string, unknown>>,
-  file: string,
-  env: Readonly<Record<string, string | undefined>>
-): Either.Either<Config, Array<Problem>> => {
-  // Secrets are refused before interpolation, so a `${VAR}` holding a key is not one.
-  const secrets = findSecrets(raw)
-  if (secrets.length > 0) return Either.left(secrets)
-  const unset: Array<Problem> = []
-  const resolved = interpolate(raw, [], env, unset)
-  if (unset.length > 0) return Either.left(unset)
-
-  const decoded = Issues.decode(FileSchema, resolved, "key", "top-level key")
-  const sweepRaw = isRecord(resolved) ? resolved.sweep : undefined
-  // `data.source` is swept by running the grid once per source (see `sources`), not as a grid axis.
-  const { [sourceAxis]: sourcesRaw, ...axes } = isRecord(sweepRaw) ? sweepRaw : {}
-  const sweep = isRecord(sweepRaw) ? decodeSweep(axes) : Either.right([])
-  const sources = decodeSources(sourcesRaw)
-  if (Either.isLeft(decoded) || Either.isLeft(sweep) || Either.isLeft(sources)) {
-    const problems = [...(Either.isLeft(decoded) ? fromIssues(decoded.left) : []), ...(Either.isLeft(sweep) ? sweep.left : []), ...(Either.isLeft(sources) ? sources.left : [])]
-    return Either.left(problems)
-  }
-  const c = decoded.right
-  const name = c.name ?? path.basename(file).replace(/\.ya?ml$/, "")
-  if (!isFolderName(name)) return Either.left([{ path: "name", reason: `the file's name gives the run the name ${JSON.stringify(name)}, which is not one folder name: ${folderNameHelp}; set name:` }])
-  return Either.right({
-    ...c,
-    file,
-    dir: path.dirname(path.resolve(file)),
-    name,
-    models: Rec.map(c.models, ({ provider, model, ...options }) => ({ provider, model, options })),
-    sweep: sweep.right,
-    sources: sources.right,
-    cells: c.cells.map(({ name: cellName, transform, ...stages }): ExplicitCell => ({
-      ...(cellName === undefined ? {} : { name: cellName }),
-      stages,
-      ...(transform === undefined ? {} : { transform })
-    })),
-    out: c.out ?? path.join("runs", name),
-    outGiven: c.out !== undefined
-  })
-}
 
 export interface Overrides {
   readonly data?: string
@@ -272,6 +296,12 @@ export const withOverrides = (config: Config, o: Overrides): Config => ({
  */
 export const hash = (config: Config): string =>
   Hash.contentHash({
-    ...Struct.pick(config, "name", "data", "seed", "models", "plugins", "pipeline", "scorers", "cells", "bootstrap"),
-    sweep: config.sweep.map((axis) => ({ key: axis.key, alternatives: axis.alternatives }))
+    ...Struct.pick(config, "name", "data", "seed", "models", "plugins", "pipeline", "scorers", "bootstrap"),
+    sweep: config.sweep.map((axis) => ({ key: axis.key, alternatives: axis.alternatives })),
+    // An explicit cell's stages are hashed apart from its name and transform, as run ids always were.
+    cells: config.cells.map(({ name, transform, ...stages }) => ({
+      ...(name === undefined ? {} : { name }),
+      stages,
+      ...(transform === undefined ? {} : { transform })
+    }))
   })

@@ -1,27 +1,24 @@
 /**
  * The plugin registry of a sweep: every package's built-in plugins plus the modules a config lists
- * under `plugins:` (TypeScript or JavaScript files, relative to the config; the default export is a
- * plugin or an array of them), and which package provides each plugin, for the run's record.
+ * under `plugins:` (ES modules in TypeScript or JavaScript, relative to the config, loaded through
+ * tsx in a namespace of their own), and which package provides each plugin, for the run's record.
  *
  * @example
- * // configs/mine.yaml: plugins: [./plugins/newest.ts]
- * const registry = yield* Plugins.registry(config)
+ * const registry = yield* Plugins.registry(config) // config: plugins: [./plugins/newest.ts]
  * registry.names("retriever") // ["all", "bm25", ..., "newest"]
- * const sourceOf = yield* Plugins.sources(config)
- * sourceOf(bm25) // { package: "@cupid-lab/retrievers", version: "0.1.0" }
+ * (yield* Plugins.sources(config))(bm25) // { package: "@cupid-lab/retrievers", version: "0.1.0" }
  */
 import { Builtins as CoreBuiltins, Plugin } from "@cupid-lab/core"
 import { Builtins as ProviderBuiltins } from "@cupid-lab/providers"
 import { Builtins as RetrieverBuiltins } from "@cupid-lab/retrievers"
 import { Builtins as ScorerBuiltins } from "@cupid-lab/scorers"
 import { FileSystem } from "@effect/platform"
-import { Effect, Schema } from "effect"
+import { Effect, Either, Predicate, Schema } from "effect"
 import { createRequire } from "node:module"
 import * as path from "node:path"
+import { pathToFileURL } from "node:url"
 import type { Config } from "./Config.js"
 import { ConfigError } from "../Errors.js"
-import * as PluginImport from "./PluginImport.js"
-import { isRecord } from "./Tree.js"
 
 const shipped: ReadonlyArray<readonly [string, ReadonlyArray<Plugin.AnyPlugin>]> = [
   ["@cupid-lab/core", CoreBuiltins.plugins],
@@ -30,7 +27,6 @@ const shipped: ReadonlyArray<readonly [string, ReadonlyArray<Plugin.AnyPlugin>]>
   ["@cupid-lab/providers", ProviderBuiltins.plugins]
 ]
 
-/** Every plugin the packages ship. */
 export const builtins = (): ReadonlyArray<Plugin.AnyPlugin> => shipped.flatMap(([, list]) => list)
 
 /** The package that provides a plugin (for a module, its path as the config gives it) and its version. */
@@ -39,37 +35,58 @@ export interface Source {
   readonly version: string
 }
 
-/** Plugins handed to the runner in code (tests, scripts). */
-const inCode: Source = { package: "(given in code)", version: "local" }
-
 const isPlugin = (value: unknown): value is Plugin.AnyPlugin =>
-  isRecord(value) && Plugin.stages.some((s) => s === value.stage) && typeof value.name === "string" &&
+  Predicate.isRecord(value) && Plugin.stages.some((s) => s === value.stage) && typeof value.name === "string" &&
   typeof value.decode === "function"
 
-interface Module {
-  readonly file: string
-  readonly resolved: string
-  readonly plugins: ReadonlyArray<Plugin.AnyPlugin>
+/** The file extensions a plugin file may have (CommonJS cannot import the lab's ES modules). */
+const extensions: ReadonlyArray<string> = [".ts", ".mts", ".js", ".mjs"]
+
+type ScopedImport = (url: string) => Promise<unknown>
+
+let scoped: Promise<ScopedImport> | undefined
+
+/** Import the module at an absolute path; a second import of the same file returns the same module. */
+const importFile = (file: string): Promise<unknown> =>
+  (scoped ??= import("tsx/esm/api").then(({ register }) => {
+    // tsconfig: false: the same transpilation whatever directory the lab is started from.
+    const api = register({ namespace: "cupid-lab-plugins", tsconfig: false })
+    return (url: string): Promise<unknown> => api.import(url, import.meta.url)
+  })).then((load) => load(pathToFileURL(file).href))
+
+const findsLab = (file: string): boolean =>
+  Either.isRight(Either.try(() => createRequire(file).resolve("@cupid-lab/core")))
+
+/** Why importing the file failed: the loader's message, or where plugin files must be when it cannot find the lab. */
+const describeFailure = (file: string, error: unknown): string => {
+  const code = error instanceof Error && "code" in error ? error.code : undefined
+  if ((code === "ERR_MODULE_NOT_FOUND" || code === "MODULE_NOT_FOUND") && !findsLab(file)) {
+    return "it cannot find @cupid-lab/core: a plugin file finds @cupid-lab/core and effect from its own folder upward, " +
+      "like any Node module, so it must be inside the cupid-lab checkout (e.g. configs/plugins/)"
+  }
+  return error instanceof Error ? error.message : String(error)
 }
 
 /** Import the modules a config lists under `plugins:` (the module cache makes a second import free). */
+interface Module { readonly file: string; readonly resolved: string; readonly plugins: ReadonlyArray<Plugin.AnyPlugin> }
+
 const loadModules = (config: Config): Effect.Effect<ReadonlyArray<Module>, ConfigError, FileSystem.FileSystem> =>
   Effect.forEach(config.plugins, (file, i) =>
     Effect.gen(function*() {
       const fail = (reason: string) => new ConfigError({ file: config.file, path: `plugins[${i}]`, reason })
       const resolved = path.resolve(config.dir, file)
-      if (!PluginImport.extensions.includes(path.extname(resolved))) {
-        return yield* fail(`${file}: a plugin file must be an ES module ending in ${PluginImport.extensions.join(", ")}`)
+      if (!extensions.includes(path.extname(resolved))) {
+        return yield* fail(`${file}: a plugin file must be an ES module ending in ${extensions.join(", ")}`)
       }
       const exists = yield* Effect.flatMap(FileSystem.FileSystem, (fs) => fs.exists(resolved)).pipe(Effect.orElseSucceed(() => false))
       if (!exists) return yield* fail(`cannot import ${file}: ${resolved} does not exist`)
       const mod: unknown = yield* Effect.tryPromise({
-        try: () => PluginImport.importFile(resolved),
-        catch: (e) => fail(`cannot import ${file} (${resolved}): ${PluginImport.describeFailure(resolved, e)}`)
+        try: () => importFile(resolved),
+        catch: (e) => fail(`cannot import ${file} (${resolved}): ${describeFailure(resolved, e)}`)
       })
       const expected = "the default export must be a plugin built with Plugin.retriever(...), Plugin.scorer(...) etc., or an array of them"
-      if (!isRecord(mod) || mod.default === undefined) {
-        const names = isRecord(mod) ? Object.keys(mod) : []
+      if (!Predicate.isRecord(mod) || mod.default === undefined) {
+        const names = Predicate.isRecord(mod) ? Object.keys(mod) : []
         return yield* fail(`${file}: has no default export (${names.length === 0 ? "it exports nothing" : `it exports ${names.join(", ")}`}); ${expected}`)
       }
       const list: ReadonlyArray<unknown> = Array.isArray(mod.default) ? mod.default : [mod.default]
@@ -85,17 +102,11 @@ export const registry = (
 ): Effect.Effect<Plugin.Registry, ConfigError, FileSystem.FileSystem> =>
   Effect.gen(function*() {
     const user = (yield* loadModules(config)).flatMap((m) => m.plugins)
-    const seen = new Set(base.map((p) => `${p.stage}\0${p.name}`))
-    for (const p of user) {
-      const k = `${p.stage}\0${p.name}`
-      if (seen.has(k)) {
-        return yield* new ConfigError({
-          file: config.file,
-          path: "plugins",
-          reason: `two ${p.stage} plugins are named "${p.name}"; rename the one in your module`
-        })
-      }
-      seen.add(k)
+    const same = (p: Plugin.AnyPlugin) => (q: Plugin.AnyPlugin) => p.stage === q.stage && p.name === q.name
+    const clash = user.find((p, i) => base.some(same(p)) || user.slice(0, i).some(same(p)))
+    if (clash !== undefined) {
+      const reason = `two ${clash.stage} plugins are named "${clash.name}"; rename the one in your module`
+      return yield* new ConfigError({ file: config.file, path: "plugins", reason })
     }
     return Plugin.makeRegistry([...base, ...user])
   })
@@ -112,17 +123,16 @@ const readPackageJson = (file: string): Effect.Effect<typeof PackageJson.Type | 
 const require = createRequire(import.meta.url)
 
 /** The version in a package's package.json, found upward from its entry point. */
-const packageVersion = (name: string): Effect.Effect<string, never, FileSystem.FileSystem> =>
-  Effect.gen(function*() {
-    let dir = path.dirname(require.resolve(name))
-    for (;;) {
-      const found = yield* readPackageJson(path.join(dir, "package.json"))
-      if (found?.name === name) return found.version ?? "unknown"
-      const parent = path.dirname(dir)
-      if (parent === dir) return "unknown"
-      dir = parent
-    }
-  })
+const packageVersion = (
+  name: string,
+  dir = path.dirname(require.resolve(name))
+): Effect.Effect<string, never, FileSystem.FileSystem> =>
+  Effect.flatMap(readPackageJson(path.join(dir, "package.json")), (found) =>
+    found?.name === name
+      ? Effect.succeed(found.version ?? "unknown")
+      : path.dirname(dir) === dir
+      ? Effect.succeed("unknown")
+      : packageVersion(name, path.dirname(dir)))
 
 let shippedSources: ReadonlyMap<object, Source> | undefined
 
@@ -130,18 +140,15 @@ let shippedSources: ReadonlyMap<object, Source> | undefined
 export const sources = (config: Config): Effect.Effect<(plugin: object) => Source, ConfigError, FileSystem.FileSystem> =>
   Effect.gen(function*() {
     const modules = yield* loadModules(config)
-    if (shippedSources === undefined) {
-      const versions = yield* Effect.forEach(shipped, ([pkg]) => packageVersion(pkg))
-      shippedSources = new Map(shipped.flatMap(([pkg, list], i) => {
-        const source = { package: pkg, version: versions[i]! }
-        return list.map((p) => [p, source] as const)
-      }))
-    }
+    const versions = shippedSources === undefined ? yield* Effect.forEach(shipped, ([pkg]) => packageVersion(pkg)) : []
+    const known = shippedSources ??= new Map(
+      shipped.flatMap(([pkg, list], i) => list.map((p) => [p, { package: pkg, version: versions[i]! }] as const))
+    )
     const own = new Map<object, Source>()
     for (const m of modules) {
       const source = { package: m.file, version: (yield* readPackageJson(path.join(path.dirname(m.resolved), "package.json")))?.version ?? "local" }
       for (const p of m.plugins) own.set(p, source)
     }
-    const known = shippedSources
-    return (plugin: object) => own.get(plugin) ?? known.get(plugin) ?? inCode
+    // Plugins handed to the runner in code (tests, scripts) have no package.
+    return (plugin: object) => own.get(plugin) ?? known.get(plugin) ?? { package: "(given in code)", version: "local" }
   })

@@ -15,7 +15,7 @@ import * as ResultLine from "./ResultLine.js"
 import * as RunInfoModule from "../run/RunInfo.js"
 import * as Issues from "@cupid-lab/core/Issues"
 import * as Columns from "./Columns.js"
-import { formatPath } from "../config/Tree.js"
+import { formatPath } from "../config/Axes.js"
 
 export type Row = ResultLine.Row
 

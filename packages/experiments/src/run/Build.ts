@@ -9,12 +9,12 @@
 import { Corpus, type Errors as CoreErrors, Hash, Memo, ModelCache, Models, type Pipeline, Plugin, type Retriever } from "@cupid-lab/core"
 import { Selector, Text } from "@cupid-lab/retrievers"
 import type { FileSystem } from "@effect/platform"
-import { Context, Effect, Either, type Scope } from "effect"
+import { Context, Effect, Either, Predicate, type Scope } from "effect"
 import { type Config, keyVariable, type StageName } from "../config/Config.js"
 import { ConfigError } from "../Errors.js"
 import * as Grid from "../config/Grid.js"
 import * as Issues from "@cupid-lab/core/Issues"
-import { isRecord, originOf } from "../config/Tree.js"
+import { originOf } from "../config/Axes.js"
 import * as Plugins from "../config/Plugins.js"
 import type { PluginFact } from "../results/ResultLine.js"
 import type * as Summary from "../results/Summary.js"
@@ -62,7 +62,7 @@ export const models = (
 /** The option path (inside a stage's params) holding `value`, for pointing at a model name. */
 const findValue = (value: unknown, target: string, at: ReadonlyArray<string> = []): ReadonlyArray<string> | undefined => {
   if (value === target) return at
-  if (isRecord(value)) {
+  if (Predicate.isRecord(value)) {
     for (const [k, v] of Object.entries(value)) {
       const found = k === "use" ? undefined : findValue(v, target, [...at, k])
       if (found !== undefined) return found
