@@ -103,7 +103,7 @@ export const emptyTotals: Totals = { attempts: 0, calls: 0, cached: 0, requests:
 export const tally = (file: string): Effect.Effect<Totals, RunError, FileSystem.FileSystem> =>
   Effect.gen(function*() {
     const fileSystem = yield* FileSystem.FileSystem
-    if (!(yield* fileSystem.exists(file).pipe(Effect.orElseSucceed(() => false)))) return emptyTotals
+    if (!(yield* RunDir.exists(fileSystem, file))) return emptyTotals
     const t = { ...emptyTotals }
     let unreadable = 0
     const decode = Schema.decodeUnknownEither(Schema.parseJson(Line))

@@ -181,7 +181,7 @@ export const open = Effect.fn("ResultLog.open")(function*(options: Options): Eff
   }
   const read: Array<ReturnType<typeof fateOf> & { readonly lineNo: number; readonly text: Buffer }> = []
   let truncated = false
-  if (yield* exists(fileSystem, file)) {
+  if (yield* RunDir.exists(fileSystem, file)) {
     const scanned = yield* RunDir.scan(fileSystem, file, (raw, lineNo) => {
       const line = fateOf(raw, lineNo, file, cells, done)
       if (line.fate === "keep") add(line.row!.cell, line.row!.instance, raw.length)
@@ -315,15 +315,13 @@ export const open = Effect.fn("ResultLog.open")(function*(options: Options): Eff
 const changedWhileRunning = (file: string, size: number, expected: number) =>
   new RunError({ path: file, reason: `the file changed while the sweep ran (${size} bytes, expected ${expected}); was it edited by something else?` })
 
-const exists = (fileSystem: FileSystem.FileSystem, file: string) => fileSystem.exists(file).pipe(Effect.orElseSucceed(() => false))
-
 /** The pairs a results directory already holds ({@link pairKey} of ok lines of `cells`), read without changing anything (dry runs). */
 export const readDone = (dir: string, cells: ReadonlySet<string>): Effect.Effect<Set<string>, RunError, FileSystem.FileSystem> =>
   Effect.gen(function*() {
     const fileSystem = yield* FileSystem.FileSystem
     const file = path.join(dir, fileName)
     const done = new Set<string>()
-    if (!(yield* exists(fileSystem, file))) return done
+    if (!(yield* RunDir.exists(fileSystem, file))) return done
     yield* RunDir.scan(fileSystem, file, (raw) => {
       const { fate, row } = fateOf(raw, 0, file, cells, done)
       if (fate === "keep") done.add(pairKey(row!.cell, row!.instance))

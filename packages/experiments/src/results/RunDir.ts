@@ -71,13 +71,13 @@ export const parseRows = (text: string, file: string): Either.Either<Array<Row>,
   Either.all(text.split("\n").flatMap((line, i) => (line.trim() === "" ? [] : [parseRow(line, i + 1, file)])))
 
 /** Every line of a results.jsonl file, decoded one by one into `add`, in file order; a line cut short fails. */
-const foldRows = (fileSystem: FileSystem.FileSystem, file: string, add: (row: Row) => void): Effect.Effect<void, RunError> =>
+const foldRows = (fileSystem: FileSystem.FileSystem, file: string, add: (row: Row, raw: Buffer) => void): Effect.Effect<void, RunError> =>
   scan(fileSystem, file, (raw, lineNo) => {
     const text = raw.toString("utf8", 0, raw.length - 1)
     if (text.trim() === "") return
     const row = parseRow(text, lineNo, file)
     if (Either.isLeft(row)) return row.left
-    add(row.right)
+    add(row.right, raw)
   }).pipe(
     Effect.flatMap(({ lines, partial }) =>
       partial
@@ -100,15 +100,15 @@ export const parseSummary = (value: unknown, file: string): Either.Either<Result
 export const parseInfo = (value: unknown, file: string): Either.Either<RunInfo, RunError> =>
   Either.mapLeft(decodeInfo(value), (e) => new RunError({ path: file, reason: firstIssue(e) }))
 
-const exists = (fileSystem: FileSystem.FileSystem, file: string) => fileSystem.exists(file).pipe(Effect.orElseSucceed(() => false))
+export const exists = (fileSystem: FileSystem.FileSystem, file: string) => fileSystem.exists(file).pipe(Effect.orElseSucceed(() => false))
 
 /** Read a run directory. Fails with a {@link RunError} when summary.json or results.jsonl is missing or malformed. */
 export const read = (dir: string): Effect.Effect<Run, RunError, FileSystem.FileSystem> => readWith(dir, () => {})
 
-/** {@link read}, handing every decoded line to `also` as well; with `info: "caller"` run.json is left to the caller. */
+/** {@link read}, handing every decoded line to `also` as well (with its bytes, valid during the call); with `info: "caller"` run.json is left to the caller. */
 export const readWith = (
   dir: string,
-  also: (row: Row) => void,
+  also: (row: Row, raw: Buffer) => void,
   options: { readonly info?: "read" | "caller" } = {}
 ): Effect.Effect<Run, RunError, FileSystem.FileSystem> =>
   Effect.gen(function*() {
@@ -126,9 +126,9 @@ export const readWith = (
     if (!(yield* exists(fileSystem, resultsFile))) return yield* new RunError({ path: resultsFile, reason: "missing; the run has no results" })
     const summary = yield* Effect.flatMap(readJson(fileSystem, summaryFile, "the summary"), (v) => parseSummary(v, summaryFile))
     const rows: Array<Row> = []
-    yield* foldRows(fileSystem, resultsFile, (row) => {
+    yield* foldRows(fileSystem, resultsFile, (row, raw) => {
       rows.push(row)
-      also(row)
+      also(row, raw)
     })
     const problem = Columns.problem(rows)
     if (problem !== undefined) return yield* new RunError({ path: resultsFile, reason: problem })
