@@ -95,12 +95,10 @@ export const line = (
   usage.length === 0 ? undefined : `${JSON.stringify({ cell: pair.cell, instance: pair.instance, ranAt: pair.ranAt, calls: usage.map((e) => callOf(e, mode)) } satisfies Line)}\n`
 
 /** What the transcripts of a run directory add up to, over every recorded attempt (summary.json's `modelCalls`). */
-export type Totals = typeof ModelCalls.Type
-
-export const emptyTotals: Totals = { attempts: 0, calls: 0, cached: 0, requests: 0, retries: 0, failed: 0 }
+export const emptyTotals: typeof ModelCalls.Type = { attempts: 0, calls: 0, cached: 0, requests: 0, retries: 0, failed: 0 }
 
 /** Totals of `file` (zeros when it does not exist); a line cut short by a kill is not counted. */
-export const tally = (file: string): Effect.Effect<Totals, RunError, FileSystem.FileSystem> =>
+export const tally = (file: string): Effect.Effect<typeof ModelCalls.Type, RunError, FileSystem.FileSystem> =>
   Effect.gen(function*() {
     const fileSystem = yield* FileSystem.FileSystem
     if (!(yield* RunDir.exists(fileSystem, file))) return emptyTotals

@@ -71,7 +71,7 @@ const readShard = (fileSystem: FileSystem.FileSystem, dir: string) =>
       if (!(yield* RunDir.exists(fileSystem, file))) return yield* fail(file, `missing; ${unfinished}`)
     }
     const lines: Array<Line> = []
-    const run = yield* RunDir.readWith(dir, (row, raw) => void lines.push({ text: Buffer.from(raw), row }))
+    const run = yield* RunDir.read(dir, { also: (row, raw) => void lines.push({ text: Buffer.from(raw), row }) })
     const info = run.info ?? {}
     if (info.interrupted === true) return yield* fail(dir, `its sweep was interrupted before the end (run.json); ${unfinished}`)
     return { dir, identity: identity.right, shard, summary: run.summary, info, lines }

@@ -86,10 +86,10 @@ const fixes: Readonly<Record<string, string>> = {
 /** What to do next, in words, after a write failed with `e`. */
 const remedy = (e: unknown): string => `${fixes[Files.code(e) ?? ""] ?? "fix the cause"} and rerun the same command to resume`
 
-const writeFailed = (file: string, e: unknown, safe: number, doing: string): RunError =>
+const writeFailed = (file: string, e: unknown, safe: number, doing: string, where = "the file"): RunError =>
   new RunError({
     path: file,
-    reason: `cannot ${doing}: ${Files.describe(e)}; ${safe} result line${safe === 1 ? " is" : "s are"} safely in the file; ${remedy(e)}`
+    reason: `cannot ${doing}: ${Files.describe(e)}; ${safe} result line${safe === 1 ? " is" : "s are"} safely in ${where}; ${remedy(e)}`
   })
 
 /** Shown of the corrupt lines' numbers in the error. */
@@ -237,12 +237,7 @@ export const open = Effect.fn("ResultLog.open")(function*(options: Options): Eff
     const writeCalls = transcripts.length === 0
       ? Effect.void
       : fileSystem.writeFile(callsFile, Buffer.from(transcripts.join(""), "utf8"), { flag: "a" }).pipe(
-        Effect.catchAll((e) =>
-          Effect.fail((failure = new RunError({
-            path: callsFile,
-            reason: `cannot append the call transcripts: ${Files.describe(e)}; ${written} result line${written === 1 ? " is" : "s are"} safely in ${fileName}; ${remedy(e)}`
-          })))
-        )
+        Effect.catchAll((e) => Effect.fail((failure = writeFailed(callsFile, e, written, "append the call transcripts", fileName))))
       )
     return Effect.zipRight(writeCalls, out.writeAll(bytes).pipe(
       Effect.tap(() =>

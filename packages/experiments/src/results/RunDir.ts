@@ -102,14 +102,13 @@ export const parseInfo = (value: unknown, file: string): Either.Either<RunInfo, 
 
 export const exists = (fileSystem: FileSystem.FileSystem, file: string) => fileSystem.exists(file).pipe(Effect.orElseSucceed(() => false))
 
-/** Read a run directory. Fails with a {@link RunError} when summary.json or results.jsonl is missing or malformed. */
-export const read = (dir: string): Effect.Effect<Run, RunError, FileSystem.FileSystem> => readWith(dir, () => {})
-
-/** {@link read}, handing every decoded line to `also` as well (with its bytes, valid during the call); with `info: "caller"` run.json is left to the caller. */
-export const readWith = (
+/**
+ * Read a run directory, handing every decoded line to `also` as well (with its bytes, valid during the call); with
+ * `info: "caller"` run.json is left to the caller. Fails with a {@link RunError} when summary.json or results.jsonl is missing or malformed.
+ */
+export const read = (
   dir: string,
-  also: (row: Row, raw: Buffer) => void,
-  options: { readonly info?: "read" | "caller" } = {}
+  options: { readonly also?: (row: Row, raw: Buffer) => void; readonly info?: "read" | "caller" } = {}
 ): Effect.Effect<Run, RunError, FileSystem.FileSystem> =>
   Effect.gen(function*() {
     const fileSystem = yield* FileSystem.FileSystem
@@ -128,7 +127,7 @@ export const readWith = (
     const rows: Array<Row> = []
     yield* foldRows(fileSystem, resultsFile, (row, raw) => {
       rows.push(row)
-      also(row, raw)
+      options.also?.(row, raw)
     })
     const problem = Columns.problem(rows)
     if (problem !== undefined) return yield* new RunError({ path: resultsFile, reason: problem })
