@@ -10,7 +10,7 @@ import { Files } from "@cupid-lab/core"
 import type { FileSystem } from "@effect/platform"
 import type { PlatformError } from "@effect/platform/Error"
 import { Effect } from "effect"
-import type { Row } from "./ResultLine.js"
+import { finiteOrNull, type Row } from "./ResultLine.js"
 
 /** Unicode controls that reorder text (bidi embeddings, overrides, isolates and marks). */
 const bidi = /[\u200E\u200F\u202A-\u202E\u2066-\u2069]/g
@@ -79,10 +79,7 @@ export const columns = (rows: ReadonlyArray<Row>): Array<Column> => {
   return [...leading, ...scores, ...trailing]
 }
 
-/** A number column's value: null when missing or not finite. */
-export const finite = (x: number | null | undefined): number | null => (x === null || x === undefined || !Number.isFinite(x) ? null : x)
-
-const cellOf = (c: Column, r: Row): string => (c.kind === "text" ? field(c.value(r) ?? "") : String(finite(c.value(r)) ?? ""))
+const cellOf = (c: Column, r: Row): string => (c.kind === "text" ? field(c.value(r) ?? "") : String(finiteOrNull(c.value(r)) ?? ""))
 
 /** The CSV's text: the header, then one line per row. */
 export const render = (rows: ReadonlyArray<Row>): string => {

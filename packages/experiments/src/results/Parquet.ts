@@ -13,7 +13,7 @@ import { Effect } from "effect"
 import type { SchemaElement } from "hyparquet"
 import { ByteWriter, ParquetWriter } from "hyparquet-writer"
 import * as Csv from "./Csv.js"
-import type { Row } from "./ResultLine.js"
+import { finiteOrNull, type Row } from "./ResultLine.js"
 
 const elementOf = (c: Csv.Column): SchemaElement =>
   c.kind === "number"
@@ -21,7 +21,7 @@ const elementOf = (c: Csv.Column): SchemaElement =>
     : { name: c.title, type: "BYTE_ARRAY", converted_type: "UTF8", repetition_type: c.required ? "REQUIRED" : "OPTIONAL" }
 
 const valueOf = (c: Csv.Column, r: Row): string | number | null => {
-  if (c.kind === "number") return Csv.finite(c.value(r))
+  if (c.kind === "number") return finiteOrNull(c.value(r))
   const x = c.value(r)
   return x === null ? null : Csv.visibleControls(x)
 }

@@ -11,7 +11,7 @@ import { type Paired, Statistics } from "@cupid-lab/scorers"
 import { Schema } from "effect"
 import * as Columns from "./Columns.js"
 import * as ResultLine from "./ResultLine.js"
-import type { CellSummary, MetricDescription, Row, SliceSummary } from "./ResultLine.js"
+import { type CellSummary, finiteOrNull, type MetricDescription, type SliceSummary } from "./ResultLine.js"
 
 export type Options = Pick<ResultLine.Summary, "seed" | "resamples" | "largeSample"> & { readonly metrics: ReadonlyArray<MetricDescription> }
 
@@ -39,8 +39,6 @@ const metricsOf = (index: Columns.Index, options: Options): ReadonlyArray<Metric
   const others = [...index.okScoreKinds.keys()].filter((k) => !declared.has(k)).sort()
   return [...options.metrics, ...others.map((k) => undeclared(k, index.okScoreKinds.get(k) === true))]
 }
-
-const nullable = (x: number): number | null => (Number.isFinite(x) ? x : null)
 
 const estimate = (c: Paired.Columns, options: Statistics.BootstrapOptions & Statistics.Clustering): Statistics.Estimate => {
   switch (c._tag) {
@@ -78,7 +76,7 @@ export const of = (
       failed: failed.get(`${cell}\u0000${type}`) ?? 0,
       metrics: Object.fromEntries(metrics.map((m) => {
         const e = estimate(data(m), { ...bootstrap, clusters })
-        return [m.name, { n: e.n, mean: nullable(e.mean), ci95: [nullable(e.ci95[0]), nullable(e.ci95[1])] as const }]
+        return [m.name, { n: e.n, mean: finiteOrNull(e.mean), ci95: [finiteOrNull(e.ci95[0]), finiteOrNull(e.ci95[1])] as const }]
       }))
     }
   }
