@@ -6,7 +6,7 @@
  * @example
  * const totals = yield* Calls.tally("runs/x/calls.jsonl") // { attempts, calls, cached, requests, retries, failed }
  */
-import { Files, type LanguageModel, Usage } from "@cupid-lab/core"
+import { type LanguageModel, Usage } from "@cupid-lab/core"
 import { FileSystem } from "@effect/platform"
 import { Effect, Either, Schema } from "effect"
 import { RunError } from "../Errors.js"
@@ -100,12 +100,10 @@ export const emptyTotals: typeof ModelCalls.Type = { attempts: 0, calls: 0, cach
 /** Totals of `file` (zeros when it does not exist); a line cut short by a kill is not counted. */
 export const tally = (file: string): Effect.Effect<typeof ModelCalls.Type, RunError, FileSystem.FileSystem> =>
   Effect.gen(function*() {
-    const fileSystem = yield* FileSystem.FileSystem
-    if (!(yield* RunDir.exists(fileSystem, file))) return emptyTotals
     const t = { ...emptyTotals }
     let unreadable = 0
     const decode = Schema.decodeUnknownEither(Schema.parseJson(Line))
-    yield* RunDir.scan(fileSystem, file, (raw) => {
+    yield* RunDir.scanIfPresent(file, "call transcripts", (raw) => {
       const decoded = decode(raw.toString("utf8", 0, raw.length - 1))
       if (Either.isLeft(decoded)) {
         unreadable++
@@ -119,7 +117,7 @@ export const tally = (file: string): Effect.Effect<typeof ModelCalls.Type, RunEr
         t.requests += c.requests
         t.retries += Math.max(0, c.requests - 1)
       }
-    }).pipe(Effect.mapError((e) => new RunError({ path: file, reason: `cannot read the call transcripts: ${Files.describe(e)}` })))
+    })
     return unreadable === 0 ? t : { ...t, unreadable }
   })
 

@@ -271,5 +271,5 @@ export const merge = (options: Options): Effect.Effect<Merged, RunError, FileSys
     const info = mergedInfo(sorted, summary, lines.length)
     const written = yield* Report.writeRun({ dir: out, summary, index, info, examples })
     yield* write(files.run, RunInfo.encode(info))
-    return { out, identity, shards: sorted.length, pairs: lines.length, instances: summary.dataset.instances, summary, files, opening: written.opening }
+    return { out, identity, shards: sorted.length, pairs: lines.length, instances: summary.dataset.instances, files, opening: written.opening }
   }))

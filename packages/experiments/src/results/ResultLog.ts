@@ -180,15 +180,11 @@ export const open = Effect.fn("ResultLog.open")(function*(options: Options): Eff
     end += bytes
   }
   const read: Array<ReturnType<typeof fateOf> & { readonly lineNo: number; readonly text: Buffer }> = []
-  let truncated = false
-  if (yield* RunDir.exists(fileSystem, file)) {
-    const scanned = yield* RunDir.scan(fileSystem, file, (raw, lineNo) => {
-      const line = fateOf(raw, lineNo, file, cells, done)
-      if (line.fate === "keep") add(line.row!.cell, line.row!.instance, raw.length)
-      read.push({ ...line, lineNo, text: Buffer.from(raw) })
-    }).pipe(Effect.mapError((e) => new RunError({ path: file, reason: `cannot read the results: ${Files.describe(e)}` })))
-    truncated = scanned.partial
-  }
+  const { partial: truncated } = yield* RunDir.scanIfPresent(file, "results", (raw, lineNo) => {
+    const line = fateOf(raw, lineNo, file, cells, done)
+    if (line.fate === "keep") add(line.row!.cell, line.row!.instance, raw.length)
+    read.push({ ...line, lineNo, text: Buffer.from(raw) })
+  })
   const linesOf = (fate: Fate) => read.filter((l) => l.fate === fate)
   const kept = linesOf("keep").map((l) => l.row!)
   const corrupt = linesOf("corrupt"), orphaned = linesOf("orphan").length
@@ -313,13 +309,11 @@ const changedWhileRunning = (file: string, size: number, expected: number) =>
 /** The pairs a results directory already holds ({@link pairKey} of ok lines of `cells`), read without changing anything (dry runs). */
 export const readDone = (dir: string, cells: ReadonlySet<string>): Effect.Effect<Set<string>, RunError, FileSystem.FileSystem> =>
   Effect.gen(function*() {
-    const fileSystem = yield* FileSystem.FileSystem
     const file = path.join(dir, fileName)
     const done = new Set<string>()
-    if (!(yield* RunDir.exists(fileSystem, file))) return done
-    yield* RunDir.scan(fileSystem, file, (raw) => {
+    yield* RunDir.scanIfPresent(file, "results", (raw) => {
       const { fate, row } = fateOf(raw, 0, file, cells, done)
       if (fate === "keep") done.add(pairKey(row!.cell, row!.instance))
-    }).pipe(Effect.mapError((e) => new RunError({ path: file, reason: `cannot read the results: ${Files.describe(e)}` })))
+    })
     return done
   })

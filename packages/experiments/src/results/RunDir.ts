@@ -175,6 +175,16 @@ export const scan = <E = never>(
     return { lines, partial: filled > 0 }
   }))
 
+/** {@link scan} of a file that may be missing (then it has no lines); a failed read is "cannot read the <what>". */
+export const scanIfPresent = (file: string, what: string, onLine: (line: Buffer, lineNo: number) => void) =>
+  Effect.gen(function*() {
+    const fileSystem = yield* FileSystem.FileSystem
+    if (!(yield* exists(fileSystem, file))) return { lines: 0, partial: false }
+    return yield* scan<never>(fileSystem, file, (line, lineNo) => void onLine(line, lineNo)).pipe(
+      Effect.mapError((e) => new RunError({ path: file, reason: `cannot read the ${what}: ${Files.describe(e)}` }))
+    )
+  })
+
 /**
  * The lines of a JSON-lines `file` about one instance, decoded with `schema`, in file order (lines
  * that do not mention it are skipped undecoded); those that do not decode are counted in `unreadable`.
@@ -186,17 +196,15 @@ export const linesAbout = <A extends { readonly instance: string }, I>(
   what: string
 ): Effect.Effect<{ readonly lines: ReadonlyArray<A>; readonly unreadable: number }, RunError, FileSystem.FileSystem> =>
   Effect.gen(function*() {
-    const fileSystem = yield* FileSystem.FileSystem
     const lines: Array<A> = []
     let unreadable = 0
-    if (!(yield* exists(fileSystem, file))) return { lines, unreadable }
     const decode = Schema.decodeUnknownEither(Schema.parseJson(schema))
     const needle = Buffer.from(JSON.stringify(instance))
-    yield* scan(fileSystem, file, (line) => {
+    yield* scanIfPresent(file, what, (line) => {
       if (line.indexOf(needle) === -1) return
       const decoded = decode(line.toString("utf8", 0, line.length - 1))
       if (Either.isLeft(decoded)) unreadable++
       else if (decoded.right.instance === instance) lines.push(decoded.right)
-    }).pipe(Effect.mapError((e) => new RunError({ path: file, reason: `cannot read the ${what}: ${Files.describe(e)}` })))
+    })
     return { lines, unreadable }
   })
