@@ -164,13 +164,13 @@ const program = Effect.gen(function*() {
     })
   const index = yield* retained(Effect.map(RunDir.readRows(outcome.files.results), Columns.index).pipe(Effect.provide(NodeFileSystem.layer)))
   const whole = yield* retained(RunDir.readRows(outcome.files.results).pipe(Effect.provide(NodeFileSystem.layer)))
-  const kept = { lines: index.value.lines, index: index.bytes, rows: whole.bytes + 0 * whole.value.length }
+  const kept = { lines: index.value.table.length, index: index.bytes, rows: whole.bytes + 0 * whole.value.length }
   // results.parquet alone, from the index: time, size and the heap it adds over it.
   resetPeak()
   const heapBefore = process.memoryUsage().heapUsed
   const parquetStarted = performance.now()
   yield* Parquet.write(path.join(dir, "again.parquet"), index.value.table).pipe(Effect.provide(NodeFileSystem.layer))
-  const parquet = { rows: index.value.lines, seconds: (performance.now() - parquetStarted) / 1000, heapRise: peakHeap - heapBefore }
+  const parquet = { rows: index.value.table.length, seconds: (performance.now() - parquetStarted) / 1000, heapRise: peakHeap - heapBefore }
   return { outcome, seconds, cpuSeconds: (used.user + used.system) / 1e6, reportSeconds, sweepPeak, reportPeak, parquet, held: kept, retainedAtEnd }
 })
 

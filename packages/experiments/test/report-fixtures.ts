@@ -9,7 +9,7 @@ import * as fs from "node:fs"
 import * as os from "node:os"
 import * as path from "node:path"
 import * as Columns from "../src/results/Columns.js"
-import type { MetricDescription, ResultLine, Row, Score, Summary as SummaryType } from "../src/results/ResultLine.js"
+import type { CellInfo, MetricDescription, ResultLine, Row, Score, Summary as SummaryType } from "../src/results/ResultLine.js"
 import * as Summary from "../src/results/Summary.js"
 
 export const tempDir = (prefix: string): string => fs.mkdtempSync(path.join(os.tmpdir(), `cupid-${prefix}-`))
@@ -242,6 +242,6 @@ export const summaryFold = (options: Summary.Options) => {
   return {
     add: (line: Row): void => void rows.push(line),
     metrics: () => Summary.of(Columns.index(rows), options, []).metrics,
-    cells: (cells: ReadonlyArray<Summary.CellInfo>) => Summary.of(Columns.index(rows), options, cells).cells
+    cells: (cells: ReadonlyArray<CellInfo>) => Summary.of(Columns.index(rows), options, cells).cells
   }
 }

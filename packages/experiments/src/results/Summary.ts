@@ -15,8 +15,6 @@ import { type CellSummary, finiteOrNull, type MetricDescription, type SliceSumma
 
 export type Options = Pick<ResultLine.Summary, "seed" | "resamples" | "largeSample"> & { readonly metrics: ReadonlyArray<MetricDescription> }
 
-export type CellInfo = ResultLine.CellInfo
-
 const undeclaredDescription = "(not declared by its scorer)"
 
 /** A metric a scorer returned without declaring it: a mean of its numbers, or a ratio of its counts. */
@@ -55,7 +53,7 @@ const estimate = (c: Paired.Columns, options: Statistics.BootstrapOptions & Stat
 export const of = (
   index: Columns.Index,
   options: Options,
-  cells: ReadonlyArray<CellInfo>
+  cells: ReadonlyArray<ResultLine.CellInfo>
 ): { readonly metrics: ReadonlyArray<MetricDescription>; readonly cells: Array<CellSummary> } => {
   const metrics = metricsOf(index, options)
   const bootstrap = { seed: options.seed, resamples: options.resamples, ...(options.largeSample !== undefined ? { largeSample: options.largeSample } : {}) }
