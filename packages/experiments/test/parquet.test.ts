@@ -9,7 +9,7 @@ import * as Parquet from "../src/results/Parquet.js"
 import * as Report from "../src/render/Report.js"
 import * as RunDir from "../src/results/RunDir.js"
 import type { ResultLine, Score } from "../src/results/ResultLine.js"
-import { cellA, cellB, dataset, tempDir, writeRun } from "./report-fixtures.js"
+import { cellA, cellB, dataset, parseRows, tempDir, writeRun } from "./report-fixtures.js"
 import { runPromise } from "./support.js"
 
 const formulaName = `=HYPERLINK("http://x","y")`
@@ -211,7 +211,7 @@ describe("results.parquet", () => {
     Effect.gen(function*() {
       const dir = tempDir("parquet-groups")
       const lines = writeFixtureRun(dir)
-      const parsed = RunDir.parseRows(lines.map((l) => JSON.stringify(l)).join("\n"), "results.jsonl")
+      const parsed = parseRows(lines.map((l) => JSON.stringify(l)).join("\n"), "results.jsonl")
       const rows = Either.getOrThrow(parsed).map((r, i) =>
         i === 0 ? { ...r, scores: { ...r.scores, "retrieval.recall": Number.NaN, "inference.f1": Number.POSITIVE_INFINITY } } : r
       )

@@ -66,10 +66,6 @@ export const parseLine = <A>(decode: (value: unknown) => Either.Either<A, string
 /** Decode one line of results.jsonl; a problem names the field. */
 export const parseRow = parseLine((value) => Either.mapLeft(decodeRow(value), firstIssue))
 
-/** Parse result lines (the text of results.jsonl); `file` names the source in errors. */
-export const parseRows = (text: string, file: string): Either.Either<Array<Row>, RunError> =>
-  Either.all(text.split("\n").flatMap((line, i) => (line.trim() === "" ? [] : [parseRow(line, i + 1, file)])))
-
 /** Every line of a results.jsonl file, decoded one by one into `add`, in file order; a line cut short fails. */
 const foldRows = (fileSystem: FileSystem.FileSystem, file: string, add: (row: Row, raw: Buffer) => void): Effect.Effect<void, RunError> =>
   scan(fileSystem, file, (raw, lineNo) => {
@@ -86,13 +82,6 @@ const foldRows = (fileSystem: FileSystem.FileSystem, file: string, add: (row: Ro
     ),
     Effect.catchTag("SystemError", "BadArgument", (e) => Effect.fail(new RunError({ path: file, reason: `cannot read the results: ${Files.describe(e)}` })))
   )
-
-/** Every line of a results.jsonl file as a {@link Row} (for tools that need whole lines). */
-export const readRows = (file: string): Effect.Effect<Array<Row>, RunError, FileSystem.FileSystem> =>
-  Effect.flatMap(FileSystem.FileSystem, (fileSystem) => {
-    const rows: Array<Row> = []
-    return Effect.as(foldRows(fileSystem, file, (row) => void rows.push(row)), rows)
-  })
 
 export const parseSummary = (value: unknown, file: string): Either.Either<ResultLine.Summary, RunError> =>
   Either.mapLeft(decodeSummary(value), (e) => new RunError({ path: file, reason: firstIssue(e) }))
