@@ -64,8 +64,6 @@ export interface Log {
   readonly file: string
   readonly opened: Opened
   readonly isDone: (cell: string, instance: string) => boolean
-  /** Lines in the file (kept + appended). */
-  readonly size: () => number
   /** Buffer one whole line (ending in "\n") and the pair's calls line, if any; written at the next flush. */
   readonly append: (line: { readonly cell: string; readonly instance: string; readonly text: string; readonly calls?: string | undefined }) => void
   /** Write what is buffered with one append. After a failed write, every later flush fails with the same error. */
@@ -74,17 +72,12 @@ export interface Log {
   readonly finalize: (order: Order) => Effect.Effect<Finalized, RunError>
 }
 
-const fixes: Readonly<Record<string, string>> = {
-  ENOSPC: "free space",
-  EDQUOT: "free space",
-  EFBIG: "free space",
-  EACCES: "fix the permissions",
-  EPERM: "fix the permissions",
-  EROFS: "fix the permissions"
-}
-
 /** What to do next, in words, after a write failed with `e`. */
-const remedy = (e: unknown): string => `${fixes[Files.code(e) ?? ""] ?? "fix the cause"} and rerun the same command to resume`
+const remedy = (e: unknown): string => {
+  const code = Files.code(e) ?? ""
+  const fix = ["ENOSPC", "EDQUOT", "EFBIG"].includes(code) ? "free space" : ["EACCES", "EPERM", "EROFS"].includes(code) ? "fix the permissions" : "fix the cause"
+  return `${fix} and rerun the same command to resume`
+}
 
 const writeFailed = (file: string, e: unknown, safe: number, doing: string, where = "the file"): RunError =>
   new RunError({
@@ -292,7 +285,6 @@ export const open = Effect.fn("ResultLog.open")(function*(options: Options): Eff
     file,
     opened: { kept, retried, truncated, orphaned, corrupt: corrupt.length, staleLock },
     isDone: (cell, instance) => done.has(pairKey(cell, instance)),
-    size: () => pairs.length,
     append: ({ calls, cell, instance, text }) => {
       add(cell, instance, Buffer.byteLength(text, "utf8"))
       buffer.push(text)
