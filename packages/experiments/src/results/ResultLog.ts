@@ -75,7 +75,9 @@ export interface Log {
 /** What to do next, in words, after a write failed with `e`. */
 const remedy = (e: unknown): string => {
   const code = Files.code(e) ?? ""
-  const fix = ["ENOSPC", "EDQUOT", "EFBIG"].includes(code) ? "free space" : ["EACCES", "EPERM", "EROFS"].includes(code) ? "fix the permissions" : "fix the cause"
+  const fix = ["ENOSPC", "EDQUOT", "EFBIG"].includes(code)
+    ? "free space"
+    : ["EACCES", "EPERM", "EROFS"].includes(code) ? "fix the permissions" : "fix the cause"
   return `${fix} and rerun the same command to resume`
 }
 
@@ -206,9 +208,8 @@ export const open = Effect.fn("ResultLog.open")(function*(options: Options): Eff
 
   const out = yield* fileSystem.open(file, { flag: "a" }).pipe(Effect.mapError((e) => writeFailed(file, e, pairs.length, "open the results for appending")))
   let buffer: Array<string> = []
-  // Lines, and their bytes, known to be whole in the file.
+  // Lines known to be whole in the file.
   let written = pairs.length
-  let writtenBytes = end
   let failure: RunError | undefined
   const lock = yield* Effect.makeSemaphore(1)
 
@@ -229,26 +230,16 @@ export const open = Effect.fn("ResultLog.open")(function*(options: Options): Eff
         Effect.catchAll((e) => Effect.fail((failure = writeFailed(callsFile, e, written, "append the call transcripts", fileName))))
       )
     return Effect.zipRight(writeCalls, out.writeAll(bytes).pipe(
-      Effect.tap(() =>
-        Effect.sync(() => {
-          written += lines.length
-          writtenBytes += bytes.length
-        })
-      ),
+      Effect.tap(() => Effect.sync(() => void (written += lines.length))),
       // Part of the buffer may be in the file: whole lines count as written; the next open drops a partial one.
       Effect.catchAll((e) =>
         out.stat.pipe(
-          Effect.map((info) => Number(info.size) - writtenBytes),
-          Effect.orElseSucceed(() => 0),
-          Effect.flatMap((reached) => {
-            let whole = 0
-            for (const line of lines) {
-              reached -= Buffer.byteLength(line, "utf8")
-              if (reached < 0) break
-              whole++
-            }
-            return Effect.fail((failure = writeFailed(file, e, written + whole, "append to the results")))
-          })
+          Effect.map((info) => {
+            const size = Number(info.size)
+            return written + pairs.slice(written, written + lines.length).filter((p) => p.start + p.bytes <= size).length
+          }),
+          Effect.orElseSucceed(() => written),
+          Effect.flatMap((safe) => Effect.fail((failure = writeFailed(file, e, safe, "append to the results"))))
         )
       )
     ))
