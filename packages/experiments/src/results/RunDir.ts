@@ -12,12 +12,11 @@ import { Effect, Either, Option, ParseResult, Schema } from "effect"
 import * as path from "node:path"
 import { RunError } from "../Errors.js"
 import * as ResultLine from "./ResultLine.js"
+import type { Row } from "./ResultLine.js"
 import * as RunInfoModule from "../run/RunInfo.js"
 import * as Issues from "@cupid-lab/core/Issues"
 import * as Columns from "./Columns.js"
 import { formatPath } from "../config/Tree.js"
-
-export type Row = ResultLine.Row
 
 /** `run.json` (see RunInfo.ts) with every top-level field optional: a record of an older or newer runner still reads. */
 const RunInfoSchema = Schema.partial(RunInfoModule.RunInfo)
