@@ -18,14 +18,14 @@
  */
 import { Plugin, Retriever, Scorer } from "@cupid-lab/core"
 import { NodeContext, NodeFileSystem } from "@effect/platform-node"
-import { Effect, Schema } from "effect"
+import { Effect, Either, Schema } from "effect"
 import * as fs from "node:fs"
 import * as os from "node:os"
 import * as path from "node:path"
 import { Config, Runner } from "../src/index.js"
 import * as Columns from "../src/results/Columns.js"
 import * as Parquet from "../src/results/Parquet.js"
-import * as RunDir from "../src/results/RunDir.js"
+import { parseRows } from "../test/report-fixtures.js"
 
 const cells = Number(process.env["BENCH_CELLS"] ?? 20)
 const instances = Number(process.env["BENCH_INSTANCES"] ?? 10_000)
@@ -162,15 +162,16 @@ const program = Effect.gen(function*() {
       collect()
       return { value, bytes: held() - before }
     })
-  const index = yield* retained(Effect.map(RunDir.readRows(outcome.files.results), Columns.index).pipe(Effect.provide(NodeFileSystem.layer)))
-  const whole = yield* retained(RunDir.readRows(outcome.files.results).pipe(Effect.provide(NodeFileSystem.layer)))
-  const kept = { lines: index.value.lines, index: index.bytes, rows: whole.bytes + 0 * whole.value.length }
+  const rows = () => Either.getOrThrow(parseRows(fs.readFileSync(outcome.files.results, "utf8"), outcome.files.results))
+  const index = yield* retained(Effect.sync(() => Columns.index(rows())))
+  const whole = yield* retained(Effect.sync(rows))
+  const kept = { lines: index.value.table.length, index: index.bytes, rows: whole.bytes + 0 * whole.value.length }
   // results.parquet alone, from the index: time, size and the heap it adds over it.
   resetPeak()
   const heapBefore = process.memoryUsage().heapUsed
   const parquetStarted = performance.now()
   yield* Parquet.write(path.join(dir, "again.parquet"), index.value.table).pipe(Effect.provide(NodeFileSystem.layer))
-  const parquet = { rows: index.value.lines, seconds: (performance.now() - parquetStarted) / 1000, heapRise: peakHeap - heapBefore }
+  const parquet = { rows: index.value.table.length, seconds: (performance.now() - parquetStarted) / 1000, heapRise: peakHeap - heapBefore }
   return { outcome, seconds, cpuSeconds: (used.user + used.system) / 1e6, reportSeconds, sweepPeak, reportPeak, parquet, held: kept, retainedAtEnd }
 })
 

@@ -65,7 +65,7 @@ describe("Columns.index", () => {
 
   it("hold each cell's ok lines by instance, and metric columns by instance number", () => {
     expect(idx.instances.map((i) => [i.instance, i.type])).toEqual([["p1:consistent", "consistent"], ["p2:consistent", "consistent"], ["p1:changing", "changing"]])
-    expect([idx.lines, idx.okLines]).toEqual([6, 5])
+    expect([idx.table.length, idx.failures.length]).toEqual([6, 1])
     const b = idx.columns("b")!
     // b failed on p2:consistent: no slot there
     expect([...b.slot]).toEqual([0, -1, 1])
@@ -110,7 +110,7 @@ describe("Columns.index", () => {
 
   it("hold nothing for no lines", () => {
     const none = Columns.index([])
-    expect([none.lines, none.okLines, none.instances, none.failures]).toEqual([0, 0, [], []])
+    expect([none.table, none.instances, none.failures]).toEqual([[], [], []])
     expect(Csv.render(none.table)).toBe("cell,cell_name,instance,persona_id,type,status,selected,calls,prompt_tokens,completion_tokens,error_stage,error_plugin,error_message\r\n")
   })
 

@@ -9,7 +9,7 @@ import * as Parquet from "../src/results/Parquet.js"
 import * as Report from "../src/render/Report.js"
 import * as RunDir from "../src/results/RunDir.js"
 import type { ResultLine, Score } from "../src/results/ResultLine.js"
-import { cellA, cellB, dataset, tempDir, writeRun } from "./report-fixtures.js"
+import { cellA, cellB, dataset, parseRows, tempDir, writeRun } from "./report-fixtures.js"
 import { runPromise } from "./support.js"
 
 const formulaName = `=HYPERLINK("http://x","y")`
@@ -143,6 +143,8 @@ const withDuckDB = async <A>(use: (query: (sql: string, file: string) => Promise
 
 const tmpFiles = (dir: string) => fs.readdirSync(dir).filter((f) => f.endsWith(".tmp"))
 
+const titles = (columns: ReadonlyArray<Csv.Column>) => columns.map((c) => c.title)
+
 describe("results.parquet", () => {
   it.effect("holds every row and column of results.csv, typed: strings, doubles with nulls, no formula guard", () =>
     Effect.gen(function*() {
@@ -153,7 +155,7 @@ describe("results.parquet", () => {
       expect(tmpFiles(dir)).toEqual([])
       const { metadata, rows } = yield* readParquet(written.parquet)
 
-      const header = [...Csv.leading, ...scoreTitles, ...Csv.trailing]
+      const header = [...titles(Csv.leading), ...scoreTitles, ...titles(Csv.trailing)]
       const leaves = metadata.schema.slice(1)
       expect(leaves.map((e) => e.name)).toEqual(header)
       const typeOf = (name: string) => leaves.find((e) => e.name === name)
@@ -209,7 +211,7 @@ describe("results.parquet", () => {
     Effect.gen(function*() {
       const dir = tempDir("parquet-groups")
       const lines = writeFixtureRun(dir)
-      const parsed = RunDir.parseRows(lines.map((l) => JSON.stringify(l)).join("\n"), "results.jsonl")
+      const parsed = parseRows(lines.map((l) => JSON.stringify(l)).join("\n"), "results.jsonl")
       const rows = Either.getOrThrow(parsed).map((r, i) =>
         i === 0 ? { ...r, scores: { ...r.scores, "retrieval.recall": Number.NaN, "inference.f1": Number.POSITIVE_INFINITY } } : r
       )
@@ -223,7 +225,7 @@ describe("results.parquet", () => {
       yield* Parquet.write(empty, []).pipe(Effect.provide(NodeFileSystem.layer))
       const none = yield* readParquet(empty)
       expect(Number(none.metadata.num_rows)).toBe(0)
-      expect(none.metadata.schema.slice(1).map((e) => e.name)).toEqual([...Csv.leading, ...Csv.trailing])
+      expect(none.metadata.schema.slice(1).map((e) => e.name)).toEqual([...titles(Csv.leading), ...titles(Csv.trailing)])
     }))
 
   it("DuckDB, a second Parquet reader, reads the same columns, types and values", async () => {
@@ -236,7 +238,7 @@ describe("results.parquet", () => {
       count: await query("SELECT count(*)::INTEGER AS n FROM read_parquet($1)", written.parquet)
     }))
 
-    const header = [...Csv.leading, ...scoreTitles, ...Csv.trailing]
+    const header = [...titles(Csv.leading), ...scoreTitles, ...titles(Csv.trailing)]
     const requiredText = ["cell", "cell_name", "instance", "persona_id", "type", "status"]
     const isText = (name: string) => [...requiredText, "selected", "error_stage", "error_plugin", "error_message"].includes(name)
     expect(data.names).toEqual(header)

@@ -45,7 +45,7 @@ describe("reports with markup in data, model output, cell names and errors", () 
     Effect.gen(function*() {
       const dir = tempDir("hostile-files")
       writeHostileRun(dir)
-      const rows = (yield* RunDir.readRows(path.join(dir, "results.jsonl")).pipe(Effect.provide(NodeFileSystem.layer)))
+      const rows = (yield* RunDir.read(dir).pipe(Effect.provide(NodeFileSystem.layer))).index.table
         .map((r) => ({ ...r, cellName: `${r.cellName} \u202Egnp.exe`, error: { stage: "infer", plugin: "x", tag: "StageError", message: "\u2066evil\u2069" } }))
       const csv = Csv.render(rows)
       expect(csv).not.toMatch(/[\u200E\u200F\u202A-\u202E\u2066-\u2069]/)

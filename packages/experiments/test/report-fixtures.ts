@@ -4,12 +4,13 @@
  * examples section can read back (through `openDataset`, no file needed).
  */
 import { type Dataset, Domain, Scorer } from "@cupid-lab/core"
-import { Effect, Stream } from "effect"
+import { Effect, Either, Stream } from "effect"
 import * as fs from "node:fs"
 import * as os from "node:os"
 import * as path from "node:path"
 import * as Columns from "../src/results/Columns.js"
-import type { MetricDescription, ResultLine, Row, Score, Summary as SummaryType } from "../src/results/ResultLine.js"
+import * as RunDir from "../src/results/RunDir.js"
+import type { CellInfo, MetricDescription, ResultLine, Row, Score, Summary as SummaryType } from "../src/results/ResultLine.js"
 import * as Summary from "../src/results/Summary.js"
 
 export const tempDir = (prefix: string): string => fs.mkdtempSync(path.join(os.tmpdir(), `cupid-${prefix}-`))
@@ -242,6 +243,10 @@ export const summaryFold = (options: Summary.Options) => {
   return {
     add: (line: Row): void => void rows.push(line),
     metrics: () => Summary.of(Columns.index(rows), options, []).metrics,
-    cells: (cells: ReadonlyArray<Summary.CellInfo>) => Summary.of(Columns.index(rows), options, cells).cells
+    cells: (cells: ReadonlyArray<CellInfo>) => Summary.of(Columns.index(rows), options, cells).cells
   }
 }
+
+/** Parse result lines (the text of results.jsonl); `file` names the source in errors. */
+export const parseRows = (text: string, file: string) =>
+  Either.all(text.split("\n").flatMap((line, i) => (line.trim() === "" ? [] : [RunDir.parseRow(line, i + 1, file)])))

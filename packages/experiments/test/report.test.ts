@@ -12,7 +12,7 @@ import * as Format from "../src/render/Format.js"
 import * as Report from "../src/render/Report.js"
 import * as Columns from "../src/results/Columns.js"
 import * as RunDir from "../src/results/RunDir.js"
-import { cellA, cellB, dataset, line, tempDir, writeRun } from "./report-fixtures.js"
+import { cellA, cellB, dataset, line, parseRows, tempDir, writeRun } from "./report-fixtures.js"
 import { runPromise } from "./support.js"
 
 const f1 = (p: number, r: number) => (p + r === 0 ? 0 : (2 * p * r) / (p + r))
@@ -248,7 +248,7 @@ describe("results.csv", () => {
     const ok = { ...cellA, results: [{ recall: 1, counts: [1, 2, 1, 2] as const }] }
     const bad = { ...cellB, id: "cccc000000000003", name: 'bm25, "tuned"', results: [{ recall: 1, counts: [1, 1, 1, 1] as const }, { error: 'timeout, after "3" tries\nretry later' }] }
     const text = [line(ok, 0), line(bad, 1)].map((l) => JSON.stringify(l)).join("\n")
-    const csv = Csv.render(Either.getOrThrow(RunDir.parseRows(text, "results.jsonl")))
+    const csv = Csv.render(Either.getOrThrow(parseRows(text, "results.jsonl")))
     expect(csv).toBe(
       "cell,cell_name,instance,persona_id,type,status,selected,inference.f1,inference.precision_micro.num,inference.precision_micro.den,inference.recall_micro.num,inference.recall_micro.den,retrieval.recall,calls,prompt_tokens,completion_tokens,error_stage,error_plugin,error_message\r\n" +
         "aaaa000000000001,all,p1:consistent,p1,consistent,ok,s1 s2,0.5,1,2,1,2,1,2,100,10,,,\r\n" +
@@ -264,7 +264,7 @@ describe("results.csv", () => {
     expect(Csv.field("\tcmd")).toBe("'\tcmd")
     expect(Csv.field("a=b")).toBe("a=b")
     const hostileName = { ...cellA, name: "=cmd|' /C calc'!A0", results: [{ recall: -0.5, counts: [1, 2, 1, 2] as const }] }
-    const row = Csv.render(Either.getOrThrow(RunDir.parseRows(JSON.stringify(line(hostileName, 0)), "results.jsonl"))).split("\r\n")[1]
+    const row = Csv.render(Either.getOrThrow(parseRows(JSON.stringify(line(hostileName, 0)), "results.jsonl"))).split("\r\n")[1]
     expect(row).toBe("aaaa000000000001,'=cmd|' /C calc'!A0,p1:consistent,p1,consistent,ok,s1 s2,0.5,1,2,1,2,-0.5,2,100,10,,,")
   })
 
@@ -281,7 +281,7 @@ describe("reading a run directory", () => {
     const good = JSON.stringify(line(cellA, 0))
     const bad = JSON.stringify({ ...line(cellA, 1), scores: { "retrieval.recall": "high" } })
     const problem = (text: string, file: string) => {
-      const parsed = RunDir.parseRows(text, file)
+      const parsed = parseRows(text, file)
       if (Either.isRight(parsed)) throw new Error("expected a problem")
       expect(parsed.left).toBeInstanceOf(RunError)
       return parsed.left.message

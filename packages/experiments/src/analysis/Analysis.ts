@@ -292,7 +292,7 @@ export const analyze = (run: Pick<Run, "summary" | "index">, options: Options = 
     ...(p.largeSample !== undefined ? { largeSample: p.largeSample } : {})
   }
 
-  const okPairs = idx.okLines
+  const failedPairs = idx.failures.length
   return {
     summary,
     cells,
@@ -321,8 +321,8 @@ export const analyze = (run: Pick<Run, "summary" | "index">, options: Options = 
     models: Inventory.modelUse(idx),
     failures: Inventory.failureGroups(idx, summary.cells),
     plugins: Inventory.pluginUses(summary.cells),
-    okPairs,
-    failedPairs: idx.lines - okPairs,
+    okPairs: idx.table.length - failedPairs,
+    failedPairs,
     index: idx
   }
 }

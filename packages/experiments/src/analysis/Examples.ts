@@ -10,8 +10,8 @@ import type { FileSystem } from "@effect/platform"
 import { Chunk, Effect, Stream } from "effect"
 import type { Analysis } from "./Analysis.js"
 import type { Index } from "../results/Columns.js"
-import type { Row, Run } from "../results/RunDir.js"
-import type { MetricDescription } from "../results/ResultLine.js"
+import type { Run } from "../results/RunDir.js"
+import type { MetricDescription, Row } from "../results/ResultLine.js"
 
 export interface ExampleCell {
   readonly cell: string

@@ -6,7 +6,7 @@
  * @example
  * const totals = yield* Calls.tally("runs/x/calls.jsonl") // { attempts, calls, cached, requests, retries, failed }
  */
-import { Files, type LanguageModel, Usage } from "@cupid-lab/core"
+import { type LanguageModel, Usage } from "@cupid-lab/core"
 import { FileSystem } from "@effect/platform"
 import { Effect, Either, Schema } from "effect"
 import { RunError } from "../Errors.js"
@@ -95,19 +95,15 @@ export const line = (
   usage.length === 0 ? undefined : `${JSON.stringify({ cell: pair.cell, instance: pair.instance, ranAt: pair.ranAt, calls: usage.map((e) => callOf(e, mode)) } satisfies Line)}\n`
 
 /** What the transcripts of a run directory add up to, over every recorded attempt (summary.json's `modelCalls`). */
-export type Totals = typeof ModelCalls.Type
-
-export const emptyTotals: Totals = { attempts: 0, calls: 0, cached: 0, requests: 0, retries: 0, failed: 0 }
+export const emptyTotals: typeof ModelCalls.Type = { attempts: 0, calls: 0, cached: 0, requests: 0, retries: 0, failed: 0 }
 
 /** Totals of `file` (zeros when it does not exist); a line cut short by a kill is not counted. */
-export const tally = (file: string): Effect.Effect<Totals, RunError, FileSystem.FileSystem> =>
+export const tally = (file: string): Effect.Effect<typeof ModelCalls.Type, RunError, FileSystem.FileSystem> =>
   Effect.gen(function*() {
-    const fileSystem = yield* FileSystem.FileSystem
-    if (!(yield* fileSystem.exists(file).pipe(Effect.orElseSucceed(() => false)))) return emptyTotals
     const t = { ...emptyTotals }
     let unreadable = 0
     const decode = Schema.decodeUnknownEither(Schema.parseJson(Line))
-    yield* RunDir.scan(fileSystem, file, (raw) => {
+    yield* RunDir.scanIfPresent(file, "call transcripts", (raw) => {
       const decoded = decode(raw.toString("utf8", 0, raw.length - 1))
       if (Either.isLeft(decoded)) {
         unreadable++
@@ -121,7 +117,7 @@ export const tally = (file: string): Effect.Effect<Totals, RunError, FileSystem.
         t.requests += c.requests
         t.retries += Math.max(0, c.requests - 1)
       }
-    }).pipe(Effect.mapError((e) => new RunError({ path: file, reason: `cannot read the call transcripts: ${Files.describe(e)}` })))
+    })
     return unreadable === 0 ? t : { ...t, unreadable }
   })
 

@@ -51,8 +51,6 @@ export interface Index {
   readonly number: ReadonlyMap<string, number>
   /** The cell's ok lines as columns (undefined for a cell without lines). */
   readonly columns: (cell: string) => CellColumns | undefined
-  readonly lines: number
-  readonly okLines: number
   readonly usage: ReadonlyMap<string, CellUsage>
   /** Per `provider/model`: calls and tokens over every line. */
   readonly models: ReadonlyMap<string, Readonly<Counts>>
@@ -100,7 +98,6 @@ export const index = (rows: ReadonlyArray<Row>): Index => {
   const exampleTypes = new Set<string>()
   const okScoreKinds = new Map<string, boolean>()
   const repeats = new Map<string, Map<string, Array<ReadonlyArray<number>>>>()
-  let okLines = 0
   rows.forEach((r, line) => {
     if (!number.has(r.instance)) {
       number.set(r.instance, instances.length)
@@ -131,7 +128,6 @@ export const index = (rows: ReadonlyArray<Row>): Index => {
       failures.push({ line, cell: r.cell, cellName: r.cellName, instance: r.instance, error: r.error })
       return
     }
-    okLines++
     of.push(line)
     for (const key in r.scores) {
       const v = r.scores[key]
@@ -148,8 +144,6 @@ export const index = (rows: ReadonlyArray<Row>): Index => {
     instances,
     number,
     columns: (id) => columns.get(id),
-    lines: rows.length,
-    okLines,
     usage,
     models,
     failures,

@@ -10,7 +10,7 @@ import { Files } from "@cupid-lab/core"
 import type { FileSystem } from "@effect/platform"
 import type { PlatformError } from "@effect/platform/Error"
 import { Effect } from "effect"
-import type { Row } from "./ResultLine.js"
+import { finiteOrNull, type Row } from "./ResultLine.js"
 
 /** Unicode controls that reorder text (bidi embeddings, overrides, isolates and marks). */
 const bidi = /[\u200E\u200F\u202A-\u202E\u2066-\u2069]/g
@@ -28,15 +28,36 @@ export const field = (raw: string): string => {
   return /[",\r\n]/.test(value) ? `"${value.replace(/"/g, '""')}"` : value
 }
 
-const num = (x: number | null | undefined): string => (x === null || x === undefined || !Number.isFinite(x) ? "" : String(x))
+/** A column of results.csv and results.parquet: text (null when absent; `required` never is) or a number. */
+export type Column =
+  | { readonly title: string; readonly kind: "text"; readonly required: boolean; readonly value: (row: Row) => string | null }
+  | { readonly title: string; readonly kind: "number"; readonly value: (row: Row) => number | null | undefined }
 
-export const leading = ["cell", "cell_name", "instance", "persona_id", "type", "status", "selected"] as const
-export const trailing = ["calls", "prompt_tokens", "completion_tokens", "error_stage", "error_plugin", "error_message"] as const
+const text = (title: string, value: (row: Row) => string | null, required = false): Column => ({ title, kind: "text", required, value })
 
-type ScoreColumn = { readonly title: string; readonly value: (row: Row) => number | null | undefined }
+const number = (title: string, value: (row: Row) => number | null | undefined): Column => ({ title, kind: "number", value })
 
-/** One column per score key of the rows, in key order; two for a key any row scored with counts (a Ratio metric). */
-export const scoreColumns = (rows: ReadonlyArray<Row>): Array<ScoreColumn> => {
+export const leading: ReadonlyArray<Column> = [
+  text("cell", (r) => r.cell, true),
+  text("cell_name", (r) => r.cellName, true),
+  text("instance", (r) => r.instance, true),
+  text("persona_id", (r) => r.personaId, true),
+  text("type", (r) => r.type, true),
+  text("status", (r) => r.status, true),
+  text("selected", (r) => r.selected?.join(" ") ?? null)
+]
+
+export const trailing: ReadonlyArray<Column> = [
+  number("calls", (r) => r.usage.calls),
+  number("prompt_tokens", (r) => r.usage.promptTokens),
+  number("completion_tokens", (r) => r.usage.completionTokens),
+  text("error_stage", (r) => r.error?.stage ?? null),
+  text("error_plugin", (r) => r.error?.plugin ?? null),
+  text("error_message", (r) => r.error?.message ?? null)
+]
+
+/** Every column of the rows: the fixed ones around one per score key, in key order (two for a key any row scored with counts). */
+export const columns = (rows: ReadonlyArray<Row>): Array<Column> => {
   const counted = new Map<string, boolean>()
   for (const r of rows) {
     for (const k in r.scores) {
@@ -44,7 +65,7 @@ export const scoreColumns = (rows: ReadonlyArray<Row>): Array<ScoreColumn> => {
       counted.set(k, counted.get(k) === true || (v !== null && typeof v === "object"))
     }
   }
-  return [...counted.keys()].sort().flatMap((key): Array<ScoreColumn> => {
+  const scores = [...counted.keys()].sort().flatMap((key): Array<Column> => {
     const part = (name: "num" | "den") => (r: Row) => {
       const v = r.scores[key]
       return v !== null && typeof v === "object" ? v[name] : undefined
@@ -53,23 +74,17 @@ export const scoreColumns = (rows: ReadonlyArray<Row>): Array<ScoreColumn> => {
       const v = r.scores[key]
       return typeof v === "number" ? v : undefined
     }
-    return counted.get(key) === true
-      ? [{ title: `${key}.num`, value: part("num") }, { title: `${key}.den`, value: part("den") }]
-      : [{ title: key, value: mean }]
+    return counted.get(key) === true ? [number(`${key}.num`, part("num")), number(`${key}.den`, part("den"))] : [number(key, mean)]
   })
+  return [...leading, ...scores, ...trailing]
 }
 
-const line = (r: Row, scores: ReadonlyArray<ScoreColumn>): string => {
-  const numbers = [...scores.map((c) => c.value(r)), r.usage.calls, r.usage.promptTokens, r.usage.completionTokens].map((x) => `,${num(x)}`).join("")
-  const error = r.error === null ? ",,," : `,${field(r.error.stage)},${field(r.error.plugin)},${field(r.error.message)}`
-  const ids = `${field(r.cell)},${field(r.cellName)},${field(r.instance)},${field(r.personaId)}`
-  return `${ids},${r.type},${r.status},${field(r.selected?.join(" ") ?? "")}${numbers}${error}\r\n`
-}
+const cellOf = (c: Column, r: Row): string => (c.kind === "text" ? field(c.value(r) ?? "") : String(finiteOrNull(c.value(r)) ?? ""))
 
 /** The CSV's text: the header, then one line per row. */
 export const render = (rows: ReadonlyArray<Row>): string => {
-  const scores = scoreColumns(rows)
-  return `${[...leading, ...scores.map((c) => c.title), ...trailing].map(field).join(",")}\r\n${rows.map((r) => line(r, scores)).join("")}`
+  const all = columns(rows)
+  return `${all.map((c) => field(c.title)).join(",")}\r\n${rows.map((r) => `${all.map((c) => cellOf(c, r)).join(",")}\r\n`).join("")}`
 }
 
 /** Write the rows to `file` atomically. */

@@ -55,20 +55,11 @@ const fail = (file: string, reason: string) => Effect.fail(new RunError({ path: 
 
 const unfinished = "the shard has not finished: rerun its sweep command (the same --shard i/N) to complete it, then merge again"
 
-const exists = (fileSystem: FileSystem.FileSystem, file: string) => fileSystem.exists(file).pipe(Effect.orElseSucceed(() => false))
-
-const readJson = (fileSystem: FileSystem.FileSystem, file: string, missing: string) =>
-  Effect.gen(function*() {
-    if (!(yield* exists(fileSystem, file))) return yield* fail(file, missing)
-    const text = yield* fileSystem.readFileString(file).pipe(Effect.mapError((e) => new RunError({ path: file, reason: `cannot read: ${Files.describe(e)}` })))
-    return yield* Effect.try({ try: (): unknown => JSON.parse(text), catch: () => new RunError({ path: file, reason: "is not valid JSON" }) })
-  })
-
 /** One shard directory: its identity, summary, run record and result lines (raw text kept). */
 const readShard = (fileSystem: FileSystem.FileSystem, dir: string) =>
   Effect.gen(function*() {
     const idFile = path.join(dir, RunId.fileName)
-    if (!(yield* exists(fileSystem, idFile))) {
+    if (!(yield* RunDir.exists(fileSystem, idFile))) {
       return yield* fail(dir, `not a shard directory: no ${RunId.fileName} (expected the directory of a \`sweep --shard i/N\`)`)
     }
     const text = yield* fileSystem.readFileString(idFile).pipe(Effect.mapError((e) => new RunError({ path: idFile, reason: `cannot read: ${Files.describe(e)}` })))
@@ -76,20 +67,14 @@ const readShard = (fileSystem: FileSystem.FileSystem, dir: string) =>
     if (Either.isLeft(identity)) return yield* fail(idFile, "is not a run identity")
     const shard = identity.right.shard
     if (shard === undefined) return yield* fail(dir, `holds a whole ${RunId.describe(identity.right)}, not a shard; merge combines the directories of \`sweep --shard i/N\``)
-    const summaryFile = path.join(dir, "summary.json")
-    const summary = yield* Effect.flatMap(readJson(fileSystem, summaryFile, `missing; ${unfinished}`), (v) => RunDir.parseSummary(v, summaryFile))
-    const infoFile = path.join(dir, "run.json")
-    const info = yield* Effect.flatMap(readJson(fileSystem, infoFile, `missing; ${unfinished}`), (v) => RunDir.parseInfo(v, infoFile))
-    if (info.interrupted === true) return yield* fail(dir, `its sweep was interrupted before the end (run.json); ${unfinished}`)
-    const file = path.join(dir, ResultLog.fileName)
+    for (const file of [path.join(dir, "summary.json"), path.join(dir, "run.json")]) {
+      if (!(yield* RunDir.exists(fileSystem, file))) return yield* fail(file, `missing; ${unfinished}`)
+    }
     const lines: Array<Line> = []
-    const scanned = yield* RunDir.scan(fileSystem, file, (bytes, lineNo) => {
-      const row = RunDir.parseRow(bytes.toString("utf8", 0, bytes.length - 1), lineNo, file)
-      if (Either.isLeft(row)) return row.left
-      lines.push({ text: Buffer.from(bytes), row: row.right })
-    }).pipe(Effect.catchTag("SystemError", "BadArgument", (e) => fail(file, `cannot read the results: ${Files.describe(e)}`)))
-    if (scanned.partial) return yield* fail(file, `line ${lines.length + 1} is cut short (the sweep was killed); ${unfinished}`)
-    return { dir, identity: identity.right, shard, summary, info, lines }
+    const run = yield* RunDir.read(dir, { also: (row, raw) => void lines.push({ text: Buffer.from(raw), row }) })
+    const info = run.info ?? {}
+    if (info.interrupted === true) return yield* fail(dir, `its sweep was interrupted before the end (run.json); ${unfinished}`)
+    return { dir, identity: identity.right, shard, summary: run.summary, info, lines }
   })
 
 type ShardDir = Effect.Effect.Success<ReturnType<typeof readShard>>
@@ -208,13 +193,11 @@ const combine = (options: Options, shards: ReadonlyArray<ShardDir>) =>
     return { lines, examples: data.examples }
   })
 
-const sumOf = (infos: ReadonlyArray<RunDir.RunInfo>, f: (i: RunDir.RunInfo) => number | null | undefined): number => infos.reduce((t, i) => t + (f(i) ?? 0), 0)
-
-const sumRecords = (records: ReadonlyArray<Readonly<Record<string, number>> | undefined>): Record<string, number> => {
-  const out: Record<string, number> = {}
-  for (const r of records) for (const [k, v] of Object.entries(r ?? {})) out[k] = (out[k] ?? 0) + v
-  return Object.fromEntries(Object.entries(out).sort(([a], [b]) => a.localeCompare(b)))
-}
+/** Per key (by default every key of the records, sorted), the sum over the shards' records. */
+const sum = <K extends string>(
+  records: ReadonlyArray<Partial<Record<K, number | null>> | undefined>,
+  keys: ReadonlyArray<K> = [...new Set(records.flatMap((r) => Object.keys(r ?? {}) as Array<K>))].sort((a, b) => a.localeCompare(b))
+): Record<K, number> => Object.fromEntries(keys.map((k) => [k, records.reduce((t, r) => t + (r?.[k] ?? 0), 0)])) as Record<K, number>
 
 /** The merged run's run.json: the earliest start and latest end of the shards, their counts and times summed. */
 const mergedInfo = (shards: ReadonlyArray<ShardDir>, summary: ResultLine.Summary, lines: number): RunInfo.RunInfo => {
@@ -223,17 +206,12 @@ const mergedInfo = (shards: ReadonlyArray<ShardDir>, summary: ResultLine.Summary
   const startedAt = infos.map((i) => i.startedAt ?? "").filter((t) => t !== "").sort()[0] ?? new Date(0).toISOString()
   const endedAt = infos.map((i) => i.endedAt ?? "").sort().at(-1) || startedAt
   const durationMs = Date.parse(endedAt) - Date.parse(startedAt)
-  const ran = sumOf(infos, (i) => i.pairs?.ran)
+  const pairs = sum(infos.map((i) => i.pairs), ["resumed", "ran", "failed"])
   return {
-    stageTimeMs: sumRecords(infos.map((i) => i.stageTimeMs)),
-    modelCalls: {
-      made: sumOf(infos, (i) => i.modelCalls?.made),
-      cached: sumOf(infos, (i) => i.modelCalls?.cached),
-      requestsSent: sumOf(infos, (i) => i.modelCalls?.requestsSent),
-      retries: sumOf(infos, (i) => i.modelCalls?.retries)
-    },
-    tokens: { prompt: sumOf(infos, (i) => i.tokens?.prompt), completion: sumOf(infos, (i) => i.tokens?.completion) },
-    failuresByStage: sumRecords(infos.map((i) => i.failuresByStage)),
+    stageTimeMs: sum(infos.map((i) => i.stageTimeMs)),
+    modelCalls: sum(infos.map((i) => i.modelCalls), ["made", "cached", "requestsSent", "retries"]),
+    tokens: sum(infos.map((i) => i.tokens), ["prompt", "completion"]),
+    failuresByStage: sum(infos.map((i) => i.failuresByStage)),
     startedAt,
     endedAt,
     durationMs,
@@ -241,10 +219,10 @@ const mergedInfo = (shards: ReadonlyArray<ShardDir>, summary: ResultLine.Summary
     config: first.config ?? { file: "", name: summary.config.name, hash: summary.config.hash },
     dataset: { ...(first.dataset ?? { source: summary.dataset.source, resolved: summary.dataset.source, fingerprint: summary.dataset.hash }), instances: summary.dataset.instances, skipped: summary.dataset.skipped.length },
     cells: summary.cells.length,
-    pairs: { total: lines, resumed: sumOf(infos, (i) => i.pairs?.resumed), ran, failed: sumOf(infos, (i) => i.pairs?.failed), lines },
-    pairsPerSecond: durationMs > 0 ? (ran * 1000) / durationMs : null,
-    phasesMs: { prepare: sumOf(infos, (i) => i.phasesMs?.prepare), pairs: sumOf(infos, (i) => i.phasesMs?.pairs), write: sumOf(infos, (i) => i.phasesMs?.write) },
-    cache: sumRecords(infos.map((i) => i.cache)),
+    pairs: { total: lines, ...pairs, lines },
+    pairsPerSecond: durationMs > 0 ? (pairs.ran * 1000) / durationMs : null,
+    phasesMs: sum(infos.map((i) => i.phasesMs), ["prepare", "pairs", "write"]),
+    cache: sum(infos.map((i) => i.cache)),
     ...(first.fits !== undefined ? { fits: first.fits } : {}),
     versions: first.versions ?? {}
   }
@@ -282,21 +260,16 @@ export const merge = (options: Options): Effect.Effect<Merged, RunError, FileSys
     else yield* fileSystem.remove(callsFile, { force: true }).pipe(Effect.ignore)
     const calls = yield* Calls.tally(callsFile)
 
-    const base = sorted[0]!.summary
     const index = Columns.index(lines.map((l) => l.row))
-    const { cells: baseCells, metrics: _metrics, modelCalls: _calls, ...rest } = base
+    const { cells, metrics, ...rest } = facts(sorted[0]!.summary)
     const summary: ResultLine.Summary = {
       ...rest,
       ...(calls.calls > 0 ? { modelCalls: calls } : {}),
-      ...Summary.of(
-        index,
-        { metrics: Summary.declaredOf(base.metrics), seed: base.seed, resamples: base.resamples, ...(base.largeSample !== undefined ? { largeSample: base.largeSample } : {}) },
-        baseCells.map(({ slices: _s, types: _t, ...info }) => info)
-      )
+      ...Summary.of(index, { metrics, seed: rest.seed, resamples: rest.resamples, largeSample: rest.largeSample }, cells)
     }
     yield* write(files.summary, Summary.encode(summary))
     const info = mergedInfo(sorted, summary, lines.length)
     const written = yield* Report.writeRun({ dir: out, summary, index, info, examples })
     yield* write(files.run, RunInfo.encode(info))
-    return { out, identity, shards: sorted.length, pairs: lines.length, instances: summary.dataset.instances, summary, files, opening: written.opening }
+    return { out, identity, shards: sorted.length, pairs: lines.length, instances: summary.dataset.instances, files, opening: written.opening }
   }))

@@ -13,46 +13,17 @@ import { Effect } from "effect"
 import type { SchemaElement } from "hyparquet"
 import { ByteWriter, ParquetWriter } from "hyparquet-writer"
 import * as Csv from "./Csv.js"
-import type { Row } from "./ResultLine.js"
+import { finiteOrNull, type Row } from "./ResultLine.js"
 
-type Value = string | number | null
+const elementOf = (c: Csv.Column): SchemaElement =>
+  c.kind === "number"
+    ? { name: c.title, type: "DOUBLE", repetition_type: "OPTIONAL" }
+    : { name: c.title, type: "BYTE_ARRAY", converted_type: "UTF8", repetition_type: c.required ? "REQUIRED" : "OPTIONAL" }
 
-interface Column {
-  readonly element: SchemaElement
-  readonly value: (row: Row) => Value
-}
-
-const text = (name: string, value: (row: Row) => string | null, required: boolean): Column => ({
-  element: { name, type: "BYTE_ARRAY", converted_type: "UTF8", repetition_type: required ? "REQUIRED" : "OPTIONAL" },
-  value: (r) => {
-    const x = value(r)
-    return x === null ? null : Csv.visibleControls(x)
-  }
-})
-
-const double = (name: string, value: (row: Row) => number | null | undefined): Column => ({
-  element: { name, type: "DOUBLE", repetition_type: "OPTIONAL" },
-  value: (r) => {
-    const x = value(r)
-    return x === null || x === undefined || !Number.isFinite(x) ? null : x
-  }
-})
-
-/** Keyed by the CSV's own column names, so a column the CSV gains is a type error here. */
-const fixed: Record<(typeof Csv.leading)[number] | (typeof Csv.trailing)[number], Column> = {
-  cell: text("cell", (r) => r.cell, true),
-  cell_name: text("cell_name", (r) => r.cellName, true),
-  instance: text("instance", (r) => r.instance, true),
-  persona_id: text("persona_id", (r) => r.personaId, true),
-  type: text("type", (r) => r.type, true),
-  status: text("status", (r) => r.status, true),
-  selected: text("selected", (r) => r.selected?.join(" ") ?? null, false),
-  calls: double("calls", (r) => r.usage.calls),
-  prompt_tokens: double("prompt_tokens", (r) => r.usage.promptTokens),
-  completion_tokens: double("completion_tokens", (r) => r.usage.completionTokens),
-  error_stage: text("error_stage", (r) => r.error?.stage ?? null, false),
-  error_plugin: text("error_plugin", (r) => r.error?.plugin ?? null, false),
-  error_message: text("error_message", (r) => r.error?.message ?? null, false)
+const valueOf = (c: Csv.Column, r: Row): string | number | null => {
+  if (c.kind === "number") return finiteOrNull(c.value(r))
+  const x = c.value(r)
+  return x === null ? null : Csv.visibleControls(x)
 }
 
 /** Names the writing library, without a version or a time, so the bytes stay the same. */
@@ -66,13 +37,9 @@ export const write = (
 ): Effect.Effect<void, PlatformError, FileSystem.FileSystem> =>
   Files.writeFileAtomicWith(file, (put) =>
     Effect.gen(function*() {
-      const columns = [
-        ...Csv.leading.map((name) => fixed[name]),
-        ...Csv.scoreColumns(rows).map((c) => double(c.title, c.value)),
-        ...Csv.trailing.map((name) => fixed[name])
-      ]
+      const columns = Csv.columns(rows)
       const bytes = new ByteWriter()
-      const schema = [{ name: "schema", num_children: columns.length }, ...columns.map((c) => c.element)]
+      const schema = [{ name: "schema", num_children: columns.length }, ...columns.map(elementOf)]
       const parquet = new ParquetWriter({ writer: bytes, schema, createdBy })
       // The writer keeps appending to `bytes`: what it holds is written after each group, and it starts over.
       const take = () => {
@@ -83,7 +50,7 @@ export const write = (
       const size = Math.max(1, options.rowGroupRows ?? 10_000)
       for (let start = 0; start < rows.length; start += size) {
         const group = rows.slice(start, start + size)
-        parquet.write({ columnData: columns.map((c) => ({ name: c.element.name, data: group.map(c.value) })), rowGroupSize: group.length })
+        parquet.write({ columnData: columns.map((c) => ({ name: c.title, data: group.map((r) => valueOf(c, r)) })), rowGroupSize: group.length })
         yield* put(take())
       }
       parquet.finish()

@@ -13,6 +13,9 @@ const Int = Schema.Number
 
 export const NullableNumber = Schema.NullOr(Schema.Number)
 
+/** A number as the records hold it: null when missing or not finite. */
+export const finiteOrNull = (x: number | null | undefined): number | null => (typeof x === "number" && Number.isFinite(x) ? x : null)
+
 export const Counts = Schema.Struct({ calls: Int, promptTokens: Int, completionTokens: Int })
 
 /** Token usage without cache flags: a call counts the same whether it was answered by the cache. */

@@ -64,8 +64,6 @@ export interface Log {
   readonly file: string
   readonly opened: Opened
   readonly isDone: (cell: string, instance: string) => boolean
-  /** Lines in the file (kept + appended). */
-  readonly size: () => number
   /** Buffer one whole line (ending in "\n") and the pair's calls line, if any; written at the next flush. */
   readonly append: (line: { readonly cell: string; readonly instance: string; readonly text: string; readonly calls?: string | undefined }) => void
   /** Write what is buffered with one append. After a failed write, every later flush fails with the same error. */
@@ -74,22 +72,19 @@ export interface Log {
   readonly finalize: (order: Order) => Effect.Effect<Finalized, RunError>
 }
 
-const fixes: Readonly<Record<string, string>> = {
-  ENOSPC: "free space",
-  EDQUOT: "free space",
-  EFBIG: "free space",
-  EACCES: "fix the permissions",
-  EPERM: "fix the permissions",
-  EROFS: "fix the permissions"
+/** What to do next, in words, after a write failed with `e`. */
+const remedy = (e: unknown): string => {
+  const code = Files.code(e) ?? ""
+  const fix = ["ENOSPC", "EDQUOT", "EFBIG"].includes(code)
+    ? "free space"
+    : ["EACCES", "EPERM", "EROFS"].includes(code) ? "fix the permissions" : "fix the cause"
+  return `${fix} and rerun the same command to resume`
 }
 
-/** What to do next, in words, after a write failed with `e`. */
-const remedy = (e: unknown): string => `${fixes[Files.code(e) ?? ""] ?? "fix the cause"} and rerun the same command to resume`
-
-const writeFailed = (file: string, e: unknown, safe: number, doing: string): RunError =>
+const writeFailed = (file: string, e: unknown, safe: number, doing: string, where = "the file"): RunError =>
   new RunError({
     path: file,
-    reason: `cannot ${doing}: ${Files.describe(e)}; ${safe} result line${safe === 1 ? " is" : "s are"} safely in the file; ${remedy(e)}`
+    reason: `cannot ${doing}: ${Files.describe(e)}; ${safe} result line${safe === 1 ? " is" : "s are"} safely in ${where}; ${remedy(e)}`
   })
 
 /** Shown of the corrupt lines' numbers in the error. */
@@ -180,15 +175,11 @@ export const open = Effect.fn("ResultLog.open")(function*(options: Options): Eff
     end += bytes
   }
   const read: Array<ReturnType<typeof fateOf> & { readonly lineNo: number; readonly text: Buffer }> = []
-  let truncated = false
-  if (yield* exists(fileSystem, file)) {
-    const scanned = yield* RunDir.scan(fileSystem, file, (raw, lineNo) => {
-      const line = fateOf(raw, lineNo, file, cells, done)
-      if (line.fate === "keep") add(line.row!.cell, line.row!.instance, raw.length)
-      read.push({ ...line, lineNo, text: Buffer.from(raw) })
-    }).pipe(Effect.mapError((e) => new RunError({ path: file, reason: `cannot read the results: ${Files.describe(e)}` })))
-    truncated = scanned.partial
-  }
+  const { partial: truncated } = yield* RunDir.scanIfPresent(file, "results", (raw, lineNo) => {
+    const line = fateOf(raw, lineNo, file, cells, done)
+    if (line.fate === "keep") add(line.row!.cell, line.row!.instance, raw.length)
+    read.push({ ...line, lineNo, text: Buffer.from(raw) })
+  })
   const linesOf = (fate: Fate) => read.filter((l) => l.fate === fate)
   const kept = linesOf("keep").map((l) => l.row!)
   const corrupt = linesOf("corrupt"), orphaned = linesOf("orphan").length
@@ -217,9 +208,8 @@ export const open = Effect.fn("ResultLog.open")(function*(options: Options): Eff
 
   const out = yield* fileSystem.open(file, { flag: "a" }).pipe(Effect.mapError((e) => writeFailed(file, e, pairs.length, "open the results for appending")))
   let buffer: Array<string> = []
-  // Lines, and their bytes, known to be whole in the file.
+  // Lines known to be whole in the file.
   let written = pairs.length
-  let writtenBytes = end
   let failure: RunError | undefined
   const lock = yield* Effect.makeSemaphore(1)
 
@@ -237,34 +227,19 @@ export const open = Effect.fn("ResultLog.open")(function*(options: Options): Eff
     const writeCalls = transcripts.length === 0
       ? Effect.void
       : fileSystem.writeFile(callsFile, Buffer.from(transcripts.join(""), "utf8"), { flag: "a" }).pipe(
-        Effect.catchAll((e) =>
-          Effect.fail((failure = new RunError({
-            path: callsFile,
-            reason: `cannot append the call transcripts: ${Files.describe(e)}; ${written} result line${written === 1 ? " is" : "s are"} safely in ${fileName}; ${remedy(e)}`
-          })))
-        )
+        Effect.catchAll((e) => Effect.fail((failure = writeFailed(callsFile, e, written, "append the call transcripts", fileName))))
       )
     return Effect.zipRight(writeCalls, out.writeAll(bytes).pipe(
-      Effect.tap(() =>
-        Effect.sync(() => {
-          written += lines.length
-          writtenBytes += bytes.length
-        })
-      ),
+      Effect.tap(() => Effect.sync(() => void (written += lines.length))),
       // Part of the buffer may be in the file: whole lines count as written; the next open drops a partial one.
       Effect.catchAll((e) =>
         out.stat.pipe(
-          Effect.map((info) => Number(info.size) - writtenBytes),
-          Effect.orElseSucceed(() => 0),
-          Effect.flatMap((reached) => {
-            let whole = 0
-            for (const line of lines) {
-              reached -= Buffer.byteLength(line, "utf8")
-              if (reached < 0) break
-              whole++
-            }
-            return Effect.fail((failure = writeFailed(file, e, written + whole, "append to the results")))
-          })
+          Effect.map((info) => {
+            const size = Number(info.size)
+            return written + pairs.slice(written, written + lines.length).filter((p) => p.start + p.bytes <= size).length
+          }),
+          Effect.orElseSucceed(() => written),
+          Effect.flatMap((safe) => Effect.fail((failure = writeFailed(file, e, safe, "append to the results"))))
         )
       )
     ))
@@ -301,7 +276,6 @@ export const open = Effect.fn("ResultLog.open")(function*(options: Options): Eff
     file,
     opened: { kept, retried, truncated, orphaned, corrupt: corrupt.length, staleLock },
     isDone: (cell, instance) => done.has(pairKey(cell, instance)),
-    size: () => pairs.length,
     append: ({ calls, cell, instance, text }) => {
       add(cell, instance, Buffer.byteLength(text, "utf8"))
       buffer.push(text)
@@ -315,18 +289,14 @@ export const open = Effect.fn("ResultLog.open")(function*(options: Options): Eff
 const changedWhileRunning = (file: string, size: number, expected: number) =>
   new RunError({ path: file, reason: `the file changed while the sweep ran (${size} bytes, expected ${expected}); was it edited by something else?` })
 
-const exists = (fileSystem: FileSystem.FileSystem, file: string) => fileSystem.exists(file).pipe(Effect.orElseSucceed(() => false))
-
 /** The pairs a results directory already holds ({@link pairKey} of ok lines of `cells`), read without changing anything (dry runs). */
 export const readDone = (dir: string, cells: ReadonlySet<string>): Effect.Effect<Set<string>, RunError, FileSystem.FileSystem> =>
   Effect.gen(function*() {
-    const fileSystem = yield* FileSystem.FileSystem
     const file = path.join(dir, fileName)
     const done = new Set<string>()
-    if (!(yield* exists(fileSystem, file))) return done
-    yield* RunDir.scan(fileSystem, file, (raw) => {
+    yield* RunDir.scanIfPresent(file, "results", (raw) => {
       const { fate, row } = fateOf(raw, 0, file, cells, done)
       if (fate === "keep") done.add(pairKey(row!.cell, row!.instance))
-    }).pipe(Effect.mapError((e) => new RunError({ path: file, reason: `cannot read the results: ${Files.describe(e)}` })))
+    })
     return done
   })

@@ -6,7 +6,7 @@
  * const text = Results.encodeLine(Results.fromTrace(cell, instance, Results.instanceMeta(instance), trace))
  */
 import { type Domain, type Scorer, Tokens, type Trace, type Usage } from "@cupid-lab/core"
-import type { CellInfo, InstanceMeta, ResultLine, Row, Score, UsageSummary } from "./ResultLine.js"
+import { type CellInfo, finiteOrNull, type InstanceMeta, type ResultLine, type Row, type Score, type UsageSummary } from "./ResultLine.js"
 
 /**
  * Facts about an instance the analyses need. `tokens` memoizes session token counts by content
@@ -41,22 +41,17 @@ type Counts = { calls: number; promptTokens: number; completionTokens: number }
 
 /** Token usage per stage and per `provider/model`; a call counts the same whether the cache answered it. */
 export const usageSummary = (entries: ReadonlyArray<Usage.UsageEntry>): UsageSummary => {
+  const total = zero()
   const byStage: Record<string, Counts> = {}
   const byModel: Record<string, Counts> = {}
   for (const e of entries) {
-    for (const c of [(byStage[e.stage] ??= zero()), (byModel[`${e.provider}/${e.model}`] ??= zero())]) {
+    for (const c of [total, (byStage[e.stage] ??= zero()), (byModel[`${e.provider}/${e.model}`] ??= zero())]) {
       c.calls++
       c.promptTokens += e.promptTokens
       c.completionTokens += e.completionTokens
     }
   }
-  return {
-    calls: entries.length,
-    promptTokens: entries.reduce((t, e) => t + e.promptTokens, 0),
-    completionTokens: entries.reduce((t, e) => t + e.completionTokens, 0),
-    byStage: sorted(byStage),
-    byModel: sorted(byModel)
-  }
+  return { ...total, byStage: sorted(byStage), byModel: sorted(byModel) }
 }
 
 const zero = (): Counts => ({ calls: 0, promptTokens: 0, completionTokens: 0 })
@@ -64,8 +59,6 @@ const zero = (): Counts => ({ calls: 0, promptTokens: 0, completionTokens: 0 })
 const sorted = <A>(record: Record<string, A>): Record<string, A> => Object.fromEntries(Object.keys(record).sort().map((k) => [k, record[k]!]))
 
 export type CellIdentity = Pick<CellInfo, "id" | "name" | "params">
-
-const finiteOrNull = (x: number): number | null => (Number.isFinite(x) ? x : null)
 
 const repeatsOf = (repeats: Scorer.Repeats): Record<string, Array<number | null>> =>
   sorted(Object.fromEntries(Object.entries(repeats).map(([k, xs]) => [k, xs.map(finiteOrNull)])))

@@ -12,12 +12,11 @@ import { Effect, Either, Option, ParseResult, Schema } from "effect"
 import * as path from "node:path"
 import { RunError } from "../Errors.js"
 import * as ResultLine from "./ResultLine.js"
+import type { Row } from "./ResultLine.js"
 import * as RunInfoModule from "../run/RunInfo.js"
 import * as Issues from "@cupid-lab/core/Issues"
 import * as Columns from "./Columns.js"
 import { formatPath } from "../config/Axes.js"
-
-export type Row = ResultLine.Row
 
 /** `run.json` (see RunInfo.ts) with every top-level field optional: a record of an older or newer runner still reads. */
 const RunInfoSchema = Schema.partial(RunInfoModule.RunInfo)
@@ -66,18 +65,14 @@ export const parseLine = <A>(decode: (value: unknown) => Either.Either<A, string
 /** Decode one line of results.jsonl; a problem names the field. */
 export const parseRow = parseLine((value) => Either.mapLeft(decodeRow(value), firstIssue))
 
-/** Parse result lines (the text of results.jsonl); `file` names the source in errors. */
-export const parseRows = (text: string, file: string): Either.Either<Array<Row>, RunError> =>
-  Either.all(text.split("\n").flatMap((line, i) => (line.trim() === "" ? [] : [parseRow(line, i + 1, file)])))
-
 /** Every line of a results.jsonl file, decoded one by one into `add`, in file order; a line cut short fails. */
-const foldRows = (fileSystem: FileSystem.FileSystem, file: string, add: (row: Row) => void): Effect.Effect<void, RunError> =>
+const foldRows = (fileSystem: FileSystem.FileSystem, file: string, add: (row: Row, raw: Buffer) => void): Effect.Effect<void, RunError> =>
   scan(fileSystem, file, (raw, lineNo) => {
     const text = raw.toString("utf8", 0, raw.length - 1)
     if (text.trim() === "") return
     const row = parseRow(text, lineNo, file)
     if (Either.isLeft(row)) return row.left
-    add(row.right)
+    add(row.right, raw)
   }).pipe(
     Effect.flatMap(({ lines, partial }) =>
       partial
@@ -87,29 +82,21 @@ const foldRows = (fileSystem: FileSystem.FileSystem, file: string, add: (row: Ro
     Effect.catchTag("SystemError", "BadArgument", (e) => Effect.fail(new RunError({ path: file, reason: `cannot read the results: ${Files.describe(e)}` })))
   )
 
-/** Every line of a results.jsonl file as a {@link Row} (for tools that need whole lines). */
-export const readRows = (file: string): Effect.Effect<Array<Row>, RunError, FileSystem.FileSystem> =>
-  Effect.flatMap(FileSystem.FileSystem, (fileSystem) => {
-    const rows: Array<Row> = []
-    return Effect.as(foldRows(fileSystem, file, (row) => void rows.push(row)), rows)
-  })
-
 export const parseSummary = (value: unknown, file: string): Either.Either<ResultLine.Summary, RunError> =>
   Either.mapLeft(decodeSummary(value), (e) => new RunError({ path: file, reason: firstIssue(e) }))
 
 export const parseInfo = (value: unknown, file: string): Either.Either<RunInfo, RunError> =>
   Either.mapLeft(decodeInfo(value), (e) => new RunError({ path: file, reason: firstIssue(e) }))
 
-const exists = (fileSystem: FileSystem.FileSystem, file: string) => fileSystem.exists(file).pipe(Effect.orElseSucceed(() => false))
+export const exists = (fileSystem: FileSystem.FileSystem, file: string) => fileSystem.exists(file).pipe(Effect.orElseSucceed(() => false))
 
-/** Read a run directory. Fails with a {@link RunError} when summary.json or results.jsonl is missing or malformed. */
-export const read = (dir: string): Effect.Effect<Run, RunError, FileSystem.FileSystem> => readWith(dir, () => {})
-
-/** {@link read}, handing every decoded line to `also` as well; with `info: "caller"` run.json is left to the caller. */
-export const readWith = (
+/**
+ * Read a run directory, handing every decoded line to `also` as well (with its bytes, valid during the call); with
+ * `info: "caller"` run.json is left to the caller. Fails with a {@link RunError} when summary.json or results.jsonl is missing or malformed.
+ */
+export const read = (
   dir: string,
-  also: (row: Row) => void,
-  options: { readonly info?: "read" | "caller" } = {}
+  options: { readonly also?: (row: Row, raw: Buffer) => void; readonly info?: "read" | "caller" } = {}
 ): Effect.Effect<Run, RunError, FileSystem.FileSystem> =>
   Effect.gen(function*() {
     const fileSystem = yield* FileSystem.FileSystem
@@ -126,9 +113,9 @@ export const readWith = (
     if (!(yield* exists(fileSystem, resultsFile))) return yield* new RunError({ path: resultsFile, reason: "missing; the run has no results" })
     const summary = yield* Effect.flatMap(readJson(fileSystem, summaryFile, "the summary"), (v) => parseSummary(v, summaryFile))
     const rows: Array<Row> = []
-    yield* foldRows(fileSystem, resultsFile, (row) => {
+    yield* foldRows(fileSystem, resultsFile, (row, raw) => {
       rows.push(row)
-      also(row)
+      options.also?.(row, raw)
     })
     const problem = Columns.problem(rows)
     if (problem !== undefined) return yield* new RunError({ path: resultsFile, reason: problem })
@@ -176,6 +163,16 @@ export const scan = <E = never>(
     return { lines, partial: filled > 0 }
   }))
 
+/** {@link scan} of a file that may be missing (then it has no lines); a failed read is "cannot read the <what>". */
+export const scanIfPresent = (file: string, what: string, onLine: (line: Buffer, lineNo: number) => void) =>
+  Effect.gen(function*() {
+    const fileSystem = yield* FileSystem.FileSystem
+    if (!(yield* exists(fileSystem, file))) return { lines: 0, partial: false }
+    return yield* scan<never>(fileSystem, file, (line, lineNo) => void onLine(line, lineNo)).pipe(
+      Effect.mapError((e) => new RunError({ path: file, reason: `cannot read the ${what}: ${Files.describe(e)}` }))
+    )
+  })
+
 /**
  * The lines of a JSON-lines `file` about one instance, decoded with `schema`, in file order (lines
  * that do not mention it are skipped undecoded); those that do not decode are counted in `unreadable`.
@@ -187,17 +184,15 @@ export const linesAbout = <A extends { readonly instance: string }, I>(
   what: string
 ): Effect.Effect<{ readonly lines: ReadonlyArray<A>; readonly unreadable: number }, RunError, FileSystem.FileSystem> =>
   Effect.gen(function*() {
-    const fileSystem = yield* FileSystem.FileSystem
     const lines: Array<A> = []
     let unreadable = 0
-    if (!(yield* exists(fileSystem, file))) return { lines, unreadable }
     const decode = Schema.decodeUnknownEither(Schema.parseJson(schema))
     const needle = Buffer.from(JSON.stringify(instance))
-    yield* scan(fileSystem, file, (line) => {
+    yield* scanIfPresent(file, what, (line) => {
       if (line.indexOf(needle) === -1) return
       const decoded = decode(line.toString("utf8", 0, line.length - 1))
       if (Either.isLeft(decoded)) unreadable++
       else if (decoded.right.instance === instance) lines.push(decoded.right)
-    }).pipe(Effect.mapError((e) => new RunError({ path: file, reason: `cannot read the ${what}: ${Files.describe(e)}` })))
+    })
     return { lines, unreadable }
   })

@@ -11,11 +11,9 @@ import { type Paired, Statistics } from "@cupid-lab/scorers"
 import { Schema } from "effect"
 import * as Columns from "./Columns.js"
 import * as ResultLine from "./ResultLine.js"
-import type { CellSummary, MetricDescription, Row, SliceSummary } from "./ResultLine.js"
+import { type CellSummary, finiteOrNull, type MetricDescription, type SliceSummary } from "./ResultLine.js"
 
 export type Options = Pick<ResultLine.Summary, "seed" | "resamples" | "largeSample"> & { readonly metrics: ReadonlyArray<MetricDescription> }
-
-export type CellInfo = ResultLine.CellInfo
 
 const undeclaredDescription = "(not declared by its scorer)"
 
@@ -40,8 +38,6 @@ const metricsOf = (index: Columns.Index, options: Options): ReadonlyArray<Metric
   return [...options.metrics, ...others.map((k) => undeclared(k, index.okScoreKinds.get(k) === true))]
 }
 
-const nullable = (x: number): number | null => (Number.isFinite(x) ? x : null)
-
 const estimate = (c: Paired.Columns, options: Statistics.BootstrapOptions & Statistics.Clustering): Statistics.Estimate => {
   switch (c._tag) {
     case "Mean":
@@ -57,7 +53,7 @@ const estimate = (c: Paired.Columns, options: Statistics.BootstrapOptions & Stat
 export const of = (
   index: Columns.Index,
   options: Options,
-  cells: ReadonlyArray<CellInfo>
+  cells: ReadonlyArray<ResultLine.CellInfo>
 ): { readonly metrics: ReadonlyArray<MetricDescription>; readonly cells: Array<CellSummary> } => {
   const metrics = metricsOf(index, options)
   const bootstrap = { seed: options.seed, resamples: options.resamples, ...(options.largeSample !== undefined ? { largeSample: options.largeSample } : {}) }
@@ -78,7 +74,7 @@ export const of = (
       failed: failed.get(`${cell}\u0000${type}`) ?? 0,
       metrics: Object.fromEntries(metrics.map((m) => {
         const e = estimate(data(m), { ...bootstrap, clusters })
-        return [m.name, { n: e.n, mean: nullable(e.mean), ci95: [nullable(e.ci95[0]), nullable(e.ci95[1])] as const }]
+        return [m.name, { n: e.n, mean: finiteOrNull(e.mean), ci95: [finiteOrNull(e.ci95[0]), finiteOrNull(e.ci95[1])] as const }]
       }))
     }
   }

@@ -16,8 +16,7 @@ import * as Grid from "../config/Grid.js"
 import * as Issues from "@cupid-lab/core/Issues"
 import { originOf } from "../config/Axes.js"
 import * as Plugins from "../config/Plugins.js"
-import type { PluginFact } from "../results/ResultLine.js"
-import type * as Summary from "../results/Summary.js"
+import type { CellInfo, PluginFact } from "../results/ResultLine.js"
 import type * as RunInfo from "./RunInfo.js"
 
 export interface BuiltCell {
@@ -26,7 +25,7 @@ export interface BuiltCell {
   /** What the cell's plugins fitted on training data (recorded in run.json). */
   readonly fits: ReadonlyArray<RunInfo.Fit>
   /** What the run records of the cell: id, name and normalized parameters (as its result lines), its plugins' facts. */
-  readonly info: Summary.CellInfo
+  readonly info: CellInfo
 }
 
 /** Build every `models:` entry with its provider plugin (for a dry run: `{ dryRun: true }`, which needs no keys). */

@@ -128,7 +128,7 @@ const runPairs = (
     const stats = RunInfo.accumulator()
     const tokens = new Map<string, number>()
     const ranAt = new Date(startedAt).toISOString()
-    const resumed = log.size()
+    const resumed = log.opened.kept.length
     let failed = 0, share = 0, seenAll = false
     const cells = p.built.length
     const snapshot = (now: number): Progress.Snapshot => {

@@ -174,11 +174,14 @@ export const make = (root: string, options: CatalogOptions = {}) =>
         if (hit !== undefined && hit.stamp === stamp) return hit
         // The instance pages need whole lines (inference, generation, per-pair usage): the viewer keeps them, by instance in file order.
         const byInstance = new Map<string, Map<string, Row>>()
-        const read = yield* reading(RunDir.readWith(found.dir, (row) => {
-          const cells = byInstance.get(row.instance) ?? new Map<string, Row>()
-          byInstance.set(row.instance, cells)
-          cells.set(row.cell, slim(row))
-        }, { info: "caller" }))
+        const read = yield* reading(RunDir.read(found.dir, {
+          also: (row) => {
+            const cells = byInstance.get(row.instance) ?? new Map<string, Row>()
+            byInstance.set(row.instance, cells)
+            cells.set(row.cell, slim(row))
+          },
+          info: "caller"
+        }))
         // run.json read leniently: a malformed record is a problem shown with the run, not a failed page.
         const r = yield* records(found.dir)
         const run: RunDir.Run = { ...read, info: r.info }
