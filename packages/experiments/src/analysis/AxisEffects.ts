@@ -25,7 +25,6 @@ export interface Axis {
   readonly levels: ReadonlyArray<string>
   /** The value the others are compared with: the baseline's when it is in the grid, else the first. */
   readonly reference: number
-  readonly referenceReason: "the baseline's" | "the first"
 }
 
 export interface Test {
@@ -236,8 +235,7 @@ export const of = (summary: Summary, idx: Index, main: MetricDescription | undef
   const axes: Array<Axis> = kept.map((i) => ({
     key: keys[i]!,
     levels: labels(x.values[i]!),
-    reference: baselineAt >= 0 ? x.at[baselineAt]![i]! : 0,
-    referenceReason: baselineAt >= 0 ? "the baseline's" : "the first"
+    reference: baselineAt >= 0 ? x.at[baselineAt]![i]! : 0
   }))
   const levelOf = (cell: number, axis: number) => x.at[cell]![kept[axis]!]!
   const stats = Families.resampling(summary, undefined)

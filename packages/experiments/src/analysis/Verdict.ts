@@ -9,7 +9,7 @@
 import type { CellSummary, MetricDescription, MetricEstimate, Slice } from "../results/ResultLine.js"
 import { slices } from "../results/ResultLine.js"
 import type { Summary } from "../results/ResultLine.js"
-import { type Analysis, chooseBaseline, comparedMetrics, type Delta, families } from "./Analysis.js"
+import { type Analysis, chooseBaseline, comparedMetrics, type Delta, mainMetric } from "./Analysis.js"
 import { level } from "./Pairwise.js"
 import * as Format from "../render/Format.js"
 
@@ -214,12 +214,12 @@ export const verdict = (a: Input): Verdict => {
 
 /** What the verdict reads from a summary alone, without paired tests (every significance "could not be tested"). */
 export const unpaired = (summary: Summary): Input & Pick<Analysis, "compared"> => {
-  const fam = families(summary)
+  const { main } = mainMetric(summary)
   return {
     summary,
     baseline: chooseBaseline(summary).cell,
-    main: fam.main,
-    compared: comparedMetrics(summary, fam),
+    main,
+    compared: comparedMetrics(summary, main),
     deltas: [],
     pairwise: undefined,
     baselineTooSmall: new Map()

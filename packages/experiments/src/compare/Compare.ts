@@ -95,7 +95,7 @@ const chosen = (a: RunDir.Run, b: RunDir.Run, cells: { readonly a: string; reado
 export const compare = (a: RunDir.Run, b: RunDir.Run, options: Options = {}): Comparison => {
   const { matches, onlyA, onlyB } = options.cells === undefined ? matchCells(a.summary.cells, b.summary.cells) : chosen(a, b, options.cells)
   const warnings: Array<string> = []
-  const metrics = Analysis.comparedMetrics(a.summary, Analysis.families(a.summary)).filter((m) => {
+  const metrics = Analysis.comparedMetrics(a.summary, Analysis.mainMetric(a.summary).main).filter((m) => {
     const other = Analysis.metricNamed(b.summary, m.name)
     if (other === undefined) {
       warnings.push(`${m.name} is scored in the first run only; not compared.`)

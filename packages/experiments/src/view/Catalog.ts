@@ -239,8 +239,8 @@ export const make = (root: string, options: CatalogOptions = {}) =>
         Effect.try({
           try: (): Api.RunDetail => {
             const summary = l.run.summary
-            const fam = Analysis.families(summary)
-            const tables = Tables.tables({ summary, baseline: Analysis.chooseBaseline(summary).cell, main: fam.main, compared: Analysis.comparedMetrics(summary, fam) })
+            const { main } = Analysis.mainMetric(summary)
+            const tables = Tables.tables({ summary, baseline: Analysis.chooseBaseline(summary).cell, main, compared: Analysis.comparedMetrics(summary, main) })
             return { entry: l.entry, cells: l.cells, metrics: Entries.metricColumns(summary, l.main).map(Entries.column), main: l.main?.name ?? null, mainReason: l.mainReason, tables }
           },
           catch: failure(id)
