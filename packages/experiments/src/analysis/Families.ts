@@ -29,10 +29,13 @@ const defaultCorrection = { primary: "holm", exploratory: "bh" } as const
 export const cellNamed = (cells: ReadonlyArray<CellSummary>, key: string): CellSummary | undefined =>
   cells.find((c) => c.id === key) ?? cells.find((c) => c.name === key)
 
-/** The run's resampling settings for Paired, with the permutations asked for. */
-export const resampling = (summary: Summary, permutations: number | undefined) => ({
+/** A run's resampling settings for Paired, with the permutations asked for. */
+export const resampling = (
+  summary: { readonly seed: number; readonly resamples: number; readonly largeSample?: number | undefined },
+  permutations: number | undefined
+) => ({
   seed: summary.seed,
-  resamples: summary.resamples ?? 1000,
+  resamples: summary.resamples,
   ...(summary.largeSample !== undefined ? { largeSample: summary.largeSample } : {}),
   ...(permutations !== undefined ? { permutations } : {})
 })

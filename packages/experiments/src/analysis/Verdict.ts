@@ -69,6 +69,7 @@ export interface Verdict {
 
 const better = (m: MetricDescription) => (x: number, y: number): number => (m.direction === "lower" ? x - y : y - x)
 const valueOf = (s: Pick<Standing, "estimate">): number | null => s.estimate.mean
+const finite = (s: Pick<Standing, "estimate">): number | undefined => (Number.isFinite(s.estimate.mean) ? s.estimate.mean! : undefined)
 const shown = (x: number | null): string => Format.number(x)
 
 export const leaderboard = (a: Input, m: MetricDescription, slice: Slice): Leaderboard => {
@@ -81,10 +82,8 @@ export const leaderboard = (a: Input, m: MetricDescription, slice: Slice): Leade
   const order = better(m)
   const sorted = (cells: ReadonlyArray<CellSummary>) =>
     cells.map(standing).sort((x, y) => {
-      const vx = valueOf(x), vy = valueOf(y)
-      if (vx === null || !Number.isFinite(vx)) return vy === null || !Number.isFinite(vy) ? 0 : 1
-      if (vy === null || !Number.isFinite(vy)) return -1
-      return order(vx, vy)
+      const vx = finite(x), vy = finite(y)
+      return vx === undefined ? (vy === undefined ? 0 : 1) : vy === undefined ? -1 : order(vx, vy)
     })
   return {
     slice,
@@ -92,6 +91,10 @@ export const leaderboard = (a: Input, m: MetricDescription, slice: Slice): Leade
     ceilings: sorted(a.summary.cells.filter((c) => c.usesGold)).map((s) => ({ ...s, rank: undefined }))
   }
 }
+
+/** The leader's value minus the other's, positive when the leader is better. */
+const gap = (m: MetricDescription, leader: Standing, other: Standing): number =>
+  (m.direction === "lower" ? -1 : 1) * ((valueOf(leader) ?? NaN) - (valueOf(other) ?? NaN))
 
 /**
  * A lead read from a paired test against the baseline (`d`: cell - baseline). `leaderIsCell`:
@@ -104,7 +107,7 @@ const fromDelta = (m: MetricDescription, d: Delta | undefined, other: Standing, 
   const [lo, hi] = tested ? d.comparison.ci95 : [NaN, NaN]
   return {
     other,
-    by: tested ? sign * d.comparison.delta : (m.direction === "lower" ? -1 : 1) * ((valueOf(leader) ?? NaN) - (valueOf(other) ?? NaN)),
+    by: tested ? sign * d.comparison.delta : gap(m, leader, other),
     ci: Number.isFinite(lo) && Number.isFinite(hi) ? (sign > 0 ? [lo, hi] : [-hi, -lo]) : undefined,
     p,
     significant: p === undefined || !Number.isFinite(p) ? undefined : p < level,
@@ -114,18 +117,9 @@ const fromDelta = (m: MetricDescription, d: Delta | undefined, other: Standing, 
 
 /** The leader against the runner-up: the difference of their values, significant when the every-pair tests say the leader beats it. */
 const fromPairwise = (a: Input, m: MetricDescription, slice: Slice, leader: Standing, other: Standing): Lead => {
-  const pw = a.pairwise
-  const s = pw?.slices.find((x) => x.slice === slice)
-  const tested = pw !== undefined && s !== undefined && pw.metrics.some((x) => x.name === m.name)
-  const number = pw === undefined ? 0 : pw.cells.findIndex((c) => c.id === other.cell.id) + 1
-  const beats = s?.beats.get(m.name)?.get(leader.cell.id) ?? []
-  return {
-    other,
-    by: (m.direction === "lower" ? -1 : 1) * ((valueOf(leader) ?? NaN) - (valueOf(other) ?? NaN)),
-    ci: undefined,
-    p: undefined,
-    significant: tested ? beats.includes(number) : undefined
-  }
+  const beats = a.pairwise?.slices.find((x) => x.slice === slice)?.beats.get(m.name)?.get(leader.cell.id)
+  const number = a.pairwise === undefined ? 0 : a.pairwise.cells.findIndex((c) => c.id === other.cell.id) + 1
+  return { other, by: gap(m, leader, other), ci: undefined, p: undefined, significant: beats?.includes(number) }
 }
 
 const names = (xs: ReadonlyArray<Standing>): string =>
@@ -185,7 +179,7 @@ const sentence = (m: MetricDescription, f: Omit<Finding, "sentence">, baseline: 
 }
 
 const finding = (a: Input, m: MetricDescription, board: Leaderboard): Finding => {
-  const ranked = board.contenders.filter((s) => valueOf(s) !== null && Number.isFinite(valueOf(s)))
+  const ranked = board.contenders.filter((s) => finite(s) !== undefined)
   const top = ranked[0]
   const leaders = top === undefined ? [] : ranked.filter((s) => shown(valueOf(s)) === shown(valueOf(top)))
   const runnerUp = ranked[leaders.length]
