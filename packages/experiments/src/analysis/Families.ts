@@ -8,6 +8,7 @@
  * Families.familyOf(plan, cell, "inference.f1_micro", "all") // "primary"
  */
 import type { Statistics } from "@cupid-lab/scorers"
+import { Struct } from "effect"
 import type { Index } from "../results/Columns.js"
 import { sliceNumbers } from "../results/Columns.js"
 import type { CellSummary, Families, Slice, Summary } from "../results/ResultLine.js"
@@ -42,10 +43,7 @@ export const resampling = (
 
 /** The families a config declares, as the summary records them (nothing when it declares none). */
 export const declared = (report: Families): { readonly families?: Families } => {
-  const f: { -readonly [K in keyof Families]: Families[K] } = {}
-  if (report.primary !== undefined) f.primary = report.primary
-  if (report.correction !== undefined) f.correction = report.correction
-  if (report.reference !== undefined) f.reference = report.reference
+  const f = Struct.pick(report, "primary", "correction", "reference")
   return Object.keys(f).length === 0 ? {} : { families: f }
 }
 

@@ -310,7 +310,7 @@ export const make = (root: string, options: CatalogOptions = {}) =>
         return {
           a: { run: x.run, cell: ca },
           b: { run: y.run, cell: cb },
-          tables: compared.metrics.map((m) => CompareRender.metricTable(compared, m)),
+          tables: CompareRender.metricTables(compared),
           warnings: compared.warnings,
           shared,
           disagreements
