@@ -49,14 +49,8 @@ export interface Delta {
   readonly mde: number
 }
 
-export interface TestedFamily {
-  readonly correction: Statistics.Correction
-  /** Tests with a p-value. */
-  readonly tests: number
-  /** The level one test must reach when it is the family's only real effect (Statistics.perTestLevel). */
-  readonly level: number
-  readonly permutations: Paired.Family["permutations"]
-}
+/** A family of tests, with the level one test must reach when it is the family's only real effect (Statistics.perTestLevel). */
+export type TestedFamily = Paired.Family & { readonly level: number }
 
 /**
  * A slice where no difference of the main metric against the baseline can reach significance: its
@@ -274,7 +268,7 @@ export const analyze = (run: Pick<Run, "summary" | "index">, options: Options = 
         mde: family === "primary" ? Statistics.minimumDetectable(se, level) : NaN
       })
     })
-    return { correction, tests: result.tests, level, permutations: result.permutations }
+    return { ...result, level }
   }
   const tests = { primary: test("primary"), exploratory: test("exploratory") }
   test("none")
