@@ -11,7 +11,7 @@
 import { Hash } from "@cupid-lab/core"
 import { Selector } from "@cupid-lab/retrievers"
 import { Paired, type Statistics } from "@cupid-lab/scorers"
-import { Either, Schema } from "effect"
+import { Array as Arr, Either, Schema } from "effect"
 import { type Index, sliceOf } from "../results/Columns.js"
 import type { CellSummary, MetricDescription, MetricEstimate, Slice, Summary } from "../results/ResultLine.js"
 import { slices } from "../results/ResultLine.js"
@@ -105,20 +105,14 @@ const under = (path: ReadonlyArray<string>, prefix: ReadonlyArray<string>) =>
 
 /** Axes from the cells' parameters: each varying stage, or the varying options of a stage whose plugin never changes. */
 export const derive = (cells: ReadonlyArray<CellSummary>): Array<string> => {
-  const out: Array<string> = []
-  const keys = [...new Set(cells.flatMap((c) => Object.keys(c.params)))]
-  for (const k of keys) {
+  const distinct = (xs: ReadonlyArray<unknown>) => new Set(xs.map(canon)).size
+  return [...new Set(cells.flatMap((c) => Object.keys(c.params)))].flatMap((k) => {
     const values = cells.map((c) => c.params[k])
-    if (new Set(values.map(canon)).size < 2) continue
-    const sameUse = values.every(isRecord) && new Set(values.map((v) => canon((v as Record<string, unknown>)["use"]))).size === 1
-    if (!sameUse) {
-      out.push(k)
-      continue
-    }
-    const options = [...new Set(values.flatMap((v) => Object.keys(v as object)))].filter((o) => o !== "use")
-    for (const o of options) if (new Set(values.map((v) => canon(get(v, [o])))).size > 1) out.push(`${k}.${o}`)
-  }
-  return out
+    if (distinct(values) < 2) return []
+    if (!values.every(isRecord) || distinct(values.map((v) => v["use"])) !== 1) return [k]
+    const options = [...new Set(values.flatMap((v) => Object.keys(v)))].filter((o) => o !== "use")
+    return options.filter((o) => distinct(values.map((v) => v[o])) > 1).map((o) => `${k}.${o}`)
+  })
 }
 
 const scalar = (v: unknown): string =>
@@ -156,15 +150,14 @@ export const labels = (values: ReadonlyArray<unknown>): Array<string> => {
 const crossing = (cells: ReadonlyArray<CellSummary>, keys: ReadonlyArray<string>) => {
   const paths = keys.map(pathOf)
   const valueOf = (c: CellSummary, i: number) => paths.reduce((v, p, j) => (j !== i && under(p, paths[i]!) ? without(v, p.slice(paths[i]!.length)) : v), get(c.params, paths[i]!))
-  const groups = new Map<string, Array<{ cell: CellSummary; values: Array<unknown> }>>()
-  for (const c of cells) {
-    const values = keys.map((_, i) => valueOf(c, i))
+  const swept = cells.flatMap((cell) => {
+    const values = keys.map((_, i) => valueOf(cell, i))
     // a cell without an option axis's value was not made by the sweep
-    if (values.some((v, i) => v === undefined && paths[i]!.length > 1)) continue
-    const rest = canon(paths.reduce<unknown>((v, p) => without(v, p), c.params))
-    groups.set(rest, [...(groups.get(rest) ?? []), { cell: c, values }])
-  }
-  let members = [...groups.values()].reduce<Array<{ cell: CellSummary; values: Array<unknown> }>>((a, b) => (b.length > a.length ? b : a), [])
+    return values.some((v, i) => v === undefined && paths[i]!.length > 1) ? [] : [{ cell, values }]
+  })
+  // the groups' cells, and so the grid's, stay in run order
+  const groups = Object.values(Arr.groupBy(swept, (m) => canon(paths.reduce<unknown>((v, p) => without(v, p), m.cell.params))))
+  let members = groups.reduce<Array<(typeof swept)[number]>>((a, b) => (b.length > a.length ? b : a), [])
   const levelsOf = () => keys.map((_, i) => {
     const counts = new Map<string, { value: unknown; n: number }>()
     for (const m of members) {
@@ -182,8 +175,6 @@ const crossing = (cells: ReadonlyArray<CellSummary>, keys: ReadonlyArray<string>
     members = members.filter((m) => canon(m.values[drop!.axis]) !== drop!.key)
   }
   const levels = levelsOf()
-  const order = new Map(cells.map((c, i) => [c.id, i]))
-  members.sort((a, b) => order.get(a.cell.id)! - order.get(b.cell.id)!)
   const keyed = levels.map((l) => [...l.keys()])
   return {
     cells: members.map((m) => m.cell),

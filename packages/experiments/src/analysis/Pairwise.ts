@@ -91,14 +91,12 @@ export const compute = (
     }
   }
   const family = Paired.family(tests, {
-    seed: options.seed,
-    resamples: options.resamples,
+    ...options,
     // Beyond exact enumeration, the normal approximation: a family this size would need millions
     // of random permutations per test to resolve Holm's smallest thresholds.
     largeSample: Paired.exactUpTo + 1,
     minVarying: Paired.exactUpTo + 1,
-    intervals: false,
-    ...(options.permutations !== undefined ? { permutations: options.permutations } : {})
+    intervals: false
   })
   const results = slices.map((slice): SliceResult => {
     const beats = new Map<string, Map<string, Array<number>>>(metrics.map((m) => [m.name, new Map(cells.map((c) => [c.id, []]))]))
@@ -115,16 +113,6 @@ export const compute = (
     for (const byCell of beats.values()) for (const list of byCell.values()) list.sort((x, y) => x - y)
     return { slice, beats, maxN, tooSmall: tooSmall(maxN, family.tests) }
   })
-  const tested = family.comparisons.filter((c) => Number.isFinite(c.p))
-  return {
-    cells,
-    metrics,
-    slices: results,
-    tests: family.tests,
-    forms: {
-      exact: tested.filter((c) => c.test === "exact").length,
-      normal: tested.filter((c) => c.test === "normal").length,
-      monteCarlo: tested.filter((c) => c.test === "monte-carlo").length
-    }
-  }
+  const count = (form: Paired.Comparison["test"]) => family.comparisons.filter((c) => Number.isFinite(c.p) && c.test === form).length
+  return { cells, metrics, slices: results, tests: family.tests, forms: { exact: count("exact"), normal: count("normal"), monteCarlo: count("monte-carlo") } }
 }
