@@ -295,8 +295,6 @@ export const analyze = (run: Pick<Run, "summary" | "index">, options: Options = 
     normalTests: p.normalTests + q.normalTests,
     ...(p.largeSample !== undefined ? { largeSample: p.largeSample } : {})
   }
-
-  const okPairs = idx.okLines
   return {
     summary,
     cells,
@@ -324,8 +322,8 @@ export const analyze = (run: Pick<Run, "summary" | "index">, options: Options = 
     models: Inventory.modelUse(idx),
     failures: Inventory.failureGroups(idx, summary.cells),
     plugins: Inventory.pluginUses(summary.cells),
-    okPairs,
-    failedPairs: idx.lines - okPairs,
+    okPairs: idx.okLines,
+    failedPairs: idx.lines - idx.okLines,
     index: idx
   }
 }

@@ -6,10 +6,9 @@
  * @example
  * Verdict.verdict(analysis).findings[0].sentence // "All instances: bm25 leads on retrieval.f1 with 0.624 [0.501, 0.750] ..."
  */
-import type { CellSummary, MetricDescription, MetricEstimate, Slice } from "../results/ResultLine.js"
+import type { CellSummary, MetricDescription, MetricEstimate, Slice, Summary } from "../results/ResultLine.js"
 import { slices } from "../results/ResultLine.js"
-import type { Summary } from "../results/ResultLine.js"
-import { type Analysis, chooseBaseline, comparedMetrics, type Delta, mainMetric } from "./Analysis.js"
+import { type Analysis, chooseBaseline, comparedMetrics, type Delta, mainMetric, type TooSmall } from "./Analysis.js"
 import { level } from "./Pairwise.js"
 import * as Format from "../render/Format.js"
 
@@ -56,7 +55,7 @@ export interface Finding {
   readonly runnerUp: Standing | undefined
   readonly vsBaseline: Lead | undefined
   readonly vsRunnerUp: Lead | undefined
-  readonly tooSmall: { readonly n: number; readonly needed: number; readonly clustered?: boolean } | undefined
+  readonly tooSmall: Pick<TooSmall, "n" | "needed" | "clustered"> | undefined
   readonly sentence: string
 }
 
@@ -185,15 +184,16 @@ const finding = (a: Input, m: MetricDescription, board: Leaderboard): Finding =>
   const runnerUp = ranked[leaders.length]
   const base = [...board.contenders, ...board.ceilings].find((s) => s.cell.id === a.baseline.id)
   const leader = leaders[0]
-  let vsBaseline: Lead | undefined
-  let vsRunnerUp: Lead | undefined
-  if (leader !== undefined && base !== undefined && leader.cell.id === base.cell.id) {
-    // The baseline leads: the runner-up's own paired test against it measures the lead.
-    if (runnerUp !== undefined) vsRunnerUp = fromDelta(m, runnerUp.vsBaseline, runnerUp, leader, false)
-  } else if (leader !== undefined) {
-    if (base !== undefined) vsBaseline = fromDelta(m, leader.vsBaseline, base, leader, true)
-    if (runnerUp !== undefined && runnerUp.cell.id !== base?.cell.id) vsRunnerUp = fromPairwise(a, m, board.slice, leader, runnerUp)
-  }
+  const baseLeads = leader !== undefined && leader.cell.id === base?.cell.id
+  const vsBaseline = leader === undefined || base === undefined || baseLeads ? undefined : fromDelta(m, leader.vsBaseline, base, leader, true)
+  // When the baseline leads, the runner-up's own paired test against it measures the lead.
+  const vsRunnerUp = leader === undefined || runnerUp === undefined
+    ? undefined
+    : baseLeads
+    ? fromDelta(m, runnerUp.vsBaseline, runnerUp, leader, false)
+    : runnerUp.cell.id === base?.cell.id
+    ? undefined
+    : fromPairwise(a, m, board.slice, leader, runnerUp)
   const out = { slice: board.slice, leaders, runnerUp, vsBaseline, vsRunnerUp, tooSmall: a.baselineTooSmall.get(board.slice) }
   return { ...out, sentence: sentence(m, out, a.baseline.id) }
 }
@@ -209,13 +209,6 @@ export const verdict = (a: Input): Verdict => {
 /** What the verdict reads from a summary alone, without paired tests (every significance "could not be tested"). */
 export const unpaired = (summary: Summary): Input & Pick<Analysis, "compared"> => {
   const { main } = mainMetric(summary)
-  return {
-    summary,
-    baseline: chooseBaseline(summary).cell,
-    main,
-    compared: comparedMetrics(summary, main),
-    deltas: [],
-    pairwise: undefined,
-    baselineTooSmall: new Map()
-  }
+  const none = { deltas: [], pairwise: undefined, baselineTooSmall: new Map() }
+  return { summary, baseline: chooseBaseline(summary).cell, main, compared: comparedMetrics(summary, main), ...none }
 }
