@@ -72,10 +72,8 @@ const shipped: ReadonlyArray<readonly [string, ReadonlyArray<Plugin.AnyPlugin>]>
   ["@cupid-lab/providers", ProviderBuiltins.plugins]
 ]
 
-const packageOf = (stage: string, name: string): string | undefined => {
-  for (const [pkg, list] of shipped) if (list.some((p) => p.stage === stage && p.name === name)) return pkg
-  return undefined
-}
+const packageOf = (stage: string, name: string): string | undefined =>
+  shipped.find(([, list]) => list.some((p) => p.stage === stage && p.name === name))?.[0]
 
 /** Every plugin the cells name, top-level stages and parts of composite plugins (`hybrid`, `rerank`). */
 export const pluginUses = (cells: ReadonlyArray<CellSummary>): Array<PluginUse> => {

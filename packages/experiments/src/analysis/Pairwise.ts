@@ -49,12 +49,8 @@ export const tooSmall = (n: number, tests: number): { readonly n: number; readon
 }
 
 /** How many of these instances both cells scored ok. */
-const sharedCount = (ca: CellColumns | undefined, cb: CellColumns | undefined, numbers: Int32Array): number => {
-  if (ca === undefined || cb === undefined) return 0
-  let n = 0
-  for (const k of numbers) if (ca.slot[k]! >= 0 && cb.slot[k]! >= 0) n++
-  return n
-}
+const sharedCount = (ca: CellColumns | undefined, cb: CellColumns | undefined, numbers: Int32Array): number =>
+  ca === undefined || cb === undefined ? 0 : numbers.reduce((n, k) => (ca.slot[k]! >= 0 && cb.slot[k]! >= 0 ? n + 1 : n), 0)
 
 /** True when a difference (b - a) favours b in the metric's direction. */
 export const better = (m: Pick<MetricDescription, "direction">, delta: number): boolean => (m.direction === "lower" ? delta < 0 : delta > 0)
