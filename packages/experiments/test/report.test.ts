@@ -120,7 +120,7 @@ describe("report analysis on a hand-made run (2 cells x 4 instances)", () => {
 
   it("adjusts the primary family (main metric, every slice) with Holm and the exploratory one with BH", () => {
     expect(a.deltas).toHaveLength(8)
-    expect(a.tests).toBe(8)
+    expect(a.families.primary.tests + a.families.exploratory.tests).toBe(8)
     // n <= 4 everywhere: every test is exact
     expect(a.permutations).toEqual({ screening: 2000, refined: 2000, refinedTests: 0, exactTests: 8, normalTests: 0 })
     const primary = a.deltas.filter((d) => d.family === "primary")

@@ -151,12 +151,12 @@ describe("the headline tables of a run", () => {
     Effect.gen(function*() {
       const a = yield* analysis
       const summary = a.summary
-      const families = Analysis.families(summary)
+      const { main } = Analysis.mainMetric(summary)
       const fromSummary = Tables.tables({
         summary,
         baseline: Analysis.chooseBaseline(summary).cell,
-        main: families.main,
-        compared: Analysis.comparedMetrics(summary, families)
+        main,
+        compared: Analysis.comparedMetrics(summary, main)
       })
       expect(fromSummary).toEqual(Tables.tables(a))
     }).pipe(Effect.provide(NodeContext.layer)))

@@ -14,7 +14,6 @@ import { slices } from "../results/ResultLine.js"
 import * as AxisEffects from "./AxisEffects.js"
 import * as Bins from "./Bins.js"
 import * as Families from "./Families.js"
-import * as Informative from "./Informative.js"
 import * as Interventions from "./Interventions.js"
 import * as Inventory from "./Inventory.js"
 import * as Pairwise from "./Pairwise.js"
@@ -50,14 +49,8 @@ export interface Delta {
   readonly mde: number
 }
 
-export interface TestedFamily {
-  readonly correction: Statistics.Correction
-  /** Tests with a p-value. */
-  readonly tests: number
-  /** The level one test must reach when it is the family's only real effect (Statistics.perTestLevel). */
-  readonly level: number
-  readonly permutations: Paired.Family["permutations"]
-}
+/** A family of tests, with the level one test must reach when it is the family's only real effect (Statistics.perTestLevel). */
+export type TestedFamily = Paired.Family & { readonly level: number }
 
 /**
  * A slice where no difference of the main metric against the baseline can reach significance: its
@@ -91,10 +84,8 @@ export interface Analysis {
   readonly deltas: ReadonlyArray<Delta>
   readonly plan: Families.Plan
   readonly families: { readonly primary: TestedFamily; readonly exploratory: TestedFamily }
-  /** Metrics that cannot tell the cells apart; left out of the headline lists above. */
-  readonly uninformative: ReadonlyArray<Informative.Uninformative>
-  /** Tests with a p-value in the primary and exploratory families together. */
-  readonly tests: number
+  /** Metrics that cannot tell the cells apart, and why; left out of the headline lists above. */
+  readonly uninformative: ReadonlyArray<{ readonly metric: string; readonly reason: string }>
   /** Over both families (refined: the larger count; test counts summed). */
   readonly permutations: Paired.Family["permutations"]
   readonly recency: Bins.Binned | undefined
@@ -152,25 +143,29 @@ export const chooseBaseline = (summary: Summary, requested?: string): { readonly
   return { cell: cells[0]!, reason: "the first cell (the run's baseline is not one of its cells)" }
 }
 
-const inFamily = (summary: Summary, family: string) => summary.metrics.filter((m) => m.family === family)
-
 /** What the transform curves plot: the main metric when it is not a retrieval metric, then the retrieval headline metrics. */
 const interventionMetrics = (summary: Summary, main: MetricDescription | undefined): Array<MetricDescription> => {
-  const retrieval = inFamily(summary, "retrieval").filter((m) => m.headline)
+  const retrieval = summary.metrics.filter((m) => m.family === "retrieval" && m.headline)
   return main === undefined || main.family === "retrieval" ? retrieval : [main, ...retrieval]
 }
 
 /**
- * The metrics of the paper-layout tables, by family: inference metrics pooled over instances when
- * the scorer pools, else its per-instance means; every generation metric; and the main metric.
+ * Metrics that cannot tell the cells apart on all instances (no cell has a value, every cell has
+ * the same, or every cell's 95% CI contains 0), with the reason, so a report does not lead with them.
  */
-export const families = (summary: Summary, chosen?: string) => {
-  const inferenceAll = inFamily(summary, "inference")
-  const micro = inferenceAll.filter((m) => m.aggregate._tag !== "Mean")
-  const macro = inferenceAll.filter((m) => m.aggregate._tag === "Mean")
-  const inference = micro.length > 0 ? micro : macro
-  const { main, mainReason } = mainMetric(summary, chosen)
-  return { inference, inferenceMacro: micro.length > 0 ? macro : [], generation: inFamily(summary, "generation"), main, mainReason }
+const uninformativeReason = (summary: Summary, metric: string): string | undefined => {
+  const estimates = summary.cells
+    .map((c) => c.slices.all.metrics[metric])
+    .filter((e): e is NonNullable<typeof e> => e !== undefined && e.n > 0 && Number.isFinite(e.mean))
+  if (estimates.length === 0) return "no cell has a value on all instances"
+  const values = estimates.map((e) => e.mean!)
+  const lo = Math.min(...values), hi = Math.max(...values)
+  if (estimates.length === summary.cells.length && summary.cells.length > 1 && lo === hi) return `every cell has the same value ${lo.toFixed(3)} on all instances`
+  const containsZero = (e: (typeof estimates)[number]) => e.ci95[0] !== null && e.ci95[1] !== null && e.ci95[0] <= 0 && e.ci95[1] >= 0
+  if (estimates.every(containsZero)) {
+    return `every cell's 95% CI on all instances${summary.cells.some((c) => c.usesGold) ? ", the oracle's included," : ""} contains 0 (largest |value| ${Math.max(Math.abs(lo), Math.abs(hi)).toFixed(3)})`
+  }
+  return undefined
 }
 
 /**
@@ -206,23 +201,28 @@ export const mainMetric = (summary: Summary, chosen?: string): { readonly main: 
 }
 
 /** The metrics tested against the baseline: every headline metric, the main metric first (the others only get CIs). */
-export const comparedMetrics = (summary: Summary, fam: ReturnType<typeof families>): Array<MetricDescription> => {
+export const comparedMetrics = (summary: Summary, main: MetricDescription | undefined): Array<MetricDescription> => {
   const rank = (m: MetricDescription) => m.mainRank ?? Number.POSITIVE_INFINITY
   // then the other candidates by rank, then the rest in declaration order (the sort is stable)
-  const isMain = (m: MetricDescription) => (m.name === fam.main?.name ? 0 : 1)
+  const isMain = (m: MetricDescription) => (m.name === main?.name ? 0 : 1)
   const out = summary.metrics.filter((m) => m.headline).sort((a, b) => isMain(a) - isMain(b) || rank(a) - rank(b))
-  if (out.length === 0 && fam.main !== undefined) out.push(fam.main)
+  if (out.length === 0 && main !== undefined) out.push(main)
   return out
 }
 
 export const analyze = (run: Pick<Run, "summary" | "index">, options: Options = {}): Analysis => {
   const { summary, index: idx } = run
   const { cell: baseline, reason } = chooseBaseline(summary, options.baseline)
-  const all = families(summary, options.main)
-  const uninformative = Informative.uninformative(summary)
+  const { main, mainReason } = mainMetric(summary, options.main)
+  const uninformative = summary.metrics.flatMap((m) => {
+    const reason = uninformativeReason(summary, m.name)
+    return reason === undefined ? [] : [{ metric: m.name, reason }]
+  })
   const informative = (m: MetricDescription) => !uninformative.some((u) => u.metric === m.name)
-  const fam = { ...all, inference: all.inference.filter(informative), inferenceMacro: all.inferenceMacro.filter(informative), generation: all.generation.filter(informative) }
-  const compared = comparedMetrics(summary, fam).filter((m) => m.name === fam.main?.name || informative(m))
+  const shown = (family: string) => summary.metrics.filter((m) => m.family === family && informative(m))
+  // Inference metrics pooled over instances when the scorer pools, else its per-instance means.
+  const pooled = summary.metrics.some((m) => m.family === "inference" && m.aggregate._tag !== "Mean")
+  const compared = comparedMetrics(summary, main).filter((m) => m.name === main?.name || informative(m))
 
   const oracles = summary.cells.filter((c) => c.oracleRetrieval)
   const cells: Array<CellView> = summary.cells.map((c) => ({
@@ -233,53 +233,57 @@ export const analyze = (run: Pick<Run, "summary" | "index">, options: Options = 
   // Each cell against the baseline, every metric and slice: each cell's columns over every
   // instance of the slice (Columns.sliceOf), NaN where it has no ok line, so that the usable rows
   // are the instances both cells scored; rows of one persona move together (Families.personas).
-  const plan = Families.resolve(summary, fam.main?.name)
+  const plan = Families.resolve(summary, main?.name)
   const clusters = new Map(slices.map((slice) => [slice, Families.personas(idx, slice)] as const))
-  const planned: Array<{ cell: string; metric: MetricDescription; slice: Slice; family: Families.Family; test: Paired.Test }> = []
-  for (const c of summary.cells) {
-    if (c.id === baseline.id) continue
-    for (const slice of slices) {
+  const planned = summary.cells.filter((c) => c.id !== baseline.id).flatMap((c) =>
+    slices.flatMap((slice) => {
       const a = sliceOf(idx, baseline.id, slice), b = sliceOf(idx, c.id, slice)
-      for (const metric of compared) {
-        planned.push({ cell: c.id, metric, slice, family: Families.familyOf(plan, c, metric.name, slice), test: { a: a(metric), b: b(metric), clusters: clusters.get(slice)! } })
-      }
-    }
-  }
-  const runFamily = (family: Families.Family, correction: Statistics.Correction) => {
-    const at = planned.flatMap((t, i) => (t.family === family ? [i] : []))
+      return compared.map((metric) => ({
+        c,
+        metric,
+        slice,
+        family: Families.familyOf(plan, c, metric.name, slice),
+        test: { a: a(metric), b: b(metric), clusters: clusters.get(slice)! }
+      }))
+    })
+  )
+  const byTest = new Map<Paired.Test, Delta>()
+  const test = (family: Families.Family): TestedFamily => {
+    const members = planned.filter((t) => t.family === family)
     // untested cells need their intervals only: no refinement
     const permutations = family === "none" ? Paired.screening : options.permutations
-    const result = Paired.family(at.map((i) => planned[i]!.test), { ...Families.resampling(summary, permutations), correction })
-    return { at, result }
-  }
-  const ran = { primary: runFamily("primary", plan.correction.primary), exploratory: runFamily("exploratory", plan.correction.exploratory), none: runFamily("none", "none") }
-  const tested = (f: "primary" | "exploratory"): TestedFamily => ({
-    correction: ran[f].result.correction,
-    tests: ran[f].result.tests,
-    level: Statistics.perTestLevel(ran[f].result.correction, ran[f].result.tests),
-    permutations: ran[f].result.permutations
-  })
-  const tests = { primary: tested("primary"), exploratory: tested("exploratory") }
-  const deltas: Array<Delta> = new Array(planned.length)
-  for (const f of ["primary", "exploratory", "none"] as const) {
-    ran[f].at.forEach((i, k) => {
-      const t = planned[i]!
-      const comparison = ran[f].result.comparisons[k]!
-      const mde = f === "primary" ? Statistics.minimumDetectable(Paired.standardError(t.test.a, t.test.b, { clusters: t.test.clusters! }), tests.primary.level) : NaN
-      deltas[i] = { cell: t.cell, metric: t.metric.name, slice: t.slice, comparison, family: f, correction: ran[f].result.correction, pAdjusted: f === "none" ? NaN : ran[f].result.adjusted[k]!, mde }
+    const correction = family === "none" ? "none" : plan.correction[family]
+    const result = Paired.family(members.map((t) => t.test), { ...Families.resampling(summary, permutations), correction })
+    const level = Statistics.perTestLevel(result.correction, result.tests)
+    members.forEach((t, k) => {
+      const se = family === "primary" ? Paired.standardError(t.test.a, t.test.b, { clusters: t.test.clusters }) : NaN
+      byTest.set(t.test, {
+        cell: t.c.id,
+        metric: t.metric.name,
+        slice: t.slice,
+        comparison: result.comparisons[k]!,
+        family,
+        correction,
+        pAdjusted: family === "none" ? NaN : result.adjusted[k]!,
+        mde: family === "primary" ? Statistics.minimumDetectable(se, level) : NaN
+      })
     })
+    return { ...result, level }
   }
+  const tests = { primary: test("primary"), exploratory: test("exploratory") }
+  test("none")
+  const deltas = planned.map((t) => byTest.get(t.test)!)
   const pairwise = summary.cells.length < 2 || compared.length === 0
     ? undefined
     : Pairwise.compute(summary, idx, compared, Families.resampling(summary, options.permutations))
   const baselineTooSmall = new Map<Slice, TooSmall>()
   for (const slice of slices) {
-    const main = deltas.filter((d) => d.slice === slice && d.metric === fam.main?.name && d.family !== "none")
-    const family = main[0]?.family === "primary" ? tests.primary : tests.exploratory
-    if (main.length === 0 || family.tests === 0) continue
+    const ofMain = deltas.filter((d) => d.slice === slice && d.metric === main?.name && d.family !== "none")
+    const family = ofMain[0]?.family === "primary" ? tests.primary : tests.exploratory
+    if (ofMain.length === 0 || family.tests === 0) continue
     const multiplier = family.correction === "none" ? 1 : family.tests
-    const small = Pairwise.tooSmall(Math.max(0, ...main.map((d) => d.comparison.clusters ?? d.comparison.n)), multiplier)
-    const clustered = main.some((d) => d.comparison.clusters !== undefined)
+    const small = Pairwise.tooSmall(Math.max(0, ...ofMain.map((d) => d.comparison.clusters ?? d.comparison.n)), multiplier)
+    const clustered = ofMain.some((d) => d.comparison.clusters !== undefined)
     if (small !== undefined) baselineTooSmall.set(slice, { ...small, tests: multiplier, correction: family.correction, ...(clustered ? { clustered } : {}) })
   }
   const p = tests.primary.permutations, q = tests.exploratory.permutations
@@ -300,23 +304,22 @@ export const analyze = (run: Pick<Run, "summary" | "index">, options: Options = 
     baselineReason: reason,
     pairwise,
     baselineTooSmall,
-    main: fam.main,
-    mainReason: fam.mainReason,
-    inference: fam.inference,
-    inferenceMacro: fam.inferenceMacro,
-    generation: fam.generation,
-    retrieval: inFamily(summary, "retrieval").filter(informative),
+    main,
+    mainReason,
+    inference: shown("inference").filter((m) => (m.aggregate._tag !== "Mean") === pooled),
+    inferenceMacro: pooled ? shown("inference").filter((m) => m.aggregate._tag === "Mean") : [],
+    generation: shown("generation"),
+    retrieval: shown("retrieval"),
     compared,
     deltas,
     plan,
     families: tests,
     uninformative,
-    tests: tests.primary.tests + tests.exploratory.tests,
     permutations,
-    recency: fam.main === undefined ? undefined : Bins.recency(fam.main, summary.cells, idx),
-    history: fam.main === undefined ? undefined : Bins.history(fam.main, summary.cells, idx),
-    axes: AxisEffects.of(summary, idx, fam.main, plan, options.permutations),
-    interventions: Interventions.curves(summary, interventionMetrics(summary, fam.main)),
+    recency: main === undefined ? undefined : Bins.recency(main, summary.cells, idx),
+    history: main === undefined ? undefined : Bins.history(main, summary.cells, idx),
+    axes: AxisEffects.of(summary, idx, main, plan, options.permutations),
+    interventions: Interventions.curves(summary, interventionMetrics(summary, main)),
     cost: Inventory.costRows(summary.cells, idx),
     models: Inventory.modelUse(idx),
     failures: Inventory.failureGroups(idx, summary.cells),

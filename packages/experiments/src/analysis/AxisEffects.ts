@@ -11,7 +11,7 @@
 import { Hash } from "@cupid-lab/core"
 import { Selector } from "@cupid-lab/retrievers"
 import { Paired, type Statistics } from "@cupid-lab/scorers"
-import { Either, Schema } from "effect"
+import { Array as Arr, Either, Schema } from "effect"
 import { type Index, sliceOf } from "../results/Columns.js"
 import type { CellSummary, MetricDescription, MetricEstimate, Slice, Summary } from "../results/ResultLine.js"
 import { slices } from "../results/ResultLine.js"
@@ -25,7 +25,6 @@ export interface Axis {
   readonly levels: ReadonlyArray<string>
   /** The value the others are compared with: the baseline's when it is in the grid, else the first. */
   readonly reference: number
-  readonly referenceReason: "the baseline's" | "the first"
 }
 
 export interface Test {
@@ -106,20 +105,14 @@ const under = (path: ReadonlyArray<string>, prefix: ReadonlyArray<string>) =>
 
 /** Axes from the cells' parameters: each varying stage, or the varying options of a stage whose plugin never changes. */
 export const derive = (cells: ReadonlyArray<CellSummary>): Array<string> => {
-  const out: Array<string> = []
-  const keys = [...new Set(cells.flatMap((c) => Object.keys(c.params)))]
-  for (const k of keys) {
+  const distinct = (xs: ReadonlyArray<unknown>) => new Set(xs.map(canon)).size
+  return [...new Set(cells.flatMap((c) => Object.keys(c.params)))].flatMap((k) => {
     const values = cells.map((c) => c.params[k])
-    if (new Set(values.map(canon)).size < 2) continue
-    const sameUse = values.every(isRecord) && new Set(values.map((v) => canon((v as Record<string, unknown>)["use"]))).size === 1
-    if (!sameUse) {
-      out.push(k)
-      continue
-    }
-    const options = [...new Set(values.flatMap((v) => Object.keys(v as object)))].filter((o) => o !== "use")
-    for (const o of options) if (new Set(values.map((v) => canon(get(v, [o])))).size > 1) out.push(`${k}.${o}`)
-  }
-  return out
+    if (distinct(values) < 2) return []
+    if (!values.every(isRecord) || distinct(values.map((v) => v["use"])) !== 1) return [k]
+    const options = [...new Set(values.flatMap((v) => Object.keys(v)))].filter((o) => o !== "use")
+    return options.filter((o) => distinct(values.map((v) => v[o])) > 1).map((o) => `${k}.${o}`)
+  })
 }
 
 const scalar = (v: unknown): string =>
@@ -157,15 +150,14 @@ export const labels = (values: ReadonlyArray<unknown>): Array<string> => {
 const crossing = (cells: ReadonlyArray<CellSummary>, keys: ReadonlyArray<string>) => {
   const paths = keys.map(pathOf)
   const valueOf = (c: CellSummary, i: number) => paths.reduce((v, p, j) => (j !== i && under(p, paths[i]!) ? without(v, p.slice(paths[i]!.length)) : v), get(c.params, paths[i]!))
-  const groups = new Map<string, Array<{ cell: CellSummary; values: Array<unknown> }>>()
-  for (const c of cells) {
-    const values = keys.map((_, i) => valueOf(c, i))
+  const swept = cells.flatMap((cell) => {
+    const values = keys.map((_, i) => valueOf(cell, i))
     // a cell without an option axis's value was not made by the sweep
-    if (values.some((v, i) => v === undefined && paths[i]!.length > 1)) continue
-    const rest = canon(paths.reduce<unknown>((v, p) => without(v, p), c.params))
-    groups.set(rest, [...(groups.get(rest) ?? []), { cell: c, values }])
-  }
-  let members = [...groups.values()].reduce<Array<{ cell: CellSummary; values: Array<unknown> }>>((a, b) => (b.length > a.length ? b : a), [])
+    return values.some((v, i) => v === undefined && paths[i]!.length > 1) ? [] : [{ cell, values }]
+  })
+  // the groups' cells, and so the grid's, stay in run order
+  const groups = Object.values(Arr.groupBy(swept, (m) => canon(paths.reduce<unknown>((v, p) => without(v, p), m.cell.params))))
+  let members = groups.reduce<Array<(typeof swept)[number]>>((a, b) => (b.length > a.length ? b : a), [])
   const levelsOf = () => keys.map((_, i) => {
     const counts = new Map<string, { value: unknown; n: number }>()
     for (const m of members) {
@@ -183,8 +175,6 @@ const crossing = (cells: ReadonlyArray<CellSummary>, keys: ReadonlyArray<string>
     members = members.filter((m) => canon(m.values[drop!.axis]) !== drop!.key)
   }
   const levels = levelsOf()
-  const order = new Map(cells.map((c, i) => [c.id, i]))
-  members.sort((a, b) => order.get(a.cell.id)! - order.get(b.cell.id)!)
   const keyed = levels.map((l) => [...l.keys()])
   return {
     cells: members.map((m) => m.cell),
@@ -198,25 +188,21 @@ const crossing = (cells: ReadonlyArray<CellSummary>, keys: ReadonlyArray<string>
 /** Per instance of the slice, the metric pooled over the cells: the mean of their values, or summed counts. */
 const pooled = (idx: Index, cells: ReadonlyArray<CellSummary>, slice: Slice, metric: MetricDescription): Paired.Columns => {
   const cols = cells.map((c) => sliceOf(idx, c.id, slice)(metric))
-  const add = (xs: ReadonlyArray<ArrayLike<number>>, scale = 1) => {
-    const out = new Float64Array(xs[0]!.length)
-    for (const x of xs) for (let i = 0; i < out.length; i++) out[i] = out[i]! + x[i]!
-    if (scale !== 1) for (let i = 0; i < out.length; i++) out[i] = out[i]! / scale
-    return out
+  const sum = (of: (c: Paired.Columns) => ArrayLike<number>, scale = 1) => {
+    const xs = cols.map(of)
+    return Float64Array.from(xs[0]!, (_, i) => xs.reduce((total, x) => total + x[i]!, 0) / scale)
   }
-  const first = cols[0]!
-  switch (first._tag) {
+  const f1 = (c: Paired.Columns) => c as Paired.F1
+  switch (cols[0]!._tag) {
     case "Mean":
-      return Paired.mean(add(cols.map((c) => (c as Paired.Mean).values), cols.length))
+      return Paired.mean(sum((c) => (c as Paired.Mean).values, cols.length))
     case "Ratio":
-      return Paired.ratio(add(cols.map((c) => (c as Paired.Ratio).num)), add(cols.map((c) => (c as Paired.Ratio).den)))
-    case "F1": {
-      const f = cols as ReadonlyArray<Paired.F1>
+      return Paired.ratio(sum((c) => (c as Paired.Ratio).num), sum((c) => (c as Paired.Ratio).den))
+    case "F1":
       return Paired.f1(
-        { num: add(f.map((c) => c.precision.num)), den: add(f.map((c) => c.precision.den)) },
-        { num: add(f.map((c) => c.recall.num)), den: add(f.map((c) => c.recall.den)) }
+        { num: sum((c) => f1(c).precision.num), den: sum((c) => f1(c).precision.den) },
+        { num: sum((c) => f1(c).recall.num), den: sum((c) => f1(c).recall.den) }
       )
-    }
   }
 }
 
@@ -236,59 +222,52 @@ export const of = (summary: Summary, idx: Index, main: MetricDescription | undef
   const axes: Array<Axis> = kept.map((i) => ({
     key: keys[i]!,
     levels: labels(x.values[i]!),
-    reference: baselineAt >= 0 ? x.at[baselineAt]![i]! : 0,
-    referenceReason: baselineAt >= 0 ? "the baseline's" : "the first"
+    reference: baselineAt >= 0 ? x.at[baselineAt]![i]! : 0
   }))
   const levelOf = (cell: number, axis: number) => x.at[cell]![kept[axis]!]!
   const stats = Families.resampling(summary, undefined)
+  const clusters = new Map(slices.map((slice) => [slice, Families.personas(idx, slice)] as const))
+  // Every test goes into one family; a record keeps its test's position until the family has run.
   const tests: Array<Paired.Test> = []
-  const planned: Array<Omit<Marginal, "test"> & { readonly t: number | undefined }> = []
-  for (const slice of slices) {
-    const clusters = Families.personas(idx, slice)
-    axes.forEach((axis, a) => {
+  const planned = slices.flatMap((slice) =>
+    axes.flatMap((axis, a) => {
       const setting = axis.levels.map((_, l) => pooled(idx, x.cells.filter((_, c) => levelOf(c, a) === l), slice, main))
-      setting.forEach((columns, l) => {
-        const t = l === axis.reference ? undefined : tests.push({ a: setting[axis.reference]!, b: columns, clusters }) - 1
-        planned.push({ axis: a, level: l, slice, estimate: Paired.estimate(columns, stats), t })
-      })
+      return setting.map((columns, l) => ({
+        axis: a,
+        level: l,
+        slice,
+        estimate: Paired.estimate(columns, stats),
+        t: l === axis.reference ? undefined : tests.push({ a: setting[axis.reference]!, b: columns, clusters: clusters.get(slice)! }) - 1
+      }))
     })
-  }
+  )
   const valueOf = (i: number, slice: Slice) => x.cells[i]!.slices[slice].metrics[main.name]?.mean
-  const bestPlanned: Array<{ slice: Slice; cell: number; choices: Array<{ axis: number; level: number; runnerUp?: { level: number; cell: number; t: number } }> }> = []
-  for (const slice of slices) {
+  const bestPlanned = slices.flatMap((slice) => {
     const best = Pairwise.bestIndex(x.cells.map((_, i) => valueOf(i, slice)), main)
-    if (best < 0) continue
-    const clusters = Families.personas(idx, slice)
+    if (best < 0) return []
+    const column = (i: number) => sliceOf(idx, x.cells[i]!.id, slice)(main)
     const choices = axes.map((_, a) => {
       const rivals = x.cells.flatMap((_, i) => (i !== best && axes.every((_, o) => o === a || levelOf(i, o) === levelOf(best, o)) ? [i] : []))
       const runnerUp = rivals[Pairwise.bestIndex(rivals.map((i) => valueOf(i, slice)), main)]
-      if (runnerUp === undefined) return { axis: a, level: levelOf(best, a) }
-      const column = (i: number) => sliceOf(idx, x.cells[i]!.id, slice)(main)
-      const t = tests.push({ a: column(runnerUp), b: column(best), clusters }) - 1
-      return { axis: a, level: levelOf(best, a), runnerUp: { level: levelOf(runnerUp, a), cell: runnerUp, t } }
+      if (runnerUp === undefined) return { axis: a, level: levelOf(best, a), runnerUp: undefined }
+      const t = tests.push({ a: column(runnerUp), b: column(best), clusters: clusters.get(slice)! }) - 1
+      return { axis: a, level: levelOf(best, a), runnerUp: { level: levelOf(runnerUp, a), cell: x.cells[runnerUp]!, t } }
     })
-    bestPlanned.push({ slice, cell: best, choices })
-  }
+    return [{ slice, cell: x.cells[best]!, estimate: x.cells[best]!.slices[slice].metrics[main.name]!, choices }]
+  })
   const family = Paired.family(tests, { ...Families.resampling(summary, permutations), correction: plan.correction.exploratory })
   const test = (t: number): Test => ({ comparison: family.comparisons[t]!, pAdjusted: family.adjusted[t]! })
-  const candidatesOutside = candidates.filter((c) => !x.cells.includes(c))
   return {
     _tag: "Effects",
     metric: main,
     axes,
     source: recorded === undefined ? "derived" : "recorded",
     cells: x.cells,
-    outside: candidatesOutside,
+    outside: candidates.filter((c) => !x.cells.includes(c)),
     marginals: planned.map(({ t, ...m }) => ({ ...m, test: t === undefined ? undefined : test(t) })),
     best: bestPlanned.map((b) => ({
-      slice: b.slice,
-      cell: x.cells[b.cell]!,
-      estimate: x.cells[b.cell]!.slices[b.slice].metrics[main.name]!,
-      choices: b.choices.map((c) => ({
-        axis: c.axis,
-        level: c.level,
-        runnerUp: c.runnerUp === undefined ? undefined : { level: c.runnerUp.level, cell: x.cells[c.runnerUp.cell]!, test: test(c.runnerUp.t) }
-      }))
+      ...b,
+      choices: b.choices.map(({ runnerUp: r, ...c }) => ({ ...c, runnerUp: r === undefined ? undefined : { level: r.level, cell: r.cell, test: test(r.t) } }))
     })),
     correction: family.correction,
     tests: family.tests

@@ -10,18 +10,11 @@ import type { CellSummary, MetricDescription } from "../results/ResultLine.js"
 import * as Columns from "../results/Columns.js"
 import { type Index, sliceOf } from "../results/Columns.js"
 
-export interface BinValue {
-  readonly n: number
-  readonly value: number
-}
-
 export interface Bin {
   readonly label: string
-  readonly lo: number
-  readonly hi: number
   readonly instances: number
   /** Per cell id. */
-  readonly values: ReadonlyMap<string, BinValue>
+  readonly values: ReadonlyMap<string, { readonly n: number; readonly value: number }>
 }
 
 export interface Binned {
@@ -45,18 +38,18 @@ const positionBins = (maxSessions: number): Array<{ lo: number; hi: number; labe
 const binned = (
   metric: MetricDescription,
   by: Binned["by"],
-  groups: ReadonlyArray<{ label: string; lo: number; hi: number; ids: ArrayLike<number> }>,
+  groups: ReadonlyArray<{ readonly label: string; readonly ids: ArrayLike<number> }>,
   cells: ReadonlyArray<CellSummary>,
   idx: Index
 ): Binned => {
-  const kept = groups.filter((g) => g.ids.length > 0)
-  const values = kept.map(() => new Map<string, BinValue>())
-  for (const c of cells) {
-    // over every instance, in the index's order: a bin's instance numbers are its rows
-    const columns = sliceOf(idx, c.id, "all")(metric)
-    kept.forEach((g, b) => values[b]!.set(c.id, Paired.value(columns, g.ids)))
-  }
-  return { metric, by, bins: kept.map((g, b) => ({ label: g.label, lo: g.lo, hi: g.hi, instances: g.ids.length, values: values[b]! })) }
+  // over every instance, in the index's order: a bin's instance numbers are its rows
+  const columns = cells.map((c) => [c.id, sliceOf(idx, c.id, "all")(metric)] as const)
+  const bins = groups.filter((g) => g.ids.length > 0).map((g) => ({
+    label: g.label,
+    instances: g.ids.length,
+    values: new Map(columns.map(([id, column]) => [id, Paired.value(column, g.ids)]))
+  }))
+  return { metric, by, bins }
 }
 
 export const recency = (metric: MetricDescription, cells: ReadonlyArray<CellSummary>, idx: Index): Binned | undefined => {
@@ -77,9 +70,7 @@ export const history = (metric: MetricDescription, cells: ReadonlyArray<CellSumm
   const k = Math.min(4, sorted.length)
   const groups = Array.from({ length: k }, (_, i) => {
     const part = sorted.slice(Math.floor((i * sorted.length) / k), Math.floor(((i + 1) * sorted.length) / k))
-    const lo = part[0]!.meta.historyTokens
-    const hi = part[part.length - 1]!.meta.historyTokens
-    return { label: `${lo}–${hi}`, lo, hi, ids: Columns.numbers(idx, part.map((r) => r.instance)) }
+    return { label: `${part[0]!.meta.historyTokens}–${part[part.length - 1]!.meta.historyTokens}`, ids: Columns.numbers(idx, part.map((r) => r.instance)) }
   })
   return binned(metric, "history tokens", groups, cells, idx)
 }

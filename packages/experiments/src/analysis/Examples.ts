@@ -7,7 +7,8 @@
  */
 import { Dataset, Domain } from "@cupid-lab/core"
 import type { FileSystem } from "@effect/platform"
-import { Chunk, Effect, Stream } from "effect"
+import { Statistics } from "@cupid-lab/scorers"
+import { Array as Arr, Chunk, Effect, Stream } from "effect"
 import type { Analysis } from "./Analysis.js"
 import type { Index } from "../results/Columns.js"
 import type { Run } from "../results/RunDir.js"
@@ -41,16 +42,7 @@ export interface Examples {
 export type OpenDataset = (source: string) => Effect.Effect<Dataset.Opened, unknown, FileSystem.FileSystem>
 
 /** First instance of each type, in result-file order. */
-const pick = (idx: Index): Array<string> => {
-  const seen = new Set<string>()
-  const out: Array<string> = []
-  for (const r of idx.instances) {
-    if (seen.has(r.type)) continue
-    seen.add(r.type)
-    out.push(r.instance)
-  }
-  return out
-}
+const pick = (idx: Index): Array<string> => Arr.dedupeWith(idx.instances, (a, b) => a.type === b.type).map((r) => r.instance)
 
 /** A metric's value on one instance: the number of a Mean, the ratio of a Ratio's counts, the F1 of an F1's two ratios. */
 export const instanceValue = (metric: MetricDescription, scores: Row["scores"]): number => {
@@ -65,8 +57,7 @@ export const instanceValue = (metric: MetricDescription, scores: Row["scores"]):
   const agg = metric.aggregate
   if (agg._tag === "Mean") return number(metric.name)
   if (agg._tag === "Ratio") return ratio(metric.name)
-  const p = ratio(agg.precision), r = ratio(agg.recall)
-  return Number.isNaN(p) || Number.isNaN(r) ? NaN : p + r === 0 ? 0 : (2 * p * r) / (p + r)
+  return Statistics.f1(ratio(agg.precision), ratio(agg.recall))
 }
 
 export const none = (note: string): Examples => ({ metric: undefined, examples: [], note })
@@ -91,15 +82,12 @@ export const load = (
     }
     const byId = new Map(found.map((i) => [i.id, i]))
     const main = analysis.main
-    const metric = main?.name
-    const rowOf = (cell: string, instance: string) => analysis.index.exampleRows.get(instance)?.get(cell)
     const examples = ids.flatMap((id): Array<Example> => {
       const instance = byId.get(id)
       if (instance === undefined) return []
       const cells = analysis.cells.flatMap(({ summary: c }): Array<ExampleCell> => {
-        const r = rowOf(c.id, id)
-        if (r === undefined) return []
-        return [{
+        const r = analysis.index.exampleRows.get(id)?.get(c.id)
+        return r === undefined ? [] : [{
           cell: c.id,
           status: r.status,
           selected: r.selected,
@@ -110,7 +98,7 @@ export const load = (
       })
       return [{ id, type: instance.type, instance, cells }]
     })
-    return { metric, examples, note: examples.length === 0 ? "the run's instances were not found in its dataset" : undefined }
+    return { metric: main?.name, examples, note: examples.length === 0 ? "the run's instances were not found in its dataset" : undefined }
   }).pipe(
     Effect.catchAll((e) =>
       Effect.succeed(none(`the dataset ${run.summary.dataset.source} could not be read (${e instanceof Error ? e.message : String(e)})`))

@@ -8,6 +8,7 @@
  * Families.familyOf(plan, cell, "inference.f1_micro", "all") // "primary"
  */
 import type { Statistics } from "@cupid-lab/scorers"
+import { Struct } from "effect"
 import type { Index } from "../results/Columns.js"
 import { sliceNumbers } from "../results/Columns.js"
 import type { CellSummary, Families, Slice, Summary } from "../results/ResultLine.js"
@@ -29,20 +30,20 @@ const defaultCorrection = { primary: "holm", exploratory: "bh" } as const
 export const cellNamed = (cells: ReadonlyArray<CellSummary>, key: string): CellSummary | undefined =>
   cells.find((c) => c.id === key) ?? cells.find((c) => c.name === key)
 
-/** The run's resampling settings for Paired, with the permutations asked for. */
-export const resampling = (summary: Summary, permutations: number | undefined) => ({
+/** A run's resampling settings for Paired, with the permutations asked for. */
+export const resampling = (
+  summary: { readonly seed: number; readonly resamples: number; readonly largeSample?: number | undefined },
+  permutations: number | undefined
+) => ({
   seed: summary.seed,
-  resamples: summary.resamples ?? 1000,
+  resamples: summary.resamples,
   ...(summary.largeSample !== undefined ? { largeSample: summary.largeSample } : {}),
   ...(permutations !== undefined ? { permutations } : {})
 })
 
 /** The families a config declares, as the summary records them (nothing when it declares none). */
 export const declared = (report: Families): { readonly families?: Families } => {
-  const f: { -readonly [K in keyof Families]: Families[K] } = {}
-  if (report.primary !== undefined) f.primary = report.primary
-  if (report.correction !== undefined) f.correction = report.correction
-  if (report.reference !== undefined) f.reference = report.reference
+  const f = Struct.pick(report, "primary", "correction", "reference")
   return Object.keys(f).length === 0 ? {} : { families: f }
 }
 

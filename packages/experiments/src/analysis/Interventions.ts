@@ -5,6 +5,7 @@
  * 95% CI and N of every point, per instance type. Read from the summary alone.
  */
 import { Hash } from "@cupid-lab/core"
+import { Array as Arr } from "effect"
 import type { CellSummary, MetricDescription, MetricEstimate, Slice, Summary } from "../results/ResultLine.js"
 
 export type Axis = "pad" | "position"
@@ -57,15 +58,16 @@ export const curves = (summary: Summary, metrics: ReadonlyArray<MetricDescriptio
     const values = [...new Set(summary.cells.map((c) => axisValue(c, axis)))]
     if (values.length < 2) continue
     const categories = order(axis, values)
-    const groups = new Map<string, { label: string; cells: Array<CellSummary | undefined> }>()
-    for (const c of summary.cells) {
+    // one series per combination of everything but this axis; the last cell of a category wins
+    const groups = Arr.groupBy(summary.cells, (c) => {
       const { [axis]: _drop, ...rest } = transformOf(c)
-      const key = Hash.canonicalJson({ ...c.params, transform: rest })
-      const g = groups.get(key) ?? { label: seriesLabel(c.name, axis), cells: categories.map(() => undefined) }
-      g.cells[categories.indexOf(axisValue(c, axis))] = c
-      groups.set(key, g)
-    }
-    for (const metric of metrics) out.push({ axis, metric, categories, series: [...groups.values()] })
+      return Hash.canonicalJson({ ...c.params, transform: rest })
+    })
+    const series = Object.values(groups).map((cells) => ({
+      label: seriesLabel(cells[0].name, axis),
+      cells: categories.map((v) => cells.findLast((c) => axisValue(c, axis) === v))
+    }))
+    for (const metric of metrics) out.push({ axis, metric, categories, series })
   }
   return out
 }

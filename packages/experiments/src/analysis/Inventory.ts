@@ -9,6 +9,7 @@ import { Builtins as CoreBuiltins, type Plugin } from "@cupid-lab/core"
 import { Builtins as ProviderBuiltins } from "@cupid-lab/providers"
 import { Builtins as RetrieverBuiltins } from "@cupid-lab/retrievers"
 import { Builtins as ScorerBuiltins } from "@cupid-lab/scorers"
+import { Array as Arr, Struct } from "effect"
 import type { CellSummary } from "../results/ResultLine.js"
 import type { CellUsage, Index } from "../results/Columns.js"
 
@@ -52,26 +53,16 @@ export const modelUse = (idx: Index): Array<ModelUse> => [...idx.models.keys()].
 export const failureGroups = (idx: Index, cells: ReadonlyArray<CellSummary>): Array<FailureGroup> => {
   const order = new Map(cells.map((c, i) => [c.id, i]))
   const names = new Map(cells.map((c) => [c.id, c.name]))
-  const groups = new Map<string, { stage: string; plugin: string; tag: string; count: number; cells: Set<string>; examples: Array<FailureGroup["examples"][number]> }>()
-  for (const r of idx.failures) {
-    const e = r.error ?? { stage: "unknown", plugin: "unknown", tag: "unknown", message: "(no error recorded)" }
-    const key = `${e.stage}\0${e.plugin}\0${e.tag}`
-    const g = groups.get(key) ?? { stage: e.stage, plugin: e.plugin, tag: e.tag, count: 0, cells: new Set<string>(), examples: [] }
-    g.count++
-    g.cells.add(r.cell)
-    if (g.examples.length < 3) g.examples.push({ cell: names.get(r.cell) ?? r.cellName, instance: r.instance, message: e.message })
-    groups.set(key, g)
-  }
-  return [...groups.values()]
-    .sort((a, b) => b.count - a.count || (a.stage + a.plugin + a.tag < b.stage + b.plugin + b.tag ? -1 : 1))
-    .map((g) => ({
-      stage: g.stage,
-      plugin: g.plugin,
-      tag: g.tag,
-      count: g.count,
-      cells: [...g.cells].sort((a, b) => (order.get(a) ?? 0) - (order.get(b) ?? 0)).map((id) => names.get(id) ?? id),
-      examples: g.examples
+  const errorOf = (r: Index["failures"][number]) => r.error ?? { stage: "unknown", plugin: "unknown", tag: "unknown", message: "(no error recorded)" }
+  const groups = Arr.groupBy(idx.failures, (r) => `${errorOf(r).stage}\0${errorOf(r).plugin}\0${errorOf(r).tag}`)
+  return Object.values(groups)
+    .map((rows) => ({
+      ...Struct.pick(errorOf(rows[0]), "stage", "plugin", "tag"),
+      count: rows.length,
+      cells: [...new Set(rows.map((r) => r.cell))].sort((a, b) => (order.get(a) ?? 0) - (order.get(b) ?? 0)).map((id) => names.get(id) ?? id),
+      examples: rows.slice(0, 3).map((r) => ({ cell: names.get(r.cell) ?? r.cellName, instance: r.instance, message: errorOf(r).message }))
     }))
+    .sort((a, b) => b.count - a.count || (a.stage + a.plugin + a.tag < b.stage + b.plugin + b.tag ? -1 : 1))
 }
 
 const shipped: ReadonlyArray<readonly [string, ReadonlyArray<Plugin.AnyPlugin>]> = [
@@ -81,10 +72,8 @@ const shipped: ReadonlyArray<readonly [string, ReadonlyArray<Plugin.AnyPlugin>]>
   ["@cupid-lab/providers", ProviderBuiltins.plugins]
 ]
 
-const packageOf = (stage: string, name: string): string | undefined => {
-  for (const [pkg, list] of shipped) if (list.some((p) => p.stage === stage && p.name === name)) return pkg
-  return undefined
-}
+const packageOf = (stage: string, name: string): string | undefined =>
+  shipped.find(([, list]) => list.some((p) => p.stage === stage && p.name === name))?.[0]
 
 /** Every plugin the cells name, top-level stages and parts of composite plugins (`hybrid`, `rerank`). */
 export const pluginUses = (cells: ReadonlyArray<CellSummary>): Array<PluginUse> => {

@@ -49,12 +49,8 @@ export const tooSmall = (n: number, tests: number): { readonly n: number; readon
 }
 
 /** How many of these instances both cells scored ok. */
-const sharedCount = (ca: CellColumns | undefined, cb: CellColumns | undefined, numbers: Int32Array): number => {
-  if (ca === undefined || cb === undefined) return 0
-  let n = 0
-  for (const k of numbers) if (ca.slot[k]! >= 0 && cb.slot[k]! >= 0) n++
-  return n
-}
+const sharedCount = (ca: CellColumns | undefined, cb: CellColumns | undefined, numbers: Int32Array): number =>
+  ca === undefined || cb === undefined ? 0 : numbers.reduce((n, k) => (ca.slot[k]! >= 0 && cb.slot[k]! >= 0 ? n + 1 : n), 0)
 
 /** True when a difference (b - a) favours b in the metric's direction. */
 export const better = (m: Pick<MetricDescription, "direction">, delta: number): boolean => (m.direction === "lower" ? delta < 0 : delta > 0)
@@ -91,14 +87,12 @@ export const compute = (
     }
   }
   const family = Paired.family(tests, {
-    seed: options.seed,
-    resamples: options.resamples,
+    ...options,
     // Beyond exact enumeration, the normal approximation: a family this size would need millions
     // of random permutations per test to resolve Holm's smallest thresholds.
     largeSample: Paired.exactUpTo + 1,
     minVarying: Paired.exactUpTo + 1,
-    intervals: false,
-    ...(options.permutations !== undefined ? { permutations: options.permutations } : {})
+    intervals: false
   })
   const results = slices.map((slice): SliceResult => {
     const beats = new Map<string, Map<string, Array<number>>>(metrics.map((m) => [m.name, new Map(cells.map((c) => [c.id, []]))]))
@@ -115,16 +109,6 @@ export const compute = (
     for (const byCell of beats.values()) for (const list of byCell.values()) list.sort((x, y) => x - y)
     return { slice, beats, maxN, tooSmall: tooSmall(maxN, family.tests) }
   })
-  const tested = family.comparisons.filter((c) => Number.isFinite(c.p))
-  return {
-    cells,
-    metrics,
-    slices: results,
-    tests: family.tests,
-    forms: {
-      exact: tested.filter((c) => c.test === "exact").length,
-      normal: tested.filter((c) => c.test === "normal").length,
-      monteCarlo: tested.filter((c) => c.test === "monte-carlo").length
-    }
-  }
+  const count = (form: Paired.Comparison["test"]) => family.comparisons.filter((c) => Number.isFinite(c.p) && c.test === form).length
+  return { cells, metrics, slices: results, tests: family.tests, forms: { exact: count("exact"), normal: count("normal"), monteCarlo: count("monte-carlo") } }
 }

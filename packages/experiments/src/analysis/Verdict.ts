@@ -6,10 +6,9 @@
  * @example
  * Verdict.verdict(analysis).findings[0].sentence // "All instances: bm25 leads on retrieval.f1 with 0.624 [0.501, 0.750] ..."
  */
-import type { CellSummary, MetricDescription, MetricEstimate, Slice } from "../results/ResultLine.js"
+import type { CellSummary, MetricDescription, MetricEstimate, Slice, Summary } from "../results/ResultLine.js"
 import { slices } from "../results/ResultLine.js"
-import type { Summary } from "../results/ResultLine.js"
-import { type Analysis, chooseBaseline, comparedMetrics, type Delta, families } from "./Analysis.js"
+import { type Analysis, chooseBaseline, comparedMetrics, type Delta, mainMetric, type TooSmall } from "./Analysis.js"
 import { level } from "./Pairwise.js"
 import * as Format from "../render/Format.js"
 
@@ -56,7 +55,7 @@ export interface Finding {
   readonly runnerUp: Standing | undefined
   readonly vsBaseline: Lead | undefined
   readonly vsRunnerUp: Lead | undefined
-  readonly tooSmall: { readonly n: number; readonly needed: number; readonly clustered?: boolean } | undefined
+  readonly tooSmall: Pick<TooSmall, "n" | "needed" | "clustered"> | undefined
   readonly sentence: string
 }
 
@@ -69,6 +68,7 @@ export interface Verdict {
 
 const better = (m: MetricDescription) => (x: number, y: number): number => (m.direction === "lower" ? x - y : y - x)
 const valueOf = (s: Pick<Standing, "estimate">): number | null => s.estimate.mean
+const finite = (s: Pick<Standing, "estimate">): number | undefined => (Number.isFinite(s.estimate.mean) ? s.estimate.mean! : undefined)
 const shown = (x: number | null): string => Format.number(x)
 
 export const leaderboard = (a: Input, m: MetricDescription, slice: Slice): Leaderboard => {
@@ -81,10 +81,8 @@ export const leaderboard = (a: Input, m: MetricDescription, slice: Slice): Leade
   const order = better(m)
   const sorted = (cells: ReadonlyArray<CellSummary>) =>
     cells.map(standing).sort((x, y) => {
-      const vx = valueOf(x), vy = valueOf(y)
-      if (vx === null || !Number.isFinite(vx)) return vy === null || !Number.isFinite(vy) ? 0 : 1
-      if (vy === null || !Number.isFinite(vy)) return -1
-      return order(vx, vy)
+      const vx = finite(x), vy = finite(y)
+      return vx === undefined ? (vy === undefined ? 0 : 1) : vy === undefined ? -1 : order(vx, vy)
     })
   return {
     slice,
@@ -92,6 +90,10 @@ export const leaderboard = (a: Input, m: MetricDescription, slice: Slice): Leade
     ceilings: sorted(a.summary.cells.filter((c) => c.usesGold)).map((s) => ({ ...s, rank: undefined }))
   }
 }
+
+/** The leader's value minus the other's, positive when the leader is better. */
+const gap = (m: MetricDescription, leader: Standing, other: Standing): number =>
+  (m.direction === "lower" ? -1 : 1) * ((valueOf(leader) ?? NaN) - (valueOf(other) ?? NaN))
 
 /**
  * A lead read from a paired test against the baseline (`d`: cell - baseline). `leaderIsCell`:
@@ -104,7 +106,7 @@ const fromDelta = (m: MetricDescription, d: Delta | undefined, other: Standing, 
   const [lo, hi] = tested ? d.comparison.ci95 : [NaN, NaN]
   return {
     other,
-    by: tested ? sign * d.comparison.delta : (m.direction === "lower" ? -1 : 1) * ((valueOf(leader) ?? NaN) - (valueOf(other) ?? NaN)),
+    by: tested ? sign * d.comparison.delta : gap(m, leader, other),
     ci: Number.isFinite(lo) && Number.isFinite(hi) ? (sign > 0 ? [lo, hi] : [-hi, -lo]) : undefined,
     p,
     significant: p === undefined || !Number.isFinite(p) ? undefined : p < level,
@@ -114,18 +116,9 @@ const fromDelta = (m: MetricDescription, d: Delta | undefined, other: Standing, 
 
 /** The leader against the runner-up: the difference of their values, significant when the every-pair tests say the leader beats it. */
 const fromPairwise = (a: Input, m: MetricDescription, slice: Slice, leader: Standing, other: Standing): Lead => {
-  const pw = a.pairwise
-  const s = pw?.slices.find((x) => x.slice === slice)
-  const tested = pw !== undefined && s !== undefined && pw.metrics.some((x) => x.name === m.name)
-  const number = pw === undefined ? 0 : pw.cells.findIndex((c) => c.id === other.cell.id) + 1
-  const beats = s?.beats.get(m.name)?.get(leader.cell.id) ?? []
-  return {
-    other,
-    by: (m.direction === "lower" ? -1 : 1) * ((valueOf(leader) ?? NaN) - (valueOf(other) ?? NaN)),
-    ci: undefined,
-    p: undefined,
-    significant: tested ? beats.includes(number) : undefined
-  }
+  const beats = a.pairwise?.slices.find((x) => x.slice === slice)?.beats.get(m.name)?.get(leader.cell.id)
+  const number = a.pairwise === undefined ? 0 : a.pairwise.cells.findIndex((c) => c.id === other.cell.id) + 1
+  return { other, by: gap(m, leader, other), ci: undefined, p: undefined, significant: beats?.includes(number) }
 }
 
 const names = (xs: ReadonlyArray<Standing>): string =>
@@ -185,21 +178,22 @@ const sentence = (m: MetricDescription, f: Omit<Finding, "sentence">, baseline: 
 }
 
 const finding = (a: Input, m: MetricDescription, board: Leaderboard): Finding => {
-  const ranked = board.contenders.filter((s) => valueOf(s) !== null && Number.isFinite(valueOf(s)))
+  const ranked = board.contenders.filter((s) => finite(s) !== undefined)
   const top = ranked[0]
   const leaders = top === undefined ? [] : ranked.filter((s) => shown(valueOf(s)) === shown(valueOf(top)))
   const runnerUp = ranked[leaders.length]
   const base = [...board.contenders, ...board.ceilings].find((s) => s.cell.id === a.baseline.id)
   const leader = leaders[0]
-  let vsBaseline: Lead | undefined
-  let vsRunnerUp: Lead | undefined
-  if (leader !== undefined && base !== undefined && leader.cell.id === base.cell.id) {
-    // The baseline leads: the runner-up's own paired test against it measures the lead.
-    if (runnerUp !== undefined) vsRunnerUp = fromDelta(m, runnerUp.vsBaseline, runnerUp, leader, false)
-  } else if (leader !== undefined) {
-    if (base !== undefined) vsBaseline = fromDelta(m, leader.vsBaseline, base, leader, true)
-    if (runnerUp !== undefined && runnerUp.cell.id !== base?.cell.id) vsRunnerUp = fromPairwise(a, m, board.slice, leader, runnerUp)
-  }
+  const baseLeads = leader !== undefined && leader.cell.id === base?.cell.id
+  const vsBaseline = leader === undefined || base === undefined || baseLeads ? undefined : fromDelta(m, leader.vsBaseline, base, leader, true)
+  // When the baseline leads, the runner-up's own paired test against it measures the lead.
+  const vsRunnerUp = leader === undefined || runnerUp === undefined
+    ? undefined
+    : baseLeads
+    ? fromDelta(m, runnerUp.vsBaseline, runnerUp, leader, false)
+    : runnerUp.cell.id === base?.cell.id
+    ? undefined
+    : fromPairwise(a, m, board.slice, leader, runnerUp)
   const out = { slice: board.slice, leaders, runnerUp, vsBaseline, vsRunnerUp, tooSmall: a.baselineTooSmall.get(board.slice) }
   return { ...out, sentence: sentence(m, out, a.baseline.id) }
 }
@@ -214,14 +208,7 @@ export const verdict = (a: Input): Verdict => {
 
 /** What the verdict reads from a summary alone, without paired tests (every significance "could not be tested"). */
 export const unpaired = (summary: Summary): Input & Pick<Analysis, "compared"> => {
-  const fam = families(summary)
-  return {
-    summary,
-    baseline: chooseBaseline(summary).cell,
-    main: fam.main,
-    compared: comparedMetrics(summary, fam),
-    deltas: [],
-    pairwise: undefined,
-    baselineTooSmall: new Map()
-  }
+  const { main } = mainMetric(summary)
+  const none = { deltas: [], pairwise: undefined, baselineTooSmall: new Map() }
+  return { summary, baseline: chooseBaseline(summary).cell, main, compared: comparedMetrics(summary, main), ...none }
 }

@@ -14,6 +14,7 @@ import { RunError } from "../Errors.js"
 import { type CellSummary, type MetricDescription, type Slice, slices } from "../results/ResultLine.js"
 import { Paired } from "@cupid-lab/scorers"
 import * as Analysis from "../analysis/Analysis.js"
+import * as Families from "../analysis/Families.js"
 import * as Columns from "../results/Columns.js"
 import * as RunDir from "../results/RunDir.js"
 import * as Render from "./Render.js"
@@ -95,7 +96,7 @@ const chosen = (a: RunDir.Run, b: RunDir.Run, cells: { readonly a: string; reado
 export const compare = (a: RunDir.Run, b: RunDir.Run, options: Options = {}): Comparison => {
   const { matches, onlyA, onlyB } = options.cells === undefined ? matchCells(a.summary.cells, b.summary.cells) : chosen(a, b, options.cells)
   const warnings: Array<string> = []
-  const metrics = Analysis.comparedMetrics(a.summary, Analysis.families(a.summary)).filter((m) => {
+  const metrics = Analysis.comparedMetrics(a.summary, Analysis.mainMetric(a.summary).main).filter((m) => {
     const other = Analysis.metricNamed(b.summary, m.name)
     if (other === undefined) {
       warnings.push(`${m.name} is scored in the first run only; not compared.`)
@@ -123,18 +124,12 @@ export const compare = (a: RunDir.Run, b: RunDir.Run, options: Options = {}): Co
     })
     return metrics.flatMap((metric) => of.map(({ ca, cb, slice }) => ({ match, metric, slice, a: ca(metric), b: cb(metric) })))
   })
-  const seed = a.summary.seed
-  const resamples = a.summary.resamples ?? 1000
   // Large-sample forms only where both runs used them, from the larger of their thresholds.
   const largeSample = a.summary.largeSample === undefined || b.summary.largeSample === undefined
     ? undefined
     : Math.max(a.summary.largeSample, b.summary.largeSample)
-  const fam = Paired.family(tests, {
-    seed,
-    resamples,
-    ...(largeSample !== undefined ? { largeSample } : {}),
-    ...(options.permutations !== undefined ? { permutations: options.permutations } : {})
-  })
+  const { seed, resamples } = a.summary
+  const fam = Paired.family(tests, Families.resampling({ seed, resamples, largeSample }, options.permutations))
   const rows = tests.map((t, i): Row => ({
     match: t.match,
     metric: t.metric,

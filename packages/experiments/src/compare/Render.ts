@@ -6,7 +6,7 @@
  * @example
  * fs.writeFileSync("compare.md", Render.markdown(comparison))
  */
-import { type Slice, slices } from "../results/ResultLine.js"
+import { slices } from "../results/ResultLine.js"
 import * as Format from "../render/Format.js"
 import { style } from "../render/Html.js"
 import * as Notes from "../render/Notes.js"
@@ -17,10 +17,6 @@ import type { Comparison, Match, Row } from "./Compare.js"
 const runLine = (label: string, r: Comparison["a"]): string =>
   `${label}: ${r.dir} (config ${r.summary.config.name}, hash ${r.summary.config.hash}; data ${r.summary.dataset.source}, fingerprint ${r.summary.dataset.hash.slice(0, 16)}; ${r.summary.cells.length} cells)`
 
-/** One entry: first → second: difference [95% CI], then p, Holm-adjusted p and n; * when Holm < 0.05. */
-export const entryCell = (r: Row | undefined): Table.Cell =>
-  Tables.deltaCell(r, r === undefined ? "" : `${Format.number(r.a.value)} → ${Format.number(r.b.value)}: `)
-
 /** A matched pair's name (both names when they differ), marked when the cells read gold labels. */
 export const matchLabel = (m: Match): string => (m.a.name === m.b.name ? m.a.name : `${m.a.name} / ${m.b.name}`) + (m.a.usesGold ? ` ${Notes.oracleMark}` : "")
 
@@ -29,23 +25,31 @@ const method = (c: Comparison): Array<string> => [
   `Statistics: difference = second - first; paired bootstrap 95% CI (${c.resamples} resamples, seed ${c.seed}); two-sided paired permutation p (${Notes.permutationsNote(c.permutations)}; micro metrics swap the two cells' per-instance counts, macro metrics flip signs of per-instance differences). Holm's correction over all ${c.tests} tests of this comparison (${c.matches.length} matched cells x ${c.metrics.length} metrics x 4 slices); * Holm < 0.05.`
 ]
 
-const byKey = (c: Comparison) => new Map(c.rows.map((r) => [`${r.match.a.id}\0${r.metric.name}\0${r.slice}`, r]))
-
-/** A metric's table: one row per matched cell, one column per slice (the reports' table model, so compare.md and compare.html render it as report.md and report.html do). */
-export const metricTable = (c: Comparison, m: Comparison["metrics"][number], rows: ReturnType<typeof byKey> = byKey(c)): Table.Table => ({
-  id: `compare-${m.name}`,
-  title: Notes.metricLabel(m),
-  notes: [`${Notes.aggregateNote(m)}; entry: first → second: difference [95% CI] p Holm n.`],
-  columns: [{ label: "cell", align: "left" }, ...slices.map((s): Table.Column => ({ label: s, align: "right" }))],
-  rows: c.matches.map((match) => ({
-    kinds: match.a.usesGold ? ["oracle"] : [],
-    cells: [{ text: matchLabel(match) }, ...slices.map((s: Slice) => entryCell(rows.get(`${match.a.id}\0${m.name}\0${s}`)))]
+/**
+ * A table per compared metric: one row per matched cell, one column per slice, each entry first →
+ * second: difference [95% CI], p, Holm-adjusted p and n (the reports' table model, so compare.md and
+ * compare.html render it as report.md and report.html do).
+ */
+export const metricTables = (c: Comparison): Array<Table.Table> => {
+  const rows = new Map(c.rows.map((r) => [`${r.match.a.id}\0${r.metric.name}\0${r.slice}`, r]))
+  const entry = (r: Row | undefined): Table.Cell => Tables.deltaCell(r, r === undefined ? "" : `${Format.number(r.a.value)} → ${Format.number(r.b.value)}: `)
+  return c.metrics.map((m) => ({
+    id: `compare-${m.name}`,
+    title: Notes.metricLabel(m),
+    notes: [`${Notes.aggregateNote(m)}; entry: first → second: difference [95% CI] p Holm n.`],
+    columns: [{ label: "cell", align: "left" }, ...slices.map((s): Table.Column => ({ label: s, align: "right" }))],
+    rows: c.matches.map((match) => ({
+      kinds: match.a.usesGold ? ["oracle"] : [],
+      cells: [{ text: matchLabel(match) }, ...slices.map((s) => entry(rows.get(`${match.a.id}\0${m.name}\0${s}`)))]
+    }))
   }))
-})
+}
+
+const nothing = (c: Comparison): boolean => c.metrics.length === 0 || c.matches.length === 0
+const nothingText = "Nothing to compare: no matched cells or no metric scored in both runs."
 
 export const markdown = (c: Comparison): string => {
   const t = Format.md
-  const rows = byKey(c)
   const out = [`# Comparison: ${t(c.a.summary.config.name)} vs ${t(c.b.summary.config.name)}`, ""]
   out.push(`- ${t(runLine("First", c.a))}`, `- ${t(runLine("Second", c.b))}`)
   const chosen = c.matches.filter((m) => m.by === "chosen").length
@@ -53,11 +57,10 @@ export const markdown = (c: Comparison): string => {
   out.push(`- Only in the first run: ${c.onlyA.length === 0 ? "none" : t(c.onlyA.map((x) => x.name).join(", "))}`)
   out.push(`- Only in the second run: ${c.onlyB.length === 0 ? "none" : t(c.onlyB.map((x) => x.name).join(", "))}`, "")
   if (c.warnings.length > 0) out.push("## Warnings", "", ...c.warnings.map((w) => `- ${t(w)}`), "")
-  for (const m of c.matches.length === 0 ? [] : c.metrics) {
-    const table = metricTable(c, m, rows)
+  for (const table of c.matches.length === 0 ? [] : metricTables(c)) {
     out.push(`## ${t(table.title)}`, "", ...table.notes.map(t), "", Table.markdown(table), "")
   }
-  if (c.metrics.length === 0 || c.matches.length === 0) out.push("Nothing to compare: no matched cells or no metric scored in both runs.", "")
+  if (nothing(c)) out.push(nothingText, "")
   out.push("## How the numbers were computed", "", ...method(c).flatMap((p) => [t(p), ""]))
   return out.join("\n")
 }
@@ -65,18 +68,16 @@ export const markdown = (c: Comparison): string => {
 /** compare.html, with its chart already rendered (Figures.compare; "" for none). */
 export const html = (c: Comparison, chart: string): string => {
   const e = Format.html
-  const rows = byKey(c)
   const title = `Comparison: ${c.a.summary.config.name} vs ${c.b.summary.config.name}`
   const parts: Array<string> = []
   parts.push(`<ul><li>${e(runLine("First", c.a))}</li><li>${e(runLine("Second", c.b))}</li>` +
     `<li>Matched cells: ${c.matches.length}; only in the first run: ${e(c.onlyA.map((x) => x.name).join(", ") || "none")}; only in the second: ${e(c.onlyB.map((x) => x.name).join(", ") || "none")}</li></ul>`)
   if (c.warnings.length > 0) parts.push(`<h2>Warnings</h2><ul>${c.warnings.map((w) => `<li>${e(w)}</li>`).join("")}</ul>`)
   parts.push(chart)
-  for (const m of c.matches.length === 0 ? [] : c.metrics) {
-    const table = metricTable(c, m, rows)
+  for (const table of c.matches.length === 0 ? [] : metricTables(c)) {
     parts.push(`<h2>${e(table.title)}</h2>${table.notes.map((n) => `<p class="note">${e(n)}</p>`).join("")}${Table.html(table)}`)
   }
-  if (c.metrics.length === 0 || c.matches.length === 0) parts.push(`<p class="note">Nothing to compare: no matched cells or no metric scored in both runs.</p>`)
+  if (nothing(c)) parts.push(`<p class="note">${nothingText}</p>`)
   parts.push(`<h2>How the numbers were computed</h2>${method(c).map((p) => `<p>${e(p)}</p>`).join("")}`)
   return [
     "<!DOCTYPE html>",

@@ -9,7 +9,7 @@ import { Files } from "@cupid-lab/core"
 import type { FileSystem } from "@effect/platform"
 import { Effect } from "effect"
 import * as path from "node:path"
-import { families } from "../analysis/Analysis.js"
+import { mainMetric } from "../analysis/Analysis.js"
 import { RunError } from "../Errors.js"
 import { type CellSummary, type Slice, slices, type SliceSummary, type Summary } from "../results/ResultLine.js"
 import * as Format from "./Format.js"
@@ -28,7 +28,7 @@ export const folderOf = (source: string, index: number): string =>
 
 /** The main metric of a run: the config's `report.main`, else the one its analysis would choose. */
 const mainOf = (summary: Summary) => {
-  const name = summary.main ?? families(summary).main?.name
+  const name = summary.main ?? mainMetric(summary).main?.name
   return summary.metrics.find((m) => m.name === name)
 }
 

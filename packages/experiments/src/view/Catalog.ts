@@ -237,8 +237,8 @@ export const make = (root: string, options: CatalogOptions = {}) =>
     const detail = (id: string): Effect.Effect<Api.RunDetail, ViewError> =>
       computed(id, (l) => {
         const summary = l.run.summary
-        const fam = Analysis.families(summary)
-        const tables = Tables.tables({ summary, baseline: Analysis.chooseBaseline(summary).cell, main: fam.main, compared: Analysis.comparedMetrics(summary, fam) })
+        const { main } = Analysis.mainMetric(summary)
+        const tables = Tables.tables({ summary, baseline: Analysis.chooseBaseline(summary).cell, main, compared: Analysis.comparedMetrics(summary, main) })
         return { entry: l.entry, cells: l.cells, metrics: Entries.metricColumns(summary, l.main), main: l.main?.name ?? null, mainReason: l.mainReason, tables }
       })
 
@@ -323,7 +323,7 @@ export const make = (root: string, options: CatalogOptions = {}) =>
         return {
           a: { run: x.run, cell: ca },
           b: { run: y.run, cell: cb },
-          tables: compared.metrics.map((m) => CompareRender.metricTable(compared, m)),
+          tables: CompareRender.metricTables(compared),
           warnings: compared.warnings,
           shared,
           disagreements
