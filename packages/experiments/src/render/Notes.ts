@@ -78,7 +78,7 @@ export const permutationsNote = (p: Paired.Family["permutations"]): string =>
 /** How the numbers were computed, one paragraph per item. */
 export const statistics = (a: Analysis): Array<string> => {
   const s = a.summary
-  const resamples = s.resamples ?? 1000
+  const resamples = s.resamples
   const nonBaseline = a.cells.length - 1
   const micro = a.compared.filter((m) => m.aggregate._tag !== "Mean").map((m) => m.name)
   return [
