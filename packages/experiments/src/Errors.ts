@@ -9,10 +9,8 @@ import { Schema } from "effect"
 
 export class ConfigError extends Schema.TaggedError<ConfigError>()("ConfigError", {
   file: Schema.String,
-  /** `sweep.retriever[2].use`; empty for whole-file problems. */
   path: Schema.String,
   reason: Schema.String,
-  /** For YAML syntax errors. */
   line: Schema.optional(Schema.Number),
   column: Schema.optional(Schema.Number),
   /** Further problems of the same pass, one line each in the message. */
@@ -54,10 +52,4 @@ export class ViewerNotBuilt extends Schema.TaggedError<ViewerNotBuilt>()("Viewer
 }
 
 /** The sweep's budget (`budget.usd`, `--budget-usd`) refused or stopped it. */
-export class BudgetError extends Schema.TaggedError<BudgetError>()("BudgetError", {
-  reason: Schema.String
-}) {
-  override get message(): string {
-    return this.reason
-  }
-}
+export class BudgetError extends Schema.TaggedError<BudgetError>()("BudgetError", { message: Schema.String }) {}

@@ -20,6 +20,10 @@ import type { PluginFact } from "../results/ResultLine.js"
 import type * as Summary from "../results/Summary.js"
 import type * as RunInfo from "./RunInfo.js"
 
+const fail = (config: Config, path: string, reason: string) => new ConfigError({ file: config.file, path, reason })
+
+const messageOf = (defect: unknown) => (defect instanceof Error ? defect.message : String(defect))
+
 export interface BuiltCell {
   readonly cell: Grid.Cell
   readonly pipeline: Pipeline.CellPipeline
@@ -41,19 +45,18 @@ export const models = (
     const secretVariables = [...new Set(Object.values(config.models).flatMap((e) => keyVariable(e) ?? []))]
     for (const [name, entry] of Object.entries(config.models)) {
       const at = `models.${name}`
-      const fail = (path: string, reason: string) => new ConfigError({ file: config.file, path, reason })
       const providers = registry.names("provider")
       const plugin = yield* Effect.catchAll(
         registry.provider(entry.provider),
-        () => fail(`${at}.provider`, `unknown provider "${entry.provider}"${suggestion(entry.provider, providers)}; valid choices: ${providers.join(", ") || "none"}`)
+        () => fail(config, `${at}.provider`, `unknown provider "${entry.provider}"${suggestion(entry.provider, providers)}; valid choices: ${providers.join(", ") || "none"}`)
       )
       const decoded = plugin.decode(entry.options)
       if (Either.isLeft(decoded)) {
         return yield* ConfigError.all(config.file, Issues.clean(decoded.left.issues, "option", "option", { also: ["model", "provider"], present: ["model", "provider", ...Object.keys(entry.options)] }).map((i) => ({ path: [at, ...i.path.map(String)].join("."), reason: i.message })))
       }
       bundles[name] = yield* decoded.right.make(entry.model, { ...context, secretVariables }).pipe(
-        Effect.mapError((e) => fail(at, `cannot build the model: ${e.reason}`)),
-        Effect.catchAllDefect((d) => fail(at, `cannot build the model: ${d instanceof Error ? d.message : String(d)}`))
+        Effect.mapError((e) => fail(config, at, `cannot build the model: ${e.reason}`)),
+        Effect.catchAllDefect((d) => fail(config, at, `cannot build the model: ${messageOf(d)}`))
       )
     }
     return bundles
@@ -79,8 +82,7 @@ const buildStage = <S extends Plugin.PipelineStage>(
   plan: Grid.StagePlan<S>,
   env: Context.Context<Env>
 ): Effect.Effect<Plugin.MadeOf[S], ConfigError, Scope.Scope | FileSystem.FileSystem> => {
-  const fail = (path: string, reason: string) => new ConfigError({ file: config.file, path, reason })
-  const cannot = (reason: string) => fail(plan.origin, `cannot build ${plan.decoded.stage} "${plan.params.use}": ${reason}`)
+  const cannot = (reason: string) => fail(config, plan.origin, `cannot build ${plan.decoded.stage} "${plan.params.use}": ${reason}`)
   return plan.decoded.make.pipe(
     Effect.provide(env),
     Effect.catchTags({
@@ -89,11 +91,11 @@ const buildStage = <S extends Plugin.PipelineStage>(
         const reason = e.configured.includes(e.model)
           ? e.message
           : `unknown model "${e.model}"${suggestion(e.model, e.configured)}; valid choices: ${e.configured.join(", ") || "none (add it under models:)"}`
-        return Effect.fail(fail(originOf(plan, path), reason))
+        return Effect.fail(fail(config, originOf(plan, path), reason))
       },
       PluginError: (e: CoreErrors.PluginError) => Effect.fail(cannot(e.reason))
     }),
-    Effect.catchAllDefect((d) => cannot(d instanceof Error ? d.message : String(d)))
+    Effect.catchAllDefect((d) => cannot(messageOf(d)))
   )
 }
 
@@ -150,7 +152,7 @@ export const cells = (
     for (const { at, name } of named) {
       if (metrics.includes(name)) continue
       const valid = metrics.length === 0 ? "none (the config has no scorer)" : metrics.join(", ")
-      return yield* new ConfigError({ file: config.file, path: at, reason: `unknown metric "${name}"${suggestion(name, metrics)}; valid choices (the scorers' metrics): ${valid}` })
+      return yield* fail(config, at, `unknown metric "${name}"${suggestion(name, metrics)}; valid choices (the scorers' metrics): ${valid}`)
     }
     const out: Array<BuiltCell> = []
     for (const cell of grid.cells) {
@@ -164,29 +166,11 @@ export const cells = (
         // The plugin is built once whatever selector cells put on it (a fitted embedder is fitted once).
         const { select: _select, ...ranker } = plan.params
         const made = yield* built(plan, keyOf(ranker))
-        const select = plan.select
-        const cut = (input: Retriever.RetrievalInput) => (r: Retriever.Retrieval) =>
-          select === undefined ? r : Selector.apply(select, r, input.query, analyzer)
-        if (made.needsGold) {
-          const gold = made.service
-          const service: Retriever.GoldService = {
-            needsSummaries: gold.needsSummaries,
-            retrieve: (input, g) => Effect.map(gold.retrieve(input, g), cut(input))
-          }
-          pipeline.retriever = { plugin: use, needsGold: true, service: select === undefined ? gold : service }
-        } else {
-          const plain = made.service
-          if (plain.fit !== undefined) fits.push({ cell: cell.name, plugin: use, ...plain.fit })
-          const service: Retriever.Service = { needsSummaries: plain.needsSummaries, retrieve: (input) => Effect.map(plain.retrieve(input), cut(input)) }
-          pipeline.retriever = { plugin: use, needsGold: false, service: select === undefined ? plain : service }
-        }
+        if (!made.needsGold && made.service.fit !== undefined) fits.push({ cell: cell.name, plugin: use, ...made.service.fit })
+        pipeline.retriever = { plugin: use, ...(plan.select === undefined ? made : selected(made, plan.select, analyzer)) }
         plugins.push(fact("retriever", plan, made.needsGold, sourceOf))
         if (made.service.needsSummaries && s.summarizer === undefined) {
-          return yield* new ConfigError({
-            file: config.file,
-            path: plan.origin,
-            reason: `retriever "${use}" ranks session summaries, but cell "${cell.name}" has no summarizer; add one (pipeline.summarizer, a sweep axis or the cell)`
-          })
+          return yield* fail(config, plan.origin, `retriever "${use}" ranks session summaries, but cell "${cell.name}" has no summarizer; add one (pipeline.summarizer, a sweep axis or the cell)`)
         }
       }
       if (s.summarizer !== undefined) {
@@ -216,17 +200,13 @@ export const cells = (
     return out
   })
 
-/** The environment plugins are built in; `memo` (core's `Memo`) defaults to a fresh one, shared by every plugin built in it. */
-export const environment = (services: {
-  readonly models: Models.Service
-  readonly cache: ModelCache.Service
-  readonly corpus: Corpus.Service
-  readonly registry: Plugin.Registry
-  readonly memo?: Memo.Service
-}): Context.Context<Env> =>
-  Context.make(Models.Models, services.models).pipe(
-    Context.add(ModelCache.ModelCache, services.cache),
-    Context.add(Corpus.Corpus, services.corpus),
-    Context.add(Plugin.Plugins, services.registry),
-    Context.add(Memo.Memo, services.memo ?? Memo.unsafeMake())
-  )
+/** A retriever whose rankings a selector cuts. */
+const selected = (made: Plugin.BuiltRetriever, select: Selector.Spec, analyzer: Text.Analyzer): Plugin.BuiltRetriever => {
+  const cut = (input: Retriever.RetrievalInput) => (r: Retriever.Retrieval) => Selector.apply(select, r, input.query, analyzer)
+  if (made.needsGold) {
+    const gold = made.service
+    return { needsGold: true, service: { needsSummaries: gold.needsSummaries, retrieve: (input, g) => Effect.map(gold.retrieve(input, g), cut(input)) } }
+  }
+  const plain = made.service
+  return { needsGold: false, service: { needsSummaries: plain.needsSummaries, retrieve: (input) => Effect.map(plain.retrieve(input), cut(input)) } }
+}

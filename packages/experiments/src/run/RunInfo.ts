@@ -7,7 +7,7 @@
  */
 import { type Trace, Usage } from "@cupid-lab/core"
 import { FileSystem } from "@effect/platform"
-import { Effect, Schema, type Types } from "effect"
+import { Effect, Option, Schema, type Types } from "effect"
 import * as path from "node:path"
 import { fileURLToPath } from "node:url"
 
@@ -15,7 +15,7 @@ const Int = Schema.Number
 const NumberRecord = Schema.Record({ key: Schema.String, value: Schema.Number })
 
 export const TraceTotals = Schema.Struct({
-  /** Wall-clock milliseconds summed over pairs, per stage (pairs overlap when concurrency > 1). */
+  /** Summed over pairs, per stage (pairs overlap when concurrency > 1). */
   stageTimeMs: NumberRecord,
   /**
    * Model calls of this run: `made` (not answered by the cache, failed ones included), `cached`,
@@ -68,7 +68,6 @@ const sorted = (m: Map<string, number>): Record<string, number> => Object.fromEn
 
 export interface Accumulator {
   readonly add: (trace: Trace.Trace) => void
-  /** The usage of the traces added so far. */
   readonly usage: Usage.UsageTotals
   readonly result: () => TraceTotals
 }
@@ -97,25 +96,21 @@ export const accumulator = (): Accumulator => {
 
 const here = path.dirname(fileURLToPath(import.meta.url))
 
-const versionOf = (fs: FileSystem.FileSystem, packageJson: string): Effect.Effect<string | undefined> =>
-  fs.readFileString(packageJson).pipe(
-    Effect.flatMap((text) => Effect.try(() => (JSON.parse(text) as { version?: string }).version)),
-    Effect.orElseSucceed(() => undefined)
-  )
+const PackageJson = Schema.parseJson(Schema.Struct({ version: Schema.String }))
 
 /** Versions of Node, the workspace packages and the libraries results depend on. */
 export const versions: Effect.Effect<Record<string, string>, never, FileSystem.FileSystem> = Effect.gen(function*() {
   const fs = yield* FileSystem.FileSystem
-  const out: Record<string, string> = { node: process.versions.node }
   const packages = path.resolve(here, "..", "..", "..")
-  for (const p of ["core", "retrievers", "scorers", "providers", "experiments"]) {
-    const v = yield* versionOf(fs, path.join(packages, p, "package.json"))
-    if (v !== undefined) out[`@cupid-lab/${p}`] = v
-  }
   const modules = path.resolve(packages, "..", "node_modules")
-  for (const dep of ["effect", "openai", "cohere-ai", "@huggingface/transformers", "wink-nlp"]) {
-    const v = yield* versionOf(fs, path.join(modules, dep, "package.json"))
-    if (v !== undefined) out[dep] = v
+  const dirs = [
+    ...["core", "retrievers", "scorers", "providers", "experiments"].map((p) => [`@cupid-lab/${p}`, path.join(packages, p)] as const),
+    ...["effect", "openai", "cohere-ai", "@huggingface/transformers", "wink-nlp"].map((dep) => [dep, path.join(modules, dep)] as const)
+  ]
+  const out: Record<string, string> = { node: process.versions.node }
+  for (const [name, dir] of dirs) {
+    const json = yield* fs.readFileString(path.join(dir, "package.json")).pipe(Effect.flatMap(Schema.decodeUnknown(PackageJson)), Effect.option)
+    if (Option.isSome(json)) out[name] = json.value.version
   }
   return out
 })

@@ -5,7 +5,6 @@
  *
  * @example
  * const outcome = yield* Runner.sweep(yield* Config.load("configs/smoke.yaml")) // outcome.files.summary
- * // the caller provides the file system: Effect.provide(program, NodeContext.layer) (@effect/platform-node)
  */
 import { type Domain, Files } from "@cupid-lab/core"
 import type { FileSystem } from "@effect/platform"
@@ -25,36 +24,32 @@ import type * as RunDir from "../results/RunDir.js"
 import * as Summary from "../results/Summary.js"
 import * as Budget from "./Budget.js"
 import * as PairLoop from "./PairLoop.js"
-import { noInstances, type Options, prepare, type Prepared, type SweepError } from "./Prepare.js"
+import { noInstances, type Options, prepare, type Prepared, runPair, type SweepError } from "./Prepare.js"
 import * as Progress from "./Progress.js"
 import * as RunId from "./RunId.js"
 import * as RunInfo from "./RunInfo.js"
 import * as Shard from "./Shard.js"
-import * as Transforms from "./Transforms.js"
 
 export type { OpenDataset, Options, SweepError } from "./Prepare.js"
-export { type DryRun, dryRun } from "./DryRun.js"
+export { type DryRun, dryRun } from "./Prepare.js"
 
 export interface Outcome {
   readonly out: string
   readonly grid: Grid.Grid
   readonly interrupted: boolean
-  /** Set when the budget stopped the sweep before every pair ran. */
   readonly stopped?: "budget"
-  /** The budget, its estimate and what this run spent (when the config has a budget). */
   readonly budget?: Budget.Spend
   readonly instances: number
   readonly pairs: { readonly total: number; readonly done: number; readonly ran: number; readonly resumed: number; readonly failed: number }
   readonly summary: ResultLine.Summary
   readonly files: { readonly results: string; readonly summary: string; readonly report: string; readonly run: string }
-  /** What the reports open with (absent when no report was written). */
+  /** Absent when no report was written. */
   readonly opening?: Report.Written["opening"]
 }
 
 const writeFile = (file: string, text: string): Effect.Effect<void, RunError, FileSystem.FileSystem> =>
   Files.writeFileAtomic(file, text).pipe(Effect.mapError((e) => new RunError({ path: file, reason: `cannot write: ${Files.describe(e)}` })))
 
-/** Run a sweep to the end and write every output (when interrupted: for what is done, after the pairs in flight). */
 export const sweep = (config: Config, options: Options = {}): Effect.Effect<Outcome, SweepError | BudgetError, FileSystem.FileSystem> =>
   Effect.scoped(
     Effect.gen(function*() {
@@ -94,9 +89,8 @@ const notices = (dir: string, id: string, o: ResultLog.Opened, log: (line: strin
 
 /** What the pair loop leaves for the end of the sweep. */
 interface Pairs {
-  /** This run's lines, in the order they were appended to the log. */
+  /** In the order they were appended to the log. */
   readonly rows: ReadonlyArray<ResultLine.Row>
-  /** Instances in dataset order (those seen before a stop). */
   readonly instanceOrder: ReadonlyMap<string, number>
   /** The first instance of each type: the report's examples. */
   readonly examples: ReadonlyArray<Domain.Instance>
@@ -176,7 +170,7 @@ const runPairs = (
       },
       work: ({ cell, meta, version }) =>
         Effect.flatMap(
-          Transforms.run(cell.pipeline, version),
+          runPair(cell.pipeline, version),
           (trace) => {
             const line = Results.fromTrace(cell.info, version.instance, meta, trace)
             log.append({
@@ -208,7 +202,6 @@ const runPairs = (
     return { rows, instanceOrder, examples: [...examples.values()], interrupted, ...(budget !== undefined ? { budget } : {}), share, failed, stats, endedAt }
   })
 
-/** Sort the log, fold its lines into columns, write summary.json, the reports and run.json. */
 const finish = (
   config: Config,
   p: Prepared,
@@ -290,7 +283,3 @@ const finish = (
 
 const budgetFields = (pairs: Pairs): { stopped?: "budget"; budget?: Budget.Spend } =>
   pairs.budget === undefined ? {} : { ...(pairs.budget.stopped() ? { stopped: "budget" as const } : {}), budget: pairs.budget.spend() }
-
-/** Rewrite the reports of a run directory; returns report.md's path. */
-export const report = (runDir: string, options: Pick<Options, "openDataset"> = {}): Effect.Effect<string, RunError, FileSystem.FileSystem> =>
-  Effect.map(Report.write(runDir, options.openDataset === undefined ? {} : { openDataset: (source) => options.openDataset!(source, {}) }), (f) => f.markdown)

@@ -163,7 +163,7 @@ const runOne = (a: Args, config: ConfigModule.Config) =>
     if (outcome.pairs.failed > 0) log(`${outcome.pairs.failed} pairs failed (status "failed" in ${outcome.files.results}); rerun the same command to retry them`)
     if (outcome.stopped === "budget" && outcome.budget !== undefined) {
       const Budget = yield* Effect.promise(() => import("../../run/Budget.js"))
-      return yield* new BudgetError({ reason: Budget.stoppedMessage(outcome.budget, outcome.pairs) })
+      return yield* new BudgetError({ message: Budget.stoppedMessage(outcome.budget, outcome.pairs) })
     }
     if (outcome.interrupted) {
       interrupted(outcome.pairs)
