@@ -14,7 +14,7 @@ export interface Io {
   readonly stderr: Progress.Sink
   /** Default `process.env`. */
   readonly env?: Readonly<Record<string, string | undefined>>
-  readonly runner?: Runner.Options
+  readonly runner?: Pick<Runner.Options, "plugins" | "openDataset">
   /** Keep the ANSI styling of help and parse errors. */
   readonly color?: boolean
 }
@@ -39,6 +39,10 @@ export const positive = (flag: string) => (n: number): Effect.Effect<number, Val
 /** The options given, without those left out: `{ out: Option.some("x"), data: Option.none() }` -> `{ out: "x" }`. */
 export const given = <O extends Readonly<Record<string, Option.Option<unknown>>>>(options: O) =>
   Rec.getSomes<string, unknown>(options) as { readonly [K in keyof O]?: Option.Option.Value<O[K]> }
+
+/** The lines naming a run's reports and result tables, as the commands that write them print them. */
+export const outputs = (dir: string): string =>
+  `report: ${path.join(dir, "report.md")}\nreport: ${path.join(dir, "report.html")}\nresults: ${path.join(dir, "results.csv")}\nresults: ${path.join(dir, "results.parquet")}\n`
 
 /** Where a command's notices go: a line on stderr. */
 export const logTo = (io: Io) => (text: string): void => void io.stderr.write(`${text}\n`)

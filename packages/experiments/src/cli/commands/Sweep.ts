@@ -8,7 +8,7 @@ import type * as ConfigModule from "../../config/Config.js"
 import type * as Progress from "../../run/Progress.js"
 import type * as RunnerModule from "../../run/Runner.js"
 import { BudgetError, TooManyFailures } from "../../Errors.js"
-import { CommandIo, configFile, configOption, countOption, dataOption, given, invalid, logTo, outOption } from "./Io.js"
+import { CommandIo, configFile, configOption, countOption, dataOption, given, invalid, logTo, outOption, outputs } from "./Io.js"
 
 const isType = (t: string): t is CupidType => (cupidTypes as ReadonlyArray<string>).includes(t)
 
@@ -111,35 +111,26 @@ const runOne = (a: Args, config: ConfigModule.Config) =>
   Effect.gen(function*() {
     const io = yield* CommandIo
     const log = logTo(io)
-    const shard = given({ shard: a.shard })
     const [Runner, Progress, Grid] = yield* Effect.promise(() => Promise.all([import("../../run/Runner.js"), import("../../run/Progress.js"), import("../../config/Grid.js")]))
     // A large grid takes a while to build: say how large before starting (a grid over the limit is refused by the runner).
     const size = Grid.size(config)
     if (size.cells > largeGrid && size.cells <= config.maxCells) log(`grid: ${Grid.describeSize(size)}; building them before any pair runs`)
     if (a.dryRun) {
-      const d = yield* Runner.dryRun(config, { ...io.runner, log, ...shard })
+      const d = yield* Runner.dryRun(config, { ...io.runner, log, ...given({ shard: a.shard }) })
       const [Config, Budget] = yield* Effect.promise(() => Promise.all([import("../../config/Config.js"), import("../../run/Budget.js")]))
       io.stdout(`${describeDryRun(d, config, Config, Budget, io.env ?? process.env).join("\n")}\n`)
       return undefined
     }
-    const runDir = Option.match(a.shard, { onNone: () => "<run id>", onSome: (s) => `<run id>-shard-${s.index}-of-${s.count}` })
-    log(`sweep ${config.name}${Option.match(a.shard, { onNone: () => "", onSome: (s) => ` (shard ${s.index} of ${s.count})` })}: ${config.file} -> ${config.outGiven ? config.out : path.join(config.out, runDir)}`)
+    const shard = Option.getOrUndefined(a.shard)
+    const runDir = shard === undefined ? "<run id>" : `<run id>-shard-${shard.index}-of-${shard.count}`
+    log(`sweep ${config.name}${shard === undefined ? "" : ` (shard ${shard.index} of ${shard.count})`}: ${config.file} -> ${config.outGiven ? config.out : path.join(config.out, runDir)}`)
     const interrupted = (s: { readonly done: number; readonly total: number | undefined }) =>
       log(`interrupted: ${s.done} of ${s.total} pairs are done and written; rerun the same command to resume`)
     // The last snapshot shown, for the line printed when the sweep is interrupted before it returns.
     let last: Progress.Snapshot | undefined
     const shown = Progress.make(io.stderr)
-    const progress: Progress.Progress = {
-      update: (s) => {
-        last = s
-        shown.update(s)
-      },
-      done: (s) => {
-        last = s
-        shown.done(s)
-      }
-    }
-    const outcome = yield* Runner.sweep(config, { ...io.runner, log, progress, ...(a.repair ? { repair: true } : {}), ...shard }).pipe(
+    const progress: Progress.Progress = { update: (s) => shown.update((last = s)), done: (s) => shown.done((last = s)) }
+    const outcome = yield* Runner.sweep(config, { ...io.runner, log, progress, ...(a.repair ? { repair: true } : {}), ...given({ shard: a.shard }) }).pipe(
       Effect.onInterrupt(() =>
         Effect.sync(() =>
           last === undefined
@@ -148,18 +139,14 @@ const runOne = (a: Args, config: ConfigModule.Config) =>
         )
       )
     )
-    const [Leaderboard, Verdict] = yield* Effect.promise(() => Promise.all([import("../../render/Leaderboard.js"), import("../../analysis/Verdict.js")]))
-    const opening = outcome.opening ?? (() => {
-      const analysis = Verdict.unpaired(outcome.summary)
-      return { analysis, verdict: Verdict.verdict(analysis) }
-    })()
-    io.stdout(Leaderboard.console(
-      opening.analysis,
-      opening.verdict,
-      Object.entries(config.models).map(([n, m]) => `${n} = ${m.provider}/${m.model}`)
-    ))
+    const Leaderboard = yield* Effect.promise(() => import("../../render/Leaderboard.js"))
+    // The CLI always writes the reports, so the opening is there.
+    if (outcome.opening !== undefined) {
+      const models = Object.entries(config.models).map(([n, m]) => `${n} = ${m.provider}/${m.model}`)
+      io.stdout(Leaderboard.console(outcome.opening.analysis, outcome.opening.verdict, models))
+    }
     io.stdout(`\n${outcome.pairs.done}/${outcome.pairs.total} pairs done (${outcome.pairs.ran} this run), ${outcome.pairs.failed} failed this run\n`)
-    io.stdout(`report: ${outcome.files.report}\nreport: ${path.join(outcome.out, "report.html")}\nresults: ${path.join(outcome.out, "results.csv")}\nresults: ${path.join(outcome.out, "results.parquet")}\n`)
+    io.stdout(outputs(outcome.out))
     if (outcome.pairs.failed > 0) log(`${outcome.pairs.failed} pairs failed (status "failed" in ${outcome.files.results}); rerun the same command to retry them`)
     if (outcome.stopped === "budget" && outcome.budget !== undefined) {
       const Budget = yield* Effect.promise(() => import("../../run/Budget.js"))
