@@ -29,7 +29,6 @@ export class ConfigError extends Schema.TaggedError<ConfigError>()("ConfigError"
   }
 }
 
-/** The run directory could not be read or written, or holds something the runner cannot use. */
 export class RunError extends Schema.TaggedError<RunError>()("RunError", {
   path: Schema.String,
   reason: Schema.String
@@ -39,7 +38,6 @@ export class RunError extends Schema.TaggedError<RunError>()("RunError", {
   }
 }
 
-/** A sweep that finished with too many failed pairs (all of them, or more than `--max-failed-share`). */
 export class TooManyFailures extends Schema.TaggedError<TooManyFailures>()("TooManyFailures", { message: Schema.String }) {}
 
 /** A request the viewer cannot answer: `status` is the HTTP status the server sends. */
@@ -51,5 +49,4 @@ export class ViewerNotBuilt extends Schema.TaggedError<ViewerNotBuilt>()("Viewer
   }
 }
 
-/** The sweep's budget (`budget.usd`, `--budget-usd`) refused or stopped it. */
 export class BudgetError extends Schema.TaggedError<BudgetError>()("BudgetError", { message: Schema.String }) {}

@@ -25,7 +25,6 @@ import * as View from "./commands/View.js"
 
 export type { Io } from "./commands/Io.js"
 
-/** A new command is a file in commands/ and one entry here. */
 const commands = [Sweep.command, Merge.command, Report.command, Compare.command, Export.command, View.command, Synthesize.command, data] as const
 
 const descriptors: ReadonlyArray<Descriptor.Command<unknown>> = commands.map((c) => c.descriptor)
@@ -73,7 +72,6 @@ const platform = Layer.mergeAll(NodeFileSystem.layer, NodePath.layer, NodeTermin
 const messageOf = (e: unknown): string =>
   e instanceof Error ? e.message : typeof e === "object" && e !== null && "message" in e ? String(e.message) : String(e)
 
-/** Run one command line (without `node` and the script) to its exit code; an interruption goes on after the outputs are written. */
 export const main = (argv: ReadonlyArray<string>, io: Io): Effect.Effect<number> =>
   Effect.gen(function*() {
     const console = yield* consoleOf(io)

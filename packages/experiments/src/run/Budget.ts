@@ -26,7 +26,6 @@ export const prices = (config: Config): Readonly<Record<string, Cost.Price>> => 
   return table
 }
 
-/** Integer micro-dollars, and the models that have no price. */
 export const estimate = (
   byModel: DryRun["byModel"],
   table: Readonly<Record<string, Cost.Price>>
@@ -41,7 +40,6 @@ export const estimate = (
   return { micro, unpriced }
 }
 
-/** Dollars for messages: at least cents, more digits for sums under a dollar ($0.40, $0.0061, $12.35). */
 export const dollars = (micro: number): string => {
   const usd = micro / 1e6
   if (usd >= 1 || usd === 0) return `$${usd.toFixed(2)}`
@@ -56,7 +54,6 @@ export const dollars = (micro: number): string => {
  */
 export interface Tracker {
   readonly admit: () => boolean
-  /** A pair admitted earlier has ended with these calls. */
   readonly record: (usage: ReadonlyArray<Usage.UsageEntry>) => void
   readonly stopped: () => boolean
   readonly spend: () => Spend

@@ -27,13 +27,10 @@ const messageOf = (defect: unknown) => (defect instanceof Error ? defect.message
 export interface BuiltCell {
   readonly cell: Grid.Cell
   readonly pipeline: Pipeline.CellPipeline
-  /** What the cell's plugins fitted on training data (recorded in run.json). */
   readonly fits: ReadonlyArray<RunInfo.Fit>
-  /** What the run records of the cell: id, name and normalized parameters (as its result lines), its plugins' facts. */
   readonly info: Summary.CellInfo
 }
 
-/** Build every `models:` entry with its provider plugin (for a dry run: `{ dryRun: true }`, which needs no keys). */
 export const models = (
   config: Config,
   registry: Plugin.Registry,
@@ -62,7 +59,6 @@ export const models = (
     return bundles
   })
 
-/** The option path (inside a stage's params) holding `value`, for pointing at a model name. */
 const findValue = (value: unknown, target: string, at: ReadonlyArray<string> = []): ReadonlyArray<string> | undefined => {
   if (value === target) return at
   if (isRecord(value)) {
@@ -76,7 +72,6 @@ const findValue = (value: unknown, target: string, at: ReadonlyArray<string> = [
 
 export type Env = Models.Models | ModelCache.ModelCache | Corpus.Corpus | Plugin.Plugins | Memo.Memo
 
-/** Build one stage, turning any failure into a config error located where the stage was written. */
 const buildStage = <S extends Plugin.PipelineStage>(
   config: Config,
   plan: Grid.StagePlan<S>,
@@ -106,7 +101,6 @@ const suggestion = (word: string, valid: ReadonlyArray<string>): string => {
 
 type Memos = { readonly [S in Plugin.PipelineStage]: Map<string, Plugin.MadeOf[S]> }
 
-/** What a cell's run records of one of its plugins. */
 const fact = <S extends StageName>(stage: S, plan: Grid.StagePlan<S>, readsGold: boolean, sourceOf: (plugin: object) => Plugins.Source): PluginFact => {
   const source = sourceOf(plan.plugin)
   return {
@@ -119,7 +113,6 @@ const fact = <S extends StageName>(stage: S, plan: Grid.StagePlan<S>, readsGold:
   }
 }
 
-/** Build the scorers and every cell's stages (each distinct stage once). */
 export const cells = (
   config: Config,
   grid: Grid.Grid,
@@ -200,7 +193,6 @@ export const cells = (
     return out
   })
 
-/** A retriever whose rankings a selector cuts. */
 const selected = (made: Plugin.BuiltRetriever, select: Selector.Spec, analyzer: Text.Analyzer): Plugin.BuiltRetriever => {
   const cut = (input: Retriever.RetrievalInput) => (r: Retriever.Retrieval) => Selector.apply(select, r, input.query, analyzer)
   if (made.needsGold) {

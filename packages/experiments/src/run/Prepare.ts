@@ -28,13 +28,10 @@ export interface Options {
   readonly plugins?: ReadonlyArray<Plugin.AnyPlugin>
   readonly openDataset?: OpenDataset
   readonly progress?: Progress.Progress
-  /** Notices for the user (resume counts, orphaned lines, model-cache warnings). */
   readonly log?: (line: string) => void
-  /** Write the reports at the end (default true). */
   readonly report?: boolean
   /** Keep the intact lines of a damaged results.jsonl (the corrupt ones move aside) instead of stopping. */
   readonly repair?: boolean
-  /** Run only this share of the pairs (see Shard.ts), in a directory of its own. */
   readonly shard?: Shard.Shard
 }
 
@@ -48,11 +45,9 @@ export interface Prepared {
   readonly instances: number | undefined
   readonly cache: ModelCache.Service
   readonly metrics: ReadonlyArray<Scorer.MetricInfo>
-  /** Each instance's versions under the cells' transforms. */
   readonly transformed: (instance: Domain.Instance) => (transform: Grid.Cell["transform"]) => Version
 }
 
-/** Everything before the first instance runs: registry, grid, data, models, built cells. */
 export const prepare = (config: Config, options: Options, dryRun: boolean) =>
   Effect.gen(function*() {
     const registry = yield* Plugins.registry(config, options.plugins ?? Plugins.builtins())
@@ -92,7 +87,6 @@ export const prepare = (config: Config, options: Options, dryRun: boolean) =>
     return { grid, built, opened, instances, cache, metrics, transformed } satisfies Prepared
   })
 
-/** The error of a dataset that yielded no instance. */
 export const noInstances = (config: Config, opened: Dataset.Opened) => {
   const filters = [config.data.types !== undefined ? `types ${config.data.types.join(", ")}` : "", config.data.limit !== undefined ? `limit ${config.data.limit}` : ""].filter((x) => x !== "")
   return new CoreErrors.DatasetError({
@@ -101,7 +95,6 @@ export const noInstances = (config: Config, opened: Dataset.Opened) => {
   })
 }
 
-/** The pool for the grid's transforms, or undefined when no cell needs one. */
 const poolFor = (config: Config, grid: Grid.Grid, open: OpenDataset): Effect.Effect<Transform.Pool | undefined, CoreErrors.DatasetError, FileSystem.FileSystem> =>
   Effect.gen(function*() {
     if (!grid.cells.some((c) => c.transform !== null && Transform.needsPool(c.transform))) return undefined
@@ -116,7 +109,6 @@ export type Version =
   | { readonly instance: Domain.Instance; readonly error?: undefined }
   | { readonly instance: Domain.Instance; readonly error: Trace.TraceError }
 
-/** The instance as each transform sees it, memoized per transform within one instance. */
 const transformer = (seed: number, pool: Transform.Pool | undefined) => (instance: Domain.Instance) => {
   const memo = new Map<string, Version>()
   return (transform: Transform.Spec | null): Version => {
@@ -134,7 +126,6 @@ const transformer = (seed: number, pool: Transform.Pool | undefined) => (instanc
   }
 }
 
-/** A pair's trace: the pipeline's on the transformed instance, or a failed pair when the transform could not apply. */
 export const runPair = (pipeline: Pipeline.CellPipeline, version: Version): Effect.Effect<Trace.Trace> =>
   version.error === undefined
     ? Pipeline.run(pipeline, version.instance)
@@ -142,21 +133,17 @@ export const runPair = (pipeline: Pipeline.CellPipeline, version: Version): Effe
 
 export interface DryRun {
   readonly grid: Grid.Grid
-  /** The run directory a sweep would write to, and the run's id. */
   readonly out: string
   readonly run: string
   readonly instances: number
   readonly pairs: { readonly total: number; readonly done: number; readonly toRun: number }
-  /** Model calls the pairs still to run would make. */
   readonly calls: { readonly total: number; readonly toSend: number; readonly cached: number }
-  /** Estimated tokens of the calls that would be sent. */
   readonly tokens: { readonly prompt: number; readonly completion: number }
   /** Estimated tokens of all the calls, as if the cache shared nothing. */
   readonly allTokens: { readonly prompt: number; readonly completion: number }
   /** Calls per pipeline stage, in pipeline order (`retrieve`, `summarize`, `infer`, `generate`, `score`, others). */
   readonly byStage: Readonly<Record<string, { readonly total: number; readonly toSend: number; readonly cached: number }>>
   readonly byModel: Readonly<Record<string, { readonly toSend: number; readonly cached: number; readonly promptTokens: number; readonly completionTokens: number }>>
-  /** Pairs whose pipeline failed even with made-up answers (usually a plugin's bug or bad data). */
   readonly failed: number
 }
 

@@ -18,7 +18,6 @@ import * as Shard from "./Shard.js"
 
 export const fileName = "run-id.json"
 export const latestName = "latest"
-/** A run id: what names a run's directory under `runs/<name>/`. */
 export const idPattern = /^[0-9a-f]{12}$/
 
 export const Identity = Schema.Struct({
@@ -27,7 +26,6 @@ export const Identity = Schema.Struct({
   data: Schema.Struct({
     source: Schema.String,
     fingerprint: Schema.String,
-    /** `data.transform` in canonical form. */
     transform: Schema.optionalWith(Transform.Spec, { exact: true })
   }),
   /** The share of the pairs this directory holds (`sweep --shard`); absent for a whole run. */
@@ -52,17 +50,14 @@ export const directory = (config: Config, identity: Identity): string =>
 
 const shardText = (s: Shard.Shard | undefined): string => (s === undefined ? "the whole run" : Shard.describe(s))
 
-/** Whether two identities are the same run and the same share of it. */
 export const same = (a: Identity, b: Identity): boolean => a.id === b.id && a.shard?.index === b.shard?.index && a.shard?.count === b.shard?.count
 
 const transformText = (t: Transform.Spec | undefined): string => (t === undefined ? "none" : Hash.canonicalJson(t))
 
-/** A run identity in words, for messages. */
 export const describe = (i: Identity): string =>
   `run ${i.id}${i.shard === undefined ? "" : ` ${Shard.describe(i.shard)}`} (config ${i.config.name}, hash ${i.config.hash}; data ${i.data.source}, fingerprint ${i.data.fingerprint.slice(0, 16)}` +
   `${i.data.transform === undefined ? "" : `, transform ${transformText(i.data.transform)}`})`
 
-/** What differs between two identities, in words ("the config and the data differ"). */
 export const differences = (mine: Identity, theirs: Identity): string => {
   const transform = transformText(mine.data.transform) !== transformText(theirs.data.transform)
   const parts = [
@@ -112,7 +107,6 @@ export const check = (
     })
   })
 
-/** Record the identity in `dir` (the directory exists and is this run's: {@link check} passed). */
 export const claim = (dir: string, identity: Identity): Effect.Effect<void, RunError, FileSystem.FileSystem> =>
   Files.writeFileAtomic(path.join(dir, fileName), `${JSON.stringify(identity, null, 2)}\n`).pipe(
     Effect.mapError((e) => new RunError({ path: path.join(dir, fileName), reason: `cannot write: ${Files.describe(e)}` }))

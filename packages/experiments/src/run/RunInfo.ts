@@ -36,7 +36,6 @@ export const Fit = Schema.Struct({
 })
 export type Fit = typeof Fit.Type
 
-/** A budget in USD, the dry run's estimate for the pairs to run and what this run spent (see Budget.ts). */
 export const BudgetSpend = Schema.Struct({ usd: Schema.Number, estimatedUsd: Schema.Number, spentUsd: Schema.Number })
 
 export const RunInfo = Schema.Struct({
@@ -56,7 +55,6 @@ export const RunInfo = Schema.Struct({
   pairsPerSecond: Schema.NullOr(Schema.Number),
   /** Validation and building (`prepare`), the pair loop (`pairs`), sorting, summarizing and reports (`write`). */
   phasesMs: Schema.Struct({ prepare: Schema.Number, pairs: Schema.Number, write: Schema.Number }),
-  /** Model cache statistics (see core's ModelCache). */
   cache: Schema.Record({ key: Schema.String, value: Schema.Number }),
   /** What plugins fitted on training data, per cell: training source and fingerprint, fitted parameters. */
   fits: Schema.optionalWith(Schema.Array(Fit), { exact: true }),

@@ -43,7 +43,6 @@ export interface Outcome {
   readonly pairs: { readonly total: number; readonly done: number; readonly ran: number; readonly resumed: number; readonly failed: number }
   readonly summary: ResultLine.Summary
   readonly files: { readonly results: string; readonly summary: string; readonly report: string; readonly run: string }
-  /** Absent when no report was written. */
   readonly opening?: Report.Written["opening"]
 }
 
@@ -87,24 +86,19 @@ const notices = (dir: string, id: string, o: ResultLog.Opened, log: (line: strin
   }
 }
 
-/** What the pair loop leaves for the end of the sweep. */
 interface Pairs {
-  /** In the order they were appended to the log. */
   readonly rows: ReadonlyArray<ResultLine.Row>
   readonly instanceOrder: ReadonlyMap<string, number>
   /** The first instance of each type: the report's examples. */
   readonly examples: ReadonlyArray<Domain.Instance>
-  /** Stopped before every pair ran: interrupted, or stopped by the budget. */
   readonly interrupted: boolean
   readonly budget?: Budget.Tracker
-  /** Pairs of the instances seen (this shard's share), done or not. */
   readonly share: number
   readonly failed: number
   readonly stats: RunInfo.Accumulator
   readonly endedAt: number
 }
 
-/** Every pair not done yet, each line appended to the log and kept as it completes; flushed and shown every 200 ms. */
 const runPairs = (
   config: Config,
   p: Prepared,

@@ -2,7 +2,6 @@ import { Args, Command, Options } from "@effect/cli"
 import { Effect } from "effect"
 import { CommandIo, dataOption, given, logTo, outputs } from "./Io.js"
 
-/** `merge --out <dir> <shard dirs...>`: combine the directories of `sweep --shard i/N` into one run (results/Merge.ts). */
 export const command = Command.make(
   "merge",
   {

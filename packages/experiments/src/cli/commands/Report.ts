@@ -2,7 +2,6 @@ import { Command, Options } from "@effect/cli"
 import { Effect } from "effect"
 import { CommandIo, given, outputs, runDirectory } from "./Io.js"
 
-/** `report --run <dir>`: rewrite a run's report.md, report.html, report.tex, results.csv and results.parquet. */
 export const command = Command.make(
   "report",
   {

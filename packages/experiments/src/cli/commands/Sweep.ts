@@ -106,7 +106,6 @@ const run = (a: Args) =>
     io.stdout(`\n${written.text}\nbenchmarks: ${written.file}\n`)
   })
 
-/** One run: the config as given (one data source), or its dry run. */
 const runOne = (a: Args, config: ConfigModule.Config) =>
   Effect.gen(function*() {
     const io = yield* CommandIo
@@ -167,7 +166,6 @@ const runOne = (a: Args, config: ConfigModule.Config) =>
     return outcome
   })
 
-/** What a dry run prints: the grid, the pairs, the calls and tokens to send, their cost, and what a real run would lack. */
 const describeDryRun = (
   d: RunnerModule.DryRun,
   config: ConfigModule.Config,
@@ -200,7 +198,6 @@ const describeDryRun = (
   ]
 }
 
-/** The dry run's cost at list prices (the cost scorer's, with the config's `prices`), and whether it is within the budget. */
 const dryRunUsd = (Budget: typeof BudgetModule, config: ConfigModule.Config, byModel: RunnerModule.DryRun["byModel"]): Array<string> => {
   const { micro, unpriced } = Budget.estimate(byModel, Budget.prices(config))
   const budget = config.budget === undefined
@@ -213,7 +210,6 @@ const dryRunUsd = (Budget: typeof BudgetModule, config: ConfigModule.Config, byM
   ]
 }
 
-/** `sweep --config <file>`: run (or resume, or dry-run) a config. */
 export const command = Command.make("sweep", options, run).pipe(
   Command.withDescription(
     "run a config's grid over its data, or resume it: pairs already in the run directory are kept, failed ones retried. " +
