@@ -36,8 +36,6 @@ const root = Command.make("cupid-lab", {}, () => usage(`name a command: ${names.
   Command.withSubcommands(commands)
 )
 
-const version = "0.1.0"
-
 /** The commands an argument list names, as far as they exist: `data inspect` of `data inspect --x`. */
 const commandPath = (argv: ReadonlyArray<string>): Array<string> => {
   const [first, second] = argv
@@ -47,7 +45,7 @@ const commandPath = (argv: ReadonlyArray<string>): Array<string> => {
   return second !== undefined && second !== first && HashMap.has(Descriptor.getSubcommands(top), second) ? [first, second] : [first]
 }
 
-const cli = Command.run(root, { name: "cupid-lab", version, executable: "cupid-lab" })
+const cli = Command.run(root, { name: "cupid-lab", version: "0.1.0", executable: "cupid-lab" })
 
 // eslint-disable-next-line no-control-regex
 const ansi = /\u001b\[[0-9;]*m/g

@@ -10,7 +10,7 @@ import { Corpus, type Errors as CoreErrors, Hash, Memo, ModelCache, Models, type
 import { Selector, Text } from "@cupid-lab/retrievers"
 import type { FileSystem } from "@effect/platform"
 import { Context, Effect, Either, type Scope } from "effect"
-import { type Config, keyVariable, type StageName } from "../config/Config.js"
+import { type Config, keyVariable } from "../config/Config.js"
 import { ConfigError } from "../Errors.js"
 import * as Grid from "../config/Grid.js"
 import * as Issues from "@cupid-lab/core/Issues"
@@ -101,18 +101,6 @@ const suggestion = (word: string, valid: ReadonlyArray<string>): string => {
 
 type Memos = { readonly [S in Plugin.PipelineStage]: Map<string, Plugin.MadeOf[S]> }
 
-const fact = <S extends StageName>(stage: S, plan: Grid.StagePlan<S>, readsGold: boolean, sourceOf: (plugin: object) => Plugins.Source): PluginFact => {
-  const source = sourceOf(plan.plugin)
-  return {
-    stage,
-    name: plan.params.use,
-    readsGold: readsGold || plan.plugin.needsGold === true,
-    heuristic: plan.plugin.heuristic === true,
-    package: source.package,
-    version: source.version
-  }
-}
-
 export const cells = (
   config: Config,
   grid: Grid.Grid,
@@ -134,6 +122,17 @@ export const cells = (
         })
       })
     const keyOf = (params: unknown) => Hash.canonicalJson(params)
+    const fact = <S extends Plugin.PipelineStage>(plan: Grid.StagePlan<S>, readsGold: boolean): PluginFact => {
+      const source = sourceOf(plan.plugin)
+      return {
+        stage: plan.decoded.stage,
+        name: plan.params.use,
+        readsGold: readsGold || plan.plugin.needsGold === true,
+        heuristic: plan.plugin.heuristic === true,
+        package: source.package,
+        version: source.version
+      }
+    }
     const scorers: Array<Pipeline.Built<Plugin.MadeOf["scorer"]>> = []
     for (const plan of grid.scorers) scorers.push({ plugin: plan.params.use, service: yield* built(plan, keyOf(plan.params)) })
     // The report's main and primary metrics must be ones the scorers produce: checked now, not after the sweep.
@@ -161,24 +160,19 @@ export const cells = (
         const made = yield* built(plan, keyOf(ranker))
         if (!made.needsGold && made.service.fit !== undefined) fits.push({ cell: cell.name, plugin: use, ...made.service.fit })
         pipeline.retriever = { plugin: use, ...(plan.select === undefined ? made : selected(made, plan.select, analyzer)) }
-        plugins.push(fact("retriever", plan, made.needsGold, sourceOf))
+        plugins.push(fact(plan, made.needsGold))
         if (made.service.needsSummaries && s.summarizer === undefined) {
           return yield* fail(config, plan.origin, `retriever "${use}" ranks session summaries, but cell "${cell.name}" has no summarizer; add one (pipeline.summarizer, a sweep axis or the cell)`)
         }
       }
-      if (s.summarizer !== undefined) {
-        pipeline.summarizer = { plugin: s.summarizer.params.use, service: yield* built(s.summarizer, keyOf(s.summarizer.params)) }
-        plugins.push(fact("summarizer", s.summarizer, false, sourceOf))
-      }
-      if (s.inferrer !== undefined) {
-        pipeline.inferrer = { plugin: s.inferrer.params.use, service: yield* built(s.inferrer, keyOf(s.inferrer.params)) }
-        plugins.push(fact("inferrer", s.inferrer, false, sourceOf))
-      }
-      if (s.generator !== undefined) {
-        const service = yield* built(s.generator, keyOf(s.generator.params))
-        pipeline.generator = { plugin: s.generator.params.use, service }
-        plugins.push(fact("generator", s.generator, service.usesGoldPreference, sourceOf))
-      }
+      const stage = <S extends "summarizer" | "inferrer" | "generator">(plan: Grid.StagePlan<S>, readsGold = (_: Plugin.MadeOf[S]) => false) =>
+        Effect.map(built(plan, keyOf(plan.params)), (service) => {
+          plugins.push(fact(plan, readsGold(service)))
+          return { plugin: plan.params.use, service }
+        })
+      if (s.summarizer !== undefined) pipeline.summarizer = yield* stage(s.summarizer)
+      if (s.inferrer !== undefined) pipeline.inferrer = yield* stage(s.inferrer)
+      if (s.generator !== undefined) pipeline.generator = yield* stage(s.generator, (g) => g.usesGoldPreference)
       const info = {
         id: cell.id,
         name: cell.name,

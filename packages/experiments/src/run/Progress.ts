@@ -24,10 +24,8 @@ export interface Snapshot {
   readonly elapsedMs: number
 }
 
-export type Sink = ProgressLine.Sink
 export type Progress = ProgressLine.Progress<Snapshot>
 
-export const { bar } = ProgressLine
 const { compact, duration } = ProgressLine
 
 export const eta = (s: Snapshot): number =>
@@ -46,7 +44,7 @@ export const describe = (s: Snapshot): string =>
     `failed ${s.failed}`
   ].join(" · ")
 
-export const make = (sink: Sink, options: { readonly intervalMs?: number } = {}): Progress =>
+export const make = (sink: ProgressLine.Sink, options: { readonly intervalMs?: number } = {}): Progress =>
   ProgressLine.make(sink, { describe, fraction, ...options })
 
 export const silent: Progress = { update: () => {}, done: () => {} }

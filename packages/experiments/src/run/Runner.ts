@@ -120,7 +120,7 @@ const runPairs = (
     let failed = 0, share = 0, seenAll = false
     const cells = p.built.length
     const snapshot = (now: number): Progress.Snapshot => {
-      const pairsTotal = seenAll ? share : p.instances === undefined ? undefined : Shard.expectedShare(options.shard, p.instances * cells)
+      const pairsTotal = seenAll ? share : p.instances === undefined ? undefined : Math.ceil((p.instances * cells) / (options.shard?.count ?? 1))
       return {
         cells,
         instancesSeen: instanceOrder.size,

@@ -21,8 +21,6 @@ export const owner = (count: number, cell: string, instance: string): number =>
 export const includes = (shard: Shard | undefined, cell: string, instance: string): boolean =>
   shard === undefined || owner(shard.count, cell, instance) === shard.index
 
-export const expectedShare = (shard: Shard | undefined, pairs: number): number => (shard === undefined ? pairs : Math.ceil(pairs / shard.count))
-
 export const suffix = (shard: Shard): string => `shard-${shard.index}-of-${shard.count}`
 
 export const describe = (shard: Shard): string => `shard ${shard.index} of ${shard.count}`

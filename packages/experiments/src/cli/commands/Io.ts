@@ -2,7 +2,7 @@ import { HelpDoc, Options, ValidationError } from "@effect/cli"
 import type { FileSystem } from "@effect/platform"
 import { Console, Context, Effect, type Option, Record as Rec } from "effect"
 import * as path from "node:path"
-import type * as Progress from "../../run/Progress.js"
+import type { ProgressLine } from "@cupid-lab/core"
 import type * as Runner from "../../run/Runner.js"
 
 /** Where a command writes, where it finds configs, and (for tests) the runner's plugins. */
@@ -10,7 +10,7 @@ export interface Io {
   /** Directories a bare `--config` name is looked up in, in order. */
   readonly configDirs: ReadonlyArray<string>
   readonly stdout: (text: string) => void
-  readonly stderr: Progress.Sink
+  readonly stderr: ProgressLine.Sink
   /** Default `process.env`. */
   readonly env?: Readonly<Record<string, string | undefined>>
   readonly runner?: Pick<Runner.Options, "plugins" | "openDataset">

@@ -178,6 +178,9 @@ const describeDryRun = (
     const variable = Config.keyVariable(entry)
     if (variable !== undefined && (env[variable] ?? "") === "") unset.set(variable, [...(unset.get(variable) ?? []), `${name} (${entry.provider}/${entry.model})`])
   }
+  // The cost at list prices (the cost scorer's, with the config's `prices`), and whether it is within the budget.
+  const { micro, unpriced } = Budget.estimate(d.byModel, Budget.prices(config))
+  const refused = config.budget !== undefined && (micro > config.budget.usd * 1e6 || unpriced.length > 0)
   return [
     `dry run of ${config.file}: nothing is sent and nothing is written`,
     `grid: ${d.grid.cells.length} cells`,
@@ -190,23 +193,16 @@ const describeDryRun = (
     `estimated tokens to send: ${d.tokens.prompt} prompt, ${d.tokens.completion} completion`,
     ...Object.entries(d.byModel).map(([model, m]) => `  ${model}: ${m.toSend} to send (${m.promptTokens} prompt + ${m.completionTokens} completion tokens), ${m.cached} cached`),
     `estimated tokens of all calls (if the cache shared nothing): ${d.allTokens.prompt} prompt, ${d.allTokens.completion} completion`,
-    ...dryRunUsd(Budget, config, d.byModel),
+    ...(Object.keys(d.byModel).length === 0 ? [] : [
+      `estimated cost of the calls to send: $${(micro / 1e6).toFixed(2)}${unpriced.length > 0 ? ` (not counted, no price: ${unpriced.join(", ")}; add one with the cost scorer's prices option)` : ""} (list prices per million tokens; check them before quoting)`
+    ]),
+    ...(config.budget === undefined ? [] : [
+      `budget: ${Budget.dollars(config.budget.usd * 1e6)} (${refused ? "the sweep would be refused: the estimate is over it or a model has no price" : "the estimate is within it"})`
+    ]),
     ...[...unset].map(([variable, models]) =>
       `warning: ${variable} is not set: a real run would fail to authenticate for ${models.length === 1 ? "model" : "models"} ${models.join(", ")} (unless the server takes no key)`
     ),
     ...(d.failed > 0 ? [`warning: ${d.failed} pairs failed even in the dry run (see a real run's results for the errors)`] : [])
-  ]
-}
-
-const dryRunUsd = (Budget: typeof BudgetModule, config: ConfigModule.Config, byModel: RunnerModule.DryRun["byModel"]): Array<string> => {
-  const { micro, unpriced } = Budget.estimate(byModel, Budget.prices(config))
-  const budget = config.budget === undefined
-    ? []
-    : [`budget: ${Budget.dollars(config.budget.usd * 1e6)} (${micro > config.budget.usd * 1e6 || unpriced.length > 0 ? "the sweep would be refused: the estimate is over it or a model has no price" : "the estimate is within it"})`]
-  if (Object.keys(byModel).length === 0) return budget
-  return [
-    `estimated cost of the calls to send: $${(micro / 1e6).toFixed(2)}${unpriced.length > 0 ? ` (not counted, no price: ${unpriced.join(", ")}; add one with the cost scorer's prices option)` : ""} (list prices per million tokens; check them before quoting)`,
-    ...budget
   ]
 }
 
