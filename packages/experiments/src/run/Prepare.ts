@@ -37,17 +37,6 @@ export interface Options {
 
 export type SweepError = ConfigError | RunError | CoreErrors.DatasetError
 
-export interface Prepared {
-  readonly grid: Grid.Grid
-  readonly built: ReadonlyArray<Build.BuiltCell>
-  readonly opened: Dataset.Opened
-  /** Instances the data will yield, when known before reading it (progress only). */
-  readonly instances: number | undefined
-  readonly cache: ModelCache.Service
-  readonly metrics: ReadonlyArray<Scorer.MetricInfo>
-  readonly transformed: (instance: Domain.Instance) => (transform: Grid.Cell["transform"]) => Version
-}
-
 export const prepare = (config: Config, options: Options, dryRun: boolean) =>
   Effect.gen(function*() {
     const registry = yield* Plugins.registry(config, options.plugins ?? Plugins.builtins())
@@ -84,8 +73,10 @@ export const prepare = (config: Config, options: Options, dryRun: boolean) =>
     )
     const built = yield* Build.cells(config, grid, env)
     const metrics: ReadonlyArray<Scorer.MetricInfo> = built[0]?.pipeline.scorers.flatMap((s) => s.service.metrics) ?? []
-    return { grid, built, opened, instances, cache, metrics, transformed } satisfies Prepared
+    return { grid, built, opened, instances, cache, metrics, transformed }
   })
+
+export type Prepared = Effect.Effect.Success<ReturnType<typeof prepare>>
 
 export const noInstances = (config: Config, opened: Dataset.Opened) => {
   const filters = [config.data.types !== undefined ? `types ${config.data.types.join(", ")}` : "", config.data.limit !== undefined ? `limit ${config.data.limit}` : ""].filter((x) => x !== "")
@@ -131,23 +122,7 @@ export const runPair = (pipeline: Pipeline.CellPipeline, version: Version): Effe
     ? Pipeline.run(pipeline, version.instance)
     : Effect.succeed({ instanceId: version.instance.id, instanceType: version.instance.type, scores: {}, usage: [], timings: {}, error: version.error })
 
-export interface DryRun {
-  readonly grid: Grid.Grid
-  readonly out: string
-  readonly run: string
-  readonly instances: number
-  readonly pairs: { readonly total: number; readonly done: number; readonly toRun: number }
-  readonly calls: { readonly total: number; readonly toSend: number; readonly cached: number }
-  readonly tokens: { readonly prompt: number; readonly completion: number }
-  /** Estimated tokens of all the calls, as if the cache shared nothing. */
-  readonly allTokens: { readonly prompt: number; readonly completion: number }
-  /** Calls per pipeline stage, in pipeline order (`retrieve`, `summarize`, `infer`, `generate`, `score`, others). */
-  readonly byStage: Readonly<Record<string, { readonly total: number; readonly toSend: number; readonly cached: number }>>
-  readonly byModel: Readonly<Record<string, { readonly toSend: number; readonly cached: number; readonly promptTokens: number; readonly completionTokens: number }>>
-  readonly failed: number
-}
-
-export const dryRun = (config: Config, options: Options = {}): Effect.Effect<DryRun, SweepError, FileSystem.FileSystem> =>
+export const dryRun = (config: Config, options: Options = {}) =>
   Effect.scoped(
     Effect.gen(function*() {
       const p = yield* prepare(config, options, true)
@@ -208,7 +183,9 @@ export const dryRun = (config: Config, options: Options = {}): Effect.Effect<Dry
         byStage: Object.fromEntries(Object.entries(byStage).sort(([a], [b]) => Stage.order(a) - Stage.order(b) || a.localeCompare(b))),
         byModel: Object.fromEntries(Object.keys(byModel).sort().map((k) => [k, byModel[k]!])),
         failed
-      } satisfies DryRun
+      }
     })
   )
+
+export type DryRun = Effect.Effect.Success<ReturnType<typeof dryRun>>
 

@@ -8,12 +8,11 @@
  */
 import { type Domain, Files } from "@cupid-lab/core"
 import type { FileSystem } from "@effect/platform"
-import { Cause, Clock, Effect, Exit, type Scope } from "effect"
+import { Cause, Clock, Effect, Exit } from "effect"
 import * as path from "node:path"
 import { type Config, hash as configHash } from "../config/Config.js"
-import * as Grid from "../config/Grid.js"
 import * as Families from "../analysis/Families.js"
-import { type BudgetError, RunError } from "../Errors.js"
+import { RunError } from "../Errors.js"
 import * as Report from "../render/Report.js"
 import * as Calls from "../results/Calls.js"
 import * as Columns from "../results/Columns.js"
@@ -24,7 +23,7 @@ import type * as RunDir from "../results/RunDir.js"
 import * as Summary from "../results/Summary.js"
 import * as Budget from "./Budget.js"
 import * as PairLoop from "./PairLoop.js"
-import { noInstances, type Options, prepare, type Prepared, runPair, type SweepError } from "./Prepare.js"
+import { noInstances, type Options, prepare, type Prepared, runPair } from "./Prepare.js"
 import * as Progress from "./Progress.js"
 import * as RunId from "./RunId.js"
 import * as RunInfo from "./RunInfo.js"
@@ -33,23 +32,10 @@ import * as Shard from "./Shard.js"
 export type { OpenDataset, Options, SweepError } from "./Prepare.js"
 export { type DryRun, dryRun } from "./Prepare.js"
 
-export interface Outcome {
-  readonly out: string
-  readonly grid: Grid.Grid
-  readonly interrupted: boolean
-  readonly stopped?: "budget"
-  readonly budget?: Budget.Spend
-  readonly instances: number
-  readonly pairs: { readonly total: number; readonly done: number; readonly ran: number; readonly resumed: number; readonly failed: number }
-  readonly summary: ResultLine.Summary
-  readonly files: { readonly results: string; readonly summary: string; readonly report: string; readonly run: string }
-  readonly opening?: Report.Written["opening"]
-}
-
 const writeFile = (file: string, text: string): Effect.Effect<void, RunError, FileSystem.FileSystem> =>
   Files.writeFileAtomic(file, text).pipe(Effect.mapError((e) => new RunError({ path: file, reason: `cannot write: ${Files.describe(e)}` })))
 
-export const sweep = (config: Config, options: Options = {}): Effect.Effect<Outcome, SweepError | BudgetError, FileSystem.FileSystem> =>
+export const sweep = (config: Config, options: Options = {}) =>
   Effect.scoped(
     Effect.gen(function*() {
       const startedAt = yield* Clock.currentTimeMillis
@@ -86,19 +72,6 @@ const notices = (dir: string, id: string, o: ResultLog.Opened, log: (line: strin
   }
 }
 
-interface Pairs {
-  readonly rows: ReadonlyArray<ResultLine.Row>
-  readonly instanceOrder: ReadonlyMap<string, number>
-  /** The first instance of each type: the report's examples. */
-  readonly examples: ReadonlyArray<Domain.Instance>
-  readonly interrupted: boolean
-  readonly budget?: Budget.Tracker
-  readonly share: number
-  readonly failed: number
-  readonly stats: RunInfo.Accumulator
-  readonly endedAt: number
-}
-
 const runPairs = (
   config: Config,
   p: Prepared,
@@ -107,7 +80,7 @@ const runPairs = (
   startedAt: number,
   restore: <A, E, R>(effect: Effect.Effect<A, E, R>) => Effect.Effect<A, E, R>,
   budget: Budget.Tracker | undefined
-): Effect.Effect<Pairs, SweepError> =>
+) =>
   Effect.gen(function*() {
     const progress = options.progress ?? Progress.silent
     const rows: Array<ResultLine.Row> = []
@@ -196,6 +169,9 @@ const runPairs = (
     return { rows, instanceOrder, examples: [...examples.values()], interrupted, ...(budget !== undefined ? { budget } : {}), share, failed, stats, endedAt }
   })
 
+/** What the pair loop leaves for the end of the sweep. */
+type Pairs = Effect.Effect.Success<ReturnType<typeof runPairs>>
+
 const finish = (
   config: Config,
   p: Prepared,
@@ -203,7 +179,7 @@ const finish = (
   options: Options,
   pairs: Pairs,
   at: { readonly startedAt: number; readonly preparedAt: number; readonly dir: string }
-): Effect.Effect<Outcome, RunError, FileSystem.FileSystem | Scope.Scope> =>
+) =>
   Effect.gen(function*() {
     const { grid, built, opened } = p
     const out = at.dir
@@ -272,8 +248,10 @@ const finish = (
       summary,
       files,
       ...(opening === undefined ? {} : { opening })
-    } satisfies Outcome
+    }
   })
+
+export type Outcome = Effect.Effect.Success<ReturnType<typeof sweep>>
 
 const budgetFields = (pairs: Pairs): { stopped?: "budget"; budget?: Budget.Spend } =>
   pairs.budget === undefined ? {} : { ...(pairs.budget.stopped() ? { stopped: "budget" as const } : {}), budget: pairs.budget.spend() }
