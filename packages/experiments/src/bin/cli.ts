@@ -46,25 +46,19 @@ const parentGone = Effect.async<void>((resume) => {
   const onDisconnect = () => resume(Effect.void)
   process.once("disconnect", onDisconnect)
   return Effect.sync(() => void process.off("disconnect", onDisconnect))
-})
-
-const untilParentGone = <A>(command: Effect.Effect<A>) =>
-  Effect.raceFirst(
-    command,
-    parentGone.pipe(
-      Effect.andThen(() => {
-        if (!stopping) stop("the process that started cupid-lab has ended")
-      }),
-      Effect.andThen(Effect.interrupt)
-    )
-  )
+}).pipe(
+  Effect.andThen(() => {
+    if (!stopping) stop("the process that started cupid-lab has ended")
+  }),
+  Effect.andThen(Effect.interrupt)
+)
 
 if (linked) {
   // Output to a pipe that ended with the parent fails (EPIPE): the command must still write its files.
   for (const stream of [process.stdout, process.stderr]) stream.on("error", () => {})
 }
 
-NodeRuntime.runMain(linked ? untilParentGone(program) : program, {
+NodeRuntime.runMain(linked ? Effect.raceFirst(program, parentGone) : program, {
   disableErrorReporting: true,
   teardown: (exit, onExit) =>
     onExit(Exit.isSuccess(exit) ? (typeof exit.value === "number" ? exit.value : 0) : Cause.isInterruptedOnly(exit.cause) ? 130 : 1)

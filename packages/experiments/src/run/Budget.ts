@@ -52,29 +52,23 @@ export const dollars = (micro: number): string => {
  * × max(the estimate per pair, the dearest pair so far) ≤ budget; `spent` counts calls sent, not
  * answers from the cache. Once `admit` says false it always does: the sweep stops taking pairs.
  */
-export interface Tracker {
-  readonly admit: () => boolean
-  readonly record: (usage: ReadonlyArray<Usage.UsageEntry>) => void
-  readonly stopped: () => boolean
-  readonly spend: () => Spend
-}
-
 export const tracker = (o: {
   readonly budgetMicro: number
   readonly estimateMicro: number
   readonly pairsToRun: number
   readonly prices: Readonly<Record<string, Cost.Price>>
-}): Tracker => {
+}) => {
   const perPairMicro = o.pairsToRun > 0 ? o.estimateMicro / o.pairsToRun : 0
   let spent = 0, dearest = 0, inFlight = 0, stopped = false
   return {
-    admit: () => {
+    admit: (): boolean => {
       if (!stopped && spent + (inFlight + 1) * Math.max(perPairMicro, dearest) > o.budgetMicro) stopped = true
       if (stopped) return false
       inFlight++
       return true
     },
-    record: (usage) => {
+    /** A pair admitted earlier has ended with these calls. */
+    record: (usage: ReadonlyArray<Usage.UsageEntry>) => {
       let micro = 0
       for (const u of usage) {
         const price = o.prices[`${u.provider}/${u.model}`]
@@ -85,7 +79,7 @@ export const tracker = (o: {
       dearest = Math.max(dearest, micro)
     },
     stopped: () => stopped,
-    spend: () => ({ usd: o.budgetMicro / 1e6, estimatedUsd: o.estimateMicro / 1e6, spentUsd: spent / 1e6 })
+    spend: (): Spend => ({ usd: o.budgetMicro / 1e6, estimatedUsd: o.estimateMicro / 1e6, spentUsd: spent / 1e6 })
   }
 }
 
@@ -113,6 +107,8 @@ export const preflight = (config: Config, options: Options): Effect.Effect<Track
     options.log?.(`budget ${dollars(budgetMicro)}: the ${d.pairs.toRun} pairs to run are estimated at ${dollars(e.micro)}`)
     return tracker({ budgetMicro, estimateMicro: e.micro, pairsToRun: d.pairs.toRun, prices: table })
   })
+
+export type Tracker = ReturnType<typeof tracker>
 
 export type Spend = typeof RunInfo.BudgetSpend.Type
 

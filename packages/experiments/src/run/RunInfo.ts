@@ -25,7 +25,6 @@ export const TraceTotals = Schema.Struct({
   tokens: Schema.Struct({ prompt: Int, completion: Int }),
   failuresByStage: NumberRecord
 })
-export type TraceTotals = typeof TraceTotals.Type
 
 export const Fit = Schema.Struct({
   cell: Schema.String,
@@ -64,26 +63,20 @@ export type RunInfo = typeof RunInfo.Type
 
 const sorted = (m: Map<string, number>): Record<string, number> => Object.fromEntries([...m].sort(([a], [b]) => (a < b ? -1 : 1)))
 
-export interface Accumulator {
-  readonly add: (trace: Trace.Trace) => void
-  readonly usage: Usage.UsageTotals
-  readonly result: () => TraceTotals
-}
-
-export const accumulator = (): Accumulator => {
+export const accumulator = () => {
   const time = new Map<string, number>()
   const failures = new Map<string, number>()
   const usage: Types.Mutable<Usage.UsageTotals> = Usage.totals([])
   const bump = (m: Map<string, number>, key: string, by: number) => m.set(key, (m.get(key) ?? 0) + by)
   return {
     usage,
-    add: (trace) => {
+    add: (trace: Trace.Trace) => {
       for (const k in trace.timings) bump(time, k, trace.timings[k]!)
       const t = Usage.totals(trace.usage)
       for (const k of Object.keys(usage) as Array<keyof Usage.UsageTotals>) usage[k] += t[k]
       if (trace.error !== undefined) bump(failures, trace.error.stage, 1)
     },
-    result: () => ({
+    result: (): typeof TraceTotals.Type => ({
       stageTimeMs: sorted(time),
       modelCalls: { made: usage.calls - usage.cachedCalls, cached: usage.cachedCalls, requestsSent: usage.requests, retries: usage.retries },
       tokens: { prompt: usage.promptTokens, completion: usage.completionTokens },
