@@ -73,19 +73,15 @@ export const decode = Schema.decodeUnknownEither(Schema.parseJson(Identity))
 
 /**
  * Check that `dir` is free for this run or already holds it: fails when it holds another run, or
- * results whose run is not recorded (unless `unrecorded: "allow"`: under the lock, once the log exists).
+ * results whose run is not recorded (unless `allowUnrecorded`: under the lock, once the log exists).
  */
-export const check = (
-  dir: string,
-  identity: Identity,
-  options: { readonly unrecorded?: "refuse" | "allow" } = {}
-): Effect.Effect<void, RunError, FileSystem.FileSystem> =>
+export const check = (dir: string, identity: Identity, allowUnrecorded = false): Effect.Effect<void, RunError, FileSystem.FileSystem> =>
   Effect.gen(function*() {
     const fileSystem = yield* FileSystem.FileSystem
     const file = path.join(dir, fileName)
     const text = yield* fileSystem.readFileString(file).pipe(Effect.option)
     if (Option.isNone(text)) {
-      if (options.unrecorded !== "allow" && (yield* fileSystem.exists(path.join(dir, "results.jsonl")).pipe(Effect.orElseSucceed(() => false)))) {
+      if (!allowUnrecorded && (yield* fileSystem.exists(path.join(dir, "results.jsonl")).pipe(Effect.orElseSucceed(() => false)))) {
         return yield* new RunError({
           path: dir,
           reason: `holds results of a run whose identity is not recorded (no ${fileName}), so this sweep (${describe(identity)}) cannot tell whether resuming them is right; ` +
@@ -107,9 +103,13 @@ export const check = (
     })
   })
 
+/** Under the lock: check again (another sweep may have taken the directory meanwhile), then record the identity. */
 export const claim = (dir: string, identity: Identity): Effect.Effect<void, RunError, FileSystem.FileSystem> =>
-  Files.writeFileAtomic(path.join(dir, fileName), `${JSON.stringify(identity, null, 2)}\n`).pipe(
-    Effect.mapError((e) => new RunError({ path: path.join(dir, fileName), reason: `cannot write: ${Files.describe(e)}` }))
+  Effect.zipRight(
+    check(dir, identity, true),
+    Files.writeFileAtomic(path.join(dir, fileName), `${JSON.stringify(identity, null, 2)}\n`).pipe(
+      Effect.mapError((e) => new RunError({ path: path.join(dir, fileName), reason: `cannot write: ${Files.describe(e)}` }))
+    )
   )
 
 /** Point `<parent>/latest` at the run directory `<parent>/<id>`: a relative symlink, else (where none can be made) a file holding the id. */

@@ -45,8 +45,6 @@ export const sweep = (config: Config, options: Options = {}) =>
       const dir = RunId.directory(config, identity)
       yield* RunId.check(dir, identity)
       const log = yield* ResultLog.open({ dir, cells: new Set(p.grid.cells.map((c) => c.id)), repair: options.repair === true })
-      // Under the lock: check again (another sweep may have taken the directory meanwhile), then record.
-      yield* RunId.check(dir, identity, { unrecorded: "allow" })
       yield* RunId.claim(dir, identity)
       if (!config.outGiven && options.shard === undefined) yield* RunId.linkLatest(dir)
       notices(dir, identity.id, log.opened, options.log ?? (() => {}))
