@@ -7,6 +7,7 @@ import type * as BudgetModule from "../../run/Budget.js"
 import type * as ConfigModule from "../../config/Config.js"
 import type * as Progress from "../../run/Progress.js"
 import type * as RunnerModule from "../../run/Runner.js"
+import * as Shard from "../../run/Shard.js"
 import { BudgetError, TooManyFailures } from "../../Errors.js"
 import { CommandIo, configFile, configOption, countOption, dataOption, given, invalid, logTo, outOption, outputs } from "./Io.js"
 
@@ -19,9 +20,6 @@ const parseTypes = (value: string) => {
     ? invalid(`--types: unknown instance type ${bad.map((b) => `"${b}"`).join(", ") || "(none given)"}; valid choices: ${cupidTypes.join(", ")}`)
     : Effect.succeed(given.filter(isType))
 }
-
-const parseShard = (value: string) =>
-  Effect.flatMap(Effect.promise(() => import("../../run/Shard.js")), (Shard) => Either.match(Shard.parse(value), { onLeft: invalid, onRight: Effect.succeed }))
 
 const options = {
   config: configOption("the YAML config to run (see docs/config.md); a bare name such as contextual is looked up in configs/"),
@@ -63,7 +61,7 @@ const options = {
   ),
   shard: Options.text("shard").pipe(
     Options.withPseudoName("i/N"),
-    Options.mapEffect(parseShard),
+    Options.mapEffect((value) => Either.match(Shard.parse(value), { onLeft: invalid, onRight: Effect.succeed })),
     Options.optional,
     Options.withDescription(
       "run only shard i of N (numbered from 1: 1/3, 2/3, 3/3), a share of the pairs fixed by a hash of (cell, instance), into runs/<name>/<run id>-shard-i-of-N (or --out); " +
