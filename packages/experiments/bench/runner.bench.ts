@@ -22,7 +22,7 @@ import { Effect, Either, Schema } from "effect"
 import * as fs from "node:fs"
 import * as os from "node:os"
 import * as path from "node:path"
-import { Config, Runner } from "../src/index.js"
+import { Config, Report, Runner } from "../src/index.js"
 import * as Columns from "../src/results/Columns.js"
 import * as Parquet from "../src/results/Parquet.js"
 import { parseRows } from "../test/report-fixtures.js"
@@ -138,7 +138,7 @@ const program = Effect.gen(function*() {
   resetPeak()
   // `report --run`: the same reports, read back from the run directory.
   const reportStarted = performance.now()
-  yield* Runner.report(config.out)
+  yield* Report.write(config.out)
   const reportSeconds = (performance.now() - reportStarted) / 1000
   sample()
   const reportPeak = { rss: peakRss, heap: peakHeap }

@@ -9,10 +9,8 @@ import { Schema } from "effect"
 
 export class ConfigError extends Schema.TaggedError<ConfigError>()("ConfigError", {
   file: Schema.String,
-  /** `sweep.retriever[2].use`; empty for whole-file problems. */
   path: Schema.String,
   reason: Schema.String,
-  /** For YAML syntax errors. */
   line: Schema.optional(Schema.Number),
   column: Schema.optional(Schema.Number),
   /** Further problems of the same pass, one line each in the message. */
@@ -31,7 +29,6 @@ export class ConfigError extends Schema.TaggedError<ConfigError>()("ConfigError"
   }
 }
 
-/** The run directory could not be read or written, or holds something the runner cannot use. */
 export class RunError extends Schema.TaggedError<RunError>()("RunError", {
   path: Schema.String,
   reason: Schema.String
@@ -41,7 +38,6 @@ export class RunError extends Schema.TaggedError<RunError>()("RunError", {
   }
 }
 
-/** A sweep that finished with too many failed pairs (all of them, or more than `--max-failed-share`). */
 export class TooManyFailures extends Schema.TaggedError<TooManyFailures>()("TooManyFailures", { message: Schema.String }) {}
 
 /** A request the viewer cannot answer: `status` is the HTTP status the server sends. */
@@ -53,11 +49,4 @@ export class ViewerNotBuilt extends Schema.TaggedError<ViewerNotBuilt>()("Viewer
   }
 }
 
-/** The sweep's budget (`budget.usd`, `--budget-usd`) refused or stopped it. */
-export class BudgetError extends Schema.TaggedError<BudgetError>()("BudgetError", {
-  reason: Schema.String
-}) {
-  override get message(): string {
-    return this.reason
-  }
-}
+export class BudgetError extends Schema.TaggedError<BudgetError>()("BudgetError", { message: Schema.String }) {}

@@ -170,7 +170,7 @@ describe("the budget's admission rule", () => {
     t.record([])
     t.record([])
     expect(t.admit()).toBe(false)
-    expect(t.spentMicro()).toBe(35)
+    expect(t.spend().spentUsd).toBe(35 / 1e6)
   })
 
   it("formats dollars with cents at least and the digits a small sum needs", () => {

@@ -15,7 +15,7 @@ import { type ChildProcess, spawn, spawnSync } from "node:child_process"
 import * as fs from "node:fs"
 import * as path from "node:path"
 import { fileURLToPath } from "node:url"
-import * as RunLock from "../src/run/RunLock.js"
+import * as RunId from "../src/run/RunId.js"
 import { lines, loopbackSweep, tempDir, writeConfig } from "./support.js"
 
 const repo = fileURLToPath(new URL("../../../", import.meta.url))
@@ -152,7 +152,7 @@ const stopAndResume = async (name: string, stop: (session: number) => void) => {
   stop(nx.pid!)
   await until("no process of the sweep left", 5_000, () => sweepProcesses(out).length === 0)
 
-  expect(fs.existsSync(path.join(out, RunLock.lockFileName)), "the lock is released").toBe(false)
+  expect(fs.existsSync(path.join(out, RunId.lockFileName)), "the lock is released").toBe(false)
   const info = JSON.parse(fs.readFileSync(path.join(out, "run.json"), "utf8")) as { interrupted: boolean }
   expect(info.interrupted).toBe(true)
   const done = lines(results).length

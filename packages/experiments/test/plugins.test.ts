@@ -1,4 +1,4 @@
-import { Errors } from "@cupid-lab/core"
+import { Errors, ProgressLine } from "@cupid-lab/core"
 import { describe, expect, it } from "@effect/vitest"
 import * as NodeContext from "@effect/platform-node/NodeContext"
 import { Effect, Stream } from "effect"
@@ -95,7 +95,7 @@ describe("progress", () => {
     expect(Progress.describe(snapshot)).toBe(
       "150/400 pairs (37.5%) · 4 cells x 30/100 instances · ETA 1m40s · calls 15k (cached 1.2k) · tokens 2.5M · failed 2"
     )
-    expect(Progress.bar(0.375, 8)).toBe("[###-----]")
+    expect(ProgressLine.bar(0.375, 8)).toBe("[###-----]")
   })
 
   it("draws one rewritten line on a terminal and plain lines at a slower pace otherwise", () => {

@@ -8,7 +8,7 @@ import * as fs from "node:fs"
 import * as os from "node:os"
 import * as path from "node:path"
 import { ResultLog } from "../src/index.js"
-import * as RunLock from "../src/run/RunLock.js"
+import * as RunId from "../src/run/RunId.js"
 import { resultLine } from "./support.js"
 
 const made: Array<string> = []
@@ -23,7 +23,7 @@ afterEach(() => {
   for (const dir of made.splice(0)) fs.rmSync(dir, { recursive: true, force: true })
 })
 
-const lockFile = (dir: string) => path.join(dir, RunLock.lockFileName)
+const lockFile = (dir: string) => path.join(dir, RunId.lockFileName)
 const host = os.hostname()
 
 /** Open the log of `dir` in a scope, run `use` with it, close the scope. */

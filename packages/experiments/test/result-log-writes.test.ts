@@ -10,7 +10,7 @@ import * as fs from "node:fs"
 import * as os from "node:os"
 import * as path from "node:path"
 import { ResultLog } from "../src/index.js"
-import * as RunLock from "../src/run/RunLock.js"
+import * as RunId from "../src/run/RunId.js"
 import { mountTmpfs, resultLine } from "./support.js"
 
 const made: Array<string> = []
@@ -62,7 +62,7 @@ describe("ResultLog: write errors", () => {
       )
       expect(fs.readFileSync(file, "utf8")).toBe(text("i0") + text("i1") + text("i2") + text("i3").slice(0, 100))
       expect(tmpFiles(dir)).toEqual([])
-      expect(fs.existsSync(path.join(dir, RunLock.lockFileName))).toBe(false)
+      expect(fs.existsSync(path.join(dir, RunId.lockFileName))).toBe(false)
       // the same command, once there is space: the three whole lines are kept, the partial one dropped
       const opened = yield* withLog(dir, NodeFileSystem.layer, (log) => Effect.succeed(log.opened))
       expect(opened).toMatchObject({ truncated: true, corrupt: 0, retried: 0 })
@@ -149,7 +149,7 @@ describe("ResultLog: a real full disk", () => {
         )
         expect(flushed).toBeGreaterThan(100)
         expect(tmpFiles(dir)).toEqual([])
-        expect(fs.existsSync(path.join(dir, RunLock.lockFileName))).toBe(false)
+        expect(fs.existsSync(path.join(dir, RunId.lockFileName))).toBe(false)
         // the partial last line is cut off in place (no space needed); the file now fills the
         // disk, so its sorted copy (the dataset order is the reverse of the file's) cannot be written
         const reversed = new Map(Array.from({ length: 1000 }, (_, i) => [id(i), 999 - i] as const))

@@ -1,7 +1,8 @@
 /**
  * The `cupid-lab` entry point (compiled to dist/cli.mjs): the first signal stops a sweep after the
- * pairs in flight, with its outputs written (exit 130); a second quits at once. Started by Nx, it
- * also stops when Nx is gone, and ignores repeated signals: Nx signals a task more than once.
+ * pairs in flight, with its outputs written (exit 130); a second quits at once. Started with an IPC
+ * channel (by Nx), it also stops when that channel closes, which it does when Nx ends even on a
+ * SIGKILL, and ignores repeated signals: Nx signals a task more than once.
  *
  *   npx cupid-lab sweep --config contextual.yaml [--dry-run] ...
  */
@@ -10,11 +11,10 @@ import { Cause, Effect, Exit } from "effect"
 import * as path from "node:path"
 import { fileURLToPath } from "node:url"
 import * as Commands from "../cli/Commands.js"
-import * as ParentProcess from "../cli/ParentProcess.js"
 
 const here = path.dirname(fileURLToPath(import.meta.url))
 const repoRoot = path.resolve(here, "..", "..", "..", "..")
-const linked = ParentProcess.linked()
+const linked = process.channel !== undefined
 
 let stopping = false
 /** Say why the command stops, once: the first signal, or the parent's going. */
@@ -40,24 +40,25 @@ const program = Commands.main(process.argv.slice(2), {
   color: process.stdout.isTTY === true && process.stderr.isTTY === true
 })
 
-/** The command, interrupted when the process that started it is gone. */
-const untilParentGone = <A>(command: Effect.Effect<A>) =>
-  Effect.raceFirst(
-    command,
-    ParentProcess.gone.pipe(
-      Effect.andThen(() => {
-        if (!stopping) stop("the process that started cupid-lab has ended")
-      }),
-      Effect.andThen(Effect.interrupt)
-    )
-  )
+/** Interrupted, it lets go of the channel, which would keep the process up. */
+const parentGone = Effect.async<void>((resume) => {
+  if (!process.connected) return resume(Effect.void)
+  const onDisconnect = () => resume(Effect.void)
+  process.once("disconnect", onDisconnect)
+  return Effect.sync(() => void process.off("disconnect", onDisconnect))
+}).pipe(
+  Effect.andThen(() => {
+    if (!stopping) stop("the process that started cupid-lab has ended")
+  }),
+  Effect.andThen(Effect.interrupt)
+)
 
 if (linked) {
   // Output to a pipe that ended with the parent fails (EPIPE): the command must still write its files.
   for (const stream of [process.stdout, process.stderr]) stream.on("error", () => {})
 }
 
-NodeRuntime.runMain(linked ? untilParentGone(program) : program, {
+NodeRuntime.runMain(linked ? Effect.raceFirst(program, parentGone) : program, {
   disableErrorReporting: true,
   teardown: (exit, onExit) =>
     onExit(Exit.isSuccess(exit) ? (typeof exit.value === "number" ? exit.value : 0) : Cause.isInterruptedOnly(exit.cause) ? 130 : 1)

@@ -25,7 +25,6 @@ import * as View from "./commands/View.js"
 
 export type { Io } from "./commands/Io.js"
 
-/** A new command is a file in commands/ and one entry here. */
 const commands = [Sweep.command, Merge.command, Report.command, Compare.command, Export.command, View.command, Synthesize.command, data] as const
 
 const descriptors: ReadonlyArray<Descriptor.Command<unknown>> = commands.map((c) => c.descriptor)
@@ -37,8 +36,6 @@ const root = Command.make("cupid-lab", {}, () => usage(`name a command: ${names.
   Command.withSubcommands(commands)
 )
 
-const version = "0.1.0"
-
 /** The commands an argument list names, as far as they exist: `data inspect` of `data inspect --x`. */
 const commandPath = (argv: ReadonlyArray<string>): Array<string> => {
   const [first, second] = argv
@@ -48,7 +45,7 @@ const commandPath = (argv: ReadonlyArray<string>): Array<string> => {
   return second !== undefined && second !== first && HashMap.has(Descriptor.getSubcommands(top), second) ? [first, second] : [first]
 }
 
-const cli = Command.run(root, { name: "cupid-lab", version, executable: "cupid-lab" })
+const cli = Command.run(root, { name: "cupid-lab", version: "0.1.0", executable: "cupid-lab" })
 
 // eslint-disable-next-line no-control-regex
 const ansi = /\u001b\[[0-9;]*m/g
@@ -73,7 +70,6 @@ const platform = Layer.mergeAll(NodeFileSystem.layer, NodePath.layer, NodeTermin
 const messageOf = (e: unknown): string =>
   e instanceof Error ? e.message : typeof e === "object" && e !== null && "message" in e ? String(e.message) : String(e)
 
-/** Run one command line (without `node` and the script) to its exit code; an interruption goes on after the outputs are written. */
 export const main = (argv: ReadonlyArray<string>, io: Io): Effect.Effect<number> =>
   Effect.gen(function*() {
     const console = yield* consoleOf(io)

@@ -15,7 +15,6 @@ import * as Report from "../render/Report.js"
 import type { OpenDataset } from "../run/Prepare.js"
 import * as RunId from "../run/RunId.js"
 import * as RunInfo from "../run/RunInfo.js"
-import * as RunLock from "../run/RunLock.js"
 import * as Shard from "../run/Shard.js"
 import * as Calls from "./Calls.js"
 import * as Columns from "./Columns.js"
@@ -250,7 +249,7 @@ export const merge = (options: Options): Effect.Effect<Merged, RunError, FileSys
 
     yield* Files.makeDirectory(out).pipe(Effect.mapError((e) => new RunError({ path: out, reason: `cannot create the run directory: ${Files.describe(e)}` })))
     yield* RunId.check(out, identity)
-    yield* RunLock.acquire(out)
+    yield* RunId.lock(out)
     yield* RunId.claim(out, identity)
     const files = { results: path.join(out, ResultLog.fileName), summary: path.join(out, "summary.json"), report: path.join(out, "report.md"), run: path.join(out, "run.json") }
     yield* write(files.results, Buffer.concat(lines.map((l) => l.text)))

@@ -13,7 +13,7 @@ import { FileSystem } from "@effect/platform"
 import { Array as Arr, Effect, Either, type Scope } from "effect"
 import * as path from "node:path"
 import { RunError } from "../Errors.js"
-import * as RunLock from "../run/RunLock.js"
+import * as RunId from "../run/RunId.js"
 import * as Calls from "./Calls.js"
 import type { Row } from "./ResultLine.js"
 import * as RunDir from "./RunDir.js"
@@ -159,7 +159,7 @@ export const open = Effect.fn("ResultLog.open")(function*(options: Options): Eff
   yield* Files.makeDirectory(dir).pipe(
     Effect.mapError((e) => new RunError({ path: dir, reason: `cannot create the run directory: ${Files.describe(e)}` }))
   )
-  const staleLock = yield* RunLock.acquire(dir)
+  const staleLock = yield* RunId.lock(dir)
   // Under the lock, a temporary file is a killed writer's leftover.
   for (const name of yield* fileSystem.readDirectory(dir).pipe(Effect.orElseSucceed(() => []))) {
     if (temporary.test(name)) yield* Effect.ignore(fileSystem.remove(path.join(dir, name)))

@@ -12,8 +12,7 @@ import type { FileSystem } from "@effect/platform"
 import { Effect, Option, Schema } from "effect"
 import type { Config } from "../config/Config.js"
 import { BudgetError } from "../Errors.js"
-import { type DryRun, dryRun } from "./DryRun.js"
-import type { Options, SweepError } from "./Prepare.js"
+import { type DryRun, dryRun, type Options, type SweepError } from "./Prepare.js"
 import type * as RunInfo from "./RunInfo.js"
 
 /** The price table a config's calls are charged at: the cost scorer's defaults, then every `cost` scorer's `prices`. */
@@ -27,7 +26,6 @@ export const prices = (config: Config): Readonly<Record<string, Cost.Price>> => 
   return table
 }
 
-/** A dry run's calls to send, priced: integer micro-dollars, and the models that have no price. */
 export const estimate = (
   byModel: DryRun["byModel"],
   table: Readonly<Record<string, Cost.Price>>
@@ -42,7 +40,6 @@ export const estimate = (
   return { micro, unpriced }
 }
 
-/** Dollars for messages: at least cents, more digits for sums under a dollar ($0.40, $0.0061, $12.35). */
 export const dollars = (micro: number): string => {
   const usd = micro / 1e6
   if (usd >= 1 || usd === 0) return `$${usd.toFixed(2)}`
@@ -53,60 +50,41 @@ export const dollars = (micro: number): string => {
 /**
  * What one sweep spends against its budget. A pair is admitted while spent + (pairs in flight + 1)
  * × max(the estimate per pair, the dearest pair so far) ≤ budget; `spent` counts calls sent, not
- * answers from the cache.
+ * answers from the cache. Once `admit` says false it always does: the sweep stops taking pairs.
  */
-export interface Tracker {
-  /** Whether a pair may start now; once false, always false (the sweep stops taking pairs). */
-  readonly admit: () => boolean
-  /** A pair admitted earlier has ended with these calls. */
-  readonly record: (usage: ReadonlyArray<Usage.UsageEntry>) => void
-  readonly spentMicro: () => number
-  readonly stopped: () => boolean
-  /** What run.json records: the budget, the dry run's estimate and what this run spent, in USD. */
-  readonly spend: () => Spend
-}
-
-/** The spend of one pair's calls that were sent (not answered by the cache); unpriced models count nothing. */
-const pairMicro = (usage: ReadonlyArray<Usage.UsageEntry>, table: Readonly<Record<string, Cost.Price>>): number => {
-  let micro = 0
-  for (const u of usage) {
-    if (u.cached) continue
-    const price = table[`${u.provider}/${u.model}`]
-    if (price !== undefined) micro += Cost.microUsd(u.promptTokens, u.completionTokens, price)
-  }
-  return micro
-}
-
 export const tracker = (o: {
   readonly budgetMicro: number
   readonly estimateMicro: number
   readonly pairsToRun: number
   readonly prices: Readonly<Record<string, Cost.Price>>
-}): Tracker => {
+}) => {
   const perPairMicro = o.pairsToRun > 0 ? o.estimateMicro / o.pairsToRun : 0
   let spent = 0, dearest = 0, inFlight = 0, stopped = false
   return {
-    admit: () => {
+    admit: (): boolean => {
       if (!stopped && spent + (inFlight + 1) * Math.max(perPairMicro, dearest) > o.budgetMicro) stopped = true
       if (stopped) return false
       inFlight++
       return true
     },
-    record: (usage) => {
-      const micro = pairMicro(usage, o.prices)
+    /** A pair admitted earlier has ended with these calls. */
+    record: (usage: ReadonlyArray<Usage.UsageEntry>) => {
+      let micro = 0
+      for (const u of usage) {
+        const price = o.prices[`${u.provider}/${u.model}`]
+        if (!u.cached && price !== undefined) micro += Cost.microUsd(u.promptTokens, u.completionTokens, price)
+      }
       inFlight--
       spent += micro
       dearest = Math.max(dearest, micro)
     },
-    spentMicro: () => spent,
     stopped: () => stopped,
-    spend: () => ({ usd: o.budgetMicro / 1e6, estimatedUsd: o.estimateMicro / 1e6, spentUsd: spent / 1e6 })
+    spend: (): Spend => ({ usd: o.budgetMicro / 1e6, estimatedUsd: o.estimateMicro / 1e6, spentUsd: spent / 1e6 })
   }
 }
 
 const raise = "raise it with budget.usd in the config or --budget-usd on the command line"
 
-/** The dry run priced against the config's budget: the sweep's tracker, a refusal, or undefined without a budget. */
 export const preflight = (config: Config, options: Options): Effect.Effect<Tracker | undefined, SweepError | BudgetError, FileSystem.FileSystem> =>
   Effect.gen(function*() {
     if (config.budget === undefined) return undefined
@@ -116,13 +94,13 @@ export const preflight = (config: Config, options: Options): Effect.Effect<Track
     const e = estimate(d.byModel, table)
     if (e.unpriced.length > 0) {
       return yield* new BudgetError({
-        reason: `${config.file}: budget: no price for ${e.unpriced.join(", ")}, so the sweep's spend cannot be kept under the budget; ` +
+        message: `${config.file}: budget: no price for ${e.unpriced.join(", ")}, so the sweep's spend cannot be kept under the budget; ` +
           `add one with the cost scorer's prices option (scorers: [{ use: cost, prices: { "${e.unpriced[0]}": { prompt: <USD per million>, completion: <USD per million> } } }])`
       })
     }
     if (e.micro > budgetMicro) {
       return yield* new BudgetError({
-        reason: `${config.file}: the ${d.pairs.toRun} pairs to run would cost about ${dollars(e.micro)} (dry-run estimate of ${d.calls.toSend} calls at list prices), ` +
+        message: `${config.file}: the ${d.pairs.toRun} pairs to run would cost about ${dollars(e.micro)} (dry-run estimate of ${d.calls.toSend} calls at list prices), ` +
           `more than the budget of ${dollars(budgetMicro)}; ${raise} (e.g. --budget-usd ${Math.ceil(e.micro / 1e4) / 100}), or run fewer pairs (--limit, --types)`
       })
     }
@@ -130,9 +108,10 @@ export const preflight = (config: Config, options: Options): Effect.Effect<Track
     return tracker({ budgetMicro, estimateMicro: e.micro, pairsToRun: d.pairs.toRun, prices: table })
   })
 
+export type Tracker = ReturnType<typeof tracker>
+
 export type Spend = typeof RunInfo.BudgetSpend.Type
 
-/** The message of a sweep the budget stopped. */
 export const stoppedMessage = (s: Spend, pairs: { readonly done: number; readonly total: number }): string =>
   `the budget stopped the run: ${dollars(s.spentUsd * 1e6)} spent of ${dollars(s.usd * 1e6)}, and the next pair could have passed it; ` +
   `${pairs.done} of ${pairs.total} pairs are done and written. Rerun with a larger budget to resume (${raise})`

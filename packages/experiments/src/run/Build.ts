@@ -10,7 +10,7 @@ import { Corpus, type Errors as CoreErrors, Hash, Memo, ModelCache, Models, type
 import { Selector, Text } from "@cupid-lab/retrievers"
 import type { FileSystem } from "@effect/platform"
 import { Context, Effect, Either, Predicate, type Scope } from "effect"
-import { type Config, keyVariable, type StageName } from "../config/Config.js"
+import { type Config, keyVariable } from "../config/Config.js"
 import { ConfigError } from "../Errors.js"
 import * as Grid from "../config/Grid.js"
 import * as Issues from "@cupid-lab/core/Issues"
@@ -19,16 +19,17 @@ import * as Plugins from "../config/Plugins.js"
 import type { CellInfo, PluginFact } from "../results/ResultLine.js"
 import type * as RunInfo from "./RunInfo.js"
 
+const fail = (config: Config, path: string, reason: string) => new ConfigError({ file: config.file, path, reason })
+
+const messageOf = (defect: unknown) => (defect instanceof Error ? defect.message : String(defect))
+
 export interface BuiltCell {
   readonly cell: Grid.Cell
   readonly pipeline: Pipeline.CellPipeline
-  /** What the cell's plugins fitted on training data (recorded in run.json). */
   readonly fits: ReadonlyArray<RunInfo.Fit>
-  /** What the run records of the cell: id, name and normalized parameters (as its result lines), its plugins' facts. */
   readonly info: CellInfo
 }
 
-/** Build every `models:` entry with its provider plugin (for a dry run: `{ dryRun: true }`, which needs no keys). */
 export const models = (
   config: Config,
   registry: Plugin.Registry,
@@ -40,25 +41,23 @@ export const models = (
     const secretVariables = [...new Set(Object.values(config.models).flatMap((e) => keyVariable(e) ?? []))]
     for (const [name, entry] of Object.entries(config.models)) {
       const at = `models.${name}`
-      const fail = (path: string, reason: string) => new ConfigError({ file: config.file, path, reason })
       const providers = registry.names("provider")
       const plugin = yield* Effect.catchAll(
         registry.provider(entry.provider),
-        () => fail(`${at}.provider`, `unknown provider "${entry.provider}"${suggestion(entry.provider, providers)}; valid choices: ${providers.join(", ") || "none"}`)
+        () => fail(config, `${at}.provider`, `unknown provider "${entry.provider}"${suggestion(entry.provider, providers)}; valid choices: ${providers.join(", ") || "none"}`)
       )
       const decoded = plugin.decode(entry.options)
       if (Either.isLeft(decoded)) {
         return yield* ConfigError.all(config.file, Issues.clean(decoded.left.issues, "option", "option", { also: ["model", "provider"], present: ["model", "provider", ...Object.keys(entry.options)] }).map((i) => ({ path: [at, ...i.path.map(String)].join("."), reason: i.message })))
       }
       bundles[name] = yield* decoded.right.make(entry.model, { ...context, secretVariables }).pipe(
-        Effect.mapError((e) => fail(at, `cannot build the model: ${e.reason}`)),
-        Effect.catchAllDefect((d) => fail(at, `cannot build the model: ${d instanceof Error ? d.message : String(d)}`))
+        Effect.mapError((e) => fail(config, at, `cannot build the model: ${e.reason}`)),
+        Effect.catchAllDefect((d) => fail(config, at, `cannot build the model: ${messageOf(d)}`))
       )
     }
     return bundles
   })
 
-/** The option path (inside a stage's params) holding `value`, for pointing at a model name. */
 const findValue = (value: unknown, target: string, at: ReadonlyArray<string> = []): ReadonlyArray<string> | undefined => {
   if (value === target) return at
   if (Predicate.isRecord(value)) {
@@ -72,14 +71,12 @@ const findValue = (value: unknown, target: string, at: ReadonlyArray<string> = [
 
 export type Env = Models.Models | ModelCache.ModelCache | Corpus.Corpus | Plugin.Plugins | Memo.Memo
 
-/** Build one stage, turning any failure into a config error located where the stage was written. */
 const buildStage = <S extends Plugin.PipelineStage>(
   config: Config,
   plan: Grid.StagePlan<S>,
   env: Context.Context<Env>
 ): Effect.Effect<Plugin.MadeOf[S], ConfigError, Scope.Scope | FileSystem.FileSystem> => {
-  const fail = (path: string, reason: string) => new ConfigError({ file: config.file, path, reason })
-  const cannot = (reason: string) => fail(plan.origin, `cannot build ${plan.decoded.stage} "${plan.params.use}": ${reason}`)
+  const cannot = (reason: string) => fail(config, plan.origin, `cannot build ${plan.decoded.stage} "${plan.params.use}": ${reason}`)
   return plan.decoded.make.pipe(
     Effect.provide(env),
     Effect.catchTags({
@@ -88,11 +85,11 @@ const buildStage = <S extends Plugin.PipelineStage>(
         const reason = e.configured.includes(e.model)
           ? e.message
           : `unknown model "${e.model}"${suggestion(e.model, e.configured)}; valid choices: ${e.configured.join(", ") || "none (add it under models:)"}`
-        return Effect.fail(fail(originOf(plan, path), reason))
+        return Effect.fail(fail(config, originOf(plan, path), reason))
       },
       PluginError: (e: CoreErrors.PluginError) => Effect.fail(cannot(e.reason))
     }),
-    Effect.catchAllDefect((d) => cannot(d instanceof Error ? d.message : String(d)))
+    Effect.catchAllDefect((d) => cannot(messageOf(d)))
   )
 }
 
@@ -103,20 +100,6 @@ const suggestion = (word: string, valid: ReadonlyArray<string>): string => {
 
 type Memos = { readonly [S in Plugin.PipelineStage]: Map<string, Plugin.MadeOf[S]> }
 
-/** What a cell's run records of one of its plugins. */
-const fact = <S extends StageName>(stage: S, plan: Grid.StagePlan<S>, readsGold: boolean, sourceOf: (plugin: object) => Plugins.Source): PluginFact => {
-  const source = sourceOf(plan.plugin)
-  return {
-    stage,
-    name: plan.params.use,
-    readsGold: readsGold || plan.plugin.needsGold === true,
-    heuristic: plan.plugin.heuristic === true,
-    package: source.package,
-    version: source.version
-  }
-}
-
-/** Build the scorers and every cell's stages (each distinct stage once). */
 export const cells = (
   config: Config,
   grid: Grid.Grid,
@@ -138,6 +121,17 @@ export const cells = (
         })
       })
     const keyOf = (params: unknown) => Hash.canonicalJson(params)
+    const fact = <S extends Plugin.PipelineStage>(plan: Grid.StagePlan<S>, readsGold: boolean): PluginFact => {
+      const source = sourceOf(plan.plugin)
+      return {
+        stage: plan.decoded.stage,
+        name: plan.params.use,
+        readsGold: readsGold || plan.plugin.needsGold === true,
+        heuristic: plan.plugin.heuristic === true,
+        package: source.package,
+        version: source.version
+      }
+    }
     const scorers: Array<Pipeline.Built<Plugin.MadeOf["scorer"]>> = []
     for (const plan of grid.scorers) scorers.push({ plugin: plan.params.use, service: yield* built(plan, keyOf(plan.params)) })
     // The report's main and primary metrics must be ones the scorers produce: checked now, not after the sweep.
@@ -149,7 +143,7 @@ export const cells = (
     for (const { at, name } of named) {
       if (metrics.includes(name)) continue
       const valid = metrics.length === 0 ? "none (the config has no scorer)" : metrics.join(", ")
-      return yield* new ConfigError({ file: config.file, path: at, reason: `unknown metric "${name}"${suggestion(name, metrics)}; valid choices (the scorers' metrics): ${valid}` })
+      return yield* fail(config, at, `unknown metric "${name}"${suggestion(name, metrics)}; valid choices (the scorers' metrics): ${valid}`)
     }
     const out: Array<BuiltCell> = []
     for (const cell of grid.cells) {
@@ -163,44 +157,21 @@ export const cells = (
         // The plugin is built once whatever selector cells put on it (a fitted embedder is fitted once).
         const { select: _select, ...ranker } = plan.params
         const made = yield* built(plan, keyOf(ranker))
-        const select = plan.select
-        const cut = (input: Retriever.RetrievalInput) => (r: Retriever.Retrieval) =>
-          select === undefined ? r : Selector.apply(select, r, input.query, analyzer)
-        if (made.needsGold) {
-          const gold = made.service
-          const service: Retriever.GoldService = {
-            needsSummaries: gold.needsSummaries,
-            retrieve: (input, g) => Effect.map(gold.retrieve(input, g), cut(input))
-          }
-          pipeline.retriever = { plugin: use, needsGold: true, service: select === undefined ? gold : service }
-        } else {
-          const plain = made.service
-          if (plain.fit !== undefined) fits.push({ cell: cell.name, plugin: use, ...plain.fit })
-          const service: Retriever.Service = { needsSummaries: plain.needsSummaries, retrieve: (input) => Effect.map(plain.retrieve(input), cut(input)) }
-          pipeline.retriever = { plugin: use, needsGold: false, service: select === undefined ? plain : service }
-        }
-        plugins.push(fact("retriever", plan, made.needsGold, sourceOf))
+        if (!made.needsGold && made.service.fit !== undefined) fits.push({ cell: cell.name, plugin: use, ...made.service.fit })
+        pipeline.retriever = { plugin: use, ...(plan.select === undefined ? made : selected(made, plan.select, analyzer)) }
+        plugins.push(fact(plan, made.needsGold))
         if (made.service.needsSummaries && s.summarizer === undefined) {
-          return yield* new ConfigError({
-            file: config.file,
-            path: plan.origin,
-            reason: `retriever "${use}" ranks session summaries, but cell "${cell.name}" has no summarizer; add one (pipeline.summarizer, a sweep axis or the cell)`
-          })
+          return yield* fail(config, plan.origin, `retriever "${use}" ranks session summaries, but cell "${cell.name}" has no summarizer; add one (pipeline.summarizer, a sweep axis or the cell)`)
         }
       }
-      if (s.summarizer !== undefined) {
-        pipeline.summarizer = { plugin: s.summarizer.params.use, service: yield* built(s.summarizer, keyOf(s.summarizer.params)) }
-        plugins.push(fact("summarizer", s.summarizer, false, sourceOf))
-      }
-      if (s.inferrer !== undefined) {
-        pipeline.inferrer = { plugin: s.inferrer.params.use, service: yield* built(s.inferrer, keyOf(s.inferrer.params)) }
-        plugins.push(fact("inferrer", s.inferrer, false, sourceOf))
-      }
-      if (s.generator !== undefined) {
-        const service = yield* built(s.generator, keyOf(s.generator.params))
-        pipeline.generator = { plugin: s.generator.params.use, service }
-        plugins.push(fact("generator", s.generator, service.usesGoldPreference, sourceOf))
-      }
+      const stage = <S extends "summarizer" | "inferrer" | "generator">(plan: Grid.StagePlan<S>, readsGold = (_: Plugin.MadeOf[S]) => false) =>
+        Effect.map(built(plan, keyOf(plan.params)), (service) => {
+          plugins.push(fact(plan, readsGold(service)))
+          return { plugin: plan.params.use, service }
+        })
+      if (s.summarizer !== undefined) pipeline.summarizer = yield* stage(s.summarizer)
+      if (s.inferrer !== undefined) pipeline.inferrer = yield* stage(s.inferrer)
+      if (s.generator !== undefined) pipeline.generator = yield* stage(s.generator, (g) => g.usesGoldPreference)
       const info = {
         id: cell.id,
         name: cell.name,
@@ -215,17 +186,12 @@ export const cells = (
     return out
   })
 
-/** The environment plugins are built in; `memo` (core's `Memo`) defaults to a fresh one, shared by every plugin built in it. */
-export const environment = (services: {
-  readonly models: Models.Service
-  readonly cache: ModelCache.Service
-  readonly corpus: Corpus.Service
-  readonly registry: Plugin.Registry
-  readonly memo?: Memo.Service
-}): Context.Context<Env> =>
-  Context.make(Models.Models, services.models).pipe(
-    Context.add(ModelCache.ModelCache, services.cache),
-    Context.add(Corpus.Corpus, services.corpus),
-    Context.add(Plugin.Plugins, services.registry),
-    Context.add(Memo.Memo, services.memo ?? Memo.unsafeMake())
-  )
+const selected = (made: Plugin.BuiltRetriever, select: Selector.Spec, analyzer: Text.Analyzer): Plugin.BuiltRetriever => {
+  const cut = (input: Retriever.RetrievalInput) => (r: Retriever.Retrieval) => Selector.apply(select, r, input.query, analyzer)
+  if (made.needsGold) {
+    const gold = made.service
+    return { needsGold: true, service: { needsSummaries: gold.needsSummaries, retrieve: (input, g) => Effect.map(gold.retrieve(input, g), cut(input)) } }
+  }
+  const plain = made.service
+  return { needsGold: false, service: { needsSummaries: plain.needsSummaries, retrieve: (input) => Effect.map(plain.retrieve(input), cut(input)) } }
+}

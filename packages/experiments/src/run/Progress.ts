@@ -24,21 +24,16 @@ export interface Snapshot {
   readonly elapsedMs: number
 }
 
-export type Sink = ProgressLine.Sink
 export type Progress = ProgressLine.Progress<Snapshot>
 
-export const { bar } = ProgressLine
 const { compact, duration } = ProgressLine
 
-/** Time left at the current rate of this run's pairs. */
 export const eta = (s: Snapshot): number =>
   s.pairsRun === 0 || s.pairsToRun === undefined ? NaN : (Math.max(0, s.pairsToRun - s.pairsRun) * s.elapsedMs) / s.pairsRun
 
-/** Share of the pairs done (at most 1; 0 while the total is unknown). */
 export const fraction = (s: Snapshot): number =>
   s.pairsTotal === undefined ? 0 : s.pairsTotal === 0 ? 1 : Math.min(1, s.pairsDone / s.pairsTotal)
 
-/** The facts of a snapshot as one line (without the bar). */
 export const describe = (s: Snapshot): string =>
   [
     s.pairsTotal === undefined ? `${s.pairsDone} pairs` : `${s.pairsDone}/${s.pairsTotal} pairs (${(100 * fraction(s)).toFixed(1)}%)`,
@@ -49,9 +44,7 @@ export const describe = (s: Snapshot): string =>
     `failed ${s.failed}`
   ].join(" · ")
 
-/** Renders at most every `intervalMs` (default: 100 ms on a terminal, 10 s otherwise). */
-export const make = (sink: Sink, options: { readonly intervalMs?: number } = {}): Progress =>
+export const make = (sink: ProgressLine.Sink, options: { readonly intervalMs?: number } = {}): Progress =>
   ProgressLine.make(sink, { describe, fraction, ...options })
 
-/** Discards everything (tests, embedding the runner in other tools). */
 export const silent: Progress = { update: () => {}, done: () => {} }

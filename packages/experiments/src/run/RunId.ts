@@ -1,14 +1,16 @@
 /**
- * A run's identity: its config's hash, its data's fingerprint and history transform, and for a
- * shard its share. Its short id names the directory (`runs/<config name>/<run id>`, and `latest`);
- * `<dir>/run-id.json` records it, and a sweep refuses a directory that holds another run.
+ * Who may write in a run directory. A run's identity (its config's hash, its data's fingerprint and
+ * history transform, for a shard its share) names it (`runs/<config name>/<run id>`, and `latest`)
+ * and `<dir>/run-id.json` records it: a sweep refuses a directory that holds another run. Within
+ * it, `<dir>/.lock` lets one sweep at a time write; the lock of a process that is gone is taken over.
  *
  * @example
  * RunId.directory(config, RunId.of(config, opened)) // "runs/contextual/3f2a9c0d1e4b"
  */
 import { Files, Hash, Transform } from "@cupid-lab/core"
 import { FileSystem } from "@effect/platform"
-import { Effect, Either, Option, Schema } from "effect"
+import { Clock, Effect, Either, Option, Schema, type Scope } from "effect"
+import * as os from "node:os"
 import * as path from "node:path"
 import { type Config, hash as configHash } from "../config/Config.js"
 import { RunError } from "../Errors.js"
@@ -16,7 +18,6 @@ import * as Shard from "./Shard.js"
 
 export const fileName = "run-id.json"
 export const latestName = "latest"
-/** A run id: what names a run's directory under `runs/<name>/`. */
 export const idPattern = /^[0-9a-f]{12}$/
 
 export const Identity = Schema.Struct({
@@ -25,7 +26,6 @@ export const Identity = Schema.Struct({
   data: Schema.Struct({
     source: Schema.String,
     fingerprint: Schema.String,
-    /** `data.transform` in canonical form. */
     transform: Schema.optionalWith(Transform.Spec, { exact: true })
   }),
   /** The share of the pairs this directory holds (`sweep --shard`); absent for a whole run. */
@@ -50,17 +50,14 @@ export const directory = (config: Config, identity: Identity): string =>
 
 const shardText = (s: Shard.Shard | undefined): string => (s === undefined ? "the whole run" : Shard.describe(s))
 
-/** Whether two identities are the same run and the same share of it. */
-export const same = (a: Identity, b: Identity): boolean => a.id === b.id && shardText(a.shard) === shardText(b.shard)
+export const same = (a: Identity, b: Identity): boolean => a.id === b.id && a.shard?.index === b.shard?.index && a.shard?.count === b.shard?.count
 
 const transformText = (t: Transform.Spec | undefined): string => (t === undefined ? "none" : Hash.canonicalJson(t))
 
-/** A run identity in words, for messages. */
 export const describe = (i: Identity): string =>
   `run ${i.id}${i.shard === undefined ? "" : ` ${Shard.describe(i.shard)}`} (config ${i.config.name}, hash ${i.config.hash}; data ${i.data.source}, fingerprint ${i.data.fingerprint.slice(0, 16)}` +
   `${i.data.transform === undefined ? "" : `, transform ${transformText(i.data.transform)}`})`
 
-/** What differs between two identities, in words ("the config and the data differ"). */
 export const differences = (mine: Identity, theirs: Identity): string => {
   const transform = transformText(mine.data.transform) !== transformText(theirs.data.transform)
   const parts = [
@@ -76,19 +73,15 @@ export const decode = Schema.decodeUnknownEither(Schema.parseJson(Identity))
 
 /**
  * Check that `dir` is free for this run or already holds it: fails when it holds another run, or
- * results whose run is not recorded (unless `unrecorded: "allow"`: under the lock, once the log exists).
+ * results whose run is not recorded (unless `allowUnrecorded`: under the lock, once the log exists).
  */
-export const check = (
-  dir: string,
-  identity: Identity,
-  options: { readonly unrecorded?: "refuse" | "allow" } = {}
-): Effect.Effect<void, RunError, FileSystem.FileSystem> =>
+export const check = (dir: string, identity: Identity, allowUnrecorded = false): Effect.Effect<void, RunError, FileSystem.FileSystem> =>
   Effect.gen(function*() {
     const fileSystem = yield* FileSystem.FileSystem
     const file = path.join(dir, fileName)
     const text = yield* fileSystem.readFileString(file).pipe(Effect.option)
     if (Option.isNone(text)) {
-      if (options.unrecorded !== "allow" && (yield* fileSystem.exists(path.join(dir, "results.jsonl")).pipe(Effect.orElseSucceed(() => false)))) {
+      if (!allowUnrecorded && (yield* fileSystem.exists(path.join(dir, "results.jsonl")).pipe(Effect.orElseSucceed(() => false)))) {
         return yield* new RunError({
           path: dir,
           reason: `holds results of a run whose identity is not recorded (no ${fileName}), so this sweep (${describe(identity)}) cannot tell whether resuming them is right; ` +
@@ -110,10 +103,13 @@ export const check = (
     })
   })
 
-/** Record the identity in `dir` (the directory exists and is this run's: {@link check} passed). */
+/** Under the lock: check again (another sweep may have taken the directory meanwhile), then record the identity. */
 export const claim = (dir: string, identity: Identity): Effect.Effect<void, RunError, FileSystem.FileSystem> =>
-  Files.writeFileAtomic(path.join(dir, fileName), `${JSON.stringify(identity, null, 2)}\n`).pipe(
-    Effect.mapError((e) => new RunError({ path: path.join(dir, fileName), reason: `cannot write: ${Files.describe(e)}` }))
+  Effect.zipRight(
+    check(dir, identity, true),
+    Files.writeFileAtomic(path.join(dir, fileName), `${JSON.stringify(identity, null, 2)}\n`).pipe(
+      Effect.mapError((e) => new RunError({ path: path.join(dir, fileName), reason: `cannot write: ${Files.describe(e)}` }))
+    )
   )
 
 /** Point `<parent>/latest` at the run directory `<parent>/<id>`: a relative symlink, else (where none can be made) a file holding the id. */
@@ -153,4 +149,126 @@ export const resolve = (dir: string): Effect.Effect<string, RunError, FileSystem
       path: dir,
       reason: `holds the runs of one config by id (${ids.length === 0 ? "none yet" : ids.join(", ")}), not a run; give ${path.join(dir, latestName)} for the newest, or ${path.join(dir, "<run id>")}`
     })
+  })
+
+export const lockFileName = ".lock"
+
+const Holder = Schema.Struct({
+  pid: Schema.Int,
+  host: Schema.String,
+  startedAt: Schema.String,
+  /** When the process started, in clock ticks since boot (Linux): tells a reused PID apart. */
+  processStart: Schema.optional(Schema.String)
+})
+type Holder = typeof Holder.Type
+const decodeHolder = Schema.decodeUnknownEither(Schema.parseJson(Holder))
+
+const describeHolder = (h: Holder) => `PID ${h.pid} on ${h.host}, started ${h.startedAt}`
+
+/** Whether a process of this host is running (EPERM: it is, under another user). */
+const alive = (pid: number): boolean => {
+  try {
+    process.kill(pid, 0)
+    return true
+  } catch (e) {
+    return Files.code(e) === "EPERM"
+  }
+}
+
+/** A process's start time in clock ticks since boot (field 22 of /proc/<pid>/stat), where there is a /proc. */
+const processStart = (fileSystem: FileSystem.FileSystem, pid: number) =>
+  fileSystem.readFileString(`/proc/${pid}/stat`).pipe(
+    // The command name (field 2) may hold spaces and parentheses: count fields after its last ")".
+    Effect.map((stat) => stat.slice(stat.lastIndexOf(")") + 2).split(" ")[19]),
+    Effect.orElseSucceed(() => undefined)
+  )
+
+/** Whether the sweep that wrote `holder` may still run: always on another host; here, while its PID is the same live process. */
+const running = (fileSystem: FileSystem.FileSystem, holder: Holder, host: string) =>
+  Effect.gen(function*() {
+    if (holder.host !== host) return true
+    if (!alive(holder.pid)) return false
+    if (holder.processStart === undefined) return true
+    const now = yield* processStart(fileSystem, holder.pid)
+    return now === undefined || now === holder.processStart
+  })
+
+const heldBy = (dir: string, file: string, holder: Holder) =>
+  new RunError({
+    path: dir,
+    reason: `another sweep (${describeHolder(holder)}) is writing to this run directory; ` +
+      `wait for it to end, stop it (kill ${holder.pid}), or give this sweep another --out. ` +
+      `If that process is gone (or was on another machine), delete ${file} and rerun`
+  })
+
+/**
+ * Take `<dir>/.lock` for the scope, or fail naming the sweep that holds it; a lock whose process is
+ * gone (or an unreadable one) is taken over and its holder returned. One `acquireRelease`, so an
+ * interruption cannot leave the lock behind.
+ */
+export const lock = (dir: string): Effect.Effect<string | undefined, RunError, FileSystem.FileSystem | Scope.Scope> =>
+  Effect.map(
+    Effect.acquireRelease(take(dir), ({ file, mine }) =>
+      // Removed only while it is still this sweep's (never another's that took over meanwhile).
+      Effect.flatMap(FileSystem.FileSystem, (fileSystem) =>
+        fileSystem.readFileString(file).pipe(
+          Effect.flatMap((now) => (now === mine ? fileSystem.remove(file) : Effect.void)),
+          Effect.ignore
+        ))),
+    (held) => held.stale
+  )
+
+const take = (dir: string) =>
+  Effect.gen(function*() {
+    const fileSystem = yield* FileSystem.FileSystem
+    const file = path.join(dir, lockFileName)
+    const started = yield* processStart(fileSystem, process.pid)
+    const me: Holder = {
+      pid: process.pid,
+      host: os.hostname(),
+      startedAt: new Date(yield* Clock.currentTimeMillis).toISOString(),
+      ...(started === undefined ? {} : { processStart: started })
+    }
+    const mine = `${JSON.stringify(me)}\n`
+    const cannot = (doing: string) => (e: unknown) => new RunError({ path: file, reason: `cannot ${doing} the run directory's lock: ${Files.describe(e)}` })
+    const read = fileSystem.readFileString(file).pipe(
+      Effect.map((text) => ({ text, holder: Either.getOrUndefined(decodeHolder(text)) })),
+      Effect.catchIf((e) => e._tag === "SystemError" && e.reason === "NotFound", () => Effect.succeed(undefined)),
+      Effect.mapError(cannot("read"))
+    )
+    let stale: string | undefined
+    for (let attempt = 0; attempt < 3; attempt++) {
+      const created = yield* fileSystem.writeFileString(file, mine, { flag: "wx" }).pipe(
+        Effect.as(true),
+        Effect.catchIf((e) => e._tag === "SystemError" && e.reason === "AlreadyExists", () => Effect.succeed(false)),
+        Effect.mapError(cannot("create"))
+      )
+      if (created) return { file, mine, stale }
+      let found = yield* read
+      if (found === undefined) continue // released meanwhile
+      if (found.holder === undefined) {
+        // A lock being written right now is briefly empty: look again before calling it damaged.
+        yield* Effect.sleep("200 millis")
+        found = yield* read
+        if (found === undefined) continue
+      }
+      const holder = found.holder
+      if (holder !== undefined && (yield* running(fileSystem, holder, me.host))) return yield* heldBy(dir, file, holder)
+      // Gone: move it aside (only one of several sweeps can), check it was the one judged stale, take over.
+      const aside = `${file}.${process.pid}.stale`
+      const moved = yield* fileSystem.rename(file, aside).pipe(Effect.as(true), Effect.orElseSucceed(() => false))
+      if (moved) {
+        const text = yield* fileSystem.readFileString(aside).pipe(Effect.orElseSucceed(() => ""))
+        if (text !== found.text) {
+          // Another sweep took the lock between our read and the rename: give it back.
+          yield* fileSystem.rename(aside, file).pipe(Effect.ignore)
+          const other = Either.getOrUndefined(decodeHolder(text))
+          if (other !== undefined) return yield* heldBy(dir, file, other)
+          continue
+        }
+        yield* fileSystem.remove(aside, { force: true }).pipe(Effect.ignore)
+      }
+      stale = holder === undefined ? `an unreadable lock` : describeHolder(holder)
+    }
+    return yield* new RunError({ path: file, reason: "other sweeps kept taking the run directory's lock at the same moment; rerun" })
   })

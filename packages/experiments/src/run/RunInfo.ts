@@ -7,7 +7,7 @@
  */
 import { type Trace, Usage } from "@cupid-lab/core"
 import { FileSystem } from "@effect/platform"
-import { Effect, Schema, type Types } from "effect"
+import { Effect, Option, Schema, type Types } from "effect"
 import * as path from "node:path"
 import { fileURLToPath } from "node:url"
 
@@ -15,7 +15,7 @@ const Int = Schema.Number
 const NumberRecord = Schema.Record({ key: Schema.String, value: Schema.Number })
 
 export const TraceTotals = Schema.Struct({
-  /** Wall-clock milliseconds summed over pairs, per stage (pairs overlap when concurrency > 1). */
+  /** Summed over pairs, per stage (pairs overlap when concurrency > 1). */
   stageTimeMs: NumberRecord,
   /**
    * Model calls of this run: `made` (not answered by the cache, failed ones included), `cached`,
@@ -25,7 +25,6 @@ export const TraceTotals = Schema.Struct({
   tokens: Schema.Struct({ prompt: Int, completion: Int }),
   failuresByStage: NumberRecord
 })
-export type TraceTotals = typeof TraceTotals.Type
 
 export const Fit = Schema.Struct({
   cell: Schema.String,
@@ -36,7 +35,6 @@ export const Fit = Schema.Struct({
 })
 export type Fit = typeof Fit.Type
 
-/** A budget in USD, the dry run's estimate for the pairs to run and what this run spent (see Budget.ts). */
 export const BudgetSpend = Schema.Struct({ usd: Schema.Number, estimatedUsd: Schema.Number, spentUsd: Schema.Number })
 
 export const RunInfo = Schema.Struct({
@@ -56,7 +54,6 @@ export const RunInfo = Schema.Struct({
   pairsPerSecond: Schema.NullOr(Schema.Number),
   /** Validation and building (`prepare`), the pair loop (`pairs`), sorting, summarizing and reports (`write`). */
   phasesMs: Schema.Struct({ prepare: Schema.Number, pairs: Schema.Number, write: Schema.Number }),
-  /** Model cache statistics (see core's ModelCache). */
   cache: Schema.Record({ key: Schema.String, value: Schema.Number }),
   /** What plugins fitted on training data, per cell: training source and fingerprint, fitted parameters. */
   fits: Schema.optionalWith(Schema.Array(Fit), { exact: true }),
@@ -66,27 +63,20 @@ export type RunInfo = typeof RunInfo.Type
 
 const sorted = (m: Map<string, number>): Record<string, number> => Object.fromEntries([...m].sort(([a], [b]) => (a < b ? -1 : 1)))
 
-export interface Accumulator {
-  readonly add: (trace: Trace.Trace) => void
-  /** The usage of the traces added so far. */
-  readonly usage: Usage.UsageTotals
-  readonly result: () => TraceTotals
-}
-
-export const accumulator = (): Accumulator => {
+export const accumulator = () => {
   const time = new Map<string, number>()
   const failures = new Map<string, number>()
   const usage: Types.Mutable<Usage.UsageTotals> = Usage.totals([])
   const bump = (m: Map<string, number>, key: string, by: number) => m.set(key, (m.get(key) ?? 0) + by)
   return {
     usage,
-    add: (trace) => {
+    add: (trace: Trace.Trace) => {
       for (const k in trace.timings) bump(time, k, trace.timings[k]!)
       const t = Usage.totals(trace.usage)
       for (const k of Object.keys(usage) as Array<keyof Usage.UsageTotals>) usage[k] += t[k]
       if (trace.error !== undefined) bump(failures, trace.error.stage, 1)
     },
-    result: () => ({
+    result: (): typeof TraceTotals.Type => ({
       stageTimeMs: sorted(time),
       modelCalls: { made: usage.calls - usage.cachedCalls, cached: usage.cachedCalls, requestsSent: usage.requests, retries: usage.retries },
       tokens: { prompt: usage.promptTokens, completion: usage.completionTokens },
@@ -97,25 +87,21 @@ export const accumulator = (): Accumulator => {
 
 const here = path.dirname(fileURLToPath(import.meta.url))
 
-const versionOf = (fs: FileSystem.FileSystem, packageJson: string): Effect.Effect<string | undefined> =>
-  fs.readFileString(packageJson).pipe(
-    Effect.flatMap((text) => Effect.try(() => (JSON.parse(text) as { version?: string }).version)),
-    Effect.orElseSucceed(() => undefined)
-  )
+const PackageJson = Schema.parseJson(Schema.Struct({ version: Schema.String }))
 
 /** Versions of Node, the workspace packages and the libraries results depend on. */
 export const versions: Effect.Effect<Record<string, string>, never, FileSystem.FileSystem> = Effect.gen(function*() {
   const fs = yield* FileSystem.FileSystem
-  const out: Record<string, string> = { node: process.versions.node }
   const packages = path.resolve(here, "..", "..", "..")
-  for (const p of ["core", "retrievers", "scorers", "providers", "experiments"]) {
-    const v = yield* versionOf(fs, path.join(packages, p, "package.json"))
-    if (v !== undefined) out[`@cupid-lab/${p}`] = v
-  }
   const modules = path.resolve(packages, "..", "node_modules")
-  for (const dep of ["effect", "openai", "cohere-ai", "@huggingface/transformers", "wink-nlp"]) {
-    const v = yield* versionOf(fs, path.join(modules, dep, "package.json"))
-    if (v !== undefined) out[dep] = v
+  const dirs = [
+    ...["core", "retrievers", "scorers", "providers", "experiments"].map((p) => [`@cupid-lab/${p}`, path.join(packages, p)] as const),
+    ...["effect", "openai", "cohere-ai", "@huggingface/transformers", "wink-nlp"].map((dep) => [dep, path.join(modules, dep)] as const)
+  ]
+  const out: Record<string, string> = { node: process.versions.node }
+  for (const [name, dir] of dirs) {
+    const json = yield* fs.readFileString(path.join(dir, "package.json")).pipe(Effect.flatMap(Schema.decodeUnknown(PackageJson)), Effect.option)
+    if (Option.isSome(json)) out[name] = json.value.version
   }
   return out
 })

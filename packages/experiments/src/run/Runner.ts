@@ -5,16 +5,14 @@
  *
  * @example
  * const outcome = yield* Runner.sweep(yield* Config.load("configs/smoke.yaml")) // outcome.files.summary
- * // the caller provides the file system: Effect.provide(program, NodeContext.layer) (@effect/platform-node)
  */
 import { type Domain, Files } from "@cupid-lab/core"
 import type { FileSystem } from "@effect/platform"
-import { Cause, Clock, Effect, Exit, type Scope } from "effect"
+import { Cause, Clock, Effect, Exit } from "effect"
 import * as path from "node:path"
 import { type Config, hash as configHash } from "../config/Config.js"
-import * as Grid from "../config/Grid.js"
 import * as Families from "../analysis/Families.js"
-import { type BudgetError, RunError } from "../Errors.js"
+import { RunError } from "../Errors.js"
 import * as Report from "../render/Report.js"
 import * as Calls from "../results/Calls.js"
 import * as Columns from "../results/Columns.js"
@@ -25,37 +23,19 @@ import type * as RunDir from "../results/RunDir.js"
 import * as Summary from "../results/Summary.js"
 import * as Budget from "./Budget.js"
 import * as PairLoop from "./PairLoop.js"
-import { noInstances, type Options, prepare, type Prepared, type SweepError } from "./Prepare.js"
+import { noInstances, type Options, prepare, type Prepared, runPair } from "./Prepare.js"
 import * as Progress from "./Progress.js"
 import * as RunId from "./RunId.js"
 import * as RunInfo from "./RunInfo.js"
 import * as Shard from "./Shard.js"
-import * as Transforms from "./Transforms.js"
 
 export type { OpenDataset, Options, SweepError } from "./Prepare.js"
-export { type DryRun, dryRun } from "./DryRun.js"
-
-export interface Outcome {
-  readonly out: string
-  readonly grid: Grid.Grid
-  readonly interrupted: boolean
-  /** Set when the budget stopped the sweep before every pair ran. */
-  readonly stopped?: "budget"
-  /** The budget, its estimate and what this run spent (when the config has a budget). */
-  readonly budget?: Budget.Spend
-  readonly instances: number
-  readonly pairs: { readonly total: number; readonly done: number; readonly ran: number; readonly resumed: number; readonly failed: number }
-  readonly summary: ResultLine.Summary
-  readonly files: { readonly results: string; readonly summary: string; readonly report: string; readonly run: string }
-  /** What the reports open with (absent when no report was written). */
-  readonly opening?: Report.Written["opening"]
-}
+export { type DryRun, dryRun } from "./Prepare.js"
 
 const writeFile = (file: string, text: string): Effect.Effect<void, RunError, FileSystem.FileSystem> =>
   Files.writeFileAtomic(file, text).pipe(Effect.mapError((e) => new RunError({ path: file, reason: `cannot write: ${Files.describe(e)}` })))
 
-/** Run a sweep to the end and write every output (when interrupted: for what is done, after the pairs in flight). */
-export const sweep = (config: Config, options: Options = {}): Effect.Effect<Outcome, SweepError | BudgetError, FileSystem.FileSystem> =>
+export const sweep = (config: Config, options: Options = {}) =>
   Effect.scoped(
     Effect.gen(function*() {
       const startedAt = yield* Clock.currentTimeMillis
@@ -65,8 +45,6 @@ export const sweep = (config: Config, options: Options = {}): Effect.Effect<Outc
       const dir = RunId.directory(config, identity)
       yield* RunId.check(dir, identity)
       const log = yield* ResultLog.open({ dir, cells: new Set(p.grid.cells.map((c) => c.id)), repair: options.repair === true })
-      // Under the lock: check again (another sweep may have taken the directory meanwhile), then record.
-      yield* RunId.check(dir, identity, { unrecorded: "allow" })
       yield* RunId.claim(dir, identity)
       if (!config.outGiven && options.shard === undefined) yield* RunId.linkLatest(dir)
       notices(dir, identity.id, log.opened, options.log ?? (() => {}))
@@ -92,25 +70,6 @@ const notices = (dir: string, id: string, o: ResultLog.Opened, log: (line: strin
   }
 }
 
-/** What the pair loop leaves for the end of the sweep. */
-interface Pairs {
-  /** This run's lines, in the order they were appended to the log. */
-  readonly rows: ReadonlyArray<ResultLine.Row>
-  /** Instances in dataset order (those seen before a stop). */
-  readonly instanceOrder: ReadonlyMap<string, number>
-  /** The first instance of each type: the report's examples. */
-  readonly examples: ReadonlyArray<Domain.Instance>
-  /** Stopped before every pair ran: interrupted, or stopped by the budget. */
-  readonly interrupted: boolean
-  readonly budget?: Budget.Tracker
-  /** Pairs of the instances seen (this shard's share), done or not. */
-  readonly share: number
-  readonly failed: number
-  readonly stats: RunInfo.Accumulator
-  readonly endedAt: number
-}
-
-/** Every pair not done yet, each line appended to the log and kept as it completes; flushed and shown every 200 ms. */
 const runPairs = (
   config: Config,
   p: Prepared,
@@ -119,7 +78,7 @@ const runPairs = (
   startedAt: number,
   restore: <A, E, R>(effect: Effect.Effect<A, E, R>) => Effect.Effect<A, E, R>,
   budget: Budget.Tracker | undefined
-): Effect.Effect<Pairs, SweepError> =>
+) =>
   Effect.gen(function*() {
     const progress = options.progress ?? Progress.silent
     const rows: Array<ResultLine.Row> = []
@@ -132,7 +91,7 @@ const runPairs = (
     let failed = 0, share = 0, seenAll = false
     const cells = p.built.length
     const snapshot = (now: number): Progress.Snapshot => {
-      const pairsTotal = seenAll ? share : p.instances === undefined ? undefined : Shard.expectedShare(options.shard, p.instances * cells)
+      const pairsTotal = seenAll ? share : p.instances === undefined ? undefined : Math.ceil((p.instances * cells) / (options.shard?.count ?? 1))
       return {
         cells,
         instancesSeen: instanceOrder.size,
@@ -176,7 +135,7 @@ const runPairs = (
       },
       work: ({ cell, meta, version }) =>
         Effect.flatMap(
-          Transforms.run(cell.pipeline, version),
+          runPair(cell.pipeline, version),
           (trace) => {
             const line = Results.fromTrace(cell.info, version.instance, meta, trace)
             log.append({
@@ -208,7 +167,9 @@ const runPairs = (
     return { rows, instanceOrder, examples: [...examples.values()], interrupted, ...(budget !== undefined ? { budget } : {}), share, failed, stats, endedAt }
   })
 
-/** Sort the log, fold its lines into columns, write summary.json, the reports and run.json. */
+/** What the pair loop leaves for the end of the sweep. */
+type Pairs = Effect.Effect.Success<ReturnType<typeof runPairs>>
+
 const finish = (
   config: Config,
   p: Prepared,
@@ -216,7 +177,7 @@ const finish = (
   options: Options,
   pairs: Pairs,
   at: { readonly startedAt: number; readonly preparedAt: number; readonly dir: string }
-): Effect.Effect<Outcome, RunError, FileSystem.FileSystem | Scope.Scope> =>
+) =>
   Effect.gen(function*() {
     const { grid, built, opened } = p
     const out = at.dir
@@ -285,12 +246,10 @@ const finish = (
       summary,
       files,
       ...(opening === undefined ? {} : { opening })
-    } satisfies Outcome
+    }
   })
+
+export type Outcome = Effect.Effect.Success<ReturnType<typeof sweep>>
 
 const budgetFields = (pairs: Pairs): { stopped?: "budget"; budget?: Budget.Spend } =>
   pairs.budget === undefined ? {} : { ...(pairs.budget.stopped() ? { stopped: "budget" as const } : {}), budget: pairs.budget.spend() }
-
-/** Rewrite the reports of a run directory; returns report.md's path. */
-export const report = (runDir: string, options: Pick<Options, "openDataset"> = {}): Effect.Effect<string, RunError, FileSystem.FileSystem> =>
-  Effect.map(Report.write(runDir, options.openDataset === undefined ? {} : { openDataset: (source) => options.openDataset!(source, {}) }), (f) => f.markdown)

@@ -15,18 +15,12 @@ export const Shard = Schema.Struct({
 })
 export type Shard = typeof Shard.Type
 
-/** The shard (1-based) that runs the pair (cell, instance) when the sweep is split in `count`. */
 export const owner = (count: number, cell: string, instance: string): number =>
   (Buffer.from(Hash.sha256Hex(`${cell}\u0000${instance}`).slice(0, 8), "hex").readUInt32BE(0) % count) + 1
 
-/** Whether `shard` runs the pair; without a shard every pair is run. */
 export const includes = (shard: Shard | undefined, cell: string, instance: string): boolean =>
   shard === undefined || owner(shard.count, cell, instance) === shard.index
 
-/** The pairs a shard expects out of `pairs` before it has counted them (progress only). */
-export const expectedShare = (shard: Shard | undefined, pairs: number): number => (shard === undefined ? pairs : Math.ceil(pairs / shard.count))
-
-/** What a shard's default run directory adds to the run id: `<run id>-shard-2-of-3`. */
 export const suffix = (shard: Shard): string => `shard-${shard.index}-of-${shard.count}`
 
 export const describe = (shard: Shard): string => `shard ${shard.index} of ${shard.count}`

@@ -10,7 +10,6 @@ const twoRuns = (value: string) => {
     : invalid("compare needs --runs <first run>,<second run> (two run directories)")
 }
 
-/** `compare --runs a,b`: two runs cell by cell on their shared instances. */
 export const command = Command.make(
   "compare",
   {

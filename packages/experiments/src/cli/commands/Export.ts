@@ -2,7 +2,6 @@ import { Command, Options } from "@effect/cli"
 import { Effect } from "effect"
 import { CommandIo, runDirectory } from "./Io.js"
 
-/** `export --run <dir> --format trec`: a run's retrieval as TREC qrels and run files. */
 export const command = Command.make(
   "export",
   {

@@ -2,7 +2,7 @@ import { HelpDoc, Options, ValidationError } from "@effect/cli"
 import type { FileSystem } from "@effect/platform"
 import { Console, Context, Effect, type Option, Record as Rec } from "effect"
 import * as path from "node:path"
-import type * as Progress from "../../run/Progress.js"
+import type { ProgressLine } from "@cupid-lab/core"
 import type * as Runner from "../../run/Runner.js"
 
 /** Where a command writes, where it finds configs, and (for tests) the runner's plugins. */
@@ -10,12 +10,10 @@ export interface Io {
   /** Directories a bare `--config` name is looked up in, in order. */
   readonly configDirs: ReadonlyArray<string>
   readonly stdout: (text: string) => void
-  /** Notices, errors and the progress bar. */
-  readonly stderr: Progress.Sink
+  readonly stderr: ProgressLine.Sink
   /** Default `process.env`. */
   readonly env?: Readonly<Record<string, string | undefined>>
-  readonly runner?: Runner.Options
-  /** Keep the ANSI styling of help and parse errors. */
+  readonly runner?: Pick<Runner.Options, "plugins" | "openDataset">
   readonly color?: boolean
 }
 
@@ -25,14 +23,12 @@ export class CommandIo extends Context.Tag("@cupid-lab/experiments/CommandIo")<C
 export const usage = (message: string): Effect.Effect<never, ValidationError.ValidationError> =>
   Effect.zipRight(Console.error(`${message}\n`), Effect.fail(ValidationError.invalidArgument(HelpDoc.p(message))))
 
-/** A run directory named on the command line, `latest` followed (see RunId.resolve). */
 export const runDirectory = (dir: string) => Effect.flatMap(Effect.promise(() => import("../../run/RunId.js")), (RunId) => RunId.resolve(dir))
 
 /** An option value the parser rejects with `message` (exit code 2). */
 export const invalid = (message: string): Effect.Effect<never, ValidationError.ValidationError> =>
   Effect.fail(ValidationError.invalidValue(HelpDoc.p(message)))
 
-/** A whole number >= 1. */
 export const positive = (flag: string) => (n: number): Effect.Effect<number, ValidationError.ValidationError> =>
   Number.isInteger(n) && n >= 1 ? Effect.succeed(n) : invalid(`--${flag} expects a whole number >= 1, got "${n}"`)
 
@@ -40,22 +36,20 @@ export const positive = (flag: string) => (n: number): Effect.Effect<number, Val
 export const given = <O extends Readonly<Record<string, Option.Option<unknown>>>>(options: O) =>
   Rec.getSomes<string, unknown>(options) as { readonly [K in keyof O]?: Option.Option.Value<O[K]> }
 
-/** Where a command's notices go: a line on stderr. */
+export const outputs = (dir: string): string =>
+  `report: ${path.join(dir, "report.md")}\nreport: ${path.join(dir, "report.html")}\nresults: ${path.join(dir, "results.csv")}\nresults: ${path.join(dir, "results.parquet")}\n`
+
 export const logTo = (io: Io) => (text: string): void => void io.stderr.write(`${text}\n`)
 
-/** `--config <file | name>`, as every command that reads a config takes it. */
 export const configOption = (description: string) =>
   Options.text("config").pipe(Options.withPseudoName("file | name"), Options.withDescription(description))
 
-/** `--<flag> <n>`, an optional whole number >= 1. */
 export const countOption = (flag: string, description: string) =>
   Options.integer(flag).pipe(Options.withPseudoName("n"), Options.mapEffect(positive(flag)), Options.optional, Options.withDescription(description))
 
-/** `--out <dir>`, optional. */
 export const outOption = (description: string) =>
   Options.text("out").pipe(Options.withPseudoName("dir"), Options.optional, Options.withDescription(description))
 
-/** `--data <source>`, optional. */
 export const dataOption = (description: string) =>
   Options.text("data").pipe(Options.withPseudoName("source"), Options.optional, Options.withDescription(description))
 

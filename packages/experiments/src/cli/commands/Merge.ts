@@ -1,8 +1,7 @@
 import { Args, Command, Options } from "@effect/cli"
 import { Effect } from "effect"
-import { CommandIo, dataOption, given, logTo } from "./Io.js"
+import { CommandIo, dataOption, given, logTo, outputs } from "./Io.js"
 
-/** `merge --out <dir> <shard dirs...>`: combine the directories of `sweep --shard i/N` into one run (results/Merge.ts). */
 export const command = Command.make(
   "merge",
   {
@@ -32,7 +31,7 @@ export const command = Command.make(
       const Leaderboard = yield* Effect.promise(() => import("../../render/Leaderboard.js"))
       io.stdout(Leaderboard.console(merged.opening.analysis, merged.opening.verdict, []))
       io.stdout(`\nmerged ${merged.shards} shards of run ${merged.identity.id}: ${merged.pairs} pairs, ${merged.instances} instances\n`)
-      io.stdout(`report: ${merged.files.report}\nreport: ${merged.out}/report.html\nresults: ${merged.out}/results.csv\nresults: ${merged.out}/results.parquet\n`)
+      io.stdout(outputs(merged.out))
     })
 ).pipe(
   Command.withDescription(

@@ -1,8 +1,7 @@
 import { Command, Options } from "@effect/cli"
 import { Effect } from "effect"
-import { CommandIo, given, runDirectory } from "./Io.js"
+import { CommandIo, given, outputs, runDirectory } from "./Io.js"
 
-/** `report --run <dir>`: rewrite a run's report.md, report.html, report.tex, results.csv and results.parquet. */
 export const command = Command.make(
   "report",
   {
@@ -22,7 +21,8 @@ export const command = Command.make(
     Effect.gen(function*() {
       const io = yield* CommandIo
       const Report = yield* Effect.promise(() => import("../../render/Report.js"))
-      const files = yield* Report.write(yield* runDirectory(a.run), given({ baseline: a.baseline, main: a.main }))
-      io.stdout(`report: ${files.markdown}\nreport: ${files.html}\nresults: ${files.csv}\nresults: ${files.parquet}\n`)
+      const dir = yield* runDirectory(a.run)
+      yield* Report.write(dir, given({ baseline: a.baseline, main: a.main }))
+      io.stdout(outputs(dir))
     })
 ).pipe(Command.withDescription("rewrite report.md, report.html, report.tex, results.csv and results.parquet of a run directory from its results and summary"))

@@ -7,8 +7,9 @@ import type * as BudgetModule from "../../run/Budget.js"
 import type * as ConfigModule from "../../config/Config.js"
 import type * as Progress from "../../run/Progress.js"
 import type * as RunnerModule from "../../run/Runner.js"
+import * as Shard from "../../run/Shard.js"
 import { BudgetError, TooManyFailures } from "../../Errors.js"
-import { CommandIo, configFile, configOption, countOption, dataOption, given, invalid, logTo, outOption } from "./Io.js"
+import { CommandIo, configFile, configOption, countOption, dataOption, given, invalid, logTo, outOption, outputs } from "./Io.js"
 
 const isType = (t: string): t is CupidType => (cupidTypes as ReadonlyArray<string>).includes(t)
 
@@ -19,9 +20,6 @@ const parseTypes = (value: string) => {
     ? invalid(`--types: unknown instance type ${bad.map((b) => `"${b}"`).join(", ") || "(none given)"}; valid choices: ${cupidTypes.join(", ")}`)
     : Effect.succeed(given.filter(isType))
 }
-
-const parseShard = (value: string) =>
-  Effect.flatMap(Effect.promise(() => import("../../run/Shard.js")), (Shard) => Either.match(Shard.parse(value), { onLeft: invalid, onRight: Effect.succeed }))
 
 const options = {
   config: configOption("the YAML config to run (see docs/config.md); a bare name such as contextual is looked up in configs/"),
@@ -63,7 +61,7 @@ const options = {
   ),
   shard: Options.text("shard").pipe(
     Options.withPseudoName("i/N"),
-    Options.mapEffect(parseShard),
+    Options.mapEffect((value) => Either.match(Shard.parse(value), { onLeft: invalid, onRight: Effect.succeed })),
     Options.optional,
     Options.withDescription(
       "run only shard i of N (numbered from 1: 1/3, 2/3, 3/3), a share of the pairs fixed by a hash of (cell, instance), into runs/<name>/<run id>-shard-i-of-N (or --out); " +
@@ -106,40 +104,30 @@ const run = (a: Args) =>
     io.stdout(`\n${written.text}\nbenchmarks: ${written.file}\n`)
   })
 
-/** One run: the config as given (one data source), or its dry run. */
 const runOne = (a: Args, config: ConfigModule.Config) =>
   Effect.gen(function*() {
     const io = yield* CommandIo
     const log = logTo(io)
-    const shard = given({ shard: a.shard })
     const [Runner, Progress, Grid] = yield* Effect.promise(() => Promise.all([import("../../run/Runner.js"), import("../../run/Progress.js"), import("../../config/Grid.js")]))
     // A large grid takes a while to build: say how large before starting (a grid over the limit is refused by the runner).
     const size = Grid.size(config)
     if (size.cells > largeGrid && size.cells <= config.maxCells) log(`grid: ${Grid.describeSize(size)}; building them before any pair runs`)
     if (a.dryRun) {
-      const d = yield* Runner.dryRun(config, { ...io.runner, log, ...shard })
+      const d = yield* Runner.dryRun(config, { ...io.runner, log, ...given({ shard: a.shard }) })
       const [Config, Budget] = yield* Effect.promise(() => Promise.all([import("../../config/Config.js"), import("../../run/Budget.js")]))
       io.stdout(`${describeDryRun(d, config, Config, Budget, io.env ?? process.env).join("\n")}\n`)
       return undefined
     }
-    const runDir = Option.match(a.shard, { onNone: () => "<run id>", onSome: (s) => `<run id>-shard-${s.index}-of-${s.count}` })
-    log(`sweep ${config.name}${Option.match(a.shard, { onNone: () => "", onSome: (s) => ` (shard ${s.index} of ${s.count})` })}: ${config.file} -> ${config.outGiven ? config.out : path.join(config.out, runDir)}`)
+    const shard = Option.getOrUndefined(a.shard)
+    const runDir = shard === undefined ? "<run id>" : `<run id>-shard-${shard.index}-of-${shard.count}`
+    log(`sweep ${config.name}${shard === undefined ? "" : ` (shard ${shard.index} of ${shard.count})`}: ${config.file} -> ${config.outGiven ? config.out : path.join(config.out, runDir)}`)
     const interrupted = (s: { readonly done: number; readonly total: number | undefined }) =>
       log(`interrupted: ${s.done} of ${s.total} pairs are done and written; rerun the same command to resume`)
     // The last snapshot shown, for the line printed when the sweep is interrupted before it returns.
     let last: Progress.Snapshot | undefined
     const shown = Progress.make(io.stderr)
-    const progress: Progress.Progress = {
-      update: (s) => {
-        last = s
-        shown.update(s)
-      },
-      done: (s) => {
-        last = s
-        shown.done(s)
-      }
-    }
-    const outcome = yield* Runner.sweep(config, { ...io.runner, log, progress, ...(a.repair ? { repair: true } : {}), ...shard }).pipe(
+    const progress: Progress.Progress = { update: (s) => shown.update((last = s)), done: (s) => shown.done((last = s)) }
+    const outcome = yield* Runner.sweep(config, { ...io.runner, log, progress, ...(a.repair ? { repair: true } : {}), ...given({ shard: a.shard }) }).pipe(
       Effect.onInterrupt(() =>
         Effect.sync(() =>
           last === undefined
@@ -148,22 +136,18 @@ const runOne = (a: Args, config: ConfigModule.Config) =>
         )
       )
     )
-    const [Leaderboard, Verdict] = yield* Effect.promise(() => Promise.all([import("../../render/Leaderboard.js"), import("../../analysis/Verdict.js")]))
-    const opening = outcome.opening ?? (() => {
-      const analysis = Verdict.unpaired(outcome.summary)
-      return { analysis, verdict: Verdict.verdict(analysis) }
-    })()
-    io.stdout(Leaderboard.console(
-      opening.analysis,
-      opening.verdict,
-      Object.entries(config.models).map(([n, m]) => `${n} = ${m.provider}/${m.model}`)
-    ))
+    const Leaderboard = yield* Effect.promise(() => import("../../render/Leaderboard.js"))
+    // The CLI always writes the reports, so the opening is there.
+    if (outcome.opening !== undefined) {
+      const models = Object.entries(config.models).map(([n, m]) => `${n} = ${m.provider}/${m.model}`)
+      io.stdout(Leaderboard.console(outcome.opening.analysis, outcome.opening.verdict, models))
+    }
     io.stdout(`\n${outcome.pairs.done}/${outcome.pairs.total} pairs done (${outcome.pairs.ran} this run), ${outcome.pairs.failed} failed this run\n`)
-    io.stdout(`report: ${outcome.files.report}\nreport: ${path.join(outcome.out, "report.html")}\nresults: ${path.join(outcome.out, "results.csv")}\nresults: ${path.join(outcome.out, "results.parquet")}\n`)
+    io.stdout(outputs(outcome.out))
     if (outcome.pairs.failed > 0) log(`${outcome.pairs.failed} pairs failed (status "failed" in ${outcome.files.results}); rerun the same command to retry them`)
     if (outcome.stopped === "budget" && outcome.budget !== undefined) {
       const Budget = yield* Effect.promise(() => import("../../run/Budget.js"))
-      return yield* new BudgetError({ reason: Budget.stoppedMessage(outcome.budget, outcome.pairs) })
+      return yield* new BudgetError({ message: Budget.stoppedMessage(outcome.budget, outcome.pairs) })
     }
     if (outcome.interrupted) {
       interrupted(outcome.pairs)
@@ -180,7 +164,6 @@ const runOne = (a: Args, config: ConfigModule.Config) =>
     return outcome
   })
 
-/** What a dry run prints: the grid, the pairs, the calls and tokens to send, their cost, and what a real run would lack. */
 const describeDryRun = (
   d: RunnerModule.DryRun,
   config: ConfigModule.Config,
@@ -193,6 +176,9 @@ const describeDryRun = (
     const variable = Config.keyVariable(entry)
     if (variable !== undefined && (env[variable] ?? "") === "") unset.set(variable, [...(unset.get(variable) ?? []), `${name} (${entry.provider}/${entry.model})`])
   }
+  // The cost at list prices (the cost scorer's, with the config's `prices`), and whether it is within the budget.
+  const { micro, unpriced } = Budget.estimate(d.byModel, Budget.prices(config))
+  const refused = config.budget !== undefined && (micro > config.budget.usd * 1e6 || unpriced.length > 0)
   return [
     `dry run of ${config.file}: nothing is sent and nothing is written`,
     `grid: ${d.grid.cells.length} cells`,
@@ -205,7 +191,12 @@ const describeDryRun = (
     `estimated tokens to send: ${d.tokens.prompt} prompt, ${d.tokens.completion} completion`,
     ...Object.entries(d.byModel).map(([model, m]) => `  ${model}: ${m.toSend} to send (${m.promptTokens} prompt + ${m.completionTokens} completion tokens), ${m.cached} cached`),
     `estimated tokens of all calls (if the cache shared nothing): ${d.allTokens.prompt} prompt, ${d.allTokens.completion} completion`,
-    ...dryRunUsd(Budget, config, d.byModel),
+    ...(Object.keys(d.byModel).length === 0 ? [] : [
+      `estimated cost of the calls to send: $${(micro / 1e6).toFixed(2)}${unpriced.length > 0 ? ` (not counted, no price: ${unpriced.join(", ")}; add one with the cost scorer's prices option)` : ""} (list prices per million tokens; check them before quoting)`
+    ]),
+    ...(config.budget === undefined ? [] : [
+      `budget: ${Budget.dollars(config.budget.usd * 1e6)} (${refused ? "the sweep would be refused: the estimate is over it or a model has no price" : "the estimate is within it"})`
+    ]),
     ...[...unset].map(([variable, models]) =>
       `warning: ${variable} is not set: a real run would fail to authenticate for ${models.length === 1 ? "model" : "models"} ${models.join(", ")} (unless the server takes no key)`
     ),
@@ -213,20 +204,6 @@ const describeDryRun = (
   ]
 }
 
-/** The dry run's cost at list prices (the cost scorer's, with the config's `prices`), and whether it is within the budget. */
-const dryRunUsd = (Budget: typeof BudgetModule, config: ConfigModule.Config, byModel: RunnerModule.DryRun["byModel"]): Array<string> => {
-  const { micro, unpriced } = Budget.estimate(byModel, Budget.prices(config))
-  const budget = config.budget === undefined
-    ? []
-    : [`budget: ${Budget.dollars(config.budget.usd * 1e6)} (${micro > config.budget.usd * 1e6 || unpriced.length > 0 ? "the sweep would be refused: the estimate is over it or a model has no price" : "the estimate is within it"})`]
-  if (Object.keys(byModel).length === 0) return budget
-  return [
-    `estimated cost of the calls to send: $${(micro / 1e6).toFixed(2)}${unpriced.length > 0 ? ` (not counted, no price: ${unpriced.join(", ")}; add one with the cost scorer's prices option)` : ""} (list prices per million tokens; check them before quoting)`,
-    ...budget
-  ]
-}
-
-/** `sweep --config <file>`: run (or resume, or dry-run) a config. */
 export const command = Command.make("sweep", options, run).pipe(
   Command.withDescription(
     "run a config's grid over its data, or resume it: pairs already in the run directory are kept, failed ones retried. " +

@@ -48,7 +48,6 @@ const run = (a: Args) =>
     if (outcome.failures.length > 0) log(`${outcome.failures.length} units failed; rerun the same command to retry them`)
   })
 
-/** `synthesize --config <file>`: generate CUPID-style data with models (or resume, or dry-run). */
 export const command = Command.make("synthesize", options, run).pipe(
   Command.withDescription(
     "generate CUPID-style instances with models (personas, factors, sessions, checklists, simulated dialogues), validate them and write JSONL and parquet; " +

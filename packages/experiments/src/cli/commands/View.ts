@@ -2,7 +2,6 @@ import { Command, Options } from "@effect/cli"
 import { Effect } from "effect"
 import { CommandIo, positive } from "./Io.js"
 
-/** `view [--root runs] [--port 8377] [--host 127.0.0.1]`: the results viewer, until stopped. */
 export const command = Command.make(
   "view",
   {
