@@ -7,7 +7,6 @@ import * as Document from "../src/render/Document.js"
 import * as Markdown from "../src/render/Markdown.js"
 import * as Columns from "../src/results/Columns.js"
 import type { ResultLine, Summary as SummaryType } from "../src/results/ResultLine.js"
-import * as Summary from "../src/results/Summary.js"
 import { summaryFold } from "./report-fixtures.js"
 
 const f1 = Scorer.metric({ name: "retrieval.f1", description: "Per-instance F1 of the selection.", family: "retrieval", headline: true, mainRank: 1 })

@@ -7,7 +7,6 @@ import * as Tables from "../src/render/Tables.js"
 import * as Columns from "../src/results/Columns.js"
 import type { ResultLine, Slice, Summary as SummaryType } from "../src/results/ResultLine.js"
 import { slices } from "../src/results/ResultLine.js"
-import * as Summary from "../src/results/Summary.js"
 import { summaryFold } from "./report-fixtures.js"
 
 const types = ["consistent", "contrastive", "changing"] as const

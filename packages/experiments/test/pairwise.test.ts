@@ -3,7 +3,6 @@ import { describe, expect, it } from "vitest"
 import * as Pairwise from "../src/analysis/Pairwise.js"
 import * as Columns from "../src/results/Columns.js"
 import type { Row, Summary } from "../src/results/ResultLine.js"
-import * as SummaryModule from "../src/results/Summary.js"
 import { summaryFold } from "./report-fixtures.js"
 
 const metric = Scorer.metric({ name: "m", description: "a mean", family: "retrieval", headline: true })

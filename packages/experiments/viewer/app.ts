@@ -13,7 +13,7 @@
  * Built by tools/build-cli.mjs into packages/experiments/dist/viewer/app.js.
  */
 import type * as Api from "../src/view/Api.js"
-import { type Child, cellHead, cellKey, cellName, fmt, get, h, hashOf, link, main, metricName, renderTable, runTabs, setWhere, shortNames, where } from "./dom.js"
+import { type Child, cellHead, cellKey, cellName, fmt, get, h, hashOf, link, main, metricName, renderTable, runTabs, setWhere, shortNames } from "./dom.js"
 import { instancePage } from "./instance.js"
 
 // ---------------------------------------------------------------------------------------------- runs

@@ -1,6 +1,6 @@
 /** The instance page: the request, the gold labels, the sessions each cell selected with its scores and ranks, and each cell's outputs and model calls. */
 import type * as Api from "../src/view/Api.js"
-import { cellHead, cellKey, cellName, fmt, get, h, link, main, metricName, runTabs, setWhere, shortNames } from "./dom.js"
+import { cellHead, cellKey, cellName, fmt, get, h, link, metricName, runTabs, setWhere, shortNames } from "./dom.js"
 
 // ------------------------------------------------------------------------------------------ instance
 

@@ -7,7 +7,7 @@
 import * as OpenAiServer from "@cupid-lab/providers/testing/OpenAiServer"
 import { describe, expect, it } from "@effect/vitest"
 import { Effect, Schema } from "effect"
-import { type ChildProcess, spawn, spawnSync } from "node:child_process"
+import { type ChildProcess, spawn } from "node:child_process"
 import * as fs from "node:fs"
 import * as net from "node:net"
 import * as path from "node:path"

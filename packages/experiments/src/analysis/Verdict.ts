@@ -6,9 +6,9 @@
  * @example
  * Verdict.verdict(analysis).findings[0].sentence // "All instances: bm25 leads on retrieval.f1 with 0.624 [0.501, 0.750] ..."
  */
-import type { CellSummary, MetricDescription, MetricEstimate, Slice, Summary } from "../results/ResultLine.js"
+import type { CellSummary, MetricDescription, MetricEstimate, Slice } from "../results/ResultLine.js"
 import { slices } from "../results/ResultLine.js"
-import { type Analysis, chooseBaseline, comparedMetrics, type Delta, mainMetric, type TooSmall } from "./Analysis.js"
+import type { Analysis, Delta, TooSmall } from "./Analysis.js"
 import { level } from "./Pairwise.js"
 import * as Format from "../render/Format.js"
 
@@ -204,11 +204,4 @@ export const verdict = (a: Input): Verdict => {
   if (m === undefined) return { metric: undefined, boards: [], findings: [] }
   const boards = slices.map((s) => leaderboard(a, m, s))
   return { metric: m, boards, findings: boards.map((b) => finding(a, m, b)) }
-}
-
-/** What the verdict reads from a summary alone, without paired tests (every significance "could not be tested"). */
-export const unpaired = (summary: Summary): Input & Pick<Analysis, "compared"> => {
-  const { main } = mainMetric(summary)
-  const none = { deltas: [], pairwise: undefined, baselineTooSmall: new Map() }
-  return { summary, baseline: chooseBaseline(summary).cell, main, compared: comparedMetrics(summary, main), ...none }
 }

@@ -5,13 +5,13 @@
  * @example
  * const { file, text } = yield* Benchmarks.write("runs/contextual", [{ source: "sample", dir, summary }])
  */
-import { Files } from "@cupid-lab/core"
 import type { FileSystem } from "@effect/platform"
 import { Effect } from "effect"
 import * as path from "node:path"
 import { mainMetric } from "../analysis/Analysis.js"
 import { RunError } from "../Errors.js"
 import { type CellSummary, type Slice, slices, type SliceSummary, type Summary } from "../results/ResultLine.js"
+import * as RunDir from "../results/RunDir.js"
 import * as Format from "./Format.js"
 
 export const fileName = "benchmarks.md"
@@ -90,8 +90,5 @@ export const render = (runs: ReadonlyArray<SourceRun>): string => {
 export const write = (dir: string, runs: ReadonlyArray<SourceRun>): Effect.Effect<{ readonly file: string; readonly text: string }, RunError, FileSystem.FileSystem> => {
   const file = path.join(dir, fileName)
   const text = render(runs)
-  return Files.writeFileAtomic(file, text).pipe(
-    Effect.mapError((e) => new RunError({ path: file, reason: `cannot write: ${Files.describe(e)}` })),
-    Effect.as({ file, text })
-  )
+  return Effect.as(RunDir.write(file, text), { file, text })
 }

@@ -227,9 +227,6 @@ const mergedInfo = (shards: ReadonlyArray<ShardDir>, summary: ResultLine.Summary
   }
 }
 
-const write = (file: string, data: string | Uint8Array) =>
-  Files.writeFileAtomic(file, data).pipe(Effect.mapError((e) => new RunError({ path: file, reason: `cannot write: ${Files.describe(e)}` })))
-
 /** Check the shard directories and write the merged run into `options.out`. */
 export const merge = (options: Options): Effect.Effect<Merged, RunError, FileSystem.FileSystem> =>
   Effect.scoped(Effect.gen(function*() {
@@ -252,10 +249,10 @@ export const merge = (options: Options): Effect.Effect<Merged, RunError, FileSys
     yield* RunId.lock(out)
     yield* RunId.claim(out, identity)
     const files = { results: path.join(out, ResultLog.fileName), summary: path.join(out, "summary.json"), report: path.join(out, "report.md"), run: path.join(out, "run.json") }
-    yield* write(files.results, Buffer.concat(lines.map((l) => l.text)))
+    yield* RunDir.write(files.results, Buffer.concat(lines.map((l) => l.text)))
     const callTexts = yield* Effect.forEach(sorted, (s) => fileSystem.readFile(path.join(s.dir, Calls.fileName)).pipe(Effect.orElseSucceed(() => new Uint8Array())))
     const callsFile = path.join(out, Calls.fileName)
-    if (callTexts.some((t) => t.length > 0)) yield* write(callsFile, Buffer.concat(callTexts))
+    if (callTexts.some((t) => t.length > 0)) yield* RunDir.write(callsFile, Buffer.concat(callTexts))
     else yield* fileSystem.remove(callsFile, { force: true }).pipe(Effect.ignore)
     const calls = yield* Calls.tally(callsFile)
 
@@ -266,9 +263,9 @@ export const merge = (options: Options): Effect.Effect<Merged, RunError, FileSys
       ...(calls.calls > 0 ? { modelCalls: calls } : {}),
       ...Summary.of(index, { metrics, seed: rest.seed, resamples: rest.resamples, largeSample: rest.largeSample }, cells)
     }
-    yield* write(files.summary, Summary.encode(summary))
+    yield* RunDir.write(files.summary, Summary.encode(summary))
     const info = mergedInfo(sorted, summary, lines.length)
     const written = yield* Report.writeRun({ dir: out, summary, index, info, examples })
-    yield* write(files.run, RunInfo.encode(info))
+    yield* RunDir.write(files.run, RunInfo.encode(info))
     return { out, identity, shards: sorted.length, pairs: lines.length, instances: summary.dataset.instances, files, opening: written.opening }
   }))

@@ -88,6 +88,10 @@ export const parseSummary = (value: unknown, file: string): Either.Either<Result
 export const parseInfo = (value: unknown, file: string): Either.Either<RunInfo, RunError> =>
   Either.mapLeft(decodeInfo(value), (e) => new RunError({ path: file, reason: firstIssue(e) }))
 
+/** Write one of a run directory's files atomically; a failure is a RunError naming the file. */
+export const write = (file: string, data: string | Uint8Array): Effect.Effect<void, RunError, FileSystem.FileSystem> =>
+  Files.writeFileAtomic(file, data).pipe(Effect.mapError((e) => new RunError({ path: file, reason: `cannot write: ${Files.describe(e)}` })))
+
 export const exists = (fileSystem: FileSystem.FileSystem, file: string) => fileSystem.exists(file).pipe(Effect.orElseSucceed(() => false))
 
 /**

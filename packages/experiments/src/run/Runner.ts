@@ -6,20 +6,18 @@
  * @example
  * const outcome = yield* Runner.sweep(yield* Config.load("configs/smoke.yaml")) // outcome.files.summary
  */
-import { type Domain, Files } from "@cupid-lab/core"
-import type { FileSystem } from "@effect/platform"
+import type { Domain } from "@cupid-lab/core"
 import { Cause, Clock, Effect, Exit } from "effect"
 import * as path from "node:path"
 import { type Config, hash as configHash } from "../config/Config.js"
 import * as Families from "../analysis/Families.js"
-import { RunError } from "../Errors.js"
 import * as Report from "../render/Report.js"
 import * as Calls from "../results/Calls.js"
 import * as Columns from "../results/Columns.js"
 import type * as ResultLine from "../results/ResultLine.js"
 import * as ResultLog from "../results/ResultLog.js"
 import * as Results from "../results/Results.js"
-import type * as RunDir from "../results/RunDir.js"
+import * as RunDir from "../results/RunDir.js"
 import * as Summary from "../results/Summary.js"
 import * as Budget from "./Budget.js"
 import * as PairLoop from "./PairLoop.js"
@@ -31,9 +29,6 @@ import * as Shard from "./Shard.js"
 
 export type { OpenDataset, Options, SweepError } from "./Prepare.js"
 export { type DryRun, dryRun } from "./Prepare.js"
-
-const writeFile = (file: string, text: string): Effect.Effect<void, RunError, FileSystem.FileSystem> =>
-  Files.writeFileAtomic(file, text).pipe(Effect.mapError((e) => new RunError({ path: file, reason: `cannot write: ${Files.describe(e)}` })))
 
 export const sweep = (config: Config, options: Options = {}) =>
   Effect.scoped(
@@ -228,14 +223,14 @@ const finish = (
       ...pairs.stats.result(),
       versions
     })
-    yield* writeFile(files.summary, Summary.encode(summary))
+    yield* RunDir.write(files.summary, Summary.encode(summary))
     let opening: Report.Written["opening"] | undefined
     if (options.report !== false) {
       const run: RunDir.Run = { dir: out, summary, index, info: info(yield* Clock.currentTimeMillis), examples: pairs.examples }
       opening = (yield* Report.writeRun(run, options.openDataset === undefined ? {} : { openDataset: (source: string) => options.openDataset!(source, {}) })).opening
     }
     // run.json last: its write phase covers the summary and the reports.
-    yield* writeFile(files.run, RunInfo.encode(info(yield* Clock.currentTimeMillis)))
+    yield* RunDir.write(files.run, RunInfo.encode(info(yield* Clock.currentTimeMillis)))
     return {
       out,
       grid,

@@ -10,7 +10,7 @@
  */
 import { Dataset, type Domain, type Errors as CoreErrors, Files as CoreFiles } from "@cupid-lab/core"
 import { FileSystem } from "@effect/platform"
-import { Array as Arr, Effect, Either, Option, Schema, Stream, Struct } from "effect"
+import { Array as Arr, Effect, Either, Option, Stream, Struct } from "effect"
 import * as path from "node:path"
 import * as Analysis from "../analysis/Analysis.js"
 import * as Verdict from "../analysis/Verdict.js"
@@ -35,8 +35,6 @@ export interface CatalogOptions {
   /** How a run's recorded data source is opened; default core's `Dataset.open`. */
   readonly openDataset?: (source: string, options: Dataset.LoadOptions) => Effect.Effect<Dataset.Opened, CoreErrors.DatasetError, FileSystem.FileSystem>
 }
-
-const decodeIdentity = Schema.decodeUnknownEither(Schema.parseJson(RunId.Identity))
 
 /** What a line holds of a ranking: the rest of the line is not decoded. */
 const Ranked = ResultLine.pick("cell", "instance", "ranking")
@@ -123,7 +121,7 @@ export const make = (root: string, options: CatalogOptions = {}) =>
           return Either.getOrUndefined(decoded)
         }
         const infoFile = path.join(dir, "run.json")
-        const identity = lenient(yield* readText(path.join(dir, RunId.fileName)), decodeIdentity, () => `${RunId.fileName} is not a run identity; the run's transform is not shown`)
+        const identity = lenient(yield* readText(path.join(dir, RunId.fileName)), RunId.decode, () => `${RunId.fileName} is not a run identity; the run's transform is not shown`)
         const info = lenient(
           yield* readText(infoFile),
           (text) => Either.flatMap(Either.try(() => JSON.parse(text) as unknown), (v) => RunDir.parseInfo(v, infoFile)),
