@@ -1,6 +1,6 @@
 /**
  * The results viewer's browser code: one page, routed by the URL's hash, rendering the JSON of
- * ../src/view/Api.ts. Every piece of run or dataset text reaches the page as a text node (no
+ * the API in docs/viewer.md. Every piece of run or dataset text reaches the page as a text node (no
  * innerHTML, no inline script or style), so it stays inert; the server's CSP forbids the rest.
  *
  * Routes (all state is in the hash, so every view can be bookmarked or reloaded):
@@ -12,7 +12,9 @@
  *
  * Built by tools/build-cli.mjs into packages/experiments/dist/viewer/app.js.
  */
-import type * as Api from "../src/view/Api.js"
+import type { CompareView, PairwiseView, RunDetail, RunList, VerdictView } from "../src/view/Catalog.js"
+import type { FiguresView } from "../src/view/Entries.js"
+import type { CellOutcome, InstanceList } from "../src/view/Instances.js"
 import { type Child, cellHead, cellKey, cellName, fmt, get, h, hashOf, link, main, metricName, renderTable, runTabs, setWhere, shortNames } from "./dom.js"
 import { instancePage } from "./instance.js"
 
@@ -20,7 +22,7 @@ import { instancePage } from "./instance.js"
 
 const runsPage = async () => {
   setWhere()
-  const { runs, unreadable } = await get<Api.RunList>("/api/runs")
+  const { runs, unreadable } = await get<RunList>("/api/runs")
   const cannotRead = unreadable.length === 0 ? null : h("div", { class: "notice", id: "unreadable" },
     h("b", {}, `${unreadable.length} run director${unreadable.length === 1 ? "y" : "ies"} cannot be read:`),
     h("ul", {}, ...unreadable.map((u) => h("li", {}, `${u.id}: ${u.reason}`))))
@@ -60,7 +62,7 @@ const later = <A>(id: string, title: string, waiting: string, request: Promise<A
 }
 
 /** Who leads per instance type, and the leaderboard: the reports' opening. */
-const verdictView = (v: Api.VerdictView): ReadonlyArray<Child> => [
+const verdictView = (v: VerdictView): ReadonlyArray<Child> => [
   h("p", { class: "muted" }, v.intro),
   v.findings.length === 0 ? null : h("ul", { class: "verdict" }, ...v.findings.map((f) => h("li", { "data-slice": f.slice }, f.sentence))),
   v.leaderboard === null ? null : renderTable(v.leaderboard)
@@ -70,7 +72,7 @@ const verdictView = (v: Api.VerdictView): ReadonlyArray<Child> => [
  * The report's charts. Each SVG (drawn by Vega from the run's data, cell names included) is shown
  * as an image: an SVG image cannot run script or load anything, whatever its text holds.
  */
-const figuresView = (f: Api.FiguresView): ReadonlyArray<Child> =>
+const figuresView = (f: FiguresView): ReadonlyArray<Child> =>
   f.figures.length === 0 ? [h("p", {}, "Nothing to plot: the run has no main metric.")] : [
     h("p", { class: "muted" }, "The charts of report.html. Tooltips are in report.html; the tables below hold every value."),
     h("div", { class: "figures" }, ...f.figures.map((x) =>
@@ -81,11 +83,11 @@ const figuresView = (f: Api.FiguresView): ReadonlyArray<Child> =>
 
 const runPage = async (p: URLSearchParams) => {
   const run = p.get("run") ?? ""
-  const d = await get<Api.RunDetail>("/api/run", { run })
+  const d = await get<RunDetail>("/api/run", { run })
   setWhere(link(run, "run", { run }))
-  const verdict = later("verdict", "Verdict", "running the paired tests…", get<Api.VerdictView>("/api/verdict", { run }), verdictView)
-  const figures = later("figures", "Charts", "drawing the charts…", get<Api.FiguresView>("/api/figures", { run }), figuresView)
-  const pairwise = later("pairwise", "Every cell against every other", "running the paired tests…", get<Api.PairwiseView>("/api/pairwise", { run }), (v) =>
+  const verdict = later("verdict", "Verdict", "running the paired tests…", get<VerdictView>("/api/verdict", { run }), verdictView)
+  const figures = later("figures", "Charts", "drawing the charts…", get<FiguresView>("/api/figures", { run }), figuresView)
+  const pairwise = later("pairwise", "Every cell against every other", "running the paired tests…", get<PairwiseView>("/api/pairwise", { run }), (v) =>
     v.note === null
       ? [h("p", {}, "Nothing to test: the run has fewer than two cells or no headline metric.")]
       : [h("p", { class: "muted" }, v.note), ...v.slices.flatMap((s) => [s.tooSmall === null ? null : h("p", { class: "notice" }, s.tooSmall), renderTable(s.table)])])
@@ -112,7 +114,7 @@ const select = (name: string, options: ReadonlyArray<readonly [string, string]>,
 
 const instancesPage = async (p: URLSearchParams) => {
   const run = p.get("run") ?? ""
-  const d = await get<Api.RunDetail>("/api/run", { run })
+  const d = await get<RunDetail>("/api/run", { run })
   setWhere(link(run, "run", { run }), "instances")
   const params = {
     run,
@@ -126,7 +128,7 @@ const instancesPage = async (p: URLSearchParams) => {
     desc: p.get("desc") === "1",
     offset: p.get("offset") ?? undefined
   }
-  const list = await get<Api.InstanceList>("/api/instances", params)
+  const list = await get<InstanceList>("/api/instances", params)
   const short = shortNames(d.cells)
   const cellOptions: Array<readonly [string, string]> = [["", "(any)"], ...d.cells.map((c) => [c.id, cellName(d.cells, c.id)] as const)]
   const search = h("input", { type: "search", name: "q", id: "f-q", placeholder: "search text", value: params.q ?? "" })
@@ -160,7 +162,7 @@ const instancesPage = async (p: URLSearchParams) => {
       desc: data.get("desc") !== null
     })
   })
-  const outcomeText = (o: Api.CellOutcome) =>
+  const outcomeText = (o: CellOutcome) =>
     o.status === "failed" ? "failed" : `${o.selected === null ? "–" : `{${o.selected.join(", ")}}`}${o.main === null ? "" : ` ${fmt(o.main)}`}`
   const shownCells = list.items[0]?.outcomes.map((o) => o.cell) ?? []
   const rows = list.items.map((it) =>
@@ -192,14 +194,14 @@ const instancesPage = async (p: URLSearchParams) => {
 // ------------------------------------------------------------------------------------------- compare
 
 const comparePage = async (p: URLSearchParams) => {
-  const { runs } = await get<Api.RunList>("/api/runs")
+  const { runs } = await get<RunList>("/api/runs")
   const a = p.get("a") ?? runs[0]?.id ?? ""
   const b = p.get("b") ?? a
-  const [da, db] = await Promise.all([get<Api.RunDetail>("/api/run", { run: a }), get<Api.RunDetail>("/api/run", { run: b })])
+  const [da, db] = await Promise.all([get<RunDetail>("/api/run", { run: a }), get<RunDetail>("/api/run", { run: b })])
   const ca = p.get("ca") ?? da.cells[0]?.id ?? ""
   const cb = p.get("cb") ?? db.cells[1]?.id ?? db.cells[0]?.id ?? ""
   // The server resolves the URL's cells (id, id prefix, name or @k): the choices show what it chose.
-  const v = await get<Api.CompareView>("/api/compare", { a, ca, b, cb })
+  const v = await get<CompareView>("/api/compare", { a, ca, b, cb })
   setWhere("compare")
   const runOptions = runs.map((r) => [r.id, `${r.id} (${r.config}, ${r.data})`] as const)
   const form = h("form", { id: "pick" },
@@ -213,7 +215,7 @@ const comparePage = async (p: URLSearchParams) => {
     // A changed run keeps no cell choice of the other run.
     location.hash = hashOf("compare", { ...next, ca: next.a === a ? String(data.get("ca")) : undefined, cb: next.b === b ? String(data.get("cb")) : undefined })
   })
-  const outcome = (o: Api.CellOutcome) => (o.status === "failed" ? "failed" : `{${(o.selected ?? []).join(", ")}} ${fmt(o.main)}`)
+  const outcome = (o: CellOutcome) => (o.status === "failed" ? "failed" : `{${(o.selected ?? []).join(", ")}} ${fmt(o.main)}`)
   return [
     h("h1", {}, "Two cells side by side"),
     form,

@@ -2,7 +2,8 @@
  * What every page of the viewer shares: building elements, links and requests, number and cell-name
  * formatting, the run tabs and the table renderer.
  */
-import type * as Api from "../src/view/Api.js"
+import type { Table } from "../src/render/Table.js"
+import type { CellEntry, MetricColumn } from "../src/view/Entries.js"
 
 export type Child = Node | string | null | undefined | false
 export type Attrs = Readonly<Record<string, string | undefined>>
@@ -50,7 +51,7 @@ export const get = async <A>(pathname: string, params: Readonly<Record<string, s
 
 export const fmt = (v: number | null | undefined, digits = 3): string => (v === null || v === undefined || !Number.isFinite(v) ? "–" : v.toFixed(digits))
 
-export const cellName = (cells: ReadonlyArray<Api.CellEntry>, id: string): string => {
+export const cellName = (cells: ReadonlyArray<CellEntry>, id: string): string => {
   const c = cells.find((x) => x.id === id)
   return c === undefined ? id : `${c.name}${c.oracle ? " ‡" : ""}`
 }
@@ -72,17 +73,17 @@ export const abbreviate = (name: string): string => {
 }
 
 /** Each cell's column head: its name, abbreviated when long unless two cells would then read alike. */
-export const shortNames = (cells: ReadonlyArray<Api.CellEntry>): ReadonlyMap<string, string> => {
+export const shortNames = (cells: ReadonlyArray<CellEntry>): ReadonlyMap<string, string> => {
   const short = cells.map((c) => abbreviate(c.name))
   return new Map(cells.map((c, i) => [c.id, short.indexOf(short[i]!) === short.lastIndexOf(short[i]!) ? short[i]! : c.name]))
 }
 
 /** A column head naming a cell: the short name, the full one as its tooltip. */
-export const cellHead = (cells: ReadonlyArray<Api.CellEntry>, short: ReadonlyMap<string, string>, id: string) =>
+export const cellHead = (cells: ReadonlyArray<CellEntry>, short: ReadonlyMap<string, string>, id: string) =>
   h("th", { class: "cell", title: cellName(cells, id), "data-cell": id }, `${short.get(id) ?? id}${cells.find((c) => c.id === id)?.oracle === true ? " ‡" : ""}`)
 
 /** The full names of the cells whose heads are abbreviated. */
-export const cellKey = (cells: ReadonlyArray<Api.CellEntry>, short: ReadonlyMap<string, string>, ids: ReadonlyArray<string>) => {
+export const cellKey = (cells: ReadonlyArray<CellEntry>, short: ReadonlyMap<string, string>, ids: ReadonlyArray<string>) => {
   const cut = ids.flatMap((id) => {
     const c = cells.find((x) => x.id === id)
     return c === undefined || short.get(id) === c.name ? [] : [c]
@@ -91,7 +92,7 @@ export const cellKey = (cells: ReadonlyArray<Api.CellEntry>, short: ReadonlyMap<
     ...cut.flatMap((c, i) => [i === 0 ? "" : " · ", h("b", {}, short.get(c.id) ?? c.id), ` ${c.name}`]))
 }
 
-export const metricName = (m: Pick<Api.MetricColumn, "name" | "heuristic">) => `${m.name}${m.heuristic ? " †" : ""}`
+export const metricName = (m: Pick<MetricColumn, "name" | "heuristic">) => `${m.name}${m.heuristic ? " †" : ""}`
 
 export const setWhere = (...parts: ReadonlyArray<Child>) => where().replaceChildren(...parts.filter((p): p is Node | string => p !== null && p !== undefined && p !== false).flatMap((p) => [" › ", p]))
 
@@ -107,7 +108,7 @@ export const runTabs = (run: string, active: "run" | "instances" | "compare") =>
 export const lines = (text: string): Array<Node> => text.split("\n").flatMap((line, i) => (i === 0 ? [document.createTextNode(line)] : [h("br"), document.createTextNode(line)]))
 
 /** A table of the reports' table model (report/Table.ts), rendered as report.html renders it: best bold, significance *, superscripts for the cells a cell beats. */
-export const renderTable = (t: Api.Table): HTMLElement => {
+export const renderTable = (t: Table): HTMLElement => {
   const marks = (m: ReadonlyArray<string> | undefined) => (m === undefined || m.length === 0 ? "" : ` ${m.join("")}`)
   const head = h("tr", {}, ...t.columns.map((c) => h("th", {}, ...lines(c.label), marks(c.marks), c.group === undefined ? null : h("div", { class: "muted" }, c.group))))
   const body = t.rows.map((r) =>

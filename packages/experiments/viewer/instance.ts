@@ -1,6 +1,10 @@
 /** The instance page: the request, the gold labels, the sessions each cell selected with its scores and ranks, and each cell's outputs and model calls. */
-import type * as Api from "../src/view/Api.js"
+import type { Call } from "../src/results/Calls.js"
+import type { InstanceCalls } from "../src/view/Catalog.js"
+import type { InstanceDetail } from "../src/view/Instances.js"
 import { cellHead, cellKey, cellName, fmt, get, h, link, metricName, runTabs, setWhere, shortNames } from "./dom.js"
+
+type CellResult = InstanceDetail["results"][number]
 
 // ------------------------------------------------------------------------------------------ instance
 
@@ -11,7 +15,7 @@ const scoreText = (x: number | null): string =>
 const ratingText = (x: number) => (x === 1 ? "✓ 1" : x === 0 ? "✗ 0" : `◐ ${x}`)
 
 /** Each checklist item with its rating: the gold items (covered by the inferred preference?) and the inferred ones (covered by the gold?). */
-const ratingsTable = (ratings: Api.CellResult["ratings"]) =>
+const ratingsTable = (ratings: CellResult["ratings"]) =>
   h("table", { class: "ratings" },
     h("thead", {}, h("tr", {}, h("th", {}, "checklist item"), h("th", {}, "side"), h("th", {}, "rating"))),
     h("tbody", {}, ...ratings.map((x) =>
@@ -21,7 +25,7 @@ const ratingsTable = (ratings: Api.CellResult["ratings"]) =>
         h("td", { class: "num" }, ratingText(x.rating))))))
 
 /** One call of a transcript: what was sent, what came back, what the caller read, and how it went. */
-const callView = (c: Api.Call, n: number) => {
+const callView = (c: Call, n: number) => {
   const facts = [
     `${c.provider}/${c.model}`,
     c.cached ? "answered by the cache" : `${c.requests} request${c.requests === 1 ? "" : "s"}${c.requests > 1 ? ` (${c.requests - 1} retr${c.requests === 2 ? "y" : "ies"})` : ""}`,
@@ -43,7 +47,7 @@ const callView = (c: Api.Call, n: number) => {
 }
 
 /** A cell's model calls on the instance, grouped by stage in the order they were made. */
-const callsSection = (t: Api.InstanceCalls["cells"][number] | undefined) =>
+const callsSection = (t: InstanceCalls["cells"][number] | undefined) =>
   t === undefined ? null : h("details", { class: "transcript" },
     h("summary", {}, `Model calls: ${t.calls.length} (${t.calls.filter((c) => c.cached).length} from the cache, ${t.calls.reduce((n, c) => n + c.requests, 0)} requests sent)`,
       t.attempts > 1 ? `; latest of ${t.attempts} attempts (${t.ranAt})` : ""),
@@ -52,7 +56,7 @@ const callsSection = (t: Api.InstanceCalls["cells"][number] | undefined) =>
 export const instancePage = async (p: URLSearchParams) => {
   const run = p.get("run") ?? ""
   const id = p.get("id") ?? ""
-  const [d, transcripts] = await Promise.all([get<Api.InstanceDetail>("/api/instance", { run, id }), get<Api.InstanceCalls>("/api/calls", { run, id })])
+  const [d, transcripts] = await Promise.all([get<InstanceDetail>("/api/instance", { run, id }), get<InstanceCalls>("/api/calls", { run, id })])
   const callsOf = new Map(transcripts.cells.map((c) => [c.cell, c]))
   setWhere(link(run, "run", { run }), link("instances", "instances", { run }), id)
   const withResult = d.cells.filter((c) => d.results.some((r) => r.cell === c.id))
@@ -84,7 +88,7 @@ export const instancePage = async (p: URLSearchParams) => {
         s.preference === null ? null : h("p", { class: "muted" }, `gold preference of this session: ${s.preference}`)))))
   const results = d.results.map((r) => {
     const headline = r.scores.filter((x) => x.headline)
-    const scoreLine = (x: Api.ScoreValue) => `${metricName({ name: x.metric, heuristic: x.heuristic })} ${fmt(x.value)}${x.num === undefined ? "" : ` (${x.num}/${x.den})`}`
+    const scoreLine = (x: CellResult["scores"][number]) => `${metricName({ name: x.metric, heuristic: x.heuristic })} ${fmt(x.value)}${"num" in x ? ` (${x.num}/${x.den})` : ""}`
     const covered = (side: "gold" | "inferred") => {
       const items = r.ratings.filter((x) => x.side === side)
       return items.length === 0 ? null : `${side} items ${Number(items.reduce((n, x) => n + x.rating, 0).toFixed(2))} of ${items.length}`
@@ -102,7 +106,7 @@ export const instancePage = async (p: URLSearchParams) => {
       h("details", { class: "all-scores" },
         h("summary", {}, `all ${r.scores.length} metrics, usage`),
         h("table", { class: "scores" }, h("tbody", {}, ...r.scores.map((x) =>
-          h("tr", { "data-metric": x.metric }, h("td", {}, metricName({ name: x.metric, heuristic: x.heuristic })), h("td", { class: "num" }, fmt(x.value), x.num === undefined ? "" : ` (${x.num}/${x.den})`))))),
+          h("tr", { "data-metric": x.metric }, h("td", {}, metricName({ name: x.metric, heuristic: x.heuristic })), h("td", { class: "num" }, fmt(x.value), "num" in x ? ` (${x.num}/${x.den})` : ""))))),
         h("p", { class: "muted" }, `usage: ${r.usage.calls} calls, ${r.usage.promptTokens} prompt + ${r.usage.completionTokens} completion tokens`)),
       callsSection(callsOf.get(r.cell)))
   })

@@ -1,7 +1,8 @@
 /**
  * What the viewer knows of a `runs/` tree: the runs below it (directories holding summary.json), each
- * run's entry, tables, verdict, charts, pairwise tests and instances, and two cells side by side, as
- * values of {@link Api}. A run is read when first asked for and kept until its files change.
+ * run's entry, tables, verdict, charts, pairwise tests and instances, and two cells side by side, as the
+ * JSON the viewer's server answers (its types are these functions'). A run is read when first asked for
+ * and kept until its files change.
  *
  * @example
  * const catalog = yield* Catalog.make("runs")
@@ -24,12 +25,24 @@ import * as Calls from "../results/Calls.js"
 import { ResultLine, type Row } from "../results/ResultLine.js"
 import * as RunDir from "../results/RunDir.js"
 import * as RunId from "../run/RunId.js"
-import type * as Api from "./Api.js"
 import * as Entries from "./Entries.js"
 import * as Instances from "./Instances.js"
 import { disagree, findCell, type InstanceQuery, type Loaded, outcome, type Texts } from "./Instances.js"
 
 export type Catalog = Effect.Effect.Success<ReturnType<typeof make>>
+
+/** The JSON of each `GET /api/...` route built here (docs/viewer.md). */
+export type RunList = Effect.Effect.Success<Catalog["list"]>
+
+export type RunDetail = Effect.Effect.Success<ReturnType<Catalog["detail"]>>
+
+export type VerdictView = Effect.Effect.Success<ReturnType<Catalog["verdict"]>>
+
+export type PairwiseView = Effect.Effect.Success<ReturnType<Catalog["pairwise"]>>
+
+export type InstanceCalls = Effect.Effect.Success<ReturnType<Catalog["calls"]>>
+
+export type CompareView = Effect.Effect.Success<ReturnType<Catalog["compare"]>>
 
 export interface CatalogOptions {
   /** How a run's recorded data source is opened; default core's `Dataset.open`. */
@@ -131,7 +144,7 @@ export const make = (root: string, options: CatalogOptions = {}) =>
       })
 
     /** A run's entry from its summary and records, or why its summary cannot be read. */
-    const entry = (found: Entries.Found): Effect.Effect<Either.Either<Api.RunEntry, string>> =>
+    const entry = (found: Entries.Found): Effect.Effect<Either.Either<Entries.RunEntry, string>> =>
       Effect.gen(function*() {
         const summaryFile = path.join(found.dir, "summary.json")
         const text = yield* readText(summaryFile)
@@ -144,7 +157,7 @@ export const make = (root: string, options: CatalogOptions = {}) =>
         return Either.right(Entries.entryOf(found, summary.right, yield* records(found.dir)))
       })
 
-    const list: Effect.Effect<Api.RunList, ViewError> = Effect.gen(function*() {
+    const list = Effect.gen(function*() {
       const { found, unlisted } = yield* scan
       const entries = yield* Effect.forEach(found, (f) => Effect.map(entry(f), Either.mapLeft((reason) => ({ id: f.id, reason }))))
       const [failed, runs] = Arr.partitionMap(entries, (e) => e)
@@ -232,7 +245,7 @@ export const make = (root: string, options: CatalogOptions = {}) =>
     const analysed = <A>(id: string, f: (a: Analysis.Analysis, l: Loaded) => A): Effect.Effect<A, ViewError> =>
       computed(id, (l) => f(l.analysis ??= Analysis.analyze(l.run), l))
 
-    const detail = (id: string): Effect.Effect<Api.RunDetail, ViewError> =>
+    const detail = (id: string) =>
       computed(id, (l) => {
         const summary = l.run.summary
         const { main } = Analysis.mainMetric(summary)
@@ -241,7 +254,7 @@ export const make = (root: string, options: CatalogOptions = {}) =>
       })
 
     /** With every cell on the leaderboard: the page has room for all. */
-    const verdict = (id: string): Effect.Effect<Api.VerdictView, ViewError> =>
+    const verdict = (id: string) =>
       analysed(id, (a) => {
         const v = Verdict.verdict(a)
         return {
@@ -252,7 +265,7 @@ export const make = (root: string, options: CatalogOptions = {}) =>
         }
       })
 
-    const figures = (id: string): Effect.Effect<Api.FiguresView, ViewError> =>
+    const figures = (id: string) =>
       Effect.flatMap(analysed(id, (a, l) => ({ a, l })), ({ a, l }) =>
         l.figures !== undefined
           ? Effect.succeed(l.figures)
@@ -262,7 +275,7 @@ export const make = (root: string, options: CatalogOptions = {}) =>
           ))
 
     /** Every cell against every other, as the reports test them. */
-    const pairwise = (id: string): Effect.Effect<Api.PairwiseView, ViewError> =>
+    const pairwise = (id: string) =>
       analysed(id, (a) => {
         const p = a.pairwise
         if (p === undefined) return { note: null, slices: [] }
@@ -276,10 +289,10 @@ export const make = (root: string, options: CatalogOptions = {}) =>
         }
       })
 
-    const instances = (id: string, query: InstanceQuery): Effect.Effect<Api.InstanceList, ViewError> =>
+    const instances = (id: string, query: InstanceQuery) =>
       Effect.flatMap(load(id), (l) => Instances.list(l, query, () => textsOf(l)))
 
-    const instance = (id: string, instanceId: string): Effect.Effect<Api.InstanceDetail, ViewError> =>
+    const instance = (id: string, instanceId: string) =>
       Effect.flatMap(load(id), (l) => {
         // Rankings are read when a page asks for them: a large run's rankings are most of its lines.
         const rankings = reading(RunDir.linesAbout(path.join(l.run.dir, "results.jsonl"), instanceId, Ranked, "rankings")).pipe(
@@ -288,7 +301,7 @@ export const make = (root: string, options: CatalogOptions = {}) =>
         return Instances.detail(l, id, instanceId, textsOf(l), rankings)
       })
 
-    const calls = (id: string, instanceId: string): Effect.Effect<Api.InstanceCalls, ViewError> =>
+    const calls = (id: string, instanceId: string) =>
       Effect.gen(function*() {
         const found = yield* locate(id)
         const { byCell, unreadable } = yield* reading(Calls.ofInstance(path.join(found.dir, Calls.fileName), instanceId))
@@ -299,7 +312,7 @@ export const make = (root: string, options: CatalogOptions = {}) =>
     const compare = (
       x: { readonly run: string; readonly cell: string },
       y: { readonly run: string; readonly cell: string }
-    ): Effect.Effect<Api.CompareView, ViewError> =>
+    ) =>
       Effect.gen(function*() {
         const la = yield* load(x.run)
         const lb = yield* load(y.run)
@@ -309,21 +322,19 @@ export const make = (root: string, options: CatalogOptions = {}) =>
           try: () => Compare.compare(la.run, lb.run, { cells: { a: ca.id, b: cb.id } }),
           catch: (e) => new ViewError({ status: 500, message: e instanceof Error ? e.message : String(e) })
         })
-        let shared = 0
-        const disagreements: Array<Api.CompareView["disagreements"][number]> = []
-        for (const [instanceId, rows] of la.byInstance) {
+        const both = [...la.byInstance].flatMap(([instance, rows]) => {
           const ra = rows.get(ca.id)
-          const rb = lb.byInstance.get(instanceId)?.get(cb.id)
-          if (ra === undefined || rb === undefined) continue
-          shared++
-          if (disagree(ra, rb)) disagreements.push({ instance: instanceId, type: ra.type, a: outcome(la, ra, ca.id), b: outcome(lb, rb, cb.id) })
-        }
+          const rb = lb.byInstance.get(instance)?.get(cb.id)
+          return ra === undefined || rb === undefined ? [] : [{ instance, ra, rb }]
+        })
+        const disagreements = both.filter(({ ra, rb }) => disagree(ra, rb))
+          .map(({ instance, ra, rb }) => ({ instance, type: ra.type, a: outcome(la, ra, ca.id), b: outcome(lb, rb, cb.id) }))
         return {
           a: { run: x.run, cell: ca },
           b: { run: y.run, cell: cb },
           tables: CompareRender.metricTables(compared),
           warnings: compared.warnings,
-          shared,
+          shared: both.length,
           disagreements
         }
       })

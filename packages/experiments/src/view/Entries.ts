@@ -14,7 +14,6 @@ import * as Tables from "../render/Tables.js"
 import type { MetricDescription, Summary } from "../results/ResultLine.js"
 import type * as RunDir from "../results/RunDir.js"
 import type * as RunId from "../run/RunId.js"
-import type * as Api from "./Api.js"
 
 /** A run directory found below the viewer's root. */
 export interface Found {
@@ -34,7 +33,7 @@ export const safeMain = (summary: Summary): { readonly main: MetricDescription |
   }
 }
 
-export const cellEntries = (summary: Summary): Array<Api.CellEntry> =>
+export const cellEntries = (summary: Summary) =>
   summary.cells.map((c) => {
     const retriever = c.params["retriever"]
     const use = Schema.is(RetrieverUse)(retriever) ? retriever.use : null
@@ -42,14 +41,14 @@ export const cellEntries = (summary: Summary): Array<Api.CellEntry> =>
   })
 
 /** The main metric first, then the headline metrics, then the rest. */
-export const metricColumns = (summary: Summary, main: MetricDescription | undefined): Array<Api.MetricColumn> => {
+export const metricColumns = (summary: Summary, main: MetricDescription | undefined) => {
   const rest = summary.metrics.filter((m) => m !== main)
   return [...(main === undefined ? [] : [main]), ...rest.filter((m) => m.headline), ...rest.filter((m) => !m.headline)]
     .map((m) => Struct.pick(m, "name", "heuristic", "headline", "description"))
 }
 
 /** The first cell the reports' headline table marks best on the main metric over all instances. */
-const headline = (summary: Summary, main: MetricDescription | undefined): Api.HeadlineBest | null => {
+const headline = (summary: Summary, main: MetricDescription | undefined) => {
   if (main === undefined) return null
   const best = Tables.bestShown(summary.cells, "all", main)
   const cell = summary.cells.find((c) => {
@@ -64,7 +63,7 @@ export const entryOf = (
   found: Found,
   summary: Summary,
   records: { readonly info: RunDir.RunInfo | undefined; readonly identity: RunId.Identity | undefined; readonly problems: ReadonlyArray<string> }
-): Api.RunEntry => {
+) => {
   const { info, identity, problems } = records
   return {
     id: found.id,
@@ -86,15 +85,24 @@ export const entryOf = (
 /** The report's charts as SVG, in report.html's order. */
 export const figuresOf = Effect.fn("Entries.figures")(function*(a: Analysis.Analysis) {
   const p = Figures.planned(a)
-  const all: Array<readonly [Api.Figure["section"], Figures.Planned | undefined]> = [
+  const all = [
     ...p.overview.map((planned) => ["overview", planned] as const),
-    ["recency", p.recency],
-    ["history", p.history],
+    ["recency", p.recency] as const,
+    ["history", p.history] as const,
     ...p.interventions.map((planned) => ["intervention", planned] as const),
-    ["cost", p.cost]
+    ["cost", p.cost] as const
   ]
   const shown = all.flatMap(([section, planned]) => (planned === undefined ? [] : [{ section, planned }]))
   const figures = yield* Effect.forEach(shown, ({ section, planned }) =>
-    Effect.map(Charts.svg(planned.chart), (svg): Api.Figure => ({ section, caption: planned.caption, svg })))
-  return { figures } satisfies Api.FiguresView
+    Effect.map(Charts.svg(planned.chart), (svg) => ({ section, caption: planned.caption, svg })))
+  return { figures }
 })
+
+/** The JSON of `GET /api/figures`, and the parts of other answers built here. */
+export type FiguresView = Effect.Effect.Success<ReturnType<typeof figuresOf>>
+
+export type RunEntry = ReturnType<typeof entryOf>
+
+export type CellEntry = ReturnType<typeof cellEntries>[number]
+
+export type MetricColumn = ReturnType<typeof metricColumns>[number]

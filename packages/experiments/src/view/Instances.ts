@@ -14,7 +14,11 @@ import type { MetricDescription, ResultLine, Row, Slice } from "../results/Resul
 import { slices } from "../results/ResultLine.js"
 import type * as RunDir from "../results/RunDir.js"
 import type * as RunId from "../run/RunId.js"
-import type * as Api from "./Api.js"
+import type { CellEntry, FiguresView, RunEntry } from "./Entries.js"
+
+export const sortKeys = ["instance", "type", "length", "metric"] as const
+
+export type SortKey = (typeof sortKeys)[number]
 
 /** Cells are named by selectors: id, id prefix, name or `@k`. */
 export interface InstanceQuery {
@@ -26,7 +30,7 @@ export interface InstanceQuery {
   readonly b?: string | undefined
   /** Words that must all occur in the ids, the request, the gold preference, inferences, generations or errors. */
   readonly q?: string | undefined
-  readonly sort?: Api.SortKey | undefined
+  readonly sort?: SortKey | undefined
   readonly desc?: boolean | undefined
   readonly offset?: number | undefined
   readonly limit?: number | undefined
@@ -36,12 +40,12 @@ export interface Loaded {
   readonly stamp: string
   /** Computed when first asked for. */
   analysis?: Analysis.Analysis
-  figures?: Api.FiguresView
+  figures?: FiguresView
   texts?: Texts
   readonly run: RunDir.Run
   readonly identity: RunId.Identity | undefined
-  readonly entry: Api.RunEntry
-  readonly cells: ReadonlyArray<Api.CellEntry>
+  readonly entry: RunEntry
+  readonly cells: ReadonlyArray<CellEntry>
   readonly main: MetricDescription | undefined
   readonly mainReason: string
   /** Each instance's lines by cell id, in dataset order. */
@@ -75,18 +79,18 @@ export const disagree = (x: Row | undefined, y: Row | undefined): boolean => {
   return x.status === "ok" && !sameSelection(x.selected, y.selected)
 }
 
-export const findCell = (l: Loaded, selector: string): Effect.Effect<Api.CellEntry, ViewError> => {
+export const findCell = (l: Loaded, selector: string): Effect.Effect<CellEntry, ViewError> => {
   const c = Analysis.findCell(l.run.summary.cells, selector)
   return typeof c === "string" ? Effect.fail(new ViewError({ status: 404, message: c })) : Effect.succeed(l.cells[l.run.summary.cells.indexOf(c)]!)
 }
 
-export const outcome = (l: Loaded, row: Row | undefined, cell: string): Api.CellOutcome =>
+export const outcome = (l: Loaded, row: Row | undefined, cell: string) =>
   row === undefined
-    ? { cell, status: "failed", selected: null, main: null }
+    ? { cell, status: "failed" as const, selected: null, main: null }
     : { cell, status: row.status, selected: row.selected, main: mainValue(l, row) }
 
 /** The instances of a loaded run that match `query`, sorted and paged. */
-export const list = (l: Loaded, query: InstanceQuery, texts: () => Effect.Effect<Texts>): Effect.Effect<Api.InstanceList, ViewError> =>
+export const list = (l: Loaded, query: InstanceQuery, texts: () => Effect.Effect<Texts>) =>
   Effect.gen(function*() {
     if (query.type !== undefined && query.type !== "" && !slices.includes(query.type as Slice)) {
       return yield* new ViewError({ status: 400, message: `type must be one of consistent, contrastive, changing; got "${query.type}"` })
@@ -98,7 +102,7 @@ export const list = (l: Loaded, query: InstanceQuery, texts: () => Effect.Effect
     const cell = yield* named(query.cell)
     const a = yield* named(query.a)
     const b = yield* named(query.b)
-    const shown = [cell, a, b].filter((c): c is Api.CellEntry => c !== undefined)
+    const shown = [cell, a, b].filter((c) => c !== undefined)
     const shownIds = shown.length > 0 ? [...new Set(shown.map((c) => c.id))] : l.cells.map((c) => c.id)
     const terms = (query.q ?? "").toLowerCase().split(/\s+/).filter((w) => w !== "")
     const t = terms.length > 0 ? yield* texts() : undefined
@@ -121,7 +125,7 @@ export const list = (l: Loaded, query: InstanceQuery, texts: () => Effect.Effect
       return [{ id, rows, head, index }]
     })
     const metricCell = cell ?? a ?? l.cells.find((c) => c.baseline)
-    const keys: Record<Api.SortKey, (m: (typeof matched)[number]) => number | string> = {
+    const keys: Record<SortKey, (m: (typeof matched)[number]) => number | string> = {
       instance: (m) => m.index,
       type: (m) => m.head.type,
       length: (m) => m.head.meta.historyTokens,
@@ -135,7 +139,7 @@ export const list = (l: Loaded, query: InstanceQuery, texts: () => Effect.Effect
     })
     const offset = Math.max(0, query.offset ?? 0)
     const limit = Math.min(500, Math.max(1, query.limit ?? 100))
-    const items = sorted.slice(offset, offset + limit).map(({ m }): Api.InstanceItem => ({
+    const items = sorted.slice(offset, offset + limit).map(({ m }) => ({
       id: m.id,
       type: m.head.type,
       ...Struct.pick(m.head.meta, "sessions", "historyTokens", "relevant", "stale"),
@@ -160,7 +164,7 @@ export const detail = (
   instanceId: string,
   texts: Effect.Effect<Texts>,
   rankings: Effect.Effect<ReadonlyMap<string, ResultLine["ranking"]>, ViewError>
-): Effect.Effect<Api.InstanceDetail, ViewError> =>
+) =>
   Effect.gen(function*() {
     const rows = l.byInstance.get(instanceId)
     if (rows === undefined) return yield* new ViewError({ status: 404, message: `run ${id} has no instance "${instanceId}"` })
@@ -175,15 +179,13 @@ export const detail = (
     for (const c of l.cells) {
       for (const s of rows.get(c.id)?.selected ?? []) selectedBy.set(s, [...(selectedBy.get(s) ?? []), c.id])
     }
-    const sessions: Array<Api.SessionRow> = data !== undefined
-      ? data.query.sessions.map((s) => {
-        const g = data.gold.sessions.find((x) => x.id === s.id)
-        return { id: s.id, position: s.index + 1, label: g?.label ?? null, factor: g?.factor ?? null, preference: g?.preference ?? null, turns: s.dialogue, selectedBy: selectedBy.get(s.id) ?? [] }
-      })
+    const session = (id: string, index: number, g: Partial<Domain.GoldSession> | undefined, turns: ReadonlyArray<Domain.Message>) =>
+      ({ id, position: index + 1, label: g?.label ?? null, factor: g?.factor ?? null, preference: g?.preference ?? null, turns, selectedBy: selectedBy.get(id) ?? [] })
+    const sessions = data !== undefined
+      ? data.query.sessions.map((s) => session(s.id, s.index, data.gold.sessions.find((x) => x.id === s.id), s.dialogue))
       : Array.from({ length: head.meta.sessions }, (_, i) => {
         const sid = `s${i + 1}`
-        const label = head.meta.relevant.includes(sid) ? "relevant" : head.meta.stale.includes(sid) ? "stale" : "other"
-        return { id: sid, position: i + 1, label, factor: null, preference: null, turns: [], selectedBy: selectedBy.get(sid) ?? [] }
+        return session(sid, i, { label: head.meta.relevant.includes(sid) ? "relevant" : head.meta.stale.includes(sid) ? "stale" : "other" }, [])
       })
     const known = new Set(sessions.map((s) => s.id))
     const otherSelected = [...selectedBy.entries()].filter(([s]) => !known.has(s)).sort(([x], [y]) => x.localeCompare(y)).map(([session, cells]) => ({ session, cells }))
@@ -191,12 +193,12 @@ export const detail = (
     const headline = (metric: string) => metric === l.main?.name || metrics.get(metric)?.headline === true
     // The main metric, then the headline ones, then the rest, each by name.
     const order = (metric: string) => (metric === l.main?.name ? 0 : headline(metric) ? 1 : 2)
-    const score = ([metric, v]: readonly [string, ResultLine["scores"][string]]): Api.ScoreValue => {
+    const score = ([metric, v]: readonly [string, ResultLine["scores"][string]]) => {
       const facts = { metric, heuristic: metrics.get(metric)?.heuristic ?? false, headline: headline(metric) }
       if (v !== null && typeof v === "object") return { ...facts, value: v.den > 0 ? v.num / v.den : null, num: v.num, den: v.den }
       return { ...facts, value: v !== null && Number.isFinite(v) ? v : null }
     }
-    const results = l.cells.flatMap((c): Array<Api.CellResult> => {
+    const results = l.cells.flatMap((c) => {
       const r = rows.get(c.id)
       return r === undefined ? [] : [{
         cell: c.id,
@@ -223,3 +225,11 @@ export const detail = (
       results
     }
   })
+
+/** The JSON of `GET /api/instances`. */
+export type InstanceList = Effect.Effect.Success<ReturnType<typeof list>>
+
+/** The JSON of `GET /api/instance`. */
+export type InstanceDetail = Effect.Effect.Success<ReturnType<typeof detail>>
+
+export type CellOutcome = ReturnType<typeof outcome>

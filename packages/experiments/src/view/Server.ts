@@ -1,5 +1,5 @@
 /**
- * The viewer's HTTP server (`cupid-lab view`): the JSON API of {@link Api} over a {@link Catalog},
+ * The viewer's HTTP server (`cupid-lab view`): the JSON API of docs/viewer.md over a {@link Catalog},
  * the page and its browser code, on the loopback interface by default. Dataset text stays inert: a
  * strict Content-Security-Policy on every response, and requests for another Host are refused (DNS
  * rebinding).
@@ -14,8 +14,8 @@ import * as http from "node:http"
 import * as path from "node:path"
 import { fileURLToPath } from "node:url"
 import { ViewError, ViewerNotBuilt } from "../Errors.js"
-import type * as Api from "./Api.js"
 import * as Catalog from "./Catalog.js"
+import { type SortKey, sortKeys } from "./Instances.js"
 
 export const contentSecurityPolicy =
   "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; connect-src 'self'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'"
@@ -76,9 +76,7 @@ const whole = (params: Params, name: string): Effect.Effect<number | undefined, 
   return Number.isInteger(n) && n >= 0 ? Effect.succeed(n) : Effect.fail(new ViewError({ status: 400, message: `${name} must be a whole number >= 0, got "${text}"` }))
 }
 
-const sortKeys: ReadonlyArray<string> = ["instance", "type", "length", "metric"] satisfies ReadonlyArray<Api.SortKey>
-
-const isSortKey = (s: string): s is Api.SortKey => sortKeys.includes(s)
+const isSortKey = (s: string): s is SortKey => (sortKeys as ReadonlyArray<string>).includes(s)
 
 const json = (body: unknown, status = 200) => HttpServerResponse.unsafeJson(body, { status })
 
