@@ -18,6 +18,8 @@ import * as Families from "../analysis/Families.js"
 import * as Columns from "../results/Columns.js"
 import * as RunDir from "../results/RunDir.js"
 import * as Render from "./Render.js"
+import * as Html from "../render/Html.js"
+import * as Markdown from "../render/Markdown.js"
 import * as RunId from "../run/RunId.js"
 
 export interface Match {
@@ -170,10 +172,10 @@ export const write = (
     const cannot = (file: string) => (e: unknown) => new RunError({ path: file, reason: `cannot write the comparison: ${Files.describe(e)}` })
     yield* Files.makeDirectory(out).pipe(Effect.mapError(cannot(out)))
     const files = { markdown: path.join(out, "compare.md"), html: path.join(out, "compare.html") }
-    yield* Files.writeFileAtomic(files.markdown, Render.markdown(c)).pipe(Effect.mapError(cannot(files.markdown)))
+    yield* Files.writeFileAtomic(files.markdown, Markdown.render(Render.document(c))).pipe(Effect.mapError(cannot(files.markdown)))
     // Loaded here, not above: the viewer imports this module and never draws a chart.
     const Figures = yield* Effect.promise(() => import("../render/Figures.js"))
     const chart = yield* Figures.compare(c, Render.matchLabel)
-    yield* Files.writeFileAtomic(files.html, Render.html(c, chart)).pipe(Effect.mapError(cannot(files.html)))
+    yield* Files.writeFileAtomic(files.html, Html.render(Render.document(c, chart))).pipe(Effect.mapError(cannot(files.html)))
     return files
   })

@@ -1,14 +1,14 @@
 /**
- * compare.md and compare.html for a {@link Compare.Comparison}: the two runs, how cells were
- * matched, and per compared metric a table of matched cells by slice with both values on the
- * shared instances, the difference (second run - first), its paired CI, p and Holm-adjusted p.
+ * compare.md and compare.html for a {@link Compare.Comparison}, as one {@link Document.Document}: the two
+ * runs, how cells were matched, and per compared metric a table of matched cells by slice with both
+ * values on the shared instances, the difference (second run - first), its paired CI, p and Holm-adjusted p.
  *
  * @example
- * fs.writeFileSync("compare.md", Render.markdown(comparison))
+ * fs.writeFileSync("compare.md", Markdown.render(Render.document(comparison)))
  */
-import { slices } from "../results/ResultLine.js"
+import { type CellSummary, slices } from "../results/ResultLine.js"
+import * as Document from "../render/Document.js"
 import * as Format from "../render/Format.js"
-import { style } from "../render/Html.js"
 import * as Notes from "../render/Notes.js"
 import * as Table from "../render/Table.js"
 import * as Tables from "../render/Tables.js"
@@ -45,48 +45,27 @@ export const metricTables = (c: Comparison): Array<Table.Table> => {
   }))
 }
 
-const nothing = (c: Comparison): boolean => c.metrics.length === 0 || c.matches.length === 0
-const nothingText = "Nothing to compare: no matched cells or no metric scored in both runs."
+const names = (cells: ReadonlyArray<CellSummary>): string => (cells.length === 0 ? "none" : cells.map((x) => x.name).join(", "))
 
-export const markdown = (c: Comparison): string => {
-  const t = Format.md
-  const out = [`# Comparison: ${t(c.a.summary.config.name)} vs ${t(c.b.summary.config.name)}`, ""]
-  out.push(`- ${t(runLine("First", c.a))}`, `- ${t(runLine("Second", c.b))}`)
-  const chosen = c.matches.filter((m) => m.by === "chosen").length
-  out.push(`- Matched cells: ${c.matches.length} (${chosen > 0 ? `${chosen} chosen with --cell-a and --cell-b` : `${c.matches.filter((m) => m.by === "id").length} by id, ${c.matches.filter((m) => m.by === "name").length} by name`})`)
-  out.push(`- Only in the first run: ${c.onlyA.length === 0 ? "none" : t(c.onlyA.map((x) => x.name).join(", "))}`)
-  out.push(`- Only in the second run: ${c.onlyB.length === 0 ? "none" : t(c.onlyB.map((x) => x.name).join(", "))}`, "")
-  if (c.warnings.length > 0) out.push("## Warnings", "", ...c.warnings.map((w) => `- ${t(w)}`), "")
-  for (const table of c.matches.length === 0 ? [] : metricTables(c)) {
-    out.push(`## ${t(table.title)}`, "", ...table.notes.map(t), "", Table.markdown(table), "")
+/** compare.md and compare.html (Markdown.render, Html.render); `chart` (Figures.compare) is shown in compare.html only. */
+export const document = (c: Comparison, chart = ""): Document.Document => {
+  const count = (by: Match["by"]) => c.matches.filter((m) => m.by === by).length
+  const matched = count("chosen") > 0 ? `${count("chosen")} chosen with --cell-a and --cell-b` : `${count("id")} by id, ${count("name")} by name`
+  return {
+    title: `Comparison: ${c.a.summary.config.name} vs ${c.b.summary.config.name}`,
+    blocks: [
+      Document.list([
+        [runLine("First", c.a)],
+        [runLine("Second", c.b)],
+        [`Matched cells: ${c.matches.length} (${matched})`],
+        [`Only in the first run: ${names(c.onlyA)}`],
+        [`Only in the second run: ${names(c.onlyB)}`]
+      ]),
+      ...(c.warnings.length === 0 ? [] : [Document.section("Warnings", [Document.list(c.warnings.map((w) => [w]))])]),
+      { _tag: "html", html: chart },
+      ...(c.matches.length === 0 ? [] : metricTables(c)).map((t) => Document.section(t.title, [...t.notes.map((n) => Document.p(n)), Document.table(t)])),
+      ...(c.metrics.length === 0 || c.matches.length === 0 ? [Document.p("Nothing to compare: no matched cells or no metric scored in both runs.")] : []),
+      Document.section("How the numbers were computed", method(c).map((x) => Document.p(x)))
+    ]
   }
-  if (nothing(c)) out.push(nothingText, "")
-  out.push("## How the numbers were computed", "", ...method(c).flatMap((p) => [t(p), ""]))
-  return out.join("\n")
-}
-
-/** compare.html, with its chart already rendered (Figures.compare; "" for none). */
-export const html = (c: Comparison, chart: string): string => {
-  const e = Format.html
-  const title = `Comparison: ${c.a.summary.config.name} vs ${c.b.summary.config.name}`
-  const parts: Array<string> = []
-  parts.push(`<ul><li>${e(runLine("First", c.a))}</li><li>${e(runLine("Second", c.b))}</li>` +
-    `<li>Matched cells: ${c.matches.length}; only in the first run: ${e(c.onlyA.map((x) => x.name).join(", ") || "none")}; only in the second: ${e(c.onlyB.map((x) => x.name).join(", ") || "none")}</li></ul>`)
-  if (c.warnings.length > 0) parts.push(`<h2>Warnings</h2><ul>${c.warnings.map((w) => `<li>${e(w)}</li>`).join("")}</ul>`)
-  parts.push(chart)
-  for (const table of c.matches.length === 0 ? [] : metricTables(c)) {
-    parts.push(`<h2>${e(table.title)}</h2>${table.notes.map((n) => `<p class="note">${e(n)}</p>`).join("")}${Table.html(table)}`)
-  }
-  if (nothing(c)) parts.push(`<p class="note">${nothingText}</p>`)
-  parts.push(`<h2>How the numbers were computed</h2>${method(c).map((p) => `<p>${e(p)}</p>`).join("")}`)
-  return [
-    "<!DOCTYPE html>",
-    `<html lang="en"><head><meta charset="utf-8">`,
-    `<meta http-equiv="Content-Security-Policy" content="default-src 'none'; style-src 'unsafe-inline'; img-src data:">`,
-    `<title>${e(title)}</title><style>${style}</style></head><body><main>`,
-    `<h1>${e(title)}</h1>`,
-    ...parts,
-    "</main></body></html>",
-    ""
-  ].join("\n")
 }
