@@ -175,7 +175,7 @@ export const write = (
     yield* Files.writeFileAtomic(files.markdown, Markdown.render(Render.document(c))).pipe(Effect.mapError(cannot(files.markdown)))
     // Loaded here, not above: the viewer imports this module and never draws a chart.
     const Figures = yield* Effect.promise(() => import("../render/Figures.js"))
-    const chart = yield* Figures.compare(c, Render.matchLabel)
+    const chart = yield* Figures.compare(c)
     yield* Files.writeFileAtomic(files.html, Html.render(Render.document(c, chart))).pipe(Effect.mapError(cannot(files.html)))
     return files
   })
