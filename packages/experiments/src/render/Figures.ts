@@ -6,8 +6,7 @@
  * Html.render(analysis, examples, info, yield* Figures.report(analysis))
  */
 import { Effect } from "effect"
-import type { Comparison } from "../compare/Compare.js"
-import { matchLabel } from "../compare/Render.js"
+import { type Comparison, matchLabel } from "../compare/Compare.js"
 import type { MetricDescription, MetricEstimate } from "../results/ResultLine.js"
 import { slices } from "../results/ResultLine.js"
 import type { Analysis } from "../analysis/Analysis.js"
