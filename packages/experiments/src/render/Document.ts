@@ -69,6 +69,9 @@ export const quote = (...text: Text): Block => ({ _tag: "quote", text })
 
 export const table = (t: Table): Block => ({ _tag: "table", table: t })
 
+/** A table under its notes. */
+const noted = (t: Table): Array<Block> => [p(t.notes.join(" ")), table(t)]
+
 export const list = (items: ReadonlyArray<Text>): Block => ({ _tag: "list", items: items.map((text) => ({ text })) })
 
 const figure = (html: string | undefined): Array<Block> => (html === undefined || html === "" ? [] : [{ _tag: "html", html }])
@@ -165,7 +168,7 @@ const generationSection = (a: Analysis): Array<Section> =>
 
 const repeatsSection = (a: Analysis): Array<Section> => {
   const r = Repeats.table(a)
-  return r === undefined ? [] : [section("Repeated judgments", [p(Repeats.note), table(r)], "repeats")]
+  return r === undefined ? [] : [section("Repeated judgments", noted(r), "repeats")]
 }
 
 const retrievalSection = (a: Analysis, chosen: ReadonlyArray<Slice>): Array<Section> =>
@@ -232,10 +235,7 @@ const costSection = (a: Analysis, chart: string | undefined): Section =>
 const failuresSection = (a: Analysis): Array<Section> => {
   const skipped = a.summary.dataset.skipped
   return [
-    ...(a.failures.length === 0 ? [] : [section("Failures", [
-      p(`${a.failedPairs} failed pairs, grouped by stage, plugin and error; a rerun of the sweep retries them.`),
-      table(Tables.failures(a))
-    ], "failures")]),
+    ...(a.failures.length === 0 ? [] : [section("Failures", noted(Tables.failures(a)), "failures")]),
     ...(skipped.length === 0 ? [] : [section("Skipped dataset rows", [
       p(`${skipped.length} rows of the dataset were skipped (onInvalid: skip) and are in no table.`),
       table(Tables.skipped(a)),

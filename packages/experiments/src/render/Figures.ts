@@ -197,9 +197,8 @@ const rendered = (p: Planned | undefined) =>
 
 export const report = Effect.fn("Figures.report")(function*(a: Analysis) {
   const p = planned(a)
-  const overview = yield* Effect.forEach(p.overview, rendered)
   return {
-    overview: `<h2 id="charts">Overview</h2>${overview.join("")}`,
+    overview: `<h2 id="charts">Overview</h2>${(yield* Effect.forEach(p.overview, rendered)).join("")}`,
     recency: yield* rendered(p.recency),
     history: yield* rendered(p.history),
     interventions: yield* Effect.forEach(p.interventions, rendered),
