@@ -7,7 +7,7 @@
  */
 import { Effect } from "effect"
 import { type Comparison, matchLabel } from "../compare/Compare.js"
-import type { MetricDescription, MetricEstimate } from "../results/ResultLine.js"
+import type { MetricDescription, MetricEstimate, Slice } from "../results/ResultLine.js"
 import { slices } from "../results/ResultLine.js"
 import type { Analysis } from "../analysis/Analysis.js"
 import type { Binned } from "../analysis/Bins.js"
@@ -41,8 +41,8 @@ const plotted = <W>(est: MetricEstimate | undefined, where: W): Array<Charts.Est
   est === undefined || est.mean === null ? [] : [{ value: est.mean, lo: est.ci95[0], hi: est.ci95[1], n: est.n, ...where }]
 
 /** "all 18, consistent 6, ..." or ranges when cells differ. */
-const nCaption = (a: Analysis, metric: string): string =>
-  slices.map((s) => {
+const nCaption = (a: Analysis, metric: string, shown: ReadonlyArray<Slice> = slices): string =>
+  shown.map((s) => {
     const ns = a.cells.map((c) => c.summary.slices[s].metrics[metric]?.n ?? 0)
     const lo = Math.min(...ns), hi = Math.max(...ns)
     return `${s} ${lo === hi ? lo : `${lo}–${hi}`}`
@@ -89,7 +89,7 @@ export const precisionRecall = (a: Analysis): Planned | undefined => {
         }
       })
     }),
-    caption: `${p.name} against ${r.name}, all instances, one point per cell (hollow: oracle); cells on the same spot overlap, and the point's tooltip names them all. N per cell: ${nCaption(a, r.name).split(",")[0]}.`
+    caption: `${p.name} against ${r.name}, all instances, one point per cell (hollow: oracle); cells on the same spot overlap, and the point's tooltip names them all. N per cell: ${nCaption(a, r.name, ["all"])}.`
   }
 }
 
@@ -174,7 +174,7 @@ export const frontier = (a: Analysis): Planned | undefined => {
         }
       })
     }),
-    caption: `Cost frontier: ${m.name} (all instances) against the pipeline's tokens per instance (scoring excluded). Ringed points joined by a dashed line: the Pareto front (no other non-oracle cell is cheaper and at least as good). Hollow: oracle cells, left out of the front. N per cell: ${nCaption(a, m.name).split(",")[0]}.${free ? " Every cell ran without model calls (0 tokens), so cost does not separate them." : ""}`
+    caption: `Cost frontier: ${m.name} (all instances) against the pipeline's tokens per instance (scoring excluded). Ringed points joined by a dashed line: the Pareto front (no other non-oracle cell is cheaper and at least as good). Hollow: oracle cells, left out of the front. N per cell: ${nCaption(a, m.name, ["all"])}.${free ? " Every cell ran without model calls (0 tokens), so cost does not separate them." : ""}`
   }
 }
 

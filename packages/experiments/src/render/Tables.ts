@@ -40,7 +40,7 @@ export const heuristicMarks = (m: MetricDescription): ReadonlyArray<Mark> => (m.
 /** `value` with its own n when that differs from the row's N; `–` for no estimate. */
 const withN = (e: MetricEstimate | undefined, n: number, ci = false): Cell => {
   if (e === undefined) return num("–", null)
-  const v = e.n === 0 || e.mean === null ? "–" : `${Format.number(e.mean)}${ci ? ` ${Format.interval(e.ci95[0], e.ci95[1])}` : ""}`
+  const v = e.n === 0 || e.mean === null ? "–" : ci ? Format.withCi(e) : Format.number(e.mean)
   return num(`${v}${e.n === n ? "" : ` (n=${e.n})`}`, e.mean)
 }
 
