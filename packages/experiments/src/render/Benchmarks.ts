@@ -63,7 +63,7 @@ export const render = (runs: ReadonlyArray<SourceRun>): string => {
     columns.push((cell) => {
       const c = find(cell)
       const e = main === undefined ? undefined : c?.slices.all.metrics[main.name]
-      return c === undefined || e === undefined || e.mean === null ? "–" : `${Format.number(e.mean)} ${Format.interval(e.ci95[0], e.ci95[1])}`
+      return c === undefined || e === undefined || e.mean === null ? "–" : Format.withCi(e)
     })
     columns.push((cell) => {
       const c = find(cell)

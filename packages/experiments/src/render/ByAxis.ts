@@ -40,7 +40,7 @@ export const marginals = (fx: AxisEffects.Effects, axis: number): Table => {
         { text: l === a.reference ? `${label} (reference)` : label },
         ...slices.map((slice): Cell => {
           const m = fx.marginals.find((x) => x.axis === axis && x.level === l && x.slice === slice)!
-          const value = `${Format.number(m.estimate.mean)} ${Format.interval(m.estimate.ci95[0], m.estimate.ci95[1])} n=${m.estimate.n}`
+          const value = `${Format.withCi(m.estimate)} n=${m.estimate.n}`
           if (m.test === undefined) return num(value, m.estimate.mean)
           const d = difference(fx, m.test, "Δ ", AxisEffects.differs(m.test))
           return { ...num(`${value}\n${d.text}`, m.estimate.mean), detail: d.detail, ...(d.significant ? { significant: true } : {}) }
@@ -61,7 +61,7 @@ export const best = (fx: AxisEffects.Effects): Table => ({
     cells: [
       { text: b.slice },
       { text: b.cell.name },
-      num(`${Format.number(b.estimate.mean)} ${Format.interval(b.estimate.ci95[0], b.estimate.ci95[1])}`, b.estimate.mean),
+      num(Format.withCi(b.estimate), b.estimate.mean),
       num(String(b.estimate.n), b.estimate.n),
       ...b.choices.map((c): Cell => {
         const labels = fx.axes[c.axis]!.levels

@@ -7,7 +7,7 @@
  *   values: [{ row: 0, panel: 0, value: 0.4, lo: 0.3, hi: 0.5, n: 24 }] })
  * const svg = yield* Charts.svg(chart) // `<svg class="chart chart-bars" ...>`
  */
-import { Effect } from "effect"
+import { Array as Arr, Effect } from "effect"
 import * as vega from "vega"
 import { compile as compileLite, type TopLevelSpec } from "vega-lite"
 import * as Format from "./Format.js"
@@ -98,6 +98,14 @@ const top = (title: string) => ({ $schema: "https://vega.github.io/schema/vega-l
 
 const tooltip = { field: "tip", type: "nominal" } as const
 
+/** The 95% CI whiskers (a rule from `lo` to `hi`), where both are known. */
+const whisker = <M extends object, E extends object>(mark: M, encoding: E) => ({
+  name: "whisker",
+  transform: [{ filter: "isValid(datum.lo) && isValid(datum.hi)" }],
+  mark: { type: "rule" as const, ...mark },
+  encoding: { ...encoding, tooltip, description: tooltip }
+})
+
 export interface Bars {
   readonly title: string
   /** The value axis' title. */
@@ -137,12 +145,7 @@ export const bars = (input: Bars): Chart => {
             mark: { type: "bar", height: { band: 0.7 } },
             encoding: { y, x: { ...x, field: "value" }, color: { condition: { test: "datum.oracle", value: "#b9b9c0" }, value: palette[0]! }, tooltip, description: tooltip }
           },
-          {
-            name: "whisker",
-            transform: [{ filter: "isValid(datum.lo) && isValid(datum.hi)" }],
-            mark: { type: "rule", color: "#222", strokeWidth: 1.2 },
-            encoding: { y, x: { ...x, field: "lo" }, x2: { field: "hi" }, tooltip, description: tooltip }
-          }
+          whisker({ color: "#222", strokeWidth: 1.2 }, { y, x: { ...x, field: "lo" }, x2: { field: "hi" } })
         ]
       }
     } satisfies TopLevelSpec
@@ -165,18 +168,8 @@ const seriesEncoding = (names: ReadonlyArray<string>, legendOrient: "right" | "b
   // Two columns under a chart, or beside it once one column would be much taller than the chart.
   const columns = legendOrient === "bottom" || names.length > 12 ? 2 : 1
   const base = { field: "series", type: "nominal", sort: [...names], legend: { ...multiline, title: null, orient: legendOrient, columns } } as const
-  return {
-    color: { ...base, scale: { domain: [...names], range: names.map((_, i) => style(i).color) } },
-    shape: { ...base, scale: { domain: [...names], range: names.map((_, i) => style(i).shape) } },
-    strokeDash: { ...base, scale: { domain: [...names], range: names.map((_, i) => [...style(i).dash]) } }
-  }
-}
-
-/** Marks by the spot they are drawn on (marks on one spot share a tooltip). */
-const bySpot = <A extends { readonly key: string }>(marks: ReadonlyArray<A>): ReadonlyMap<string, ReadonlyArray<A>> => {
-  const at = new Map<string, Array<A>>()
-  for (const m of marks) at.set(m.key, [...(at.get(m.key) ?? []), m])
-  return at
+  const by = <A>(of: (s: ReturnType<typeof style>) => A) => ({ ...base, scale: { domain: [...names], range: names.map((_, i) => of(style(i))) } })
+  return { color: by((s) => s.color), shape: by((s) => s.shape), strokeDash: by((s) => [...s.dash]) }
 }
 
 /** One line per series over ordinal categories, a point (with its 95% CI whisker when known) at each value. */
@@ -188,24 +181,20 @@ export const lines = (input: Lines): Chart => {
     const where = [panel, input.categories[p.category]!].filter((w) => w !== "").join(", ")
     return { ...p, panel, where, key: `${panel} ${p.category} ${fmt(p.value)} ${ci(p)} ${p.n}` }
   })
-  const spots = bySpot(kept)
+  // Marks on one spot share a tooltip that names them all.
+  const spots = Arr.groupBy(kept, (p) => p.key)
   const values = kept.map((p) => ({
     series: names[p.series]!,
     category: input.categories[p.category]!,
     panel: p.panel,
-    ...plotted(p, tip(spots.get(p.key)!.map((q) => input.series[q.series]!.name).join(", "), p.where, p))
+    ...plotted(p, tip(spots[p.key]!.map((q) => input.series[q.series]!.name).join(", "), p.where, p))
   }))
   const x = { field: "category", type: "ordinal", sort: [...input.categories], title: input.x, scale: { padding: 0.4 }, axis: { labelAngle: 0, labelLimit: 160 } } as const
   const y = { type: "quantitative", title: input.y, scale: { zero: true, nice: true } } as const
   const { color, shape, strokeDash } = seriesEncoding(names, panels.length > 1 ? "bottom" : "right")
   const layer: Array<Layer> = [
     { name: "line", mark: { type: "line", strokeWidth: 2 }, encoding: { x, y: { ...y, field: "value" }, color, strokeDash } },
-    {
-      name: "whisker",
-      transform: [{ filter: "isValid(datum.lo) && isValid(datum.hi)" }],
-      mark: { type: "rule", strokeWidth: 1.5, opacity: 0.7 },
-      encoding: { x, y: { ...y, field: "lo" }, y2: { field: "hi" }, color, tooltip, description: tooltip }
-    },
+    whisker({ strokeWidth: 1.5, opacity: 0.7 }, { x, y: { ...y, field: "lo" }, y2: { field: "hi" }, color }),
     { name: "point", mark: { type: "point", filled: true, size: 45, opacity: 1 }, encoding: { x, y: { ...y, field: "value" }, color, shape, tooltip, description: tooltip } }
   ]
   const width = (per: number, lo: number, hi: number) => Math.max(lo, Math.min(hi, per * input.categories.length))
@@ -235,14 +224,14 @@ export interface Scatter {
 export const scatter = (input: Scatter): Chart => {
   const names = labels(input.series.map((s) => s.name))
   const kept = input.points.filter((p) => Number.isFinite(p.x) && Number.isFinite(p.y)).map((p) => ({ ...p, key: `${fmt(p.x)} ${fmt(p.y)}` }))
-  const spots = bySpot(kept)
+  const spots = Arr.groupBy(kept, (p) => p.key)
   const values = kept.map((p) => ({
     series: names[p.series]!,
     x: p.x,
     y: p.y,
     front: p.front === true,
     oracle: input.series[p.series]?.oracle === true,
-    tip: spots.get(p.key)!.map((q) => `${input.series[q.series]!.name}: ${q.detail}`).join("\n")
+    tip: spots[p.key]!.map((q) => `${input.series[q.series]!.name}: ${q.detail}`).join("\n")
   }))
   // All x at 0 (every cell ran without model calls) would collapse the axis to one tick.
   const x = { field: "x", type: "quantitative", title: input.x, scale: values.every((v) => v.x === 0) ? { domain: [0, 1] } : { zero: true, nice: true } } as const

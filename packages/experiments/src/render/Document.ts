@@ -69,6 +69,11 @@ export const quote = (...text: Text): Block => ({ _tag: "quote", text })
 
 export const table = (t: Table): Block => ({ _tag: "table", table: t })
 
+/** A table under its notes. */
+const noted = (t: Table): Array<Block> => [p(t.notes.join(" ")), table(t)]
+
+export const list = (items: ReadonlyArray<Text>): Block => ({ _tag: "list", items: items.map((text) => ({ text })) })
+
 const figure = (html: string | undefined): Array<Block> => (html === undefined || html === "" ? [] : [{ _tag: "html", html }])
 
 const only = (format: "markdown" | "html", blocks: ReadonlyArray<Block>): Block => ({ _tag: "only", format, blocks })
@@ -88,7 +93,7 @@ const verdictSection = (a: Analysis, v: Verdict.Verdict): Section => {
   const board = Leaderboard.table(a, v, Leaderboard.openingLimit)
   return section("Verdict", [
     p({ line: Leaderboard.intro(a, v) }),
-    ...(v.findings.length > 0 ? [{ _tag: "list", items: v.findings.map((f) => ({ text: [{ line: f.sentence }] })) } as const] : []),
+    ...(v.findings.length > 0 ? [list(v.findings.map((f) => [{ line: f.sentence }]))] : []),
     ...(v.metric === undefined ? [] : [table(board), p(board.notes.join(" "))])
   ], "verdict")
 }
@@ -116,7 +121,7 @@ const runSection = (a: Analysis): Section => {
     ["Models called: ", ...models],
     ...(s.modelCalls === undefined ? [] : [[{ raw: Notes.modelCalls(s.modelCalls) }]])
   ]
-  return section("Run", [{ _tag: "list", items: items.map((text) => ({ text })) }, { _tag: "lines", lines: Notes.marks(a).map((m) => [m]) }], "run")
+  return section("Run", [list(items), { _tag: "lines", lines: Notes.marks(a).map((m) => [m]) }], "run")
 }
 
 /** From run.json: how this run went; these figures change between reruns, so report.md leaves them out. */
@@ -138,7 +143,7 @@ const runRecord = (info: RunInfo | undefined): Section => {
   ]
   return section("Run record", [
     p("From run.json: how this run went (time, cache, versions). These figures change between reruns, so report.md leaves them out."),
-    { _tag: "list", items: items.flatMap(([k, v]) => (v === undefined ? [] : [{ text: [`${k}: ${v}`] }])) }
+    list(items.flatMap(([k, v]) => (v === undefined ? [] : [[`${k}: ${v}`]])))
   ], "run-record")
 }
 
@@ -163,7 +168,7 @@ const generationSection = (a: Analysis): Array<Section> =>
 
 const repeatsSection = (a: Analysis): Array<Section> => {
   const r = Repeats.table(a)
-  return r === undefined ? [] : [section("Repeated judgments", [p(Repeats.note), table(r)], "repeats")]
+  return r === undefined ? [] : [section("Repeated judgments", noted(r), "repeats")]
 }
 
 const retrievalSection = (a: Analysis, chosen: ReadonlyArray<Slice>): Array<Section> =>
@@ -230,10 +235,7 @@ const costSection = (a: Analysis, chart: string | undefined): Section =>
 const failuresSection = (a: Analysis): Array<Section> => {
   const skipped = a.summary.dataset.skipped
   return [
-    ...(a.failures.length === 0 ? [] : [section("Failures", [
-      p(`${a.failedPairs} failed pairs, grouped by stage, plugin and error; a rerun of the sweep retries them.`),
-      table(Tables.failures(a))
-    ], "failures")]),
+    ...(a.failures.length === 0 ? [] : [section("Failures", noted(Tables.failures(a)), "failures")]),
     ...(skipped.length === 0 ? [] : [section("Skipped dataset rows", [
       p(`${skipped.length} rows of the dataset were skipped (onInvalid: skip) and are in no table.`),
       table(Tables.skipped(a)),

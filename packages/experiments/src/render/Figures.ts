@@ -6,8 +6,8 @@
  * Html.render(analysis, examples, info, yield* Figures.report(analysis))
  */
 import { Effect } from "effect"
-import type { Comparison, Match } from "../compare/Compare.js"
-import type { MetricDescription, MetricEstimate } from "../results/ResultLine.js"
+import { type Comparison, matchLabel } from "../compare/Compare.js"
+import type { MetricDescription, MetricEstimate, Slice } from "../results/ResultLine.js"
 import { slices } from "../results/ResultLine.js"
 import type { Analysis } from "../analysis/Analysis.js"
 import type { Binned } from "../analysis/Bins.js"
@@ -36,12 +36,13 @@ export const ranked = (a: Analysis): Array<Analysis["cells"][number]> => {
   return [...board.contenders, ...board.ceilings].map((s) => byId.get(s.cell.id)!)
 }
 
-const estimate = (est: MetricEstimate | undefined): Charts.Estimate | undefined =>
-  est === undefined || est.mean === null ? undefined : { value: est.mean, lo: est.ci95[0], hi: est.ci95[1], n: est.n }
+/** An estimate to plot at `where` (a row and panel, a series and category...); none without a value. */
+const plotted = <W>(est: MetricEstimate | undefined, where: W): Array<Charts.Estimate & W> =>
+  est === undefined || est.mean === null ? [] : [{ value: est.mean, lo: est.ci95[0], hi: est.ci95[1], n: est.n, ...where }]
 
 /** "all 18, consistent 6, ..." or ranges when cells differ. */
-const nCaption = (a: Analysis, metric: string): string =>
-  slices.map((s) => {
+const nCaption = (a: Analysis, metric: string, shown: ReadonlyArray<Slice> = slices): string =>
+  shown.map((s) => {
     const ns = a.cells.map((c) => c.summary.slices[s].metrics[metric]?.n ?? 0)
     const lo = Math.min(...ns), hi = Math.max(...ns)
     return `${s} ${lo === hi ? lo : `${lo}–${hi}`}`
@@ -61,12 +62,7 @@ export const bars = (a: Analysis, m: MetricDescription): Planned => {
       metric: m.name,
       rows: series(a, order),
       panels: slices,
-      values: order.flatMap((c, row) =>
-        slices.flatMap((s, panel) => {
-          const est = estimate(c.summary.slices[s].metrics[m.name])
-          return est === undefined ? [] : [{ ...est, row, panel }]
-        })
-      )
+      values: order.flatMap((c, row) => slices.flatMap((s, panel) => plotted(c.summary.slices[s].metrics[m.name], { row, panel })))
     }),
     caption: `${Notes.metricLabel(m)} (${Notes.aggregateNote(m)}) per cell (rows, in leaderboard order: best on the main metric first, ceilings last) and instance type (panels), with 95% bootstrap CI whiskers; oracle cells in grey. N per cell (instances scored): ${nCaption(a, m.name)}. Hover a bar for its value, CI and N.`
   }
@@ -93,7 +89,7 @@ export const precisionRecall = (a: Analysis): Planned | undefined => {
         }
       })
     }),
-    caption: `${p.name} against ${r.name}, all instances, one point per cell (hollow: oracle); cells on the same spot overlap, and the point's tooltip names them all. N per cell: ${nCaption(a, r.name).split(",")[0]}.`
+    caption: `${p.name} against ${r.name}, all instances, one point per cell (hollow: oracle); cells on the same spot overlap, and the point's tooltip names them all. N per cell: ${nCaption(a, r.name, ["all"])}.`
   }
 }
 
@@ -142,10 +138,7 @@ export const intervention = (curve: Interventions.Curve): Planned => {
       panels: slices,
       points: curve.series.flatMap((s, series) =>
         slices.flatMap((slice, panel) =>
-          s.cells.flatMap((c, category) => {
-            const est = estimate(Interventions.point(c, slice, curve.metric.name))
-            return est === undefined ? [] : [{ ...est, series, category, panel }]
-          })
+          s.cells.flatMap((c, category) => plotted(Interventions.point(c, slice, curve.metric.name), { series, category, panel }))
         )
       )
     }),
@@ -181,27 +174,7 @@ export const frontier = (a: Analysis): Planned | undefined => {
         }
       })
     }),
-    caption: `Cost frontier: ${m.name} (all instances) against the pipeline's tokens per instance (scoring excluded). Ringed points joined by a dashed line: the Pareto front (no other non-oracle cell is cheaper and at least as good). Hollow: oracle cells, left out of the front. N per cell: ${nCaption(a, m.name).split(",")[0]}.${free ? " Every cell ran without model calls (0 tokens), so cost does not separate them." : ""}`
-  }
-}
-
-/** The main metric of each matched cell in the first and the second run, on the instances both scored. */
-const compared = (c: Comparison, label: (m: Match) => string): Planned | undefined => {
-  const main = c.metrics[c.metrics.length - 1]
-  if (main === undefined || c.matches.length === 0) return undefined
-  return {
-    chart: Charts.bars({
-      title: `${main.name}: first and second run`,
-      metric: main.name,
-      rows: c.matches.map((m) => ({ name: label(m), oracle: m.a.usesGold })),
-      panels: ["first run", "second run"],
-      values: c.matches.flatMap((match, row) => {
-        const r = c.rows.find((x) => x.match.a.id === match.a.id && x.metric.name === main.name && x.slice === "all")
-        if (r === undefined || r.a.n === 0) return []
-        return [r.a, r.b].map((v, panel) => ({ row, panel, value: v.value, lo: null, hi: null, n: v.n }))
-      })
-    }),
-    caption: `${main.name} on all shared instances, per matched cell (N per cell in the tooltips and the tables).`
+    caption: `Cost frontier: ${m.name} (all instances) against the pipeline's tokens per instance (scoring excluded). Ringed points joined by a dashed line: the Pareto front (no other non-oracle cell is cheaper and at least as good). Hollow: oracle cells, left out of the front. N per cell: ${nCaption(a, m.name, ["all"])}.${free ? " Every cell ran without model calls (0 tokens), so cost does not separate them." : ""}`
   }
 }
 
@@ -224,9 +197,8 @@ const rendered = (p: Planned | undefined) =>
 
 export const report = Effect.fn("Figures.report")(function*(a: Analysis) {
   const p = planned(a)
-  const overview = yield* Effect.forEach(p.overview, rendered)
   return {
-    overview: `<h2 id="charts">Overview</h2>${overview.join("")}`,
+    overview: `<h2 id="charts">Overview</h2>${(yield* Effect.forEach(p.overview, rendered)).join("")}`,
     recency: yield* rendered(p.recency),
     history: yield* rendered(p.history),
     interventions: yield* Effect.forEach(p.interventions, rendered),
@@ -237,7 +209,21 @@ export const report = Effect.fn("Figures.report")(function*(a: Analysis) {
 /** The rendered figures of one report, each a `<figure>` ("" when there is nothing to plot); `overview` with its heading. */
 export type ReportFigures = Effect.Effect.Success<ReturnType<typeof report>>
 
-/** The figure of compare.html ("" when nothing was matched). */
-export const compare = Effect.fn("Figures.compare")(function*(c: Comparison, label: (m: Match) => string) {
-  return yield* rendered(compared(c, label))
-})
+/** compare.html's figure ("" when nothing was matched): the main metric of each matched cell in both runs, on the instances both scored. */
+export const compare = (c: Comparison): Effect.Effect<string> => {
+  const main = c.metrics[c.metrics.length - 1]
+  return rendered(main === undefined || c.matches.length === 0 ? undefined : {
+    chart: Charts.bars({
+      title: `${main.name}: first and second run`,
+      metric: main.name,
+      rows: c.matches.map((m) => ({ name: matchLabel(m), oracle: m.a.usesGold })),
+      panels: ["first run", "second run"],
+      values: c.matches.flatMap((match, row) => {
+        const r = c.rows.find((x) => x.match.a.id === match.a.id && x.metric.name === main.name && x.slice === "all")
+        if (r === undefined || r.a.n === 0) return []
+        return [r.a, r.b].map((v, panel) => ({ row, panel, value: v.value, lo: null, hi: null, n: v.n }))
+      })
+    }),
+    caption: `${main.name} on all shared instances, per matched cell (N per cell in the tooltips and the tables).`
+  })
+}

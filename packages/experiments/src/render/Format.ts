@@ -36,11 +36,12 @@ export const p = (x: number): string => (!Number.isFinite(x) ? "–" : x >= 0.00
 
 export const interval = (lo: number | null, hi: number | null): string => `[${number(lo)}, ${number(hi)}]`
 
+/** `value [lo, hi]`. */
+export const withCi = (e: Pick<MetricEstimate, "mean" | "ci95">): string => `${number(e.mean)} ${interval(e.ci95[0], e.ci95[1])}`
+
 /** `value [lo, hi] n=N`, or `– n=N` when there is no value. */
-export const estimate = (e: MetricEstimate | undefined): string => {
-  if (e === undefined || e.n === 0 || e.mean === null) return `– n=${e?.n ?? 0}`
-  return `${number(e.mean)} ${interval(e.ci95[0], e.ci95[1])} n=${e.n}`
-}
+export const estimate = (e: MetricEstimate | undefined): string =>
+  e === undefined || e.n === 0 || e.mean === null ? `– n=${e?.n ?? 0}` : `${withCi(e)} n=${e.n}`
 
 export { visibleControls }
 

@@ -53,7 +53,7 @@ export const table = (a: Pick<Analysis, "baseline">, v: Verdict, limit = Number.
     cells: [
       st.rank === undefined ? { text: "ceiling" } : num(String(st.rank), st.rank),
       { text: Notes.cellLabel(st.cell, a.baseline.id) },
-      num(`${Format.number(st.estimate.mean)} ${Format.interval(st.estimate.ci95[0], st.estimate.ci95[1])}`, st.estimate.mean),
+      num(Format.withCi(st.estimate), st.estimate.mean),
       num(String(st.estimate.n), st.estimate.n),
       vsBaseline(st, a.baseline.id),
       ...others.map((s) => valueIn(s, st.cell.id))
@@ -103,7 +103,7 @@ export const console = (a: Pick<Analysis, "baseline" | "summary" | "compared">, 
     return [
       st.rank === undefined ? (c.usesGold ? "ceiling" : "–") : String(st.rank),
       `${c.name}${c.usesGold ? " (gold)" : ""}`,
-      ...(m === undefined ? [] : [`${Format.number(st.estimate.mean)} ${Format.interval(st.estimate.ci95[0], st.estimate.ci95[1])}`]),
+      ...(m === undefined ? [] : [Format.withCi(st.estimate)]),
       String(c.slices.all.n),
       String(c.slices.all.failed),
       ...(m === undefined ? [] : [`${d.text}${d.significant === true ? " *" : ""}`]),

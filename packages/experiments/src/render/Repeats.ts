@@ -8,11 +8,10 @@
 import { Agreement } from "@cupid-lab/scorers"
 import type { Analysis } from "../analysis/Analysis.js"
 import * as Format from "./Format.js"
-import * as Notes from "./Notes.js"
 import type { Table } from "./Table.js"
-import { kindsOf, left, num, right } from "./Tables.js"
+import { cellRow, left, num, right } from "./Tables.js"
 
-export const note =
+const note =
   "Instances scored by a judge asked more than once; only instances with two or more repeats count. " +
   "Spread: the mean over instances of the standard deviation of an instance's repeats. " +
   "ICC(1): one-way intraclass correlation of the repeats (1: the repeats always agree; about 0: " +
@@ -27,18 +26,14 @@ export const table = (a: Pick<Analysis, "cells" | "baseline" | "index">): Table 
     return [...byMetric.keys()].sort().map((metric) => {
       const g = Agreement.of(byMetric.get(metric)!)
       const [lo, hi] = g.repeats
-      return {
-        kinds: kindsOf(a, c.summary),
-        cells: [
-          { text: Notes.cellLabel(c.summary, a.baseline.id) },
-          { text: metric, code: true },
-          num(String(g.items), g.items),
-          num(lo === hi ? String(lo) : `${lo}-${hi}`, hi),
-          num(Format.number(g.meanWithinSd), g.meanWithinSd),
-          num(Format.number(g.icc), g.icc),
-          num(Format.number(g.judgeShare), g.judgeShare)
-        ]
-      }
+      return cellRow(a, c.summary, [
+        { text: metric, code: true },
+        num(String(g.items), g.items),
+        num(lo === hi ? String(lo) : `${lo}-${hi}`, hi),
+        num(Format.number(g.meanWithinSd), g.meanWithinSd),
+        num(Format.number(g.icc), g.icc),
+        num(Format.number(g.judgeShare), g.judgeShare)
+      ])
     })
   })
   if (rows.length === 0) return undefined

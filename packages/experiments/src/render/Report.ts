@@ -72,15 +72,14 @@ export const writeRun = (run: RunDir.Run, options: Options = {}): Effect.Effect<
     const files = { markdown: path.join(dir, "report.md"), html: path.join(dir, "report.html"), latex: path.join(dir, "report.tex"), csv: path.join(dir, "results.csv"), parquet: path.join(dir, "results.parquet") }
     const r = yield* render(run, options)
     const writes = [
-      Files.writeFileAtomic(files.markdown, r.markdown),
-      Files.writeFileAtomic(files.html, r.html),
-      Files.writeFileAtomic(files.latex, r.latex),
-      Csv.write(files.csv, run.index.table),
-      Parquet.write(files.parquet, run.index.table)
-    ]
-    const targets = [files.markdown, files.html, files.latex, files.csv, files.parquet]
-    yield* Effect.forEach(writes, (w, i) =>
-      w.pipe(Effect.mapError((e) => new RunError({ path: targets[i]!, reason: `cannot write: ${Files.describe(e)}` }))), { discard: true })
+      [files.markdown, Files.writeFileAtomic(files.markdown, r.markdown)],
+      [files.html, Files.writeFileAtomic(files.html, r.html)],
+      [files.latex, Files.writeFileAtomic(files.latex, r.latex)],
+      [files.csv, Csv.write(files.csv, run.index.table)],
+      [files.parquet, Parquet.write(files.parquet, run.index.table)]
+    ] as const
+    yield* Effect.forEach(writes, ([file, w]) =>
+      w.pipe(Effect.mapError((e) => new RunError({ path: file, reason: `cannot write: ${Files.describe(e)}` }))), { discard: true })
     return { ...files, opening: { analysis: r.analysis, verdict: r.verdict } }
   })
 

@@ -26,10 +26,10 @@ export const num = (text: string, value: number | null | undefined): Cell => ({ 
 export const kindsOf = (a: Pick<Analysis, "baseline">, c: CellSummary): Array<RowKind> =>
   [...(c.id === a.baseline.id ? ["baseline" as const] : []), ...(c.usesGold ? ["oracle" as const] : [])]
 
-/** A row led by the cell's label (`name ‡ (baseline)`), with the cell's kinds. */
-const cellRow = (a: Pick<Analysis, "baseline">, c: CellSummary, cells: ReadonlyArray<Cell>): Row => ({
+/** A row led by the cell's label (`name ‡ (baseline)`), numbered `k` when given, with the cell's kinds. */
+export const cellRow = (a: Pick<Analysis, "baseline">, c: CellSummary, cells: ReadonlyArray<Cell>, k?: number): Row => ({
   kinds: kindsOf(a, c),
-  cells: [{ text: Notes.cellLabel(c, a.baseline.id) }, ...cells]
+  cells: [...(k === undefined ? [] : [num(String(k), k)]), { text: Notes.cellLabel(c, a.baseline.id) }, ...cells]
 })
 
 const heuristic: ReadonlyArray<Mark> = ["†"]
@@ -40,7 +40,7 @@ export const heuristicMarks = (m: MetricDescription): ReadonlyArray<Mark> => (m.
 /** `value` with its own n when that differs from the row's N; `–` for no estimate. */
 const withN = (e: MetricEstimate | undefined, n: number, ci = false): Cell => {
   if (e === undefined) return num("–", null)
-  const v = e.n === 0 || e.mean === null ? "–" : `${Format.number(e.mean)}${ci ? ` ${Format.interval(e.ci95[0], e.ci95[1])}` : ""}`
+  const v = e.n === 0 || e.mean === null ? "–" : ci ? Format.withCi(e) : Format.number(e.mean)
   return num(`${v}${e.n === n ? "" : ` (n=${e.n})`}`, e.mean)
 }
 
@@ -53,18 +53,13 @@ export const cells = (a: Analysis): Table => ({
   title: "Cells",
   notes: [],
   columns: [right("#"), left("cell"), left("id"), left("retriever / summarizer / inferrer / generator"), right("scored"), right("failed"), left("heuristic stages")],
-  rows: a.cells.map((c, i) => ({
-    kinds: kindsOf(a, c.summary),
-    cells: [
-      num(String(i + 1), i + 1),
-      { text: Notes.cellLabel(c.summary, a.baseline.id) },
-      { text: c.summary.id, code: true },
-      { text: Notes.stages(c.summary) },
-      num(String(c.summary.slices.all.n), c.summary.slices.all.n),
-      num(String(c.summary.slices.all.failed), c.summary.slices.all.failed),
-      { text: c.summary.heuristicStages.join(", ") || "–" }
-    ]
-  }))
+  rows: a.cells.map((c, i) => cellRow(a, c.summary, [
+    { text: c.summary.id, code: true },
+    { text: Notes.stages(c.summary) },
+    num(String(c.summary.slices.all.n), c.summary.slices.all.n),
+    num(String(c.summary.slices.all.failed), c.summary.slices.all.failed),
+    { text: c.summary.heuristicStages.join(", ") || "–" }
+  ], i + 1))
 })
 
 /** Every plugin the cells use, with its package and version (from run.json). */
@@ -181,18 +176,11 @@ export const pairwise = (a: Pick<Analysis, "baseline">, p: Pairwise, s: SliceRes
   title: `Every cell against every other, ${Notes.sliceTitle(s.slice)}`,
   notes: [Notes.pairwiseNote(p), ...(s.tooSmall !== undefined ? [Notes.tooSmallNote(s.slice, s.tooSmall.n, s.tooSmall.needed, p.tests)] : [])],
   columns: [right("#"), left("cell"), ...p.metrics.map((m) => right(m.name, heuristicMarks(m)))],
-  rows: p.cells.map((c, k) => ({
-    kinds: kindsOf(a, c),
-    cells: [
-      num(String(k + 1), k + 1),
-      { text: Notes.cellLabel(c, a.baseline.id) },
-      ...p.metrics.map((m) => {
-        const beaten = s.beats.get(m.name)?.get(c.id) ?? []
-        const mean = c.slices[s.slice].metrics[m.name]?.mean
-        return { ...num(Format.number(mean), mean), ...(beaten.length > 0 ? { superscripts: beaten.map(String) } : {}) }
-      })
-    ]
-  }))
+  rows: p.cells.map((c, k) => cellRow(a, c, p.metrics.map((m) => {
+    const beaten = s.beats.get(m.name)?.get(c.id) ?? []
+    const mean = c.slices[s.slice].metrics[m.name]?.mean
+    return { ...num(Format.number(mean), mean), ...(beaten.length > 0 ? { superscripts: beaten.map(String) } : {}) }
+  }), k + 1))
 })
 
 /** A metric by bin (recency or history length), one row per cell: value n=N. */

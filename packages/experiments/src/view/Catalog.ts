@@ -16,7 +16,6 @@ import * as path from "node:path"
 import * as Analysis from "../analysis/Analysis.js"
 import * as Verdict from "../analysis/Verdict.js"
 import * as Compare from "../compare/Compare.js"
-import * as CompareRender from "../compare/Render.js"
 import { type RunError, ViewError } from "../Errors.js"
 import * as Leaderboard from "../render/Leaderboard.js"
 import * as Notes from "../render/Notes.js"
@@ -332,7 +331,7 @@ export const make = (root: string, options: CatalogOptions = {}) =>
         return {
           a: { run: x.run, cell: ca },
           b: { run: y.run, cell: cb },
-          tables: CompareRender.metricTables(compared),
+          tables: Compare.metricTables(compared),
           warnings: compared.warnings,
           shared: both.length,
           disagreements
