@@ -20,8 +20,7 @@ import * as Html from "./Html.js"
 import * as Markdown from "./Markdown.js"
 import * as Paper from "./Paper.js"
 import * as Verdict from "../analysis/Verdict.js"
-import * as Csv from "../results/Csv.js"
-import * as Parquet from "../results/Parquet.js"
+import * as Exports from "../results/Exports.js"
 import * as RunDir from "../results/RunDir.js"
 
 export interface Options extends Analysis.Options {
@@ -75,8 +74,8 @@ export const writeRun = (run: RunDir.Run, options: Options = {}): Effect.Effect<
       Files.writeFileAtomic(files.markdown, r.markdown),
       Files.writeFileAtomic(files.html, r.html),
       Files.writeFileAtomic(files.latex, r.latex),
-      Csv.write(files.csv, run.index.table),
-      Parquet.write(files.parquet, run.index.table)
+      Files.writeFileAtomic(files.csv, Exports.csv(run.index.table)),
+      Exports.writeParquet(files.parquet, run.index.table)
     ]
     const targets = [files.markdown, files.html, files.latex, files.csv, files.parquet]
     yield* Effect.forEach(writes, (w, i) =>
