@@ -241,6 +241,20 @@ describe("report.md", () => {
       expect(third[1]).toContain("9 hits, 0 misses, 0 writes")
       expect(first[1]).toContain("3 hits, 1 misses, 1 writes")
     }).pipe(Effect.provide(NodeContext.layer)))
+
+  it("reads an older run.json, which repeated the run's identity and counts, ignoring what it repeated", () => {
+    const older = {
+      startedAt: "2026-01-01T00:00:00.000Z",
+      config: { file: "configs/contextual.yaml", name: "contextual", hash: "abc" },
+      dataset: { source: "sample", resolved: "/data/sample.jsonl", fingerprint: "f00", instances: 3, skipped: 0 },
+      cells: 2
+    }
+    expect(Either.getOrThrow(RunDir.parseInfo(older, "run.json"))).toEqual({
+      startedAt: "2026-01-01T00:00:00.000Z",
+      config: { file: "configs/contextual.yaml" },
+      dataset: { resolved: "/data/sample.jsonl" }
+    })
+  })
 })
 
 describe("results.csv", () => {
