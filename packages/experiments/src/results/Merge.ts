@@ -243,7 +243,7 @@ export const merge = (options: Options): Effect.Effect<Merged, RunError, FileSys
     const versions = Hash.canonicalJson(sorted[0]!.info.versions ?? {})
     for (const s of sorted) if (Hash.canonicalJson(s.info.versions ?? {}) !== versions) options.log?.(`note: ${s.dir} ran other versions (run.json versions) than ${sorted[0]!.dir}; the merged report names the first shard's`)
 
-    yield* Files.makeDirectory(out).pipe(Effect.mapError((e) => new RunError({ path: out, reason: `cannot create the run directory: ${Files.describe(e)}` })))
+    yield* RunDir.makeDirectory(out)
     yield* RunId.check(out, identity)
     yield* RunId.lock(out)
     yield* RunId.claim(out, identity)

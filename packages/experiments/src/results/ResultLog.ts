@@ -131,9 +131,7 @@ export const open = Effect.fn("ResultLog.open")(function*(options: Options): Eff
   const fileSystem = yield* FileSystem.FileSystem
   const { cells, dir } = options
   const file = path.join(dir, fileName)
-  yield* Files.makeDirectory(dir).pipe(
-    Effect.mapError((e) => new RunError({ path: dir, reason: `cannot create the run directory: ${Files.describe(e)}` }))
-  )
+  yield* RunDir.makeDirectory(dir)
   const staleLock = yield* RunId.lock(dir)
   // Under the lock, a temporary file is a killed writer's leftover.
   for (const name of yield* fileSystem.readDirectory(dir).pipe(Effect.orElseSucceed(() => []))) {
