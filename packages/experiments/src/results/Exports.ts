@@ -1,10 +1,8 @@
 /**
- * `<out>/results.csv` and `<out>/results.parquet`: one row per result line, the same columns. A score
- * key scored with counts has two columns, `<name>.num` and `<name>.den`. The CSV (RFC 4180, CRLF line
- * ends) leaves missing and non-finite numbers empty and puts a `'` before text a spreadsheet would run
- * as a formula (`=`, `+`, `-`, `@`, tab, CR first); the parquet file holds typed data for pandas,
- * polars, DuckDB or Arrow: UTF-8 strings (null without a selection or an error), DOUBLE numbers (null
- * where the CSV field is empty), and no formula guard (a parquet reader never evaluates).
+ * `<out>/results.csv` and `<out>/results.parquet`: one row per result line, the same columns (a key scored
+ * with counts has `<name>.num` and `<name>.den`). The CSV (RFC 4180, CRLF) leaves non-finite numbers empty and
+ * puts `'` before text a spreadsheet would run (`=`, `+`, `-`, `@`, tab, CR first); the parquet file holds
+ * typed data for pandas, polars, DuckDB or Arrow (UTF-8, DOUBLE, null where the CSV field is empty), unguarded.
  *
  * @example
  * yield* Exports.writeParquet("runs/x/results.parquet", run.index.table) // and Exports.csv(rows): the CSV's text

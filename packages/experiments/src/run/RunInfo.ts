@@ -46,10 +46,7 @@ export const RunInfo = Schema.Struct({
   /** Why the sweep stopped before every pair ran, other than an interruption: `budget`. */
   stopped: Schema.optionalWith(Schema.Literal("budget"), { exact: true }),
   budget: Schema.optionalWith(BudgetSpend, { exact: true }),
-  /**
-   * The config's file and what the data source resolved to (a path, or a canonical spec); the run's
-   * identity is in run-id.json, its counts of instances and cells in summary.json.
-   */
+  /** The config's file and what the data source resolved to; the identity is in run-id.json, the counts in summary.json. */
   config: Schema.Struct({ file: Schema.String }),
   dataset: Schema.Struct({ resolved: Schema.String }),
   pairs: Schema.Struct({ total: Int, resumed: Int, ran: Int, failed: Int, lines: Int }),
