@@ -14,7 +14,7 @@ import { type Domain, Scorer } from "@cupid-lab/core"
 import { NodeContext } from "@effect/platform-node"
 import { Effect } from "effect"
 import * as Analysis from "../src/analysis/Analysis.js"
-import * as Csv from "../src/results/Csv.js"
+import * as Exports from "../src/results/Exports.js"
 import * as Examples from "../src/analysis/Examples.js"
 import * as Document from "../src/render/Document.js"
 import * as Html from "../src/render/Html.js"
@@ -128,7 +128,7 @@ const examples = Examples.none("benchmark")
 const md = time("report.md", () => Markdown.render(Document.report(analysis, examples)))
 const figures = await timeAsync("charts (Vega)", () => Effect.runPromise(Figures.report(analysis)))
 const html = time("report.html", () => Html.render(Document.report(analysis, examples, run.info, figures)))
-const csv = time("results.csv", () => Csv.render(run.index.table))
+const csv = time("results.csv", () => Exports.csv(run.index.table))
 const kb = (n: number) => `${(n / 1024).toFixed(0)} KB`
 console.log(`sizes: report.md ${kb(md.length)}, report.html ${kb(html.length)}, results.csv ${kb(csv.length)}`)
 ;(globalThis as { gc?: () => void }).gc?.()

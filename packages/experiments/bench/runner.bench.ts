@@ -24,7 +24,7 @@ import * as os from "node:os"
 import * as path from "node:path"
 import { Config, Report, Runner } from "../src/index.js"
 import * as Columns from "../src/results/Columns.js"
-import * as Parquet from "../src/results/Parquet.js"
+import * as Exports from "../src/results/Exports.js"
 import { parseRows } from "../test/report-fixtures.js"
 
 const cells = Number(process.env["BENCH_CELLS"] ?? 20)
@@ -170,7 +170,7 @@ const program = Effect.gen(function*() {
   resetPeak()
   const heapBefore = process.memoryUsage().heapUsed
   const parquetStarted = performance.now()
-  yield* Parquet.write(path.join(dir, "again.parquet"), index.value.table).pipe(Effect.provide(NodeFileSystem.layer))
+  yield* Exports.writeParquet(path.join(dir, "again.parquet"), index.value.table).pipe(Effect.provide(NodeFileSystem.layer))
   const parquet = { rows: index.value.table.length, seconds: (performance.now() - parquetStarted) / 1000, heapRise: peakHeap - heapBefore }
   return { outcome, seconds, cpuSeconds: (used.user + used.system) / 1e6, reportSeconds, sweepPeak, reportPeak, parquet, held: kept, retainedAtEnd }
 })

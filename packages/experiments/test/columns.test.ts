@@ -7,7 +7,7 @@
 import { describe, expect, it } from "vitest"
 import type { Row } from "../src/results/ResultLine.js"
 import * as Columns from "../src/results/Columns.js"
-import * as Csv from "../src/results/Csv.js"
+import * as Exports from "../src/results/Exports.js"
 
 const usage = (calls: number, score = 0) => ({
   calls,
@@ -51,7 +51,7 @@ describe("Columns.index", () => {
     expect(idx.table).toEqual(lines)
     // by hand: counts as two columns, a null score and an unscored key as empty fields, the error's
     // formula guarded and quoted
-    expect(Csv.render(idx.table)).toBe([
+    expect(Exports.csv(idx.table)).toBe([
       "cell,cell_name,instance,persona_id,type,status,selected,i.p.num,i.p.den,late,r.recall,calls,prompt_tokens,completion_tokens,error_stage,error_plugin,error_message",
       "a,name of a,p1:consistent,p1,consistent,ok,s1 s2,1,2,,1,3,30,3,,,",
       "b,name of b,p1:consistent,p1,consistent,ok,,0,1,,0.5,0,0,0,,,",
@@ -111,7 +111,7 @@ describe("Columns.index", () => {
   it("hold nothing for no lines", () => {
     const none = Columns.index([])
     expect([none.table, none.instances, none.failures]).toEqual([[], [], []])
-    expect(Csv.render(none.table)).toBe("cell,cell_name,instance,persona_id,type,status,selected,calls,prompt_tokens,completion_tokens,error_stage,error_plugin,error_message\r\n")
+    expect(Exports.csv(none.table)).toBe("cell,cell_name,instance,persona_id,type,status,selected,calls,prompt_tokens,completion_tokens,error_stage,error_plugin,error_message\r\n")
   })
 
   it("fold usage per cell (scoring apart), per model, and the failures", () => {

@@ -4,8 +4,7 @@ import { Effect, Either } from "effect"
 import { parquetMetadata, parquetReadObjects } from "hyparquet"
 import * as fs from "node:fs"
 import * as path from "node:path"
-import * as Csv from "../src/results/Csv.js"
-import * as Parquet from "../src/results/Parquet.js"
+import * as Exports from "../src/results/Exports.js"
 import * as Report from "../src/render/Report.js"
 import * as RunDir from "../src/results/RunDir.js"
 import type { ResultLine, Score } from "../src/results/ResultLine.js"
@@ -47,7 +46,7 @@ const scoreValue = (s: Score | undefined, part?: "num" | "den"): number | null =
   return part === undefined ? null : s[part]
 }
 
-/** What a row of results.parquet should hold for a result line, written out independently of Parquet.ts. */
+/** What a row of results.parquet should hold for a result line, written out independently of Exports.ts. */
 const expected = (l: ResultLine): Record<string, string | number | null> => ({
   cell: l.cell,
   cell_name: l.cellName,
@@ -143,7 +142,7 @@ const withDuckDB = async <A>(use: (query: (sql: string, file: string) => Promise
 
 const tmpFiles = (dir: string) => fs.readdirSync(dir).filter((f) => f.endsWith(".tmp"))
 
-const titles = (columns: ReadonlyArray<Csv.Column>) => columns.map((c) => c.title)
+const titles = (columns: ReadonlyArray<Exports.Column>) => columns.map((c) => c.title)
 
 describe("results.parquet", () => {
   it.effect("holds every row and column of results.csv, typed: strings, doubles with nulls, no formula guard", () =>
@@ -155,7 +154,7 @@ describe("results.parquet", () => {
       expect(tmpFiles(dir)).toEqual([])
       const { metadata, rows } = yield* readParquet(written.parquet)
 
-      const header = [...titles(Csv.leading), ...scoreTitles, ...titles(Csv.trailing)]
+      const header = [...titles(Exports.leading), ...scoreTitles, ...titles(Exports.trailing)]
       const leaves = metadata.schema.slice(1)
       expect(leaves.map((e) => e.name)).toEqual(header)
       const typeOf = (name: string) => leaves.find((e) => e.name === name)
@@ -195,14 +194,14 @@ describe("results.parquet", () => {
       expect(fs.readFileSync(file).equals(first)).toBe(true)
       const run = yield* RunDir.read(dir)
       const again = path.join(dir, "again.parquet")
-      yield* Parquet.write(again, run.index.table).pipe(Effect.provide(NodeFileSystem.layer))
+      yield* Exports.writeParquet(again, run.index.table).pipe(Effect.provide(NodeFileSystem.layer))
       expect(fs.readFileSync(again).equals(first)).toBe(true)
       expect(tmpFiles(dir)).toEqual([])
 
       // A target that cannot be replaced: the write fails and removes its temporary file.
       const blocked = path.join(dir, "blocked.parquet")
       fs.mkdirSync(path.join(blocked, "inside"), { recursive: true })
-      const failure = yield* Effect.flip(Parquet.write(blocked, run.index.table).pipe(Effect.provide(NodeFileSystem.layer)))
+      const failure = yield* Effect.flip(Exports.writeParquet(blocked, run.index.table).pipe(Effect.provide(NodeFileSystem.layer)))
       expect(failure._tag).toBe("SystemError")
       expect(tmpFiles(dir)).toEqual([])
     }).pipe(Effect.provide(NodeContext.layer)))
@@ -216,16 +215,16 @@ describe("results.parquet", () => {
         i === 0 ? { ...r, scores: { ...r.scores, "retrieval.recall": Number.NaN, "inference.f1": Number.POSITIVE_INFINITY } } : r
       )
       const file = path.join(dir, "groups.parquet")
-      yield* Parquet.write(file, rows, { rowGroupRows: 3 }).pipe(Effect.provide(NodeFileSystem.layer))
+      yield* Exports.writeParquet(file, rows, { rowGroupRows: 3 }).pipe(Effect.provide(NodeFileSystem.layer))
       const read = yield* readParquet(file)
       expect(read.metadata.row_groups.map((g) => Number(g.num_rows))).toEqual([3, 3, 2])
       expect(read.rows).toEqual(lines.map((l, i) => (i === 0 ? { ...expected(l), "retrieval.recall": null, "inference.f1": null } : expected(l))))
 
       const empty = path.join(dir, "empty.parquet")
-      yield* Parquet.write(empty, []).pipe(Effect.provide(NodeFileSystem.layer))
+      yield* Exports.writeParquet(empty, []).pipe(Effect.provide(NodeFileSystem.layer))
       const none = yield* readParquet(empty)
       expect(Number(none.metadata.num_rows)).toBe(0)
-      expect(none.metadata.schema.slice(1).map((e) => e.name)).toEqual([...titles(Csv.leading), ...titles(Csv.trailing)])
+      expect(none.metadata.schema.slice(1).map((e) => e.name)).toEqual([...titles(Exports.leading), ...titles(Exports.trailing)])
     }))
 
   it("DuckDB, a second Parquet reader, reads the same columns, types and values", async () => {
@@ -238,7 +237,7 @@ describe("results.parquet", () => {
       count: await query("SELECT count(*)::INTEGER AS n FROM read_parquet($1)", written.parquet)
     }))
 
-    const header = [...titles(Csv.leading), ...scoreTitles, ...titles(Csv.trailing)]
+    const header = [...titles(Exports.leading), ...scoreTitles, ...titles(Exports.trailing)]
     const requiredText = ["cell", "cell_name", "instance", "persona_id", "type", "status"]
     const isText = (name: string) => [...requiredText, "selected", "error_stage", "error_plugin", "error_message"].includes(name)
     expect(data.names).toEqual(header)

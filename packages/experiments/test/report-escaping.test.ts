@@ -3,8 +3,7 @@ import { Effect } from "effect"
 import * as fs from "node:fs"
 import * as path from "node:path"
 import { NodeContext, NodeFileSystem } from "@effect/platform-node"
-import * as Csv from "../src/results/Csv.js"
-import * as Parquet from "../src/results/Parquet.js"
+import * as Exports from "../src/results/Exports.js"
 import * as RunDir from "../src/results/RunDir.js"
 import * as Report from "../src/render/Report.js"
 import { cellB, hostile, hostileDataset, tempDir, writeHostileRun } from "./report-fixtures.js"
@@ -47,12 +46,12 @@ describe("reports with markup in data, model output, cell names and errors", () 
       writeHostileRun(dir)
       const rows = (yield* RunDir.read(dir).pipe(Effect.provide(NodeFileSystem.layer))).index.table
         .map((r) => ({ ...r, cellName: `${r.cellName} \u202Egnp.exe`, error: { stage: "infer", plugin: "x", tag: "StageError", message: "\u2066evil\u2069" } }))
-      const csv = Csv.render(rows)
+      const csv = Exports.csv(rows)
       expect(csv).not.toMatch(/[\u200E\u200F\u202A-\u202E\u2066-\u2069]/)
       expect(csv).toContain("\\u202Egnp.exe")
       expect(csv).toContain("\\u2066evil\\u2069")
       const file = path.join(dir, "hostile.parquet")
-      yield* Parquet.write(file, rows).pipe(Effect.provide(NodeFileSystem.layer))
+      yield* Exports.writeParquet(file, rows).pipe(Effect.provide(NodeFileSystem.layer))
       const bytes = fs.readFileSync(file)
       for (const c of ["\u202E", "\u2066"]) expect(bytes.includes(Buffer.from(c, "utf8"))).toBe(false)
       expect(bytes.includes(Buffer.from("\\u202Egnp.exe", "utf8"))).toBe(true)

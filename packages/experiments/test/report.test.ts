@@ -7,7 +7,7 @@ import * as fs from "node:fs"
 import * as path from "node:path"
 import { RunError } from "../src/Errors.js"
 import * as Analysis from "../src/analysis/Analysis.js"
-import * as Csv from "../src/results/Csv.js"
+import * as Exports from "../src/results/Exports.js"
 import * as Format from "../src/render/Format.js"
 import * as Report from "../src/render/Report.js"
 import * as Columns from "../src/results/Columns.js"
@@ -241,6 +241,20 @@ describe("report.md", () => {
       expect(third[1]).toContain("9 hits, 0 misses, 0 writes")
       expect(first[1]).toContain("3 hits, 1 misses, 1 writes")
     }).pipe(Effect.provide(NodeContext.layer)))
+
+  it("reads an older run.json, which repeated the run's identity and counts, ignoring what it repeated", () => {
+    const older = {
+      startedAt: "2026-01-01T00:00:00.000Z",
+      config: { file: "configs/contextual.yaml", name: "contextual", hash: "abc" },
+      dataset: { source: "sample", resolved: "/data/sample.jsonl", fingerprint: "f00", instances: 3, skipped: 0 },
+      cells: 2
+    }
+    expect(Either.getOrThrow(RunDir.parseInfo(older, "run.json"))).toEqual({
+      startedAt: "2026-01-01T00:00:00.000Z",
+      config: { file: "configs/contextual.yaml" },
+      dataset: { resolved: "/data/sample.jsonl" }
+    })
+  })
 })
 
 describe("results.csv", () => {
@@ -248,7 +262,7 @@ describe("results.csv", () => {
     const ok = { ...cellA, results: [{ recall: 1, counts: [1, 2, 1, 2] as const }] }
     const bad = { ...cellB, id: "cccc000000000003", name: 'bm25, "tuned"', results: [{ recall: 1, counts: [1, 1, 1, 1] as const }, { error: 'timeout, after "3" tries\nretry later' }] }
     const text = [line(ok, 0), line(bad, 1)].map((l) => JSON.stringify(l)).join("\n")
-    const csv = Csv.render(Either.getOrThrow(parseRows(text, "results.jsonl")))
+    const csv = Exports.csv(Either.getOrThrow(parseRows(text, "results.jsonl")))
     expect(csv).toBe(
       "cell,cell_name,instance,persona_id,type,status,selected,inference.f1,inference.precision_micro.num,inference.precision_micro.den,inference.recall_micro.num,inference.recall_micro.den,retrieval.recall,calls,prompt_tokens,completion_tokens,error_stage,error_plugin,error_message\r\n" +
         "aaaa000000000001,all,p1:consistent,p1,consistent,ok,s1 s2,0.5,1,2,1,2,1,2,100,10,,,\r\n" +
@@ -257,22 +271,22 @@ describe("results.csv", () => {
   })
 
   it("guards text a spreadsheet would run as a formula, and leaves numbers alone", () => {
-    expect(Csv.field('=HYPERLINK("http://x","y")')).toBe(`"'=HYPERLINK(""http://x"",""y"")"`)
-    expect(Csv.field("+1+1")).toBe("'+1+1")
-    expect(Csv.field("-2")).toBe("'-2")
-    expect(Csv.field("@SUM(A1)")).toBe("'@SUM(A1)")
-    expect(Csv.field("\tcmd")).toBe("'\tcmd")
-    expect(Csv.field("a=b")).toBe("a=b")
+    expect(Exports.field('=HYPERLINK("http://x","y")')).toBe(`"'=HYPERLINK(""http://x"",""y"")"`)
+    expect(Exports.field("+1+1")).toBe("'+1+1")
+    expect(Exports.field("-2")).toBe("'-2")
+    expect(Exports.field("@SUM(A1)")).toBe("'@SUM(A1)")
+    expect(Exports.field("\tcmd")).toBe("'\tcmd")
+    expect(Exports.field("a=b")).toBe("a=b")
     const hostileName = { ...cellA, name: "=cmd|' /C calc'!A0", results: [{ recall: -0.5, counts: [1, 2, 1, 2] as const }] }
-    const row = Csv.render(Either.getOrThrow(parseRows(JSON.stringify(line(hostileName, 0)), "results.jsonl"))).split("\r\n")[1]
+    const row = Exports.csv(Either.getOrThrow(parseRows(JSON.stringify(line(hostileName, 0)), "results.jsonl"))).split("\r\n")[1]
     expect(row).toBe("aaaa000000000001,'=cmd|' /C calc'!A0,p1:consistent,p1,consistent,ok,s1 s2,0.5,1,2,1,2,-0.5,2,100,10,,,")
   })
 
   it("quotes only the fields that need it", () => {
-    expect(Csv.field("plain")).toBe("plain")
-    expect(Csv.field("a,b")).toBe('"a,b"')
-    expect(Csv.field('say "hi"')).toBe('"say ""hi"""')
-    expect(Csv.field("two\r\nlines")).toBe('"two\r\nlines"')
+    expect(Exports.field("plain")).toBe("plain")
+    expect(Exports.field("a,b")).toBe('"a,b"')
+    expect(Exports.field('say "hi"')).toBe('"say ""hi"""')
+    expect(Exports.field("two\r\nlines")).toBe('"two\r\nlines"')
   })
 })
 

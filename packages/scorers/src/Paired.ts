@@ -77,14 +77,15 @@ export const value = (columns: Columns, rows?: ArrayLike<number>): { readonly n:
   return { n, value: n === 0 ? NaN : s.statistic(xs.map(sum), n) }
 }
 
-export interface EstimateOptions extends Statistics.BootstrapOptions {
-  /** Rows to use (default: all). */
+export interface EstimateOptions extends Statistics.BootstrapOptions, Statistics.Clustering {
+  /** Rows to use (default: all); `clusters` is indexed like the columns. */
   readonly rows?: ReadonlyArray<number>
 }
 
-/** The metric's value with a percentile-bootstrap 95% interval over the usable rows. */
-export const estimate = (columns: Columns, options: EstimateOptions): Statistics.Estimate => {
-  const pick = (xs: ArrayLike<number>): ArrayLike<number> => (options.rows === undefined ? xs : options.rows.map((i) => xs[i] ?? NaN))
+/** The metric's value with a percentile-bootstrap 95% interval over the usable rows (clusters resampled whole). */
+export const estimate = (columns: Columns, given: EstimateOptions): Statistics.Estimate => {
+  const pick = (xs: ArrayLike<number>): ArrayLike<number> => (given.rows === undefined ? xs : given.rows.map((i) => xs[i] ?? NaN))
+  const options = given.clusters === undefined ? given : { ...given, clusters: pick(given.clusters) }
   switch (columns._tag) {
     case "Mean":
       return Statistics.bootstrapMean(pick(columns.values), options)

@@ -53,6 +53,16 @@ describe("estimate", () => {
     expect(picked.n).toBe(2)
     expect(picked.mean).toBeCloseTo(0.4, 12)
   })
+
+  it("resamples clusters whole, their ids indexed like the columns when rows are picked", () => {
+    const xs = [0.1, 0.7, NaN, 0.4, 0.9, 0.3]
+    const clusters = [0, 0, 1, 1, 2, 2]
+    const o = { seed: 3, resamples: 400, clusters }
+    expect(Paired.estimate(Paired.mean(xs), o)).toEqual(Statistics.bootstrapMean(xs, o))
+    const picked = Paired.estimate(Paired.mean(xs), { ...o, rows: [4, 5, 0, 1] })
+    expect(picked).toEqual(Statistics.bootstrapMean([0.9, 0.3, 0.1, 0.7], { seed: 3, resamples: 400, clusters: [2, 2, 0, 0] }))
+    expect(picked).not.toEqual(Statistics.bootstrapMean([0.9, 0.3, 0.1, 0.7], { seed: 3, resamples: 400 }))
+  })
 })
 
 describe("compare", () => {

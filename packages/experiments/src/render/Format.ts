@@ -5,7 +5,7 @@
  * Format.number(0.12345) // "0.123"
  * Format.html(`<b title="x">`) // "&lt;b title=&quot;x&quot;&gt;"
  */
-import { visibleControls } from "../results/Csv.js"
+import { visibleControls } from "../results/Exports.js"
 import type { MetricEstimate } from "../results/ResultLine.js"
 
 const noNegativeZero = (s: string): string => (/^-0(\.0+)?$/.test(s) ? s.slice(1) : s)

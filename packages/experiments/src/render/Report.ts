@@ -20,8 +20,7 @@ import * as Html from "./Html.js"
 import * as Markdown from "./Markdown.js"
 import * as Paper from "./Paper.js"
 import * as Verdict from "../analysis/Verdict.js"
-import * as Csv from "../results/Csv.js"
-import * as Parquet from "../results/Parquet.js"
+import * as Exports from "../results/Exports.js"
 import * as RunDir from "../results/RunDir.js"
 
 export interface Options extends Analysis.Options {
@@ -75,8 +74,8 @@ export const writeRun = (run: RunDir.Run, options: Options = {}): Effect.Effect<
       [files.markdown, Files.writeFileAtomic(files.markdown, r.markdown)],
       [files.html, Files.writeFileAtomic(files.html, r.html)],
       [files.latex, Files.writeFileAtomic(files.latex, r.latex)],
-      [files.csv, Csv.write(files.csv, run.index.table)],
-      [files.parquet, Parquet.write(files.parquet, run.index.table)]
+      [files.csv, Files.writeFileAtomic(files.csv, Exports.csv(run.index.table))],
+      [files.parquet, Exports.writeParquet(files.parquet, run.index.table)]
     ] as const
     yield* Effect.forEach(writes, ([file, w]) =>
       w.pipe(Effect.mapError((e) => new RunError({ path: file, reason: `cannot write: ${Files.describe(e)}` }))), { discard: true })

@@ -215,9 +215,8 @@ const mergedInfo = (shards: ReadonlyArray<ShardDir>, summary: ResultLine.Summary
     endedAt,
     durationMs,
     interrupted: false,
-    config: first.config ?? { file: "", name: summary.config.name, hash: summary.config.hash },
-    dataset: { ...(first.dataset ?? { source: summary.dataset.source, resolved: summary.dataset.source, fingerprint: summary.dataset.hash }), instances: summary.dataset.instances, skipped: summary.dataset.skipped.length },
-    cells: summary.cells.length,
+    config: first.config ?? { file: "" },
+    dataset: first.dataset ?? { resolved: summary.dataset.source },
     pairs: { total: lines, ...pairs, lines },
     pairsPerSecond: durationMs > 0 ? (pairs.ran * 1000) / durationMs : null,
     phasesMs: sum(infos.map((i) => i.phasesMs), ["prepare", "pairs", "write"]),
@@ -244,7 +243,7 @@ export const merge = (options: Options): Effect.Effect<Merged, RunError, FileSys
     const versions = Hash.canonicalJson(sorted[0]!.info.versions ?? {})
     for (const s of sorted) if (Hash.canonicalJson(s.info.versions ?? {}) !== versions) options.log?.(`note: ${s.dir} ran other versions (run.json versions) than ${sorted[0]!.dir}; the merged report names the first shard's`)
 
-    yield* Files.makeDirectory(out).pipe(Effect.mapError((e) => new RunError({ path: out, reason: `cannot create the run directory: ${Files.describe(e)}` })))
+    yield* RunDir.makeDirectory(out)
     yield* RunId.check(out, identity)
     yield* RunId.lock(out)
     yield* RunId.claim(out, identity)

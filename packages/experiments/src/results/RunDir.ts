@@ -92,6 +92,10 @@ export const parseInfo = (value: unknown, file: string): Either.Either<RunInfo, 
 export const write = (file: string, data: string | Uint8Array): Effect.Effect<void, RunError, FileSystem.FileSystem> =>
   Files.writeFileAtomic(file, data).pipe(Effect.mapError((e) => new RunError({ path: file, reason: `cannot write: ${Files.describe(e)}` })))
 
+/** Create a run directory (and its parents); a failure is a RunError naming it. */
+export const makeDirectory = (dir: string): Effect.Effect<void, RunError, FileSystem.FileSystem> =>
+  Files.makeDirectory(dir).pipe(Effect.mapError((e) => new RunError({ path: dir, reason: `cannot create the run directory: ${Files.describe(e)}` })))
+
 export const exists = (fileSystem: FileSystem.FileSystem, file: string) => fileSystem.exists(file).pipe(Effect.orElseSucceed(() => false))
 
 /**

@@ -7,7 +7,7 @@
  * const { metrics, cells } = Summary.of(Columns.index(rows), { metrics, seed: 7, resamples: 1000 }, cellInfos)
  */
 import { isCupidType } from "@cupid-lab/core/Domain"
-import { type Paired, Statistics } from "@cupid-lab/scorers"
+import { Paired } from "@cupid-lab/scorers"
 import { Schema } from "effect"
 import * as Columns from "./Columns.js"
 import * as ResultLine from "./ResultLine.js"
@@ -38,17 +38,6 @@ const metricsOf = (index: Columns.Index, options: Options): ReadonlyArray<Metric
   return [...options.metrics, ...others.map((k) => undeclared(k, index.okScoreKinds.get(k) === true))]
 }
 
-const estimate = (c: Paired.Columns, options: Statistics.BootstrapOptions & Statistics.Clustering): Statistics.Estimate => {
-  switch (c._tag) {
-    case "Mean":
-      return Statistics.bootstrapMean(c.values, options)
-    case "Ratio":
-      return Statistics.bootstrapRatio(c.num, c.den, options)
-    case "F1":
-      return Statistics.bootstrapF1(c.precision, c.recall, options)
-  }
-}
-
 /** The summary's metrics and cells from a run's columns. */
 export const of = (
   index: Columns.Index,
@@ -73,7 +62,7 @@ export const of = (
       n: at.length,
       failed: failed.get(`${cell}\u0000${type}`) ?? 0,
       metrics: Object.fromEntries(metrics.map((m) => {
-        const e = estimate(data(m), { ...bootstrap, clusters })
+        const e = Paired.estimate(data(m), { ...bootstrap, clusters })
         return [m.name, { n: e.n, mean: finiteOrNull(e.mean), ci95: [finiteOrNull(e.ci95[0]), finiteOrNull(e.ci95[1])] as const }]
       }))
     }

@@ -84,18 +84,17 @@ export const write = (dir: string): Effect.Effect<Written, RunError, FileSystem.
       if (l.ranking !== null) listOf(rankings, l.cell).push(runLines(l.instance, l.ranking.map((r) => r.sessionId), l.cell))
     }).pipe(Effect.catchTag("SystemError", "BadArgument", (e) => Effect.fail(cannot(results, "read the results")(e))))
     yield* Files.makeDirectory(out).pipe(Effect.mapError(cannot(out, "create the directory")))
-    const put = (file: string, text: string) => Files.writeFileAtomic(file, text).pipe(Effect.mapError(cannot(file, "write")))
     // One qrels.txt when every cell saw the same histories; else one per cell, beside its run.
     const texts = [...qrels.entries()].map(([cell, parts]) => [cell, parts.join("")] as const)
     const shared = texts.every(([, t]) => t === texts[0]?.[1])
     const qrelsFile = path.join(out, "qrels.txt")
-    if (shared) yield* put(qrelsFile, texts[0]?.[1] ?? "")
-    else for (const [cell, text] of texts) yield* put(path.join(out, `${cell}.qrels.txt`), text)
+    if (shared) yield* RunDir.write(qrelsFile, texts[0]?.[1] ?? "")
+    else for (const [cell, text] of texts) yield* RunDir.write(path.join(out, `${cell}.qrels.txt`), text)
     const runs: Array<string> = []
     for (const [suffix, lists] of [["run", selections], ["ranking.run", rankings]] as const) {
       for (const [cell, text] of lists) {
         const file = path.join(out, `${cell}.${suffix}`)
-        yield* put(file, text.join(""))
+        yield* RunDir.write(file, text.join(""))
         runs.push(file)
       }
     }

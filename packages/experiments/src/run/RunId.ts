@@ -14,6 +14,7 @@ import * as os from "node:os"
 import * as path from "node:path"
 import { type Config, hash as configHash } from "../config/Config.js"
 import { RunError } from "../Errors.js"
+import * as RunDir from "../results/RunDir.js"
 import * as Shard from "./Shard.js"
 
 export const fileName = "run-id.json"
@@ -107,9 +108,7 @@ export const check = (dir: string, identity: Identity, allowUnrecorded = false):
 export const claim = (dir: string, identity: Identity): Effect.Effect<void, RunError, FileSystem.FileSystem> =>
   Effect.zipRight(
     check(dir, identity, true),
-    Files.writeFileAtomic(path.join(dir, fileName), `${JSON.stringify(identity, null, 2)}\n`).pipe(
-      Effect.mapError((e) => new RunError({ path: path.join(dir, fileName), reason: `cannot write: ${Files.describe(e)}` }))
-    )
+    RunDir.write(path.join(dir, fileName), `${JSON.stringify(identity, null, 2)}\n`)
   )
 
 /** Point `<parent>/latest` at the run directory `<parent>/<id>`: a relative symlink, else (where none can be made) a file holding the id. */

@@ -46,9 +46,9 @@ export const RunInfo = Schema.Struct({
   /** Why the sweep stopped before every pair ran, other than an interruption: `budget`. */
   stopped: Schema.optionalWith(Schema.Literal("budget"), { exact: true }),
   budget: Schema.optionalWith(BudgetSpend, { exact: true }),
-  config: Schema.Struct({ file: Schema.String, name: Schema.String, hash: Schema.String }),
-  dataset: Schema.Struct({ source: Schema.String, resolved: Schema.String, fingerprint: Schema.String, instances: Int, skipped: Int }),
-  cells: Int,
+  /** The config's file and what the data source resolved to; the identity is in run-id.json, the counts in summary.json. */
+  config: Schema.Struct({ file: Schema.String }),
+  dataset: Schema.Struct({ resolved: Schema.String }),
   pairs: Schema.Struct({ total: Int, resumed: Int, ran: Int, failed: Int, lines: Int }),
   /** Pairs computed by this run per second of its duration. */
   pairsPerSecond: Schema.NullOr(Schema.Number),

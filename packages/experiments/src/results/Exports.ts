@@ -1,15 +1,18 @@
 /**
- * `<out>/results.csv`: one row per result line (RFC 4180, CRLF line ends). A score key scored with
- * counts has two columns, `<name>.num` and `<name>.den`; missing and non-finite numbers are empty
- * fields; text a spreadsheet would run as a formula (`=`, `+`, `-`, `@`, tab, CR first) gets a `'`.
+ * `<out>/results.csv` and `<out>/results.parquet`: one row per result line, the same columns (a key scored
+ * with counts has `<name>.num` and `<name>.den`). The CSV (RFC 4180, CRLF) leaves non-finite numbers empty and
+ * puts `'` before text a spreadsheet would run (`=`, `+`, `-`, `@`, tab, CR first); the parquet file holds
+ * typed data for pandas, polars, DuckDB or Arrow (UTF-8, DOUBLE, null where the CSV field is empty), unguarded.
  *
  * @example
- * yield* Csv.write("runs/x/results.csv", run.index.table) // needs a FileSystem
+ * yield* Exports.writeParquet("runs/x/results.parquet", run.index.table) // and Exports.csv(rows): the CSV's text
  */
-import { Files } from "@cupid-lab/core"
+import * as Files from "@cupid-lab/core/Files"
 import type { FileSystem } from "@effect/platform"
 import type { PlatformError } from "@effect/platform/Error"
 import { Effect } from "effect"
+import type { SchemaElement } from "hyparquet"
+import { ByteWriter, ParquetWriter } from "hyparquet-writer"
 import { finiteOrNull, type Row } from "./ResultLine.js"
 
 /** Unicode controls that reorder text (bidi embeddings, overrides, isolates and marks). */
@@ -28,7 +31,7 @@ export const field = (raw: string): string => {
   return /[",\r\n]/.test(value) ? `"${value.replace(/"/g, '""')}"` : value
 }
 
-/** A column of results.csv and results.parquet: text (null when absent; `required` never is) or a number. */
+/** A column of both files: text (null when absent; `required` never is) or a number. */
 export type Column =
   | { readonly title: string; readonly kind: "text"; readonly required: boolean; readonly value: (row: Row) => string | null }
   | { readonly title: string; readonly kind: "number"; readonly value: (row: Row) => number | null | undefined }
@@ -82,11 +85,49 @@ export const columns = (rows: ReadonlyArray<Row>): Array<Column> => {
 const cellOf = (c: Column, r: Row): string => (c.kind === "text" ? field(c.value(r) ?? "") : String(finiteOrNull(c.value(r)) ?? ""))
 
 /** The CSV's text: the header, then one line per row. */
-export const render = (rows: ReadonlyArray<Row>): string => {
+export const csv = (rows: ReadonlyArray<Row>): string => {
   const all = columns(rows)
   return `${all.map((c) => field(c.title)).join(",")}\r\n${rows.map((r) => `${all.map((c) => cellOf(c, r)).join(",")}\r\n`).join("")}`
 }
 
-/** Write the rows to `file` atomically. */
-export const write = (file: string, rows: ReadonlyArray<Row>): Effect.Effect<void, PlatformError, FileSystem.FileSystem> =>
-  Files.writeFileAtomic(file, render(rows))
+const elementOf = (c: Column): SchemaElement =>
+  c.kind === "number"
+    ? { name: c.title, type: "DOUBLE", repetition_type: "OPTIONAL" }
+    : { name: c.title, type: "BYTE_ARRAY", converted_type: "UTF8", repetition_type: c.required ? "REQUIRED" : "OPTIONAL" }
+
+const valueOf = (c: Column, r: Row): string | number | null => {
+  if (c.kind === "number") return finiteOrNull(c.value(r))
+  const x = c.value(r)
+  return x === null ? null : visibleControls(x)
+}
+
+/** Names the writing library, without a version or a time, so the bytes stay the same. */
+const createdBy = "cupid-lab"
+
+/** Write the rows to `file` as parquet, atomically, one row group (default 10,000 rows) at a time. */
+export const writeParquet = (
+  file: string,
+  rows: ReadonlyArray<Row>,
+  options: { readonly rowGroupRows?: number } = {}
+): Effect.Effect<void, PlatformError, FileSystem.FileSystem> =>
+  Files.writeFileAtomicWith(file, (put) =>
+    Effect.gen(function*() {
+      const all = columns(rows)
+      const bytes = new ByteWriter()
+      const schema = [{ name: "schema", num_children: all.length }, ...all.map(elementOf)]
+      const parquet = new ParquetWriter({ writer: bytes, schema, createdBy })
+      // The writer keeps appending to `bytes`: what it holds is written after each group, and it starts over.
+      const take = () => {
+        const out = bytes.getBytes()
+        bytes.index = 0
+        return out
+      }
+      const size = Math.max(1, options.rowGroupRows ?? 10_000)
+      for (let start = 0; start < rows.length; start += size) {
+        const group = rows.slice(start, start + size)
+        parquet.write({ columnData: all.map((c) => ({ name: c.title, data: group.map((r) => valueOf(c, r)) })), rowGroupSize: group.length })
+        yield* put(take())
+      }
+      parquet.finish()
+      yield* put(take())
+    }))
