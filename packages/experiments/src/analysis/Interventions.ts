@@ -6,7 +6,7 @@
  */
 import { Hash } from "@cupid-lab/core"
 import { Array as Arr } from "effect"
-import type { CellSummary, MetricDescription, MetricEstimate, Slice, Summary } from "../results/ResultLine.js"
+import type { CellSummary, MetricDescription, Summary } from "../results/ResultLine.js"
 
 export type Axis = "pad" | "position"
 
@@ -71,9 +71,6 @@ export const curves = (summary: Summary, metrics: ReadonlyArray<MetricDescriptio
   }
   return out
 }
-
-export const point = (c: CellSummary | undefined, slice: Slice, metric: string): MetricEstimate | undefined =>
-  c?.slices[slice].metrics[metric]
 
 export const axisTitle = (axis: Axis): string =>
   axis === "pad" ? "history length: sessions added by transform.pad" : "position of the relevant sessions (transform.position)"
