@@ -15,7 +15,7 @@ import * as Issues from "@cupid-lab/core/Issues"
 import { Selector } from "@cupid-lab/retrievers"
 import { Array as Arr, Effect, Either, Predicate, Schema } from "effect"
 import { ConfigError } from "../Errors.js"
-import { alternatives, childPath, countAlternatives, type Origins, originOf, type Spec, type SpecTemplate, within } from "./Axes.js"
+import { alternatives, childPath, countAlternatives, labelValue, type Origins, originOf, type Spec, type SpecTemplate, within } from "./Axes.js"
 import type { Config, Located, StageName } from "./Config.js"
 
 /** One stage of a cell, ready to build: the plugin and its options decoded once. */
@@ -178,14 +178,6 @@ export const describeSize = (s: Size): string => {
   const how = parts.filter((p) => p !== "").join(" + ")
   return `${s.cells.toLocaleString("en-US")} cells${how === "" ? "" : ` (${how})`}`
 }
-
-/** A value in a cell name: scalars as they are, a nested plugin spec by its plugin name, anything else as JSON. */
-const labelValue = (v: unknown): string =>
-  typeof v === "string" || typeof v === "number" || typeof v === "boolean"
-    ? String(v)
-    : Predicate.isRecord(v) && typeof v["use"] === "string"
-    ? v["use"]
-    : Hash.canonicalJson(v)
 
 /** A selector in a cell name: `top=2`, `recent=2,cut=0.6`; `own cut` where a cell has none. */
 const selectLabel = (value: unknown): string => {
