@@ -88,9 +88,6 @@ export interface Analysis {
   readonly index: Index
 }
 
-export const metricNamed = (summary: Summary, name: string): MetricDescription | undefined =>
-  summary.metrics.find((m) => m.name === name)
-
 const withoutRetriever = (c: CellSummary): string => {
   const { retriever: _r, ...rest } = c.params
   return Hash.canonicalJson(rest)
@@ -165,9 +162,8 @@ const uninformativeReason = (summary: Summary, metric: string): string | undefin
 export const mainMetric = (summary: Summary, chosen?: string): { readonly main: MetricDescription | undefined; readonly mainReason: string } => {
   const name = chosen ?? summary.main
   if (name !== undefined) {
-    const m = metricNamed(summary, name)
-    if (m === undefined) throw new Error(`main metric "${name}" is not a metric of this run; valid names: ${summary.metrics.map((x) => x.name).join(", ")}`)
-    return { main: m, mainReason: chosen !== undefined ? "chosen on the command line" : "set by the config (report.main)" }
+    const main = Families.metricNamed(summary, name, "main metric")
+    return { main, mainReason: chosen !== undefined ? "chosen on the command line" : "set by the config (report.main)" }
   }
   const ranked = summary.metrics.filter((m) => m.mainRank !== undefined).sort((a, b) => a.mainRank! - b.mainRank!)
   // No cell's inference came from a model: every cell has no inferrer or a heuristic one.
