@@ -80,22 +80,14 @@ export const compute = (
   const cells = summary.cells
   const numbers = slices.map((slice) => sliceNumbers(idx, slice))
   // A cell's columns are NaN where it has no ok line: a test's usable rows are the instances both cells scored.
-  const plan: Array<{ readonly i: number; readonly j: number; readonly metric: MetricDescription; readonly slice: Slice; readonly n: number }> = []
-  const tests: Array<Paired.Test> = []
-  for (let i = 0; i < cells.length; i++) {
-    for (let j = i + 1; j < cells.length; j++) {
-      const ca = idx.columns(cells[i]!.id), cb = idx.columns(cells[j]!.id)
-      slices.forEach((slice, s) => {
-        const n = sharedCount(ca, cb, numbers[s]!)
-        const a = sliceOf(idx, cells[i]!.id, slice), b = sliceOf(idx, cells[j]!.id, slice)
-        for (const metric of metrics) {
-          plan.push({ i, j, metric, slice, n })
-          tests.push({ a: a(metric), b: b(metric) })
-        }
-      })
-    }
-  }
-  const family = Paired.family(tests, {
+  const plan = cells.flatMap((ca, i) => cells.slice(i + 1).flatMap((cb, d) =>
+    slices.flatMap((slice, s) => {
+      const n = sharedCount(idx.columns(ca.id), idx.columns(cb.id), numbers[s]!)
+      const a = sliceOf(idx, ca.id, slice), b = sliceOf(idx, cb.id, slice)
+      return metrics.map((metric) => ({ i, j: i + 1 + d, metric, slice, n, test: { a: a(metric), b: b(metric) } }))
+    })
+  ))
+  const family = Paired.family(plan.map((t) => t.test), {
     ...options,
     // Beyond exact enumeration, the normal approximation: a family this size would need millions
     // of random permutations per test to resolve Holm's smallest thresholds.
