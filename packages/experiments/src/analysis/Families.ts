@@ -87,8 +87,7 @@ export const personas = (idx: Index, slice: Slice): Int32Array => {
   const ids = new Map<string, number>()
   return Int32Array.from(sliceNumbers(idx, slice), (k) => {
     const p = idx.instances[k]!.personaId
-    let id = ids.get(p)
-    if (id === undefined) ids.set(p, (id = ids.size))
-    return id
+    if (!ids.has(p)) ids.set(p, ids.size)
+    return ids.get(p)!
   })
 }
