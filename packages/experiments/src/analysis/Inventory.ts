@@ -5,6 +5,7 @@
  * @example
  * Inventory.failureGroups(run.index, run.summary.cells)[0] // { stage, plugin, tag, count, cells, examples }
  */
+import { Stage } from "@cupid-lab/core"
 import { Array as Arr, Struct } from "effect"
 import { shipped } from "../config/Plugins.js"
 import type { CellSummary } from "../results/ResultLine.js"
@@ -89,7 +90,7 @@ export const pluginUses = (cells: ReadonlyArray<CellSummary>): Array<PluginUse> 
     for (const [k, child] of Object.entries(v)) if (k !== "use") walk(child, stage, cell, here)
   }
   for (const c of cells) for (const [stage, spec] of Object.entries(c.params)) walk(spec, stage, c.id, undefined)
-  const order = ["retriever", "retriever part", "summarizer", "summarizer part", "inferrer", "inferrer part", "generator", "generator part"]
+  const order = Stage.cellStages.flatMap((s) => [s, `${s} part`])
   return [...uses.values()]
     .sort((a, b) => (order.indexOf(a.stage) - order.indexOf(b.stage)) || (a.name < b.name ? -1 : a.name > b.name ? 1 : 0))
     .map((u) => ({ stage: u.stage, name: u.name, package: u.package, cells: u.cells.size }))
