@@ -54,9 +54,9 @@ describe("every cell against every other", () => {
     expect(pw.forms).toEqual({ exact: 6, normal: 0, monteCarlo: 0 })
     const all = pw.slices.find((s) => s.slice === "all")!
     expect(Object.fromEntries(all.beats.get("m")!)).toEqual({ X: [2], Y: [], Z: [] })
-    expect(all.maxN).toBe(12)
+    // 12 shared instances reach the 8 that 6 tests need; a slice without instances shares none
     expect(all.tooSmall).toBeUndefined()
-    expect(pw.slices.find((s) => s.slice === "changing")!.maxN).toBe(0)
+    expect(pw.slices.find((s) => s.slice === "changing")!.tooSmall).toEqual({ n: 0, needed: 8, tests: 6, correction: "holm" })
   })
 
   it("says when the slice is too small for any difference to survive Holm, and the n that could", () => {
@@ -64,7 +64,7 @@ describe("every cell against every other", () => {
     const { idx, summary } = run(4)
     const pw = Pairwise.compute(summary, idx, [metric], { seed: 1, resamples: 50 })
     const all = pw.slices.find((s) => s.slice === "all")!
-    expect(all.tooSmall).toEqual({ n: 4, needed: 8 })
+    expect(all.tooSmall).toEqual({ n: 4, needed: 8, tests: 6, correction: "holm" })
     expect(Object.fromEntries(all.beats.get("m")!)).toEqual({ X: [], Y: [], Z: [] })
   })
 

@@ -80,7 +80,7 @@ describe("reports with markup in data, model output, cell names and errors", () 
   it.effect("the failure is counted, grouped with its message, and its instance leaves the paired comparison", () =>
     Effect.gen(function*() {
       const { analysis, markdown } = yield* render()
-      expect(analysis.failedPairs).toBe(1)
+      expect(analysis.index.failures.length).toBe(1)
       expect(analysis.failures).toEqual([
         { stage: "infer", plugin: "llm", tag: "StageError", count: 1, cells: [hostile.cellName], examples: [{ cell: hostile.cellName, instance: "p1:contrastive", message: hostile.error }] }
       ])

@@ -63,7 +63,7 @@ const delta = (c: CellSummary, base: CellSummary, slice: Slice, pAdjusted: numbe
 const pairwise = (cells: ReadonlyArray<CellSummary>, beats: Record<string, ReadonlyArray<number>>): Pairwise => ({
   cells,
   metrics: [f1],
-  slices: slices.map((slice) => ({ slice, beats: new Map([[f1.name, new Map(cells.map((c) => [c.id, beats[c.id] ?? []]))]]), maxN: 30, tooSmall: undefined })),
+  slices: slices.map((slice) => ({ slice, beats: new Map([[f1.name, new Map(cells.map((c) => [c.id, beats[c.id] ?? []]))]]), tooSmall: undefined })),
   tests: 60,
   forms: { exact: 60, normal: 0, monteCarlo: 0 }
 })

@@ -52,18 +52,6 @@ export interface Delta {
 /** A family of tests, with the level one test must reach when it is the family's only real effect (Statistics.perTestLevel). */
 export type TestedFamily = Paired.Family & { readonly level: number }
 
-/**
- * A slice where no difference of the main metric against the baseline can reach significance: its
- * largest paired n (personas where clustered), the n that could, the family's multiplier of the smallest p.
- */
-export interface TooSmall {
-  readonly n: number
-  readonly needed: number
-  readonly tests: number
-  readonly correction: Statistics.Correction
-  readonly clustered?: boolean
-}
-
 export interface Analysis {
   readonly summary: Summary
   readonly cells: ReadonlyArray<CellView>
@@ -71,7 +59,8 @@ export interface Analysis {
   readonly baselineReason: string
   /** Undefined with fewer than two cells. */
   readonly pairwise: Pairwise.Pairwise | undefined
-  readonly baselineTooSmall: ReadonlyMap<Slice, TooSmall>
+  /** Slices where no difference of the main metric against the baseline can reach significance. */
+  readonly baselineTooSmall: ReadonlyMap<Slice, Pairwise.TooSmall>
   readonly main: MetricDescription | undefined
   readonly mainReason: string
   /** Micro precision / recall / F1 when the scorer pools, else the macro ones. */
@@ -96,13 +85,8 @@ export interface Analysis {
   readonly models: ReadonlyArray<Inventory.ModelUse>
   readonly failures: ReadonlyArray<Inventory.FailureGroup>
   readonly plugins: ReadonlyArray<Inventory.PluginUse>
-  readonly okPairs: number
-  readonly failedPairs: number
   readonly index: Index
 }
-
-export const metricNamed = (summary: Summary, name: string): MetricDescription | undefined =>
-  summary.metrics.find((m) => m.name === name)
 
 const withoutRetriever = (c: CellSummary): string => {
   const { retriever: _r, ...rest } = c.params
@@ -178,9 +162,8 @@ const uninformativeReason = (summary: Summary, metric: string): string | undefin
 export const mainMetric = (summary: Summary, chosen?: string): { readonly main: MetricDescription | undefined; readonly mainReason: string } => {
   const name = chosen ?? summary.main
   if (name !== undefined) {
-    const m = metricNamed(summary, name)
-    if (m === undefined) throw new Error(`main metric "${name}" is not a metric of this run; valid names: ${summary.metrics.map((x) => x.name).join(", ")}`)
-    return { main: m, mainReason: chosen !== undefined ? "chosen on the command line" : "set by the config (report.main)" }
+    const main = Families.metricNamed(summary, name, "main metric")
+    return { main, mainReason: chosen !== undefined ? "chosen on the command line" : "set by the config (report.main)" }
   }
   const ranked = summary.metrics.filter((m) => m.mainRank !== undefined).sort((a, b) => a.mainRank! - b.mainRank!)
   // No cell's inference came from a model: every cell has no inferrer or a heuristic one.
@@ -276,15 +259,15 @@ export const analyze = (run: Pick<Run, "summary" | "index">, options: Options = 
   const pairwise = summary.cells.length < 2 || compared.length === 0
     ? undefined
     : Pairwise.compute(summary, idx, compared, Families.resampling(summary, options.permutations))
-  const baselineTooSmall = new Map<Slice, TooSmall>()
+  const baselineTooSmall = new Map<Slice, Pairwise.TooSmall>()
   for (const slice of slices) {
     const ofMain = deltas.filter((d) => d.slice === slice && d.metric === main?.name && d.family !== "none")
     const family = ofMain[0]?.family === "primary" ? tests.primary : tests.exploratory
     if (ofMain.length === 0 || family.tests === 0) continue
     const multiplier = family.correction === "none" ? 1 : family.tests
-    const small = Pairwise.tooSmall(Math.max(0, ...ofMain.map((d) => d.comparison.clusters ?? d.comparison.n)), multiplier)
+    const small = Pairwise.tooSmall(Math.max(0, ...ofMain.map((d) => d.comparison.clusters ?? d.comparison.n)), multiplier, family.correction)
     const clustered = ofMain.some((d) => d.comparison.clusters !== undefined)
-    if (small !== undefined) baselineTooSmall.set(slice, { ...small, tests: multiplier, correction: family.correction, ...(clustered ? { clustered } : {}) })
+    if (small !== undefined) baselineTooSmall.set(slice, clustered ? { ...small, clustered } : small)
   }
   const p = tests.primary.permutations, q = tests.exploratory.permutations
   const permutations: Paired.Family["permutations"] = {
@@ -295,8 +278,6 @@ export const analyze = (run: Pick<Run, "summary" | "index">, options: Options = 
     normalTests: p.normalTests + q.normalTests,
     ...(p.largeSample !== undefined ? { largeSample: p.largeSample } : {})
   }
-
-  const failedPairs = idx.failures.length
   return {
     summary,
     cells,
@@ -324,8 +305,6 @@ export const analyze = (run: Pick<Run, "summary" | "index">, options: Options = 
     models: Inventory.modelUse(idx),
     failures: Inventory.failureGroups(idx, summary.cells),
     plugins: Inventory.pluginUses(summary.cells),
-    okPairs: idx.table.length - failedPairs,
-    failedPairs,
     index: idx
   }
 }

@@ -11,7 +11,8 @@
 import { Hash } from "@cupid-lab/core"
 import { Selector } from "@cupid-lab/retrievers"
 import { Paired, type Statistics } from "@cupid-lab/scorers"
-import { Array as Arr, Either, Schema } from "effect"
+import { Array as Arr, Either, Predicate, Schema } from "effect"
+import { labelValue } from "../config/Axes.js"
 import { type Index, sliceOf } from "../results/Columns.js"
 import type { CellSummary, MetricDescription, MetricEstimate, Slice, Summary } from "../results/ResultLine.js"
 import { slices } from "../results/ResultLine.js"
@@ -82,7 +83,7 @@ export interface Skipped {
 
 export type AxisEffects = Effects | Skipped
 
-const isRecord = (v: unknown): v is Readonly<Record<string, unknown>> => typeof v === "object" && v !== null && !Array.isArray(v)
+const { isRecord } = Predicate
 const canon = (v: unknown): string => (v === undefined ? "\u0000absent" : Hash.canonicalJson(v))
 
 /** Where a sweep key's value sits in a cell's parameters (a ranker's `k` is recorded as `select: { top: k }`). */
@@ -115,28 +116,21 @@ export const derive = (cells: ReadonlyArray<CellSummary>): Array<string> => {
   })
 }
 
-const scalar = (v: unknown): string =>
-  typeof v === "string" || typeof v === "number" || typeof v === "boolean"
-    ? String(v)
-    : isRecord(v) && typeof v["use"] === "string"
-    ? v["use"]
-    : Hash.canonicalJson(v)
-
 /** Readable labels: `plugin(option=value)` with only the options that differ among values of the same plugin; selectors as `top=2`. */
 export const labels = (values: ReadonlyArray<unknown>): Array<string> => {
   const byUse = new Map<string, Array<Readonly<Record<string, unknown>>>>()
   for (const v of values) if (isRecord(v) && typeof v["use"] === "string") byUse.set(v["use"], [...(byUse.get(v["use"]) ?? []), v])
   const raw = values.map((v) => {
     if (v === null || v === undefined) return "none"
-    if (!isRecord(v)) return scalar(v)
+    if (!isRecord(v)) return labelValue(v)
     if (typeof v["use"] === "string") {
       const same = byUse.get(v["use"])!
       const keys = Object.keys(v).filter((k) => k !== "use" && new Set(same.map((x) => canon(x[k]))).size > 1).sort()
-      return keys.length === 0 ? v["use"] : `${v["use"]}(${keys.map((k) => `${k}=${scalar(v[k])}`).join(",")})`
+      return keys.length === 0 ? v["use"] : `${v["use"]}(${keys.map((k) => `${k}=${labelValue(v[k])}`).join(",")})`
     }
     const select = Schema.decodeUnknownEither(Selector.Spec)(v)
     if (Either.isRight(select)) return Selector.label(select.right)
-    return Object.keys(v).sort().map((k) => `${k}=${scalar(v[k])}`).join(",")
+    return Object.keys(v).sort().map((k) => `${k}=${labelValue(v[k])}`).join(",")
   })
   return raw.map((l, i) => (raw.indexOf(l) === i ? l : `${l} (${raw.slice(0, i).filter((x) => x === l).length + 1})`))
 }

@@ -24,15 +24,12 @@ export interface Binned {
 }
 
 /** Fixed-width bins over positions 1..sessions (width about a quarter of the history, at least 1). */
-const positionBins = (maxSessions: number): Array<{ lo: number; hi: number; label: string }> => {
+const positionBins = (maxSessions: number) => {
   const width = Math.max(1, Math.round(maxSessions / 4))
-  const out: Array<{ lo: number; hi: number; label: string }> = []
-  for (let lo = 1; lo <= maxSessions; lo += width) {
-    const hi = lo + width
-    const last = hi > maxSessions
-    out.push({ lo, hi: last ? maxSessions + 1e-9 : hi, label: last ? `${lo}–${maxSessions}` : `${lo}–<${hi}` })
-  }
-  return out
+  return Array.from({ length: Math.ceil(maxSessions / width) }, (_, i) => {
+    const lo = 1 + i * width, hi = lo + width, last = hi > maxSessions
+    return { lo, hi: last ? maxSessions + 1e-9 : hi, label: last ? `${lo}–${maxSessions}` : `${lo}–<${hi}` }
+  })
 }
 
 const binned = (

@@ -46,18 +46,12 @@ const pick = (idx: Index): Array<string> => Arr.dedupeWith(idx.instances, (a, b)
 
 /** A metric's value on one instance: the number of a Mean, the ratio of a Ratio's counts, the F1 of an F1's two ratios. */
 export const instanceValue = (metric: MetricDescription, scores: Row["scores"]): number => {
-  const number = (name: string): number => {
+  const value = (name: string): number => {
     const v = scores[name]
-    return typeof v === "number" ? v : NaN
-  }
-  const ratio = (name: string): number => {
-    const v = scores[name]
-    return v !== null && typeof v === "object" && v.den > 0 ? v.num / v.den : NaN
+    return typeof v === "number" ? v : v !== null && typeof v === "object" && v.den > 0 ? v.num / v.den : NaN
   }
   const agg = metric.aggregate
-  if (agg._tag === "Mean") return number(metric.name)
-  if (agg._tag === "Ratio") return ratio(metric.name)
-  return Statistics.f1(ratio(agg.precision), ratio(agg.recall))
+  return agg._tag === "F1" ? Statistics.f1(value(agg.precision), value(agg.recall)) : value(metric.name)
 }
 
 export const none = (note: string): Examples => ({ metric: undefined, examples: [], note })

@@ -47,21 +47,23 @@ export const declared = (report: Families): { readonly families?: Families } => 
   return Object.keys(f).length === 0 ? {} : { families: f }
 }
 
+/** The metric of this name; else throws, naming the valid ones (`what`: where the name was given). */
+export const metricNamed = (summary: Summary, name: string, what: string) => {
+  const m = summary.metrics.find((x) => x.name === name)
+  if (m === undefined) throw new Error(`${what} "${name}" is not a metric of this run; valid names: ${summary.metrics.map((x) => x.name).join(", ")}`)
+  return m
+}
+
 /** The run's families with their defaults; a reference cell or primary metric not in the run is an error. */
 export const resolve = (summary: Summary, main: string | undefined): Plan => {
   const f = summary.families ?? {}
   const metrics = f.primary?.metrics ?? (main === undefined ? [] : [main])
-  for (const m of metrics) {
-    if (!summary.metrics.some((x) => x.name === m)) {
-      throw new Error(`report.primary.metrics: "${m}" is not a metric of this run; valid names: ${summary.metrics.map((x) => x.name).join(", ")}`)
-    }
-  }
-  const reference = new Set<string>()
-  for (const name of f.reference ?? []) {
+  for (const m of metrics) metricNamed(summary, m, "report.primary.metrics:")
+  const reference = new Set((f.reference ?? []).map((name) => {
     const c = cellNamed(summary.cells, name)
     if (c === undefined) throw new Error(`report.reference: "${name}" is not a cell of this run; cells: ${summary.cells.map((x) => x.name).join(", ")}`)
-    reference.add(c.id)
-  }
+    return c.id
+  }))
   return {
     primaryMetrics: metrics,
     primarySlices: f.primary?.slices ?? slices,
@@ -85,8 +87,7 @@ export const personas = (idx: Index, slice: Slice): Int32Array => {
   const ids = new Map<string, number>()
   return Int32Array.from(sliceNumbers(idx, slice), (k) => {
     const p = idx.instances[k]!.personaId
-    let id = ids.get(p)
-    if (id === undefined) ids.set(p, (id = ids.size))
-    return id
+    if (!ids.has(p)) ids.set(p, ids.size)
+    return ids.get(p)!
   })
 }

@@ -5,8 +5,8 @@
  * 95% CI and N of every point, per instance type. Read from the summary alone.
  */
 import { Hash } from "@cupid-lab/core"
-import { Array as Arr } from "effect"
-import type { CellSummary, MetricDescription, MetricEstimate, Slice, Summary } from "../results/ResultLine.js"
+import { Array as Arr, Predicate } from "effect"
+import type { CellSummary, MetricDescription, Summary } from "../results/ResultLine.js"
 
 export type Axis = "pad" | "position"
 
@@ -24,7 +24,7 @@ export interface Curve {
 
 const transformOf = (c: CellSummary): Readonly<Record<string, unknown>> => {
   const t = c.params["transform"]
-  return t !== null && typeof t === "object" ? (t as Record<string, unknown>) : {}
+  return Predicate.isRecord(t) ? t : {}
 }
 
 const axisValue = (c: CellSummary, axis: Axis): string => {
@@ -52,11 +52,10 @@ const seriesLabel = (name: string, axis: Axis): string => {
 }
 
 /** The curves of every swept transform axis, for the given metrics. */
-export const curves = (summary: Summary, metrics: ReadonlyArray<MetricDescription>): ReadonlyArray<Curve> => {
-  const out: Array<Curve> = []
-  for (const axis of ["pad", "position"] as const) {
+export const curves = (summary: Summary, metrics: ReadonlyArray<MetricDescription>): ReadonlyArray<Curve> =>
+  (["pad", "position"] as const).flatMap((axis) => {
     const values = [...new Set(summary.cells.map((c) => axisValue(c, axis)))]
-    if (values.length < 2) continue
+    if (values.length < 2) return []
     const categories = order(axis, values)
     // one series per combination of everything but this axis; the last cell of a category wins
     const groups = Arr.groupBy(summary.cells, (c) => {
@@ -67,13 +66,8 @@ export const curves = (summary: Summary, metrics: ReadonlyArray<MetricDescriptio
       label: seriesLabel(cells[0].name, axis),
       cells: categories.map((v) => cells.findLast((c) => axisValue(c, axis) === v))
     }))
-    for (const metric of metrics) out.push({ axis, metric, categories, series })
-  }
-  return out
-}
-
-export const point = (c: CellSummary | undefined, slice: Slice, metric: string): MetricEstimate | undefined =>
-  c?.slices[slice].metrics[metric]
+    return metrics.map((metric): Curve => ({ axis, metric, categories, series }))
+  })
 
 export const axisTitle = (axis: Axis): string =>
   axis === "pad" ? "history length: sessions added by transform.pad" : "position of the relevant sessions (transform.position)"

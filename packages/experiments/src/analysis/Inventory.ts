@@ -5,11 +5,9 @@
  * @example
  * Inventory.failureGroups(run.index, run.summary.cells)[0] // { stage, plugin, tag, count, cells, examples }
  */
-import { Builtins as CoreBuiltins, type Plugin } from "@cupid-lab/core"
-import { Builtins as ProviderBuiltins } from "@cupid-lab/providers"
-import { Builtins as RetrieverBuiltins } from "@cupid-lab/retrievers"
-import { Builtins as ScorerBuiltins } from "@cupid-lab/scorers"
+import { Stage } from "@cupid-lab/core"
 import { Array as Arr, Struct } from "effect"
+import { shipped } from "../config/Plugins.js"
 import type { CellSummary } from "../results/ResultLine.js"
 import type { CellUsage, Index } from "../results/Columns.js"
 
@@ -65,13 +63,6 @@ export const failureGroups = (idx: Index, cells: ReadonlyArray<CellSummary>): Ar
     .sort((a, b) => b.count - a.count || (a.stage + a.plugin + a.tag < b.stage + b.plugin + b.tag ? -1 : 1))
 }
 
-const shipped: ReadonlyArray<readonly [string, ReadonlyArray<Plugin.AnyPlugin>]> = [
-  ["@cupid-lab/core", CoreBuiltins.plugins],
-  ["@cupid-lab/retrievers", RetrieverBuiltins.plugins],
-  ["@cupid-lab/scorers", ScorerBuiltins.plugins],
-  ["@cupid-lab/providers", ProviderBuiltins.plugins]
-]
-
 const packageOf = (stage: string, name: string): string | undefined =>
   shipped.find(([, list]) => list.some((p) => p.stage === stage && p.name === name))?.[0]
 
@@ -99,7 +90,7 @@ export const pluginUses = (cells: ReadonlyArray<CellSummary>): Array<PluginUse> 
     for (const [k, child] of Object.entries(v)) if (k !== "use") walk(child, stage, cell, here)
   }
   for (const c of cells) for (const [stage, spec] of Object.entries(c.params)) walk(spec, stage, c.id, undefined)
-  const order = ["retriever", "retriever part", "summarizer", "summarizer part", "inferrer", "inferrer part", "generator", "generator part"]
+  const order = Stage.cellStages.flatMap((s) => [s, `${s} part`])
   return [...uses.values()]
     .sort((a, b) => (order.indexOf(a.stage) - order.indexOf(b.stage)) || (a.name < b.name ? -1 : a.name > b.name ? 1 : 0))
     .map((u) => ({ stage: u.stage, name: u.name, package: u.package, cells: u.cells.size }))
@@ -107,13 +98,8 @@ export const pluginUses = (cells: ReadonlyArray<CellSummary>): Array<PluginUse> 
 
 /** Cells on the cost frontier: no other (non-oracle) cell is at most as costly and at least as good, and better in one. */
 export const paretoFront = (points: ReadonlyArray<{ readonly id: string; readonly cost: number; readonly value: number }>): Set<string> => {
-  const front = new Set<string>()
   const ok = points.filter((p) => Number.isFinite(p.cost) && Number.isFinite(p.value))
-  for (const p of ok) {
-    const dominated = ok.some((q) =>
-      q !== p && q.cost <= p.cost && q.value >= p.value && (q.cost < p.cost || q.value > p.value)
-    )
-    if (!dominated) front.add(p.id)
-  }
-  return front
+  const dominated = (p: (typeof ok)[number]) =>
+    ok.some((q) => q !== p && q.cost <= p.cost && q.value >= p.value && (q.cost < p.cost || q.value > p.value))
+  return new Set(ok.filter((p) => !dominated(p)).map((p) => p.id))
 }

@@ -7,7 +7,7 @@
  * const pw = Pairwise.compute(summary, idx, metrics)
  * pw.slices[0].beats.get("retrieval.recall")?.get(cellId) // [2, 5]: the numbers of the cells it beats
  */
-import { Paired } from "@cupid-lab/scorers"
+import { Paired, type Statistics } from "@cupid-lab/scorers"
 import type { CellSummary, MetricDescription, Slice, Summary } from "../results/ResultLine.js"
 import { slices } from "../results/ResultLine.js"
 import { type CellColumns, type Index, sliceNumbers, sliceOf } from "../results/Columns.js"
@@ -15,14 +15,23 @@ import { type CellColumns, type Index, sliceNumbers, sliceOf } from "../results/
 /** The level below which an adjusted p counts as significant. */
 export const level = 0.05
 
+/**
+ * A slice where no difference can reach significance: its largest paired n (personas where
+ * clustered), the n that could, and the family's multiplier of the smallest p.
+ */
+export interface TooSmall {
+  readonly n: number
+  readonly needed: number
+  readonly tests: number
+  readonly correction: Statistics.Correction
+  readonly clustered?: boolean
+}
+
 export interface SliceResult {
   readonly slice: Slice
   /** metric name -> cell id -> numbers (1-based, in the run's cell order) of the cells it beats. */
   readonly beats: ReadonlyMap<string, ReadonlyMap<string, ReadonlyArray<number>>>
-  /** The largest number of instances any pair shares. */
-  readonly maxN: number
-  /** Set when no difference in this slice can reach significance: the n that could. */
-  readonly tooSmall: { readonly n: number; readonly needed: number } | undefined
+  readonly tooSmall: TooSmall | undefined
 }
 
 export interface Pairwise {
@@ -42,10 +51,10 @@ export const neededN = (m: number): number => {
   return n
 }
 
-/** Set when a family of `tests` over at most n paired instances can have no significant test: n and the n that could. */
-export const tooSmall = (n: number, tests: number): { readonly n: number; readonly needed: number } | undefined => {
+/** Set when a family of `tests` over at most n paired instances can have no significant test. */
+export const tooSmall = (n: number, tests: number, correction: Statistics.Correction = "holm"): TooSmall | undefined => {
   const needed = neededN(tests)
-  return tests > 0 && n <= Paired.exactUpTo && n < needed ? { n, needed } : undefined
+  return tests > 0 && n <= Paired.exactUpTo && n < needed ? { n, needed, tests, correction } : undefined
 }
 
 /** How many of these instances both cells scored ok. */
@@ -71,22 +80,14 @@ export const compute = (
   const cells = summary.cells
   const numbers = slices.map((slice) => sliceNumbers(idx, slice))
   // A cell's columns are NaN where it has no ok line: a test's usable rows are the instances both cells scored.
-  const plan: Array<{ readonly i: number; readonly j: number; readonly metric: MetricDescription; readonly slice: Slice; readonly n: number }> = []
-  const tests: Array<Paired.Test> = []
-  for (let i = 0; i < cells.length; i++) {
-    for (let j = i + 1; j < cells.length; j++) {
-      const ca = idx.columns(cells[i]!.id), cb = idx.columns(cells[j]!.id)
-      slices.forEach((slice, s) => {
-        const n = sharedCount(ca, cb, numbers[s]!)
-        const a = sliceOf(idx, cells[i]!.id, slice), b = sliceOf(idx, cells[j]!.id, slice)
-        for (const metric of metrics) {
-          plan.push({ i, j, metric, slice, n })
-          tests.push({ a: a(metric), b: b(metric) })
-        }
-      })
-    }
-  }
-  const family = Paired.family(tests, {
+  const plan = cells.flatMap((ca, i) => cells.slice(i + 1).flatMap((cb, d) =>
+    slices.flatMap((slice, s) => {
+      const n = sharedCount(idx.columns(ca.id), idx.columns(cb.id), numbers[s]!)
+      const a = sliceOf(idx, ca.id, slice), b = sliceOf(idx, cb.id, slice)
+      return metrics.map((metric) => ({ i, j: i + 1 + d, metric, slice, n, test: { a: a(metric), b: b(metric) } }))
+    })
+  ))
+  const family = Paired.family(plan.map((t) => t.test), {
     ...options,
     // Beyond exact enumeration, the normal approximation: a family this size would need millions
     // of random permutations per test to resolve Holm's smallest thresholds.
@@ -107,7 +108,7 @@ export const compute = (
       beats.get(t.metric.name)!.get(cells[winner]!.id)!.push(loser + 1)
     })
     for (const byCell of beats.values()) for (const list of byCell.values()) list.sort((x, y) => x - y)
-    return { slice, beats, maxN, tooSmall: tooSmall(maxN, family.tests) }
+    return { slice, beats, tooSmall: tooSmall(maxN, family.tests) }
   })
   const count = (form: Paired.Comparison["test"]) => family.comparisons.filter((c) => Number.isFinite(c.p) && c.test === form).length
   return { cells, metrics, slices: results, tests: family.tests, forms: { exact: count("exact"), normal: count("normal"), monteCarlo: count("monte-carlo") } }

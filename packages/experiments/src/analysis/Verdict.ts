@@ -8,8 +8,8 @@
  */
 import type { CellSummary, MetricDescription, MetricEstimate, Slice } from "../results/ResultLine.js"
 import { slices } from "../results/ResultLine.js"
-import type { Analysis, Delta, TooSmall } from "./Analysis.js"
-import { level } from "./Pairwise.js"
+import type { Analysis, Delta } from "./Analysis.js"
+import { level, type TooSmall } from "./Pairwise.js"
 import * as Format from "../render/Format.js"
 
 /** What the verdict reads of an analysis. */

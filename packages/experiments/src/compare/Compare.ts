@@ -104,7 +104,7 @@ export const compare = (a: RunDir.Run, b: RunDir.Run, options: Options = {}): Co
   const { matches, onlyA, onlyB } = options.cells === undefined ? matchCells(a.summary.cells, b.summary.cells) : chosen(a, b, options.cells)
   const warnings: Array<string> = []
   const metrics = Analysis.comparedMetrics(a.summary, Analysis.mainMetric(a.summary).main).filter((m) => {
-    const other = Analysis.metricNamed(b.summary, m.name)
+    const other = b.summary.metrics.find((x) => x.name === m.name)
     if (other === undefined) {
       warnings.push(`${m.name} is scored in the first run only; not compared.`)
       return false

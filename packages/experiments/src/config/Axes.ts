@@ -7,7 +7,7 @@
  * Axes.decodeSweep({ "retriever.k": [2, 4] }) // Right([{ _tag: "Option", stage: "retriever", ... }])
  * Axes.alternatives({ use: "bm25", k: [2, 4] }, "pipeline.retriever").length // 2
  */
-import { Stage, Transform } from "@cupid-lab/core"
+import { Hash, Stage, Transform } from "@cupid-lab/core"
 import * as Issues from "@cupid-lab/core/Issues"
 import { Array as Arr, Either, ParseResult, Predicate, Schema } from "effect"
 import type { Located, SweepAxis } from "./Config.js"
@@ -72,6 +72,14 @@ const stageSchema = <A, I>(
 export const StageValueSchema = stageSchema(Schema.NullOr(SpecType), `${specShape}, a plugin name or null`, { nullable: true, useIsList: false })
 export const ScorerSpecSchema = stageSchema(SpecType, `a scorer (${specShape} or a scorer name)`, { nullable: false, useIsList: false })
 const StageTemplateSchema = stageSchema(Schema.NullOr(SpecTemplateType), `${specShape}, a plugin name or null`, { nullable: true, useIsList: true })
+
+/** A value in a label: scalars as they are, a nested plugin spec by its plugin name, anything else as JSON. */
+export const labelValue = (v: unknown): string =>
+  typeof v === "string" || typeof v === "number" || typeof v === "boolean"
+    ? String(v)
+    : isRecord(v) && typeof v["use"] === "string"
+    ? v["use"]
+    : Hash.canonicalJson(v)
 
 /** Where a value was written, and where each of its parts (`k`, `embedder.dims`) was when elsewhere. */
 export interface Origins {

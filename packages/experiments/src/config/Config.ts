@@ -80,9 +80,6 @@ const ModelEntrySchema = Schema.Struct(
   Axes.Options
 )
 
-/** Instances from which statistics take their large-sample forms (`bootstrap.largeSample`). */
-const defaultLargeSample = 2000
-
 /** A run's name is one folder of `runs/`: a name that could lead elsewhere (`../x`, `a/b`) is refused. */
 const isFolderName = (name: string): boolean =>
   name !== "" && name !== "." && name !== ".." && name.length <= 128 && !/[/\\\u0000-\u001f\u007f]/.test(name)
@@ -91,23 +88,24 @@ const folderNameHelp = "a run's name is one folder name under runs/ (no / or \\,
 
 const RunName = Schema.String.pipe(Schema.filter((name) => isFolderName(name) || `${JSON.stringify(name)} is not one folder name: ${folderNameHelp}`))
 
+/** A mapping whose keys are all optional: when absent, the mapping of their defaults. */
+const withDefaults = <A, I>(struct: Schema.Schema<A, I, never>) =>
+  Schema.optionalWith(struct, { default: () => Schema.decodeUnknownSync(struct)({}) })
+
 const FileSchema = Schema.Struct({
   name: Schema.optionalWith(RunName, { exact: true }),
   description: Schema.optionalWith(Schema.String, { default: () => "" }),
-  data: Schema.optionalWith(
-    Schema.Struct({
-      source: Schema.optionalWith(Schema.String, { default: () => "sample" }),
-      types: Schema.optionalWith(Schema.Array(Domain.CupidType), { exact: true }),
-      limit: Schema.optionalWith(PositiveInt, { exact: true }),
-      onInvalid: Schema.optionalWith(Schema.Literal("fail", "skip"), { default: () => "fail" as const }),
-      transform: Schema.optionalWith(Transform.Spec, { exact: true })
-    }),
-    { default: () => ({ source: "sample", onInvalid: "fail" as const }) }
-  ),
+  data: withDefaults(Schema.Struct({
+    source: Schema.optionalWith(Schema.String, { default: () => "sample" }),
+    types: Schema.optionalWith(Schema.Array(Domain.CupidType), { exact: true }),
+    limit: Schema.optionalWith(PositiveInt, { exact: true }),
+    onInvalid: Schema.optionalWith(Schema.Literal("fail", "skip"), { default: () => "fail" as const }),
+    transform: Schema.optionalWith(Transform.Spec, { exact: true })
+  })),
   seed: Schema.optionalWith(Schema.Int, { default: () => 0 }),
   models: Schema.optionalWith(Schema.Record({ key: Schema.String, value: ModelEntrySchema }), { default: () => ({}) }),
   plugins: Schema.optionalWith(Schema.Array(Schema.String), { default: () => [] }),
-  pipeline: Schema.optionalWith(Schema.Struct(stageFields), { default: () => Stage.byCellStage(() => null) }),
+  pipeline: withDefaults(Schema.Struct(stageFields)),
   scorers: Schema.optionalWith(Schema.Array(Axes.ScorerSpecSchema), { default: () => [] }),
   // The shape of each axis depends on its key: decoded by `Axes.decodeSweep`.
   sweep: Schema.optionalWith(Axes.Options, { default: () => ({}) }),
@@ -121,18 +119,16 @@ const FileSchema = Schema.Struct({
   /** A checkout of the CUPID authors' repository, for `prompts: reference`. */
   referenceDir: Schema.optionalWith(Schema.String, { exact: true }),
   out: Schema.optionalWith(Schema.String, { exact: true }),
-  report: Schema.optionalWith(
-    Schema.Struct({
-      baseline: Schema.optionalWith(Schema.String, { exact: true }),
-      main: Schema.optionalWith(Schema.String, { exact: true }),
-      ...ResultLine.Families.fields
-    }),
-    { default: () => ({}) }
-  ),
-  bootstrap: Schema.optionalWith(Schema.Struct({
+  report: withDefaults(Schema.Struct({
+    baseline: Schema.optionalWith(Schema.String, { exact: true }),
+    main: Schema.optionalWith(Schema.String, { exact: true }),
+    ...ResultLine.Families.fields
+  })),
+  bootstrap: withDefaults(Schema.Struct({
     resamples: Schema.optionalWith(PositiveInt, { default: () => 1000 }),
-    largeSample: Schema.optionalWith(PositiveInt, { default: () => defaultLargeSample })
-  }), { default: () => ({ resamples: 1000, largeSample: defaultLargeSample }) })
+    // Instances from which statistics take their large-sample forms.
+    largeSample: Schema.optionalWith(PositiveInt, { default: () => 2000 })
+  }))
 })
 
 /** Where the providers read their keys from when the entry does not say (`apiKeyEnv`). */

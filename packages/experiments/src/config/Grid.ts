@@ -15,7 +15,7 @@ import * as Issues from "@cupid-lab/core/Issues"
 import { Selector } from "@cupid-lab/retrievers"
 import { Array as Arr, Effect, Either, Predicate, Schema } from "effect"
 import { ConfigError } from "../Errors.js"
-import { alternatives, childPath, countAlternatives, type Origins, originOf, type Spec, type SpecTemplate, within } from "./Axes.js"
+import { alternatives, childPath, countAlternatives, labelValue, type Origins, originOf, type Spec, type SpecTemplate, within } from "./Axes.js"
 import type { Config, Located, StageName } from "./Config.js"
 
 /** One stage of a cell, ready to build: the plugin and its options decoded once. */
@@ -65,6 +65,8 @@ interface RawCell {
   readonly transform?: Located<Transform.Spec>
 }
 
+const rawStage = (spec: Spec | null, origin: string): RawStage => ({ spec, origin, origins: new Map() })
+
 /** A spec template's alternatives: `use` may list plugins, and every list value inside lists values. */
 const templateAlternatives = (template: SpecTemplate, origin: string): Array<RawStage> => {
   const { use, ...options } = template
@@ -104,11 +106,8 @@ const steps = (config: Config): Array<Step> =>
               : { value: { ...cell.transform?.value, ...t.value }, origin: cell.transform?.origin ?? t.origin }
           }))
       case "Stage": {
-        const options = axis.choices.flatMap((choice, i): Array<RawStage> =>
-          choice === null
-            ? [{ spec: null, origin: `${at}[${i}]`, origins: new Map() }]
-            : templateAlternatives(choice, `${at}[${i}]`)
-        )
+        const options = axis.choices.flatMap((choice, i) =>
+          choice === null ? [rawStage(null, `${at}[${i}]`)] : templateAlternatives(choice, `${at}[${i}]`))
         return (cell) => options.map((o): RawCell => ({ ...cell, stages: { ...cell.stages, [axis.stage]: o } }))
       }
       case "Option": {
@@ -143,14 +142,13 @@ function* product(cell: RawCell, all: ReadonlyArray<Step>, i: number): Generator
 
 /** The config's cells before their plugins are looked up, one at a time: the sweep's product, then the explicit cells. */
 export function* rawCells(config: Config): Generator<RawCell | ConfigError> {
-  const stageFrom = (spec: Spec | null, origin: string): RawStage => ({ spec, origin, origins: new Map() })
-  const base = Stage.byCellStage((s) => stageFrom(config.pipeline[s], `pipeline.${s}`))
+  const base = Stage.byCellStage((s) => rawStage(config.pipeline[s], `pipeline.${s}`))
   const baseTransform = config.data.transform === undefined ? {} : { transform: { value: config.data.transform, origin: "data.transform" } }
   if (config.sweep.length > 0 || config.cells.length === 0) yield* product({ stages: base, ...baseTransform }, steps(config), 0)
   for (const [i, explicit] of config.cells.entries()) {
     const stages = Stage.byCellStage((s) => {
       const value = explicit[s]
-      return value === undefined ? base[s] : stageFrom(value, `cells[${i}].${s}`)
+      return value === undefined ? base[s] : rawStage(value, `cells[${i}].${s}`)
     })
     const transform = explicit.transform === undefined ? baseTransform : { transform: { value: explicit.transform, origin: `cells[${i}].transform` } }
     yield { ...(explicit.name === undefined ? {} : { name: { value: explicit.name, origin: `cells[${i}].name` } }), stages, ...transform }
@@ -178,14 +176,6 @@ export const describeSize = (s: Size): string => {
   const how = parts.filter((p) => p !== "").join(" + ")
   return `${s.cells.toLocaleString("en-US")} cells${how === "" ? "" : ` (${how})`}`
 }
-
-/** A value in a cell name: scalars as they are, a nested plugin spec by its plugin name, anything else as JSON. */
-const labelValue = (v: unknown): string =>
-  typeof v === "string" || typeof v === "number" || typeof v === "boolean"
-    ? String(v)
-    : Predicate.isRecord(v) && typeof v["use"] === "string"
-    ? v["use"]
-    : Hash.canonicalJson(v)
 
 /** A selector in a cell name: `top=2`, `recent=2,cut=0.6`; `own cut` where a cell has none. */
 const selectLabel = (value: unknown): string => {
@@ -327,7 +317,7 @@ export const expand = (config: Config, registry: Plugin.Registry): Effect.Effect
     const sized = size(config)
     if (sized.cells > config.maxCells) return yield* tooLarge(config, sized)
     const scorers = yield* Effect.forEach(config.scorers, (spec, i) =>
-      planStage(config, registry, "scorer", spec, { spec, origin: `scorers[${i}]`, origins: new Map() }))
+      planStage(config, registry, "scorer", spec, rawStage(spec, `scorers[${i}]`)))
     const scorerParams = scorers.map((s) => s.params)
     const plan = {
       retriever: memoized((spec, raw) => planStage(config, registry, "retriever", spec, raw)),

@@ -20,7 +20,8 @@ import { pathToFileURL } from "node:url"
 import type { Config } from "./Config.js"
 import { ConfigError } from "../Errors.js"
 
-const shipped: ReadonlyArray<readonly [string, ReadonlyArray<Plugin.AnyPlugin>]> = [
+/** Every package's built-in plugins, by package. */
+export const shipped: ReadonlyArray<readonly [string, ReadonlyArray<Plugin.AnyPlugin>]> = [
   ["@cupid-lab/core", CoreBuiltins.plugins],
   ["@cupid-lab/retrievers", RetrieverBuiltins.plugins],
   ["@cupid-lab/scorers", ScorerBuiltins.plugins],

@@ -113,7 +113,7 @@ const runSection = (a: Analysis): Section => {
   const items: Array<Text> = [
     ["Config: ", { code: s.config.name }, ", hash ", { code: s.config.hash }],
     ["Data: ", { code: d.source }, ", fingerprint ", { code: d.hash }, `, ${d.instances} instances; ${d.skipped.length} rows skipped`],
-    [`Cells: ${a.cells.length}; result lines: ${a.okPairs} scored, ${a.failedPairs} failed`],
+    [`Cells: ${a.cells.length}; result lines: ${a.index.table.length - a.index.failures.length} scored, ${a.index.failures.length} failed`],
     [`Baseline: ${a.baseline.name} (${a.baselineReason})`],
     ...(a.main === undefined ? [] : [[`Main metric: ${Notes.metricLabel(a.main)}`, { raw: ` (${Notes.aggregateNote(a.main)}); ` }, a.mainReason]]),
     [`Cells that read gold labels ${Notes.oracleMark}: ${oracle.length === 0 ? "none" : oracle.join(", ")}`],
@@ -186,7 +186,7 @@ const deltaSection = (a: Analysis, metrics: ReadonlyArray<MetricDescription>, ti
       { raw: ". Each entry: difference (cell - baseline) [paired bootstrap 95% CI] p=permutation p-value, the p adjusted within its family (Holm=, BH=, Bonferroni=), n=paired instances, (family); * adjusted p < 0.05. " },
       Notes.familiesNote(a)
     ),
-    ...[...a.baselineTooSmall].map(([slice, small]) => quote(Notes.tooSmallNote(slice, small.n, small.needed, small.tests, small.correction))),
+    ...[...a.baselineTooSmall].map(([slice, small]) => quote(Notes.tooSmallNote(slice, small))),
     ...metrics.flatMap((m) => [h3(Notes.metricLabel(m)), table(Tables.deltas(a, m))])
   ], "differences")]
 
@@ -200,7 +200,7 @@ const pairwiseSection = (a: Analysis): Array<Section> => {
     ...pw.slices.flatMap((s) => {
       const blocks = [
         h3(Notes.sliceTitle(s.slice)),
-        ...(s.tooSmall === undefined ? [] : [quote(Notes.tooSmallNote(s.slice, s.tooSmall.n, s.tooSmall.needed, pw.tests))]),
+        ...(s.tooSmall === undefined ? [] : [quote(Notes.tooSmallNote(s.slice, s.tooSmall))]),
         table(Tables.pairwise(a, pw, s))
       ]
       return s.slice === "all" ? blocks : [only("html", blocks)]

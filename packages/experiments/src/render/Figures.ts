@@ -127,7 +127,7 @@ export const binned = (a: Analysis, b: Binned): Planned => {
 
 /** A transform curve: one line per series, one panel per instance type. */
 export const intervention = (curve: Interventions.Curve): Planned => {
-  const ns = curve.series.flatMap((s) => s.cells.flatMap((c) => slices.map((slice) => Interventions.point(c, slice, curve.metric.name)?.n ?? 0)))
+  const ns = curve.series.flatMap((s) => s.cells.flatMap((c) => slices.map((slice) => c?.slices[slice].metrics[curve.metric.name]?.n ?? 0)))
   return {
     chart: Charts.lines({
       title: `${Notes.metricLabel(curve.metric)} against ${curve.axis}`,
@@ -138,7 +138,7 @@ export const intervention = (curve: Interventions.Curve): Planned => {
       panels: slices,
       points: curve.series.flatMap((s, series) =>
         slices.flatMap((slice, panel) =>
-          s.cells.flatMap((c, category) => plotted(Interventions.point(c, slice, curve.metric.name), { series, category, panel }))
+          s.cells.flatMap((c, category) => plotted(c?.slices[slice].metrics[curve.metric.name], { series, category, panel }))
         )
       )
     }),

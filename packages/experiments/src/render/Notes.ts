@@ -10,7 +10,7 @@ import { Paired, Statistics } from "@cupid-lab/scorers"
 import type { CellSummary, MetricDescription, Slice, Summary } from "../results/ResultLine.js"
 import type { Analysis } from "../analysis/Analysis.js"
 import type { Binned } from "../analysis/Bins.js"
-import type { Pairwise } from "../analysis/Pairwise.js"
+import type { Pairwise, TooSmall } from "../analysis/Pairwise.js"
 import * as Format from "./Format.js"
 
 export const heuristicMark = "†"
@@ -118,7 +118,7 @@ export const familiesNote = (a: Pick<Analysis, "plan" | "families" | "cells">): 
 }
 
 /** Why no difference of a slice can be significant, and the n that could be. */
-export const tooSmallNote = (slice: string, n: number, needed: number, tests: number, correction: Statistics.Correction = "holm"): string =>
+export const tooSmallNote = (slice: string, { n, needed, tests, correction }: TooSmall): string =>
   `${sliceTitle(slice as Slice)}: no difference can reach significance here. The pairs share at most n = ${n} instances (or personas, where clustered), whose smallest exact two-sided p is 2/2^${n} = ${Format.p(2 / 2 ** n)}; ${correction === "none" ? "uncorrected, it stays" : `${Statistics.correctionTitle(correction)} over ${tests} tests multiplies it by ${tests},`} past 0.05. That takes at least ${needed} per slice (or fewer tests).`
 
 /** How the every-pair tests were run. */

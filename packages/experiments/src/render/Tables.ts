@@ -174,7 +174,7 @@ export const deltas = (a: Analysis, m: MetricDescription): Table => {
 export const pairwise = (a: Pick<Analysis, "baseline">, p: Pairwise, s: SliceResult): Table => ({
   id: `pairwise-${s.slice}`,
   title: `Every cell against every other, ${Notes.sliceTitle(s.slice)}`,
-  notes: [Notes.pairwiseNote(p), ...(s.tooSmall !== undefined ? [Notes.tooSmallNote(s.slice, s.tooSmall.n, s.tooSmall.needed, p.tests)] : [])],
+  notes: [Notes.pairwiseNote(p), ...(s.tooSmall !== undefined ? [Notes.tooSmallNote(s.slice, s.tooSmall)] : [])],
   columns: [right("#"), left("cell"), ...p.metrics.map((m) => right(m.name, heuristicMarks(m)))],
   rows: p.cells.map((c, k) => cellRow(a, c, p.metrics.map((m) => {
     const beaten = s.beats.get(m.name)?.get(c.id) ?? []
@@ -206,7 +206,7 @@ export const transform = (curve: Interventions.Curve, slice: Slice): Table => ({
   rows: curve.series.map((s) => ({
     kinds: [],
     cells: [{ text: s.label }, ...s.cells.map((c) => {
-      const e = Interventions.point(c, slice, curve.metric.name)
+      const e = c?.slices[slice].metrics[curve.metric.name]
       return e === undefined ? num("–", null) : estimate(e)
     })]
   }))
@@ -249,7 +249,7 @@ export const cost = (a: Analysis): Table => {
 export const failures = (a: Analysis): Table => ({
   id: "failures",
   title: "Failures",
-  notes: [`${a.failedPairs} failed pairs, grouped by stage, plugin and error; a rerun of the sweep retries them.`],
+  notes: [`${a.index.failures.length} failed pairs, grouped by stage, plugin and error; a rerun of the sweep retries them.`],
   columns: [left("stage"), left("plugin"), left("error"), right("count"), left("cells"), left("first examples")],
   rows: a.failures.map((f) => ({
     kinds: [],

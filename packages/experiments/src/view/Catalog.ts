@@ -282,7 +282,7 @@ export const make = (root: string, options: CatalogOptions = {}) =>
           note: Notes.pairwiseNote(p),
           slices: p.slices.map((s) => ({
             slice: s.slice,
-            tooSmall: s.tooSmall === undefined ? null : Notes.tooSmallNote(s.slice, s.tooSmall.n, s.tooSmall.needed, p.tests),
+            tooSmall: s.tooSmall === undefined ? null : Notes.tooSmallNote(s.slice, s.tooSmall),
             table: Tables.pairwise(a, p, s)
           }))
         }
