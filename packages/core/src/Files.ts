@@ -73,6 +73,10 @@ export const makeDirectory = (dir: string): Effect.Effect<void, PlatformError, F
         }))
     ))
 
+/** Whether `file` exists; one that cannot be checked (e.g. no permission on its folder) counts as absent. */
+export const exists = (fileSystem: FileSystem.FileSystem, file: string): Effect.Effect<boolean> =>
+  fileSystem.exists(file).pipe(Effect.orElseSucceed(() => false))
+
 /** Replace `file` atomically with `data` (a string is written as UTF-8). */
 export const writeFileAtomic = (
   file: string,

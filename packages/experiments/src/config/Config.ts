@@ -8,7 +8,7 @@
  * config.pipeline.retriever // { use: "context-factor", strategy: "offline" }
  * config.sweep[0]           // { _tag: "Stage", key: "retriever", stage: "retriever", choices: [...], alternatives: [...] }
  */
-import { Domain, Hash, Stage, Transform, Yaml } from "@cupid-lab/core"
+import { Domain, Files, Hash, Stage, Transform, Yaml } from "@cupid-lab/core"
 import { FileSystem } from "@effect/platform"
 import { Effect, Either, Option, Predicate, Record as Rec, Schema, Struct } from "effect"
 import * as path from "node:path"
@@ -253,7 +253,7 @@ export const load = (
 export const resolveFile = (arg: string, configsDir: string): Effect.Effect<string, never, FileSystem.FileSystem> =>
   Effect.gen(function*() {
     const fs = yield* FileSystem.FileSystem
-    const exists = (file: string) => fs.exists(file).pipe(Effect.orElseSucceed(() => false))
+    const exists = (file: string) => Files.exists(fs, file)
     if (yield* exists(arg)) return arg
     const candidates = [arg, `${arg}.yaml`, `${arg}.yml`].map((n) => path.join(configsDir, n))
     return (yield* Effect.findFirst(candidates, exists)).pipe(Option.getOrElse(() => arg))

@@ -8,7 +8,7 @@
  * registry.names("retriever") // ["all", "bm25", ..., "newest"]
  * (yield* Plugins.sources(config))(bm25) // { package: "@cupid-lab/retrievers", version: "0.1.0" }
  */
-import { Builtins as CoreBuiltins, Plugin } from "@cupid-lab/core"
+import { Builtins as CoreBuiltins, Files, Plugin } from "@cupid-lab/core"
 import { Builtins as ProviderBuiltins } from "@cupid-lab/providers"
 import { Builtins as RetrieverBuiltins } from "@cupid-lab/retrievers"
 import { Builtins as ScorerBuiltins } from "@cupid-lab/scorers"
@@ -79,7 +79,7 @@ const loadModules = (config: Config): Effect.Effect<ReadonlyArray<Module>, Confi
       if (!extensions.includes(path.extname(resolved))) {
         return yield* fail(`${file}: a plugin file must be an ES module ending in ${extensions.join(", ")}`)
       }
-      const exists = yield* Effect.flatMap(FileSystem.FileSystem, (fs) => fs.exists(resolved)).pipe(Effect.orElseSucceed(() => false))
+      const exists = yield* Effect.flatMap(FileSystem.FileSystem, (fs) => Files.exists(fs, resolved))
       if (!exists) return yield* fail(`cannot import ${file}: ${resolved} does not exist`)
       const mod: unknown = yield* Effect.tryPromise({
         try: () => importFile(resolved),

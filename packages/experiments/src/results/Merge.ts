@@ -58,7 +58,7 @@ const unfinished = "the shard has not finished: rerun its sweep command (the sam
 const readShard = (fileSystem: FileSystem.FileSystem, dir: string) =>
   Effect.gen(function*() {
     const idFile = path.join(dir, RunId.fileName)
-    if (!(yield* RunDir.exists(fileSystem, idFile))) {
+    if (!(yield* Files.exists(fileSystem, idFile))) {
       return yield* fail(dir, `not a shard directory: no ${RunId.fileName} (expected the directory of a \`sweep --shard i/N\`)`)
     }
     const text = yield* fileSystem.readFileString(idFile).pipe(Effect.mapError((e) => new RunError({ path: idFile, reason: `cannot read: ${Files.describe(e)}` })))
@@ -67,7 +67,7 @@ const readShard = (fileSystem: FileSystem.FileSystem, dir: string) =>
     const shard = identity.right.shard
     if (shard === undefined) return yield* fail(dir, `holds a whole ${RunId.describe(identity.right)}, not a shard; merge combines the directories of \`sweep --shard i/N\``)
     for (const file of [path.join(dir, "summary.json"), path.join(dir, "run.json")]) {
-      if (!(yield* RunDir.exists(fileSystem, file))) return yield* fail(file, `missing; ${unfinished}`)
+      if (!(yield* Files.exists(fileSystem, file))) return yield* fail(file, `missing; ${unfinished}`)
     }
     const lines: Array<Line> = []
     const run = yield* RunDir.read(dir, { also: (row, raw) => void lines.push({ text: Buffer.from(raw), row }) })

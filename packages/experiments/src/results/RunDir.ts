@@ -96,8 +96,6 @@ export const write = (file: string, data: string | Uint8Array): Effect.Effect<vo
 export const makeDirectory = (dir: string): Effect.Effect<void, RunError, FileSystem.FileSystem> =>
   Files.makeDirectory(dir).pipe(Effect.mapError((e) => new RunError({ path: dir, reason: `cannot create the run directory: ${Files.describe(e)}` })))
 
-export const exists = (fileSystem: FileSystem.FileSystem, file: string) => fileSystem.exists(file).pipe(Effect.orElseSucceed(() => false))
-
 /**
  * Read a run directory, handing every decoded line to `also` as well (with its bytes, valid during the call); with
  * `info: "caller"` run.json is left to the caller. Fails with a {@link RunError} when summary.json or results.jsonl is missing or malformed.
@@ -115,10 +113,10 @@ export const read = (
     const summaryFile = path.join(dir, "summary.json")
     const resultsFile = path.join(dir, "results.jsonl")
     const infoFile = path.join(dir, "run.json")
-    if (!(yield* exists(fileSystem, summaryFile))) {
+    if (!(yield* Files.exists(fileSystem, summaryFile))) {
       return yield* new RunError({ path: summaryFile, reason: "missing; a sweep writes it when it finishes (rerun the sweep to complete the run)" })
     }
-    if (!(yield* exists(fileSystem, resultsFile))) return yield* new RunError({ path: resultsFile, reason: "missing; the run has no results" })
+    if (!(yield* Files.exists(fileSystem, resultsFile))) return yield* new RunError({ path: resultsFile, reason: "missing; the run has no results" })
     const summary = yield* Effect.flatMap(readJson(fileSystem, summaryFile, "the summary"), (v) => parseSummary(v, summaryFile))
     const rows: Array<Row> = []
     yield* foldRows(fileSystem, resultsFile, (row, raw) => {
@@ -127,7 +125,7 @@ export const read = (
     })
     const problem = Columns.problem(rows)
     if (problem !== undefined) return yield* new RunError({ path: resultsFile, reason: problem })
-    const runInfo = options.info !== "caller" && (yield* exists(fileSystem, infoFile))
+    const runInfo = options.info !== "caller" && (yield* Files.exists(fileSystem, infoFile))
       ? yield* Effect.flatMap(readJson(fileSystem, infoFile, "the run record"), (v) => parseInfo(v, infoFile))
       : undefined
     return { dir, summary, index: Columns.index(rows), info: runInfo }
@@ -175,7 +173,7 @@ export const scan = <E = never>(
 export const scanIfPresent = (file: string, what: string, onLine: (line: Buffer, lineNo: number) => void) =>
   Effect.gen(function*() {
     const fileSystem = yield* FileSystem.FileSystem
-    if (!(yield* exists(fileSystem, file))) return { lines: 0, partial: false }
+    if (!(yield* Files.exists(fileSystem, file))) return { lines: 0, partial: false }
     return yield* scan<never>(fileSystem, file, (line, lineNo) => void onLine(line, lineNo)).pipe(
       Effect.mapError((e) => new RunError({ path: file, reason: `cannot read the ${what}: ${Files.describe(e)}` }))
     )

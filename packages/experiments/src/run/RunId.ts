@@ -82,7 +82,7 @@ export const check = (dir: string, identity: Identity, allowUnrecorded = false):
     const file = path.join(dir, fileName)
     const text = yield* fileSystem.readFileString(file).pipe(Effect.option)
     if (Option.isNone(text)) {
-      if (!allowUnrecorded && (yield* fileSystem.exists(path.join(dir, "results.jsonl")).pipe(Effect.orElseSucceed(() => false)))) {
+      if (!allowUnrecorded && (yield* Files.exists(fileSystem, path.join(dir, "results.jsonl")))) {
         return yield* new RunError({
           path: dir,
           reason: `holds results of a run whose identity is not recorded (no ${fileName}), so this sweep (${describe(identity)}) cannot tell whether resuming them is right; ` +
@@ -141,7 +141,7 @@ export const resolve = (dir: string): Effect.Effect<string, RunError, FileSystem
       )
       return idPattern.test(id) ? path.join(path.dirname(dir), id) : dir
     }
-    const has = (name: string) => fileSystem.exists(path.join(dir, name)).pipe(Effect.orElseSucceed(() => false))
+    const has = (name: string) => Files.exists(fileSystem, path.join(dir, name))
     if ((yield* has("summary.json")) || !(yield* has(latestName))) return dir
     const ids = (yield* fileSystem.readDirectory(dir).pipe(Effect.orElseSucceed(() => []))).filter((n) => idPattern.test(n)).sort()
     return yield* new RunError({

@@ -68,7 +68,7 @@ export const make = (root: string, options: CatalogOptions = {}) =>
     const loaded = new Map<string, Loaded>()
 
     const readText = (file: string) => fileSystem.readFileString(file).pipe(Effect.option)
-    const exists = (file: string) => RunDir.exists(fileSystem, file)
+    const exists = (file: string) => CoreFiles.exists(fileSystem, file)
     const reading = <A>(effect: Effect.Effect<A, RunError, FileSystem.FileSystem>): Effect.Effect<A, ViewError> =>
       effect.pipe(
         Effect.provideService(FileSystem.FileSystem, fileSystem),
