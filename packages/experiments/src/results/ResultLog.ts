@@ -126,6 +126,31 @@ export const pairKey = (cell: string, instance: string) => `${cell}\u0000${insta
 /** Core's temporary files (Files.temporaryName): `<name>.<pid>.<n>.tmp`. */
 const temporary = /\.\d+\.\d+\.tmp$/
 
+/** Bytes read per step when looking for a file's last newline. */
+const tailBytes = 1 << 20
+
+/** Cut `file` after its last "\n" (a line cut short by a kill); nothing when it is whole or missing. */
+const cutPartialLine = (fileSystem: FileSystem.FileSystem, file: string) =>
+  Effect.scoped(Effect.gen(function*() {
+    if (!(yield* fileSystem.exists(file))) return
+    const size = Number((yield* fileSystem.stat(file)).size)
+    const input = yield* fileSystem.open(file, { flag: "r" })
+    const buf = Buffer.alloc(tailBytes)
+    let end = size
+    while (end > 0) {
+      const start = Math.max(0, end - tailBytes)
+      yield* input.seek(start, "start")
+      const n = Number(yield* input.read(buf.subarray(0, end - start)))
+      const nl = buf.subarray(0, n).lastIndexOf(10)
+      if (nl !== -1) {
+        end = start + nl + 1
+        break
+      }
+      end = start
+    }
+    if (end < size) yield* fileSystem.truncate(file, end)
+  }))
+
 /** The log of `dir` for the scope: takes the directory's lock and tidies an earlier run's file; at the end, flushes and unlocks. */
 export const open = Effect.fn("ResultLog.open")(function*(options: Options): Effect.fn.Return<Log, RunError, FileSystem.FileSystem | Scope.Scope> {
   const fileSystem = yield* FileSystem.FileSystem
@@ -173,15 +198,10 @@ export const open = Effect.fn("ResultLog.open")(function*(options: Options): Eff
     }).pipe(Effect.mapError((e) => writeFailed(file, e, read.length, "tidy the results before resuming")))
   }
 
-  // A line of calls.jsonl cut short by a kill is cut off, so that the next line starts on a line of its own.
   const callsFile = path.join(dir, Calls.fileName)
-  let callsEnd = 0
-  const calls = yield* RunDir.scanIfPresent(callsFile, "call transcripts", (line) => void (callsEnd += line.length))
-  if (calls.partial) {
-    yield* fileSystem.truncate(callsFile, callsEnd).pipe(
-      Effect.mapError((e) => new RunError({ path: callsFile, reason: `cannot drop the partial last line: ${Files.describe(e)}; ${remedy(e)}` }))
-    )
-  }
+  yield* cutPartialLine(fileSystem, callsFile).pipe(
+    Effect.mapError((e) => new RunError({ path: callsFile, reason: `cannot drop the partial last line: ${Files.describe(e)}; ${remedy(e)}` }))
+  )
   let callsBuffer: Array<string> = []
 
   const out = yield* fileSystem.open(file, { flag: "a" }).pipe(Effect.mapError((e) => writeFailed(file, e, pairs.length, "open the results for appending")))
