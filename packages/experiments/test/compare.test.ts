@@ -91,6 +91,10 @@ describe("compare two runs", () => {
       expect(md).toContain("- Only in the first run: recency")
       expect(md).toMatch(/\| bm25\(k=2\) \| 0\.500 → 0\.833: \+0\.333 \[/)
       expect(md).toContain("Holm's correction over all 16 tests of this comparison (2 matched cells x 2 metrics x 4 slices)")
+      // the chart plots the main metric, which the comparison lists first
+      expect(c.metrics.map((m) => m.name)).toHaveLength(2)
+      expect(first[1]).toContain(`${c.metrics[0]!.name}: first and second run`)
+      expect(first[1]).not.toContain(`${c.metrics[1]!.name}: first and second run`)
     }).pipe(Effect.provide(NodeContext.layer)))
 })
 

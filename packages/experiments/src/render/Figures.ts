@@ -211,7 +211,7 @@ export type ReportFigures = Effect.Effect.Success<ReturnType<typeof report>>
 
 /** compare.html's figure ("" when nothing was matched): the main metric of each matched cell in both runs, on the instances both scored. */
 export const compare = (c: Comparison): Effect.Effect<string> => {
-  const main = c.metrics[c.metrics.length - 1]
+  const main = c.metrics[0]
   return rendered(main === undefined || c.matches.length === 0 ? undefined : {
     chart: Charts.bars({
       title: `${main.name}: first and second run`,
