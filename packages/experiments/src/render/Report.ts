@@ -70,15 +70,15 @@ export const writeRun = (run: RunDir.Run, options: Options = {}): Effect.Effect<
     const dir = run.dir
     const files = { markdown: path.join(dir, "report.md"), html: path.join(dir, "report.html"), latex: path.join(dir, "report.tex"), csv: path.join(dir, "results.csv"), parquet: path.join(dir, "results.parquet") }
     const r = yield* render(run, options)
-    const writes = [
-      [files.markdown, Files.writeFileAtomic(files.markdown, r.markdown)],
-      [files.html, Files.writeFileAtomic(files.html, r.html)],
-      [files.latex, Files.writeFileAtomic(files.latex, r.latex)],
-      [files.csv, Files.writeFileAtomic(files.csv, Exports.csv(run.index.table))],
-      [files.parquet, Exports.writeParquet(files.parquet, run.index.table)]
-    ] as const
-    yield* Effect.forEach(writes, ([file, w]) =>
-      w.pipe(Effect.mapError((e) => new RunError({ path: file, reason: `cannot write: ${Files.describe(e)}` }))), { discard: true })
+    yield* Effect.all([
+      RunDir.write(files.markdown, r.markdown),
+      RunDir.write(files.html, r.html),
+      RunDir.write(files.latex, r.latex),
+      RunDir.write(files.csv, Exports.csv(run.index.table)),
+      Exports.writeParquet(files.parquet, run.index.table).pipe(
+        Effect.mapError((e) => new RunError({ path: files.parquet, reason: `cannot write: ${Files.describe(e)}` }))
+      )
+    ], { discard: true })
     return { ...files, opening: { analysis: r.analysis, verdict: r.verdict } }
   })
 
