@@ -50,7 +50,7 @@ export interface Delta {
 }
 
 /** A family of tests, with the level one test must reach when it is the family's only real effect (Statistics.perTestLevel). */
-export type TestedFamily = Paired.Family & { readonly level: number }
+export type TestedFamily = Pick<Paired.Family, "correction" | "tests" | "permutations"> & { readonly level: number }
 
 export interface Analysis {
   readonly summary: Summary
@@ -251,7 +251,7 @@ export const analyze = (run: Pick<Run, "summary" | "index">, options: Options = 
         mde: family === "primary" ? Statistics.minimumDetectable(se, level) : NaN
       })
     })
-    return { ...result, level }
+    return { correction: result.correction, tests: result.tests, permutations: result.permutations, level }
   }
   const tests = { primary: test("primary"), exploratory: test("exploratory") }
   test("none")
