@@ -249,7 +249,13 @@ export const merge = (options: Options): Effect.Effect<Merged, RunError, FileSys
     yield* RunId.claim(out, identity)
     const files = { results: path.join(out, ResultLog.fileName), summary: path.join(out, "summary.json"), report: path.join(out, "report.md"), run: path.join(out, "run.json") }
     yield* RunDir.write(files.results, Buffer.concat(lines.map((l) => l.text)))
-    const callTexts = yield* Effect.forEach(sorted, (s) => fileSystem.readFile(path.join(s.dir, Calls.fileName)).pipe(Effect.orElseSucceed(() => new Uint8Array())))
+    const callTexts = yield* Effect.forEach(sorted, (s) => {
+      const file = path.join(s.dir, Calls.fileName)
+      return fileSystem.readFile(file).pipe(
+        Effect.catchIf((e) => e._tag === "SystemError" && e.reason === "NotFound", () => Effect.succeed(new Uint8Array())),
+        Effect.mapError((e) => new RunError({ path: file, reason: `cannot read the call transcripts: ${Files.describe(e)}` }))
+      )
+    })
     const callsFile = path.join(out, Calls.fileName)
     if (callTexts.some((t) => t.length > 0)) yield* RunDir.write(callsFile, Buffer.concat(callTexts))
     else yield* fileSystem.remove(callsFile, { force: true }).pipe(Effect.ignore)
