@@ -128,7 +128,7 @@ export const make = (opts: Options): Service => {
     return fetchFile(name, opts).pipe(
       Effect.flatMap((b) => verified(name, `${opts.url ?? defaultUrl}/${commit}/${rel}`, b, opts)),
       Effect.tap((text) =>
-        Effect.sync(() => fs.mkdirSync(path.dirname(cached), { recursive: true })).pipe(
+        Files.makeDirectory(path.dirname(cached)).pipe(
           Effect.zipRight(Files.writeFileAtomic(cached, text)),
           Effect.mapError((e) => refError(cached, `cannot keep the download (${Files.describe(e)})`))
         )
