@@ -247,8 +247,7 @@ export const make = (root: string, options: CatalogOptions = {}) =>
     const detail = (id: string) =>
       computed(id, (l) => {
         const summary = l.run.summary
-        const { main } = Analysis.mainMetric(summary)
-        const tables = Tables.tables({ summary, baseline: Analysis.chooseBaseline(summary).cell, main, compared: Analysis.comparedMetrics(summary, main) })
+        const tables = Tables.tables({ summary, baseline: Analysis.chooseBaseline(summary).cell, main: l.main, compared: Analysis.comparedMetrics(summary, l.main) })
         return { entry: l.entry, cells: l.cells, metrics: Entries.metricColumns(summary, l.main), main: l.main?.name ?? null, mainReason: l.mainReason, tables }
       })
 

@@ -119,8 +119,8 @@ const runOne = (a: Args, config: ConfigModule.Config) =>
       return undefined
     }
     const shard = Option.getOrUndefined(a.shard)
-    const runDir = shard === undefined ? "<run id>" : `<run id>-shard-${shard.index}-of-${shard.count}`
-    log(`sweep ${config.name}${shard === undefined ? "" : ` (shard ${shard.index} of ${shard.count})`}: ${config.file} -> ${config.outGiven ? config.out : path.join(config.out, runDir)}`)
+    const runDir = shard === undefined ? "<run id>" : `<run id>-${Shard.suffix(shard)}`
+    log(`sweep ${config.name}${shard === undefined ? "" : ` (${Shard.describe(shard)})`}: ${config.file} -> ${config.outGiven ? config.out : path.join(config.out, runDir)}`)
     const interrupted = (s: { readonly done: number; readonly total: number | undefined }) =>
       log(`interrupted: ${s.done} of ${s.total} pairs are done and written; rerun the same command to resume`)
     // The last snapshot shown, for the line printed when the sweep is interrupted before it returns.
