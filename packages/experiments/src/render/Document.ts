@@ -117,7 +117,7 @@ const runSection = (a: Analysis): Section => {
     [`Baseline: ${a.baseline.name} (${a.baselineReason})`],
     ...(a.main === undefined ? [] : [[`Main metric: ${Notes.metricLabel(a.main)}`, { raw: ` (${Notes.aggregateNote(a.main)}); ` }, a.mainReason]]),
     [`Cells that read gold labels ${Notes.oracleMark}: ${oracle.length === 0 ? "none" : oracle.join(", ")}`],
-    [`Metrics from heuristics ${Notes.heuristicMark} (not LLM judges): `, { raw: heuristic.length === 0 ? "none" : heuristic.join(", ") }],
+    [`Metrics from heuristics ${Notes.heuristicMark} (not LLM judges): `, heuristic.length === 0 ? "none" : heuristic.join(", ")],
     ["Models called: ", ...models],
     ...(s.modelCalls === undefined ? [] : [[{ raw: Notes.modelCalls(s.modelCalls) }]])
   ]
@@ -153,7 +153,7 @@ const inferenceSection = (a: Analysis, chosen: ReadonlyArray<Slice>): Array<Sect
   return [section(bySlice("Inference (preference match)", chosen), [
     p(Tables.inferenceNote(a)),
     ...(heuristic.length > 0
-      ? [p(`${Notes.heuristicMark} `, { raw: heuristic.map((m) => m.name).join(", ") }, ": computed by an offline heuristic (lexical matching), not the paper's LLM judge.")]
+      ? [p(`${Notes.heuristicMark} `, heuristic.map((m) => m.name).join(", "), ": computed by an offline heuristic (lexical matching), not the paper's LLM judge.")]
       : []),
     ...sliceTables(chosen, (s) => Tables.inference(a, s)),
     ...(a.cells.some((c) => c.oracle !== undefined) ? [p(Tables.oracleNote)] : [])
@@ -222,7 +222,7 @@ const interventionSection = (a: Analysis, charts: ReadonlyArray<string> | undefi
       slices.flatMap((slice, k) => [
         // report.md has always had two empty lines between these tables.
         ...(i > 0 || k > 0 ? [only("markdown", [{ _tag: "lines", lines: [] }])] : []),
-        h3({ raw: `${curve.metric.name} against ${curve.axis}, ${slice}` }),
+        h3(`${curve.metric.name} against ${curve.axis}, ${slice}`),
         ...(k === 0 ? figure(charts?.[i]) : []),
         table(Tables.transform(curve, slice))
       ])
@@ -253,13 +253,13 @@ const examplesSection = (a: Analysis, ex: Examples): Section => {
     ...ex.examples.flatMap((e): Array<Block> => {
       const i = e.instance
       return [
-        h3(e.id, { raw: ` (${e.type})` }),
+        h3(e.id, ` (${e.type})`),
         {
           _tag: "list",
           items: [
             { text: [`Request: ${Format.clip(i.query.request, 400)}`] },
             { text: [`Gold preference: ${i.gold.preference}`] },
-            { text: ["Prior sessions:"], items: i.query.sessions.map((s, k) => [{ raw: `${s.id} (${i.gold.sessions[k]?.label ?? "?"}): ` }, Format.clip(opening(s), 160)]) }
+            { text: ["Prior sessions:"], items: i.query.sessions.map((s, k) => [`${s.id} (${i.gold.sessions[k]?.label ?? "?"}): `, Format.clip(opening(s), 160)]) }
           ]
         },
         table(Tables.example(a, ex, e))
