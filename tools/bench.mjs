@@ -9,7 +9,11 @@ const filter = process.argv[2] ?? ""
 const files = readdirSync("packages")
   .map((p) => join("packages", p, "bench"))
   .filter((d) => existsSync(d))
-  .flatMap((d) => readdirSync(d).filter((f) => f.endsWith(".bench.ts")).map((f) => join(d, f)))
+  .flatMap((d) =>
+    readdirSync(d)
+      .filter((f) => f.endsWith(".bench.ts"))
+      .map((f) => join(d, f))
+  )
   .filter((f) => f.includes(filter))
   .sort()
 let failed = 0

@@ -18,13 +18,18 @@ import { fileURLToPath } from "node:url"
 import { parseArgs } from "node:util"
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..")
-const { values } = parseArgs({ options: { outdir: { type: "string" }, quiet: { type: "boolean" }, "if-stale": { type: "boolean" } } })
+const { values } = parseArgs({
+  options: { outdir: { type: "string" }, quiet: { type: "boolean" }, "if-stale": { type: "boolean" } }
+})
 const outdir = path.resolve(values.outdir ?? path.join(root, "packages", "experiments", "dist"))
 // Rewritten by every build (unlike outputs whose bytes did not change): the time of the last build.
 const stamp = path.join(outdir, "meta.json")
 
 const newestSource = () => {
-  let newest = Math.max(fs.statSync(fileURLToPath(import.meta.url)).mtimeMs, fs.statSync(path.join(root, "package.json")).mtimeMs)
+  let newest = Math.max(
+    fs.statSync(fileURLToPath(import.meta.url)).mtimeMs,
+    fs.statSync(path.join(root, "package.json")).mtimeMs
+  )
   const walk = (dir) => {
     for (const entry of fs.readdirSync(dir, { withFileTypes: true })) {
       const file = path.join(dir, entry.name)
@@ -36,12 +41,18 @@ const newestSource = () => {
     const dir = path.join(root, "packages", pkg)
     if (fs.existsSync(path.join(dir, "src"))) walk(path.join(dir, "src"))
     if (fs.existsSync(path.join(dir, "viewer"))) walk(path.join(dir, "viewer"))
-    if (fs.existsSync(path.join(dir, "package.json"))) newest = Math.max(newest, fs.statSync(path.join(dir, "package.json")).mtimeMs)
+    if (fs.existsSync(path.join(dir, "package.json")))
+      newest = Math.max(newest, fs.statSync(path.join(dir, "package.json")).mtimeMs)
   }
   return newest
 }
 
-if (values["if-stale"] === true && fs.existsSync(stamp) && fs.existsSync(path.join(outdir, "cli.mjs")) && fs.statSync(stamp).mtimeMs >= newestSource()) {
+if (
+  values["if-stale"] === true &&
+  fs.existsSync(stamp) &&
+  fs.existsSync(path.join(outdir, "cli.mjs")) &&
+  fs.statSync(stamp).mtimeMs >= newestSource()
+) {
   process.exit(0)
 }
 
@@ -81,7 +92,10 @@ const sourceUrls = {
       const text = await fs.promises.readFile(args.path, "utf8")
       if (!text.includes("import.meta.url")) return { contents: text, loader: "ts" }
       const relative = path.relative(outdir, args.path).split(path.sep).join("/")
-      return { contents: text.replaceAll("import.meta.url", `new URL(${JSON.stringify(relative)}, import.meta.url).href`), loader: "ts" }
+      return {
+        contents: text.replaceAll("import.meta.url", `new URL(${JSON.stringify(relative)}, import.meta.url).href`),
+        loader: "ts"
+      }
     })
   }
 }
@@ -102,7 +116,9 @@ const result = await esbuild.build({
   chunkNames: "chunk-[hash]",
   external,
   // Bundled CommonJS code calls require(); ESM output needs one.
-  banner: { js: "import { createRequire as __cupidLabRequire } from \"node:module\"; const require = __cupidLabRequire(import.meta.url);" },
+  banner: {
+    js: 'import { createRequire as __cupidLabRequire } from "node:module"; const require = __cupidLabRequire(import.meta.url);'
+  },
   legalComments: "none",
   logLevel: "warning",
   metafile: true,
@@ -140,11 +156,16 @@ const written = new Set(["viewer"])
 for (const file of result.outputFiles) {
   written.add(path.basename(file.path))
   const isEntry = path.basename(file.path) === "cli.mjs"
-  const contents = isEntry ? Buffer.concat([Buffer.from("#!/usr/bin/env node\n"), Buffer.from(file.contents)]) : Buffer.from(file.contents)
+  const contents = isEntry
+    ? Buffer.concat([Buffer.from("#!/usr/bin/env node\n"), Buffer.from(file.contents)])
+    : Buffer.from(file.contents)
   writeIfChanged(file.path, contents, isEntry ? 0o755 : 0o644)
 }
 for (const file of viewer.outputFiles) writeIfChanged(file.path, Buffer.from(file.contents))
-writeIfChanged(path.join(root, "packages", "experiments", "dist", "viewer", "app.css"), fs.readFileSync(path.join(viewerDir, "app.css")))
+writeIfChanged(
+  path.join(root, "packages", "experiments", "dist", "viewer", "app.css"),
+  fs.readFileSync(path.join(viewerDir, "app.css"))
+)
 fs.writeFileSync(stamp, JSON.stringify(result.metafile))
 written.add("meta.json")
 // Chunks of earlier builds go once no CLI started before this build can still be loading them.
@@ -154,5 +175,7 @@ for (const name of fs.readdirSync(outdir)) {
 }
 if (values.quiet !== true) {
   const bytes = result.outputFiles.reduce((n, f) => n + f.contents.length, 0)
-  process.stdout.write(`built ${path.relative(process.cwd(), path.join(outdir, "cli.mjs")) || "cli.mjs"}: ${result.outputFiles.length} files, ${(bytes / 1e6).toFixed(1)} MB, ${Math.round(performance.now() - started)} ms\n`)
+  process.stdout.write(
+    `built ${path.relative(process.cwd(), path.join(outdir, "cli.mjs")) || "cli.mjs"}: ${result.outputFiles.length} files, ${(bytes / 1e6).toFixed(1)} MB, ${Math.round(performance.now() - started)} ms\n`
+  )
 }

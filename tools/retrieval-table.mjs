@@ -18,16 +18,25 @@ if (runs.length === 0) {
 const types = ["consistent", "contrastive", "changing"]
 const fmt = (e) => (e === undefined || e.mean === null ? "–" : e.mean.toFixed(2))
 const names = [...new Set(runs.flatMap((r) => r.summary.cells.map((c) => c.name)))]
-const head = ["cell", ...runs.flatMap((r) => types.map((t) => {
-  const n = Math.max(...r.summary.cells.map((c) => c.slices[t].n))
-  return `${r.label} ${t} (n=${n})`
-}))]
+const head = [
+  "cell",
+  ...runs.flatMap((r) =>
+    types.map((t) => {
+      const n = Math.max(...r.summary.cells.map((c) => c.slices[t].n))
+      return `${r.label} ${t} (n=${n})`
+    })
+  )
+]
 console.log(`| ${head.join(" | ")} |`)
 console.log(`|${head.map(() => "---").join("|")}|`)
 for (const name of names) {
   const cells = runs.flatMap((r) => {
     const c = r.summary.cells.find((x) => x.name === name)
-    return types.map((t) => c === undefined ? "–" : `${fmt(c.slices[t].metrics["retrieval.precision"])} / ${fmt(c.slices[t].metrics["retrieval.recall_all"])}`)
+    return types.map((t) =>
+      c === undefined
+        ? "–"
+        : `${fmt(c.slices[t].metrics["retrieval.precision"])} / ${fmt(c.slices[t].metrics["retrieval.recall_all"])}`
+    )
   })
   console.log(`| ${name} | ${cells.join(" | ")} |`)
 }

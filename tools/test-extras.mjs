@@ -12,11 +12,18 @@ import { readFileSync } from "node:fs"
 const source = readFileSync(new URL("../packages/providers/src/Transformers.ts", import.meta.url), "utf8")
 const name = /runtimePackage = "([^"]+)"/.exec(source)?.[1]
 const version = /runtimeVersion = "([^"]+)"/.exec(source)?.[1]
-if (name === undefined || version === undefined) throw new Error("tools/test-extras.mjs: cannot read runtimePackage/runtimeVersion from packages/providers/src/Transformers.ts")
+if (name === undefined || version === undefined)
+  throw new Error(
+    "tools/test-extras.mjs: cannot read runtimePackage/runtimeVersion from packages/providers/src/Transformers.ts"
+  )
 
 const extras = [
   { name, version, use: "the transformers provider's tests (optional at run time; about 470 MB)" },
-  { name: "@duckdb/node-api", version: "1.5.6-r.1", use: "results.parquet's test, as a second Parquet reader (about 70 MB)" }
+  {
+    name: "@duckdb/node-api",
+    version: "1.5.6-r.1",
+    use: "results.parquet's test, as a second Parquet reader (about 70 MB)"
+  }
 ]
 
 const installedVersion = (pkg) => {

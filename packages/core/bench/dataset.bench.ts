@@ -52,15 +52,17 @@ const stream = async (file: string) => {
     )
   )
   const ms = performance.now() - start
-  process.stdout.write(JSON.stringify({
-    rows,
-    ms,
-    baselineRss: baseline.rss,
-    baselineHeap: baseline.heapUsed,
-    heapPeak,
-    liveAt,
-    maxRss: process.resourceUsage().maxRSS * 1024
-  }) + "\n")
+  process.stdout.write(
+    JSON.stringify({
+      rows,
+      ms,
+      baselineRss: baseline.rss,
+      baselineHeap: baseline.heapUsed,
+      heapPeak,
+      liveAt,
+      maxRss: process.resourceUsage().maxRSS * 1024
+    }) + "\n"
+  )
 }
 
 const main = async () => {
@@ -77,8 +79,12 @@ const main = async () => {
     await writeParquet(parquet, first(Synthetic.generate(options), instances), { rowGroupSize: 500 })
     const parquetMs = performance.now() - t
     console.log(`generate ${instances} instances x 8 sessions:`)
-    console.log(`  jsonl   ${mb(fs.statSync(jsonl).size)} in ${seconds(jsonlMs)} (${Math.round(instances / (jsonlMs / 1000))} rows/s)`)
-    console.log(`  parquet ${mb(fs.statSync(parquet).size)} in ${seconds(parquetMs)} (${Math.round(instances / (parquetMs / 1000))} rows/s, row groups of 500)`)
+    console.log(
+      `  jsonl   ${mb(fs.statSync(jsonl).size)} in ${seconds(jsonlMs)} (${Math.round(instances / (jsonlMs / 1000))} rows/s)`
+    )
+    console.log(
+      `  parquet ${mb(fs.statSync(parquet).size)} in ${seconds(parquetMs)} (${Math.round(instances / (parquetMs / 1000))} rows/s, row groups of 500)`
+    )
 
     console.log("stream through Dataset.open (decode, validate, fromRow), each in a fresh process:")
     const self = fileURLToPath(import.meta.url)

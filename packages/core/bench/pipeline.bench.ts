@@ -27,7 +27,13 @@ const retriever: Pipeline.BuiltRetriever = {
   needsGold: false,
   service: {
     needsSummaries: false,
-    retrieve: ({ query }) => Effect.succeed(Retriever.fromScores(query.sessions.map((s) => [s.id, s.index] as const), 2))
+    retrieve: ({ query }) =>
+      Effect.succeed(
+        Retriever.fromScores(
+          query.sessions.map((s) => [s.id, s.index] as const),
+          2
+        )
+      )
   }
 }
 
@@ -42,11 +48,20 @@ const selectedCount: Pipeline.Built<Scorer.Service> = {
 const relevantShare: Pipeline.Built<Scorer.Service> = {
   plugin: "share",
   service: {
-    metrics: [Scorer.metric({ name: "retrieval.share", description: "relevant share", family: "retrieval", aggregate: Scorer.ratio })],
+    metrics: [
+      Scorer.metric({
+        name: "retrieval.share",
+        description: "relevant share",
+        family: "retrieval",
+        aggregate: Scorer.ratio
+      })
+    ],
     score: ({ instance, trace }) => {
       const selected = trace.retrieval?.selected ?? []
       const relevant = new Set(instance.gold.sessions.filter((s) => s.label === "relevant").map((s) => s.id))
-      return Effect.succeed({ "retrieval.share": { num: selected.filter((id) => relevant.has(id)).length, den: selected.length } })
+      return Effect.succeed({
+        "retrieval.share": { num: selected.filter((id) => relevant.has(id)).length, den: selected.length }
+      })
     }
   }
 }
@@ -57,7 +72,10 @@ const cells: ReadonlyArray<{ readonly name: string; readonly pipeline: Pipeline.
     name: "retriever + inferrer + 2 scorers",
     pipeline: {
       retriever,
-      inferrer: { plugin: "fixed", service: { infer: () => Effect.succeed({ preference: "Keep it short.", analysis: "" }) } },
+      inferrer: {
+        plugin: "fixed",
+        service: { infer: () => Effect.succeed({ preference: "Keep it short.", analysis: "" }) }
+      },
       scorers: [selectedCount, relevantShare]
     }
   }
@@ -69,7 +87,7 @@ const median = (xs: ReadonlyArray<number>): number => {
 }
 
 const round = (pipeline: Pipeline.CellPipeline): Effect.Effect<{ readonly cpu: number; readonly wall: number }> =>
-  Effect.gen(function*() {
+  Effect.gen(function* () {
     const start = performance.now()
     const cpu = process.cpuUsage()
     for (let i = 0; i < pairs; i++) {
@@ -82,7 +100,8 @@ const round = (pipeline: Pipeline.CellPipeline): Effect.Effect<{ readonly cpu: n
 
 for (const cell of cells) {
   await Effect.runPromise(round(cell.pipeline)) // warm-up
-  const cpu: Array<number> = [], wall: Array<number> = []
+  const cpu: Array<number> = [],
+    wall: Array<number> = []
   for (let r = 0; r < rounds; r++) {
     const t = await Effect.runPromise(round(cell.pipeline))
     cpu.push(t.cpu)

@@ -53,7 +53,10 @@ import * as Synthetic from "./Synthetic.js"
 export type Benchmark = "cupid" | Benchmarks.Benchmark
 
 /** The instance types of each benchmark, in the order reports list them. */
-export const benchmarkTypes: Readonly<Record<Benchmark, ReadonlyArray<string>>> = { cupid: Domain.cupidTypes, ...Benchmarks.benchmarkTypes }
+export const benchmarkTypes: Readonly<Record<Benchmark, ReadonlyArray<string>>> = {
+  cupid: Domain.cupidTypes,
+  ...Benchmarks.benchmarkTypes
+}
 
 export interface LoadOptions {
   /** What a row that violates the schema does: fail the stream (default) or get skipped and listed. */
@@ -107,16 +110,19 @@ export const sampleTestPath: string = fileURLToPath(new URL("../data/sample-test
 export const bundled: Readonly<Record<string, string>> = { sample: samplePath, "sample-test": sampleTestPath }
 
 /** `$CUPID_CACHE_DIR`, else `.cache/cupid` under the working directory. */
-export const defaultCacheDir = (): string => path.resolve(process.env["CUPID_CACHE_DIR"] ?? path.join(".cache", "cupid"))
+export const defaultCacheDir = (): string =>
+  path.resolve(process.env["CUPID_CACHE_DIR"] ?? path.join(".cache", "cupid"))
 
 const sourceHelp =
   "a data source is a .parquet, .jsonl or .json file, a directory of .json files, sample, sample-test, hf:kixlab/CUPID, " +
   "hf:kixlab/CUPID-Unverified, synthetic:<key>=<value>,..., longmemeval:<file>, locomo:<file> or prefeval:<dir>"
 
-const asDatasetError = (source: string) => (e: unknown): Errors.DatasetError =>
-  e instanceof Errors.DatasetError
-    ? e
-    : new Errors.DatasetError({ source, reason: `cannot read (${e instanceof Error ? e.message : String(e)})` })
+const asDatasetError =
+  (source: string) =>
+  (e: unknown): Errors.DatasetError =>
+    e instanceof Errors.DatasetError
+      ? e
+      : new Errors.DatasetError({ source, reason: `cannot read (${e instanceof Error ? e.message : String(e)})` })
 
 const attempt = <A>(source: string, f: () => Promise<A>): Effect.Effect<A, Errors.DatasetError> =>
   Effect.tryPromise({ try: f, catch: asDatasetError(source) })
@@ -149,18 +155,19 @@ const fileReader = (file: string): Either.Either<() => RowBatches, Errors.Datase
 }
 
 const plan = (source: string, options: LoadOptions): Effect.Effect<Plan, Errors.DatasetError, FileSystem.FileSystem> =>
-  Effect.gen(function*() {
+  Effect.gen(function* () {
     if (source === "synthetic" || source.startsWith("synthetic:")) {
       return { kind: "synthetic", options: yield* Synthetic.parseSpec(source) } as const
     }
     if (source.startsWith("hf:")) {
       const fetched = yield* cachedHf(source, options)
       const parts = yield* Effect.forEach(fetched.files, (f) =>
-        Effect.map(fileReader(f.path), (rows): HubPart => ({ file: f.path, inRepo: f.file, sha256: f.sha256, rows })))
+        Effect.map(fileReader(f.path), (rows): HubPart => ({ file: f.path, inRepo: f.file, sha256: f.sha256, rows }))
+      )
       const only = parts.length === 1 ? parts[0]! : undefined
       return only !== undefined
-        ? { kind: "file", file: only.file, rows: only.rows, fingerprint: only.sha256 } as const
-        : { kind: "files", parts } as const
+        ? ({ kind: "file", file: only.file, rows: only.rows, fingerprint: only.sha256 } as const)
+        : ({ kind: "files", parts } as const)
     }
     const target = Object.hasOwn(bundled, source) ? bundled[source]! : path.resolve(source)
     const stat = yield* attempt(target, () =>
@@ -171,7 +178,8 @@ const plan = (source: string, options: LoadOptions): Effect.Effect<Plan, Errors.
     }
     if (stat.isDirectory()) {
       const names = yield* attempt(target, () => directoryEntries(target))
-      if (names.length === 0) return yield* new Errors.DatasetError({ source: target, reason: "no .json files in this directory" })
+      if (names.length === 0)
+        return yield* new Errors.DatasetError({ source: target, reason: "no .json files in this directory" })
       return { kind: "directory", dir: target, names } as const
     }
     return { kind: "file", file: target, rows: yield* fileReader(target) } as const
@@ -181,23 +189,36 @@ const plan = (source: string, options: LoadOptions): Effect.Effect<Plan, Errors.
  * Opens a data source: resolves it, downloads `hf:` files if they are not cached, and fingerprints
  * the data. Nothing is decoded until `instances` runs.
  */
-export const open: (source: string, options?: LoadOptions) => Effect.Effect<Opened, Errors.DatasetError, FileSystem.FileSystem> = Effect.fn(
-  "Dataset.open"
-)(function*(source: string, options: LoadOptions = {}) {
+export const open: (
+  source: string,
+  options?: LoadOptions
+) => Effect.Effect<Opened, Errors.DatasetError, FileSystem.FileSystem> = Effect.fn("Dataset.open")(function* (
+  source: string,
+  options: LoadOptions = {}
+) {
   if (options.limit !== undefined && !(Number.isInteger(options.limit) && options.limit >= 0)) {
-    return yield* new Errors.DatasetError({ source, field: "limit", reason: `expected a whole number >= 0, found ${options.limit}` })
+    return yield* new Errors.DatasetError({
+      source,
+      field: "limit",
+      reason: `expected a whole number >= 0, found ${options.limit}`
+    })
   }
   const benchmark = yield* Benchmarks.planBenchmark(source, (hf) =>
-    Effect.flatMap(cachedHf(hf, options), (fetched) => Effect.succeed({ path: fetched.files[0]!.path, sha256: fetched.files[0]!.sha256 })))
+    Effect.flatMap(cachedHf(hf, options), (fetched) =>
+      Effect.succeed({ path: fetched.files[0]!.path, sha256: fetched.files[0]!.sha256 })
+    )
+  )
   const known = benchmarkTypes[benchmark?.benchmark ?? "cupid"]
   const unknownType = options.types?.find((t) => !known.includes(t))
   if (options.types !== undefined && (options.types.length === 0 || unknownType !== undefined)) {
-    const reason = unknownType === undefined
-      ? `expected at least one of ${known.join(", ")}, found none`
-      : `expected one of ${known.join(", ")}, found ${JSON.stringify(unknownType)}`
+    const reason =
+      unknownType === undefined
+        ? `expected at least one of ${known.join(", ")}, found none`
+        : `expected one of ${known.join(", ")}, found ${JSON.stringify(unknownType)}`
     return yield* new Errors.DatasetError({ source, field: "types", reason })
   }
-  if (benchmark !== undefined) return make(source, benchmark.benchmark, benchmark.resolved, benchmark.fingerprint, benchmark.rows, options)
+  if (benchmark !== undefined)
+    return make(source, benchmark.benchmark, benchmark.resolved, benchmark.fingerprint, benchmark.rows, options)
   const p = yield* plan(source, options)
   switch (p.kind) {
     case "synthetic": {
@@ -209,30 +230,64 @@ export const open: (source: string, options?: LoadOptions) => Effect.Effect<Open
           p.options.sessionsPerHistory > 100 ? 1 : 64
         )
       const perPersona = options.types === undefined ? Domain.cupidTypes.length : new Set(options.types).size
-      return make(source, "cupid", resolved, Synthetic.fingerprint(p.options), cupidRows(raw), options, Effect.succeed(p.options.personas * perPersona))
+      return make(
+        source,
+        "cupid",
+        resolved,
+        Synthetic.fingerprint(p.options),
+        cupidRows(raw),
+        options,
+        Effect.succeed(p.options.personas * perPersona)
+      )
     }
     case "directory": {
       const fingerprint = yield* attempt(p.dir, () => directorySha256(p.dir, p.names))
-      return make(source, "cupid", p.dir, fingerprint, cupidRows(() => fromBatches(p.dir, () => directoryRows(p.dir, p.names))), options)
+      return make(
+        source,
+        "cupid",
+        p.dir,
+        fingerprint,
+        cupidRows(() => fromBatches(p.dir, () => directoryRows(p.dir, p.names))),
+        options
+      )
     }
     case "file": {
       const fingerprint = p.fingerprint ?? (yield* attempt(p.file, () => fileSha256(p.file)))
-      return make(source, "cupid", p.file, fingerprint, cupidRows(() => fromBatches(p.file, p.rows)), options, rowCount([p.file], options))
+      return make(
+        source,
+        "cupid",
+        p.file,
+        fingerprint,
+        cupidRows(() => fromBatches(p.file, p.rows)),
+        options,
+        rowCount([p.file], options)
+      )
     }
     case "files": {
       // Rows are numbered within their file, so a row is named `<path in repo>:<n>`.
       const raw = () =>
         Stream.flatMap(Stream.fromIterable(p.parts), (part) =>
-          Stream.map(fromBatches(part.file, part.rows), (r): RawRow => ({ ...r, row: `${part.inRepo}:${r.row}` })))
+          Stream.map(fromBatches(part.file, part.rows), (r): RawRow => ({ ...r, row: `${part.inRepo}:${r.row}` }))
+        )
       const files = p.parts.map((part) => part.file)
-      return make(source, "cupid", files.join(", "), partsFingerprint(p.parts), cupidRows(raw), options, rowCount(files, options))
+      return make(
+        source,
+        "cupid",
+        files.join(", "),
+        partsFingerprint(p.parts),
+        cupidRows(raw),
+        options,
+        rowCount(files, options)
+      )
     }
   }
 })
 
 /** Rows in these files, counted without decoding (for `size`); unknown for `.json` arrays or with a type filter. */
 const rowCount = (files: ReadonlyArray<string>, options: LoadOptions): Effect.Effect<number | undefined> => {
-  const counts = files.map((f) => f.endsWith(".parquet") ? parquetRowCount : f.endsWith(".json") ? undefined : jsonlRowCount)
+  const counts = files.map((f) =>
+    f.endsWith(".parquet") ? parquetRowCount : f.endsWith(".json") ? undefined : jsonlRowCount
+  )
   if (options.types !== undefined || counts.some((c) => c === undefined)) return Effect.succeed(undefined)
   return Effect.orElseSucceed(
     Effect.tryPromise(async () => {
@@ -246,7 +301,9 @@ const rowCount = (files: ReadonlyArray<string>, options: LoadOptions): Effect.Ef
 
 /** SHA-256 over each file's path in the repository and its own SHA-256, in reading order. */
 const partsFingerprint = (parts: ReadonlyArray<HubPart>): string =>
-  createHash("sha256").update(parts.map((part) => `${part.inRepo}\n${part.sha256}\n`).join("")).digest("hex")
+  createHash("sha256")
+    .update(parts.map((part) => `${part.inRepo}\n${part.sha256}\n`).join(""))
+    .digest("hex")
 
 function* numbered<A, B>(items: Iterable<A>, f: (a: A, i: number) => B): IterableIterator<B> {
   let i = 0
@@ -257,8 +314,12 @@ const fromBatches = (file: string, rows: () => RowBatches): Stream.Stream<RawRow
   Stream.fromAsyncIterable(rows(), asDatasetError(file)).pipe(Stream.flattenIterables)
 
 /** CUPID rows, one instance each. */
-const cupidRows = (raw: () => Stream.Stream<RawRow, Errors.DatasetError>) => (): Stream.Stream<DecodedRow, Errors.DatasetError> =>
-  Stream.map(raw(), (r): DecodedRow => ({ row: r.row, result: "malformed" in r ? Either.left({ reason: r.malformed }) : cupidRow(r.value) }))
+const cupidRows =
+  (raw: () => Stream.Stream<RawRow, Errors.DatasetError>) => (): Stream.Stream<DecodedRow, Errors.DatasetError> =>
+    Stream.map(raw(), (r): DecodedRow => ({
+      row: r.row,
+      result: "malformed" in r ? Either.left({ reason: r.malformed }) : cupidRow(r.value)
+    }))
 
 const make = (
   source: string,
@@ -298,7 +359,11 @@ const make = (
       if (problems.length > 0 && !skip) {
         const { field, reason } = problems[0]!
         const row = r.key === undefined ? r.row : `${r.row} (${r.key})`
-        return Effect.fail(new Errors.DatasetError(field === undefined ? { source: resolved, row, reason } : { source: resolved, row, field, reason }))
+        return Effect.fail(
+          new Errors.DatasetError(
+            field === undefined ? { source: resolved, row, reason } : { source: resolved, row, field, reason }
+          )
+        )
       }
       for (const { field, reason, id } of problems) {
         const why = field === undefined ? reason : `${field}: ${reason}`
@@ -327,7 +392,7 @@ export const loadAll = (
   Errors.DatasetError,
   FileSystem.FileSystem
 > =>
-  Effect.gen(function*() {
+  Effect.gen(function* () {
     const opened = yield* open(source, options)
     const instances = yield* Stream.runCollect(opened.instances)
     return { instances: [...instances], skipped: opened.skipped(), fingerprint: opened.fingerprint }
@@ -347,7 +412,9 @@ export const download = (
   source: "hf:kixlab/CUPID" | "hf:kixlab/CUPID-Unverified" | (string & {}),
   options: LoadOptions = {}
 ): Effect.Effect<ReadonlyArray<string>, Errors.DatasetError, FileSystem.FileSystem> =>
-  Effect.map(cachedHf(source, options), (fetched) => fetched.files.map((f) => f.path)).pipe(Effect.withSpan("Dataset.download"))
+  Effect.map(cachedHf(source, options), (fetched) => fetched.files.map((f) => f.path)).pipe(
+    Effect.withSpan("Dataset.download")
+  )
 
 const cachedHf = (source: string, options: LoadOptions) =>
   HubDownload.fetchToCache(source, options.cacheDir ?? defaultCacheDir(), options.hfEndpoint ?? Hf.defaultEndpoint)

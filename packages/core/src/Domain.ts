@@ -166,11 +166,7 @@ export const relevanceLabel = (
   session: { readonly factor: string; readonly preference: string },
   current: { readonly factor: string; readonly preference: string }
 ): RelevanceLabel =>
-  session.factor !== current.factor
-    ? "other"
-    : session.preference === current.preference
-    ? "relevant"
-    : "stale"
+  session.factor !== current.factor ? "other" : session.preference === current.preference ? "relevant" : "stale"
 
 export const fromRow = (row: CupidRow): Instance => {
   const id = instanceId(row.persona_id, row.instance_type)
@@ -213,7 +209,8 @@ export const toRow = (instance: Instance): CupidRow => ({
 export const isCupidType = (type: string): type is CupidType => (cupidTypes as ReadonlyArray<string>).includes(type)
 
 const cupidType = (instance: Instance): CupidType => {
-  if (!isCupidType(instance.type)) throw new Error(`instance ${instance.id}: type "${instance.type}" is not a CUPID instance type`)
+  if (!isCupidType(instance.type))
+    throw new Error(`instance ${instance.id}: type "${instance.type}" is not a CUPID instance type`)
   return instance.type
 }
 
@@ -248,11 +245,15 @@ export const sessionText = (
     case "dialogue":
       return dialogueText(session.dialogue)
     case "user-turns":
-      return session.dialogue.filter((m) => m.role === "user").map((m) => m.content).join("\n")
+      return session.dialogue
+        .filter((m) => m.role === "user")
+        .map((m) => m.content)
+        .join("\n")
     case "first-user-message":
       return session.dialogue.find((m) => m.role === "user")?.content ?? ""
     case "summary":
-      if (summary === undefined) throw new Error(`session ${session.id}: summary representation requested but no summary was computed`)
+      if (summary === undefined)
+        throw new Error(`session ${session.id}: summary representation requested but no summary was computed`)
       return summaryText(summary)
   }
 }

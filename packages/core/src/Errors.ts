@@ -80,5 +80,7 @@ export class StageError extends Schema.TaggedError<StageError>()("StageError", {
 }
 
 /** Lift a model failure into the stage that made the call. */
-export const stageErrorFromModel = (stage: string, plugin: string) => (e: ModelError): StageError =>
-  new StageError({ stage, plugin, reason: e.message })
+export const stageErrorFromModel =
+  (stage: string, plugin: string) =>
+  (e: ModelError): StageError =>
+    new StageError({ stage, plugin, reason: e.message })

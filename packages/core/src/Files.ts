@@ -38,11 +38,11 @@ export const writeFileAtomicWith = <A, E, R>(
   file: string,
   write: (write: Write) => Effect.Effect<A, E, R>
 ): Effect.Effect<A, E | PlatformError, R | FileSystem.FileSystem> =>
-  Effect.gen(function*() {
+  Effect.gen(function* () {
     const fileSystem = yield* FileSystem.FileSystem
     const tmp = temporaryName(file)
     return yield* Effect.scoped(
-      Effect.gen(function*() {
+      Effect.gen(function* () {
         const out = yield* fileSystem.open(tmp, { flag: "w" })
         // (an empty chunk is no write: the platform's writeAll takes 0 bytes written for a full disk)
         const result = yield* write((chunk) => (chunk.length === 0 ? Effect.void : out.writeAll(chunk)))
@@ -64,14 +64,19 @@ export const writeFileAtomicWith = <A, E, R>(
 export const makeDirectory = (dir: string): Effect.Effect<void, PlatformError, FileSystem.FileSystem> =>
   Effect.flatMap(FileSystem.FileSystem, (fileSystem) =>
     fileSystem.makeDirectory(dir, { recursive: true }).pipe(
-      Effect.catchIf((e) => e._tag === "SystemError" && e.reason === "NotFound", () =>
-        Effect.gen(function*() {
-          let missing = path.resolve(dir)
-          while (!(yield* fileSystem.exists(path.dirname(missing)).pipe(Effect.orElseSucceed(() => true)))) missing = path.dirname(missing)
-          yield* fileSystem.makeDirectory(missing)
-          yield* fileSystem.makeDirectory(dir, { recursive: true })
-        }))
-    ))
+      Effect.catchIf(
+        (e) => e._tag === "SystemError" && e.reason === "NotFound",
+        () =>
+          Effect.gen(function* () {
+            let missing = path.resolve(dir)
+            while (!(yield* fileSystem.exists(path.dirname(missing)).pipe(Effect.orElseSucceed(() => true))))
+              missing = path.dirname(missing)
+            yield* fileSystem.makeDirectory(missing)
+            yield* fileSystem.makeDirectory(dir, { recursive: true })
+          })
+      )
+    )
+  )
 
 /** Whether `file` exists; one that cannot be checked (e.g. no permission on its folder) counts as absent. */
 export const exists = (fileSystem: FileSystem.FileSystem, file: string): Effect.Effect<boolean> =>

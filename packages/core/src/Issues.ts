@@ -26,8 +26,11 @@ const unexpectedKeys = /^is unexpected, expected: (.*)$/s
  * is 1, `retreiver` -> `retriever` is 1 (a swap).
  */
 export const distance = (a: string, b: string): number => {
-  const s = a.toLowerCase(), t = b.toLowerCase()
-  const d: Array<Array<number>> = Array.from({ length: s.length + 1 }, (_, i) => Array.from({ length: t.length + 1 }, (_, j) => (i === 0 ? j : j === 0 ? i : 0)))
+  const s = a.toLowerCase(),
+    t = b.toLowerCase()
+  const d: Array<Array<number>> = Array.from({ length: s.length + 1 }, (_, i) =>
+    Array.from({ length: t.length + 1 }, (_, j) => (i === 0 ? j : j === 0 ? i : 0))
+  )
   for (let i = 1; i <= s.length; i++) {
     for (let j = 1; j <= t.length; j++) {
       const cost = s[i - 1] === t[j - 1] ? 0 : 1
@@ -48,9 +51,11 @@ keyboardRows.forEach((row, r) => [...row].forEach((c, col) => keyAt.set(c, [r, c
  * side, or on adjacent rows as the rows are staggered (`q` touches `1`, `2`, `w`, `a`).
  */
 export const adjacentKeys = (a: string, b: string): boolean => {
-  const p = keyAt.get(a.toLowerCase()), q = keyAt.get(b.toLowerCase())
+  const p = keyAt.get(a.toLowerCase()),
+    q = keyAt.get(b.toLowerCase())
   if (p === undefined || q === undefined || a.toLowerCase() === b.toLowerCase()) return false
-  const [r1, c1] = p, [r2, c2] = q
+  const [r1, c1] = p,
+    [r2, c2] = q
   if (r1 === r2) return Math.abs(c1 - c2) === 1
   if (r2 === r1 - 1) return c2 === c1 || c2 === c1 + 1
   if (r2 === r1 + 1) return c2 === c1 || c2 === c1 - 1
@@ -64,7 +69,8 @@ export const adjacentKeys = (a: string, b: string): boolean => {
  * is a full 1). Lower is likelier.
  */
 export const typoCost = (typed: string, meant: string): number => {
-  const s = typed.toLowerCase(), t = meant.toLowerCase()
+  const s = typed.toLowerCase(),
+    t = meant.toLowerCase()
   // An extra character of `x` at i is a slip when it repeats a neighbour.
   const doubled = (x: string, i: number) => (i > 0 && x[i] === x[i - 1]) || (i + 1 < x.length && x[i] === x[i + 1])
   const d: Array<Array<number>> = Array.from({ length: s.length + 1 }, () => new Array<number>(t.length + 1).fill(0))
@@ -103,14 +109,23 @@ export const rank = (word: string, valid: ReadonlyArray<string>): Array<string> 
 export const suggest = (word: string, valid: ReadonlyArray<string>): string | undefined => rank(word, valid)[0]
 
 const quotedList = (names: ReadonlyArray<string>): string =>
-  names.length === 1 ? `"${names[0]}"` : `${names.slice(0, -1).map((n) => `"${n}"`).join(", ")} or "${names.at(-1)}"`
+  names.length === 1
+    ? `"${names[0]}"`
+    : `${names
+        .slice(0, -1)
+        .map((n) => `"${n}"`)
+        .join(", ")} or "${names.at(-1)}"`
 
 /**
  * `"sorce" (did you mean "source"?)`, `"kk" (did you mean "k" or "k1"?)` (at most three, likeliest
  * first), or just `"xyz"` when nothing is close. `candidates` (default `valid`) are the names worth
  * suggesting, e.g. without those already given.
  */
-export const unknownName = (word: string, valid: ReadonlyArray<string>, candidates: ReadonlyArray<string> = valid): string => {
+export const unknownName = (
+  word: string,
+  valid: ReadonlyArray<string>,
+  candidates: ReadonlyArray<string> = valid
+): string => {
   const close = rank(word, candidates).slice(0, 3)
   return close.length === 0 ? `"${word}"` : `"${word}" (did you mean ${quotedList(close)}?)`
 }
@@ -147,7 +162,12 @@ export interface Accepted {
  * `noun` names what the keys are in messages: "option" for plugin options, "key" for config keys;
  * `rootNoun` names unknown keys of the value itself (path `[]`), e.g. "top-level key".
  */
-export const clean = (issues: ReadonlyArray<Issue>, noun: string, rootNoun: string = noun, accepted?: Accepted): Array<Issue> => {
+export const clean = (
+  issues: ReadonlyArray<Issue>,
+  noun: string,
+  rootNoun: string = noun,
+  accepted?: Accepted
+): Array<Issue> => {
   const byPath = new Map<string, { path: ReadonlyArray<PropertyKey>; messages: Array<string> }>()
   // Unknown keys are reported at the enclosing mapping, which is where they have to be fixed.
   const unknown = new Map<string, { path: ReadonlyArray<PropertyKey>; keys: Array<string>; valid: Array<string> }>()
@@ -159,7 +179,8 @@ export const clean = (issues: ReadonlyArray<Issue>, noun: string, rootNoun: stri
     for (let n = 0; n < issue.path.length; n++) deeper.add(JSON.stringify(issue.path.slice(0, n).map(String)))
   }
   for (const issue of issues) {
-    if (/^Expected undefined, actual /.test(issue.message) && deeper.has(JSON.stringify(issue.path.map(String)))) continue
+    if (/^Expected undefined, actual /.test(issue.message) && deeper.has(JSON.stringify(issue.path.map(String))))
+      continue
     const match = unexpectedKeys.exec(issue.message)
     if (match !== null) {
       const parent = issue.path.slice(0, -1)

@@ -34,7 +34,8 @@ export interface Namespace<V> {
 
 /** Declare a namespace: one per use, at module level, so that every build of a sweep finds the same store. */
 export const namespace = <V>(name: string, capacity: number): Namespace<V> => {
-  if (!(Number.isInteger(capacity) && capacity >= 1)) throw new Error(`memo namespace ${name}: capacity must be a whole number >= 1, got ${capacity}`)
+  if (!(Number.isInteger(capacity) && capacity >= 1))
+    throw new Error(`memo namespace ${name}: capacity must be a whole number >= 1, got ${capacity}`)
   return { name, capacity }
 }
 

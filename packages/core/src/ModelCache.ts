@@ -117,7 +117,12 @@ const issues = (error: ParseResult.ParseError): string =>
     .join("; ")
 
 const make = (store: Store, warn: (line: string) => Effect.Effect<void>): Service => {
-  let hits = 0, misses = 0, writes = 0, invalid = 0, rejected = 0, writeErrors = 0
+  let hits = 0,
+    misses = 0,
+    writes = 0,
+    invalid = 0,
+    rejected = 0,
+    writeErrors = 0
   let readOnly = false
   // Values this run computed or read and checked; they answer later calls without a read.
   const local = new Map<string, unknown>()
@@ -142,7 +147,8 @@ const make = (store: Store, warn: (line: string) => Effect.Effect<void>): Servic
         typed = value as A
       } else {
         const decoded = Schema.decodeUnknownEither(check.schema)(value, { errors: "all" })
-        if (Either.isLeft(decoded)) return Effect.as(ignore(k, `the stored value does not fit: ${issues(decoded.left)}`), Option.none())
+        if (Either.isLeft(decoded))
+          return Effect.as(ignore(k, `the stored value does not fit: ${issues(decoded.left)}`), Option.none())
         typed = decoded.right
       }
       if (check.accept !== undefined && !check.accept(typed)) {
@@ -201,7 +207,9 @@ const make = (store: Store, warn: (line: string) => Effect.Effect<void>): Servic
           Effect.map((value) => ({ value, cached: true })),
           // The fiber computing the value was interrupted (not this one): compute it here instead
           // of failing a call that nothing went wrong with.
-          Effect.catchAllCause((cause) => Cause.isInterruptedOnly(cause) ? getOrCompute(k, compute, check) : Effect.failCause(cause))
+          Effect.catchAllCause((cause) =>
+            Cause.isInterruptedOnly(cause) ? getOrCompute(k, compute, check) : Effect.failCause(cause)
+          )
         )
       }
       // Another fiber may have computed and kept a value while this one was reading the store.
@@ -254,8 +262,10 @@ const make = (store: Store, warn: (line: string) => Effect.Effect<void>): Servic
   }
 }
 
-const warnWith = (options: Options) => (line: string): Effect.Effect<void> =>
-  options.onWarning === undefined ? Effect.logWarning(line) : Effect.sync(() => options.onWarning?.(line))
+const warnWith =
+  (options: Options) =>
+  (line: string): Effect.Effect<void> =>
+    options.onWarning === undefined ? Effect.logWarning(line) : Effect.sync(() => options.onWarning?.(line))
 
 const nothingStored: Store = {
   where: () => "memory",
@@ -280,7 +290,10 @@ export const overlay = (base: Service): Service =>
 
 /** The file-backed cache described above, rooted at `dir` (created when missing), on the `FileSystem` the caller provides. */
 export const layerFile = (dir: string, options: Options = {}): Layer.Layer<ModelCache, never, FileSystem.FileSystem> =>
-  Layer.effect(ModelCache, Effect.map(FileSystem.FileSystem, (fs) => make(fileStore(fs, dir), warnWith(options))))
+  Layer.effect(
+    ModelCache,
+    Effect.map(FileSystem.FileSystem, (fs) => make(fileStore(fs, dir), warnWith(options)))
+  )
 
 /** How one entry is stored: its key (checked against the file name) and the value. */
 const Entry = Schema.Struct({ key: Schema.String, value: Schema.Unknown })
@@ -290,7 +303,8 @@ const encodeEntry = Schema.encodeSync(Schema.parseJson(Entry))
 const errorCode = (e: PlatformError): string => {
   if (e._tag === "BadArgument") return "BadArgument"
   const cause: unknown = e.cause
-  if (typeof cause === "object" && cause !== null && "code" in cause && typeof cause.code === "string") return cause.code
+  if (typeof cause === "object" && cause !== null && "code" in cause && typeof cause.code === "string")
+    return cause.code
   return e.reason
 }
 
@@ -327,7 +341,8 @@ const fileStore = (fs: FileSystem.FileSystem, dir: string): Store => {
               )
             }
             const entry = decoded.right
-            if (entry.key !== k) return Effect.fail(new Unreadable(`it holds the entry of key ${entry.key}, not of its file name`))
+            if (entry.key !== k)
+              return Effect.fail(new Unreadable(`it holds the entry of key ${entry.key}, not of its file name`))
             if (entry.value === undefined) return Effect.fail(new Unreadable(`not a cache entry (it has no "value")`))
             return Effect.succeed(Option.some(entry.value))
           }

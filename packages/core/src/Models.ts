@@ -58,14 +58,18 @@ export const make = (
   // they would be in a real run) and the cache on disk is never written.
   const store = dry ? overlay(cache) : cache
   for (const [name, b] of Object.entries(bundles)) {
-    if (b.languageModel) lms.set(name, cachedLanguageModel(dry ? dryLanguageModel(b.languageModel.info) : b.languageModel, store, dry))
-    if (b.embeddingModel) ems.set(name, cachedEmbeddingModel(dry ? dryEmbeddingModel(b.embeddingModel.info) : b.embeddingModel, store))
+    if (b.languageModel)
+      lms.set(name, cachedLanguageModel(dry ? dryLanguageModel(b.languageModel.info) : b.languageModel, store, dry))
+    if (b.embeddingModel)
+      ems.set(name, cachedEmbeddingModel(dry ? dryEmbeddingModel(b.embeddingModel.info) : b.embeddingModel, store))
     if (b.reranker) rrs.set(name, cachedReranker(dry ? dryReranker(b.reranker.info) : b.reranker, store))
   }
-  const lookup = <S>(map: Map<string, S>, what: string) => (name: string) => {
-    const s = map.get(name)
-    return s === undefined ? Effect.fail(missing(name, names, what)) : Effect.succeed(s)
-  }
+  const lookup =
+    <S>(map: Map<string, S>, what: string) =>
+    (name: string) => {
+      const s = map.get(name)
+      return s === undefined ? Effect.fail(missing(name, names, what)) : Effect.succeed(s)
+    }
   return {
     names,
     languageModel: lookup(lms, "chat completion"),
@@ -77,7 +81,11 @@ export const make = (
 export const layer = (
   bundles: Readonly<Record<string, ModelBundle>>,
   options: MakeOptions = {}
-): Layer.Layer<Models, never, ModelCache> => Layer.effect(Models, Effect.map(ModelCache, (cache) => make(bundles, cache, options)))
+): Layer.Layer<Models, never, ModelCache> =>
+  Layer.effect(
+    Models,
+    Effect.map(ModelCache, (cache) => make(bundles, cache, options))
+  )
 
 const dryLanguageModel = (info: LanguageModel.ModelInfo): LanguageModel.Service => ({
   info,
@@ -85,7 +93,8 @@ const dryLanguageModel = (info: LanguageModel.ModelInfo): LanguageModel.Service 
     Effect.succeed({
       text: request.dryRunAnswer ?? "",
       promptTokens: request.messages.reduce((n, m) => n + Tokens.count(m.content) + 4, 0),
-      completionTokens: request.dryRunAnswer === undefined ? (request.maxTokens ?? 0) : Tokens.count(request.dryRunAnswer)
+      completionTokens:
+        request.dryRunAnswer === undefined ? (request.maxTokens ?? 0) : Tokens.count(request.dryRunAnswer)
     })
 })
 
@@ -111,7 +120,13 @@ const dryReranker = (info: LanguageModel.ModelInfo): Reranker.Service => ({
 export const layerEmpty: Layer.Layer<Models, never, ModelCache> = layer({})
 
 export const completionKey = (info: LanguageModel.ModelInfo, request: LanguageModel.CompletionRequest): string =>
-  key({ kind: "complete", provider: info.provider, model: info.model, params: info.params, request: providerRequest(request) })
+  key({
+    kind: "complete",
+    provider: info.provider,
+    model: info.model,
+    params: info.params,
+    request: providerRequest(request)
+  })
 
 /** What a provider receives: the request without framework-only fields. */
 export const providerRequest = (request: LanguageModel.CompletionRequest): LanguageModel.CompletionRequest => {
@@ -153,7 +168,7 @@ export const cachedLanguageModel = (
 ): LanguageModel.Service => ({
   info: inner.info,
   complete: (request) =>
-    Effect.gen(function*() {
+    Effect.gen(function* () {
       const sent = providerRequest(request)
       // The dry model is the one consumer of `dryRunAnswer`; a real provider never receives it.
       const call = inner.complete(dry ? request : sent)
@@ -172,7 +187,11 @@ export const cachedLanguageModel = (
           ? Effect.succeed({ text: c.text, promptTokens: c.promptTokens, completionTokens: c.completionTokens })
           : Effect.fail(new Rejected(c))
       })
-      const record = (value: LanguageModel.Completion | undefined, cached: boolean, detail: Omit<Usage.CallDetail, "request">) =>
+      const record = (
+        value: LanguageModel.Completion | undefined,
+        cached: boolean,
+        detail: Omit<Usage.CallDetail, "request">
+      ) =>
         Usage.record({
           provider: inner.info.provider,
           model: inner.info.model,
@@ -185,15 +204,19 @@ export const cachedLanguageModel = (
           detail: { request: sent, ...detail }
         })
       const fail = (reason: string) =>
-        Effect.fail(new ModelError({ provider: inner.info.provider, model: inner.info.model, reason, retryable: false }))
+        Effect.fail(
+          new ModelError({ provider: inner.info.provider, model: inner.info.model, reason, retryable: false })
+        )
       const started = yield* Clock.currentTimeMillis
       const got = yield* Effect.either(
-        cache.getOrCompute(completionKey(inner.info, request), checked, { schema: StoredCompletion, accept: usable }).pipe(
-          Effect.catchIf(
-            (e): e is Rejected => e instanceof Rejected,
-            (e) => Effect.succeed({ value: e.completion, cached: false })
+        cache
+          .getOrCompute(completionKey(inner.info, request), checked, { schema: StoredCompletion, accept: usable })
+          .pipe(
+            Effect.catchIf(
+              (e): e is Rejected => e instanceof Rejected,
+              (e) => Effect.succeed({ value: e.completion, cached: false })
+            )
           )
-        )
       )
       const latencyMs = (yield* Clock.currentTimeMillis) - started
       if (Either.isLeft(got)) {
@@ -208,13 +231,17 @@ export const cachedLanguageModel = (
       const problem = truncated(value)
         ? `truncated: the answer stopped at the token limit (${request.maxTokens ?? "the model's default"} tokens) and is not read as an answer; raise maxTokens for this stage (truncated answers are never cached)`
         : accept !== undefined && LanguageModel.isRefusal(value.text)
-        ? `the answer is a refusal, which counts as unparseable: "${excerpt(value.text)}" (refusals are never cached; a rerun asks again)`
-        : undefined
+          ? `the answer is a refusal, which counts as unparseable: "${excerpt(value.text)}" (refusals are never cached; a rerun asks again)`
+          : undefined
       yield* record(value, cached, {
         latencyMs,
         answer: value.text,
         ...(!cached && finishReason !== undefined ? { finishReason } : {}),
-        ...(problem !== undefined ? { error: problem } : request.read !== undefined ? { reading: request.read(value.text) } : {})
+        ...(problem !== undefined
+          ? { error: problem }
+          : request.read !== undefined
+            ? { reading: request.read(value.text) }
+            : {})
       })
       if (problem !== undefined) return yield* fail(problem)
       return value
@@ -226,7 +253,10 @@ const StoredVector = Schema.Struct({ v: Schema.Array(Schema.Number), t: Schema.N
 type StoredVector = typeof StoredVector.Type
 
 /** How a reranking is stored in the cache. */
-const StoredRerank: Schema.Schema<Reranker.Rerank> = Schema.Struct({ scores: Schema.Array(Schema.Number), promptTokens: Schema.NonNegative })
+const StoredRerank: Schema.Schema<Reranker.Rerank> = Schema.Struct({
+  scores: Schema.Array(Schema.Number),
+  promptTokens: Schema.NonNegative
+})
 
 export const embeddingKey = (info: LanguageModel.ModelInfo, text: string): string =>
   key({ kind: "embed", provider: info.provider, model: info.model, params: info.params, text })
@@ -238,7 +268,7 @@ export const cachedEmbeddingModel = (
 ): EmbeddingModel.Service => ({
   info: inner.info,
   embed: (texts) =>
-    Effect.gen(function*() {
+    Effect.gen(function* () {
       const started = yield* Clock.currentTimeMillis
       const keys = texts.map((t) => embeddingKey(inner.info, t))
       const out = new Array<Float32Array | undefined>(texts.length)
@@ -262,7 +292,11 @@ export const cachedEmbeddingModel = (
             cached,
             ...(requests !== undefined ? { requests } : {}),
             ...(failure !== undefined ? { failed: true } : {}),
-            detail: { latencyMs: now - started, inputs: texts.length, ...(failure !== undefined ? { error: failure } : {}) }
+            detail: {
+              latencyMs: now - started,
+              inputs: texts.length,
+              ...(failure !== undefined ? { error: failure } : {})
+            }
           })
         )
       let requests: number | undefined
@@ -275,7 +309,10 @@ export const cachedEmbeddingModel = (
         for (let j = 0; j < unique.length; j++) {
           const v = result.vectors[j]!
           byText.set(unique[j]!, v)
-          yield* cache.set(embeddingKey(inner.info, unique[j]!), { v: Array.from(v), t: perText } satisfies StoredVector)
+          yield* cache.set(embeddingKey(inner.info, unique[j]!), {
+            v: Array.from(v),
+            t: perText
+          } satisfies StoredVector)
         }
         for (const i of missIdx) {
           out[i] = byText.get(texts[i]!)!
@@ -295,9 +332,14 @@ export const rerankKey = (info: LanguageModel.ModelInfo, query: string, document
 export const cachedReranker = (inner: Reranker.Service, cache: ModelCache["Type"]): Reranker.Service => ({
   info: inner.info,
   rerank: (query, documents) =>
-    Effect.gen(function*() {
+    Effect.gen(function* () {
       const started = yield* Clock.currentTimeMillis
-      const record = (value: Reranker.Rerank | undefined, cached: boolean, requests: number | undefined, failure?: string) =>
+      const record = (
+        value: Reranker.Rerank | undefined,
+        cached: boolean,
+        requests: number | undefined,
+        failure?: string
+      ) =>
         Effect.flatMap(Clock.currentTimeMillis, (now) =>
           Usage.record({
             provider: inner.info.provider,
@@ -308,12 +350,20 @@ export const cachedReranker = (inner: Reranker.Service, cache: ModelCache["Type"
             cached,
             ...(requests !== undefined ? { requests } : {}),
             ...(failure !== undefined ? { failed: true } : {}),
-            detail: { latencyMs: now - started, inputs: documents.length, ...(failure !== undefined ? { error: failure } : {}) }
+            detail: {
+              latencyMs: now - started,
+              inputs: documents.length,
+              ...(failure !== undefined ? { error: failure } : {})
+            }
           })
         )
-      const { cached, value } = yield* cache.getOrCompute(rerankKey(inner.info, query, documents), inner.rerank(query, documents), { schema: StoredRerank }).pipe(
-        Effect.tapError((e) => (e instanceof ModelError ? record(undefined, false, e.requests, e.reason) : Effect.void))
-      )
+      const { cached, value } = yield* cache
+        .getOrCompute(rerankKey(inner.info, query, documents), inner.rerank(query, documents), { schema: StoredRerank })
+        .pipe(
+          Effect.tapError((e) =>
+            e instanceof ModelError ? record(undefined, false, e.requests, e.reason) : Effect.void
+          )
+        )
       yield* record(value, cached, cached ? 0 : value.requests)
       return value
     })

@@ -60,7 +60,8 @@ interface Run {
 const timingsOf = (spans: Run["spans"]): Record<string, number> => {
   const timings: Record<string, number> = {}
   for (const { span, step } of spans) {
-    if (span.status._tag === "Ended") timings[step] = (timings[step] ?? 0) + Number(span.status.endTime - span.status.startTime) / 1e6
+    if (span.status._tag === "Ended")
+      timings[step] = (timings[step] ?? 0) + Number(span.status.endTime - span.status.startTime) / 1e6
   }
   return timings
 }
@@ -72,7 +73,12 @@ const timingsOf = (spans: Run["spans"]): Record<string, number> => {
  * `Effect.fn`: that captures its call site's stack on every call, which made the pairs of
  * packages/core/bench/pipeline.bench.ts 10 to 15% slower.
  */
-const stage = <A, E, R>(run: Run, { span: name, step }: Stage.Row, plugin: string, call: Effect.Effect<A, E, R>): Effect.Effect<A, E, R> =>
+const stage = <A, E, R>(
+  run: Run,
+  { span: name, step }: Stage.Row,
+  plugin: string,
+  call: Effect.Effect<A, E, R>
+): Effect.Effect<A, E, R> =>
   Effect.useSpan(name, { captureStackTrace: false, attributes: { plugin } }, (span) => {
     run.ledger.stage = step
     run.spans.push({ step, span })
@@ -80,7 +86,12 @@ const stage = <A, E, R>(run: Run, { span: name, step }: Stage.Row, plugin: strin
   })
 
 const retrieve = (run: Run, retriever: BuiltRetriever, input: Retriever.RetrievalInput, gold: Gold) =>
-  stage(run, Stage.info.retriever, retriever.plugin, retriever.needsGold ? retriever.service.retrieve(input, gold) : retriever.service.retrieve(input))
+  stage(
+    run,
+    Stage.info.retriever,
+    retriever.plugin,
+    retriever.needsGold ? retriever.service.retrieve(input, gold) : retriever.service.retrieve(input)
+  )
 const summarize = (run: Run, summarizer: Built<Summarizer.Service>, sessions: ReadonlyArray<SessionView>) =>
   stage(run, Stage.info.summarizer, summarizer.plugin, summarizer.service.summarize(sessions))
 const infer = (run: Run, inferrer: Built<Inferrer.Service>, input: Inferrer.InferenceInput) =>
@@ -111,23 +122,38 @@ const toTraceError = (cause: Cause.Cause<StageError>): TraceError => {
  * holds the stages' spans. The pair is one effect with one usage ledger; a stage adds its span and
  * nothing else, model calls or none.
  */
-export const run: (pipeline: CellPipeline, instance: Instance) => Effect.Effect<Trace> = Effect.fn("pipeline.run", { captureStackTrace: false })(
-  (pipeline: CellPipeline, instance: Instance) =>
-    Effect.suspend(() => {
-      const trace: Mutable<Trace> = { instanceId: instance.id, instanceType: instance.type, scores: {}, usage: [], timings: {} }
-      const r: Run = { ledger: Usage.ledger(), spans: [] }
-      const stages = Effect.zipRight(Effect.annotateCurrentSpan("instance", instance.id), runStages(pipeline, instance, trace, r))
-      return Effect.map(Effect.exit(Usage.into(r.ledger, stages)), (exit) => {
-        trace.usage = r.ledger.entries
-        trace.timings = timingsOf(r.spans)
-        if (Exit.isFailure(exit)) trace.error = toTraceError(exit.cause)
-        return trace as Trace
-      })
+export const run: (pipeline: CellPipeline, instance: Instance) => Effect.Effect<Trace> = Effect.fn("pipeline.run", {
+  captureStackTrace: false
+})((pipeline: CellPipeline, instance: Instance) =>
+  Effect.suspend(() => {
+    const trace: Mutable<Trace> = {
+      instanceId: instance.id,
+      instanceType: instance.type,
+      scores: {},
+      usage: [],
+      timings: {}
+    }
+    const r: Run = { ledger: Usage.ledger(), spans: [] }
+    const stages = Effect.zipRight(
+      Effect.annotateCurrentSpan("instance", instance.id),
+      runStages(pipeline, instance, trace, r)
+    )
+    return Effect.map(Effect.exit(Usage.into(r.ledger, stages)), (exit) => {
+      trace.usage = r.ledger.entries
+      trace.timings = timingsOf(r.spans)
+      if (Exit.isFailure(exit)) trace.error = toTraceError(exit.cause)
+      return trace as Trace
     })
+  })
 )
 
-const runStages = (pipeline: CellPipeline, instance: Instance, trace: Mutable<Trace>, r: Run): Effect.Effect<void, StageError> =>
-  Effect.gen(function*() {
+const runStages = (
+  pipeline: CellPipeline,
+  instance: Instance,
+  trace: Mutable<Trace>,
+  r: Run
+): Effect.Effect<void, StageError> =>
+  Effect.gen(function* () {
     const { query, gold } = instance
     const summaries = new Map<string, SessionSummary>()
     const summarizeMissing = (summarizer: Built<Summarizer.Service>, sessions: ReadonlyArray<SessionView>) => {
@@ -150,7 +176,12 @@ const runStages = (pipeline: CellPipeline, instance: Instance, trace: Mutable<Tr
         }
         yield* summarizeMissing(pipeline.summarizer, query.sessions)
       }
-      const retrieval = yield* retrieve(r, retriever, retriever.service.needsSummaries ? { query, summaries } : { query }, gold)
+      const retrieval = yield* retrieve(
+        r,
+        retriever,
+        retriever.service.needsSummaries ? { query, summaries } : { query },
+        gold
+      )
       const byId = new Map(query.sessions.map((s) => [s.id, s]))
       const unknown = new Set<string>()
       for (const id of retrieval.selected) if (!byId.has(id)) unknown.add(id)
@@ -190,7 +221,9 @@ const runStages = (pipeline: CellPipeline, instance: Instance, trace: Mutable<Tr
       trace.generation = yield* generate(
         r,
         pipeline.generator,
-        preference === undefined ? { request: query.request, evidence } : { request: query.request, evidence, preference }
+        preference === undefined
+          ? { request: query.request, evidence }
+          : { request: query.request, evidence, preference }
       )
     }
 
@@ -198,9 +231,17 @@ const runStages = (pipeline: CellPipeline, instance: Instance, trace: Mutable<Tr
     trace.usage = [...r.ledger.entries]
     const input = { instance, trace: trace as Trace }
     const scores: Record<string, Scorer.Value> = {}
-    const [[, ratings], repeats] = yield* Scorer.collectRepeats(Scorer.collectRatings(
-      Effect.forEach(pipeline.scorers, (scorer) => Effect.map(score(r, scorer, input), (s) => Object.assign(scores, s)), { discard: true })
-    ))
+    const [[, ratings], repeats] = yield* Scorer.collectRepeats(
+      Scorer.collectRatings(
+        Effect.forEach(
+          pipeline.scorers,
+          (scorer) => Effect.map(score(r, scorer, input), (s) => Object.assign(scores, s)),
+          {
+            discard: true
+          }
+        )
+      )
+    )
     trace.scores = scores
     if (ratings.length > 0) trace.ratings = ratings
     if (Object.keys(repeats).length > 0) trace.repeats = repeats

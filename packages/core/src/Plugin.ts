@@ -182,11 +182,16 @@ export interface ScorerPlugin<O, I = O> extends Of<"scorer"> {
 /** Builds the model(s) one `models:` entry of a config describes. */
 export interface ProviderPlugin<O, I = O> extends AnyProviderPlugin {
   readonly options: OptionsSchema<O, I>
-  readonly make: (options: O, model: string, context?: ProviderContext) => Effect.Effect<ModelBundle, PluginError, Scope.Scope>
+  readonly make: (
+    options: O,
+    model: string,
+    context?: ProviderContext
+  ) => Effect.Effect<ModelBundle, PluginError, Scope.Scope>
 }
 
 export type AnyRetrieverPlugin = Of<"retriever">
-export type AnyPlugin = Of<"retriever"> | Of<"summarizer"> | Of<"inferrer"> | Of<"generator"> | Of<"scorer"> | AnyProviderPlugin
+export type AnyPlugin =
+  Of<"retriever"> | Of<"summarizer"> | Of<"inferrer"> | Of<"generator"> | Of<"scorer"> | AnyProviderPlugin
 
 /** Decode raw options with a plugin's schema; unknown keys are errors (a typo must not be ignored). */
 export const decodeOptionsEither = <O, I>(
@@ -217,18 +222,19 @@ const encodedParams = <O, I>(schema: OptionsSchema<O, I>, options: O): Readonly<
 }
 
 /** The one place an options type is known: decode, then close `make` over the typed options. */
-const decoder = <S extends PipelineStage, O, I>(
-  stage: S,
-  plugin: { readonly name: string; readonly options: OptionsSchema<O, I> },
-  make: (options: O) => Effect.Effect<MadeOf[S], MakeError, Env>
-) =>
-(raw: unknown): Either.Either<Decoded<S>, OptionsError> =>
-  Either.map(decodeOptionsEither(plugin, raw), (options) => ({
-    stage,
-    plugin: plugin.name,
-    params: encodedParams(plugin.options, options),
-    make: Effect.suspend(() => make(options))
-  }))
+const decoder =
+  <S extends PipelineStage, O, I>(
+    stage: S,
+    plugin: { readonly name: string; readonly options: OptionsSchema<O, I> },
+    make: (options: O) => Effect.Effect<MadeOf[S], MakeError, Env>
+  ) =>
+  (raw: unknown): Either.Either<Decoded<S>, OptionsError> =>
+    Either.map(decodeOptionsEither(plugin, raw), (options) => ({
+      stage,
+      plugin: plugin.name,
+      params: encodedParams(plugin.options, options),
+      make: Effect.suspend(() => make(options))
+    }))
 
 type Definition<P> = Omit<P, "stage" | "decode">
 
@@ -238,7 +244,9 @@ export const retriever = <O, I>(p: Definition<RetrieverPlugin<O, I>>): Retriever
   stage: "retriever",
   decode: decoder("retriever", p, (o) => Effect.map(p.make(o), (service) => ({ needsGold: false, service })))
 })
-export const goldRetriever = <O, I>(p: Omit<Definition<GoldRetrieverPlugin<O, I>>, "needsGold">): GoldRetrieverPlugin<O, I> => ({
+export const goldRetriever = <O, I>(
+  p: Omit<Definition<GoldRetrieverPlugin<O, I>>, "needsGold">
+): GoldRetrieverPlugin<O, I> => ({
   ...p,
   stage: "retriever",
   needsGold: true,
@@ -288,7 +296,10 @@ export class Plugins extends Context.Tag("@cupid-lab/core/Plugins")<Plugins, Reg
 
 type Registered = Of<PipelineStage> | AnyProviderPlugin
 
-const isOf = <S extends PipelineStage>(stage: S) => (p: Registered): p is Of<S> => p.stage === stage
+const isOf =
+  <S extends PipelineStage>(stage: S) =>
+  (p: Registered): p is Of<S> =>
+    p.stage === stage
 
 /** A registry over a list of plugins. Two plugins of one stage with one name is a programming error. */
 export const makeRegistry = (plugins: ReadonlyArray<AnyPlugin>): Registry => {
@@ -300,7 +311,10 @@ export const makeRegistry = (plugins: ReadonlyArray<AnyPlugin>): Registry => {
   }
   const names = (stage: Stage) => [...byStage.get(stage)!.keys()].sort()
   const unknown = (stage: Stage, name: string) =>
-    new PluginError({ plugin: name, reason: `no ${stage} plugin of this name; valid choices: ${names(stage).join(", ") || "none"}` })
+    new PluginError({
+      plugin: name,
+      reason: `no ${stage} plugin of this name; valid choices: ${names(stage).join(", ") || "none"}`
+    })
   return {
     all: plugins,
     names,
@@ -329,7 +343,7 @@ export const build = <S extends PipelineStage>(
   stage: S,
   spec: { readonly use: string } & Readonly<Record<string, unknown>>
 ): Effect.Effect<ServiceOf[S], MakeError, Env> =>
-  Effect.gen(function*() {
+  Effect.gen(function* () {
     const registry = yield* Plugins
     const plugin = yield* registry.get(stage, spec.use)
     const { use: _use, ...raw } = spec

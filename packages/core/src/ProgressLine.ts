@@ -34,7 +34,13 @@ export const duration = (ms: number): string => {
 
 /** `999`, `1.2k`, `45k`, `3.4M`. */
 export const compact = (n: number): string =>
-  n >= 1e6 ? `${(n / 1e6).toFixed(1)}M` : n >= 1e4 ? `${(n / 1e3).toFixed(0)}k` : n >= 1e3 ? `${(n / 1e3).toFixed(1)}k` : String(n)
+  n >= 1e6
+    ? `${(n / 1e6).toFixed(1)}M`
+    : n >= 1e4
+      ? `${(n / 1e3).toFixed(0)}k`
+      : n >= 1e3
+        ? `${(n / 1e3).toFixed(1)}k`
+        : String(n)
 
 export const bar = (fraction: number, width: number): string => {
   const filled = Math.max(0, Math.min(width, Math.round(fraction * width)))

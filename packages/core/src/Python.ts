@@ -16,14 +16,29 @@ export interface PyDict {
   readonly entries: ReadonlyArray<readonly [PyValue, PyValue]>
 }
 
-const escapes: Readonly<Record<string, string>> = { n: "\n", t: "\t", r: "\r", "\\": "\\", "'": "'", "\"": "\"", "0": "\0", a: "\x07", b: "\b", f: "\f", v: "\v" }
+const escapes: Readonly<Record<string, string>> = {
+  n: "\n",
+  t: "\t",
+  r: "\r",
+  "\\": "\\",
+  "'": "'",
+  '"': '"',
+  "0": "\0",
+  a: "\x07",
+  b: "\b",
+  f: "\f",
+  v: "\v"
+}
 
 /**
  * Parse the Python literal that starts at `start` (a list, dict, string, number, True, False or
  * None; comments and trailing commas allowed). Returns the value and the offset after it, or why
  * it cannot be read.
  */
-export const literalAt = (source: string, start: number): { readonly value: PyValue; readonly end: number } | string => {
+export const literalAt = (
+  source: string,
+  start: number
+): { readonly value: PyValue; readonly end: number } | string => {
   let i = start
   const skip = () => {
     for (;;) {
@@ -66,10 +81,10 @@ export const literalAt = (source: string, start: number): { readonly value: PyVa
     skip()
     const c = source[i]
     if (c === undefined) return { error: error("unexpected end") }
-    if (c === "'" || c === "\"") {
+    if (c === "'" || c === '"') {
       // Adjacent string literals are one string, as in Python.
       let s = ""
-      while (source[i] === "'" || source[i] === "\"") {
+      while (source[i] === "'" || source[i] === '"') {
         const part = str()
         if (typeof part !== "string") return part
         s += part
@@ -130,9 +145,13 @@ export const strip = (text: string): string => text.replace(stripRe, "")
 
 /** Python's `json.dumps(value, indent=2)`: `ensure_ascii` escapes every non-ASCII character. */
 export const jsonDumps = (value: unknown): string =>
-  JSON.stringify(value, null, 2).replace(/[\u0080-\uffff]/g, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, "0")}`)
+  JSON.stringify(value, null, 2).replace(
+    /[\u0080-\uffff]/g,
+    (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, "0")}`
+  )
 
-const pyFloat = /^[+-]?(?:(?:\d(?:_?\d)*)?\.?\d(?:_?\d)*(?:[eE][+-]?\d(?:_?\d)*)?|(?:\d(?:_?\d)*)\.|inf(?:inity)?|nan)$/i
+const pyFloat =
+  /^[+-]?(?:(?:\d(?:_?\d)*)?\.?\d(?:_?\d)*(?:[eE][+-]?\d(?:_?\d)*)?|(?:\d(?:_?\d)*)\.|inf(?:inity)?|nan)$/i
 
 /** Python's `float(text)`, or undefined where Python raises `ValueError`. */
 export const float = (text: string): number | undefined => {

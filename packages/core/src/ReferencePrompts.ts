@@ -36,13 +36,41 @@ export const defaultUrl = "https://raw.githubusercontent.com/kixlab/CUPID"
 
 /** The files the project reads, their pinned sha256 and size in bytes (facts about the pinned commit). */
 export const files = {
-  infer: { path: "prompts/evaluation/preference_inferrer.yaml", sha256: "b20374118413bd228b67a6fc3ac210766ff2415f8c3014cc61b6b432e83be472", bytes: 1829 },
-  generate: { path: "prompts/evaluation/response_generator.yaml", sha256: "ff560852a4bcd5f11f79e64b57c5233e7a74cecf757dedf6db8ede198e54e566", bytes: 965 },
-  match: { path: "prompts/evaluation/preference_matcher.yaml", sha256: "71c5093971cf7e7836f7a295d6a43749ea038d8bfc959b6b70a267a370f2c1ac", bytes: 2211 },
-  matchPrefmatcher: { path: "prompts/evaluation/preference_matcher_model.yaml", sha256: "7b6950efd93b094e54855bf0b3461e858e4db4e238c632320998b3f175931b94", bytes: 764 },
-  judge: { path: "prompts/evaluation/response_judger.yaml", sha256: "254de52c9d88136b6d12745ee6d48507345de741bd31dd219a9968b53a3de0a9", bytes: 2196 },
-  decompose: { path: "prompts/synthesis/preference_decomposer.yaml", sha256: "3b93f7cd604ae5dfceb3c5d9ddcf8604c13e9e0312eca97c161a002120decef6", bytes: 3626 },
-  matcherExamples: { path: "evaluation/modules/preference_matcher.py", sha256: "441c9162195d96274ac98b6b7732e9d3ef0eb72c424986a45b87492c8ccef6c9", bytes: 6598 }
+  infer: {
+    path: "prompts/evaluation/preference_inferrer.yaml",
+    sha256: "b20374118413bd228b67a6fc3ac210766ff2415f8c3014cc61b6b432e83be472",
+    bytes: 1829
+  },
+  generate: {
+    path: "prompts/evaluation/response_generator.yaml",
+    sha256: "ff560852a4bcd5f11f79e64b57c5233e7a74cecf757dedf6db8ede198e54e566",
+    bytes: 965
+  },
+  match: {
+    path: "prompts/evaluation/preference_matcher.yaml",
+    sha256: "71c5093971cf7e7836f7a295d6a43749ea038d8bfc959b6b70a267a370f2c1ac",
+    bytes: 2211
+  },
+  matchPrefmatcher: {
+    path: "prompts/evaluation/preference_matcher_model.yaml",
+    sha256: "7b6950efd93b094e54855bf0b3461e858e4db4e238c632320998b3f175931b94",
+    bytes: 764
+  },
+  judge: {
+    path: "prompts/evaluation/response_judger.yaml",
+    sha256: "254de52c9d88136b6d12745ee6d48507345de741bd31dd219a9968b53a3de0a9",
+    bytes: 2196
+  },
+  decompose: {
+    path: "prompts/synthesis/preference_decomposer.yaml",
+    sha256: "3b93f7cd604ae5dfceb3c5d9ddcf8604c13e9e0312eca97c161a002120decef6",
+    bytes: 3626
+  },
+  matcherExamples: {
+    path: "evaluation/modules/preference_matcher.py",
+    sha256: "441c9162195d96274ac98b6b7732e9d3ef0eb72c424986a45b87492c8ccef6c9",
+    bytes: 6598
+  }
 } as const
 export type FileName = keyof typeof files
 export type PromptName = Exclude<FileName, "matcherExamples">
@@ -86,16 +114,24 @@ export interface Options {
 const howToGet = (opts: Options) =>
   `get the authors' files at commit ${commit}: \`git clone https://github.com/${repository} && git -C CUPID checkout ${commit}\`, ` +
   `then set CUPID_REFERENCE_DIR to that directory` +
-  (opts.dir === undefined ? `, or let the project download them from ${opts.url ?? defaultUrl} (network needed once; they are cached in ${opts.cacheDir})` : "")
+  (opts.dir === undefined
+    ? `, or let the project download them from ${opts.url ?? defaultUrl} (network needed once; they are cached in ${opts.cacheDir})`
+    : "")
 
-const refError = (file: string, reason: string) => new PluginError({ plugin: "reference prompts", reason: `${file}: ${reason}` })
+const refError = (file: string, reason: string) =>
+  new PluginError({ plugin: "reference prompts", reason: `${file}: ${reason}` })
 
 const verified = (name: FileName, file: string, bytes: Buffer, opts: Options): Effect.Effect<string, PluginError> => {
   const pin = files[name]
   const actual = sha256Hex(bytes)
   return actual === pin.sha256
     ? Effect.succeed(bytes.toString("utf8"))
-    : Effect.fail(refError(file, `sha256 ${actual} does not match the pinned ${pin.sha256} (${repository} at ${commit}); ${howToGet(opts)}`))
+    : Effect.fail(
+        refError(
+          file,
+          `sha256 ${actual} does not match the pinned ${pin.sha256} (${repository} at ${commit}); ${howToGet(opts)}`
+        )
+      )
 }
 
 const fetchFile = (name: FileName, opts: Options): Effect.Effect<Buffer, PluginError> => {
@@ -106,7 +142,11 @@ const fetchFile = (name: FileName, opts: Options): Effect.Effect<Buffer, PluginE
       if (!res.ok) throw new Error(`HTTP ${res.status}`)
       return Buffer.from(await res.arrayBuffer())
     },
-    catch: (e) => refError(files[name].path, `not in ${opts.dir ?? opts.cacheDir} and the download from ${url} failed (${e instanceof Error ? e.message : String(e)}); ${howToGet(opts)}`)
+    catch: (e) =>
+      refError(
+        files[name].path,
+        `not in ${opts.dir ?? opts.cacheDir} and the download from ${url} failed (${e instanceof Error ? e.message : String(e)}); ${howToGet(opts)}`
+      )
   })
 }
 
@@ -117,8 +157,12 @@ export const make = (opts: Options): Service => {
     const rel = files[name].path
     if (opts.dir !== undefined) {
       const file = path.join(opts.dir, rel)
-      if (!fs.existsSync(file)) return Effect.fail(refError(file, `missing from the checkout ${opts.dir}; ${howToGet(opts)}`))
-      return Effect.flatMap(Effect.sync(() => fs.readFileSync(file)), (b) => verified(name, file, b, opts))
+      if (!fs.existsSync(file))
+        return Effect.fail(refError(file, `missing from the checkout ${opts.dir}; ${howToGet(opts)}`))
+      return Effect.flatMap(
+        Effect.sync(() => fs.readFileSync(file)),
+        (b) => verified(name, file, b, opts)
+      )
     }
     const cached = path.join(opts.cacheDir, commit, rel)
     if (fs.existsSync(cached)) {
@@ -145,9 +189,9 @@ export const make = (opts: Options): Service => {
           Effect.catchAll((e) =>
             opts.placeholders === true
               ? Effect.sync((): Source => {
-                opts.onPlaceholder?.(files[name].path, e.reason)
-                return { placeholder: `${"x ".repeat(Math.ceil(files[name].bytes / 2))}`.trim() }
-              })
+                  opts.onPlaceholder?.(files[name].path, e.reason)
+                  return { placeholder: `${"x ".repeat(Math.ceil(files[name].bytes / 2))}`.trim() }
+                })
               : Effect.fail(e)
           ),
           Effect.tap((s) => Effect.sync(() => memo.set(name, s)))
@@ -167,24 +211,33 @@ export const fromEnvironment = (overrides: Partial<Options> = {}): Service =>
 
 /** The provided service, or the environment's when none is provided. */
 const service: Effect.Effect<Service> = Effect.map(Effect.serviceOption(ReferencePrompts), (o) =>
-  Option.getOrElse(o, () => fromEnvironment()))
+  Option.getOrElse(o, () => fromEnvironment())
+)
 
 /** The text of one of the pinned files (for callers that read more than prompts). */
-export const read = (name: FileName): Effect.Effect<Source, PluginError, FileSystem.FileSystem> => Effect.flatMap(service, (s) => s.read(name))
+export const read = (name: FileName): Effect.Effect<Source, PluginError, FileSystem.FileSystem> =>
+  Effect.flatMap(service, (s) => s.read(name))
 
 /**
  * One of the authors' prompts as a checked template: `system_prompt` and `user_prompt` of the YAML
  * file, formatted where their code formats them.
  */
-export const template = (name: PromptName, spec: Omit<PromptTemplate.Spec, "file">): Effect.Effect<PromptTemplate.Template, PluginError, FileSystem.FileSystem> =>
-  Effect.gen(function*() {
+export const template = (
+  name: PromptName,
+  spec: Omit<PromptTemplate.Spec, "file">
+): Effect.Effect<PromptTemplate.Template, PluginError, FileSystem.FileSystem> =>
+  Effect.gen(function* () {
     const source = yield* read(name)
     const file = `${repository}@${commit.slice(0, 7)}:${files[name].path}`
     const full = { ...spec, file }
     if ("placeholder" in source) {
       // Filler of the file's size plus the slots the plugin needs: enough to count tokens.
       const slots = spec.required.map((slot) => ({ slot }))
-      return yield* PromptTemplate.check(full, { system: [source.placeholder], user: slots.flatMap((s) => [s, "\n\n"]) }, "")
+      return yield* PromptTemplate.check(
+        full,
+        { system: [source.placeholder], user: slots.flatMap((s) => [s, "\n\n"]) },
+        ""
+      )
     }
     const doc = yield* Effect.try({
       try: () => parseYaml(source.text) as unknown,
@@ -194,17 +247,23 @@ export const template = (name: PromptName, spec: Omit<PromptTemplate.Spec, "file
     const user = fields["user_prompt"]
     const system = fields["system_prompt"]
     if (typeof user !== "string") return yield* refError(file, "expected a string field user_prompt")
-    if (system !== undefined && typeof system !== "string") return yield* refError(file, "expected system_prompt to be a string")
+    if (system !== undefined && typeof system !== "string")
+      return yield* refError(file, "expected system_prompt to be a string")
     const parse = (text: string, field: string) => {
       const p = PromptTemplate.fromPythonFormat(text)
       return typeof p === "string" ? Effect.fail(refError(file, `${field}: ${p}`)) : Effect.succeed(p)
     }
-    const systemPieces = system === undefined
-      ? undefined
-      : systemFormatted[name]
-      ? yield* parse(system, "system_prompt")
-      : PromptTemplate.literal(system)
-    return yield* PromptTemplate.check(full, { ...(systemPieces !== undefined ? { system: systemPieces } : {}), user: yield* parse(user, "user_prompt") }, source.text)
+    const systemPieces =
+      system === undefined
+        ? undefined
+        : systemFormatted[name]
+          ? yield* parse(system, "system_prompt")
+          : PromptTemplate.literal(system)
+    return yield* PromptTemplate.check(
+      full,
+      { ...(systemPieces !== undefined ? { system: systemPieces } : {}), user: yield* parse(user, "user_prompt") },
+      source.text
+    )
   })
 
 // Rendering, as the authors' code renders -------------------------------------------------------
@@ -230,7 +289,8 @@ export const interactionLog = (sessions: ReadonlyArray<LogSession>): string => {
 }
 
 /** A checklist as the matcher numbers it: `1. item` lines. */
-export const numberedChecklist = (items: ReadonlyArray<string>): string => items.map((s, i) => `${i + 1}. ${s}`).join("\n")
+export const numberedChecklist = (items: ReadonlyArray<string>): string =>
+  items.map((s, i) => `${i + 1}. ${s}`).join("\n")
 
 /** A checklist as the judge lists it: `- item` lines. */
 export const bulletedChecklist = (items: ReadonlyArray<string>): string => items.map((s) => `- ${s}`).join("\n")
@@ -247,7 +307,11 @@ const isDict = (v: PyValue): v is PyDict => v !== null && typeof v === "object" 
 const field = (d: PyDict, key: string) => d.entries.find(([k]) => k === key)?.[1]
 
 /** The matcher's annotated examples, read from the literal `EXAMPLES` of the authors' module. */
-export const matcherExamples: Effect.Effect<ReadonlyArray<MatcherExample> | undefined, PluginError, FileSystem.FileSystem> = Effect.gen(function*() {
+export const matcherExamples: Effect.Effect<
+  ReadonlyArray<MatcherExample> | undefined,
+  PluginError,
+  FileSystem.FileSystem
+> = Effect.gen(function* () {
   const source = yield* read("matcherExamples")
   if ("placeholder" in source) return undefined
   const file = files.matcherExamples.path
@@ -272,7 +336,9 @@ export const renderMatcherExamples = (examples: ReadonlyArray<MatcherExample>): 
   let out = ""
   for (const ex of examples) {
     out += `#### Preference\n\n${ex.preference}\n\n#### Output\n\n\`\`\`json\n`
-    out += jsonDumps({ results: ex.checklist.map(([entry, score], i) => ({ index: i + 1, entry, label: labelOf(score) })) })
+    out += jsonDumps({
+      results: ex.checklist.map(([entry, score], i) => ({ index: i + 1, entry, label: labelOf(score) }))
+    })
     out += "\n```\n\n---\n\n"
   }
   return strip(out)

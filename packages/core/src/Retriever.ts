@@ -70,7 +70,6 @@ export interface GoldService {
   readonly retrieve: (input: RetrievalInput, gold: Gold) => Effect.Effect<Retrieval, StageError>
 }
 
-
 const byIndex = (id: string): number => Number(id.slice(1))
 
 /**
@@ -81,7 +80,9 @@ const byIndex = (id: string): number => Number(id.slice(1))
 export const fromScores = (scores: ReadonlyArray<readonly [string, number]>, k?: number): Retrieval => {
   const ranking = scores
     .map(([sessionId, score]) => ({ sessionId, score }))
-    .sort((a, b) => b.score - a.score || byIndex(b.sessionId) - byIndex(a.sessionId) || (a.sessionId < b.sessionId ? -1 : 1))
+    .sort(
+      (a, b) => b.score - a.score || byIndex(b.sessionId) - byIndex(a.sessionId) || (a.sessionId < b.sessionId ? -1 : 1)
+    )
   const top = k === undefined ? ranking : ranking.slice(0, Math.max(0, k))
   return { ranking, selected: chronological(top.map((r) => r.sessionId)) }
 }
@@ -93,10 +94,19 @@ export const fromScores = (scores: ReadonlyArray<readonly [string, number]>, k?:
  * in the turn ranking. Sessions with no scored turn are not ranked. The top `k` sessions are
  * selected (all when k is undefined).
  */
-export const fromTurnScores = (scores: ReadonlyArray<readonly [sessionId: string, turn: number, score: number]>, k?: number): Retrieval => {
+export const fromTurnScores = (
+  scores: ReadonlyArray<readonly [sessionId: string, turn: number, score: number]>,
+  k?: number
+): Retrieval => {
   const turns = scores
     .map(([sessionId, turn, score]) => ({ sessionId, turn, score }))
-    .sort((a, b) => b.score - a.score || byIndex(b.sessionId) - byIndex(a.sessionId) || (a.sessionId < b.sessionId ? -1 : a.sessionId > b.sessionId ? 1 : 0) || a.turn - b.turn)
+    .sort(
+      (a, b) =>
+        b.score - a.score ||
+        byIndex(b.sessionId) - byIndex(a.sessionId) ||
+        (a.sessionId < b.sessionId ? -1 : a.sessionId > b.sessionId ? 1 : 0) ||
+        a.turn - b.turn
+    )
   const best = new Map<string, number>()
   for (const t of turns) if (!best.has(t.sessionId)) best.set(t.sessionId, t.score)
   return { ...fromScores([...best], k), turns }

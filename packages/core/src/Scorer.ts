@@ -102,7 +102,9 @@ export const recordRatings = (ratings: ReadonlyArray<ItemRating>): Effect.Effect
   Effect.map(FiberRef.get(currentRatings), (into) => void into?.push(...ratings))
 
 /** Run `effect` (scorers of one instance) and return what it produced with the item ratings recorded meanwhile. */
-export const collectRatings = <A, E, R>(effect: Effect.Effect<A, E, R>): Effect.Effect<readonly [A, ReadonlyArray<ItemRating>], E, R> =>
+export const collectRatings = <A, E, R>(
+  effect: Effect.Effect<A, E, R>
+): Effect.Effect<readonly [A, ReadonlyArray<ItemRating>], E, R> =>
   Effect.suspend(() => {
     const ratings: Array<ItemRating> = []
     return Effect.map(Effect.locally(effect, currentRatings, ratings), (a) => [a, ratings] as const)

@@ -55,7 +55,9 @@ export const Options = Schema.Struct({
   contrastiveShare: Schema.optionalWith(share, { default: () => 0.1 }),
   /** Stale sessions in a changing history: max(2, round(share x sessions)). */
   staleShare: Schema.optionalWith(share, { default: () => 0.1 }),
-  types: Schema.optionalWith(Schema.NonEmptyArray(CupidType), { default: () => ["consistent", "contrastive", "changing"] as const }),
+  types: Schema.optionalWith(Schema.NonEmptyArray(CupidType), {
+    default: () => ["consistent", "contrastive", "changing"] as const
+  }),
   /** Sets the defaults of the knobs below (docs/data.md, "Difficulty"). */
   difficulty: Schema.optionalWith(Difficulty, { default: () => "hard" as const }),
   /** `exact`: the factor label in every opening message; `varied`: aliases, often mid-message. */
@@ -119,7 +121,9 @@ export const knobs = (options: Options): Knobs => {
 }
 
 /** Number of special sessions per history for these options (for reports and docs); relevant as a range. */
-export const counts = (options: Options): { readonly relevant: readonly [number, number]; readonly contrastive: number; readonly stale: number } => ({
+export const counts = (
+  options: Options
+): { readonly relevant: readonly [number, number]; readonly contrastive: number; readonly stale: number } => ({
   relevant: knobs(options).relevant,
   ...specialCounts(options)
 })
@@ -162,13 +166,20 @@ export const parseSpec = (source: string): Either.Either<Options, DatasetError> 
     if (eq < 0) return fail(`expected ${key}=<value>`, key)
     const value = pair.slice(eq + 1).trim()
     const name = specKeys[key as SpecKey]
-    raw[name] = name === "types"
-      ? value.split("+")
-      : name === "relevant"
-      ? (/^\d+$/.test(value) ? [Number(value), Number(value)] : /^\d+-\d+$/.test(value) ? value.split("-").map(Number) : value)
-      : ["relevantPosition", "difficulty", "mentions", "feedback"].includes(name)
-      ? value
-      : value === "" ? Number.NaN : Number(value)
+    raw[name] =
+      name === "types"
+        ? value.split("+")
+        : name === "relevant"
+          ? /^\d+$/.test(value)
+            ? [Number(value), Number(value)]
+            : /^\d+-\d+$/.test(value)
+              ? value.split("-").map(Number)
+              : value
+          : ["relevantPosition", "difficulty", "mentions", "feedback"].includes(name)
+            ? value
+            : value === ""
+              ? Number.NaN
+              : Number(value)
   }
   const decoded = Schema.decodeUnknownEither(Options)(raw)
   if (Either.isLeft(decoded)) {
@@ -199,7 +210,12 @@ export const toSpec = (options: Options): string =>
 
 /** Identifies the generated dataset: SHA-256 of the generator version and the options. */
 export const fingerprint = (options: Options): string =>
-  sha256Hex(canonicalJson({ generator: version, options: { ...options, types: cupidTypes.filter((t) => options.types.includes(t)) } }))
+  sha256Hex(
+    canonicalJson({
+      generator: version,
+      options: { ...options, types: cupidTypes.filter((t) => options.types.includes(t)) }
+    })
+  )
 
 /**
  * Writes rows as JSON lines (written to a temporary file, then renamed into place). Rows are pulled
@@ -231,5 +247,6 @@ export const writeJsonl = (file: string, rows: Iterable<CupidRow>): Effect.Effec
       await fs.rename(tmp, file)
       return count
     },
-    catch: (e) => new DatasetError({ source: file, reason: `cannot write (${e instanceof Error ? e.message : String(e)})` })
+    catch: (e) =>
+      new DatasetError({ source: file, reason: `cannot write (${e instanceof Error ? e.message : String(e)})` })
   }).pipe(Effect.withSpan("Synthetic.writeJsonl"))

@@ -39,13 +39,18 @@ export type Dropped = typeof Dropped.Type
 
 export const Position = Schema.Union(
   Schema.Literal("early", "middle", "late"),
-  Schema.Int.pipe(Schema.greaterThanOrEqualTo(1, { message: () => "expected early, middle, late or a 1-based position (>= 1)" }))
+  Schema.Int.pipe(
+    Schema.greaterThanOrEqualTo(1, { message: () => "expected early, middle, late or a 1-based position (>= 1)" })
+  )
 )
 export type Position = typeof Position.Type
 
 export const Spec = Schema.Struct({
   drop: Schema.optionalWith(Schema.Union(Dropped, Schema.Array(Dropped)), { exact: true }),
-  pad: Schema.optionalWith(Schema.Int.pipe(Schema.between(0, 100_000, { message: () => "expected a whole number of sessions, 0 to 100000" })), { exact: true }),
+  pad: Schema.optionalWith(
+    Schema.Int.pipe(Schema.between(0, 100_000, { message: () => "expected a whole number of sessions, 0 to 100000" })),
+    { exact: true }
+  ),
   position: Schema.optionalWith(Position, { exact: true })
 })
 export type Spec = typeof Spec.Type
@@ -126,7 +131,10 @@ export const poolBuilder = () => {
           factor: g.factor,
           preference: g.preference,
           dialogue: s.dialogue,
-          text: s.dialogue.map((m) => m.content).join("\n").toLowerCase()
+          text: s.dialogue
+            .map((m) => m.content)
+            .join("\n")
+            .toLowerCase()
         })
       })
     },
@@ -162,35 +170,67 @@ const shuffled = <A>(items: ReadonlyArray<A>, next: () => number): Array<A> => {
 const fail = (instance: Domain.Instance, field: string, reason: string) =>
   Either.left(new DatasetError({ source: `transform of ${instance.id}`, field, reason }))
 
-const dropSlots = (instance: Domain.Instance, slots: ReadonlyArray<Slot>, drop: ReadonlyArray<Dropped>, pool: Pool | undefined): Either.Either<ReadonlyArray<Slot>, DatasetError> => {
+const dropSlots = (
+  instance: Domain.Instance,
+  slots: ReadonlyArray<Slot>,
+  drop: ReadonlyArray<Dropped>,
+  pool: Pool | undefined
+): Either.Either<ReadonlyArray<Slot>, DatasetError> => {
   let kept = slots
   if (drop.includes("stale")) kept = kept.filter((s) => s.gold.label !== "stale")
   if (drop.includes("contrastive") && instance.type === "contrastive") {
     const consistent = pool?.consistentFactors.get(instance.personaId)
     if (consistent === undefined) {
-      return fail(instance, "drop", `"contrastive" needs the consistent instance of persona "${instance.personaId}" to tell its contrastive factor apart, and the dataset has none`)
+      return fail(
+        instance,
+        "drop",
+        `"contrastive" needs the consistent instance of persona "${instance.personaId}" to tell its contrastive factor apart, and the dataset has none`
+      )
     }
     kept = kept.filter((s) => s.gold.factor === instance.gold.factor || consistent.has(s.gold.factor))
   }
   return Either.right(kept)
 }
 
-const padSlots = (instance: Domain.Instance, slots: ReadonlyArray<Slot>, n: number, pool: Pool | undefined, next: () => number): Either.Either<ReadonlyArray<Slot>, DatasetError> => {
+const padSlots = (
+  instance: Domain.Instance,
+  slots: ReadonlyArray<Slot>,
+  n: number,
+  pool: Pool | undefined,
+  next: () => number
+): Either.Either<ReadonlyArray<Slot>, DatasetError> => {
   if (n === 0) return Either.right(slots)
-  const names = new RegExp(`(^|[^\\p{L}\\p{N}])${instance.gold.factor.toLowerCase().replace(/[.*+?^${}()|[\]\\]/g, "\\$&")}($|[^\\p{L}\\p{N}])`, "u")
+  const names = new RegExp(
+    `(^|[^\\p{L}\\p{N}])${instance.gold.factor.toLowerCase().replace(/[.*+?^${}()|[\]\\]/g, "\\$&")}($|[^\\p{L}\\p{N}])`,
+    "u"
+  )
   const present = new Set(slots.map((s) => s.view.hash))
-  const eligible = (pool?.donors ?? []).filter((d) =>
-    d.personaId !== instance.personaId && d.factor !== instance.gold.factor && !present.has(d.hash) && !names.test(d.text)
+  const eligible = (pool?.donors ?? []).filter(
+    (d) =>
+      d.personaId !== instance.personaId &&
+      d.factor !== instance.gold.factor &&
+      !present.has(d.hash) &&
+      !names.test(d.text)
   )
   if (eligible.length === 0) {
-    return fail(instance, "pad", `no session of another persona is available to pad with (the dataset has ${new Set(pool?.donors.map((d) => d.personaId)).size} persona(s))`)
+    return fail(
+      instance,
+      "pad",
+      `no session of another persona is available to pad with (the dataset has ${new Set(pool?.donors.map((d) => d.personaId)).size} persona(s))`
+    )
   }
   const drawn: Array<Donor> = []
   while (drawn.length < n) drawn.push(...shuffled(eligible, next).slice(0, n - drawn.length))
   const total = slots.length + n
-  const donorAt = new Set(shuffled(Array.from({ length: total }, (_, i) => i), next).slice(0, n))
+  const donorAt = new Set(
+    shuffled(
+      Array.from({ length: total }, (_, i) => i),
+      next
+    ).slice(0, n)
+  )
   const out: Array<Slot> = []
-  let o = 0, d = 0
+  let o = 0,
+    d = 0
   for (let i = 0; i < total; i++) {
     if (donorAt.has(i)) {
       const donor = drawn[d++]!
@@ -208,10 +248,22 @@ const positionSlots = (slots: ReadonlyArray<Slot>, position: Position): Readonly
   if (relevant.length === 0) return slots
   const rest = slots.filter((s) => s.gold.label !== "relevant")
   const room = slots.length - relevant.length
-  const start = position === "early" ? 0 : position === "late" ? room : position === "middle" ? Math.floor(room / 2) : Math.min(position - 1, room)
+  const start =
+    position === "early"
+      ? 0
+      : position === "late"
+        ? room
+        : position === "middle"
+          ? Math.floor(room / 2)
+          : Math.min(position - 1, room)
   const before = rest.slice(0, start)
   const after = rest.slice(start)
-  return [...before, ...after.filter((s) => s.gold.label === "stale"), ...relevant, ...after.filter((s) => s.gold.label !== "stale")]
+  return [
+    ...before,
+    ...after.filter((s) => s.gold.label === "stale"),
+    ...relevant,
+    ...after.filter((s) => s.gold.label !== "stale")
+  ]
 }
 
 /** The instance with its history rewritten; labels and the request are unchanged. */
@@ -222,14 +274,17 @@ export const apply = (
 ): Either.Either<Domain.Instance, DatasetError> => {
   const n = normalize(spec)
   if (isIdentity(n)) return Either.right(instance)
-  if (needsPool(n) && context.pool === undefined) return fail(instance, label(n), "this transform needs a pool of the dataset's sessions (Transform.pool)")
+  if (needsPool(n) && context.pool === undefined)
+    return fail(instance, label(n), "this transform needs a pool of the dataset's sessions (Transform.pool)")
   const next = rngFor(context.seed, instance.id, n)
   const slots: Array<Slot> = instance.query.sessions.map((s, i) => {
     const { id: _gid, ...gold } = instance.gold.sessions[i]!
     return { view: { hash: s.hash, dialogue: s.dialogue }, gold }
   })
   return Either.map(
-    Either.flatMap(dropSlots(instance, slots, droppedOf(n), context.pool), (kept) => padSlots(instance, kept, n.pad ?? 0, context.pool, next)),
+    Either.flatMap(dropSlots(instance, slots, droppedOf(n), context.pool), (kept) =>
+      padSlots(instance, kept, n.pad ?? 0, context.pool, next)
+    ),
     (padded) => {
       const final = n.position === undefined ? padded : positionSlots(padded, n.position)
       const sessions = final.map((s, index) => ({ id: Domain.sessionId(index), index, ...s.view }))

@@ -85,9 +85,7 @@ export const into = <A, E, R>(ledger: Ledger, effect: Effect.Effect<A, E, R>): E
   Effect.locally(effect, currentLedger, ledger)
 
 /** Run an effect with a fresh ledger and return its result with the calls it made. */
-export const track = <A, E, R>(
-  effect: Effect.Effect<A, E, R>
-): Effect.Effect<[A, ReadonlyArray<UsageEntry>], E, R> =>
+export const track = <A, E, R>(effect: Effect.Effect<A, E, R>): Effect.Effect<[A, ReadonlyArray<UsageEntry>], E, R> =>
   Effect.suspend(() => {
     const l = ledger()
     return Effect.map(into(l, effect), (a) => [a, l.entries] as [A, ReadonlyArray<UsageEntry>])
@@ -119,10 +117,16 @@ export interface UsageTotals {
 }
 
 /** The number of HTTP requests an entry stands for (one per uncached call when its provider does not say). */
-export const requestsOf = (e: UsageEntry): number => (e.cached ? 0 : e.requests ?? 1)
+export const requestsOf = (e: UsageEntry): number => (e.cached ? 0 : (e.requests ?? 1))
 
 export const totals = (entries: ReadonlyArray<UsageEntry>): UsageTotals => {
-  let calls = 0, cachedCalls = 0, promptTokens = 0, completionTokens = 0, requests = 0, retries = 0, failedCalls = 0
+  let calls = 0,
+    cachedCalls = 0,
+    promptTokens = 0,
+    completionTokens = 0,
+    requests = 0,
+    retries = 0,
+    failedCalls = 0
   for (const e of entries) {
     calls++
     if (e.cached) cachedCalls++

@@ -46,7 +46,12 @@ export const read = (text: string): Either.Either<unknown, Problem> => {
   const syntax = doc.errors[0]
   if (syntax !== undefined) {
     const pos = syntax.linePos?.[0]
-    return Either.left({ line: pos?.line ?? 1, column: pos?.col ?? 1, path: "", reason: `YAML syntax error: ${syntax.message.split(" at line ")[0]}` })
+    return Either.left({
+      line: pos?.line ?? 1,
+      column: pos?.col ?? 1,
+      path: "",
+      reason: `YAML syntax error: ${syntax.message.split(" at line ")[0]}`
+    })
   }
   const at = (node: Node, path: string, reason: string): Found => {
     const pos = lines.linePos(range(node))
@@ -66,7 +71,8 @@ export const read = (text: string): Either.Either<unknown, Problem> => {
     })
     return out
   }
-  const join = (base: string, part: string) => (part.startsWith("[") || base === "" ? `${base}${part}` : `${base}.${part}`)
+  const join = (base: string, part: string) =>
+    part.startsWith("[") || base === "" ? `${base}${part}` : `${base}.${part}`
   // Expanded sizes, each node's once; `open` holds the nodes being sized, so reaching one again is a cycle.
   const sizes = new Map<Node, number>()
   const open = new Set<Node>()
@@ -80,7 +86,11 @@ export const read = (text: string): Either.Either<unknown, Problem> => {
         if (open.has(target)) {
           // The anchor is written before its value (which is where the node's range starts).
           const anchor = lines.linePos(Math.max(0, text.lastIndexOf(`&${node.source}`, range(target))))
-          throw at(node, paths.get(node) ?? "", `the alias *${node.source} is inside the value its anchor &${node.source} (line ${anchor.line}) names, so that value would contain itself`)
+          throw at(
+            node,
+            paths.get(node) ?? "",
+            `the alias *${node.source} is inside the value its anchor &${node.source} (line ${anchor.line}) names, so that value would contain itself`
+          )
         }
         size = sizeOf(target)
       }

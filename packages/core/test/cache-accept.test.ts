@@ -25,7 +25,10 @@ afterEach(() => {
 })
 
 const entries = (dir: string): Array<string> =>
-  fs.readdirSync(dir, { recursive: true, withFileTypes: true }).filter((d) => d.isFile()).map((d) => path.join(d.parentPath, d.name))
+  fs
+    .readdirSync(dir, { recursive: true, withFileTypes: true })
+    .filter((d) => d.isFile())
+    .map((d) => path.join(d.parentPath, d.name))
 
 /** A model that gives the scripted answers in order (the last one from then on). */
 const scripted = (answers: ReadonlyArray<string>) => {
@@ -45,7 +48,10 @@ const session: Domain.SessionView = {
   id: "s1",
   index: 1,
   hash: "h1",
-  dialogue: [{ role: "user", content: "Give me the steps, numbered please." }, { role: "assistant", content: "1. Open. 2. Save." }]
+  dialogue: [
+    { role: "user", content: "Give me the steps, numbered please." },
+    { role: "assistant", content: "1. Open. 2. Save." }
+  ]
 }
 const input = { request: "How do I export the report?", evidence: { sessions: [session] } }
 const good = "Analysis: the user asked for steps twice.\nPreference: Use short numbered steps."
@@ -53,35 +59,45 @@ const refusal = "I'm sorry, I cannot help with that."
 
 /** One run (a fresh cache over `dir`, as a rerun has) of an `llm` inferrer. */
 const inferRun = (dir: string, lm: LanguageModel.Service) =>
-  Effect.gen(function*() {
+  Effect.gen(function* () {
     const cache = yield* ModelCache.ModelCache
-    const inferrer = yield* LlmInferrer.make({ model: "m", maxTokens: 512, temperature: 0, prompts: "project", thinking: "strip" })
+    const inferrer = yield* LlmInferrer.make({
+      model: "m",
+      maxTokens: 512,
+      temperature: 0,
+      prompts: "project",
+      thinking: "strip"
+    })
     const exit = yield* Effect.exit(inferrer.infer(input))
     return { exit, stats: yield* cache.stats }
-  }).pipe(Effect.provide(Models.layer({ m: { languageModel: lm } }).pipe(Layer.provideMerge(ModelCache.layerFile(dir)))))
+  }).pipe(
+    Effect.provide(Models.layer({ m: { languageModel: lm } }).pipe(Layer.provideMerge(ModelCache.layerFile(dir))))
+  )
 
 const failureMessage = <A>(exit: Exit.Exit<A, StageError>): string => {
-  if (Exit.isSuccess(exit) || exit.cause._tag !== "Fail") throw new Error(`expected a stage failure, got ${String(exit)}`)
+  if (Exit.isSuccess(exit) || exit.cause._tag !== "Fail")
+    throw new Error(`expected a stage failure, got ${String(exit)}`)
   expect(exit.cause.error).toBeInstanceOf(StageError)
   return exit.cause.error.message
 }
 
 describe("cached answers are checked like fresh ones", () => {
-  for (
-    const [name, cachedText] of [
-      ["a cached refusal (stored before refusals were recognized)", refusal],
-      ["a cached answer the stage cannot parse", "Thinking about it.\n\nThe sessions are unclear, more later."]
-    ] as const
-  ) {
+  for (const [name, cachedText] of [
+    ["a cached refusal (stored before refusals were recognized)", refusal],
+    ["a cached answer the stage cannot parse", "Thinking about it.\n\nThe sessions are unclear, more later."]
+  ] as const) {
     it.effect(`${name} is asked for again and replaced`, () =>
-      Effect.gen(function*() {
+      Effect.gen(function* () {
         const dir = tempDir()
         const model = scripted([good])
         yield* inferRun(dir, model.service)
         const [file] = entries(dir)
         const stored = JSON.parse(fs.readFileSync(file!, "utf8")) as { key: string }
         // What an earlier version (or a laxer parser) left in the cache for this very call.
-        fs.writeFileSync(file!, JSON.stringify({ key: stored.key, value: { text: cachedText, promptTokens: 10, completionTokens: 5 } }))
+        fs.writeFileSync(
+          file!,
+          JSON.stringify({ key: stored.key, value: { text: cachedText, promptTokens: 10, completionTokens: 5 } })
+        )
 
         const rerun = yield* inferRun(dir, model.service)
         expect(Exit.isSuccess(rerun.exit) && rerun.exit.value.preference).toBe("Use short numbered steps.")
@@ -92,13 +108,14 @@ describe("cached answers are checked like fresh ones", () => {
         const third = yield* inferRun(dir, model.service)
         expect(third.stats).toMatchObject({ hits: 1, misses: 0, rejected: 0 })
         expect(model.requests).toHaveLength(2)
-      }).pipe(Effect.provide(NodeContext.layer)))
+      }).pipe(Effect.provide(NodeContext.layer))
+    )
   }
 })
 
 describe("refusals", () => {
   it.effect("fail the stage visibly, are never stored, and the rerun asks again", () =>
-    Effect.gen(function*() {
+    Effect.gen(function* () {
       const dir = tempDir()
       const model = scripted([refusal, good])
       const first = yield* inferRun(dir, model.service)
@@ -112,25 +129,38 @@ describe("refusals", () => {
       expect(Exit.isSuccess(rerun.exit)).toBe(true)
       expect(model.requests).toHaveLength(2)
       expect(entries(dir)).toHaveLength(1)
-    }).pipe(Effect.provide(NodeContext.layer)))
+    }).pipe(Effect.provide(NodeContext.layer))
+  )
 
   it.effect("the generator, which takes any non-empty text, rejects a refusal too", () =>
-    Effect.gen(function*() {
+    Effect.gen(function* () {
       const dir = tempDir()
       const model = scripted(["I can\u2019t assist with that request."])
-      const exit = yield* Effect.gen(function*() {
-        const generator = yield* LlmGenerator.make({ model: "m", preference: "none", maxTokens: 100, temperature: 0, prompts: "project", thinking: "strip" })
+      const exit = yield* Effect.gen(function* () {
+        const generator = yield* LlmGenerator.make({
+          model: "m",
+          preference: "none",
+          maxTokens: 100,
+          temperature: 0,
+          prompts: "project",
+          thinking: "strip"
+        })
         return yield* Effect.exit(generator.generate({ request: "Draft the update.", evidence: { sessions: [] } }))
-      }).pipe(Effect.provide(Models.layer({ m: { languageModel: model.service } }).pipe(Layer.provide(ModelCache.layerFile(dir)))))
+      }).pipe(
+        Effect.provide(
+          Models.layer({ m: { languageModel: model.service } }).pipe(Layer.provide(ModelCache.layerFile(dir)))
+        )
+      )
       expect(failureMessage(exit)).toBe(
         `generate (llm): scripted/m1: the answer is a refusal, which counts as unparseable: "I can\u2019t assist with that request." (refusals are never cached; a rerun asks again)`
       )
       expect(entries(dir)).toEqual([])
-    }).pipe(Effect.provide(NodeContext.layer)))
+    }).pipe(Effect.provide(NodeContext.layer))
+  )
 
   it.effect("a call without `accept` gets the refusal back, but it is not stored either", () => {
     const model = scripted([refusal, "Fine, here it is.", refusal])
-    return Effect.gen(function*() {
+    return Effect.gen(function* () {
       const lm = yield* Effect.flatMap(Models.Models, (m) => m.languageModel("m"))
       const request = { messages: [{ role: "user" as const, content: "x" }] }
       expect((yield* lm.complete(request)).text).toBe(refusal)
@@ -140,8 +170,16 @@ describe("refusals", () => {
       const error = yield* Effect.flip(lm.complete({ messages: [{ role: "user", content: "y" }], accept: () => true }))
       expect(error).toBeInstanceOf(ModelError)
       expect(error.retryable).toBe(false)
-      expect(yield* Effect.flatMap(ModelCache.ModelCache, (c) => c.stats)).toMatchObject({ hits: 1, misses: 3, writes: 1 })
-    }).pipe(Effect.provide(Models.layer({ m: { languageModel: model.service } }).pipe(Layer.provideMerge(ModelCache.layerMemory))))
+      expect(yield* Effect.flatMap(ModelCache.ModelCache, (c) => c.stats)).toMatchObject({
+        hits: 1,
+        misses: 3,
+        writes: 1
+      })
+    }).pipe(
+      Effect.provide(
+        Models.layer({ m: { languageModel: model.service } }).pipe(Layer.provideMerge(ModelCache.layerMemory))
+      )
+    )
   })
 })
 
@@ -161,7 +199,7 @@ describe("LanguageModel.isRefusal", () => {
     "As an AI language model, I cannot provide that.",
     "**I'm sorry, but I can't help with that.**",
     "<think>The user wants...</think>\nI'm sorry, I can't help with that.",
-    "\"I must decline this request.\""
+    '"I must decline this request."'
   ]
   const answers = [
     "",

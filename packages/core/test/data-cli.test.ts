@@ -27,8 +27,13 @@ interface Result {
 /** `cupid-lab data <argv>` to its end; the test process stays free to serve HTTP meanwhile. */
 const cli = (...argv: Array<string>): Promise<Result> =>
   new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [compiled, "data", ...argv], { cwd: dir, env: { ...process.env, FORCE_COLOR: "0" }, stdio: ["ignore", "pipe", "pipe"] })
-    let out = "", err = ""
+    const child = spawn(process.execPath, [compiled, "data", ...argv], {
+      cwd: dir,
+      env: { ...process.env, FORCE_COLOR: "0" },
+      stdio: ["ignore", "pipe", "pipe"]
+    })
+    let out = "",
+      err = ""
     child.stdout.on("data", (d: Buffer) => (out += d.toString()))
     child.stderr.on("data", (d: Buffer) => (err += d.toString()))
     child.on("error", reject)
@@ -56,7 +61,11 @@ const handMade = [
     current_checklist: ["P?"],
     prior_interactions: [
       { context_factor: "F", contextual_preference: "P", dialogue: [message("Plan it.")] },
-      { context_factor: "G", contextual_preference: "P", dialogue: [message("Hi"), message("Hello there", "assistant")] }
+      {
+        context_factor: "G",
+        contextual_preference: "P",
+        dialogue: [message("Hi"), message("Hello there", "assistant")]
+      }
     ]
   },
   {
@@ -68,7 +77,11 @@ const handMade = [
     current_checklist: ["Q?"],
     prior_interactions: [
       { context_factor: "F", contextual_preference: "P", dialogue: [message("Plan it.")] },
-      { context_factor: "G", contextual_preference: "P", dialogue: [message("Hi"), message("Hello there", "assistant")] },
+      {
+        context_factor: "G",
+        contextual_preference: "P",
+        dialogue: [message("Hi"), message("Hello there", "assistant")]
+      },
       { context_factor: "F", contextual_preference: "Q", dialogue: [message("Ok")] }
     ]
   },
@@ -76,7 +89,9 @@ const handMade = [
 ]
 
 beforeAll(() => {
-  const built = spawnSync(process.execPath, [path.join(repoRoot, "tools", "build-cli.mjs"), "--if-stale", "--quiet"], { encoding: "utf8" })
+  const built = spawnSync(process.execPath, [path.join(repoRoot, "tools", "build-cli.mjs"), "--if-stale", "--quiet"], {
+    encoding: "utf8"
+  })
   if (built.status !== 0) throw new Error(`building the CLI failed: ${built.stderr}`)
   dir = fs.mkdtempSync(path.join(os.tmpdir(), "cupid-cli-"))
   fs.writeFileSync(path.join(dir, "hand.jsonl"), handMade.map((r) => JSON.stringify(r)).join("\n") + "\n")
@@ -86,11 +101,12 @@ afterAll(() => fs.rmSync(dir, { recursive: true, force: true }))
 
 describe("data inspect", () => {
   it("prints hand-computed statistics and the skipped rows", async () => {
-      const file = path.join(dir, "hand.jsonl")
-      const r = await cli("inspect", "--data", file, "--on-invalid", "skip")
-      const sha = createHash("sha256").update(fs.readFileSync(file)).digest("hex")
-      expect(r.code).toBe(0)
-      expect(r.out).toBe([
+    const file = path.join(dir, "hand.jsonl")
+    const r = await cli("inspect", "--data", file, "--on-invalid", "skip")
+    const sha = createHash("sha256").update(fs.readFileSync(file)).digest("hex")
+    expect(r.code).toBe(0)
+    expect(r.out).toBe(
+      [
         `source: ${file}`,
         "benchmark: cupid",
         `fingerprint: ${sha}`,
@@ -111,11 +127,12 @@ describe("data inspect", () => {
         "mean relevant position: 2.00 (relative to history length: 0.75, 1 = most recent)",
         "skipped rows: 1",
         '  row 3 (p2:later): instance_type: expected one of consistent, contrastive, changing, found "later"'
-      ].join("\n"))
+      ].join("\n")
+    )
   })
 
   it("counts the instances none of whose sessions is relevant, under exact string equality of factor and preference", async () => {
-    const [consistent, changing] = handMade as [typeof handMade[0], typeof handMade[0]]
+    const [consistent, changing] = handMade as [(typeof handMade)[0], (typeof handMade)[0]]
     const rows = [
       consistent,
       // The same preference but for a trailing space: not relevant, so this changing instance has none.
@@ -134,50 +151,76 @@ describe("data inspect", () => {
   })
 
   it("with the default fail policy a bad row is exit code 1 and names file, row and field", async () => {
-      const file = path.join(dir, "hand.jsonl")
-      const r = await cli("inspect", "--data", file)
-      expect(r.code).toBe(1)
-      expect(r.err).toBe(`error: ${file}, row 3, instance_type: expected one of consistent, contrastive, changing, found "later"`)
+    const file = path.join(dir, "hand.jsonl")
+    const r = await cli("inspect", "--data", file)
+    expect(r.code).toBe(1)
+    expect(r.err).toBe(
+      `error: ${file}, row 3, instance_type: expected one of consistent, contrastive, changing, found "later"`
+    )
   })
 
   it("generate then inspect a small synthetic file: CUPID's label counts per type", async () => {
-      const out = path.join(dir, "gen.jsonl")
-      const g = await cli("generate", "--out", out, "--personas", "2", "--sessions", "8", "--seed", "4", "--difficulty", "easy")
-      expect(g.code).toBe(0)
-      const sha = createHash("sha256").update(fs.readFileSync(out)).digest("hex")
-      expect(g.out).toBe([
+    const out = path.join(dir, "gen.jsonl")
+    const g = await cli(
+      "generate",
+      "--out",
+      out,
+      "--personas",
+      "2",
+      "--sessions",
+      "8",
+      "--seed",
+      "4",
+      "--difficulty",
+      "easy"
+    )
+    expect(g.code).toBe(0)
+    const sha = createHash("sha256").update(fs.readFileSync(out)).digest("hex")
+    expect(g.out).toBe(
+      [
         `wrote 6 rows to ${out}`,
         "source: synthetic:personas=2,sessions=8,seed=4,position=spread,contrastive=0.1,stale=0.1,types=consistent+contrastive+changing,difficulty=easy",
         `sha256: ${sha}`
-      ].join("\n"))
-      expect(fs.readFileSync(out, "utf8")).toBe(
-        [...Synthetic.generate({ ...Synthetic.defaults, personas: 2, seed: 4, difficulty: "easy" })].map((r) => JSON.stringify(r) + "\n").join("")
-      )
+      ].join("\n")
+    )
+    expect(fs.readFileSync(out, "utf8")).toBe(
+      [...Synthetic.generate({ ...Synthetic.defaults, personas: 2, seed: 4, difficulty: "easy" })]
+        .map((r) => JSON.stringify(r) + "\n")
+        .join("")
+    )
 
-      const r = await cli("inspect", "--data", out, "--types", "consistent,changing")
-      expect(r.code).toBe(0)
-      const lines = r.out.split("\n")
-      expect(lines).toContain("instances: 4 (consistent 2, contrastive 0, changing 2)")
-      expect(lines).toContain("sessions per instance: min 8, mean 8, max 8")
-      expect(lines).toContain("  consistent   2.00 (4)       0.00 (0)       6.00 (12)")
-      expect(lines).toContain("  changing     2.00 (4)       2.00 (4)       4.00 (8)")
-      expect(lines.filter((l) => /^  [1-8] \| /.test(l)).length).toBe(8)
-      expect(lines.at(-1)).toBe("skipped rows: 0")
+    const r = await cli("inspect", "--data", out, "--types", "consistent,changing")
+    expect(r.code).toBe(0)
+    const lines = r.out.split("\n")
+    expect(lines).toContain("instances: 4 (consistent 2, contrastive 0, changing 2)")
+    expect(lines).toContain("sessions per instance: min 8, mean 8, max 8")
+    expect(lines).toContain("  consistent   2.00 (4)       0.00 (0)       6.00 (12)")
+    expect(lines).toContain("  changing     2.00 (4)       2.00 (4)       4.00 (8)")
+    expect(lines.filter((l) => /^  [1-8] \| /.test(l)).length).toBe(8)
+    expect(lines.at(-1)).toBe("skipped rows: 0")
 
-      const hard = path.join(dir, "hard.jsonl")
-      const h = await cli("generate", "--out", hard, "--personas", "2", "--seed", "4", "--spec", "relevant=3,topic=1")
-      expect(h.code).toBe(0)
-      expect(h.out.split("\n")[1]).toBe("source: synthetic:personas=2,sessions=8,seed=4,position=spread,contrastive=0.1,stale=0.1,types=consistent+contrastive+changing,difficulty=hard,topic=1,relevant=3-3")
-      const hi = await cli("inspect", "--data", hard, "--types", "consistent")
-      expect(hi.out.split("\n")).toContain("  consistent   3.00 (6)       0.00 (0)       5.00 (10)")
+    const hard = path.join(dir, "hard.jsonl")
+    const h = await cli("generate", "--out", hard, "--personas", "2", "--seed", "4", "--spec", "relevant=3,topic=1")
+    expect(h.code).toBe(0)
+    expect(h.out.split("\n")[1]).toBe(
+      "source: synthetic:personas=2,sessions=8,seed=4,position=spread,contrastive=0.1,stale=0.1,types=consistent+contrastive+changing,difficulty=hard,topic=1,relevant=3-3"
+    )
+    const hi = await cli("inspect", "--data", hard, "--types", "consistent")
+    expect(hi.out.split("\n")).toContain("  consistent   3.00 (6)       0.00 (0)       5.00 (10)")
   })
 
   it("a synthetic source inspects without a file", async () => {
-      const r = await cli("inspect", "--data", "synthetic:personas=1,sessions=60,position=recent,difficulty=easy", "--limit", "2")
-      expect(r.code).toBe(0)
-      expect(r.out).toContain("instances: 2 (consistent 1, contrastive 1, changing 0)")
-      // 60 positions are shown as 10 bins of 6; the two most recent fall in the last bin.
-      expect(r.out).toContain(`  55-60 | ${"#".repeat(40)} 4`)
+    const r = await cli(
+      "inspect",
+      "--data",
+      "synthetic:personas=1,sessions=60,position=recent,difficulty=easy",
+      "--limit",
+      "2"
+    )
+    expect(r.code).toBe(0)
+    expect(r.out).toContain("instances: 2 (consistent 1, contrastive 1, changing 0)")
+    // 60 positions are shown as 10 bins of 6; the two most recent fall in the last bin.
+    expect(r.out).toContain(`  55-60 | ${"#".repeat(40)} 4`)
   })
 })
 
@@ -192,7 +235,9 @@ describe("data inspect on the other benchmarks", () => {
     expect(lines.slice(0, 2)).toEqual([`source: locomo:${file} (${file})`, "benchmark: locomo"])
     expect(lines).toContain("instances: 9 (multi-hop 1, temporal 1, open-domain 1, single-hop 5, adversarial 1)")
     expect(lines).toContain("dated: 58 of 58 sessions, 0 of 9 requests")
-    expect(lines).toContain("questions without evidence (kept, not scored by retrieval metrics): 2 [adversarial 1, unlabelled 1] (conv-1:q5, conv-1:q6)")
+    expect(lines).toContain(
+      "questions without evidence (kept, not scored by retrieval metrics): 2 [adversarial 1, unlabelled 1] (conv-1:q5, conv-1:q6)"
+    )
     expect(lines).toContain('evidence ids that name no turn of the history: 1 (conv-1:q6 "D9:1")')
     expect(lines).toContain("instances without a relevant session: 0")
     expect(lines).toContain("  multi-hop    2.00 (2)       0.00 (0)       5.00 (5)")
@@ -208,10 +253,18 @@ describe("data inspect on the other benchmarks", () => {
       "instances: 4 (single-session-user 1, single-session-assistant 1, single-session-preference 0, temporal-reasoning 1, knowledge-update 0, multi-session 1)"
     )
     expect(lines).toContain("dated: 11 of 11 sessions, 4 of 4 requests")
-    expect(lines).toContain("questions without evidence (kept, not scored by retrieval metrics): 1 [abstention 1] (q-temporal-1_abs)")
+    expect(lines).toContain(
+      "questions without evidence (kept, not scored by retrieval metrics): 1 [abstention 1] (q-temporal-1_abs)"
+    )
     expect(lines).toContain("evidence ids that name no turn of the history: 0")
 
-    const p = await cli("inspect", "--data", `prefeval:${path.join(fixtures, "prefeval")}`, "--types", "explicit,implicit-persona")
+    const p = await cli(
+      "inspect",
+      "--data",
+      `prefeval:${path.join(fixtures, "prefeval")}`,
+      "--types",
+      "explicit,implicit-persona"
+    )
     expect(p.code).toBe(0)
     expect(p.out.split("\n")).toContain("instances: 3 (explicit 2, implicit-choice 0, implicit-persona 1)")
     expect(p.out.split("\n")).toContain("questions without evidence (kept, not scored by retrieval metrics): 0")
@@ -238,7 +291,11 @@ describe("data: usage errors", () => {
       [["generate", "--out", x, "--spec", "relevant=lots"], "--spec: ", "data generate"],
       [["inspect", "--types", " , "], '--types: expected one or more instance types, found " , "', "data inspect"],
       [["inspect", "--on-invalid", "ignore"], '--on-invalid: expected fail or skip, found "ignore"', "data inspect"],
-      [["download", "--data", "sample"], '--data: expected an hf: source such as hf:kixlab/CUPID, found "sample"', "data download"],
+      [
+        ["download", "--data", "sample"],
+        '--data: expected an hf: source such as hf:kixlab/CUPID, found "sample"',
+        "data download"
+      ],
       [[], "data needs a subcommand: inspect, download or generate", "data"]
     ]
     for (const [argv, first, help] of cases) {
@@ -266,9 +323,12 @@ describe("data download", () => {
   it("kixlab/CUPID: the card's test.parquet from a loopback hub, then the cached copy without a request; a malformed hf: source is a data error (1)", async () => {
     await writeParquet(path.join(dir, "hub.parquet"), [...Synthetic.generate({ ...Synthetic.defaults, personas: 1 })])
     const bytes = fs.readFileSync(path.join(dir, "hub.parquet"))
-    const hub = await startHub({ "kixlab/CUPID": { card: cupidCard, files: { "test.parquet": bytes, "data/test-00000-of-00001.parquet": bytes } } })
+    const hub = await startHub({
+      "kixlab/CUPID": { card: cupidCard, files: { "test.parquet": bytes, "data/test-00000-of-00001.parquet": bytes } }
+    })
     const cacheDir = path.join(dir, "cache")
-    const download = () => cli("download", "--data", "hf:kixlab/CUPID", "--cache-dir", cacheDir, "--hf-endpoint", hub.endpoint)
+    const download = () =>
+      cli("download", "--data", "hf:kixlab/CUPID", "--cache-dir", cacheDir, "--hf-endpoint", hub.endpoint)
     const first = await download()
     const served = [...hub.requests]
     const second = await download().finally(hub.close)
@@ -279,7 +339,10 @@ describe("data download", () => {
       out: `files: test.parquet (dataset card, config default, split test)\ndownloaded: ${target}\nsha256: ${sha}`,
       err: ""
     })
-    expect(served).toEqual(["/datasets/kixlab/CUPID/resolve/main/README.md", "/datasets/kixlab/CUPID/resolve/main/test.parquet"])
+    expect(served).toEqual([
+      "/datasets/kixlab/CUPID/resolve/main/README.md",
+      "/datasets/kixlab/CUPID/resolve/main/test.parquet"
+    ])
     expect(second).toEqual({
       code: 0,
       out: `files: test.parquet (dataset card, config default, split test, as recorded in the cache)\nalready cached: ${target}\nsha256: ${sha}`,
@@ -289,7 +352,9 @@ describe("data download", () => {
 
     const bad = await cli("download", "--data", "hf:nope")
     expect(bad.code).toBe(1)
-    expect(bad.err).toBe("error: hf:nope: expected hf:<owner>/<name> or hf:<owner>/<name>/<path in repo>, e.g. hf:kixlab/CUPID")
+    expect(bad.err).toBe(
+      "error: hf:nope: expected hf:<owner>/<name> or hf:<owner>/<name>/<path in repo>, e.g. hf:kixlab/CUPID"
+    )
   })
 
   it("a card without configs: the file list's test split; no usable file: an error listing the repository's files", async () => {
@@ -297,16 +362,43 @@ describe("data download", () => {
     const hub = await startHub({
       "someone/prose-card": {
         card: "# Prose only\n\nNo front matter here.\n",
-        files: { ".gitattributes": "", "data/test.jsonl": `${row}\n`, "data/train.jsonl": `${row}\n`, "dataset_infos.json": "{}" }
+        files: {
+          ".gitattributes": "",
+          "data/test.jsonl": `${row}\n`,
+          "data/train.jsonl": `${row}\n`,
+          "dataset_infos.json": "{}"
+        }
       },
-      "someone/unusable": { card: "---\nlicense: mit\n---\n", files: { ".gitattributes": "", "data.csv": "a,b\n", "notes.txt": "" } }
+      "someone/unusable": {
+        card: "---\nlicense: mit\n---\n",
+        files: { ".gitattributes": "", "data.csv": "a,b\n", "notes.txt": "" }
+      }
     })
     const cacheDir = path.join(dir, "cache-fallback")
-    const fallback = await cli("download", "--data", "hf:someone/prose-card", "--cache-dir", cacheDir, "--hf-endpoint", hub.endpoint)
-    const unusable = await cli("download", "--data", "hf:someone/unusable", "--cache-dir", cacheDir, "--hf-endpoint", hub.endpoint).finally(hub.close)
+    const fallback = await cli(
+      "download",
+      "--data",
+      "hf:someone/prose-card",
+      "--cache-dir",
+      cacheDir,
+      "--hf-endpoint",
+      hub.endpoint
+    )
+    const unusable = await cli(
+      "download",
+      "--data",
+      "hf:someone/unusable",
+      "--cache-dir",
+      cacheDir,
+      "--hf-endpoint",
+      hub.endpoint
+    ).finally(hub.close)
     const target = path.join(cacheDir, "hf", "someone", "prose-card", "data", "test.jsonl")
     expect(fallback.code).toBe(0)
-    expect(fallback.out.split("\n").slice(0, 2)).toEqual(["files: data/test.jsonl (file list, split test)", `downloaded: ${target}`])
+    expect(fallback.out.split("\n").slice(0, 2)).toEqual([
+      "files: data/test.jsonl (file list, split test)",
+      `downloaded: ${target}`
+    ])
     expect(fs.readFileSync(target, "utf8")).toBe(`${row}\n`)
     expect(unusable.code).toBe(1)
     expect(unusable.err).toBe(
@@ -325,7 +417,16 @@ describe("data download", () => {
     await writeParquet(path.join(dir, "shard-1.parquet"), rows.slice(4))
     const hub = await startHub({
       "kixlab/CUPID-Unverified": {
-        card: ["---", "configs:", "- config_name: default", "  data_files:", "  - split: train", "    path: data/train-*", "---", ""].join("\n"),
+        card: [
+          "---",
+          "configs:",
+          "- config_name: default",
+          "  data_files:",
+          "  - split: train",
+          "    path: data/train-*",
+          "---",
+          ""
+        ].join("\n"),
         files: {
           "data/train-00001-of-00002.parquet": fs.readFileSync(path.join(dir, "shard-1.parquet")),
           "data/train-00000-of-00002.parquet": fs.readFileSync(path.join(dir, "shard-0.parquet"))
@@ -333,7 +434,15 @@ describe("data download", () => {
       }
     })
     const cacheDir = path.join(dir, "cache-unverified")
-    const r = await cli("download", "--data", "hf:kixlab/CUPID-Unverified", "--cache-dir", cacheDir, "--hf-endpoint", hub.endpoint).finally(hub.close)
+    const r = await cli(
+      "download",
+      "--data",
+      "hf:kixlab/CUPID-Unverified",
+      "--cache-dir",
+      cacheDir,
+      "--hf-endpoint",
+      hub.endpoint
+    ).finally(hub.close)
     const repoDir = path.join(cacheDir, "hf", "kixlab", "CUPID-Unverified", "data")
     expect(r.code).toBe(0)
     expect(r.out.split("\n").filter((l) => !l.startsWith("sha256: "))).toEqual([
@@ -341,7 +450,15 @@ describe("data download", () => {
       `downloaded: ${path.join(repoDir, "train-00000-of-00002.parquet")}`,
       `downloaded: ${path.join(repoDir, "train-00001-of-00002.parquet")}`
     ])
-    const inspected = await cli("inspect", "--data", "hf:kixlab/CUPID-Unverified", "--cache-dir", cacheDir, "--hf-endpoint", hub.endpoint)
+    const inspected = await cli(
+      "inspect",
+      "--data",
+      "hf:kixlab/CUPID-Unverified",
+      "--cache-dir",
+      cacheDir,
+      "--hf-endpoint",
+      hub.endpoint
+    )
     expect(inspected.code).toBe(0)
     expect(inspected.out.split("\n")).toContain("instances: 6 (consistent 2, contrastive 2, changing 2)")
   })

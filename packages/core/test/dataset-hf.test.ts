@@ -29,7 +29,15 @@ const cupid = (): HubRepo => ({
 
 /** CUPID-Unverified's shape as far as it matters here: one split, named train, in two shards a card pattern names. */
 const unverified = (): HubRepo => ({
-  card: ["---", "configs:", "- config_name: default", "  data_files:", "  - split: train", "    path: data/train-*", "---"].join("\n"),
+  card: [
+    "---",
+    "configs:",
+    "- config_name: default",
+    "  data_files:",
+    "  - split: train",
+    "    path: data/train-*",
+    "---"
+  ].join("\n"),
   files: { "data/train-00001-of-00002.parquet": shards[1]!, "data/train-00000-of-00002.parquet": shards[0]! }
 })
 
@@ -67,7 +75,11 @@ beforeAll(async () => {
 
 afterAll(() => fs.rmSync(dir, { recursive: true, force: true }))
 
-const hfFile = (source: string, file: string) => ({ source, repo: (Hf.parseHfSource(source) as Hf.HfSource).repo, file })
+const hfFile = (source: string, file: string) => ({
+  source,
+  repo: (Hf.parseHfSource(source) as Hf.HfSource).repo,
+  file
+})
 
 describe("hf: sources", () => {
   it("URL pattern and cache layout", () => {
@@ -79,7 +91,9 @@ describe("hf: sources", () => {
     expect(Hf.cardUrl("https://mirror.example/", "kixlab/CUPID-Unverified")).toBe(
       "https://mirror.example/datasets/kixlab/CUPID-Unverified/resolve/main/README.md"
     )
-    expect(Hf.listingUrl("https://mirror.example", "kixlab/CUPID-Unverified")).toBe("https://mirror.example/api/datasets/kixlab/CUPID-Unverified")
+    expect(Hf.listingUrl("https://mirror.example", "kixlab/CUPID-Unverified")).toBe(
+      "https://mirror.example/api/datasets/kixlab/CUPID-Unverified"
+    )
     expect(Hf.downloadUrl("https://m.example", hfFile("hf:a/b", "data/test #1.parquet"))).toBe(
       "https://m.example/datasets/a/b/resolve/main/data/test%20%231.parquet"
     )
@@ -106,73 +120,82 @@ describe("hf: sources", () => {
     }
   })
 
-  it.effect("kixlab/CUPID: the card's test split, test.parquet, downloaded once through a redirect, then read offline", () =>
-    Effect.gen(function*() {
-      const cacheDir = path.join(dir, "cache-download")
-      const hub = yield* Effect.promise(startHub)
-      const files = yield* Dataset.download("hf:kixlab/CUPID", { cacheDir, hfEndpoint: hub.endpoint }).pipe(
-        Effect.ensuring(Effect.promise(hub.close))
-      )
-      const file = path.join(cacheDir, "hf", "kixlab", "CUPID", "test.parquet")
-      expect(files).toEqual([file])
-      // The card decides: the file list is never asked for.
-      expect(hub.requests).toEqual([
-        "/datasets/kixlab/CUPID/resolve/main/README.md",
-        "/datasets/kixlab/CUPID/resolve/main/test.parquet",
-        "/cdn/kixlab/CUPID/test.parquet"
-      ])
-      expect(fs.readFileSync(file).equals(parquet)).toBe(true)
-      expect(fs.readFileSync(`${file}.sha256`, "utf8")).toBe(`${sha256(parquet)}  test.parquet\n`)
-      expect(fs.readdirSync(path.dirname(file)).sort()).toEqual(["test.parquet", "test.parquet.sha256"])
-      expect(JSON.parse(fs.readFileSync(HubDownload.resolutionPath(cacheDir, "kixlab/CUPID"), "utf8"))).toEqual({
-        files: ["test.parquet"],
-        rule: "dataset card, config default, split test"
+  it.effect(
+    "kixlab/CUPID: the card's test split, test.parquet, downloaded once through a redirect, then read offline",
+    () =>
+      Effect.gen(function* () {
+        const cacheDir = path.join(dir, "cache-download")
+        const hub = yield* Effect.promise(startHub)
+        const files = yield* Dataset.download("hf:kixlab/CUPID", { cacheDir, hfEndpoint: hub.endpoint }).pipe(
+          Effect.ensuring(Effect.promise(hub.close))
+        )
+        const file = path.join(cacheDir, "hf", "kixlab", "CUPID", "test.parquet")
+        expect(files).toEqual([file])
+        // The card decides: the file list is never asked for.
+        expect(hub.requests).toEqual([
+          "/datasets/kixlab/CUPID/resolve/main/README.md",
+          "/datasets/kixlab/CUPID/resolve/main/test.parquet",
+          "/cdn/kixlab/CUPID/test.parquet"
+        ])
+        expect(fs.readFileSync(file).equals(parquet)).toBe(true)
+        expect(fs.readFileSync(`${file}.sha256`, "utf8")).toBe(`${sha256(parquet)}  test.parquet\n`)
+        expect(fs.readdirSync(path.dirname(file)).sort()).toEqual(["test.parquet", "test.parquet.sha256"])
+        expect(JSON.parse(fs.readFileSync(HubDownload.resolutionPath(cacheDir, "kixlab/CUPID"), "utf8"))).toEqual({
+          files: ["test.parquet"],
+          rule: "dataset card, config default, split test"
+        })
+
+        // The server is gone: a cache hit must not need it.
+        const loaded = yield* Dataset.loadAll("hf:kixlab/CUPID", { cacheDir, hfEndpoint: hub.endpoint })
+        expect(loaded.instances).toEqual(rows.map(Domain.fromRow))
+        expect(loaded.fingerprint).toBe(sha256(parquet))
+        const opened = yield* Dataset.open("hf:kixlab/CUPID", { cacheDir, hfEndpoint: hub.endpoint })
+        expect(opened.resolved).toBe(file)
+        expect(hub.requests.length).toBe(3)
       })
+  )
 
-      // The server is gone: a cache hit must not need it.
-      const loaded = yield* Dataset.loadAll("hf:kixlab/CUPID", { cacheDir, hfEndpoint: hub.endpoint })
-      expect(loaded.instances).toEqual(rows.map(Domain.fromRow))
-      expect(loaded.fingerprint).toBe(sha256(parquet))
-      const opened = yield* Dataset.open("hf:kixlab/CUPID", { cacheDir, hfEndpoint: hub.endpoint })
-      expect(opened.resolved).toBe(file)
-      expect(hub.requests.length).toBe(3)
-    }))
+  it.effect(
+    "CUPID-Unverified's shape: the only split's shards, matched by the card's pattern, read one after the other",
+    () =>
+      Effect.gen(function* () {
+        const cacheDir = path.join(dir, "cache-unverified")
+        const hub = yield* Effect.promise(startHub)
+        const files = yield* Dataset.download("hf:kixlab/CUPID-Unverified", {
+          cacheDir,
+          hfEndpoint: hub.endpoint
+        }).pipe(Effect.ensuring(Effect.promise(hub.close)))
+        const repoDir = path.join(cacheDir, "hf", "kixlab", "CUPID-Unverified")
+        expect(files).toEqual([
+          path.join(repoDir, "data", "train-00000-of-00002.parquet"),
+          path.join(repoDir, "data", "train-00001-of-00002.parquet")
+        ])
+        expect(hub.requests).toEqual([
+          "/datasets/kixlab/CUPID-Unverified/resolve/main/README.md",
+          "/api/datasets/kixlab/CUPID-Unverified",
+          "/datasets/kixlab/CUPID-Unverified/resolve/main/data/train-00000-of-00002.parquet",
+          "/datasets/kixlab/CUPID-Unverified/resolve/main/data/train-00001-of-00002.parquet"
+        ])
 
-  it.effect("CUPID-Unverified's shape: the only split's shards, matched by the card's pattern, read one after the other", () =>
-    Effect.gen(function*() {
-      const cacheDir = path.join(dir, "cache-unverified")
-      const hub = yield* Effect.promise(startHub)
-      const files = yield* Dataset.download("hf:kixlab/CUPID-Unverified", { cacheDir, hfEndpoint: hub.endpoint }).pipe(
-        Effect.ensuring(Effect.promise(hub.close))
-      )
-      const repoDir = path.join(cacheDir, "hf", "kixlab", "CUPID-Unverified")
-      expect(files).toEqual([
-        path.join(repoDir, "data", "train-00000-of-00002.parquet"),
-        path.join(repoDir, "data", "train-00001-of-00002.parquet")
-      ])
-      expect(hub.requests).toEqual([
-        "/datasets/kixlab/CUPID-Unverified/resolve/main/README.md",
-        "/api/datasets/kixlab/CUPID-Unverified",
-        "/datasets/kixlab/CUPID-Unverified/resolve/main/data/train-00000-of-00002.parquet",
-        "/datasets/kixlab/CUPID-Unverified/resolve/main/data/train-00001-of-00002.parquet"
-      ])
-
-      // Offline, from the recorded resolution.
-      const opened = yield* Dataset.open("hf:kixlab/CUPID-Unverified", { cacheDir, hfEndpoint: hub.endpoint })
-      expect(opened.resolved).toBe(files.join(", "))
-      expect(opened.fingerprint).toBe(
-        createHash("sha256")
-          .update(`data/train-00000-of-00002.parquet\n${sha256(shards[0]!)}\ndata/train-00001-of-00002.parquet\n${sha256(shards[1]!)}\n`)
-          .digest("hex")
-      )
-      expect(yield* opened.size!).toBe(6)
-      const all = yield* Dataset.loadAll("hf:kixlab/CUPID-Unverified", { cacheDir, hfEndpoint: hub.endpoint })
-      expect(all.instances).toEqual(rows.map(Domain.fromRow))
-      expect(hub.requests.length).toBe(4)
-    }))
+        // Offline, from the recorded resolution.
+        const opened = yield* Dataset.open("hf:kixlab/CUPID-Unverified", { cacheDir, hfEndpoint: hub.endpoint })
+        expect(opened.resolved).toBe(files.join(", "))
+        expect(opened.fingerprint).toBe(
+          createHash("sha256")
+            .update(
+              `data/train-00000-of-00002.parquet\n${sha256(shards[0]!)}\ndata/train-00001-of-00002.parquet\n${sha256(shards[1]!)}\n`
+            )
+            .digest("hex")
+        )
+        expect(yield* opened.size!).toBe(6)
+        const all = yield* Dataset.loadAll("hf:kixlab/CUPID-Unverified", { cacheDir, hfEndpoint: hub.endpoint })
+        expect(all.instances).toEqual(rows.map(Domain.fromRow))
+        expect(hub.requests.length).toBe(4)
+      })
+  )
 
   it.effect("a bad row in the second shard is named by its path in the repository and its row there", () =>
-    Effect.gen(function*() {
+    Effect.gen(function* () {
       const cacheDir = path.join(dir, "cache-shard-row")
       const hub = yield* Effect.promise(startHub)
       yield* Dataset.download("hf:kixlab/CUPID-Unverified", { cacheDir, hfEndpoint: hub.endpoint }).pipe(
@@ -182,13 +205,18 @@ describe("hf: sources", () => {
       const second = path.join(cacheDir, "hf", "kixlab", "CUPID-Unverified", "data", "train-00001-of-00002.parquet")
       yield* Effect.promise(() => writeParquet(second, [rows[0]!, rows[5]!]))
       fs.rmSync(`${second}.sha256`)
-      expect(yield* message(Dataset.loadAll("hf:kixlab/CUPID-Unverified", { cacheDir, hfEndpoint: hub.endpoint }))).toMatch(
-        new RegExp(`, row data/train-00001-of-00002\\.parquet:1: duplicate instance id "${rows[0]!.persona_id}:consistent" \\(first at row data/train-00000-of-00002\\.parquet:1\\)$`)
+      expect(
+        yield* message(Dataset.loadAll("hf:kixlab/CUPID-Unverified", { cacheDir, hfEndpoint: hub.endpoint }))
+      ).toMatch(
+        new RegExp(
+          `, row data/train-00001-of-00002\\.parquet:1: duplicate instance id "${rows[0]!.persona_id}:consistent" \\(first at row data/train-00000-of-00002\\.parquet:1\\)$`
+        )
       )
-    }))
+    })
+  )
 
   it.effect("a cached file that no longer matches its checksum is an error that says to delete it", () =>
-    Effect.gen(function*() {
+    Effect.gen(function* () {
       const cacheDir = path.join(dir, "cache-corrupt")
       const file = Hf.cachedPath(cacheDir, hfFile("hf:kixlab/CUPID", "test.parquet"))
       fs.mkdirSync(path.dirname(file), { recursive: true })
@@ -196,29 +224,36 @@ describe("hf: sources", () => {
       fs.writeFileSync(file, corrupted)
       fs.writeFileSync(`${file}.sha256`, `${sha256(parquet)}  test.parquet\n`)
       expect(
-        yield* message(Dataset.open("hf:kixlab/CUPID/test.parquet", { cacheDir, hfEndpoint: yield* Effect.promise(closedEndpoint) }))
+        yield* message(
+          Dataset.open("hf:kixlab/CUPID/test.parquet", { cacheDir, hfEndpoint: yield* Effect.promise(closedEndpoint) })
+        )
       ).toBe(
         `hf:kixlab/CUPID/test.parquet: cached file ${file} does not match its recorded SHA-256 (recorded ${sha256(parquet)}, ` +
           `found ${sha256(corrupted)}); delete ${file} to download it again`
       )
-    }))
+    })
+  )
 
   it.effect("a file saved by hand under a named path is read offline and its checksum recorded", () =>
-    Effect.gen(function*() {
+    Effect.gen(function* () {
       const cacheDir = path.join(dir, "cache-manual")
       const file = Hf.cachedPath(cacheDir, hfFile("hf:kixlab/CUPID", "test.parquet"))
       fs.mkdirSync(path.dirname(file), { recursive: true })
       fs.writeFileSync(file, parquet)
-      const loaded = yield* Dataset.loadAll("hf:kixlab/CUPID/test.parquet", { cacheDir, hfEndpoint: yield* Effect.promise(closedEndpoint) })
+      const loaded = yield* Dataset.loadAll("hf:kixlab/CUPID/test.parquet", {
+        cacheDir,
+        hfEndpoint: yield* Effect.promise(closedEndpoint)
+      })
       expect(loaded.instances.length).toBe(6)
       expect(fs.readFileSync(`${file}.sha256`, "utf8")).toBe(`${sha256(parquet)}  test.parquet\n`)
-    }))
+    })
+  )
 
   it.effect("a recorded file deleted from the cache is downloaded again without resolving again", () =>
-    Effect.gen(function*() {
+    Effect.gen(function* () {
       const cacheDir = path.join(dir, "cache-redownload")
       const hub = yield* Effect.promise(startHub)
-      const requests = yield* Effect.gen(function*() {
+      const requests = yield* Effect.gen(function* () {
         const [file] = yield* Dataset.download("hf:kixlab/CUPID", { cacheDir, hfEndpoint: hub.endpoint })
         fs.rmSync(file!)
         const before = hub.requests.length
@@ -226,21 +261,25 @@ describe("hf: sources", () => {
         return hub.requests.slice(before)
       }).pipe(Effect.ensuring(Effect.promise(hub.close)))
       expect(requests).toEqual(["/datasets/kixlab/CUPID/resolve/main/test.parquet", "/cdn/kixlab/CUPID/test.parquet"])
-    }))
+    })
+  )
 
   it.effect("a damaged record of the resolution is an error naming the record, its field, and what to do", () =>
-    Effect.gen(function*() {
+    Effect.gen(function* () {
       const cacheDir = path.join(dir, "cache-record")
       const record = HubDownload.resolutionPath(cacheDir, "kixlab/CUPID")
       fs.mkdirSync(path.dirname(record), { recursive: true })
       fs.writeFileSync(record, JSON.stringify({ files: ["../../escape.parquet"], rule: "x" }))
-      expect(yield* message(Dataset.open("hf:kixlab/CUPID", { cacheDir, hfEndpoint: yield* Effect.promise(closedEndpoint) }))).toBe(
+      expect(
+        yield* message(Dataset.open("hf:kixlab/CUPID", { cacheDir, hfEndpoint: yield* Effect.promise(closedEndpoint) }))
+      ).toBe(
         `${record}, files[0]: expected a path inside the repository, found "../../escape.parquet"; delete it to resolve hf:kixlab/CUPID again`
       )
-    }))
+    })
+  )
 
   it.effect("no network and nothing cached: the error says how to name the file or pass --data", () =>
-    Effect.gen(function*() {
+    Effect.gen(function* () {
       const cacheDir = path.join(dir, "cache-offline")
       const endpoint = yield* Effect.promise(closedEndpoint)
       expect(yield* message(Dataset.loadAll("hf:kixlab/CUPID", { cacheDir, hfEndpoint: endpoint }))).toBe(
@@ -256,10 +295,11 @@ describe("hf: sources", () => {
           `Download ${url} by hand and save it as ${target}, or pass --data <file> pointing at a downloaded copy.`
       )
       expect(fs.existsSync(path.join(cacheDir, "hf"))).toBe(false)
-    }))
+    })
+  )
 
   it.effect("HTTP errors and interrupted downloads leave nothing in the cache, and no record", () =>
-    Effect.gen(function*() {
+    Effect.gen(function* () {
       const cacheDir = path.join(dir, "cache-http")
       const hub = yield* Effect.promise(startHub)
       const result = yield* Effect.all([
@@ -274,7 +314,9 @@ describe("hf: sources", () => {
           `Download ${url} by hand and save it as ${path.join(cacheDir, "hf/kixlab/CUPID/data/missing.parquet")}, ` +
           "or pass --data <file> pointing at a downloaded copy."
       )
-      expect(result[1]).toMatch(/^hf:kixlab\/truncated\/test.parquet: download of .* was interrupted \(.+\)\. Download /)
+      expect(result[1]).toMatch(
+        /^hf:kixlab\/truncated\/test.parquet: download of .* was interrupted \(.+\)\. Download /
+      )
       expect(result[2]).toBe(
         `hf:kixlab/nothing: ${hub.endpoint}/api/datasets/kixlab/nothing answered HTTP 404: the hub has no dataset kixlab/nothing, or it is private`
       )
@@ -284,12 +326,14 @@ describe("hf: sources", () => {
       )
       expect(fs.readdirSync(path.join(cacheDir, "hf", "kixlab", "truncated"))).toEqual([])
       expect(fs.existsSync(path.join(cacheDir, "hf", ".resolved"))).toBe(false)
-    }))
+    })
+  )
 
   it.effect("download rejects sources that are not hf:", () =>
-    Effect.gen(function*() {
+    Effect.gen(function* () {
       expect(yield* message(Dataset.download("sample"))).toBe(
         "sample: expected hf:<owner>/<name> or hf:<owner>/<name>/<path in repo>, e.g. hf:kixlab/CUPID"
       )
-    }))
+    })
+  )
 })

@@ -16,10 +16,26 @@ const row: Domain.CupidRow = {
   current_contextual_preference: "Keep it under 100 words.",
   current_checklist: ["Is it under 100 words?"],
   prior_interactions: [
-    { context_factor: "the Cedar Club", contextual_preference: "Use numbered steps.", dialogue: say("Cedar Club agenda?", "Here.") },
-    { context_factor: "my manager", contextual_preference: "Keep it under 100 words.", dialogue: say("Email my manager.", "Done.") },
-    { context_factor: "the Cedar Club", contextual_preference: "Use numbered steps.", dialogue: say("Cedar Club minutes?", "Sure.") },
-    { context_factor: "the Cedar Club", contextual_preference: "Keep it under 100 words.", dialogue: say("Cedar Club flyer?", "Ok.") }
+    {
+      context_factor: "the Cedar Club",
+      contextual_preference: "Use numbered steps.",
+      dialogue: say("Cedar Club agenda?", "Here.")
+    },
+    {
+      context_factor: "my manager",
+      contextual_preference: "Keep it under 100 words.",
+      dialogue: say("Email my manager.", "Done.")
+    },
+    {
+      context_factor: "the Cedar Club",
+      contextual_preference: "Use numbered steps.",
+      dialogue: say("Cedar Club minutes?", "Sure.")
+    },
+    {
+      context_factor: "the Cedar Club",
+      contextual_preference: "Keep it under 100 words.",
+      dialogue: say("Cedar Club flyer?", "Ok.")
+    }
   ]
 }
 
@@ -42,7 +58,12 @@ describe("Domain", () => {
     expect(instance.query.key).toBe(Domain.queryKey("p7"))
     expect(instance.query.key).toMatch(/^q[0-9a-f]{16}$/)
     expect(instance.query.request).toBe(row.current_request)
-    expect(instance.query.sessions.map((s) => [s.id, s.index])).toEqual([["s1", 0], ["s2", 1], ["s3", 2], ["s4", 3]])
+    expect(instance.query.sessions.map((s) => [s.id, s.index])).toEqual([
+      ["s1", 0],
+      ["s2", 1],
+      ["s3", 2],
+      ["s4", 3]
+    ])
     expect(instance.gold.sessions.map((s) => s.id)).toEqual(["s1", "s2", "s3", "s4"])
   })
 
@@ -86,6 +107,13 @@ describe("Domain", () => {
     const decoded = decode({ ...row, extra_column: 1 })
     expect(Either.isRight(decoded) && decoded.right).toEqual(row)
     expect(Either.isLeft(decode({ ...row, instance_type: "contrastve" }))).toBe(true)
-    expect(Either.isLeft(decode({ ...row, prior_interactions: [{ ...row.prior_interactions[0], dialogue: [{ role: "system", content: "x" }] }] }))).toBe(true)
+    expect(
+      Either.isLeft(
+        decode({
+          ...row,
+          prior_interactions: [{ ...row.prior_interactions[0], dialogue: [{ role: "system", content: "x" }] }]
+        })
+      )
+    ).toBe(true)
   })
 })

@@ -23,7 +23,7 @@ afterEach(() => {
 
 describe("Files.writeFileAtomic", () => {
   it.effect("writes a string as UTF-8 and bytes as they are, replacing the file", () =>
-    Effect.gen(function*() {
+    Effect.gen(function* () {
       const dir = tempDir()
       const file = path.join(dir, "summary.json")
       fs.writeFileSync(file, "old")
@@ -32,43 +32,51 @@ describe("Files.writeFileAtomic", () => {
       yield* Files.writeFileAtomic(file, new Uint8Array([1, 2, 3]))
       expect([...fs.readFileSync(file)]).toEqual([1, 2, 3])
       expect(fs.readdirSync(dir)).toEqual(["summary.json"])
-    }).pipe(Effect.provide(NodeFileSystem.layer)))
+    }).pipe(Effect.provide(NodeFileSystem.layer))
+  )
 
   it.effect("an empty string or chunk makes an empty file (a write of 0 bytes is no error)", () =>
-    Effect.gen(function*() {
+    Effect.gen(function* () {
       const dir = tempDir()
       const file = path.join(dir, "instances.jsonl")
       fs.writeFileSync(file, "old")
       yield* Files.writeFileAtomic(file, "")
       expect(fs.readFileSync(file, "utf8")).toBe("")
-      yield* Files.writeFileAtomicWith(file, (write) => Effect.zipRight(write(new Uint8Array(0)), write(new TextEncoder().encode("x"))))
+      yield* Files.writeFileAtomicWith(file, (write) =>
+        Effect.zipRight(write(new Uint8Array(0)), write(new TextEncoder().encode("x")))
+      )
       expect(fs.readFileSync(file, "utf8")).toBe("x")
       expect(fs.readdirSync(dir)).toEqual(["instances.jsonl"])
-    }).pipe(Effect.provide(NodeFileSystem.layer)))
+    }).pipe(Effect.provide(NodeFileSystem.layer))
+  )
 
   it.effect("the streaming form writes every chunk in order and returns the writer's value", () =>
-    Effect.gen(function*() {
+    Effect.gen(function* () {
       const dir = tempDir()
       const file = path.join(dir, "big.jsonl")
       const n = yield* Files.writeFileAtomicWith(file, (write) =>
-        Effect.gen(function*() {
+        Effect.gen(function* () {
           for (let i = 0; i < 3; i++) yield* write(new TextEncoder().encode(`line ${i}\n`))
           return 3
-        }))
+        })
+      )
       expect(n).toBe(3)
       expect(fs.readFileSync(file, "utf8")).toBe("line 0\nline 1\nline 2\n")
       expect(fs.readdirSync(dir)).toEqual(["big.jsonl"])
-    }).pipe(Effect.provide(NodeFileSystem.layer)))
+    }).pipe(Effect.provide(NodeFileSystem.layer))
+  )
 
   it.effect("a full disk (ENOSPC) fails with the original error, leaves the file as it was and no temporary file", () =>
-    Effect.gen(function*() {
+    Effect.gen(function* () {
       const dir = tempDir()
       const file = path.join(dir, "summary.json")
       fs.writeFileSync(file, "the old summary\n")
       // 10 bytes fit, the 11th does not
-      const exit = yield* Effect.exit(Files.writeFileAtomic(file, "x".repeat(4096)).pipe(
-        Effect.provide(FaultyFileSystem.layer({ failAfterBytes: 10 }))
-      ))
+      const exit = yield* Effect.exit(
+        Files.writeFileAtomic(file, "x".repeat(4096)).pipe(
+          Effect.provide(FaultyFileSystem.layer({ failAfterBytes: 10 }))
+        )
+      )
       expect(Exit.isFailure(exit)).toBe(true)
       if (Exit.isFailure(exit)) {
         const error = exit.cause._tag === "Fail" ? exit.cause.error : undefined
@@ -78,41 +86,52 @@ describe("Files.writeFileAtomic", () => {
       }
       expect(fs.readFileSync(file, "utf8")).toBe("the old summary\n")
       expect(fs.readdirSync(dir)).toEqual(["summary.json"])
-    }))
+    })
+  )
 
   it.effect("a failure in the middle of a streamed write removes the temporary file (the writer's own error)", () =>
-    Effect.gen(function*() {
+    Effect.gen(function* () {
       const dir = tempDir()
       const file = path.join(dir, "results.jsonl")
-      const error = yield* Effect.flip(Files.writeFileAtomicWith(file, (write) =>
-        Effect.gen(function*() {
-          yield* write(new TextEncoder().encode("first\n"))
-          return yield* Effect.fail("the reader failed" as const)
-        })))
+      const error = yield* Effect.flip(
+        Files.writeFileAtomicWith(file, (write) =>
+          Effect.gen(function* () {
+            yield* write(new TextEncoder().encode("first\n"))
+            return yield* Effect.fail("the reader failed" as const)
+          })
+        )
+      )
       expect(error).toBe("the reader failed")
       expect(fs.readdirSync(dir)).toEqual([])
-    }).pipe(Effect.provide(NodeFileSystem.layer)))
+    }).pipe(Effect.provide(NodeFileSystem.layer))
+  )
 
   // root writes anywhere, so there the injected EACCES below stands in for it
-  it.effect.skipIf(process.getuid?.() === 0)("a directory that cannot be written is EACCES in words, nothing left behind", () =>
-    Effect.gen(function*() {
-      const dir = tempDir()
-      fs.chmodSync(dir, 0o500)
-      const error = yield* Effect.flip(Files.writeFileAtomic(path.join(dir, "run.json"), "{}"))
-      fs.chmodSync(dir, 0o700)
-      expect(Files.describe(error)).toBe("permission denied (EACCES)")
-      expect(fs.readdirSync(dir)).toEqual([])
-    }).pipe(Effect.provide(NodeFileSystem.layer)))
+  it.effect.skipIf(process.getuid?.() === 0)(
+    "a directory that cannot be written is EACCES in words, nothing left behind",
+    () =>
+      Effect.gen(function* () {
+        const dir = tempDir()
+        fs.chmodSync(dir, 0o500)
+        const error = yield* Effect.flip(Files.writeFileAtomic(path.join(dir, "run.json"), "{}"))
+        fs.chmodSync(dir, 0o700)
+        expect(Files.describe(error)).toBe("permission denied (EACCES)")
+        expect(fs.readdirSync(dir)).toEqual([])
+      }).pipe(Effect.provide(NodeFileSystem.layer))
+  )
 
   it.effect("an injected EACCES on write is described in words, nothing left behind", () =>
-    Effect.gen(function*() {
+    Effect.gen(function* () {
       const dir = tempDir()
-      const error = yield* Effect.flip(Files.writeFileAtomic(path.join(dir, "run.json"), "{}").pipe(
-        Effect.provide(FaultyFileSystem.layer({ failAfterBytes: 0, code: "EACCES" }))
-      ))
+      const error = yield* Effect.flip(
+        Files.writeFileAtomic(path.join(dir, "run.json"), "{}").pipe(
+          Effect.provide(FaultyFileSystem.layer({ failAfterBytes: 0, code: "EACCES" }))
+        )
+      )
       expect(Files.describe(error)).toBe("permission denied (EACCES)")
       expect(fs.readdirSync(dir)).toEqual([])
-    }))
+    })
+  )
 })
 
 describe("Files.describe", () => {
@@ -125,30 +144,34 @@ describe("Files.describe", () => {
 
 describe("makeDirectory", () => {
   it.effect("creates missing parents, and an empty atomic write makes an empty file", () =>
-    Effect.gen(function*() {
+    Effect.gen(function* () {
       const dir = path.join(tempDir(), "a", "b", "c")
       yield* Files.makeDirectory(dir)
       expect(fs.statSync(dir).isDirectory()).toBe(true)
       yield* Files.writeFileAtomic(path.join(dir, "empty"), new Uint8Array(0))
       expect(fs.readFileSync(path.join(dir, "empty")).length).toBe(0)
-    }).pipe(Effect.provide(NodeFileSystem.layer)))
+    }).pipe(Effect.provide(NodeFileSystem.layer))
+  )
 
   it.effect("names the real cause where Node reports a recursive create on a read-only file system as ENOENT", () =>
-    Effect.gen(function*() {
+    Effect.gen(function* () {
       // Node's own behaviour on a read-only mount: recursive -> ENOENT, the single create -> EROFS.
       const readOnly = FileSystem.layerNoop({
         exists: (p) => Effect.succeed(p === "/" || p === "/ro"),
         makeDirectory: (p, options) =>
-          Effect.fail(new SystemError({
-            module: "FileSystem",
-            method: "makeDirectory",
-            reason: options?.recursive === true ? "NotFound" : "PermissionDenied",
-            pathOrDescriptor: p,
-            description: options?.recursive === true ? "ENOENT" : "EROFS: read-only file system"
-          }))
+          Effect.fail(
+            new SystemError({
+              module: "FileSystem",
+              method: "makeDirectory",
+              reason: options?.recursive === true ? "NotFound" : "PermissionDenied",
+              pathOrDescriptor: p,
+              description: options?.recursive === true ? "ENOENT" : "EROFS: read-only file system"
+            })
+          )
       })
       const error = yield* Effect.flip(Files.makeDirectory("/ro/new/run")).pipe(Effect.provide(readOnly))
       expect(error._tag === "SystemError" && error.reason).toBe("PermissionDenied")
       expect(error._tag === "SystemError" && error.pathOrDescriptor).toBe("/ro/new")
-    }))
+    })
+  )
 })

@@ -1,6 +1,13 @@
 import { describe, expect, it } from "@effect/vitest"
 import { Either } from "effect"
-import { cardMetadata, declaredFiles, expand, listedFiles, preferredType, splitOfPath } from "../src/internal/dataset/hubFiles.js"
+import {
+  cardMetadata,
+  declaredFiles,
+  expand,
+  listedFiles,
+  preferredType,
+  splitOfPath
+} from "../src/internal/dataset/hubFiles.js"
 
 const card = (...yaml: Array<string>) => ["---", ...yaml, "---", "", "# A dataset", ""].join("\n")
 
@@ -12,7 +19,9 @@ const declared = (text: string) => {
 
 describe("dataset card: which files the split to read is", () => {
   it("kixlab/CUPID's card: the test split of the default config, a file at the root", () => {
-    expect(declared(card("configs:", "- config_name: default", "  data_files:", "  - split: test", "    path: test.parquet"))).toEqual({
+    expect(
+      declared(card("configs:", "- config_name: default", "  data_files:", "  - split: test", "    path: test.parquet"))
+    ).toEqual({
       patterns: ["test.parquet"],
       rule: "dataset card, config default, split test"
     })
@@ -27,18 +36,25 @@ describe("dataset card: which files the split to read is", () => {
       patterns: ["a.parquet", "b.parquet"],
       rule: "dataset card, config main, split train"
     })
-    expect(declared(card(
-      "configs:",
-      "- config_name: other",
-      "  data_files: other.parquet",
-      "- config_name: main",
-      "  default: true",
-      "  data_files:",
-      "  - split: train",
-      "    path: data/train-*",
-      "  - split: test",
-      "    path: [data/test-0.parquet, data/test-1.parquet]"
-    ))).toEqual({ patterns: ["data/test-0.parquet", "data/test-1.parquet"], rule: "dataset card, config main, split test" })
+    expect(
+      declared(
+        card(
+          "configs:",
+          "- config_name: other",
+          "  data_files: other.parquet",
+          "- config_name: main",
+          "  default: true",
+          "  data_files:",
+          "  - split: train",
+          "    path: data/train-*",
+          "  - split: test",
+          "    path: [data/test-0.parquet, data/test-1.parquet]"
+        )
+      )
+    ).toEqual({
+      patterns: ["data/test-0.parquet", "data/test-1.parquet"],
+      rule: "dataset card, config main, split test"
+    })
   })
 
   it("no front matter, no configs or no data_files: the file list decides", () => {
@@ -49,21 +65,37 @@ describe("dataset card: which files the split to read is", () => {
   })
 
   it("problems name the field: no default among several configs, several splits and no test, a malformed entry, bad YAML", () => {
-    expect(declared(card("configs:", "- config_name: a", "  data_files: a.parquet", "- config_name: b", "  data_files: b.parquet"))).toEqual({
+    expect(
+      declared(
+        card("configs:", "- config_name: a", "  data_files: a.parquet", "- config_name: b", "  data_files: b.parquet")
+      )
+    ).toEqual({
       problem: { field: "configs", reason: "declares configs a, b and none is named default or marked default: true" }
     })
-    expect(declared(card(
-      "configs:",
-      "- config_name: default",
-      "  data_files:",
-      "  - split: train",
-      "    path: train.parquet",
-      "  - split: validation",
-      "    path: dev.parquet"
-    ))).toEqual({ problem: { field: "configs[0].data_files", reason: "config default declares splits train, validation and none is test" } })
+    expect(
+      declared(
+        card(
+          "configs:",
+          "- config_name: default",
+          "  data_files:",
+          "  - split: train",
+          "    path: train.parquet",
+          "  - split: validation",
+          "    path: dev.parquet"
+        )
+      )
+    ).toEqual({
+      problem: {
+        field: "configs[0].data_files",
+        reason: "config default declares splits train, validation and none is test"
+      }
+    })
     const malformed = declared(card("configs:", "- config_name: default", "  data_files:", "  - split: test"))
     expect(malformed).toEqual({
-      problem: { field: "configs[0].data_files[0].path", reason: "expected string | ReadonlyArray<string>, found nothing (missing field)" }
+      problem: {
+        field: "configs[0].data_files[0].path",
+        reason: "expected string | ReadonlyArray<string>, found nothing (missing field)"
+      }
     })
     expect(declared(card("configs: [unclosed"))).toEqual({
       problem: { reason: expect.stringMatching(/^the front matter is not valid YAML \(.+\)$/) }
@@ -90,11 +122,16 @@ describe("file list: which files the split to read is", () => {
   })
 
   it("the test split, else the only split; files naming no split count only when none does", () => {
-    expect(listedFiles([".gitattributes", "README.md", "data/test.jsonl", "data/train.jsonl", "dataset_infos.json"])).toEqual(
-      Either.right({ patterns: ["data/test.jsonl"], rule: "file list, split test" })
-    )
-    expect(listedFiles(["README.md", "data/train-00001-of-00002.parquet", "data/train-00000-of-00002.parquet", "stats.json"])).toEqual(
-      Either.right({ patterns: ["data/train-00000-of-00002.parquet", "data/train-00001-of-00002.parquet"], rule: "file list, split train" })
+    expect(
+      listedFiles([".gitattributes", "README.md", "data/test.jsonl", "data/train.jsonl", "dataset_infos.json"])
+    ).toEqual(Either.right({ patterns: ["data/test.jsonl"], rule: "file list, split test" }))
+    expect(
+      listedFiles(["README.md", "data/train-00001-of-00002.parquet", "data/train-00000-of-00002.parquet", "stats.json"])
+    ).toEqual(
+      Either.right({
+        patterns: ["data/train-00000-of-00002.parquet", "data/train-00001-of-00002.parquet"],
+        rule: "file list, split train"
+      })
     )
     expect(listedFiles(["README.md", "cupid.parquet", "cupid.jsonl"])).toEqual(
       Either.right({ patterns: ["cupid.parquet"], rule: "file list, the only split (no file names one)" })
@@ -102,7 +139,9 @@ describe("file list: which files the split to read is", () => {
     expect(listedFiles(["train.parquet", "validation.parquet"])).toEqual(
       Either.left({ reason: "names splits train, validation in its file names and none is test" })
     )
-    expect(listedFiles(["README.md", "data.csv"])).toEqual(Either.left({ reason: "has no .parquet, .jsonl or .json file" }))
+    expect(listedFiles(["README.md", "data.csv"])).toEqual(
+      Either.left({ reason: "has no .parquet, .jsonl or .json file" })
+    )
   })
 
   it("one format per split: parquet, else JSON lines, else JSON", () => {
@@ -113,10 +152,24 @@ describe("file list: which files the split to read is", () => {
   })
 
   it("card patterns expand against the file list: * stays in a folder, ** crosses folders, matches in path order", () => {
-    const files = ["data/test-1.parquet", "data/test-0.parquet", "data/sub/test-2.parquet", "test.parquet", "data/test-0.json"]
+    const files = [
+      "data/test-1.parquet",
+      "data/test-0.parquet",
+      "data/sub/test-2.parquet",
+      "test.parquet",
+      "data/test-0.json"
+    ]
     expect(expand(["data/test-*.parquet"], files)).toEqual(["data/test-0.parquet", "data/test-1.parquet"])
-    expect(expand(["data/**/test-*.parquet"], files)).toEqual(["data/sub/test-2.parquet", "data/test-0.parquet", "data/test-1.parquet"])
-    expect(expand(["data/test-[01].*"], files)).toEqual(["data/test-0.json", "data/test-0.parquet", "data/test-1.parquet"])
+    expect(expand(["data/**/test-*.parquet"], files)).toEqual([
+      "data/sub/test-2.parquet",
+      "data/test-0.parquet",
+      "data/test-1.parquet"
+    ])
+    expect(expand(["data/test-[01].*"], files)).toEqual([
+      "data/test-0.json",
+      "data/test-0.parquet",
+      "data/test-1.parquet"
+    ])
     expect(expand(["test.parquet", "*.parquet"], files)).toEqual(["test.parquet"])
     expect(expand(["missing.parquet"], files)).toEqual(["missing.parquet"])
   })

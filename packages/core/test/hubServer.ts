@@ -37,9 +37,9 @@ export const startHub = async (
     if (listing !== null && Object.hasOwn(repos, listing[1]!)) {
       const repo = repos[listing[1]!]!
       const names = [...(repo.card !== undefined ? ["README.md"] : []), ...Object.keys(repo.files)]
-      res.writeHead(200, { "content-type": "application/json" }).end(
-        JSON.stringify({ id: listing[1], private: false, siblings: names.map((rfilename) => ({ rfilename })) })
-      )
+      res
+        .writeHead(200, { "content-type": "application/json" })
+        .end(JSON.stringify({ id: listing[1], private: false, siblings: names.map((rfilename) => ({ rfilename })) }))
       return
     }
     const resolve = /^\/(datasets|cdn)\/([^/]+\/[^/]+)\/(?:resolve\/main\/)?(.+)$/.exec(url)

@@ -10,8 +10,16 @@ const row = (persona: string, sessionPreference: string): Domain.CupidRow => ({
   current_contextual_preference: "Numbered steps.",
   current_checklist: ["Numbered?"],
   prior_interactions: [
-    { context_factor: "the offsite", contextual_preference: sessionPreference, dialogue: [{ role: "user", content: "Plan it." }] },
-    { context_factor: "my manager", contextual_preference: "Numbered steps.", dialogue: [{ role: "user", content: "Hi." }] }
+    {
+      context_factor: "the offsite",
+      contextual_preference: sessionPreference,
+      dialogue: [{ role: "user", content: "Plan it." }]
+    },
+    {
+      context_factor: "my manager",
+      contextual_preference: "Numbered steps.",
+      dialogue: [{ role: "user", content: "Hi." }]
+    }
   ]
 })
 
@@ -21,7 +29,10 @@ describe("data inspect statistics", () => {
     acc.add(Domain.fromRow(row("ok", "Numbered steps.")))
     for (const p of ["a", "b", "c", "d", "e", "f", "g"]) acc.add(Domain.fromRow(row(p, "numbered steps.")))
     const stats = acc.result()
-    expect(stats.withoutRelevant).toEqual({ count: 7, firstIds: ["a", "b", "c", "d", "e"].map((p) => `${p}:consistent`) })
+    expect(stats.withoutRelevant).toEqual({
+      count: 7,
+      firstIds: ["a", "b", "c", "d", "e"].map((p) => `${p}:consistent`)
+    })
     expect(format(stats).split("\n")).toContain(
       "instances without a relevant session: 7 (a:consistent, b:consistent, c:consistent, d:consistent, e:consistent, and 2 more)"
     )

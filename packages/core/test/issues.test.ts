@@ -6,8 +6,26 @@ const bm25Keys = ["b", "expand", "expandModel", "granularity", "join", "k1", "re
 
 describe("Issues: ranking what a misspelt key meant", () => {
   it("knows which keys are neighbours on a QWERTY keyboard", () => {
-    for (const [a, b] of [["q", "1"], ["q", "2"], ["a", "q"], ["a", "w"], ["1", "2"], ["k", "l"], ["m", "k"], ["M", "j"]]) expect(Issues.adjacentKeys(a!, b!), `${a} ${b}`).toBe(true)
-    for (const [a, b] of [["q", "3"], ["a", "e"], ["k", "1"], ["l", "1"], ["k", "k"], ["z", "q"]]) expect(Issues.adjacentKeys(a!, b!), `${a} ${b}`).toBe(false)
+    for (const [a, b] of [
+      ["q", "1"],
+      ["q", "2"],
+      ["a", "q"],
+      ["a", "w"],
+      ["1", "2"],
+      ["k", "l"],
+      ["m", "k"],
+      ["M", "j"]
+    ])
+      expect(Issues.adjacentKeys(a!, b!), `${a} ${b}`).toBe(true)
+    for (const [a, b] of [
+      ["q", "3"],
+      ["a", "e"],
+      ["k", "1"],
+      ["l", "1"],
+      ["k", "k"],
+      ["z", "q"]
+    ])
+      expect(Issues.adjacentKeys(a!, b!), `${a} ${b}`).toBe(false)
   })
 
   it("weighs a doubled letter and a neighbouring key as half an edit", () => {
@@ -40,7 +58,9 @@ describe("Issues: ranking what a misspelt key meant", () => {
     expect(Issues.unknownKeys(["kk"], bm25Keys, "option")).toBe(
       `unknown option "kk" (did you mean "k" or "k1"?); valid options: b, expand, expandModel, granularity, join, k, k1, representation, select`
     )
-    expect(Issues.unknownKeys(["k2"], ["k", "k1"], "option", "option", ["k1"])).toBe(`unknown option "k2" (did you mean "k"?); valid options: k, k1`)
+    expect(Issues.unknownKeys(["k2"], ["k", "k1"], "option", "option", ["k1"])).toBe(
+      `unknown option "k2" (did you mean "k"?); valid options: k, k1`
+    )
     // All four are 1 edit from kk; kj (j next to k, same length) costs 0.5 with no length change; k and
     // kkk (a doubled k dropped or added) cost 0.5 a letter apart, in the given order; k1 costs 1.
     expect(Issues.unknownName("kk", ["k", "k1", "kj", "kkk"])).toBe(`"kk" (did you mean "kj", "k" or "kkk"?)`)
@@ -51,7 +71,9 @@ describe("Issues: ranking what a misspelt key meant", () => {
       { path: ["kk"], message: 'is unexpected, expected: "b" | "k1"' },
       { path: ["nested", "kk"], message: 'is unexpected, expected: "k1"' }
     ]
-    expect(Issues.clean(issues, "option", "option", { also: ["k", "select"], present: [] }).map((i) => i.message)).toEqual([
+    expect(
+      Issues.clean(issues, "option", "option", { also: ["k", "select"], present: [] }).map((i) => i.message)
+    ).toEqual([
       `unknown option "kk" (did you mean "k" or "k1"?); valid options: b, k, k1, select`,
       `unknown option "kk" (did you mean "k1"?); valid options: k1`
     ])

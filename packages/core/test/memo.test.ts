@@ -48,7 +48,8 @@ describe("Memo.Service", () => {
 
   it("keeps attached stores per owner object", () => {
     const memo = Memo.unsafeMake()
-    const q1 = {}, q2 = {}
+    const q1 = {},
+      q2 = {}
     memo.attached(q1, lengths).set("history", 1)
     expect(memo.attached(q1, lengths).get("history")).toBe(1)
     expect(memo.attached(q2, lengths).get("history")).toBeUndefined()
@@ -57,7 +58,7 @@ describe("Memo.Service", () => {
   })
 
   it.effect("current is the provided memo, else a fresh one each time", () =>
-    Effect.gen(function*() {
+    Effect.gen(function* () {
       const a = yield* Memo.current
       const b = yield* Memo.current
       expect(a).not.toBe(b)
@@ -67,10 +68,11 @@ describe("Memo.Service", () => {
       const [c, d] = yield* Effect.provideService(Effect.all([Memo.current, Memo.current]), Memo.Memo, provided)
       expect(c).toBe(provided)
       expect(d).toBe(provided)
-    }))
+    })
+  )
 
   it.effect("shared hands one memo to everything under it, and each layer build makes a new one", () =>
-    Effect.gen(function*() {
+    Effect.gen(function* () {
       const [a, b] = yield* Memo.shared(Effect.all([Memo.current, Memo.current]))
       expect(a).toBe(b)
       const fromLayer = yield* Effect.provide(Memo.current, Memo.layer)
@@ -79,5 +81,6 @@ describe("Memo.Service", () => {
       const outer = Memo.unsafeMake()
       const inner = yield* Effect.provideService(Memo.shared(Memo.current), Memo.Memo, outer)
       expect(inner).toBe(outer)
-    }))
+    })
+  )
 })

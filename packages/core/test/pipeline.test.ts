@@ -39,25 +39,34 @@ const instance = Domain.fromRow(row)
 
 const recent = (k: number): Retriever.Service => ({
   needsSummaries: false,
-  retrieve: ({ query }) => Effect.succeed(Retriever.fromScores(query.sessions.map((s) => [s.id, s.index]), k))
+  retrieve: ({ query }) =>
+    Effect.succeed(
+      Retriever.fromScores(
+        query.sessions.map((s) => [s.id, s.index]),
+        k
+      )
+    )
 })
 
 /** A model whose answers name the request they got, so tests can see what each stage was given. */
 const lm: LanguageModel.Service = {
   info: { provider: "test", model: "echo", params: {} },
-  complete: (r) => Effect.succeed({ text: r.messages.map((m) => m.content).join(" | "), promptTokens: 5, completionTokens: 2 })
+  complete: (r) =>
+    Effect.succeed({ text: r.messages.map((m) => m.content).join(" | "), promptTokens: 5, completionTokens: 2 })
 }
 const models = Models.layer({ m: { languageModel: lm } })
 
 const summarizer: Summarizer.Service = {
   summarize: (sessions) =>
-    Effect.forEach(sessions, (s) => Effect.flatMap(Models.Models, (ms) => ms.languageModel("m")).pipe(
-      Effect.flatMap((m) => m.complete({ messages: [{ role: "user", content: s.dialogue[0]!.content }] })),
-      Effect.map((c) => ({ sessionId: s.id, context: [c.text], preferences: [] })),
-      Effect.mapError((e) => new StageError({ stage: "summarize", plugin: "sum", reason: e.message })),
-      Effect.provide(models),
-      Effect.provide(ModelCache.layerMemory)
-    ))
+    Effect.forEach(sessions, (s) =>
+      Effect.flatMap(Models.Models, (ms) => ms.languageModel("m")).pipe(
+        Effect.flatMap((m) => m.complete({ messages: [{ role: "user", content: s.dialogue[0]!.content }] })),
+        Effect.map((c) => ({ sessionId: s.id, context: [c.text], preferences: [] })),
+        Effect.mapError((e) => new StageError({ stage: "summarize", plugin: "sum", reason: e.message })),
+        Effect.provide(models),
+        Effect.provide(ModelCache.layerMemory)
+      )
+    )
 }
 
 const inferrer: Inferrer.Service = {
@@ -72,7 +81,8 @@ const inferrer: Inferrer.Service = {
 
 const generator = (usesGoldPreference: boolean): Generator.Service => ({
   usesGoldPreference,
-  generate: ({ preference, evidence }) => Effect.succeed({ text: `${preference ?? "none"} from ${evidence.sessions.length}` })
+  generate: ({ preference, evidence }) =>
+    Effect.succeed({ text: `${preference ?? "none"} from ${evidence.sessions.length}` })
 })
 
 const selectedCount: Scorer.Service = {
@@ -80,8 +90,8 @@ const selectedCount: Scorer.Service = {
   score: ({ trace, instance }) =>
     Effect.succeed({
       "retrieval.count": trace.retrieval?.selected.length ?? NaN,
-      "retrieval.relevant": (trace.retrieval?.selected ?? []).filter((id) =>
-        instance.gold.sessions.find((g) => g.id === id)?.label === "relevant"
+      "retrieval.relevant": (trace.retrieval?.selected ?? []).filter(
+        (id) => instance.gold.sessions.find((g) => g.id === id)?.label === "relevant"
       ).length,
       "cost.calls": trace.usage.length
     })
@@ -89,11 +99,17 @@ const selectedCount: Scorer.Service = {
 
 describe("Pipeline.run", () => {
   it.effect("passes the selected sessions, in chronological order, through every stage", () =>
-    Effect.gen(function*() {
+    Effect.gen(function* () {
       const shuffled: Retriever.Service = {
         needsSummaries: false,
         retrieve: () =>
-          Effect.succeed({ ranking: [{ sessionId: "s4", score: 2 }, { sessionId: "s2", score: 1 }], selected: ["s4", "s2", "s4"] })
+          Effect.succeed({
+            ranking: [
+              { sessionId: "s4", score: 2 },
+              { sessionId: "s2", score: 1 }
+            ],
+            selected: ["s4", "s2", "s4"]
+          })
       }
       const trace = yield* Pipeline.run(
         {
@@ -111,31 +127,43 @@ describe("Pipeline.run", () => {
       expect(trace.retrieval?.selected).toEqual(["s2", "s4"])
       expect(trace.scores).toEqual({ "retrieval.count": 2, "retrieval.relevant": 1, "cost.calls": 0 })
       expect(Object.keys(trace.timings).sort()).toEqual(["generate", "infer", "retrieve", "score"])
-    }))
+    })
+  )
 
   it.effect("without a retriever every session is evidence", () =>
-    Effect.gen(function*() {
+    Effect.gen(function* () {
       const trace = yield* Pipeline.run({ inferrer: { plugin: "ids", service: inferrer }, scorers: [] }, instance)
       expect(trace.inference?.preference).toBe("s1,s2,s3,s4")
       expect(trace.retrieval).toBeUndefined()
-    }))
+    })
+  )
 
   it.effect("only a gold retriever receives the labels", () =>
-    Effect.gen(function*() {
+    Effect.gen(function* () {
       const oracle: Retriever.GoldService = {
         needsSummaries: false,
         retrieve: (_input, gold) =>
-          Effect.succeed(Retriever.fromScores(gold.sessions.map((s) => [s.id, s.label === "relevant" ? 1 : 0]), 2))
+          Effect.succeed(
+            Retriever.fromScores(
+              gold.sessions.map((s) => [s.id, s.label === "relevant" ? 1 : 0]),
+              2
+            )
+          )
       }
       const trace = yield* Pipeline.run(
-        { retriever: { plugin: "oracle", needsGold: true, service: oracle }, inferrer: { plugin: "ids", service: inferrer }, scorers: [] },
+        {
+          retriever: { plugin: "oracle", needsGold: true, service: oracle },
+          inferrer: { plugin: "ids", service: inferrer },
+          scorers: []
+        },
         instance
       )
       expect(trace.retrieval?.selected).toEqual(["s3", "s4"])
-    }))
+    })
+  )
 
   it.effect("summaries replace the sessions as evidence, and model calls are attributed to their stage", () =>
-    Effect.gen(function*() {
+    Effect.gen(function* () {
       const trace = yield* Pipeline.run(
         {
           retriever: { plugin: "recent", needsGold: false, service: recent(2) },
@@ -147,20 +175,27 @@ describe("Pipeline.run", () => {
       )
       expect(trace.summaries?.map((s) => s.sessionId)).toEqual(["s3", "s4"])
       expect(trace.inference?.preference).toBe("About Dana: third;About Dana: fourth")
-      expect(trace.usage.map((u) => [u.stage, u.kind, u.cached])).toEqual([["summarize", "complete", false], ["summarize", "complete", false]])
+      expect(trace.usage.map((u) => [u.stage, u.kind, u.cached])).toEqual([
+        ["summarize", "complete", false],
+        ["summarize", "complete", false]
+      ])
       // the scorer sees the calls made before scoring
       expect(trace.scores["cost.calls"]).toBe(2)
-    }))
+    })
+  )
 
   it.effect("a retriever that ranks summaries gets every session summarized first", () =>
-    Effect.gen(function*() {
+    Effect.gen(function* () {
       const seen: Array<number> = []
       const bySummary: Retriever.Service = {
         needsSummaries: true,
         retrieve: ({ query, summaries }) =>
           Effect.sync(() => {
             seen.push(summaries?.size ?? -1)
-            return Retriever.fromScores(query.sessions.map((s) => [s.id, s.index]), 1)
+            return Retriever.fromScores(
+              query.sessions.map((s) => [s.id, s.index]),
+              1
+            )
           })
       }
       const trace = yield* Pipeline.run(
@@ -175,12 +210,16 @@ describe("Pipeline.run", () => {
       // the selected session was summarized once, not twice
       expect(trace.usage).toHaveLength(4)
       expect(trace.summaries?.map((s) => s.sessionId)).toEqual(["s4"])
-    }))
+    })
+  )
 
   it.effect("a retriever that ranks summaries without a summarizer is a stage error", () =>
-    Effect.gen(function*() {
+    Effect.gen(function* () {
       const trace = yield* Pipeline.run(
-        { retriever: { plugin: "by-summary", needsGold: false, service: { ...recent(1), needsSummaries: true } }, scorers: [] },
+        {
+          retriever: { plugin: "by-summary", needsGold: false, service: { ...recent(1), needsSummaries: true } },
+          scorers: []
+        },
         instance
       )
       expect(trace.error).toEqual({
@@ -189,10 +228,11 @@ describe("Pipeline.run", () => {
         tag: "StageError",
         message: "retrieve (by-summary): ranks session summaries but no summarizer is configured"
       })
-    }))
+    })
+  )
 
   it.effect("the oracle-preference generator gets the gold preference, others the inferred one", () =>
-    Effect.gen(function*() {
+    Effect.gen(function* () {
       const run = (gold: boolean) =>
         Pipeline.run(
           {
@@ -205,12 +245,16 @@ describe("Pipeline.run", () => {
         )
       expect((yield* run(true)).generation?.text).toBe("numbered steps from 1")
       expect((yield* run(false)).generation?.text).toBe("s4 from 1")
-      const noInferrer = yield* Pipeline.run({ generator: { plugin: "g", service: generator(false) }, scorers: [] }, instance)
+      const noInferrer = yield* Pipeline.run(
+        { generator: { plugin: "g", service: generator(false) }, scorers: [] },
+        instance
+      )
       expect(noInferrer.generation?.text).toBe("none from 4")
-    }))
+    })
+  )
 
   it.effect("a stage failure stops the run and keeps the outputs and calls made before it", () =>
-    Effect.gen(function*() {
+    Effect.gen(function* () {
       const failing: Inferrer.Service = {
         infer: () => Effect.fail(new StageError({ stage: "infer", plugin: "broken", reason: "unparseable answer" }))
       }
@@ -223,45 +267,65 @@ describe("Pipeline.run", () => {
         },
         instance
       )
-      expect(trace.error).toEqual({ stage: "infer", plugin: "broken", tag: "StageError", message: "infer (broken): unparseable answer" })
+      expect(trace.error).toEqual({
+        stage: "infer",
+        plugin: "broken",
+        tag: "StageError",
+        message: "infer (broken): unparseable answer"
+      })
       expect(trace.retrieval?.selected).toEqual(["s3", "s4"])
       expect(trace.usage).toHaveLength(2)
       expect(trace.scores).toEqual({})
-    }))
+    })
+  )
 
   it.effect("a defect in a plugin is recorded, not thrown", () =>
-    Effect.gen(function*() {
-      const buggy: Retriever.Service = { needsSummaries: false, retrieve: () => Effect.die(new Error("index out of range")) }
-      const trace = yield* Pipeline.run({ retriever: { plugin: "buggy", needsGold: false, service: buggy }, scorers: [] }, instance)
+    Effect.gen(function* () {
+      const buggy: Retriever.Service = {
+        needsSummaries: false,
+        retrieve: () => Effect.die(new Error("index out of range"))
+      }
+      const trace = yield* Pipeline.run(
+        { retriever: { plugin: "buggy", needsGold: false, service: buggy }, scorers: [] },
+        instance
+      )
       expect(trace.error).toEqual({ stage: "pipeline", plugin: "", tag: "Defect", message: "index out of range" })
-    }))
+    })
+  )
 
   it.effect("session ids that are not in the history are rejected", () =>
-    Effect.gen(function*() {
+    Effect.gen(function* () {
       const wrong: Retriever.Service = {
         needsSummaries: false,
         retrieve: () => Effect.succeed({ ranking: [{ sessionId: "s9", score: 1 }], selected: ["s1", "s12"] })
       }
-      const trace = yield* Pipeline.run({ retriever: { plugin: "wrong", needsGold: false, service: wrong }, scorers: [] }, instance)
+      const trace = yield* Pipeline.run(
+        { retriever: { plugin: "wrong", needsGold: false, service: wrong }, scorers: [] },
+        instance
+      )
       expect(trace.error?.message).toBe("retrieve (wrong): returned session ids that are not in the history: s12, s9")
-    }))
+    })
+  )
 
   it.effect("usage ledgers of instances running concurrently stay separate", () =>
-    Effect.gen(function*() {
+    Effect.gen(function* () {
       const other = Domain.fromRow({ ...row, persona_id: "p2", prior_interactions: row.prior_interactions.slice(0, 1) })
       const pipeline: Pipeline.CellPipeline = {
         summarizer: { plugin: "sum", service: summarizer },
         inferrer: { plugin: "ids", service: inferrer },
         scorers: []
       }
-      const traces = yield* Effect.all([Pipeline.run(pipeline, instance), Pipeline.run(pipeline, other)], { concurrency: 2 })
+      const traces = yield* Effect.all([Pipeline.run(pipeline, instance), Pipeline.run(pipeline, other)], {
+        concurrency: 2
+      })
       expect(traces.map((t) => t.usage.length)).toEqual([4, 1])
-    }))
+    })
+  )
 })
 
 /** Runs an effect with a tracer that keeps every span it makes (the default tracer underneath). */
 const recordingSpans = <A, E, R>(effect: Effect.Effect<A, E, R>) =>
-  Effect.gen(function*() {
+  Effect.gen(function* () {
     const inner = yield* Effect.tracer
     const spans: Array<Tracer.Span> = []
     const tracer = Tracer.make({
@@ -281,15 +345,20 @@ describe("Pipeline.run: spans and timings", () => {
   const taking = <A>(ms: number, value: A) => Effect.as(TestClock.adjust(`${ms} millis`), value)
 
   it.effect("each stage call runs in a span named after its step, with its plugin, inside the pair's span", () =>
-    Effect.gen(function*() {
-      const { spans, value: trace } = yield* recordingSpans(Pipeline.run(
-        {
-          retriever: { plugin: "recent", needsGold: false, service: recent(2) },
-          inferrer: { plugin: "ids", service: inferrer },
-          scorers: [{ plugin: "count", service: selectedCount }, { plugin: "again", service: selectedCount }]
-        },
-        instance
-      ))
+    Effect.gen(function* () {
+      const { spans, value: trace } = yield* recordingSpans(
+        Pipeline.run(
+          {
+            retriever: { plugin: "recent", needsGold: false, service: recent(2) },
+            inferrer: { plugin: "ids", service: inferrer },
+            scorers: [
+              { plugin: "count", service: selectedCount },
+              { plugin: "again", service: selectedCount }
+            ]
+          },
+          instance
+        )
+      )
       expect(trace.error).toBeUndefined()
       const root = spans.find((s) => s.name === "pipeline.run")!
       expect(root.attributes.get("instance")).toBe("p1:changing")
@@ -301,26 +370,53 @@ describe("Pipeline.run: spans and timings", () => {
         ["stage.score", "again"]
       ])
       for (const s of stages) expect(s.parent._tag === "Some" && s.parent.value.spanId).toBe(root.spanId)
-    }))
+    })
+  )
 
   it.effect("a stage's timing is the duration of its spans, summed over its calls, also when it fails", () =>
-    Effect.gen(function*() {
-      const slowScorer: Scorer.Service = { ...selectedCount, score: (input) => Effect.zipRight(TestClock.adjust("5 millis"), selectedCount.score(input)) }
+    Effect.gen(function* () {
+      const slowScorer: Scorer.Service = {
+        ...selectedCount,
+        score: (input) => Effect.zipRight(TestClock.adjust("5 millis"), selectedCount.score(input))
+      }
       const ok = yield* Pipeline.run(
         {
-          retriever: { plugin: "slow", needsGold: false, service: { needsSummaries: false, retrieve: (i) => Effect.flatMap(taking(25, 0), () => recent(2).retrieve(i)) } },
+          retriever: {
+            plugin: "slow",
+            needsGold: false,
+            service: {
+              needsSummaries: false,
+              retrieve: (i) => Effect.flatMap(taking(25, 0), () => recent(2).retrieve(i))
+            }
+          },
           inferrer: { plugin: "slow", service: { infer: () => taking(40, { preference: "p", analysis: "" }) } },
-          scorers: [{ plugin: "a", service: slowScorer }, { plugin: "b", service: slowScorer }]
+          scorers: [
+            { plugin: "a", service: slowScorer },
+            { plugin: "b", service: slowScorer }
+          ]
         },
         instance
       )
       expect(ok.timings).toEqual({ retrieve: 25, infer: 40, score: 10 })
       const failed = yield* Pipeline.run(
         {
-          retriever: { plugin: "slow", needsGold: false, service: { needsSummaries: false, retrieve: (i) => Effect.flatMap(taking(3, 0), () => recent(2).retrieve(i)) } },
+          retriever: {
+            plugin: "slow",
+            needsGold: false,
+            service: {
+              needsSummaries: false,
+              retrieve: (i) => Effect.flatMap(taking(3, 0), () => recent(2).retrieve(i))
+            }
+          },
           inferrer: {
             plugin: "broken",
-            service: { infer: () => Effect.zipRight(TestClock.adjust("7 millis"), Effect.fail(new StageError({ stage: "infer", plugin: "broken", reason: "no" }))) }
+            service: {
+              infer: () =>
+                Effect.zipRight(
+                  TestClock.adjust("7 millis"),
+                  Effect.fail(new StageError({ stage: "infer", plugin: "broken", reason: "no" }))
+                )
+            }
           },
           scorers: [{ plugin: "a", service: slowScorer }]
         },
@@ -328,7 +424,8 @@ describe("Pipeline.run: spans and timings", () => {
       )
       expect(failed.error?.stage).toBe("infer")
       expect(failed.timings).toEqual({ retrieve: 3, infer: 7 })
-    }))
+    })
+  )
 })
 
 describe("Domain", () => {

@@ -13,34 +13,37 @@ import { it } from "../src/testing/NodeTest.js"
 const dataDirectory = fileURLToPath(new URL("../data/", import.meta.url))
 
 const labelsOf = (instance: Domain.Instance) => instance.gold.sessions.map((s) => s.label)
-const count = (instance: Domain.Instance, label: Domain.RelevanceLabel) => labelsOf(instance).filter((l) => l === label).length
+const count = (instance: Domain.Instance, label: Domain.RelevanceLabel) =>
+  labelsOf(instance).filter((l) => l === label).length
 const positionsOf = (instance: Domain.Instance, label: Domain.RelevanceLabel) =>
-  instance.gold.sessions.flatMap((s, i) => s.label === label ? [i] : [])
+  instance.gold.sessions.flatMap((s, i) => (s.label === label ? [i] : []))
 
 describe("bundled sample: sample (dev) and sample-test (test)", () => {
   const checked = checkSources(sampleSourceRoot(dataDirectory))
 
   it.effect("every source passes the validator", () =>
-    Effect.gen(function*() {
+    Effect.gen(function* () {
       const result = yield* checked
       const problems = result.problems.flatMap((f) => f.problems.map((p) => `${f.file}, ${p.field}: ${p.reason}`))
       expect(problems).toEqual([])
       for (const split of Source.splits) {
         expect(result.loaded.filter((l) => l.split === split).length, split).toBeGreaterThanOrEqual(8)
       }
-    }))
+    })
+  )
 
   it.effect("sample.jsonl and sample-test.jsonl are exactly what the build produces", () =>
-    Effect.gen(function*() {
+    Effect.gen(function* () {
       const result = yield* checked
       for (const [split, file] of splitOutputs(dataDirectory)) {
         const sources = result.loaded.filter((l) => l.split === split).map((l) => l.source)
         expect(fs.readFileSync(file, "utf8"), file).toBe(toJsonl(buildRows(sources)))
       }
-    }))
+    })
+  )
 
   it.effect("both splits load as data sources, with distinct personas", () =>
-    Effect.gen(function*() {
+    Effect.gen(function* () {
       const dev = yield* Dataset.loadAll("sample")
       const test = yield* Dataset.loadAll("sample-test")
       expect(dev.instances.length).toBeGreaterThanOrEqual(24)
@@ -48,57 +51,96 @@ describe("bundled sample: sample (dev) and sample-test (test)", () => {
       const personas = (xs: ReadonlyArray<Domain.Instance>) => new Set(xs.map((i) => i.personaId))
       for (const p of personas(dev.instances)) expect(personas(test.instances).has(p)).toBe(false)
       expect(dev.fingerprint).not.toBe(test.fingerprint)
-    }))
+    })
+  )
 
   it.effect("each instance is derived the CUPID way: 8 sessions, relevance from the slots", () =>
-    Effect.gen(function*() {
+    Effect.gen(function* () {
       const result = yield* checked
       for (const { source } of result.loaded) {
         const n = (slot: Source.Slot) => source.sessions.filter((s) => s.slot === slot).length
         const [consistent, contrastive, changing] = buildRows([source]).map(Domain.fromRow)
-        for (const instance of [consistent!, contrastive!, changing!]) expect(instance.query.sessions.length, instance.id).toBe(8)
+        for (const instance of [consistent!, contrastive!, changing!])
+          expect(instance.query.sessions.length, instance.id).toBe(8)
         expect([count(consistent!, "relevant"), count(consistent!, "stale")], consistent!.id).toEqual([n("A"), 0])
         expect([count(contrastive!, "relevant"), count(contrastive!, "stale")], contrastive!.id).toEqual([n("A"), 0])
-        expect([count(changing!, "relevant"), count(changing!, "stale")], changing!.id).toEqual([n("A-changed"), n("A")])
+        expect([count(changing!, "relevant"), count(changing!, "stale")], changing!.id).toEqual([
+          n("A-changed"),
+          n("A")
+        ])
         const bIn = (i: Domain.Instance) => i.gold.sessions.filter((s) => s.factor === source.factor_b).length
         expect([bIn(consistent!), bIn(contrastive!), bIn(changing!)], source.persona_id).toEqual([0, 2, 0])
-        expect(Math.max(...positionsOf(changing!, "stale"))).toBeLessThan(Math.min(...positionsOf(changing!, "relevant")))
+        expect(Math.max(...positionsOf(changing!, "stale"))).toBeLessThan(
+          Math.min(...positionsOf(changing!, "relevant"))
+        )
       }
-    }))
+    })
+  )
 
   it.effect("relevant counts run from 1 to 3 and sit early in some instances, late in others", () =>
-    Effect.gen(function*() {
+    Effect.gen(function* () {
       const result = yield* checked
       const instances = buildRows(result.loaded.map((l) => l.source)).map(Domain.fromRow)
       expect(new Set(instances.map((i) => count(i, "relevant")))).toEqual(new Set([1, 2, 3]))
       const means = instances.map((i) => positionsOf(i, "relevant").reduce((a, b) => a + b, 0) / count(i, "relevant"))
       expect(Math.min(...means)).toBeLessThan(2.5)
       expect(Math.max(...means)).toBeGreaterThan(5.5)
-    }))
+    })
+  )
 })
 
 /** Pseudo-words unique to one place, so fixture text never shares a run with other text. */
 const words = (tag: string, n: number) => Array.from({ length: n }, (_, i) => `${tag}x${i}q`).join(" ")
-const slotsLayout: ReadonlyArray<Source.Slot> = ["other", "A", "B", "other", "A", "other", "other", "A-changed", "B", "other", "A-changed", "other"]
+const slotsLayout: ReadonlyArray<Source.Slot> = [
+  "other",
+  "A",
+  "B",
+  "other",
+  "A",
+  "other",
+  "other",
+  "A-changed",
+  "B",
+  "other",
+  "A-changed",
+  "other"
+]
 
 /** A source that passes every rule; tests break one rule at a time. */
 const validSource = (): Source.SampleSource => {
   const factors: Array<Source.Factor> = [
-    { name: "Dr. Marisol Okafor", type: "person", mentions: ["Dr. Okafor", "Marisol", "my department head", "Okafor's"] },
+    {
+      name: "Dr. Marisol Okafor",
+      type: "person",
+      mentions: ["Dr. Okafor", "Marisol", "my department head", "Okafor's"]
+    },
     { name: "Dr. Reuben Castle", type: "person", mentions: ["Dr. Castle", "Reuben"] },
-    ...Array.from({ length: 6 }, (_, k): Source.Factor => ({ name: `Venue ${k}`, type: "location", mentions: [`Venuehall${k}`] }))
+    ...Array.from({ length: 6 }, (_, k): Source.Factor => ({
+      name: `Venue ${k}`,
+      type: "location",
+      mentions: [`Venuehall${k}`]
+    }))
   ]
-  const preference = (tag: string) => `Answers for ${tag} must open with a numbered list, keep every item under ten words, and end with one question.`
+  const preference = (tag: string) =>
+    `Answers for ${tag} must open with a numbered list, keep every item under ten words, and end with one question.`
   let other = 0
   const sessions = slotsLayout.map((slot, i): Source.SourceSession => {
-    const factor = slot === "A" || slot === "A-changed" ? factors[0]! : slot === "B" ? factors[1]! : factors[2 + other++]!
+    const factor =
+      slot === "A" || slot === "A-changed" ? factors[0]! : slot === "B" ? factors[1]! : factors[2 + other++]!
     const mention = factor.mentions[i % factor.mentions.length]!
     const topic = i === 1 || i === 3 || i === 5 ? " about the titration lab" : ""
     const resource = i === 0 || i === 6
     const opening = resource
       ? `${words(`r${i}`, 10)} ${mention}${topic}\n${words(`ra${i}`, 12)}\n${words(`rb${i}`, 12)}\n${words(`rc${i}`, 12)}\n${words(`rd${i}`, 12)}`
       : `${words(`s${i}`, 12)} ${mention}${topic} ${words(`t${i}`, 4)}`
-    const pref = slot === "A" ? preference("A") : slot === "A-changed" ? preference("A changed") : slot === "B" ? preference("B") : preference(`other ${i}`)
+    const pref =
+      slot === "A"
+        ? preference("A")
+        : slot === "A-changed"
+          ? preference("A changed")
+          : slot === "B"
+            ? preference("B")
+            : preference(`other ${i}`)
     return {
       slot,
       context_factor: factor.name,
@@ -132,7 +174,11 @@ const validSource = (): Source.SampleSource => {
 }
 
 const problemsOf = (source: Source.SampleSource) => Validate.source(source).map((p) => `${p.field}: ${p.reason}`)
-const patchSession = (source: Source.SampleSource, i: number, f: (s: Source.SourceSession) => Source.SourceSession): Source.SampleSource => ({
+const patchSession = (
+  source: Source.SampleSource,
+  i: number,
+  f: (s: Source.SourceSession) => Source.SourceSession
+): Source.SampleSource => ({
   ...source,
   sessions: source.sessions.map((s, k) => (k === i ? f(s) : s))
 })
@@ -147,64 +193,105 @@ describe("sample validator", () => {
   })
 
   it("catches a preference leaked into a user turn (6-word run)", () => {
-    const broken = patchSession(validSource(), 1, (s) => patchTurn(s, 2, "Again: keep every item under ten words, please."))
-    expect(problemsOf(broken)).toEqual([`sessions[1].dialogue[2].content: contains the 6-word run "keep every item under ten words" of its session's preference`])
+    const broken = patchSession(validSource(), 1, (s) =>
+      patchTurn(s, 2, "Again: keep every item under ten words, please.")
+    )
+    expect(problemsOf(broken)).toEqual([
+      `sessions[1].dialogue[2].content: contains the 6-word run "keep every item under ten words" of its session's preference`
+    ])
   })
 
   it("catches a preference leaked into the request", () => {
     const source = validSource()
     const broken = { ...source, current_request: `${source.current_request}; open with a numbered list, keep it short` }
-    expect(problemsOf(broken).some((p) => p.startsWith("current_request: contains the 6-word run") && p.endsWith("of preference_a"))).toBe(true)
+    expect(
+      problemsOf(broken).some(
+        (p) => p.startsWith("current_request: contains the 6-word run") && p.endsWith("of preference_a")
+      )
+    ).toBe(true)
   })
 
   it("catches an opening message that names no mention of its factor", () => {
     const broken = patchSession(validSource(), 3, (s) => patchTurn(s, 0, words("nomention", 14)))
-    expect(problemsOf(broken)).toContain(`sessions[3].dialogue[0].content: the first user message names none of its factor's mentions ("Venuehall1")`)
+    expect(problemsOf(broken)).toContain(
+      `sessions[3].dialogue[0].content: the first user message names none of its factor's mentions ("Venuehall1")`
+    )
   })
 
   it("catches a mention of factor A in a session about another factor", () => {
     const broken = patchSession(validSource(), 5, (s) => patchTurn(s, 0, `${s.dialogue[0]!.content} and Dr. Okafor`))
-    expect(problemsOf(broken)).toContain(`sessions[5].dialogue[0].content: mentions factor A ("Dr. Okafor") in a session about "Venue 2"`)
+    expect(problemsOf(broken)).toContain(
+      `sessions[5].dialogue[0].content: mentions factor A ("Dr. Okafor") in a session about "Venue 2"`
+    )
   })
 
   it("catches a changed-preference session before an A session, and wrong slot counts", () => {
     const source = validSource()
     const sessions = [...source.sessions]
     ;[sessions[4], sessions[7]] = [sessions[7]!, sessions[4]!]
-    expect(problemsOf({ ...source, sessions })).toContain(`sessions[4].slot: "A-changed" sessions must come after every "A" session`)
-    const threeB = patchSession(source, 0, (s) => ({ ...s, slot: "B", context_factor: source.factor_b, contextual_preference: source.preference_b }))
+    expect(problemsOf({ ...source, sessions })).toContain(
+      `sessions[4].slot: "A-changed" sessions must come after every "A" session`
+    )
+    const threeB = patchSession(source, 0, (s) => ({
+      ...s,
+      slot: "B",
+      context_factor: source.factor_b,
+      contextual_preference: source.preference_b
+    }))
     expect(problemsOf(threeB)).toContain(`sessions: expected 2 "B" sessions, found 3`)
   })
 
   it("catches a contrastive factor of another type, too few mention forms, and a missing topic", () => {
     const source = validSource()
-    const otherType = { ...source, factors: source.factors.map((f) => (f.name === source.factor_b ? { ...f, type: "tool" as const } : f)) }
-    expect(problemsOf(otherType)).toContain(`factor_b: the contrastive factor must have A's type ("person"), found "tool"`)
+    const otherType = {
+      ...source,
+      factors: source.factors.map((f) => (f.name === source.factor_b ? { ...f, type: "tool" as const } : f))
+    }
+    expect(problemsOf(otherType)).toContain(
+      `factor_b: the contrastive factor must have A's type ("person"), found "tool"`
+    )
     const oneForm = {
       ...source,
       factors: source.factors.map((f) => (f.name === source.factor_a ? { ...f, mentions: ["Marisol"] } : f))
     }
-    expect(problemsOf(oneForm).some((p) => p.startsWith(`factors: A's sessions and the request use 1 different mentions`))).toBe(true)
+    expect(
+      problemsOf(oneForm).some((p) => p.startsWith(`factors: A's sessions and the request use 1 different mentions`))
+    ).toBe(true)
     const noTopic = { ...source, current_request: words("plain", 14) + " Marisol" }
     expect(problemsOf(noTopic)).toContain("current_request: does not mention the topic")
   })
 
   it("catches a resource session without its resource, and a long closing turn", () => {
     const broken = patchSession(validSource(), 0, (s) => patchTurn(s, 0, `${words("short", 12)} Venuehall0`))
-    expect(problemsOf(broken).some((p) => p.startsWith("sessions[0].dialogue[0].content: a session with a resource carries it inline"))).toBe(true)
+    expect(
+      problemsOf(broken).some((p) =>
+        p.startsWith("sessions[0].dialogue[0].content: a session with a resource carries it inline")
+      )
+    ).toBe(true)
     const longClose = patchSession(validSource(), 2, (s) => patchTurn(s, 4, words("close", 31)))
-    expect(problemsOf(longClose)).toContain("sessions[2].dialogue[4].content: the last user turn is a short close of at most 30 words, found 31")
+    expect(problemsOf(longClose)).toContain(
+      "sessions[2].dialogue[4].content: the last user turn is a short close of at most 30 words, found 31"
+    )
   })
 
   it("finds an 8-word run shared by two sessions, in the same or another persona", () => {
     const a = validSource()
     const shared = "the same complaint sentence appears in both of these sessions"
-    const b = patchSession(patchSession(a, 2, (s) => patchTurn(s, 2, shared)), 9, (s) => patchTurn(s, 2, `well, ${shared}`))
+    const b = patchSession(
+      patchSession(a, 2, (s) => patchTurn(s, 2, shared)),
+      9,
+      (s) => patchTurn(s, 2, `well, ${shared}`)
+    )
     const found = Validate.sharedRuns([{ file: "x.json", source: b }])
     expect(found.map((f) => `${f.problem.field}: ${f.problem.reason}`)).toEqual([
       `sessions[9].dialogue[2].content: repeats the 8-word run "the same complaint sentence appears in both of" of x.json sessions[2]`
     ])
-    expect(Validate.sharedRuns([{ file: "x.json", source: a }, { file: "y.json", source: a }]).length).toBeGreaterThan(0)
+    expect(
+      Validate.sharedRuns([
+        { file: "x.json", source: a },
+        { file: "y.json", source: a }
+      ]).length
+    ).toBeGreaterThan(0)
   })
 
   it("derives instances as CUPID does, dropping seeded random others", () => {
@@ -221,7 +308,12 @@ describe("sample validator", () => {
     }
     expect(keptSessionIndices(source, "consistent")).toEqual([0, 1, 3, 4, 5, 6, 9, 11])
     // One A-changed session: consistent must also drop one other, contrastive three.
-    const oneChanged = { ...source, sessions: source.sessions.map((s, i) => (i === 10 ? { ...s, slot: "other" as const, context_factor: "Venue 9", contextual_preference: "x" } : s)) }
+    const oneChanged = {
+      ...source,
+      sessions: source.sessions.map((s, i) =>
+        i === 10 ? { ...s, slot: "other" as const, context_factor: "Venue 9", contextual_preference: "x" } : s
+      )
+    }
     expect(droppedOthers(oneChanged, "consistent").length).toBe(1)
     expect(droppedOthers(oneChanged, "contrastive").length).toBe(3)
     for (const type of Domain.cupidTypes) expect(keptSessionIndices(oneChanged, type).length).toBe(8)
@@ -235,7 +327,7 @@ describe("sample validator", () => {
     const result = Source.parseShape(JSON.stringify({ ...validSource(), notes: "draft" }))
     expect(Either.isLeft(result) && result.left[0]!.field).toBe("notes")
     expect(Either.isLeft(result) && result.left[0]!.reason).toContain("is unexpected")
-    const json = Source.parseShape("{ \"persona_id\": ")
+    const json = Source.parseShape('{ "persona_id": ')
     expect(Either.isLeft(json) && json.left[0]!.reason.startsWith("not valid JSON")).toBe(true)
   })
 })

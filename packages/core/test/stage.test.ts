@@ -25,11 +25,16 @@ describe("the stage table", () => {
   })
 
   it("orders trace labels by stage, unknown labels last", () => {
-    expect(["score", "other", "retrieve", "infer"].sort((a, b) => Stage.order(a) - Stage.order(b))).toEqual(["retrieve", "infer", "score", "other"])
+    expect(["score", "other", "retrieve", "infer"].sort((a, b) => Stage.order(a) - Stage.order(b))).toEqual([
+      "retrieve",
+      "infer",
+      "score",
+      "other"
+    ])
   })
 
   it("is what the registry holds plugins by", () =>
-    Effect.gen(function*() {
+    Effect.gen(function* () {
       expect(Plugin.stages).toEqual([...Stage.names, "provider"])
       const registry = Plugin.makeRegistry([inferrer("b"), inferrer("a")])
       expect(registry.names("inferrer")).toEqual(["a", "b"])
@@ -42,7 +47,11 @@ describe("the stage table", () => {
 
   it("is the table docs/stages.md shows", () => {
     const doc = fs.readFileSync(new URL("../../../docs/stages.md", import.meta.url), "utf8")
-    const rows = Stage.table.map((s) => `| \`${s.name}\` | \`${s.step}\` | ${s.description} | ${s.consumes} | ${s.produces} |`)
-    expect(doc).toContain(["| stage | step | what it does | consumes | produces |", "|---|---|---|---|---|", ...rows].join("\n"))
+    const rows = Stage.table.map(
+      (s) => `| \`${s.name}\` | \`${s.step}\` | ${s.description} | ${s.consumes} | ${s.produces} |`
+    )
+    expect(doc).toContain(
+      ["| stage | step | what it does | consumes | produces |", "|---|---|---|---|---|", ...rows].join("\n")
+    )
   })
 })

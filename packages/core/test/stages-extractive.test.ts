@@ -18,7 +18,9 @@ const a = (content: string): Domain.Message => ({ role: "assistant", content })
 // first, two peer-reviewed sources) and a changed one (numbered outline, a question per section);
 // Dr. Lindqvist (contrastive: similar person, conflicting preference); two unrelated sessions.
 const okafor1 = [
-  u("I'm writing the literature review chapter for Professor Okafor, my PhD advisor. Can you help me draft the opening section on soil microbiomes?"),
+  u(
+    "I'm writing the literature review chapter for Professor Okafor, my PhD advisor. Can you help me draft the opening section on soil microbiomes?"
+  ),
   a("Here's a draft opening that introduces soil microbiomes, their history, and the key debates in the field."),
   u("She'll stop reading before she gets to the point. The main claim has to come first, in one sentence."),
   a("Revised: the section now opens with the claim in a single sentence."),
@@ -67,7 +69,8 @@ const zotero = [
   a("Here is how to point Zotero at WebDAV."),
   u("Works now, thanks a lot!")
 ]
-const request = "Can you help me prepare the draft of my discussion chapter for Professor Okafor? Here are my notes on the main findings."
+const request =
+  "Can you help me prepare the draft of my discussion chapter for Professor Okafor? Here are my notes on the main findings."
 
 const sessions = (...dialogues: ReadonlyArray<ReadonlyArray<Domain.Message>>): ReadonlyArray<Domain.SessionView> =>
   dialogues.map((dialogue, index) => ({ id: Domain.sessionId(index), index, hash: `h${index}`, dialogue }))
@@ -76,9 +79,12 @@ const defaults: ExtractiveInferrer.Options = { maxWords: 30, maxClauses: 3 }
 const infer = (evidence: Evidence, options: ExtractiveInferrer.Options = defaults, req = request) =>
   ExtractiveInferrer.infer({ request: req, evidence }, options)
 
-const earlier = "Every section needs at least two peer-reviewed sources, she checks that; the main claim has to come first, in one sentence."
-const earlierFromBoth = "Every section needs at least two peer-reviewed sources, she checks that; put the claim up front in one sentence."
-const changed = "She now wants a numbered outline, not paragraphs; end each section with one question for her to answer."
+const earlier =
+  "Every section needs at least two peer-reviewed sources, she checks that; the main claim has to come first, in one sentence."
+const earlierFromBoth =
+  "Every section needs at least two peer-reviewed sources, she checks that; put the claim up front in one sentence."
+const changed =
+  "She now wants a numbered outline, not paragraphs; end each section with one question for her to answer."
 
 describe("extractive inferrer on a hand-made persona", () => {
   it("consistent, oracle sessions: the requirement words of the preference", () => {
@@ -86,14 +92,17 @@ describe("extractive inferrer on a hand-made persona", () => {
     // s2 "put the claim up front ...": cue 2 + agreement 1 + recency 1.5 = 4.5; the rest restate these two.
     expect(infer({ sessions: sessions(okafor1, okafor2) })).toEqual({
       preference: earlierFromBoth,
-      analysis: "Extractive heuristic (no model): 4 feedback sentence(s) from 2 of 2 session(s); composed from s1 (5.00), s2 (4.50)."
+      analysis:
+        "Extractive heuristic (no model): 4 feedback sentence(s) from 2 of 2 session(s); composed from s1 (5.00), s2 (4.50)."
     })
   })
 
   it("consistent, full history: the unrelated sessions are set aside", () => {
     const out = infer({ sessions: sessions(okafor1, sourdough, okafor2, zotero) })
     expect(out.preference).toBe(earlier)
-    expect(out.analysis).toBe("Extractive heuristic (no model): 8 feedback sentence(s) from 4 of 4 session(s); composed from s1 (5.00), s1 (4.50).")
+    expect(out.analysis).toBe(
+      "Extractive heuristic (no model): 8 feedback sentence(s) from 4 of 4 session(s); composed from s1 (5.00), s1 (4.50)."
+    )
   })
 
   it("contrastive, full history: the similar person's conflicting requirements stay out", () => {
@@ -106,7 +115,8 @@ describe("extractive inferrer on a hand-made persona", () => {
     const out = infer({ sessions: sessions(okafor1, sourdough, okafor2, zotero, okaforChanged) })
     expect(out).toEqual({
       preference: changed,
-      analysis: "Extractive heuristic (no model): 10 feedback sentence(s) from 5 of 5 session(s); composed from s5 (5.50), s5 (4.50)."
+      analysis:
+        "Extractive heuristic (no model): 10 feedback sentence(s) from 5 of 5 session(s); composed from s5 (5.50), s5 (4.50)."
     })
   })
 
@@ -114,7 +124,8 @@ describe("extractive inferrer on a hand-made persona", () => {
     // Each sentence: cue 2 ("too" / an instruction) + recency 1.5 (the only session) + no relevance, agreement or overlap.
     expect(infer({ sessions: sessions(sourdough) })).toEqual({
       preference: "Too many options at once; give me one change to try per day.",
-      analysis: "Extractive heuristic (no model): 2 feedback sentence(s) from 1 of 1 session(s); composed from s1 (3.50), s1 (3.50)."
+      analysis:
+        "Extractive heuristic (no model): 2 feedback sentence(s) from 1 of 1 session(s); composed from s1 (3.50), s1 (3.50)."
     })
   })
 
@@ -140,8 +151,12 @@ describe("extractive inferrer on a hand-made persona", () => {
 
 describe("extractive inferrer: another persona", () => {
   const dana1 = [
-    u("I need to write a weekly project update for Dana, my manager. Can you draft one from these notes: migration 70% done, vendor delay on licenses, QA starts Monday?"),
-    a("Here's a draft update covering the migration progress, the vendor delay and the QA start, with background on each item."),
+    u(
+      "I need to write a weekly project update for Dana, my manager. Can you draft one from these notes: migration 70% done, vendor delay on licenses, QA starts Monday?"
+    ),
+    a(
+      "Here's a draft update covering the migration progress, the vendor delay and the QA start, with background on each item."
+    ),
     u("This is way too long for Dana. She reads these on her phone between meetings."),
     a("Here's a shorter version."),
     u("Better. Put a one-line status at the very top so she sees it first."),
@@ -160,7 +175,9 @@ describe("extractive inferrer: another persona", () => {
     u("Great, this works.")
   ]
   const dana2 = [
-    u("Can you help me summarize the sprint review for Dana? Here are the notes: velocity up, two stories slipped, demo went well."),
+    u(
+      "Can you help me summarize the sprint review for Dana? Here are the notes: velocity up, two stories slipped, demo went well."
+    ),
     a("Here's a summary with context on the sprint goals."),
     u("Dana only needs the headline. Start with a one-line status, not background."),
     a("Revised."),
@@ -168,7 +185,8 @@ describe("extractive inferrer: another persona", () => {
     a("Trimmed."),
     u("Great, that's exactly what she needs.")
   ]
-  const danaRequest = "I have to send Dana an update on the data migration. Can you write it from these notes: cutover moved to Friday, two tables failed validation?"
+  const danaRequest =
+    "I have to send Dana an update on the data migration. Can you write it from these notes: cutover moved to Friday, two tables failed validation?"
 
   it("full history: the session whose opening matches the request best", () => {
     expect(infer({ sessions: sessions(dana1, pandas, dana2) }, defaults, danaRequest).preference).toBe(
@@ -196,7 +214,9 @@ describe("extractive inferrer: another persona", () => {
     const rambling = [
       u("Draft the weekly update for Dana."),
       a("Here it is."),
-      u("She reads these on her phone between meetings, so honestly the whole update has to fit on one screen, and she tends to skip anything that starts with background about the project history.")
+      u(
+        "She reads these on her phone between meetings, so honestly the whole update has to fit on one screen, and she tends to skip anything that starts with background about the project history."
+      )
     ]
     expect(infer({ sessions: sessions(rambling) }, defaults, danaRequest).preference).toBe(
       "The whole update has to fit on one screen."
@@ -211,14 +231,23 @@ describe("extractive inferrer with summaries as evidence", () => {
     const evidence: Evidence = {
       sessions: sessions(okafor1, sourdough, okafor2),
       summaries: [
-        { sessionId: "s1", context: ["Literature review chapter for Professor Okafor"], preferences: ["Main claim first, in one sentence", "At least two peer-reviewed sources per section"] },
+        {
+          sessionId: "s1",
+          context: ["Literature review chapter for Professor Okafor"],
+          preferences: ["Main claim first, in one sentence", "At least two peer-reviewed sources per section"]
+        },
         { sessionId: "s2", context: ["Reviving a sourdough starter"], preferences: ["One change per day"] },
-        { sessionId: "s3", context: ["Methods rationale for Professor Okafor"], preferences: ["Claim up front in one sentence", "Two peer-reviewed papers, not blog posts"] }
+        {
+          sessionId: "s3",
+          context: ["Methods rationale for Professor Okafor"],
+          preferences: ["Claim up front in one sentence", "Two peer-reviewed papers, not blog posts"]
+        }
       ]
     }
     expect(infer(evidence)).toEqual({
       preference: "Claim up front in one sentence; two peer-reviewed papers, not blog posts.",
-      analysis: "Extractive heuristic (no model): 5 summary preference bullet(s) from 3 of 3 session(s); composed from s3 (5.50), s3 (5.50)."
+      analysis:
+        "Extractive heuristic (no model): 5 summary preference bullet(s) from 3 of 3 session(s); composed from s3 (5.50), s3 (5.50)."
     })
   })
 })
@@ -226,13 +255,20 @@ describe("extractive inferrer with summaries as evidence", () => {
 describe("extractive inferrer fallback", () => {
   it("no evidence: a statement derived from the request, said so in the analysis", () => {
     expect(infer({ sessions: [] })).toEqual({
-      preference: "Respond to the request as stated (\"Can you help me prepare the draft of my discussion chapter for Professor Okafor\"), with no earlier requirement to apply.",
+      preference:
+        'Respond to the request as stated ("Can you help me prepare the draft of my discussion chapter for Professor Okafor"), with no earlier requirement to apply.',
       analysis: "Extractive heuristic (no model): no evidence sessions; fallback statement derived from the request."
     })
   })
 
   it("sessions without feedback cues", () => {
-    const quiet = [u("Tell me about the Okavango delta."), a("It is an inland delta in Botswana."), u("Interesting. And the wildlife?"), a("Elephants, mostly."), u("Thanks!")]
+    const quiet = [
+      u("Tell me about the Okavango delta."),
+      a("It is an inland delta in Botswana."),
+      u("Interesting. And the wildlife?"),
+      a("Elephants, mostly."),
+      u("Thanks!")
+    ]
     expect(infer({ sessions: sessions(quiet) }).analysis).toBe(
       "Extractive heuristic (no model): no feedback sentence with a requirement cue in 1 evidence session(s); fallback statement derived from the request."
     )
@@ -284,7 +320,7 @@ describe("extractive plugin", () => {
   })
 
   it.effect("runs through the pipeline with a trivial retriever and no model", () =>
-    Effect.gen(function*() {
+    Effect.gen(function* () {
       const row: Domain.CupidRow = {
         persona_id: "p3",
         instance_type: "changing",
@@ -311,5 +347,6 @@ describe("extractive plugin", () => {
       expect(trace.error).toBeUndefined()
       expect(trace.inference?.preference).toBe(changed)
       expect(trace.usage).toEqual([])
-    }).pipe(Effect.provide(Models.layerEmpty), Effect.provide(ModelCache.layerMemory)))
+    }).pipe(Effect.provide(Models.layerEmpty), Effect.provide(ModelCache.layerMemory))
+  )
 })

@@ -29,7 +29,11 @@ const scripted = (answer: (prompt: string) => string) => {
     complete: (request) =>
       Effect.sync(() => {
         requests.push(request)
-        return { text: answer(request.messages.map((m) => m.content).join("\n")), promptTokens: 10, completionTokens: 5 }
+        return {
+          text: answer(request.messages.map((m) => m.content).join("\n")),
+          promptTokens: 10,
+          completionTokens: 5
+        }
       })
   }
   return { service, requests, prompts: () => requests.map((r) => r.messages.map((m) => m.content).join("\n")) }
@@ -37,14 +41,18 @@ const scripted = (answer: (prompt: string) => string) => {
 
 const failing: LanguageModel.Service = {
   info: { provider: "scripted", model: "down", params: {} },
-  complete: () => Effect.fail(new ModelError({ provider: "scripted", model: "down", reason: "connection refused", retryable: true }))
+  complete: () =>
+    Effect.fail(new ModelError({ provider: "scripted", model: "down", reason: "connection refused", retryable: true }))
 }
 
 const modelsWith = (lm: LanguageModel.Service, options: Models.MakeOptions = {}) =>
   Models.layer({ m: { languageModel: lm } }, options).pipe(Layer.provideMerge(ModelCache.layerMemory))
 
 const session = (index: number, turns: ReadonlyArray<string>): Domain.SessionView => {
-  const dialogue = turns.map((content, i) => ({ role: i % 2 === 0 ? ("user" as const) : ("assistant" as const), content }))
+  const dialogue = turns.map((content, i) => ({
+    role: i % 2 === 0 ? ("user" as const) : ("assistant" as const),
+    content
+  }))
   return { id: Domain.sessionId(index), index, hash: `h${index}`, dialogue }
 }
 
@@ -64,11 +72,27 @@ const dana2 = session(4, [
 ])
 const request = "Write Dana an update on the data migration."
 
-const summarizerOptions: LlmSummarizer.Options = { model: "m", scope: "session", maxTokens: 512, temperature: 0, thinking: "strip" }
+const summarizerOptions: LlmSummarizer.Options = {
+  model: "m",
+  scope: "session",
+  maxTokens: 512,
+  temperature: 0,
+  thinking: "strip"
+}
 /** The summary of one session. */
-const summarizeOne = (summarizer: { summarize: (s: ReadonlyArray<SessionView>) => Effect.Effect<ReadonlyArray<SessionSummary>, Errors.StageError> }, session: SessionView) =>
-  Effect.map(summarizer.summarize([session]), (all) => all[0]!)
-const inferrerOptions: LlmInferrer.Options = { model: "m", maxTokens: 512, temperature: 0, prompts: "project", thinking: "strip" }
+const summarizeOne = (
+  summarizer: {
+    summarize: (s: ReadonlyArray<SessionView>) => Effect.Effect<ReadonlyArray<SessionSummary>, Errors.StageError>
+  },
+  session: SessionView
+) => Effect.map(summarizer.summarize([session]), (all) => all[0]!)
+const inferrerOptions: LlmInferrer.Options = {
+  model: "m",
+  maxTokens: 512,
+  temperature: 0,
+  prompts: "project",
+  thinking: "strip"
+}
 const generatorOptions = (preference: LlmGenerator.PreferenceSource): LlmGenerator.Options => ({
   model: "m",
   preference,
@@ -96,83 +120,127 @@ describe("PromptTemplate", () => {
   const spec = { plugin: "llm", file: "my.md", required: ["request", "evidence"], optional: ["extra"] }
 
   it.effect("fills placeholders in one pass and drops comments", () =>
-    Effect.gen(function*() {
-      const t = yield* PromptTemplate.fromText(spec, "<!-- notes {{ignored}} -->\nAsk: {{ request }}\nSeen: {{evidence}}")
+    Effect.gen(function* () {
+      const t = yield* PromptTemplate.fromText(
+        spec,
+        "<!-- notes {{ignored}} -->\nAsk: {{ request }}\nSeen: {{evidence}}"
+      )
       expect(t.placeholders).toEqual(["request", "evidence"])
       expect(PromptTemplate.renderText(t, { request: "use {{evidence}} literally", evidence: "E" })).toBe(
         "Ask: use {{evidence}} literally\nSeen: E"
       )
-    }))
+    })
+  )
 
   it.effect("names the file and the unknown placeholder", () =>
-    Effect.gen(function*() {
+    Effect.gen(function* () {
       const e = failureOf(yield* Effect.exit(PromptTemplate.fromText(spec, "{{request}} {{evidence}} {{requets}}")))
       expect(e).toBeInstanceOf(PluginError)
       expect(e.message).toBe(
-        "plugin \"llm\": template my.md: unknown placeholder {{requets}}; available: {{request}}, {{evidence}}, {{extra}}"
+        'plugin "llm": template my.md: unknown placeholder {{requets}}; available: {{request}}, {{evidence}}, {{extra}}'
       )
-    }))
+    })
+  )
 
   it.effect("names the missing required placeholder", () =>
-    Effect.gen(function*() {
+    Effect.gen(function* () {
       const e = failureOf(yield* Effect.exit(PromptTemplate.fromText(spec, "Only {{request}} here")))
-      expect(e.message).toBe("plugin \"llm\": template my.md: missing placeholder {{evidence}} (required: {{request}}, {{evidence}})")
-    }))
+      expect(e.message).toBe(
+        'plugin "llm": template my.md: missing placeholder {{evidence}} (required: {{request}}, {{evidence}})'
+      )
+    })
+  )
 
   it.effect("explains a placeholder that exists but not in this setting", () =>
-    Effect.gen(function*() {
+    Effect.gen(function* () {
       const e = failureOf(
         yield* Effect.exit(
-          PromptTemplate.fromText({ ...spec, unavailable: { preference: "no preference in this mode" } }, "{{request}}{{evidence}}{{preference}}")
+          PromptTemplate.fromText(
+            { ...spec, unavailable: { preference: "no preference in this mode" } },
+            "{{request}}{{evidence}}{{preference}}"
+          )
         )
       )
       expect(e.message).toContain("placeholder {{preference}} is not available here (no preference in this mode)")
-    }))
+    })
+  )
 
   it.effect("an unreadable file is a PluginError naming it", () =>
-    Effect.gen(function*() {
+    Effect.gen(function* () {
       const e = failureOf(yield* Effect.exit(PromptTemplate.load({ ...spec, file: "/nonexistent/prompt.md" })))
       expect(e.message).toMatch(/^plugin "llm": template \/nonexistent\/prompt\.md: cannot be read/)
-    }))
+    })
+  )
 
   it.effect("every default prompt file passes its plugin's checks", () =>
-    Effect.gen(function*() {
+    Effect.gen(function* () {
       const built = [
         yield* Effect.exit(LlmSummarizer.make(summarizerOptions)),
         yield* Effect.exit(LlmInferrer.make(inferrerOptions)),
-        ...(yield* Effect.forEach(["inferred", "gold", "none"] as const, (p) => Effect.exit(LlmGenerator.make(generatorOptions(p)))))
+        ...(yield* Effect.forEach(["inferred", "gold", "none"] as const, (p) =>
+          Effect.exit(LlmGenerator.make(generatorOptions(p)))
+        ))
       ]
       expect(built.map((e) => e._tag)).toEqual(["Success", "Success", "Success", "Success", "Success"])
-    }).pipe(Effect.provide(modelsWith(scripted(() => "").service))))
+    }).pipe(Effect.provide(modelsWith(scripted(() => "").service)))
+  )
 })
 
 describe("summarizer llm: parsing", () => {
   const cases: ReadonlyArray<readonly [string, string, { context: Array<string>; preferences: Array<string> }]> = [
-    ["the requested format", "Context:\n- Weekly update for Dana.\nPreferences:\n- One-line status first.\n- Under 150 words.", {
-      context: ["Weekly update for Dana."],
-      preferences: ["One-line status first.", "Under 150 words."]
-    }],
-    ["markdown headings, star bullets, preamble", "Here is the summary:\n\n## Context\n* Update for **Dana**\n\n## User Preferences\n* Status line on top", {
-      context: ["Update for Dana"],
-      preferences: ["Status line on top"]
-    }],
-    ["bold labels with numbering", "**Context:**\n1. Sprint review for Dana\n\n**Preferences:**\n1) Keep it short\n2) No background", {
-      context: ["Sprint review for Dana"],
-      preferences: ["Keep it short", "No background"]
-    }],
-    ["labels with the item inline", "- Context: a memo for the board\n- Preferences: plain language, no acronyms", {
-      context: ["a memo for the board"],
-      preferences: ["plain language, no acronyms"]
-    }],
-    ["prose lines and a wrapped bullet", "Session context:\nThe user plans a trip.\n\nRequirements:\n- Trains only,\n  never flights\n- Budget first\n\nLet me know if you need more.", {
-      context: ["The user plans a trip."],
-      preferences: ["Trains only, never flights", "Budget first"]
-    }],
-    ["'None' under a heading", "Context:\n- Casual chat\nPreferences:\n- None", { context: ["Casual chat"], preferences: [] }],
-    ["JSON in a code fence", "```json\n{\"context\": [\"Report for Dana\"], \"preferences\": [\"Tables over prose\"]}\n```", {
-      context: ["Report for Dana"],
-      preferences: ["Tables over prose"]
-    }]
+    [
+      "the requested format",
+      "Context:\n- Weekly update for Dana.\nPreferences:\n- One-line status first.\n- Under 150 words.",
+      {
+        context: ["Weekly update for Dana."],
+        preferences: ["One-line status first.", "Under 150 words."]
+      }
+    ],
+    [
+      "markdown headings, star bullets, preamble",
+      "Here is the summary:\n\n## Context\n* Update for **Dana**\n\n## User Preferences\n* Status line on top",
+      {
+        context: ["Update for Dana"],
+        preferences: ["Status line on top"]
+      }
+    ],
+    [
+      "bold labels with numbering",
+      "**Context:**\n1. Sprint review for Dana\n\n**Preferences:**\n1) Keep it short\n2) No background",
+      {
+        context: ["Sprint review for Dana"],
+        preferences: ["Keep it short", "No background"]
+      }
+    ],
+    [
+      "labels with the item inline",
+      "- Context: a memo for the board\n- Preferences: plain language, no acronyms",
+      {
+        context: ["a memo for the board"],
+        preferences: ["plain language, no acronyms"]
+      }
+    ],
+    [
+      "prose lines and a wrapped bullet",
+      "Session context:\nThe user plans a trip.\n\nRequirements:\n- Trains only,\n  never flights\n- Budget first\n\nLet me know if you need more.",
+      {
+        context: ["The user plans a trip."],
+        preferences: ["Trains only, never flights", "Budget first"]
+      }
+    ],
+    [
+      "'None' under a heading",
+      "Context:\n- Casual chat\nPreferences:\n- None",
+      { context: ["Casual chat"], preferences: [] }
+    ],
+    [
+      "JSON in a code fence",
+      '```json\n{"context": ["Report for Dana"], "preferences": ["Tables over prose"]}\n```',
+      {
+        context: ["Report for Dana"],
+        preferences: ["Tables over prose"]
+      }
+    ]
   ]
   for (const [name, answer, expected] of cases) {
     it(name, () => {
@@ -194,7 +262,7 @@ describe("summarizer llm: parsing", () => {
 describe("summarizer llm", () => {
   it.effect("prompts with the session's dialogue only and attaches the session id", () => {
     const lm = scripted(() => "Context:\n- Update for Dana\nPreferences:\n- Status first")
-    return Effect.gen(function*() {
+    return Effect.gen(function* () {
       const summarizer = yield* LlmSummarizer.make(summarizerOptions)
       const summary = yield* summarizeOne(summarizer, dana1)
       expect(summary).toEqual({ sessionId: "s2", context: ["Update for Dana"], preferences: ["Status first"] })
@@ -209,7 +277,7 @@ describe("summarizer llm", () => {
 
   it.effect("summarizes a session shared by several instances once", () => {
     const lm = scripted(() => "Context:\n- Update for Dana\nPreferences:\n- Status first")
-    return Effect.gen(function*() {
+    return Effect.gen(function* () {
       const summarizer = yield* LlmSummarizer.make(summarizerOptions)
       const first = yield* summarizeOne(summarizer, dana1)
       const again = yield* summarizeOne(summarizer, dana1)
@@ -223,34 +291,38 @@ describe("summarizer llm", () => {
 
   it.effect("an answer without list items is a StageError naming the session", () => {
     const lm = scripted(() => "I could not find anything notable in this conversation.")
-    return Effect.gen(function*() {
+    return Effect.gen(function* () {
       const summarizer = yield* LlmSummarizer.make(summarizerOptions)
       const e = failureOf(yield* Effect.exit(summarizeOne(summarizer, dana2)))
       expect(e).toBeInstanceOf(StageError)
       expect(e.message).toBe(
-        "summarize (llm): session s5: no list items found under a \"Context:\" or \"Preferences:\" heading; got: \"I could not find anything notable in this conversation.\""
+        'summarize (llm): session s5: no list items found under a "Context:" or "Preferences:" heading; got: "I could not find anything notable in this conversation."'
       )
     }).pipe(Effect.provide(modelsWith(lm.service)))
   })
 
   it.effect("a model failure becomes the stage's error", () =>
-    Effect.gen(function*() {
+    Effect.gen(function* () {
       const summarizer = yield* LlmSummarizer.make(summarizerOptions)
       const e = failureOf(yield* Effect.exit(summarizeOne(summarizer, dana2)))
-      expect(e).toEqual(new StageError({ stage: "summarize", plugin: "llm", reason: "scripted/down: connection refused" }))
-    }).pipe(Effect.provide(modelsWith(failing))))
+      expect(e).toEqual(
+        new StageError({ stage: "summarize", plugin: "llm", reason: "scripted/down: connection refused" })
+      )
+    }).pipe(Effect.provide(modelsWith(failing)))
+  )
 
   it.effect("an unknown model name fails when the plugin is built", () =>
-    Effect.gen(function*() {
+    Effect.gen(function* () {
       const e = failureOf(yield* Effect.exit(LlmSummarizer.make({ ...summarizerOptions, model: "gpt" })))
       expect(e).toBeInstanceOf(ModelNotConfigured)
       expect(e.message).toContain("no model of that name is configured (configured: m)")
-    }).pipe(Effect.provide(modelsWith(scripted(() => "").service))))
+    }).pipe(Effect.provide(modelsWith(scripted(() => "").service)))
+  )
 
   it.effect("uses a template given by path", () => {
     const file = tmpFile("mine.md", "<!-- my summary prompt -->\nSUMMARIZE THIS:\n{{dialogue}}")
     const lm = scripted(() => "Context:\n- x\nPreferences:\n- y")
-    return Effect.gen(function*() {
+    return Effect.gen(function* () {
       const summarizer = yield* LlmSummarizer.make({ ...summarizerOptions, template: file })
       yield* summarizeOne(summarizer, dana2)
       expect(lm.prompts()[0]).toBe(`SUMMARIZE THIS:\n${Domain.dialogueText(dana2.dialogue)}`)
@@ -262,21 +334,66 @@ describe("inferrer llm: parsing", () => {
   const pref = "Updates for Dana should open with a one-line status and stay under 150 words."
   const cases: ReadonlyArray<readonly [string, string, string, string]> = [
     ["the requested format", `Analysis: Dana wants brevity.\nPreference: ${pref}`, pref, "Dana wants brevity."],
-    ["bold label, colon outside", `Dana wants brevity.\n\n**Inferred preference**: ${pref}`, pref, "Dana wants brevity."],
-    ["bold label, colon inside, quoted", `**Analysis:** Dana wants brevity.\n**Preference:** "${pref}"`, pref, "Dana wants brevity."],
-    ["heading with the sentence on the next line", `## Analysis\nDana wants brevity.\n\n## Inferred Preference\n\n> ${pref}`, pref, "Dana wants brevity."],
-    ["curly quotes then commentary", `Analysis: short.\nPreference: \u201C${pref}\u201D This matches both sessions.`, pref, "short."],
+    [
+      "bold label, colon outside",
+      `Dana wants brevity.\n\n**Inferred preference**: ${pref}`,
+      pref,
+      "Dana wants brevity."
+    ],
+    [
+      "bold label, colon inside, quoted",
+      `**Analysis:** Dana wants brevity.\n**Preference:** "${pref}"`,
+      pref,
+      "Dana wants brevity."
+    ],
+    [
+      "heading with the sentence on the next line",
+      `## Analysis\nDana wants brevity.\n\n## Inferred Preference\n\n> ${pref}`,
+      pref,
+      "Dana wants brevity."
+    ],
+    [
+      "curly quotes then commentary",
+      `Analysis: short.\nPreference: \u201C${pref}\u201D This matches both sessions.`,
+      pref,
+      "short."
+    ],
     ["trailing prose after the sentence", `Preference: ${pref} It reflects the two sessions about Dana.`, pref, ""],
     ["word-count note", `Analysis: x\nFinal preference: ${pref} (16 words)`, pref, "x"],
     ["numbered sections", `1. Analysis: Dana wants brevity.\n2. Preference: ${pref}`, pref, "Dana wants brevity."],
-    ["lower case label with a dash", `analysis - Dana wants brevity.\npreference - ${pref}`, pref, "Dana wants brevity."],
-    ["the last label wins", `Analysis: the preference: earlier was tables.\nPreference: bullets.\n\nPreference: ${pref}`, pref, "the preference: earlier was tables.\nPreference: bullets."],
-    ["'Final answer' label", `Reasoning: both Dana sessions agree.\nFinal answer: ${pref}`, pref, "both Dana sessions agree."],
+    [
+      "lower case label with a dash",
+      `analysis - Dana wants brevity.\npreference - ${pref}`,
+      pref,
+      "Dana wants brevity."
+    ],
+    [
+      "the last label wins",
+      `Analysis: the preference: earlier was tables.\nPreference: bullets.\n\nPreference: ${pref}`,
+      pref,
+      "the preference: earlier was tables.\nPreference: bullets."
+    ],
+    [
+      "'Final answer' label",
+      `Reasoning: both Dana sessions agree.\nFinal answer: ${pref}`,
+      pref,
+      "both Dana sessions agree."
+    ],
     ["JSON object", `{"analysis": "Dana wants brevity.", "preference": "${pref}"}`, pref, "Dana wants brevity."],
-    ["JSON in a fence", "```json\n{\"inferred_preference\": \"" + pref + "\"}\n```", pref, ""],
-    ["a reasoning block first", `<think>Dana... Preference: tables?</think>\nAnalysis: brevity.\nPreference: ${pref}`, pref, "brevity."],
+    ["JSON in a fence", '```json\n{"inferred_preference": "' + pref + '"}\n```', pref, ""],
+    [
+      "a reasoning block first",
+      `<think>Dana... Preference: tables?</think>\nAnalysis: brevity.\nPreference: ${pref}`,
+      pref,
+      "brevity."
+    ],
     ["a bare sentence", pref, pref, ""],
-    ["abbreviations inside the sentence", "Preference: Reports for Dr. Lee should cite e.g. two sources per claim. Extra.", "Reports for Dr. Lee should cite e.g. two sources per claim.", ""]
+    [
+      "abbreviations inside the sentence",
+      "Preference: Reports for Dr. Lee should cite e.g. two sources per claim. Extra.",
+      "Reports for Dr. Lee should cite e.g. two sources per claim.",
+      ""
+    ]
   ]
   for (const [name, answer, preference, analysis] of cases) {
     it(name, () => {
@@ -285,7 +402,8 @@ describe("inferrer llm: parsing", () => {
   }
 
   it("a first sentence over 30 words is kept whole", () => {
-    const long = "Updates for Dana should open with a one-line status, list each risk as a bullet with an owner and a date, stay under 150 words, and end with the single decision she must make this week."
+    const long =
+      "Updates for Dana should open with a one-line status, list each risk as a bullet with an owner and a date, stay under 150 words, and end with the single decision she must make this week."
     const parsed = LlmInferrer.parse(`Preference: ${long} That is all.`)
     expect(parsed).toEqual({ ok: true, value: { preference: long, analysis: "" } })
   })
@@ -294,7 +412,7 @@ describe("inferrer llm: parsing", () => {
     ["empty", "   "],
     ["several sentences without a label", "The user likes short things. They also like tables. Hard to say more."],
     ["an empty preference", "Analysis: unclear.\nPreference:"],
-    ["JSON without a preference field", "{\"analysis\": \"nothing\"}"]
+    ["JSON without a preference field", '{"analysis": "nothing"}']
   ]
   for (const [name, answer] of unreadable) {
     it(`unreadable: ${name}`, () => {
@@ -307,22 +425,28 @@ describe("inferrer llm: parsing", () => {
     expect(LlmInferrer.parse(LlmInferrer.dryRunAnswer)).toEqual({
       ok: true,
       value: {
-        preference: "Instructions should break the procedure into short numbered steps with a quick check after each section.",
-        analysis: "In the earlier sessions about this kind of task the user asked twice for numbered steps and\nobjected when checks were missing."
+        preference:
+          "Instructions should break the procedure into short numbered steps with a quick check after each section.",
+        analysis:
+          "In the earlier sessions about this kind of task the user asked twice for numbered steps and\nobjected when checks were missing."
       }
     })
   })
 })
 
 describe("inferrer llm", () => {
-  const answer = "Analysis: both sessions ask for brevity.\nPreference: Keep updates for Dana short with the status first."
+  const answer =
+    "Analysis: both sessions ask for brevity.\nPreference: Keep updates for Dana short with the status first."
 
   it.effect("prompts with the request and the dialogues, oldest first", () => {
     const lm = scripted(() => answer)
-    return Effect.gen(function*() {
+    return Effect.gen(function* () {
       const inferrer = yield* LlmInferrer.make(inferrerOptions)
       const out = yield* inferrer.infer({ request, evidence: { sessions: [dana2, dana1] } })
-      expect(out).toEqual({ preference: "Keep updates for Dana short with the status first.", analysis: "both sessions ask for brevity." })
+      expect(out).toEqual({
+        preference: "Keep updates for Dana short with the status first.",
+        analysis: "both sessions ask for brevity."
+      })
       const prompt = lm.prompts()[0]!
       expect(prompt).toContain(request)
       const first = prompt.indexOf("### Session 1\nUser: I need a weekly update for Dana")
@@ -335,7 +459,7 @@ describe("inferrer llm", () => {
 
   it.effect("reads the summaries instead of the dialogues when they are present", () => {
     const lm = scripted(() => answer)
-    return Effect.gen(function*() {
+    return Effect.gen(function* () {
       const inferrer = yield* LlmInferrer.make(inferrerOptions)
       yield* inferrer.infer({
         request,
@@ -357,7 +481,7 @@ describe("inferrer llm", () => {
 
   it.effect("says so when no session was selected", () => {
     const lm = scripted(() => answer)
-    return Effect.gen(function*() {
+    return Effect.gen(function* () {
       const inferrer = yield* LlmInferrer.make(inferrerOptions)
       yield* inferrer.infer({ request, evidence: { sessions: [] } })
       expect(lm.prompts()[0]).toContain("(No earlier sessions were selected for this request.)")
@@ -366,19 +490,19 @@ describe("inferrer llm", () => {
 
   it.effect("an unreadable answer is a StageError saying what was expected", () => {
     const lm = scripted(() => "I think they like short updates. Also tables, maybe.")
-    return Effect.gen(function*() {
+    return Effect.gen(function* () {
       const inferrer = yield* LlmInferrer.make(inferrerOptions)
       const e = failureOf(yield* Effect.exit(inferrer.infer({ request, evidence: { sessions: [dana1] } })))
       expect(e).toBeInstanceOf(StageError)
       expect(e.message).toBe(
-        "infer (llm): no preference label found; expected a short analysis followed by a line \"Preference: <one sentence of at most 30 words>\", or the sentence on the line after a \"### Most Likely Preference\" heading; got: \"I think they like short updates. Also tables, maybe.\""
+        'infer (llm): no preference label found; expected a short analysis followed by a line "Preference: <one sentence of at most 30 words>", or the sentence on the line after a "### Most Likely Preference" heading; got: "I think they like short updates. Also tables, maybe."'
       )
     }).pipe(Effect.provide(modelsWith(lm.service)))
   })
 
   it.effect("sends the configured temperature and token limit", () => {
     const lm = scripted(() => answer)
-    return Effect.gen(function*() {
+    return Effect.gen(function* () {
       const inferrer = yield* LlmInferrer.make({ ...inferrerOptions, temperature: 0.7, maxTokens: 99 })
       yield* inferrer.infer({ request, evidence: { sessions: [dana1] } })
       expect(lm.requests[0]).toMatchObject({ temperature: 0.7, maxTokens: 99 })
@@ -386,11 +510,14 @@ describe("inferrer llm", () => {
   })
 
   it.effect("rejects a user template that lacks the evidence", () =>
-    Effect.gen(function*() {
+    Effect.gen(function* () {
       const file = tmpFile("infer.md", "Guess the preference for {{request}}.")
       const e = failureOf(yield* Effect.exit(LlmInferrer.make({ ...inferrerOptions, template: file })))
-      expect(e.message).toBe(`plugin "llm": template ${file}: missing placeholder {{evidence}} (required: {{request}}, {{evidence}})`)
-    }).pipe(Effect.provide(modelsWith(scripted(() => answer).service))))
+      expect(e.message).toBe(
+        `plugin "llm": template ${file}: missing placeholder {{evidence}} (required: {{request}}, {{evidence}})`
+      )
+    }).pipe(Effect.provide(modelsWith(scripted(() => answer).service)))
+  )
 })
 
 describe("generator llm", () => {
@@ -398,7 +525,7 @@ describe("generator llm", () => {
 
   it.effect("gold mode declares it and puts the passed preference in the prompt", () => {
     const lm = scripted(() => "  Status: on track.\n- Risk: cutover moved.  ")
-    return Effect.gen(function*() {
+    return Effect.gen(function* () {
       const generator = yield* LlmGenerator.make(generatorOptions("gold"))
       expect(generator.usesGoldPreference).toBe(true)
       const out = yield* generator.generate({ request, evidence, preference: "GOLD: one-line status first" })
@@ -413,7 +540,7 @@ describe("generator llm", () => {
 
   it.effect("inferred mode uses the passed preference and does not claim gold", () => {
     const lm = scripted(() => "reply")
-    return Effect.gen(function*() {
+    return Effect.gen(function* () {
       const generator = yield* LlmGenerator.make(generatorOptions("inferred"))
       expect(generator.usesGoldPreference).toBe(false)
       yield* generator.generate({ request, evidence, preference: "INFERRED: keep it short" })
@@ -423,7 +550,7 @@ describe("generator llm", () => {
 
   it.effect("none mode leaves any passed preference out of the prompt", () => {
     const lm = scripted(() => "reply")
-    return Effect.gen(function*() {
+    return Effect.gen(function* () {
       const generator = yield* LlmGenerator.make(generatorOptions("none"))
       expect(generator.usesGoldPreference).toBe(false)
       yield* generator.generate({ request, evidence, preference: "SHOULD NOT APPEAR" })
@@ -435,22 +562,24 @@ describe("generator llm", () => {
   })
 
   it.effect("inferred mode without a preference is a StageError", () =>
-    Effect.gen(function*() {
+    Effect.gen(function* () {
       const generator = yield* LlmGenerator.make(generatorOptions("inferred"))
       const e = failureOf(yield* Effect.exit(generator.generate({ request, evidence })))
       expect(e.message).toBe(
         "generate (llm): preference: inferred, but no inferred preference was passed (configure an inferrer, or use preference: gold or none)"
       )
-    }).pipe(Effect.provide(modelsWith(scripted(() => "reply").service))))
+    }).pipe(Effect.provide(modelsWith(scripted(() => "reply").service)))
+  )
 
   it.effect("a template with {{preference}} is refused in none mode", () =>
-    Effect.gen(function*() {
+    Effect.gen(function* () {
       const file = tmpFile("gen.md", "{{request}} {{preference}}")
       const e = failureOf(yield* Effect.exit(LlmGenerator.make({ ...generatorOptions("none"), template: file })))
       expect(e.message).toBe(
         `plugin "llm": template ${file}: placeholder {{preference}} is not available here (the generator runs with preference: none)`
       )
-    }).pipe(Effect.provide(modelsWith(scripted(() => "reply").service))))
+    }).pipe(Effect.provide(modelsWith(scripted(() => "reply").service)))
+  )
 
   it("reads replies: reasoning blocks dropped, empty is no reply", () => {
     expect(LlmGenerator.parse("<think>plan</think>\n\nHello Dana,")).toBe("Hello Dana,")
@@ -458,21 +587,28 @@ describe("generator llm", () => {
   })
 
   it.effect("an empty reply is a StageError", () =>
-    Effect.gen(function*() {
+    Effect.gen(function* () {
       const generator = yield* LlmGenerator.make(generatorOptions("gold"))
       const e = failureOf(yield* Effect.exit(generator.generate({ request, evidence, preference: "p" })))
       expect(e.message).toBe("generate (llm): the model returned an empty reply")
-    }).pipe(Effect.provide(modelsWith(scripted(() => " ").service))))
+    }).pipe(Effect.provide(modelsWith(scripted(() => " ").service)))
+  )
 })
 
 describe("dry runs", () => {
   it.effect("every stage parses its own dry-run answer", () => {
     const lm = scripted(() => "never called")
-    return Effect.gen(function*() {
+    return Effect.gen(function* () {
       const summarizer = yield* LlmSummarizer.make(summarizerOptions)
       const summary = yield* summarizeOne(summarizer, dana1)
-      expect(summary.preferences).toEqual(["Lead with a one-line status before any detail.", "Keep the update under 150 words."])
-      expect(summary.context).toEqual([expect.stringMatching(/^Example session [0-9a-f]{8}\.$/), "The user is preparing a project update for their manager, Dana."])
+      expect(summary.preferences).toEqual([
+        "Lead with a one-line status before any detail.",
+        "Keep the update under 150 words."
+      ])
+      expect(summary.context).toEqual([
+        expect.stringMatching(/^Example session [0-9a-f]{8}\.$/),
+        "The user is preparing a project update for their manager, Dana."
+      ])
       const inferrer = yield* LlmInferrer.make(inferrerOptions)
       const inferred = yield* inferrer.infer({ request, evidence: { sessions: [dana1] } })
       expect(inferred.preference).toMatch(
@@ -483,7 +619,9 @@ describe("dry runs", () => {
         evidence: { sessions: [dana1] },
         preference: inferred.preference
       })
-      expect(reply.text).toMatch(/^Here is a draft reply to your request, shaped by what you asked for in earlier sessions \(case [0-9a-f]{8}\)\.$/)
+      expect(reply.text).toMatch(
+        /^Here is a draft reply to your request, shaped by what you asked for in earlier sessions \(case [0-9a-f]{8}\)\.$/
+      )
       // Answers that later prompts quote differ with their prompt and repeat with it, so a dry run
       // shares later calls through the cache exactly when a real run would.
       expect((yield* summarizeOne(summarizer, dana2)).context[0]).not.toBe(summary.context[0])
@@ -510,20 +648,24 @@ describe("registration", () => {
   })
 
   it.effect("builds from config-shaped specs with schema defaults", () =>
-    Effect.gen(function*() {
+    Effect.gen(function* () {
       const summarizer = yield* Plugin.build("summarizer", { use: "llm", model: "m", scope: "session" })
       expect((yield* summarizeOne(summarizer, dana2)).preferences).toEqual(["p"])
       const generator = yield* Plugin.build("generator", { use: "llm", model: "m", preference: "gold" })
       expect(generator.usesGoldPreference).toBe(true)
-    }).pipe(Effect.provide(env), Effect.scoped))
+    }).pipe(Effect.provide(env), Effect.scoped)
+  )
 
   it.effect("rejects unknown option keys and bad values", () =>
-    Effect.gen(function*() {
+    Effect.gen(function* () {
       const typo = failureOf(yield* Effect.exit(Plugin.build("inferrer", { use: "llm", model: "m", maxToken: 5 })))
       expect(typo.message).toContain("maxToken")
-      const mode = failureOf(yield* Effect.exit(Plugin.build("generator", { use: "llm", model: "m", preference: "oracle" })))
+      const mode = failureOf(
+        yield* Effect.exit(Plugin.build("generator", { use: "llm", model: "m", preference: "oracle" }))
+      )
       expect(mode.message).toContain("preference")
-    }).pipe(Effect.provide(env), Effect.scoped))
+    }).pipe(Effect.provide(env), Effect.scoped)
+  )
 })
 
 describe("pipeline, end to end", () => {
@@ -536,14 +678,24 @@ describe("pipeline, end to end", () => {
     current_checklist: ["status first", "under 150 words"],
     prior_interactions: [
       { context_factor: "Dana", contextual_preference: "x", dialogue: dana1.dialogue },
-      { context_factor: "pandas", contextual_preference: "y", dialogue: [{ role: "user", content: "Refactor my pandas script." }] },
+      {
+        context_factor: "pandas",
+        contextual_preference: "y",
+        dialogue: [{ role: "user", content: "Refactor my pandas script." }]
+      },
       { context_factor: "Dana", contextual_preference: "x", dialogue: dana2.dialogue }
     ]
   }
   const instance = Domain.fromRow(row)
   const newest = (k: number): Retriever.Service => ({
     needsSummaries: false,
-    retrieve: ({ query }) => Effect.succeed(Retriever.fromScores(query.sessions.map((s) => [s.id, s.index]), k))
+    retrieve: ({ query }) =>
+      Effect.succeed(
+        Retriever.fromScores(
+          query.sessions.map((s) => [s.id, s.index]),
+          k
+        )
+      )
   })
 
   const answerFor = (prompt: string): string => {
@@ -558,7 +710,7 @@ describe("pipeline, end to end", () => {
 
   it.effect("retrieves, summarizes, infers and generates with the gold preference", () => {
     const lm = scripted(answerFor)
-    return Effect.gen(function*() {
+    return Effect.gen(function* () {
       const pipeline: Pipeline.CellPipeline = {
         retriever: { plugin: "newest", needsGold: false, service: newest(2) },
         summarizer: { plugin: "llm", service: yield* LlmSummarizer.make(summarizerOptions) },
@@ -584,7 +736,7 @@ describe("pipeline, end to end", () => {
 
   it.effect("in inferred mode the generator sees the inferred preference, never the gold one", () => {
     const lm = scripted(answerFor)
-    return Effect.gen(function*() {
+    return Effect.gen(function* () {
       const pipeline: Pipeline.CellPipeline = {
         retriever: { plugin: "newest", needsGold: false, service: newest(2) },
         inferrer: { plugin: "llm", service: yield* LlmInferrer.make(inferrerOptions) },
@@ -601,7 +753,7 @@ describe("pipeline, end to end", () => {
 
   it.effect("records an unreadable inference as the instance's error", () => {
     const lm = scripted((p) => (p.includes("## New request") ? "no idea, sorry. really." : answerFor(p)))
-    return Effect.gen(function*() {
+    return Effect.gen(function* () {
       const pipeline: Pipeline.CellPipeline = {
         retriever: { plugin: "newest", needsGold: false, service: newest(1) },
         inferrer: { plugin: "llm", service: yield* LlmInferrer.make(inferrerOptions) },

@@ -20,7 +20,10 @@ const session = (i: number, text: string): SessionView => ({
   id: `s${i}`,
   index: i - 1,
   hash: `h${i}`,
-  dialogue: [{ role: "user", content: text }, { role: "assistant", content: `Answer ${i}.` }]
+  dialogue: [
+    { role: "user", content: text },
+    { role: "assistant", content: `Answer ${i}.` }
+  ]
 })
 
 /** A model answering from `reply`, recording what it was asked. */
@@ -45,49 +48,98 @@ const scripted = (reply: (r: LanguageModel.CompletionRequest) => string | Langua
 const evidence = { sessions: [session(3, "Plan the retreat."), session(1, "Draft the memo.")] }
 
 describe("inferrer llm, prompts: reference", () => {
-  it.effect("sends the authors' system prompt and the history as their interaction log, and reads their heading", () => {
-    const { seen, env } = scripted(() => "### Analysis\n\nSessions 1 and 2.\n\n### Most Likely Preference\n\n  Memos should open with the decision.  \nMore text.")
-    return Effect.gen(function*() {
-      const inferrer = yield* LlmInferrer.make({ model: "m", prompts: "reference", maxTokens: 8192, temperature: 0, thinking: "strip" })
-      const out = yield* inferrer.infer({ request: "Write the Q3 memo.", evidence })
-      expect(out).toEqual({ preference: "Memos should open with the decision.", analysis: "Sessions 1 and 2." })
-      const [r] = seen
-      expect(r!.messages.map((m) => m.role)).toEqual(["system", "user"])
-      expect([r!.temperature, r!.maxTokens]).toEqual([0, 8192])
-      const user = r!.messages[1]!.content
-      // Oldest first, numbered from 1, whatever order the evidence came in.
-      expect(user.indexOf("### Session 1\n\n#### User\n\nDraft the memo.")).toBeGreaterThan(-1)
-      expect(user.indexOf("### Session 2\n\n#### User\n\nPlan the retreat.\n\n#### AI Assistant\n\nAnswer 3.\n\n---")).toBeGreaterThan(user.indexOf("### Session 1"))
-      expect(user).toContain("Write the Q3 memo.")
-    }).pipe(Effect.provide(env))
-  })
+  it.effect(
+    "sends the authors' system prompt and the history as their interaction log, and reads their heading",
+    () => {
+      const { seen, env } = scripted(
+        () =>
+          "### Analysis\n\nSessions 1 and 2.\n\n### Most Likely Preference\n\n  Memos should open with the decision.  \nMore text."
+      )
+      return Effect.gen(function* () {
+        const inferrer = yield* LlmInferrer.make({
+          model: "m",
+          prompts: "reference",
+          maxTokens: 8192,
+          temperature: 0,
+          thinking: "strip"
+        })
+        const out = yield* inferrer.infer({ request: "Write the Q3 memo.", evidence })
+        expect(out).toEqual({ preference: "Memos should open with the decision.", analysis: "Sessions 1 and 2." })
+        const [r] = seen
+        expect(r!.messages.map((m) => m.role)).toEqual(["system", "user"])
+        expect([r!.temperature, r!.maxTokens]).toEqual([0, 8192])
+        const user = r!.messages[1]!.content
+        // Oldest first, numbered from 1, whatever order the evidence came in.
+        expect(user.indexOf("### Session 1\n\n#### User\n\nDraft the memo.")).toBeGreaterThan(-1)
+        expect(
+          user.indexOf("### Session 2\n\n#### User\n\nPlan the retreat.\n\n#### AI Assistant\n\nAnswer 3.\n\n---")
+        ).toBeGreaterThan(user.indexOf("### Session 1"))
+        expect(user).toContain("Write the Q3 memo.")
+      }).pipe(Effect.provide(env))
+    }
+  )
 
-  it.effect("temperature: null sends none; thinking: keep reads the heading even inside reasoning, as the authors' code does", () => {
-    const answer = "<think>Maybe ### Most Likely Preference\n\nA guess.</think>\n### Most Likely Preference\n\nThe real one."
-    const { seen, env } = scripted(() => answer)
-    return Effect.gen(function*() {
-      const keep = yield* LlmInferrer.make({ model: "m", prompts: "reference", maxTokens: 100, temperature: null, thinking: "keep" })
-      expect((yield* keep.infer({ request: "r", evidence })).preference).toBe("A guess.</think>")
-      expect("temperature" in seen[0]!).toBe(false)
-      const strip = yield* LlmInferrer.make({ model: "m", prompts: "reference", maxTokens: 100, temperature: null, thinking: "strip" })
-      expect((yield* strip.infer({ request: "r2", evidence })).preference).toBe("The real one.")
-    }).pipe(Effect.provide(env))
-  })
+  it.effect(
+    "temperature: null sends none; thinking: keep reads the heading even inside reasoning, as the authors' code does",
+    () => {
+      const answer =
+        "<think>Maybe ### Most Likely Preference\n\nA guess.</think>\n### Most Likely Preference\n\nThe real one."
+      const { seen, env } = scripted(() => answer)
+      return Effect.gen(function* () {
+        const keep = yield* LlmInferrer.make({
+          model: "m",
+          prompts: "reference",
+          maxTokens: 100,
+          temperature: null,
+          thinking: "keep"
+        })
+        expect((yield* keep.infer({ request: "r", evidence })).preference).toBe("A guess.</think>")
+        expect("temperature" in seen[0]!).toBe(false)
+        const strip = yield* LlmInferrer.make({
+          model: "m",
+          prompts: "reference",
+          maxTokens: 100,
+          temperature: null,
+          thinking: "strip"
+        })
+        expect((yield* strip.infer({ request: "r2", evidence })).preference).toBe("The real one.")
+      }).pipe(Effect.provide(env))
+    }
+  )
 
   it.effect("a cut-off answer is a failure, truncated, and not read", () => {
-    const { env } = scripted(() => ({ text: "### Most Likely Preference\n\nHalf a sen", promptTokens: 1, completionTokens: 100, finishReason: "length" }))
-    return Effect.gen(function*() {
-      const inferrer = yield* LlmInferrer.make({ model: "m", prompts: "reference", maxTokens: 100, temperature: 0, thinking: "strip" })
+    const { env } = scripted(() => ({
+      text: "### Most Likely Preference\n\nHalf a sen",
+      promptTokens: 1,
+      completionTokens: 100,
+      finishReason: "length"
+    }))
+    return Effect.gen(function* () {
+      const inferrer = yield* LlmInferrer.make({
+        model: "m",
+        prompts: "reference",
+        maxTokens: 100,
+        temperature: 0,
+        thinking: "strip"
+      })
       const e = yield* Effect.flip(inferrer.infer({ request: "r", evidence }))
-      expect(e.message).toMatch(/^infer \(llm\): test\/m: truncated: the answer stopped at the token limit \(100 tokens\)/)
+      expect(e.message).toMatch(
+        /^infer \(llm\): test\/m: truncated: the answer stopped at the token limit \(100 tokens\)/
+      )
     }).pipe(Effect.provide(env))
   })
 
   it.effect("the hinted variant is its own prompt, and the default prompt carries no hint", () => {
     const { seen, env } = scripted(() => "Preference: Be brief.")
-    return Effect.gen(function*() {
+    return Effect.gen(function* () {
       for (const prompts of ["project", "hinted"] as const) {
-        const inferrer = yield* LlmInferrer.make({ model: "m", prompts, maxTokens: 100, temperature: 0, thinking: "strip" })
+        const inferrer = yield* LlmInferrer.make({
+          model: "m",
+          prompts,
+          maxTokens: 100,
+          temperature: 0,
+          thinking: "strip"
+        })
         yield* inferrer.infer({ request: `r-${prompts}`, evidence })
       }
       const [project, hinted] = seen.map((r) => r.messages[0]!.content)
@@ -100,11 +152,29 @@ describe("inferrer llm, prompts: reference", () => {
 describe("generator llm, prompts: reference", () => {
   it.effect("answers from the authors' generation prompt; refuses a preference it has no prompt for", () => {
     const { seen, env } = scripted(() => "<think>plan</think>Here is the memo.")
-    return Effect.gen(function*() {
-      const gen = yield* LlmGenerator.make({ model: "m", preference: "none", prompts: "reference", maxTokens: 8192, temperature: 0, thinking: "keep" })
-      expect((yield* gen.generate({ request: "Write it.", evidence })).text).toBe("<think>plan</think>Here is the memo.")
+    return Effect.gen(function* () {
+      const gen = yield* LlmGenerator.make({
+        model: "m",
+        preference: "none",
+        prompts: "reference",
+        maxTokens: 8192,
+        temperature: 0,
+        thinking: "keep"
+      })
+      expect((yield* gen.generate({ request: "Write it.", evidence })).text).toBe(
+        "<think>plan</think>Here is the memo."
+      )
       expect(seen[0]!.messages.map((m) => m.role)).toEqual(["system", "user"])
-      const e = yield* Effect.flip(LlmGenerator.make({ model: "m", preference: "gold", prompts: "reference", maxTokens: 10, temperature: 0, thinking: "strip" }))
+      const e = yield* Effect.flip(
+        LlmGenerator.make({
+          model: "m",
+          preference: "gold",
+          prompts: "reference",
+          maxTokens: 10,
+          temperature: 0,
+          thinking: "strip"
+        })
+      )
       expect(e.message).toMatch(/prompts: reference has no prompt for preference: gold/)
     }).pipe(Effect.provide(env))
   })
@@ -112,27 +182,56 @@ describe("generator llm, prompts: reference", () => {
 
 describe("summarizer llm, scope: log", () => {
   it.effect("summarizes the whole log in one call and gives each session its entry", () => {
-    const { seen, env } = scripted(() =>
-      "```json\n" + JSON.stringify({ sessions: [
-        { session: 2, analysis: "b", context: ["retreat"], preferences: ["outdoor"] },
-        { session: 1, analysis: "a", context: ["memo"], preferences: ["decision first", " "] }
-      ] }) + "\n```"
+    const { seen, env } = scripted(
+      () =>
+        "```json\n" +
+        JSON.stringify({
+          sessions: [
+            { session: 2, analysis: "b", context: ["retreat"], preferences: ["outdoor"] },
+            { session: 1, analysis: "a", context: ["memo"], preferences: ["decision first", " "] }
+          ]
+        }) +
+        "\n```"
     )
-    return Effect.gen(function*() {
-      const s = yield* LlmSummarizer.make({ model: "m", scope: "log", maxTokens: 4096, temperature: 0, thinking: "strip" })
+    return Effect.gen(function* () {
+      const s = yield* LlmSummarizer.make({
+        model: "m",
+        scope: "log",
+        maxTokens: 4096,
+        temperature: 0,
+        thinking: "strip"
+      })
       const out = yield* s.summarize(evidence.sessions)
       expect(out).toEqual([
         { sessionId: "s3", context: ["retreat"], preferences: ["outdoor"] },
         { sessionId: "s1", context: ["memo"], preferences: ["decision first"] }
       ])
       expect(seen).toHaveLength(1)
-      expect(seen[0]!.messages[0]!.content).toMatch(/### Session 1\nUser: Draft the memo\.[\s\S]*### Session 2\nUser: Plan the retreat\./)
+      expect(seen[0]!.messages[0]!.content).toMatch(
+        /### Session 1\nUser: Draft the memo\.[\s\S]*### Session 2\nUser: Plan the retreat\./
+      )
     }).pipe(Effect.provide(env))
   })
 
   it("refuses a log summary that misses or repeats a session", () => {
-    expect(LlmSummarizer.parseLog(JSON.stringify({ sessions: [{ session: 1, context: [], preferences: [] }] }), 2)).toEqual({ ok: false, reason: "expected 2 session summaries, got 1" })
-    expect(LlmSummarizer.parseLog(JSON.stringify([{ session: 1, context: [], preferences: [] }, { session: 1, context: [], preferences: [] }]), 2).ok).toBe(false)
-    expect(LlmSummarizer.parseLog(JSON.stringify([{ session: 1, context: "x", preferences: [] }]), 1)).toEqual({ ok: false, reason: "session entry 1: expected \"context\" and \"preferences\" lists of strings" })
+    expect(
+      LlmSummarizer.parseLog(JSON.stringify({ sessions: [{ session: 1, context: [], preferences: [] }] }), 2)
+    ).toEqual({
+      ok: false,
+      reason: "expected 2 session summaries, got 1"
+    })
+    expect(
+      LlmSummarizer.parseLog(
+        JSON.stringify([
+          { session: 1, context: [], preferences: [] },
+          { session: 1, context: [], preferences: [] }
+        ]),
+        2
+      ).ok
+    ).toBe(false)
+    expect(LlmSummarizer.parseLog(JSON.stringify([{ session: 1, context: "x", preferences: [] }]), 1)).toEqual({
+      ok: false,
+      reason: 'session entry 1: expected "context" and "preferences" lists of strings'
+    })
   })
 })

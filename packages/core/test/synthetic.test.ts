@@ -14,13 +14,21 @@ import { planPositions } from "../src/internal/dataset/synthetic/world.js"
 import * as Synthetic from "../src/Synthetic.js"
 
 /** The structural tests below pin the easy generator (CUPID's exact template); hard mode has its own block. */
-const options = (o: Partial<Synthetic.Options>): Synthetic.Options => ({ ...Synthetic.defaults, difficulty: "easy", ...o })
+const options = (o: Partial<Synthetic.Options>): Synthetic.Options => ({
+  ...Synthetic.defaults,
+  difficulty: "easy",
+  ...o
+})
 const generate = (o: Partial<Synthetic.Options>) => [...Synthetic.generate(options(o))]
-const bytes = (o: Partial<Synthetic.Options>) => generate(o).map((r) => JSON.stringify(r)).join("\n")
+const bytes = (o: Partial<Synthetic.Options>) =>
+  generate(o)
+    .map((r) => JSON.stringify(r))
+    .join("\n")
 
 const labels = (row: Domain.CupidRow) => Domain.fromRow(row).gold.sessions.map((s) => s.label)
 const countOf = (xs: ReadonlyArray<string>, x: string) => xs.filter((y) => y === x).length
-const positions = (row: Domain.CupidRow, label: Domain.RelevanceLabel) => labels(row).flatMap((l, i) => (l === label ? [i + 1] : []))
+const positions = (row: Domain.CupidRow, label: Domain.RelevanceLabel) =>
+  labels(row).flatMap((l, i) => (l === label ? [i + 1] : []))
 const byPersona = (rows: ReadonlyArray<Domain.CupidRow>) => {
   const out = new Map<string, Partial<Record<Domain.CupidType, Domain.CupidRow>>>()
   for (const r of rows) out.set(r.persona_id, { ...out.get(r.persona_id), [r.instance_type]: r })
@@ -36,7 +44,9 @@ describe("Synthetic: determinism", () => {
   it("a persona does not depend on how many personas are generated or which types are requested", () => {
     const five = generate({ personas: 5, seed: 9 })
     expect(generate({ personas: 2, seed: 9 })).toEqual(five.slice(0, 6))
-    expect(generate({ personas: 5, seed: 9, types: ["changing"] })).toEqual(five.filter((r) => r.instance_type === "changing"))
+    expect(generate({ personas: 5, seed: 9, types: ["changing"] })).toEqual(
+      five.filter((r) => r.instance_type === "changing")
+    )
   })
 
   it("rows are persona-major in type order with stable ids", () => {
@@ -89,15 +99,21 @@ describe("Synthetic: CUPID's shape at 8 sessions", () => {
 
   it("a persona's three instances come from one 13-session pool: 12 distinct prior sessions plus the request", () => {
     for (const p of byPersona(rows)) {
-      const distinct = new Set(Domain.cupidTypes.flatMap((t) => p[t].prior_interactions.map((s) => JSON.stringify(s.dialogue))))
+      const distinct = new Set(
+        Domain.cupidTypes.flatMap((t) => p[t].prior_interactions.map((s) => JSON.stringify(s.dialogue)))
+      )
       expect(distinct.size).toBe(12)
       expect(p.consistent.current_request).toBe(p.changing.current_request)
       expect(p.consistent.current_context_factor).toBe(p.changing.current_context_factor)
       expect(p.consistent.current_contextual_preference).toBe(p.contrastive.current_contextual_preference)
       expect(p.changing.current_contextual_preference).not.toBe(p.consistent.current_contextual_preference)
       // The changing instance's stale sessions are the consistent instance's relevant ones.
-      const staleText = p.changing.prior_interactions.filter((_, i) => labels(p.changing)[i] === "stale").map((s) => JSON.stringify(s))
-      const relevantText = p.consistent.prior_interactions.filter((_, i) => labels(p.consistent)[i] === "relevant").map((s) => JSON.stringify(s))
+      const staleText = p.changing.prior_interactions
+        .filter((_, i) => labels(p.changing)[i] === "stale")
+        .map((s) => JSON.stringify(s))
+      const relevantText = p.consistent.prior_interactions
+        .filter((_, i) => labels(p.consistent)[i] === "relevant")
+        .map((s) => JSON.stringify(s))
       expect(staleText).toEqual(relevantText)
     }
   })
@@ -154,7 +170,10 @@ describe("Synthetic: the text does not make retrieval trivial", () => {
     for (const category of categories.filter((c) => c.kind !== "person")) {
       category.variants.forEach((a, i) =>
         category.variants.slice(i + 1).forEach((b) => {
-          expect([...words(a)].some((w) => words(b).has(w)), `${a} / ${b}`).toBe(true)
+          expect(
+            [...words(a)].some((w) => words(b).has(w)),
+            `${a} / ${b}`
+          ).toBe(true)
         })
       )
     }
@@ -186,7 +205,11 @@ describe("Synthetic: longer histories and positions", () => {
       stale: 5
     })
     expect(Synthetic.counts(options({ sessionsPerHistory: 8 }))).toEqual({ relevant: [2, 2], contrastive: 2, stale: 2 })
-    expect(Synthetic.counts({ ...Synthetic.defaults, sessionsPerHistory: 8 })).toEqual({ relevant: [1, 3], contrastive: 2, stale: 2 })
+    expect(Synthetic.counts({ ...Synthetic.defaults, sessionsPerHistory: 8 })).toEqual({
+      relevant: [1, 3],
+      contrastive: 2,
+      stale: 2
+    })
     for (const p of byPersona(rows)) {
       const consistentFactors = new Set(p.consistent.prior_interactions.map((s) => s.context_factor))
       expect(p.contrastive.prior_interactions.filter((s) => !consistentFactors.has(s.context_factor)).length).toBe(20)
@@ -229,14 +252,20 @@ describe("Synthetic: longer histories and positions", () => {
   })
 
   it("out-of-range options are rejected", () => {
-    expect(() => generate({ sessionsPerHistory: 7 })).toThrow("Synthetic.generate: sessionsPerHistory: expected an integer from 8 to 10000")
-    expect(() => generate({ contrastiveShare: 0.9 })).toThrow("Synthetic.generate: contrastiveShare: expected a number from 0 to 0.75")
+    expect(() => generate({ sessionsPerHistory: 7 })).toThrow(
+      "Synthetic.generate: sessionsPerHistory: expected an integer from 8 to 10000"
+    )
+    expect(() => generate({ contrastiveShare: 0.9 })).toThrow(
+      "Synthetic.generate: contrastiveShare: expected a number from 0 to 0.75"
+    )
   })
 })
 
 describe("Synthetic: specs and files", () => {
   it("parseSpec reads every key; toSpec writes them all", () => {
-    const parsed = Synthetic.parseSpec("synthetic:personas=3,sessions=20,seed=5,position=late,contrastive=0.2,stale=0.3,types=changing+consistent")
+    const parsed = Synthetic.parseSpec(
+      "synthetic:personas=3,sessions=20,seed=5,position=late,contrastive=0.2,stale=0.3,types=changing+consistent"
+    )
     expect(Either.getOrThrow(parsed)).toEqual({
       personas: 3,
       sessionsPerHistory: 20,
@@ -250,8 +279,18 @@ describe("Synthetic: specs and files", () => {
     expect(Synthetic.toSpec(Either.getOrThrow(parsed))).toBe(
       "synthetic:personas=3,sessions=20,seed=5,position=late,contrastive=0.2,stale=0.3,types=consistent+changing,difficulty=hard"
     )
-    const knobs = Either.getOrThrow(Synthetic.parseSpec("synthetic:difficulty=easy,mentions=varied,topic=0.5,feedback=composed,relevant=1-2,similarity=0.5"))
-    expect(Synthetic.knobs(knobs)).toEqual({ mentions: "varied", topicShare: 0.5, feedback: "composed", relevant: [1, 2], similarity: 0.5 })
+    const knobs = Either.getOrThrow(
+      Synthetic.parseSpec(
+        "synthetic:difficulty=easy,mentions=varied,topic=0.5,feedback=composed,relevant=1-2,similarity=0.5"
+      )
+    )
+    expect(Synthetic.knobs(knobs)).toEqual({
+      mentions: "varied",
+      topicShare: 0.5,
+      feedback: "composed",
+      relevant: [1, 2],
+      similarity: 0.5
+    })
     expect(Synthetic.toSpec(knobs)).toBe(
       "synthetic:personas=10,sessions=8,seed=0,position=spread,contrastive=0.1,stale=0.1,types=consistent+contrastive+changing,difficulty=easy,mentions=varied,topic=0.5,feedback=composed,relevant=1-2,similarity=0.5"
     )
@@ -263,7 +302,7 @@ describe("Synthetic: specs and files", () => {
   })
 
   it.effect("writeJsonl writes one row per line, and the file loads back to the same instances", () =>
-    Effect.gen(function*() {
+    Effect.gen(function* () {
       const dir = fs.mkdtempSync(path.join(os.tmpdir(), "cupid-synthetic-"))
       const file = path.join(dir, "syn.jsonl")
       const o = options({ personas: 3, seed: 6 })
@@ -273,13 +312,17 @@ describe("Synthetic: specs and files", () => {
       const loaded = yield* Dataset.loadAll(file)
       expect(loaded.instances).toEqual(generate({ personas: 3, seed: 6 }).map(Domain.fromRow))
       fs.rmSync(dir, { recursive: true, force: true })
-    }))
+    })
+  )
 
   it.effect("writeJsonl reports an unwritable path", () =>
-    Effect.gen(function*() {
+    Effect.gen(function* () {
       const result = yield* Effect.either(Synthetic.writeJsonl("/nonexistent-dir/x.jsonl", []))
-      expect(Either.isLeft(result) && result.left.message).toMatch(/^\/nonexistent-dir\/x\.jsonl: cannot write \(ENOENT/)
-    }))
+      expect(Either.isLeft(result) && result.left.message).toMatch(
+        /^\/nonexistent-dir\/x\.jsonl: cannot write \(ENOENT/
+      )
+    })
+  )
 })
 
 describe("Synthetic: difficulty", () => {
@@ -287,7 +330,9 @@ describe("Synthetic: difficulty", () => {
     const sha = (o: Partial<Synthetic.Options>) => createHash("sha256").update(bytes(o)).digest("hex")
     // Digests of the version-1 generator's output for these options.
     expect(sha({ personas: 20, seed: 3 })).toBe("95dc1734b50774ecf26a389669d8dcd469d3fc98fe60232ded2ae9395756ce41")
-    expect(sha({ personas: 3, seed: 9, sessionsPerHistory: 60, relevantPosition: "late" })).toBe("65585e236141ab0406240eead31101b0649847e21f6689ff09bbaeeb114655ab")
+    expect(sha({ personas: 3, seed: 9, sessionsPerHistory: 60, relevantPosition: "late" })).toBe(
+      "65585e236141ab0406240eead31101b0649847e21f6689ff09bbaeeb114655ab"
+    )
   })
 
   const hard = (o: Partial<Synthetic.Options>) => [...Synthetic.generate({ ...Synthetic.defaults, ...o })]
@@ -304,7 +349,8 @@ describe("Synthetic: difficulty", () => {
   })
 
   it("mentions vary: the exact label opens well under all of A's sessions", () => {
-    let exact = 0, total = 0
+    let exact = 0,
+      total = 0
     const forms = new Set<string>()
     for (const r of rows.filter((x) => x.instance_type === "changing")) {
       for (const s of r.prior_interactions.filter((p) => p.context_factor === r.current_context_factor)) {
@@ -326,9 +372,35 @@ describe("Synthetic: difficulty", () => {
       expect(topic, r.current_request).not.toBeNull()
     }
     const withTopic = (r: Domain.CupidRow) => {
-      const phrase = ["Hollis", "Dalton", "harvest", "open house", "trout", "survey", "Marlow", "member drive", "Kestrel", "Ashgrove", "lakeside", "Juniper", "Pemberton", "recital", "Alder Creek", "Saffron", "Norwood", "Beacon", "Tamsin", "Okoro", "Whitlow", "Ferris", "Copperline", "Granger"]
-        .find((p) => r.current_request.includes(p))!
-      return new Set(r.prior_interactions.filter((p) => p.dialogue[0]!.content.includes(phrase)).map((p) => p.context_factor))
+      const phrase = [
+        "Hollis",
+        "Dalton",
+        "harvest",
+        "open house",
+        "trout",
+        "survey",
+        "Marlow",
+        "member drive",
+        "Kestrel",
+        "Ashgrove",
+        "lakeside",
+        "Juniper",
+        "Pemberton",
+        "recital",
+        "Alder Creek",
+        "Saffron",
+        "Norwood",
+        "Beacon",
+        "Tamsin",
+        "Okoro",
+        "Whitlow",
+        "Ferris",
+        "Copperline",
+        "Granger"
+      ].find((p) => r.current_request.includes(p))!
+      return new Set(
+        r.prior_interactions.filter((p) => p.dialogue[0]!.content.includes(phrase)).map((p) => p.context_factor)
+      )
     }
     for (const r of all) expect(withTopic(r).size).toBeGreaterThanOrEqual(3)
   })
@@ -337,7 +409,9 @@ describe("Synthetic: difficulty", () => {
     const repeated = (rs: ReadonlyArray<Domain.CupidRow>) => {
       const seen = new Map<string, number>()
       for (const r of rs.filter((x) => x.instance_type === "consistent")) {
-        for (const s of r.prior_interactions) for (const m of s.dialogue.slice(2).filter((x) => x.role === "user")) seen.set(m.content, (seen.get(m.content) ?? 0) + 1)
+        for (const s of r.prior_interactions)
+          for (const m of s.dialogue.slice(2).filter((x) => x.role === "user"))
+            seen.set(m.content, (seen.get(m.content) ?? 0) + 1)
       }
       const turns = [...seen.values()].reduce((a, b) => a + b, 0)
       return [...seen.values()].filter((n) => n > 1).reduce((a, b) => a + b, 0) / turns
@@ -349,10 +423,13 @@ describe("Synthetic: difficulty", () => {
   })
 
   it("similarity 0 draws B from another category of A's kind", () => {
-    const categoryOf = (label: string) => categories.find((c) => c.variants.some((v) => label === v || label.endsWith(`, ${v}`)))
+    const categoryOf = (label: string) =>
+      categories.find((c) => c.variants.some((v) => label === v || label.endsWith(`, ${v}`)))
     for (const p of byPersona(hard({ personas: 12, seed: 5, similarity: 0 }))) {
       const consistentFactors = new Set(p.consistent.prior_interactions.map((s) => s.context_factor))
-      const b = p.contrastive.prior_interactions.find((s) => !consistentFactors.has(s.context_factor) && s.context_factor !== p.contrastive.current_context_factor)!.context_factor
+      const b = p.contrastive.prior_interactions.find(
+        (s) => !consistentFactors.has(s.context_factor) && s.context_factor !== p.contrastive.current_context_factor
+      )!.context_factor
       const a = categoryOf(p.contrastive.current_context_factor)!
       expect(categoryOf(b)!.kind).toBe(a.kind)
       expect(categoryOf(b)!.name).not.toBe(a.name)

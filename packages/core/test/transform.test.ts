@@ -14,12 +14,18 @@ const persona = (id: string): ReadonlyArray<Domain.Instance> => {
   const s = (factor: string, preference: string, tag: string) => ({
     context_factor: factor,
     contextual_preference: preference,
-    dialogue: [{ role: "user" as const, content: `${id} ${tag} about ${factor}` }, { role: "assistant" as const, content: `ok ${tag}` }]
+    dialogue: [
+      { role: "user" as const, content: `${id} ${tag} about ${factor}` },
+      { role: "assistant" as const, content: `ok ${tag}` }
+    ]
   })
   const o = (k: number) => s(`${id}-o${k}`, `po${k}`, `o${k}`)
-  const a1 = s(`${id}-Ana`, "pA", "a1"), a2 = s(`${id}-Ana`, "pA", "a2")
-  const c1 = s(`${id}-Ana`, "pA2", "c1"), c2 = s(`${id}-Ana`, "pA2", "c2")
-  const b1 = s(`${id}-Bea`, "pB", "b1"), b2 = s(`${id}-Bea`, "pB", "b2")
+  const a1 = s(`${id}-Ana`, "pA", "a1"),
+    a2 = s(`${id}-Ana`, "pA", "a2")
+  const c1 = s(`${id}-Ana`, "pA2", "c1"),
+    c2 = s(`${id}-Ana`, "pA2", "c2")
+  const b1 = s(`${id}-Bea`, "pB", "b1"),
+    b2 = s(`${id}-Bea`, "pB", "b2")
   const row = (type: Domain.CupidType, prior: ReadonlyArray<Domain.WirePriorInteraction>): Domain.CupidRow => ({
     persona_id: id,
     instance_type: type,
@@ -78,7 +84,9 @@ describe("Transform", () => {
         expect(s.dialogue[0]!.content.toLowerCase()).not.toContain("p1-ana")
       }
       // The original sessions keep their order and labels; padding is labelled other.
-      const originals = padded.query.sessions.filter((s) => i.query.sessions.some((o) => o.hash === s.hash)).map((s) => s.hash)
+      const originals = padded.query.sessions
+        .filter((s) => i.query.sessions.some((o) => o.hash === s.hash))
+        .map((s) => s.hash)
       expect(originals).toEqual(i.query.sessions.map((s) => s.hash))
       expect(labels(padded).filter((l) => l === "relevant").length).toBe(2)
       expect(labels(padded).filter((l) => l !== "other").length).toBe(2)
@@ -109,7 +117,9 @@ describe("Transform", () => {
   })
 
   it("labels and normal form", () => {
-    expect(Transform.label({ position: "late", drop: ["stale", "contrastive"], pad: 24 })).toBe("drop=contrastive+stale,pad=24,position=late")
+    expect(Transform.label({ position: "late", drop: ["stale", "contrastive"], pad: 24 })).toBe(
+      "drop=contrastive+stale,pad=24,position=late"
+    )
     expect(Transform.label({ pad: 0 })).toBe("none")
     expect(Transform.isIdentity({ pad: 0 })).toBe(true)
     expect(Transform.needsPool({ position: "early" })).toBe(false)
@@ -119,7 +129,9 @@ describe("Transform", () => {
   it("fails with a clear error when there is nothing to pad with or no consistent instance", () => {
     const lonely = persona("solo")
     const result = Transform.apply(lonely[0]!, { pad: 2 }, { seed: 0, pool: Transform.pool(lonely) })
-    expect(Either.isLeft(result) && result.left.message).toMatch(/transform of solo:consistent, pad: no session of another persona/)
+    expect(Either.isLeft(result) && result.left.message).toMatch(
+      /transform of solo:consistent, pad: no session of another persona/
+    )
     const noConsistent = Transform.pool(lonely.slice(1))
     const drop = Transform.apply(lonely[1]!, { drop: "contrastive" }, { seed: 0, pool: noConsistent })
     expect(Either.isLeft(drop) && drop.left.message).toMatch(/needs the consistent instance of persona "solo"/)
@@ -129,35 +141,48 @@ describe("Transform", () => {
     const rows = [...Synthetic.generate({ ...Synthetic.defaults, personas: 6, seed: 3 })].map(Domain.fromRow)
     const synthPool = Transform.pool(rows)
     for (const instance of rows) {
-      const out = Either.getOrThrow(Transform.apply(instance, { pad: 120, position: "middle" }, { seed: 5, pool: synthPool }))
+      const out = Either.getOrThrow(
+        Transform.apply(instance, { pad: 120, position: "middle" }, { seed: 5, pool: synthPool })
+      )
       expect(out.query.sessions.length).toBe(instance.query.sessions.length + 120)
-      const relevant = (x: Domain.Instance) => x.query.sessions.filter((_, k) => x.gold.sessions[k]!.label === "relevant").map((s) => s.hash)
+      const relevant = (x: Domain.Instance) =>
+        x.query.sessions.filter((_, k) => x.gold.sessions[k]!.label === "relevant").map((s) => s.hash)
       expect(relevant(out)).toEqual(relevant(instance))
-      const dropped = Either.getOrThrow(Transform.apply(instance, { drop: "contrastive" }, { seed: 5, pool: synthPool }))
-      if (instance.type === "contrastive") expect(dropped.query.sessions.length).toBeLessThan(instance.query.sessions.length)
+      const dropped = Either.getOrThrow(
+        Transform.apply(instance, { drop: "contrastive" }, { seed: 5, pool: synthPool })
+      )
+      if (instance.type === "contrastive")
+        expect(dropped.query.sessions.length).toBeLessThan(instance.query.sessions.length)
     }
   })
 })
 
 describe("Transform on the bundled sample", () => {
-  it.effect("padding by 24, 56 and 120 keeps every relevant session and adds exactly N sessions of other personas", () =>
-    Effect.gen(function*() {
-      const { instances } = yield* Dataset.loadAll("sample")
-      const samplePool = Transform.pool(instances)
-      const personaOf = new Map<string, Set<string>>()
-      for (const i of instances) for (const s of i.query.sessions) personaOf.set(s.hash, (personaOf.get(s.hash) ?? new Set()).add(i.personaId))
-      for (const instance of instances) {
-        for (const n of [24, 56, 120]) {
-          const out = Either.getOrThrow(Transform.apply(instance, { pad: n }, { seed: 7, pool: samplePool }))
-          expect(out.query.sessions.length).toBe(instance.query.sessions.length + n)
-          const own = new Set(instance.query.sessions.map((s) => s.hash))
-          const added = out.query.sessions.filter((s) => !own.has(s.hash))
-          expect(added.length).toBe(n)
-          for (const s of added) expect(personaOf.get(s.hash)!.has(instance.personaId)).toBe(false)
-          const relevant = (x: Domain.Instance) => x.query.sessions.filter((_, k) => x.gold.sessions[k]!.label === "relevant").map((s) => s.hash)
-          expect(relevant(out)).toEqual(relevant(instance))
-          expect(out.gold.sessions.filter((g) => g.label === "stale").length).toBe(instance.gold.sessions.filter((g) => g.label === "stale").length)
+  it.effect(
+    "padding by 24, 56 and 120 keeps every relevant session and adds exactly N sessions of other personas",
+    () =>
+      Effect.gen(function* () {
+        const { instances } = yield* Dataset.loadAll("sample")
+        const samplePool = Transform.pool(instances)
+        const personaOf = new Map<string, Set<string>>()
+        for (const i of instances)
+          for (const s of i.query.sessions) personaOf.set(s.hash, (personaOf.get(s.hash) ?? new Set()).add(i.personaId))
+        for (const instance of instances) {
+          for (const n of [24, 56, 120]) {
+            const out = Either.getOrThrow(Transform.apply(instance, { pad: n }, { seed: 7, pool: samplePool }))
+            expect(out.query.sessions.length).toBe(instance.query.sessions.length + n)
+            const own = new Set(instance.query.sessions.map((s) => s.hash))
+            const added = out.query.sessions.filter((s) => !own.has(s.hash))
+            expect(added.length).toBe(n)
+            for (const s of added) expect(personaOf.get(s.hash)!.has(instance.personaId)).toBe(false)
+            const relevant = (x: Domain.Instance) =>
+              x.query.sessions.filter((_, k) => x.gold.sessions[k]!.label === "relevant").map((s) => s.hash)
+            expect(relevant(out)).toEqual(relevant(instance))
+            expect(out.gold.sessions.filter((g) => g.label === "stale").length).toBe(
+              instance.gold.sessions.filter((g) => g.label === "stale").length
+            )
+          }
         }
-      }
-    }))
+      })
+  )
 })

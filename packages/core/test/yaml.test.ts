@@ -14,13 +14,20 @@ const left = (text: string) => {
 const laughs = (levels: number) => {
   const names = "abcdefghijklmnop"
   const lines = [`${names[0]}: &${names[0]} [${Array(10).fill('"lol"').join(", ")}]`]
-  for (let i = 1; i < levels; i++) lines.push(`${names[i]}: &${names[i]} [${Array(10).fill(`*${names[i - 1]}`).join(", ")}]`)
+  for (let i = 1; i < levels; i++)
+    lines.push(
+      `${names[i]}: &${names[i]} [${Array(10)
+        .fill(`*${names[i - 1]}`)
+        .join(", ")}]`
+    )
   return `${lines.join("\n")}\n`
 }
 
 describe("Yaml.read", () => {
   it("reads plain values, aliases included (an alias repeats its anchor's value)", () => {
-    expect(Yaml.read("a: &x [1, 2]\nb: *x\nc: [*x, { d: *x }]\n")).toStrictEqual(Either.right({ a: [1, 2], b: [1, 2], c: [[1, 2], { d: [1, 2] }] }))
+    expect(Yaml.read("a: &x [1, 2]\nb: *x\nc: [*x, { d: *x }]\n")).toStrictEqual(
+      Either.right({ a: [1, 2], b: [1, 2], c: [[1, 2], { d: [1, 2] }] })
+    )
     expect(Yaml.read("")).toStrictEqual(Either.right(null))
   })
 
@@ -31,7 +38,8 @@ describe("Yaml.read", () => {
       line: 5,
       column: 36,
       path: "e[7]",
-      reason: "the document expands past 100,000 values here (the alias *d repeats its anchor's whole value); nested aliases multiply: write the values out, or use fewer aliases"
+      reason:
+        "the document expands past 100,000 values here (the alias *d repeats its anchor's whole value); nested aliases multiply: write the values out, or use fewer aliases"
     })
     expect(performance.now() - started).toBeLessThan(2000)
     // Just under the limit, it reads: 10 + 100 + ... + 10^4 values and the lists holding them.
@@ -51,6 +59,11 @@ describe("Yaml.read", () => {
   })
 
   it("a syntax error has its line and column", () => {
-    expect(left("a: 1\na: 2\n")).toStrictEqual({ line: 2, column: 1, path: "", reason: "YAML syntax error: Map keys must be unique" })
+    expect(left("a: 1\na: 2\n")).toStrictEqual({
+      line: 2,
+      column: 1,
+      path: "",
+      reason: "YAML syntax error: Map keys must be unique"
+    })
   })
 })

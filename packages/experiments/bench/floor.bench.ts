@@ -37,7 +37,9 @@ run(process.execPath, [cli, "data", "generate", "--out", data, "--personas", Str
 
 // The floor: core's reader and BM25's tokenizer, bundled into one plain script.
 const floorSource = path.join(dir, "floor.ts")
-fs.writeFileSync(floorSource, `
+fs.writeFileSync(
+  floorSource,
+  `
 import { Dataset, Memo } from "@cupid-lab/core"
 import * as Text from "@cupid-lab/retrievers/Text"
 import { Effect, Stream } from "effect"
@@ -53,7 +55,8 @@ await Effect.runPromise(Effect.gen(function*() {
   }))
 }).pipe(Effect.provide(NodeFileSystem.layer)))
 console.log(instances, tokens)
-`)
+`
+)
 // (bundled inside the checkout, so that the packages left out of the bundle resolve from node_modules)
 const floorDir = path.join(root, "node_modules", ".cache", "cupid-floor-bench")
 fs.mkdirSync(floorDir, { recursive: true })
@@ -68,14 +71,19 @@ await esbuild.build({
   target: "node20",
   absWorkingDir: root,
   nodePaths: [path.join(root, "node_modules")],
-  banner: { js: "import { createRequire as __r } from \"node:module\"; const require = __r(import.meta.url);" },
+  banner: { js: 'import { createRequire as __r } from "node:module"; const require = __r(import.meta.url);' },
   // The workspace packages are bundled from source; the libraries load from node_modules.
-  external: Object.keys((JSON.parse(fs.readFileSync(path.join(root, "package.json"), "utf8")) as { dependencies: Record<string, string> }).dependencies).flatMap((d) => [d, `${d}/*`]),
+  external: Object.keys(
+    (JSON.parse(fs.readFileSync(path.join(root, "package.json"), "utf8")) as { dependencies: Record<string, string> })
+      .dependencies
+  ).flatMap((d) => [d, `${d}/*`]),
   logLevel: "error"
 })
 
 const config = path.join(dir, "floor.yaml")
-fs.writeFileSync(config, `name: floor
+fs.writeFileSync(
+  config,
+  `name: floor
 data: { source: ${JSON.stringify(data)} }
 pipeline:
   retriever: { use: bm25 }
@@ -99,19 +107,30 @@ cells:
   - { name: bm25 recent 2, retriever: { use: bm25, select: { recent: 2 } } }
   - { name: bm25 change, retriever: { use: bm25, select: { change: detect } } }
 concurrency: 2
-`)
+`
+)
 
-const floors: Array<number> = [], sweeps: Array<number> = []
+const floors: Array<number> = [],
+  sweeps: Array<number> = []
 for (let r = 0; r < rounds; r++) {
   floors.push(run(process.execPath, [floor, data]))
   const out = path.join(dir, `run-${r}`)
   sweeps.push(run(process.execPath, [cli, "sweep", "--config", config, "--out", out]))
   if (r === 0) {
-    const summary = JSON.parse(fs.readFileSync(path.join(out, "summary.json"), "utf8")) as { cells: Array<unknown>; dataset: { instances: number } }
-    console.log(`sweep: ${summary.cells.length} cells x ${summary.dataset.instances} instances (generated data, ${personas} personas, seed 11)`)
+    const summary = JSON.parse(fs.readFileSync(path.join(out, "summary.json"), "utf8")) as {
+      cells: Array<unknown>
+      dataset: { instances: number }
+    }
+    console.log(
+      `sweep: ${summary.cells.length} cells x ${summary.dataset.instances} instances (generated data, ${personas} personas, seed 11)`
+    )
   }
 }
-console.log(`floor (read, parse, validate, tokenize): median ${median(floors).toFixed(2)} s CPU  [${floors.map((x) => x.toFixed(2)).join(", ")}]`)
-console.log(`sweep (compiled CLI, reports included): median ${median(sweeps).toFixed(2)} s CPU  [${sweeps.map((x) => x.toFixed(2)).join(", ")}]`)
+console.log(
+  `floor (read, parse, validate, tokenize): median ${median(floors).toFixed(2)} s CPU  [${floors.map((x) => x.toFixed(2)).join(", ")}]`
+)
+console.log(
+  `sweep (compiled CLI, reports included): median ${median(sweeps).toFixed(2)} s CPU  [${sweeps.map((x) => x.toFixed(2)).join(", ")}]`
+)
 console.log(`ratio: ${(median(sweeps) / median(floors)).toFixed(1)}x the floor's CPU (target: at most 8x)`)
 fs.rmSync(dir, { recursive: true, force: true })

@@ -66,7 +66,12 @@ const write = (dir: string): void => {
   const infos = Array.from({ length: cells }, (_, c) => ({
     id: `cell${String(c).padStart(12, "0")}`,
     name: c === 0 ? "all" : `retriever-${c}`,
-    params: { retriever: { use: c === 0 ? "all" : "bm25", k: c }, summarizer: null, inferrer: { use: "llm" }, generator: null },
+    params: {
+      retriever: { use: c === 0 ? "all" : "bm25", k: c },
+      summarizer: null,
+      inferrer: { use: "llm" },
+      generator: null
+    },
     usesGold: false,
     oracleRetrieval: false,
     heuristicStages: [],
@@ -75,9 +80,12 @@ const write = (dir: string): void => {
   for (const cell of infos) {
     const skill = 0.3 + 0.02 * Number(cell.id.slice(-2))
     for (let i = 0; i < instances; i++) {
-      const pd = 2 + Math.floor(next() * 3), rd = 2 + Math.floor(next() * 2)
-      const pn = Math.min(pd, Math.round(next() * pd * skill * 2) / 2), rn = Math.min(rd, Math.round(next() * rd * skill * 2) / 2)
-      const p = pn / pd, r = rn / rd
+      const pd = 2 + Math.floor(next() * 3),
+        rd = 2 + Math.floor(next() * 2)
+      const pn = Math.min(pd, Math.round(next() * pd * skill * 2) / 2),
+        rn = Math.min(rd, Math.round(next() * rd * skill * 2) / 2)
+      const p = pn / pd,
+        r = rn / rd
       const line: ResultLine = {
         cell: cell.id,
         cellName: cell.name,
@@ -86,20 +94,38 @@ const write = (dir: string): void => {
         type: types[i % 3]!,
         status: next() < 0.01 ? "failed" : "ok",
         params: cell.params,
-        meta: { sessions: 8, historyTokens: 6000 + Math.floor(next() * 4000), relevantMeanPosition: 1.5 + Math.floor(next() * 13) / 2, relevant: ["s2", "s5"], stale: [] },
+        meta: {
+          sessions: 8,
+          historyTokens: 6000 + Math.floor(next() * 4000),
+          relevantMeanPosition: 1.5 + Math.floor(next() * 13) / 2,
+          relevant: ["s2", "s5"],
+          stale: []
+        },
         selected: ["s2", "s5"],
         ranking: null,
         summaries: null,
         inference: { preference: "Numbered micro-steps with a check after each section.", analysis: "" },
         generation: null,
         scores: {
-          "retrieval.precision": next(), "retrieval.recall": next(), "inference.f1": p + r === 0 ? 0 : (2 * p * r) / (p + r),
-          "inference.precision_micro": { num: pn, den: pd }, "inference.recall_micro": { num: rn, den: rd }
+          "retrieval.precision": next(),
+          "retrieval.recall": next(),
+          "inference.f1": p + r === 0 ? 0 : (2 * p * r) / (p + r),
+          "inference.precision_micro": { num: pn, den: pd },
+          "inference.recall_micro": { num: rn, den: rd }
         },
-        usage: { calls: 2, promptTokens: 9000, completionTokens: 120, byStage: {}, byModel: { "openai/gpt-4o": { calls: 2, promptTokens: 9000, completionTokens: 120 } } },
+        usage: {
+          calls: 2,
+          promptTokens: 9000,
+          completionTokens: 120,
+          byStage: {},
+          byModel: { "openai/gpt-4o": { calls: 2, promptTokens: 9000, completionTokens: 120 } }
+        },
         error: null
       }
-      const final = line.status === "failed" ? { ...line, scores: {}, error: { stage: "infer", plugin: "llm", tag: "StageError", message: "HTTP 429" } } : line
+      const final =
+        line.status === "failed"
+          ? { ...line, scores: {}, error: { stage: "infer", plugin: "llm", tag: "StageError", message: "HTTP 429" } }
+          : line
       acc.add(final)
       fs.writeSync(out, `${JSON.stringify(final)}\n`)
     }
@@ -121,9 +147,13 @@ const dir = fs.mkdtempSync(path.join(os.tmpdir(), "cupid-report-bench-"))
 console.log(`run: ${instances} instances x ${cells} cells = ${instances * cells} result lines`)
 time("write the synthetic run", () => write(dir))
 console.log(`results.jsonl ${mb(fs.statSync(path.join(dir, "results.jsonl")).size)}`)
-const run = await timeAsync("read the run directory", () => Effect.runPromise(RunDir.read(dir).pipe(Effect.provide(NodeContext.layer))))
+const run = await timeAsync("read the run directory", () =>
+  Effect.runPromise(RunDir.read(dir).pipe(Effect.provide(NodeContext.layer)))
+)
 const analysis = time("analysis (paired tests + Holm)", () => Analysis.analyze(run))
-console.log(`  ${analysis.families.primary.tests + analysis.families.exploratory.tests} tests; ${analysis.permutations.screening} permutations each, ${analysis.permutations.refinedTests} of them refined with ${analysis.permutations.refined}; ${analysis.summary.resamples} bootstrap resamples`)
+console.log(
+  `  ${analysis.families.primary.tests + analysis.families.exploratory.tests} tests; ${analysis.permutations.screening} permutations each, ${analysis.permutations.refinedTests} of them refined with ${analysis.permutations.refined}; ${analysis.summary.resamples} bootstrap resamples`
+)
 const examples = Examples.none("benchmark")
 const md = time("report.md", () => Markdown.render(Document.report(analysis, examples)))
 const figures = await timeAsync("charts (Vega)", () => Effect.runPromise(Figures.report(analysis)))

@@ -34,7 +34,10 @@ const line = (cell: string, instance: string): string => {
     params: { retriever: { use: "top", k: 1 }, summarizer: null, inferrer: null, generator: null },
     meta: { sessions: 8, historyTokens: 1200, relevantMeanPosition: 4.5, relevant: ["s4", "s5"], stale: ["s1"] },
     selected: ["s8"],
-    ranking: [{ sessionId: "s8", score: 8 }, { sessionId: "s7", score: 7 }],
+    ranking: [
+      { sessionId: "s8", score: 8 },
+      { sessionId: "s7", score: 7 }
+    ],
     summaries: null,
     inference: { preference: pad, analysis: "" },
     generation: null,
@@ -45,7 +48,8 @@ const line = (cell: string, instance: string): string => {
   return Results.encodeLine(l)
 }
 
-let peakRss = 0, peakHeap = 0
+let peakRss = 0,
+  peakHeap = 0
 const sample = () => {
   const m = process.memoryUsage()
   peakRss = Math.max(peakRss, m.rss)
@@ -57,26 +61,29 @@ const mb = (n: number) => `${(n / 1e6).toFixed(0)} MB`
 const dir = fs.mkdtempSync(path.join(os.tmpdir(), "cupid-result-log-bench-"))
 const open = ResultLog.open({ dir, cells: cellIds })
 
-const program = Effect.gen(function*() {
+const program = Effect.gen(function* () {
   const t0 = performance.now()
-  const { appended, finalized, opened, rewritten } = yield* Effect.scoped(Effect.gen(function*() {
-    const log = yield* open
-    const opened = performance.now()
-    for (let i = 0; i < lines; i++) {
-      const cell = `c${cells - 1 - (i % cells)}`, instance = `i${Math.floor(i / cells)}`
-      log.append({ cell, instance, text: line(cell, instance) })
-      if (i % 2000 === 1999) yield* log.flush
-    }
-    yield* log.flush
-    const appended = performance.now()
-    const final = yield* log.finalize({
-      cellOrder: new Map(Array.from({ length: cells }, (_, c) => [`c${c}`, c])),
-      instanceOrder: new Map(Array.from({ length: instances }, (_, i) => [`i${i}`, i])),
-      complete: true
+  const { appended, finalized, opened, rewritten } = yield* Effect.scoped(
+    Effect.gen(function* () {
+      const log = yield* open
+      const opened = performance.now()
+      for (let i = 0; i < lines; i++) {
+        const cell = `c${cells - 1 - (i % cells)}`,
+          instance = `i${Math.floor(i / cells)}`
+        log.append({ cell, instance, text: line(cell, instance) })
+        if (i % 2000 === 1999) yield* log.flush
+      }
+      yield* log.flush
+      const appended = performance.now()
+      const final = yield* log.finalize({
+        cellOrder: new Map(Array.from({ length: cells }, (_, c) => [`c${c}`, c])),
+        instanceOrder: new Map(Array.from({ length: instances }, (_, i) => [`i${i}`, i])),
+        complete: true
+      })
+      if (final.order.length !== lines) throw new Error(`finalize ordered ${final.order.length} lines, not ${lines}`)
+      return { opened, appended, finalized: performance.now(), rewritten: final.order.some((n, k) => n !== k) }
     })
-    if (final.order.length !== lines) throw new Error(`finalize ordered ${final.order.length} lines, not ${lines}`)
-    return { opened, appended, finalized: performance.now(), rewritten: final.order.some((n, k) => n !== k) }
-  }))
+  )
   const size = fs.statSync(path.join(dir, ResultLog.fileName)).size
   const mid = { rss: peakRss, heap: peakHeap }
   const r0 = performance.now()

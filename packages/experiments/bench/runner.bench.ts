@@ -34,25 +34,41 @@ const scaleInstances = process.env["BENCH_SCALE"] ?? ""
 const scaleCells = process.env["BENCH_SCALE_CELLS"] ?? ""
 if (scaleInstances !== "" || scaleCells !== "") {
   const { spawnSync } = await import("node:child_process")
-  const runs = scaleCells !== ""
-    ? scaleCells.split(",").map((c) => ({ instances, cells: Number(c) }))
-    : scaleInstances.split(",").map((n) => ({ instances: Number(n), cells }))
+  const runs =
+    scaleCells !== ""
+      ? scaleCells.split(",").map((c) => ({ instances, cells: Number(c) }))
+      : scaleInstances.split(",").map((n) => ({ instances: Number(n), cells }))
   const points = runs.map((r) => {
     const child = spawnSync(process.execPath, [...process.execArgv, process.argv[1]!], {
       encoding: "utf8",
-      env: { ...process.env, BENCH_SCALE: "", BENCH_SCALE_CELLS: "", BENCH_INSTANCES: String(r.instances), BENCH_CELLS: String(r.cells) }
+      env: {
+        ...process.env,
+        BENCH_SCALE: "",
+        BENCH_SCALE_CELLS: "",
+        BENCH_INSTANCES: String(r.instances),
+        BENCH_CELLS: String(r.cells)
+      }
     })
     const bytes = /retained at the sweep's end .*\[(\d+)\]/.exec(child.stdout)?.[1]
-    if (child.status !== 0 || bytes === undefined) throw new Error(`the run at ${r.instances} instances x ${r.cells} cells failed: ${child.stderr}`)
+    if (child.status !== 0 || bytes === undefined)
+      throw new Error(`the run at ${r.instances} instances x ${r.cells} cells failed: ${child.stderr}`)
     const wall = /write":(\d+)/.exec(child.stdout)?.[1]
     const share = /= ([\d.]+)% of the sweep/.exec(child.stdout)?.[1]
-    console.log(`${r.instances * r.cells} lines (${r.instances} instances x ${r.cells} cells): retained at the sweep's end ${(Number(bytes) / 2 ** 20).toFixed(1)} MB; write phase ${wall} ms (${share}%)`)
+    console.log(
+      `${r.instances * r.cells} lines (${r.instances} instances x ${r.cells} cells): retained at the sweep's end ${(Number(bytes) / 2 ** 20).toFixed(1)} MB; write phase ${wall} ms (${share}%)`
+    )
     return { lines: r.instances * r.cells, instances: r.instances, bytes: Number(bytes) }
   })
   for (let i = 1; i < points.length; i++) {
-    const a = points[i - 1]!, b = points[i]!
-    const perInstance = b.instances === a.instances ? "" : `, per instance: ${((b.bytes - a.bytes) / (b.instances - a.instances)).toFixed(0)} B`
-    console.log(`from ${a.lines} to ${b.lines} lines: ${((b.bytes - a.bytes) / (b.lines - a.lines)).toFixed(1)} B more per line (a decoded line is about 1,035 B${perInstance})`)
+    const a = points[i - 1]!,
+      b = points[i]!
+    const perInstance =
+      b.instances === a.instances
+        ? ""
+        : `, per instance: ${((b.bytes - a.bytes) / (b.instances - a.instances)).toFixed(0)} B`
+    console.log(
+      `from ${a.lines} to ${b.lines} lines: ${((b.bytes - a.bytes) / (b.lines - a.lines)).toFixed(1)} B more per line (a decoded line is about 1,035 B${perInstance})`
+    )
   }
   process.exit(0)
 }
@@ -64,7 +80,13 @@ const top = Plugin.retriever({
   make: ({ k }) =>
     Effect.succeed({
       needsSummaries: false,
-      retrieve: ({ query }) => Effect.succeed(Retriever.fromScores(query.sessions.map((s) => [s.id, s.index]), k))
+      retrieve: ({ query }) =>
+        Effect.succeed(
+          Retriever.fromScores(
+            query.sessions.map((s) => [s.id, s.index]),
+            k
+          )
+        )
     })
 })
 
@@ -75,8 +97,20 @@ const count = Plugin.scorer({
   make: () =>
     Effect.succeed({
       metrics: [
-        Scorer.metric({ name: "retrieval.found", description: "relevant sessions selected", family: "retrieval", headline: true, mainRank: 1 }),
-        Scorer.metric({ name: "retrieval.share", description: "relevant share of the selection", family: "retrieval", aggregate: Scorer.ratio, headline: true })
+        Scorer.metric({
+          name: "retrieval.found",
+          description: "relevant sessions selected",
+          family: "retrieval",
+          headline: true,
+          mainRank: 1
+        }),
+        Scorer.metric({
+          name: "retrieval.share",
+          description: "relevant share of the selection",
+          family: "retrieval",
+          aggregate: Scorer.ratio,
+          headline: true
+        })
       ],
       score: ({ instance, trace }) => {
         const relevant = new Set(instance.gold.sessions.filter((s) => s.label === "relevant").map((s) => s.id))
@@ -87,7 +121,8 @@ const count = Plugin.scorer({
     })
 })
 
-let peakRss = 0, peakHeap = 0
+let peakRss = 0,
+  peakHeap = 0
 const sample = () => {
   const m = process.memoryUsage()
   peakRss = Math.max(peakRss, m.rss)
@@ -111,8 +146,13 @@ const text = [
   "bootstrap: { resamples: 200 }"
 ].join("\n")
 
-const program = Effect.gen(function*() {
-  const config = { ...(yield* Config.parse(text, "bench.yaml", {})), out: path.join(dir, "out"), outGiven: true, cacheDir: path.join(dir, "cache") }
+const program = Effect.gen(function* () {
+  const config = {
+    ...(yield* Config.parse(text, "bench.yaml", {})),
+    out: path.join(dir, "out"),
+    outGiven: true,
+    cacheDir: path.join(dir, "cache")
+  }
   const started = performance.now()
   const cpu = process.cpuUsage()
   // The sweep as a user runs it: pairs, sorted results, summary and every report in one pass.
@@ -155,7 +195,7 @@ const program = Effect.gen(function*() {
     globalThis.gc?.()
   }
   const retained = <A>(build: Effect.Effect<A, unknown, never>) =>
-    Effect.gen(function*() {
+    Effect.gen(function* () {
       collect()
       const before = held()
       const value = yield* build
@@ -170,13 +210,30 @@ const program = Effect.gen(function*() {
   resetPeak()
   const heapBefore = process.memoryUsage().heapUsed
   const parquetStarted = performance.now()
-  yield* Exports.writeParquet(path.join(dir, "again.parquet"), index.value.table).pipe(Effect.provide(NodeFileSystem.layer))
-  const parquet = { rows: index.value.table.length, seconds: (performance.now() - parquetStarted) / 1000, heapRise: peakHeap - heapBefore }
-  return { outcome, seconds, cpuSeconds: (used.user + used.system) / 1e6, reportSeconds, sweepPeak, reportPeak, parquet, held: kept, retainedAtEnd }
+  yield* Exports.writeParquet(path.join(dir, "again.parquet"), index.value.table).pipe(
+    Effect.provide(NodeFileSystem.layer)
+  )
+  const parquet = {
+    rows: index.value.table.length,
+    seconds: (performance.now() - parquetStarted) / 1000,
+    heapRise: peakHeap - heapBefore
+  }
+  return {
+    outcome,
+    seconds,
+    cpuSeconds: (used.user + used.system) / 1e6,
+    reportSeconds,
+    sweepPeak,
+    reportPeak,
+    parquet,
+    held: kept,
+    retainedAtEnd
+  }
 })
 
 globalThis.gc?.()
-const { outcome, seconds, cpuSeconds, reportSeconds, sweepPeak, reportPeak, parquet, held, retainedAtEnd } = await Effect.runPromise(program.pipe(Effect.provide(NodeContext.layer)))
+const { outcome, seconds, cpuSeconds, reportSeconds, sweepPeak, reportPeak, parquet, held, retainedAtEnd } =
+  await Effect.runPromise(program.pipe(Effect.provide(NodeContext.layer)))
 clearInterval(timer)
 sample()
 const run = JSON.parse(fs.readFileSync(outcome.files.run, "utf8")) as {
@@ -184,19 +241,40 @@ const run = JSON.parse(fs.readFileSync(outcome.files.run, "utf8")) as {
   phasesMs: { prepare: number; pairs: number; write: number }
 }
 const bytes = fs.statSync(outcome.files.results).size
-console.log(`cells ${cells}, instances ${outcome.instances}, pairs ${outcome.pairs.ran}, results ${(bytes / 1e6).toFixed(1)} MB`)
-console.log(`whole sweep (validate, run, sort, summary, reports): ${seconds.toFixed(1)} s wall, ${cpuSeconds.toFixed(1)} s CPU -> ${(outcome.pairs.ran / seconds).toFixed(0)} pairs/s (${(outcome.pairs.ran / cpuSeconds).toFixed(0)} per CPU second)`)
-console.log(`pair loop alone: ${(run.phasesMs.pairs / 1000).toFixed(1)} s wall -> ${((outcome.pairs.ran * 1000) / run.phasesMs.pairs).toFixed(0)} pairs/s`)
+console.log(
+  `cells ${cells}, instances ${outcome.instances}, pairs ${outcome.pairs.ran}, results ${(bytes / 1e6).toFixed(1)} MB`
+)
+console.log(
+  `whole sweep (validate, run, sort, summary, reports): ${seconds.toFixed(1)} s wall, ${cpuSeconds.toFixed(1)} s CPU -> ${(outcome.pairs.ran / seconds).toFixed(0)} pairs/s (${(outcome.pairs.ran / cpuSeconds).toFixed(0)} per CPU second)`
+)
+console.log(
+  `pair loop alone: ${(run.phasesMs.pairs / 1000).toFixed(1)} s wall -> ${((outcome.pairs.ran * 1000) / run.phasesMs.pairs).toFixed(0)} pairs/s`
+)
 console.log(`phases (ms): ${JSON.stringify(run.phasesMs)}`)
 const after = run.phasesMs.write / (run.phasesMs.prepare + run.phasesMs.pairs + run.phasesMs.write)
-console.log(`sorting, summary and every report: ${(run.phasesMs.write / 1000).toFixed(1)} s = ${(100 * after).toFixed(1)}% of the sweep's wall time (target < 10%)`)
+console.log(
+  `sorting, summary and every report: ${(run.phasesMs.write / 1000).toFixed(1)} s = ${(100 * after).toFixed(1)}% of the sweep's wall time (target < 10%)`
+)
 console.log(`report --run (read the directory back, render every report): ${reportSeconds.toFixed(1)} s`)
-console.log(`load average during the run: ${os.loadavg().map((x) => x.toFixed(1)).join(" ")} (2 cores; other processes slow every figure)`)
+console.log(
+  `load average during the run: ${os
+    .loadavg()
+    .map((x) => x.toFixed(1))
+    .join(" ")} (2 cores; other processes slow every figure)`
+)
 console.log(`stage time summed over pairs (ms): ${JSON.stringify(run.stageTimeMs)}`)
 const mb = (b: number) => `${(b / 2 ** 20).toFixed(0)} MB`
-console.log(`peak during the sweep: RSS ${mb(sweepPeak.rss)}, heap ${mb(sweepPeak.heap)}; during report --run: RSS ${mb(reportPeak.rss)}, heap ${mb(reportPeak.heap)}`)
+console.log(
+  `peak during the sweep: RSS ${mb(sweepPeak.rss)}, heap ${mb(sweepPeak.heap)}; during report --run: RSS ${mb(reportPeak.rss)}, heap ${mb(reportPeak.heap)}`
+)
 const size = (file: string) => `${(fs.statSync(file).size / 1e6).toFixed(1)} MB`
-console.log(`retained at the sweep's end (heap and typed-array buffers after a full collection, with the code and the dataset's instances): ${mb(retainedAtEnd)} [${retainedAtEnd}]`)
-console.log(`what reports keep of ${held.lines} lines (heap and typed-array buffers after a full collection): the index (decoded lines and columns) ${mb(held.index)} (${(held.index / held.lines).toFixed(0)} B a line); the decoded lines alone ${mb(held.rows)} (${(held.rows / held.lines).toFixed(0)} B a line)`)
-console.log(`results.parquet: ${parquet.rows} rows in ${parquet.seconds.toFixed(2)} s, ${size(path.join(outcome.out, "results.parquet"))} (results.csv ${size(path.join(outcome.out, "results.csv"))}); heap above the index while writing: ${mb(Math.max(0, parquet.heapRise))} (sampled every 50 ms)`)
+console.log(
+  `retained at the sweep's end (heap and typed-array buffers after a full collection, with the code and the dataset's instances): ${mb(retainedAtEnd)} [${retainedAtEnd}]`
+)
+console.log(
+  `what reports keep of ${held.lines} lines (heap and typed-array buffers after a full collection): the index (decoded lines and columns) ${mb(held.index)} (${(held.index / held.lines).toFixed(0)} B a line); the decoded lines alone ${mb(held.rows)} (${(held.rows / held.lines).toFixed(0)} B a line)`
+)
+console.log(
+  `results.parquet: ${parquet.rows} rows in ${parquet.seconds.toFixed(2)} s, ${size(path.join(outcome.out, "results.parquet"))} (results.csv ${size(path.join(outcome.out, "results.csv"))}); heap above the index while writing: ${mb(Math.max(0, parquet.heapRise))} (sampled every 50 ms)`
+)
 fs.rmSync(dir, { recursive: true, force: true })

@@ -4,7 +4,9 @@ import * as fs from "node:fs"
 
 const cli = new URL("../dist/cli.mjs", import.meta.url)
 if (!fs.existsSync(cli)) {
-  process.stderr.write("error: the CLI is not built yet; run `npm install` (or `node tools/build-cli.mjs`) in the repository\n")
+  process.stderr.write(
+    "error: the CLI is not built yet; run `npm install` (or `node tools/build-cli.mjs`) in the repository\n"
+  )
   process.exit(1)
 }
 await import(cli.href)

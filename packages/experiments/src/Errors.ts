@@ -18,14 +18,20 @@ export class ConfigError extends Schema.TaggedError<ConfigError>()("ConfigError"
 }) {
   override get message(): string {
     if (this.line !== undefined) return `${this.file}:${this.line}:${this.column ?? 1}: ${this.reason}`
-    const line = (path: string, reason: string) => (path === "" ? `${this.file}: ${reason}` : `${this.file}: ${path}: ${reason}`)
+    const line = (path: string, reason: string) =>
+      path === "" ? `${this.file}: ${reason}` : `${this.file}: ${path}: ${reason}`
     return [line(this.path, this.reason), ...(this.more ?? []).map((p) => line(p.path, p.reason))].join("\n")
   }
 
   /** Every problem at once: the first is `path` and `reason`, the rest `more`. */
   static all(file: string, problems: ReadonlyArray<{ readonly path: string; readonly reason: string }>): ConfigError {
     const [first, ...rest] = problems
-    return new ConfigError({ file, path: first?.path ?? "", reason: first?.reason ?? "invalid config", ...(rest.length > 0 ? { more: rest } : {}) })
+    return new ConfigError({
+      file,
+      path: first?.path ?? "",
+      reason: first?.reason ?? "invalid config",
+      ...(rest.length > 0 ? { more: rest } : {})
+    })
   }
 }
 
@@ -38,10 +44,15 @@ export class RunError extends Schema.TaggedError<RunError>()("RunError", {
   }
 }
 
-export class TooManyFailures extends Schema.TaggedError<TooManyFailures>()("TooManyFailures", { message: Schema.String }) {}
+export class TooManyFailures extends Schema.TaggedError<TooManyFailures>()("TooManyFailures", {
+  message: Schema.String
+}) {}
 
 /** A request the viewer cannot answer: `status` is the HTTP status the server sends. */
-export class ViewError extends Schema.TaggedError<ViewError>()("ViewError", { status: Schema.Number, message: Schema.String }) {}
+export class ViewError extends Schema.TaggedError<ViewError>()("ViewError", {
+  status: Schema.Number,
+  message: Schema.String
+}) {}
 
 export class ViewerNotBuilt extends Schema.TaggedError<ViewerNotBuilt>()("ViewerNotBuilt", { path: Schema.String }) {
   override get message(): string {

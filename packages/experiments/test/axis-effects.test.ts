@@ -9,7 +9,13 @@ import * as Columns from "../src/results/Columns.js"
 import type { ResultLine, Summary as SummaryType } from "../src/results/ResultLine.js"
 import { summaryFold } from "./report-fixtures.js"
 
-const f1 = Scorer.metric({ name: "retrieval.f1", description: "Per-instance F1 of the selection.", family: "retrieval", headline: true, mainRank: 1 })
+const f1 = Scorer.metric({
+  name: "retrieval.f1",
+  description: "Per-instance F1 of the selection.",
+  family: "retrieval",
+  headline: true,
+  mainRank: 1
+})
 
 /** Four instances; persona p1 has two (so the all-instances tests move p1's together). */
 const instances = [
@@ -39,12 +45,27 @@ const grid: ReadonlyArray<Spec> = [
 /** Explicit cells: the baseline without a selector, a ranker the sweep did not cross, and the oracle. */
 const explicit: ReadonlyArray<Spec> = [
   { id: "c-all", name: "all", retriever: { use: "all" }, values: [0.2, 0.2, 0.2, 0.2] },
-  { id: "c-tfidf", name: "tfidf(top=2)", retriever: { use: "tfidf", select: { top: 2 } }, values: [0.9, 0.9, 0.9, 0.9] },
+  {
+    id: "c-tfidf",
+    name: "tfidf(top=2)",
+    retriever: { use: "tfidf", select: { top: 2 } },
+    values: [0.9, 0.9, 0.9, 0.9]
+  },
   { id: "c-oracle", name: "oracle", retriever: { use: "oracle" }, values: [1, 1, 1, 1], gold: true }
 ]
 
-const runOf = (specs: ReadonlyArray<Spec>, axes: ReadonlyArray<string> | undefined, extra: (s: Spec) => Record<string, unknown> = () => ({})) => {
-  const params = (s: Spec) => ({ retriever: s.retriever, summarizer: null, inferrer: null, generator: null, ...extra(s) })
+const runOf = (
+  specs: ReadonlyArray<Spec>,
+  axes: ReadonlyArray<string> | undefined,
+  extra: (s: Spec) => Record<string, unknown> = () => ({})
+) => {
+  const params = (s: Spec) => ({
+    retriever: s.retriever,
+    summarizer: null,
+    inferrer: null,
+    generator: null,
+    ...extra(s)
+  })
   const lines: Array<ResultLine> = instances.flatMap((inst, i) =>
     specs.map((s): ResultLine => ({
       cell: s.id,
@@ -75,7 +96,17 @@ const runOf = (specs: ReadonlyArray<Spec>, axes: ReadonlyArray<string> | undefin
     baseline: specs[0]!.id,
     ...(axes !== undefined ? { axes } : {}),
     metrics: acc.metrics(),
-    cells: acc.cells(specs.map((s) => ({ id: s.id, name: s.name, params: params(s), usesGold: s.gold ?? false, oracleRetrieval: s.gold ?? false, heuristicStages: [], plugins: [] })))
+    cells: acc.cells(
+      specs.map((s) => ({
+        id: s.id,
+        name: s.name,
+        params: params(s),
+        usesGold: s.gold ?? false,
+        oracleRetrieval: s.gold ?? false,
+        heuristicStages: [],
+        plugins: []
+      }))
+    )
   }
   return { summary, index: Columns.index(lines) }
 }
@@ -88,7 +119,8 @@ const effects = (): AxisEffects.Effects => {
   if (fx._tag !== "Effects") throw new Error(`expected axis effects, got ${JSON.stringify(fx)}`)
   return fx
 }
-const marginal = (axis: number, level: number, slice: string) => effects().marginals.find((m) => m.axis === axis && m.level === level && m.slice === slice)!
+const marginal = (axis: number, level: number, slice: string) =>
+  effects().marginals.find((m) => m.axis === axis && m.level === level && m.slice === slice)!
 const bestOf = (slice: string) => effects().best.find((b) => b.slice === slice)!
 
 describe("marginal effects of crossed axes (2 x 2, hand-computed)", () => {
@@ -165,7 +197,10 @@ describe("marginal effects of crossed axes (2 x 2, hand-computed)", () => {
     expect(fx.tests).toBe(16)
     const baselineTests = analysis.deltas.filter((d) => d.family !== "none" && Number.isFinite(d.comparison.p))
     expect(analysis.families.exploratory.tests + analysis.families.primary.tests).toBe(baselineTests.length)
-    const ps = [...fx.marginals.flatMap((m) => (m.test === undefined ? [] : [m.test])), ...fx.best.flatMap((b) => b.choices.map((c) => c.runnerUp!.test))]
+    const ps = [
+      ...fx.marginals.flatMap((m) => (m.test === undefined ? [] : [m.test])),
+      ...fx.best.flatMap((b) => b.choices.map((c) => c.runnerUp!.test))
+    ]
     expect(ps).toHaveLength(16)
     for (const t of ps) expect(t.pAdjusted).toBeGreaterThanOrEqual(t.comparison.p)
   })
@@ -176,13 +211,21 @@ describe("when the grid is not read by axis", () => {
     expect(AxisEffects.derive(runOf(grid, undefined).summary.cells)).toEqual(["retriever"])
     // model x retriever: the inferrer's plugin never changes, so its varying option is the axis
     const crossed = grid.map((s, i): Spec => ({ ...s, retriever: i < 2 ? bm25 : recency }))
-    const models = runOf(crossed, undefined, (s) => ({ inferrer: { use: "llm", model: s.id === "c-a" || s.id === "c-c" ? "m1" : "m2" } }))
+    const models = runOf(crossed, undefined, (s) => ({
+      inferrer: { use: "llm", model: s.id === "c-a" || s.id === "c-c" ? "m1" : "m2" }
+    }))
     expect(AxisEffects.derive(models.summary.cells)).toEqual(["retriever", "inferrer.model"])
     const fx = Analysis.analyze(models).axes
     expect(fx._tag === "Effects" && fx.source).toBe("derived")
-    expect(fx._tag === "Effects" && fx.axes.map((a) => a.levels)).toEqual([["bm25", "recency"], ["m1", "m2"]])
+    expect(fx._tag === "Effects" && fx.axes.map((a) => a.levels)).toEqual([
+      ["bm25", "recency"],
+      ["m1", "m2"]
+    ])
     // the same values as the recorded select axis above: m2 - m1 = top=4 - top=2
-    expect(fx._tag === "Effects" && fx.marginals.find((m) => m.axis === 1 && m.level === 1 && m.slice === "all")!.test!.comparison.delta).toBeCloseTo(-0.025, 12)
+    expect(
+      fx._tag === "Effects" &&
+        fx.marginals.find((m) => m.axis === 1 && m.level === 1 && m.slice === "all")!.test!.comparison.delta
+    ).toBeCloseTo(-0.025, 12)
   })
 
   const axisMarkdown = (a: Parameters<typeof ByAxis.blocks>[0]) => ByAxis.blocks(a).flatMap(Markdown.lines)
@@ -197,8 +240,14 @@ describe("when the grid is not read by axis", () => {
   })
 
   it("labels values by what differs among them", () => {
-    expect(AxisEffects.labels([{ use: "bm25", k1: 1.2, representation: "dialogue" }, { use: "bm25", k1: 1.2, representation: "first" }, { use: "recency" }, null]))
-      .toEqual(["bm25(representation=dialogue)", "bm25(representation=first)", "recency", "none"])
+    expect(
+      AxisEffects.labels([
+        { use: "bm25", k1: 1.2, representation: "dialogue" },
+        { use: "bm25", k1: 1.2, representation: "first" },
+        { use: "recency" },
+        null
+      ])
+    ).toEqual(["bm25(representation=dialogue)", "bm25(representation=first)", "recency", "none"])
     expect(AxisEffects.labels([{ top: 2 }, { threshold: 0.6 }, 8])).toEqual(["top=2", "threshold=0.6", "8"])
     expect(AxisEffects.pathOf("retriever.k")).toEqual(["retriever", "select"])
   })
@@ -210,15 +259,27 @@ describe("the Markdown section", () => {
 
   it("has a table per axis and the best settings, with the hand-computed values", () => {
     expect(lines[0]).toBe("## By sweep axis")
-    expect(lines[2]).toMatch(/^The grid crosses retriever \(2 values\) x retriever\.select \(2 values\): 4 cells\. 2 cells outside that crossing/)
+    expect(lines[2]).toMatch(
+      /^The grid crosses retriever \(2 values\) x retriever\.select \(2 values\): 4 cells\. 2 cells outside that crossing/
+    )
     expect(lines[2]).toContain("These 16 tests are exploratory, corrected as a family of their own (BH)")
-    expect(text).toContain("### retriever\n\n| retriever | all | consistent | contrastive | changing |\n|---|---|---|---|---|\n| bm25 (reference) | 0.525 [")
+    expect(text).toContain(
+      "### retriever\n\n| retriever | all | consistent | contrastive | changing |\n|---|---|---|---|---|\n| bm25 (reference) | 0.525 ["
+    )
     const recencyRow = lines.find((l) => l.startsWith("| recency |"))!
-    expect(recencyRow).toMatch(/^\| recency \| 0\.200 \[0\.200, 0\.200\] n=4<br>Δ -0\.325 \[-?\d\.\d{3}, -?[+]?\d\.\d{3}\] p=0\.500 BH=\d\.\d{3} n=4 \|/)
+    expect(recencyRow).toMatch(
+      /^\| recency \| 0\.200 \[0\.200, 0\.200\] n=4<br>Δ -0\.325 \[-?\d\.\d{3}, -?[+]?\d\.\d{3}\] p=0\.500 BH=\d\.\d{3} n=4 \|/
+    )
     expect(lines.find((l) => l.startsWith("| top=4 |"))).toMatch(/^\| top=4 \| 0\.350 \[[^\]]+\] n=4<br>Δ -0\.025 /)
-    expect(text).toContain("### Best setting per instance type\n\n| instances | best cell | value [95% CI] | N | retriever: best vs runner-up | retriever.select: best vs runner-up |")
-    expect(lines.find((l) => l.startsWith("| all |"))).toMatch(/^\| all \| bm25\(top=4\) \| 0\.550 \[[^\]]+\] \| 4 \| bm25 vs recency: \+0\.400 \[[^\]]+\] p=0\.250 BH=[\d.]+ n=4 \| top=4 vs top=2: \+0\.050 \[[^\]]+\] p=[\d.]+ BH=[\d.]+ n=4 \|$/)
-    expect(lines.find((l) => l.startsWith("| changing |"))).toMatch(/^\| changing \| bm25\(top=2\) \| 1\.000 \[1\.000, 1\.000\] \| 1 \| bm25 vs recency: \+0\.800 /)
+    expect(text).toContain(
+      "### Best setting per instance type\n\n| instances | best cell | value [95% CI] | N | retriever: best vs runner-up | retriever.select: best vs runner-up |"
+    )
+    expect(lines.find((l) => l.startsWith("| all |"))).toMatch(
+      /^\| all \| bm25\(top=4\) \| 0\.550 \[[^\]]+\] \| 4 \| bm25 vs recency: \+0\.400 \[[^\]]+\] p=0\.250 BH=[\d.]+ n=4 \| top=4 vs top=2: \+0\.050 \[[^\]]+\] p=[\d.]+ BH=[\d.]+ n=4 \|$/
+    )
+    expect(lines.find((l) => l.startsWith("| changing |"))).toMatch(
+      /^\| changing \| bm25\(top=2\) \| 1\.000 \[1\.000, 1\.000\] \| 1 \| bm25 vs recency: \+0\.800 /
+    )
   })
 
   it("sits after the differences against the baseline in report.md", () => {

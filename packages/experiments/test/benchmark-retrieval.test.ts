@@ -4,7 +4,17 @@
  * evidence session among the first five of seven sessions.
  */
 import * as path from "node:path"
-import { Corpus, Dataset, type Domain, ModelCache, Models, Plugin, type Retriever, Scorer, type Trace } from "@cupid-lab/core"
+import {
+  Corpus,
+  Dataset,
+  type Domain,
+  ModelCache,
+  Models,
+  Plugin,
+  type Retriever,
+  Scorer,
+  type Trace
+} from "@cupid-lab/core"
 import { Builtins as RetrieverPlugins, Selector } from "@cupid-lab/retrievers"
 import { Builtins as ScorerPlugins } from "@cupid-lab/scorers"
 import { it } from "@cupid-lab/core/testing/NodeTest"
@@ -20,14 +30,21 @@ const env = Layer.mergeAll(
 ).pipe(Layer.provideMerge(ModelCache.layerMemory))
 
 const recallAt5 = (retriever: { readonly use: string } & Record<string, unknown>) =>
-  Effect.gen(function*() {
+  Effect.gen(function* () {
     const { instances } = yield* Dataset.loadAll(`locomo:${fixture}`)
     const service = yield* Selector.build(retriever)
     const scorer = (yield* Plugin.build("scorer", { use: "retrieval-at-k", ks: [5] })) as Scorer.Service
     const out = new Map<string, number>()
     for (const instance of instances) {
       const retrieval: Retriever.Retrieval = yield* service.retrieve({ query: instance.query })
-      const trace: Trace.Trace = { instanceId: instance.id, instanceType: instance.type, retrieval, scores: {}, usage: [], timings: {} }
+      const trace: Trace.Trace = {
+        instanceId: instance.id,
+        instanceType: instance.type,
+        retrieval,
+        scores: {},
+        usage: [],
+        timings: {}
+      }
       out.set(instance.id, (yield* scorer.score({ instance, trace }))["retrieval.recall_any@5"] as number)
     }
     return out
@@ -47,22 +64,32 @@ describe("BM25 on the LoCoMo fixture: recall_any@5 against a hand computation", 
   // not in the evidence session s1, which ranks sixth or lower: a miss. q5 (adversarial) and q6 (its
   // evidence id names no turn) have no relevant session: not scored.
   const byHand: Readonly<Record<string, number>> = {
-    "conv-1:q1": 1, "conv-1:q2": 1, "conv-1:q3": 1, "conv-1:q4": 1, "conv-1:q5": NaN, "conv-1:q6": NaN, "conv-1:q7": 1, "conv-1:q8": 0, "conv-2:q1": 1
+    "conv-1:q1": 1,
+    "conv-1:q2": 1,
+    "conv-1:q3": 1,
+    "conv-1:q4": 1,
+    "conv-1:q5": NaN,
+    "conv-1:q6": NaN,
+    "conv-1:q7": 1,
+    "conv-1:q8": 0,
+    "conv-2:q1": 1
   }
 
   it.effect("per question and in the mean: 6 of 7 scored questions, 0.857", () =>
-    Effect.gen(function*() {
+    Effect.gen(function* () {
       const got = yield* recallAt5({ use: "bm25", k: 5 })
       expect(Object.fromEntries(got)).toEqual(byHand)
       expect(mean(got.values())).toBeCloseTo(6 / 7, 10)
       // Turn granularity ranks each session at its best turn: the same sessions reach the top five here.
       expect(Object.fromEntries(yield* recallAt5({ use: "bm25", k: 5, granularity: "turn" }))).toEqual(byHand)
-    }).pipe(Effect.scoped, Effect.provide(env)))
+    }).pipe(Effect.scoped, Effect.provide(env))
+  )
 
   it.effect("the instances are LoCoMo's: categories as types, adversarial questions kept without evidence", () =>
-    Effect.gen(function*() {
+    Effect.gen(function* () {
       const { instances } = yield* Dataset.loadAll(`locomo:${fixture}`)
       const reasons = instances.map((i: Domain.Instance) => i.gold.withoutEvidence ?? "-")
       expect(reasons).toEqual(["-", "-", "-", "-", "adversarial", "unlabelled", "-", "-", "-"])
-    }))
+    })
+  )
 })

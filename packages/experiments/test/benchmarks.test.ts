@@ -32,52 +32,87 @@ const write = (name: string, text: string) => {
   return file
 }
 const cupid = (...args: Array<string>) => {
-  const r = spawnSync(process.execPath, [cli, ...args], { cwd: dir, encoding: "utf8", env: { ...process.env, FORCE_COLOR: "0", CUPID_CACHE_DIR: path.join(dir, "cache") } })
+  const r = spawnSync(process.execPath, [cli, ...args], {
+    cwd: dir,
+    encoding: "utf8",
+    env: { ...process.env, FORCE_COLOR: "0", CUPID_CACHE_DIR: path.join(dir, "cache") }
+  })
   return { code: r.status, stdout: r.stdout, stderr: r.stderr }
 }
 
 beforeAll(() => {
-  const built = spawnSync(process.execPath, [path.join(repo, "tools", "build-cli.mjs"), "--if-stale", "--quiet"], { encoding: "utf8" })
+  const built = spawnSync(process.execPath, [path.join(repo, "tools", "build-cli.mjs"), "--if-stale", "--quiet"], {
+    encoding: "utf8"
+  })
   expect(built.status, built.stderr).toBe(0)
 }, 120_000)
 
 describe("sweep: { data.source: [...] }", () => {
   it("is read as the list of sources, refused when it is not one, and --data runs one source", () => {
-    const parse = (sweep: string) => Effect.runSync(Effect.either(Config.parse(`${grid}sweep:\n  retriever: [all, oracle]\n  ${sweep}\n`, "multi.yaml", {})))
+    const parse = (sweep: string) =>
+      Effect.runSync(
+        Effect.either(Config.parse(`${grid}sweep:\n  retriever: [all, oracle]\n  ${sweep}\n`, "multi.yaml", {}))
+      )
     const ok = parse(`data.source: [sample, "${synthetic}"]`)
     const c = Either.getOrThrow(ok)
     expect(c.sources).toEqual(["sample", synthetic])
     expect(c.sweep.map((a) => a.key)).toEqual(["retriever"])
     expect(Config.withOverrides(c, { data: "sample" }).sources).toEqual([])
     const problem = (sweep: string) => Either.match(parse(sweep), { onLeft: (e) => e.message, onRight: () => "" })
-    expect(problem("data.source: [sample]")).toContain(`sweep.data.source: expected a list of two or more data sources (sample, a file, longmemeval:<file>, locomo:<file>, ...), got ["sample"]`)
+    expect(problem("data.source: [sample]")).toContain(
+      `sweep.data.source: expected a list of two or more data sources (sample, a file, longmemeval:<file>, locomo:<file>, ...), got ["sample"]`
+    )
     expect(problem("data.source: [sample, sample]")).toContain(`sweep.data.source: the source "sample" is listed twice`)
   })
 
   it("runs the grid once per source, each run the same as on that source alone, and writes benchmarks.md side by side", () => {
     const out = path.join(dir, "runs")
-    const config = write("multi.yaml", `${grid}out: ${JSON.stringify(out)}\nsweep:\n  data.source: [sample, ${JSON.stringify(longmemeval)}]\n  retriever: [all, { use: bm25, k: 2 }, oracle]\n`)
+    const config = write(
+      "multi.yaml",
+      `${grid}out: ${JSON.stringify(out)}\nsweep:\n  data.source: [sample, ${JSON.stringify(longmemeval)}]\n  retriever: [all, { use: bm25, k: 2 }, oracle]\n`
+    )
     const r = cupid("sweep", "--config", config)
     expect(r.code, r.stderr).toBe(0)
     expect(r.stderr).toContain(`data source 1 of 2: sample`)
     expect(r.stderr).toContain(`data source 2 of 2: ${longmemeval}`)
-    const second = `2-${longmemeval.replace(/[^A-Za-z0-9._=-]+/g, "_").replace(/^[_.]+|_+$/g, "").slice(0, 80)}`
+    const second = `2-${longmemeval
+      .replace(/[^A-Za-z0-9._=-]+/g, "_")
+      .replace(/^[_.]+|_+$/g, "")
+      .slice(0, 80)}`
     const dirs = fs.readdirSync(out).sort()
     expect(dirs).toEqual(["1-sample", second, "benchmarks.md"])
 
     // The same as a run on one source alone.
-    for (const [sub, source] of [["1-sample", "sample"], [second, longmemeval]] as const) {
+    for (const [sub, source] of [
+      ["1-sample", "sample"],
+      [second, longmemeval]
+    ] as const) {
       const alone = path.join(dir, `alone-${sub}`)
-      const single = cupid("sweep", "--config", write("single.yaml", `${grid}sweep:\n  retriever: [all, { use: bm25, k: 2 }, oracle]\n`), "--data", source, "--out", alone)
+      const single = cupid(
+        "sweep",
+        "--config",
+        write("single.yaml", `${grid}sweep:\n  retriever: [all, { use: bm25, k: 2 }, oracle]\n`),
+        "--data",
+        source,
+        "--out",
+        alone
+      )
       expect(single.code, single.stderr).toBe(0)
       for (const f of ["summary.json", "results.jsonl", "report.md"]) {
-        expect(fs.readFileSync(path.join(out, sub, f), "utf8"), `${sub}/${f}`).toBe(fs.readFileSync(path.join(alone, f), "utf8"))
+        expect(fs.readFileSync(path.join(out, sub, f), "utf8"), `${sub}/${f}`).toBe(
+          fs.readFileSync(path.join(alone, f), "utf8")
+        )
       }
     }
 
     const md = fs.readFileSync(path.join(out, "benchmarks.md"), "utf8")
     type Slice = { n: number; metrics: Record<string, { mean: number | null }> }
-    const summaries = ["1-sample", second].map((s) => JSON.parse(fs.readFileSync(path.join(out, s, "summary.json"), "utf8")) as { cells: Array<{ name: string; slices: { all: Slice }; types?: Record<string, Slice> }> })
+    const summaries = ["1-sample", second].map(
+      (s) =>
+        JSON.parse(fs.readFileSync(path.join(out, s, "summary.json"), "utf8")) as {
+          cells: Array<{ name: string; slices: { all: Slice }; types?: Record<string, Slice> }>
+        }
+    )
     expect(md).toContain("values of different sources are never averaged")
     expect(md).toContain("1. `sample`: 6 instances, main metric retrieval.f1 (higher is better)")
     expect(md).toContain(`2. \`${longmemeval}\`: 4 instances, main metric retrieval.f1 (higher is better)`)
@@ -87,7 +122,12 @@ describe("sweep: { data.source: [...] }", () => {
       "| cell | 1: retrieval.f1 [95% CI] | 1: N | 1: consistent (n) | 1: contrastive (n) | 1: changing (n) " +
         "| 2: retrieval.f1 [95% CI] | 2: N | 2: multi-session (n) | 2: single-session-assistant (n) | 2: single-session-user (n) | 2: temporal-reasoning (n) |"
     )
-    expect(Object.keys(summaries[1]!.cells[0]!.types ?? {}).sort()).toEqual(["multi-session", "single-session-assistant", "single-session-user", "temporal-reasoning"])
+    expect(Object.keys(summaries[1]!.cells[0]!.types ?? {}).sort()).toEqual([
+      "multi-session",
+      "single-session-assistant",
+      "single-session-user",
+      "temporal-reasoning"
+    ])
     expect(summaries[0]!.cells[0]!.types).toBeUndefined()
     expect(header).not.toMatch(/mean|average/i)
     const row = md.split("\n").find((l) => l.startsWith("| bm25"))!
@@ -106,7 +146,10 @@ describe("benchmarks.md's table", () => {
   it("keeps a cell name with a pipe in one cell: as many unescaped pipes in its row as in the header", () => {
     const dir = fs.mkdtempSync(path.join(os.tmpdir(), "cupid-benchmarks-pipe-"))
     const summary = writeRun(dir, { cells: [cellA, { ...cellB, name: "bm25 | k=2" }] })
-    const md = Benchmarks.render([{ source: "sample", dir, summary }, { source: "a|b", dir, summary }])
+    const md = Benchmarks.render([
+      { source: "sample", dir, summary },
+      { source: "a|b", dir, summary }
+    ])
     const pipes = (line: string) => line.replace(/\\\|/g, "").split("|").length
     const table = md.split("\n").filter((l) => l.startsWith("| "))
     expect(table.length).toBeGreaterThanOrEqual(3)

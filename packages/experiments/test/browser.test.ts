@@ -15,7 +15,8 @@ import { runPromise } from "./support.js"
 
 const executable = "/usr/bin/chromium"
 const available = fs.existsSync(executable)
-if (!available) console.warn(`browser tests skipped: ${executable} not found (install it with: apt-get install -y chromium)`)
+if (!available)
+  console.warn(`browser tests skipped: ${executable} not found (install it with: apt-get install -y chromium)`)
 
 interface PageReport {
   readonly consoleErrors: ReadonlyArray<string>
@@ -45,7 +46,16 @@ describe.skipIf(!available)("reports in a real browser", () => {
     context = await chromium.launchPersistentContext(profile, {
       executablePath: executable,
       headless: true,
-      args: ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run", "--disable-background-networking", "--disable-component-update", "--disable-sync"]
+      args: [
+        "--headless",
+        "--no-sandbox",
+        "--disable-gpu",
+        "--disable-quic",
+        "--no-first-run",
+        "--disable-background-networking",
+        "--disable-component-update",
+        "--disable-sync"
+      ]
     })
   })
 
@@ -120,7 +130,9 @@ describe.skipIf(!available)("reports in a real browser", () => {
   })
 
   it("compare.html renders with no error", async () => {
-    const a = tempDir("browser-a"), b = tempDir("browser-b"), out = tempDir("browser-cmp")
+    const a = tempDir("browser-a"),
+      b = tempDir("browser-b"),
+      out = tempDir("browser-cmp")
     writeRun(a, { cells: [cellA, cellB] })
     writeRun(b, { cells: [cellA, { ...cellB, results: [...cellB.results].reverse() }] })
     await runPromise(Compare.write(a, b, out))

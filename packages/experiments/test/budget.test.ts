@@ -37,11 +37,12 @@ const config = (dir: string, baseURL: string) =>
     "concurrency: 1"
   ].join("\n") + "\n"
 
-const setup = Effect.gen(function*() {
+const setup = Effect.gen(function* () {
   const server = yield* OpenAiServer.make({ chat: () => ({ content: "Here is the answer, step by step.", usage }) })
   const dir = tempDir("cupid-budget-")
   fs.writeFileSync(path.join(dir, "budget.yaml"), config(dir, server.baseURL))
-  const out: Array<string> = [], err: Array<string> = []
+  const out: Array<string> = [],
+    err: Array<string> = []
   const io = {
     configDirs: [dir],
     stdout: (t: string) => void out.push(t),
@@ -59,70 +60,77 @@ const setup = Effect.gen(function*() {
 const runInfo = (dir: string): RunInfo => JSON.parse(fs.readFileSync(path.join(dir, "run.json"), "utf8")) as RunInfo
 
 describe("a sweep's budget against a priced loopback model", () => {
-  it.scopedLive("refuses to start over the estimate; stops at the pair that could pass it; a larger budget resumes", () =>
-    Effect.gen(function*() {
-      const { server, run, out, err, runDir } = yield* setup
+  it.scopedLive(
+    "refuses to start over the estimate; stops at the pair that could pass it; a larger budget resumes",
+    () =>
+      Effect.gen(function* () {
+        const { server, run, out, err, runDir } = yield* setup
 
-      // The dry run's estimate: its tokens at the configured prices.
-      expect(yield* run("--dry-run"), err.join("")).toBe(0)
-      const m = /openai\/test-subject: 6 to send \((\d+) prompt \+ (\d+) completion tokens\)/.exec(out.join(""))
-      expect(m, out.join("")).not.toBeNull()
-      const estimateMicro = Number(m![1]) * 1 + Number(m![2]) * 2
-      expect(estimateMicro).toBeGreaterThan(100)
+        // The dry run's estimate: its tokens at the configured prices.
+        expect(yield* run("--dry-run"), err.join("")).toBe(0)
+        const m = /openai\/test-subject: 6 to send \((\d+) prompt \+ (\d+) completion tokens\)/.exec(out.join(""))
+        expect(m, out.join("")).not.toBeNull()
+        const estimateMicro = Number(m![1]) * 1 + Number(m![2]) * 2
+        expect(estimateMicro).toBeGreaterThan(100)
 
-      expect(yield* run("--dry-run", "--budget-usd", "0.0001"), err.join("")).toBe(0)
-      expect(out.join("")).toContain("budget: $0.0001 (the sweep would be refused: the estimate is over it or a model has no price)")
+        expect(yield* run("--dry-run", "--budget-usd", "0.0001"), err.join("")).toBe(0)
+        expect(out.join("")).toContain(
+          "budget: $0.0001 (the sweep would be refused: the estimate is over it or a model has no price)"
+        )
 
-      // (a) Under the estimate: refused before any request, naming the estimate, the budget and the way out.
-      expect(yield* run("--budget-usd", "0.0001"), err.join("")).toBe(4)
-      const refusal = err.join("")
-      expect(refusal).toContain(`the 6 pairs to run would cost about ${Budget.dollars(estimateMicro)}`)
-      expect(refusal).toContain("more than the budget of $0.0001")
-      expect(refusal).toContain("--budget-usd")
-      expect(server.requests).toHaveLength(0)
-      expect(fs.existsSync(path.join(runDir, "results.jsonl"))).toBe(false)
+        // (a) Under the estimate: refused before any request, naming the estimate, the budget and the way out.
+        expect(yield* run("--budget-usd", "0.0001"), err.join("")).toBe(4)
+        const refusal = err.join("")
+        expect(refusal).toContain(`the 6 pairs to run would cost about ${Budget.dollars(estimateMicro)}`)
+        expect(refusal).toContain("more than the budget of $0.0001")
+        expect(refusal).toContain("--budget-usd")
+        expect(server.requests).toHaveLength(0)
+        expect(fs.existsSync(path.join(runDir, "results.jsonl"))).toBe(false)
 
-      // (b) $0.50: the estimate (well under a cent) passes. Pair 1 is admitted on the estimate
-      // (0 + 1 x estimate/6 <= 0.50) and costs $0.20; pair 2: 0.20 + 0.20 = 0.40 <= 0.50, admitted;
-      // pair 3: 0.40 + 0.20 = 0.60 > 0.50, refused. So 2 pairs run and $0.40 is spent.
-      expect(yield* run("--budget-usd", "0.5"), err.join("")).toBe(4)
-      expect(server.requests).toHaveLength(2)
-      expect(err.join("")).toContain("the budget stopped the run: $0.40 spent of $0.50")
-      expect(err.join("")).toContain("2 of ")
-      expect(lines(path.join(runDir, "results.jsonl"))).toHaveLength(2)
-      for (const f of ["summary.json", "report.md", "run.json"]) expect(fs.existsSync(path.join(runDir, f)), f).toBe(true)
-      const stopped = runInfo(runDir)
-      expect(stopped.stopped).toBe("budget")
-      expect(stopped.interrupted).toBe(false)
-      expect(stopped.budget).toEqual({ usd: 0.5, estimatedUsd: estimateMicro / 1e6, spentUsd: 2 * perPairUsd })
-      expect(stopped.pairs.ran).toBe(2)
+        // (b) $0.50: the estimate (well under a cent) passes. Pair 1 is admitted on the estimate
+        // (0 + 1 x estimate/6 <= 0.50) and costs $0.20; pair 2: 0.20 + 0.20 = 0.40 <= 0.50, admitted;
+        // pair 3: 0.40 + 0.20 = 0.60 > 0.50, refused. So 2 pairs run and $0.40 is spent.
+        expect(yield* run("--budget-usd", "0.5"), err.join("")).toBe(4)
+        expect(server.requests).toHaveLength(2)
+        expect(err.join("")).toContain("the budget stopped the run: $0.40 spent of $0.50")
+        expect(err.join("")).toContain("2 of ")
+        expect(lines(path.join(runDir, "results.jsonl"))).toHaveLength(2)
+        for (const f of ["summary.json", "report.md", "run.json"])
+          expect(fs.existsSync(path.join(runDir, f)), f).toBe(true)
+        const stopped = runInfo(runDir)
+        expect(stopped.stopped).toBe("budget")
+        expect(stopped.interrupted).toBe(false)
+        expect(stopped.budget).toEqual({ usd: 0.5, estimatedUsd: estimateMicro / 1e6, spentUsd: 2 * perPairUsd })
+        expect(stopped.pairs.ran).toBe(2)
 
-      // A larger budget resumes: the 4 remaining pairs run ($0.80 of $1.00: the fourth is admitted
-      // at 0.60 + 0.20 = 0.80, the last at 0.80 + 0.20 = 1.00 <= 1.00).
-      expect(yield* run("--budget-usd", "1"), err.join("")).toBe(0)
-      expect(server.requests).toHaveLength(6)
-      expect(err.join("")).toContain("resuming")
-      expect(out.join("")).toContain("6/6 pairs done (4 this run), 0 failed this run")
-      const done = runInfo(runDir)
-      expect(done.stopped).toBeUndefined()
-      expect(done.budget?.spentUsd).toBeCloseTo(4 * perPairUsd, 9)
-      expect(done.pairs).toMatchObject({ total: 6, resumed: 2, ran: 4 })
-    }))
+        // A larger budget resumes: the 4 remaining pairs run ($0.80 of $1.00: the fourth is admitted
+        // at 0.60 + 0.20 = 0.80, the last at 0.80 + 0.20 = 1.00 <= 1.00).
+        expect(yield* run("--budget-usd", "1"), err.join("")).toBe(0)
+        expect(server.requests).toHaveLength(6)
+        expect(err.join("")).toContain("resuming")
+        expect(out.join("")).toContain("6/6 pairs done (4 this run), 0 failed this run")
+        const done = runInfo(runDir)
+        expect(done.stopped).toBeUndefined()
+        expect(done.budget?.spentUsd).toBeCloseTo(4 * perPairUsd, 9)
+        expect(done.pairs).toMatchObject({ total: 6, resumed: 2, ran: 4 })
+      })
+  )
 
   it.scopedLive("a model without a price is refused when a budget is set", () =>
-    Effect.gen(function*() {
+    Effect.gen(function* () {
       const { dir, run, err, server } = yield* setup
       const file = path.join(dir, "budget.yaml")
       fs.writeFileSync(file, fs.readFileSync(file, "utf8").replace(`"openai/test-subject"`, `"openai/other-model"`))
       expect(yield* run("--budget-usd", "5"), err.join("")).toBe(4)
       expect(err.join("")).toContain("budget: no price for openai/test-subject")
       expect(server.requests).toHaveLength(0)
-    }))
+    })
+  )
 })
 
 describe("the budget's admission rule", () => {
   it.live("a refused pair stops the pair loop after the pairs in flight, and the loop ends normally", () =>
-    Effect.gen(function*() {
+    Effect.gen(function* () {
       const finished: Array<number> = []
       const loop = yield* PairLoop.run({
         items: Stream.range(1, 10),
@@ -135,10 +143,11 @@ describe("the budget's admission rule", () => {
       expect(Exit.isSuccess(loop)).toBe(true)
       // Pairs 1 to 3 were admitted and all finished; nothing from 4 on ran.
       expect([...finished].sort()).toEqual([1, 2, 3])
-    }))
+    })
+  )
 
   it.effect("budget.usd must be a positive number; --budget-usd overrides it", () =>
-    Effect.gen(function*() {
+    Effect.gen(function* () {
       const bad = yield* Effect.flip(Config.parse("budget: { usd: -1 }\npipeline: { retriever: all }\n", "b.yaml"))
       expect(bad.message).toMatch(/^b\.yaml: budget\.usd: /)
       const ok = yield* Config.parse("budget: { usd: 2 }\npipeline: { retriever: all }\n", "b.yaml")
@@ -146,10 +155,19 @@ describe("the budget's admission rule", () => {
       expect(Config.withOverrides(ok, { budgetUsd: 5 }).budget).toEqual({ usd: 5 })
       // Not part of the run's identity.
       expect(Config.hash(Config.withOverrides(ok, { budgetUsd: 5 }))).toBe(Config.hash(ok))
-    }))
+    })
+  )
 
   const prices = { "openai/m": { prompt: 1, completion: 0 } }
-  const call = (promptTokens: number, cached = false) => ({ stage: "infer", provider: "openai", model: "m", kind: "complete" as const, promptTokens, completionTokens: 0, cached })
+  const call = (promptTokens: number, cached = false) => ({
+    stage: "infer",
+    provider: "openai",
+    model: "m",
+    kind: "complete" as const,
+    promptTokens,
+    completionTokens: 0,
+    cached
+  })
 
   it("admits while spent + (in flight + 1) x margin fits, the margin being the larger of the estimate per pair and the dearest pair", () => {
     // Budget 100 micro-dollars, estimate 40 for 4 pairs: 10 per pair.

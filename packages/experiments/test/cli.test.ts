@@ -46,12 +46,24 @@ const start = (args: ReadonlyArray<string>, env: Record<string, string> = {}, { 
     env: { ...process.env, FORCE_COLOR: "0", LOADED_LOG: log, ...env },
     stdio: ipc ? ["ignore", "pipe", "pipe", "ipc"] : ["ignore", "pipe", "pipe"]
   })
-  let stdout = "", stderr = ""
+  let stdout = "",
+    stderr = ""
   child.stdout!.on("data", (d: Buffer) => (stdout += d.toString()))
   child.stderr!.on("data", (d: Buffer) => (stderr += d.toString()))
   const done = new Promise<Done>((resolve) =>
     child.on("exit", (code, signal) =>
-      resolve({ code, signal, stdout, stderr, loaded: fs.existsSync(log) ? fs.readFileSync(log, "utf8").split("\n").filter((l) => l !== "") : [] })
+      resolve({
+        code,
+        signal,
+        stdout,
+        stderr,
+        loaded: fs.existsSync(log)
+          ? fs
+              .readFileSync(log, "utf8")
+              .split("\n")
+              .filter((l) => l !== "")
+          : []
+      })
     )
   )
   return { child, done }
@@ -70,19 +82,25 @@ const waitForLines = async (file: string, n: number, run: Run): Promise<void> =>
   throw new Error("no results appeared in 60 s")
 }
 
-const lines = (file: string) => fs.readFileSync(file, "utf8").split("\n").filter((l) => l !== "")
+const lines = (file: string) =>
+  fs
+    .readFileSync(file, "utf8")
+    .split("\n")
+    .filter((l) => l !== "")
 
 beforeAll(() => {
-  const built = spawnSync(process.execPath, [path.join(repo, "tools", "build-cli.mjs"), "--if-stale", "--quiet"], { encoding: "utf8" })
+  const built = spawnSync(process.execPath, [path.join(repo, "tools", "build-cli.mjs"), "--if-stale", "--quiet"], {
+    encoding: "utf8"
+  })
   if (built.status !== 0) throw new Error(`building the CLI failed: ${built.stderr}`)
   fs.writeFileSync(
     hooks,
     [
-      "import { register } from \"node:module\"",
-      "register(\"data:text/javascript,\" + encodeURIComponent(`",
-      "import { appendFileSync } from \"node:fs\"",
+      'import { register } from "node:module"',
+      'register("data:text/javascript," + encodeURIComponent(`',
+      'import { appendFileSync } from "node:fs"',
       "export async function resolve(specifier, context, next) {",
-      "  if (/^(openai|cohere-ai|@qdrant|@huggingface|onnxruntime|wink-)/.test(specifier)) appendFileSync(process.env.LOADED_LOG, specifier + \"\\\\n\")",
+      '  if (/^(openai|cohere-ai|@qdrant|@huggingface|onnxruntime|wink-)/.test(specifier)) appendFileSync(process.env.LOADED_LOG, specifier + "\\\\n")',
       "  return next(specifier, context)",
       "}`))"
     ].join("\n")
@@ -93,19 +111,48 @@ afterAll(() => fs.rmSync(dir, { recursive: true, force: true }))
 
 describe("help", () => {
   const documented: Record<string, ReadonlyArray<string>> = {
-    sweep: ["--config", "--data", "--out", "--limit", "--concurrency", "--types", "--max-cells", "--dry-run", "--repair"],
+    sweep: [
+      "--config",
+      "--data",
+      "--out",
+      "--limit",
+      "--concurrency",
+      "--types",
+      "--max-cells",
+      "--dry-run",
+      "--repair"
+    ],
     report: ["--run", "--baseline", "--main"],
     compare: ["--runs", "--cell-a", "--cell-b", "--out"],
     export: ["--run", "--format"],
     "data inspect": ["--data", "--types", "--on-invalid", "--limit", "--cache-dir", "--hf-endpoint"],
     "data download": ["--data", "--cache-dir", "--hf-endpoint"],
-    "data generate": ["--out", "--personas", "--sessions", "--seed", "--position", "--contrastive-share", "--stale-share", "--types", "--difficulty", "--spec"]
+    "data generate": [
+      "--out",
+      "--personas",
+      "--sessions",
+      "--seed",
+      "--position",
+      "--contrastive-share",
+      "--stale-share",
+      "--types",
+      "--difficulty",
+      "--spec"
+    ]
   }
 
   it("the root help lists every command, in plain text when not on a terminal, without loading a model SDK or NLP package", async () => {
     const r = await cupid("--help")
     expect(r.code, r.stderr).toBe(0)
-    for (const c of ["sweep --config", "report --run", "compare --runs", "data inspect", "data download", "data generate"]) expect(r.stdout).toContain(`- ${c}`)
+    for (const c of [
+      "sweep --config",
+      "report --run",
+      "compare --runs",
+      "data inspect",
+      "data download",
+      "data generate"
+    ])
+      expect(r.stdout).toContain(`- ${c}`)
     expect(r.stdout).not.toContain("\u001b[")
     expect(r.loaded).toEqual([])
   })
@@ -118,7 +165,9 @@ describe("help", () => {
       for (const option of options) {
         // Each option is a heading followed by its description (an indented, non-empty line).
         // (an option with a short alias is shown as "(-a, --cell-a cell)")
-        expect(text, `${command} ${option}`).toMatch(new RegExp(`\\n(\\(-[a-z], )?${option}[^\\n]*\\n\\n  [A-Z][^\\n]+\\n\\n  [a-z][^\\n]+`))
+        expect(text, `${command} ${option}`).toMatch(
+          new RegExp(`\\n(\\(-[a-z], )?${option}[^\\n]*\\n\\n  [A-Z][^\\n]+\\n\\n  [a-z][^\\n]+`)
+        )
       }
       expect(r.loaded, command).toEqual([])
     }
@@ -134,10 +183,16 @@ describe("usage errors exit with 2 and say what is wrong", () => {
     [["swep", "--config", "x.yaml"], "Invalid subcommand"],
     [["sweep", "--config", "x.yaml", "--limit", "0"], `--limit expects a whole number >= 1, got "0"`],
     [["sweep", "--config", "x.yaml", "--limit", "ten"], "'ten' is not a integer"],
-    [["sweep", "--config", "x.yaml", "--types", "changed"], `--types: unknown instance type "changed"; valid choices: consistent, contrastive, changing`],
+    [
+      ["sweep", "--config", "x.yaml", "--types", "changed"],
+      `--types: unknown instance type "changed"; valid choices: consistent, contrastive, changing`
+    ],
     [["compare", "--runs", "only-one"], "compare needs --runs <first run>,<second run> (two run directories)"],
     [["report"], "Expected to find option: '--run'"],
-    [["sweep", "--config", "x.yaml", "--shard", "3"], `--shard expects i/N (shard i of N, numbered from 1), e.g. 1/3, got "3"`],
+    [
+      ["sweep", "--config", "x.yaml", "--shard", "3"],
+      `--shard expects i/N (shard i of N, numbered from 1), e.g. 1/3, got "3"`
+    ],
     [["merge", "--out", "merged"], "Missing argument <shard dir>"],
     [[], "name a command: sweep, merge, report, compare, export, view, synthesize, data"]
   ])("%j", async (args, message) => {
@@ -153,12 +208,17 @@ describe("config errors exit with 1 and name the file", () => {
   it("a missing config: one line, no stack, no model SDK loaded", async () => {
     const r = await cupid("sweep", "--config", "does-not-exist.yaml")
     expect(r.code).toBe(1)
-    expect(r.stderr).toBe("error: does-not-exist.yaml: cannot read the config: ENOENT: no such file or directory, open 'does-not-exist.yaml'\n")
+    expect(r.stderr).toBe(
+      "error: does-not-exist.yaml: cannot read the config: ENOENT: no such file or directory, open 'does-not-exist.yaml'\n"
+    )
     expect(r.loaded).toEqual([])
   })
 
   it("a typo in a config key: the file, the key and what is valid; no stack", async () => {
-    fs.writeFileSync(path.join(dir, "typo.yaml"), "name: typo\ndata: { source: sample, limit: 1 }\npipeline: { retriever: all }\nscorrers: [cost]\n")
+    fs.writeFileSync(
+      path.join(dir, "typo.yaml"),
+      "name: typo\ndata: { source: sample, limit: 1 }\npipeline: { retriever: all }\nscorrers: [cost]\n"
+    )
     const r = await cupid("sweep", "--config", "typo.yaml")
     expect(r.code).toBe(1)
     expect(r.stderr).toMatch(/^error: typo\.yaml: /)
@@ -171,13 +231,16 @@ describe("config errors exit with 1 and name the file", () => {
 
 describe("a real sweep", () => {
   it("configs/smoke.yaml by name: 4 cells x 3 instances offline, outputs written, no model SDK loaded", async () => {
-    const r = await start(["sweep", "--config", "smoke", "--out", "runs/smoke"], { CUPID_CACHE_DIR: path.join(dir, "cache") }).done
+    const r = await start(["sweep", "--config", "smoke", "--out", "runs/smoke"], {
+      CUPID_CACHE_DIR: path.join(dir, "cache")
+    }).done
     expect(r.code, r.stderr).toBe(0)
     expect(r.stdout).toContain("12/12 pairs done (12 this run), 0 failed this run")
     expect(r.stdout).toContain("models: none; every stage ran offline")
     expect(r.stderr).toContain(`sweep smoke: ${path.join(repo, "configs", "smoke.yaml")} -> runs/smoke`)
     expect(lines(path.join(dir, "runs/smoke/results.jsonl"))).toHaveLength(12)
-    for (const f of ["summary.json", "report.md", "report.html", "results.csv", "run.json"]) expect(fs.existsSync(path.join(dir, "runs/smoke", f)), f).toBe(true)
+    for (const f of ["summary.json", "report.md", "report.html", "results.csv", "run.json"])
+      expect(fs.existsSync(path.join(dir, "runs/smoke", f)), f).toBe(true)
     expect(r.loaded.filter((p) => sdk.test(p))).toEqual([])
 
     const dry = await cupid("sweep", "--config", "smoke", "--out", "runs/smoke-dry", "--dry-run", "--limit", "1")
@@ -189,22 +252,42 @@ describe("a real sweep", () => {
     expect(dry.stdout).not.toMatch(/estimated cost|warning: .*_API_KEY/)
 
     // a config with OpenAI models: dollars at list prices, and the unset key variable named once
-    const paid = await start(["sweep", "--config", "paper-ablations", "--out", "runs/pa-dry", "--dry-run", "--limit", "1"], { OPENAI_API_KEY: "" }).done
+    const paid = await start(
+      ["sweep", "--config", "paper-ablations", "--out", "runs/pa-dry", "--dry-run", "--limit", "1"],
+      {
+        OPENAI_API_KEY: ""
+      }
+    ).done
     expect(paid.code, paid.stderr).toBe(0)
     const tokens = /estimated tokens to send: (\d+) prompt, (\d+) completion/.exec(paid.stdout)!
     const usd = (Number(tokens[1]) * 2.5 + Number(tokens[2]) * 10) / 1e6
-    expect(paid.stdout).toContain(`estimated cost of the calls to send: $${usd.toFixed(2)} (list prices per million tokens; check them before quoting)`)
-    expect(paid.stdout.match(/warning: OPENAI_API_KEY is not set: a real run would fail to authenticate for models subject \(openai\/gpt-4o-2024-11-20\), /g)).toHaveLength(1)
-    const keyed = await start(["sweep", "--config", "paper-ablations", "--out", "runs/pa-dry", "--dry-run", "--limit", "1"], { OPENAI_API_KEY: "sk-test-not-a-secret" }).done
+    expect(paid.stdout).toContain(
+      `estimated cost of the calls to send: $${usd.toFixed(2)} (list prices per million tokens; check them before quoting)`
+    )
+    expect(
+      paid.stdout.match(
+        /warning: OPENAI_API_KEY is not set: a real run would fail to authenticate for models subject \(openai\/gpt-4o-2024-11-20\), /g
+      )
+    ).toHaveLength(1)
+    const keyed = await start(
+      ["sweep", "--config", "paper-ablations", "--out", "runs/pa-dry", "--dry-run", "--limit", "1"],
+      {
+        OPENAI_API_KEY: "sk-test-not-a-secret"
+      }
+    ).done
     expect(keyed.stdout).not.toContain("OPENAI_API_KEY")
     expect(keyed.stdout + keyed.stderr).not.toContain("sk-test-not-a-secret")
 
     const report = await cupid("report", "--run", "runs/smoke")
     expect(report.code, report.stderr).toBe(0)
-    expect(report.stdout).toBe("report: runs/smoke/report.md\nreport: runs/smoke/report.html\nresults: runs/smoke/results.csv\nresults: runs/smoke/results.parquet\n")
+    expect(report.stdout).toBe(
+      "report: runs/smoke/report.md\nreport: runs/smoke/report.html\nresults: runs/smoke/results.csv\nresults: runs/smoke/results.parquet\n"
+    )
     const main = await cupid("report", "--run", "runs/smoke", "--main", "retrieval.precision")
     expect(main.code, main.stderr).toBe(0)
-    expect(fs.readFileSync(path.join(dir, "runs/smoke/report.md"), "utf8")).toContain("- Main metric: retrieval.precision (mean over instances (macro)); chosen on the command line")
+    expect(fs.readFileSync(path.join(dir, "runs/smoke/report.md"), "utf8")).toContain(
+      "- Main metric: retrieval.precision (mean over instances (macro)); chosen on the command line"
+    )
     const wrong = await cupid("report", "--run", "runs/smoke", "--main", "precision")
     expect(wrong.code).toBe(1)
     expect(wrong.stderr).toContain('main metric "precision" is not a metric of this run; valid names: ')
@@ -245,18 +328,23 @@ describe("stopping a sweep", () => {
   beforeAll(async () => {
     // Each answer takes 250 ms (with two pairs in flight, 18 pairs take about 2.3 s); 2 s for the
     // model "very-slow", so pairs are surely in flight when a second signal comes 100 ms after the first.
-    const server = await Effect.runPromise(Scope.extend(
-      OpenAiServer.make({
-        chat: (body) =>
-          new Promise((resolve) =>
-            setTimeout(() => {
-              answered.set(body.model, (answered.get(body.model) ?? 0) + 1)
-              resolve("A reply that keeps to the request.")
-            }, body.model === "very-slow" ? 2000 : 250)
-          )
-      }),
-      scope
-    ))
+    const server = await Effect.runPromise(
+      Scope.extend(
+        OpenAiServer.make({
+          chat: (body) =>
+            new Promise((resolve) =>
+              setTimeout(
+                () => {
+                  answered.set(body.model, (answered.get(body.model) ?? 0) + 1)
+                  resolve("A reply that keeps to the request.")
+                },
+                body.model === "very-slow" ? 2000 : 250
+              )
+            )
+        }),
+        scope
+      )
+    )
     baseURL = server.baseURL
     for (const name of ["interrupted", "quit", "parent-gone", "repeated"]) {
       fs.writeFileSync(
@@ -281,8 +369,12 @@ describe("stopping a sweep", () => {
     first.child.kill("SIGINT")
     const stopped = await first.done
     expect(stopped.code, stopped.stderr).toBe(130)
-    expect(stopped.stderr).toContain("SIGINT: finishing the pairs in flight, then writing results, summary and report (SIGINT again quits at once)")
-    const said = stopped.stderr.match(/interrupted: (\d+) of (\d+) pairs are done and written; rerun the same command to resume/)
+    expect(stopped.stderr).toContain(
+      "SIGINT: finishing the pairs in flight, then writing results, summary and report (SIGINT again quits at once)"
+    )
+    const said = stopped.stderr.match(
+      /interrupted: (\d+) of (\d+) pairs are done and written; rerun the same command to resume/
+    )
     expect(said, stopped.stderr).not.toBeNull()
     const partial = lines(path.join(out, "results.jsonl"))
     expect(partial.length).toBeGreaterThan(0)
@@ -293,7 +385,9 @@ describe("stopping a sweep", () => {
     expect(said![2]).toBe(String(instances))
     for (const l of partial) expect((JSON.parse(l) as { status: string }).status).toBe("ok")
     for (const f of ["summary.json", "report.md"]) expect(fs.existsSync(path.join(out, f)), f).toBe(true)
-    expect((JSON.parse(fs.readFileSync(path.join(out, "run.json"), "utf8")) as { interrupted: boolean }).interrupted).toBe(true)
+    expect(
+      (JSON.parse(fs.readFileSync(path.join(out, "run.json"), "utf8")) as { interrupted: boolean }).interrupted
+    ).toBe(true)
     expect(stopped.stdout + stopped.stderr).not.toContain(env.CUPID_TEST_KEY)
 
     const second = await start(["sweep", "--config", config("interrupted"), "--out", out], env).done
@@ -315,7 +409,9 @@ describe("stopping a sweep", () => {
     expect(quit.code, quit.stderr).toBe(130)
     // Well before the 2 s answers in flight could come back.
     expect(Date.now() - second).toBeLessThan(1500)
-    expect(quit.stderr).toContain("SIGINT again: quitting without waiting for the pairs in flight; rerun the same command to resume")
+    expect(quit.stderr).toContain(
+      "SIGINT again: quitting without waiting for the pairs in flight; rerun the same command to resume"
+    )
     expect(quit.stderr, quit.stderr).not.toContain("pairs are done and written")
   }, 120_000)
 
@@ -328,10 +424,14 @@ describe("stopping a sweep", () => {
     run.child.disconnect()
     const stopped = await run.done
     expect(stopped.code, stopped.stderr).toBe(130)
-    expect(stopped.stderr).toContain("the process that started cupid-lab has ended: finishing the pairs in flight, then writing results, summary and report\n")
+    expect(stopped.stderr).toContain(
+      "the process that started cupid-lab has ended: finishing the pairs in flight, then writing results, summary and report\n"
+    )
     expect(stopped.stderr).toMatch(/interrupted: \d+ of 18 pairs are done and written/)
     expect(fs.existsSync(path.join(out, ".lock"))).toBe(false)
-    expect((JSON.parse(fs.readFileSync(path.join(out, "run.json"), "utf8")) as { interrupted: boolean }).interrupted).toBe(true)
+    expect(
+      (JSON.parse(fs.readFileSync(path.join(out, "run.json"), "utf8")) as { interrupted: boolean }).interrupted
+    ).toBe(true)
   }, 120_000)
 
   it("started with an IPC channel: a repeated SIGTERM is the same stop, not a quit", async () => {
@@ -343,7 +443,9 @@ describe("stopping a sweep", () => {
     run.child.kill("SIGTERM")
     const stopped = await run.done
     expect(stopped.code, stopped.stderr).toBe(130)
-    expect(stopped.stderr).toContain("SIGTERM: finishing the pairs in flight, then writing results, summary and report\n")
+    expect(stopped.stderr).toContain(
+      "SIGTERM: finishing the pairs in flight, then writing results, summary and report\n"
+    )
     expect(stopped.stderr).not.toContain("quitting without waiting")
     expect(stopped.stderr).toMatch(/interrupted: \d+ of 18 pairs are done and written/)
     expect(fs.existsSync(path.join(out, ".lock"))).toBe(false)

@@ -27,13 +27,16 @@ const cellB2: CellSpec = {
 const cellC: CellSpec = { ...cellA, id: "cccc000000000003", name: "oracle", retriever: "oracle", usesGold: true }
 
 const runs = () => {
-  const a = tempDir("cmp-a"), b = tempDir("cmp-b")
+  const a = tempDir("cmp-a"),
+    b = tempDir("cmp-b")
   writeRun(a, { name: "before", cells: [cellA, cellB, cellD] })
   writeRun(b, {
     name: "after",
     cells: [cellA, cellB2, cellC],
     datasetHash: "beef",
-    metrics: metrics.map((m) => (m.name === "retrieval.recall" ? { ...m, description: "Recall, another definition." } : m))
+    metrics: metrics.map((m) =>
+      m.name === "retrieval.recall" ? { ...m, description: "Recall, another definition." } : m
+    )
   })
   return { a, b }
 }
@@ -42,10 +45,14 @@ const { a, b } = runs()
 const c = Compare.compare(await runPromise(RunDir.read(a)), await runPromise(RunDir.read(b)))
 
 describe("compare two runs", () => {
-  const row = (cell: string, metric: string, slice: string) => c.rows.find((r) => r.match.a.id === cell && r.metric.name === metric && r.slice === slice)!
+  const row = (cell: string, metric: string, slice: string) =>
+    c.rows.find((r) => r.match.a.id === cell && r.metric.name === metric && r.slice === slice)!
 
   it("matches cells by id, then by name, and lists the rest", () => {
-    expect(c.matches.map((m) => [m.a.name, m.b.id, m.by])).toEqual([["all", cellA.id, "id"], ["bm25(k=2)", cellB2.id, "name"]])
+    expect(c.matches.map((m) => [m.a.name, m.b.id, m.by])).toEqual([
+      ["all", cellA.id, "id"],
+      ["bm25(k=2)", cellB2.id, "name"]
+    ])
     expect(c.onlyA.map((x) => x.name)).toEqual(["recency"])
     expect(c.onlyB.map((x) => x.name)).toEqual(["oracle"])
   })
@@ -80,7 +87,7 @@ describe("compare two runs", () => {
   })
 
   it.effect("writes compare.md and compare.html, the same bytes every time", () =>
-    Effect.gen(function*() {
+    Effect.gen(function* () {
       const out = tempDir("cmp-out")
       const files = yield* Compare.write(a, b, out)
       const first = [fs.readFileSync(files.markdown, "utf8"), fs.readFileSync(files.html, "utf8")]
@@ -90,62 +97,81 @@ describe("compare two runs", () => {
       expect(md).toContain("# Comparison: before vs after")
       expect(md).toContain("- Only in the first run: recency")
       expect(md).toMatch(/\| bm25\(k=2\) \| 0\.500 → 0\.833: \+0\.333 \[/)
-      expect(md).toContain("Holm's correction over all 16 tests of this comparison (2 matched cells x 2 metrics x 4 slices)")
+      expect(md).toContain(
+        "Holm's correction over all 16 tests of this comparison (2 matched cells x 2 metrics x 4 slices)"
+      )
       // the chart plots the main metric, which the comparison lists first
       expect(c.metrics.map((m) => m.name)).toHaveLength(2)
       expect(first[1]).toContain(`${c.metrics[0]!.name}: first and second run`)
       expect(first[1]).not.toContain(`${c.metrics[1]!.name}: first and second run`)
-    }).pipe(Effect.provide(NodeContext.layer)))
+    }).pipe(Effect.provide(NodeContext.layer))
+  )
 })
 
 describe("the compare and report commands", () => {
   const io = () => {
-    const out: Array<string> = [], err: Array<string> = []
+    const out: Array<string> = [],
+      err: Array<string> = []
     return {
       out,
       err,
-      io: { stop: { stopped: false }, configDirs: [], stdout: (t: string) => void out.push(t), stderr: { write: (t: string) => err.push(t) } }
+      io: {
+        stop: { stopped: false },
+        configDirs: [],
+        stdout: (t: string) => void out.push(t),
+        stderr: { write: (t: string) => err.push(t) }
+      }
     }
   }
 
   it.effect("compare --runs a,b --out dir writes both files and prints where", () =>
-    Effect.gen(function*() {
+    Effect.gen(function* () {
       const { a, b } = runs()
       const target = path.join(tempDir("cmp-cli"), "x")
       const t = io()
       const code = yield* Commands.main(["compare", "--runs", `${a},${b}`, "--out", target], t.io)
       expect(code).toBe(0)
-      expect(t.out.join("")).toBe(`compare: ${path.join(target, "compare.md")}\ncompare: ${path.join(target, "compare.html")}\n`)
+      expect(t.out.join("")).toBe(
+        `compare: ${path.join(target, "compare.md")}\ncompare: ${path.join(target, "compare.html")}\n`
+      )
       expect(fs.existsSync(path.join(target, "compare.html"))).toBe(true)
-    }))
+    })
+  )
 
   it.effect("compare needs exactly two runs, and names a missing one", () =>
-    Effect.gen(function*() {
+    Effect.gen(function* () {
       const t = io()
       expect(yield* Commands.main(["compare", "--runs", "only-one"], t.io)).toBe(2)
       expect(t.err.join("")).toContain("compare needs --runs <first run>,<second run>")
       const { a } = runs()
       const t2 = io()
-      expect(yield* Commands.main(["compare", "--runs", `${a},/nonexistent/run`, "--out", tempDir("cmp-miss")], t2.io)).toBe(1)
+      expect(
+        yield* Commands.main(["compare", "--runs", `${a},/nonexistent/run`, "--out", tempDir("cmp-miss")], t2.io)
+      ).toBe(1)
       expect(t2.err.join("")).toContain("/nonexistent/run: not a run directory")
-    }))
+    })
+  )
 
   it.effect("report --run dir --baseline name rewrites the three files against that baseline", () =>
-    Effect.gen(function*() {
+    Effect.gen(function* () {
       const { a } = runs()
       const t = io()
       const code = yield* Commands.main(["report", "--run", a, "--baseline", "bm25(k=2)"], t.io)
       expect(code).toBe(0)
-      expect(t.out.join("")).toBe(`report: ${path.join(a, "report.md")}\nreport: ${path.join(a, "report.html")}\nresults: ${path.join(a, "results.csv")}\nresults: ${path.join(a, "results.parquet")}\n`)
+      expect(t.out.join("")).toBe(
+        `report: ${path.join(a, "report.md")}\nreport: ${path.join(a, "report.html")}\nresults: ${path.join(a, "results.csv")}\nresults: ${path.join(a, "results.parquet")}\n`
+      )
       const md = fs.readFileSync(path.join(a, "report.md"), "utf8")
       expect(md).toContain("- Baseline: bm25(k=2) (chosen on the command line)")
       expect(fs.readFileSync(path.join(a, "results.csv"), "utf8").split("\r\n")).toHaveLength(3 * 4 + 2)
-    }))
+    })
+  )
 })
 
 describe("compare any cell of one run with any cell of another", () => {
   it("pairs the two cells --cell-a and --cell-b name, by id, id prefix, name or position", async () => {
-    const ra = await runPromise(RunDir.read(a)), rb = await runPromise(RunDir.read(b))
+    const ra = await runPromise(RunDir.read(a)),
+      rb = await runPromise(RunDir.read(b))
     const chosen = Compare.compare(ra, rb, { cells: { a: "@2", b: cellA.id.slice(0, 6) } })
     expect(chosen.matches.map((m) => [m.a.name, m.b.name, m.by])).toEqual([["bm25(k=2)", "all", "chosen"]])
     expect(chosen.onlyA.map((x) => x.name)).toEqual(["all", "recency"])
@@ -153,8 +179,12 @@ describe("compare any cell of one run with any cell of another", () => {
     // the same run twice: two of its own cells
     const self = Compare.compare(ra, ra, { cells: { a: "all", b: "bm25(k=2)" } })
     expect(self.matches.map((m) => [m.a.name, m.b.name])).toEqual([["all", "bm25(k=2)"]])
-    expect(Analysis.findCell(ra.summary.cells, "@9")).toMatch(/^no cell @9: the run has 3 \(@1 all \(aaaa000000000001\); @2 bm25\(k=2\)/)
-    expect(Analysis.findCell(ra.summary.cells, "zzzz")).toMatch(/^no cell "zzzz" \(by id, id prefix of 4\+ characters, name, or @k\); cells: @1 all/)
+    expect(Analysis.findCell(ra.summary.cells, "@9")).toMatch(
+      /^no cell @9: the run has 3 \(@1 all \(aaaa000000000001\); @2 bm25\(k=2\)/
+    )
+    expect(Analysis.findCell(ra.summary.cells, "zzzz")).toMatch(
+      /^no cell "zzzz" \(by id, id prefix of 4\+ characters, name, or @k\); cells: @1 all/
+    )
     expect(() => Compare.compare(ra, rb, { cells: { a: "all", b: "nope" } })).toThrow(/--cell-b: no cell "nope"/)
   })
 })

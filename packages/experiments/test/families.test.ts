@@ -19,7 +19,12 @@ interface CellSpec {
 }
 
 /** A run built from generated result lines: 3 instances (one per type) per persona. */
-const runOf = (personas: number, cells: ReadonlyArray<CellSpec>, metrics: ReadonlyArray<ReturnType<typeof Scorer.metric>>, families?: SummaryType["families"]) => {
+const runOf = (
+  personas: number,
+  cells: ReadonlyArray<CellSpec>,
+  metrics: ReadonlyArray<ReturnType<typeof Scorer.metric>>,
+  families?: SummaryType["families"]
+) => {
   const lines: Array<ResultLine> = cells.flatMap((c, ci) =>
     Array.from({ length: personas * 3 }, (_, k): ResultLine => ({
       cell: `c${ci}`,
@@ -50,21 +55,29 @@ const runOf = (personas: number, cells: ReadonlyArray<CellSpec>, metrics: Readon
     baseline: "c0",
     ...(families !== undefined ? { families } : {}),
     metrics: acc.metrics(),
-    cells: acc.cells(cells.map((c, ci) => ({
-      id: `c${ci}`,
-      name: c.name,
-      params: { retriever: { use: c.name } },
-      usesGold: c.usesGold ?? false,
-      oracleRetrieval: c.usesGold ?? false,
-      heuristicStages: [],
-      plugins: []
-    })))
+    cells: acc.cells(
+      cells.map((c, ci) => ({
+        id: `c${ci}`,
+        name: c.name,
+        params: { retriever: { use: c.name } },
+        usesGold: c.usesGold ?? false,
+        oracleRetrieval: c.usesGold ?? false,
+        heuristicStages: [],
+        plugins: []
+      }))
+    )
   }
   return { summary, index: Columns.index(lines) }
 }
 
 const metric = (name: string, mainRank?: number) =>
-  Scorer.metric({ name, description: `${name} (generated)`, family: "inference", headline: true, ...(mainRank !== undefined ? { mainRank } : {}) })
+  Scorer.metric({
+    name,
+    description: `${name} (generated)`,
+    family: "inference",
+    headline: true,
+    ...(mainRank !== undefined ? { mainRank } : {})
+  })
 
 describe("declared families on generated data (20 cells, 300 instances of 100 personas)", () => {
   const rng = Random.mulberry32(2024)
@@ -77,7 +90,11 @@ describe("declared families on generated data (20 cells, 300 instances of 100 pe
   // = 12 / sqrt(100 (0.12^2 + w^2)) = 3.62 for w = 0.309: p about 3e-4, below 0.05 / 76 (the
   // primary Holm family's first step) and above 0.05 / 380 (one family of every difference).
   const w = 0.309
-  const patterns = [[1, 1, -1], [1, -1, 1], [-1, 1, 1]] as const
+  const patterns = [
+    [1, 1, -1],
+    [1, -1, 1],
+    [-1, 1, 1]
+  ] as const
   const planted = Array.from({ length: n }, (_, k) => {
     const persona = Math.floor(k / 3)
     const sign = patterns[Math.floor(persona / 2) % 3]![k % 3]! * (persona % 2 === 0 ? 1 : -1)
@@ -88,12 +105,19 @@ describe("declared families on generated data (20 cells, 300 instances of 100 pe
   const cells: Array<CellSpec> = Array.from({ length: 20 }, (_, ci) => {
     const e = noise()
     const main = ci === 0 ? base : ci === 7 ? planted : base.map((b, k) => b + e[k]!)
-    return { name: `cell${ci}`, scores: (k) => ({ "main.score": main[k]!, ...Object.fromEntries(others.map((o, j) => [o, otherValues[ci]![j]![k]!])) }) }
+    return {
+      name: `cell${ci}`,
+      scores: (k) => ({
+        "main.score": main[k]!,
+        ...Object.fromEntries(others.map((o, j) => [o, otherValues[ci]![j]![k]!]))
+      })
+    }
   })
   const metrics = [metric("main.score", 1), ...others.map((o) => metric(o))]
   const run = runOf(100, cells, metrics)
   const a = Analysis.analyze(run, { permutations: 20000 })
-  const delta = (cell: string, m: string, slice: Slice) => a.deltas.find((d) => d.cell === cell && d.metric === m && d.slice === slice)!
+  const delta = (cell: string, m: string, slice: Slice) =>
+    a.deltas.find((d) => d.cell === cell && d.metric === m && d.slice === slice)!
 
   it("generated data: the planted +0.04 is significant after the primary Holm family, and would not be in one family of every difference", () => {
     expect(a.main?.name).toBe("main.score")
@@ -138,7 +162,9 @@ describe("declared families on generated data (20 cells, 300 instances of 100 pe
 
   it("generated data: the delta tables name each entry's family and correction", () => {
     const t = Tables.deltas(a, a.compared[0]!)
-    expect(t.notes[0]).toContain("Families: primary = main.score on all instances, consistent instances, contrastive instances, changing instances, each cell against the baseline, 76 tests, Holm; exploratory = every other difference, 304 tests, Benjamini-Hochberg;")
+    expect(t.notes[0]).toContain(
+      "Families: primary = main.score on all instances, consistent instances, contrastive instances, changing instances, each cell against the baseline, 76 tests, Holm; exploratory = every other difference, 304 tests, Benjamini-Hochberg;"
+    )
     const row = t.rows.find((r) => r.cells[0]!.text === "cell7")!
     expect(row.cells[1]!.detail).toMatch(/^p=\S+ Holm=0\.0\d\d n=300 \(primary, MDE 0\.\d{3}\)$/)
     expect(row.cells[1]!.significant).toBe(true)
@@ -148,7 +174,11 @@ describe("declared families on generated data (20 cells, 300 instances of 100 pe
 })
 
 describe("cells outside every family, configured families, uninformative metrics", () => {
-  const values = (shift: number) => (k: number) => ({ "main.score": 0.5 + shift + 0.1 * Math.sin(k), "zero.score": 0, "tiny.score": k % 50 === 0 ? 0.01 + shift / 10 : 0 })
+  const values = (shift: number) => (k: number) => ({
+    "main.score": 0.5 + shift + 0.1 * Math.sin(k),
+    "zero.score": 0,
+    "tiny.score": k % 50 === 0 ? 0.01 + shift / 10 : 0
+  })
   const cells: Array<CellSpec> = [
     { name: "base", scores: values(0) },
     { name: "method", scores: values(0.05) },
@@ -167,17 +197,29 @@ describe("cells outside every family, configured families, uninformative metrics
     }
     expect(a.families.primary.tests).toBe(4)
     expect(Tables.deltaCell(untested[0]!).detail).toBe("n=30 (not tested)")
-    expect(Tables.deltas(a, a.compared[0]!).notes[0]).toContain("not tested (interval only): cells that read gold labels and the reference cells ref.")
+    expect(Tables.deltas(a, a.compared[0]!).notes[0]).toContain(
+      "not tested (interval only): cells that read gold labels and the reference cells ref."
+    )
   })
 
   it("takes the primary metrics, slices and corrections the config declares", () => {
-    const a = Analysis.analyze(runOf(10, cells, metrics, { primary: { slices: ["all"] }, correction: { primary: "bonferroni", exploratory: "none" } }))
+    const a = Analysis.analyze(
+      runOf(10, cells, metrics, {
+        primary: { slices: ["all"] },
+        correction: { primary: "bonferroni", exploratory: "none" }
+      })
+    )
     const primary = a.deltas.filter((d) => d.family === "primary")
-    expect(primary.map((d) => [d.cell, d.metric, d.slice])).toEqual([["c1", "main.score", "all"], ["c3", "main.score", "all"]])
+    expect(primary.map((d) => [d.cell, d.metric, d.slice])).toEqual([
+      ["c1", "main.score", "all"],
+      ["c3", "main.score", "all"]
+    ])
     expect(a.families.primary).toMatchObject({ correction: "bonferroni", tests: 2, level: 0.025 })
     for (const d of primary) expect(d.pAdjusted).toBe(Math.min(1, 2 * d.comparison.p))
     for (const d of a.deltas.filter((x) => x.family === "exploratory")) expect(d.pAdjusted).toBe(d.comparison.p)
-    expect(() => Analysis.analyze(runOf(10, cells, metrics, { reference: ["nobody"] }))).toThrow(/report\.reference: "nobody" is not a cell of this run; cells: base, method, oracle, ref/)
+    expect(() => Analysis.analyze(runOf(10, cells, metrics, { reference: ["nobody"] }))).toThrow(
+      /report\.reference: "nobody" is not a cell of this run; cells: base, method, oracle, ref/
+    )
   })
 
   it("marks metrics that cannot tell the cells apart, and leaves them out of the headline lists", () => {
@@ -185,7 +227,10 @@ describe("cells outside every family, configured families, uninformative metrics
     // zero.score is 0 everywhere; tiny.score is 0.01 on 1 instance of 30: every cell's CI reaches 0
     expect(a.uninformative).toEqual([
       { metric: "zero.score", reason: "every cell has the same value 0.000 on all instances" },
-      { metric: "tiny.score", reason: "every cell's 95% CI on all instances, the oracle's included, contains 0 (largest |value| 0.001)" }
+      {
+        metric: "tiny.score",
+        reason: "every cell's 95% CI on all instances, the oracle's included, contains 0 (largest |value| 0.001)"
+      }
     ])
     expect(a.inference.map((m) => m.name)).toEqual(["main.score"])
     expect(a.compared.map((m) => m.name)).toEqual(["main.score"])

@@ -15,20 +15,23 @@ const cli = path.join(repo, "packages", "experiments", "dist", "cli.mjs")
 
 const values = (n: number, f: (i: number) => string) => `[${Array.from({ length: n }, (_, i) => f(i)).join(", ")}]`
 /** Four axes of 40 values: 2,560,000 cells. */
-const hugeGrid = [
-  "name: huge",
-  "data: { source: sample, limit: 1 }",
-  "pipeline: { retriever: { use: bm25, k: 2 } }",
-  "scorers: [{ use: retrieval, ks: [2] }]",
-  "sweep:",
-  `  retriever.k: ${values(40, (i) => String(i + 1))}`,
-  `  retriever.k1: ${values(40, (i) => String((i + 1) / 20))}`,
-  `  retriever.b: ${values(40, (i) => String(i / 40))}`,
-  `  transform.pad: ${values(40, (i) => String(i + 8))}`
-].join("\n") + "\n"
+const hugeGrid =
+  [
+    "name: huge",
+    "data: { source: sample, limit: 1 }",
+    "pipeline: { retriever: { use: bm25, k: 2 } }",
+    "scorers: [{ use: retrieval, ks: [2] }]",
+    "sweep:",
+    `  retriever.k: ${values(40, (i) => String(i + 1))}`,
+    `  retriever.k1: ${values(40, (i) => String((i + 1) / 20))}`,
+    `  retriever.b: ${values(40, (i) => String(i / 40))}`,
+    `  transform.pad: ${values(40, (i) => String(i + 8))}`
+  ].join("\n") + "\n"
 
 beforeAll(() => {
-  const built = spawnSync(process.execPath, [path.join(repo, "tools", "build-cli.mjs"), "--if-stale", "--quiet"], { encoding: "utf8" })
+  const built = spawnSync(process.execPath, [path.join(repo, "tools", "build-cli.mjs"), "--if-stale", "--quiet"], {
+    encoding: "utf8"
+  })
   if (built.status !== 0) throw new Error(`building the CLI failed: ${built.stderr}`)
 })
 
@@ -37,7 +40,9 @@ describe("a large grid through the CLI", () => {
     const dir = tempDir()
     const file = writeConfig(dir, hugeGrid, "huge.yaml")
     const started = performance.now()
-    const r = await Effect.runPromise(runProcess(process.execPath, [cli, "sweep", "--config", file, "--dry-run"], { cwd: dir, env: cleanEnv() }))
+    const r = await Effect.runPromise(
+      runProcess(process.execPath, [cli, "sweep", "--config", file, "--dry-run"], { cwd: dir, env: cleanEnv() })
+    )
     const seconds = (performance.now() - started) / 1000
     expect(r.code).toBe(1)
     expect(r.stdout).toBe("")
@@ -66,7 +71,9 @@ describe("a large grid through the CLI", () => {
     )
     const exited = new Promise<number | null>((resolve) => child.on("exit", (code) => resolve(code)))
     await announced
-    expect(stderr).toContain("grid: 2,560,000 cells (sweep.retriever.k 40 x sweep.retriever.k1 40 x sweep.retriever.b 40 x sweep.transform.pad 40)")
+    expect(stderr).toContain(
+      "grid: 2,560,000 cells (sweep.retriever.k 40 x sweep.retriever.k1 40 x sweep.retriever.b 40 x sweep.transform.pad 40)"
+    )
     // Well into the expansion (which would take many minutes and gigabytes), then the signal.
     await new Promise((resolve) => setTimeout(resolve, 1500))
     const signalled = performance.now()

@@ -18,14 +18,16 @@ describe("report.tex", () => {
   })
 
   it.effect("puts P / R / F1 per instance type in percent, one row per cell, with marks and a balanced tabular", () =>
-    Effect.gen(function*() {
+    Effect.gen(function* () {
       const dir = tempDir("latex")
       writeRun(dir, { name: "tiny_run", cells: [cellA, { ...cellB, name: "bm25 & 50% {k=2}" }] })
       const run = yield* RunDir.read(dir)
       const tex = Paper.latex(Analysis.analyze(run))
       const lines = tex.split("\n")
       expect(lines).toContain("\\begin{tabular}{lrrrrrrrrrrrr}")
-      expect(lines).toContain(" & \\multicolumn{3}{c}{Consistent} & \\multicolumn{3}{c}{Contrastive} & \\multicolumn{3}{c}{Changing} & \\multicolumn{3}{c}{All} \\\\")
+      expect(lines).toContain(
+        " & \\multicolumn{3}{c}{Consistent} & \\multicolumn{3}{c}{Contrastive} & \\multicolumn{3}{c}{Changing} & \\multicolumn{3}{c}{All} \\\\"
+      )
       // A over all instances: P 4/6, R 4/8, F1 4/7 (the extractive inferrer's metrics are heuristic)
       const rowA = lines.find((l) => l.startsWith("all &"))!
       expect(rowA.endsWith("& 66.7 & 50.0 & 57.1 \\\\")).toBe(true)
@@ -37,9 +39,13 @@ describe("report.tex", () => {
       const body = lines.slice(lines.indexOf("\\midrule") + 1, lines.indexOf("\\bottomrule"))
       expect(body).toHaveLength(2)
       for (const l of body) expect(l.split(/(?<!\\)&/)).toHaveLength(13)
-      for (const [open, close] of [["{", "}"], ["\\begin", "\\end"]] as const) {
+      for (const [open, close] of [
+        ["{", "}"],
+        ["\\begin", "\\end"]
+      ] as const) {
         const unescaped = (s: string) => tex.split(s).length - 1 - (open === "{" ? tex.split(`\\${s}`).length - 1 : 0)
         expect(unescaped(open)).toBe(unescaped(close))
       }
-    }).pipe(Effect.provide(NodeContext.layer)))
+    }).pipe(Effect.provide(NodeContext.layer))
+  )
 })

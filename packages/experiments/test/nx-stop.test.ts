@@ -29,7 +29,15 @@ let config = ""
 /** An uninterrupted run of the config. */
 const reference = path.join(dir, "reference")
 /** What a rerun must reproduce byte for byte (run.json and report.html, which shows it, hold times). */
-const outputs = ["results.jsonl", "results.csv", "results.parquet", "summary.json", "report.md", "report.tex", "run-id.json"]
+const outputs = [
+  "results.jsonl",
+  "results.csv",
+  "results.parquet",
+  "summary.json",
+  "report.md",
+  "report.tex",
+  "run-id.json"
+]
 
 /** Each run names its model cache, so a run to be stopped finds no answer cached by another. */
 const envFor = (cache: string) => ({
@@ -59,17 +67,23 @@ interface Proc {
 
 /** The processes of this machine (a process that ends while being read is left out). */
 const processes = (): Array<Proc> =>
-  fs.readdirSync("/proc").filter((d) => /^\d+$/.test(d)).flatMap((d) => {
-    try {
-      const stat = fs.readFileSync(`/proc/${d}/stat`, "utf8")
-      // After the command name (in parentheses, which it may contain): state, ppid, pgrp, session.
-      const session = Number(stat.slice(stat.lastIndexOf(")") + 2).split(" ")[3])
-      const argv = fs.readFileSync(`/proc/${d}/cmdline`, "utf8").split("\0").filter((a) => a !== "")
-      return [{ pid: Number(d), session, argv }]
-    } catch {
-      return []
-    }
-  })
+  fs
+    .readdirSync("/proc")
+    .filter((d) => /^\d+$/.test(d))
+    .flatMap((d) => {
+      try {
+        const stat = fs.readFileSync(`/proc/${d}/stat`, "utf8")
+        // After the command name (in parentheses, which it may contain): state, ppid, pgrp, session.
+        const session = Number(stat.slice(stat.lastIndexOf(")") + 2).split(" ")[3])
+        const argv = fs
+          .readFileSync(`/proc/${d}/cmdline`, "utf8")
+          .split("\0")
+          .filter((a) => a !== "")
+        return [{ pid: Number(d), session, argv }]
+      } catch {
+        return []
+      }
+    })
 
 /** The live processes whose command line names `out`: npm, Nx, the executor and the CLI of a sweep. */
 const sweepProcesses = (out: string) => processes().filter((p) => p.argv.includes(out))
@@ -87,8 +101,13 @@ const kill = (pids: ReadonlyArray<number>, signal: NodeJS.Signals) => {
 /** Run the compiled CLI to its end (asynchronously: the loopback server answers from this process). */
 const cupid = (args: ReadonlyArray<string>, cache: string) =>
   new Promise<{ code: number | null; stdout: string; stderr: string }>((resolve) => {
-    const child = spawn(process.execPath, [cli, ...args], { cwd: dir, env: envFor(cache), stdio: ["ignore", "pipe", "pipe"] })
-    let stdout = "", stderr = ""
+    const child = spawn(process.execPath, [cli, ...args], {
+      cwd: dir,
+      env: envFor(cache),
+      stdio: ["ignore", "pipe", "pipe"]
+    })
+    let stdout = "",
+      stderr = ""
     child.stdout.on("data", (d: Buffer) => (stdout += d.toString()))
     child.stderr.on("data", (d: Buffer) => (stderr += d.toString()))
     child.on("exit", (code) => resolve({ code, stdout, stderr }))
@@ -97,19 +116,33 @@ const cupid = (args: ReadonlyArray<string>, cache: string) =>
 const outs: Array<string> = []
 afterEach(() => {
   // Whatever a failed test left running (an orphaned CLI among them).
-  for (const out of outs.splice(0)) kill(sweepProcesses(out).map((p) => p.pid), "SIGKILL")
+  for (const out of outs.splice(0))
+    kill(
+      sweepProcesses(out).map((p) => p.pid),
+      "SIGKILL"
+    )
 })
 
 beforeAll(async () => {
-  const built = spawnSync(process.execPath, [path.join(repo, "tools", "build-cli.mjs"), "--if-stale", "--quiet"], { encoding: "utf8" })
+  const built = spawnSync(process.execPath, [path.join(repo, "tools", "build-cli.mjs"), "--if-stale", "--quiet"], {
+    encoding: "utf8"
+  })
   if (built.status !== 0) throw new Error(`building the CLI failed: ${built.stderr}`)
-  const server = await Effect.runPromise(Scope.extend(
-    OpenAiServer.make({ chat: () => sleep(answerMs).then(() => "A reply that keeps to the request.") }),
-    scope
-  ))
+  const server = await Effect.runPromise(
+    Scope.extend(
+      OpenAiServer.make({ chat: () => sleep(answerMs).then(() => "A reply that keeps to the request.") }),
+      scope
+    )
+  )
   config = writeConfig(
     dir,
-    loopbackSweep({ name: "nx-stop", personas: instances / 3, cacheDir: "${CUPID_TEST_CACHE}", model: "test-subject", baseURL: server.baseURL })
+    loopbackSweep({
+      name: "nx-stop",
+      personas: instances / 3,
+      cacheDir: "${CUPID_TEST_CACHE}",
+      model: "test-subject",
+      baseURL: server.baseURL
+    })
   )
   const whole = await cupid(["sweep", "--config", config, "--out", reference], path.join(dir, "reference-cache"))
   if (whole.code !== 0) throw new Error(`the uninterrupted run failed: ${whole.stderr}`)
@@ -131,12 +164,16 @@ const stopAndResume = async (name: string, stop: (session: number) => void) => {
   outs.push(out)
   answerMs = 300
   // detached: the child calls setsid(), so its PID is the new session's id.
-  const nx: ChildProcess = spawn("npx", ["nx", "run", "experiments:sweep", "--config", config, "--out", out, "--output-style=static"], {
-    cwd: repo,
-    env: envFor(cache),
-    stdio: ["ignore", "pipe", "pipe"],
-    detached: true
-  })
+  const nx: ChildProcess = spawn(
+    "npx",
+    ["nx", "run", "experiments:sweep", "--config", config, "--out", out, "--output-style=static"],
+    {
+      cwd: repo,
+      env: envFor(cache),
+      stdio: ["ignore", "pipe", "pipe"],
+      detached: true
+    }
+  )
   let printed = ""
   nx.stdout!.on("data", (d: Buffer) => (printed += d.toString()))
   nx.stderr!.on("data", (d: Buffer) => (printed += d.toString()))
@@ -172,14 +209,26 @@ const stopAndResume = async (name: string, stop: (session: number) => void) => {
 
 describe.skipIf(process.platform !== "linux")("stopping the Nx target stops its sweep", () => {
   it("SIGKILL to every process of the caller's session", async () => {
-    await stopAndResume("killed", (session) => kill(processes().filter((p) => p.session === session).map((p) => p.pid), "SIGKILL"))
+    await stopAndResume("killed", (session) =>
+      kill(
+        processes()
+          .filter((p) => p.session === session)
+          .map((p) => p.pid),
+        "SIGKILL"
+      )
+    )
   }, 120_000)
 
   it("SIGHUP to Nx alone (a closed terminal)", async () => {
     const { code, printed } = await stopAndResume("hung-up", (session) => {
-      const nx = processes().filter((p) => p.session === session && /[/\\]nx(\.js)?$/.test(p.argv[1] ?? "") && p.argv[2] === "run")
+      const nx = processes().filter(
+        (p) => p.session === session && /[/\\]nx(\.js)?$/.test(p.argv[1] ?? "") && p.argv[2] === "run"
+      )
       expect(nx.map((p) => p.argv.slice(0, 3))).toHaveLength(1)
-      kill(nx.map((p) => p.pid), "SIGHUP")
+      kill(
+        nx.map((p) => p.pid),
+        "SIGHUP"
+      )
     })
     expect(printed).toMatch(/interrupted: \d+ of 60 pairs are done and written; rerun the same command to resume/)
     expect(printed).not.toContain("quitting without waiting")

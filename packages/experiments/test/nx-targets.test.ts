@@ -37,9 +37,15 @@ describe("the Nx targets of the CLI", () => {
       return Object.entries(json.targets).map(([name, t]) => ({ target: `${project}:${name}`, ...t }))
     })
     const cli = targets.filter((t) => t.executor === "@cupid-lab/experiments:cli")
-    expect(cli.map((t) => t.target).sort()).toEqual(
-      ["core:data", "experiments:compare", "experiments:data", "experiments:report", "experiments:sweep", "experiments:synthesize", "experiments:view"]
-    )
+    expect(cli.map((t) => t.target).sort()).toEqual([
+      "core:data",
+      "experiments:compare",
+      "experiments:data",
+      "experiments:report",
+      "experiments:sweep",
+      "experiments:synthesize",
+      "experiments:view"
+    ])
     expect(targets.filter((t) => JSON.stringify(t.options ?? {}).includes("dist/cli.mjs"))).toEqual([])
   })
 
@@ -50,7 +56,9 @@ describe("the Nx targets of the CLI", () => {
     const chosen = nx("experiments:report", "--run", run, "--baseline", cellC.name)
     expect(chosen.code, chosen.out).toBe(0)
     expect(chosen.out).not.toContain("Syntax error")
-    expect(fs.readFileSync(path.join(run, "report.md"), "utf8")).toContain(`- Baseline: ${cellC.name} (chosen on the command line)`)
+    expect(fs.readFileSync(path.join(run, "report.md"), "utf8")).toContain(
+      `- Baseline: ${cellC.name} (chosen on the command line)`
+    )
 
     // Quotes, `$`, `;`, a backquote and spaces arrive as typed: the CLI's own message names them,
     // and the executor adds no line of its own (no command echo, no "exited with non-zero status").

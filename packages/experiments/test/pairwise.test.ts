@@ -26,10 +26,22 @@ const row = (cell: string, i: number, m: number): Row => ({
 
 /** Cells X (1 everywhere), Y (0 everywhere) and Z (1 on the first half, 0 on the rest) over n instances. */
 const run = (n: number): { summary: Summary; idx: Columns.Index } => {
-  const rows = ["X", "Y", "Z"].flatMap((c) => Array.from({ length: n }, (_, i) => row(c, i, c === "X" ? 1 : c === "Y" ? 0 : i < n / 2 ? 1 : 0)))
+  const rows = ["X", "Y", "Z"].flatMap((c) =>
+    Array.from({ length: n }, (_, i) => row(c, i, c === "X" ? 1 : c === "Y" ? 0 : i < n / 2 ? 1 : 0))
+  )
   const acc = summaryFold({ metrics: [metric], seed: 1, resamples: 50 })
   rows.forEach(acc.add)
-  const cells = acc.cells(["X", "Y", "Z"].map((id) => ({ id, name: id, params: {}, usesGold: false, oracleRetrieval: false, heuristicStages: [], plugins: [] })))
+  const cells = acc.cells(
+    ["X", "Y", "Z"].map((id) => ({
+      id,
+      name: id,
+      params: {},
+      usesGold: false,
+      oracleRetrieval: false,
+      heuristicStages: [],
+      plugins: []
+    }))
+  )
   const summary: Summary = {
     config: { name: "t", hash: "h" },
     dataset: { source: "s", hash: "d", instances: n, skipped: [] },
@@ -56,7 +68,12 @@ describe("every cell against every other", () => {
     expect(Object.fromEntries(all.beats.get("m")!)).toEqual({ X: [2], Y: [], Z: [] })
     // 12 shared instances reach the 8 that 6 tests need; a slice without instances shares none
     expect(all.tooSmall).toBeUndefined()
-    expect(pw.slices.find((s) => s.slice === "changing")!.tooSmall).toEqual({ n: 0, needed: 8, tests: 6, correction: "holm" })
+    expect(pw.slices.find((s) => s.slice === "changing")!.tooSmall).toEqual({
+      n: 0,
+      needed: 8,
+      tests: 6,
+      correction: "holm"
+    })
   })
 
   it("says when the slice is too small for any difference to survive Holm, and the n that could", () => {
@@ -80,13 +97,21 @@ describe("every cell against every other", () => {
     const pw = Pairwise.compute(summary, idx, [metric], { seed: 1, resamples: 50 })
     expect(pw.forms).toEqual({ exact: 4, normal: 2, monteCarlo: 0 })
     // exact p of Z against either: 2 / 2^20, times Holm's 6 at most: all pairs significant
-    expect(Object.fromEntries(pw.slices.find((s) => s.slice === "all")!.beats.get("m")!)).toEqual({ X: [2, 3], Y: [], Z: [2] })
+    expect(Object.fromEntries(pw.slices.find((s) => s.slice === "all")!.beats.get("m")!)).toEqual({
+      X: [2, 3],
+      Y: [],
+      Z: [2]
+    })
   })
 
   it("a lower-is-better metric reverses who beats whom", () => {
     const lower = { ...metric, direction: "lower" as const }
     const { idx, summary } = run(12)
     const pw = Pairwise.compute({ ...summary, metrics: [lower] }, idx, [lower], { seed: 1, resamples: 50 })
-    expect(Object.fromEntries(pw.slices.find((s) => s.slice === "all")!.beats.get("m")!)).toEqual({ X: [], Y: [1], Z: [] })
+    expect(Object.fromEntries(pw.slices.find((s) => s.slice === "all")!.beats.get("m")!)).toEqual({
+      X: [],
+      Y: [1],
+      Z: []
+    })
   })
 })

@@ -19,12 +19,24 @@ const unicodeError = "délai dépassé: „Zeitüberschreitung“ ⏱ 超时\nre
 const writeFixtureRun = (dir: string): Array<ResultLine> => {
   writeRun(dir, {
     cells: [
-      { ...cellA, name: formulaName, results: [cellA.results[0]!, { recall: null, counts: [1, 2, 1, 3] }, cellA.results[2]!, cellA.results[3]!] },
-      { ...cellB, name: unicodeName, results: [cellB.results[0]!, { error: unicodeError }, cellB.results[2]!, cellB.results[3]!] }
+      {
+        ...cellA,
+        name: formulaName,
+        results: [cellA.results[0]!, { recall: null, counts: [1, 2, 1, 3] }, cellA.results[2]!, cellA.results[3]!]
+      },
+      {
+        ...cellB,
+        name: unicodeName,
+        results: [cellB.results[0]!, { error: unicodeError }, cellB.results[2]!, cellB.results[3]!]
+      }
     ]
   })
   const file = path.join(dir, "results.jsonl")
-  const lines = fs.readFileSync(file, "utf8").split("\n").filter((l) => l !== "").map((l): ResultLine => JSON.parse(l))
+  const lines = fs
+    .readFileSync(file, "utf8")
+    .split("\n")
+    .filter((l) => l !== "")
+    .map((l): ResultLine => JSON.parse(l))
   const edited = lines.map((l, i) => (i === 2 ? { ...l, selected: [] } : l))
   fs.writeFileSync(file, edited.map((l) => `${JSON.stringify(l)}\n`).join(""))
   return edited
@@ -80,16 +92,19 @@ const readParquet = (file: string) =>
 /** RFC 4180 records (quoted fields may hold commas, quotes and line breaks). */
 const parseCsv = (text: string): Array<Array<string>> => {
   const records: Array<Array<string>> = []
-  let record: Array<string> = [], field = "", quoted = false
+  let record: Array<string> = [],
+    field = "",
+    quoted = false
   for (let i = 0; i < text.length; i++) {
     const ch = text[i]!
     if (quoted) {
-      if (ch === "\"" && text[i + 1] === "\"") (field += "\"", i++)
-      else if (ch === "\"") quoted = false
+      if (ch === '"' && text[i + 1] === '"') ((field += '"'), i++)
+      else if (ch === '"') quoted = false
       else field += ch
-    } else if (ch === "\"") quoted = true
-    else if (ch === ",") (record.push(field), field = "")
-    else if (ch === "\r" && text[i + 1] === "\n") (record.push(field), records.push(record), record = [], field = "", i++)
+    } else if (ch === '"') quoted = true
+    else if (ch === ",") (record.push(field), (field = ""))
+    else if (ch === "\r" && text[i + 1] === "\n")
+      (record.push(field), records.push(record), (record = []), (field = ""), i++)
     else field += ch
   }
   return records
@@ -114,7 +129,11 @@ interface DuckDBConnection {
   readonly closeSync: () => void
 }
 interface DuckDB {
-  readonly DuckDBInstance: { readonly create: (path: string) => Promise<{ readonly connect: () => Promise<DuckDBConnection>; readonly closeSync: () => void }> }
+  readonly DuckDBInstance: {
+    readonly create: (
+      path: string
+    ) => Promise<{ readonly connect: () => Promise<DuckDBConnection>; readonly closeSync: () => void }>
+  }
 }
 interface Queried {
   readonly names: Array<string>
@@ -123,9 +142,14 @@ interface Queried {
 }
 
 /** Runs `use` with an in-memory DuckDB; fails, never skips, when the client is not installed. */
-const withDuckDB = async <A>(use: (query: (sql: string, file: string) => Promise<Queried>) => Promise<A>): Promise<A> => {
+const withDuckDB = async <A>(
+  use: (query: (sql: string, file: string) => Promise<Queried>) => Promise<A>
+): Promise<A> => {
   const duckdb: DuckDB = await import(duckdbPackage).catch((cause: unknown) => {
-    throw new Error(`${duckdbPackage} (DuckDB's Node client) is not installed: run \`node tools/test-extras.mjs\` (npm test runs it first)`, { cause })
+    throw new Error(
+      `${duckdbPackage} (DuckDB's Node client) is not installed: run \`node tools/test-extras.mjs\` (npm test runs it first)`,
+      { cause }
+    )
   })
   const instance = await duckdb.DuckDBInstance.create(":memory:")
   const connection = await instance.connect()
@@ -146,7 +170,7 @@ const titles = (columns: ReadonlyArray<Exports.Column>) => columns.map((c) => c.
 
 describe("results.parquet", () => {
   it.effect("holds every row and column of results.csv, typed: strings, doubles with nulls, no formula guard", () =>
-    Effect.gen(function*() {
+    Effect.gen(function* () {
       const dir = tempDir("parquet")
       const lines = writeFixtureRun(dir)
       const written = yield* Report.write(dir, { openDataset: dataset() })
@@ -158,7 +182,8 @@ describe("results.parquet", () => {
       const leaves = metadata.schema.slice(1)
       expect(leaves.map((e) => e.name)).toEqual(header)
       const typeOf = (name: string) => leaves.find((e) => e.name === name)
-      for (const name of scoreTitles) expect(typeOf(name)).toMatchObject({ type: "DOUBLE", repetition_type: "OPTIONAL" })
+      for (const name of scoreTitles)
+        expect(typeOf(name)).toMatchObject({ type: "DOUBLE", repetition_type: "OPTIONAL" })
       for (const name of ["calls", "prompt_tokens", "completion_tokens"]) expect(typeOf(name)?.type).toBe("DOUBLE")
       for (const name of ["cell", "cell_name", "instance", "persona_id", "type", "status"]) {
         expect(typeOf(name)).toMatchObject({ type: "BYTE_ARRAY", converted_type: "UTF8", repetition_type: "REQUIRED" })
@@ -181,10 +206,11 @@ describe("results.parquet", () => {
       expect(csv[0]).toEqual(header)
       expect(csv.slice(1)).toEqual(rows.map((r) => header.map((h) => asCsvField(r[h]))))
       expect(csv[1]![1]).toBe(`'${formulaName}`)
-    }).pipe(Effect.provide(NodeContext.layer)))
+    }).pipe(Effect.provide(NodeContext.layer))
+  )
 
   it.effect("is byte-identical from one write to the next, and goes through the atomic write", () =>
-    Effect.gen(function*() {
+    Effect.gen(function* () {
       const dir = tempDir("parquet-det")
       writeFixtureRun(dir)
       const file = path.join(dir, "results.parquet")
@@ -201,55 +227,79 @@ describe("results.parquet", () => {
       // A target that cannot be replaced: the write fails and removes its temporary file.
       const blocked = path.join(dir, "blocked.parquet")
       fs.mkdirSync(path.join(blocked, "inside"), { recursive: true })
-      const failure = yield* Effect.flip(Exports.writeParquet(blocked, run.index.table).pipe(Effect.provide(NodeFileSystem.layer)))
+      const failure = yield* Effect.flip(
+        Exports.writeParquet(blocked, run.index.table).pipe(Effect.provide(NodeFileSystem.layer))
+      )
       expect(failure._tag).toBe("SystemError")
       expect(tmpFiles(dir)).toEqual([])
-    }).pipe(Effect.provide(NodeContext.layer)))
+    }).pipe(Effect.provide(NodeContext.layer))
+  )
 
-  it.effect("writes row group by row group: the same rows whatever the group size; non-finite scores become null; an empty run has the fixed columns", () =>
-    Effect.gen(function*() {
-      const dir = tempDir("parquet-groups")
-      const lines = writeFixtureRun(dir)
-      const parsed = parseRows(lines.map((l) => JSON.stringify(l)).join("\n"), "results.jsonl")
-      const rows = Either.getOrThrow(parsed).map((r, i) =>
-        i === 0 ? { ...r, scores: { ...r.scores, "retrieval.recall": Number.NaN, "inference.f1": Number.POSITIVE_INFINITY } } : r
-      )
-      const file = path.join(dir, "groups.parquet")
-      yield* Exports.writeParquet(file, rows, { rowGroupRows: 3 }).pipe(Effect.provide(NodeFileSystem.layer))
-      const read = yield* readParquet(file)
-      expect(read.metadata.row_groups.map((g) => Number(g.num_rows))).toEqual([3, 3, 2])
-      expect(read.rows).toEqual(lines.map((l, i) => (i === 0 ? { ...expected(l), "retrieval.recall": null, "inference.f1": null } : expected(l))))
+  it.effect(
+    "writes row group by row group: the same rows whatever the group size; non-finite scores become null; an empty run has the fixed columns",
+    () =>
+      Effect.gen(function* () {
+        const dir = tempDir("parquet-groups")
+        const lines = writeFixtureRun(dir)
+        const parsed = parseRows(lines.map((l) => JSON.stringify(l)).join("\n"), "results.jsonl")
+        const rows = Either.getOrThrow(parsed).map((r, i) =>
+          i === 0
+            ? {
+                ...r,
+                scores: { ...r.scores, "retrieval.recall": Number.NaN, "inference.f1": Number.POSITIVE_INFINITY }
+              }
+            : r
+        )
+        const file = path.join(dir, "groups.parquet")
+        yield* Exports.writeParquet(file, rows, { rowGroupRows: 3 }).pipe(Effect.provide(NodeFileSystem.layer))
+        const read = yield* readParquet(file)
+        expect(read.metadata.row_groups.map((g) => Number(g.num_rows))).toEqual([3, 3, 2])
+        expect(read.rows).toEqual(
+          lines.map((l, i) =>
+            i === 0 ? { ...expected(l), "retrieval.recall": null, "inference.f1": null } : expected(l)
+          )
+        )
 
-      const empty = path.join(dir, "empty.parquet")
-      yield* Exports.writeParquet(empty, []).pipe(Effect.provide(NodeFileSystem.layer))
-      const none = yield* readParquet(empty)
-      expect(Number(none.metadata.num_rows)).toBe(0)
-      expect(none.metadata.schema.slice(1).map((e) => e.name)).toEqual([...titles(Exports.leading), ...titles(Exports.trailing)])
-    }))
+        const empty = path.join(dir, "empty.parquet")
+        yield* Exports.writeParquet(empty, []).pipe(Effect.provide(NodeFileSystem.layer))
+        const none = yield* readParquet(empty)
+        expect(Number(none.metadata.num_rows)).toBe(0)
+        expect(none.metadata.schema.slice(1).map((e) => e.name)).toEqual([
+          ...titles(Exports.leading),
+          ...titles(Exports.trailing)
+        ])
+      })
+  )
 
   it("DuckDB, a second Parquet reader, reads the same columns, types and values", async () => {
     const dir = tempDir("parquet-duckdb")
     const lines = writeFixtureRun(dir)
     const written = await runPromise(Report.write(dir, { openDataset: dataset() }))
     const { schema, data, count } = await withDuckDB(async (query) => ({
-      schema: await query("SELECT name, type, converted_type, repetition_type FROM parquet_schema($1)", written.parquet),
+      schema: await query(
+        "SELECT name, type, converted_type, repetition_type FROM parquet_schema($1)",
+        written.parquet
+      ),
       data: await query("SELECT * FROM read_parquet($1)", written.parquet),
       count: await query("SELECT count(*)::INTEGER AS n FROM read_parquet($1)", written.parquet)
     }))
 
     const header = [...titles(Exports.leading), ...scoreTitles, ...titles(Exports.trailing)]
     const requiredText = ["cell", "cell_name", "instance", "persona_id", "type", "status"]
-    const isText = (name: string) => [...requiredText, "selected", "error_stage", "error_plugin", "error_message"].includes(name)
+    const isText = (name: string) =>
+      [...requiredText, "selected", "error_stage", "error_plugin", "error_message"].includes(name)
     expect(data.names).toEqual(header)
     expect(Object.fromEntries(data.names.map((n, i) => [n, data.types[i]]))).toEqual(
       Object.fromEntries(header.map((n) => [n, isText(n) ? "VARCHAR" : "DOUBLE"]))
     )
-    expect(schema.rows.slice(1)).toEqual(header.map((name) => ({
-      name,
-      type: isText(name) ? "BYTE_ARRAY" : "DOUBLE",
-      converted_type: isText(name) ? "UTF8" : null,
-      repetition_type: requiredText.includes(name) ? "REQUIRED" : "OPTIONAL"
-    })))
+    expect(schema.rows.slice(1)).toEqual(
+      header.map((name) => ({
+        name,
+        type: isText(name) ? "BYTE_ARRAY" : "DOUBLE",
+        converted_type: isText(name) ? "UTF8" : null,
+        repetition_type: requiredText.includes(name) ? "REQUIRED" : "OPTIONAL"
+      }))
+    )
     expect(count.rows).toEqual([{ n: lines.length }])
     // Every value of every row, the nulls, the empty selection, the unicode and the `=` included.
     expect(data.rows).toEqual(lines.map(expected))

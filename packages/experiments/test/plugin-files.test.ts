@@ -47,7 +47,8 @@ const retriever = (name: string) =>
     ``
   ].join("\n")
 
-const config = (name: string, body: string) => write(path.join(dir, `${name}.yaml`), `name: ${name}\ndata: { source: sample, limit: 3 }\n${body}`)
+const config = (name: string, body: string) =>
+  write(path.join(dir, `${name}.yaml`), `name: ${name}\ndata: { source: sample, limit: 3 }\n${body}`)
 
 interface Done {
   readonly code: number | null
@@ -55,15 +56,26 @@ interface Done {
 }
 
 const cupid = (...args: Array<string>): Done => {
-  const r = spawnSync(process.execPath, [cli, ...args], { cwd: dir, encoding: "utf8", env: { ...process.env, FORCE_COLOR: "0" }, timeout: 120_000 })
+  const r = spawnSync(process.execPath, [cli, ...args], {
+    cwd: dir,
+    encoding: "utf8",
+    env: { ...process.env, FORCE_COLOR: "0" },
+    timeout: 120_000
+  })
   return { code: r.status, out: `${r.stdout}${r.stderr}` }
 }
 
 const lines = (file: string): Array<Record<string, unknown>> =>
-  fs.readFileSync(file, "utf8").split("\n").filter((l) => l !== "").map((l) => JSON.parse(l))
+  fs
+    .readFileSync(file, "utf8")
+    .split("\n")
+    .filter((l) => l !== "")
+    .map((l) => JSON.parse(l))
 
 beforeAll(() => {
-  const built = spawnSync(process.execPath, [path.join(repo, "tools", "build-cli.mjs"), "--if-stale", "--quiet"], { encoding: "utf8" })
+  const built = spawnSync(process.execPath, [path.join(repo, "tools", "build-cli.mjs"), "--if-stale", "--quiet"], {
+    encoding: "utf8"
+  })
   if (built.status !== 0) throw new Error(`building the CLI failed: ${built.stderr}`)
 }, 120_000)
 
@@ -91,12 +103,23 @@ describe("the compiled CLI loads plugin files", () => {
     }
     const summary = JSON.parse(fs.readFileSync(path.join(out, "summary.json"), "utf8"))
     expect(summary.cells.map((c: { plugins: unknown }) => c.plugins)).toEqual([
-      [{ stage: "retriever", name: "newest", readsGold: false, heuristic: false, package: "./plugins/newest.ts", version: "local" }]
+      [
+        {
+          stage: "retriever",
+          name: "newest",
+          readsGold: false,
+          heuristic: false,
+          package: "./plugins/newest.ts",
+          version: "local"
+        }
+      ]
     ])
   }, 120_000)
 
   it("loads .mts, .js and .mjs plugin files too", () => {
-    const files = ["mts", "js", "mjs"].map((ext) => write(path.join(dir, "plugins", `latest-${ext}.${ext}`), retriever(`latest-${ext}`)))
+    const files = ["mts", "js", "mjs"].map((ext) =>
+      write(path.join(dir, "plugins", `latest-${ext}.${ext}`), retriever(`latest-${ext}`))
+    )
     const file = config(
       "formats",
       `plugins: ${JSON.stringify(files.map((f) => `./plugins/${path.basename(f)}`))}\npipeline: { retriever: all }\n` +
@@ -104,7 +127,9 @@ describe("the compiled CLI loads plugin files", () => {
     )
     const r = cupid("sweep", "--config", file, "--dry-run")
     expect(r.code, r.out).toBe(0)
-    expect(r.out).toMatch(/grid: 3 cells\n {2}\w+ {2}latest-mts {2}\(baseline\)\n {2}\w+ {2}latest-js\n {2}\w+ {2}latest-mjs\n/)
+    expect(r.out).toMatch(
+      /grid: 3 cells\n {2}\w+ {2}latest-mts {2}\(baseline\)\n {2}\w+ {2}latest-js\n {2}\w+ {2}latest-mjs\n/
+    )
   }, 120_000)
 })
 
@@ -118,14 +143,22 @@ describe("an error in a plugin file names the file and what was expected", () =>
   }
 
   it("a syntax error: the file, line and column, and what the parser expected", () => {
-    const plugin = write(path.join(dir, "plugins", "broken.ts"), `import { Plugin } from "@cupid-lab/core"\nexport default Plugin.retriever({ name: "x",, })\n`)
+    const plugin = write(
+      path.join(dir, "plugins", "broken.ts"),
+      `import { Plugin } from "@cupid-lab/core"\nexport default Plugin.retriever({ name: "x",, })\n`
+    )
     const { file, out } = failing("broken", "./plugins/broken.ts")
-    expect(out).toContain(`error: ${file}: plugins[0]: cannot import ./plugins/broken.ts (${plugin}): Transform failed with 1 error:\n`)
+    expect(out).toContain(
+      `error: ${file}: plugins[0]: cannot import ./plugins/broken.ts (${plugin}): Transform failed with 1 error:\n`
+    )
     expect(out).toContain(`${plugin}:2:44: ERROR: Expected identifier but found ","`)
   }, 60_000)
 
   it("no default export: what the file exports instead, and what it must export", () => {
-    write(path.join(dir, "plugins", "named.ts"), retriever("named").replace("export default Plugin.retriever(", "export const plugin = Plugin.retriever("))
+    write(
+      path.join(dir, "plugins", "named.ts"),
+      retriever("named").replace("export default Plugin.retriever(", "export const plugin = Plugin.retriever(")
+    )
     const { file, out } = failing("named", "./plugins/named.ts")
     expect(out).toContain(
       `error: ${file}: plugins[0]: ./plugins/named.ts: has no default export (it exports plugin); ` +
@@ -145,7 +178,9 @@ describe("an error in a plugin file names the file and what was expected", () =>
 
     write(path.join(dir, "plugins", "old.cts"), retriever("old"))
     const cjs = failing("commonjs", "./plugins/old.cts")
-    expect(cjs.out).toContain(`error: ${cjs.file}: plugins[0]: ./plugins/old.cts: a plugin file must be an ES module ending in .ts, .mts, .js, .mjs`)
+    expect(cjs.out).toContain(
+      `error: ${cjs.file}: plugins[0]: ./plugins/old.cts: a plugin file must be an ES module ending in .ts, .mts, .js, .mjs`
+    )
   }, 60_000)
 })
 
@@ -154,12 +189,16 @@ describe("through Nx", () => {
     write(path.join(dir, "plugins", "nx-latest.ts"), retriever("nx-latest"))
     const file = config("nx-plugin", "plugins: [./plugins/nx-latest.ts]\npipeline: { retriever: nx-latest }\n")
     // --output-style=static: every task's output in full, whatever Nx guesses about the terminal.
-    const r = spawnSync("npx", ["nx", "run", "experiments:sweep", "--config", file, "--dry-run", "--output-style=static"], {
-      cwd: repo,
-      encoding: "utf8",
-      env: { ...process.env, FORCE_COLOR: "0", NX_TUI: "false" },
-      timeout: 120_000
-    })
+    const r = spawnSync(
+      "npx",
+      ["nx", "run", "experiments:sweep", "--config", file, "--dry-run", "--output-style=static"],
+      {
+        cwd: repo,
+        encoding: "utf8",
+        env: { ...process.env, FORCE_COLOR: "0", NX_TUI: "false" },
+        timeout: 120_000
+      }
+    )
     const out = `${r.stdout}${r.stderr}`
     expect(r.status, out).toBe(0)
     expect(out).toMatch(/grid: 1 cells?\n {2}\w+ {2}nx-latest/)

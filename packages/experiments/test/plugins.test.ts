@@ -11,7 +11,7 @@ const fixtures = path.join(path.dirname(fileURLToPath(import.meta.url)), "fixtur
 
 describe("user plugin modules", () => {
   const registryFor = (plugins: ReadonlyArray<string>) =>
-    Effect.gen(function*() {
+    Effect.gen(function* () {
       const dir = tempDir()
       const file = writeConfig(dir, `plugins: ${JSON.stringify(plugins)}\n`)
       const config = yield* Config.load(file, {})
@@ -19,17 +19,18 @@ describe("user plugin modules", () => {
     })
 
   it.effect("are imported relative to the config file and registered beside the built-ins", () =>
-    Effect.gen(function*() {
+    Effect.gen(function* () {
       const { result } = yield* registryFor([path.join(fixtures, "slow-plugins.ts")])
       expect(result._tag).toBe("Right")
       if (result._tag === "Right") {
         expect(result.right.names("retriever")).toEqual(["first", "gold", "latest", "slow"])
         expect(result.right.names("scorer")).toEqual(["found", "hits"])
       }
-    }).pipe(Effect.provide(NodeContext.layer)))
+    }).pipe(Effect.provide(NodeContext.layer))
+  )
 
   it.effect("a module that exports no plugin, cannot be imported, or reuses a name is a config error", () =>
-    Effect.gen(function*() {
+    Effect.gen(function* () {
       const bad = yield* registryFor([path.join(fixtures, "not-a-plugin.ts")])
       expect(bad.result._tag === "Left" && bad.result.left.message).toBe(
         `${bad.file}: plugins[0]: ${path.join(fixtures, "not-a-plugin.ts")}: the default export must be a plugin built with Plugin.retriever(...), Plugin.scorer(...) etc., or an array of them`
@@ -42,15 +43,21 @@ describe("user plugin modules", () => {
       expect(clash.result._tag === "Left" && clash.result.left.message).toBe(
         `${clash.file}: plugins: two retriever plugins are named "first"; rename the one in your module`
       )
-    }).pipe(Effect.provide(NodeContext.layer)))
+    }).pipe(Effect.provide(NodeContext.layer))
+  )
 })
 
 describe("data errors during a sweep", () => {
   it.effect("stop it with the loader's error, keep the lines written, and a rerun resumes", () =>
-    Effect.gen(function*() {
+    Effect.gen(function* () {
       const dir = tempDir()
       const data = [instance("p1", "consistent", [1]), instance("p2", "changing", [2])]
-      const config = { ...(yield* Config.parse("pipeline: { retriever: first }\nscorers: [hits]\n", "t.yaml", {})), out: path.join(dir, "out"), outGiven: true, cacheDir: path.join(dir, "c") }
+      const config = {
+        ...(yield* Config.parse("pipeline: { retriever: first }\nscorers: [hits]\n", "t.yaml", {})),
+        out: path.join(dir, "out"),
+        outGiven: true,
+        cacheDir: path.join(dir, "c")
+      }
       let runs = 0
       // the sweep's one read of the data fails after the first instance
       const failing: Runner.OpenDataset = (source, o) =>
@@ -59,9 +66,16 @@ describe("data errors during a sweep", () => {
           instances: Stream.suspend(() =>
             ++runs === 1
               ? Stream.concat(
-                Stream.make(data[0]!),
-                Stream.fail(new Errors.DatasetError({ source: "t.jsonl", row: 2, field: "prior_interactions", reason: "expected an array" }))
-              )
+                  Stream.make(data[0]!),
+                  Stream.fail(
+                    new Errors.DatasetError({
+                      source: "t.jsonl",
+                      row: 2,
+                      field: "prior_interactions",
+                      reason: "expected an array"
+                    })
+                  )
+                )
               : Stream.fromIterable(data)
           )
         }))
@@ -70,7 +84,8 @@ describe("data errors during a sweep", () => {
       expect(lines(path.join(config.out, "results.jsonl"))).toHaveLength(1)
       const again = yield* Runner.sweep(config, { plugins: testPlugins, openDataset: opener(data) })
       expect(again.pairs).toEqual({ total: 2, done: 2, ran: 1, resumed: 1, failed: 0 })
-    }).pipe(Effect.provide(NodeContext.layer)))
+    }).pipe(Effect.provide(NodeContext.layer))
+  )
 })
 
 describe("progress", () => {
@@ -99,7 +114,8 @@ describe("progress", () => {
   })
 
   it("draws one rewritten line on a terminal and plain lines at a slower pace otherwise", () => {
-    const tty: Array<string> = [], plain: Array<string> = []
+    const tty: Array<string> = [],
+      plain: Array<string> = []
     const a = Progress.make({ write: (t) => tty.push(t), isTTY: true, columns: 60 })
     const b = Progress.make({ write: (t) => plain.push(t), isTTY: false })
     for (const ms of [0, 50, 150, 9_000, 10_500]) {
@@ -110,6 +126,9 @@ describe("progress", () => {
     expect(tty).toHaveLength(5) // 0, 150, 9000, 10500, done
     expect(tty.every((t) => t.startsWith("\r") && t.trimEnd().length <= 60)).toBe(true)
     expect(tty.at(-1)!.endsWith("\n")).toBe(true)
-    expect(plain).toEqual([`progress: ${Progress.describe({ ...snapshot, elapsedMs: 0 })}\n`, `progress: ${Progress.describe({ ...snapshot, elapsedMs: 10_500 })}\n`])
+    expect(plain).toEqual([
+      `progress: ${Progress.describe({ ...snapshot, elapsedMs: 0 })}\n`,
+      `progress: ${Progress.describe({ ...snapshot, elapsedMs: 10_500 })}\n`
+    ])
   })
 })

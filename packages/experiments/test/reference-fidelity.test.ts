@@ -49,7 +49,10 @@ const labels = ["Fully Covered", "Partially Covered", "Not Covered"] as const
 /** The scripted answer to one call, a function of its messages alone. */
 const answerOf = (body: ChatBody, key: string, script: Script): string => {
   const h = parseInt(key.slice(0, 8), 16)
-  const user = body.messages.filter((m) => m.role === "user").map((m) => m.content).join("\n")
+  const user = body.messages
+    .filter((m) => m.role === "user")
+    .map((m) => m.content)
+    .join("\n")
   const defects = script === "defects"
   switch (kindOf(body)) {
     case "infer":
@@ -57,7 +60,10 @@ const answerOf = (body: ChatBody, key: string, script: Script): string => {
     case "generate":
       return `Reply ${key.slice(0, 8)}.`
     case "decompose": {
-      const items = Array.from({ length: 1 + (h % 4) }, (_, i) => `Does the answer meet part ${i + 1} of ${key.slice(0, 6)}?`)
+      const items = Array.from(
+        { length: 1 + (h % 4) },
+        (_, i) => `Does the answer meet part ${i + 1} of ${key.slice(0, 6)}?`
+      )
       return `**Analysis**\n\nSplit in ${items.length}.\n\n**Checklist**\n\n\`\`\`json\n${JSON.stringify({ checklist: items }, null, 2)}\n\`\`\``
     }
     case "match": {
@@ -68,11 +74,15 @@ const answerOf = (body: ChatBody, key: string, script: Script): string => {
         label: defects && h % 7 === 1 && i === 0 ? "Partially covered" : labels[Math.floor(h / 3 ** i) % 3]!
       }))
       const isPrefmatcher = body.model === prefmatcher
-      return isPrefmatcher ? JSON.stringify(entries) : `\`\`\`json\n${JSON.stringify({ results: entries }, null, 2)}\n\`\`\``
+      return isPrefmatcher
+        ? JSON.stringify(entries)
+        : `\`\`\`json\n${JSON.stringify({ results: entries }, null, 2)}\n\`\`\``
     }
     case "judge": {
       const score = 1 + (h % 10)
-      const written = !defects ? `${score}` : [`${score - 0.5 < 1 ? 1.5 : score - 0.5}`, `${score}/10`, `**${score}**`, `${score}`, `${score}`][h % 5]!
+      const written = !defects
+        ? `${score}`
+        : [`${score - 0.5 < 1 ? 1.5 : score - 0.5}`, `${score}/10`, `**${score}**`, `${score}`, `${score}`][h % 5]!
       return defects && h % 5 === 3
         ? `The answer meets most items.\n\nScore: ${score}`
         : `### Evaluation of AI Assistant's Response\n\n1. Checked.\n\n### Evaluation Label\n\nGood\n\n### Evaluation Score\n\n${written}`
@@ -114,7 +124,8 @@ scorers:
 `
 
 /** The compiled CLI a user runs (`npx cupid-lab`), rebuilt first when a source is newer. */
-const runCli = (args: ReadonlyArray<string>, env: Record<string, string>) => runProcess(process.execPath, [compiled, ...args], { cwd: repoRoot, env })
+const runCli = (args: ReadonlyArray<string>, env: Record<string, string>) =>
+  runProcess(process.execPath, [compiled, ...args], { cwd: repoRoot, env })
 
 const childEnv = (): Record<string, string> => ({
   ...cleanEnv(),
@@ -131,13 +142,30 @@ const dataOf = (row: Domain.CupidRow) => ({
 })
 
 const variants: ReadonlyArray<Variant> = [
-  { name: "authors' formats, strict accounting, GPT-4o matcher", script: "formats", accounting: "strict", matcher: gpt4o },
-  { name: "defective answers, reference accounting, GPT-4o matcher", script: "defects", accounting: "reference", matcher: gpt4o },
-  { name: "defective answers, reference accounting, PrefMatcher-7B", script: "defects", accounting: "reference", matcher: prefmatcher }
+  {
+    name: "authors' formats, strict accounting, GPT-4o matcher",
+    script: "formats",
+    accounting: "strict",
+    matcher: gpt4o
+  },
+  {
+    name: "defective answers, reference accounting, GPT-4o matcher",
+    script: "defects",
+    accounting: "reference",
+    matcher: gpt4o
+  },
+  {
+    name: "defective answers, reference accounting, PrefMatcher-7B",
+    script: "defects",
+    accounting: "reference",
+    matcher: prefmatcher
+  }
 ]
 
 beforeAll(() => {
-  const built = spawnSync(process.execPath, [path.join(repoRoot, "tools", "build-cli.mjs"), "--if-stale", "--quiet"], { encoding: "utf8" })
+  const built = spawnSync(process.execPath, [path.join(repoRoot, "tools", "build-cli.mjs"), "--if-stale", "--quiet"], {
+    encoding: "utf8"
+  })
   if (built.status !== 0) throw new Error(`building the CLI failed: ${built.stderr}`)
 })
 
@@ -146,86 +174,114 @@ describe("the authors' prompts, parsing and arithmetic, against their own code",
   const rows = [...Synthetic.generate({ ...Synthetic.defaults, personas: 3, seed: 61_803 })]
 
   for (const v of variants) {
-    it.scopedLive(v.name, () =>
-      Effect.gen(function*() {
-        const table = new Map<string, string>()
-        const bodies = new Map<string, ChatBody & Record<string, unknown>>()
-        const server = yield* OpenAiServer.make({
-          chat: (raw) => {
-            const body = raw as ChatBody & Record<string, unknown>
-            const key = ReferenceHarness.keyOf(body.messages)
-            const text = answerOf(body, key, v.script)
-            table.set(key, text)
-            bodies.set(key, body)
-            return text
+    it.scopedLive(
+      v.name,
+      () =>
+        Effect.gen(function* () {
+          const table = new Map<string, string>()
+          const bodies = new Map<string, ChatBody & Record<string, unknown>>()
+          const server = yield* OpenAiServer.make({
+            chat: (raw) => {
+              const body = raw as ChatBody & Record<string, unknown>
+              const key = ReferenceHarness.keyOf(body.messages)
+              const text = answerOf(body, key, v.script)
+              table.set(key, text)
+              bodies.set(key, body)
+              return text
+            }
+          })
+          const dir = tempDir("cupid-fidelity-")
+          const data = path.join(dir, "data.jsonl")
+          fs.writeFileSync(data, rows.map((r) => JSON.stringify(r)).join("\n") + "\n")
+          const config = path.join(dir, "fidelity.yaml")
+          fs.writeFileSync(config, configText(v, data, server.baseURL, dir))
+          const out = path.join(dir, "run")
+          const run = yield* runCli(["sweep", "--config", config, "--out", out], childEnv())
+          expect(run.code, run.stderr + run.stdout).toBe(0)
+
+          const results = lines(path.join(out, "results.jsonl")).map((l) => JSON.parse(l) as ResultLine)
+          expect(results.filter((r) => r.status === "failed").map((r) => r.error?.message)).toEqual([])
+          const summary = JSON.parse(fs.readFileSync(path.join(out, "summary.json"), "utf8")) as Summary
+
+          // The oracle's sessions, as the authors' code would be given them: the filtered history.
+          const oracleOf = new Map(
+            results.filter((r) => r.cellName === "oracle-sessions").map((r) => [r.instance, r.selected ?? []])
+          )
+          const instances = (oracle: boolean) =>
+            rows.map((row) => {
+              const id = Domain.fromRow(row).id
+              const keep = new Set((oracleOf.get(id) ?? []).map((s) => Number(s.slice(1)) - 1))
+              const d = dataOf(row)
+              return {
+                name: id,
+                data: oracle ? { ...d, prior_interactions: d.prior_interactions.filter((_, i) => keep.has(i)) } : d
+              }
+            })
+          const answers = Object.fromEntries(table)
+          const theirs = (oracle: boolean): ReferenceHarness.Evaluated =>
+            ReferenceHarness.run("evaluate", {
+              subject,
+              evaluator: gpt4o,
+              use_matcher: v.matcher === prefmatcher,
+              task: "both",
+              instances: instances(oracle),
+              answers
+            })
+          const full = theirs(false)
+          const oracle = theirs(true)
+
+          // Every call of theirs found its answer: the messages are byte-identical.
+          expect(full.missing).toEqual([])
+          expect(oracle.missing).toEqual([])
+          expect(full.errors).toEqual({})
+          const theirCalls = [...full.calls, ...oracle.calls]
+          expect(new Set(theirCalls.map((c) => c.key))).toEqual(new Set(table.keys()))
+          const stages = new Set(theirCalls.map((c) => kindOf({ messages: c.messages })))
+          expect(stages).toEqual(new Set(["infer", "generate", "decompose", "match", "judge"]))
+          // ... and carry the same parameters (the model of the decomposer is fixed in their code).
+          for (const c of theirCalls) {
+            const body = bodies.get(c.key)!
+            for (const [k, value] of Object.entries(c.params))
+              expect([c.key.slice(0, 8), k, body[k]]).toEqual([c.key.slice(0, 8), k, value])
+            expect(body.temperature === undefined).toBe(c.params["temperature"] === undefined)
+            expect(body.model).toBe(kindOf({ messages: c.messages }) === "decompose" ? gpt4o : c.model)
           }
-        })
-        const dir = tempDir("cupid-fidelity-")
-        const data = path.join(dir, "data.jsonl")
-        fs.writeFileSync(data, rows.map((r) => JSON.stringify(r)).join("\n") + "\n")
-        const config = path.join(dir, "fidelity.yaml")
-        fs.writeFileSync(config, configText(v, data, server.baseURL, dir))
-        const out = path.join(dir, "run")
-        const run = yield* runCli(["sweep", "--config", config, "--out", out], childEnv())
-        expect(run.code, run.stderr + run.stdout).toBe(0)
 
-        const results = lines(path.join(out, "results.jsonl")).map((l) => JSON.parse(l) as ResultLine)
-        expect(results.filter((r) => r.status === "failed").map((r) => r.error?.message)).toEqual([])
-        const summary = JSON.parse(fs.readFileSync(path.join(out, "summary.json"), "utf8")) as Summary
-
-        // The oracle's sessions, as the authors' code would be given them: the filtered history.
-        const oracleOf = new Map(results.filter((r) => r.cellName === "oracle-sessions").map((r) => [r.instance, r.selected ?? []]))
-        const instances = (oracle: boolean) =>
-          rows.map((row) => {
-            const id = Domain.fromRow(row).id
-            const keep = new Set((oracleOf.get(id) ?? []).map((s) => Number(s.slice(1)) - 1))
-            const d = dataOf(row)
-            return { name: id, data: oracle ? { ...d, prior_interactions: d.prior_interactions.filter((_, i) => keep.has(i)) } : d }
-          })
-        const answers = Object.fromEntries(table)
-        const theirs = (oracle: boolean): ReferenceHarness.Evaluated =>
-          ReferenceHarness.run("evaluate", {
-            subject,
-            evaluator: gpt4o,
-            use_matcher: v.matcher === prefmatcher,
-            task: "both",
-            instances: instances(oracle),
-            answers
-          })
-        const full = theirs(false)
-        const oracle = theirs(true)
-
-        // Every call of theirs found its answer: the messages are byte-identical.
-        expect(full.missing).toEqual([])
-        expect(oracle.missing).toEqual([])
-        expect(full.errors).toEqual({})
-        const theirCalls = [...full.calls, ...oracle.calls]
-        expect(new Set(theirCalls.map((c) => c.key))).toEqual(new Set(table.keys()))
-        const stages = new Set(theirCalls.map((c) => kindOf({ messages: c.messages })))
-        expect(stages).toEqual(new Set(["infer", "generate", "decompose", "match", "judge"]))
-        // ... and carry the same parameters (the model of the decomposer is fixed in their code).
-        for (const c of theirCalls) {
-          const body = bodies.get(c.key)!
-          for (const [k, value] of Object.entries(c.params)) expect([c.key.slice(0, 8), k, body[k]]).toEqual([c.key.slice(0, 8), k, value])
-          expect(body.temperature === undefined).toBe(c.params["temperature"] === undefined)
-          expect(body.model).toBe(kindOf({ messages: c.messages }) === "decompose" ? gpt4o : c.model)
-        }
-
-        // Their pooled P, R, F1 and judge mean equal the project's, per cell.
-        const metric = (cell: string, name: string) => summary.cells.find((c) => c.name === cell)!.slices.all.metrics[name]?.mean
-        for (const [cell, ref] of [["full-history", full], ["oracle-sessions", oracle]] as const) {
-          const agg = ref.aggregate as { inference: { precision: number; recall: number; f1: number }; generation: { average_score: number; n_instances: number } }
-          expect(agg.generation.n_instances).toBe(rows.length)
-          expect([cell, metric(cell, "inference.precision_micro"), metric(cell, "inference.recall_micro"), metric(cell, "inference.f1_micro"), metric(cell, "generation.score")])
-            .toEqual([cell, agg.inference.precision, agg.inference.recall, agg.inference.f1, agg.generation.average_score])
-        }
-        if (v.script === "defects") {
-          // The defects were served, so the comparison covered the authors' zero and truncation rules.
-          const served = [...table.values()]
-          expect(served.some((a) => a.startsWith("I cannot tell"))).toBe(true)
-          expect(served.some((a) => a.includes("Partially covered"))).toBe(true)
-          expect(served.some((a) => /Score\n\n\d+\.5$/.test(a) || /Score\n\n\d+\/10$/.test(a))).toBe(true)
-        }
-      }), 300_000)
+          // Their pooled P, R, F1 and judge mean equal the project's, per cell.
+          const metric = (cell: string, name: string) =>
+            summary.cells.find((c) => c.name === cell)!.slices.all.metrics[name]?.mean
+          for (const [cell, ref] of [
+            ["full-history", full],
+            ["oracle-sessions", oracle]
+          ] as const) {
+            const agg = ref.aggregate as {
+              inference: { precision: number; recall: number; f1: number }
+              generation: { average_score: number; n_instances: number }
+            }
+            expect(agg.generation.n_instances).toBe(rows.length)
+            expect([
+              cell,
+              metric(cell, "inference.precision_micro"),
+              metric(cell, "inference.recall_micro"),
+              metric(cell, "inference.f1_micro"),
+              metric(cell, "generation.score")
+            ]).toEqual([
+              cell,
+              agg.inference.precision,
+              agg.inference.recall,
+              agg.inference.f1,
+              agg.generation.average_score
+            ])
+          }
+          if (v.script === "defects") {
+            // The defects were served, so the comparison covered the authors' zero and truncation rules.
+            const served = [...table.values()]
+            expect(served.some((a) => a.startsWith("I cannot tell"))).toBe(true)
+            expect(served.some((a) => a.includes("Partially covered"))).toBe(true)
+            expect(served.some((a) => /Score\n\n\d+\.5$/.test(a) || /Score\n\n\d+\/10$/.test(a))).toBe(true)
+          }
+        }),
+      300_000
+    )
   }
 })

@@ -10,14 +10,14 @@ import { cellB, hostile, hostileDataset, tempDir, writeHostileRun } from "./repo
 
 describe("reports with markup in data, model output, cell names and errors", () => {
   const render = () =>
-    Effect.gen(function*() {
+    Effect.gen(function* () {
       const dir = tempDir("hostile")
       writeHostileRun(dir)
       return yield* Report.render(yield* RunDir.read(dir), { openDataset: hostileDataset() })
     })
 
   it.effect("report.html holds no live markup: no script, image, event handler or broken-out SVG", () =>
-    Effect.gen(function*() {
+    Effect.gen(function* () {
       const { html } = yield* render()
       expect(html).not.toMatch(/<script/i)
       expect(html).not.toMatch(/<img/i)
@@ -25,7 +25,48 @@ describe("reports with markup in data, model output, cell names and errors", () 
       expect(html).not.toContain("<b>bold")
       // every tag in the page is one the report writes itself
       const tags = new Set([...html.matchAll(/<\/?([a-zA-Z][a-zA-Z0-9]*)/g)].map((m) => m[1]!.toLowerCase()))
-      const allowed = ["html", "head", "meta", "title", "style", "body", "main", "h1", "h2", "h3", "p", "br", "dl", "dt", "dd", "code", "figure", "figcaption", "svg", "g", "rect", "path", "line", "circle", "text", "tspan", "div", "table", "thead", "tbody", "tr", "th", "td", "span", "details", "summary", "ol", "ul", "li", "b"]
+      const allowed = [
+        "html",
+        "head",
+        "meta",
+        "title",
+        "style",
+        "body",
+        "main",
+        "h1",
+        "h2",
+        "h3",
+        "p",
+        "br",
+        "dl",
+        "dt",
+        "dd",
+        "code",
+        "figure",
+        "figcaption",
+        "svg",
+        "g",
+        "rect",
+        "path",
+        "line",
+        "circle",
+        "text",
+        "tspan",
+        "div",
+        "table",
+        "thead",
+        "tbody",
+        "tr",
+        "th",
+        "td",
+        "span",
+        "details",
+        "summary",
+        "ol",
+        "ul",
+        "li",
+        "b"
+      ]
       expect([...tags].filter((t) => !allowed.includes(t))).toEqual([])
       // the texts are there, escaped, in content and in attribute-free SVG text
       expect(html).toContain("&lt;script&gt;window.__pwned = &quot;name&quot;&lt;/script&gt;")
@@ -37,15 +78,21 @@ describe("reports with markup in data, model output, cell names and errors", () 
       expect(html).not.toMatch(/[\u200E\u200F\u202A-\u202E\u2066-\u2069]/)
       expect(html).toContain("\\u202Egnp.exe</td>")
       // a policy that would block scripts even if one slipped through
-      expect(html).toContain(`<meta http-equiv="Content-Security-Policy" content="default-src 'none'; style-src 'unsafe-inline'; img-src data:">`)
-    }).pipe(Effect.provide(NodeContext.layer)))
+      expect(html).toContain(
+        `<meta http-equiv="Content-Security-Policy" content="default-src 'none'; style-src 'unsafe-inline'; img-src data:">`
+      )
+    }).pipe(Effect.provide(NodeContext.layer))
+  )
 
   it.effect("results.csv and results.parquet show bidi controls as escapes too, like every report", () =>
-    Effect.gen(function*() {
+    Effect.gen(function* () {
       const dir = tempDir("hostile-files")
       writeHostileRun(dir)
-      const rows = (yield* RunDir.read(dir).pipe(Effect.provide(NodeFileSystem.layer))).index.table
-        .map((r) => ({ ...r, cellName: `${r.cellName} \u202Egnp.exe`, error: { stage: "infer", plugin: "x", tag: "StageError", message: "\u2066evil\u2069" } }))
+      const rows = (yield* RunDir.read(dir).pipe(Effect.provide(NodeFileSystem.layer))).index.table.map((r) => ({
+        ...r,
+        cellName: `${r.cellName} \u202Egnp.exe`,
+        error: { stage: "infer", plugin: "x", tag: "StageError", message: "\u2066evil\u2069" }
+      }))
       const csv = Exports.csv(rows)
       expect(csv).not.toMatch(/[\u200E\u200F\u202A-\u202E\u2066-\u2069]/)
       expect(csv).toContain("\\u202Egnp.exe")
@@ -55,41 +102,54 @@ describe("reports with markup in data, model output, cell names and errors", () 
       const bytes = fs.readFileSync(file)
       for (const c of ["\u202E", "\u2066"]) expect(bytes.includes(Buffer.from(c, "utf8"))).toBe(false)
       expect(bytes.includes(Buffer.from("\\u202Egnp.exe", "utf8"))).toBe(true)
-    }))
+    })
+  )
 
   it.effect("report.md neutralizes markup and keeps tables intact", () =>
-    Effect.gen(function*() {
+    Effect.gen(function* () {
       const { markdown } = yield* render()
       expect(markdown).not.toMatch(/<script|<img|<svg/i)
       expect(markdown).toContain("&lt;script&gt;window.__pwned")
       // a table row per cell: the pipe-free name keeps the column count (the leaderboard's 8, the Cells table's 7, the every-pair table's 4)
       const rows = markdown.split("\n").filter((l) => l.startsWith("| 2 | &lt;script&gt;"))
       expect(rows.map((row) => row.split(" | ").length)).toEqual([8, 7, 4])
-    }).pipe(Effect.provide(NodeContext.layer)))
+    }).pipe(Effect.provide(NodeContext.layer))
+  )
 
   it.effect("report.md keeps links and images from data as text, and shows bidi controls as escapes", () =>
-    Effect.gen(function*() {
+    Effect.gen(function* () {
       const { markdown } = yield* render()
       expect(markdown).toContain("\\[click\\](javascript:alert(5))")
       expect(markdown).toContain("!\\[x\\](http://127.0.0.1:9/x.png)")
       expect(markdown).not.toMatch(/(^|[^\\])\[click\]\(/)
       expect(markdown).not.toMatch(/[\u200E\u200F\u202A-\u202E\u2066-\u2069]/)
       expect(markdown).toContain("\\u202Egnp.exe")
-    }).pipe(Effect.provide(NodeContext.layer)))
+    }).pipe(Effect.provide(NodeContext.layer))
+  )
 
   it.effect("the failure is counted, grouped with its message, and its instance leaves the paired comparison", () =>
-    Effect.gen(function*() {
+    Effect.gen(function* () {
       const { analysis, markdown } = yield* render()
       expect(analysis.index.failures.length).toBe(1)
       expect(analysis.failures).toEqual([
-        { stage: "infer", plugin: "llm", tag: "StageError", count: 1, cells: [hostile.cellName], examples: [{ cell: hostile.cellName, instance: "p1:contrastive", message: hostile.error }] }
+        {
+          stage: "infer",
+          plugin: "llm",
+          tag: "StageError",
+          count: 1,
+          cells: [hostile.cellName],
+          examples: [{ cell: hostile.cellName, instance: "p1:contrastive", message: hostile.error }]
+        }
       ])
-      const recall = analysis.deltas.find((d) => d.cell === cellB.id && d.metric === "retrieval.recall" && d.slice === "all")!
+      const recall = analysis.deltas.find(
+        (d) => d.cell === cellB.id && d.metric === "retrieval.recall" && d.slice === "all"
+      )!
       // differences -0.5, -1, -0.5 on the three instances both cells scored
       expect(recall.comparison.n).toBe(3)
       expect(recall.comparison.delta).toBeCloseTo(-2 / 3, 12)
       expect(analysis.deltas.find((d) => d.cell === cellB.id && d.slice === "contrastive")!.comparison.n).toBe(0)
       expect(markdown).toContain("## Failures")
       expect(markdown).toContain("## Skipped dataset rows")
-    }).pipe(Effect.provide(NodeContext.layer)))
+    }).pipe(Effect.provide(NodeContext.layer))
+  )
 })

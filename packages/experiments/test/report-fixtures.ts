@@ -10,16 +10,46 @@ import * as os from "node:os"
 import * as path from "node:path"
 import * as Columns from "../src/results/Columns.js"
 import * as RunDir from "../src/results/RunDir.js"
-import type { CellInfo, MetricDescription, ResultLine, Row, Score, Summary as SummaryType } from "../src/results/ResultLine.js"
+import type {
+  CellInfo,
+  MetricDescription,
+  ResultLine,
+  Row,
+  Score,
+  Summary as SummaryType
+} from "../src/results/ResultLine.js"
 import * as Summary from "../src/results/Summary.js"
 
 export const tempDir = (prefix: string): string => fs.mkdtempSync(path.join(os.tmpdir(), `cupid-${prefix}-`))
 
 export const metrics: ReadonlyArray<MetricDescription> = [
-  Scorer.metric({ name: "retrieval.recall", description: "Relevant selected / relevant.", family: "retrieval", headline: true, mainRank: 2 }),
-  Scorer.metric({ name: "inference.f1", description: "Per-instance F1 (macro).", family: "inference", heuristic: true }),
-  Scorer.metric({ name: "inference.precision_micro", description: "Pooled precision.", family: "inference", heuristic: true, aggregate: Scorer.ratio }),
-  Scorer.metric({ name: "inference.recall_micro", description: "Pooled recall.", family: "inference", heuristic: true, aggregate: Scorer.ratio }),
+  Scorer.metric({
+    name: "retrieval.recall",
+    description: "Relevant selected / relevant.",
+    family: "retrieval",
+    headline: true,
+    mainRank: 2
+  }),
+  Scorer.metric({
+    name: "inference.f1",
+    description: "Per-instance F1 (macro).",
+    family: "inference",
+    heuristic: true
+  }),
+  Scorer.metric({
+    name: "inference.precision_micro",
+    description: "Pooled precision.",
+    family: "inference",
+    heuristic: true,
+    aggregate: Scorer.ratio
+  }),
+  Scorer.metric({
+    name: "inference.recall_micro",
+    description: "Pooled recall.",
+    family: "inference",
+    heuristic: true,
+    aggregate: Scorer.ratio
+  }),
   Scorer.metric({
     name: "inference.f1_micro",
     description: "Micro F1.",
@@ -58,7 +88,8 @@ const f1 = (p: number, r: number) => (p + r === 0 ? 0 : (2 * p * r) / (p + r))
 /** The score keys the preference-match scorer writes for one instance. */
 export const scores = (c: Counts): Record<string, Score> => {
   const [pn, pd, rn, rd] = c.counts
-  const p = pn / pd, r = rn / rd
+  const p = pn / pd,
+    r = rn / rd
   return {
     "retrieval.recall": c.recall,
     "inference.f1": f1(p, r),
@@ -126,14 +157,24 @@ export const line = (c: CellSpec, i: number): ResultLine => {
     type: inst.type,
     status: failed ? "failed" : "ok",
     params: params(c),
-    meta: { sessions: 8, historyTokens: inst.historyTokens, relevantMeanPosition: inst.relevantMeanPosition, relevant: [], stale: [] },
+    meta: {
+      sessions: 8,
+      historyTokens: inst.historyTokens,
+      relevantMeanPosition: inst.relevantMeanPosition,
+      relevant: [],
+      stale: []
+    },
     selected: failed ? null : ["s1", "s2"],
     ranking: null,
     summaries: null,
     inference: failed ? null : { preference: c.preference ?? `inferred by ${c.name}`, analysis: "" },
     generation: null,
     scores: failed ? {} : scores(r),
-    usage: { ...stage, byStage: u.calls === 0 ? {} : { infer: stage }, byModel: u.calls === 0 ? {} : { "openai/gpt-4o-mini": stage } },
+    usage: {
+      ...stage,
+      byStage: u.calls === 0 ? {} : { infer: stage },
+      byModel: u.calls === 0 ? {} : { "openai/gpt-4o-mini": stage }
+    },
     error: failed ? { stage: "infer", plugin: "llm", tag: "StageError", message: r.error } : null
   }
 }
@@ -159,23 +200,31 @@ export const writeRun = (dir: string, spec: RunSpec): SummaryType => {
   for (const l of lines) acc.add(l)
   const summary: SummaryType = {
     config: { name: spec.name ?? "tiny", hash: "c0ffee0000000000" },
-    dataset: { source: "tiny", hash: spec.datasetHash ?? "d00d", instances: instances.length, skipped: spec.skipped ?? [] },
+    dataset: {
+      source: "tiny",
+      hash: spec.datasetHash ?? "d00d",
+      instances: instances.length,
+      skipped: spec.skipped ?? []
+    },
     seed: spec.seed ?? 7,
     resamples: spec.resamples ?? 200,
     baseline: spec.cells[0]!.id,
     metrics: acc.metrics(),
-    cells: acc.cells(spec.cells.map((c) => ({
-      id: c.id,
-      name: c.name,
-      params: params(c),
-      usesGold: c.usesGold ?? false,
-      oracleRetrieval: c.usesGold === true && c.retriever === "oracle",
-      heuristicStages: ["inferrer"],
-      plugins: []
-    })))
+    cells: acc.cells(
+      spec.cells.map((c) => ({
+        id: c.id,
+        name: c.name,
+        params: params(c),
+        usesGold: c.usesGold ?? false,
+        oracleRetrieval: c.usesGold === true && c.retriever === "oracle",
+        heuristicStages: ["inferrer"],
+        plugins: []
+      }))
+    )
   }
   fs.writeFileSync(path.join(dir, "summary.json"), Summary.encode(summary))
-  if (spec.runInfo !== undefined) fs.writeFileSync(path.join(dir, "run.json"), `${JSON.stringify(spec.runInfo, null, 2)}\n`)
+  if (spec.runInfo !== undefined)
+    fs.writeFileSync(path.join(dir, "run.json"), `${JSON.stringify(spec.runInfo, null, 2)}\n`)
   return summary
 }
 
@@ -194,7 +243,10 @@ export const dataset = (
       context_factor: k < 2 ? "factor A" : "factor Z",
       contextual_preference: k < 2 ? (options.preference ?? "Keep it short.") : "Other.",
       dialogue: [
-        { role: "user" as const, content: k === 0 && options.opening !== undefined ? options.opening : `Session ${k + 1} opening` },
+        {
+          role: "user" as const,
+          content: k === 0 && options.opening !== undefined ? options.opening : `Session ${k + 1} opening`
+        },
         { role: "assistant" as const, content: "Sure." }
       ]
     }))
@@ -232,7 +284,11 @@ export const writeHostileRun = (dir: string): SummaryType =>
       }
     ],
     skipped: [{ row: "7 (<b>p9</b>:changing)", reason: `field current_request: <script>alert("row")</script>` }],
-    runInfo: { startedAt: "<script>alert('run')</script>", durationMs: 5, versions: { "@cupid-lab/core": "0.1.0<script>" } }
+    runInfo: {
+      startedAt: "<script>alert('run')</script>",
+      durationMs: 5,
+      versions: { "@cupid-lab/core": "0.1.0<script>" }
+    }
   })
 
 export const hostileDataset = () => dataset({ opening: hostile.opening, preference: hostile.preference })

@@ -28,29 +28,33 @@ const opened = (dir: string, repair: boolean) =>
 const summary = (o: ResultLog.Opened) => ({ ...o, kept: o.kept.map((r) => `${r.cell}/${r.instance}`) })
 
 describe("ResultLog: corrupt lines", () => {
-  it.effect("a corrupt line in the middle stops the open with the line numbers and the advice to repair; nothing changes", () =>
-    Effect.gen(function*() {
-      const dir = tempDir()
-      const file = path.join(dir, ResultLog.fileName)
-      const content = text("a", "i1") + "not json\n" + text("a", "i2") + "[1, 2]\n" + text("a", "i3")
-      fs.writeFileSync(file, content)
-      const error = yield* Effect.flip(opened(dir, false))
-      expect(error._tag).toBe("RunError")
-      expect(error.message).toBe(
-        `${file}: line 2 is not valid JSON; expected one result line per line (and 1 more line: 4); the file was edited or damaged. ` +
-          `Rerun with --repair to keep the 3 intact lines and move the corrupt ones to results.corrupt.jsonl`
-      )
-      expect(fs.readFileSync(file, "utf8")).toBe(content)
-      expect(fs.readdirSync(dir)).toEqual([ResultLog.fileName]) // no lock, no temporary file
-    }))
+  it.effect(
+    "a corrupt line in the middle stops the open with the line numbers and the advice to repair; nothing changes",
+    () =>
+      Effect.gen(function* () {
+        const dir = tempDir()
+        const file = path.join(dir, ResultLog.fileName)
+        const content = text("a", "i1") + "not json\n" + text("a", "i2") + "[1, 2]\n" + text("a", "i3")
+        fs.writeFileSync(file, content)
+        const error = yield* Effect.flip(opened(dir, false))
+        expect(error._tag).toBe("RunError")
+        expect(error.message).toBe(
+          `${file}: line 2 is not valid JSON; expected one result line per line (and 1 more line: 4); the file was edited or damaged. ` +
+            `Rerun with --repair to keep the 3 intact lines and move the corrupt ones to results.corrupt.jsonl`
+        )
+        expect(fs.readFileSync(file, "utf8")).toBe(content)
+        expect(fs.readdirSync(dir)).toEqual([ResultLog.fileName]) // no lock, no temporary file
+      })
+  )
 
   it.effect("many corrupt lines: all are counted, the first six are named, the first with the field it lacks", () =>
-    Effect.gen(function*() {
+    Effect.gen(function* () {
       const dir = tempDir()
       const file = path.join(dir, ResultLog.fileName)
       // lines 2, 4, ..., 20 hold only a cell, an instance and a status (10 of them); 11 lines are intact
       let content = text("a", "i0")
-      for (let i = 1; i <= 10; i++) content += `${JSON.stringify({ cell: "a", instance: `x${i}`, status: "ok" })}\n` + text("a", `i${i}`)
+      for (let i = 1; i <= 10; i++)
+        content += `${JSON.stringify({ cell: "a", instance: `x${i}`, status: "ok" })}\n` + text("a", `i${i}`)
       fs.writeFileSync(file, content)
       const error = yield* Effect.flip(opened(dir, false))
       expect(error.message).toBe(
@@ -58,10 +62,11 @@ describe("ResultLog: corrupt lines", () => {
           `Rerun with --repair to keep the 11 intact lines and move the corrupt ones to results.corrupt.jsonl`
       )
       expect(fs.readFileSync(file, "utf8")).toBe(content)
-    }))
+    })
+  )
 
   it.effect("a line of the right shape but a wrong field (a score that is text) is corrupt, named with its field", () =>
-    Effect.gen(function*() {
+    Effect.gen(function* () {
       const dir = tempDir()
       const file = path.join(dir, ResultLog.fileName)
       const bad = text("a", "i2").replace(`"retrieval.hit":1`, `"retrieval.hit":"high"`)
@@ -72,31 +77,54 @@ describe("ResultLog: corrupt lines", () => {
         `${file}: line 2 is field scores.retrieval.hit: Expected number | null | { readonly num: number; readonly den: number }, actual "high"; ` +
           `the file was edited or damaged. Rerun with --repair to keep the 1 intact lines and move the corrupt ones to results.corrupt.jsonl`
       )
-    }))
+    })
+  )
 
   it.effect("with repair, every intact line is kept and the corrupt ones are appended to results.corrupt.jsonl", () =>
-    Effect.gen(function*() {
+    Effect.gen(function* () {
       const dir = tempDir()
       const file = path.join(dir, ResultLog.fileName)
       const corruptFile = path.join(dir, ResultLog.corruptFileName)
       const bare = `${JSON.stringify({ cell: "a", instance: "i4", status: "ok" })}\n`
       fs.writeFileSync(corruptFile, "from an earlier repair\n")
-      fs.writeFileSync(file, text("a", "i1") + "not json\n" + text("a", "i2") + "[1, 2]\n" + bare + text("a", "i3") + text("a", "i5").slice(0, 50))
+      fs.writeFileSync(
+        file,
+        text("a", "i1") +
+          "not json\n" +
+          text("a", "i2") +
+          "[1, 2]\n" +
+          bare +
+          text("a", "i3") +
+          text("a", "i5").slice(0, 50)
+      )
       const stats = yield* opened(dir, true)
-      expect(summary(stats)).toEqual({ kept: ["a/i1", "a/i2", "a/i3"], retried: 0, truncated: true, orphaned: 0, corrupt: 3, staleLock: undefined })
+      expect(summary(stats)).toEqual({
+        kept: ["a/i1", "a/i2", "a/i3"],
+        retried: 0,
+        truncated: true,
+        orphaned: 0,
+        corrupt: 3,
+        staleLock: undefined
+      })
       expect(fs.readFileSync(file, "utf8")).toBe(text("a", "i1") + text("a", "i2") + text("a", "i3"))
       expect(fs.readFileSync(corruptFile, "utf8")).toBe("from an earlier repair\nnot json\n[1, 2]\n" + bare)
       expect(fs.readdirSync(dir).sort()).toEqual([ResultLog.corruptFileName, ResultLog.fileName])
       // and the next open, without repair, is clean
-      expect(summary(yield* opened(dir, false))).toMatchObject({ kept: ["a/i1", "a/i2", "a/i3"], corrupt: 0, truncated: false })
-    }))
+      expect(summary(yield* opened(dir, false))).toMatchObject({
+        kept: ["a/i1", "a/i2", "a/i3"],
+        corrupt: 0,
+        truncated: false
+      })
+    })
+  )
 
   it.effect("a partial last line is a kill, not corruption: dropped silently", () =>
-    Effect.gen(function*() {
+    Effect.gen(function* () {
       const dir = tempDir()
       const file = path.join(dir, ResultLog.fileName)
       fs.writeFileSync(file, text("a", "i1") + "not json and no newline")
       expect(summary(yield* opened(dir, false))).toMatchObject({ kept: ["a/i1"], truncated: true, corrupt: 0 })
       expect(fs.readFileSync(file, "utf8")).toBe(text("a", "i1"))
-    }))
+    })
+  )
 })

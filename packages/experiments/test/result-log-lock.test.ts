@@ -28,7 +28,9 @@ const host = os.hostname()
 
 /** Open the log of `dir` in a scope, run `use` with it, close the scope. */
 const withLog = <A, E>(dir: string, use: (log: ResultLog.Log) => Effect.Effect<A, E>) =>
-  Effect.scoped(Effect.flatMap(ResultLog.open({ dir, cells: new Set(["a"]) }), use)).pipe(Effect.provide(NodeFileSystem.layer))
+  Effect.scoped(Effect.flatMap(ResultLog.open({ dir, cells: new Set(["a"]) }), use)).pipe(
+    Effect.provide(NodeFileSystem.layer)
+  )
 
 /** A second process running `fixture` on `dir`, once it says `ready`. */
 const second = async (fixture: string, dir: string, ready: string): Promise<ChildProcess> => {
@@ -47,10 +49,13 @@ const second = async (fixture: string, dir: string, ready: string): Promise<Chil
 /** A second process holding the log of `dir`, once it says it has the lock. */
 const holder = (dir: string) => second("hold-log.ts", dir, "locked")
 const exited = (child: ChildProcess) =>
-  new Promise<number | null>((resolve) => (child.exitCode !== null || child.signalCode !== null ? resolve(child.exitCode) : child.on("exit", resolve)))
+  new Promise<number | null>((resolve) =>
+    child.exitCode !== null || child.signalCode !== null ? resolve(child.exitCode) : child.on("exit", resolve)
+  )
 
 /** A PID that existed a moment ago and is gone now. */
-const deadPid = () => Number(execFileSync(process.execPath, ["-e", "process.stdout.write(String(process.pid))"]).toString())
+const deadPid = () =>
+  Number(execFileSync(process.execPath, ["-e", "process.stdout.write(String(process.pid))"]).toString())
 
 describe("ResultLog: one sweep per run directory", () => {
   it("a second sweep on a directory another process holds fails at once, naming its PID and host; it opens again once released", async () => {
@@ -63,11 +68,13 @@ describe("ResultLog: one sweep per run directory", () => {
     expect(Exit.isFailure(exit)).toBe(true)
     const error = Exit.isFailure(exit) && exit.cause._tag === "Fail" ? exit.cause.error : undefined
     expect(error?._tag).toBe("RunError")
-    expect(error?.message).toMatch(new RegExp(
-      `^${dir}: another sweep \\(PID ${child.pid} on ${host}, started \\d{4}-\\d\\d-\\d\\dT[\\d:.]+Z\\) is writing to this run directory; ` +
-        `wait for it to end, stop it \\(kill ${child.pid}\\), or give this sweep another --out\\. ` +
-        `If that process is gone \\(or was on another machine\\), delete ${lockFile(dir)} and rerun$`
-    ))
+    expect(error?.message).toMatch(
+      new RegExp(
+        `^${dir}: another sweep \\(PID ${child.pid} on ${host}, started \\d{4}-\\d\\d-\\d\\dT[\\d:.]+Z\\) is writing to this run directory; ` +
+          `wait for it to end, stop it \\(kill ${child.pid}\\), or give this sweep another --out\\. ` +
+          `If that process is gone \\(or was on another machine\\), delete ${lockFile(dir)} and rerun$`
+      )
+    )
     // the holder's lock and the results are untouched
     expect(JSON.parse(fs.readFileSync(lockFile(dir), "utf8"))).toMatchObject({ pid: child.pid, host })
     child.stdin!.end()
@@ -116,7 +123,7 @@ describe("ResultLog: one sweep per run directory", () => {
   }, 60_000)
 
   it.effect("a lock written by a process that is gone is taken over; the new lock holds this PID and host", () =>
-    Effect.gen(function*() {
+    Effect.gen(function* () {
       const dir = tempDir()
       const dead = deadPid()
       fs.writeFileSync(lockFile(dir), JSON.stringify({ pid: dead, host, startedAt: "2026-01-01T00:00:00.000Z" }))
@@ -124,35 +131,45 @@ describe("ResultLog: one sweep per run directory", () => {
         Effect.sync(() => {
           expect(log.opened.staleLock).toBe(`PID ${dead} on ${host}, started 2026-01-01T00:00:00.000Z`)
           expect(JSON.parse(fs.readFileSync(lockFile(dir), "utf8"))).toMatchObject({ pid: process.pid, host })
-        }))
+        })
+      )
       expect(fs.existsSync(lockFile(dir))).toBe(false)
-    }))
+    })
+  )
 
-  it.effect.skipIf(!fs.existsSync("/proc/self/stat"))("a lock whose PID now belongs to another process (here: this one, after a restart) is taken over", () =>
-    Effect.gen(function*() {
-      const dir = tempDir()
-      // as left by a killed sweep in a container whose next sweep got the same PID
-      fs.writeFileSync(lockFile(dir), JSON.stringify({ pid: process.pid, host, startedAt: "2026-01-01T00:00:00.000Z", processStart: "1" }))
-      yield* withLog(dir, (log) =>
-        Effect.sync(() => {
-          expect(log.opened.staleLock).toBe(`PID ${process.pid} on ${host}, started 2026-01-01T00:00:00.000Z`)
-          const mine = JSON.parse(fs.readFileSync(lockFile(dir), "utf8"))
-          expect(mine.processStart).toBe(fs.readFileSync("/proc/self/stat", "utf8").split(") ")[1]!.split(" ")[19])
-        }))
-      expect(fs.existsSync(lockFile(dir))).toBe(false)
-    }))
+  it.effect.skipIf(!fs.existsSync("/proc/self/stat"))(
+    "a lock whose PID now belongs to another process (here: this one, after a restart) is taken over",
+    () =>
+      Effect.gen(function* () {
+        const dir = tempDir()
+        // as left by a killed sweep in a container whose next sweep got the same PID
+        fs.writeFileSync(
+          lockFile(dir),
+          JSON.stringify({ pid: process.pid, host, startedAt: "2026-01-01T00:00:00.000Z", processStart: "1" })
+        )
+        yield* withLog(dir, (log) =>
+          Effect.sync(() => {
+            expect(log.opened.staleLock).toBe(`PID ${process.pid} on ${host}, started 2026-01-01T00:00:00.000Z`)
+            const mine = JSON.parse(fs.readFileSync(lockFile(dir), "utf8"))
+            expect(mine.processStart).toBe(fs.readFileSync("/proc/self/stat", "utf8").split(") ")[1]!.split(" ")[19])
+          })
+        )
+        expect(fs.existsSync(lockFile(dir))).toBe(false)
+      })
+  )
 
   it.live("an empty lock (a kill between creating and writing it) is taken over after a second look", () =>
-    Effect.gen(function*() {
+    Effect.gen(function* () {
       const dir = tempDir()
       fs.writeFileSync(lockFile(dir), "")
       const stale = yield* withLog(dir, (log) => Effect.succeed(log.opened.staleLock))
       expect(stale).toBe("an unreadable lock")
       expect(fs.existsSync(lockFile(dir))).toBe(false)
-    }))
+    })
+  )
 
   it.effect("a lock of another host is refused: whether that sweep runs cannot be told from here", () =>
-    Effect.gen(function*() {
+    Effect.gen(function* () {
       const dir = tempDir()
       const text = JSON.stringify({ pid: deadPid(), host: "other-machine", startedAt: "2026-01-01T00:00:00.000Z" })
       fs.writeFileSync(lockFile(dir), text)
@@ -160,18 +177,20 @@ describe("ResultLog: one sweep per run directory", () => {
       expect(error.message).toContain("another sweep (PID ")
       expect(error.message).toContain(" on other-machine, started 2026-01-01T00:00:00.000Z)")
       expect(fs.readFileSync(lockFile(dir), "utf8")).toBe(text)
-    }))
+    })
+  )
 
   it.effect("two logs on one directory in the same process: the second is refused while the first is held", () =>
-    Effect.gen(function*() {
+    Effect.gen(function* () {
       const dir = tempDir()
       const error = yield* withLog(dir, () => Effect.flip(withLog(dir, () => Effect.void)))
       expect(error.message).toContain(`another sweep (PID ${process.pid} on ${host}`)
       expect(fs.existsSync(lockFile(dir))).toBe(false)
-    }))
+    })
+  )
 
   it.live("the lock is given back when the work fails or is interrupted", () =>
-    Effect.gen(function*() {
+    Effect.gen(function* () {
       const dir = tempDir()
       const failed = yield* Effect.flip(withLog(dir, () => Effect.fail("stopped" as const)))
       expect(failed).toBe("stopped")
@@ -180,37 +199,49 @@ describe("ResultLog: one sweep per run directory", () => {
       while (!fs.existsSync(lockFile(dir))) yield* Effect.sleep("10 millis")
       yield* Fiber.interrupt(fiber)
       expect(fs.existsSync(lockFile(dir))).toBe(false)
-    }))
+    })
+  )
 
-  it.live("an open interrupted after it took the lock (while reading an earlier run's file) gives the lock back", () =>
-    Effect.gen(function*() {
-      const dir = tempDir()
-      // 40 MB of an earlier run: reading it back takes long enough to interrupt the open midway
-      const line = (i: number) => resultLine("a", `i${i}`, { bytes: 2_000 })
-      fs.writeFileSync(path.join(dir, ResultLog.fileName), Array.from({ length: 20_000 }, (_, i) => line(i)).join(""))
-      let used = false
-      const fiber = yield* Effect.fork(withLog(dir, () => Effect.sync(() => void (used = true))))
-      while (!fs.existsSync(lockFile(dir))) yield* Effect.sleep("1 millis")
-      yield* Fiber.interrupt(fiber)
-      expect(used).toBe(false) // interrupted inside the open
-      expect(fs.existsSync(lockFile(dir))).toBe(false)
-      // and the directory opens again, every line there
-      const kept = yield* withLog(dir, (log) => Effect.succeed(log.opened.kept.length))
-      expect(kept).toBe(20_000)
-    }), 60_000)
-
-  it.live("an open interrupted at any point never leaves the lock behind", () =>
-    Effect.gen(function*() {
-      const dir = tempDir()
-      fs.writeFileSync(path.join(dir, ResultLog.fileName), resultLine("a", "i1") + resultLine("a", "i2", { status: "failed" }))
-      // Each turn of the event loop lets the open go one file operation further: interrupted after
-      // 0 to 39 turns, it is stopped before, while and after taking the lock and tidying the file.
-      for (let turns = 0; turns < 40; turns++) {
-        const fiber = yield* Effect.fork(withLog(dir, () => Effect.never))
-        for (let k = 0; k < turns; k++) yield* Effect.sleep("0 millis")
+  it.live(
+    "an open interrupted after it took the lock (while reading an earlier run's file) gives the lock back",
+    () =>
+      Effect.gen(function* () {
+        const dir = tempDir()
+        // 40 MB of an earlier run: reading it back takes long enough to interrupt the open midway
+        const line = (i: number) => resultLine("a", `i${i}`, { bytes: 2_000 })
+        fs.writeFileSync(path.join(dir, ResultLog.fileName), Array.from({ length: 20_000 }, (_, i) => line(i)).join(""))
+        let used = false
+        const fiber = yield* Effect.fork(withLog(dir, () => Effect.sync(() => void (used = true))))
+        while (!fs.existsSync(lockFile(dir))) yield* Effect.sleep("1 millis")
         yield* Fiber.interrupt(fiber)
-        expect(fs.existsSync(lockFile(dir)), `interrupted after ${turns} turns`).toBe(false)
-      }
-      expect(fs.readFileSync(path.join(dir, ResultLog.fileName), "utf8")).toBe(resultLine("a", "i1"))
-    }), 60_000)
+        expect(used).toBe(false) // interrupted inside the open
+        expect(fs.existsSync(lockFile(dir))).toBe(false)
+        // and the directory opens again, every line there
+        const kept = yield* withLog(dir, (log) => Effect.succeed(log.opened.kept.length))
+        expect(kept).toBe(20_000)
+      }),
+    60_000
+  )
+
+  it.live(
+    "an open interrupted at any point never leaves the lock behind",
+    () =>
+      Effect.gen(function* () {
+        const dir = tempDir()
+        fs.writeFileSync(
+          path.join(dir, ResultLog.fileName),
+          resultLine("a", "i1") + resultLine("a", "i2", { status: "failed" })
+        )
+        // Each turn of the event loop lets the open go one file operation further: interrupted after
+        // 0 to 39 turns, it is stopped before, while and after taking the lock and tidying the file.
+        for (let turns = 0; turns < 40; turns++) {
+          const fiber = yield* Effect.fork(withLog(dir, () => Effect.never))
+          for (let k = 0; k < turns; k++) yield* Effect.sleep("0 millis")
+          yield* Fiber.interrupt(fiber)
+          expect(fs.existsSync(lockFile(dir)), `interrupted after ${turns} turns`).toBe(false)
+        }
+        expect(fs.readFileSync(path.join(dir, ResultLog.fileName), "utf8")).toBe(resultLine("a", "i1"))
+      }),
+    60_000
+  )
 })

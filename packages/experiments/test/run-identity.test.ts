@@ -18,26 +18,52 @@ import { Config, Runner } from "../src/index.js"
 import * as RunId from "../src/run/RunId.js"
 import { instance, opener, tempDir, testPlugins } from "./support.js"
 
-const data = [instance("p1", "consistent", [1, 2]), instance("p1", "contrastive", [0]), instance("p2", "changing", [2, 3])]
+const data = [
+  instance("p1", "consistent", [1, 2]),
+  instance("p1", "contrastive", [0]),
+  instance("p2", "changing", [2, 3])
+]
 
 const configText = (k = 2, extra = "") =>
-  ["name: t", "seed: 5", "pipeline: { inferrer: echo }", "scorers: [hits]", "sweep:", "  retriever:", "    - first", `    - { use: latest, k: ${k} }`, extra].join("\n")
+  [
+    "name: t",
+    "seed: 5",
+    "pipeline: { inferrer: echo }",
+    "scorers: [hits]",
+    "sweep:",
+    "  retriever:",
+    "    - first",
+    `    - { use: latest, k: ${k} }`,
+    extra
+  ].join("\n")
 
 /** A config as the CLI loads it without --out: runs go to `<dir>/runs/t/<run id>`. */
 const byDefault = (dir: string, text = configText()) =>
-  Effect.map(Config.parse(text, "t.yaml", {}), (c) => ({ ...c, out: path.join(dir, "runs", "t"), outGiven: false, cacheDir: path.join(dir, "cache") }))
+  Effect.map(Config.parse(text, "t.yaml", {}), (c) => ({
+    ...c,
+    out: path.join(dir, "runs", "t"),
+    outGiven: false,
+    cacheDir: path.join(dir, "cache")
+  }))
 
 const read = (file: string) => fs.readFileSync(file, "utf8")
 /** Every file of a run directory and its bytes, except run.json (wall-clock times). */
 const snapshot = (dir: string) =>
-  Object.fromEntries(fs.readdirSync(dir).filter((f) => f !== "run.json").sort().map((f) => [f, read(path.join(dir, f))]))
+  Object.fromEntries(
+    fs
+      .readdirSync(dir)
+      .filter((f) => f !== "run.json")
+      .sort()
+      .map((f) => [f, read(path.join(dir, f))])
+  )
 const recorded = (dir: string) => JSON.parse(read(path.join(dir, RunId.fileName))) as RunId.Identity
 const latest = (dir: string) => fs.readlinkSync(path.join(dir, "runs", "t", RunId.latestName))
-const sweep = (config: Config.Config, fingerprint = "fixture") => Runner.sweep(config, { plugins: testPlugins, openDataset: opener(data, fingerprint) })
+const sweep = (config: Config.Config, fingerprint = "fixture") =>
+  Runner.sweep(config, { plugins: testPlugins, openDataset: opener(data, fingerprint) })
 
 describe("run directories by identity", () => {
   it.effect("the same config twice resumes in the same directory; latest points at it", () =>
-    Effect.gen(function*() {
+    Effect.gen(function* () {
       const dir = tempDir()
       const config = yield* byDefault(dir)
       const first = yield* sweep(config)
@@ -49,10 +75,11 @@ describe("run directories by identity", () => {
       const again = yield* sweep(config)
       expect([again.out, again.pairs.ran, again.pairs.resumed]).toEqual([first.out, 0, 6])
       expect(fs.readdirSync(path.join(dir, "runs", "t")).sort()).toEqual([identity.id, RunId.latestName])
-    }).pipe(Effect.provide(NodeContext.layer)))
+    }).pipe(Effect.provide(NodeContext.layer))
+  )
 
   it.effect("other data is another run: a new directory, the old one untouched", () =>
-    Effect.gen(function*() {
+    Effect.gen(function* () {
       const dir = tempDir()
       const config = yield* byDefault(dir)
       const first = yield* sweep(config)
@@ -63,10 +90,11 @@ describe("run directories by identity", () => {
       expect(recorded(other.out).data.fingerprint).toBe("other data")
       expect(snapshot(first.out)).toEqual(before)
       expect(latest(dir)).toBe(path.basename(other.out))
-    }).pipe(Effect.provide(NodeContext.layer)))
+    }).pipe(Effect.provide(NodeContext.layer))
+  )
 
   it.effect("a copied config that keeps the name but changes the content gets its own directory", () =>
-    Effect.gen(function*() {
+    Effect.gen(function* () {
       const dir = tempDir()
       const original = yield* sweep(yield* byDefault(dir))
       const before = snapshot(original.out)
@@ -76,16 +104,21 @@ describe("run directories by identity", () => {
       expect(recorded(copy.out).config.name).toBe("t")
       expect(recorded(copy.out).config.hash).not.toBe(recorded(original.out).config.hash)
       expect(snapshot(original.out)).toEqual(before)
-    }).pipe(Effect.provide(NodeContext.layer)))
+    }).pipe(Effect.provide(NodeContext.layer))
+  )
 
   it.effect("--out at another run's directory is refused before any work, naming both runs and what differs", () =>
-    Effect.gen(function*() {
+    Effect.gen(function* () {
       const dir = tempDir()
       const theirs = yield* sweep(yield* byDefault(dir))
       const before = snapshot(theirs.out)
       const t = recorded(theirs.out)
       // another history transform, pointed at the first run's directory
-      const config = { ...(yield* byDefault(dir, configText(2, "data: { transform: { position: late } }"))), out: theirs.out, outGiven: true }
+      const config = {
+        ...(yield* byDefault(dir, configText(2, "data: { transform: { position: late } }"))),
+        out: theirs.out,
+        outGiven: true
+      }
       const mine = RunId.of(config, { source: "sample", fingerprint: "other data" })
       const refused = yield* Effect.flip(sweep(config, "other data"))
       expect(refused.message).toBe(
@@ -96,11 +129,15 @@ describe("run directories by identity", () => {
       )
       expect(snapshot(theirs.out)).toEqual(before)
       // the dry run refuses it too
-      expect((yield* Effect.flip(Runner.dryRun(config, { plugins: testPlugins, openDataset: opener(data, "other data") }))).message).toBe(refused.message)
-    }).pipe(Effect.provide(NodeContext.layer)))
+      expect(
+        (yield* Effect.flip(Runner.dryRun(config, { plugins: testPlugins, openDataset: opener(data, "other data") })))
+          .message
+      ).toBe(refused.message)
+    }).pipe(Effect.provide(NodeContext.layer))
+  )
 
   it.effect("a typo in report.main stops the sweep before any pair runs, naming the key and the scorers' metrics", () =>
-    Effect.gen(function*() {
+    Effect.gen(function* () {
       const dir = tempDir()
       const config = yield* byDefault(dir, configText(2, "report: { main: retrieval.hti }"))
       const refused = yield* Effect.flip(sweep(config))
@@ -110,16 +147,24 @@ describe("run directories by identity", () => {
       )
       // Nothing ran, nothing was written; the dry run refuses it too.
       expect(fs.existsSync(path.join(dir, "runs"))).toBe(false)
-      expect((yield* Effect.flip(Runner.dryRun(config, { plugins: testPlugins, openDataset: opener(data) }))).message).toBe(refused.message)
+      expect(
+        (yield* Effect.flip(Runner.dryRun(config, { plugins: testPlugins, openDataset: opener(data) }))).message
+      ).toBe(refused.message)
       // the primary metrics are checked the same way, each at its key
-      const primary = yield* byDefault(dir, configText(2, "report: { primary: { metrics: [retrieval.hit, inference.f] } }"))
-      expect((yield* Effect.flip(Runner.dryRun(primary, { plugins: testPlugins, openDataset: opener(data) }))).message).toMatch(
+      const primary = yield* byDefault(
+        dir,
+        configText(2, "report: { primary: { metrics: [retrieval.hit, inference.f] } }")
+      )
+      expect(
+        (yield* Effect.flip(Runner.dryRun(primary, { plugins: testPlugins, openDataset: opener(data) }))).message
+      ).toMatch(
         /^t\.yaml: report\.primary\.metrics\[1\]: unknown metric "inference\.f" \(did you mean "inference\.\w+"\?\); valid choices \(the scorers' metrics\): retrieval\.hit, /
       )
-    }).pipe(Effect.provide(NodeContext.layer)))
+    }).pipe(Effect.provide(NodeContext.layer))
+  )
 
   it.effect("report settings are not part of the run's identity: the corrected config resumes the same run", () =>
-    Effect.gen(function*() {
+    Effect.gen(function* () {
       const dir = tempDir()
       const first = yield* sweep(yield* byDefault(dir, configText(2, "report: { main: inference.f1 }")))
       const corrected = yield* byDefault(dir, configText(2, "report: { main: retrieval.hit, baseline: first }"))
@@ -129,13 +174,20 @@ describe("run directories by identity", () => {
       // The reports follow the corrected setting.
       expect(again.summary.main).toBe("retrieval.hit")
       // and the declared families are recorded in the summary for the reports
-      const declared = yield* byDefault(dir, configText(2, "report: { correction: { exploratory: holm }, reference: [first] }"))
+      const declared = yield* byDefault(
+        dir,
+        configText(2, "report: { correction: { exploratory: holm }, reference: [first] }")
+      )
       expect(Config.hash(declared)).toBe(Config.hash(corrected))
-      expect((yield* sweep(declared)).summary.families).toEqual({ correction: { exploratory: "holm" }, reference: ["first"] })
-    }).pipe(Effect.provide(NodeContext.layer)))
+      expect((yield* sweep(declared)).summary.families).toEqual({
+        correction: { exploratory: "holm" },
+        reference: ["first"]
+      })
+    }).pipe(Effect.provide(NodeContext.layer))
+  )
 
   it.effect("where a symlink cannot be made, latest is a file holding the id, and commands follow it", () =>
-    Effect.gen(function*() {
+    Effect.gen(function* () {
       const dir = tempDir()
       const run = path.join(dir, "runs", "t", "0123456789ab")
       fs.mkdirSync(run, { recursive: true })
@@ -145,7 +197,15 @@ describe("run directories by identity", () => {
           FileSystem.make({
             ...real,
             symlink: (_target, link) =>
-              Effect.fail(new SystemError({ reason: "PermissionDenied", module: "FileSystem", method: "symlink", pathOrDescriptor: link, description: "EPERM: operation not permitted" }))
+              Effect.fail(
+                new SystemError({
+                  reason: "PermissionDenied",
+                  module: "FileSystem",
+                  method: "symlink",
+                  pathOrDescriptor: link,
+                  description: "EPERM: operation not permitted"
+                })
+              )
           })
         )
       ).pipe(Layer.provide(NodeFileSystem.layer))
@@ -163,7 +223,8 @@ describe("run directories by identity", () => {
       expect((yield* Effect.flip(RunId.resolve(path.dirname(run)))).message).toBe(
         `${path.dirname(run)}: holds the runs of one config by id (0123456789ab), not a run; give ${link} for the newest, or ${path.join(path.dirname(run), "<run id>")}`
       )
-    }).pipe(Effect.provide(NodeContext.layer)))
+    }).pipe(Effect.provide(NodeContext.layer))
+  )
 })
 
 const repo = fileURLToPath(new URL("../../../", import.meta.url))
@@ -171,11 +232,17 @@ const cli = path.join(repo, "packages", "experiments", "dist", "cli.mjs")
 
 describe("the CLI's default output directory", () => {
   it("sweeps into runs/<name>/<run id>, resumes there, and report, compare and export take runs/<name>/latest", () => {
-    const built = spawnSync(process.execPath, [path.join(repo, "tools", "build-cli.mjs"), "--if-stale", "--quiet"], { encoding: "utf8" })
+    const built = spawnSync(process.execPath, [path.join(repo, "tools", "build-cli.mjs"), "--if-stale", "--quiet"], {
+      encoding: "utf8"
+    })
     expect(built.status, built.stderr).toBe(0)
     const cwd = tempDir("cupid-cli-out-")
     const run = (...args: Array<string>) => {
-      const r = spawnSync(process.execPath, [cli, ...args], { cwd, encoding: "utf8", env: { ...process.env, FORCE_COLOR: "0", CUPID_CACHE_DIR: path.join(cwd, "cache") } })
+      const r = spawnSync(process.execPath, [cli, ...args], {
+        cwd,
+        encoding: "utf8",
+        env: { ...process.env, FORCE_COLOR: "0", CUPID_CACHE_DIR: path.join(cwd, "cache") }
+      })
       return { code: r.status, stdout: r.stdout, stderr: r.stderr }
     }
     const first = run("sweep", "--config", "smoke")
@@ -211,13 +278,17 @@ describe("the CLI's default output directory", () => {
     expect(report.stdout).toContain(`report: ${path.join("runs", "smoke", otherId, "report.md")}\n`)
     const compare = run("compare", "--runs", `${dir},runs/smoke/latest`)
     expect(compare.code, compare.stderr).toBe(0)
-    expect(compare.stdout).toContain(`compare: ${path.join(cwd, "runs", `compare-smoke-${id}-vs-smoke-${otherId}`, "compare.md")}\n`)
+    expect(compare.stdout).toContain(
+      `compare: ${path.join(cwd, "runs", `compare-smoke-${id}-vs-smoke-${otherId}`, "compare.md")}\n`
+    )
     const exported = run("export", "--run", "runs/smoke/latest")
     expect(exported.code, exported.stderr).toBe(0)
     expect(exported.stdout).toContain(`qrels: ${path.join("runs", "smoke", otherId, "trec", "qrels.txt")}`)
     const parent = run("report", "--run", "runs/smoke")
     expect(parent.code).toBe(1)
-    expect(parent.stderr).toContain(`runs/smoke: holds the runs of one config by id (${[id, otherId].sort().join(", ")}), not a run; give runs/smoke/latest for the newest`)
+    expect(parent.stderr).toContain(
+      `runs/smoke: holds the runs of one config by id (${[id, otherId].sort().join(", ")}), not a run; give runs/smoke/latest for the newest`
+    )
 
     // a directory from before run identities (results, no run-id.json) is not resumed blindly
     fs.rmSync(path.join(cwd, dir, RunId.fileName))

@@ -23,11 +23,14 @@ afterEach(() => {
 
 describe("secrets in a server's error messages", () => {
   it.scopedLive("a key echoed cut short, and another model's key, are not written to results", () =>
-    Effect.gen(function*() {
+    Effect.gen(function* () {
       process.env["CUPID_SECRETS_TEST_KEY_A"] = keyA
       process.env["CUPID_SECRETS_TEST_KEY_B"] = keyB
       const server = yield* OpenAiServer.make({
-        faultFor: () => Faults.status(400, { error: { message: `Incorrect API key provided: ${keyA.slice(0, -4)}****; the proxy also holds ${keyB}` } })
+        faultFor: () =>
+          Faults.status(400, {
+            error: { message: `Incorrect API key provided: ${keyA.slice(0, -4)}****; the proxy also holds ${keyB}` }
+          })
       })
       const dir = tempDir()
       const text = [
@@ -46,11 +49,14 @@ describe("secrets in a server's error messages", () => {
       const outcome = yield* Runner.sweep(config)
       expect(outcome.pairs.failed).toBe(3)
       const results = fs.readFileSync(path.join(outcome.out, "results.jsonl"), "utf8")
-      expect(results).toContain("request rejected: Incorrect API key provided: [redacted]****; the proxy also holds [redacted]")
+      expect(results).toContain(
+        "request rejected: Incorrect API key provided: [redacted]****; the proxy also holds [redacted]"
+      )
       for (const secret of [keyA.slice(0, -4), keyA.slice(4, 12), keyB]) expect(results).not.toContain(secret)
       for (const file of fs.readdirSync(outcome.out)) {
         const p = path.join(outcome.out, file)
         if (fs.statSync(p).isFile()) expect(fs.readFileSync(p, "utf8"), file).not.toContain(keyA.slice(0, -4))
       }
-    }).pipe(Effect.provide(NodeContext.layer)))
+    }).pipe(Effect.provide(NodeContext.layer))
+  )
 })

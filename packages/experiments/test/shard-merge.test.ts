@@ -32,8 +32,13 @@ interface Exit {
 /** Run the compiled CLI in the test's directory; `started` gets the child (to kill it). */
 const cli = (args: ReadonlyArray<string>, started?: (child: ReturnType<typeof spawn>) => void): Promise<Exit> =>
   new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [compiled, ...args], { cwd: dir, env: { ...cleanEnv(), NO_COLOR: "1" }, stdio: ["ignore", "pipe", "pipe"] })
-    let stdout = "", stderr = ""
+    const child = spawn(process.execPath, [compiled, ...args], {
+      cwd: dir,
+      env: { ...cleanEnv(), NO_COLOR: "1" },
+      stdio: ["ignore", "pipe", "pipe"]
+    })
+    let stdout = "",
+      stderr = ""
     child.stdout.on("data", (d: Buffer) => (stdout += d.toString("utf8")))
     child.stderr.on("data", (d: Buffer) => (stderr += d.toString("utf8")))
     child.on("error", reject)
@@ -47,14 +52,23 @@ const ok = async (args: ReadonlyArray<string>): Promise<Exit> => {
   return r
 }
 
-const lines = (run: string) => fs.readFileSync(path.join(run, "results.jsonl"), "utf8").split("\n").filter((l) => l !== "")
+const lines = (run: string) =>
+  fs
+    .readFileSync(path.join(run, "results.jsonl"), "utf8")
+    .split("\n")
+    .filter((l) => l !== "")
 
 const expectSameRun = (merged: string, single: string) => {
-  for (const f of identical) expect(fs.readFileSync(path.join(merged, f)).equals(fs.readFileSync(path.join(single, f))), `${f} differs`).toBe(true)
+  for (const f of identical)
+    expect(fs.readFileSync(path.join(merged, f)).equals(fs.readFileSync(path.join(single, f))), `${f} differs`).toBe(
+      true
+    )
 }
 
 beforeAll(async () => {
-  const built = spawnSync(process.execPath, [path.join(repoRoot, "tools", "build-cli.mjs"), "--if-stale", "--quiet"], { encoding: "utf8" })
+  const built = spawnSync(process.execPath, [path.join(repoRoot, "tools", "build-cli.mjs"), "--if-stale", "--quiet"], {
+    encoding: "utf8"
+  })
   if (built.status !== 0) throw new Error(`building the CLI failed: ${built.stderr}`)
   dir = fs.mkdtempSync(path.join(os.tmpdir(), "cupid-shards-"))
   // The whole run and its three shards, at once (four processes, as on four machines).
@@ -80,13 +94,18 @@ describe("sweep --shard and merge", () => {
     const r = await ok(["merge", "--out", at("merged"), at("s3"), at("s1"), at("s2")])
     expect(r.stdout).toMatch(/merged 3 shards of run [0-9a-f]{12}: \d+ pairs, 24 instances/)
     expectSameRun(at("merged"), at("single"))
-    expect(JSON.parse(fs.readFileSync(at("merged/run-id.json"), "utf8"))).toEqual(JSON.parse(fs.readFileSync(at("single/run-id.json"), "utf8")))
+    expect(JSON.parse(fs.readFileSync(at("merged/run-id.json"), "utf8"))).toEqual(
+      JSON.parse(fs.readFileSync(at("single/run-id.json"), "utf8"))
+    )
   }, 120_000)
 
   it("merges shards of another benchmark, whose per-cell types each shard computes from its own lines", async () => {
     const tiny = path.join(repoRoot, "packages", "core", "test", "fixtures", "longmemeval", "longmemeval_s_tiny.json")
     const config = at("lme.yaml")
-    fs.writeFileSync(config, `name: lme\ndata: { source: "longmemeval:${tiny}" }\nseed: 1\npipeline: { inferrer: extractive }\nsweep:\n  retriever: [all, { use: bm25, k: 2 }, oracle]\nscorers: [{ use: retrieval, ks: [2] }]\n`)
+    fs.writeFileSync(
+      config,
+      `name: lme\ndata: { source: "longmemeval:${tiny}" }\nseed: 1\npipeline: { inferrer: extractive }\nsweep:\n  retriever: [all, { use: bm25, k: 2 }, oracle]\nscorers: [{ use: retrieval, ks: [2] }]\n`
+    )
     await Promise.all([
       ok(["sweep", "--config", config, "--out", at("lme-single")]),
       ...[1, 2].map((i) => ok(["sweep", "--config", config, "--out", at(`lme${i}`), "--shard", `${i}/2`]))
@@ -97,19 +116,27 @@ describe("sweep --shard and merge", () => {
 
   it("a shard killed mid-run (SIGKILL) and rerun merges byte-identically", async () => {
     const share = lines(at("s2")).length
-    const killed = await cli(["sweep", "--config", contextual, "--out", at("k2"), "--shard", "2/3", "--concurrency", "1"], (child) => {
-      const poll = setInterval(() => {
-        const file = at("k2/results.jsonl")
-        if (fs.existsSync(file) && fs.statSync(file).size > 0) {
-          clearInterval(poll)
-          child.kill("SIGKILL")
-        }
-      }, 10)
-      child.on("close", () => clearInterval(poll))
-    })
+    const killed = await cli(
+      ["sweep", "--config", contextual, "--out", at("k2"), "--shard", "2/3", "--concurrency", "1"],
+      (child) => {
+        const poll = setInterval(() => {
+          const file = at("k2/results.jsonl")
+          if (fs.existsSync(file) && fs.statSync(file).size > 0) {
+            clearInterval(poll)
+            child.kill("SIGKILL")
+          }
+        }, 10)
+        child.on("close", () => clearInterval(poll))
+      }
+    )
     expect(killed.signal).toBe("SIGKILL")
     expect(fs.existsSync(at("k2/summary.json"))).toBe(false)
-    expect(fs.readFileSync(at("k2/results.jsonl"), "utf8").split("\n").filter((l) => l !== "").length).toBeLessThan(share)
+    expect(
+      fs
+        .readFileSync(at("k2/results.jsonl"), "utf8")
+        .split("\n")
+        .filter((l) => l !== "").length
+    ).toBeLessThan(share)
     // Killed before its end, the shard is refused by name.
     const early = await cli(["merge", "--out", at("merged-early"), at("s1"), at("k2"), at("s3")])
     expect(early.code).toBe(1)
@@ -139,7 +166,9 @@ describe("sweep --shard and merge", () => {
     expect(dup.code).toBe(1)
     const row = JSON.parse(stolen) as { cell: string; instance: string }
     expect(dup.stderr).toContain(`${at("dup2/results.jsonl")} line ${lines(at("s2")).length + 1}: the pair (cell `)
-    expect(dup.stderr).toContain(`(${row.cell}), instance ${row.instance}) is also in ${at("s1/results.jsonl")} line 1; a pair belongs to one shard only`)
+    expect(dup.stderr).toContain(
+      `(${row.cell}), instance ${row.instance}) is also in ${at("s1/results.jsonl")} line 1; a pair belongs to one shard only`
+    )
   }, 60_000)
 
   it("refuses shards of another config or of other data", async () => {
@@ -147,13 +176,17 @@ describe("sweep --shard and merge", () => {
     // and shard 3 of another config (data.limit differs).
     const data = at("data.jsonl")
     await ok(["data", "generate", "--out", data, "--personas", "2", "--seed", "1"])
-    await Promise.all([1, 2, 3].map((i) => ok(["sweep", "--config", smoke, "--data", data, "--out", at(`g${i}`), "--shard", `${i}/3`])))
+    await Promise.all(
+      [1, 2, 3].map((i) => ok(["sweep", "--config", smoke, "--data", data, "--out", at(`g${i}`), "--shard", `${i}/3`]))
+    )
     await ok(["sweep", "--config", smoke, "--data", data, "--limit", "2", "--out", at("g3-config"), "--shard", "3/3"])
     await ok(["merge", "--out", at("g-merged"), at("g1"), at("g2"), at("g3")])
     // A shard's directory is refused to another shard.
     const taken = await cli(["sweep", "--config", smoke, "--data", data, "--out", at("g1"), "--shard", "2/3"])
     expect(taken.code).toBe(1)
-    expect(taken.stderr).toMatch(/g1: holds another run: run [0-9a-f]{12} shard 1 of 3 .* the share \(shard 2 of 3 against shard 1 of 3\) differs/)
+    expect(taken.stderr).toMatch(
+      /g1: holds another run: run [0-9a-f]{12} shard 1 of 3 .* the share \(shard 2 of 3 against shard 1 of 3\) differs/
+    )
     fs.renameSync(data, at("data-1.jsonl"))
     await ok(["data", "generate", "--out", data, "--personas", "2", "--seed", "2"])
     await ok(["sweep", "--config", smoke, "--data", data, "--out", at("g3-data"), "--shard", "3/3"])
@@ -171,12 +204,16 @@ describe("sweep --shard and merge", () => {
     expect(moved.code).toBe(1)
     expect(moved.stderr).toMatch(/is not the data the shards ran on .* pass --data <source> with the run's data/)
     await ok(["merge", "--out", at("m-moved"), "--data", at("data-1.jsonl"), at("g1"), at("g2"), at("g3")])
-    expect(fs.readFileSync(at("m-moved/results.jsonl")).equals(fs.readFileSync(at("g-merged/results.jsonl")))).toBe(true)
+    expect(fs.readFileSync(at("m-moved/results.jsonl")).equals(fs.readFileSync(at("g-merged/results.jsonl")))).toBe(
+      true
+    )
   }, 240_000)
 
   it("refuses --shard 0/3 with the 1-based form to use", async () => {
     const r = await cli(["sweep", "--config", smoke, "--shard", "0/3"])
     expect(r.code).toBe(2)
-    expect(r.stderr).toContain("--shard 0/3: shards are numbered from 1 to 3; for a 0-based index such as Kubernetes' JOB_COMPLETION_INDEX pass $((JOB_COMPLETION_INDEX + 1))/3")
+    expect(r.stderr).toContain(
+      "--shard 0/3: shards are numbered from 1 to 3; for a 0-based index such as Kubernetes' JOB_COMPLETION_INDEX pass $((JOB_COMPLETION_INDEX + 1))/3"
+    )
   }, 60_000)
 })

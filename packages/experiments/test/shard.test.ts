@@ -16,13 +16,19 @@ describe("Shard", () => {
   })
 
   it("refuses 0, an index past N, N of 0 and other shapes, saying what to give", () => {
-    expect(Shard.parse("0/3")).toEqual(Either.left(
-      "--shard 0/3: shards are numbered from 1 to 3; for a 0-based index such as Kubernetes' JOB_COMPLETION_INDEX pass $((JOB_COMPLETION_INDEX + 1))/3"
-    ))
+    expect(Shard.parse("0/3")).toEqual(
+      Either.left(
+        "--shard 0/3: shards are numbered from 1 to 3; for a 0-based index such as Kubernetes' JOB_COMPLETION_INDEX pass $((JOB_COMPLETION_INDEX + 1))/3"
+      )
+    )
     expect(Shard.parse("4/3")).toEqual(Either.left("--shard 4/3: there are only 3 shards, numbered from 1 to 3"))
     expect(Shard.parse("1/0")).toEqual(Either.left("--shard 1/0: N must be between 1 and 10000, got 0"))
-    expect(Shard.parse("2-3")).toEqual(Either.left(`--shard expects i/N (shard i of N, numbered from 1), e.g. 1/3, got "2-3"`))
-    expect(Shard.parse("-1/3")).toEqual(Either.left(`--shard expects i/N (shard i of N, numbered from 1), e.g. 1/3, got "-1/3"`))
+    expect(Shard.parse("2-3")).toEqual(
+      Either.left(`--shard expects i/N (shard i of N, numbered from 1), e.g. 1/3, got "2-3"`)
+    )
+    expect(Shard.parse("-1/3")).toEqual(
+      Either.left(`--shard expects i/N (shard i of N, numbered from 1), e.g. 1/3, got "-1/3"`)
+    )
   })
 
   it("gives a pair the shard of the first four bytes of sha256(cell NUL instance), modulo N, plus one", () => {

@@ -17,7 +17,10 @@ describe("source files", () => {
       return names.map((f) => path.join(pkg, "src", f))
     })
     expect(files.length).toBeGreaterThan(0)
-    const counted = files.map((file) => ({ file, lines: fs.readFileSync(path.join(packages, file), "utf8").split("\n").length - 1 }))
+    const counted = files.map((file) => ({
+      file,
+      lines: fs.readFileSync(path.join(packages, file), "utf8").split("\n").length - 1
+    }))
     const tooLong = counted.filter((c) => c.lines > maxLines).map((c) => `packages/${c.file}: ${c.lines} lines`)
     expect(tooLong).toEqual([])
   })

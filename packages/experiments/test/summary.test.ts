@@ -7,13 +7,37 @@ import { summaryFold } from "./report-fixtures.js"
 
 const metrics: ReadonlyArray<MetricDescription> = [
   Scorer.metric({ name: "retrieval.hit", description: "", family: "retrieval" }),
-  Scorer.metric({ name: "inference.p", description: "", family: "inference", heuristic: true, aggregate: Scorer.ratio }),
-  Scorer.metric({ name: "inference.r", description: "", family: "inference", heuristic: true, aggregate: Scorer.ratio }),
-  Scorer.metric({ name: "inference.f1", description: "", family: "inference", heuristic: true, aggregate: Scorer.f1Of("inference.p", "inference.r") })
+  Scorer.metric({
+    name: "inference.p",
+    description: "",
+    family: "inference",
+    heuristic: true,
+    aggregate: Scorer.ratio
+  }),
+  Scorer.metric({
+    name: "inference.r",
+    description: "",
+    family: "inference",
+    heuristic: true,
+    aggregate: Scorer.ratio
+  }),
+  Scorer.metric({
+    name: "inference.f1",
+    description: "",
+    family: "inference",
+    heuristic: true,
+    aggregate: Scorer.f1Of("inference.p", "inference.r")
+  })
 ]
 
 /** A result line; only its cell, instance, type, status and scores matter to the summary. */
-const row = (cell: string, instance: number, type: Row["type"], scores: Record<string, Score>, status: Row["status"] = "ok"): Row => ({
+const row = (
+  cell: string,
+  instance: number,
+  type: Row["type"],
+  scores: Record<string, Score>,
+  status: Row["status"] = "ok"
+): Row => ({
   cell,
   cellName: cell.toUpperCase(),
   instance: `i${instance}`,
@@ -32,15 +56,30 @@ const row = (cell: string, instance: number, type: Row["type"], scores: Record<s
 
 // Lines of cell "c", each on an instance of its own.
 let next = 0
-const line = (type: Row["type"], scores: Record<string, Score>, status: Row["status"] = "ok"): Row => row("c", next++, type, scores, status)
+const line = (type: Row["type"], scores: Record<string, Score>, status: Row["status"] = "ok"): Row =>
+  row("c", next++, type, scores, status)
 
-const cellInfo = { id: "c", name: "cell", params: {}, usesGold: false, oracleRetrieval: false, heuristicStages: [], plugins: [] }
+const cellInfo = {
+  id: "c",
+  name: "cell",
+  params: {},
+  usesGold: false,
+  oracleRetrieval: false,
+  heuristicStages: [],
+  plugins: []
+}
 
 describe("Summary", () => {
   const acc = summaryFold({ metrics, seed: 7, resamples: 200 })
-  acc.add(line("consistent", { "retrieval.hit": 1, "inference.p": { num: 2, den: 2 }, "inference.r": { num: 2, den: 2 } }))
-  acc.add(line("contrastive", { "retrieval.hit": 0.5, "inference.p": { num: 1, den: 2 }, "inference.r": { num: 1, den: 2 } }))
-  acc.add(line("changing", { "retrieval.hit": null, "inference.p": { num: 0, den: 1 }, "inference.r": { num: 0, den: 2 } }))
+  acc.add(
+    line("consistent", { "retrieval.hit": 1, "inference.p": { num: 2, den: 2 }, "inference.r": { num: 2, den: 2 } })
+  )
+  acc.add(
+    line("contrastive", { "retrieval.hit": 0.5, "inference.p": { num: 1, den: 2 }, "inference.r": { num: 1, den: 2 } })
+  )
+  acc.add(
+    line("changing", { "retrieval.hit": null, "inference.p": { num: 0, den: 1 }, "inference.r": { num: 0, den: 2 } })
+  )
   acc.add(line("changing", {}, "failed"))
   const [cell] = acc.cells([cellInfo])
 
@@ -76,16 +115,33 @@ describe("Summary", () => {
       expect(e.ci95[1]!).toBeGreaterThanOrEqual(e.mean!)
     }
     const again = summaryFold({ metrics, seed: 7, resamples: 200 })
-    again.add(line("consistent", { "retrieval.hit": 1, "inference.p": { num: 2, den: 2 }, "inference.r": { num: 2, den: 2 } }))
-    again.add(line("contrastive", { "retrieval.hit": 0.5, "inference.p": { num: 1, den: 2 }, "inference.r": { num: 1, den: 2 } }))
-    again.add(line("changing", { "retrieval.hit": null, "inference.p": { num: 0, den: 1 }, "inference.r": { num: 0, den: 2 } }))
+    again.add(
+      line("consistent", { "retrieval.hit": 1, "inference.p": { num: 2, den: 2 }, "inference.r": { num: 2, den: 2 } })
+    )
+    again.add(
+      line("contrastive", {
+        "retrieval.hit": 0.5,
+        "inference.p": { num: 1, den: 2 },
+        "inference.r": { num: 1, den: 2 }
+      })
+    )
+    again.add(
+      line("changing", { "retrieval.hit": null, "inference.p": { num: 0, den: 1 }, "inference.r": { num: 0, den: 2 } })
+    )
     again.add(line("changing", {}, "failed"))
     expect(again.cells([cellInfo])).toEqual([cell])
   })
 
   it("identical instances give a zero-width interval", () => {
     const same = summaryFold({ metrics, seed: 3, resamples: 50 })
-    for (let i = 0; i < 4; i++) same.add(line("consistent", { "retrieval.hit": 0.25, "inference.p": { num: 1, den: 4 }, "inference.r": { num: 1, den: 2 } }))
+    for (let i = 0; i < 4; i++)
+      same.add(
+        line("consistent", {
+          "retrieval.hit": 0.25,
+          "inference.p": { num: 1, den: 4 },
+          "inference.r": { num: 1, den: 2 }
+        })
+      )
     const s = same.cells([cellInfo])[0]!.slices.all.metrics
     expect(s["retrieval.hit"]).toEqual({ n: 4, mean: 0.25, ci95: [0.25, 0.25] })
     // F1 of 0.25 and 0.5 = 2 * 0.125 / 0.75 = 1/3
@@ -98,7 +154,11 @@ describe("Summary", () => {
     const a = summaryFold({ metrics: metrics.slice(0, 1), seed: 1, resamples: 10 })
     a.add(line("consistent", { "retrieval.hit": 1, "extra.thing": 2, "inference.p": { num: 1, den: 1 } }))
     a.add(line("consistent", { "retrieval.hit": 0 }))
-    expect(a.metrics().map((m) => [m.name, m.aggregate._tag])).toEqual([["retrieval.hit", "Mean"], ["extra.thing", "Mean"], ["inference.p", "Ratio"]])
+    expect(a.metrics().map((m) => [m.name, m.aggregate._tag])).toEqual([
+      ["retrieval.hit", "Mean"],
+      ["extra.thing", "Mean"],
+      ["inference.p", "Ratio"]
+    ])
     expect(a.cells([cellInfo])[0]!.slices.all.metrics["inference.p"]).toEqual({ n: 1, mean: 1, ci95: [1, 1] })
     // a key missing on one line is "does not apply" there
     expect(a.cells([cellInfo])[0]!.slices.all.metrics["extra.thing"]).toEqual({ n: 1, mean: 2, ci95: [2, 2] })
@@ -108,14 +168,36 @@ describe("Summary", () => {
     // Two cells, lines interleaved as a sweep writes them; failures of both; a key one cell never
     // scores; an undeclared number and an undeclared count; a null and a key missing on a line.
     const rows: Array<Row> = [
-      row("a", 1, "consistent", { "retrieval.hit": 1, "inference.p": { num: 2, den: 3 }, "inference.r": { num: 1, den: 2 }, "extra.n": 4 }),
-      row("b", 1, "consistent", { "retrieval.hit": 0, "inference.p": { num: 1, den: 3 }, "inference.r": { num: 1, den: 4 } }),
+      row("a", 1, "consistent", {
+        "retrieval.hit": 1,
+        "inference.p": { num: 2, den: 3 },
+        "inference.r": { num: 1, den: 2 },
+        "extra.n": 4
+      }),
+      row("b", 1, "consistent", {
+        "retrieval.hit": 0,
+        "inference.p": { num: 1, den: 3 },
+        "inference.r": { num: 1, den: 4 }
+      }),
       row("a", 2, "contrastive", {}, "failed"),
-      row("b", 2, "contrastive", { "retrieval.hit": null, "inference.p": { num: 0, den: 1 }, "inference.r": { num: 0, den: 2 }, "extra.c": { num: 1, den: 2 } }),
+      row("b", 2, "contrastive", {
+        "retrieval.hit": null,
+        "inference.p": { num: 0, den: 1 },
+        "inference.r": { num: 0, den: 2 },
+        "extra.c": { num: 1, den: 2 }
+      }),
       row("a", 3, "changing", { "retrieval.hit": 0.5, "extra.n": 1 }),
       row("b", 3, "changing", {}, "failed"),
-      row("a", 4, "changing", { "retrieval.hit": 0.25, "inference.p": { num: 3, den: 3 }, "inference.r": { num: 2, den: 2 } }),
-      row("b", 4, "changing", { "retrieval.hit": 1, "inference.p": { num: 1, den: 1 }, "inference.r": { num: 1, den: 1 } }),
+      row("a", 4, "changing", {
+        "retrieval.hit": 0.25,
+        "inference.p": { num: 3, den: 3 },
+        "inference.r": { num: 2, den: 2 }
+      }),
+      row("b", 4, "changing", {
+        "retrieval.hit": 1,
+        "inference.p": { num: 1, den: 1 },
+        "inference.r": { num: 1, den: 1 }
+      }),
       // Undeclared keys whose kind changes between lines: the first ok line decides (a number,
       // then counts: a mean; null, then counts: a mean of no value); a key only a failed line has
       // is no metric.
@@ -137,7 +219,9 @@ describe("Summary", () => {
     ])
     // Hand-checked: a's changing slice has 2 scored lines and no failure, b's 1 and 1.
     const [a, b, never] = summary.cells
-    expect([a!.slices.changing.n, a!.slices.changing.failed, b!.slices.changing.n, b!.slices.changing.failed]).toEqual([2, 0, 1, 1])
+    expect([a!.slices.changing.n, a!.slices.changing.failed, b!.slices.changing.n, b!.slices.changing.failed]).toEqual([
+      2, 0, 1, 1
+    ])
     expect(a!.slices.all.metrics["retrieval.hit"]!.mean).toBeCloseTo((1 + 0.5 + 0.25) / 3, 12)
     expect(a!.slices.all.metrics["mixed.first_number"]).toEqual({ n: 1, mean: 0.5, ci95: [0.5, 0.5] })
     expect(a!.slices.all.metrics["mixed.first_null"]).toEqual({ n: 0, mean: null, ci95: [null, null] })

@@ -23,7 +23,13 @@ export const first = Plugin.retriever({
   make: ({ k }) =>
     Effect.succeed({
       needsSummaries: false,
-      retrieve: ({ query }) => Effect.succeed(Retriever.fromScores(query.sessions.map((s) => [s.id, -s.index]), k))
+      retrieve: ({ query }) =>
+        Effect.succeed(
+          Retriever.fromScores(
+            query.sessions.map((s) => [s.id, -s.index]),
+            k
+          )
+        )
     })
 })
 
@@ -39,7 +45,13 @@ export const latest = Plugin.retriever({
   make: ({ k, representation }) =>
     Effect.succeed({
       needsSummaries: representation === "summary",
-      retrieve: ({ query }) => Effect.succeed(Retriever.fromScores(query.sessions.map((s) => [s.id, s.index]), k))
+      retrieve: ({ query }) =>
+        Effect.succeed(
+          Retriever.fromScores(
+            query.sessions.map((s) => [s.id, s.index]),
+            k
+          )
+        )
     })
 })
 
@@ -70,8 +82,15 @@ export const flaky = (state: { failing: ReadonlySet<string> }) =>
         needsSummaries: false,
         retrieve: ({ query }) =>
           state.failing.has(visibleSignature(query))
-            ? Effect.fail(new Errors.StageError({ stage: "retrieve", plugin: "flaky", reason: `no luck with this history` }))
-            : Effect.succeed(Retriever.fromScores(query.sessions.map((s) => [s.id, s.index]), 1))
+            ? Effect.fail(
+                new Errors.StageError({ stage: "retrieve", plugin: "flaky", reason: `no luck with this history` })
+              )
+            : Effect.succeed(
+                Retriever.fromScores(
+                  query.sessions.map((s) => [s.id, s.index]),
+                  1
+                )
+              )
       })
   })
 
@@ -84,7 +103,10 @@ export const echo = Plugin.inferrer({
   make: () =>
     Effect.succeed({
       infer: ({ evidence }) =>
-        Effect.succeed({ preference: evidence.sessions.map((s) => s.dialogue[0]?.content ?? "").join(" / "), analysis: "" })
+        Effect.succeed({
+          preference: evidence.sessions.map((s) => s.dialogue[0]?.content ?? "").join(" / "),
+          analysis: ""
+        })
     })
 })
 
@@ -92,16 +114,24 @@ export const echo = Plugin.inferrer({
 export const asks = Plugin.inferrer({
   name: "asks",
   description: "One model call per instance.",
-  options: Schema.Struct({ model: Schema.String, style: Schema.optionalWith(Schema.String, { default: () => "plain" }) }),
+  options: Schema.Struct({
+    model: Schema.String,
+    style: Schema.optionalWith(Schema.String, { default: () => "plain" })
+  }),
   make: ({ model, style }) =>
-    Effect.gen(function*() {
+    Effect.gen(function* () {
       const lm = yield* (yield* Models.Models).languageModel(model)
       return {
         infer: ({ request }) =>
-          lm.complete({ messages: [{ role: "user", content: `${style}: ${request}` }], dryRunAnswer: "Preference: short answers." }).pipe(
-            Effect.map((c) => ({ preference: c.text, analysis: "" })),
-            Effect.mapError(Errors.stageErrorFromModel("infer", "asks"))
-          )
+          lm
+            .complete({
+              messages: [{ role: "user", content: `${style}: ${request}` }],
+              dryRunAnswer: "Preference: short answers."
+            })
+            .pipe(
+              Effect.map((c) => ({ preference: c.text, analysis: "" })),
+              Effect.mapError(Errors.stageErrorFromModel("infer", "asks"))
+            )
       }
     })
 })
@@ -113,7 +143,10 @@ export const firstLine = Plugin.summarizer({
   options: Schema.Struct({}),
   make: () =>
     Effect.succeed({
-      summarize: (sessions) => Effect.succeed(sessions.map((s) => ({ sessionId: s.id, context: [s.dialogue[0]?.content ?? ""], preferences: [] })))
+      summarize: (sessions) =>
+        Effect.succeed(
+          sessions.map((s) => ({ sessionId: s.id, context: [s.dialogue[0]?.content ?? ""], preferences: [] }))
+        )
     })
 })
 
@@ -129,9 +162,27 @@ export const hits = Plugin.scorer({
   make: () =>
     Effect.succeed({
       metrics: [
-        Scorer.metric({ name: "retrieval.hit", description: "share of relevant selected", family: "retrieval", headline: true, mainRank: 2 }),
-        Scorer.metric({ name: "inference.p", description: "pooled precision", family: "inference", heuristic: true, aggregate: Scorer.ratio }),
-        Scorer.metric({ name: "inference.r", description: "pooled recall", family: "inference", heuristic: true, aggregate: Scorer.ratio }),
+        Scorer.metric({
+          name: "retrieval.hit",
+          description: "share of relevant selected",
+          family: "retrieval",
+          headline: true,
+          mainRank: 2
+        }),
+        Scorer.metric({
+          name: "inference.p",
+          description: "pooled precision",
+          family: "inference",
+          heuristic: true,
+          aggregate: Scorer.ratio
+        }),
+        Scorer.metric({
+          name: "inference.r",
+          description: "pooled recall",
+          family: "inference",
+          heuristic: true,
+          aggregate: Scorer.ratio
+        }),
         Scorer.metric({
           name: "inference.f1",
           description: "micro F1",
@@ -162,7 +213,10 @@ export const testPlugins: ReadonlyArray<Plugin.AnyPlugin> = [first, latest, gold
 const session = (factor: string, preference: string, text: string): Domain.WirePriorInteraction => ({
   context_factor: factor,
   contextual_preference: preference,
-  dialogue: [{ role: "user", content: text }, { role: "assistant", content: "ok" }]
+  dialogue: [
+    { role: "user", content: text },
+    { role: "assistant", content: "ok" }
+  ]
 })
 
 /**
@@ -178,11 +232,14 @@ export const instance = (persona: string, type: Domain.CupidType, relevant: Read
     current_contextual_preference: "pA",
     current_checklist: ["x"],
     prior_interactions: [0, 1, 2, 3].map((i) =>
-      relevant.includes(i) ? session("A", "pA", `${persona} a${i} text`) : session(`F${i}`, `p${i}`, `${persona} other ${i} words here`)
+      relevant.includes(i)
+        ? session("A", "pA", `${persona} a${i} text`)
+        : session(`F${i}`, `p${i}`, `${persona} other ${i} words here`)
     )
   })
 
-export const opener = (instances: ReadonlyArray<Domain.Instance>, fingerprint = "fixture"): Runner.OpenDataset =>
+export const opener =
+  (instances: ReadonlyArray<Domain.Instance>, fingerprint = "fixture"): Runner.OpenDataset =>
   (source, options) =>
     Effect.succeed({
       source,
@@ -197,7 +254,8 @@ export const opener = (instances: ReadonlyArray<Domain.Instance>, fingerprint = 
     } satisfies Dataset.Opened)
 
 /** Run an effect on this machine's file system, as the CLI runs its commands. */
-export const runPromise = <A, E>(effect: Effect.Effect<A, E, NodeContext.NodeContext>): Promise<A> => Effect.runPromise(Effect.provide(effect, NodeContext.layer))
+export const runPromise = <A, E>(effect: Effect.Effect<A, E, NodeContext.NodeContext>): Promise<A> =>
+  Effect.runPromise(Effect.provide(effect, NodeContext.layer))
 
 export const tempDir = (prefix = "cupid-exp-"): string => fs.mkdtempSync(path.join(os.tmpdir(), prefix))
 
@@ -205,7 +263,8 @@ export const tempDir = (prefix = "cupid-exp-"): string => fs.mkdtempSync(path.jo
 export const mountTmpfs = (bytes: number): { readonly dir: string; readonly unmount: () => void } | string => {
   const dir = tempDir("cupid-tmpfs-")
   const r = spawnSync("mount", ["-t", "tmpfs", "-o", `size=${bytes}`, "tmpfs", dir])
-  if (r.status !== 0) return `cannot mount a tmpfs here (${(r.stderr?.toString() ?? "").trim() || r.error?.message || `exit ${r.status}`})`
+  if (r.status !== 0)
+    return `cannot mount a tmpfs here (${(r.stderr?.toString() ?? "").trim() || r.error?.message || `exit ${r.status}`})`
   return {
     dir,
     unmount: () => {
@@ -222,7 +281,11 @@ export const writeConfig = (dir: string, text: string, name = "test.yaml"): stri
   return file
 }
 
-export const lines = (file: string): Array<string> => fs.readFileSync(file, "utf8").split("\n").filter((l) => l !== "")
+export const lines = (file: string): Array<string> =>
+  fs
+    .readFileSync(file, "utf8")
+    .split("\n")
+    .filter((l) => l !== "")
 
 /**
  * The text of a valid result line of `cell` for `instance` (`<persona>:<type>`, or any id: then a
@@ -256,7 +319,8 @@ export const resultLine = (
   })
   if (options.bytes === undefined) return Results.encodeLine(line(""))
   const bare = Buffer.byteLength(Results.encodeLine(line("x")), "utf8") - 1
-  if (options.bytes < bare + 1) throw new Error(`a result line of ${cell}/${instance} takes at least ${bare + 1} bytes, not ${options.bytes}`)
+  if (options.bytes < bare + 1)
+    throw new Error(`a result line of ${cell}/${instance} takes at least ${bare + 1} bytes, not ${options.bytes}`)
   return Results.encodeLine(line("x".repeat(options.bytes - bare)))
 }
 
@@ -265,7 +329,13 @@ export const resultLine = (
  * a time, 3 instances per persona: it runs at the server's pace, so a test can stop it mid-sweep.
  * `cacheDir` may be a `${VAR}` the environment of each run sets.
  */
-export const loopbackSweep = (o: { name: string; personas: number; cacheDir: string; model: string; baseURL: string }): string =>
+export const loopbackSweep = (o: {
+  name: string
+  personas: number
+  cacheDir: string
+  model: string
+  baseURL: string
+}): string =>
   [
     `name: ${o.name}`,
     `data: { source: "synthetic:personas=${o.personas},seed=3" }`,
@@ -288,16 +358,22 @@ export interface ProcessExit {
 }
 
 /** Run a command to its end; the test process stays free to serve loopback HTTP meanwhile. */
-export const runProcess = (command: string, args: ReadonlyArray<string>, options: { readonly cwd: string; readonly env: Record<string, string> }) =>
-  Effect.promise(() =>
-    new Promise<ProcessExit>((resolve, reject) => {
-      const child = spawn(command, args, { cwd: options.cwd, env: options.env, stdio: ["ignore", "pipe", "pipe"] })
-      let stdout = "", stderr = ""
-      child.stdout.on("data", (d: Buffer) => (stdout += d.toString("utf8")))
-      child.stderr.on("data", (d: Buffer) => (stderr += d.toString("utf8")))
-      child.on("error", reject)
-      child.on("close", (code) => resolve({ code, stdout, stderr }))
-    })
+export const runProcess = (
+  command: string,
+  args: ReadonlyArray<string>,
+  options: { readonly cwd: string; readonly env: Record<string, string> }
+) =>
+  Effect.promise(
+    () =>
+      new Promise<ProcessExit>((resolve, reject) => {
+        const child = spawn(command, args, { cwd: options.cwd, env: options.env, stdio: ["ignore", "pipe", "pipe"] })
+        let stdout = "",
+          stderr = ""
+        child.stdout.on("data", (d: Buffer) => (stdout += d.toString("utf8")))
+        child.stderr.on("data", (d: Buffer) => (stderr += d.toString("utf8")))
+        child.on("error", reject)
+        child.on("close", (code) => resolve({ code, stdout, stderr }))
+      })
   )
 
 /** The parent's environment without model or CUPID settings of its own (a developer's keys never leak into a test). */

@@ -23,7 +23,7 @@ scorers: [retrieval]
 `
 
 const setup = (failing: (signatures: ReadonlyArray<string>) => ReadonlyArray<string>) =>
-  Effect.gen(function*() {
+  Effect.gen(function* () {
     const dir = fs.mkdtempSync(path.join(os.tmpdir(), "cupid-exit-"))
     fs.writeFileSync(path.join(dir, "exits.yaml"), configText)
     const { instances } = yield* Dataset.loadAll("sample", { limit: 4 })
@@ -41,7 +41,7 @@ const setup = (failing: (signatures: ReadonlyArray<string>) => ReadonlyArray<str
 
 describe("the sweep's exit code when pairs fail", () => {
   it.live("every pair failed: 3, the outputs written, the message says how to accept it", () =>
-    Effect.gen(function*() {
+    Effect.gen(function* () {
       const { dir, err, io } = yield* setup((all) => all)
       const out = path.join(dir, "run")
       const code = yield* Commands.main(["sweep", "--config", "exits", "--out", out], io)
@@ -52,14 +52,31 @@ describe("the sweep's exit code when pairs fail", () => {
       // The rerun retries them; accepted with --allow-failures.
       const again = yield* Commands.main(["sweep", "--config", "exits", "--out", out, "--allow-failures"], io)
       expect(again, err.join("")).toBe(0)
-    }))
+    })
+  )
 
   it.live("some failed: 0 by default, 3 past --max-failed-share", () =>
-    Effect.gen(function*() {
+    Effect.gen(function* () {
       const { dir, io } = yield* setup((all) => all.slice(0, 1))
       expect(yield* Commands.main(["sweep", "--config", "exits", "--out", path.join(dir, "a")], io)).toBe(0)
-      expect(yield* Commands.main(["sweep", "--config", "exits", "--out", path.join(dir, "b"), "--max-failed-share", "0.2"], io)).toBe(3)
-      expect(yield* Commands.main(["sweep", "--config", "exits", "--out", path.join(dir, "c"), "--max-failed-share", "0.5"], io)).toBe(0)
-      expect(yield* Commands.main(["sweep", "--config", "exits", "--out", path.join(dir, "d"), "--max-failed-share", "2"], io)).toBe(2)
-    }))
+      expect(
+        yield* Commands.main(
+          ["sweep", "--config", "exits", "--out", path.join(dir, "b"), "--max-failed-share", "0.2"],
+          io
+        )
+      ).toBe(3)
+      expect(
+        yield* Commands.main(
+          ["sweep", "--config", "exits", "--out", path.join(dir, "c"), "--max-failed-share", "0.5"],
+          io
+        )
+      ).toBe(0)
+      expect(
+        yield* Commands.main(
+          ["sweep", "--config", "exits", "--out", path.join(dir, "d"), "--max-failed-share", "2"],
+          io
+        )
+      ).toBe(2)
+    })
+  )
 })

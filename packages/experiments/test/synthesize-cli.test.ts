@@ -18,7 +18,9 @@ const repo = fileURLToPath(new URL("../../../", import.meta.url))
 const cli = path.join(repo, "packages", "experiments", "dist", "cli.mjs")
 
 beforeAll(() => {
-  const built = spawnSync(process.execPath, [path.join(repo, "tools", "build-cli.mjs"), "--if-stale", "--quiet"], { encoding: "utf8" })
+  const built = spawnSync(process.execPath, [path.join(repo, "tools", "build-cli.mjs"), "--if-stale", "--quiet"], {
+    encoding: "utf8"
+  })
   if (built.status !== 0) throw new Error(`building the CLI failed: ${built.stderr}`)
 })
 
@@ -38,11 +40,14 @@ const synthConfig = (baseURL: string) =>
 
 describe("synthesize, when no persona completes", () => {
   it.scopedLive("writes failures.json and validation.json and exits with 1, naming them", () =>
-    Effect.gen(function*() {
+    Effect.gen(function* () {
       const server = yield* OpenAiServer.make({ faultFor: () => Faults.serverError(500, "the model is down") })
       const dir = tempDir()
       writeConfig(dir, synthConfig(server.baseURL), "synth.yaml")
-      const r = yield* runProcess(process.execPath, [cli, "synthesize", "--config", "synth.yaml"], { cwd: dir, env: { ...cleanEnv(), OPENAI_API_KEY: "sk-test" } })
+      const r = yield* runProcess(process.execPath, [cli, "synthesize", "--config", "synth.yaml"], {
+        cwd: dir,
+        env: { ...cleanEnv(), OPENAI_API_KEY: "sk-test" }
+      })
       expect(r.code, r.stderr).toBe(1)
       expect(r.stderr).not.toContain("WriteZero")
       const out = path.join(dir, "out")
@@ -55,13 +60,21 @@ describe("synthesize, when no persona completes", () => {
       // Both persona calls were sent and failed; nothing else was asked.
       expect(server.requests).toHaveLength(2)
 
-      const failures = JSON.parse(fs.readFileSync(path.join(out, "failures.json"), "utf8")) as { failures: Array<{ stage: string; persona: string; reason: string }> }
-      expect(failures.failures.map((f) => [f.stage, f.persona])).toEqual([["persona", "persona_001"], ["persona", "persona_002"]])
+      const failures = JSON.parse(fs.readFileSync(path.join(out, "failures.json"), "utf8")) as {
+        failures: Array<{ stage: string; persona: string; reason: string }>
+      }
+      expect(failures.failures.map((f) => [f.stage, f.persona])).toEqual([
+        ["persona", "persona_001"],
+        ["persona", "persona_002"]
+      ])
       expect(failures.failures[0]!.reason).toContain("the model is down")
-      const validation = JSON.parse(fs.readFileSync(path.join(out, "validation.json"), "utf8")) as { summary: Record<string, unknown> }
+      const validation = JSON.parse(fs.readFileSync(path.join(out, "validation.json"), "utf8")) as {
+        summary: Record<string, unknown>
+      }
       expect(validation.summary).toMatchObject({ personas: 2, complete: 0, instances: 0, valid: 0, excluded: 0 })
       // The instance files hold no instance.
       expect(fs.readFileSync(path.join(out, "instances.jsonl"), "utf8")).toBe("")
       expect(fs.existsSync(path.join(out, "instances.parquet"))).toBe(true)
-    }))
+    })
+  )
 })

@@ -43,12 +43,14 @@ const hazards: Table.Table = {
 
 describe("one table, three renderings", () => {
   it("Markdown: pipes, markup, links and bidi controls neutralized; groups prefix their labels", () => {
-    expect(Table.markdown(hazards)).toBe([
-      "| cell | All P † | All R\\|x | n_pairs |",
-      "|---|---|---|---|",
-      "| a\\|b &lt;script&gt;alert(1)&lt;/script&gt; ‡ | **0.500 [0.250, 0.750]** <sup>2,3</sup> | -0.100 p=0.010 Holm=0.040 n=12 * | 12 |",
-      "| R&D_50% \\u202Eexe \\[click\\](javascript:alert(1)) | – | `id_1` | [line 1]<br>line 2 |"
-    ].join("\n"))
+    expect(Table.markdown(hazards)).toBe(
+      [
+        "| cell | All P † | All R\\|x | n_pairs |",
+        "|---|---|---|---|",
+        "| a\\|b &lt;script&gt;alert(1)&lt;/script&gt; ‡ | **0.500 [0.250, 0.750]** <sup>2,3</sup> | -0.100 p=0.010 Holm=0.040 n=12 * | 12 |",
+        "| R&D_50% \\u202Eexe \\[click\\](javascript:alert(1)) | – | `id_1` | [line 1]<br>line 2 |"
+      ].join("\n")
+    )
   })
 
   it("HTML: everything escaped, a spanning group heading, classes for kinds, best and significance", () => {
@@ -64,29 +66,38 @@ describe("one table, three renderings", () => {
   })
 
   it("LaTeX: special characters escaped, bidi controls dropped, marks as math, the group as a multicolumn with its rule", () => {
-    expect(Table.latex(hazards)).toBe([
-      "\\begin{table}[t]",
-      "\\centering",
-      "\\small",
-      "\\setlength{\\tabcolsep}{3pt}",
-      "\\begin{tabular}{lrrr}",
-      "\\toprule",
-      " & \\multicolumn{2}{c}{All} &  \\\\",
-      "\\cmidrule(lr){2-3}",
-      "cell & P$^\\dagger$ & R\\textbar{}x & n\\_pairs \\\\",
-      "\\midrule",
-      "a\\textbar{}b \\textless{}script\\textgreater{}alert(1)\\textless{}/script\\textgreater{}$^\\ddagger$ & \\textbf{0.500 [0.250, 0.750]}$^{2,3}$ & -0.100$^{*}$ p=0.010 Holm=0.040 n=12 & 12 \\\\",
-      "R\\&D\\_50\\% exe [click](javascript:alert(1)) & – & \\texttt{id\\_1} & {}[line 1] line 2 \\\\",
-      "\\bottomrule",
-      "\\end{tabular}",
-      "\\caption{Recall \\& F1 of \\textless{}script\\textgreater{} $^\\dagger$ heuristic; 50\\% of rows. $^\\ddagger$ reads gold.}",
-      "\\label{tab:demo-1-}",
-      "\\end{table}"
-    ].join("\n"))
+    expect(Table.latex(hazards)).toBe(
+      [
+        "\\begin{table}[t]",
+        "\\centering",
+        "\\small",
+        "\\setlength{\\tabcolsep}{3pt}",
+        "\\begin{tabular}{lrrr}",
+        "\\toprule",
+        " & \\multicolumn{2}{c}{All} &  \\\\",
+        "\\cmidrule(lr){2-3}",
+        "cell & P$^\\dagger$ & R\\textbar{}x & n\\_pairs \\\\",
+        "\\midrule",
+        "a\\textbar{}b \\textless{}script\\textgreater{}alert(1)\\textless{}/script\\textgreater{}$^\\ddagger$ & \\textbf{0.500 [0.250, 0.750]}$^{2,3}$ & -0.100$^{*}$ p=0.010 Holm=0.040 n=12 & 12 \\\\",
+        "R\\&D\\_50\\% exe [click](javascript:alert(1)) & – & \\texttt{id\\_1} & {}[line 1] line 2 \\\\",
+        "\\bottomrule",
+        "\\end{tabular}",
+        "\\caption{Recall \\& F1 of \\textless{}script\\textgreater{} $^\\dagger$ heuristic; 50\\% of rows. $^\\ddagger$ reads gold.}",
+        "\\label{tab:demo-1-}",
+        "\\end{table}"
+      ].join("\n")
+    )
   })
 
   it("Markdown keeps a bracket only where no link can form", () => {
-    const one = (text: string) => Table.markdown({ id: "x", title: "x", notes: [], columns: [{ label: "x", align: "left" }], rows: [{ kinds: [], cells: [{ text }] }] }).split("\n")[2]
+    const one = (text: string) =>
+      Table.markdown({
+        id: "x",
+        title: "x",
+        notes: [],
+        columns: [{ label: "x", align: "left" }],
+        rows: [{ kinds: [], cells: [{ text }] }]
+      }).split("\n")[2]
     expect(one("0.5 [0.1, 0.9] (n=3)")).toBe("| 0.5 \\[0.1, 0.9\\] (n=3) |")
     expect(one("0.5 [0.1, 0.9] n=3")).toBe("| 0.5 [0.1, 0.9] n=3 |")
     expect(one("![x](http://127.0.0.1/x.png)")).toBe("| !\\[x\\](http://127.0.0.1/x.png) |")
@@ -98,7 +109,9 @@ describe("one table, three renderings", () => {
   it("is plain data: JSON and back through the Schema gives the same table", () => {
     const json = JSON.parse(JSON.stringify(hazards))
     expect(Schema.decodeUnknownSync(Table.Table)(json)).toEqual(hazards)
-    expect(() => Schema.decodeUnknownSync(Table.Table)({ ...json, rows: [{ kinds: ["winner"], cells: [] }] })).toThrow(/winner/)
+    expect(() => Schema.decodeUnknownSync(Table.Table)({ ...json, rows: [{ kinds: ["winner"], cells: [] }] })).toThrow(
+      /winner/
+    )
   })
 })
 
@@ -117,38 +130,58 @@ const oracle: CellSpec = {
 const twin: CellSpec = { ...cellA, id: "cccc000000000003", name: "all again" }
 
 describe("the headline tables of a run", () => {
-  const analysis = Effect.gen(function*() {
+  const analysis = Effect.gen(function* () {
     const dir = tempDir("tables")
     writeRun(dir, { cells: [cellA, cellB, twin, oracle] })
     return Analysis.analyze(yield* RunDir.read(dir))
   })
 
-  it.effect("one per instance type: the main metric, then the other headline metrics, the best non-oracle value of each column marked (ties share it)", () =>
-    Effect.gen(function*() {
-      const a = yield* analysis
-      const tables = Tables.tables(a)
-      expect(tables.map((t) => t.id)).toEqual(["headline-all", "headline-consistent", "headline-contrastive", "headline-changing"])
-      const all = tables[0]!
-      // the inference is heuristic and no model made it: retrieval recall leads (Analysis.mainMetric)
-      expect(all.columns.map((c) => [c.label, c.marks ?? []])).toEqual([["cell", []], ["N", []], ["retrieval.recall", []], ["inference.f1_micro", ["†"]]])
-      expect(all.rows.map((r) => r.kinds)).toEqual([["baseline"], [], [], ["oracle"]])
-      expect(all.rows.map((r) => r.cells[0]!.text)).toEqual(["all (baseline)", "bm25(k=2)", "all again", "oracle ‡"])
-      // recall: A and its twin 1, B 0.5, the oracle 1 but never best
-      expect(all.rows.map((r) => [r.cells[2]!.value, r.cells[2]!.best ?? false])).toEqual([[1, true], [0.5, false], [1, true], [1, false]])
-      expect(all.rows[0]!.cells[2]!.text).toBe("1.000 [1.000, 1.000]")
-      // micro F1: A and its twin 4/7, B 2/7, the oracle higher (P 7/7, R 7/8: 14/15) but never best
-      expect(all.rows.map((r) => r.cells[3]!.best ?? false)).toEqual([true, false, true, false])
-      expect(all.rows[3]!.cells[3]!.value).toBeCloseTo(14 / 15, 12)
-      expect(all.rows[0]!.cells[3]!.value).toBeCloseTo(4 / 7, 12)
-      expect(Table.markdown(all).split("\n")[2]).toMatch(/^\| all \(baseline\) \| 4 \| \*\*1\.000 \[1\.000, 1\.000\]\*\* \| \*\*0\.571 \[\d\.\d{3}, \d\.\d{3}\]\*\* \|$/)
-      // on the changing instance B beats A on F1 (2/3 against 0); the oracle ties B and stays unmarked
-      const changing = tables[3]!
-      expect(changing.rows.map((r) => r.cells[3]!.best ?? false)).toEqual([false, true, false, false])
-      for (const t of tables) expect(Schema.decodeUnknownSync(Table.Table)(JSON.parse(JSON.stringify(t)))).toEqual(t)
-    }).pipe(Effect.provide(NodeContext.layer)))
+  it.effect(
+    "one per instance type: the main metric, then the other headline metrics, the best non-oracle value of each column marked (ties share it)",
+    () =>
+      Effect.gen(function* () {
+        const a = yield* analysis
+        const tables = Tables.tables(a)
+        expect(tables.map((t) => t.id)).toEqual([
+          "headline-all",
+          "headline-consistent",
+          "headline-contrastive",
+          "headline-changing"
+        ])
+        const all = tables[0]!
+        // the inference is heuristic and no model made it: retrieval recall leads (Analysis.mainMetric)
+        expect(all.columns.map((c) => [c.label, c.marks ?? []])).toEqual([
+          ["cell", []],
+          ["N", []],
+          ["retrieval.recall", []],
+          ["inference.f1_micro", ["†"]]
+        ])
+        expect(all.rows.map((r) => r.kinds)).toEqual([["baseline"], [], [], ["oracle"]])
+        expect(all.rows.map((r) => r.cells[0]!.text)).toEqual(["all (baseline)", "bm25(k=2)", "all again", "oracle ‡"])
+        // recall: A and its twin 1, B 0.5, the oracle 1 but never best
+        expect(all.rows.map((r) => [r.cells[2]!.value, r.cells[2]!.best ?? false])).toEqual([
+          [1, true],
+          [0.5, false],
+          [1, true],
+          [1, false]
+        ])
+        expect(all.rows[0]!.cells[2]!.text).toBe("1.000 [1.000, 1.000]")
+        // micro F1: A and its twin 4/7, B 2/7, the oracle higher (P 7/7, R 7/8: 14/15) but never best
+        expect(all.rows.map((r) => r.cells[3]!.best ?? false)).toEqual([true, false, true, false])
+        expect(all.rows[3]!.cells[3]!.value).toBeCloseTo(14 / 15, 12)
+        expect(all.rows[0]!.cells[3]!.value).toBeCloseTo(4 / 7, 12)
+        expect(Table.markdown(all).split("\n")[2]).toMatch(
+          /^\| all \(baseline\) \| 4 \| \*\*1\.000 \[1\.000, 1\.000\]\*\* \| \*\*0\.571 \[\d\.\d{3}, \d\.\d{3}\]\*\* \|$/
+        )
+        // on the changing instance B beats A on F1 (2/3 against 0); the oracle ties B and stays unmarked
+        const changing = tables[3]!
+        expect(changing.rows.map((r) => r.cells[3]!.best ?? false)).toEqual([false, true, false, false])
+        for (const t of tables) expect(Schema.decodeUnknownSync(Table.Table)(JSON.parse(JSON.stringify(t)))).toEqual(t)
+      }).pipe(Effect.provide(NodeContext.layer))
+  )
 
   it.effect("need no paired test: a viewer builds them from the summary alone", () =>
-    Effect.gen(function*() {
+    Effect.gen(function* () {
       const a = yield* analysis
       const summary = a.summary
       const { main } = Analysis.mainMetric(summary)
@@ -159,28 +192,40 @@ describe("the headline tables of a run", () => {
         compared: Analysis.comparedMetrics(summary, main)
       })
       expect(fromSummary).toEqual(Tables.tables(a))
-    }).pipe(Effect.provide(NodeContext.layer)))
+    }).pipe(Effect.provide(NodeContext.layer))
+  )
 
   it.effect("a lower-is-better metric marks its smallest value and carries ↓", () =>
-    Effect.gen(function*() {
+    Effect.gen(function* () {
       const a = yield* analysis
       const lower = a.compared.map((m) => (m.name === "retrieval.recall" ? { ...m, direction: "lower" as const } : m))
-      const t = Tables.headline({ ...a, compared: lower, main: lower.find((m) => m.name === "retrieval.recall") }, "all")
+      const t = Tables.headline(
+        { ...a, compared: lower, main: lower.find((m) => m.name === "retrieval.recall") },
+        "all"
+      )
       expect(t.columns[2]).toEqual({ label: "retrieval.recall", align: "right", marks: ["↓"] })
       expect(t.rows.map((r) => r.cells[2]!.best ?? false)).toEqual([false, true, false, false])
-    }).pipe(Effect.provide(NodeContext.layer)))
+    }).pipe(Effect.provide(NodeContext.layer))
+  )
 
-  it.effect("report.tex renders the paper table of the same model: groups per instance type, the F1 of the oracle, marks", () =>
-    Effect.gen(function*() {
-      const a = yield* analysis
-      const paper = Paper.paper(a)
-      expect(paper.columns.map((c) => `${c.group ?? ""}:${c.label}`)).toEqual([
-        ":Cell", ...["Consistent", "Contrastive", "Changing", "All"].flatMap((g) => ["P", "R", "F1"].map((l) => `${g}:${l}`)), "Oracle:F1"
-      ])
-      const tex = Table.latex(paper)
-      expect(tex).toContain(" & \\multicolumn{3}{c}{Consistent} & \\multicolumn{3}{c}{Contrastive} & \\multicolumn{3}{c}{Changing} & \\multicolumn{3}{c}{All} & Oracle \\\\")
-      expect(tex).toContain("\\cmidrule(lr){2-4}\\cmidrule(lr){5-7}\\cmidrule(lr){8-10}\\cmidrule(lr){11-13}\n")
-      expect(tex).toContain("\noracle$^\\ddagger$ & ")
-      expect(tex).toContain("$^\\ddagger$ reads gold labels (an upper bound). Data: tiny, 4 instances.}")
-    }).pipe(Effect.provide(NodeContext.layer)))
+  it.effect(
+    "report.tex renders the paper table of the same model: groups per instance type, the F1 of the oracle, marks",
+    () =>
+      Effect.gen(function* () {
+        const a = yield* analysis
+        const paper = Paper.paper(a)
+        expect(paper.columns.map((c) => `${c.group ?? ""}:${c.label}`)).toEqual([
+          ":Cell",
+          ...["Consistent", "Contrastive", "Changing", "All"].flatMap((g) => ["P", "R", "F1"].map((l) => `${g}:${l}`)),
+          "Oracle:F1"
+        ])
+        const tex = Table.latex(paper)
+        expect(tex).toContain(
+          " & \\multicolumn{3}{c}{Consistent} & \\multicolumn{3}{c}{Contrastive} & \\multicolumn{3}{c}{Changing} & \\multicolumn{3}{c}{All} & Oracle \\\\"
+        )
+        expect(tex).toContain("\\cmidrule(lr){2-4}\\cmidrule(lr){5-7}\\cmidrule(lr){8-10}\\cmidrule(lr){11-13}\n")
+        expect(tex).toContain("\noracle$^\\ddagger$ & ")
+        expect(tex).toContain("$^\\ddagger$ reads gold labels (an upper bound). Data: tiny, 4 instances.}")
+      }).pipe(Effect.provide(NodeContext.layer))
+  )
 })

@@ -21,7 +21,13 @@ import type { CellSummary, Slice, Summary } from "../src/results/ResultLine.js"
 import { slices } from "../src/results/ResultLine.js"
 import { cellA, cellB, dataset, tempDir, writeRun } from "./report-fixtures.js"
 
-const f1 = Scorer.metric({ name: "retrieval.f1", description: "F1 of the selection.", family: "retrieval", headline: true, mainRank: 2 })
+const f1 = Scorer.metric({
+  name: "retrieval.f1",
+  description: "F1 of the selection.",
+  family: "retrieval",
+  headline: true,
+  mainRank: 2
+})
 
 const sliceOf = (value: number, own: number | undefined, n: number): CellSummary["slices"]["all"] => {
   const v = own ?? value
@@ -29,7 +35,11 @@ const sliceOf = (value: number, own: number | undefined, n: number): CellSummary
 }
 
 /** A cell with the same value and CI on every slice unless `by` gives one; n = 30 (10 per type). */
-const cell = (id: string, value: number, options: { usesGold?: boolean; by?: Partial<Record<Slice, number>> } = {}): CellSummary => ({
+const cell = (
+  id: string,
+  value: number,
+  options: { usesGold?: boolean; by?: Partial<Record<Slice, number>> } = {}
+): CellSummary => ({
   id,
   name: id,
   params: {},
@@ -37,7 +47,12 @@ const cell = (id: string, value: number, options: { usesGold?: boolean; by?: Par
   oracleRetrieval: options.usesGold ?? false,
   heuristicStages: [],
   plugins: [],
-  slices: { all: sliceOf(value, options.by?.all, 30), consistent: sliceOf(value, options.by?.consistent, 10), contrastive: sliceOf(value, options.by?.contrastive, 10), changing: sliceOf(value, options.by?.changing, 10) }
+  slices: {
+    all: sliceOf(value, options.by?.all, 30),
+    consistent: sliceOf(value, options.by?.consistent, 10),
+    contrastive: sliceOf(value, options.by?.contrastive, 10),
+    changing: sliceOf(value, options.by?.changing, 10)
+  }
 })
 
 const summaryOf = (cells: ReadonlyArray<CellSummary>): Summary => ({
@@ -54,8 +69,21 @@ const summaryOf = (cells: ReadonlyArray<CellSummary>): Summary => ({
 const delta = (c: CellSummary, base: CellSummary, slice: Slice, pAdjusted: number, mde = Number.NaN): Delta => {
   const d = c.slices[slice].metrics[f1.name]!.mean! - base.slices[slice].metrics[f1.name]!.mean!
   return {
-    cell: c.id, metric: f1.name, slice, pAdjusted, family: "primary", correction: "holm", mde,
-    comparison: { n: c.slices[slice].n, delta: d, ci95: [d - 0.05, d + 0.05], p: pAdjusted / 4, test: "exact", permutations: 1024 }
+    cell: c.id,
+    metric: f1.name,
+    slice,
+    pAdjusted,
+    family: "primary",
+    correction: "holm",
+    mde,
+    comparison: {
+      n: c.slices[slice].n,
+      delta: d,
+      ci95: [d - 0.05, d + 0.05],
+      p: pAdjusted / 4,
+      test: "exact",
+      permutations: 1024
+    }
   }
 }
 
@@ -63,12 +91,20 @@ const delta = (c: CellSummary, base: CellSummary, slice: Slice, pAdjusted: numbe
 const pairwise = (cells: ReadonlyArray<CellSummary>, beats: Record<string, ReadonlyArray<number>>): Pairwise => ({
   cells,
   metrics: [f1],
-  slices: slices.map((slice) => ({ slice, beats: new Map([[f1.name, new Map(cells.map((c) => [c.id, beats[c.id] ?? []]))]]), tooSmall: undefined })),
+  slices: slices.map((slice) => ({
+    slice,
+    beats: new Map([[f1.name, new Map(cells.map((c) => [c.id, beats[c.id] ?? []]))]]),
+    tooSmall: undefined
+  })),
   tests: 60,
   forms: { exact: 60, normal: 0, monteCarlo: 0 }
 })
 
-const input = (cells: ReadonlyArray<CellSummary>, p: (c: CellSummary, s: Slice) => number, beats: Record<string, ReadonlyArray<number>> = {}): Verdict.Input => ({
+const input = (
+  cells: ReadonlyArray<CellSummary>,
+  p: (c: CellSummary, s: Slice) => number,
+  beats: Record<string, ReadonlyArray<number>> = {}
+): Verdict.Input => ({
   summary: summaryOf(cells),
   baseline: cells[0]!,
   main: f1,
@@ -89,7 +125,12 @@ describe("Verdict", () => {
   it("ranks the cells that read no gold labels, sets gold cells apart, and names leader and runner-up", () => {
     const v = Verdict.verdict(input(cells, (c) => (c.id === "bm25" ? 0.01 : 0.5), { bm25: [1, 4] }))
     const all = v.boards[0]!
-    expect(all.contenders.map((s) => [s.cell.id, s.rank])).toEqual([["bm25", 1], ["dense", 2], ["full", 3], ["recency", 4]])
+    expect(all.contenders.map((s) => [s.cell.id, s.rank])).toEqual([
+      ["bm25", 1],
+      ["dense", 2],
+      ["full", 3],
+      ["recency", 4]
+    ])
     expect(all.ceilings.map((s) => [s.cell.id, s.rank])).toEqual([["oracle", undefined]])
     const f = v.findings[0]!
     expect(f.leaders.map((s) => s.cell.id)).toEqual(["bm25"])
@@ -114,15 +155,35 @@ describe("Verdict", () => {
 
   it("says plainly when no lead is significant, and when the slice is too small for any to be", () => {
     const v = Verdict.verdict(input(cells, () => 0.3))
-    expect(v.findings[0]!.sentence).toMatch(/adjusted p = 0\.300\) and ahead of the runner-up dense \(0\.580\) by 0\.040\. Neither lead is significant after correction\.$/)
+    expect(v.findings[0]!.sentence).toMatch(
+      /adjusted p = 0\.300\) and ahead of the runner-up dense \(0\.580\) by 0\.040\. Neither lead is significant after correction\.$/
+    )
     // With the minimum detectable effect of the primary test, "not significant" says how large a difference is unlikely.
-    const powered = Verdict.verdict({ ...input(cells, () => 0.3), deltas: cells.slice(1).flatMap((c) => slices.map((sl) => delta(c, cells[0]!, sl, 0.3, 0.25))) })
-    const unpowered = Verdict.verdict({ ...input(cells, () => 0.3), deltas: cells.slice(1).flatMap((c) => slices.map((sl) => delta(c, cells[0]!, sl, 0.3, 0.1))) })
+    const powered = Verdict.verdict({
+      ...input(cells, () => 0.3),
+      deltas: cells.slice(1).flatMap((c) => slices.map((sl) => delta(c, cells[0]!, sl, 0.3, 0.25)))
+    })
+    const unpowered = Verdict.verdict({
+      ...input(cells, () => 0.3),
+      deltas: cells.slice(1).flatMap((c) => slices.map((sl) => delta(c, cells[0]!, sl, 0.3, 0.1)))
+    })
     expect(unpowered.findings[0]!.sentence).toMatch(/Neither lead is significant after correction\.$/)
-    expect(powered.findings[0]!.sentence).toMatch(/Neither lead is significant after correction; at this n the test detects a difference against the baseline of 0\.250 or more with 80% power, so none larger is likely\.$/)
-    const small = Verdict.verdict({ ...input(cells, () => 1), baselineTooSmall: new Map([["consistent", { n: 8, needed: 13, tests: 4, correction: "holm" as const, clustered: true }]]) })
-    expect(small.findings[1]!.sentence).toMatch(/No difference against the baseline can be significant here after correction: the cells share n = 8 personas \(a persona.s instances move together\), and that takes n = 13\.$/)
-    const unclustered = Verdict.verdict({ ...input(cells, () => 1), baselineTooSmall: new Map([["consistent", { n: 8, needed: 13, tests: 4, correction: "holm" as const }]]) })
+    expect(powered.findings[0]!.sentence).toMatch(
+      /Neither lead is significant after correction; at this n the test detects a difference against the baseline of 0\.250 or more with 80% power, so none larger is likely\.$/
+    )
+    const small = Verdict.verdict({
+      ...input(cells, () => 1),
+      baselineTooSmall: new Map([
+        ["consistent", { n: 8, needed: 13, tests: 4, correction: "holm" as const, clustered: true }]
+      ])
+    })
+    expect(small.findings[1]!.sentence).toMatch(
+      /No difference against the baseline can be significant here after correction: the cells share n = 8 personas \(a persona.s instances move together\), and that takes n = 13\.$/
+    )
+    const unclustered = Verdict.verdict({
+      ...input(cells, () => 1),
+      baselineTooSmall: new Map([["consistent", { n: 8, needed: 13, tests: 4, correction: "holm" as const }]])
+    })
     expect(unclustered.findings[1]!.sentence).toMatch(/the cells share n = 8 instances, and that takes n = 13\.$/)
   })
 
@@ -132,7 +193,9 @@ describe("Verdict", () => {
     const f = v.findings[0]!
     expect(f.leaders.map((s) => s.cell.id)).toEqual(["bm25", "twin"])
     expect(f.runnerUp?.cell.id).toBe("full")
-    expect(f.sentence).toMatch(/^All instances: bm25 and twin tie for the lead on retrieval\.f1 at 0\.620; bm25 is ahead of the baseline and runner-up full/)
+    expect(f.sentence).toMatch(
+      /^All instances: bm25 and twin tie for the lead on retrieval\.f1 at 0\.620; bm25 is ahead of the baseline and runner-up full/
+    )
     expect(f.sentence).toMatch(/The lead over the baseline is not significant after correction\.$/)
   })
 
@@ -143,7 +206,9 @@ describe("Verdict", () => {
     expect(f.vsBaseline).toBeUndefined()
     expect(f.vsRunnerUp?.by).toBeCloseTo(0.08, 12)
     expect(f.vsRunnerUp?.ci?.[0]).toBeCloseTo(0.03, 12)
-    expect(f.sentence).toMatch(/^All instances: full \(the baseline\) leads .* ahead of the runner-up bm25 \(0\.620\) by 0\.080 \(paired 95% CI \[0\.030, 0\.130\], adjusted p = 0\.001\)\. The lead over the runner-up is significant after correction\.$/)
+    expect(f.sentence).toMatch(
+      /^All instances: full \(the baseline\) leads .* ahead of the runner-up bm25 \(0\.620\) by 0\.080 \(paired 95% CI \[0\.030, 0\.130\], adjusted p = 0\.001\)\. The lead over the runner-up is significant after correction\.$/
+    )
     const lower = { ...f1, direction: "lower" as const }
     const w = Verdict.verdict({ ...input(cells, () => 0.5), main: lower })
     expect(w.boards[0]!.contenders.map((s) => s.cell.id)).toEqual(["recency", "full", "dense", "bm25"])
@@ -153,8 +218,26 @@ describe("Verdict", () => {
     const many = [full, ...Array.from({ length: 12 }, (_, i) => cell(`c${i + 1}`, 0.9 - i * 0.01)), oracle]
     const a = input(many, (c) => (c.id === "c1" ? 0.01 : 0.5))
     const t = Leaderboard.table(a, Verdict.verdict(a), 10)
-    const rows = t.rows.map((r) => r.cells.slice(0, 2).map((c) => c.text).join(" "))
-    expect(rows).toEqual(["1 c1", "2 c2", "3 c3", "4 c4", "5 c5", "6 c6", "7 c7", "8 c8", "9 c9", "10 c10", "13 full (baseline)", "ceiling oracle ‡"])
+    const rows = t.rows.map((r) =>
+      r.cells
+        .slice(0, 2)
+        .map((c) => c.text)
+        .join(" ")
+    )
+    expect(rows).toEqual([
+      "1 c1",
+      "2 c2",
+      "3 c3",
+      "4 c4",
+      "5 c5",
+      "6 c6",
+      "7 c7",
+      "8 c8",
+      "9 c9",
+      "10 c10",
+      "13 full (baseline)",
+      "ceiling oracle ‡"
+    ])
     expect(t.rows[0]!.cells[4]).toMatchObject({ text: "+0.500", significant: true })
     expect(t.notes[0]).toContain("2 lower-ranked cells are left out here")
   })
@@ -162,7 +245,7 @@ describe("Verdict", () => {
 
 describe("report.md opens with the verdict", () => {
   it.effect("the first 40 lines hold the sentences and the leaderboard", () =>
-    Effect.gen(function*() {
+    Effect.gen(function* () {
       const dir = tempDir("verdict")
       writeRun(dir, { cells: [cellA, cellB] })
       const run = yield* RunDir.read(dir)
@@ -172,24 +255,43 @@ describe("report.md opens with the verdict", () => {
       for (const f of r.verdict.findings) expect(first).toContain(`- ${Table.mdLine(f.sentence)}`)
       expect(first).toContain(Table.markdown(Leaderboard.table(r.analysis, r.verdict, Leaderboard.openingLimit)))
       expect(r.html.indexOf(`id="verdict"`)).toBeLessThan(r.html.indexOf(`id="charts"`))
-    }).pipe(Effect.provide(NodeContext.layer)))
+    }).pipe(Effect.provide(NodeContext.layer))
+  )
 })
 
 describe("the sweep on the bundled dev data (configs/contextual.yaml, sample)", () => {
   const repo = path.resolve(__dirname, "../../..")
   // The compiled CLI, rebuilt when a source is newer (as the Nx targets do).
-  const built = spawnSync(process.execPath, [path.join(repo, "tools", "build-cli.mjs"), "--if-stale", "--quiet"], { encoding: "utf8" })
+  const built = spawnSync(process.execPath, [path.join(repo, "tools", "build-cli.mjs"), "--if-stale", "--quiet"], {
+    encoding: "utf8"
+  })
   it("names bm25 as the leader on the first screen of report.md and of the console summary", () => {
     expect(built.status, built.stderr).toBe(0)
     const out = tempDir("verdict-e2e")
-    const stdout = execFileSync(process.execPath, [path.join(repo, "packages/experiments/dist/cli.mjs"), "sweep", "--config", "configs/contextual.yaml", "--out", path.join(out, "run")], {
-      cwd: repo,
-      encoding: "utf8",
-      env: { ...process.env, CUPID_CACHE_DIR: path.join(out, "cache") },
-      stdio: ["ignore", "pipe", "pipe"]
-    })
-    const first = fs.readFileSync(path.join(out, "run", "report.md"), "utf8").split("\n").slice(0, 40)
-    expect(first.find((l) => l.startsWith("- All instances:"))).toMatch(/^- All instances: bm25 leads on retrieval\.f1 with 0\.624 \[0\.539, 0\.696\]/)
+    const stdout = execFileSync(
+      process.execPath,
+      [
+        path.join(repo, "packages/experiments/dist/cli.mjs"),
+        "sweep",
+        "--config",
+        "configs/contextual.yaml",
+        "--out",
+        path.join(out, "run")
+      ],
+      {
+        cwd: repo,
+        encoding: "utf8",
+        env: { ...process.env, CUPID_CACHE_DIR: path.join(out, "cache") },
+        stdio: ["ignore", "pipe", "pipe"]
+      }
+    )
+    const first = fs
+      .readFileSync(path.join(out, "run", "report.md"), "utf8")
+      .split("\n")
+      .slice(0, 40)
+    expect(first.find((l) => l.startsWith("- All instances:"))).toMatch(
+      /^- All instances: bm25 leads on retrieval\.f1 with 0\.624 \[0\.539, 0\.696\]/
+    )
     expect(first.find((l) => l.startsWith("- Changing instances:"))).toMatch(/^- Changing instances: recency leads/)
     expect(first).toContain("| 1 | bm25 | 0.624 [0.539, 0.696] | 24 | +0.244 | 0.804 | 0.692 | 0.375 |")
     expect(first.find((l) => l.startsWith("| ceiling | oracle ‡ |"))).toBeDefined()

@@ -15,7 +15,23 @@
 import type { CompareView, PairwiseView, RunDetail, RunList, VerdictView } from "../src/view/Catalog.js"
 import type { FiguresView } from "../src/view/Entries.js"
 import type { CellOutcome, InstanceList } from "../src/view/Instances.js"
-import { type Child, cellHead, cellKey, cellName, fmt, get, h, hashOf, link, main, metricName, renderTable, runTabs, setWhere, shortNames } from "./dom.js"
+import {
+  type Child,
+  cellHead,
+  cellKey,
+  cellName,
+  fmt,
+  get,
+  h,
+  hashOf,
+  link,
+  main,
+  metricName,
+  renderTable,
+  runTabs,
+  setWhere,
+  shortNames
+} from "./dom.js"
 import { instancePage } from "./instance.js"
 
 // ---------------------------------------------------------------------------------------------- runs
@@ -23,40 +39,104 @@ import { instancePage } from "./instance.js"
 const runsPage = async () => {
   setWhere()
   const { runs, unreadable } = await get<RunList>("/api/runs")
-  const cannotRead = unreadable.length === 0 ? null : h("div", { class: "notice", id: "unreadable" },
-    h("b", {}, `${unreadable.length} run director${unreadable.length === 1 ? "y" : "ies"} cannot be read:`),
-    h("ul", {}, ...unreadable.map((u) => h("li", {}, `${u.id}: ${u.reason}`))))
-  if (runs.length === 0) return [h("h1", {}, "Runs"), cannotRead, h("p", {}, "No runs under this directory yet: run a sweep (npx cupid-lab sweep --config contextual.yaml) and reload.")]
+  const cannotRead =
+    unreadable.length === 0
+      ? null
+      : h(
+          "div",
+          { class: "notice", id: "unreadable" },
+          h("b", {}, `${unreadable.length} run director${unreadable.length === 1 ? "y" : "ies"} cannot be read:`),
+          h("ul", {}, ...unreadable.map((u) => h("li", {}, `${u.id}: ${u.reason}`)))
+        )
+  if (runs.length === 0)
+    return [
+      h("h1", {}, "Runs"),
+      cannotRead,
+      h(
+        "p",
+        {},
+        "No runs under this directory yet: run a sweep (npx cupid-lab sweep --config contextual.yaml) and reload."
+      )
+    ]
   const rows = runs.map((r) =>
-    h("tr", { "data-run": r.id },
-      h("td", {}, link(r.id, "run", { run: r.id }), r.latest ? h("span", { class: "tag" }, "latest") : null, ...r.problems.map((p) => h("div", { class: "failed" }, p))),
+    h(
+      "tr",
+      { "data-run": r.id },
+      h(
+        "td",
+        {},
+        link(r.id, "run", { run: r.id }),
+        r.latest ? h("span", { class: "tag" }, "latest") : null,
+        ...r.problems.map((p) => h("div", { class: "failed" }, p))
+      ),
       h("td", {}, r.config, h("span", { class: "muted", title: "config hash" }, ` ${r.configHash.slice(0, 8)}`)),
       h("td", {}, r.data, r.transform === null ? null : h("div", { class: "muted" }, `transform ${r.transform}`)),
       h("td", {}, r.started === null ? "–" : r.started.replace("T", " ").replace(/\.\d+Z$/, "Z")),
       h("td", { class: "num" }, String(r.cells)),
       h("td", { class: "num" }, String(r.instances)),
       h("td", { class: "num" }, String(r.failed)),
-      h("td", {}, r.main === null ? "–" : [metricName({ name: r.main.metric, heuristic: r.main.heuristic }), ": ", h("b", {}, fmt(r.main.value)), ` (${r.main.cell ?? "–"}, N=${r.main.n})`])
+      h(
+        "td",
+        {},
+        r.main === null
+          ? "–"
+          : [
+              metricName({ name: r.main.metric, heuristic: r.main.heuristic }),
+              ": ",
+              h("b", {}, fmt(r.main.value)),
+              ` (${r.main.cell ?? "–"}, N=${r.main.n})`
+            ]
+      )
     )
   )
   return [
     h("h1", {}, "Runs"),
-    h("p", { class: "muted" }, `${runs.length} runs, newest first. Headline: the best cell on the run's main metric over all instances, among those that read no gold labels.`),
+    h(
+      "p",
+      { class: "muted" },
+      `${runs.length} runs, newest first. Headline: the best cell on the run's main metric over all instances, among those that read no gold labels.`
+    ),
     cannotRead,
-    h("table", { id: "runs" },
-      h("thead", {}, h("tr", {}, ...["run", "config", "data", "started", "cells", "instances", "failed pairs", "headline"].map((t) => h("th", {}, t)))),
-      h("tbody", {}, rows))
+    h(
+      "table",
+      { id: "runs" },
+      h(
+        "thead",
+        {},
+        h(
+          "tr",
+          {},
+          ...["run", "config", "data", "started", "cells", "instances", "failed pairs", "headline"].map((t) =>
+            h("th", {}, t)
+          )
+        )
+      ),
+      h("tbody", {}, rows)
+    )
   ]
 }
 
-const later = <A>(id: string, title: string, waiting: string, request: Promise<A>, show: (a: A) => ReadonlyArray<Child>) => {
+const later = <A>(
+  id: string,
+  title: string,
+  waiting: string,
+  request: Promise<A>,
+  show: (a: A) => ReadonlyArray<Child>
+) => {
   const section = h("section", { id }, h("h2", {}, title), h("p", { class: "muted" }, waiting))
   void request.then(
     (a) => {
-      section.replaceChildren(h("h2", {}, title), ...show(a).filter((n): n is Node | string => n !== null && n !== undefined && n !== false))
+      section.replaceChildren(
+        h("h2", {}, title),
+        ...show(a).filter((n): n is Node | string => n !== null && n !== undefined && n !== false)
+      )
       section.dataset["ready"] = "1"
     },
-    (e: unknown) => section.replaceChildren(h("h2", {}, title), h("p", { class: "failed" }, e instanceof Error ? e.message : String(e)))
+    (e: unknown) =>
+      section.replaceChildren(
+        h("h2", {}, title),
+        h("p", { class: "failed" }, e instanceof Error ? e.message : String(e))
+      )
   )
   return section
 }
@@ -64,7 +144,9 @@ const later = <A>(id: string, title: string, waiting: string, request: Promise<A
 /** Who leads per instance type, and the leaderboard: the reports' opening. */
 const verdictView = (v: VerdictView): ReadonlyArray<Child> => [
   h("p", { class: "muted" }, v.intro),
-  v.findings.length === 0 ? null : h("ul", { class: "verdict" }, ...v.findings.map((f) => h("li", { "data-slice": f.slice }, f.sentence))),
+  v.findings.length === 0
+    ? null
+    : h("ul", { class: "verdict" }, ...v.findings.map((f) => h("li", { "data-slice": f.slice }, f.sentence))),
   v.leaderboard === null ? null : renderTable(v.leaderboard)
 ]
 
@@ -73,32 +155,78 @@ const verdictView = (v: VerdictView): ReadonlyArray<Child> => [
  * as an image: an SVG image cannot run script or load anything, whatever its text holds.
  */
 const figuresView = (f: FiguresView): ReadonlyArray<Child> =>
-  f.figures.length === 0 ? [h("p", {}, "Nothing to plot: the run has no main metric.")] : [
-    h("p", { class: "muted" }, "The charts of report.html. Tooltips are in report.html; the tables below hold every value."),
-    h("div", { class: "figures" }, ...f.figures.map((x) =>
-      h("figure", { "data-section": x.section },
-        h("img", { src: `data:image/svg+xml;charset=utf-8,${encodeURIComponent(x.svg)}`, alt: x.caption }),
-        h("figcaption", {}, x.caption))))
-  ]
+  f.figures.length === 0
+    ? [h("p", {}, "Nothing to plot: the run has no main metric.")]
+    : [
+        h(
+          "p",
+          { class: "muted" },
+          "The charts of report.html. Tooltips are in report.html; the tables below hold every value."
+        ),
+        h(
+          "div",
+          { class: "figures" },
+          ...f.figures.map((x) =>
+            h(
+              "figure",
+              { "data-section": x.section },
+              h("img", { src: `data:image/svg+xml;charset=utf-8,${encodeURIComponent(x.svg)}`, alt: x.caption }),
+              h("figcaption", {}, x.caption)
+            )
+          )
+        )
+      ]
 
 const runPage = async (p: URLSearchParams) => {
   const run = p.get("run") ?? ""
   const d = await get<RunDetail>("/api/run", { run })
   setWhere(link(run, "run", { run }))
-  const verdict = later("verdict", "Verdict", "running the paired tests…", get<VerdictView>("/api/verdict", { run }), verdictView)
-  const figures = later("figures", "Charts", "drawing the charts…", get<FiguresView>("/api/figures", { run }), figuresView)
-  const pairwise = later("pairwise", "Every cell against every other", "running the paired tests…", get<PairwiseView>("/api/pairwise", { run }), (v) =>
-    v.note === null
-      ? [h("p", {}, "Nothing to test: the run has fewer than two cells or no headline metric.")]
-      : [h("p", { class: "muted" }, v.note), ...v.slices.flatMap((s) => [s.tooSmall === null ? null : h("p", { class: "notice" }, s.tooSmall), renderTable(s.table)])])
+  const verdict = later(
+    "verdict",
+    "Verdict",
+    "running the paired tests…",
+    get<VerdictView>("/api/verdict", { run }),
+    verdictView
+  )
+  const figures = later(
+    "figures",
+    "Charts",
+    "drawing the charts…",
+    get<FiguresView>("/api/figures", { run }),
+    figuresView
+  )
+  const pairwise = later(
+    "pairwise",
+    "Every cell against every other",
+    "running the paired tests…",
+    get<PairwiseView>("/api/pairwise", { run }),
+    (v) =>
+      v.note === null
+        ? [h("p", {}, "Nothing to test: the run has fewer than two cells or no headline metric.")]
+        : [
+            h("p", { class: "muted" }, v.note),
+            ...v.slices.flatMap((s) => [
+              s.tooSmall === null ? null : h("p", { class: "notice" }, s.tooSmall),
+              renderTable(s.table)
+            ])
+          ]
+  )
   return [
     h("h1", {}, `${d.entry.config} · ${d.entry.data}`),
     runTabs(run, "run"),
-    h("p", { class: "muted" }, `${d.entry.cells} cells × ${d.entry.instances} instances; main metric ${d.main ?? "none"} (${d.mainReason}).`),
+    h(
+      "p",
+      { class: "muted" },
+      `${d.entry.cells} cells × ${d.entry.instances} instances; main metric ${d.main ?? "none"} (${d.mainReason}).`
+    ),
     verdict,
     figures,
     h("h2", { id: "tables" }, "Per instance type"),
-    h("p", { class: "muted" }, "Bold: the best cell of each column among those that read no gold labels; † a heuristic metric, ‡ an oracle cell; hover a value for more."),
+    h(
+      "p",
+      { class: "muted" },
+      "Bold: the best cell of each column among those that read no gold labels; † a heuristic metric, ‡ an oracle cell; hover a value for more."
+    ),
     ...d.tables.map(renderTable),
     pairwise
   ]
@@ -130,19 +258,64 @@ const instancesPage = async (p: URLSearchParams) => {
   }
   const list = await get<InstanceList>("/api/instances", params)
   const short = shortNames(d.cells)
-  const cellOptions: Array<readonly [string, string]> = [["", "(any)"], ...d.cells.map((c) => [c.id, cellName(d.cells, c.id)] as const)]
+  const cellOptions: Array<readonly [string, string]> = [
+    ["", "(any)"],
+    ...d.cells.map((c) => [c.id, cellName(d.cells, c.id)] as const)
+  ]
   const search = h("input", { type: "search", name: "q", id: "f-q", placeholder: "search text", value: params.q ?? "" })
   const failed = h("input", { type: "checkbox", name: "failed", id: "f-failed" })
   ;(failed as HTMLInputElement).checked = params.failed
-  const form = h("form", { id: "filters" },
-    h("label", {}, "type ", select("type", [["", "(all)"], ["consistent", "consistent"], ["contrastive", "contrastive"], ["changing", "changing"]], params.type ?? "")),
+  const form = h(
+    "form",
+    { id: "filters" },
+    h(
+      "label",
+      {},
+      "type ",
+      select(
+        "type",
+        [
+          ["", "(all)"],
+          ["consistent", "consistent"],
+          ["contrastive", "contrastive"],
+          ["changing", "changing"]
+        ],
+        params.type ?? ""
+      )
+    ),
     h("label", {}, "cell ", select("cell", cellOptions, list.resolved.cell ?? "")),
     h("label", {}, failed, " failed"),
-    h("fieldset", {}, h("legend", {}, "disagreement"), h("label", {}, "cell A ", select("a", cellOptions, list.resolved.a ?? "")), h("label", {}, "cell B ", select("b", cellOptions, list.resolved.b ?? ""))),
-    h("label", {}, "sort ", select("sort", [["instance", "dataset order"], ["type", "type"], ["length", "history length"], ["metric", `main metric (${d.main ?? "–"})`]], params.sort ?? "instance")),
-    h("label", {}, h("input", { type: "checkbox", name: "desc", id: "f-desc", ...(params.desc ? { checked: "" } : {}) }), " descending"),
+    h(
+      "fieldset",
+      {},
+      h("legend", {}, "disagreement"),
+      h("label", {}, "cell A ", select("a", cellOptions, list.resolved.a ?? "")),
+      h("label", {}, "cell B ", select("b", cellOptions, list.resolved.b ?? ""))
+    ),
+    h(
+      "label",
+      {},
+      "sort ",
+      select(
+        "sort",
+        [
+          ["instance", "dataset order"],
+          ["type", "type"],
+          ["length", "history length"],
+          ["metric", `main metric (${d.main ?? "–"})`]
+        ],
+        params.sort ?? "instance"
+      )
+    ),
+    h(
+      "label",
+      {},
+      h("input", { type: "checkbox", name: "desc", id: "f-desc", ...(params.desc ? { checked: "" } : {}) }),
+      " descending"
+    ),
     search,
-    h("button", { type: "submit", id: "apply" }, "apply"))
+    h("button", { type: "submit", id: "apply" }, "apply")
+  )
   form.addEventListener("submit", (event) => {
     event.preventDefault()
     const data = new FormData(form as HTMLFormElement)
@@ -163,28 +336,63 @@ const instancesPage = async (p: URLSearchParams) => {
     })
   })
   const outcomeText = (o: CellOutcome) =>
-    o.status === "failed" ? "failed" : `${o.selected === null ? "–" : `{${o.selected.join(", ")}}`}${o.main === null ? "" : ` ${fmt(o.main)}`}`
+    o.status === "failed"
+      ? "failed"
+      : `${o.selected === null ? "–" : `{${o.selected.join(", ")}}`}${o.main === null ? "" : ` ${fmt(o.main)}`}`
   const shownCells = list.items[0]?.outcomes.map((o) => o.cell) ?? []
   const rows = list.items.map((it) =>
-    h("tr", { "data-instance": it.id },
+    h(
+      "tr",
+      { "data-instance": it.id },
       h("td", {}, link(it.id, "instance", { run, id: it.id })),
       h("td", {}, it.type),
       h("td", { class: "num" }, String(it.sessions)),
       h("td", { class: "num" }, String(it.historyTokens)),
-      h("td", {}, `{${it.relevant.join(", ")}}`, it.stale.length > 0 ? h("span", { class: "muted" }, ` stale {${it.stale.join(", ")}}`) : null),
-      ...it.outcomes.map((o) => h("td", { class: o.status === "failed" ? "failed" : undefined, "data-cell": o.cell }, outcomeText(o)))))
-  const next = list.offset + list.items.length < list.matched
-    ? link("next page", "instances", { ...params, offset: list.offset + list.items.length })
-    : null
+      h(
+        "td",
+        {},
+        `{${it.relevant.join(", ")}}`,
+        it.stale.length > 0 ? h("span", { class: "muted" }, ` stale {${it.stale.join(", ")}}`) : null
+      ),
+      ...it.outcomes.map((o) =>
+        h("td", { class: o.status === "failed" ? "failed" : undefined, "data-cell": o.cell }, outcomeText(o))
+      )
+    )
+  )
+  const next =
+    list.offset + list.items.length < list.matched
+      ? link("next page", "instances", { ...params, offset: list.offset + list.items.length })
+      : null
   return [
     h("h1", {}, `Instances · ${d.entry.config}`),
     runTabs(run, "instances"),
     form,
-    h("p", { id: "matched" }, `${list.matched} of ${list.total} instances: ${list.description}.`, list.items.length < list.matched ? ` Showing ${list.offset + 1}–${list.offset + list.items.length}.` : ""),
+    h(
+      "p",
+      { id: "matched" },
+      `${list.matched} of ${list.total} instances: ${list.description}.`,
+      list.items.length < list.matched ? ` Showing ${list.offset + 1}–${list.offset + list.items.length}.` : ""
+    ),
     list.notice === null ? null : h("p", { class: "notice" }, list.notice),
-    h("div", { class: "scroll" }, h("table", { class: "instances" },
-      h("thead", {}, h("tr", {}, ...["instance", "type", "sessions", "tokens", "gold relevant"].map((t) => h("th", {}, t)), ...shownCells.map((c) => cellHead(d.cells, short, c)))),
-      h("tbody", {}, rows))),
+    h(
+      "div",
+      { class: "scroll" },
+      h(
+        "table",
+        { class: "instances" },
+        h(
+          "thead",
+          {},
+          h(
+            "tr",
+            {},
+            ...["instance", "type", "sessions", "tokens", "gold relevant"].map((t) => h("th", {}, t)),
+            ...shownCells.map((c) => cellHead(d.cells, short, c))
+          )
+        ),
+        h("tbody", {}, rows)
+      )
+    ),
     next,
     cellKey(d.cells, short, shownCells),
     h("p", { class: "muted" }, "Each cell column shows the sessions it selected and its main metric for the instance.")
@@ -204,31 +412,81 @@ const comparePage = async (p: URLSearchParams) => {
   const v = await get<CompareView>("/api/compare", { a, ca, b, cb })
   setWhere("compare")
   const runOptions = runs.map((r) => [r.id, `${r.id} (${r.config}, ${r.data})`] as const)
-  const form = h("form", { id: "pick" },
-    h("fieldset", {}, h("legend", {}, "A"), select("a", runOptions, a), select("ca", da.cells.map((c) => [c.id, cellName(da.cells, c.id)] as const), v.a.cell.id)),
-    h("fieldset", {}, h("legend", {}, "B"), select("b", runOptions, b), select("cb", db.cells.map((c) => [c.id, cellName(db.cells, c.id)] as const), v.b.cell.id)),
-    h("button", { type: "submit", id: "apply" }, "compare"))
+  const form = h(
+    "form",
+    { id: "pick" },
+    h(
+      "fieldset",
+      {},
+      h("legend", {}, "A"),
+      select("a", runOptions, a),
+      select(
+        "ca",
+        da.cells.map((c) => [c.id, cellName(da.cells, c.id)] as const),
+        v.a.cell.id
+      )
+    ),
+    h(
+      "fieldset",
+      {},
+      h("legend", {}, "B"),
+      select("b", runOptions, b),
+      select(
+        "cb",
+        db.cells.map((c) => [c.id, cellName(db.cells, c.id)] as const),
+        v.b.cell.id
+      )
+    ),
+    h("button", { type: "submit", id: "apply" }, "compare")
+  )
   form.addEventListener("submit", (event) => {
     event.preventDefault()
     const data = new FormData(form as HTMLFormElement)
     const next = { a: String(data.get("a")), b: String(data.get("b")) }
     // A changed run keeps no cell choice of the other run.
-    location.hash = hashOf("compare", { ...next, ca: next.a === a ? String(data.get("ca")) : undefined, cb: next.b === b ? String(data.get("cb")) : undefined })
+    location.hash = hashOf("compare", {
+      ...next,
+      ca: next.a === a ? String(data.get("ca")) : undefined,
+      cb: next.b === b ? String(data.get("cb")) : undefined
+    })
   })
-  const outcome = (o: CellOutcome) => (o.status === "failed" ? "failed" : `{${(o.selected ?? []).join(", ")}} ${fmt(o.main)}`)
+  const outcome = (o: CellOutcome) =>
+    o.status === "failed" ? "failed" : `{${(o.selected ?? []).join(", ")}} ${fmt(o.main)}`
   return [
     h("h1", {}, "Two cells side by side"),
     form,
-    h("p", {}, `A: ${a} ${cellName(da.cells, v.a.cell.id)}; B: ${b} ${cellName(db.cells, v.b.cell.id)}. ${v.shared} instances in both; ${v.disagreements.length} where the selections differ or one failed.`),
+    h(
+      "p",
+      {},
+      `A: ${a} ${cellName(da.cells, v.a.cell.id)}; B: ${b} ${cellName(db.cells, v.b.cell.id)}. ${v.shared} instances in both; ${v.disagreements.length} where the selections differ or one failed.`
+    ),
     ...v.warnings.map((w) => h("p", { class: "notice" }, w)),
     h("div", { class: "compare" }, ...v.tables.map(renderTable)),
     h("h2", {}, "Instances where they disagree"),
-    h("table", { class: "instances" },
+    h(
+      "table",
+      { class: "instances" },
       h("thead", {}, h("tr", {}, ...["instance", "type", "A", "B"].map((t) => h("th", {}, t)))),
-      h("tbody", {}, ...v.disagreements.map((x) =>
-        h("tr", { "data-instance": x.instance },
-          h("td", {}, link(x.instance, "instance", { run: a, id: x.instance }), a === b ? null : [" ", link("(B's run)", "instance", { run: b, id: x.instance })]),
-          h("td", {}, x.type), h("td", {}, outcome(x.a)), h("td", {}, outcome(x.b))))))
+      h(
+        "tbody",
+        {},
+        ...v.disagreements.map((x) =>
+          h(
+            "tr",
+            { "data-instance": x.instance },
+            h(
+              "td",
+              {},
+              link(x.instance, "instance", { run: a, id: x.instance }),
+              a === b ? null : [" ", link("(B's run)", "instance", { run: b, id: x.instance })]
+            ),
+            h("td", {}, x.type),
+            h("td", {}, outcome(x.a)),
+            h("td", {}, outcome(x.b))
+          )
+        )
+      )
+    )
   ]
 }
 

@@ -36,13 +36,13 @@ const start = () => {
   return (calls: number) => {
     const wall = performance.now() - t0
     const cpu = process.cpuUsage(c0)
-    return `${((wall / calls)).toFixed(2)} ms/call wall, ${((cpu.user + cpu.system) / 1000 / calls).toFixed(2)} ms/call CPU`
+    return `${(wall / calls).toFixed(2)} ms/call wall, ${((cpu.user + cpu.system) / 1000 / calls).toFixed(2)} ms/call CPU`
   }
 }
 
 const roundTrips = (calls: number, concurrency: number) =>
   Effect.scoped(
-    Effect.gen(function*() {
+    Effect.gen(function* () {
       const server = yield* OpenAiServer.make()
       const options = yield* Plugin.decodeOptions(OpenAi.plugin, { baseURL: server.baseURL, concurrency })
       const lm = (yield* OpenAi.make(options, "bench")).languageModel!
@@ -52,24 +52,34 @@ const roundTrips = (calls: number, concurrency: number) =>
         (i) => lm.complete({ messages: [{ role: "user", content: `request number ${i}` }] }),
         { concurrency: "unbounded", discard: true }
       )
-      console.log(`openai provider via loopback:  ${calls} calls, concurrency ${String(concurrency).padStart(2)}: ${clock(calls)}`)
+      console.log(
+        `openai provider via loopback:  ${calls} calls, concurrency ${String(concurrency).padStart(2)}: ${clock(calls)}`
+      )
     })
   ).pipe(Effect.withConfigProvider(ConfigProvider.fromMap(new Map())))
 
 // Baseline: the bare SDK against the same server, so the provider's own share can be read off.
 const sdkBaseline = (calls: number, concurrency: number) =>
   Effect.scoped(
-    Effect.gen(function*() {
+    Effect.gen(function* () {
       const server = yield* OpenAiServer.make()
       const { OpenAI } = yield* Effect.promise(() => import("openai"))
       const client = new OpenAI({ apiKey: "unused", baseURL: server.baseURL, maxRetries: 0 })
       const clock = start()
       yield* Effect.forEach(
         Array.from({ length: calls }, (_, i) => i),
-        (i) => Effect.promise(() => client.chat.completions.create({ model: "bench", messages: [{ role: "user", content: `request number ${i}` }] })),
+        (i) =>
+          Effect.promise(() =>
+            client.chat.completions.create({
+              model: "bench",
+              messages: [{ role: "user", content: `request number ${i}` }]
+            })
+          ),
         { concurrency, discard: true }
       )
-      console.log(`bare openai SDK via loopback: ${calls} calls, concurrency ${String(concurrency).padStart(2)}: ${clock(calls)}`)
+      console.log(
+        `bare openai SDK via loopback: ${calls} calls, concurrency ${String(concurrency).padStart(2)}: ${clock(calls)}`
+      )
     })
   )
 
@@ -81,10 +91,13 @@ await Effect.runPromise(roundTrips(400, 16))
 const dir = fs.mkdtempSync(path.join(os.tmpdir(), "cupid-bench-"))
 try {
   const tiny = writeTinyBert(path.join(dir, "encoder"), { kind: "encoder", hidden: 64 })
-  const texts = Array.from({ length: 512 }, (_, i) => `the user prefers short answers with numbered steps for recipe ${i % 7} and travel plan`)
+  const texts = Array.from(
+    { length: 512 },
+    (_, i) => `the user prefers short answers with numbered steps for recipe ${i % 7} and travel plan`
+  )
   await Effect.runPromise(
     Effect.scoped(
-      Effect.gen(function*() {
+      Effect.gen(function* () {
         const options = yield* Plugin.decodeOptions(Transformers.plugin, { path: tiny.dir, batchSize: 32 })
         const embedder = (yield* Transformers.make(options, "tiny")).embeddingModel!
         let t0 = performance.now()

@@ -48,7 +48,10 @@ export const Options = Schema.Struct({
 })
 export type Options = Schema.Schema.Type<typeof Options>
 
-const Tokens = Schema.Struct({ inputTokens: Schema.optional(Schema.Number), outputTokens: Schema.optional(Schema.Number) })
+const Tokens = Schema.Struct({
+  inputTokens: Schema.optional(Schema.Number),
+  outputTokens: Schema.optional(Schema.Number)
+})
 
 const ChatResponse = Schema.Struct({
   message: Schema.Struct({
@@ -85,14 +88,16 @@ const detailOf = (body: unknown): string | undefined =>
   typeof body === "string"
     ? body
     : typeof body === "object" && body !== null && typeof (body as { message?: unknown }).message === "string"
-    ? (body as { message: string }).message
-    : body === undefined
-    ? undefined
-    : JSON.stringify(body)
+      ? (body as { message: string }).message
+      : body === undefined
+        ? undefined
+        : JSON.stringify(body)
 
 /** cohere-ai 8.1 hands a 2xx body that is not JSON back as a parse-failure record instead of throwing. */
 const unparsedBody = (body: unknown): boolean =>
-  typeof body === "object" && body !== null && (body as { ok?: unknown }).ok === false &&
+  typeof body === "object" &&
+  body !== null &&
+  (body as { ok?: unknown }).ok === false &&
   (body as { error?: { reason?: unknown } }).error?.reason === "non-json"
 
 const classify = (sdk: Sdk, ctx: Failure.CallContext, error: unknown, now: number) => {
@@ -100,7 +105,12 @@ const classify = (sdk: Sdk, ctx: Failure.CallContext, error: unknown, now: numbe
   if (error instanceof sdk.CohereError) {
     const status = error.statusCode
     if (status !== undefined && status >= 400) {
-      return Failure.fromStatus(ctx, status, detailOf(error.body), Failure.retryAfterMs(error.rawResponse?.headers, now))
+      return Failure.fromStatus(
+        ctx,
+        status,
+        detailOf(error.body),
+        Failure.retryAfterMs(error.rawResponse?.headers, now)
+      )
     }
     if (status !== undefined) return Failure.malformed(ctx, "the body is not JSON")
     return Failure.fromConnection(
@@ -118,10 +128,15 @@ export const make = (
   model: string,
   context: Plugin.ProviderContext = {}
 ): Effect.Effect<Models.ModelBundle, PluginError, Scope.Scope> =>
-  Effect.gen(function*() {
+  Effect.gen(function* () {
     const baseURL = options.baseURL !== undefined && options.baseURL.trim() !== "" ? options.baseURL.trim() : undefined
     // A dry run sends nothing, so it needs no key (the placeholder is never used).
-    const key = yield* Secret.apiKey("cohere", model, options.apiKeyEnv, baseURL === undefined && context.dryRun !== true)
+    const key = yield* Secret.apiKey(
+      "cohere",
+      model,
+      options.apiKeyEnv,
+      baseURL === undefined && context.dryRun !== true
+    )
     const sdk = yield* Effect.tryPromise({
       try: () => import("cohere-ai"),
       catch: (e) => new PluginError({ plugin: "cohere", reason: `cannot load the cohere-ai package: ${String(e)}` })
@@ -142,8 +157,13 @@ export const make = (
     // The request stops at the attempt's deadline (headers or body, however far it got) or when the call is interrupted.
     const send = <A>(deadline: AbortSignal, request: (signal: AbortSignal) => Promise<A>) =>
       Effect.tryPromise({ try: (signal) => request(AbortSignal.any([signal, deadline])), catch: (e) => e }).pipe(
-        Effect.catchAll((e) => Effect.flatMap(Clock.currentTimeMillis, (now) => Effect.fail(classify(sdk, ctx, e, now)))),
-        Effect.filterOrFail((body) => !unparsedBody(body), () => Failure.malformed(ctx, "the body is not JSON"))
+        Effect.catchAll((e) =>
+          Effect.flatMap(Clock.currentTimeMillis, (now) => Effect.fail(classify(sdk, ctx, e, now)))
+        ),
+        Effect.filterOrFail(
+          (body) => !unparsedBody(body),
+          () => Failure.malformed(ctx, "the body is not JSON")
+        )
       )
 
     const complete = (request: LanguageModel.CompletionRequest) => {
@@ -157,49 +177,62 @@ export const make = (
         stopSequences: request.stop !== undefined && request.stop.length > 0 ? [...request.stop] : undefined,
         responseFormat: request.responseFormat === "json" ? { type: "json_object" as const } : undefined
       })
-      return guard.counted((deadline) =>
-        send(deadline, (signal) => client.chat(body, requestOptions(signal))).pipe(
-          Effect.flatMap(Failure.decode(ctx, ChatResponse, "expected message.content")),
-          Effect.map((r) => {
-            const text = (r.message.content ?? []).filter((c) => c.type === "text").map((c) => c.text ?? "").join("")
-            const tokens = r.usage?.tokens ?? r.usage?.billedUnits
-            return {
-              text,
-              promptTokens: tokens?.inputTokens ?? Text.estimatePromptTokens(request.messages),
-              completionTokens: tokens?.outputTokens ?? Text.estimateTextTokens([text]),
-              ...(r.finishReason === "MAX_TOKENS" ? { finishReason: "length" } : r.finishReason ? { finishReason: r.finishReason } : {})
-            }
-          })
-        ),
-        Text.estimatePromptTokens(request.messages)
-      ).pipe(Effect.map(([completion, requests]): LanguageModel.Completion => ({ ...completion, requests })))
+      return guard
+        .counted(
+          (deadline) =>
+            send(deadline, (signal) => client.chat(body, requestOptions(signal))).pipe(
+              Effect.flatMap(Failure.decode(ctx, ChatResponse, "expected message.content")),
+              Effect.map((r) => {
+                const text = (r.message.content ?? [])
+                  .filter((c) => c.type === "text")
+                  .map((c) => c.text ?? "")
+                  .join("")
+                const tokens = r.usage?.tokens ?? r.usage?.billedUnits
+                return {
+                  text,
+                  promptTokens: tokens?.inputTokens ?? Text.estimatePromptTokens(request.messages),
+                  completionTokens: tokens?.outputTokens ?? Text.estimateTextTokens([text]),
+                  ...(r.finishReason === "MAX_TOKENS"
+                    ? { finishReason: "length" }
+                    : r.finishReason
+                      ? { finishReason: r.finishReason }
+                      : {})
+                }
+              })
+            ),
+          Text.estimatePromptTokens(request.messages)
+        )
+        .pipe(Effect.map(([completion, requests]): LanguageModel.Completion => ({ ...completion, requests })))
     }
 
     const embedBatch = (batch: ReadonlyArray<string>) =>
-      guard.counted((deadline) =>
-        send(deadline, (signal) =>
-          client.embed(
-            Text.definedOnly({
-              model,
-              texts: [...batch],
-              inputType: options.inputType,
-              embeddingTypes: ["float" as const],
-              outputDimension: options.dimensions
-            }),
-            requestOptions(signal)
-          )
-        ).pipe(
-          Effect.flatMap(Failure.decode(ctx, EmbedResponse, "expected embeddings.float")),
-          Effect.flatMap((r) =>
-            r.embeddings.float.length !== batch.length
-              ? Effect.fail(Failure.malformed(ctx, `${r.embeddings.float.length} embeddings for ${batch.length} texts`))
-              : Effect.succeed({
-                  vectors: r.embeddings.float.map((v) => Float32Array.from(v)),
-                  promptTokens: r.meta?.billedUnits?.inputTokens ?? r.meta?.tokens?.inputTokens ??
-                    Text.estimateTextTokens(batch)
-                })
-          )
-        ),
+      guard.counted(
+        (deadline) =>
+          send(deadline, (signal) =>
+            client.embed(
+              Text.definedOnly({
+                model,
+                texts: [...batch],
+                inputType: options.inputType,
+                embeddingTypes: ["float" as const],
+                outputDimension: options.dimensions
+              }),
+              requestOptions(signal)
+            )
+          ).pipe(
+            Effect.flatMap(Failure.decode(ctx, EmbedResponse, "expected embeddings.float")),
+            Effect.flatMap((r) =>
+              r.embeddings.float.length !== batch.length
+                ? Effect.fail(
+                    Failure.malformed(ctx, `${r.embeddings.float.length} embeddings for ${batch.length} texts`)
+                  )
+                : Effect.succeed({
+                    vectors: r.embeddings.float.map((v) => Float32Array.from(v)),
+                    promptTokens:
+                      r.meta?.billedUnits?.inputTokens ?? r.meta?.tokens?.inputTokens ?? Text.estimateTextTokens(batch)
+                  })
+            )
+          ),
         Text.estimateTextTokens(batch)
       )
 
@@ -217,25 +250,32 @@ export const make = (
     const rerank = (query: string, documents: ReadonlyArray<string>) =>
       documents.length === 0
         ? Effect.succeed({ scores: [], promptTokens: 0 })
-        : guard.counted((deadline) =>
-            send(deadline, (signal) =>
-              client.rerank({ model, query, documents: [...documents], topN: documents.length }, requestOptions(signal))
-            ).pipe(
-              Effect.flatMap(Failure.decode(ctx, RerankResponse, "expected results[].relevance_score")),
-              Effect.flatMap((r) => {
-                const scores = new Array<number | undefined>(documents.length)
-                for (const x of r.results) if (x.index >= 0 && x.index < documents.length) scores[x.index] = x.relevanceScore
-                const missing = scores.findIndex((s) => s === undefined)
-                return missing >= 0
-                  ? Effect.fail(Failure.malformed(ctx, `no score for document ${missing} of ${documents.length}`))
-                  : Effect.succeed({
-                      scores: scores as Array<number>,
-                      promptTokens: r.meta?.tokens?.inputTokens ??
-                        documents.reduce((n, d) => n + Text.estimateTextTokens([query, d]), 0)
-                    })
-              })
+        : guard
+            .counted((deadline) =>
+              send(deadline, (signal) =>
+                client.rerank(
+                  { model, query, documents: [...documents], topN: documents.length },
+                  requestOptions(signal)
+                )
+              ).pipe(
+                Effect.flatMap(Failure.decode(ctx, RerankResponse, "expected results[].relevance_score")),
+                Effect.flatMap((r) => {
+                  const scores = new Array<number | undefined>(documents.length)
+                  for (const x of r.results)
+                    if (x.index >= 0 && x.index < documents.length) scores[x.index] = x.relevanceScore
+                  const missing = scores.findIndex((s) => s === undefined)
+                  return missing >= 0
+                    ? Effect.fail(Failure.malformed(ctx, `no score for document ${missing} of ${documents.length}`))
+                    : Effect.succeed({
+                        scores: scores as Array<number>,
+                        promptTokens:
+                          r.meta?.tokens?.inputTokens ??
+                          documents.reduce((n, d) => n + Text.estimateTextTokens([query, d]), 0)
+                      })
+                })
+              )
             )
-          ).pipe(Effect.map(([r, requests]) => ({ ...r, requests })))
+            .pipe(Effect.map(([r, requests]) => ({ ...r, requests })))
 
     return { languageModel: { info, complete }, embeddingModel: { info, embed }, reranker: { info, rerank } }
   })

@@ -24,12 +24,14 @@ import * as Text from "./internal/Text.js"
 import * as Resilience from "./Resilience.js"
 
 /** A chat message in the SDK's own type (one member of its union per role); system instructions in the role the model takes them in. */
-const message = (systemRole: "system" | "developer") => (m: LanguageModel.ChatMessage): OpenAIClient.ChatCompletionMessageParam =>
-  m.role === "system"
-    ? { role: systemRole, content: m.content }
-    : m.role === "user"
-    ? { role: "user", content: m.content }
-    : { role: "assistant", content: m.content }
+const message =
+  (systemRole: "system" | "developer") =>
+  (m: LanguageModel.ChatMessage): OpenAIClient.ChatCompletionMessageParam =>
+    m.role === "system"
+      ? { role: systemRole, content: m.content }
+      : m.role === "user"
+        ? { role: "user", content: m.content }
+        : { role: "assistant", content: m.content }
 
 const PositiveInt = Schema.Int.pipe(Schema.positive())
 
@@ -91,7 +93,8 @@ export const params = (options: Options): Record<string, unknown> => {
     if (options[k] !== undefined) out[k] = options[k]
   }
   if (options.systemRole !== "system") out.systemRole = options.systemRole
-  if (options.maxTokens !== undefined && options.maxTokensParam !== "max_tokens") out.maxTokensParam = options.maxTokensParam
+  if (options.maxTokens !== undefined && options.maxTokensParam !== "max_tokens")
+    out.maxTokensParam = options.maxTokensParam
   return out
 }
 
@@ -121,10 +124,15 @@ export const make = (
   model: string,
   context: Plugin.ProviderContext = {}
 ): Effect.Effect<Models.ModelBundle, PluginError, Scope.Scope> =>
-  Effect.gen(function*() {
+  Effect.gen(function* () {
     const baseURL = yield* Secret.setting(options.baseURL, "OPENAI_BASE_URL")
     // A dry run sends nothing, so it needs no key (the placeholder is never used).
-    const key = yield* Secret.apiKey("openai", model, options.apiKeyEnv, baseURL === undefined && context.dryRun !== true)
+    const key = yield* Secret.apiKey(
+      "openai",
+      model,
+      options.apiKeyEnv,
+      baseURL === undefined && context.dryRun !== true
+    )
     const sdk = yield* Effect.tryPromise({
       try: () => import("openai"),
       catch: (e) => new PluginError({ plugin: "openai", reason: `cannot load the openai package: ${String(e)}` })
@@ -145,7 +153,9 @@ export const make = (
     // The request stops at the attempt's deadline (headers or body, however far it got) or when the call is interrupted.
     const send = <A>(deadline: AbortSignal, request: (signal: AbortSignal) => Promise<A>) =>
       Effect.tryPromise({ try: (signal) => request(AbortSignal.any([signal, deadline])), catch: (e) => e }).pipe(
-        Effect.catchAll((e) => Effect.flatMap(Clock.currentTimeMillis, (now) => Effect.fail(classify(sdk, ctx, e, now))))
+        Effect.catchAll((e) =>
+          Effect.flatMap(Clock.currentTimeMillis, (now) => Effect.fail(classify(sdk, ctx, e, now)))
+        )
       )
 
     const complete = (request: LanguageModel.CompletionRequest) => {
@@ -153,7 +163,7 @@ export const make = (
       const body: OpenAIClient.ChatCompletionCreateParamsNonStreaming = Text.definedOnly({
         model,
         messages: request.messages.map(message(options.systemRole)),
-        temperature: options.temperature === null ? undefined : request.temperature ?? options.temperature,
+        temperature: options.temperature === null ? undefined : (request.temperature ?? options.temperature),
         top_p: request.topP ?? options.topP,
         // One of the two names, as the server expects (the other stays undefined and is dropped).
         max_tokens: options.maxTokensParam === "max_tokens" ? maxTokens : undefined,
@@ -163,68 +173,81 @@ export const make = (
         response_format: request.responseFormat === "json" ? { type: "json_object" as const } : undefined
       })
       const sent = { ...options.extraBody, ...body } as OpenAIClient.ChatCompletionCreateParamsNonStreaming
-      return guard.counted((deadline) =>
-        send(deadline, (signal) => client.chat.completions.create(sent, { signal })).pipe(
-          Effect.flatMap(Failure.decode(ctx, ChatResponse, "expected choices[0].message")),
-          Effect.flatMap((r) => {
-            const choice = r.choices[0]
-            const text = choice.message.content
-            // A reasoning model can spend the whole token limit before writing any answer.
-            if ((text === null || text === undefined) && choice.finish_reason === "length") {
-              return Effect.succeed({ text: "", promptTokens: r.usage?.prompt_tokens ?? 0, completionTokens: r.usage?.completion_tokens ?? 0, finishReason: "length" })
-            }
-            if (text === null || text === undefined) {
-              return Effect.fail(
-                Failure.unexpected(ctx, `the answer has no text (finish_reason: ${choice.finish_reason ?? "none"})`)
-              )
-            }
-            return Effect.succeed({
-              text,
-              promptTokens: r.usage?.prompt_tokens ?? Text.estimatePromptTokens(request.messages),
-              completionTokens: r.usage?.completion_tokens ?? Text.estimateTextTokens([text]),
-              ...(typeof choice.finish_reason === "string" ? { finishReason: choice.finish_reason } : {})
-            })
-          })
-        ),
-        Text.estimatePromptTokens(request.messages)
-      ).pipe(Effect.map(([completion, requests]): LanguageModel.Completion => ({ ...completion, requests })))
+      return guard
+        .counted(
+          (deadline) =>
+            send(deadline, (signal) => client.chat.completions.create(sent, { signal })).pipe(
+              Effect.flatMap(Failure.decode(ctx, ChatResponse, "expected choices[0].message")),
+              Effect.flatMap((r) => {
+                const choice = r.choices[0]
+                const text = choice.message.content
+                // A reasoning model can spend the whole token limit before writing any answer.
+                if ((text === null || text === undefined) && choice.finish_reason === "length") {
+                  return Effect.succeed({
+                    text: "",
+                    promptTokens: r.usage?.prompt_tokens ?? 0,
+                    completionTokens: r.usage?.completion_tokens ?? 0,
+                    finishReason: "length"
+                  })
+                }
+                if (text === null || text === undefined) {
+                  return Effect.fail(
+                    Failure.unexpected(ctx, `the answer has no text (finish_reason: ${choice.finish_reason ?? "none"})`)
+                  )
+                }
+                return Effect.succeed({
+                  text,
+                  promptTokens: r.usage?.prompt_tokens ?? Text.estimatePromptTokens(request.messages),
+                  completionTokens: r.usage?.completion_tokens ?? Text.estimateTextTokens([text]),
+                  ...(typeof choice.finish_reason === "string" ? { finishReason: choice.finish_reason } : {})
+                })
+              })
+            ),
+          Text.estimatePromptTokens(request.messages)
+        )
+        .pipe(Effect.map(([completion, requests]): LanguageModel.Completion => ({ ...completion, requests })))
     }
 
     const embedBatch = (batch: ReadonlyArray<string>) =>
-      guard.counted((deadline) =>
-        send(deadline, (signal) =>
-          client.embeddings.create(
-            {
-              model,
-              input: [...batch],
-              encoding_format: "float",
-              ...(options.dimensions !== undefined ? { dimensions: options.dimensions } : {})
-            },
-            { signal }
-          )
-        ).pipe(
-          Effect.flatMap(Failure.decode(ctx, EmbeddingResponse, "expected data[].embedding")),
-          Effect.flatMap((r) => {
-            const vectors = new Array<Float32Array | undefined>(batch.length)
-            for (const d of r.data) {
-              if (d.index >= 0 && d.index < batch.length) {
-                vectors[d.index] = typeof d.embedding === "string"
-                  ? Text.decodeBase64Floats(d.embedding)
-                  : Float32Array.from(d.embedding)
+      guard.counted(
+        (deadline) =>
+          send(deadline, (signal) =>
+            client.embeddings.create(
+              {
+                model,
+                input: [...batch],
+                encoding_format: "float",
+                ...(options.dimensions !== undefined ? { dimensions: options.dimensions } : {})
+              },
+              { signal }
+            )
+          ).pipe(
+            Effect.flatMap(Failure.decode(ctx, EmbeddingResponse, "expected data[].embedding")),
+            Effect.flatMap((r) => {
+              const vectors = new Array<Float32Array | undefined>(batch.length)
+              for (const d of r.data) {
+                if (d.index >= 0 && d.index < batch.length) {
+                  vectors[d.index] =
+                    typeof d.embedding === "string"
+                      ? Text.decodeBase64Floats(d.embedding)
+                      : Float32Array.from(d.embedding)
+                }
               }
-            }
-            const missing = vectors.findIndex((v) => v === undefined)
-            if (missing >= 0 || r.data.length !== batch.length) {
-              return Effect.fail(
-                Failure.malformed(ctx, `${r.data.length} embeddings for ${batch.length} texts (first missing index ${missing})`)
-              )
-            }
-            return Effect.succeed({
-              vectors: vectors as Array<Float32Array>,
-              promptTokens: r.usage?.prompt_tokens ?? Text.estimateTextTokens(batch)
+              const missing = vectors.findIndex((v) => v === undefined)
+              if (missing >= 0 || r.data.length !== batch.length) {
+                return Effect.fail(
+                  Failure.malformed(
+                    ctx,
+                    `${r.data.length} embeddings for ${batch.length} texts (first missing index ${missing})`
+                  )
+                )
+              }
+              return Effect.succeed({
+                vectors: vectors as Array<Float32Array>,
+                promptTokens: r.usage?.prompt_tokens ?? Text.estimateTextTokens(batch)
+              })
             })
-          })
-        ),
+          ),
         Text.estimateTextTokens(batch)
       )
 
@@ -244,7 +267,8 @@ export const make = (
 
 export const plugin = Plugin.provider({
   name: "openai",
-  description: "OpenAI chat and embeddings, or any OpenAI-compatible server (vLLM, Ollama, llama.cpp, Together) via baseURL.",
+  description:
+    "OpenAI chat and embeddings, or any OpenAI-compatible server (vLLM, Ollama, llama.cpp, Together) via baseURL.",
   options: Options,
   make
 })

@@ -107,24 +107,32 @@ export interface Guard {
 
 /** The tokens an answer reports (`promptTokens` plus `completionTokens`, where it has them). */
 const reportedTokens = (a: unknown): number | undefined => {
-  if (typeof a !== "object" || a === null || !("promptTokens" in a) || typeof a.promptTokens !== "number") return undefined
+  if (typeof a !== "object" || a === null || !("promptTokens" in a) || typeof a.promptTokens !== "number")
+    return undefined
   return a.promptTokens + ("completionTokens" in a && typeof a.completionTokens === "number" ? a.completionTokens : 0)
 }
 
 /** Build the guard of one configured model; its rate limiter lives as long as the scope. */
 export const make = (policy: Policy, target: Target): Effect.Effect<Guard, never, Scope.Scope> =>
-  Effect.gen(function*() {
+  Effect.gen(function* () {
     const permits = yield* Effect.makeSemaphore(policy.concurrency)
-    const limit = policy.rpm === undefined
-      ? <A, E>(effect: Effect.Effect<A, E>) => effect
-      : yield* RateLimiter.make({ limit: Math.max(1, Math.floor(policy.rpm)), interval: "1 minute" })
-    const shared = policy.limiter === undefined ? undefined : yield* SharedLimit.make(policy.limiter, target, policy.timeoutMs + 1_000)
+    const limit =
+      policy.rpm === undefined
+        ? <A, E>(effect: Effect.Effect<A, E>) => effect
+        : yield* RateLimiter.make({ limit: Math.max(1, Math.floor(policy.rpm)), interval: "1 minute" })
+    const shared =
+      policy.limiter === undefined
+        ? undefined
+        : yield* SharedLimit.make(policy.limiter, target, policy.timeoutMs + 1_000)
     // The shared limit is asked per attempt, after the process's own limits; the answer settles its tokens.
     const sharedLimit = <A>(attempt: Effect.Effect<A, ModelError>, tokens: number): Effect.Effect<A, ModelError> =>
       shared === undefined
         ? attempt
         : Effect.flatMap(shared.acquire(tokens), (ticket) =>
-          Effect.onExit(attempt, (exit) => ticket.settle(Exit.isSuccess(exit) ? reportedTokens(exit.value) ?? tokens : 0)))
+            Effect.onExit(attempt, (exit) =>
+              ticket.settle(Exit.isSuccess(exit) ? (reportedTokens(exit.value) ?? tokens) : 0)
+            )
+          )
     const timedOut = () =>
       new ModelError({
         ...target,
@@ -143,7 +151,10 @@ export const make = (policy: Policy, target: Target): Effect.Effect<Guard, never
         return Effect.acquireUseRelease(
           Effect.forkDaemon(expire),
           () =>
-            Effect.timeoutFail(call(deadline.signal), { duration: Duration.millis(policy.timeoutMs), onTimeout: timedOut }).pipe(
+            Effect.timeoutFail(call(deadline.signal), {
+              duration: Duration.millis(policy.timeoutMs),
+              onTimeout: timedOut
+            }).pipe(
               // Whatever the aborted request failed with (the client's abort error), it ran out of time.
               Effect.catchAll((e) => Effect.fail(deadline.signal.aborted ? timedOut() : e))
             ),
@@ -166,7 +177,9 @@ export const make = (policy: Policy, target: Target): Effect.Effect<Guard, never
         )
         return Effect.retry(attempt, schedule).pipe(
           Effect.map((a) => [a, attempts] as const),
-          Effect.mapError((e) => withReason(e, attempts > 1 ? `${e.reason}; gave up after ${attempts} attempts` : e.reason, attempts))
+          Effect.mapError((e) =>
+            withReason(e, attempts > 1 ? `${e.reason}; gave up after ${attempts} attempts` : e.reason, attempts)
+          )
         )
       })
     const guard = <A>(call: Call<A>, tokens?: number) => Effect.map(counted(call, tokens), ([a]) => a)

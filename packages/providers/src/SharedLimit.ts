@@ -123,7 +123,16 @@ return 0
 const pollMs = 250
 
 type Scripted = RedisClient & {
-  cupidAcquire(requests: string, tokens: string, window: number, maxRequests: number, maxTokens: number, id: string, estimate: number, flightMs: number): Promise<number>
+  cupidAcquire(
+    requests: string,
+    tokens: string,
+    window: number,
+    maxRequests: number,
+    maxTokens: number,
+    id: string,
+    estimate: number,
+    flightMs: number
+  ): Promise<number>
   cupidSettle(requests: string, tokens: string, id: string, actual: number): Promise<number>
 }
 
@@ -157,41 +166,74 @@ export const make = (
   target: { readonly provider: string; readonly model: string },
   flightMs: number
 ): Effect.Effect<Limiter, never, Scope.Scope> =>
-  Effect.gen(function*() {
+  Effect.gen(function* () {
     const limits = perWindow(options)
     const where = `shared rate limiter (${describe(options.redis)}, key ${options.key})`
     const failure = (e: unknown) =>
-      new ModelError({ ...target, reason: `${where}: ${e instanceof Error ? e.message : String(e)}`.replaceAll(options.redis, describe(options.redis)), retryable: true })
+      new ModelError({
+        ...target,
+        reason: `${where}: ${e instanceof Error ? e.message : String(e)}`.replaceAll(
+          options.redis,
+          describe(options.redis)
+        ),
+        retryable: true
+      })
     // One client however many calls start at once: the first one's promise is shared.
     let pending: Promise<Scripted> | undefined
-    yield* Effect.addFinalizer(() => Effect.promise(() => pending?.then((c) => c.disconnect(), () => {}) ?? Promise.resolve()))
+    yield* Effect.addFinalizer(() =>
+      Effect.promise(
+        () =>
+          pending?.then(
+            (c) => c.disconnect(),
+            () => {}
+          ) ?? Promise.resolve()
+      )
+    )
     const create = async () => {
       const { Redis } = await import("ioredis")
-      const c = new Redis(options.redis, { lazyConnect: true, maxRetriesPerRequest: 2, connectTimeout: 5_000 }) as Scripted
+      const c = new Redis(options.redis, {
+        lazyConnect: true,
+        maxRetriesPerRequest: 2,
+        connectTimeout: 5_000
+      }) as Scripted
       c.on("error", () => {}) // reported through the failing command instead
       c.defineCommand("cupidAcquire", { numberOfKeys: 2, lua: acquireScript })
       c.defineCommand("cupidSettle", { numberOfKeys: 2, lua: settleScript })
       return c
     }
     const connect = Effect.tryPromise({
-      try: () => (pending ??= create().catch((e) => {
-        pending = undefined
-        throw e
-      })),
+      try: () =>
+        (pending ??= create().catch((e) => {
+          pending = undefined
+          throw e
+        })),
       catch: failure
     })
     // A hash tag keeps both keys on one Redis Cluster node.
-    const keys = { requests: `cupid-lab:limit:{${options.key}}:requests`, tokens: `cupid-lab:limit:{${options.key}}:tokens` }
+    const keys = {
+      requests: `cupid-lab:limit:{${options.key}}:requests`,
+      tokens: `cupid-lab:limit:{${options.key}}:tokens`
+    }
     const prefix = randomBytes(6).toString("hex")
     let serial = 0
     const acquire = (estimate: number) =>
-      Effect.gen(function*() {
+      Effect.gen(function* () {
         const c = yield* connect
         const id = `${prefix}:${serial++}`
         const tokens = Math.max(0, Math.round(estimate))
         while (true) {
           const wait = yield* Effect.tryPromise({
-            try: () => c.cupidAcquire(keys.requests, keys.tokens, options.windowMs, limits.requests, limits.tokens, id, tokens, flightMs),
+            try: () =>
+              c.cupidAcquire(
+                keys.requests,
+                keys.tokens,
+                options.windowMs,
+                limits.requests,
+                limits.tokens,
+                id,
+                tokens,
+                flightMs
+              ),
             catch: failure
           })
           if (wait <= 0) break
@@ -200,7 +242,9 @@ export const make = (
         }
         return {
           settle: (actual: number) =>
-            Effect.ignore(Effect.tryPromise(() => c.cupidSettle(keys.requests, keys.tokens, id, Math.max(0, Math.round(actual)))))
+            Effect.ignore(
+              Effect.tryPromise(() => c.cupidSettle(keys.requests, keys.tokens, id, Math.max(0, Math.round(actual))))
+            )
         } satisfies Ticket
       })
     return { acquire }

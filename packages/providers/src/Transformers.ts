@@ -121,14 +121,15 @@ export const requireRuntime = (from: string = import.meta.url): Effect.Effect<vo
     catch: () =>
       new PluginError({
         plugin: "transformers",
-        reason: `the transformers provider needs the optional package ${runtimePackage} (with onnxruntime, about 470 MB), ` +
+        reason:
+          `the transformers provider needs the optional package ${runtimePackage} (with onnxruntime, about 470 MB), ` +
           `which is not installed; add it with: ${installHint}`
       })
   })
 
 /** Where the model's files must be; a clear error naming the missing file otherwise. */
 const locate = (options: Options, model: string): Effect.Effect<string, PluginError> =>
-  Effect.gen(function*() {
+  Effect.gen(function* () {
     const base = yield* Secret.setting(options.modelDir, "TRANSFORMERS_MODEL_DIR")
     const folder = path.resolve(options.path ?? path.join(base ?? "models", model))
     const onnx = path.join("onnx", `model${dtypeSuffix[options.dtype]}.onnx`)
@@ -136,7 +137,8 @@ const locate = (options: Options, model: string): Effect.Effect<string, PluginEr
       if (!(yield* Effect.sync(() => fs.existsSync(path.join(folder, file))))) {
         return yield* new PluginError({
           plugin: "transformers",
-          reason: `model "${model}": ${path.join(folder, file)} does not exist; the folder must hold a Hugging Face ` +
+          reason:
+            `model "${model}": ${path.join(folder, file)} does not exist; the folder must hold a Hugging Face ` +
             `ONNX export (config.json, tokenizer.json, ${onnx}); see docs/providers.md for how to obtain one`
         })
       }
@@ -155,9 +157,10 @@ const load = (folder: string, options: Options): Promise<Loaded> =>
     }
     // An absolute folder is read as is: no hub lookup and no dependence on the global env.localModelPath.
     const tokenizer = await tf.AutoTokenizer.from_pretrained(folder, { local_files_only: true })
-    const model = options.task === "rerank"
-      ? await tf.AutoModelForSequenceClassification.from_pretrained(folder, pretrained)
-      : await tf.AutoModel.from_pretrained(folder, pretrained)
+    const model =
+      options.task === "rerank"
+        ? await tf.AutoModelForSequenceClassification.from_pretrained(folder, pretrained)
+        : await tf.AutoModel.from_pretrained(folder, pretrained)
     // Tokenizers and models of transformers.js are callable objects (their class extends Callable).
     return {
       tokenize: (texts, pairs) =>
@@ -180,7 +183,7 @@ const tokenCount = (mask: Tensor) => {
 
 /** Build the embedding model or reranker of one configured model folder. */
 export const make = (options: Options, model: string): Effect.Effect<Models.ModelBundle, PluginError, Scope.Scope> =>
-  Effect.gen(function*() {
+  Effect.gen(function* () {
     yield* requireRuntime()
     const folder = yield* locate(options, model)
     const info: LanguageModel.ModelInfo = { provider: "transformers", model, params: params(options) }
@@ -199,7 +202,9 @@ export const make = (options: Options, model: string): Effect.Effect<Models.Mode
         })
       )
     )
-    yield* Effect.addFinalizer(() => (loaded === undefined ? Effect.void : Effect.promise(() => loaded!.dispose()).pipe(Effect.ignore)))
+    yield* Effect.addFinalizer(() =>
+      loaded === undefined ? Effect.void : Effect.promise(() => loaded!.dispose()).pipe(Effect.ignore)
+    )
     const permits = yield* Effect.makeSemaphore(options.concurrency)
     const run = (texts: Array<string>, pairs: Array<string> | undefined) =>
       Effect.flatMap(ready, (m) =>
@@ -211,7 +216,8 @@ export const make = (options: Options, model: string): Effect.Effect<Models.Mode
             },
             catch: failure("forward pass failed")
           })
-        ))
+        )
+      )
 
     const embedBatch = (batch: ReadonlyArray<string>) =>
       Effect.flatMap(run([...batch], undefined), ({ inputs, outputs }) => {
@@ -221,21 +227,34 @@ export const make = (options: Options, model: string): Effect.Effect<Models.Mode
         }
         const [b, s, w] = hidden.dims as [number, number, number]
         return Effect.succeed({
-          vectors: Pooling.pool(hidden.data as ArrayLike<number>, [b, s, w], inputs.attention_mask.data, options.pooling, options.normalize),
+          vectors: Pooling.pool(
+            hidden.data as ArrayLike<number>,
+            [b, s, w],
+            inputs.attention_mask.data,
+            options.pooling,
+            options.normalize
+          ),
           promptTokens: tokenCount(inputs.attention_mask)
         })
       })
 
     const rerankBatch = (query: string, batch: ReadonlyArray<string>) =>
-      Effect.flatMap(run(batch.map(() => query), [...batch]), ({ inputs, outputs }) => {
-        const logits = outputs.logits
-        const scores = logits === undefined || logits.dims.length !== 2
-          ? "expected logits [pairs, labels]"
-          : Pooling.relevance(logits.data as ArrayLike<number>, logits.dims[0]!, logits.dims[1]!)
-        return typeof scores === "string"
-          ? Effect.fail(failure("unexpected model output")(scores))
-          : Effect.succeed({ scores, promptTokens: tokenCount(inputs.attention_mask) })
-      })
+      Effect.flatMap(
+        run(
+          batch.map(() => query),
+          [...batch]
+        ),
+        ({ inputs, outputs }) => {
+          const logits = outputs.logits
+          const scores =
+            logits === undefined || logits.dims.length !== 2
+              ? "expected logits [pairs, labels]"
+              : Pooling.relevance(logits.data as ArrayLike<number>, logits.dims[0]!, logits.dims[1]!)
+          return typeof scores === "string"
+            ? Effect.fail(failure("unexpected model output")(scores))
+            : Effect.succeed({ scores, promptTokens: tokenCount(inputs.attention_mask) })
+        }
+      )
 
     const inBatches = <A extends { readonly promptTokens: number }>(
       items: ReadonlyArray<string>,
@@ -249,10 +268,13 @@ export const make = (options: Options, model: string): Effect.Effect<Models.Mode
           rerank: (query, documents) =>
             documents.length === 0
               ? Effect.succeed({ scores: [], promptTokens: 0 })
-              : Effect.map(inBatches(documents, (b) => rerankBatch(query, b)), (parts) => ({
-                  scores: parts.flatMap((p) => p.scores),
-                  promptTokens: parts.reduce((n, p) => n + p.promptTokens, 0)
-                }))
+              : Effect.map(
+                  inBatches(documents, (b) => rerankBatch(query, b)),
+                  (parts) => ({
+                    scores: parts.flatMap((p) => p.scores),
+                    promptTokens: parts.reduce((n, p) => n + p.promptTokens, 0)
+                  })
+                )
         }
       }
     }
@@ -272,7 +294,8 @@ export const make = (options: Options, model: string): Effect.Effect<Models.Mode
 
 export const plugin = Plugin.provider({
   name: "transformers",
-  description: "Local embeddings or cross-encoder rerank scores from an ONNX model folder (transformers.js, CPU, offline).",
+  description:
+    "Local embeddings or cross-encoder rerank scores from an ONNX model folder (transformers.js, CPU, offline).",
   options: Options,
   make
 })

@@ -7,9 +7,11 @@ const srcDir = path.join(import.meta.dirname, "..", "src")
 const heavy = ["openai", "cohere-ai", "@huggingface/transformers", "onnxruntime-node", "onnxruntime-common"]
 
 const sourceFiles = (dir: string): Array<string> =>
-  fs.readdirSync(dir, { withFileTypes: true }).flatMap((e) =>
-    e.isDirectory() ? sourceFiles(path.join(dir, e.name)) : e.name.endsWith(".ts") ? [path.join(dir, e.name)] : []
-  )
+  fs
+    .readdirSync(dir, { withFileTypes: true })
+    .flatMap((e) =>
+      e.isDirectory() ? sourceFiles(path.join(dir, e.name)) : e.name.endsWith(".ts") ? [path.join(dir, e.name)] : []
+    )
 
 describe("providers package", () => {
   it("ships the openai, cohere and transformers provider plugins", () => {

@@ -2,7 +2,12 @@ import { describe, expect, it } from "@effect/vitest"
 import * as Failure from "../src/internal/Failure.js"
 
 const headers = (entries: Record<string, string>) => new Headers(entries)
-const ctx: Failure.CallContext = { provider: "openai", model: "gpt", keyEnv: "OPENAI_API_KEY", secrets: Failure.secrets(["sk-live-abc123"]) }
+const ctx: Failure.CallContext = {
+  provider: "openai",
+  model: "gpt",
+  keyEnv: "OPENAI_API_KEY",
+  secrets: Failure.secrets(["sk-live-abc123"])
+}
 
 describe("retryAfterMs", () => {
   it("reads retry-after-ms, then Retry-After in seconds or as a date", () => {
@@ -27,7 +32,9 @@ describe("connectionFailure", () => {
     expect(Failure.connectionFailure(new TypeError("fetch failed", { cause: reset }))).toBe(
       "connection reset by the server (ECONNRESET)"
     )
-    expect(Failure.connectionFailure(new Error("socket hang up"))).toBe("connection closed by the server (socket hang up)")
+    expect(Failure.connectionFailure(new Error("socket hang up"))).toBe(
+      "connection closed by the server (socket hang up)"
+    )
     const undici = Object.assign(new Error("other side closed"), { code: "UND_ERR_SOCKET" })
     expect(Failure.connectionFailure(new TypeError("fetch failed", { cause: undici }))).toBe(
       "connection closed by the server (UND_ERR_SOCKET)"
@@ -52,12 +59,18 @@ describe("scrub", () => {
   })
 
   it("hides every part of a secret of 8 characters or more: a key echoed cut short, or its middle", () => {
-    expect(Failure.scrub(`Incorrect API key provided: ${key.slice(0, -4)}****`, both)).toBe("Incorrect API key provided: [redacted]****")
-    expect(Failure.scrub(`key ...${key.slice(5, 13)}... and ${key.slice(-8)}`, both)).toBe("key ...[redacted]... and [redacted]")
+    expect(Failure.scrub(`Incorrect API key provided: ${key.slice(0, -4)}****`, both)).toBe(
+      "Incorrect API key provided: [redacted]****"
+    )
+    expect(Failure.scrub(`key ...${key.slice(5, 13)}... and ${key.slice(-8)}`, both)).toBe(
+      "key ...[redacted]... and [redacted]"
+    )
     // Parts shorter than 8 characters are not hidden (nor could they be told from ordinary text).
     expect(Failure.scrub(`prefix ${key.slice(0, 7)} only`, both)).toBe(`prefix ${key.slice(0, 7)} only`)
     // The config's other secrets too, and a secret shorter than 8 characters whole.
-    expect(Failure.scrub(`proxy says ${other} and ${other.slice(2, 12)}`, both)).toBe("proxy says [redacted] and [redacted]")
+    expect(Failure.scrub(`proxy says ${other} and ${other.slice(2, 12)}`, both)).toBe(
+      "proxy says [redacted] and [redacted]"
+    )
     expect(Failure.scrub("token abc123 here", Failure.secrets(["abc123"]))).toBe("token [redacted] here")
   })
 
@@ -79,7 +92,11 @@ describe("fromStatus", () => {
   })
   it("marks 429, 408 and 5xx retryable and keeps the advised wait", () => {
     const limited = Failure.fromStatus(ctx, 429, "slow down", 1200)
-    expect([limited.reason, limited.retryable, limited.retryAfterMs]).toStrictEqual(["rate limited: slow down", true, 1200])
+    expect([limited.reason, limited.retryable, limited.retryAfterMs]).toStrictEqual([
+      "rate limited: slow down",
+      true,
+      1200
+    ])
     expect(Failure.fromStatus(ctx, 503, "busy", undefined).retryable).toBe(true)
     expect(Failure.fromStatus(ctx, 408, undefined, undefined).retryable).toBe(true)
     const rejected = Failure.fromStatus(ctx, 400, "echo sk-live-abc123", undefined)

@@ -4,13 +4,17 @@ import * as LoopbackServer from "../src/testing/LoopbackServer.js"
 
 const post = (url: string, body: unknown) =>
   Effect.promise(async () => {
-    const res = await fetch(url, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify(body) })
+    const res = await fetch(url, {
+      method: "POST",
+      headers: { "content-type": "application/json" },
+      body: JSON.stringify(body)
+    })
     return { status: res.status, headers: res.headers, text: await res.text() }
   })
 
 describe("LoopbackServer", () => {
   it.live("answers routes, scripted faults in order, records requests, and closes with its scope", () =>
-    Effect.gen(function*() {
+    Effect.gen(function* () {
       const scope = yield* Scope.make()
       const server = yield* LoopbackServer.make({
         routes: {
@@ -24,16 +28,27 @@ describe("LoopbackServer", () => {
       expect(server.url).toMatch(/^http:\/\/127\.0\.0\.1:\d+$/)
 
       const limited = yield* post(`${server.url}/double`, { value: 2 })
-      expect([limited.status, limited.headers.get("retry-after"), limited.headers.get("retry-after-ms")]).toStrictEqual([429, "3", "2500"])
+      expect([limited.status, limited.headers.get("retry-after"), limited.headers.get("retry-after-ms")]).toStrictEqual(
+        [429, "3", "2500"]
+      )
       expect(JSON.parse(limited.text)).toStrictEqual({ error: { message: "rate limit reached, slow down" } })
 
-      expect(yield* post(`${server.url}/double?x=1`, { value: 21 })).toMatchObject({ status: 200, text: '{"value":42}' })
+      expect(yield* post(`${server.url}/double?x=1`, { value: 21 })).toMatchObject({
+        status: 200,
+        text: '{"value":42}'
+      })
       server.scriptFaults(LoopbackServer.Faults.serverError(503, "busy"), LoopbackServer.Faults.malformed())
-      expect(yield* post(`${server.url}/double`, { value: 1 })).toMatchObject({ status: 503, text: '{"error":{"message":"busy"}}' })
+      expect(yield* post(`${server.url}/double`, { value: 1 })).toMatchObject({
+        status: 503,
+        text: '{"error":{"message":"busy"}}'
+      })
       const malformed = yield* post(`${server.url}/double`, { value: 1 })
       expect(malformed.status).toBe(200)
       expect(() => JSON.parse(malformed.text)).toThrow()
-      expect(yield* post(`${server.url}/broken`, {})).toMatchObject({ status: 500, text: '{"error":{"message":"handler failed: handler bug"}}' })
+      expect(yield* post(`${server.url}/broken`, {})).toMatchObject({
+        status: 500,
+        text: '{"error":{"message":"handler failed: handler bug"}}'
+      })
       expect(yield* post(`${server.url}/nowhere`, {})).toMatchObject({ status: 404 })
 
       server.scriptFaults(LoopbackServer.Faults.reset())
@@ -53,21 +68,28 @@ describe("LoopbackServer", () => {
       expect(server.requests[1]!.headers["content-type"]).toBe("application/json")
 
       yield* Scope.close(scope, Exit.void)
-      const afterClose = yield* Effect.exit(Effect.tryPromise(() => fetch(`${server.url}/double`, { method: "POST", body: "{}" })))
+      const afterClose = yield* Effect.exit(
+        Effect.tryPromise(() => fetch(`${server.url}/double`, { method: "POST", body: "{}" }))
+      )
       expect(Exit.isFailure(afterClose)).toBe(true)
-    }))
+    })
+  )
 
   it.live("a slow answer that the client abandons is dropped, and closing does not wait for it", () =>
-    Effect.gen(function*() {
+    Effect.gen(function* () {
       const scope = yield* Scope.make()
-      const server = yield* LoopbackServer.make({ routes: { "POST /x": () => ({}) }, faults: [LoopbackServer.Faults.slow(60_000)] }).pipe(
-        Scope.extend(scope)
-      )
+      const server = yield* LoopbackServer.make({
+        routes: { "POST /x": () => ({}) },
+        faults: [LoopbackServer.Faults.slow(60_000)]
+      }).pipe(Scope.extend(scope))
       const aborted = yield* Effect.exit(
-        Effect.tryPromise(() => fetch(`${server.url}/x`, { method: "POST", body: "{}", signal: AbortSignal.timeout(100) }))
+        Effect.tryPromise(() =>
+          fetch(`${server.url}/x`, { method: "POST", body: "{}", signal: AbortSignal.timeout(100) })
+        )
       )
       expect(Exit.isFailure(aborted)).toBe(true)
       expect(server.requests.map((r) => r.fault)).toStrictEqual(["slow"])
       yield* Scope.close(scope, Exit.void)
-    }))
+    })
+  )
 })

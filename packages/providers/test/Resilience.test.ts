@@ -35,7 +35,7 @@ describe("retryDelayMs", () => {
 
 describe("Resilience.make", () => {
   it.scoped("waits exactly the server-advised time before retrying", () =>
-    Effect.gen(function*() {
+    Effect.gen(function* () {
       const guard = yield* Resilience.make({ ...Resilience.defaults, retryMaxMs: 60_000 }, target)
       const { state, call } = flaky(1, failure({ retryAfterMs: 5000, status: 429 }))
       const fiber = yield* Effect.fork(guard(() => call))
@@ -46,52 +46,70 @@ describe("Resilience.make", () => {
       yield* TestClock.adjust("1 millis")
       expect(yield* Fiber.join(fiber)).toBe("ok")
       expect(state.attempts).toBe(2)
-    }))
+    })
+  )
 
   it.live("gives up after maxRetries and says how many attempts were made", () =>
-    Effect.gen(function*() {
+    Effect.gen(function* () {
       const guard = yield* Resilience.make({ ...Resilience.defaults, maxRetries: 2, retryBaseMs: 0 }, target)
       const { state, call } = flaky(10, failure({ status: 503 }))
       const exit = yield* Effect.exit(guard(() => call))
       expect(state.attempts).toBe(3)
       expect(exit).toStrictEqual(
-        Exit.fail(new ModelError({ ...target, reason: "boom; gave up after 3 attempts", status: 503, retryable: true, requests: 3 }))
+        Exit.fail(
+          new ModelError({
+            ...target,
+            reason: "boom; gave up after 3 attempts",
+            status: 503,
+            retryable: true,
+            requests: 3
+          })
+        )
       )
-    }).pipe(Effect.scoped))
+    }).pipe(Effect.scoped)
+  )
 
   it.live("retries until success within the budget", () =>
-    Effect.gen(function*() {
-      const guard = yield* Resilience.make({ ...Resilience.defaults, maxRetries: 3, retryBaseMs: 1, retryMaxMs: 2 }, target)
+    Effect.gen(function* () {
+      const guard = yield* Resilience.make(
+        { ...Resilience.defaults, maxRetries: 3, retryBaseMs: 1, retryMaxMs: 2 },
+        target
+      )
       const { state, call } = flaky(3, failure())
       expect(yield* guard(() => call)).toBe("ok")
       expect(state.attempts).toBe(4)
-    }).pipe(Effect.scoped))
+    }).pipe(Effect.scoped)
+  )
 
   it.live("does not retry a failure that is not retryable", () =>
-    Effect.gen(function*() {
+    Effect.gen(function* () {
       const guard = yield* Resilience.make({ ...Resilience.defaults, retryBaseMs: 0 }, target)
       const error = failure({ retryable: false, status: 400 })
       const { state, call } = flaky(5, error)
       expect(yield* Effect.exit(guard(() => call))).toStrictEqual(Exit.fail(new ModelError({ ...error, requests: 1 })))
       expect(state.attempts).toBe(1)
-    }).pipe(Effect.scoped))
+    }).pipe(Effect.scoped)
+  )
 
   it.scoped("turns a slow attempt into a retryable timeout failure", () =>
-    Effect.gen(function*() {
+    Effect.gen(function* () {
       const guard = yield* Resilience.make({ ...Resilience.defaults, timeoutMs: 1000, maxRetries: 0 }, target)
       const fiber = yield* Effect.fork(guard(() => Effect.never))
       yield* TestClock.adjust("1 second")
       expect(yield* Fiber.await(fiber)).toStrictEqual(
-        Exit.fail(new ModelError({ ...target, reason: "no answer within 1000 ms (timeoutMs)", retryable: true, requests: 1 }))
+        Exit.fail(
+          new ModelError({ ...target, reason: "no answer within 1000 ms (timeoutMs)", retryable: true, requests: 1 })
+        )
       )
-    }))
+    })
+  )
 
   it.scoped("keeps at most `concurrency` attempts in flight", () =>
-    Effect.gen(function*() {
+    Effect.gen(function* () {
       const guard = yield* Resilience.make({ ...Resilience.defaults, concurrency: 2, timeoutMs: 3_600_000 }, target)
       const gate = yield* Deferred.make<void>()
       const counts = { started: 0, inFlight: 0, peak: 0 }
-      const call = Effect.gen(function*() {
+      const call = Effect.gen(function* () {
         counts.started++
         counts.inFlight++
         counts.peak = Math.max(counts.peak, counts.inFlight)
@@ -99,20 +117,31 @@ describe("Resilience.make", () => {
         counts.inFlight--
         return "ok"
       })
-      const fiber = yield* Effect.fork(Effect.all(Array.from({ length: 5 }, () => guard(() => call)), { concurrency: "unbounded" }))
+      const fiber = yield* Effect.fork(
+        Effect.all(
+          Array.from({ length: 5 }, () => guard(() => call)),
+          { concurrency: "unbounded" }
+        )
+      )
       yield* settle
       expect(counts.started).toBe(2)
       yield* Deferred.succeed(gate, undefined)
       expect(yield* Fiber.join(fiber)).toHaveLength(5)
       expect(counts).toStrictEqual({ started: 5, inFlight: 0, peak: 2 })
-    }))
+    })
+  )
 
   it.scoped("starts at most `rpm` requests per minute (token bucket: a burst, then one per 60/rpm s)", () =>
-    Effect.gen(function*() {
+    Effect.gen(function* () {
       const guard = yield* Resilience.make({ ...Resilience.defaults, rpm: 2, timeoutMs: 3_600_000 }, target)
       const started = { n: 0 }
       const call = Effect.sync(() => ++started.n)
-      const fiber = yield* Effect.fork(Effect.all(Array.from({ length: 4 }, () => guard(() => call)), { concurrency: "unbounded" }))
+      const fiber = yield* Effect.fork(
+        Effect.all(
+          Array.from({ length: 4 }, () => guard(() => call)),
+          { concurrency: "unbounded" }
+        )
+      )
       yield* settle
       expect(started.n).toBe(2)
       yield* TestClock.adjust("29 seconds")
@@ -121,5 +150,6 @@ describe("Resilience.make", () => {
       expect(started.n).toBe(3)
       yield* TestClock.adjust("30 seconds")
       expect((yield* Fiber.join(fiber)).sort()).toStrictEqual([1, 2, 3, 4])
-    }))
+    })
+  )
 })

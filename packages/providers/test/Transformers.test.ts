@@ -19,10 +19,12 @@ const crossEncoder = writeTinyBert(path.join(root, "tiny", "cross-encoder"), { k
 const tokenVector = (m: TinyBert, id: number, typeId: number): Array<number> =>
   Array.from({ length: m.hidden }, (_, j) => {
     let z = m.weights.denseBias[j]!
-    for (let i = 0; i < m.hidden; i++) z += (m.weights.word[id]![i]! + m.weights.type[typeId]![i]!) * m.weights.dense[i]![j]!
+    for (let i = 0; i < m.hidden; i++)
+      z += (m.weights.word[id]![i]! + m.weights.type[typeId]![i]!) * m.weights.dense[i]![j]!
     return Math.tanh(z)
   })
-const mean = (rows: ReadonlyArray<ReadonlyArray<number>>) => rows[0]!.map((_, j) => rows.reduce((s, r) => s + r[j]!, 0) / rows.length)
+const mean = (rows: ReadonlyArray<ReadonlyArray<number>>) =>
+  rows[0]!.map((_, j) => rows.reduce((s, r) => s + r[j]!, 0) / rows.length)
 const unit = (v: ReadonlyArray<number>) => {
   const n = Math.hypot(...v)
   return v.map((x) => x / n)
@@ -48,7 +50,7 @@ const embeddings = (raw: Record<string, unknown> = {}) =>
 
 describe("transformers provider: embeddings from a tiny BERT-shaped ONNX model", () => {
   it.scopedLive("mean-pools the real tokens (not the padding) and normalizes, as computed by hand", () =>
-    Effect.gen(function*() {
+    Effect.gen(function* () {
       const model = yield* embeddings()
       const out = yield* model.embed(["Hello world", "The user prefers playing music.", "Xylophone plan"])
       const expected = [helloTokens, sentenceTokens, unknownTokens].map((tokens) =>
@@ -56,17 +58,22 @@ describe("transformers provider: embeddings from a tiny BERT-shaped ONNX model",
       )
       out.vectors.forEach((v, i) => closeTo(v, expected[i]!))
       expect(out.promptTokens).toBe(4 + 9 + 4)
-    }))
+    })
+  )
 
   it.scopedLive("gives the same vectors one text at a time as in a padded batch", () =>
-    Effect.gen(function*() {
+    Effect.gen(function* () {
       const batched = yield* (yield* embeddings()).embed(["hello world", "the user prefers short answers"])
-      const single = yield* (yield* embeddings({ batchSize: 1 })).embed(["hello world", "the user prefers short answers"])
+      const single = yield* (yield* embeddings({ batchSize: 1 })).embed([
+        "hello world",
+        "the user prefers short answers"
+      ])
       single.vectors.forEach((v, i) => closeTo(v, Array.from(batched.vectors[i]!)))
-    }))
+    })
+  )
 
   it.scopedLive("cls pooling without normalizing returns the first token's vector", () =>
-    Effect.gen(function*() {
+    Effect.gen(function* () {
       const model = yield* embeddings({ pooling: "cls", normalize: false })
       const out = yield* model.embed(["code review"])
       closeTo(out.vectors[0]!, tokenVector(encoder, ids(encoder, ["[CLS]"])[0]!, 0))
@@ -75,19 +82,23 @@ describe("transformers provider: embeddings from a tiny BERT-shaped ONNX model",
         model: "test-model",
         params: { task: "embeddings", dtype: "fp32", pooling: "cls", normalize: false }
       })
-    }))
+    })
+  )
 
   it.scopedLive("finds the folder as <modelDir>/<model> and records usage through the registry", () =>
-    Effect.gen(function*() {
+    Effect.gen(function* () {
       const bundle = yield* build(Transformers.plugin, { modelDir: path.join(root, "tiny") }, {}, "encoder")
       const model = yield* Models.make({ local: bundle }, yield* ModelCache.ModelCache).embeddingModel("local")
       const [out, usage] = yield* Usage.track(model.embed(["hello world"]))
       closeTo(out.vectors[0]!, unit(mean(ids(encoder, helloTokens).map((id) => tokenVector(encoder, id, 0)))))
-      expect(usage.map((u) => [u.provider, u.model, u.kind, u.promptTokens])).toStrictEqual([["transformers", "encoder", "embed", 4]])
-    }).pipe(Effect.provide(ModelCache.layerMemory)))
+      expect(usage.map((u) => [u.provider, u.model, u.kind, u.promptTokens])).toStrictEqual([
+        ["transformers", "encoder", "embed", 4]
+      ])
+    }).pipe(Effect.provide(ModelCache.layerMemory))
+  )
 
   it.scoped("a missing model folder fails to build, naming the missing file", () =>
-    Effect.gen(function*() {
+    Effect.gen(function* () {
       const error = yield* Effect.flip(build(Transformers.plugin, { modelDir: root }, {}, "Xenova/all-MiniLM-L6-v2"))
       expect(error.message).toBe(
         `plugin "transformers": model "Xenova/all-MiniLM-L6-v2": ${path.join(root, "Xenova/all-MiniLM-L6-v2", "config.json")} ` +
@@ -96,7 +107,8 @@ describe("transformers provider: embeddings from a tiny BERT-shaped ONNX model",
       )
       const quantized = yield* Effect.flip(build(Transformers.plugin, { path: encoder.dir, dtype: "q8" }))
       expect(quantized.message).toContain(`${path.join(encoder.dir, "onnx", "model_quantized.onnx")} does not exist`)
-    }))
+    })
+  )
 })
 
 describe("transformers provider: cross-encoder rerank", () => {
@@ -110,7 +122,7 @@ describe("transformers provider: cross-encoder rerank", () => {
   }
 
   it.scopedLive("scores each (query, document) pair with the classifier logit, in document order", () =>
-    Effect.gen(function*() {
+    Effect.gen(function* () {
       const bundle = yield* build(Transformers.plugin, { path: crossEncoder.dir, task: "rerank", batchSize: 2 })
       expect(bundle.embeddingModel).toBeUndefined()
       const reranker = bundle.reranker!
@@ -122,7 +134,8 @@ describe("transformers provider: cross-encoder rerank", () => {
       expect(out.promptTokens).toBe(docs.reduce((n, d) => n + 5 + d.split(" ").length + 1, 0))
       expect(reranker.info.params).toStrictEqual({ task: "rerank", dtype: "fp32" })
       expect(yield* reranker.rerank("q", [])).toStrictEqual({ scores: [], promptTokens: 0 })
-    }))
+    })
+  )
 })
 
 // The runtime is an optional install. Without it each test above fails with the command that adds
@@ -131,12 +144,13 @@ describe("transformers provider: its optional runtime", () => {
   it.effect("is installed here", () => Transformers.requireRuntime())
 
   it.effect("when it cannot be found, building stops with the install command", () =>
-    Effect.gen(function*() {
+    Effect.gen(function* () {
       // Resolved from a folder with no node_modules above it, where the package cannot be.
       const error = yield* Effect.flip(Transformers.requireRuntime(pathToFileURL(path.join(root, "nowhere.js")).href))
       expect(error.message).toBe(
         `plugin "transformers": the transformers provider needs the optional package @huggingface/transformers ` +
           "(with onnxruntime, about 470 MB), which is not installed; add it with: npm install --no-save @huggingface/transformers@4.3.1"
       )
-    }))
+    })
+  )
 })

@@ -38,27 +38,40 @@ const calls: ReadonlyArray<readonly [string, "openai" | "cohere", Call]> = [
 const serve = (provider: "openai" | "cohere", fault: Fault) =>
   provider === "openai"
     ? Effect.flatMap(OpenAiServer.make({ faults: [fault] }), (server) =>
-      Effect.map(build(OpenAi.plugin, { baseURL: server.baseURL, ...policy }), (bundle) => ({ bundle, server })))
+        Effect.map(build(OpenAi.plugin, { baseURL: server.baseURL, ...policy }), (bundle) => ({ bundle, server }))
+      )
     : Effect.flatMap(CohereServer.make({ faults: [fault] }), (server) =>
-      Effect.map(build(Cohere.plugin, { baseURL: server.url, ...policy }, { CO_API_KEY: "co-test-key" }), (bundle) => ({ bundle, server })))
+        Effect.map(
+          build(Cohere.plugin, { baseURL: server.url, ...policy }, { CO_API_KEY: "co-test-key" }),
+          (bundle) => ({
+            bundle,
+            server
+          })
+        )
+      )
 
 describe("timeoutMs covers headers and body", () => {
   for (const [what, provider, call] of calls) {
     for (const [how, fault] of faults) {
       it.scopedLive(`${what}: an attempt against a server that ${how} ends at the deadline`, () =>
-        Effect.gen(function*() {
+        Effect.gen(function* () {
           const { bundle, server } = yield* serve(provider, fault)
           const started = performance.now()
           const result = yield* Effect.either(Effect.uninterruptible(call(bundle)))
           const elapsed = performance.now() - started
           expect(Either.isLeft(result)).toBe(true)
           if (Either.isLeft(result)) {
-            expect(result.left).toMatchObject({ reason: `no answer within ${timeoutMs} ms (timeoutMs)`, retryable: true, requests: 1 })
+            expect(result.left).toMatchObject({
+              reason: `no answer within ${timeoutMs} ms (timeoutMs)`,
+              retryable: true,
+              requests: 1
+            })
           }
           expect(server.requests.map((r) => r.fault)).toStrictEqual([fault.kind])
           expect(elapsed).toBeGreaterThanOrEqual(timeoutMs - 50)
           expect(elapsed).toBeLessThan(timeoutMs + margin)
-        }))
+        })
+      )
     }
   }
 })

@@ -16,7 +16,10 @@ import * as OpenAi from "../src/OpenAi.js"
 import * as SharedLimit from "../src/SharedLimit.js"
 import { build } from "./support.js"
 
-const redisServer = (process.env.PATH ?? "").split(path.delimiter).map((d) => path.join(d, "redis-server")).find((f) => fs.existsSync(f))
+const redisServer = (process.env.PATH ?? "")
+  .split(path.delimiter)
+  .map((d) => path.join(d, "redis-server"))
+  .find((f) => fs.existsSync(f))
 const repoRoot = fileURLToPath(new URL("../../../", import.meta.url))
 const tsx = path.join(repoRoot, "node_modules", ".bin", "tsx")
 const client = fileURLToPath(new URL("./fixtures/limited-client.ts", import.meta.url))
@@ -35,7 +38,13 @@ const freePort = () =>
 const redis = Effect.acquireRelease(
   Effect.promise(async () => {
     const port = await freePort()
-    const child = spawn(redisServer!, ["--port", String(port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no"], { stdio: ["ignore", "pipe", "pipe"] })
+    const child = spawn(
+      redisServer!,
+      ["--port", String(port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no"],
+      {
+        stdio: ["ignore", "pipe", "pipe"]
+      }
+    )
     await new Promise<void>((resolve, reject) => {
       let seen = ""
       const timer = setTimeout(() => reject(new Error(`redis-server did not start:\n${seen}`)), 10_000)
@@ -55,7 +64,11 @@ const redis = Effect.acquireRelease(
 
 const run = (env: Record<string, string>) =>
   new Promise<{ code: number | null; out: string }>((resolve, reject) => {
-    const child: ChildProcess = spawn(tsx, [client], { cwd: repoRoot, env: { ...process.env, ...env }, stdio: ["ignore", "pipe", "pipe"] })
+    const child: ChildProcess = spawn(tsx, [client], {
+      cwd: repoRoot,
+      env: { ...process.env, ...env },
+      stdio: ["ignore", "pipe", "pipe"]
+    })
     let out = ""
     child.stdout!.on("data", (d: Buffer) => (out += d.toString("utf8")))
     child.stderr!.on("data", (d: Buffer) => (out += d.toString("utf8")))
@@ -80,67 +93,97 @@ describe("options", () => {
     expect(decode({ redis: "redis://h:1", key: "k" })._tag).toBe("Left")
     expect(decode({ redis: "http://h:1", key: "k", rpm: 5 })._tag).toBe("Left")
     expect(decode({ redis: "redis://h:1", key: "k", rpm: 5, windowMs: 1000 })._tag).toBe("Left") // 5/min in 1 s: < 1
-    expect(SharedLimit.perWindow({ redis: "redis://h:1", key: "k", rpm: 150, tpm: 9000, windowMs: 2000 })).toEqual({ requests: 5, tokens: 300 })
+    expect(SharedLimit.perWindow({ redis: "redis://h:1", key: "k", rpm: 150, tpm: 9000, windowMs: 2000 })).toEqual({
+      requests: 5,
+      tokens: 300
+    })
     expect(SharedLimit.describe("redis://:hunter2@10.0.0.5:6379/2")).toBe("redis://10.0.0.5:6379/2")
   })
 })
 
 describe("a limiter whose Redis cannot be reached", () => {
-  it.scopedLive("fails the call, sending no request, with a retryable error naming the server without its password", () =>
-    Effect.gen(function*() {
-      const port = yield* Effect.promise(freePort)
-      const server = yield* OpenAiServer.make({})
-      const bundle = yield* build(OpenAi.plugin, {
-        baseURL: server.baseURL,
-        maxRetries: 0,
-        limiter: { redis: `redis://:secret-pw@127.0.0.1:${port}`, key: "down", rpm: 60 }
-      })
-      const error = yield* Effect.flip(bundle.languageModel!.complete({ messages: [{ role: "user", content: "hi" }] }))
-      expect(error.reason).toContain(`shared rate limiter (redis://127.0.0.1:${port}, key down)`)
-      expect(error.reason).not.toContain("secret-pw")
-      expect(error.retryable).toBe(true)
-      expect(server.requests).toHaveLength(0)
-    }), 30_000)
+  it.scopedLive(
+    "fails the call, sending no request, with a retryable error naming the server without its password",
+    () =>
+      Effect.gen(function* () {
+        const port = yield* Effect.promise(freePort)
+        const server = yield* OpenAiServer.make({})
+        const bundle = yield* build(OpenAi.plugin, {
+          baseURL: server.baseURL,
+          maxRetries: 0,
+          limiter: { redis: `redis://:secret-pw@127.0.0.1:${port}`, key: "down", rpm: 60 }
+        })
+        const error = yield* Effect.flip(
+          bundle.languageModel!.complete({ messages: [{ role: "user", content: "hi" }] })
+        )
+        expect(error.reason).toContain(`shared rate limiter (redis://127.0.0.1:${port}, key down)`)
+        expect(error.reason).not.toContain("secret-pw")
+        expect(error.retryable).toBe(true)
+        expect(server.requests).toHaveLength(0)
+      }),
+    30_000
+  )
 })
 
-if (redisServer === undefined) console.warn("shared rate limit tests skipped: redis-server is not installed (apt-get install -y redis-server; .ci/run installs it)")
+if (redisServer === undefined)
+  console.warn(
+    "shared rate limit tests skipped: redis-server is not installed (apt-get install -y redis-server; .ci/run installs it)"
+  )
 
 describe.skipIf(redisServer === undefined)("a rate limit shared through Redis", () => {
   // rpm 150 over a 2 s window: 5 requests in any 2 s, whichever process sends them.
   const windowMs = 2000
   const perWindow = 5
 
-  it.scopedLive("three processes together stay under the shared requests limit", () =>
-    Effect.gen(function*() {
-      const { url } = yield* redis
-      const times: Array<number> = []
-      const server = yield* OpenAiServer.make({ chat: () => (times.push(Date.now()), "ok") })
-      const limiter = JSON.stringify({ redis: url, key: "three-processes", rpm: 150, windowMs })
-      const each = 6
-      const exits = yield* Effect.promise(() =>
-        Promise.all(["a", "b", "c"].map((name) => run({ BASE_URL: server.baseURL, LIMITER: limiter, COUNT: String(each), NAME: name })))
-      )
-      for (const e of exits) expect(e.code, e.out).toBe(0)
-      expect(times).toHaveLength(3 * each)
-      // At most the limit in any window (one more allowed for the requests' travel time to the server).
-      expect(busiestWindow(times, windowMs)).toBeLessThanOrEqual(perWindow + 1)
-      // 18 requests at 5 per window need 3 more windows after the first: three separate limits would take one.
-      const sorted = [...times].sort((a, b) => a - b)
-      expect(sorted.at(-1)! - sorted[0]!).toBeGreaterThanOrEqual(3 * windowMs - 100)
-    }), 60_000)
+  it.scopedLive(
+    "three processes together stay under the shared requests limit",
+    () =>
+      Effect.gen(function* () {
+        const { url } = yield* redis
+        const times: Array<number> = []
+        const server = yield* OpenAiServer.make({ chat: () => (times.push(Date.now()), "ok") })
+        const limiter = JSON.stringify({ redis: url, key: "three-processes", rpm: 150, windowMs })
+        const each = 6
+        const exits = yield* Effect.promise(() =>
+          Promise.all(
+            ["a", "b", "c"].map((name) =>
+              run({ BASE_URL: server.baseURL, LIMITER: limiter, COUNT: String(each), NAME: name })
+            )
+          )
+        )
+        for (const e of exits) expect(e.code, e.out).toBe(0)
+        expect(times).toHaveLength(3 * each)
+        // At most the limit in any window (one more allowed for the requests' travel time to the server).
+        expect(busiestWindow(times, windowMs)).toBeLessThanOrEqual(perWindow + 1)
+        // 18 requests at 5 per window need 3 more windows after the first: three separate limits would take one.
+        const sorted = [...times].sort((a, b) => a - b)
+        expect(sorted.at(-1)! - sorted[0]!).toBeGreaterThanOrEqual(3 * windowMs - 100)
+      }),
+    60_000
+  )
 
-  it.scopedLive("the tokens limit counts what each answer reports", () =>
-    Effect.gen(function*() {
-      const { url } = yield* redis
-      const times: Array<number> = []
-      // Every answer reports 100 tokens; tpm 9000 over 2 s is 300 tokens a window: 3 answers.
-      const server = yield* OpenAiServer.make({ chat: () => (times.push(Date.now()), { content: "ok", usage: { promptTokens: 60, completionTokens: 40 } }) })
-      const bundle = yield* build(OpenAi.plugin, { baseURL: server.baseURL, concurrency: 1, limiter: { redis: url, key: "tokens", tpm: 9000, windowMs } })
-      for (let i = 0; i < 6; i++) yield* bundle.languageModel!.complete({ messages: [{ role: "user", content: `hello ${i}` }] })
-      expect(times).toHaveLength(6)
-      expect(busiestWindow(times, windowMs)).toBeLessThanOrEqual(3 + 1)
-      const sorted = [...times].sort((a, b) => a - b)
-      expect(sorted[3]! - sorted[0]!).toBeGreaterThanOrEqual(windowMs - 100)
-    }), 30_000)
+  it.scopedLive(
+    "the tokens limit counts what each answer reports",
+    () =>
+      Effect.gen(function* () {
+        const { url } = yield* redis
+        const times: Array<number> = []
+        // Every answer reports 100 tokens; tpm 9000 over 2 s is 300 tokens a window: 3 answers.
+        const server = yield* OpenAiServer.make({
+          chat: () => (times.push(Date.now()), { content: "ok", usage: { promptTokens: 60, completionTokens: 40 } })
+        })
+        const bundle = yield* build(OpenAi.plugin, {
+          baseURL: server.baseURL,
+          concurrency: 1,
+          limiter: { redis: url, key: "tokens", tpm: 9000, windowMs }
+        })
+        for (let i = 0; i < 6; i++)
+          yield* bundle.languageModel!.complete({ messages: [{ role: "user", content: `hello ${i}` }] })
+        expect(times).toHaveLength(6)
+        expect(busiestWindow(times, windowMs)).toBeLessThanOrEqual(3 + 1)
+        const sorted = [...times].sort((a, b) => a - b)
+        expect(sorted[3]! - sorted[0]!).toBeGreaterThanOrEqual(windowMs - 100)
+      }),
+    30_000
+  )
 })
-

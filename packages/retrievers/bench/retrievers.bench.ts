@@ -20,7 +20,11 @@ import * as Builtins from "../src/Builtins.js"
 import * as Selector from "../src/Selector.js"
 
 // Three instances per persona (they share most session texts, as in CUPID); one at 10,000.
-const sizes: ReadonlyArray<{ readonly sessions: number; readonly personas: number; readonly types?: readonly [Domain.CupidType, ...Array<Domain.CupidType>] }> = [
+const sizes: ReadonlyArray<{
+  readonly sessions: number
+  readonly personas: number
+  readonly types?: readonly [Domain.CupidType, ...Array<Domain.CupidType>]
+}> = [
   { sessions: 8, personas: 10 },
   { sessions: 100, personas: 2 },
   { sessions: 1_000, personas: 1 },
@@ -49,43 +53,55 @@ interface Figure {
 const gc = (): void => (globalThis as { gc?: () => void }).gc?.()
 
 const measureOne = (spec: { readonly use: string } & Record<string, unknown>) =>
-  Effect.gen(function*() {
+  Effect.gen(function* () {
     const out: Array<Figure> = []
     for (const size of sizes) {
-      const rows = [...Synthetic.generate({
-        ...Synthetic.defaults,
-        personas: size.personas,
-        sessionsPerHistory: size.sessions,
-        seed: 5,
-        types: size.types ?? Synthetic.defaults.types
-      })]
+      const rows = [
+        ...Synthetic.generate({
+          ...Synthetic.defaults,
+          personas: size.personas,
+          sessionsPerHistory: size.sessions,
+          seed: 5,
+          types: size.types ?? Synthetic.defaults.types
+        })
+      ]
       const instances = rows.map(Domain.fromRow)
       gc()
       const base = process.memoryUsage().heapUsed
       let peak = base
       const env = Layer.mergeAll(
         Models.layerEmpty,
-        Corpus.layerFromQueries(instances.map((i) => i.query), `bench-${size.sessions}-${size.personas}`),
+        Corpus.layerFromQueries(
+          instances.map((i) => i.query),
+          `bench-${size.sessions}-${size.personas}`
+        ),
         Layer.succeed(Plugin.Plugins, Plugin.makeRegistry(Builtins.plugins))
       ).pipe(Layer.provideMerge(ModelCache.layerMemory))
-      const figure = yield* Effect.gen(function*() {
+      const figure = yield* Effect.gen(function* () {
         const t0 = performance.now()
         const plugin = yield* (yield* Plugin.Plugins).get("retriever", spec.use)
         const service = yield* Selector.build(spec)
         const buildMs = performance.now() - t0
-        const pass = Effect.gen(function*() {
+        const pass = Effect.gen(function* () {
           const start = performance.now()
           for (const instance of instances) {
-            yield* (plugin.needsGold === true
+            yield* plugin.needsGold === true
               ? (service as Retriever.GoldService).retrieve({ query: instance.query }, instance.gold)
-              : (service as Retriever.Service).retrieve({ query: instance.query }))
+              : (service as Retriever.Service).retrieve({ query: instance.query })
             peak = Math.max(peak, process.memoryUsage().heapUsed)
           }
           return instances.length / ((performance.now() - start) / 1000)
         })
         const coldQps = yield* pass
         const warmQps = yield* pass
-        return { sessions: size.sessions, queries: instances.length, coldQps, warmQps, buildMs, peakHeapMb: (peak - base) / 2 ** 20 }
+        return {
+          sessions: size.sessions,
+          queries: instances.length,
+          coldQps,
+          warmQps,
+          buildMs,
+          peakHeapMb: (peak - base) / 2 ** 20
+        }
       }).pipe(Effect.scoped, Effect.provide(env))
       out.push(figure)
     }
@@ -110,7 +126,9 @@ if (process.argv[2] === "--one") {
       const child = fork(self, ["--one", String(i)], { execArgv: ["--import", "tsx", "--expose-gc"] })
       let result: ReadonlyArray<Figure> | undefined
       child.on("message", (m) => (result = m as ReadonlyArray<Figure>))
-      child.on("exit", (code) => (result !== undefined && code === 0 ? resolve(result) : reject(new Error(`${specs[i]!.use} exited with ${code}`))))
+      child.on("exit", (code) =>
+        result !== undefined && code === 0 ? resolve(result) : reject(new Error(`${specs[i]!.use} exited with ${code}`))
+      )
     })
   const main = async () => {
     console.log(`node ${process.version}, ${(await import("node:os")).cpus().length} cores; synthetic data (seed 5)`)
@@ -120,7 +138,9 @@ if (process.argv[2] === "--one") {
       const { use, ...options } = specs[i]!
       const label = `${use}${Object.keys(options).length > 0 ? ` ${JSON.stringify(options).replaceAll('"', "")}` : ""}`
       for (const f of await runChild(i)) {
-        console.log(`| ${label} | ${f.sessions.toLocaleString("en")} | ${f.queries} | ${fmt(f.buildMs)} | ${fmt(f.coldQps)} | ${fmt(f.warmQps)} | ${fmt(f.peakHeapMb)} |`)
+        console.log(
+          `| ${label} | ${f.sessions.toLocaleString("en")} | ${f.queries} | ${fmt(f.buildMs)} | ${fmt(f.coldQps)} | ${fmt(f.warmQps)} | ${fmt(f.peakHeapMb)} |`
+        )
       }
     }
   }

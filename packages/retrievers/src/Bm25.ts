@@ -76,7 +76,8 @@ export const index = (documents: ReadonlyArray<Document>): Index => {
     }
   })
   const postings = new Map<string, { docs: Int32Array; tfs: Float64Array }>()
-  for (const [term, list] of lists) postings.set(term, { docs: Int32Array.from(list.docs), tfs: Float64Array.from(list.tfs) })
+  for (const [term, list] of lists)
+    postings.set(term, { docs: Int32Array.from(list.docs), tfs: Float64Array.from(list.tfs) })
   return { size: documents.length, lengths, avgLength: documents.length === 0 ? 0 : total / documents.length, postings }
 }
 
@@ -99,8 +100,11 @@ export const scoresIndexed = (query: ReadonlyArray<string>, ix: Index, params: P
 }
 
 /** BM25 score of every document for a query (each distinct query term counts once). */
-export const scores = (query: ReadonlyArray<string>, documents: ReadonlyArray<Document>, params: Params): Array<number> =>
-  scoresIndexed(query, index(documents), params)
+export const scores = (
+  query: ReadonlyArray<string>,
+  documents: ReadonlyArray<Document>,
+  params: Params
+): Array<number> => scoresIndexed(query, index(documents), params)
 
 const documents = Memo.namespace<Document>("bm25/documents", 50_000)
 /** Indexes of recent histories (a sweep asks about the same history once per cell). */
@@ -122,38 +126,48 @@ export const plugin = Plugin.retriever({
   defaultSelect: { top: 2 },
   make: (o: Options) =>
     // One memo for the build and its expander (the sweep's when there is one).
-    Memo.shared(Effect.gen(function*() {
-      yield* RetrieverOptions.checkGranularity("bm25", o.representation, o.granularity)
-      const expander = yield* Expansion.make("bm25", o)
-      const memo = yield* Memo.current
-      const text = Text.analyzer(memo)
-      const keys = RetrieverOptions.keys(memo)
-      const docMemo = memo.store(documents)
-      const indexMemo = memo.store(indexes)
-      const ranked = (input: Retriever.RetrievalInput, historyKey: string, docs: ReadonlyArray<RetrieverOptions.SessionDoc>) => {
-        const ix = indexMemo.getOrSet(historyKey, () => index(docs.map((d) => docMemo.getOrSet(d.key, () => document(text.terms(d.text))))))
-        return scoresIndexed(text.terms(input.query.request), ix, o)
-      }
-      return {
-        needsSummaries: o.representation === "summary" || expander?.needsSummaries === true,
-        retrieve: (input: Retriever.RetrievalInput) => {
-          if (o.granularity === "turn" && o.representation !== "summary") {
-            const turns = RetrieverOptions.turnDocs(input, o.representation)
-            const s = ranked(input, keys.turns(input, o.representation, turns), turns)
-            return Effect.succeed(Retriever.fromTurnScores(turns.map((d, i) => [d.id, d.turn, s[i]!] as const)))
-          }
-          return Effect.flatMap(RetrieverOptions.sessionDocs(input, o.representation, "bm25"), (docs) => {
-            if (expander === undefined) {
-              const s = ranked(input, keys.history(input, o.representation, docs), docs)
-              return Effect.succeed(Retriever.fromScores(docs.map((d, i) => [d.id, s[i]!] as const)))
-            }
-            return Effect.map(expander.texts(input), (texts) => {
-              const joined = Expansion.join(docs, texts, o.join)
-              // The expansions may differ per cell (summaries, facts): the joined history is hashed per call.
-              return Retriever.fromScores(Expansion.bestPerSession(joined, ranked(input, RetrieverOptions.historyKey(joined), joined)))
-            })
-          })
+    Memo.shared(
+      Effect.gen(function* () {
+        yield* RetrieverOptions.checkGranularity("bm25", o.representation, o.granularity)
+        const expander = yield* Expansion.make("bm25", o)
+        const memo = yield* Memo.current
+        const text = Text.analyzer(memo)
+        const keys = RetrieverOptions.keys(memo)
+        const docMemo = memo.store(documents)
+        const indexMemo = memo.store(indexes)
+        const ranked = (
+          input: Retriever.RetrievalInput,
+          historyKey: string,
+          docs: ReadonlyArray<RetrieverOptions.SessionDoc>
+        ) => {
+          const ix = indexMemo.getOrSet(historyKey, () =>
+            index(docs.map((d) => docMemo.getOrSet(d.key, () => document(text.terms(d.text)))))
+          )
+          return scoresIndexed(text.terms(input.query.request), ix, o)
         }
-      } satisfies Retriever.Service
-    }))
+        return {
+          needsSummaries: o.representation === "summary" || expander?.needsSummaries === true,
+          retrieve: (input: Retriever.RetrievalInput) => {
+            if (o.granularity === "turn" && o.representation !== "summary") {
+              const turns = RetrieverOptions.turnDocs(input, o.representation)
+              const s = ranked(input, keys.turns(input, o.representation, turns), turns)
+              return Effect.succeed(Retriever.fromTurnScores(turns.map((d, i) => [d.id, d.turn, s[i]!] as const)))
+            }
+            return Effect.flatMap(RetrieverOptions.sessionDocs(input, o.representation, "bm25"), (docs) => {
+              if (expander === undefined) {
+                const s = ranked(input, keys.history(input, o.representation, docs), docs)
+                return Effect.succeed(Retriever.fromScores(docs.map((d, i) => [d.id, s[i]!] as const)))
+              }
+              return Effect.map(expander.texts(input), (texts) => {
+                const joined = Expansion.join(docs, texts, o.join)
+                // The expansions may differ per cell (summaries, facts): the joined history is hashed per call.
+                return Retriever.fromScores(
+                  Expansion.bestPerSession(joined, ranked(input, RetrieverOptions.historyKey(joined), joined))
+                )
+              })
+            })
+          }
+        } satisfies Retriever.Service
+      })
+    )
 })

@@ -38,7 +38,16 @@ import * as FactorMatch from "./internal/FactorMatch.js"
 import { topK } from "./internal/TopK.js"
 import * as Text from "./Text.js"
 
-export const featureNames = ["anchor", "bm25Opening", "bm25Dialogue", "cosineOpening", "names", "openingRank", "commonness", "position"] as const
+export const featureNames = [
+  "anchor",
+  "bm25Opening",
+  "bm25Dialogue",
+  "cosineOpening",
+  "names",
+  "openingRank",
+  "commonness",
+  "position"
+] as const
 /** With `glove: true`: GloVe SIF cosine of the opening and of the whole dialogue with the request. */
 export const gloveFeatureNames = ["gloveOpening", "gloveDialogue"] as const
 
@@ -89,8 +98,11 @@ const names = (text: string, analyzer: Text.Analyzer): Set<string> =>
   new Set(analyzer.analyze(text).words.flatMap((w) => (w !== undefined && w.name ? [w.lemma] : [])))
 
 const gloveCosine = (vectors: Glove.Vectors, a: string, b: string): number => {
-  const x = Glove.sif(vectors, a, 1e-3), y = Glove.sif(vectors, b, 1e-3)
-  let d = 0, nx = 0, ny = 0
+  const x = Glove.sif(vectors, a, 1e-3),
+    y = Glove.sif(vectors, b, 1e-3)
+  let d = 0,
+    nx = 0,
+    ny = 0
   for (let j = 0; j < x.length; j++) {
     d += x[j]! * y[j]!
     nx += x[j]! * x[j]!
@@ -104,7 +116,11 @@ const gloveCosine = (vectors: Glove.Vectors, a: string, b: string): number => {
  * The feature vector of every session of a query, in session order (GloVe features appended when
  * vectors are given); texts are analysed with `analyzer` (a sweep's; default: one of its own).
  */
-export const features = (query: Domain.Query, vectors?: Glove.Vectors, analyzer: Text.Analyzer = Text.fresh()): Array<Array<number>> => {
+export const features = (
+  query: Domain.Query,
+  vectors?: Glove.Vectors,
+  analyzer: Text.Analyzer = Text.fresh()
+): Array<Array<number>> => {
   const sessions = query.sessions
   const n = sessions.length
   if (n === 0) return []
@@ -113,7 +129,11 @@ export const features = (query: Domain.Query, vectors?: Glove.Vectors, analyzer:
   const params = { k1: 1.2, b: 0.75 }
   const openingDocs = openings.map((t) => Bm25.document(analyzer.terms(t)))
   const bmOpen = Bm25.scores(request, openingDocs, params)
-  const bmDialogue = Bm25.scores(request, sessions.map((s) => Bm25.document(analyzer.terms(dialogue(s)))), params)
+  const bmDialogue = Bm25.scores(
+    request,
+    sessions.map((s) => Bm25.document(analyzer.terms(dialogue(s)))),
+    params
+  )
   const anchor = FactorMatch.scores(query.request, openings, analyzer)
   // TF-IDF cosine over terms, document frequencies from the openings of this history.
   const df = new Map<string, number>()
@@ -134,14 +154,19 @@ export const features = (query: Domain.Query, vectors?: Glove.Vectors, analyzer:
   const rank = new Array<number>(n)
   order.forEach(([, i], r) => (rank[i] = r))
   // The request term with the highest IDF that some opening shares: how many openings hold it.
-  const shared = topK([...new Set(request)].filter((t) => df.has(t)), 1, (a, b) => idf(b) - idf(a))[0]
+  const shared = topK(
+    [...new Set(request)].filter((t) => df.has(t)),
+    1,
+    (a, b) => idf(b) - idf(a)
+  )[0]
   const commonness = shared === undefined ? 0 : (df.get(shared) ?? 0) / n
   const anchorShare = shareOfBest(anchor)
   const openShare = shareOfBest(bmOpen)
   const dialogueShare = shareOfBest(bmDialogue)
   return sessions.map((_, i) => {
     const own = names(openings[i]!, analyzer)
-    const nameShare = requestNames.size === 0 ? 0 : [...requestNames].filter((x) => own.has(x)).length / requestNames.size
+    const nameShare =
+      requestNames.size === 0 ? 0 : [...requestNames].filter((x) => own.has(x)).length / requestNames.size
     return [
       anchorShare[i]!,
       openShare[i]!,
@@ -151,7 +176,12 @@ export const features = (query: Domain.Query, vectors?: Glove.Vectors, analyzer:
       1 / (1 + rank[i]!),
       commonness,
       n === 1 ? 1 : i / (n - 1),
-      ...(vectors === undefined ? [] : [gloveCosine(vectors, openings[i]!, query.request), gloveCosine(vectors, dialogue(sessions[i]!), query.request)])
+      ...(vectors === undefined
+        ? []
+        : [
+            gloveCosine(vectors, openings[i]!, query.request),
+            gloveCosine(vectors, dialogue(sessions[i]!), query.request)
+          ])
     ]
   })
 }
@@ -160,13 +190,23 @@ const sigmoid = (z: number) => 1 / (1 + Math.exp(-z))
 
 /** Probabilities for feature rows under fitted weights. */
 export const probabilities = (fitted: Fitted, rows: ReadonlyArray<ReadonlyArray<number>>): Array<number> =>
-  rows.map((x) => sigmoid(fitted.bias + x.reduce((z, v, j) => z + fitted.weights[j]! * ((v - fitted.means[j]!) / fitted.scales[j]!), 0)))
+  rows.map((x) =>
+    sigmoid(
+      fitted.bias + x.reduce((z, v, j) => z + fitted.weights[j]! * ((v - fitted.means[j]!) / fitted.scales[j]!), 0)
+    )
+  )
 
 /**
  * Logistic regression by full-batch gradient descent on standardized features, classes weighted to
  * balance, a small L2 penalty. Deterministic: the same rows give the same weights.
  */
-export const logistic = (rows: ReadonlyArray<ReadonlyArray<number>>, labels: ReadonlyArray<number>, iterations = 400, rate = 0.5, l2 = 1e-3) => {
+export const logistic = (
+  rows: ReadonlyArray<ReadonlyArray<number>>,
+  labels: ReadonlyArray<number>,
+  iterations = 400,
+  rate = 0.5,
+  l2 = 1e-3
+) => {
   const d = rows[0]?.length ?? 0
   const means = Array.from({ length: d }, (_, j) => rows.reduce((a, r) => a + r[j]!, 0) / Math.max(1, rows.length))
   const scales = Array.from({ length: d }, (_, j) => {
@@ -181,7 +221,8 @@ export const logistic = (rows: ReadonlyArray<ReadonlyArray<number>>, labels: Rea
   let bias = 0
   for (let it = 0; it < iterations; it++) {
     const grad = new Array<number>(d).fill(0)
-    let gb = 0, total = 0
+    let gb = 0,
+      total = 0
     xs.forEach((x, i) => {
       const w = labels[i] === 1 ? wPos : wNeg
       const err = (sigmoid(bias + x.reduce((z, v, j) => z + weights[j]! * v, 0)) - labels[i]!) * w
@@ -198,7 +239,12 @@ export const logistic = (rows: ReadonlyArray<ReadonlyArray<number>>, labels: Rea
 const contrasts = [1, 1.1, 1.2, 1.35, 1.5, 1.75, 2, 3]
 
 /** Fit on instances with gold labels: a pair per (instance, session), label "involves the current factor". */
-export const fit = (instances: ReadonlyArray<Domain.Instance>, o: Options, vectors?: Glove.Vectors, analyzer: Text.Analyzer = Text.fresh()): Fitted => {
+export const fit = (
+  instances: ReadonlyArray<Domain.Instance>,
+  o: Options,
+  vectors?: Glove.Vectors,
+  analyzer: Text.Analyzer = Text.fresh()
+): Fitted => {
   const rows: Array<Array<number>> = []
   const labels: Array<number> = []
   const perInstance = instances.map((instance) => {
@@ -210,7 +256,14 @@ export const fit = (instances: ReadonlyArray<Domain.Instance>, o: Options, vecto
     return f
   })
   const lr = logistic(rows, labels)
-  const base = { features: [...featureNames, ...(vectors === undefined ? [] : gloveFeatureNames)], means: lr.means, scales: lr.scales, weights: lr.weights, bias: lr.bias, minContrast: 1.2 }
+  const base = {
+    features: [...featureNames, ...(vectors === undefined ? [] : gloveFeatureNames)],
+    means: lr.means,
+    scales: lr.scales,
+    weights: lr.weights,
+    bias: lr.bias,
+    minContrast: 1.2
+  }
   // Calibrate the change detector: the contrast that best picks the current group on the
   // training set's changing instances, given the fitted matches.
   let best = { contrast: 1.2, score: -1 }
@@ -218,7 +271,15 @@ export const fit = (instances: ReadonlyArray<Domain.Instance>, o: Options, vecto
     let score = 0
     instances.forEach((instance, k) => {
       if (instance.type !== "changing") return
-      const kept = new Set(select({ ...base, minContrast: contrast, pairs: 0, positives: 0, instances: 0 }, o, instance.query, perInstance[k]!, analyzer).selected)
+      const kept = new Set(
+        select(
+          { ...base, minContrast: contrast, pairs: 0, positives: 0, instances: 0 },
+          o,
+          instance.query,
+          perInstance[k]!,
+          analyzer
+        ).selected
+      )
       const relevant = instance.gold.sessions.filter((s) => s.label === "relevant").map((s) => s.id)
       const hit = relevant.filter((id) => kept.has(id)).length
       const p = kept.size === 0 ? 0 : hit / kept.size
@@ -227,14 +288,32 @@ export const fit = (instances: ReadonlyArray<Domain.Instance>, o: Options, vecto
     })
     if (score > best.score) best = { contrast, score }
   }
-  return { ...base, minContrast: best.contrast, pairs: rows.length, positives: lr.positives, instances: instances.length }
+  return {
+    ...base,
+    minContrast: best.contrast,
+    pairs: rows.length,
+    positives: lr.positives,
+    instances: instances.length
+  }
 }
 
-const select = (fitted: Fitted, o: Options, query: Domain.Query, rows: ReadonlyArray<ReadonlyArray<number>>, analyzer: Text.Analyzer): Retriever.Retrieval => {
+const select = (
+  fitted: Fitted,
+  o: Options,
+  query: Domain.Query,
+  rows: ReadonlyArray<ReadonlyArray<number>>,
+  analyzer: Text.Analyzer
+): Retriever.Retrieval => {
   const sessions = query.sessions
   const p = probabilities(fitted, rows)
   const matched = sessions.filter((_, i) => p[i]! >= o.decision)
-  const kept = applyPolicy(o.policy, matched, sessions, { m: o.m, minContrast: fitted.minContrast, minGroup: o.minGroup }, analyzer)
+  const kept = applyPolicy(
+    o.policy,
+    matched,
+    sessions,
+    { m: o.m, minContrast: fitted.minContrast, minGroup: o.minGroup },
+    analyzer
+  )
   const ranking = Retriever.fromScores(sessions.map((s, i) => [s.id, p[i]!] as const)).ranking
   return { ranking, selected: Retriever.chronological(kept) }
 }
@@ -246,43 +325,67 @@ export const version = 1
 
 export const plugin = Plugin.retriever({
   name: "factor-classifier",
-  description: "A pairwise context-factor classifier (logistic regression over lexical, name, phrase and position features) fitted on a training source, with a calibrated change detector.",
+  description:
+    "A pairwise context-factor classifier (logistic regression over lexical, name, phrase and position features) fitted on a training source, with a calibrated change detector.",
   options,
   make: (o: Options) =>
     // One memo for the build, its vectors and its fit (the sweep's when there is one).
-    Memo.shared(Effect.gen(function*() {
-      const corpus = yield* Corpus.Corpus
-      const analyzer = Text.analyzer(yield* Memo.current)
-      const cache = yield* ModelCache.ModelCache
-      const fail = (reason: string) => new Errors.PluginError({ plugin: "factor-classifier", reason })
-      const train = yield* Effect.mapError(
-        Dataset.open(o.train, o.trainLimit === undefined ? {} : { limit: o.trainLimit }),
-        (e) => fail(`cannot read the training data (train: ${o.train}): ${e.message}`)
-      )
-      if (train.fingerprint === corpus.fingerprint) {
-        return yield* fail(`train "${o.train}" is the data being evaluated (fingerprint ${train.fingerprint.slice(0, 12)}); fit on another source, e.g. sample when evaluating on sample-test, or synthetic:personas=200,seed=1001`)
-      }
-      const vectors = !o.glove
-        ? undefined
-        : yield* Glove.load(o.gloveSource === undefined ? { cacheDir: o.cacheDir } : { cacheDir: o.cacheDir, source: o.gloveSource })
-      const fitOptions = { train: o.train, trainLimit: o.trainLimit ?? null, decision: o.decision, policy: o.policy, m: o.m, minGroup: o.minGroup, glove: vectors?.source ?? false }
-      const key = ModelCache.key({ plugin: "factor-classifier", version, options: fitOptions, trainFingerprint: train.fingerprint })
-      const computed = Effect.map(
-        Effect.mapError(Stream.runCollect(train.instances), (e) => fail(`cannot read the training data (train: ${o.train}): ${e.message}`)),
-        (chunk) => fit([...chunk], o, vectors, analyzer) as unknown
-      )
-      const { value } = yield* cache.getOrCompute(key, computed)
-      const decoded = decodeFitted(value)
-      // A cache entry of the wrong shape is refitted, not trusted.
-      const fitted = Either.isRight(decoded) ? decoded.right : yield* Effect.tap(
-        Effect.map(computed, (v) => v as Fitted),
-        (v) => cache.set(key, v)
-      )
-      return {
-        needsSummaries: false,
-        fit: { train: o.train, trainFingerprint: train.fingerprint, parameters: { ...fitted } },
-        retrieve: (input: Retriever.RetrievalInput) =>
-          Effect.sync(() => select(fitted, o, input.query, features(input.query, vectors, analyzer), analyzer))
-      } satisfies Retriever.Service
-    }))
+    Memo.shared(
+      Effect.gen(function* () {
+        const corpus = yield* Corpus.Corpus
+        const analyzer = Text.analyzer(yield* Memo.current)
+        const cache = yield* ModelCache.ModelCache
+        const fail = (reason: string) => new Errors.PluginError({ plugin: "factor-classifier", reason })
+        const train = yield* Effect.mapError(
+          Dataset.open(o.train, o.trainLimit === undefined ? {} : { limit: o.trainLimit }),
+          (e) => fail(`cannot read the training data (train: ${o.train}): ${e.message}`)
+        )
+        if (train.fingerprint === corpus.fingerprint) {
+          return yield* fail(
+            `train "${o.train}" is the data being evaluated (fingerprint ${train.fingerprint.slice(0, 12)}); fit on another source, e.g. sample when evaluating on sample-test, or synthetic:personas=200,seed=1001`
+          )
+        }
+        const vectors = !o.glove
+          ? undefined
+          : yield* Glove.load(
+              o.gloveSource === undefined ? { cacheDir: o.cacheDir } : { cacheDir: o.cacheDir, source: o.gloveSource }
+            )
+        const fitOptions = {
+          train: o.train,
+          trainLimit: o.trainLimit ?? null,
+          decision: o.decision,
+          policy: o.policy,
+          m: o.m,
+          minGroup: o.minGroup,
+          glove: vectors?.source ?? false
+        }
+        const key = ModelCache.key({
+          plugin: "factor-classifier",
+          version,
+          options: fitOptions,
+          trainFingerprint: train.fingerprint
+        })
+        const computed = Effect.map(
+          Effect.mapError(Stream.runCollect(train.instances), (e) =>
+            fail(`cannot read the training data (train: ${o.train}): ${e.message}`)
+          ),
+          (chunk) => fit([...chunk], o, vectors, analyzer) as unknown
+        )
+        const { value } = yield* cache.getOrCompute(key, computed)
+        const decoded = decodeFitted(value)
+        // A cache entry of the wrong shape is refitted, not trusted.
+        const fitted = Either.isRight(decoded)
+          ? decoded.right
+          : yield* Effect.tap(
+              Effect.map(computed, (v) => v as Fitted),
+              (v) => cache.set(key, v)
+            )
+        return {
+          needsSummaries: false,
+          fit: { train: o.train, trainFingerprint: train.fingerprint, parameters: { ...fitted } },
+          retrieve: (input: Retriever.RetrievalInput) =>
+            Effect.sync(() => select(fitted, o, input.query, features(input.query, vectors, analyzer), analyzer))
+        } satisfies Retriever.Service
+      })
+    )
 })

@@ -58,7 +58,9 @@ export const options = Schema.Struct({
   /** `most-recent`: how many of the latest matching sessions to keep. */
   m: Schema.optionalWith(Schema.Int.pipe(Schema.greaterThanOrEqualTo(1)), { default: () => 2 }),
   /** `offline`, `embedding`: a session matches when its score is at least this share of the best. */
-  threshold: Schema.optionalWith(Schema.Number.pipe(Schema.greaterThan(0), Schema.lessThanOrEqualTo(1)), { default: () => 0.6 }),
+  threshold: Schema.optionalWith(Schema.Number.pipe(Schema.greaterThan(0), Schema.lessThanOrEqualTo(1)), {
+    default: () => 0.6
+  }),
   /** `detect-change`: within-group over across-group feedback similarity that signals a change. */
   minContrast: Schema.optionalWith(Schema.Number.pipe(Schema.greaterThanOrEqualTo(1)), { default: () => 1.2 }),
   /** `detect-change`: sessions each side of a change needs (a preference is shown at least this often). */
@@ -71,10 +73,14 @@ export const options = Schema.Struct({
   batchSize: Schema.optional(Schema.Int.pipe(Schema.greaterThanOrEqualTo(1)))
 }).pipe(
   Schema.filter((o) => {
-    if (o.strategy === "llm" && o.model === undefined) return { path: ["model"], message: "the llm strategy needs `model` (a chat model under models:)" }
-    if (o.strategy !== "llm" && o.model !== undefined) return { path: ["model"], message: "`model` is only used by the llm strategy" }
-    if (o.strategy !== "llm" && o.batchSize !== undefined) return { path: ["batchSize"], message: "`batchSize` is only used by the llm strategy" }
-    if (o.strategy !== "embedding" && o.embedder !== undefined) return { path: ["embedder"], message: "`embedder` is only used by the embedding strategy" }
+    if (o.strategy === "llm" && o.model === undefined)
+      return { path: ["model"], message: "the llm strategy needs `model` (a chat model under models:)" }
+    if (o.strategy !== "llm" && o.model !== undefined)
+      return { path: ["model"], message: "`model` is only used by the llm strategy" }
+    if (o.strategy !== "llm" && o.batchSize !== undefined)
+      return { path: ["batchSize"], message: "`batchSize` is only used by the llm strategy" }
+    if (o.strategy !== "embedding" && o.embedder !== undefined)
+      return { path: ["embedder"], message: "`embedder` is only used by the embedding strategy" }
     return true
   })
 )
@@ -82,7 +88,8 @@ export type Options = typeof options.Type
 
 type Scorer = (input: Retriever.RetrievalInput) => Effect.Effect<ReadonlyArray<number>, Errors.StageError>
 
-const openings = (sessions: ReadonlyArray<Domain.SessionView>) => sessions.map((s) => Domain.sessionText(s, "first-user-message"))
+const openings = (sessions: ReadonlyArray<Domain.SessionView>) =>
+  sessions.map((s) => Domain.sessionText(s, "first-user-message"))
 
 const bestOf = (scores: ReadonlyArray<number>): number => scores.reduce((a, b) => Math.max(a, b), 0)
 
@@ -108,78 +115,109 @@ export const applyPolicy = (
     case "detect-change": {
       const recent = matched.slice(-changeWindow)
       const background = history.map((s) => feedbackText(s.dialogue))
-      return currentGroup(recent, recent.map((s) => feedbackText(s.dialogue)), background, settings.minContrast, settings.minGroup, analyzer)
-        .map((s) => s.id)
+      return currentGroup(
+        recent,
+        recent.map((s) => feedbackText(s.dialogue)),
+        background,
+        settings.minContrast,
+        settings.minGroup,
+        analyzer
+      ).map((s) => s.id)
     }
   }
 }
 
-const offlineScorer = (analyzer: Text.Analyzer): Scorer => (input) =>
-  Effect.sync(() => FactorMatch.scores(input.query.request, openings(input.query.sessions), analyzer))
+const offlineScorer =
+  (analyzer: Text.Analyzer): Scorer =>
+  (input) =>
+    Effect.sync(() => FactorMatch.scores(input.query.request, openings(input.query.sessions), analyzer))
 
-const embeddingScorer = (embedder: Embedder.TextEmbedder, keys: RetrieverOptions.Keys): Scorer => (input) =>
-  Effect.map(
-    embedder.embed([
-      { key: keys.request(input.query), text: input.query.request },
-      ...input.query.sessions.map((s) => ({ key: `${s.hash}:first-user-message`, text: Domain.sessionText(s, "first-user-message") }))
-    ]),
-    ([request, ...sessions]) => sessions.map((v) => Embedder.cosine(v, request!))
-  ).pipe(Effect.mapError(Errors.stageErrorFromModel("retrieve", "context-factor")))
+const embeddingScorer =
+  (embedder: Embedder.TextEmbedder, keys: RetrieverOptions.Keys): Scorer =>
+  (input) =>
+    Effect.map(
+      embedder.embed([
+        { key: keys.request(input.query), text: input.query.request },
+        ...input.query.sessions.map((s) => ({
+          key: `${s.hash}:first-user-message`,
+          text: Domain.sessionText(s, "first-user-message")
+        }))
+      ]),
+      ([request, ...sessions]) => sessions.map((v) => Embedder.cosine(v, request!))
+    ).pipe(Effect.mapError(Errors.stageErrorFromModel("retrieve", "context-factor")))
 
-const llmScorer = (lm: LanguageModel.Service, batchSize: number): Scorer => (input) => {
-  const sessions = input.query.sessions
-  const batches: Array<ReadonlyArray<Domain.SessionView>> = []
-  for (let i = 0; i < sessions.length; i += batchSize) batches.push(sessions.slice(i, i + batchSize))
-  return Effect.forEach(batches, (batch) =>
-    Effect.gen(function*() {
-      const ids = batch.map((s) => s.id)
-      const texts = openings(batch)
-      const completion = yield* lm.complete({
-        messages: FactorPrompt.messages(input.query.request, batch.map((s, i) => ({ id: s.id, opening: texts[i]! }))),
-        temperature: 0,
-        maxTokens: 400,
-        responseFormat: "json",
-        dryRunAnswer: FactorPrompt.example(ids.slice(-1))
-      }).pipe(Effect.mapError(Errors.stageErrorFromModel("retrieve", "context-factor")))
-      const parsed = FactorPrompt.parse(completion.text, new Set(ids))
-      if (!parsed.ok) return yield* new Errors.StageError({ stage: "retrieve", plugin: "context-factor", reason: parsed.reason })
-      const chosen = new Set(parsed.sessions)
-      return ids.map((id) => (chosen.has(id) ? 1 : 0))
-    }), { concurrency: 4 }).pipe(Effect.map((parts) => parts.flat()))
-}
+const llmScorer =
+  (lm: LanguageModel.Service, batchSize: number): Scorer =>
+  (input) => {
+    const sessions = input.query.sessions
+    const batches: Array<ReadonlyArray<Domain.SessionView>> = []
+    for (let i = 0; i < sessions.length; i += batchSize) batches.push(sessions.slice(i, i + batchSize))
+    return Effect.forEach(
+      batches,
+      (batch) =>
+        Effect.gen(function* () {
+          const ids = batch.map((s) => s.id)
+          const texts = openings(batch)
+          const completion = yield* lm
+            .complete({
+              messages: FactorPrompt.messages(
+                input.query.request,
+                batch.map((s, i) => ({ id: s.id, opening: texts[i]! }))
+              ),
+              temperature: 0,
+              maxTokens: 400,
+              responseFormat: "json",
+              dryRunAnswer: FactorPrompt.example(ids.slice(-1))
+            })
+            .pipe(Effect.mapError(Errors.stageErrorFromModel("retrieve", "context-factor")))
+          const parsed = FactorPrompt.parse(completion.text, new Set(ids))
+          if (!parsed.ok)
+            return yield* new Errors.StageError({ stage: "retrieve", plugin: "context-factor", reason: parsed.reason })
+          const chosen = new Set(parsed.sessions)
+          return ids.map((id) => (chosen.has(id) ? 1 : 0))
+        }),
+      { concurrency: 4 }
+    ).pipe(Effect.map((parts) => parts.flat()))
+  }
 
 export const plugin = Plugin.retriever({
   name: "context-factor",
-  description: "Sessions about the factor the request names (offline lexical/entity match, embedding or LLM), with a policy for changed preferences.",
+  description:
+    "Sessions about the factor the request names (offline lexical/entity match, embedding or LLM), with a policy for changed preferences.",
   options,
   make: (o: Options) =>
     // One memo for the build and its embedder (the sweep's when there is one).
-    Memo.shared(Effect.gen(function*() {
-      const memo = yield* Memo.current
-      const analyzer = Text.analyzer(memo)
-      const scorer: Scorer = o.strategy === "offline"
-        ? offlineScorer(analyzer)
-        : o.strategy === "embedding"
-        ? embeddingScorer(yield* Embedder.make(o.embedder ?? Embedder.defaultSpec), RetrieverOptions.keys(memo))
-        : llmScorer(yield* (yield* Models.Models).languageModel(o.model!), o.batchSize ?? 40)
-      // The llm strategy answers yes or no, so every positive score matches.
-      const threshold = o.strategy === "llm" ? Number.MIN_VALUE : o.threshold
-      return {
-        needsSummaries: false,
-        retrieve: (input: Retriever.RetrievalInput) =>
-          Effect.gen(function*() {
-            const sessions = input.query.sessions
-            if (sessions.length === 0) return { ranking: [], selected: [] }
-            const scores = yield* scorer(input)
-            const matches = matching(scores, threshold)
-            const matched = sessions.filter((_, i) => matches[i])
-            const kept = new Set(applyPolicy(o.policy, matched, sessions, o, analyzer))
-            // The ranking is the match score as a share of the best, so selectors (`select:`) can
-            // re-cut it; the selection is the policy's.
-            const best = bestOf(scores)
-            const ranking = Retriever.fromScores(sessions.map((s, i) => [s.id, best > 0 ? Math.max(0, scores[i]!) / best : 0] as const)).ranking
-            return { ranking, selected: Retriever.chronological([...kept]) }
-          })
-      } satisfies Retriever.Service
-    }))
+    Memo.shared(
+      Effect.gen(function* () {
+        const memo = yield* Memo.current
+        const analyzer = Text.analyzer(memo)
+        const scorer: Scorer =
+          o.strategy === "offline"
+            ? offlineScorer(analyzer)
+            : o.strategy === "embedding"
+              ? embeddingScorer(yield* Embedder.make(o.embedder ?? Embedder.defaultSpec), RetrieverOptions.keys(memo))
+              : llmScorer(yield* (yield* Models.Models).languageModel(o.model!), o.batchSize ?? 40)
+        // The llm strategy answers yes or no, so every positive score matches.
+        const threshold = o.strategy === "llm" ? Number.MIN_VALUE : o.threshold
+        return {
+          needsSummaries: false,
+          retrieve: (input: Retriever.RetrievalInput) =>
+            Effect.gen(function* () {
+              const sessions = input.query.sessions
+              if (sessions.length === 0) return { ranking: [], selected: [] }
+              const scores = yield* scorer(input)
+              const matches = matching(scores, threshold)
+              const matched = sessions.filter((_, i) => matches[i])
+              const kept = new Set(applyPolicy(o.policy, matched, sessions, o, analyzer))
+              // The ranking is the match score as a share of the best, so selectors (`select:`) can
+              // re-cut it; the selection is the policy's.
+              const best = bestOf(scores)
+              const ranking = Retriever.fromScores(
+                sessions.map((s, i) => [s.id, best > 0 ? Math.max(0, scores[i]!) / best : 0] as const)
+              ).ranking
+              return { ranking, selected: Retriever.chronological([...kept]) }
+            })
+        } satisfies Retriever.Service
+      })
+    )
 })

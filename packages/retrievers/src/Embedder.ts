@@ -112,11 +112,17 @@ export const fitted = (
       Effect.runSync(
         Effect.cached(
           Effect.map(corpusDocuments(corpus), (docs) => ({
-            model: TfidfSvd.fit(docs, { dims: spec.dims, minDf: spec.minDf, maxTerms: spec.maxTerms }, Text.analyzer(memo)),
+            model: TfidfSvd.fit(
+              docs,
+              { dims: spec.dims, minDf: spec.minDf, maxTerms: spec.maxTerms },
+              Text.analyzer(memo)
+            ),
             memo: EmbeddingMemo.state<never>()
           }))
         )
-      )))
+      )
+    )
+  )
 
 /** Vectors of a model service, kept on the service (one per configured model). */
 const modelVectors = Memo.namespace<EmbeddingMemo.State<Errors.ModelError>>("embedder/model-vectors", 1)
@@ -139,20 +145,39 @@ const gloveVectors = Memo.namespace<EmbeddingMemo.State<never>>("embedder/glove-
 
 /** GloVe SIF embeddings, with the corpus's common component removed (fitted once per corpus and options). */
 const glove = (spec: typeof GloveSpec.Type) =>
-  Effect.gen(function*() {
-    const vectors = yield* Glove.load(spec.source === undefined ? { cacheDir: spec.cacheDir } : { cacheDir: spec.cacheDir, source: spec.source })
+  Effect.gen(function* () {
+    const vectors = yield* Glove.load(
+      spec.source === undefined ? { cacheDir: spec.cacheDir } : { cacheDir: spec.cacheDir, source: spec.source }
+    )
     const corpus = yield* Corpus.Corpus
     const memo = yield* Memo.current
     const raw = (text: string) => Glove.sif(vectors, text, spec.sif)
     let component: Float32Array | undefined
     if (spec.removeComponent) {
-      const fit = memo.store(components).getOrSet(`${corpus.fingerprint}:${vectors.source}:${spec.sif}`, () =>
-        Effect.runSync(Effect.cached(Effect.map(corpusDocuments(corpus), (docs) => Glove.firstComponent(docs.map(raw), vectors.dims)))))
+      const fit = memo
+        .store(components)
+        .getOrSet(`${corpus.fingerprint}:${vectors.source}:${spec.sif}`, () =>
+          Effect.runSync(
+            Effect.cached(
+              Effect.map(corpusDocuments(corpus), (docs) => Glove.firstComponent(docs.map(raw), vectors.dims))
+            )
+          )
+        )
       component = yield* fit.pipe(
-        Effect.mapError((e) => new Errors.PluginError({ plugin: "glove", reason: `could not read the corpus for the common component: ${e.message}` }))
+        Effect.mapError(
+          (e) =>
+            new Errors.PluginError({
+              plugin: "glove",
+              reason: `could not read the corpus for the common component: ${e.message}`
+            })
+        )
       )
     }
-    const state = memo.store(gloveVectors).getOrSet(`${corpus.fingerprint}:${vectors.source}:${spec.sif}:${spec.removeComponent}`, () => EmbeddingMemo.state<never>())
+    const state = memo
+      .store(gloveVectors)
+      .getOrSet(`${corpus.fingerprint}:${vectors.source}:${spec.sif}:${spec.removeComponent}`, () =>
+        EmbeddingMemo.state<never>()
+      )
     const one = (text: string) => (component === undefined ? raw(text) : Glove.removeComponent(raw(text), component))
     return {
       name: `glove-sif(${vectors.dims}d${spec.removeComponent ? ", common component removed" : ""})`,
@@ -164,13 +189,23 @@ const glove = (spec: typeof GloveSpec.Type) =>
   })
 
 /** Build the embedder a spec describes. */
-export const make = (spec: Spec): Effect.Effect<TextEmbedder, Errors.PluginError | Errors.ModelNotConfigured, Models.Models | Corpus.Corpus | FileSystem.FileSystem> =>
-  Effect.gen(function*() {
-    if (spec.use === "model") return fromModel(yield* (yield* Models.Models).embeddingModel(spec.model), yield* Memo.current)
+export const make = (
+  spec: Spec
+): Effect.Effect<
+  TextEmbedder,
+  Errors.PluginError | Errors.ModelNotConfigured,
+  Models.Models | Corpus.Corpus | FileSystem.FileSystem
+> =>
+  Effect.gen(function* () {
+    if (spec.use === "model")
+      return fromModel(yield* (yield* Models.Models).embeddingModel(spec.model), yield* Memo.current)
     if (spec.use === "glove") return yield* glove(spec)
     const corpus = yield* Corpus.Corpus
     const { model, memo } = yield* fitted(corpus, spec).pipe(
-      Effect.mapError((e) => new Errors.PluginError({ plugin: "tfidf-svd", reason: `could not read the corpus to fit on: ${e.message}` }))
+      Effect.mapError(
+        (e) =>
+          new Errors.PluginError({ plugin: "tfidf-svd", reason: `could not read the corpus to fit on: ${e.message}` })
+      )
     )
     return {
       name: `tfidf-svd(dims=${model.dims})`,
@@ -182,7 +217,9 @@ export const make = (spec: Spec): Effect.Effect<TextEmbedder, Errors.PluginError
 
 /** Cosine similarity; 0 when either vector is zero. */
 export const cosine = (a: Float32Array, b: Float32Array): number => {
-  let d = 0, na = 0, nb = 0
+  let d = 0,
+    na = 0,
+    nb = 0
   const n = Math.min(a.length, b.length)
   for (let i = 0; i < n; i++) {
     d += a[i]! * b[i]!

@@ -30,42 +30,60 @@ export type Options = typeof options.Type
 
 export const plugin = Plugin.retriever({
   name: "embedding",
-  description: "Cosine similarity of session and request embeddings (default: TF-IDF + SVD fitted on the dataset, offline).",
+  description:
+    "Cosine similarity of session and request embeddings (default: TF-IDF + SVD fitted on the dataset, offline).",
   options,
   defaultSelect: { top: 2 },
   make: (o: Options) =>
     // One memo for the build and its embedder (the sweep's when there is one).
-    Memo.shared(Effect.gen(function*() {
-      yield* RetrieverOptions.checkGranularity("embedding", o.representation, o.granularity)
-      const expander = yield* Expansion.make("embedding", o)
-      const keys = RetrieverOptions.keys(yield* Memo.current)
-      const embedder = yield* Embedder.make(o.embedder)
-      const store = yield* VectorStore.make(o.store, embedder.dimensions, "embedding")
-      return {
-        needsSummaries: o.representation === "summary" || expander?.needsSummaries === true,
-        retrieve: (input: Retriever.RetrievalInput) =>
-          Effect.gen(function*() {
-            const turns = o.granularity === "turn" && o.representation !== "summary" ? RetrieverOptions.turnDocs(input, o.representation) : undefined
-            const sessionDocs = turns ?? (yield* RetrieverOptions.sessionDocs(input, o.representation, "embedding"))
-            const docs = expander === undefined ? sessionDocs : Expansion.join(sessionDocs, yield* expander.texts(input), o.join)
-            const request = { key: keys.request(input.query), text: input.query.request }
-            const vectors = yield* embedder.embed([request, ...docs]).pipe(
-              Effect.mapError(Errors.stageErrorFromModel("retrieve", "embedding"))
-            )
-            if (turns === undefined) {
-              // With join: separate a session has two documents: they are told apart by their place.
-              const ids = docs.length === sessionDocs.length ? docs.map((d) => d.id) : docs.map((d, i) => `${d.id}@${i}`)
-              const items = docs.map((_, i) => ({ id: ids[i]!, vector: vectors[i + 1]! }))
-              // The expansions may differ per cell (summaries, facts): a joined history is hashed per call.
-              const historyKey = expander === undefined ? keys.history(input, o.representation, docs) : RetrieverOptions.historyKey(docs)
-              const scores = new Map(yield* store.rank(historyKey, items, vectors[0]!))
-              return Retriever.fromScores(Expansion.bestPerSession(docs, ids.map((id) => scores.get(id)!)))
-            }
-            const turnOf = new Map<string, RetrieverOptions.TurnDoc>(turns.map((t) => [`${t.id}#${t.turn}`, t]))
-            const items = turns.map((t, i) => ({ id: `${t.id}#${t.turn}`, vector: vectors[i + 1]! }))
-            const scores = yield* store.rank(keys.turns(input, o.representation, turns), items, vectors[0]!)
-            return Retriever.fromTurnScores(scores.map(([id, score]) => [turnOf.get(id)!.id, turnOf.get(id)!.turn, score] as const))
-          })
-      } satisfies Retriever.Service
-    }))
+    Memo.shared(
+      Effect.gen(function* () {
+        yield* RetrieverOptions.checkGranularity("embedding", o.representation, o.granularity)
+        const expander = yield* Expansion.make("embedding", o)
+        const keys = RetrieverOptions.keys(yield* Memo.current)
+        const embedder = yield* Embedder.make(o.embedder)
+        const store = yield* VectorStore.make(o.store, embedder.dimensions, "embedding")
+        return {
+          needsSummaries: o.representation === "summary" || expander?.needsSummaries === true,
+          retrieve: (input: Retriever.RetrievalInput) =>
+            Effect.gen(function* () {
+              const turns =
+                o.granularity === "turn" && o.representation !== "summary"
+                  ? RetrieverOptions.turnDocs(input, o.representation)
+                  : undefined
+              const sessionDocs = turns ?? (yield* RetrieverOptions.sessionDocs(input, o.representation, "embedding"))
+              const docs =
+                expander === undefined ? sessionDocs : Expansion.join(sessionDocs, yield* expander.texts(input), o.join)
+              const request = { key: keys.request(input.query), text: input.query.request }
+              const vectors = yield* embedder
+                .embed([request, ...docs])
+                .pipe(Effect.mapError(Errors.stageErrorFromModel("retrieve", "embedding")))
+              if (turns === undefined) {
+                // With join: separate a session has two documents: they are told apart by their place.
+                const ids =
+                  docs.length === sessionDocs.length ? docs.map((d) => d.id) : docs.map((d, i) => `${d.id}@${i}`)
+                const items = docs.map((_, i) => ({ id: ids[i]!, vector: vectors[i + 1]! }))
+                // The expansions may differ per cell (summaries, facts): a joined history is hashed per call.
+                const historyKey =
+                  expander === undefined
+                    ? keys.history(input, o.representation, docs)
+                    : RetrieverOptions.historyKey(docs)
+                const scores = new Map(yield* store.rank(historyKey, items, vectors[0]!))
+                return Retriever.fromScores(
+                  Expansion.bestPerSession(
+                    docs,
+                    ids.map((id) => scores.get(id)!)
+                  )
+                )
+              }
+              const turnOf = new Map<string, RetrieverOptions.TurnDoc>(turns.map((t) => [`${t.id}#${t.turn}`, t]))
+              const items = turns.map((t, i) => ({ id: `${t.id}#${t.turn}`, vector: vectors[i + 1]! }))
+              const scores = yield* store.rank(keys.turns(input, o.representation, turns), items, vectors[0]!)
+              return Retriever.fromTurnScores(
+                scores.map(([id, score]) => [turnOf.get(id)!.id, turnOf.get(id)!.turn, score] as const)
+              )
+            })
+        } satisfies Retriever.Service
+      })
+    )
 })

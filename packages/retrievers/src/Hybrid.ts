@@ -15,7 +15,10 @@ import { Effect, Schema } from "effect"
 import * as Selector from "./Selector.js"
 
 /** A nested retriever spec: `use` plus that plugin's options (decoded by that plugin's schema). */
-export const PartSpec = Schema.Struct({ use: Schema.String }, Schema.Record({ key: Schema.String, value: Schema.Unknown }))
+export const PartSpec = Schema.Struct(
+  { use: Schema.String },
+  Schema.Record({ key: Schema.String, value: Schema.Unknown })
+)
 export type PartSpec = typeof PartSpec.Type
 
 /** Build a non-gold retriever from a spec, refusing plugins that read gold. */
@@ -23,7 +26,7 @@ export const buildPart = (
   owner: string,
   spec: PartSpec
 ): Effect.Effect<Retriever.Service, Plugin.MakeError, Plugin.Env> =>
-  Effect.gen(function*() {
+  Effect.gen(function* () {
     const registry = yield* Plugin.Plugins
     const part = yield* registry.get("retriever", spec.use)
     if (part.needsGold === true) {
@@ -37,7 +40,10 @@ export const buildPart = (
   })
 
 /** Reciprocal-rank fusion of rankings: session id -> fused score. */
-export const fuse = (rankings: ReadonlyArray<ReadonlyArray<Retriever.RankedSession>>, rrfK: number): Map<string, number> => {
+export const fuse = (
+  rankings: ReadonlyArray<ReadonlyArray<Retriever.RankedSession>>,
+  rrfK: number
+): Map<string, number> => {
   const fused = new Map<string, number>()
   for (const ranking of rankings) {
     ranking.forEach((r, i) => fused.set(r.sessionId, (fused.get(r.sessionId) ?? 0) + 1 / (rrfK + i + 1)))
@@ -59,20 +65,19 @@ export const plugin = Plugin.retriever({
   defaultSelect: { top: 2 },
   make: (o: Options) =>
     // The parts share one memo (the sweep's when there is one).
-    Memo.shared(Effect.gen(function*() {
-      const a = yield* buildPart("hybrid", o.a)
-      const b = yield* buildPart("hybrid", o.b)
-      return {
-        needsSummaries: a.needsSummaries || b.needsSummaries,
-        retrieve: (input: Retriever.RetrievalInput) =>
-          Effect.map(
-            Effect.all([a.retrieve(input), b.retrieve(input)]),
-            ([ra, rb]) => {
+    Memo.shared(
+      Effect.gen(function* () {
+        const a = yield* buildPart("hybrid", o.a)
+        const b = yield* buildPart("hybrid", o.b)
+        return {
+          needsSummaries: a.needsSummaries || b.needsSummaries,
+          retrieve: (input: Retriever.RetrievalInput) =>
+            Effect.map(Effect.all([a.retrieve(input), b.retrieve(input)]), ([ra, rb]) => {
               const known = new Set(input.query.sessions.map((s) => s.id))
               const fused = fuse([ra.ranking, rb.ranking], o.rrfK)
               return Retriever.fromScores([...fused].filter(([id]) => known.has(id)))
-            }
-          )
-      } satisfies Retriever.Service
-    }))
+            })
+        } satisfies Retriever.Service
+      })
+    )
 })

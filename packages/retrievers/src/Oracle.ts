@@ -25,7 +25,9 @@ export const plugin = Plugin.goldRetriever({
       retrieve: (input, gold) =>
         Effect.sync(() => {
           const labels = new Map(gold.sessions.map((s) => [s.id, s.label]))
-          const ranking = Retriever.fromScores(input.query.sessions.map((s) => [s.id, weight[labels.get(s.id) ?? "other"]] as const)).ranking
+          const ranking = Retriever.fromScores(
+            input.query.sessions.map((s) => [s.id, weight[labels.get(s.id) ?? "other"]] as const)
+          ).ranking
           const selected = input.query.sessions.filter((s) => labels.get(s.id) === "relevant").map((s) => s.id)
           return { ranking, selected }
         })

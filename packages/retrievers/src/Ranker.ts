@@ -71,11 +71,16 @@ export interface Spec<O, I> {
   readonly representation?: Domain.SessionRepresentation
 }
 
-export const plugin = <O, I>(spec: Spec<O, I>): Plugin.RetrieverPlugin<O & Common, I & { readonly representation?: Domain.SessionRepresentation | undefined }> =>
+export const plugin = <O, I>(
+  spec: Spec<O, I>
+): Plugin.RetrieverPlugin<O & Common, I & { readonly representation?: Domain.SessionRepresentation | undefined }> =>
   Plugin.retriever({
     name: spec.name,
     description: spec.description,
-    options: Schema.extend(spec.options, Schema.Struct({ representation: RetrieverOptions.representation(spec.representation ?? "dialogue") })),
+    options: Schema.extend(
+      spec.options,
+      Schema.Struct({ representation: RetrieverOptions.representation(spec.representation ?? "dialogue") })
+    ),
     defaultSelect: { top: spec.top ?? 2 },
     make: (o) =>
       // Texts are analysed in the sweep's memo (core's Memo): once per text for every cell.
@@ -86,17 +91,28 @@ export const plugin = <O, I>(spec: Spec<O, I>): Plugin.RetrieverPlugin<O & Commo
           needsSummaries: o.representation === "summary",
           retrieve: (input) =>
             Effect.flatMap(RetrieverOptions.sessionDocs(input, o.representation, spec.name), (docs) => {
-              const query = new LazyText(() => input.query.request, () => analyzer.terms(input.query.request))
+              const query = new LazyText(
+                () => input.query.request,
+                () => analyzer.terms(input.query.request)
+              )
               const scores: Array<readonly [string, number]> = []
               for (const doc of docs) {
-                const session = new LazySession(doc.id, doc.index, () => doc.text, () => analyzer.terms(doc.text))
+                const session = new LazySession(
+                  doc.id,
+                  doc.index,
+                  () => doc.text,
+                  () => analyzer.terms(doc.text)
+                )
                 let value: number
                 try {
                   value = spec.score(query, session, o)
                 } catch (e) {
-                  return Effect.fail(fail(`score threw on session ${doc.id}: ${e instanceof Error ? e.message : String(e)}`))
+                  return Effect.fail(
+                    fail(`score threw on session ${doc.id}: ${e instanceof Error ? e.message : String(e)}`)
+                  )
                 }
-                if (!Number.isFinite(value)) return Effect.fail(fail(`score of session ${doc.id} is ${value}; a score must be a finite number`))
+                if (!Number.isFinite(value))
+                  return Effect.fail(fail(`score of session ${doc.id} is ${value}; a score must be a finite number`))
                 scores.push([doc.id, value])
               }
               return Effect.succeed(Retriever.fromScores(scores))
@@ -109,7 +125,10 @@ export const plugin = <O, I>(spec: Spec<O, I>): Plugin.RetrieverPlugin<O & Commo
 class LazyText implements Representation {
   private t: string | undefined
   private ts: ReadonlyArray<string> | undefined
-  constructor(private readonly readText: () => string, private readonly readTerms: () => ReadonlyArray<string>) {}
+  constructor(
+    private readonly readText: () => string,
+    private readonly readTerms: () => ReadonlyArray<string>
+  ) {}
   get text(): string {
     return (this.t ??= this.readText())
   }
@@ -119,7 +138,12 @@ class LazyText implements Representation {
 }
 
 class LazySession extends LazyText implements Session {
-  constructor(readonly id: string, readonly index: number, text: () => string, terms: () => ReadonlyArray<string>) {
+  constructor(
+    readonly id: string,
+    readonly index: number,
+    text: () => string,
+    terms: () => ReadonlyArray<string>
+  ) {
     super(text, terms)
   }
 }

@@ -27,28 +27,35 @@ export const plugin = Plugin.retriever({
   defaultSelect: { top: 2 },
   make: (o: Options) =>
     // The parts share one memo (the sweep's when there is one).
-    Memo.shared(Effect.gen(function*() {
-      const first = yield* buildPart("rerank", o.candidates)
-      const reranker = yield* (yield* Models.Models).reranker(o.model)
-      return {
-        needsSummaries: first.needsSummaries || o.representation === "summary",
-        retrieve: (input: Retriever.RetrievalInput) =>
-          Effect.gen(function*() {
-            const candidates = new Set((yield* first.retrieve(input)).selected)
-            if (candidates.size === 0) return { ranking: [], selected: [] }
-            const docs = (yield* RetrieverOptions.sessionDocs(input, o.representation, "rerank")).filter((d) => candidates.has(d.id))
-            const { scores } = yield* reranker.rerank(input.query.request, docs.map((d) => d.text)).pipe(
-              Effect.mapError(Errors.stageErrorFromModel("retrieve", "rerank"))
-            )
-            if (scores.length !== docs.length) {
-              return yield* new Errors.StageError({
-                stage: "retrieve",
-                plugin: "rerank",
-                reason: `reranker ${o.model} returned ${scores.length} scores for ${docs.length} candidates`
-              })
-            }
-            return Retriever.fromScores(docs.map((d, i) => [d.id, scores[i]!] as const))
-          })
-      } satisfies Retriever.Service
-    }))
+    Memo.shared(
+      Effect.gen(function* () {
+        const first = yield* buildPart("rerank", o.candidates)
+        const reranker = yield* (yield* Models.Models).reranker(o.model)
+        return {
+          needsSummaries: first.needsSummaries || o.representation === "summary",
+          retrieve: (input: Retriever.RetrievalInput) =>
+            Effect.gen(function* () {
+              const candidates = new Set((yield* first.retrieve(input)).selected)
+              if (candidates.size === 0) return { ranking: [], selected: [] }
+              const docs = (yield* RetrieverOptions.sessionDocs(input, o.representation, "rerank")).filter((d) =>
+                candidates.has(d.id)
+              )
+              const { scores } = yield* reranker
+                .rerank(
+                  input.query.request,
+                  docs.map((d) => d.text)
+                )
+                .pipe(Effect.mapError(Errors.stageErrorFromModel("retrieve", "rerank")))
+              if (scores.length !== docs.length) {
+                return yield* new Errors.StageError({
+                  stage: "retrieve",
+                  plugin: "rerank",
+                  reason: `reranker ${o.model} returned ${scores.length} scores for ${docs.length} candidates`
+                })
+              }
+              return Retriever.fromScores(docs.map((d, i) => [d.id, scores[i]!] as const))
+            })
+        } satisfies Retriever.Service
+      })
+    )
 })

@@ -17,7 +17,9 @@ import { Effect, Schema } from "effect"
 export const k = (defaultK: number) =>
   Schema.optionalWith(
     Schema.Int.pipe(Schema.greaterThanOrEqualTo(1, { message: () => "k must be a whole number >= 1" })),
-    { default: () => defaultK }
+    {
+      default: () => defaultK
+    }
   )
 
 /** Which text of a session is ranked: `dialogue`, `user-turns`, `first-user-message` or `summary`. */
@@ -44,9 +46,17 @@ export const textKey = (text: string): string => `text:${Hash.contentHash(text)}
 /** Keys of a query that every cell of a sweep asks for: computed once per query, then reused. */
 export interface Keys {
   /** {@link historyKey} of the docs of `input` in `representation` (summaries: hashed per call, they differ per cell). */
-  readonly history: (input: Retriever.RetrievalInput, representation: Domain.SessionRepresentation, docs: ReadonlyArray<SessionDoc>) => string
+  readonly history: (
+    input: Retriever.RetrievalInput,
+    representation: Domain.SessionRepresentation,
+    docs: ReadonlyArray<SessionDoc>
+  ) => string
   /** {@link historyKey} of the turn docs of `input` in `representation` ({@link turnDocs}). */
-  readonly turns: (input: Retriever.RetrievalInput, representation: Domain.SessionRepresentation, docs: ReadonlyArray<TurnDoc>) => string
+  readonly turns: (
+    input: Retriever.RetrievalInput,
+    representation: Domain.SessionRepresentation,
+    docs: ReadonlyArray<TurnDoc>
+  ) => string
   /** {@link textKey} of the request. */
   readonly request: (query: Domain.Query) => string
 }
@@ -59,11 +69,15 @@ export const keys = (memo: Memo.Service): Keys => ({
     representation === "summary"
       ? historyKey(docs)
       : memo.attached(input.query, queryKeys).getOrSet(`history:${representation}`, () => historyKey(docs)),
-  turns: (input, representation, docs) => memo.attached(input.query, queryKeys).getOrSet(`turns:${representation}`, () => historyKey(docs)),
+  turns: (input, representation, docs) =>
+    memo.attached(input.query, queryKeys).getOrSet(`turns:${representation}`, () => historyKey(docs)),
   request: (query) => memo.attached(query, queryKeys).getOrSet("request", () => textKey(query.request))
 })
 
-const lazyDoc = (session: Domain.SessionView, representation: Exclude<Domain.SessionRepresentation, "summary">): SessionDoc => {
+const lazyDoc = (
+  session: Domain.SessionView,
+  representation: Exclude<Domain.SessionRepresentation, "summary">
+): SessionDoc => {
   let text: string | undefined
   return {
     id: session.id,
@@ -122,7 +136,13 @@ export const checkGranularity = (
   granularity: Granularity | undefined
 ): Effect.Effect<void, Errors.PluginError> =>
   granularity === "turn" && representation === "summary"
-    ? Effect.fail(new Errors.PluginError({ plugin, reason: "granularity: turn ranks the turns of a session; representation summary has none (use dialogue, user-turns or first-user-message)" }))
+    ? Effect.fail(
+        new Errors.PluginError({
+          plugin,
+          reason:
+            "granularity: turn ranks the turns of a session; representation summary has none (use dialogue, user-turns or first-user-message)"
+        })
+      )
     : Effect.void
 
 /** One turn of a session, in one representation: `id` is its session's, `turn` its 0-based place in the dialogue. */
@@ -143,7 +163,9 @@ export const turnDocs = (
   representation: Exclude<Domain.SessionRepresentation, "summary">
 ): ReadonlyArray<TurnDoc> =>
   input.query.sessions.flatMap((s) => {
-    const kept = s.dialogue.flatMap((m, turn) => (representation === "dialogue" || m.role === "user" ? [{ m, turn }] : []))
+    const kept = s.dialogue.flatMap((m, turn) =>
+      representation === "dialogue" || m.role === "user" ? [{ m, turn }] : []
+    )
     return (representation === "first-user-message" ? kept.slice(0, 1) : kept).map(({ m, turn }): TurnDoc => {
       let text: string | undefined
       return {

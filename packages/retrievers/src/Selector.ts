@@ -25,7 +25,10 @@ import { changeWindow } from "./ContextFactor.js"
 import { currentGroup, feedbackText } from "./internal/ChangeDetection.js"
 import * as Text from "./Text.js"
 
-const Share = Schema.Number.pipe(Schema.greaterThan(0), Schema.lessThanOrEqualTo(1, { message: () => "expected a share of the best score, in (0, 1]" }))
+const Share = Schema.Number.pipe(
+  Schema.greaterThan(0),
+  Schema.lessThanOrEqualTo(1, { message: () => "expected a share of the best score, in (0, 1]" })
+)
 const Count = Schema.Int.pipe(Schema.greaterThanOrEqualTo(1, { message: () => "expected a whole number >= 1" }))
 
 export const Top = Schema.Struct({ top: Count })
@@ -48,7 +51,12 @@ export const Spec = Schema.Union(Top, Threshold, Recent, Change).annotations({
 })
 export type Spec = typeof Spec.Type
 
-const members = [["top", Top], ["threshold", Threshold], ["recent", Recent], ["change", Change]] as const
+const members = [
+  ["top", Top],
+  ["threshold", Threshold],
+  ["recent", Recent],
+  ["change", Change]
+] as const
 
 /**
  * Decode a selector, with errors about the kind it names: `{ top: 0 }` fails on `top`, not with
@@ -87,7 +95,8 @@ export const splitSpec = (
   const defaultSelect = "defaultSelect" in ranker ? ranker.defaultSelect : undefined
   const withK = defaultSelect !== undefined && k !== undefined
   const remaining = withK || k === undefined ? rest : { ...rest, k }
-  if (select !== undefined && withK) return Either.left({ path: ["k"], message: "give either k (shorthand for select: { top: k }) or select, not both" })
+  if (select !== undefined && withK)
+    return Either.left({ path: ["k"], message: "give either k (shorthand for select: { top: k }) or select, not both" })
   if (select !== undefined) {
     return Either.mapBoth(decode(select), {
       onLeft: (e) => {
@@ -98,7 +107,8 @@ export const splitSpec = (
     })
   }
   if (withK) {
-    if (typeof k !== "number" || !Number.isInteger(k) || k < 1) return Either.left({ path: ["k"], message: "k must be a whole number >= 1" })
+    if (typeof k !== "number" || !Number.isInteger(k) || k < 1)
+      return Either.left({ path: ["k"], message: "k must be a whole number >= 1" })
     return Either.right({ select: { top: k }, rest: remaining })
   }
   return Either.right({ select: defaultSelect, rest: remaining })
@@ -108,13 +118,18 @@ export const splitSpec = (
  * Build a retriever from a full spec (`{ use, ...options, select? | k? }`) with its cut applied, as a
  * sweep cell would: for composite parts, benchmarks and scripts.
  */
-export const build = (spec: { readonly use: string } & Readonly<Record<string, unknown>>): Effect.Effect<Retriever.Service, Plugin.MakeError, Plugin.Env> =>
-  Effect.gen(function*() {
+export const build = (
+  spec: { readonly use: string } & Readonly<Record<string, unknown>>
+): Effect.Effect<Retriever.Service, Plugin.MakeError, Plugin.Env> =>
+  Effect.gen(function* () {
     const plugin = yield* (yield* Plugin.Plugins).get("retriever", spec.use)
     const { use, ...options } = spec
     const split = splitSpec(options, plugin)
     if (Either.isLeft(split)) {
-      return yield* new Errors.PluginError({ plugin: use, reason: `${split.left.path.join(".")}: ${split.left.message}` })
+      return yield* new Errors.PluginError({
+        plugin: use,
+        reason: `${split.left.path.join(".")}: ${split.left.message}`
+      })
     }
     const { select: cut, rest } = split.right
     const service = (yield* Plugin.build("retriever", { ...rest, use })) as Retriever.Service
@@ -122,7 +137,8 @@ export const build = (spec: { readonly use: string } & Readonly<Record<string, u
     const analyzer = Text.analyzer(yield* Memo.current)
     return {
       needsSummaries: service.needsSummaries,
-      retrieve: (input: Retriever.RetrievalInput) => Effect.map(service.retrieve(input), (r) => apply(cut, r, input.query, analyzer))
+      retrieve: (input: Retriever.RetrievalInput) =>
+        Effect.map(service.retrieve(input), (r) => apply(cut, r, input.query, analyzer))
     }
   })
 
@@ -132,7 +148,10 @@ const byIndex = (id: string): number => Number(id.slice(1))
 const passing = (ranking: ReadonlyArray<Retriever.RankedSession>, share: number): Array<string> => {
   const best = ranking.reduce((m, r) => Math.max(m, r.score), 0)
   if (!(best > 0)) return []
-  return ranking.filter((r) => r.score > 0 && r.score >= share * best).map((r) => r.sessionId).sort((a, b) => byIndex(a) - byIndex(b))
+  return ranking
+    .filter((r) => r.score > 0 && r.score >= share * best)
+    .map((r) => r.sessionId)
+    .sort((a, b) => byIndex(a) - byIndex(b))
 }
 
 /**
@@ -152,11 +171,23 @@ export const select = (
   const byId = new Map(query.sessions.map((s) => [s.id, s]))
   const sessions = kept.map((id) => byId.get(id)).filter((s): s is Domain.SessionView => s !== undefined)
   const background = query.sessions.map((s) => feedbackText(s.dialogue))
-  return currentGroup(sessions, sessions.map((s) => feedbackText(s.dialogue)), background, spec.minContrast, spec.minGroup, analyzer).map((s) => s.id)
+  return currentGroup(
+    sessions,
+    sessions.map((s) => feedbackText(s.dialogue)),
+    background,
+    spec.minContrast,
+    spec.minGroup,
+    analyzer
+  ).map((s) => s.id)
 }
 
 /** The retrieval (its turn ranking too) with its selection replaced by what `spec` keeps (see {@link select}). */
-export const apply = (spec: Spec, retrieval: Retriever.Retrieval, query: Domain.Query, analyzer?: Text.Analyzer): Retriever.Retrieval => ({
+export const apply = (
+  spec: Spec,
+  retrieval: Retriever.Retrieval,
+  query: Domain.Query,
+  analyzer?: Text.Analyzer
+): Retriever.Retrieval => ({
   ...retrieval,
   selected: select(spec, retrieval.ranking, query, analyzer)
 })
@@ -166,7 +197,7 @@ export const label = (spec: Spec): string =>
   "top" in spec
     ? `top=${spec.top}`
     : "threshold" in spec
-    ? `threshold=${spec.threshold}`
-    : "recent" in spec
-    ? `recent=${spec.recent},cut=${spec.cut}`
-    : `change=detect,cut=${spec.cut}`
+      ? `threshold=${spec.threshold}`
+      : "recent" in spec
+        ? `recent=${spec.recent},cut=${spec.cut}`
+        : `change=detect,cut=${spec.cut}`

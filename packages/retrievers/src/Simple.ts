@@ -11,7 +11,10 @@ import { Plugin, Retriever } from "@cupid-lab/core"
 import { Effect, Schema } from "effect"
 
 const byRecency = (input: Retriever.RetrievalInput, k?: number): Retriever.Retrieval =>
-  Retriever.fromScores(input.query.sessions.map((s) => [s.id, s.index + 1] as const), k)
+  Retriever.fromScores(
+    input.query.sessions.map((s) => [s.id, s.index + 1] as const),
+    k
+  )
 
 export const all = Plugin.retriever({
   name: "all",

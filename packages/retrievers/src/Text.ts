@@ -40,7 +40,8 @@ let pipelines: Pipelines | undefined
 let porter2Stem: ((word: string) => string) | undefined
 
 const porter2 = (word: string): string => {
-  if (porter2Stem === undefined) porter2Stem = createRequire(import.meta.url)("wink-porter2-stemmer") as (word: string) => string
+  if (porter2Stem === undefined)
+    porter2Stem = createRequire(import.meta.url)("wink-porter2-stemmer") as (word: string) => string
   return porter2Stem(word)
 }
 
@@ -91,9 +92,12 @@ const learnStopwords = (stopMemo: Memo.Store<boolean>, words: ReadonlyArray<stri
   const nlp = load().plain
   const its = nlp.its
   const flags: Array<boolean> = []
-  nlp.readDoc(unseen.join(" ")).tokens().each((t: ItemToken) => {
-    flags.push(t.out(its.stopWordFlag) === true || !isWordType(t.out(its.type) as string))
-  })
+  nlp
+    .readDoc(unseen.join(" "))
+    .tokens()
+    .each((t: ItemToken) => {
+      flags.push(t.out(its.stopWordFlag) === true || !isWordType(t.out(its.type) as string))
+    })
   // One token per word is the rule for plain lowercase words; otherwise ask word by word.
   if (flags.length === unseen.length) unseen.forEach((w, i) => stopMemo.set(w, flags[i]!))
   else for (const w of unseen) stopMemo.set(w, isStopAlone(w))
@@ -103,9 +107,12 @@ const isStopAlone = (word: string): boolean => {
   const nlp = load().plain
   const its = nlp.its
   let stop = true
-  nlp.readDoc(word).tokens().each((t: ItemToken) => {
-    if (t.out(its.stopWordFlag) !== true && isWordType(t.out(its.type) as string)) stop = false
-  })
+  nlp
+    .readDoc(word)
+    .tokens()
+    .each((t: ItemToken) => {
+      if (t.out(its.stopWordFlag) !== true && isWordType(t.out(its.type) as string)) stop = false
+    })
   return stop
 }
 
@@ -119,7 +126,10 @@ const termsOf = (text: string, stopMemo: Memo.Store<boolean>, stemMemo: Memo.Sto
     if (/['\u2019]/.test(word)) continue
     words.push(word)
   }
-  learnStopwords(stopMemo, words.filter((w) => /^[a-z]+$/.test(w)))
+  learnStopwords(
+    stopMemo,
+    words.filter((w) => /^[a-z]+$/.test(w))
+  )
   const out: Array<string> = []
   for (const word of words) {
     if (!/^[a-z]+$/.test(word)) out.push(word)
@@ -172,39 +182,42 @@ const analysisOf = (text: string): Analysis => {
   const pause = () => {
     if (words.length > 0 && words[words.length - 1] !== undefined) words.push(undefined)
   }
-  nlp.readDoc(bounded(text)).sentences().each((sentence: ItemSentence) => {
-    let sentenceStart = true
-    let separated = false
-    let previousPos = ""
-    sentence.tokens().each((t: ItemToken) => {
-      const type = t.out(its.type) as string
-      if (!isWordType(type)) {
-        if (type === "punctuation" || type === "symbol") pause()
-        return
-      }
-      const atStart = sentenceStart
-      sentenceStart = false
-      const pos = t.out(its.pos) as string
-      if (t.out(its.stopWordFlag) === true || !contentPos.has(pos)) {
-        if (chunkSeparators.has(pos) || (pos === "PART" && t.out(its.normal) === "to")) separated = true
-        return
-      }
-      const lemma = lemmaOf(t, its.lemma).toLowerCase()
-      // Contractions ("i'm", "'s") and lone letters carry no content.
-      if (/^[a-z]$/.test(lemma) || lemma.includes("'") || lemma.includes("’")) return
-      const value = t.out() as string
-      // The tagger calls many sentence-initial capitalized words proper nouns; only trust it inside a sentence.
-      const name = /\d/.test(value) || (!atStart && (pos === "PROPN" || /[A-Z]/.test(value)))
-      const chunkStart = separated || pos === "VERB" || previousPos === "VERB"
+  nlp
+    .readDoc(bounded(text))
+    .sentences()
+    .each((sentence: ItemSentence) => {
+      let sentenceStart = true
+      let separated = false
+      let previousPos = ""
+      sentence.tokens().each((t: ItemToken) => {
+        const type = t.out(its.type) as string
+        if (!isWordType(type)) {
+          if (type === "punctuation" || type === "symbol") pause()
+          return
+        }
+        const atStart = sentenceStart
+        sentenceStart = false
+        const pos = t.out(its.pos) as string
+        if (t.out(its.stopWordFlag) === true || !contentPos.has(pos)) {
+          if (chunkSeparators.has(pos) || (pos === "PART" && t.out(its.normal) === "to")) separated = true
+          return
+        }
+        const lemma = lemmaOf(t, its.lemma).toLowerCase()
+        // Contractions ("i'm", "'s") and lone letters carry no content.
+        if (/^[a-z]$/.test(lemma) || lemma.includes("'") || lemma.includes("’")) return
+        const value = t.out() as string
+        // The tagger calls many sentence-initial capitalized words proper nouns; only trust it inside a sentence.
+        const name = /\d/.test(value) || (!atStart && (pos === "PROPN" || /[A-Z]/.test(value)))
+        const chunkStart = separated || pos === "VERB" || previousPos === "VERB"
+        separated = false
+        previousPos = pos
+        words.push({ lemma, pos, name, chunkStart })
+        lemmas.push(lemma)
+      })
+      pause()
       separated = false
-      previousPos = pos
-      words.push({ lemma, pos, name, chunkStart })
-      lemmas.push(lemma)
+      previousPos = ""
     })
-    pause()
-    separated = false
-    previousPos = ""
-  })
   return { words, lemmas }
 }
 

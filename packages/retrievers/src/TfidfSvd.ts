@@ -39,7 +39,11 @@ export interface Model {
 }
 
 /** Fit on documents; `text` analyses them and every text embedded later (default: an analyzer of the model's own). */
-export const fit = (documents: ReadonlyArray<string>, options: FitOptions, text: Text.Analyzer = Text.fresh()): Model => {
+export const fit = (
+  documents: ReadonlyArray<string>,
+  options: FitOptions,
+  text: Text.Analyzer = Text.fresh()
+): Model => {
   const tokenized = documents.map((d) => text.terms(d))
   const df = new Map<string, number>()
   for (const terms of tokenized) for (const t of new Set(terms)) df.set(t, (df.get(t) ?? 0) + 1)
@@ -61,7 +65,9 @@ export const fit = (documents: ReadonlyArray<string>, options: FitOptions, text:
       const c = vocabulary.get(t)
       if (c !== undefined) counts.set(c, (counts.get(c) ?? 0) + 1)
     }
-    const entries = [...counts.entries()].sort((a, b) => a[0] - b[0]).map(([c, tf]) => [c, (1 + Math.log(tf)) * idf[c]!] as const)
+    const entries = [...counts.entries()]
+      .sort((a, b) => a[0] - b[0])
+      .map(([c, tf]) => [c, (1 + Math.log(tf)) * idf[c]!] as const)
     const norm = Math.sqrt(entries.reduce((s, [, w]) => s + w * w, 0))
     return norm === 0 ? [] : entries.map(([c, w]) => [c, w / norm] as const)
   }

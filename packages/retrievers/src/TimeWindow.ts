@@ -20,7 +20,8 @@ import { Effect, Schema } from "effect"
 import { buildPart, PartSpec } from "./Hybrid.js"
 
 /** Days since 1970-01-01 of a `YYYY-MM-DD...` date. */
-export const dayOf = (iso: string): number => Date.UTC(Number(iso.slice(0, 4)), Number(iso.slice(5, 7)) - 1, Number(iso.slice(8, 10))) / 86_400_000
+export const dayOf = (iso: string): number =>
+  Date.UTC(Number(iso.slice(0, 4)), Number(iso.slice(5, 7)) - 1, Number(iso.slice(8, 10))) / 86_400_000
 
 /** `YYYY-MM-DD` of a day number. */
 export const isoDay = (day: number): string => new Date(day * 86_400_000).toISOString().slice(0, 10)
@@ -29,11 +30,40 @@ const dayFrom = (year: number, month0: number, date: number): number => Date.UTC
 /** 0 = Monday ... 6 = Sunday (day 0, 1970-01-01, was a Thursday). */
 const weekdayOf = (day: number): number => (((day + 3) % 7) + 7) % 7
 
-const monthNames = ["january", "february", "march", "april", "may", "june", "july", "august", "september", "october", "november", "december"]
+const monthNames = [
+  "january",
+  "february",
+  "march",
+  "april",
+  "may",
+  "june",
+  "july",
+  "august",
+  "september",
+  "october",
+  "november",
+  "december"
+]
 const weekdayNames = ["monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday"]
 const numberWords: Readonly<Record<string, number>> = {
-  a: 1, an: 1, one: 1, two: 2, three: 3, four: 4, five: 5, six: 6, seven: 7, eight: 8, nine: 9, ten: 10, eleven: 11, twelve: 12,
-  "a couple of": 2, "a few": 3, couple: 2, few: 3
+  a: 1,
+  an: 1,
+  one: 1,
+  two: 2,
+  three: 3,
+  four: 4,
+  five: 5,
+  six: 6,
+  seven: 7,
+  eight: 8,
+  nine: 9,
+  ten: 10,
+  eleven: 11,
+  twelve: 12,
+  "a couple of": 2,
+  "a few": 3,
+  couple: 2,
+  few: 3
 }
 
 export interface Range {
@@ -49,7 +79,10 @@ interface Days {
   readonly to: number
 }
 
-const monthSpan = (year: number, month0: number): Days => ({ from: dayFrom(year, month0, 1), to: dayFrom(year, month0 + 1, 0) })
+const monthSpan = (year: number, month0: number): Days => ({
+  from: dayFrom(year, month0, 1),
+  to: dayFrom(year, month0 + 1, 0)
+})
 
 const unitSpan = (anchor: number, unit: string, n: number): Days => {
   const d = new Date(anchor * 86_400_000)
@@ -70,7 +103,8 @@ const unitSpan = (anchor: number, unit: string, n: number): Days => {
   }
 }
 
-const count = (word: string): number | undefined => (/^\d+$/.test(word) ? Number(word) : numberWords[word.toLowerCase()])
+const count = (word: string): number | undefined =>
+  /^\d+$/.test(word) ? Number(word) : numberWords[word.toLowerCase()]
 
 type Rule = { readonly pattern: RegExp; readonly days: (m: RegExpExecArray, today: number) => Days | undefined }
 
@@ -89,14 +123,28 @@ const rules: ReadonlyArray<Rule> = [
       const [y, mo] = [date.getUTCFullYear(), date.getUTCMonth()]
       const monday = t - weekdayOf(t)
       const current = which === "this"
-      if (unit === "week") return current ? { from: monday, to: t } : which === "past" ? { from: t - 7, to: t } : { from: monday - 7, to: monday - 1 }
+      if (unit === "week")
+        return current
+          ? { from: monday, to: t }
+          : which === "past"
+            ? { from: t - 7, to: t }
+            : { from: monday - 7, to: monday - 1 }
       if (unit === "weekend") {
         // The latest Saturday-Sunday that ended before today (this weekend: the one of today's week).
         const sunday = current ? monday + 6 : weekdayOf(t) === 6 ? t - 7 : monday - 1
         return { from: sunday - 1, to: sunday }
       }
-      if (unit === "month") return current ? { from: dayFrom(y, mo, 1), to: t } : which === "past" ? { from: t - 30, to: t } : monthSpan(y, mo - 1)
-      return current ? { from: dayFrom(y, 0, 1), to: t } : which === "past" ? { from: t - 365, to: t } : { from: dayFrom(y - 1, 0, 1), to: dayFrom(y - 1, 11, 31) }
+      if (unit === "month")
+        return current
+          ? { from: dayFrom(y, mo, 1), to: t }
+          : which === "past"
+            ? { from: t - 30, to: t }
+            : monthSpan(y, mo - 1)
+      return current
+        ? { from: dayFrom(y, 0, 1), to: t }
+        : which === "past"
+          ? { from: t - 365, to: t }
+          : { from: dayFrom(y - 1, 0, 1), to: dayFrom(y - 1, 11, 31) }
     }
   },
   {
@@ -124,14 +172,18 @@ const rules: ReadonlyArray<Rule> = [
   },
   {
     // Month names, capitalized; "May" only after in/during/since/of/early/mid/late or before a number.
-    pattern: /\b(?:(in|during|since|of|early|mid|late|by) )?(January|February|March|April|May|June|July|August|September|October|November|December)(?: (\d{1,2})(?:st|nd|rd|th)?)?(?:,? (\d{4}))?\b/g,
+    pattern:
+      /\b(?:(in|during|since|of|early|mid|late|by) )?(January|February|March|April|May|June|July|August|September|October|November|December)(?: (\d{1,2})(?:st|nd|rd|th)?)?(?:,? (\d{4}))?\b/g,
     days: (m, t) => {
       if (m[2] === "May" && m[1] === undefined && m[3] === undefined && m[4] === undefined) return undefined
       const month0 = monthNames.indexOf(m[2]!.toLowerCase())
       const today = new Date(t * 86_400_000)
-      const year = m[4] !== undefined
-        ? Number(m[4])
-        : month0 > today.getUTCMonth() ? today.getUTCFullYear() - 1 : today.getUTCFullYear()
+      const year =
+        m[4] !== undefined
+          ? Number(m[4])
+          : month0 > today.getUTCMonth()
+            ? today.getUTCFullYear() - 1
+            : today.getUTCFullYear()
       if (m[3] !== undefined) {
         const day = dayFrom(year, month0, Number(m[3]))
         return { from: day, to: day }
@@ -162,7 +214,9 @@ export const range = (request: string, date: string): Range | undefined => {
       expressions.push(m[0])
     }
   }
-  return expressions.length === 0 ? undefined : { start: isoDay(from), end: isoDay(Math.min(to, today)), expression: expressions.join("; ") }
+  return expressions.length === 0
+    ? undefined
+    : { start: isoDay(from), end: isoDay(Math.min(to, today)), expression: expressions.join("; ") }
 }
 
 export const options = Schema.Struct({
@@ -174,26 +228,38 @@ export const options = Schema.Struct({
 export type Options = typeof options.Type
 
 /** Which sessions of a query a window keeps: dated after the request, or outside the request's range and margin, are out. */
-export const kept = (query: { readonly request: string; readonly date?: string; readonly sessions: ReadonlyArray<{ readonly id: string; readonly date?: string }> }, margin: number): ReadonlySet<string> => {
+export const kept = (
+  query: {
+    readonly request: string
+    readonly date?: string
+    readonly sessions: ReadonlyArray<{ readonly id: string; readonly date?: string }>
+  },
+  margin: number
+): ReadonlySet<string> => {
   if (query.date === undefined) return new Set(query.sessions.map((s) => s.id))
   const window = range(query.request, query.date)
   const from = window === undefined ? -Infinity : dayOf(window.start) - margin
   const to = window === undefined ? Infinity : dayOf(window.end) + margin
-  return new Set(query.sessions.filter((s) => {
-    if (s.date === undefined) return true
-    if (s.date > query.date!) return false
-    const day = dayOf(s.date)
-    return day >= from && day <= to
-  }).map((s) => s.id))
+  return new Set(
+    query.sessions
+      .filter((s) => {
+        if (s.date === undefined) return true
+        if (s.date > query.date!) return false
+        const day = dayOf(s.date)
+        return day >= from && day <= to
+      })
+      .map((s) => s.id)
+  )
 }
 
 export const plugin = Plugin.retriever({
   name: "time-window",
-  description: "Prune another retriever's ranking to the sessions dated within the time the request names (and never after it).",
+  description:
+    "Prune another retriever's ranking to the sessions dated within the time the request names (and never after it).",
   options,
   defaultSelect: { top: 2 },
   make: (o: Options) =>
-    Effect.gen(function*() {
+    Effect.gen(function* () {
       const base = yield* buildPart("time-window", o.base)
       return {
         needsSummaries: base.needsSummaries,

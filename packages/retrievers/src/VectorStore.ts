@@ -74,8 +74,10 @@ export const qdrant = (
   dimensions: number,
   plugin: string
 ): Effect.Effect<Store, Errors.PluginError, Scope.Scope> =>
-  Effect.gen(function*() {
-    const apiKey = yield* Config.option(Config.redacted("QDRANT_API_KEY")).pipe(Effect.orElseSucceed(() => Option.none()))
+  Effect.gen(function* () {
+    const apiKey = yield* Config.option(Config.redacted("QDRANT_API_KEY")).pipe(
+      Effect.orElseSucceed(() => Option.none())
+    )
     // The client (and its HTTP stack) loads only when a Qdrant store is configured.
     const { QdrantClient: Client } = yield* Effect.promise(() => import("@qdrant/js-client-rest"))
     const client: QdrantClient = new Client({
@@ -85,13 +87,20 @@ export const qdrant = (
     })
     const collection = spec.collection ?? `cupid-lab-${randomUUID().slice(0, 8)}`
     const call = <A>(what: string, f: () => Promise<A>) =>
-      Effect.tryPromise({ try: f, catch: (e) => `qdrant ${spec.url} (${collection}): ${what} failed: ${e instanceof Error ? e.message : String(e)}` })
+      Effect.tryPromise({
+        try: f,
+        catch: (e) =>
+          `qdrant ${spec.url} (${collection}): ${what} failed: ${e instanceof Error ? e.message : String(e)}`
+      })
 
     yield* Effect.acquireRelease(
-      Effect.gen(function*() {
-        yield* call("create collection", () => client.createCollection(collection, { vectors: { size: dimensions, distance: "Cosine" } }))
+      Effect.gen(function* () {
+        yield* call("create collection", () =>
+          client.createCollection(collection, { vectors: { size: dimensions, distance: "Cosine" } })
+        )
         yield* call("create payload index", () =>
-          client.createPayloadIndex(collection, { field_name: "history", field_schema: "keyword", wait: true }))
+          client.createPayloadIndex(collection, { field_name: "history", field_schema: "keyword", wait: true })
+        )
       }).pipe(Effect.mapError((reason) => new Errors.PluginError({ plugin, reason }))),
       () =>
         call("delete collection", () => client.deleteCollection(collection)).pipe(
@@ -106,22 +115,27 @@ export const qdrant = (
         const batches: Array<ReadonlyArray<SessionVector>> = []
         for (let i = 0; i < sessions.length; i += UPSERT_BATCH) batches.push(sessions.slice(i, i + UPSERT_BATCH))
         return Effect.zipRight(
-          Effect.forEach(batches, (batch) =>
-            call("upsert", () =>
-              client.upsert(collection, {
-                wait: true,
-                points: batch.map((s) => ({
-                  id: pointId(history, s.id),
-                  vector: Array.from(s.vector),
-                  payload: { history, session: s.id }
-                }))
-              })), { discard: true }),
+          Effect.forEach(
+            batches,
+            (batch) =>
+              call("upsert", () =>
+                client.upsert(collection, {
+                  wait: true,
+                  points: batch.map((s) => ({
+                    id: pointId(history, s.id),
+                    vector: Array.from(s.vector),
+                    payload: { history, session: s.id }
+                  }))
+                })
+              ),
+            { discard: true }
+          ),
           Effect.sync(() => stored.add(history))
         )
       })
 
     const rank: Store["rank"] = (history, sessions, query) =>
-      Effect.gen(function*() {
+      Effect.gen(function* () {
         if (sessions.length === 0) return []
         // Cosine against a zero vector is undefined; the memory store calls it 0, and so do we.
         if (isZero(query)) return sessions.map((s) => [s.id, 0] as const)
@@ -132,7 +146,8 @@ export const qdrant = (
             filter: { must: [{ key: "history", match: { value: history } }] },
             limit: sessions.length,
             with_payload: true
-          }))
+          })
+        )
         const scores = new Map<string, number>()
         for (const p of found.points) {
           const session = (p.payload as { session?: unknown } | null | undefined)?.session
@@ -154,6 +169,9 @@ export const make = (
   spec === "memory"
     ? Effect.succeed(memory)
     : Effect.flatMap(
-        Effect.mapError(dimensions, (e) => new Errors.PluginError({ plugin, reason: `could not learn the embedding width: ${e.message}` })),
+        Effect.mapError(
+          dimensions,
+          (e) => new Errors.PluginError({ plugin, reason: `could not learn the embedding width: ${e.message}` })
+        ),
         (d) => qdrant(spec, d, plugin)
       )

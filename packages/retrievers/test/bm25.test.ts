@@ -38,7 +38,10 @@ describe("Bm25.scores", () => {
 })
 
 const session = (index: number, user: string): Domain.SessionView => {
-  const dialogue: ReadonlyArray<Domain.Message> = [{ role: "user", content: user }, { role: "assistant", content: "Sure, here it is." }]
+  const dialogue: ReadonlyArray<Domain.Message> = [
+    { role: "user", content: user },
+    { role: "assistant", content: "Sure, here it is." }
+  ]
   return { id: Domain.sessionId(index), index, hash: Hash.contentHash(dialogue), dialogue }
 }
 
@@ -55,22 +58,33 @@ describe("bm25 plugin", () => {
   }
 
   it.effect("ranks sessions sharing the request's stemmed words first", () =>
-    Effect.gen(function*() {
+    Effect.gen(function* () {
       const service = yield* Bm25.plugin.make({ representation: "dialogue", k1: 1.2, b: 0.75 })
       const r = yield* service.retrieve({ query })
       expect(r.ranking.map((x) => x.sessionId).slice(0, 2)).toEqual(["s2", "s4"])
       expect(Selector.apply({ top: 2 }, r, query).selected).toEqual(["s2", "s4"])
-    }).pipe(Effect.scoped, Effect.provide(env())))
+    }).pipe(Effect.scoped, Effect.provide(env()))
+  )
 
   it.effect("ranks summaries when asked to, and fails clearly without them", () =>
-    Effect.gen(function*() {
+    Effect.gen(function* () {
       const service = yield* Bm25.plugin.make({ representation: "summary", k1: 1.2, b: 0.75 })
       expect(service.needsSummaries).toBe(true)
-      const summaries = new Map(query.sessions.map((s) => [s.id, { sessionId: s.id, context: [s.id === "s3" ? "Hartwell Family Foundation renewal" : "other work"], preferences: [] }]))
+      const summaries = new Map(
+        query.sessions.map((s) => [
+          s.id,
+          {
+            sessionId: s.id,
+            context: [s.id === "s3" ? "Hartwell Family Foundation renewal" : "other work"],
+            preferences: []
+          }
+        ])
+      )
       expect(Selector.apply({ top: 1 }, yield* service.retrieve({ query, summaries }), query).selected).toEqual(["s3"])
       const error = yield* Effect.flip(service.retrieve({ query }))
       expect(error.message).toContain("session s1 has no summary")
-    }).pipe(Effect.scoped, Effect.provide(env())))
+    }).pipe(Effect.scoped, Effect.provide(env()))
+  )
 })
 
 describe("bm25 with granularity: turn", () => {
@@ -85,44 +99,69 @@ describe("bm25 with granularity: turn", () => {
     key: "t",
     request: "violin lesson",
     sessions: [
-      sessionOf(0, [{ role: "user", content: "violin lesson" }, { role: "assistant", content: "violin lesson tomato" }, { role: "user", content: "garden" }]),
+      sessionOf(0, [
+        { role: "user", content: "violin lesson" },
+        { role: "assistant", content: "violin lesson tomato" },
+        { role: "user", content: "garden" }
+      ]),
       sessionOf(1, [{ role: "user", content: "tomato garden" }]),
       sessionOf(2, [{ role: "user", content: "violin violin" }])
     ]
   }
 
-  it.effect("scores each turn against the turns' statistics and ranks each session at its best turn (hand-computed)", () =>
-    Effect.gen(function*() {
-      const service = yield* Bm25.plugin.make({ representation: "user-turns", k1: 1.2, b: 0.75, granularity: "turn" })
-      const r = yield* service.retrieve({ query })
-      // 4 turns, average length 7/4. idf(violin, 2 of 4) = ln 2 = 0.693147; idf(lesson, 1 of 4) = ln(10/3) = 1.203973.
-      // s1#0 (length 2, norm 0.25 + 0.75 * 2/1.75 = 1.107143): (0.693147 + 1.203973) * 2.2 / (1 + 1.2 * 1.107143) = 1.792373
-      // s3#0 (length 2, violin twice): 0.693147 * 2 * 2.2 / (2 + 1.2 * 1.107143) = 0.916264
-      expect(r.turns!.map((t) => [t.sessionId, t.turn])).toEqual([["s1", 0], ["s3", 0], ["s2", 0], ["s1", 2]])
-      expect(r.turns![0]!.score).toBeCloseTo(1.792373, 5)
-      expect(r.turns![1]!.score).toBeCloseTo(0.916264, 5)
-      expect(r.turns!.slice(2).map((t) => t.score)).toEqual([0, 0])
-      // Sessions at their best turn: s1 1.792373 (not its "garden" turn), s3 0.916264, s2 0.
-      expect(r.ranking.map((x) => x.sessionId)).toEqual(["s1", "s3", "s2"])
-      expect(r.ranking[0]!.score).toBeCloseTo(1.792373, 5)
-      expect(r.ranking[2]!.score).toBe(0)
-      expect(Selector.apply({ top: 1 }, r, query)).toEqual({ ...r, selected: ["s1"] })
-    }).pipe(Effect.scoped, Effect.provide(env())))
+  it.effect(
+    "scores each turn against the turns' statistics and ranks each session at its best turn (hand-computed)",
+    () =>
+      Effect.gen(function* () {
+        const service = yield* Bm25.plugin.make({ representation: "user-turns", k1: 1.2, b: 0.75, granularity: "turn" })
+        const r = yield* service.retrieve({ query })
+        // 4 turns, average length 7/4. idf(violin, 2 of 4) = ln 2 = 0.693147; idf(lesson, 1 of 4) = ln(10/3) = 1.203973.
+        // s1#0 (length 2, norm 0.25 + 0.75 * 2/1.75 = 1.107143): (0.693147 + 1.203973) * 2.2 / (1 + 1.2 * 1.107143) = 1.792373
+        // s3#0 (length 2, violin twice): 0.693147 * 2 * 2.2 / (2 + 1.2 * 1.107143) = 0.916264
+        expect(r.turns!.map((t) => [t.sessionId, t.turn])).toEqual([
+          ["s1", 0],
+          ["s3", 0],
+          ["s2", 0],
+          ["s1", 2]
+        ])
+        expect(r.turns![0]!.score).toBeCloseTo(1.792373, 5)
+        expect(r.turns![1]!.score).toBeCloseTo(0.916264, 5)
+        expect(r.turns!.slice(2).map((t) => t.score)).toEqual([0, 0])
+        // Sessions at their best turn: s1 1.792373 (not its "garden" turn), s3 0.916264, s2 0.
+        expect(r.ranking.map((x) => x.sessionId)).toEqual(["s1", "s3", "s2"])
+        expect(r.ranking[0]!.score).toBeCloseTo(1.792373, 5)
+        expect(r.ranking[2]!.score).toBe(0)
+        expect(Selector.apply({ top: 1 }, r, query)).toEqual({ ...r, selected: ["s1"] })
+      }).pipe(Effect.scoped, Effect.provide(env()))
+  )
 
   it.effect("dialogue turns include the assistant's; first-user-message keeps one turn per session", () =>
-    Effect.gen(function*() {
+    Effect.gen(function* () {
       const dialogue = yield* Bm25.plugin.make({ representation: "dialogue", k1: 1.2, b: 0.75, granularity: "turn" })
       const all = yield* dialogue.retrieve({ query })
       expect(all.turns!.map((t) => `${t.sessionId}#${t.turn}`).sort()).toEqual(["s1#0", "s1#1", "s1#2", "s2#0", "s3#0"])
-      const first = yield* Bm25.plugin.make({ representation: "first-user-message", k1: 1.2, b: 0.75, granularity: "turn" })
-      expect((yield* first.retrieve({ query })).turns!.map((t) => `${t.sessionId}#${t.turn}`)).toEqual(["s1#0", "s3#0", "s2#0"])
-    }).pipe(Effect.scoped, Effect.provide(env())))
+      const first = yield* Bm25.plugin.make({
+        representation: "first-user-message",
+        k1: 1.2,
+        b: 0.75,
+        granularity: "turn"
+      })
+      expect((yield* first.retrieve({ query })).turns!.map((t) => `${t.sessionId}#${t.turn}`)).toEqual([
+        "s1#0",
+        "s3#0",
+        "s2#0"
+      ])
+    }).pipe(Effect.scoped, Effect.provide(env()))
+  )
 
   it.effect("turns of a summary do not exist: the plugin refuses to build", () =>
-    Effect.gen(function*() {
-      const error = yield* Effect.flip(Bm25.plugin.make({ representation: "summary", k1: 1.2, b: 0.75, granularity: "turn" }))
+    Effect.gen(function* () {
+      const error = yield* Effect.flip(
+        Bm25.plugin.make({ representation: "summary", k1: 1.2, b: 0.75, granularity: "turn" })
+      )
       expect(error.message).toContain("granularity: turn ranks the turns of a session; representation summary has none")
-    }).pipe(Effect.scoped, Effect.provide(env())))
+    }).pipe(Effect.scoped, Effect.provide(env()))
+  )
 })
 
 suite({ plugin: Bm25.plugin })

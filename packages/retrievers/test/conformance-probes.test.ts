@@ -11,7 +11,15 @@ import { Domain, Memo, Retriever } from "@cupid-lab/core"
 import { describe, expect, it } from "@effect/vitest"
 import { Effect } from "effect"
 import * as Bm25 from "../src/Bm25.js"
-import { blindnessProblems, defaultVisible, forged, sharingProblems, turnProblems, twin, type Visible } from "../src/testing/Conformance.js"
+import {
+  blindnessProblems,
+  defaultVisible,
+  forged,
+  sharingProblems,
+  turnProblems,
+  twin,
+  type Visible
+} from "../src/testing/Conformance.js"
 import * as Histories from "../src/testing/Histories.js"
 import { env } from "./support.js"
 
@@ -21,7 +29,12 @@ const fixtures = Histories.set(8, 11)
 const probe = (peek: (query: Domain.Query) => boolean): Retriever.Service => ({
   needsSummaries: false,
   retrieve: ({ query }) =>
-    Effect.succeed(Retriever.fromScores(query.sessions.map((s) => [s.id, peek(query) ? s.index : -s.index] as const), 1))
+    Effect.succeed(
+      Retriever.fromScores(
+        query.sessions.map((s) => [s.id, peek(query) ? s.index : -s.index] as const),
+        1
+      )
+    )
 })
 
 const typeInKey = probe((q) => q.key.endsWith(":changing"))
@@ -29,7 +42,12 @@ const typeInKey = probe((q) => q.key.endsWith(":changing"))
 const labelInHash: Retriever.Service = {
   needsSummaries: false,
   retrieve: ({ query }) =>
-    Effect.succeed(Retriever.fromScores(query.sessions.map((s) => [s.id, s.hash.startsWith("relevant") ? 1 : 0] as const), 2))
+    Effect.succeed(
+      Retriever.fromScores(
+        query.sessions.map((s) => [s.id, s.hash.startsWith("relevant") ? 1 : 0] as const),
+        2
+      )
+    )
 }
 
 /** A data path that leaks the instance id into the key (what `persona:type` ids once did). */
@@ -52,21 +70,25 @@ describe("conformance: the blindness check", () => {
   })
 
   it.effect("catches a probe that branches on a type-bearing id", () =>
-    Effect.gen(function*() {
+    Effect.gen(function* () {
       const problems = yield* blindnessProblems(typeInKey, fixtures, leakId)
       expect(problems.length).toBeGreaterThan(0)
       expect(problems[0]).toMatch(/the retrieval differs between the \w+ instance and its \w+ twin/)
       expect(yield* blindnessProblems(typeInKey, fixtures)).toEqual([])
-    }))
+    })
+  )
 
   it.effect("catches a probe that branches on gold-derived data", () =>
-    Effect.gen(function*() {
+    Effect.gen(function* () {
       expect((yield* blindnessProblems(labelInHash, fixtures, leakLabels)).length).toBeGreaterThan(0)
       expect(yield* blindnessProblems(labelInHash, fixtures)).toEqual([])
-    }))
+    })
+  )
 
   it("the real data path gives a persona's three instances one opaque key", () => {
-    const keys = new Set(Domain.cupidTypes.map((type) => Domain.fromRow({ ...Domain.toRow(fixtures[0]!), instance_type: type }).query.key))
+    const keys = new Set(
+      Domain.cupidTypes.map((type) => Domain.fromRow({ ...Domain.toRow(fixtures[0]!), instance_type: type }).query.key)
+    )
     expect(keys.size).toBe(1)
     expect([...keys][0]).not.toContain(fixtures[0]!.personaId)
   })
@@ -79,10 +101,12 @@ const overlap = (cache: Memo.Store<ReadonlySet<string>>): Retriever.Service => (
     Effect.sync(() => {
       const words = (t: string) => new Set(t.toLowerCase().match(/[a-z]+/g) ?? [])
       const request = words(query.request)
-      return Retriever.fromScores(query.sessions.map((s) => {
-        const own = cache.getOrSet(s.hash, () => words(Domain.sessionText(s, "dialogue")))
-        return [s.id, [...request].filter((w) => own.has(w)).length] as const
-      }))
+      return Retriever.fromScores(
+        query.sessions.map((s) => {
+          const own = cache.getOrSet(s.hash, () => words(Domain.sessionText(s, "dialogue")))
+          return [s.id, [...request].filter((w) => own.has(w)).length] as const
+        })
+      )
     })
 })
 
@@ -95,7 +119,8 @@ const retrieveWith = (service: Retriever.Service, query: Domain.Query) => servic
 describe("conformance: the sharing check", () => {
   it("a forged query keeps ids and request, and moves the dialogues; stale hashes are the original's", () => {
     const q = fixtures[0]!.query
-    const honest = forged(q, "honest"), stale = forged(q, "stale")
+    const honest = forged(q, "honest"),
+      stale = forged(q, "stale")
     expect(honest.request).toBe(q.request)
     expect(stale.sessions.map((s) => s.id)).toEqual(q.sessions.map((s) => s.id))
     expect(stale.sessions.map((s) => s.hash)).toEqual(q.sessions.map((s) => s.hash))
@@ -104,30 +129,39 @@ describe("conformance: the sharing check", () => {
   })
 
   it.effect("catches a probe whose cache is module-level state", () =>
-    Effect.gen(function*() {
-      const problems = yield* sharingProblems(Effect.succeed(overlap(moduleLevel)), fixtures, (s, q) => retrieveWith(s, q))
+    Effect.gen(function* () {
+      const problems = yield* sharingProblems(Effect.succeed(overlap(moduleLevel)), fixtures, (s, q) =>
+        retrieveWith(s, q)
+      )
       expect(problems.length).toBeGreaterThan(0)
       expect(problems[0]).toMatch(/builds share what they remember/)
-    }))
+    })
+  )
 
   it.effect("passes the same probe with its cache in the memo each build is given", () =>
-    Effect.gen(function*() {
+    Effect.gen(function* () {
       const build = Effect.map(Memo.current, (memo) => overlap(memo.store(bagOfWords)))
       expect(yield* sharingProblems(build, fixtures, (s, q) => retrieveWith(s, q))).toEqual([])
-    }))
+    })
+  )
 
   it.effect("catches BM25 when every build is handed one memo, and passes it when each build has its own", () =>
-    Effect.gen(function*() {
+    Effect.gen(function* () {
       const build = Effect.scoped(Bm25.plugin.make({ representation: "dialogue", k1: 1.2, b: 0.75 }))
       const check = sharingProblems(build, fixtures, (s, q) => retrieveWith(s, q))
       expect((yield* Effect.provide(check, Memo.layer)).length).toBeGreaterThan(0)
       expect(yield* check).toEqual([])
-    }).pipe(Effect.provide(env())))
+    }).pipe(Effect.provide(env()))
+  )
 })
 
 describe("conformance: the turn-ranking check", () => {
   const instance = fixtures[0]!
-  const good = Retriever.fromTurnScores([["s1", 0, 0.5], ["s1", 1, 0.9], ["s2", 0, 0.2]])
+  const good = Retriever.fromTurnScores([
+    ["s1", 0, 0.5],
+    ["s1", 1, 0.9],
+    ["s2", 0, 0.2]
+  ])
 
   it("accepts what fromTurnScores builds, and a retrieval without turns", () => {
     expect(turnProblems(instance, good)).toEqual([])
@@ -140,7 +174,14 @@ describe("conformance: the turn-ranking check", () => {
       { sessionId: "s1", turn: 99, score: 0.5 },
       { sessionId: "s2", turn: 0, score: 0.1 }
     ]
-    const broken: Retriever.Retrieval = { ranking: [{ sessionId: "s2", score: 0.7 }, { sessionId: "s3", score: 0.1 }], selected: [], turns }
+    const broken: Retriever.Retrieval = {
+      ranking: [
+        { sessionId: "s2", score: 0.7 },
+        { sessionId: "s3", score: 0.1 }
+      ],
+      selected: [],
+      turns
+    }
     expect(turnProblems(instance, broken)).toEqual([
       "s1#99 is not a turn of the history",
       "s1#99 scores more than the turn ranked before it",

@@ -9,7 +9,10 @@ import * as Histories from "../src/testing/Histories.js"
 import { countingEmbedder, env } from "./support.js"
 
 const session = (index: number, user: string): Domain.SessionView => {
-  const dialogue: ReadonlyArray<Domain.Message> = [{ role: "user", content: user }, { role: "assistant", content: "Done." }]
+  const dialogue: ReadonlyArray<Domain.Message> = [
+    { role: "user", content: user },
+    { role: "assistant", content: "Done." }
+  ]
   return { id: Domain.sessionId(index), index, hash: Hash.contentHash(dialogue), dialogue }
 }
 
@@ -24,13 +27,18 @@ const query: Domain.Query = {
   ]
 }
 
-const withModel = (embedder: ReturnType<typeof countingEmbedder>) => env({ models: { topics: { embeddingModel: embedder.service } } })
+const withModel = (embedder: ReturnType<typeof countingEmbedder>) =>
+  env({ models: { topics: { embeddingModel: embedder.service } } })
 
 describe("embedding plugin with a configured model", () => {
   it.effect("ranks by cosine similarity to the request", () => {
     const embedder = countingEmbedder()
-    return Effect.gen(function*() {
-      const service = yield* Embedding.plugin.make({ representation: "dialogue", embedder: { use: "model", model: "topics" }, store: "memory" })
+    return Effect.gen(function* () {
+      const service = yield* Embedding.plugin.make({
+        representation: "dialogue",
+        embedder: { use: "model", model: "topics" },
+        store: "memory"
+      })
       const r = yield* service.retrieve({ query })
       // request = garden + travel; s3 has both (cos ~ 1), s2 one (~ 0.707), s1 and s4 none (~ 0.005).
       expect(r.ranking.map((x) => x.sessionId).slice(0, 2)).toEqual(["s3", "s2"])
@@ -42,22 +50,30 @@ describe("embedding plugin with a configured model", () => {
 
   it.effect("embeds each distinct text once across the cells of a sweep and concurrent calls", () => {
     const embedder = countingEmbedder()
-    return Effect.gen(function*() {
+    return Effect.gen(function* () {
       const cellA = yield* Embedder.make({ use: "model", model: "topics" })
       const cellB = yield* Embedder.make({ use: "model", model: "topics" })
-      const items = [{ key: "a", text: "garden" }, { key: "b", text: "invoice" }, { key: "a", text: "garden" }]
+      const items = [
+        { key: "a", text: "garden" },
+        { key: "b", text: "invoice" },
+        { key: "a", text: "garden" }
+      ]
       yield* Effect.all([cellA.embed(items), cellB.embed(items), cellA.embed(items)], { concurrency: 3 })
-      yield* cellB.embed([{ key: "b", text: "invoice" }, { key: "c", text: "travel" }])
+      yield* cellB.embed([
+        { key: "b", text: "invoice" },
+        { key: "c", text: "travel" }
+      ])
       expect([...embedder.texts].sort()).toEqual(["garden", "invoice", "travel"])
       expect(embedder.calls()).toBe(2)
     }).pipe(Effect.provide(Memo.layer), Effect.provide(withModel(embedder)))
   })
 
   it.effect("names the configured models when the embedder is not one of them", () =>
-    Effect.gen(function*() {
+    Effect.gen(function* () {
       const error = yield* Effect.flip(Embedder.make({ use: "model", model: "missing" }))
       expect(error.message).toContain("configured: topics")
-    }).pipe(Effect.provide(withModel(countingEmbedder()))))
+    }).pipe(Effect.provide(withModel(countingEmbedder())))
+  )
 })
 
 describe("embedding plugin with the offline TF-IDF + SVD embedder", () => {
@@ -65,7 +81,7 @@ describe("embedding plugin with the offline TF-IDF + SVD embedder", () => {
   const offline = env({ queries: instances.map((i) => i.query) })
 
   it.effect("fits once per corpus and options in a memo and reuses the fit", () =>
-    Effect.gen(function*() {
+    Effect.gen(function* () {
       const corpus = yield* Corpus.Corpus
       const spec = { use: "tfidf-svd" as const, dims: 16, minDf: 1, maxTerms: 500 }
       const a = yield* Embedder.fitted(corpus, spec)
@@ -77,28 +93,48 @@ describe("embedding plugin with the offline TF-IDF + SVD embedder", () => {
       expect(c).not.toBe(a)
       // Another memo (another sweep) fits again.
       expect(yield* Effect.provide(Embedder.fitted(corpus, spec), Memo.layer)).not.toBe(a)
-    }).pipe(Effect.provide(Memo.layer), Effect.provide(offline)))
+    }).pipe(Effect.provide(Memo.layer), Effect.provide(offline))
+  )
 
   it.effect("ranks the current factor's sessions above other factors' on a synthetic history", () =>
-    Effect.gen(function*() {
-      const service = yield* Embedding.plugin.make({ representation: "first-user-message", embedder: Embedder.defaultSpec, store: "memory" })
+    Effect.gen(function* () {
+      const service = yield* Embedding.plugin.make({
+        representation: "first-user-message",
+        embedder: Embedder.defaultSpec,
+        store: "memory"
+      })
       const instance = instances[0]!
       const r = yield* service.retrieve({ query: instance.query })
       const relevant = instance.gold.sessions.filter((s) => s.label === "relevant").map((s) => s.id)
       expect([...Selector.apply({ top: 2 }, r, instance.query).selected].sort()).toEqual([...relevant].sort())
-    }).pipe(Effect.scoped, Effect.provide(offline)))
+    }).pipe(Effect.scoped, Effect.provide(offline))
+  )
 })
 
 describe("embedding plugin with granularity: turn", () => {
   it.effect("embeds each turn; a session ranks at its best turn's cosine", () => {
     const embedder = countingEmbedder()
-    return Effect.gen(function*() {
-      const service = yield* Embedding.plugin.make({ representation: "user-turns", embedder: { use: "model", model: "topics" }, store: "memory", granularity: "turn" })
+    return Effect.gen(function* () {
+      const service = yield* Embedding.plugin.make({
+        representation: "user-turns",
+        embedder: { use: "model", model: "topics" },
+        store: "memory",
+        granularity: "turn"
+      })
       const turnQuery: Domain.Query = {
         key: "turns",
         request: "garden travel",
         sessions: [
-          { id: "s1", index: 0, hash: "t1", dialogue: [{ role: "user", content: "invoice" }, { role: "assistant", content: "garden travel" }, { role: "user", content: "garden" }] },
+          {
+            id: "s1",
+            index: 0,
+            hash: "t1",
+            dialogue: [
+              { role: "user", content: "invoice" },
+              { role: "assistant", content: "garden travel" },
+              { role: "user", content: "garden" }
+            ]
+          },
           { id: "s2", index: 1, hash: "t2", dialogue: [{ role: "user", content: "travel to the garden show" }] }
         ]
       }
@@ -107,15 +143,24 @@ describe("embedding plugin with granularity: turn", () => {
       // s1#2 garden only (cos ~ 0.707); s1#0 invoice only (cos ~ 0.0001). The assistant turn is not a user turn.
       expect(r.turns!.map((t) => `${t.sessionId}#${t.turn}`)).toEqual(["s2#0", "s1#2", "s1#0"])
       expect(r.turns![1]!.score).toBeCloseTo(Math.SQRT1_2, 3)
-      expect(r.ranking.map((x) => [x.sessionId, Number(x.score.toFixed(3))])).toEqual([["s2", 1], ["s1", 0.707]])
+      expect(r.ranking.map((x) => [x.sessionId, Number(x.score.toFixed(3))])).toEqual([
+        ["s2", 1],
+        ["s1", 0.707]
+      ])
       expect(embedder.texts).toEqual(["garden travel", "invoice", "garden", "travel to the garden show"])
     }).pipe(Effect.scoped, Effect.provide(withModel(embedder)))
   })
 })
 
 suite({ plugin: Embedding.plugin })
-suite({ plugin: Embedding.plugin, options: { representation: "dialogue", granularity: "turn", embedder: { use: "tfidf-svd", dims: 32, minDf: 1 } } })
-suite({ plugin: Embedding.plugin, options: { representation: "user-turns", embedder: { use: "tfidf-svd", dims: 32, minDf: 1 } } })
+suite({
+  plugin: Embedding.plugin,
+  options: { representation: "dialogue", granularity: "turn", embedder: { use: "tfidf-svd", dims: 32, minDf: 1 } }
+})
+suite({
+  plugin: Embedding.plugin,
+  options: { representation: "user-turns", embedder: { use: "tfidf-svd", dims: 32, minDf: 1 } }
+})
 suite({
   plugin: Embedding.plugin,
   options: { representation: "first-user-message", embedder: { use: "model", model: "topics" } },

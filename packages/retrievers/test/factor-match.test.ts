@@ -21,14 +21,17 @@ describe("FactorMatch.scores", () => {
   })
 
   it("prefers a phrase shared with two texts over a longer task phrase shared with one", () => {
-    const scores = FactorMatch.scores("Plan a meeting with the Lakeside Rowing Club about the spring fundraiser budget.", [
-      "Plan a meeting with the Cedar Hills Chess Club about the spring fundraiser budget.",
-      "Draft the Lakeside Rowing Club newsletter.",
-      "Reply to the Lakeside Rowing Club treasurer.",
-      "Soup recipe.",
-      "Tax forms.",
-      "Garden plan."
-    ])
+    const scores = FactorMatch.scores(
+      "Plan a meeting with the Lakeside Rowing Club about the spring fundraiser budget.",
+      [
+        "Plan a meeting with the Cedar Hills Chess Club about the spring fundraiser budget.",
+        "Draft the Lakeside Rowing Club newsletter.",
+        "Reply to the Lakeside Rowing Club treasurer.",
+        "Soup recipe.",
+        "Tax forms.",
+        "Garden plan."
+      ]
+    )
     expect(scores[1]).toBe(1)
     expect(scores[2]).toBe(1)
     expect(scores[0]).toBeLessThan(0.3)

@@ -27,7 +27,11 @@ export const plugin = Plugin.retriever({ name: "bm25", description: "", options,
 
 const workspace = (list = builtins): Tree => {
   const tree = createTreeWithEmptyWorkspace()
-  addProjectConfiguration(tree, "retrievers", { root: "packages/retrievers", sourceRoot: "packages/retrievers/src", projectType: "library" })
+  addProjectConfiguration(tree, "retrievers", {
+    root: "packages/retrievers",
+    sourceRoot: "packages/retrievers/src",
+    projectType: "library"
+  })
   tree.write("packages/retrievers/src/Builtins.ts", list)
   tree.write("packages/retrievers/src/Bm25.ts", bm25)
   tree.write("packages/retrievers/src/index.ts", 'export * as Bm25 from "./Bm25.js"\n')
@@ -37,9 +41,12 @@ const workspace = (list = builtins): Tree => {
 describe("retriever generator", () => {
   it("writes a ranker and its conformance test, and registers it in order", async () => {
     const tree = workspace()
-    await generator(tree, { name: "title-match", description: "Sessions whose first message shares the request's title words." })
+    await generator(tree, {
+      name: "title-match",
+      description: "Sessions whose first message shares the request's title words."
+    })
     const source = tree.read("packages/retrievers/src/TitleMatch.ts", "utf-8")!
-    expect(source).toContain("export const plugin = Ranker.plugin({\n  name: \"title-match\",")
+    expect(source).toContain('export const plugin = Ranker.plugin({\n  name: "title-match",')
     expect(source).toContain(`description: "Sessions whose first message shares the request's title words."`)
     expect(source).toContain("score: (query, session, { minCount }) => {")
     expect(source).not.toContain("<%")
@@ -64,7 +71,9 @@ export const plugins: ReadonlyArray<Plugin.AnyPlugin> = [
       'export * as Bm25 from "./Bm25.js"\nexport * as TitleMatch from "./TitleMatch.js"\n'
     )
     // What it wrote is formatted: formatting it again changes nothing.
-    for (const file of ["src/TitleMatch.ts", "test/title-match.test.ts", "src/Builtins.ts"].map((f) => `packages/retrievers/${f}`)) {
+    for (const file of ["src/TitleMatch.ts", "test/title-match.test.ts", "src/Builtins.ts"].map(
+      (f) => `packages/retrievers/${f}`
+    )) {
       const text = tree.read(file, "utf-8")!
       expect(format(file, text)).toBe(text)
     }
@@ -74,23 +83,31 @@ export const plugins: ReadonlyArray<Plugin.AnyPlugin> = [
     const tree = workspace(builtins.replace("[\n  Simple.all,\n  Bm25.plugin\n]", "[]"))
     await generator(tree, { name: "cosine-match" })
     const text = tree.read("packages/retrievers/src/Builtins.ts", "utf-8")!
-    expect(text).toContain('import * as Bm25 from "./Bm25.js"\nimport * as CosineMatch from "./CosineMatch.js"\nimport * as Simple from "./Simple.js"\n')
+    expect(text).toContain(
+      'import * as Bm25 from "./Bm25.js"\nimport * as CosineMatch from "./CosineMatch.js"\nimport * as Simple from "./Simple.js"\n'
+    )
     expect(text).toContain("= [\n  CosineMatch.plugin\n]")
   })
 
   it("edits the list by its syntax, whatever its layout, and only once", () => {
     const odd = `import * as A from "./A.js"\nexport const plugins = [A.plugin, /* the last */ A.other,]\nexport const others = [1]\n`
     const once = addToBuiltins("B.ts", odd, "Zed")
-    expect(once).toBe(`import * as A from "./A.js"\nimport * as Zed from "./Zed.js"\nexport const plugins = [\n  A.plugin,\n  A.other,\n  Zed.plugin\n]\nexport const others = [1]\n`)
+    expect(once).toBe(
+      `import * as A from "./A.js"\nimport * as Zed from "./Zed.js"\nexport const plugins = [\n  A.plugin,\n  A.other,\n  Zed.plugin\n]\nexport const others = [1]\n`
+    )
     expect(addToBuiltins("B.ts", once, "Zed")).toBe(once)
-    expect(() => addToBuiltins("B.ts", "export const list = []\n", "Zed")).toThrow("B.ts has no `export const plugins = [...]` list to add Zed.plugin to")
+    expect(() => addToBuiltins("B.ts", "export const list = []\n", "Zed")).toThrow(
+      "B.ts has no `export const plugins = [...]` list to add Zed.plugin to"
+    )
   })
 
   it("finds the names plugins are defined with", () => {
-    expect(definedNames("X.ts", `${bm25}export const r = Ranker.plugin({ name: 'shared-words', score })\nconst n = { name: "not-a-plugin" }\n`)).toEqual([
-      "bm25",
-      "shared-words"
-    ])
+    expect(
+      definedNames(
+        "X.ts",
+        `${bm25}export const r = Ranker.plugin({ name: 'shared-words', score })\nconst n = { name: "not-a-plugin" }\n`
+      )
+    ).toEqual(["bm25", "shared-words"])
   })
 
   it("refuses bad names, existing files and names already defined", async () => {
@@ -99,8 +116,13 @@ export const plugins: ReadonlyArray<Plugin.AnyPlugin> = [
     await generator(tree, { name: "twice" })
     await expect(generator(tree, { name: "twice" })).rejects.toThrow("Twice.ts already exists")
     const named = workspace()
-    named.write("packages/retrievers/src/Lexical.ts", `export const plugin = Ranker.plugin({ name: "word-match", description: "", options, score })\n`)
-    await expect(generator(named, { name: "word-match" })).rejects.toThrow(`a retriever named "word-match" is already defined in packages/retrievers/src/Lexical.ts`)
+    named.write(
+      "packages/retrievers/src/Lexical.ts",
+      `export const plugin = Ranker.plugin({ name: "word-match", description: "", options, score })\n`
+    )
+    await expect(generator(named, { name: "word-match" })).rejects.toThrow(
+      `a retriever named "word-match" is already defined in packages/retrievers/src/Lexical.ts`
+    )
   })
 
   it("is declared for Nx: generators.json points at the entry that loads the TypeScript generator", () => {
@@ -118,11 +140,15 @@ export const plugins: ReadonlyArray<Plugin.AnyPlugin> = [
 
   it("runs through Nx as a user runs it (nx g ... --dry-run)", () => {
     const root = new URL("../../../", import.meta.url).pathname
-    const run = spawnSync("npx", ["nx", "g", "@cupid-lab/retrievers:retriever", "dry-run-probe", "--dry-run", "--no-interactive"], {
-      cwd: root,
-      encoding: "utf8",
-      env: { ...process.env, NX_DAEMON: "false", NX_NO_CLOUD: "true", FORCE_COLOR: "0", NO_COLOR: "1" }
-    })
+    const run = spawnSync(
+      "npx",
+      ["nx", "g", "@cupid-lab/retrievers:retriever", "dry-run-probe", "--dry-run", "--no-interactive"],
+      {
+        cwd: root,
+        encoding: "utf8",
+        env: { ...process.env, NX_DAEMON: "false", NX_NO_CLOUD: "true", FORCE_COLOR: "0", NO_COLOR: "1" }
+      }
+    )
     // (Nx colours its output where CI is set: the codes are dropped before matching)
     // eslint-disable-next-line no-control-regex
     const out = `${run.stdout}${run.stderr}`.replace(/\u001b\[[0-9;]*m/g, "")

@@ -11,7 +11,7 @@ describe("oracle", () => {
   })
 
   it.effect("selects exactly the relevant sessions and ranks stale ones next", () =>
-    Effect.gen(function*() {
+    Effect.gen(function* () {
       const instance = Histories.instance({ sessions: 10, type: "changing", seed: 4 })
       const service = yield* Oracle.plugin.make({})
       const r = yield* service.retrieve({ query: instance.query }, instance.gold)
@@ -21,7 +21,8 @@ describe("oracle", () => {
       const top = r.ranking.slice(0, 4).map((x) => x.sessionId)
       expect(top.slice(0, 2).sort()).toEqual([...ids("relevant")].sort())
       expect(top.slice(2).sort()).toEqual([...ids("stale")].sort())
-    }).pipe(Effect.scoped, Effect.provide(env())))
+    }).pipe(Effect.scoped, Effect.provide(env()))
+  )
 })
 
 suite({ plugin: Oracle.plugin })

@@ -11,7 +11,8 @@ const session = (index: number, user: string): Domain.SessionView => {
   return { id: Domain.sessionId(index), index, hash: Hash.contentHash(dialogue), dialogue }
 }
 
-const envWith = (reranker: ReturnType<typeof wordOverlapReranker>) => env({ models: { overlap: { reranker: reranker.service } } })
+const envWith = (reranker: ReturnType<typeof wordOverlapReranker>) =>
+  env({ models: { overlap: { reranker: reranker.service } } })
 
 describe("rerank plugin", () => {
   const query: Domain.Query = {
@@ -27,8 +28,12 @@ describe("rerank plugin", () => {
 
   it.effect("reorders the candidates by the reranker's scores and ranks only candidates", () => {
     const reranker = wordOverlapReranker()
-    return Effect.gen(function*() {
-      const service = (yield* Plugin.build("retriever", { use: "rerank", candidates: { use: "recency", k: 3 }, model: "overlap" })) as Retriever.Service
+    return Effect.gen(function* () {
+      const service = (yield* Plugin.build("retriever", {
+        use: "rerank",
+        candidates: { use: "recency", k: 3 },
+        model: "overlap"
+      })) as Retriever.Service
       const r = yield* service.retrieve({ query })
       // Candidates (recency, k 3): s2, s3, s4. Words shared with the request: s3 "email about the
       // budget" 4, s4 "supervisor" 1, s2 "soup" 0.
@@ -39,19 +44,25 @@ describe("rerank plugin", () => {
   })
 
   it.effect("fails to build when the model is not a configured reranker", () =>
-    Effect.gen(function*() {
+    Effect.gen(function* () {
       const error = yield* Effect.flip(Plugin.build("retriever", { use: "rerank", model: "nope" }))
       expect(error.message).toContain(`model "nope"`)
-    }).pipe(Effect.scoped, Effect.provide(envWith(wordOverlapReranker()))))
+    }).pipe(Effect.scoped, Effect.provide(envWith(wordOverlapReranker())))
+  )
 
   it.effect("requires a model", () =>
-    Effect.gen(function*() {
+    Effect.gen(function* () {
       const error = yield* Effect.flip(Plugin.decodeOptions(Rerank.plugin, {}))
       expect(error.issues.map((i) => i.path.join("."))).toContain("model")
-    }))
+    })
+  )
 })
 
-suite({ plugin: Rerank.plugin, options: { model: "overlap" }, models: { overlap: { reranker: wordOverlapReranker().service } } })
+suite({
+  plugin: Rerank.plugin,
+  options: { model: "overlap" },
+  models: { overlap: { reranker: wordOverlapReranker().service } }
+})
 suite({
   plugin: Rerank.plugin,
   options: { model: "overlap", candidates: { use: "embedding", select: { top: 5 } }, representation: "user-turns" },

@@ -6,8 +6,16 @@ import * as Histories from "../src/testing/Histories.js"
 
 /** Six sessions; scores by id, hand-picked: best 10 (s2), then 8 (s5), 6 (s4), 5.9 (s6), 1 (s1), 0 (s3). */
 const query: Domain.Query = Histories.instance({ sessions: 6, seed: 3 }).query
-const retrieval = Retriever.fromScores([["s1", 1], ["s2", 10], ["s3", 0], ["s4", 6], ["s5", 8], ["s6", 5.9]])
-const select = (spec: unknown) => Selector.select(Schema.decodeUnknownSync(Selector.Spec)(spec), retrieval.ranking, query)
+const retrieval = Retriever.fromScores([
+  ["s1", 1],
+  ["s2", 10],
+  ["s3", 0],
+  ["s4", 6],
+  ["s5", 8],
+  ["s6", 5.9]
+])
+const select = (spec: unknown) =>
+  Selector.select(Schema.decodeUnknownSync(Selector.Spec)(spec), retrieval.ranking, query)
 
 describe("selectors", () => {
   it("top k: the k best, chronological", () => {
@@ -34,7 +42,10 @@ describe("selectors", () => {
   })
 
   it("nothing scores above 0: nothing is selected", () => {
-    const flat = Retriever.fromScores([["s1", 0], ["s2", 0]])
+    const flat = Retriever.fromScores([
+      ["s1", 0],
+      ["s2", 0]
+    ])
     for (const spec of [{ threshold: 0.5 }, { recent: 2 }, { change: "detect" as const }]) {
       expect(Selector.select(Schema.decodeUnknownSync(Selector.Spec)(spec), flat.ranking, query)).toEqual([])
     }

@@ -1,15 +1,26 @@
 // Scripted models for tests: deterministic answers and a count of what reached them.
-import { Corpus, type Domain, type EmbeddingModel, type LanguageModel, ModelCache, Models, Plugin, type Reranker } from "@cupid-lab/core"
+import {
+  Corpus,
+  type Domain,
+  type EmbeddingModel,
+  type LanguageModel,
+  ModelCache,
+  Models,
+  Plugin,
+  type Reranker
+} from "@cupid-lab/core"
 import { NodeContext } from "@effect/platform-node"
 import { Effect, Layer } from "effect"
 import * as Builtins from "../src/Builtins.js"
 
 /** Everything a plugin's make may ask for: models (none unless given), cache, corpus, registry, the Node platform. */
-export const env = (options: {
-  readonly models?: Readonly<Record<string, Models.ModelBundle>>
-  readonly queries?: ReadonlyArray<Domain.Query>
-  readonly dryRun?: boolean
-} = {}) =>
+export const env = (
+  options: {
+    readonly models?: Readonly<Record<string, Models.ModelBundle>>
+    readonly queries?: ReadonlyArray<Domain.Query>
+    readonly dryRun?: boolean
+  } = {}
+) =>
   Layer.mergeAll(
     Models.layer(options.models ?? {}, { dryRun: options.dryRun ?? false }),
     Corpus.layerFromQueries(options.queries ?? [], `test-${(options.queries ?? []).map((q) => q.key).join(",")}`),
@@ -52,7 +63,9 @@ export const wordOverlapReranker = (): { service: Reranker.Service; calls: () =>
           calls++
           const words = new Set(query.toLowerCase().match(/[a-z]+/g) ?? [])
           return {
-            scores: documents.map((d) => new Set((d.toLowerCase().match(/[a-z]+/g) ?? []).filter((w) => words.has(w))).size),
+            scores: documents.map(
+              (d) => new Set((d.toLowerCase().match(/[a-z]+/g) ?? []).filter((w) => words.has(w))).size
+            ),
             promptTokens: documents.length
           }
         })

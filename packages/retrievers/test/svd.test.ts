@@ -4,7 +4,9 @@ import { type Csr, symmetricEigen, truncated } from "../src/internal/Svd.js"
 import * as TfidfSvd from "../src/TfidfSvd.js"
 
 const csr = (dense: ReadonlyArray<ReadonlyArray<number>>): Csr => {
-  const rowStart = [0], colIndex: Array<number> = [], values: Array<number> = []
+  const rowStart = [0],
+    colIndex: Array<number> = [],
+    values: Array<number> = []
   for (const row of dense) {
     row.forEach((v, c) => {
       if (v !== 0) {
@@ -14,12 +16,21 @@ const csr = (dense: ReadonlyArray<ReadonlyArray<number>>): Csr => {
     })
     rowStart.push(colIndex.length)
   }
-  return { rows: dense.length, cols: dense[0]?.length ?? 0, rowStart: Int32Array.from(rowStart), colIndex: Int32Array.from(colIndex), values: Float64Array.from(values) }
+  return {
+    rows: dense.length,
+    cols: dense[0]?.length ?? 0,
+    rowStart: Int32Array.from(rowStart),
+    colIndex: Int32Array.from(colIndex),
+    values: Float64Array.from(values)
+  }
 }
 
 describe("symmetricEigen", () => {
   it("diagonalizes [[2, 1], [1, 2]]: eigenvalues 3 and 1", () => {
-    const { values, vectors } = symmetricEigen([[2, 1], [1, 2]])
+    const { values, vectors } = symmetricEigen([
+      [2, 1],
+      [1, 2]
+    ])
     expect(values[0]).toBeCloseTo(3, 10)
     expect(values[1]).toBeCloseTo(1, 10)
     expect(Math.abs(vectors[0]![0]!)).toBeCloseTo(Math.SQRT1_2, 10)
@@ -30,7 +41,13 @@ describe("symmetricEigen", () => {
 
 describe("truncated SVD", () => {
   it("recovers the singular values and right vectors of [[3, 0, 0], [0, 4, 0]]", () => {
-    const svd = truncated(csr([[3, 0, 0], [0, 4, 0]]), { rank: 2, seed: 1 })
+    const svd = truncated(
+      csr([
+        [3, 0, 0],
+        [0, 4, 0]
+      ]),
+      { rank: 2, seed: 1 }
+    )
     expect(svd.values[0]).toBeCloseTo(4, 8)
     expect(svd.values[1]).toBeCloseTo(3, 8)
     expect([...svd.right[0]!].map((x) => Math.round(x * 1e8) / 1e8 + 0)).toEqual([0, 1, 0])
@@ -38,7 +55,13 @@ describe("truncated SVD", () => {
   })
 
   it("stops at the rank of the matrix: [[1, 1], [1, 1]] has one singular value, 2", () => {
-    const svd = truncated(csr([[1, 1], [1, 1]]), { rank: 2, seed: 3 })
+    const svd = truncated(
+      csr([
+        [1, 1],
+        [1, 1]
+      ]),
+      { rank: 2, seed: 3 }
+    )
     expect(svd.values.length).toBe(1)
     expect(svd.values[0]).toBeCloseTo(2, 8)
     expect(svd.right[0]![0]).toBeCloseTo(Math.SQRT1_2, 8)
@@ -50,7 +73,11 @@ describe("truncated SVD", () => {
 })
 
 describe("TfidfSvd.fit", () => {
-  const model = TfidfSvd.fit(["apples and bananas", "bananas with apples", "car engines", "engines of cars"], { dims: 8, minDf: 1, maxTerms: 100 })
+  const model = TfidfSvd.fit(["apples and bananas", "bananas with apples", "car engines", "engines of cars"], {
+    dims: 8,
+    minDf: 1,
+    maxTerms: 100
+  })
 
   it("keeps as many dimensions as the data has (two topics), each with singular value sqrt 2", () => {
     // Rows are unit TF-IDF vectors; each topic has two identical rows (1, 1)/sqrt 2 over its terms.
@@ -77,7 +104,8 @@ describe("TfidfSvd.fit", () => {
     // 3 documents; idf(appl) = ln(4/4) + 1 = 1 (in all three), idf(banana) = ln(4/2) + 1.
     // "apple apple apple banana": weights (1 + ln 3) * 1 and (1 + ln 1) * (1 + ln 2), then unit length.
     const m = TfidfSvd.fit(["apple banana", "apple cherry", "apple"], { dims: 4, minDf: 1, maxTerms: 10 })
-    const a = 1 + Math.log(3), b = Math.log(2) + 1
+    const a = 1 + Math.log(3),
+      b = Math.log(2) + 1
     const norm = Math.hypot(a, b)
     const v = new Map(m.tfidf("apple apple apple banana").map(([c, w]) => [[...m.vocabulary.keys()][c], w]))
     expect(v.get("appl")).toBeCloseTo(a / norm, 10)

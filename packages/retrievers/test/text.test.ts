@@ -13,7 +13,10 @@ describe("Text.terms", () => {
 })
 
 describe("Text.analyze", () => {
-  const show = (text: string) => Text.analyze(text).words.map((w) => (w === undefined ? "|" : `${w.lemma}${w.name ? "*" : ""}`)).join(" ")
+  const show = (text: string) =>
+    Text.analyze(text)
+      .words.map((w) => (w === undefined ? "|" : `${w.lemma}${w.name ? "*" : ""}`))
+      .join(" ")
 
   it("gives content lemmas in order, marks names, and breaks phrases at punctuation", () => {
     expect(show("Please send my colleague Dr. Sarah Chen the resistance bands, today.")).toBe(
@@ -23,12 +26,16 @@ describe("Text.analyze", () => {
   })
 
   it("does not take a capitalized first word of a sentence for a name, but does take words with digits", () => {
-    expect(show("Tomatoes need water. Print it on my MK4 printer for Maria.")).toBe("tomatoes need water | print mk4* printer maria* |")
+    expect(show("Tomatoes need water. Print it on my MK4 printer for Maria.")).toBe(
+      "tomatoes need water | print mk4* printer maria* |"
+    )
   })
 
-  it("marks where a noun chunk starts: after a preposition, conjunction or \"to\", and around verbs", () => {
+  it('marks where a noun chunk starts: after a preposition, conjunction or "to", and around verbs', () => {
     const chunks = (text: string) =>
-      Text.analyze(text).words.map((w) => (w === undefined ? "|" : `${w.chunkStart ? "/ " : ""}${w.lemma}`)).join(" ")
+      Text.analyze(text)
+        .words.map((w) => (w === undefined ? "|" : `${w.chunkStart ? "/ " : ""}${w.lemma}`))
+        .join(" ")
     expect(chunks("I need to choose the right settings on my mom's gravel bike.")).toBe(
       "/ need / choose / right setting / mom gravel bike |"
     )

@@ -52,7 +52,13 @@ describe("TimeWindow.range: the days a request names, from its date", () => {
 
 const dated = (index: number, date: string | undefined, text: string): Domain.SessionView => {
   const dialogue: ReadonlyArray<Domain.Message> = [{ role: "user", content: text }]
-  return { id: Domain.sessionId(index), index, hash: Hash.contentHash(dialogue), dialogue, ...(date === undefined ? {} : { date }) }
+  return {
+    id: Domain.sessionId(index),
+    index,
+    hash: Hash.contentHash(dialogue),
+    dialogue,
+    ...(date === undefined ? {} : { date })
+  }
 }
 
 describe("time-window plugin", () => {
@@ -75,16 +81,24 @@ describe("time-window plugin", () => {
   })
 
   it.effect("prunes the base ranking and its turn ranking, keeping their order and scores", () =>
-    Effect.gen(function*() {
+    Effect.gen(function* () {
       const query: Domain.Query = { key: "w", request: "Which curry did I cook last week?", date: today, sessions }
-      const service = (yield* Plugin.build("retriever", { use: "time-window", base: { use: "bm25", granularity: "turn" }, margin: 2 })) as Retriever.Service
+      const service = (yield* Plugin.build("retriever", {
+        use: "time-window",
+        base: { use: "bm25", granularity: "turn" },
+        margin: 2
+      })) as Retriever.Service
       const r = yield* service.retrieve({ query })
       expect(r.ranking.map((x) => x.sessionId).sort()).toEqual(["s2", "s3", "s4"])
       expect(r.turns!.map((t) => t.sessionId).sort()).toEqual(["s2", "s3", "s4"])
       // s5 mentions curry too but is dated after the request.
       expect(r.ranking[0]!.sessionId).toBe("s3")
-    }).pipe(Effect.scoped, Effect.provide(env())))
+    }).pipe(Effect.scoped, Effect.provide(env()))
+  )
 })
 
 suite({ plugin: TimeWindow.plugin })
-suite({ plugin: TimeWindow.plugin, options: { base: { use: "bm25", representation: "user-turns", granularity: "turn" }, margin: 0 } })
+suite({
+  plugin: TimeWindow.plugin,
+  options: { base: { use: "bm25", representation: "user-turns", granularity: "turn" }, margin: 0 }
+})

@@ -2,7 +2,8 @@ import { Random } from "@cupid-lab/core"
 import { describe, expect, it } from "vitest"
 import { topK } from "../src/internal/TopK.js"
 
-const sorted = <A>(items: ReadonlyArray<A>, k: number, compare: (a: A, b: A) => number) => [...items].sort(compare).slice(0, Math.max(0, k))
+const sorted = <A>(items: ReadonlyArray<A>, k: number, compare: (a: A, b: A) => number) =>
+  [...items].sort(compare).slice(0, Math.max(0, k))
 
 describe("topK", () => {
   it("takes the k best in order", () => {
@@ -14,7 +15,13 @@ describe("topK", () => {
   })
 
   it("keeps equal items in input order, as a stable sort does", () => {
-    const items = [{ s: 1, id: "a" }, { s: 2, id: "b" }, { s: 1, id: "c" }, { s: 2, id: "d" }, { s: 1, id: "e" }]
+    const items = [
+      { s: 1, id: "a" },
+      { s: 2, id: "b" },
+      { s: 1, id: "c" },
+      { s: 2, id: "d" },
+      { s: 1, id: "e" }
+    ]
     expect(topK(items, 3, (x, y) => y.s - x.s).map((x) => x.id)).toEqual(["b", "d", "a"])
   })
 
@@ -22,9 +29,14 @@ describe("topK", () => {
     const rng = Random.mulberry32(11)
     for (let trial = 0; trial < 200; trial++) {
       const n = Math.floor(rng() * 40)
-      const items = Array.from({ length: n }, (_, i) => ({ score: Math.floor(rng() * 5), term: `t${Math.floor(rng() * 8)}`, i }))
-      const byScore = (a: typeof items[number], b: typeof items[number]) => b.score - a.score
-      const byScoreThenTerm = (a: typeof items[number], b: typeof items[number]) => b.score - a.score || (a.term < b.term ? -1 : a.term > b.term ? 1 : 0)
+      const items = Array.from({ length: n }, (_, i) => ({
+        score: Math.floor(rng() * 5),
+        term: `t${Math.floor(rng() * 8)}`,
+        i
+      }))
+      const byScore = (a: (typeof items)[number], b: (typeof items)[number]) => b.score - a.score
+      const byScoreThenTerm = (a: (typeof items)[number], b: (typeof items)[number]) =>
+        b.score - a.score || (a.term < b.term ? -1 : a.term > b.term ? 1 : 0)
       for (let k = 0; k <= n + 1; k++) {
         expect(topK(items, k, byScore)).toEqual(sorted(items, k, byScore))
         expect(topK(items, k, byScoreThenTerm)).toEqual(sorted(items, k, byScoreThenTerm))

@@ -9,9 +9,74 @@ import * as PreferenceMatch from "../src/PreferenceMatch.js"
 import * as Retrieval from "../src/Retrieval.js"
 import * as Statistics from "../src/Statistics.js"
 
-const nouns = ["report", "plan", "recipe", "schedule", "summary", "table", "chart", "budget", "lesson", "email", "draft", "checklist", "timeline", "agenda", "proposal", "review", "workout", "itinerary", "script", "analysis", "example", "source", "step", "section", "diagram", "estimate", "deadline", "risk", "metric", "goal"]
-const adjectives = ["brief", "formal", "detailed", "friendly", "visual", "numbered", "concise", "technical", "playful", "strict", "practical", "clear", "short", "structured", "simple", "precise", "warm", "direct", "thorough", "quantitative"]
-const verbs = ["include", "list", "avoid", "highlight", "compare", "explain", "cite", "separate", "prioritize", "summarize", "estimate", "justify"]
+const nouns = [
+  "report",
+  "plan",
+  "recipe",
+  "schedule",
+  "summary",
+  "table",
+  "chart",
+  "budget",
+  "lesson",
+  "email",
+  "draft",
+  "checklist",
+  "timeline",
+  "agenda",
+  "proposal",
+  "review",
+  "workout",
+  "itinerary",
+  "script",
+  "analysis",
+  "example",
+  "source",
+  "step",
+  "section",
+  "diagram",
+  "estimate",
+  "deadline",
+  "risk",
+  "metric",
+  "goal"
+]
+const adjectives = [
+  "brief",
+  "formal",
+  "detailed",
+  "friendly",
+  "visual",
+  "numbered",
+  "concise",
+  "technical",
+  "playful",
+  "strict",
+  "practical",
+  "clear",
+  "short",
+  "structured",
+  "simple",
+  "precise",
+  "warm",
+  "direct",
+  "thorough",
+  "quantitative"
+]
+const verbs = [
+  "include",
+  "list",
+  "avoid",
+  "highlight",
+  "compare",
+  "explain",
+  "cite",
+  "separate",
+  "prioritize",
+  "summarize",
+  "estimate",
+  "justify"
+]
 const rng = Statistics.rng(42)
 const pick = <A>(xs: ReadonlyArray<A>): A => xs[Math.floor(rng() * xs.length)]!
 
@@ -39,7 +104,10 @@ const traces: Array<Trace.Trace> = instances.map((instance) => ({
   instanceId: instance.id,
   instanceType: instance.type,
   inference: { preference: preference(), analysis: "" },
-  retrieval: { ranking: instance.query.sessions.map((s, r) => ({ sessionId: s.id, score: -r })), selected: ["s1", "s2", "s3"] },
+  retrieval: {
+    ranking: instance.query.sessions.map((s, r) => ({ sessionId: s.id, score: -r })),
+    selected: ["s1", "s2", "s3"]
+  },
   scores: {},
   usage: [],
   timings: {}
@@ -47,8 +115,13 @@ const traces: Array<Trace.Trace> = instances.map((instance) => ({
 
 const mb = (n: number) => `${(n / 1024 / 1024).toFixed(1)} MB`
 
-const program = Effect.gen(function*() {
-  const service = yield* PreferenceMatch.plugin.make({ decomposer: "clauses", matcher: "lexical", lexical: Coverage.defaultLexical, accounting: "strict" })
+const program = Effect.gen(function* () {
+  const service = yield* PreferenceMatch.plugin.make({
+    decomposer: "clauses",
+    matcher: "lexical",
+    lexical: Coverage.defaultLexical,
+    accounting: "strict"
+  })
   for (const pass of ["cold", "warm"]) {
     const t0 = performance.now()
     let f1 = 0
@@ -58,10 +131,13 @@ const program = Effect.gen(function*() {
       if (typeof v === "number") f1 += v
     }
     const ms = performance.now() - t0
-    console.log(`preference-match (clauses + lexical), ${pass}: ${instances.length} instances in ${ms.toFixed(0)} ms (${(ms / instances.length).toFixed(2)} ms/instance), mean F1 ${(f1 / instances.length).toFixed(3)}`)
+    console.log(
+      `preference-match (clauses + lexical), ${pass}: ${instances.length} instances in ${ms.toFixed(0)} ms (${(ms / instances.length).toFixed(2)} ms/instance), mean F1 ${(f1 / instances.length).toFixed(3)}`
+    )
   }
   const t1 = performance.now()
-  for (let rep = 0; rep < 10; rep++) for (let i = 0; i < instances.length; i++) Retrieval.compute(instances[i]!, traces[i]!, [2, 4])
+  for (let rep = 0; rep < 10; rep++)
+    for (let i = 0; i < instances.length; i++) Retrieval.compute(instances[i]!, traces[i]!, [2, 4])
   console.log(`retrieval: ${10 * instances.length} instance scorings in ${(performance.now() - t1).toFixed(0)} ms`)
   globalThis.gc?.()
   const mem = process.memoryUsage()

@@ -29,10 +29,21 @@ const oldBootstrapMean = (values: ReadonlyArray<number>, seed: number, B = 1000)
 }
 
 /** Rows of k counts per cell (all finite), the statistic of summed counts; the previous paired test. */
-const oldPairedPooled = (a: ReadonlyArray<ReadonlyArray<number>>, b: ReadonlyArray<ReadonlyArray<number>>, statistic: (s: ArrayLike<number>) => number, seed: number, resamples: number, permutations: number): number => {
-  const n = a.length, k = a[0]!.length
-  const A = new Float64Array(n * k), B = new Float64Array(n * k), D = new Float64Array(n * k)
-  const totalA = new Float64Array(k), totalB = new Float64Array(k)
+const oldPairedPooled = (
+  a: ReadonlyArray<ReadonlyArray<number>>,
+  b: ReadonlyArray<ReadonlyArray<number>>,
+  statistic: (s: ArrayLike<number>) => number,
+  seed: number,
+  resamples: number,
+  permutations: number
+): number => {
+  const n = a.length,
+    k = a[0]!.length
+  const A = new Float64Array(n * k),
+    B = new Float64Array(n * k),
+    D = new Float64Array(n * k)
+  const totalA = new Float64Array(k),
+    totalB = new Float64Array(k)
   for (let i = 0; i < n; i++) {
     for (let c = 0; c < k; c++) {
       A[i * k + c] = a[i]![c]!
@@ -43,7 +54,8 @@ const oldPairedPooled = (a: ReadonlyArray<ReadonlyArray<number>>, b: ReadonlyArr
     }
   }
   const observed = statistic(totalB) - statistic(totalA)
-  const sa = new Float64Array(k), sb = new Float64Array(k)
+  const sa = new Float64Array(k),
+    sb = new Float64Array(k)
   const draw = Statistics.rng(seed)
   const boots: Array<number> = []
   for (let r = 0; r < resamples; r++) {
@@ -74,7 +86,13 @@ const oldPairedPooled = (a: ReadonlyArray<ReadonlyArray<number>>, b: ReadonlyArr
   return (extreme + 1) / (permutations + 1)
 }
 
-const oldPairedMean = (a: ArrayLike<number>, b: ArrayLike<number>, seed: number, resamples: number, permutations: number): number => {
+const oldPairedMean = (
+  a: ArrayLike<number>,
+  b: ArrayLike<number>,
+  seed: number,
+  resamples: number,
+  permutations: number
+): number => {
   const d: Array<number> = []
   for (let i = 0; i < a.length; i++) d.push(b[i]! - a[i]!)
   const est = oldBootstrapMean(d, seed, resamples)
@@ -91,13 +109,22 @@ const oldPairedMean = (a: ArrayLike<number>, b: ArrayLike<number>, seed: number,
 /** The previous test of one pair of columns (first pass only: its cost per permutation is what counts). */
 const oldCompare = (a: Paired.Columns, b: Paired.Columns, permutations: number): number => {
   const rows = (c: Paired.Columns): Array<ArrayLike<number>> =>
-    c._tag === "Mean" ? [c.values] : c._tag === "Ratio" ? [c.num, c.den] : [c.precision.num, c.precision.den, c.recall.num, c.recall.den]
+    c._tag === "Mean"
+      ? [c.values]
+      : c._tag === "Ratio"
+        ? [c.num, c.den]
+        : [c.precision.num, c.precision.den, c.recall.num, c.recall.den]
   if (a._tag === "Mean" && b._tag === "Mean") return oldPairedMean(a.values, b.values, 7, 1000, permutations)
-  const ca = rows(a), cb = rows(b)
+  const ca = rows(a),
+    cb = rows(b)
   const n = ca[0]!.length
-  const ra = Array.from({ length: n }, (_, i) => ca.map((c) => c[i]!)), rb = Array.from({ length: n }, (_, i) => cb.map((c) => c[i]!))
+  const ra = Array.from({ length: n }, (_, i) => ca.map((c) => c[i]!)),
+    rb = Array.from({ length: n }, (_, i) => cb.map((c) => c[i]!))
   const ratio = (x: number, y: number) => (y === 0 ? NaN : x / y)
-  const stat = a._tag === "Ratio" ? (s: ArrayLike<number>) => ratio(s[0]!, s[1]!) : (s: ArrayLike<number>) => Statistics.f1(ratio(s[0]!, s[1]!), ratio(s[2]!, s[3]!))
+  const stat =
+    a._tag === "Ratio"
+      ? (s: ArrayLike<number>) => ratio(s[0]!, s[1]!)
+      : (s: ArrayLike<number>) => Statistics.f1(ratio(s[0]!, s[1]!), ratio(s[2]!, s[3]!))
   return oldPairedPooled(ra, rb, stat, 7, 1000, permutations)
 }
 
@@ -109,13 +136,20 @@ const next = Statistics.rng(11)
 const cell = (n: number, skill: number): Array<Paired.Columns> => {
   const columns: Array<Paired.Columns> = []
   for (let m = 0; m < 7; m++) {
-    columns.push(Paired.mean(Float64Array.from({ length: n }, () => (m % 2 === 0 ? (next() < 0.4 + skill ? 1 : 0) : Math.min(1, next() * (0.8 + skill))))))
+    columns.push(
+      Paired.mean(
+        Float64Array.from({ length: n }, () =>
+          m % 2 === 0 ? (next() < 0.4 + skill ? 1 : 0) : Math.min(1, next() * (0.8 + skill))
+        )
+      )
+    )
   }
   const counts = () => {
     const den = Float64Array.from({ length: n }, () => 2 + Math.floor(next() * 3))
     return { num: den.map((d) => Math.min(d, Math.round(next() * d * (0.6 + skill)))), den }
   }
-  const p = counts(), r = counts()
+  const p = counts(),
+    r = counts()
   columns.push(Paired.ratio(p.num, p.den), Paired.ratio(r.num, r.den), Paired.f1(p, r))
   return columns
 }
@@ -127,7 +161,8 @@ const time = <A>(f: () => A): [A, number] => {
   return [a, performance.now() - start]
 }
 const gc = (globalThis as { gc?: () => void }).gc
-const line = (label: string, before: string, after: string) => console.log(`${label.padEnd(58)} ${before.padStart(20)} ${after.padStart(12)}`)
+const line = (label: string, before: string, after: string) =>
+  console.log(`${label.padEnd(58)} ${before.padStart(20)} ${after.padStart(12)}`)
 
 console.log(`${"".padEnd(58)} ${"before".padStart(20)} ${"after".padStart(12)}`)
 
@@ -151,7 +186,9 @@ for (const n of [756, 10_000]) {
   const [fam, after] = time(() => Paired.family(tests, { seed: 7, resamples: 1000 }))
   const note = share < tests.length ? ` (${share} tests x ${tests.length / share})` : ""
   line(`paired family, 19 cells x 10 metrics, n = ${n}`, `${seconds(before)}${note}`, seconds(after))
-  console.log(`  ${fam.tests} tests, ${fam.permutations.refinedTests} refined to ${fam.permutations.refined} permutations; before: first pass only`)
+  console.log(
+    `  ${fam.tests} tests, ${fam.permutations.refinedTests} refined to ${fam.permutations.refined} permutations; before: first pass only`
+  )
 }
 
 {
@@ -159,17 +196,39 @@ for (const n of [756, 10_000]) {
   const n = 10_000
   const cells = Array.from({ length: 20 }, (_, c) => cell(n, c === 0 ? 0 : 0.002 * c))
   const types = Array.from({ length: n }, (_, i) => i % 3)
-  const slices: ReadonlyArray<ReadonlyArray<number> | undefined> = [undefined, ...[0, 1, 2].map((t) => types.flatMap((x, i) => (x === t ? [i] : [])))]
+  const slices: ReadonlyArray<ReadonlyArray<number> | undefined> = [
+    undefined,
+    ...[0, 1, 2].map((t) => types.flatMap((x, i) => (x === t ? [i] : [])))
+  ]
   gc?.()
   const [, summary] = time(() => {
-    for (const columns of cells) for (const c of columns) for (const rows of slices) Paired.estimate(c, rows === undefined ? { seed: 7 } : { seed: 7, rows })
+    for (const columns of cells)
+      for (const c of columns)
+        for (const rows of slices) Paired.estimate(c, rows === undefined ? { seed: 7 } : { seed: 7, rows })
   })
-  const tests = cells.slice(1).flatMap((columns) => columns.flatMap((b, m) => slices.map((rows) => ({ a: cells[0]![m]!, b, ...(rows === undefined ? {} : { rows }) }))))
+  const tests = cells
+    .slice(1)
+    .flatMap((columns) =>
+      columns.flatMap((b, m) =>
+        slices.map((rows) => ({ a: cells[0]![m]!, b, ...(rows === undefined ? {} : { rows }) }))
+      )
+    )
   const [fam, paired] = time(() => Paired.family(tests, { seed: 7, resamples: 1000 }))
   // Before: one bootstrapMean over 10,000 rows, times 20 cells x 10 metrics x 2 (the slices hold 2n rows); pooled metrics cost more.
-  const oneOld = time(() => oldBootstrapMean(Array.from({ length: n }, () => next()), 7))[1]
-  line("run 20 cells x 10,000 x 10 metrics x 4 slices: summary CIs", `>= ${seconds(oneOld * 2 * 200)} (scaled)`, seconds(summary))
+  const oneOld = time(() =>
+    oldBootstrapMean(
+      Array.from({ length: n }, () => next()),
+      7
+    )
+  )[1]
+  line(
+    "run 20 cells x 10,000 x 10 metrics x 4 slices: summary CIs",
+    `>= ${seconds(oneOld * 2 * 200)} (scaled)`,
+    seconds(summary)
+  )
   line("  the same run: paired tests against the baseline", "", seconds(paired))
-  console.log(`  ${fam.tests} tests, ${fam.permutations.refinedTests} refined to ${fam.permutations.refined} permutations, ${fam.permutations.exactTests} exact`)
+  console.log(
+    `  ${fam.tests} tests, ${fam.permutations.refinedTests} refined to ${fam.permutations.refined} permutations, ${fam.permutations.exactTests} exact`
+  )
   console.log(`  heap used: ${(process.memoryUsage().heapUsed / 2 ** 20).toFixed(0)} MB`)
 }

@@ -60,7 +60,8 @@ export const of = (rows: ReadonlyArray<ReadonlyArray<number>>): Agreement => {
   return {
     items: n,
     repeats: n === 0 ? [0, 0] : [Math.min(...ks), Math.max(...ks)],
-    meanWithinSd: n === 0 ? NaN : sum(items.map((r, i) => Math.sqrt(sum(r.map((y) => (y - means[i]!) ** 2)) / (r.length - 1)))) / n,
+    meanWithinSd:
+      n === 0 ? NaN : sum(items.map((r, i) => Math.sqrt(sum(r.map((y) => (y - means[i]!) ** 2)) / (r.length - 1)))) / n,
     withinVariance: msw,
     icc: n > 1 && iccDen > 0 ? (msb - msw) / iccDen : NaN,
     judgeShare: !(n > 1) ? NaN : s2 > 0 ? Math.min(1, judge / s2) : judge > 0 ? 1 : NaN

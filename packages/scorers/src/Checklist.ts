@@ -45,10 +45,13 @@ export const LlmSpec = llmSpec(4096)
 export type LlmSpec = typeof LlmSpec.Type
 
 /** Whether a spec uses the authors' prompts (a `template` file replaces any pack). */
-export const usesReference = (spec: Pick<LlmSpec, "prompts" | "template">): boolean => spec.prompts === "reference" && spec.template === undefined
+export const usesReference = (spec: Pick<LlmSpec, "prompts" | "template">): boolean =>
+  spec.prompts === "reference" && spec.template === undefined
 
 /** The request fields a spec fixes: token limit, temperature, JSON mode. */
-export const requestSettings = (spec: Pick<LlmSpec, "prompts" | "template" | "json" | "maxTokens" | "temperature">) => ({
+export const requestSettings = (
+  spec: Pick<LlmSpec, "prompts" | "template" | "json" | "maxTokens" | "temperature">
+) => ({
   maxTokens: spec.maxTokens,
   ...(spec.temperature === null ? {} : { temperature: spec.temperature }),
   ...((spec.json ?? !usesReference(spec)) ? { responseFormat: "json" as const } : {})
@@ -74,7 +77,13 @@ export const splitClauses = (preference: string, memo?: Memo.Service): ReadonlyA
   const parts = text
     .replace(abbreviation, (m) => m.replace(/\./g, hidden))
     .split(clauseBreak)
-    .map((p) => p.replace(leading, "").replace(/[\s.,;:!?]+$/, "").replaceAll(hidden, ".").trim())
+    .map((p) =>
+      p
+        .replace(leading, "")
+        .replace(/[\s.,;:!?]+$/, "")
+        .replaceAll(hidden, ".")
+        .trim()
+    )
     .filter((p) => /[\p{L}\p{N}]/u.test(p))
   const items: Array<string> = []
   let pending = ""
@@ -100,10 +109,7 @@ export const clauses = (memo?: Memo.Service): Decomposer => ({
   decompose: (preference) => Effect.sync(() => splitClauses(preference, memo))
 })
 
-const Answer = Schema.Union(
-  Schema.Struct({ checklist: Schema.Array(Schema.String) }),
-  Schema.Array(Schema.String)
-)
+const Answer = Schema.Union(Schema.Struct({ checklist: Schema.Array(Schema.String) }), Schema.Array(Schema.String))
 
 /** Read a decomposer's answer: `{"checklist": [...]}` or a bare list, anywhere in the text. */
 export const parseChecklist = (answer: string): Either.Either<ReadonlyArray<string>, string> => {
@@ -120,7 +126,10 @@ export const parseChecklist = (answer: string): Either.Either<ReadonlyArray<stri
 // real run would).
 const dryRunAnswer = (preference: string) =>
   JSON.stringify({
-    checklist: [`Does the answer use numbered steps (case ${Hash.sha256Hex(preference).slice(0, 8)})?`, "Is the answer brief?"]
+    checklist: [
+      `Does the answer use numbered steps (case ${Hash.sha256Hex(preference).slice(0, 8)})?`,
+      "Is the answer brief?"
+    ]
   })
 
 /**
@@ -132,7 +141,7 @@ export const llm = (
   spec: LlmSpec,
   accounting: Accounting = "strict"
 ): Effect.Effect<Decomposer, Errors.PluginError | Errors.ModelNotConfigured, Models.Models | FileSystem.FileSystem> =>
-  Effect.gen(function*() {
+  Effect.gen(function* () {
     const lm = yield* (yield* Models.Models).languageModel(spec.model)
     const reference = usesReference(spec)
     const template = reference
@@ -143,14 +152,25 @@ export const llm = (
     const read = (text: string): Either.Either<ReadonlyArray<string>, string> => {
       if (accounting === "strict") return parseChecklist(text)
       const items = ReferenceAccounting.checklist(text)
-      return items === undefined ? Either.left(`the answer has no JSON with a "checklist" list as the authors' parse_json reads it: ${Json.excerpt(text)}`) : Either.right(items)
+      return items === undefined
+        ? Either.left(
+            `the answer has no JSON with a "checklist" list as the authors' parse_json reads it: ${Json.excerpt(text)}`
+          )
+        : Either.right(items)
     }
     const request = (preference: string): LanguageModel.CompletionRequest => ({
       messages: PromptTemplate.render(template, reference ? { preferences: preference } : { preference }),
-      dryRunAnswer: reference ? `**Analysis**\n\nTwo aspects.\n\n**Checklist**\n\n\`\`\`json\n${dryRunAnswer(preference)}\n\`\`\`` : dryRunAnswer(preference),
+      dryRunAnswer: reference
+        ? `**Analysis**\n\nTwo aspects.\n\n**Checklist**\n\n\`\`\`json\n${dryRunAnswer(preference)}\n\`\`\``
+        : dryRunAnswer(preference),
       ...requestSettings(spec),
       read: (text) => LanguageModel.reading(read(text)),
-      ...(accounting === "strict" ? { accept: (text: string) => Either.match(read(text), { onLeft: () => false, onRight: (items) => items.length > 0 }) } : {})
+      ...(accounting === "strict"
+        ? {
+            accept: (text: string) =>
+              Either.match(read(text), { onLeft: () => false, onRight: (items) => items.length > 0 })
+          }
+        : {})
     })
     return {
       heuristic: false,

@@ -59,7 +59,9 @@ export const metrics: ReadonlyArray<Scorer.MetricInfo> = [
   ["completion_tokens", "Completion tokens received by the pipeline stages (cached calls included)."],
   ["model_calls", "Model calls made by the pipeline stages, cached or not: a property of the method."],
   ["usd", "List-price dollars of those calls (NaN when a model has no price in the table)."]
-].map(([metric, description]) => Scorer.metric({ name: `cost.${metric}`, description: description!, family: "cost", direction: "lower" }))
+].map(([metric, description]) =>
+  Scorer.metric({ name: `cost.${metric}`, description: description!, family: "cost", direction: "lower" })
+)
 
 /**
  * A call's price in integer micro-dollars: tokens times USD per million tokens is micro-dollars,
@@ -72,7 +74,10 @@ export const compute = (
   usage: ReadonlyArray<Usage.UsageEntry>,
   prices: Readonly<Record<string, Price>>
 ): Record<string, number> => {
-  let promptTokens = 0, completionTokens = 0, calls = 0, micro = 0
+  let promptTokens = 0,
+    completionTokens = 0,
+    calls = 0,
+    micro = 0
   for (const e of usage) {
     if (e.stage === scoringStage) continue
     calls++

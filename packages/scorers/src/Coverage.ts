@@ -48,14 +48,21 @@ export const LexicalOptions = Schema.Struct({
   ignore: Schema.optionalWith(Schema.Array(Schema.String), {
     default: () => ["response", "answer", "output", "assistant", "ai"]
   })
-}).pipe(
-  Schema.filter((o) => o.partial <= o.full || `partial (${o.partial}) must not exceed full (${o.full})`)
-)
+}).pipe(Schema.filter((o) => o.partial <= o.full || `partial (${o.partial}) must not exceed full (${o.full})`))
 export type LexicalOptions = typeof LexicalOptions.Type
 
-export const defaultLexical: LexicalOptions = { full: 0.7, partial: 0.4, ignore: ["response", "answer", "output", "assistant", "ai"] }
+export const defaultLexical: LexicalOptions = {
+  full: 0.7,
+  partial: 0.4,
+  ignore: ["response", "answer", "output", "assistant", "ai"]
+}
 
-const found = (w: ContentWord, pref: ReadonlyArray<ContentWord>, lemmas: ReadonlySet<string>, memo: Memo.Service | undefined): boolean => {
+const found = (
+  w: ContentWord,
+  pref: ReadonlyArray<ContentWord>,
+  lemmas: ReadonlySet<string>,
+  memo: Memo.Service | undefined
+): boolean => {
   if (lemmas.has(w.lemma) || pref.some((p) => p.stem === w.stem)) return true
   if (w.pos !== undefined) {
     for (const s of synonyms(w.lemma, w.pos, memo)) if (lemmas.has(s)) return true
@@ -77,7 +84,12 @@ export const lexicalCoverage = (
   memo?: Memo.Service
 ): number => coverageAgainst(item, contentWords(preference, memo), ignore, memo)
 
-const coverageAgainst = (item: string, pref: ReadonlyArray<ContentWord>, ignore: ReadonlyArray<string>, memo: Memo.Service | undefined): number => {
+const coverageAgainst = (
+  item: string,
+  pref: ReadonlyArray<ContentWord>,
+  ignore: ReadonlyArray<string>,
+  memo: Memo.Service | undefined
+): number => {
   const seen = new Set<string>()
   const words = contentWords(item, memo).filter((w) => {
     if (ignore.includes(w.lemma) || seen.has(w.lemma)) return false
@@ -109,7 +121,12 @@ export const parseRating = (value: unknown): number | undefined => {
   if (typeof value === "number") return value === 1 || value === 0.5 || value === 0 ? value : undefined
   if (typeof value === "boolean") return value ? 1 : 0
   if (typeof value !== "string") return undefined
-  const s = value.toLowerCase().replace(/[*_"'`]/g, "").replace(/\s+/g, " ").replace(/[.:]+$/, "").trim()
+  const s = value
+    .toLowerCase()
+    .replace(/[*_"'`]/g, "")
+    .replace(/\s+/g, " ")
+    .replace(/[.:]+$/, "")
+    .trim()
   if (/^\d+(?:\.\d+)?$/.test(s) || /^\.\d+$/.test(s)) return parseRating(Number(s))
   if (/\bpartial(?:ly)?\b/.test(s)) return 0.5
   if (/^(?:not|no|none|uncovered)\b/.test(s) || /\bnot covered\b/.test(s)) return 0
@@ -123,7 +140,8 @@ const listOf = (value: unknown): ReadonlyArray<unknown> | undefined => {
   if (Array.isArray(value)) return value
   if (value === null || typeof value !== "object") return undefined
   const obj = value as Record<string, unknown>
-  for (const k of ["results", "ratings", "checklist", "items", "matches"]) if (Array.isArray(obj[k])) return obj[k] as Array<unknown>
+  for (const k of ["results", "ratings", "checklist", "items", "matches"])
+    if (Array.isArray(obj[k])) return obj[k] as Array<unknown>
   if (ratingKeys.some((k) => obj[k] !== undefined)) return [obj]
   const arrays = Object.values(obj).filter(Array.isArray)
   if (arrays.length === 1) return arrays[0] as Array<unknown>
@@ -147,7 +165,11 @@ export const parseRatings = (answer: string, n: number): Either.Either<ReadonlyA
         const o = el as Record<string, unknown>
         const key = ratingKeys.find((k) => o[k] !== undefined)
         const index = Number(o["index"] ?? o["id"] ?? NaN)
-        return { rating: key === undefined ? undefined : parseRating(o[key]), raw: key === undefined ? el : o[key], index }
+        return {
+          rating: key === undefined ? undefined : parseRating(o[key]),
+          raw: key === undefined ? el : o[key],
+          index
+        }
       }
       return { rating: parseRating(el), raw: el, index: NaN }
     })
@@ -157,7 +179,8 @@ export const parseRatings = (answer: string, n: number): Either.Either<ReadonlyA
     if (entries.every((e) => Number.isInteger(e.index))) {
       const byIndex = new Map(entries.map((e) => [e.index, e.rating!]))
       const out = Array.from({ length: n }, (_, i) => byIndex.get(i + 1))
-      if (out.some((r) => r === undefined)) return Either.left(`${expected} with indexes 1..${n}: ${Json.excerpt(answer)}`)
+      if (out.some((r) => r === undefined))
+        return Either.left(`${expected} with indexes 1..${n}: ${Json.excerpt(answer)}`)
       return Either.right(out as Array<number>)
     }
     return Either.right(entries.map((e) => e.rating!))
@@ -183,8 +206,11 @@ export const prefmatcherModel = "kixlab/prefmatcher-7b"
  * when the model is `kixlab/prefmatcher-7b`, the prompt PrefMatcher was fine-tuned on (as their
  * code chooses).
  */
-export const llm = (plugin: string, spec: MatcherSpec): Effect.Effect<Matcher, Errors.PluginError | Errors.ModelNotConfigured, Models.Models | FileSystem.FileSystem> =>
-  Effect.gen(function*() {
+export const llm = (
+  plugin: string,
+  spec: MatcherSpec
+): Effect.Effect<Matcher, Errors.PluginError | Errors.ModelNotConfigured, Models.Models | FileSystem.FileSystem> =>
+  Effect.gen(function* () {
     const lm = yield* (yield* Models.Models).languageModel(spec.model)
     const reference = usesReference(spec)
     const prefmatcher = lm.info.model === prefmatcherModel
@@ -192,22 +218,32 @@ export const llm = (plugin: string, spec: MatcherSpec): Effect.Effect<Matcher, E
     const examples = reference && !prefmatcher ? yield* ReferencePrompts.matcherExamples : undefined
     const examplesText = examples === undefined ? "" : ReferencePrompts.renderMatcherExamples(examples)
     const template = !reference
-      ? yield* Template.load(plugin, spec.template, "match.md", ["preference", "checklist", "count"], ["preference", "checklist"])
+      ? yield* Template.load(
+          plugin,
+          spec.template,
+          "match.md",
+          ["preference", "checklist", "count"],
+          ["preference", "checklist"]
+        )
       : prefmatcher
-      ? yield* ReferencePrompts.template("matchPrefmatcher", { plugin, required: ["preference", "checklist"] })
-      : yield* ReferencePrompts.template("match", { plugin, required: ["examples", "preference", "checklist"] })
+        ? yield* ReferencePrompts.template("matchPrefmatcher", { plugin, required: ["preference", "checklist"] })
+        : yield* ReferencePrompts.template("match", { plugin, required: ["examples", "preference", "checklist"] })
     const who = `matcher model "${spec.model}" (${lm.info.provider}/${lm.info.model})`
     const fail = (reason: string) => new Errors.StageError({ stage: "score", plugin, reason: `${who}: ${reason}` })
     const values = (items: ReadonlyArray<string>, preference: string) =>
       reference
         ? {
-          preference,
-          checklist: ReferencePrompts.numberedChecklist(items),
-          // A dry run without the authors' files prices the call without the examples' text.
-          ...(prefmatcher ? {} : { examples: examplesText })
-        }
+            preference,
+            checklist: ReferencePrompts.numberedChecklist(items),
+            // A dry run without the authors' files prices the call without the examples' text.
+            ...(prefmatcher ? {} : { examples: examplesText })
+          }
         : { preference, checklist: ReferencePrompts.numberedChecklist(items), count: String(items.length) }
-    const request = (items: ReadonlyArray<string>, preference: string, strict: boolean): LanguageModel.CompletionRequest => {
+    const request = (
+      items: ReadonlyArray<string>,
+      preference: string,
+      strict: boolean
+    ): LanguageModel.CompletionRequest => {
       const answer = dryRunAnswer(items.length)
       return {
         messages: PromptTemplate.render(template, values(items, preference)),

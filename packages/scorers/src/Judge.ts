@@ -50,13 +50,18 @@ const scale = /\(?\b1\s*(?:-|–|—|~|to)\s*10\b\)?/g
  * Score\n\n**9**", `{"score": 7.5}`), else a bare number, else the last "N/10" or "N out of 10".
  */
 export const parseScore = (answer: string): Either.Either<number, string> => {
-  const text = answer.replace(/```[A-Za-z]*/g, " ").replace(/[*#_`]/g, "").replace(scale, " ").trim()
+  const text = answer
+    .replace(/```[A-Za-z]*/g, " ")
+    .replace(/[*#_`]/g, "")
+    .replace(scale, " ")
+    .trim()
   const last = (re: RegExp) => {
     const all = [...text.matchAll(re)]
     return all.length === 0 ? undefined : Number(all[all.length - 1]![1])
   }
   const value = last(afterKeyword) ?? (bare.test(text) ? Number(bare.exec(text)![1]) : undefined) ?? last(outOfTen)
-  if (value === undefined) return Either.left(`expected a score from 1 to 10 (e.g. "Score: 7"), got ${Json.excerpt(answer)}`)
+  if (value === undefined)
+    return Either.left(`expected a score from 1 to 10 (e.g. "Score: 7"), got ${Json.excerpt(answer)}`)
   if (value < 1 || value > 10) return Either.left(`score ${value} is outside 1-10 in ${Json.excerpt(answer)}`)
   return Either.right(value)
 }
@@ -66,27 +71,39 @@ export const repeatSeed = Repeats.repeatSeed
 
 const dryRunAnswer = "1. The response follows the first checklist item only in part.\n\nScore: 6"
 
-export const metrics: ReadonlyArray<Scorer.MetricInfo> = [Scorer.metric({
-  name: "generation.score",
-  description: "LLM judge score 1-10 of how well the response satisfies the gold preference, given its checklist.",
-  family: "generation",
-  headline: true,
-  mainRank: 3
-})]
+export const metrics: ReadonlyArray<Scorer.MetricInfo> = [
+  Scorer.metric({
+    name: "generation.score",
+    description: "LLM judge score 1-10 of how well the response satisfies the gold preference, given its checklist.",
+    family: "generation",
+    headline: true,
+    mainRank: 3
+  })
+]
 
 export const plugin = Plugin.scorer({
   name,
   description: "Generation score 1-10 from an LLM judge against the gold preference and checklist.",
   options: Options,
   make: (options) =>
-    Effect.gen(function*() {
+    Effect.gen(function* () {
       const lm = yield* (yield* Models.Models).languageModel(options.model)
       const reference = Checklist.usesReference(options)
       const template = reference
-        ? yield* ReferencePrompts.template("judge", { plugin: name, required: ["user_request", "ai_response", "preference", "checklist"] })
-        : yield* Template.load(name, options.template, "judge.md", ["request", "response", "preference", "checklist"], ["response", "preference"])
+        ? yield* ReferencePrompts.template("judge", {
+            plugin: name,
+            required: ["user_request", "ai_response", "preference", "checklist"]
+          })
+        : yield* Template.load(
+            name,
+            options.template,
+            "judge.md",
+            ["request", "response", "preference", "checklist"],
+            ["response", "preference"]
+          )
       const who = `judge model "${options.model}" (${lm.info.provider}/${lm.info.model})`
-      const fail = (reason: string) => new Errors.StageError({ stage: "score", plugin: name, reason: `${who}: ${reason}` })
+      const fail = (reason: string) =>
+        new Errors.StageError({ stage: "score", plugin: name, reason: `${who}: ${reason}` })
       const read = (text: string): Either.Either<number, string> =>
         options.accounting === "reference" ? Either.right(ReferenceAccounting.judgeScore(text)) : parseScore(text)
       const settings = Checklist.requestSettings({ ...options, json: false })
@@ -99,7 +116,8 @@ export const plugin = Plugin.scorer({
               new Errors.StageError({
                 stage: "score",
                 plugin: name,
-                reason: "the trace has no generated response: this cell has no generator (add pipeline.generator or drop this scorer)"
+                reason:
+                  "the trace has no generated response: this cell has no generator (add pipeline.generator or drop this scorer)"
               })
             )
           }
@@ -108,10 +126,22 @@ export const plugin = Plugin.scorer({
             messages: PromptTemplate.render(
               template,
               reference
-                ? { user_request: instance.query.request, ai_response: trace.generation.text, preference: instance.gold.preference, checklist }
-                : { request: instance.query.request, response: trace.generation.text, preference: instance.gold.preference, checklist }
+                ? {
+                    user_request: instance.query.request,
+                    ai_response: trace.generation.text,
+                    preference: instance.gold.preference,
+                    checklist
+                  }
+                : {
+                    request: instance.query.request,
+                    response: trace.generation.text,
+                    preference: instance.gold.preference,
+                    checklist
+                  }
             ),
-            dryRunAnswer: reference ? "### Evaluation of AI Assistant's Response\n\n1. In part.\n\n### Evaluation Label\n\nAbove Average\n\n### Evaluation Score\n\n6" : dryRunAnswer,
+            dryRunAnswer: reference
+              ? "### Evaluation of AI Assistant's Response\n\n1. In part.\n\n### Evaluation Label\n\nAbove Average\n\n### Evaluation Score\n\n6"
+              : dryRunAnswer,
             ...settings,
             read: (text) => LanguageModel.reading(read(text)),
             ...(options.accounting === "strict" ? { accept: (text: string) => Either.isRight(parseScore(text)) } : {})
@@ -129,9 +159,11 @@ export const plugin = Plugin.scorer({
             )
           }
           if (repeats === 1) return Effect.map(judgeOnce(0), (score) => ({ "generation.score": score }))
-          return Effect.forEach(Array.from({ length: repeats }, (_, r) => r), judgeOnce, { concurrency: repeats }).pipe(
-            Effect.flatMap((scores) => Repeats.combine(scores.map((score) => ({ "generation.score": score }))))
-          )
+          return Effect.forEach(
+            Array.from({ length: repeats }, (_, r) => r),
+            judgeOnce,
+            { concurrency: repeats }
+          ).pipe(Effect.flatMap((scores) => Repeats.combine(scores.map((score) => ({ "generation.score": score })))))
         }
       }
       return service

@@ -84,7 +84,8 @@ export interface EstimateOptions extends Statistics.BootstrapOptions, Statistics
 
 /** The metric's value with a percentile-bootstrap 95% interval over the usable rows (clusters resampled whole). */
 export const estimate = (columns: Columns, given: EstimateOptions): Statistics.Estimate => {
-  const pick = (xs: ArrayLike<number>): ArrayLike<number> => (given.rows === undefined ? xs : given.rows.map((i) => xs[i] ?? NaN))
+  const pick = (xs: ArrayLike<number>): ArrayLike<number> =>
+    given.rows === undefined ? xs : given.rows.map((i) => xs[i] ?? NaN)
   const options = given.clusters === undefined ? given : { ...given, clusters: pick(given.clusters) }
   switch (columns._tag) {
     case "Mean":
@@ -136,7 +137,11 @@ export const exactUpTo = Resampling.exactUpTo
 /** Instances whose swap must change the statistic for a large-sample test (else permutations). */
 export const largeSampleMinVarying = Asymptotic.minVarying
 
-const finish = (p: Prepared.Prepared & { readonly _tag: "Spec" }, ci95: readonly [number, number], t: Resampling.TestResult): Comparison => ({
+const finish = (
+  p: Prepared.Prepared & { readonly _tag: "Spec" },
+  ci95: readonly [number, number],
+  t: Resampling.TestResult
+): Comparison => ({
   n: p.instances,
   ...clustersOf(p),
   delta: p.observed,
@@ -160,10 +165,24 @@ export const compare = <C extends Columns>(a: C, b: NoInfer<C>, options: Options
 }
 
 /** The large-sample comparison when n reaches `largeSample` and the normal forms apply. */
-const largeOf = (p: Prepared.Prepared & { readonly _tag: "Spec" }, largeSample: number | undefined, form: Prepared.NormalForm): Comparison | undefined => {
+const largeOf = (
+  p: Prepared.Prepared & { readonly _tag: "Spec" },
+  largeSample: number | undefined,
+  form: Prepared.NormalForm
+): Comparison | undefined => {
   if (largeSample === undefined || p.spec.n < largeSample) return undefined
   const normal = p.normal(form)
-  return normal === undefined ? undefined : { n: p.instances, ...clustersOf(p), delta: p.observed, ci95: normal.ci95, p: normal.p, test: "normal", permutations: 0 }
+  return normal === undefined
+    ? undefined
+    : {
+        n: p.instances,
+        ...clustersOf(p),
+        delta: p.observed,
+        ci95: normal.ci95,
+        p: normal.p,
+        test: "normal",
+        permutations: 0
+      }
 }
 
 /**
@@ -171,7 +190,11 @@ const largeOf = (p: Prepared.Prepared & { readonly _tag: "Spec" }, largeSample: 
  * sqrt(n) for a mean; cluster-level when `clusters` groups rows), for power calculations; NaN when
  * fewer than two rows (clusters) are usable or the statistic is undefined.
  */
-export const standardError = <C extends Columns>(a: C, b: NoInfer<C>, options: { readonly rows?: ArrayLike<number>; readonly clusters?: ArrayLike<number> } = {}): number => {
+export const standardError = <C extends Columns>(
+  a: C,
+  b: NoInfer<C>,
+  options: { readonly rows?: ArrayLike<number>; readonly clusters?: ArrayLike<number> } = {}
+): number => {
   const p = prepare(a, b, options.rows, options.clusters)
   return p._tag === "None" ? NaN : p.se()
 }
@@ -283,19 +306,36 @@ export const family = (given: ReadonlyArray<Test>, options: FamilyOptions): Fami
       groups.set(p.spec.flips, g)
     }
     for (const g of groups.values()) {
-      Resampling.monteCarloExtremes(g.specs, options.seed, from, to).forEach((c, j) => (tests[g.indices[j]!]!.extremes += c))
+      Resampling.monteCarloExtremes(g.specs, options.seed, from, to).forEach(
+        (c, j) => (tests[g.indices[j]!]!.extremes += c)
+      )
     }
   }
   const exactNow = (flips: number) => Resampling.exactFor(flips, options.permutations ?? 0)
   const screen: Array<number> = []
   prepared.forEach((p, i) => {
     if (p._tag === "None") {
-      tests.push({ done: p.comparison, n: p.comparison.n, clusters: p.comparison.clusters, observed: p.comparison.delta, flips: 0, ci95: noInterval, extremes: 0 })
+      tests.push({
+        done: p.comparison,
+        n: p.comparison.n,
+        clusters: p.comparison.clusters,
+        observed: p.comparison.delta,
+        flips: 0,
+        ci95: noInterval,
+        extremes: 0
+      })
       return
     }
     const large = largeOf(p, options.largeSample, form)
     // (the rows that differ are found only for a test that resamples: a large-sample one never needs them)
-    const t: Pending = { n: p.instances, clusters: p.clusters, observed: p.observed, flips: 0, ci95: noInterval, extremes: 0 }
+    const t: Pending = {
+      n: p.instances,
+      clusters: p.clusters,
+      observed: p.observed,
+      flips: 0,
+      ci95: noInterval,
+      extremes: 0
+    }
     tests.push(t)
     if (large !== undefined) {
       t.done = large
@@ -313,27 +353,50 @@ export const family = (given: ReadonlyArray<Test>, options: FamilyOptions): Fami
   // A family large enough for more permutations than 2^flips: those tests enumerate every pattern.
   tests.forEach((t, i) => {
     const p = prepared[i]!
-    if (t.result?.test === "monte-carlo" && Resampling.exactFor(t.flips, refined) && p._tag === "Spec") t.result = Resampling.exactTest(p.spec)
+    if (t.result?.test === "monte-carlo" && Resampling.exactFor(t.flips, refined) && p._tag === "Spec")
+      t.result = Resampling.exactTest(p.spec)
   })
-  const ranked = tests.map((t, i) => [t.result?.p ?? NaN, i] as const).filter(([p]) => Number.isFinite(p)).sort((x, y) => x[0] - y[0] || x[1] - y[1])
+  const ranked = tests
+    .map((t, i) => [t.result?.p ?? NaN, i] as const)
+    .filter(([p]) => Number.isFinite(p))
+    .sort((x, y) => x[0] - y[0] || x[1] - y[1])
   const refine: Array<number> = []
   if (refined > first) {
     const m = ranked.length
-    const firstAdjusted = Statistics.adjust(correction, ranked.map(([p]) => p))
+    const firstAdjusted = Statistics.adjust(
+      correction,
+      ranked.map(([p]) => p)
+    )
     const multiplier = (rank: number) => (correction === "holm" ? m - rank : correction === "none" ? 1 : m)
     ranked.forEach(([p, i], rank) => {
-      if (tests[i]!.result?.test === "monte-carlo" && Math.min(multiplier(rank) * p, firstAdjusted[rank]!) < refineBelow) refine.push(i)
+      if (
+        tests[i]!.result?.test === "monte-carlo" &&
+        Math.min(multiplier(rank) * p, firstAdjusted[rank]!) < refineBelow
+      )
+        refine.push(i)
     })
   }
   refine.sort((x, y) => x - y)
   permute(refine, first, refined)
   for (const i of refine) tests[i]!.result = Resampling.monteCarloTest(tests[i]!.extremes, refined)
-  const comparisons = tests.map((t): Comparison =>
-    t.done ?? { n: t.n, ...clustersOf(t), delta: t.observed, ci95: t.ci95, p: t.result!.p, test: t.result!.test, permutations: t.result!.permutations }
+  const comparisons = tests.map(
+    (t): Comparison =>
+      t.done ?? {
+        n: t.n,
+        ...clustersOf(t),
+        delta: t.observed,
+        ci95: t.ci95,
+        p: t.result!.p,
+        test: t.result!.test,
+        permutations: t.result!.permutations
+      }
   )
   return {
     comparisons,
-    adjusted: Statistics.adjust(correction, comparisons.map((c) => c.p)),
+    adjusted: Statistics.adjust(
+      correction,
+      comparisons.map((c) => c.p)
+    ),
     correction,
     tests: comparisons.filter((c) => Number.isFinite(c.p)).length,
     permutations: {

@@ -59,10 +59,20 @@ export const fromRatings = (
   inferredRatings: ReadonlyArray<number>,
   goldRatings: ReadonlyArray<number>
 ): Record<string, Scorer.Value> =>
-  fromCounts({ pNum: sum(inferredRatings), pDen: inferredRatings.length, rNum: sum(goldRatings), rDen: goldRatings.length })
+  fromCounts({
+    pNum: sum(inferredRatings),
+    pDen: inferredRatings.length,
+    rNum: sum(goldRatings),
+    rDen: goldRatings.length
+  })
 
 /** All emitted values from the summed ratings and item counts of the two sides. */
-export const fromCounts = (c: { readonly pNum: number; readonly pDen: number; readonly rNum: number; readonly rDen: number }): Record<string, Scorer.Value> => {
+export const fromCounts = (c: {
+  readonly pNum: number
+  readonly pDen: number
+  readonly rNum: number
+  readonly rDen: number
+}): Record<string, Scorer.Value> => {
   const p = c.pDen > 0 ? c.pNum / c.pDen : 0
   const r = c.rDen > 0 ? c.rNum / c.rDen : NaN
   return {
@@ -86,7 +96,7 @@ export const referenceCounts = (
   inferred: string,
   rate: (items: ReadonlyArray<string>, preference: string) => Effect.Effect<number | undefined, Errors.StageError>
 ) =>
-  Effect.gen(function*() {
+  Effect.gen(function* () {
     const zero = { pNum: 0, pDen: items.length, rNum: 0, rDen: gold.checklist.length }
     if (items.length === 0) return zero
     const pNum = yield* rate(items, gold.preference)
@@ -111,13 +121,41 @@ export const metricsFor = (
     text: string,
     aggregate: Scorer.Aggregate,
     more: Partial<Pick<Scorer.MetricInfo, "headline" | "mainRank">> = {}
-  ): Scorer.MetricInfo => Scorer.metric({ name: `inference.${metric}`, description: `${text} ${how(heuristic)}`, family: "inference", heuristic, aggregate, ...more })
+  ): Scorer.MetricInfo =>
+    Scorer.metric({
+      name: `inference.${metric}`,
+      description: `${text} ${how(heuristic)}`,
+      family: "inference",
+      heuristic,
+      aggregate,
+      ...more
+    })
   return [
-    m("precision", pH, "Mean coverage of the inferred checklist items by the gold preference, per instance (macro mean).", Scorer.mean),
-    m("recall", rH, "Mean coverage of the gold checklist items by the inferred preference, per instance (macro mean).", Scorer.mean),
+    m(
+      "precision",
+      pH,
+      "Mean coverage of the inferred checklist items by the gold preference, per instance (macro mean).",
+      Scorer.mean
+    ),
+    m(
+      "recall",
+      rH,
+      "Mean coverage of the gold checklist items by the inferred preference, per instance (macro mean).",
+      Scorer.mean
+    ),
     m("f1", pH, "Per-instance F1 of inference precision and recall (macro mean).", Scorer.mean),
-    m("precision_micro", pH, "Inference precision pooled over instances: summed item ratings / inferred items (micro, as the reference harness).", Scorer.ratio),
-    m("recall_micro", rH, "Inference recall pooled over instances: summed item ratings / gold items (micro, as the reference harness).", Scorer.ratio),
+    m(
+      "precision_micro",
+      pH,
+      "Inference precision pooled over instances: summed item ratings / inferred items (micro, as the reference harness).",
+      Scorer.ratio
+    ),
+    m(
+      "recall_micro",
+      rH,
+      "Inference recall pooled over instances: summed item ratings / gold items (micro, as the reference harness).",
+      Scorer.ratio
+    ),
     m(
       "f1_micro",
       pH,
@@ -130,24 +168,33 @@ export const metricsFor = (
 
 export const plugin = Plugin.scorer({
   name,
-  description: "Inference precision / recall / F1 by preference match (macro and pooled micro); offline defaults are heuristic.",
+  description:
+    "Inference precision / recall / F1 by preference match (macro and pooled micro); offline defaults are heuristic.",
   options: Options,
   make: (options) =>
-    Effect.gen(function*() {
+    Effect.gen(function* () {
       const memo = yield* Memo.current
       const repeats = options.repeats ?? 1
       // One decomposer and matcher per repeat, each sending its repeat's seed (see internal/Repeats).
       const parts = yield* Repeats.buildEach(repeats, () =>
-        Effect.gen(function*() {
-          const decomposer = options.decomposer === "clauses" ? Checklist.clauses(memo) : yield* Checklist.llm(name, options.decomposer, options.accounting)
-          const matcher = options.matcher === "lexical" ? Coverage.lexical(options.lexical, memo) : yield* Coverage.llm(name, options.matcher)
+        Effect.gen(function* () {
+          const decomposer =
+            options.decomposer === "clauses"
+              ? Checklist.clauses(memo)
+              : yield* Checklist.llm(name, options.decomposer, options.accounting)
+          const matcher =
+            options.matcher === "lexical"
+              ? Coverage.lexical(options.lexical, memo)
+              : yield* Coverage.llm(name, options.matcher)
           return { decomposer, matcher }
-        }))
+        })
+      )
       const { decomposer, matcher } = parts[0]!
       if (options.accounting === "reference" && (matcher.rateReference === undefined || decomposer.heuristic)) {
         return yield* new Errors.PluginError({
           plugin: name,
-          reason: "accounting: reference reproduces the authors' LLM decomposer and matcher; give both a model (decomposer: { model }, matcher: { model })"
+          reason:
+            "accounting: reference reproduces the authors' LLM decomposer and matcher; give both a model (decomposer: { model }, matcher: { model })"
         })
       }
       if (repeats > 1 && decomposer.heuristic && matcher.heuristic) {
@@ -156,17 +203,14 @@ export const plugin = Plugin.scorer({
           reason: `repeats: ${repeats} repeats a model's judgments, but the clauses decomposer and the lexical matcher give the same answer every time; give the decomposer or the matcher a model, or drop repeats`
         })
       }
-      const scoreOnce = (
-        part: (typeof parts)[number],
-        record: boolean,
-        { instance, trace }: Scorer.ScoreInput
-      ) =>
-        Effect.gen(function*() {
+      const scoreOnce = (part: (typeof parts)[number], record: boolean, { instance, trace }: Scorer.ScoreInput) =>
+        Effect.gen(function* () {
           if (trace.inference === undefined) {
             return yield* new Errors.StageError({
               stage: "score",
               plugin: name,
-              reason: "the trace has no inferred preference: this cell has no inferrer (add pipeline.inferrer or drop this scorer)"
+              reason:
+                "the trace has no inferred preference: this cell has no inferrer (add pipeline.inferrer or drop this scorer)"
             })
           }
           const inferred = trace.inference.preference.trim()
@@ -180,7 +224,9 @@ export const plugin = Plugin.scorer({
           const [inferredRatings, goldRatings] = yield* Effect.all(
             [
               part.matcher.rate(items, gold.preference),
-              inferred === "" ? Effect.succeed(gold.checklist.map(() => 0)) : part.matcher.rate(gold.checklist, inferred)
+              inferred === ""
+                ? Effect.succeed(gold.checklist.map(() => 0))
+                : part.matcher.rate(gold.checklist, inferred)
             ],
             { concurrency: 2 }
           )
@@ -197,7 +243,10 @@ export const plugin = Plugin.scorer({
         score: (input) =>
           parts.length === 1
             ? scoreOnce(parts[0]!, true, input)
-            : Effect.flatMap(Effect.forEach(parts, (part, r) => scoreOnce(part, r === 0, input), { concurrency: parts.length }), Repeats.combine)
+            : Effect.flatMap(
+                Effect.forEach(parts, (part, r) => scoreOnce(part, r === 0, input), { concurrency: parts.length }),
+                Repeats.combine
+              )
       }
       return service
     })

@@ -21,14 +21,17 @@ import { Python } from "@cupid-lab/core"
 import { Schema } from "effect"
 
 export const Accounting = Schema.Literal("strict", "reference").annotations({
-  description: "strict (default): unreadable answers are failures, decimals kept; reference: the authors' arithmetic (unreadable counts 0, judge decimals truncated, exact labels)."
+  description:
+    "strict (default): unreadable answers are failures, decimals kept; reference: the authors' arithmetic (unreadable counts 0, judge decimals truncated, exact labels)."
 })
 export type Accounting = typeof Accounting.Type
 
 /** Their `parse_json`: the value, or undefined where it raises. */
 export const parseJson = (answer: string): { readonly value: unknown } | undefined => {
   const rest = answer.includes("```json") ? answer.split("```json")[1]! : undefined
-  const text = Python.strip(rest === undefined ? answer : rest.lastIndexOf("```") < 0 ? rest : rest.slice(0, rest.lastIndexOf("```")))
+  const text = Python.strip(
+    rest === undefined ? answer : rest.lastIndexOf("```") < 0 ? rest : rest.slice(0, rest.lastIndexOf("```"))
+  )
   try {
     return { value: JSON.parse(text) as unknown }
   } catch {
@@ -51,18 +54,22 @@ export const matcherSum = (answer: string, prefmatcher: boolean): number | undef
   const list = prefmatcher
     ? parsed.value
     : parsed.value !== null && typeof parsed.value === "object" && !Array.isArray(parsed.value)
-    ? (parsed.value as Record<string, unknown>)["results"]
-    : undefined
+      ? (parsed.value as Record<string, unknown>)["results"]
+      : undefined
   if (!Array.isArray(list)) return undefined
-  return list.reduce<number>((n, e) => n + labelScore(e !== null && typeof e === "object" ? (e as Record<string, unknown>)["label"] : undefined), 0)
+  return list.reduce<number>(
+    (n, e) => n + labelScore(e !== null && typeof e === "object" ? (e as Record<string, unknown>)["label"] : undefined),
+    0
+  )
 }
 
 /** A decomposer answer's checklist as their code reads it, or undefined where it raises. */
 export const checklist = (answer: string): ReadonlyArray<string> | undefined => {
   const parsed = parseJson(answer)
-  const list = parsed !== undefined && parsed.value !== null && typeof parsed.value === "object" && !Array.isArray(parsed.value)
-    ? (parsed.value as Record<string, unknown>)["checklist"]
-    : undefined
+  const list =
+    parsed !== undefined && parsed.value !== null && typeof parsed.value === "object" && !Array.isArray(parsed.value)
+      ? (parsed.value as Record<string, unknown>)["checklist"]
+      : undefined
   return Array.isArray(list) ? list.map((x) => (typeof x === "string" ? x : JSON.stringify(x))) : undefined
 }
 

@@ -32,8 +32,12 @@ const info = (
 
 /** The declared metrics for a set of cut-offs (duplicates removed, ascending). */
 export const metricsFor = (ks: ReadonlyArray<number>): ReadonlyArray<Scorer.MetricInfo> => [
-  info("precision", "Relevant selected sessions / selected sessions (NaN when nothing is selected).", { headline: true }),
-  info("recall", "Relevant selected sessions / relevant sessions (NaN when the instance has no relevant session).", { headline: true }),
+  info("precision", "Relevant selected sessions / selected sessions (NaN when nothing is selected).", {
+    headline: true
+  }),
+  info("recall", "Relevant selected sessions / relevant sessions (NaN when the instance has no relevant session).", {
+    headline: true
+  }),
   info(
     "f1",
     "Per-instance F1 of the selection's precision and recall (0 when nothing relevant is selected, NaN without relevant sessions), macro mean. The main metric of retrieval-only sweeps: passing every session on scores recall 1 but a low F1.",
@@ -42,16 +46,28 @@ export const metricsFor = (ks: ReadonlyArray<number>): ReadonlyArray<Scorer.Metr
   info("recall_all", "1 when every relevant session is selected, else 0 (NaN without relevant sessions)."),
   info("recall_any", "1 when at least one relevant session is selected, else 0 (NaN without relevant sessions)."),
   ...normalizeKs(ks).map((k) =>
-    info(`ndcg@${k}`, `nDCG over the first ${k} ranked sessions, binary gains, ideal DCG from the number of relevant sessions.`)
+    info(
+      `ndcg@${k}`,
+      `nDCG over the first ${k} ranked sessions, binary gains, ideal DCG from the number of relevant sessions.`
+    )
   ),
-  info("mrr", "1 / rank of the first relevant session in the ranking (0 when none is ranked; NaN without relevant sessions)."),
-  info("stale_rate", "Stale selected sessions (same factor, outdated preference) / selected sessions.", { direction: "lower" }),
+  info(
+    "mrr",
+    "1 / rank of the first relevant session in the ranking (0 when none is ranked; NaN without relevant sessions)."
+  ),
+  info("stale_rate", "Stale selected sessions (same factor, outdated preference) / selected sessions.", {
+    direction: "lower"
+  }),
   info("distractor_rate", "Selected sessions about another factor / selected sessions.", { direction: "lower" }),
   info("selected", "Number of sessions passed on to the next stage.", { direction: "lower" }),
-  info("relevant_position", "Mean 1-based chronological position of the relevant sessions (an instance property, for the recency analysis).", {
-    direction: "lower",
-    family: "instance"
-  })
+  info(
+    "relevant_position",
+    "Mean 1-based chronological position of the relevant sessions (an instance property, for the recency analysis).",
+    {
+      direction: "lower",
+      family: "instance"
+    }
+  )
 ]
 
 export const normalizeKs = (ks: ReadonlyArray<number>): ReadonlyArray<number> => [...new Set(ks)].sort((a, b) => a - b)
@@ -61,7 +77,9 @@ export const effectiveRetrieval = (instance: Domain.Instance, trace: Trace.Trace
   if (trace.retrieval !== undefined) return trace.retrieval
   const sessions = instance.query.sessions
   return {
-    ranking: [...sessions].sort((a, b) => b.index - a.index).map((s, i) => ({ sessionId: s.id, score: sessions.length - i })),
+    ranking: [...sessions]
+      .sort((a, b) => b.index - a.index)
+      .map((s, i) => ({ sessionId: s.id, score: sessions.length - i })),
     selected: sessions.map((s) => s.id)
   }
 }
@@ -69,7 +87,8 @@ export const effectiveRetrieval = (instance: Domain.Instance, trace: Trace.Trace
 const ratio = (a: number, b: number) => (b === 0 ? NaN : a / b)
 
 /** F1 of set precision (found / selected) and recall (found / relevant): 2 found / (selected + relevant). */
-const f1 = (found: number, selected: number, relevant: number): number => (found === 0 ? 0 : (2 * found) / (selected + relevant))
+const f1 = (found: number, selected: number, relevant: number): number =>
+  found === 0 ? 0 : (2 * found) / (selected + relevant)
 
 /**
  * Every retrieval metric for one instance. The ranking is read in the order given (the retriever's
@@ -98,7 +117,8 @@ export const compute = (
     "retrieval.recall_any": noRel ? NaN : relSelected > 0 ? 1 : 0
   }
   for (const k of normalizeKs(ks)) {
-    let dcg = 0, ideal = 0
+    let dcg = 0,
+      ideal = 0
     for (let i = 0; i < Math.min(k, ranking.length); i++) {
       if (label.get(ranking[i]!) === "relevant") dcg += 1 / Math.log2(i + 2)
     }

@@ -34,7 +34,9 @@ export const Level = Schema.Literal("session", "turn")
 export type Level = typeof Level.Type
 
 export const Options = Schema.Struct({
-  ks: Schema.optionalWith(Schema.NonEmptyArray(Schema.Int.pipe(Schema.positive())), { default: () => [5, 10] as const }),
+  ks: Schema.optionalWith(Schema.NonEmptyArray(Schema.Int.pipe(Schema.positive())), {
+    default: () => [5, 10] as const
+  }),
   /** `session` (always) and `turn` (evidence turns, for rankers that rank turns). */
   levels: Schema.optionalWith(Schema.NonEmptyArray(Level), { default: () => ["session"] as const })
 })
@@ -43,7 +45,8 @@ export type Options = typeof Options.Type
 /** LongMemEval's DCG of binary gains over the first k: rel_1 + sum_{i >= 2} rel_i / log2(i). */
 export const dcg = (relevances: ReadonlyArray<number>, k: number): number => {
   let total = 0
-  for (let i = 0; i < Math.min(k, relevances.length); i++) total += i === 0 ? relevances[0]! : relevances[i]! / Math.log2(i + 1)
+  for (let i = 0; i < Math.min(k, relevances.length); i++)
+    total += i === 0 ? relevances[0]! : relevances[i]! / Math.log2(i + 1)
   return total
 }
 
@@ -58,15 +61,29 @@ export interface AtK {
  * items the collection has (for the ideal DCG); repeated ids count at each place, as in
  * LongMemEval's turn-to-session scoring.
  */
-export const atK = (ranking: ReadonlyArray<string>, relevant: ReadonlySet<string>, relevantItems: number, k: number): AtK => {
+export const atK = (
+  ranking: ReadonlyArray<string>,
+  relevant: ReadonlySet<string>,
+  relevantItems: number,
+  k: number
+): AtK => {
   if (relevant.size === 0) return { recallAny: NaN, recallAll: NaN, ndcg: NaN }
   const top = ranking.slice(0, k)
   const found = new Set(top.filter((id) => relevant.has(id)))
-  const ideal = dcg(Array.from({ length: relevantItems }, () => 1), k)
+  const ideal = dcg(
+    Array.from({ length: relevantItems }, () => 1),
+    k
+  )
   return {
     recallAny: found.size > 0 ? 1 : 0,
     recallAll: found.size === relevant.size ? 1 : 0,
-    ndcg: ideal === 0 ? 0 : dcg(top.map((id) => (relevant.has(id) ? 1 : 0)), k) / ideal
+    ndcg:
+      ideal === 0
+        ? 0
+        : dcg(
+            top.map((id) => (relevant.has(id) ? 1 : 0)),
+            k
+          ) / ideal
   }
 }
 
@@ -83,7 +100,13 @@ const relevantSessions = (instance: Domain.Instance): ReadonlySet<string> =>
 /** Session level: the session ranking, or a turn ranking scored at session level. */
 export const sessionAtK = (instance: Domain.Instance, retrieval: Retriever.Retrieval, k: number): AtK => {
   const relevant = relevantSessions(instance)
-  if (retrieval.turns === undefined) return atK(retrieval.ranking.map((r) => r.sessionId), relevant, relevant.size, k)
+  if (retrieval.turns === undefined)
+    return atK(
+      retrieval.ranking.map((r) => r.sessionId),
+      relevant,
+      relevant.size,
+      k
+    )
   const sessions = retrieval.turns.map((t) => t.sessionId)
   return atK(sessions, relevant, sessions.filter((id) => relevant.has(id)).length, effectiveK(sessions, k))
 }
@@ -108,21 +131,32 @@ const prefixes: Readonly<Record<Level, string>> = { session: "retrieval.", turn:
 
 /** The declared metrics for a set of cut-offs and levels. */
 export const metricsFor = (ks: ReadonlyArray<number>, levels: ReadonlyArray<Level>): ReadonlyArray<Scorer.MetricInfo> =>
-  (["session", "turn"] as const).filter((l) => levels.includes(l)).flatMap((level) =>
-    normalizeKs(ks).flatMap((k) => {
-      const what = level === "session" ? "relevant session" : "evidence turn"
-      const of = level === "session" ? "ranked sessions (a turn ranking: the first turns covering k sessions)" : "ranked turns"
-      return [
-        Scorer.metric({ name: `${prefixes[level]}recall_any@${k}`, family: "retrieval", description: `1 when a ${what} is among the first ${k} ${of}, else 0 (LongMemEval).` }),
-        Scorer.metric({ name: `${prefixes[level]}recall_all@${k}`, family: "retrieval", description: `1 when every ${what} is among the first ${k} ${of}, else 0 (LongMemEval).` }),
-        Scorer.metric({
-          name: `${prefixes[level]}ndcg_any@${k}`,
-          family: "retrieval",
-          description: `nDCG of the first ${k} ${of}, LongMemEval's discount (positions 1 and 2 count fully, then 1/log2(i)).`
-        })
-      ]
-    })
-  )
+  (["session", "turn"] as const)
+    .filter((l) => levels.includes(l))
+    .flatMap((level) =>
+      normalizeKs(ks).flatMap((k) => {
+        const what = level === "session" ? "relevant session" : "evidence turn"
+        const of =
+          level === "session" ? "ranked sessions (a turn ranking: the first turns covering k sessions)" : "ranked turns"
+        return [
+          Scorer.metric({
+            name: `${prefixes[level]}recall_any@${k}`,
+            family: "retrieval",
+            description: `1 when a ${what} is among the first ${k} ${of}, else 0 (LongMemEval).`
+          }),
+          Scorer.metric({
+            name: `${prefixes[level]}recall_all@${k}`,
+            family: "retrieval",
+            description: `1 when every ${what} is among the first ${k} ${of}, else 0 (LongMemEval).`
+          }),
+          Scorer.metric({
+            name: `${prefixes[level]}ndcg_any@${k}`,
+            family: "retrieval",
+            description: `nDCG of the first ${k} ${of}, LongMemEval's discount (positions 1 and 2 count fully, then 1/log2(i)).`
+          })
+        ]
+      })
+    )
 
 /** Every metric for one instance. */
 export const compute = (
@@ -146,7 +180,8 @@ export const compute = (
 
 export const plugin = Plugin.scorer({
   name,
-  description: "LongMemEval's recall_any@k, recall_all@k and nDCG@k of the ranking, turn rankings scored at session level.",
+  description:
+    "LongMemEval's recall_any@k, recall_all@k and nDCG@k of the ranking, turn rankings scored at session level.",
   options: Options,
   make: ({ ks, levels }) =>
     Effect.succeed<Scorer.Service>({

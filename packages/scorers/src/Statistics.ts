@@ -84,12 +84,18 @@ const clustered = (
 /** Instances needed on each side of the mean influence for a large-sample interval (else bootstrap). */
 export const largeSampleMinTail = Asymptotic.minTail
 
-const isLarge = (n: number, options: BootstrapOptions): boolean => options.largeSample !== undefined && n >= options.largeSample
+const isLarge = (n: number, options: BootstrapOptions): boolean =>
+  options.largeSample !== undefined && n >= options.largeSample
 
 /** Mean with a percentile-bootstrap 95% CI. */
 export const bootstrapMean = (values: ArrayLike<number>, options: BootstrapOptions & Clustering): Estimate => {
   // A mean is the ratio of the summed values to the summed row counts, which clusters resample.
-  const byCluster = clustered([values, Float64Array.from({ length: values.length }, () => 1)], (t) => ratio(t[0]!, t[1]!), Asymptotic.ratio, options)
+  const byCluster = clustered(
+    [values, Float64Array.from({ length: values.length }, () => 1)],
+    (t) => ratio(t[0]!, t[1]!),
+    Asymptotic.ratio,
+    options
+  )
   if (byCluster !== undefined) return byCluster
   const xs = Resampling.finiteRows([values])[0]!
   const n = xs.length
@@ -142,9 +148,16 @@ export const ratio = (num: number, den: number): number => (den === 0 ? NaN : nu
  * Ratio of sums (micro average) with a bootstrap CI over instances: resamples (num, den) pairs.
  * Pairs where either part is not finite are left out; resamples whose denominator is 0 too.
  */
-export const bootstrapRatio = (nums: ArrayLike<number>, dens: ArrayLike<number>, options: BootstrapOptions & Clustering): Estimate => {
+export const bootstrapRatio = (
+  nums: ArrayLike<number>,
+  dens: ArrayLike<number>,
+  options: BootstrapOptions & Clustering
+): Estimate => {
   const statistic = (s: ArrayLike<number>) => ratio(s[0]!, s[1]!)
-  return clustered([nums, dens], statistic, Asymptotic.ratio, options) ?? bootstrapPooled([nums, dens], statistic, Asymptotic.ratio, options)
+  return (
+    clustered([nums, dens], statistic, Asymptotic.ratio, options) ??
+    bootstrapPooled([nums, dens], statistic, Asymptotic.ratio, options)
+  )
 }
 
 /** Per-instance counts of a pooled ratio: the ratio of a set of instances is sum(num) / sum(den). */
@@ -154,7 +167,8 @@ export interface RatioCounts {
 }
 
 /** Harmonic mean of two ratios; 0 when both are 0, NaN when either is NaN. */
-export const f1 = (p: number, r: number): number => (Number.isNaN(p) || Number.isNaN(r) ? NaN : p + r === 0 ? 0 : (2 * p * r) / (p + r))
+export const f1 = (p: number, r: number): number =>
+  Number.isNaN(p) || Number.isNaN(r) ? NaN : p + r === 0 ? 0 : (2 * p * r) / (p + r)
 
 /**
  * Micro F1 from per-instance counts: F1 of (sum p.num / sum p.den, sum r.num / sum r.den), with a
@@ -164,7 +178,9 @@ export const f1 = (p: number, r: number): number => (Number.isNaN(p) || Number.i
 export const bootstrapF1 = (p: RatioCounts, r: RatioCounts, options: BootstrapOptions & Clustering): Estimate => {
   const columns = [p.num, p.den, r.num, r.den]
   const statistic = (s: ArrayLike<number>) => f1(ratio(s[0]!, s[1]!), ratio(s[2]!, s[3]!))
-  return clustered(columns, statistic, Asymptotic.f1, options) ?? bootstrapPooled(columns, statistic, Asymptotic.f1, options)
+  return (
+    clustered(columns, statistic, Asymptotic.f1, options) ?? bootstrapPooled(columns, statistic, Asymptotic.f1, options)
+  )
 }
 
 export interface PairedComparison {
@@ -192,7 +208,10 @@ export const paired = (
   const d = Float64Array.from(x!, (v, i) => y![i]! - v)
   if (d.length === 0) return { n: 0, delta: NaN, ci95: [NaN, NaN], p: NaN }
   const { spec, observed } = Resampling.meanSpec(d)
-  const ci95 = d.length < 2 ? [observed, observed] as const : Resampling.bootstrapInterval(spec, options.seed, options.resamples ?? 1000)
+  const ci95 =
+    d.length < 2
+      ? ([observed, observed] as const)
+      : Resampling.bootstrapInterval(spec, options.seed, options.resamples ?? 1000)
   const { p } = Resampling.signFlipTest(spec, options.seed, options.permutations ?? 2000)
   return { n: d.length, delta: observed, ci95, p }
 }
@@ -202,7 +221,10 @@ export const paired = (
  * towards the number of tests).
  */
 export const holm = (ps: ReadonlyArray<number>): Array<number> => {
-  const idx = ps.map((p, i) => [p, i] as const).filter(([p]) => Number.isFinite(p)).sort((x, y) => x[0] - y[0])
+  const idx = ps
+    .map((p, i) => [p, i] as const)
+    .filter(([p]) => Number.isFinite(p))
+    .sort((x, y) => x[0] - y[0])
   const m = idx.length
   const out = ps.map(() => NaN)
   let running = 0
@@ -237,7 +259,10 @@ export const bonferroni = (ps: ReadonlyArray<number>): Array<number> => {
  * min over j >= k of m p_(j) / j, capped at 1; in input order, NaN stays NaN and does not count.
  */
 export const benjaminiHochberg = (ps: ReadonlyArray<number>): Array<number> => {
-  const idx = ps.map((p, i) => [p, i] as const).filter(([p]) => Number.isFinite(p)).sort((x, y) => x[0] - y[0])
+  const idx = ps
+    .map((p, i) => [p, i] as const)
+    .filter(([p]) => Number.isFinite(p))
+    .sort((x, y) => x[0] - y[0])
   const m = idx.length
   const out = ps.map(() => NaN)
   let running = 1
@@ -277,7 +302,8 @@ export const normalQuantile = (q: number): number => {
   if (q === 0.5) return 0
   const tail = Math.min(q, 1 - q)
   // P(Z >= z) = twoSided(z) / 2, decreasing in z >= 0.
-  let lo = 0, hi = 40
+  let lo = 0,
+    hi = 40
   while (hi - lo > 1e-12) {
     const mid = (lo + hi) / 2
     if (Asymptotic.twoSided(mid) / 2 > tail) lo = mid

@@ -6,7 +6,11 @@ describe("Agreement.of", () => {
     // Items [2,4], [6,6], [7,9]: means 3, 6, 8 (grand 17/3). SSW = 2 + 0 + 2 = 4 over 6 - 3 = 3 df,
     // MSW = 4/3; MSB = 2 * (64/9 + 1/9 + 49/9) / 2 = 38/3; ICC(1) = (38/3 - 4/3) / (38/3 + 4/3) = 17/21.
     // Item means vary with s^2 = 19/3; the judge's part is MSW / 2 = 2/3: share 2/19.
-    const a = Agreement.of([[2, 4], [6, 6], [7, 9]])
+    const a = Agreement.of([
+      [2, 4],
+      [6, 6],
+      [7, 9]
+    ])
     expect(a.items).toBe(3)
     expect(a.repeats).toEqual([2, 2])
     expect(a.withinVariance).toBeCloseTo(4 / 3, 12)
@@ -28,15 +32,25 @@ describe("Agreement.of", () => {
   })
 
   it("is 1 for repeats that always agree, caps the share at 1 and is NaN where undefined", () => {
-    const same = Agreement.of([[3, 3], [5, 5], [9, 9]])
+    const same = Agreement.of([
+      [3, 3],
+      [5, 5],
+      [9, 9]
+    ])
     expect(same.icc).toBe(1)
     expect(same.judgeShare).toBe(0)
     expect(same.meanWithinSd).toBe(0)
     // Item means equal (4 and 4), repeats differ: all of the mean's variance is the judge's.
-    const noise = Agreement.of([[3, 5], [5, 3]])
+    const noise = Agreement.of([
+      [3, 5],
+      [5, 3]
+    ])
     expect(noise.judgeShare).toBe(1)
     expect(noise.icc).toBeCloseTo(-1, 12)
-    const flat = Agreement.of([[5, 5], [5, 5]])
+    const flat = Agreement.of([
+      [5, 5],
+      [5, 5]
+    ])
     expect(flat.icc).toBeNaN()
     expect(flat.judgeShare).toBeNaN()
     const none = Agreement.of([[1]])

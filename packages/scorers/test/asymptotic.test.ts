@@ -22,7 +22,12 @@ describe("large-sample intervals and tests, by hand", () => {
     // num [1, 2, 3] x 100, den [2, 2, 4] x 100: R = 0.75, D = 800; u = residual / D in
     // {-0.5, 0.5, 0} / 800, sample variance (200 * 0.25 / 800^2) / 299, se sqrt(300 * variance)
     const se = Math.sqrt((300 * ((200 * 0.25) / 640000)) / 299)
-    const ci = Asymptotic.interval(Asymptotic.ratio, [f64(times([1, 2, 3], 100)), f64(times([2, 2, 4], 100))], [600, 800], 300)!
+    const ci = Asymptotic.interval(
+      Asymptotic.ratio,
+      [f64(times([1, 2, 3], 100)), f64(times([2, 2, 4], 100))],
+      [600, 800],
+      300
+    )!
     expect(ci[0]).toBeCloseTo(0.75 - 1.959963984540054 * se, 12)
     expect(ci[1]).toBeCloseTo(0.75 + 1.959963984540054 * se, 12)
   })
@@ -46,9 +51,13 @@ describe("large-sample intervals and tests, by hand", () => {
     const z = 450 / Math.sqrt(375)
     expect(Asymptotic.swapTest(Asymptotic.mean, [d], [0, 450], 450 / 600, 600)).toBeCloseTo(Asymptotic.twoSided(z), 15)
     // 216 differences of 1: z = sqrt(216) = 14.70, p about 6e-49
-    expect(Asymptotic.swapTest(Asymptotic.mean, [f64(times([1], 216))], [0, 216], 1, 216)! / 5.9e-49).toBeGreaterThan(0.5)
+    expect(Asymptotic.swapTest(Asymptotic.mean, [f64(times([1], 216))], [0, 216], 1, 216)! / 5.9e-49).toBeGreaterThan(
+      0.5
+    )
     // fewer than 200 rows that differ: no large-sample test
-    expect(Asymptotic.swapTest(Asymptotic.mean, [f64([...times([0], 5000), ...times([1], 150)])], [0, 150], 150 / 5150, 5150)).toBeUndefined()
+    expect(
+      Asymptotic.swapTest(Asymptotic.mean, [f64([...times([0], 5000), ...times([1], 150)])], [0, 150], 150 / 5150, 5150)
+    ).toBeUndefined()
   })
 
   it("the F1 gradient matches finite differences", () => {
@@ -56,7 +65,8 @@ describe("large-sample intervals and tests, by hand", () => {
     const g = Asymptotic.f1.gradient(sums, 10)
     sums.forEach((_, c) => {
       const h = 1e-6
-      const up = [...sums], down = [...sums]
+      const up = [...sums],
+        down = [...sums]
       up[c] = up[c]! + h
       down[c] = down[c]! - h
       expect(g[c]).toBeCloseTo((Asymptotic.f1.value(up, 10) - Asymptotic.f1.value(down, 10)) / (2 * h), 6)
@@ -76,7 +86,9 @@ describe("large-sample forms agree with resampling at large n", () => {
   const better = Float64Array.from(base, (v) => Math.min(1, Math.max(0, v + 0.006 + (next() - 0.5) * 0.6)))
   const den = Float64Array.from({ length: n }, () => 1 + Math.floor(next() * 4))
   const numA = Float64Array.from(den, (d) => Math.floor(next() * (d + 1)))
-  const numB = Float64Array.from(den, (d, i) => Math.max(0, Math.min(d, numA[i]! + (next() < 0.12 ? 1 : next() < 0.12 ? -1 : 0) + (next() < 0.012 ? 1 : 0))))
+  const numB = Float64Array.from(den, (d, i) =>
+    Math.max(0, Math.min(d, numA[i]! + (next() < 0.12 ? 1 : next() < 0.12 ? -1 : 0) + (next() < 0.012 ? 1 : 0)))
+  )
 
   const agree = (a: Paired.Columns, b: Paired.Columns) => {
     const resampled = Paired.compare(a, b, { seed: 3, resamples: 4000, permutations: 20000 })
@@ -100,7 +112,14 @@ describe("large-sample forms agree with resampling at large n", () => {
 
   it("a difference carried by a few rows is resampled even at large n", () => {
     const rare = Float64Array.from(base, (v, i) => (i % 40 === 0 ? v + 0.5 : v))
-    expect(Paired.compare(Paired.mean(base), Paired.mean(rare), { seed: 3, resamples: 200, permutations: 2000, largeSample: 2000 }).test).toBe("monte-carlo")
+    expect(
+      Paired.compare(Paired.mean(base), Paired.mean(rare), {
+        seed: 3,
+        resamples: 200,
+        permutations: 2000,
+        largeSample: 2000
+      }).test
+    ).toBe("monte-carlo")
   })
 
   it("pooled ratios", () => {
@@ -108,7 +127,10 @@ describe("large-sample forms agree with resampling at large n", () => {
   })
 
   it("the F1 of two pooled ratios", () => {
-    agree(Paired.f1({ num: numA, den }, { num: numA, den: Float64Array.from(den, (d) => d + 1) }), Paired.f1({ num: numB, den }, { num: numB, den: Float64Array.from(den, (d) => d + 1) }))
+    agree(
+      Paired.f1({ num: numA, den }, { num: numA, den: Float64Array.from(den, (d) => d + 1) }),
+      Paired.f1({ num: numB, den }, { num: numB, den: Float64Array.from(den, (d) => d + 1) })
+    )
   })
 
   it("summary intervals: bootstrap and delta method agree", () => {
@@ -123,10 +145,13 @@ describe("large-sample forms agree with resampling at large n", () => {
   })
 
   it("a family counts its large-sample tests and never refines them", () => {
-    const f = Paired.family([
-      { a: Paired.mean(base), b: Paired.mean(better) },
-      { a: Paired.mean(base.subarray(0, 12)), b: Paired.mean(better.subarray(0, 12)) }
-    ], { seed: 1, resamples: 200, largeSample: 2000 })
+    const f = Paired.family(
+      [
+        { a: Paired.mean(base), b: Paired.mean(better) },
+        { a: Paired.mean(base.subarray(0, 12)), b: Paired.mean(better.subarray(0, 12)) }
+      ],
+      { seed: 1, resamples: 200, largeSample: 2000 }
+    )
     expect(f.comparisons.map((c) => c.test)).toEqual(["normal", "exact"])
     expect(f.permutations.normalTests).toBe(1)
     expect(f.permutations.exactTests).toBe(1)

@@ -15,7 +15,7 @@ describe("scorer builtins", () => {
   })
 
   it.scoped("scores a pipeline run built from config-style specs", () =>
-    Effect.gen(function*() {
+    Effect.gen(function* () {
       const instance = makeInstance(["other", "relevant", "stale", "relevant"])
       const scorers = yield* Effect.forEach(
         [
@@ -33,7 +33,13 @@ describe("scorer builtins", () => {
             needsGold: false,
             service: {
               needsSummaries: false,
-              retrieve: ({ query }) => Effect.succeed(Retriever.fromScores(query.sessions.map((s) => [s.id, s.index]), 2))
+              retrieve: ({ query }) =>
+                Effect.succeed(
+                  Retriever.fromScores(
+                    query.sessions.map((s) => [s.id, s.index]),
+                    2
+                  )
+                )
             }
           },
           inferrer: {
@@ -57,5 +63,6 @@ describe("scorer builtins", () => {
       // The judge's own call is in the trace's usage but not in the method's cost.
       expect(trace.usage.map((u) => u.stage)).toEqual(["score"])
       expect(trace.scores["cost.model_calls"]).toBe(0)
-    }).pipe(Effect.provide(env)))
+    }).pipe(Effect.provide(env))
+  )
 })

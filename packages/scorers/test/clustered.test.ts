@@ -36,7 +36,8 @@ describe("clustered paired inference (instances of a persona move together)", ()
       means.push(s / 5)
     }
     means.sort((x, y) => x - y)
-    const lo = Statistics.quantile(means, 0.025), hi = Statistics.quantile(means, 0.975)
+    const lo = Statistics.quantile(means, 0.025),
+      hi = Statistics.quantile(means, 0.975)
     expect([lo, hi].map((x) => Math.round(x * 100) / 100)).toEqual([0.18, 0.42])
     const rows = Paired.compare(a, b, options)
     // 4000 resamples land within one step (0.02) of the exact quantiles
@@ -52,7 +53,8 @@ describe("clustered paired inference (instances of a persona move together)", ()
 
   it("leaves out rows that are not finite before grouping, and pooled metrics sum their counts per cluster", () => {
     // ratio: cell a pools (1+1+2)/(2+2+2), b (2+NaN+2)/(2+2+2) over rows 0 and 2 only (row 1 has a NaN in b)
-    const ra = Paired.ratio([1, 1, 2], [2, 2, 2]), rb = Paired.ratio([2, NaN, 2], [2, 2, 2])
+    const ra = Paired.ratio([1, 1, 2], [2, 2, 2]),
+      rb = Paired.ratio([2, NaN, 2], [2, 2, 2])
     const c = Paired.compare(ra, rb, { ...options, clusters: [7, 7, 8] })
     // row 1 dropped: persona 7 keeps one row, so no cluster has two rows: rows alone
     expect(c.clusters).toBeUndefined()
@@ -67,7 +69,13 @@ describe("clustered paired inference (instances of a persona move together)", ()
   })
 
   it("a family with clusters gives each test what compare gives alone", () => {
-    const fam = Paired.family([{ a, b, clusters: personas }, { a, b }], { seed: 11, resamples: 4000, permutations: 2000 })
+    const fam = Paired.family(
+      [
+        { a, b, clusters: personas },
+        { a, b }
+      ],
+      { seed: 11, resamples: 4000, permutations: 2000 }
+    )
     expect(fam.comparisons[0]).toEqual(Paired.compare(a, b, { ...options, clusters: personas }))
     expect(fam.comparisons[1]).toEqual(Paired.compare(a, b, options))
     // Holm by default: 2 x 0.0625 = 0.125, then max(0.125, 1 x 0.25)
@@ -104,7 +112,13 @@ describe("standard error and minimum detectable effect", () => {
 describe("corrections", () => {
   const ps = [0.01, 0.04, NaN, 0.03, 0.2]
   it("Bonferroni multiplies by the number of tests with a p", () => {
-    expect(Statistics.bonferroni(ps).map((x) => (Number.isNaN(x) ? x : Math.round(x * 1e9) / 1e9))).toEqual([0.04, 0.16, NaN, 0.12, 0.8])
+    expect(Statistics.bonferroni(ps).map((x) => (Number.isNaN(x) ? x : Math.round(x * 1e9) / 1e9))).toEqual([
+      0.04,
+      0.16,
+      NaN,
+      0.12,
+      0.8
+    ])
   })
 
   it("Benjamini-Hochberg: m p_(k) / k, then the running minimum from the largest", () => {
@@ -126,7 +140,10 @@ describe("corrections", () => {
   it("a family refines the tests its correction could still call significant", () => {
     // 100 Monte-Carlo tests (40 differing rows) with the same strong effect: first pass p = 1/2001,
     // BH-adjusted 100/2001 < 0.1, so every one is refined to 40 x 100 permutations: 100/4001 < 0.05
-    const tests = Array.from({ length: 100 }, () => ({ a: Paired.mean(Array.from({ length: 40 }, () => 0)), b: Paired.mean(Array.from({ length: 40 }, (_, i) => (i % 4 === 0 ? -0.2 : 0.3))) }))
+    const tests = Array.from({ length: 100 }, () => ({
+      a: Paired.mean(Array.from({ length: 40 }, () => 0)),
+      b: Paired.mean(Array.from({ length: 40 }, (_, i) => (i % 4 === 0 ? -0.2 : 0.3)))
+    }))
     const bh = Paired.family(tests, { seed: 3, resamples: 10, correction: "bh", intervals: false })
     expect(bh.correction).toBe("bh")
     expect(bh.permutations).toMatchObject({ screening: 2000, refined: 4000, refinedTests: 100 })
@@ -153,11 +170,17 @@ describe("single-cell intervals resample clusters", () => {
 
   it("a pooled ratio and F1: the persona sums are resampled; clusters of one row leave the instance bootstrap as it was", () => {
     // Persona sums: num 1/2 in each persona -> every resample's ratio is 1/2.
-    const nums = [1, 0, 0, 1, 1, 0, 0, 1], dens = [1, 1, 1, 1, 1, 1, 1, 1]
+    const nums = [1, 0, 0, 1, 1, 0, 0, 1],
+      dens = [1, 1, 1, 1, 1, 1, 1, 1]
     expect(Statistics.bootstrapRatio(nums, dens, { seed: 5, resamples: 500, clusters }).ci95).toEqual([0.5, 0.5])
-    expect(Statistics.bootstrapF1({ num: nums, den: dens }, { num: nums, den: dens }, { seed: 5, resamples: 500, clusters }).ci95).toEqual([0.5, 0.5])
+    expect(
+      Statistics.bootstrapF1({ num: nums, den: dens }, { num: nums, den: dens }, { seed: 5, resamples: 500, clusters })
+        .ci95
+    ).toEqual([0.5, 0.5])
     const singletons = values.map((_, i) => i)
-    expect(Statistics.bootstrapMean(values, { seed: 3, resamples: 2000, clusters: singletons })).toEqual(Statistics.bootstrapMean(values, { seed: 3, resamples: 2000 }))
+    expect(Statistics.bootstrapMean(values, { seed: 3, resamples: 2000, clusters: singletons })).toEqual(
+      Statistics.bootstrapMean(values, { seed: 3, resamples: 2000 })
+    )
     // A row whose value is not finite leaves its persona with one usable row.
     const withGap = Statistics.bootstrapMean([1, Number.NaN, 0, 1], { seed: 1, resamples: 200, clusters: [0, 0, 1, 1] })
     expect([withGap.n, withGap.mean]).toEqual([3, 2 / 3])

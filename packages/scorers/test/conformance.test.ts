@@ -14,9 +14,14 @@ const problemsOf = (service: Scorer.Service) => ScorerConformance.check(service,
 
 describe("scorer conformance check", () => {
   it.effect("accepts a scorer that keeps the contract", () =>
-    Effect.gen(function*() {
+    Effect.gen(function* () {
       const ok: Scorer.Service = {
-        metrics: [metric("cost.a"), metric("inference.p", Scorer.ratio), metric("inference.r", Scorer.ratio), metric("inference.f", Scorer.f1Of("inference.p", "inference.r"))],
+        metrics: [
+          metric("cost.a"),
+          metric("inference.p", Scorer.ratio),
+          metric("inference.r", Scorer.ratio),
+          metric("inference.f", Scorer.f1Of("inference.p", "inference.r"))
+        ],
         score: () =>
           Effect.succeed({
             "cost.a": NaN,
@@ -25,10 +30,11 @@ describe("scorer conformance check", () => {
           })
       }
       expect(yield* problemsOf(ok)).toEqual([])
-    }))
+    })
+  )
 
   it.effect("reports each way a scorer can break it", () =>
-    Effect.gen(function*() {
+    Effect.gen(function* () {
       let calls = 0
       const broken: Scorer.Service = {
         metrics: [
@@ -39,7 +45,8 @@ describe("scorer conformance check", () => {
           metric("inference.q", Scorer.ratio),
           metric("inference.f", Scorer.f1Of("inference.p", "inference.x"))
         ],
-        score: () => Effect.sync(() => ({ "cost.a": calls++, "inference.p": 1, "inference.f": 1, "cost.extra": 0, accuracy: 1 }))
+        score: () =>
+          Effect.sync(() => ({ "cost.a": calls++, "inference.p": 1, "inference.f": 1, "cost.extra": 0, accuracy: 1 }))
       }
       const problems = (yield* problemsOf(broken)).join("\n")
       expect(problems).toMatch(/"accuracy" is not namespaced/)
@@ -50,10 +57,11 @@ describe("scorer conformance check", () => {
       expect(problems).toMatch(/"inference.f" is returned but not declared/)
       expect(problems).toMatch(/"cost.extra" is returned but not declared/)
       expect(problems).toMatch(/"cost.a" differs between two runs/)
-    }))
+    })
+  )
 
   it.effect("catches a scorer that writes to its input", () =>
-    Effect.gen(function*() {
+    Effect.gen(function* () {
       const mutating: Scorer.Service = {
         metrics: [metric("retrieval.n")],
         score: ({ trace }) =>
@@ -63,5 +71,6 @@ describe("scorer conformance check", () => {
           })
       }
       expect((yield* problemsOf(mutating)).join("\n")).toMatch(/defect \(did it write to its input\?\)/)
-    }))
+    })
+  )
 })

@@ -6,7 +6,13 @@ import * as Cost from "../src/Cost.js"
 import * as ScorerConformance from "../src/testing/ScorerConformance.js"
 import { buildScorer, makeInstance, makeTrace, pluginEnv } from "./fixtures.js"
 
-const entry = (stage: string, model: string, promptTokens: number, completionTokens: number, cached = false): Usage.UsageEntry => ({
+const entry = (
+  stage: string,
+  model: string,
+  promptTokens: number,
+  completionTokens: number,
+  cached = false
+): Usage.UsageEntry => ({
   stage,
   provider: "openai",
   model,
@@ -50,9 +56,12 @@ describe("cost scorer", () => {
   })
 
   it.scoped("merges configured prices over the default table", () =>
-    Effect.gen(function*() {
+    Effect.gen(function* () {
       const scorer = yield* buildScorer("cost", {
-        prices: { "openai/gpt-4o-2024-11-20": { prompt: 1, completion: 2 }, "openai/my-local-model": { prompt: 0, completion: 0 } }
+        prices: {
+          "openai/gpt-4o-2024-11-20": { prompt: 1, completion: 2 },
+          "openai/my-local-model": { prompt: 0, completion: 0 }
+        }
       })
       const instance = makeInstance(["relevant"])
       const trace = makeTrace(instance, { usage: [...usage, entry("generate", "my-local-model", 10, 10)] })
@@ -60,16 +69,23 @@ describe("cost scorer", () => {
       // (1000 * 1 + 200 * 2) / 1e6 + 0.000135 (gpt-4o-mini from the defaults) + 0
       expect(s["cost.usd"]).toBeCloseTo(0.001535, 12)
       expect(scorer.metrics.every((m) => m.direction === "lower")).toBe(true)
-      expect(yield* ScorerConformance.check(scorer, [{ instance, trace }, { instance, trace: makeTrace(instance) }])).toEqual([])
-    }).pipe(Effect.provide(pluginEnv())))
+      expect(
+        yield* ScorerConformance.check(scorer, [
+          { instance, trace },
+          { instance, trace: makeTrace(instance) }
+        ])
+      ).toEqual([])
+    }).pipe(Effect.provide(pluginEnv()))
+  )
 
   it.effect("rejects negative or incomplete prices", () =>
-    Effect.gen(function*() {
+    Effect.gen(function* () {
       for (const prices of [{ "openai/x": { prompt: -1, completion: 0 } }, { "openai/x": { prompt: 1 } }]) {
         const r = yield* Effect.either(Plugin.decodeOptions(Cost.plugin, { prices }))
         expect(r._tag, JSON.stringify(prices)).toBe("Left")
       }
-    }))
+    })
+  )
 })
 
 describe("cost in integer micro-dollars", () => {
@@ -82,7 +98,10 @@ describe("cost in integer micro-dollars", () => {
     const shuffled = Cost.compute([...calls.slice(25), ...calls.slice(0, 25)], Cost.defaultPrices)["cost.usd"]!
     expect(String(backward)).toBe(String(forward))
     expect(String(shuffled)).toBe(String(forward))
-    const micro = calls.reduce((n, c) => n + Cost.microUsd(c.promptTokens, c.completionTokens, { prompt: 0.15, completion: 0.6 }), 0)
+    const micro = calls.reduce(
+      (n, c) => n + Cost.microUsd(c.promptTokens, c.completionTokens, { prompt: 0.15, completion: 0.6 }),
+      0
+    )
     expect(Number.isInteger(micro)).toBe(true)
     expect(forward).toBe(micro / 1e6)
   })

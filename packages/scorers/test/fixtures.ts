@@ -5,7 +5,10 @@ import { plugins } from "../src/Builtins.js"
 
 type Label = Domain.RelevanceLabel
 
-const current = { factor: "Grandma's recipe binder", preference: "Recipes must use metric units and list prep time first." }
+const current = {
+  factor: "Grandma's recipe binder",
+  preference: "Recipes must use metric units and list prep time first."
+}
 
 /** An instance whose prior sessions carry the given labels, in chronological order (s1, s2, ...). */
 export const makeInstance = (
@@ -59,12 +62,19 @@ export const scriptedModel = (
 }
 
 export const userText = (request: LanguageModel.CompletionRequest): string =>
-  request.messages.filter((m) => m.role === "user").map((m) => m.content).join("\n")
+  request.messages
+    .filter((m) => m.role === "user")
+    .map((m) => m.content)
+    .join("\n")
 
-export const allText = (request: LanguageModel.CompletionRequest): string => request.messages.map((m) => m.content).join("\n")
+export const allText = (request: LanguageModel.CompletionRequest): string =>
+  request.messages.map((m) => m.content).join("\n")
 
 /** Everything a plugin's `make` may ask for: the given models, a memory cache, an empty corpus, this package's registry, the Node platform. */
-export const pluginEnv = (bundles: Readonly<Record<string, Models.ModelBundle>> = {}, options: Models.MakeOptions = {}) =>
+export const pluginEnv = (
+  bundles: Readonly<Record<string, Models.ModelBundle>> = {},
+  options: Models.MakeOptions = {}
+) =>
   Layer.mergeAll(
     Models.layer(bundles, options),
     Corpus.layerFromQueries([], "empty"),

@@ -26,7 +26,10 @@ describe("value", () => {
     // row 2 has no numerator: (1 + 2 + 3) / (2 + 3 + 5)
     expect(Paired.value(Paired.ratio([1, 2, NaN, 3], [2, 3, 4, 5]))).toEqual({ n: 3, value: 0.6 })
     // P = (1 + 2) / (2 + 2) = 0.75, R = (1 + 1) / (4 + 4) = 0.25, F1 = 2 * 0.75 * 0.25 / 1 = 0.375
-    expect(Paired.value(Paired.f1({ num: [1, 2], den: [2, 2] }, { num: [1, 1], den: [4, 4] }))).toEqual({ n: 2, value: 0.375 })
+    expect(Paired.value(Paired.f1({ num: [1, 2], den: [2, 2] }, { num: [1, 1], den: [4, 4] }))).toEqual({
+      n: 2,
+      value: 0.375
+    })
   })
 
   it("takes only the given rows, and is NaN with n = 0 when none is usable", () => {
@@ -42,7 +45,8 @@ describe("value", () => {
 describe("estimate", () => {
   it("is the bootstrap of the metric's aggregate, over the given rows", () => {
     const xs = [0.1, 0.7, NaN, 0.4, 0.9, 0.3]
-    const num = [1, 0, 2, 3, 1, 2], den = [2, 1, 2, 4, 3, 2]
+    const num = [1, 0, 2, 3, 1, 2],
+      den = [2, 1, 2, 4, 3, 2]
     const o = { seed: 3, resamples: 400 }
     expect(Paired.estimate(Paired.mean(xs), o)).toEqual(Statistics.bootstrapMean(xs, o))
     expect(Paired.estimate(Paired.ratio(num, den), o)).toEqual(Statistics.bootstrapRatio(num, den, o))
@@ -60,7 +64,9 @@ describe("estimate", () => {
     const o = { seed: 3, resamples: 400, clusters }
     expect(Paired.estimate(Paired.mean(xs), o)).toEqual(Statistics.bootstrapMean(xs, o))
     const picked = Paired.estimate(Paired.mean(xs), { ...o, rows: [4, 5, 0, 1] })
-    expect(picked).toEqual(Statistics.bootstrapMean([0.9, 0.3, 0.1, 0.7], { seed: 3, resamples: 400, clusters: [2, 2, 0, 0] }))
+    expect(picked).toEqual(
+      Statistics.bootstrapMean([0.9, 0.3, 0.1, 0.7], { seed: 3, resamples: 400, clusters: [2, 2, 0, 0] })
+    )
     expect(picked).not.toEqual(Statistics.bootstrapMean([0.9, 0.3, 0.1, 0.7], { seed: 3, resamples: 400 }))
   })
 })
@@ -104,7 +110,10 @@ describe("compare", () => {
   })
 
   it("draws random sign patterns above n = 20, close to the exact p within the binomial error", () => {
-    const d = [0.9, -0.2, 0.5, 0.3, -0.4, 0.7, 0.1, 0.6, -0.3, 0.8, 0.2, -0.1, 0.35, -0.6, 0.15, 0.05, -0.25, 0.45, 0.1, -0.5, -0.05]
+    const d = [
+      0.9, -0.2, 0.5, 0.3, -0.4, 0.7, 0.1, 0.6, -0.3, 0.8, 0.2, -0.1, 0.35, -0.6, 0.15, 0.05, -0.25, 0.45, 0.1, -0.5,
+      -0.05
+    ]
     const exact = bruteForceP(d)
     const P = 20_000
     const c = Paired.compare(Paired.mean(d.map(() => 0)), Paired.mean(d), { ...options, permutations: P })
@@ -153,7 +162,8 @@ describe("compare", () => {
   it("refuses columns that aggregate differently", () => {
     // Mixed shapes do not type-check when the shapes are known; a value only known as Columns is checked at run time.
     const columns = (c: Paired.Columns): Paired.Columns => c
-    const a = columns(Paired.mean([1])), b = columns(Paired.ratio([1], [1]))
+    const a = columns(Paired.mean([1])),
+      b = columns(Paired.ratio([1], [1]))
     expect(() => Paired.compare(a, b, options)).toThrow("cannot compare Mean columns with Ratio columns")
   })
 })
@@ -184,7 +194,13 @@ describe("family", () => {
     const none = { a: Paired.mean(ones), b: Paired.mean(ones) }
     const fam = Paired.family([strong, ...Array.from({ length: 59 }, () => none)], { seed: 5, resamples: 50 })
     // 60 tests -> 40 x 60 = 2400 permutations for the refined one; the 59 with no differing row are exact
-    expect(fam.permutations).toEqual({ screening: 2000, refined: 2400, refinedTests: 1, exactTests: 59, normalTests: 0 })
+    expect(fam.permutations).toEqual({
+      screening: 2000,
+      refined: 2400,
+      refinedTests: 1,
+      exactTests: 59,
+      normalTests: 0
+    })
     // no random pattern of 30 flips is all-plus or all-minus: p = 1 / (2400 + 1)
     expect(fam.comparisons[0]!.p).toBe(1 / 2401)
     expect(fam.adjusted[0]).toBeCloseTo(60 / 2401, 12)
@@ -195,7 +211,16 @@ describe("family", () => {
     const a = Array.from({ length: 40 }, (_, i) => ((i * 7) % 10) / 10)
     const moderate = { a: Paired.mean(a), b: Paired.mean(a.map((x, i) => x + (i % 4 === 0 ? -0.15 : 0.12))) }
     const weak = { a: Paired.mean(a), b: Paired.mean(a.map((x, i) => x + (i % 2 === 0 ? 0.1 : -0.09))) }
-    const counts = { a: Paired.ratio(a.map((x) => Math.round(x * 3)), a.map(() => 3)), b: Paired.ratio(a.map((x, i) => Math.round(x * 3) + (i % 3 === 0 ? 1 : 0)), a.map(() => 4)) }
+    const counts = {
+      a: Paired.ratio(
+        a.map((x) => Math.round(x * 3)),
+        a.map(() => 3)
+      ),
+      b: Paired.ratio(
+        a.map((x, i) => Math.round(x * 3) + (i % 3 === 0 ? 1 : 0)),
+        a.map(() => 4)
+      )
+    }
     const o = { seed: 9, resamples: 300 }
     const fam = Paired.family([moderate, weak, counts], { ...o, permutations: 5000 })
     // p about 0.011 (refined: 0.011 x 3 < 0.1), 0.76 and 0.18 (not refined)
@@ -218,7 +243,16 @@ describe("family", () => {
     const strong = { a: Paired.mean(zeros), b: Paired.mean(ones) }
     const none = { a: Paired.mean(ones), b: Paired.mean(ones) }
     const moderate = { a: Paired.mean(a), b: Paired.mean(a.map((x, i) => x + (i % 4 === 0 ? -0.15 : 0.12))) }
-    const counts = { a: Paired.ratio(a.map((x) => Math.round(x * 3)), a.map(() => 3)), b: Paired.ratio(a.map((x, i) => Math.round(x * 3) + (i % 3 === 0 ? 1 : 0)), a.map(() => 4)) }
+    const counts = {
+      a: Paired.ratio(
+        a.map((x) => Math.round(x * 3)),
+        a.map(() => 3)
+      ),
+      b: Paired.ratio(
+        a.map((x, i) => Math.round(x * 3) + (i % 3 === 0 ? 1 : 0)),
+        a.map(() => 4)
+      )
+    }
     const unusable = { a: Paired.mean([NaN]), b: Paired.mean([1]) }
     const wide = Array.from({ length: 300 }, (_, i) => ((i * 7) % 10) / 10)
     const large = { a: Paired.mean(wide), b: Paired.mean(wide.map((x, i) => x + ((i * 3) % 7) / 10)) }
@@ -230,7 +264,14 @@ describe("family", () => {
       expect(c).toEqual(Paired.compare(t.a, t.b, { ...o, permutations: c.permutations }))
     })
     // 55 tests with a p-value -> 2200 permutations; only `strong` (p 1/2001 x 55 < 0.1) is refined
-    expect(inBlocks.permutations).toEqual({ screening: 2000, refined: 2200, refinedTests: 1, exactTests: 51, normalTests: 1, largeSample: 250 })
+    expect(inBlocks.permutations).toEqual({
+      screening: 2000,
+      refined: 2200,
+      refinedTests: 1,
+      exactTests: 51,
+      normalTests: 1,
+      largeSample: 250
+    })
     expect(inBlocks.comparisons[54]!.p).toBe(1 / 2201)
     expect(inBlocks.comparisons[55]!.test).toBe("normal")
   })

@@ -21,8 +21,8 @@ describe("Json.extract", () => {
   it("reads plain JSON, fenced JSON and JSON surrounded by prose", () => {
     expect(Json.extract(`{"a": 1}`)).toEqual({ value: { a: 1 } })
     expect(Json.extract("Sure!\n```json\n[1, 2]\n```\nHope this helps.")).toEqual({ value: [1, 2] })
-    expect(Json.extract("Result: {\"checklist\": [\"x\"]} -- done")).toEqual({ value: { checklist: ["x"] } })
-    expect(Json.extract("Ratings: [\"Fully Covered\", \"Not Covered\"] as asked")).toEqual({
+    expect(Json.extract('Result: {"checklist": ["x"]} -- done')).toEqual({ value: { checklist: ["x"] } })
+    expect(Json.extract('Ratings: ["Fully Covered", "Not Covered"] as asked')).toEqual({
       value: ["Fully Covered", "Not Covered"]
     })
     expect(Json.extract("no json here")).toBeUndefined()
@@ -59,7 +59,8 @@ describe("Coverage.parseRating", () => {
 
 describe("Coverage.parseRatings", () => {
   it("reads the results object, ordering entries by their index", () => {
-    const answer = "```json\n{\"results\": [{\"index\": 2, \"entry\": \"b\", \"label\": \"Not Covered\"}, {\"index\": 1, \"entry\": \"a\", \"reasoning\": \"...\", \"label\": \"Fully Covered\"}]}\n```"
+    const answer =
+      '```json\n{"results": [{"index": 2, "entry": "b", "label": "Not Covered"}, {"index": 1, "entry": "a", "reasoning": "...", "label": "Fully Covered"}]}\n```'
     expect(right(Coverage.parseRatings(answer, 2))).toEqual([1, 0])
   })
 
@@ -86,8 +87,10 @@ describe("Coverage.parseRatings", () => {
 
 describe("Checklist.parseChecklist", () => {
   it("reads the checklist object or a bare list, trimming and dropping empty items", () => {
-    expect(right(Checklist.parseChecklist("```json\n{\"checklist\": [\" Is it brief? \", \"\"]}\n```"))).toEqual(["Is it brief?"])
-    expect(right(Checklist.parseChecklist("**Checklist**\n[\"A?\", \"B?\"]"))).toEqual(["A?", "B?"])
+    expect(right(Checklist.parseChecklist('```json\n{"checklist": [" Is it brief? ", ""]}\n```'))).toEqual([
+      "Is it brief?"
+    ])
+    expect(right(Checklist.parseChecklist('**Checklist**\n["A?", "B?"]'))).toEqual(["A?", "B?"])
   })
 
   it("rejects answers without a checklist", () => {
@@ -104,7 +107,7 @@ describe("Judge.parseScore", () => {
     ["### Evaluation Score\n\n**9**", 9],
     ["The response is good (1-10 scale).\n\nScore: 6", 6],
     ["Score (1-10): 7", 7],
-    ["{\"score\": 7.5}", 7.5],
+    ['{"score": 7.5}', 7.5],
     ["Overall it earns 8 out of 10.", 8],
     ["Score: 10", 10],
     ["Score: 1", 1],
@@ -122,12 +125,25 @@ describe("Judge.parseScore", () => {
 })
 
 describe("prompt templates (core's PromptTemplate, on the scorers' files)", () => {
-  const spec = (file: string, required: ReadonlyArray<string>, optional: ReadonlyArray<string> = []) => ({ plugin: "t", file, required, optional })
-  const parse = (text: string, file: string, required: ReadonlyArray<string>, optional: ReadonlyArray<string> = ["checklist"]) =>
-    Effect.runSync(Effect.either(PromptTemplate.fromText(spec(file, required, optional), text)))
+  const spec = (file: string, required: ReadonlyArray<string>, optional: ReadonlyArray<string> = []) => ({
+    plugin: "t",
+    file,
+    required,
+    optional
+  })
+  const parse = (
+    text: string,
+    file: string,
+    required: ReadonlyArray<string>,
+    optional: ReadonlyArray<string> = ["checklist"]
+  ) => Effect.runSync(Effect.either(PromptTemplate.fromText(spec(file, required, optional), text)))
 
   it("splits system and user sections, drops comments, and fills slots in one pass", () => {
-    const t = parse("<!-- A note. -->\n<!-- system -->\nRate {{checklist}}.\n<!-- user -->\nPreference: {{preference}}\n", "t.md", ["preference"])
+    const t = parse(
+      "<!-- A note. -->\n<!-- system -->\nRate {{checklist}}.\n<!-- user -->\nPreference: {{preference}}\n",
+      "t.md",
+      ["preference"]
+    )
     if (Either.isLeft(t)) throw t.left
     expect(PromptTemplate.render(t.right, { preference: "uses {{checklist}} literally", checklist: "1. A" })).toEqual([
       { role: "system", content: "Rate 1. A." },
@@ -142,21 +158,32 @@ describe("prompt templates (core's PromptTemplate, on the scorers' files)", () =
   })
 
   it("names the file and the placeholder that is wrong, and refuses a note outside a comment", () => {
-    const reason = (e: Either.Either<unknown, { readonly message: string }>) => (Either.isLeft(e) ? e.left.message : "no error")
+    const reason = (e: Either.Either<unknown, { readonly message: string }>) =>
+      Either.isLeft(e) ? e.left.message : "no error"
     expect(reason(parse("{{preferences}}", "my.md", []))).toMatch(/my\.md: unknown placeholder \{\{preferences\}\}/)
     expect(reason(parse("{{checklist}}", "my.md", ["preference"]))).toMatch(/missing placeholder \{\{preference\}\}/)
     expect(reason(parse("<!-- system -->\nonly system", "my.md", []))).toMatch(/no user message/)
-    expect(reason(parse("A note.\n<!-- user -->\n{{preference}}", "my.md", ["preference"]))).toMatch(/text before the first/)
+    expect(reason(parse("A note.\n<!-- user -->\n{{preference}}", "my.md", ["preference"]))).toMatch(
+      /text before the first/
+    )
   })
 
   it("ships prompts that parse with the placeholders their scorers fill", () => {
     const load = (file: string, allowedHere: Array<string>, required: Array<string>) => {
-      const t = parse(fs.readFileSync(`${Template.promptsDir}/${file}`, "utf8"), file, required, allowedHere.filter((a) => !required.includes(a)))
+      const t = parse(
+        fs.readFileSync(`${Template.promptsDir}/${file}`, "utf8"),
+        file,
+        required,
+        allowedHere.filter((a) => !required.includes(a))
+      )
       if (Either.isLeft(t)) throw t.left
       return PromptTemplate.render(t.right, Object.fromEntries(allowedHere.map((a) => [a, `<${a}>`])))
     }
     expect(load("decompose.md", ["preference"], ["preference"])[0]!.content).toContain("checklist")
-    for (const f of ["match.md", "match-prefmatcher.md"]) expect(load(f, ["preference", "checklist", "count"], ["preference", "checklist"])).toHaveLength(2)
-    expect(load("judge.md", ["request", "response", "preference", "checklist"], ["response", "preference"])[1]!.content).toContain("<response>")
+    for (const f of ["match.md", "match-prefmatcher.md"])
+      expect(load(f, ["preference", "checklist", "count"], ["preference", "checklist"])).toHaveLength(2)
+    expect(
+      load("judge.md", ["request", "response", "preference", "checklist"], ["response", "preference"])[1]!.content
+    ).toContain("<response>")
   })
 })

@@ -21,16 +21,34 @@ describe("ReferenceAccounting", () => {
 
   it("counts exact labels only and sums every entry, whatever their number", () => {
     const fenced = (o: unknown) => `Reasoning first.\n\`\`\`json\n${JSON.stringify(o)}\n\`\`\``
-    expect(ReferenceAccounting.matcherSum(fenced({ results: [{ label: "Fully Covered" }, { label: "Partially Covered" }, { label: "Not Covered" }] }), false)).toBe(1.5)
-    expect(ReferenceAccounting.matcherSum(fenced({ results: [{ label: "fully covered" }, { label: "Partially Covered" }, { label: "Partially Covered" }] }), false)).toBe(1)
+    expect(
+      ReferenceAccounting.matcherSum(
+        fenced({ results: [{ label: "Fully Covered" }, { label: "Partially Covered" }, { label: "Not Covered" }] }),
+        false
+      )
+    ).toBe(1.5)
+    expect(
+      ReferenceAccounting.matcherSum(
+        fenced({
+          results: [{ label: "fully covered" }, { label: "Partially Covered" }, { label: "Partially Covered" }]
+        }),
+        false
+      )
+    ).toBe(1)
     expect(ReferenceAccounting.matcherSum(fenced({ ratings: [] }), false)).toBeUndefined()
     expect(ReferenceAccounting.matcherSum("no JSON here", false)).toBeUndefined()
     expect(ReferenceAccounting.matcherSum(JSON.stringify([{ label: "Fully Covered" }]), true)).toBe(1)
-    expect(ReferenceAccounting.matcherSum(JSON.stringify({ results: [{ label: "Fully Covered" }] }), true)).toBeUndefined()
+    expect(
+      ReferenceAccounting.matcherSum(JSON.stringify({ results: [{ label: "Fully Covered" }] }), true)
+    ).toBeUndefined()
   })
 
   it("reads a decomposer's fenced checklist after its analysis", () => {
-    expect(ReferenceAccounting.checklist("**Analysis**\n\nTwo.\n\n**Checklist**\n\n```json\n{\"checklist\": [\"A?\", \"B?\"]}\n```")).toEqual(["A?", "B?"])
+    expect(
+      ReferenceAccounting.checklist(
+        '**Analysis**\n\nTwo.\n\n**Checklist**\n\n```json\n{"checklist": ["A?", "B?"]}\n```'
+      )
+    ).toEqual(["A?", "B?"])
     expect(ReferenceAccounting.checklist("Checklist: A?, B?")).toBeUndefined()
   })
 
@@ -49,6 +67,9 @@ describe("ReferenceAccounting", () => {
     expect(counts([1, undefined])).toEqual({ pNum: 0, pDen: 2, rNum: 0, rDen: 3 })
     expect(counts([1, 1], [])).toEqual({ pNum: 0, pDen: 0, rNum: 0, rDen: 3 })
     // Precision 1.5/2, recall 2/3: F1 = 2 * 0.75 * (2/3) / (0.75 + 2/3) = 12/17.
-    expect(PreferenceMatch.fromCounts({ pNum: 1.5, pDen: 2, rNum: 2, rDen: 3 })["inference.f1"]).toBeCloseTo(12 / 17, 15)
+    expect(PreferenceMatch.fromCounts({ pNum: 1.5, pDen: 2, rNum: 2, rDen: 3 })["inference.f1"]).toBeCloseTo(
+      12 / 17,
+      15
+    )
   })
 })

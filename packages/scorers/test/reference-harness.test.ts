@@ -35,7 +35,10 @@ describe("reference harness: render", () => {
         stage: "inference",
         args: {
           curr_request: "Draft the agenda for Tuesday's design review.",
-          prior_interactions: [session("design team", "Make me an agenda.", "Here it is."), session("gym", "A workout plan?", "Sure.")]
+          prior_interactions: [
+            session("design team", "Make me an agenda.", "Here it is."),
+            session("gym", "A workout plan?", "Sure.")
+          ]
         }
       }
     ])
@@ -65,7 +68,9 @@ describe("reference harness: render", () => {
   })
 
   it("matcher with an OpenAI evaluator: developer role, the 8 examples' preference blocks, max_completion_tokens", () => {
-    const [call] = render([{ stage: "match", args: { checklist: ["Is it short?", "Is it formal?"], preference: "Replies must be short." } }])
+    const [call] = render([
+      { stage: "match", args: { checklist: ["Is it short?", "Is it formal?"], preference: "Replies must be short." } }
+    ])
     expect(call!.transport).toBe("openai")
     expect(call!.model).toBe(gpt4o)
     expect(call!.params).toEqual({ temperature: 0, max_completion_tokens: 8192 })
@@ -79,7 +84,9 @@ describe("reference harness: render", () => {
   })
 
   it("PrefMatcher: the vLLM endpoint, system role, no examples, max_tokens", () => {
-    const [call] = render([{ stage: "match-prefmatcher", args: { checklist: ["Is it short?"], preference: "Replies must be short." } }])
+    const [call] = render([
+      { stage: "match-prefmatcher", args: { checklist: ["Is it short?"], preference: "Replies must be short." } }
+    ])
     expect(call!.transport).toBe("vllm")
     expect(call!.model).toBe("kixlab/prefmatcher-7b")
     expect(call!.params).toEqual({ temperature: 0, max_tokens: 8192 })
@@ -91,7 +98,15 @@ describe("reference harness: render", () => {
 
   it("judge: preference and checklist in the developer message, request and response in the user message", () => {
     const [call] = render([
-      { stage: "judge", args: { user_request: "Plan my week.", ai_response: "Monday: rest.", preference: "Plans must be daily.", checklist: ["Is it daily?", "Is it dated?"] } }
+      {
+        stage: "judge",
+        args: {
+          user_request: "Plan my week.",
+          ai_response: "Monday: rest.",
+          preference: "Plans must be daily.",
+          checklist: ["Is it daily?", "Is it dated?"]
+        }
+      }
     ])
     expect(call!.transport).toBe("openai")
     expect(call!.params).toEqual({ temperature: 0, max_completion_tokens: 8192 })
@@ -122,7 +137,10 @@ describe("reference harness: parse", () => {
   const parse = (kind: string, output: string) => run("parse", { kind, output })
 
   it("judge scores: '7.5' is truncated to 7, '**9**/10' is 9, a score with words is 0, no header is an error", () => {
-    expect(parse("judge", "### Evaluation Label\n\nGood\n\n### Evaluation Score\n\n7.5")).toEqual({ ok: true, value: 7 })
+    expect(parse("judge", "### Evaluation Label\n\nGood\n\n### Evaluation Score\n\n7.5")).toEqual({
+      ok: true,
+      value: 7
+    })
     expect(parse("judge", "### **Evaluation Score**\n**9**/10")).toEqual({ ok: true, value: 9 })
     expect(parse("judge", "### Evaluation Score\n8 - Very Good")).toEqual({ ok: true, value: 0 })
     const none = parse("judge", "Score: 8")
@@ -131,7 +149,10 @@ describe("reference harness: parse", () => {
   })
 
   it("inference: the first line after the preference header; no header is an error", () => {
-    expect(parse("inference", "### Analysis\n\nx\n\n### Most Likely Preference\n\n  Be brief.  \nignored")).toEqual({ ok: true, value: "Be brief." })
+    expect(parse("inference", "### Analysis\n\nx\n\n### Most Likely Preference\n\n  Be brief.  \nignored")).toEqual({
+      ok: true,
+      value: "Be brief."
+    })
     expect(parse("inference", "Be brief.").error).toMatch(/^IndexError: /)
   })
 
@@ -149,18 +170,28 @@ describe("reference harness: evaluate", () => {
   }
   /** Renders each scripted stage and keys its answer by the rendered messages. */
   const answersFor = (scripted: ReadonlyArray<Scripted>, evaluator = gpt4o): Record<string, unknown> => {
-    const calls = render(scripted.map(({ args, stage }) => ({ stage, args })), evaluator)
+    const calls = render(
+      scripted.map(({ args, stage }) => ({ stage, args })),
+      evaluator
+    )
     return Object.fromEntries(calls.map((call, i) => [keyOf(call.messages), scripted[i]!.answer]))
   }
   const matches = (pairs: ReadonlyArray<readonly [string, string]>) =>
-    "```json\n" + JSON.stringify({ results: pairs.map(([entry, label], i) => ({ index: i + 1, entry, reasoning: "r", label })) }) + "\n```"
-  const checklistAnswer = (items: ReadonlyArray<string>) => `**Analysis**\n\nFine.\n\n**Checklist**\n\n\`\`\`json\n${JSON.stringify({ checklist: items })}\n\`\`\``
+    "```json\n" +
+    JSON.stringify({ results: pairs.map(([entry, label], i) => ({ index: i + 1, entry, reasoning: "r", label })) }) +
+    "\n```"
+  const checklistAnswer = (items: ReadonlyArray<string>) =>
+    `**Analysis**\n\nFine.\n\n**Checklist**\n\n\`\`\`json\n${JSON.stringify({ checklist: items })}\n\`\`\``
 
   it("two scored instances, one dropped by a failed call: the aggregate computed by hand", () => {
     const a = {
       current_request: "Draft the agenda for Tuesday's design review.",
       current_contextual_preference: "Design review agendas must give every item an owner and a time box.",
-      current_checklist: ["Does every item have an owner?", "Does every item have a time box?", "Is it for the design review?"],
+      current_checklist: [
+        "Does every item have an owner?",
+        "Does every item have a time box?",
+        "Is it for the design review?"
+      ],
       prior_interactions: [session("design team", "Make me an agenda.", "Here it is.")]
     }
     const b = {
@@ -177,33 +208,82 @@ describe("reference harness: evaluate", () => {
     const responseA = "Agenda: 1. Intro (Ana, 5 min)"
     const answers = answersFor([
       // A: inference, decomposition, the two matches, the response (padded: their wrapper strips it), the judge
-      { stage: "inference", args: { curr_request: a.current_request, prior_interactions: a.prior_interactions }, answer: `### Analysis\n\nOwners.\n\n### Most Likely Preference\n\n${inferredA}\nNot read.` },
+      {
+        stage: "inference",
+        args: { curr_request: a.current_request, prior_interactions: a.prior_interactions },
+        answer: `### Analysis\n\nOwners.\n\n### Most Likely Preference\n\n${inferredA}\nNot read.`
+      },
       { stage: "decompose", args: { preference: inferredA }, answer: checklistAnswer(checklistA) },
-      { stage: "match", args: { checklist: checklistA, preference: a.current_contextual_preference }, answer: matches([[checklistA[0]!, "Fully Covered"], [checklistA[1]!, "Partially Covered"]]) },
+      {
+        stage: "match",
+        args: { checklist: checklistA, preference: a.current_contextual_preference },
+        answer: matches([
+          [checklistA[0]!, "Fully Covered"],
+          [checklistA[1]!, "Partially Covered"]
+        ])
+      },
       {
         stage: "match",
         args: { checklist: a.current_checklist, preference: inferredA },
-        answer: matches([[a.current_checklist[0]!, "Fully Covered"], [a.current_checklist[1]!, "Not Covered"], [a.current_checklist[2]!, "Partially Covered"]])
+        answer: matches([
+          [a.current_checklist[0]!, "Fully Covered"],
+          [a.current_checklist[1]!, "Not Covered"],
+          [a.current_checklist[2]!, "Partially Covered"]
+        ])
       },
-      { stage: "generation", args: { curr_request: a.current_request, prior_interactions: a.prior_interactions }, answer: `\n  ${responseA}  \n` },
+      {
+        stage: "generation",
+        args: { curr_request: a.current_request, prior_interactions: a.prior_interactions },
+        answer: `\n  ${responseA}  \n`
+      },
       {
         stage: "judge",
-        args: { user_request: a.current_request, ai_response: responseA, preference: a.current_contextual_preference, checklist: a.current_checklist },
-        answer: "### Evaluation of AI Assistant's Response\n\n1. Fine.\n\n### Evaluation Label\n\nGood\n\n### Evaluation Score\n\n7.5"
+        args: {
+          user_request: a.current_request,
+          ai_response: responseA,
+          preference: a.current_contextual_preference,
+          checklist: a.current_checklist
+        },
+        answer:
+          "### Evaluation of AI Assistant's Response\n\n1. Fine.\n\n### Evaluation Label\n\nGood\n\n### Evaluation Score\n\n7.5"
       },
       // B: the same stages; one inferred item gets a label that is not one of the three (scored 0)
-      { stage: "inference", args: { curr_request: b.current_request, prior_interactions: b.prior_interactions }, answer: `### Most Likely Preference\n${inferredB}` },
+      {
+        stage: "inference",
+        args: { curr_request: b.current_request, prior_interactions: b.prior_interactions },
+        answer: `### Most Likely Preference\n${inferredB}`
+      },
       { stage: "decompose", args: { preference: inferredB }, answer: checklistAnswer(checklistB) },
       {
         stage: "match",
         args: { checklist: checklistB, preference: b.current_contextual_preference },
-        answer: matches([[checklistB[0]!, "Fully Covered"], [checklistB[1]!, "Fully Covered"], [checklistB[2]!, "Mostly Covered"]])
+        answer: matches([
+          [checklistB[0]!, "Fully Covered"],
+          [checklistB[1]!, "Fully Covered"],
+          [checklistB[2]!, "Mostly Covered"]
+        ])
       },
-      { stage: "match", args: { checklist: b.current_checklist, preference: inferredB }, answer: matches([[b.current_checklist[0]!, "Partially Covered"], [b.current_checklist[1]!, "Partially Covered"]]) },
-      { stage: "generation", args: { curr_request: b.current_request, prior_interactions: b.prior_interactions }, answer: "Mon strength, Tue cardio." },
+      {
+        stage: "match",
+        args: { checklist: b.current_checklist, preference: inferredB },
+        answer: matches([
+          [b.current_checklist[0]!, "Partially Covered"],
+          [b.current_checklist[1]!, "Partially Covered"]
+        ])
+      },
+      {
+        stage: "generation",
+        args: { curr_request: b.current_request, prior_interactions: b.prior_interactions },
+        answer: "Mon strength, Tue cardio."
+      },
       {
         stage: "judge",
-        args: { user_request: b.current_request, ai_response: "Mon strength, Tue cardio.", preference: b.current_contextual_preference, checklist: b.current_checklist },
+        args: {
+          user_request: b.current_request,
+          ai_response: "Mon strength, Tue cardio.",
+          preference: b.current_contextual_preference,
+          checklist: b.current_checklist
+        },
         answer: "### **Evaluation Score**\n\n**9**/10"
       }
     ])
@@ -221,7 +301,9 @@ describe("reference harness: evaluate", () => {
     })
     // c's inference call has no answer: it fails like a network error and their evaluate() returns
     // before generation, so c has no file and counts nowhere.
-    const cInference = render([{ stage: "inference", args: { curr_request: c.current_request, prior_interactions: c.prior_interactions } }])[0]!
+    const cInference = render([
+      { stage: "inference", args: { curr_request: c.current_request, prior_interactions: c.prior_interactions } }
+    ])[0]!
     expect(result.missing).toEqual([keyOf(cInference.messages)])
     expect(Object.keys(result.files).sort()).toEqual(["a", "b"])
     expect(result.errors).toEqual({})
@@ -234,7 +316,10 @@ describe("reference harness: evaluate", () => {
     // a: predicted (inferred items vs gold preference) 1 + 0.5 = 1.5 of 2; true (gold items vs inferred) 1 + 0 + 0.5 = 1.5 of 3
     // b: predicted 1 + 1 + 0 = 2 of 3; true 0.5 + 0.5 = 1 of 2
     expect(result.per_instance).toEqual({
-      a: { inference: { true_matched: 1.5, predicted_matched: 1.5, n_true: 3, n_predicted: 2 }, generation: { score: 7 } },
+      a: {
+        inference: { true_matched: 1.5, predicted_matched: 1.5, n_true: 3, n_predicted: 2 },
+        generation: { score: 7 }
+      },
       b: { inference: { true_matched: 1, predicted_matched: 2, n_true: 2, n_predicted: 3 }, generation: { score: 9 } }
     })
     // Pooled over instances: precision (1.5 + 2) / (2 + 3) = 0.7, recall (1.5 + 1) / (3 + 2) = 0.5,
@@ -248,7 +333,10 @@ describe("reference harness: evaluate", () => {
     expect(generation).toEqual({ average_score: 8, n_instances: 2 })
     // What their evaluate() saved: the first line of the inference, the stripped response, the raw score text
     expect(result.files["a"].inference.inferred).toEqual({ preference: inferredA, checklist: checklistA })
-    expect(result.files["a"].inference.groundtruth).toEqual({ preference: a.current_contextual_preference, checklist: a.current_checklist })
+    expect(result.files["a"].inference.groundtruth).toEqual({
+      preference: a.current_contextual_preference,
+      checklist: a.current_checklist
+    })
     expect(result.files["a"].generation.ai_response).toBe(responseA)
     expect(result.files["a"].generation.alignment.score).toBe("7.5")
   })
@@ -262,17 +350,33 @@ describe("reference harness: evaluate", () => {
     }
     const y = { ...x, current_request: "Summarize the memo.", current_checklist: ["One?", "Two?", "Three?"] }
     const answers = answersFor([
-      { stage: "inference", args: { curr_request: x.current_request, prior_interactions: x.prior_interactions }, answer: "### Most Likely Preference\nBullets." },
+      {
+        stage: "inference",
+        args: { curr_request: x.current_request, prior_interactions: x.prior_interactions },
+        answer: "### Most Likely Preference\nBullets."
+      },
       { stage: "decompose", args: { preference: "Bullets." }, answer: checklistAnswer(["Are there bullets?"]) },
-      { stage: "match-prefmatcher", args: { checklist: ["Are there bullets?"], preference: x.current_contextual_preference }, answer: JSON.stringify([{ entry: "Are there bullets?", label: "Fully Covered" }]) },
+      {
+        stage: "match-prefmatcher",
+        args: { checklist: ["Are there bullets?"], preference: x.current_contextual_preference },
+        answer: JSON.stringify([{ entry: "Are there bullets?", label: "Fully Covered" }])
+      },
       {
         stage: "match-prefmatcher",
         args: { checklist: x.current_checklist, preference: "Bullets." },
         answer: "```json\n" + JSON.stringify([{ label: "Partially Covered" }, { label: "Not Covered" }]) + "\n```"
       },
-      { stage: "inference", args: { curr_request: y.current_request, prior_interactions: y.prior_interactions }, answer: "### Most Likely Preference\nShort." },
+      {
+        stage: "inference",
+        args: { curr_request: y.current_request, prior_interactions: y.prior_interactions },
+        answer: "### Most Likely Preference\nShort."
+      },
       { stage: "decompose", args: { preference: "Short." }, answer: checklistAnswer(["Is it short?", "Is it plain?"]) },
-      { stage: "match-prefmatcher", args: { checklist: ["Is it short?", "Is it plain?"], preference: y.current_contextual_preference }, answer: "Sorry, I cannot." }
+      {
+        stage: "match-prefmatcher",
+        args: { checklist: ["Is it short?", "Is it plain?"], preference: y.current_contextual_preference },
+        answer: "Sorry, I cannot."
+      }
     ])
     const result: Evaluated = run("evaluate", {
       subject,
@@ -286,11 +390,24 @@ describe("reference harness: evaluate", () => {
       answers
     })
     expect(result.missing).toEqual([])
-    expect(result.calls.map((call) => call.transport)).toEqual(["subject", "openai", "vllm", "vllm", "subject", "openai", "vllm"])
+    expect(result.calls.map((call) => call.transport)).toEqual([
+      "subject",
+      "openai",
+      "vllm",
+      "vllm",
+      "subject",
+      "openai",
+      "vllm"
+    ])
     expect(result.files["y"].inference.match).toEqual({ infer_to_gt: [], gt_to_infer: [] })
     // x: predicted 1 of 1, true 0.5 + 0 of 2; y: 0 of 2 and 0 of 3, still counted.
     // Precision 1 / 3, recall 0.5 / 5 = 0.1, F1 2 * (1/3) * 0.1 / (1/3 + 0.1) = (2/30) / (13/30) = 2/13.
-    expect(result.aggregate.inference).toMatchObject({ n_true_matched: 0.5, n_predicted_matched: 1, n_true: 5, n_predicted: 3 })
+    expect(result.aggregate.inference).toMatchObject({
+      n_true_matched: 0.5,
+      n_predicted_matched: 1,
+      n_true: 5,
+      n_predicted: 3
+    })
     expect(result.aggregate.inference.precision).toBeCloseTo(1 / 3, 12)
     expect(result.aggregate.inference.recall).toBeCloseTo(0.1, 12)
     expect(result.aggregate.inference.f1).toBeCloseTo(2 / 13, 12)
@@ -305,12 +422,26 @@ describe("reference harness: evaluate", () => {
       prior_interactions: [session("notes", "Summarize.", "Ok.")]
     }
     const answers = answersFor([
-      { stage: "inference", args: { curr_request: z.current_request, prior_interactions: z.prior_interactions }, answer: { error: "Error code: 400 - context_length_exceeded" } }
+      {
+        stage: "inference",
+        args: { curr_request: z.current_request, prior_interactions: z.prior_interactions },
+        answer: { error: "Error code: 400 - context_length_exceeded" }
+      }
     ])
-    const result: Evaluated = run("evaluate", { subject, evaluator: gpt4o, use_matcher: false, task: "inference", instances: [{ name: "z", data: z }], answers })
+    const result: Evaluated = run("evaluate", {
+      subject,
+      evaluator: gpt4o,
+      use_matcher: false,
+      task: "inference",
+      instances: [{ name: "z", data: z }],
+      answers
+    })
     expect(result.missing).toEqual([])
     expect(result.calls).toHaveLength(1)
-    expect(result.files["z"].inference.inferred).toEqual({ preference: "ERROR: Context length exceeded", checklist: [] })
+    expect(result.files["z"].inference.inferred).toEqual({
+      preference: "ERROR: Context length exceeded",
+      checklist: []
+    })
     expect(result.files["z"].inference.match.gt_to_infer).toEqual([{ entry: "Is it short?", score: 0 }])
     expect(result.per_instance).toBeNull()
     expect(result.aggregate).toBeNull()

@@ -9,8 +9,12 @@ import { buildScorer, makeInstance, makeTrace, pluginEnv } from "./fixtures.js"
 
 const log2 = Math.log2
 const ranked = (...ids: Array<string>) => ids.map((sessionId, i) => ({ sessionId, score: ids.length - i }))
-const scores = (instance: Parameters<typeof RetrievalAtK.compute>[0], retrieval: Retriever.Retrieval | undefined, ks: Array<number>, levels: Array<RetrievalAtK.Level> = ["session"]) =>
-  RetrievalAtK.compute(instance, makeTrace(instance, retrieval === undefined ? {} : { retrieval }), ks, levels)
+const scores = (
+  instance: Parameters<typeof RetrievalAtK.compute>[0],
+  retrieval: Retriever.Retrieval | undefined,
+  ks: Array<number>,
+  levels: Array<RetrievalAtK.Level> = ["session"]
+) => RetrievalAtK.compute(instance, makeTrace(instance, retrieval === undefined ? {} : { retrieval }), ks, levels)
 
 const expectScores = (actual: Record<string, number>, expected: Record<string, number>) => {
   expect(Object.keys(actual).sort()).toEqual(Object.keys(expected).sort())
@@ -46,9 +50,23 @@ describe("retrieval-at-k: LongMemEval's recall_any@k, recall_all@k, ndcg_any@k",
     const base = makeInstance(["relevant", "other", "other", "relevant"])
     const instance = {
       ...base,
-      gold: { ...base.gold, sessions: base.gold.sessions.map((g) => (g.id === "s1" ? { ...g, evidenceTurns: [1] } : g.id === "s4" ? { ...g, evidenceTurns: [0] } : g)) }
+      gold: {
+        ...base.gold,
+        sessions: base.gold.sessions.map((g) =>
+          g.id === "s1" ? { ...g, evidenceTurns: [1] } : g.id === "s4" ? { ...g, evidenceTurns: [0] } : g
+        )
+      }
     }
-    const order: Array<[string, number]> = [["s2", 0], ["s2", 1], ["s3", 0], ["s1", 1], ["s4", 0], ["s1", 0], ["s3", 1], ["s4", 1]]
+    const order: Array<[string, number]> = [
+      ["s2", 0],
+      ["s2", 1],
+      ["s3", 0],
+      ["s1", 1],
+      ["s4", 0],
+      ["s1", 0],
+      ["s3", 1],
+      ["s4", 1]
+    ]
     const retrieval = {
       ranking: ranked("s2", "s3", "s1", "s4"),
       selected: ["s2"],
@@ -93,8 +111,11 @@ describe("retrieval-at-k: LongMemEval's recall_any@k, recall_all@k, ndcg_any@k",
       "retrieval.turn_recall_all@5": 1,
       "retrieval.turn_ndcg_any@5": (0.5 + 1 / log2(5)) / 2
     })
-    expect([0.5 / ideal4, (0.5 + 1 / log2(5)) / ideal4, (0.5 + 1 / log2(5) + 1 / log2(6) + 1 / log2(8)) / ideal4].map((x) => x.toFixed(6)))
-      .toEqual(["0.159697", "0.297252", "0.527276"])
+    expect(
+      [0.5 / ideal4, (0.5 + 1 / log2(5)) / ideal4, (0.5 + 1 / log2(5) + 1 / log2(6) + 1 / log2(8)) / ideal4].map((x) =>
+        x.toFixed(6)
+      )
+    ).toEqual(["0.159697", "0.297252", "0.527276"])
   })
 
   it("the effective k stops past the end of a short turn ranking", () => {
@@ -113,14 +134,27 @@ describe("retrieval-at-k: LongMemEval's recall_any@k, recall_all@k, ndcg_any@k",
   })
 
   it.scoped("the plugin declares its metrics and scores a LongMemEval abstention question as NaN", () =>
-    Effect.gen(function*() {
+    Effect.gen(function* () {
       const scorer = yield* buildScorer("retrieval-at-k", { ks: [5, 1] })
       expect(scorer.metrics.map((m) => m.name)).toEqual([
-        "retrieval.recall_any@1", "retrieval.recall_all@1", "retrieval.ndcg_any@1",
-        "retrieval.recall_any@5", "retrieval.recall_all@5", "retrieval.ndcg_any@5"
+        "retrieval.recall_any@1",
+        "retrieval.recall_all@1",
+        "retrieval.ndcg_any@1",
+        "retrieval.recall_any@5",
+        "retrieval.recall_all@5",
+        "retrieval.ndcg_any@5"
       ])
       expect(scorer.metrics.every((m) => m.family === "retrieval" && m.direction === "higher")).toBe(true)
-      const fixture = path.join(import.meta.dirname, "..", "..", "core", "test", "fixtures", "longmemeval", "longmemeval_s_tiny.json")
+      const fixture = path.join(
+        import.meta.dirname,
+        "..",
+        "..",
+        "core",
+        "test",
+        "fixtures",
+        "longmemeval",
+        "longmemeval_s_tiny.json"
+      )
       const { instances } = yield* Dataset.loadAll(`longmemeval:${fixture}`)
       const abs = instances.find((i) => i.gold.withoutEvidence === "abstention")!
       const user = instances.find((i) => i.id === "q-user-1")!
@@ -129,6 +163,12 @@ describe("retrieval-at-k: LongMemEval's recall_any@k, recall_all@k, ndcg_any@k",
       // No retriever: every session, most recent first (s4, s3, ...): the answer session s3 is second.
       const u = yield* scoreOf(user)
       expect([u["retrieval.recall_any@1"], u["retrieval.recall_any@5"], u["retrieval.ndcg_any@5"]]).toEqual([0, 1, 1])
-      expect(yield* ScorerConformance.check(scorer, instances.map((i) => ({ instance: i, trace: makeTrace(i) })))).toEqual([])
-    }).pipe(Effect.provide(pluginEnv())))
+      expect(
+        yield* ScorerConformance.check(
+          scorer,
+          instances.map((i) => ({ instance: i, trace: makeTrace(i) }))
+        )
+      ).toEqual([])
+    }).pipe(Effect.provide(pluginEnv()))
+  )
 })

@@ -141,7 +141,9 @@ describe("retrieval scorer", () => {
   it("declares one nDCG per distinct cut-off, ascending", () => {
     const names = Retrieval.metricsFor([4, 2, 2]).map((m) => m.name)
     expect(names.filter((n) => n.startsWith("retrieval.ndcg"))).toEqual(["retrieval.ndcg@2", "retrieval.ndcg@4"])
-    const lowerIsBetter = Retrieval.metricsFor([2]).filter((m) => m.direction === "lower").map((m) => m.name)
+    const lowerIsBetter = Retrieval.metricsFor([2])
+      .filter((m) => m.direction === "lower")
+      .map((m) => m.name)
     expect(lowerIsBetter).toEqual([
       "retrieval.stale_rate",
       "retrieval.distractor_rate",
@@ -151,17 +153,18 @@ describe("retrieval scorer", () => {
   })
 
   it.effect("decodes its options with defaults and rejects bad ones", () =>
-    Effect.gen(function*() {
+    Effect.gen(function* () {
       expect(yield* Plugin.decodeOptions(Retrieval.plugin, {})).toEqual({ ks: [2, 4] })
       expect(yield* Plugin.decodeOptions(Retrieval.plugin, { ks: [1, 8] })).toEqual({ ks: [1, 8] })
       for (const bad of [{ ks: [] }, { ks: [0] }, { ks: [2.5] }, { k: [2] }]) {
         const r = yield* Effect.either(Plugin.decodeOptions(Retrieval.plugin, bad))
         expect(Either.isLeft(r), JSON.stringify(bad)).toBe(true)
       }
-    }))
+    })
+  )
 
   it.scoped("conforms to the scorer contract", () =>
-    Effect.gen(function*() {
+    Effect.gen(function* () {
       const service = yield* buildScorer("retrieval", { ks: [2, 4] })
       const none = makeInstance(["other", "stale"])
       const problems = yield* ScorerConformance.check(service, [
@@ -170,5 +173,6 @@ describe("retrieval scorer", () => {
         { instance: none, trace: makeTrace(none, { retrieval: { ranking: [], selected: [] } }) }
       ])
       expect(problems).toEqual([])
-    }).pipe(Effect.provide(pluginEnv())))
+    }).pipe(Effect.provide(pluginEnv()))
+  )
 })

@@ -4,7 +4,9 @@ import * as Statistics from "../src/Statistics.js"
 
 describe("Statistics basics", () => {
   it("rng is deterministic and stays in [0, 1)", () => {
-    const a = Statistics.rng(7), b = Statistics.rng(7), c = Statistics.rng(8)
+    const a = Statistics.rng(7),
+      b = Statistics.rng(7),
+      c = Statistics.rng(8)
     const xs = Array.from({ length: 1000 }, () => a())
     expect(Array.from({ length: 1000 }, () => b())).toEqual(xs)
     expect(Array.from({ length: 1000 }, () => c())).not.toEqual(xs)
@@ -118,7 +120,11 @@ describe("bootstrap resampling", () => {
     const xs = Array.from({ length: 500 }, (_, i) => (i * 0.37) % 1)
     const first = JSON.stringify(Statistics.bootstrapMean(xs, { seed: 2 }))
     Statistics.bootstrapMean(xs.slice(1), { seed: 2 })
-    Statistics.bootstrapRatio(xs, xs.map(() => 1), { seed: 2, resamples: 300 })
+    Statistics.bootstrapRatio(
+      xs,
+      xs.map(() => 1),
+      { seed: 2, resamples: 300 }
+    )
     expect(JSON.stringify(Statistics.bootstrapMean(xs, { seed: 2 }))).toBe(first)
   })
 })
@@ -126,14 +132,19 @@ describe("bootstrap resampling", () => {
 describe("bootstrapF1", () => {
   it("is the F1 of the two pooled ratios", () => {
     // P = (1 + 2) / (2 + 2) = 0.75, R = (1 + 1) / (4 + 4) = 0.25, F1 = 2 * 0.75 * 0.25 / 1 = 0.375
-    const e = Statistics.bootstrapF1({ num: [1, 2, NaN], den: [2, 2, 1] }, { num: [1, 1, 1], den: [4, 4, 1] }, { seed: 1 })
+    const e = Statistics.bootstrapF1(
+      { num: [1, 2, NaN], den: [2, 2, 1] },
+      { num: [1, 1, 1], den: [4, 4, 1] },
+      { seed: 1 }
+    )
     expect(e.n).toBe(2)
     expect(e.mean).toBe(0.375)
   })
 
   it("draws instances exactly as bootstrapRatio does", () => {
     // with precision counts equal to recall counts, F1 = that ratio, resample by resample
-    const num = [1, 0, 2, 3, 1], den = [2, 1, 2, 4, 3]
+    const num = [1, 0, 2, 3, 1],
+      den = [2, 1, 2, 4, 3]
     const f = Statistics.bootstrapF1({ num, den }, { num, den }, { seed: 11, resamples: 300 })
     const r = Statistics.bootstrapRatio(num, den, { seed: 11, resamples: 300 })
     expect(f.mean).toBeCloseTo(7 / 12, 12)
@@ -161,8 +172,13 @@ describe("bootstrapRatio", () => {
   })
 
   it("drops pairs with a non-finite part and is deterministic", () => {
-    expect(Statistics.bootstrapRatio([1, NaN, 3], [2, 2, NaN], { seed: 2 })).toEqual({ n: 1, mean: 0.5, ci95: [0.5, 0.5] })
-    const nums = [1, 2, 0, 3, 2.5], dens = [2, 3, 3, 3, 4]
+    expect(Statistics.bootstrapRatio([1, NaN, 3], [2, 2, NaN], { seed: 2 })).toEqual({
+      n: 1,
+      mean: 0.5,
+      ci95: [0.5, 0.5]
+    })
+    const nums = [1, 2, 0, 3, 2.5],
+      dens = [2, 3, 3, 3, 4]
     const a = Statistics.bootstrapRatio(nums, dens, { seed: 9 })
     expect(Statistics.bootstrapRatio(nums, dens, { seed: 9 })).toEqual(a)
     expect(a.mean).toBeCloseTo(8.5 / 15, 12)

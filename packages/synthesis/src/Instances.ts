@@ -56,7 +56,7 @@ export const personaId = (index: number): string => `persona_${String(index + 1)
 /** A session's preference text, by its slot. */
 export const preferenceOf = (data: PersonaData, slot: Template.SessionSlot): string => {
   const f = data.factors[slot.factor]!
-  return slot.preference === "changed" ? f.changed_preference ?? f.preference : f.preference
+  return slot.preference === "changed" ? (f.changed_preference ?? f.preference) : f.preference
 }
 
 const removed: Readonly<Record<Domain.CupidType, ReadonlyArray<Template.Slot>>> = {
@@ -65,7 +65,10 @@ const removed: Readonly<Record<Domain.CupidType, ReadonlyArray<Template.Slot>>> 
   changing: ["B"]
 }
 
-const expectedComposition = (type: Domain.CupidType, c: Template.SessionCounts): Readonly<Record<Exclude<Template.Slot, "current">, number>> => {
+const expectedComposition = (
+  type: Domain.CupidType,
+  c: Template.SessionCounts
+): Readonly<Record<Exclude<Template.Slot, "current">, number>> => {
   const others = c.length - 1 - c.original - c.changed - c.contrastive
   switch (type) {
     case "consistent":
@@ -78,7 +81,12 @@ const expectedComposition = (type: Domain.CupidType, c: Template.SessionCounts):
 }
 
 /** Prior-session positions an instance of `type` keeps, ascending. */
-export const kept = (data: PersonaData, type: Domain.CupidType, counts: Template.SessionCounts, seed: number): ReadonlyArray<number> => {
+export const kept = (
+  data: PersonaData,
+  type: Domain.CupidType,
+  counts: Template.SessionCounts,
+  seed: number
+): ReadonlyArray<number> => {
   const prior = data.plan.slots.slice(0, -1)
   const candidates = prior.flatMap((s, i) => (!removed[type].includes(s.slot) && s.slot === "other" ? [i] : []))
   const n = type === "contrastive" ? counts.contrastive : type === "changing" ? counts.changed : 0
@@ -99,9 +107,11 @@ const validate = (
   for (const i of positions) found[data.plan.slots[i]!.slot] = (found[data.plan.slots[i]!.slot] ?? 0) + 1
   const want = expectedComposition(type, counts)
   for (const [slot, n] of Object.entries(want)) {
-    if (found[slot] !== n) problems.push(`composition: expected ${n} "${slot}" sessions for a ${type} instance, found ${found[slot]}`)
+    if (found[slot] !== n)
+      problems.push(`composition: expected ${n} "${slot}" sessions for a ${type} instance, found ${found[slot]}`)
   }
-  if (positions.some((p, k) => k > 0 && p <= positions[k - 1]!)) problems.push("composition: prior sessions are not in chronological order")
+  if (positions.some((p, k) => k > 0 && p <= positions[k - 1]!))
+    problems.push("composition: prior sessions are not in chronological order")
   positions.forEach((i, k) => {
     const at = `prior_interactions[${k}] (session ${i + 1})`
     const slot = data.plan.slots[i]!
@@ -109,29 +119,45 @@ const validate = (
     const preference = preferenceOf(data, slot)
     const dialogue = row.prior_interactions[k]!.dialogue
     const first = dialogue[0]
-    if (first === undefined || first.role !== "user") problems.push(`${at}: the dialogue does not start with a user message`)
-    else if (!names(first.content, factor.name)) problems.push(`${at}: the first user message does not name its factor "${factor.name}"`)
+    if (first === undefined || first.role !== "user")
+      problems.push(`${at}: the dialogue does not start with a user message`)
+    else if (!names(first.content, factor.name))
+      problems.push(`${at}: the first user message does not name its factor "${factor.name}"`)
     dialogue.forEach((m, t) => {
       if (m.role !== "user") return
       const leaked = sharedRun(m.content, preference, leakRun)
-      if (leaked !== undefined) problems.push(`${at}: dialogue message ${t + 1} (user) contains the ${leakRun}-word run "${leaked}" of the session's preference`)
+      if (leaked !== undefined)
+        problems.push(
+          `${at}: dialogue message ${t + 1} (user) contains the ${leakRun}-word run "${leaked}" of the session's preference`
+        )
     })
     const items = data.checklists.get(preference)?.length ?? 0
     const hinted = new Set(data.dialogues[i]!.hinted)
     const missed = Array.from({ length: items }, (_, j) => j + 1).filter((j) => !hinted.has(j))
-    if (missed.length > 0) problems.push(`${at}: checklist item${missed.length === 1 ? "" : "s"} ${missed.join(", ")} never hinted at in the dialogue`)
+    if (missed.length > 0)
+      problems.push(
+        `${at}: checklist item${missed.length === 1 ? "" : "s"} ${missed.join(", ")} never hinted at in the dialogue`
+      )
     const checked = data.dialogues[i]!.modelHinted
     if (checked !== undefined) {
       const set = new Set(checked)
       const unseen = Array.from({ length: items }, (_, j) => j + 1).filter((j) => !set.has(j))
-      if (unseen.length > 0) problems.push(`${at}: the validator model finds checklist item${unseen.length === 1 ? "" : "s"} ${unseen.join(", ")} not hinted at`)
+      if (unseen.length > 0)
+        problems.push(
+          `${at}: the validator model finds checklist item${unseen.length === 1 ? "" : "s"} ${unseen.join(", ")} not hinted at`
+        )
     }
   })
-  if (!names(row.current_request, a.name)) problems.push(`current_request: does not name the current factor "${a.name}"`)
-  for (const [label, p] of [["original", a.preference], ["changed", a.changed_preference]] as const) {
+  if (!names(row.current_request, a.name))
+    problems.push(`current_request: does not name the current factor "${a.name}"`)
+  for (const [label, p] of [
+    ["original", a.preference],
+    ["changed", a.changed_preference]
+  ] as const) {
     if (p === undefined) continue
     const leaked = sharedRun(row.current_request, p, leakRun)
-    if (leaked !== undefined) problems.push(`current_request: contains the ${leakRun}-word run "${leaked}" of the ${label} preference`)
+    if (leaked !== undefined)
+      problems.push(`current_request: contains the ${leakRun}-word run "${leaked}" of the ${label} preference`)
   }
   return problems
 }
@@ -141,7 +167,7 @@ export const build = (data: PersonaData, counts: Template.SessionCounts, seed: n
   Domain.cupidTypes.map((type) => {
     const positions = kept(data, type, counts, seed)
     const a = data.factors[data.plan.current]!
-    const target = type === "changing" ? a.changed_preference ?? a.preference : a.preference
+    const target = type === "changing" ? (a.changed_preference ?? a.preference) : a.preference
     const row: Domain.CupidRow = {
       persona_id: data.id,
       instance_type: type,

@@ -31,7 +31,8 @@ export type Progress = ProgressLine.Progress<Snapshot>
 
 const { compact, duration } = ProgressLine
 
-export const usd = (x: number): string => (Number.isNaN(x) ? "$? (a model has no price)" : `$${x.toFixed(x < 10 ? 4 : 2)}`)
+export const usd = (x: number): string =>
+  Number.isNaN(x) ? "$? (a model has no price)" : `$${x.toFixed(x < 10 ? 4 : 2)}`
 
 /** Time left at this run's pace. */
 export const eta = (s: Snapshot): number =>
@@ -48,6 +49,10 @@ export const describe = (s: Snapshot): string =>
   ].join(" · ")
 
 export const make = (sink: Sink, options: { readonly intervalMs?: number } = {}): Progress =>
-  ProgressLine.make(sink, { describe, fraction: (s) => (s.personasTotal === 0 ? 1 : s.personasDone / s.personasTotal), ...options })
+  ProgressLine.make(sink, {
+    describe,
+    fraction: (s) => (s.personasTotal === 0 ? 1 : s.personasDone / s.personasTotal),
+    ...options
+  })
 
 export const silent: Progress = { update: () => {}, done: () => {} }

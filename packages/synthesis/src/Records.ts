@@ -13,8 +13,16 @@ import { Schema } from "effect"
 export const CareerLevel = Schema.Literal("entry", "mid", "senior")
 export const TraitName = Schema.Literal("openness", "conscientiousness", "agreeableness", "neuroticism")
 export const ValueName = Schema.Literal(
-  "self-direction", "achievement", "universalism", "power", "stimulation",
-  "benevolence", "security", "tradition", "conformity", "hedonism"
+  "self-direction",
+  "achievement",
+  "universalism",
+  "power",
+  "stimulation",
+  "benevolence",
+  "security",
+  "tradition",
+  "conformity",
+  "hedonism"
 )
 export const DecisionStyle = Schema.Literal("analytical", "directive", "conceptual", "behavioral")
 export const Trait = Schema.Struct({ trait: TraitName, level: Schema.Literal("high", "low") })
@@ -80,7 +88,11 @@ export const RawRecord = Schema.Union(
   Schema.TaggedStruct("persona", { persona: Schema.Number, template: PersonaTemplate, value: Persona }),
   Schema.TaggedStruct("factors", { persona: Schema.Number, value: Schema.Array(Factor) }),
   Schema.TaggedStruct("session", { persona: Schema.Number, session: Schema.Number, value: SessionText }),
-  Schema.TaggedStruct("checklist", { persona: Schema.Number, preference: Schema.String, value: Schema.Array(Schema.String) }),
+  Schema.TaggedStruct("checklist", {
+    persona: Schema.Number,
+    preference: Schema.String,
+    value: Schema.Array(Schema.String)
+  }),
   Schema.TaggedStruct("dialogue", { persona: Schema.Number, session: Schema.Number, value: Dialogue })
 )
 export type RawRecord = typeof RawRecord.Type

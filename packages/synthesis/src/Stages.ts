@@ -36,8 +36,12 @@ export interface Stage<A, C = void> {
 const bundledDir = fileURLToPath(new URL("../prompts/", import.meta.url))
 
 /** Load and check a stage's prompt: from `dir` when it holds the file, else the bundled one. */
-export const loadPrompt = (stage: Pick<Stage<unknown, never>, "name" | "file" | "required" | "optional">, dir: string | undefined, configFile: string) =>
-  Effect.gen(function*() {
+export const loadPrompt = (
+  stage: Pick<Stage<unknown, never>, "name" | "file" | "required" | "optional">,
+  dir: string | undefined,
+  configFile: string
+) =>
+  Effect.gen(function* () {
     const own = dir === undefined ? undefined : path.join(dir, stage.file)
     const file = own !== undefined && fs.existsSync(own) ? own : path.join(bundledDir, stage.file)
     return yield* PromptTemplate.load({
@@ -58,7 +62,8 @@ export const persona: Stage<Persona> = {
     const name = /^\s*\**name\**\s*:\s*\**\s*(.+?)\s*\**\s*$/im.exec(answer)?.[1]?.trim()
     const body = /^\s*\**persona\**\s*:\s*\**\s*([\s\S]+)$/im.exec(answer)?.[1]?.trim()
     if (name === undefined || name === "") return Either.left(`no "Name:" line in the persona: "${excerpt(answer)}"`)
-    if (body === undefined || body === "") return Either.left(`no "Persona:" paragraph after the name: "${excerpt(answer)}"`)
+    if (body === undefined || body === "")
+      return Either.left(`no "Persona:" paragraph after the name: "${excerpt(answer)}"`)
     return Either.right({ name, description: body.replace(/\s+/g, " ") })
   },
   dryRunAnswer: (tag) =>
@@ -80,14 +85,22 @@ export const factors: Stage<ReadonlyArray<Factor>, { readonly count: number }> =
       const names = list.map((f) => f.name.toLowerCase())
       const dup = names.find((n, i) => names.indexOf(n) !== i)
       if (dup !== undefined) return Either.left(`two factors are named "${dup}"`)
-      const a = list[count - 2]!, b = list[count - 1]!
+      const a = list[count - 2]!,
+        b = list[count - 1]!
       if (a.factor_type.toLowerCase() !== b.factor_type.toLowerCase()) {
-        return Either.left(`the last two factors must share a type (a contrastive pair), found "${a.factor_type}" and "${b.factor_type}"`)
+        return Either.left(
+          `the last two factors must share a type (a contrastive pair), found "${a.factor_type}" and "${b.factor_type}"`
+        )
       }
       if (a.preference === b.preference) return Either.left("the contrastive pair has the same preference")
-      for (const [i, f] of [[count - 2, a], [count - 1, b]] as const) {
-        if (f.changed_preference === undefined) return Either.left(`factors[${i}] (of the contrastive pair) has no changed_preference`)
-        if (f.changed_preference === f.preference) return Either.left(`factors[${i}]: changed_preference repeats the preference`)
+      for (const [i, f] of [
+        [count - 2, a],
+        [count - 1, b]
+      ] as const) {
+        if (f.changed_preference === undefined)
+          return Either.left(`factors[${i}] (of the contrastive pair) has no changed_preference`)
+        if (f.changed_preference === f.preference)
+          return Either.left(`factors[${i}]: changed_preference repeats the preference`)
       }
       return Either.right(list)
     }),
@@ -100,7 +113,11 @@ export const factors: Stage<ReadonlyArray<Factor>, { readonly count: number }> =
         name: `Factor ${i + 1} ${tag}`,
         preference_type: "structure",
         preference: `Preference ${i + 1} of ${tag}: responses should follow a specific structure agreed earlier with me.`,
-        ...(i >= count - 2 ? { changed_preference: `Changed ${i + 1} of ${tag}: responses should now be short and unstructured prose only.` } : {})
+        ...(i >= count - 2
+          ? {
+              changed_preference: `Changed ${i + 1} of ${tag}: responses should now be short and unstructured prose only.`
+            }
+          : {})
       }))
     })
 }
@@ -118,7 +135,9 @@ export interface SessionContext {
 /** The request with its `[resource]` placeholder filled in (the resource appended when the placeholder is missing). */
 export const fillResource = (s: SessionText): string => {
   if (s.resource_kind === "none" || s.resource === null || s.resource.trim() === "") return s.request
-  return s.request.includes("[resource]") ? s.request.split("[resource]").join(s.resource) : `${s.request}\n\n${s.resource}`
+  return s.request.includes("[resource]")
+    ? s.request.split("[resource]").join(s.resource)
+    : `${s.request}\n\n${s.resource}`
 }
 
 export const session: Stage<SessionText, SessionContext> = {
@@ -132,7 +151,8 @@ export const session: Stage<SessionText, SessionContext> = {
       }
       for (const p of [ctx.preference, ...ctx.alsoForbidden]) {
         const leaked = sharedRun(s.request, p, leakRun)
-        if (leaked !== undefined) return Either.left(`the request without the preference still contains its ${leakRun}-word run "${leaked}"`)
+        if (leaked !== undefined)
+          return Either.left(`the request without the preference still contains its ${leakRun}-word run "${leaked}"`)
       }
       return Either.right(s)
     }),
@@ -161,7 +181,8 @@ export const checklist: Stage<ReadonlyArray<string>> = {
   file: "checklist.md",
   required: ["preference"],
   parse: (answer) => Either.map(parseObject(ChecklistAnswer, answer), (a) => a.items),
-  dryRunAnswer: (tag) => JSON.stringify({ items: [`Does the response follow item one (${tag})?`, "Does the response follow item two?"] })
+  dryRunAnswer: (tag) =>
+    JSON.stringify({ items: [`Does the response follow item one (${tag})?`, "Does the response follow item two?"] })
 }
 
 // 5. Dialogues ----------------------------------------------------------------------------------
@@ -195,7 +216,11 @@ export const user: Stage<UserTurn, { readonly items: number; readonly dryRunEnd:
     JSON.stringify(
       dryRunEnd
         ? { score: 10, hints: [], message: "Perfect, thanks." }
-        : { score: 5, hints: Array.from({ length: items }, (_, i) => i + 1), message: `Not quite what I need yet (${tag}).` }
+        : {
+            score: 5,
+            hints: Array.from({ length: items }, (_, i) => i + 1),
+            message: `Not quite what I need yet (${tag}).`
+          }
     )
 }
 
@@ -203,8 +228,10 @@ export const assistant: Stage<string> = {
   name: "assistant",
   file: "assistant.md",
   required: [],
-  parse: (answer) => (answer.trim() === "" ? Either.left("the assistant's answer is empty") : Either.right(answer.trim())),
-  dryRunAnswer: (tag) => `Here is a first draft of what you asked for (${tag}). It covers the main points in a few sentences.`
+  parse: (answer) =>
+    answer.trim() === "" ? Either.left("the assistant's answer is empty") : Either.right(answer.trim()),
+  dryRunAnswer: (tag) =>
+    `Here is a first draft of what you asked for (${tag}). It covers the main points in a few sentences.`
 }
 
 // 7. Validation (optional model check) ----------------------------------------------------------
@@ -218,7 +245,9 @@ export const hintCheck: Stage<ReadonlyArray<number>, { readonly items: number }>
   parse: (answer, { items }) =>
     Either.flatMap(parseObject(HintCheck, answer), ({ hinted }) => {
       const bad = hinted.find((h) => h < 1 || h > items)
-      return bad === undefined ? Either.right(hinted) : Either.left(`item ${bad} is not a checklist item number (1-${items})`)
+      return bad === undefined
+        ? Either.right(hinted)
+        : Either.left(`item ${bad} is not a checklist item number (1-${items})`)
     }),
   dryRunAnswer: (_tag, { items }) => JSON.stringify({ hinted: Array.from({ length: items }, (_, i) => i + 1) })
 }

@@ -25,7 +25,7 @@ const ModelEntry = Schema.Struct(
 
 /** The roles that call models. */
 export const roles = ["persona", "factors", "sessions", "checklist", "user", "assistant", "validator"] as const
-export type Role = typeof roles[number]
+export type Role = (typeof roles)[number]
 
 const RoleSpec = Schema.Struct({
   model: Schema.String,
@@ -35,10 +35,22 @@ const RoleSpec = Schema.Struct({
 const RoleValue = Schema.Union(Schema.String, RoleSpec)
 
 const defaultTemperature: Record<Role, number> = {
-  persona: 0.7, factors: 0.7, sessions: 0.7, checklist: 0, user: 0.3, assistant: 0.7, validator: 0
+  persona: 0.7,
+  factors: 0.7,
+  sessions: 0.7,
+  checklist: 0,
+  user: 0.3,
+  assistant: 0.7,
+  validator: 0
 }
 const defaultMaxTokens: Record<Role, number> = {
-  persona: 400, factors: 2000, sessions: 1200, checklist: 300, user: 300, assistant: 400, validator: 200
+  persona: 400,
+  factors: 2000,
+  sessions: 1200,
+  checklist: 300,
+  user: 300,
+  assistant: 400,
+  validator: 200
 }
 
 const Price = Schema.Struct({ prompt: Schema.NonNegative, completion: Schema.NonNegative })
@@ -92,9 +104,12 @@ const FileSchema = Schema.Struct({
     }),
     { default: () => ({ personas: 4, sessions: 4 }) }
   ),
-  validation: Schema.optionalWith(Schema.Struct({ modelCheck: Schema.optionalWith(Schema.Boolean, { default: () => false }) }), {
-    default: () => ({ modelCheck: false })
-  }),
+  validation: Schema.optionalWith(
+    Schema.Struct({ modelCheck: Schema.optionalWith(Schema.Boolean, { default: () => false }) }),
+    {
+      default: () => ({ modelCheck: false })
+    }
+  ),
   prices: Schema.optionalWith(Schema.Record({ key: Schema.String, value: Price }), { default: () => ({}) }),
   output: Schema.optionalWith(
     Schema.Struct({
@@ -130,7 +145,12 @@ export interface Config {
   readonly roles: Readonly<Record<Role, RoleSettings>>
   readonly personas: { readonly count: number; readonly seeds: ReadonlyArray<string> | undefined }
   readonly factors: { readonly count: number }
-  readonly sessions: { readonly length: number; readonly original: number; readonly changed: number; readonly contrastive: number }
+  readonly sessions: {
+    readonly length: number
+    readonly original: number
+    readonly changed: number
+    readonly contrastive: number
+  }
   readonly dialogue: { readonly maxTurns: number; readonly dryRunTurns: number }
   readonly concurrency: { readonly personas: number; readonly sessions: number }
   readonly validation: { readonly modelCheck: boolean }
@@ -144,7 +164,10 @@ interface Problem {
 }
 
 const formatPath = (p: ReadonlyArray<PropertyKey>): string =>
-  p.reduce<string>((out, k) => (typeof k === "number" ? `${out}[${k}]` : out === "" ? String(k) : `${out}.${String(k)}`), "")
+  p.reduce<string>(
+    (out, k) => (typeof k === "number" ? `${out}[${k}]` : out === "" ? String(k) : `${out}.${String(k)}`),
+    ""
+  )
 
 const looksSecret = (key: string): boolean => {
   const k = key.toLowerCase().replace(/[_-]/g, "")
@@ -165,7 +188,10 @@ const interpolate = (
       const v = env[name!]
       if (v !== undefined && v !== "") return v
       if (fallback !== undefined) return fallback
-      problems.push({ path: formatPath(at), reason: `the environment variable ${name} is not set (write \${${name}:-default} for a default)` })
+      problems.push({
+        path: formatPath(at),
+        reason: `the environment variable ${name} is not set (write \${${name}:-default} for a default)`
+      })
       return ""
     })
   }
@@ -174,7 +200,11 @@ const interpolate = (
     const out: Record<string, unknown> = {}
     for (const [k, v] of Object.entries(value)) {
       if (looksSecret(k)) {
-        problems.push({ path: formatPath([...at, k]), reason: "secrets do not belong in config files; set the environment variable the provider reads (e.g. OPENAI_API_KEY)" })
+        problems.push({
+          path: formatPath([...at, k]),
+          reason:
+            "secrets do not belong in config files; set the environment variable the provider reads (e.g. OPENAI_API_KEY)"
+        })
       } else out[k] = interpolate(v, [...at, k], env, problems)
     }
     return out
@@ -211,12 +241,19 @@ export const parse = (
   if (problems.length > 0) return Either.left(fail(file, problems))
   // Unknown keys are reported with the valid ones and a suggestion, as in sweep configs.
   const decoded = Issues.decode(FileSchema, resolved, "key", "top-level key")
-  if (Either.isLeft(decoded)) return Either.left(fail(file, decoded.left.map((i) => ({ path: formatPath(i.path), reason: i.message }))))
+  if (Either.isLeft(decoded))
+    return Either.left(
+      fail(
+        file,
+        decoded.left.map((i) => ({ path: formatPath(i.path), reason: i.message }))
+      )
+    )
   const c = decoded.right
   const dir = path.dirname(path.resolve(file))
   const rel = (p: string) => path.resolve(dir, p)
   const models: Record<string, ModelSpec> = {}
-  for (const [name, { provider, model, ...options }] of Object.entries(c.models)) models[name] = { provider, model, options }
+  for (const [name, { provider, model, ...options }] of Object.entries(c.models))
+    models[name] = { provider, model, options }
   const checks: Array<Problem> = []
   const role = (r: Role, value: typeof RoleValue.Type | undefined, fallback: Role): RoleSettings => {
     // An unset role uses the model of the role it falls back to (persona); its own defaults stay.
@@ -228,7 +265,11 @@ export const parse = (
         reason: `unknown model "${spec.model}"; valid choices: ${Object.keys(models).sort().join(", ") || "none (add it under models:)"}`
       })
     }
-    return { model: spec.model, temperature: spec.temperature ?? defaultTemperature[r], maxTokens: spec.maxTokens ?? defaultMaxTokens[r] }
+    return {
+      model: spec.model,
+      temperature: spec.temperature ?? defaultTemperature[r],
+      maxTokens: spec.maxTokens ?? defaultMaxTokens[r]
+    }
   }
   const roleSettings: Record<Role, RoleSettings> = {
     persona: role("persona", c.roles.persona, "persona"),
@@ -242,21 +283,39 @@ export const parse = (
   const s = c.sessions
   const fixed = s.original + s.changed + s.contrastive
   if (s.length - 1 <= fixed) {
-    checks.push({ path: "sessions.length", reason: `expected more than ${fixed + 1} (the current factor's ${s.original + s.changed} sessions, the contrastive factor's ${s.contrastive}, at least one other, and the last session), found ${s.length}` })
+    checks.push({
+      path: "sessions.length",
+      reason: `expected more than ${fixed + 1} (the current factor's ${s.original + s.changed} sessions, the contrastive factor's ${s.contrastive}, at least one other, and the last session), found ${s.length}`
+    })
   } else if (s.length - 1 - fixed < Math.max(s.changed, s.contrastive)) {
-    checks.push({ path: "sessions.length", reason: `too short: the instances drop ${Math.max(s.changed, s.contrastive)} sessions of other factors, and only ${s.length - 1 - fixed} exist` })
+    checks.push({
+      path: "sessions.length",
+      reason: `too short: the instances drop ${Math.max(s.changed, s.contrastive)} sessions of other factors, and only ${s.length - 1 - fixed} exist`
+    })
   }
-  if (c.factors.count < 3) checks.push({ path: "factors.count", reason: `expected at least 3 (a contrastive pair and one other factor), found ${c.factors.count}` })
+  if (c.factors.count < 3)
+    checks.push({
+      path: "factors.count",
+      reason: `expected at least 3 (a contrastive pair and one other factor), found ${c.factors.count}`
+    })
   let seeds = c.personas.seeds
   if (c.personas.seedsFile !== undefined) {
     if (seeds !== undefined) checks.push({ path: "personas.seedsFile", reason: "give seeds or seedsFile, not both" })
     try {
-      seeds = fs.readFileSync(rel(c.personas.seedsFile), "utf8").split("\n").map((l) => l.trim()).filter((l) => l !== "" && !l.startsWith("#"))
+      seeds = fs
+        .readFileSync(rel(c.personas.seedsFile), "utf8")
+        .split("\n")
+        .map((l) => l.trim())
+        .filter((l) => l !== "" && !l.startsWith("#"))
     } catch (e) {
-      checks.push({ path: "personas.seedsFile", reason: `cannot read ${rel(c.personas.seedsFile)} (${e instanceof Error ? e.message : String(e)})` })
+      checks.push({
+        path: "personas.seedsFile",
+        reason: `cannot read ${rel(c.personas.seedsFile)} (${e instanceof Error ? e.message : String(e)})`
+      })
     }
   }
-  if (seeds !== undefined && seeds.length === 0) checks.push({ path: "personas.seeds", reason: "expected at least one seed description" })
+  if (seeds !== undefined && seeds.length === 0)
+    checks.push({ path: "personas.seeds", reason: "expected at least one seed description" })
   if (checks.length > 0) return Either.left(fail(file, checks))
   return Either.right({
     file,
@@ -278,12 +337,21 @@ export const parse = (
 }
 
 /** Read and validate a config file. */
-export const load = (file: string, env: Readonly<Record<string, string | undefined>> = process.env): Either.Either<Config, SynthConfigError> => {
+export const load = (
+  file: string,
+  env: Readonly<Record<string, string | undefined>> = process.env
+): Either.Either<Config, SynthConfigError> => {
   let text: string
   try {
     text = fs.readFileSync(file, "utf8")
   } catch (e) {
-    return Either.left(new SynthConfigError({ file, path: "", reason: `cannot read the config (${e instanceof Error ? e.message : String(e)})` }))
+    return Either.left(
+      new SynthConfigError({
+        file,
+        path: "",
+        reason: `cannot read the config (${e instanceof Error ? e.message : String(e)})`
+      })
+    )
   }
   return parse(text, file, env)
 }

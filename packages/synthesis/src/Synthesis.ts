@@ -27,7 +27,15 @@ import type { FileSystem } from "@effect/platform"
 import { Clock, Effect } from "effect"
 import { SynthConfigError, type SynthesisError, SynthesisRunError } from "./Errors.js"
 import type * as Instances from "./Instances.js"
-import { assemble as assembleFrom, buildModels, type Engine, fingerprintOf, generatePersona, loadPrompts, usageOf } from "./internal/Engine.js"
+import {
+  assemble as assembleFrom,
+  buildModels,
+  type Engine,
+  fingerprintOf,
+  generatePersona,
+  loadPrompts,
+  usageOf
+} from "./internal/Engine.js"
 import { sortFailures, writeOutputs } from "./internal/Outputs.js"
 import * as RawStore from "./internal/RawStore.js"
 import * as Progress from "./Progress.js"
@@ -94,7 +102,7 @@ export const assemble = (
 ): Instances.PersonaData | undefined => assembleFrom(config, store, index)
 
 const generate = (config: Config, options: Options, dryRun: boolean) =>
-  Effect.gen(function*() {
+  Effect.gen(function* () {
     const startedAt = yield* Clock.currentTimeMillis
     const prompts = yield* loadPrompts(config)
     const fingerprint = fingerprintOf(config, Object.values(prompts))
@@ -107,9 +115,11 @@ const generate = (config: Config, options: Options, dryRun: boolean) =>
     )
     const models = Models.make(bundles, cache, { dryRun })
     const lmFor = (role: Role) =>
-      models.languageModel(config.roles[role].model).pipe(
-        Effect.mapError((e) => new SynthConfigError({ file: config.file, path: `roles.${role}`, reason: e.message }))
-      )
+      models
+        .languageModel(config.roles[role].model)
+        .pipe(
+          Effect.mapError((e) => new SynthConfigError({ file: config.file, path: `roles.${role}`, reason: e.message }))
+        )
     const lms: Record<Role, LanguageModel.Service> = {
       persona: yield* lmFor("persona"),
       factors: yield* lmFor("factors"),
@@ -121,7 +131,8 @@ const generate = (config: Config, options: Options, dryRun: boolean) =>
     }
     const done = new Set<number>()
     for (let i = 0; i < config.personas.count; i++) if (assemble(config, store, i) !== undefined) done.add(i)
-    if (done.size > 0 && !dryRun) options.log?.(`resuming in ${config.out}: ${done.size} of ${config.personas.count} personas are complete`)
+    if (done.size > 0 && !dryRun)
+      options.log?.(`resuming in ${config.out}: ${done.size} of ${config.personas.count} personas are complete`)
     const progress = options.progress ?? Progress.silent
     const resumed = done.size
     let run = 0
@@ -154,11 +165,11 @@ const generate = (config: Config, options: Options, dryRun: boolean) =>
       }
     }
     const todo = Array.from({ length: config.personas.count }, (_, i) => i).filter((i) => !done.has(i))
-    yield* Effect.forEach(todo, (i) =>
-      generatePersona(engine, i).pipe(
-        Effect.zipRight(Effect.sync(() => void run++)),
-        Effect.zipRight(tick)
-      ), { concurrency: config.concurrency.personas, discard: true })
+    yield* Effect.forEach(
+      todo,
+      (i) => generatePersona(engine, i).pipe(Effect.zipRight(Effect.sync(() => void run++)), Effect.zipRight(tick)),
+      { concurrency: config.concurrency.personas, discard: true }
+    )
     const now = yield* Clock.currentTimeMillis
     progress.done(snapshot(now))
     return { engine, store, usage: usageOf(engine.tally), failures: sortFailures(engine.failures) }
@@ -169,9 +180,12 @@ const generate = (config: Config, options: Options, dryRun: boolean) =>
  * `instances.jsonl`, `instances.parquet`, `validation.json` (summary counts and every excluded
  * instance with its reasons) and `failures.json` (this run's failed units and its usage).
  */
-export const run = (config: Config, options: Options = {}): Effect.Effect<Outcome, SynthesisError, FileSystem.FileSystem> =>
+export const run = (
+  config: Config,
+  options: Options = {}
+): Effect.Effect<Outcome, SynthesisError, FileSystem.FileSystem> =>
   Effect.scoped(
-    Effect.gen(function*() {
+    Effect.gen(function* () {
       const g = yield* generate(config, options, false)
       return yield* writeOutputs(config, g.store, g.failures, g.usage)
     })
@@ -184,7 +198,10 @@ export const run = (config: Config, options: Options = {}): Effect.Effect<Outcom
  * core's `Tokens.count` on the real prompts; answer tokens with the example answers' length (a low
  * estimate) and, as an upper bound, `maxCompletionTokens` (every call using its role's `maxTokens`).
  */
-export const dryRun = (config: Config, options: Options = {}): Effect.Effect<DryRun, SynthesisError, FileSystem.FileSystem> =>
+export const dryRun = (
+  config: Config,
+  options: Options = {}
+): Effect.Effect<DryRun, SynthesisError, FileSystem.FileSystem> =>
   Effect.scoped(
     Effect.map(generate(config, { ...options, progress: options.progress ?? Progress.silent }, true), (g) => ({
       personas: config.personas.count,
@@ -196,7 +213,7 @@ export const dryRun = (config: Config, options: Options = {}): Effect.Effect<Dry
 
 /** Rebuild and revalidate the instances from the raw file alone (no model is built or called). */
 export const rebuild = (config: Config): Effect.Effect<Outcome, SynthesisError, FileSystem.FileSystem> =>
-  Effect.gen(function*() {
+  Effect.gen(function* () {
     const prompts = yield* loadPrompts(config)
     const store = yield* RawStore.open(config.out, fingerprintOf(config, Object.values(prompts)), true)
     return yield* writeOutputs(config, store, [], {})
@@ -211,9 +228,10 @@ export const nothingBuilt = (outcome: Outcome): SynthesisRunError | undefined =>
   const { complete, total } = outcome.personas
   if (complete > 0 || total === 0) return undefined
   const first = outcome.failures[0]
-  const why = first === undefined
-    ? `no unit failed this run, and ${outcome.files.raw} holds no complete persona`
-    : `${outcome.failures.length} units failed this run (the first: ${first.stage} of ${first.persona}${first.session === undefined ? "" : `, session ${first.session}`}: ${first.reason}); every failure is in ${outcome.files.failures}`
+  const why =
+    first === undefined
+      ? `no unit failed this run, and ${outcome.files.raw} holds no complete persona`
+      : `${outcome.failures.length} units failed this run (the first: ${first.stage} of ${first.persona}${first.session === undefined ? "" : `, session ${first.session}`}: ${first.reason}); every failure is in ${outcome.files.failures}`
   return new SynthesisRunError({
     path: outcome.out,
     reason: `no persona is complete (0 of ${total}), so no instance was built: ${why}; the counts are in ${outcome.files.validation}. Rerun the same command to retry the failed units`
@@ -222,15 +240,19 @@ export const nothingBuilt = (outcome: Outcome): SynthesisRunError | undefined =>
 
 /** The dry run as the lines the CLI prints. */
 export const describeDryRun = (d: DryRun): string => {
-  const rows = Object.entries(d.usage).map(([stage, u]) =>
-    `${stage.padEnd(11)} ${String(u.calls - u.cachedCalls).padStart(9)} ${String(u.cachedCalls).padStart(8)} ${String(u.promptTokens).padStart(12)} ${String(u.completionTokens).padStart(12)} ${String(u.maxCompletionTokens).padStart(12)}  ${Progress.usd(u.usd)} (at most ${Progress.usd(u.maxUsd)})`
+  const rows = Object.entries(d.usage).map(
+    ([stage, u]) =>
+      `${stage.padEnd(11)} ${String(u.calls - u.cachedCalls).padStart(9)} ${String(u.cachedCalls).padStart(8)} ${String(u.promptTokens).padStart(12)} ${String(u.completionTokens).padStart(12)} ${String(u.maxCompletionTokens).padStart(12)}  ${Progress.usd(u.usd)} (at most ${Progress.usd(u.maxUsd)})`
   )
   return [
     `dry run: ${d.personas} personas, nothing sent`,
     `${"stage".padEnd(11)} ${"calls".padStart(9)} ${"cached".padStart(8)} ${"prompt tok".padStart(12)} ${"answer tok".padStart(12)} ${"max answer".padStart(12)}  usd`,
     ...rows,
     `dialogues assumed to end after the dry-run number of turns (${d.dialogueTurns} turns in all); tokens are estimates (answers: the example answers' length)`,
-    ...(d.failures.length > 0 ? [`warning: ${d.failures.length} units fail even on example answers, e.g. ${d.failures[0]!.stage} of ${d.failures[0]!.persona}: ${d.failures[0]!.reason}`] : [])
+    ...(d.failures.length > 0
+      ? [
+          `warning: ${d.failures.length} units fail even on example answers, e.g. ${d.failures[0]!.stage} of ${d.failures[0]!.persona}: ${d.failures[0]!.reason}`
+        ]
+      : [])
   ].join("\n")
 }
-

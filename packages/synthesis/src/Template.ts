@@ -17,8 +17,16 @@ import type { PersonaTemplate } from "./Records.js"
 const careerLevels = ["entry", "mid", "senior"] as const
 const traitNames = ["openness", "conscientiousness", "agreeableness", "neuroticism"] as const
 const valueNames = [
-  "self-direction", "achievement", "universalism", "power", "stimulation",
-  "benevolence", "security", "tradition", "conformity", "hedonism"
+  "self-direction",
+  "achievement",
+  "universalism",
+  "power",
+  "stimulation",
+  "benevolence",
+  "security",
+  "tradition",
+  "conformity",
+  "hedonism"
 ] as const
 const styles = ["analytical", "directive", "conceptual", "behavioral"] as const
 
@@ -26,7 +34,15 @@ const pairs = <A>(items: ReadonlyArray<A>): ReadonlyArray<readonly [A, A]> =>
   items.flatMap((a, i) => items.slice(i + 1).map((b) => [a, b] as const))
 
 const traitChoices = pairs(traitNames).flatMap(([a, b]) =>
-  (["high", "low"] as const).flatMap((la) => (["high", "low"] as const).map((lb) => [{ trait: a, level: la }, { trait: b, level: lb }] as const))
+  (["high", "low"] as const).flatMap((la) =>
+    (["high", "low"] as const).map(
+      (lb) =>
+        [
+          { trait: a, level: la },
+          { trait: b, level: lb }
+        ] as const
+    )
+  )
 )
 const valueChoices = pairs(valueNames)
 
@@ -46,7 +62,10 @@ export const shuffle = <A>(items: ReadonlyArray<A>, next: () => number): Array<A
 /** The choice of persona `index`: cycle `floor(index / k)` of a per-cycle shuffle of the k choices. */
 const balanced = <A>(choices: ReadonlyArray<A>, seed: number, attribute: number, index: number): A => {
   const k = choices.length
-  const order = shuffle(choices.map((_, i) => i), Random.keyed(seed, attribute, Math.floor(index / k)))
+  const order = shuffle(
+    choices.map((_, i) => i),
+    Random.keyed(seed, attribute, Math.floor(index / k))
+  )
   return choices[order[index % k]!]!
 }
 
@@ -99,16 +118,27 @@ export const sessions = (seed: number, index: number, counts: SessionCounts, fac
   const current = pair[first]!
   const contrastive = pair[1 - first]!
   const prior = counts.length - 1
-  const positions = shuffle(Array.from({ length: prior }, (_, i) => i), next)
+  const positions = shuffle(
+    Array.from({ length: prior }, (_, i) => i),
+    next
+  )
   const aCount = counts.original + counts.changed
   const aPositions = positions.slice(0, aCount).sort((x, y) => x - y)
   const bPositions = new Set(positions.slice(aCount, aCount + counts.contrastive))
-  const others = shuffle(Array.from({ length: factors - 2 }, (_, i) => i), next)
+  const others = shuffle(
+    Array.from({ length: factors - 2 }, (_, i) => i),
+    next
+  )
   const slots: Array<SessionSlot> = []
   let o = 0
   for (let i = 0; i < prior; i++) {
     const a = aPositions.indexOf(i)
-    if (a >= 0) slots.push(a < counts.original ? { slot: "A", factor: current, preference: "original" } : { slot: "A-changed", factor: current, preference: "changed" })
+    if (a >= 0)
+      slots.push(
+        a < counts.original
+          ? { slot: "A", factor: current, preference: "original" }
+          : { slot: "A-changed", factor: current, preference: "changed" }
+      )
     else if (bPositions.has(i)) slots.push({ slot: "B", factor: contrastive, preference: "original" })
     else slots.push({ slot: "other", factor: others[o++ % others.length]!, preference: "original" })
   }
@@ -117,5 +147,13 @@ export const sessions = (seed: number, index: number, counts: SessionCounts, fac
 }
 
 /** Which other sessions an instance drops: `n` of `candidates`, drawn with the persona's and type's stream. */
-export const drop = (seed: number, index: number, typeIndex: number, candidates: ReadonlyArray<number>, n: number): ReadonlyArray<number> =>
-  shuffle(candidates, Random.keyed(seed, stream.sessions, index, 100 + typeIndex)).slice(0, n).sort((a, b) => a - b)
+export const drop = (
+  seed: number,
+  index: number,
+  typeIndex: number,
+  candidates: ReadonlyArray<number>,
+  n: number
+): ReadonlyArray<number> =>
+  shuffle(candidates, Random.keyed(seed, stream.sessions, index, 100 + typeIndex))
+    .slice(0, n)
+    .sort((a, b) => a - b)

@@ -53,8 +53,30 @@ const h = (text: string, n = 6) => createHash("sha256").update(text).digest("hex
 
 // Words that do not recur across preferences, so no two preferences share a 6-word run by accident.
 const vocab = [
-  "amber", "basalt", "cobalt", "delta", "ember", "fjord", "garnet", "harbor", "indigo", "juniper", "kelp", "lagoon",
-  "meadow", "nectar", "onyx", "pebble", "quartz", "raven", "saffron", "tundra", "umber", "violet", "willow", "yarrow"
+  "amber",
+  "basalt",
+  "cobalt",
+  "delta",
+  "ember",
+  "fjord",
+  "garnet",
+  "harbor",
+  "indigo",
+  "juniper",
+  "kelp",
+  "lagoon",
+  "meadow",
+  "nectar",
+  "onyx",
+  "pebble",
+  "quartz",
+  "raven",
+  "saffron",
+  "tundra",
+  "umber",
+  "violet",
+  "willow",
+  "yarrow"
 ]
 const wordsFor = (key: string, n: number) => {
   const hex = createHash("sha256").update(key).digest()
@@ -68,8 +90,10 @@ const personaAnswer = (prompt: string): string => {
   if (seed.includes(Defect.badPersona)) return "A person who works hard and likes coffee."
   const marker = Object.values(Defect).find((d) => seed.includes(d)) ?? ""
   const name = `Avery ${marker === "" ? "" : `${marker} `}${h(seed, 4)}`
-  return `Name: ${name}\nPersona: ${name} works as ${seed.toLowerCase()} ${name} has a decade of practice. ` +
+  return (
+    `Name: ${name}\nPersona: ${name} works as ${seed.toLowerCase()} ${name} has a decade of practice. ` +
     `${name} needs clear plans. ${name} is often short of time. ${name} trained locally. ${name} keeps detailed notes.`
+  )
 }
 
 const factorsAnswer = (prompt: string): string => {
@@ -86,7 +110,9 @@ const factorsAnswer = (prompt: string): string => {
       name,
       preference_type: "structure",
       preference: `When ${i + 1} is involved answers must follow ${wordsFor(`${name}/p`, 12)} precisely${person.includes(Defect.badChecklist) ? ` ${Defect.badChecklist}` : ""}.`,
-      ...(pair ? { changed_preference: `Later for ${i + 1} answers must follow ${wordsFor(`${name}/c`, 12)} instead.` } : {})
+      ...(pair
+        ? { changed_preference: `Later for ${i + 1} answers must follow ${wordsFor(`${name}/c`, 12)} instead.` }
+        : {})
     }
   })
   return "```json\n" + JSON.stringify({ factors }) + "\n```"
@@ -103,13 +129,15 @@ const sessionAnswer = (prompt: string): string => {
     request_with_preference: `Please help with ${factor} on task ${tag}. ${preference}`,
     request: `I am working on task ${tag} for ${factor}. Please review the material: [resource]`,
     resource_kind: position % 3 === 0 ? "document" : "none",
-    resource: position % 3 === 0 ? `Section 1: scope ${tag}\nSection 2: budget\nSection 3: schedule\nSection 4: risks` : null
+    resource:
+      position % 3 === 0 ? `Section 1: scope ${tag}\nSection 2: budget\nSection 3: schedule\nSection 4: risks` : null
   }
   if (factor.includes(Defect.missingField) && position === 2) {
     const { story: _story, ...rest } = base
     return JSON.stringify(rest)
   }
-  if (factor.includes(Defect.leakyRequest) && position === 3) return JSON.stringify({ ...base, request: `${base.request} ${preference}` })
+  if (factor.includes(Defect.leakyRequest) && position === 3)
+    return JSON.stringify({ ...base, request: `${base.request} ${preference}` })
   if (factor.includes(Defect.sloppy) && factor.endsWith("factor 2")) {
     return JSON.stringify({ ...base, request: `I am working on task ${tag}. Please review the material: [resource]` })
   }
@@ -120,7 +148,9 @@ const checklistAnswer = (prompt: string): string => {
   const preference = match(prompt, /Preference: (.*)/)
   const tag = h(preference, 4)
   if (preference.includes(Defect.badChecklist)) return JSON.stringify({ items: [`Does the reply follow rule ${tag}?`] })
-  return JSON.stringify({ items: [`Does the reply keep the first part of rule ${tag}?`, `Does the reply keep the second part of rule ${tag}?`] })
+  return JSON.stringify({
+    items: [`Does the reply keep the first part of rule ${tag}?`, `Does the reply keep the second part of rule ${tag}?`]
+  })
 }
 
 const userAnswer = (prompt: string): string => {
@@ -128,12 +158,18 @@ const userAnswer = (prompt: string): string => {
   const preference = match(prompt, /You silently expect: (.*)/)
   const factor = match(prompt, /The chat involves "([^"]+)"/)
   if (factor.includes(Defect.badUser)) return "The answer was fine but could be better."
-  if (factor.includes(Defect.neverEnds)) return JSON.stringify({ score: 4, hints: [1], message: `Still not there (${turn}).` })
+  if (factor.includes(Defect.neverEnds))
+    return JSON.stringify({ score: 4, hints: [1], message: `Still not there (${turn}).` })
   if (turn === 1) {
     const leak = factor.includes(Defect.sloppy) && factor.endsWith("factor 3")
-    return JSON.stringify({ score: 5, hints: [1], message: leak ? `You forgot this: ${preference}` : "The start misses something I always need here." })
+    return JSON.stringify({
+      score: 5,
+      hints: [1],
+      message: leak ? `You forgot this: ${preference}` : "The start misses something I always need here."
+    })
   }
-  if (turn === 2) return JSON.stringify({ score: 8, hints: [2], message: "Closer, though the ending still feels off to me." })
+  if (turn === 2)
+    return JSON.stringify({ score: 8, hints: [2], message: "Closer, though the ending still feels off to me." })
   return JSON.stringify({ score: 10, hints: [], message: "That works, thank you." })
 }
 

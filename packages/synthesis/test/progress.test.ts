@@ -18,7 +18,9 @@ describe("Progress", () => {
   it("ETA from this run's pace, calls, tokens and dollars", () => {
     // 8 personas left at 30 s each: 240 s.
     expect(Progress.eta(snapshot)).toBe(240_000)
-    expect(Progress.describe(snapshot)).toBe("5/13 personas · ETA 4m00s · calls 192 (cached 96) · tokens 12k · $0.5000 · failed 1")
+    expect(Progress.describe(snapshot)).toBe(
+      "5/13 personas · ETA 4m00s · calls 192 (cached 96) · tokens 12k · $0.5000 · failed 1"
+    )
     expect(Progress.describe({ ...snapshot, usd: NaN })).toContain("$? (a model has no price)")
   })
 

@@ -19,7 +19,12 @@ const tempDir = () => {
   return d
 }
 
-const checklist = (persona: number, preference: string) => ({ _tag: "checklist" as const, persona, preference, value: ["a?", "b?"] })
+const checklist = (persona: number, preference: string) => ({
+  _tag: "checklist" as const,
+  persona,
+  preference,
+  value: ["a?", "b?"]
+})
 
 describe("RawStore", () => {
   it("drops a line cut short by a kill and keeps appending on a fresh line", () => {

@@ -15,7 +15,8 @@ describe("Template", () => {
     // 3 career levels: 12 personas are 4 full cycles, so each level 4 times.
     for (const level of ["entry", "mid", "senior"]) expect(ts.filter((t) => t.careerLevel === level).length).toBe(4)
     // 4 styles: 3 cycles.
-    for (const style of ["analytical", "directive", "conceptual", "behavioral"]) expect(ts.filter((t) => t.decisionStyle === style).length).toBe(3)
+    for (const style of ["analytical", "directive", "conceptual", "behavioral"])
+      expect(ts.filter((t) => t.decisionStyle === style).length).toBe(3)
     // 5 seeds: the first 10 personas are 2 full cycles.
     for (const s of seeds) expect(ts.slice(0, 10).filter((t) => t.seed === s).length).toBe(2)
     for (const t of ts) {
@@ -42,7 +43,10 @@ describe("Template", () => {
       expect(changed.length).toBe(2)
       expect(Math.max(...a)).toBeLessThan(Math.min(...changed))
       expect(slots.filter((s) => s === "B").length).toBe(2)
-      const others = plan.slots.filter((s) => s.slot === "other").map((s) => s.factor).sort()
+      const others = plan.slots
+        .filter((s) => s.slot === "other")
+        .map((s) => s.factor)
+        .sort()
       expect(others).toEqual([0, 1, 2, 3, 4, 5])
     }
   })
@@ -122,16 +126,30 @@ describe("Instances", () => {
     const a = data.factors[data.plan.current]!
     const dialogues = data.dialogues.map((d, i) =>
       i === first
-        ? { ...d, messages: [{ role: "user" as const, content: "Help me please." }, d.messages[1]!, { role: "user" as const, content: `No: ${a.preference}` }], hinted: [1] }
+        ? {
+            ...d,
+            messages: [
+              { role: "user" as const, content: "Help me please." },
+              d.messages[1]!,
+              { role: "user" as const, content: `No: ${a.preference}` }
+            ],
+            hinted: [1]
+          }
         : d
     )
     const sessions = data.sessions.map((s, i) => (i === 12 ? { ...s, request: `For the report: ${a.preference}` } : s))
     const built = Instances.build({ ...data, dialogues, sessions }, counts, 5)
     const problems = built[0]!.problems
     const k = built[0]!.kept.indexOf(first)
-    expect(problems).toContain(`prior_interactions[${k}] (session ${first + 1}): the first user message does not name its factor "${a.name}"`)
-    expect(problems).toContain(`prior_interactions[${k}] (session ${first + 1}): dialogue message 3 (user) contains the 6-word run "alpha${data.plan.current} beta${data.plan.current} gamma${data.plan.current} delta${data.plan.current} epsilon${data.plan.current} zeta${data.plan.current}" of the session's preference`)
-    expect(problems).toContain(`prior_interactions[${k}] (session ${first + 1}): checklist item 2 never hinted at in the dialogue`)
+    expect(problems).toContain(
+      `prior_interactions[${k}] (session ${first + 1}): the first user message does not name its factor "${a.name}"`
+    )
+    expect(problems).toContain(
+      `prior_interactions[${k}] (session ${first + 1}): dialogue message 3 (user) contains the 6-word run "alpha${data.plan.current} beta${data.plan.current} gamma${data.plan.current} delta${data.plan.current} epsilon${data.plan.current} zeta${data.plan.current}" of the session's preference`
+    )
+    expect(problems).toContain(
+      `prior_interactions[${k}] (session ${first + 1}): checklist item 2 never hinted at in the dialogue`
+    )
     expect(problems).toContain(`current_request: does not name the current factor "${a.name}"`)
     expect(problems.some((p) => p.startsWith("current_request: contains the 6-word run"))).toBe(true)
     // Every type keeps A's original sessions, so all three are excluded.

@@ -19,7 +19,7 @@ import { buildRows, toJsonl } from "../internal/sample/Build.js"
 
 const dataDirectory = fileURLToPath(new URL("../../data/", import.meta.url))
 
-const program = Effect.gen(function*() {
+const program = Effect.gen(function* () {
   const fs = yield* FileSystem.FileSystem
   const path = yield* Path.Path
   const args = process.argv.slice(2)
@@ -30,19 +30,29 @@ const program = Effect.gen(function*() {
     for (const p of problems) yield* Console.error(`${path.relative(process.cwd(), file)}, ${p.field}: ${p.reason}`)
   }
   const count = result.problems.reduce((n, f) => n + f.problems.length, 0)
-  if (count > 0) return yield* new DatasetError({ source: "sample-src", reason: `${count} problem${count === 1 ? "" : "s"} in ${result.problems.length} file${result.problems.length === 1 ? "" : "s"}` })
+  if (count > 0)
+    return yield* new DatasetError({
+      source: "sample-src",
+      reason: `${count} problem${count === 1 ? "" : "s"} in ${result.problems.length} file${result.problems.length === 1 ? "" : "s"}`
+    })
   if (checkOnly) {
     yield* Console.log(`ok: ${only?.length ?? 0} file(s) checked`)
     return
   }
   for (const [split, file] of splitOutputs(dataDirectory)) {
     const sources = result.loaded.filter((l) => l.split === split).map((l) => l.source)
-    if (sources.length === 0) return yield* new DatasetError({ source: path.join(dataDirectory, "sample-src", split), reason: "no *.json persona sources found" })
+    if (sources.length === 0)
+      return yield* new DatasetError({
+        source: path.join(dataDirectory, "sample-src", split),
+        reason: "no *.json persona sources found"
+      })
     const rows = buildRows(sources)
-    yield* fs.writeFileString(file, toJsonl(rows)).pipe(
-      Effect.mapError((e) => new DatasetError({ source: file, reason: `cannot write: ${e.message}` }))
+    yield* fs
+      .writeFileString(file, toJsonl(rows))
+      .pipe(Effect.mapError((e) => new DatasetError({ source: file, reason: `cannot write: ${e.message}` })))
+    yield* Console.log(
+      `wrote ${rows.length} rows (${sources.length} personas x 3 instance types) to ${path.relative(process.cwd(), file)}`
     )
-    yield* Console.log(`wrote ${rows.length} rows (${sources.length} personas x 3 instance types) to ${path.relative(process.cwd(), file)}`)
   }
 })
 

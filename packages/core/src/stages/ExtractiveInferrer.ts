@@ -25,11 +25,15 @@ import * as Plugin from "../Plugin.js"
 
 export const Options = Schema.Struct({
   maxWords: Schema.optionalWith(
-    Schema.Int.pipe(Schema.between(5, 100)).annotations({ description: "Word budget of the statement (the paper asks for at most 30)." }),
+    Schema.Int.pipe(Schema.between(5, 100)).annotations({
+      description: "Word budget of the statement (the paper asks for at most 30)."
+    }),
     { default: () => 30 }
   ),
   maxClauses: Schema.optionalWith(
-    Schema.Int.pipe(Schema.between(1, 8)).annotations({ description: "At most this many feedback sentences are joined." }),
+    Schema.Int.pipe(Schema.between(1, 8)).annotations({
+      description: "At most this many feedback sentences are joined."
+    }),
     { default: () => 3 }
   )
 })
@@ -46,7 +50,8 @@ export const make = (options: Options): Effect.Effect<Inferrer.Service> =>
 
 export const plugin = Plugin.inferrer({
   name: "extractive",
-  description: "Offline, no model: composes the preference from the user's requirement sentences in the evidence (heuristic).",
+  description:
+    "Offline, no model: composes the preference from the user's requirement sentences in the evidence (heuristic).",
   heuristic: true,
   options: Options,
   make

@@ -34,11 +34,15 @@ export type PreferenceSource = typeof PreferenceSource.Type
 export const Options = Schema.Struct({
   ...stageFields(referenceMaxTokens),
   preference: Schema.optionalWith(
-    PreferenceSource.annotations({ description: "Which preference the answer should satisfy: inferred, gold (oracle) or none." }),
+    PreferenceSource.annotations({
+      description: "Which preference the answer should satisfy: inferred, gold (oracle) or none."
+    }),
     { default: () => "inferred" as const }
   ),
   prompts: Schema.optionalWith(
-    Schema.Literal("project", "reference").annotations({ description: "project (default) or reference (the authors' generation prompt; preference: none only)." }),
+    Schema.Literal("project", "reference").annotations({
+      description: "project (default) or reference (the authors' generation prompt; preference: none only)."
+    }),
     { default: () => "project" as const }
   )
 })
@@ -64,11 +68,19 @@ export const parse = (answer: string, thinking: "strip" | "keep" = "strip"): str
 
 const templateSpec = (options: Options, file: string): PromptTemplate.Spec =>
   options.preference === "none"
-    ? { plugin: "llm", file, required: ["request"], optional: ["evidence"], unavailable: { preference: "the generator runs with preference: none" } }
+    ? {
+        plugin: "llm",
+        file,
+        required: ["request"],
+        optional: ["evidence"],
+        unavailable: { preference: "the generator runs with preference: none" }
+      }
     : { plugin: "llm", file, required: ["request", "preference"], optional: ["evidence"] }
 
-export const make = (options: Options): Effect.Effect<Generator.Service, PluginError | ModelNotConfigured, Models | FileSystem.FileSystem> =>
-  Effect.gen(function*() {
+export const make = (
+  options: Options
+): Effect.Effect<Generator.Service, PluginError | ModelNotConfigured, Models | FileSystem.FileSystem> =>
+  Effect.gen(function* () {
     const lm = yield* (yield* Models).languageModel(options.model)
     const reference = options.prompts === "reference" && options.template === undefined
     if (reference && options.preference !== "none") {
@@ -79,9 +91,11 @@ export const make = (options: Options): Effect.Effect<Generator.Service, PluginE
     }
     const template = reference
       ? yield* ReferencePrompts.template("generate", { plugin: "llm", required: ["curr_request", "interaction_log"] })
-      : yield* PromptTemplate.load(templateSpec(options, options.template ?? PromptTemplate.defaultFile(defaultTemplates[options.preference])))
+      : yield* PromptTemplate.load(
+          templateSpec(options, options.template ?? PromptTemplate.defaultFile(defaultTemplates[options.preference]))
+        )
     const fail = (reason: string) => new StageError({ stage: "generate", plugin: "llm", reason })
-    const generate = Effect.fn("LlmGenerator.generate")(function*(input: Generator.GenerationInput) {
+    const generate = Effect.fn("LlmGenerator.generate")(function* (input: Generator.GenerationInput) {
       const values: Record<string, string> = reference
         ? { curr_request: input.request, interaction_log: renderInteractionLog(input.evidence) }
         : { request: input.request, evidence: renderEvidence(input.evidence) }
@@ -98,7 +112,9 @@ export const make = (options: Options): Effect.Effect<Generator.Service, PluginE
       const messages = PromptTemplate.render(template, values)
       const answer = yield* ask(lm, "generate", "llm", messages, options, dryRunAnswerFor, (a) => {
         const text = parse(a, options.thinking)
-        return text === undefined ? { ok: false, reason: "the model returned an empty reply" } : { ok: true, value: text }
+        return text === undefined
+          ? { ok: false, reason: "the model returned an empty reply" }
+          : { ok: true, value: text }
       })
       const text = parse(answer, options.thinking)
       if (text === undefined) return yield* fail("the model returned an empty reply")
@@ -109,7 +125,8 @@ export const make = (options: Options): Effect.Effect<Generator.Service, PluginE
 
 export const plugin = Plugin.generator({
   name: "llm",
-  description: "Answers the request with a chat model, given the evidence and the inferred, gold (oracle) or no preference.",
+  description:
+    "Answers the request with a chat model, given the evidence and the inferred, gold (oracle) or no preference.",
   options: Options,
   make
 })

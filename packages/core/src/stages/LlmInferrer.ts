@@ -29,7 +29,12 @@ import { type ModelNotConfigured, type PluginError, StageError } from "../Errors
 import type * as Inferrer from "../Inferrer.js"
 import { renderEvidence, renderInteractionLog } from "../internal/stages/evidence.js"
 import { ask, referenceMaxTokens, stageFields, withoutThinking } from "../internal/stages/llm.js"
-import { examplePreference, type ParseResult, parsePreference, referenceHeading } from "../internal/stages/preferenceFormat.js"
+import {
+  examplePreference,
+  type ParseResult,
+  parsePreference,
+  referenceHeading
+} from "../internal/stages/preferenceFormat.js"
 import { Models } from "../Models.js"
 import * as Plugin from "../Plugin.js"
 import * as ReferencePrompts from "../ReferencePrompts.js"
@@ -41,7 +46,10 @@ export type Prompts = typeof Prompts.Type
 export const Options = Schema.Struct({
   ...stageFields(referenceMaxTokens),
   prompts: Schema.optionalWith(
-    Prompts.annotations({ description: "project (default), hinted (the project's prompt with hints about how CUPID was built) or reference (the authors' prompts)." }),
+    Prompts.annotations({
+      description:
+        "project (default), hinted (the project's prompt with hints about how CUPID was built) or reference (the authors' prompts)."
+    }),
     { default: () => "project" as const }
   )
 })
@@ -71,23 +79,38 @@ const referenceDryRunAnswer = (tag: string): string =>
 export const parse = (answer: string, thinking: "strip" | "keep" = "strip"): ParseResult =>
   parsePreference(thinking === "strip" ? withoutThinking(answer) : answer)
 
-export const make = (options: Options): Effect.Effect<Inferrer.Service, PluginError | ModelNotConfigured, Models | FileSystem.FileSystem> =>
-  Effect.gen(function*() {
+export const make = (
+  options: Options
+): Effect.Effect<Inferrer.Service, PluginError | ModelNotConfigured, Models | FileSystem.FileSystem> =>
+  Effect.gen(function* () {
     const lm = yield* (yield* Models).languageModel(options.model)
     const reference = options.prompts === "reference" && options.template === undefined
     const template = reference
       ? yield* ReferencePrompts.template("infer", { plugin: "llm", required: referencePlaceholders })
       : yield* PromptTemplate.load({
-        plugin: "llm",
-        file: options.template ?? PromptTemplate.defaultFile(defaultTemplates[options.prompts === "reference" ? "project" : options.prompts]),
-        required: placeholders
-      })
+          plugin: "llm",
+          file:
+            options.template ??
+            PromptTemplate.defaultFile(defaultTemplates[options.prompts === "reference" ? "project" : options.prompts]),
+          required: placeholders
+        })
     const read = (answer: string) => parse(answer, options.thinking)
-    const infer = Effect.fn("LlmInferrer.infer")(function*(input: Inferrer.InferenceInput) {
+    const infer = Effect.fn("LlmInferrer.infer")(function* (input: Inferrer.InferenceInput) {
       const messages = reference
-        ? PromptTemplate.render(template, { curr_request: input.request, interaction_log: renderInteractionLog(input.evidence) })
+        ? PromptTemplate.render(template, {
+            curr_request: input.request,
+            interaction_log: renderInteractionLog(input.evidence)
+          })
         : PromptTemplate.render(template, { request: input.request, evidence: renderEvidence(input.evidence) })
-      const answer = yield* ask(lm, "infer", "llm", messages, options, reference ? referenceDryRunAnswer : dryRunAnswerFor, read)
+      const answer = yield* ask(
+        lm,
+        "infer",
+        "llm",
+        messages,
+        options,
+        reference ? referenceDryRunAnswer : dryRunAnswerFor,
+        read
+      )
       const parsed = read(answer)
       if (!parsed.ok) return yield* new StageError({ stage: "infer", plugin: "llm", reason: parsed.reason })
       return parsed.value satisfies Inferrer.InferredPreference
@@ -97,7 +120,8 @@ export const make = (options: Options): Effect.Effect<Inferrer.Service, PluginEr
 
 export const plugin = Plugin.inferrer({
   name: "llm",
-  description: "Infers the preference for the request with a chat model: a short analysis, then one sentence (at most 30 words); the project's, a hinted or the authors' prompts.",
+  description:
+    "Infers the preference for the request with a chat model: a short analysis, then one sentence (at most 30 words); the project's, a hinted or the authors' prompts.",
   options: Options,
   make
 })

@@ -29,7 +29,9 @@ import * as PromptTemplate from "./PromptTemplate.js"
 export const Options = Schema.Struct({
   ...stageFields(4096),
   scope: Schema.optionalWith(
-    Schema.Literal("log", "session").annotations({ description: "log: one call over all sessions (the paper's); session: one call per session." }),
+    Schema.Literal("log", "session").annotations({
+      description: "log: one call over all sessions (the paper's); session: one call per session."
+    }),
     { default: () => "log" as const }
   )
 })
@@ -42,17 +44,20 @@ export const placeholders = { log: ["log"], session: ["dialogue"] } as const
 export const dryRunAnswer = exampleSummary
 
 /** The dry-run answer to one prompt: the example with a first context item naming the prompt's tag. */
-export const dryRunAnswerFor = (tag: string): string => dryRunAnswer.replace(/^Context:\n/, `Context:\n- Example session ${tag}.\n`)
+export const dryRunAnswerFor = (tag: string): string =>
+  dryRunAnswer.replace(/^Context:\n/, `Context:\n- Example session ${tag}.\n`)
 
-const dryRunLogAnswer = (n: number) => (tag: string): string =>
-  JSON.stringify({
-    sessions: Array.from({ length: n }, (_, i) => ({
-      session: i + 1,
-      analysis: "The user corrected the format twice.",
-      context: [`Example session ${i + 1} (${tag}).`],
-      preferences: ["Use short numbered steps."]
-    }))
-  })
+const dryRunLogAnswer =
+  (n: number) =>
+  (tag: string): string =>
+    JSON.stringify({
+      sessions: Array.from({ length: n }, (_, i) => ({
+        session: i + 1,
+        analysis: "The user corrected the format twice.",
+        context: [`Example session ${i + 1} (${tag}).`],
+        preferences: ["Use short numbered steps."]
+      }))
+    })
 
 /**
  * Read a model's per-session summary: a context list and a preferences list under headings.
@@ -63,13 +68,20 @@ const dryRunLogAnswer = (n: number) => (tag: string): string =>
 export const parse = (answer: string): ParsedSummary => parseSummary(answer)
 
 const strings = (v: unknown): ReadonlyArray<string> | undefined =>
-  Array.isArray(v) && v.every((x) => typeof x === "string") ? v.map((x: string) => x.trim()).filter((x) => x !== "") : undefined
+  Array.isArray(v) && v.every((x) => typeof x === "string")
+    ? v.map((x: string) => x.trim()).filter((x) => x !== "")
+    : undefined
 
 /**
  * Read a log summary for `n` sessions: `{"sessions": [{session, analysis, context, preferences}]}`
  * (a bare list is read too), one entry per session, numbered 1..n or in order.
  */
-export const parseLog = (answer: string, n: number): { readonly ok: true; readonly value: ReadonlyArray<ParsedSummary> } | { readonly ok: false; readonly reason: string } => {
+export const parseLog = (
+  answer: string,
+  n: number
+):
+  | { readonly ok: true; readonly value: ReadonlyArray<ParsedSummary> }
+  | { readonly ok: false; readonly reason: string } => {
   // The JSON of the first code fence, else the whole answer.
   const text = /```(?:json)?\s*([\s\S]*?)```/.exec(answer)?.[1] ?? answer
   let value: unknown
@@ -78,18 +90,28 @@ export const parseLog = (answer: string, n: number): { readonly ok: true; readon
   } catch {
     value = undefined
   }
-  const list = Array.isArray(value) ? value : value !== null && typeof value === "object" ? (value as Record<string, unknown>)["sessions"] : undefined
-  if (!Array.isArray(list)) return { ok: false, reason: `expected {"sessions": [...]} with ${n} entries; got: "${excerpt(answer)}"` }
+  const list = Array.isArray(value)
+    ? value
+    : value !== null && typeof value === "object"
+      ? (value as Record<string, unknown>)["sessions"]
+      : undefined
+  if (!Array.isArray(list))
+    return { ok: false, reason: `expected {"sessions": [...]} with ${n} entries; got: "${excerpt(answer)}"` }
   if (list.length !== n) return { ok: false, reason: `expected ${n} session summaries, got ${list.length}` }
   const out: Array<ParsedSummary | undefined> = new Array(n)
   for (const [i, e] of list.entries()) {
     const o = (e ?? {}) as Record<string, unknown>
-    const context = strings(o["context"]), preferences = strings(o["preferences"])
+    const context = strings(o["context"]),
+      preferences = strings(o["preferences"])
     if (context === undefined || preferences === undefined) {
       return { ok: false, reason: `session entry ${i + 1}: expected "context" and "preferences" lists of strings` }
     }
     const at = typeof o["session"] === "number" ? o["session"] - 1 : i
-    if (!Number.isInteger(at) || at < 0 || at >= n || out[at] !== undefined) return { ok: false, reason: `session entry ${i + 1}: session number ${String(o["session"])} is not one of 1..${n} or repeats` }
+    if (!Number.isInteger(at) || at < 0 || at >= n || out[at] !== undefined)
+      return {
+        ok: false,
+        reason: `session entry ${i + 1}: session number ${String(o["session"])} is not one of 1..${n} or repeats`
+      }
     out[at] = { context, preferences }
   }
   return { ok: true, value: out as Array<ParsedSummary> }
@@ -104,7 +126,7 @@ const logOf = (sessions: ReadonlyArray<SessionView>): string =>
   sessions.map((s, i) => `### Session ${i + 1}\n${dialogueText(s.dialogue)}`).join("\n\n")
 
 export const make = (options: Options): Effect.Effect<Summarizer.Service, PluginError | ModelNotConfigured, Models> =>
-  Effect.gen(function*() {
+  Effect.gen(function* () {
     const lm = yield* (yield* Models).languageModel(options.model)
     const template = yield* PromptTemplate.load({
       plugin: "llm",
@@ -116,22 +138,30 @@ export const make = (options: Options): Effect.Effect<Summarizer.Service, Plugin
     const fail = (reason: string) => new StageError({ stage: "summarize", plugin: "llm", reason })
 
     const one = (session: SessionView) =>
-      Effect.gen(function*() {
+      Effect.gen(function* () {
         const messages = PromptTemplate.render(template, { dialogue: dialogueText(session.dialogue) })
         const read = (a: string): LanguageModel.Reading => {
           const p = parse(text(a))
-          return p.context.length + p.preferences.length > 0 ? { ok: true, value: p } : { ok: false, reason: `no list items found under a "Context:" or "Preferences:" heading` }
+          return p.context.length + p.preferences.length > 0
+            ? { ok: true, value: p }
+            : { ok: false, reason: `no list items found under a "Context:" or "Preferences:" heading` }
         }
         const answer = yield* ask(lm, "summarize", "llm", messages, options, dryRunAnswerFor, read)
         const parsed = parse(text(answer))
         if (parsed.context.length + parsed.preferences.length === 0) {
-          return yield* fail(`session ${session.id}: no list items found under a "Context:" or "Preferences:" heading; got: "${excerpt(answer)}"`)
+          return yield* fail(
+            `session ${session.id}: no list items found under a "Context:" or "Preferences:" heading; got: "${excerpt(answer)}"`
+          )
         }
-        return { sessionId: session.id, context: parsed.context, preferences: parsed.preferences } satisfies SessionSummary
+        return {
+          sessionId: session.id,
+          context: parsed.context,
+          preferences: parsed.preferences
+        } satisfies SessionSummary
       })
 
     const log = (sessions: ReadonlyArray<SessionView>) =>
-      Effect.gen(function*() {
+      Effect.gen(function* () {
         const ordered = [...sessions].sort((a, b) => a.index - b.index)
         const messages = PromptTemplate.render(template, { log: logOf(ordered), count: String(ordered.length) })
         const read = (a: string) => parseLog(text(a), ordered.length)
@@ -142,7 +172,7 @@ export const make = (options: Options): Effect.Effect<Summarizer.Service, Plugin
         return sessions.map((s) => ({ sessionId: s.id, ...byId.get(s.id)! }) satisfies SessionSummary)
       })
 
-    const summarize = Effect.fn("LlmSummarizer.summarize")(function*(sessions: ReadonlyArray<SessionView>) {
+    const summarize = Effect.fn("LlmSummarizer.summarize")(function* (sessions: ReadonlyArray<SessionView>) {
       if (sessions.length === 0) return []
       return options.scope === "log" ? yield* log(sessions) : yield* Effect.forEach(sessions, one, { concurrency: 4 })
     })
@@ -151,7 +181,8 @@ export const make = (options: Options): Effect.Effect<Summarizer.Service, Plugin
 
 export const plugin = Plugin.summarizer({
   name: "llm",
-  description: "Summarizes sessions with a chat model into context and preference bullets: the whole log in one call (default) or one call per session.",
+  description:
+    "Summarizes sessions with a chat model into context and preference bullets: the whole log in one call (default) or one call per session.",
   options: Options,
   make
 })

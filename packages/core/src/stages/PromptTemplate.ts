@@ -103,7 +103,8 @@ export const fromPythonFormat = (text: string): ReadonlyArray<Piece> | string =>
     } else if (c === "{") {
       const end = text.indexOf("}", i)
       const name = end < 0 ? "" : text.slice(i + 1, end)
-      if (!/^[A-Za-z_][A-Za-z0-9_]*$/.test(name)) return `unsupported format field at offset ${i}: "${text.slice(i, i + 20)}"`
+      if (!/^[A-Za-z_][A-Za-z0-9_]*$/.test(name))
+        return `unsupported format field at offset ${i}: "${text.slice(i, i + 20)}"`
       if (buf !== "") out.push(buf)
       buf = ""
       out.push({ slot: name })
@@ -120,9 +121,12 @@ const slotsOf = (sections: ReadonlyArray<ReadonlyArray<Piece> | undefined>): Rea
 ]
 
 /** The placeholders a markdown text uses, in order of first use. */
-export const placeholdersOf = (text: string): ReadonlyArray<string> => [...new Set([...text.matchAll(slot)].map((m) => m[1]!))]
+export const placeholdersOf = (text: string): ReadonlyArray<string> => [
+  ...new Set([...text.matchAll(slot)].map((m) => m[1]!))
+]
 
-const fail = (spec: Spec, reason: string) => Effect.fail(new PluginError({ plugin: spec.plugin, reason: `template ${spec.file}: ${reason}` }))
+const fail = (spec: Spec, reason: string) =>
+  Effect.fail(new PluginError({ plugin: spec.plugin, reason: `template ${spec.file}: ${reason}` }))
 
 /** Check a template's slots against a spec. */
 export const check = (
@@ -144,7 +148,10 @@ export const check = (
   }
   const missing = spec.required.filter((r) => !used.includes(r))
   if (missing.length > 0) {
-    return fail(spec, `missing placeholder ${missing.map((m) => `{{${m}}}`).join(", ")} (required: ${spec.required.map((r) => `{{${r}}}`).join(", ")})`)
+    return fail(
+      spec,
+      `missing placeholder ${missing.map((m) => `{{${m}}}`).join(", ")} (required: ${spec.required.map((r) => `{{${r}}}`).join(", ")})`
+    )
   }
   if (sections.user.length === 0) return fail(spec, "no user message (add a <!-- user --> section)")
   return Effect.succeed({
@@ -170,7 +177,8 @@ export const fromText = (spec: Spec, text: string): Effect.Effect<Template, Plug
       sections[current] = []
     } else (current === undefined ? before : sections[current]!).push(line)
   }
-  const clean = (ls: ReadonlyArray<string> | undefined) => ls === undefined ? undefined : ls.join("\n").replace(comment, "").trim()
+  const clean = (ls: ReadonlyArray<string> | undefined) =>
+    ls === undefined ? undefined : ls.join("\n").replace(comment, "").trim()
   const hasMarkers = sections.system !== undefined || sections.user !== undefined
   if (hasMarkers && clean(before) !== "") {
     return fail(spec, "text before the first <!-- system --> or <!-- user --> line; put notes in <!-- ... --> comments")
@@ -192,18 +200,22 @@ export const load = (spec: Spec): Effect.Effect<Template, PluginError> =>
   }).pipe(Effect.flatMap((text) => fromText(spec, text)))
 
 const fill = (template: Template, pieces: ReadonlyArray<Piece>, values: Readonly<Record<string, string>>): string =>
-  pieces.map((p) => {
-    if (typeof p === "string") return p
-    const value = values[p.slot]
-    // A checked template and the plugin's full set of values always agree: a gap is a bug.
-    if (value === undefined) throw new Error(`template ${template.file}: no value for {{${p.slot}}}`)
-    return value
-  }).join("")
+  pieces
+    .map((p) => {
+      if (typeof p === "string") return p
+      const value = values[p.slot]
+      // A checked template and the plugin's full set of values always agree: a gap is a bug.
+      if (value === undefined) throw new Error(`template ${template.file}: no value for {{${p.slot}}}`)
+      return value
+    })
+    .join("")
 
 /** The messages of a template: the system message (when there is one), then the user message. */
 export const render = (template: Template, values: Readonly<Record<string, string>>): ReadonlyArray<ChatMessage> => {
   const user: ChatMessage = { role: "user", content: fill(template, template.user, values) }
-  return template.system === undefined ? [user] : [{ role: "system", content: fill(template, template.system, values) }, user]
+  return template.system === undefined
+    ? [user]
+    : [{ role: "system", content: fill(template, template.system, values) }, user]
 }
 
 /** The user message alone, for templates that have no system section (synthesis prompts). */

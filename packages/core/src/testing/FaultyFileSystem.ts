@@ -45,7 +45,12 @@ export const make = (real: FileSystem.FileSystem, options: Options): FileSystem.
   const counts = options.paths ?? (() => true)
   let left = options.failAfterBytes
   /** Writes what still fits with `write`, then fails if something did not fit. */
-  const limited = (path: string, method: string, data: Uint8Array, write: (data: Uint8Array) => Effect.Effect<void, PlatformError>) =>
+  const limited = (
+    path: string,
+    method: string,
+    data: Uint8Array,
+    write: (data: Uint8Array) => Effect.Effect<void, PlatformError>
+  ) =>
     Effect.suspend(() => {
       if (!counts(path)) return write(data)
       const fits = Math.max(0, Math.min(left, data.length))
@@ -66,7 +71,11 @@ export const make = (real: FileSystem.FileSystem, options: Options): FileSystem.
     read: (buffer) => file.read(buffer),
     readAlloc: (size) => file.readAlloc(size),
     truncate: (length) => file.truncate(length),
-    write: (buffer) => Effect.as(limited(path, "write", buffer, (b) => file.writeAll(b)), FileSystem.Size(buffer.length)),
+    write: (buffer) =>
+      Effect.as(
+        limited(path, "write", buffer, (b) => file.writeAll(b)),
+        FileSystem.Size(buffer.length)
+      ),
     writeAll: (buffer) => limited(path, "writeAll", buffer, (b) => file.writeAll(b))
   })
   return FileSystem.make({
@@ -75,19 +84,23 @@ export const make = (real: FileSystem.FileSystem, options: Options): FileSystem.
     writeFile: (path, data, writeOptions) =>
       counts(path)
         ? Effect.suspend(() => {
-          const fits = Math.max(0, Math.min(left, data.length))
-          left -= fits
-          // A whole-file write that does not fit leaves what fitted, like a real one.
-          return fits === data.length
-            ? real.writeFile(path, data, writeOptions)
-            : Effect.zipRight(real.writeFile(path, data.subarray(0, fits), writeOptions), Effect.fail(failure(code, "writeFile", path)))
-        })
+            const fits = Math.max(0, Math.min(left, data.length))
+            left -= fits
+            // A whole-file write that does not fit leaves what fitted, like a real one.
+            return fits === data.length
+              ? real.writeFile(path, data, writeOptions)
+              : Effect.zipRight(
+                  real.writeFile(path, data.subarray(0, fits), writeOptions),
+                  Effect.fail(failure(code, "writeFile", path))
+                )
+          })
         : real.writeFile(path, data, writeOptions)
   })
 }
 
 /** The Node file system with failing writes (a fresh byte budget each time the layer is built). */
 export const layer = (options: Options): Layer.Layer<FileSystem.FileSystem> =>
-  Layer.effect(FileSystem.FileSystem, Effect.map(FileSystem.FileSystem, (real) => make(real, options))).pipe(
-    Layer.provide(NodeFileSystem.layer)
-  )
+  Layer.effect(
+    FileSystem.FileSystem,
+    Effect.map(FileSystem.FileSystem, (real) => make(real, options))
+  ).pipe(Layer.provide(NodeFileSystem.layer))

@@ -18,21 +18,29 @@ import { Effect } from "effect"
 
 type Node = NodeContext.NodeContext
 
-const provided = <A, E, R, Args extends Array<unknown>>(
-  self: Vitest.TestFunction<A, E, R | Node, Args>
-): Vitest.TestFunction<A, E, R, Args> =>
-(...args) => Effect.provide(self(...args), NodeContext.layer)
+const provided =
+  <A, E, R, Args extends Array<unknown>>(
+    self: Vitest.TestFunction<A, E, R | Node, Args>
+  ): Vitest.TestFunction<A, E, R, Args> =>
+  (...args) =>
+    Effect.provide(self(...args), NodeContext.layer)
 
 const withNode = <R>(tester: Vitest.Tester<R>): Vitest.Tester<R | Node> => {
-  const test = (run: Vitest.Test<R>): Vitest.Test<R | Node> => (name, self, timeout) => run(name, provided(self), timeout)
-  const prop: Vitest.Tester<R | Node>["prop"] = (name, arbitraries, self, timeout) => tester.prop(name, arbitraries, provided(self), timeout)
+  const test =
+    (run: Vitest.Test<R>): Vitest.Test<R | Node> =>
+    (name, self, timeout) =>
+      run(name, provided(self), timeout)
+  const prop: Vitest.Tester<R | Node>["prop"] = (name, arbitraries, self, timeout) =>
+    tester.prop(name, arbitraries, provided(self), timeout)
   return Object.assign(test(tester), {
     skip: test(tester.skip),
     skipIf: (condition: unknown) => test(tester.skipIf(condition)),
     runIf: (condition: unknown) => test(tester.runIf(condition)),
     only: test(tester.only),
-    each: <T>(cases: ReadonlyArray<T>) => <A, E>(name: string, self: Vitest.TestFunction<A, E, R | Node, Array<T>>, timeout?: number | TestOptions) =>
-      tester.each(cases)(name, provided(self), timeout),
+    each:
+      <T>(cases: ReadonlyArray<T>) =>
+      <A, E>(name: string, self: Vitest.TestFunction<A, E, R | Node, Array<T>>, timeout?: number | TestOptions) =>
+        tester.each(cases)(name, provided(self), timeout),
     fails: test(tester.fails),
     prop
   })

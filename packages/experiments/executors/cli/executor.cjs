@@ -33,7 +33,11 @@ const node = (script, args, cwd, { linked = false } = {}) =>
     const pass = () => {
       if (running()) child.kill("SIGTERM")
     }
-    const handlers = [["SIGINT", () => {}], ["SIGTERM", pass], ["SIGHUP", pass]]
+    const handlers = [
+      ["SIGINT", () => {}],
+      ["SIGTERM", pass],
+      ["SIGHUP", pass]
+    ]
     const lastResort = () => {
       if (running()) child.kill("SIGKILL")
     }
@@ -55,8 +59,13 @@ module.exports = async function cli(options, context) {
   const root = context.root
   const built = await node(path.join(root, "tools", "build-cli.mjs"), ["--if-stale", "--quiet"], root)
   if (built !== 0) return { success: false }
-  const code = await node(path.join(root, "packages", "experiments", "dist", "cli.mjs"), [...options.command, ...(options.__unparsed__ ?? [])], root, {
-    linked: true
-  })
+  const code = await node(
+    path.join(root, "packages", "experiments", "dist", "cli.mjs"),
+    [...options.command, ...(options.__unparsed__ ?? [])],
+    root,
+    {
+      linked: true
+    }
+  )
   return { success: code === 0 }
 }

@@ -114,7 +114,10 @@ export const findCell = (cells: ReadonlyArray<CellSummary>, selector: string): C
 }
 
 /** Which cell is the baseline, and why. */
-export const chooseBaseline = (summary: Summary, requested?: string): { readonly cell: CellSummary; readonly reason: string } => {
+export const chooseBaseline = (
+  summary: Summary,
+  requested?: string
+): { readonly cell: CellSummary; readonly reason: string } => {
   const cells = summary.cells
   if (cells.length === 0) throw new Error("the summary lists no cells")
   if (requested !== undefined) {
@@ -123,7 +126,12 @@ export const chooseBaseline = (summary: Summary, requested?: string): { readonly
     return { cell: c, reason: "chosen on the command line" }
   }
   const c = Families.cellNamed(cells, summary.baseline)
-  if (c !== undefined) return { cell: c, reason: "set by the sweep: the config's report.baseline when given, else the cell whose retriever is all, else the first cell" }
+  if (c !== undefined)
+    return {
+      cell: c,
+      reason:
+        "set by the sweep: the config's report.baseline when given, else the cell whose retriever is all, else the first cell"
+    }
   return { cell: cells[0]!, reason: "the first cell (the run's baseline is not one of its cells)" }
 }
 
@@ -143,9 +151,12 @@ const uninformativeReason = (summary: Summary, metric: string): string | undefin
     .filter((e): e is NonNullable<typeof e> => e !== undefined && e.n > 0 && Number.isFinite(e.mean))
   if (estimates.length === 0) return "no cell has a value on all instances"
   const values = estimates.map((e) => e.mean!)
-  const lo = Math.min(...values), hi = Math.max(...values)
-  if (estimates.length === summary.cells.length && summary.cells.length > 1 && lo === hi) return `every cell has the same value ${lo.toFixed(3)} on all instances`
-  const containsZero = (e: (typeof estimates)[number]) => e.ci95[0] !== null && e.ci95[1] !== null && e.ci95[0] <= 0 && e.ci95[1] >= 0
+  const lo = Math.min(...values),
+    hi = Math.max(...values)
+  if (estimates.length === summary.cells.length && summary.cells.length > 1 && lo === hi)
+    return `every cell has the same value ${lo.toFixed(3)} on all instances`
+  const containsZero = (e: (typeof estimates)[number]) =>
+    e.ci95[0] !== null && e.ci95[1] !== null && e.ci95[0] <= 0 && e.ci95[1] >= 0
   if (estimates.every(containsZero)) {
     return `every cell's 95% CI on all instances${summary.cells.some((c) => c.usesGold) ? ", the oracle's included," : ""} contains 0 (largest |value| ${Math.max(Math.abs(lo), Math.abs(hi)).toFixed(3)})`
   }
@@ -159,7 +170,10 @@ const uninformativeReason = (summary: Summary, metric: string): string | undefin
  * next one that is neither: on an offline sweep the inference F1 only measures the extractive
  * stand-in, so the exact retrieval metric leads and the F1 stays in the tables, marked.
  */
-export const mainMetric = (summary: Summary, chosen?: string): { readonly main: MetricDescription | undefined; readonly mainReason: string } => {
+export const mainMetric = (
+  summary: Summary,
+  chosen?: string
+): { readonly main: MetricDescription | undefined; readonly mainReason: string } => {
   const name = chosen ?? summary.main
   if (name !== undefined) {
     const main = Families.metricNamed(summary, name, "main metric")
@@ -167,8 +181,8 @@ export const mainMetric = (summary: Summary, chosen?: string): { readonly main: 
   }
   const ranked = summary.metrics.filter((m) => m.mainRank !== undefined).sort((a, b) => a.mainRank! - b.mainRank!)
   // No cell's inference came from a model: every cell has no inferrer or a heuristic one.
-  const noModel = summary.cells.every((c) =>
-    c.params["inferrer"] === null || c.params["inferrer"] === undefined || c.heuristicStages.includes("inferrer")
+  const noModel = summary.cells.every(
+    (c) => c.params["inferrer"] === null || c.params["inferrer"] === undefined || c.heuristicStages.includes("inferrer")
   )
   const passedOver = (m: MetricDescription) => m.heuristic || (noModel && m.family === "inference")
   const exact = ranked.find((m) => !passedOver(m))
@@ -180,7 +194,11 @@ export const mainMetric = (summary: Summary, chosen?: string): { readonly main: 
   }
   if (ranked[0] !== undefined) return { main: ranked[0], mainReason: "the scorers' first-ranked candidate (mainRank)" }
   const first = summary.metrics.find((m) => m.family !== "cost")
-  return { main: first, mainReason: first === undefined ? "no metric" : "the first metric that is not a cost (no scorer ranks a main metric)" }
+  return {
+    main: first,
+    mainReason:
+      first === undefined ? "no metric" : "the first metric that is not a cost (no scorer ranks a main metric)"
+  }
 }
 
 /** The metrics tested against the baseline: every headline metric, the main metric first (the others only get CIs). */
@@ -218,25 +236,31 @@ export const analyze = (run: Pick<Run, "summary" | "index">, options: Options = 
   // are the instances both cells scored; rows of one persona move together (Families.personas).
   const plan = Families.resolve(summary, main?.name)
   const clusters = new Map(slices.map((slice) => [slice, Families.personas(idx, slice)] as const))
-  const planned = summary.cells.filter((c) => c.id !== baseline.id).flatMap((c) =>
-    slices.flatMap((slice) => {
-      const a = sliceOf(idx, baseline.id, slice), b = sliceOf(idx, c.id, slice)
-      return compared.map((metric) => ({
-        c,
-        metric,
-        slice,
-        family: Families.familyOf(plan, c, metric.name, slice),
-        test: { a: a(metric), b: b(metric), clusters: clusters.get(slice)! }
-      }))
-    })
-  )
+  const planned = summary.cells
+    .filter((c) => c.id !== baseline.id)
+    .flatMap((c) =>
+      slices.flatMap((slice) => {
+        const a = sliceOf(idx, baseline.id, slice),
+          b = sliceOf(idx, c.id, slice)
+        return compared.map((metric) => ({
+          c,
+          metric,
+          slice,
+          family: Families.familyOf(plan, c, metric.name, slice),
+          test: { a: a(metric), b: b(metric), clusters: clusters.get(slice)! }
+        }))
+      })
+    )
   const byTest = new Map<Paired.Test, Delta>()
   const test = (family: Families.Family): TestedFamily => {
     const members = planned.filter((t) => t.family === family)
     // untested cells need their intervals only: no refinement
     const permutations = family === "none" ? Paired.screening : options.permutations
     const correction = family === "none" ? "none" : plan.correction[family]
-    const result = Paired.family(members.map((t) => t.test), { ...Families.resampling(summary, permutations), correction })
+    const result = Paired.family(
+      members.map((t) => t.test),
+      { ...Families.resampling(summary, permutations), correction }
+    )
     const level = Statistics.perTestLevel(result.correction, result.tests)
     members.forEach((t, k) => {
       const se = family === "primary" ? Paired.standardError(t.test.a, t.test.b, { clusters: t.test.clusters }) : NaN
@@ -256,20 +280,26 @@ export const analyze = (run: Pick<Run, "summary" | "index">, options: Options = 
   const tests = { primary: test("primary"), exploratory: test("exploratory") }
   test("none")
   const deltas = planned.map((t) => byTest.get(t.test)!)
-  const pairwise = summary.cells.length < 2 || compared.length === 0
-    ? undefined
-    : Pairwise.compute(summary, idx, compared, Families.resampling(summary, options.permutations))
+  const pairwise =
+    summary.cells.length < 2 || compared.length === 0
+      ? undefined
+      : Pairwise.compute(summary, idx, compared, Families.resampling(summary, options.permutations))
   const baselineTooSmall = new Map<Slice, Pairwise.TooSmall>()
   for (const slice of slices) {
     const ofMain = deltas.filter((d) => d.slice === slice && d.metric === main?.name && d.family !== "none")
     const family = ofMain[0]?.family === "primary" ? tests.primary : tests.exploratory
     if (ofMain.length === 0 || family.tests === 0) continue
     const multiplier = family.correction === "none" ? 1 : family.tests
-    const small = Pairwise.tooSmall(Math.max(0, ...ofMain.map((d) => d.comparison.clusters ?? d.comparison.n)), multiplier, family.correction)
+    const small = Pairwise.tooSmall(
+      Math.max(0, ...ofMain.map((d) => d.comparison.clusters ?? d.comparison.n)),
+      multiplier,
+      family.correction
+    )
     const clustered = ofMain.some((d) => d.comparison.clusters !== undefined)
     if (small !== undefined) baselineTooSmall.set(slice, clustered ? { ...small, clustered } : small)
   }
-  const p = tests.primary.permutations, q = tests.exploratory.permutations
+  const p = tests.primary.permutations,
+    q = tests.exploratory.permutations
   const permutations: Paired.Family["permutations"] = {
     screening: p.screening,
     refined: Math.max(p.refined, q.refined),
@@ -308,4 +338,3 @@ export const analyze = (run: Pick<Run, "summary" | "index">, options: Options = 
     index: idx
   }
 }
-

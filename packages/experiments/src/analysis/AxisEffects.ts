@@ -92,7 +92,8 @@ export const pathOf = (key: string): ReadonlyArray<string> => {
   return parts.length === 2 && parts[0] === "retriever" && parts[1] === "k" ? ["retriever", "select"] : parts
 }
 
-const get = (v: unknown, path: ReadonlyArray<string>): unknown => path.reduce<unknown>((x, p) => (isRecord(x) ? x[p] : undefined), v)
+const get = (v: unknown, path: ReadonlyArray<string>): unknown =>
+  path.reduce<unknown>((x, p) => (isRecord(x) ? x[p] : undefined), v)
 
 const without = (v: unknown, path: ReadonlyArray<string>): unknown => {
   const [head, ...rest] = path
@@ -119,18 +120,24 @@ export const derive = (cells: ReadonlyArray<CellSummary>): Array<string> => {
 /** Readable labels: `plugin(option=value)` with only the options that differ among values of the same plugin; selectors as `top=2`. */
 export const labels = (values: ReadonlyArray<unknown>): Array<string> => {
   const byUse = new Map<string, Array<Readonly<Record<string, unknown>>>>()
-  for (const v of values) if (isRecord(v) && typeof v["use"] === "string") byUse.set(v["use"], [...(byUse.get(v["use"]) ?? []), v])
+  for (const v of values)
+    if (isRecord(v) && typeof v["use"] === "string") byUse.set(v["use"], [...(byUse.get(v["use"]) ?? []), v])
   const raw = values.map((v) => {
     if (v === null || v === undefined) return "none"
     if (!isRecord(v)) return labelValue(v)
     if (typeof v["use"] === "string") {
       const same = byUse.get(v["use"])!
-      const keys = Object.keys(v).filter((k) => k !== "use" && new Set(same.map((x) => canon(x[k]))).size > 1).sort()
+      const keys = Object.keys(v)
+        .filter((k) => k !== "use" && new Set(same.map((x) => canon(x[k]))).size > 1)
+        .sort()
       return keys.length === 0 ? v["use"] : `${v["use"]}(${keys.map((k) => `${k}=${labelValue(v[k])}`).join(",")})`
     }
     const select = Schema.decodeUnknownEither(Selector.Spec)(v)
     if (Either.isRight(select)) return Selector.label(select.right)
-    return Object.keys(v).sort().map((k) => `${k}=${labelValue(v[k])}`).join(",")
+    return Object.keys(v)
+      .sort()
+      .map((k) => `${k}=${labelValue(v[k])}`)
+      .join(",")
   })
   return raw.map((l, i) => (raw.indexOf(l) === i ? l : `${l} (${raw.slice(0, i).filter((x) => x === l).length + 1})`))
 }
@@ -143,29 +150,38 @@ export const labels = (values: ReadonlyArray<unknown>): Array<string> => {
  */
 const crossing = (cells: ReadonlyArray<CellSummary>, keys: ReadonlyArray<string>) => {
   const paths = keys.map(pathOf)
-  const valueOf = (c: CellSummary, i: number) => paths.reduce((v, p, j) => (j !== i && under(p, paths[i]!) ? without(v, p.slice(paths[i]!.length)) : v), get(c.params, paths[i]!))
+  const valueOf = (c: CellSummary, i: number) =>
+    paths.reduce(
+      (v, p, j) => (j !== i && under(p, paths[i]!) ? without(v, p.slice(paths[i]!.length)) : v),
+      get(c.params, paths[i]!)
+    )
   const swept = cells.flatMap((cell) => {
     const values = keys.map((_, i) => valueOf(cell, i))
     // a cell without an option axis's value was not made by the sweep
     return values.some((v, i) => v === undefined && paths[i]!.length > 1) ? [] : [{ cell, values }]
   })
   // the groups' cells, and so the grid's, stay in run order
-  const groups = Object.values(Arr.groupBy(swept, (m) => canon(paths.reduce<unknown>((v, p) => without(v, p), m.cell.params))))
+  const groups = Object.values(
+    Arr.groupBy(swept, (m) => canon(paths.reduce<unknown>((v, p) => without(v, p), m.cell.params)))
+  )
   let members = groups.reduce<Array<(typeof swept)[number]>>((a, b) => (b.length > a.length ? b : a), [])
-  const levelsOf = () => keys.map((_, i) => {
-    const counts = new Map<string, { value: unknown; n: number }>()
-    for (const m of members) {
-      const k = canon(m.values[i])
-      counts.set(k, { value: m.values[i], n: (counts.get(k)?.n ?? 0) + 1 })
-    }
-    return counts
-  })
+  const levelsOf = () =>
+    keys.map((_, i) => {
+      const counts = new Map<string, { value: unknown; n: number }>()
+      for (const m of members) {
+        const k = canon(m.values[i])
+        counts.set(k, { value: m.values[i], n: (counts.get(k)?.n ?? 0) + 1 })
+      }
+      return counts
+    })
   for (;;) {
     const levels = levelsOf()
     if (members.length === levels.reduce((n, l) => n * l.size, 1)) break
     // drop the rarest value (the last axis's, the last in order, on a tie)
     let drop: { axis: number; key: string; n: number } | undefined
-    levels.forEach((l, axis) => l.forEach(({ n }, key) => void (drop === undefined || n <= drop.n ? (drop = { axis, key, n }) : undefined)))
+    levels.forEach((l, axis) =>
+      l.forEach(({ n }, key) => void (drop === undefined || n <= drop.n ? (drop = { axis, key, n }) : undefined))
+    )
     members = members.filter((m) => canon(m.values[drop!.axis]) !== drop!.key)
   }
   const levels = levelsOf()
@@ -180,7 +196,12 @@ const crossing = (cells: ReadonlyArray<CellSummary>, keys: ReadonlyArray<string>
 }
 
 /** Per instance of the slice, the metric pooled over the cells: the mean of their values, or summed counts. */
-const pooled = (idx: Index, cells: ReadonlyArray<CellSummary>, slice: Slice, metric: MetricDescription): Paired.Columns => {
+const pooled = (
+  idx: Index,
+  cells: ReadonlyArray<CellSummary>,
+  slice: Slice,
+  metric: MetricDescription
+): Paired.Columns => {
   const cols = cells.map((c) => sliceOf(idx, c.id, slice)(metric))
   const sum = (of: (c: Paired.Columns) => ArrayLike<number>, scale = 1) => {
     const xs = cols.map(of)
@@ -191,7 +212,10 @@ const pooled = (idx: Index, cells: ReadonlyArray<CellSummary>, slice: Slice, met
     case "Mean":
       return Paired.mean(sum((c) => (c as Paired.Mean).values, cols.length))
     case "Ratio":
-      return Paired.ratio(sum((c) => (c as Paired.Ratio).num), sum((c) => (c as Paired.Ratio).den))
+      return Paired.ratio(
+        sum((c) => (c as Paired.Ratio).num),
+        sum((c) => (c as Paired.Ratio).den)
+      )
     case "F1":
       return Paired.f1(
         { num: sum((c) => f1(c).precision.num), den: sum((c) => f1(c).precision.den) },
@@ -201,7 +225,13 @@ const pooled = (idx: Index, cells: ReadonlyArray<CellSummary>, slice: Slice, met
 }
 
 /** The run read by axis on its main metric, or why not. */
-export const of = (summary: Summary, idx: Index, main: MetricDescription | undefined, plan: Families.Plan, permutations?: number): AxisEffects => {
+export const of = (
+  summary: Summary,
+  idx: Index,
+  main: MetricDescription | undefined,
+  plan: Families.Plan,
+  permutations?: number
+): AxisEffects => {
   const candidates = summary.cells.filter((c) => !c.usesGold && !c.oracleRetrieval)
   const recorded = summary.axes
   const keys = recorded ?? derive(candidates)
@@ -210,7 +240,10 @@ export const of = (summary: Summary, idx: Index, main: MetricDescription | undef
   const kept = keys.flatMap((_, i) => (x.values[i]!.length >= 2 ? [i] : []))
   if (kept.length < 2) {
     const varied = kept.map((i) => keys[i]).join(", ") || "none"
-    return { _tag: "Skipped", reason: `The sweep's axes (${keys.join(", ")}) leave fewer than two with two or more values once crossed (varied: ${varied}), so the grid is not read by axis.` }
+    return {
+      _tag: "Skipped",
+      reason: `The sweep's axes (${keys.join(", ")}) leave fewer than two with two or more values once crossed (varied: ${varied}), so the grid is not read by axis.`
+    }
   }
   const baselineAt = x.cells.findIndex((c) => c.id === summary.baseline)
   const axes: Array<Axis> = kept.map((i) => ({
@@ -225,31 +258,59 @@ export const of = (summary: Summary, idx: Index, main: MetricDescription | undef
   const tests: Array<Paired.Test> = []
   const planned = slices.flatMap((slice) =>
     axes.flatMap((axis, a) => {
-      const setting = axis.levels.map((_, l) => pooled(idx, x.cells.filter((_, c) => levelOf(c, a) === l), slice, main))
+      const setting = axis.levels.map((_, l) =>
+        pooled(
+          idx,
+          x.cells.filter((_, c) => levelOf(c, a) === l),
+          slice,
+          main
+        )
+      )
       return setting.map((columns, l) => ({
         axis: a,
         level: l,
         slice,
         estimate: Paired.estimate(columns, stats),
-        t: l === axis.reference ? undefined : tests.push({ a: setting[axis.reference]!, b: columns, clusters: clusters.get(slice)! }) - 1
+        t:
+          l === axis.reference
+            ? undefined
+            : tests.push({ a: setting[axis.reference]!, b: columns, clusters: clusters.get(slice)! }) - 1
       }))
     })
   )
   const valueOf = (i: number, slice: Slice) => x.cells[i]!.slices[slice].metrics[main.name]?.mean
   const bestPlanned = slices.flatMap((slice) => {
-    const best = Pairwise.bestIndex(x.cells.map((_, i) => valueOf(i, slice)), main)
+    const best = Pairwise.bestIndex(
+      x.cells.map((_, i) => valueOf(i, slice)),
+      main
+    )
     if (best < 0) return []
     const column = (i: number) => sliceOf(idx, x.cells[i]!.id, slice)(main)
     const choices = axes.map((_, a) => {
-      const rivals = x.cells.flatMap((_, i) => (i !== best && axes.every((_, o) => o === a || levelOf(i, o) === levelOf(best, o)) ? [i] : []))
-      const runnerUp = rivals[Pairwise.bestIndex(rivals.map((i) => valueOf(i, slice)), main)]
+      const rivals = x.cells.flatMap((_, i) =>
+        i !== best && axes.every((_, o) => o === a || levelOf(i, o) === levelOf(best, o)) ? [i] : []
+      )
+      const runnerUp =
+        rivals[
+          Pairwise.bestIndex(
+            rivals.map((i) => valueOf(i, slice)),
+            main
+          )
+        ]
       if (runnerUp === undefined) return { axis: a, level: levelOf(best, a), runnerUp: undefined }
       const t = tests.push({ a: column(runnerUp), b: column(best), clusters: clusters.get(slice)! }) - 1
-      return { axis: a, level: levelOf(best, a), runnerUp: { level: levelOf(runnerUp, a), cell: x.cells[runnerUp]!, t } }
+      return {
+        axis: a,
+        level: levelOf(best, a),
+        runnerUp: { level: levelOf(runnerUp, a), cell: x.cells[runnerUp]!, t }
+      }
     })
     return [{ slice, cell: x.cells[best]!, estimate: x.cells[best]!.slices[slice].metrics[main.name]!, choices }]
   })
-  const family = Paired.family(tests, { ...Families.resampling(summary, permutations), correction: plan.correction.exploratory })
+  const family = Paired.family(tests, {
+    ...Families.resampling(summary, permutations),
+    correction: plan.correction.exploratory
+  })
   const test = (t: number): Test => ({ comparison: family.comparisons[t]!, pAdjusted: family.adjusted[t]! })
   return {
     _tag: "Effects",
@@ -261,7 +322,10 @@ export const of = (summary: Summary, idx: Index, main: MetricDescription | undef
     marginals: planned.map(({ t, ...m }) => ({ ...m, test: t === undefined ? undefined : test(t) })),
     best: bestPlanned.map((b) => ({
       ...b,
-      choices: b.choices.map(({ runnerUp: r, ...c }) => ({ ...c, runnerUp: r === undefined ? undefined : { level: r.level, cell: r.cell, test: test(r.t) } }))
+      choices: b.choices.map(({ runnerUp: r, ...c }) => ({
+        ...c,
+        runnerUp: r === undefined ? undefined : { level: r.level, cell: r.cell, test: test(r.t) }
+      }))
     })),
     correction: family.correction,
     tests: family.tests

@@ -27,7 +27,9 @@ export interface Binned {
 const positionBins = (maxSessions: number) => {
   const width = Math.max(1, Math.round(maxSessions / 4))
   return Array.from({ length: Math.ceil(maxSessions / width) }, (_, i) => {
-    const lo = 1 + i * width, hi = lo + width, last = hi > maxSessions
+    const lo = 1 + i * width,
+      hi = lo + width,
+      last = hi > maxSessions
     return { lo, hi: last ? maxSessions + 1e-9 : hi, label: last ? `${lo}–${maxSessions}` : `${lo}–<${hi}` }
   })
 }
@@ -41,33 +43,54 @@ const binned = (
 ): Binned => {
   // over every instance, in the index's order: a bin's instance numbers are its rows
   const columns = cells.map((c) => [c.id, sliceOf(idx, c.id, "all")(metric)] as const)
-  const bins = groups.filter((g) => g.ids.length > 0).map((g) => ({
-    label: g.label,
-    instances: g.ids.length,
-    values: new Map(columns.map(([id, column]) => [id, Paired.value(column, g.ids)]))
-  }))
+  const bins = groups
+    .filter((g) => g.ids.length > 0)
+    .map((g) => ({
+      label: g.label,
+      instances: g.ids.length,
+      values: new Map(columns.map(([id, column]) => [id, Paired.value(column, g.ids)]))
+    }))
   return { metric, by, bins }
 }
 
-export const recency = (metric: MetricDescription, cells: ReadonlyArray<CellSummary>, idx: Index): Binned | undefined => {
+export const recency = (
+  metric: MetricDescription,
+  cells: ReadonlyArray<CellSummary>,
+  idx: Index
+): Binned | undefined => {
   const withPos = idx.instances.map((r, k) => [r, k] as const).filter(([r]) => r.meta.relevantMeanPosition !== null)
   if (withPos.length === 0) return undefined
   const maxSessions = Math.max(...idx.instances.map((r) => r.meta.sessions))
   const groups = positionBins(maxSessions).map((b) => ({
     ...b,
-    ids: withPos.filter(([r]) => r.meta.relevantMeanPosition! >= b.lo && r.meta.relevantMeanPosition! < b.hi).map(([, k]) => k)
+    ids: withPos
+      .filter(([r]) => r.meta.relevantMeanPosition! >= b.lo && r.meta.relevantMeanPosition! < b.hi)
+      .map(([, k]) => k)
   }))
   return binned(metric, "relevant position", groups, cells, idx)
 }
 
 /** Equal-size bins (by rank of history tokens, ties broken by instance id): quartiles when there are enough instances. */
-export const history = (metric: MetricDescription, cells: ReadonlyArray<CellSummary>, idx: Index): Binned | undefined => {
-  const sorted = [...idx.instances].sort((a, b) => a.meta.historyTokens - b.meta.historyTokens || (a.instance < b.instance ? -1 : a.instance > b.instance ? 1 : 0))
+export const history = (
+  metric: MetricDescription,
+  cells: ReadonlyArray<CellSummary>,
+  idx: Index
+): Binned | undefined => {
+  const sorted = [...idx.instances].sort(
+    (a, b) =>
+      a.meta.historyTokens - b.meta.historyTokens || (a.instance < b.instance ? -1 : a.instance > b.instance ? 1 : 0)
+  )
   if (sorted.length === 0) return undefined
   const k = Math.min(4, sorted.length)
   const groups = Array.from({ length: k }, (_, i) => {
     const part = sorted.slice(Math.floor((i * sorted.length) / k), Math.floor(((i + 1) * sorted.length) / k))
-    return { label: `${part[0]!.meta.historyTokens}–${part[part.length - 1]!.meta.historyTokens}`, ids: Columns.numbers(idx, part.map((r) => r.instance)) }
+    return {
+      label: `${part[0]!.meta.historyTokens}–${part[part.length - 1]!.meta.historyTokens}`,
+      ids: Columns.numbers(
+        idx,
+        part.map((r) => r.instance)
+      )
+    }
   })
   return binned(metric, "history tokens", groups, cells, idx)
 }

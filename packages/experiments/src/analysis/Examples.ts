@@ -42,7 +42,8 @@ export interface Examples {
 export type OpenDataset = (source: string) => Effect.Effect<Dataset.Opened, unknown, FileSystem.FileSystem>
 
 /** First instance of each type, in result-file order. */
-const pick = (idx: Index): Array<string> => Arr.dedupeWith(idx.instances, (a, b) => a.type === b.type).map((r) => r.instance)
+const pick = (idx: Index): Array<string> =>
+  Arr.dedupeWith(idx.instances, (a, b) => a.type === b.type).map((r) => r.instance)
 
 /** A metric's value on one instance: the number of a Mean, the ratio of a Ratio's counts, the F1 of an F1's two ratios. */
 export const instanceValue = (metric: MetricDescription, scores: Row["scores"]): number => {
@@ -61,7 +62,7 @@ export const load = (
   analysis: Analysis,
   open: OpenDataset = (source) => Dataset.open(source)
 ): Effect.Effect<Examples, never, FileSystem.FileSystem> =>
-  Effect.gen(function*() {
+  Effect.gen(function* () {
     const ids = pick(analysis.index)
     if (ids.length === 0) return none("the run has no result lines")
     const wanted = new Set(ids)
@@ -70,9 +71,18 @@ export const load = (
     if (given.length < wanted.size) {
       const opened = yield* open(run.summary.dataset.source)
       if (opened.fingerprint !== run.summary.dataset.hash) {
-        return none(`the dataset at ${run.summary.dataset.source} changed since the run (fingerprint ${opened.fingerprint.slice(0, 12)}, run ${run.summary.dataset.hash.slice(0, 12)})`)
+        return none(
+          `the dataset at ${run.summary.dataset.source} changed since the run (fingerprint ${opened.fingerprint.slice(0, 12)}, run ${run.summary.dataset.hash.slice(0, 12)})`
+        )
       }
-      found = Chunk.toReadonlyArray(yield* Stream.runCollect(opened.instances.pipe(Stream.filter((i) => wanted.has(i.id)), Stream.take(wanted.size))))
+      found = Chunk.toReadonlyArray(
+        yield* Stream.runCollect(
+          opened.instances.pipe(
+            Stream.filter((i) => wanted.has(i.id)),
+            Stream.take(wanted.size)
+          )
+        )
+      )
     }
     const byId = new Map(found.map((i) => [i.id, i]))
     const main = analysis.main
@@ -81,24 +91,39 @@ export const load = (
       if (instance === undefined) return []
       const cells = analysis.cells.flatMap(({ summary: c }): Array<ExampleCell> => {
         const r = analysis.index.exampleRows.get(id)?.get(c.id)
-        return r === undefined ? [] : [{
-          cell: c.id,
-          status: r.status,
-          selected: r.selected,
-          preference: r.inference?.preference ?? null,
-          value: main === undefined ? NaN : instanceValue(main, r.scores),
-          error: r.error?.message ?? null
-        }]
+        return r === undefined
+          ? []
+          : [
+              {
+                cell: c.id,
+                status: r.status,
+                selected: r.selected,
+                preference: r.inference?.preference ?? null,
+                value: main === undefined ? NaN : instanceValue(main, r.scores),
+                error: r.error?.message ?? null
+              }
+            ]
       })
       return [{ id, type: instance.type, instance, cells }]
     })
-    return { metric: main?.name, examples, note: examples.length === 0 ? "the run's instances were not found in its dataset" : undefined }
+    return {
+      metric: main?.name,
+      examples,
+      note: examples.length === 0 ? "the run's instances were not found in its dataset" : undefined
+    }
   }).pipe(
     Effect.catchAll((e) =>
-      Effect.succeed(none(`the dataset ${run.summary.dataset.source} could not be read (${e instanceof Error ? e.message : String(e)})`))
+      Effect.succeed(
+        none(
+          `the dataset ${run.summary.dataset.source} could not be read (${e instanceof Error ? e.message : String(e)})`
+        )
+      )
     ),
-    Effect.catchAllDefect((d) => Effect.succeed(none(`the dataset could not be read (${d instanceof Error ? d.message : String(d)})`)))
+    Effect.catchAllDefect((d) =>
+      Effect.succeed(none(`the dataset could not be read (${d instanceof Error ? d.message : String(d)})`))
+    )
   )
 
 /** The opening user message of a session (what names its context factor). */
-export const opening = (session: Domain.SessionView): string => session.dialogue.find((m) => m.role === "user")?.content ?? ""
+export const opening = (session: Domain.SessionView): string =>
+  session.dialogue.find((m) => m.role === "user")?.content ?? ""

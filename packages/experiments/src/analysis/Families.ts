@@ -50,7 +50,10 @@ export const declared = (report: Families): { readonly families?: Families } => 
 /** The metric of this name; else throws, naming the valid ones (`what`: where the name was given). */
 export const metricNamed = (summary: Summary, name: string, what: string) => {
   const m = summary.metrics.find((x) => x.name === name)
-  if (m === undefined) throw new Error(`${what} "${name}" is not a metric of this run; valid names: ${summary.metrics.map((x) => x.name).join(", ")}`)
+  if (m === undefined)
+    throw new Error(
+      `${what} "${name}" is not a metric of this run; valid names: ${summary.metrics.map((x) => x.name).join(", ")}`
+    )
   return m
 }
 
@@ -59,11 +62,16 @@ export const resolve = (summary: Summary, main: string | undefined): Plan => {
   const f = summary.families ?? {}
   const metrics = f.primary?.metrics ?? (main === undefined ? [] : [main])
   for (const m of metrics) metricNamed(summary, m, "report.primary.metrics:")
-  const reference = new Set((f.reference ?? []).map((name) => {
-    const c = cellNamed(summary.cells, name)
-    if (c === undefined) throw new Error(`report.reference: "${name}" is not a cell of this run; cells: ${summary.cells.map((x) => x.name).join(", ")}`)
-    return c.id
-  }))
+  const reference = new Set(
+    (f.reference ?? []).map((name) => {
+      const c = cellNamed(summary.cells, name)
+      if (c === undefined)
+        throw new Error(
+          `report.reference: "${name}" is not a cell of this run; cells: ${summary.cells.map((x) => x.name).join(", ")}`
+        )
+      return c.id
+    })
+  )
   return {
     primaryMetrics: metrics,
     primarySlices: f.primary?.slices ?? slices,
@@ -79,8 +87,8 @@ export const familyOf = (plan: Plan, cell: CellSummary, metric: string, slice: S
   cell.usesGold || cell.oracleRetrieval || plan.reference.has(cell.id)
     ? "none"
     : plan.primaryMetrics.includes(metric) && plan.primarySlices.includes(slice)
-    ? "primary"
-    : "exploratory"
+      ? "primary"
+      : "exploratory"
 
 /** The persona of each row of a slice, as small integers: a persona's instances share sessions. */
 export const personas = (idx: Index, slice: Slice): Int32Array => {

@@ -37,7 +37,8 @@ const positionRank = (v: string): number => ["early", "middle", "late"].indexOf(
 const order = (axis: Axis, values: ReadonlyArray<string>): Array<string> =>
   [...values].sort((a, b) => {
     if (axis === "pad") return Number(a) - Number(b)
-    const ra = positionRank(a), rb = positionRank(b)
+    const ra = positionRank(a),
+      rb = positionRank(b)
     if (ra >= 0 || rb >= 0) return (ra < 0 ? 3 : ra) - (rb < 0 ? 3 : rb) || (a < b ? -1 : 1)
     if (a === "as recorded" || b === "as recorded") return a === "as recorded" ? -1 : 1
     return Number(a) - Number(b)
@@ -45,9 +46,18 @@ const order = (axis: Axis, values: ReadonlyArray<string>): Array<string> =>
 
 /** A cell's name without the axis part (`bm25 @ pad=24,position=early` -> `bm25 @ position=early`). */
 const seriesLabel = (name: string, axis: Axis): string => {
-  const [stages, transform] = name.includes(" @ ") ? name.split(" @ ") as [string, string] : [name, undefined]
-  if (transform === undefined) return /^(drop|pad|position)=/.test(name) ? name.split(",").filter((p) => !p.startsWith(`${axis}=`)).join(",") || "all cells" : name
-  const rest = transform.split(",").filter((p) => !p.startsWith(`${axis}=`)).join(",")
+  const [stages, transform] = name.includes(" @ ") ? (name.split(" @ ") as [string, string]) : [name, undefined]
+  if (transform === undefined)
+    return /^(drop|pad|position)=/.test(name)
+      ? name
+          .split(",")
+          .filter((p) => !p.startsWith(`${axis}=`))
+          .join(",") || "all cells"
+      : name
+  const rest = transform
+    .split(",")
+    .filter((p) => !p.startsWith(`${axis}=`))
+    .join(",")
   return rest === "" ? stages : `${stages} @ ${rest}`
 }
 
@@ -70,4 +80,6 @@ export const curves = (summary: Summary, metrics: ReadonlyArray<MetricDescriptio
   })
 
 export const axisTitle = (axis: Axis): string =>
-  axis === "pad" ? "history length: sessions added by transform.pad" : "position of the relevant sessions (transform.position)"
+  axis === "pad"
+    ? "history length: sessions added by transform.pad"
+    : "position of the relevant sessions (transform.position)"

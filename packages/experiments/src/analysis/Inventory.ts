@@ -44,21 +44,37 @@ export interface PluginUse {
 }
 
 export const costRows = (cells: ReadonlyArray<CellSummary>, idx: Index): Array<CostRow> =>
-  cells.map((c) => ({ cell: c.id, ...(idx.usage.get(c.id) ?? { pairs: 0, calls: 0, promptTokens: 0, completionTokens: 0, scoringCalls: 0, scoringTokens: 0 }) }))
+  cells.map((c) => ({
+    cell: c.id,
+    ...(idx.usage.get(c.id) ?? {
+      pairs: 0,
+      calls: 0,
+      promptTokens: 0,
+      completionTokens: 0,
+      scoringCalls: 0,
+      scoringTokens: 0
+    })
+  }))
 
-export const modelUse = (idx: Index): Array<ModelUse> => [...idx.models.keys()].sort().map((id) => ({ id, ...idx.models.get(id)! }))
+export const modelUse = (idx: Index): Array<ModelUse> =>
+  [...idx.models.keys()].sort().map((id) => ({ id, ...idx.models.get(id)! }))
 
 export const failureGroups = (idx: Index, cells: ReadonlyArray<CellSummary>): Array<FailureGroup> => {
   const order = new Map(cells.map((c, i) => [c.id, i]))
   const names = new Map(cells.map((c) => [c.id, c.name]))
-  const errorOf = (r: Index["failures"][number]) => r.error ?? { stage: "unknown", plugin: "unknown", tag: "unknown", message: "(no error recorded)" }
+  const errorOf = (r: Index["failures"][number]) =>
+    r.error ?? { stage: "unknown", plugin: "unknown", tag: "unknown", message: "(no error recorded)" }
   const groups = Arr.groupBy(idx.failures, (r) => `${errorOf(r).stage}\0${errorOf(r).plugin}\0${errorOf(r).tag}`)
   return Object.values(groups)
     .map((rows) => ({
       ...Struct.pick(errorOf(rows[0]), "stage", "plugin", "tag"),
       count: rows.length,
-      cells: [...new Set(rows.map((r) => r.cell))].sort((a, b) => (order.get(a) ?? 0) - (order.get(b) ?? 0)).map((id) => names.get(id) ?? id),
-      examples: rows.slice(0, 3).map((r) => ({ cell: names.get(r.cell) ?? r.cellName, instance: r.instance, message: errorOf(r).message }))
+      cells: [...new Set(rows.map((r) => r.cell))]
+        .sort((a, b) => (order.get(a) ?? 0) - (order.get(b) ?? 0))
+        .map((id) => names.get(id) ?? id),
+      examples: rows
+        .slice(0, 3)
+        .map((r) => ({ cell: names.get(r.cell) ?? r.cellName, instance: r.instance, message: errorOf(r).message }))
     }))
     .sort((a, b) => b.count - a.count || (a.stage + a.plugin + a.tag < b.stage + b.plugin + b.tag ? -1 : 1))
 }
@@ -71,7 +87,12 @@ export const pluginUses = (cells: ReadonlyArray<CellSummary>): Array<PluginUse> 
   const uses = new Map<string, { stage: string; name: string; package: string | undefined; cells: Set<string> }>()
   // A `use` nested in a stage's options is a part of that plugin: another stage plugin (hybrid's
   // retrievers) or a component of its own (an embedder), shipped with the parent when unregistered.
-  const walk = (value: unknown, stage: string, cell: string, parent: { readonly pkg: string | undefined } | undefined): void => {
+  const walk = (
+    value: unknown,
+    stage: string,
+    cell: string,
+    parent: { readonly pkg: string | undefined } | undefined
+  ): void => {
     if (Array.isArray(value)) return value.forEach((v) => walk(v, stage, cell, parent))
     if (value === null || typeof value !== "object") return
     const v = value as Record<string, unknown>
@@ -92,12 +113,14 @@ export const pluginUses = (cells: ReadonlyArray<CellSummary>): Array<PluginUse> 
   for (const c of cells) for (const [stage, spec] of Object.entries(c.params)) walk(spec, stage, c.id, undefined)
   const order = Stage.cellStages.flatMap((s) => [s, `${s} part`])
   return [...uses.values()]
-    .sort((a, b) => (order.indexOf(a.stage) - order.indexOf(b.stage)) || (a.name < b.name ? -1 : a.name > b.name ? 1 : 0))
+    .sort((a, b) => order.indexOf(a.stage) - order.indexOf(b.stage) || (a.name < b.name ? -1 : a.name > b.name ? 1 : 0))
     .map((u) => ({ stage: u.stage, name: u.name, package: u.package, cells: u.cells.size }))
 }
 
 /** Cells on the cost frontier: no other (non-oracle) cell is at most as costly and at least as good, and better in one. */
-export const paretoFront = (points: ReadonlyArray<{ readonly id: string; readonly cost: number; readonly value: number }>): Set<string> => {
+export const paretoFront = (
+  points: ReadonlyArray<{ readonly id: string; readonly cost: number; readonly value: number }>
+): Set<string> => {
   const ok = points.filter((p) => Number.isFinite(p.cost) && Number.isFinite(p.value))
   const dominated = (p: (typeof ok)[number]) =>
     ok.some((q) => q !== p && q.cost <= p.cost && q.value >= p.value && (q.cost < p.cost || q.value > p.value))

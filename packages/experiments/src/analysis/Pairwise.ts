@@ -52,20 +52,30 @@ export const neededN = (m: number): number => {
 }
 
 /** Set when a family of `tests` over at most n paired instances can have no significant test. */
-export const tooSmall = (n: number, tests: number, correction: Statistics.Correction = "holm"): TooSmall | undefined => {
+export const tooSmall = (
+  n: number,
+  tests: number,
+  correction: Statistics.Correction = "holm"
+): TooSmall | undefined => {
   const needed = neededN(tests)
   return tests > 0 && n <= Paired.exactUpTo && n < needed ? { n, needed, tests, correction } : undefined
 }
 
 /** How many of these instances both cells scored ok. */
 const sharedCount = (ca: CellColumns | undefined, cb: CellColumns | undefined, numbers: Int32Array): number =>
-  ca === undefined || cb === undefined ? 0 : numbers.reduce((n, k) => (ca.slot[k]! >= 0 && cb.slot[k]! >= 0 ? n + 1 : n), 0)
+  ca === undefined || cb === undefined
+    ? 0
+    : numbers.reduce((n, k) => (ca.slot[k]! >= 0 && cb.slot[k]! >= 0 ? n + 1 : n), 0)
 
 /** True when a difference (b - a) favours b in the metric's direction. */
-export const better = (m: Pick<MetricDescription, "direction">, delta: number): boolean => (m.direction === "lower" ? delta < 0 : delta > 0)
+export const better = (m: Pick<MetricDescription, "direction">, delta: number): boolean =>
+  m.direction === "lower" ? delta < 0 : delta > 0
 
 /** The index of the best finite value in the metric's direction (the first of equals), or -1. */
-export const bestIndex = (values: ReadonlyArray<number | null | undefined>, m: Pick<MetricDescription, "direction">): number =>
+export const bestIndex = (
+  values: ReadonlyArray<number | null | undefined>,
+  m: Pick<MetricDescription, "direction">
+): number =>
   values.reduce<number>((best, v, i) => {
     if (v === null || v === undefined || !Number.isFinite(v)) return best
     return best < 0 || better(m, v - values[best]!) ? i : best
@@ -80,23 +90,31 @@ export const compute = (
   const cells = summary.cells
   const numbers = slices.map((slice) => sliceNumbers(idx, slice))
   // A cell's columns are NaN where it has no ok line: a test's usable rows are the instances both cells scored.
-  const plan = cells.flatMap((ca, i) => cells.slice(i + 1).flatMap((cb, d) =>
-    slices.flatMap((slice, s) => {
-      const n = sharedCount(idx.columns(ca.id), idx.columns(cb.id), numbers[s]!)
-      const a = sliceOf(idx, ca.id, slice), b = sliceOf(idx, cb.id, slice)
-      return metrics.map((metric) => ({ i, j: i + 1 + d, metric, slice, n, test: { a: a(metric), b: b(metric) } }))
-    })
-  ))
-  const family = Paired.family(plan.map((t) => t.test), {
-    ...options,
-    // Beyond exact enumeration, the normal approximation: a family this size would need millions
-    // of random permutations per test to resolve Holm's smallest thresholds.
-    largeSample: Paired.exactUpTo + 1,
-    minVarying: Paired.exactUpTo + 1,
-    intervals: false
-  })
+  const plan = cells.flatMap((ca, i) =>
+    cells.slice(i + 1).flatMap((cb, d) =>
+      slices.flatMap((slice, s) => {
+        const n = sharedCount(idx.columns(ca.id), idx.columns(cb.id), numbers[s]!)
+        const a = sliceOf(idx, ca.id, slice),
+          b = sliceOf(idx, cb.id, slice)
+        return metrics.map((metric) => ({ i, j: i + 1 + d, metric, slice, n, test: { a: a(metric), b: b(metric) } }))
+      })
+    )
+  )
+  const family = Paired.family(
+    plan.map((t) => t.test),
+    {
+      ...options,
+      // Beyond exact enumeration, the normal approximation: a family this size would need millions
+      // of random permutations per test to resolve Holm's smallest thresholds.
+      largeSample: Paired.exactUpTo + 1,
+      minVarying: Paired.exactUpTo + 1,
+      intervals: false
+    }
+  )
   const results = slices.map((slice): SliceResult => {
-    const beats = new Map<string, Map<string, Array<number>>>(metrics.map((m) => [m.name, new Map(cells.map((c) => [c.id, []]))]))
+    const beats = new Map<string, Map<string, Array<number>>>(
+      metrics.map((m) => [m.name, new Map(cells.map((c) => [c.id, []]))])
+    )
     let maxN = 0
     plan.forEach((t, k) => {
       if (t.slice !== slice) return
@@ -105,11 +123,21 @@ export const compute = (
       if (!(family.adjusted[k]! < level)) return
       // b - a is cell j minus cell i
       const [winner, loser] = better(t.metric, c.delta) ? [t.j, t.i] : [t.i, t.j]
-      beats.get(t.metric.name)!.get(cells[winner]!.id)!.push(loser + 1)
+      beats
+        .get(t.metric.name)!
+        .get(cells[winner]!.id)!
+        .push(loser + 1)
     })
     for (const byCell of beats.values()) for (const list of byCell.values()) list.sort((x, y) => x - y)
     return { slice, beats, tooSmall: tooSmall(maxN, family.tests) }
   })
-  const count = (form: Paired.Comparison["test"]) => family.comparisons.filter((c) => Number.isFinite(c.p) && c.test === form).length
-  return { cells, metrics, slices: results, tests: family.tests, forms: { exact: count("exact"), normal: count("normal"), monteCarlo: count("monte-carlo") } }
+  const count = (form: Paired.Comparison["test"]) =>
+    family.comparisons.filter((c) => Number.isFinite(c.p) && c.test === form).length
+  return {
+    cells,
+    metrics,
+    slices: results,
+    tests: family.tests,
+    forms: { exact: count("exact"), normal: count("normal"), monteCarlo: count("monte-carlo") }
+  }
 }

@@ -66,9 +66,13 @@ export interface Verdict {
   readonly findings: ReadonlyArray<Finding>
 }
 
-const better = (m: MetricDescription) => (x: number, y: number): number => (m.direction === "lower" ? x - y : y - x)
+const better =
+  (m: MetricDescription) =>
+  (x: number, y: number): number =>
+    m.direction === "lower" ? x - y : y - x
 const valueOf = (s: Pick<Standing, "estimate">): number | null => s.estimate.mean
-const finite = (s: Pick<Standing, "estimate">): number | undefined => (Number.isFinite(s.estimate.mean) ? s.estimate.mean! : undefined)
+const finite = (s: Pick<Standing, "estimate">): number | undefined =>
+  Number.isFinite(s.estimate.mean) ? s.estimate.mean! : undefined
 const shown = (x: number | null): string => Format.number(x)
 
 export const leaderboard = (a: Input, m: MetricDescription, slice: Slice): Leaderboard => {
@@ -81,7 +85,8 @@ export const leaderboard = (a: Input, m: MetricDescription, slice: Slice): Leade
   const order = better(m)
   const sorted = (cells: ReadonlyArray<CellSummary>) =>
     cells.map(standing).sort((x, y) => {
-      const vx = finite(x), vy = finite(y)
+      const vx = finite(x),
+        vy = finite(y)
       return vx === undefined ? (vy === undefined ? 0 : 1) : vy === undefined ? -1 : order(vx, vy)
     })
   return {
@@ -99,7 +104,13 @@ const gap = (m: MetricDescription, leader: Standing, other: Standing): number =>
  * A lead read from a paired test against the baseline (`d`: cell - baseline). `leaderIsCell`:
  * the leader is the test's cell and `other` the baseline; else the leader is the baseline.
  */
-const fromDelta = (m: MetricDescription, d: Delta | undefined, other: Standing, leader: Standing, leaderIsCell: boolean): Lead => {
+const fromDelta = (
+  m: MetricDescription,
+  d: Delta | undefined,
+  other: Standing,
+  leader: Standing,
+  leaderIsCell: boolean
+): Lead => {
   const sign = (m.direction === "lower" ? -1 : 1) * (leaderIsCell ? 1 : -1)
   const tested = d !== undefined && d.comparison.n > 0 && Number.isFinite(d.comparison.delta)
   const p = tested ? d.pAdjusted : undefined
@@ -116,13 +127,21 @@ const fromDelta = (m: MetricDescription, d: Delta | undefined, other: Standing, 
 
 /** The leader against the runner-up: the difference of their values, significant when the every-pair tests say the leader beats it. */
 const fromPairwise = (a: Input, m: MetricDescription, slice: Slice, leader: Standing, other: Standing): Lead => {
-  const beats = a.pairwise?.slices.find((x) => x.slice === slice)?.beats.get(m.name)?.get(leader.cell.id)
+  const beats = a.pairwise?.slices
+    .find((x) => x.slice === slice)
+    ?.beats.get(m.name)
+    ?.get(leader.cell.id)
   const number = a.pairwise === undefined ? 0 : a.pairwise.cells.findIndex((c) => c.id === other.cell.id) + 1
   return { other, by: gap(m, leader, other), ci: undefined, p: undefined, significant: beats?.includes(number) }
 }
 
 const names = (xs: ReadonlyArray<Standing>): string =>
-  xs.length <= 2 ? xs.map((x) => x.cell.name).join(" and ") : `${xs.slice(0, -1).map((x) => x.cell.name).join(", ")} and ${xs[xs.length - 1]!.cell.name}`
+  xs.length <= 2
+    ? xs.map((x) => x.cell.name).join(" and ")
+    : `${xs
+        .slice(0, -1)
+        .map((x) => x.cell.name)
+        .join(", ")} and ${xs[xs.length - 1]!.cell.name}`
 
 const sliceName = (s: Slice) => (s === "all" ? "All instances" : `${s.charAt(0).toUpperCase()}${s.slice(1)} instances`)
 
@@ -133,7 +152,10 @@ const leadText = (l: Lead, role: string): string => {
     ...(l.p === undefined || !Number.isFinite(l.p) ? [] : [`adjusted p = ${Format.p(l.p)}`])
   ]
   const other = `${role} ${l.other.cell.name} (${shown(valueOf(l.other))})`
-  const how = shown(l.by) === shown(0) ? `level with ${other}` : `${l.by > 0 ? "ahead of" : "behind"} ${other} by ${shown(Math.abs(l.by))}`
+  const how =
+    shown(l.by) === shown(0)
+      ? `level with ${other}`
+      : `${l.by > 0 ? "ahead of" : "behind"} ${other} by ${shown(Math.abs(l.by))}`
   return `${how}${stats.length === 0 ? "" : ` (${stats.join(", ")})`}`
 }
 
@@ -146,16 +168,36 @@ const holds = (f: Omit<Finding, "sentence">): string => {
   }
   const leads = [f.vsBaseline, f.vsRunnerUp].filter((l): l is Lead => l !== undefined)
   const what = (l: Lead) => (l === f.vsBaseline ? "the lead over the baseline" : "the lead over the runner-up")
-  const sig = leads.filter((l) => l.significant === true), not = leads.filter((l) => l.significant === false)
+  const sig = leads.filter((l) => l.significant === true),
+    not = leads.filter((l) => l.significant === false)
   const untested = leads.filter((l) => l.significant === undefined)
   const parts: Array<string> = []
-  if (sig.length > 0 && not.length === 0) parts.push(leads.length - untested.length === 1 ? `${capital(what(sig[0]!))} is significant after correction` : "Both leads are significant after correction")
-  else if (not.length > 0 && sig.length === 0) parts.push(not.length === 1 ? `${capital(what(not[0]!))} is not significant after correction` : "Neither lead is significant after correction")
-  else if (sig.length > 0) parts.push(`${capital(what(sig[0]!))} is significant after correction; ${what(not[0]!)} is not`)
+  if (sig.length > 0 && not.length === 0)
+    parts.push(
+      leads.length - untested.length === 1
+        ? `${capital(what(sig[0]!))} is significant after correction`
+        : "Both leads are significant after correction"
+    )
+  else if (not.length > 0 && sig.length === 0)
+    parts.push(
+      not.length === 1
+        ? `${capital(what(not[0]!))} is not significant after correction`
+        : "Neither lead is significant after correction"
+    )
+  else if (sig.length > 0)
+    parts.push(`${capital(what(sig[0]!))} is significant after correction; ${what(not[0]!)} is not`)
   if (untested.length > 0) parts.push(`${untested.map(what).join(" and ")} could not be tested`)
   // Said only when the observed lead is below it: then a larger true difference would likely have been detected.
-  const mde = f.vsBaseline?.significant === false && f.vsBaseline.mde !== undefined && Math.abs(f.vsBaseline.by) < f.vsBaseline.mde ? f.vsBaseline.mde : undefined
-  if (mde !== undefined) parts.push(`at this n the test detects a difference against the baseline of ${shown(mde)} or more with 80% power, so none larger is likely`)
+  const mde =
+    f.vsBaseline?.significant === false &&
+    f.vsBaseline.mde !== undefined &&
+    Math.abs(f.vsBaseline.by) < f.vsBaseline.mde
+      ? f.vsBaseline.mde
+      : undefined
+  if (mde !== undefined)
+    parts.push(
+      `at this n the test detects a difference against the baseline of ${shown(mde)} or more with 80% power, so none larger is likely`
+    )
   return parts.length === 0 ? "" : `${parts.join("; ")}.`
 }
 
@@ -167,11 +209,13 @@ const sentence = (m: MetricDescription, f: Omit<Finding, "sentence">, baseline: 
   const leader = f.leaders[0]
   if (leader === undefined) return `${head}: no cell that reads no gold labels has a value of ${m.name}.`
   const isBase = (s: Standing | undefined) => s?.cell.id === baseline
-  const lead = f.leaders.length > 1
-    ? `${names(f.leaders)} tie for the lead on ${m.name} at ${shown(valueOf(leader))}${f.vsBaseline === undefined && f.vsRunnerUp === undefined ? "" : `; ${leader.cell.name} is`}`
-    : `${leader.cell.name}${isBase(leader) ? " (the baseline)" : ""} leads on ${m.name} with ${shown(valueOf(leader))} ${Format.interval(leader.estimate.ci95[0], leader.estimate.ci95[1])} on n = ${leader.estimate.n} instances${f.vsBaseline === undefined && f.vsRunnerUp === undefined ? "" : ","}`
+  const lead =
+    f.leaders.length > 1
+      ? `${names(f.leaders)} tie for the lead on ${m.name} at ${shown(valueOf(leader))}${f.vsBaseline === undefined && f.vsRunnerUp === undefined ? "" : `; ${leader.cell.name} is`}`
+      : `${leader.cell.name}${isBase(leader) ? " (the baseline)" : ""} leads on ${m.name} with ${shown(valueOf(leader))} ${Format.interval(leader.estimate.ci95[0], leader.estimate.ci95[1])} on n = ${leader.estimate.n} instances${f.vsBaseline === undefined && f.vsRunnerUp === undefined ? "" : ","}`
   const parts: Array<string> = []
-  if (f.vsBaseline !== undefined) parts.push(leadText(f.vsBaseline, isBase(f.runnerUp) ? "the baseline and runner-up" : "the baseline"))
+  if (f.vsBaseline !== undefined)
+    parts.push(leadText(f.vsBaseline, isBase(f.runnerUp) ? "the baseline and runner-up" : "the baseline"))
   if (f.vsRunnerUp !== undefined) parts.push(leadText(f.vsRunnerUp, "the runner-up"))
   const rest = holds(f)
   return `${head}: ${lead}${parts.length === 0 ? "" : ` ${parts.join(" and ")}`}.${rest === "" ? "" : ` ${rest}`}`
@@ -185,16 +229,27 @@ const finding = (a: Input, m: MetricDescription, board: Leaderboard): Finding =>
   const base = [...board.contenders, ...board.ceilings].find((s) => s.cell.id === a.baseline.id)
   const leader = leaders[0]
   const baseLeads = leader !== undefined && leader.cell.id === base?.cell.id
-  const vsBaseline = leader === undefined || base === undefined || baseLeads ? undefined : fromDelta(m, leader.vsBaseline, base, leader, true)
+  const vsBaseline =
+    leader === undefined || base === undefined || baseLeads
+      ? undefined
+      : fromDelta(m, leader.vsBaseline, base, leader, true)
   // When the baseline leads, the runner-up's own paired test against it measures the lead.
-  const vsRunnerUp = leader === undefined || runnerUp === undefined
-    ? undefined
-    : baseLeads
-    ? fromDelta(m, runnerUp.vsBaseline, runnerUp, leader, false)
-    : runnerUp.cell.id === base?.cell.id
-    ? undefined
-    : fromPairwise(a, m, board.slice, leader, runnerUp)
-  const out = { slice: board.slice, leaders, runnerUp, vsBaseline, vsRunnerUp, tooSmall: a.baselineTooSmall.get(board.slice) }
+  const vsRunnerUp =
+    leader === undefined || runnerUp === undefined
+      ? undefined
+      : baseLeads
+        ? fromDelta(m, runnerUp.vsBaseline, runnerUp, leader, false)
+        : runnerUp.cell.id === base?.cell.id
+          ? undefined
+          : fromPairwise(a, m, board.slice, leader, runnerUp)
+  const out = {
+    slice: board.slice,
+    leaders,
+    runnerUp,
+    vsBaseline,
+    vsRunnerUp,
+    tooSmall: a.baselineTooSmall.get(board.slice)
+  }
   return { ...out, sentence: sentence(m, out, a.baseline.id) }
 }
 

@@ -26,7 +26,9 @@ const stop = (why: string) => {
 const onSignal = (name: string) => () => {
   if (!stopping) return stop(name)
   if (linked) return
-  process.stderr.write(`\n${name} again: quitting without waiting for the pairs in flight; rerun the same command to resume\n`)
+  process.stderr.write(
+    `\n${name} again: quitting without waiting for the pairs in flight; rerun the same command to resume\n`
+  )
   process.exit(130)
 }
 // runMain interrupts on the first signal and stops listening; these stay for the second.
@@ -61,5 +63,13 @@ if (linked) {
 NodeRuntime.runMain(linked ? Effect.raceFirst(program, parentGone) : program, {
   disableErrorReporting: true,
   teardown: (exit, onExit) =>
-    onExit(Exit.isSuccess(exit) ? (typeof exit.value === "number" ? exit.value : 0) : Cause.isInterruptedOnly(exit.cause) ? 130 : 1)
+    onExit(
+      Exit.isSuccess(exit)
+        ? typeof exit.value === "number"
+          ? exit.value
+          : 0
+        : Cause.isInterruptedOnly(exit.cause)
+          ? 130
+          : 1
+    )
 })

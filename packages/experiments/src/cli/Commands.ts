@@ -25,14 +25,25 @@ import * as View from "./commands/View.js"
 
 export type { Io } from "./commands/Io.js"
 
-const commands = [Sweep.command, Merge.command, Report.command, Compare.command, Export.command, View.command, Synthesize.command, data] as const
+const commands = [
+  Sweep.command,
+  Merge.command,
+  Report.command,
+  Compare.command,
+  Export.command,
+  View.command,
+  Synthesize.command,
+  data
+] as const
 
 const descriptors: ReadonlyArray<Descriptor.Command<unknown>> = commands.map((c) => c.descriptor)
 
 const names = descriptors.flatMap((d) => [...HashSet.values(Descriptor.getNames(d))])
 
 const root = Command.make("cupid-lab", {}, () => usage(`name a command: ${names.join(", ")}`)).pipe(
-  Command.withDescription("Run CUPID experiments: sweep a config, rewrite or compare reports, inspect and make datasets. Every command takes --help."),
+  Command.withDescription(
+    "Run CUPID experiments: sweep a config, rewrite or compare reports, inspect and make datasets. Every command takes --help."
+  ),
   Command.withSubcommands(commands)
 )
 
@@ -42,7 +53,9 @@ const commandPath = (argv: ReadonlyArray<string>): Array<string> => {
   const top = descriptors.find((d) => first !== undefined && HashSet.has(Descriptor.getNames(d), first))
   if (top === undefined || first === undefined) return []
   // A command without subcommands lists itself as its only one.
-  return second !== undefined && second !== first && HashMap.has(Descriptor.getSubcommands(top), second) ? [first, second] : [first]
+  return second !== undefined && second !== first && HashMap.has(Descriptor.getSubcommands(top), second)
+    ? [first, second]
+    : [first]
 }
 
 const cli = Command.run(root, { name: "cupid-lab", version: "0.1.0", executable: "cupid-lab" })
@@ -65,13 +78,18 @@ const consoleOf = (io: Io) =>
     return { ...base, log: out, info: out, error: err, warn: err, unsafe: { ...base.unsafe, log, error } }
   })
 
-const platform = Layer.mergeAll(NodeFileSystem.layer, NodePath.layer, NodeTerminal.layer, CliConfig.layer({ showBuiltIns: false }))
+const platform = Layer.mergeAll(
+  NodeFileSystem.layer,
+  NodePath.layer,
+  NodeTerminal.layer,
+  CliConfig.layer({ showBuiltIns: false })
+)
 
 const messageOf = (e: unknown): string =>
   e instanceof Error ? e.message : typeof e === "object" && e !== null && "message" in e ? String(e.message) : String(e)
 
 export const main = (argv: ReadonlyArray<string>, io: Io): Effect.Effect<number> =>
-  Effect.gen(function*() {
+  Effect.gen(function* () {
     const console = yield* consoleOf(io)
     return yield* cli(["node", "cupid-lab", ...argv]).pipe(
       Effect.as(0),

@@ -101,7 +101,8 @@ const chosen = (a: RunDir.Run, b: RunDir.Run, cells: { readonly a: string; reado
 }
 
 export const compare = (a: RunDir.Run, b: RunDir.Run, options: Options = {}): Comparison => {
-  const { matches, onlyA, onlyB } = options.cells === undefined ? matchCells(a.summary.cells, b.summary.cells) : chosen(a, b, options.cells)
+  const { matches, onlyA, onlyB } =
+    options.cells === undefined ? matchCells(a.summary.cells, b.summary.cells) : chosen(a, b, options.cells)
   const warnings: Array<string> = []
   const metrics = Analysis.comparedMetrics(a.summary, Analysis.mainMetric(a.summary).main).filter((m) => {
     const other = b.summary.metrics.find((x) => x.name === m.name)
@@ -114,12 +115,16 @@ export const compare = (a: RunDir.Run, b: RunDir.Run, options: Options = {}): Co
       return false
     }
     if (m.description !== other.description || m.heuristic !== other.heuristic) {
-      warnings.push(`${m.name} is computed differently in the two runs (first: ${m.description}; second: ${other.description}): differences may come from the scorer, not the method.`)
+      warnings.push(
+        `${m.name} is computed differently in the two runs (first: ${m.description}; second: ${other.description}): differences may come from the scorer, not the method.`
+      )
     }
     return true
   })
   if (a.summary.dataset.hash !== b.summary.dataset.hash) {
-    warnings.push(`The runs read different data (fingerprints ${a.summary.dataset.hash.slice(0, 12)} and ${b.summary.dataset.hash.slice(0, 12)}); instances are paired by id.`)
+    warnings.push(
+      `The runs read different data (fingerprints ${a.summary.dataset.hash.slice(0, 12)} and ${b.summary.dataset.hash.slice(0, 12)}); instances are paired by id.`
+    )
   }
   // Every matched pair of cells, metric and slice, over the instances both cells scored ok.
   const tests = matches.flatMap((match) => {
@@ -129,12 +134,15 @@ export const compare = (a: RunDir.Run, b: RunDir.Run, options: Options = {}): Co
       const cb = Columns.columnsOf(b.index, match.b.id, Columns.numbers(b.index, ids))
       return { slice, ca, cb }
     })
-    return metrics.flatMap((metric) => of.map(({ ca, cb, slice }) => ({ match, metric, slice, a: ca(metric), b: cb(metric) })))
+    return metrics.flatMap((metric) =>
+      of.map(({ ca, cb, slice }) => ({ match, metric, slice, a: ca(metric), b: cb(metric) }))
+    )
   })
   // Large-sample forms only where both runs used them, from the larger of their thresholds.
-  const largeSample = a.summary.largeSample === undefined || b.summary.largeSample === undefined
-    ? undefined
-    : Math.max(a.summary.largeSample, b.summary.largeSample)
+  const largeSample =
+    a.summary.largeSample === undefined || b.summary.largeSample === undefined
+      ? undefined
+      : Math.max(a.summary.largeSample, b.summary.largeSample)
   const { seed, resamples } = a.summary
   const fam = Paired.family(tests, Families.resampling({ seed, resamples, largeSample }, options.permutations))
   const rows = tests.map((t, i): Row => ({
@@ -146,14 +154,28 @@ export const compare = (a: RunDir.Run, b: RunDir.Run, options: Options = {}): Co
     comparison: fam.comparisons[i]!,
     pAdjusted: fam.adjusted[i]!
   }))
-  return { a, b, matches, onlyA, onlyB, metrics, rows, tests: fam.tests, permutations: fam.permutations, seed, resamples, warnings }
+  return {
+    a,
+    b,
+    matches,
+    onlyA,
+    onlyB,
+    metrics,
+    rows,
+    tests: fam.tests,
+    permutations: fam.permutations,
+    seed,
+    resamples,
+    warnings
+  }
 }
 
 const runLine = (label: string, r: Comparison["a"]): string =>
   `${label}: ${r.dir} (config ${r.summary.config.name}, hash ${r.summary.config.hash}; data ${r.summary.dataset.source}, fingerprint ${r.summary.dataset.hash.slice(0, 16)}; ${r.summary.cells.length} cells)`
 
 /** A matched pair's name (both names when they differ), marked when the cells read gold labels. */
-export const matchLabel = (m: Match): string => (m.a.name === m.b.name ? m.a.name : `${m.a.name} / ${m.b.name}`) + (m.a.usesGold ? ` ${Notes.oracleMark}` : "")
+export const matchLabel = (m: Match): string =>
+  (m.a.name === m.b.name ? m.a.name : `${m.a.name} / ${m.b.name}`) + (m.a.usesGold ? ` ${Notes.oracleMark}` : "")
 
 const method = (c: Comparison): Array<string> => [
   `Pairs: each cell of the first run is matched to the cell of the second with the same id (same normalized parameters), else with the same name. Values are computed on the instances both cells scored ok (N = their count), so they can differ from each run's own report.`,
@@ -167,7 +189,8 @@ const method = (c: Comparison): Array<string> => [
  */
 export const metricTables = (c: Comparison): Array<Table.Table> => {
   const rows = new Map(c.rows.map((r) => [`${r.match.a.id}\0${r.metric.name}\0${r.slice}`, r]))
-  const entry = (r: Row | undefined): Table.Cell => Tables.deltaCell(r, r === undefined ? "" : `${Format.number(r.a.value)} → ${Format.number(r.b.value)}: `)
+  const entry = (r: Row | undefined): Table.Cell =>
+    Tables.deltaCell(r, r === undefined ? "" : `${Format.number(r.a.value)} → ${Format.number(r.b.value)}: `)
   return c.metrics.map((m) => ({
     id: `compare-${m.name}`,
     title: Notes.metricLabel(m),
@@ -180,12 +203,16 @@ export const metricTables = (c: Comparison): Array<Table.Table> => {
   }))
 }
 
-const names = (cells: ReadonlyArray<CellSummary>): string => (cells.length === 0 ? "none" : cells.map((x) => x.name).join(", "))
+const names = (cells: ReadonlyArray<CellSummary>): string =>
+  cells.length === 0 ? "none" : cells.map((x) => x.name).join(", ")
 
 /** compare.md and compare.html (Markdown.render, Html.render); `chart` (Figures.compare) is shown in compare.html only. */
 export const document = (c: Comparison, chart = ""): Document.Document => {
   const count = (by: Match["by"]) => c.matches.filter((m) => m.by === by).length
-  const matched = count("chosen") > 0 ? `${count("chosen")} chosen with --cell-a and --cell-b` : `${count("id")} by id, ${count("name")} by name`
+  const matched =
+    count("chosen") > 0
+      ? `${count("chosen")} chosen with --cell-a and --cell-b`
+      : `${count("id")} by id, ${count("name")} by name`
   return {
     title: `Comparison: ${c.a.summary.config.name} vs ${c.b.summary.config.name}`,
     blocks: [
@@ -198,9 +225,16 @@ export const document = (c: Comparison, chart = ""): Document.Document => {
       ]),
       ...(c.warnings.length === 0 ? [] : [Document.section("Warnings", [Document.list(c.warnings.map((w) => [w]))])]),
       { _tag: "html", html: chart },
-      ...(c.matches.length === 0 ? [] : metricTables(c)).map((t) => Document.section(t.title, [...t.notes.map((n) => Document.p(n)), Document.table(t)])),
-      ...(c.metrics.length === 0 || c.matches.length === 0 ? [Document.p("Nothing to compare: no matched cells or no metric scored in both runs.")] : []),
-      Document.section("How the numbers were computed", method(c).map((x) => Document.p(x)))
+      ...(c.matches.length === 0 ? [] : metricTables(c)).map((t) =>
+        Document.section(t.title, [...t.notes.map((n) => Document.p(n)), Document.table(t)])
+      ),
+      ...(c.metrics.length === 0 || c.matches.length === 0
+        ? [Document.p("Nothing to compare: no matched cells or no metric scored in both runs.")]
+        : []),
+      Document.section(
+        "How the numbers were computed",
+        method(c).map((x) => Document.p(x))
+      )
     ]
   }
 }
@@ -211,13 +245,16 @@ export const document = (c: Comparison, chart = ""): Document.Document => {
  */
 const defaultOut = (dirA: string, dirB: string): string => {
   const byId = (dir: string) => RunId.idPattern.test(path.basename(path.resolve(dir)))
-  const label = (dir: string) => (byId(dir) ? `${path.basename(path.dirname(path.resolve(dir)))}-` : "") + path.basename(path.resolve(dir))
+  const label = (dir: string) =>
+    (byId(dir) ? `${path.basename(path.dirname(path.resolve(dir)))}-` : "") + path.basename(path.resolve(dir))
   const home = byId(dirB) ? path.dirname(path.dirname(path.resolve(dirB))) : path.dirname(path.resolve(dirB))
   return path.join(home, `compare-${label(dirA)}-vs-${label(dirB)}`)
 }
 
-const toRunError = (where: string) => (e: unknown): RunError =>
-  e instanceof RunError ? e : new RunError({ path: where, reason: e instanceof Error ? e.message : String(e) })
+const toRunError =
+  (where: string) =>
+  (e: unknown): RunError =>
+    e instanceof RunError ? e : new RunError({ path: where, reason: e instanceof Error ? e.message : String(e) })
 
 /** Read both runs, compare them and write compare.md and compare.html into `out`. */
 export const write = (
@@ -226,14 +263,17 @@ export const write = (
   out: string = defaultOut(dirA, dirB),
   options: Options = {}
 ): Effect.Effect<{ readonly markdown: string; readonly html: string }, RunError, FileSystem.FileSystem> =>
-  Effect.gen(function*() {
+  Effect.gen(function* () {
     const a = yield* RunDir.read(dirA)
     const b = yield* RunDir.read(dirB)
     const c = yield* Effect.try({ try: () => compare(a, b, options), catch: toRunError(out) })
-    const cannot = (file: string) => (e: unknown) => new RunError({ path: file, reason: `cannot write the comparison: ${Files.describe(e)}` })
+    const cannot = (file: string) => (e: unknown) =>
+      new RunError({ path: file, reason: `cannot write the comparison: ${Files.describe(e)}` })
     yield* Files.makeDirectory(out).pipe(Effect.mapError(cannot(out)))
     const files = { markdown: path.join(out, "compare.md"), html: path.join(out, "compare.html") }
-    yield* Files.writeFileAtomic(files.markdown, Markdown.render(document(c))).pipe(Effect.mapError(cannot(files.markdown)))
+    yield* Files.writeFileAtomic(files.markdown, Markdown.render(document(c))).pipe(
+      Effect.mapError(cannot(files.markdown))
+    )
     // Loaded here, not above: the viewer imports this module and never draws a chart.
     const Figures = yield* Effect.promise(() => import("../render/Figures.js"))
     const chart = yield* Figures.compare(c)

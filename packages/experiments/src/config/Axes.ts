@@ -22,11 +22,16 @@ export interface Problem {
 
 /** `["sweep", "retriever", 2, "use"]` -> `sweep.retriever[2].use` */
 export const formatPath = (path: ReadonlyArray<PropertyKey>): string =>
-  path.reduce((out: string, s) => typeof s === "number" ? `${out}[${s}]` : out === "" ? String(s) : `${out}.${String(s)}`, "")
+  path.reduce(
+    (out: string, s) => (typeof s === "number" ? `${out}[${s}]` : out === "" ? String(s) : `${out}.${String(s)}`),
+    ""
+  )
 
 /** Schema issues as problems at their key paths (under `prefix`). */
-export const fromIssues = (issues: ReadonlyArray<Issues.Issue>, prefix: ReadonlyArray<PropertyKey> = []): Array<Problem> =>
-  issues.map((i) => ({ path: formatPath([...prefix, ...i.path]), reason: i.message }))
+export const fromIssues = (
+  issues: ReadonlyArray<Issues.Issue>,
+  prefix: ReadonlyArray<PropertyKey> = []
+): Array<Problem> => issues.map((i) => ({ path: formatPath([...prefix, ...i.path]), reason: i.message }))
 
 /** `a` -> `"a"`; values in messages are shown as JSON so strings are quoted and types are visible. */
 const show = (value: unknown): string => (value === undefined ? "undefined" : JSON.stringify(value))
@@ -59,27 +64,40 @@ const stageSchema = <A, I>(
       if (!isRecord(value)) return fail(value, `expected ${expected}, got ${show(value)}`)
       if (!("use" in value)) return fail(value, `missing "use" (the plugin name)`)
       const use = value.use
-      const ok = typeof use === "string" || (options.useIsList && Array.isArray(use) && use.length > 0 && use.every((u) => typeof u === "string"))
+      const ok =
+        typeof use === "string" ||
+        (options.useIsList && Array.isArray(use) && use.length > 0 && use.every((u) => typeof u === "string"))
       if (!ok) {
         const want = options.useIsList ? "a plugin name or a list of plugin names" : "a plugin name"
-        return ParseResult.fail(new ParseResult.Pointer("use", value, new ParseResult.Type(ast, use, `expected ${want}, got ${show(use)}`)))
+        return ParseResult.fail(
+          new ParseResult.Pointer("use", value, new ParseResult.Type(ast, use, `expected ${want}, got ${show(use)}`))
+        )
       }
       return ParseResult.succeed(value)
     },
     encode: ParseResult.succeed
   })
 
-export const StageValueSchema = stageSchema(Schema.NullOr(SpecType), `${specShape}, a plugin name or null`, { nullable: true, useIsList: false })
-export const ScorerSpecSchema = stageSchema(SpecType, `a scorer (${specShape} or a scorer name)`, { nullable: false, useIsList: false })
-const StageTemplateSchema = stageSchema(Schema.NullOr(SpecTemplateType), `${specShape}, a plugin name or null`, { nullable: true, useIsList: true })
+export const StageValueSchema = stageSchema(Schema.NullOr(SpecType), `${specShape}, a plugin name or null`, {
+  nullable: true,
+  useIsList: false
+})
+export const ScorerSpecSchema = stageSchema(SpecType, `a scorer (${specShape} or a scorer name)`, {
+  nullable: false,
+  useIsList: false
+})
+const StageTemplateSchema = stageSchema(Schema.NullOr(SpecTemplateType), `${specShape}, a plugin name or null`, {
+  nullable: true,
+  useIsList: true
+})
 
 /** A value in a label: scalars as they are, a nested plugin spec by its plugin name, anything else as JSON. */
 export const labelValue = (v: unknown): string =>
   typeof v === "string" || typeof v === "number" || typeof v === "boolean"
     ? String(v)
     : isRecord(v) && typeof v["use"] === "string"
-    ? v["use"]
-    : Hash.canonicalJson(v)
+      ? v["use"]
+      : Hash.canonicalJson(v)
 
 /** Where a value was written, and where each of its parts (`k`, `embedder.dims`) was when elsewhere. */
 export interface Origins {
@@ -92,7 +110,8 @@ export interface Alt extends Origins {
   readonly value: unknown
 }
 
-export const childPath = (key: string, rel: string): string => (rel === "" ? key : rel.startsWith("[") ? `${key}${rel}` : `${key}.${rel}`)
+export const childPath = (key: string, rel: string): string =>
+  rel === "" ? key : rel.startsWith("[") ? `${key}${rel}` : `${key}.${rel}`
 
 /**
  * A value's alternatives: a list lists them (a list inside it is a literal value), a mapping is the
@@ -100,19 +119,30 @@ export const childPath = (key: string, rel: string): string => (rel === "" ? key
  */
 export const alternatives = (value: unknown, origin: string): Array<Alt> => {
   if (Array.isArray(value)) {
-    return value.flatMap((el, i) => (isRecord(el) ? alternatives(el, `${origin}[${i}]`) : [{ value: el, origin: `${origin}[${i}]`, origins: new Map() }]))
+    return value.flatMap((el, i) =>
+      isRecord(el)
+        ? alternatives(el, `${origin}[${i}]`)
+        : [{ value: el, origin: `${origin}[${i}]`, origins: new Map() }]
+    )
   }
   if (!isRecord(value)) return [{ value, origin, origins: new Map() }]
-  return Object.entries(value).reduce((acc: Array<Alt & { readonly value: Readonly<Record<string, unknown>> }>, [key, v]) => {
-    const options = alternatives(v, `${origin}.${key}`)
-    return acc.flatMap((a) =>
-      options.map((o) => ({
-        value: { ...a.value, [key]: o.value },
-        origin,
-        origins: new Map([...a.origins, [key, o.origin], ...[...o.origins].map(([rel, at]) => [childPath(key, rel), at] as const)])
-      }))
-    )
-  }, [{ value: {}, origin, origins: new Map() }])
+  return Object.entries(value).reduce(
+    (acc: Array<Alt & { readonly value: Readonly<Record<string, unknown>> }>, [key, v]) => {
+      const options = alternatives(v, `${origin}.${key}`)
+      return acc.flatMap((a) =>
+        options.map((o) => ({
+          value: { ...a.value, [key]: o.value },
+          origin,
+          origins: new Map([
+            ...a.origins,
+            [key, o.origin],
+            ...[...o.origins].map(([rel, at]) => [childPath(key, rel), at] as const)
+          ])
+        }))
+      )
+    },
+    [{ value: {}, origin, origins: new Map() }]
+  )
 }
 
 /** How many alternatives {@link alternatives} gives (and so a sweep axis has), computed without making them. */
@@ -120,8 +150,8 @@ export const countAlternatives = (value: unknown): number =>
   Array.isArray(value)
     ? value.reduce((n: number, el) => n + (isRecord(el) ? countAlternatives(el) : 1), 0)
     : isRecord(value)
-    ? Object.values(value).reduce((n: number, v) => n * countAlternatives(v), 1)
-    : 1
+      ? Object.values(value).reduce((n: number, v) => n * countAlternatives(v), 1)
+      : 1
 
 /** Whether the part at `rel` is `key` or inside it. */
 export const within = (rel: string, key: string): boolean =>
@@ -130,22 +160,23 @@ export const within = (rel: string, key: string): boolean =>
 /** Where a part (at `path` inside a value) was written: where the closest enclosing part was written, else the value. */
 export const originOf = (stage: Origins, path: ReadonlyArray<PropertyKey>): string => {
   const rel = formatPath(path)
-  const closest = ([key]: readonly [string, string]) => within(rel, key) ? key.length : -1
+  const closest = ([key]: readonly [string, string]) => (within(rel, key) ? key.length : -1)
   const [key, at] = [...stage.origins].reduce((best, o) => (closest(o) > closest(best) ? o : best), ["", stage.origin])
   return key === "" ? childPath(at, rel) : `${at}${rel.slice(key.length)}`
 }
 
-const transformHint = "(a transform is { drop: contrastive | stale, pad: <sessions>, position: early | middle | late | <index> })"
+const transformHint =
+  "(a transform is { drop: contrastive | stale, pad: <sessions>, position: early | middle | late | <index> })"
 
 const decodeTransform = (value: unknown, origin: Origins): Either.Either<Transform.Spec, Array<Problem>> =>
   Either.mapLeft(Issues.decode(Transform.Spec, value, "key"), (issues) =>
     issues.map((i) => ({
       path: originOf(origin, i.path),
       reason: i.message.startsWith("unknown key") ? i.message : `${i.message} ${transformHint}`
-    })))
+    }))
+  )
 
-const axisHelp =
-  `an axis is a stage (${Stage.cellStages.join(", ")}), a dotted option path such as retriever.k, or the history transform (transform, transform.pad, ...)`
+const axisHelp = `an axis is a stage (${Stage.cellStages.join(", ")}), a dotted option path such as retriever.k, or the history transform (transform, transform.pad, ...)`
 
 const decodeAxis = (key: string, value: unknown): Either.Either<SweepAxis, Array<Problem>> => {
   const at = `sweep.${key}`
@@ -161,28 +192,46 @@ const decodeAxis = (key: string, value: unknown): Either.Either<SweepAxis, Array
   }
   if (head !== "transform" && (stage === undefined || rest.some((s) => s === ""))) {
     const close = stage === undefined ? Issues.suggest(head, [...Stage.cellStages, "transform"]) : undefined
-    return problem(`unknown sweep axis${close === undefined ? "" : ` (did you mean "${[close, ...rest].join(".")}"?)`}; ${axisHelp}`)
+    return problem(
+      `unknown sweep axis${close === undefined ? "" : ` (did you mean "${[close, ...rest].join(".")}"?)`}; ${axisHelp}`
+    )
   }
   if (rest[0] === "use") return problem(`to vary the ${stage}'s plugin, list whole specs under sweep.${stage}`)
-  if (!Array.isArray(value) || value.length === 0) return problem(`expected a non-empty list of alternatives, got ${show(value)}`)
+  if (!Array.isArray(value) || value.length === 0)
+    return problem(`expected a non-empty list of alternatives, got ${show(value)}`)
   const written: ReadonlyArray<unknown> = value
   if (stage === undefined) {
     const [bad, values] = Arr.partitionMap(alternatives(value, at), (alt) => {
-      const decoded = part === undefined
-        ? decodeTransform(alt.value, alt)
-        : decodeTransform({ [part]: alt.value }, { origin: alt.origin, origins: new Map([[part, alt.origin], ...alt.origins]) })
+      const decoded =
+        part === undefined
+          ? decodeTransform(alt.value, alt)
+          : decodeTransform(
+              { [part]: alt.value },
+              { origin: alt.origin, origins: new Map([[part, alt.origin], ...alt.origins]) }
+            )
       return Either.map(decoded, (spec): Located<Transform.Spec> => ({ value: spec, origin: alt.origin }))
     })
     if (bad.length > 0) return Either.left(bad.flat())
-    return Either.right({ _tag: "Transform", key, alternatives: written, whole: part === undefined, transforms: values })
+    return Either.right({
+      _tag: "Transform",
+      key,
+      alternatives: written,
+      whole: part === undefined,
+      transforms: values
+    })
   }
   if (rest.length > 0) return Either.right({ _tag: "Option", key, alternatives: written, stage, path: rest })
   const [bad, choices] = Arr.partitionMap(written, (alt, i) =>
-    Either.mapLeft(Issues.decode(StageTemplateSchema, alt, "key"), (issues) => fromIssues(issues, ["sweep", key, i])))
-  return bad.length > 0 ? Either.left(bad.flat()) : Either.right({ _tag: "Stage", key, alternatives: written, stage, choices })
+    Either.mapLeft(Issues.decode(StageTemplateSchema, alt, "key"), (issues) => fromIssues(issues, ["sweep", key, i]))
+  )
+  return bad.length > 0
+    ? Either.left(bad.flat())
+    : Either.right({ _tag: "Stage", key, alternatives: written, stage, choices })
 }
 
-export const decodeSweep = (sweep: Readonly<Record<string, unknown>>): Either.Either<Array<SweepAxis>, Array<Problem>> => {
+export const decodeSweep = (
+  sweep: Readonly<Record<string, unknown>>
+): Either.Either<Array<SweepAxis>, Array<Problem>> => {
   const [problems, axes] = Arr.partitionMap(Object.entries(sweep), ([key, value]) => decodeAxis(key, value))
   return problems.length > 0 ? Either.left(problems.flat()) : Either.right(axes)
 }
@@ -193,9 +242,20 @@ export const sourceAxis = "data.source"
 export const decodeSources = (raw: unknown): Either.Either<ReadonlyArray<string>, Array<Problem>> => {
   if (raw === undefined) return Either.right([])
   const where = `sweep.${sourceAxis}`
-  if (!Array.isArray(raw) || raw.length < 2 || !raw.every((x): x is string => typeof x === "string" && x.trim() !== "")) {
-    return Either.left([{ path: where, reason: `expected a list of two or more data sources (sample, a file, longmemeval:<file>, locomo:<file>, ...), got ${JSON.stringify(raw)}` }])
+  if (
+    !Array.isArray(raw) ||
+    raw.length < 2 ||
+    !raw.every((x): x is string => typeof x === "string" && x.trim() !== "")
+  ) {
+    return Either.left([
+      {
+        path: where,
+        reason: `expected a list of two or more data sources (sample, a file, longmemeval:<file>, locomo:<file>, ...), got ${JSON.stringify(raw)}`
+      }
+    ])
   }
   const repeated = raw.find((x, i) => raw.indexOf(x) !== i)
-  return repeated === undefined ? Either.right(raw) : Either.left([{ path: where, reason: `the source ${JSON.stringify(repeated)} is listed twice` }])
+  return repeated === undefined
+    ? Either.right(raw)
+    : Either.left([{ path: where, reason: `the source ${JSON.stringify(repeated)} is listed twice` }])
 }

@@ -74,8 +74,12 @@ const CellSchema = Schema.Struct({
 
 const ModelEntrySchema = Schema.Struct(
   {
-    provider: Schema.propertySignature(Schema.String).annotations({ missingMessage: () => `missing "provider" (the name of a provider plugin)` }),
-    model: Schema.propertySignature(Schema.String).annotations({ missingMessage: () => `missing "model" (the provider's model id)` })
+    provider: Schema.propertySignature(Schema.String).annotations({
+      missingMessage: () => `missing "provider" (the name of a provider plugin)`
+    }),
+    model: Schema.propertySignature(Schema.String).annotations({
+      missingMessage: () => `missing "model" (the provider's model id)`
+    })
   },
   Axes.Options
 )
@@ -86,7 +90,9 @@ const isFolderName = (name: string): boolean =>
 
 const folderNameHelp = "a run's name is one folder name under runs/ (no / or \\, not . or .., at most 128 characters)"
 
-const RunName = Schema.String.pipe(Schema.filter((name) => isFolderName(name) || `${JSON.stringify(name)} is not one folder name: ${folderNameHelp}`))
+const RunName = Schema.String.pipe(
+  Schema.filter((name) => isFolderName(name) || `${JSON.stringify(name)} is not one folder name: ${folderNameHelp}`)
+)
 
 /** A mapping whose keys are all optional: when absent, the mapping of their defaults. */
 const withDefaults = <A, I>(struct: Schema.Schema<A, I, never>) =>
@@ -95,13 +101,15 @@ const withDefaults = <A, I>(struct: Schema.Schema<A, I, never>) =>
 const FileSchema = Schema.Struct({
   name: Schema.optionalWith(RunName, { exact: true }),
   description: Schema.optionalWith(Schema.String, { default: () => "" }),
-  data: withDefaults(Schema.Struct({
-    source: Schema.optionalWith(Schema.String, { default: () => "sample" }),
-    types: Schema.optionalWith(Schema.Array(Domain.CupidType), { exact: true }),
-    limit: Schema.optionalWith(PositiveInt, { exact: true }),
-    onInvalid: Schema.optionalWith(Schema.Literal("fail", "skip"), { default: () => "fail" as const }),
-    transform: Schema.optionalWith(Transform.Spec, { exact: true })
-  })),
+  data: withDefaults(
+    Schema.Struct({
+      source: Schema.optionalWith(Schema.String, { default: () => "sample" }),
+      types: Schema.optionalWith(Schema.Array(Domain.CupidType), { exact: true }),
+      limit: Schema.optionalWith(PositiveInt, { exact: true }),
+      onInvalid: Schema.optionalWith(Schema.Literal("fail", "skip"), { default: () => "fail" as const }),
+      transform: Schema.optionalWith(Transform.Spec, { exact: true })
+    })
+  ),
   seed: Schema.optionalWith(Schema.Int, { default: () => 0 }),
   models: Schema.optionalWith(Schema.Record({ key: Schema.String, value: ModelEntrySchema }), { default: () => ({}) }),
   plugins: Schema.optionalWith(Schema.Array(Schema.String), { default: () => [] }),
@@ -119,16 +127,20 @@ const FileSchema = Schema.Struct({
   /** A checkout of the CUPID authors' repository, for `prompts: reference`. */
   referenceDir: Schema.optionalWith(Schema.String, { exact: true }),
   out: Schema.optionalWith(Schema.String, { exact: true }),
-  report: withDefaults(Schema.Struct({
-    baseline: Schema.optionalWith(Schema.String, { exact: true }),
-    main: Schema.optionalWith(Schema.String, { exact: true }),
-    ...ResultLine.Families.fields
-  })),
-  bootstrap: withDefaults(Schema.Struct({
-    resamples: Schema.optionalWith(PositiveInt, { default: () => 1000 }),
-    // Instances from which statistics take their large-sample forms.
-    largeSample: Schema.optionalWith(PositiveInt, { default: () => 2000 })
-  }))
+  report: withDefaults(
+    Schema.Struct({
+      baseline: Schema.optionalWith(Schema.String, { exact: true }),
+      main: Schema.optionalWith(Schema.String, { exact: true }),
+      ...ResultLine.Families.fields
+    })
+  ),
+  bootstrap: withDefaults(
+    Schema.Struct({
+      resamples: Schema.optionalWith(PositiveInt, { default: () => 1000 }),
+      // Instances from which statistics take their large-sample forms.
+      largeSample: Schema.optionalWith(PositiveInt, { default: () => 2000 })
+    })
+  )
 })
 
 /** Where the providers read their keys from when the entry does not say (`apiKeyEnv`). */
@@ -137,8 +149,12 @@ const defaultKeyEnv: Readonly<Record<string, string>> = { openai: "OPENAI_API_KE
 /** Key names that hold credentials: compared without case, `_` or `-`. */
 const looksSecret = (key: string): boolean => {
   const k = key.toLowerCase().replace(/[_-]/g, "")
-  return ["token", "accesstoken", "authtoken", "bearertoken", "passwd"].includes(k) ||
-    k.endsWith("apikey") || k.endsWith("secret") || k.endsWith("password")
+  return (
+    ["token", "accesstoken", "authtoken", "bearertoken", "passwd"].includes(k) ||
+    k.endsWith("apikey") ||
+    k.endsWith("secret") ||
+    k.endsWith("password")
+  )
 }
 
 /** The environment variable a model entry's provider reads its key from; undefined for a provider that takes none. */
@@ -152,11 +168,12 @@ const secretAdvice = (root: Readonly<Record<string, unknown>>, at: ReadonlyArray
   const entry = at[0] === "models" && at.length === 2 && isRecord(root.models) ? root.models[String(at[1])] : undefined
   if (!isRecord(entry)) return "set it in the environment variable the provider reads (e.g. OPENAI_API_KEY) instead"
   const { apiKeyEnv, provider } = entry
-  const variable = typeof apiKeyEnv === "string"
-    ? apiKeyEnv
-    : typeof provider === "string"
-    ? defaultKeyEnv[provider] ?? `${provider.toUpperCase().replace(/[^A-Z0-9]/g, "_")}_API_KEY`
-    : "OPENAI_API_KEY"
+  const variable =
+    typeof apiKeyEnv === "string"
+      ? apiKeyEnv
+      : typeof provider === "string"
+        ? (defaultKeyEnv[provider] ?? `${provider.toUpperCase().replace(/[^A-Z0-9]/g, "_")}_API_KEY`)
+        : "OPENAI_API_KEY"
   return `set the environment variable ${variable} instead`
 }
 
@@ -170,11 +187,15 @@ const resolveEnv = (
   raw: Readonly<Record<string, unknown>>,
   env: Readonly<Record<string, string | undefined>>
 ): Either.Either<Record<string, unknown>, Array<Axes.Problem>> => {
-  const secrets: Array<Axes.Problem> = [], unset: Array<Axes.Problem> = []
+  const secrets: Array<Axes.Problem> = [],
+    unset: Array<Axes.Problem> = []
   const entries = (value: Readonly<Record<string, unknown>>, at: ReadonlyArray<PropertyKey>) =>
     Rec.map(value, (v, key) => {
       if (!looksSecret(key)) return walk(v, [...at, key])
-      secrets.push({ path: Axes.formatPath([...at, key]), reason: `secrets do not belong in config files; ${secretAdvice(raw, at)}` })
+      secrets.push({
+        path: Axes.formatPath([...at, key]),
+        reason: `secrets do not belong in config files; ${secretAdvice(raw, at)}`
+      })
       return v
     })
   const walk = (value: unknown, at: ReadonlyArray<PropertyKey>): unknown => {
@@ -186,7 +207,10 @@ const resolveEnv = (
       const found = env[name!]
       if (fallback !== undefined) return found === undefined || found === "" ? fallback : found
       if (found !== undefined) return found
-      unset.push({ path: Axes.formatPath(at), reason: `environment variable ${name} is not set (write \${${name}:-default} to give a default)` })
+      unset.push({
+        path: Axes.formatPath(at),
+        reason: `environment variable ${name} is not set (write \${${name}:-default} to give a default)`
+      })
       return ""
     })
   }
@@ -204,12 +228,15 @@ export const parse = (
     const read = Yaml.read(text)
     if (Either.isLeft(read)) {
       const { path: at, reason, line, column } = read.left
-      return Effect.fail(new ConfigError({ file, path: "", reason: at === "" ? reason : `${at}: ${reason}`, line, column }))
+      return Effect.fail(
+        new ConfigError({ file, path: "", reason: at === "" ? reason : `${at}: ${reason}`, line, column })
+      )
     }
     const raw = read.right
     const fail = (reason: string) => Effect.fail(new ConfigError({ file, path: "", reason }))
     if (raw === null || raw === undefined) return fail("the file is empty; a config needs at least a pipeline")
-    if (!isRecord(raw)) return fail(`expected a mapping of keys (${Object.keys(FileSchema.fields).sort().join(", ")}) at the top level`)
+    if (!isRecord(raw))
+      return fail(`expected a mapping of keys (${Object.keys(FileSchema.fields).sort().join(", ")}) at the top level`)
     const problems = (found: ReadonlyArray<Axes.Problem>) => Effect.fail(ConfigError.all(file, found))
     const resolved = resolveEnv(raw, env)
     if (Either.isLeft(resolved)) return problems(resolved.left)
@@ -219,13 +246,22 @@ export const parse = (
     const sweep = Axes.decodeSweep(axes)
     const sources = Axes.decodeSources(sourcesRaw)
     if (Either.isLeft(decoded) || Either.isLeft(sweep) || Either.isLeft(sources)) {
-      const parts: ReadonlyArray<Either.Either<unknown, Array<Axes.Problem>>> = [Either.mapLeft(decoded, Axes.fromIssues), sweep, sources]
+      const parts: ReadonlyArray<Either.Either<unknown, Array<Axes.Problem>>> = [
+        Either.mapLeft(decoded, Axes.fromIssues),
+        sweep,
+        sources
+      ]
       return problems(parts.flatMap((part) => (Either.isLeft(part) ? part.left : [])))
     }
     const c = decoded.right
     const name = c.name ?? path.basename(file).replace(/\.ya?ml$/, "")
     if (!isFolderName(name)) {
-      return problems([{ path: "name", reason: `the file's name gives the run the name ${JSON.stringify(name)}, which is not one folder name: ${folderNameHelp}; set name:` }])
+      return problems([
+        {
+          path: "name",
+          reason: `the file's name gives the run the name ${JSON.stringify(name)}, which is not one folder name: ${folderNameHelp}; set name:`
+        }
+      ])
     }
     return Effect.succeed({
       ...c,
@@ -245,13 +281,20 @@ export const load = (
   env: Readonly<Record<string, string | undefined>> = process.env
 ): Effect.Effect<Config, ConfigError, FileSystem.FileSystem> =>
   Effect.flatMap(FileSystem.FileSystem, (fs) => fs.readFileString(file)).pipe(
-    Effect.mapError((e) => new ConfigError({ file, path: "", reason: `cannot read the config: ${e.cause instanceof Error ? e.cause.message : e.message}` })),
+    Effect.mapError(
+      (e) =>
+        new ConfigError({
+          file,
+          path: "",
+          reason: `cannot read the config: ${e.cause instanceof Error ? e.cause.message : e.message}`
+        })
+    ),
     Effect.flatMap((text) => parse(text, file, env))
   )
 
 /** A `--config` argument: a path, or a bare name looked up in `configsDir` (`contextual` -> `configs/contextual.yaml`). */
 export const resolveFile = (arg: string, configsDir: string): Effect.Effect<string, never, FileSystem.FileSystem> =>
-  Effect.gen(function*() {
+  Effect.gen(function* () {
     const fs = yield* FileSystem.FileSystem
     const exists = (file: string) => Files.exists(fs, file)
     if (yield* exists(arg)) return arg

@@ -15,7 +15,17 @@ import * as Issues from "@cupid-lab/core/Issues"
 import { Selector } from "@cupid-lab/retrievers"
 import { Array as Arr, Effect, Either, Predicate, Schema } from "effect"
 import { ConfigError } from "../Errors.js"
-import { alternatives, childPath, countAlternatives, labelValue, type Origins, originOf, type Spec, type SpecTemplate, within } from "./Axes.js"
+import {
+  alternatives,
+  childPath,
+  countAlternatives,
+  labelValue,
+  type Origins,
+  originOf,
+  type Spec,
+  type SpecTemplate,
+  within
+} from "./Axes.js"
 import type { Config, Located, StageName } from "./Config.js"
 
 /** One stage of a cell, ready to build: the plugin and its options decoded once. */
@@ -70,7 +80,8 @@ const rawStage = (spec: Spec | null, origin: string): RawStage => ({ spec, origi
 /** A spec template's alternatives: `use` may list plugins, and every list value inside lists values. */
 const templateAlternatives = (template: SpecTemplate, origin: string): Array<RawStage> => {
   const { use, ...options } = template
-  const uses: Array<readonly [string, string]> = typeof use === "string" ? [[use, origin]] : use.map((u, i) => [u, `${origin}.use[${i}]`])
+  const uses: Array<readonly [string, string]> =
+    typeof use === "string" ? [[use, origin]] : use.map((u, i) => [u, `${origin}.use[${i}]`])
   return uses.flatMap(([name, at]) =>
     alternatives(options, origin).map((alt) => ({
       spec: { ...(Predicate.isRecord(alt.value) ? alt.value : {}), use: name },
@@ -107,7 +118,8 @@ const steps = (config: Config): Array<Step> =>
           }))
       case "Stage": {
         const options = axis.choices.flatMap((choice, i) =>
-          choice === null ? [rawStage(null, `${at}[${i}]`)] : templateAlternatives(choice, `${at}[${i}]`))
+          choice === null ? [rawStage(null, `${at}[${i}]`)] : templateAlternatives(choice, `${at}[${i}]`)
+        )
         return (cell) => options.map((o): RawCell => ({ ...cell, stages: { ...cell.stages, [axis.stage]: o } }))
       }
       case "Option": {
@@ -143,15 +155,24 @@ function* product(cell: RawCell, all: ReadonlyArray<Step>, i: number): Generator
 /** The config's cells before their plugins are looked up, one at a time: the sweep's product, then the explicit cells. */
 export function* rawCells(config: Config): Generator<RawCell | ConfigError> {
   const base = Stage.byCellStage((s) => rawStage(config.pipeline[s], `pipeline.${s}`))
-  const baseTransform = config.data.transform === undefined ? {} : { transform: { value: config.data.transform, origin: "data.transform" } }
-  if (config.sweep.length > 0 || config.cells.length === 0) yield* product({ stages: base, ...baseTransform }, steps(config), 0)
+  const baseTransform =
+    config.data.transform === undefined ? {} : { transform: { value: config.data.transform, origin: "data.transform" } }
+  if (config.sweep.length > 0 || config.cells.length === 0)
+    yield* product({ stages: base, ...baseTransform }, steps(config), 0)
   for (const [i, explicit] of config.cells.entries()) {
     const stages = Stage.byCellStage((s) => {
       const value = explicit[s]
       return value === undefined ? base[s] : rawStage(value, `cells[${i}].${s}`)
     })
-    const transform = explicit.transform === undefined ? baseTransform : { transform: { value: explicit.transform, origin: `cells[${i}].transform` } }
-    yield { ...(explicit.name === undefined ? {} : { name: { value: explicit.name, origin: `cells[${i}].name` } }), stages, ...transform }
+    const transform =
+      explicit.transform === undefined
+        ? baseTransform
+        : { transform: { value: explicit.transform, origin: `cells[${i}].transform` } }
+    yield {
+      ...(explicit.name === undefined ? {} : { name: { value: explicit.name, origin: `cells[${i}].name` } }),
+      stages,
+      ...transform
+    }
   }
 }
 
@@ -172,7 +193,10 @@ export const size = (config: Config): Size => {
 
 /** `2,560,000 cells (sweep.retriever.k 40 x sweep.retriever.b 40 x ...)`. */
 export const describeSize = (s: Size): string => {
-  const parts = [s.axes.map((a) => `sweep.${a.key} ${a.alternatives.toLocaleString("en-US")}`).join(" x "), s.explicit > 0 ? `${s.explicit} explicit` : ""]
+  const parts = [
+    s.axes.map((a) => `sweep.${a.key} ${a.alternatives.toLocaleString("en-US")}`).join(" x "),
+    s.explicit > 0 ? `${s.explicit} explicit` : ""
+  ]
   const how = parts.filter((p) => p !== "").join(" + ")
   return `${s.cells.toLocaleString("en-US")} cells${how === "" ? "" : ` (${how})`}`
 }
@@ -184,7 +208,7 @@ const selectLabel = (value: unknown): string => {
   return Either.isRight(decoded) ? Selector.label(decoded.right) : labelValue(value)
 }
 
-const transformPart = (t: Transform.Spec | null, key: typeof Transform.keys[number]): string => {
+const transformPart = (t: Transform.Spec | null, key: (typeof Transform.keys)[number]): string => {
   const v = t?.[key]
   return v === undefined ? (key === "pad" ? "0" : "none") : Array.isArray(v) ? v.join("+") : String(v)
 }
@@ -203,7 +227,12 @@ export const names = (
   // The options that differ among the cells of one plugin at one stage.
   const varying = new Map<string, Set<string>>()
   for (const s of shown) {
-    for (const [use, specs] of Object.entries(Arr.groupBy(params.flatMap((p) => p[s] ?? []), (spec) => spec.use))) {
+    for (const [use, specs] of Object.entries(
+      Arr.groupBy(
+        params.flatMap((p) => p[s] ?? []),
+        (spec) => spec.use
+      )
+    )) {
       const keys = new Set(specs.flatMap((x) => Object.keys(x)))
       varying.set(`${s}\0${use}`, new Set([...keys].filter((k) => k !== "use" && differ(specs.map((x) => x[k])))))
     }
@@ -214,7 +243,7 @@ export const names = (
       const spec = p[s]
       if (spec === null) continue
       const keys = Object.keys(spec).filter((k) => varying.get(`${s}\0${spec.use}`)?.has(k))
-      const show = (k: string) => k === "select" ? selectLabel(spec[k]) : `${k}=${labelValue(spec[k])}`
+      const show = (k: string) => (k === "select" ? selectLabel(spec[k]) : `${k}=${labelValue(spec[k])}`)
       parts.push(keys.length === 0 ? spec.use : `${spec.use}(${keys.map(show).join(",")})`)
     }
     if (parts.length > 0) return parts.join(" + ")
@@ -246,7 +275,13 @@ const unknownChoice = (what: string, name: string, valid: ReadonlyArray<string>,
   return `unknown ${what} "${name}"${close === undefined ? "" : ` (did you mean "${close}"?)`}; valid choices: ${listed}`
 }
 
-const lookUp = <S extends Plugin.PipelineStage>(config: Config, registry: Plugin.Registry, stage: S, spec: Spec, raw: RawStage) =>
+const lookUp = <S extends Plugin.PipelineStage>(
+  config: Config,
+  registry: Plugin.Registry,
+  stage: S,
+  spec: Spec,
+  raw: RawStage
+) =>
   Effect.catchAll(registry.get(stage, spec.use), () => {
     const names = registry.names(stage)
     const listed = names.length === 0 ? "none (no plugin of this stage is registered)" : names.join(", ")
@@ -255,11 +290,16 @@ const lookUp = <S extends Plugin.PipelineStage>(config: Config, registry: Plugin
 
 /** A stage's cut taken apart from its plugin's options, and the keys it took (also valid beside the plugin's own). */
 type Cut = Either.Either<
-  { readonly select: Selector.Spec | undefined; readonly rest: Record<string, unknown>; readonly also: ReadonlyArray<string> },
+  {
+    readonly select: Selector.Spec | undefined
+    readonly rest: Record<string, unknown>
+    readonly also: ReadonlyArray<string>
+  },
   Selector.SpecProblem
 >
 
-const isRetriever = (plugin: Plugin.Of<Plugin.PipelineStage>): plugin is Plugin.Of<"retriever"> => plugin.stage === "retriever"
+const isRetriever = (plugin: Plugin.Of<Plugin.PipelineStage>): plugin is Plugin.Of<"retriever"> =>
+  plugin.stage === "retriever"
 
 /** Plan a stage: its plugin looked up, its cut taken apart, the rest decoded; problems are reported where written. */
 const planStage = <S extends Plugin.PipelineStage>(
@@ -269,26 +309,37 @@ const planStage = <S extends Plugin.PipelineStage>(
   spec: Spec,
   raw: RawStage
 ): Effect.Effect<StagePlan<S>, ConfigError> =>
-  Effect.gen(function*() {
+  Effect.gen(function* () {
     const plugin = yield* lookUp(config, registry, stage, spec, raw)
     const { use, ...options } = spec
     // Only retrievers have a cut: `select`, or for rankers `k`.
     const split: Cut = isRetriever(plugin)
-      ? Either.map(Selector.splitSpec(options, plugin), ({ select, rest }) => ({ select, rest, also: Selector.cutKeys(plugin) }))
+      ? Either.map(Selector.splitSpec(options, plugin), ({ select, rest }) => ({
+          select,
+          rest,
+          also: Selector.cutKeys(plugin)
+        }))
       : "select" in options
-      ? Either.left({ path: ["select"], message: "`select` (a selector) is only for retrievers" })
-      : Either.right({ select: undefined, rest: options, also: [] })
+        ? Either.left({ path: ["select"], message: "`select` (a selector) is only for retrievers" })
+        : Either.right({ select: undefined, rest: options, also: [] })
     if (Either.isLeft(split)) return yield* failAt(config, originOf(raw, split.left.path), split.left.message)
     const { select, rest, also } = split.right
     const decoded = plugin.decode(rest)
     if (Either.isLeft(decoded)) {
       const issues = Issues.clean(decoded.left.issues, "option", "option", { also, present: Object.keys(options) })
-      return yield* ConfigError.all(config.file, issues.map((i) => ({ path: originOf(raw, i.path), reason: i.message })))
+      return yield* ConfigError.all(
+        config.file,
+        issues.map((i) => ({ path: originOf(raw, i.path), reason: i.message }))
+      )
     }
     return {
       plugin,
       decoded: decoded.right,
-      params: { use, ...decoded.right.params, ...(select === undefined ? {} : { select: Schema.encodeSync(Selector.Spec)(select) }) },
+      params: {
+        use,
+        ...decoded.right.params,
+        ...(select === undefined ? {} : { select: Schema.encodeSync(Selector.Spec)(select) })
+      },
       origin: raw.origin,
       origins: raw.origins,
       ...(select === undefined ? {} : { select })
@@ -296,7 +347,9 @@ const planStage = <S extends Plugin.PipelineStage>(
   })
 
 /** A stage written once and shared by many cells (one inferrer under twenty retrievers) is decoded once. */
-const memoized = <S extends StageName>(plan: (spec: Spec, raw: RawStage) => Effect.Effect<StagePlan<S>, ConfigError>) => {
+const memoized = <S extends StageName>(
+  plan: (spec: Spec, raw: RawStage) => Effect.Effect<StagePlan<S>, ConfigError>
+) => {
   const memo = new Map<string, StagePlan<S>>()
   return (raw: RawStage): Effect.Effect<StagePlan<S> | undefined, ConfigError> => {
     if (raw.spec === null) return Effect.succeed(undefined)
@@ -313,11 +366,12 @@ const letEventLoopRun = Effect.promise(() => new Promise<void>((resolve) => setI
 
 /** Decode every stage of every cell and the scorers; fails on the first stage with problems, in config order. */
 export const expand = (config: Config, registry: Plugin.Registry): Effect.Effect<Grid, ConfigError> =>
-  Effect.gen(function*() {
+  Effect.gen(function* () {
     const sized = size(config)
     if (sized.cells > config.maxCells) return yield* tooLarge(config, sized)
     const scorers = yield* Effect.forEach(config.scorers, (spec, i) =>
-      planStage(config, registry, "scorer", spec, rawStage(spec, `scorers[${i}]`)))
+      planStage(config, registry, "scorer", spec, rawStage(spec, `scorers[${i}]`))
+    )
     const scorerParams = scorers.map((s) => s.params)
     const plan = {
       retriever: memoized((spec, raw) => planStage(config, registry, "retriever", spec, raw)),
@@ -341,7 +395,9 @@ export const expand = (config: Config, registry: Plugin.Registry): Effect.Effect
       const params = Stage.byCellStage((s) => stages[s]?.params ?? null)
       const t = raw.transform?.value
       const transform = t === undefined || Transform.isIdentity(t) ? null : Transform.normalize(t)
-      const id = Hash.contentHash(transform === null ? { params, scorers: scorerParams } : { params, scorers: scorerParams, transform })
+      const id = Hash.contentHash(
+        transform === null ? { params, scorers: scorerParams } : { params, scorers: scorerParams, transform }
+      )
       const existing = drafts.get(id)
       if (existing === undefined) drafts.set(id, { id, name: raw.name, params, stages, transform })
       else if (existing.name === undefined) drafts.set(id, { ...existing, name: raw.name })
@@ -351,10 +407,18 @@ export const expand = (config: Config, registry: Plugin.Registry): Effect.Effect
     const explicit = new Map<string, string>()
     for (const { name } of list) {
       if (name === undefined) continue
-      if (explicit.has(name.value)) return yield* failAt(config, name.origin, `duplicate cell name "${name.value}" (also used at ${explicit.get(name.value)})`)
+      if (explicit.has(name.value))
+        return yield* failAt(
+          config,
+          name.origin,
+          `duplicate cell name "${name.value}" (also used at ${explicit.get(name.value)})`
+        )
       explicit.set(name.value, name.origin)
     }
-    const generated = names(list.map((d) => d.params), list.map((d) => d.transform))
+    const generated = names(
+      list.map((d) => d.params),
+      list.map((d) => d.transform)
+    )
     const taken = new Set(explicit.keys())
     const cells = list.map((d, index): Cell => {
       let name = d.name?.value
@@ -373,10 +437,22 @@ export const expand = (config: Config, registry: Plugin.Registry): Effect.Effect
       ...reference.map((ref, k) => [`report.reference[${k}]`, ref] as const)
     ]
     for (const [at, ref] of refs) {
-      if (named(ref) === undefined) return yield* failAt(config, at, unknownChoice("cell", ref, cells.map((c) => c.name)))
+      if (named(ref) === undefined)
+        return yield* failAt(
+          config,
+          at,
+          unknownChoice(
+            "cell",
+            ref,
+            cells.map((c) => c.name)
+          )
+        )
     }
-    const baseline = (wanted === undefined ? undefined : named(wanted)) ??
-      cells.find((c) => c.params.retriever?.use === "all") ?? cells[0]
-    if (baseline === undefined) return yield* failAt(config, "", "the config defines no cell: give a pipeline, a sweep or cells")
+    const baseline =
+      (wanted === undefined ? undefined : named(wanted)) ??
+      cells.find((c) => c.params.retriever?.use === "all") ??
+      cells[0]
+    if (baseline === undefined)
+      return yield* failAt(config, "", "the config defines no cell: give a pipeline, a sweep or cells")
     return { cells, scorers, baseline }
   })

@@ -37,7 +37,9 @@ export interface Source {
 }
 
 const isPlugin = (value: unknown): value is Plugin.AnyPlugin =>
-  Predicate.isRecord(value) && Plugin.stages.some((s) => s === value.stage) && typeof value.name === "string" &&
+  Predicate.isRecord(value) &&
+  Plugin.stages.some((s) => s === value.stage) &&
+  typeof value.name === "string" &&
   typeof value.decode === "function"
 
 /** The file extensions a plugin file may have (CommonJS cannot import the lab's ES modules). */
@@ -62,18 +64,24 @@ const findsLab = (file: string): boolean =>
 const describeFailure = (file: string, error: unknown): string => {
   const code = error instanceof Error && "code" in error ? error.code : undefined
   if ((code === "ERR_MODULE_NOT_FOUND" || code === "MODULE_NOT_FOUND") && !findsLab(file)) {
-    return "it cannot find @cupid-lab/core: a plugin file finds @cupid-lab/core and effect from its own folder upward, " +
+    return (
+      "it cannot find @cupid-lab/core: a plugin file finds @cupid-lab/core and effect from its own folder upward, " +
       "like any Node module, so it must be inside the cupid-lab checkout (e.g. configs/plugins/)"
+    )
   }
   return error instanceof Error ? error.message : String(error)
 }
 
 /** Import the modules a config lists under `plugins:` (the module cache makes a second import free). */
-interface Module { readonly file: string; readonly resolved: string; readonly plugins: ReadonlyArray<Plugin.AnyPlugin> }
+interface Module {
+  readonly file: string
+  readonly resolved: string
+  readonly plugins: ReadonlyArray<Plugin.AnyPlugin>
+}
 
 const loadModules = (config: Config): Effect.Effect<ReadonlyArray<Module>, ConfigError, FileSystem.FileSystem> =>
   Effect.forEach(config.plugins, (file, i) =>
-    Effect.gen(function*() {
+    Effect.gen(function* () {
       const fail = (reason: string) => new ConfigError({ file: config.file, path: `plugins[${i}]`, reason })
       const resolved = path.resolve(config.dir, file)
       if (!extensions.includes(path.extname(resolved))) {
@@ -85,23 +93,27 @@ const loadModules = (config: Config): Effect.Effect<ReadonlyArray<Module>, Confi
         try: () => importFile(resolved),
         catch: (e) => fail(`cannot import ${file} (${resolved}): ${describeFailure(resolved, e)}`)
       })
-      const expected = "the default export must be a plugin built with Plugin.retriever(...), Plugin.scorer(...) etc., or an array of them"
+      const expected =
+        "the default export must be a plugin built with Plugin.retriever(...), Plugin.scorer(...) etc., or an array of them"
       if (!Predicate.isRecord(mod) || mod.default === undefined) {
         const names = Predicate.isRecord(mod) ? Object.keys(mod) : []
-        return yield* fail(`${file}: has no default export (${names.length === 0 ? "it exports nothing" : `it exports ${names.join(", ")}`}); ${expected}`)
+        return yield* fail(
+          `${file}: has no default export (${names.length === 0 ? "it exports nothing" : `it exports ${names.join(", ")}`}); ${expected}`
+        )
       }
       const list: ReadonlyArray<unknown> = Array.isArray(mod.default) ? mod.default : [mod.default]
       const plugins = list.filter(isPlugin)
       if (list.length === 0 || plugins.length !== list.length) return yield* fail(`${file}: ${expected}`)
       return { file, resolved, plugins }
-    }))
+    })
+  )
 
 /** The registry for a config: `base` plus the config's plugin modules, which may not reuse a name of the same stage. */
 export const registry = (
   config: Config,
   base: ReadonlyArray<Plugin.AnyPlugin> = builtins()
 ): Effect.Effect<Plugin.Registry, ConfigError, FileSystem.FileSystem> =>
-  Effect.gen(function*() {
+  Effect.gen(function* () {
     const user = (yield* loadModules(config)).flatMap((m) => m.plugins)
     const same = (p: Plugin.AnyPlugin) => (q: Plugin.AnyPlugin) => p.stage === q.stage && p.name === q.name
     const clash = user.find((p, i) => base.some(same(p)) || user.slice(0, i).some(same(p)))
@@ -114,7 +126,9 @@ export const registry = (
 
 const PackageJson = Schema.Struct({ name: Schema.optional(Schema.String), version: Schema.optional(Schema.String) })
 
-const readPackageJson = (file: string): Effect.Effect<typeof PackageJson.Type | undefined, never, FileSystem.FileSystem> =>
+const readPackageJson = (
+  file: string
+): Effect.Effect<typeof PackageJson.Type | undefined, never, FileSystem.FileSystem> =>
   Effect.flatMap(FileSystem.FileSystem, (fs) => fs.readFileString(file)).pipe(
     Effect.flatMap(Schema.decodeUnknown(Schema.parseJson(PackageJson))),
     // No package.json, or not one: the caller falls back.
@@ -132,22 +146,28 @@ const packageVersion = (
     found?.name === name
       ? Effect.succeed(found.version ?? "unknown")
       : path.dirname(dir) === dir
-      ? Effect.succeed("unknown")
-      : packageVersion(name, path.dirname(dir)))
+        ? Effect.succeed("unknown")
+        : packageVersion(name, path.dirname(dir))
+  )
 
 let shippedSources: ReadonlyMap<object, Source> | undefined
 
 /** Which package provides each plugin; a module's version is that of a package.json beside it, else `local`. */
-export const sources = (config: Config): Effect.Effect<(plugin: object) => Source, ConfigError, FileSystem.FileSystem> =>
-  Effect.gen(function*() {
+export const sources = (
+  config: Config
+): Effect.Effect<(plugin: object) => Source, ConfigError, FileSystem.FileSystem> =>
+  Effect.gen(function* () {
     const modules = yield* loadModules(config)
     const versions = shippedSources === undefined ? yield* Effect.forEach(shipped, ([pkg]) => packageVersion(pkg)) : []
-    const known = shippedSources ??= new Map(
+    const known = (shippedSources ??= new Map(
       shipped.flatMap(([pkg, list], i) => list.map((p) => [p, { package: pkg, version: versions[i]! }] as const))
-    )
+    ))
     const own = new Map<object, Source>()
     for (const m of modules) {
-      const source = { package: m.file, version: (yield* readPackageJson(path.join(path.dirname(m.resolved), "package.json")))?.version ?? "local" }
+      const source = {
+        package: m.file,
+        version: (yield* readPackageJson(path.join(path.dirname(m.resolved), "package.json")))?.version ?? "local"
+      }
       for (const p of m.plugins) own.set(p, source)
     }
     // Plugins handed to the runner in code (tests, scripts) have no package.

@@ -24,7 +24,12 @@ export interface SourceRun {
 
 /** The folder of the `index`-th source: its position and its name, made safe for a path. */
 export const folderOf = (source: string, index: number): string =>
-  `${index + 1}-${source.replace(/[^A-Za-z0-9._=-]+/g, "_").replace(/^[_.]+|_+$/g, "").slice(0, 80) || "source"}`
+  `${index + 1}-${
+    source
+      .replace(/[^A-Za-z0-9._=-]+/g, "_")
+      .replace(/^[_.]+|_+$/g, "")
+      .slice(0, 80) || "source"
+  }`
 
 /** The main metric of a run: the config's `report.main`, else the one its analysis would choose. */
 const mainOf = (summary: Summary) => {
@@ -44,17 +49,25 @@ export const render = (runs: ReadonlyArray<SourceRun>): string => {
   runs.forEach((r, i) => {
     const main = mainOf(r.summary)
     const label = `${i + 1}`
-    legend.push(`${label}. \`${cellText(r.source)}\`: ${r.summary.dataset.instances} instances, main metric ${main === undefined ? "none" : `${main.name} (${main.direction === "lower" ? "lower" : "higher"} is better)`}; run directory \`${cellText(r.dir)}\``)
+    legend.push(
+      `${label}. \`${cellText(r.source)}\`: ${r.summary.dataset.instances} instances, main metric ${main === undefined ? "none" : `${main.name} (${main.direction === "lower" ? "lower" : "higher"} is better)`}; run directory \`${cellText(r.dir)}\``
+    )
     const find = (cell: string) => r.summary.cells.find((c) => c.name === cell)
     // CUPID's types where the source has them, else its own (LongMemEval's question types, LoCoMo's categories, ...).
-    const cupid: ReadonlyArray<Slice> = slices.filter((s) => s !== "all" && r.summary.cells.some((c) => c.slices[s].n > 0))
+    const cupid: ReadonlyArray<Slice> = slices.filter(
+      (s) => s !== "all" && r.summary.cells.some((c) => c.slices[s].n > 0)
+    )
     const other = [...new Set(r.summary.cells.flatMap((c) => Object.keys(c.types ?? {})))].sort()
     const typed: ReadonlyArray<{ readonly name: string; readonly of: (c: CellSummary) => SliceSummary | undefined }> = [
       ...cupid.map((s) => ({ name: s, of: (c: CellSummary) => c.slices[s] })),
       ...other.map((t) => ({ name: t, of: (c: CellSummary) => c.types?.[t] }))
     ]
-    head.push(`${label}: ${main?.name ?? "main"} [95% CI]`, `${label}: N`, ...typed.map((t) => `${label}: ${cellText(t.name)} (n)`))
-    const value = (cell: string, t: typeof typed[number]) => {
+    head.push(
+      `${label}: ${main?.name ?? "main"} [95% CI]`,
+      `${label}: N`,
+      ...typed.map((t) => `${label}: ${cellText(t.name)} (n)`)
+    )
+    const value = (cell: string, t: (typeof typed)[number]) => {
       const c = find(cell)
       const s = c === undefined ? undefined : t.of(c)
       const e = main === undefined ? undefined : s?.metrics[main.name]
@@ -87,7 +100,10 @@ export const render = (runs: ReadonlyArray<SourceRun>): string => {
   ].join("\n")
 }
 
-export const write = (dir: string, runs: ReadonlyArray<SourceRun>): Effect.Effect<{ readonly file: string; readonly text: string }, RunError, FileSystem.FileSystem> => {
+export const write = (
+  dir: string,
+  runs: ReadonlyArray<SourceRun>
+): Effect.Effect<{ readonly file: string; readonly text: string }, RunError, FileSystem.FileSystem> => {
   const file = path.join(dir, fileName)
   const text = render(runs)
   return Effect.as(RunDir.write(file, text), { file, text })

@@ -19,11 +19,20 @@ const adjusted = (c: AxisEffects.Effects["correction"]): string => adjustedLabel
 const interval = (lo: number, hi: number) => `[${Format.signed(lo)}, ${Format.signed(hi)}]`
 
 /** `+0.050 [+0.010, +0.090]` with `p=… BH=… n=…` as detail; `–` without paired instances. */
-const difference = (fx: AxisEffects.Effects, t: AxisEffects.Test, prefix: string, significant: boolean): { text: string; detail: string; significant: boolean } => {
+const difference = (
+  fx: AxisEffects.Effects,
+  t: AxisEffects.Test,
+  prefix: string,
+  significant: boolean
+): { text: string; detail: string; significant: boolean } => {
   const c = t.comparison
   if (c.n === 0) return { text: `${prefix}–`, detail: "n=0", significant: false }
   const tested = Number.isFinite(c.p) ? `p=${Format.p(c.p)} ${adjusted(fx.correction)}=${Format.p(t.pAdjusted)} ` : ""
-  return { text: `${prefix}${Format.signed(c.delta)} ${interval(c.ci95[0], c.ci95[1])}`, detail: `${tested}n=${c.n}`, significant }
+  return {
+    text: `${prefix}${Format.signed(c.delta)} ${interval(c.ci95[0], c.ci95[1])}`,
+    detail: `${tested}n=${c.n}`,
+    significant
+  }
 }
 
 /** One axis: each value's marginal value per slice, and its paired difference from the reference value. */
@@ -43,7 +52,11 @@ export const marginals = (fx: AxisEffects.Effects, axis: number): Table => {
           const value = `${Format.withCi(m.estimate)} n=${m.estimate.n}`
           if (m.test === undefined) return num(value, m.estimate.mean)
           const d = difference(fx, m.test, "Δ ", AxisEffects.differs(m.test))
-          return { ...num(`${value}\n${d.text}`, m.estimate.mean), detail: d.detail, ...(d.significant ? { significant: true } : {}) }
+          return {
+            ...num(`${value}\n${d.text}`, m.estimate.mean),
+            detail: d.detail,
+            ...(d.significant ? { significant: true } : {})
+          }
         })
       ]
     }))
@@ -55,7 +68,13 @@ export const best = (fx: AxisEffects.Effects): Table => ({
   id: "axis-best",
   title: `Best setting per instance type on ${fx.metric.name}`,
   notes: [],
-  columns: [left("instances"), left("best cell"), right("value [95% CI]"), right("N"), ...fx.axes.map((a) => left(`${a.key}: best vs runner-up`))],
+  columns: [
+    left("instances"),
+    left("best cell"),
+    right("value [95% CI]"),
+    right("N"),
+    ...fx.axes.map((a) => left(`${a.key}: best vs runner-up`))
+  ],
   rows: fx.best.map((b) => ({
     kinds: [],
     cells: [
@@ -67,7 +86,11 @@ export const best = (fx: AxisEffects.Effects): Table => ({
         const labels = fx.axes[c.axis]!.levels
         if (c.runnerUp === undefined) return { text: `${labels[c.level]} (no rival)` }
         const d = difference(fx, c.runnerUp.test, "", AxisEffects.better(c.runnerUp.test, fx.metric))
-        return { text: `${labels[c.level]} vs ${labels[c.runnerUp.level]}: ${d.text}`, detail: d.detail, ...(d.significant ? { significant: true } : {}) }
+        return {
+          text: `${labels[c.level]} vs ${labels[c.runnerUp.level]}: ${d.text}`,
+          detail: d.detail,
+          ...(d.significant ? { significant: true } : {})
+        }
       })
     ]
   }))
@@ -75,23 +98,37 @@ export const best = (fx: AxisEffects.Effects): Table => ({
 
 const intro = (fx: AxisEffects.Effects): string => {
   const axes = fx.axes.map((a) => `${a.key} (${a.levels.length} values)`).join(" x ")
-  const outside = fx.outside.length === 0 ? "" : ` ${fx.outside.length} cells outside that crossing (explicit cells, other stages) are left out, as are cells that read gold labels.`
-  const derived = fx.source === "derived" ? " The run did not record its sweep keys, so the axes are the parameters that vary across its cells." : ""
-  return `The grid crosses ${axes}: ${fx.cells.length} cells.${outside}${derived} ` +
+  const outside =
+    fx.outside.length === 0
+      ? ""
+      : ` ${fx.outside.length} cells outside that crossing (explicit cells, other stages) are left out, as are cells that read gold labels.`
+  const derived =
+    fx.source === "derived"
+      ? " The run did not record its sweep keys, so the axes are the parameters that vary across its cells."
+      : ""
+  return (
+    `The grid crosses ${axes}: ${fx.cells.length} cells.${outside}${derived} ` +
     `Each value's entry is ${fx.metric.name} per instance averaged over the cells at that value (one per setting of the other axes; counts pooled for a pooled metric), over the instances where all of them have a value, with its 95% bootstrap CI and n; ` +
     `Δ is the paired difference from the axis's reference value (the baseline's value when the baseline is in the grid, else the first) [paired bootstrap 95% CI], clustered by persona where a persona has several instances. ` +
     `The best setting is the cell with the best value; each axis's runner-up is its best other value with the other axes held, and the difference is best minus runner-up. ` +
     `These ${fx.tests} tests are exploratory, corrected as a family of their own (${adjusted(fx.correction) === "p" ? "no correction" : adjusted(fx.correction)}); * adjusted p < 0.05 (for the best setting: and better).`
+  )
 }
 
 /** The section, or a note of why the grid has none (nothing when it crosses fewer than two axes). */
 export const blocks = (a: Pick<Analysis, "axes">): Array<Block> => {
   const fx = a.axes
   if (fx._tag === "Skipped") return fx.reason === undefined ? [] : [quote({ line: fx.reason })]
-  return [section("By sweep axis", [
-    p({ line: intro(fx) }),
-    ...fx.axes.flatMap((axis, i) => [h3(axis.key), table(marginals(fx, i))]),
-    h3("Best setting per instance type"),
-    table(best(fx))
-  ], "axes")]
+  return [
+    section(
+      "By sweep axis",
+      [
+        p({ line: intro(fx) }),
+        ...fx.axes.flatMap((axis, i) => [h3(axis.key), table(marginals(fx, i))]),
+        h3("Best setting per instance type"),
+        table(best(fx))
+      ],
+      "axes"
+    )
+  ]
 }

@@ -30,9 +30,35 @@ export interface Chart {
   readonly spec: TopLevelSpec
 }
 
-export const palette = ["#4e79a7", "#f28e2b", "#e15759", "#76b7b2", "#59a14f", "#edc948", "#b07aa1", "#ff9da7", "#9c755f", "#7f7f7f"]
-const shapes = ["circle", "square", "triangle-up", "diamond", "cross", "triangle-down", "triangle-left", "triangle-right"]
-const dashes: ReadonlyArray<ReadonlyArray<number>> = [[1, 0], [6, 3], [2, 2], [8, 3, 2, 3], [12, 4]]
+export const palette = [
+  "#4e79a7",
+  "#f28e2b",
+  "#e15759",
+  "#76b7b2",
+  "#59a14f",
+  "#edc948",
+  "#b07aa1",
+  "#ff9da7",
+  "#9c755f",
+  "#7f7f7f"
+]
+const shapes = [
+  "circle",
+  "square",
+  "triangle-up",
+  "diamond",
+  "cross",
+  "triangle-down",
+  "triangle-left",
+  "triangle-right"
+]
+const dashes: ReadonlyArray<ReadonlyArray<number>> = [
+  [1, 0],
+  [6, 3],
+  [2, 2],
+  [8, 3, 2, 3],
+  [12, 4]
+]
 
 /** Series i's style: colours cycle every 10 series, shapes and dashes change at each cycle. */
 export const style = (i: number) => ({
@@ -78,7 +104,8 @@ const multiline = { labelExpr: "split(datum.label, '\\n')", labelLimit } as cons
 const fmt = Format.number
 const ci = (e: Estimate): string => (e.lo === null || e.hi === null ? "" : ` [${fmt(e.lo)}, ${fmt(e.hi)}]`)
 /** The tooltip of one value: `name · where: 0.412 [0.301, 0.520] n=24`. */
-export const tip = (name: string, where: string, e: Estimate): string => `${name}${where === "" ? "" : ` · ${where}`}: ${fmt(e.value)}${ci(e)} n=${e.n}`
+export const tip = (name: string, where: string, e: Estimate): string =>
+  `${name}${where === "" ? "" : ` · ${where}`}: ${fmt(e.value)}${ci(e)} n=${e.n}`
 
 const plotted = (e: Estimate, tipText: string) => ({ value: e.value, lo: e.lo, hi: e.hi, n: e.n, tip: tipText })
 
@@ -87,7 +114,16 @@ type Layer = Extract<TopLevelSpec, { readonly layer: unknown }>["layer"][number]
 const config = {
   font: "system-ui, sans-serif",
   view: { stroke: "#ddd" },
-  axis: { labelFontSize: 11, titleFontSize: 12, titleFontWeight: "normal", labelColor: "#333", titleColor: "#333", gridColor: "#eee", domainColor: "#888", tickColor: "#888" },
+  axis: {
+    labelFontSize: 11,
+    titleFontSize: 12,
+    titleFontWeight: "normal",
+    labelColor: "#333",
+    titleColor: "#333",
+    gridColor: "#eee",
+    domainColor: "#888",
+    tickColor: "#888"
+  },
   header: { labelFontSize: 12, labelFontWeight: "bold" },
   legend: { labelFontSize: 11, labelLimit, symbolLimit: 0, labelColor: "#333" },
   title: { fontSize: 13, anchor: "start", fontWeight: "bold" }
@@ -121,14 +157,27 @@ export interface Bars {
 export const bars = (input: Bars): Chart => {
   const rows = labels(input.rows.map((r) => r.name))
   const lines = Math.max(1, ...rows.map((l) => l.split("\n").length))
-  const values = input.values.filter((v) => Number.isFinite(v.value)).map((v) => ({
-    row: rows[v.row]!,
-    panel: input.panels[v.panel]!,
-    ...plotted(v, tip(input.rows[v.row]!.name, input.panels[v.panel]!, v)),
-    oracle: input.rows[v.row]?.oracle === true
-  }))
-  const y = { field: "row", type: "nominal", sort: rows, title: null, axis: { ...multiline, labelLineHeight: 13 } } as const
-  const x = { type: "quantitative", title: input.metric, scale: { zero: true, nice: true }, axis: { tickCount: 4 } } as const
+  const values = input.values
+    .filter((v) => Number.isFinite(v.value))
+    .map((v) => ({
+      row: rows[v.row]!,
+      panel: input.panels[v.panel]!,
+      ...plotted(v, tip(input.rows[v.row]!.name, input.panels[v.panel]!, v)),
+      oracle: input.rows[v.row]?.oracle === true
+    }))
+  const y = {
+    field: "row",
+    type: "nominal",
+    sort: rows,
+    title: null,
+    axis: { ...multiline, labelLineHeight: 13 }
+  } as const
+  const x = {
+    type: "quantitative",
+    title: input.metric,
+    scale: { zero: true, nice: true },
+    axis: { tickCount: 4 }
+  } as const
   return {
     kind: "bars",
     spec: {
@@ -143,7 +192,13 @@ export const bars = (input: Bars): Chart => {
           {
             name: "bar",
             mark: { type: "bar", height: { band: 0.7 } },
-            encoding: { y, x: { ...x, field: "value" }, color: { condition: { test: "datum.oracle", value: "#b9b9c0" }, value: palette[0]! }, tooltip, description: tooltip }
+            encoding: {
+              y,
+              x: { ...x, field: "value" },
+              color: { condition: { test: "datum.oracle", value: "#b9b9c0" }, value: palette[0]! },
+              tooltip,
+              description: tooltip
+            }
           },
           whisker({ color: "#222", strokeWidth: 1.2 }, { y, x: { ...x, field: "lo" }, x2: { field: "hi" } })
         ]
@@ -160,15 +215,25 @@ export interface Lines {
   readonly series: ReadonlyArray<Series>
   /** Small multiples on one y scale; none: one panel. */
   readonly panels?: ReadonlyArray<string>
-  readonly points: ReadonlyArray<Estimate & { readonly series: number; readonly category: number; readonly panel?: number }>
+  readonly points: ReadonlyArray<
+    Estimate & { readonly series: number; readonly category: number; readonly panel?: number }
+  >
 }
 
 /** One colour, shape and dash per series by {@link style}, and a legend of their labels. */
 const seriesEncoding = (names: ReadonlyArray<string>, legendOrient: "right" | "bottom") => {
   // Two columns under a chart, or beside it once one column would be much taller than the chart.
   const columns = legendOrient === "bottom" || names.length > 12 ? 2 : 1
-  const base = { field: "series", type: "nominal", sort: [...names], legend: { ...multiline, title: null, orient: legendOrient, columns } } as const
-  const by = <A>(of: (s: ReturnType<typeof style>) => A) => ({ ...base, scale: { domain: [...names], range: names.map((_, i) => of(style(i))) } })
+  const base = {
+    field: "series",
+    type: "nominal",
+    sort: [...names],
+    legend: { ...multiline, title: null, orient: legendOrient, columns }
+  } as const
+  const by = <A>(of: (s: ReturnType<typeof style>) => A) => ({
+    ...base,
+    scale: { domain: [...names], range: names.map((_, i) => of(style(i))) }
+  })
   return { color: by((s) => s.color), shape: by((s) => s.shape), strokeDash: by((s) => [...s.dash]) }
 }
 
@@ -176,11 +241,13 @@ const seriesEncoding = (names: ReadonlyArray<string>, legendOrient: "right" | "b
 export const lines = (input: Lines): Chart => {
   const names = labels(input.series.map((s) => s.name))
   const panels = input.panels ?? []
-  const kept = input.points.filter((p) => Number.isFinite(p.value) && p.n > 0).map((p) => {
-    const panel = p.panel === undefined ? "" : panels[p.panel]!
-    const where = [panel, input.categories[p.category]!].filter((w) => w !== "").join(", ")
-    return { ...p, panel, where, key: `${panel} ${p.category} ${fmt(p.value)} ${ci(p)} ${p.n}` }
-  })
+  const kept = input.points
+    .filter((p) => Number.isFinite(p.value) && p.n > 0)
+    .map((p) => {
+      const panel = p.panel === undefined ? "" : panels[p.panel]!
+      const where = [panel, input.categories[p.category]!].filter((w) => w !== "").join(", ")
+      return { ...p, panel, where, key: `${panel} ${p.category} ${fmt(p.value)} ${ci(p)} ${p.n}` }
+    })
   // Marks on one spot share a tooltip that names them all.
   const spots = Arr.groupBy(kept, (p) => p.key)
   const values = kept.map((p) => ({
@@ -189,24 +256,40 @@ export const lines = (input: Lines): Chart => {
     panel: p.panel,
     ...plotted(p, tip(spots[p.key]!.map((q) => input.series[q.series]!.name).join(", "), p.where, p))
   }))
-  const x = { field: "category", type: "ordinal", sort: [...input.categories], title: input.x, scale: { padding: 0.4 }, axis: { labelAngle: 0, labelLimit: 160 } } as const
+  const x = {
+    field: "category",
+    type: "ordinal",
+    sort: [...input.categories],
+    title: input.x,
+    scale: { padding: 0.4 },
+    axis: { labelAngle: 0, labelLimit: 160 }
+  } as const
   const y = { type: "quantitative", title: input.y, scale: { zero: true, nice: true } } as const
   const { color, shape, strokeDash } = seriesEncoding(names, panels.length > 1 ? "bottom" : "right")
   const layer: Array<Layer> = [
-    { name: "line", mark: { type: "line", strokeWidth: 2 }, encoding: { x, y: { ...y, field: "value" }, color, strokeDash } },
+    {
+      name: "line",
+      mark: { type: "line", strokeWidth: 2 },
+      encoding: { x, y: { ...y, field: "value" }, color, strokeDash }
+    },
     whisker({ strokeWidth: 1.5, opacity: 0.7 }, { x, y: { ...y, field: "lo" }, y2: { field: "hi" }, color }),
-    { name: "point", mark: { type: "point", filled: true, size: 45, opacity: 1 }, encoding: { x, y: { ...y, field: "value" }, color, shape, tooltip, description: tooltip } }
+    {
+      name: "point",
+      mark: { type: "point", filled: true, size: 45, opacity: 1 },
+      encoding: { x, y: { ...y, field: "value" }, color, shape, tooltip, description: tooltip }
+    }
   ]
   const width = (per: number, lo: number, hi: number) => Math.max(lo, Math.min(hi, per * input.categories.length))
-  const spec: TopLevelSpec = panels.length === 0
-    ? { ...top(input.title), data: { values }, width: width(120, 300, 560), height: 240, layer }
-    : {
-      ...top(input.title),
-      data: { values },
-      facet: { field: "panel", type: "nominal", sort: [...panels], title: null },
-      columns: Math.min(panels.length, 2),
-      spec: { width: width(90, 240, 360), height: 200, layer }
-    }
+  const spec: TopLevelSpec =
+    panels.length === 0
+      ? { ...top(input.title), data: { values }, width: width(120, 300, 560), height: 240, layer }
+      : {
+          ...top(input.title),
+          data: { values },
+          facet: { field: "panel", type: "nominal", sort: [...panels], title: null },
+          columns: Math.min(panels.length, 2),
+          spec: { width: width(90, 240, 360), height: 200, layer }
+        }
   return { kind: "lines", spec }
 }
 
@@ -217,13 +300,21 @@ export interface Scatter {
   /** Oracle series are hollow. */
   readonly series: ReadonlyArray<Series>
   /** `front` points are ringed and joined by a dashed line in x order. */
-  readonly points: ReadonlyArray<{ readonly series: number; readonly x: number; readonly y: number; readonly front?: boolean; readonly detail: string }>
+  readonly points: ReadonlyArray<{
+    readonly series: number
+    readonly x: number
+    readonly y: number
+    readonly front?: boolean
+    readonly detail: string
+  }>
 }
 
 /** Points with a legend of the series' names. */
 export const scatter = (input: Scatter): Chart => {
   const names = labels(input.series.map((s) => s.name))
-  const kept = input.points.filter((p) => Number.isFinite(p.x) && Number.isFinite(p.y)).map((p) => ({ ...p, key: `${fmt(p.x)} ${fmt(p.y)}` }))
+  const kept = input.points
+    .filter((p) => Number.isFinite(p.x) && Number.isFinite(p.y))
+    .map((p) => ({ ...p, key: `${fmt(p.x)} ${fmt(p.y)}` }))
   const spots = Arr.groupBy(kept, (p) => p.key)
   const values = kept.map((p) => ({
     series: names[p.series]!,
@@ -234,21 +325,54 @@ export const scatter = (input: Scatter): Chart => {
     tip: spots[p.key]!.map((q) => `${input.series[q.series]!.name}: ${q.detail}`).join("\n")
   }))
   // All x at 0 (every cell ran without model calls) would collapse the axis to one tick.
-  const x = { field: "x", type: "quantitative", title: input.x, scale: values.every((v) => v.x === 0) ? { domain: [0, 1] } : { zero: true, nice: true } } as const
+  const x = {
+    field: "x",
+    type: "quantitative",
+    title: input.x,
+    scale: values.every((v) => v.x === 0) ? { domain: [0, 1] } : { zero: true, nice: true }
+  } as const
   const y = { field: "y", type: "quantitative", title: input.y, scale: { zero: true, nice: true } } as const
   const { color, shape } = seriesEncoding(names, "right")
   const front: Array<Layer> = values.some((v) => v.front)
     ? [
-      { name: "front", transform: [{ filter: "datum.front" }], mark: { type: "line", color: "#222", strokeDash: [5, 3], strokeWidth: 1.5 }, encoding: { x, y, order: { field: "x", type: "quantitative" } } },
-      { name: "ring", transform: [{ filter: "datum.front" }], mark: { type: "point", color: "#222", size: 220, strokeWidth: 1.5 }, encoding: { x, y } }
-    ]
+        {
+          name: "front",
+          transform: [{ filter: "datum.front" }],
+          mark: { type: "line", color: "#222", strokeDash: [5, 3], strokeWidth: 1.5 },
+          encoding: { x, y, order: { field: "x", type: "quantitative" } }
+        },
+        {
+          name: "ring",
+          transform: [{ filter: "datum.front" }],
+          mark: { type: "point", color: "#222", size: 220, strokeWidth: 1.5 },
+          encoding: { x, y }
+        }
+      ]
     : []
   const points: Layer = {
     name: "point",
     mark: { type: "point", filled: false, size: 80, strokeWidth: 2, opacity: 1 },
-    encoding: { x, y, color, shape, fill: color, fillOpacity: { condition: { test: "datum.oracle", value: 0 }, value: 1 }, tooltip, description: tooltip }
+    encoding: {
+      x,
+      y,
+      color,
+      shape,
+      fill: color,
+      fillOpacity: { condition: { test: "datum.oracle", value: 0 }, value: 1 },
+      tooltip,
+      description: tooltip
+    }
   }
-  return { kind: "scatter", spec: { ...top(input.title), width: 420, height: 320, data: { values }, layer: [...front, points] } satisfies TopLevelSpec }
+  return {
+    kind: "scatter",
+    spec: {
+      ...top(input.title),
+      width: 420,
+      height: 320,
+      data: { values },
+      layer: [...front, points]
+    } satisfies TopLevelSpec
+  }
 }
 
 /** The Vega spec of a chart, with Vega-Lite's warnings. */
@@ -259,10 +383,13 @@ export const compile = (chart: Chart): { readonly spec: vega.Spec; readonly warn
 }
 
 /** Vega's SVG with the class `chart chart-<kind>`, each mark's `aria-label` also as a `<title>` (a tooltip). */
-export const svg = Effect.fn("Charts.svg")(function*(chart: Chart) {
+export const svg = Effect.fn("Charts.svg")(function* (chart: Chart) {
   const view = new vega.View(vega.parse(compile(chart).spec), { renderer: "none", logLevel: vega.Error })
   const out = yield* Effect.promise(() => view.toSVG()).pipe(Effect.ensuring(Effect.sync(() => view.finalize())))
   return Format.visibleControls(out)
     .replace(/^<svg ([^>]*?)class="marks"/, `<svg $1class="chart chart-${chart.kind}"`)
-    .replace(/<(path|line|rect)( [^>]*?aria-label="([^"]*)"[^>]*?role="graphics-symbol"[^>]*?)\/>/g, "<$1$2><title>$3</title></$1>")
+    .replace(
+      /<(path|line|rect)( [^>]*?aria-label="([^"]*)"[^>]*?role="graphics-symbol"[^>]*?)\/>/g,
+      "<$1$2><title>$3</title></$1>"
+    )
 })

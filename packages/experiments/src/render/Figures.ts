@@ -38,15 +38,20 @@ export const ranked = (a: Analysis): Array<Analysis["cells"][number]> => {
 
 /** An estimate to plot at `where` (a row and panel, a series and category...); none without a value. */
 const plotted = <W>(est: MetricEstimate | undefined, where: W): Array<Charts.Estimate & W> =>
-  est === undefined || est.mean === null ? [] : [{ value: est.mean, lo: est.ci95[0], hi: est.ci95[1], n: est.n, ...where }]
+  est === undefined || est.mean === null
+    ? []
+    : [{ value: est.mean, lo: est.ci95[0], hi: est.ci95[1], n: est.n, ...where }]
 
 /** "all 18, consistent 6, ..." or ranges when cells differ. */
 const nCaption = (a: Analysis, metric: string, shown: ReadonlyArray<Slice> = slices): string =>
-  shown.map((s) => {
-    const ns = a.cells.map((c) => c.summary.slices[s].metrics[metric]?.n ?? 0)
-    const lo = Math.min(...ns), hi = Math.max(...ns)
-    return `${s} ${lo === hi ? lo : `${lo}–${hi}`}`
-  }).join(", ")
+  shown
+    .map((s) => {
+      const ns = a.cells.map((c) => c.summary.slices[s].metrics[metric]?.n ?? 0)
+      const lo = Math.min(...ns),
+        hi = Math.max(...ns)
+      return `${s} ${lo === hi ? lo : `${lo}–${hi}`}`
+    })
+    .join(", ")
 
 export interface Planned {
   readonly chart: Charts.Chart
@@ -62,7 +67,9 @@ export const bars = (a: Analysis, m: MetricDescription): Planned => {
       metric: m.name,
       rows: series(a, order),
       panels: slices,
-      values: order.flatMap((c, row) => slices.flatMap((s, panel) => plotted(c.summary.slices[s].metrics[m.name], { row, panel })))
+      values: order.flatMap((c, row) =>
+        slices.flatMap((s, panel) => plotted(c.summary.slices[s].metrics[m.name], { row, panel }))
+      )
     }),
     caption: `${Notes.metricLabel(m)} (${Notes.aggregateNote(m)}) per cell (rows, in leaderboard order: best on the main metric first, ceilings last) and instance type (panels), with 95% bootstrap CI whiskers; oracle cells in grey. N per cell (instances scored): ${nCaption(a, m.name)}. Hover a bar for its value, CI and N.`
   }
@@ -70,8 +77,12 @@ export const bars = (a: Analysis, m: MetricDescription): Planned => {
 
 /** Precision against recall (inference's, else retrieval's) on all instances, one point per cell; undefined without both metrics. */
 export const precisionRecall = (a: Analysis): Planned | undefined => {
-  const p = a.inference.find((m) => m.name.startsWith("inference.precision")) ?? a.retrieval.find((m) => m.name === "retrieval.precision")
-  const r = a.inference.find((m) => m.name.startsWith("inference.recall")) ?? a.retrieval.find((m) => m.name === "retrieval.recall")
+  const p =
+    a.inference.find((m) => m.name.startsWith("inference.precision")) ??
+    a.retrieval.find((m) => m.name === "retrieval.precision")
+  const r =
+    a.inference.find((m) => m.name.startsWith("inference.recall")) ??
+    a.retrieval.find((m) => m.name === "retrieval.recall")
   if (p === undefined || r === undefined) return undefined
   return {
     chart: Charts.scatter({
@@ -80,7 +91,8 @@ export const precisionRecall = (a: Analysis): Planned | undefined => {
       y: p.name,
       series: series(a),
       points: a.cells.map((c, i) => {
-        const pe = c.summary.slices.all.metrics[p.name], re = c.summary.slices.all.metrics[r.name]
+        const pe = c.summary.slices.all.metrics[p.name],
+          re = c.summary.slices.all.metrics[r.name]
         return {
           series: i,
           x: re?.mean ?? NaN,
@@ -100,16 +112,22 @@ export const binned = (a: Analysis, b: Binned): Planned => {
   // Contenders come first, so cell k of the order has rank k + 1 until the ceilings.
   const contenders = order.filter((c) => !c.summary.usesGold).length
   const panels = Array.from({ length: Math.ceil(order.length / linesPerPanel) }, (_, k) => {
-    const from = k * linesPerPanel, to = Math.min(order.length, from + linesPerPanel) - 1
+    const from = k * linesPerPanel,
+      to = Math.min(order.length, from + linesPerPanel) - 1
     const ranks = from < contenders ? `ranks ${from + 1}–${Math.min(to, contenders - 1) + 1}` : ""
     return to >= contenders ? (ranks === "" ? "ceilings" : `${ranks} and ceilings`) : ranks
   })
   const total = b.bins.reduce((n, x) => n + x.instances, 0)
-  const layout = panelled ? `; ${a.cells.length} cells in panels of up to ${linesPerPanel} in leaderboard order (ranks on the main metric, ceilings last), on one y scale` : ""
+  const layout = panelled
+    ? `; ${a.cells.length} cells in panels of up to ${linesPerPanel} in leaderboard order (ranks on the main metric, ceilings last), on one y scale`
+    : ""
   return {
     chart: Charts.lines({
       title: Notes.binHeader(b),
-      x: b.by === "relevant position" ? "mean position of the relevant sessions (bin, instances)" : "history length, approximate tokens (bin, instances)",
+      x:
+        b.by === "relevant position"
+          ? "mean position of the relevant sessions (bin, instances)"
+          : "history length, approximate tokens (bin, instances)",
       y: b.metric.name,
       categories: b.bins.map((x) => `${x.label} (${x.instances})`),
       series: series(a, order),
@@ -117,7 +135,19 @@ export const binned = (a: Analysis, b: Binned): Planned => {
       points: order.flatMap((c, series) =>
         b.bins.flatMap((bin, category) => {
           const v = bin.values.get(c.summary.id)
-          return v === undefined ? [] : [{ series, category, value: v.value, lo: null, hi: null, n: v.n, ...(panelled ? { panel: Math.floor(series / linesPerPanel) } : {}) }]
+          return v === undefined
+            ? []
+            : [
+                {
+                  series,
+                  category,
+                  value: v.value,
+                  lo: null,
+                  hi: null,
+                  n: v.n,
+                  ...(panelled ? { panel: Math.floor(series / linesPerPanel) } : {})
+                }
+              ]
         })
       )
     }),
@@ -127,7 +157,9 @@ export const binned = (a: Analysis, b: Binned): Planned => {
 
 /** A transform curve: one line per series, one panel per instance type. */
 export const intervention = (curve: Interventions.Curve): Planned => {
-  const ns = curve.series.flatMap((s) => s.cells.flatMap((c) => slices.map((slice) => c?.slices[slice].metrics[curve.metric.name]?.n ?? 0)))
+  const ns = curve.series.flatMap((s) =>
+    s.cells.flatMap((c) => slices.map((slice) => c?.slices[slice].metrics[curve.metric.name]?.n ?? 0))
+  )
   return {
     chart: Charts.lines({
       title: `${Notes.metricLabel(curve.metric)} against ${curve.axis}`,
@@ -138,7 +170,9 @@ export const intervention = (curve: Interventions.Curve): Planned => {
       panels: slices,
       points: curve.series.flatMap((s, series) =>
         slices.flatMap((slice, panel) =>
-          s.cells.flatMap((c, category) => plotted(c?.slices[slice].metrics[curve.metric.name], { series, category, panel }))
+          s.cells.flatMap((c, category) =>
+            plotted(c?.slices[slice].metrics[curve.metric.name], { series, category, panel })
+          )
         )
       )
     }),
@@ -153,9 +187,16 @@ export const frontier = (a: Analysis): Planned | undefined => {
   const points = a.cells.map((c, i) => {
     const r = a.cost[i]!
     const est = c.summary.slices.all.metrics[m.name]
-    return { c, cost: r.pairs === 0 ? NaN : (r.promptTokens + r.completionTokens) / r.pairs, value: est?.mean ?? NaN, n: est?.n ?? 0 }
+    return {
+      c,
+      cost: r.pairs === 0 ? NaN : (r.promptTokens + r.completionTokens) / r.pairs,
+      value: est?.mean ?? NaN,
+      n: est?.n ?? 0
+    }
   })
-  const front = paretoFront(points.filter((p) => !p.c.summary.usesGold).map((p) => ({ id: p.c.summary.id, cost: p.cost, value: p.value })))
+  const front = paretoFront(
+    points.filter((p) => !p.c.summary.usesGold).map((p) => ({ id: p.c.summary.id, cost: p.cost, value: p.value }))
+  )
   const free = a.cost.every((r) => r.promptTokens + r.completionTokens === 0)
   return {
     chart: Charts.scatter({
@@ -180,8 +221,9 @@ export const frontier = (a: Analysis): Planned | undefined => {
 
 /** The charts of a report with their captions, by the report section that shows them. */
 export const planned = (a: Analysis) => {
-  const headline = [a.main, a.generation[0], a.retrieval.find((m) => m.name === "retrieval.recall")]
-    .filter((m, i, all): m is MetricDescription => m !== undefined && all.indexOf(m) === i)
+  const headline = [a.main, a.generation[0], a.retrieval.find((m) => m.name === "retrieval.recall")].filter(
+    (m, i, all): m is MetricDescription => m !== undefined && all.indexOf(m) === i
+  )
   const pr = precisionRecall(a)
   return {
     overview: [...headline.map((m) => bars(a, m)), ...(pr === undefined ? [] : [pr])],
@@ -195,7 +237,7 @@ export const planned = (a: Analysis) => {
 const rendered = (p: Planned | undefined) =>
   p === undefined ? Effect.succeed("") : Effect.map(Charts.svg(p.chart), (svg) => figure(svg, p.caption))
 
-export const report = Effect.fn("Figures.report")(function*(a: Analysis) {
+export const report = Effect.fn("Figures.report")(function* (a: Analysis) {
   const p = planned(a)
   return {
     overview: `<h2 id="charts">Overview</h2>${(yield* Effect.forEach(p.overview, rendered)).join("")}`,
@@ -212,18 +254,24 @@ export type ReportFigures = Effect.Effect.Success<ReturnType<typeof report>>
 /** compare.html's figure ("" when nothing was matched): the main metric of each matched cell in both runs, on the instances both scored. */
 export const compare = (c: Comparison): Effect.Effect<string> => {
   const main = c.metrics[0]
-  return rendered(main === undefined || c.matches.length === 0 ? undefined : {
-    chart: Charts.bars({
-      title: `${main.name}: first and second run`,
-      metric: main.name,
-      rows: c.matches.map((m) => ({ name: matchLabel(m), oracle: m.a.usesGold })),
-      panels: ["first run", "second run"],
-      values: c.matches.flatMap((match, row) => {
-        const r = c.rows.find((x) => x.match.a.id === match.a.id && x.metric.name === main.name && x.slice === "all")
-        if (r === undefined || r.a.n === 0) return []
-        return [r.a, r.b].map((v, panel) => ({ row, panel, value: v.value, lo: null, hi: null, n: v.n }))
-      })
-    }),
-    caption: `${main.name} on all shared instances, per matched cell (N per cell in the tooltips and the tables).`
-  })
+  return rendered(
+    main === undefined || c.matches.length === 0
+      ? undefined
+      : {
+          chart: Charts.bars({
+            title: `${main.name}: first and second run`,
+            metric: main.name,
+            rows: c.matches.map((m) => ({ name: matchLabel(m), oracle: m.a.usesGold })),
+            panels: ["first run", "second run"],
+            values: c.matches.flatMap((match, row) => {
+              const r = c.rows.find(
+                (x) => x.match.a.id === match.a.id && x.metric.name === main.name && x.slice === "all"
+              )
+              if (r === undefined || r.a.n === 0) return []
+              return [r.a, r.b].map((v, panel) => ({ row, panel, value: v.value, lo: null, hi: null, n: v.n }))
+            })
+          }),
+          caption: `${main.name} on all shared instances, per matched cell (N per cell in the tooltips and the tables).`
+        }
+  )
 }

@@ -37,7 +37,8 @@ export const p = (x: number): string => (!Number.isFinite(x) ? "–" : x >= 0.00
 export const interval = (lo: number | null, hi: number | null): string => `[${number(lo)}, ${number(hi)}]`
 
 /** `value [lo, hi]`. */
-export const withCi = (e: Pick<MetricEstimate, "mean" | "ci95">): string => `${number(e.mean)} ${interval(e.ci95[0], e.ci95[1])}`
+export const withCi = (e: Pick<MetricEstimate, "mean" | "ci95">): string =>
+  `${number(e.mean)} ${interval(e.ci95[0], e.ci95[1])}`
 
 /** `value [lo, hi] n=N`, or `– n=N` when there is no value. */
 export const estimate = (e: MetricEstimate | undefined): string =>
@@ -48,12 +49,21 @@ export { visibleControls }
 /** Text for a Markdown table cell: pipes escaped, newlines folded, HTML, code spans and link brackets neutralized. */
 export const md = (text: string): string =>
   visibleControls(text.replace(/\\/g, "\\\\"))
-    .replace(/\|/g, "\\|").replace(/[\r\n]+/g, " ").replace(/</g, "&lt;").replace(/>/g, "&gt;").replace(/`/g, "'")
+    .replace(/\|/g, "\\|")
+    .replace(/[\r\n]+/g, " ")
+    .replace(/</g, "&lt;")
+    .replace(/>/g, "&gt;")
+    .replace(/`/g, "'")
     .replace(/[[\]]/g, (c) => `\\${c}`)
 
 /** Text for HTML content and attribute values (quotes included), bidi controls shown as escapes. */
 export const html = (text: string): string =>
-  visibleControls(text).replace(/&/g, "&amp;").replace(/</g, "&lt;").replace(/>/g, "&gt;").replace(/"/g, "&quot;").replace(/'/g, "&#39;")
+  visibleControls(text)
+    .replace(/&/g, "&amp;")
+    .replace(/</g, "&lt;")
+    .replace(/>/g, "&gt;")
+    .replace(/"/g, "&quot;")
+    .replace(/'/g, "&#39;")
 
 /** Shorten to `max` characters on a word boundary where possible, with an ellipsis. */
 export const clip = (text: string, max: number): string => {

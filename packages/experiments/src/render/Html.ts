@@ -42,7 +42,9 @@ const block = (b: Block): string => {
         : `<h2${b.id === undefined ? "" : ` id="${e(b.id)}"`}>${text(b.title)}</h2>${body}`
     }
     case "heading":
-      return b.level === 1 ? `<h2${b.id === undefined ? "" : ` id="${e(b.id)}"`}>${text(b.text)}</h2>` : `<h3>${text(b.text)}</h3>`
+      return b.level === 1
+        ? `<h2${b.id === undefined ? "" : ` id="${e(b.id)}"`}>${text(b.text)}</h2>`
+        : `<h3>${text(b.text)}</h3>`
     case "paragraph":
       return `<p>${text(b.text)}</p>`
     case "lines":

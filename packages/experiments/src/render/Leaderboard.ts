@@ -30,7 +30,10 @@ const vsBaseline = (st: Standing, baseline: string): Cell => {
   if (st.cell.id === baseline) return { text: "baseline" }
   const d = st.vsBaseline
   if (d === undefined || d.comparison.n === 0 || !Number.isFinite(d.comparison.delta)) return num("–", null)
-  return { ...num(Format.signed(d.comparison.delta), d.comparison.delta), ...(d.pAdjusted < level ? { significant: true } : {}) }
+  return {
+    ...num(Format.signed(d.comparison.delta), d.comparison.delta),
+    ...(d.pAdjusted < level ? { significant: true } : {})
+  }
 }
 
 /**
@@ -40,10 +43,13 @@ const vsBaseline = (st: Standing, baseline: string): Cell => {
 export const table = (a: Pick<Analysis, "baseline">, v: Verdict, limit = Number.POSITIVE_INFINITY): Table => {
   const m = v.metric
   const all = sliceBoard(v, "all")
-  if (m === undefined || all === undefined) return { id: "leaderboard", title: "Leaderboard", notes: [], columns: [left("cell")], rows: [] }
+  if (m === undefined || all === undefined)
+    return { id: "leaderboard", title: "Leaderboard", notes: [], columns: [left("cell")], rows: [] }
   const others = slices.filter((s) => s !== "all")
   const valueIn = (s: Slice, id: string): Cell => {
-    const st = [...(sliceBoard(v, s)?.contenders ?? []), ...(sliceBoard(v, s)?.ceilings ?? [])].find((x) => x.cell.id === id)
+    const st = [...(sliceBoard(v, s)?.contenders ?? []), ...(sliceBoard(v, s)?.ceilings ?? [])].find(
+      (x) => x.cell.id === id
+    )
     return num(Format.number(st?.estimate.mean), st?.estimate.mean)
   }
   const shown = all.contenders.filter((st, i) => i < limit || st.cell.id === a.baseline.id)
@@ -81,22 +87,49 @@ export const table = (a: Pick<Analysis, "baseline">, v: Verdict, limit = Number.
 const plain = (header: ReadonlyArray<string>, rows: ReadonlyArray<ReadonlyArray<string>>): Array<string> => {
   const widths = header.map((h, i) => Math.max(h.length, ...rows.map((r) => r[i]!.length)))
   const line = (cells: ReadonlyArray<string>) =>
-    cells.map((c, i) => (i === 1 ? c.padEnd(widths[i]!) : c.padStart(widths[i]!))).join("  ").trimEnd()
+    cells
+      .map((c, i) => (i === 1 ? c.padEnd(widths[i]!) : c.padStart(widths[i]!)))
+      .join("  ")
+      .trimEnd()
   return [line(header), line(widths.map((w) => "-".repeat(w))), ...rows.map(line)]
 }
 
 /** The sweep's console summary: the findings' sentences, then every cell in leaderboard order. */
-export const console = (a: Pick<Analysis, "baseline" | "summary" | "compared">, v: Verdict, models: ReadonlyArray<string> = []): string => {
+export const console = (
+  a: Pick<Analysis, "baseline" | "summary" | "compared">,
+  v: Verdict,
+  models: ReadonlyArray<string> = []
+): string => {
   const all = sliceBoard(v, "all")
   const m = v.metric
   const out: Array<string> = []
   if (m !== undefined && all !== undefined) {
-    out.push(`verdict (${m.name}, ${m.direction} is better; baseline ${a.baseline.name}):`, ...v.findings.map((f) => `  ${f.sentence}`), "")
+    out.push(
+      `verdict (${m.name}, ${m.direction} is better; baseline ${a.baseline.name}):`,
+      ...v.findings.map((f) => `  ${f.sentence}`),
+      ""
+    )
   }
   const others = a.compared.filter((x) => x.name !== m?.name)
   const star = (x: { readonly name: string; readonly heuristic: boolean }) => `${x.name}${x.heuristic ? "*" : ""}`
-  const header = ["rank", "cell", ...(m === undefined ? [] : [`${star(m)} [95% CI]`]), "n", "failed", ...(m === undefined ? [] : ["vs baseline"]), ...others.map(star)]
-  const standings = all === undefined ? a.summary.cells.map((c) => ({ cell: c, rank: undefined, vsBaseline: undefined, estimate: { n: c.slices.all.n, mean: null, ci95: [null, null] as const } })) : [...all.contenders, ...all.ceilings]
+  const header = [
+    "rank",
+    "cell",
+    ...(m === undefined ? [] : [`${star(m)} [95% CI]`]),
+    "n",
+    "failed",
+    ...(m === undefined ? [] : ["vs baseline"]),
+    ...others.map(star)
+  ]
+  const standings =
+    all === undefined
+      ? a.summary.cells.map((c) => ({
+          cell: c,
+          rank: undefined,
+          vsBaseline: undefined,
+          estimate: { n: c.slices.all.n, mean: null, ci95: [null, null] as const }
+        }))
+      : [...all.contenders, ...all.ceilings]
   const rows = standings.map((st) => {
     const c = st.cell
     const d = vsBaseline(st, a.baseline.id)
@@ -112,10 +145,17 @@ export const console = (a: Pick<Analysis, "baseline" | "summary" | "compared">, 
   })
   out.push(...plain(header, rows), "")
   if ([m, ...others].some((x) => x?.heuristic === true)) {
-    out.push("* after a metric: heuristic, computed without a model (e.g. extractive inferrer, lexical matcher), not the paper's LLM metric")
+    out.push(
+      "* after a metric: heuristic, computed without a model (e.g. extractive inferrer, lexical matcher), not the paper's LLM metric"
+    )
   }
-  if (m !== undefined) out.push("vs baseline: paired difference on all instances; * after it: significant after correction")
-  out.push(models.length === 0 ? "models: none; every stage ran offline with methods that need no weights" : `models: ${models.join(", ")}`)
+  if (m !== undefined)
+    out.push("vs baseline: paired difference on all instances; * after it: significant after correction")
+  out.push(
+    models.length === 0
+      ? "models: none; every stage ran offline with methods that need no weights"
+      : `models: ${models.join(", ")}`
+  )
   out.push("(gold) cells read gold labels: ceilings, not ranked; n = instances scored, over all instance types")
   return `${out.join("\n")}\n`
 }

@@ -10,7 +10,13 @@ import * as Format from "./Format.js"
 import * as Table from "./Table.js"
 
 const inline = (x: Inline): string =>
-  typeof x === "string" ? Format.md(x) : "code" in x ? `\`${Format.md(x.code)}\`` : "raw" in x ? x.raw : Table.mdLine(x.line)
+  typeof x === "string"
+    ? Format.md(x)
+    : "code" in x
+      ? `\`${Format.md(x.code)}\``
+      : "raw" in x
+        ? x.raw
+        : Table.mdLine(x.line)
 
 const text = (x: Text): string => x.map(inline).join("")
 

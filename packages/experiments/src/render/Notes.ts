@@ -47,7 +47,9 @@ export const stages = (c: CellSummary): string =>
   Stage.cellStages
     .map((s) => {
       const v = c.params[s]
-      return v !== null && typeof v === "object" && typeof (v as { use?: unknown }).use === "string" ? (v as { use: string }).use : "–"
+      return v !== null && typeof v === "object" && typeof (v as { use?: unknown }).use === "string"
+        ? (v as { use: string }).use
+        : "–"
     })
     .join(" / ")
 
@@ -58,7 +60,9 @@ export const marks = (a: Analysis): Array<string> => {
   ]
   const heuristicCells = a.cells.filter((c) => c.summary.heuristicStages.length > 0)
   if (heuristicCells.length > 0) {
-    out.push(`${heuristicCells.length} of ${a.cells.length} cells have heuristic stages (no model); the Cells table lists them.`)
+    out.push(
+      `${heuristicCells.length} of ${a.cells.length} cells have heuristic stages (no model); the Cells table lists them.`
+    )
   }
   return out
 }
@@ -68,7 +72,9 @@ export const permutationsNote = (p: Paired.Family["permutations"]): string =>
   (p.normalTests > 0
     ? `for the ${p.normalTests} tests over at least ${Format.integer(p.largeSample ?? 0)} instances (of which at least ${Paired.largeSampleMinVarying} differ), the normal approximation of the permutation distribution (their intervals by the delta method); `
     : "") +
-  (p.exactTests > 0 ? `exact over all 2^n sign patterns for the ${p.exactTests} tests with n <= ${Paired.exactUpTo} (p = patterns at least as extreme / 2^n); otherwise ` : "") +
+  (p.exactTests > 0
+    ? `exact over all 2^n sign patterns for the ${p.exactTests} tests with n <= ${Paired.exactUpTo} (p = patterns at least as extreme / 2^n); otherwise `
+    : "") +
   `${Format.integer(p.screening)} random permutations` +
   (p.refined > p.screening
     ? `; the ${p.refinedTests} tests that could still be significant after their family's correction (first-pass p times its multiplier, or its adjusted p, below ${Paired.refineBelow}) were run again with ${Format.integer(p.refined)}, enough to resolve the small p-values the correction needs`
@@ -92,7 +98,9 @@ export const statistics = (a: Analysis): Array<string> => {
     `Clustering: a persona's instances share their sessions, so on a slice where a persona has several instances (all instances, on CUPID) the paired bootstrap resamples personas with replacement and the permutation test swaps a persona's instances together (for a mean: flips the sign of the persona's summed differences); an exact p then enumerates 2^personas patterns. N still counts instances.`,
     `Power: each primary comparison shows its minimum detectable effect (MDE): the difference a two-sided test at the family's per-test level (${Format.p(a.families.primary.level)}: 0.05 / ${a.families.primary.tests} tests for ${Statistics.correctionTitle(a.families.primary.correction)}) detects with 80% power at this n, (z_{1-level/2} + z_0.8) x the standard error of the difference (paired normal approximation; delta method for pooled metrics; cluster-level where clustered).`,
     ...(a.uninformative.length > 0
-      ? [`Uninformative metrics, left out of the headline tables and tests: ${a.uninformative.map((u) => `${u.metric} (${u.reason})`).join("; ")}.`]
+      ? [
+          `Uninformative metrics, left out of the headline tables and tests: ${a.uninformative.map((u) => `${u.metric} (${u.reason})`).join("; ")}.`
+        ]
       : []),
     micro.length > 0
       ? `Micro metrics (${micro.join(", ")}) pool counts over instances, as the reference harness does: their paired bootstrap resamples instances and recomputes the pooled difference, and their permutation test swaps the two cells' counts per instance. Macro metrics are means of per-instance values (mean of differences, sign-flip permutations).`
@@ -106,15 +114,19 @@ export const binHeader = (b: Binned): string =>
     ? `${b.metric.name} by mean position of the relevant sessions (1 = oldest)`
     : `${b.metric.name} by history length (equal-size bins of approximate tokens)`
 
-export const usdNote = "usd: – (or a smaller n) where a model has no price in the cost scorer's table; add one with its `prices` option."
+export const usdNote =
+  "usd: – (or a smaller n) where a model has no price in the cost scorer's table; add one with its `prices` option."
 
 /** The families of the differences against the baseline: what is primary, the corrections, what is not tested. */
 export const familiesNote = (a: Pick<Analysis, "plan" | "families" | "cells">): string => {
-  const f = a.families, plan = a.plan
+  const f = a.families,
+    plan = a.plan
   const refs = a.cells.filter((c) => plan.reference.has(c.summary.id)).map((c) => c.summary.name)
-  return `Families: primary = ${plan.primaryMetrics.join(", ") || "none"} on ${plan.primarySlices.map((s) => sliceTitle(s)).join(", ")}, each cell against the baseline, ${f.primary.tests} tests, ${Statistics.correctionTitle(f.primary.correction)}; ` +
+  return (
+    `Families: primary = ${plan.primaryMetrics.join(", ") || "none"} on ${plan.primarySlices.map((s) => sliceTitle(s)).join(", ")}, each cell against the baseline, ${f.primary.tests} tests, ${Statistics.correctionTitle(f.primary.correction)}; ` +
     `exploratory = every other difference, ${f.exploratory.tests} tests, ${Statistics.correctionTitle(f.exploratory.correction)}; ` +
     `not tested (interval only): cells that read gold labels${refs.length > 0 ? ` and the reference cells ${refs.join(", ")}` : ""}.`
+  )
 }
 
 /** Why no difference of a slice can be significant, and the n that could be. */
@@ -130,4 +142,6 @@ export const modelCalls = (c: NonNullable<Summary["modelCalls"]>): string =>
   `Model calls recorded in calls.jsonl (${Format.integer(c.attempts)} pair attempts, earlier runs in this directory included): ` +
   `${Format.integer(c.calls)} calls, ${Format.integer(c.cached)} answered by the cache, ${Format.integer(c.requests)} HTTP requests sent ` +
   `(${Format.integer(c.retries)} of them retries), ${Format.integer(c.failed)} failed after their retries` +
-  (c.unreadable === undefined ? "" : `; ${Format.integer(c.unreadable)} lines of calls.jsonl could not be read and are not counted`)
+  (c.unreadable === undefined
+    ? ""
+    : `; ${Format.integer(c.unreadable)} lines of calls.jsonl could not be read and are not counted`)

@@ -12,19 +12,39 @@ import * as Table from "./Table.js"
 import { heuristicMarks, kindsOf, left, num, readsGold, right } from "./Tables.js"
 
 const paperOrder: ReadonlyArray<Slice> = ["consistent", "contrastive", "changing", "all"]
-const paperGroup: Readonly<Record<Slice, string>> = { consistent: "Consistent", contrastive: "Contrastive", changing: "Changing", all: "All" }
+const paperGroup: Readonly<Record<Slice, string>> = {
+  consistent: "Consistent",
+  contrastive: "Contrastive",
+  changing: "Changing",
+  all: "All"
+}
 
-const percent = (x: number | null | undefined): Table.Cell => num(x === null || x === undefined || !Number.isFinite(x) ? "--" : (100 * x).toFixed(1), x)
+const percent = (x: number | null | undefined): Table.Cell =>
+  num(x === null || x === undefined || !Number.isFinite(x) ? "--" : (100 * x).toFixed(1), x)
 
 /** Inference P / R / F1 when scored, else retrieval precision and recall. */
-const paperMetrics = (a: Analysis): { readonly metrics: ReadonlyArray<MetricDescription>; readonly labels: ReadonlyArray<string>; readonly what: string } => {
+const paperMetrics = (
+  a: Analysis
+): {
+  readonly metrics: ReadonlyArray<MetricDescription>
+  readonly labels: ReadonlyArray<string>
+  readonly what: string
+} => {
   if (a.inference.length > 0) {
-    const labels = a.inference.map((m) => (m.aggregate._tag === "F1" || m.name.includes("f1") ? "F1" : m.name.includes("recall") ? "R" : "P"))
+    const labels = a.inference.map((m) =>
+      m.aggregate._tag === "F1" || m.name.includes("f1") ? "F1" : m.name.includes("recall") ? "R" : "P"
+    )
     return { metrics: a.inference, labels, what: "inference (preference match)" }
   }
   const find = (name: string) => a.summary.metrics.find((m) => m.name === name)
-  const retrieval = [find("retrieval.precision"), find("retrieval.recall")].filter((m): m is MetricDescription => m !== undefined)
-  return { metrics: retrieval, labels: retrieval.map((m) => (m.name.endsWith("recall") ? "R" : "P")), what: "retrieval" }
+  const retrieval = [find("retrieval.precision"), find("retrieval.recall")].filter(
+    (m): m is MetricDescription => m !== undefined
+  )
+  return {
+    metrics: retrieval,
+    labels: retrieval.map((m) => (m.name.endsWith("recall") ? "R" : "P")),
+    what: "retrieval"
+  }
 }
 
 /**
@@ -39,13 +59,17 @@ export const paper = (a: Analysis): Table.Table => {
     id: a.summary.config.name,
     title: `${a.summary.config.name}: ${what} P / R${f1 !== undefined ? " / F1" : ""} (%) per instance type${oracle ? ", and the F1 of the oracle-retrieval cell with the same other stages" : ""}.`,
     notes: [
-      ...(metrics.some((m) => m.heuristic) ? [`${Notes.heuristicMark} computed by an offline heuristic, not the paper's LLM procedure.`] : []),
+      ...(metrics.some((m) => m.heuristic)
+        ? [`${Notes.heuristicMark} computed by an offline heuristic, not the paper's LLM procedure.`]
+        : []),
       ...(a.cells.some((c) => c.summary.usesGold) ? [`${Notes.oracleMark} reads gold labels (an upper bound).`] : []),
       `Data: ${a.summary.dataset.source}, ${a.summary.dataset.instances} instances.`
     ],
     columns: [
       left("Cell"),
-      ...paperOrder.flatMap((s) => metrics.map((m, i) => ({ ...right(labels[i]!, heuristicMarks(m)), group: paperGroup[s] }))),
+      ...paperOrder.flatMap((s) =>
+        metrics.map((m, i) => ({ ...right(labels[i]!, heuristicMarks(m)), group: paperGroup[s] }))
+      ),
       ...(oracle ? [{ ...right("F1"), group: "Oracle" }] : [])
     ],
     rows: a.cells.map((c) => ({

@@ -41,7 +41,15 @@ export const table = (a: Pick<Analysis, "cells" | "baseline" | "index">): Table 
     id: "repeats",
     title: "Repeated judgments",
     notes: [note],
-    columns: [left("cell"), left("metric"), right("instances"), right("repeats"), right("spread (SD)"), right("ICC(1)"), right("judge share")],
+    columns: [
+      left("cell"),
+      left("metric"),
+      right("instances"),
+      right("repeats"),
+      right("spread (SD)"),
+      right("ICC(1)"),
+      right("judge share")
+    ],
     rows
   }
 }

@@ -46,12 +46,25 @@ export interface Written {
   readonly opening: { readonly analysis: Analysis.Analysis; readonly verdict: Verdict.Verdict }
 }
 
-const toRunError = (dir: string) => (e: unknown): RunError =>
-  e instanceof RunError ? e : new RunError({ path: dir, reason: Files.code(e) === undefined && e instanceof Error ? e.message : `cannot write the reports: ${Files.describe(e)}` })
+const toRunError =
+  (dir: string) =>
+  (e: unknown): RunError =>
+    e instanceof RunError
+      ? e
+      : new RunError({
+          path: dir,
+          reason:
+            Files.code(e) === undefined && e instanceof Error
+              ? e.message
+              : `cannot write the reports: ${Files.describe(e)}`
+        })
 
 /** Render the files of a run already read, without writing anything. */
-export const render = (run: RunDir.Run, options: Options = {}): Effect.Effect<Rendered, RunError, FileSystem.FileSystem> =>
-  Effect.gen(function*() {
+export const render = (
+  run: RunDir.Run,
+  options: Options = {}
+): Effect.Effect<Rendered, RunError, FileSystem.FileSystem> =>
+  Effect.gen(function* () {
     const analysis = yield* Effect.try({ try: () => Analysis.analyze(run, options), catch: toRunError(run.dir) })
     const examples = yield* Examples.load(run, analysis, options.openDataset)
     const doc = Document.report(analysis, examples, run.info, yield* Figures.report(analysis))
@@ -65,20 +78,32 @@ export const render = (run: RunDir.Run, options: Options = {}): Effect.Effect<Re
   })
 
 /** Write report.md, report.html, report.tex, results.csv and results.parquet of a run already in memory into its directory. */
-export const writeRun = (run: RunDir.Run, options: Options = {}): Effect.Effect<Written, RunError, FileSystem.FileSystem> =>
-  Effect.gen(function*() {
+export const writeRun = (
+  run: RunDir.Run,
+  options: Options = {}
+): Effect.Effect<Written, RunError, FileSystem.FileSystem> =>
+  Effect.gen(function* () {
     const dir = run.dir
-    const files = { markdown: path.join(dir, "report.md"), html: path.join(dir, "report.html"), latex: path.join(dir, "report.tex"), csv: path.join(dir, "results.csv"), parquet: path.join(dir, "results.parquet") }
+    const files = {
+      markdown: path.join(dir, "report.md"),
+      html: path.join(dir, "report.html"),
+      latex: path.join(dir, "report.tex"),
+      csv: path.join(dir, "results.csv"),
+      parquet: path.join(dir, "results.parquet")
+    }
     const r = yield* render(run, options)
-    yield* Effect.all([
-      RunDir.write(files.markdown, r.markdown),
-      RunDir.write(files.html, r.html),
-      RunDir.write(files.latex, r.latex),
-      RunDir.write(files.csv, Exports.csv(run.index.table)),
-      Exports.writeParquet(files.parquet, run.index.table).pipe(
-        Effect.mapError((e) => new RunError({ path: files.parquet, reason: `cannot write: ${Files.describe(e)}` }))
-      )
-    ], { discard: true })
+    yield* Effect.all(
+      [
+        RunDir.write(files.markdown, r.markdown),
+        RunDir.write(files.html, r.html),
+        RunDir.write(files.latex, r.latex),
+        RunDir.write(files.csv, Exports.csv(run.index.table)),
+        Exports.writeParquet(files.parquet, run.index.table).pipe(
+          Effect.mapError((e) => new RunError({ path: files.parquet, reason: `cannot write: ${Files.describe(e)}` }))
+        )
+      ],
+      { discard: true }
+    )
     return { ...files, opening: { analysis: r.analysis, verdict: r.verdict } }
   })
 

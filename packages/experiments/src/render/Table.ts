@@ -63,7 +63,9 @@ export const Table = Schema.Struct({
 export type Table = typeof Table.Type
 
 /** Consecutive columns that share a group. */
-const groupRuns = (columns: ReadonlyArray<Column>): Array<{ readonly group: string | undefined; readonly from: number; readonly span: number }> => {
+const groupRuns = (
+  columns: ReadonlyArray<Column>
+): Array<{ readonly group: string | undefined; readonly from: number; readonly span: number }> => {
   const runs: Array<{ group: string | undefined; from: number; span: number }> = []
   columns.forEach((c, i) => {
     const last = runs[runs.length - 1]
@@ -91,16 +93,22 @@ const markSuffix = (marks: ReadonlyArray<Mark> | undefined): string => (marks ??
 
 const mdCell = (c: Cell): string => {
   const text = c.code === true ? `\`${mdText(c.text)}\`` : mdText(c.text)
-  return (c.best === true ? `**${text}**` : text) +
+  return (
+    (c.best === true ? `**${text}**` : text) +
     markSuffix(c.marks) +
-    (c.superscripts !== undefined && c.superscripts.length > 0 ? ` <sup>${mdLine(c.superscripts.join(","))}</sup>` : "") +
+    (c.superscripts !== undefined && c.superscripts.length > 0
+      ? ` <sup>${mdLine(c.superscripts.join(","))}</sup>`
+      : "") +
     (c.detail !== undefined ? ` ${mdText(c.detail)}` : "") +
     (c.significant === true ? " *" : "")
+  )
 }
 
 /** A pipe table; a column's group prefixes its label. */
 export const markdown = (t: Table): string => {
-  const head = t.columns.map((c) => mdText(c.group === undefined ? c.label : `${c.group} ${c.label}`) + markSuffix(c.marks))
+  const head = t.columns.map(
+    (c) => mdText(c.group === undefined ? c.label : `${c.group} ${c.label}`) + markSuffix(c.marks)
+  )
   return [
     `| ${head.join(" | ")} |`,
     `|${head.map(() => "---").join("|")}|`,
@@ -110,17 +118,29 @@ export const markdown = (t: Table): string => {
 
 const e = Format.html
 
-const htmlText = (text: string): string => text.split("\n").map((line) => e(Format.visibleControls(line))).join("<br>")
+const htmlText = (text: string): string =>
+  text
+    .split("\n")
+    .map((line) => e(Format.visibleControls(line)))
+    .join("<br>")
 
 const htmlCell = (column: Column | undefined, c: Cell): string => {
-  const classes = [column?.align === "right" ? "num" : "", c.best === true ? "best" : "", c.significant === true ? "sig" : ""].filter((x) => x !== "")
-  const attributes = (classes.length > 0 ? ` class="${classes.join(" ")}"` : "") + (c.tooltip !== undefined ? ` title="${e(c.tooltip)}"` : "")
+  const classes = [
+    column?.align === "right" ? "num" : "",
+    c.best === true ? "best" : "",
+    c.significant === true ? "sig" : ""
+  ].filter((x) => x !== "")
+  const attributes =
+    (classes.length > 0 ? ` class="${classes.join(" ")}"` : "") +
+    (c.tooltip !== undefined ? ` title="${e(c.tooltip)}"` : "")
   const text = c.code === true ? `<code>${htmlText(c.text)}</code>` : htmlText(c.text)
-  return `<td${attributes}>${text}${markSuffix(c.marks)}` +
+  return (
+    `<td${attributes}>${text}${markSuffix(c.marks)}` +
     (c.superscripts !== undefined && c.superscripts.length > 0 ? `<sup>${e(c.superscripts.join(","))}</sup>` : "") +
     (c.significant === true ? " *" : "") +
     (c.detail !== undefined ? `<div class="muted">${htmlText(c.detail)}</div>` : "") +
     "</td>"
+  )
 }
 
 const htmlHead = (t: Table): string => {
@@ -128,7 +148,9 @@ const htmlHead = (t: Table): string => {
   if (!grouped(t)) return `<tr>${t.columns.map((c) => `<th>${label(c)}</th>`).join("")}</tr>`
   const runs = groupRuns(t.columns)
   const top = runs.map((r) =>
-    r.group === undefined ? `<th rowspan="2">${label(t.columns[r.from]!)}</th>` : `<th${r.span > 1 ? ` colspan="${r.span}"` : ""}>${htmlText(r.group)}</th>`
+    r.group === undefined
+      ? `<th rowspan="2">${label(t.columns[r.from]!)}</th>`
+      : `<th${r.span > 1 ? ` colspan="${r.span}"` : ""}>${htmlText(r.group)}</th>`
   )
   const below = t.columns.filter((c) => c.group !== undefined).map((c) => `<th>${label(c)}</th>`)
   return `<tr>${top.join("")}</tr><tr>${below.join("")}</tr>`
@@ -136,9 +158,12 @@ const htmlHead = (t: Table): string => {
 
 /** A `<table>` in a horizontally scrolling block; rows carry their kinds as classes. */
 export const html = (t: Table): string =>
-  `<div class="scroll"><table><thead>${htmlHead(t)}</thead><tbody>${
-    t.rows.map((r) => `<tr${r.kinds.length > 0 ? ` class="${r.kinds.join(" ")}"` : ""}>${r.cells.map((c, i) => htmlCell(t.columns[i], c)).join("")}</tr>`).join("")
-  }</tbody></table></div>`
+  `<div class="scroll"><table><thead>${htmlHead(t)}</thead><tbody>${t.rows
+    .map(
+      (r) =>
+        `<tr${r.kinds.length > 0 ? ` class="${r.kinds.join(" ")}"` : ""}>${r.cells.map((c, i) => htmlCell(t.columns[i], c)).join("")}</tr>`
+    )
+    .join("")}</tbody></table></div>`
 
 const latexSymbol: ReadonlyMap<string, string> = new Map([
   ["\\", "\\textbackslash{}"],
@@ -158,22 +183,29 @@ export const latexEscape = (text: string): string =>
     .replace(/[\u200E\u200F\u202A-\u202E\u2066-\u2069]/g, "")
     .replace(/[\\{}&%$#_~^|<>]/g, (c) => latexSymbol.get(c) ?? `\\${c}`)
 
-const latexMark: ReadonlyMap<string, string> = new Map([["†", "$^\\dagger$"], ["‡", "$^\\ddagger$"], ["↓", "$\\downarrow$"]])
+const latexMark: ReadonlyMap<string, string> = new Map([
+  ["†", "$^\\dagger$"],
+  ["‡", "$^\\ddagger$"],
+  ["↓", "$\\downarrow$"]
+])
 
 const latexText = (text: string): string => latexEscape(text).replace(/[†‡↓]/g, (m) => latexMark.get(m) ?? m)
 
-const latexMarks = (marks: ReadonlyArray<Mark> | undefined): string => (marks ?? []).map((m) => latexMark.get(m) ?? m).join("")
+const latexMarks = (marks: ReadonlyArray<Mark> | undefined): string =>
+  (marks ?? []).map((m) => latexMark.get(m) ?? m).join("")
 
 /** A row follows `\\` or a rule, which would read a leading `[` as an optional argument. */
 const guarded = (latex: string): string => (latex.startsWith("[") ? `{}${latex}` : latex)
 
 const latexCell = (c: Cell): string => {
   const text = c.code === true ? `\\texttt{${latexText(c.text)}}` : guarded(latexText(c.text))
-  return (c.best === true ? `\\textbf{${text}}` : text) +
+  return (
+    (c.best === true ? `\\textbf{${text}}` : text) +
     latexMarks(c.marks) +
     (c.superscripts !== undefined && c.superscripts.length > 0 ? `$^{${latexText(c.superscripts.join(","))}}$` : "") +
     (c.significant === true ? "$^{*}$" : "") +
     (c.detail !== undefined ? ` ${latexText(c.detail)}` : "")
+  )
 }
 
 /** A floating `table` with a booktabs `tabular`; the caption is the title followed by the notes. */
@@ -182,9 +214,12 @@ export const latex = (t: Table): string => {
   const runs = groupRuns(t.columns)
   const head = grouped(t)
     ? [
-      `${runs.map((r) => (r.group === undefined ? "" : r.span > 1 ? `\\multicolumn{${r.span}}{c}{${latexText(r.group)}}` : guarded(latexText(r.group)))).join(" & ")} \\\\`,
-      runs.filter((r) => r.group !== undefined && r.span > 1).map((r) => `\\cmidrule(lr){${r.from + 1}-${r.from + r.span}}`).join("")
-    ].filter((line) => line !== "")
+        `${runs.map((r) => (r.group === undefined ? "" : r.span > 1 ? `\\multicolumn{${r.span}}{c}{${latexText(r.group)}}` : guarded(latexText(r.group)))).join(" & ")} \\\\`,
+        runs
+          .filter((r) => r.group !== undefined && r.span > 1)
+          .map((r) => `\\cmidrule(lr){${r.from + 1}-${r.from + r.span}}`)
+          .join("")
+      ].filter((line) => line !== "")
     : []
   return [
     "\\begin{table}[t]",

@@ -17,17 +17,35 @@ import * as Notes from "./Notes.js"
 import { bestIndex, type Pairwise, type SliceResult } from "../analysis/Pairwise.js"
 import type { Cell, Column, Mark, Row, RowKind, Table } from "./Table.js"
 
-export const left = (label: string, marks: ReadonlyArray<Mark> = []): Column => ({ label, align: "left", ...(marks.length > 0 ? { marks } : {}) })
-export const right = (label: string, marks: ReadonlyArray<Mark> = []): Column => ({ label, align: "right", ...(marks.length > 0 ? { marks } : {}) })
+export const left = (label: string, marks: ReadonlyArray<Mark> = []): Column => ({
+  label,
+  align: "left",
+  ...(marks.length > 0 ? { marks } : {})
+})
+export const right = (label: string, marks: ReadonlyArray<Mark> = []): Column => ({
+  label,
+  align: "right",
+  ...(marks.length > 0 ? { marks } : {})
+})
 
 /** A number cell: its text and the value behind it (null when there is none). */
-export const num = (text: string, value: number | null | undefined): Cell => ({ text, value: value !== null && value !== undefined && Number.isFinite(value) ? value : null })
+export const num = (text: string, value: number | null | undefined): Cell => ({
+  text,
+  value: value !== null && value !== undefined && Number.isFinite(value) ? value : null
+})
 
-export const kindsOf = (a: Pick<Analysis, "baseline">, c: CellSummary): Array<RowKind> =>
-  [...(c.id === a.baseline.id ? ["baseline" as const] : []), ...(c.usesGold ? ["oracle" as const] : [])]
+export const kindsOf = (a: Pick<Analysis, "baseline">, c: CellSummary): Array<RowKind> => [
+  ...(c.id === a.baseline.id ? ["baseline" as const] : []),
+  ...(c.usesGold ? ["oracle" as const] : [])
+]
 
 /** A row led by the cell's label (`name ‡ (baseline)`), numbered `k` when given, with the cell's kinds. */
-export const cellRow = (a: Pick<Analysis, "baseline">, c: CellSummary, cells: ReadonlyArray<Cell>, k?: number): Row => ({
+export const cellRow = (
+  a: Pick<Analysis, "baseline">,
+  c: CellSummary,
+  cells: ReadonlyArray<Cell>,
+  k?: number
+): Row => ({
   kinds: kindsOf(a, c),
   cells: [...(k === undefined ? [] : [num(String(k), k)]), { text: Notes.cellLabel(c, a.baseline.id) }, ...cells]
 })
@@ -46,20 +64,36 @@ const withN = (e: MetricEstimate | undefined, n: number, ci = false): Cell => {
 
 const estimate = (e: MetricEstimate | undefined): Cell => num(Format.estimate(e), e?.mean)
 
-export const metricNote = (m: MetricDescription): string => `${m.description} (${Notes.aggregateNote(m)}; ${m.direction} is better)`
+export const metricNote = (m: MetricDescription): string =>
+  `${m.description} (${Notes.aggregateNote(m)}; ${m.direction} is better)`
 
 export const cells = (a: Analysis): Table => ({
   id: "cells",
   title: "Cells",
   notes: [],
-  columns: [right("#"), left("cell"), left("id"), left("retriever / summarizer / inferrer / generator"), right("scored"), right("failed"), left("heuristic stages")],
-  rows: a.cells.map((c, i) => cellRow(a, c.summary, [
-    { text: c.summary.id, code: true },
-    { text: Notes.stages(c.summary) },
-    num(String(c.summary.slices.all.n), c.summary.slices.all.n),
-    num(String(c.summary.slices.all.failed), c.summary.slices.all.failed),
-    { text: c.summary.heuristicStages.join(", ") || "–" }
-  ], i + 1))
+  columns: [
+    right("#"),
+    left("cell"),
+    left("id"),
+    left("retriever / summarizer / inferrer / generator"),
+    right("scored"),
+    right("failed"),
+    left("heuristic stages")
+  ],
+  rows: a.cells.map((c, i) =>
+    cellRow(
+      a,
+      c.summary,
+      [
+        { text: c.summary.id, code: true },
+        { text: Notes.stages(c.summary) },
+        num(String(c.summary.slices.all.n), c.summary.slices.all.n),
+        num(String(c.summary.slices.all.failed), c.summary.slices.all.failed),
+        { text: c.summary.heuristicStages.join(", ") || "–" }
+      ],
+      i + 1
+    )
+  )
 })
 
 /** Every plugin the cells use, with its package and version (from run.json). */
@@ -73,7 +107,12 @@ export const plugins = (a: Analysis, versions: Readonly<Record<string, string>>)
     cells: [
       { text: p.stage },
       { text: p.name },
-      { text: p.package === undefined ? "config module" : `${p.package}${versions[p.package] !== undefined ? ` ${versions[p.package]}` : ""}` },
+      {
+        text:
+          p.package === undefined
+            ? "config module"
+            : `${p.package}${versions[p.package] !== undefined ? ` ${versions[p.package]}` : ""}`
+      },
       num(String(p.cells), p.cells)
     ]
   }))
@@ -107,7 +146,7 @@ export const inference = (a: Analysis, slice: Slice): Table => {
     ],
     rows: a.cells.map((c) => {
       const m = c.summary.slices[slice].metrics
-      const n = f1 === undefined ? 0 : m[f1.name]?.n ?? 0
+      const n = f1 === undefined ? 0 : (m[f1.name]?.n ?? 0)
       const o = f1 === undefined ? undefined : c.oracle?.slices[slice].metrics[f1.name]
       return cellRow(a, c.summary, [
         num(String(n), n),
@@ -125,33 +164,54 @@ export const estimates = (a: Analysis, m: MetricDescription): Table => ({
   title: Notes.metricLabel(m),
   notes: [metricNote(m), "Each entry: value [95% CI] n=N."],
   columns: [left("cell"), ...slices.map((s) => right(s))],
-  rows: a.cells.map((c) => cellRow(a, c.summary, slices.map((s) => estimate(c.summary.slices[s].metrics[m.name]))))
+  rows: a.cells.map((c) =>
+    cellRow(
+      a,
+      c.summary,
+      slices.map((s) => estimate(c.summary.slices[s].metrics[m.name]))
+    )
+  )
 })
 
-export const retrievalNote = "↓ lower is better. N: instances scored; a value with its own n is defined on fewer instances (e.g. precision of an empty selection). Bold: the best of the column among the cells that read no gold labels (ties share it)."
+export const retrievalNote =
+  "↓ lower is better. N: instances scored; a value with its own n is defined on fewer instances (e.g. precision of an empty selection). Bold: the best of the column among the cells that read no gold labels (ties share it)."
 
 export const retrieval = (a: Analysis, slice: Slice): Table =>
-  perMetric(a, slice, a.retrieval, false, (m) => right(Notes.shortName(m.name), m.direction === "higher" ? [] : lowerIsBetter), {
-    id: `retrieval-${slice}`,
-    title: `Retrieval, ${Notes.sliceTitle(slice)}`,
-    notes: [retrievalNote]
-  })
+  perMetric(
+    a,
+    slice,
+    a.retrieval,
+    false,
+    (m) => right(Notes.shortName(m.name), m.direction === "higher" ? [] : lowerIsBetter),
+    {
+      id: `retrieval-${slice}`,
+      title: `Retrieval, ${Notes.sliceTitle(slice)}`,
+      notes: [retrievalNote]
+    }
+  )
 
 /** The label of an adjusted p (`Holm=0.040`). */
-export const adjustedLabel = (c: Statistics.Correction): string => (c === "holm" ? "Holm" : c === "bonferroni" ? "Bonferroni" : c === "bh" ? "BH" : "")
+export const adjustedLabel = (c: Statistics.Correction): string =>
+  c === "holm" ? "Holm" : c === "bonferroni" ? "Bonferroni" : c === "bh" ? "BH" : ""
 
 /**
  * A paired difference [CI] (after `prefix`), with p, the adjusted p, n, the family and a primary
  * comparison's MDE as detail; a difference outside every family shows its interval and n only.
  */
-export const deltaCell = (d: (Pick<Delta, "comparison" | "pAdjusted"> & Partial<Pick<Delta, "family" | "correction" | "mde">>) | undefined, prefix = ""): Cell => {
+export const deltaCell = (
+  d: (Pick<Delta, "comparison" | "pAdjusted"> & Partial<Pick<Delta, "family" | "correction" | "mde">>) | undefined,
+  prefix = ""
+): Cell => {
   if (d === undefined || d.comparison.n === 0) return { text: "–", value: null, detail: "n=0" }
   const c = d.comparison
   const interval = `${prefix}${Format.signed(c.delta)} [${Format.signed(c.ci95[0])}, ${Format.signed(c.ci95[1])}]`
   if (d.family === "none") return { ...num(interval, c.delta), detail: `n=${c.n} (not tested)` }
   if (!Number.isFinite(c.p)) return { ...num(`${prefix}${Format.signed(c.delta)}`, c.delta), detail: `n=${c.n}` }
   const label = adjustedLabel(d.correction ?? "holm")
-  const family = d.family === undefined ? "" : ` (${d.family}${d.family === "primary" && d.mde !== undefined && Number.isFinite(d.mde) ? `, MDE ${Format.number(d.mde)}` : ""})`
+  const family =
+    d.family === undefined
+      ? ""
+      : ` (${d.family}${d.family === "primary" && d.mde !== undefined && Number.isFinite(d.mde) ? `, MDE ${Format.number(d.mde)}` : ""})`
   return {
     ...num(interval, c.delta),
     detail: `p=${Format.p(c.p)}${label === "" ? "" : ` ${label}=${Format.p(d.pAdjusted)}`} n=${c.n}${family}`,
@@ -164,9 +224,19 @@ export const deltas = (a: Analysis, m: MetricDescription): Table => {
   return {
     id: `deltas-${m.name}`,
     title: `${Notes.metricLabel(m)}: difference against the baseline ${a.baseline.name}`,
-    notes: [`Each entry: difference (cell - baseline) [paired bootstrap 95% CI] p=permutation p-value, the p adjusted within its family, n=paired instances, (family); * adjusted p < 0.05. ${Notes.familiesNote(a)}`],
+    notes: [
+      `Each entry: difference (cell - baseline) [paired bootstrap 95% CI] p=permutation p-value, the p adjusted within its family, n=paired instances, (family); * adjusted p < 0.05. ${Notes.familiesNote(a)}`
+    ],
     columns: [left("cell"), ...slices.map((s) => right(s))],
-    rows: a.cells.filter((c) => c.summary.id !== a.baseline.id).map((c) => cellRow(a, c.summary, slices.map((s) => deltaCell(byKey.get(`${c.summary.id}\0${s}`)))))
+    rows: a.cells
+      .filter((c) => c.summary.id !== a.baseline.id)
+      .map((c) =>
+        cellRow(
+          a,
+          c.summary,
+          slices.map((s) => deltaCell(byKey.get(`${c.summary.id}\0${s}`)))
+        )
+      )
   }
 }
 
@@ -176,11 +246,18 @@ export const pairwise = (a: Pick<Analysis, "baseline">, p: Pairwise, s: SliceRes
   title: `Every cell against every other, ${Notes.sliceTitle(s.slice)}`,
   notes: [Notes.pairwiseNote(p), ...(s.tooSmall !== undefined ? [Notes.tooSmallNote(s.slice, s.tooSmall)] : [])],
   columns: [right("#"), left("cell"), ...p.metrics.map((m) => right(m.name, heuristicMarks(m)))],
-  rows: p.cells.map((c, k) => cellRow(a, c, p.metrics.map((m) => {
-    const beaten = s.beats.get(m.name)?.get(c.id) ?? []
-    const mean = c.slices[s.slice].metrics[m.name]?.mean
-    return { ...num(Format.number(mean), mean), ...(beaten.length > 0 ? { superscripts: beaten.map(String) } : {}) }
-  }), k + 1))
+  rows: p.cells.map((c, k) =>
+    cellRow(
+      a,
+      c,
+      p.metrics.map((m) => {
+        const beaten = s.beats.get(m.name)?.get(c.id) ?? []
+        const mean = c.slices[s.slice].metrics[m.name]?.mean
+        return { ...num(Format.number(mean), mean), ...(beaten.length > 0 ? { superscripts: beaten.map(String) } : {}) }
+      }),
+      k + 1
+    )
+  )
 })
 
 /** A metric by bin (recency or history length), one row per cell: value n=N. */
@@ -190,10 +267,14 @@ export const binned = (a: Analysis, b: Binned): Table => ({
   notes: [`${Notes.aggregateNote(b.metric)} within each bin.`],
   columns: [left("cell"), ...b.bins.map((x) => right(`${x.label} (${x.instances} inst.)`))],
   rows: a.cells.map((c) =>
-    cellRow(a, c.summary, b.bins.map((x) => {
-      const v = x.values.get(c.summary.id)
-      return v === undefined || v.n === 0 ? num("– n=0", null) : num(`${Format.number(v.value)} n=${v.n}`, v.value)
-    }))
+    cellRow(
+      a,
+      c.summary,
+      b.bins.map((x) => {
+        const v = x.values.get(c.summary.id)
+        return v === undefined || v.n === 0 ? num("– n=0", null) : num(`${Format.number(v.value)} n=${v.n}`, v.value)
+      })
+    )
   )
 })
 
@@ -205,10 +286,13 @@ export const transform = (curve: Interventions.Curve, slice: Slice): Table => ({
   columns: [left(`cell / ${curve.axis} (${Notes.sliceTitle(slice)})`), ...curve.categories.map((x) => right(x))],
   rows: curve.series.map((s) => ({
     kinds: [],
-    cells: [{ text: s.label }, ...s.cells.map((c) => {
-      const e = c?.slices[slice].metrics[curve.metric.name]
-      return e === undefined ? num("–", null) : estimate(e)
-    })]
+    cells: [
+      { text: s.label },
+      ...s.cells.map((c) => {
+        const e = c?.slices[slice].metrics[curve.metric.name]
+        return e === undefined ? num("–", null) : estimate(e)
+      })
+    ]
   }))
 })
 
@@ -228,7 +312,13 @@ export const cost = (a: Analysis): Table => {
     title: "Cost",
     notes: [costNote, ...(unpriced(a) ? [Notes.usdNote] : [])],
     columns: [
-      left("cell"), right("pairs"), right("calls / inst."), right("prompt tok. / inst."), right("completion tok. / inst."), right("total tokens"), right("scoring calls"),
+      left("cell"),
+      right("pairs"),
+      right("calls / inst."),
+      right("prompt tok. / inst."),
+      right("completion tok. / inst."),
+      right("total tokens"),
+      right("scoring calls"),
       ...(usd ? [right("usd / inst. (n)")] : [])
     ],
     rows: a.cost.map((r, i) => {
@@ -237,9 +327,20 @@ export const cost = (a: Analysis): Table => {
       const u = c.summary.slices.all.metrics["cost.usd"]
       const total = r.promptTokens + r.completionTokens
       return cellRow(a, c.summary, [
-        num(String(r.pairs), r.pairs), per(r.calls), per(r.promptTokens), per(r.completionTokens),
-        num(Format.integer(total), total), num(Format.integer(r.scoringCalls), r.scoringCalls),
-        ...(usd ? [num(u === undefined || u.mean === null ? `– (n=${u?.n ?? 0})` : `${u.mean.toFixed(4)} (n=${u.n})`, u?.mean)] : [])
+        num(String(r.pairs), r.pairs),
+        per(r.calls),
+        per(r.promptTokens),
+        per(r.completionTokens),
+        num(Format.integer(total), total),
+        num(Format.integer(r.scoringCalls), r.scoringCalls),
+        ...(usd
+          ? [
+              num(
+                u === undefined || u.mean === null ? `– (n=${u?.n ?? 0})` : `${u.mean.toFixed(4)} (n=${u.n})`,
+                u?.mean
+              )
+            ]
+          : [])
       ])
     })
   }
@@ -249,7 +350,9 @@ export const cost = (a: Analysis): Table => {
 export const failures = (a: Analysis): Table => ({
   id: "failures",
   title: "Failures",
-  notes: [`${a.index.failures.length} failed pairs, grouped by stage, plugin and error; a rerun of the sweep retries them.`],
+  notes: [
+    `${a.index.failures.length} failed pairs, grouped by stage, plugin and error; a rerun of the sweep retries them.`
+  ],
   columns: [left("stage"), left("plugin"), left("error"), right("count"), left("cells"), left("first examples")],
   rows: a.failures.map((f) => ({
     kinds: [],
@@ -268,9 +371,13 @@ export const failures = (a: Analysis): Table => ({
 export const skipped = (a: Analysis): Table => ({
   id: "skipped",
   title: "Skipped dataset rows",
-  notes: [`${a.summary.dataset.skipped.length} rows of the dataset were skipped (onInvalid: skip) and are in no table${a.summary.dataset.skipped.length > 50 ? "; the first 50 are listed, all in summary.json" : ""}.`],
+  notes: [
+    `${a.summary.dataset.skipped.length} rows of the dataset were skipped (onInvalid: skip) and are in no table${a.summary.dataset.skipped.length > 50 ? "; the first 50 are listed, all in summary.json" : ""}.`
+  ],
   columns: [left("row"), left("reason")],
-  rows: a.summary.dataset.skipped.slice(0, 50).map((s) => ({ kinds: [], cells: [{ text: s.row }, { text: Format.clip(s.reason, 300) }] }))
+  rows: a.summary.dataset.skipped
+    .slice(0, 50)
+    .map((s) => ({ kinds: [], cells: [{ text: s.row }, { text: Format.clip(s.reason, 300) }] }))
 })
 
 /** What each cell selected and inferred for one example instance, with its per-instance score. */
@@ -281,39 +388,70 @@ export const example = (a: Analysis, examples: Examples, x: Example): Table => (
   columns: [left("cell"), left("selected"), left("inferred preference"), right(examples.metric ?? "score")],
   rows: x.cells.flatMap((c) => {
     const cell = a.cells.find((v) => v.summary.id === c.cell)
-    return cell === undefined ? [] : [cellRow(a, cell.summary, [
-      { text: c.selected === null ? "–" : c.selected.join(" ") },
-      { text: c.status === "failed" ? `failed: ${Format.clip(c.error ?? "", 200)}` : Format.clip(c.preference ?? "–", 300) },
-      num(Format.number(c.value), c.value)
-    ])]
+    return cell === undefined
+      ? []
+      : [
+          cellRow(a, cell.summary, [
+            { text: c.selected === null ? "–" : c.selected.join(" ") },
+            {
+              text:
+                c.status === "failed"
+                  ? `failed: ${Format.clip(c.error ?? "", 200)}`
+                  : Format.clip(c.preference ?? "–", 300)
+            },
+            num(Format.number(c.value), c.value)
+          ])
+        ]
   })
 })
 
 /** The main metric, then the other metrics tested against the baseline. */
-const headlineMetrics = (a: Pick<Analysis, "main" | "compared">): Array<MetricDescription> =>
-  [...(a.main === undefined ? [] : [a.main]), ...a.compared.filter((m) => m.name !== a.main?.name)]
+const headlineMetrics = (a: Pick<Analysis, "main" | "compared">): Array<MetricDescription> => [
+  ...(a.main === undefined ? [] : [a.main]),
+  ...a.compared.filter((m) => m.name !== a.main?.name)
+]
 
 /** The best value, as shown, among the cells that read no gold labels (cells that show the same text share it). */
-const bestOf = (values: ReadonlyArray<{ readonly value: number | null | undefined; readonly usesGold: boolean }>, m: MetricDescription): string | undefined => {
-  const i = bestIndex(values.map((v) => (v.usesGold ? undefined : v.value)), m)
+const bestOf = (
+  values: ReadonlyArray<{ readonly value: number | null | undefined; readonly usesGold: boolean }>,
+  m: MetricDescription
+): string | undefined => {
+  const i = bestIndex(
+    values.map((v) => (v.usesGold ? undefined : v.value)),
+    m
+  )
   return i < 0 ? undefined : Format.number(values[i]!.value)
 }
 
 export const bestShown = (cells: ReadonlyArray<CellSummary>, slice: Slice, m: MetricDescription): string | undefined =>
-  bestOf(cells.map((c) => ({ value: c.slices[slice].metrics[m.name]?.mean, usesGold: c.usesGold })), m)
+  bestOf(
+    cells.map((c) => ({ value: c.slices[slice].metrics[m.name]?.mean, usesGold: c.usesGold })),
+    m
+  )
 
 /** The best value of each metric column marked: row k is cell k, and column i + 2 shows `metrics[i]`. */
 const markBest = (cells: ReadonlyArray<CellSummary>, metrics: ReadonlyArray<MetricDescription>, t: Table): Table => {
   const best = t.columns.map((_, i) => {
     const m = metrics[i - 2]
-    return m === undefined ? undefined : bestOf(t.rows.map((r, k) => ({ value: r.cells[i]?.value, usesGold: cells[k]?.usesGold !== false })), m)
+    return m === undefined
+      ? undefined
+      : bestOf(
+          t.rows.map((r, k) => ({ value: r.cells[i]?.value, usesGold: cells[k]?.usesGold !== false })),
+          m
+        )
   })
   return {
     ...t,
     rows: t.rows.map((r, k) => ({
       ...r,
       cells: r.cells.map((c, i) =>
-        best[i] !== undefined && cells[k]?.usesGold === false && c.value !== null && c.value !== undefined && Format.number(c.value) === best[i] ? { ...c, best: true } : c
+        best[i] !== undefined &&
+        cells[k]?.usesGold === false &&
+        c.value !== null &&
+        c.value !== undefined &&
+        Format.number(c.value) === best[i]
+          ? { ...c, best: true }
+          : c
       )
     }))
   }
@@ -340,15 +478,28 @@ const perMetric = (
 /** Cell x headline metrics: value [95% CI] (own n where it differs from N), the best of each column marked. */
 export const headline = (a: Pick<Analysis, "summary" | "baseline" | "main" | "compared">, slice: Slice): Table => {
   const metrics = headlineMetrics(a)
-  return perMetric(a, slice, metrics, true, (m) => right(m.name, [...heuristicMarks(m), ...(m.direction === "lower" ? lowerIsBetter : [])]), {
-    id: `headline-${slice}`,
-    title: `Headline metrics, ${Notes.sliceTitle(slice)}`,
-    notes: [
-      "Each entry: value [95% CI]; N: instances scored (a value with its own n is defined on fewer). Best: the best value of the column among the cells that read no gold labels (ties share it).",
-      ...metrics.filter((m) => m.heuristic).map((m) => `${Notes.heuristicMark} ${m.name} is computed by an offline heuristic, not the paper's LLM procedure.`)
-    ]
-  })
+  return perMetric(
+    a,
+    slice,
+    metrics,
+    true,
+    (m) => right(m.name, [...heuristicMarks(m), ...(m.direction === "lower" ? lowerIsBetter : [])]),
+    {
+      id: `headline-${slice}`,
+      title: `Headline metrics, ${Notes.sliceTitle(slice)}`,
+      notes: [
+        "Each entry: value [95% CI]; N: instances scored (a value with its own n is defined on fewer). Best: the best value of the column among the cells that read no gold labels (ties share it).",
+        ...metrics
+          .filter((m) => m.heuristic)
+          .map(
+            (m) =>
+              `${Notes.heuristicMark} ${m.name} is computed by an offline heuristic, not the paper's LLM procedure.`
+          )
+      ]
+    }
+  )
 }
 
 /** The headline tables, one per instance type (all instances first). */
-export const tables = (a: Pick<Analysis, "summary" | "baseline" | "main" | "compared">): Array<Table> => slices.map((s) => headline(a, s))
+export const tables = (a: Pick<Analysis, "summary" | "baseline" | "main" | "compared">): Array<Table> =>
+  slices.map((s) => headline(a, s))

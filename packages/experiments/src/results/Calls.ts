@@ -33,14 +33,18 @@ export const Call = Schema.Struct({
   promptTokens: Schema.Number,
   completionTokens: Schema.Number,
   /** The request as the provider received it: messages and decoding settings. */
-  request: Schema.optional(Schema.Struct({ messages: Schema.Array(Message) }, { key: Schema.String, value: Schema.Unknown })),
+  request: Schema.optional(
+    Schema.Struct({ messages: Schema.Array(Message) }, { key: Schema.String, value: Schema.Unknown })
+  ),
   answer: Schema.optional(Schema.String),
   finishReason: Schema.optional(Schema.String),
   /** What the caller read from the answer: `{ ok: true, value }` or `{ ok: false, reason }`. */
-  read: Schema.optional(Schema.Union(
-    Schema.Struct({ ok: Schema.Literal(true), value: Schema.Unknown }),
-    Schema.Struct({ ok: Schema.Literal(false), reason: Schema.String })
-  )),
+  read: Schema.optional(
+    Schema.Union(
+      Schema.Struct({ ok: Schema.Literal(true), value: Schema.Unknown }),
+      Schema.Struct({ ok: Schema.Literal(false), reason: Schema.String })
+    )
+  ),
   error: Schema.optional(Schema.String),
   /** Texts embedded or documents reranked. */
   inputs: Schema.optional(Schema.Number)
@@ -92,14 +96,23 @@ export const line = (
   usage: ReadonlyArray<Usage.UsageEntry>,
   mode: Mode
 ): string | undefined =>
-  usage.length === 0 ? undefined : `${JSON.stringify({ cell: pair.cell, instance: pair.instance, ranAt: pair.ranAt, calls: usage.map((e) => callOf(e, mode)) } satisfies Line)}\n`
+  usage.length === 0
+    ? undefined
+    : `${JSON.stringify({ cell: pair.cell, instance: pair.instance, ranAt: pair.ranAt, calls: usage.map((e) => callOf(e, mode)) } satisfies Line)}\n`
 
 /** What the transcripts of a run directory add up to, over every recorded attempt (summary.json's `modelCalls`). */
-export const emptyTotals: typeof ModelCalls.Type = { attempts: 0, calls: 0, cached: 0, requests: 0, retries: 0, failed: 0 }
+export const emptyTotals: typeof ModelCalls.Type = {
+  attempts: 0,
+  calls: 0,
+  cached: 0,
+  requests: 0,
+  retries: 0,
+  failed: 0
+}
 
 /** Totals of `file` (zeros when it does not exist); a line cut short by a kill is not counted. */
 export const tally = (file: string): Effect.Effect<typeof ModelCalls.Type, RunError, FileSystem.FileSystem> =>
-  Effect.gen(function*() {
+  Effect.gen(function* () {
     const t = { ...emptyTotals }
     let unreadable = 0
     const decode = Schema.decodeUnknownEither(Schema.parseJson(Line))
@@ -128,7 +141,14 @@ export const tally = (file: string): Effect.Effect<typeof ModelCalls.Type, RunEr
 export const ofInstance = (
   file: string,
   instance: string
-): Effect.Effect<{ readonly byCell: ReadonlyMap<string, { readonly line: Line; readonly attempts: number }>; readonly unreadable: number }, RunError, FileSystem.FileSystem> =>
+): Effect.Effect<
+  {
+    readonly byCell: ReadonlyMap<string, { readonly line: Line; readonly attempts: number }>
+    readonly unreadable: number
+  },
+  RunError,
+  FileSystem.FileSystem
+> =>
   Effect.map(RunDir.linesAbout(file, instance, Line, "call transcripts"), ({ lines, unreadable }) => {
     const byCell = new Map<string, { line: Line; attempts: number }>()
     for (const line of lines) byCell.set(line.cell, { line, attempts: (byCell.get(line.cell)?.attempts ?? 0) + 1 })

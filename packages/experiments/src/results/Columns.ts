@@ -80,7 +80,8 @@ export const problem = (rows: ReadonlyArray<Row>): string | undefined => {
   for (let i = 0; i < rows.length; i++) {
     const r = rows[i]!
     const key = `${r.cell}\u0000${r.instance}`
-    if (seen.has(key)) return `line ${i + 1} is a second line of cell "${r.cellName}" for instance "${r.instance}"; a run has one line per cell and instance`
+    if (seen.has(key))
+      return `line ${i + 1} is a second line of cell "${r.cellName}" for instance "${r.instance}"; a run has one line per cell and instance`
     seen.add(key)
   }
   return undefined
@@ -109,8 +110,16 @@ export const index = (rows: ReadonlyArray<Row>): Index => {
     }
     exampleRows.get(r.instance)?.set(r.cell, r)
     const of = entry(cellLines, r.cell, () => [])
-    const u = r.usage, s = u.byStage["score"]
-    const cell = entry(usage, r.cell, () => ({ pairs: 0, calls: 0, promptTokens: 0, completionTokens: 0, scoringCalls: 0, scoringTokens: 0 }))
+    const u = r.usage,
+      s = u.byStage["score"]
+    const cell = entry(usage, r.cell, () => ({
+      pairs: 0,
+      calls: 0,
+      promptTokens: 0,
+      completionTokens: 0,
+      scoringCalls: 0,
+      scoringTokens: 0
+    }))
     cell.pairs++
     cell.calls += u.calls - (s?.calls ?? 0)
     cell.promptTokens += u.promptTokens - (s?.promptTokens ?? 0)
@@ -155,7 +164,11 @@ export const index = (rows: ReadonlyArray<Row>): Index => {
 }
 
 /** One cell's ok lines (`of`, line numbers into `rows`) as columns over instance numbers; a metric's columns are made when first asked for. */
-const cellColumns = (rows: ReadonlyArray<Row>, of: ReadonlyArray<number>, number: ReadonlyMap<string, number>): CellColumns => {
+const cellColumns = (
+  rows: ReadonlyArray<Row>,
+  of: ReadonlyArray<number>,
+  number: ReadonlyMap<string, number>
+): CellColumns => {
   const count = number.size
   const instances = Int32Array.from(of, (line) => number.get(rows[line]!.instance)!)
   const slot = new Int32Array(count).fill(-1)
@@ -167,7 +180,9 @@ const cellColumns = (rows: ReadonlyArray<Row>, of: ReadonlyArray<number>, number
     instances,
     metric: (name) =>
       entry(metrics, name, () => {
-        const values = nans(count), num = nans(count), den = nans(count)
+        const values = nans(count),
+          num = nans(count),
+          den = nans(count)
         of.forEach((line, k) => {
           const v = rows[line]!.scores[name]
           if (typeof v === "number") values[instances[k]!] = v
@@ -183,32 +198,40 @@ const cellColumns = (rows: ReadonlyArray<Row>, of: ReadonlyArray<number>, number
 }
 
 /** The numbers of instance ids in an index (-1 for an id it does not hold). */
-export const numbers = (idx: Index, ids: ReadonlyArray<string>): Int32Array => Int32Array.from(ids, (id) => idx.number.get(id) ?? -1)
+export const numbers = (idx: Index, ids: ReadonlyArray<string>): Int32Array =>
+  Int32Array.from(ids, (id) => idx.number.get(id) ?? -1)
 
-const gather = (from: Float64Array, at: ArrayLike<number>): Float64Array => Float64Array.from(at, (i) => (i < 0 ? NaN : from[i]!))
+const gather = (from: Float64Array, at: ArrayLike<number>): Float64Array =>
+  Float64Array.from(at, (i) => (i < 0 ? NaN : from[i]!))
 
 type Metric = Pick<MetricDescription, "name" | "aggregate">
 
 /** A metric's data typed by its aggregate, for {@link Paired}, from `part(score key, part)`. */
-const typed = (part: (name: string, p: keyof MetricColumns) => Float64Array) => (metric: Metric): Paired.Columns => {
-  const counts = (name: string) => ({ num: part(name, "num"), den: part(name, "den") })
-  const agg = metric.aggregate
-  switch (agg._tag) {
-    case "Mean":
-      return Paired.mean(part(metric.name, "values"))
-    case "Ratio":
-      return Paired.ratio(part(metric.name, "num"), part(metric.name, "den"))
-    case "F1":
-      return Paired.f1(counts(agg.precision), counts(agg.recall))
+const typed =
+  (part: (name: string, p: keyof MetricColumns) => Float64Array) =>
+  (metric: Metric): Paired.Columns => {
+    const counts = (name: string) => ({ num: part(name, "num"), den: part(name, "den") })
+    const agg = metric.aggregate
+    switch (agg._tag) {
+      case "Mean":
+        return Paired.mean(part(metric.name, "values"))
+      case "Ratio":
+        return Paired.ratio(part(metric.name, "num"), part(metric.name, "den"))
+      case "F1":
+        return Paired.f1(counts(agg.precision), counts(agg.recall))
+    }
   }
-}
 
 /**
  * A metric's data for one cell over a list of instance numbers (see {@link numbers}; NaN where
  * the cell has no ok line), for {@link Paired}: copies aligned with the list (two runs' instance
  * numbers differ).
  */
-export const columnsOf = (idx: Index, cell: string, instances: ArrayLike<number>): ((metric: Metric) => Paired.Columns) => {
+export const columnsOf = (
+  idx: Index,
+  cell: string,
+  instances: ArrayLike<number>
+): ((metric: Metric) => Paired.Columns) => {
   const c = idx.columns(cell)
   return typed((name, p) => (c === undefined ? nans(instances.length) : gather(c.metric(name)[p], instances)))
 }
@@ -217,8 +240,11 @@ const sliceMemo = new WeakMap<Index, Map<Slice, Int32Array>>()
 
 /** The numbers of the instances of a slice, in the index's order (computed once per index and slice). */
 export const sliceNumbers = (idx: Index, slice: Slice): Int32Array =>
-  entry(entry(sliceMemo, idx, () => new Map()), slice, () =>
-    Int32Array.from(idx.instances.flatMap((f, k) => (slice === "all" || f.type === slice ? [k] : []))))
+  entry(
+    entry(sliceMemo, idx, () => new Map()),
+    slice,
+    () => Int32Array.from(idx.instances.flatMap((f, k) => (slice === "all" || f.type === slice ? [k] : [])))
+  )
 
 /**
  * A metric's data for one cell over every instance of a slice (see {@link columnsOf}): the same
@@ -234,7 +260,8 @@ export const sliceOf = (idx: Index, cell: string, slice: Slice): ((metric: Metri
 
 /** Ids of the instances of `slice` that cell `a` of one index and cell `b` of another both scored ok, in the order of `a`'s index. */
 export const sharedIds = (ia: Index, a: string, ib: Index, b: string, slice: Slice): Array<string> => {
-  const ca = ia.columns(a), cb = ib.columns(b)
+  const ca = ia.columns(a),
+    cb = ib.columns(b)
   if (ca === undefined || cb === undefined) return []
   return ia.instances.flatMap((facts, k) => {
     if (ca.slot[k]! < 0 || (slice !== "all" && facts.type !== slice)) return []

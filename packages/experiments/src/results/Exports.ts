@@ -33,12 +33,26 @@ export const field = (raw: string): string => {
 
 /** A column of both files: text (null when absent; `required` never is) or a number. */
 export type Column =
-  | { readonly title: string; readonly kind: "text"; readonly required: boolean; readonly value: (row: Row) => string | null }
+  | {
+      readonly title: string
+      readonly kind: "text"
+      readonly required: boolean
+      readonly value: (row: Row) => string | null
+    }
   | { readonly title: string; readonly kind: "number"; readonly value: (row: Row) => number | null | undefined }
 
-const text = (title: string, value: (row: Row) => string | null, required = false): Column => ({ title, kind: "text", required, value })
+const text = (title: string, value: (row: Row) => string | null, required = false): Column => ({
+  title,
+  kind: "text",
+  required,
+  value
+})
 
-const number = (title: string, value: (row: Row) => number | null | undefined): Column => ({ title, kind: "number", value })
+const number = (title: string, value: (row: Row) => number | null | undefined): Column => ({
+  title,
+  kind: "number",
+  value
+})
 
 export const leading: ReadonlyArray<Column> = [
   text("cell", (r) => r.cell, true),
@@ -77,12 +91,15 @@ export const columns = (rows: ReadonlyArray<Row>): Array<Column> => {
       const v = r.scores[key]
       return typeof v === "number" ? v : undefined
     }
-    return counted.get(key) === true ? [number(`${key}.num`, part("num")), number(`${key}.den`, part("den"))] : [number(key, mean)]
+    return counted.get(key) === true
+      ? [number(`${key}.num`, part("num")), number(`${key}.den`, part("den"))]
+      : [number(key, mean)]
   })
   return [...leading, ...scores, ...trailing]
 }
 
-const cellOf = (c: Column, r: Row): string => (c.kind === "text" ? field(c.value(r) ?? "") : String(finiteOrNull(c.value(r)) ?? ""))
+const cellOf = (c: Column, r: Row): string =>
+  c.kind === "text" ? field(c.value(r) ?? "") : String(finiteOrNull(c.value(r)) ?? "")
 
 /** The CSV's text: the header, then one line per row. */
 export const csv = (rows: ReadonlyArray<Row>): string => {
@@ -93,7 +110,12 @@ export const csv = (rows: ReadonlyArray<Row>): string => {
 const elementOf = (c: Column): SchemaElement =>
   c.kind === "number"
     ? { name: c.title, type: "DOUBLE", repetition_type: "OPTIONAL" }
-    : { name: c.title, type: "BYTE_ARRAY", converted_type: "UTF8", repetition_type: c.required ? "REQUIRED" : "OPTIONAL" }
+    : {
+        name: c.title,
+        type: "BYTE_ARRAY",
+        converted_type: "UTF8",
+        repetition_type: c.required ? "REQUIRED" : "OPTIONAL"
+      }
 
 const valueOf = (c: Column, r: Row): string | number | null => {
   if (c.kind === "number") return finiteOrNull(c.value(r))
@@ -111,7 +133,7 @@ export const writeParquet = (
   options: { readonly rowGroupRows?: number } = {}
 ): Effect.Effect<void, PlatformError, FileSystem.FileSystem> =>
   Files.writeFileAtomicWith(file, (put) =>
-    Effect.gen(function*() {
+    Effect.gen(function* () {
       const all = columns(rows)
       const bytes = new ByteWriter()
       const schema = [{ name: "schema", num_children: all.length }, ...all.map(elementOf)]
@@ -125,9 +147,13 @@ export const writeParquet = (
       const size = Math.max(1, options.rowGroupRows ?? 10_000)
       for (let start = 0; start < rows.length; start += size) {
         const group = rows.slice(start, start + size)
-        parquet.write({ columnData: all.map((c) => ({ name: c.title, data: group.map((r) => valueOf(c, r)) })), rowGroupSize: group.length })
+        parquet.write({
+          columnData: all.map((c) => ({ name: c.title, data: group.map((r) => valueOf(c, r)) })),
+          rowGroupSize: group.length
+        })
         yield* put(take())
       }
       parquet.finish()
       yield* put(take())
-    }))
+    })
+  )

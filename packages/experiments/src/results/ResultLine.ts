@@ -14,7 +14,8 @@ const Int = Schema.Number
 export const NullableNumber = Schema.NullOr(Schema.Number)
 
 /** A number as the records hold it: null when missing or not finite. */
-export const finiteOrNull = (x: number | null | undefined): number | null => (typeof x === "number" && Number.isFinite(x) ? x : null)
+export const finiteOrNull = (x: number | null | undefined): number | null =>
+  typeof x === "number" && Number.isFinite(x) ? x : null
 
 export const Counts = Schema.Struct({ calls: Int, promptTokens: Int, completionTokens: Int })
 
@@ -42,7 +43,12 @@ export type InstanceMeta = typeof InstanceMeta.Type
 export const Score = Schema.Union(NullableNumber, Scorer.Count)
 export type Score = typeof Score.Type
 
-export const LineError = Schema.Struct({ stage: Schema.String, plugin: Schema.String, tag: Schema.String, message: Schema.String })
+export const LineError = Schema.Struct({
+  stage: Schema.String,
+  plugin: Schema.String,
+  tag: Schema.String,
+  message: Schema.String
+})
 
 export const Status = Schema.Literal("ok", "failed")
 
@@ -59,11 +65,15 @@ export const ResultLine = Schema.Struct({
   meta: InstanceMeta,
   selected: Schema.NullOr(Schema.Array(Schema.String)),
   ranking: Schema.NullOr(Schema.Array(Schema.Struct({ sessionId: Schema.String, score: NullableNumber }))),
-  summaries: Schema.NullOr(Schema.Array(Schema.Struct({
-    sessionId: Schema.String,
-    context: Schema.Array(Schema.String),
-    preferences: Schema.Array(Schema.String)
-  }))),
+  summaries: Schema.NullOr(
+    Schema.Array(
+      Schema.Struct({
+        sessionId: Schema.String,
+        context: Schema.Array(Schema.String),
+        preferences: Schema.Array(Schema.String)
+      })
+    )
+  ),
   inference: Schema.NullOr(Schema.Struct({ preference: Schema.String, analysis: Schema.String })),
   generation: Schema.NullOr(Schema.Struct({ text: Schema.String })),
   scores: Schema.Record({ key: Schema.String, value: Score }),
@@ -72,7 +82,9 @@ export const ResultLine = Schema.Struct({
   /** How the scorers rated each checklist item (gold items, then inferred ones). */
   ratings: Schema.optionalWith(Schema.Array(Scorer.ItemRating), { exact: true }),
   /** Per metric judged more than once (the judge's `repeats`), each repeat's value; the score is their mean. */
-  repeats: Schema.optionalWith(Schema.Record({ key: Schema.String, value: Schema.Array(NullableNumber) }), { exact: true })
+  repeats: Schema.optionalWith(Schema.Record({ key: Schema.String, value: Schema.Array(NullableNumber) }), {
+    exact: true
+  })
 })
 export type ResultLine = typeof ResultLine.Type
 
@@ -130,7 +142,12 @@ export type CellInfo = typeof CellInfo.Type
 
 export const CellSummary = Schema.Struct({
   ...CellInfo.fields,
-  slices: Schema.Struct({ all: SliceSummary, consistent: SliceSummary, contrastive: SliceSummary, changing: SliceSummary }),
+  slices: Schema.Struct({
+    all: SliceSummary,
+    consistent: SliceSummary,
+    contrastive: SliceSummary,
+    changing: SliceSummary
+  }),
   /** Another benchmark's instance types (LongMemEval's question types, LoCoMo's categories, PrefEval's topics) as slices. */
   types: Schema.optional(Schema.Record({ key: Schema.String, value: SliceSummary }))
 })
@@ -152,7 +169,10 @@ export const Families = Schema.Struct({
     { exact: true }
   ),
   correction: Schema.optionalWith(
-    Schema.Struct({ primary: Schema.optionalWith(Correction, { exact: true }), exploratory: Schema.optionalWith(Correction, { exact: true }) }),
+    Schema.Struct({
+      primary: Schema.optionalWith(Correction, { exact: true }),
+      exploratory: Schema.optionalWith(Correction, { exact: true })
+    }),
     { exact: true }
   ),
   /** Cells (by name or id) shown as reference points: with intervals, outside every family. */
@@ -165,7 +185,15 @@ export type Families = typeof Families.Type
  * cache answered, HTTP requests the servers received (retries included), the retries among them,
  * calls that failed, and lines that could not be read.
  */
-export const ModelCalls = Schema.Struct({ attempts: Int, calls: Int, cached: Int, requests: Int, retries: Int, failed: Int, unreadable: Schema.optional(Int) })
+export const ModelCalls = Schema.Struct({
+  attempts: Int,
+  calls: Int,
+  cached: Int,
+  requests: Int,
+  retries: Int,
+  failed: Int,
+  unreadable: Schema.optional(Int)
+})
 
 export const Summary = Schema.Struct({
   config: Schema.Struct({ name: Schema.String, hash: Schema.String }),

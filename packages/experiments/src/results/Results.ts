@@ -6,7 +6,15 @@
  * const text = Results.encodeLine(Results.fromTrace(cell, instance, Results.instanceMeta(instance), trace))
  */
 import { type Domain, type Scorer, Tokens, type Trace, type Usage } from "@cupid-lab/core"
-import { type CellInfo, finiteOrNull, type InstanceMeta, type ResultLine, type Row, type Score, type UsageSummary } from "./ResultLine.js"
+import {
+  type CellInfo,
+  finiteOrNull,
+  type InstanceMeta,
+  type ResultLine,
+  type Row,
+  type Score,
+  type UsageSummary
+} from "./ResultLine.js"
 
 /**
  * Facts about an instance the analyses need. `tokens` memoizes session token counts by content
@@ -56,7 +64,12 @@ export const usageSummary = (entries: ReadonlyArray<Usage.UsageEntry>): UsageSum
 
 const zero = (): Counts => ({ calls: 0, promptTokens: 0, completionTokens: 0 })
 
-const sorted = <A>(record: Record<string, A>): Record<string, A> => Object.fromEntries(Object.keys(record).sort().map((k) => [k, record[k]!]))
+const sorted = <A>(record: Record<string, A>): Record<string, A> =>
+  Object.fromEntries(
+    Object.keys(record)
+      .sort()
+      .map((k) => [k, record[k]!])
+  )
 
 export type CellIdentity = Pick<CellInfo, "id" | "name" | "params">
 
@@ -64,7 +77,12 @@ const repeatsOf = (repeats: Scorer.Repeats): Record<string, Array<number | null>
   sorted(Object.fromEntries(Object.entries(repeats).map(([k, xs]) => [k, xs.map(finiteOrNull)])))
 
 /** The result line of one (cell, instance), as a value ready to encode (non-finite numbers are null). */
-export const fromTrace = (cell: CellIdentity, instance: Domain.Instance, meta: InstanceMeta, trace: Trace.Trace): ResultLine => {
+export const fromTrace = (
+  cell: CellIdentity,
+  instance: Domain.Instance,
+  meta: InstanceMeta,
+  trace: Trace.Trace
+): ResultLine => {
   const scores: Record<string, Score> = {}
   for (const k in trace.scores) {
     const v = trace.scores[k]!
@@ -83,14 +101,20 @@ export const fromTrace = (cell: CellIdentity, instance: Domain.Instance, meta: I
     selected: r?.selected ?? null,
     ranking: r === undefined ? null : r.ranking.map((x) => ({ sessionId: x.sessionId, score: finiteOrNull(x.score) })),
     summaries: trace.summaries ?? null,
-    inference: trace.inference === undefined ? null : { preference: trace.inference.preference, analysis: trace.inference.analysis },
+    inference:
+      trace.inference === undefined
+        ? null
+        : { preference: trace.inference.preference, analysis: trace.inference.analysis },
     generation: trace.generation === undefined ? null : { text: trace.generation.text },
     scores,
     usage: usageSummary(trace.usage),
-    error: trace.error === undefined
-      ? null
-      : { stage: trace.error.stage, plugin: trace.error.plugin, tag: trace.error.tag, message: trace.error.message },
-    ...(trace.ratings === undefined ? {} : { ratings: trace.ratings.map((r) => ({ side: r.side, item: r.item, rating: r.rating })) }),
+    error:
+      trace.error === undefined
+        ? null
+        : { stage: trace.error.stage, plugin: trace.error.plugin, tag: trace.error.tag, message: trace.error.message },
+    ...(trace.ratings === undefined
+      ? {}
+      : { ratings: trace.ratings.map((r) => ({ side: r.side, item: r.item, rating: r.rating })) }),
     ...(trace.repeats === undefined ? {} : { repeats: repeatsOf(trace.repeats) })
   }
 }

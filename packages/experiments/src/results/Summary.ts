@@ -13,7 +13,9 @@ import * as Columns from "./Columns.js"
 import * as ResultLine from "./ResultLine.js"
 import { type CellSummary, finiteOrNull, type MetricDescription, type SliceSummary } from "./ResultLine.js"
 
-export type Options = Pick<ResultLine.Summary, "seed" | "resamples" | "largeSample"> & { readonly metrics: ReadonlyArray<MetricDescription> }
+export type Options = Pick<ResultLine.Summary, "seed" | "resamples" | "largeSample"> & {
+  readonly metrics: ReadonlyArray<MetricDescription>
+}
 
 const undeclaredDescription = "(not declared by its scorer)"
 
@@ -29,7 +31,8 @@ const undeclared = (name: string, counts: boolean): MetricDescription => ({
 })
 
 /** The scorers' declared metrics out of a summary's list, which also names the undeclared score keys its lines had. */
-export const declaredOf = (metrics: ReadonlyArray<MetricDescription>): Array<MetricDescription> => metrics.filter((m) => m.description !== undeclaredDescription)
+export const declaredOf = (metrics: ReadonlyArray<MetricDescription>): Array<MetricDescription> =>
+  metrics.filter((m) => m.description !== undeclaredDescription)
 
 /** The declared metrics, then each undeclared score key of the ok lines: a mean or a ratio as its first ok line scored it. */
 const metricsOf = (index: Columns.Index, options: Options): ReadonlyArray<MetricDescription> => {
@@ -45,14 +48,20 @@ export const of = (
   cells: ReadonlyArray<ResultLine.CellInfo>
 ): { readonly metrics: ReadonlyArray<MetricDescription>; readonly cells: Array<CellSummary> } => {
   const metrics = metricsOf(index, options)
-  const bootstrap = { seed: options.seed, resamples: options.resamples, ...(options.largeSample !== undefined ? { largeSample: options.largeSample } : {}) }
+  const bootstrap = {
+    seed: options.seed,
+    resamples: options.resamples,
+    ...(options.largeSample !== undefined ? { largeSample: options.largeSample } : {})
+  }
   const typeOf = (k: number) => index.instances[k]!.type
   const failed = new Map<string, number>()
   for (const f of index.failures) {
-    for (const key of [`${f.cell}\u0000all`, `${f.cell}\u0000${typeOf(index.number.get(f.instance)!)}`]) failed.set(key, (failed.get(key) ?? 0) + 1)
+    for (const key of [`${f.cell}\u0000all`, `${f.cell}\u0000${typeOf(index.number.get(f.instance)!)}`])
+      failed.set(key, (failed.get(key) ?? 0) + 1)
   }
   const personaNumbers = new Map<string, number>()
-  for (const f of index.instances) if (!personaNumbers.has(f.personaId)) personaNumbers.set(f.personaId, personaNumbers.size)
+  for (const f of index.instances)
+    if (!personaNumbers.has(f.personaId)) personaNumbers.set(f.personaId, personaNumbers.size)
   /** A cell's ok lines of one type (or all), each metric resampled by persona. */
   const slice = (cell: string, type: string): SliceSummary => {
     const at = [...(index.columns(cell)?.instances ?? [])].filter((k) => type === "all" || typeOf(k) === type)
@@ -61,10 +70,15 @@ export const of = (
     return {
       n: at.length,
       failed: failed.get(`${cell}\u0000${type}`) ?? 0,
-      metrics: Object.fromEntries(metrics.map((m) => {
-        const e = Paired.estimate(data(m), { ...bootstrap, clusters })
-        return [m.name, { n: e.n, mean: finiteOrNull(e.mean), ci95: [finiteOrNull(e.ci95[0]), finiteOrNull(e.ci95[1])] as const }]
-      }))
+      metrics: Object.fromEntries(
+        metrics.map((m) => {
+          const e = Paired.estimate(data(m), { ...bootstrap, clusters })
+          return [
+            m.name,
+            { n: e.n, mean: finiteOrNull(e.mean), ci95: [finiteOrNull(e.ci95[0]), finiteOrNull(e.ci95[1])] as const }
+          ]
+        })
+      )
     }
   }
   const otherTypes = [...new Set(index.instances.map((f) => f.type).filter((t) => !isCupidType(t)))].sort()
@@ -72,11 +86,17 @@ export const of = (
     metrics,
     cells: cells.map((c) => ({
       ...c,
-      slices: { all: slice(c.id, "all"), consistent: slice(c.id, "consistent"), contrastive: slice(c.id, "contrastive"), changing: slice(c.id, "changing") },
+      slices: {
+        all: slice(c.id, "all"),
+        consistent: slice(c.id, "consistent"),
+        contrastive: slice(c.id, "contrastive"),
+        changing: slice(c.id, "changing")
+      },
       ...(otherTypes.length === 0 ? {} : { types: Object.fromEntries(otherTypes.map((t) => [t, slice(c.id, t)])) })
     }))
   }
 }
 
 /** Serialize a summary (stable key order, 2-space indent, trailing newline). */
-export const encode = (summary: ResultLine.Summary): string => `${JSON.stringify(Schema.encodeSync(ResultLine.Summary)(summary), null, 2)}\n`
+export const encode = (summary: ResultLine.Summary): string =>
+  `${JSON.stringify(Schema.encodeSync(ResultLine.Summary)(summary), null, 2)}\n`

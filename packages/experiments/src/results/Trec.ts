@@ -63,16 +63,19 @@ export interface Written {
 
 /** Read `<dir>/results.jsonl` and write `<dir>/trec/`. */
 export const write = (dir: string): Effect.Effect<Written, RunError, FileSystem.FileSystem> =>
-  Effect.gen(function*() {
+  Effect.gen(function* () {
     const fileSystem = yield* FileSystem.FileSystem
     const results = path.join(dir, "results.jsonl")
     const out = path.join(dir, "trec")
-    const cannot = (file: string, doing: string) => (e: unknown) => new RunError({ path: file, reason: `cannot ${doing}: ${Files.describe(e)}` })
+    const cannot = (file: string, doing: string) => (e: unknown) =>
+      new RunError({ path: file, reason: `cannot ${doing}: ${Files.describe(e)}` })
     // Per cell, since a history transform (padding, moving) changes the sessions a cell sees.
     const qrels = new Map<string, Array<string>>()
     const selections = new Map<string, Array<string>>()
     const rankings = new Map<string, Array<string>>()
-    const parse = RunDir.parseLine((value) => Either.mapLeft(decode(value), (e) => `not a result line (${e.message.split("\n")[0]})`))
+    const parse = RunDir.parseLine((value) =>
+      Either.mapLeft(decode(value), (e) => `not a result line (${e.message.split("\n")[0]})`)
+    )
     yield* RunDir.scan(fileSystem, results, (raw, lineNo) => {
       const line = parse(raw.toString("utf8", 0, raw.length - 1), lineNo, results)
       if (Either.isLeft(line)) return line.left
@@ -81,7 +84,14 @@ export const write = (dir: string): Effect.Effect<Written, RunError, FileSystem.
       const selected = listOf(selections, l.cell)
       if (l.status !== "ok") return
       selected.push(runLines(l.instance, selectionOrder(l), l.cell))
-      if (l.ranking !== null) listOf(rankings, l.cell).push(runLines(l.instance, l.ranking.map((r) => r.sessionId), l.cell))
+      if (l.ranking !== null)
+        listOf(rankings, l.cell).push(
+          runLines(
+            l.instance,
+            l.ranking.map((r) => r.sessionId),
+            l.cell
+          )
+        )
     }).pipe(Effect.catchTag("SystemError", "BadArgument", (e) => Effect.fail(cannot(results, "read the results")(e))))
     yield* Files.makeDirectory(out).pipe(Effect.mapError(cannot(out, "create the directory")))
     // One qrels.txt when every cell saw the same histories; else one per cell, beside its run.
@@ -91,7 +101,10 @@ export const write = (dir: string): Effect.Effect<Written, RunError, FileSystem.
     if (shared) yield* RunDir.write(qrelsFile, texts[0]?.[1] ?? "")
     else for (const [cell, text] of texts) yield* RunDir.write(path.join(out, `${cell}.qrels.txt`), text)
     const runs: Array<string> = []
-    for (const [suffix, lists] of [["run", selections], ["ranking.run", rankings]] as const) {
+    for (const [suffix, lists] of [
+      ["run", selections],
+      ["ranking.run", rankings]
+    ] as const) {
       for (const [cell, text] of lists) {
         const file = path.join(out, `${cell}.${suffix}`)
         yield* RunDir.write(file, text.join(""))

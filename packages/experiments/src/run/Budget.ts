@@ -59,7 +59,10 @@ export const tracker = (o: {
   readonly prices: Readonly<Record<string, Cost.Price>>
 }) => {
   const perPairMicro = o.pairsToRun > 0 ? o.estimateMicro / o.pairsToRun : 0
-  let spent = 0, dearest = 0, inFlight = 0, stopped = false
+  let spent = 0,
+    dearest = 0,
+    inFlight = 0,
+    stopped = false
   return {
     admit: (): boolean => {
       if (!stopped && spent + (inFlight + 1) * Math.max(perPairMicro, dearest) > o.budgetMicro) stopped = true
@@ -85,8 +88,11 @@ export const tracker = (o: {
 
 const raise = "raise it with budget.usd in the config or --budget-usd on the command line"
 
-export const preflight = (config: Config, options: Options): Effect.Effect<Tracker | undefined, SweepError | BudgetError, FileSystem.FileSystem> =>
-  Effect.gen(function*() {
+export const preflight = (
+  config: Config,
+  options: Options
+): Effect.Effect<Tracker | undefined, SweepError | BudgetError, FileSystem.FileSystem> =>
+  Effect.gen(function* () {
     if (config.budget === undefined) return undefined
     const budgetMicro = Math.round(config.budget.usd * 1e6)
     const table = prices(config)
@@ -94,17 +100,21 @@ export const preflight = (config: Config, options: Options): Effect.Effect<Track
     const e = estimate(d.byModel, table)
     if (e.unpriced.length > 0) {
       return yield* new BudgetError({
-        message: `${config.file}: budget: no price for ${e.unpriced.join(", ")}, so the sweep's spend cannot be kept under the budget; ` +
+        message:
+          `${config.file}: budget: no price for ${e.unpriced.join(", ")}, so the sweep's spend cannot be kept under the budget; ` +
           `add one with the cost scorer's prices option (scorers: [{ use: cost, prices: { "${e.unpriced[0]}": { prompt: <USD per million>, completion: <USD per million> } } }])`
       })
     }
     if (e.micro > budgetMicro) {
       return yield* new BudgetError({
-        message: `${config.file}: the ${d.pairs.toRun} pairs to run would cost about ${dollars(e.micro)} (dry-run estimate of ${d.calls.toSend} calls at list prices), ` +
+        message:
+          `${config.file}: the ${d.pairs.toRun} pairs to run would cost about ${dollars(e.micro)} (dry-run estimate of ${d.calls.toSend} calls at list prices), ` +
           `more than the budget of ${dollars(budgetMicro)}; ${raise} (e.g. --budget-usd ${Math.ceil(e.micro / 1e4) / 100}), or run fewer pairs (--limit, --types)`
       })
     }
-    options.log?.(`budget ${dollars(budgetMicro)}: the ${d.pairs.toRun} pairs to run are estimated at ${dollars(e.micro)}`)
+    options.log?.(
+      `budget ${dollars(budgetMicro)}: the ${d.pairs.toRun} pairs to run are estimated at ${dollars(e.micro)}`
+    )
     return tracker({ budgetMicro, estimateMicro: e.micro, pairsToRun: d.pairs.toRun, prices: table })
   })
 

@@ -6,7 +6,17 @@
  * @example
  * const cells = yield* Build.cells(config, grid, env) // env: Models, ModelCache, Corpus, Plugins, Memo
  */
-import { Corpus, type Errors as CoreErrors, Hash, Memo, ModelCache, Models, type Pipeline, Plugin, type Retriever } from "@cupid-lab/core"
+import {
+  Corpus,
+  type Errors as CoreErrors,
+  Hash,
+  Memo,
+  ModelCache,
+  Models,
+  type Pipeline,
+  Plugin,
+  type Retriever
+} from "@cupid-lab/core"
 import { Selector, Text } from "@cupid-lab/retrievers"
 import type { FileSystem } from "@effect/platform"
 import { Context, Effect, Either, Predicate, type Scope } from "effect"
@@ -35,20 +45,29 @@ export const models = (
   registry: Plugin.Registry,
   context: Plugin.ProviderContext = {}
 ): Effect.Effect<Record<string, Models.ModelBundle>, ConfigError, Scope.Scope> =>
-  Effect.gen(function*() {
+  Effect.gen(function* () {
     const bundles: Record<string, Models.ModelBundle> = {}
     // Every model's key is a secret the other models' messages must not show either.
     const secretVariables = [...new Set(Object.values(config.models).flatMap((e) => keyVariable(e) ?? []))]
     for (const [name, entry] of Object.entries(config.models)) {
       const at = `models.${name}`
       const providers = registry.names("provider")
-      const plugin = yield* Effect.catchAll(
-        registry.provider(entry.provider),
-        () => fail(config, `${at}.provider`, `unknown provider "${entry.provider}"${suggestion(entry.provider, providers)}; valid choices: ${providers.join(", ") || "none"}`)
+      const plugin = yield* Effect.catchAll(registry.provider(entry.provider), () =>
+        fail(
+          config,
+          `${at}.provider`,
+          `unknown provider "${entry.provider}"${suggestion(entry.provider, providers)}; valid choices: ${providers.join(", ") || "none"}`
+        )
       )
       const decoded = plugin.decode(entry.options)
       if (Either.isLeft(decoded)) {
-        return yield* ConfigError.all(config.file, Issues.clean(decoded.left.issues, "option", "option", { also: ["model", "provider"], present: ["model", "provider", ...Object.keys(entry.options)] }).map((i) => ({ path: [at, ...i.path.map(String)].join("."), reason: i.message })))
+        return yield* ConfigError.all(
+          config.file,
+          Issues.clean(decoded.left.issues, "option", "option", {
+            also: ["model", "provider"],
+            present: ["model", "provider", ...Object.keys(entry.options)]
+          }).map((i) => ({ path: [at, ...i.path.map(String)].join("."), reason: i.message }))
+        )
       }
       bundles[name] = yield* decoded.right.make(entry.model, { ...context, secretVariables }).pipe(
         Effect.mapError((e) => fail(config, at, `cannot build the model: ${e.reason}`)),
@@ -58,7 +77,11 @@ export const models = (
     return bundles
   })
 
-const findValue = (value: unknown, target: string, at: ReadonlyArray<string> = []): ReadonlyArray<string> | undefined => {
+const findValue = (
+  value: unknown,
+  target: string,
+  at: ReadonlyArray<string> = []
+): ReadonlyArray<string> | undefined => {
   if (value === target) return at
   if (Predicate.isRecord(value)) {
     for (const [k, v] of Object.entries(value)) {
@@ -76,7 +99,8 @@ const buildStage = <S extends Plugin.PipelineStage>(
   plan: Grid.StagePlan<S>,
   env: Context.Context<Env>
 ): Effect.Effect<Plugin.MadeOf[S], ConfigError, Scope.Scope | FileSystem.FileSystem> => {
-  const cannot = (reason: string) => fail(config, plan.origin, `cannot build ${plan.decoded.stage} "${plan.params.use}": ${reason}`)
+  const cannot = (reason: string) =>
+    fail(config, plan.origin, `cannot build ${plan.decoded.stage} "${plan.params.use}": ${reason}`)
   return plan.decoded.make.pipe(
     Effect.provide(env),
     Effect.catchTags({
@@ -105,12 +129,21 @@ export const cells = (
   grid: Grid.Grid,
   env: Context.Context<Env>
 ): Effect.Effect<ReadonlyArray<BuiltCell>, ConfigError, Scope.Scope | FileSystem.FileSystem> =>
-  Effect.gen(function*() {
+  Effect.gen(function* () {
     const sourceOf = yield* Plugins.sources(config)
-    const memos: Memos = { retriever: new Map(), summarizer: new Map(), inferrer: new Map(), generator: new Map(), scorer: new Map() }
+    const memos: Memos = {
+      retriever: new Map(),
+      summarizer: new Map(),
+      inferrer: new Map(),
+      generator: new Map(),
+      scorer: new Map()
+    }
     // Selectors' change detection analyses texts in the sweep's memo, like the plugins.
     const analyzer = Text.analyzer(Context.get(env, Memo.Memo))
-    const built = <S extends Plugin.PipelineStage>(plan: Grid.StagePlan<S>, key: string): Effect.Effect<Plugin.MadeOf[S], ConfigError, Scope.Scope | FileSystem.FileSystem> =>
+    const built = <S extends Plugin.PipelineStage>(
+      plan: Grid.StagePlan<S>,
+      key: string
+    ): Effect.Effect<Plugin.MadeOf[S], ConfigError, Scope.Scope | FileSystem.FileSystem> =>
       Effect.suspend(() => {
         const memo: Map<string, Plugin.MadeOf[S]> = memos[plan.decoded.stage]
         const hit = memo.get(key)
@@ -133,7 +166,8 @@ export const cells = (
       }
     }
     const scorers: Array<Pipeline.Built<Plugin.MadeOf["scorer"]>> = []
-    for (const plan of grid.scorers) scorers.push({ plugin: plan.params.use, service: yield* built(plan, keyOf(plan.params)) })
+    for (const plan of grid.scorers)
+      scorers.push({ plugin: plan.params.use, service: yield* built(plan, keyOf(plan.params)) })
     // The report's main and primary metrics must be ones the scorers produce: checked now, not after the sweep.
     const metrics = scorers.flatMap((s) => s.service.metrics.map((m) => m.name))
     const named = [
@@ -143,7 +177,11 @@ export const cells = (
     for (const { at, name } of named) {
       if (metrics.includes(name)) continue
       const valid = metrics.length === 0 ? "none (the config has no scorer)" : metrics.join(", ")
-      return yield* fail(config, at, `unknown metric "${name}"${suggestion(name, metrics)}; valid choices (the scorers' metrics): ${valid}`)
+      return yield* fail(
+        config,
+        at,
+        `unknown metric "${name}"${suggestion(name, metrics)}; valid choices (the scorers' metrics): ${valid}`
+      )
     }
     const out: Array<BuiltCell> = []
     for (const cell of grid.cells) {
@@ -157,14 +195,25 @@ export const cells = (
         // The plugin is built once whatever selector cells put on it (a fitted embedder is fitted once).
         const { select: _select, ...ranker } = plan.params
         const made = yield* built(plan, keyOf(ranker))
-        if (!made.needsGold && made.service.fit !== undefined) fits.push({ cell: cell.name, plugin: use, ...made.service.fit })
-        pipeline.retriever = { plugin: use, ...(plan.select === undefined ? made : selected(made, plan.select, analyzer)) }
+        if (!made.needsGold && made.service.fit !== undefined)
+          fits.push({ cell: cell.name, plugin: use, ...made.service.fit })
+        pipeline.retriever = {
+          plugin: use,
+          ...(plan.select === undefined ? made : selected(made, plan.select, analyzer))
+        }
         plugins.push(fact(plan, made.needsGold))
         if (made.service.needsSummaries && s.summarizer === undefined) {
-          return yield* fail(config, plan.origin, `retriever "${use}" ranks session summaries, but cell "${cell.name}" has no summarizer; add one (pipeline.summarizer, a sweep axis or the cell)`)
+          return yield* fail(
+            config,
+            plan.origin,
+            `retriever "${use}" ranks session summaries, but cell "${cell.name}" has no summarizer; add one (pipeline.summarizer, a sweep axis or the cell)`
+          )
         }
       }
-      const stage = <S extends "summarizer" | "inferrer" | "generator">(plan: Grid.StagePlan<S>, readsGold = (_: Plugin.MadeOf[S]) => false) =>
+      const stage = <S extends "summarizer" | "inferrer" | "generator">(
+        plan: Grid.StagePlan<S>,
+        readsGold = (_: Plugin.MadeOf[S]) => false
+      ) =>
         Effect.map(built(plan, keyOf(plan.params)), (service) => {
           plugins.push(fact(plan, readsGold(service)))
           return { plugin: plan.params.use, service }
@@ -186,12 +235,29 @@ export const cells = (
     return out
   })
 
-const selected = (made: Plugin.BuiltRetriever, select: Selector.Spec, analyzer: Text.Analyzer): Plugin.BuiltRetriever => {
-  const cut = (input: Retriever.RetrievalInput) => (r: Retriever.Retrieval) => Selector.apply(select, r, input.query, analyzer)
+const selected = (
+  made: Plugin.BuiltRetriever,
+  select: Selector.Spec,
+  analyzer: Text.Analyzer
+): Plugin.BuiltRetriever => {
+  const cut = (input: Retriever.RetrievalInput) => (r: Retriever.Retrieval) =>
+    Selector.apply(select, r, input.query, analyzer)
   if (made.needsGold) {
     const gold = made.service
-    return { needsGold: true, service: { needsSummaries: gold.needsSummaries, retrieve: (input, g) => Effect.map(gold.retrieve(input, g), cut(input)) } }
+    return {
+      needsGold: true,
+      service: {
+        needsSummaries: gold.needsSummaries,
+        retrieve: (input, g) => Effect.map(gold.retrieve(input, g), cut(input))
+      }
+    }
   }
   const plain = made.service
-  return { needsGold: false, service: { needsSummaries: plain.needsSummaries, retrieve: (input) => Effect.map(plain.retrieve(input), cut(input)) } }
+  return {
+    needsGold: false,
+    service: {
+      needsSummaries: plain.needsSummaries,
+      retrieve: (input) => Effect.map(plain.retrieve(input), cut(input))
+    }
+  }
 }

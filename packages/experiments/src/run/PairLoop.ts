@@ -20,15 +20,22 @@ export interface Options<I, P, E, TE = never> {
 }
 
 export const run = <I, P, E, TE = never>(o: Options<I, P, E, TE>): Effect.Effect<void, E | TE> =>
-  Effect.gen(function*() {
+  Effect.gen(function* () {
     const queue = yield* Queue.bounded<P | null>(Math.max(64, o.concurrency * 8))
     // One item per chunk, so an interruption stops the reader before the next item is read.
-    const producer = Stream.runForEach(o.items.pipe(Stream.rechunk(1)), (item) => Queue.offerAll(queue, o.expand(item))).pipe(
+    const producer = Stream.runForEach(o.items.pipe(Stream.rechunk(1)), (item) =>
+      Queue.offerAll(queue, o.expand(item))
+    ).pipe(
       // Workers stop at the first null each; offered after every pair, so no pair is left behind.
-      Effect.zipRight(Queue.offerAll(queue, Array.from({ length: o.concurrency }, () => null)))
+      Effect.zipRight(
+        Queue.offerAll(
+          queue,
+          Array.from({ length: o.concurrency }, () => null)
+        )
+      )
     )
     const refused = yield* Deferred.make<void>()
-    const worker = Effect.gen(function*() {
+    const worker = Effect.gen(function* () {
       while (true) {
         const pair = yield* Queue.take(queue)
         if (pair === null) return
@@ -42,13 +49,17 @@ export const run = <I, P, E, TE = never>(o: Options<I, P, E, TE>): Effect.Effect
     // Forked by hand: an interruption must wait for the pairs in flight before the loop ends.
     const workers = yield* Effect.forEach(Array.from({ length: o.concurrency }), () => Effect.fork(worker))
     // A failed read (a bad row) stops the workers, after the pairs they are running.
-    const reader = yield* Effect.fork(Effect.asVoid(producer).pipe(Effect.tapErrorCause(() => Fiber.interruptAll(workers))))
+    const reader = yield* Effect.fork(
+      Effect.asVoid(producer).pipe(Effect.tapErrorCause(() => Fiber.interruptAll(workers)))
+    )
     const fibers = [reader, ...workers]
     // A refusal stops the others as an interruption would: after the pairs in flight.
     const stopper = yield* Effect.fork(Effect.zipRight(Deferred.await(refused), Fiber.interruptAll(fibers)))
     // A failed tick (a write error) stops the work like an interruption.
     const ticker = yield* Effect.fork(
-      Effect.repeat(o.tick.run, Schedule.spaced(o.tick.every)).pipe(Effect.tapErrorCause(() => Fiber.interruptAll(fibers)))
+      Effect.repeat(o.tick.run, Schedule.spaced(o.tick.every)).pipe(
+        Effect.tapErrorCause(() => Fiber.interruptAll(fibers))
+      )
     )
     // Awaited, not joined: the reader's failure (a bad row) is told apart from the workers it stopped.
     const awaited = yield* Effect.all([Fiber.await(reader), Fiber.awaitAll(workers)]).pipe(

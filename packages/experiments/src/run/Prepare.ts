@@ -6,7 +6,22 @@
  * @example
  * (yield* Prepare.dryRun(config)).calls.toSend // requests a sweep would send, without writing a file
  */
-import { Corpus, Dataset, type Domain, Errors as CoreErrors, Memo, ModelCache, Models, Pipeline, Plugin, ReferencePrompts, type Scorer, Stage, Transform, type Trace } from "@cupid-lab/core"
+import {
+  Corpus,
+  Dataset,
+  type Domain,
+  Errors as CoreErrors,
+  Memo,
+  ModelCache,
+  Models,
+  Pipeline,
+  Plugin,
+  ReferencePrompts,
+  type Scorer,
+  Stage,
+  Transform,
+  type Trace
+} from "@cupid-lab/core"
 import type { FileSystem } from "@effect/platform"
 import { Context, Effect, Either, Stream } from "effect"
 import * as path from "node:path"
@@ -21,7 +36,10 @@ import type * as Progress from "./Progress.js"
 import * as RunId from "./RunId.js"
 import * as Shard from "./Shard.js"
 
-export type OpenDataset = (source: string, options: Dataset.LoadOptions) => Effect.Effect<Dataset.Opened, CoreErrors.DatasetError, FileSystem.FileSystem>
+export type OpenDataset = (
+  source: string,
+  options: Dataset.LoadOptions
+) => Effect.Effect<Dataset.Opened, CoreErrors.DatasetError, FileSystem.FileSystem>
 
 export interface Options {
   /** The plugins besides the config's own modules; default every package's built-ins. */
@@ -38,7 +56,7 @@ export interface Options {
 export type SweepError = ConfigError | RunError | CoreErrors.DatasetError
 
 export const prepare = (config: Config, options: Options, dryRun: boolean) =>
-  Effect.gen(function*() {
+  Effect.gen(function* () {
     const registry = yield* Plugins.registry(config, options.plugins ?? Plugins.builtins())
     const grid = yield* Grid.expand(config, registry)
     const open = options.openDataset ?? Dataset.open
@@ -52,16 +70,24 @@ export const prepare = (config: Config, options: Options, dryRun: boolean) =>
     const pool = yield* poolFor(config, grid, open)
     const transformed = transformer(config.seed, pool)
     const bundles = yield* Build.models(config, registry, { dryRun })
-    const cache = yield* Effect.provide(ModelCache.ModelCache, ModelCache.layerFile(config.cacheDir, { onWarning: options.log }))
+    const cache = yield* Effect.provide(
+      ModelCache.ModelCache,
+      ModelCache.layerFile(config.cacheDir, { onWarning: options.log })
+    )
     const models = Models.make(bundles, cache, { dryRun })
-    const corpus: Corpus.Service = { queries: Stream.map(opened.instances, (i) => i.query), fingerprint: opened.fingerprint }
+    const corpus: Corpus.Service = {
+      queries: Stream.map(opened.instances, (i) => i.query),
+      fingerprint: opened.fingerprint
+    }
     // The authors' prompt files: a dry run prices the sweep with stand-ins when they cannot be had.
     const reference = ReferencePrompts.fromEnvironment({
       ...(config.referenceDir !== undefined ? { dir: path.resolve(config.referenceDir) } : {}),
       cacheDir: path.join(path.dirname(path.resolve(config.cacheDir)), "reference"),
       placeholders: dryRun,
       onPlaceholder: (file) =>
-        options.log?.(`warning: the authors' ${file} is not available (set CUPID_REFERENCE_DIR or referenceDir, docs/paper-ablations.md); this dry run prices its calls with a stand-in of the same size`)
+        options.log?.(
+          `warning: the authors' ${file} is not available (set CUPID_REFERENCE_DIR or referenceDir, docs/paper-ablations.md); this dry run prices its calls with a stand-in of the same size`
+        )
     })
     // One memo for every plugin built: a session analysed for one cell is not analysed again for the next.
     const env = Context.make(Models.Models, models).pipe(
@@ -79,15 +105,22 @@ export const prepare = (config: Config, options: Options, dryRun: boolean) =>
 export type Prepared = Effect.Effect.Success<ReturnType<typeof prepare>>
 
 export const noInstances = (config: Config, opened: Dataset.Opened) => {
-  const filters = [config.data.types !== undefined ? `types ${config.data.types.join(", ")}` : "", config.data.limit !== undefined ? `limit ${config.data.limit}` : ""].filter((x) => x !== "")
+  const filters = [
+    config.data.types !== undefined ? `types ${config.data.types.join(", ")}` : "",
+    config.data.limit !== undefined ? `limit ${config.data.limit}` : ""
+  ].filter((x) => x !== "")
   return new CoreErrors.DatasetError({
     source: opened.resolved,
     reason: `no instances to run${filters.length > 0 ? ` after the filters (${filters.join(", ")})` : ""}${opened.skipped().length > 0 ? `; ${opened.skipped().length} rows were skipped as invalid` : ""}`
   })
 }
 
-const poolFor = (config: Config, grid: Grid.Grid, open: OpenDataset): Effect.Effect<Transform.Pool | undefined, CoreErrors.DatasetError, FileSystem.FileSystem> =>
-  Effect.gen(function*() {
+const poolFor = (
+  config: Config,
+  grid: Grid.Grid,
+  open: OpenDataset
+): Effect.Effect<Transform.Pool | undefined, CoreErrors.DatasetError, FileSystem.FileSystem> =>
+  Effect.gen(function* () {
     if (!grid.cells.some((c) => c.transform !== null && Transform.needsPool(c.transform))) return undefined
     const all = yield* open(config.data.source, { onInvalid: config.data.onInvalid })
     const builder = Transform.poolBuilder()
@@ -120,24 +153,42 @@ const transformer = (seed: number, pool: Transform.Pool | undefined) => (instanc
 export const runPair = (pipeline: Pipeline.CellPipeline, version: Version): Effect.Effect<Trace.Trace> =>
   version.error === undefined
     ? Pipeline.run(pipeline, version.instance)
-    : Effect.succeed({ instanceId: version.instance.id, instanceType: version.instance.type, scores: {}, usage: [], timings: {}, error: version.error })
+    : Effect.succeed({
+        instanceId: version.instance.id,
+        instanceType: version.instance.type,
+        scores: {},
+        usage: [],
+        timings: {},
+        error: version.error
+      })
 
 export const dryRun = (config: Config, options: Options = {}) =>
   Effect.scoped(
-    Effect.gen(function*() {
+    Effect.gen(function* () {
       const p = yield* prepare(config, options, true)
       const identity = RunId.of(config, p.opened, options.shard)
       const dir = RunId.directory(config, identity)
       yield* RunId.check(dir, identity)
       const done = yield* ResultLog.readDone(dir, new Set(p.grid.cells.map((c) => c.id)))
-      const byModel: Record<string, { toSend: number; cached: number; promptTokens: number; completionTokens: number }> = {}
+      const byModel: Record<
+        string,
+        { toSend: number; cached: number; promptTokens: number; completionTokens: number }
+      > = {}
       const byStage: Record<string, { total: number; toSend: number; cached: number }> = {}
       const allTokens = { prompt: 0, completion: 0 }
-      let failed = 0, pairsDone = 0, instances = 0, share = 0
+      let failed = 0,
+        pairsDone = 0,
+        instances = 0,
+        share = 0
       const count = (trace: Trace.Trace) => {
         if (trace.error !== undefined) failed++
         for (const u of trace.usage) {
-          const m = (byModel[`${u.provider}/${u.model}`] ??= { toSend: 0, cached: 0, promptTokens: 0, completionTokens: 0 })
+          const m = (byModel[`${u.provider}/${u.model}`] ??= {
+            toSend: 0,
+            cached: 0,
+            promptTokens: 0,
+            completionTokens: 0
+          })
           const s = (byStage[u.stage] ??= { total: 0, toSend: 0, cached: 0 })
           s.total++
           allTokens.prompt += u.promptTokens
@@ -158,19 +209,23 @@ export const dryRun = (config: Config, options: Options = {}) =>
         expand: (instance) => {
           instances++
           const versions = p.transformed(instance)
-          return p.built.filter((c) => Shard.includes(options.shard, c.cell.id, instance.id)).filter((c) => {
-            share++
-            const isDone = done.has(ResultLog.pairKey(c.cell.id, instance.id))
-            if (isDone) pairsDone++
-            return !isDone
-          }).map((cell) => ({ cell, version: versions(cell.cell.transform) }))
+          return p.built
+            .filter((c) => Shard.includes(options.shard, c.cell.id, instance.id))
+            .filter((c) => {
+              share++
+              const isDone = done.has(ResultLog.pairKey(c.cell.id, instance.id))
+              if (isDone) pairsDone++
+              return !isDone
+            })
+            .map((cell) => ({ cell, version: versions(cell.cell.transform) }))
         },
         work: ({ cell, version }) => Effect.map(runPair(cell.pipeline, version), count),
         concurrency: config.concurrency,
         tick: { every: "1 second", run: Effect.void }
       })
       if (instances === 0) return yield* noInstances(config, p.opened)
-      const sum = <K extends string>(of: Record<string, Record<K, number>>, key: K) => Object.values(of).reduce((t, x) => t + x[key], 0)
+      const sum = <K extends string>(of: Record<string, Record<K, number>>, key: K) =>
+        Object.values(of).reduce((t, x) => t + x[key], 0)
       return {
         out: dir,
         run: identity.id,
@@ -180,12 +235,17 @@ export const dryRun = (config: Config, options: Options = {}) =>
         calls: { total: sum(byStage, "total"), toSend: sum(byStage, "toSend"), cached: sum(byStage, "cached") },
         tokens: { prompt: sum(byModel, "promptTokens"), completion: sum(byModel, "completionTokens") },
         allTokens,
-        byStage: Object.fromEntries(Object.entries(byStage).sort(([a], [b]) => Stage.order(a) - Stage.order(b) || a.localeCompare(b))),
-        byModel: Object.fromEntries(Object.keys(byModel).sort().map((k) => [k, byModel[k]!])),
+        byStage: Object.fromEntries(
+          Object.entries(byStage).sort(([a], [b]) => Stage.order(a) - Stage.order(b) || a.localeCompare(b))
+        ),
+        byModel: Object.fromEntries(
+          Object.keys(byModel)
+            .sort()
+            .map((k) => [k, byModel[k]!])
+        ),
         failed
       }
     })
   )
 
 export type DryRun = Effect.Effect.Success<ReturnType<typeof dryRun>>
-

@@ -29,14 +29,18 @@ export type Progress = ProgressLine.Progress<Snapshot>
 const { compact, duration } = ProgressLine
 
 export const eta = (s: Snapshot): number =>
-  s.pairsRun === 0 || s.pairsToRun === undefined ? NaN : (Math.max(0, s.pairsToRun - s.pairsRun) * s.elapsedMs) / s.pairsRun
+  s.pairsRun === 0 || s.pairsToRun === undefined
+    ? NaN
+    : (Math.max(0, s.pairsToRun - s.pairsRun) * s.elapsedMs) / s.pairsRun
 
 export const fraction = (s: Snapshot): number =>
   s.pairsTotal === undefined ? 0 : s.pairsTotal === 0 ? 1 : Math.min(1, s.pairsDone / s.pairsTotal)
 
 export const describe = (s: Snapshot): string =>
   [
-    s.pairsTotal === undefined ? `${s.pairsDone} pairs` : `${s.pairsDone}/${s.pairsTotal} pairs (${(100 * fraction(s)).toFixed(1)}%)`,
+    s.pairsTotal === undefined
+      ? `${s.pairsDone} pairs`
+      : `${s.pairsDone}/${s.pairsTotal} pairs (${(100 * fraction(s)).toFixed(1)}%)`,
     `${s.cells} cells x ${s.instancesSeen}${s.instancesTotal === undefined ? "" : `/${s.instancesTotal}`} instances`,
     `ETA ${s.pairsToRun !== undefined && s.pairsRun >= s.pairsToRun ? "0s" : duration(eta(s))}`,
     `calls ${compact(s.calls)} (cached ${compact(s.cacheHits)})`,

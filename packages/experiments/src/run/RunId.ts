@@ -34,7 +34,11 @@ export const Identity = Schema.Struct({
 })
 export type Identity = typeof Identity.Type
 
-export const of = (config: Config, data: { readonly source: string; readonly fingerprint: string }, shard?: Shard.Shard): Identity => {
+export const of = (
+  config: Config,
+  data: { readonly source: string; readonly fingerprint: string },
+  shard?: Shard.Shard
+): Identity => {
   const hash = configHash(config)
   const transform = config.data.transform === undefined ? undefined : Transform.normalize(config.data.transform)
   return {
@@ -47,11 +51,17 @@ export const of = (config: Config, data: { readonly source: string; readonly fin
 
 /** The run directory: the one given (`--out`, `out:`), else `runs/<name>/<run id>` (`<run id>-shard-<i>-of-<N>` for a shard). */
 export const directory = (config: Config, identity: Identity): string =>
-  config.outGiven ? config.out : path.join(config.out, identity.shard === undefined ? identity.id : `${identity.id}-${Shard.suffix(identity.shard)}`)
+  config.outGiven
+    ? config.out
+    : path.join(
+        config.out,
+        identity.shard === undefined ? identity.id : `${identity.id}-${Shard.suffix(identity.shard)}`
+      )
 
 const shardText = (s: Shard.Shard | undefined): string => (s === undefined ? "the whole run" : Shard.describe(s))
 
-export const same = (a: Identity, b: Identity): boolean => a.id === b.id && a.shard?.index === b.shard?.index && a.shard?.count === b.shard?.count
+export const same = (a: Identity, b: Identity): boolean =>
+  a.id === b.id && a.shard?.index === b.shard?.index && a.shard?.count === b.shard?.count
 
 const transformText = (t: Transform.Spec | undefined): string => (t === undefined ? "none" : Hash.canonicalJson(t))
 
@@ -63,11 +73,19 @@ export const differences = (mine: Identity, theirs: Identity): string => {
   const transform = transformText(mine.data.transform) !== transformText(theirs.data.transform)
   const parts = [
     // data.transform is part of the config, so a changed transform changes the config's hash too
-    mine.config.hash !== theirs.config.hash ? (transform ? "the config (its data.transform among others)" : "the config") : "",
+    mine.config.hash !== theirs.config.hash
+      ? transform
+        ? "the config (its data.transform among others)"
+        : "the config"
+      : "",
     mine.data.fingerprint !== theirs.data.fingerprint ? "the data" : "",
-    shardText(mine.shard) !== shardText(theirs.shard) ? `the share (${shardText(mine.shard)} against ${shardText(theirs.shard)})` : ""
+    shardText(mine.shard) !== shardText(theirs.shard)
+      ? `the share (${shardText(mine.shard)} against ${shardText(theirs.shard)})`
+      : ""
   ].filter((x) => x !== "")
-  return parts.length === 0 ? "the identity differs" : `${parts.join(" and ")} ${parts.length > 1 ? "differ" : "differs"}`
+  return parts.length === 0
+    ? "the identity differs"
+    : `${parts.join(" and ")} ${parts.length > 1 ? "differ" : "differs"}`
 }
 
 export const decode = Schema.decodeUnknownEither(Schema.parseJson(Identity))
@@ -76,8 +94,12 @@ export const decode = Schema.decodeUnknownEither(Schema.parseJson(Identity))
  * Check that `dir` is free for this run or already holds it: fails when it holds another run, or
  * results whose run is not recorded (unless `allowUnrecorded`: under the lock, once the log exists).
  */
-export const check = (dir: string, identity: Identity, allowUnrecorded = false): Effect.Effect<void, RunError, FileSystem.FileSystem> =>
-  Effect.gen(function*() {
+export const check = (
+  dir: string,
+  identity: Identity,
+  allowUnrecorded = false
+): Effect.Effect<void, RunError, FileSystem.FileSystem> =>
+  Effect.gen(function* () {
     const fileSystem = yield* FileSystem.FileSystem
     const file = path.join(dir, fileName)
     const text = yield* fileSystem.readFileString(file).pipe(Effect.option)
@@ -85,7 +107,8 @@ export const check = (dir: string, identity: Identity, allowUnrecorded = false):
       if (!allowUnrecorded && (yield* Files.exists(fileSystem, path.join(dir, "results.jsonl")))) {
         return yield* new RunError({
           path: dir,
-          reason: `holds results of a run whose identity is not recorded (no ${fileName}), so this sweep (${describe(identity)}) cannot tell whether resuming them is right; ` +
+          reason:
+            `holds results of a run whose identity is not recorded (no ${fileName}), so this sweep (${describe(identity)}) cannot tell whether resuming them is right; ` +
             `give another --out, or delete the directory to start over`
         })
       }
@@ -93,13 +116,17 @@ export const check = (dir: string, identity: Identity, allowUnrecorded = false):
     }
     const recorded = decode(text.value)
     if (Either.isLeft(recorded)) {
-      return yield* new RunError({ path: file, reason: `is not a run identity (expected {"id", "config": {"name", "hash"}, "data": {"source", "fingerprint", "transform"?}, "shard"?}); delete the directory or give another --out` })
+      return yield* new RunError({
+        path: file,
+        reason: `is not a run identity (expected {"id", "config": {"name", "hash"}, "data": {"source", "fingerprint", "transform"?}, "shard"?}); delete the directory or give another --out`
+      })
     }
     const theirs = recorded.right
     if (same(theirs, identity)) return
     return yield* new RunError({
       path: dir,
-      reason: `holds another run: ${describe(theirs)}; this sweep is ${describe(identity)}; ${differences(identity, theirs)}. ` +
+      reason:
+        `holds another run: ${describe(theirs)}; this sweep is ${describe(identity)}; ${differences(identity, theirs)}. ` +
         `Resuming is for the same run only: give another --out (or leave --out and out: unset, for runs/<name>/<run id>), or delete the directory`
     })
   })
@@ -113,7 +140,7 @@ export const claim = (dir: string, identity: Identity): Effect.Effect<void, RunE
 
 /** Point `<parent>/latest` at the run directory `<parent>/<id>`: a relative symlink, else (where none can be made) a file holding the id. */
 export const linkLatest = (runDir: string): Effect.Effect<void, RunError, FileSystem.FileSystem> =>
-  Effect.gen(function*() {
+  Effect.gen(function* () {
     const fileSystem = yield* FileSystem.FileSystem
     const link = path.join(path.dirname(runDir), latestName)
     const id = path.basename(runDir)
@@ -125,13 +152,19 @@ export const linkLatest = (runDir: string): Effect.Effect<void, RunError, FileSy
     )
     if (linked) return
     yield* Files.writeFileAtomic(link, `${id}\n`).pipe(
-      Effect.mapError((e) => new RunError({ path: link, reason: `cannot point it at ${runDir} (neither as a symlink nor as a file holding the id): ${Files.describe(e)}` }))
+      Effect.mapError(
+        (e) =>
+          new RunError({
+            path: link,
+            reason: `cannot point it at ${runDir} (neither as a symlink nor as a file holding the id): ${Files.describe(e)}`
+          })
+      )
     )
   })
 
 /** The run directory a command was given, with `<parent>/latest` replaced by the run it points at; a config's directory is refused. */
 export const resolve = (dir: string): Effect.Effect<string, RunError, FileSystem.FileSystem> =>
-  Effect.gen(function*() {
+  Effect.gen(function* () {
     const fileSystem = yield* FileSystem.FileSystem
     if (path.basename(dir) === latestName) {
       const id = yield* fileSystem.readLink(dir).pipe(
@@ -143,7 +176,9 @@ export const resolve = (dir: string): Effect.Effect<string, RunError, FileSystem
     }
     const has = (name: string) => Files.exists(fileSystem, path.join(dir, name))
     if ((yield* has("summary.json")) || !(yield* has(latestName))) return dir
-    const ids = (yield* fileSystem.readDirectory(dir).pipe(Effect.orElseSucceed(() => []))).filter((n) => idPattern.test(n)).sort()
+    const ids = (yield* fileSystem.readDirectory(dir).pipe(Effect.orElseSucceed(() => [])))
+      .filter((n) => idPattern.test(n))
+      .sort()
     return yield* new RunError({
       path: dir,
       reason: `holds the runs of one config by id (${ids.length === 0 ? "none yet" : ids.join(", ")}), not a run; give ${path.join(dir, latestName)} for the newest, or ${path.join(dir, "<run id>")}`
@@ -184,7 +219,7 @@ const processStart = (fileSystem: FileSystem.FileSystem, pid: number) =>
 
 /** Whether the sweep that wrote `holder` may still run: always on another host; here, while its PID is the same live process. */
 const running = (fileSystem: FileSystem.FileSystem, holder: Holder, host: string) =>
-  Effect.gen(function*() {
+  Effect.gen(function* () {
     if (holder.host !== host) return true
     if (!alive(holder.pid)) return false
     if (holder.processStart === undefined) return true
@@ -195,7 +230,8 @@ const running = (fileSystem: FileSystem.FileSystem, holder: Holder, host: string
 const heldBy = (dir: string, file: string, holder: Holder) =>
   new RunError({
     path: dir,
-    reason: `another sweep (${describeHolder(holder)}) is writing to this run directory; ` +
+    reason:
+      `another sweep (${describeHolder(holder)}) is writing to this run directory; ` +
       `wait for it to end, stop it (kill ${holder.pid}), or give this sweep another --out. ` +
       `If that process is gone (or was on another machine), delete ${file} and rerun`
   })
@@ -213,12 +249,14 @@ export const lock = (dir: string): Effect.Effect<string | undefined, RunError, F
         fileSystem.readFileString(file).pipe(
           Effect.flatMap((now) => (now === mine ? fileSystem.remove(file) : Effect.void)),
           Effect.ignore
-        ))),
+        )
+      )
+    ),
     (held) => held.stale
   )
 
 const take = (dir: string) =>
-  Effect.gen(function*() {
+  Effect.gen(function* () {
     const fileSystem = yield* FileSystem.FileSystem
     const file = path.join(dir, lockFileName)
     const started = yield* processStart(fileSystem, process.pid)
@@ -229,17 +267,24 @@ const take = (dir: string) =>
       ...(started === undefined ? {} : { processStart: started })
     }
     const mine = `${JSON.stringify(me)}\n`
-    const cannot = (doing: string) => (e: unknown) => new RunError({ path: file, reason: `cannot ${doing} the run directory's lock: ${Files.describe(e)}` })
+    const cannot = (doing: string) => (e: unknown) =>
+      new RunError({ path: file, reason: `cannot ${doing} the run directory's lock: ${Files.describe(e)}` })
     const read = fileSystem.readFileString(file).pipe(
       Effect.map((text) => ({ text, holder: Either.getOrUndefined(decodeHolder(text)) })),
-      Effect.catchIf((e) => e._tag === "SystemError" && e.reason === "NotFound", () => Effect.succeed(undefined)),
+      Effect.catchIf(
+        (e) => e._tag === "SystemError" && e.reason === "NotFound",
+        () => Effect.succeed(undefined)
+      ),
       Effect.mapError(cannot("read"))
     )
     let stale: string | undefined
     for (let attempt = 0; attempt < 3; attempt++) {
       const created = yield* fileSystem.writeFileString(file, mine, { flag: "wx" }).pipe(
         Effect.as(true),
-        Effect.catchIf((e) => e._tag === "SystemError" && e.reason === "AlreadyExists", () => Effect.succeed(false)),
+        Effect.catchIf(
+          (e) => e._tag === "SystemError" && e.reason === "AlreadyExists",
+          () => Effect.succeed(false)
+        ),
         Effect.mapError(cannot("create"))
       )
       if (created) return { file, mine, stale }
@@ -255,7 +300,10 @@ const take = (dir: string) =>
       if (holder !== undefined && (yield* running(fileSystem, holder, me.host))) return yield* heldBy(dir, file, holder)
       // Gone: move it aside (only one of several sweeps can), check it was the one judged stale, take over.
       const aside = `${file}.${process.pid}.stale`
-      const moved = yield* fileSystem.rename(file, aside).pipe(Effect.as(true), Effect.orElseSucceed(() => false))
+      const moved = yield* fileSystem.rename(file, aside).pipe(
+        Effect.as(true),
+        Effect.orElseSucceed(() => false)
+      )
       if (moved) {
         const text = yield* fileSystem.readFileString(aside).pipe(Effect.orElseSucceed(() => ""))
         if (text !== found.text) {
@@ -269,5 +317,8 @@ const take = (dir: string) =>
       }
       stale = holder === undefined ? `an unreadable lock` : describeHolder(holder)
     }
-    return yield* new RunError({ path: file, reason: "other sweeps kept taking the run directory's lock at the same moment; rerun" })
+    return yield* new RunError({
+      path: file,
+      reason: "other sweeps kept taking the run directory's lock at the same moment; rerun"
+    })
   })

@@ -21,7 +21,12 @@ export const TraceTotals = Schema.Struct({
    * Model calls of this run: `made` (not answered by the cache, failed ones included), `cached`,
    * `requestsSent` (every HTTP request the servers received, retries included) and `retries`.
    */
-  modelCalls: Schema.Struct({ made: Int, cached: Int, requestsSent: Schema.optionalWith(Int, { default: () => 0 }), retries: Schema.optionalWith(Int, { default: () => 0 }) }),
+  modelCalls: Schema.Struct({
+    made: Int,
+    cached: Int,
+    requestsSent: Schema.optionalWith(Int, { default: () => 0 }),
+    retries: Schema.optionalWith(Int, { default: () => 0 })
+  }),
   tokens: Schema.Struct({ prompt: Int, completion: Int }),
   failuresByStage: NumberRecord
 })
@@ -61,7 +66,8 @@ export const RunInfo = Schema.Struct({
 })
 export type RunInfo = typeof RunInfo.Type
 
-const sorted = (m: Map<string, number>): Record<string, number> => Object.fromEntries([...m].sort(([a], [b]) => (a < b ? -1 : 1)))
+const sorted = (m: Map<string, number>): Record<string, number> =>
+  Object.fromEntries([...m].sort(([a], [b]) => (a < b ? -1 : 1)))
 
 export const accumulator = () => {
   const time = new Map<string, number>()
@@ -78,7 +84,12 @@ export const accumulator = () => {
     },
     result: (): typeof TraceTotals.Type => ({
       stageTimeMs: sorted(time),
-      modelCalls: { made: usage.calls - usage.cachedCalls, cached: usage.cachedCalls, requestsSent: usage.requests, retries: usage.retries },
+      modelCalls: {
+        made: usage.calls - usage.cachedCalls,
+        cached: usage.cachedCalls,
+        requestsSent: usage.requests,
+        retries: usage.retries
+      },
       tokens: { prompt: usage.promptTokens, completion: usage.completionTokens },
       failuresByStage: sorted(failures)
     })
@@ -90,17 +101,23 @@ const here = path.dirname(fileURLToPath(import.meta.url))
 const PackageJson = Schema.parseJson(Schema.Struct({ version: Schema.String }))
 
 /** Versions of Node, the workspace packages and the libraries results depend on. */
-export const versions: Effect.Effect<Record<string, string>, never, FileSystem.FileSystem> = Effect.gen(function*() {
+export const versions: Effect.Effect<Record<string, string>, never, FileSystem.FileSystem> = Effect.gen(function* () {
   const fs = yield* FileSystem.FileSystem
   const packages = path.resolve(here, "..", "..", "..")
   const modules = path.resolve(packages, "..", "node_modules")
   const dirs = [
-    ...["core", "retrievers", "scorers", "providers", "experiments"].map((p) => [`@cupid-lab/${p}`, path.join(packages, p)] as const),
-    ...["effect", "openai", "cohere-ai", "@huggingface/transformers", "wink-nlp"].map((dep) => [dep, path.join(modules, dep)] as const)
+    ...["core", "retrievers", "scorers", "providers", "experiments"].map(
+      (p) => [`@cupid-lab/${p}`, path.join(packages, p)] as const
+    ),
+    ...["effect", "openai", "cohere-ai", "@huggingface/transformers", "wink-nlp"].map(
+      (dep) => [dep, path.join(modules, dep)] as const
+    )
   ]
   const out: Record<string, string> = { node: process.versions.node }
   for (const [name, dir] of dirs) {
-    const json = yield* fs.readFileString(path.join(dir, "package.json")).pipe(Effect.flatMap(Schema.decodeUnknown(PackageJson)), Effect.option)
+    const json = yield* fs
+      .readFileString(path.join(dir, "package.json"))
+      .pipe(Effect.flatMap(Schema.decodeUnknown(PackageJson)), Effect.option)
     if (Option.isSome(json)) out[name] = json.value.version
   }
   return out

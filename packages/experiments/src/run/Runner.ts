@@ -32,21 +32,27 @@ export { type DryRun, dryRun } from "./Prepare.js"
 
 export const sweep = (config: Config, options: Options = {}) =>
   Effect.scoped(
-    Effect.gen(function*() {
+    Effect.gen(function* () {
       const startedAt = yield* Clock.currentTimeMillis
       const budget = yield* Budget.preflight(config, options)
       const p = yield* prepare(config, options, false)
       const identity = RunId.of(config, p.opened, options.shard)
       const dir = RunId.directory(config, identity)
       yield* RunId.check(dir, identity)
-      const log = yield* ResultLog.open({ dir, cells: new Set(p.grid.cells.map((c) => c.id)), repair: options.repair === true })
+      const log = yield* ResultLog.open({
+        dir,
+        cells: new Set(p.grid.cells.map((c) => c.id)),
+        repair: options.repair === true
+      })
       yield* RunId.claim(dir, identity)
       if (!config.outGiven && options.shard === undefined) yield* RunId.linkLatest(dir)
       notices(dir, identity.id, log.opened, options.log ?? (() => {}))
       const preparedAt = yield* Clock.currentTimeMillis
       // The pairs run interruptibly; what follows (sorting, reports) runs whatever ended them.
       return yield* Effect.uninterruptibleMask((restore) =>
-        Effect.flatMap(runPairs(config, p, log, options, startedAt, restore, budget), (pairs) => finish(config, p, log, options, pairs, { startedAt, preparedAt, dir }))
+        Effect.flatMap(runPairs(config, p, log, options, startedAt, restore, budget), (pairs) =>
+          finish(config, p, log, options, pairs, { startedAt, preparedAt, dir })
+        )
       )
     })
   )
@@ -60,7 +66,9 @@ const notices = (dir: string, id: string, o: ResultLog.Opened, log: (line: strin
         (o.retried > 0 ? `, ${o.retried} failed pairs to retry` : "") +
         (o.truncated ? ", dropped a line cut short by an earlier kill" : "") +
         (o.corrupt > 0 ? `, ${o.corrupt} corrupt lines moved to ${ResultLog.corruptFileName}` : "") +
-        (o.orphaned > 0 ? `, ${o.orphaned} lines of cells no longer in the config moved to ${ResultLog.orphanFileName}` : "")
+        (o.orphaned > 0
+          ? `, ${o.orphaned} lines of cells no longer in the config moved to ${ResultLog.orphanFileName}`
+          : "")
     )
   }
 }
@@ -74,7 +82,7 @@ const runPairs = (
   restore: <A, E, R>(effect: Effect.Effect<A, E, R>) => Effect.Effect<A, E, R>,
   budget: Budget.Tracker | undefined
 ) =>
-  Effect.gen(function*() {
+  Effect.gen(function* () {
     const progress = options.progress ?? Progress.silent
     const rows: Array<ResultLine.Row> = []
     const instanceOrder = new Map<string, number>()
@@ -83,10 +91,16 @@ const runPairs = (
     const tokens = new Map<string, number>()
     const ranAt = new Date(startedAt).toISOString()
     const resumed = log.opened.kept.length
-    let failed = 0, share = 0, seenAll = false
+    let failed = 0,
+      share = 0,
+      seenAll = false
     const cells = p.built.length
     const snapshot = (now: number): Progress.Snapshot => {
-      const pairsTotal = seenAll ? share : p.instances === undefined ? undefined : Math.ceil((p.instances * cells) / (options.shard?.count ?? 1))
+      const pairsTotal = seenAll
+        ? share
+        : p.instances === undefined
+          ? undefined
+          : Math.ceil((p.instances * cells) / (options.shard?.count ?? 1))
       return {
         cells,
         instancesSeen: instanceOrder.size,
@@ -109,35 +123,38 @@ const runPairs = (
       progress.update(snapshot(lastTick))
       return log.flush
     })
-    const loop = yield* restore(PairLoop.run({
-      items: p.opened.instances,
-      expand: (instance) => {
-        if (!instanceOrder.has(instance.id)) instanceOrder.set(instance.id, instanceOrder.size)
-        if (!examples.has(instance.type)) examples.set(instance.type, instance)
-        const mine = p.built.filter((c) => Shard.includes(options.shard, c.cell.id, instance.id))
-        share += mine.length
-        const todo = mine.filter((c) => !log.isDone(c.cell.id, instance.id))
-        if (todo.length === 0) return []
-        const versions = p.transformed(instance)
-        // An instance's facts once per version, shared by the cells that see it.
-        const metas = new Map<Domain.Instance, ResultLine.InstanceMeta>()
-        return todo.map((cell) => {
-          const version = versions(cell.cell.transform)
-          let meta = metas.get(version.instance)
-          if (meta === undefined) metas.set(version.instance, (meta = Results.instanceMeta(version.instance, tokens)))
-          return { cell, version, meta }
-        })
-      },
-      work: ({ cell, meta, version }) =>
-        Effect.flatMap(
-          runPair(cell.pipeline, version),
-          (trace) => {
+    const loop = yield* restore(
+      PairLoop.run({
+        items: p.opened.instances,
+        expand: (instance) => {
+          if (!instanceOrder.has(instance.id)) instanceOrder.set(instance.id, instanceOrder.size)
+          if (!examples.has(instance.type)) examples.set(instance.type, instance)
+          const mine = p.built.filter((c) => Shard.includes(options.shard, c.cell.id, instance.id))
+          share += mine.length
+          const todo = mine.filter((c) => !log.isDone(c.cell.id, instance.id))
+          if (todo.length === 0) return []
+          const versions = p.transformed(instance)
+          // An instance's facts once per version, shared by the cells that see it.
+          const metas = new Map<Domain.Instance, ResultLine.InstanceMeta>()
+          return todo.map((cell) => {
+            const version = versions(cell.cell.transform)
+            let meta = metas.get(version.instance)
+            if (meta === undefined) metas.set(version.instance, (meta = Results.instanceMeta(version.instance, tokens)))
+            return { cell, version, meta }
+          })
+        },
+        work: ({ cell, meta, version }) =>
+          Effect.flatMap(runPair(cell.pipeline, version), (trace) => {
             const line = Results.fromTrace(cell.info, version.instance, meta, trace)
             log.append({
               cell: cell.cell.id,
               instance: version.instance.id,
               text: Results.encodeLine(line),
-              calls: Calls.line({ cell: cell.cell.id, instance: version.instance.id, ranAt }, trace.usage, config.transcripts)
+              calls: Calls.line(
+                { cell: cell.cell.id, instance: version.instance.id, ranAt },
+                trace.usage,
+                config.transcripts
+              )
             })
             rows.push(Results.toRow(line))
             stats.add(trace)
@@ -145,12 +162,12 @@ const runPairs = (
             if (trace.error !== undefined) failed++
             // Pairs that never wait (no model calls) can starve the timer: tick here too.
             return clock.unsafeCurrentTimeMillis() - lastTick >= 200 ? Effect.ignore(tick) : Effect.void
-          }
-        ),
-      concurrency: config.concurrency,
-      ...(budget !== undefined ? { admit: budget.admit } : {}),
-      tick: { every: "200 millis", run: tick }
-    })).pipe(Effect.exit)
+          }),
+        concurrency: config.concurrency,
+        ...(budget !== undefined ? { admit: budget.admit } : {}),
+        tick: { every: "200 millis", run: tick }
+      })
+    ).pipe(Effect.exit)
     const endedAt = yield* Clock.currentTimeMillis
     // A budget's stop ends the loop like an interruption: not every instance was seen.
     const interrupted = (Exit.isFailure(loop) && Cause.isInterruptedOnly(loop.cause)) || budget?.stopped() === true
@@ -159,7 +176,17 @@ const runPairs = (
     seenAll = !interrupted
     if (seenAll && instanceOrder.size === 0) return yield* noInstances(config, p.opened)
     progress.done(snapshot(endedAt))
-    return { rows, instanceOrder, examples: [...examples.values()], interrupted, ...(budget !== undefined ? { budget } : {}), share, failed, stats, endedAt }
+    return {
+      rows,
+      instanceOrder,
+      examples: [...examples.values()],
+      interrupted,
+      ...(budget !== undefined ? { budget } : {}),
+      share,
+      failed,
+      stats,
+      endedAt
+    }
   })
 
 /** What the pair loop leaves for the end of the sweep. */
@@ -173,11 +200,16 @@ const finish = (
   pairs: Pairs,
   at: { readonly startedAt: number; readonly preparedAt: number; readonly dir: string }
 ) =>
-  Effect.gen(function*() {
+  Effect.gen(function* () {
     const { grid, built, opened } = p
     const out = at.dir
-    const final = yield* log.finalize({ cellOrder: new Map(grid.cells.map((c) => [c.id, c.index])), instanceOrder: pairs.instanceOrder, complete: !pairs.interrupted })
-    if (final.orphaned > 0) options.log?.(`${final.orphaned} lines of instances not in this dataset moved to ${ResultLog.orphanFileName}`)
+    const final = yield* log.finalize({
+      cellOrder: new Map(grid.cells.map((c) => [c.id, c.index])),
+      instanceOrder: pairs.instanceOrder,
+      complete: !pairs.interrupted
+    })
+    if (final.orphaned > 0)
+      options.log?.(`${final.orphaned} lines of instances not in this dataset moved to ${ResultLog.orphanFileName}`)
     const appended = [...log.opened.kept, ...pairs.rows]
     const index = Columns.index(final.order.map((n) => appended[n]!))
     const calls = yield* Calls.tally(path.join(out, Calls.fileName))
@@ -190,7 +222,9 @@ const finish = (
         source: opened.source,
         hash: opened.fingerprint,
         instances: pairs.instanceOrder.size,
-        skipped: opened.skipped().map((s) => ({ row: s.id === undefined ? s.row : `${s.row} (${s.id})`, reason: s.reason }))
+        skipped: opened
+          .skipped()
+          .map((s) => ({ row: s.id === undefined ? s.row : `${s.row} (${s.id})`, reason: s.reason }))
       },
       seed: config.seed,
       resamples: config.bootstrap.resamples,
@@ -200,9 +234,23 @@ const finish = (
       ...(calls.calls > 0 ? { modelCalls: calls } : {}),
       ...Families.declared(config.report),
       ...(config.sweep.length > 0 ? { axes: config.sweep.map((a) => a.key) } : {}),
-      ...Summary.of(index, { metrics: p.metrics, seed: config.seed, resamples: config.bootstrap.resamples, largeSample: config.bootstrap.largeSample }, built.map((b) => b.info))
+      ...Summary.of(
+        index,
+        {
+          metrics: p.metrics,
+          seed: config.seed,
+          resamples: config.bootstrap.resamples,
+          largeSample: config.bootstrap.largeSample
+        },
+        built.map((b) => b.info)
+      )
     }
-    const files = { results: log.file, summary: path.join(out, "summary.json"), report: path.join(out, "report.md"), run: path.join(out, "run.json") }
+    const files = {
+      results: log.file,
+      summary: path.join(out, "summary.json"),
+      report: path.join(out, "report.md"),
+      run: path.join(out, "run.json")
+    }
     const cacheStats = yield* p.cache.stats
     const versions = yield* RunInfo.versions
     const interrupted = pairs.interrupted && pairs.budget?.stopped() !== true
@@ -216,7 +264,11 @@ const finish = (
       dataset: { resolved: opened.resolved },
       pairs: { total, resumed, ran, failed: pairs.failed, lines: final.order.length },
       pairsPerSecond: endedAt > at.startedAt ? (ran * 1000) / (endedAt - at.startedAt) : null,
-      phasesMs: { prepare: at.preparedAt - at.startedAt, pairs: pairs.endedAt - at.preparedAt, write: endedAt - pairs.endedAt },
+      phasesMs: {
+        prepare: at.preparedAt - at.startedAt,
+        pairs: pairs.endedAt - at.preparedAt,
+        write: endedAt - pairs.endedAt
+      },
       cache: { ...cacheStats },
       ...(built.some((b) => b.fits.length > 0) ? { fits: built.flatMap((b) => b.fits) } : {}),
       ...pairs.stats.result(),
@@ -225,8 +277,17 @@ const finish = (
     yield* RunDir.write(files.summary, Summary.encode(summary))
     let opening: Report.Written["opening"] | undefined
     if (options.report !== false) {
-      const run: RunDir.Run = { dir: out, summary, index, info: info(yield* Clock.currentTimeMillis), examples: pairs.examples }
-      opening = (yield* Report.writeRun(run, options.openDataset === undefined ? {} : { openDataset: (source: string) => options.openDataset!(source, {}) })).opening
+      const run: RunDir.Run = {
+        dir: out,
+        summary,
+        index,
+        info: info(yield* Clock.currentTimeMillis),
+        examples: pairs.examples
+      }
+      opening = (yield* Report.writeRun(
+        run,
+        options.openDataset === undefined ? {} : { openDataset: (source: string) => options.openDataset!(source, {}) }
+      )).opening
     }
     // run.json last: its write phase covers the summary and the reports.
     yield* RunDir.write(files.run, RunInfo.encode(info(yield* Clock.currentTimeMillis)))
@@ -246,4 +307,6 @@ const finish = (
 export type Outcome = Effect.Effect.Success<ReturnType<typeof sweep>>
 
 const budgetFields = (pairs: Pairs): { stopped?: "budget"; budget?: Budget.Spend } =>
-  pairs.budget === undefined ? {} : { ...(pairs.budget.stopped() ? { stopped: "budget" as const } : {}), budget: pairs.budget.spend() }
+  pairs.budget === undefined
+    ? {}
+    : { ...(pairs.budget.stopped() ? { stopped: "budget" as const } : {}), budget: pairs.budget.spend() }

@@ -32,8 +32,10 @@ export const maxCount = 10000
 export const parse = (text: string): Either.Either<Shard, string> => {
   const m = /^\s*(\d+)\s*\/\s*(\d+)\s*$/.exec(text)
   if (m === null) return Either.left(`--shard expects i/N (shard i of N, numbered from 1), e.g. 1/3, got "${text}"`)
-  const index = Number(m[1]), count = Number(m[2])
-  if (count < 1 || count > maxCount) return Either.left(`--shard ${text}: N must be between 1 and ${maxCount}, got ${count}`)
+  const index = Number(m[1]),
+    count = Number(m[2])
+  if (count < 1 || count > maxCount)
+    return Either.left(`--shard ${text}: N must be between 1 and ${maxCount}, got ${count}`)
   if (index === 0) {
     return Either.left(
       `--shard ${text}: shards are numbered from 1 to ${count}; for a 0-based index such as Kubernetes' JOB_COMPLETION_INDEX pass $((JOB_COMPLETION_INDEX + 1))/${count}`

@@ -25,7 +25,9 @@ export interface Found {
 const RetrieverUse = Schema.Struct({ use: Schema.String })
 
 /** The main metric as reports choose it; a summary naming a metric it lacks gets none, with the reason. */
-export const safeMain = (summary: Summary): { readonly main: MetricDescription | undefined; readonly mainReason: string } => {
+export const safeMain = (
+  summary: Summary
+): { readonly main: MetricDescription | undefined; readonly mainReason: string } => {
   try {
     return Analysis.mainMetric(summary)
   } catch (e) {
@@ -43,8 +45,11 @@ export const cellEntries = (summary: Summary) =>
 /** The main metric first, then the headline metrics, then the rest. */
 export const metricColumns = (summary: Summary, main: MetricDescription | undefined) => {
   const rest = summary.metrics.filter((m) => m !== main)
-  return [...(main === undefined ? [] : [main]), ...rest.filter((m) => m.headline), ...rest.filter((m) => !m.headline)]
-    .map((m) => Struct.pick(m, "name", "heuristic", "headline", "description"))
+  return [
+    ...(main === undefined ? [] : [main]),
+    ...rest.filter((m) => m.headline),
+    ...rest.filter((m) => !m.headline)
+  ].map((m) => Struct.pick(m, "name", "heuristic", "headline", "description"))
 }
 
 /** The first cell the reports' headline table marks best on the main metric over all instances. */
@@ -56,13 +61,23 @@ const headline = (summary: Summary, main: MetricDescription | undefined) => {
     return !c.usesGold && mean !== null && mean !== undefined && Format.number(mean) === best
   })
   const e = cell?.slices.all.metrics[main.name]
-  return { metric: main.name, heuristic: main.heuristic, cell: cell?.name ?? null, value: e?.mean ?? null, n: e?.n ?? 0 }
+  return {
+    metric: main.name,
+    heuristic: main.heuristic,
+    cell: cell?.name ?? null,
+    value: e?.mean ?? null,
+    n: e?.n ?? 0
+  }
 }
 
 export const entryOf = (
   found: Found,
   summary: Summary,
-  records: { readonly info: RunDir.RunInfo | undefined; readonly identity: RunId.Identity | undefined; readonly problems: ReadonlyArray<string> }
+  records: {
+    readonly info: RunDir.RunInfo | undefined
+    readonly identity: RunId.Identity | undefined
+    readonly problems: ReadonlyArray<string>
+  }
 ) => {
   const { info, identity, problems } = records
   return {
@@ -83,7 +98,7 @@ export const entryOf = (
 }
 
 /** The report's charts as SVG, in report.html's order. */
-export const figuresOf = Effect.fn("Entries.figures")(function*(a: Analysis.Analysis) {
+export const figuresOf = Effect.fn("Entries.figures")(function* (a: Analysis.Analysis) {
   const p = Figures.planned(a)
   const all = [
     ...p.overview.map((planned) => ["overview", planned] as const),
@@ -94,7 +109,8 @@ export const figuresOf = Effect.fn("Entries.figures")(function*(a: Analysis.Anal
   ]
   const shown = all.flatMap(([section, planned]) => (planned === undefined ? [] : [{ section, planned }]))
   const figures = yield* Effect.forEach(shown, ({ section, planned }) =>
-    Effect.map(Charts.svg(planned.chart), (svg) => ({ section, caption: planned.caption, svg })))
+    Effect.map(Charts.svg(planned.chart), (svg) => ({ section, caption: planned.caption, svg }))
+  )
   return { figures }
 })
 

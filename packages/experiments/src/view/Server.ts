@@ -66,14 +66,18 @@ const param = (params: Params, key: string): string | undefined => {
 
 const required = (params: Params, key: string): Effect.Effect<string, ViewError> => {
   const v = param(params, key)
-  return v === undefined ? Effect.fail(new ViewError({ status: 400, message: `missing query parameter "${key}"` })) : Effect.succeed(v)
+  return v === undefined
+    ? Effect.fail(new ViewError({ status: 400, message: `missing query parameter "${key}"` }))
+    : Effect.succeed(v)
 }
 
 const whole = (params: Params, name: string): Effect.Effect<number | undefined, ViewError> => {
   const text = param(params, name)
   if (text === undefined) return Effect.succeed(undefined)
   const n = Number(text)
-  return Number.isInteger(n) && n >= 0 ? Effect.succeed(n) : Effect.fail(new ViewError({ status: 400, message: `${name} must be a whole number >= 0, got "${text}"` }))
+  return Number.isInteger(n) && n >= 0
+    ? Effect.succeed(n)
+    : Effect.fail(new ViewError({ status: 400, message: `${name} must be a whole number >= 0, got "${text}"` }))
 }
 
 const isSortKey = (s: string): s is SortKey => (sortKeys as ReadonlyArray<string>).includes(s)
@@ -87,8 +91,10 @@ const answer = <A, R>(effect: Effect.Effect<A, ViewError, R>) =>
   )
 
 const router = (catalog: Catalog.Catalog, assets: { readonly js: string; readonly css: string }) => {
-  const withQuery = <A>(f: (p: Params) => Effect.Effect<A, ViewError>) => answer(Effect.flatMap(HttpServerRequest.ParsedSearchParams, f))
-  const ofRun = <A>(f: (run: string) => Effect.Effect<A, ViewError>) => withQuery((p) => Effect.flatMap(required(p, "run"), f))
+  const withQuery = <A>(f: (p: Params) => Effect.Effect<A, ViewError>) =>
+    answer(Effect.flatMap(HttpServerRequest.ParsedSearchParams, f))
+  const ofRun = <A>(f: (run: string) => Effect.Effect<A, ViewError>) =>
+    withQuery((p) => Effect.flatMap(required(p, "run"), f))
   const ofInstance = <A>(f: (run: string, id: string) => Effect.Effect<A, ViewError>) =>
     withQuery((p) => Effect.flatMap(required(p, "run"), (run) => Effect.flatMap(required(p, "id"), (id) => f(run, id))))
   const file = (body: string, contentType: string) => Effect.succeed(HttpServerResponse.text(body, { contentType }))
@@ -103,33 +109,46 @@ const router = (catalog: Catalog.Catalog, assets: { readonly js: string; readonl
     HttpRouter.get("/api/verdict", ofRun(catalog.verdict)),
     HttpRouter.get("/api/figures", ofRun(catalog.figures)),
     HttpRouter.get("/api/pairwise", ofRun(catalog.pairwise)),
-    HttpRouter.get("/api/instances", withQuery((p) => Effect.gen(function*() {
-      const run = yield* required(p, "run")
-      const sort = param(p, "sort")
-      if (sort !== undefined && !isSortKey(sort)) {
-        return yield* new ViewError({ status: 400, message: `sort must be one of ${sortKeys.join(", ")}; got "${sort}"` })
-      }
-      return yield* catalog.instances(run, {
-        type: param(p, "type"),
-        cell: param(p, "cell"),
-        failed: param(p, "failed") === "1",
-        a: param(p, "a"),
-        b: param(p, "b"),
-        q: param(p, "q"),
-        sort,
-        desc: param(p, "desc") === "1",
-        offset: yield* whole(p, "offset"),
-        limit: yield* whole(p, "limit")
-      })
-    }))),
+    HttpRouter.get(
+      "/api/instances",
+      withQuery((p) =>
+        Effect.gen(function* () {
+          const run = yield* required(p, "run")
+          const sort = param(p, "sort")
+          if (sort !== undefined && !isSortKey(sort)) {
+            return yield* new ViewError({
+              status: 400,
+              message: `sort must be one of ${sortKeys.join(", ")}; got "${sort}"`
+            })
+          }
+          return yield* catalog.instances(run, {
+            type: param(p, "type"),
+            cell: param(p, "cell"),
+            failed: param(p, "failed") === "1",
+            a: param(p, "a"),
+            b: param(p, "b"),
+            q: param(p, "q"),
+            sort,
+            desc: param(p, "desc") === "1",
+            offset: yield* whole(p, "offset"),
+            limit: yield* whole(p, "limit")
+          })
+        })
+      )
+    ),
     HttpRouter.get("/api/instance", ofInstance(catalog.instance)),
     HttpRouter.get("/api/calls", ofInstance(catalog.calls)),
-    HttpRouter.get("/api/compare", withQuery((p) => Effect.gen(function*() {
-      return yield* catalog.compare(
-        { run: yield* required(p, "a"), cell: yield* required(p, "ca") },
-        { run: yield* required(p, "b"), cell: yield* required(p, "cb") }
+    HttpRouter.get(
+      "/api/compare",
+      withQuery((p) =>
+        Effect.gen(function* () {
+          return yield* catalog.compare(
+            { run: yield* required(p, "a"), cell: yield* required(p, "ca") },
+            { run: yield* required(p, "b"), cell: yield* required(p, "cb") }
+          )
+        })
       )
-    })))
+    )
   )
 }
 
@@ -146,11 +165,19 @@ const allowedHosts = (host: string, port: number): Set<string> | undefined => {
 }
 
 /** Start the viewer in the current scope; it stops when the scope closes. */
-export const start = (options: Options): Effect.Effect<{ readonly url: string; readonly root: string }, ViewerNotBuilt | Error, Scope.Scope | FileSystem.FileSystem> =>
-  Effect.gen(function*() {
+export const start = (
+  options: Options
+): Effect.Effect<
+  { readonly url: string; readonly root: string },
+  ViewerNotBuilt | Error,
+  Scope.Scope | FileSystem.FileSystem
+> =>
+  Effect.gen(function* () {
     const fileSystem = yield* FileSystem.FileSystem
     const read = (name: string) =>
-      fileSystem.readFileString(path.join(assetDir, name)).pipe(Effect.mapError(() => new ViewerNotBuilt({ path: path.join(assetDir, name) })))
+      fileSystem
+        .readFileString(path.join(assetDir, name))
+        .pipe(Effect.mapError(() => new ViewerNotBuilt({ path: path.join(assetDir, name) })))
     const assets = { js: yield* read("app.js"), css: yield* read("app.css") }
     const catalog = yield* Catalog.make(options.root, options.catalog)
     const host = options.host ?? "127.0.0.1"
@@ -161,11 +188,13 @@ export const start = (options: Options): Effect.Effect<{ readonly url: string; r
     const port = address._tag === "TcpAddress" ? address.port : options.port
     const hosts = allowedHosts(host, port)
     const app = yield* HttpRouter.toHttpApp(router(catalog, assets))
-    const guarded = Effect.gen(function*() {
+    const guarded = Effect.gen(function* () {
       const request = yield* HttpServerRequest.HttpServerRequest
       const hostHeader = request.headers["host"]
       if (hosts !== undefined && (hostHeader === undefined || !hosts.has(hostHeader))) {
-        return HttpServerResponse.text(`refused: this viewer answers requests for ${[...hosts].join(", ")} only`, { status: 421 })
+        return HttpServerResponse.text(`refused: this viewer answers requests for ${[...hosts].join(", ")} only`, {
+          status: 421
+        })
       }
       return yield* app.pipe(
         Effect.catchTag("RouteNotFound", () => Effect.succeed(json({ error: `no such page: ${request.url}` }, 404)))

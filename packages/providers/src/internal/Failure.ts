@@ -26,7 +26,8 @@ export interface Secrets {
 }
 
 export const secrets = (values: ReadonlyArray<string | undefined>): Secrets => {
-  const parts = new Set<string>(), short: Array<string> = []
+  const parts = new Set<string>(),
+    short: Array<string> = []
   let longest = 0
   for (const v of values) {
     if (v === undefined || v === "") continue
@@ -100,7 +101,8 @@ export const scrub = (text: string, secrets: Secrets, max = 300): string => {
   const head = flat.slice(0, max + secrets.longest)
   const hidden = new Uint8Array(head.length)
   if (secrets.parts.size > 0) {
-    for (let i = 0; i + minPart <= head.length; i++) if (secrets.parts.has(head.slice(i, i + minPart))) hidden.fill(1, i, i + minPart)
+    for (let i = 0; i + minPart <= head.length; i++)
+      if (secrets.parts.has(head.slice(i, i + minPart))) hidden.fill(1, i, i + minPart)
   }
   for (const s of secrets.short) {
     for (let at = head.indexOf(s); at !== -1; at = head.indexOf(s, at + 1)) hidden.fill(1, at, at + s.length)
@@ -115,8 +117,10 @@ export const scrub = (text: string, secrets: Secrets, max = 300): string => {
   return out.length > max || flat.length > head.length ? `${out.slice(0, max)}…` : out
 }
 
-const model = (ctx: CallContext, fields: { reason: string; retryable: boolean; status?: number; retryAfterMs?: number }) =>
-  new ModelError({ provider: ctx.provider, model: ctx.model, ...fields })
+const model = (
+  ctx: CallContext,
+  fields: { reason: string; retryable: boolean; status?: number; retryAfterMs?: number }
+) => new ModelError({ provider: ctx.provider, model: ctx.model, ...fields })
 
 /** An HTTP error status. Authentication failures never quote the server, whose text may echo the key. */
 export const fromStatus = (
@@ -126,15 +130,16 @@ export const fromStatus = (
   retryAfter: number | undefined
 ): ModelError => {
   const said = detail === undefined || detail === "" ? "" : `: ${scrub(detail, ctx.secrets)}`
-  const reason = status === 401 || status === 403
-    ? `authentication failed; check the key in ${ctx.keyEnv}`
-    : status === 404
-    ? `not found (wrong model name or base URL?)${said}`
-    : status === 429
-    ? `rate limited${said}`
-    : status >= 500
-    ? `server error${said}`
-    : `request rejected${said}`
+  const reason =
+    status === 401 || status === 403
+      ? `authentication failed; check the key in ${ctx.keyEnv}`
+      : status === 404
+        ? `not found (wrong model name or base URL?)${said}`
+        : status === 429
+          ? `rate limited${said}`
+          : status >= 500
+            ? `server error${said}`
+            : `request rejected${said}`
   return model(ctx, {
     reason,
     status,
@@ -158,8 +163,10 @@ export const unexpected = (ctx: CallContext, error: unknown): ModelError =>
   })
 
 /** Check a 2xx body against the shape the code relies on; a mismatch is a malformed response. */
-export const decode = <A, I>(ctx: CallContext, schema: Schema.Schema<A, I>, what: string) => (body: unknown) =>
-  Either.match(Schema.decodeUnknownEither(schema)(body), {
-    onLeft: (e) => Effect.fail(malformed(ctx, `${what}: ${describeParseError(e)}`)),
-    onRight: Effect.succeed
-  })
+export const decode =
+  <A, I>(ctx: CallContext, schema: Schema.Schema<A, I>, what: string) =>
+  (body: unknown) =>
+    Either.match(Schema.decodeUnknownEither(schema)(body), {
+      onLeft: (e) => Effect.fail(malformed(ctx, `${what}: ${describeParseError(e)}`)),
+      onRight: Effect.succeed
+    })

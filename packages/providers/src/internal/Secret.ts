@@ -10,7 +10,8 @@ export const KeyEnvName = Schema.String.pipe(
   Schema.pattern(/^[A-Za-z_][A-Za-z0-9_]*$/),
   Schema.annotations({
     message: () => ({
-      message: "expected the name of an environment variable (letters, digits and _, e.g. OPENAI_API_KEY), not the key itself; the value is not shown",
+      message:
+        "expected the name of an environment variable (letters, digits and _, e.g. OPENAI_API_KEY), not the key itself; the value is not shown",
       override: true
     })
   })
@@ -38,7 +39,8 @@ export const apiKey = (
         ? Effect.fail(
             new PluginError({
               plugin,
-              reason: `model "${model}": environment variable ${name} is not set; export the API key there, ` +
+              reason:
+                `model "${model}": environment variable ${name} is not set; export the API key there, ` +
                 `or set apiKeyEnv to the variable that holds it`
             })
           )
@@ -60,11 +62,19 @@ export const setting = (option: string | undefined, name: string): Effect.Effect
  * What a model's messages must not show: its key (the placeholder is no secret) and the values of
  * the other variables the config names as holding secrets (`ProviderContext.secretVariables`).
  */
-export const scrubbables = (key: Redacted.Redacted<string>, others: ReadonlyArray<string> = []): Effect.Effect<Failure.Secrets> =>
+export const scrubbables = (
+  key: Redacted.Redacted<string>,
+  others: ReadonlyArray<string> = []
+): Effect.Effect<Failure.Secrets> =>
   Effect.map(
-    Effect.forEach(others, (name) => Config.option(Config.redacted(name)).pipe(Effect.orElseSucceed(() => Option.none<Redacted.Redacted<string>>()))),
+    Effect.forEach(others, (name) =>
+      Config.option(Config.redacted(name)).pipe(Effect.orElseSucceed(() => Option.none<Redacted.Redacted<string>>()))
+    ),
     (found) => {
       const own = Redacted.value(key)
-      return Failure.secrets([own === placeholderKey ? undefined : own, ...found.flatMap((o) => (Option.isSome(o) ? [Redacted.value(o.value)] : []))])
+      return Failure.secrets([
+        own === placeholderKey ? undefined : own,
+        ...found.flatMap((o) => (Option.isSome(o) ? [Redacted.value(o.value)] : []))
+      ])
     }
   )

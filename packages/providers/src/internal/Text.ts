@@ -34,12 +34,10 @@ export const describeParseError = (error: ParseResult.ParseError): string =>
     .map((i) => `${i.path.length === 0 ? "(body)" : i.path.join(".")}: ${i.message}`)
     .join("; ")
 
-
-
 /** The type of `T` after {@link definedOnly}: keys that may be undefined become optional. */
-export type Defined<T> =
-  & { [K in keyof T as undefined extends T[K] ? never : K]: T[K] }
-  & { [K in keyof T as undefined extends T[K] ? K : never]?: Exclude<T[K], undefined> }
+export type Defined<T> = { [K in keyof T as undefined extends T[K] ? never : K]: T[K] } & {
+  [K in keyof T as undefined extends T[K] ? K : never]?: Exclude<T[K], undefined>
+}
 
 /** Drop undefined entries, so a request body only carries what was set. */
 export const definedOnly = <T extends Record<string, unknown>>(entries: T): Defined<T> =>

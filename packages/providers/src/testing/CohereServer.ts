@@ -33,7 +33,10 @@ export interface ChatReply {
 }
 
 export interface Options {
-  readonly chat?: (body: ChatBody, request: LoopbackServer.RecordedRequest) => string | ChatReply | Promise<string | ChatReply>
+  readonly chat?: (
+    body: ChatBody,
+    request: LoopbackServer.RecordedRequest
+  ) => string | ChatReply | Promise<string | ChatReply>
   readonly embed?: (text: string, body: Record<string, unknown>) => ReadonlyArray<number>
   readonly rerank?: (query: string, document: string) => number
   /** False: no usage or meta fields in any answer (clients must estimate). */
@@ -47,7 +50,12 @@ export type CohereServer = LoopbackServer.LoopbackServer
 /** Distinct lower-cased query words found among the document's words. */
 export const overlap = (query: string, document: string): number => {
   const doc = new Set(document.toLowerCase().split(/\s+/))
-  return new Set(query.toLowerCase().split(/\s+/).filter((w) => w !== "" && doc.has(w))).size
+  return new Set(
+    query
+      .toLowerCase()
+      .split(/\s+/)
+      .filter((w) => w !== "" && doc.has(w))
+  ).size
 }
 
 const lastUser = (body: ChatBody) => [...body.messages].reverse().find((m) => m.role === "user")?.content ?? ""
@@ -58,13 +66,15 @@ export const make = (options: Options = {}): Effect.Effect<CohereServer, never, 
     const body = raw as ChatBody
     const given = options.chat === undefined ? `echo: ${lastUser(body)}` : await options.chat(body, request)
     const reply: ChatReply = typeof given === "string" ? { content: given } : given
-    const usage = reply.usage === null || !withUsage
-      ? undefined
-      : reply.usage ?? {
-          inputTokens: body.messages.reduce((n, m) => n + words(m.content), 0),
-          outputTokens: words(reply.content)
-        }
-    const units = usage === undefined ? undefined : { input_tokens: usage.inputTokens, output_tokens: usage.outputTokens }
+    const usage =
+      reply.usage === null || !withUsage
+        ? undefined
+        : (reply.usage ?? {
+            inputTokens: body.messages.reduce((n, m) => n + words(m.content), 0),
+            outputTokens: words(reply.content)
+          })
+    const units =
+      usage === undefined ? undefined : { input_tokens: usage.inputTokens, output_tokens: usage.outputTokens }
     return {
       id: `chat-${request.index}`,
       finish_reason: "COMPLETE",
@@ -96,7 +106,9 @@ export const make = (options: Options = {}): Effect.Effect<CohereServer, never, 
       id: `rerank-${request.index}`,
       results,
       ...(withUsage
-        ? { meta: { api_version: { version: "2" }, billed_units: { search_units: 1 }, tokens: { input_tokens: tokens } } }
+        ? {
+            meta: { api_version: { version: "2" }, billed_units: { search_units: 1 }, tokens: { input_tokens: tokens } }
+          }
         : {})
     }
   }

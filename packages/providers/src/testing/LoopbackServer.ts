@@ -23,7 +23,12 @@ import type { AddressInfo } from "node:net"
 export type Fault =
   | { readonly kind: "rate-limit"; readonly retryAfterSeconds?: number; readonly retryAfterMs?: number }
   | { readonly kind: "server-error"; readonly status: number; readonly message: string }
-  | { readonly kind: "status"; readonly status: number; readonly body: unknown; readonly headers?: Readonly<Record<string, string>> }
+  | {
+      readonly kind: "status"
+      readonly status: number
+      readonly body: unknown
+      readonly headers?: Readonly<Record<string, string>>
+    }
   | { readonly kind: "slow"; readonly delayMs: number }
   | { readonly kind: "trickle"; readonly byteEveryMs: number }
   | { readonly kind: "reset" }
@@ -100,142 +105,145 @@ const sendJson = (res: http.ServerResponse, status: number, body: unknown, heade
 /** Start a server; it is closed (connections and pending slow answers included) when the scope closes. */
 export const make = (options: Options): Effect.Effect<LoopbackServer, never, Scope.Scope> =>
   Effect.acquireRelease(
-    Effect.async<{ readonly server: http.Server; readonly state: LoopbackServer; readonly timers: Set<NodeJS.Timeout> }>(
-      (resume) => {
-        const requests: Array<RecordedRequest> = []
-        const queue: Array<Fault> = [...(options.faults ?? [])]
-        const timers = new Set<NodeJS.Timeout>()
-        const waiters: Array<{ n: number; resolve: () => void }> = []
-        const errorBody = options.errorBody ?? defaultErrorBody
-        let inFlight = 0
-        let peak = 0
+    Effect.async<{
+      readonly server: http.Server
+      readonly state: LoopbackServer
+      readonly timers: Set<NodeJS.Timeout>
+    }>((resume) => {
+      const requests: Array<RecordedRequest> = []
+      const queue: Array<Fault> = [...(options.faults ?? [])]
+      const timers = new Set<NodeJS.Timeout>()
+      const waiters: Array<{ n: number; resolve: () => void }> = []
+      const errorBody = options.errorBody ?? defaultErrorBody
+      let inFlight = 0
+      let peak = 0
 
-        /** Headers now, then the body one byte every `ms` (until the client goes). */
-        const trickleJson = (res: http.ServerResponse, body: unknown, ms: number) => {
-          const bytes = Buffer.from(JSON.stringify(body))
-          res.writeHead(200, { "content-type": "application/json", "content-length": bytes.length })
-          res.flushHeaders()
-          let sent = 0
-          const timer = setInterval(() => {
-            if (res.destroyed || sent >= bytes.length) {
-              clearInterval(timer)
-              timers.delete(timer)
-              if (!res.destroyed) res.end()
-              return
-            }
-            res.write(bytes.subarray(sent, ++sent))
-          }, ms)
-          timers.add(timer)
-          res.on("close", () => {
+      /** Headers now, then the body one byte every `ms` (until the client goes). */
+      const trickleJson = (res: http.ServerResponse, body: unknown, ms: number) => {
+        const bytes = Buffer.from(JSON.stringify(body))
+        res.writeHead(200, { "content-type": "application/json", "content-length": bytes.length })
+        res.flushHeaders()
+        let sent = 0
+        const timer = setInterval(() => {
+          if (res.destroyed || sent >= bytes.length) {
             clearInterval(timer)
             timers.delete(timer)
-          })
-        }
-
-        const answer = (req: RecordedRequest, res: http.ServerResponse, trickleMs?: number) => {
-          const route = options.routes[`${req.method} ${req.path}`]
-          if (route === undefined) return sendJson(res, 404, errorBody(404, `no route ${req.method} ${req.path}`))
-          Promise.resolve()
-            .then(() => route(req.body, req))
-            .then(
-              (body) => (trickleMs === undefined ? sendJson(res, 200, body) : trickleJson(res, body, trickleMs)),
-              (e: unknown) => sendJson(res, 500, errorBody(500, `handler failed: ${e instanceof Error ? e.message : String(e)}`))
-            )
-        }
-
-        const serve = (req: RecordedRequest, fault: Fault | undefined, res: http.ServerResponse) => {
-          switch (fault?.kind) {
-            case undefined:
-              return answer(req, res)
-            case "rate-limit": {
-              const headers: Record<string, string> = {}
-              if (fault.retryAfterSeconds !== undefined) headers["retry-after"] = String(fault.retryAfterSeconds)
-              if (fault.retryAfterMs !== undefined) headers["retry-after-ms"] = String(fault.retryAfterMs)
-              return sendJson(res, 429, errorBody(429, "rate limit reached, slow down"), headers)
-            }
-            case "server-error":
-              return sendJson(res, fault.status, errorBody(fault.status, fault.message))
-            case "status":
-              return sendJson(res, fault.status, fault.body, { ...fault.headers })
-            case "slow": {
-              const timer = setTimeout(() => {
-                timers.delete(timer)
-                if (!res.destroyed) answer(req, res)
-              }, fault.delayMs)
-              timers.add(timer)
-              res.on("close", () => {
-                clearTimeout(timer)
-                timers.delete(timer)
-              })
-              return
-            }
-            case "trickle":
-              return answer(req, res, fault.byteEveryMs)
-            case "reset":
-              return res.socket?.destroy()
-            case "malformed":
-              res.writeHead(200, { "content-type": "application/json" })
-              return res.end('{"id":"truncated","choices":[{"message":')
+            if (!res.destroyed) res.end()
+            return
           }
-        }
-
-        const server = http.createServer((incoming, res) => {
-          inFlight++
-          peak = Math.max(peak, inFlight)
-          res.on("close", () => inFlight--)
-          const chunks: Array<Buffer> = []
-          incoming.on("data", (c: Buffer) => chunks.push(c))
-          incoming.on("end", () => {
-            const rawBody = Buffer.concat(chunks).toString("utf8")
-            let body: unknown
-            try {
-              body = rawBody === "" ? undefined : JSON.parse(rawBody)
-            } catch {
-              body = undefined
-            }
-            const headers: Record<string, string> = {}
-            for (const [k, v] of Object.entries(incoming.headers)) {
-              if (v !== undefined) headers[k] = Array.isArray(v) ? v.join(", ") : v
-            }
-            const base = {
-              index: requests.length,
-              method: incoming.method ?? "GET",
-              path: (incoming.url ?? "/").split("?")[0]!,
-              headers,
-              rawBody,
-              body
-            }
-            const fault = queue.shift() ?? options.faultFor?.({ ...base, fault: undefined })
-            const recorded: RecordedRequest = { ...base, fault: fault?.kind }
-            requests.push(recorded)
-            for (const w of waiters.filter((w) => requests.length >= w.n)) {
-              waiters.splice(waiters.indexOf(w), 1)
-              w.resolve()
-            }
-            serve(recorded, fault, res)
-          })
-        })
-
-        const state = (url: string): LoopbackServer => ({
-          url,
-          get requests() {
-            return requests
-          },
-          get peakInFlight() {
-            return peak
-          },
-          scriptFaults: (...faults) => {
-            queue.push(...faults)
-          },
-          waitForRequests: (n) =>
-            requests.length >= n ? Promise.resolve() : new Promise<void>((resolve) => waiters.push({ n, resolve }))
-        })
-        server.listen(0, "127.0.0.1", () => {
-          const { port } = server.address() as AddressInfo
-          resume(Effect.succeed({ server, state: state(`http://127.0.0.1:${port}`), timers }))
+          res.write(bytes.subarray(sent, ++sent))
+        }, ms)
+        timers.add(timer)
+        res.on("close", () => {
+          clearInterval(timer)
+          timers.delete(timer)
         })
       }
-    ),
+
+      const answer = (req: RecordedRequest, res: http.ServerResponse, trickleMs?: number) => {
+        const route = options.routes[`${req.method} ${req.path}`]
+        if (route === undefined) return sendJson(res, 404, errorBody(404, `no route ${req.method} ${req.path}`))
+        Promise.resolve()
+          .then(() => route(req.body, req))
+          .then(
+            (body) => (trickleMs === undefined ? sendJson(res, 200, body) : trickleJson(res, body, trickleMs)),
+            (e: unknown) =>
+              sendJson(res, 500, errorBody(500, `handler failed: ${e instanceof Error ? e.message : String(e)}`))
+          )
+      }
+
+      const serve = (req: RecordedRequest, fault: Fault | undefined, res: http.ServerResponse) => {
+        switch (fault?.kind) {
+          case undefined:
+            return answer(req, res)
+          case "rate-limit": {
+            const headers: Record<string, string> = {}
+            if (fault.retryAfterSeconds !== undefined) headers["retry-after"] = String(fault.retryAfterSeconds)
+            if (fault.retryAfterMs !== undefined) headers["retry-after-ms"] = String(fault.retryAfterMs)
+            return sendJson(res, 429, errorBody(429, "rate limit reached, slow down"), headers)
+          }
+          case "server-error":
+            return sendJson(res, fault.status, errorBody(fault.status, fault.message))
+          case "status":
+            return sendJson(res, fault.status, fault.body, { ...fault.headers })
+          case "slow": {
+            const timer = setTimeout(() => {
+              timers.delete(timer)
+              if (!res.destroyed) answer(req, res)
+            }, fault.delayMs)
+            timers.add(timer)
+            res.on("close", () => {
+              clearTimeout(timer)
+              timers.delete(timer)
+            })
+            return
+          }
+          case "trickle":
+            return answer(req, res, fault.byteEveryMs)
+          case "reset":
+            return res.socket?.destroy()
+          case "malformed":
+            res.writeHead(200, { "content-type": "application/json" })
+            return res.end('{"id":"truncated","choices":[{"message":')
+        }
+      }
+
+      const server = http.createServer((incoming, res) => {
+        inFlight++
+        peak = Math.max(peak, inFlight)
+        res.on("close", () => inFlight--)
+        const chunks: Array<Buffer> = []
+        incoming.on("data", (c: Buffer) => chunks.push(c))
+        incoming.on("end", () => {
+          const rawBody = Buffer.concat(chunks).toString("utf8")
+          let body: unknown
+          try {
+            body = rawBody === "" ? undefined : JSON.parse(rawBody)
+          } catch {
+            body = undefined
+          }
+          const headers: Record<string, string> = {}
+          for (const [k, v] of Object.entries(incoming.headers)) {
+            if (v !== undefined) headers[k] = Array.isArray(v) ? v.join(", ") : v
+          }
+          const base = {
+            index: requests.length,
+            method: incoming.method ?? "GET",
+            path: (incoming.url ?? "/").split("?")[0]!,
+            headers,
+            rawBody,
+            body
+          }
+          const fault = queue.shift() ?? options.faultFor?.({ ...base, fault: undefined })
+          const recorded: RecordedRequest = { ...base, fault: fault?.kind }
+          requests.push(recorded)
+          for (const w of waiters.filter((w) => requests.length >= w.n)) {
+            waiters.splice(waiters.indexOf(w), 1)
+            w.resolve()
+          }
+          serve(recorded, fault, res)
+        })
+      })
+
+      const state = (url: string): LoopbackServer => ({
+        url,
+        get requests() {
+          return requests
+        },
+        get peakInFlight() {
+          return peak
+        },
+        scriptFaults: (...faults) => {
+          queue.push(...faults)
+        },
+        waitForRequests: (n) =>
+          requests.length >= n ? Promise.resolve() : new Promise<void>((resolve) => waiters.push({ n, resolve }))
+      })
+      server.listen(0, "127.0.0.1", () => {
+        const { port } = server.address() as AddressInfo
+        resume(Effect.succeed({ server, state: state(`http://127.0.0.1:${port}`), timers }))
+      })
+    }),
     ({ server, timers }) =>
       Effect.async<void>((resume) => {
         for (const t of timers) clearTimeout(t)

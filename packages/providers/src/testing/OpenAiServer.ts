@@ -39,7 +39,10 @@ export interface ChatReply {
 }
 
 export interface Options {
-  readonly chat?: (body: ChatBody, request: LoopbackServer.RecordedRequest) => string | ChatReply | Promise<string | ChatReply>
+  readonly chat?: (
+    body: ChatBody,
+    request: LoopbackServer.RecordedRequest
+  ) => string | ChatReply | Promise<string | ChatReply>
   readonly embed?: (text: string, body: EmbeddingsBody) => ReadonlyArray<number>
   /** False: no usage fields in any answer (clients must estimate). */
   readonly usage?: boolean
@@ -73,12 +76,13 @@ export const make = (options: Options = {}): Effect.Effect<OpenAiServer, never, 
     const body = raw as ChatBody
     const given = options.chat === undefined ? `echo: ${lastUser(body)}` : await options.chat(body, request)
     const reply: ChatReply = typeof given === "string" ? { content: given } : given
-    const usage = reply.usage === null || !withUsage
-      ? undefined
-      : reply.usage ?? {
-          promptTokens: body.messages.reduce((n, m) => n + words(m.content), 0),
-          completionTokens: words(reply.content)
-        }
+    const usage =
+      reply.usage === null || !withUsage
+        ? undefined
+        : (reply.usage ?? {
+            promptTokens: body.messages.reduce((n, m) => n + words(m.content), 0),
+            completionTokens: words(reply.content)
+          })
     return {
       id: `chatcmpl-${request.index}`,
       object: "chat.completion",
@@ -116,7 +120,9 @@ export const make = (options: Options = {}): Effect.Effect<OpenAiServer, never, 
   }
   return LoopbackServer.make({
     routes: { "POST /v1/chat/completions": chat, "POST /v1/embeddings": embeddings },
-    errorBody: (status, message) => ({ error: { message, type: status === 429 ? "rate_limit_exceeded" : "server_error", code: null } }),
+    errorBody: (status, message) => ({
+      error: { message, type: status === 429 ? "rate_limit_exceeded" : "server_error", code: null }
+    }),
     ...(options.faults !== undefined ? { faults: options.faults } : {}),
     ...(options.faultFor !== undefined ? { faultFor: options.faultFor } : {})
   }).pipe(Effect.map((server) => LoopbackServer.extend(server, { baseURL: `${server.url}/v1` })))

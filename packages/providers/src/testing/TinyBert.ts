@@ -52,9 +52,34 @@ export interface TinyBert {
 
 /** Special tokens first (ids 0–4), then whole words, then one continuation piece. */
 export const defaultVocab: ReadonlyArray<string> = [
-  "[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]",
-  "the", "user", "prefers", "short", "answers", "numbered", "steps", "recipe", "code", "review",
-  "travel", "plan", "budget", "hello", "world", "play", "music", "with", "a", "for", "my", ",", ".",
+  "[PAD]",
+  "[UNK]",
+  "[CLS]",
+  "[SEP]",
+  "[MASK]",
+  "the",
+  "user",
+  "prefers",
+  "short",
+  "answers",
+  "numbered",
+  "steps",
+  "recipe",
+  "code",
+  "review",
+  "travel",
+  "plan",
+  "budget",
+  "hello",
+  "world",
+  "play",
+  "music",
+  "with",
+  "a",
+  "for",
+  "my",
+  ",",
+  ".",
   "##ing"
 ]
 
@@ -135,7 +160,12 @@ const node = (opType: string, input: ReadonlyArray<string>, output: string, attr
   attribute
 })
 
-const modelBytes = (kind: TinyBertOptions["kind"], hidden: number, w: TinyBertWeights, vocabSize: number): Uint8Array => {
+const modelBytes = (
+  kind: TinyBertOptions["kind"],
+  hidden: number,
+  w: TinyBertWeights,
+  vocabSize: number
+): Uint8Array => {
   const root = protobuf.parse(onnxProto, { keepCase: false }).root
   const Model = root.lookupType("onnx.ModelProto")
   const initializer: Array<object> = [
@@ -155,7 +185,11 @@ const modelBytes = (kind: TinyBertOptions["kind"], hidden: number, w: TinyBertWe
   let output = tensorInfo("last_hidden_state", FLOAT, ["batch", "sequence", hidden])
   if (kind === "cross-encoder" && w.head !== undefined) {
     initializer.push(
-      floatTensor("head_weight", [hidden, 1], Array.from(w.head.weight, (x) => Float32Array.of(x))),
+      floatTensor(
+        "head_weight",
+        [hidden, 1],
+        Array.from(w.head.weight, (x) => Float32Array.of(x))
+      ),
       floatTensor("head_bias", [1], [Float32Array.of(w.head.bias)]),
       int64Tensor("axis_2", [2]),
       int64Tensor("axis_1", [1])
@@ -202,7 +236,13 @@ const tokenizerJson = (vocab: ReadonlyArray<string>) => ({
   truncation: null,
   padding: null,
   added_tokens: vocab.slice(0, 5).map(special),
-  normalizer: { type: "BertNormalizer", clean_text: true, handle_chinese_chars: true, strip_accents: null, lowercase: true },
+  normalizer: {
+    type: "BertNormalizer",
+    clean_text: true,
+    handle_chinese_chars: true,
+    strip_accents: null,
+    lowercase: true
+  },
   pre_tokenizer: { type: "BertPreTokenizer" },
   post_processor: {
     type: "TemplateProcessing",
@@ -243,7 +283,9 @@ export const writeTinyBert = (dir: string, options: TinyBertOptions): TinyBert =
     type: matrix(2, hidden, next),
     dense: matrix(hidden, hidden, next),
     denseBias: matrix(1, hidden, next)[0]!,
-    ...(options.kind === "cross-encoder" ? { head: { weight: matrix(1, hidden, next)[0]!, bias: Math.fround(next() - 0.5) } } : {})
+    ...(options.kind === "cross-encoder"
+      ? { head: { weight: matrix(1, hidden, next)[0]!, bias: Math.fround(next() - 0.5) } }
+      : {})
   }
   fs.mkdirSync(path.join(dir, "onnx"), { recursive: true })
   fs.writeFileSync(path.join(dir, "onnx", "model.onnx"), modelBytes(options.kind, hidden, weights, vocab.length))

@@ -13,8 +13,9 @@ import ts from "typescript"
 const parse = (file: string, text: string) => ts.createSourceFile(file, text, ts.ScriptTarget.Latest, true)
 
 const moduleOf = (statement: ts.Statement): string | undefined =>
-  (ts.isImportDeclaration(statement) || ts.isExportDeclaration(statement)) && statement.moduleSpecifier !== undefined &&
-    ts.isStringLiteral(statement.moduleSpecifier)
+  (ts.isImportDeclaration(statement) || ts.isExportDeclaration(statement)) &&
+  statement.moduleSpecifier !== undefined &&
+  ts.isStringLiteral(statement.moduleSpecifier)
     ? statement.moduleSpecifier.text
     : undefined
 
@@ -23,7 +24,12 @@ const pluginList = (source: ts.SourceFile): ts.ArrayLiteralExpression | undefine
   for (const statement of source.statements) {
     if (!ts.isVariableStatement(statement)) continue
     for (const d of statement.declarationList.declarations) {
-      if (ts.isIdentifier(d.name) && d.name.text === "plugins" && d.initializer !== undefined && ts.isArrayLiteralExpression(d.initializer)) {
+      if (
+        ts.isIdentifier(d.name) &&
+        d.name.text === "plugins" &&
+        d.initializer !== undefined &&
+        ts.isArrayLiteralExpression(d.initializer)
+      ) {
         return d.initializer
       }
     }
@@ -38,7 +44,8 @@ const pluginList = (source: ts.SourceFile): ts.ArrayLiteralExpression | undefine
 export const addToBuiltins = (file: string, text: string, module: string): string => {
   const source = parse(file, text)
   const list = pluginList(source)
-  if (list === undefined) throw new Error(`${file} has no \`export const plugins = [...]\` list to add ${module}.plugin to`)
+  if (list === undefined)
+    throw new Error(`${file} has no \`export const plugins = [...]\` list to add ${module}.plugin to`)
   const specifier = `./${module}.js`
   const changes: Array<StringChange> = []
   const imports = source.statements.filter(ts.isImportDeclaration)
@@ -50,8 +57,8 @@ export const addToBuiltins = (file: string, text: string, module: string): strin
       next !== undefined
         ? { type: ChangeType.Insert, index: next.getStart(source), text: `${line}\n` }
         : last !== undefined
-        ? { type: ChangeType.Insert, index: last.getEnd(), text: `\n${line}` }
-        : { type: ChangeType.Insert, index: source.statements[0]?.getStart(source) ?? text.length, text: `${line}\n` }
+          ? { type: ChangeType.Insert, index: last.getEnd(), text: `\n${line}` }
+          : { type: ChangeType.Insert, index: source.statements[0]?.getStart(source) ?? text.length, text: `${line}\n` }
     )
   }
   const entry = `${module}.plugin`
@@ -73,7 +80,9 @@ export const addToIndex = (file: string, text: string, module: string): string =
   const last = source.statements.at(-1)
   const at = last === undefined ? 0 : last.getEnd()
   const line = `export * as ${module} from "${specifier}"`
-  return applyChangesToString(text, [{ type: ChangeType.Insert, index: at, text: last === undefined ? `${line}\n` : `\n${line}` }])
+  return applyChangesToString(text, [
+    { type: ChangeType.Insert, index: at, text: last === undefined ? `${line}\n` : `\n${line}` }
+  ])
 }
 
 const pluginHelpers = new Set(["retriever", "goldRetriever", "plugin"])
@@ -83,11 +92,20 @@ export const definedNames = (file: string, text: string): Array<string> => {
   const names: Array<string> = []
   const visit = (node: ts.Node): void => {
     if (
-      ts.isCallExpression(node) && ts.isPropertyAccessExpression(node.expression) && pluginHelpers.has(node.expression.name.text) &&
-      node.arguments[0] !== undefined && ts.isObjectLiteralExpression(node.arguments[0])
+      ts.isCallExpression(node) &&
+      ts.isPropertyAccessExpression(node.expression) &&
+      pluginHelpers.has(node.expression.name.text) &&
+      node.arguments[0] !== undefined &&
+      ts.isObjectLiteralExpression(node.arguments[0])
     ) {
       for (const p of node.arguments[0].properties) {
-        if (ts.isPropertyAssignment(p) && ts.isIdentifier(p.name) && p.name.text === "name" && ts.isStringLiteralLike(p.initializer)) names.push(p.initializer.text)
+        if (
+          ts.isPropertyAssignment(p) &&
+          ts.isIdentifier(p.name) &&
+          p.name.text === "name" &&
+          ts.isStringLiteralLike(p.initializer)
+        )
+          names.push(p.initializer.text)
       }
     }
     ts.forEachChild(node, visit)

@@ -32,7 +32,10 @@ const read = (tree: Tree, file: string): string => {
 
 /** The `.ts` files under `dir` (not recursing into `testing/` or `internal/`, which hold no plugins). */
 const sources = (tree: Tree, dir: string): Array<string> =>
-  tree.children(dir).filter((f) => f.endsWith(".ts")).map((f) => path.posix.join(dir, f))
+  tree
+    .children(dir)
+    .filter((f) => f.endsWith(".ts"))
+    .map((f) => path.posix.join(dir, f))
 
 export const retrieverGenerator = async (tree: Tree, options: Options): Promise<void> => {
   const name = String(options.name ?? "").trim()

@@ -2,7 +2,11 @@ import * as Text from "../Text.js"
 
 /** What the user said after their opening message: the feedback that reveals the preference. */
 export const feedbackText = (dialogue: ReadonlyArray<{ readonly role: string; readonly content: string }>): string =>
-  dialogue.filter((m) => m.role === "user").slice(1).map((m) => m.content).join("\n")
+  dialogue
+    .filter((m) => m.role === "user")
+    .slice(1)
+    .map((m) => m.content)
+    .join("\n")
 
 type Vector = ReadonlyMap<string, number>
 
@@ -13,7 +17,11 @@ const bag = (text: string, analyzer: Text.Analyzer): Map<string, number> => {
 }
 
 /** Unit TF-IDF vectors of `texts`, with document frequencies taken from `background`. */
-const tfidf = (texts: ReadonlyArray<string>, background: ReadonlyArray<string>, analyzer: Text.Analyzer): Array<Vector> => {
+const tfidf = (
+  texts: ReadonlyArray<string>,
+  background: ReadonlyArray<string>,
+  analyzer: Text.Analyzer
+): Array<Vector> => {
   const df = new Map<string, number>()
   for (const t of background) for (const l of new Set(analyzer.lemmas(t))) df.set(l, (df.get(l) ?? 0) + 1)
   const n = background.length
@@ -62,10 +70,13 @@ export const bestSplit = (
   const sim = vectors.map((a) => vectors.map((b) => cosine(a, b)))
   let best: Split | undefined
   for (let at = Math.max(1, minGroup); at <= n - Math.max(1, minGroup); at++) {
-    let within = 0, withinPairs = 0, across = 0, acrossPairs = 0
+    let within = 0,
+      withinPairs = 0,
+      across = 0,
+      acrossPairs = 0
     for (let i = 0; i < n; i++) {
       for (let j = i + 1; j < n; j++) {
-        if ((i < at) === (j < at)) {
+        if (i < at === j < at) {
           within += sim[i]![j]!
           withinPairs++
         } else {

@@ -55,11 +55,13 @@ export const embed = <E>(
           } else Deferred.unsafeDone(deferred, exit as Exit.Exit<never, E>)
         })
       })
-    const computeOwn = own.length === 0
-      ? Effect.void
-      : compute(own.map(([, e]) => e.text)).pipe(Effect.onExit(settle), Effect.asVoid)
+    const computeOwn =
+      own.length === 0 ? Effect.void : compute(own.map(([, e]) => e.text)).pipe(Effect.onExit(settle), Effect.asVoid)
     return Effect.zipRight(
       computeOwn,
-      Effect.map(Effect.forEach(waits, ([i, d]) => Effect.map(Deferred.await(d), (v) => (out[i] = v)), { discard: true }), () => out as Array<Float32Array>)
+      Effect.map(
+        Effect.forEach(waits, ([i, d]) => Effect.map(Deferred.await(d), (v) => (out[i] = v)), { discard: true }),
+        () => out as Array<Float32Array>
+      )
     )
   })

@@ -20,7 +20,11 @@ import * as Text from "../Text.js"
  * run decides. Each text scores the value of the largest part of the anchor it contains, relative
  * to the anchor's value.
  */
-export const scores = (request: string, texts: ReadonlyArray<string>, analyzer: Text.Analyzer = Text.fresh()): Array<number> => {
+export const scores = (
+  request: string,
+  texts: ReadonlyArray<string>,
+  analyzer: Text.Analyzer = Text.fresh()
+): Array<number> => {
   const req = analyzer.analyze(request).words
   const docs = texts.map((t) => analyzer.analyze(t))
   const n = docs.length
@@ -34,7 +38,9 @@ export const scores = (request: string, texts: ReadonlyArray<string>, analyzer: 
   const weights = req.map((w) => (w === undefined ? 0 : posWeight(w.pos) * (w.name ? 2 : 1) * spread(w.lemma)))
   // A phrase's value: per noun chunk it covers, the chunk part's weight times its length.
   const value = (from: number, to: number): number => {
-    let total = 0, sum = 0, length = 0
+    let total = 0,
+      sum = 0,
+      length = 0
     for (let i = from; i < to; i++) {
       if (i > from && req[i]!.chunkStart) {
         total += sum * length
@@ -58,7 +64,8 @@ export const scores = (request: string, texts: ReadonlyArray<string>, analyzer: 
       if (w === undefined) return
       for (const j of positions.get(w.lemma) ?? []) {
         // Only runs that start here: the previous words differ (or either text starts a phrase).
-        const before = req[i - 1], other = d.words[j - 1]
+        const before = req[i - 1],
+          other = d.words[j - 1]
         if (before !== undefined && other !== undefined && before.lemma === other.lemma) continue
         let length = 0
         while (req[i + length] !== undefined && req[i + length]!.lemma === d.words[j + length]?.lemma) length++
@@ -71,7 +78,9 @@ export const scores = (request: string, texts: ReadonlyArray<string>, analyzer: 
     spans.some(([a, b]) => a <= from && to <= b)
 
   let anchor: readonly [number, number] | undefined
-  let anchorValue = 0, anchorSupport = 0, anchorMerit = 0
+  let anchorValue = 0,
+    anchorSupport = 0,
+    anchorMerit = 0
   const seen = new Set<string>()
   for (const spans of runs) {
     for (const [a, b] of spans) {
@@ -101,7 +110,8 @@ export const scores = (request: string, texts: ReadonlyArray<string>, analyzer: 
   return runs.map((spans) => {
     let best = 0
     for (const [a, b] of spans) {
-      const lo = Math.max(a, from), hi = Math.min(b, to)
+      const lo = Math.max(a, from),
+        hi = Math.min(b, to)
       if (hi > lo) best = Math.max(best, value(lo, hi))
     }
     return best / anchorValue

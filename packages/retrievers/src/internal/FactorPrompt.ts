@@ -1,7 +1,10 @@
 import { Schema } from "effect"
 
 /** The messages asking a chat model which sessions involve the same context factor as the request. */
-export const messages = (request: string, sessions: ReadonlyArray<{ readonly id: string; readonly opening: string }>) => [
+export const messages = (
+  request: string,
+  sessions: ReadonlyArray<{ readonly id: string; readonly opening: string }>
+) => [
   {
     role: "system" as const,
     content:
@@ -18,9 +21,9 @@ export const messages = (request: string, sessions: ReadonlyArray<{ readonly id:
       ...sessions.map((s) => `[${s.id}] ${s.opening.length > 1500 ? `${s.opening.slice(0, 1500)}...` : s.opening}`),
       "",
       "Which sessions involve exactly the same context factor as the new request? A similar but different factor " +
-      "(another colleague, another tool or venue of the same kind) does not count.",
+        "(another colleague, another tool or venue of the same kind) does not count.",
       'Answer with JSON only: {"factor": "<the factor the new request names>", "sessions": ["s1", ...]} ' +
-      "(an empty list when no session involves it)."
+        "(an empty list when no session involves it)."
     ].join("\n")
   }
 ]
@@ -34,10 +37,13 @@ const Answer = Schema.Struct({
   sessions: Schema.Array(Schema.Union(Schema.String, Schema.Number))
 })
 
-export type Parsed = { readonly ok: true; readonly sessions: ReadonlyArray<string> } | { readonly ok: false; readonly reason: string }
+export type Parsed =
+  { readonly ok: true; readonly sessions: ReadonlyArray<string> } | { readonly ok: false; readonly reason: string }
 
 const normalizeId = (raw: string | number): string => {
-  const s = String(raw).trim().replace(/^\[|\]$/g, "")
+  const s = String(raw)
+    .trim()
+    .replace(/^\[|\]$/g, "")
   return /^\d+$/.test(s) ? `s${s}` : s.toLowerCase()
 }
 
@@ -70,7 +76,10 @@ export const parse = (answer: string, known: ReadonlySet<string>): Parsed => {
   }
   const unknown = ids.filter((id) => !known.has(id))
   if (unknown.length > 0) {
-    return { ok: false, reason: `the answer names sessions that are not in the list: ${[...new Set(unknown)].join(", ")}` }
+    return {
+      ok: false,
+      reason: `the answer names sessions that are not in the list: ${[...new Set(unknown)].join(", ")}`
+    }
   }
   return { ok: true, sessions: [...new Set(ids)] }
 }

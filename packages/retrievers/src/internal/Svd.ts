@@ -22,7 +22,8 @@ export interface Svd {
 }
 
 // 1 - u is in (0, 1]: the logarithm stays finite.
-const gaussian = (uniform: () => number) => () => Math.sqrt(-2 * Math.log(1 - uniform())) * Math.cos(2 * Math.PI * uniform())
+const gaussian = (uniform: () => number) => () =>
+  Math.sqrt(-2 * Math.log(1 - uniform())) * Math.cos(2 * Math.PI * uniform())
 
 /** A times dense columns X (each of length cols) -> columns of length rows. */
 const times = (a: Csr, xs: ReadonlyArray<Float64Array>): Array<Float64Array> =>
@@ -73,10 +74,14 @@ const orthonormalize = (columns: Array<Float64Array>): Array<Float64Array> => {
 }
 
 /** Eigendecomposition of a symmetric matrix (row-major, n x n) by cyclic Jacobi rotations. */
-export const symmetricEigen = (matrix: ReadonlyArray<ReadonlyArray<number>>): { values: Array<number>; vectors: Array<Array<number>> } => {
+export const symmetricEigen = (
+  matrix: ReadonlyArray<ReadonlyArray<number>>
+): { values: Array<number>; vectors: Array<Array<number>> } => {
   const n = matrix.length
   const a = matrix.map((row) => [...row])
-  const v: Array<Array<number>> = Array.from({ length: n }, (_, i) => Array.from({ length: n }, (_, j) => (i === j ? 1 : 0)))
+  const v: Array<Array<number>> = Array.from({ length: n }, (_, i) =>
+    Array.from({ length: n }, (_, j) => (i === j ? 1 : 0))
+  )
   for (let sweep = 0; sweep < 100; sweep++) {
     let off = 0
     for (let p = 0; p < n; p++) for (let q = p + 1; q < n; q++) off += a[p]![q]! ** 2
@@ -90,17 +95,20 @@ export const symmetricEigen = (matrix: ReadonlyArray<ReadonlyArray<number>>): { 
         const c = 1 / Math.sqrt(t * t + 1)
         const s = t * c
         for (let k = 0; k < n; k++) {
-          const akp = a[k]![p]!, akq = a[k]![q]!
+          const akp = a[k]![p]!,
+            akq = a[k]![q]!
           a[k]![p] = c * akp - s * akq
           a[k]![q] = s * akp + c * akq
         }
         for (let k = 0; k < n; k++) {
-          const apk = a[p]![k]!, aqk = a[q]![k]!
+          const apk = a[p]![k]!,
+            aqk = a[q]![k]!
           a[p]![k] = c * apk - s * aqk
           a[q]![k] = s * apk + c * aqk
         }
         for (let k = 0; k < n; k++) {
-          const vkp = v[k]![p]!, vkq = v[k]![q]!
+          const vkp = v[k]![p]!,
+            vkq = v[k]![q]!
           v[k]![p] = c * vkp - s * vkq
           v[k]![q] = s * vkp + c * vkq
         }

@@ -19,7 +19,8 @@ export const topK = <A>(items: ReadonlyArray<A>, k: number, compare: (a: A, b: A
   const down = (from: number) => {
     let at = from
     for (;;) {
-      const l = 2 * at + 1, r = l + 1
+      const l = 2 * at + 1,
+        r = l + 1
       let worst = at
       if (l < size && after(heap[l]!, heap[worst]!)) worst = l
       if (r < size && after(heap[r]!, heap[worst]!)) worst = r

@@ -77,11 +77,19 @@ const bareQuery = (q: Domain.Query): Domain.Query =>
 
 /** Deterministic summaries built from the sessions, for retrievers that rank summaries. */
 const summariesOf = (q: Domain.Query): ReadonlyMap<string, Domain.SessionSummary> =>
-  new Map(q.sessions.map((s) => [s.id, {
-    sessionId: s.id,
-    context: [Domain.sessionText(s, "first-user-message")],
-    preferences: s.dialogue.filter((m) => m.role === "user").slice(1, 2).map((m) => m.content)
-  }]))
+  new Map(
+    q.sessions.map((s) => [
+      s.id,
+      {
+        sessionId: s.id,
+        context: [Domain.sessionText(s, "first-user-message")],
+        preferences: s.dialogue
+          .filter((m) => m.role === "user")
+          .slice(1, 2)
+          .map((m) => m.content)
+      }
+    ])
+  )
 
 /**
  * The same visible history and request under another instance type, target and labels, built
@@ -97,7 +105,13 @@ export const twin = (instance: Domain.Instance): Domain.Instance => {
     current_contextual_preference: `${row.current_contextual_preference} (twin)`,
     current_checklist: ["A twin checklist item?"],
     prior_interactions: row.prior_interactions.map((p, i) =>
-      i % 2 === 0 ? { ...p, context_factor: row.current_context_factor, contextual_preference: `${row.current_contextual_preference} (twin)` } : p
+      i % 2 === 0
+        ? {
+            ...p,
+            context_factor: row.current_context_factor,
+            contextual_preference: `${row.current_contextual_preference} (twin)`
+          }
+        : p
     )
   })
 }
@@ -116,7 +130,7 @@ export const blindnessProblems = (
   instances: ReadonlyArray<Domain.Instance>,
   visible: Visible = defaultVisible
 ): Effect.Effect<ReadonlyArray<string>, unknown> =>
-  Effect.gen(function*() {
+  Effect.gen(function* () {
     const problems: Array<string> = []
     for (const instance of instances) {
       const pair = [instance, twin(instance)] as const
@@ -125,7 +139,9 @@ export const blindnessProblems = (
         return service.retrieve(service.needsSummaries ? { query, summaries: summariesOf(query) } : { query })
       })
       if (JSON.stringify(a) !== JSON.stringify(b)) {
-        problems.push(`${instance.id}: the retrieval differs between the ${pair[0].type} instance and its ${pair[1].type} twin, whose visible text is the same`)
+        problems.push(
+          `${instance.id}: the retrieval differs between the ${pair[0].type} instance and its ${pair[1].type} twin, whose visible text is the same`
+        )
       }
     }
     return problems
@@ -144,7 +160,12 @@ export const forged = (query: Domain.Query, hashes: "honest" | "stale"): Domain.
     ...bareQuery(query),
     sessions: query.sessions.map((s) => {
       const d = donor.get(s.hash)!
-      return { id: s.id, index: s.index, hash: hashes === "honest" ? d.hash : s.hash, dialogue: d.dialogue.map((m) => ({ ...m })) }
+      return {
+        id: s.id,
+        index: s.index,
+        hash: hashes === "honest" ? d.hash : s.hash,
+        dialogue: d.dialogue.map((m) => ({ ...m }))
+      }
     })
   })
 }
@@ -162,7 +183,7 @@ export const sharingProblems = <S, E, R>(
   instances: ReadonlyArray<Domain.Instance>,
   retrieve: (service: S, query: Domain.Query, instance: Domain.Instance) => Effect.Effect<Retriever.Retrieval, unknown>
 ): Effect.Effect<ReadonlyArray<string>, unknown, R> =>
-  Effect.gen(function*() {
+  Effect.gen(function* () {
     const first = yield* build
     for (const i of instances) yield* retrieve(first, bareQuery(i.query), i)
     const honest = yield* build
@@ -171,7 +192,9 @@ export const sharingProblems = <S, E, R>(
     for (const [k, i] of instances.entries()) {
       const got = yield* retrieve(yield* build, forged(i.query, "stale"), i)
       if (JSON.stringify(got) !== JSON.stringify(expected[k])) {
-        problems.push(`${i.id}: a fresh build retrieved differently for texts whose session hashes an earlier build had seen with other texts: builds share what they remember (use the memo of core's Memo, not module-level state)`)
+        problems.push(
+          `${i.id}: a fresh build retrieved differently for texts whose session hashes an earlier build had seen with other texts: builds share what they remember (use the memo of core's Memo, not module-level state)`
+        )
       }
     }
     return problems
@@ -189,7 +212,8 @@ export const turnProblems = (instance: Domain.Instance, r: Retriever.Retrieval):
   const best = new Map<string, number>()
   r.turns.forEach((t, i) => {
     const key = `${t.sessionId}#${t.turn}`
-    if (!(Number.isInteger(t.turn) && t.turn >= 0 && t.turn < (lengths.get(t.sessionId) ?? 0))) problems.push(`${key} is not a turn of the history`)
+    if (!(Number.isInteger(t.turn) && t.turn >= 0 && t.turn < (lengths.get(t.sessionId) ?? 0)))
+      problems.push(`${key} is not a turn of the history`)
     if (seen.has(key)) problems.push(`${key} is ranked twice`)
     seen.add(key)
     if (!Number.isFinite(t.score)) problems.push(`${key} has a non-finite score`)
@@ -197,7 +221,9 @@ export const turnProblems = (instance: Domain.Instance, r: Retriever.Retrieval):
     best.set(t.sessionId, Math.max(best.get(t.sessionId) ?? -Infinity, t.score))
   })
   const ranked = new Map(r.ranking.map((x) => [x.sessionId, x.score]))
-  for (const [id, score] of best) if (ranked.get(id) !== score) problems.push(`${id} is ranked at ${ranked.get(id)}, not at its best turn's score ${score}`)
+  for (const [id, score] of best)
+    if (ranked.get(id) !== score)
+      problems.push(`${id} is ranked at ${ranked.get(id)}, not at its best turn's score ${score}`)
   for (const id of ranked.keys()) if (!best.has(id)) problems.push(`${id} is ranked but has no ranked turn`)
   return problems
 }
@@ -214,7 +240,10 @@ export const suite = (config: SuiteOptions): void => {
   const models = Models.layer(config.models ?? {})
   const env = Layer.mergeAll(
     models,
-    Corpus.layerFromQueries(fixtures.map((f) => f.query), `conformance-${fixtures.length}`),
+    Corpus.layerFromQueries(
+      fixtures.map((f) => f.query),
+      `conformance-${fixtures.length}`
+    ),
     Layer.succeed(Plugin.Plugins, Plugin.makeRegistry([...Builtins.plugins, ...(config.plugins ?? [])])),
     NodeContext.layer
   ).pipe(Layer.provideMerge(ModelCache.layerMemory))
@@ -226,8 +255,14 @@ export const suite = (config: SuiteOptions): void => {
     )
   const build = (overrides: Readonly<Record<string, unknown>> = {}) =>
     Effect.flatMap(decode(overrides), (decoded) => Effect.map(decoded.make, (built): AnyService => built.service))
-  const retrieve = (service: AnyService, instance: Domain.Instance, query: Domain.Query = bareQuery(instance.query)) => {
-    const input: Retriever.RetrievalInput = service.needsSummaries ? { query, summaries: summariesOf(query) } : { query }
+  const retrieve = (
+    service: AnyService,
+    instance: Domain.Instance,
+    query: Domain.Query = bareQuery(instance.query)
+  ) => {
+    const input: Retriever.RetrievalInput = service.needsSummaries
+      ? { query, summaries: summariesOf(query) }
+      : { query }
     return needsGold
       ? (service as Retriever.GoldService).retrieve(input, deepFreeze(structuredClone(instance.gold)))
       : (service as Retriever.Service).retrieve(input)
@@ -238,119 +273,166 @@ export const suite = (config: SuiteOptions): void => {
     const ids = instance.query.sessions.map((s) => s.id)
     const known = new Set(ids)
     const ranked = r.ranking.map((x) => x.sessionId)
-    expect(ranked.filter((id) => !known.has(id)), `${instance.id}: unknown ids in ranking`).toEqual([])
-    expect(r.selected.filter((id) => !known.has(id)), `${instance.id}: unknown ids in selection`).toEqual([])
+    expect(
+      ranked.filter((id) => !known.has(id)),
+      `${instance.id}: unknown ids in ranking`
+    ).toEqual([])
+    expect(
+      r.selected.filter((id) => !known.has(id)),
+      `${instance.id}: unknown ids in selection`
+    ).toEqual([])
     expect(new Set(ranked).size, `${instance.id}: repeated ids in ranking`).toBe(ranked.length)
     expect(new Set(r.selected).size, `${instance.id}: repeated ids in selection`).toBe(r.selected.length)
     const order = r.selected.map((id) => ids.indexOf(id))
     expect(order, `${instance.id}: selection not chronological`).toEqual([...order].sort((a, b) => a - b))
-    for (const x of r.ranking) expect(Number.isFinite(x.score), `${instance.id}: non-finite score for ${x.sessionId}`).toBe(true)
-    for (let i = 1; i < r.ranking.length; i++) expect(r.ranking[i - 1]!.score).toBeGreaterThanOrEqual(r.ranking[i]!.score)
+    for (const x of r.ranking)
+      expect(Number.isFinite(x.score), `${instance.id}: non-finite score for ${x.sessionId}`).toBe(true)
+    for (let i = 1; i < r.ranking.length; i++)
+      expect(r.ranking[i - 1]!.score).toBeGreaterThanOrEqual(r.ranking[i]!.score)
     expect(turnProblems(instance, r), `${instance.id}: turn ranking`).toEqual([])
   }
-
 
   describe(`retriever conformance: ${label}`, () => {
     it.effect("decodes its options and builds", () => run(build()))
 
     it.effect("declares whether it reads gold", () =>
-      run(Effect.gen(function*() {
-        expect(plugin.stage).toBe("retriever")
-        const options = yield* decode()
-        expect(options).toBeTypeOf("object")
-        expect(plugin.needsGold === true || plugin.needsGold === undefined || plugin.needsGold === false).toBe(true)
-      })))
+      run(
+        Effect.gen(function* () {
+          expect(plugin.stage).toBe("retriever")
+          const options = yield* decode()
+          expect(options).toBeTypeOf("object")
+          expect(plugin.needsGold === true || plugin.needsGold === undefined || plugin.needsGold === false).toBe(true)
+        })
+      )
+    )
 
     it.effect("returns only ids of the history, each once, in a consistent shape", () =>
-      run(Effect.gen(function*() {
-        const service = yield* build()
-        for (const f of fixtures) checkShape(f, yield* retrieve(service, f))
-      })))
+      run(
+        Effect.gen(function* () {
+          const service = yield* build()
+          for (const f of fixtures) checkShape(f, yield* retrieve(service, f))
+        })
+      )
+    )
 
     it.effect("is deterministic across calls and rebuilds", () =>
-      run(Effect.gen(function*() {
-        const first = yield* build()
-        const second = yield* build()
-        for (const f of fixtures) {
-          const a = yield* retrieve(first, f)
-          expect(yield* retrieve(first, f)).toEqual(a)
-          expect(yield* retrieve(second, f)).toEqual(a)
-        }
-      })))
+      run(
+        Effect.gen(function* () {
+          const first = yield* build()
+          const second = yield* build()
+          for (const f of fixtures) {
+            const a = yield* retrieve(first, f)
+            expect(yield* retrieve(first, f)).toEqual(a)
+            expect(yield* retrieve(second, f)).toEqual(a)
+          }
+        })
+      )
+    )
 
     it.effect("shares nothing between builds, and retrieves the same when builds share a sweep's memo", () =>
-      run(Effect.gen(function*() {
-        expect(yield* sharingProblems(build(), fixtures, (service, query, instance) => retrieve(service, instance, query))).toEqual([])
-        const [x, y] = yield* Memo.shared(Effect.all([build(), build()]))
-        for (const f of fixtures) {
-          const a = yield* retrieve(x, f)
-          expect(yield* retrieve(y, f)).toEqual(a)
-          expect(yield* retrieve(yield* build(), f)).toEqual(a)
-        }
-      })))
+      run(
+        Effect.gen(function* () {
+          expect(
+            yield* sharingProblems(build(), fixtures, (service, query, instance) => retrieve(service, instance, query))
+          ).toEqual([])
+          const [x, y] = yield* Memo.shared(Effect.all([build(), build()]))
+          for (const f of fixtures) {
+            const a = yield* retrieve(x, f)
+            expect(yield* retrieve(y, f)).toEqual(a)
+            expect(yield* retrieve(yield* build(), f)).toEqual(a)
+          }
+        })
+      )
+    )
 
     if ("defaultSelect" in plugin && plugin.defaultSelect !== undefined) {
       it.effect("is a ranker: scores every session and leaves the cut to a selector", () =>
-        run(Effect.gen(function*() {
-          const service = yield* build()
-          // A second stage (a `candidates` option) scores only its first stage's candidates.
-          const secondStage = "candidates" in (yield* decode()).params
-          for (const f of fixtures) {
-            const r = yield* retrieve(service, f)
-            const scored = new Set(r.ranking.map((x) => x.sessionId)).size
-            if (secondStage) expect(scored, `${f.id}: no candidate scored`).toBeGreaterThan(0)
-            else expect(scored, `${f.id}: sessions without a score`).toBe(f.query.sessions.length)
-          }
-        })))
+        run(
+          Effect.gen(function* () {
+            const service = yield* build()
+            // A second stage (a `candidates` option) scores only its first stage's candidates.
+            const secondStage = "candidates" in (yield* decode()).params
+            for (const f of fixtures) {
+              const r = yield* retrieve(service, f)
+              const scored = new Set(r.ranking.map((x) => x.sessionId)).size
+              if (secondStage) expect(scored, `${f.id}: no candidate scored`).toBeGreaterThan(0)
+              else expect(scored, `${f.id}: sessions without a score`).toBe(f.query.sessions.length)
+            }
+          })
+        )
+      )
     }
 
     it.effect("respects k", () =>
-      run(Effect.gen(function*() {
-        const options = (yield* decode()) as { readonly k?: unknown }
-        if (typeof options.k !== "number") return
-        const k = options.k
-        const service = yield* build()
-        for (const f of fixtures) expect((yield* retrieve(service, f)).selected.length).toBeLessThanOrEqual(k)
-        const one = yield* build({ k: 1 })
-        for (const f of fixtures) expect((yield* retrieve(one, f)).selected.length).toBeLessThanOrEqual(1)
-      })))
+      run(
+        Effect.gen(function* () {
+          const options = (yield* decode()) as { readonly k?: unknown }
+          if (typeof options.k !== "number") return
+          const k = options.k
+          const service = yield* build()
+          for (const f of fixtures) expect((yield* retrieve(service, f)).selected.length).toBeLessThanOrEqual(k)
+          const one = yield* build({ k: 1 })
+          for (const f of fixtures) expect((yield* retrieve(one, f)).selected.length).toBeLessThanOrEqual(1)
+        })
+      )
+    )
 
     if (needsGold) {
       it.effect("reads gold only as it declares (needsGold)", () =>
-        run(Effect.gen(function*() {
-          const service = yield* build()
-          for (const f of fixtures) checkShape(twin(f), yield* retrieve(service, twin(f)))
-        })))
+        run(
+          Effect.gen(function* () {
+            const service = yield* build()
+            for (const f of fixtures) checkShape(twin(f), yield* retrieve(service, twin(f)))
+          })
+        )
+      )
     } else {
-      it.effect("cannot tell instance types or gold apart: an instance and its twin (same text, other type and labels) get the same retrieval", () =>
-        run(Effect.gen(function*() {
-          const service = (yield* build()) as Retriever.Service
-          expect(yield* blindnessProblems(service, fixtures)).toEqual([])
-        })))
+      it.effect(
+        "cannot tell instance types or gold apart: an instance and its twin (same text, other type and labels) get the same retrieval",
+        () =>
+          run(
+            Effect.gen(function* () {
+              const service = (yield* build()) as Retriever.Service
+              expect(yield* blindnessProblems(service, fixtures)).toEqual([])
+            })
+          )
+      )
     }
 
     it.effect("handles an empty history", () =>
-      run(Effect.gen(function*() {
-        const r = yield* retrieve(yield* build(), tiny[0]!)
-        expect(r.selected).toEqual([])
-        expect(r.ranking).toEqual([])
-      })))
+      run(
+        Effect.gen(function* () {
+          const r = yield* retrieve(yield* build(), tiny[0]!)
+          expect(r.selected).toEqual([])
+          expect(r.ranking).toEqual([])
+        })
+      )
+    )
 
     it.effect("handles a one-session history", () =>
-      run(Effect.gen(function*() {
-        const r = yield* retrieve(yield* build(), tiny[1]!)
-        checkShape(tiny[1]!, r)
-        expect(r.selected.every((id) => id === "s1")).toBe(true)
-      })))
+      run(
+        Effect.gen(function* () {
+          const r = yield* retrieve(yield* build(), tiny[1]!)
+          checkShape(tiny[1]!, r)
+          expect(r.selected.every((id) => id === "s1")).toBe(true)
+        })
+      )
+    )
 
-    it.effect(`handles a ${large.toLocaleString("en")}-session history`, () =>
-      run(Effect.gen(function*() {
-        const service = yield* build()
-        const options = (yield* decode()) as { readonly k?: unknown }
-        const big = Histories.instance({ sessions: large, type: "changing", seed: 42 })
-        const r = yield* retrieve(service, big)
-        checkShape(big, r)
-        if (typeof options.k === "number") expect(r.selected.length).toBeLessThanOrEqual(options.k)
-      })), config.largeTimeout ?? 120_000)
+    it.effect(
+      `handles a ${large.toLocaleString("en")}-session history`,
+      () =>
+        run(
+          Effect.gen(function* () {
+            const service = yield* build()
+            const options = (yield* decode()) as { readonly k?: unknown }
+            const big = Histories.instance({ sessions: large, type: "changing", seed: 42 })
+            const r = yield* retrieve(service, big)
+            checkShape(big, r)
+            if (typeof options.k === "number") expect(r.selected.length).toBeLessThanOrEqual(options.k)
+          })
+        ),
+      config.largeTimeout ?? 120_000
+    )
   })
 }

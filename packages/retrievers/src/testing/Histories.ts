@@ -13,10 +13,26 @@
  */
 import { Domain, Random } from "@cupid-lab/core"
 
-const people = ["Priya Raman", "Tomasz Nowak", "Aisha Bello", "Diego Fuentes", "Mei Tanaka", "Olu Adeyemi", "Sofia Lindqvist", "Ravi Menon"]
+const people = [
+  "Priya Raman",
+  "Tomasz Nowak",
+  "Aisha Bello",
+  "Diego Fuentes",
+  "Mei Tanaka",
+  "Olu Adeyemi",
+  "Sofia Lindqvist",
+  "Ravi Menon"
+]
 const kinds = ["colleague", "client", "supervisor", "student"]
 const tools = ["Figma board", "Jira backlog", "Tableau dashboard", "Notion wiki", "Excel budget", "Zoom webinar"]
-const tasks = ["an update email", "a meeting agenda", "a project summary", "a short report", "a slide outline", "a checklist"]
+const tasks = [
+  "an update email",
+  "a meeting agenda",
+  "a project summary",
+  "a short report",
+  "a slide outline",
+  "a checklist"
+]
 const preferences = [
   ["numbered steps", "a check after each section"],
   ["one paragraph", "no bullet points"],
@@ -75,7 +91,10 @@ const build = (options: HistoryOptions): Domain.Instance => {
   const [personA, personB, ...others] = [...people].sort(() => random() - 0.5)
   const a: Factor = { name: `my ${kind} ${personA}`, preference: pick(preferences) }
   const changed = preferences.find((p) => p !== a.preference)!
-  const b: Factor = { name: `my ${kind} ${personB}`, preference: preferences.find((p) => p !== a.preference && p !== changed)! }
+  const b: Factor = {
+    name: `my ${kind} ${personB}`,
+    preference: preferences.find((p) => p !== a.preference && p !== changed)!
+  }
   const background: Array<Factor> = [
     ...others.map((p) => ({ name: `${p}`, preference: pick(preferences) })),
     ...tools.map((t) => ({ name: `the ${t}`, preference: pick(preferences) }))

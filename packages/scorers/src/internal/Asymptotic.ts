@@ -26,7 +26,8 @@ export interface Smooth {
 }
 
 const ratioOf = (num: number, den: number): number => (den === 0 ? NaN : num / den)
-const f1Of = (p: number, r: number): number => (Number.isNaN(p) || Number.isNaN(r) ? NaN : p + r === 0 ? 0 : (2 * p * r) / (p + r))
+const f1Of = (p: number, r: number): number =>
+  Number.isNaN(p) || Number.isNaN(r) ? NaN : p + r === 0 ? 0 : (2 * p * r) / (p + r)
 
 export const mean: Smooth = {
   value: (s, n) => s[0]! / n,
@@ -41,9 +42,11 @@ export const ratio: Smooth = {
 export const f1: Smooth = {
   value: (s) => f1Of(ratioOf(s[0]!, s[1]!), ratioOf(s[2]!, s[3]!)),
   gradient: (s) => {
-    const p = s[0]! / s[1]!, r = s[2]! / s[3]!
+    const p = s[0]! / s[1]!,
+      r = s[2]! / s[3]!
     const sum2 = (p + r) * (p + r)
-    const dp = (2 * r * r) / sum2, dr = (2 * p * p) / sum2
+    const dp = (2 * r * r) / sum2,
+      dr = (2 * p * p) / sum2
     return [dp / s[1]!, (-dp * s[0]!) / (s[1]! * s[1]!), dr / s[3]!, (-dr * s[2]!) / (s[3]! * s[3]!)]
   }
 }
@@ -83,7 +86,8 @@ const spread = (u: Float64Array): boolean => {
   let m = 0
   for (let i = 0; i < u.length; i++) m += u[i]!
   m /= u.length
-  let above = 0, below = 0
+  let above = 0,
+    below = 0
   for (let i = 0; i < u.length; i++) {
     if (u[i]! > m) above++
     else if (u[i]! < m) below++
@@ -129,7 +133,8 @@ export const pairedInterval = (
   sumsB: ArrayLike<number>,
   n: number
 ): readonly [number, number] | undefined => {
-  const ga = statistic.gradient(sumsA, n), gb = statistic.gradient(sumsB, n)
+  const ga = statistic.gradient(sumsA, n),
+    gb = statistic.gradient(sumsB, n)
   const delta = statistic.value(sumsB, n) - statistic.value(sumsA, n)
   if (!Number.isFinite(delta) || !finiteAll(ga) || !finiteAll(gb)) return undefined
   const u = projections(b, gb, n, { columns: a, g: ga })
@@ -150,7 +155,8 @@ export const pairedStandardError = (
   sumsB: ArrayLike<number>,
   n: number
 ): number => {
-  const ga = statistic.gradient(sumsA, n), gb = statistic.gradient(sumsB, n)
+  const ga = statistic.gradient(sumsA, n),
+    gb = statistic.gradient(sumsB, n)
   if (n < 2 || !finiteAll(ga) || !finiteAll(gb)) return NaN
   return Math.sqrt(n * sampleVariance(projections(b, gb, n, { columns: a, g: ga })))
 }
@@ -161,8 +167,17 @@ export const pairedStandardError = (
  */
 const erfc = (x: number): number => {
   const t = 1 / (1 + 0.5 * x)
-  const poly = -1.26551223 + t * (1.00002368 + t * (0.37409196 + t * (0.09678418 + t * (-0.18628806 +
-    t * (0.27886807 + t * (-1.13520398 + t * (1.48851587 + t * (-0.82215223 + t * 0.17087277))))))))
+  const poly =
+    -1.26551223 +
+    t *
+      (1.00002368 +
+        t *
+          (0.37409196 +
+            t *
+              (0.09678418 +
+                t *
+                  (-0.18628806 +
+                    t * (0.27886807 + t * (-1.13520398 + t * (1.48851587 + t * (-0.82215223 + t * 0.17087277))))))))
   return t * Math.exp(-x * x + poly)
 }
 
@@ -188,7 +203,8 @@ export const swapTest = (
   const g = statistic.gradient(middle, n)
   if (!finiteAll(g)) return undefined
   const w = projections(flipped, g, n)
-  let variance = 0, varying = 0
+  let variance = 0,
+    varying = 0
   for (let i = 0; i < n; i++) {
     variance += w[i]! * w[i]!
     if (w[i] !== 0) varying++

@@ -22,7 +22,11 @@ export interface Grouped {
  * Group the given rows (default: all) by `clusters[row]`, keeping the rows where every column is
  * finite. A cluster id that is not a finite number is a programming error and throws.
  */
-export const group = (columns: ReadonlyArray<ArrayLike<number>>, rows: ArrayLike<number> | undefined, clusters: ArrayLike<number>): Grouped => {
+export const group = (
+  columns: ReadonlyArray<ArrayLike<number>>,
+  rows: ArrayLike<number> | undefined,
+  clusters: ArrayLike<number>
+): Grouped => {
   const length = rows?.length ?? Math.min(...columns.map((c) => c.length))
   const slot = new Map<number, number>()
   const sums: Array<Array<number>> = columns.map(() => [])
@@ -46,5 +50,10 @@ export const group = (columns: ReadonlyArray<ArrayLike<number>>, rows: ArrayLike
     columns.forEach((c, j) => (sums[j]![k!]! += c[i]!))
     used++
   }
-  return { sums: sums.map((s) => Float64Array.from(s)), counts: Float64Array.from(counts), rows: used, largest: Math.max(0, ...counts) }
+  return {
+    sums: sums.map((s) => Float64Array.from(s)),
+    counts: Float64Array.from(counts),
+    rows: used,
+    largest: Math.max(0, ...counts)
+  }
 }

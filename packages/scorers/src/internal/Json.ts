@@ -20,7 +20,12 @@ export const extract = (answer: string): { readonly value: unknown } | undefined
     if (inner !== undefined) return inner
   }
   // Outermost brackets: try whichever kind opens first, then the other.
-  const spans = ([["{", "}"], ["[", "]"]] as const)
+  const spans = (
+    [
+      ["{", "}"],
+      ["[", "]"]
+    ] as const
+  )
     .map(([open, close]) => [answer.indexOf(open), answer.lastIndexOf(close)] as const)
     .filter(([a, b]) => a >= 0 && b > a)
     .sort((x, y) => x[0] - y[0])

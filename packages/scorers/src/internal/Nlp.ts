@@ -71,4 +71,3 @@ const analyse = (text: string): ReadonlyArray<ContentWord> => {
   }
   return out
 }
-

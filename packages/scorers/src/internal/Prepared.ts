@@ -39,19 +39,22 @@ export const sum = (x: Float64Array): number => {
 export type Prepared =
   | { readonly _tag: "None"; readonly comparison: Comparison }
   | {
-    readonly _tag: "Spec"
-    readonly spec: Resampling.PairedSpec
-    readonly observed: number
-    /** Usable rows (spec.n counts clusters when clustered). */
-    readonly instances: number
-    readonly clusters: number | undefined
-    /** The delta-method standard error of the difference (cluster-level when clustered). */
-    readonly se: () => number
-    /** The large-sample interval and p, when they apply (see internal/Asymptotic.ts). */
-    readonly normal: (form: NormalForm) => { readonly ci95: readonly [number, number]; readonly p: number } | undefined
-  }
+      readonly _tag: "Spec"
+      readonly spec: Resampling.PairedSpec
+      readonly observed: number
+      /** Usable rows (spec.n counts clusters when clustered). */
+      readonly instances: number
+      readonly clusters: number | undefined
+      /** The delta-method standard error of the difference (cluster-level when clustered). */
+      readonly se: () => number
+      /** The large-sample interval and p, when they apply (see internal/Asymptotic.ts). */
+      readonly normal: (
+        form: NormalForm
+      ) => { readonly ci95: readonly [number, number]; readonly p: number } | undefined
+    }
 
-export const smoothOf = (tag: Columns["_tag"]): Asymptotic.Smooth => (tag === "Mean" ? Asymptotic.mean : tag === "Ratio" ? Asymptotic.ratio : Asymptotic.f1)
+export const smoothOf = (tag: Columns["_tag"]): Asymptotic.Smooth =>
+  tag === "Mean" ? Asymptotic.mean : tag === "Ratio" ? Asymptotic.ratio : Asymptotic.f1
 
 /** What the large-sample form must provide: an interval or not, and how many rows must differ. */
 export interface NormalForm {
@@ -60,16 +63,27 @@ export interface NormalForm {
 }
 
 /** The large-sample interval and p of b - a over compact columns (a's k columns, then b's). */
-const normalOf = (tag: Columns["_tag"], xs: ReadonlyArray<Float64Array>, totals: ReadonlyArray<number>, flipped: ReadonlyArray<Float64Array>, observed: number, n: number) => (form: NormalForm) => {
-  const k = flipped.length
-  const statistic = smoothOf(tag)
-  const noInterval: readonly [number, number] = [NaN, NaN]
-  const ci95 = !form.interval
-    ? noInterval
-    : n < 2 ? undefined : Asymptotic.pairedInterval(statistic, xs.slice(0, k), xs.slice(k), totals.slice(0, k), totals.slice(k), n)
-  const p = Asymptotic.swapTest(statistic, flipped, totals, observed, n, form.minVarying)
-  return ci95 === undefined || p === undefined ? undefined : { ci95, p }
-}
+const normalOf =
+  (
+    tag: Columns["_tag"],
+    xs: ReadonlyArray<Float64Array>,
+    totals: ReadonlyArray<number>,
+    flipped: ReadonlyArray<Float64Array>,
+    observed: number,
+    n: number
+  ) =>
+  (form: NormalForm) => {
+    const k = flipped.length
+    const statistic = smoothOf(tag)
+    const noInterval: readonly [number, number] = [NaN, NaN]
+    const ci95 = !form.interval
+      ? noInterval
+      : n < 2
+        ? undefined
+        : Asymptotic.pairedInterval(statistic, xs.slice(0, k), xs.slice(k), totals.slice(0, k), totals.slice(k), n)
+    const p = Asymptotic.swapTest(statistic, flipped, totals, observed, n, form.minVarying)
+    return ci95 === undefined || p === undefined ? undefined : { ci95, p }
+  }
 
 /**
  * The two cells' columns summed per cluster, as pooled columns over clusters; undefined when no
@@ -82,9 +96,15 @@ const byCluster = (a: Columns, b: Columns, rows: ArrayLike<number> | undefined, 
   const pair = ((): readonly [Columns, Columns] => {
     switch (a._tag) {
       case "Mean":
-        return [{ _tag: "Ratio", num: s[0]!, den: g.counts }, { _tag: "Ratio", num: s[1]!, den: g.counts }]
+        return [
+          { _tag: "Ratio", num: s[0]!, den: g.counts },
+          { _tag: "Ratio", num: s[1]!, den: g.counts }
+        ]
       case "Ratio":
-        return [{ _tag: "Ratio", num: s[0]!, den: s[1]! }, { _tag: "Ratio", num: s[2]!, den: s[3]! }]
+        return [
+          { _tag: "Ratio", num: s[0]!, den: s[1]! },
+          { _tag: "Ratio", num: s[2]!, den: s[3]! }
+        ]
       case "F1":
         return [
           { _tag: "F1", precision: { num: s[0]!, den: s[1]! }, recall: { num: s[2]!, den: s[3]! } },
@@ -96,10 +116,18 @@ const byCluster = (a: Columns, b: Columns, rows: ArrayLike<number> | undefined, 
 }
 
 /** The delta-method standard error of b - a over compact columns (a's k columns, then b's). */
-const seOf = (tag: Columns["_tag"], xs: ReadonlyArray<Float64Array>, totals: ReadonlyArray<number>, n: number) => (): number => {
-  const k = xs.length / 2
-  return Asymptotic.pairedStandardError(smoothOf(tag), xs.slice(0, k), xs.slice(k), totals.slice(0, k), totals.slice(k), n)
-}
+const seOf =
+  (tag: Columns["_tag"], xs: ReadonlyArray<Float64Array>, totals: ReadonlyArray<number>, n: number) => (): number => {
+    const k = xs.length / 2
+    return Asymptotic.pairedStandardError(
+      smoothOf(tag),
+      xs.slice(0, k),
+      xs.slice(k),
+      totals.slice(0, k),
+      totals.slice(k),
+      n
+    )
+  }
 
 export const prepare = (a: Columns, b: Columns, rows?: ArrayLike<number>, clusters?: ArrayLike<number>): Prepared => {
   if (a._tag !== b._tag) throw new TypeError(`Paired: cannot compare ${a._tag} columns with ${b._tag} columns`)
@@ -112,25 +140,40 @@ export const prepare = (a: Columns, b: Columns, rows?: ArrayLike<number>, cluste
 }
 
 const prepareRows = (a: Columns, b: Columns, rows?: ArrayLike<number>): Prepared => {
-  const sa = shape(a), sb = shape(b)
+  const sa = shape(a),
+    sb = shape(b)
   const k = sa.columns.length
   const xs = Resampling.finiteRows([...sa.columns, ...sb.columns], rows)
   const n = xs[0]!.length
-  const none = (delta: number): Prepared => ({ _tag: "None", comparison: { n, delta, ci95: [NaN, NaN], p: NaN, test: "none", permutations: 0 } })
+  const none = (delta: number): Prepared => ({
+    _tag: "None",
+    comparison: { n, delta, ci95: [NaN, NaN], p: NaN, test: "none", permutations: 0 }
+  })
   if (n === 0) return none(NaN)
   const totals = xs.map(sum)
   if (a._tag === "Mean") {
-    const x0 = xs[0]!, x1 = xs[1]!, d = new Float64Array(n)
+    const x0 = xs[0]!,
+      x1 = xs[1]!,
+      d = new Float64Array(n)
     for (let i = 0; i < n; i++) d[i] = x1[i]! - x0[i]!
     const m = Resampling.meanSpec(d)
-    return { _tag: "Spec", ...m, instances: n, clusters: undefined, se: seOf(a._tag, xs, totals, n), normal: normalOf(a._tag, xs, totals, [d], m.observed, n) }
+    return {
+      _tag: "Spec",
+      ...m,
+      instances: n,
+      clusters: undefined,
+      se: seOf(a._tag, xs, totals, n),
+      normal: normalOf(a._tag, xs, totals, [d], m.observed, n)
+    }
   }
   const observed = sb.statistic(totals.slice(k), n) - sa.statistic(totals.slice(0, k), n)
   if (!Number.isFinite(observed)) return none(observed)
   const threshold = Math.abs(observed) - Resampling.tolerance
-  const left = new Float64Array(k), right = new Float64Array(k)
+  const left = new Float64Array(k),
+    right = new Float64Array(k)
   const flipped = xs.slice(0, k).map((x, c) => {
-    const y = xs[k + c]!, d = new Float64Array(n)
+    const y = xs[k + c]!,
+      d = new Float64Array(n)
     for (let i = 0; i < n; i++) d[i] = y[i]! - x[i]!
     return d
   })
@@ -170,8 +213,12 @@ const prepareRows = (a: Columns, b: Columns, rows?: ArrayLike<number>): Prepared
   }
 }
 
-export const interval = (p: Prepared & { readonly _tag: "Spec" }, options: { readonly seed: number; readonly resamples: number }): readonly [number, number] =>
+export const interval = (
+  p: Prepared & { readonly _tag: "Spec" },
+  options: { readonly seed: number; readonly resamples: number }
+): readonly [number, number] =>
   p.spec.n < 2 ? [p.observed, p.observed] : Resampling.bootstrapInterval(p.spec, options.seed, options.resamples)
 
 /** `clusters` of a clustered comparison, nothing otherwise. */
-export const clustersOf = (p: { readonly clusters: number | undefined }) => (p.clusters === undefined ? {} : { clusters: p.clusters })
+export const clustersOf = (p: { readonly clusters: number | undefined }) =>
+  p.clusters === undefined ? {} : { clusters: p.clusters }

@@ -19,19 +19,30 @@ const seeded = (lm: LanguageModel.Service, r: number): LanguageModel.Service => 
 
 /** `models` whose language models send repeat `r`'s seed with every request. */
 export const seededModels = (models: Models.Service, r: number): Models.Service =>
-  r === 0 ? models : { ...models, languageModel: (name) => Effect.map(models.languageModel(name), (lm) => seeded(lm, r)) }
+  r === 0
+    ? models
+    : { ...models, languageModel: (name) => Effect.map(models.languageModel(name), (lm) => seeded(lm, r)) }
 
 /** Build `make` once per repeat, each under {@link seededModels}. */
-export const buildEach = <A, E, R>(repeats: number, make: (r: number) => Effect.Effect<A, E, R>): Effect.Effect<Array<A>, E, R | Models.Models> =>
+export const buildEach = <A, E, R>(
+  repeats: number,
+  make: (r: number) => Effect.Effect<A, E, R>
+): Effect.Effect<Array<A>, E, R | Models.Models> =>
   Effect.flatMap(Models.Models, (models) =>
-    Effect.forEach(Array.from({ length: repeats }, (_, r) => r), (r) => Effect.provideService(make(r), Models.Models, seededModels(models, r))))
+    Effect.forEach(
+      Array.from({ length: repeats }, (_, r) => r),
+      (r) => Effect.provideService(make(r), Models.Models, seededModels(models, r))
+    )
+  )
 
 /**
  * One instance's scores from its repeats' scores: a number metric is the mean of its repeats (each
  * recorded with {@link Scorer.recordRepeats}), counts are the mean counts (pooled over repeats).
  */
-export const combine = (runs: ReadonlyArray<Readonly<Record<string, Scorer.Value>>>): Effect.Effect<Record<string, Scorer.Value>> =>
-  Effect.gen(function*() {
+export const combine = (
+  runs: ReadonlyArray<Readonly<Record<string, Scorer.Value>>>
+): Effect.Effect<Record<string, Scorer.Value>> =>
+  Effect.gen(function* () {
     const out: Record<string, Scorer.Value> = {}
     if (runs.length === 0) return out
     for (const metric of Object.keys(runs[0]!)) {
@@ -42,7 +53,10 @@ export const combine = (runs: ReadonlyArray<Readonly<Record<string, Scorer.Value
         out[metric] = numbers.reduce((a, b) => a + b, 0) / numbers.length
       } else {
         const counts = values.filter(Scorer.isCount)
-        out[metric] = { num: counts.reduce((a, c) => a + c.num, 0) / counts.length, den: counts.reduce((a, c) => a + c.den, 0) / counts.length }
+        out[metric] = {
+          num: counts.reduce((a, c) => a + c.num, 0) / counts.length,
+          den: counts.reduce((a, c) => a + c.den, 0) / counts.length
+        }
       }
     }
     return out

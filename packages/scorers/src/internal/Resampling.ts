@@ -63,7 +63,8 @@ const buildResamplePlan = (seed: number, n: number, resamples: number): Resample
     counts.fill(0)
     for (let i = 0; i < n; i++) counts[Math.floor(draws[i]! * TWO_TO_MINUS_32 * n)]!++
     for (let k = 0; k < words; k++) {
-      let o = 0, t = 0
+      let o = 0,
+        t = 0
       for (let j = 0; j < 32; j++) {
         const c = counts[32 * k + j]!
         if (c === 0) continue
@@ -72,7 +73,8 @@ const buildResamplePlan = (seed: number, n: number, resamples: number): Resample
         t |= 1 << j
         if (c === 2) continue
         if (e === extraRow.length) {
-          const row = new Int32Array(e * 2), count = new Int32Array(e * 2)
+          const row = new Int32Array(e * 2),
+            count = new Int32Array(e * 2)
           row.set(extraRow)
           count.set(extraCount)
           extraRow = row
@@ -94,7 +96,8 @@ const buildResamplePlan = (seed: number, n: number, resamples: number): Resample
 // same rows) share one. A plan is a pure function of its key, so the cache never changes a result.
 const planCache = new Map<string, ResamplePlan>()
 const planCacheBytes = 96 * 2 ** 20
-const planBytes = (p: ResamplePlan): number => 4 * (p.once.length + p.twice.length + p.extraStart.length + 2 * p.extraRow.length)
+const planBytes = (p: ResamplePlan): number =>
+  4 * (p.once.length + p.twice.length + p.extraStart.length + 2 * p.extraRow.length)
 
 export const resamplePlan = (seed: number, n: number, resamples: number): ResamplePlan => {
   const key = `${seed >>> 0}:${n}:${resamples}`
@@ -125,8 +128,11 @@ export const resampledSums = (plan: ResamplePlan, x: Float64Array, out: Float64A
     fillTables(t, x, 32 * k, n)
     const base = k * B
     for (let b = 0; b < B; b++) {
-      const o = once[base + b]!, w = twice[base + b]!
-      out[b] = out[b]! + (t[o & 255]! + t[256 + ((o >>> 8) & 255)]! + t[512 + ((o >>> 16) & 255)]! + t[768 + (o >>> 24)]!) +
+      const o = once[base + b]!,
+        w = twice[base + b]!
+      out[b] =
+        out[b]! +
+        (t[o & 255]! + t[256 + ((o >>> 8) & 255)]! + t[512 + ((o >>> 16) & 255)]! + t[768 + (o >>> 24)]!) +
         (t[w & 255]! + t[256 + ((w >>> 8) & 255)]! + t[512 + ((w >>> 16) & 255)]! + t[768 + (w >>> 24)]!)
     }
   }
@@ -151,13 +157,21 @@ export interface FlipChunk {
 }
 
 /** Visit the patterns [from, to) of the flip stream of (seed, n) in chunks of at most `chunk`. */
-export const flipChunks = (seed: number, n: number, from: number, to: number, visit: (c: FlipChunk) => void, chunk = 4096): void => {
+export const flipChunks = (
+  seed: number,
+  n: number,
+  from: number,
+  to: number,
+  visit: (c: FlipChunk) => void,
+  chunk = 4096
+): void => {
   const words = (n + 31) >>> 5
   const stream = Random.mulberry32Words(flipSeed(seed))
   const row = new Uint32Array(words)
   for (let r = 0; r < from; r++) stream.fill(row)
   for (let start = from; start < to; start += chunk) {
-    const end = Math.min(to, start + chunk), size = end - start
+    const end = Math.min(to, start + chunk),
+      size = end - start
     const flips = new Uint32Array(words * size)
     for (let r = 0; r < size; r++) {
       stream.fill(row)
@@ -177,7 +191,8 @@ export const flippedSums = (c: FlipChunk, x: Float64Array, out: Float64Array): F
     const base = k * size
     for (let r = 0; r < size; r++) {
       const w = c.flips[base + r]!
-      out[r] = out[r]! + (t[w & 255]! + t[256 + ((w >>> 8) & 255)]!) + (t[512 + ((w >>> 16) & 255)]! + t[768 + (w >>> 24)]!)
+      out[r] =
+        out[r]! + (t[w & 255]! + t[256 + ((w >>> 8) & 255)]!) + (t[512 + ((w >>> 16) & 255)]! + t[768 + (w >>> 24)]!)
     }
   }
   return out
@@ -187,7 +202,8 @@ export const flippedSums = (c: FlipChunk, x: Float64Array, out: Float64Array): F
 const subsetSums = (x: Float64Array, from: number, count: number): Float64Array => {
   const out = new Float64Array(1 << count)
   for (let j = 0; j < count; j++) {
-    const h = 1 << j, v = x[from + j]!
+    const h = 1 << j,
+      v = x[from + j]!
     for (let m = 0; m < h; m++) out[h + m] = out[m]! + v
   }
   return out
@@ -198,8 +214,13 @@ const subsetSums = (x: Float64Array, from: number, count: number): Float64Array 
  * the pattern flips (in `moved`, column order). Sums come from two subset tables (low and high
  * rows), so each pattern costs one addition per column and no error accumulates.
  */
-export const countExactExtremes = (columns: ReadonlyArray<Float64Array>, n: number, isExtreme: (moved: Float64Array) => boolean): number => {
-  const low = Math.min(n, 12), high = n - low
+export const countExactExtremes = (
+  columns: ReadonlyArray<Float64Array>,
+  n: number,
+  isExtreme: (moved: Float64Array) => boolean
+): number => {
+  const low = Math.min(n, 12),
+    high = n - low
   const lows = columns.map((x) => subsetSums(x, 0, low))
   const highs = columns.map((x) => subsetSums(x, low, high))
   const moved = new Float64Array(columns.length)
@@ -214,7 +235,11 @@ export const countExactExtremes = (columns: ReadonlyArray<Float64Array>, n: numb
 }
 
 /** How many patterns of the chunk `isExtreme` accepts. */
-export const countChunkExtremes = (c: FlipChunk, columns: ReadonlyArray<Float64Array>, isExtreme: (moved: Float64Array) => boolean): number => {
+export const countChunkExtremes = (
+  c: FlipChunk,
+  columns: ReadonlyArray<Float64Array>,
+  isExtreme: (moved: Float64Array) => boolean
+): number => {
   const size = c.to - c.from
   const sums = columns.map((x) => flippedSums(c, x, new Float64Array(size)))
   const moved = new Float64Array(columns.length)
@@ -239,7 +264,9 @@ export const interval = (xs: Float64Array): readonly [number, number] => {
   const sorted = xs.subarray(0, m).sort()
   const q = (p: number) => {
     if (m === 0) return NaN
-    const h = (m - 1) * p, lo = Math.floor(h), hi = Math.ceil(h)
+    const h = (m - 1) * p,
+      lo = Math.floor(h),
+      hi = Math.ceil(h)
     return sorted[lo]! + (h - lo) * (sorted[hi]! - sorted[lo]!)
   }
   return [q(0.025), q(0.975)]
@@ -267,7 +294,9 @@ export interface PairedSpec {
 }
 
 /** The rows where some column is not 0, as compact columns, and their number. */
-export const varyingRows = (columns: ReadonlyArray<Float64Array>): { readonly flipped: Array<Float64Array>; readonly flips: number } => {
+export const varyingRows = (
+  columns: ReadonlyArray<Float64Array>
+): { readonly flipped: Array<Float64Array>; readonly flips: number } => {
   const n = columns[0]?.length ?? 0
   const keep = new Int32Array(n)
   let flips = 0
@@ -311,7 +340,12 @@ export const bootstrapInterval = (spec: PairedSpec, seed: number, resamples: num
 }
 
 /** Extreme patterns among the flip stream's patterns [from, to), for specs that share n. */
-export const monteCarloExtremes = (specs: ReadonlyArray<PairedSpec>, seed: number, from: number, to: number): Array<number> => {
+export const monteCarloExtremes = (
+  specs: ReadonlyArray<PairedSpec>,
+  seed: number,
+  from: number,
+  to: number
+): Array<number> => {
   const counts = specs.map(() => 0)
   if (specs.length === 0 || to <= from) return counts
   flipChunks(seed, specs[0]!.flips, from, to, (chunk) => {
@@ -378,7 +412,10 @@ export const meanSpec = (d: Float64Array): { readonly spec: PairedSpec; readonly
  * and Statistics' intervals). When every row is kept, in order, Float64 columns are returned as
  * they are: nothing that reads them writes to them.
  */
-export const finiteRows = (columns: ReadonlyArray<ArrayLike<number>>, rows?: ArrayLike<number>): Array<Float64Array> => {
+export const finiteRows = (
+  columns: ReadonlyArray<ArrayLike<number>>,
+  rows?: ArrayLike<number>
+): Array<Float64Array> => {
   const length = rows?.length ?? Math.min(...columns.map((c) => c.length))
   const keep = new Int32Array(length)
   let kept = 0

@@ -18,14 +18,17 @@ export const load = (
   required: ReadonlyArray<string>
 ): Effect.Effect<PromptTemplate.Template, Errors.PluginError> =>
   Effect.suspend(() => {
-    const candidates = spec === undefined
-      ? [path.join(promptsDir, defaultFile)]
-      : path.isAbsolute(spec)
-      ? [spec]
-      : [path.resolve(spec), path.join(promptsDir, spec)]
+    const candidates =
+      spec === undefined
+        ? [path.join(promptsDir, defaultFile)]
+        : path.isAbsolute(spec)
+          ? [spec]
+          : [path.resolve(spec), path.join(promptsDir, spec)]
     const file = candidates.find((f) => fs.existsSync(f))
     if (file === undefined) {
-      return Effect.fail(new Errors.PluginError({ plugin, reason: `prompt template not found; looked for ${candidates.join(" and ")}` }))
+      return Effect.fail(
+        new Errors.PluginError({ plugin, reason: `prompt template not found; looked for ${candidates.join(" and ")}` })
+      )
     }
     return PromptTemplate.load({ plugin, file, required, optional: allowed.filter((a) => !required.includes(a)) })
   })

@@ -121,7 +121,10 @@ const lookup = (lemma: string, pos: WordNetPos): ReadonlySet<string> => {
     // lemma pos synset_cnt p_cnt [ptr...] sense_cnt tagsense_cnt offsets...
     const f = line.trim().split(/\s+/)
     const synsetCount = Number(f[2])
-    const offsets = f.slice(f.length - synsetCount).slice(0, maxSenses).map(Number)
+    const offsets = f
+      .slice(f.length - synsetCount)
+      .slice(0, maxSenses)
+      .map(Number)
     const dataFd = fs.openSync(path.join(dir, `data.${pos}`), "r")
     try {
       const add = (words: ReadonlyArray<string>) => {

@@ -17,7 +17,8 @@ import { fileURLToPath } from "node:url"
 
 const repo = fileURLToPath(new URL("../../../../", import.meta.url))
 export const harness = path.join(repo, "tools", "reference", "harness.py")
-export const referenceDir = process.env.CUPID_REFERENCE_DIR || path.resolve(repo, "..", "shared", "reference", "kixlab-CUPID")
+export const referenceDir =
+  process.env.CUPID_REFERENCE_DIR || path.resolve(repo, "..", "shared", "reference", "kixlab-CUPID")
 
 const probe = (python: string) =>
   spawnSync(python, ["-c", "import sys, yaml; sys.exit(0 if sys.version_info >= (3, 9) else 3)"], { encoding: "utf8" })
@@ -26,9 +27,10 @@ const probe = (python: string) =>
  * The interpreter the harness runs with: `CUPID_PYTHON`, else the first of `python3` and Debian's
  * `/usr/bin/python3` (where `apt-get install python3-yaml` puts PyYAML) that imports yaml.
  */
-export const python: string = [process.env.CUPID_PYTHON, "python3", "/usr/bin/python3"]
-  .filter((p): p is string => p !== undefined && p !== "")
-  .find((p) => probe(p).status === 0) ?? "python3"
+export const python: string =
+  [process.env.CUPID_PYTHON, "python3", "/usr/bin/python3"]
+    .filter((p): p is string => p !== undefined && p !== "")
+    .find((p) => probe(p).status === 0) ?? "python3"
 
 /** Why the harness cannot run here, or undefined. */
 export const unavailable: string | undefined = (() => {
@@ -36,9 +38,12 @@ export const unavailable: string | undefined = (() => {
     return `the authors' checkout is missing: clone github.com/kixlab/CUPID at commit a8560cab293ae98be4fe260689d58bddf96b51ef into ${referenceDir}`
   }
   const result = probe(python)
-  if (result.error !== undefined) return "python3 is not installed: install Python 3.9 or later with PyYAML (Debian: apt-get install python3 python3-yaml)"
-  if (result.status === 3) return "python3 is older than 3.9: install Python 3.9 or later with PyYAML (Debian: apt-get install python3 python3-yaml)"
-  if (result.status !== 0) return `python3 cannot import yaml: install PyYAML (Debian: apt-get install python3-yaml, or pip install pyyaml)\n${result.stderr}`
+  if (result.error !== undefined)
+    return "python3 is not installed: install Python 3.9 or later with PyYAML (Debian: apt-get install python3 python3-yaml)"
+  if (result.status === 3)
+    return "python3 is older than 3.9: install Python 3.9 or later with PyYAML (Debian: apt-get install python3 python3-yaml)"
+  if (result.status !== 0)
+    return `python3 cannot import yaml: install PyYAML (Debian: apt-get install python3-yaml, or pip install pyyaml)\n${result.stderr}`
   return undefined
 })()
 
@@ -80,4 +85,6 @@ export const run = (command: "render" | "evaluate" | "parse", input: unknown): a
 
 /** The key the harness answers a call by: sha256 of JSON.stringify of the {role, content} list. */
 export const keyOf = (messages: ReadonlyArray<Message>): string =>
-  createHash("sha256").update(JSON.stringify(messages.map((m) => ({ role: m.role, content: m.content })))).digest("hex")
+  createHash("sha256")
+    .update(JSON.stringify(messages.map((m) => ({ role: m.role, content: m.content }))))
+    .digest("hex")

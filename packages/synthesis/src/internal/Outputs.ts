@@ -12,12 +12,17 @@ import { assemble } from "./Engine.js"
 import { toParquet } from "./parquet.js"
 import type * as RawStore from "./RawStore.js"
 
-const ioError = (file: string) => (e: unknown) => new SynthesisRunError({ path: file, reason: e instanceof Error ? e.message : String(e) })
-
+const ioError = (file: string) => (e: unknown) =>
+  new SynthesisRunError({ path: file, reason: e instanceof Error ? e.message : String(e) })
 
 /** Build, validate and write the instances of every complete persona in the raw file. */
-export const writeOutputs = (config: Config, store: RawStore.RawStore, failures: ReadonlyArray<Records.Failure>, usage: Record<string, StageUsage>) =>
-  Effect.gen(function*() {
+export const writeOutputs = (
+  config: Config,
+  store: RawStore.RawStore,
+  failures: ReadonlyArray<Records.Failure>,
+  usage: Record<string, StageUsage>
+) =>
+  Effect.gen(function* () {
     const writes: Array<readonly [string, string | Uint8Array]> = []
     const outcome = yield* Effect.try({
       try: () => {
@@ -38,7 +43,10 @@ export const writeOutputs = (config: Config, store: RawStore.RawStore, failures:
               t.valid++
             } else {
               t.excluded++
-              excluded.push({ id: Domain.instanceId(built.row.persona_id, built.row.instance_type), problems: built.problems })
+              excluded.push({
+                id: Domain.instanceId(built.row.persona_id, built.row.instance_type),
+                problems: built.problems
+              })
               for (const p of built.problems) {
                 const rule = ruleOf(p)
                 byRule[rule] = (byRule[rule] ?? 0) + 1
@@ -81,20 +89,37 @@ export const writeOutputs = (config: Config, store: RawStore.RawStore, failures:
       },
       catch: ioError(config.out)
     })
-    yield* Effect.forEach(writes, ([file, data]) =>
-      Files.writeFileAtomic(file, data).pipe(Effect.mapError((e) => new SynthesisRunError({ path: file, reason: Files.describe(e) }))), { discard: true })
+    yield* Effect.forEach(
+      writes,
+      ([file, data]) =>
+        Files.writeFileAtomic(file, data).pipe(
+          Effect.mapError((e) => new SynthesisRunError({ path: file, reason: Files.describe(e) }))
+        ),
+      { discard: true }
+    )
     yield* Effect.try({ try: () => store.compact(), catch: ioError(config.out) })
     return outcome
   })
 
 /** The rule a validation problem breaks, for the summary counts. */
 const ruleOf = (problem: string): string =>
-  problem.startsWith("composition") ? "composition"
-  : problem.includes("word run") ? "preference leaked"
-  : problem.includes("does not name") ? "factor not named"
-  : problem.includes("validator model") ? "checklist item not hinted (model check)"
-  : problem.includes("never hinted") ? "checklist item not hinted"
-  : "other"
+  problem.startsWith("composition")
+    ? "composition"
+    : problem.includes("word run")
+      ? "preference leaked"
+      : problem.includes("does not name")
+        ? "factor not named"
+        : problem.includes("validator model")
+          ? "checklist item not hinted (model check)"
+          : problem.includes("never hinted")
+            ? "checklist item not hinted"
+            : "other"
 
 export const sortFailures = (failures: Array<Records.Failure>) =>
-  failures.sort((x, y) => x.persona < y.persona ? -1 : x.persona > y.persona ? 1 : (x.session ?? 0) - (y.session ?? 0) || (x.stage < y.stage ? -1 : x.stage > y.stage ? 1 : 0))
+  failures.sort((x, y) =>
+    x.persona < y.persona
+      ? -1
+      : x.persona > y.persona
+        ? 1
+        : (x.session ?? 0) - (y.session ?? 0) || (x.stage < y.stage ? -1 : x.stage > y.stage ? 1 : 0)
+  )

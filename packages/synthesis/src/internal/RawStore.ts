@@ -33,7 +33,8 @@ const compare = (a: RawRecord, b: RawRecord): number => {
   const pb = b._tag === "header" ? -1 : b.persona
   if (pa !== pb) return pa - pb
   if (a._tag !== b._tag) return order[a._tag] - order[b._tag]
-  const ka = keyOf(a), kb = keyOf(b)
+  const ka = keyOf(a),
+    kb = keyOf(b)
   return ka < kb ? -1 : ka > kb ? 1 : 0
 }
 
@@ -52,7 +53,11 @@ export interface RawStore {
  * Open (or create) `<dir>/raw.jsonl`. `persist: false` keeps records in memory only (dry runs,
  * which read what a real run stored but store nothing).
  */
-export const open = (dir: string, fingerprint: string, persist: boolean): Either.Either<RawStore, SynthesisRunError> => {
+export const open = (
+  dir: string,
+  fingerprint: string,
+  persist: boolean
+): Either.Either<RawStore, SynthesisRunError> => {
   const file = path.join(dir, "raw.jsonl")
   const map = new Map<string, RawRecord>()
   let dropped = 0
@@ -71,7 +76,8 @@ export const open = (dir: string, fingerprint: string, persist: boolean): Either
         return Either.left(
           new SynthesisRunError({
             path: file,
-            reason: "was written by a synthesis with other models, prompts or generation options; choose another out directory (or delete it) to start afresh"
+            reason:
+              "was written by a synthesis with other models, prompts or generation options; choose another out directory (or delete it) to start afresh"
           })
         )
       }
@@ -81,7 +87,13 @@ export const open = (dir: string, fingerprint: string, persist: boolean): Either
       fs.mkdirSync(dir, { recursive: true })
       if (!map.has("0")) {
         map.set("0", { _tag: "header", fingerprint })
-        fs.writeFileSync(file, [...map.values()].sort(compare).map((r) => `${encodeLine(r)}\n`).join(""))
+        fs.writeFileSync(
+          file,
+          [...map.values()]
+            .sort(compare)
+            .map((r) => `${encodeLine(r)}\n`)
+            .join("")
+        )
       }
     }
   } catch (e) {
@@ -100,7 +112,12 @@ export const open = (dir: string, fingerprint: string, persist: boolean): Either
     compact: () => {
       if (!persist) return
       const tmp = `${file}.${process.pid}.tmp`
-      fs.writeFileSync(tmp, records().map((r) => `${encodeLine(r)}\n`).join(""))
+      fs.writeFileSync(
+        tmp,
+        records()
+          .map((r) => `${encodeLine(r)}\n`)
+          .join("")
+      )
       fs.renameSync(tmp, file)
     }
   })

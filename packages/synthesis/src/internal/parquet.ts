@@ -4,7 +4,12 @@ import { Domain } from "@cupid-lab/core"
 import type { SchemaElement } from "hyparquet"
 import { parquetWriteBuffer } from "hyparquet-writer"
 
-const text = (name: string): SchemaElement => ({ name, type: "BYTE_ARRAY", converted_type: "UTF8", repetition_type: "OPTIONAL" })
+const text = (name: string): SchemaElement => ({
+  name,
+  type: "BYTE_ARRAY",
+  converted_type: "UTF8",
+  repetition_type: "OPTIONAL"
+})
 const list = (name: string): ReadonlyArray<SchemaElement> => [
   { name, repetition_type: "OPTIONAL", converted_type: "LIST", num_children: 1 },
   { name: "list", repetition_type: "REPEATED", num_children: 1 }

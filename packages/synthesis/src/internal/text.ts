@@ -2,7 +2,10 @@
 // runs, apostrophes inside words dropped.
 
 export const words = (text: string): ReadonlyArray<string> =>
-  text.toLowerCase().replace(/['\u2019]/g, "").match(/[\p{L}\p{N}]+/gu) ?? []
+  text
+    .toLowerCase()
+    .replace(/['\u2019]/g, "")
+    .match(/[\p{L}\p{N}]+/gu) ?? []
 
 export const runs = (tokens: ReadonlyArray<string>, n: number): ReadonlyArray<string> => {
   const out: Array<string> = []

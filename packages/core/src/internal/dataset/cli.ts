@@ -10,8 +10,11 @@ import { accumulator, format } from "./inspect.js"
 import { fileSha256 } from "./readers.js"
 
 /** Counts, lengths, token and label statistics of a source, as the lines `data inspect` prints. */
-export const inspect = (source: string, options: Dataset.LoadOptions): Effect.Effect<ReadonlyArray<string>, DatasetError, FileSystem.FileSystem> =>
-  Effect.gen(function*() {
+export const inspect = (
+  source: string,
+  options: Dataset.LoadOptions
+): Effect.Effect<ReadonlyArray<string>, DatasetError, FileSystem.FileSystem> =>
+  Effect.gen(function* () {
     const opened = yield* Dataset.open(source, options)
     const acc = accumulator(Dataset.benchmarkTypes[opened.benchmark])
     yield* Stream.runForEach(opened.instances, (i) => Effect.sync(() => acc.add(i)))
@@ -24,7 +27,8 @@ export const inspect = (source: string, options: Dataset.LoadOptions): Effect.Ef
     const skipped = opened.skipped()
     lines.push(`skipped rows: ${skipped.length}`)
     const shown = 20
-    for (const s of skipped.slice(0, shown)) lines.push(`  row ${s.row}${s.id !== undefined ? ` (${s.id})` : ""}: ${s.reason}`)
+    for (const s of skipped.slice(0, shown))
+      lines.push(`  row ${s.row}${s.id !== undefined ? ` (${s.id})` : ""}: ${s.reason}`)
     if (skipped.length > shown) lines.push(`  ... and ${skipped.length - shown} more`)
     return lines
   })
@@ -35,10 +39,17 @@ export const download = (
   options: { readonly cacheDir?: string; readonly hfEndpoint?: string }
 ): Effect.Effect<ReadonlyArray<string>, DatasetError, FileSystem.FileSystem> =>
   Effect.map(
-    HubDownload.fetchToCache(source, options.cacheDir ?? Dataset.defaultCacheDir(), options.hfEndpoint ?? Hf.defaultEndpoint),
+    HubDownload.fetchToCache(
+      source,
+      options.cacheDir ?? Dataset.defaultCacheDir(),
+      options.hfEndpoint ?? Hf.defaultEndpoint
+    ),
     (fetched) => [
       `files: ${fetched.files.map((f) => f.file).join(", ")} (${fetched.rule}${fetched.recorded ? ", as recorded in the cache" : ""})`,
-      ...fetched.files.flatMap((f) => [`${f.downloaded ? "downloaded" : "already cached"}: ${f.path}`, `sha256: ${f.sha256}`])
+      ...fetched.files.flatMap((f) => [
+        `${f.downloaded ? "downloaded" : "already cached"}: ${f.path}`,
+        `sha256: ${f.sha256}`
+      ])
     ]
   )
 
@@ -85,7 +96,9 @@ export const generateOptions = (f: GenerateFlags): Either.Either<Synthetic.Optio
     staleShare: f.staleShare,
     types: f.types
   }
-  const decoded = Schema.decodeUnknownEither(Synthetic.Options)(Object.fromEntries(Object.entries(raw).filter(([, v]) => v !== undefined)))
+  const decoded = Schema.decodeUnknownEither(Synthetic.Options)(
+    Object.fromEntries(Object.entries(raw).filter(([, v]) => v !== undefined))
+  )
   if (Either.isRight(decoded)) return Either.right(decoded.right)
   const issue = ParseResult.ArrayFormatter.formatErrorSync(decoded.left)[0]!
   const key = String(issue.path[0])
@@ -94,7 +107,7 @@ export const generateOptions = (f: GenerateFlags): Either.Either<Synthetic.Optio
 
 /** Write a synthetic dataset as JSON lines; the lines name the file, its source spec and SHA-256. */
 export const generate = (out: string, options: Synthetic.Options): Effect.Effect<ReadonlyArray<string>, DatasetError> =>
-  Effect.gen(function*() {
+  Effect.gen(function* () {
     const file = path.resolve(out)
     const rows = yield* Synthetic.writeJsonl(file, Synthetic.generate(options))
     const sha = yield* Effect.promise(() => fileSha256(file))

@@ -37,7 +37,7 @@ export interface Problem {
   readonly reason: string
 }
 
-const problem = (reason: string, field?: string): Problem => field === undefined ? { reason } : { field, reason }
+const problem = (reason: string, field?: string): Problem => (field === undefined ? { reason } : { field, reason })
 
 const decodeWith = <A, I>(schema: Schema.Schema<A, I>) => {
   const decode = Schema.decodeUnknownEither(schema)
@@ -61,7 +61,9 @@ export const cardMetadata = (text: string): Either.Either<CardMetadata, Problem>
   try {
     parsed = YAML.parse(match[1] ?? "")
   } catch (e) {
-    return Either.left(problem(`the front matter is not valid YAML (${e instanceof Error ? e.message.split("\n")[0] : String(e)})`))
+    return Either.left(
+      problem(`the front matter is not valid YAML (${e instanceof Error ? e.message.split("\n")[0] : String(e)})`)
+    )
   }
   if (parsed === null || parsed === undefined) return Either.right({})
   return decodeCard(parsed)
@@ -91,10 +93,12 @@ export const declaredFiles = (card: CardMetadata): Either.Either<Declared | unde
     configs.length === 1 ? 0 : -1
   ].find((i) => i >= 0)
   if (index === undefined) {
-    return Either.left(problem(
-      `declares configs ${configs.map((c) => c.config_name).join(", ")} and none is named default or marked default: true`,
-      "configs"
-    ))
+    return Either.left(
+      problem(
+        `declares configs ${configs.map((c) => c.config_name).join(", ")} and none is named default or marked default: true`,
+        "configs"
+      )
+    )
   }
   const config = configs[index]!
   if (config.data_files === undefined) return Either.right(undefined)
@@ -102,12 +106,17 @@ export const declaredFiles = (card: CardMetadata): Either.Either<Declared | unde
   const names = [...splits.keys()]
   const split = splits.has(wantedSplit) ? wantedSplit : names.length === 1 ? names[0]! : undefined
   if (split === undefined) {
-    return Either.left(problem(
-      `config ${config.config_name} declares splits ${names.join(", ")} and none is ${wantedSplit}`,
-      `configs[${index}].data_files`
-    ))
+    return Either.left(
+      problem(
+        `config ${config.config_name} declares splits ${names.join(", ")} and none is ${wantedSplit}`,
+        `configs[${index}].data_files`
+      )
+    )
   }
-  return Either.right({ patterns: splits.get(split)!, rule: `dataset card, config ${config.config_name}, split ${split}` })
+  return Either.right({
+    patterns: splits.get(split)!,
+    rule: `dataset card, config ${config.config_name}, split ${split}`
+  })
 }
 
 /** A bare path in `data_files` belongs to the `train` split, as the hub reads it. */
@@ -162,7 +171,8 @@ export const expand = (patterns: ReadonlyArray<string>, files: ReadonlyArray<str
 }
 
 /** Code-unit order, the same on every machine: shards `-00000-of-00002` come first. */
-export const sortPaths = (paths: ReadonlyArray<string>): Array<string> => [...paths].sort((a, b) => (a < b ? -1 : a > b ? 1 : 0))
+export const sortPaths = (paths: ReadonlyArray<string>): Array<string> =>
+  [...paths].sort((a, b) => (a < b ? -1 : a > b ? 1 : 0))
 
 /** The readable types, in order of preference: a split shipped in several formats is read once. */
 const readableTypes: ReadonlyArray<ReadonlyArray<string>> = [[".parquet"], [".jsonl", ".ndjson"], [".json"]]
@@ -214,12 +224,15 @@ export const listedFiles = (files: ReadonlyArray<string>): Either.Either<Declare
     const split = splitOfPath(f)
     if (split !== undefined) groups.set(split, [...(groups.get(split) ?? []), f])
   }
-  if (groups.size === 0) return Either.right({ patterns: preferredType(readable), rule: "file list, the only split (no file names one)" })
+  if (groups.size === 0)
+    return Either.right({ patterns: preferredType(readable), rule: "file list, the only split (no file names one)" })
   const names = [...groups.keys()]
   const split = groups.has(wantedSplit) ? wantedSplit : names.length === 1 ? names[0]! : undefined
-  if (split === undefined) return Either.left(problem(`names splits ${names.join(", ")} in its file names and none is ${wantedSplit}`))
+  if (split === undefined)
+    return Either.left(problem(`names splits ${names.join(", ")} in its file names and none is ${wantedSplit}`))
   return Either.right({ patterns: preferredType(groups.get(split)!), rule: `file list, split ${split}` })
 }
 
 /** A path inside a repository that cannot leave it (no `..`, no empty or absolute parts). */
-export const isSafePath = (file: string): boolean => file !== "" && !file.split("/").some((part) => part === ".." || part === "" || part === ".")
+export const isSafePath = (file: string): boolean =>
+  file !== "" && !file.split("/").some((part) => part === ".." || part === "" || part === ".")

@@ -49,7 +49,8 @@ export const downloadUrl = (endpoint: string, src: HfFile): string =>
   `${hub(endpoint)}/datasets/${src.repo}/resolve/main/${encodePath(src.file)}`
 
 /** The dataset card, whose YAML front matter may declare the files of each split. */
-export const cardUrl = (endpoint: string, repo: string): string => `${hub(endpoint)}/datasets/${repo}/resolve/main/README.md`
+export const cardUrl = (endpoint: string, repo: string): string =>
+  `${hub(endpoint)}/datasets/${repo}/resolve/main/README.md`
 
 /** The hub's description of a dataset repository; its `siblings` list every file. */
 export const listingUrl = (endpoint: string, repo: string): string => `${hub(endpoint)}/api/datasets/${repo}`
@@ -66,7 +67,11 @@ export interface Cached {
   readonly downloaded: boolean
 }
 
-const exists = (file: string) => fs.access(file).then(() => true, () => false)
+const exists = (file: string) =>
+  fs.access(file).then(
+    () => true,
+    () => false
+  )
 
 export const errorMessage = (e: unknown): string => {
   if (!(e instanceof Error)) return String(e)
@@ -104,7 +109,8 @@ export const ensureCached = async (
     if (recorded !== actual) {
       throw new DatasetError({
         source: src.source,
-        reason: `cached file ${file} does not match its recorded SHA-256 (recorded ${recorded}, found ${actual}); ` +
+        reason:
+          `cached file ${file} does not match its recorded SHA-256 (recorded ${recorded}, found ${actual}); ` +
           `delete ${file} to download it again`
       })
     }
@@ -134,7 +140,7 @@ export const ensureCached = async (
   try {
     await pipeline(
       Readable.fromWeb(response.body as import("node:stream/web").ReadableStream<Uint8Array>),
-      async function*(chunks: AsyncIterable<Uint8Array>) {
+      async function* (chunks: AsyncIterable<Uint8Array>) {
         for await (const chunk of chunks) {
           hash.update(chunk)
           yield chunk
@@ -144,7 +150,10 @@ export const ensureCached = async (
     )
   } catch (e) {
     await fs.rm(tmp, { force: true })
-    throw new DatasetError({ source: src.source, reason: `download of ${url} was interrupted (${errorMessage(e)}). ${hint}` })
+    throw new DatasetError({
+      source: src.source,
+      reason: `download of ${url} was interrupted (${errorMessage(e)}). ${hint}`
+    })
   }
   const sha256 = hash.digest("hex")
   // Checksum first, data second: a data file without its checksum can only be one put there by hand.

@@ -35,7 +35,11 @@ export interface Stats {
    */
   readonly withoutRelevant: { readonly count: number; readonly firstIds: ReadonlyArray<string> }
   /** Questions the benchmark itself gives no evidence for (Domain.WithoutEvidence), by reason. */
-  readonly withoutEvidence: { readonly count: number; readonly byReason: ReadonlyArray<readonly [WithoutEvidence, number]>; readonly firstIds: ReadonlyArray<string> }
+  readonly withoutEvidence: {
+    readonly count: number
+    readonly byReason: ReadonlyArray<readonly [WithoutEvidence, number]>
+    readonly firstIds: ReadonlyArray<string>
+  }
   /** Evidence ids that name no turn of the history: how many, and the first few as `<instance id> <evidence id>`. */
   readonly unresolvedEvidence: { readonly count: number; readonly first: ReadonlyArray<string> }
   /** Sessions (over all histories) and requests that carry a date, and all sessions. */
@@ -141,7 +145,11 @@ export const accumulator = (types: ReadonlyArray<string> = cupidTypes) => {
         meanRelevantPosition: positionN === 0 ? 0 : positionSum / positionN,
         meanRelativePosition: positionN === 0 ? 0 : relativeSum / positionN,
         withoutRelevant: { count: withoutRelevant.count, firstIds: [...withoutRelevant.first] },
-        withoutEvidence: { count: withoutEvidence.count, byReason: [...reasons].sort(), firstIds: [...withoutEvidence.first] },
+        withoutEvidence: {
+          count: withoutEvidence.count,
+          byReason: [...reasons].sort(),
+          firstIds: [...withoutEvidence.first]
+        },
         unresolvedEvidence: { count: unresolved.count, first: [...unresolved.first] },
         dated: { sessions: datedSessions, requests: datedRequests, allSessions }
       }
@@ -149,7 +157,7 @@ export const accumulator = (types: ReadonlyArray<string> = cupidTypes) => {
   }
 }
 
-const fixed = (x: number, digits = 1) => Number.isInteger(x) ? String(x) : x.toFixed(digits)
+const fixed = (x: number, digits = 1) => (Number.isInteger(x) ? String(x) : x.toFixed(digits))
 const range = (r: Range) => `min ${fixed(r.min)}, mean ${fixed(r.mean)}, max ${fixed(r.max)}`
 const pad = (s: string, n: number) => s.padEnd(n)
 
@@ -168,7 +176,9 @@ const histogram = (counts: ReadonlyArray<number>): Array<string> => {
   }
   const most = Math.max(1, ...bins.map((b) => b.n))
   const labelWidth = Math.max(...bins.map((b) => b.label.length))
-  return bins.map((b) => `  ${b.label.padStart(labelWidth)} | ${"#".repeat(Math.round((b.n / most) * 40)).padEnd(40)} ${b.n}`)
+  return bins.map(
+    (b) => `  ${b.label.padStart(labelWidth)} | ${"#".repeat(Math.round((b.n / most) * 40)).padEnd(40)} ${b.n}`
+  )
 }
 
 const ids = (list: { readonly count: number; readonly firstIds: ReadonlyArray<string> }) => {
@@ -184,7 +194,9 @@ export const format = (stats: Stats, evidence = false): string => {
   lines.push(`tokens per session: ${range(stats.sessionTokens)}`)
   lines.push(`tokens per history: ${range(stats.historyTokens)}`)
   if (stats.dated.sessions > 0 || stats.dated.requests > 0) {
-    lines.push(`dated: ${stats.dated.sessions} of ${stats.dated.allSessions} sessions, ${stats.dated.requests} of ${stats.instances} requests`)
+    lines.push(
+      `dated: ${stats.dated.sessions} of ${stats.dated.allSessions} sessions, ${stats.dated.requests} of ${stats.instances} requests`
+    )
   }
   const width = Math.max(12, ...stats.byType.map(([t]) => t.length + 1))
   lines.push("relevance labels per instance (mean; total in parentheses):")
@@ -203,9 +215,12 @@ export const format = (stats: Stats, evidence = false): string => {
     )
   }
   if (evidence || stats.unresolvedEvidence.count > 0) {
-    lines.push(`evidence ids that name no turn of the history: ${stats.unresolvedEvidence.count}${
-      ids({ count: stats.unresolvedEvidence.count, firstIds: stats.unresolvedEvidence.first })
-    }`)
+    lines.push(
+      `evidence ids that name no turn of the history: ${stats.unresolvedEvidence.count}${ids({
+        count: stats.unresolvedEvidence.count,
+        firstIds: stats.unresolvedEvidence.first
+      })}`
+    )
   }
   lines.push(`instances without a relevant session: ${stats.withoutRelevant.count}${ids(stats.withoutRelevant)}`)
   lines.push("positions of relevant sessions (1 = oldest):")

@@ -8,7 +8,12 @@ import { type CupidRow, releasedColumns } from "../../Domain.js"
  * the CLI or the loader runs imports this module.
  */
 
-const text = (name: string): SchemaElement => ({ name, type: "BYTE_ARRAY", converted_type: "UTF8", repetition_type: "OPTIONAL" })
+const text = (name: string): SchemaElement => ({
+  name,
+  type: "BYTE_ARRAY",
+  converted_type: "UTF8",
+  repetition_type: "OPTIONAL"
+})
 const list = (name: string): ReadonlyArray<SchemaElement> => [
   { name, repetition_type: "OPTIONAL", converted_type: "LIST", num_children: 1 },
   { name: "list", repetition_type: "REPEATED", num_children: 1 }

@@ -21,7 +21,7 @@ export type RowBatches = AsyncIterable<ReadonlyArray<RawRow>>
 
 const batchSize = 64
 
-const errorMessage = (e: unknown): string => e instanceof Error ? e.message : String(e)
+const errorMessage = (e: unknown): string => (e instanceof Error ? e.message : String(e))
 
 const parseJson = (text: string, row: number | string): RawRow => {
   try {
@@ -76,7 +76,9 @@ export async function* jsonlRows(file: string): RowBatches {
   try {
     let batch: Array<RawRow> = []
     let lineNo = 0
-    let parts: Array<Buffer> = [], size = 0, over = false
+    let parts: Array<Buffer> = [],
+      size = 0,
+      over = false
     const line = (bytes: Buffer) => {
       lineNo++
       if (over) return void batch.push(tooLarge(lineNo, limit))
@@ -137,7 +139,13 @@ export const jsonlRowCount = async (file: string): Promise<number> => {
 export const parquetRowCount = async (file: string): Promise<number> =>
   Number((await parquetMetadataAsync(await asyncBufferFromFile(file))).num_rows)
 
-const firstValue: Readonly<Record<string, string>> = { "{": "an object", '"': "a string", t: "a boolean", f: "a boolean", n: "null" }
+const firstValue: Readonly<Record<string, string>> = {
+  "{": "an object",
+  '"': "a string",
+  t: "a boolean",
+  f: "a boolean",
+  n: "null"
+}
 
 /**
  * The elements of a JSON array file, one at a time: memory holds one element and one read chunk,
@@ -148,7 +156,8 @@ const firstValue: Readonly<Record<string, string>> = { "{": "an object", '"': "a
  * fails as a whole.
  */
 export async function* jsonArrayRows(file: string): RowBatches {
-  const notArray = (found: string) => new DatasetError({ source: file, reason: `expected a JSON array of instances, found ${found}` })
+  const notArray = (found: string) =>
+    new DatasetError({ source: file, reason: `expected a JSON array of instances, found ${found}` })
   let batch: Array<RawRow> = []
   let parts: Array<Buffer> = []
   let started = false
@@ -164,7 +173,13 @@ export async function* jsonArrayRows(file: string): RowBatches {
     parts = []
     inElement = false
     row++
-    batch.push(text === undefined ? { row, malformed: notUtf8 } : text === "" ? { row, malformed: "malformed JSON (an empty element)" } : parseJson(text, row))
+    batch.push(
+      text === undefined
+        ? { row, malformed: notUtf8 }
+        : text === ""
+          ? { row, malformed: "malformed JSON (an empty element)" }
+          : parseJson(text, row)
+    )
   }
   let first = true
   for await (const chunk of createReadStream(file)) {
@@ -175,12 +190,20 @@ export async function* jsonArrayRows(file: string): RowBatches {
     for (let i = 0; i < bytes.length; i++) {
       const b = bytes[i]!
       if (ended) {
-        if (b !== 32 && b !== 9 && b !== 10 && b !== 13) throw new DatasetError({ source: file, reason: "malformed JSON (content after the closing bracket of the array)" })
+        if (b !== 32 && b !== 9 && b !== 10 && b !== 13)
+          throw new DatasetError({
+            source: file,
+            reason: "malformed JSON (content after the closing bracket of the array)"
+          })
         continue
       }
       if (!started) {
         if (b === 32 || b === 9 || b === 10 || b === 13) continue
-        if (b !== 91) throw notArray(firstValue[String.fromCharCode(b)] ?? (b === 45 || (b >= 48 && b <= 57) ? "a number" : "something that is not JSON"))
+        if (b !== 91)
+          throw notArray(
+            firstValue[String.fromCharCode(b)] ??
+              (b === 45 || (b >= 48 && b <= 57) ? "a number" : "something that is not JSON")
+          )
         started = true
         depth = 1
         continue
@@ -240,7 +263,11 @@ export async function* directoryRows(dir: string, names: ReadonlyArray<string>):
     }
     const bytes = await fs.readFile(file)
     const text = decodeUtf8(bytes)
-    yield [text === undefined ? { row: name, malformed: `line ${firstBadLine(bytes)}: ${notUtf8}` } : parseJson(text.replace(/^\uFEFF/, ""), name)]
+    yield [
+      text === undefined
+        ? { row: name, malformed: `line ${firstBadLine(bytes)}: ${notUtf8}` }
+        : parseJson(text.replace(/^\uFEFF/, ""), name)
+    ]
   }
 }
 
@@ -251,7 +278,8 @@ const wantedColumns: ReadonlyArray<string> = releasedColumns
  * (the released file has a few hundred rows per group). Only the seven released columns are read.
  */
 export async function* parquetRows(file: string): RowBatches {
-  const unreadable = (e: unknown) => new DatasetError({ source: file, reason: `not a readable parquet file (${errorMessage(e)})` })
+  const unreadable = (e: unknown) =>
+    new DatasetError({ source: file, reason: `not a readable parquet file (${errorMessage(e)})` })
   let buffer: Awaited<ReturnType<typeof asyncBufferFromFile>>
   let metadata: Awaited<ReturnType<typeof parquetMetadataAsync>>
   try {

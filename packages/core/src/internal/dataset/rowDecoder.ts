@@ -35,7 +35,12 @@ export const decodeWith = <A, I>(schema: Schema.Schema<A, I>) => {
 /** A field path under a prefix: `under("qa[3]", { field: "evidence" })` is about `qa[3].evidence`. */
 export const under = (prefix: string, problem: RowProblem): RowProblem => ({
   ...problem,
-  field: problem.field === undefined ? prefix : problem.field.startsWith("[") ? `${prefix}${problem.field}` : `${prefix}.${problem.field}`
+  field:
+    problem.field === undefined
+      ? prefix
+      : problem.field.startsWith("[")
+        ? `${prefix}${problem.field}`
+        : `${prefix}.${problem.field}`
 })
 
 /** Keys by which a row that is not CUPID's says which benchmark it belongs to, for a hint in the message. */
@@ -57,7 +62,9 @@ export const decodeRow = (value: unknown): Either.Either<CupidRow, RowProblem> =
 const cupidRowId = (value: unknown): string | undefined => {
   if (value === null || typeof value !== "object") return undefined
   const { persona_id, instance_type } = value as Record<string, unknown>
-  return typeof persona_id === "string" && typeof instance_type === "string" ? `${persona_id}:${instance_type}` : undefined
+  return typeof persona_id === "string" && typeof instance_type === "string"
+    ? `${persona_id}:${instance_type}`
+    : undefined
 }
 
 /** A CUPID row as a decoded row: one instance. */
@@ -86,14 +93,18 @@ export const describeIssue = (root: ParseResult.ParseIssue): RowProblem => {
         continue
       case "Composite": {
         const literals = literalChoices(issue.ast)
-        if (literals !== undefined) return at(path, `expected one of ${literals.join(", ")}, found ${describeValue(issue.actual)}`)
+        if (literals !== undefined)
+          return at(path, `expected one of ${literals.join(", ")}, found ${describeValue(issue.actual)}`)
         // Of a union's members, follow one the value got into (its issue is deeper than its type).
-        const issues: ReadonlyArray<ParseResult.ParseIssue> = Array.isArray(issue.issues) ? issue.issues : [issue.issues as ParseResult.ParseIssue]
+        const issues: ReadonlyArray<ParseResult.ParseIssue> = Array.isArray(issue.issues)
+          ? issue.issues
+          : [issue.issues as ParseResult.ParseIssue]
         issue = (SchemaAST.isUnion(issue.ast) ? issues.find((i) => i._tag !== "Type") : undefined) ?? issues[0]!
         continue
       }
       case "Type":
-        if (issue.actual === undefined) return at(path, `expected ${describeAst(issue.ast)}, found nothing (missing field)`)
+        if (issue.actual === undefined)
+          return at(path, `expected ${describeAst(issue.ast)}, found nothing (missing field)`)
         return at(path, `expected ${describeAst(issue.ast)}, found ${describeValue(issue.actual)}`)
       case "Missing":
         return at(path, `expected ${describeAst(missingType(issue))}, found nothing (missing field)`)
@@ -116,7 +127,7 @@ const at = (path: ReadonlyArray<PropertyKey>, reason: string): RowProblem => {
 /** `["prior_interactions", 3, "dialogue", 1, "role"]` -> `prior_interactions[3].dialogue[1].role` (0-based indices). */
 export const formatPath = (path: ReadonlyArray<PropertyKey>): string =>
   path.reduce<string>(
-    (acc, key) => typeof key === "number" ? `${acc}[${key}]` : acc === "" ? String(key) : `${acc}.${String(key)}`,
+    (acc, key) => (typeof key === "number" ? `${acc}[${key}]` : acc === "" ? String(key) : `${acc}.${String(key)}`),
     ""
   )
 

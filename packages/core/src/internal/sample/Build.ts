@@ -32,7 +32,7 @@ export const othersToDrop = (source: SampleSource, type: CupidType): number =>
 
 /** Indices (into `source.sessions`) of the "other" sessions an instance of `type` leaves out, ascending. */
 export const droppedOthers = (source: SampleSource, type: CupidType): ReadonlyArray<number> => {
-  const pool = source.sessions.flatMap((s, i) => s.slot === "other" ? [i] : [])
+  const pool = source.sessions.flatMap((s, i) => (s.slot === "other" ? [i] : []))
   const n = Math.max(0, Math.min(pool.length, othersToDrop(source, type)))
   const next = mulberry32(Number.parseInt(sha256Hex(`${source.persona_id}:${type}`).slice(0, 8), 16))
   for (let i = 0; i < n; i++) {
@@ -45,7 +45,7 @@ export const droppedOthers = (source: SampleSource, type: CupidType): ReadonlyAr
 /** Indices (into `source.sessions`) of the prior sessions an instance of `type` keeps, in order. */
 export const keptSessionIndices = (source: SampleSource, type: CupidType): ReadonlyArray<number> => {
   const dropped = droppedOthers(source, type)
-  return source.sessions.flatMap((s, i) => !removedSlots[type].includes(s.slot) && !dropped.includes(i) ? [i] : [])
+  return source.sessions.flatMap((s, i) => (!removedSlots[type].includes(s.slot) && !dropped.includes(i) ? [i] : []))
 }
 
 const toWire = (s: SourceSession): WirePriorInteraction => ({

@@ -27,10 +27,12 @@ export interface CheckResult {
  * alone, though shared templates are still looked for across every source (and the named files
  * need not live under `root`).
  */
-export const checkSources = Effect.fn("Sample.checkSources")(function*(root: string, only?: ReadonlyArray<string>) {
+export const checkSources = Effect.fn("Sample.checkSources")(function* (root: string, only?: ReadonlyArray<string>) {
   const p = yield* Path.Path
   const listed = yield* listSplits(root)
-  const extra = (only ?? []).filter((f) => !listed.some((l) => l.file === f)).map((file) => ({ file, split: "dev" as Split }))
+  const extra = (only ?? [])
+    .filter((f) => !listed.some((l) => l.file === f))
+    .map((file) => ({ file, split: "dev" as Split }))
   const { loaded, broken } = yield* readFiles([...listed, ...extra])
   const problems = new Map<string, Array<Problem>>()
   const add = (file: string, list: ReadonlyArray<Problem>) => {
@@ -43,7 +45,9 @@ export const checkSources = Effect.fn("Sample.checkSources")(function*(root: str
   const wanted = only === undefined ? undefined : new Set(only.map((f) => p.resolve(f)))
   const result: CheckResult = {
     loaded,
-    problems: [...problems].filter(([file]) => wanted === undefined || wanted.has(file)).map(([file, list]) => ({ file, problems: list }))
+    problems: [...problems]
+      .filter(([file]) => wanted === undefined || wanted.has(file))
+      .map(([file, list]) => ({ file, problems: list }))
   }
   return result
 })

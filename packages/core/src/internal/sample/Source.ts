@@ -19,7 +19,16 @@ export const Slot = Schema.Literal("A", "A-changed", "B", "other").annotations({
 export type Slot = typeof Slot.Type
 
 /** CUPID's factor types. */
-export const FactorType = Schema.Literal("person", "organization", "tool", "location", "activity", "event", "media", "artifact")
+export const FactorType = Schema.Literal(
+  "person",
+  "organization",
+  "tool",
+  "location",
+  "activity",
+  "event",
+  "media",
+  "artifact"
+)
 export type FactorType = typeof FactorType.Type
 
 export const ResourceKind = Schema.Literal("code", "document", "data")
@@ -60,7 +69,7 @@ export type SampleSource = typeof SampleSource.Type
 
 /** The two splits: `dev` builds `sample.jsonl`, `test` builds `sample-test.jsonl`. */
 export const splits = ["dev", "test"] as const
-export type Split = typeof splits[number]
+export type Split = (typeof splits)[number]
 
 export interface Problem {
   readonly field: string
@@ -68,7 +77,10 @@ export interface Problem {
 }
 
 export const formatPath = (path: ReadonlyArray<PropertyKey>): string =>
-  path.reduce<string>((out, key) => typeof key === "number" ? `${out}[${key}]` : out === "" ? String(key) : `${out}.${String(key)}`, "")
+  path.reduce<string>(
+    (out, key) => (typeof key === "number" ? `${out}[${key}]` : out === "" ? String(key) : `${out}.${String(key)}`),
+    ""
+  )
 
 const decodeUnknown = Schema.decodeUnknownEither(SampleSource, { errors: "all", onExcessProperty: "error" })
 
@@ -78,7 +90,8 @@ export const decodeShape = (input: unknown): Either.Either<SampleSource, Readonl
     ParseResult.ArrayFormatter.formatErrorSync(error).map((issue) => ({
       field: issue.path.length > 0 ? formatPath(issue.path) : "(root)",
       reason: issue.message
-    })))
+    }))
+  )
 
 /** Parse the text of a source file and decode its shape. */
 export const parseShape = (text: string): Either.Either<SampleSource, ReadonlyArray<Problem>> =>
@@ -108,7 +121,9 @@ export const problemError = (file: string, problems: ReadonlyArray<Problem>): Da
   return new DatasetError({
     source: file,
     ...(first !== undefined ? { field: first.field } : {}),
-    reason: (first?.reason ?? "invalid") + (rest.length > 0 ? ` (and ${rest.length} more problem${rest.length === 1 ? "" : "s"})` : "")
+    reason:
+      (first?.reason ?? "invalid") +
+      (rest.length > 0 ? ` (and ${rest.length} more problem${rest.length === 1 ? "" : "s"})` : "")
   })
 }
 
@@ -116,15 +131,17 @@ export const problemError = (file: string, problems: ReadonlyArray<Problem>): Da
  * Read the given source files and decode their shapes. The file name must be the persona id. Files
  * that cannot be read fail; files of the wrong shape are returned as problems, so a check can list them all.
  */
-export const readFiles = Effect.fn("Sample.readFiles")(function*(files: ReadonlyArray<{ readonly file: string; readonly split: Split }>) {
+export const readFiles = Effect.fn("Sample.readFiles")(function* (
+  files: ReadonlyArray<{ readonly file: string; readonly split: Split }>
+) {
   const fs = yield* FileSystem.FileSystem
   const path = yield* Path.Path
   const loaded: Array<LoadedSource> = []
   const broken: Array<FileProblems> = []
   for (const { file, split } of files) {
-    const text = yield* fs.readFileString(file).pipe(
-      Effect.mapError((e) => new DatasetError({ source: file, reason: `cannot read the file: ${e.message}` }))
-    )
+    const text = yield* fs
+      .readFileString(file)
+      .pipe(Effect.mapError((e) => new DatasetError({ source: file, reason: `cannot read the file: ${e.message}` })))
     const decoded = parseShape(text)
     if (Either.isLeft(decoded)) {
       broken.push({ file, problems: decoded.left })
@@ -132,7 +149,15 @@ export const readFiles = Effect.fn("Sample.readFiles")(function*(files: Readonly
     }
     const name = path.basename(file)
     if (`${decoded.right.persona_id}.json` !== name) {
-      broken.push({ file, problems: [{ field: "persona_id", reason: `must match the file name ("${name.replace(/\.json$/, "")}"), found "${decoded.right.persona_id}"` }] })
+      broken.push({
+        file,
+        problems: [
+          {
+            field: "persona_id",
+            reason: `must match the file name ("${name.replace(/\.json$/, "")}"), found "${decoded.right.persona_id}"`
+          }
+        ]
+      })
       continue
     }
     loaded.push({ file, split, source: decoded.right })
@@ -141,15 +166,19 @@ export const readFiles = Effect.fn("Sample.readFiles")(function*(files: Readonly
 })
 
 /** Every `*.json` of `<root>/dev` and `<root>/test`, sorted by file name within a split. */
-export const listSplits = Effect.fn("Sample.listSplits")(function*(root: string) {
+export const listSplits = Effect.fn("Sample.listSplits")(function* (root: string) {
   const fs = yield* FileSystem.FileSystem
   const path = yield* Path.Path
   const files: Array<{ file: string; split: Split }> = []
   for (const split of splits) {
     const directory = path.join(root, split)
-    const names = yield* fs.readDirectory(directory).pipe(
-      Effect.mapError((e) => new DatasetError({ source: directory, reason: `cannot list the directory: ${e.message}` }))
-    )
+    const names = yield* fs
+      .readDirectory(directory)
+      .pipe(
+        Effect.mapError(
+          (e) => new DatasetError({ source: directory, reason: `cannot list the directory: ${e.message}` })
+        )
+      )
     const sources = names.filter((n) => n.endsWith(".json")).sort()
     files.push(...sources.map((n) => ({ file: path.join(directory, n), split })))
   }

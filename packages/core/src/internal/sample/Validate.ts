@@ -30,7 +30,10 @@ const resourceShape = { lines: 4, chars: 300 }
 
 /** Lowercase word tokens; apostrophes inside words are dropped ("Okafor's" -> "okafors"). */
 export const words = (text: string): ReadonlyArray<string> =>
-  (text.toLowerCase().replace(/['\u2019]/g, "").match(/[\p{L}\p{N}]+/gu) ?? [])
+  text
+    .toLowerCase()
+    .replace(/['\u2019]/g, "")
+    .match(/[\p{L}\p{N}]+/gu) ?? []
 
 /** Every run of n consecutive words, joined by spaces. */
 export const runs = (tokens: ReadonlyArray<string>, n: number): ReadonlyArray<string> => {
@@ -55,9 +58,10 @@ export const mentionAt = (text: string, mentions: ReadonlyArray<string>): number
 const mentionsIn = (text: string, mentions: ReadonlyArray<string>): ReadonlyArray<string> =>
   mentions.filter((m) => lower(text).includes(lower(m)))
 
-const firstUser = (dialogue: ReadonlyArray<Message>): string => dialogue[0]?.role === "user" ? dialogue[0].content : ""
+const firstUser = (dialogue: ReadonlyArray<Message>): string =>
+  dialogue[0]?.role === "user" ? dialogue[0].content : ""
 const userTurns = (dialogue: ReadonlyArray<Message>) =>
-  dialogue.flatMap((m, k) => m.role === "user" ? [{ k, content: m.content }] : [])
+  dialogue.flatMap((m, k) => (m.role === "user" ? [{ k, content: m.content }] : []))
 const allText = (dialogue: ReadonlyArray<Message>) => dialogue.map((m) => m.content).join("\n")
 
 const expectedLabels = (source: SampleSource, slot: Slot): { factor: string; preference: string } | undefined => {
@@ -73,7 +77,12 @@ const expectedLabels = (source: SampleSource, slot: Slot): { factor: string; pre
   }
 }
 
-const countProblem = (field: string, what: string, found: number, [min, max]: readonly [number, number]): Array<Problem> =>
+const countProblem = (
+  field: string,
+  what: string,
+  found: number,
+  [min, max]: readonly [number, number]
+): Array<Problem> =>
   found < min || found > max
     ? [{ field, reason: `expected ${min === max ? min : `${min}-${max}`} ${what}, found ${found}` }]
     : []
@@ -89,7 +98,8 @@ const factorProblems = (source: SampleSource): Array<Problem> => {
   })
   source.factors.forEach((f, i) =>
     f.mentions.forEach((m, k) => {
-      if (m.trim().length < 3) problems.push({ field: `factors[${i}].mentions[${k}]`, reason: "a mention needs at least 3 characters" })
+      if (m.trim().length < 3)
+        problems.push({ field: `factors[${i}].mentions[${k}]`, reason: "a mention needs at least 3 characters" })
     })
   )
   const a = source.factors.find((f) => f.name === source.factor_a)
@@ -97,7 +107,10 @@ const factorProblems = (source: SampleSource): Array<Problem> => {
   if (a === undefined) problems.push({ field: "factor_a", reason: `"${source.factor_a}" is not one of factors[].name` })
   if (b === undefined) problems.push({ field: "factor_b", reason: `"${source.factor_b}" is not one of factors[].name` })
   if (a !== undefined && b !== undefined && a.type !== b.type) {
-    problems.push({ field: "factor_b", reason: `the contrastive factor must have A's type ("${a.type}"), found "${b.type}"` })
+    problems.push({
+      field: "factor_b",
+      reason: `the contrastive factor must have A's type ("${a.type}"), found "${b.type}"`
+    })
   }
   if (source.factor_a === source.factor_b) problems.push({ field: "factor_b", reason: "must differ from factor_a" })
   return problems
@@ -113,12 +126,18 @@ const slotProblems = (source: SampleSource): Array<Problem> => {
   const lastA = source.sessions.findLastIndex((s) => s.slot === "A")
   const firstChanged = source.sessions.findIndex((s) => s.slot === "A-changed")
   if (firstChanged >= 0 && firstChanged < lastA) {
-    problems.push({ field: `sessions[${firstChanged}].slot`, reason: `"A-changed" sessions must come after every "A" session` })
+    problems.push({
+      field: `sessions[${firstChanged}].slot`,
+      reason: `"A-changed" sessions must come after every "A" session`
+    })
   }
-  const others = source.sessions.flatMap((s, i) => s.slot === "other" ? [{ i, factor: s.context_factor }] : [])
+  const others = source.sessions.flatMap((s, i) => (s.slot === "other" ? [{ i, factor: s.context_factor }] : []))
   others.forEach(({ i, factor }, k) => {
     if (others.findIndex((o) => o.factor === factor) !== k) {
-      problems.push({ field: `sessions[${i}].context_factor`, reason: `each "other" session needs its own factor; "${factor}" repeats` })
+      problems.push({
+        field: `sessions[${i}].context_factor`,
+        reason: `each "other" session needs its own factor; "${factor}" repeats`
+      })
     }
   })
   return problems
@@ -128,12 +147,20 @@ const dialogueProblems = (field: string, dialogue: ReadonlyArray<Message>): Arra
   const length = countProblem(field, "messages", dialogue.length, dialogueLength)
   if (length.length > 0) return length
   const wrong = dialogue.findIndex((m, k) => m.role !== (k % 2 === 0 ? "user" : "assistant"))
-  if (wrong >= 0) return [{ field: `${field}[${wrong}].role`, reason: "messages must alternate user/assistant, starting with the user" }]
+  if (wrong >= 0)
+    return [
+      { field: `${field}[${wrong}].role`, reason: "messages must alternate user/assistant, starting with the user" }
+    ]
   const turns = userTurns(dialogue)
   const last = turns[turns.length - 1]!
   const n = words(last.content).length
   return n > closeWords
-    ? [{ field: `${field}[${last.k}].content`, reason: `the last user turn is a short close of at most ${closeWords} words, found ${n}` }]
+    ? [
+        {
+          field: `${field}[${last.k}].content`,
+          reason: `the last user turn is a short close of at most ${closeWords} words, found ${n}`
+        }
+      ]
     : []
 }
 
@@ -144,15 +171,24 @@ const sessionProblems = (source: SampleSource, factorsByName: ReadonlyMap<string
     const expected = expectedLabels(source, s.slot)
     if (expected === undefined) {
       if (s.context_factor === source.factor_a || s.context_factor === source.factor_b) {
-        problems.push({ field: `${field}.context_factor`, reason: `an "other" session must not use factor A or B ("${s.context_factor}")` })
+        problems.push({
+          field: `${field}.context_factor`,
+          reason: `an "other" session must not use factor A or B ("${s.context_factor}")`
+        })
       }
       problems.push(...preferenceProblems(`${field}.contextual_preference`, s.contextual_preference))
     } else {
       if (s.context_factor !== expected.factor) {
-        problems.push({ field: `${field}.context_factor`, reason: `a "${s.slot}" session must have factor "${expected.factor}", found "${s.context_factor}"` })
+        problems.push({
+          field: `${field}.context_factor`,
+          reason: `a "${s.slot}" session must have factor "${expected.factor}", found "${s.context_factor}"`
+        })
       }
       if (s.contextual_preference !== expected.preference) {
-        problems.push({ field: `${field}.contextual_preference`, reason: `a "${s.slot}" session must repeat its preference field exactly` })
+        problems.push({
+          field: `${field}.contextual_preference`,
+          reason: `a "${s.slot}" session must repeat its preference field exactly`
+        })
       }
     }
     problems.push(...dialogueProblems(`${field}.dialogue`, s.dialogue))
@@ -161,27 +197,42 @@ const sessionProblems = (source: SampleSource, factorsByName: ReadonlyMap<string
     if (factor === undefined) {
       problems.push({ field: `${field}.context_factor`, reason: `"${s.context_factor}" is not one of factors[].name` })
     } else if (mentionAt(opening, factor.mentions) < 0) {
-      problems.push({ field: `${field}.dialogue[0].content`, reason: `the first user message names none of its factor's mentions (${factor.mentions.map((m) => `"${m}"`).join(", ")})` })
+      problems.push({
+        field: `${field}.dialogue[0].content`,
+        reason: `the first user message names none of its factor's mentions (${factor.mentions.map((m) => `"${m}"`).join(", ")})`
+      })
     }
-    for (const [slotFactor, name] of [["A", source.factor_a], ["B", source.factor_b]] as const) {
+    for (const [slotFactor, name] of [
+      ["A", source.factor_a],
+      ["B", source.factor_b]
+    ] as const) {
       const other = factorsByName.get(name)
       if (other !== undefined && s.context_factor !== name) {
         const found = mentionsIn(opening, other.mentions)
         if (found.length > 0) {
-          problems.push({ field: `${field}.dialogue[0].content`, reason: `mentions factor ${slotFactor} ("${found[0]}") in a session about "${s.context_factor}"` })
+          problems.push({
+            field: `${field}.dialogue[0].content`,
+            reason: `mentions factor ${slotFactor} ("${found[0]}") in a session about "${s.context_factor}"`
+          })
         }
       }
     }
     for (const turn of userTurns(s.dialogue)) {
       const leaked = sharedRun(turn.content, s.contextual_preference, leakRun)
       if (leaked !== undefined) {
-        problems.push({ field: `${field}.dialogue[${turn.k}].content`, reason: `contains the ${leakRun}-word run "${leaked}" of its session's preference` })
+        problems.push({
+          field: `${field}.dialogue[${turn.k}].content`,
+          reason: `contains the ${leakRun}-word run "${leaked}" of its session's preference`
+        })
       }
     }
     if (s.resource !== undefined) {
       const lines = opening.split("\n").length
       if (lines < resourceShape.lines || opening.length < resourceShape.chars) {
-        problems.push({ field: `${field}.dialogue[0].content`, reason: `a session with a resource carries it inline: at least ${resourceShape.lines} lines and ${resourceShape.chars} characters, found ${lines} lines and ${opening.length} characters` })
+        problems.push({
+          field: `${field}.dialogue[0].content`,
+          reason: `a session with a resource carries it inline: at least ${resourceShape.lines} lines and ${resourceShape.chars} characters, found ${lines} lines and ${opening.length} characters`
+        })
       }
     }
     return problems
@@ -195,15 +246,23 @@ const requestProblems = (source: SampleSource, a: Factor | undefined, b: Factor 
   if (b !== undefined && mentionsIn(source.current_request, b.mentions).length > 0) {
     problems.push({ field: "current_request", reason: "mentions the contrastive factor B" })
   }
-  for (const [name, preference] of [["preference_a", source.preference_a], ["preference_a_changed", source.preference_a_changed]] as const) {
+  for (const [name, preference] of [
+    ["preference_a", source.preference_a],
+    ["preference_a_changed", source.preference_a_changed]
+  ] as const) {
     const leaked = sharedRun(source.current_request, preference, leakRun)
-    if (leaked !== undefined) problems.push({ field: "current_request", reason: `contains the ${leakRun}-word run "${leaked}" of ${name}` })
+    if (leaked !== undefined)
+      problems.push({ field: "current_request", reason: `contains the ${leakRun}-word run "${leaked}" of ${name}` })
   }
   return problems
 }
 
 /** Mentions of A vary, are not always the bare name, and not always at the start of the message. */
-const mentionProblems = (source: SampleSource, a: Factor, factorsByName: ReadonlyMap<string, Factor>): Array<Problem> => {
+const mentionProblems = (
+  source: SampleSource,
+  a: Factor,
+  factorsByName: ReadonlyMap<string, Factor>
+): Array<Problem> => {
   const problems: Array<Problem> = []
   const aTexts = [
     ...source.sessions.filter((s) => s.context_factor === source.factor_a).map((s) => firstUser(s.dialogue)),
@@ -211,18 +270,27 @@ const mentionProblems = (source: SampleSource, a: Factor, factorsByName: Readonl
   ]
   const forms = new Set(aTexts.flatMap((text) => mentionsIn(text, a.mentions).map(lower)))
   if (forms.size < 3) {
-    problems.push({ field: "factors", reason: `A's sessions and the request use ${forms.size} different mentions of "${a.name}"; expected at least 3` })
+    problems.push({
+      field: "factors",
+      reason: `A's sessions and the request use ${forms.size} different mentions of "${a.name}"; expected at least 3`
+    })
   }
   const bare = aTexts.filter((text) => lower(text).includes(lower(a.name))).length
   if (bare * 2 > aTexts.length) {
-    problems.push({ field: "factors", reason: `the exact name "${a.name}" appears in ${bare} of ${aTexts.length} A openings and the request; expected at most half` })
+    problems.push({
+      field: "factors",
+      reason: `the exact name "${a.name}" appears in ${bare} of ${aTexts.length} A openings and the request; expected at most half`
+    })
   }
   const late = source.sessions.filter((s) => {
     const factor = factorsByName.get(s.context_factor)
     return factor !== undefined && mentionAt(firstUser(s.dialogue), factor.mentions) > lateMention
   }).length
   if (late < 3) {
-    problems.push({ field: "sessions", reason: `in ${late} opening messages the factor is first named after character ${lateMention}; expected at least 3` })
+    problems.push({
+      field: "sessions",
+      reason: `in ${late} opening messages the factor is first named after character ${lateMention}; expected at least 3`
+    })
   }
   return problems
 }
@@ -235,9 +303,14 @@ const topicProblems = (source: SampleSource): Array<Problem> => {
   if (!withTopic.some((s) => s.context_factor === source.factor_a)) {
     problems.push({ field: "topic", reason: "no session about factor A mentions the topic" })
   }
-  const otherFactors = new Set(withTopic.filter((s) => s.context_factor !== source.factor_a).map((s) => s.context_factor))
+  const otherFactors = new Set(
+    withTopic.filter((s) => s.context_factor !== source.factor_a).map((s) => s.context_factor)
+  )
   if (otherFactors.size < 2) {
-    problems.push({ field: "topic", reason: `sessions of ${otherFactors.size} other factors mention the topic; expected at least 2` })
+    problems.push({
+      field: "topic",
+      reason: `sessions of ${otherFactors.size} other factors mention the topic; expected at least 2`
+    })
   }
   return problems
 }
@@ -257,8 +330,12 @@ export const source = (src: SampleSource): ReadonlyArray<Problem> => {
   const b = factorsByName.get(src.factor_b)
   return [
     ...factorProblems(src),
-    ...(src.preference_a === src.preference_a_changed ? [{ field: "preference_a_changed", reason: "must differ from preference_a" }] : []),
-    ...(src.preference_a === src.preference_b ? [{ field: "preference_b", reason: "must differ from preference_a" }] : []),
+    ...(src.preference_a === src.preference_a_changed
+      ? [{ field: "preference_a_changed", reason: "must differ from preference_a" }]
+      : []),
+    ...(src.preference_a === src.preference_b
+      ? [{ field: "preference_b", reason: "must differ from preference_a" }]
+      : []),
     ...preferenceProblems("preference_a", src.preference_a),
     ...preferenceProblems("preference_a_changed", src.preference_a_changed),
     ...preferenceProblems("preference_b", src.preference_b),
@@ -283,7 +360,9 @@ export interface Located {
  * and a request) anywhere in the given personas: the mark of a shared complaint template. Each
  * repeat is reported once, at its later occurrence.
  */
-export const sharedRuns = (sources: ReadonlyArray<Located>): ReadonlyArray<{ readonly file: string; readonly problem: Problem }> => {
+export const sharedRuns = (
+  sources: ReadonlyArray<Located>
+): ReadonlyArray<{ readonly file: string; readonly problem: Problem }> => {
   const firstSeen = new Map<string, string>()
   const out: Array<{ file: string; problem: Problem }> = []
   for (const { file, source: src } of sources) {
@@ -293,7 +372,11 @@ export const sharedRuns = (sources: ReadonlyArray<Located>): ReadonlyArray<{ rea
         field: `sessions[${i}]`,
         texts: userTurns(s.dialogue).map((t) => ({ field: `sessions[${i}].dialogue[${t.k}].content`, text: t.content }))
       })),
-      { where: `${file} current_request`, field: "current_request", texts: [{ field: "current_request", text: src.current_request }] }
+      {
+        where: `${file} current_request`,
+        field: "current_request",
+        texts: [{ field: "current_request", text: src.current_request }]
+      }
     ]
     for (const unit of units) {
       const reported = new Set<string>()

@@ -29,28 +29,53 @@ const cues: ReadonlyArray<Cue> = [
   { name: "make sure", weight: 3, pattern: /\bmake sure\b/ },
   { name: "next time", weight: 3, pattern: /\b(?:next time|from now on|going forward|in (?:the )?future)\b/ },
   { name: "instead", weight: 3, pattern: /\binstead\b/ },
-  { name: "I need/want/prefer", weight: 3, pattern: /\bi (?:need|want|prefer)\b|\bi(?:'d| would) (?:like|prefer|rather|want)\b/ },
+  {
+    name: "I need/want/prefer",
+    weight: 3,
+    pattern: /\bi (?:need|want|prefer)\b|\bi(?:'d| would) (?:like|prefer|rather|want)\b/
+  },
   { name: "obligation", weight: 3, pattern: /\b(?:must|should|has to|have to|needs? to|got to)\b/ },
   { name: "negation", weight: 3, pattern: /\b(?:don't|do not|never|avoid|no more)\b/ },
   { name: "always", weight: 3, pattern: /\balways\b/ },
   { name: "rather than", weight: 3, pattern: /\brather than\b/ },
-  { name: "expects", weight: 3, pattern: /\b(?:wants|expects|prefers|requires|insists|hates|likes|needs|can't stand|cares about)\b/ },
+  {
+    name: "expects",
+    weight: 3,
+    pattern: /\b(?:wants|expects|prefers|requires|insists|hates|likes|needs|can't stand|cares about)\b/
+  },
   { name: "please", weight: 2, pattern: /\bplease\b/ },
   { name: "could you", weight: 2, pattern: /\b(?:could|can|would|will) you\b/ },
   { name: "too", weight: 2, pattern: /\btoo (?:much|many|long|short|[a-z]{3,})\b/ },
-  { name: "comparative", weight: 2, pattern: /\b(?:more|less|fewer) [a-z]|\b[a-z]+er than\b|\b(?:shorter|longer|simpler|clearer|tighter|briefer|plainer|smaller|bigger)\b/ },
+  {
+    name: "comparative",
+    weight: 2,
+    pattern:
+      /\b(?:more|less|fewer) [a-z]|\b[a-z]+er than\b|\b(?:shorter|longer|simpler|clearer|tighter|briefer|plainer|smaller|bigger)\b/
+  },
   { name: "limit", weight: 2, pattern: /\b(?:at least|at most|no more than|up to|no longer than|maximum|minimum)\b/ },
-  { name: "change", weight: 1, pattern: /\b(?:now (?:wants|needs|prefers|expects|likes)|(?:has|have|'s|'ve) changed|no longer|anymore|these days|from here on)\b/ },
+  {
+    name: "change",
+    weight: 1,
+    pattern:
+      /\b(?:now (?:wants|needs|prefers|expects|likes)|(?:has|have|'s|'ve) changed|no longer|anymore|these days|from here on)\b/
+  },
   {
     name: "wish",
     weight: 2,
-    pattern: /\b(?:(?:would|it'd|that'd) (?:be (?:better|nicer|great|helpful)|help|work better)|ideally|i was hoping|i'm hoping|i expected|works better for)\b/
+    pattern:
+      /\b(?:(?:would|it'd|that'd) (?:be (?:better|nicer|great|helpful)|help|work better)|ideally|i was hoping|i'm hoping|i expected|works better for)\b/
   },
   { name: "only/without", weight: 1, pattern: /\b(?:only|without|each|every)\b/ },
-  { name: "complaint", weight: 1, pattern: /\b(?:hard to|confusing|missing|lacks?|not enough|wrong|not quite|doesn't|isn't|wasn't|didn't|won't|worried|concerned|overwhelm\w*|get lost)\b/ }
+  {
+    name: "complaint",
+    weight: 1,
+    pattern:
+      /\b(?:hard to|confusing|missing|lacks?|not enough|wrong|not quite|doesn't|isn't|wasn't|didn't|won't|worried|concerned|overwhelm\w*|get lost)\b/
+  }
 ]
 
-const praiseOpening = /^(?:perfect|great|awesome|excellent|thanks|thank you|love (?:it|this|that)|nice|wonderful|brilliant|(?:this|that|it)(?:'s| is| looks) (?:great|perfect|good|much better|better))\b/
+const praiseOpening =
+  /^(?:perfect|great|awesome|excellent|thanks|thank you|love (?:it|this|that)|nice|wonderful|brilliant|(?:this|that|it)(?:'s| is| looks) (?:great|perfect|good|much better|better))\b/
 const approval =
   /\b(?:exactly|just) what (?:i|she|he|they|we) (?:needs?|needed|wants?|wanted|expects?|expected|likes?|was looking for|were looking for|asked for)\b/
 
@@ -82,7 +107,8 @@ export const cueScore = (sentence: string): CueMatch => {
   return { score, names }
 }
 
-const politeOpening = /^(?:(?:could|can|would|will) you|i(?:'d| would) like you to|i (?:need|want) you to)\s+(?:please\s+)?/i
+const politeOpening =
+  /^(?:(?:could|can|would|will) you|i(?:'d| would) like you to|i (?:need|want) you to)\s+(?:please\s+)?/i
 
 /**
  * The sentence as a clause of a preference statement: opening fillers, polite framing ("Could you",
@@ -107,7 +133,9 @@ export const continuing = (clause: string): string => {
   const first = /^[A-Za-z']+/.exec(clause)?.[0]
   if (first === undefined || first === "I" || first.startsWith("I'")) return clause
   const lower = first.toLowerCase()
-  return imperativeVerbs.has(lower) || isStopword(lower) || numberWords.has(lower) ? clause.charAt(0).toLowerCase() + clause.slice(1) : clause
+  return imperativeVerbs.has(lower) || isStopword(lower) || numberWords.has(lower)
+    ? clause.charAt(0).toLowerCase() + clause.slice(1)
+    : clause
 }
 
 export const capitalized = (clause: string): string => clause.charAt(0).toUpperCase() + clause.slice(1)

@@ -43,7 +43,11 @@ export const renderEvidence = (evidence: Evidence): string => {
  */
 export const renderInteractionLog = (evidence: Evidence): string => {
   if (evidence.summaries !== undefined) {
-    return strip(orderedSummaries(evidence).map((s, i) => `### Session ${i + 1}\n\n${summaryBlock(s)}\n\n---\n\n`).join(""))
+    return strip(
+      orderedSummaries(evidence)
+        .map((s, i) => `### Session ${i + 1}\n\n${summaryBlock(s)}\n\n---\n\n`)
+        .join("")
+    )
   }
   return interactionLog([...evidence.sessions].sort((a, b) => a.index - b.index))
 }

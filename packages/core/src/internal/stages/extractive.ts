@@ -3,7 +3,17 @@
 import type { Evidence } from "../../Evidence.js"
 import { capitalized, continuing, cueScore, isPositiveClose, toClause } from "./cues.js"
 import { orderedSummaries } from "./evidence.js"
-import { contentStems, firstSentence, firstWords, isStopword, overlap, sentences, stem, wordCount, words } from "./text.js"
+import {
+  contentStems,
+  firstSentence,
+  firstWords,
+  isStopword,
+  overlap,
+  sentences,
+  stem,
+  wordCount,
+  words
+} from "./text.js"
 
 export interface Settings {
   readonly maxWords: number
@@ -55,18 +65,22 @@ const units = (sentence: string, maxWords: number): ReadonlyArray<string> =>
     : sentence.split(/\s*[,;:]\s+|\s+[-\u2013\u2014]\s+/).filter((s) => wordCount(s) >= 3)
 
 const fromSessions = (evidence: Evidence, maxWords: number): ReadonlyArray<Source> =>
-  [...evidence.sessions].sort((a, b) => a.index - b.index).map((s) => {
-    const userTurns = s.dialogue.filter((m) => m.role === "user").map((m) => m.content)
-    // The first user message states the task; a short positive last turn only closes the session.
-    const feedback = userTurns.slice(1)
-    const last = feedback[feedback.length - 1]
-    if (last !== undefined && isPositiveClose(last)) feedback.pop()
-    return {
-      sessionId: s.id,
-      text: userTurns[0] ?? "",
-      units: feedback.flatMap((turn) => sentences(turn).flatMap((sentence) => units(sentence, maxWords).map((text) => ({ text }))))
-    }
-  })
+  [...evidence.sessions]
+    .sort((a, b) => a.index - b.index)
+    .map((s) => {
+      const userTurns = s.dialogue.filter((m) => m.role === "user").map((m) => m.content)
+      // The first user message states the task; a short positive last turn only closes the session.
+      const feedback = userTurns.slice(1)
+      const last = feedback[feedback.length - 1]
+      if (last !== undefined && isPositiveClose(last)) feedback.pop()
+      return {
+        sessionId: s.id,
+        text: userTurns[0] ?? "",
+        units: feedback.flatMap((turn) =>
+          sentences(turn).flatMap((sentence) => units(sentence, maxWords).map((text) => ({ text })))
+        )
+      }
+    })
 
 const fromSummaries = (evidence: Evidence): ReadonlyArray<Source> =>
   orderedSummaries(evidence).map((s) => ({
@@ -101,7 +115,12 @@ const relevance = (sources: ReadonlyArray<Source>, request: string): ReadonlyArr
 /** Stems of the capitalized words inside sentences of a text: likely names (people, products, places). */
 const nameStems = (text: string): Set<string> =>
   new Set(
-    sentences(text).flatMap((sentence) => words(sentence).slice(1).filter((w) => /^[A-Z]/.test(w) && !isStopword(w)).map(stem))
+    sentences(text).flatMap((sentence) =>
+      words(sentence)
+        .slice(1)
+        .filter((w) => /^[A-Z]/.test(w) && !isStopword(w))
+        .map(stem)
+    )
   )
 
 const agrees = (a: ReadonlySet<string>, b: ReadonlySet<string>): boolean => {
@@ -126,12 +145,19 @@ const candidatesOf = (sources: ReadonlyArray<Source>): ReadonlyArray<Candidate> 
     })
   )
 
-const score = (candidates: ReadonlyArray<Candidate>, sources: ReadonlyArray<Source>, request: string): ReadonlyArray<Scored> => {
+const score = (
+  candidates: ReadonlyArray<Candidate>,
+  sources: ReadonlyArray<Source>,
+  request: string
+): ReadonlyArray<Scored> => {
   const requestStems = contentStems(request)
   const last = Math.max(1, sources.length - 1)
   return candidates.map((c) => {
-    const agreeing = new Set(candidates.filter((d) => d.sessionId !== c.sessionId && agrees(c.stems, d.stems)).map((d) => d.sessionId))
-    const s = Math.min(maxCue, c.cue) +
+    const agreeing = new Set(
+      candidates.filter((d) => d.sessionId !== c.sessionId && agrees(c.stems, d.stems)).map((d) => d.sessionId)
+    )
+    const s =
+      Math.min(maxCue, c.cue) +
       weights.agreement * Math.min(2, agreeing.size) +
       weights.recency * (sources.length === 1 ? 1 : c.position / last) +
       weights.requestOverlap * Math.min(2, overlap(c.stems, requestStems))
@@ -144,14 +170,21 @@ const score = (candidates: ReadonlyArray<Candidate>, sources: ReadonlyArray<Sour
  * least `contextShare` of the best session's request words. All candidates when none of those
  * sessions has one (or no session shares a word with the request).
  */
-const inContext = (candidates: ReadonlyArray<Candidate>, sources: ReadonlyArray<Source>, request: string): ReadonlyArray<Candidate> => {
+const inContext = (
+  candidates: ReadonlyArray<Candidate>,
+  sources: ReadonlyArray<Source>,
+  request: string
+): ReadonlyArray<Candidate> => {
   const rel = relevance(sources, request)
   const kept = candidates.filter((c) => rel[c.position]! >= contextShare)
   return kept.length > 0 ? kept : candidates
 }
 
 const byScore = (a: Scored, b: Scored): number =>
-  b.score - a.score || b.position - a.position || a.order - b.order || (a.clause < b.clause ? -1 : a.clause > b.clause ? 1 : 0)
+  b.score - a.score ||
+  b.position - a.position ||
+  a.order - b.order ||
+  (a.clause < b.clause ? -1 : a.clause > b.clause ? 1 : 0)
 
 /**
  * Greedy, best first. Later clauses come from the best clause's session or from sessions that echo
@@ -194,7 +227,10 @@ export interface Extraction {
 /** No usable sentence: a plain statement that names the request and claims no requirement. */
 const fallback = (request: string, sessions: number): Extraction => {
   const gist = firstWords(firstSentence(request).replace(/[\s.!?]+$/, ""), 20)
-  const why = sessions === 0 ? "no evidence sessions" : `no feedback sentence with a requirement cue in ${sessions} evidence session(s)`
+  const why =
+    sessions === 0
+      ? "no evidence sessions"
+      : `no feedback sentence with a requirement cue in ${sessions} evidence session(s)`
   return {
     preference: `Respond to the request as stated ("${gist}"), with no earlier requirement to apply.`,
     analysis: `Extractive heuristic (no model): ${why}; fallback statement derived from the request.`
@@ -212,8 +248,12 @@ export const extract = (request: string, evidence: Evidence, settings: Settings)
   const picked = chosen.map((c) => `${c.sessionId} (${c.score.toFixed(2)})`).join(", ")
   const kind = usesSummaries ? "summary preference bullet(s)" : "feedback sentence(s)"
   return {
-    preference: compose(chosen.map((c) => c.clause), settings),
-    analysis: `Extractive heuristic (no model): ${candidates.length} ${kind} from ${from} of ${sources.length} session(s); ` +
+    preference: compose(
+      chosen.map((c) => c.clause),
+      settings
+    ),
+    analysis:
+      `Extractive heuristic (no model): ${candidates.length} ${kind} from ${from} of ${sources.length} session(s); ` +
       `composed from ${picked}.`
   }
 }

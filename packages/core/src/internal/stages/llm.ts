@@ -16,21 +16,25 @@ export const templateOption = Schema.optional(
 
 export const temperatureOption = Schema.optionalWith(
   Schema.NullOr(Schema.Number.pipe(Schema.between(0, 2))).annotations({
-    description: "Sampling temperature sent with every call; null sends none (reasoning models such as o3-mini reject it)."
+    description:
+      "Sampling temperature sent with every call; null sends none (reasoning models such as o3-mini reject it)."
   }),
   { default: () => 0 }
 )
 
 export const maxTokensOption = (fallback: number) =>
   Schema.optionalWith(
-    Schema.Int.pipe(Schema.positive()).annotations({ description: "Upper bound on the tokens of each answer; an answer cut off there is a failure (truncated)." }),
+    Schema.Int.pipe(Schema.positive()).annotations({
+      description: "Upper bound on the tokens of each answer; an answer cut off there is a failure (truncated)."
+    }),
     { default: () => fallback }
   )
 
 /** `strip` removes `<think>` blocks before an answer is read or passed on; `keep` passes the text as the model returned it. */
 export const thinkingOption = Schema.optionalWith(
   Schema.Literal("strip", "keep").annotations({
-    description: "strip: <think>...</think> blocks are removed from answers before they are read or passed on; keep: the answer as returned."
+    description:
+      "strip: <think>...</think> blocks are removed from answers before they are read or passed on; keep: the answer as returned."
   }),
   { default: () => "strip" as const }
 )
@@ -75,14 +79,16 @@ export const ask = (
   /** How the caller reads an answer: recorded in the call's transcript; answers it cannot read are not cached. */
   read: (text: string) => LanguageModel.Reading
 ): Effect.Effect<string, StageError> =>
-  lm.complete({
-    messages,
-    ...(settings.temperature === null ? {} : { temperature: settings.temperature }),
-    maxTokens: settings.maxTokens,
-    dryRunAnswer: typeof dryRunAnswer === "string" ? dryRunAnswer : dryRunAnswer(promptTag(messages)),
-    accept: (text) => read(text).ok,
-    read
-  }).pipe(
-    Effect.map((c) => c.text),
-    Effect.mapError(stageErrorFromModel(stage, plugin))
-  )
+  lm
+    .complete({
+      messages,
+      ...(settings.temperature === null ? {} : { temperature: settings.temperature }),
+      maxTokens: settings.maxTokens,
+      dryRunAnswer: typeof dryRunAnswer === "string" ? dryRunAnswer : dryRunAnswer(promptTag(messages)),
+      accept: (text) => read(text).ok,
+      read
+    })
+    .pipe(
+      Effect.map((c) => c.text),
+      Effect.mapError(stageErrorFromModel(stage, plugin))
+    )

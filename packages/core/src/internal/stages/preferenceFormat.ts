@@ -3,7 +3,16 @@
 // "Final preference", "Final answer"), the sentence on the line after a label-only heading, quotes,
 // trailing commentary, word-count notes, <think> blocks, a JSON object and a code fence.
 import { strip } from "../../Python.js"
-import { firstSentence, normalizeSpace, sentences, stripEmphasis, stripFence, unquote, wordCount, jsonObject } from "./text.js"
+import {
+  firstSentence,
+  normalizeSpace,
+  sentences,
+  stripEmphasis,
+  stripFence,
+  unquote,
+  wordCount,
+  jsonObject
+} from "./text.js"
 
 export interface ParsedPreference {
   readonly preference: string
@@ -11,8 +20,7 @@ export interface ParsedPreference {
 }
 
 export type ParseResult =
-  | { readonly ok: true; readonly value: ParsedPreference }
-  | { readonly ok: false; readonly reason: string }
+  { readonly ok: true; readonly value: ParsedPreference } | { readonly ok: false; readonly reason: string }
 
 const preferenceLabel =
   /^(?:(?:final|inferred|user(?:'s)?|contextual|stated|current|the)\s+)*preferences?(?:\s+statement)?\s*(?:\([^)]*\))?\s*(?::|\s[-\u2013\u2014]|$)\s*(.*)$/i
@@ -21,7 +29,13 @@ const analysisLabel = /^(?:(?:short|brief)\s+)?(?:analysis|reasoning)\s*(?::|\s[
 
 /** A line without its markdown: heading hashes, blockquote, list marker, emphasis. */
 const plainLine = (line: string): string =>
-  stripEmphasis(line.trim().replace(/^>\s*/, "").replace(/^#+\s*/, "").replace(/^(?:[-*+\u2022]|\d{1,2}[.)])\s+/, "")).trim()
+  stripEmphasis(
+    line
+      .trim()
+      .replace(/^>\s*/, "")
+      .replace(/^#+\s*/, "")
+      .replace(/^(?:[-*+\u2022]|\d{1,2}[.)])\s+/, "")
+  ).trim()
 
 const wordCountNote = /\s*\((?:about\s+|~)?\d+\s+words?\)\s*\.?$/i
 
@@ -39,7 +53,7 @@ const fromJson = (text: string): ParseResult | undefined => {
   if (value === undefined) return undefined
   const entries = Object.entries(value)
   const pref = entries.find(([k, v]) => /preference/i.test(k) && typeof v === "string")
-  if (pref === undefined) return { ok: false, reason: "the JSON answer has no string field named like \"preference\"" }
+  if (pref === undefined) return { ok: false, reason: 'the JSON answer has no string field named like "preference"' }
   const analysis = entries.find(([k, v]) => /analysis|reasoning/i.test(k) && typeof v === "string")
   const preference = cleanPreference(pref[1] as string)
   if (preference === "") return { ok: false, reason: "the JSON answer's preference is empty" }
@@ -70,7 +84,8 @@ const excerpt = (text: string): string => {
   return t.length > 120 ? `${t.slice(0, 120)}...` : t
 }
 
-export const expected = "expected a short analysis followed by a line \"Preference: <one sentence of at most 30 words>\", or the sentence on the line after a \"### Most Likely Preference\" heading"
+export const expected =
+  'expected a short analysis followed by a line "Preference: <one sentence of at most 30 words>", or the sentence on the line after a "### Most Likely Preference" heading'
 
 /** The heading the authors' inference prompt asks for. */
 export const referenceHeading = "### Most Likely Preference"

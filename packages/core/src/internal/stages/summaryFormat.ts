@@ -16,14 +16,20 @@ const preferenceLabel =
   /^(?:(?:the\s+)?(?:user(?:'s)?|contextual|stated|inferred|revealed|key|observed)\s+)*(?:preferences?|requirements?|preference\s+bullets)(?:\s+(?:expressed|revealed|stated))?$/i
 
 const classify = (label: string): Section | undefined => {
-  const l = label.replace(/^\d+[.)]\s*/, "").replace(/[.:]\s*$/, "").trim()
+  const l = label
+    .replace(/^\d+[.)]\s*/, "")
+    .replace(/[.:]\s*$/, "")
+    .trim()
   return contextLabel.test(l) ? "context" : preferenceLabel.test(l) ? "preferences" : undefined
 }
 
 const marker = /^(?:[-*+\u2022\u2013\u2014]|\d{1,2}[.)]|\(\d{1,2}\))\s+/
 const emptyItem = /^(?:none|n\/a|na|nothing|none stated|no preferences?(?: (?:stated|expressed|given))?|-)\.?$/i
 
-const cleanItem = (text: string): string => stripEmphasis(text).replace(/^["'\u201C]|["'\u201D]$/g, "").trim()
+const cleanItem = (text: string): string =>
+  stripEmphasis(text)
+    .replace(/^["'\u201C]|["'\u201D]$/g, "")
+    .trim()
 
 const fromJson = (text: string): ParsedSummary | undefined => {
   const value = jsonObject(text)
@@ -60,11 +66,12 @@ export const parseSummary = (answer: string): ParsedSummary => {
     const plain = stripEmphasis(rest.replace(/^#+\s*/, "")).trim()
 
     const labelled = /^([^:]{1,60}?)\s*:\s*(.*)$/.exec(plain)
-    const heading = labelled && classify(labelled[1]!) !== undefined
-      ? { section: classify(labelled[1]!)!, inline: labelled[2]! }
-      : classify(plain) !== undefined
-      ? { section: classify(plain)!, inline: "" }
-      : undefined
+    const heading =
+      labelled && classify(labelled[1]!) !== undefined
+        ? { section: classify(labelled[1]!)!, inline: labelled[2]! }
+        : classify(plain) !== undefined
+          ? { section: classify(plain)!, inline: "" }
+          : undefined
     if (heading !== undefined) {
       section = heading.section
       bulleted = false

@@ -1,12 +1,36 @@
 // Small, deterministic English text helpers shared by the stage parsers and the extractive inferrer.
 
 const abbreviations = new Set([
-  "dr", "mr", "mrs", "ms", "prof", "st", "sr", "jr", "vs", "etc", "e.g", "i.e", "approx", "fig", "inc", "ltd", "co", "dept", "min", "max", "est"
+  "dr",
+  "mr",
+  "mrs",
+  "ms",
+  "prof",
+  "st",
+  "sr",
+  "jr",
+  "vs",
+  "etc",
+  "e.g",
+  "i.e",
+  "approx",
+  "fig",
+  "inc",
+  "ltd",
+  "co",
+  "dept",
+  "min",
+  "max",
+  "est"
 ])
 
 /** Straight quotes and apostrophes, single spaces. */
 export const normalizeSpace = (text: string): string =>
-  text.replace(/[\u2018\u2019]/g, "'").replace(/[\u201C\u201D]/g, "\"").replace(/\s+/g, " ").trim()
+  text
+    .replace(/[\u2018\u2019]/g, "'")
+    .replace(/[\u201C\u201D]/g, '"')
+    .replace(/\s+/g, " ")
+    .trim()
 
 /**
  * Split text into sentences. Line breaks always end a sentence (chat turns use them for lists);
@@ -24,7 +48,8 @@ export const sentences = (text: string): Array<string> => {
       const end = m.index + m[0].length
       const before = line.slice(start, m.index)
       const lastWord = (/([A-Za-z.]+)$/.exec(before)?.[1] ?? "").toLowerCase()
-      if (m[0].startsWith(".") && m[0].length === 1 && (abbreviations.has(lastWord) || /^[a-z]$/.test(lastWord))) continue
+      if (m[0].startsWith(".") && m[0].length === 1 && (abbreviations.has(lastWord) || /^[a-z]$/.test(lastWord)))
+        continue
       const s = line.slice(start, end).trim()
       if (s !== "") out.push(s)
       start = end
@@ -74,7 +99,11 @@ export const stem = (word: string): string => {
 
 /** Stems of the content words of a text (stopwords and single characters dropped). */
 export const contentStems = (text: string): Set<string> =>
-  new Set(words(text).filter((w) => w.length > 1 && !isStopword(w)).map(stem))
+  new Set(
+    words(text)
+      .filter((w) => w.length > 1 && !isStopword(w))
+      .map(stem)
+  )
 
 export const overlap = (a: ReadonlySet<string>, b: ReadonlySet<string>): number => {
   let n = 0
@@ -94,7 +123,13 @@ export const firstWords = (text: string, n: number): string => text.trim().split
 /** Remove one pair of matching quotes around a whole text. */
 export const unquote = (text: string): string => {
   const t = text.trim()
-  const pairs: ReadonlyArray<readonly [string, string]> = [["\"", "\""], ["'", "'"], ["\u201C", "\u201D"], ["\u2018", "\u2019"], ["`", "`"]]
+  const pairs: ReadonlyArray<readonly [string, string]> = [
+    ['"', '"'],
+    ["'", "'"],
+    ["\u201C", "\u201D"],
+    ["\u2018", "\u2019"],
+    ["`", "`"]
+  ]
   for (const [open, close] of pairs) {
     if (t.length >= 2 && t.startsWith(open) && t.endsWith(close)) return t.slice(open.length, -close.length).trim()
   }
@@ -103,7 +138,10 @@ export const unquote = (text: string): string => {
 
 /** Remove markdown emphasis and inline code marks, keeping the words. */
 export const stripEmphasis = (text: string): string =>
-  text.replace(/(\*\*|__)(.*?)\1/g, "$2").replace(/(^|\W)[*_](\S(?:.*?\S)?)[*_](?=\W|$)/g, "$1$2").replace(/`([^`]*)`/g, "$1")
+  text
+    .replace(/(\*\*|__)(.*?)\1/g, "$2")
+    .replace(/(^|\W)[*_](\S(?:.*?\S)?)[*_](?=\W|$)/g, "$1$2")
+    .replace(/`([^`]*)`/g, "$1")
 
 /** Remove a code fence wrapped around a whole answer (```json ... ```). */
 export const stripFence = (text: string): string => {
@@ -121,5 +159,7 @@ export const jsonObject = (text: string): Record<string, unknown> | undefined =>
   } catch {
     return undefined
   }
-  return value !== null && typeof value === "object" && !Array.isArray(value) ? (value as Record<string, unknown>) : undefined
+  return value !== null && typeof value === "object" && !Array.isArray(value)
+    ? (value as Record<string, unknown>)
+    : undefined
 }

@@ -3,7 +3,10 @@ import { Effect, Option } from "effect"
 import { CommandIo, invalid, outOption, runDirectory, usage } from "./Io.js"
 
 const twoRuns = (value: string) => {
-  const runs = value.split(",").map((r) => r.trim()).filter((r) => r !== "")
+  const runs = value
+    .split(",")
+    .map((r) => r.trim())
+    .filter((r) => r !== "")
   const [first, second] = runs
   return runs.length === 2 && first !== undefined && second !== undefined
     ? Effect.succeed({ first, second })
@@ -22,23 +25,33 @@ export const command = Command.make(
       Options.withAlias("a"),
       Options.withPseudoName("cell"),
       Options.optional,
-      Options.withDescription("a cell of the first run (id, id prefix, exact name, or @k for the k-th cell); with --cell-b, compare just this pair")
+      Options.withDescription(
+        "a cell of the first run (id, id prefix, exact name, or @k for the k-th cell); with --cell-b, compare just this pair"
+      )
     ),
     b: Options.text("cell-b").pipe(
       Options.withAlias("b"),
       Options.withPseudoName("cell"),
       Options.optional,
-      Options.withDescription("a cell of the second run, compared with --cell-a's (the same run may be given twice to compare two of its cells)")
+      Options.withDescription(
+        "a cell of the second run, compared with --cell-a's (the same run may be given twice to compare two of its cells)"
+      )
     ),
     out: outOption("where compare.md and compare.html go (default: compare-<first>-vs-<second> beside the second run)")
   },
   (a) =>
-    Effect.gen(function*() {
+    Effect.gen(function* () {
       const io = yield* CommandIo
-      if (Option.isSome(a.a) !== Option.isSome(a.b)) return yield* usage("--cell-a and --cell-b go together: one cell of each run")
+      if (Option.isSome(a.a) !== Option.isSome(a.b))
+        return yield* usage("--cell-a and --cell-b go together: one cell of each run")
       const Compare = yield* Effect.promise(() => import("../../compare/Compare.js"))
       const cells = Option.isSome(a.a) && Option.isSome(a.b) ? { cells: { a: a.a.value, b: a.b.value } } : {}
-      const files = yield* Compare.write(yield* runDirectory(a.runs.first), yield* runDirectory(a.runs.second), Option.getOrUndefined(a.out), cells)
+      const files = yield* Compare.write(
+        yield* runDirectory(a.runs.first),
+        yield* runDirectory(a.runs.second),
+        Option.getOrUndefined(a.out),
+        cells
+      )
       io.stdout(`compare: ${files.markdown}\ncompare: ${files.html}\n`)
     })
 ).pipe(Command.withDescription("compare two runs cell by cell on their shared instances, with paired differences"))

@@ -5,17 +5,26 @@ import { CommandIo, runDirectory } from "./Io.js"
 export const command = Command.make(
   "export",
   {
-    run: Options.text("run").pipe(Options.withPseudoName("dir"), Options.withDescription("a run directory (the out of a sweep), e.g. runs/<name>/latest")),
+    run: Options.text("run").pipe(
+      Options.withPseudoName("dir"),
+      Options.withDescription("a run directory (the out of a sweep), e.g. runs/<name>/latest")
+    ),
     format: Options.choice("format", ["trec"]).pipe(
       Options.withDefault("trec" as const),
-      Options.withDescription("trec: <run>/trec/qrels.txt and one .run file per cell (and .ranking.run where the retriever ranks), for trec_eval, ranx or pytrec_eval")
+      Options.withDescription(
+        "trec: <run>/trec/qrels.txt and one .run file per cell (and .ranking.run where the retriever ranks), for trec_eval, ranx or pytrec_eval"
+      )
     )
   },
   (a) =>
-    Effect.gen(function*() {
+    Effect.gen(function* () {
       const io = yield* CommandIo
       const Trec = yield* Effect.promise(() => import("../../results/Trec.js"))
       const written = yield* Trec.write(yield* runDirectory(a.run))
       io.stdout(`${[...written.qrels.map((f) => `qrels: ${f}`), ...written.runs.map((f) => `run: ${f}`)].join("\n")}\n`)
     })
-).pipe(Command.withDescription("write a run's retrieval in the formats of other tools (trec: qrels and run files for trec_eval, ranx, pytrec_eval)"))
+).pipe(
+  Command.withDescription(
+    "write a run's retrieval in the formats of other tools (trec: qrels and run files for trec_eval, ranx, pytrec_eval)"
+  )
+)

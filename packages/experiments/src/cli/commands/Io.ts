@@ -23,14 +23,20 @@ export class CommandIo extends Context.Tag("@cupid-lab/experiments/CommandIo")<C
 export const usage = (message: string): Effect.Effect<never, ValidationError.ValidationError> =>
   Effect.zipRight(Console.error(`${message}\n`), Effect.fail(ValidationError.invalidArgument(HelpDoc.p(message))))
 
-export const runDirectory = (dir: string) => Effect.flatMap(Effect.promise(() => import("../../run/RunId.js")), (RunId) => RunId.resolve(dir))
+export const runDirectory = (dir: string) =>
+  Effect.flatMap(
+    Effect.promise(() => import("../../run/RunId.js")),
+    (RunId) => RunId.resolve(dir)
+  )
 
 /** An option value the parser rejects with `message` (exit code 2). */
 export const invalid = (message: string): Effect.Effect<never, ValidationError.ValidationError> =>
   Effect.fail(ValidationError.invalidValue(HelpDoc.p(message)))
 
-export const positive = (flag: string) => (n: number): Effect.Effect<number, ValidationError.ValidationError> =>
-  Number.isInteger(n) && n >= 1 ? Effect.succeed(n) : invalid(`--${flag} expects a whole number >= 1, got "${n}"`)
+export const positive =
+  (flag: string) =>
+  (n: number): Effect.Effect<number, ValidationError.ValidationError> =>
+    Number.isInteger(n) && n >= 1 ? Effect.succeed(n) : invalid(`--${flag} expects a whole number >= 1, got "${n}"`)
 
 /** The options given, without those left out: `{ out: Option.some("x"), data: Option.none() }` -> `{ out: "x" }`. */
 export const given = <O extends Readonly<Record<string, Option.Option<unknown>>>>(options: O) =>
@@ -39,13 +45,21 @@ export const given = <O extends Readonly<Record<string, Option.Option<unknown>>>
 export const outputs = (dir: string): string =>
   `report: ${path.join(dir, "report.md")}\nreport: ${path.join(dir, "report.html")}\nresults: ${path.join(dir, "results.csv")}\nresults: ${path.join(dir, "results.parquet")}\n`
 
-export const logTo = (io: Io) => (text: string): void => void io.stderr.write(`${text}\n`)
+export const logTo =
+  (io: Io) =>
+  (text: string): void =>
+    void io.stderr.write(`${text}\n`)
 
 export const configOption = (description: string) =>
   Options.text("config").pipe(Options.withPseudoName("file | name"), Options.withDescription(description))
 
 export const countOption = (flag: string, description: string) =>
-  Options.integer(flag).pipe(Options.withPseudoName("n"), Options.mapEffect(positive(flag)), Options.optional, Options.withDescription(description))
+  Options.integer(flag).pipe(
+    Options.withPseudoName("n"),
+    Options.mapEffect(positive(flag)),
+    Options.optional,
+    Options.withDescription(description)
+  )
 
 export const outOption = (description: string) =>
   Options.text("out").pipe(Options.withPseudoName("dir"), Options.optional, Options.withDescription(description))
@@ -55,10 +69,12 @@ export const dataOption = (description: string) =>
 
 /** The file a `--config` value names (a bare name is looked up in the config directories), relative to the working directory when under it. */
 export const configFile = (given: string): Effect.Effect<string, never, CommandIo | FileSystem.FileSystem> =>
-  Effect.gen(function*() {
+  Effect.gen(function* () {
     const io = yield* CommandIo
     const { resolveFile } = yield* Effect.promise(() => import("../../config/Config.js"))
-    const resolved = yield* Effect.reduce(io.configDirs, given, (found, dir) => (found === given ? resolveFile(given, dir) : Effect.succeed(found)))
+    const resolved = yield* Effect.reduce(io.configDirs, given, (found, dir) =>
+      found === given ? resolveFile(given, dir) : Effect.succeed(found)
+    )
     const relative = path.relative(process.cwd(), resolved)
     return path.isAbsolute(resolved) && !relative.startsWith("..") && relative !== "" ? relative : resolved
   })

@@ -7,18 +7,22 @@ export const command = Command.make(
   {
     out: Options.text("out").pipe(
       Options.withPseudoName("dir"),
-      Options.withDescription("the merged run's directory; a directory holding another run (or one of the shards) is refused")
+      Options.withDescription(
+        "the merged run's directory; a directory holding another run (or one of the shards) is refused"
+      )
     ),
     data: dataOption(
       "the run's data, when the source the shards recorded does not open from here (it orders the results and gives the report's examples; its fingerprint must be the shards')"
     ),
     shards: Args.directory({ name: "shard dir", exists: "either" }).pipe(
       Args.atLeast(1),
-      Args.withDescription("the N shard directories (runs/<name>/<run id>-shard-i-of-N, or each shard's --out), in any order")
+      Args.withDescription(
+        "the N shard directories (runs/<name>/<run id>-shard-i-of-N, or each shard's --out), in any order"
+      )
     )
   },
   (a) =>
-    Effect.gen(function*() {
+    Effect.gen(function* () {
       const io = yield* CommandIo
       const Merge = yield* Effect.promise(() => import("../../results/Merge.js"))
       const merged = yield* Merge.merge({
@@ -30,7 +34,9 @@ export const command = Command.make(
       })
       const Leaderboard = yield* Effect.promise(() => import("../../render/Leaderboard.js"))
       io.stdout(Leaderboard.console(merged.opening.analysis, merged.opening.verdict, []))
-      io.stdout(`\nmerged ${merged.shards} shards of run ${merged.identity.id}: ${merged.pairs} pairs, ${merged.instances} instances\n`)
+      io.stdout(
+        `\nmerged ${merged.shards} shards of run ${merged.identity.id}: ${merged.pairs} pairs, ${merged.instances} instances\n`
+      )
       io.stdout(outputs(merged.out))
     })
 ).pipe(

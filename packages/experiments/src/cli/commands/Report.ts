@@ -5,24 +5,35 @@ import { CommandIo, given, outputs, runDirectory } from "./Io.js"
 export const command = Command.make(
   "report",
   {
-    run: Options.text("run").pipe(Options.withPseudoName("dir"), Options.withDescription("a run directory (the out of a sweep), e.g. runs/<name>/latest")),
+    run: Options.text("run").pipe(
+      Options.withPseudoName("dir"),
+      Options.withDescription("a run directory (the out of a sweep), e.g. runs/<name>/latest")
+    ),
     baseline: Options.text("baseline").pipe(
       Options.withPseudoName("cell"),
       Options.optional,
-      Options.withDescription("the cell the report's differences are measured against: id, id prefix, exact name, or @k for the k-th cell (default: the run's baseline)")
+      Options.withDescription(
+        "the cell the report's differences are measured against: id, id prefix, exact name, or @k for the k-th cell (default: the run's baseline)"
+      )
     ),
     main: Options.text("main").pipe(
       Options.withPseudoName("metric"),
       Options.optional,
-      Options.withDescription("the report's main metric (default: the config's report.main, else an exact metric chosen from the scorers' declarations)")
+      Options.withDescription(
+        "the report's main metric (default: the config's report.main, else an exact metric chosen from the scorers' declarations)"
+      )
     )
   },
   (a) =>
-    Effect.gen(function*() {
+    Effect.gen(function* () {
       const io = yield* CommandIo
       const Report = yield* Effect.promise(() => import("../../render/Report.js"))
       const dir = yield* runDirectory(a.run)
       yield* Report.write(dir, given({ baseline: a.baseline, main: a.main }))
       io.stdout(outputs(dir))
     })
-).pipe(Command.withDescription("rewrite report.md, report.html, report.tex, results.csv and results.parquet of a run directory from its results and summary"))
+).pipe(
+  Command.withDescription(
+    "rewrite report.md, report.html, report.tex, results.csv and results.parquet of a run directory from its results and summary"
+  )
+)

@@ -9,20 +9,38 @@ import type * as Progress from "../../run/Progress.js"
 import type * as RunnerModule from "../../run/Runner.js"
 import * as Shard from "../../run/Shard.js"
 import { BudgetError, TooManyFailures } from "../../Errors.js"
-import { CommandIo, configFile, configOption, countOption, dataOption, given, invalid, logTo, outOption, outputs } from "./Io.js"
+import {
+  CommandIo,
+  configFile,
+  configOption,
+  countOption,
+  dataOption,
+  given,
+  invalid,
+  logTo,
+  outOption,
+  outputs
+} from "./Io.js"
 
 const isType = (t: string): t is CupidType => (cupidTypes as ReadonlyArray<string>).includes(t)
 
 const parseTypes = (value: string) => {
-  const given = value.split(",").map((t) => t.trim()).filter((t) => t !== "")
+  const given = value
+    .split(",")
+    .map((t) => t.trim())
+    .filter((t) => t !== "")
   const bad = given.filter((t) => !isType(t))
   return bad.length > 0 || given.length === 0
-    ? invalid(`--types: unknown instance type ${bad.map((b) => `"${b}"`).join(", ") || "(none given)"}; valid choices: ${cupidTypes.join(", ")}`)
+    ? invalid(
+        `--types: unknown instance type ${bad.map((b) => `"${b}"`).join(", ") || "(none given)"}; valid choices: ${cupidTypes.join(", ")}`
+      )
     : Effect.succeed(given.filter(isType))
 }
 
 const options = {
-  config: configOption("the YAML config to run (see docs/config.md); a bare name such as contextual is looked up in configs/"),
+  config: configOption(
+    "the YAML config to run (see docs/config.md); a bare name such as contextual is looked up in configs/"
+  ),
   data: dataOption(
     "run on this data instead of the config's data.source: sample, a .parquet/.jsonl/.json file, a directory, hf:kixlab/CUPID or synthetic:personas=100,seed=1"
   ),
@@ -30,17 +48,27 @@ const options = {
     "the run directory, instead of the config's out (default runs/<name>/<run id>, the id hashing the config and the data); a rerun of the same run resumes in it, a directory holding another run is refused"
   ),
   limit: countOption("limit", "only the first n instances"),
-  concurrency: countOption("concurrency", "pairs (cell, instance) in flight at once, instead of the config's concurrency"),
+  concurrency: countOption(
+    "concurrency",
+    "pairs (cell, instance) in flight at once, instead of the config's concurrency"
+  ),
   types: Options.text("types").pipe(
     Options.withPseudoName("t,..."),
     Options.mapEffect(parseTypes),
     Options.optional,
     Options.withDescription(`only these instance types, comma-separated: ${cupidTypes.join(", ")}`)
   ),
-  maxCells: countOption("max-cells", "the largest grid to expand, instead of the config's maxCells (default 10000); a larger grid is refused with its size before any work"),
+  maxCells: countOption(
+    "max-cells",
+    "the largest grid to expand, instead of the config's maxCells (default 10000); a larger grid is refused with its size before any work"
+  ),
   budgetUsd: Options.float("budget-usd").pipe(
     Options.withPseudoName("usd"),
-    Options.mapEffect((x) => (x > 0 && Number.isFinite(x) ? Effect.succeed(x) : invalid(`--budget-usd expects a positive number of dollars, got "${x}"`))),
+    Options.mapEffect((x) =>
+      x > 0 && Number.isFinite(x)
+        ? Effect.succeed(x)
+        : invalid(`--budget-usd expects a positive number of dollars, got "${x}"`)
+    ),
     Options.optional,
     Options.withDescription(
       "the most this sweep may spend on model calls at list prices, instead of the config's budget.usd: refused before any work when the dry run's estimate is over it; " +
@@ -48,16 +76,26 @@ const options = {
     )
   ),
   dryRun: Options.boolean("dry-run").pipe(
-    Options.withDescription("print the grid and the model calls (and estimated tokens) the sweep would make; send and write nothing")
+    Options.withDescription(
+      "print the grid and the model calls (and estimated tokens) the sweep would make; send and write nothing"
+    )
   ),
   allowFailures: Options.boolean("allow-failures").pipe(
-    Options.withDescription("exit 0 even when every pair failed (default: exit 3 when all the pairs run failed, or more than --max-failed-share of them)")
+    Options.withDescription(
+      "exit 0 even when every pair failed (default: exit 3 when all the pairs run failed, or more than --max-failed-share of them)"
+    )
   ),
   maxFailedShare: Options.float("max-failed-share").pipe(
     Options.withPseudoName("fraction"),
-    Options.mapEffect((x) => (x >= 0 && x <= 1 ? Effect.succeed(x) : invalid(`--max-failed-share expects a fraction between 0 and 1, got "${x}"`))),
+    Options.mapEffect((x) =>
+      x >= 0 && x <= 1
+        ? Effect.succeed(x)
+        : invalid(`--max-failed-share expects a fraction between 0 and 1, got "${x}"`)
+    ),
     Options.optional,
-    Options.withDescription("exit 3 when more than this share of the pairs run failed (outputs are written all the same); default: only when all failed")
+    Options.withDescription(
+      "exit 3 when more than this share of the pairs run failed (outputs are written all the same); default: only when all failed"
+    )
   ),
   shard: Options.text("shard").pipe(
     Options.withPseudoName("i/N"),
@@ -69,7 +107,9 @@ const options = {
     )
   ),
   repair: Options.boolean("repair").pipe(
-    Options.withDescription("when results.jsonl in the run directory has corrupt lines: keep the intact ones, move the corrupt ones to results.corrupt.jsonl and run their pairs again (without it the sweep stops and names them)")
+    Options.withDescription(
+      "when results.jsonl in the run directory has corrupt lines: keep the intact ones, move the corrupt ones to results.corrupt.jsonl and run their pairs again (without it the sweep stops and names them)"
+    )
   )
 }
 
@@ -79,11 +119,14 @@ type Args = Command.Command.ParseConfig<typeof options>
 const largeGrid = 1000
 
 const run = (a: Args) =>
-  Effect.gen(function*() {
+  Effect.gen(function* () {
     const io = yield* CommandIo
     const Config = yield* Effect.promise(() => import("../../config/Config.js"))
     const loaded = yield* Config.load(yield* configFile(a.config), io.env ?? process.env)
-    const config = Config.withOverrides(loaded, given(Struct.pick(a, "data", "out", "limit", "concurrency", "types", "maxCells", "budgetUsd")))
+    const config = Config.withOverrides(
+      loaded,
+      given(Struct.pick(a, "data", "out", "limit", "concurrency", "types", "maxCells", "budgetUsd"))
+    )
     if (config.sources.length === 0) return yield* runOne(a, config)
     // One run per data source, one after another (a failure stops the rest; a rerun resumes), then the side-by-side table.
     const Benchmarks = yield* Effect.promise(() => import("../../render/Benchmarks.js"))
@@ -105,29 +148,42 @@ const run = (a: Args) =>
   })
 
 const runOne = (a: Args, config: ConfigModule.Config) =>
-  Effect.gen(function*() {
+  Effect.gen(function* () {
     const io = yield* CommandIo
     const log = logTo(io)
-    const [Runner, Progress, Grid] = yield* Effect.promise(() => Promise.all([import("../../run/Runner.js"), import("../../run/Progress.js"), import("../../config/Grid.js")]))
+    const [Runner, Progress, Grid] = yield* Effect.promise(() =>
+      Promise.all([import("../../run/Runner.js"), import("../../run/Progress.js"), import("../../config/Grid.js")])
+    )
     // A large grid takes a while to build: say how large before starting (a grid over the limit is refused by the runner).
     const size = Grid.size(config)
-    if (size.cells > largeGrid && size.cells <= config.maxCells) log(`grid: ${Grid.describeSize(size)}; building them before any pair runs`)
+    if (size.cells > largeGrid && size.cells <= config.maxCells)
+      log(`grid: ${Grid.describeSize(size)}; building them before any pair runs`)
     if (a.dryRun) {
       const d = yield* Runner.dryRun(config, { ...io.runner, log, ...given({ shard: a.shard }) })
-      const [Config, Budget] = yield* Effect.promise(() => Promise.all([import("../../config/Config.js"), import("../../run/Budget.js")]))
+      const [Config, Budget] = yield* Effect.promise(() =>
+        Promise.all([import("../../config/Config.js"), import("../../run/Budget.js")])
+      )
       io.stdout(`${describeDryRun(d, config, Config, Budget, io.env ?? process.env).join("\n")}\n`)
       return undefined
     }
     const shard = Option.getOrUndefined(a.shard)
     const runDir = shard === undefined ? "<run id>" : `<run id>-${Shard.suffix(shard)}`
-    log(`sweep ${config.name}${shard === undefined ? "" : ` (${Shard.describe(shard)})`}: ${config.file} -> ${config.outGiven ? config.out : path.join(config.out, runDir)}`)
+    log(
+      `sweep ${config.name}${shard === undefined ? "" : ` (${Shard.describe(shard)})`}: ${config.file} -> ${config.outGiven ? config.out : path.join(config.out, runDir)}`
+    )
     const interrupted = (s: { readonly done: number; readonly total: number | undefined }) =>
       log(`interrupted: ${s.done} of ${s.total} pairs are done and written; rerun the same command to resume`)
     // The last snapshot shown, for the line printed when the sweep is interrupted before it returns.
     let last: Progress.Snapshot | undefined
     const shown = Progress.make(io.stderr)
     const progress: Progress.Progress = { update: (s) => shown.update((last = s)), done: (s) => shown.done((last = s)) }
-    const outcome = yield* Runner.sweep(config, { ...io.runner, log, progress, ...(a.repair ? { repair: true } : {}), ...given({ shard: a.shard }) }).pipe(
+    const outcome = yield* Runner.sweep(config, {
+      ...io.runner,
+      log,
+      progress,
+      ...(a.repair ? { repair: true } : {}),
+      ...given({ shard: a.shard })
+    }).pipe(
       Effect.onInterrupt(() =>
         Effect.sync(() =>
           last === undefined
@@ -142,9 +198,14 @@ const runOne = (a: Args, config: ConfigModule.Config) =>
       const models = Object.entries(config.models).map(([n, m]) => `${n} = ${m.provider}/${m.model}`)
       io.stdout(Leaderboard.console(outcome.opening.analysis, outcome.opening.verdict, models))
     }
-    io.stdout(`\n${outcome.pairs.done}/${outcome.pairs.total} pairs done (${outcome.pairs.ran} this run), ${outcome.pairs.failed} failed this run\n`)
+    io.stdout(
+      `\n${outcome.pairs.done}/${outcome.pairs.total} pairs done (${outcome.pairs.ran} this run), ${outcome.pairs.failed} failed this run\n`
+    )
     io.stdout(outputs(outcome.out))
-    if (outcome.pairs.failed > 0) log(`${outcome.pairs.failed} pairs failed (status "failed" in ${outcome.files.results}); rerun the same command to retry them`)
+    if (outcome.pairs.failed > 0)
+      log(
+        `${outcome.pairs.failed} pairs failed (status "failed" in ${outcome.files.results}); rerun the same command to retry them`
+      )
     if (outcome.stopped === "budget" && outcome.budget !== undefined) {
       const Budget = yield* Effect.promise(() => import("../../run/Budget.js"))
       return yield* new BudgetError({ message: Budget.stoppedMessage(outcome.budget, outcome.pairs) })
@@ -157,7 +218,8 @@ const runOne = (a: Args, config: ConfigModule.Config) =>
     const limit = Option.getOrUndefined(a.maxFailedShare)
     if (!a.allowFailures && ran > 0 && (failed === ran || (limit !== undefined && failed / ran > limit))) {
       return yield* new TooManyFailures({
-        message: `${failed} of the ${ran} pairs run failed${failed === ran ? "" : ` (more than --max-failed-share ${limit})`}; the outputs are written, the errors are in ${outcome.files.report}. ` +
+        message:
+          `${failed} of the ${ran} pairs run failed${failed === ran ? "" : ` (more than --max-failed-share ${limit})`}; the outputs are written, the errors are in ${outcome.files.report}. ` +
           "Fix the cause and rerun to retry them, or pass --allow-failures to exit 0"
       })
     }
@@ -174,7 +236,8 @@ const describeDryRun = (
   const unset = new Map<string, Array<string>>()
   for (const [name, entry] of Object.entries(config.models)) {
     const variable = Config.keyVariable(entry)
-    if (variable !== undefined && (env[variable] ?? "") === "") unset.set(variable, [...(unset.get(variable) ?? []), `${name} (${entry.provider}/${entry.model})`])
+    if (variable !== undefined && (env[variable] ?? "") === "")
+      unset.set(variable, [...(unset.get(variable) ?? []), `${name} (${entry.provider}/${entry.model})`])
   }
   // The cost at list prices (the cost scorer's, with the config's `prices`), and whether it is within the budget.
   const { micro, unpriced } = Budget.estimate(d.byModel, Budget.prices(config))
@@ -187,20 +250,32 @@ const describeDryRun = (
     `run ${d.run}: ${d.out}`,
     `pairs: ${d.pairs.total} (${d.pairs.done} already done in ${d.out}, ${d.pairs.toRun} to run)`,
     `model calls: ${d.calls.total} (${d.calls.toSend} would be sent, ${d.calls.cached} answered by the cache)`,
-    ...Object.entries(d.byStage).map(([stage, s]) => `  ${stage}: ${s.total} calls (${s.toSend} would be sent, ${s.cached} answered by the cache)`),
-    `estimated tokens to send: ${d.tokens.prompt} prompt, ${d.tokens.completion} completion`,
-    ...Object.entries(d.byModel).map(([model, m]) => `  ${model}: ${m.toSend} to send (${m.promptTokens} prompt + ${m.completionTokens} completion tokens), ${m.cached} cached`),
-    `estimated tokens of all calls (if the cache shared nothing): ${d.allTokens.prompt} prompt, ${d.allTokens.completion} completion`,
-    ...(Object.keys(d.byModel).length === 0 ? [] : [
-      `estimated cost of the calls to send: $${(micro / 1e6).toFixed(2)}${unpriced.length > 0 ? ` (not counted, no price: ${unpriced.join(", ")}; add one with the cost scorer's prices option)` : ""} (list prices per million tokens; check them before quoting)`
-    ]),
-    ...(config.budget === undefined ? [] : [
-      `budget: ${Budget.dollars(config.budget.usd * 1e6)} (${refused ? "the sweep would be refused: the estimate is over it or a model has no price" : "the estimate is within it"})`
-    ]),
-    ...[...unset].map(([variable, models]) =>
-      `warning: ${variable} is not set: a real run would fail to authenticate for ${models.length === 1 ? "model" : "models"} ${models.join(", ")} (unless the server takes no key)`
+    ...Object.entries(d.byStage).map(
+      ([stage, s]) => `  ${stage}: ${s.total} calls (${s.toSend} would be sent, ${s.cached} answered by the cache)`
     ),
-    ...(d.failed > 0 ? [`warning: ${d.failed} pairs failed even in the dry run (see a real run's results for the errors)`] : [])
+    `estimated tokens to send: ${d.tokens.prompt} prompt, ${d.tokens.completion} completion`,
+    ...Object.entries(d.byModel).map(
+      ([model, m]) =>
+        `  ${model}: ${m.toSend} to send (${m.promptTokens} prompt + ${m.completionTokens} completion tokens), ${m.cached} cached`
+    ),
+    `estimated tokens of all calls (if the cache shared nothing): ${d.allTokens.prompt} prompt, ${d.allTokens.completion} completion`,
+    ...(Object.keys(d.byModel).length === 0
+      ? []
+      : [
+          `estimated cost of the calls to send: $${(micro / 1e6).toFixed(2)}${unpriced.length > 0 ? ` (not counted, no price: ${unpriced.join(", ")}; add one with the cost scorer's prices option)` : ""} (list prices per million tokens; check them before quoting)`
+        ]),
+    ...(config.budget === undefined
+      ? []
+      : [
+          `budget: ${Budget.dollars(config.budget.usd * 1e6)} (${refused ? "the sweep would be refused: the estimate is over it or a model has no price" : "the estimate is within it"})`
+        ]),
+    ...[...unset].map(
+      ([variable, models]) =>
+        `warning: ${variable} is not set: a real run would fail to authenticate for ${models.length === 1 ? "model" : "models"} ${models.join(", ")} (unless the server takes no key)`
+    ),
+    ...(d.failed > 0
+      ? [`warning: ${d.failed} pairs failed even in the dry run (see a real run's results for the errors)`]
+      : [])
   ]
 }
 

@@ -3,21 +3,27 @@ import { Effect } from "effect"
 import { CommandIo, configFile, configOption, countOption, given, logTo, outOption } from "./Io.js"
 
 const options = {
-  config: configOption("the synthesis config (see configs/synth.yaml and docs/synthesis.md); a bare name such as synth is looked up in configs/"),
+  config: configOption(
+    "the synthesis config (see configs/synth.yaml and docs/synthesis.md); a bare name such as synth is looked up in configs/"
+  ),
   out: outOption("the output directory, instead of the config's out; a rerun into it resumes"),
   personas: countOption("personas", "how many personas, instead of the config's personas.count"),
   dryRun: Options.boolean("dry-run").pipe(
-    Options.withDescription("print the model calls, tokens and dollars the synthesis would spend; send and write nothing")
+    Options.withDescription(
+      "print the model calls, tokens and dollars the synthesis would spend; send and write nothing"
+    )
   ),
   rebuild: Options.boolean("rebuild").pipe(
-    Options.withDescription("rebuild and revalidate the instances from the output's raw.jsonl alone, with no model call")
+    Options.withDescription(
+      "rebuild and revalidate the instances from the output's raw.jsonl alone, with no model call"
+    )
   )
 }
 
 type Args = Command.Command.ParseConfig<typeof options>
 
 const run = (a: Args) =>
-  Effect.gen(function*() {
+  Effect.gen(function* () {
     const io = yield* CommandIo
     const { SynthConfig, Synthesis, Progress } = yield* Effect.promise(() => import("@cupid-lab/synthesis"))
     const file = yield* configFile(a.config)
@@ -30,9 +36,13 @@ const run = (a: Args) =>
       return
     }
     log(`synthesize: ${config.file} -> ${config.out}`)
-    const synthesis = a.rebuild ? Synthesis.rebuild(config) : Synthesis.run(config, { log, progress: Progress.make(io.stderr) })
+    const synthesis = a.rebuild
+      ? Synthesis.rebuild(config)
+      : Synthesis.run(config, { log, progress: Progress.make(io.stderr) })
     const outcome = yield* synthesis.pipe(
-      Effect.onInterrupt(() => Effect.sync(() => log("interrupted: finished units are kept in raw.jsonl; rerun the same command to resume")))
+      Effect.onInterrupt(() =>
+        Effect.sync(() => log("interrupted: finished units are kept in raw.jsonl; rerun the same command to resume"))
+      )
     )
     io.stdout(
       [
@@ -45,7 +55,8 @@ const run = (a: Args) =>
     )
     const nothing = Synthesis.nothingBuilt(outcome)
     if (nothing !== undefined) return yield* nothing
-    if (outcome.failures.length > 0) log(`${outcome.failures.length} units failed; rerun the same command to retry them`)
+    if (outcome.failures.length > 0)
+      log(`${outcome.failures.length} units failed; rerun the same command to retry them`)
   })
 
 export const command = Command.make("synthesize", options, run).pipe(

@@ -8,7 +8,9 @@ export const command = Command.make(
     root: Options.text("root").pipe(
       Options.withPseudoName("dir"),
       Options.withDefault("runs"),
-      Options.withDescription("the directory of runs to serve (every directory below it holding a summary.json is a run)")
+      Options.withDescription(
+        "the directory of runs to serve (every directory below it holding a summary.json is a run)"
+      )
     ),
     port: Options.integer("port").pipe(
       Options.withDefault(8377),
@@ -17,15 +19,21 @@ export const command = Command.make(
     ),
     host: Options.text("host").pipe(
       Options.withDefault("127.0.0.1"),
-      Options.withDescription("the address to listen on; the default serves this machine only (runs hold dataset text: think before serving them wider)")
+      Options.withDescription(
+        "the address to listen on; the default serves this machine only (runs hold dataset text: think before serving them wider)"
+      )
     )
   },
   (a) =>
-    Effect.gen(function*() {
+    Effect.gen(function* () {
       const io = yield* CommandIo
       const Server = yield* Effect.promise(() => import("../../view/Server.js"))
       const started = yield* Server.start({ root: a.root, port: a.port, host: a.host })
       io.stdout(`viewer: ${started.url} (runs under ${started.root}; Ctrl-C stops it)\n`)
       return yield* Effect.never
     }).pipe(Effect.scoped)
-).pipe(Command.withDescription("serve a local results viewer over a directory of runs: run list, tables, instance browser, instance pages, two cells side by side"))
+).pipe(
+  Command.withDescription(
+    "serve a local results viewer over a directory of runs: run list, tables, instance browser, instance pages, two cells side by side"
+  )
+)

@@ -24,7 +24,20 @@ export const longMemEvalDate = (text: string): string | undefined => {
   return m === null ? undefined : isoOf(Number(m[1]), Number(m[2]), Number(m[3]), Number(m[4]), Number(m[5]))
 }
 
-const months = ["january", "february", "march", "april", "may", "june", "july", "august", "september", "october", "november", "december"]
+const months = [
+  "january",
+  "february",
+  "march",
+  "april",
+  "may",
+  "june",
+  "july",
+  "august",
+  "september",
+  "october",
+  "november",
+  "december"
+]
 
 const locomoPattern = /^(\d{1,2}):(\d{2})\s*([ap])\.?m\.?\s+on\s+(\d{1,2})\s+([A-Za-z]+),?\s+(\d{4})$/i
 

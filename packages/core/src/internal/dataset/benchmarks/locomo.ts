@@ -15,7 +15,14 @@
  * conversationInstances(sample) // one Either of an Instance or a problem per question
  */
 import { Either, Schema } from "effect"
-import { type GoldSession, type Instance, type Message, queryKey, type SessionView, sessionId } from "../../../Domain.js"
+import {
+  type GoldSession,
+  type Instance,
+  type Message,
+  queryKey,
+  type SessionView,
+  sessionId
+} from "../../../Domain.js"
 import { dialogueHash } from "../../../Hash.js"
 import { decodeWith, describeValue, type Problem, type RowProblem, under } from "../rowDecoder.js"
 import { locomoDate } from "./dates.js"
@@ -89,7 +96,8 @@ const history = (conversation: Readonly<Record<string, unknown>>): Either.Either
       return m === null ? [] : [Number(m[1])]
     })
     .sort((a, b) => a - b)
-  if (numbers.length === 0) return Either.left({ field: "conversation", reason: "expected session_1, session_2, ... keys, found none" })
+  if (numbers.length === 0)
+    return Either.left({ field: "conversation", reason: "expected session_1, session_2, ... keys, found none" })
   const sessions: Array<SessionView> = []
   const sourceIds: Array<string> = []
   const turns = new Map<string, { session: number; turn: number }>()
@@ -115,7 +123,11 @@ const history = (conversation: Readonly<Record<string, unknown>>): Either.Either
         })
       }
       const id = /^D\s*(\d+)\s*:\s*(\d+)$/.exec(turn.dia_id.trim())
-      if (id === null) return Either.left({ field: `conversation.${key}[${t}].dia_id`, reason: `expected an id like "D1:3", found ${describeValue(turn.dia_id)}` })
+      if (id === null)
+        return Either.left({
+          field: `conversation.${key}[${t}].dia_id`,
+          reason: `expected an id like "D1:3", found ${describeValue(turn.dia_id)}`
+        })
       turns.set(normalDiaId(id[1]!, id[2]!), { session: index, turn: t })
       const content = turn.blip_caption === undefined ? turn.text : `${turn.text} [image: ${turn.blip_caption}]`
       dialogue.push({ role: turn.speaker === speaker_a ? "user" : "assistant", content, speaker: turn.speaker })
@@ -127,7 +139,12 @@ const history = (conversation: Readonly<Record<string, unknown>>): Either.Either
   return Either.right({ sessions, sourceIds, turns })
 }
 
-const questionInstance = (sampleId: string, h: History, value: unknown, i: number): Either.Either<Instance, Problem> => {
+const questionInstance = (
+  sampleId: string,
+  h: History,
+  value: unknown,
+  i: number
+): Either.Either<Instance, Problem> => {
   const id = `${sampleId}:q${i + 1}`
   const decoded = decodeQa(value)
   if (Either.isLeft(decoded)) return Either.left({ ...under(`qa[${i}]`, decoded.left), id })
@@ -138,7 +155,8 @@ const questionInstance = (sampleId: string, h: History, value: unknown, i: numbe
     const ids = [...raw.matchAll(evidencePattern)].map((m) => normalDiaId(m[1]!, m[2]!))
     const found = ids.map((d) => h.turns.get(d))
     if (ids.length === 0 || found.some((f) => f === undefined)) unresolved.push(raw)
-    for (const f of found) if (f !== undefined) evidence.set(f.session, (evidence.get(f.session) ?? new Set()).add(f.turn))
+    for (const f of found)
+      if (f !== undefined) evidence.set(f.session, (evidence.get(f.session) ?? new Set()).add(f.turn))
   }
   const adversarial = qa.category === 5
   const gold = h.sessions.map((s, index): GoldSession => {
@@ -152,7 +170,11 @@ const questionInstance = (sampleId: string, h: History, value: unknown, i: numbe
       ...(turns === undefined ? {} : { evidenceTurns: [...turns].sort((a, b) => a - b) })
     }
   })
-  const withoutEvidence = adversarial ? "adversarial" as const : evidence.size === 0 ? "unlabelled" as const : undefined
+  const withoutEvidence = adversarial
+    ? ("adversarial" as const)
+    : evidence.size === 0
+      ? ("unlabelled" as const)
+      : undefined
   return Either.right({
     id,
     personaId: sampleId,
@@ -171,7 +193,9 @@ const questionInstance = (sampleId: string, h: History, value: unknown, i: numbe
 }
 
 /** A published conversation as one instance per question, or the problem with the whole conversation. */
-export const conversationInstances = (value: unknown): Either.Either<ReadonlyArray<Either.Either<Instance, Problem>>, Problem> => {
+export const conversationInstances = (
+  value: unknown
+): Either.Either<ReadonlyArray<Either.Either<Instance, Problem>>, Problem> => {
   const sample = decodeSample(value)
   if (Either.isLeft(sample)) return Either.left(sample.left)
   const h = history(sample.right.conversation)

@@ -68,8 +68,14 @@ export const questionInstance = (value: unknown): Either.Either<Instance, Proble
   if (Either.isLeft(decoded)) return Either.left(withId(decoded.left))
   const q = decoded.right
   const n = q.haystack_sessions.length
-  for (const [field, length] of [["haystack_session_ids", q.haystack_session_ids.length], ["haystack_dates", q.haystack_dates.length]] as const) {
-    if (length !== n) return Either.left(withId({ field, reason: `expected ${n} entries, one per session of haystack_sessions, found ${length}` }))
+  for (const [field, length] of [
+    ["haystack_session_ids", q.haystack_session_ids.length],
+    ["haystack_dates", q.haystack_dates.length]
+  ] as const) {
+    if (length !== n)
+      return Either.left(
+        withId({ field, reason: `expected ${n} entries, one per session of haystack_sessions, found ${length}` })
+      )
   }
   const questionDate = longMemEvalDate(q.question_date)
   if (questionDate === undefined) return Either.left(withId(dateProblem("question_date", q.question_date)))
@@ -115,7 +121,11 @@ export const questionInstance = (value: unknown): Either.Either<Instance, Proble
       checklist: [],
       sessions: gold,
       answer: String(q.answer),
-      ...(abstention ? { withoutEvidence: "abstention" as const } : hasRelevant ? {} : { withoutEvidence: "unlabelled" as const }),
+      ...(abstention
+        ? { withoutEvidence: "abstention" as const }
+        : hasRelevant
+          ? {}
+          : { withoutEvidence: "unlabelled" as const }),
       ...(unresolved.length > 0 && !abstention ? { unresolvedEvidence: unresolved } : {})
     }
   })

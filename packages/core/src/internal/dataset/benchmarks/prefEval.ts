@@ -14,7 +14,15 @@
  * entryInstance("explicit", "travel_hotel", 0, { preference: "...", question: "..." }, distractors)
  */
 import { Either, Schema } from "effect"
-import { type GoldSession, type Instance, type Message, queryKey, Role, type SessionView, sessionId } from "../../../Domain.js"
+import {
+  type GoldSession,
+  type Instance,
+  type Message,
+  queryKey,
+  Role,
+  type SessionView,
+  sessionId
+} from "../../../Domain.js"
 import { dialogueHash } from "../../../Hash.js"
 import { decodeWith, type Problem, type RowProblem } from "../rowDecoder.js"
 
@@ -42,7 +50,10 @@ const Choice = Schema.Struct({
 const Persona = Schema.Struct({
   preference: Schema.String,
   question: Schema.String,
-  conversation: Schema.Record({ key: Schema.String, value: Schema.Struct({ user: Schema.String, assistant: Schema.String }) })
+  conversation: Schema.Record({
+    key: Schema.String,
+    value: Schema.Struct({ user: Schema.String, assistant: Schema.String })
+  })
 })
 const Distractor = Schema.Struct({ conversation: Schema.Array(Schema.Struct({ role: Role, content: Schema.String })) })
 
@@ -57,7 +68,10 @@ const decodeDistractor = decodeWith(Distractor)
  * kept (all when undefined); conversations past the cut are left out. Built once, shared by every
  * instance.
  */
-export const distractors = (values: ReadonlyArray<unknown>, turns: number | undefined): Either.Either<ReadonlyArray<SessionView>, RowProblem & { readonly row: number }> => {
+export const distractors = (
+  values: ReadonlyArray<unknown>,
+  turns: number | undefined
+): Either.Either<ReadonlyArray<SessionView>, RowProblem & { readonly row: number }> => {
   const out: Array<SessionView> = []
   let budget = turns === undefined ? Infinity : 2 * turns
   for (const [i, value] of values.entries()) {
@@ -72,10 +86,19 @@ export const distractors = (values: ReadonlyArray<unknown>, turns: number | unde
   return Either.right(out)
 }
 
-const preferenceDialogue = (form: Form, value: unknown): Either.Either<{ readonly preference: string; readonly question: string; readonly dialogue: ReadonlyArray<Message> }, RowProblem> => {
+const preferenceDialogue = (
+  form: Form,
+  value: unknown
+): Either.Either<
+  { readonly preference: string; readonly question: string; readonly dialogue: ReadonlyArray<Message> },
+  RowProblem
+> => {
   switch (form) {
     case "explicit":
-      return Either.map(decodeExplicit(value), (e) => ({ ...e, dialogue: [{ role: "user" as const, content: e.preference }] }))
+      return Either.map(decodeExplicit(value), (e) => ({
+        ...e,
+        dialogue: [{ role: "user" as const, content: e.preference }]
+      }))
     case "implicit-choice":
       return Either.map(decodeChoice(value), (e) => ({
         preference: e.preference,

@@ -12,7 +12,10 @@ import type * as Prng from "./prng.js"
 const determiner = /^(my|our|the|a|an) /i
 
 /** Surface forms of a factor label, most specific first; all contain enough to tell the factor apart. */
-export const aliases = (label: string, person?: { readonly first: string; readonly last?: string; readonly role: string }): ReadonlyArray<string> => {
+export const aliases = (
+  label: string,
+  person?: { readonly first: string; readonly last?: string; readonly role: string }
+): ReadonlyArray<string> => {
   if (person !== undefined) {
     const full = person.last === undefined ? person.first : `${person.first} ${person.last}`
     return unique([
@@ -47,7 +50,8 @@ const unique = (xs: ReadonlyArray<string>): ReadonlyArray<string> => [...new Set
 
 /** The longest run of capitalized or numbered words ("Fujifilm X-T30", "Riverside Food Bank"). */
 const properSpan = (text: string): string | undefined => {
-  let best: Array<string> = [], run: Array<string> = []
+  let best: Array<string> = [],
+    run: Array<string> = []
   for (const w of text.split(" ")) {
     if (/^[A-Z0-9]/.test(w) || (run.length > 0 && /^(of|and|for|de|the)$/.test(w))) run.push(w)
     else run = []
@@ -59,12 +63,30 @@ const properSpan = (text: string): string | undefined => {
 
 /** Persona-level recurring topics: a project, client, dish, dataset, place or event in the persona's life. */
 export const topics: ReadonlyArray<string> = [
-  "the Hollis Street renovation", "the Dalton account", "the harvest festival", "the spring open house",
-  "the brown-butter trout recipe", "the county survey data", "the Marlow Bay trip", "the Q3 member drive",
-  "the Kestrel redesign", "the Ashgrove grant", "the lakeside cleanup", "the Juniper migration",
-  "the Pemberton case study", "the winter recital", "the Alder Creek site", "the Saffron pop-up",
-  "the Norwood move", "the Beacon Hill tour", "the Tamsin rebrand", "the Okoro family reunion",
-  "the Whitlow dataset", "the Ferris Park mural", "the Copperline launch event", "the Granger audit"
+  "the Hollis Street renovation",
+  "the Dalton account",
+  "the harvest festival",
+  "the spring open house",
+  "the brown-butter trout recipe",
+  "the county survey data",
+  "the Marlow Bay trip",
+  "the Q3 member drive",
+  "the Kestrel redesign",
+  "the Ashgrove grant",
+  "the lakeside cleanup",
+  "the Juniper migration",
+  "the Pemberton case study",
+  "the winter recital",
+  "the Alder Creek site",
+  "the Saffron pop-up",
+  "the Norwood move",
+  "the Beacon Hill tour",
+  "the Tamsin rebrand",
+  "the Okoro family reunion",
+  "the Whitlow dataset",
+  "the Ferris Park mural",
+  "the Copperline launch event",
+  "the Granger audit"
 ]
 
 const topicLines: ReadonlyArray<string> = [
@@ -96,13 +118,35 @@ export const preambles: ReadonlyArray<string> = [
 ]
 
 const leads: ReadonlyArray<string> = [
-  "", "", "Hmm.", "Okay, but", "Close, though.", "Not quite.", "Honestly,", "So,", "One thing:", "Hm, wait.",
-  "Thanks, but", "I see where you're going, but", "Almost.", "Right, but", "That's a start, but"
+  "",
+  "",
+  "Hmm.",
+  "Okay, but",
+  "Close, though.",
+  "Not quite.",
+  "Honestly,",
+  "So,",
+  "One thing:",
+  "Hm, wait.",
+  "Thanks, but",
+  "I see where you're going, but",
+  "Almost.",
+  "Right, but",
+  "That's a start, but"
 ]
 
 const follows: ReadonlyArray<string> = [
-  "", "", "", "Can you try again?", "Could you rework it?", "Mind taking another pass?", "Let's fix that.",
-  "Can you adjust?", "Give it another go?", "That's the main thing.", "Otherwise it's fine."
+  "",
+  "",
+  "",
+  "Can you try again?",
+  "Could you rework it?",
+  "Mind taking another pass?",
+  "Let's fix that.",
+  "Can you adjust?",
+  "Give it another go?",
+  "That's the main thing.",
+  "Otherwise it's fine."
 ]
 
 /** Word swaps that paraphrase a complaint core; each applies with probability one half. */
@@ -119,7 +163,7 @@ const swaps: ReadonlyArray<readonly [RegExp, ReadonlyArray<string>]> = [
   [/\breally\b/g, ["really", "truly", "honestly"]]
 ]
 
-const lowerFirst = (s: string): string => /^I\b|^I'/.test(s) ? s : s.charAt(0).toLowerCase() + s.slice(1)
+const lowerFirst = (s: string): string => (/^I\b|^I'/.test(s) ? s : s.charAt(0).toLowerCase() + s.slice(1))
 
 /** A feedback turn built around one of a pole's complaint cores, never the same string twice by design. */
 export const composeComplaint = (rng: Prng.Rng, core: string): string => {
@@ -127,6 +171,7 @@ export const composeComplaint = (rng: Prng.Rng, core: string): string => {
   for (const [pattern, options] of swaps) if (rng.chance(0.5)) text = text.replace(pattern, () => rng.pick(options))
   const lead = rng.pick(leads)
   const follow = rng.pick(follows)
-  const body = lead === "" ? text : lead.endsWith(",") || /but$/.test(lead) ? `${lead} ${lowerFirst(text)}` : `${lead} ${text}`
+  const body =
+    lead === "" ? text : lead.endsWith(",") || /but$/.test(lead) ? `${lead} ${lowerFirst(text)}` : `${lead} ${text}`
   return follow === "" ? body : `${body} ${follow}`
 }

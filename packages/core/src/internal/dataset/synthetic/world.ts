@@ -66,7 +66,8 @@ export interface PositionPlan {
   readonly contrastive: ReadonlyArray<number>
 }
 
-const range = (lo: number, hi: number): Array<number> => Array.from({ length: Math.max(0, hi - lo + 1) }, (_, i) => lo + i)
+const range = (lo: number, hi: number): Array<number> =>
+  Array.from({ length: Math.max(0, hi - lo + 1) }, (_, i) => lo + i)
 const ascending = (xs: Array<number>) => xs.sort((a, b) => a - b)
 
 /**
@@ -75,14 +76,22 @@ const ascending = (xs: Array<number>) => xs.sort((a, b) => a - b)
  * two); stale sessions always precede them (a preference changes after it was held), so the window
  * is pushed right when it leaves no room for them. Contrastive sessions take any free slot.
  */
-export const planPositions = (rng: Prng.Rng, n: number, mode: RelevantPosition, stale: number, contrastive: number, relevantCount = 2): PositionPlan => {
-  let [lo, hi] = mode === "spread"
-    ? [0, n - 1]
-    : mode === "early"
-    ? [0, Math.ceil(n / 3) - 1]
-    : mode === "late"
-    ? [Math.floor((2 * n) / 3), n - 1]
-    : [n - relevantCount, n - 1]
+export const planPositions = (
+  rng: Prng.Rng,
+  n: number,
+  mode: RelevantPosition,
+  stale: number,
+  contrastive: number,
+  relevantCount = 2
+): PositionPlan => {
+  let [lo, hi] =
+    mode === "spread"
+      ? [0, n - 1]
+      : mode === "early"
+        ? [0, Math.ceil(n / 3) - 1]
+        : mode === "late"
+          ? [Math.floor((2 * n) / 3), n - 1]
+          : [n - relevantCount, n - 1]
   lo = Math.max(lo, stale)
   if (hi - lo + 1 < relevantCount) hi = lo + relevantCount - 1
   const relevant = ascending(rng.sample(range(lo, hi), relevantCount))
@@ -95,7 +104,7 @@ export const planPositions = (rng: Prng.Rng, n: number, mode: RelevantPosition, 
 const fill = (template: string, values: Readonly<Record<string, string>>): string =>
   template.replace(/\{(\w+)\}/g, (_, key: string) => values[key] ?? `{${key}}`)
 
-const lowerFirst = (s: string): string => /^I\b|^I'/.test(s) ? s : s.charAt(0).toLowerCase() + s.slice(1)
+const lowerFirst = (s: string): string => (/^I\b|^I'/.test(s) ? s : s.charAt(0).toLowerCase() + s.slice(1))
 
 const user = (content: string): Message => ({ role: "user", content })
 const assistant = (content: string): Message => ({ role: "assistant", content })
@@ -111,7 +120,8 @@ class FactorDraw {
     if (free.length === 0) return undefined
     const variant = this.rng.pick(free)
     this.usedVariants.add(`${category.name}/${variant}`)
-    if (category.kind !== "person") return { kind: category.kind, label: variant, mentions: [variant], aliases: Hard.aliases(variant) }
+    if (category.kind !== "person")
+      return { kind: category.kind, label: variant, mentions: [variant], aliases: Hard.aliases(variant) }
     let name: string
     do {
       const first = this.rng.pick(firstNames)
@@ -141,7 +151,7 @@ const randomChoice = (rng: Prng.Rng): Choice =>
   rng.sample(range(0, 11), 3).map((axis) => [axis, rng.int(2) as 0 | 1] as const)
 
 const flip = (choice: Choice, which: ReadonlyArray<number>): Choice =>
-  choice.map(([axis, side], i) => [axis, which.includes(i) ? (1 - side) as 0 | 1 : side] as const)
+  choice.map(([axis, side], i) => [axis, which.includes(i) ? ((1 - side) as 0 | 1) : side] as const)
 
 const preference = (rng: Prng.Rng, choice: Choice): Preference => ({
   choice,
@@ -154,7 +164,10 @@ const taskFor = (rng: Prng.Rng, factor: Factor, hard?: HardSession): { task: str
   const topic = rng.pick(bank.topics)
   // The task is drawn before the mention: easy text depends on that order.
   const task = rng.pick(bank.tasks)
-  const mention = hard !== undefined && hard.knobs.mentions === "varied" ? Hard.pickAlias(hard.rng, factor.aliases) : rng.pick(factor.mentions)
+  const mention =
+    hard !== undefined && hard.knobs.mentions === "varied"
+      ? Hard.pickAlias(hard.rng, factor.aliases)
+      : rng.pick(factor.mentions)
   return { topic, task: fill(task, { f: mention, t: topic }) }
 }
 
@@ -169,12 +182,18 @@ interface HardSession {
 const hardOpening = (hard: HardSession, first: string): string => {
   let text = first
   if (hard.knobs.mentions === "varied" && hard.rng.chance(0.4)) text = `${hard.rng.pick(Hard.preambles)} ${text}`
-  if (hard.topic !== undefined) text = hard.rng.chance(0.5) ? `${text} ${Hard.topicLine(hard.rng, hard.topic)}` : `${Hard.topicLine(hard.rng, hard.topic)} ${text}`
+  if (hard.topic !== undefined)
+    text = hard.rng.chance(0.5)
+      ? `${text} ${Hard.topicLine(hard.rng, hard.topic)}`
+      : `${Hard.topicLine(hard.rng, hard.topic)} ${text}`
   return text
 }
 
 const bodyText = (rng: Prng.Rng, topic: string, k: number): string =>
-  rng.sample(body, k).map((s) => fill(s, { t: topic })).join(" ")
+  rng
+    .sample(body, k)
+    .map((s) => fill(s, { t: topic }))
+    .join(" ")
 
 /**
  * One task-oriented session: the first user message names the factor and the task, the assistant's
@@ -192,7 +211,10 @@ const session = (rng: Prng.Rng, factor: Factor, pref: Preference, hard?: HardSes
   for (const group of groups) {
     const complaints = group.map((c, i) => {
       const core = rng.pick(poleOf(c).complaints)
-      const text = hard !== undefined && hard.knobs.feedback === "composed" && i === 0 ? Hard.composeComplaint(hard.rng, core) : core
+      const text =
+        hard !== undefined && hard.knobs.feedback === "composed" && i === 0
+          ? Hard.composeComplaint(hard.rng, core)
+          : core
       return i === 0 ? text : `${rng.pick(alsos)} ${lowerFirst(text)}`
     })
     const acks = group.map((c) => rng.pick(poleOf(c).acks))
@@ -208,8 +230,13 @@ export function* personaRows(settings: Settings, index: number): Generator<Cupid
   const counts = specialCounts(settings)
   const rng = Prng.make(settings.seed, index)
   const knobs = settings.knobs
-  const isEasy = knobs.mentions === "exact" && knobs.topicShare === 0 && knobs.feedback === "fixed" &&
-    knobs.relevant[0] === 2 && knobs.relevant[1] === 2 && knobs.similarity === 1
+  const isEasy =
+    knobs.mentions === "exact" &&
+    knobs.topicShare === 0 &&
+    knobs.feedback === "fixed" &&
+    knobs.relevant[0] === 2 &&
+    knobs.relevant[1] === 2 &&
+    knobs.similarity === 1
   // A separate stream for everything hard mode adds, so easy text never changes.
   const hardRng = Prng.make(settings.seed, index, 77)
   const draw = new FactorDraw(rng)
@@ -221,8 +248,8 @@ export function* personaRows(settings: Settings, index: number): Generator<Cupid
   const b = similar
     ? draw.fromCategory(categoryA)!
     : categories.some((c) => c.kind === kindA && c !== categoryA)
-    ? draw.anyCategory((c) => c.kind === kindA && c !== categoryA)
-    : draw.fromCategory(categoryA)!
+      ? draw.anyCategory((c) => c.kind === kindA && c !== categoryA)
+      : draw.fromCategory(categoryA)!
   const others: Array<Factor> = [draw.fromCategory(categoryA)!]
   if (rng.chance(0.5)) others.push(draw.anyCategory((c) => c.kind === kindA && c !== categoryA))
   // With a single relevant session, consistent histories need one more other session: one more factor keeps them distinct.
@@ -264,12 +291,19 @@ export function* personaRows(settings: Settings, index: number): Generator<Cupid
   })
 
   const personaId = `synthetic-s${settings.seed}-p${String(index + 1).padStart(5, "0")}`
-  for (const type of (["consistent", "contrastive", "changing"] as const)) {
+  for (const type of ["consistent", "contrastive", "changing"] as const) {
     if (!settings.types.includes(type)) continue
     const stale = type === "changing" ? counts.stale : 0
     const contrastive = type === "contrastive" ? counts.contrastive : 0
     const relevantCount = type === "changing" ? relevantChanged : relevantA
-    const plan = planPositions(Prng.make(settings.seed, index, type === "consistent" ? 1 : type === "contrastive" ? 2 : 3), n, settings.relevantPosition, stale, contrastive, relevantCount)
+    const plan = planPositions(
+      Prng.make(settings.seed, index, type === "consistent" ? 1 : type === "contrastive" ? 2 : 3),
+      n,
+      settings.relevantPosition,
+      stale,
+      contrastive,
+      relevantCount
+    )
     const slots: Array<Session | undefined> = new Array(n).fill(undefined)
     const relevant = type === "changing" ? laterA : earlierA.slice(0, relevantCount)
     plan.relevant.forEach((slot, i) => (slots[slot] = relevant[i]))
