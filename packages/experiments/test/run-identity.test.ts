@@ -16,6 +16,7 @@ import * as path from "node:path"
 import { fileURLToPath } from "node:url"
 import { Config, Runner } from "../src/index.js"
 import * as RunId from "../src/run/RunId.js"
+import * as RunPlace from "../src/run/RunPlace.js"
 import { instance, opener, tempDir, testPlugins } from "./support.js"
 
 const data = [
@@ -69,7 +70,7 @@ describe("run directories by identity", () => {
       const first = yield* sweep(config)
       const identity = recorded(first.out)
       expect(first.out).toBe(path.join(dir, "runs", "t", identity.id))
-      expect(identity).toEqual(RunId.of(config, { source: "sample", fingerprint: "fixture" }))
+      expect(identity).toEqual(RunPlace.identity(config, { source: "sample", fingerprint: "fixture" }))
       expect(identity.id).toMatch(RunId.idPattern)
       expect(latest(dir)).toBe(identity.id)
       const again = yield* sweep(config)
@@ -119,7 +120,7 @@ describe("run directories by identity", () => {
         out: theirs.out,
         outGiven: true
       }
-      const mine = RunId.of(config, { source: "sample", fingerprint: "other data" })
+      const mine = RunPlace.identity(config, { source: "sample", fingerprint: "other data" })
       const refused = yield* Effect.flip(sweep(config, "other data"))
       expect(refused.message).toBe(
         `${theirs.out}: holds another run: run ${t.id} (config t, hash ${t.config.hash}; data sample, fingerprint fixture); ` +

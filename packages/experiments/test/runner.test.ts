@@ -7,6 +7,7 @@ import * as path from "node:path"
 import { Classifier } from "@cupid-lab/retrievers"
 import { Config, ResultLog, Runner } from "../src/index.js"
 import * as RunId from "../src/run/RunId.js"
+import * as RunPlace from "../src/run/RunPlace.js"
 import type { ResultLine, Summary } from "../src/results/ResultLine.js"
 import { flaky, instance, lines, opener, tempDir, testPlugins, visibleSignature } from "./support.js"
 
@@ -318,7 +319,7 @@ describe("Runner.sweep", () => {
         // a config without the gold cell, pointed at the same directory
         const fewer = yield* setup(configText().replace("    - gold\n", ""), dir)
         const refused = yield* Effect.flip(Runner.sweep(fewer, { plugins: testPlugins, openDataset: opener(data) }))
-        const mine = RunId.of(fewer, { source: "sample", fingerprint: "fixture" })
+        const mine = RunPlace.identity(fewer, { source: "sample", fingerprint: "fixture" })
         expect(refused.message).toBe(
           `${fewer.out}: holds another run: run ${recorded.id} (config t, hash ${recorded.config.hash}; data sample, fingerprint fixture); ` +
             `this sweep is run ${mine.id} (config t, hash ${mine.config.hash}; data sample, fingerprint fixture); the config differs. ` +

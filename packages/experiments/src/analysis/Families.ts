@@ -8,7 +8,6 @@
  * Families.familyOf(plan, cell, "inference.f1_micro", "all") // "primary"
  */
 import type { Statistics } from "@cupid-lab/scorers"
-import { Struct } from "effect"
 import type { Index } from "../results/Columns.js"
 import { sliceNumbers } from "../results/Columns.js"
 import type { CellSummary, Families, Slice, Summary } from "../results/ResultLine.js"
@@ -40,12 +39,6 @@ export const resampling = (
   ...(summary.largeSample !== undefined ? { largeSample: summary.largeSample } : {}),
   ...(permutations !== undefined ? { permutations } : {})
 })
-
-/** The families a config declares, as the summary records them (nothing when it declares none). */
-export const declared = (report: Families): { readonly families?: Families } => {
-  const f = Struct.pick(report, "primary", "correction", "reference")
-  return Object.keys(f).length === 0 ? {} : { families: f }
-}
 
 /** The metric of this name; else throws, naming the valid ones (`what`: where the name was given). */
 export const metricNamed = (summary: Summary, name: string, what: string) => {

@@ -7,7 +7,6 @@
  */
 import { Stage } from "@cupid-lab/core"
 import { Array as Arr, Struct } from "effect"
-import { shipped } from "../config/Plugins.js"
 import type { CellSummary } from "../results/ResultLine.js"
 import type { CellUsage, Index } from "../results/Columns.js"
 
@@ -79,12 +78,13 @@ export const failureGroups = (idx: Index, cells: ReadonlyArray<CellSummary>): Ar
     .sort((a, b) => b.count - a.count || (a.stage + a.plugin + a.tag < b.stage + b.plugin + b.tag ? -1 : 1))
 }
 
-const packageOf = (stage: string, name: string): string | undefined =>
-  shipped.find(([, list]) => list.some((p) => p.stage === stage && p.name === name))?.[0]
 
 /** Every plugin the cells name, top-level stages and parts of composite plugins (`hybrid`, `rerank`). */
 export const pluginUses = (cells: ReadonlyArray<CellSummary>): Array<PluginUse> => {
   const uses = new Map<string, { stage: string; name: string; package: string | undefined; cells: Set<string> }>()
+  // The package of each plugin, as the run recorded it for the stages it built.
+  const recorded = new Map(cells.flatMap((c) => c.plugins.map((p) => [`${p.stage}\0${p.name}`, p.package] as const)))
+  const packageOf = (stage: string, name: string): string | undefined => recorded.get(`${stage}\0${name}`)
   // A `use` nested in a stage's options is a part of that plugin: another stage plugin (hybrid's
   // retrievers) or a component of its own (an embedder), shipped with the parent when unregistered.
   const walk = (

@@ -11,6 +11,8 @@ import { Hash, Stage, Transform } from "@cupid-lab/core"
 import * as Issues from "@cupid-lab/core/Issues"
 import { Array as Arr, Either, ParseResult, Predicate, Schema } from "effect"
 import type { Located, SweepAxis } from "./Config.js"
+import { formatPath } from "../results/RunDir.js"
+import { labelValue } from "../results/Columns.js"
 
 const { isRecord } = Predicate
 
@@ -19,13 +21,6 @@ export interface Problem {
   readonly path: string
   readonly reason: string
 }
-
-/** `["sweep", "retriever", 2, "use"]` -> `sweep.retriever[2].use` */
-export const formatPath = (path: ReadonlyArray<PropertyKey>): string =>
-  path.reduce(
-    (out: string, s) => (typeof s === "number" ? `${out}[${s}]` : out === "" ? String(s) : `${out}.${String(s)}`),
-    ""
-  )
 
 /** Schema issues as problems at their key paths (under `prefix`). */
 export const fromIssues = (
@@ -90,14 +85,6 @@ const StageTemplateSchema = stageSchema(Schema.NullOr(SpecTemplateType), `${spec
   nullable: true,
   useIsList: true
 })
-
-/** A value in a label: scalars as they are, a nested plugin spec by its plugin name, anything else as JSON. */
-export const labelValue = (v: unknown): string =>
-  typeof v === "string" || typeof v === "number" || typeof v === "boolean"
-    ? String(v)
-    : isRecord(v) && typeof v["use"] === "string"
-      ? v["use"]
-      : Hash.canonicalJson(v)
 
 /** Where a value was written, and where each of its parts (`k`, `embedder.dims`) was when elsewhere. */
 export interface Origins {

@@ -19,13 +19,13 @@ import {
   alternatives,
   childPath,
   countAlternatives,
-  labelValue,
   type Origins,
   originOf,
   type Spec,
   type SpecTemplate,
   within
 } from "./Axes.js"
+import { labelValue } from "../results/Columns.js"
 import type { Config, Located, StageName } from "./Config.js"
 
 /** One stage of a cell, ready to build: the plugin and its options decoded once. */

@@ -7,7 +7,8 @@
  * Columns.sliceOf(Columns.index(rows), cellId, "all")(metric) // Paired.Columns of the metric over every instance
  */
 import { Paired } from "@cupid-lab/scorers"
-import type { Types } from "effect"
+import { Hash } from "@cupid-lab/core"
+import { Predicate, type Types } from "effect"
 import type { MetricDescription, Row, Slice } from "./ResultLine.js"
 
 /** One metric of one cell over instance numbers (NaN where the cell has no ok line, or the line no such score). */
@@ -269,3 +270,11 @@ export const sharedIds = (ia: Index, a: string, ib: Index, b: string, slice: Sli
     return kb !== undefined && cb.slot[kb]! >= 0 ? [facts.instance] : []
   })
 }
+
+/** A value in a label: scalars as they are, a nested plugin spec by its plugin name, anything else as JSON. */
+export const labelValue = (v: unknown): string =>
+  typeof v === "string" || typeof v === "number" || typeof v === "boolean"
+    ? String(v)
+    : Predicate.isRecord(v) && typeof v["use"] === "string"
+      ? v["use"]
+      : Hash.canonicalJson(v)

@@ -16,7 +16,6 @@ import type { Row } from "./ResultLine.js"
 import * as RunInfoModule from "../run/RunInfo.js"
 import * as Issues from "@cupid-lab/core/Issues"
 import * as Columns from "./Columns.js"
-import { formatPath } from "../config/Axes.js"
 
 /** `run.json` (see RunInfo.ts) with every top-level field optional: a record of an older or newer runner still reads. */
 const RunInfoSchema = Schema.partial(RunInfoModule.RunInfo)
@@ -237,3 +236,10 @@ export const linesAbout = <A extends { readonly instance: string }, I>(
     })
     return { lines, unreadable }
   })
+
+/** `["sweep", "retriever", 2, "use"]` -> `sweep.retriever[2].use` */
+export const formatPath = (path: ReadonlyArray<PropertyKey>): string =>
+  path.reduce(
+    (out: string, s) => (typeof s === "number" ? `${out}[${s}]` : out === "" ? String(s) : `${out}.${String(s)}`),
+    ""
+  )

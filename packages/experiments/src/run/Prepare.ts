@@ -34,6 +34,7 @@ import * as Build from "./Build.js"
 import * as PairLoop from "./PairLoop.js"
 import type * as Progress from "./Progress.js"
 import * as RunId from "./RunId.js"
+import * as RunPlace from "./RunPlace.js"
 import * as Shard from "./Shard.js"
 
 export type OpenDataset = (
@@ -166,8 +167,8 @@ export const dryRun = (config: Config, options: Options = {}) =>
   Effect.scoped(
     Effect.gen(function* () {
       const p = yield* prepare(config, options, true)
-      const identity = RunId.of(config, p.opened, options.shard)
-      const dir = RunId.directory(config, identity)
+      const identity = RunPlace.identity(config, p.opened, options.shard)
+      const dir = RunPlace.directory(config, identity)
       yield* RunId.check(dir, identity)
       const done = yield* ResultLog.readDone(dir, new Set(p.grid.cells.map((c) => c.id)))
       const byModel: Record<

@@ -5,14 +5,13 @@
  * it, `<dir>/.lock` lets one sweep at a time write; the lock of a process that is gone is taken over.
  *
  * @example
- * RunId.directory(config, RunId.of(config, opened)) // "runs/contextual/3f2a9c0d1e4b"
+ * RunId.describe(identity) // "run 3f2a9c0d1e4b (config contextual, hash …; data sample, fingerprint …)"
  */
 import { Files, Hash, Transform } from "@cupid-lab/core"
 import { FileSystem } from "@effect/platform"
 import { Clock, Effect, Either, Option, Schema, type Scope } from "effect"
 import * as os from "node:os"
 import * as path from "node:path"
-import { type Config, hash as configHash } from "../config/Config.js"
 import { RunError } from "../Errors.js"
 import * as RunDir from "../results/RunDir.js"
 import * as Shard from "./Shard.js"
@@ -33,30 +32,6 @@ export const Identity = Schema.Struct({
   shard: Schema.optionalWith(Shard.Shard, { exact: true })
 })
 export type Identity = typeof Identity.Type
-
-export const of = (
-  config: Config,
-  data: { readonly source: string; readonly fingerprint: string },
-  shard?: Shard.Shard
-): Identity => {
-  const hash = configHash(config)
-  const transform = config.data.transform === undefined ? undefined : Transform.normalize(config.data.transform)
-  return {
-    id: Hash.contentHash({ config: hash, data: data.fingerprint, transform: transform ?? null }).slice(0, 12),
-    config: { name: config.name, hash },
-    data: { source: data.source, fingerprint: data.fingerprint, ...(transform !== undefined ? { transform } : {}) },
-    ...(shard !== undefined ? { shard } : {})
-  }
-}
-
-/** The run directory: the one given (`--out`, `out:`), else `runs/<name>/<run id>` (`<run id>-shard-<i>-of-<N>` for a shard). */
-export const directory = (config: Config, identity: Identity): string =>
-  config.outGiven
-    ? config.out
-    : path.join(
-        config.out,
-        identity.shard === undefined ? identity.id : `${identity.id}-${Shard.suffix(identity.shard)}`
-      )
 
 const shardText = (s: Shard.Shard | undefined): string => (s === undefined ? "the whole run" : Shard.describe(s))
 

@@ -7,10 +7,9 @@
  * const outcome = yield* Runner.sweep(yield* Config.load("configs/smoke.yaml")) // outcome.files.summary
  */
 import type { Domain } from "@cupid-lab/core"
-import { Cause, Clock, Effect, Exit } from "effect"
+import { Cause, Clock, Effect, Exit, Struct } from "effect"
 import * as path from "node:path"
 import { type Config, hash as configHash } from "../config/Config.js"
-import * as Families from "../analysis/Families.js"
 import * as Report from "../render/Report.js"
 import * as Calls from "../results/Calls.js"
 import * as Columns from "../results/Columns.js"
@@ -24,8 +23,15 @@ import * as PairLoop from "./PairLoop.js"
 import { noInstances, type Options, prepare, type Prepared, runPair } from "./Prepare.js"
 import * as Progress from "./Progress.js"
 import * as RunId from "./RunId.js"
+import * as RunPlace from "./RunPlace.js"
 import * as RunInfo from "./RunInfo.js"
 import * as Shard from "./Shard.js"
+
+/** The families a config declares, as the summary records them (nothing when it declares none). */
+const declaredFamilies = (report: ResultLine.Families): { readonly families?: ResultLine.Families } => {
+  const f = Struct.pick(report, "primary", "correction", "reference")
+  return Object.keys(f).length === 0 ? {} : { families: f }
+}
 
 export type { OpenDataset, Options, SweepError } from "./Prepare.js"
 export { type DryRun, dryRun } from "./Prepare.js"
@@ -36,8 +42,8 @@ export const sweep = (config: Config, options: Options = {}) =>
       const startedAt = yield* Clock.currentTimeMillis
       const budget = yield* Budget.preflight(config, options)
       const p = yield* prepare(config, options, false)
-      const identity = RunId.of(config, p.opened, options.shard)
-      const dir = RunId.directory(config, identity)
+      const identity = RunPlace.identity(config, p.opened, options.shard)
+      const dir = RunPlace.directory(config, identity)
       yield* RunId.check(dir, identity)
       const log = yield* ResultLog.open({
         dir,
@@ -232,7 +238,7 @@ const finish = (
       baseline: grid.baseline.id,
       ...(config.report.main !== undefined ? { main: config.report.main } : {}),
       ...(calls.calls > 0 ? { modelCalls: calls } : {}),
-      ...Families.declared(config.report),
+      ...declaredFamilies(config.report),
       ...(config.sweep.length > 0 ? { axes: config.sweep.map((a) => a.key) } : {}),
       ...Summary.of(
         index,

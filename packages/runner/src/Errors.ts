@@ -1,5 +1,5 @@
 /**
- * Errors of the experiments package. A config error names the file, the key path and the problem.
+ * Errors of the runner. A config error names the file, the key path and the problem.
  *
  * @example
  * new Errors.ConfigError({ file: "configs/a.yaml", path: "pipeline.retriever.k", reason: "Expected number, actual \"two\"" }).message
@@ -35,29 +35,8 @@ export class ConfigError extends Schema.TaggedError<ConfigError>()("ConfigError"
   }
 }
 
-export class RunError extends Schema.TaggedError<RunError>()("RunError", {
-  path: Schema.String,
-  reason: Schema.String
-}) {
-  override get message(): string {
-    return `${this.path}: ${this.reason}`
-  }
-}
-
 export class TooManyFailures extends Schema.TaggedError<TooManyFailures>()("TooManyFailures", {
   message: Schema.String
 }) {}
-
-/** A request the viewer cannot answer: `status` is the HTTP status the server sends. */
-export class ViewError extends Schema.TaggedError<ViewError>()("ViewError", {
-  status: Schema.Number,
-  message: Schema.String
-}) {}
-
-export class ViewerNotBuilt extends Schema.TaggedError<ViewerNotBuilt>()("ViewerNotBuilt", { path: Schema.String }) {
-  override get message(): string {
-    return `the viewer's browser code is not built (${this.path} is missing): run npm run build (or npm install)`
-  }
-}
 
 export class BudgetError extends Schema.TaggedError<BudgetError>()("BudgetError", { message: Schema.String }) {}
