@@ -2,7 +2,7 @@
 // Compiles the cupid-lab CLI (packages/experiments/src/bin/cli.ts) into packages/experiments/dist/:
 // one ESM entry, cli.mjs, and chunks the commands load with dynamic import(), so `--help` or a config
 // error loads little and the model SDKs load only when a pipeline makes a model. Also builds the
-// results viewer's browser code (packages/experiments/viewer/app.ts and app.css) into dist/viewer/. Run by `npm install`
+// results viewer's browser code (packages/viewer/browser/app.ts and app.css) into packages/viewer/dist/. Run by `npm install`
 // (the root `prepare` script) and by `nx run experiments:build` (cached by Nx).
 //
 //   node tools/build-cli.mjs [--outdir <dir inside the repository>] [--quiet] [--if-stale]
@@ -40,7 +40,7 @@ const newestSource = () => {
   for (const pkg of fs.readdirSync(path.join(root, "packages"))) {
     const dir = path.join(root, "packages", pkg)
     if (fs.existsSync(path.join(dir, "src"))) walk(path.join(dir, "src"))
-    if (fs.existsSync(path.join(dir, "viewer"))) walk(path.join(dir, "viewer"))
+    if (fs.existsSync(path.join(dir, "browser"))) walk(path.join(dir, "browser"))
     if (fs.existsSync(path.join(dir, "package.json")))
       newest = Math.max(newest, fs.statSync(path.join(dir, "package.json")).mtimeMs)
   }
@@ -127,11 +127,12 @@ const result = await esbuild.build({
 })
 
 // The viewer's page code: one browser script, not minified, so the same sources give the same bytes.
-const viewerDir = path.join(root, "packages", "experiments", "viewer")
+const viewerDir = path.join(root, "packages", "viewer", "browser")
+const viewerOut = path.join(root, "packages", "viewer", "dist")
 const viewer = await esbuild.build({
   absWorkingDir: root,
   entryPoints: [path.join(viewerDir, "app.ts")],
-  outfile: path.join(root, "packages", "experiments", "dist", "viewer", "app.js"),
+  outfile: path.join(viewerOut, "app.js"),
   bundle: true,
   format: "iife",
   platform: "browser",
@@ -152,7 +153,7 @@ const writeIfChanged = (file, contents, mode = 0o644) => {
 }
 
 fs.mkdirSync(outdir, { recursive: true })
-const written = new Set(["viewer"])
+const written = new Set()
 for (const file of result.outputFiles) {
   written.add(path.basename(file.path))
   const isEntry = path.basename(file.path) === "cli.mjs"
@@ -162,16 +163,14 @@ for (const file of result.outputFiles) {
   writeIfChanged(file.path, contents, isEntry ? 0o755 : 0o644)
 }
 for (const file of viewer.outputFiles) writeIfChanged(file.path, Buffer.from(file.contents))
-writeIfChanged(
-  path.join(root, "packages", "experiments", "dist", "viewer", "app.css"),
-  fs.readFileSync(path.join(viewerDir, "app.css"))
-)
+writeIfChanged(path.join(viewerOut, "app.css"), fs.readFileSync(path.join(viewerDir, "app.css")))
 fs.writeFileSync(stamp, JSON.stringify(result.metafile))
 written.add("meta.json")
 // Chunks of earlier builds go once no CLI started before this build can still be loading them.
 for (const name of fs.readdirSync(outdir)) {
   const file = path.join(outdir, name)
-  if (!written.has(name) && Date.now() - fs.statSync(file).mtimeMs > 10 * 60_000) fs.rmSync(file, { force: true })
+  if (!written.has(name) && Date.now() - fs.statSync(file).mtimeMs > 10 * 60_000)
+    fs.rmSync(file, { force: true, recursive: true })
 }
 if (values.quiet !== true) {
   const bytes = result.outputFiles.reduce((n, f) => n + f.contents.length, 0)

@@ -15,7 +15,7 @@ import type * as Pipeline from "../src/Pipeline.js"
 import { run } from "../src/Pipeline.js"
 import * as Retriever from "../src/Retriever.js"
 import * as Scorer from "../src/Scorer.js"
-import * as Synthetic from "../src/Synthetic.js"
+import { Synthetic } from "@cupid-lab/data"
 
 const pairs = Number(process.env["BENCH_PAIRS"] ?? 30_000)
 const rounds = 7

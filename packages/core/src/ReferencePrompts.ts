@@ -28,7 +28,7 @@ import { PluginError } from "./Errors.js"
 import * as Files from "./Files.js"
 import { sha256Hex } from "./Hash.js"
 import { assignedLiteral, jsonDumps, type PyDict, type PyValue, strip } from "./Python.js"
-import * as PromptTemplate from "./stages/PromptTemplate.js"
+import * as PromptTemplate from "./PromptTemplate.js"
 
 export const repository = "kixlab/CUPID"
 export const commit = "a8560cab293ae98be4fe260689d58bddf96b51ef"

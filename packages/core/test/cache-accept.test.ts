@@ -11,8 +11,8 @@ import { ModelError, StageError } from "../src/Errors.js"
 import * as LanguageModel from "../src/LanguageModel.js"
 import * as ModelCache from "../src/ModelCache.js"
 import * as Models from "../src/Models.js"
-import * as LlmGenerator from "../src/stages/LlmGenerator.js"
-import * as LlmInferrer from "../src/stages/LlmInferrer.js"
+import * as LlmGenerator from "../src/LlmGenerator.js"
+import * as LlmInferrer from "../src/LlmInferrer.js"
 
 const made: Array<string> = []
 const tempDir = () => {

@@ -11,7 +11,7 @@ import type * as EmbeddingModel from "../src/EmbeddingModel.js"
 import type * as LanguageModel from "../src/LanguageModel.js"
 import * as ModelCache from "../src/ModelCache.js"
 import * as Models from "../src/Models.js"
-import * as LlmInferrer from "../src/stages/LlmInferrer.js"
+import * as LlmInferrer from "../src/LlmInferrer.js"
 
 const made: Array<string> = []
 const tempDir = () => {

@@ -11,7 +11,7 @@ import type { AddressInfo } from "node:net"
 import * as os from "node:os"
 import * as path from "node:path"
 import { fileURLToPath } from "node:url"
-import * as PromptTemplate from "../src/stages/PromptTemplate.js"
+import * as PromptTemplate from "../src/PromptTemplate.js"
 import * as Python from "../src/Python.js"
 import * as ReferencePrompts from "../src/ReferencePrompts.js"
 

@@ -9,7 +9,7 @@ import * as Models from "../src/Models.js"
 import * as Pipeline from "../src/Pipeline.js"
 import * as Plugin from "../src/Plugin.js"
 import * as Retriever from "../src/Retriever.js"
-import * as ExtractiveInferrer from "../src/stages/ExtractiveInferrer.js"
+import * as ExtractiveInferrer from "../src/ExtractiveInferrer.js"
 
 const u = (content: string): Domain.Message => ({ role: "user", content })
 const a = (content: string): Domain.Message => ({ role: "assistant", content })

@@ -16,10 +16,10 @@ import * as Models from "../src/Models.js"
 import * as Pipeline from "../src/Pipeline.js"
 import * as Plugin from "../src/Plugin.js"
 import * as Retriever from "../src/Retriever.js"
-import * as LlmGenerator from "../src/stages/LlmGenerator.js"
-import * as LlmInferrer from "../src/stages/LlmInferrer.js"
-import * as LlmSummarizer from "../src/stages/LlmSummarizer.js"
-import * as PromptTemplate from "../src/stages/PromptTemplate.js"
+import * as LlmGenerator from "../src/LlmGenerator.js"
+import * as LlmInferrer from "../src/LlmInferrer.js"
+import * as LlmSummarizer from "../src/LlmSummarizer.js"
+import * as PromptTemplate from "../src/PromptTemplate.js"
 
 /** A chat model that records what it was sent and answers with a function of the prompt. */
 const scripted = (answer: (prompt: string) => string) => {

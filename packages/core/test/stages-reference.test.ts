@@ -10,9 +10,9 @@ import type * as LanguageModel from "../src/LanguageModel.js"
 import * as ModelCache from "../src/ModelCache.js"
 import * as Models from "../src/Models.js"
 import * as ReferencePrompts from "../src/ReferencePrompts.js"
-import * as LlmGenerator from "../src/stages/LlmGenerator.js"
-import * as LlmInferrer from "../src/stages/LlmInferrer.js"
-import * as LlmSummarizer from "../src/stages/LlmSummarizer.js"
+import * as LlmGenerator from "../src/LlmGenerator.js"
+import * as LlmInferrer from "../src/LlmInferrer.js"
+import * as LlmSummarizer from "../src/LlmSummarizer.js"
 
 const checkout = fileURLToPath(new URL("../../../../shared/reference/kixlab-CUPID/", import.meta.url))
 

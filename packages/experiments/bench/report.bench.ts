@@ -11,18 +11,12 @@ import * as os from "node:os"
 import * as path from "node:path"
 import { Statistics } from "@cupid-lab/scorers"
 import { type Domain, Scorer } from "@cupid-lab/core"
+import { Analysis, Examples, Document, Html, Markdown, Figures } from "@cupid-lab/report"
+import { Exports, RunDir, type ResultLine, Summary } from "@cupid-lab/results"
+
 import { NodeContext } from "@effect/platform-node"
 import { Effect } from "effect"
-import * as Analysis from "../src/analysis/Analysis.js"
-import * as Exports from "../src/results/Exports.js"
-import * as Examples from "../src/analysis/Examples.js"
-import * as Document from "../src/render/Document.js"
-import * as Html from "../src/render/Html.js"
-import * as Markdown from "../src/render/Markdown.js"
-import * as Figures from "../src/render/Figures.js"
-import * as RunDir from "../src/results/RunDir.js"
-import type { MetricDescription, ResultLine } from "../src/results/ResultLine.js"
-import * as Summary from "../src/results/Summary.js"
+
 import { summaryFold } from "../test/report-fixtures.js"
 
 const instances = Number(process.env["BENCH_INSTANCES"] ?? 756)
@@ -42,7 +36,7 @@ const timeAsync = async <A>(label: string, f: () => Promise<A>): Promise<A> => {
   return a
 }
 
-const metrics: ReadonlyArray<MetricDescription> = [
+const metrics: ReadonlyArray<ResultLine.MetricDescription> = [
   Scorer.metric({ name: "retrieval.precision", description: "", family: "retrieval", headline: true }),
   Scorer.metric({ name: "retrieval.recall", description: "", family: "retrieval", headline: true, mainRank: 2 }),
   Scorer.metric({ name: "inference.f1", description: "", family: "inference" }),
@@ -86,7 +80,7 @@ const write = (dir: string): void => {
         rn = Math.min(rd, Math.round(next() * rd * skill * 2) / 2)
       const p = pn / pd,
         r = rn / rd
-      const line: ResultLine = {
+      const line: ResultLine.ResultLine = {
         cell: cell.id,
         cellName: cell.name,
         instance: `p${Math.floor(i / 3)}:${types[i % 3]}`,

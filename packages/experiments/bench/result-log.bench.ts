@@ -13,8 +13,8 @@ import { Effect } from "effect"
 import * as fs from "node:fs"
 import * as os from "node:os"
 import * as path from "node:path"
-import { ResultLog, Results } from "../src/index.js"
-import type { ResultLine } from "../src/results/ResultLine.js"
+import { ResultLog } from "@cupid-lab/runner"
+import { Results, type ResultLine } from "@cupid-lab/results"
 
 const cells = 20
 const lines = Math.ceil(Number(process.env["BENCH_LINES"] ?? 200_000) / cells) * cells
@@ -24,7 +24,7 @@ const pad = "x".repeat(1000)
 
 /** A line as the runner writes one, padded (in its inference) to about 1.5 KB. */
 const line = (cell: string, instance: string): string => {
-  const l: ResultLine = {
+  const l: ResultLine.ResultLine = {
     cell,
     cellName: `retriever.k=${cell}`,
     instance,

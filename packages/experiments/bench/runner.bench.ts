@@ -17,14 +17,15 @@
  * cell's. BENCH_CELLS sets the cells of a single run (default 20).
  */
 import { Plugin, Retriever, Scorer } from "@cupid-lab/core"
+import { Config, Runner } from "@cupid-lab/runner"
+import { Report } from "@cupid-lab/report"
+import { Columns, Exports } from "@cupid-lab/results"
 import { NodeContext, NodeFileSystem } from "@effect/platform-node"
 import { Effect, Either, Schema } from "effect"
 import * as fs from "node:fs"
 import * as os from "node:os"
 import * as path from "node:path"
-import { Config, Report, Runner } from "../src/index.js"
-import * as Columns from "../src/results/Columns.js"
-import * as Exports from "../src/results/Exports.js"
+
 import { parseRows } from "../test/report-fixtures.js"
 
 const cells = Number(process.env["BENCH_CELLS"] ?? 20)

@@ -1,12 +1,8 @@
 import { Scorer } from "@cupid-lab/core"
+import { Analysis, AxisEffects, ByAxis, Document, Markdown } from "@cupid-lab/report"
+import { Columns, type ResultLine } from "@cupid-lab/results"
 import { describe, expect, it } from "vitest"
-import * as Analysis from "../src/analysis/Analysis.js"
-import * as AxisEffects from "../src/analysis/AxisEffects.js"
-import * as ByAxis from "../src/render/ByAxis.js"
-import * as Document from "../src/render/Document.js"
-import * as Markdown from "../src/render/Markdown.js"
-import * as Columns from "../src/results/Columns.js"
-import type { ResultLine, Summary as SummaryType } from "../src/results/ResultLine.js"
+
 import { summaryFold } from "./report-fixtures.js"
 
 const f1 = Scorer.metric({
@@ -66,8 +62,8 @@ const runOf = (
     generator: null,
     ...extra(s)
   })
-  const lines: Array<ResultLine> = instances.flatMap((inst, i) =>
-    specs.map((s): ResultLine => ({
+  const lines: Array<ResultLine.ResultLine> = instances.flatMap((inst, i) =>
+    specs.map((s): ResultLine.ResultLine => ({
       cell: s.id,
       cellName: s.name,
       instance: inst.id,
@@ -88,7 +84,7 @@ const runOf = (
   )
   const acc = summaryFold({ metrics: [f1], seed: 3, resamples: 200 })
   for (const l of lines) acc.add(l)
-  const summary: SummaryType = {
+  const summary: ResultLine.Summary = {
     config: { name: "axes", hash: "0" },
     dataset: { source: "hand-made", hash: "0", instances: instances.length, skipped: [] },
     seed: 3,

@@ -4,20 +4,12 @@
  * evidence session among the first five of seven sessions.
  */
 import * as path from "node:path"
-import {
-  Corpus,
-  Dataset,
-  type Domain,
-  ModelCache,
-  Models,
-  Plugin,
-  type Retriever,
-  Scorer,
-  type Trace
-} from "@cupid-lab/core"
+import { Corpus, type Domain, ModelCache, Models, Plugin, type Retriever, Scorer, type Trace } from "@cupid-lab/core"
+import { Dataset } from "@cupid-lab/data"
 import { Builtins as RetrieverPlugins, Selector } from "@cupid-lab/retrievers"
 import { Builtins as ScorerPlugins } from "@cupid-lab/scorers"
-import { it } from "@cupid-lab/core/testing/NodeTest"
+import { NodeTest } from "@cupid-lab/core/testing"
+
 import { describe, expect } from "@effect/vitest"
 import { Effect, Layer } from "effect"
 
@@ -75,7 +67,7 @@ describe("BM25 on the LoCoMo fixture: recall_any@5 against a hand computation", 
     "conv-2:q1": 1
   }
 
-  it.effect("per question and in the mean: 6 of 7 scored questions, 0.857", () =>
+  NodeTest.it.effect("per question and in the mean: 6 of 7 scored questions, 0.857", () =>
     Effect.gen(function* () {
       const got = yield* recallAt5({ use: "bm25", k: 5 })
       expect(Object.fromEntries(got)).toEqual(byHand)
@@ -85,11 +77,13 @@ describe("BM25 on the LoCoMo fixture: recall_any@5 against a hand computation", 
     }).pipe(Effect.scoped, Effect.provide(env))
   )
 
-  it.effect("the instances are LoCoMo's: categories as types, adversarial questions kept without evidence", () =>
-    Effect.gen(function* () {
-      const { instances } = yield* Dataset.loadAll(`locomo:${fixture}`)
-      const reasons = instances.map((i: Domain.Instance) => i.gold.withoutEvidence ?? "-")
-      expect(reasons).toEqual(["-", "-", "-", "-", "adversarial", "unlabelled", "-", "-", "-"])
-    })
+  NodeTest.it.effect(
+    "the instances are LoCoMo's: categories as types, adversarial questions kept without evidence",
+    () =>
+      Effect.gen(function* () {
+        const { instances } = yield* Dataset.loadAll(`locomo:${fixture}`)
+        const reasons = instances.map((i: Domain.Instance) => i.gold.withoutEvidence ?? "-")
+        expect(reasons).toEqual(["-", "-", "-", "-", "adversarial", "unlabelled", "-", "-", "-"])
+      })
   )
 })

@@ -8,8 +8,9 @@ import * as path from "node:path"
 import { fileURLToPath } from "node:url"
 import { Effect, Either } from "effect"
 import { beforeAll, describe, expect, it } from "vitest"
-import * as Config from "../src/config/Config.js"
-import * as Benchmarks from "../src/render/Benchmarks.js"
+import { Config } from "@cupid-lab/runner"
+import { Benchmarks } from "@cupid-lab/report"
+
 import { cellA, cellB, writeRun } from "./report-fixtures.js"
 
 const repo = fileURLToPath(new URL("../../../", import.meta.url))

@@ -8,8 +8,8 @@ import * as fs from "node:fs"
 import * as path from "node:path"
 import { chromium, type BrowserContext } from "playwright-core"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
-import * as Compare from "../src/compare/Compare.js"
-import * as Report from "../src/render/Report.js"
+import { Compare, Report } from "@cupid-lab/report"
+
 import { cellA, cellB, hostileDataset, tempDir, writeHostileRun, writeRun } from "./report-fixtures.js"
 import { runPromise } from "./support.js"
 

@@ -5,16 +5,15 @@
  * OpenAI-compatible server whose every answer reports the same token counts, so each pair's cost is
  * known exactly.
  */
-import * as OpenAiServer from "@cupid-lab/providers/testing/OpenAiServer"
+import { OpenAiServer } from "@cupid-lab/providers/testing"
+import { Config, Budget, PairLoop } from "@cupid-lab/runner"
+import type { RunInfo } from "@cupid-lab/results"
 import { describe, expect, it } from "@effect/vitest"
 import { Effect, Exit, Stream } from "effect"
 import * as fs from "node:fs"
 import * as path from "node:path"
 import * as Commands from "../src/cli/Commands.js"
-import * as Config from "../src/config/Config.js"
-import * as Budget from "../src/run/Budget.js"
-import * as PairLoop from "../src/run/PairLoop.js"
-import type { RunInfo } from "../src/run/RunInfo.js"
+
 import { lines, tempDir } from "./support.js"
 
 // Every answer: 100,000 prompt and 50,000 completion tokens; at $1 and $2 per million that is
@@ -57,7 +56,8 @@ const setup = Effect.gen(function* () {
   return { server, dir, run, out, err, runDir: path.join(dir, "run") }
 })
 
-const runInfo = (dir: string): RunInfo => JSON.parse(fs.readFileSync(path.join(dir, "run.json"), "utf8")) as RunInfo
+const runInfo = (dir: string): RunInfo.RunInfo =>
+  JSON.parse(fs.readFileSync(path.join(dir, "run.json"), "utf8")) as RunInfo.RunInfo
 
 describe("a sweep's budget against a priced loopback model", () => {
   it.scopedLive(

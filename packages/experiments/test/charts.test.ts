@@ -6,10 +6,9 @@
 import { describe, expect, it } from "@effect/vitest"
 import * as NodeContext from "@effect/platform-node/NodeContext"
 import { Effect } from "effect"
-import * as Analysis from "../src/analysis/Analysis.js"
-import * as RunDir from "../src/results/RunDir.js"
-import * as Charts from "../src/render/Charts.js"
-import * as Figures from "../src/render/Figures.js"
+import { Analysis, Charts, Figures } from "@cupid-lab/report"
+import { RunDir } from "@cupid-lab/results"
+
 import { type CellSpec, cellA, cellB, hostile, instances, tempDir, writeRun } from "./report-fixtures.js"
 
 const strategies = ["offline", "online", "hybrid"]

@@ -6,7 +6,7 @@
  * closing and a repeated SIGTERM). A resolve hook records every model SDK or NLP package the process
  * imports, so the tests see what `--help`, a config error and an offline sweep load.
  */
-import * as OpenAiServer from "@cupid-lab/providers/testing/OpenAiServer"
+import { OpenAiServer } from "@cupid-lab/providers/testing"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { Effect, Exit, Scope } from "effect"
 import { type ChildProcess, spawn, spawnSync } from "node:child_process"

@@ -3,10 +3,11 @@ import * as NodeContext from "@effect/platform-node/NodeContext"
 import { Effect } from "effect"
 import * as fs from "node:fs"
 import * as path from "node:path"
-import * as Analysis from "../src/analysis/Analysis.js"
-import * as Compare from "../src/compare/Compare.js"
+import { Analysis, Compare } from "@cupid-lab/report"
+import { RunDir } from "@cupid-lab/results"
+
 import * as Commands from "../src/cli/Commands.js"
-import * as RunDir from "../src/results/RunDir.js"
+
 import { type CellSpec, cellA, cellB, metrics, tempDir, writeRun } from "./report-fixtures.js"
 import { runPromise } from "./support.js"
 

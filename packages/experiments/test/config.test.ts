@@ -1,12 +1,14 @@
 import { Plugin } from "@cupid-lab/core"
 import { Builtins as Providers } from "@cupid-lab/providers"
 import { Bm25 } from "@cupid-lab/retrievers"
+import { Config, Grid, Runner } from "@cupid-lab/runner"
+
 import { describe, expect, it } from "@effect/vitest"
 import * as NodeContext from "@effect/platform-node/NodeContext"
 import { Effect, Schema } from "effect"
 import * as fs from "node:fs"
 import * as path from "node:path"
-import { Config, Grid, Runner } from "../src/index.js"
+
 import { instance, opener, tempDir, testPlugins } from "./support.js"
 
 const registry = Plugin.makeRegistry(testPlugins)

@@ -3,7 +3,7 @@ import * as NodeContext from "@effect/platform-node/NodeContext"
 import { Effect } from "effect"
 import * as path from "node:path"
 import { fileURLToPath } from "node:url"
-import { Config, Runner } from "../src/index.js"
+import { Config, Runner } from "@cupid-lab/runner"
 import { lines, tempDir } from "./support.js"
 
 const configs = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..", "..", "..", "configs")

@@ -3,8 +3,8 @@
  * compiled CLI a user runs: with `timeoutMs: 2000` and no retries the pair fails at the deadline,
  * not when the body ends (which takes minutes), and the failure says so.
  */
-import * as OpenAiServer from "@cupid-lab/providers/testing/OpenAiServer"
-import { Faults } from "@cupid-lab/providers/testing/LoopbackServer"
+import { OpenAiServer, LoopbackServer } from "@cupid-lab/providers/testing"
+
 import { it } from "@effect/vitest"
 import { Effect } from "effect"
 import { spawnSync } from "node:child_process"
@@ -30,7 +30,7 @@ describe("timeoutMs through the compiled CLI", () => {
     "a trickling server fails the pair at the deadline, named in results.jsonl",
     () =>
       Effect.gen(function* () {
-        const server = yield* OpenAiServer.make({ faults: [Faults.trickle(200)] })
+        const server = yield* OpenAiServer.make({ faults: [LoopbackServer.Faults.trickle(200)] })
         const dir = fs.mkdtempSync(path.join(os.tmpdir(), "cupid-deadline-"))
         fs.writeFileSync(
           path.join(dir, "slow.yaml"),

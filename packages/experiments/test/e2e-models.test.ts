@@ -5,9 +5,13 @@
  * (fixtures/paperModel.ts), on the first three instances of the bundled sample (one persona, all
  * three instance types): 5 cells x 3 instances = 15 pairs.
  */
-import { Dataset, type Domain } from "@cupid-lab/core"
-import * as OpenAiServer from "@cupid-lab/providers/testing/OpenAiServer"
-import { it } from "@cupid-lab/core/testing/NodeTest"
+import { Dataset } from "@cupid-lab/data"
+import type { Domain } from "@cupid-lab/core"
+import { OpenAiServer } from "@cupid-lab/providers/testing"
+import { NodeTest } from "@cupid-lab/core/testing"
+import type { Calls, ResultLine } from "@cupid-lab/results"
+import { Catalog } from "@cupid-lab/viewer"
+
 import { describe, expect } from "@effect/vitest"
 import { Chunk, ConfigProvider, Effect, Stream } from "effect"
 import * as fs from "node:fs"
@@ -15,9 +19,7 @@ import * as path from "node:path"
 import { fileURLToPath } from "node:url"
 import * as NodeFileSystem from "@effect/platform-node/NodeFileSystem"
 import * as Commands from "../src/cli/Commands.js"
-import type * as Calls from "../src/results/Calls.js"
-import * as Catalog from "../src/view/Catalog.js"
-import type { ResultLine, Summary } from "../src/results/ResultLine.js"
+
 import { answer, type ChatBody, judgeScores, type Kind, kindOf, referenceDir } from "./fixtures/paperModel.js"
 import { cleanEnv, lines, runProcess, tempDir } from "./support.js"
 
@@ -74,7 +76,7 @@ const requestsByKind = (requests: ReadonlyArray<OpenAiServer.RecordedRequest>): 
 }
 
 const metricOf =
-  (summary: Summary) =>
+  (summary: ResultLine.Summary) =>
   (cell: string, metric: string, slice: "all" | Domain.CupidType = "all") => {
     const c = summary.cells.find((x) => x.name === cell)
     if (c === undefined) throw new Error(`no cell ${cell}`)
@@ -104,7 +106,7 @@ const sent = Object.values(expectedRequests).reduce((a, b) => a + b, 0) // 72
 const totalCalls = 5 * 3 * 6 + 3 // per pair: infer, generate, decompose, 2 x match, judge; plus one summary call in one cell
 
 describe("paper ablations against a loopback OpenAI-compatible server", () => {
-  it.scopedLive(
+  NodeTest.it.scopedLive(
     "runs the sweep through the CLI; a rerun sends nothing and rewrites the same bytes; the key is never written",
     () =>
       Effect.gen(function* () {
@@ -147,7 +149,7 @@ describe("paper ablations against a loopback OpenAI-compatible server", () => {
           new Set(["test-subject", "test-evaluator", "test-matcher"])
         )
 
-        const results = lines(path.join(out, "results.jsonl")).map((l) => JSON.parse(l) as ResultLine)
+        const results = lines(path.join(out, "results.jsonl")).map((l) => JSON.parse(l) as ResultLine.ResultLine)
         expect(results).toHaveLength(15)
         expect(results.filter((r) => r.status !== "ok")).toEqual([])
         expect([...new Set(results.map((r) => r.cellName))]).toEqual(cellNames)
@@ -159,7 +161,7 @@ describe("paper ablations against a loopback OpenAI-compatible server", () => {
         expect(oracleLine.selected).toHaveLength(2)
         expect(oracleLine.inference!.preference).toMatch(/^Replies should cite 2 earlier sessions \([0-9a-f]{8}\)\.$/)
 
-        const summary = JSON.parse(read(path.join(out, "summary.json"))) as Summary
+        const summary = JSON.parse(read(path.join(out, "summary.json"))) as ResultLine.Summary
         const metric = metricOf(summary)
         expect(summary.cells.map((c) => [c.name, c.usesGold, c.slices.all.n, c.slices.all.failed])).toEqual([
           ["full-history", false, 3, 0],
@@ -216,7 +218,7 @@ describe("paper ablations against a loopback OpenAI-compatible server", () => {
     240_000
   )
 
-  it.scopedLive(
+  NodeTest.it.scopedLive(
     "retries a 429 and a 500; records an unreadable judge answer as a failed pair, which alone a rerun retries",
     () =>
       Effect.gen(function* () {
@@ -267,7 +269,7 @@ describe("paper ablations against a loopback OpenAI-compatible server", () => {
         expect(calls()).toMatchObject({ requestsSent: server.requests.length, retries: 2 })
         expect(requestsByKind(server.requests)).toEqual(expectedRequests)
 
-        const results = lines(path.join(out, "results.jsonl")).map((l) => JSON.parse(l) as ResultLine)
+        const results = lines(path.join(out, "results.jsonl")).map((l) => JSON.parse(l) as ResultLine.ResultLine)
         const failed = results.filter((r) => r.status === "failed")
         expect(failed.map((r) => [r.cellName, r.instance])).toEqual([["oracle-preference", changing.id]])
         expect(failed[0]!.error).toMatchObject({ stage: "score", plugin: "judge", tag: "StageError" })
@@ -277,7 +279,7 @@ describe("paper ablations against a loopback OpenAI-compatible server", () => {
         // The pipeline's own outputs are kept for the failed pair.
         expect(failed[0]!.generation!.text).toMatch(/^Reply \(gold\) [0-9a-f]{8}\.$/)
 
-        const summary = JSON.parse(read(path.join(out, "summary.json"))) as Summary
+        const summary = JSON.parse(read(path.join(out, "summary.json"))) as ResultLine.Summary
         const cell = summary.cells.find((c) => c.name === "oracle-preference")!
         expect([
           cell.slices.all.n,
@@ -298,7 +300,7 @@ describe("paper ablations against a loopback OpenAI-compatible server", () => {
         // The unreadable answer was not cached (the judge rejected it), so the retried pair sent
         // exactly one new request, the judge's, and everything else came from the cache.
         expect(server.requests).toHaveLength(sent + 3)
-        const rerun = lines(path.join(out, "results.jsonl")).map((l) => JSON.parse(l) as ResultLine)
+        const rerun = lines(path.join(out, "results.jsonl")).map((l) => JSON.parse(l) as ResultLine.ResultLine)
         expect(rerun.filter((r) => r.status === "failed")).toEqual([])
         const retried = rerun.find((r) => r.cellName === "oracle-preference" && r.instance === changing.id)!
         expect(retried.scores["generation.score"]).toBe(judgeScores.gold)
@@ -307,7 +309,7 @@ describe("paper ablations against a loopback OpenAI-compatible server", () => {
     240_000
   )
 
-  it.scopedLive(
+  NodeTest.it.scopedLive(
     "every call is in calls.jsonl as the server saw it; with HTTP 500 on every fourth request, the counts of requests and retries equal the server's log",
     () =>
       Effect.gen(function* () {
@@ -345,7 +347,7 @@ describe("paper ablations against a loopback OpenAI-compatible server", () => {
           requestsSent: server.requests.length,
           retries
         })
-        const summary = JSON.parse(read(path.join(out, "summary.json"))) as Summary
+        const summary = JSON.parse(read(path.join(out, "summary.json"))) as ResultLine.Summary
         expect(summary.modelCalls).toEqual({
           attempts: 15,
           calls: totalCalls,
@@ -394,7 +396,7 @@ describe("paper ablations against a loopback OpenAI-compatible server", () => {
     240_000
   )
 
-  it.live(
+  NodeTest.it.live(
     "the shipped config dry-runs offline with no key, no endpoint and no copy of the authors' prompts, and says what it priced",
     () =>
       Effect.gen(function* () {

@@ -1,12 +1,10 @@
 import { Random, Scorer } from "@cupid-lab/core"
 import { Paired } from "@cupid-lab/scorers"
+import { Analysis, Families, Tables } from "@cupid-lab/report"
+import { Columns, ResultLine } from "@cupid-lab/results"
+
 import { describe, expect, it } from "vitest"
-import * as Analysis from "../src/analysis/Analysis.js"
-import * as Families from "../src/analysis/Families.js"
-import * as Tables from "../src/render/Tables.js"
-import * as Columns from "../src/results/Columns.js"
-import type { ResultLine, Slice, Summary as SummaryType } from "../src/results/ResultLine.js"
-import { slices } from "../src/results/ResultLine.js"
+
 import { summaryFold } from "./report-fixtures.js"
 
 const types = ["consistent", "contrastive", "changing"] as const
@@ -23,10 +21,10 @@ const runOf = (
   personas: number,
   cells: ReadonlyArray<CellSpec>,
   metrics: ReadonlyArray<ReturnType<typeof Scorer.metric>>,
-  families?: SummaryType["families"]
+  families?: ResultLine.Summary["families"]
 ) => {
-  const lines: Array<ResultLine> = cells.flatMap((c, ci) =>
-    Array.from({ length: personas * 3 }, (_, k): ResultLine => ({
+  const lines: Array<ResultLine.ResultLine> = cells.flatMap((c, ci) =>
+    Array.from({ length: personas * 3 }, (_, k): ResultLine.ResultLine => ({
       cell: `c${ci}`,
       cellName: c.name,
       instance: `p${Math.floor(k / 3)}:${types[k % 3]}`,
@@ -47,7 +45,7 @@ const runOf = (
   )
   const acc = summaryFold({ metrics, seed: 5, resamples: 200 })
   for (const l of lines) acc.add(l)
-  const summary: SummaryType = {
+  const summary: ResultLine.Summary = {
     config: { name: "generated", hash: "0" },
     dataset: { source: "generated", hash: "0", instances: personas * 3, skipped: [] },
     seed: 5,
@@ -116,7 +114,7 @@ describe("declared families on generated data (20 cells, 300 instances of 100 pe
   const metrics = [metric("main.score", 1), ...others.map((o) => metric(o))]
   const run = runOf(100, cells, metrics)
   const a = Analysis.analyze(run, { permutations: 20000 })
-  const delta = (cell: string, m: string, slice: Slice) =>
+  const delta = (cell: string, m: string, slice: ResultLine.Slice) =>
     a.deltas.find((d) => d.cell === cell && d.metric === m && d.slice === slice)!
 
   it("generated data: the planted +0.04 is significant after the primary Holm family, and would not be in one family of every difference", () => {
@@ -133,7 +131,7 @@ describe("declared families on generated data (20 cells, 300 instances of 100 pe
     expect(a.deltas.filter((x) => x.family === "primary" && x.cell !== "c7" && x.pAdjusted < 0.05)).toEqual([])
 
     // The old report: every delta (all cells, metrics, slices) in one Holm family, the same tests.
-    const clusters = new Map(slices.map((s) => [s, Families.personas(run.index, s)] as const))
+    const clusters = new Map(ResultLine.slices.map((s) => [s, Families.personas(run.index, s)] as const))
     const all = a.deltas.map((x) => ({
       a: Columns.sliceOf(run.index, "c0", x.slice)(a.compared.find((m) => m.name === x.metric)!),
       b: Columns.sliceOf(run.index, x.cell, x.slice)(a.compared.find((m) => m.name === x.metric)!),

@@ -1,8 +1,10 @@
 import { Plugin } from "@cupid-lab/core"
 import { Bm25 } from "@cupid-lab/retrievers"
+import { Config, Grid } from "@cupid-lab/runner"
+
 import { describe, expect, it } from "@effect/vitest"
 import { Effect, Exit, Fiber } from "effect"
-import { Config, Grid } from "../src/index.js"
+
 import { testPlugins } from "./support.js"
 
 const registry = Plugin.makeRegistry(testPlugins)

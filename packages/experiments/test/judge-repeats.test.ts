@@ -6,15 +6,17 @@
  * on the same cache sends nothing.
  */
 import { Hash } from "@cupid-lab/core"
-import * as OpenAiServer from "@cupid-lab/providers/testing/OpenAiServer"
+import { OpenAiServer } from "@cupid-lab/providers/testing"
 import { Agreement } from "@cupid-lab/scorers"
+import { Config, Runner } from "@cupid-lab/runner"
+import type { ResultLine } from "@cupid-lab/results"
+
 import { describe, expect, it } from "@effect/vitest"
 import * as NodeContext from "@effect/platform-node/NodeContext"
 import { Effect } from "effect"
 import * as fs from "node:fs"
 import * as path from "node:path"
-import { Config, Runner } from "../src/index.js"
-import type { ResultLine } from "../src/results/ResultLine.js"
+
 import { lines, tempDir } from "./support.js"
 
 const sigma = 0.6
@@ -103,7 +105,7 @@ describe("judge repeats against a noisy loopback judge", () => {
         )
         expect(new Set(judgeBodies.map((b) => b["seed"]))).toEqual(new Set([undefined, 1, 2, 3]))
 
-        const results = lines(first.files.results).map((l) => JSON.parse(l) as ResultLine)
+        const results = lines(first.files.results).map((l) => JSON.parse(l) as ResultLine.ResultLine)
         expect(results).toHaveLength(n)
         for (const line of results) {
           const values = line.repeats?.["generation.score"] as ReadonlyArray<number>

@@ -1,10 +1,9 @@
 import { describe, expect, it } from "@effect/vitest"
 import * as NodeContext from "@effect/platform-node/NodeContext"
 import { Effect } from "effect"
-import * as Analysis from "../src/analysis/Analysis.js"
-import * as Paper from "../src/render/Paper.js"
-import * as Table from "../src/render/Table.js"
-import * as RunDir from "../src/results/RunDir.js"
+import { Analysis, Paper, Table } from "@cupid-lab/report"
+import { RunDir } from "@cupid-lab/results"
+
 import { cellA, cellB, tempDir, writeRun } from "./report-fixtures.js"
 
 describe("report.tex", () => {

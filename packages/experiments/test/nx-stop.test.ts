@@ -8,14 +8,15 @@
  * bytes of an uninterrupted one; through Nx the stop exits with 130. Linux only (/proc). One Nx run
  * per test, about 5 s.
  */
-import * as OpenAiServer from "@cupid-lab/providers/testing/OpenAiServer"
+import { OpenAiServer } from "@cupid-lab/providers/testing"
+import { RunId } from "@cupid-lab/results"
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest"
 import { Effect, Exit, Scope } from "effect"
 import { type ChildProcess, spawn, spawnSync } from "node:child_process"
 import * as fs from "node:fs"
 import * as path from "node:path"
 import { fileURLToPath } from "node:url"
-import * as RunId from "../src/run/RunId.js"
+
 import { lines, loopbackSweep, tempDir, writeConfig } from "./support.js"
 
 const repo = fileURLToPath(new URL("../../../", import.meta.url))

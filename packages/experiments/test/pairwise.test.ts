@@ -1,13 +1,13 @@
 import { Scorer } from "@cupid-lab/core"
+import { Pairwise } from "@cupid-lab/report"
+import { Columns, type ResultLine } from "@cupid-lab/results"
 import { describe, expect, it } from "vitest"
-import * as Pairwise from "../src/analysis/Pairwise.js"
-import * as Columns from "../src/results/Columns.js"
-import type { Row, Summary } from "../src/results/ResultLine.js"
+
 import { summaryFold } from "./report-fixtures.js"
 
 const metric = Scorer.metric({ name: "m", description: "a mean", family: "retrieval", headline: true })
 
-const row = (cell: string, i: number, m: number): Row => ({
+const row = (cell: string, i: number, m: number): ResultLine.Row => ({
   cell,
   cellName: cell,
   instance: `p${i}:consistent`,
@@ -25,7 +25,7 @@ const row = (cell: string, i: number, m: number): Row => ({
 })
 
 /** Cells X (1 everywhere), Y (0 everywhere) and Z (1 on the first half, 0 on the rest) over n instances. */
-const run = (n: number): { summary: Summary; idx: Columns.Index } => {
+const run = (n: number): { summary: ResultLine.Summary; idx: Columns.Index } => {
   const rows = ["X", "Y", "Z"].flatMap((c) =>
     Array.from({ length: n }, (_, i) => row(c, i, c === "X" ? 1 : c === "Y" ? 0 : i < n / 2 ? 1 : 0))
   )
@@ -42,7 +42,7 @@ const run = (n: number): { summary: Summary; idx: Columns.Index } => {
       plugins: []
     }))
   )
-  const summary: Summary = {
+  const summary: ResultLine.Summary = {
     config: { name: "t", hash: "h" },
     dataset: { source: "s", hash: "d", instances: n, skipped: [] },
     seed: 1,

@@ -4,10 +4,9 @@ import { Effect, Either } from "effect"
 import { parquetMetadata, parquetReadObjects } from "hyparquet"
 import * as fs from "node:fs"
 import * as path from "node:path"
-import * as Exports from "../src/results/Exports.js"
-import * as Report from "../src/render/Report.js"
-import * as RunDir from "../src/results/RunDir.js"
-import type { ResultLine, Score } from "../src/results/ResultLine.js"
+import { Exports, RunDir, type ResultLine } from "@cupid-lab/results"
+import { Report } from "@cupid-lab/report"
+
 import { cellA, cellB, dataset, parseRows, tempDir, writeRun } from "./report-fixtures.js"
 import { runPromise } from "./support.js"
 
@@ -16,7 +15,7 @@ const unicodeName = "bm25 — «café» 日本語 🎉"
 const unicodeError = "délai dépassé: „Zeitüberschreitung“ ⏱ 超时\nretry, later"
 
 /** Two cells: a name that starts with `=`, a unicode name, a null recall, a failure, an empty selection. */
-const writeFixtureRun = (dir: string): Array<ResultLine> => {
+const writeFixtureRun = (dir: string): Array<ResultLine.ResultLine> => {
   writeRun(dir, {
     cells: [
       {
@@ -36,7 +35,7 @@ const writeFixtureRun = (dir: string): Array<ResultLine> => {
     .readFileSync(file, "utf8")
     .split("\n")
     .filter((l) => l !== "")
-    .map((l): ResultLine => JSON.parse(l))
+    .map((l): ResultLine.ResultLine => JSON.parse(l))
   const edited = lines.map((l, i) => (i === 2 ? { ...l, selected: [] } : l))
   fs.writeFileSync(file, edited.map((l) => `${JSON.stringify(l)}\n`).join(""))
   return edited
@@ -52,14 +51,14 @@ const scoreTitles = [
   "retrieval.recall"
 ]
 
-const scoreValue = (s: Score | undefined, part?: "num" | "den"): number | null => {
+const scoreValue = (s: ResultLine.Score | undefined, part?: "num" | "den"): number | null => {
   if (s === undefined || s === null) return null
   if (typeof s === "number") return part === undefined && Number.isFinite(s) ? s : null
   return part === undefined ? null : s[part]
 }
 
 /** What a row of results.parquet should hold for a result line, written out independently of Exports.ts. */
-const expected = (l: ResultLine): Record<string, string | number | null> => ({
+const expected = (l: ResultLine.ResultLine): Record<string, string | number | null> => ({
   cell: l.cell,
   cell_name: l.cellName,
   instance: l.instance,

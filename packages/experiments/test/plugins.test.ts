@@ -1,10 +1,11 @@
 import { Errors, ProgressLine } from "@cupid-lab/core"
+import { Config, Plugins, Progress, Runner } from "@cupid-lab/runner"
 import { describe, expect, it } from "@effect/vitest"
 import * as NodeContext from "@effect/platform-node/NodeContext"
 import { Effect, Stream } from "effect"
 import * as path from "node:path"
 import { fileURLToPath } from "node:url"
-import { Config, Plugins, Progress, Runner } from "../src/index.js"
+
 import { instance, lines, opener, tempDir, testPlugins, writeConfig } from "./support.js"
 
 const fixtures = path.join(path.dirname(fileURLToPath(import.meta.url)), "fixtures")

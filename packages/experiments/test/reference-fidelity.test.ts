@@ -17,16 +17,19 @@
  * are not exact, surplus entries, decimal and unlabelled judge scores), compared under
  * `accounting: reference`.
  */
-import { Domain, Synthetic } from "@cupid-lab/core"
-import * as OpenAiServer from "@cupid-lab/providers/testing/OpenAiServer"
-import * as ReferenceHarness from "@cupid-lab/scorers/testing/ReferenceHarness"
+import { Domain } from "@cupid-lab/core"
+import { Synthetic } from "@cupid-lab/data"
+import { OpenAiServer } from "@cupid-lab/providers/testing"
+import { ReferenceHarness } from "@cupid-lab/scorers/testing"
+import type { ResultLine } from "@cupid-lab/results"
+
 import { beforeAll, describe, expect, it } from "@effect/vitest"
 import { Effect } from "effect"
 import { spawnSync } from "node:child_process"
 import * as fs from "node:fs"
 import * as path from "node:path"
 import { fileURLToPath } from "node:url"
-import type { ResultLine, Summary } from "../src/results/ResultLine.js"
+
 import { type ChatBody, kindOf } from "./fixtures/paperModel.js"
 import { cleanEnv, lines, runProcess, tempDir } from "./support.js"
 
@@ -199,9 +202,9 @@ describe("the authors' prompts, parsing and arithmetic, against their own code",
           const run = yield* runCli(["sweep", "--config", config, "--out", out], childEnv())
           expect(run.code, run.stderr + run.stdout).toBe(0)
 
-          const results = lines(path.join(out, "results.jsonl")).map((l) => JSON.parse(l) as ResultLine)
+          const results = lines(path.join(out, "results.jsonl")).map((l) => JSON.parse(l) as ResultLine.ResultLine)
           expect(results.filter((r) => r.status === "failed").map((r) => r.error?.message)).toEqual([])
-          const summary = JSON.parse(fs.readFileSync(path.join(out, "summary.json"), "utf8")) as Summary
+          const summary = JSON.parse(fs.readFileSync(path.join(out, "summary.json"), "utf8")) as ResultLine.Summary
 
           // The oracle's sessions, as the authors' code would be given them: the filtered history.
           const oracleOf = new Map(

@@ -1,12 +1,11 @@
 import { describe, expect, it } from "vitest"
-import * as Repeats from "../src/render/Repeats.js"
-import * as Columns from "../src/results/Columns.js"
-import type { CellSummary, ResultLine, SliceSummary } from "../src/results/ResultLine.js"
-import * as Results from "../src/results/Results.js"
+import { Repeats } from "@cupid-lab/report"
+import { Columns, type ResultLine, Results } from "@cupid-lab/results"
+
 import { resultLine } from "./support.js"
 
-const slice: SliceSummary = { n: 3, failed: 0, metrics: {} }
-const summary = (id: string): CellSummary => ({
+const slice: ResultLine.SliceSummary = { n: 3, failed: 0, metrics: {} }
+const summary = (id: string): ResultLine.CellSummary => ({
   id,
   name: `cell ${id}`,
   params: {},
@@ -18,7 +17,7 @@ const summary = (id: string): CellSummary => ({
 })
 
 const row = (cell: string, instance: string, repeats?: ReadonlyArray<number | null>) => {
-  const line = JSON.parse(resultLine(cell, instance)) as ResultLine
+  const line = JSON.parse(resultLine(cell, instance)) as ResultLine.ResultLine
   return Results.toRow(repeats === undefined ? line : { ...line, repeats: { "generation.score": repeats } })
 }
 

@@ -3,9 +3,9 @@ import { Effect } from "effect"
 import * as fs from "node:fs"
 import * as path from "node:path"
 import { NodeContext, NodeFileSystem } from "@effect/platform-node"
-import * as Exports from "../src/results/Exports.js"
-import * as RunDir from "../src/results/RunDir.js"
-import * as Report from "../src/render/Report.js"
+import { Exports, RunDir } from "@cupid-lab/results"
+import { Report } from "@cupid-lab/report"
+
 import { cellB, hostile, hostileDataset, tempDir, writeHostileRun } from "./report-fixtures.js"
 
 describe("reports with markup in data, model output, cell names and errors", () => {

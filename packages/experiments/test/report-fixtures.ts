@@ -3,26 +3,17 @@
  * summary.json built by the sweep's own accumulator, an optional run.json, and a dataset the
  * examples section can read back (through `openDataset`, no file needed).
  */
-import { type Dataset, Domain, Scorer } from "@cupid-lab/core"
+import type { Dataset } from "@cupid-lab/data"
+import { Domain, Scorer } from "@cupid-lab/core"
+import { Columns, RunDir, type ResultLine, Summary } from "@cupid-lab/results"
 import { Effect, Either, Stream } from "effect"
 import * as fs from "node:fs"
 import * as os from "node:os"
 import * as path from "node:path"
-import * as Columns from "../src/results/Columns.js"
-import * as RunDir from "../src/results/RunDir.js"
-import type {
-  CellInfo,
-  MetricDescription,
-  ResultLine,
-  Row,
-  Score,
-  Summary as SummaryType
-} from "../src/results/ResultLine.js"
-import * as Summary from "../src/results/Summary.js"
 
 export const tempDir = (prefix: string): string => fs.mkdtempSync(path.join(os.tmpdir(), `cupid-${prefix}-`))
 
-export const metrics: ReadonlyArray<MetricDescription> = [
+export const metrics: ReadonlyArray<ResultLine.MetricDescription> = [
   Scorer.metric({
     name: "retrieval.recall",
     description: "Relevant selected / relevant.",
@@ -86,7 +77,7 @@ export interface Counts {
 const f1 = (p: number, r: number) => (p + r === 0 ? 0 : (2 * p * r) / (p + r))
 
 /** The score keys the preference-match scorer writes for one instance. */
-export const scores = (c: Counts): Record<string, Score> => {
+export const scores = (c: Counts): Record<string, ResultLine.Score> => {
   const [pn, pd, rn, rd] = c.counts
   const p = pn / pd,
     r = rn / rd
@@ -143,7 +134,7 @@ export const params = (c: CellSpec) => ({
   generator: null
 })
 
-export const line = (c: CellSpec, i: number): ResultLine => {
+export const line = (c: CellSpec, i: number): ResultLine.ResultLine => {
   const inst = instances[i]!
   const r = c.results[i]!
   const failed = "error" in r
@@ -185,20 +176,20 @@ export interface RunSpec {
   readonly seed?: number
   readonly resamples?: number
   readonly datasetHash?: string
-  readonly skipped?: SummaryType["dataset"]["skipped"]
+  readonly skipped?: ResultLine.Summary["dataset"]["skipped"]
   readonly runInfo?: Record<string, unknown>
   /** The scorers' metric descriptions; default {@link metrics}. */
-  readonly metrics?: ReadonlyArray<MetricDescription>
+  readonly metrics?: ReadonlyArray<ResultLine.MetricDescription>
 }
 
 /** Write results.jsonl, summary.json (and run.json) the way the sweep does. */
-export const writeRun = (dir: string, spec: RunSpec): SummaryType => {
+export const writeRun = (dir: string, spec: RunSpec): ResultLine.Summary => {
   fs.mkdirSync(dir, { recursive: true })
   const lines = spec.cells.flatMap((c) => instances.map((_, i) => line(c, i)))
   fs.writeFileSync(path.join(dir, "results.jsonl"), lines.map((l) => `${JSON.stringify(l)}\n`).join(""))
   const acc = summaryFold({ metrics: spec.metrics ?? metrics, seed: spec.seed ?? 7, resamples: spec.resamples ?? 200 })
   for (const l of lines) acc.add(l)
-  const summary: SummaryType = {
+  const summary: ResultLine.Summary = {
     config: { name: spec.name ?? "tiny", hash: "c0ffee0000000000" },
     dataset: {
       source: "tiny",
@@ -272,7 +263,7 @@ export const hostile = {
 }
 
 /** A run whose second cell has a hostile name, inference and one failure with a hostile message. */
-export const writeHostileRun = (dir: string): SummaryType =>
+export const writeHostileRun = (dir: string): ResultLine.Summary =>
   writeRun(dir, {
     cells: [
       cellA,
@@ -295,11 +286,11 @@ export const hostileDataset = () => dataset({ opening: hostile.opening, preferen
 
 /** Summary.of as a fold over result lines in their final order, as the sweep writes summary.json. */
 export const summaryFold = (options: Summary.Options) => {
-  const rows: Array<Row> = []
+  const rows: Array<ResultLine.Row> = []
   return {
-    add: (line: Row): void => void rows.push(line),
+    add: (line: ResultLine.Row): void => void rows.push(line),
     metrics: () => Summary.of(Columns.index(rows), options, []).metrics,
-    cells: (cells: ReadonlyArray<CellInfo>) => Summary.of(Columns.index(rows), options, cells).cells
+    cells: (cells: ReadonlyArray<ResultLine.CellInfo>) => Summary.of(Columns.index(rows), options, cells).cells
   }
 }
 

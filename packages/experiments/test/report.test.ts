@@ -1,17 +1,14 @@
 import { Paired } from "@cupid-lab/scorers"
-import { it } from "@cupid-lab/core/testing/NodeTest"
+import { NodeTest } from "@cupid-lab/core/testing"
+import { Errors, Exports, Columns, RunDir } from "@cupid-lab/results"
+import { Analysis, Format, Report } from "@cupid-lab/report"
+
 import { describe, expect } from "@effect/vitest"
 import * as NodeContext from "@effect/platform-node/NodeContext"
 import { Effect, Either } from "effect"
 import * as fs from "node:fs"
 import * as path from "node:path"
-import { RunError } from "../src/Errors.js"
-import * as Analysis from "../src/analysis/Analysis.js"
-import * as Exports from "../src/results/Exports.js"
-import * as Format from "../src/render/Format.js"
-import * as Report from "../src/render/Report.js"
-import * as Columns from "../src/results/Columns.js"
-import * as RunDir from "../src/results/RunDir.js"
+
 import { cellA, cellB, dataset, line, parseRows, tempDir, writeRun } from "./report-fixtures.js"
 import { runPromise } from "./support.js"
 
@@ -49,7 +46,7 @@ describe("report analysis on a hand-made run (2 cells x 4 instances)", () => {
   const delta = (metric: string, slice: string) =>
     a.deltas.find((d) => d.cell === cellB.id && d.metric === metric && d.slice === slice)!
 
-  it("takes the baseline from the run and the headline metrics from the scorers", () => {
+  NodeTest.it("takes the baseline from the run and the headline metrics from the scorers", () => {
     expect(a.baseline.id).toBe(cellA.id)
     // every cell's inferrer is extractive (heuristic): the exact retrieval metric leads
     expect(a.main?.name).toBe("retrieval.recall")
@@ -66,7 +63,7 @@ describe("report analysis on a hand-made run (2 cells x 4 instances)", () => {
     expect(a.compared.map((m) => m.name)).toEqual(["retrieval.recall", "inference.f1_micro"])
   })
 
-  it("tables show the pooled and mean values with their N", () => {
+  NodeTest.it("tables show the pooled and mean values with their N", () => {
     const all = (id: string) => run.summary.cells.find((c) => c.id === id)!.slices.all.metrics
     // A: precision 4/6, recall 4/8, micro F1 = 2 (2/3)(1/2) / (7/6) = 4/7; macro F1 = (0.4 + 1 + 0 + 1) / 4
     expect(all(cellA.id)["inference.precision_micro"]!.mean).toBeCloseTo(4 / 6, 12)
@@ -79,31 +76,34 @@ describe("report analysis on a hand-made run (2 cells x 4 instances)", () => {
     expect(all(cellB.id)["retrieval.recall"]).toMatchObject({ n: 4, mean: 0.5 })
   })
 
-  it("differences are paired over the instances both cells scored, with the CI inside the range of the data", () => {
-    const recall = delta("retrieval.recall", "all")
-    // per-instance differences -0.5, 0, -1, -0.5
-    expect(recall.comparison.n).toBe(4)
-    expect(recall.comparison.delta).toBeCloseTo(-0.5, 12)
-    expect(recall.comparison.ci95[0]).toBeGreaterThanOrEqual(-1)
-    expect(recall.comparison.ci95[1]).toBeLessThanOrEqual(0)
-    expect(recall.comparison.ci95[0]).toBeLessThanOrEqual(-0.5)
-    // persona p1 has three instances on this slice: its instances move together. Persona sums
-    // -1.5 (p1) and -0.5 (p2); |sum| >= 2 only when both keep one sign: 2 of 4 patterns
-    expect(recall.comparison).toMatchObject({ clusters: 2, test: "exact", permutations: 4, p: 0.5 })
-    // both personas' mean difference is -0.5: every persona resample gives -0.5
-    expect(recall.comparison.ci95).toEqual([-0.5, -0.5])
+  NodeTest.it(
+    "differences are paired over the instances both cells scored, with the CI inside the range of the data",
+    () => {
+      const recall = delta("retrieval.recall", "all")
+      // per-instance differences -0.5, 0, -1, -0.5
+      expect(recall.comparison.n).toBe(4)
+      expect(recall.comparison.delta).toBeCloseTo(-0.5, 12)
+      expect(recall.comparison.ci95[0]).toBeGreaterThanOrEqual(-1)
+      expect(recall.comparison.ci95[1]).toBeLessThanOrEqual(0)
+      expect(recall.comparison.ci95[0]).toBeLessThanOrEqual(-0.5)
+      // persona p1 has three instances on this slice: its instances move together. Persona sums
+      // -1.5 (p1) and -0.5 (p2); |sum| >= 2 only when both keep one sign: 2 of 4 patterns
+      expect(recall.comparison).toMatchObject({ clusters: 2, test: "exact", permutations: 4, p: 0.5 })
+      // both personas' mean difference is -0.5: every persona resample gives -0.5
+      expect(recall.comparison.ci95).toEqual([-0.5, -0.5])
 
-    const consistent = delta("retrieval.recall", "consistent")
-    expect(consistent.comparison).toMatchObject({ n: 2, delta: -0.5, ci95: [-0.5, -0.5] })
-    // two equal differences: same sign in 2 of 4 patterns
-    expect(consistent.comparison.p).toBe(0.5)
+      const consistent = delta("retrieval.recall", "consistent")
+      expect(consistent.comparison).toMatchObject({ n: 2, delta: -0.5, ci95: [-0.5, -0.5] })
+      // two equal differences: same sign in 2 of 4 patterns
+      expect(consistent.comparison.p).toBe(0.5)
 
-    // one instance: nothing to permute
-    expect(delta("retrieval.recall", "changing").comparison).toMatchObject({ n: 1, delta: -1, p: 1 })
-    expect(delta("retrieval.recall", "contrastive").comparison).toMatchObject({ n: 1, delta: 0, p: 1 })
-  })
+      // one instance: nothing to permute
+      expect(delta("retrieval.recall", "changing").comparison).toMatchObject({ n: 1, delta: -1, p: 1 })
+      expect(delta("retrieval.recall", "contrastive").comparison).toMatchObject({ n: 1, delta: 0, p: 1 })
+    }
+  )
 
-  it("micro F1 differences recompute the pooled statistic, and the permutation test swaps counts", () => {
+  NodeTest.it("micro F1 differences recompute the pooled statistic, and the permutation test swaps counts", () => {
     const ids = ["p1:consistent", "p1:contrastive", "p1:changing", "p2:consistent"]
     const d = delta("inference.f1_micro", "all")
     expect(d.comparison.n).toBe(4)
@@ -135,7 +135,7 @@ describe("report analysis on a hand-made run (2 cells x 4 instances)", () => {
     expect(precision.delta).toBeCloseTo(-1 / 3, 12)
   })
 
-  it("adjusts the primary family (main metric, every slice) with Holm and the exploratory one with BH", () => {
+  NodeTest.it("adjusts the primary family (main metric, every slice) with Holm and the exploratory one with BH", () => {
     expect(a.deltas).toHaveLength(8)
     expect(a.families.primary.tests + a.families.exploratory.tests).toBe(8)
     // n <= 4 everywhere: every test is exact
@@ -170,24 +170,30 @@ describe("report analysis on a hand-made run (2 cells x 4 instances)", () => {
     }
   })
 
-  it("takes the main metric named on the command line or in the run, and names the valid ones otherwise", () => {
-    const f1 = Analysis.analyze(run, { main: "inference.f1_micro" })
-    expect([f1.main?.name, f1.mainReason]).toEqual(["inference.f1_micro", "chosen on the command line"])
-    const configured = Analysis.analyze({ ...run, summary: { ...run.summary, main: "inference.f1" } })
-    expect([configured.main?.name, configured.mainReason]).toEqual(["inference.f1", "set by the config (report.main)"])
-    expect(() => Analysis.analyze(run, { main: "f1" })).toThrow(
-      /main metric "f1" is not a metric of this run; valid names: retrieval\.recall, inference\.f1, /
-    )
-    // a model-made inference keeps the scorers' first-ranked candidate
-    const modelMade = {
-      ...run.summary,
-      cells: run.summary.cells.map((c) => ({ ...c, heuristicStages: [] })),
-      metrics: run.summary.metrics.map((m) => ({ ...m, heuristic: false }))
+  NodeTest.it(
+    "takes the main metric named on the command line or in the run, and names the valid ones otherwise",
+    () => {
+      const f1 = Analysis.analyze(run, { main: "inference.f1_micro" })
+      expect([f1.main?.name, f1.mainReason]).toEqual(["inference.f1_micro", "chosen on the command line"])
+      const configured = Analysis.analyze({ ...run, summary: { ...run.summary, main: "inference.f1" } })
+      expect([configured.main?.name, configured.mainReason]).toEqual([
+        "inference.f1",
+        "set by the config (report.main)"
+      ])
+      expect(() => Analysis.analyze(run, { main: "f1" })).toThrow(
+        /main metric "f1" is not a metric of this run; valid names: retrieval\.recall, inference\.f1, /
+      )
+      // a model-made inference keeps the scorers' first-ranked candidate
+      const modelMade = {
+        ...run.summary,
+        cells: run.summary.cells.map((c) => ({ ...c, heuristicStages: [] })),
+        metrics: run.summary.metrics.map((m) => ({ ...m, heuristic: false }))
+      }
+      expect(Analysis.analyze({ ...run, summary: modelMade }).main?.name).toBe("inference.f1_micro")
     }
-    expect(Analysis.analyze({ ...run, summary: modelMade }).main?.name).toBe("inference.f1_micro")
-  })
+  )
 
-  it("bins instances by relevant-session position and by history length", () => {
+  NodeTest.it("bins instances by relevant-session position and by history length", () => {
     const a = Analysis.analyze(run, { main: "inference.f1_micro" })
     const recency = a.recency!
     expect(recency.bins.map((b) => [b.label, b.instances])).toEqual([
@@ -206,7 +212,7 @@ describe("report analysis on a hand-made run (2 cells x 4 instances)", () => {
     expect(history.bins[1]!.values.get(cellB.id)!.value).toBeCloseTo(2 / 3, 12)
   })
 
-  it("counts the pipeline's calls and tokens per cell and per model", () => {
+  NodeTest.it("counts the pipeline's calls and tokens per cell and per model", () => {
     expect(a.cost.map((c) => [c.pairs, c.calls, c.promptTokens, c.completionTokens])).toEqual([
       [4, 8, 400, 40],
       [4, 4, 160, 20]
@@ -214,7 +220,7 @@ describe("report analysis on a hand-made run (2 cells x 4 instances)", () => {
     expect(a.models).toEqual([{ id: "openai/gpt-4o-mini", calls: 12, promptTokens: 560, completionTokens: 60 }])
   })
 
-  it("chooses the baseline on request, by name or id, and names the cells when the choice is unknown", () => {
+  NodeTest.it("chooses the baseline on request, by name or id, and names the cells when the choice is unknown", () => {
     expect(Analysis.analyze(run, { baseline: "bm25(k=2)" }).baseline.id).toBe(cellB.id)
     expect(Analysis.analyze(run, { baseline: cellB.id }).deltas.every((d) => d.cell === cellA.id)).toBe(true)
     expect(() => Analysis.analyze(run, { baseline: "nope" })).toThrow(
@@ -232,7 +238,7 @@ describe("report analysis on a hand-made run (2 cells x 4 instances)", () => {
 })
 
 describe("report.md", () => {
-  it.effect("puts the paper's layout, the differences and their families into the Markdown", () =>
+  NodeTest.it.effect("puts the paper's layout, the differences and their families into the Markdown", () =>
     Effect.gen(function* () {
       const run = yield* Effect.promise(() => tiny().run)
       const r = yield* Report.render(run, { openDataset: dataset() })
@@ -271,7 +277,7 @@ describe("report.md", () => {
     })
   )
 
-  it.effect("leaves examples out, and says why, when the dataset changed since the run", () =>
+  NodeTest.it.effect("leaves examples out, and says why, when the dataset changed since the run", () =>
     Effect.gen(function* () {
       const run = yield* Effect.promise(() => tiny().run)
       const r = yield* Report.render(run, { openDataset: dataset({ hash: "other" }) })
@@ -280,7 +286,7 @@ describe("report.md", () => {
     })
   )
 
-  it.effect("is byte-identical across renders and ignores run.json, which only report.html shows", () =>
+  NodeTest.it.effect("is byte-identical across renders and ignores run.json, which only report.html shows", () =>
     Effect.gen(function* () {
       const dir = tempDir("report-det")
       writeRun(dir, {
@@ -311,23 +317,26 @@ describe("report.md", () => {
     }).pipe(Effect.provide(NodeContext.layer))
   )
 
-  it("reads an older run.json, which repeated the run's identity and counts, ignoring what it repeated", () => {
-    const older = {
-      startedAt: "2026-01-01T00:00:00.000Z",
-      config: { file: "configs/contextual.yaml", name: "contextual", hash: "abc" },
-      dataset: { source: "sample", resolved: "/data/sample.jsonl", fingerprint: "f00", instances: 3, skipped: 0 },
-      cells: 2
+  NodeTest.it(
+    "reads an older run.json, which repeated the run's identity and counts, ignoring what it repeated",
+    () => {
+      const older = {
+        startedAt: "2026-01-01T00:00:00.000Z",
+        config: { file: "configs/contextual.yaml", name: "contextual", hash: "abc" },
+        dataset: { source: "sample", resolved: "/data/sample.jsonl", fingerprint: "f00", instances: 3, skipped: 0 },
+        cells: 2
+      }
+      expect(Either.getOrThrow(RunDir.parseInfo(older, "run.json"))).toEqual({
+        startedAt: "2026-01-01T00:00:00.000Z",
+        config: { file: "configs/contextual.yaml" },
+        dataset: { resolved: "/data/sample.jsonl" }
+      })
     }
-    expect(Either.getOrThrow(RunDir.parseInfo(older, "run.json"))).toEqual({
-      startedAt: "2026-01-01T00:00:00.000Z",
-      config: { file: "configs/contextual.yaml" },
-      dataset: { resolved: "/data/sample.jsonl" }
-    })
-  })
+  )
 })
 
 describe("results.csv", () => {
-  it("writes one RFC 4180 row per (cell, instance), metrics as sorted columns, counts as two columns", () => {
+  NodeTest.it("writes one RFC 4180 row per (cell, instance), metrics as sorted columns, counts as two columns", () => {
     const ok = { ...cellA, results: [{ recall: 1, counts: [1, 2, 1, 2] as const }] }
     const bad = {
       ...cellB,
@@ -344,7 +353,7 @@ describe("results.csv", () => {
     )
   })
 
-  it("guards text a spreadsheet would run as a formula, and leaves numbers alone", () => {
+  NodeTest.it("guards text a spreadsheet would run as a formula, and leaves numbers alone", () => {
     expect(Exports.field('=HYPERLINK("http://x","y")')).toBe(`"'=HYPERLINK(""http://x"",""y"")"`)
     expect(Exports.field("+1+1")).toBe("'+1+1")
     expect(Exports.field("-2")).toBe("'-2")
@@ -364,7 +373,7 @@ describe("results.csv", () => {
     )
   })
 
-  it("quotes only the fields that need it", () => {
+  NodeTest.it("quotes only the fields that need it", () => {
     expect(Exports.field("plain")).toBe("plain")
     expect(Exports.field("a,b")).toBe('"a,b"')
     expect(Exports.field('say "hi"')).toBe('"say ""hi"""')
@@ -373,13 +382,13 @@ describe("results.csv", () => {
 })
 
 describe("reading a run directory", () => {
-  it("names the file, the line and the field of a malformed result line", () => {
+  NodeTest.it("names the file, the line and the field of a malformed result line", () => {
     const good = JSON.stringify(line(cellA, 0))
     const bad = JSON.stringify({ ...line(cellA, 1), scores: { "retrieval.recall": "high" } })
     const problem = (text: string, file: string) => {
       const parsed = parseRows(text, file)
       if (Either.isRight(parsed)) throw new Error("expected a problem")
-      expect(parsed.left).toBeInstanceOf(RunError)
+      expect(parsed.left).toBeInstanceOf(Errors.RunError)
       return parsed.left.message
     }
     expect(problem(`${good}\n${bad}\n`, "runs/x/results.jsonl")).toMatch(
@@ -392,35 +401,37 @@ describe("reading a run directory", () => {
     )
   })
 
-  it.effect("says what is missing from a directory that is not a finished run, and names a line cut short", () =>
-    Effect.gen(function* () {
-      const dir = tempDir("not-a-run")
-      const failure = (d: string) => Effect.map(Effect.flip(RunDir.read(d)), (e) => e.message)
-      expect(yield* failure(dir)).toMatch(/summary\.json: missing; a sweep writes it when it finishes/)
-      expect(yield* failure(path.join(dir, "nope"))).toMatch(/not a run directory/)
-      fs.writeFileSync(path.join(dir, "summary.json"), "{}")
-      fs.writeFileSync(path.join(dir, "results.jsonl"), "")
-      expect(yield* failure(dir)).toMatch(/summary\.json: field config: is missing/)
-      const full = tempDir("cut-short")
-      writeRun(full, { cells: [cellA, cellB] })
-      const results = path.join(full, "results.jsonl")
-      fs.writeFileSync(results, fs.readFileSync(results, "utf8").replace(/\n$/, ""))
-      expect(yield* failure(full)).toMatch(/results\.jsonl: line 8: cut short \(no newline at the end of the file\)/)
-    }).pipe(Effect.provide(NodeContext.layer))
+  NodeTest.it.effect(
+    "says what is missing from a directory that is not a finished run, and names a line cut short",
+    () =>
+      Effect.gen(function* () {
+        const dir = tempDir("not-a-run")
+        const failure = (d: string) => Effect.map(Effect.flip(RunDir.read(d)), (e) => e.message)
+        expect(yield* failure(dir)).toMatch(/summary\.json: missing; a sweep writes it when it finishes/)
+        expect(yield* failure(path.join(dir, "nope"))).toMatch(/not a run directory/)
+        fs.writeFileSync(path.join(dir, "summary.json"), "{}")
+        fs.writeFileSync(path.join(dir, "results.jsonl"), "")
+        expect(yield* failure(dir)).toMatch(/summary\.json: field config: is missing/)
+        const full = tempDir("cut-short")
+        writeRun(full, { cells: [cellA, cellB] })
+        const results = path.join(full, "results.jsonl")
+        fs.writeFileSync(results, fs.readFileSync(results, "utf8").replace(/\n$/, ""))
+        expect(yield* failure(full)).toMatch(/results\.jsonl: line 8: cut short \(no newline at the end of the file\)/)
+      }).pipe(Effect.provide(NodeContext.layer))
   )
 
-  it.effect("fails the report with a RunError naming the directory", () =>
+  NodeTest.it.effect("fails the report with a RunError naming the directory", () =>
     Effect.gen(function* () {
       const dir = tempDir("empty-run")
       const error = yield* Effect.flip(Report.write(dir))
-      expect(error).toBeInstanceOf(RunError)
+      expect(error).toBeInstanceOf(Errors.RunError)
       expect(error.message).toContain(path.join(dir, "summary.json"))
     }).pipe(Effect.provide(NodeContext.layer))
   )
 })
 
 describe("paired statistics and formatting", () => {
-  it("columns of a metric are typed by its aggregate: values, counts, or the two ratios of an F1", () => {
+  NodeTest.it("columns of a metric are typed by its aggregate: values, counts, or the two ratios of an F1", () => {
     const run = tinyRun
     const idx = run.index
     const ids = ["p1:consistent", "p1:changing", "missing"]
@@ -440,7 +451,7 @@ describe("paired statistics and formatting", () => {
     expect(Paired.value(f1)).toEqual({ n: 2, value: expect.closeTo(0.2 / 0.7, 12) })
   })
 
-  it("formats numbers without locale, negative zero or missing values", () => {
+  NodeTest.it("formats numbers without locale, negative zero or missing values", () => {
     expect([
       Format.number(0.12345),
       Format.number(12.34),

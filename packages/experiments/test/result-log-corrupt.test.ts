@@ -7,7 +7,7 @@ import { Effect } from "effect"
 import * as fs from "node:fs"
 import * as os from "node:os"
 import * as path from "node:path"
-import { ResultLog } from "../src/index.js"
+import { ResultLog } from "@cupid-lab/runner"
 import { resultLine } from "./support.js"
 
 const made: Array<string> = []

@@ -7,8 +7,9 @@ import { type ChildProcess, execFileSync, spawn } from "node:child_process"
 import * as fs from "node:fs"
 import * as os from "node:os"
 import * as path from "node:path"
-import { ResultLog } from "../src/index.js"
-import * as RunId from "../src/run/RunId.js"
+import { ResultLog } from "@cupid-lab/runner"
+import { RunId } from "@cupid-lab/results"
+
 import { resultLine } from "./support.js"
 
 const made: Array<string> = []

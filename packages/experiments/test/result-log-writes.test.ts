@@ -1,7 +1,9 @@
 // A write that fails (full disk, permissions) ends the sweep with the reason in words and the
 // number of lines safely in the file; those lines stay whole, no temporary file is left, the lock
 // is given back, and the same command resumes.
-import * as FaultyFileSystem from "@cupid-lab/core/testing/FaultyFileSystem"
+import { FaultyFileSystem } from "@cupid-lab/core/testing"
+import { ResultLog } from "@cupid-lab/runner"
+import { RunId } from "@cupid-lab/results"
 import { FileSystem } from "@effect/platform"
 import { NodeFileSystem } from "@effect/platform-node"
 import { afterEach, describe, expect, it } from "@effect/vitest"
@@ -9,8 +11,7 @@ import { Effect, Fiber, Layer } from "effect"
 import * as fs from "node:fs"
 import * as os from "node:os"
 import * as path from "node:path"
-import { ResultLog } from "../src/index.js"
-import * as RunId from "../src/run/RunId.js"
+
 import { mountTmpfs, resultLine } from "./support.js"
 
 const made: Array<string> = []

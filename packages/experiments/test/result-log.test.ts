@@ -7,8 +7,9 @@ import { Effect } from "effect"
 import * as fs from "node:fs"
 import * as os from "node:os"
 import * as path from "node:path"
-import { ResultLog } from "../src/index.js"
-import * as Calls from "../src/results/Calls.js"
+import { ResultLog } from "@cupid-lab/runner"
+import { Calls } from "@cupid-lab/results"
+
 import { resultLine } from "./support.js"
 
 const made: Array<string> = []

@@ -1,7 +1,8 @@
 import type { Trace } from "@cupid-lab/core"
+import { ResultLine, Results } from "@cupid-lab/results"
 import { describe, expect, it } from "@effect/vitest"
 import { Schema } from "effect"
-import { ResultLine, Results } from "../src/index.js"
+
 import { instance } from "./support.js"
 
 const cell = {

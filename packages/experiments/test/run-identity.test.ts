@@ -14,9 +14,9 @@ import { spawnSync } from "node:child_process"
 import * as fs from "node:fs"
 import * as path from "node:path"
 import { fileURLToPath } from "node:url"
-import { Config, Runner } from "../src/index.js"
-import * as RunId from "../src/run/RunId.js"
-import * as RunPlace from "../src/run/RunPlace.js"
+import { Config, Runner, RunPlace } from "@cupid-lab/runner"
+import { RunId } from "@cupid-lab/results"
+
 import { instance, opener, tempDir, testPlugins } from "./support.js"
 
 const data = [

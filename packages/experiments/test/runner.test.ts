@@ -1,14 +1,13 @@
 import { type LanguageModel, Plugin, Retriever } from "@cupid-lab/core"
+import { Classifier } from "@cupid-lab/retrievers"
+import { Config, ResultLog, Runner, RunPlace } from "@cupid-lab/runner"
+import { RunId, type ResultLine } from "@cupid-lab/results"
 import { describe, expect, it } from "@effect/vitest"
 import * as NodeContext from "@effect/platform-node/NodeContext"
 import { Deferred, Effect, Exit, Fiber, Schema } from "effect"
 import * as fs from "node:fs"
 import * as path from "node:path"
-import { Classifier } from "@cupid-lab/retrievers"
-import { Config, ResultLog, Runner } from "../src/index.js"
-import * as RunId from "../src/run/RunId.js"
-import * as RunPlace from "../src/run/RunPlace.js"
-import type { ResultLine, Summary } from "../src/results/ResultLine.js"
+
 import { flaky, instance, lines, opener, tempDir, testPlugins, visibleSignature } from "./support.js"
 
 // consistent: relevant s2, s3; contrastive: s1; changing: s3, s4
@@ -51,7 +50,7 @@ describe("Runner.sweep", () => {
       const outcome = yield* Runner.sweep(config, { plugins: testPlugins, openDataset: opener(data) })
       expect(outcome.interrupted).toBe(false)
       expect(outcome.pairs).toEqual({ total: 9, done: 9, ran: 9, resumed: 0, failed: 0 })
-      const results = lines(outcome.files.results).map((l) => JSON.parse(l) as ResultLine)
+      const results = lines(outcome.files.results).map((l) => JSON.parse(l) as ResultLine.ResultLine)
       expect(results.map((r) => `${r.cellName}:${r.instance}`)).toEqual([
         "first:p1:consistent",
         "latest:p1:consistent",
@@ -88,7 +87,7 @@ describe("Runner.sweep", () => {
       expect(r0.usage).toEqual({ calls: 0, promptTokens: 0, completionTokens: 0, byStage: {}, byModel: {} })
       expect(r0.error).toBeNull()
 
-      const summary = JSON.parse(read(outcome.files.summary)) as Summary
+      const summary = JSON.parse(read(outcome.files.summary)) as ResultLine.Summary
       expect(summary.config.name).toBe("t")
       expect(summary.dataset).toEqual({ source: "sample", hash: "fixture", instances: 3, skipped: [] })
       expect(summary.baseline).toBe(outcome.grid.cells[0]!.id)
@@ -159,7 +158,7 @@ describe("Runner.sweep", () => {
           plugins: testPlugins,
           openDataset: opener(many)
         })
-        const ids = (file: string) => lines(file).map((l) => (JSON.parse(l) as ResultLine).instance)
+        const ids = (file: string) => lines(file).map((l) => (JSON.parse(l) as ResultLine.ResultLine).instance)
         expect(ids(slowRun.files.results)).toEqual(ids(quickRun.files.results))
         expect(ids(slowRun.files.results).slice(0, 4)).toEqual([
           "p1:consistent",
@@ -274,7 +273,7 @@ describe("Runner.sweep", () => {
       const first = yield* Runner.sweep(config, { plugins, openDataset: opener(data) })
       expect(first.pairs.failed).toBe(1)
       const failed = lines(first.files.results)
-        .map((l) => JSON.parse(l) as ResultLine)
+        .map((l) => JSON.parse(l) as ResultLine.ResultLine)
         .filter((r) => r.status === "failed")
       expect(failed.map((r) => [r.cellName, r.instance, r.error])).toEqual([
         [
@@ -299,7 +298,7 @@ describe("Runner.sweep", () => {
       state.failing = new Set()
       const second = yield* Runner.sweep(config, { plugins, openDataset: opener(data) })
       expect(second.pairs).toEqual({ total: 9, done: 9, ran: 1, resumed: 8, failed: 0 })
-      const after = lines(second.files.results).map((l) => JSON.parse(l) as ResultLine)
+      const after = lines(second.files.results).map((l) => JSON.parse(l) as ResultLine.ResultLine)
       expect(after.filter((r) => r.status === "failed")).toHaveLength(0)
       expect(new Set(after.map((r) => `${r.cell}:${r.instance}`)).size).toBe(9)
     }).pipe(Effect.provide(NodeContext.layer))
@@ -438,7 +437,7 @@ describe("Runner.sweep with history transforms", () => {
         )
         const lonely = instance("p3", "consistent", [0])
         const outcome = yield* Runner.sweep(config, { plugins: testPlugins, openDataset: opener([...data, lonely]) })
-        const results = lines(outcome.files.results).map((l) => JSON.parse(l) as ResultLine)
+        const results = lines(outcome.files.results).map((l) => JSON.parse(l) as ResultLine.ResultLine)
         const padded = results.filter((r) => r.cellName === "pad=2,position=early")
         expect(padded.map((r) => [r.instance, r.status, r.meta.sessions, r.meta.relevant])).toEqual([
           ["p1:consistent", "ok", 6, ["s1", "s2"]],
@@ -453,7 +452,7 @@ describe("Runner.sweep with history transforms", () => {
         const plain = results.filter((r) => r.cellName === "pad=0,position=none")
         expect(plain.map((r) => r.meta.sessions)).toEqual([4, 4, 4, 4])
         expect(plain[0]!.params).not.toHaveProperty("transform")
-        const summary = JSON.parse(read(outcome.files.summary)) as Summary
+        const summary = JSON.parse(read(outcome.files.summary)) as ResultLine.Summary
         expect(summary.cells.map((c) => c.params["transform"] ?? null)).toEqual([null, { pad: 2, position: "early" }])
         expect(read(outcome.files.report)).toContain("## History transforms")
       }).pipe(Effect.provide(NodeContext.layer))
@@ -469,7 +468,7 @@ describe("Runner.sweep with history transforms", () => {
         openDataset: opener([instance("solo", "consistent", [1])])
       })
       expect(outcome.pairs.failed).toBe(1)
-      const [line] = lines(outcome.files.results).map((l) => JSON.parse(l) as ResultLine)
+      const [line] = lines(outcome.files.results).map((l) => JSON.parse(l) as ResultLine.ResultLine)
       expect(line!.status).toBe("failed")
       expect(line!.error).toEqual({
         stage: "transform",

@@ -3,14 +3,15 @@
  * last 4 characters) and another model's key in its error messages, through a real sweep; the
  * failed pairs' errors in results.jsonl hold neither.
  */
-import * as OpenAiServer from "@cupid-lab/providers/testing/OpenAiServer"
-import { Faults } from "@cupid-lab/providers/testing/LoopbackServer"
+import { OpenAiServer, LoopbackServer } from "@cupid-lab/providers/testing"
+import { Config, Runner } from "@cupid-lab/runner"
+
 import { afterEach, describe, expect, it } from "@effect/vitest"
 import * as NodeContext from "@effect/platform-node/NodeContext"
 import { Effect } from "effect"
 import * as fs from "node:fs"
 import * as path from "node:path"
-import { Config, Runner } from "../src/index.js"
+
 import { tempDir } from "./support.js"
 
 const keyA = "sk-test-A-7Hq2mZx9LpW4vN8rT1cY"
@@ -28,7 +29,7 @@ describe("secrets in a server's error messages", () => {
       process.env["CUPID_SECRETS_TEST_KEY_B"] = keyB
       const server = yield* OpenAiServer.make({
         faultFor: () =>
-          Faults.status(400, {
+          LoopbackServer.Faults.status(400, {
             error: { message: `Incorrect API key provided: ${keyA.slice(0, -4)}****; the proxy also holds ${keyB}` }
           })
       })

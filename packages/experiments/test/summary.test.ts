@@ -1,11 +1,10 @@
 import { Scorer } from "@cupid-lab/core"
+import { Summary, Columns, type ResultLine } from "@cupid-lab/results"
 import { describe, expect, it } from "@effect/vitest"
-import { Summary } from "../src/index.js"
-import * as Columns from "../src/results/Columns.js"
-import type { MetricDescription, Row, Score } from "../src/results/ResultLine.js"
+
 import { summaryFold } from "./report-fixtures.js"
 
-const metrics: ReadonlyArray<MetricDescription> = [
+const metrics: ReadonlyArray<ResultLine.MetricDescription> = [
   Scorer.metric({ name: "retrieval.hit", description: "", family: "retrieval" }),
   Scorer.metric({
     name: "inference.p",
@@ -34,10 +33,10 @@ const metrics: ReadonlyArray<MetricDescription> = [
 const row = (
   cell: string,
   instance: number,
-  type: Row["type"],
-  scores: Record<string, Score>,
-  status: Row["status"] = "ok"
-): Row => ({
+  type: ResultLine.Row["type"],
+  scores: Record<string, ResultLine.Score>,
+  status: ResultLine.Row["status"] = "ok"
+): ResultLine.Row => ({
   cell,
   cellName: cell.toUpperCase(),
   instance: `i${instance}`,
@@ -56,8 +55,11 @@ const row = (
 
 // Lines of cell "c", each on an instance of its own.
 let next = 0
-const line = (type: Row["type"], scores: Record<string, Score>, status: Row["status"] = "ok"): Row =>
-  row("c", next++, type, scores, status)
+const line = (
+  type: ResultLine.Row["type"],
+  scores: Record<string, ResultLine.Score>,
+  status: ResultLine.Row["status"] = "ok"
+): ResultLine.Row => row("c", next++, type, scores, status)
 
 const cellInfo = {
   id: "c",
@@ -167,7 +169,7 @@ describe("Summary", () => {
   it("the summary of a run's columns (Summary.of, what a sweep writes): cells with interleaved lines, failures, undeclared keys", () => {
     // Two cells, lines interleaved as a sweep writes them; failures of both; a key one cell never
     // scores; an undeclared number and an undeclared count; a null and a key missing on a line.
-    const rows: Array<Row> = [
+    const rows: Array<ResultLine.Row> = [
       row("a", 1, "consistent", {
         "retrieval.hit": 1,
         "inference.p": { num: 2, den: 3 },
@@ -237,8 +239,8 @@ describe("Summary of another benchmark's instance types", () => {
   it("summarizes each type as a slice in `types`, failures counted per type; CUPID runs have no `types`", () => {
     const acc = summaryFold({ metrics, seed: 7, resamples: 200 })
     let k = 100
-    const add = (type: string, hit: number | null, status: Row["status"] = "ok") =>
-      acc.add(row("c", k++, type as Row["type"], status === "ok" ? { "retrieval.hit": hit } : {}, status))
+    const add = (type: string, hit: number | null, status: ResultLine.Row["status"] = "ok") =>
+      acc.add(row("c", k++, type as ResultLine.Row["type"], status === "ok" ? { "retrieval.hit": hit } : {}, status))
     add("multi-session", 1)
     add("multi-session", 0.5)
     add("temporal-reasoning", 0)

@@ -2,16 +2,16 @@
  * Small plugins and data for the experiments tests: they exercise the runner without depending on
  * the real retrievers, scorers or models.
  */
-import { Dataset, Domain, Errors, Models, Plugin, Retriever, Scorer } from "@cupid-lab/core"
+import { Dataset } from "@cupid-lab/data"
+import { Domain, Errors, Models, Plugin, Retriever, Scorer } from "@cupid-lab/core"
+import type { Runner } from "@cupid-lab/runner"
+import { type ResultLine, Results } from "@cupid-lab/results"
 import * as NodeContext from "@effect/platform-node/NodeContext"
 import { Effect, Schema, Stream } from "effect"
 import { spawn, spawnSync } from "node:child_process"
 import * as fs from "node:fs"
 import * as os from "node:os"
 import * as path from "node:path"
-import type { Runner } from "../src/index.js"
-import type { ResultLine } from "../src/results/ResultLine.js"
-import * as Results from "../src/results/Results.js"
 
 const K = (k: number) => Schema.optionalWith(Schema.Int.pipe(Schema.positive()), { default: () => k })
 
@@ -299,7 +299,7 @@ export const resultLine = (
 ): string => {
   const [personaId, type] = instance.includes(":") ? instance.split(":") : ["p", "consistent"]
   const failed = options.status === "failed"
-  const line = (pad: string): ResultLine => ({
+  const line = (pad: string): ResultLine.ResultLine => ({
     cell,
     cellName: `cell ${cell}`,
     instance,

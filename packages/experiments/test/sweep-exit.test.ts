@@ -3,16 +3,17 @@
  * --max-failed-share), with the outputs written all the same; 0 with --allow-failures, and 0 when
  * only some failed and no share was given.
  */
-import { it } from "@cupid-lab/core/testing/NodeTest"
+import { NodeTest } from "@cupid-lab/core/testing"
+import { Plugins } from "@cupid-lab/runner"
+import { Dataset } from "@cupid-lab/data"
 import { Effect } from "effect"
 import * as fs from "node:fs"
 import * as os from "node:os"
 import * as path from "node:path"
 import { describe, expect } from "vitest"
 import * as Commands from "../src/cli/Commands.js"
-import { Plugins } from "../src/index.js"
+
 import { flaky, visibleSignature } from "./support.js"
-import { Dataset } from "@cupid-lab/core"
 
 const configText = `name: exits
 data: { source: sample, limit: 4 }
@@ -40,7 +41,7 @@ const setup = (failing: (signatures: ReadonlyArray<string>) => ReadonlyArray<str
   })
 
 describe("the sweep's exit code when pairs fail", () => {
-  it.live("every pair failed: 3, the outputs written, the message says how to accept it", () =>
+  NodeTest.it.live("every pair failed: 3, the outputs written, the message says how to accept it", () =>
     Effect.gen(function* () {
       const { dir, err, io } = yield* setup((all) => all)
       const out = path.join(dir, "run")
@@ -55,7 +56,7 @@ describe("the sweep's exit code when pairs fail", () => {
     })
   )
 
-  it.live("some failed: 0 by default, 3 past --max-failed-share", () =>
+  NodeTest.it.live("some failed: 0 by default, 3 past --max-failed-share", () =>
     Effect.gen(function* () {
       const { dir, io } = yield* setup((all) => all.slice(0, 1))
       expect(yield* Commands.main(["sweep", "--config", "exits", "--out", path.join(dir, "a")], io)).toBe(0)

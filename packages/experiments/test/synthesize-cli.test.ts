@@ -3,8 +3,8 @@
  * loopback OpenAI-compatible server whose every answer fails: no persona completes, and the run
  * still writes failures.json and validation.json, then exits with 1 and a message pointing at them.
  */
-import * as OpenAiServer from "@cupid-lab/providers/testing/OpenAiServer"
-import { Faults } from "@cupid-lab/providers/testing/LoopbackServer"
+import { OpenAiServer, LoopbackServer } from "@cupid-lab/providers/testing"
+
 import { describe, expect, it } from "@effect/vitest"
 import { Effect } from "effect"
 import { spawnSync } from "node:child_process"
@@ -41,7 +41,9 @@ const synthConfig = (baseURL: string) =>
 describe("synthesize, when no persona completes", () => {
   it.scopedLive("writes failures.json and validation.json and exits with 1, naming them", () =>
     Effect.gen(function* () {
-      const server = yield* OpenAiServer.make({ faultFor: () => Faults.serverError(500, "the model is down") })
+      const server = yield* OpenAiServer.make({
+        faultFor: () => LoopbackServer.Faults.serverError(500, "the model is down")
+      })
       const dir = tempDir()
       writeConfig(dir, synthConfig(server.baseURL), "synth.yaml")
       const r = yield* runProcess(process.execPath, [cli, "synthesize", "--config", "synth.yaml"], {

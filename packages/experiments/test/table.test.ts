@@ -1,11 +1,9 @@
 import { describe, expect, it } from "@effect/vitest"
 import * as NodeContext from "@effect/platform-node/NodeContext"
 import { Effect, Schema } from "effect"
-import * as Analysis from "../src/analysis/Analysis.js"
-import * as RunDir from "../src/results/RunDir.js"
-import * as Table from "../src/render/Table.js"
-import * as Paper from "../src/render/Paper.js"
-import * as Tables from "../src/render/Tables.js"
+import { Analysis, Table, Paper, Tables } from "@cupid-lab/report"
+import { RunDir } from "@cupid-lab/results"
+
 import { cellA, cellB, type CellSpec, tempDir, writeRun } from "./report-fixtures.js"
 
 /** One table with every escaping hazard of the three formats, a group, marks, a best value and superscripts. */

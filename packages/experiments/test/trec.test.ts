@@ -3,9 +3,9 @@ import { describe, expect, it } from "@effect/vitest"
 import { Effect } from "effect"
 import * as fs from "node:fs"
 import * as path from "node:path"
-import { Config, Runner } from "../src/index.js"
-import * as Trec from "../src/results/Trec.js"
-import type { ResultLine } from "../src/results/ResultLine.js"
+import { Config, Runner } from "@cupid-lab/runner"
+import { Trec, type ResultLine } from "@cupid-lab/results"
+
 import { lines, tempDir } from "./support.js"
 
 const config = [
@@ -93,7 +93,7 @@ describe("TREC export", () => {
         const qrels = new Map<string, Map<string, number>>()
         for (const [q, ls] of byQuery(written.qrels[0]!))
           qrels.set(q, new Map(ls.map((l) => [l.split(" ")[2]!, Number(l.split(" ")[3])])))
-        const results = lines(outcome.files.results).map((l) => JSON.parse(l) as ResultLine)
+        const results = lines(outcome.files.results).map((l) => JSON.parse(l) as ResultLine.ResultLine)
         expect(qrels.size).toBe(36)
         let checked = 0,
           ranked = 0

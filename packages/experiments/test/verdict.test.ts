@@ -4,21 +4,15 @@
  * configs/contextual.yaml, that the first screen names the leader (a regression check).
  */
 import { Scorer } from "@cupid-lab/core"
+import { type Analysis, type Pairwise, Verdict, Leaderboard, Report, Table } from "@cupid-lab/report"
+import { RunDir, ResultLine } from "@cupid-lab/results"
 import { describe, expect, it } from "@effect/vitest"
 import * as NodeContext from "@effect/platform-node/NodeContext"
 import { Effect } from "effect"
 import { execFileSync, spawnSync } from "node:child_process"
 import * as fs from "node:fs"
 import * as path from "node:path"
-import type { Delta } from "../src/analysis/Analysis.js"
-import type { Pairwise } from "../src/analysis/Pairwise.js"
-import * as Verdict from "../src/analysis/Verdict.js"
-import * as Leaderboard from "../src/render/Leaderboard.js"
-import * as Report from "../src/render/Report.js"
-import * as Table from "../src/render/Table.js"
-import * as RunDir from "../src/results/RunDir.js"
-import type { CellSummary, Slice, Summary } from "../src/results/ResultLine.js"
-import { slices } from "../src/results/ResultLine.js"
+
 import { cellA, cellB, dataset, tempDir, writeRun } from "./report-fixtures.js"
 
 const f1 = Scorer.metric({
@@ -29,7 +23,7 @@ const f1 = Scorer.metric({
   mainRank: 2
 })
 
-const sliceOf = (value: number, own: number | undefined, n: number): CellSummary["slices"]["all"] => {
+const sliceOf = (value: number, own: number | undefined, n: number): ResultLine.CellSummary["slices"]["all"] => {
   const v = own ?? value
   return { n, failed: 0, metrics: { [f1.name]: { n, mean: v, ci95: [v - 0.1, v + 0.1] } } }
 }
@@ -38,8 +32,8 @@ const sliceOf = (value: number, own: number | undefined, n: number): CellSummary
 const cell = (
   id: string,
   value: number,
-  options: { usesGold?: boolean; by?: Partial<Record<Slice, number>> } = {}
-): CellSummary => ({
+  options: { usesGold?: boolean; by?: Partial<Record<ResultLine.Slice, number>> } = {}
+): ResultLine.CellSummary => ({
   id,
   name: id,
   params: {},
@@ -55,7 +49,7 @@ const cell = (
   }
 })
 
-const summaryOf = (cells: ReadonlyArray<CellSummary>): Summary => ({
+const summaryOf = (cells: ReadonlyArray<ResultLine.CellSummary>): ResultLine.Summary => ({
   config: { name: "hand", hash: "h" },
   dataset: { source: "hand", hash: "d", instances: 30, skipped: [] },
   seed: 1,
@@ -66,7 +60,13 @@ const summaryOf = (cells: ReadonlyArray<CellSummary>): Summary => ({
 })
 
 /** cell - baseline on f1, with a CI of +-0.05 and the given adjusted p. */
-const delta = (c: CellSummary, base: CellSummary, slice: Slice, pAdjusted: number, mde = Number.NaN): Delta => {
+const delta = (
+  c: ResultLine.CellSummary,
+  base: ResultLine.CellSummary,
+  slice: ResultLine.Slice,
+  pAdjusted: number,
+  mde = Number.NaN
+): Analysis.Delta => {
   const d = c.slices[slice].metrics[f1.name]!.mean! - base.slices[slice].metrics[f1.name]!.mean!
   return {
     cell: c.id,
@@ -88,10 +88,13 @@ const delta = (c: CellSummary, base: CellSummary, slice: Slice, pAdjusted: numbe
 }
 
 /** Every pair test says: `beats[winner]` lists the 1-based numbers of the cells it beats, on every slice. */
-const pairwise = (cells: ReadonlyArray<CellSummary>, beats: Record<string, ReadonlyArray<number>>): Pairwise => ({
+const pairwise = (
+  cells: ReadonlyArray<ResultLine.CellSummary>,
+  beats: Record<string, ReadonlyArray<number>>
+): Pairwise.Pairwise => ({
   cells,
   metrics: [f1],
-  slices: slices.map((slice) => ({
+  slices: ResultLine.slices.map((slice) => ({
     slice,
     beats: new Map([[f1.name, new Map(cells.map((c) => [c.id, beats[c.id] ?? []]))]]),
     tooSmall: undefined
@@ -101,14 +104,14 @@ const pairwise = (cells: ReadonlyArray<CellSummary>, beats: Record<string, Reado
 })
 
 const input = (
-  cells: ReadonlyArray<CellSummary>,
-  p: (c: CellSummary, s: Slice) => number,
+  cells: ReadonlyArray<ResultLine.CellSummary>,
+  p: (c: ResultLine.CellSummary, s: ResultLine.Slice) => number,
   beats: Record<string, ReadonlyArray<number>> = {}
 ): Verdict.Input => ({
   summary: summaryOf(cells),
   baseline: cells[0]!,
   main: f1,
-  deltas: cells.slice(1).flatMap((c) => slices.map((s) => delta(c, cells[0]!, s, p(c, s)))),
+  deltas: cells.slice(1).flatMap((c) => ResultLine.slices.map((s) => delta(c, cells[0]!, s, p(c, s)))),
   pairwise: pairwise(cells, beats),
   baselineTooSmall: new Map()
 })
@@ -161,11 +164,11 @@ describe("Verdict", () => {
     // With the minimum detectable effect of the primary test, "not significant" says how large a difference is unlikely.
     const powered = Verdict.verdict({
       ...input(cells, () => 0.3),
-      deltas: cells.slice(1).flatMap((c) => slices.map((sl) => delta(c, cells[0]!, sl, 0.3, 0.25)))
+      deltas: cells.slice(1).flatMap((c) => ResultLine.slices.map((sl) => delta(c, cells[0]!, sl, 0.3, 0.25)))
     })
     const unpowered = Verdict.verdict({
       ...input(cells, () => 0.3),
-      deltas: cells.slice(1).flatMap((c) => slices.map((sl) => delta(c, cells[0]!, sl, 0.3, 0.1)))
+      deltas: cells.slice(1).flatMap((c) => ResultLine.slices.map((sl) => delta(c, cells[0]!, sl, 0.3, 0.1)))
     })
     expect(unpowered.findings[0]!.sentence).toMatch(/Neither lead is significant after correction\.$/)
     expect(powered.findings[0]!.sentence).toMatch(

@@ -12,13 +12,11 @@ import { Effect } from "effect"
 import * as fs from "node:fs"
 import * as http from "node:http"
 import * as path from "node:path"
-import type { Dataset } from "@cupid-lab/core"
-import { Config, Runner } from "../src/index.js"
-import type { Table } from "../src/render/Table.js"
-import * as Catalog from "../src/view/Catalog.js"
-import type { FiguresView } from "../src/view/Entries.js"
-import type { InstanceList } from "../src/view/Instances.js"
-import * as Server from "../src/view/Server.js"
+import type { Dataset } from "@cupid-lab/data"
+import { Config, Runner } from "@cupid-lab/runner"
+import type { Table } from "@cupid-lab/report"
+import { Catalog, type Entries, type Instances, Server } from "@cupid-lab/viewer"
+
 import { flaky, instance, opener, tempDir, testPlugins, visibleSignature } from "./support.js"
 
 const data = [
@@ -130,9 +128,10 @@ describe("viewer catalog", () => {
       ])
       const all = d.tables[0]!
       expect(all.columns.slice(0, 3).map((c) => c.label)).toEqual(["cell", "N", "retrieval.hit"])
-      const hit = (t: Table, name: string) => t.rows.find((r) => r.cells[0]!.text.split(" ")[0] === name)!.cells[2]!
+      const hit = (t: Table.Table, name: string) =>
+        t.rows.find((r) => r.cells[0]!.text.split(" ")[0] === name)!.cells[2]!
       expect([hit(all, "first").value, hit(all, "latest2").value, hit(all, "gold").value]).toEqual([1 / 3, 0.5, 1])
-      const best = (t: Table) => t.rows.filter((r) => r.cells[2]!.best === true).map((r) => r.cells[0]!.text)
+      const best = (t: Table.Table) => t.rows.filter((r) => r.cells[2]!.best === true).map((r) => r.cells[0]!.text)
       // gold reads gold labels: never best; flaky failed on p2:changing and is scored on 2
       expect(best(all)).toEqual(["latest2"])
       expect(all.rows.find((r) => r.cells[0]!.text === "flaky")!.cells[1]!.value).toBe(2)
@@ -199,7 +198,7 @@ describe("viewer catalog", () => {
   it.effect("filters instances by type, failed cell, disagreement and text, and sorts them", () =>
     Effect.gen(function* () {
       const { catalog, v1 } = yield* setup
-      const ids = (l: InstanceList) => l.items.map((i) => i.id)
+      const ids = (l: Instances.InstanceList) => l.items.map((i) => i.id)
       expect(ids(yield* catalog.instances(v1, {}))).toEqual(["p1:consistent", "p1:contrastive", "p2:changing"])
       expect(ids(yield* catalog.instances(v1, { type: "contrastive" }))).toEqual(["p1:contrastive"])
       expect(ids(yield* catalog.instances(v1, { failed: true }))).toEqual(["p2:changing"])
@@ -460,13 +459,15 @@ describe("viewer server", () => {
         const runs = yield* get(`${url}api/runs`)
         expect((JSON.parse(runs.body) as Catalog.RunList).runs.length).toBe(3)
         const q = new URLSearchParams({ run: v1, a: "first", b: "gold" })
-        const list = JSON.parse((yield* get(`${url}api/instances?${q.toString()}`)).body) as InstanceList
+        const list = JSON.parse((yield* get(`${url}api/instances?${q.toString()}`)).body) as Instances.InstanceList
         expect(list.items.map((i) => i.id)).toEqual(["p1:consistent", "p2:changing"])
         const verdict = JSON.parse(
           (yield* get(`${url}api/verdict?run=${encodeURIComponent(v1)}`)).body
         ) as Catalog.VerdictView
         expect(verdict.findings.length).toBe(4)
-        const figures = JSON.parse((yield* get(`${url}api/figures?run=${encodeURIComponent(v1)}`)).body) as FiguresView
+        const figures = JSON.parse(
+          (yield* get(`${url}api/figures?run=${encodeURIComponent(v1)}`)).body
+        ) as Entries.FiguresView
         expect(figures.figures.length).toBeGreaterThan(0)
         expect((yield* get(`${url}api/verdict`)).status).toBe(400)
         const bad = yield* get(`${url}api/instances?run=${encodeURIComponent(v1)}&sort=random`)

@@ -26,8 +26,8 @@ await timedImport(transformersRuntime, () => import(transformersRuntime))
 
 const { Plugin } = await import("@cupid-lab/core")
 const { OpenAi, Transformers } = await import("@cupid-lab/providers")
-const OpenAiServer = await import("@cupid-lab/providers/testing/OpenAiServer")
-const { writeTinyBert } = await import("@cupid-lab/providers/testing/TinyBert")
+const { OpenAiServer, TinyBert } = await import("@cupid-lab/providers/testing")
+const { writeTinyBert } = TinyBert
 
 /** Wall time and CPU time (client and server share this process) per call; CPU is the steadier figure on a busy machine. */
 const start = () => {

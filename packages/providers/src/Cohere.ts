@@ -14,9 +14,8 @@
  *   rerank: { provider: cohere, model: rerank-v3.5, rpm: 100 }
  *   embed: { provider: cohere, model: embed-english-v3.0, inputType: search_document }
  */
-import type { LanguageModel, Models } from "@cupid-lab/core"
-import { PluginError } from "@cupid-lab/core/Errors"
-import * as Plugin from "@cupid-lab/core/Plugin"
+import { type LanguageModel, type Models, Errors, Plugin } from "@cupid-lab/core"
+
 import type { CohereClientV2 } from "cohere-ai"
 import { Clock, Effect, Redacted, Schema, type Scope } from "effect"
 import * as Failure from "./internal/Failure.js"
@@ -127,7 +126,7 @@ export const make = (
   options: Options,
   model: string,
   context: Plugin.ProviderContext = {}
-): Effect.Effect<Models.ModelBundle, PluginError, Scope.Scope> =>
+): Effect.Effect<Models.ModelBundle, Errors.PluginError, Scope.Scope> =>
   Effect.gen(function* () {
     const baseURL = options.baseURL !== undefined && options.baseURL.trim() !== "" ? options.baseURL.trim() : undefined
     // A dry run sends nothing, so it needs no key (the placeholder is never used).
@@ -139,7 +138,8 @@ export const make = (
     )
     const sdk = yield* Effect.tryPromise({
       try: () => import("cohere-ai"),
-      catch: (e) => new PluginError({ plugin: "cohere", reason: `cannot load the cohere-ai package: ${String(e)}` })
+      catch: (e) =>
+        new Errors.PluginError({ plugin: "cohere", reason: `cannot load the cohere-ai package: ${String(e)}` })
     })
     const client: CohereClientV2 = new sdk.CohereClientV2({
       token: Redacted.value(key),

@@ -13,9 +13,8 @@
  *   gpt4o: { provider: openai, model: gpt-4o-2024-11-20, temperature: 0, rpm: 500 }
  *   prefmatcher: { provider: openai, model: kixlab/prefmatcher-7b, baseURL: "http://localhost:8000/v1" }
  */
-import type { LanguageModel, Models } from "@cupid-lab/core"
-import { PluginError } from "@cupid-lab/core/Errors"
-import * as Plugin from "@cupid-lab/core/Plugin"
+import { type LanguageModel, type Models, Errors, Plugin } from "@cupid-lab/core"
+
 import { Clock, Effect, Redacted, Schema, type Scope } from "effect"
 import type OpenAIClient from "openai"
 import * as Failure from "./internal/Failure.js"
@@ -123,7 +122,7 @@ export const make = (
   options: Options,
   model: string,
   context: Plugin.ProviderContext = {}
-): Effect.Effect<Models.ModelBundle, PluginError, Scope.Scope> =>
+): Effect.Effect<Models.ModelBundle, Errors.PluginError, Scope.Scope> =>
   Effect.gen(function* () {
     const baseURL = yield* Secret.setting(options.baseURL, "OPENAI_BASE_URL")
     // A dry run sends nothing, so it needs no key (the placeholder is never used).
@@ -135,7 +134,7 @@ export const make = (
     )
     const sdk = yield* Effect.tryPromise({
       try: () => import("openai"),
-      catch: (e) => new PluginError({ plugin: "openai", reason: `cannot load the openai package: ${String(e)}` })
+      catch: (e) => new Errors.PluginError({ plugin: "openai", reason: `cannot load the openai package: ${String(e)}` })
     })
     const client: OpenAIClient = new sdk.OpenAI({
       apiKey: Redacted.value(key),

@@ -20,7 +20,7 @@
  * const guard = yield* Resilience.make({ ...Resilience.defaults, rpm: 60 }, { provider: "openai", model: "gpt-4o" })
  * const answer = yield* guard((deadline) => callTheServer(deadline)) // Effect<A, ModelError>, aborting its request on `deadline`
  */
-import { ModelError } from "@cupid-lab/core/Errors"
+import { Errors } from "@cupid-lab/core"
 import { Duration, Effect, Exit, Fiber, Random, RateLimiter, Schedule, Schema, type Scope } from "effect"
 import * as SharedLimit from "./SharedLimit.js"
 
@@ -73,14 +73,14 @@ export interface Target {
  * the server-advised wait when there is one (capped at `retryMaxMs`), else a uniform wait up to
  * `min(retryMaxMs, retryBaseMs * 2^retry)` ("full jitter").
  */
-export const retryDelayMs = (policy: Policy, error: ModelError, retry: number, draw: number): number =>
+export const retryDelayMs = (policy: Policy, error: Errors.ModelError, retry: number, draw: number): number =>
   error.retryAfterMs !== undefined
     ? Math.min(error.retryAfterMs, policy.retryMaxMs)
     : Math.floor(draw * Math.min(policy.retryMaxMs, policy.retryBaseMs * 2 ** retry))
 
 /** Recurs while the failure is retryable and retries remain, waiting {@link retryDelayMs}. */
-export const retrySchedule = (policy: Policy): Schedule.Schedule<unknown, ModelError> =>
-  Schedule.identity<ModelError>().pipe(
+export const retrySchedule = (policy: Policy): Schedule.Schedule<unknown, Errors.ModelError> =>
+  Schedule.identity<Errors.ModelError>().pipe(
     Schedule.zipWith(Schedule.forever, (error, retry) => ({ error, retry })),
     Schedule.whileOutput(({ error, retry }) => error.retryable && retry < policy.maxRetries),
     Schedule.addDelayEffect(({ error, retry }) =>
@@ -92,7 +92,7 @@ export const retrySchedule = (policy: Policy): Schedule.Schedule<unknown, ModelE
  * One attempt of a model call: it must send a fresh request each run, and abort that request when
  * `deadline` fires (pass it, or a signal combined with it, to the HTTP client).
  */
-export type Call<A> = (deadline: AbortSignal) => Effect.Effect<A, ModelError>
+export type Call<A> = (deadline: AbortSignal) => Effect.Effect<A, Errors.ModelError>
 
 /**
  * Wraps one model call, retried as the policy says. A failure carries the number of requests sent
@@ -100,9 +100,9 @@ export type Call<A> = (deadline: AbortSignal) => Effect.Effect<A, ModelError>
  * server received, retries included.
  */
 export interface Guard {
-  <A>(call: Call<A>, tokens?: number): Effect.Effect<A, ModelError>
+  <A>(call: Call<A>, tokens?: number): Effect.Effect<A, Errors.ModelError>
   /** `tokens`: the request's estimated tokens, for a shared tokens-per-minute limit (the answer's own count replaces it). */
-  readonly counted: <A>(call: Call<A>, tokens?: number) => Effect.Effect<readonly [A, number], ModelError>
+  readonly counted: <A>(call: Call<A>, tokens?: number) => Effect.Effect<readonly [A, number], Errors.ModelError>
 }
 
 /** The tokens an answer reports (`promptTokens` plus `completionTokens`, where it has them). */
@@ -125,7 +125,10 @@ export const make = (policy: Policy, target: Target): Effect.Effect<Guard, never
         ? undefined
         : yield* SharedLimit.make(policy.limiter, target, policy.timeoutMs + 1_000)
     // The shared limit is asked per attempt, after the process's own limits; the answer settles its tokens.
-    const sharedLimit = <A>(attempt: Effect.Effect<A, ModelError>, tokens: number): Effect.Effect<A, ModelError> =>
+    const sharedLimit = <A>(
+      attempt: Effect.Effect<A, Errors.ModelError>,
+      tokens: number
+    ): Effect.Effect<A, Errors.ModelError> =>
       shared === undefined
         ? attempt
         : Effect.flatMap(shared.acquire(tokens), (ticket) =>
@@ -134,7 +137,7 @@ export const make = (policy: Policy, target: Target): Effect.Effect<Guard, never
             )
           )
     const timedOut = () =>
-      new ModelError({
+      new Errors.ModelError({
         ...target,
         reason: `no answer within ${policy.timeoutMs} ms (timeoutMs)`,
         retryable: true
@@ -186,8 +189,8 @@ export const make = (policy: Policy, target: Target): Effect.Effect<Guard, never
     return Object.assign(guard, { counted })
   })
 
-const withReason = (e: ModelError, reason: string, requests: number): ModelError =>
-  new ModelError({
+const withReason = (e: Errors.ModelError, reason: string, requests: number): Errors.ModelError =>
+  new Errors.ModelError({
     provider: e.provider,
     model: e.model,
     reason,

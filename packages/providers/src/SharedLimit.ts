@@ -27,7 +27,7 @@
  * models:
  *   gpt4o: { provider: openai, model: gpt-4o, limiter: { redis: "redis://10.0.0.5:6379", key: "openai-org", rpm: 500, tpm: 30000 } }
  */
-import { ModelError } from "@cupid-lab/core/Errors"
+import { Errors } from "@cupid-lab/core"
 import { Duration, Effect, Random, Schema, type Scope } from "effect"
 import { randomBytes } from "node:crypto"
 import type { Redis as RedisClient } from "ioredis"
@@ -143,7 +143,7 @@ export interface Ticket {
 
 export interface Limiter {
   /** Wait until the shared window admits one request estimated at `tokens`. */
-  readonly acquire: (tokens: number) => Effect.Effect<Ticket, ModelError>
+  readonly acquire: (tokens: number) => Effect.Effect<Ticket, Errors.ModelError>
 }
 
 /** The server named without its password, for messages. */
@@ -170,7 +170,7 @@ export const make = (
     const limits = perWindow(options)
     const where = `shared rate limiter (${describe(options.redis)}, key ${options.key})`
     const failure = (e: unknown) =>
-      new ModelError({
+      new Errors.ModelError({
         ...target,
         reason: `${where}: ${e instanceof Error ? e.message : String(e)}`.replaceAll(
           options.redis,

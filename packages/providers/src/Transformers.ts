@@ -20,9 +20,8 @@
  *   minilm: { provider: transformers, model: Xenova/all-MiniLM-L6-v2 }
  *   msmarco: { provider: transformers, model: Xenova/ms-marco-MiniLM-L-6-v2, task: rerank }
  */
-import type { LanguageModel, Models } from "@cupid-lab/core"
-import { ModelError, PluginError } from "@cupid-lab/core/Errors"
-import * as Plugin from "@cupid-lab/core/Plugin"
+import { type LanguageModel, type Models, Errors, Plugin } from "@cupid-lab/core"
+
 import { Effect, Schema, type Scope } from "effect"
 import * as fs from "node:fs"
 import { createRequire } from "node:module"
@@ -115,11 +114,11 @@ interface Loaded {
  * The runtime must be importable from `from` (this module's location unless given); a plugin error
  * with the install command otherwise.
  */
-export const requireRuntime = (from: string = import.meta.url): Effect.Effect<void, PluginError> =>
+export const requireRuntime = (from: string = import.meta.url): Effect.Effect<void, Errors.PluginError> =>
   Effect.try({
     try: () => void createRequire(from).resolve(runtimePackage),
     catch: () =>
-      new PluginError({
+      new Errors.PluginError({
         plugin: "transformers",
         reason:
           `the transformers provider needs the optional package ${runtimePackage} (with onnxruntime, about 470 MB), ` +
@@ -128,14 +127,14 @@ export const requireRuntime = (from: string = import.meta.url): Effect.Effect<vo
   })
 
 /** Where the model's files must be; a clear error naming the missing file otherwise. */
-const locate = (options: Options, model: string): Effect.Effect<string, PluginError> =>
+const locate = (options: Options, model: string): Effect.Effect<string, Errors.PluginError> =>
   Effect.gen(function* () {
     const base = yield* Secret.setting(options.modelDir, "TRANSFORMERS_MODEL_DIR")
     const folder = path.resolve(options.path ?? path.join(base ?? "models", model))
     const onnx = path.join("onnx", `model${dtypeSuffix[options.dtype]}.onnx`)
     for (const file of ["config.json", "tokenizer.json", onnx]) {
       if (!(yield* Effect.sync(() => fs.existsSync(path.join(folder, file))))) {
-        return yield* new PluginError({
+        return yield* new Errors.PluginError({
           plugin: "transformers",
           reason:
             `model "${model}": ${path.join(folder, file)} does not exist; the folder must hold a Hugging Face ` +
@@ -182,13 +181,16 @@ const tokenCount = (mask: Tensor) => {
 }
 
 /** Build the embedding model or reranker of one configured model folder. */
-export const make = (options: Options, model: string): Effect.Effect<Models.ModelBundle, PluginError, Scope.Scope> =>
+export const make = (
+  options: Options,
+  model: string
+): Effect.Effect<Models.ModelBundle, Errors.PluginError, Scope.Scope> =>
   Effect.gen(function* () {
     yield* requireRuntime()
     const folder = yield* locate(options, model)
     const info: LanguageModel.ModelInfo = { provider: "transformers", model, params: params(options) }
     const failure = (what: string) => (e: unknown) =>
-      new ModelError({
+      new Errors.ModelError({
         provider: "transformers",
         model,
         reason: `${what}: ${e instanceof Error ? e.message : String(e)}`,
@@ -258,7 +260,7 @@ export const make = (options: Options, model: string): Effect.Effect<Models.Mode
 
     const inBatches = <A extends { readonly promptTokens: number }>(
       items: ReadonlyArray<string>,
-      one: (batch: ReadonlyArray<string>) => Effect.Effect<A, ModelError>
+      one: (batch: ReadonlyArray<string>) => Effect.Effect<A, Errors.ModelError>
     ) => Effect.forEach(Text.chunks(items, options.batchSize), one, { concurrency: "unbounded" })
 
     if (options.task === "rerank") {

@@ -1,7 +1,7 @@
 import { describe, expect, it } from "@effect/vitest"
 import * as fs from "node:fs"
 import * as path from "node:path"
-import { Builtins } from "../src/index.js"
+import { Builtins } from "@cupid-lab/providers"
 
 const srcDir = path.join(import.meta.dirname, "..", "src")
 const heavy = ["openai", "cohere-ai", "@huggingface/transformers", "onnxruntime-node", "onnxruntime-common"]

@@ -1,5 +1,5 @@
-import { ModelCache, Models, Usage } from "@cupid-lab/core"
-import type { ModelError } from "@cupid-lab/core/Errors"
+import { ModelCache, Models, Usage, type Errors } from "@cupid-lab/core"
+
 import { describe, expect, it } from "@effect/vitest"
 import { Effect, Either } from "effect"
 import * as Cohere from "../src/Cohere.js"
@@ -12,7 +12,7 @@ const key = "co-test-SECRET-987654321"
 const cohere = (raw: Record<string, unknown>, env: Record<string, string> = { CO_API_KEY: key }) =>
   build(Cohere.plugin, raw, env)
 
-const failureOf = <A>(effect: Effect.Effect<A, ModelError>) =>
+const failureOf = <A>(effect: Effect.Effect<A, Errors.ModelError>) =>
   Effect.flatMap(Effect.either(effect), (e) =>
     Either.isLeft(e) ? Effect.succeed(e.left) : Effect.dieMessage("expected a failure")
   )
@@ -167,7 +167,7 @@ describe("cohere provider: faults and keys", () => {
         ]
       })
       const bundle = yield* cohere({ baseURL: server.url, ...fast, maxRetries: 0 })
-      const errors: Array<ModelError> = []
+      const errors: Array<Errors.ModelError> = []
       for (let i = 0; i < 4; i++) errors.push(yield* failureOf(bundle.languageModel!.complete(user("hi"))))
       expect(errors.map((e) => [e.status, e.retryable, e.retryAfterMs])).toStrictEqual([
         [429, true, 2000],

@@ -1,5 +1,5 @@
-import { ModelCache, Models, Tokens, Usage } from "@cupid-lab/core"
-import { ModelError } from "@cupid-lab/core/Errors"
+import { ModelCache, Models, Tokens, Usage, Errors } from "@cupid-lab/core"
+
 import { describe, expect, it } from "@effect/vitest"
 import { Effect, Either, Exit, Fiber, TestClock } from "effect"
 import * as OpenAi from "../src/OpenAi.js"
@@ -9,7 +9,7 @@ import { build, fast, user } from "./support.js"
 
 const openai = (raw: Record<string, unknown>, env: Record<string, string> = {}) => build(OpenAi.plugin, raw, env)
 
-const failureOf = <A>(effect: Effect.Effect<A, ModelError>) =>
+const failureOf = <A>(effect: Effect.Effect<A, Errors.ModelError>) =>
   Effect.flatMap(Effect.either(effect), (e) =>
     Either.isLeft(e) ? Effect.succeed(e.left) : Effect.dieMessage("expected a failure")
   )
@@ -185,7 +185,7 @@ describe("openai provider: faults", () => {
         const server = yield* OpenAiServer.make({ faults: [c.fault] })
         const once = yield* openai({ baseURL: server.baseURL, ...fast, maxRetries: 0 })
         const error = yield* failureOf(once.languageModel!.complete(user("hi")))
-        expect(error).toBeInstanceOf(ModelError)
+        expect(error).toBeInstanceOf(Errors.ModelError)
         expect(error).toMatchObject({ provider: "openai", model: "test-model", ...c.expected })
         if (c.name === "connection reset") expect(error.reason).toMatch(/^connection (reset|closed) by the server/)
         server.scriptFaults(c.fault)
@@ -294,7 +294,7 @@ describe("openai provider: keys", () => {
         { baseURL: server.baseURL, ...fast, maxRetries: 0, temperature: 0 },
         { OPENAI_API_KEY: key }
       )
-      const errors: Array<ModelError> = []
+      const errors: Array<Errors.ModelError> = []
       for (let i = 0; i < 4; i++) errors.push(yield* failureOf(bundle.languageModel!.complete(user("hi"))))
       expect(errors[0]!.message).toBe(
         "openai/test-model: authentication failed; check the key in OPENAI_API_KEY (HTTP 401)"

@@ -1,14 +1,14 @@
-import { ModelError } from "@cupid-lab/core/Errors"
+import { Errors } from "@cupid-lab/core"
 import { describe, expect, it } from "@effect/vitest"
 import { Deferred, Effect, Exit, Fiber, TestClock } from "effect"
 import * as Resilience from "../src/Resilience.js"
 
 const target = { provider: "p", model: "m" }
 const failure = (fields: { retryable?: boolean; retryAfterMs?: number; status?: number } = {}) =>
-  new ModelError({ ...target, reason: "boom", retryable: fields.retryable ?? true, ...fields })
+  new Errors.ModelError({ ...target, reason: "boom", retryable: fields.retryable ?? true, ...fields })
 
 /** A call that fails with `error` the first `failures` times, then answers "ok". */
-const flaky = (failures: number, error: ModelError) => {
+const flaky = (failures: number, error: Errors.ModelError) => {
   const state = { attempts: 0 }
   const call = Effect.suspend(() => {
     state.attempts++
@@ -57,7 +57,7 @@ describe("Resilience.make", () => {
       expect(state.attempts).toBe(3)
       expect(exit).toStrictEqual(
         Exit.fail(
-          new ModelError({
+          new Errors.ModelError({
             ...target,
             reason: "boom; gave up after 3 attempts",
             status: 503,
@@ -86,7 +86,9 @@ describe("Resilience.make", () => {
       const guard = yield* Resilience.make({ ...Resilience.defaults, retryBaseMs: 0 }, target)
       const error = failure({ retryable: false, status: 400 })
       const { state, call } = flaky(5, error)
-      expect(yield* Effect.exit(guard(() => call))).toStrictEqual(Exit.fail(new ModelError({ ...error, requests: 1 })))
+      expect(yield* Effect.exit(guard(() => call))).toStrictEqual(
+        Exit.fail(new Errors.ModelError({ ...error, requests: 1 }))
+      )
       expect(state.attempts).toBe(1)
     }).pipe(Effect.scoped)
   )
@@ -98,7 +100,12 @@ describe("Resilience.make", () => {
       yield* TestClock.adjust("1 second")
       expect(yield* Fiber.await(fiber)).toStrictEqual(
         Exit.fail(
-          new ModelError({ ...target, reason: "no answer within 1000 ms (timeoutMs)", retryable: true, requests: 1 })
+          new Errors.ModelError({
+            ...target,
+            reason: "no answer within 1000 ms (timeoutMs)",
+            retryable: true,
+            requests: 1
+          })
         )
       )
     })

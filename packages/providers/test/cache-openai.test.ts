@@ -1,8 +1,8 @@
 // The model cache in front of a real provider talking HTTP to a loopback OpenAI-compatible server:
 // answers the server gave are never lost to a cache that cannot be written, unusable entries are
 // asked for again, and refusals are never stored.
-import { ModelCache, Models, type LanguageModel } from "@cupid-lab/core"
-import { ModelError } from "@cupid-lab/core/Errors"
+import { ModelCache, Models, type LanguageModel, Errors } from "@cupid-lab/core"
+
 import { FileSystem } from "@effect/platform"
 import { SystemError } from "@effect/platform/Error"
 import { NodeContext, NodeFileSystem } from "@effect/platform-node"
@@ -127,7 +127,7 @@ describe("model cache over the openai provider on loopback", () => {
         })
         const lm = yield* chatModel(server, yield* Effect.provide(ModelCache.ModelCache, ModelCache.layerFile(dir)))
         const error = yield* Effect.flip(lm.complete(judged("rate this")))
-        expect(error).toBeInstanceOf(ModelError)
+        expect(error).toBeInstanceOf(Errors.ModelError)
         expect(error.message).toBe(
           `openai/test-model: the answer is a refusal, which counts as unparseable: "I'm sorry, but I can't assist with that." (refusals are never cached; a rerun asks again)`
         )

@@ -4,8 +4,8 @@
  * byte every 200 ms or never send headers. The calls run uninterruptibly, as a sweep runs its pairs:
  * there an interruption (Effect's own timeout) only takes effect once the call is over.
  */
-import type { Models } from "@cupid-lab/core"
-import type { ModelError } from "@cupid-lab/core/Errors"
+import type { Models, Errors } from "@cupid-lab/core"
+
 import { describe, expect, it } from "@effect/vitest"
 import { Effect, Either } from "effect"
 import * as Cohere from "../src/Cohere.js"
@@ -25,7 +25,7 @@ const faults: ReadonlyArray<readonly [string, Fault]> = [
   ["never sends headers", Faults.slow(120_000)]
 ]
 
-type Call = (bundle: Models.ModelBundle) => Effect.Effect<unknown, ModelError>
+type Call = (bundle: Models.ModelBundle) => Effect.Effect<unknown, Errors.ModelError>
 const calls: ReadonlyArray<readonly [string, "openai" | "cohere", Call]> = [
   ["openai chat", "openai", (b) => b.languageModel!.complete(user("hi"))],
   ["openai embeddings", "openai", (b) => b.embeddingModel!.embed(["alpha beta"])],

@@ -4,7 +4,7 @@
  * `openai` provider with a `limiter` — in three processes at once for the requests limit, in this
  * one for the tokens limit. Skipped, saying so, when redis-server is not installed.
  */
-import * as OpenAiServer from "@cupid-lab/providers/testing/OpenAiServer"
+import * as OpenAiServer from "../src/testing/OpenAiServer.js"
 import { describe, expect, it } from "@effect/vitest"
 import { Effect, Schema } from "effect"
 import { type ChildProcess, spawn } from "node:child_process"

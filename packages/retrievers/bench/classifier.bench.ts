@@ -4,7 +4,8 @@
  *
  *   npm run bench -- classifier.bench
  */
-import { Dataset, Domain, Memo, Synthetic } from "@cupid-lab/core"
+import { Dataset, Synthetic } from "@cupid-lab/data"
+import { Domain, Memo } from "@cupid-lab/core"
 import { NodeContext } from "@effect/platform-node"
 import { Effect, Schema } from "effect"
 import * as Classifier from "../src/Classifier.js"

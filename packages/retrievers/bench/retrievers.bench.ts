@@ -11,7 +11,8 @@
  * the heap after a full collection before the size started). `hybrid` is left out: it costs its two
  * parts plus a rank fusion.
  */
-import { Corpus, Domain, ModelCache, Models, Plugin, Synthetic, type Retriever } from "@cupid-lab/core"
+import { Corpus, Domain, ModelCache, Models, Plugin, type Retriever } from "@cupid-lab/core"
+import { Synthetic } from "@cupid-lab/data"
 import { NodeContext } from "@effect/platform-node"
 import { Effect, Layer } from "effect"
 import { fork } from "node:child_process"

@@ -6,7 +6,8 @@
  *   npm run bench -- selection                     # sample + synthetic (300 personas, 8 sessions)
  *   npx tsx packages/retrievers/bench/selection.bench.ts synthetic:personas=100,seed=3
  */
-import { Corpus, Dataset, Domain, ModelCache, Models, Plugin, type Retriever } from "@cupid-lab/core"
+import { Corpus, Domain, ModelCache, Models, Plugin, type Retriever } from "@cupid-lab/core"
+import { Dataset } from "@cupid-lab/data"
 import { NodeContext } from "@effect/platform-node"
 import { Effect, Layer } from "effect"
 import * as Builtins from "../src/Builtins.js"

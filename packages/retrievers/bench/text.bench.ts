@@ -6,7 +6,8 @@
  *
  *   npm run bench -- text.bench
  */
-import { Dataset, Domain, Memo, Synthetic } from "@cupid-lab/core"
+import { Dataset, Synthetic } from "@cupid-lab/data"
+import { Domain, Memo } from "@cupid-lab/core"
 import { NodeContext } from "@effect/platform-node"
 import { Effect } from "effect"
 import { createRequire } from "node:module"

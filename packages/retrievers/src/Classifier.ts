@@ -29,7 +29,8 @@
  * // config: retriever: { use: factor-classifier, train: "synthetic:personas=200,seed=1001" }
  * // sweep:  retriever.train: [sample, "synthetic:personas=200,seed=1001"]
  */
-import { Corpus, Dataset, type Domain, Errors, Memo, ModelCache, Plugin, Retriever } from "@cupid-lab/core"
+import { Corpus, type Domain, Errors, Memo, ModelCache, Plugin, Retriever } from "@cupid-lab/core"
+import { Dataset } from "@cupid-lab/data"
 import { Effect, Either, Schema, Stream } from "effect"
 import * as Bm25 from "./Bm25.js"
 import { applyPolicy, Policy } from "./ContextFactor.js"

@@ -1,5 +1,7 @@
-import { Corpus, Dataset, Domain, ModelCache, Models, Plugin, Synthetic } from "@cupid-lab/core"
-import { it } from "@cupid-lab/core/testing/NodeTest"
+import { Corpus, Domain, ModelCache, Models, Plugin } from "@cupid-lab/core"
+import { Dataset, Synthetic } from "@cupid-lab/data"
+import { NodeTest } from "@cupid-lab/core/testing"
+
 import { describe, expect } from "@effect/vitest"
 import { Effect, Layer, Option, Schema } from "effect"
 import * as Builtins from "../src/Builtins.js"
@@ -22,7 +24,7 @@ const envWith = (fingerprint: string, cache: Layer.Layer<ModelCache.ModelCache> 
   ).pipe(Layer.provideMerge(cache))
 
 describe("factor-classifier", () => {
-  it("logistic regression separates a separable set, deterministically", () => {
+  NodeTest.it("logistic regression separates a separable set, deterministically", () => {
     // One feature: label 1 exactly when x > 0.5.
     const rows = [[0], [0.1], [0.2], [0.4], [0.6], [0.8], [0.9], [1]]
     const labels = [0, 0, 0, 0, 1, 1, 1, 1]
@@ -49,7 +51,7 @@ describe("factor-classifier", () => {
     expect(Classifier.probabilities(fitted, [[0.5]])[0]).toBeCloseTo(0.5, 6)
   })
 
-  it("features: one row of eight per session, each in [0, 1]", () => {
+  NodeTest.it("features: one row of eight per session, each in [0, 1]", () => {
     const instance = Histories.instance({ sessions: 8, type: "contrastive", seed: 4 })
     const rows = Classifier.features(instance.query)
     expect(rows.length).toBe(8)
@@ -60,7 +62,7 @@ describe("factor-classifier", () => {
     expect(rows.map((r) => r[7])).toEqual([0, 1, 2, 3, 4, 5, 6, 7].map((i) => i / 7))
   })
 
-  it.effect("fits on its training source, caches the fit, and refuses to fit on the evaluated data", () =>
+  NodeTest.it.effect("fits on its training source, caches the fit, and refuses to fit on the evaluated data", () =>
     Effect.gen(function* () {
       const train = yield* Dataset.open(small)
       const cache = yield* Effect.provide(ModelCache.ModelCache, ModelCache.layerMemory)
@@ -90,7 +92,7 @@ describe("factor-classifier", () => {
     })
   )
 
-  it.effect("a cache entry of the wrong shape is refitted", () =>
+  NodeTest.it.effect("a cache entry of the wrong shape is refitted", () =>
     Effect.gen(function* () {
       const cache = yield* Effect.provide(ModelCache.ModelCache, ModelCache.layerMemory)
       const options = Schema.decodeSync(Classifier.options)({ train: small })
@@ -119,7 +121,7 @@ describe("factor-classifier", () => {
     })
   )
 
-  it("the fitted model ranks the factor's sessions above the rest on held-out generated data", () => {
+  NodeTest.it("the fitted model ranks the factor's sessions above the rest on held-out generated data", () => {
     const rows = (seed: number) =>
       [...Synthetic.generate({ ...Synthetic.defaults, personas: 15, seed })].map(Domain.fromRow)
     const options = Schema.decodeSync(Classifier.options)({ train: small })
@@ -148,7 +150,7 @@ describe("factor-classifier", () => {
 suite({ plugin: Classifier.plugin, options: { train: small }, largeHistory: 2_000 })
 
 describe("factor-classifier with GloVe features", () => {
-  it.effect("adds two similarity features from the vectors, fits and ranks with them", () =>
+  NodeTest.it.effect("adds two similarity features from the vectors, fits and ranks with them", () =>
     Effect.gen(function* () {
       const dir = fs.mkdtempSync(path.join(os.tmpdir(), "cupid-cls-glove-"))
       const words = ["the", "help", "plan", "write", "budget", "report", "trip", "manager"]
@@ -175,7 +177,7 @@ describe("factor-classifier with GloVe features", () => {
     })
   )
 
-  it.effect("without the vectors package, glove: true says how to install it", () =>
+  NodeTest.it.effect("without the vectors package, glove: true says how to install it", () =>
     Effect.gen(function* () {
       if (Glove.packageFile() !== undefined) return
       const options = Schema.decodeSync(Classifier.options)({ train: small, glove: true, cacheDir: os.tmpdir() })

@@ -1,4 +1,4 @@
-import { it } from "@cupid-lab/core/testing/NodeTest"
+import { NodeTest } from "@cupid-lab/core/testing"
 import { describe, expect } from "@effect/vitest"
 import { Effect } from "effect"
 import * as fs from "node:fs"
@@ -39,7 +39,7 @@ fs.writeFileSync(
 const cacheDir = path.join(dir, "cache")
 
 describe("glove embedder", () => {
-  it.effect("converts the JSON once into a binary cache and reads it back", () =>
+  NodeTest.it.effect("converts the JSON once into a binary cache and reads it back", () =>
     Effect.gen(function* () {
       const v = yield* Glove.load({ cacheDir, source })
       expect(v.dims).toBe(3)
@@ -55,7 +55,7 @@ describe("glove embedder", () => {
     })
   )
 
-  it.effect("SIF weighting: frequent words weigh less; unknown words are skipped; an empty text is zero", () =>
+  NodeTest.it.effect("SIF weighting: frequent words weigh less; unknown words are skipped; an empty text is zero", () =>
     Effect.gen(function* () {
       const v = yield* Glove.load({ cacheDir, source })
       const a = 1e-3
@@ -68,7 +68,7 @@ describe("glove embedder", () => {
     })
   )
 
-  it("the first principal component and its removal", () => {
+  NodeTest.it("the first principal component and its removal", () => {
     const rows = [Float32Array.from([2, 0, 0]), Float32Array.from([-2, 0.1, 0]), Float32Array.from([1, 0, 0])]
     const u = Glove.firstComponent(rows, 3)
     expect(Math.abs(u[0]!)).toBeCloseTo(1, 2)
@@ -76,7 +76,7 @@ describe("glove embedder", () => {
     expect(Array.from(r)).toEqual([0, 1, 0])
   })
 
-  it.effect("without the package, the error says how to install it", () =>
+  NodeTest.it.effect("without the package, the error says how to install it", () =>
     Effect.gen(function* () {
       if (Glove.packageFile() !== undefined) return
       const error = yield* Effect.flip(Glove.load({ cacheDir }))
@@ -85,7 +85,7 @@ describe("glove embedder", () => {
     })
   )
 
-  it.effect("the embedding retriever ranks with it", () =>
+  NodeTest.it.effect("the embedding retriever ranks with it", () =>
     Effect.gen(function* () {
       const service = yield* Embedding.plugin.make({
         representation: "dialogue",

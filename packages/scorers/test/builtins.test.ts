@@ -1,8 +1,9 @@
 import { Pipeline, Plugin, Retriever } from "@cupid-lab/core"
+import { Builtins } from "@cupid-lab/scorers"
 import { it } from "@effect/vitest"
 import { Effect } from "effect"
 import { describe, expect } from "vitest"
-import { Builtins } from "../src/index.js"
+
 import { makeInstance, pluginEnv, scriptedModel } from "./fixtures.js"
 
 const registry = Plugin.makeRegistry(Builtins.plugins)

@@ -1,5 +1,6 @@
 import * as path from "node:path"
-import { Dataset, type Retriever } from "@cupid-lab/core"
+import { Dataset } from "@cupid-lab/data"
+import type { Retriever } from "@cupid-lab/core"
 import { it } from "@effect/vitest"
 import { Effect } from "effect"
 import { describe, expect } from "vitest"

@@ -23,6 +23,7 @@
 import { type LanguageModel, ModelCache, Models, type Plugin } from "@cupid-lab/core"
 import { Builtins as ProviderBuiltins } from "@cupid-lab/providers"
 import { Cost } from "@cupid-lab/scorers"
+
 import type { FileSystem } from "@effect/platform"
 import { Clock, Effect } from "effect"
 import { SynthConfigError, type SynthesisError, SynthesisRunError } from "./Errors.js"

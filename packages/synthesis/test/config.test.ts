@@ -2,7 +2,7 @@
 // valid keys; YAML aliases that would make a value contain itself, or explode, are refused at their line.
 import { Either } from "effect"
 import { describe, expect, it } from "vitest"
-import { SynthConfig } from "../src/index.js"
+import { SynthConfig } from "@cupid-lab/synthesis"
 
 const base = "models: { m: { provider: openai, model: x } }\nroles: { persona: m, user: m, assistant: m }\n"
 const message = (text: string) => {

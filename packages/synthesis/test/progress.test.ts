@@ -1,5 +1,5 @@
 import { describe, expect, it } from "@effect/vitest"
-import { Progress } from "../src/index.js"
+import { Progress } from "@cupid-lab/synthesis"
 
 const snapshot: Progress.Snapshot = {
   personasDone: 5,

@@ -4,16 +4,18 @@
  * validated and loaded by the dataset loader, a run interrupted mid-way and resumed, malformed
  * answers at every stage, and a real sweep on the result.
  */
-import { Dataset } from "@cupid-lab/core"
-import { Config as SweepConfig, Runner } from "@cupid-lab/experiments"
-import * as OpenAiServer from "@cupid-lab/providers/testing/OpenAiServer"
+import { Dataset } from "@cupid-lab/data"
+import { Config as SweepConfig, Runner } from "@cupid-lab/runner"
+import { OpenAiServer } from "@cupid-lab/providers/testing"
+import { SynthConfig, Synthesis } from "@cupid-lab/synthesis"
+
 import { describe, expect, it } from "@effect/vitest"
 import * as NodeContext from "@effect/platform-node/NodeContext"
 import { Effect, Either, Fiber } from "effect"
 import * as fs from "node:fs"
 import * as os from "node:os"
 import * as path from "node:path"
-import { SynthConfig, Synthesis } from "../src/index.js"
+
 import { answer, type ChatBody, Defect } from "./ScriptedModel.js"
 
 const dirs: Array<string> = []

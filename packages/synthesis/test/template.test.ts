@@ -4,7 +4,7 @@
  * validator's rules on hand-made persona data.
  */
 import { describe, expect, it } from "@effect/vitest"
-import { Instances, type Records, Template } from "../src/index.js"
+import { Instances, type Records, Template } from "@cupid-lab/synthesis"
 
 const counts = { length: 13, original: 2, changed: 2, contrastive: 2 }
 

@@ -1,4 +1,4 @@
-import { ModelError } from "@cupid-lab/core/Errors"
+import { Errors } from "@cupid-lab/core"
 import { Effect, Either, Schema } from "effect"
 import { describeParseError } from "./Text.js"
 import type { Target } from "../Resilience.js"
@@ -120,7 +120,7 @@ export const scrub = (text: string, secrets: Secrets, max = 300): string => {
 const model = (
   ctx: CallContext,
   fields: { reason: string; retryable: boolean; status?: number; retryAfterMs?: number }
-) => new ModelError({ provider: ctx.provider, model: ctx.model, ...fields })
+) => new Errors.ModelError({ provider: ctx.provider, model: ctx.model, ...fields })
 
 /** An HTTP error status. Authentication failures never quote the server, whose text may echo the key. */
 export const fromStatus = (
@@ -128,7 +128,7 @@ export const fromStatus = (
   status: number,
   detail: string | undefined,
   retryAfter: number | undefined
-): ModelError => {
+): Errors.ModelError => {
   const said = detail === undefined || detail === "" ? "" : `: ${scrub(detail, ctx.secrets)}`
   const reason =
     status === 401 || status === 403
@@ -148,15 +148,15 @@ export const fromStatus = (
   })
 }
 
-export const fromConnection = (ctx: CallContext, description: string): ModelError =>
+export const fromConnection = (ctx: CallContext, description: string): Errors.ModelError =>
   model(ctx, { reason: description, retryable: true })
 
 /** A 2xx answer whose body is not the JSON the API promises (truncated or garbled: worth retrying). */
-export const malformed = (ctx: CallContext, what: string): ModelError =>
+export const malformed = (ctx: CallContext, what: string): Errors.ModelError =>
   model(ctx, { reason: `malformed response: ${scrub(what, ctx.secrets)}`, retryable: true })
 
 /** Anything else: a bug or an unexpected library error; not retried. */
-export const unexpected = (ctx: CallContext, error: unknown): ModelError =>
+export const unexpected = (ctx: CallContext, error: unknown): Errors.ModelError =>
   model(ctx, {
     reason: `unexpected failure: ${scrub(error instanceof Error ? error.message : String(error), ctx.secrets)}`,
     retryable: false

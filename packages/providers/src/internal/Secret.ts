@@ -1,4 +1,4 @@
-import { PluginError } from "@cupid-lab/core/Errors"
+import { Errors } from "@cupid-lab/core"
 import { Config, Effect, Option, Redacted, Schema } from "effect"
 import * as Failure from "./Failure.js"
 
@@ -29,7 +29,7 @@ export const apiKey = (
   model: string,
   name: string,
   required: boolean
-): Effect.Effect<Redacted.Redacted<string>, PluginError> =>
+): Effect.Effect<Redacted.Redacted<string>, Errors.PluginError> =>
   Config.option(Config.redacted(name)).pipe(
     Effect.orElseSucceed(() => Option.none<Redacted.Redacted<string>>()),
     Effect.flatMap((found) => {
@@ -37,7 +37,7 @@ export const apiKey = (
       if (Option.isSome(present)) return Effect.succeed(present.value)
       return required
         ? Effect.fail(
-            new PluginError({
+            new Errors.PluginError({
               plugin,
               reason:
                 `model "${model}": environment variable ${name} is not set; export the API key there, ` +

@@ -1,5 +1,5 @@
-import type { LanguageModel } from "@cupid-lab/core"
-import * as Tokens from "@cupid-lab/core/Tokens"
+import { type LanguageModel, Tokens } from "@cupid-lab/core"
+
 import { ParseResult } from "effect"
 
 /**

@@ -1,9 +1,9 @@
 // How a synthesis generates one persona: each unit (persona, factors, session, checklist, dialogue)
 // is read from the raw file or made with one or more model calls and appended to it at once; a unit
 // that fails becomes a recorded failure and the persona goes on with what it can.
-import { Hash, LanguageModel, Plugin, PromptTemplate, Usage } from "@cupid-lab/core"
-import type { Models } from "@cupid-lab/core"
+import { Hash, LanguageModel, Plugin, PromptTemplate, Usage, type Models } from "@cupid-lab/core"
 import { Cost } from "@cupid-lab/scorers"
+
 import { Data, Effect, Either } from "effect"
 import { SynthConfigError } from "../Errors.js"
 import * as Instances from "../Instances.js"

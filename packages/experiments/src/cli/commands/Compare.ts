@@ -44,7 +44,7 @@ export const command = Command.make(
       const io = yield* CommandIo
       if (Option.isSome(a.a) !== Option.isSome(a.b))
         return yield* usage("--cell-a and --cell-b go together: one cell of each run")
-      const Compare = yield* Effect.promise(() => import("../../compare/Compare.js"))
+      const Compare = yield* Effect.promise(() => import("@cupid-lab/report").then((m) => m.Compare))
       const cells = Option.isSome(a.a) && Option.isSome(a.b) ? { cells: { a: a.a.value, b: a.b.value } } : {}
       const files = yield* Compare.write(
         yield* runDirectory(a.runs.first),

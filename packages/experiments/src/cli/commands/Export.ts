@@ -19,7 +19,7 @@ export const command = Command.make(
   (a) =>
     Effect.gen(function* () {
       const io = yield* CommandIo
-      const Trec = yield* Effect.promise(() => import("../../results/Trec.js"))
+      const Trec = yield* Effect.promise(() => import("@cupid-lab/results").then((m) => m.Trec))
       const written = yield* Trec.write(yield* runDirectory(a.run))
       io.stdout(`${[...written.qrels.map((f) => `qrels: ${f}`), ...written.runs.map((f) => `run: ${f}`)].join("\n")}\n`)
     })

@@ -3,7 +3,7 @@ import type { FileSystem } from "@effect/platform"
 import { Console, Context, Effect, type Option, Record as Rec } from "effect"
 import * as path from "node:path"
 import type { ProgressLine } from "@cupid-lab/core"
-import type * as Runner from "../../run/Runner.js"
+import type { Runner } from "@cupid-lab/runner"
 
 /** Where a command writes, where it finds configs, and (for tests) the runner's plugins. */
 export interface Io {
@@ -25,7 +25,7 @@ export const usage = (message: string): Effect.Effect<never, ValidationError.Val
 
 export const runDirectory = (dir: string) =>
   Effect.flatMap(
-    Effect.promise(() => import("../../run/RunId.js")),
+    Effect.promise(() => import("@cupid-lab/results").then((m) => m.RunId)),
     (RunId) => RunId.resolve(dir)
   )
 
@@ -71,7 +71,7 @@ export const dataOption = (description: string) =>
 export const configFile = (given: string): Effect.Effect<string, never, CommandIo | FileSystem.FileSystem> =>
   Effect.gen(function* () {
     const io = yield* CommandIo
-    const { resolveFile } = yield* Effect.promise(() => import("../../config/Config.js"))
+    const { resolveFile } = yield* Effect.promise(() => import("@cupid-lab/runner").then((m) => m.Config))
     const resolved = yield* Effect.reduce(io.configDirs, given, (found, dir) =>
       found === given ? resolveFile(given, dir) : Effect.succeed(found)
     )

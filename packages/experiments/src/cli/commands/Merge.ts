@@ -24,7 +24,7 @@ export const command = Command.make(
   (a) =>
     Effect.gen(function* () {
       const io = yield* CommandIo
-      const Merge = yield* Effect.promise(() => import("../../results/Merge.js"))
+      const Merge = yield* Effect.promise(() => import("@cupid-lab/runner").then((m) => m.Merge))
       const merged = yield* Merge.merge({
         out: a.out,
         shards: a.shards,
@@ -32,7 +32,7 @@ export const command = Command.make(
         ...(io.runner?.openDataset !== undefined ? { openDataset: io.runner.openDataset } : {}),
         log: logTo(io)
       })
-      const Leaderboard = yield* Effect.promise(() => import("../../render/Leaderboard.js"))
+      const Leaderboard = yield* Effect.promise(() => import("@cupid-lab/report").then((m) => m.Leaderboard))
       io.stdout(Leaderboard.console(merged.opening.analysis, merged.opening.verdict, []))
       io.stdout(
         `\nmerged ${merged.shards} shards of run ${merged.identity.id}: ${merged.pairs} pairs, ${merged.instances} instances\n`

@@ -27,7 +27,7 @@ export const command = Command.make(
   (a) =>
     Effect.gen(function* () {
       const io = yield* CommandIo
-      const Report = yield* Effect.promise(() => import("../../render/Report.js"))
+      const Report = yield* Effect.promise(() => import("@cupid-lab/report").then((m) => m.Report))
       const dir = yield* runDirectory(a.run)
       yield* Report.write(dir, given({ baseline: a.baseline, main: a.main }))
       io.stdout(outputs(dir))

@@ -1,14 +1,17 @@
 import { Command, Options } from "@effect/cli"
 import { Effect, Either, Option, Struct } from "effect"
 import * as path from "node:path"
-import { type CupidType, cupidTypes } from "@cupid-lab/core/Domain"
-import type * as BenchmarksModule from "../../render/Benchmarks.js"
-import type * as BudgetModule from "../../run/Budget.js"
-import type * as ConfigModule from "../../config/Config.js"
-import type * as Progress from "../../run/Progress.js"
-import type * as RunnerModule from "../../run/Runner.js"
-import * as Shard from "../../run/Shard.js"
-import { BudgetError, TooManyFailures } from "../../Errors.js"
+import { Domain } from "@cupid-lab/core"
+import type { Benchmarks as BenchmarksModule } from "@cupid-lab/report"
+import {
+  type Budget as BudgetModule,
+  type Config as ConfigModule,
+  type Progress,
+  type Runner as RunnerModule,
+  Errors
+} from "@cupid-lab/runner"
+import { Shard } from "@cupid-lab/results"
+
 import {
   CommandIo,
   configFile,
@@ -22,7 +25,7 @@ import {
   outputs
 } from "./Io.js"
 
-const isType = (t: string): t is CupidType => (cupidTypes as ReadonlyArray<string>).includes(t)
+const isType = (t: string): t is Domain.CupidType => (Domain.cupidTypes as ReadonlyArray<string>).includes(t)
 
 const parseTypes = (value: string) => {
   const given = value
@@ -32,7 +35,7 @@ const parseTypes = (value: string) => {
   const bad = given.filter((t) => !isType(t))
   return bad.length > 0 || given.length === 0
     ? invalid(
-        `--types: unknown instance type ${bad.map((b) => `"${b}"`).join(", ") || "(none given)"}; valid choices: ${cupidTypes.join(", ")}`
+        `--types: unknown instance type ${bad.map((b) => `"${b}"`).join(", ") || "(none given)"}; valid choices: ${Domain.cupidTypes.join(", ")}`
       )
     : Effect.succeed(given.filter(isType))
 }
@@ -56,7 +59,7 @@ const options = {
     Options.withPseudoName("t,..."),
     Options.mapEffect(parseTypes),
     Options.optional,
-    Options.withDescription(`only these instance types, comma-separated: ${cupidTypes.join(", ")}`)
+    Options.withDescription(`only these instance types, comma-separated: ${Domain.cupidTypes.join(", ")}`)
   ),
   maxCells: countOption(
     "max-cells",
@@ -121,7 +124,7 @@ const largeGrid = 1000
 const run = (a: Args) =>
   Effect.gen(function* () {
     const io = yield* CommandIo
-    const Config = yield* Effect.promise(() => import("../../config/Config.js"))
+    const Config = yield* Effect.promise(() => import("@cupid-lab/runner").then((m) => m.Config))
     const loaded = yield* Config.load(yield* configFile(a.config), io.env ?? process.env)
     const config = Config.withOverrides(
       loaded,
@@ -129,7 +132,7 @@ const run = (a: Args) =>
     )
     if (config.sources.length === 0) return yield* runOne(a, config)
     // One run per data source, one after another (a failure stops the rest; a rerun resumes), then the side-by-side table.
-    const Benchmarks = yield* Effect.promise(() => import("../../render/Benchmarks.js"))
+    const Benchmarks = yield* Effect.promise(() => import("@cupid-lab/report").then((m) => m.Benchmarks))
     const runs: Array<BenchmarksModule.SourceRun> = []
     for (const [index, source] of config.sources.entries()) {
       logTo(io)(`data source ${index + 1} of ${config.sources.length}: ${source}`)
@@ -152,7 +155,7 @@ const runOne = (a: Args, config: ConfigModule.Config) =>
     const io = yield* CommandIo
     const log = logTo(io)
     const [Runner, Progress, Grid] = yield* Effect.promise(() =>
-      Promise.all([import("../../run/Runner.js"), import("../../run/Progress.js"), import("../../config/Grid.js")])
+      import("@cupid-lab/runner").then((m) => [m.Runner, m.Progress, m.Grid] as const)
     )
     // A large grid takes a while to build: say how large before starting (a grid over the limit is refused by the runner).
     const size = Grid.size(config)
@@ -161,7 +164,7 @@ const runOne = (a: Args, config: ConfigModule.Config) =>
     if (a.dryRun) {
       const d = yield* Runner.dryRun(config, { ...io.runner, log, ...given({ shard: a.shard }) })
       const [Config, Budget] = yield* Effect.promise(() =>
-        Promise.all([import("../../config/Config.js"), import("../../run/Budget.js")])
+        import("@cupid-lab/runner").then((m) => [m.Config, m.Budget] as const)
       )
       io.stdout(`${describeDryRun(d, config, Config, Budget, io.env ?? process.env).join("\n")}\n`)
       return undefined
@@ -192,7 +195,7 @@ const runOne = (a: Args, config: ConfigModule.Config) =>
         )
       )
     )
-    const Leaderboard = yield* Effect.promise(() => import("../../render/Leaderboard.js"))
+    const Leaderboard = yield* Effect.promise(() => import("@cupid-lab/report").then((m) => m.Leaderboard))
     // The CLI always writes the reports, so the opening is there.
     if (outcome.opening !== undefined) {
       const models = Object.entries(config.models).map(([n, m]) => `${n} = ${m.provider}/${m.model}`)
@@ -207,8 +210,8 @@ const runOne = (a: Args, config: ConfigModule.Config) =>
         `${outcome.pairs.failed} pairs failed (status "failed" in ${outcome.files.results}); rerun the same command to retry them`
       )
     if (outcome.stopped === "budget" && outcome.budget !== undefined) {
-      const Budget = yield* Effect.promise(() => import("../../run/Budget.js"))
-      return yield* new BudgetError({ message: Budget.stoppedMessage(outcome.budget, outcome.pairs) })
+      const Budget = yield* Effect.promise(() => import("@cupid-lab/runner").then((m) => m.Budget))
+      return yield* new Errors.BudgetError({ message: Budget.stoppedMessage(outcome.budget, outcome.pairs) })
     }
     if (outcome.interrupted) {
       interrupted(outcome.pairs)
@@ -217,7 +220,7 @@ const runOne = (a: Args, config: ConfigModule.Config) =>
     const { failed, ran } = outcome.pairs
     const limit = Option.getOrUndefined(a.maxFailedShare)
     if (!a.allowFailures && ran > 0 && (failed === ran || (limit !== undefined && failed / ran > limit))) {
-      return yield* new TooManyFailures({
+      return yield* new Errors.TooManyFailures({
         message:
           `${failed} of the ${ran} pairs run failed${failed === ran ? "" : ` (more than --max-failed-share ${limit})`}; the outputs are written, the errors are in ${outcome.files.report}. ` +
           "Fix the cause and rerun to retry them, or pass --allow-failures to exit 0"

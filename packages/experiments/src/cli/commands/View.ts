@@ -27,7 +27,7 @@ export const command = Command.make(
   (a) =>
     Effect.gen(function* () {
       const io = yield* CommandIo
-      const Server = yield* Effect.promise(() => import("../../view/Server.js"))
+      const Server = yield* Effect.promise(() => import("@cupid-lab/viewer").then((m) => m.Server))
       const started = yield* Server.start({ root: a.root, port: a.port, host: a.host })
       io.stdout(`viewer: ${started.url} (runs under ${started.root}; Ctrl-C stops it)\n`)
       return yield* Effect.never

@@ -1,0 +1,2 @@
+export * as FaultyFileSystem from "./FaultyFileSystem.js"
+export * as NodeTest from "./NodeTest.js"

@@ -1,0 +1,269 @@
+/**
+ * Who won: per instance type, a leaderboard on the main metric (cells that read gold labels apart,
+ * as ceilings) and one plain sentence: who leads, by how much against the baseline (its paired test)
+ * and the runner-up (significant when the every-pair tests say so), and whether each lead holds.
+ *
+ * @example
+ * Verdict.verdict(analysis).findings[0].sentence // "All instances: bm25 leads on retrieval.f1 with 0.624 [0.501, 0.750] ..."
+ */
+import { ResultLine } from "@cupid-lab/results"
+
+import type { Analysis, Delta } from "./Analysis.js"
+import { level, type TooSmall } from "./Pairwise.js"
+import * as Format from "./Format.js"
+
+/** What the verdict reads of an analysis. */
+export type Input = Pick<Analysis, "summary" | "baseline" | "main" | "deltas" | "pairwise" | "baselineTooSmall">
+
+export interface Standing {
+  readonly cell: ResultLine.CellSummary
+  /** The mean is null when the cell has no value. */
+  readonly estimate: ResultLine.MetricEstimate
+  /** 1-based; undefined for a ceiling. */
+  readonly rank: number | undefined
+  /** Undefined for the baseline itself. */
+  readonly vsBaseline: Delta | undefined
+}
+
+export interface Leaderboard {
+  readonly slice: ResultLine.Slice
+  /** Best first; cells without a value last. */
+  readonly contenders: ReadonlyArray<Standing>
+  /** Cells that read gold labels, in the same order, not ranked. */
+  readonly ceilings: ReadonlyArray<Standing>
+}
+
+/** How a lead compares with one other cell. */
+export interface Lead {
+  readonly other: Standing
+  /** Positive when the leader is better. */
+  readonly by: number
+  /** The paired 95% CI, when there is a paired test. */
+  readonly ci: readonly [number, number] | undefined
+  /** The adjusted p, when there is one. */
+  readonly p: number | undefined
+  /** Undefined when it could not be tested. */
+  readonly significant: boolean | undefined
+  /** Primary comparisons: the smallest difference the test detects with 80% power. */
+  readonly mde?: number
+}
+
+export interface Finding {
+  readonly slice: ResultLine.Slice
+  /** The cells that share the best shown value. */
+  readonly leaders: ReadonlyArray<Standing>
+  readonly runnerUp: Standing | undefined
+  readonly vsBaseline: Lead | undefined
+  readonly vsRunnerUp: Lead | undefined
+  readonly tooSmall: Pick<TooSmall, "n" | "needed" | "clustered"> | undefined
+  readonly sentence: string
+}
+
+export interface Verdict {
+  readonly metric: ResultLine.MetricDescription | undefined
+  /** One per slice, all instances first. */
+  readonly boards: ReadonlyArray<Leaderboard>
+  readonly findings: ReadonlyArray<Finding>
+}
+
+const better =
+  (m: ResultLine.MetricDescription) =>
+  (x: number, y: number): number =>
+    m.direction === "lower" ? x - y : y - x
+const valueOf = (s: Pick<Standing, "estimate">): number | null => s.estimate.mean
+const finite = (s: Pick<Standing, "estimate">): number | undefined =>
+  Number.isFinite(s.estimate.mean) ? s.estimate.mean! : undefined
+const shown = (x: number | null): string => Format.number(x)
+
+export const leaderboard = (a: Input, m: ResultLine.MetricDescription, slice: ResultLine.Slice): Leaderboard => {
+  const deltas = new Map(a.deltas.filter((d) => d.metric === m.name && d.slice === slice).map((d) => [d.cell, d]))
+  const standing = (c: ResultLine.CellSummary): Omit<Standing, "rank"> => ({
+    cell: c,
+    estimate: c.slices[slice].metrics[m.name] ?? { n: 0, mean: null, ci95: [null, null] },
+    vsBaseline: deltas.get(c.id)
+  })
+  const order = better(m)
+  const sorted = (cells: ReadonlyArray<ResultLine.CellSummary>) =>
+    cells.map(standing).sort((x, y) => {
+      const vx = finite(x),
+        vy = finite(y)
+      return vx === undefined ? (vy === undefined ? 0 : 1) : vy === undefined ? -1 : order(vx, vy)
+    })
+  return {
+    slice,
+    contenders: sorted(a.summary.cells.filter((c) => !c.usesGold)).map((s, i) => ({ ...s, rank: i + 1 })),
+    ceilings: sorted(a.summary.cells.filter((c) => c.usesGold)).map((s) => ({ ...s, rank: undefined }))
+  }
+}
+
+/** The leader's value minus the other's, positive when the leader is better. */
+const gap = (m: ResultLine.MetricDescription, leader: Standing, other: Standing): number =>
+  (m.direction === "lower" ? -1 : 1) * ((valueOf(leader) ?? NaN) - (valueOf(other) ?? NaN))
+
+/**
+ * A lead read from a paired test against the baseline (`d`: cell - baseline). `leaderIsCell`:
+ * the leader is the test's cell and `other` the baseline; else the leader is the baseline.
+ */
+const fromDelta = (
+  m: ResultLine.MetricDescription,
+  d: Delta | undefined,
+  other: Standing,
+  leader: Standing,
+  leaderIsCell: boolean
+): Lead => {
+  const sign = (m.direction === "lower" ? -1 : 1) * (leaderIsCell ? 1 : -1)
+  const tested = d !== undefined && d.comparison.n > 0 && Number.isFinite(d.comparison.delta)
+  const p = tested ? d.pAdjusted : undefined
+  const [lo, hi] = tested ? d.comparison.ci95 : [NaN, NaN]
+  return {
+    other,
+    by: tested ? sign * d.comparison.delta : gap(m, leader, other),
+    ci: Number.isFinite(lo) && Number.isFinite(hi) ? (sign > 0 ? [lo, hi] : [-hi, -lo]) : undefined,
+    p,
+    significant: p === undefined || !Number.isFinite(p) ? undefined : p < level,
+    ...(tested && Number.isFinite(d.mde) ? { mde: d.mde } : {})
+  }
+}
+
+/** The leader against the runner-up: the difference of their values, significant when the every-pair tests say the leader beats it. */
+const fromPairwise = (
+  a: Input,
+  m: ResultLine.MetricDescription,
+  slice: ResultLine.Slice,
+  leader: Standing,
+  other: Standing
+): Lead => {
+  const beats = a.pairwise?.slices
+    .find((x) => x.slice === slice)
+    ?.beats.get(m.name)
+    ?.get(leader.cell.id)
+  const number = a.pairwise === undefined ? 0 : a.pairwise.cells.findIndex((c) => c.id === other.cell.id) + 1
+  return { other, by: gap(m, leader, other), ci: undefined, p: undefined, significant: beats?.includes(number) }
+}
+
+const names = (xs: ReadonlyArray<Standing>): string =>
+  xs.length <= 2
+    ? xs.map((x) => x.cell.name).join(" and ")
+    : `${xs
+        .slice(0, -1)
+        .map((x) => x.cell.name)
+        .join(", ")} and ${xs[xs.length - 1]!.cell.name}`
+
+const sliceName = (s: ResultLine.Slice) =>
+  s === "all" ? "All instances" : `${s.charAt(0).toUpperCase()}${s.slice(1)} instances`
+
+/** `ahead of the baseline all (0.380) by 0.244 (paired 95% CI [0.125, 0.367], adjusted p = 0.117)`. */
+const leadText = (l: Lead, role: string): string => {
+  const stats = [
+    ...(l.ci === undefined ? [] : [`paired 95% CI ${Format.interval(l.ci[0], l.ci[1])}`]),
+    ...(l.p === undefined || !Number.isFinite(l.p) ? [] : [`adjusted p = ${Format.p(l.p)}`])
+  ]
+  const other = `${role} ${l.other.cell.name} (${shown(valueOf(l.other))})`
+  const how =
+    shown(l.by) === shown(0)
+      ? `level with ${other}`
+      : `${l.by > 0 ? "ahead of" : "behind"} ${other} by ${shown(Math.abs(l.by))}`
+  return `${how}${stats.length === 0 ? "" : ` (${stats.join(", ")})`}`
+}
+
+/** Whether the leads hold, in one plain sentence. */
+const holds = (f: Omit<Finding, "sentence">): string => {
+  if (f.tooSmall !== undefined) {
+    // Where a persona has several instances the tests resample personas, and n counts those.
+    const units = f.tooSmall.clustered === true ? "personas (a persona's instances move together)" : "instances"
+    return `No difference against the baseline can be significant here after correction: the cells share n = ${f.tooSmall.n} ${units}, and that takes n = ${f.tooSmall.needed}.`
+  }
+  const leads = [f.vsBaseline, f.vsRunnerUp].filter((l): l is Lead => l !== undefined)
+  const what = (l: Lead) => (l === f.vsBaseline ? "the lead over the baseline" : "the lead over the runner-up")
+  const sig = leads.filter((l) => l.significant === true),
+    not = leads.filter((l) => l.significant === false)
+  const untested = leads.filter((l) => l.significant === undefined)
+  const parts: Array<string> = []
+  if (sig.length > 0 && not.length === 0)
+    parts.push(
+      leads.length - untested.length === 1
+        ? `${capital(what(sig[0]!))} is significant after correction`
+        : "Both leads are significant after correction"
+    )
+  else if (not.length > 0 && sig.length === 0)
+    parts.push(
+      not.length === 1
+        ? `${capital(what(not[0]!))} is not significant after correction`
+        : "Neither lead is significant after correction"
+    )
+  else if (sig.length > 0)
+    parts.push(`${capital(what(sig[0]!))} is significant after correction; ${what(not[0]!)} is not`)
+  if (untested.length > 0) parts.push(`${untested.map(what).join(" and ")} could not be tested`)
+  // Said only when the observed lead is below it: then a larger true difference would likely have been detected.
+  const mde =
+    f.vsBaseline?.significant === false &&
+    f.vsBaseline.mde !== undefined &&
+    Math.abs(f.vsBaseline.by) < f.vsBaseline.mde
+      ? f.vsBaseline.mde
+      : undefined
+  if (mde !== undefined)
+    parts.push(
+      `at this n the test detects a difference against the baseline of ${shown(mde)} or more with 80% power, so none larger is likely`
+    )
+  return parts.length === 0 ? "" : `${parts.join("; ")}.`
+}
+
+const capital = (s: string) => `${s.charAt(0).toUpperCase()}${s.slice(1)}`
+
+/** The plain sentence of one slice. */
+const sentence = (m: ResultLine.MetricDescription, f: Omit<Finding, "sentence">, baseline: string): string => {
+  const head = sliceName(f.slice)
+  const leader = f.leaders[0]
+  if (leader === undefined) return `${head}: no cell that reads no gold labels has a value of ${m.name}.`
+  const isBase = (s: Standing | undefined) => s?.cell.id === baseline
+  const lead =
+    f.leaders.length > 1
+      ? `${names(f.leaders)} tie for the lead on ${m.name} at ${shown(valueOf(leader))}${f.vsBaseline === undefined && f.vsRunnerUp === undefined ? "" : `; ${leader.cell.name} is`}`
+      : `${leader.cell.name}${isBase(leader) ? " (the baseline)" : ""} leads on ${m.name} with ${shown(valueOf(leader))} ${Format.interval(leader.estimate.ci95[0], leader.estimate.ci95[1])} on n = ${leader.estimate.n} instances${f.vsBaseline === undefined && f.vsRunnerUp === undefined ? "" : ","}`
+  const parts: Array<string> = []
+  if (f.vsBaseline !== undefined)
+    parts.push(leadText(f.vsBaseline, isBase(f.runnerUp) ? "the baseline and runner-up" : "the baseline"))
+  if (f.vsRunnerUp !== undefined) parts.push(leadText(f.vsRunnerUp, "the runner-up"))
+  const rest = holds(f)
+  return `${head}: ${lead}${parts.length === 0 ? "" : ` ${parts.join(" and ")}`}.${rest === "" ? "" : ` ${rest}`}`
+}
+
+const finding = (a: Input, m: ResultLine.MetricDescription, board: Leaderboard): Finding => {
+  const ranked = board.contenders.filter((s) => finite(s) !== undefined)
+  const top = ranked[0]
+  const leaders = top === undefined ? [] : ranked.filter((s) => shown(valueOf(s)) === shown(valueOf(top)))
+  const runnerUp = ranked[leaders.length]
+  const base = [...board.contenders, ...board.ceilings].find((s) => s.cell.id === a.baseline.id)
+  const leader = leaders[0]
+  const baseLeads = leader !== undefined && leader.cell.id === base?.cell.id
+  const vsBaseline =
+    leader === undefined || base === undefined || baseLeads
+      ? undefined
+      : fromDelta(m, leader.vsBaseline, base, leader, true)
+  // When the baseline leads, the runner-up's own paired test against it measures the lead.
+  const vsRunnerUp =
+    leader === undefined || runnerUp === undefined
+      ? undefined
+      : baseLeads
+        ? fromDelta(m, runnerUp.vsBaseline, runnerUp, leader, false)
+        : runnerUp.cell.id === base?.cell.id
+          ? undefined
+          : fromPairwise(a, m, board.slice, leader, runnerUp)
+  const out = {
+    slice: board.slice,
+    leaders,
+    runnerUp,
+    vsBaseline,
+    vsRunnerUp,
+    tooSmall: a.baselineTooSmall.get(board.slice)
+  }
+  return { ...out, sentence: sentence(m, out, a.baseline.id) }
+}
+
+/** The verdict of a run: a leaderboard and a finding per slice, on the main metric (none without one). */
+export const verdict = (a: Input): Verdict => {
+  const m = a.main
+  if (m === undefined) return { metric: undefined, boards: [], findings: [] }
+  const boards = ResultLine.slices.map((s) => leaderboard(a, m, s))
+  return { metric: m, boards, findings: boards.map((b) => finding(a, m, b)) }
+}

@@ -1,0 +1,156 @@
+/**
+ * `<run>/calls.jsonl`: the transcript of every model call, one line per (cell, instance) attempt
+ * that called a model, appended before the pair's result line (a retried pair adds a line). It
+ * differs between reruns (latency, cache flags); `transcripts: counts` leaves requests and answers out.
+ *
+ * @example
+ * const totals = yield* Calls.tally("runs/x/calls.jsonl") // { attempts, calls, cached, requests, retries, failed }
+ */
+import { type LanguageModel, Usage } from "@cupid-lab/core"
+import { FileSystem } from "@effect/platform"
+import { Effect, Either, Schema } from "effect"
+import { RunError } from "./Errors.js"
+import type { ModelCalls } from "./ResultLine.js"
+import * as RunDir from "./RunDir.js"
+
+export const fileName = "calls.jsonl"
+
+/** `full`: every request and answer; `counts`: the same lines without them. */
+export type Mode = "full" | "counts"
+
+const Message = Schema.Struct({ role: Schema.Literal("system", "user", "assistant"), content: Schema.String })
+
+export const Call = Schema.Struct({
+  stage: Schema.String,
+  provider: Schema.String,
+  model: Schema.String,
+  kind: Schema.Literal("complete", "embed", "rerank"),
+  cached: Schema.Boolean,
+  /** HTTP requests the servers received for this call, retries included (0 when the cache answered). */
+  requests: Schema.Number,
+  failed: Schema.Boolean,
+  latencyMs: Schema.Number,
+  promptTokens: Schema.Number,
+  completionTokens: Schema.Number,
+  /** The request as the provider received it: messages and decoding settings. */
+  request: Schema.optional(
+    Schema.Struct({ messages: Schema.Array(Message) }, { key: Schema.String, value: Schema.Unknown })
+  ),
+  answer: Schema.optional(Schema.String),
+  finishReason: Schema.optional(Schema.String),
+  /** What the caller read from the answer: `{ ok: true, value }` or `{ ok: false, reason }`. */
+  read: Schema.optional(
+    Schema.Union(
+      Schema.Struct({ ok: Schema.Literal(true), value: Schema.Unknown }),
+      Schema.Struct({ ok: Schema.Literal(false), reason: Schema.String })
+    )
+  ),
+  error: Schema.optional(Schema.String),
+  /** Texts embedded or documents reranked. */
+  inputs: Schema.optional(Schema.Number)
+})
+export type Call = typeof Call.Type
+
+export const Line = Schema.Struct({
+  cell: Schema.String,
+  instance: Schema.String,
+  /** When the sweep that made these calls started (ISO 8601). */
+  ranAt: Schema.String,
+  calls: Schema.Array(Call)
+})
+export type Line = typeof Line.Type
+
+const callOf = (e: Usage.UsageEntry, mode: Mode): Call => {
+  const d = e.detail
+  const request = d?.request === undefined ? undefined : requestOf(d.request)
+  return {
+    stage: e.stage,
+    provider: e.provider,
+    model: e.model,
+    kind: e.kind,
+    cached: e.cached,
+    requests: Usage.requestsOf(e),
+    failed: e.failed === true,
+    latencyMs: d?.latencyMs ?? 0,
+    promptTokens: e.promptTokens,
+    completionTokens: e.completionTokens,
+    ...(mode === "full" && request !== undefined ? { request } : {}),
+    ...(mode === "full" && d?.answer !== undefined ? { answer: d.answer } : {}),
+    ...(d?.finishReason !== undefined ? { finishReason: d.finishReason } : {}),
+    ...(d?.reading !== undefined ? { read: d.reading } : {}),
+    ...(d?.error !== undefined ? { error: d.error } : {}),
+    ...(d?.inputs !== undefined ? { inputs: d.inputs } : {})
+  }
+}
+
+/** The request's fields as JSON has them (functions and undefined fields never reach a provider). */
+const requestOf = (r: LanguageModel.CompletionRequest): Call["request"] => {
+  const out: Record<string, unknown> = { messages: r.messages.map((m) => ({ role: m.role, content: m.content })) }
+  for (const [k, v] of Object.entries(r)) if (k !== "messages" && v !== undefined && typeof v !== "function") out[k] = v
+  return out as Call["request"]
+}
+
+/** The line of one pair's calls (ending in "\n"), or undefined when it made none. */
+export const line = (
+  pair: { readonly cell: string; readonly instance: string; readonly ranAt: string },
+  usage: ReadonlyArray<Usage.UsageEntry>,
+  mode: Mode
+): string | undefined =>
+  usage.length === 0
+    ? undefined
+    : `${JSON.stringify({ cell: pair.cell, instance: pair.instance, ranAt: pair.ranAt, calls: usage.map((e) => callOf(e, mode)) } satisfies Line)}\n`
+
+/** What the transcripts of a run directory add up to, over every recorded attempt (summary.json's `modelCalls`). */
+export const emptyTotals: typeof ModelCalls.Type = {
+  attempts: 0,
+  calls: 0,
+  cached: 0,
+  requests: 0,
+  retries: 0,
+  failed: 0
+}
+
+/** Totals of `file` (zeros when it does not exist); a line cut short by a kill is not counted. */
+export const tally = (file: string): Effect.Effect<typeof ModelCalls.Type, RunError, FileSystem.FileSystem> =>
+  Effect.gen(function* () {
+    const t = { ...emptyTotals }
+    let unreadable = 0
+    const decode = Schema.decodeUnknownEither(Schema.parseJson(Line))
+    yield* RunDir.scanIfPresent(file, "call transcripts", (raw) => {
+      const decoded = decode(raw.toString("utf8", 0, raw.length - 1))
+      if (Either.isLeft(decoded)) {
+        unreadable++
+        return
+      }
+      t.attempts++
+      for (const c of decoded.right.calls) {
+        t.calls++
+        if (c.cached) t.cached++
+        if (c.failed) t.failed++
+        t.requests += c.requests
+        t.retries += Math.max(0, c.requests - 1)
+      }
+    })
+    return unreadable === 0 ? t : { ...t, unreadable }
+  })
+
+/**
+ * The latest line of each cell for `instance` in `file`, with how many attempts each has, and how
+ * many lines about the instance could not be read: what the viewer shows on an instance page.
+ */
+export const ofInstance = (
+  file: string,
+  instance: string
+): Effect.Effect<
+  {
+    readonly byCell: ReadonlyMap<string, { readonly line: Line; readonly attempts: number }>
+    readonly unreadable: number
+  },
+  RunError,
+  FileSystem.FileSystem
+> =>
+  Effect.map(RunDir.linesAbout(file, instance, Line, "call transcripts"), ({ lines, unreadable }) => {
+    const byCell = new Map<string, { line: Line; attempts: number }>()
+    for (const line of lines) byCell.set(line.cell, { line, attempts: (byCell.get(line.cell)?.attempts ?? 0) + 1 })
+    return { byCell, unreadable }
+  })

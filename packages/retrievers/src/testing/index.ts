@@ -1,0 +1,2 @@
+export * as Conformance from "./Conformance.js"
+export * as Histories from "./Histories.js"

@@ -1,0 +1,313 @@
+/**
+ * The sweep: prepare (validate the config, build every cell), open the run directory's log, run
+ * every pair not done yet, then sort the log and write summary.json, the reports and run.json. An
+ * interruption or the budget stops taking pairs; what is done is still written.
+ *
+ * @example
+ * const outcome = yield* Runner.sweep(yield* Config.load("configs/smoke.yaml")) // outcome.files.summary
+ */
+import type { Domain } from "@cupid-lab/core"
+import { Report } from "@cupid-lab/report"
+import { Calls, Columns, type ResultLine, Results, RunDir, Summary, RunId, RunInfo, Shard } from "@cupid-lab/results"
+import { Cause, Clock, Effect, Exit, Struct } from "effect"
+import * as path from "node:path"
+import { type Config, hash as configHash } from "./Config.js"
+
+import * as ResultLog from "./ResultLog.js"
+
+import * as Budget from "./Budget.js"
+import * as PairLoop from "./PairLoop.js"
+import { noInstances, type Options, prepare, type Prepared, runPair } from "./Prepare.js"
+import * as Progress from "./Progress.js"
+
+import * as RunPlace from "./RunPlace.js"
+
+/** The families a config declares, as the summary records them (nothing when it declares none). */
+const declaredFamilies = (report: ResultLine.Families): { readonly families?: ResultLine.Families } => {
+  const f = Struct.pick(report, "primary", "correction", "reference")
+  return Object.keys(f).length === 0 ? {} : { families: f }
+}
+
+export type { OpenDataset, Options, SweepError } from "./Prepare.js"
+export { type DryRun, dryRun } from "./Prepare.js"
+
+export const sweep = (config: Config, options: Options = {}) =>
+  Effect.scoped(
+    Effect.gen(function* () {
+      const startedAt = yield* Clock.currentTimeMillis
+      const budget = yield* Budget.preflight(config, options)
+      const p = yield* prepare(config, options, false)
+      const identity = RunPlace.identity(config, p.opened, options.shard)
+      const dir = RunPlace.directory(config, identity)
+      yield* RunId.check(dir, identity)
+      const log = yield* ResultLog.open({
+        dir,
+        cells: new Set(p.grid.cells.map((c) => c.id)),
+        repair: options.repair === true
+      })
+      yield* RunId.claim(dir, identity)
+      if (!config.outGiven && options.shard === undefined) yield* RunId.linkLatest(dir)
+      notices(dir, identity.id, log.opened, options.log ?? (() => {}))
+      const preparedAt = yield* Clock.currentTimeMillis
+      // The pairs run interruptibly; what follows (sorting, reports) runs whatever ended them.
+      return yield* Effect.uninterruptibleMask((restore) =>
+        Effect.flatMap(runPairs(config, p, log, options, startedAt, restore, budget), (pairs) =>
+          finish(config, p, log, options, pairs, { startedAt, preparedAt, dir })
+        )
+      )
+    })
+  )
+
+const notices = (dir: string, id: string, o: ResultLog.Opened, log: (line: string) => void) => {
+  log(`run ${id}: ${dir}`)
+  if (o.staleLock !== undefined) log(`took over the lock of a sweep that is gone (${o.staleLock})`)
+  if (o.kept.length + o.retried + o.orphaned + o.corrupt > 0 || o.truncated) {
+    log(
+      `resuming in ${dir}: ${o.kept.length} pairs done` +
+        (o.retried > 0 ? `, ${o.retried} failed pairs to retry` : "") +
+        (o.truncated ? ", dropped a line cut short by an earlier kill" : "") +
+        (o.corrupt > 0 ? `, ${o.corrupt} corrupt lines moved to ${ResultLog.corruptFileName}` : "") +
+        (o.orphaned > 0
+          ? `, ${o.orphaned} lines of cells no longer in the config moved to ${ResultLog.orphanFileName}`
+          : "")
+    )
+  }
+}
+
+const runPairs = (
+  config: Config,
+  p: Prepared,
+  log: ResultLog.Log,
+  options: Options,
+  startedAt: number,
+  restore: <A, E, R>(effect: Effect.Effect<A, E, R>) => Effect.Effect<A, E, R>,
+  budget: Budget.Tracker | undefined
+) =>
+  Effect.gen(function* () {
+    const progress = options.progress ?? Progress.silent
+    const rows: Array<ResultLine.Row> = []
+    const instanceOrder = new Map<string, number>()
+    const examples = new Map<Domain.InstanceType, Domain.Instance>()
+    const stats = RunInfo.accumulator()
+    const tokens = new Map<string, number>()
+    const ranAt = new Date(startedAt).toISOString()
+    const resumed = log.opened.kept.length
+    let failed = 0,
+      share = 0,
+      seenAll = false
+    const cells = p.built.length
+    const snapshot = (now: number): Progress.Snapshot => {
+      const pairsTotal = seenAll
+        ? share
+        : p.instances === undefined
+          ? undefined
+          : Math.ceil((p.instances * cells) / (options.shard?.count ?? 1))
+      return {
+        cells,
+        instancesSeen: instanceOrder.size,
+        instancesTotal: seenAll ? instanceOrder.size : p.instances,
+        pairsDone: resumed + rows.length,
+        pairsTotal,
+        pairsRun: rows.length,
+        pairsToRun: pairsTotal === undefined ? undefined : pairsTotal - resumed,
+        failed,
+        cacheHits: stats.usage.cachedCalls,
+        calls: stats.usage.calls,
+        tokens: stats.usage.promptTokens + stats.usage.completionTokens,
+        elapsedMs: now - startedAt
+      }
+    }
+    const clock = yield* Effect.clock
+    let lastTick = Number.NEGATIVE_INFINITY
+    const tick = Effect.suspend(() => {
+      lastTick = clock.unsafeCurrentTimeMillis()
+      progress.update(snapshot(lastTick))
+      return log.flush
+    })
+    const loop = yield* restore(
+      PairLoop.run({
+        items: p.opened.instances,
+        expand: (instance) => {
+          if (!instanceOrder.has(instance.id)) instanceOrder.set(instance.id, instanceOrder.size)
+          if (!examples.has(instance.type)) examples.set(instance.type, instance)
+          const mine = p.built.filter((c) => Shard.includes(options.shard, c.cell.id, instance.id))
+          share += mine.length
+          const todo = mine.filter((c) => !log.isDone(c.cell.id, instance.id))
+          if (todo.length === 0) return []
+          const versions = p.transformed(instance)
+          // An instance's facts once per version, shared by the cells that see it.
+          const metas = new Map<Domain.Instance, ResultLine.InstanceMeta>()
+          return todo.map((cell) => {
+            const version = versions(cell.cell.transform)
+            let meta = metas.get(version.instance)
+            if (meta === undefined) metas.set(version.instance, (meta = Results.instanceMeta(version.instance, tokens)))
+            return { cell, version, meta }
+          })
+        },
+        work: ({ cell, meta, version }) =>
+          Effect.flatMap(runPair(cell.pipeline, version), (trace) => {
+            const line = Results.fromTrace(cell.info, version.instance, meta, trace)
+            log.append({
+              cell: cell.cell.id,
+              instance: version.instance.id,
+              text: Results.encodeLine(line),
+              calls: Calls.line(
+                { cell: cell.cell.id, instance: version.instance.id, ranAt },
+                trace.usage,
+                config.transcripts
+              )
+            })
+            rows.push(Results.toRow(line))
+            stats.add(trace)
+            budget?.record(trace.usage)
+            if (trace.error !== undefined) failed++
+            // Pairs that never wait (no model calls) can starve the timer: tick here too.
+            return clock.unsafeCurrentTimeMillis() - lastTick >= 200 ? Effect.ignore(tick) : Effect.void
+          }),
+        concurrency: config.concurrency,
+        ...(budget !== undefined ? { admit: budget.admit } : {}),
+        tick: { every: "200 millis", run: tick }
+      })
+    ).pipe(Effect.exit)
+    const endedAt = yield* Clock.currentTimeMillis
+    // A budget's stop ends the loop like an interruption: not every instance was seen.
+    const interrupted = (Exit.isFailure(loop) && Cause.isInterruptedOnly(loop.cause)) || budget?.stopped() === true
+    // A bad row or a write error: that error (the log's finalizer writes what is buffered).
+    if (Exit.isFailure(loop) && !interrupted) return yield* Effect.failCause(loop.cause)
+    seenAll = !interrupted
+    if (seenAll && instanceOrder.size === 0) return yield* noInstances(config, p.opened)
+    progress.done(snapshot(endedAt))
+    return {
+      rows,
+      instanceOrder,
+      examples: [...examples.values()],
+      interrupted,
+      ...(budget !== undefined ? { budget } : {}),
+      share,
+      failed,
+      stats,
+      endedAt
+    }
+  })
+
+/** What the pair loop leaves for the end of the sweep. */
+type Pairs = Effect.Effect.Success<ReturnType<typeof runPairs>>
+
+const finish = (
+  config: Config,
+  p: Prepared,
+  log: ResultLog.Log,
+  options: Options,
+  pairs: Pairs,
+  at: { readonly startedAt: number; readonly preparedAt: number; readonly dir: string }
+) =>
+  Effect.gen(function* () {
+    const { grid, built, opened } = p
+    const out = at.dir
+    const final = yield* log.finalize({
+      cellOrder: new Map(grid.cells.map((c) => [c.id, c.index])),
+      instanceOrder: pairs.instanceOrder,
+      complete: !pairs.interrupted
+    })
+    if (final.orphaned > 0)
+      options.log?.(`${final.orphaned} lines of instances not in this dataset moved to ${ResultLog.orphanFileName}`)
+    const appended = [...log.opened.kept, ...pairs.rows]
+    const index = Columns.index(final.order.map((n) => appended[n]!))
+    const calls = yield* Calls.tally(path.join(out, Calls.fileName))
+    const resumed = log.opened.kept.length
+    const ran = pairs.rows.length
+    const total = pairs.share
+    const summary: ResultLine.Summary = {
+      config: { name: config.name, hash: configHash(config) },
+      dataset: {
+        source: opened.source,
+        hash: opened.fingerprint,
+        instances: pairs.instanceOrder.size,
+        skipped: opened
+          .skipped()
+          .map((s) => ({ row: s.id === undefined ? s.row : `${s.row} (${s.id})`, reason: s.reason }))
+      },
+      seed: config.seed,
+      resamples: config.bootstrap.resamples,
+      largeSample: config.bootstrap.largeSample,
+      baseline: grid.baseline.id,
+      ...(config.report.main !== undefined ? { main: config.report.main } : {}),
+      ...(calls.calls > 0 ? { modelCalls: calls } : {}),
+      ...declaredFamilies(config.report),
+      ...(config.sweep.length > 0 ? { axes: config.sweep.map((a) => a.key) } : {}),
+      ...Summary.of(
+        index,
+        {
+          metrics: p.metrics,
+          seed: config.seed,
+          resamples: config.bootstrap.resamples,
+          largeSample: config.bootstrap.largeSample
+        },
+        built.map((b) => b.info)
+      )
+    }
+    const files = {
+      results: log.file,
+      summary: path.join(out, "summary.json"),
+      report: path.join(out, "report.md"),
+      run: path.join(out, "run.json")
+    }
+    const cacheStats = yield* p.cache.stats
+    const versions = yield* RunInfo.versions
+    const interrupted = pairs.interrupted && pairs.budget?.stopped() !== true
+    const info = (endedAt: number): RunInfo.RunInfo => ({
+      startedAt: new Date(at.startedAt).toISOString(),
+      endedAt: new Date(endedAt).toISOString(),
+      durationMs: endedAt - at.startedAt,
+      interrupted,
+      ...budgetFields(pairs),
+      config: { file: config.file },
+      dataset: { resolved: opened.resolved },
+      pairs: { total, resumed, ran, failed: pairs.failed, lines: final.order.length },
+      pairsPerSecond: endedAt > at.startedAt ? (ran * 1000) / (endedAt - at.startedAt) : null,
+      phasesMs: {
+        prepare: at.preparedAt - at.startedAt,
+        pairs: pairs.endedAt - at.preparedAt,
+        write: endedAt - pairs.endedAt
+      },
+      cache: { ...cacheStats },
+      ...(built.some((b) => b.fits.length > 0) ? { fits: built.flatMap((b) => b.fits) } : {}),
+      ...pairs.stats.result(),
+      versions
+    })
+    yield* RunDir.write(files.summary, Summary.encode(summary))
+    let opening: Report.Written["opening"] | undefined
+    if (options.report !== false) {
+      const run: RunDir.Run = {
+        dir: out,
+        summary,
+        index,
+        info: info(yield* Clock.currentTimeMillis),
+        examples: pairs.examples
+      }
+      opening = (yield* Report.writeRun(
+        run,
+        options.openDataset === undefined ? {} : { openDataset: (source: string) => options.openDataset!(source, {}) }
+      )).opening
+    }
+    // run.json last: its write phase covers the summary and the reports.
+    yield* RunDir.write(files.run, RunInfo.encode(info(yield* Clock.currentTimeMillis)))
+    return {
+      out,
+      grid,
+      interrupted,
+      ...budgetFields(pairs),
+      instances: summary.dataset.instances,
+      pairs: { total, done: final.order.length, ran, resumed, failed: pairs.failed },
+      summary,
+      files,
+      ...(opening === undefined ? {} : { opening })
+    }
+  })
+
+export type Outcome = Effect.Effect.Success<ReturnType<typeof sweep>>
+
+const budgetFields = (pairs: Pairs): { stopped?: "budget"; budget?: Budget.Spend } =>
+  pairs.budget === undefined
+    ? {}
+    : { ...(pairs.budget.stopped() ? { stopped: "budget" as const } : {}), budget: pairs.budget.spend() }

@@ -1,0 +1,2 @@
+export * as ReferenceHarness from "./ReferenceHarness.js"
+export * as ScorerConformance from "./ScorerConformance.js"

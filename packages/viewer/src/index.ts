@@ -1,0 +1,5 @@
+export * as Catalog from "./Catalog.js"
+export * as Entries from "./Entries.js"
+export * as Errors from "./Errors.js"
+export * as Instances from "./Instances.js"
+export * as Server from "./Server.js"
