@@ -5,6 +5,7 @@ import * as path from "node:path"
 import { fileURLToPath } from "node:url"
 import { Config, Runner } from "@cupid-lab/runner"
 import { lines, tempDir } from "./support.js"
+import * as Sweeps from "../src/Sweeps.js"
 
 const configs = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..", "..", "..", "configs")
 const load = (name: string) =>
@@ -18,7 +19,7 @@ describe("the shipped configs", () => {
     "smoke.yaml runs end to end with the built-in plugins",
     () =>
       Effect.gen(function* () {
-        const outcome = yield* Runner.sweep(yield* load("smoke.yaml"), { report: false })
+        const outcome = yield* Sweeps.sweep(yield* load("smoke.yaml"), { report: false })
         expect(outcome.grid.cells.map((c) => c.name)).toEqual(["all", "recency", "bm25", "oracle"])
         expect(outcome.pairs).toEqual({ total: 12, done: 12, ran: 12, resumed: 0, failed: 0 })
         expect(lines(outcome.files.results)).toHaveLength(12)

@@ -8,7 +8,7 @@
 import { Hash } from "@cupid-lab/core"
 import { OpenAiServer } from "@cupid-lab/providers/testing"
 import { Agreement } from "@cupid-lab/scorers"
-import { Config, Runner } from "@cupid-lab/runner"
+import { Config } from "@cupid-lab/runner"
 import type { ResultLine } from "@cupid-lab/results"
 
 import { describe, expect, it } from "@effect/vitest"
@@ -18,6 +18,7 @@ import * as fs from "node:fs"
 import * as path from "node:path"
 
 import { lines, tempDir } from "./support.js"
+import * as Sweeps from "../src/Sweeps.js"
 
 const sigma = 0.6
 const personas = 14 // 42 instances
@@ -81,7 +82,7 @@ describe("judge repeats against a noisy loopback judge", () => {
         const cache = path.join(dir, "cache")
         const sweep = (out: string, repeats: number) =>
           Effect.flatMap(Config.parse(configText(server.baseURL, cache, repeats), "repeats.yaml", {}), (c) =>
-            Runner.sweep({ ...c, out: path.join(dir, out), outGiven: true })
+            Sweeps.sweep({ ...c, out: path.join(dir, out), outGiven: true })
           )
         const judgeRequests = () =>
           server.requests.filter((r) => (r.body as OpenAiServer.ChatBody | undefined)?.model === "evaluator").length

@@ -7,6 +7,7 @@ import * as path from "node:path"
 import { fileURLToPath } from "node:url"
 
 import { instance, lines, opener, tempDir, testPlugins, writeConfig } from "./support.js"
+import * as Sweeps from "../src/Sweeps.js"
 
 const fixtures = path.join(path.dirname(fileURLToPath(import.meta.url)), "fixtures")
 
@@ -80,10 +81,10 @@ describe("data errors during a sweep", () => {
               : Stream.fromIterable(data)
           )
         }))
-      const error = yield* Effect.flip(Runner.sweep(config, { plugins: testPlugins, openDataset: failing }))
+      const error = yield* Effect.flip(Sweeps.sweep(config, { plugins: testPlugins, openDataset: failing }))
       expect(error.message).toBe("t.jsonl, row 2, prior_interactions: expected an array")
       expect(lines(path.join(config.out, "results.jsonl"))).toHaveLength(1)
-      const again = yield* Runner.sweep(config, { plugins: testPlugins, openDataset: opener(data) })
+      const again = yield* Sweeps.sweep(config, { plugins: testPlugins, openDataset: opener(data) })
       expect(again.pairs).toEqual({ total: 2, done: 2, ran: 1, resumed: 1, failed: 0 })
     }).pipe(Effect.provide(NodeContext.layer))
   )

@@ -18,6 +18,7 @@ import { Config, Runner, RunPlace } from "@cupid-lab/runner"
 import { RunId } from "@cupid-lab/results"
 
 import { instance, opener, tempDir, testPlugins } from "./support.js"
+import * as Sweeps from "../src/Sweeps.js"
 
 const data = [
   instance("p1", "consistent", [1, 2]),
@@ -60,7 +61,7 @@ const snapshot = (dir: string) =>
 const recorded = (dir: string) => JSON.parse(read(path.join(dir, RunId.fileName))) as RunId.Identity
 const latest = (dir: string) => fs.readlinkSync(path.join(dir, "runs", "t", RunId.latestName))
 const sweep = (config: Config.Config, fingerprint = "fixture") =>
-  Runner.sweep(config, { plugins: testPlugins, openDataset: opener(data, fingerprint) })
+  Sweeps.sweep(config, { plugins: testPlugins, openDataset: opener(data, fingerprint) })
 
 describe("run directories by identity", () => {
   it.effect("the same config twice resumes in the same directory; latest points at it", () =>

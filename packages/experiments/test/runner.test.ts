@@ -9,6 +9,7 @@ import * as fs from "node:fs"
 import * as path from "node:path"
 
 import { flaky, instance, lines, opener, tempDir, testPlugins, visibleSignature } from "./support.js"
+import * as Sweeps from "../src/Sweeps.js"
 
 // consistent: relevant s2, s3; contrastive: s1; changing: s3, s4
 const data = [
@@ -47,7 +48,7 @@ describe("Runner.sweep", () => {
   it.effect("writes one line per (cell, instance), sorted, and a summary with hand-checkable values", () =>
     Effect.gen(function* () {
       const config = yield* setup(configText())
-      const outcome = yield* Runner.sweep(config, { plugins: testPlugins, openDataset: opener(data) })
+      const outcome = yield* Sweeps.sweep(config, { plugins: testPlugins, openDataset: opener(data) })
       expect(outcome.interrupted).toBe(false)
       expect(outcome.pairs).toEqual({ total: 9, done: 9, ran: 9, resumed: 0, failed: 0 })
       const results = lines(outcome.files.results).map((l) => JSON.parse(l) as ResultLine.ResultLine)
@@ -150,11 +151,11 @@ describe("Runner.sweep", () => {
         const text = (use: string) =>
           configText().replace("    - first\n    - { use: latest, k: 2 }\n    - gold", `    - ${use}\n    - gold`) +
           "\nconcurrency: 4"
-        const slowRun = yield* Runner.sweep(yield* setup(text("slow")), {
+        const slowRun = yield* Sweeps.sweep(yield* setup(text("slow")), {
           plugins: [...testPlugins, slow],
           openDataset: opener(many)
         })
-        const quickRun = yield* Runner.sweep(yield* setup(text("first")), {
+        const quickRun = yield* Sweeps.sweep(yield* setup(text("first")), {
           plugins: testPlugins,
           openDataset: opener(many)
         })
@@ -181,7 +182,7 @@ describe("Runner.sweep", () => {
         fs.mkdirSync(config.out, { recursive: true })
         const leftovers = [`${ResultLog.fileName}.4242.0.tmp`, "summary.json.4242.1.tmp", "results.parquet.99.12.tmp"]
         for (const name of leftovers) fs.writeFileSync(path.join(config.out, name), "half a file")
-        const outcome = yield* Runner.sweep(config, { plugins: testPlugins, openDataset: opener(data) })
+        const outcome = yield* Sweeps.sweep(config, { plugins: testPlugins, openDataset: opener(data) })
         expect(outcome.pairs.done).toBe(9)
         const left = fs.readdirSync(config.out)
         expect(left.filter((f) => f.endsWith(".tmp"))).toEqual([])
@@ -189,7 +190,7 @@ describe("Runner.sweep", () => {
         expect(left.filter((f) => f.startsWith("."))).toEqual([])
         expect(left.filter((f) => fs.statSync(path.join(config.out, f)).isDirectory())).toEqual([])
         const fresh = yield* setup(configText())
-        yield* Runner.sweep(fresh, { plugins: testPlugins, openDataset: opener(data) })
+        yield* Sweeps.sweep(fresh, { plugins: testPlugins, openDataset: opener(data) })
         expect(outputs(config.out)).toEqual(outputs(fresh.out))
         expect(left.sort()).toEqual(fs.readdirSync(fresh.out).sort())
       }).pipe(Effect.provide(NodeContext.layer))
@@ -198,9 +199,9 @@ describe("Runner.sweep", () => {
   it.effect("a rerun does no work and leaves every output byte-identical", () =>
     Effect.gen(function* () {
       const config = yield* setup(configText())
-      yield* Runner.sweep(config, { plugins: testPlugins, openDataset: opener(data) })
+      yield* Sweeps.sweep(config, { plugins: testPlugins, openDataset: opener(data) })
       const before = outputs(config.out)
-      const again = yield* Runner.sweep(config, { plugins: testPlugins, openDataset: opener(data) })
+      const again = yield* Sweeps.sweep(config, { plugins: testPlugins, openDataset: opener(data) })
       expect(again.pairs).toEqual({ total: 9, done: 9, ran: 0, resumed: 9, failed: 0 })
       expect(outputs(config.out)).toEqual(before)
     }).pipe(Effect.provide(NodeContext.layer))
@@ -238,7 +239,7 @@ describe("Runner.sweep", () => {
         const many = [...data, instance("p3", "consistent", [0, 3]), instance("p3", "changing", [1])]
         const interrupted = yield* setup(text)
         const fiber = yield* Effect.fork(
-          Runner.sweep({ ...interrupted, concurrency: 1 }, { plugins, openDataset: opener(many) })
+          Sweeps.sweep({ ...interrupted, concurrency: 1 }, { plugins, openDataset: opener(many) })
         )
         yield* Deferred.await(started)
         const exit = yield* Fiber.interrupt(fiber)
@@ -255,12 +256,12 @@ describe("Runner.sweep", () => {
         }
         expect(run.interrupted).toBe(true)
         expect(run.pairs.lines).toBe(done)
-        const second = yield* Runner.sweep({ ...interrupted, concurrency: 1 }, { plugins, openDataset: opener(many) })
+        const second = yield* Sweeps.sweep({ ...interrupted, concurrency: 1 }, { plugins, openDataset: opener(many) })
         expect(second.interrupted).toBe(false)
         expect(second.pairs.ran).toBe(20 - done)
         const fresh = yield* setup(text)
         seen = 100
-        yield* Runner.sweep(fresh, { plugins, openDataset: opener(many) })
+        yield* Sweeps.sweep(fresh, { plugins, openDataset: opener(many) })
         expect(outputs(second.out).slice(0, 2)).toEqual(outputs(fresh.out).slice(0, 2))
       }).pipe(Effect.provide(NodeContext.layer))
   )
@@ -270,7 +271,7 @@ describe("Runner.sweep", () => {
       const state = { failing: new Set([visibleSignature(data[1]!.query)]) as ReadonlySet<string> }
       const plugins = [...testPlugins, flaky(state)]
       const config = yield* setup(configText().replace("    - gold", "    - flaky"))
-      const first = yield* Runner.sweep(config, { plugins, openDataset: opener(data) })
+      const first = yield* Sweeps.sweep(config, { plugins, openDataset: opener(data) })
       expect(first.pairs.failed).toBe(1)
       const failed = lines(first.files.results)
         .map((l) => JSON.parse(l) as ResultLine.ResultLine)
@@ -296,7 +297,7 @@ describe("Runner.sweep", () => {
       expect(run.failuresByStage).toEqual({ retrieve: 1 })
 
       state.failing = new Set()
-      const second = yield* Runner.sweep(config, { plugins, openDataset: opener(data) })
+      const second = yield* Sweeps.sweep(config, { plugins, openDataset: opener(data) })
       expect(second.pairs).toEqual({ total: 9, done: 9, ran: 1, resumed: 8, failed: 0 })
       const after = lines(second.files.results).map((l) => JSON.parse(l) as ResultLine.ResultLine)
       expect(after.filter((r) => r.status === "failed")).toHaveLength(0)
@@ -309,7 +310,7 @@ describe("Runner.sweep", () => {
     () =>
       Effect.gen(function* () {
         const dir = tempDir()
-        const first = yield* Runner.sweep(yield* setup(configText(), dir), {
+        const first = yield* Sweeps.sweep(yield* setup(configText(), dir), {
           plugins: testPlugins,
           openDataset: opener(data)
         })
@@ -317,7 +318,7 @@ describe("Runner.sweep", () => {
         const recorded = JSON.parse(read(path.join(first.out, RunId.fileName))) as RunId.Identity
         // a config without the gold cell, pointed at the same directory
         const fewer = yield* setup(configText().replace("    - gold\n", ""), dir)
-        const refused = yield* Effect.flip(Runner.sweep(fewer, { plugins: testPlugins, openDataset: opener(data) }))
+        const refused = yield* Effect.flip(Sweeps.sweep(fewer, { plugins: testPlugins, openDataset: opener(data) }))
         const mine = RunPlace.identity(fewer, { source: "sample", fingerprint: "fixture" })
         expect(refused.message).toBe(
           `${fewer.out}: holds another run: run ${recorded.id} (config t, hash ${recorded.config.hash}; data sample, fingerprint fixture); ` +
@@ -327,11 +328,11 @@ describe("Runner.sweep", () => {
         expect(read(first.files.results)).toBe(before)
         // by default each run gets runs/<name>/<run id>, and latest points at the newest
         const parent = path.join(dir, "runs", "t")
-        const a = yield* Runner.sweep(
+        const a = yield* Sweeps.sweep(
           { ...fewer, out: parent, outGiven: false },
           { plugins: testPlugins, openDataset: opener(data) }
         )
-        const b = yield* Runner.sweep(
+        const b = yield* Sweeps.sweep(
           { ...fewer, out: parent, outGiven: false },
           { plugins: testPlugins, openDataset: opener(data, "other data") }
         )
@@ -340,7 +341,7 @@ describe("Runner.sweep", () => {
         expect(fs.readlinkSync(path.join(parent, RunId.latestName))).toBe(path.basename(b.out))
         expect(lines(a.files.results)).toHaveLength(6)
         // the same run again resumes in its own directory
-        const again = yield* Runner.sweep(
+        const again = yield* Sweeps.sweep(
           { ...fewer, out: parent, outGiven: false },
           { plugins: testPlugins, openDataset: opener(data) }
         )
@@ -351,7 +352,7 @@ describe("Runner.sweep", () => {
         fs.writeFileSync(path.join(legacy, ResultLog.fileName), "")
         expect(
           (yield* Effect.flip(
-            Runner.sweep({ ...fewer, out: legacy }, { plugins: testPlugins, openDataset: opener(data) })
+            Sweeps.sweep({ ...fewer, out: legacy }, { plugins: testPlugins, openDataset: opener(data) })
           )).message
         ).toMatch(/legacy: holds results of a run whose identity is not recorded \(no run-id\.json\)/)
       }).pipe(Effect.provide(NodeContext.layer))
@@ -403,7 +404,7 @@ describe("Runner.dryRun", () => {
       expect(fs.existsSync(config.out)).toBe(false)
       expect(fs.existsSync(config.cacheDir)).toBe(false)
 
-      const real = yield* Runner.sweep(config, { plugins, openDataset: opener(data) })
+      const real = yield* Sweeps.sweep(config, { plugins, openDataset: opener(data) })
       expect(calls).toHaveLength(2)
       expect(real.summary.cells[0]!.slices.all.metrics["cost.calls"]!.mean).toBe(1)
       const afterRun = yield* Runner.dryRun(config, { plugins, openDataset: opener(data) })
@@ -436,7 +437,7 @@ describe("Runner.sweep with history transforms", () => {
           ].join("\n")
         )
         const lonely = instance("p3", "consistent", [0])
-        const outcome = yield* Runner.sweep(config, { plugins: testPlugins, openDataset: opener([...data, lonely]) })
+        const outcome = yield* Sweeps.sweep(config, { plugins: testPlugins, openDataset: opener([...data, lonely]) })
         const results = lines(outcome.files.results).map((l) => JSON.parse(l) as ResultLine.ResultLine)
         const padded = results.filter((r) => r.cellName === "pad=2,position=early")
         expect(padded.map((r) => [r.instance, r.status, r.meta.sessions, r.meta.relevant])).toEqual([
@@ -463,7 +464,7 @@ describe("Runner.sweep with history transforms", () => {
       const config = yield* setup(
         "name: t\nscorers: [hits]\npipeline: { retriever: first }\ndata: { transform: { pad: 3 } }\nbootstrap: { resamples: 100 }\n"
       )
-      const outcome = yield* Runner.sweep(config, {
+      const outcome = yield* Sweeps.sweep(config, {
         plugins: testPlugins,
         openDataset: opener([instance("solo", "consistent", [1])])
       })
@@ -492,7 +493,7 @@ describe("Runner.sweep with a fitted retriever", () => {
           "bootstrap: { resamples: 100 }"
         ].join("\n")
       )
-      const outcome = yield* Runner.sweep(config, {
+      const outcome = yield* Sweeps.sweep(config, {
         plugins: [...testPlugins, Classifier.plugin],
         openDataset: opener(data)
       })
@@ -521,17 +522,17 @@ describe("Runner.sweep on a damaged results file", () => {
   it.effect("stops with the line number, and with repair keeps every intact line and reruns only the lost pairs", () =>
     Effect.gen(function* () {
       const config = yield* setup(configText())
-      yield* Runner.sweep(config, { plugins: testPlugins, openDataset: opener(data) })
+      yield* Sweeps.sweep(config, { plugins: testPlugins, openDataset: opener(data) })
       const file = path.join(config.out, "results.jsonl")
       const good = lines(file)
       // a line in the middle damaged by an editor
       fs.writeFileSync(file, [...good.slice(0, 4), '{"cell": oops', ...good.slice(5)].join("\n") + "\n")
-      const error = yield* Effect.flip(Runner.sweep(config, { plugins: testPlugins, openDataset: opener(data) }))
+      const error = yield* Effect.flip(Sweeps.sweep(config, { plugins: testPlugins, openDataset: opener(data) }))
       expect(error.message).toBe(
         `${file}: line 5 is not valid JSON; expected one result line per line; the file was edited or damaged. Rerun with --repair to keep the 8 intact lines and move the corrupt ones to results.corrupt.jsonl`
       )
       const logs: Array<string> = []
-      const repaired = yield* Runner.sweep(config, {
+      const repaired = yield* Sweeps.sweep(config, {
         plugins: testPlugins,
         openDataset: opener(data),
         repair: true,
@@ -551,11 +552,11 @@ describe("Runner.sweep on no data", () => {
   it.effect("an empty dataset is an error naming the source, not a successful run of 0 instances", () =>
     Effect.gen(function* () {
       const config = yield* setup(configText())
-      const error = yield* Effect.flip(Runner.sweep(config, { plugins: testPlugins, openDataset: opener([]) }))
+      const error = yield* Effect.flip(Sweeps.sweep(config, { plugins: testPlugins, openDataset: opener([]) }))
       expect(error.message).toBe("sample: no instances to run")
       const filtered = yield* setup(configText("data: { types: [changing] }"))
       const none = yield* Effect.flip(
-        Runner.sweep(filtered, { plugins: testPlugins, openDataset: opener(data.filter((i) => i.type !== "changing")) })
+        Sweeps.sweep(filtered, { plugins: testPlugins, openDataset: opener(data.filter((i) => i.type !== "changing")) })
       )
       expect(none.message).toBe("sample: no instances to run after the filters (types changing)")
       // the data is read once, by the pair loop: the log was open, but nothing was written or summarized

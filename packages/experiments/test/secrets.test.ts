@@ -4,7 +4,7 @@
  * failed pairs' errors in results.jsonl hold neither.
  */
 import { OpenAiServer, LoopbackServer } from "@cupid-lab/providers/testing"
-import { Config, Runner } from "@cupid-lab/runner"
+import { Config } from "@cupid-lab/runner"
 
 import { afterEach, describe, expect, it } from "@effect/vitest"
 import * as NodeContext from "@effect/platform-node/NodeContext"
@@ -13,6 +13,7 @@ import * as fs from "node:fs"
 import * as path from "node:path"
 
 import { tempDir } from "./support.js"
+import * as Sweeps from "../src/Sweeps.js"
 
 const keyA = "sk-test-A-7Hq2mZx9LpW4vN8rT1cY"
 const keyB = "sk-test-B-Qw3eR5tY7uI9oP1aS2dF"
@@ -47,7 +48,7 @@ describe("secrets in a server's error messages", () => {
         "scorers: [{ use: retrieval, ks: [2] }]"
       ].join("\n")
       const config = { ...(yield* Config.parse(text, "secrets.yaml", {})), out: path.join(dir, "run"), outGiven: true }
-      const outcome = yield* Runner.sweep(config)
+      const outcome = yield* Sweeps.sweep(config)
       expect(outcome.pairs.failed).toBe(3)
       const results = fs.readFileSync(path.join(outcome.out, "results.jsonl"), "utf8")
       expect(results).toContain(

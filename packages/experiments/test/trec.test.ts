@@ -3,10 +3,11 @@ import { describe, expect, it } from "@effect/vitest"
 import { Effect } from "effect"
 import * as fs from "node:fs"
 import * as path from "node:path"
-import { Config, Runner } from "@cupid-lab/runner"
+import { Config } from "@cupid-lab/runner"
 import { Trec, type ResultLine } from "@cupid-lab/results"
 
 import { lines, tempDir } from "./support.js"
+import * as Sweeps from "../src/Sweeps.js"
 
 const config = [
   "name: trec",
@@ -84,7 +85,7 @@ describe("TREC export", () => {
       Effect.gen(function* () {
         const dir = tempDir()
         const c = yield* Config.parse(config, path.join(dir, "trec.yaml"), {})
-        const outcome = yield* Runner.sweep(
+        const outcome = yield* Sweeps.sweep(
           { ...c, out: path.join(dir, "out"), outGiven: true, cacheDir: path.join(dir, "cache") },
           { report: false }
         )

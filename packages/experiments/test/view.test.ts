@@ -13,11 +13,12 @@ import * as fs from "node:fs"
 import * as http from "node:http"
 import * as path from "node:path"
 import type { Dataset } from "@cupid-lab/data"
-import { Config, Runner } from "@cupid-lab/runner"
+import { Config } from "@cupid-lab/runner"
 import type { Table } from "@cupid-lab/report"
 import { Catalog, type Entries, type Instances, Server } from "@cupid-lab/viewer"
 
 import { flaky, instance, opener, tempDir, testPlugins, visibleSignature } from "./support.js"
+import * as Sweeps from "../src/Sweeps.js"
 
 const data = [
   instance("p1", "consistent", [1, 2]),
@@ -45,7 +46,7 @@ const sweep = (root: string, name: string, fingerprint = "fixture", extra: Reado
   Effect.gen(function* () {
     const parsed = yield* Config.parse(configText(name, extra), `${name}.yaml`, {})
     const config = { ...parsed, out: path.join(root, name), outGiven: false, cacheDir: path.join(root, "..", "cache") }
-    return yield* Runner.sweep(config, { plugins, openDataset: opener(data, fingerprint) })
+    return yield* Sweeps.sweep(config, { plugins, openDataset: opener(data, fingerprint) })
   })
 
 /** Two runs of config v (other data), one of w; the catalog reads texts through the same opener. */

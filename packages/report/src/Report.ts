@@ -3,7 +3,7 @@
  * its directory and its dataset (for examples); the sweep and `report --run <dir>` both call {@link write}.
  *
  * @example
- * import { Report } from "@cupid-lab/experiments"
+ * import { Report } from "@cupid-lab/report"
  * const written = yield* Report.write("runs/contextual")
  * written.html // "runs/contextual/report.html"
  */
@@ -75,6 +75,12 @@ export const render = (
       latex: Paper.latex(analysis)
     }
   })
+
+/** A finished run's publisher for the runner (`Runner.sweep`, `Merge.merge`): writes its files, returns what the reports open with. */
+export const publisher =
+  (options: Options = {}) =>
+  (run: RunDir.Run): Effect.Effect<Written["opening"], Errors.RunError, FileSystem.FileSystem> =>
+    Effect.map(writeRun(run, options), (written) => written.opening)
 
 /** Write report.md, report.html, report.tex, results.csv and results.parquet of a run already in memory into its directory. */
 export const writeRun = (

@@ -9,16 +9,18 @@
 import { Dataset } from "@cupid-lab/data"
 import { type Domain, Files, Hash } from "@cupid-lab/core"
 import { Errors, RunId, RunInfo, Shard, Calls, Columns, type ResultLine, RunDir, Summary } from "@cupid-lab/results"
-import { Report } from "@cupid-lab/report"
 import { FileSystem } from "@effect/platform"
 import { Effect, Either, Stream } from "effect"
 import * as path from "node:path"
 
 import type { OpenDataset } from "./Prepare.js"
 
+import * as Finish from "./Finish.js"
 import * as ResultLog from "./ResultLog.js"
 
-export interface Options {
+export interface Options<P = never> {
+  /** Writes the merged run's reports (the command line passes the report's). */
+  readonly publish?: Finish.Publish<P>
   /** The merged run's directory (created; refused when it holds another run or is one of the shards). */
   readonly out: string
   /** The shard directories, in any order. */
@@ -30,14 +32,14 @@ export interface Options {
   readonly log?: (line: string) => void
 }
 
-export interface Merged {
+export interface Merged<P = never> {
   readonly out: string
   readonly identity: RunId.Identity
   readonly shards: number
   readonly pairs: number
   readonly instances: number
   readonly files: { readonly results: string; readonly summary: string; readonly report: string; readonly run: string }
-  readonly opening: Report.Written["opening"]
+  readonly published: P | undefined
 }
 
 interface Line {
@@ -166,7 +168,7 @@ const readData = (options: Options, summary: ResultLine.Summary, present: Readon
   })
 
 /** Every pair once, each in its own shard, none missing; the lines in final order. */
-const combine = (options: Options, shards: ReadonlyArray<ShardDir>) =>
+const combine = (options: Omit<Options<unknown>, "publish">, shards: ReadonlyArray<ShardDir>) =>
   Effect.gen(function* () {
     const summary = shards[0]!.summary
     const count = shards[0]!.shard.count
@@ -292,7 +294,9 @@ const mergedInfo = (shards: ReadonlyArray<ShardDir>, summary: ResultLine.Summary
 }
 
 /** Check the shard directories and write the merged run into `options.out`. */
-export const merge = (options: Options): Effect.Effect<Merged, Errors.RunError, FileSystem.FileSystem> =>
+export const merge = <P = never>(
+  options: Options<P>
+): Effect.Effect<Merged<P>, Errors.RunError, FileSystem.FileSystem> =>
   Effect.scoped(
     Effect.gen(function* () {
       const fileSystem = yield* FileSystem.FileSystem
@@ -353,10 +357,8 @@ export const merge = (options: Options): Effect.Effect<Merged, Errors.RunError, 
           cells
         )
       }
-      yield* RunDir.write(files.summary, Summary.encode(summary))
       const info = mergedInfo(sorted, summary, lines.length)
-      const written = yield* Report.writeRun({ dir: out, summary, index, info, examples })
-      yield* RunDir.write(files.run, RunInfo.encode(info))
+      const published = yield* Finish.write({ dir: out, summary, index, examples }, () => info, options.publish)
       return {
         out,
         identity,
@@ -364,7 +366,7 @@ export const merge = (options: Options): Effect.Effect<Merged, Errors.RunError, 
         pairs: lines.length,
         instances: summary.dataset.instances,
         files,
-        opening: written.opening
+        published
       }
     })
   )

@@ -47,7 +47,6 @@ export interface Options {
   readonly openDataset?: OpenDataset
   readonly progress?: Progress.Progress
   readonly log?: (line: string) => void
-  readonly report?: boolean
   /** Keep the intact lines of a damaged results.jsonl (the corrupt ones move aside) instead of stopping. */
   readonly repair?: boolean
   readonly shard?: Shard.Shard

@@ -7,12 +7,12 @@
  * const outcome = yield* Runner.sweep(yield* Config.load("configs/smoke.yaml")) // outcome.files.summary
  */
 import type { Domain } from "@cupid-lab/core"
-import { Report } from "@cupid-lab/report"
-import { Calls, Columns, type ResultLine, Results, RunDir, Summary, RunId, RunInfo, Shard } from "@cupid-lab/results"
+import { Calls, Columns, type ResultLine, Results, Summary, RunId, RunInfo, Shard } from "@cupid-lab/results"
 import { Cause, Clock, Effect, Exit, Struct } from "effect"
 import * as path from "node:path"
 import { type Config, hash as configHash } from "./Config.js"
 
+import * as Finish from "./Finish.js"
 import * as ResultLog from "./ResultLog.js"
 
 import * as Budget from "./Budget.js"
@@ -31,7 +31,12 @@ const declaredFamilies = (report: ResultLine.Families): { readonly families?: Re
 export type { OpenDataset, Options, SweepError } from "./Prepare.js"
 export { type DryRun, dryRun } from "./Prepare.js"
 
-export const sweep = (config: Config, options: Options = {}) =>
+/** A sweep's options; `publish` writes the finished run's reports (the command line passes the report's). */
+export interface SweepOptions<P> extends Options {
+  readonly publish?: Finish.Publish<P>
+}
+
+export const sweep = <P = never>(config: Config, options: SweepOptions<P> = {}) =>
   Effect.scoped(
     Effect.gen(function* () {
       const startedAt = yield* Clock.currentTimeMillis
@@ -193,11 +198,11 @@ const runPairs = (
 /** What the pair loop leaves for the end of the sweep. */
 type Pairs = Effect.Effect.Success<ReturnType<typeof runPairs>>
 
-const finish = (
+const finish = <P>(
   config: Config,
   p: Prepared,
   log: ResultLog.Log,
-  options: Options,
+  options: SweepOptions<P>,
   pairs: Pairs,
   at: { readonly startedAt: number; readonly preparedAt: number; readonly dir: string }
 ) =>
@@ -275,23 +280,7 @@ const finish = (
       ...pairs.stats.result(),
       versions
     })
-    yield* RunDir.write(files.summary, Summary.encode(summary))
-    let opening: Report.Written["opening"] | undefined
-    if (options.report !== false) {
-      const run: RunDir.Run = {
-        dir: out,
-        summary,
-        index,
-        info: info(yield* Clock.currentTimeMillis),
-        examples: pairs.examples
-      }
-      opening = (yield* Report.writeRun(
-        run,
-        options.openDataset === undefined ? {} : { openDataset: (source: string) => options.openDataset!(source, {}) }
-      )).opening
-    }
-    // run.json last: its write phase covers the summary and the reports.
-    yield* RunDir.write(files.run, RunInfo.encode(info(yield* Clock.currentTimeMillis)))
+    const published = yield* Finish.write({ dir: out, summary, index, examples: pairs.examples }, info, options.publish)
     return {
       out,
       grid,
@@ -301,11 +290,11 @@ const finish = (
       pairs: { total, done: final.order.length, ran, resumed, failed: pairs.failed },
       summary,
       files,
-      ...(opening === undefined ? {} : { opening })
+      published
     }
   })
 
-export type Outcome = Effect.Effect.Success<ReturnType<typeof sweep>>
+export type Outcome<P = never> = Effect.Effect.Success<ReturnType<typeof sweep<P>>>
 
 const budgetFields = (pairs: Pairs): { stopped?: "budget"; budget?: Budget.Spend } =>
   pairs.budget === undefined

@@ -156,7 +156,7 @@ describe("Synthesis", () => {
           ].join("\n")
         )
         const sweepConfig = yield* SweepConfig.load(sweepFile)
-        const swept = yield* Runner.sweep(sweepConfig, { report: false })
+        const swept = yield* Runner.sweep(sweepConfig)
         expect(swept.instances).toBe(outcome.instances.valid)
         expect(swept.pairs.failed).toBe(0)
         expect(swept.pairs.done).toBe(3 * outcome.instances.valid)

@@ -24,8 +24,8 @@ export const command = Command.make(
   (a) =>
     Effect.gen(function* () {
       const io = yield* CommandIo
-      const Merge = yield* Effect.promise(() => import("@cupid-lab/runner").then((m) => m.Merge))
-      const merged = yield* Merge.merge({
+      const Sweeps = yield* Effect.promise(() => import("../../Sweeps.js"))
+      const merged = yield* Sweeps.merge({
         out: a.out,
         shards: a.shards,
         ...given({ data: a.data }),
@@ -33,7 +33,8 @@ export const command = Command.make(
         log: logTo(io)
       })
       const Leaderboard = yield* Effect.promise(() => import("@cupid-lab/report").then((m) => m.Leaderboard))
-      io.stdout(Leaderboard.console(merged.opening.analysis, merged.opening.verdict, []))
+      if (merged.published !== undefined)
+        io.stdout(Leaderboard.console(merged.published.analysis, merged.published.verdict, []))
       io.stdout(
         `\nmerged ${merged.shards} shards of run ${merged.identity.id}: ${merged.pairs} pairs, ${merged.instances} instances\n`
       )

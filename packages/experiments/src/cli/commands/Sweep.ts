@@ -180,7 +180,8 @@ const runOne = (a: Args, config: ConfigModule.Config) =>
     let last: Progress.Snapshot | undefined
     const shown = Progress.make(io.stderr)
     const progress: Progress.Progress = { update: (s) => shown.update((last = s)), done: (s) => shown.done((last = s)) }
-    const outcome = yield* Runner.sweep(config, {
+    const Sweeps = yield* Effect.promise(() => import("../../Sweeps.js"))
+    const outcome = yield* Sweeps.sweep(config, {
       ...io.runner,
       log,
       progress,
@@ -197,9 +198,9 @@ const runOne = (a: Args, config: ConfigModule.Config) =>
     )
     const Leaderboard = yield* Effect.promise(() => import("@cupid-lab/report").then((m) => m.Leaderboard))
     // The CLI always writes the reports, so the opening is there.
-    if (outcome.opening !== undefined) {
+    if (outcome.published !== undefined) {
       const models = Object.entries(config.models).map(([n, m]) => `${n} = ${m.provider}/${m.model}`)
-      io.stdout(Leaderboard.console(outcome.opening.analysis, outcome.opening.verdict, models))
+      io.stdout(Leaderboard.console(outcome.published.analysis, outcome.published.verdict, models))
     }
     io.stdout(
       `\n${outcome.pairs.done}/${outcome.pairs.total} pairs done (${outcome.pairs.ran} this run), ${outcome.pairs.failed} failed this run\n`
