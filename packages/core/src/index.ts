@@ -1,3 +1,4 @@
+export * as AnswerJson from "./AnswerJson.js"
 export * as Corpus from "./Corpus.js"
 export * as Domain from "./Domain.js"
 export * as EmbeddingModel from "./EmbeddingModel.js"

@@ -1,5 +1,5 @@
 /**
- * BM25 session retrieval on the hand-written LoCoMo fixture (packages/core/test/fixtures/locomo),
+ * BM25 session retrieval on the hand-written LoCoMo fixture (packages/data/test/fixtures/locomo),
  * scored with LongMemEval's recall_any@5, against a hand computation of which questions find an
  * evidence session among the first five of seven sessions.
  */

@@ -8,10 +8,18 @@
  * Checklist.splitClauses("Answers must be brief and use numbered steps; cite sources.")
  * // ["Answers must be brief", "use numbered steps", "cite sources"]
  */
-import { Errors, Hash, LanguageModel, type Memo, Models, PromptTemplate, ReferencePrompts } from "@cupid-lab/core"
+import {
+  AnswerJson,
+  Errors,
+  Hash,
+  LanguageModel,
+  type Memo,
+  Models,
+  PromptTemplate,
+  ReferencePrompts
+} from "@cupid-lab/core"
 import type { FileSystem } from "@effect/platform"
 import { Effect, Either, Schema } from "effect"
-import * as Json from "./internal/Json.js"
 import { contentWords } from "./internal/Nlp.js"
 import * as Template from "./internal/Template.js"
 import * as ReferenceAccounting from "./ReferenceAccounting.js"
@@ -113,10 +121,10 @@ const Answer = Schema.Union(Schema.Struct({ checklist: Schema.Array(Schema.Strin
 
 /** Read a decomposer's answer: `{"checklist": [...]}` or a bare list, anywhere in the text. */
 export const parseChecklist = (answer: string): Either.Either<ReadonlyArray<string>, string> => {
-  const found = Json.extract(answer)
-  if (found === undefined) return Either.left(`no JSON found in the answer ${Json.excerpt(answer)}`)
+  const found = AnswerJson.extract(answer)
+  if (found === undefined) return Either.left(`no JSON found in the answer ${AnswerJson.excerpt(answer)}`)
   return Schema.decodeUnknownEither(Answer)(found.value).pipe(
-    Either.mapLeft(() => `expected {"checklist": ["...", ...]}, got ${Json.excerpt(answer)}`),
+    Either.mapLeft(() => `expected {"checklist": ["...", ...]}, got ${AnswerJson.excerpt(answer)}`),
     Either.map((a) => ("checklist" in a ? a.checklist : a).map((s) => s.trim()).filter((s) => s !== ""))
   )
 }
@@ -154,7 +162,7 @@ export const llm = (
       const items = ReferenceAccounting.checklist(text)
       return items === undefined
         ? Either.left(
-            `the answer has no JSON with a "checklist" list as the authors' parse_json reads it: ${Json.excerpt(text)}`
+            `the answer has no JSON with a "checklist" list as the authors' parse_json reads it: ${AnswerJson.excerpt(text)}`
           )
         : Either.right(items)
     }

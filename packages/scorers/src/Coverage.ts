@@ -9,11 +9,10 @@
  * Coverage.lexicalCoverage("Are the steps numbered?", "Number every step.") // 1
  * const ratings = yield* Coverage.lexical(Coverage.defaultLexical).rate(items, preference)
  */
-import { Errors, LanguageModel, type Memo, Models, PromptTemplate, ReferencePrompts } from "@cupid-lab/core"
+import { AnswerJson, Errors, LanguageModel, type Memo, Models, PromptTemplate, ReferencePrompts } from "@cupid-lab/core"
 import type { FileSystem } from "@effect/platform"
 import { Effect, Either, Schema } from "effect"
 import { llmSpec, requestSettings, usesReference } from "./Checklist.js"
-import * as Json from "./internal/Json.js"
 import { type ContentWord, contentWords } from "./internal/Nlp.js"
 import * as Template from "./internal/Template.js"
 import * as ReferenceAccounting from "./ReferenceAccounting.js"
@@ -157,7 +156,7 @@ const listOf = (value: unknown): ReadonlyArray<unknown> | undefined => {
  */
 export const parseRatings = (answer: string, n: number): Either.Either<ReadonlyArray<number>, string> => {
   const expected = `expected ${n} rating${n === 1 ? "" : "s"} (Fully / Partially / Not covered)`
-  const json = Json.extract(answer)
+  const json = AnswerJson.extract(answer)
   const list = json === undefined ? undefined : listOf(json.value)
   if (list !== undefined) {
     const entries = list.map((el) => {
@@ -175,19 +174,19 @@ export const parseRatings = (answer: string, n: number): Either.Either<ReadonlyA
     })
     const bad = entries.findIndex((e) => e.rating === undefined)
     if (bad >= 0) return Either.left(`${expected}; entry ${bad + 1} is ${JSON.stringify(entries[bad]!.raw)}`)
-    if (entries.length !== n) return Either.left(`${expected}, got ${entries.length}: ${Json.excerpt(answer)}`)
+    if (entries.length !== n) return Either.left(`${expected}, got ${entries.length}: ${AnswerJson.excerpt(answer)}`)
     if (entries.every((e) => Number.isInteger(e.index))) {
       const byIndex = new Map(entries.map((e) => [e.index, e.rating!]))
       const out = Array.from({ length: n }, (_, i) => byIndex.get(i + 1))
       if (out.some((r) => r === undefined))
-        return Either.left(`${expected} with indexes 1..${n}: ${Json.excerpt(answer)}`)
+        return Either.left(`${expected} with indexes 1..${n}: ${AnswerJson.excerpt(answer)}`)
       return Either.right(out as Array<number>)
     }
     return Either.right(entries.map((e) => e.rating!))
   }
   const labels = [...answer.matchAll(/\b(fully|partially|not)\s+covered\b/gi)].map((m) => parseRating(m[1]!)!)
   if (labels.length === n) return Either.right(labels)
-  return Either.left(`${expected}; could not read them from ${Json.excerpt(answer)}`)
+  return Either.left(`${expected}; could not read them from ${AnswerJson.excerpt(answer)}`)
 }
 
 const dryRunAnswer = (n: number) =>

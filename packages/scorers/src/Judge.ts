@@ -10,9 +10,17 @@
  * import { Judge } from "@cupid-lab/scorers"
  * Judge.parseScore("Strong answer.\n\nScore: 8/10") // Either.right(8)
  */
-import { Errors, LanguageModel, Models, Plugin, PromptTemplate, ReferencePrompts, Scorer } from "@cupid-lab/core"
+import {
+  AnswerJson,
+  Errors,
+  LanguageModel,
+  Models,
+  Plugin,
+  PromptTemplate,
+  ReferencePrompts,
+  Scorer
+} from "@cupid-lab/core"
 import { Effect, Either, Schema } from "effect"
-import * as Json from "./internal/Json.js"
 import * as Repeats from "./internal/Repeats.js"
 import * as Checklist from "./Checklist.js"
 import * as Template from "./internal/Template.js"
@@ -61,8 +69,8 @@ export const parseScore = (answer: string): Either.Either<number, string> => {
   }
   const value = last(afterKeyword) ?? (bare.test(text) ? Number(bare.exec(text)![1]) : undefined) ?? last(outOfTen)
   if (value === undefined)
-    return Either.left(`expected a score from 1 to 10 (e.g. "Score: 7"), got ${Json.excerpt(answer)}`)
-  if (value < 1 || value > 10) return Either.left(`score ${value} is outside 1-10 in ${Json.excerpt(answer)}`)
+    return Either.left(`expected a score from 1 to 10 (e.g. "Score: 7"), got ${AnswerJson.excerpt(answer)}`)
+  if (value < 1 || value > 10) return Either.left(`score ${value} is outside 1-10 in ${AnswerJson.excerpt(answer)}`)
   return Either.right(value)
 }
 

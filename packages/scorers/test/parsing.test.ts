@@ -4,7 +4,7 @@ import * as fs from "node:fs"
 import { describe, expect, it } from "vitest"
 import * as Checklist from "../src/Checklist.js"
 import * as Coverage from "../src/Coverage.js"
-import * as Json from "../src/internal/Json.js"
+import { AnswerJson } from "@cupid-lab/core"
 import * as Template from "../src/internal/Template.js"
 import * as Judge from "../src/Judge.js"
 
@@ -17,15 +17,15 @@ const left = <A>(e: Either.Either<A, string>): string => {
   return e.left
 }
 
-describe("Json.extract", () => {
+describe("AnswerJson.extract", () => {
   it("reads plain JSON, fenced JSON and JSON surrounded by prose", () => {
-    expect(Json.extract(`{"a": 1}`)).toEqual({ value: { a: 1 } })
-    expect(Json.extract("Sure!\n```json\n[1, 2]\n```\nHope this helps.")).toEqual({ value: [1, 2] })
-    expect(Json.extract('Result: {"checklist": ["x"]} -- done')).toEqual({ value: { checklist: ["x"] } })
-    expect(Json.extract('Ratings: ["Fully Covered", "Not Covered"] as asked')).toEqual({
+    expect(AnswerJson.extract(`{"a": 1}`)).toEqual({ value: { a: 1 } })
+    expect(AnswerJson.extract("Sure!\n```json\n[1, 2]\n```\nHope this helps.")).toEqual({ value: [1, 2] })
+    expect(AnswerJson.extract('Result: {"checklist": ["x"]} -- done')).toEqual({ value: { checklist: ["x"] } })
+    expect(AnswerJson.extract('Ratings: ["Fully Covered", "Not Covered"] as asked')).toEqual({
       value: ["Fully Covered", "Not Covered"]
     })
-    expect(Json.extract("no json here")).toBeUndefined()
+    expect(AnswerJson.extract("no json here")).toBeUndefined()
   })
 })
 

@@ -10,7 +10,7 @@
  *   #/instance?run=<id>&id=<instance>          one instance: sessions, gold labels, each cell's selection and outputs
  *   #/compare?a=<run>&ca=<cell>&b=<run>&cb=<cell>
  *
- * Built by tools/build-cli.mjs into packages/experiments/dist/viewer/app.js.
+ * Built by tools/build-cli.mjs into packages/viewer/dist/app.js.
  */
 import type { CompareView, PairwiseView, RunDetail, RunList, VerdictView } from "../src/Catalog.js"
 import type { FiguresView } from "../src/Entries.js"

@@ -5,7 +5,7 @@
  * still fit first, as a real short write on a full disk does.
  *
  * @example
- * import { FaultyFileSystem } from "@cupid-lab/core/testing/FaultyFileSystem"
+ * import { FaultyFileSystem } from "@cupid-lab/core/testing"
  * program.pipe(Effect.provide(FaultyFileSystem.layer({ failAfterBytes: 1000, paths: (p) => p.endsWith(".jsonl") })))
  * // -> fails with a SystemError whose cause has code "ENOSPC"
  */

@@ -7,7 +7,8 @@
  *
  * @example
  * import { describe, expect } from "@effect/vitest"
- * import { it } from "@cupid-lab/core/testing/NodeTest"
+ * import { NodeTest } from "@cupid-lab/core/testing"
+ * const { it } = NodeTest
  *
  * it.effect("reads the bundled sample", () =>
  *   Effect.map(Dataset.loadAll("sample"), (data) => expect(data.instances.length).toBeGreaterThan(0)))

@@ -1,7 +1,7 @@
 /**
  * Validates the bundled sample's persona sources and rebuilds both splits:
- * `packages/core/data/sample-src/dev/*.json` -> `packages/core/data/sample.jsonl` (source `sample`) and
- * `packages/core/data/sample-src/test/*.json` -> `packages/core/data/sample-test.jsonl` (`sample-test`).
+ * `packages/data/data/sample-src/dev/*.json` -> `packages/data/data/sample.jsonl` (source `sample`) and
+ * `packages/data/data/sample-src/test/*.json` -> `packages/data/data/sample-test.jsonl` (`sample-test`).
  *
  *   npx tsx packages/data/src/bin/build-sample.ts                  # validate everything, write both splits
  *   npx tsx packages/data/src/bin/build-sample.ts --check FILE...  # validate only, print every problem

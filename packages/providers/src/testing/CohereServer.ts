@@ -9,7 +9,7 @@
  * usage counts whitespace-separated words, unless `usage: false` drops usage and meta fields.
  *
  * @example
- * import * as CohereServer from "@cupid-lab/providers/testing/CohereServer"
+ * import { CohereServer } from "@cupid-lab/providers/testing"
  * const server = yield* CohereServer.make({ rerank: (query, doc) => doc.length })
  * const models = { rr: { provider: "cohere", model: "rerank-test", baseURL: server.url } }
  */

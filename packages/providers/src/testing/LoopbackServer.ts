@@ -11,7 +11,7 @@
  * `reset` (the connection is destroyed), `malformed` (200 with a truncated JSON body).
  *
  * @example
- * import * as LoopbackServer from "@cupid-lab/providers/testing/LoopbackServer"
+ * import { LoopbackServer } from "@cupid-lab/providers/testing"
  * const server = yield* LoopbackServer.make({ routes: { "POST /echo": (body) => body } })
  * server.scriptFaults(LoopbackServer.Faults.serverError(), LoopbackServer.Faults.reset())
  * // ... call server.url ...; then inspect server.requests

@@ -9,7 +9,7 @@
  * answer; embeddings: all inputs), unless `usage: false` drops usage fields from every answer.
  *
  * @example
- * import * as OpenAiServer from "@cupid-lab/providers/testing/OpenAiServer"
+ * import { OpenAiServer } from "@cupid-lab/providers/testing"
  * const server = yield* OpenAiServer.make({ chat: (body) => `you said ${body.messages.length} things` })
  * const models = { gpt: { provider: "openai", model: "test-model", baseURL: server.baseURL } }
  */

@@ -11,7 +11,8 @@
  * numbers and are returned, so a test can compute the expected outputs by hand.
  *
  * @example
- * import { writeTinyBert } from "@cupid-lab/providers/testing/TinyBert"
+ * import { TinyBert } from "@cupid-lab/providers/testing"
+ * const { writeTinyBert } = TinyBert
  * const model = writeTinyBert("/tmp/models/tiny-encoder", { kind: "encoder" })
  * model.vocab.indexOf("recipe") // the token id the tokenizer gives "recipe"
  */

@@ -25,7 +25,8 @@
  *
  * @example
  * // packages/retrievers/test/my-retriever.test.ts
- * import { suite } from "@cupid-lab/retrievers/testing/Conformance"
+ * import { Conformance } from "@cupid-lab/retrievers/testing"
+ * const { suite } = Conformance
  * import { plugin } from "../src/MyRetriever.js"
  * suite({ plugin, options: { k: 2 } })
  */

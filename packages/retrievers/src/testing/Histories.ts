@@ -8,7 +8,7 @@
  * build and analyse; they are not meant to measure retrieval quality.
  *
  * @example
- * import { Histories } from "@cupid-lab/retrievers/testing/Histories"
+ * import { Histories } from "@cupid-lab/retrievers/testing"
  * const instance = Histories.instance({ sessions: 10_000, type: "changing", seed: 3 })
  */
 import { Domain, Random } from "@cupid-lab/core"

@@ -6,7 +6,7 @@
  * call fails with {@link unavailable}'s reason: tests that use it fail, they are never skipped.
  *
  * @example
- * import * as ReferenceHarness from "@cupid-lab/scorers/testing/ReferenceHarness"
+ * import { ReferenceHarness } from "@cupid-lab/scorers/testing"
  * const out = ReferenceHarness.run("evaluate", { subject, evaluator, use_matcher: false, task: "both", instances, answers })
  */
 import { spawnSync } from "node:child_process"

@@ -6,7 +6,7 @@
  * are deeply frozen, so a write fails); the same input scored twice gives the same values.
  *
  * @example
- * import { ScorerConformance } from "@cupid-lab/scorers/testing/ScorerConformance"
+ * import { ScorerConformance } from "@cupid-lab/scorers/testing"
  * expect(yield* ScorerConformance.check(service, [{ instance, trace }])).toEqual([])
  */
 import type { Errors, Scorer } from "@cupid-lab/core"

@@ -1,18 +1,10 @@
+import * as AnswerJson from "../../AnswerJson.js"
 // Reads an inference answer: a short analysis, then the preference after a label. Tolerates
 // markdown (headings, bold labels, blockquotes, bullets), label variants ("Inferred preference",
 // "Final preference", "Final answer"), the sentence on the line after a label-only heading, quotes,
 // trailing commentary, word-count notes, <think> blocks, a JSON object and a code fence.
 import { strip } from "../../Python.js"
-import {
-  firstSentence,
-  normalizeSpace,
-  sentences,
-  stripEmphasis,
-  stripFence,
-  unquote,
-  wordCount,
-  jsonObject
-} from "./text.js"
+import { firstSentence, normalizeSpace, sentences, stripEmphasis, stripFence, unquote, wordCount } from "./text.js"
 
 export interface ParsedPreference {
   readonly preference: string
@@ -49,7 +41,7 @@ const cleanPreference = (raw: string): string => {
 }
 
 const fromJson = (text: string): ParseResult | undefined => {
-  const value = jsonObject(text)
+  const value = AnswerJson.wholeObject(text)
   if (value === undefined) return undefined
   const entries = Object.entries(value)
   const pref = entries.find(([k, v]) => /preference/i.test(k) && typeof v === "string")

@@ -1,7 +1,8 @@
+import * as AnswerJson from "../../AnswerJson.js"
 // Reads a session summary written by a model: a context section and a preferences section, each a
 // list. Tolerates markdown headings, bold labels, numbering instead of bullets, labels with the
 // first item on the same line, prose lines instead of bullets, a JSON object, and a code fence.
-import { stripEmphasis, stripFence, jsonObject } from "./text.js"
+import { stripEmphasis, stripFence } from "./text.js"
 
 export interface ParsedSummary {
   readonly context: ReadonlyArray<string>
@@ -32,7 +33,7 @@ const cleanItem = (text: string): string =>
     .trim()
 
 const fromJson = (text: string): ParsedSummary | undefined => {
-  const value = jsonObject(text)
+  const value = AnswerJson.wholeObject(text)
   if (value === undefined) return undefined
   const out: Record<Section, Array<string>> = { context: [], preferences: [] }
   for (const [k, v] of Object.entries(value)) {

@@ -148,18 +148,3 @@ export const stripFence = (text: string): string => {
   const m = /^\s*```[\w-]*\s*\n([\s\S]*?)\n?\s*```\s*$/.exec(text)
   return m ? m[1]! : text
 }
-
-/** The answer as a JSON object, when it is one (after trimming); otherwise undefined. */
-export const jsonObject = (text: string): Record<string, unknown> | undefined => {
-  const t = text.trim()
-  if (!t.startsWith("{")) return undefined
-  let value: unknown
-  try {
-    value = JSON.parse(t)
-  } catch {
-    return undefined
-  }
-  return value !== null && typeof value === "object" && !Array.isArray(value)
-    ? (value as Record<string, unknown>)
-    : undefined
-}
