@@ -22,7 +22,6 @@ import { randomUUID } from "node:crypto"
 import { Effect, Either, ParseResult, Schema } from "effect"
 import { Domain, Errors, Hash } from "@cupid-lab/core"
 
-
 import { type Knobs, personaRows, specialCounts } from "./internal/synthetic/world.js"
 
 /** Bumped whenever the generated text changes, so fingerprints of synthetic sources change with it. */

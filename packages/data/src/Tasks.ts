@@ -110,7 +110,10 @@ export const generateOptions = (f: GenerateFlags): Either.Either<Synthetic.Optio
 }
 
 /** Write a synthetic dataset as JSON lines; the lines name the file, its source spec and SHA-256. */
-export const generate = (out: string, options: Synthetic.Options): Effect.Effect<ReadonlyArray<string>, Errors.DatasetError> =>
+export const generate = (
+  out: string,
+  options: Synthetic.Options
+): Effect.Effect<ReadonlyArray<string>, Errors.DatasetError> =>
   Effect.gen(function* () {
     const file = path.resolve(out)
     const rows = yield* Synthetic.writeJsonl(file, Synthetic.generate(options))

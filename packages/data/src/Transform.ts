@@ -31,9 +31,6 @@
 import { Either, Schema } from "effect"
 import { Domain, Errors, Hash, Random } from "@cupid-lab/core"
 
-
-
-
 export const Dropped = Schema.Literal("contrastive", "stale")
 export type Dropped = typeof Dropped.Type
 
@@ -156,7 +153,9 @@ interface Slot {
 
 /** The seeded generator of one (transform, instance): the same for every cell that uses the transform. */
 export const rngFor = (seed: number, instanceId: string, spec: Spec): (() => number) =>
-  Random.mulberry32(Number.parseInt(Hash.sha256Hex(`${seed}\0${instanceId}\0${Hash.canonicalJson(normalize(spec))}`).slice(0, 8), 16))
+  Random.mulberry32(
+    Number.parseInt(Hash.sha256Hex(`${seed}\0${instanceId}\0${Hash.canonicalJson(normalize(spec))}`).slice(0, 8), 16)
+  )
 
 const shuffled = <A>(items: ReadonlyArray<A>, next: () => number): Array<A> => {
   const out = [...items]

@@ -147,37 +147,43 @@ describe("longmemeval:<file>", () => {
     })
   )
 
-  NodeTest.it.effect("a LongMemEval file read as CUPID rows says how to read it; a missing file says what is expected", () =>
-    Effect.gen(function* () {
-      expect(yield* failure(lmeS)).toBe(
-        `${lmeS}, row 1: expected a CUPID row; this looks like a LongMemEval question: read the file as longmemeval:<file>`
-      )
-      expect(yield* failure("longmemeval:/nope/x.json")).toBe(
-        "/nope/x.json: no such file (expected longmemeval:<file> (longmemeval_s.json, longmemeval_m.json, longmemeval_oracle.json or their _cleaned versions, or hf:<owner>/<name>/<file>))"
-      )
-    })
+  NodeTest.it.effect(
+    "a LongMemEval file read as CUPID rows says how to read it; a missing file says what is expected",
+    () =>
+      Effect.gen(function* () {
+        expect(yield* failure(lmeS)).toBe(
+          `${lmeS}, row 1: expected a CUPID row; this looks like a LongMemEval question: read the file as longmemeval:<file>`
+        )
+        expect(yield* failure("longmemeval:/nope/x.json")).toBe(
+          "/nope/x.json: no such file (expected longmemeval:<file> (longmemeval_s.json, longmemeval_m.json, longmemeval_oracle.json or their _cleaned versions, or hf:<owner>/<name>/<file>))"
+        )
+      })
   )
 
-  NodeTest.it.live("longmemeval:hf:<owner>/<name>/<file> downloads the file through the cache, then reads it offline", () =>
-    Effect.gen(function* () {
-      const bytes = fs.readFileSync(lmeS)
-      const hub = yield* Effect.promise(() =>
-        startHub({ "xiaowu0162/longmemeval-cleaned": { files: { "longmemeval_s_cleaned.json": bytes } } })
-      )
-      const cacheDir = path.join(dir, "cache")
-      const source = "longmemeval:hf:xiaowu0162/longmemeval-cleaned/longmemeval_s_cleaned.json"
-      const loaded = yield* Dataset.loadAll(source, { cacheDir, hfEndpoint: hub.endpoint })
-      expect(loaded.instances).toHaveLength(4)
-      yield* Effect.promise(hub.close)
-      const again = yield* Dataset.open(source, { cacheDir, hfEndpoint: hub.endpoint })
-      expect(again.resolved).toBe(
-        path.join(cacheDir, "hf", "xiaowu0162", "longmemeval-cleaned", "longmemeval_s_cleaned.json")
-      )
-      expect(hub.requests).toEqual(["/datasets/xiaowu0162/longmemeval-cleaned/resolve/main/longmemeval_s_cleaned.json"])
-      expect(yield* failure("longmemeval:hf:xiaowu0162/longmemeval-cleaned", { cacheDir })).toContain(
-        "name the file in the repository"
-      )
-    })
+  NodeTest.it.live(
+    "longmemeval:hf:<owner>/<name>/<file> downloads the file through the cache, then reads it offline",
+    () =>
+      Effect.gen(function* () {
+        const bytes = fs.readFileSync(lmeS)
+        const hub = yield* Effect.promise(() =>
+          startHub({ "xiaowu0162/longmemeval-cleaned": { files: { "longmemeval_s_cleaned.json": bytes } } })
+        )
+        const cacheDir = path.join(dir, "cache")
+        const source = "longmemeval:hf:xiaowu0162/longmemeval-cleaned/longmemeval_s_cleaned.json"
+        const loaded = yield* Dataset.loadAll(source, { cacheDir, hfEndpoint: hub.endpoint })
+        expect(loaded.instances).toHaveLength(4)
+        yield* Effect.promise(hub.close)
+        const again = yield* Dataset.open(source, { cacheDir, hfEndpoint: hub.endpoint })
+        expect(again.resolved).toBe(
+          path.join(cacheDir, "hf", "xiaowu0162", "longmemeval-cleaned", "longmemeval_s_cleaned.json")
+        )
+        expect(hub.requests).toEqual([
+          "/datasets/xiaowu0162/longmemeval-cleaned/resolve/main/longmemeval_s_cleaned.json"
+        ])
+        expect(yield* failure("longmemeval:hf:xiaowu0162/longmemeval-cleaned", { cacheDir })).toContain(
+          "name the file in the repository"
+        )
+      })
   )
 })
 
@@ -270,34 +276,36 @@ describe("locomo:<file>", () => {
       })
   )
 
-  NodeTest.it.effect("errors name the file, the row with its sample id, and the field; a bad question is skipped alone", () =>
-    Effect.gen(function* () {
-      const evidence = edited(locomo, "locomo-evidence.json", (d) => (d[0].qa[1].evidence = "D4:1"))
-      expect(yield* failure(`locomo:${evidence}`)).toBe(
-        `${evidence}, row 1 (conv-1), qa[1].evidence: expected an array, found "D4:1"`
-      )
-      const skipped = yield* Dataset.loadAll(`locomo:${evidence}`, { onInvalid: "skip" })
-      expect(skipped.instances).toHaveLength(8)
-      expect(skipped.skipped).toEqual([
-        { row: "1", id: "conv-1:q2", reason: 'qa[1].evidence: expected an array, found "D4:1"' }
-      ])
-      const category = edited(locomo, "locomo-category.json", (d) => (d[1].qa[0].category = 6))
-      expect(yield* failure(`locomo:${category}`)).toBe(
-        `${category}, row 2 (conv-2), qa[0].category: expected one of 1, 2, 3, 4, 5, found 6`
-      )
-      const date = edited(locomo, "locomo-date.json", (d) => delete d[0].conversation.session_3_date_time)
-      expect(yield* failure(`locomo:${date}`)).toBe(
-        `${date}, row 1 (conv-1), conversation.session_3_date_time: expected a date like "1:56 pm on 8 May, 2023", found nothing (missing field)`
-      )
-      const speaker = edited(locomo, "locomo-speaker.json", (d) => (d[1].conversation.session_2[1].speaker = "Kay"))
-      expect(yield* failure(`locomo:${speaker}`)).toBe(
-        `${speaker}, row 2 (conv-2), conversation.session_2[1].speaker: expected "Kai" or "Lena" (speaker_a, speaker_b), found "Kay"`
-      )
-      const text = edited(locomo, "locomo-text.json", (d) => delete d[0].conversation.session_5[2].text)
-      expect(yield* failure(`locomo:${text}`)).toBe(
-        `${text}, row 1 (conv-1), conversation.session_5[2].text: expected string, found nothing (missing field)`
-      )
-    })
+  NodeTest.it.effect(
+    "errors name the file, the row with its sample id, and the field; a bad question is skipped alone",
+    () =>
+      Effect.gen(function* () {
+        const evidence = edited(locomo, "locomo-evidence.json", (d) => (d[0].qa[1].evidence = "D4:1"))
+        expect(yield* failure(`locomo:${evidence}`)).toBe(
+          `${evidence}, row 1 (conv-1), qa[1].evidence: expected an array, found "D4:1"`
+        )
+        const skipped = yield* Dataset.loadAll(`locomo:${evidence}`, { onInvalid: "skip" })
+        expect(skipped.instances).toHaveLength(8)
+        expect(skipped.skipped).toEqual([
+          { row: "1", id: "conv-1:q2", reason: 'qa[1].evidence: expected an array, found "D4:1"' }
+        ])
+        const category = edited(locomo, "locomo-category.json", (d) => (d[1].qa[0].category = 6))
+        expect(yield* failure(`locomo:${category}`)).toBe(
+          `${category}, row 2 (conv-2), qa[0].category: expected one of 1, 2, 3, 4, 5, found 6`
+        )
+        const date = edited(locomo, "locomo-date.json", (d) => delete d[0].conversation.session_3_date_time)
+        expect(yield* failure(`locomo:${date}`)).toBe(
+          `${date}, row 1 (conv-1), conversation.session_3_date_time: expected a date like "1:56 pm on 8 May, 2023", found nothing (missing field)`
+        )
+        const speaker = edited(locomo, "locomo-speaker.json", (d) => (d[1].conversation.session_2[1].speaker = "Kay"))
+        expect(yield* failure(`locomo:${speaker}`)).toBe(
+          `${speaker}, row 2 (conv-2), conversation.session_2[1].speaker: expected "Kai" or "Lena" (speaker_a, speaker_b), found "Kay"`
+        )
+        const text = edited(locomo, "locomo-text.json", (d) => delete d[0].conversation.session_5[2].text)
+        expect(yield* failure(`locomo:${text}`)).toBe(
+          `${text}, row 1 (conv-1), conversation.session_5[2].text: expected string, found nothing (missing field)`
+        )
+      })
   )
 })
 
@@ -342,18 +350,20 @@ describe("prefeval:<dir>", () => {
       })
   )
 
-  NodeTest.it.effect("turns=<n> keeps the first n user-assistant pairs of the distractors, as PrefEval's inter-turns", () =>
-    Effect.gen(function* () {
-      const two = (yield* Dataset.loadAll(`prefeval:${prefeval},turns=2`)).instances[0]!
-      expect(two.query.sessions.map((s) => s.dialogue.length)).toEqual([1, 4])
-      const four = (yield* Dataset.loadAll(`prefeval:${prefeval},turns=4`)).instances[0]!
-      expect(four.query.sessions.map((s) => s.dialogue.length)).toEqual([1, 4, 2, 2])
-      expect(four.query.sessions[3]!.dialogue[1]!.content).toBe(
-        "A function that keeps access to the variables of the scope it was created in."
-      )
-      const all = yield* Dataset.open(`prefeval:${prefeval}`)
-      expect((yield* Dataset.open(`prefeval:${prefeval},turns=4`)).fingerprint).not.toBe(all.fingerprint)
-    })
+  NodeTest.it.effect(
+    "turns=<n> keeps the first n user-assistant pairs of the distractors, as PrefEval's inter-turns",
+    () =>
+      Effect.gen(function* () {
+        const two = (yield* Dataset.loadAll(`prefeval:${prefeval},turns=2`)).instances[0]!
+        expect(two.query.sessions.map((s) => s.dialogue.length)).toEqual([1, 4])
+        const four = (yield* Dataset.loadAll(`prefeval:${prefeval},turns=4`)).instances[0]!
+        expect(four.query.sessions.map((s) => s.dialogue.length)).toEqual([1, 4, 2, 2])
+        expect(four.query.sessions[3]!.dialogue[1]!.content).toBe(
+          "A function that keeps access to the variables of the scope it was created in."
+        )
+        const all = yield* Dataset.open(`prefeval:${prefeval}`)
+        expect((yield* Dataset.open(`prefeval:${prefeval},turns=4`)).fingerprint).not.toBe(all.fingerprint)
+      })
   )
 
   NodeTest.it.effect("errors name the topic file, the entry and the field, or the missing folder", () =>

@@ -225,7 +225,7 @@ describe("data inspect", () => {
 })
 
 describe("data inspect on the other benchmarks", () => {
-  const fixtures = path.join(repoRoot, "packages", "core", "test", "fixtures")
+  const fixtures = path.join(repoRoot, "packages", "data", "test", "fixtures")
 
   it("LoCoMo: its categories, its questions without evidence and the evidence ids that name no turn", async () => {
     const file = path.join(fixtures, "locomo", "locomo_tiny.json")

@@ -56,20 +56,22 @@ describe("a data file that is not UTF-8", () => {
       })
   )
 
-  NodeTest.it.effect("a JSON array names the element (row) it reads it as; a directory source names the file and its line", () =>
-    Effect.gen(function* () {
-      const array = write(
-        "latin1.json",
-        Buffer.concat([Buffer.from(`[\n${JSON.stringify(a)},\n`), latin1(), Buffer.from("]\n")])
-      )
-      // (JSON arrays are read one element at a time: the second element holds the bytes)
-      expect(yield* failure(array)).toBe(`${array}, row 2: ${notUtf8}`)
-      write("latin1-dir/a.json", JSON.stringify(a))
-      write("latin1-dir/b.json", Buffer.concat([Buffer.from("\n"), latin1()]))
-      expect(yield* failure(path.join(dir, "latin1-dir"))).toBe(
-        `${path.join(dir, "latin1-dir")}, row b.json: line 2: ${notUtf8}`
-      )
-    })
+  NodeTest.it.effect(
+    "a JSON array names the element (row) it reads it as; a directory source names the file and its line",
+    () =>
+      Effect.gen(function* () {
+        const array = write(
+          "latin1.json",
+          Buffer.concat([Buffer.from(`[\n${JSON.stringify(a)},\n`), latin1(), Buffer.from("]\n")])
+        )
+        // (JSON arrays are read one element at a time: the second element holds the bytes)
+        expect(yield* failure(array)).toBe(`${array}, row 2: ${notUtf8}`)
+        write("latin1-dir/a.json", JSON.stringify(a))
+        write("latin1-dir/b.json", Buffer.concat([Buffer.from("\n"), latin1()]))
+        expect(yield* failure(path.join(dir, "latin1-dir"))).toBe(
+          `${path.join(dir, "latin1-dir")}, row b.json: line 2: ${notUtf8}`
+        )
+      })
   )
 
   NodeTest.it.effect("valid UTF-8 (accents, emoji, a BOM) reads as before", () =>

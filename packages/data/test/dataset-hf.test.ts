@@ -265,18 +265,22 @@ describe("hf: sources", () => {
     })
   )
 
-  NodeTest.it.effect("a damaged record of the resolution is an error naming the record, its field, and what to do", () =>
-    Effect.gen(function* () {
-      const cacheDir = path.join(dir, "cache-record")
-      const record = HubDownload.resolutionPath(cacheDir, "kixlab/CUPID")
-      fs.mkdirSync(path.dirname(record), { recursive: true })
-      fs.writeFileSync(record, JSON.stringify({ files: ["../../escape.parquet"], rule: "x" }))
-      expect(
-        yield* message(Dataset.open("hf:kixlab/CUPID", { cacheDir, hfEndpoint: yield* Effect.promise(closedEndpoint) }))
-      ).toBe(
-        `${record}, files[0]: expected a path inside the repository, found "../../escape.parquet"; delete it to resolve hf:kixlab/CUPID again`
-      )
-    })
+  NodeTest.it.effect(
+    "a damaged record of the resolution is an error naming the record, its field, and what to do",
+    () =>
+      Effect.gen(function* () {
+        const cacheDir = path.join(dir, "cache-record")
+        const record = HubDownload.resolutionPath(cacheDir, "kixlab/CUPID")
+        fs.mkdirSync(path.dirname(record), { recursive: true })
+        fs.writeFileSync(record, JSON.stringify({ files: ["../../escape.parquet"], rule: "x" }))
+        expect(
+          yield* message(
+            Dataset.open("hf:kixlab/CUPID", { cacheDir, hfEndpoint: yield* Effect.promise(closedEndpoint) })
+          )
+        ).toBe(
+          `${record}, files[0]: expected a path inside the repository, found "../../escape.parquet"; delete it to resolve hf:kixlab/CUPID again`
+        )
+      })
   )
 
   NodeTest.it.effect("no network and nothing cached: the error says how to name the file or pass --data", () =>

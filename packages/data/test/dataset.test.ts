@@ -128,7 +128,7 @@ describe("Dataset.open: the same instances from every format", () => {
   NodeTest.it.effect("sample resolves to the bundled file from any working directory", () =>
     Effect.gen(function* () {
       expect(path.isAbsolute(Dataset.samplePath)).toBe(true)
-      expect(Dataset.samplePath.endsWith(path.join("packages", "core", "data", "sample.jsonl"))).toBe(true)
+      expect(Dataset.samplePath.endsWith(path.join("packages", "data", "data", "sample.jsonl"))).toBe(true)
       const lines = fs
         .readFileSync(Dataset.samplePath, "utf8")
         .split("\n")

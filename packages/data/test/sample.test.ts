@@ -10,7 +10,6 @@ import { checkSources, sampleSourceRoot, splitOutputs } from "../src/internal/sa
 import * as Source from "../src/internal/sample/Source.js"
 import * as Validate from "../src/internal/sample/Validate.js"
 
-
 const dataDirectory = fileURLToPath(new URL("../data/", import.meta.url))
 
 const labelsOf = (instance: Domain.Instance) => instance.gold.sessions.map((s) => s.label)

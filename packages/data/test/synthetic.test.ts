@@ -98,26 +98,29 @@ describe("Synthetic: CUPID's shape at 8 sessions", () => {
     }
   })
 
-  NodeTest.it("a persona's three instances come from one 13-session pool: 12 distinct prior sessions plus the request", () => {
-    for (const p of byPersona(rows)) {
-      const distinct = new Set(
-        Domain.cupidTypes.flatMap((t) => p[t].prior_interactions.map((s) => JSON.stringify(s.dialogue)))
-      )
-      expect(distinct.size).toBe(12)
-      expect(p.consistent.current_request).toBe(p.changing.current_request)
-      expect(p.consistent.current_context_factor).toBe(p.changing.current_context_factor)
-      expect(p.consistent.current_contextual_preference).toBe(p.contrastive.current_contextual_preference)
-      expect(p.changing.current_contextual_preference).not.toBe(p.consistent.current_contextual_preference)
-      // The changing instance's stale sessions are the consistent instance's relevant ones.
-      const staleText = p.changing.prior_interactions
-        .filter((_, i) => labels(p.changing)[i] === "stale")
-        .map((s) => JSON.stringify(s))
-      const relevantText = p.consistent.prior_interactions
-        .filter((_, i) => labels(p.consistent)[i] === "relevant")
-        .map((s) => JSON.stringify(s))
-      expect(staleText).toEqual(relevantText)
+  NodeTest.it(
+    "a persona's three instances come from one 13-session pool: 12 distinct prior sessions plus the request",
+    () => {
+      for (const p of byPersona(rows)) {
+        const distinct = new Set(
+          Domain.cupidTypes.flatMap((t) => p[t].prior_interactions.map((s) => JSON.stringify(s.dialogue)))
+        )
+        expect(distinct.size).toBe(12)
+        expect(p.consistent.current_request).toBe(p.changing.current_request)
+        expect(p.consistent.current_context_factor).toBe(p.changing.current_context_factor)
+        expect(p.consistent.current_contextual_preference).toBe(p.contrastive.current_contextual_preference)
+        expect(p.changing.current_contextual_preference).not.toBe(p.consistent.current_contextual_preference)
+        // The changing instance's stale sessions are the consistent instance's relevant ones.
+        const staleText = p.changing.prior_interactions
+          .filter((_, i) => labels(p.changing)[i] === "stale")
+          .map((s) => JSON.stringify(s))
+        const relevantText = p.consistent.prior_interactions
+          .filter((_, i) => labels(p.consistent)[i] === "relevant")
+          .map((s) => JSON.stringify(s))
+        expect(staleText).toEqual(relevantText)
+      }
     }
-  })
+  )
 
   NodeTest.it("in changing histories the stale sessions precede the relevant ones", () => {
     for (const row of rows.filter((r) => r.instance_type === "changing")) {
@@ -165,20 +168,23 @@ describe("Synthetic: the text does not make retrieval trivial", () => {
     }
   })
 
-  NodeTest.it("similar-sounding factors: any two factors of one category share a content word (people share a role family)", () => {
-    const stop = new Set(["my", "the", "a", "our", "in", "on", "of", "for", "to", "at", "with", "about", "i", "we"])
-    const words = (s: string) => new Set((s.toLowerCase().match(/[a-z']+/g) ?? []).filter((w) => !stop.has(w)))
-    for (const category of categories.filter((c) => c.kind !== "person")) {
-      category.variants.forEach((a, i) =>
-        category.variants.slice(i + 1).forEach((b) => {
-          expect(
-            [...words(a)].some((w) => words(b).has(w)),
-            `${a} / ${b}`
-          ).toBe(true)
-        })
-      )
+  NodeTest.it(
+    "similar-sounding factors: any two factors of one category share a content word (people share a role family)",
+    () => {
+      const stop = new Set(["my", "the", "a", "our", "in", "on", "of", "for", "to", "at", "with", "about", "i", "we"])
+      const words = (s: string) => new Set((s.toLowerCase().match(/[a-z']+/g) ?? []).filter((w) => !stop.has(w)))
+      for (const category of categories.filter((c) => c.kind !== "person")) {
+        category.variants.forEach((a, i) =>
+          category.variants.slice(i + 1).forEach((b) => {
+            expect(
+              [...words(a)].some((w) => words(b).has(w)),
+              `${a} / ${b}`
+            ).toBe(true)
+          })
+        )
+      }
     }
-  })
+  )
 
   NodeTest.it("factor B comes from factor A's category", () => {
     const categoryOf = (factor: string) =>

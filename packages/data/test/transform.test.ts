@@ -73,26 +73,29 @@ describe("Transform", () => {
     expect(tags(run(i, { position: "late" }))).toEqual(["a1", "o2", "a2", "o3", "o5", "o6", "c1", "c2"])
   })
 
-  NodeTest.it("pad adds exactly N sessions of other personas, never naming the current factor, and keeps the relevant ones", () => {
-    const i = get("p1:contrastive")
-    for (const n of [1, 5, 16, 40]) {
-      const padded = run(i, { pad: n })
-      expect(padded.query.sessions.length).toBe(8 + n)
-      const added = padded.query.sessions.filter((s) => !i.query.sessions.some((o) => o.hash === s.hash))
-      expect(added.length).toBe(n)
-      for (const s of added) {
-        expect(s.dialogue[0]!.content.startsWith("p1 ")).toBe(false)
-        expect(s.dialogue[0]!.content.toLowerCase()).not.toContain("p1-ana")
+  NodeTest.it(
+    "pad adds exactly N sessions of other personas, never naming the current factor, and keeps the relevant ones",
+    () => {
+      const i = get("p1:contrastive")
+      for (const n of [1, 5, 16, 40]) {
+        const padded = run(i, { pad: n })
+        expect(padded.query.sessions.length).toBe(8 + n)
+        const added = padded.query.sessions.filter((s) => !i.query.sessions.some((o) => o.hash === s.hash))
+        expect(added.length).toBe(n)
+        for (const s of added) {
+          expect(s.dialogue[0]!.content.startsWith("p1 ")).toBe(false)
+          expect(s.dialogue[0]!.content.toLowerCase()).not.toContain("p1-ana")
+        }
+        // The original sessions keep their order and labels; padding is labelled other.
+        const originals = padded.query.sessions
+          .filter((s) => i.query.sessions.some((o) => o.hash === s.hash))
+          .map((s) => s.hash)
+        expect(originals).toEqual(i.query.sessions.map((s) => s.hash))
+        expect(labels(padded).filter((l) => l === "relevant").length).toBe(2)
+        expect(labels(padded).filter((l) => l !== "other").length).toBe(2)
       }
-      // The original sessions keep their order and labels; padding is labelled other.
-      const originals = padded.query.sessions
-        .filter((s) => i.query.sessions.some((o) => o.hash === s.hash))
-        .map((s) => s.hash)
-      expect(originals).toEqual(i.query.sessions.map((s) => s.hash))
-      expect(labels(padded).filter((l) => l === "relevant").length).toBe(2)
-      expect(labels(padded).filter((l) => l !== "other").length).toBe(2)
     }
-  })
+  )
 
   NodeTest.it("pad is deterministic per (seed, instance, spec) and differs across seeds", () => {
     const i = get("p2:consistent")

@@ -16,7 +16,7 @@ import { cleanEnv, runProcess } from "./support.js"
 const repoRoot = fileURLToPath(new URL("../../../", import.meta.url))
 const compiled = path.join(repoRoot, "packages", "experiments", "dist", "cli.mjs")
 const sample = fs
-  .readFileSync(path.join(repoRoot, "packages", "core", "data", "sample.jsonl"), "utf8")
+  .readFileSync(path.join(repoRoot, "packages", "data", "data", "sample.jsonl"), "utf8")
   .split("\n")
   .filter((l) => l !== "")
 

@@ -13,7 +13,7 @@ import { NodeTest } from "@cupid-lab/core/testing"
 import { describe, expect } from "@effect/vitest"
 import { Effect, Layer } from "effect"
 
-const fixture = path.join(import.meta.dirname, "..", "..", "core", "test", "fixtures", "locomo", "locomo_tiny.json")
+const fixture = path.join(import.meta.dirname, "..", "..", "data", "test", "fixtures", "locomo", "locomo_tiny.json")
 
 const env = Layer.mergeAll(
   Models.layer({}),

@@ -18,7 +18,7 @@ const cli = path.join(repo, "packages", "experiments", "dist", "cli.mjs")
 const dir = fs.mkdtempSync(path.join(os.tmpdir(), "cupid-benchmarks-"))
 const synthetic = "synthetic:personas=2,seed=4"
 // A LongMemEval file in its published format (written for the tests): four questions of four types.
-const longmemeval = `longmemeval:${path.join(repo, "packages", "core", "test", "fixtures", "longmemeval", "longmemeval_s_tiny.json")}`
+const longmemeval = `longmemeval:${path.join(repo, "packages", "data", "test", "fixtures", "longmemeval", "longmemeval_s_tiny.json")}`
 
 const grid = `name: multi
 data: { source: sample, limit: 6 }

@@ -30,7 +30,7 @@ const nx = (...args: Array<string>) => {
 
 describe("the Nx targets of the CLI", () => {
   it("all run the compiled CLI through the executor, never a shell command line", () => {
-    const targets = ["experiments", "core"].flatMap((project) => {
+    const targets = ["experiments", "data"].flatMap((project) => {
       const json: { targets: Record<string, { executor: string; options?: { command?: unknown } }> } = JSON.parse(
         fs.readFileSync(path.join(repo, "packages", project, "project.json"), "utf8")
       )
@@ -38,7 +38,7 @@ describe("the Nx targets of the CLI", () => {
     })
     const cli = targets.filter((t) => t.executor === "@cupid-lab/experiments:cli")
     expect(cli.map((t) => t.target).sort()).toEqual([
-      "core:data",
+      "data:data",
       "experiments:compare",
       "experiments:data",
       "experiments:report",

@@ -100,7 +100,7 @@ describe("sweep --shard and merge", () => {
   }, 120_000)
 
   it("merges shards of another benchmark, whose per-cell types each shard computes from its own lines", async () => {
-    const tiny = path.join(repoRoot, "packages", "core", "test", "fixtures", "longmemeval", "longmemeval_s_tiny.json")
+    const tiny = path.join(repoRoot, "packages", "data", "test", "fixtures", "longmemeval", "longmemeval_s_tiny.json")
     const config = at("lme.yaml")
     fs.writeFileSync(
       config,

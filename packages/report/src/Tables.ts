@@ -10,11 +10,11 @@ import { ResultLine } from "@cupid-lab/results"
 
 import type { Analysis, Delta } from "./Analysis.js"
 import type { Binned } from "./Bins.js"
-import type { Example, Examples } from "./Examples.js"
 import * as Format from "./Format.js"
 import * as Interventions from "./Interventions.js"
 import * as Notes from "./Notes.js"
-import { bestIndex, type Pairwise, type SliceResult } from "./Pairwise.js"
+import { markBest, perMetric } from "./Headline.js"
+import type { Pairwise, SliceResult } from "./Pairwise.js"
 import type { Cell, Column, Mark, Row, RowKind, Table } from "./Table.js"
 
 export const left = (label: string, marks: ReadonlyArray<Mark> = []): Column => ({
@@ -52,11 +52,11 @@ export const cellRow = (
 
 const heuristic: ReadonlyArray<Mark> = ["†"]
 export const readsGold: ReadonlyArray<Mark> = ["‡"]
-const lowerIsBetter: ReadonlyArray<Mark> = ["↓"]
+export const lowerIsBetter: ReadonlyArray<Mark> = ["↓"]
 export const heuristicMarks = (m: ResultLine.MetricDescription): ReadonlyArray<Mark> => (m.heuristic ? heuristic : [])
 
 /** `value` with its own n when that differs from the row's N; `–` for no estimate. */
-const withN = (e: ResultLine.MetricEstimate | undefined, n: number, ci = false): Cell => {
+export const withN = (e: ResultLine.MetricEstimate | undefined, n: number, ci = false): Cell => {
   if (e === undefined) return num("–", null)
   const v = e.n === 0 || e.mean === null ? "–" : ci ? Format.withCi(e) : Format.number(e.mean)
   return num(`${v}${e.n === n ? "" : ` (n=${e.n})`}`, e.mean)
@@ -346,171 +346,4 @@ export const cost = (a: Analysis): Table => {
   }
 }
 
-/** Failed pairs grouped by stage, plugin and error, with the first messages (one a line). */
-export const failures = (a: Analysis): Table => ({
-  id: "failures",
-  title: "Failures",
-  notes: [
-    `${a.index.failures.length} failed pairs, grouped by stage, plugin and error; a rerun of the sweep retries them.`
-  ],
-  columns: [left("stage"), left("plugin"), left("error"), right("count"), left("cells"), left("first examples")],
-  rows: a.failures.map((f) => ({
-    kinds: [],
-    cells: [
-      { text: f.stage },
-      { text: f.plugin },
-      { text: f.tag },
-      num(String(f.count), f.count),
-      { text: f.cells.join(", ") },
-      { text: f.examples.map((x) => `${x.cell} · ${x.instance}: ${Format.clip(x.message, 200)}`).join("\n") }
-    ]
-  }))
-})
-
-/** The first 50 dataset rows skipped under `onInvalid: skip`. */
-export const skipped = (a: Analysis): Table => ({
-  id: "skipped",
-  title: "Skipped dataset rows",
-  notes: [
-    `${a.summary.dataset.skipped.length} rows of the dataset were skipped (onInvalid: skip) and are in no table${a.summary.dataset.skipped.length > 50 ? "; the first 50 are listed, all in summary.json" : ""}.`
-  ],
-  columns: [left("row"), left("reason")],
-  rows: a.summary.dataset.skipped
-    .slice(0, 50)
-    .map((s) => ({ kinds: [], cells: [{ text: s.row }, { text: Format.clip(s.reason, 300) }] }))
-})
-
-/** What each cell selected and inferred for one example instance, with its per-instance score. */
-export const example = (a: Analysis, examples: Examples, x: Example): Table => ({
-  id: `example-${x.id}`,
-  title: `${x.id} (${x.type})`,
-  notes: [],
-  columns: [left("cell"), left("selected"), left("inferred preference"), right(examples.metric ?? "score")],
-  rows: x.cells.flatMap((c) => {
-    const cell = a.cells.find((v) => v.summary.id === c.cell)
-    return cell === undefined
-      ? []
-      : [
-          cellRow(a, cell.summary, [
-            { text: c.selected === null ? "–" : c.selected.join(" ") },
-            {
-              text:
-                c.status === "failed"
-                  ? `failed: ${Format.clip(c.error ?? "", 200)}`
-                  : Format.clip(c.preference ?? "–", 300)
-            },
-            num(Format.number(c.value), c.value)
-          ])
-        ]
-  })
-})
-
-/** The main metric, then the other metrics tested against the baseline. */
-const headlineMetrics = (a: Pick<Analysis, "main" | "compared">): Array<ResultLine.MetricDescription> => [
-  ...(a.main === undefined ? [] : [a.main]),
-  ...a.compared.filter((m) => m.name !== a.main?.name)
-]
-
-/** The best value, as shown, among the cells that read no gold labels (cells that show the same text share it). */
-const bestOf = (
-  values: ReadonlyArray<{ readonly value: number | null | undefined; readonly usesGold: boolean }>,
-  m: ResultLine.MetricDescription
-): string | undefined => {
-  const i = bestIndex(
-    values.map((v) => (v.usesGold ? undefined : v.value)),
-    m
-  )
-  return i < 0 ? undefined : Format.number(values[i]!.value)
-}
-
-export const bestShown = (
-  cells: ReadonlyArray<ResultLine.CellSummary>,
-  slice: ResultLine.Slice,
-  m: ResultLine.MetricDescription
-): string | undefined =>
-  bestOf(
-    cells.map((c) => ({ value: c.slices[slice].metrics[m.name]?.mean, usesGold: c.usesGold })),
-    m
-  )
-
-/** The best value of each metric column marked: row k is cell k, and column i + 2 shows `metrics[i]`. */
-const markBest = (
-  cells: ReadonlyArray<ResultLine.CellSummary>,
-  metrics: ReadonlyArray<ResultLine.MetricDescription>,
-  t: Table
-): Table => {
-  const best = t.columns.map((_, i) => {
-    const m = metrics[i - 2]
-    return m === undefined
-      ? undefined
-      : bestOf(
-          t.rows.map((r, k) => ({ value: r.cells[i]?.value, usesGold: cells[k]?.usesGold !== false })),
-          m
-        )
-  })
-  return {
-    ...t,
-    rows: t.rows.map((r, k) => ({
-      ...r,
-      cells: r.cells.map((c, i) =>
-        best[i] !== undefined &&
-        cells[k]?.usesGold === false &&
-        c.value !== null &&
-        c.value !== undefined &&
-        Format.number(c.value) === best[i]
-          ? { ...c, best: true }
-          : c
-      )
-    }))
-  }
-}
-
-/** Cell x metrics on one slice: N, then each metric's value (with its CI when `ci`, own n where it differs from N), the best of each column marked. */
-const perMetric = (
-  a: Pick<Analysis, "summary" | "baseline">,
-  slice: ResultLine.Slice,
-  metrics: ReadonlyArray<ResultLine.MetricDescription>,
-  ci: boolean,
-  column: (m: ResultLine.MetricDescription) => Column,
-  head: Pick<Table, "id" | "title" | "notes">
-): Table =>
-  markBest(a.summary.cells, metrics, {
-    ...head,
-    columns: [left("cell"), right("N"), ...metrics.map(column)],
-    rows: a.summary.cells.map((c) => {
-      const s = c.slices[slice]
-      return cellRow(a, c, [num(String(s.n), s.n), ...metrics.map((m) => withN(s.metrics[m.name], s.n, ci))])
-    })
-  })
-
-/** Cell x headline metrics: value [95% CI] (own n where it differs from N), the best of each column marked. */
-export const headline = (
-  a: Pick<Analysis, "summary" | "baseline" | "main" | "compared">,
-  slice: ResultLine.Slice
-): Table => {
-  const metrics = headlineMetrics(a)
-  return perMetric(
-    a,
-    slice,
-    metrics,
-    true,
-    (m) => right(m.name, [...heuristicMarks(m), ...(m.direction === "lower" ? lowerIsBetter : [])]),
-    {
-      id: `headline-${slice}`,
-      title: `Headline metrics, ${Notes.sliceTitle(slice)}`,
-      notes: [
-        "Each entry: value [95% CI]; N: instances scored (a value with its own n is defined on fewer). Best: the best value of the column among the cells that read no gold labels (ties share it).",
-        ...metrics
-          .filter((m) => m.heuristic)
-          .map(
-            (m) =>
-              `${Notes.heuristicMark} ${m.name} is computed by an offline heuristic, not the paper's LLM procedure.`
-          )
-      ]
-    }
-  )
-}
-
-/** The headline tables, one per instance type (all instances first). */
-export const tables = (a: Pick<Analysis, "summary" | "baseline" | "main" | "compared">): Array<Table> =>
-  ResultLine.slices.map((s) => headline(a, s))
+export { bestShown, headline, tables } from "./Headline.js"

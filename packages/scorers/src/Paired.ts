@@ -34,7 +34,7 @@
  * c.delta // (0.2 + 0 + 0.1) / 3, metric(b) - metric(a); c.ci95, c.p, c.test === "exact"
  */
 import * as Asymptotic from "./internal/Asymptotic.js"
-import * as Prepared from "./internal/Prepared.js"
+import { finish, largeOf } from "./internal/Comparisons.js"
 import { clustersOf, interval, prepare, shape, sum } from "./internal/Prepared.js"
 import * as Resampling from "./internal/Resampling.js"
 import * as Statistics from "./Statistics.js"
@@ -137,20 +137,6 @@ export const exactUpTo = Resampling.exactUpTo
 /** Instances whose swap must change the statistic for a large-sample test (else permutations). */
 export const largeSampleMinVarying = Asymptotic.minVarying
 
-const finish = (
-  p: Prepared.Prepared & { readonly _tag: "Spec" },
-  ci95: readonly [number, number],
-  t: Resampling.TestResult
-): Comparison => ({
-  n: p.instances,
-  ...clustersOf(p),
-  delta: p.observed,
-  ci95,
-  p: t.p,
-  test: t.test,
-  permutations: t.permutations
-})
-
 /**
  * Compare metric(b) against metric(a), rows paired by index: the difference, its paired bootstrap
  * 95% interval and the two-sided permutation p-value. `a` and `b` aggregate the same way (a Mean
@@ -162,27 +148,6 @@ export const compare = <C extends Columns>(a: C, b: NoInfer<C>, options: Options
   const large = largeOf(p, options.largeSample, { interval: true, minVarying: Asymptotic.minVarying })
   if (large !== undefined) return large
   return finish(p, interval(p, options), Resampling.signFlipTest(p.spec, options.seed, options.permutations))
-}
-
-/** The large-sample comparison when n reaches `largeSample` and the normal forms apply. */
-const largeOf = (
-  p: Prepared.Prepared & { readonly _tag: "Spec" },
-  largeSample: number | undefined,
-  form: Prepared.NormalForm
-): Comparison | undefined => {
-  if (largeSample === undefined || p.spec.n < largeSample) return undefined
-  const normal = p.normal(form)
-  return normal === undefined
-    ? undefined
-    : {
-        n: p.instances,
-        ...clustersOf(p),
-        delta: p.observed,
-        ci95: normal.ci95,
-        p: normal.p,
-        test: "normal",
-        permutations: 0
-      }
 }
 
 /**

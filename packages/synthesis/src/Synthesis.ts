@@ -28,17 +28,11 @@ import type { FileSystem } from "@effect/platform"
 import { Clock, Effect } from "effect"
 import { SynthConfigError, type SynthesisError, SynthesisRunError } from "./Errors.js"
 import type * as Instances from "./Instances.js"
-import {
-  assemble as assembleFrom,
-  buildModels,
-  type Engine,
-  fingerprintOf,
-  generatePersona,
-  loadPrompts,
-  usageOf
-} from "./internal/Engine.js"
+import { assemble as assembleFrom } from "./internal/Assemble.js"
+import { type Engine, generatePersona } from "./internal/Engine.js"
 import { sortFailures, writeOutputs } from "./internal/Outputs.js"
 import * as RawStore from "./internal/RawStore.js"
+import { buildModels, fingerprintOf, loadPrompts, usageOf } from "./internal/Setup.js"
 import * as Progress from "./Progress.js"
 import type * as Records from "./Records.js"
 import type { Config, Role } from "./SynthConfig.js"

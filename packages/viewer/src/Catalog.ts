@@ -10,18 +10,19 @@
  * const page = yield* catalog.instances(runs[0].id, { a: "@2", b: "@3" })
  */
 import { Dataset } from "@cupid-lab/data"
-import { type Domain, type Errors as CoreErrors, Files as CoreFiles } from "@cupid-lab/core"
+import { Files as CoreFiles } from "@cupid-lab/core"
 import { Analysis, Verdict, Compare, Leaderboard, Notes, Tables } from "@cupid-lab/report"
 import { type Errors, Calls, ResultLine, RunDir, RunId } from "@cupid-lab/results"
 import { FileSystem } from "@effect/platform"
-import { Array as Arr, Effect, Either, Option, Stream, Struct } from "effect"
+import { Array as Arr, Effect, Either, Option, Struct } from "effect"
 import * as path from "node:path"
 
 import { ViewError } from "./Errors.js"
 
 import * as Entries from "./Entries.js"
 import * as Instances from "./Instances.js"
-import { disagree, findCell, type InstanceQuery, type Loaded, outcome, type Texts } from "./Instances.js"
+import { disagree, findCell, type InstanceQuery, type Loaded, outcome } from "./Instances.js"
+import { type OpenDataset, textsOf } from "./internal/datasetTexts.js"
 
 export type Catalog = Effect.Effect.Success<ReturnType<typeof make>>
 
@@ -40,10 +41,7 @@ export type CompareView = Effect.Effect.Success<ReturnType<Catalog["compare"]>>
 
 export interface CatalogOptions {
   /** How a run's recorded data source is opened; default core's `Dataset.open`. */
-  readonly openDataset?: (
-    source: string,
-    options: Dataset.LoadOptions
-  ) => Effect.Effect<Dataset.Opened, CoreErrors.DatasetError, FileSystem.FileSystem>
+  readonly openDataset?: OpenDataset
 }
 
 /** What a line holds of a ranking: the rest of the line is not decoded. */
@@ -243,49 +241,6 @@ export const make = (root: string, options: CatalogOptions = {}) =>
         return value
       })
 
-    /** The dataset's instances of a run, read once, with a note when they cannot be read or may differ. */
-    const textsOf = (l: Loaded): Effect.Effect<Texts> =>
-      Effect.gen(function* () {
-        if (l.texts !== undefined) return l.texts
-        const source = l.run.info?.dataset?.resolved ?? l.run.summary.dataset.source
-        const result = yield* Effect.either(
-          Effect.gen(function* () {
-            const opened = yield* openDataset(source, { onInvalid: "skip" }).pipe(
-              Effect.provideService(FileSystem.FileSystem, fileSystem)
-            )
-            const map = new Map<string, Domain.Instance>()
-            yield* Stream.runForEach(opened.instances, (instance) =>
-              Effect.sync(() => void (l.byInstance.has(instance.id) && map.set(instance.id, instance)))
-            )
-            return {
-              map,
-              fingerprint: opened.fingerprint,
-              skipped: opened.skipped().map((k) => `row ${k.row}${k.id === undefined ? "" : ` (${k.id})`}: ${k.reason}`)
-            }
-          })
-        )
-        const transform = l.identity?.data.transform
-        const transformed = l.run.summary.cells.some(
-          (c) => c.params["transform"] !== undefined && c.params["transform"] !== null
-        )
-        return (l.texts = Either.isLeft(result)
-          ? {
-              instances: new Map(),
-              skipped: [],
-              note: `the run's dataset (${source}) cannot be read: ${result.left.message}; sessions are shown by id only`
-            }
-          : {
-              instances: result.right.map,
-              skipped: result.right.skipped,
-              note:
-                result.right.fingerprint !== l.run.summary.dataset.hash
-                  ? `the dataset at ${source} has changed since the run (fingerprint ${result.right.fingerprint.slice(0, 12)}, the run's ${l.run.summary.dataset.hash.slice(0, 12)}): its text may not be what the cells saw`
-                  : transform !== undefined || transformed
-                    ? "the run transformed the histories (data.transform or a cell's transform): the history below is the dataset's, before the transform; the gold labels each cell was scored with are in its result"
-                    : null
-            })
-      })
-
     /** `f` of a loaded run; what it throws is a failed page naming the run. */
     const computed = <A>(id: string, f: (l: Loaded) => A): Effect.Effect<A, ViewError> =>
       Effect.flatMap(load(id), (l) => Effect.try({ try: () => f(l), catch: failure(id) }))
@@ -353,7 +308,7 @@ export const make = (root: string, options: CatalogOptions = {}) =>
       })
 
     const instances = (id: string, query: InstanceQuery) =>
-      Effect.flatMap(load(id), (l) => Instances.list(l, query, () => textsOf(l)))
+      Effect.flatMap(load(id), (l) => Instances.list(l, query, () => textsOf(l, openDataset, fileSystem)))
 
     const instance = (id: string, instanceId: string) =>
       Effect.flatMap(load(id), (l) => {
@@ -361,7 +316,7 @@ export const make = (root: string, options: CatalogOptions = {}) =>
         const rankings = reading(
           RunDir.linesAbout(path.join(l.run.dir, "results.jsonl"), instanceId, Ranked, "rankings")
         ).pipe(Effect.map(({ lines }) => new Map(lines.map((x) => [x.cell, x.ranking] as const))))
-        return Instances.detail(l, id, instanceId, textsOf(l), rankings)
+        return Instances.detail(l, id, instanceId, textsOf(l, openDataset, fileSystem), rankings)
       })
 
     const calls = (id: string, instanceId: string) =>

@@ -81,12 +81,17 @@ const readRecord = (
     )
   )
 
-const writeRecord = (file: string, resolution: Resolution): Effect.Effect<void, Errors.DatasetError, FileSystem.FileSystem> =>
+const writeRecord = (
+  file: string,
+  resolution: Resolution
+): Effect.Effect<void, Errors.DatasetError, FileSystem.FileSystem> =>
   Effect.gen(function* () {
     const fs = yield* FileSystem.FileSystem
     yield* fs.makeDirectory(path.dirname(file), { recursive: true })
     yield* Files.writeFileAtomic(file, `${JSON.stringify(resolution, null, 2)}\n`)
-  }).pipe(Effect.mapError((e) => new Errors.DatasetError({ source: file, reason: `cannot write (${Files.describe(e)})` })))
+  }).pipe(
+    Effect.mapError((e) => new Errors.DatasetError({ source: file, reason: `cannot write (${Files.describe(e)})` }))
+  )
 
 interface Answer {
   readonly url: string
@@ -232,7 +237,8 @@ export const fetchToCache: (
   const files = yield* Effect.forEach(resolution.files, (file) =>
     Effect.tryPromise({
       try: () => Hf.ensureCached({ source, repo: src.repo, file }, cacheDir, endpoint, runtime),
-      catch: (e) => (e instanceof Errors.DatasetError ? e : new Errors.DatasetError({ source, reason: Hf.errorMessage(e) }))
+      catch: (e) =>
+        e instanceof Errors.DatasetError ? e : new Errors.DatasetError({ source, reason: Hf.errorMessage(e) })
     }).pipe(Effect.map((cached): CachedFile => ({ ...cached, file })))
   )
   if (src.file === undefined && recorded === undefined) yield* writeRecord(record, resolution)

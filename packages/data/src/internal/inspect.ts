@@ -1,6 +1,5 @@
 import { Domain, Tokens } from "@cupid-lab/core"
 
-
 export interface Range {
   readonly min: number
   readonly mean: number

@@ -6,7 +6,6 @@ import * as path from "node:path"
 import { asyncBufferFromFile, parquetMetadataAsync, parquetRead, parquetSchema } from "hyparquet"
 import { Domain, Errors } from "@cupid-lab/core"
 
-
 /**
  * One row as read from a file, before schema decoding. `row` is the 1-based line or row number, or
  * the file name for directory sources. `malformed` marks a row that could not even be parsed as

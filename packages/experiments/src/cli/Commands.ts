@@ -12,10 +12,9 @@ import * as NodeFileSystem from "@effect/platform-node/NodeFileSystem"
 import * as NodePath from "@effect/platform-node/NodePath"
 import * as NodeTerminal from "@effect/platform-node/NodeTerminal"
 import { command as data } from "./commands/Data.js"
-import { Console, Effect, HashMap, HashSet, Layer } from "effect"
+import { Console, Effect, HashMap, HashSet, Layer, Predicate } from "effect"
 import * as Compare from "./commands/Compare.js"
 import * as Export from "./commands/Export.js"
-import { Errors } from "@cupid-lab/runner"
 import { CommandIo, type Io, usage } from "./commands/Io.js"
 import * as Merge from "./commands/Merge.js"
 import * as Report from "./commands/Report.js"
@@ -102,7 +101,7 @@ export const main = (argv: ReadonlyArray<string>, io: Io): Effect.Effect<number>
             return 2
           }
           io.stderr.write(`error: ${messageOf(e)}\n`)
-          return e instanceof Errors.TooManyFailures ? 3 : e instanceof Errors.BudgetError ? 4 : 1
+          return Predicate.isTagged(e, "TooManyFailures") ? 3 : Predicate.isTagged(e, "BudgetError") ? 4 : 1
         })
       ),
       Effect.catchAllDefect((defect) => Effect.sync(() => (io.stderr.write(`error: ${messageOf(defect)}\n`), 1))),

@@ -35,7 +35,10 @@ import { NodeContext } from "@effect/platform-node"
 import { describe, expect, it } from "@effect/vitest"
 import { Effect, Layer } from "effect"
 import * as Builtins from "../Builtins.js"
+import { bareQuery, deepFreeze, forged, summariesOf, twin } from "../internal/ConformanceQueries.js"
 import * as Histories from "./Histories.js"
+
+export { forged, twin } from "../internal/ConformanceQueries.js"
 
 export interface SuiteOptions {
   readonly plugin: Plugin.AnyRetrieverPlugin
@@ -54,68 +57,6 @@ export interface SuiteOptions {
 }
 
 type AnyService = Retriever.Service | Retriever.GoldService
-
-const deepFreeze = <A>(value: A): A => {
-  if (value !== null && typeof value === "object" && !Object.isFrozen(value)) {
-    Object.freeze(value)
-    for (const v of Object.values(value)) deepFreeze(v)
-  }
-  return value
-}
-
-/** The visible query as a fresh plain object: nothing else reachable from it. */
-const bareQuery = (q: Domain.Query): Domain.Query =>
-  deepFreeze({
-    key: q.key,
-    request: q.request,
-    sessions: q.sessions.map((s) => ({
-      id: s.id,
-      index: s.index,
-      hash: s.hash,
-      dialogue: s.dialogue.map((m) => ({ role: m.role, content: m.content }))
-    }))
-  })
-
-/** Deterministic summaries built from the sessions, for retrievers that rank summaries. */
-const summariesOf = (q: Domain.Query): ReadonlyMap<string, Domain.SessionSummary> =>
-  new Map(
-    q.sessions.map((s) => [
-      s.id,
-      {
-        sessionId: s.id,
-        context: [Domain.sessionText(s, "first-user-message")],
-        preferences: s.dialogue
-          .filter((m) => m.role === "user")
-          .slice(1, 2)
-          .map((m) => m.content)
-      }
-    ])
-  )
-
-/**
- * The same visible history and request under another instance type, target and labels, built
- * through `Domain.fromRow` like every loaded instance: whatever the data path lets through to a
- * query, the twin differs in it only if that is gold- or type-derived.
- */
-export const twin = (instance: Domain.Instance): Domain.Instance => {
-  const row = Domain.toRow(instance)
-  const other: Domain.CupidType = instance.type === "changing" ? "consistent" : "changing"
-  return Domain.fromRow({
-    ...row,
-    instance_type: other,
-    current_contextual_preference: `${row.current_contextual_preference} (twin)`,
-    current_checklist: ["A twin checklist item?"],
-    prior_interactions: row.prior_interactions.map((p, i) =>
-      i % 2 === 0
-        ? {
-            ...p,
-            context_factor: row.current_context_factor,
-            contextual_preference: `${row.current_contextual_preference} (twin)`
-          }
-        : p
-    )
-  })
-}
 
 /** What a non-gold retriever is handed: by default the visible query as a bare, frozen object. */
 export type Visible = (instance: Domain.Instance) => Domain.Query
@@ -147,29 +88,6 @@ export const blindnessProblems = (
     }
     return problems
   })
-
-/**
- * The query with each session's dialogue replaced by another's, ids kept: the distinct dialogues in
- * reverse order (so repeated sessions stay repeats). `hashes: "honest"` gives each session the hash
- * of the dialogue it now carries; `"stale"` keeps the hash of the dialogue it had, which only a
- * build that has seen the original can mistake.
- */
-export const forged = (query: Domain.Query, hashes: "honest" | "stale"): Domain.Query => {
-  const distinct = [...new Map(query.sessions.map((s) => [s.hash, s])).values()]
-  const donor = new Map(distinct.map((s, k) => [s.hash, distinct[distinct.length - 1 - k]!]))
-  return deepFreeze({
-    ...bareQuery(query),
-    sessions: query.sessions.map((s) => {
-      const d = donor.get(s.hash)!
-      return {
-        id: s.id,
-        index: s.index,
-        hash: hashes === "honest" ? d.hash : s.hash,
-        dialogue: d.dialogue.map((m) => ({ ...m }))
-      }
-    })
-  })
-}
 
 /**
  * Problems when builds share what they remember (a module-level cache instead of the memo a build

@@ -1,6 +1,7 @@
 import { Memo } from "@cupid-lab/core"
-import winkNLP from "wink-nlp"
-import model from "wink-eng-lite-web-model"
+import { createRequire } from "node:module"
+import type WinkNlp from "wink-nlp"
+import type { Model } from "wink-nlp"
 import type { WordNetPos } from "./WordNet.js"
 
 // Content words of a text, as wink-nlp lemmas with their Porter stems and a WordNet part of speech.
@@ -11,10 +12,18 @@ export interface ContentWord {
   readonly pos: WordNetPos | undefined
 }
 
-let loaded: ReturnType<typeof winkNLP> | undefined
-// Loaded on first use: only the lexical matcher and the clause splitter need it. Lemmas need the
-// POS tagger only; sentence splitting, entities and sentiment are left out of the pipe.
-const nlp = () => (loaded ??= winkNLP(model, ["pos"]))
+let loaded: ReturnType<typeof WinkNlp> | undefined
+// Loaded on first use, package and model alike: only the lexical matcher and the clause splitter
+// need it, and importing the scorers (a report, the command line's help) must not load a model.
+// Lemmas need the POS tagger only; sentence splitting, entities and sentiment are left out of the pipe.
+const nlp = () => {
+  if (loaded === undefined) {
+    const require = createRequire(import.meta.url)
+    const winkNLP = require("wink-nlp") as typeof WinkNlp
+    loaded = winkNLP(require("wink-eng-lite-web-model") as Model, ["pos"])
+  }
+  return loaded
+}
 
 // Gold preferences and checklist items recur in every cell of a sweep: analysed once per text in
 // the sweep's memo.

@@ -1,175 +1,20 @@
 // How a synthesis generates one persona: each unit (persona, factors, session, checklist, dialogue)
 // is read from the raw file or made with one or more model calls and appended to it at once; a unit
 // that fails becomes a recorded failure and the persona goes on with what it can.
-import { Hash, LanguageModel, Plugin, PromptTemplate, Usage, type Models } from "@cupid-lab/core"
-import { Cost } from "@cupid-lab/scorers"
+import { Hash, LanguageModel, PromptTemplate, Usage } from "@cupid-lab/core"
+import type { Cost } from "@cupid-lab/scorers"
 
 import { Data, Effect, Either } from "effect"
-import { SynthConfigError } from "../Errors.js"
 import * as Instances from "../Instances.js"
 import type * as Records from "../Records.js"
 import * as Stages from "../Stages.js"
-import type { StageUsage } from "../Synthesis.js"
 import type { Config, Role } from "../SynthConfig.js"
 import * as Template from "../Template.js"
+import { placeholderDialogue, placeholderSession } from "./Assemble.js"
 import type * as RawStore from "./RawStore.js"
 import { keyOf } from "./RawStore.js"
 import { seeds as bundledSeeds } from "./Seeds.js"
-
-export interface Tally {
-  readonly byStage: Map<
-    string,
-    {
-      calls: number
-      cachedCalls: number
-      promptTokens: number
-      completionTokens: number
-      micro: number
-      maxCompletion: number
-      maxMicro: number
-    }
-  >
-}
-
-export const addUsage = (
-  tally: Tally,
-  prices: Readonly<Record<string, Cost.Price>>,
-  entries: ReadonlyArray<Usage.UsageEntry>,
-  maxTokens: number
-) => {
-  for (const e of entries) {
-    for (const key of [e.stage, "total"]) {
-      const t = tally.byStage.get(key) ?? {
-        calls: 0,
-        cachedCalls: 0,
-        promptTokens: 0,
-        completionTokens: 0,
-        micro: 0,
-        maxCompletion: 0,
-        maxMicro: 0
-      }
-      t.calls++
-      if (e.cached) t.cachedCalls++
-      t.promptTokens += e.promptTokens
-      t.completionTokens += e.completionTokens
-      const price = prices[`${e.provider}/${e.model}`]
-      if (!e.cached) {
-        t.micro += price === undefined ? NaN : Cost.microUsd(e.promptTokens, e.completionTokens, price)
-        t.maxCompletion += maxTokens
-        t.maxMicro += price === undefined ? NaN : Cost.microUsd(e.promptTokens, maxTokens, price)
-      }
-      tally.byStage.set(key, t)
-    }
-  }
-}
-
-export const usageOf = (tally: Tally): Record<string, StageUsage> => {
-  const out: Record<string, StageUsage> = {}
-  for (const stage of ["persona", "factors", "sessions", "checklists", "assistant", "user", "validator", "total"]) {
-    const t = tally.byStage.get(stage)
-    if (t !== undefined)
-      out[stage] = {
-        calls: t.calls,
-        cachedCalls: t.cachedCalls,
-        promptTokens: t.promptTokens,
-        completionTokens: t.completionTokens,
-        usd: t.micro / 1e6,
-        maxCompletionTokens: t.maxCompletion,
-        maxUsd: t.maxMicro / 1e6
-      }
-  }
-  return out
-}
-
-/** Provider options that change how calls are sent, not what they answer: left out of the fingerprint. */
-const transportOptions = new Set([
-  "concurrency",
-  "rpm",
-  "timeoutMs",
-  "maxRetries",
-  "retryBaseMs",
-  "retryMaxMs",
-  "baseURL",
-  "apiKeyEnv",
-  "batchSize"
-])
-
-export const fingerprintOf = (config: Config, prompts: ReadonlyArray<PromptTemplate.Template>): string =>
-  Hash.sha256Hex(
-    Hash.canonicalJson({
-      seed: config.seed,
-      seeds: config.personas.seeds ?? bundledSeeds,
-      factors: config.factors,
-      sessions: config.sessions,
-      maxTurns: config.dialogue.maxTurns,
-      roles: config.roles,
-      modelCheck: config.validation.modelCheck,
-      models: Object.fromEntries(
-        Object.entries(config.models).map(([name, m]) => [
-          name,
-          {
-            provider: m.provider,
-            model: m.model,
-            options: Object.fromEntries(Object.entries(m.options).filter(([k]) => !transportOptions.has(k)))
-          }
-        ])
-      ),
-      prompts: prompts.map((p) => p.text)
-    })
-  ).slice(0, 16)
-
-export const buildModels = (config: Config, providers: ReadonlyArray<Plugin.AnyPlugin>, dryRun: boolean) =>
-  Effect.gen(function* () {
-    const registry = Plugin.makeRegistry(providers)
-    const bundles: Record<string, Models.ModelBundle> = {}
-    const used = new Set(Object.values(config.roles).map((r) => r.model))
-    // Every model's key variable: no model's messages may show another's key either (providers add their own).
-    const secretVariables = [
-      ...new Set(
-        Object.values(config.models).flatMap((m) =>
-          typeof m.options["apiKeyEnv"] === "string" ? [m.options["apiKeyEnv"]] : []
-        )
-      )
-    ]
-    for (const [name, spec] of Object.entries(config.models)) {
-      if (!used.has(name)) continue
-      const at = `models.${name}`
-      const fail = (p: string, reason: string) => new SynthConfigError({ file: config.file, path: p, reason })
-      const plugin = yield* registry
-        .provider(spec.provider)
-        .pipe(Effect.mapError((e) => fail(`${at}.provider`, e.reason)))
-      const decoded = plugin.decode(spec.options)
-      if (Either.isLeft(decoded)) {
-        const issue = decoded.left.issues[0]
-        return yield* fail([at, ...(issue?.path ?? []).map(String)].join("."), issue?.message ?? "invalid options")
-      }
-      bundles[name] = yield* decoded.right.make(spec.model, { dryRun, secretVariables }).pipe(
-        Effect.mapError((e) => fail(at, `cannot build the model: ${e.reason}`)),
-        Effect.catchAllDefect((d) => fail(at, `cannot build the model: ${d instanceof Error ? d.message : String(d)}`))
-      )
-    }
-    return bundles
-  })
-
-export type Prompts = Readonly<
-  Record<"persona" | "factors" | "session" | "checklist" | "user" | "assistant" | "hintCheck", PromptTemplate.Template>
->
-
-export const loadPrompts = (config: Config) =>
-  Effect.gen(function* () {
-    const load = (s: Pick<Stages.Stage<unknown, never>, "name" | "file" | "required" | "optional">) =>
-      Stages.loadPrompt(s, config.prompts, config.file)
-    const p: Prompts = {
-      persona: yield* load(Stages.persona),
-      factors: yield* load(Stages.factors),
-      session: yield* load(Stages.session),
-      checklist: yield* load(Stages.checklist),
-      user: yield* load(Stages.user),
-      assistant: yield* load(Stages.assistant),
-      hintCheck: yield* load(Stages.hintCheck)
-    }
-    return p
-  })
+import { addUsage, type Prompts, type Tally } from "./Setup.js"
 
 const render = (t: PromptTemplate.Template, values: Readonly<Record<string, string>>): string =>
   PromptTemplate.renderText(t, values)
@@ -500,52 +345,3 @@ export const generatePersona = (engine: Engine, index: number): Effect.Effect<vo
       { concurrency: config.concurrency.sessions }
     )
   }).pipe(Effect.catchAll(recordFailure(engine)))
-
-const placeholderSession: Records.SessionText = {
-  task_type: "",
-  story: "",
-  request_with_preference: "",
-  request: "",
-  resource_kind: "none",
-  resource: null
-}
-const placeholderDialogue: Records.Dialogue = { messages: [], judgements: [], hinted: [] }
-
-/** A persona's data from the raw file, when every record of it is there. */
-export const assemble = (
-  config: Config,
-  store: { readonly get: (key: string) => Records.RawRecord | undefined },
-  index: number
-): Instances.PersonaData | undefined => {
-  const persona = store.get(`${index}\u0000persona`)
-  const factors = store.get(`${index}\u0000factors`)
-  if (persona?._tag !== "persona" || factors?._tag !== "factors") return undefined
-  const plan = Template.sessions(config.seed, index, config.sessions, factors.value.length)
-  const base = { index, id: Instances.personaId(index), persona: persona.value, factors: factors.value, plan }
-  const sessions: Array<Records.SessionText> = []
-  const dialogues: Array<Records.Dialogue> = []
-  const checklists = new Map<string, ReadonlyArray<string>>()
-  for (let s = 0; s < plan.slots.length; s++) {
-    const r = store.get(keyOf({ _tag: "session", persona: index, session: s, value: placeholderSession }))
-    if (r?._tag !== "session") return undefined
-    sessions.push(r.value)
-    if (s < plan.slots.length - 1) {
-      const d = store.get(keyOf({ _tag: "dialogue", persona: index, session: s, value: placeholderDialogue }))
-      if (d?._tag !== "dialogue") return undefined
-      dialogues.push(d.value)
-    }
-  }
-  const data: Instances.PersonaData = { ...base, sessions, dialogues, checklists }
-  const a = factors.value[plan.current]!
-  const used = new Set([
-    ...plan.slots.map((slot) => Instances.preferenceOf(data, slot)),
-    a.preference,
-    a.changed_preference ?? a.preference
-  ])
-  for (const preference of used) {
-    const c = store.get(`${index}\u0000checklist\u0000${preference}`)
-    if (c?._tag !== "checklist") return undefined
-    checklists.set(preference, c.value)
-  }
-  return data
-}

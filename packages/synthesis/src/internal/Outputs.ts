@@ -8,7 +8,7 @@ import * as Instances from "../Instances.js"
 import type * as Records from "../Records.js"
 import type { Excluded, Outcome, StageUsage } from "../Synthesis.js"
 import type { Config } from "../SynthConfig.js"
-import { assemble } from "./Engine.js"
+import { assemble } from "./Assemble.js"
 import { toParquet } from "./parquet.js"
 import type * as RawStore from "./RawStore.js"
 

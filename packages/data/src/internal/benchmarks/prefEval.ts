@@ -47,7 +47,9 @@ const Persona = Schema.Struct({
     value: Schema.Struct({ user: Schema.String, assistant: Schema.String })
   })
 })
-const Distractor = Schema.Struct({ conversation: Schema.Array(Schema.Struct({ role: Domain.Role, content: Schema.String })) })
+const Distractor = Schema.Struct({
+  conversation: Schema.Array(Schema.Struct({ role: Domain.Role, content: Schema.String }))
+})
 
 const decodeExplicit = decodeWith(Explicit)
 const decodeChoice = decodeWith(Choice)

@@ -141,7 +141,8 @@ const prefEvalPlan = Effect.fn("Dataset.prefEval")(function* (source: string, re
   const distractorRows = yield* Stream.runCollect(elements(distractorPath))
   const values: Array<unknown> = []
   for (const r of distractorRows) {
-    if ("malformed" in r) return yield* new Errors.DatasetError({ source: distractorPath, row: r.row, reason: r.malformed })
+    if ("malformed" in r)
+      return yield* new Errors.DatasetError({ source: distractorPath, row: r.row, reason: r.malformed })
     values.push(r.value)
   }
   const others = PrefEval.distractors(values, turns)

@@ -14,8 +14,6 @@
  */
 import { Domain, Hash, Random } from "@cupid-lab/core"
 
-
-
 import type { SampleSource, Slot, SourceSession } from "./Source.js"
 
 export const historyLength = 8
@@ -73,4 +71,5 @@ export const buildRows = (sources: ReadonlyArray<SampleSource>): ReadonlyArray<D
   sources.flatMap((source) => Domain.cupidTypes.map((type) => buildRow(source, type)))
 
 /** One JSON object per line, newline-terminated. */
-export const toJsonl = (rows: ReadonlyArray<Domain.CupidRow>): string => rows.map((row) => JSON.stringify(row) + "\n").join("")
+export const toJsonl = (rows: ReadonlyArray<Domain.CupidRow>): string =>
+  rows.map((row) => JSON.stringify(row) + "\n").join("")

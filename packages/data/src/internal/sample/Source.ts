@@ -12,7 +12,6 @@ import { FileSystem, Path } from "@effect/platform"
 import { Effect, Either, ParseResult, Schema } from "effect"
 import { Domain, Errors } from "@cupid-lab/core"
 
-
 export const Slot = Schema.Literal("A", "A-changed", "B", "other").annotations({
   message: () => ({ message: `expected one of "A", "A-changed", "B", "other"`, override: true })
 })
@@ -141,7 +140,9 @@ export const readFiles = Effect.fn("Sample.readFiles")(function* (
   for (const { file, split } of files) {
     const text = yield* fs
       .readFileString(file)
-      .pipe(Effect.mapError((e) => new Errors.DatasetError({ source: file, reason: `cannot read the file: ${e.message}` })))
+      .pipe(
+        Effect.mapError((e) => new Errors.DatasetError({ source: file, reason: `cannot read the file: ${e.message}` }))
+      )
     const decoded = parseShape(text)
     if (Either.isLeft(decoded)) {
       broken.push({ file, problems: decoded.left })

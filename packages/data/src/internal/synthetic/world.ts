@@ -1,5 +1,6 @@
 import type { Domain } from "@cupid-lab/core"
-import { type Category, categories, type FactorKind, firstNames, kindBanks, kinds, lastNames } from "./factors.js"
+import { type Category, categories, type FactorKind, kinds } from "./factors.js"
+import { firstNames, kindBanks, lastNames } from "./names.js"
 import { alsos, body, closes, intros, openerExtras, openers } from "./phrases.js"
 import { checklist, type Choice, leadInCount, poleOf, preferenceText } from "./preferences.js"
 import * as Hard from "./hard.js"

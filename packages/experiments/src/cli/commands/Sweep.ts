@@ -7,8 +7,7 @@ import {
   type Budget as BudgetModule,
   type Config as ConfigModule,
   type Progress,
-  type Runner as RunnerModule,
-  Errors
+  type Runner as RunnerModule
 } from "@cupid-lab/runner"
 import { Shard } from "@cupid-lab/results"
 
@@ -211,7 +210,7 @@ const runOne = (a: Args, config: ConfigModule.Config) =>
         `${outcome.pairs.failed} pairs failed (status "failed" in ${outcome.files.results}); rerun the same command to retry them`
       )
     if (outcome.stopped === "budget" && outcome.budget !== undefined) {
-      const Budget = yield* Effect.promise(() => import("@cupid-lab/runner").then((m) => m.Budget))
+      const { Budget, Errors } = yield* Effect.promise(() => import("@cupid-lab/runner"))
       return yield* new Errors.BudgetError({ message: Budget.stoppedMessage(outcome.budget, outcome.pairs) })
     }
     if (outcome.interrupted) {
@@ -221,6 +220,7 @@ const runOne = (a: Args, config: ConfigModule.Config) =>
     const { failed, ran } = outcome.pairs
     const limit = Option.getOrUndefined(a.maxFailedShare)
     if (!a.allowFailures && ran > 0 && (failed === ran || (limit !== undefined && failed / ran > limit))) {
+      const { Errors } = yield* Effect.promise(() => import("@cupid-lab/runner"))
       return yield* new Errors.TooManyFailures({
         message:
           `${failed} of the ${ran} pairs run failed${failed === ran ? "" : ` (more than --max-failed-share ${limit})`}; the outputs are written, the errors are in ${outcome.files.report}. ` +
