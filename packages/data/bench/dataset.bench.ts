@@ -13,7 +13,7 @@ import { fileURLToPath } from "node:url"
 import { NodeContext } from "@effect/platform-node"
 import { Effect, Stream } from "effect"
 import * as Dataset from "../src/Dataset.js"
-import { writeParquet } from "../src/internal/parquetWriter.js"
+import * as CupidParquet from "../src/CupidParquet.js"
 import * as Synthetic from "../src/Synthetic.js"
 
 const instances = 10_000
@@ -76,7 +76,7 @@ const main = async () => {
     await Effect.runPromise(Synthetic.writeJsonl(jsonl, first(Synthetic.generate(options), instances)))
     const jsonlMs = performance.now() - t
     t = performance.now()
-    await writeParquet(parquet, first(Synthetic.generate(options), instances), { rowGroupSize: 500 })
+    await CupidParquet.write(parquet, first(Synthetic.generate(options), instances), { rowGroupSize: 500 })
     const parquetMs = performance.now() - t
     console.log(`generate ${instances} instances x 8 sessions:`)
     console.log(

@@ -1,3 +1,4 @@
+export * as CupidParquet from "./CupidParquet.js"
 export * as Dataset from "./Dataset.js"
 export * as Synthetic from "./Synthetic.js"
 export * as Tasks from "./Tasks.js"

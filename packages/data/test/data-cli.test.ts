@@ -10,7 +10,7 @@ import * as fs from "node:fs"
 import * as os from "node:os"
 import * as path from "node:path"
 import { fileURLToPath } from "node:url"
-import { writeParquet } from "../src/internal/parquetWriter.js"
+import * as CupidParquet from "../src/CupidParquet.js"
 import * as Synthetic from "../src/Synthetic.js"
 import { cupidCard, startHub } from "./hubServer.js"
 
@@ -321,7 +321,9 @@ describe("data: usage errors", () => {
 
 describe("data download", () => {
   it("kixlab/CUPID: the card's test.parquet from a loopback hub, then the cached copy without a request; a malformed hf: source is a data error (1)", async () => {
-    await writeParquet(path.join(dir, "hub.parquet"), [...Synthetic.generate({ ...Synthetic.defaults, personas: 1 })])
+    await CupidParquet.write(path.join(dir, "hub.parquet"), [
+      ...Synthetic.generate({ ...Synthetic.defaults, personas: 1 })
+    ])
     const bytes = fs.readFileSync(path.join(dir, "hub.parquet"))
     const hub = await startHub({
       "kixlab/CUPID": { card: cupidCard, files: { "test.parquet": bytes, "data/test-00000-of-00001.parquet": bytes } }
@@ -413,8 +415,8 @@ describe("data download", () => {
 
   it("CUPID-Unverified's layout: the card's only split in two shards, downloaded in order and inspected as one dataset offline", async () => {
     const rows = [...Synthetic.generate({ ...Synthetic.defaults, personas: 2, seed: 9 })]
-    await writeParquet(path.join(dir, "shard-0.parquet"), rows.slice(0, 4))
-    await writeParquet(path.join(dir, "shard-1.parquet"), rows.slice(4))
+    await CupidParquet.write(path.join(dir, "shard-0.parquet"), rows.slice(0, 4))
+    await CupidParquet.write(path.join(dir, "shard-1.parquet"), rows.slice(4))
     const hub = await startHub({
       "kixlab/CUPID-Unverified": {
         card: [

@@ -10,7 +10,7 @@ import * as Dataset from "../src/Dataset.js"
 
 import * as HubDownload from "../src/internal/hubDownload.js"
 import * as Hf from "../src/internal/huggingFace.js"
-import { writeParquet } from "../src/internal/parquetWriter.js"
+import * as CupidParquet from "../src/CupidParquet.js"
 import * as Synthetic from "../src/Synthetic.js"
 import { cupidCard, type HubRepo, startHub as startHubServer } from "./hubServer.js"
 
@@ -67,10 +67,10 @@ const message = <A, R>(effect: Effect.Effect<A, { readonly message: string }, R>
 
 beforeAll(async () => {
   dir = fs.mkdtempSync(path.join(os.tmpdir(), "cupid-hf-"))
-  await writeParquet(path.join(dir, "fixture.parquet"), rows)
+  await CupidParquet.write(path.join(dir, "fixture.parquet"), rows)
   parquet = fs.readFileSync(path.join(dir, "fixture.parquet"))
-  await writeParquet(path.join(dir, "shard-0.parquet"), rows.slice(0, 4))
-  await writeParquet(path.join(dir, "shard-1.parquet"), rows.slice(4))
+  await CupidParquet.write(path.join(dir, "shard-0.parquet"), rows.slice(0, 4))
+  await CupidParquet.write(path.join(dir, "shard-1.parquet"), rows.slice(4))
   shards = [0, 1].map((i) => fs.readFileSync(path.join(dir, `shard-${i}.parquet`)))
 })
 
@@ -204,7 +204,7 @@ describe("hf: sources", () => {
       )
       // Replace the second shard by rows whose first repeats an instance of the first shard.
       const second = path.join(cacheDir, "hf", "kixlab", "CUPID-Unverified", "data", "train-00001-of-00002.parquet")
-      yield* Effect.promise(() => writeParquet(second, [rows[0]!, rows[5]!]))
+      yield* Effect.promise(() => CupidParquet.write(second, [rows[0]!, rows[5]!]))
       fs.rmSync(`${second}.sha256`)
       expect(
         yield* message(Dataset.loadAll("hf:kixlab/CUPID-Unverified", { cacheDir, hfEndpoint: hub.endpoint }))

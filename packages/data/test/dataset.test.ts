@@ -8,7 +8,7 @@ import * as os from "node:os"
 import * as path from "node:path"
 import * as Dataset from "../src/Dataset.js"
 
-import { writeParquet } from "../src/internal/parquetWriter.js"
+import * as CupidParquet from "../src/CupidParquet.js"
 import * as Synthetic from "../src/Synthetic.js"
 
 let dir: string
@@ -58,7 +58,7 @@ beforeAll(async () => {
   write("all.jsonl", jsonl(rows))
   write("all.json", JSON.stringify(rows, null, 2))
   // Row groups of 5 rows: 12 rows span three groups, so row numbers must carry across groups.
-  await writeParquet(file("all.parquet"), rows, { rowGroupSize: 5 })
+  await CupidParquet.write(file("all.parquet"), rows, { rowGroupSize: 5 })
   rows.forEach((r, i) =>
     write(`instances/${String(i).padStart(3, "0")}-${r.persona_id}-${r.instance_type}.json`, JSON.stringify(r))
   )
@@ -290,7 +290,7 @@ describe("Dataset.open: bad input names file, row and field", () => {
   NodeTest.it.effect("parquet rows are numbered across row groups; nulls are reported as found null", () =>
     Effect.gen(function* () {
       const bad = [small("p1"), small("p2"), small("p3"), { ...small("p4"), current_request: null }]
-      yield* Effect.promise(() => writeParquet(file("null.parquet"), bad, { rowGroupSize: 3 }))
+      yield* Effect.promise(() => CupidParquet.write(file("null.parquet"), bad, { rowGroupSize: 3 }))
       expect(yield* failure(file("null.parquet"))).toBe(
         `${file("null.parquet")}, row 4, current_request: expected string, found null`
       )

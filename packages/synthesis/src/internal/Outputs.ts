@@ -9,7 +9,7 @@ import type * as Records from "../Records.js"
 import type { Excluded, Outcome, StageUsage } from "../Synthesis.js"
 import type { Config } from "../SynthConfig.js"
 import { assemble } from "./Assemble.js"
-import { toParquet } from "./parquet.js"
+import { CupidParquet } from "@cupid-lab/data"
 import type * as RawStore from "./RawStore.js"
 
 const ioError = (file: string) => (e: unknown) =>
@@ -75,7 +75,7 @@ export const writeOutputs = (
         writes.push([files.failures, `${JSON.stringify({ failures, usage }, null, 2)}\n`])
         // The instances last: whatever happens to them, the files that say what went wrong are written.
         if (files.jsonl !== undefined) writes.push([files.jsonl, rows.map((r) => `${JSON.stringify(r)}\n`).join("")])
-        if (files.parquet !== undefined) writes.push([files.parquet, toParquet(rows)])
+        if (files.parquet !== undefined) writes.push([files.parquet, CupidParquet.toBuffer(rows)])
         const outcome: Outcome = {
           out,
           files,
