@@ -8,7 +8,7 @@
 import { ResultLine } from "@cupid-lab/results"
 
 import type { Analysis } from "./Analysis.js"
-import { type Leaderboard, type Standing, type Verdict } from "./Verdict.js"
+import type { Leaderboard, Standing, Verdict } from "./Verdict.js"
 import { level } from "./Pairwise.js"
 import * as Format from "./Format.js"
 import * as Notes from "./Notes.js"

@@ -3,13 +3,13 @@ import { Effect, Either, Option, Struct } from "effect"
 import * as path from "node:path"
 import { Domain } from "@cupid-lab/core"
 import type { Benchmarks as BenchmarksModule } from "@cupid-lab/report"
-import {
-  type Budget as BudgetModule,
-  type Config as ConfigModule,
-  type Progress,
-  type Runner as RunnerModule
+import type {
+  Budget as BudgetModule,
+  Config as ConfigModule,
+  Progress,
+  Runner as RunnerModule
 } from "@cupid-lab/runner"
-import { Shard } from "@cupid-lab/results"
+import type { Shard as ShardModule } from "@cupid-lab/results"
 
 import {
   CommandIo,
@@ -23,6 +23,11 @@ import {
   outOption,
   outputs
 } from "./Io.js"
+
+// Loaded when a sweep runs (or --shard is given), not for --help: the results package is large.
+const shardModule: Effect.Effect<typeof ShardModule> = Effect.promise(() =>
+  import("@cupid-lab/results").then((m) => m.Shard)
+)
 
 const isType = (t: string): t is Domain.CupidType => (Domain.cupidTypes as ReadonlyArray<string>).includes(t)
 
@@ -101,7 +106,11 @@ const options = {
   ),
   shard: Options.text("shard").pipe(
     Options.withPseudoName("i/N"),
-    Options.mapEffect((value) => Either.match(Shard.parse(value), { onLeft: invalid, onRight: Effect.succeed })),
+    Options.mapEffect((value) =>
+      Effect.flatMap(shardModule, (Shard) =>
+        Either.match(Shard.parse(value), { onLeft: invalid, onRight: Effect.succeed })
+      )
+    ),
     Options.optional,
     Options.withDescription(
       "run only shard i of N (numbered from 1: 1/3, 2/3, 3/3), a share of the pairs fixed by a hash of (cell, instance), into runs/<name>/<run id>-shard-i-of-N (or --out); " +
@@ -169,6 +178,7 @@ const runOne = (a: Args, config: ConfigModule.Config) =>
       return undefined
     }
     const shard = Option.getOrUndefined(a.shard)
+    const Shard = yield* shardModule
     const runDir = shard === undefined ? "<run id>" : `<run id>-${Shard.suffix(shard)}`
     log(
       `sweep ${config.name}${shard === undefined ? "" : ` (${Shard.describe(shard)})`}: ${config.file} -> ${config.outGiven ? config.out : path.join(config.out, runDir)}`
