@@ -46,7 +46,6 @@ describe("timeoutMs through the compiled CLI", () => {
             "scorers: [{ use: retrieval, ks: [2] }]"
           ].join("\n") + "\n"
         )
-        const started = performance.now()
         const r = yield* runProcess(
           process.execPath,
           [
@@ -63,16 +62,14 @@ describe("timeoutMs through the compiled CLI", () => {
             env: { ...cleanEnv(), NO_COLOR: "1", CUPID_TEST_KEY: "sk-test-deadline" }
           }
         )
-        const elapsed = performance.now() - started
         expect(r.code, r.stderr).toBe(0)
         const line = JSON.parse(fs.readFileSync(path.join(dir, "run", "results.jsonl"), "utf8").split("\n")[0]!) as {
           status: string
           error: { message: string }
         }
         expect(line.status).toBe("failed")
+        // Only the deadline writes this reason: the trickled answer would have completed, much later, without it.
         expect(line.error.message).toMatch(/no answer within 2000 ms/)
-        // The trickled answer alone would take far longer; start-up and the report take a few seconds.
-        expect(elapsed).toBeLessThan(30_000)
       }),
     60_000
   )
