@@ -19,6 +19,10 @@ import * as Columns from "./Columns.js"
 
 /** `run.json` (see RunInfo.ts) with every top-level field optional: a record of an older or newer runner still reads. */
 const RunInfoSchema = Schema.partial(RunInfoModule.RunInfo)
+/** The run directory's summary (summary.json) and run record (run.json). */
+export const summaryFileName = "summary.json"
+export const infoFileName = "run.json"
+
 export type RunInfo = typeof RunInfoSchema.Type
 
 export interface Run {
@@ -135,9 +139,9 @@ export const read = (
         reason: "not a run directory (expected a directory written by a sweep, holding summary.json and results.jsonl)"
       })
     }
-    const summaryFile = path.join(dir, "summary.json")
+    const summaryFile = path.join(dir, summaryFileName)
     const resultsFile = path.join(dir, "results.jsonl")
-    const infoFile = path.join(dir, "run.json")
+    const infoFile = path.join(dir, infoFileName)
     if (!(yield* Files.exists(fileSystem, summaryFile))) {
       return yield* new RunError({
         path: summaryFile,

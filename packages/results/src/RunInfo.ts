@@ -105,20 +105,10 @@ export const versions: Effect.Effect<Record<string, string>, never, FileSystem.F
   const fs = yield* FileSystem.FileSystem
   const packages = path.resolve(here, "..", "..")
   const modules = path.resolve(packages, "..", "node_modules")
+  // Every workspace package, as the packages folder holds them (a new package is recorded too).
+  const workspace = [...(yield* fs.readDirectory(packages).pipe(Effect.orElseSucceed(() => [])))].sort()
   const dirs = [
-    ...[
-      "core",
-      "data",
-      "retrievers",
-      "scorers",
-      "providers",
-      "synthesis",
-      "results",
-      "runner",
-      "report",
-      "viewer",
-      "experiments"
-    ].map((p) => [`@cupid-lab/${p}`, path.join(packages, p)] as const),
+    ...workspace.map((p) => [`@cupid-lab/${p}`, path.join(packages, p)] as const),
     ...["effect", "openai", "cohere-ai", "@huggingface/transformers", "wink-nlp"].map(
       (dep) => [dep, path.join(modules, dep)] as const
     )

@@ -15,18 +15,15 @@ import * as path from "node:path"
 /** Writes a finished run's reports (or anything else of its own) into its directory. */
 export type Publish<P> = (run: RunDir.Run) => Effect.Effect<P, Errors.RunError, FileSystem.FileSystem>
 
-export const summaryFileName = "summary.json"
-export const infoFileName = "run.json"
-
 export const write = <P>(
   run: Omit<RunDir.Run, "info">,
   info: (endedAt: number) => RunInfo.RunInfo,
   publish: Publish<P> | undefined
 ): Effect.Effect<P | undefined, Errors.RunError, FileSystem.FileSystem> =>
   Effect.gen(function* () {
-    yield* RunDir.write(path.join(run.dir, summaryFileName), Summary.encode(run.summary))
+    yield* RunDir.write(path.join(run.dir, RunDir.summaryFileName), Summary.encode(run.summary))
     const published =
       publish === undefined ? undefined : yield* publish({ ...run, info: info(yield* Clock.currentTimeMillis) })
-    yield* RunDir.write(path.join(run.dir, infoFileName), RunInfo.encode(info(yield* Clock.currentTimeMillis)))
+    yield* RunDir.write(path.join(run.dir, RunDir.infoFileName), RunInfo.encode(info(yield* Clock.currentTimeMillis)))
     return published
   }).pipe(Effect.withSpan("Finish.write"))

@@ -324,9 +324,9 @@ export const merge = <P = never>(
       yield* RunId.claim(out, identity)
       const files = {
         results: path.join(out, ResultLog.fileName),
-        summary: path.join(out, "summary.json"),
+        summary: path.join(out, RunDir.summaryFileName),
         report: path.join(out, "report.md"),
-        run: path.join(out, "run.json")
+        run: path.join(out, RunDir.infoFileName)
       }
       yield* RunDir.write(files.results, Buffer.concat(lines.map((l) => l.text)))
       const callTexts = yield* Effect.forEach(sorted, (s) => {

@@ -7,7 +7,7 @@
  * const outcome = yield* Runner.sweep(yield* Config.load("configs/smoke.yaml")) // outcome.files.summary
  */
 import type { Domain } from "@cupid-lab/core"
-import { Calls, Columns, type ResultLine, Results, Summary, RunId, RunInfo, Shard } from "@cupid-lab/results"
+import { Calls, Columns, type ResultLine, Results, RunDir, Summary, RunId, RunInfo, Shard } from "@cupid-lab/results"
 import { Cause, Clock, Effect, Exit, Struct } from "effect"
 import * as path from "node:path"
 import { type Config, hash as configHash } from "./Config.js"
@@ -253,9 +253,9 @@ const finish = <P>(
     }
     const files = {
       results: log.file,
-      summary: path.join(out, "summary.json"),
+      summary: path.join(out, RunDir.summaryFileName),
       report: path.join(out, "report.md"),
-      run: path.join(out, "run.json")
+      run: path.join(out, RunDir.infoFileName)
     }
     const cacheStats = yield* p.cache.stats
     const versions = yield* RunInfo.versions
