@@ -78,6 +78,20 @@ export const make = (
   }
 }
 
+/**
+ * The registry a cell sees when it binds model roles to entries (`sweep: { models.subject: [gpt-4o,
+ * o3-mini] }`): a role's name resolves to the entry bound to it; other names resolve as before.
+ */
+export const bound = (models: Service, roles: Readonly<Record<string, string>>): Service => {
+  const entry = (name: string) => roles[name] ?? name
+  return {
+    names: models.names,
+    languageModel: (name) => models.languageModel(entry(name)),
+    embeddingModel: (name) => models.embeddingModel(entry(name)),
+    reranker: (name) => models.reranker(entry(name))
+  }
+}
+
 export const layer = (
   bundles: Readonly<Record<string, ModelBundle>>,
   options: MakeOptions = {}

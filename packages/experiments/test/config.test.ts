@@ -90,7 +90,7 @@ describe("Config.parse", () => {
         `cfg.yaml: pipeline: unknown key "retreiver" (did you mean "retriever"?); valid keys: generator, inferrer, retriever, summarizer`
       )
       expect(yield* message(parse("cells:\n  - { name: a, retriver: first }\n"))).toBe(
-        `cfg.yaml: cells[0]: unknown key "retriver" (did you mean "retriever"?); valid keys: generator, inferrer, name, retriever, summarizer, transform`
+        `cfg.yaml: cells[0]: unknown key "retriver" (did you mean "retriever"?); valid keys: generator, inferrer, models, name, retriever, summarizer, transform`
       )
     })
   )
@@ -111,7 +111,7 @@ describe("Config.parse", () => {
         `cfg.yaml: pipeline.retriever: missing "use" (the plugin name)`
       )
       expect(yield* message(parse("sweep: { retreiver: [first] }\n"))).toBe(
-        `cfg.yaml: sweep.retreiver: unknown sweep axis (did you mean "retriever"?); an axis is a stage (retriever, summarizer, inferrer, generator), a dotted option path such as retriever.k, or the history transform (transform, transform.pad, ...)`
+        `cfg.yaml: sweep.retreiver: unknown sweep axis (did you mean "retriever"?); an axis is a stage (retriever, summarizer, inferrer, generator), a dotted option path such as retriever.k, the history transform (transform, transform.pad, ...) or a model role (models.subject)`
       )
       expect(yield* message(parse("sweep: { retriever: first }\n"))).toBe(
         `cfg.yaml: sweep.retriever: expected a non-empty list of alternatives, got "first"`

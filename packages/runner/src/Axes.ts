@@ -163,12 +163,37 @@ const decodeTransform = (value: unknown, origin: Origins): Either.Either<Transfo
     }))
   )
 
-const axisHelp = `an axis is a stage (${Stage.cellStages.join(", ")}), a dotted option path such as retriever.k, or the history transform (transform, transform.pad, ...)`
+const axisHelp = `an axis is a stage (${Stage.cellStages.join(", ")}), a dotted option path such as retriever.k, the history transform (transform, transform.pad, ...) or a model role (models.subject)`
+
+/** `models.<role>`: the `models:` entries the role is bound to, one per alternative (checked against `models:` by the grid). */
+const decodeModelsAxis = (
+  key: string,
+  role: string | undefined,
+  value: unknown
+): Either.Either<SweepAxis, Array<Problem>> => {
+  const at = `sweep.${key}`
+  if (role === undefined || role === "" || key.split(".").length !== 2)
+    return Either.left([{ path: at, reason: "a model axis is models.<role>, e.g. models.subject: [gpt-4o, o3-mini]" }])
+  if (!Array.isArray(value) || value.length === 0)
+    return Either.left([{ path: at, reason: `expected a non-empty list of model entry names, got ${show(value)}` }])
+  const written: ReadonlyArray<unknown> = value
+  const bad = written.flatMap((v, i) =>
+    typeof v === "string" && v !== ""
+      ? written.indexOf(v) === i
+        ? []
+        : [{ path: `${at}[${i}]`, reason: `the entry ${show(v)} is listed twice` }]
+      : [{ path: `${at}[${i}]`, reason: `expected the name of a models: entry, got ${show(v)}` }]
+  )
+  if (bad.length > 0) return Either.left(bad)
+  const entries = written.map((v, i): Located<string> => ({ value: String(v), origin: `${at}[${i}]` }))
+  return Either.right({ _tag: "Models", key, alternatives: written, role, entries })
+}
 
 const decodeAxis = (key: string, value: unknown): Either.Either<SweepAxis, Array<Problem>> => {
   const at = `sweep.${key}`
   const problem = (reason: string) => Either.left([{ path: at, reason }])
   const [head = "", ...rest] = key.split(".")
+  if (head === "models") return decodeModelsAxis(key, rest[0], value)
   const stage = Stage.cellStages.find((s) => s === head)
   const part = rest.length === 1 ? Transform.keys.find((k) => k === rest[0]) : undefined
   if (head === "transform" && rest.length > 0 && part === undefined) {
@@ -178,7 +203,7 @@ const decodeAxis = (key: string, value: unknown): Either.Either<SweepAxis, Array
     )
   }
   if (head !== "transform" && (stage === undefined || rest.some((s) => s === ""))) {
-    const close = stage === undefined ? Issues.suggest(head, [...Stage.cellStages, "transform"]) : undefined
+    const close = stage === undefined ? Issues.suggest(head, [...Stage.cellStages, "transform", "models"]) : undefined
     return problem(
       `unknown sweep axis${close === undefined ? "" : ` (did you mean "${[close, ...rest].join(".")}"?)`}; ${axisHelp}`
     )

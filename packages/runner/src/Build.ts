@@ -141,20 +141,25 @@ export const cells = (
     }
     // Selectors' change detection analyses texts in the sweep's memo, like the plugins.
     const analyzer = Text.analyzer(Context.get(env, Memo.Memo))
+    const models = Context.get(env, Models.Models)
+    // A stage is built once per binding of the model roles its options name (an unbound stage once).
     const built = <S extends Plugin.PipelineStage>(
       plan: Grid.StagePlan<S>,
-      key: string
+      params: unknown,
+      cell: Grid.Cell | undefined
     ): Effect.Effect<Plugin.MadeOf[S], ConfigError, Scope.Scope | FileSystem.FileSystem> =>
       Effect.suspend(() => {
+        const roles = rolesNamed(params, cell?.models ?? null)
+        const key = Hash.canonicalJson(roles === null ? params : { params, models: roles })
         const memo: Map<string, Plugin.MadeOf[S]> = memos[plan.decoded.stage]
         const hit = memo.get(key)
         if (hit !== undefined) return Effect.succeed(hit)
-        return Effect.map(buildStage(config, plan, env), (made) => {
+        const scoped = roles === null ? env : Context.add(env, Models.Models, Models.bound(models, roles))
+        return Effect.map(buildStage(config, plan, scoped), (made) => {
           memo.set(key, made)
           return made
         })
       })
-    const keyOf = (params: unknown) => Hash.canonicalJson(params)
     const fact = <S extends Plugin.PipelineStage>(
       plan: Grid.StagePlan<S>,
       readsGold: boolean
@@ -169,9 +174,12 @@ export const cells = (
         version: source.version
       }
     }
-    const scorers: Array<Pipeline.Built<Plugin.MadeOf["scorer"]>> = []
-    for (const plan of grid.scorers)
-      scorers.push({ plugin: plan.params.use, service: yield* built(plan, keyOf(plan.params)) })
+    const scorersOf = (cell: Grid.Cell | undefined) =>
+      Effect.forEach(grid.scorers, (plan) =>
+        Effect.map(built(plan, plan.params, cell), (service) => ({ plugin: plan.params.use, service }))
+      )
+    const scorers: ReadonlyArray<Pipeline.Built<Plugin.MadeOf["scorer"]>> = yield* scorersOf(grid.cells[0])
+    yield* unusedRoles(config, grid)
     // The report's main and primary metrics must be ones the scorers produce: checked now, not after the sweep.
     const metrics = scorers.flatMap((s) => s.service.metrics.map((m) => m.name))
     const named = [
@@ -190,7 +198,9 @@ export const cells = (
     const out: Array<BuiltCell> = []
     for (const cell of grid.cells) {
       const s = cell.stages
-      const pipeline: { -readonly [K in keyof Pipeline.CellPipeline]: Pipeline.CellPipeline[K] } = { scorers }
+      const pipeline: { -readonly [K in keyof Pipeline.CellPipeline]: Pipeline.CellPipeline[K] } = {
+        scorers: yield* scorersOf(cell)
+      }
       const plugins: Array<ResultLine.PluginFact> = []
       const fits: Array<RunInfo.Fit> = []
       if (s.retriever !== undefined) {
@@ -198,7 +208,7 @@ export const cells = (
         const use = plan.params.use
         // The plugin is built once whatever selector cells put on it (a fitted embedder is fitted once).
         const { select: _select, ...ranker } = plan.params
-        const made = yield* built(plan, keyOf(ranker))
+        const made = yield* built(plan, ranker, cell)
         if (!made.needsGold && made.service.fit !== undefined)
           fits.push({ cell: cell.name, plugin: use, ...made.service.fit })
         pipeline.retriever = {
@@ -218,7 +228,7 @@ export const cells = (
         plan: Grid.StagePlan<S>,
         readsGold = (_: Plugin.MadeOf[S]) => false
       ) =>
-        Effect.map(built(plan, keyOf(plan.params)), (service) => {
+        Effect.map(built(plan, plan.params, cell), (service) => {
           plugins.push(fact(plan, readsGold(service)))
           return { plugin: plan.params.use, service }
         })
@@ -238,6 +248,50 @@ export const cells = (
     }
     return out
   })
+
+/** Every string an option holds, at any depth: where a stage names its models. */
+const strings = (value: unknown): Array<string> =>
+  typeof value === "string"
+    ? [value]
+    : Array.isArray(value)
+      ? value.flatMap(strings)
+      : Predicate.isRecord(value)
+        ? Object.values(value).flatMap(strings)
+        : []
+
+/** The cell's bound roles that `params` names; null when it names none. */
+const rolesNamed = (
+  params: unknown,
+  models: Readonly<Record<string, string>> | null
+): Readonly<Record<string, string>> | null => {
+  if (models === null) return null
+  const named = new Set(strings(params))
+  const roles = Object.entries(models).filter(([role]) => named.has(role))
+  return roles.length === 0 ? null : Object.fromEntries(roles)
+}
+
+/** A bound role that no stage or scorer of any cell names is a slip (`models.subjcet`): refused where it was written. */
+const unusedRoles = (config: Config, grid: Grid.Grid): Effect.Effect<void, ConfigError> => {
+  const named = new Set([
+    ...grid.scorers.flatMap((p) => strings(p.params)),
+    ...grid.cells.flatMap((c) => Object.values(c.params).flatMap(strings))
+  ])
+  const written = [
+    ...config.sweep.flatMap((a) => (a._tag === "Models" ? [{ role: a.role, at: `sweep.${a.key}` }] : [])),
+    ...config.cells.flatMap((c, i) =>
+      Object.keys(c.models ?? {}).map((role) => ({ role, at: `cells[${i}].models.${role}` }))
+    )
+  ]
+  const unused = written.find((w) => !named.has(w.role))
+  if (unused === undefined) return Effect.void
+  return Effect.fail(
+    fail(
+      config,
+      unused.at,
+      `no stage or scorer names the model "${unused.role}"${suggestion(unused.role, [...named])}, so binding it changes nothing; a role is the name stages give as their model (model: ${unused.role})`
+    )
+  )
+}
 
 const selected = (
   made: Plugin.BuiltRetriever,

@@ -44,6 +44,7 @@ export type SweepAxis = { readonly key: string; readonly alternatives: ReadonlyA
   | { readonly _tag: "Stage"; readonly stage: StageName; readonly choices: ReadonlyArray<Axes.SpecTemplate | null> }
   | { readonly _tag: "Option"; readonly stage: StageName; readonly path: ReadonlyArray<string> }
   | { readonly _tag: "Transform"; readonly whole: boolean; readonly transforms: ReadonlyArray<Located<Transform.Spec>> }
+  | { readonly _tag: "Models"; readonly role: string; readonly entries: ReadonlyArray<Located<string>> }
 )
 
 export interface Config extends Omit<typeof FileSchema.Type, "name" | "models" | "sweep" | "out"> {
@@ -66,11 +67,15 @@ const NonEmptyString = Schema.String.pipe(Schema.minLength(1, { message: () => "
 
 const stageFields = Stage.byCellStage(() => Schema.optionalWith(Axes.StageValueSchema, { default: () => null }))
 
-/** An explicit cell: its stages replace the pipeline's, its transform `data.transform`. */
+/**
+ * An explicit cell: its stages replace the pipeline's, its transform `data.transform`, and `models`
+ * binds model roles to `models:` entries (`{ subject: o3-mini }`).
+ */
 const CellSchema = Schema.Struct({
   name: Schema.optionalWith(NonEmptyString, { exact: true }),
   ...Stage.byCellStage(() => Schema.optionalWith(Axes.StageValueSchema, { exact: true })),
-  transform: Schema.optionalWith(Transform.Spec, { exact: true })
+  transform: Schema.optionalWith(Transform.Spec, { exact: true }),
+  models: Schema.optionalWith(Schema.Record({ key: Schema.String, value: NonEmptyString }), { exact: true })
 })
 
 const ModelEntrySchema = Schema.Struct(

@@ -46,11 +46,16 @@ export interface Cell {
   readonly stages: Stages
   /** Normalized; null for none. */
   readonly transform: Transform.Spec | null
+  /** Model roles bound to `models:` entries, by role; null when the cell binds none. */
+  readonly models: Readonly<Record<string, string>> | null
 }
 
-/** What a cell's results are keyed and reported by: its stages' parameters, plus `transform` when it has one. */
-export const identityParams = (cell: Cell): Readonly<Record<string, unknown>> =>
-  cell.transform === null ? cell.params : { ...cell.params, transform: cell.transform }
+/** What a cell's results are keyed and reported by: its stages' parameters, plus `transform` and `models` when it has them. */
+export const identityParams = (cell: Cell): Readonly<Record<string, unknown>> => ({
+  ...cell.params,
+  ...(cell.transform === null ? {} : { transform: cell.transform }),
+  ...(cell.models === null ? {} : { models: cell.models })
+})
 
 export interface Grid {
   readonly cells: ReadonlyArray<Cell>
@@ -66,23 +71,35 @@ export interface Size {
   readonly axes: ReadonlyArray<{ readonly key: string; readonly alternatives: number }>
   /** The explicit `cells`. */
   readonly explicit: number
+  /** The `models.<role>` axes, which multiply the swept and explicit cells alike. */
+  readonly models: ReadonlyArray<{ readonly key: string; readonly alternatives: number }>
 }
 
 /** The grid's size, computed from the axes without expanding them. */
 export const size = (config: Config): Size => {
-  const axes = config.sweep.map((axis) => ({ key: axis.key, alternatives: countAlternatives(axis.alternatives) }))
-  const swept = config.sweep.length > 0 || config.cells.length === 0 ? axes.reduce((n, a) => n * a.alternatives, 1) : 0
-  return { cells: swept + config.cells.length, axes, explicit: config.cells.length }
+  const count = (axis: Config["sweep"][number]) => ({
+    key: axis.key,
+    alternatives: axis._tag === "Models" ? axis.entries.length : countAlternatives(axis.alternatives)
+  })
+  const axes = config.sweep.filter((a) => a._tag !== "Models").map(count)
+  const models = config.sweep.filter((a) => a._tag === "Models").map(count)
+  const product = (list: ReadonlyArray<{ readonly alternatives: number }>) =>
+    list.reduce((n, a) => n * a.alternatives, 1)
+  const swept = axes.length > 0 || config.cells.length === 0 ? product(axes) : 0
+  return { cells: (swept + config.cells.length) * product(models), axes, explicit: config.cells.length, models }
 }
 
-/** `2,560,000 cells (sweep.retriever.k 40 x sweep.retriever.b 40 x ...)`. */
+const axisText = (a: { readonly key: string; readonly alternatives: number }) =>
+  `sweep.${a.key} ${a.alternatives.toLocaleString("en-US")}`
+
+/** `2,560,000 cells (sweep.retriever.k 40 x sweep.retriever.b 40 x ...)`; model axes multiply the rest. */
 export const describeSize = (s: Size): string => {
-  const parts = [
-    s.axes.map((a) => `sweep.${a.key} ${a.alternatives.toLocaleString("en-US")}`).join(" x "),
-    s.explicit > 0 ? `${s.explicit} explicit` : ""
-  ]
+  const parts = [s.axes.map(axisText).join(" x "), s.explicit > 0 ? `${s.explicit} explicit` : ""]
   const how = parts.filter((p) => p !== "").join(" + ")
-  return `${s.cells.toLocaleString("en-US")} cells${how === "" ? "" : ` (${how})`}`
+  const models = s.models.map(axisText).join(" x ")
+  const grouped = /[+x] /.test(how) ? `(${how})` : how
+  const all = models === "" ? how : how === "" ? models : `${grouped} x ${models}`
+  return `${s.cells.toLocaleString("en-US")} cells${all === "" ? "" : ` (${all})`}`
 }
 
 /** A selector in a cell name: `top=2`, `recent=2,cut=0.6`; `own cut` where a cell has none. */
@@ -141,6 +158,18 @@ export const names = (
     const label = varyingParts.map((k) => `${k}=${transformPart(transforms[i]!, k)}`).join(",")
     return stagesVary ? `${g} @ ${label}` : label
   })
+}
+
+/**
+ * What a cell's model bindings add to its name: the entry of the one role that varies across the
+ * grid (`gpt-4o`), `role=entry,...` when several vary, nothing when none does.
+ */
+const bindingLabels = (models: ReadonlyArray<Readonly<Record<string, string>> | null>): Array<string> => {
+  const roles = [...new Set(models.flatMap((m) => Object.keys(m ?? {})))].sort()
+  const varying = roles.filter((r) => new Set(models.map((m) => m?.[r] ?? "")).size > 1)
+  return models.map((m) =>
+    varying.length === 1 ? (m?.[varying[0]!] ?? "unbound") : varying.map((r) => `${r}=${m?.[r] ?? "unbound"}`).join(",")
+  )
 }
 
 const tooLarge = (config: Config, s: Size) =>
@@ -279,42 +308,63 @@ export const expand = (config: Config, registry: Plugin.Registry): Effect.Effect
       const params = Stage.byCellStage((s) => stages[s]?.params ?? null)
       const t = raw.transform?.value
       const transform = t === undefined || Transform.isIdentity(t) ? null : Transform.normalize(t)
-      const id = Hash.contentHash(
-        transform === null ? { params, scorers: scorerParams } : { params, scorers: scorerParams, transform }
-      )
+      const roles = Object.entries(raw.models).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))
+      for (const [, entry] of roles) {
+        if (config.models[entry.value] === undefined)
+          return yield* failAt(
+            config,
+            entry.origin,
+            unknownChoice("model entry", entry.value, Object.keys(config.models))
+          )
+      }
+      const models = roles.length === 0 ? null : Object.fromEntries(roles.map(([role, e]) => [role, e.value]))
+      const id = Hash.contentHash({
+        params,
+        scorers: scorerParams,
+        ...(transform === null ? {} : { transform }),
+        ...(models === null ? {} : { models })
+      })
       const existing = drafts.get(id)
-      if (existing === undefined) drafts.set(id, { id, name: raw.name, params, stages, transform })
+      if (existing === undefined) drafts.set(id, { id, name: raw.name, params, stages, transform, models })
       else if (existing.name === undefined) drafts.set(id, { ...existing, name: raw.name })
     }
 
     const list = [...drafts.values()]
+    const labels = bindingLabels(list.map((d) => d.models))
+    const explicitName = (i: number) => {
+      const name = list[i]!.name?.value
+      return name === undefined || labels[i] === "" ? name : `${name} [${labels[i]}]`
+    }
     const explicit = new Map<string, string>()
-    for (const { name } of list) {
-      if (name === undefined) continue
-      if (explicit.has(name.value))
-        return yield* failAt(
-          config,
-          name.origin,
-          `duplicate cell name "${name.value}" (also used at ${explicit.get(name.value)})`
-        )
-      explicit.set(name.value, name.origin)
+    for (const [i, { name }] of list.entries()) {
+      const full = explicitName(i)
+      if (name === undefined || full === undefined) continue
+      if (explicit.has(full))
+        return yield* failAt(config, name.origin, `duplicate cell name "${full}" (also used at ${explicit.get(full)})`)
+      explicit.set(full, name.origin)
     }
     const generated = names(
       list.map((d) => d.params),
       list.map((d) => d.transform)
     )
+    const stagesVary = new Set(generated).size > 1
     const taken = new Set(explicit.keys())
     const cells = list.map((d, index): Cell => {
-      let name = d.name?.value
+      let name = explicitName(index)
       if (name === undefined) {
-        name = generated[index]!
-        for (let n = 2; taken.has(name); n++) name = `${generated[index]!} #${n}`
+        const label = labels[index]!
+        const base = label === "" ? generated[index]! : stagesVary ? `${generated[index]!} [${label}]` : label
+        name = base
+        for (let n = 2; taken.has(name); n++) name = `${base} #${n}`
         taken.add(name)
       }
-      return { index, id: d.id, name, params: d.params, stages: d.stages, transform: d.transform }
+      const { params, stages, transform, models } = d
+      return { index, id: d.id, name, params, stages, transform, models }
     })
 
-    const named = (ref: string) => cells.find((c) => c.name === ref || c.id === ref)
+    // A name written in the config also finds its cells under every model binding: the first is taken.
+    const named = (ref: string) =>
+      cells.find((c) => c.name === ref || c.id === ref) ?? cells.find((c) => list[c.index]!.name?.value === ref)
     const { baseline: wanted, reference = [] } = config.report
     const refs = [
       ...(wanted === undefined ? [] : [["report.baseline", wanted] as const]),
