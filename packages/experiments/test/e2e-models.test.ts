@@ -37,7 +37,7 @@ const configIn = (dir: string): string => {
   return file
 }
 
-/** The parent's environment without any model settings of its own, plus the test server's. */
+/** The parent's environment without any model settings of its own, plus the test server's, under strict accounting. */
 const childEnv = (baseURL: string): Record<string, string> => ({
   ...cleanEnv(),
   NO_COLOR: "1",
@@ -48,7 +48,10 @@ const childEnv = (baseURL: string): Record<string, string> => ({
   CUPID_EVAL_BASE_URL: baseURL,
   CUPID_MATCHER_MODEL: "test-matcher",
   CUPID_MATCHER_BASE_URL: baseURL,
-  CUPID_REFERENCE_DIR: referenceDir
+  CUPID_REFERENCE_DIR: referenceDir,
+  // The strict variant: decimals kept, unreadable answers failed (the shipped default, reference,
+  // is checked against the authors' code in reference-fidelity.test.ts).
+  CUPID_ACCOUNTING: "strict"
 })
 
 /** Run the CLI to completion; the server in this process keeps answering meanwhile. */

@@ -168,6 +168,13 @@ describe("models as a sweep axis", () => {
       expect(new Set(small.map((b) => JSON.stringify(limit(b))))).toEqual(new Set([JSON.stringify([0, true, false])]))
       expect(new Set(big.map((b) => JSON.stringify(limit(b))))).toEqual(new Set([JSON.stringify([null, false, true])]))
 
+      const summary = JSON.parse(fs.readFileSync(path.join(out, "summary.json"), "utf8")) as ResultLine.Summary
+      expect(summary.cells.map((c) => [c.name, c.models])).toEqual(
+        ["small", "small", "big", "big"].map((e, i) => [
+          `${i % 2 === 0 ? "full-history" : "recent"} [${e}]`,
+          { subject: { entry: e, provider: "openai", model: `test-${e}` } }
+        ])
+      )
       const results = lines(path.join(out, "results.jsonl")).map((l) => JSON.parse(l) as ResultLine.ResultLine)
       expect(results.filter((r) => r.status !== "ok")).toEqual([])
       for (const r of results) {

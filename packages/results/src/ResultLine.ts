@@ -136,7 +136,14 @@ export const CellInfo = Schema.Struct({
   oracleRetrieval: Schema.Boolean,
   /** Stages built by plugins that declare themselves heuristic (e.g. an extractive inferrer). */
   heuristicStages: Schema.Array(Schema.String),
-  plugins: Schema.Array(PluginFact)
+  plugins: Schema.Array(PluginFact),
+  /** The `models:` entries the cell's stages call, by the name they give (a role or an entry). */
+  models: Schema.optional(
+    Schema.Record({
+      key: Schema.String,
+      value: Schema.Struct({ entry: Schema.String, provider: Schema.String, model: Schema.String })
+    })
+  )
 })
 export type CellInfo = typeof CellInfo.Type
 

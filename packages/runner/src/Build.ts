@@ -235,6 +235,7 @@ export const cells = (
       if (s.summarizer !== undefined) pipeline.summarizer = yield* stage(s.summarizer)
       if (s.inferrer !== undefined) pipeline.inferrer = yield* stage(s.inferrer)
       if (s.generator !== undefined) pipeline.generator = yield* stage(s.generator, (g) => g.usesGoldPreference)
+      const used = stageModels(config, cell)
       const info = {
         id: cell.id,
         name: cell.name,
@@ -242,7 +243,8 @@ export const cells = (
         usesGold: plugins.some((f) => f.readsGold),
         oracleRetrieval: plugins.some((f) => f.stage === "retriever" && f.readsGold),
         heuristicStages: plugins.filter((f) => f.heuristic).map((f) => f.stage),
-        plugins
+        plugins,
+        ...(used === undefined ? {} : { models: used })
       }
       out.push({ cell, pipeline, fits, info })
     }
@@ -258,6 +260,17 @@ const strings = (value: unknown): Array<string> =>
       : Predicate.isRecord(value)
         ? Object.values(value).flatMap(strings)
         : []
+
+/** The entries the cell's stages name (directly or through a bound role), by the name they give; undefined for none. */
+const stageModels = (config: Config, cell: Grid.Cell): ResultLine.CellInfo["models"] => {
+  const named = [...new Set(Object.values(cell.params).flatMap(strings))].sort()
+  const used = named.flatMap((name) => {
+    const entry = cell.models?.[name] ?? name
+    const e = config.models[entry]
+    return e === undefined ? [] : [[name, { entry, provider: e.provider, model: e.model }] as const]
+  })
+  return used.length === 0 ? undefined : Object.fromEntries(used)
+}
 
 /** The cell's bound roles that `params` names; null when it names none. */
 const rolesNamed = (

@@ -169,38 +169,37 @@ export const dryRun = (config: Config, options: Options = {}) =>
       const dir = RunPlace.directory(config, identity)
       yield* RunId.check(dir, identity)
       const done = yield* ResultLog.readDone(dir, new Set(p.grid.cells.map((c) => c.id)))
-      const byModel: Record<
-        string,
-        { toSend: number; cached: number; promptTokens: number; completionTokens: number }
-      > = {}
+      type ModelCount = { toSend: number; cached: number; promptTokens: number; completionTokens: number }
+      const byModel: Record<string, ModelCount> = {}
+      // Per cell, the calls it would send (a call shared by several cells is charged to the first that makes it).
+      const byCell: Record<string, Record<string, ModelCount>> = {}
       const byStage: Record<string, { total: number; toSend: number; cached: number }> = {}
       const allTokens = { prompt: 0, completion: 0 }
       let failed = 0,
         pairsDone = 0,
         instances = 0,
         share = 0
-      const count = (trace: Trace.Trace) => {
+      const zero = (): ModelCount => ({ toSend: 0, cached: 0, promptTokens: 0, completionTokens: 0 })
+      const count = (cell: string, trace: Trace.Trace) => {
         if (trace.error !== undefined) failed++
+        const ofCell = (byCell[cell] ??= {})
         for (const u of trace.usage) {
-          const m = (byModel[`${u.provider}/${u.model}`] ??= {
-            toSend: 0,
-            cached: 0,
-            promptTokens: 0,
-            completionTokens: 0
-          })
+          const m = (byModel[`${u.provider}/${u.model}`] ??= zero())
+          const c = (ofCell[`${u.provider}/${u.model}`] ??= zero())
           const s = (byStage[u.stage] ??= { total: 0, toSend: 0, cached: 0 })
           s.total++
           allTokens.prompt += u.promptTokens
           allTokens.completion += u.completionTokens
-          if (u.cached) {
-            s.cached++
-            m.cached++
-          } else {
-            s.toSend++
-            m.toSend++
-            m.promptTokens += u.promptTokens
-            m.completionTokens += u.completionTokens
+          for (const x of [m, c]) {
+            if (u.cached) x.cached++
+            else {
+              x.toSend++
+              x.promptTokens += u.promptTokens
+              x.completionTokens += u.completionTokens
+            }
           }
+          if (u.cached) s.cached++
+          else s.toSend++
         }
       }
       yield* PairLoop.run({
@@ -218,7 +217,7 @@ export const dryRun = (config: Config, options: Options = {}) =>
             })
             .map((cell) => ({ cell, version: versions(cell.cell.transform) }))
         },
-        work: ({ cell, version }) => Effect.map(runPair(cell.pipeline, version), count),
+        work: ({ cell, version }) => Effect.map(runPair(cell.pipeline, version), (t) => count(cell.cell.id, t)),
         concurrency: config.concurrency,
         tick: { every: "1 second", run: Effect.void }
       })
@@ -242,6 +241,7 @@ export const dryRun = (config: Config, options: Options = {}) =>
             .sort()
             .map((k) => [k, byModel[k]!])
         ),
+        byCell,
         failed
       }
     })

@@ -240,6 +240,23 @@ const runOne = (a: Args, config: ConfigModule.Config) =>
     return outcome
   })
 
+/** Each cell's calls to send and their cost (a call several cells share is charged to the first that makes it). */
+const costPerCell = (
+  d: RunnerModule.DryRun,
+  Budget: typeof BudgetModule,
+  table: ReturnType<typeof BudgetModule.prices>
+): Array<string> => {
+  const lines = d.grid.cells.flatMap((c) => {
+    const models = Object.fromEntries(Object.entries(d.byCell[c.id] ?? {}).filter(([, m]) => m.toSend > 0))
+    const toSend = Object.values(models).reduce((n, m) => n + m.toSend, 0)
+    if (toSend === 0) return []
+    const { micro, unpriced } = Budget.estimate(models, table)
+    const cost = `${Budget.dollars(micro)}${unpriced.length > 0 ? ` + unpriced calls to ${unpriced.join(", ")}` : ""}`
+    return [`  ${c.name}: ${toSend} calls to send, ${cost}`]
+  })
+  return lines.length === 0 ? [] : ["estimated cost per cell (shared calls charged to the first cell):", ...lines]
+}
+
 const describeDryRun = (
   d: RunnerModule.DryRun,
   config: ConfigModule.Config,
@@ -254,7 +271,8 @@ const describeDryRun = (
       unset.set(variable, [...(unset.get(variable) ?? []), `${name} (${entry.provider}/${entry.model})`])
   }
   // The cost at list prices (the cost scorer's, with the config's `prices`), and whether it is within the budget.
-  const { micro, unpriced } = Budget.estimate(d.byModel, Budget.prices(config))
+  const table = Budget.prices(config)
+  const { micro, unpriced } = Budget.estimate(d.byModel, table)
   const refused = config.budget !== undefined && (micro > config.budget.usd * 1e6 || unpriced.length > 0)
   return [
     `dry run of ${config.file}: nothing is sent and nothing is written`,
@@ -278,6 +296,7 @@ const describeDryRun = (
       : [
           `estimated cost of the calls to send: $${(micro / 1e6).toFixed(2)}${unpriced.length > 0 ? ` (not counted, no price: ${unpriced.join(", ")}; add one with the cost scorer's prices option)` : ""} (list prices per million tokens; check them before quoting)`
         ]),
+    ...costPerCell(d, Budget, table),
     ...(config.budget === undefined
       ? []
       : [
