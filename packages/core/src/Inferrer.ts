@@ -19,6 +19,12 @@ export interface InferredPreference {
 export interface InferenceInput {
   readonly request: string
   readonly evidence: Evidence
+  /**
+   * `reference`: read a model's answer only as the CUPID authors' code reads it. The pipeline sets
+   * it when a scorer reproduces their scoring of the inference (`Scorer.Service.reference`);
+   * absent, the inferrer reads answers its own way.
+   */
+  readonly reading?: "reference"
 }
 
 export interface Service {

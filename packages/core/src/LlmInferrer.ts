@@ -10,7 +10,9 @@
  *   similar contexts), an ablation to run on purpose;
  * - `reference`: the authors' system and user prompts (`ReferencePrompts`), the evidence rendered
  *   as their interaction log; the answer is read as their code reads it (the line after
- *   `### Most Likely Preference`).
+ *   `### Most Likely Preference`). When the input asks for their reading (`reading: reference`,
+ *   under the scorers' `accounting: reference`) it is the only one: an answer without the heading
+ *   is a failure, an empty line after it an empty preference.
  *
  * Only the first sentence after a `Preference:` label is kept: the prompt asks for one sentence,
  * and what follows it is commentary. An answer without a readable preference, or one cut off at
@@ -33,6 +35,7 @@ import {
   examplePreference,
   type ParseResult,
   parsePreference,
+  parseReferencePreference,
   referenceHeading
 } from "./internal/stages/preferenceFormat.js"
 import { Models } from "./Models.js"
@@ -79,6 +82,10 @@ const referenceDryRunAnswer = (tag: string): string =>
 export const parse = (answer: string, thinking: "strip" | "keep" = "strip"): ParseResult =>
   parsePreference(thinking === "strip" ? withoutThinking(answer) : answer)
 
+/** Read an inference answer only as the authors' code reads it (`reading: reference`; see the module doc). */
+export const parseReference = (answer: string, thinking: "strip" | "keep" = "strip"): ParseResult =>
+  parseReferencePreference(thinking === "strip" ? withoutThinking(answer) : answer)
+
 export const make = (
   options: Options
 ): Effect.Effect<Inferrer.Service, PluginError | ModelNotConfigured, Models | FileSystem.FileSystem> =>
@@ -94,8 +101,11 @@ export const make = (
             PromptTemplate.defaultFile(defaultTemplates[options.prompts === "reference" ? "project" : options.prompts]),
           required: placeholders
         })
-    const read = (answer: string) => parse(answer, options.thinking)
     const infer = Effect.fn("LlmInferrer.infer")(function* (input: Inferrer.InferenceInput) {
+      const read = (answer: string) =>
+        reference && input.reading === "reference"
+          ? parseReference(answer, options.thinking)
+          : parse(answer, options.thinking)
       const messages = reference
         ? PromptTemplate.render(template, {
             curr_request: input.request,

@@ -2,7 +2,8 @@
  * Summarizer `llm`: a summary of each session (context bullets and preference bullets) written by a
  * configured chat model.
  * - `scope: log` (default, the paper's procedure): one call over every session to summarize, which
- *   answers with JSON holding, per session, an analysis, context bullets and preference bullets.
+ *   answers with JSON holding, per session, an analysis, context bullets and preference bullets
+ *   (the paper's Fig. 23 shape; see {@link parseLog}).
  * - `scope: session`: one call per session whose prompt holds that session's text only, so a
  *   session shared by the three instances of a persona and by every cell is summarized once (the
  *   model cache keys on the full prompt). No summary then sees the other sessions.
@@ -51,8 +52,8 @@ const dryRunLogAnswer =
   (n: number) =>
   (tag: string): string =>
     JSON.stringify({
-      sessions: Array.from({ length: n }, (_, i) => ({
-        session: i + 1,
+      summaries: Array.from({ length: n }, (_, i) => ({
+        session_id: i + 1,
         analysis: "The user corrected the format twice.",
         context: [`Example session ${i + 1} (${tag}).`],
         preferences: ["Use short numbered steps."]
@@ -72,9 +73,19 @@ const strings = (v: unknown): ReadonlyArray<string> | undefined =>
     ? v.map((x: string) => x.trim()).filter((x) => x !== "")
     : undefined
 
+/** A log summary entry's session number: `session_id` (the paper's Fig. 23) or `session`, as 3, "3" or "Session 3". */
+const sessionNumber = (entry: Record<string, unknown>): number | undefined => {
+  const raw = entry["session_id"] ?? entry["session"]
+  if (typeof raw === "number") return raw
+  const digits = typeof raw === "string" ? /^\s*(?:session\s*)?(\d+)\s*$/i.exec(raw) : null
+  return digits === null ? undefined : Number(digits[1])
+}
+
 /**
- * Read a log summary for `n` sessions: `{"sessions": [{session, analysis, context, preferences}]}`
- * (a bare list is read too), one entry per session, numbered 1..n or in order.
+ * Read a log summary for `n` sessions: `{"summaries": [{session_id, analysis, context,
+ * preferences}]}` (the paper's Fig. 23 shape, which the prompt asks for), `{"sessions": [{session,
+ * ...}]}` (the shape an earlier prompt asked for) or a bare list; one entry per session, numbered
+ * 1..n or in order.
  */
 export const parseLog = (
   answer: string,
@@ -90,13 +101,10 @@ export const parseLog = (
   } catch {
     value = undefined
   }
-  const list = Array.isArray(value)
-    ? value
-    : value !== null && typeof value === "object"
-      ? (value as Record<string, unknown>)["sessions"]
-      : undefined
+  const object = value !== null && typeof value === "object" ? (value as Record<string, unknown>) : undefined
+  const list = Array.isArray(value) ? value : (object?.["summaries"] ?? object?.["sessions"])
   if (!Array.isArray(list))
-    return { ok: false, reason: `expected {"sessions": [...]} with ${n} entries; got: "${excerpt(answer)}"` }
+    return { ok: false, reason: `expected {"summaries": [...]} with ${n} entries; got: "${excerpt(answer)}"` }
   if (list.length !== n) return { ok: false, reason: `expected ${n} session summaries, got ${list.length}` }
   const out: Array<ParsedSummary | undefined> = new Array(n)
   for (const [i, e] of list.entries()) {
@@ -106,11 +114,11 @@ export const parseLog = (
     if (context === undefined || preferences === undefined) {
       return { ok: false, reason: `session entry ${i + 1}: expected "context" and "preferences" lists of strings` }
     }
-    const at = typeof o["session"] === "number" ? o["session"] - 1 : i
+    const at = (sessionNumber(o) ?? i + 1) - 1
     if (!Number.isInteger(at) || at < 0 || at >= n || out[at] !== undefined)
       return {
         ok: false,
-        reason: `session entry ${i + 1}: session number ${String(o["session"])} is not one of 1..${n} or repeats`
+        reason: `session entry ${i + 1}: session number ${String(o["session_id"] ?? o["session"])} is not one of 1..${n} or repeats`
       }
     out[at] = { context, preferences }
   }

@@ -3,6 +3,12 @@
  * optional generator -> scorers, yielding a {@link Trace}. It never fails: a stage error stops the
  * run and is recorded in the trace, with the model calls made until then.
  *
+ * A scorer that reproduces the CUPID authors' scoring of the inference (`Scorer.Service.reference`,
+ * preference-match with `accounting: reference`) puts the pair in the order of their evaluate():
+ * the inferrer reads its answer as their code does (`reading: reference`), and that scorer runs
+ * right after the inferrer, so that its failure ends the pair before a response is generated. The
+ * trace's scores keep the order the scorers are listed in.
+ *
  * Gold reaches only a retriever built from a plugin that declared `needsGold`, a generator in the
  * oracle-preference setting, and the scorers.
  *
@@ -212,8 +218,25 @@ const runStages = (
       evidence = { sessions: selected, summaries: used }
     }
 
+    // Scorers that reproduce the authors' scoring of the inference run in their evaluate()'s order:
+    // right after the inferrer, which then reads as their code does; a failure there ends the pair.
+    const early =
+      pipeline.inferrer === undefined ? [] : pipeline.scorers.filter((s) => s.service.reference === "inference")
+    const scored: Array<Scored> = []
     if (pipeline.inferrer !== undefined) {
-      trace.inference = yield* infer(r, pipeline.inferrer, { request: query.request, evidence })
+      trace.inference = yield* infer(r, pipeline.inferrer, {
+        request: query.request,
+        evidence,
+        ...(early.length > 0 ? { reading: "reference" as const } : {})
+      })
+      if (early.length > 0) {
+        scored.push(
+          yield* Effect.mapError(
+            scoreAll(r, early, instance, trace),
+            (e) => new StageError({ stage: e.stage, plugin: e.plugin, reason: `${e.reason}${stoppedEarly}` })
+          )
+        )
+      }
     }
 
     if (pipeline.generator !== undefined) {
@@ -227,22 +250,48 @@ const runStages = (
       )
     }
 
-    // Scorers see the stages' outputs and the calls made so far (for cost metrics).
-    trace.usage = [...r.ledger.entries]
-    const input = { instance, trace: trace as Trace }
+    const rest = pipeline.scorers.filter((s) => !early.includes(s))
+    scored.push(yield* scoreAll(r, rest, instance, trace))
+    // The scores in the order the scorers are listed, whichever ran first.
     const scores: Record<string, Scorer.Value> = {}
-    const [[, ratings], repeats] = yield* Scorer.collectRepeats(
-      Scorer.collectRatings(
-        Effect.forEach(
-          pipeline.scorers,
-          (scorer) => Effect.map(score(r, scorer, input), (s) => Object.assign(scores, s)),
-          {
-            discard: true
-          }
-        )
-      )
-    )
+    const repeats: Record<string, ReadonlyArray<number>> = {}
+    for (const scorer of pipeline.scorers) for (const s of scored) Object.assign(scores, s.scores.get(scorer))
+    for (const s of scored) Object.assign(repeats, s.repeats)
     trace.scores = scores
+    const ratings = scored.flatMap((s) => s.ratings)
     if (ratings.length > 0) trace.ratings = ratings
     if (Object.keys(repeats).length > 0) trace.repeats = repeats
+  })
+
+const stoppedEarly =
+  " (scored before generation, in the order of the CUPID authors' evaluate(): the pair stops here, no response is generated or judged)"
+
+/** What some of a pair's scorers produced: each one's scores, and the item ratings and repeats they recorded. */
+interface Scored {
+  readonly scores: ReadonlyMap<Built<Scorer.Service>, Readonly<Record<string, Scorer.Value>>>
+  readonly ratings: ReadonlyArray<Scorer.ItemRating>
+  readonly repeats: Scorer.Repeats
+}
+
+/** Run `scorers` in turn on the trace so far; they see the stages' outputs and the calls made until now (for cost metrics). */
+const scoreAll = (
+  r: Run,
+  scorers: ReadonlyArray<Built<Scorer.Service>>,
+  instance: Instance,
+  trace: Mutable<Trace>
+): Effect.Effect<Scored, StageError> =>
+  Effect.suspend(() => {
+    trace.usage = [...r.ledger.entries]
+    const input = { instance, trace: trace as Trace }
+    const scores = new Map<Built<Scorer.Service>, Readonly<Record<string, Scorer.Value>>>()
+    return Effect.map(
+      Scorer.collectRepeats(
+        Scorer.collectRatings(
+          Effect.forEach(scorers, (scorer) => Effect.map(score(r, scorer, input), (s) => void scores.set(scorer, s)), {
+            discard: true
+          })
+        )
+      ),
+      ([[, ratings], repeats]) => ({ scores, ratings, repeats })
+    )
   })

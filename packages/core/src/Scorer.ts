@@ -81,6 +81,14 @@ export interface ScoreInput {
 export interface Service {
   readonly metrics: ReadonlyArray<MetricInfo>
   readonly score: (input: ScoreInput) => Effect.Effect<Readonly<Record<string, Value>>, StageError>
+  /**
+   * `inference`: the scorer reproduces the CUPID authors' scoring of the inference
+   * (preference-match with `accounting: reference`), and the pipeline runs the pair in the order
+   * of their evaluate(): the inferrer reads its answer as their code does, and this scorer runs
+   * right after it, before the generator, so that a failure there (their decomposition is part of
+   * their inference step) ends the pair before any response is generated or judged.
+   */
+  readonly reference?: "inference"
 }
 
 /**

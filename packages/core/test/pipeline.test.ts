@@ -428,6 +428,80 @@ describe("Pipeline.run: spans and timings", () => {
   )
 })
 
+describe("Pipeline.run, a scorer of the inference with the authors' accounting", () => {
+  /** An inferrer that records how it was asked to read, a generator and scorers that record when they ran. */
+  const recording = (failEarly: boolean) => {
+    const log: Array<string> = []
+    const reading: Inferrer.Service = {
+      infer: ({ reading }) =>
+        Effect.sync(() => (log.push(`infer ${reading ?? "own"}`), { preference: "p", analysis: "" }))
+    }
+    const replying: Generator.Service = {
+      usesGoldPreference: false,
+      generate: () => Effect.sync(() => (log.push("generate"), { text: "r" }))
+    }
+    const scorer = (name: string, reference: boolean): Scorer.Service => ({
+      metrics: [Scorer.metric({ name, description: "", family: "x" })],
+      ...(reference ? { reference: "inference" as const } : {}),
+      score: ({ trace }) =>
+        Effect.suspend(() => {
+          log.push(`${name} (response: ${trace.generation !== undefined})`)
+          return reference && failEarly
+            ? Effect.fail(new StageError({ stage: "score", plugin: name, reason: "unreadable decomposition" }))
+            : Effect.succeed({ [name]: 1 })
+        })
+    })
+    const pipeline = (referenceScorer: boolean): Pipeline.CellPipeline => ({
+      inferrer: { plugin: "reading", service: reading },
+      generator: { plugin: "replying", service: replying },
+      scorers: [
+        { plugin: "retrieval", service: scorer("retrieval.x", false) },
+        { plugin: "match", service: scorer("inference.x", referenceScorer) },
+        { plugin: "judge", service: scorer("generation.x", false) }
+      ]
+    })
+    return { log, pipeline }
+  }
+
+  it.effect("runs right after the inferrer, which reads as the authors' code does; scores keep the listed order", () =>
+    Effect.gen(function* () {
+      const { log, pipeline } = recording(false)
+      const trace = yield* Pipeline.run(pipeline(true), instance)
+      expect(log).toEqual([
+        "infer reference",
+        "inference.x (response: false)",
+        "generate",
+        "retrieval.x (response: true)",
+        "generation.x (response: true)"
+      ])
+      expect(Object.keys(trace.scores)).toEqual(["retrieval.x", "inference.x", "generation.x"])
+      // Without such a scorer: every scorer after the generator, the inferrer reading its own way.
+      log.length = 0
+      yield* Pipeline.run(pipeline(false), instance)
+      expect(log).toEqual([
+        "infer own",
+        "generate",
+        "retrieval.x (response: true)",
+        "inference.x (response: true)",
+        "generation.x (response: true)"
+      ])
+    })
+  )
+
+  it.effect("its failure ends the pair before generation, and the error says so", () =>
+    Effect.gen(function* () {
+      const { log, pipeline } = recording(true)
+      const trace = yield* Pipeline.run(pipeline(true), instance)
+      expect(log).toEqual(["infer reference", "inference.x (response: false)"])
+      expect(trace.error?.stage).toBe("score")
+      expect(trace.error?.message).toMatch(
+        /^score \(inference\.x\): unreadable decomposition \(scored before generation, .*no response is generated or judged\)$/
+      )
+      expect(trace.generation).toBeUndefined()
+    })
+  )
+})
+
 describe("Domain", () => {
   it("labels sessions against the current factor and preference", () => {
     expect(instance.gold.sessions.map((s) => s.label)).toEqual(["stale", "other", "relevant", "relevant"])

@@ -107,6 +107,41 @@ describe("inferrer llm, prompts: reference", () => {
     }
   )
 
+  it.effect(
+    "reading: reference reads only as the authors' code: no heading fails, an empty line is an empty preference",
+    () => {
+      const answers: Record<string, string> = {
+        none: "### Analysis\n\nA.\n\n### Preference\n\nDate every note.",
+        empty: "### Analysis\n\nNothing applies.\n\n### Most Likely Preference\n\n"
+      }
+      const { env } = scripted((r) => answers[r.messages[1]!.content.includes("none") ? "none" : "empty"]!)
+      return Effect.gen(function* () {
+        const inferrer = yield* LlmInferrer.make({
+          model: "m",
+          prompts: "reference",
+          maxTokens: 100,
+          temperature: 0,
+          thinking: "strip"
+        })
+        const none = { request: "none", evidence }
+        const empty = { request: "empty", evidence }
+        const dropped = yield* Effect.flip(inferrer.infer({ ...none, reading: "reference" }))
+        expect(dropped.message).toBe(
+          'infer (llm): no "### Most Likely Preference" heading: the authors\' code cannot read this answer and drops the instance (it is not scored, and no response is generated or judged)'
+        )
+        expect(yield* inferrer.infer({ ...empty, reading: "reference" })).toEqual({
+          preference: "",
+          analysis: "Nothing applies."
+        })
+        // The inferrer's own reading: the labelled sentence, and no empty preference.
+        expect((yield* inferrer.infer(none)).preference).toBe("Date every note.")
+        expect((yield* Effect.flip(inferrer.infer(empty))).message).toMatch(
+          /the line after "### Most Likely Preference" is empty/
+        )
+      }).pipe(Effect.provide(env))
+    }
+  )
+
   it.effect("a cut-off answer is a failure, truncated, and not read", () => {
     const { env } = scripted(() => ({
       text: "### Most Likely Preference\n\nHalf a sen",
@@ -209,6 +244,33 @@ describe("summarizer llm, scope: log", () => {
       expect(seen).toHaveLength(1)
       expect(seen[0]!.messages[0]!.content).toMatch(
         /### Session 1\nUser: Draft the memo\.[\s\S]*### Session 2\nUser: Plan the retreat\./
+      )
+    }).pipe(Effect.provide(env))
+  })
+
+  it.effect("asks for the paper's Fig. 23 shape and reads it, session ids as numbers or text", () => {
+    const { seen, env } = scripted(() =>
+      JSON.stringify({
+        summaries: [
+          { session_id: "Session 2", analysis: "b", context: ["retreat"], preferences: ["outdoor"] },
+          { session_id: 1, analysis: "a", context: ["memo"], preferences: ["decision first"] }
+        ]
+      })
+    )
+    return Effect.gen(function* () {
+      const s = yield* LlmSummarizer.make({
+        model: "m",
+        scope: "log",
+        maxTokens: 4096,
+        temperature: 0,
+        thinking: "strip"
+      })
+      expect(yield* s.summarize(evidence.sessions)).toEqual([
+        { sessionId: "s3", context: ["retreat"], preferences: ["outdoor"] },
+        { sessionId: "s1", context: ["memo"], preferences: ["decision first"] }
+      ])
+      expect(seen[0]!.messages.map((m) => m.content).join("\n")).toContain(
+        '{"summaries": [{"session_id": 1, "analysis"'
       )
     }).pipe(Effect.provide(env))
   })

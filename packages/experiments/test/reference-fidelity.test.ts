@@ -9,19 +9,23 @@
  *   messages are identical for inference (full history and oracle sessions), generation, the
  *   decomposer, the matcher (GPT-4o style and PrefMatcher) and the judge;
  * - the parameters each call carries (temperature, token limit and its name) are the same;
+ * - per cell the project makes their calls, call for call, and fails exactly the instances their
+ *   code drops;
  * - pooled precision, recall and F1 and the judge mean are identical.
  *
- * The data is generated with a seed no other test uses. Two scripts: one answers only in the
- * authors' formats (compared under `accounting: strict`, the harness's non-defective path); the
- * other adds what their harness counts as 0 or truncates (unreadable matcher answers, labels that
- * are not exact, surplus entries, decimal and unlabelled judge scores), compared under
- * `accounting: reference`.
+ * The data is generated with a seed no other test uses. Three scripts: one answers only in the
+ * authors' formats (compared under `accounting: strict`, the harness's non-defective path); one
+ * adds what their harness counts as 0 or truncates (unreadable matcher answers, labels that are not
+ * exact, surplus entries, decimal and unlabelled judge scores), compared under `accounting:
+ * reference`; one gives inference answers their reader and the project's read differently,
+ * unreadable decompositions and replies with reasoning, compared under `accounting: reference`
+ * with `thinking: keep`.
  */
 import { Domain } from "@cupid-lab/core"
 import { Synthetic } from "@cupid-lab/data"
 import { OpenAiServer } from "@cupid-lab/providers/testing"
 import { ReferenceHarness } from "@cupid-lab/scorers/testing"
-import type { ResultLine } from "@cupid-lab/results"
+import type { Calls, ResultLine } from "@cupid-lab/results"
 
 import { beforeAll, describe, expect, it } from "@effect/vitest"
 import { Effect } from "effect"
@@ -39,12 +43,14 @@ const subject = "test-subject"
 const gpt4o = "gpt-4o-2024-11-20"
 const prefmatcher = "kixlab/prefmatcher-7b"
 
-type Script = "formats" | "defects"
+type Script = "formats" | "defects" | "reading"
 interface Variant {
   readonly name: string
   readonly script: Script
   readonly accounting: "strict" | "reference"
   readonly matcher: typeof gpt4o | typeof prefmatcher
+  /** The inferrer's and generator's `thinking` option (absent: the default, strip). */
+  readonly thinking?: "keep"
 }
 
 const labels = ["Fully Covered", "Partially Covered", "Not Covered"] as const
@@ -57,12 +63,17 @@ const answerOf = (body: ChatBody, key: string, script: Script): string => {
     .map((m) => m.content)
     .join("\n")
   const defects = script === "defects"
+  const reading = script === "reading"
   switch (kindOf(body)) {
     case "infer":
+      if (reading && h % 6 < 3) return readingAnswers[h % 6]!(h, key)
       return `### Analysis\n\nThe user wanted care in session ${h % 8}.\n\n### Most Likely Preference\n\nAnswers should follow rule ${h % 97} (${key.slice(0, 6)}).\nA second line the authors' parser drops.`
     case "generate":
-      return `Reply ${key.slice(0, 8)}.`
+      return reading && h % 2 === 0
+        ? `<think>\nThe user wants care ${h % 5}.\n</think>\n\nReply ${key.slice(0, 8)}.`
+        : `Reply ${key.slice(0, 8)}.`
     case "decompose": {
+      if (reading && h % 5 === 0) return "The preference is too vague to split into checks."
       const items = Array.from(
         { length: 1 + (h % 4) },
         (_, i) => `Does the answer meet part ${i + 1} of ${key.slice(0, 6)}?`
@@ -95,6 +106,20 @@ const answerOf = (body: ChatBody, key: string, script: Script): string => {
   }
 }
 
+/**
+ * The `reading` script's inference answers that the authors' reader and the project's lenient one
+ * read differently: no `### Most Likely Preference` heading (their code drops the instance), the
+ * heading with nothing after it (they decompose an empty preference), and a reasoning block that
+ * holds the heading before the final answer does (they read the first one, inside the block).
+ */
+const readingAnswers: ReadonlyArray<(h: number, key: string) => string> = [
+  (h, key) =>
+    `### Analysis\n\nThe user wanted care.\n\n### Preference\n\nAnswers should follow rule ${h % 97} (${key.slice(0, 6)}).`,
+  () => "### Analysis\n\nNothing in the sessions bears on this request.\n\n### Most Likely Preference\n\n",
+  (h, key) =>
+    `<think>\nA first draft.\n### Most Likely Preference\n\nDrafts should follow rule ${h % 89} (${key.slice(0, 6)}).\n</think>\n\n### Analysis\n\nOn reflection.\n\n### Most Likely Preference\n\nAnswers should follow rule ${h % 97}.`
+]
+
 const configText = (v: Variant, data: string, baseURL: string, dir: string) => `
 name: fidelity
 data: { source: ${JSON.stringify(data)} }
@@ -112,8 +137,8 @@ models:
     maxTokensParam: ${v.matcher === prefmatcher ? "max_tokens" : "max_completion_tokens"}
 pipeline:
   retriever: all
-  inferrer: { use: llm, model: subject, prompts: reference }
-  generator: { use: llm, model: subject, preference: none, prompts: reference }
+  inferrer: { use: llm, model: subject, prompts: reference${v.thinking === undefined ? "" : `, thinking: ${v.thinking}`} }
+  generator: { use: llm, model: subject, preference: none, prompts: reference${v.thinking === undefined ? "" : `, thinking: ${v.thinking}`} }
 cells:
   - name: full-history
   - name: oracle-sessions
@@ -125,6 +150,18 @@ scorers:
     accounting: ${v.accounting}
   - { use: judge, model: evaluator, prompts: reference, accounting: ${v.accounting} }
 `
+
+/**
+ * The key of a call from the run's transcript, whose messages carry the roles the stage asked for:
+ * the evaluator's system message went out as `developer`, so the key is whichever the server saw.
+ */
+const wireKey = (messages: ReadonlyArray<ReferenceHarness.Message>, served: ReadonlyMap<string, string>): string => {
+  const asSent = ReferenceHarness.keyOf(messages)
+  const developer = ReferenceHarness.keyOf(
+    messages.map((m) => (m.role === "system" ? { role: "developer", content: m.content } : m))
+  )
+  return served.has(asSent) ? asSent : developer
+}
 
 /** The compiled CLI a user runs (`npx cupid-lab`), rebuilt first when a source is newer. */
 const runCli = (args: ReadonlyArray<string>, env: Record<string, string>) =>
@@ -162,6 +199,13 @@ const variants: ReadonlyArray<Variant> = [
     script: "defects",
     accounting: "reference",
     matcher: prefmatcher
+  },
+  {
+    name: "answers the two readers read differently, reference accounting, reasoning kept",
+    script: "reading",
+    accounting: "reference",
+    matcher: gpt4o,
+    thinking: "keep"
   }
 ]
 
@@ -203,7 +247,8 @@ describe("the authors' prompts, parsing and arithmetic, against their own code",
           expect(run.code, run.stderr + run.stdout).toBe(0)
 
           const results = lines(path.join(out, "results.jsonl")).map((l) => JSON.parse(l) as ResultLine.ResultLine)
-          expect(results.filter((r) => r.status === "failed").map((r) => r.error?.message)).toEqual([])
+          const failed = results.filter((r) => r.status === "failed")
+          if (v.script !== "reading") expect(failed.map((r) => r.error?.message)).toEqual([])
           const summary = JSON.parse(fs.readFileSync(path.join(out, "summary.json"), "utf8")) as ResultLine.Summary
 
           // The oracle's sessions, as the authors' code would be given them: the filtered history.
@@ -239,6 +284,33 @@ describe("the authors' prompts, parsing and arithmetic, against their own code",
           expect(full.errors).toEqual({})
           const theirCalls = [...full.calls, ...oracle.calls]
           expect(new Set(theirCalls.map((c) => c.key))).toEqual(new Set(table.keys()))
+          // Call for call, per cell: the same requests, as often (the cache's answers included).
+          const cellNames = new Map(results.map((r) => [r.cell, r.cellName]))
+          const ours = new Map<string, Array<string>>()
+          for (const l of lines(path.join(out, "calls.jsonl")).map((l) => JSON.parse(l) as Calls.Line)) {
+            const keys = ours.get(cellNames.get(l.cell)!) ?? []
+            for (const c of l.calls) keys.push(wireKey(c.request!.messages, table))
+            ours.set(cellNames.get(l.cell)!, keys)
+          }
+          expect(ours.get("full-history")!.sort()).toEqual(full.calls.map((c) => c.key).sort())
+          expect(ours.get("oracle-sessions")!.sort()).toEqual(oracle.calls.map((c) => c.key).sort())
+          // The pairs the project failed are the instances their code dropped (no results file).
+          for (const [cell, ref] of [
+            ["full-history", full],
+            ["oracle-sessions", oracle]
+          ] as const) {
+            expect(
+              failed
+                .filter((r) => r.cellName === cell)
+                .map((r) => r.instance)
+                .sort()
+            ).toEqual(
+              rows
+                .map((row) => Domain.fromRow(row).id)
+                .filter((id) => !(id in ref.files))
+                .sort()
+            )
+          }
           const stages = new Set(theirCalls.map((c) => kindOf({ messages: c.messages })))
           expect(stages).toEqual(new Set(["infer", "generate", "decompose", "match", "judge"]))
           // ... and carry the same parameters (the model of the decomposer is fixed in their code).
@@ -261,7 +333,7 @@ describe("the authors' prompts, parsing and arithmetic, against their own code",
               inference: { precision: number; recall: number; f1: number }
               generation: { average_score: number; n_instances: number }
             }
-            expect(agg.generation.n_instances).toBe(rows.length)
+            expect(agg.generation.n_instances).toBe(Object.keys(ref.files).length)
             expect([
               cell,
               metric(cell, "inference.precision_micro"),
@@ -282,6 +354,25 @@ describe("the authors' prompts, parsing and arithmetic, against their own code",
             expect(served.some((a) => a.startsWith("I cannot tell"))).toBe(true)
             expect(served.some((a) => a.includes("Partially covered"))).toBe(true)
             expect(served.some((a) => /Score\n\n\d+\.5$/.test(a) || /Score\n\n\d+\/10$/.test(a))).toBe(true)
+          }
+          if (v.script === "reading") {
+            // Each case was served and took its course: instances dropped for a missing heading and
+            // for an unreadable decomposition, an empty preference decomposed, the first heading read.
+            const reasons = failed.map((r) => r.error?.message ?? "")
+            expect(reasons.some((m) => m.includes('no "### Most Likely Preference" heading'))).toBe(true)
+            expect(reasons.some((m) => m.includes("decomposer") && m.includes("no response is generated"))).toBe(true)
+            expect(reasons.every((m) => m.includes("no response is generated"))).toBe(true)
+            const [emptyDecomposition] = ReferenceHarness.run("render", {
+              subject,
+              evaluator: gpt4o,
+              calls: [{ stage: "decompose", args: { preference: "" } }]
+            }).calls as ReadonlyArray<ReferenceHarness.Call>
+            expect(theirCalls.some((c) => c.key === emptyDecomposition!.key)).toBe(true)
+            const decomposed = theirCalls.filter((c) => kindOf({ messages: c.messages }) === "decompose")
+            expect(decomposed.some((c) => c.messages[1]!.content.includes("Drafts should follow rule"))).toBe(true)
+            // The replies kept their reasoning, and the judge read it as the authors' judge does.
+            const judged = theirCalls.filter((c) => kindOf({ messages: c.messages }) === "judge")
+            expect(judged.some((c) => c.messages[1]!.content.includes("<think>"))).toBe(true)
           }
         }),
       300_000

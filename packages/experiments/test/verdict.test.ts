@@ -301,4 +301,46 @@ describe("the sweep on the bundled dev data (configs/contextual.yaml, sample)", 
     expect(stdout).toMatch(/^verdict \(retrieval\.f1, higher is better; baseline all\):\n {2}All instances: bm25 leads/)
     expect(stdout).toMatch(/\n {6}1 {2}bm25 +0\.624 \[0\.539, 0\.696\] +24 /)
   }, 120_000)
+
+  it("does not rank a cell on a metric it shares by construction: one that changes only later stages", () => {
+    const inference = { ...f1, name: "inference.f1_micro", family: "inference" }
+    const withParams = (id: string, value: number, generator: string, model: string): ResultLine.CellSummary => {
+      const c = cell(id, value)
+      const slices = Object.fromEntries(
+        Object.entries(c.slices).map(([k, s]) => [k, { ...s, metrics: { [inference.name]: s.metrics[f1.name]! } }])
+      ) as unknown as ResultLine.CellSummary["slices"]
+      return {
+        ...c,
+        slices,
+        params: {
+          retriever: { use: "all" },
+          inferrer: { use: "llm" },
+          generator: { use: generator },
+          models: { subject: model }
+        }
+      }
+    }
+    const cells = [
+      withParams("full [a]", 0.4, "none", "a"),
+      withParams("gen-only [a]", 0.4, "gold", "a"),
+      withParams("full [b]", 0.5, "none", "b"),
+      withParams("gen-only [b]", 0.5, "gold", "b")
+    ]
+    const summary = { ...summaryOf(cells), metrics: [inference] }
+    const a = {
+      summary,
+      baseline: cells[0]!,
+      main: inference,
+      deltas: [],
+      pairwise: undefined,
+      baselineTooSmall: new Map()
+    } as unknown as Verdict.Input
+    const board = Verdict.leaderboard(a, inference, "all")
+    // Each model's generation-only cell shares that model's inference; the other model's own cell is ranked.
+    expect(board.contenders.map((s) => s.cell.id)).toEqual(["full [b]", "full [a]"])
+    expect(board.shared.map((c) => c.id)).toEqual(["gen-only [a]", "gen-only [b]"])
+    expect(Leaderboard.sharedNote(board)).toContain("Not ranked: gen-only [a], gen-only [b]")
+    // On a generation metric nothing is shared.
+    expect(Verdict.sharedCells({ ...inference, family: "generation" }, cells, cells[0]!)).toEqual([])
+  })
 })

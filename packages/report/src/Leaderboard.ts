@@ -15,6 +15,12 @@ import * as Notes from "./Notes.js"
 import type { Cell, Row, Table } from "./Table.js"
 import { heuristicMarks, kindsOf, left, num, right } from "./Tables.js"
 
+/** The cells a board leaves out because they share the baseline's value by construction. */
+export const sharedNote = (board: Leaderboard): string =>
+  board.shared.length === 0
+    ? ""
+    : ` Not ranked: ${board.shared.map((c) => c.name).join(", ")}, which differ from another cell only in stages after the one this metric measures, so their value is that cell's by construction.`
+
 /** Contenders the report's opening shows; the rest are in the appendix's full leaderboard. */
 export const openingLimit = 10
 
@@ -69,7 +75,7 @@ export const table = (a: Pick<Analysis, "baseline">, v: Verdict, limit = Number.
     id: "leaderboard",
     title: `Leaderboard: ${Notes.metricLabel(m)}, all instances`,
     notes: [
-      `Ranked among the cells that read no gold labels (${m.direction} is better); ties keep the grid's order. vs baseline: paired difference (cell - baseline), * significant after correction.${left_out > 0 ? ` ${left_out} lower-ranked cells are left out here; the appendix lists every cell.` : ""}`
+      `Ranked among the cells that read no gold labels (${m.direction} is better); ties keep the grid's order. vs baseline: paired difference (cell - baseline), * significant after correction.${left_out > 0 ? ` ${left_out} lower-ranked cells are left out here; the appendix lists every cell.` : ""}${sharedNote(all)}`
     ],
     columns: [
       right("rank"),
@@ -129,12 +135,22 @@ export const console = (
           vsBaseline: undefined,
           estimate: { n: c.slices.all.n, mean: null, ci95: [null, null] as const }
         }))
-      : [...all.contenders, ...all.ceilings]
+      : [
+          ...all.contenders,
+          ...all.ceilings,
+          ...all.shared.map((c) => ({
+            cell: c,
+            rank: undefined,
+            vsBaseline: undefined,
+            estimate: c.slices.all.metrics[m!.name] ?? { n: 0, mean: null, ci95: [null, null] as const }
+          }))
+        ]
   const rows = standings.map((st) => {
     const c = st.cell
     const d = vsBaseline(st, a.baseline.id)
+    const isShared = all?.shared.includes(c) === true
     return [
-      st.rank === undefined ? (c.usesGold ? "ceiling" : "–") : String(st.rank),
+      st.rank === undefined ? (isShared ? "shared" : c.usesGold ? "ceiling" : "–") : String(st.rank),
       `${c.name}${c.usesGold ? " (gold)" : ""}`,
       ...(m === undefined ? [] : [Format.withCi(st.estimate)]),
       String(c.slices.all.n),
@@ -157,5 +173,9 @@ export const console = (
       : `models: ${models.join(", ")}`
   )
   out.push("(gold) cells read gold labels: ceilings, not ranked; n = instances scored, over all instance types")
+  if (all !== undefined && all.shared.length > 0)
+    out.push(
+      "shared: the cell differs from another only in stages after the one the main metric measures, so its value is that cell's"
+    )
   return `${out.join("\n")}\n`
 }

@@ -6,6 +6,7 @@
  * @example
  * Verdict.verdict(analysis).findings[0].sentence // "All instances: bm25 leads on retrieval.f1 with 0.624 [0.501, 0.750] ..."
  */
+import { Hash } from "@cupid-lab/core"
 import { ResultLine } from "@cupid-lab/results"
 
 import type { Analysis, Delta } from "./Analysis.js"
@@ -31,6 +32,42 @@ export interface Leaderboard {
   readonly contenders: ReadonlyArray<Standing>
   /** Cells that read gold labels, in the same order, not ranked. */
   readonly ceilings: ReadonlyArray<Standing>
+  /** Cells whose value is another cell's by construction (they differ only in stages after the one the metric measures): not ranked. */
+  readonly shared: ReadonlyArray<ResultLine.CellSummary>
+}
+
+/** The stages after the one a metric family measures: a cell that changes only these has the baseline's value. */
+const downstream: Readonly<Record<string, { readonly stage: string; readonly after: ReadonlyArray<string> }>> = {
+  retrieval: { stage: "retriever", after: ["inferrer", "generator"] },
+  inference: { stage: "inferrer", after: ["generator"] }
+}
+
+/**
+ * The cells whose value of `m` is another cell's by construction: cells equal in every stage up to
+ * the one `m` measures are one group, and all but one of each group are shared. The one kept is the
+ * baseline, else the cell whose later stages are the baseline's (with a model axis: the same
+ * ablation under each model), else the first.
+ */
+export const sharedCells = (
+  m: ResultLine.MetricDescription,
+  cells: ReadonlyArray<ResultLine.CellSummary>,
+  baseline: ResultLine.CellSummary
+): Array<ResultLine.CellSummary> => {
+  const family = downstream[m.family]
+  if (family === undefined) return []
+  const { stage, after } = family
+  const part = (params: ResultLine.CellSummary["params"], keep: (k: string) => boolean) =>
+    Hash.canonicalJson(Object.fromEntries(Object.entries(params).filter(([k]) => keep(k))))
+  const upstream = (c: ResultLine.CellSummary) => part(c.params, (k) => !after.includes(k))
+  const later = (c: ResultLine.CellSummary) => part(c.params, (k) => after.includes(k))
+  const groups = new Map<string, Array<ResultLine.CellSummary>>()
+  // Only cells that have the measured stage: the others have no value to share.
+  for (const c of cells.filter((c) => c.params[stage] !== undefined && c.params[stage] !== null))
+    groups.set(upstream(c), [...(groups.get(upstream(c)) ?? []), c])
+  return [...groups.values()].flatMap((group) => {
+    const kept = group.find((c) => c.id === baseline.id) ?? group.find((c) => later(c) === later(baseline)) ?? group[0]!
+    return group.filter((c) => c !== kept)
+  })
 }
 
 /** How a lead compares with one other cell. */
@@ -89,10 +126,13 @@ export const leaderboard = (a: Input, m: ResultLine.MetricDescription, slice: Re
         vy = finite(y)
       return vx === undefined ? (vy === undefined ? 0 : 1) : vy === undefined ? -1 : order(vx, vy)
     })
+  const shared = sharedCells(m, a.summary.cells, a.baseline)
+  const ranked = a.summary.cells.filter((c) => !shared.includes(c))
   return {
     slice,
-    contenders: sorted(a.summary.cells.filter((c) => !c.usesGold)).map((s, i) => ({ ...s, rank: i + 1 })),
-    ceilings: sorted(a.summary.cells.filter((c) => c.usesGold)).map((s) => ({ ...s, rank: undefined }))
+    contenders: sorted(ranked.filter((c) => !c.usesGold)).map((s, i) => ({ ...s, rank: i + 1 })),
+    ceilings: sorted(ranked.filter((c) => c.usesGold)).map((s) => ({ ...s, rank: undefined })),
+    shared
   }
 }
 

@@ -213,13 +213,16 @@ export const plugin = Plugin.scorer({
                 "the trace has no inferred preference: this cell has no inferrer (add pipeline.inferrer or drop this scorer)"
             })
           }
-          const inferred = trace.inference.preference.trim()
           const gold = instance.gold
-          const items = inferred === "" ? [] : yield* part.decomposer.decompose(inferred)
           const rateReference = part.matcher.rateReference
           if (rateReference !== undefined && options.accounting === "reference") {
+            // The authors' inference step decomposes what it read, an empty preference included.
+            const inferred = trace.inference.preference
+            const items = yield* part.decomposer.decompose(inferred)
             return fromCounts(yield* referenceCounts(items, gold, inferred, rateReference))
           }
+          const inferred = trace.inference.preference.trim()
+          const items = inferred === "" ? [] : yield* part.decomposer.decompose(inferred)
           // An empty inference covers nothing: no model call is needed to know that.
           const [inferredRatings, goldRatings] = yield* Effect.all(
             [
@@ -240,6 +243,7 @@ export const plugin = Plugin.scorer({
         })
       const service: Scorer.Service = {
         metrics: metricsFor(decomposer, matcher, options.accounting),
+        ...(options.accounting === "reference" ? { reference: "inference" as const } : {}),
         score: (input) =>
           parts.length === 1
             ? scoreOnce(parts[0]!, true, input)

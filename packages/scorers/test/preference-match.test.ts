@@ -358,6 +358,24 @@ describe("preference-match scorer, with models", () => {
     })
   )
 
+  it.scoped(
+    "with accounting: reference decomposes an empty inference too, and says it scores the inference as the authors do",
+    () =>
+      Effect.gen(function* () {
+        const lm = scriptedModel(llmAnswers)
+        const options = { decomposer: { model: "m" }, matcher: { model: "m" } }
+        const scorer = yield* build({ ...options, accounting: "reference" }).pipe(Effect.provide(models(lm)))
+        expect(scorer.reference).toBe("inference")
+        const scores = yield* scorer.score({ instance, trace: inferred("") })
+        // Decomposer, then the two matcher calls; the recall side's numbered prose is unreadable to
+        // their parse_json, so both sides count 0 over their item counts.
+        expect(lm.requests.map((r) => userText(r).includes("Checklist ("))).toEqual([false, true, true])
+        expect(scores["inference.precision_micro"]).toEqual({ num: 0, den: 2 })
+        expect(scores["inference.recall_micro"]).toEqual({ num: 0, den: 2 })
+        expect((yield* build(options).pipe(Effect.provide(models(lm)))).reference).toBeUndefined()
+      })
+  )
+
   it.scoped("turns unreadable answers into StageErrors that name the scorer, the model and the expectation", () =>
     Effect.gen(function* () {
       const failWith = (answer: (r: LanguageModel.CompletionRequest) => string, options: Record<string, unknown>) =>

@@ -2,6 +2,7 @@
 // repository, ../shared/reference/kixlab-CUPID) with a scripted transport. These tests check the
 // harness against expectations written by hand, so later tests can trust what it reports about the
 // messages their code sends and the scores it computes.
+import { LlmInferrer } from "@cupid-lab/core"
 import { describe, expect, it } from "vitest"
 import * as ReferenceHarness from "../src/testing/ReferenceHarness.js"
 
@@ -156,6 +157,36 @@ describe("reference harness: parse", () => {
     expect(parse("inference", "Be brief.").error).toMatch(/^IndexError: /)
   })
 
+  it("inference: the project's reference reading reads what theirs reads and fails where theirs raises", () => {
+    const answers = [
+      // no heading: their process_output raises (the instance is dropped)
+      "### Analysis\n\nA.\n\n### Preference\n\nX",
+      // the heading with nothing after it: an empty preference
+      "### Analysis\n\nA.\n\n### Most Likely Preference\n\n",
+      // the first heading, inside a reasoning block
+      "<think>\nDraft.\n### Most Likely Preference\n\nInside.\n</think>\n\n### Most Likely Preference\n\nAfter.",
+      "### Most Likely Preference\n\n  Be brief.  \nignored"
+    ]
+    const read = answers.map((output) => {
+      const theirs = parse("inference", output)
+      const ours = LlmInferrer.parseReference(output, "keep")
+      return [theirs.ok ? theirs.value : theirs.error.split(":")[0], ours.ok ? ours.value.preference : "failed"]
+    })
+    expect(read).toEqual([
+      ["IndexError", "failed"],
+      ["", ""],
+      ["Inside.", "Inside."],
+      ["Be brief.", "Be brief."]
+    ])
+    // The project's own reading differs on the first three: it reads X, fails, and reads "After."
+    // once reasoning is stripped (its default).
+    expect(answers.slice(0, 3).map((a) => LlmInferrer.parse(a))).toMatchObject([
+      { ok: true, value: { preference: "X" } },
+      { ok: false },
+      { ok: true, value: { preference: "After." } }
+    ])
+  })
+
   it("json: a fenced block is read from the first ```json to the last fence", () => {
     expect(parse("json", 'Intro\n```json\n{"a": [1, "x"]}\n```\nend')).toEqual({ ok: true, value: { a: [1, "x"] } })
     expect(parse("json", "not json").error).toMatch(/^JSONDecodeError: /)
@@ -180,6 +211,13 @@ describe("reference harness: evaluate", () => {
     "```json\n" +
     JSON.stringify({ results: pairs.map(([entry, label], i) => ({ index: i + 1, entry, reasoning: "r", label })) }) +
     "\n```"
+  const goldOf = (x: {
+    readonly current_contextual_preference: string
+    readonly current_checklist: Array<string>
+  }) => ({
+    preference: x.current_contextual_preference,
+    checklist: x.current_checklist
+  })
   const checklistAnswer = (items: ReadonlyArray<string>) =>
     `**Analysis**\n\nFine.\n\n**Checklist**\n\n\`\`\`json\n${JSON.stringify({ checklist: items })}\n\`\`\``
 
@@ -412,6 +450,78 @@ describe("reference harness: evaluate", () => {
     expect(result.aggregate.inference.recall).toBeCloseTo(0.1, 12)
     expect(result.aggregate.inference.f1).toBeCloseTo(2 / 13, 12)
     expect(result.aggregate.generation).toBeUndefined()
+  })
+
+  it("a missing heading or an unreadable decomposition drops the instance before generation; an empty preference is decomposed", () => {
+    const base = {
+      current_contextual_preference: "Notes must be dated.",
+      current_checklist: ["Is it dated?", "Is it a note?"],
+      prior_interactions: [session("notes", "Take notes.", "Ok.")]
+    }
+    const [p, q, e] = ["Note the call.", "Note the visit.", "Note the trip."].map((current_request) => ({
+      ...base,
+      current_request
+    }))
+    const ask = (x: typeof p) => ({ curr_request: x!.current_request, prior_interactions: x!.prior_interactions })
+    const answers = answersFor([
+      { stage: "inference", args: ask(p), answer: "### Analysis\n\nA.\n\n### Preference\n\nDate notes." },
+      { stage: "inference", args: ask(q), answer: "### Most Likely Preference\n\nDate notes." },
+      { stage: "decompose", args: { preference: "Date notes." }, answer: "Too vague to split." },
+      { stage: "inference", args: ask(e), answer: "### Analysis\n\nNothing.\n\n### Most Likely Preference\n\n" },
+      { stage: "decompose", args: { preference: "" }, answer: checklistAnswer(["Is there any preference?"]) },
+      {
+        stage: "match",
+        args: { checklist: ["Is there any preference?"], preference: base.current_contextual_preference },
+        answer: matches([["Is there any preference?", "Not Covered"]])
+      },
+      {
+        stage: "match",
+        args: { checklist: base.current_checklist, preference: "" },
+        answer: matches([
+          ["Is it dated?", "Not Covered"],
+          ["Is it a note?", "Partially Covered"]
+        ])
+      },
+      { stage: "generation", args: ask(e), answer: "A note." },
+      {
+        stage: "judge",
+        args: { user_request: e!.current_request, ai_response: "A note.", ...goldOf(base) },
+        answer: "### Evaluation Score\n\n4"
+      }
+    ])
+    const result: Evaluated = run("evaluate", {
+      subject,
+      evaluator: gpt4o,
+      use_matcher: false,
+      task: "both",
+      instances: [
+        { name: "p", data: p },
+        { name: "q", data: q },
+        { name: "e", data: e }
+      ],
+      answers
+    })
+    expect(result.missing).toEqual([])
+    // p stops at its inference, q at its decomposition: neither is generated, judged or saved.
+    expect(result.calls.map((call) => call.transport)).toEqual([
+      "subject",
+      ...["subject", "openai"],
+      ...["subject", "openai", "openai", "openai", "subject", "openai"]
+    ])
+    expect(Object.keys(result.files)).toEqual(["e"])
+    expect(result.files["e"].inference.inferred).toEqual({ preference: "", checklist: ["Is there any preference?"] })
+    expect(result.aggregate).toEqual({
+      inference: {
+        precision: 0,
+        recall: 0.25,
+        f1: 0,
+        n_true_matched: 0.5,
+        n_predicted_matched: 0,
+        n_true: 2,
+        n_predicted: 1
+      },
+      generation: { average_score: 4, n_instances: 1 }
+    })
   })
 
   it("a context-length error stores an empty inference whose zero matches their own aggregation cannot read", () => {

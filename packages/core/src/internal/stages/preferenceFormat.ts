@@ -84,18 +84,32 @@ export const referenceHeading = "### Most Likely Preference"
 
 /**
  * The authors' format: the first line after the first `### Most Likely Preference` heading (as
- * their `process_output` reads it); the analysis is the text under `### Analysis` before it.
- * Undefined when the answer has no such heading.
+ * their `process_output` reads it, possibly empty); the analysis is the text under `### Analysis`
+ * before it. Undefined when the answer has no such heading.
  */
-const mostLikelyPreference = (answer: string): ParseResult | undefined => {
+const mostLikelyPreference = (answer: string): ParsedPreference | undefined => {
   const at = answer.indexOf(referenceHeading)
   if (at < 0) return undefined
   const preference = strip(strip(answer.slice(at + referenceHeading.length)).split("\n")[0]!)
-  if (preference === "") return { ok: false, reason: `the line after "${referenceHeading}" is empty` }
   const before = answer.slice(0, at)
   const analysisAt = before.indexOf("### Analysis")
   const analysis = normalizeSpace(analysisAt < 0 ? before : before.slice(analysisAt + "### Analysis".length))
-  return { ok: true, value: { preference, analysis } }
+  return { preference, analysis }
+}
+
+/**
+ * An answer read only as the authors' code reads it (`accounting: reference`): the line after the
+ * first heading, even an empty one (their code decomposes and scores it); without the heading
+ * their code raises and drops the instance, so the answer cannot be read.
+ */
+export const parseReferencePreference = (answer: string): ParseResult => {
+  const value = mostLikelyPreference(answer)
+  return value !== undefined
+    ? { ok: true, value }
+    : {
+        ok: false,
+        reason: `no "${referenceHeading}" heading: the authors' code cannot read this answer and drops the instance (it is not scored, and no response is generated or judged)`
+      }
 }
 
 /**
@@ -104,7 +118,11 @@ const mostLikelyPreference = (answer: string): ParseResult | undefined => {
  */
 export const parsePreference = (answer: string): ParseResult => {
   const reference = mostLikelyPreference(answer)
-  if (reference !== undefined) return reference
+  if (reference !== undefined) {
+    return reference.preference === ""
+      ? { ok: false, reason: `the line after "${referenceHeading}" is empty` }
+      : { ok: true, value: reference }
+  }
   const text = stripFence(answer).trim()
   if (text === "") return { ok: false, reason: `empty answer; ${expected}` }
   const json = fromJson(text)
