@@ -47,6 +47,10 @@ const scripted = (reply: (r: LanguageModel.CompletionRequest) => string | Langua
 
 const evidence = { sessions: [session(3, "Plan the retreat."), session(1, "Draft the memo.")] }
 
+/** The LLM inferrer with the authors' prompts, on the scripted model "m". */
+const referenceInferrer = (thinking: "strip" | "keep") =>
+  LlmInferrer.make({ model: "m", prompts: "reference", maxTokens: 100, temperature: 0, thinking })
+
 describe("inferrer llm, prompts: reference", () => {
   it.effect(
     "sends the authors' system prompt and the history as their interaction log, and reads their heading",
@@ -116,13 +120,7 @@ describe("inferrer llm, prompts: reference", () => {
       }
       const { env } = scripted((r) => answers[r.messages[1]!.content.includes("none") ? "none" : "empty"]!)
       return Effect.gen(function* () {
-        const inferrer = yield* LlmInferrer.make({
-          model: "m",
-          prompts: "reference",
-          maxTokens: 100,
-          temperature: 0,
-          thinking: "strip"
-        })
+        const inferrer = yield* referenceInferrer("strip")
         const none = { request: "none", evidence }
         const empty = { request: "empty", evidence }
         const dropped = yield* Effect.flip(inferrer.infer({ ...none, reading: "reference" }))
@@ -150,13 +148,7 @@ describe("inferrer llm, prompts: reference", () => {
       finishReason: "length"
     }))
     return Effect.gen(function* () {
-      const inferrer = yield* LlmInferrer.make({
-        model: "m",
-        prompts: "reference",
-        maxTokens: 100,
-        temperature: 0,
-        thinking: "strip"
-      })
+      const inferrer = yield* referenceInferrer("strip")
       const e = yield* Effect.flip(inferrer.infer({ request: "r", evidence }))
       expect(e.message).toMatch(
         /^infer \(llm\): test\/m: truncated: the answer stopped at the token limit \(100 tokens\)/

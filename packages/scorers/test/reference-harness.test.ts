@@ -17,6 +17,17 @@ const count = (text: string, part: string): number => text.split(part).length - 
 const subject = "test-subject"
 const gpt4o = "gpt-4o-2024-11-20"
 
+/** Their evaluate() on both tasks with the GPT-4o matcher, the instances named by their keys. */
+const evaluateBoth = (instances: Record<string, unknown>, answers: unknown) =>
+  run("evaluate", {
+    subject,
+    evaluator: gpt4o,
+    use_matcher: false,
+    task: "both",
+    instances: Object.entries(instances).map(([name, data]) => ({ name, data })),
+    answers
+  })
+
 const session = (factor: string, user: string, assistant: string) => ({
   context_factor: factor,
   contextual_preference: `preference for ${factor}`,
@@ -325,18 +336,7 @@ describe("reference harness: evaluate", () => {
         answer: "### **Evaluation Score**\n\n**9**/10"
       }
     ])
-    const result: Evaluated = run("evaluate", {
-      subject,
-      evaluator: gpt4o,
-      use_matcher: false,
-      task: "both",
-      instances: [
-        { name: "a", data: a },
-        { name: "b", data: b },
-        { name: "c", data: c }
-      ],
-      answers
-    })
+    const result: Evaluated = evaluateBoth({ a, b, c }, answers)
     // c's inference call has no answer: it fails like a network error and their evaluate() returns
     // before generation, so c has no file and counts nowhere.
     const cInference = render([
@@ -489,18 +489,7 @@ describe("reference harness: evaluate", () => {
         answer: "### Evaluation Score\n\n4"
       }
     ])
-    const result: Evaluated = run("evaluate", {
-      subject,
-      evaluator: gpt4o,
-      use_matcher: false,
-      task: "both",
-      instances: [
-        { name: "p", data: p },
-        { name: "q", data: q },
-        { name: "e", data: e }
-      ],
-      answers
-    })
+    const result: Evaluated = evaluateBoth({ p, q, e }, answers)
     expect(result.missing).toEqual([])
     // p stops at its inference, q at its decomposition: neither is generated, judged or saved.
     expect(result.calls.map((call) => call.transport)).toEqual([
