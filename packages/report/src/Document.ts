@@ -20,6 +20,7 @@ import type { ReportFigures } from "./Figures.js"
 import * as Format from "./Format.js"
 import * as Leaderboard from "./Leaderboard.js"
 import * as Notes from "./Notes.js"
+import * as Judges from "./Judges.js"
 import * as Repeats from "./Repeats.js"
 import type { Table } from "./Table.js"
 import * as RunSections from "./RunSections.js"
@@ -142,6 +143,11 @@ const generationSection = (a: Analysis): Array<Section> =>
 const repeatsSection = (a: Analysis): Array<Section> => {
   const r = Repeats.table(a)
   return r === undefined ? [] : [section("Repeated judgments", noted(r), "repeats")]
+}
+
+const judgesSection = (a: Analysis): Array<Section> => {
+  const t = Judges.table(a)
+  return t === undefined ? [] : [section("Agreement between judges", noted(t), "judges")]
 }
 
 const retrievalSection = (a: Analysis, chosen: ReadonlyArray<ResultLine.Slice>): Array<Section> =>
@@ -379,6 +385,7 @@ export const report = (a: Analysis, examples: Examples, info?: RunDir.RunInfo, f
       ...inferenceSection(a, ["all"]),
       ...generationSection(a),
       ...repeatsSection(a),
+      ...judgesSection(a),
       ...retrievalSection(a, ["all"]),
       ...binnedSection(a, a.recency, figures?.recency, "Recency: relevant-session position", "recency"),
       ...binnedSection(a, a.history, figures?.history, "History length", "history"),
