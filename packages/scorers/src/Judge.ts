@@ -79,10 +79,11 @@ export const repeatSeed = Repeats.repeatSeed
 
 const dryRunAnswer = "1. The response follows the first checklist item only in part.\n\nScore: 6"
 
-export const metrics: ReadonlyArray<Scorer.MetricInfo> = [
+/** The judge's metric; its description says which accounting read the scores. */
+export const metricsFor = (accounting: "strict" | "reference"): ReadonlyArray<Scorer.MetricInfo> => [
   Scorer.metric({
     name: "generation.score",
-    description: "LLM judge score 1-10 of how well the response satisfies the gold preference, given its checklist.",
+    description: `LLM judge score 1-10 of how well the response satisfies the gold preference, given its checklist [${accounting === "reference" ? "the authors' accounting: an answer without a score heading is 0, decimals truncated" : "strict accounting: an unreadable score is a failure, decimals kept"}].`,
     family: "generation",
     headline: true,
     mainRank: 3
@@ -117,7 +118,7 @@ export const plugin = Plugin.scorer({
       const settings = Checklist.requestSettings({ ...options, json: false })
       const repeats = options.repeats ?? 1
       const service: Scorer.Service = {
-        metrics,
+        metrics: metricsFor(options.accounting),
         score: ({ instance, trace }) => {
           if (trace.generation === undefined) {
             return Effect.fail(

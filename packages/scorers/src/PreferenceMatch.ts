@@ -112,7 +112,7 @@ export const metricsFor = (
   accounting: Accounting = "strict"
 ): ReadonlyArray<Scorer.MetricInfo> => {
   const how = (heuristic: boolean) =>
-    `[decomposer ${decomposer.label}, matcher ${matcher.label}${accounting === "reference" ? ", the authors' accounting" : ""}${heuristic ? "; HEURISTIC, not the paper's LLM metric" : ""}]`
+    `[decomposer ${decomposer.label}, matcher ${matcher.label}${accounting === "reference" ? ", the authors' accounting" : ", strict accounting"}${heuristic ? "; HEURISTIC, not the paper's LLM metric" : ""}]`
   const pH = decomposer.heuristic || matcher.heuristic
   const rH = matcher.heuristic
   const m = (
