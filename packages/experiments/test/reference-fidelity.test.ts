@@ -34,6 +34,8 @@ import * as fs from "node:fs"
 import * as path from "node:path"
 import { fileURLToPath } from "node:url"
 
+import { parse as parseYaml, stringify as stringifyYaml } from "yaml"
+
 import { type ChatBody, kindOf } from "./fixtures/paperModel.js"
 import { cleanEnv, lines, runProcess, tempDir } from "./support.js"
 
@@ -51,6 +53,11 @@ interface Variant {
   readonly matcher: typeof gpt4o | typeof prefmatcher
   /** The inferrer's and generator's `thinking` option (absent: the default, strip). */
   readonly thinking?: "keep"
+  /**
+   * Run configs/paper-ablations.yaml as shipped (its models, pipeline and scorers, so its defaults:
+   * reference accounting, thinking kept), with only its first two cells, data and endpoints set.
+   */
+  readonly shipped?: true
 }
 
 const labels = ["Fully Covered", "Partially Covered", "Not Covered"] as const
@@ -120,7 +127,25 @@ const readingAnswers: ReadonlyArray<(h: number, key: string) => string> = [
     `<think>\nA first draft.\n### Most Likely Preference\n\nDrafts should follow rule ${h % 89} (${key.slice(0, 6)}).\n</think>\n\n### Analysis\n\nOn reflection.\n\n### Most Likely Preference\n\nAnswers should follow rule ${h % 97}.`
 ]
 
-const configText = (v: Variant, data: string, baseURL: string, dir: string) => `
+/** The shipped paper-ablations.yaml with its full-history and oracle-sessions cells only, on `data`. */
+const shippedText = (data: string, dir: string): string => {
+  const shipped = parseYaml(fs.readFileSync(path.join(repoRoot, "configs", "paper-ablations.yaml"), "utf8")) as {
+    data: Record<string, unknown>
+    cells: ReadonlyArray<{ readonly name: string }>
+  }
+  return stringifyYaml({
+    ...shipped,
+    name: "fidelity",
+    data: { ...shipped.data, source: data },
+    cacheDir: path.join(dir, "cache"),
+    cells: shipped.cells.filter((c) => c.name === "full-history" || c.name === "oracle-sessions")
+  })
+}
+
+const configText = (v: Variant, data: string, baseURL: string, dir: string) =>
+  v.shipped === true ? shippedText(data, dir) : explicitText(v, data, baseURL, dir)
+
+const explicitText = (v: Variant, data: string, baseURL: string, dir: string) => `
 name: fidelity
 data: { source: ${JSON.stringify(data)} }
 seed: 7
@@ -201,11 +226,12 @@ const variants: ReadonlyArray<Variant> = [
     matcher: prefmatcher
   },
   {
-    name: "answers the two readers read differently, reference accounting, reasoning kept",
+    name: "answers the two readers read differently, the shipped paper-ablations.yaml with only endpoints set",
     script: "reading",
     accounting: "reference",
     matcher: gpt4o,
-    thinking: "keep"
+    thinking: "keep",
+    shipped: true
   }
 ]
 
@@ -243,7 +269,16 @@ describe("the authors' prompts, parsing and arithmetic, against their own code",
           const config = path.join(dir, "fidelity.yaml")
           fs.writeFileSync(config, configText(v, data, server.baseURL, dir))
           const out = path.join(dir, "run")
-          const run = yield* runCli(["sweep", "--config", config, "--out", out], childEnv())
+          const endpoints =
+            v.shipped === true
+              ? {
+                  CUPID_MODEL: subject,
+                  CUPID_BASE_URL: server.baseURL,
+                  CUPID_EVAL_BASE_URL: server.baseURL,
+                  CUPID_MATCHER_BASE_URL: server.baseURL
+                }
+              : {}
+          const run = yield* runCli(["sweep", "--config", config, "--out", out], { ...childEnv(), ...endpoints })
           expect(run.code, run.stderr + run.stdout).toBe(0)
 
           const results = lines(path.join(out, "results.jsonl")).map((l) => JSON.parse(l) as ResultLine.ResultLine)
