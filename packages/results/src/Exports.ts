@@ -18,7 +18,7 @@ import { finiteOrNull, type Row } from "./ResultLine.js"
 /** Unicode controls that reorder text (bidi embeddings, overrides, isolates and marks). */
 const bidi = /[\u200E\u200F\u202A-\u202E\u2066-\u2069]/g
 
-/** Bidi controls shown as their escapes (`\u202E`), so that they neither reorder nor hide text, in every output format. */
+/** Bidi controls shown as their escapes (`\u202E`), so that they neither reorder nor hide text, in every format people read (not results.parquet). */
 export const visibleControls = (text: string): string =>
   text.replace(bidi, (c) => `\\u${c.charCodeAt(0).toString(16).toUpperCase().padStart(4, "0")}`)
 
@@ -117,11 +117,9 @@ const elementOf = (c: Column): SchemaElement =>
         repetition_type: c.required ? "REQUIRED" : "OPTIONAL"
       }
 
-const valueOf = (c: Column, r: Row): string | number | null => {
-  if (c.kind === "number") return finiteOrNull(c.value(r))
-  const x = c.value(r)
-  return x === null ? null : visibleControls(x)
-}
+/** A data file keeps the data: texts as results.jsonl holds them (escaping is for the files people read). */
+const valueOf = (c: Column, r: Row): string | number | null =>
+  c.kind === "number" ? finiteOrNull(c.value(r)) : c.value(r)
 
 /** Names the writing library, without a version or a time, so the bytes stay the same. */
 const createdBy = "cupid-lab"
