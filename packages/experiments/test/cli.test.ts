@@ -180,6 +180,11 @@ describe("usage errors exit with 2 and say what is wrong", () => {
   it.each([
     [["sweep"], "Expected to find option: '--config'"],
     [["sweep", "--confg", "x.yaml"], "The flag '--confg' is not recognized. Did you mean '--config'?"],
+    [
+      ["sweep", "--config", "x.yaml", "--limt", "3"],
+      "the flag '--limt' is not one of sweep's: did you mean '--limit'?"
+    ],
+    [["data", "inspect", "--dat", "sample"], "the flag '--dat' is not one of data inspect's: did you mean '--data'?"],
     [["swep", "--config", "x.yaml"], "Invalid subcommand"],
     [["sweep", "--config", "x.yaml", "--limit", "0"], `--limit expects a whole number >= 1, got "0"`],
     [["sweep", "--config", "x.yaml", "--limit", "ten"], "'ten' is not a integer"],
@@ -194,7 +199,7 @@ describe("usage errors exit with 2 and say what is wrong", () => {
       `--shard expects i/N (shard i of N, numbered from 1), e.g. 1/3, got "3"`
     ],
     [["merge", "--out", "merged"], "Missing argument <shard dir>"],
-    [[], "name a command: sweep, merge, report, compare, export, view, synthesize, data"]
+    [[], "name a command: sweep, merge, report, compare, export, errors, view, synthesize, data"]
   ])("%j", async (args, message) => {
     const r = await cupid(...args)
     expect(r.code, r.stderr).toBe(2)
@@ -450,4 +455,16 @@ describe("stopping a sweep", () => {
     expect(stopped.stderr).toMatch(/interrupted: \d+ of 18 pairs are done and written/)
     expect(fs.existsSync(path.join(out, ".lock"))).toBe(false)
   }, 120_000)
+})
+
+describe("the line an interrupted sweep prints", () => {
+  it("leaves the total out while it is not known", async () => {
+    const { interruptedLine } = await import("../src/cli/commands/Sweep.js")
+    expect(interruptedLine({ done: 106, total: undefined })).toBe(
+      "interrupted: 106 pairs are done and written; rerun the same command to resume"
+    )
+    expect(interruptedLine({ done: 3, total: 18 })).toBe(
+      "interrupted: 3 of 18 pairs are done and written; rerun the same command to resume"
+    )
+  })
 })

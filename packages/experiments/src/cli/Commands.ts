@@ -6,14 +6,17 @@
  * @example
  * const code = yield* Commands.main(["sweep", "--config", "smoke"], io)
  */
-import { CliConfig, Command, ValidationError } from "@effect/cli"
+import { CliConfig, Command, HelpDoc, ValidationError } from "@effect/cli"
 import * as Descriptor from "@effect/cli/CommandDescriptor"
+import type * as Usage from "@effect/cli/Usage"
+import { Issues } from "@cupid-lab/core"
 import * as NodeFileSystem from "@effect/platform-node/NodeFileSystem"
 import * as NodePath from "@effect/platform-node/NodePath"
 import * as NodeTerminal from "@effect/platform-node/NodeTerminal"
 import { command as data } from "./commands/Data.js"
 import { Console, Effect, HashMap, HashSet, Layer, Predicate } from "effect"
 import * as Compare from "./commands/Compare.js"
+import * as Errors from "./commands/Errors.js"
 import * as Export from "./commands/Export.js"
 import { CommandIo, type Io, usage } from "./commands/Io.js"
 import * as Merge from "./commands/Merge.js"
@@ -30,6 +33,7 @@ const commands = [
   Report.command,
   Compare.command,
   Export.command,
+  Errors.command,
   View.command,
   Synthesize.command,
   data
@@ -41,7 +45,7 @@ const names = descriptors.flatMap((d) => [...HashSet.values(Descriptor.getNames(
 
 const root = Command.make("cupid-lab", {}, () => usage(`name a command: ${names.join(", ")}`)).pipe(
   Command.withDescription(
-    "Run CUPID experiments: sweep a config, rewrite or compare reports, inspect and make datasets. Every command takes --help."
+    "Run CUPID experiments: sweep a config, rewrite or compare reports, code errors, inspect and make datasets. Every command takes --help."
   ),
   Command.withSubcommands(commands)
 )
@@ -55,6 +59,41 @@ const commandPath = (argv: ReadonlyArray<string>): Array<string> => {
   return second !== undefined && second !== first && HashMap.has(Descriptor.getSubcommands(top), second)
     ? [first, second]
     : [first]
+}
+
+/** Every `--flag` a usage names. */
+const flagsOf = (u: Usage.Usage): Array<string> => {
+  switch (u._tag) {
+    case "Named":
+      return u.names.filter((n) => n.startsWith("--"))
+    case "Optional":
+    case "Repeated":
+      return flagsOf(u.usage)
+    case "Alternation":
+    case "Concat":
+      return [...flagsOf(u.left), ...flagsOf(u.right)]
+    default:
+      return []
+  }
+}
+
+/** `did you mean '--limit'?` for a flag the named command does not have (the parser suggests only for some). */
+const flagHint = (argv: ReadonlyArray<string>, named: ReadonlyArray<string>): string | undefined => {
+  const top = descriptors.find((d) => HashSet.has(Descriptor.getNames(d), named[0] ?? ""))
+  if (top === undefined) return undefined
+  const sub = named[1] === undefined ? undefined : HashMap.get(Descriptor.getSubcommands(top), named[1])
+  const d = sub !== undefined && sub._tag === "Some" ? sub.value : top
+  const flags = [...flagsOf(Descriptor.getUsage(d)), "--help"]
+  for (const arg of argv) {
+    const flag = arg.split("=")[0]!
+    if (!flag.startsWith("--") || flags.includes(flag)) continue
+    const close = Issues.suggest(
+      flag.slice(2),
+      flags.map((f) => f.slice(2))
+    )
+    if (close !== undefined) return `the flag '${flag}' is not one of ${named.join(" ")}'s: did you mean '--${close}'?`
+  }
+  return undefined
 }
 
 const cli = Command.run(root, { name: "cupid-lab", version: "0.1.0", executable: "cupid-lab" })
@@ -97,6 +136,8 @@ export const main = (argv: ReadonlyArray<string>, io: Io): Effect.Effect<number>
           // The parser (or Io.usage) has shown a ValidationError already.
           if (ValidationError.isValidationError(e)) {
             const named = commandPath(argv)
+            const hint = /did you mean/i.test(HelpDoc.toAnsiText(e.error)) ? undefined : flagHint(argv, named)
+            if (hint !== undefined) io.stderr.write(`${hint}\n`)
             io.stderr.write(`(cupid-lab ${[...named, "--help"].join(" ")} lists the options)\n`)
             return 2
           }

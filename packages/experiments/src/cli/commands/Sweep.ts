@@ -183,8 +183,7 @@ const runOne = (a: Args, config: ConfigModule.Config) =>
     log(
       `sweep ${config.name}${shard === undefined ? "" : ` (${Shard.describe(shard)})`}: ${config.file} -> ${config.outGiven ? config.out : path.join(config.out, runDir)}`
     )
-    const interrupted = (s: { readonly done: number; readonly total: number | undefined }) =>
-      log(`interrupted: ${s.done} of ${s.total} pairs are done and written; rerun the same command to resume`)
+    const interrupted = (s: { readonly done: number; readonly total: number | undefined }) => log(interruptedLine(s))
     // The last snapshot shown, for the line printed when the sweep is interrupted before it returns.
     let last: Progress.Snapshot | undefined
     const shown = Progress.make(io.stderr)
@@ -239,6 +238,10 @@ const runOne = (a: Args, config: ConfigModule.Config) =>
     }
     return outcome
   })
+
+/** What an interrupted sweep says; the total is left out while it is not known yet (interrupted before the first pair). */
+export const interruptedLine = (s: { readonly done: number; readonly total: number | undefined }): string =>
+  `interrupted: ${s.done}${s.total === undefined ? "" : ` of ${s.total}`} pairs are done and written; rerun the same command to resume`
 
 /** Each cell's calls to send and their cost (a call several cells share is charged to the first that makes it). */
 const costPerCell = (
