@@ -100,6 +100,15 @@ describe("TREC export", () => {
           ranked = 0
         for (const cell of outcome.grid.cells) {
           const runs = byQuery(path.join(outcome.out, "trec", `${cell.id}.run`))
+          // Each line's run tag is the cell's name, as the reports name it (whitespace encoded).
+          const tags = new Set(
+            fs
+              .readFileSync(path.join(outcome.out, "trec", `${cell.id}.run`), "utf8")
+              .split("\n")
+              .filter((l) => l !== "")
+              .map((l) => l.split(" ")[5])
+          )
+          expect(tags).toEqual(new Set([Trec.trecId(cell.name)]))
           const rankingFile = path.join(outcome.out, "trec", `${cell.id}.ranking.run`)
           const rankings = fs.existsSync(rankingFile) ? byQuery(rankingFile) : undefined
           for (const line of results.filter((r) => r.cell === cell.id && r.status === "ok")) {

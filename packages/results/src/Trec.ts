@@ -17,7 +17,7 @@ import * as RunDir from "./RunDir.js"
 import { ResultLine } from "./ResultLine.js"
 
 /** What the files need of a result line. */
-const TrecLine = ResultLine.pick("cell", "instance", "status", "meta", "selected", "ranking")
+const TrecLine = ResultLine.pick("cell", "cellName", "instance", "status", "meta", "selected", "ranking")
 const decode = Schema.decodeUnknownEither(TrecLine, { onExcessProperty: "ignore" })
 type TrecLine = typeof TrecLine.Type
 
@@ -83,13 +83,15 @@ export const write = (dir: string): Effect.Effect<Written, RunError, FileSystem.
       listOf(qrels, l.cell).push(qrelLines(l.instance, l.meta.sessions, l.meta.relevant))
       const selected = listOf(selections, l.cell)
       if (l.status !== "ok") return
-      selected.push(runLines(l.instance, selectionOrder(l), l.cell))
+      // The run tag names the cell as reports do (whitespace encoded); the file keeps the cell's id.
+      const tag = trecId(l.cellName)
+      selected.push(runLines(l.instance, selectionOrder(l), tag))
       if (l.ranking !== null)
         listOf(rankings, l.cell).push(
           runLines(
             l.instance,
             l.ranking.map((r) => r.sessionId),
-            l.cell
+            tag
           )
         )
     }).pipe(Effect.catchTag("SystemError", "BadArgument", (e) => Effect.fail(cannot(results, "read the results")(e))))
