@@ -1,7 +1,8 @@
 /**
  * `<run>/calls.jsonl`: the transcript of every model call, one line per (cell, instance) attempt
  * that called a model, appended before the pair's result line (a retried pair adds a line). It
- * differs between reruns (latency, cache flags); `transcripts: counts` leaves requests and answers out.
+ * differs between reruns (latency, cache flags); `transcripts: counts` leaves out every text: the
+ * requests, the answers and what was read from them (only whether it could be read stays).
  *
  * @example
  * const totals = yield* Calls.tally("runs/x/calls.jsonl") // { attempts, calls, cached, requests, retries, failed }
@@ -15,7 +16,7 @@ import * as RunDir from "./RunDir.js"
 
 export const fileName = "calls.jsonl"
 
-/** `full`: every request and answer; `counts`: the same lines without them. */
+/** `full`: every request and answer; `counts`: the same lines without any model text (no request, answer or reading). */
 export type Mode = "full" | "counts"
 
 const Message = Schema.Struct({ role: Schema.Literal("system", "user", "assistant"), content: Schema.String })
@@ -38,11 +39,14 @@ export const Call = Schema.Struct({
   ),
   answer: Schema.optional(Schema.String),
   finishReason: Schema.optional(Schema.String),
-  /** What the caller read from the answer: `{ ok: true, value }` or `{ ok: false, reason }`. */
+  /**
+   * What the caller read from the answer: `{ ok: true, value }` or `{ ok: false, reason }`; under
+   * `transcripts: counts` only `ok`, since the value and the reason quote the model's text.
+   */
   read: Schema.optional(
     Schema.Union(
-      Schema.Struct({ ok: Schema.Literal(true), value: Schema.Unknown }),
-      Schema.Struct({ ok: Schema.Literal(false), reason: Schema.String })
+      Schema.Struct({ ok: Schema.Literal(true), value: Schema.optional(Schema.Unknown) }),
+      Schema.Struct({ ok: Schema.Literal(false), reason: Schema.optional(Schema.String) })
     )
   ),
   error: Schema.optional(Schema.String),
@@ -77,7 +81,7 @@ const callOf = (e: Usage.UsageEntry, mode: Mode): Call => {
     ...(mode === "full" && request !== undefined ? { request } : {}),
     ...(mode === "full" && d?.answer !== undefined ? { answer: d.answer } : {}),
     ...(d?.finishReason !== undefined ? { finishReason: d.finishReason } : {}),
-    ...(d?.reading !== undefined ? { read: d.reading } : {}),
+    ...(d?.reading !== undefined ? { read: mode === "full" ? d.reading : { ok: d.reading.ok } } : {}),
     ...(d?.error !== undefined ? { error: d.error } : {}),
     ...(d?.inputs !== undefined ? { inputs: d.inputs } : {})
   }

@@ -55,9 +55,18 @@ const callView = (c: Calls.Call, n: number) => {
             "p",
             { class: "read" },
             h("b", {}, "read: "),
-            typeof c.read.value === "string" ? c.read.value : JSON.stringify(c.read.value)
+            !("value" in c.read)
+              ? "yes (transcripts: counts keeps no text)"
+              : typeof c.read.value === "string"
+                ? c.read.value
+                : JSON.stringify(c.read.value)
           )
-        : h("p", { class: "failed read" }, h("b", {}, "could not read the answer: "), c.read.reason)
+        : h(
+            "p",
+            { class: "failed read" },
+            h("b", {}, "could not read the answer"),
+            c.read.reason === undefined ? "" : `: ${c.read.reason}`
+          )
   return h(
     "details",
     { class: `call${c.failed || c.error !== undefined ? " failed" : ""}`, "data-stage": c.stage },
