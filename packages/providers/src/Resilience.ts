@@ -7,7 +7,8 @@
  *
  * Each attempt takes a concurrency permit and a rate-limit token afresh; backoff waits hold neither.
  * With a `limiter` (see {@link SharedLimit}), each attempt also waits for the limit it shares
- * through Redis with every other process naming the same key; without one nothing changes.
+ * through Redis with every other process naming the same key; that wait counts toward the
+ * attempt's `timeoutMs` (the request gets what is left). Without one nothing changes.
  *
  * An attempt's deadline (`timeoutMs`) covers the whole exchange, headers and body: the call gets an
  * `AbortSignal` that fires at the deadline and hands it to its HTTP request, which then stops
@@ -21,7 +22,7 @@
  * const answer = yield* guard((deadline) => callTheServer(deadline)) // Effect<A, ModelError>, aborting its request on `deadline`
  */
 import { Errors } from "@cupid-lab/core"
-import { Duration, Effect, Exit, Fiber, Random, RateLimiter, Schedule, Schema, type Scope } from "effect"
+import { Clock, Duration, Effect, Exit, Fiber, Random, RateLimiter, Schedule, Schema, type Scope } from "effect"
 import * as SharedLimit from "./SharedLimit.js"
 
 export interface Policy {
@@ -124,60 +125,55 @@ export const make = (policy: Policy, target: Target): Effect.Effect<Guard, never
       policy.limiter === undefined
         ? undefined
         : yield* SharedLimit.make(policy.limiter, target, policy.timeoutMs + 1_000)
-    // The shared limit is asked per attempt, after the process's own limits; the answer settles its tokens.
-    const sharedLimit = <A>(
-      attempt: Effect.Effect<A, Errors.ModelError>,
-      tokens: number
-    ): Effect.Effect<A, Errors.ModelError> =>
-      shared === undefined
-        ? attempt
-        : Effect.flatMap(shared.acquire(tokens), (ticket) =>
-            Effect.onExit(attempt, (exit) =>
-              ticket.settle(Exit.isSuccess(exit) ? (reportedTokens(exit.value) ?? tokens) : 0)
-            )
-          )
-    const timedOut = () =>
+    const timedOut = (detail?: string) =>
       new Errors.ModelError({
         ...target,
-        reason: `no answer within ${policy.timeoutMs} ms (timeoutMs)`,
+        reason: `no answer within ${policy.timeoutMs} ms (timeoutMs)${detail === undefined ? "" : `; ${detail}`}`,
         retryable: true
       })
     const schedule = retrySchedule(policy)
-    // The deadline's timer runs on a fiber of its own, interruptible wherever the call runs.
-    const within = <A>(call: Call<A>) =>
+    // One attempt: the shared limit's wait (after the process's own limits) and the request share
+    // one deadline, whose timer runs on a fiber of its own, interruptible wherever the call runs.
+    const within = <A>(call: Call<A>, tokens: number, sent: () => void) =>
       Effect.suspend(() => {
         const deadline = new AbortController()
         const expire = Effect.sleep(Duration.millis(policy.timeoutMs)).pipe(
           Effect.andThen(Effect.sync(() => deadline.abort(timedOut()))),
           Effect.interruptible
         )
+        const request = (leftMs: number) =>
+          Effect.suspend(() => {
+            sent()
+            return Effect.timeoutFail(call(deadline.signal), {
+              duration: Duration.millis(Math.max(0, leftMs)),
+              onTimeout: () => timedOut()
+            })
+          }).pipe(
+            // Whatever the aborted request failed with (the client's abort error), it ran out of time.
+            Effect.catchAll((e) => Effect.fail(deadline.signal.aborted ? timedOut() : e))
+          )
+        const limited = (limiter: SharedLimit.Limiter) =>
+          Effect.gen(function* () {
+            const started = yield* Clock.currentTimeMillis
+            const ticket = yield* limiter
+              .acquire(tokens, deadline.signal)
+              .pipe(Effect.mapError((e) => (deadline.signal.aborted ? timedOut(e.reason) : e)))
+            const waited = (yield* Clock.currentTimeMillis) - started
+            // The answer settles its tokens; a failed request is charged none.
+            return yield* Effect.onExit(request(policy.timeoutMs - waited), (exit) =>
+              ticket.settle(Exit.isSuccess(exit) ? (reportedTokens(exit.value) ?? tokens) : 0)
+            )
+          })
         return Effect.acquireUseRelease(
           Effect.forkDaemon(expire),
-          () =>
-            Effect.timeoutFail(call(deadline.signal), {
-              duration: Duration.millis(policy.timeoutMs),
-              onTimeout: timedOut
-            }).pipe(
-              // Whatever the aborted request failed with (the client's abort error), it ran out of time.
-              Effect.catchAll((e) => Effect.fail(deadline.signal.aborted ? timedOut() : e))
-            ),
+          () => (shared === undefined ? request(policy.timeoutMs) : limited(shared)),
           (timer) => Fiber.interrupt(timer)
         )
       })
     const counted = <A>(call: Call<A>, tokens = 0) =>
       Effect.suspend(() => {
         let attempts = 0
-        const attempt = permits.withPermits(1)(
-          limit(
-            sharedLimit(
-              Effect.suspend(() => {
-                attempts++
-                return within(call)
-              }),
-              tokens
-            )
-          )
-        )
+        const attempt = permits.withPermits(1)(limit(within(call, tokens, () => attempts++)))
         return Effect.retry(attempt, schedule).pipe(
           Effect.map((a) => [a, attempts] as const),
           Effect.mapError((e) =>

@@ -22,6 +22,11 @@
  * A shorter window enforces the same rate with smaller bursts: `rpm: 600, windowMs: 1000` admits
  * at most 10 requests in any second.
  *
+ * Every Redis command is cut at `commandTimeoutMs` and the wait counts toward the attempt's deadline
+ * (the model's `timeoutMs`). A Redis that cannot be reached fails the attempt with a retryable
+ * error saying why (connection refused, connect or command timed out, authentication failed),
+ * naming the server without its password; it never falls back to no limit.
+ *
  * @example
  * # config: two machines, one key
  * models:
@@ -33,6 +38,7 @@ import { randomBytes } from "node:crypto"
 import type { Redis as RedisClient } from "ioredis"
 
 const Positive = Schema.Number.pipe(Schema.positive())
+const PositiveInt = Schema.Int.pipe(Schema.positive())
 
 export const Options = Schema.Struct({
   /** The Redis server, `redis://[:password@]host:port[/db]` (put a password in `${ENV}`, never in the file). */
@@ -44,7 +50,11 @@ export const Options = Schema.Struct({
   /** Tokens per minute (prompt plus completion). */
   tpm: Schema.optional(Positive),
   /** The sliding window; the limits inside it are rpm and tpm scaled to its length. */
-  windowMs: Schema.optionalWith(Schema.Int.pipe(Schema.positive()), { default: () => 60_000 })
+  windowMs: Schema.optionalWith(PositiveInt, { default: () => 60_000 }),
+  /** The longest one Redis command may go unanswered (a hung server or a firewall that drops). */
+  commandTimeoutMs: Schema.optionalWith(PositiveInt, { default: () => 2_000 }),
+  /** The longest connecting to Redis may take. */
+  connectTimeoutMs: Schema.optionalWith(PositiveInt, { default: () => 5_000 })
 }).pipe(
   Schema.filter((o) => (o.rpm === undefined && o.tpm === undefined ? "a limiter needs rpm, tpm or both" : undefined)),
   Schema.filter((o) =>
@@ -56,7 +66,9 @@ export const Options = Schema.Struct({
 export type Options = typeof Options.Type
 
 /** The limits inside one window: requests and tokens (0: no limit). */
-export const perWindow = (o: Options): { readonly requests: number; readonly tokens: number } => ({
+export const perWindow = (
+  o: Pick<Options, "rpm" | "tpm" | "windowMs">
+): { readonly requests: number; readonly tokens: number } => ({
   requests: o.rpm === undefined ? 0 : Math.floor((o.rpm * o.windowMs) / 60_000),
   tokens: o.tpm === undefined ? 0 : Math.floor((o.tpm * o.windowMs) / 60_000)
 })
@@ -136,14 +148,18 @@ type Scripted = RedisClient & {
   cupidSettle(requests: string, tokens: string, id: string, actual: number): Promise<number>
 }
 
-/** One admission: settle it with the tokens the answer reported. */
+/** One admission: settle it with the tokens the answer reported (sent to Redis without waiting for it). */
 export interface Ticket {
   readonly settle: (tokens: number) => Effect.Effect<void>
 }
 
 export interface Limiter {
-  /** Wait until the shared window admits one request estimated at `tokens`. */
-  readonly acquire: (tokens: number) => Effect.Effect<Ticket, Errors.ModelError>
+  /**
+   * Wait until the shared window admits one request estimated at `tokens`, or until `deadline`
+   * fires: then it fails saying what it was waiting for. The deadline works without interrupting
+   * the caller (a sweep's pairs cannot be interrupted).
+   */
+  readonly acquire: (tokens: number, deadline: AbortSignal) => Effect.Effect<Ticket, Errors.ModelError>
 }
 
 /** The server named without its password, for messages. */
@@ -154,6 +170,42 @@ export const describe = (url: string): string => {
   } catch {
     return "an unreadable redis URL"
   }
+}
+
+const passwordOf = (url: string): string => {
+  try {
+    return decodeURIComponent(new URL(url).password)
+  } catch {
+    return ""
+  }
+}
+
+/**
+ * What went wrong with Redis, in words. ioredis fails a command whose connection is lost with
+ * "Reached the max retries per request limit"; the cause is the connection's last error, so that
+ * one is explained instead.
+ */
+export const explain = (
+  error: unknown,
+  lastConnectionError: Error | undefined,
+  limits: Pick<Options, "commandTimeoutMs" | "connectTimeoutMs">
+): string => {
+  const lost =
+    error instanceof Error && (error.name === "MaxRetriesPerRequestError" || error.message === "Connection is closed.")
+  const e = lost && lastConnectionError !== undefined ? lastConnectionError : error
+  const message = e instanceof Error ? e.message : String(e)
+  const code = e instanceof Error && "code" in e ? e.code : undefined
+  if (code === "ECONNREFUSED") return `connection refused (${message})`
+  if (code === "ETIMEDOUT")
+    return message === "connect ETIMEDOUT"
+      ? `connect timed out: no connection within ${limits.connectTimeoutMs} ms (connectTimeoutMs)`
+      : `timed out (${message})`
+  if (message.endsWith("Command timed out"))
+    return `command timed out: no answer within ${limits.commandTimeoutMs} ms (commandTimeoutMs)`
+  // A Redis error reply starts with its code; ioredis may put "Ready check failed: " before it.
+  const auth = /\b(?:NOAUTH|WRONGPASS)\b.*/.exec(message)
+  if (auth !== null) return `authentication failed (${auth[0]}); check the password in the redis URL`
+  return lost ? `the connection was lost (${message})` : message
 }
 
 /**
@@ -169,13 +221,17 @@ export const make = (
   Effect.gen(function* () {
     const limits = perWindow(options)
     const where = `shared rate limiter (${describe(options.redis)}, key ${options.key})`
+    const password = passwordOf(options.redis)
+    const scrub = (text: string) => {
+      const named = text.replaceAll(options.redis, describe(options.redis))
+      return password === "" ? named : named.replaceAll(password, "[redacted]")
+    }
+    // The client's last connection error, the cause of a command failed for a lost connection.
+    let lastConnectionError: Error | undefined
     const failure = (e: unknown) =>
       new Errors.ModelError({
         ...target,
-        reason: `${where}: ${e instanceof Error ? e.message : String(e)}`.replaceAll(
-          options.redis,
-          describe(options.redis)
-        ),
+        reason: scrub(`${where}: ${explain(e, lastConnectionError, options)}`),
         retryable: true
       })
     // One client however many calls start at once: the first one's promise is shared.
@@ -194,9 +250,12 @@ export const make = (
       const c = new Redis(options.redis, {
         lazyConnect: true,
         maxRetriesPerRequest: 2,
-        connectTimeout: 5_000
+        connectTimeout: options.connectTimeoutMs,
+        commandTimeout: options.commandTimeoutMs
       }) as Scripted
-      c.on("error", () => {}) // reported through the failing command instead
+      // Reported through the failing command instead.
+      c.on("error", (e: Error) => void (lastConnectionError = e))
+      c.on("ready", () => void (lastConnectionError = undefined))
       c.defineCommand("cupidAcquire", { numberOfKeys: 2, lua: acquireScript })
       c.defineCommand("cupidSettle", { numberOfKeys: 2, lua: settleScript })
       return c
@@ -214,17 +273,21 @@ export const make = (
       requests: `cupid-lab:limit:{${options.key}}:requests`,
       tokens: `cupid-lab:limit:{${options.key}}:tokens`
     }
+    const settle = (c: Scripted, id: string, tokens: number) =>
+      c.cupidSettle(keys.requests, keys.tokens, id, Math.max(0, Math.round(tokens)))
     const prefix = randomBytes(6).toString("hex")
     let serial = 0
-    const acquire = (estimate: number) =>
-      Effect.gen(function* () {
+    const acquire = (estimate: number, deadline: AbortSignal) => {
+      let waitingFor: "Redis to answer" | "room in the window" = "Redis to answer"
+      const admitted = Effect.gen(function* () {
         const c = yield* connect
         const id = `${prefix}:${serial++}`
         const tokens = Math.max(0, Math.round(estimate))
         while (true) {
+          waitingFor = "Redis to answer"
           const wait = yield* Effect.tryPromise({
-            try: () =>
-              c.cupidAcquire(
+            try: (abandoned) => {
+              const asked = c.cupidAcquire(
                 keys.requests,
                 keys.tokens,
                 options.windowMs,
@@ -233,19 +296,42 @@ export const make = (
                 id,
                 tokens,
                 flightMs
-              ),
+              )
+              // Given up on at the deadline: an admission that still arrives ends at once, unused.
+              abandoned.addEventListener("abort", () =>
+                asked.then((w) => (w <= 0 ? settle(c, id, 0) : 0)).catch(() => {})
+              )
+              return asked
+            },
             catch: failure
           })
           if (wait <= 0) break
+          waitingFor = "room in the window"
           // A little jitter, so processes woken by the same expiry do not all ask at once.
           yield* Effect.sleep(Duration.millis(Math.min(wait, pollMs) + (yield* Random.nextIntBetween(0, 20))))
         }
         return {
-          settle: (actual: number) =>
-            Effect.ignore(
-              Effect.tryPromise(() => c.cupidSettle(keys.requests, keys.tokens, id, Math.max(0, Math.round(actual))))
-            )
+          // Not awaited, so a hung Redis cannot hold the answer; one connection keeps it before the next acquire.
+          settle: (actual: number) => Effect.sync(() => void settle(c, id, actual).catch(() => {}))
         } satisfies Ticket
       })
+      const expired = Effect.async<never, Errors.ModelError>((resume) => {
+        const fire = () =>
+          resume(
+            Effect.fail(
+              new Errors.ModelError({
+                ...target,
+                reason: `the deadline passed while the ${where} was waiting for ${waitingFor}`,
+                retryable: true
+              })
+            )
+          )
+        if (deadline.aborted) return fire()
+        deadline.addEventListener("abort", fire, { once: true })
+        return Effect.sync(() => deadline.removeEventListener("abort", fire))
+      })
+      // Both sides interruptible, so the loser stops even where the caller cannot be interrupted.
+      return Effect.raceFirst(Effect.interruptible(admitted), Effect.interruptible(expired))
+    }
     return { acquire }
   })

@@ -8,59 +8,16 @@ import * as OpenAiServer from "../src/testing/OpenAiServer.js"
 import { describe, expect, it } from "@effect/vitest"
 import { Effect, Schema } from "effect"
 import { type ChildProcess, spawn } from "node:child_process"
-import * as fs from "node:fs"
-import * as net from "node:net"
 import * as path from "node:path"
 import { fileURLToPath } from "node:url"
 import * as OpenAi from "../src/OpenAi.js"
 import * as SharedLimit from "../src/SharedLimit.js"
+import { freePort, redis, redisServer } from "./fixtures/redis.js"
 import { build } from "./support.js"
 
-const redisServer = (process.env.PATH ?? "")
-  .split(path.delimiter)
-  .map((d) => path.join(d, "redis-server"))
-  .find((f) => fs.existsSync(f))
 const repoRoot = fileURLToPath(new URL("../../../", import.meta.url))
 const tsx = path.join(repoRoot, "node_modules", ".bin", "tsx")
 const client = fileURLToPath(new URL("./fixtures/limited-client.ts", import.meta.url))
-
-const freePort = () =>
-  new Promise<number>((resolve, reject) => {
-    const s = net.createServer()
-    s.once("error", reject)
-    s.listen(0, "127.0.0.1", () => {
-      const port = (s.address() as net.AddressInfo).port
-      s.close(() => resolve(port))
-    })
-  })
-
-/** A throwaway redis-server on a free loopback port, stopped with the scope. */
-const redis = Effect.acquireRelease(
-  Effect.promise(async () => {
-    const port = await freePort()
-    const child = spawn(
-      redisServer!,
-      ["--port", String(port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no"],
-      {
-        stdio: ["ignore", "pipe", "pipe"]
-      }
-    )
-    await new Promise<void>((resolve, reject) => {
-      let seen = ""
-      const timer = setTimeout(() => reject(new Error(`redis-server did not start:\n${seen}`)), 10_000)
-      child.stdout!.on("data", (d: Buffer) => {
-        seen += d.toString("utf8")
-        if (seen.includes("Ready to accept connections")) {
-          clearTimeout(timer)
-          resolve()
-        }
-      })
-      child.on("exit", (code) => reject(new Error(`redis-server exited with ${code}:\n${seen}`)))
-    })
-    return { url: `redis://127.0.0.1:${port}`, child }
-  }),
-  ({ child }) => Effect.sync(() => void child.kill("SIGTERM"))
-)
 
 const run = (env: Record<string, string>) =>
   new Promise<{ code: number | null; out: string }>((resolve, reject) => {
@@ -93,7 +50,7 @@ describe("options", () => {
     expect(decode({ redis: "redis://h:1", key: "k" })._tag).toBe("Left")
     expect(decode({ redis: "http://h:1", key: "k", rpm: 5 })._tag).toBe("Left")
     expect(decode({ redis: "redis://h:1", key: "k", rpm: 5, windowMs: 1000 })._tag).toBe("Left") // 5/min in 1 s: < 1
-    expect(SharedLimit.perWindow({ redis: "redis://h:1", key: "k", rpm: 150, tpm: 9000, windowMs: 2000 })).toEqual({
+    expect(SharedLimit.perWindow({ rpm: 150, tpm: 9000, windowMs: 2000 })).toEqual({
       requests: 5,
       tokens: 300
     })
@@ -116,7 +73,9 @@ describe("a limiter whose Redis cannot be reached", () => {
         const error = yield* Effect.flip(
           bundle.languageModel!.complete({ messages: [{ role: "user", content: "hi" }] })
         )
-        expect(error.reason).toContain(`shared rate limiter (redis://127.0.0.1:${port}, key down)`)
+        expect(error.reason).toContain(
+          `shared rate limiter (redis://127.0.0.1:${port}, key down): connection refused (connect ECONNREFUSED 127.0.0.1:${port})`
+        )
         expect(error.reason).not.toContain("secret-pw")
         expect(error.retryable).toBe(true)
         expect(server.requests).toHaveLength(0)
