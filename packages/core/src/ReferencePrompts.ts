@@ -27,6 +27,7 @@ import { parse as parseYaml } from "yaml"
 import { PluginError } from "./Errors.js"
 import * as Files from "./Files.js"
 import { sha256Hex } from "./Hash.js"
+import * as HttpGet from "./HttpGet.js"
 import { assignedLiteral, jsonDumps, type PyDict, type PyValue, strip } from "./Python.js"
 import * as PromptTemplate from "./PromptTemplate.js"
 
@@ -105,6 +106,8 @@ export interface Options {
   readonly cacheDir: string
   /** Root of the raw-file server; `<url>/<commit>/<path>` is fetched. */
   readonly url?: string | undefined
+  /** Download limits; unset ones from `CUPID_HTTP_*`, else HttpGet's defaults with a 60 s deadline. */
+  readonly limits?: Partial<HttpGet.Limits>
   /** Stand in filler for files that cannot be had (dry runs only). */
   readonly placeholders?: boolean
   /** Told once per file that a stand-in replaced, with the reason. */
@@ -115,7 +118,7 @@ const howToGet = (opts: Options) =>
   `get the authors' files at commit ${commit}: \`git clone https://github.com/${repository} && git -C CUPID checkout ${commit}\`, ` +
   `then set CUPID_REFERENCE_DIR to that directory` +
   (opts.dir === undefined
-    ? `, or let the project download them from ${opts.url ?? defaultUrl} (network needed once; they are cached in ${opts.cacheDir})`
+    ? `, or let the project download them from ${HttpGet.redact(opts.url ?? defaultUrl)} (network needed once; they are cached in ${opts.cacheDir})`
     : "")
 
 const refError = (file: string, reason: string) =>
@@ -134,18 +137,22 @@ const verified = (name: FileName, file: string, bytes: Buffer, opts: Options): E
       )
 }
 
+/** The files are a few kB: a minute in all is generous (CUPID_HTTP_DEADLINE still changes it). */
+const limits = (opts: Options) => HttpGet.limits(opts.limits, { ...HttpGet.defaults, deadlineMs: 60_000 })
+
 const fetchFile = (name: FileName, opts: Options): Effect.Effect<Buffer, PluginError> => {
   const url = `${(opts.url ?? defaultUrl).replace(/\/+$/, "")}/${commit}/${files[name].path}`
   return Effect.tryPromise({
     try: async (signal) => {
-      const res = await fetch(url, { signal: AbortSignal.any([signal, AbortSignal.timeout(30_000)]) })
-      if (!res.ok) throw new Error(`HTTP ${res.status}`)
-      return Buffer.from(await res.arrayBuffer())
+      const res = await HttpGet.bytes(url, { limits: limits(opts), signal })
+      if (res.status !== 200) throw new Error(`HTTP ${res.status}`)
+      return res.bytes
     },
     catch: (e) =>
       refError(
         files[name].path,
-        `not in ${opts.dir ?? opts.cacheDir} and the download from ${url} failed (${e instanceof Error ? e.message : String(e)}); ${howToGet(opts)}`
+        `not in ${opts.dir ?? opts.cacheDir} and the download from ${HttpGet.redact(url)} failed ` +
+          `(${e instanceof HttpGet.HttpGetError ? e.reason : HttpGet.describe(e)}); ${howToGet(opts)}`
       )
   })
 }
@@ -170,7 +177,7 @@ export const make = (opts: Options): Service => {
       if (sha256Hex(bytes) === files[name].sha256) return Effect.succeed(bytes.toString("utf8"))
     }
     return fetchFile(name, opts).pipe(
-      Effect.flatMap((b) => verified(name, `${opts.url ?? defaultUrl}/${commit}/${rel}`, b, opts)),
+      Effect.flatMap((b) => verified(name, HttpGet.redact(`${opts.url ?? defaultUrl}/${commit}/${rel}`), b, opts)),
       Effect.tap((text) =>
         Files.makeDirectory(path.dirname(cached)).pipe(
           Effect.zipRight(Files.writeFileAtomic(cached, text)),

@@ -28,7 +28,7 @@ import * as path from "node:path"
 import { fileURLToPath } from "node:url"
 import type { FileSystem } from "@effect/platform"
 import { Effect, Either, Stream } from "effect"
-import { Domain, Errors } from "@cupid-lab/core"
+import { Domain, Errors, HttpGet } from "@cupid-lab/core"
 
 import * as Benchmarks from "./internal/benchmarks/sources.js"
 import * as HubDownload from "./internal/hubDownload.js"
@@ -70,6 +70,11 @@ export interface LoadOptions {
   readonly limit?: number
   /** Default https://huggingface.co. */
   readonly hfEndpoint?: string
+  /**
+   * How `hf:` files are downloaded: limits on the waits (unset ones from `CUPID_HTTP_*`, else
+   * HttpGet's defaults) and a progress callback (else a progress line when stderr is a terminal).
+   */
+  readonly download?: HttpGet.Settings
 }
 
 export interface SkippedRow {
@@ -356,4 +361,9 @@ export const download = (
   )
 
 const cachedHf = (source: string, options: LoadOptions) =>
-  HubDownload.fetchToCache(source, options.cacheDir ?? defaultCacheDir(), options.hfEndpoint ?? Hf.defaultEndpoint)
+  HubDownload.fetchToCache(
+    source,
+    options.cacheDir ?? defaultCacheDir(),
+    options.hfEndpoint ?? Hf.defaultEndpoint,
+    options.download
+  )

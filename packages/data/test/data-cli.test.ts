@@ -24,12 +24,12 @@ interface Result {
   readonly err: string
 }
 
-/** `cupid-lab data <argv>` to its end; the test process stays free to serve HTTP meanwhile. */
-const cli = (...argv: Array<string>): Promise<Result> =>
+/** `cupid-lab data <argv>` to its end, with `env` added; the test process stays free to serve HTTP meanwhile. */
+const cliWith = (env: Readonly<Record<string, string>>, ...argv: Array<string>): Promise<Result> =>
   new Promise((resolve, reject) => {
     const child = spawn(process.execPath, [compiled, "data", ...argv], {
       cwd: dir,
-      env: { ...process.env, FORCE_COLOR: "0" },
+      env: { ...process.env, FORCE_COLOR: "0", ...env },
       stdio: ["ignore", "pipe", "pipe"]
     })
     let out = "",
@@ -39,6 +39,8 @@ const cli = (...argv: Array<string>): Promise<Result> =>
     child.on("error", reject)
     child.on("close", (code) => resolve({ code, out: out.replace(/\n$/, ""), err: err.replace(/\n$/, "") }))
   })
+
+const cli = (...argv: Array<string>): Promise<Result> => cliWith({}, ...argv)
 
 const message = (content: string, role: "user" | "assistant" = "user") => ({ role, content })
 
@@ -356,6 +358,36 @@ describe("data download", () => {
     expect(bad.code).toBe(1)
     expect(bad.err).toBe(
       "error: hf:nope: expected hf:<owner>/<name> or hf:<owner>/<name>/<path in repo>, e.g. hf:kixlab/CUPID"
+    )
+  })
+
+  it("the limits on the waits come from CUPID_HTTP_*: a hub that never answers is an error naming the URL, the wait and the limit (1)", async () => {
+    const hub = await startHub({}, (url) => url.startsWith("/datasets/kixlab/CUPID/"))
+    const cacheDir = path.join(dir, "cache-silent")
+    const env = { CUPID_HTTP_FIRST_BYTE_TIMEOUT: "0.3", CUPID_HTTP_RETRIES: "1", CUPID_HTTP_RETRY_DELAY: "0.01" }
+    const r = await cliWith(
+      env,
+      "download",
+      "--data",
+      "hf:kixlab/CUPID/test.parquet",
+      "--cache-dir",
+      cacheDir,
+      "--hf-endpoint",
+      hub.endpoint
+    ).finally(hub.close)
+    const url = `${hub.endpoint}/datasets/kixlab/CUPID/resolve/main/test.parquet`
+    expect(r.code).toBe(1)
+    expect(r.err).toBe(
+      `error: hf:kixlab/CUPID/test.parquet: could not download ${url} (timed out waiting for the first byte ` +
+        "(the response headers): none within 0.3 s (the first-byte limit, CUPID_HTTP_FIRST_BYTE_TIMEOUT); " +
+        `gave up after 2 attempts) and there is no cached copy. Download ${url} by hand and save it as ` +
+        `${path.join(cacheDir, "hf", "kixlab", "CUPID", "test.parquet")}, or pass --data <file> pointing at a downloaded copy.`
+    )
+    expect(hub.requests).toHaveLength(2)
+    const bad = await cliWith({ CUPID_HTTP_DEADLINE: "never" }, "download", "--data", "hf:kixlab/CUPID/test.parquet")
+    expect(bad.code).toBe(1)
+    expect(bad.err).toBe(
+      'error: hf:kixlab/CUPID/test.parquet: CUPID_HTTP_DEADLINE: expected a number of seconds above 0, found "never"'
     )
   })
 

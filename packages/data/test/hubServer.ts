@@ -55,7 +55,12 @@ export const startHub = async (
   })
   await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve))
   const endpoint = `http://127.0.0.1:${(server.address() as AddressInfo).port}`
-  const close = () => new Promise<void>((resolve) => server.close(() => resolve()))
+  // Drops open connections too: a test's server may be holding one that never finishes.
+  const close = () =>
+    new Promise<void>((resolve) => {
+      server.close(() => resolve())
+      server.closeAllConnections()
+    })
   return { endpoint, requests, close }
 }
 

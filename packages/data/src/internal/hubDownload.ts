@@ -1,7 +1,7 @@
 import * as path from "node:path"
 import { FileSystem } from "@effect/platform"
 import { Effect, Either, Schema } from "effect"
-import { Errors, Files } from "@cupid-lab/core"
+import { Errors, Files, HttpGet } from "@cupid-lab/core"
 
 import {
   cardMetadata,
@@ -100,17 +100,23 @@ interface Answer {
 }
 
 /** One request to the hub for resolving files; being unreachable says how to do without it. */
-const get = (src: Hf.HfSource, cacheDir: string, url: string): Effect.Effect<Answer, Errors.DatasetError> =>
+const get = (
+  src: Hf.HfSource,
+  cacheDir: string,
+  url: string,
+  limits: HttpGet.Limits
+): Effect.Effect<Answer, Errors.DatasetError> =>
   Effect.tryPromise({
-    try: async () => {
-      const response = await fetch(url, { redirect: "follow" })
-      return { url, status: response.status, text: await response.text() }
+    try: async (signal) => {
+      const answer = await HttpGet.bytes(url, { limits, signal })
+      return { url: HttpGet.redact(url), status: answer.status, text: answer.bytes.toString("utf8") }
     },
     catch: (e) =>
       new Errors.DatasetError({
         source: src.source,
         reason:
-          `could not reach ${url} (${Hf.errorMessage(e)}) to find which file holds the ${wantedSplit} split, ` +
+          `could not reach ${HttpGet.redact(url)} (${e instanceof HttpGet.HttpGetError ? e.reason : Hf.errorMessage(e)}) ` +
+          `to find which file holds the ${wantedSplit} split, ` +
           `and nothing is cached for it. Name the file instead (hf:${src.repo}/<path in repo>; a copy saved by hand as ` +
           `${path.resolve(cacheDir, "hf", ...src.repo.split("/"))}/<path in repo> is then read without the network), ` +
           "or pass --data <file> pointing at a downloaded copy."
@@ -136,10 +142,11 @@ const httpError = (src: Hf.HfSource, answer: Answer) =>
 const listing = (
   src: Hf.HfSource,
   cacheDir: string,
-  endpoint: string
+  endpoint: string,
+  limits: HttpGet.Limits
 ): Effect.Effect<ReadonlyArray<string>, Errors.DatasetError> =>
   Effect.gen(function* () {
-    const answer = yield* get(src, cacheDir, Hf.listingUrl(endpoint, src.repo))
+    const answer = yield* get(src, cacheDir, Hf.listingUrl(endpoint, src.repo), limits)
     if (answer.status !== 200) return yield* httpError(src, answer)
     const json = yield* Effect.try({
       try: () => JSON.parse(answer.text) as unknown,
@@ -170,11 +177,12 @@ const noFile = (src: Hf.HfSource, why: string, files: ReadonlyArray<string>) =>
 export const resolve = (
   src: Hf.HfSource,
   cacheDir: string,
-  endpoint: string
+  endpoint: string,
+  limits: HttpGet.Limits
 ): Effect.Effect<Resolution, Errors.DatasetError> =>
   Effect.gen(function* () {
-    const files = yield* Effect.cached(listing(src, cacheDir, endpoint))
-    const card = yield* get(src, cacheDir, Hf.cardUrl(endpoint, src.repo))
+    const files = yield* Effect.cached(listing(src, cacheDir, endpoint, limits))
+    const card = yield* get(src, cacheDir, Hf.cardUrl(endpoint, src.repo), limits)
     if (card.status !== 200 && card.status !== 404) return yield* httpError(src, card)
     const metadata = card.status === 404 ? Either.right({}) : cardMetadata(card.text)
     if (Either.isLeft(metadata)) return yield* atUrl(card.url, metadata.left)
@@ -214,29 +222,40 @@ export const resolve = (
 /**
  * Makes sure the files of an `hf:` source are cached, downloading what is missing. A source that
  * names its file, or whose files were recorded by an earlier resolution, makes no request when
- * those files are cached.
+ * those files are cached. Every request has the limits of `settings` (HttpGet.limits).
  */
 export const fetchToCache: (
   source: string,
   cacheDir: string,
-  endpoint: string
+  endpoint: string,
+  settings?: HttpGet.Settings
 ) => Effect.Effect<Fetched, Errors.DatasetError, FileSystem.FileSystem> = Effect.fn("Hf.fetchToCache")(function* (
   source: string,
   cacheDir: string,
-  endpoint: string
+  endpoint: string,
+  settings: HttpGet.Settings = {}
 ) {
   const src = Hf.parseHfSource(source)
   if (src instanceof Errors.DatasetError) return yield* src
+  const limits = yield* Effect.try({
+    try: () => HttpGet.limits(settings.limits),
+    catch: (e) => new Errors.DatasetError({ source, reason: Hf.errorMessage(e) })
+  })
   const record = resolutionPath(cacheDir, src.repo)
   const recorded = src.file === undefined ? yield* readRecord(source, record) : undefined
   const resolution: Resolution =
     src.file !== undefined
       ? { files: [src.file], rule: "named in the source" }
-      : (recorded ?? (yield* resolve(src, cacheDir, endpoint)))
+      : (recorded ?? (yield* resolve(src, cacheDir, endpoint, limits)))
   const runtime = yield* Effect.runtime<FileSystem.FileSystem>()
   const files = yield* Effect.forEach(resolution.files, (file) =>
     Effect.tryPromise({
-      try: () => Hf.ensureCached({ source, repo: src.repo, file }, cacheDir, endpoint, runtime),
+      try: (signal) =>
+        Hf.ensureCached({ source, repo: src.repo, file }, cacheDir, endpoint, runtime, {
+          limits,
+          signal,
+          ...(settings.onProgress && { onProgress: settings.onProgress })
+        }),
       catch: (e) =>
         e instanceof Errors.DatasetError ? e : new Errors.DatasetError({ source, reason: Hf.errorMessage(e) })
     }).pipe(Effect.map((cached): CachedFile => ({ ...cached, file })))

@@ -6,7 +6,7 @@ import { Readable } from "node:stream"
 import { pipeline } from "node:stream/promises"
 import type { FileSystem } from "@effect/platform"
 import { Runtime } from "effect"
-import { Errors, Files } from "@cupid-lab/core"
+import { Errors, Files, HttpGet, ProgressLine } from "@cupid-lab/core"
 
 import { isSafePath } from "./hubFiles.js"
 import { fileSha256 } from "./readers.js"
@@ -73,29 +73,51 @@ const exists = (file: string) =>
     () => false
   )
 
-export const errorMessage = (e: unknown): string => {
-  if (!(e instanceof Error)) return String(e)
-  const cause = (e as { cause?: unknown }).cause
-  const code = (cause as { code?: unknown } | undefined)?.code
-  if (typeof code === "string") return `${e.message}: ${code}`
-  return cause instanceof Error ? `${e.message}: ${cause.message}` : e.message
-}
+export const errorMessage: (e: unknown) => string = HttpGet.describe
 
 /** The checksum file beside a download, replaced atomically through the one atomic-write helper. */
 const writeAtomic = (runtime: Runtime.Runtime<FileSystem.FileSystem>, file: string, text: string): Promise<void> =>
   Runtime.runPromise(runtime)(Files.writeFileAtomic(file, text))
 
+/** A one-line progress display on stderr when it is a terminal; `end` closes a line left open by a failure. */
+const terminalProgress = (file: string) => {
+  if (process.stderr.isTTY !== true) return undefined
+  let open = false
+  const bytes = (n: number) => `${ProgressLine.compact(Math.round(n))}B`
+  const line = ProgressLine.make(process.stderr, {
+    describe: (p: HttpGet.Progress) =>
+      `${file}: ${bytes(p.received)}${p.total === undefined ? "" : ` of ${bytes(p.total)}`}` +
+      (p.elapsedMs > 0 ? `, ${bytes((p.received * 1000) / p.elapsedMs)}/s` : ""),
+    fraction: (p) => (p.total === undefined || p.total === 0 ? 0 : p.received / p.total)
+  })
+  return {
+    onProgress: (p: HttpGet.Progress) => {
+      open = !p.done
+      return p.done ? line.done(p) : line.update(p)
+    },
+    end: () => open && process.stderr.write("\n")
+  }
+}
+
+/** What a download may be given: its limits, a progress callback, the caller's interruption. */
+export interface Transfer {
+  readonly limits: HttpGet.Limits
+  readonly onProgress?: (p: HttpGet.Progress) => void
+  readonly signal?: AbortSignal
+}
+
 /**
  * The cached copy of an `hf:` file, downloading it first if absent. A cache hit never touches the
  * network; its bytes are checked against the recorded SHA-256. A file put there by hand (no
  * checksum file yet) is accepted and its checksum recorded. The checksum is written through the
- * file system of `runtime`.
+ * file system of `runtime`. The bytes go to a temporary file, renamed into place once complete.
  */
 export const ensureCached = async (
   src: HfFile,
   cacheDir: string,
   endpoint: string,
-  runtime: Runtime.Runtime<FileSystem.FileSystem>
+  runtime: Runtime.Runtime<FileSystem.FileSystem>,
+  transfer: Transfer
 ): Promise<Cached> => {
   const file = cachedPath(cacheDir, src)
   const sumFile = checksumPath(file)
@@ -117,47 +139,58 @@ export const ensureCached = async (
     return { path: file, sha256: actual, downloaded: false }
   }
   const url = downloadUrl(endpoint, src)
-  const hint = `Download ${url} by hand and save it as ${file}, or pass --data <file> pointing at a downloaded copy.`
-  let response: Response
-  try {
-    response = await fetch(url, { redirect: "follow" })
-  } catch (e) {
-    throw new Errors.DatasetError({
-      source: src.source,
-      reason: `could not download ${url} (${errorMessage(e)}) and there is no cached copy. ${hint}`
-    })
+  const shown = HttpGet.redact(url)
+  const hint = `Download ${shown} by hand and save it as ${file}, or pass --data <file> pointing at a downloaded copy.`
+  const terminal = transfer.onProgress === undefined ? terminalProgress(src.file) : undefined
+  const onProgress = transfer.onProgress ?? terminal?.onProgress
+  const request = {
+    limits: transfer.limits,
+    ...(onProgress && { onProgress }),
+    ...(transfer.signal && { signal: transfer.signal })
   }
-  if (!response.ok || response.body === null) {
-    await response.body?.cancel()
-    throw new Errors.DatasetError({
-      source: src.source,
-      reason: `download of ${url} failed with HTTP ${response.status} and there is no cached copy. ${hint}`
-    })
-  }
-  await fs.mkdir(path.dirname(file), { recursive: true })
   const tmp = `${file}.${process.pid}.${randomUUID()}.part`
-  const hash = createHash("sha256")
+  let got: { readonly status: number } | { readonly sha256: string }
   try {
-    await pipeline(
-      Readable.fromWeb(response.body as import("node:stream/web").ReadableStream<Uint8Array>),
-      async function* (chunks: AsyncIterable<Uint8Array>) {
-        for await (const chunk of chunks) {
-          hash.update(chunk)
-          yield chunk
-        }
-      },
-      createWriteStream(tmp)
-    )
+    got = await HttpGet.get(url, request, async (response, body) => {
+      if (!response.ok) return { status: response.status }
+      await fs.mkdir(path.dirname(file), { recursive: true })
+      const hash = createHash("sha256")
+      try {
+        await pipeline(
+          Readable.from(body),
+          async function* (chunks: AsyncIterable<Uint8Array>) {
+            for await (const chunk of chunks) {
+              hash.update(chunk)
+              yield chunk
+            }
+          },
+          createWriteStream(tmp)
+        )
+      } catch (e) {
+        // A retry starts afresh, and no later run may take a partial file for a complete one.
+        await fs.rm(tmp, { force: true })
+        throw e
+      }
+      return { sha256: hash.digest("hex") }
+    })
   } catch (e) {
-    await fs.rm(tmp, { force: true })
+    terminal?.end()
+    if (!(e instanceof HttpGet.HttpGetError)) throw e
     throw new Errors.DatasetError({
       source: src.source,
-      reason: `download of ${url} was interrupted (${errorMessage(e)}). ${hint}`
+      reason: e.answered
+        ? `download of ${shown} was interrupted (${e.reason}). ${hint}`
+        : `could not download ${shown} (${e.reason}) and there is no cached copy. ${hint}`
     })
   }
-  const sha256 = hash.digest("hex")
+  if ("status" in got) {
+    throw new Errors.DatasetError({
+      source: src.source,
+      reason: `download of ${shown} failed with HTTP ${got.status} and there is no cached copy. ${hint}`
+    })
+  }
   // Checksum first, data second: a data file without its checksum can only be one put there by hand.
-  await writeAtomic(runtime, sumFile, `${sha256}  ${path.basename(file)}\n`)
+  await writeAtomic(runtime, sumFile, `${got.sha256}  ${path.basename(file)}\n`)
   await fs.rename(tmp, file)
-  return { path: file, sha256, downloaded: true }
+  return { path: file, sha256: got.sha256, downloaded: true }
 }
