@@ -248,7 +248,7 @@ describe("report.md", () => {
         /\| all \(baseline\) \| 4 \| \*\*0\.667\*\* \| \*\*0\.500\*\* \| \*\*0\.571 \[\d\.\d{3}, \d\.\d{3}\]\*\* \| \*\*0\.600\*\* \|/
       )
       expect(md).toContain("| bm25(k=2) | 4 | 0.333 | 0.250 | 0.286 [0.000, 0.364] | 0.292 |") // 2 personas resampled: pooled F1 of (A, A), (A, B) and (B, B)
-      expect(md).toContain("| bm25(k=2) | 1 | **1.000** | **0.500** | **0.667 [0.667, 0.667]** | **0.667** |")
+      expect(md).toContain("| bm25(k=2) | 1 | **1.000** | **0.500** | **0.667 [n/a]** | **0.667** |")
       expect(md).toMatch(/\| bm25\(k=2\) \| 4 \| 0\.333 \| 0\.250 \| 0\.286 \[/)
       expect(md).toContain(
         "Families: primary = retrieval.recall on all instances, consistent instances, contrastive instances, changing instances, each cell against the baseline, 4 tests, Holm; exploratory = every other difference, 4 tests, Benjamini-Hochberg; not tested (interval only): cells that read gold labels."

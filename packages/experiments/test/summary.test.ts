@@ -96,7 +96,7 @@ describe("Summary", () => {
     expect(cell!.slices.all.metrics["retrieval.hit"]!.n).toBe(2)
     expect(cell!.slices.all.metrics["retrieval.hit"]!.mean).toBe(0.75)
     expect(cell!.slices.changing.metrics["retrieval.hit"]).toEqual({ n: 0, mean: null, ci95: [null, null] })
-    expect(cell!.slices.consistent.metrics["retrieval.hit"]).toEqual({ n: 1, mean: 1, ci95: [1, 1] })
+    expect(cell!.slices.consistent.metrics["retrieval.hit"]).toEqual({ n: 1, mean: 1, ci95: [null, null] })
   })
 
   it("pooled metrics are ratios of sums and f1Of is the harmonic mean of two of them", () => {
@@ -161,9 +161,9 @@ describe("Summary", () => {
       ["extra.thing", "Mean"],
       ["inference.p", "Ratio"]
     ])
-    expect(a.cells([cellInfo])[0]!.slices.all.metrics["inference.p"]).toEqual({ n: 1, mean: 1, ci95: [1, 1] })
+    expect(a.cells([cellInfo])[0]!.slices.all.metrics["inference.p"]).toEqual({ n: 1, mean: 1, ci95: [null, null] })
     // a key missing on one line is "does not apply" there
-    expect(a.cells([cellInfo])[0]!.slices.all.metrics["extra.thing"]).toEqual({ n: 1, mean: 2, ci95: [2, 2] })
+    expect(a.cells([cellInfo])[0]!.slices.all.metrics["extra.thing"]).toEqual({ n: 1, mean: 2, ci95: [null, null] })
   })
 
   it("the summary of a run's columns (Summary.of, what a sweep writes): cells with interleaved lines, failures, undeclared keys", () => {
@@ -225,7 +225,7 @@ describe("Summary", () => {
       2, 0, 1, 1
     ])
     expect(a!.slices.all.metrics["retrieval.hit"]!.mean).toBeCloseTo((1 + 0.5 + 0.25) / 3, 12)
-    expect(a!.slices.all.metrics["mixed.first_number"]).toEqual({ n: 1, mean: 0.5, ci95: [0.5, 0.5] })
+    expect(a!.slices.all.metrics["mixed.first_number"]).toEqual({ n: 1, mean: 0.5, ci95: [null, null] })
     expect(a!.slices.all.metrics["mixed.first_null"]).toEqual({ n: 0, mean: null, ci95: [null, null] })
     expect(b!.slices.consistent.failed).toBe(1)
     // b: p = (1 + 0 + 1) / (3 + 1 + 1) = 0.4 over its 3 scored lines
@@ -251,7 +251,7 @@ describe("Summary of another benchmark's instance types", () => {
     expect(cell!.types!["multi-session"]).toMatchObject({ n: 2, failed: 0 })
     expect(cell!.types!["multi-session"]!.metrics["retrieval.hit"]!.mean).toBe(0.75)
     expect(cell!.types!["temporal-reasoning"]).toMatchObject({ n: 1, failed: 1 })
-    expect(cell!.types!["temporal-reasoning"]!.metrics["retrieval.hit"]).toEqual({ n: 1, mean: 0, ci95: [0, 0] })
+    expect(cell!.types!["temporal-reasoning"]!.metrics["retrieval.hit"]).toEqual({ n: 1, mean: 0, ci95: [null, null] })
     expect([cell!.slices.all.n, cell!.slices.all.failed, cell!.slices.consistent.n]).toEqual([3, 1, 0])
     expect(cell!.slices.all.metrics["retrieval.hit"]!.mean).toBe(0.5)
   })

@@ -140,15 +140,9 @@ const generationSection = (a: Analysis): Array<Section> =>
         )
       ]
 
-const repeatsSection = (a: Analysis): Array<Section> => {
-  const r = Repeats.table(a)
-  return r === undefined ? [] : [section("Repeated judgments", noted(r), "repeats")]
-}
-
-const judgesSection = (a: Analysis): Array<Section> => {
-  const t = Judges.table(a)
-  return t === undefined ? [] : [section("Agreement between judges", noted(t), "judges")]
-}
+/** A section holding one optional table under its notes: repeated judgments, a judge swap. */
+const tableSection = (t: Table | undefined, title: string, id: string): Array<Section> =>
+  t === undefined ? [] : [section(title, noted(t), id)]
 
 const retrievalSection = (a: Analysis, chosen: ReadonlyArray<ResultLine.Slice>): Array<Section> =>
   a.retrieval.length === 0
@@ -384,8 +378,8 @@ export const report = (a: Analysis, examples: Examples, info?: RunDir.RunInfo, f
       ...ByAxis.blocks(a),
       ...inferenceSection(a, ["all"]),
       ...generationSection(a),
-      ...repeatsSection(a),
-      ...judgesSection(a),
+      ...tableSection(Repeats.table(a), "Repeated judgments", "repeats"),
+      ...tableSection(Judges.table(a), "Agreement between judges", "judges"),
       ...retrievalSection(a, ["all"]),
       ...binnedSection(a, a.recency, figures?.recency, "Recency: relevant-session position", "recency"),
       ...binnedSection(a, a.history, figures?.history, "History length", "history"),

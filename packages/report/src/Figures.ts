@@ -33,7 +33,9 @@ export const ranked = (a: Analysis): Array<Analysis["cells"][number]> => {
   const board = Verdict.verdict(a).boards.find((b) => b.slice === "all")
   if (board === undefined) return [...a.cells]
   const byId = new Map(a.cells.map((c) => [c.summary.id, c]))
-  return [...board.contenders, ...board.ceilings].map((s) => byId.get(s.cell.id)!)
+  return [...board.contenders.map((s) => s.cell), ...board.ceilings.map((s) => s.cell), ...board.shared].map((c) =>
+    byId.get(c.id)!
+  )
 }
 
 /** An estimate to plot at `where` (a row and panel, a series and category...); none without a value. */

@@ -102,7 +102,8 @@ export const bootstrapMean = (values: ArrayLike<number>, options: BootstrapOptio
   let s = 0
   for (let i = 0; i < n; i++) s += xs[i]!
   const m = n === 0 ? NaN : s / n
-  if (n < 2) return { n, mean: m, ci95: [m, m] }
+  // One value has no interval: NaN bounds, which reports show as n/a.
+  if (n < 2) return { n, mean: m, ci95: [NaN, NaN] }
   const normal = isLarge(n, options) ? Asymptotic.interval(Asymptotic.mean, [xs], [s], n) : undefined
   if (normal !== undefined) return { n, mean: m, ci95: normal }
   const B = options.resamples ?? 1000
@@ -126,7 +127,8 @@ const bootstrapPooled = (
     return s
   })
   const m = statistic(totals)
-  if (n < 2) return { n, mean: m, ci95: [m, m] }
+  // One row (or one cluster: the instances of one persona) has no interval.
+  if (n < 2) return { n, mean: m, ci95: [NaN, NaN] }
   const normal = isLarge(n, options) ? Asymptotic.interval(smooth, xs, totals, n) : undefined
   if (normal !== undefined) return { n, mean: m, ci95: normal }
   const B = options.resamples ?? 1000

@@ -61,8 +61,8 @@ describe("bootstrapMean", () => {
     expect(e.mean).toBe(2)
   })
 
-  it("gives a degenerate interval for fewer than two values or constant values", () => {
-    expect(Statistics.bootstrapMean([7], { seed: 1 })).toEqual({ n: 1, mean: 7, ci95: [7, 7] })
+  it("gives no interval for fewer than two values, and a degenerate one for constant values", () => {
+    expect(Statistics.bootstrapMean([7], { seed: 1 })).toEqual({ n: 1, mean: 7, ci95: [NaN, NaN] })
     const none = Statistics.bootstrapMean([], { seed: 1 })
     expect(none.n).toBe(0)
     expect(none.mean).toBeNaN()
@@ -175,7 +175,7 @@ describe("bootstrapRatio", () => {
     expect(Statistics.bootstrapRatio([1, NaN, 3], [2, 2, NaN], { seed: 2 })).toEqual({
       n: 1,
       mean: 0.5,
-      ci95: [0.5, 0.5]
+      ci95: [NaN, NaN]
     })
     const nums = [1, 2, 0, 3, 2.5],
       dens = [2, 3, 3, 3, 4]
