@@ -76,6 +76,12 @@ export interface ModelInfo {
 export interface Service {
   readonly info: ModelInfo
   readonly complete: (request: CompletionRequest) => Effect.Effect<Completion, ModelError>
+  /**
+   * The body the provider sends for a request, after every rename (the instructions' role, the
+   * token limit's name) and with the fixed settings added, without credentials: what transcripts
+   * record. Absent: the request is recorded as the stage made it.
+   */
+  readonly wire?: (request: CompletionRequest) => Readonly<Record<string, unknown>>
 }
 
 const refusalOpeners = [

@@ -59,7 +59,7 @@ export const make = (
   const store = dry ? overlay(cache) : cache
   for (const [name, b] of Object.entries(bundles)) {
     if (b.languageModel)
-      lms.set(name, cachedLanguageModel(dry ? dryLanguageModel(b.languageModel.info) : b.languageModel, store, dry))
+      lms.set(name, cachedLanguageModel(dry ? dryLanguageModel(b.languageModel) : b.languageModel, store, dry))
     if (b.embeddingModel)
       ems.set(name, cachedEmbeddingModel(dry ? dryEmbeddingModel(b.embeddingModel.info) : b.embeddingModel, store))
     if (b.reranker) rrs.set(name, cachedReranker(dry ? dryReranker(b.reranker.info) : b.reranker, store))
@@ -101,8 +101,9 @@ export const layer = (
     Effect.map(ModelCache, (cache) => make(bundles, cache, options))
   )
 
-const dryLanguageModel = (info: LanguageModel.ModelInfo): LanguageModel.Service => ({
+const dryLanguageModel = ({ info, wire }: LanguageModel.Service): LanguageModel.Service => ({
   info,
+  ...(wire === undefined ? {} : { wire }),
   complete: (request) =>
     Effect.succeed({
       text: request.dryRunAnswer ?? "",
@@ -204,7 +205,7 @@ export const cachedLanguageModel = (
       const record = (
         value: LanguageModel.Completion | undefined,
         cached: boolean,
-        detail: Omit<Usage.CallDetail, "request">
+        detail: Omit<Usage.CallDetail, "request" | "wire">
       ) =>
         Usage.record({
           provider: inner.info.provider,
@@ -215,7 +216,7 @@ export const cachedLanguageModel = (
           cached,
           ...(cached ? { requests: 0 } : requests !== undefined ? { requests } : {}),
           ...(value === undefined ? { failed: true } : {}),
-          detail: { request: sent, ...detail }
+          detail: { request: sent, ...(inner.wire === undefined ? {} : { wire: inner.wire(sent) }), ...detail }
         })
       const fail = (reason: string) =>
         Effect.fail(

@@ -22,8 +22,10 @@ import type { CompletionRequest } from "./LanguageModel.js"
 export interface CallDetail {
   /** Milliseconds from the call to its answer (a cache lookup takes about none). */
   readonly latencyMs: number
-  /** A completion's request as the provider receives it: messages and decoding settings. */
+  /** A completion's request as the stage made it: messages and decoding settings. */
   readonly request?: CompletionRequest
+  /** The body the provider sends for it, when the provider says (LanguageModel.Service.wire). */
+  readonly wire?: Readonly<Record<string, unknown>>
   /** The answer's text as the model (or the cache) returned it, before anything is stripped. */
   readonly answer?: string
   /** Why the model stopped, as its provider says (absent for answers from the cache). */

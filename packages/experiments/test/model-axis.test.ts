@@ -7,7 +7,7 @@
  */
 import { Plugin } from "@cupid-lab/core"
 import { OpenAiServer } from "@cupid-lab/providers/testing"
-import type { ResultLine } from "@cupid-lab/results"
+import type { Calls, ResultLine } from "@cupid-lab/results"
 import { Config, Grid, Plugins } from "@cupid-lab/runner"
 
 import { describe, expect, it } from "@effect/vitest"
@@ -21,7 +21,7 @@ import { lines, tempDir } from "./support.js"
 const models = (baseURL: string) => [
   "models:",
   `  small: { provider: openai, model: test-small, baseURL: ${JSON.stringify(baseURL)}, apiKeyEnv: CUPID_TEST_KEY, temperature: 0 }`,
-  `  big: { provider: openai, model: test-big, baseURL: ${JSON.stringify(baseURL)}, apiKeyEnv: CUPID_TEST_KEY, temperature: null, maxTokensParam: max_completion_tokens }`
+  `  big: { provider: openai, model: test-big, baseURL: ${JSON.stringify(baseURL)}, apiKeyEnv: CUPID_TEST_KEY, temperature: null, maxTokensParam: max_completion_tokens, systemRole: developer }`
 ]
 
 const ablations = (baseURL: string, extra: ReadonlyArray<string> = []) =>
@@ -175,6 +175,13 @@ describe("models as a sweep axis", () => {
           { subject: { entry: e, provider: "openai", model: `test-${e}` } }
         ])
       )
+      // calls.jsonl records each request as the server received it: role and parameter names included.
+      const recorded = lines(path.join(out, "calls.jsonl")).flatMap((l) => (JSON.parse(l) as Calls.Line).calls)
+      const sent = recorded.filter((c) => !c.cached)
+      expect(sent).toHaveLength(bodies.length)
+      for (const c of sent) expect(bodies).toContainEqual(c.request)
+      const bigCalls = sent.filter((c) => c.model === "test-big").map((c) => c.request as Record<string, unknown>)
+      expect(bigCalls.every((r) => r["max_completion_tokens"] !== undefined && r["maxTokens"] === undefined)).toBe(true)
       const results = lines(path.join(out, "results.jsonl")).map((l) => JSON.parse(l) as ResultLine.ResultLine)
       expect(results.filter((r) => r.status !== "ok")).toEqual([])
       for (const r of results) {

@@ -157,7 +157,8 @@ export const make = (
         )
       )
 
-    const complete = (request: LanguageModel.CompletionRequest) => {
+    /** The chat request's body as sent: the role and token-limit renames applied, `extraBody` under it. */
+    const bodyOf = (request: LanguageModel.CompletionRequest): OpenAIClient.ChatCompletionCreateParamsNonStreaming => {
       const maxTokens = request.maxTokens ?? options.maxTokens
       const body: OpenAIClient.ChatCompletionCreateParamsNonStreaming = Text.definedOnly({
         model,
@@ -171,7 +172,11 @@ export const make = (
         stop: request.stop !== undefined && request.stop.length > 0 ? [...request.stop] : undefined,
         response_format: request.responseFormat === "json" ? { type: "json_object" as const } : undefined
       })
-      const sent = { ...options.extraBody, ...body } as OpenAIClient.ChatCompletionCreateParamsNonStreaming
+      return { ...options.extraBody, ...body } as OpenAIClient.ChatCompletionCreateParamsNonStreaming
+    }
+
+    const complete = (request: LanguageModel.CompletionRequest) => {
+      const sent = bodyOf(request)
       return guard
         .counted(
           (deadline) =>
@@ -261,7 +266,7 @@ export const make = (
             }))
           )
 
-    return { languageModel: { info, complete }, embeddingModel: { info, embed } }
+    return { languageModel: { info, complete, wire: (r) => ({ ...bodyOf(r) }) }, embeddingModel: { info, embed } }
   })
 
 export const plugin = Plugin.provider({

@@ -19,7 +19,8 @@ export const fileName = "calls.jsonl"
 /** `full`: every request and answer; `counts`: the same lines without any model text (no request, answer or reading). */
 export type Mode = "full" | "counts"
 
-const Message = Schema.Struct({ role: Schema.Literal("system", "user", "assistant"), content: Schema.String })
+/** A message as sent: the provider's role names (`developer` where a model entry renames `system`). */
+const Message = Schema.Struct({ role: Schema.String, content: Schema.String })
 
 export const Call = Schema.Struct({
   stage: Schema.String,
@@ -33,7 +34,10 @@ export const Call = Schema.Struct({
   latencyMs: Schema.Number,
   promptTokens: Schema.Number,
   completionTokens: Schema.Number,
-  /** The request as the provider received it: messages and decoding settings. */
+  /**
+   * The request as the provider received it: the body it sent (its role and parameter names, the
+   * fixed settings, `extraBody`), or, for a provider that does not say, the request as the stage made it.
+   */
   request: Schema.optional(
     Schema.Struct({ messages: Schema.Array(Message) }, { key: Schema.String, value: Schema.Unknown })
   ),
@@ -66,7 +70,8 @@ export type Line = typeof Line.Type
 
 const callOf = (e: Usage.UsageEntry, mode: Mode): Call => {
   const d = e.detail
-  const request = d?.request === undefined ? undefined : requestOf(d.request)
+  const request =
+    d?.wire !== undefined ? (d.wire as Call["request"]) : d?.request === undefined ? undefined : requestOf(d.request)
   return {
     stage: e.stage,
     provider: e.provider,
