@@ -125,6 +125,18 @@ describe("help", () => {
     report: ["--run", "--baseline", "--main"],
     compare: ["--runs", "--cell-a", "--cell-b", "--out"],
     export: ["--run", "--format"],
+    "errors sample": [
+      "--run",
+      "--model",
+      "-n",
+      "--below",
+      "--seed",
+      "--out",
+      "--data",
+      "--viewer-url",
+      "--viewer-root"
+    ],
+    "errors tabulate": ["--sheet", "--out"],
     "data inspect": ["--data", "--types", "--on-invalid", "--limit", "--cache-dir", "--hf-endpoint"],
     "data download": ["--data", "--cache-dir", "--hf-endpoint"],
     "data generate": [
@@ -271,7 +283,7 @@ describe("a real sweep", () => {
     )
     expect(
       paid.stdout.match(
-        /warning: OPENAI_API_KEY is not set: a real run would fail to authenticate for models subject \(openai\/gpt-4o-2024-11-20\), /g
+        /warning: OPENAI_API_KEY is not set: a real run would fail to authenticate for models subject \(openai\/gpt-4o-2024-08-06\), /g
       )
     ).toHaveLength(1)
     const keyed = await start(

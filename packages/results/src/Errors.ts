@@ -15,3 +15,13 @@ export class RunError extends Schema.TaggedError<RunError>()("RunError", {
     return `${this.path}: ${this.reason}`
   }
 }
+
+/** A coding sheet (`cupid-lab errors`) that cannot be drawn, written or read: the file and what is wrong. */
+export class SheetError extends Schema.TaggedError<SheetError>()("SheetError", {
+  path: Schema.String,
+  reason: Schema.String
+}) {
+  override get message(): string {
+    return `${this.path}: ${this.reason}`
+  }
+}

@@ -1,5 +1,7 @@
 export * as Calls from "./Calls.js"
 export * as Columns from "./Columns.js"
+export * as ErrorSheet from "./ErrorSheet.js"
+export * as ErrorTable from "./ErrorTable.js"
 export * as Errors from "./Errors.js"
 export * as Exports from "./Exports.js"
 export * as ResultLine from "./ResultLine.js"

@@ -129,7 +129,7 @@ const messageOf = (e: unknown): string =>
 export const main = (argv: ReadonlyArray<string>, io: Io): Effect.Effect<number> =>
   Effect.gen(function* () {
     const console = yield* consoleOf(io)
-    return yield* cli(["node", "cupid-lab", ...argv]).pipe(
+    return yield* cli(["node", "cupid-lab", ...Errors.spelledArgs(argv)]).pipe(
       Effect.as(0),
       Effect.catchAll((e) =>
         Effect.sync(() => {
