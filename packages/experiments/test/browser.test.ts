@@ -10,7 +10,7 @@ import { chromium, type BrowserContext } from "playwright-core"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { Compare, Report } from "@cupid-lab/report"
 
-import { cellA, cellB, hostileDataset, tempDir, writeHostileRun, writeRun } from "./report-fixtures.js"
+import { cellA, cellB, hostileDataset, tempDir, writeHostileRun, writePaperRun, writeRun } from "./report-fixtures.js"
 import { runPromise } from "./support.js"
 
 const executable = "/usr/bin/chromium"
@@ -30,6 +30,8 @@ interface PageReport {
     readonly points: number
     readonly visiblePoints: number
     readonly whiskers: number
+    readonly lines: number
+    readonly figures: ReadonlyArray<{ readonly kind: string | null; readonly width: number; readonly height: number }>
     readonly scripts: number
     readonly images: number
     readonly pwned: unknown
@@ -94,6 +96,12 @@ describe.skipIf(!available)("reports in a real browser", () => {
         points: document.querySelectorAll("svg.chart g.point_marks > path").length,
         visiblePoints: sized("svg.chart g.point_marks > path"),
         whiskers: document.querySelectorAll("svg.chart g.whisker_marks > line").length,
+        lines: document.querySelectorAll("svg.chart g.line_marks > path").length,
+        figures: [...document.querySelectorAll("figure")].map((f) => {
+          const svg = f.querySelector("svg.chart")
+          const r = svg === null ? { width: 0, height: 0 } : svg.getBoundingClientRect()
+          return { kind: svg?.getAttribute("class") ?? null, width: r.width, height: r.height }
+        }),
         scripts: document.scripts.length,
         images: document.images.length,
         pwned: window.__pwned,
@@ -127,6 +135,36 @@ describe.skipIf(!available)("reports in a real browser", () => {
     expect(r.facts.points).toBeGreaterThan(4)
     expect(r.facts.visiblePoints).toBe(r.facts.points)
     expect(r.facts.whiskers).toBeGreaterThan(0)
+  })
+
+  it("paper.html of a run with two models draws the paper's five figures, runs nothing and logs no error", async () => {
+    const dir = tempDir("browser-paper")
+    writePaperRun(dir, { matcherPair: true })
+    await runPromise(Report.write(dir))
+    const r = await open(path.join(dir, "paper.html"))
+    expect(r.consoleErrors).toEqual([])
+    expect(r.requests.every((u) => u.startsWith("file://"))).toBe(true)
+    expect(r.facts.scripts).toBe(0)
+    expect(r.facts.tables).toBeGreaterThan(0)
+    // Fig. 3, 4, 5, 6, 9, each drawn with a size
+    expect(r.facts.figures.map((f) => f.kind)).toEqual([
+      "chart chart-lines",
+      "chart chart-scatter",
+      "chart chart-scatter",
+      "chart chart-bars",
+      "chart chart-lines"
+    ])
+    for (const f of r.facts.figures) expect(f.width * f.height).toBeGreaterThan(100 * 100)
+    // points: Fig. 3 has 2 bins (mean + 2 models), Fig. 9 4 bins (mean + 2 models), Fig. 5 one per model,
+    // Fig. 4 one per spot of the 4 instances both matchers scored (two share one)
+    expect(r.facts.points).toBe(2 * 3 + 4 * 3 + 2 + 3)
+    expect(r.facts.visiblePoints).toBe(r.facts.points)
+    // Fig. 6: full history and summaries for each model, with its CI whisker; Fig. 5's x whiskers
+    expect(r.facts.bars).toBe(4)
+    expect(r.facts.visibleBars).toBe(4)
+    expect(r.facts.whiskers).toBe(4 + 2)
+    // Figs. 3 and 9: the mean's line in one panel, a line per model in the other
+    expect(r.facts.lines).toBe(2 * 3)
   })
 
   it("compare.html renders with no error", async () => {

@@ -297,3 +297,190 @@ export const summaryFold = (options: Summary.Options) => {
 /** Parse result lines (the text of results.jsonl); `file` names the source in errors. */
 export const parseRows = (text: string, file: string) =>
   Either.all(text.split("\n").flatMap((line, i) => (line.trim() === "" ? [] : [RunDir.parseRow(line, i + 1, file)])))
+
+/**
+ * A run of the paper's layout with two models (GPT-4o and Mistral 7B, named as configs/paper.yaml
+ * names them), each under `full-history` and `summaries`; with `matcherPair`, a fifth cell equal
+ * to GPT-4o's full-history cell but scored by another matcher (`models.matcher`), whose third
+ * instance failed. Five instances, one without relevant sessions; hand-computed values are in
+ * paper-figures.test.ts.
+ */
+export const paperInstances: ReadonlyArray<InstanceSpec> = [
+  { id: "q1:consistent", personaId: "q1", type: "consistent", relevantMeanPosition: 1.5, historyTokens: 100 },
+  { id: "q1:contrastive", personaId: "q1", type: "contrastive", relevantMeanPosition: 2, historyTokens: 400 },
+  { id: "q1:changing", personaId: "q1", type: "changing", relevantMeanPosition: 7.5, historyTokens: 300 },
+  { id: "q2:consistent", personaId: "q2", type: "consistent", relevantMeanPosition: 7, historyTokens: 200 },
+  { id: "q2:changing", personaId: "q2", type: "changing", relevantMeanPosition: null, historyTokens: 500 }
+]
+
+export const paperMetrics: ReadonlyArray<ResultLine.MetricDescription> = [
+  ...metrics.filter((m) => m.family === "inference"),
+  Scorer.metric({ name: "generation.score", description: "Judge 1-10.", family: "generation", headline: true })
+]
+
+type Quad = readonly [number, number, number, number]
+
+interface PaperCell {
+  readonly id: string
+  readonly name: string
+  readonly entry: "gpt-4o" | "mistral-7b"
+  readonly summaries: boolean
+  readonly matcher: string
+  /** Per instance of {@link paperInstances}: counts [p num, p den, r num, r den] and the judge's score, or a failure. */
+  readonly results: ReadonlyArray<{ readonly counts: Quad; readonly score: number } | "failed">
+}
+
+const scored = (counts: ReadonlyArray<Quad>, score: ReadonlyArray<number>) =>
+  counts.map((c, i) => ({ counts: c, score: score[i]! }))
+
+export const paperCells: ReadonlyArray<PaperCell> = [
+  {
+    id: "f000000000000001",
+    name: "full-history [gpt-4o]",
+    entry: "gpt-4o",
+    summaries: false,
+    matcher: "gpt-4o-matcher",
+    results: scored(
+      [
+        [1, 2, 1, 2],
+        [2, 2, 1, 2],
+        [0, 2, 0, 3],
+        [1, 1, 2, 2],
+        [1, 2, 2, 4]
+      ],
+      [6, 8, 4, 10, 7]
+    )
+  },
+  {
+    id: "f000000000000002",
+    name: "full-history [mistral-7b]",
+    entry: "mistral-7b",
+    summaries: false,
+    matcher: "gpt-4o-matcher",
+    results: scored(
+      [
+        [0, 2, 0, 2],
+        [1, 2, 1, 2],
+        [1, 1, 1, 3],
+        [0, 1, 1, 2],
+        [1, 2, 1, 4]
+      ],
+      [3, 5, 4, 6, 2]
+    )
+  },
+  {
+    id: "5000000000000001",
+    name: "summaries [gpt-4o]",
+    entry: "gpt-4o",
+    summaries: true,
+    matcher: "gpt-4o-matcher",
+    results: scored(
+      [
+        [1, 2, 2, 3],
+        [2, 2, 2, 2],
+        [1, 2, 1, 3],
+        [1, 1, 2, 2],
+        [0, 2, 1, 4]
+      ],
+      [5, 5, 5, 5, 5]
+    )
+  },
+  {
+    id: "5000000000000002",
+    name: "summaries [mistral-7b]",
+    entry: "mistral-7b",
+    summaries: true,
+    matcher: "gpt-4o-matcher",
+    results: scored(
+      Array.from({ length: 5 }, () => [1, 2, 1, 2] as const),
+      [5, 5, 5, 5, 5]
+    )
+  }
+]
+
+export const prefMatcherCell: PaperCell = {
+  id: "f000000000000003",
+  name: "full-history [gpt-4o, prefmatcher]",
+  entry: "gpt-4o",
+  summaries: false,
+  matcher: "prefmatcher",
+  results: [
+    { counts: [1, 2, 1, 2], score: 6 },
+    { counts: [2, 2, 2, 2], score: 8 },
+    "failed",
+    { counts: [1, 1, 2, 2], score: 10 },
+    { counts: [1, 2, 2, 4], score: 7 }
+  ]
+}
+
+const modelIds = { "gpt-4o": "gpt-4o-2024-08-06", "mistral-7b": "mistralai/Mistral-7B-Instruct-v0.3" } as const
+
+const paperParams = (c: PaperCell) => ({
+  retriever: { use: "all" },
+  summarizer: c.summaries ? { use: "llm", model: "subject", scope: "log" } : null,
+  inferrer: { use: "llm", model: "subject" },
+  generator: { use: "llm", model: "subject", preference: "none" },
+  models: { subject: c.entry, matcher: c.matcher }
+})
+
+const paperLine = (c: PaperCell, i: number): ResultLine.ResultLine => {
+  const inst = paperInstances[i]!
+  const r = c.results[i]!
+  const ok = r !== "failed"
+  const zero = { calls: 0, promptTokens: 0, completionTokens: 0 }
+  return {
+    ...line(cellA, 0),
+    cell: c.id,
+    cellName: c.name,
+    instance: inst.id,
+    personaId: inst.personaId,
+    type: inst.type,
+    status: ok ? "ok" : "failed",
+    params: paperParams(c),
+    meta: {
+      sessions: 8,
+      historyTokens: inst.historyTokens,
+      relevantMeanPosition: inst.relevantMeanPosition,
+      relevant: [],
+      stale: []
+    },
+    inference: ok ? { preference: `inferred by ${c.name}`, analysis: "" } : null,
+    generation: ok ? { text: `reply by ${c.name}` } : null,
+    scores: ok ? { ...scores({ recall: null, counts: r.counts }), "generation.score": r.score } : {},
+    usage: { ...zero, byStage: {}, byModel: {} },
+    error: ok ? null : { stage: "score", plugin: "preference-match", tag: "StageError", message: "matcher unreadable" }
+  }
+}
+
+/** Write the paper-layout run (see {@link paperCells}) as the sweep writes results.jsonl and summary.json. */
+export const writePaperRun = (dir: string, options: { readonly matcherPair?: boolean } = {}): ResultLine.Summary => {
+  const cells = options.matcherPair === true ? [...paperCells, prefMatcherCell] : paperCells
+  fs.mkdirSync(dir, { recursive: true })
+  const lines = cells.flatMap((c) => paperInstances.map((_, i) => paperLine(c, i)))
+  fs.writeFileSync(path.join(dir, "results.jsonl"), lines.map((l) => `${JSON.stringify(l)}\n`).join(""))
+  const of = Summary.of(
+    Columns.index(lines),
+    { metrics: paperMetrics, seed: 7, resamples: 200 },
+    cells.map((c) => ({
+      id: c.id,
+      name: c.name,
+      params: paperParams(c),
+      usesGold: false,
+      oracleRetrieval: false,
+      heuristicStages: [],
+      plugins: [],
+      models: { subject: { entry: c.entry, provider: "openai", model: modelIds[c.entry] } }
+    }))
+  )
+  const summary: ResultLine.Summary = {
+    config: { name: "paper-tiny", hash: "c0ffee0000000001" },
+    dataset: { source: "tiny", hash: "d00d", instances: paperInstances.length, skipped: [] },
+    seed: 7,
+    resamples: 200,
+    baseline: cells[0]!.id,
+    metrics: of.metrics,
+    cells: of.cells
+  }
+  fs.writeFileSync(path.join(dir, "summary.json"), Summary.encode(summary))
+  return summary
+}

@@ -131,12 +131,12 @@ const config = {
 } as const
 
 /** What every spec starts with. */
-const top = (title: string) => ({ $schema: "https://vega.github.io/schema/vega-lite/v6.json", title, config })
+export const top = (title: string) => ({ $schema: "https://vega.github.io/schema/vega-lite/v6.json", title, config })
 
-const tooltip = { field: "tip", type: "nominal" } as const
+export const tooltip = { field: "tip", type: "nominal" } as const
 
 /** The 95% CI whiskers (a rule from `lo` to `hi`), where both are known. */
-const whisker = <M extends object, E extends object>(mark: M, encoding: E) => ({
+export const whisker = <M extends object, E extends object>(mark: M, encoding: E) => ({
   name: "whisker",
   transform: [{ filter: "isValid(datum.lo) && isValid(datum.hi)" }],
   mark: { type: "rule" as const, ...mark },
@@ -222,7 +222,7 @@ export interface Lines {
 }
 
 /** One colour, shape and dash per series by {@link style}, and a legend of their labels. */
-const seriesEncoding = (names: ReadonlyArray<string>, legendOrient: "right" | "bottom") => {
+export const seriesEncoding = (names: ReadonlyArray<string>, legendOrient: "right" | "bottom") => {
   // Two columns under a chart, or beside it once one column would be much taller than the chart.
   const columns = legendOrient === "bottom" || names.length > 12 ? 2 : 1
   const base = {

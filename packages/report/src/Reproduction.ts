@@ -29,7 +29,7 @@ const metrics = {
 } as const
 
 /** A cell's model: the entry behind the role `subject`, else behind the one name its stages call. */
-const modelOf = (c: Cell): { readonly entry: string; readonly id: string } | undefined => {
+export const modelOf = (c: Cell): { readonly entry: string; readonly id: string } | undefined => {
   const models = c.models ?? {}
   const m = models["subject"] ?? (Object.keys(models).length === 1 ? Object.values(models)[0] : undefined)
   return m === undefined ? undefined : { entry: m.entry, id: m.model }
