@@ -56,3 +56,19 @@ if (missing.length > 0) {
     }
   }
 }
+
+// The CUPID authors' repository (kixlab/CUPID at the commit pinned in packages/core/src/ReferencePrompts.ts),
+// for the tests that compare with their code. Found by packages/core/src/testing/ReferenceCheckout.ts:
+// CUPID_REFERENCE_DIR, else ../shared/reference/kixlab-CUPID, else a download kept in ~/.cache/cupid-lab/reference.
+// When none is there, its archive is downloaded (CUPID_REFERENCE_ARCHIVE_URL, else GitHub) and kept only when the
+// pinned files match their sha256. Without network the tests that need it are skipped, saying how to get it; a
+// download that is not the pinned commit stops `npm test` here.
+const { tsImport } = await import("tsx/esm/api")
+const reference = await tsImport("../packages/core/src/testing/ReferenceCheckout.ts", import.meta.url)
+try {
+  await reference.prepare()
+} catch (e) {
+  if (!(e instanceof reference.MismatchError)) throw e
+  console.error(`tools/test-extras.mjs: ${e.message}`)
+  process.exit(1)
+}

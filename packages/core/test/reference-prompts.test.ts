@@ -10,12 +10,12 @@ import * as http from "node:http"
 import type { AddressInfo } from "node:net"
 import * as os from "node:os"
 import * as path from "node:path"
-import { fileURLToPath } from "node:url"
 import * as PromptTemplate from "../src/PromptTemplate.js"
 import * as Python from "../src/Python.js"
 import * as ReferencePrompts from "../src/ReferencePrompts.js"
+import * as ReferenceCheckout from "../src/testing/ReferenceCheckout.js"
 
-const checkout = fileURLToPath(new URL("../../../../shared/reference/kixlab-CUPID/", import.meta.url))
+const checkout = ReferenceCheckout.dir
 const tmp = () => fs.mkdtempSync(path.join(os.tmpdir(), "reference-prompts-"))
 
 /** A copy of the pinned files, one of them changed by `edit`. */
@@ -36,6 +36,7 @@ const withService = <A, E, R>(service: ReferencePrompts.Service, effect: Effect.
 describe("ReferencePrompts: where the files come from", () => {
   it.effect("reads a checkout whose files match the pinned hashes", () =>
     Effect.gen(function* () {
+      ReferenceCheckout.need()
       const service = ReferencePrompts.make({ dir: checkout, cacheDir: tmp() })
       const t = yield* withService(service, ReferencePrompts.template("infer", inferSpec))
       expect(t.placeholders).toEqual(["interaction_log", "curr_request"])
@@ -56,6 +57,7 @@ describe("ReferencePrompts: where the files come from", () => {
 
   it.effect("refuses a changed file, naming it, both hashes and how to get the pinned one", () =>
     Effect.gen(function* () {
+      ReferenceCheckout.need()
       const dir = copyWith({ file: ReferencePrompts.files.judge.path, text: "system_prompt: x\nuser_prompt: y\n" })
       const e = yield* Effect.flip(
         withService(
@@ -71,6 +73,7 @@ describe("ReferencePrompts: where the files come from", () => {
 
   it.effect("refuses a checkout that lacks a file", () =>
     Effect.gen(function* () {
+      ReferenceCheckout.need()
       const dir = copyWith()
       fs.rmSync(path.join(dir, ReferencePrompts.files.decompose.path))
       const e = yield* Effect.flip(
@@ -84,6 +87,7 @@ describe("ReferencePrompts: where the files come from", () => {
 
   it.live("downloads the pinned commit's files once, checks them, and keeps them in the cache", () =>
     Effect.gen(function* () {
+      ReferenceCheckout.need()
       const requested: Array<string> = []
       const served = copyWith({ file: ReferencePrompts.files.judge.path, text: "tampered" })
       const server = yield* Effect.acquireRelease(
@@ -155,6 +159,7 @@ describe("ReferencePrompts: rendering as the authors' code does", () => {
     "reads the matcher's 8 examples from the module's literal and renders them as json.dumps(indent=2) blocks",
     () =>
       Effect.gen(function* () {
+        ReferenceCheckout.need()
         const examples = (yield* withService(
           ReferencePrompts.make({ dir: checkout, cacheDir: tmp() }),
           ReferencePrompts.matcherExamples

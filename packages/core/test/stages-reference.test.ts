@@ -4,17 +4,17 @@
 import { describe, expect } from "@effect/vitest"
 import { it } from "../src/testing/NodeTest.js"
 import { Effect, Layer } from "effect"
-import { fileURLToPath } from "node:url"
 import type { SessionView } from "../src/Domain.js"
 import type * as LanguageModel from "../src/LanguageModel.js"
 import * as ModelCache from "../src/ModelCache.js"
 import * as Models from "../src/Models.js"
 import * as ReferencePrompts from "../src/ReferencePrompts.js"
+import * as ReferenceCheckout from "../src/testing/ReferenceCheckout.js"
 import * as LlmGenerator from "../src/LlmGenerator.js"
 import * as LlmInferrer from "../src/LlmInferrer.js"
 import * as LlmSummarizer from "../src/LlmSummarizer.js"
 
-const checkout = fileURLToPath(new URL("../../../../shared/reference/kixlab-CUPID/", import.meta.url))
+const checkout = ReferenceCheckout.dir
 
 const session = (i: number, text: string): SessionView => ({
   id: `s${i}`,
@@ -55,6 +55,7 @@ describe("inferrer llm, prompts: reference", () => {
   it.effect(
     "sends the authors' system prompt and the history as their interaction log, and reads their heading",
     () => {
+      ReferenceCheckout.need()
       const { seen, env } = scripted(
         () =>
           "### Analysis\n\nSessions 1 and 2.\n\n### Most Likely Preference\n\n  Memos should open with the decision.  \nMore text."
@@ -86,6 +87,7 @@ describe("inferrer llm, prompts: reference", () => {
   it.effect(
     "temperature: null sends none; thinking: keep reads the heading even inside reasoning, as the authors' code does",
     () => {
+      ReferenceCheckout.need()
       const answer =
         "<think>Maybe ### Most Likely Preference\n\nA guess.</think>\n### Most Likely Preference\n\nThe real one."
       const { seen, env } = scripted(() => answer)
@@ -114,6 +116,7 @@ describe("inferrer llm, prompts: reference", () => {
   it.effect(
     "reading: reference reads only as the authors' code: no heading fails, an empty line is an empty preference",
     () => {
+      ReferenceCheckout.need()
       const answers: Record<string, string> = {
         none: "### Analysis\n\nA.\n\n### Preference\n\nDate every note.",
         empty: "### Analysis\n\nNothing applies.\n\n### Most Likely Preference\n\n"
@@ -141,6 +144,7 @@ describe("inferrer llm, prompts: reference", () => {
   )
 
   it.effect("a cut-off answer is a failure, truncated, and not read", () => {
+    ReferenceCheckout.need()
     const { env } = scripted(() => ({
       text: "### Most Likely Preference\n\nHalf a sen",
       promptTokens: 1,
@@ -178,6 +182,7 @@ describe("inferrer llm, prompts: reference", () => {
 
 describe("generator llm, prompts: reference", () => {
   it.effect("answers from the authors' generation prompt; refuses a preference it has no prompt for", () => {
+    ReferenceCheckout.need()
     const { seen, env } = scripted(() => "<think>plan</think>Here is the memo.")
     return Effect.gen(function* () {
       const gen = yield* LlmGenerator.make({

@@ -8,7 +8,7 @@
 import { Dataset } from "@cupid-lab/data"
 import type { Domain } from "@cupid-lab/core"
 import { OpenAiServer } from "@cupid-lab/providers/testing"
-import { NodeTest } from "@cupid-lab/core/testing"
+import { NodeTest, ReferenceCheckout } from "@cupid-lab/core/testing"
 import type { Calls, ResultLine } from "@cupid-lab/results"
 import { Catalog } from "@cupid-lab/viewer"
 
@@ -113,6 +113,7 @@ describe("paper ablations against a loopback OpenAI-compatible server", () => {
     "runs the sweep through the CLI; a rerun sends nothing and rewrites the same bytes; the key is never written",
     () =>
       Effect.gen(function* () {
+        ReferenceCheckout.need()
         const server = yield* OpenAiServer.make({ chat: (body) => answer(body as ChatBody).text })
         const dir = tempDir("cupid-e2e-")
         const config = configIn(dir)
@@ -225,6 +226,7 @@ describe("paper ablations against a loopback OpenAI-compatible server", () => {
     "retries a 429 and a 500; records an unreadable judge answer as a failed pair, which alone a rerun retries",
     () =>
       Effect.gen(function* () {
+        ReferenceCheckout.need()
         const changing = (yield* sliceOfSample).find((i) => i.type === "changing")!
         // The judge gives one unreadable answer, then answers properly when asked again.
         let unreadableServed = false
@@ -316,6 +318,7 @@ describe("paper ablations against a loopback OpenAI-compatible server", () => {
     "every call is in calls.jsonl as the server saw it; with HTTP 500 on every fourth request, the counts of requests and retries equal the server's log",
     () =>
       Effect.gen(function* () {
+        ReferenceCheckout.need()
         const server = yield* OpenAiServer.make({
           chat: (body) => answer(body as ChatBody).text,
           faultFor: (r) => (r.index % 4 === 3 ? OpenAiServer.Faults.serverError(500, "flaky upstream") : undefined)
@@ -363,21 +366,19 @@ describe("paper ablations against a loopback OpenAI-compatible server", () => {
           `${server.requests.length} HTTP requests sent (${retries} of them retries)`
         )
 
-        // Each call sent is one the server answered: same messages, same raw answer.
-        // (Some of the config's models send system instructions in the `developer` role, as the authors' code does.)
-        const asSystem = (messages: ReadonlyArray<{ role: string; content: string }>) =>
-          JSON.stringify(
-            messages.map((m) => ({ role: m.role === "developer" ? "system" : m.role, content: m.content }))
-          )
+        // Each call sent is one the server answered, recorded as the server received it: the same
+        // body (the `developer` role and max_completion_tokens where the config's models rename
+        // them, as the authors' code sends them), the same raw answer.
         const answered = server.requests.filter((r) => r.fault === undefined).map((r) => r.body as ChatBody)
         for (const c of calls.filter((x) => !x.cached)) {
           expect(c.request?.messages.length, c.stage).toBeGreaterThan(0)
-          const match = answered.find((b) => asSystem(b.messages) === JSON.stringify(c.request!.messages))
+          const match = answered.find((b) => JSON.stringify(b.messages) === JSON.stringify(c.request!.messages))
           expect(match, c.stage).toBeDefined()
+          expect(c.request).toEqual(match)
           expect(c.answer).toBe(answer(match!).text)
           expect(c.finishReason).toBe("stop")
-          expect(c.request).toMatchObject({ temperature: (match as { temperature?: number }).temperature })
         }
+        expect(calls.some((c) => c.request?.messages[0]?.role === "developer")).toBe(true)
         // What each stage read from its answer is recorded beside it.
         const infer = calls.find((c) => c.stage === "infer")!
         expect(infer.read).toMatchObject({ ok: true, value: { preference: expect.stringMatching(/^Replies should/) } })

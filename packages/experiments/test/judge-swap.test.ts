@@ -4,6 +4,7 @@
  * from the cache) and are judged by different models. The report's "Agreement between judges"
  * gives each judge's mean, ICC(1) and Pearson's r over the instances both scored.
  */
+import { ReferenceCheckout } from "@cupid-lab/core/testing"
 import { OpenAiServer } from "@cupid-lab/providers/testing"
 import { Judges } from "@cupid-lab/report"
 import type { ResultLine } from "@cupid-lab/results"
@@ -54,6 +55,7 @@ describe("a judge swap", () => {
 
   it.scopedLive("scores the same replies with two judges; the report gives their agreement", () =>
     Effect.gen(function* () {
+      ReferenceCheckout.need()
       const server = yield* OpenAiServer.make({ chat: (body) => chat(body as ChatBody) })
       const dir = tempDir("cupid-judges-")
       fs.writeFileSync(path.join(dir, "judges.yaml"), config(dir, server.baseURL))

@@ -6,6 +6,7 @@
  * gpt-4o-2024-11-20 as the authors' code does, price the whole grid per cell in a dry run, and
  * write paper.md with the published values beside the measured ones.
  */
+import { ReferenceCheckout } from "@cupid-lab/core/testing"
 import { OpenAiServer } from "@cupid-lab/providers/testing"
 import type { ResultLine } from "@cupid-lab/results"
 
@@ -77,6 +78,7 @@ describe("configs/paper.yaml: the paper's ten models in one command", () => {
     "prices every cell, sends Table 8's decoding and the authors' evaluator, and writes paper.md",
     () =>
       Effect.gen(function* () {
+        ReferenceCheckout.need()
         const server = yield* OpenAiServer.make({ chat: (body) => answer(body as ChatBody).text })
         const dir = tempDir("cupid-paper-")
         const config = path.join(dir, "paper.yaml")

@@ -251,6 +251,7 @@ describe("the authors' prompts, parsing and arithmetic, against their own code",
       v.name,
       () =>
         Effect.gen(function* () {
+          ReferenceHarness.need()
           const table = new Map<string, string>()
           const bodies = new Map<string, ChatBody & Record<string, unknown>>()
           const server = yield* OpenAiServer.make({

@@ -1,24 +1,26 @@
 /**
  * Runs `tools/reference/harness.py`, which executes the CUPID authors' own evaluation code (from
- * their checkout beside the repository, `../shared/reference/kixlab-CUPID`, or
- * `CUPID_REFERENCE_DIR`) with a scripted transport, so tests can compare what the project sends and
- * scores with what the authors' code does. When Python, PyYAML or the checkout is missing, every
- * call fails with {@link unavailable}'s reason: tests that use it fail, they are never skipped.
+ * their checkout as `ReferenceCheckout` finds it: `CUPID_REFERENCE_DIR`, else
+ * `../shared/reference/kixlab-CUPID` beside the repository, else the copy `npm test`'s pretest
+ * downloaded) with a scripted transport, so tests can compare what the project sends and scores with
+ * what the authors' code does. When the checkout or Python with PyYAML is missing, {@link run} and
+ * {@link need} skip the running test saying what is missing and how to get it; when the checkout is
+ * there but its files are not the pinned ones, they throw and the test fails.
  *
  * @example
  * import { ReferenceHarness } from "@cupid-lab/scorers/testing"
  * const out = ReferenceHarness.run("evaluate", { subject, evaluator, use_matcher: false, task: "both", instances, answers })
  */
+import { ReferenceCheckout } from "@cupid-lab/core/testing"
 import { spawnSync } from "node:child_process"
 import { createHash } from "node:crypto"
-import * as fs from "node:fs"
 import * as path from "node:path"
 import { fileURLToPath } from "node:url"
+import type { TestContext } from "vitest"
 
 const repo = fileURLToPath(new URL("../../../../", import.meta.url))
 export const harness = path.join(repo, "tools", "reference", "harness.py")
-export const referenceDir =
-  process.env.CUPID_REFERENCE_DIR || path.resolve(repo, "..", "shared", "reference", "kixlab-CUPID")
+export const referenceDir = ReferenceCheckout.dir
 
 const probe = (python: string) =>
   spawnSync(python, ["-c", "import sys, yaml; sys.exit(0 if sys.version_info >= (3, 9) else 3)"], { encoding: "utf8" })
@@ -32,20 +34,29 @@ export const python: string =
     .filter((p): p is string => p !== undefined && p !== "")
     .find((p) => probe(p).status === 0) ?? "python3"
 
-/** Why the harness cannot run here, or undefined. */
-export const unavailable: string | undefined = (() => {
-  if (!fs.existsSync(path.join(referenceDir, "evaluation", "pipeline", "evaluate.py"))) {
-    return `the authors' checkout is missing: clone github.com/kixlab/CUPID at commit a8560cab293ae98be4fe260689d58bddf96b51ef into ${referenceDir}`
-  }
+/** Why Python cannot run the harness here, or undefined. */
+export const pythonMissing: string | undefined = (() => {
   const result = probe(python)
   if (result.error !== undefined)
     return "python3 is not installed: install Python 3.9 or later with PyYAML (Debian: apt-get install python3 python3-yaml)"
   if (result.status === 3)
     return "python3 is older than 3.9: install Python 3.9 or later with PyYAML (Debian: apt-get install python3 python3-yaml)"
   if (result.status !== 0)
-    return `python3 cannot import yaml: install PyYAML (Debian: apt-get install python3-yaml, or pip install pyyaml)\n${result.stderr}`
+    return `python3 cannot import yaml: install PyYAML (Debian: apt-get install python3-yaml, or pip install pyyaml): ${result.stderr.trim().split("\n").at(-1) ?? ""}`
   return undefined
 })()
+
+/** Why the harness cannot run here (no checkout, or no Python with PyYAML), or undefined. */
+export const unavailable: string | undefined = ReferenceCheckout.missing() ?? pythonMissing
+
+/**
+ * In a test (or as a `beforeEach` hook): skips the test when the checkout or Python with PyYAML is
+ * missing; fails it when the checkout's files are not the pinned ones.
+ */
+export const need = (ctx?: TestContext): void => {
+  ReferenceCheckout.need(ctx)
+  if (pythonMissing !== undefined) ReferenceCheckout.skip("needs python3 with PyYAML", pythonMissing, ctx)
+}
 
 export interface Message {
   readonly role: string
@@ -72,7 +83,7 @@ export interface Evaluated {
 
 /** Run one harness command; throws with the harness's stderr when it fails. */
 export const run = (command: "render" | "evaluate" | "parse", input: unknown): any => {
-  if (unavailable !== undefined) throw new Error(unavailable)
+  need()
   const result = spawnSync(python, [harness, command], {
     input: JSON.stringify(input),
     encoding: "utf8",
