@@ -39,19 +39,16 @@ describe("a large grid through the CLI", () => {
   it("over the limit, a dry run is refused before any work, with the size, the limit and how to raise it", async () => {
     const dir = tempDir()
     const file = writeConfig(dir, hugeGrid, "huge.yaml")
-    const started = performance.now()
     const r = await Effect.runPromise(
       runProcess(process.execPath, [cli, "sweep", "--config", file, "--dry-run"], { cwd: dir, env: cleanEnv() })
     )
-    const seconds = (performance.now() - started) / 1000
     expect(r.code).toBe(1)
     expect(r.stdout).toBe("")
     expect(r.stderr).toContain(
       "error: huge.yaml: sweep: the grid has 2,560,000 cells (sweep.retriever.k 40 x sweep.retriever.k1 40 x sweep.retriever.b 40 x sweep.transform.pad 40), " +
         "more than the limit of 10,000 (maxCells); sweep fewer alternatives, or raise the limit with `maxCells: 2560000` in the config or `--max-cells 2560000` on the command line"
     )
-    // Refused without expanding anything: the start-up of the CLI, not minutes (a generous bound for a loaded machine).
-    expect(seconds).toBeLessThan(30)
+    // Refused from the axes' sizes without expanding anything (an expansion would not end within the test's ceiling).
   })
 
   it("a grid expanding under a raised limit says its size first and stops on SIGTERM (exit 130)", async () => {
@@ -76,10 +73,8 @@ describe("a large grid through the CLI", () => {
     )
     // Well into the expansion (which would take many minutes and gigabytes), then the signal.
     await new Promise((resolve) => setTimeout(resolve, 1500))
-    const signalled = performance.now()
     child.kill("SIGTERM")
     const code = await exited
     expect(code).toBe(130)
-    expect((performance.now() - signalled) / 1000).toBeLessThan(15)
   })
 })

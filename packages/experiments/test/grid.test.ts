@@ -387,9 +387,8 @@ describe("the grid's size", () => {
     Effect.gen(function* () {
       const config = yield* parse(huge())
       expect(config.maxCells).toBe(10_000)
-      const started = performance.now()
+      // Refused from the axes' sizes, before any cell is made (making 2,560,000 would not end within the test's ceiling).
       const error = yield* Effect.flip(Grid.expand(config, registry))
-      expect(performance.now() - started).toBeLessThan(2000)
       expect(error.message).toBe(
         "cfg.yaml: sweep: the grid has 2,560,000 cells (sweep.retriever.k 40 x sweep.retriever.tags 40 x sweep.transform.pad 40 x sweep.inferrer 40), " +
           "more than the limit of 10,000 (maxCells); sweep fewer alternatives, or raise the limit with `maxCells: 2560000` in the config or `--max-cells 2560000` on the command line"
@@ -421,11 +420,9 @@ describe("the grid's size", () => {
       const config = yield* parse(huge("maxCells: 2560000"))
       const fiber = yield* Effect.fork(Grid.expand(config, registry))
       yield* Effect.sleep("300 millis")
-      const started = performance.now()
+      // The whole grid would take minutes: that the interruption returns at all, inside the test's ceiling, is the check.
       const exit = yield* Fiber.interrupt(fiber)
       expect(Exit.isInterrupted(exit)).toBe(true)
-      // Well under the time the whole grid would take (minutes), whatever the machine's load.
-      expect(performance.now() - started).toBeLessThan(5000)
     })
   )
 })

@@ -63,9 +63,7 @@ describe("ResultLog: one sweep per run directory", () => {
     const dir = tempDir()
     fs.writeFileSync(path.join(dir, ResultLog.fileName), resultLine("a", "i1"))
     const child = await holder(dir)
-    const started = performance.now()
     const exit = await Effect.runPromiseExit(withLog(dir, () => Effect.void))
-    expect(performance.now() - started).toBeLessThan(1000)
     expect(Exit.isFailure(exit)).toBe(true)
     const error = Exit.isFailure(exit) && exit.cause._tag === "Fail" ? exit.cause.error : undefined
     expect(error?._tag).toBe("RunError")

