@@ -104,6 +104,13 @@ export interface Opened {
    * rows that turn out invalid make it an upper bound). `undefined` otherwise. For progress only.
    */
   readonly size?: Effect.Effect<number | undefined>
+  /**
+   * Reads and checks every row a run of `instances` reads (the same policy, filters and limit),
+   * keeping none of them, and counts the instances it yields: the sweep runs it before the first
+   * pair, so a bad row stops the sweep before any work. Generated data is valid by construction and
+   * is counted without generating it. Absent for data already held in memory.
+   */
+  readonly validate?: Effect.Effect<number, Errors.DatasetError>
 }
 
 /** Absolute path of the bundled sample's dev split (`packages/data/data/sample.jsonl`, source `sample`), whatever the working directory. */
@@ -236,15 +243,17 @@ export const open: (
           p.options.sessionsPerHistory > 100 ? 1 : 64
         )
       const perPersona = options.types === undefined ? Domain.cupidTypes.length : new Set(options.types).size
-      return make(
+      const total = p.options.personas * perPersona
+      const opened = make(
         source,
         "cupid",
         resolved,
         Synthetic.fingerprint(p.options),
         cupidRows(raw),
         options,
-        Effect.succeed(p.options.personas * perPersona)
+        Effect.succeed(total)
       )
+      return { ...opened, validate: Effect.succeed(Math.min(total, options.limit ?? total)) }
     }
     case "directory": {
       const fingerprint = yield* attempt(p.dir, () => directorySha256(p.dir, p.names))

@@ -491,6 +491,50 @@ describe("viewer server", () => {
       }).pipe(Effect.provide(NodeFileSystem.layer))
   )
 
+  it.scoped("accepts the bare run id the sweep prints, and names the runs when several have it", () =>
+    Effect.gen(function* () {
+      const root = path.join(tempDir(), "runs")
+      const printed: Array<string> = []
+      const parsed = yield* Config.parse(configText("contextual"), "contextual.yaml", {})
+      const config = {
+        ...parsed,
+        out: path.join(root, "contextual"),
+        outGiven: false,
+        cacheDir: path.join(root, "..", "cache")
+      }
+      const outcome = yield* Sweeps.sweep(config, { plugins, openDataset: opener(data), log: (l) => printed.push(l) })
+      const bare = /^run (\S+): /.exec(printed.find((l) => l.startsWith("run ")) ?? "")?.[1]
+      const full = path.relative(root, outcome.out).split(path.sep).join("/")
+      expect(full).toBe(`contextual/${bare}`)
+      const { url } = yield* Server.start({ root, port: 0, catalog: { openDataset: opener(data) } })
+      const json = (route: string, run: string) =>
+        Effect.map(get(`${url}api/${route}?${new URLSearchParams({ run, id: "p1:consistent" })}`), (r) => ({
+          status: r.status,
+          body: JSON.parse(r.body) as Record<string, unknown>
+        }))
+      const byPath = yield* json("run", full)
+      const byId = yield* json("run", bare!)
+      expect(byId).toEqual(byPath)
+      expect([byId.status, (byId.body["entry"] as Entries.RunEntry).id]).toEqual([200, full])
+      for (const route of ["verdict", "instances", "instance", "calls"]) {
+        const r = yield* json(route, bare!)
+        expect(r.status, `${route}: ${JSON.stringify(r.body)}`).toBe(200)
+      }
+      expect((yield* json("instance", bare!)).body["run"]).toBe(full)
+      // The same id under another config's folder (a copied run): which runs match, not one of them.
+      fs.cpSync(outcome.out, path.join(root, "copy", bare!), { recursive: true })
+      const ambiguous = yield* json("run", bare!)
+      expect(ambiguous).toEqual({
+        status: 400,
+        body: {
+          error: `run "${bare}" names 2 runs under ${root}: contextual/${bare}, copy/${bare}; name one by its path`
+        }
+      })
+      expect((yield* json("run", full)).status).toBe(200)
+      expect((yield* json("run", "nosuchrun")).status).toBe(404)
+    }).pipe(Effect.provide(NodeFileSystem.layer))
+  )
+
   it.scoped("on every interface (--host 0.0.0.0) it answers whatever name the machine is reached by", () =>
     Effect.gen(function* () {
       const { root } = yield* setup

@@ -21,6 +21,14 @@ export const sharedNote = (board: Leaderboard): string =>
     ? ""
     : ` Not ranked: ${board.shared.map((c) => c.name).join(", ")}, which differ from another cell only in stages after the one this metric measures, so their value is that cell's by construction.`
 
+/**
+ * What N (the console's n) counts on a leaderboard: the instances the main metric has a value for,
+ * which can be fewer than the instances scored (retrieval metrics have none for an instance without a
+ * relevant session). The leaderboard of report.md, report.html and the viewer and the console say it.
+ */
+export const nNote = (m: ResultLine.MetricDescription): string =>
+  `instances with a value of ${m.name} on all instance types, the instances its value is the mean of (fewer than the instances scored when the metric is undefined for some, e.g. retrieval metrics on instances without a relevant session)`
+
 /** Contenders the report's opening shows; the rest are in the appendix's full leaderboard. */
 export const openingLimit = 10
 
@@ -75,7 +83,7 @@ export const table = (a: Pick<Analysis, "baseline">, v: Verdict, limit = Number.
     id: "leaderboard",
     title: `Leaderboard: ${Notes.metricLabel(m)}, all instances`,
     notes: [
-      `Ranked among the cells that read no gold labels (${m.direction} is better); ties keep the grid's order. vs baseline: paired difference (cell - baseline), * significant after correction.${left_out > 0 ? ` ${left_out} lower-ranked cells are left out here; the appendix lists every cell.` : ""}${sharedNote(all)}`
+      `Ranked among the cells that read no gold labels (${m.direction} is better); ties keep the grid's order. N: ${nNote(m)}. vs baseline: paired difference (cell - baseline), * significant after correction.${left_out > 0 ? ` ${left_out} lower-ranked cells are left out here; the appendix lists every cell.` : ""}${sharedNote(all)}`
     ],
     columns: [
       right("rank"),
@@ -153,7 +161,8 @@ export const console = (
       st.rank === undefined ? (isShared ? "shared" : c.usesGold ? "ceiling" : "–") : String(st.rank),
       `${c.name}${c.usesGold ? " (gold)" : ""}`,
       ...(m === undefined ? [] : [Format.withCi(st.estimate)]),
-      String(c.slices.all.n),
+      // The leaderboard's N: the main metric's n (without a leaderboard, the instances scored).
+      String(st.estimate.n),
       String(c.slices.all.failed),
       ...(m === undefined ? [] : [`${d.text}${d.significant === true ? " *" : ""}`]),
       ...others.map((x) => Format.number(c.slices.all.metrics[x.name]?.mean))
@@ -172,7 +181,9 @@ export const console = (
       ? "models: none; every stage ran offline with methods that need no weights"
       : `models: ${models.join(", ")}`
   )
-  out.push("(gold) cells read gold labels: ceilings, not ranked; n = instances scored, over all instance types")
+  out.push(
+    `(gold) cells read gold labels: ceilings, not ranked; n = ${m === undefined || all === undefined ? "instances scored, over all instance types" : nNote(m)}; failed = pairs that failed`
+  )
   if (all !== undefined && all.shared.length > 0)
     out.push(
       "shared: the cell differs from another only in stages after the one the main metric measures, so its value is that cell's"

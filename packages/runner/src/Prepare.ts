@@ -64,8 +64,6 @@ export const prepare = (config: Config, options: Options, dryRun: boolean) =>
       ...(config.data.types !== undefined ? { types: config.data.types } : {}),
       ...(config.data.limit !== undefined ? { limit: config.data.limit } : {})
     })
-    // The data is read once, by the pair loop; its size, when known without reading it, is for progress.
-    const instances = opened.size === undefined ? undefined : yield* opened.size
     const pool = yield* poolFor(config, grid, open)
     const transformed = transformer(config.seed, pool)
     const bundles = yield* Build.models(config, registry, { dryRun })
@@ -97,6 +95,14 @@ export const prepare = (config: Config, options: Options, dryRun: boolean) =>
       Context.add(ReferencePrompts.ReferencePrompts, reference)
     )
     const built = yield* Build.cells(config, grid, env)
+    // Every row the pair loop will read is read and checked first, keeping none: a bad row stops the
+    // sweep before any pair runs (docs/config.md, "Data validation"). The count is for progress.
+    const instances =
+      opened.validate !== undefined
+        ? yield* opened.validate
+        : opened.size === undefined
+          ? undefined
+          : yield* opened.size
     const metrics: ReadonlyArray<Scorer.MetricInfo> = built[0]?.pipeline.scorers.flatMap((s) => s.service.metrics) ?? []
     return { grid, built, opened, instances, cache, metrics, transformed }
   })

@@ -196,22 +196,34 @@ export const make = (root: string, options: CatalogOptions = {}) =>
       return { runs, unreadable: [...unlisted, ...failed] }
     })
 
-    /** The run directory an id names, without walking the tree; ids that leave the root are refused. */
+    /**
+     * The run directory an id names: its path below the root (without walking the tree); else the
+     * bare run id the sweep prints (`run 3f2a9c0d1e4b: ...`), when exactly one run's directory has
+     * that name. Ids that leave the root are refused.
+     */
     const locate = (id: string): Effect.Effect<Entries.Found, ViewError> =>
       Effect.gen(function* () {
         const dir = path.resolve(absoluteRoot, id)
         const inside = dir === absoluteRoot || dir.startsWith(`${absoluteRoot}${path.sep}`)
-        if (id === "" || path.isAbsolute(id) || !inside || !(yield* exists(path.join(dir, "summary.json")))) {
-          return yield* new ViewError({ status: 404, message: `no run "${id}" under ${absoluteRoot}` })
+        if (id !== "" && !path.isAbsolute(id) && inside && (yield* exists(path.join(dir, "summary.json")))) {
+          return { id, dir, latest: (yield* latestIn(path.dirname(dir))) === dir }
         }
-        return { id, dir, latest: (yield* latestIn(path.dirname(dir))) === dir }
+        const bare = id !== "" && id !== "." && id !== ".." && !/[/\\]/.test(id)
+        const named = bare ? (yield* scan).found.filter((f) => path.basename(f.dir) === id) : []
+        if (named.length === 1) return named[0]!
+        if (named.length > 1) {
+          const ids = named.map((f) => f.id).join(", ")
+          const message = `run "${id}" names ${named.length} runs under ${absoluteRoot}: ${ids}; name one by its path`
+          return yield* new ViewError({ status: 400, message })
+        }
+        return yield* new ViewError({ status: 404, message: `no run "${id}" under ${absoluteRoot}` })
       })
 
     const load = (id: string): Effect.Effect<Loaded, ViewError> =>
       Effect.gen(function* () {
         const found = yield* locate(id)
         const stamp = yield* stampOf(found.dir)
-        const hit = loaded.get(id)
+        const hit = loaded.get(found.id)
         if (hit !== undefined && hit.stamp === stamp) return hit
         // The instance pages need whole lines (inference, generation, per-pair usage): the viewer keeps them, by instance in file order.
         const byInstance = new Map<string, Map<string, ResultLine.Row>>()
@@ -237,7 +249,7 @@ export const make = (root: string, options: CatalogOptions = {}) =>
           ...Entries.safeMain(run.summary),
           byInstance
         }
-        loaded.set(id, value)
+        loaded.set(found.id, value)
         return value
       })
 
@@ -316,7 +328,7 @@ export const make = (root: string, options: CatalogOptions = {}) =>
         const rankings = reading(
           RunDir.linesAbout(path.join(l.run.dir, "results.jsonl"), instanceId, Ranked, "rankings")
         ).pipe(Effect.map(({ lines }) => new Map(lines.map((x) => [x.cell, x.ranking] as const))))
-        return Instances.detail(l, id, instanceId, textsOf(l, openDataset, fileSystem), rankings)
+        return Instances.detail(l, l.entry.id, instanceId, textsOf(l, openDataset, fileSystem), rankings)
       })
 
     const calls = (id: string, instanceId: string) =>
@@ -331,7 +343,7 @@ export const make = (root: string, options: CatalogOptions = {}) =>
           ranAt: line.ranAt,
           calls: line.calls
         }))
-        return { run: id, id: instanceId, unreadable, cells }
+        return { run: found.id, id: instanceId, unreadable, cells }
       })
 
     const compare = (
@@ -361,8 +373,8 @@ export const make = (root: string, options: CatalogOptions = {}) =>
             b: outcome(lb, rb, cb.id)
           }))
         return {
-          a: { run: x.run, cell: ca },
-          b: { run: y.run, cell: cb },
+          a: { run: la.entry.id, cell: ca },
+          b: { run: lb.entry.id, cell: cb },
           tables: Compare.metricTables(compared),
           warnings: compared.warnings,
           shared: both.length,

@@ -65,5 +65,7 @@ export const make = (
   })
   const limit = options.limit
   const bounded = Effect.map(size, (n) => (n === undefined || limit === undefined ? n : Math.min(n, limit)))
-  return { source, benchmark, resolved, fingerprint, instances, skipped: () => [...skipped], size: bounded }
+  // A first pass for the sweep: the ids seen are kept (for duplicates), the rows are not.
+  const validate = Stream.runFold(instances, 0, (n) => n + 1)
+  return { source, benchmark, resolved, fingerprint, instances, skipped: () => [...skipped], size: bounded, validate }
 }
