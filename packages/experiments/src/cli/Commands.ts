@@ -21,6 +21,7 @@ import * as Export from "./commands/Export.js"
 import { CommandIo, type Io, usage } from "./commands/Io.js"
 import * as Merge from "./commands/Merge.js"
 import * as Report from "./commands/Report.js"
+import * as Score from "./commands/Score.js"
 import * as Sweep from "./commands/Sweep.js"
 import * as Synthesize from "./commands/Synthesize.js"
 import * as View from "./commands/View.js"
@@ -30,6 +31,7 @@ export type { Io } from "./commands/Io.js"
 const commands = [
   Sweep.command,
   Merge.command,
+  Score.command,
   Report.command,
   Compare.command,
   Export.command,
