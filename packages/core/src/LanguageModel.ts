@@ -113,9 +113,14 @@ const refusalVerb = new RegExp(
  * LanguageModel.isRefusal("I'm sorry, but I can't assist with that.") // true
  * LanguageModel.isRefusal("Preference: numbered steps.") // false
  */
+/** An answer longer than this (after its `<think>` blocks) has more than 40 words of any markup. */
+const refusalMaxChars = 4_000
+
 export const isRefusal = (text: string): boolean => {
-  const plain = text
-    .replace(/<think>[\s\S]*?<\/think>/gi, "")
+  const unthought = text.replace(/<think>[\s\S]*?<\/think>/gi, "")
+  // Not short, whatever its markup: a model that loops answers tens of MB, too slow to clean up.
+  if (unthought.length > refusalMaxChars) return false
+  const plain = unthought
     .replace(/[\u2018\u2019]/g, "'")
     .replace(/[*_`"\u201C\u201D>#]/g, "")
     .replace(/\s+/g, " ")

@@ -101,15 +101,27 @@ class WriteFailed {
   constructor(readonly code: string) {}
 }
 
-/** Where entries live; the cache around it keeps this run's values in memory. */
+/**
+ * Where entries live; the cache around it keeps this run's values in memory, except those whose
+ * entry on disk is longer than {@link keptChars} (a model that loops answers tens of MB): they
+ * are read again when asked for, so the run holds no more than the calls in flight.
+ */
 interface Store {
   /** A user-facing name for the place of an entry (its file). */
   readonly where: (key: string) => string
   /** The place writes go to, named in the read-only warning. */
   readonly root: string
-  readonly read: <A>(key: string, check: Check<A>) => Effect.Effect<Option.Option<unknown>, Unreadable>
-  readonly write: (key: string, value: unknown) => Effect.Effect<void, WriteFailed>
+  /** The stored value, with the length of its entry in characters (0 for a store in memory). */
+  readonly read: <A>(
+    key: string,
+    check: Check<A>
+  ) => Effect.Effect<Option.Option<{ readonly value: unknown; readonly chars: number }>, Unreadable>
+  /** Store the value; succeeds with the length of its entry in characters (0 for a store in memory). */
+  readonly write: (key: string, value: unknown) => Effect.Effect<number, WriteFailed>
 }
+
+/** Entries on disk longer than this (in characters of JSON) are not kept in memory after use. */
+export const keptChars = 1024 * 1024
 
 const issues = (error: ParseResult.ParseError): string =>
   ParseResult.ArrayFormatter.formatErrorSync(error)
@@ -140,7 +152,7 @@ const make = (store: Store, warn: (line: string) => Effect.Effect<void>): Servic
 
   /** A usable value for `k`, from this run's values or the store; counts nothing but ignored entries. */
   const lookup = <A>(k: string, check: Check<A>): Effect.Effect<Option.Option<A>> => {
-    const usable = (value: unknown): Effect.Effect<Option.Option<A>> => {
+    const usable = (value: unknown, chars = 0): Effect.Effect<Option.Option<A>> => {
       let typed: A
       if (check.schema === undefined) {
         // Without a schema the caller takes what it stored under its own key, as before.
@@ -155,7 +167,7 @@ const make = (store: Store, warn: (line: string) => Effect.Effect<void>): Servic
         rejected++
         return Effect.succeed(Option.none())
       }
-      local.set(k, typed)
+      if (chars <= keptChars) local.set(k, typed)
       return Effect.succeed(Option.some(typed))
     }
     return Effect.suspend(() => {
@@ -163,7 +175,10 @@ const make = (store: Store, warn: (line: string) => Effect.Effect<void>): Servic
       return store.read(k, check).pipe(
         Effect.matchEffect({
           onFailure: (e) => Effect.as(ignore(k, e.reason), Option.none<A>()),
-          onSuccess: Option.match({ onNone: () => Effect.succeed(Option.none<A>()), onSome: usable })
+          onSuccess: Option.match({
+            onNone: () => Effect.succeed(Option.none<A>()),
+            onSome: (stored) => usable(stored.value, stored.chars)
+          })
         })
       )
     })
@@ -178,7 +193,12 @@ const make = (store: Store, warn: (line: string) => Effect.Effect<void>): Servic
       }
       return store.write(k, v).pipe(
         Effect.matchEffect({
-          onSuccess: () => Effect.sync(() => void writes++),
+          onSuccess: (chars) =>
+            Effect.sync(() => {
+              writes++
+              // On disk now: a large value is read again when asked for rather than held all run.
+              if (chars > keptChars && local.get(k) === v) local.delete(k)
+            }),
           onFailure: (e) =>
             Effect.suspend(() => {
               writeErrors++
@@ -271,7 +291,7 @@ const nothingStored: Store = {
   where: () => "memory",
   root: "memory",
   read: () => Effect.succeed(Option.none()),
-  write: () => Effect.void
+  write: () => Effect.succeed(0)
 }
 
 /** A cache held in memory for the life of the layer (tests, dry runs). */
@@ -284,7 +304,16 @@ export const layerMemory: Layer.Layer<ModelCache> = Layer.sync(ModelCache, () =>
  */
 export const overlay = (base: Service): Service =>
   make(
-    { where: () => "memory", root: "memory", read: (k, check) => base.get(k, check), write: () => Effect.void },
+    {
+      where: () => "memory",
+      root: "memory",
+      read: (k, check) =>
+        Effect.map(
+          base.get(k, check),
+          Option.map((value) => ({ value, chars: 0 }))
+        ),
+      write: () => Effect.succeed(0)
+    },
     Effect.logWarning
   )
 
@@ -344,7 +373,7 @@ const fileStore = (fs: FileSystem.FileSystem, dir: string): Store => {
             if (entry.key !== k)
               return Effect.fail(new Unreadable(`it holds the entry of key ${entry.key}, not of its file name`))
             if (entry.value === undefined) return Effect.fail(new Unreadable(`not a cache entry (it has no "value")`))
-            return Effect.succeed(Option.some(entry.value))
+            return Effect.succeed(Option.some({ value: entry.value, chars: text.length }))
           }
         })
       ),
@@ -353,8 +382,12 @@ const fileStore = (fs: FileSystem.FileSystem, dir: string): Store => {
       const tmp = `${file}.${writerId}.${++tmpCounter}.tmp`
       return fs.makeDirectory(path.dirname(file), { recursive: true }).pipe(
         Effect.zipRight(
-          fs.writeFileString(tmp, encodeEntry({ key: k, value })).pipe(
-            Effect.zipRight(fs.rename(tmp, file)),
+          // The entry's JSON and its UTF-8 bytes are the only copies of the value a write makes.
+          Effect.suspend(() => {
+            const text = encodeEntry({ key: k, value })
+            return Effect.as(fs.writeFileString(tmp, text), text.length)
+          }).pipe(
+            Effect.zipLeft(fs.rename(tmp, file)),
             // A partial temporary file (e.g. the disk filled mid-write) is never left behind.
             Effect.tapError(() => Effect.ignore(fs.remove(tmp)))
           )

@@ -250,7 +250,7 @@ export const cachedLanguageModel = (
           : undefined
       yield* record(value, cached, {
         latencyMs,
-        answer: value.text,
+        answer: Usage.excerptOf(value.text),
         ...(!cached && finishReason !== undefined ? { finishReason } : {}),
         ...(problem !== undefined
           ? { error: problem }

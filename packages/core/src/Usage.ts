@@ -13,7 +13,43 @@
  * yield* Usage.into(ledger, retriever.retrieve(input))
  */
 import { Effect, type Exit, FiberRef } from "effect"
+import { sha256Hex } from "./Hash.js"
 import type { CompletionRequest } from "./LanguageModel.js"
+
+/**
+ * What a transcript keeps of an answer: its first `cap` characters (UTF-16 code units, never half
+ * of a surrogate pair), with the whole answer's length and SHA-256 (of its UTF-8 bytes), so a
+ * longer answer is visibly cut and can still be matched against the cache's copy.
+ */
+export interface AnswerExcerpt {
+  readonly text: string
+  readonly chars: number
+  readonly sha256: string
+  readonly cap: number
+}
+
+/** The default of {@link answerCap}: 64 Ki characters, far above any answer a stage reads. */
+export const defaultAnswerCap = 65_536
+
+/**
+ * How many characters of an answer a transcript keeps: `CUPID_TRANSCRIPT_ANSWER_CHARS` (a
+ * non-negative integer) or {@link defaultAnswerCap}. A model that loops can answer tens of MB.
+ */
+export const answerCap = (): number => {
+  const raw = process.env["CUPID_TRANSCRIPT_ANSWER_CHARS"]
+  const n = raw === undefined || raw.trim() === "" ? Number.NaN : Number(raw)
+  return Number.isInteger(n) && n >= 0 ? n : defaultAnswerCap
+}
+
+/** The excerpt of `text` a transcript keeps (see {@link AnswerExcerpt}). */
+export const excerptOf = (text: string, cap: number = answerCap()): AnswerExcerpt => {
+  if (text.length <= cap) return { text, chars: text.length, sha256: sha256Hex(text), cap }
+  const code = cap > 0 ? text.charCodeAt(cap - 1) : 0
+  const end = code >= 0xd800 && code <= 0xdbff ? cap - 1 : cap
+  // A slice of a long string keeps the whole string alive (V8 shares its characters): copy it out.
+  const kept = Buffer.from(text.slice(0, end), "utf8").toString("utf8")
+  return { text: kept, chars: text.length, sha256: sha256Hex(text), cap }
+}
 
 /**
  * What one call was, for its transcript: never part of a result line (it depends on the clock and
@@ -26,8 +62,11 @@ export interface CallDetail {
   readonly request?: CompletionRequest
   /** The body the provider sends for it, when the provider says (LanguageModel.Service.wire). */
   readonly wire?: Readonly<Record<string, unknown>>
-  /** The answer's text as the model (or the cache) returned it, before anything is stripped. */
-  readonly answer?: string
+  /**
+   * The answer as the model (or the cache) returned it, before anything is stripped, cut to
+   * {@link answerCap} characters: the ledger never holds a whole answer of tens of MB.
+   */
+  readonly answer?: AnswerExcerpt
   /** Why the model stopped, as its provider says (absent for answers from the cache). */
   readonly finishReason?: string
   /** What the caller read from the answer (see CompletionRequest.read). */

@@ -274,7 +274,7 @@ describe("the Markdown section", () => {
       /^\| all \| bm25\(top=4\) \| 0\.550 \[[^\]]+\] \| 4 \| bm25 vs recency: \+0\.400 \[[^\]]+\] p=0\.250 BH=[\d.]+ n=4 \| top=4 vs top=2: \+0\.050 \[[^\]]+\] p=[\d.]+ BH=[\d.]+ n=4 \|$/
     )
     expect(lines.find((l) => l.startsWith("| changing |"))).toMatch(
-      /^\| changing \| bm25\(top=2\) \| 1\.000 \[1\.000, 1\.000\] \| 1 \| bm25 vs recency: \+0\.800 /
+      /^\| changing \| bm25\(top=2\) \| 1\.000 \[n\/a\] \| 1 \| bm25 vs recency: \+0\.800 /
     )
   })
 

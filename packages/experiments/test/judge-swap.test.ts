@@ -17,7 +17,7 @@ import * as path from "node:path"
 import * as Commands from "../src/cli/Commands.js"
 
 import { answer, type ChatBody, kindOf, referenceDir } from "./fixtures/paperModel.js"
-import { lines, tempDir } from "./support.js"
+import { commandIo, lines, tempDir } from "./support.js"
 
 /** judge-a scores 1 + (digest mod 8); judge-b one point more: r = 1, means 1 apart. */
 const chat = (body: ChatBody) => {
@@ -59,13 +59,7 @@ describe("a judge swap", () => {
       const server = yield* OpenAiServer.make({ chat: (body) => chat(body as ChatBody) })
       const dir = tempDir("cupid-judges-")
       fs.writeFileSync(path.join(dir, "judges.yaml"), config(dir, server.baseURL))
-      const err: Array<string> = []
-      const io = {
-        configDirs: [dir],
-        stdout: () => undefined,
-        stderr: { write: (t: string) => void err.push(t) },
-        env: { CUPID_TEST_KEY: "sk-test" }
-      }
+      const { err, io } = commandIo(dir)
       const out = path.join(dir, "run")
       expect(yield* Commands.main(["sweep", "--config", "judges", "--out", out], io), err.join("")).toBe(0)
 

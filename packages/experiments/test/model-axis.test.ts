@@ -16,7 +16,7 @@ import * as fs from "node:fs"
 import * as path from "node:path"
 import * as Commands from "../src/cli/Commands.js"
 
-import { lines, tempDir } from "./support.js"
+import { commandIo, lines, tempDir } from "./support.js"
 
 const models = (baseURL: string) => [
   "models:",
@@ -50,18 +50,6 @@ const grid = (text: string) =>
     const config = yield* Config.parse(text, "cfg.yaml", {})
     return yield* Grid.expand(config, registry)
   })
-
-/** The command line's io, with the config folder `dir` and the test key; `err` collects stderr. */
-const ioIn = (dir: string) => {
-  const err: Array<string> = []
-  const io = {
-    configDirs: [dir],
-    stdout: () => undefined,
-    stderr: { write: (t: string) => void err.push(t) },
-    env: { CUPID_TEST_KEY: "sk-test" }
-  }
-  return { err, io }
-}
 
 describe("models as a sweep axis", () => {
   it.effect("multiplies the swept and explicit cells, slowest; names and keys cells by the entry", () =>
@@ -146,7 +134,7 @@ describe("models as a sweep axis", () => {
         path.join(dir, "models.yaml"),
         ablations(server.baseURL, [`cacheDir: ${JSON.stringify(path.join(dir, "cache"))}`])
       )
-      const { err, io } = ioIn(dir)
+      const { err, io } = commandIo(dir)
       const out = path.join(dir, "run")
       const code = yield* Commands.main(["sweep", "--config", "models", "--out", out], io)
       expect(code, err.join("")).toBe(0)
@@ -197,7 +185,7 @@ describe("models as a sweep axis", () => {
       const dir = tempDir("cupid-model-axis-")
       const text = ablations("http://127.0.0.1:9/v1").replace("models.subject:", "models.subjct:")
       fs.writeFileSync(path.join(dir, "models.yaml"), text)
-      const { err, io } = ioIn(dir)
+      const { err, io } = commandIo(dir)
       const code = yield* Commands.main(["sweep", "--config", "models", "--dry-run"], io)
       expect(code).not.toBe(0)
       expect(err.join("")).toContain(

@@ -263,7 +263,7 @@ describe("report.md", () => {
         "1 cells x 2 metrics (retrieval.recall, inference.f1_micro) x 4 slices, in declared families"
       )
       expect(md).toContain(
-        "| bm25(k=2) | -0.500 [-0.500, -0.500] p=0.500 Holm=1.000 n=4 (primary, MDE 0.000) | -0.500 [-0.500, -0.500] p=0.500 Holm=1.000 n=2 (primary, MDE 0.000) | 0.000 [0.000, 0.000] p=1.000 Holm=1.000 n=1 (primary) | -1.000 [-1.000, -1.000] p=1.000 Holm=1.000 n=1 (primary) |"
+        "| bm25(k=2) | -0.500 [-0.500, -0.500] p=0.500 Holm=1.000 n=4 (primary, MDE 0.000) | -0.500 [-0.500, -0.500] p=0.500 Holm=1.000 n=2 (primary, MDE 0.000) | 0.000 [n/a] p=1.000 Holm=1.000 n=1 (primary) | -1.000 [n/a] p=1.000 Holm=1.000 n=1 (primary) |"
       )
       expect(md).toMatch(
         /\| bm25\(k=2\) \| -0\.286 \[-\d\.\d{3}, -\d\.\d{3}\] p=0\.500 BH=1\.000 n=4 \(exploratory\) \|/

@@ -384,3 +384,39 @@ export const cleanEnv = (): Record<string, string> => {
   }
   return env
 }
+
+/**
+ * The command line's io for `Commands.main` in this process: configs looked up in `dir`, stdout
+ * dropped, stderr collected in `err`, and `env` (default: the test key `CUPID_TEST_KEY` that the
+ * loopback model entries name).
+ */
+export const commandIo = (dir: string, env: Record<string, string> = { CUPID_TEST_KEY: "sk-test" }) => {
+  const err: Array<string> = []
+  const io = {
+    configDirs: [dir],
+    stdout: () => undefined,
+    stderr: { write: (t: string) => void err.push(t) },
+    env
+  }
+  return { err, io }
+}
+
+/** A config whose one cell infers with a loopback OpenAI-compatible model (`subject`) from every session. */
+export const loopbackInferrerConfig = (
+  name: string,
+  cacheDir: string,
+  baseURL: string,
+  extra: ReadonlyArray<string> = []
+): string =>
+  [
+    `name: ${name}`,
+    `data: { source: "synthetic:personas=1,seed=9" }`,
+    `cacheDir: ${JSON.stringify(cacheDir)}`,
+    ...extra,
+    "models:",
+    `  subject: { provider: openai, model: test-subject, baseURL: ${JSON.stringify(baseURL)}, apiKeyEnv: CUPID_TEST_KEY, temperature: 0 }`,
+    "pipeline:",
+    "  retriever: all",
+    "  inferrer: { use: llm, model: subject }",
+    "scorers: [{ use: retrieval, ks: [2] }]"
+  ].join("\n") + "\n"

@@ -12,23 +12,12 @@ import * as fs from "node:fs"
 import * as path from "node:path"
 import * as Commands from "../src/cli/Commands.js"
 
-import { lines, tempDir } from "./support.js"
+import { commandIo, lines, loopbackInferrerConfig, tempDir } from "./support.js"
 
 const canary = "CANARY-7f3a9e"
 
 const config = (dir: string, baseURL: string, transcripts: "full" | "counts") =>
-  [
-    "name: counts",
-    `data: { source: "synthetic:personas=1,seed=9" }`,
-    `cacheDir: ${JSON.stringify(path.join(dir, `cache-${transcripts}`))}`,
-    `transcripts: ${transcripts}`,
-    "models:",
-    `  subject: { provider: openai, model: test-subject, baseURL: ${JSON.stringify(baseURL)}, apiKeyEnv: CUPID_TEST_KEY, temperature: 0 }`,
-    "pipeline:",
-    "  retriever: all",
-    "  inferrer: { use: llm, model: subject }",
-    "scorers: [{ use: retrieval, ks: [2] }]"
-  ].join("\n") + "\n"
+  loopbackInferrerConfig("counts", path.join(dir, `cache-${transcripts}`), baseURL, [`transcripts: ${transcripts}`])
 
 describe("transcripts: counts", () => {
   it.scopedLive("keeps no model text in calls.jsonl; full keeps it", () =>
@@ -40,13 +29,7 @@ describe("transcripts: counts", () => {
       const run = (transcripts: "full" | "counts") =>
         Effect.gen(function* () {
           fs.writeFileSync(path.join(dir, "counts.yaml"), config(dir, server.baseURL, transcripts))
-          const err: Array<string> = []
-          const io = {
-            configDirs: [dir],
-            stdout: () => undefined,
-            stderr: { write: (t: string) => void err.push(t) },
-            env: { CUPID_TEST_KEY: "sk-test" }
-          }
+          const { err, io } = commandIo(dir)
           const out = path.join(dir, `run-${transcripts}`)
           expect(yield* Commands.main(["sweep", "--config", "counts", "--out", out], io), err.join("")).toBe(0)
           return out

@@ -16,7 +16,7 @@ import { adjustedLabel, left, num, right } from "./Tables.js"
 
 const adjusted = (c: AxisEffects.Effects["correction"]): string => adjustedLabel(c) || "p"
 
-const interval = (lo: number, hi: number) => `[${Format.signed(lo)}, ${Format.signed(hi)}]`
+const interval = Format.signedInterval
 
 /** `+0.050 [+0.010, +0.090]` with `p=… BH=… n=…` as detail; `–` without paired instances. */
 const difference = (

@@ -37,6 +37,10 @@ export const p = (x: number): string => (!Number.isFinite(x) ? "–" : x >= 0.00
 export const interval = (lo: number | null, hi: number | null): string =>
   !Number.isFinite(lo ?? NaN) && !Number.isFinite(hi ?? NaN) ? "[n/a]" : `[${number(lo)}, ${number(hi)}]`
 
+/** `[+lo, +hi]` of a difference; `[n/a]` when there is no interval. */
+export const signedInterval = (lo: number | null, hi: number | null): string =>
+  !Number.isFinite(lo ?? NaN) && !Number.isFinite(hi ?? NaN) ? "[n/a]" : `[${signed(lo)}, ${signed(hi)}]`
+
 /** `value [lo, hi]`. */
 export const withCi = (e: Pick<ResultLine.MetricEstimate, "mean" | "ci95">): string =>
   `${number(e.mean)} ${interval(e.ci95[0], e.ci95[1])}`

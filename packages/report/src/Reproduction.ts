@@ -85,7 +85,7 @@ const measured = (c: Cell | undefined, slice: ResultLine.Slice, metric: string, 
     return { text: "–", value: null, detail: `n=${e?.n ?? 0}, ${c.slices[slice].failed} failed` }
   return {
     ...num(show(scale(e.mean)), scale(e.mean)),
-    detail: `[${show(scale(e.ci95[0]))}, ${show(scale(e.ci95[1]))}] n=${e.n}`
+    detail: `${e.ci95[0] === null && e.ci95[1] === null ? "[n/a]" : `[${show(scale(e.ci95[0]))}, ${show(scale(e.ci95[1]))}]`} n=${e.n}`
   }
 }
 

@@ -204,7 +204,7 @@ export const deltaCell = (
 ): Cell => {
   if (d === undefined || d.comparison.n === 0) return { text: "–", value: null, detail: "n=0" }
   const c = d.comparison
-  const interval = `${prefix}${Format.signed(c.delta)} [${Format.signed(c.ci95[0])}, ${Format.signed(c.ci95[1])}]`
+  const interval = `${prefix}${Format.signed(c.delta)} ${Format.signedInterval(c.ci95[0], c.ci95[1])}`
   if (d.family === "none") return { ...num(interval, c.delta), detail: `n=${c.n} (not tested)` }
   if (!Number.isFinite(c.p)) return { ...num(`${prefix}${Format.signed(c.delta)}`, c.delta), detail: `n=${c.n}` }
   const label = adjustedLabel(d.correction ?? "holm")

@@ -41,7 +41,15 @@ export const Call = Schema.Struct({
   request: Schema.optional(
     Schema.Struct({ messages: Schema.Array(Message) }, { key: Schema.String, value: Schema.Unknown })
   ),
+  /**
+   * The raw answer's first `answerCap` characters (`CUPID_TRANSCRIPT_ANSWER_CHARS`, default 65,536);
+   * `answerChars` is the whole answer's length and `answerSha256` the SHA-256 of its UTF-8 bytes,
+   * so an answer longer than the cap (a model that loops) is visibly cut. The model cache keeps it whole.
+   */
   answer: Schema.optional(Schema.String),
+  answerChars: Schema.optional(Schema.Number),
+  answerSha256: Schema.optional(Schema.String),
+  answerCap: Schema.optional(Schema.Number),
   finishReason: Schema.optional(Schema.String),
   /**
    * What the caller read from the answer: `{ ok: true, value }` or `{ ok: false, reason }`; under
@@ -84,7 +92,16 @@ const callOf = (e: Usage.UsageEntry, mode: Mode): Call => {
     promptTokens: e.promptTokens,
     completionTokens: e.completionTokens,
     ...(mode === "full" && request !== undefined ? { request } : {}),
-    ...(mode === "full" && d?.answer !== undefined ? { answer: d.answer } : {}),
+    ...(d?.answer === undefined
+      ? {}
+      : mode === "full"
+        ? {
+            answer: d.answer.text,
+            answerChars: d.answer.chars,
+            answerSha256: d.answer.sha256,
+            answerCap: d.answer.cap
+          }
+        : { answerChars: d.answer.chars }),
     ...(d?.finishReason !== undefined ? { finishReason: d.finishReason } : {}),
     ...(d?.reading !== undefined ? { read: mode === "full" ? d.reading : { ok: d.reading.ok } } : {}),
     ...(d?.error !== undefined ? { error: d.error } : {}),

@@ -43,7 +43,7 @@ export const quantile = (sorted: ArrayLike<number>, q: number): number => {
 export interface Estimate {
   readonly n: number
   readonly mean: number
-  /** Percentile bootstrap 95% interval; [mean, mean] when n < 2. */
+  /** Percentile bootstrap 95% interval; [NaN, NaN] (none) for fewer than two rows or clusters. */
   readonly ci95: readonly [number, number]
 }
 
@@ -212,7 +212,7 @@ export const paired = (
   const { spec, observed } = Resampling.meanSpec(d)
   const ci95 =
     d.length < 2
-      ? ([observed, observed] as const)
+      ? ([NaN, NaN] as const)
       : Resampling.bootstrapInterval(spec, options.seed, options.resamples ?? 1000)
   const { p } = Resampling.signFlipTest(spec, options.seed, options.permutations ?? 2000)
   return { n: d.length, delta: observed, ci95, p }

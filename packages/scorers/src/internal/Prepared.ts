@@ -217,7 +217,8 @@ export const interval = (
   p: Prepared & { readonly _tag: "Spec" },
   options: { readonly seed: number; readonly resamples: number }
 ): readonly [number, number] =>
-  p.spec.n < 2 ? [p.observed, p.observed] : Resampling.bootstrapInterval(p.spec, options.seed, options.resamples)
+  // One row (or one cluster) has no interval.
+  p.spec.n < 2 ? [NaN, NaN] : Resampling.bootstrapInterval(p.spec, options.seed, options.resamples)
 
 /** `clusters` of a clustered comparison, nothing otherwise. */
 export const clustersOf = (p: { readonly clusters: number | undefined }) =>

@@ -78,17 +78,21 @@ export const ask = (
   dryRunAnswer: string | ((tag: string) => string),
   /** How the caller reads an answer: recorded in the call's transcript; answers it cannot read are not cached. */
   read: (text: string) => LanguageModel.Reading
-): Effect.Effect<string, StageError> =>
-  lm
+): Effect.Effect<string, StageError> => {
+  // `accept` and the transcript read the same answer: read it once (an answer of MB is slow to read).
+  let last: { readonly text: string; readonly reading: LanguageModel.Reading } | undefined
+  const readOnce = (text: string) => (last?.text === text ? last : (last = { text, reading: read(text) })).reading
+  return lm
     .complete({
       messages,
       ...(settings.temperature === null ? {} : { temperature: settings.temperature }),
       maxTokens: settings.maxTokens,
       dryRunAnswer: typeof dryRunAnswer === "string" ? dryRunAnswer : dryRunAnswer(promptTag(messages)),
-      accept: (text) => read(text).ok,
-      read
+      accept: (text) => readOnce(text).ok,
+      read: readOnce
     })
     .pipe(
       Effect.map((c) => c.text),
       Effect.mapError(stageErrorFromModel(stage, plugin))
     )
+}
