@@ -32,13 +32,15 @@ const parseJson = (text: string, row: number | string): RawRow => {
 
 /**
  * The largest row read (a JSONL line, a file of a directory source): larger ones are refused as
- * rows, before they are parsed, so memory per row stays bounded (configs/smoke.yaml over a 7.5 MB
- * row peaks at 0.8 GB). A CUPID row is about 30 kB; a generated history of 4,000 sessions about 8 MB.
- * `CUPID_MAX_ROW_MB` changes it.
+ * rows, before they are parsed, so memory per row stays bounded (a 100 MB line used to take 3.3 GB).
+ * A CUPID row is about 30 kB; a history of 10,000 CUPID-sized sessions about 32 MB, which the
+ * default of 64 MB reads (an `embedding` sweep over it peaks at 0.9 GB). `CUPID_MAX_ROW_MB` changes it.
  */
+const defaultMaxRowMb = 64
+
 export const maxRowBytes = (): number => {
   const mb = Number(process.env["CUPID_MAX_ROW_MB"])
-  return (Number.isFinite(mb) && mb > 0 ? mb : 8) * 1024 * 1024
+  return (Number.isFinite(mb) && mb > 0 ? mb : defaultMaxRowMb) * 1024 * 1024
 }
 
 const tooLarge = (row: number | string, limit: number): RawRow => ({
