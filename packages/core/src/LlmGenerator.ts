@@ -110,14 +110,14 @@ export const make = (
         values.preference = input.preference
       }
       const messages = PromptTemplate.render(template, values)
-      const answer = yield* ask(lm, "generate", "llm", messages, options, dryRunAnswerFor, (a) => {
+      const { reading } = yield* ask(lm, "generate", "llm", messages, options, dryRunAnswerFor, (a) => {
         const text = parse(a, options.thinking)
         return text === undefined
-          ? { ok: false, reason: "the model returned an empty reply" }
-          : { ok: true, value: text }
+          ? ({ ok: false, reason: "the model returned an empty reply" } as const)
+          : ({ ok: true, value: text } as const)
       })
-      const text = parse(answer, options.thinking)
-      if (text === undefined) return yield* fail("the model returned an empty reply")
+      if (!reading.ok) return yield* fail(reading.reason)
+      const text = reading.value
       return { text } satisfies Generator.GeneratedResponse
     })
     return { usesGoldPreference: options.preference === "gold", generate }

@@ -112,7 +112,7 @@ export const make = (
             interaction_log: renderInteractionLog(input.evidence)
           })
         : PromptTemplate.render(template, { request: input.request, evidence: renderEvidence(input.evidence) })
-      const answer = yield* ask(
+      const { reading: parsed } = yield* ask(
         lm,
         "infer",
         "llm",
@@ -121,7 +121,6 @@ export const make = (
         reference ? referenceDryRunAnswer : dryRunAnswerFor,
         read
       )
-      const parsed = read(answer)
       if (!parsed.ok) return yield* new StageError({ stage: "infer", plugin: "llm", reason: parsed.reason })
       return parsed.value satisfies Inferrer.InferredPreference
     })

@@ -20,11 +20,11 @@ import { Effect, Schema } from "effect"
 import { dialogueText, type SessionSummary, type SessionView } from "./Domain.js"
 import { type ModelNotConfigured, type PluginError, StageError } from "./Errors.js"
 import { ask, stageFields, withoutThinking } from "./internal/stages/llm.js"
+import { prefixExcerpt } from "./internal/stages/text.js"
 import { exampleSummary, type ParsedSummary, parseSummary } from "./internal/stages/summaryFormat.js"
 import { Models } from "./Models.js"
 import * as Plugin from "./Plugin.js"
 import type * as Summarizer from "./Summarizer.js"
-import type * as LanguageModel from "./LanguageModel.js"
 import * as PromptTemplate from "./PromptTemplate.js"
 
 export const Options = Schema.Struct({
@@ -125,10 +125,7 @@ export const parseLog = (
   return { ok: true, value: out as Array<ParsedSummary> }
 }
 
-const excerpt = (text: string): string => {
-  const t = text.replace(/\s+/g, " ").trim()
-  return t.length > 120 ? `${t.slice(0, 120)}...` : t
-}
+const excerpt = (text: string): string => prefixExcerpt(text, 120, (t) => t.replace(/\s+/g, " ").trim())
 
 const logOf = (sessions: ReadonlyArray<SessionView>): string =>
   sessions.map((s, i) => `### Session ${i + 1}\n${dialogueText(s.dialogue)}`).join("\n\n")
@@ -148,19 +145,15 @@ export const make = (options: Options): Effect.Effect<Summarizer.Service, Plugin
     const one = (session: SessionView) =>
       Effect.gen(function* () {
         const messages = PromptTemplate.render(template, { dialogue: dialogueText(session.dialogue) })
-        const read = (a: string): LanguageModel.Reading => {
+        const read = (a: string) => {
           const p = parse(text(a))
           return p.context.length + p.preferences.length > 0
-            ? { ok: true, value: p }
-            : { ok: false, reason: `no list items found under a "Context:" or "Preferences:" heading` }
+            ? ({ ok: true, value: p } as const)
+            : ({ ok: false, reason: `no list items found under a "Context:" or "Preferences:" heading` } as const)
         }
-        const answer = yield* ask(lm, "summarize", "llm", messages, options, dryRunAnswerFor, read)
-        const parsed = parse(text(answer))
-        if (parsed.context.length + parsed.preferences.length === 0) {
-          return yield* fail(
-            `session ${session.id}: no list items found under a "Context:" or "Preferences:" heading; got: "${excerpt(answer)}"`
-          )
-        }
+        const { text: answer, reading } = yield* ask(lm, "summarize", "llm", messages, options, dryRunAnswerFor, read)
+        if (!reading.ok) return yield* fail(`session ${session.id}: ${reading.reason}; got: "${excerpt(answer)}"`)
+        const parsed = reading.value
         return {
           sessionId: session.id,
           context: parsed.context,
@@ -173,8 +166,15 @@ export const make = (options: Options): Effect.Effect<Summarizer.Service, Plugin
         const ordered = [...sessions].sort((a, b) => a.index - b.index)
         const messages = PromptTemplate.render(template, { log: logOf(ordered), count: String(ordered.length) })
         const read = (a: string) => parseLog(text(a), ordered.length)
-        const answer = yield* ask(lm, "summarize", "llm", messages, options, dryRunLogAnswer(ordered.length), read)
-        const parsed = read(answer)
+        const { reading: parsed } = yield* ask(
+          lm,
+          "summarize",
+          "llm",
+          messages,
+          options,
+          dryRunLogAnswer(ordered.length),
+          read
+        )
         if (!parsed.ok) return yield* fail(`log of ${ordered.length} sessions: ${parsed.reason}`)
         const byId = new Map(ordered.map((s, i) => [s.id, parsed.value[i]!]))
         return sessions.map((s) => ({ sessionId: s.id, ...byId.get(s.id)! }) satisfies SessionSummary)

@@ -5,7 +5,7 @@
  * them, so the file stays small, and the model cache keeps the whole answer (what stages read).
  */
 import { OpenAiServer } from "@cupid-lab/providers/testing"
-import type { Calls } from "@cupid-lab/results"
+import type { Calls, ResultLine } from "@cupid-lab/results"
 
 import { describe, expect, it } from "@effect/vitest"
 import { Effect } from "effect"
@@ -57,6 +57,70 @@ describe("transcripts of a model that loops", () => {
       )
       expect(stored.length).toBeGreaterThan(0)
       expect(stored.every((t) => t === answer)).toBe(true)
+    })
+  )
+})
+
+/** One sweep whose every inference call answers `content`: its result lines and calls. */
+const sweepAnswering = (content: string) =>
+  Effect.gen(function* () {
+    const server = yield* OpenAiServer.make({
+      chat: () => ({ content, usage: { promptTokens: 50, completionTokens: 7_000_000 } })
+    })
+    const dir = tempDir("cupid-loop-")
+    fs.writeFileSync(path.join(dir, "looping.yaml"), config(dir, server.baseURL))
+    const { err, io } = commandIo(dir)
+    const out = path.join(dir, "run")
+    const code = yield* Commands.main(["sweep", "--config", "looping", "--out", out], io)
+    return {
+      code,
+      err: err.join(""),
+      out,
+      results: lines(path.join(out, "results.jsonl")).map((l) => JSON.parse(l) as ResultLine.ResultLine),
+      calls: lines(path.join(out, "calls.jsonl")).flatMap((l) => (JSON.parse(l) as Calls.Line).calls)
+    }
+  })
+
+describe("answers of a model that loops, read by the inferrer", () => {
+  it.scopedLive("an unreadable answer of 30 MB is a recorded failure with the parser's reason", () =>
+    Effect.gen(function* () {
+      const unreadable = loop.repeat(Math.ceil((30 * 1024 * 1024) / loop.length))
+      const run = yield* sweepAnswering(unreadable)
+      expect(run.results.length, run.err).toBeGreaterThan(0)
+      for (const r of run.results) {
+        expect(r.inference).toBeNull()
+        expect(r.error?.message).toContain("no preference label found")
+        expect(r.error?.message).toContain('got: "and then I think about the preference again,')
+      }
+      expect(run.calls.length).toBeGreaterThan(0)
+      for (const c of run.calls)
+        expect(c.read).toMatchObject({ ok: false, reason: expect.stringContaining("no preference label found") })
+      expect(fs.statSync(path.join(run.out, "results.jsonl")).size).toBeLessThan(1024 * 1024)
+    })
+  )
+
+  it.scopedLive("an analysis of 30 MB before the heading is kept to its first 65,536 characters, the cut noted", () =>
+    Effect.gen(function* () {
+      const analysis = loop.repeat(Math.ceil((30 * 1024 * 1024) / loop.length))
+      const run = yield* sweepAnswering(`### Analysis\n${analysis}\n### Most Likely Preference\nUse numbered steps.`)
+      expect(run.code, run.err).toBe(0)
+      // The text under the analysis heading, up to the preference heading.
+      const before = `\n${analysis}\n`
+      const kept = `${before.slice(0, 65_536).replace(/\s+/g, " ").trim()} \u2026 [cut: ${before.length} characters in all]`
+      const read = (v: unknown) => v as { preference: string; analysis: string } | null
+      // Compared by value, not with toEqual: a failure's diff of 64 KiB helps nobody.
+      const inferred = [
+        ...run.results.map((r) => read(r.inference)),
+        ...run.calls.map((c) => read(c.read?.ok ? c.read.value : null))
+      ]
+      expect(inferred.length).toBeGreaterThan(run.results.length)
+      for (const v of inferred) {
+        expect(v?.preference).toBe("Use numbered steps.")
+        expect(v?.analysis.length).toBe(kept.length)
+        expect(v?.analysis === kept).toBe(true)
+      }
+      expect(fs.statSync(path.join(run.out, "results.jsonl")).size).toBeLessThan(1024 * 1024)
+      expect(fs.statSync(path.join(run.out, "calls.jsonl")).size).toBeLessThan(1024 * 1024)
     })
   )
 })

@@ -134,7 +134,11 @@ describe.skipIf(!available)("the results viewer in a real browser", () => {
               temperature: 0,
               maxTokens: 64
             },
+            // A capped answer: the transcript keeps its start, with the whole answer's length and SHA-256.
             answer: `answer ${hostile.inferred}`,
+            answerChars: 70_000,
+            answerSha256: "ab".repeat(32),
+            answerCap: `answer ${hostile.inferred}`.length,
             finishReason: "stop",
             read: { ok: true, value: `pref ${hostile.preference}` }
           }
@@ -525,6 +529,9 @@ describe.skipIf(!available)("the results viewer in a real browser", () => {
     )
     expect(facts.text).toContain(`log ${hostile.opening}`)
     expect(facts.text).toContain(`answer ${hostile.inferred}`)
+    expect(facts.text).toContain(
+      `first ${`answer ${hostile.inferred}`.length} of 70000 characters (sha256 ${"ab".repeat(32)})`
+    )
     expect(facts.text).toContain(`pref ${hostile.preference}`)
     const list = await open(`#/instances?run=${encodeURIComponent("hostile/0123456789ab")}&failed=1`, hostileUrl)
     expect(((await list.textContent("main")) ?? "").includes("1 of 4 instances")).toBe(true)

@@ -86,9 +86,25 @@ const callView = (c: Calls.Call, n: number) => {
         ),
     c.answer === undefined
       ? null
-      : h("div", { class: "message answer" }, h("b", {}, "raw answer"), h("pre", {}, c.answer))
+      : h(
+          "div",
+          { class: "message answer" },
+          h("b", {}, "raw answer"),
+          answerCut(c.answer, c.answerChars, c.answerSha256),
+          h("pre", {}, c.answer)
+        )
   )
 }
+
+/** Says that a transcript keeps only the start of a long answer (calls.jsonl caps each answer). */
+const answerCut = (kept: string, chars: number | undefined, sha256: string | undefined) =>
+  chars === undefined || chars <= kept.length
+    ? null
+    : h(
+        "p",
+        { class: "muted answer-cut" },
+        `first ${kept.length} of ${chars} characters${sha256 === undefined ? "" : ` (sha256 ${sha256})`}`
+      )
 
 /** A cell's model calls on the instance, grouped by stage in the order they were made. */
 const callsSection = (t: InstanceCalls["cells"][number] | undefined) =>

@@ -68,8 +68,9 @@ export const withoutThinking = (answer: string): string =>
  * One call; model failures become the stage's error. A dry-run answer given as a function receives
  * {@link promptTag} of the messages: answers that later prompts quote must differ per prompt, or a
  * dry run would count those later calls as shared by the cache when a real run would not share them.
+ * Gives the answer and what `read` made of it: an answer is read once (one of MB is slow to read).
  */
-export const ask = (
+export const ask = <R extends LanguageModel.Reading>(
   lm: LanguageModel.Service,
   stage: string,
   plugin: string,
@@ -77,22 +78,22 @@ export const ask = (
   settings: CallSettings,
   dryRunAnswer: string | ((tag: string) => string),
   /** How the caller reads an answer: recorded in the call's transcript; answers it cannot read are not cached. */
-  read: (text: string) => LanguageModel.Reading
-): Effect.Effect<string, StageError> => {
-  // `accept` and the transcript read the same answer: read it once (an answer of MB is slow to read).
-  let last: { readonly text: string; readonly reading: LanguageModel.Reading } | undefined
-  const readOnce = (text: string) => (last?.text === text ? last : (last = { text, reading: read(text) })).reading
+  read: (text: string) => R
+): Effect.Effect<{ readonly text: string; readonly reading: R }, StageError> => {
+  // `accept`, the transcript and the caller read the same answer.
+  let last: { readonly text: string; readonly reading: R } | undefined
+  const readOnce = (text: string) => (last?.text === text ? last : (last = { text, reading: read(text) }))
   return lm
     .complete({
       messages,
       ...(settings.temperature === null ? {} : { temperature: settings.temperature }),
       maxTokens: settings.maxTokens,
       dryRunAnswer: typeof dryRunAnswer === "string" ? dryRunAnswer : dryRunAnswer(promptTag(messages)),
-      accept: (text) => readOnce(text).ok,
-      read: readOnce
+      accept: (text) => readOnce(text).reading.ok,
+      read: (text) => readOnce(text).reading
     })
     .pipe(
-      Effect.map((c) => c.text),
+      Effect.map((c) => readOnce(c.text)),
       Effect.mapError(stageErrorFromModel(stage, plugin))
     )
 }

@@ -4,7 +4,16 @@ import * as AnswerJson from "../../AnswerJson.js"
 // "Final preference", "Final answer"), the sentence on the line after a label-only heading, quotes,
 // trailing commentary, word-count notes, <think> blocks, a JSON object and a code fence.
 import { strip } from "../../Python.js"
-import { firstSentence, normalizeSpace, sentences, stripEmphasis, stripFence, unquote, wordCount } from "./text.js"
+import {
+  firstSentence,
+  normalizeSpace,
+  prefixExcerpt,
+  sentences,
+  stripEmphasis,
+  stripFence,
+  unquote,
+  wordCount
+} from "./text.js"
 
 export interface ParsedPreference {
   readonly preference: string
@@ -49,7 +58,10 @@ const fromJson = (text: string): ParseResult | undefined => {
   const analysis = entries.find(([k, v]) => /analysis|reasoning/i.test(k) && typeof v === "string")
   const preference = cleanPreference(pref[1] as string)
   if (preference === "") return { ok: false, reason: "the JSON answer's preference is empty" }
-  return { ok: true, value: { preference, analysis: normalizeSpace((analysis?.[1] as string | undefined) ?? "") } }
+  return {
+    ok: true,
+    value: { preference, analysis: cappedAnalysis((analysis?.[1] as string | undefined) ?? "", normalizeSpace) }
+  }
 }
 
 const lastLabelled = (lines: ReadonlyArray<string>, label: RegExp): { index: number; inline: string } | undefined => {
@@ -71,10 +83,26 @@ const analysisBefore = (lines: ReadonlyArray<string>): string => {
   return kept.join("\n")
 }
 
-const excerpt = (text: string): string => {
-  const t = normalizeSpace(text)
-  return t.length > 120 ? `${t.slice(0, 120)}...` : t
-}
+const excerpt = (text: string): string => prefixExcerpt(text, 120)
+
+/**
+ * The most of an answer's analysis that is kept (in results and transcripts): it is read from the
+ * first this many characters of the text before the preference, and a longer text gets the note
+ * "… [cut: N characters in all]" with that text's length (a model that loops can write MB of it).
+ */
+export const analysisMaxChars = 65_536
+
+/** `read(text)`, reading at most the first {@link analysisMaxChars} characters of `text`. */
+const cappedAnalysis = (text: string, read: (text: string) => string): string =>
+  text.length <= analysisMaxChars
+    ? read(text)
+    : `${read(text.slice(0, analysisMaxChars))} \u2026 [cut: ${text.length} characters in all]`
+
+/**
+ * A bare answer longer than this is not one sentence of at most 60 words, whatever its markup: the
+ * sentence check is skipped, so that an answer of MB (a model that loops) is not split into words.
+ */
+const bareAnswerMaxChars = 4_000
 
 export const expected =
   'expected a short analysis followed by a line "Preference: <one sentence of at most 30 words>", or the sentence on the line after a "### Most Likely Preference" heading'
@@ -93,7 +121,10 @@ const mostLikelyPreference = (answer: string): ParsedPreference | undefined => {
   const preference = strip(strip(answer.slice(at + referenceHeading.length)).split("\n")[0]!)
   const before = answer.slice(0, at)
   const analysisAt = before.indexOf("### Analysis")
-  const analysis = normalizeSpace(analysisAt < 0 ? before : before.slice(analysisAt + "### Analysis".length))
+  const analysis = cappedAnalysis(
+    analysisAt < 0 ? before : before.slice(analysisAt + "### Analysis".length),
+    normalizeSpace
+  )
   return { preference, analysis }
 }
 
@@ -132,7 +163,12 @@ export const parsePreference = (answer: string): ParseResult => {
   const label = lastLabelled(lines, preferenceLabel) ?? lastLabelled(lines, answerLabel)
   if (label === undefined) {
     // A bare one-sentence answer is the preference with the analysis left out.
-    if (!text.includes("\n\n") && sentences(text).length === 1 && wordCount(text) <= 60) {
+    if (
+      text.length <= bareAnswerMaxChars &&
+      !text.includes("\n\n") &&
+      sentences(text).length === 1 &&
+      wordCount(text) <= 60
+    ) {
       const preference = cleanPreference(plainLine(text))
       if (preference !== "") return { ok: true, value: { preference, analysis: "" } }
     }
@@ -154,7 +190,8 @@ export const parsePreference = (answer: string): ParseResult => {
   }
   const preference = cleanPreference(body)
   if (preference === "") return { ok: false, reason: `the preference after the label is empty; ${expected}` }
-  return { ok: true, value: { preference, analysis: analysisBefore(lines.slice(0, label.index)) } }
+  const analysis = cappedAnalysis(lines.slice(0, label.index).join("\n"), (t) => analysisBefore(t.split("\n")))
+  return { ok: true, value: { preference, analysis } }
 }
 
 /** The answer format the inference prompt asks for, and its dry-run example. */

@@ -33,6 +33,23 @@ export const normalizeSpace = (text: string): string =>
     .trim()
 
 /**
+ * The first `max` characters of `flatten(text)` (which must collapse and trim whitespace), with
+ * "..." when there is more. Flattens only a prefix of a long text: an answer of MB is not copied.
+ */
+export const prefixExcerpt = (
+  text: string,
+  max: number,
+  flatten: (text: string) => string = normalizeSpace
+): string => {
+  for (let n = 4 * max; ; n *= 4) {
+    const whole = n >= text.length
+    const t = flatten(whole ? text : text.slice(0, n))
+    if (t.length > max) return `${t.slice(0, max)}...`
+    if (whole) return t
+  }
+}
+
+/**
  * Split text into sentences. Line breaks always end a sentence (chat turns use them for lists);
  * `.`, `!` and `?` end one when followed by a space and not preceded by a known abbreviation or a
  * single-letter initial.
