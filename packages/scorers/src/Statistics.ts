@@ -211,9 +211,7 @@ export const paired = (
   if (d.length === 0) return { n: 0, delta: NaN, ci95: [NaN, NaN], p: NaN }
   const { spec, observed } = Resampling.meanSpec(d)
   const ci95 =
-    d.length < 2
-      ? ([NaN, NaN] as const)
-      : Resampling.bootstrapInterval(spec, options.seed, options.resamples ?? 1000)
+    d.length < 2 ? ([NaN, NaN] as const) : Resampling.bootstrapInterval(spec, options.seed, options.resamples ?? 1000)
   const { p } = Resampling.signFlipTest(spec, options.seed, options.permutations ?? 2000)
   return { n: d.length, delta: observed, ci95, p }
 }
