@@ -41,7 +41,10 @@ describe("the Nx targets of the CLI", () => {
       "data:data",
       "experiments:compare",
       "experiments:data",
+      "experiments:errors",
+      "experiments:merge",
       "experiments:report",
+      "experiments:score",
       "experiments:sweep",
       "experiments:synthesize",
       "experiments:view"
