@@ -61,7 +61,9 @@ export class ModelError extends Schema.TaggedError<ModelError>()("ModelError", {
   /** Server-advised wait before retrying, in milliseconds. */
   retryAfterMs: Schema.optional(Schema.Number),
   /** HTTP requests sent for this call before it failed, retries included. */
-  requests: Schema.optional(Schema.Number)
+  requests: Schema.optional(Schema.Number),
+  /** Milliseconds the call waited for its model's rate limiters, over its attempts (absent without one). */
+  limiterMs: Schema.optional(Schema.Number)
 }) {
   override get message(): string {
     return `${this.provider}/${this.model}: ${this.reason}${this.status !== undefined ? ` (HTTP ${this.status})` : ""}`

@@ -64,6 +64,8 @@ export interface Completion {
   readonly finishReason?: string
   /** HTTP requests this answer took, retries included (providers that send requests set it). */
   readonly requests?: number
+  /** Milliseconds spent waiting for the model's rate limiters (providers with a limiter set it). */
+  readonly limiterMs?: number
 }
 
 export interface ModelInfo {

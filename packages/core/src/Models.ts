@@ -194,9 +194,11 @@ export const cachedLanguageModel = (
       // The cache keeps the answer alone: how many requests it took, and why the model stopped,
       // are this call's, not the answer's.
       let requests: number | undefined
+      let limiterMs: number | undefined
       let finishReason: string | undefined
       const checked = Effect.flatMap(call, (c) => {
         requests = c.requests
+        limiterMs = c.limiterMs
         finishReason = c.finishReason
         return usable(c)
           ? Effect.succeed({ text: c.text, promptTokens: c.promptTokens, completionTokens: c.completionTokens })
@@ -216,7 +218,12 @@ export const cachedLanguageModel = (
           cached,
           ...(cached ? { requests: 0 } : requests !== undefined ? { requests } : {}),
           ...(value === undefined ? { failed: true } : {}),
-          detail: { request: sent, ...(inner.wire === undefined ? {} : { wire: inner.wire(sent) }), ...detail }
+          detail: {
+            request: sent,
+            ...(inner.wire === undefined ? {} : { wire: inner.wire(sent) }),
+            ...(limiterMs !== undefined ? { limiterMs } : {}),
+            ...detail
+          }
         })
       const fail = (reason: string) =>
         Effect.fail(
@@ -238,6 +245,7 @@ export const cachedLanguageModel = (
         const e = got.left
         if (e instanceof ModelError) {
           requests = e.requests
+          limiterMs = e.limiterMs
           yield* record(undefined, false, { latencyMs, error: e.reason })
         }
         return yield* Effect.fail(e)
@@ -296,7 +304,7 @@ export const cachedEmbeddingModel = (
           tokens += hit.value.t
         } else missIdx.push(i)
       }
-      const record = (cached: boolean, requests: number | undefined, failure?: string) =>
+      const record = (cached: boolean, sent: Usage.Sent, failure?: string) =>
         Effect.flatMap(Clock.currentTimeMillis, (now) =>
           Usage.record({
             provider: inner.info.provider,
@@ -305,20 +313,21 @@ export const cachedEmbeddingModel = (
             promptTokens: tokens,
             completionTokens: 0,
             cached,
-            ...(requests !== undefined ? { requests } : {}),
+            ...(sent.requests !== undefined ? { requests: sent.requests } : {}),
             ...(failure !== undefined ? { failed: true } : {}),
             detail: {
               latencyMs: now - started,
               inputs: texts.length,
+              ...(sent.limiterMs !== undefined ? { limiterMs: sent.limiterMs } : {}),
               ...(failure !== undefined ? { error: failure } : {})
             }
           })
         )
-      let requests: number | undefined
+      let sent: Usage.Sent = {}
       if (missIdx.length > 0) {
         const unique = [...new Set(missIdx.map((i) => texts[i]!))]
-        const result = yield* inner.embed(unique).pipe(Effect.tapError((e) => record(false, e.requests, e.reason)))
-        requests = result.requests
+        const result = yield* inner.embed(unique).pipe(Effect.tapError((e) => record(false, e, e.reason)))
+        sent = result
         const perText = unique.length === 0 ? 0 : Math.round(result.promptTokens / unique.length)
         const byText = new Map<string, Float32Array>()
         for (let j = 0; j < unique.length; j++) {
@@ -336,7 +345,7 @@ export const cachedEmbeddingModel = (
       }
       // One entry per call whatever the cache held, with the same token count either way, so
       // that results do not depend on the state of the cache.
-      yield* record(missIdx.length === 0, missIdx.length === 0 ? 0 : requests)
+      yield* record(missIdx.length === 0, missIdx.length === 0 ? { requests: 0 } : sent)
       return { vectors: out as Array<Float32Array>, promptTokens: tokens }
     })
 })
@@ -349,12 +358,7 @@ export const cachedReranker = (inner: Reranker.Service, cache: ModelCache["Type"
   rerank: (query, documents) =>
     Effect.gen(function* () {
       const started = yield* Clock.currentTimeMillis
-      const record = (
-        value: Reranker.Rerank | undefined,
-        cached: boolean,
-        requests: number | undefined,
-        failure?: string
-      ) =>
+      const record = (value: Reranker.Rerank | undefined, cached: boolean, sent: Usage.Sent, failure?: string) =>
         Effect.flatMap(Clock.currentTimeMillis, (now) =>
           Usage.record({
             provider: inner.info.provider,
@@ -363,23 +367,20 @@ export const cachedReranker = (inner: Reranker.Service, cache: ModelCache["Type"
             promptTokens: value?.promptTokens ?? 0,
             completionTokens: 0,
             cached,
-            ...(requests !== undefined ? { requests } : {}),
+            ...(sent.requests !== undefined ? { requests: sent.requests } : {}),
             ...(failure !== undefined ? { failed: true } : {}),
             detail: {
               latencyMs: now - started,
               inputs: documents.length,
+              ...(sent.limiterMs !== undefined ? { limiterMs: sent.limiterMs } : {}),
               ...(failure !== undefined ? { error: failure } : {})
             }
           })
         )
       const { cached, value } = yield* cache
         .getOrCompute(rerankKey(inner.info, query, documents), inner.rerank(query, documents), { schema: StoredRerank })
-        .pipe(
-          Effect.tapError((e) =>
-            e instanceof ModelError ? record(undefined, false, e.requests, e.reason) : Effect.void
-          )
-        )
-      yield* record(value, cached, cached ? 0 : value.requests)
+        .pipe(Effect.tapError((e) => (e instanceof ModelError ? record(undefined, false, e, e.reason) : Effect.void)))
+      yield* record(value, cached, cached ? { requests: 0 } : value)
       return value
     })
 })

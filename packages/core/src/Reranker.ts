@@ -14,6 +14,8 @@ export interface Rerank {
   readonly promptTokens: number
   /** HTTP requests this took, retries included (providers that send requests set it). */
   readonly requests?: number
+  /** Milliseconds spent waiting for the model's rate limiters (providers with a limiter set it). */
+  readonly limiterMs?: number
 }
 
 export interface Service {

@@ -75,6 +75,14 @@ export interface CallDetail {
   readonly error?: string
   /** Texts embedded or documents reranked. */
   readonly inputs?: number
+  /** Milliseconds of `latencyMs` spent waiting for the model's rate limiters (absent when none held it). */
+  readonly limiterMs?: number
+}
+
+/** What a call's requests took, as a provider's answer or `ModelError` says (absent: not said). */
+export interface Sent {
+  readonly requests?: number | undefined
+  readonly limiterMs?: number | undefined
 }
 
 export interface UsageEntry {

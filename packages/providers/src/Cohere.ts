@@ -202,7 +202,7 @@ export const make = (
             ),
           Text.estimatePromptTokens(request.messages)
         )
-        .pipe(Effect.map(([completion, requests]): LanguageModel.Completion => ({ ...completion, requests })))
+        .pipe(Effect.map(([completion, sent]): LanguageModel.Completion => ({ ...completion, ...sent })))
     }
 
     const embedBatch = (batch: ReadonlyArray<string>) =>
@@ -243,7 +243,7 @@ export const make = (
             Effect.map((parts) => ({
               vectors: parts.flatMap(([p]) => p.vectors),
               promptTokens: parts.reduce((n, [p]) => n + p.promptTokens, 0),
-              requests: parts.reduce((n, [, r]) => n + r, 0)
+              ...Resilience.sumSent(parts.map(([, sent]) => sent))
             }))
           )
 
@@ -275,7 +275,7 @@ export const make = (
                 })
               )
             )
-            .pipe(Effect.map(([r, requests]) => ({ ...r, requests })))
+            .pipe(Effect.map(([r, sent]) => ({ ...r, ...sent })))
 
     return { languageModel: { info, complete }, embeddingModel: { info, embed }, reranker: { info, rerank } }
   })

@@ -209,7 +209,7 @@ export const make = (
             ),
           Text.estimatePromptTokens(request.messages)
         )
-        .pipe(Effect.map(([completion, requests]): LanguageModel.Completion => ({ ...completion, requests })))
+        .pipe(Effect.map(([completion, sent]): LanguageModel.Completion => ({ ...completion, ...sent })))
     }
 
     const embedBatch = (batch: ReadonlyArray<string>) =>
@@ -262,7 +262,7 @@ export const make = (
             Effect.map((parts) => ({
               vectors: parts.flatMap(([p]) => p.vectors),
               promptTokens: parts.reduce((n, [p]) => n + p.promptTokens, 0),
-              requests: parts.reduce((n, [, r]) => n + r, 0)
+              ...Resilience.sumSent(parts.map(([, sent]) => sent))
             }))
           )
 

@@ -96,14 +96,33 @@ export const retrySchedule = (policy: Policy): Schedule.Schedule<unknown, Errors
 export type Call<A> = (deadline: AbortSignal) => Effect.Effect<A, Errors.ModelError>
 
 /**
- * Wraps one model call, retried as the policy says. A failure carries the number of requests sent
- * (`ModelError.requests`); `counted` also gives it with a success, so usage can count what the
- * server received, retries included.
+ * What one guarded call cost besides its answer: the HTTP requests sent, retries included, and the
+ * time spent waiting for the model's rate limiters (its own `rpm` and the shared `limiter`), over
+ * every attempt; `limiterMs` is absent when the model has neither.
+ */
+export interface Sent {
+  readonly requests: number
+  readonly limiterMs?: number
+}
+
+/** The {@link Sent} of calls made for one answer (an embedding's batches). */
+export const sumSent = (parts: ReadonlyArray<Sent>): Sent => {
+  const waits = parts.flatMap((p) => (p.limiterMs === undefined ? [] : [p.limiterMs]))
+  return {
+    requests: parts.reduce((n, p) => n + p.requests, 0),
+    ...(waits.length > 0 ? { limiterMs: waits.reduce((n, w) => n + w, 0) } : {})
+  }
+}
+
+/**
+ * Wraps one model call, retried as the policy says. A failure carries what was sent
+ * (`ModelError.requests`, `ModelError.limiterMs`); `counted` also gives it with a success, so usage
+ * can count what the server received, retries included, and how long the limiters held the call.
  */
 export interface Guard {
   <A>(call: Call<A>, tokens?: number): Effect.Effect<A, Errors.ModelError>
   /** `tokens`: the request's estimated tokens, for a shared tokens-per-minute limit (the answer's own count replaces it). */
-  readonly counted: <A>(call: Call<A>, tokens?: number) => Effect.Effect<readonly [A, number], Errors.ModelError>
+  readonly counted: <A>(call: Call<A>, tokens?: number) => Effect.Effect<readonly [A, Sent], Errors.ModelError>
 }
 
 /** The tokens an answer reports (`promptTokens` plus `completionTokens`, where it has them). */
@@ -117,14 +136,15 @@ const reportedTokens = (a: unknown): number | undefined => {
 export const make = (policy: Policy, target: Target): Effect.Effect<Guard, never, Scope.Scope> =>
   Effect.gen(function* () {
     const permits = yield* Effect.makeSemaphore(policy.concurrency)
-    const limit =
+    const local =
       policy.rpm === undefined
-        ? <A, E>(effect: Effect.Effect<A, E>) => effect
+        ? undefined
         : yield* RateLimiter.make({ limit: Math.max(1, Math.floor(policy.rpm)), interval: "1 minute" })
     const shared =
       policy.limiter === undefined
         ? undefined
         : yield* SharedLimit.make(policy.limiter, target, policy.timeoutMs + 1_000)
+    const hasLimiter = local !== undefined || shared !== undefined
     const timedOut = (detail?: string) =>
       new Errors.ModelError({
         ...target,
@@ -132,9 +152,18 @@ export const make = (policy: Policy, target: Target): Effect.Effect<Guard, never
         retryable: true
       })
     const schedule = retrySchedule(policy)
+    const sinceThen = (started: number, waited: (ms: number) => void) =>
+      Effect.map(Clock.currentTimeMillis, (now) => waited(Math.max(0, now - started)))
+    // The process's own rpm limit, whose wait is reported with the shared limiter's.
+    const limit = <A, E>(effect: Effect.Effect<A, E>, waited: (ms: number) => void) =>
+      local === undefined
+        ? effect
+        : Effect.flatMap(Clock.currentTimeMillis, (started) =>
+            local(Effect.zipRight(sinceThen(started, waited), effect))
+          )
     // One attempt: the shared limit's wait (after the process's own limits) and the request share
     // one deadline, whose timer runs on a fiber of its own, interruptible wherever the call runs.
-    const within = <A>(call: Call<A>, tokens: number, sent: () => void) =>
+    const within = <A>(call: Call<A>, tokens: number, sent: () => void, waited: (ms: number) => void) =>
       Effect.suspend(() => {
         const deadline = new AbortController()
         const expire = Effect.sleep(Duration.millis(policy.timeoutMs)).pipe(
@@ -155,12 +184,19 @@ export const make = (policy: Policy, target: Target): Effect.Effect<Guard, never
         const limited = (limiter: SharedLimit.Limiter) =>
           Effect.gen(function* () {
             const started = yield* Clock.currentTimeMillis
-            const ticket = yield* limiter
-              .acquire(tokens, deadline.signal)
-              .pipe(Effect.mapError((e) => (deadline.signal.aborted ? timedOut(e.reason) : e)))
-            const waited = (yield* Clock.currentTimeMillis) - started
+            let waitedMs = 0
+            // A wait that ends in a failure (the deadline, Redis gone) is still reported.
+            const ticket = yield* limiter.acquire(tokens, deadline.signal).pipe(
+              Effect.mapError((e) => (deadline.signal.aborted ? timedOut(e.reason) : e)),
+              Effect.ensuring(
+                sinceThen(started, (ms) => {
+                  waitedMs = ms
+                  waited(ms)
+                })
+              )
+            )
             // The answer settles its tokens; a failed request is charged none.
-            return yield* Effect.onExit(request(policy.timeoutMs - waited), (exit) =>
+            return yield* Effect.onExit(request(policy.timeoutMs - waitedMs), (exit) =>
               ticket.settle(Exit.isSuccess(exit) ? (reportedTokens(exit.value) ?? tokens) : 0)
             )
           })
@@ -173,11 +209,21 @@ export const make = (policy: Policy, target: Target): Effect.Effect<Guard, never
     const counted = <A>(call: Call<A>, tokens = 0) =>
       Effect.suspend(() => {
         let attempts = 0
-        const attempt = permits.withPermits(1)(limit(within(call, tokens, () => attempts++)))
+        let limiterMs = 0
+        const waited = (ms: number) => {
+          limiterMs += ms
+        }
+        const sent = (): Sent => ({ requests: attempts, ...(hasLimiter ? { limiterMs } : {}) })
+        const attempt = permits.withPermits(1)(
+          limit(
+            within(call, tokens, () => attempts++, waited),
+            waited
+          )
+        )
         return Effect.retry(attempt, schedule).pipe(
-          Effect.map((a) => [a, attempts] as const),
+          Effect.map((a) => [a, sent()] as const),
           Effect.mapError((e) =>
-            withReason(e, attempts > 1 ? `${e.reason}; gave up after ${attempts} attempts` : e.reason, attempts)
+            withReason(e, attempts > 1 ? `${e.reason}; gave up after ${attempts} attempts` : e.reason, sent())
           )
         )
       })
@@ -185,13 +231,13 @@ export const make = (policy: Policy, target: Target): Effect.Effect<Guard, never
     return Object.assign(guard, { counted })
   })
 
-const withReason = (e: Errors.ModelError, reason: string, requests: number): Errors.ModelError =>
+const withReason = (e: Errors.ModelError, reason: string, sent: Sent): Errors.ModelError =>
   new Errors.ModelError({
     provider: e.provider,
     model: e.model,
     reason,
     retryable: e.retryable,
-    requests,
+    ...sent,
     ...(e.status !== undefined ? { status: e.status } : {}),
     ...(e.retryAfterMs !== undefined ? { retryAfterMs: e.retryAfterMs } : {})
   })

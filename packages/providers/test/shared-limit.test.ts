@@ -78,6 +78,8 @@ describe("a limiter whose Redis cannot be reached", () => {
         )
         expect(error.reason).not.toContain("secret-pw")
         expect(error.retryable).toBe(true)
+        // The wait that ended in the failure is still reported (its length is not checked).
+        expect(error.limiterMs).toBeGreaterThanOrEqual(0)
         expect(server.requests).toHaveLength(0)
       }),
     30_000
@@ -136,8 +138,12 @@ describe.skipIf(redisServer === undefined)("a rate limit shared through Redis", 
           concurrency: 1,
           limiter: { redis: url, key: "tokens", tpm: 9000, windowMs }
         })
-        for (let i = 0; i < 6; i++)
-          yield* bundle.languageModel!.complete({ messages: [{ role: "user", content: `hello ${i}` }] })
+        for (let i = 0; i < 6; i++) {
+          const answer = yield* bundle.languageModel!.complete({ messages: [{ role: "user", content: `hello ${i}` }] })
+          // Each answer says how long it waited for the limiter (only that it does, never how long).
+          expect(typeof answer.limiterMs).toBe("number")
+          expect(answer.limiterMs).toBeGreaterThanOrEqual(0)
+        }
         expect(times).toHaveLength(6)
         expect(busiestWindow(times, windowMs)).toBeLessThanOrEqual(3 + 1)
         const sorted = [...times].sort((a, b) => a - b)

@@ -31,7 +31,13 @@ export const Call = Schema.Struct({
   /** HTTP requests the servers received for this call, retries included (0 when the cache answered). */
   requests: Schema.Number,
   failed: Schema.Boolean,
+  /** From the stage's call to its answer or failure: the requests, their backoff and any limiter wait. */
   latencyMs: Schema.Number,
+  /**
+   * The part of `latencyMs` spent waiting for the model's rate limiters (its `rpm` and the shared
+   * `limiter`), over every attempt; absent when the model has neither or the cache answered.
+   */
+  limiterMs: Schema.optional(Schema.Number),
   promptTokens: Schema.Number,
   completionTokens: Schema.Number,
   /**
@@ -89,6 +95,7 @@ const callOf = (e: Usage.UsageEntry, mode: Mode): Call => {
     requests: Usage.requestsOf(e),
     failed: e.failed === true,
     latencyMs: d?.latencyMs ?? 0,
+    ...(d?.limiterMs !== undefined ? { limiterMs: d.limiterMs } : {}),
     promptTokens: e.promptTokens,
     completionTokens: e.completionTokens,
     ...(mode === "full" && request !== undefined ? { request } : {}),

@@ -43,6 +43,7 @@ const callView = (c: Calls.Call, n: number) => {
       ? "answered by the cache"
       : `${c.requests} request${c.requests === 1 ? "" : "s"}${c.requests > 1 ? ` (${c.requests - 1} retr${c.requests === 2 ? "y" : "ies"})` : ""}`,
     `${c.latencyMs} ms`,
+    c.limiterMs === undefined ? null : `limiter ${c.limiterMs} ms`,
     `${c.promptTokens} + ${c.completionTokens} tokens`,
     c.finishReason === undefined ? null : `finish: ${c.finishReason}`,
     c.inputs === undefined ? null : `${c.inputs} inputs`
