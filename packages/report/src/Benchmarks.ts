@@ -73,7 +73,9 @@ export const render = (runs: ReadonlyArray<SourceRun>): string => {
       const c = find(cell)
       const s = c === undefined ? undefined : t.of(c)
       const e = main === undefined ? undefined : s?.metrics[main.name]
-      return s === undefined ? "–" : `${e === undefined || e.mean === null ? "–" : Format.number(e.mean)} (${s.n})`
+      return s === undefined
+        ? "–"
+        : `${e === undefined || e.mean === null ? "–" : Format.number(e.mean)} (${e?.n ?? 0})`
     }
     columns.push((cell) => {
       const c = find(cell)
@@ -82,7 +84,8 @@ export const render = (runs: ReadonlyArray<SourceRun>): string => {
     })
     columns.push((cell) => {
       const c = find(cell)
-      return c === undefined ? "–" : String(c.slices.all.n)
+      const e = main === undefined ? undefined : c?.slices.all.metrics[main.name]
+      return c === undefined ? "–" : String(e?.n ?? 0)
     })
     for (const s of typed) columns.push((cell) => value(cell, s))
   })
@@ -90,7 +93,7 @@ export const render = (runs: ReadonlyArray<SourceRun>): string => {
   return [
     "# Benchmarks side by side",
     "",
-    "Each data source is its own run; values of different sources are never averaged. Per source: the main metric on all instances with its 95% CI and N (instances scored), then its instance types.",
+    "Each data source is its own run; values of different sources are never averaged. Per source: the main metric on all instances with its 95% CI and N, then its instance types; N and n count the instances the main metric has a value for (fewer than the instances scored where it is undefined, e.g. retrieval metrics on questions without evidence).",
     "",
     ...legend,
     "",
