@@ -107,7 +107,7 @@ describe("sweep: { data.source: [...] }", () => {
     }
 
     const md = fs.readFileSync(path.join(out, "benchmarks.md"), "utf8")
-    type Slice = { n: number; metrics: Record<string, { mean: number | null }> }
+    type Slice = { n: number; metrics: Record<string, { mean: number | null; n: number }> }
     const summaries = ["1-sample", second].map(
       (s) =>
         JSON.parse(fs.readFileSync(path.join(out, s, "summary.json"), "utf8")) as {

@@ -7,7 +7,9 @@
  */
 import { Plugin } from "@cupid-lab/core"
 import { OpenAiServer } from "@cupid-lab/providers/testing"
-import type { Calls, ResultLine } from "@cupid-lab/results"
+import { Analysis } from "@cupid-lab/report"
+import { type Calls, type ResultLine, RunDir } from "@cupid-lab/results"
+import * as NodeFileSystem from "@effect/platform-node/NodeFileSystem"
 import { Config, Grid, Plugins } from "@cupid-lab/runner"
 
 import { describe, expect, it } from "@effect/vitest"
@@ -170,6 +172,20 @@ describe("models as a sweep axis", () => {
       for (const c of sent) expect(bodies).toContainEqual(c.request)
       const bigCalls = sent.filter((c) => c.model === "test-big").map((c) => c.request as Record<string, unknown>)
       expect(bigCalls.every((r) => r["max_completion_tokens"] !== undefined && r["maxTokens"] === undefined)).toBe(true)
+      // Reports compare each cell with the baseline's ablation under its own models.
+      const run = yield* RunDir.read(out).pipe(Effect.provide(NodeFileSystem.layer))
+      const analysis = Analysis.analyze(run)
+      const idOf = (name: string) => summary.cells.find((c) => c.name === name)!.id
+      const against = (name: string) => [
+        ...new Set(analysis.deltas.filter((d) => d.cell === idOf(name)).map((d) => d.against))
+      ]
+      expect(against("recent [small]")).toEqual([idOf("full-history [small]")])
+      expect(against("recent [big]")).toEqual([idOf("full-history [big]")])
+      expect(against("full-history [big]")).toEqual([])
+      expect([...analysis.baselines].sort()).toEqual([idOf("full-history [small]"), idOf("full-history [big]")].sort())
+      expect(fs.readFileSync(path.join(out, "report.md"), "utf8")).toContain(
+        "against the baseline full-history under each cell's own models (model axis)"
+      )
       const results = lines(path.join(out, "results.jsonl")).map((l) => JSON.parse(l) as ResultLine.ResultLine)
       expect(results.filter((r) => r.status !== "ok")).toEqual([])
       for (const r of results) {

@@ -70,6 +70,7 @@ const delta = (
   const d = c.slices[slice].metrics[f1.name]!.mean! - base.slices[slice].metrics[f1.name]!.mean!
   return {
     cell: c.id,
+    against: base.id,
     metric: f1.name,
     slice,
     pAdjusted,

@@ -35,6 +35,8 @@ export interface CellView {
 
 export interface Delta {
   readonly cell: string
+  /** The cell it is compared against: the baseline, or with a model axis the baseline's ablation under this cell's models. */
+  readonly against: string
   readonly metric: string
   readonly slice: ResultLine.Slice
   /** Clustered by persona on slices where a persona has several instances. */
@@ -55,6 +57,10 @@ export interface Analysis {
   readonly cells: ReadonlyArray<CellView>
   readonly baseline: ResultLine.CellSummary
   readonly baselineReason: string
+  /** Every cell some cell is compared against: the baseline, and under a model axis its ablation for each model. */
+  readonly baselines: ReadonlySet<string>
+  /** How reports name what cells are compared against. */
+  readonly baselineLabel: string
   /** Undefined with fewer than two cells. */
   readonly pairwise: Pairwise.Pairwise | undefined
   /** Slices where no difference of the main metric against the baseline can reach significance. */
@@ -113,6 +119,25 @@ export const findCell = (
     ? `"${selector}" is the start of ${prefixed.length} cell ids; give more of it (cells: ${list})`
     : `no cell "${selector}" (by id, id prefix of 4+ characters, name, or @k); cells: ${list}`
 }
+
+/** A cell's name without the models a model axis adds to it: `full-history [gpt-4o]` is `full-history`. */
+export const settingOf = (c: Pick<ResultLine.CellSummary, "name">): string => c.name.replace(/ \[[^\]]*\]$/, "")
+
+/**
+ * The cell `c` is compared against: the baseline, or, when `c` binds other models than the
+ * baseline (a model axis), the cell equal to the baseline in everything else under `c`'s models.
+ */
+export const baselineOf =
+  (cells: ReadonlyArray<ResultLine.CellSummary>, baseline: ResultLine.CellSummary) =>
+  (c: ResultLine.CellSummary): ResultLine.CellSummary => {
+    const models = (x: ResultLine.CellSummary) => Hash.canonicalJson(x.params["models"] ?? null)
+    if (models(c) === models(baseline)) return baseline
+    const rest = (x: ResultLine.CellSummary) => {
+      const { models: _m, ...others } = x.params
+      return Hash.canonicalJson(others)
+    }
+    return cells.find((x) => models(x) === models(c) && rest(x) === rest(baseline)) ?? baseline
+  }
 
 /** Which cell is the baseline, and why. */
 export const chooseBaseline = (
@@ -243,13 +268,16 @@ export const analyze = (run: Pick<RunDir.Run, "summary" | "index">, options: Opt
   // are the instances both cells scored; rows of one persona move together (Families.personas).
   const plan = Families.resolve(summary, main?.name)
   const clusters = new Map(ResultLine.slices.map((slice) => [slice, Families.personas(idx, slice)] as const))
+  const against = baselineOf(summary.cells, baseline)
+  const baselines = new Set(summary.cells.map((c) => against(c).id))
   const planned = summary.cells
-    .filter((c) => c.id !== baseline.id)
+    .filter((c) => against(c).id !== c.id)
     .flatMap((c) =>
       ResultLine.slices.flatMap((slice) => {
-        const a = Columns.sliceOf(idx, baseline.id, slice),
+        const a = Columns.sliceOf(idx, against(c).id, slice),
           b = Columns.sliceOf(idx, c.id, slice)
         return compared.map((metric) => ({
+          against: against(c).id,
           c,
           metric,
           slice,
@@ -273,6 +301,7 @@ export const analyze = (run: Pick<RunDir.Run, "summary" | "index">, options: Opt
       const se = family === "primary" ? Paired.standardError(t.test.a, t.test.b, { clusters: t.test.clusters }) : NaN
       byTest.set(t.test, {
         cell: t.c.id,
+        against: t.against,
         metric: t.metric.name,
         slice: t.slice,
         comparison: result.comparisons[k]!,
@@ -320,6 +349,9 @@ export const analyze = (run: Pick<RunDir.Run, "summary" | "index">, options: Opt
     cells,
     baseline,
     baselineReason: reason,
+    baselines,
+    baselineLabel:
+      baselines.size > 1 ? `${settingOf(baseline)} under each cell's own models (model axis)` : baseline.name,
     pairwise,
     baselineTooSmall,
     main,

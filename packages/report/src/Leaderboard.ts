@@ -13,7 +13,7 @@ import { level } from "./Pairwise.js"
 import * as Format from "./Format.js"
 import * as Notes from "./Notes.js"
 import type { Cell, Row, Table } from "./Table.js"
-import { heuristicMarks, kindsOf, left, num, right } from "./Tables.js"
+import { heuristicMarks, isBaseline, kindsOf, left, num, right } from "./Tables.js"
 
 /** The cells a board leaves out because they share the baseline's value by construction. */
 export const sharedNote = (board: Leaderboard): string =>
@@ -33,15 +33,17 @@ export const nNote = (m: ResultLine.MetricDescription): string =>
 export const openingLimit = 10
 
 /** The sentence above the findings: the metric, the baseline and what "significant" means. */
-export const intro = (a: Pick<Analysis, "baseline">, v: Verdict): string =>
+type Baselines = Pick<Analysis, "baseline"> & Partial<Pick<Analysis, "baselines" | "baselineLabel">>
+
+export const intro = (a: Baselines, v: Verdict): string =>
   v.metric === undefined
     ? "No main metric: the run has no metric to rank its cells on."
-    : `Ranked on ${Notes.metricLabel(v.metric)} (${Notes.aggregateNote(v.metric)}; ${v.metric.direction} is better) against the baseline ${a.baseline.name}; significant means an adjusted p below ${level} after correction for multiple comparisons. Cells that read gold labels ${Notes.oracleMark} are ceilings, not ranked.`
+    : `Ranked on ${Notes.metricLabel(v.metric)} (${Notes.aggregateNote(v.metric)}; ${v.metric.direction} is better) against the baseline ${a.baselineLabel ?? a.baseline.name}; significant means an adjusted p below ${level} after correction for multiple comparisons. Cells that read gold labels ${Notes.oracleMark} are ceilings, not ranked.`
 
 const sliceBoard = (v: Verdict, s: ResultLine.Slice): Leaderboard | undefined => v.boards.find((b) => b.slice === s)
 
-const vsBaseline = (st: Standing, baseline: string): Cell => {
-  if (st.cell.id === baseline) return { text: "baseline" }
+const vsBaseline = (st: Standing, a: Baselines): Cell => {
+  if (isBaseline(a, st.cell.id)) return { text: "baseline" }
   const d = st.vsBaseline
   if (d === undefined || d.comparison.n === 0 || !Number.isFinite(d.comparison.delta)) return num("–", null)
   return {
@@ -54,7 +56,7 @@ const vsBaseline = (st: Standing, baseline: string): Cell => {
  * The leaderboard over all instances: rank, cell, value [95% CI], N, difference against the baseline
  * and the value per instance type; at most `limit` contenders (the baseline always kept), then every ceiling.
  */
-export const table = (a: Pick<Analysis, "baseline">, v: Verdict, limit = Number.POSITIVE_INFINITY): Table => {
+export const table = (a: Baselines, v: Verdict, limit = Number.POSITIVE_INFINITY): Table => {
   const m = v.metric
   const all = sliceBoard(v, "all")
   if (m === undefined || all === undefined)
@@ -75,7 +77,7 @@ export const table = (a: Pick<Analysis, "baseline">, v: Verdict, limit = Number.
       { text: Notes.cellLabel(st.cell, a.baseline.id) },
       num(Format.withCi(st.estimate), st.estimate.mean),
       num(String(st.estimate.n), st.estimate.n),
-      vsBaseline(st, a.baseline.id),
+      vsBaseline(st, a),
       ...others.map((s) => valueIn(s, st.cell.id))
     ]
   })
@@ -110,7 +112,7 @@ const plain = (header: ReadonlyArray<string>, rows: ReadonlyArray<ReadonlyArray<
 
 /** The sweep's console summary: the findings' sentences, then every cell in leaderboard order. */
 export const console = (
-  a: Pick<Analysis, "baseline" | "summary" | "compared">,
+  a: Baselines & Pick<Analysis, "summary" | "compared">,
   v: Verdict,
   models: ReadonlyArray<string> = []
 ): string => {
@@ -119,7 +121,7 @@ export const console = (
   const out: Array<string> = []
   if (m !== undefined && all !== undefined) {
     out.push(
-      `verdict (${m.name}, ${m.direction} is better; baseline ${a.baseline.name}):`,
+      `verdict (${m.name}, ${m.direction} is better; baseline ${a.baselineLabel ?? a.baseline.name}):`,
       ...v.findings.map((f) => `  ${f.sentence}`),
       ""
     )
@@ -155,7 +157,7 @@ export const console = (
         ]
   const rows = standings.map((st) => {
     const c = st.cell
-    const d = vsBaseline(st, a.baseline.id)
+    const d = vsBaseline(st, a)
     const isShared = all?.shared.includes(c) === true
     return [
       st.rank === undefined ? (isShared ? "shared" : c.usesGold ? "ceiling" : "–") : String(st.rank),

@@ -20,7 +20,8 @@ import * as Doc from "./Document.js"
 import * as Format from "./Format.js"
 import { pearson } from "./Judges.js"
 import * as Published from "./Published.js"
-import { modelOf, settingOf } from "./Reproduction.js"
+import { settingOf } from "./Analysis.js"
+import { modelOf } from "./Reproduction.js"
 
 type Cell = ResultLine.CellSummary
 type Estimate = ResultLine.MetricEstimate

@@ -11,6 +11,7 @@
  * fs.writeFileSync("runs/x/paper.md", Markdown.render(doc!))
  */
 import { Hash } from "@cupid-lab/core"
+import { settingOf } from "./Analysis.js"
 import type { ResultLine } from "@cupid-lab/results"
 import * as Doc from "./Document.js"
 import * as Format from "./Format.js"
@@ -34,9 +35,6 @@ export const modelOf = (c: Cell): { readonly entry: string; readonly id: string 
   const m = models["subject"] ?? (Object.keys(models).length === 1 ? Object.values(models)[0] : undefined)
   return m === undefined ? undefined : { entry: m.entry, id: m.model }
 }
-
-/** `full-history [gpt-4o]` -> `full-history`. */
-export const settingOf = (c: Cell): string => c.name.replace(/ \[[^\]]*\]$/, "")
 
 const withoutGenerator = (c: Cell): string => {
   const { generator: _g, models: _m, ...rest } = c.params

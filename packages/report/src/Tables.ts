@@ -34,8 +34,12 @@ export const num = (text: string, value: number | null | undefined): Cell => ({
   value: value !== null && value !== undefined && Number.isFinite(value) ? value : null
 })
 
+/** Whether a cell is one others are compared against (the baseline, or its ablation under another model). */
+export const isBaseline = (a: Pick<Analysis, "baseline"> & Partial<Pick<Analysis, "baselines">>, id: string): boolean =>
+  a.baselines?.has(id) ?? id === a.baseline.id
+
 export const kindsOf = (a: Pick<Analysis, "baseline">, c: ResultLine.CellSummary): Array<RowKind> => [
-  ...(c.id === a.baseline.id ? ["baseline" as const] : []),
+  ...(isBaseline(a, c.id) ? ["baseline" as const] : []),
   ...(c.usesGold ? ["oracle" as const] : [])
 ]
 
@@ -223,13 +227,13 @@ export const deltas = (a: Analysis, m: ResultLine.MetricDescription): Table => {
   const byKey = new Map(a.deltas.filter((d) => d.metric === m.name).map((d) => [`${d.cell}\0${d.slice}`, d]))
   return {
     id: `deltas-${m.name}`,
-    title: `${Notes.metricLabel(m)}: difference against the baseline ${a.baseline.name}`,
+    title: `${Notes.metricLabel(m)}: difference against the baseline ${a.baselineLabel}`,
     notes: [
       `Each entry: difference (cell - baseline) [paired bootstrap 95% CI] p=permutation p-value, the p adjusted within its family, n=paired instances, (family); * adjusted p < 0.05. ${Notes.familiesNote(a)}`
     ],
     columns: [left("cell"), ...ResultLine.slices.map((s) => right(s))],
     rows: a.cells
-      .filter((c) => c.summary.id !== a.baseline.id)
+      .filter((c) => !isBaseline(a, c.summary.id))
       .map((c) =>
         cellRow(
           a,

@@ -273,8 +273,10 @@ const finding = (a: Input, m: ResultLine.MetricDescription, board: Leaderboard):
   const top = ranked[0]
   const leaders = top === undefined ? [] : ranked.filter((s) => shown(valueOf(s)) === shown(valueOf(top)))
   const runnerUp = ranked[leaders.length]
-  const base = [...board.contenders, ...board.ceilings].find((s) => s.cell.id === a.baseline.id)
   const leader = leaders[0]
+  // The leader's own baseline: the baseline, or under a model axis its ablation with the leader's models.
+  const baseId = leader?.vsBaseline?.against ?? a.baseline.id
+  const base = [...board.contenders, ...board.ceilings].find((s) => s.cell.id === baseId)
   const baseLeads = leader !== undefined && leader.cell.id === base?.cell.id
   const vsBaseline =
     leader === undefined || base === undefined || baseLeads
@@ -297,7 +299,7 @@ const finding = (a: Input, m: ResultLine.MetricDescription, board: Leaderboard):
     vsRunnerUp,
     tooSmall: a.baselineTooSmall.get(board.slice)
   }
-  return { ...out, sentence: sentence(m, out, a.baseline.id) }
+  return { ...out, sentence: sentence(m, out, baseId) }
 }
 
 /** The verdict of a run: a leaderboard and a finding per slice, on the main metric (none without one). */
