@@ -14,7 +14,7 @@ import { Chunk, Effect, Stream } from "effect"
 import * as fs from "node:fs"
 import * as path from "node:path"
 import * as Commands from "../src/cli/Commands.js"
-import { lines, runPromise, tempDir } from "./support.js"
+import { commandIo, lines, runPromise, tempDir } from "./support.js"
 
 const source = "synthetic:personas=6,seed=3"
 const unrelated = `zzz <script>alert(1)</script> & "quoted", with commas`
@@ -65,18 +65,6 @@ const offline = (scorer: string) =>
     `scorers: [{ use: ${scorer} }]`
   ].join("\n") + "\n"
 
-const ioIn = (dir: string) => {
-  const out: Array<string> = []
-  const err: Array<string> = []
-  const io = {
-    configDirs: [dir],
-    stdout: (t: string) => void out.push(t),
-    stderr: { write: (t: string) => void err.push(t) },
-    env: { CUPID_TEST_KEY: "sk-test" }
-  }
-  return { out, err, io }
-}
-
 interface Built {
   readonly root: string
   readonly run: string
@@ -116,7 +104,7 @@ const built: Promise<Built> = runPromise(
       fs.writeFileSync(path.join(configs, "single.yaml"), unswept(server.baseURL, cache))
       fs.writeFileSync(path.join(configs, "no-model.yaml"), offline("preference-match"))
       fs.writeFileSync(path.join(configs, "no-f1.yaml"), offline("retrieval"))
-      const { err, io } = ioIn(configs)
+      const { err, io } = commandIo(configs)
       const sweep = (name: string) =>
         Effect.gen(function* () {
           const out = path.join(root, "runs", name)
@@ -169,7 +157,7 @@ const sheetOf = (file: string) => {
 
 const run = (argv: ReadonlyArray<string>, dir: string) =>
   Effect.gen(function* () {
-    const { out, err, io } = ioIn(dir)
+    const { out, err, io } = commandIo(dir)
     const code = yield* Commands.main(argv, io)
     return { code, out: out.join(""), err: err.join("") }
   })

@@ -310,6 +310,10 @@ describe("paper.md and paper.html", () => {
         expect(md).toContain("## Figures")
         expect(md).toContain("The figures (Fig. 3, Fig. 4, Fig. 5, Fig. 6, Fig. 9) are in paper.html:")
         expect(md).toContain("| GPT-4o ")
+        // The second matcher's cell has no place in the tables (one per model and setting): named, not dropped.
+        expect(md).toContain(
+          "Not in these tables (no model, or a second cell of the same model and setting, e.g. under another judge; report.md has them): full-history \\[gpt-4o, prefmatcher\\]."
+        )
         expect(md).not.toContain("<svg")
         expect(html).toContain("<h2>Figures</h2>")
         expect(html.match(/<svg [^>]*class="chart chart-/g)).toHaveLength(5)

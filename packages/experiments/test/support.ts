@@ -387,18 +387,19 @@ export const cleanEnv = (): Record<string, string> => {
 
 /**
  * The command line's io for `Commands.main` in this process: configs looked up in `dir`, stdout
- * dropped, stderr collected in `err`, and `env` (default: the test key `CUPID_TEST_KEY` that the
+ * and stderr collected in `out` and `err`, and `env` (default: the test key `CUPID_TEST_KEY` that the
  * loopback model entries name).
  */
 export const commandIo = (dir: string, env: Record<string, string> = { CUPID_TEST_KEY: "sk-test" }) => {
+  const out: Array<string> = []
   const err: Array<string> = []
   const io = {
     configDirs: [dir],
-    stdout: () => undefined,
+    stdout: (t: string) => void out.push(t),
     stderr: { write: (t: string) => void err.push(t) },
     env
   }
-  return { err, io }
+  return { out, err, io }
 }
 
 /** A config whose one cell infers with a loopback OpenAI-compatible model (`subject`) from every session. */

@@ -33,13 +33,12 @@ export const integer = (x: number): string => {
 /** p-values: 3 decimals, or scientific below 0.001. */
 export const p = (x: number): string => (!Number.isFinite(x) ? "–" : x >= 0.001 ? x.toFixed(3) : x.toExponential(1))
 
-/** `[lo, hi]`; `[n/a]` when there is no interval (one instance, or the instances of one persona). */
-export const interval = (lo: number | null, hi: number | null): string =>
-  !Number.isFinite(lo ?? NaN) && !Number.isFinite(hi ?? NaN) ? "[n/a]" : `[${number(lo)}, ${number(hi)}]`
+/** `[lo, hi]` (each bound as `show` writes it); `[n/a]` when there is no interval (one instance, or the instances of one persona). */
+export const interval = (lo: number | null, hi: number | null, show = number): string =>
+  !Number.isFinite(lo ?? NaN) && !Number.isFinite(hi ?? NaN) ? "[n/a]" : `[${show(lo)}, ${show(hi)}]`
 
 /** `[+lo, +hi]` of a difference; `[n/a]` when there is no interval. */
-export const signedInterval = (lo: number | null, hi: number | null): string =>
-  !Number.isFinite(lo ?? NaN) && !Number.isFinite(hi ?? NaN) ? "[n/a]" : `[${signed(lo)}, ${signed(hi)}]`
+export const signedInterval = (lo: number | null, hi: number | null): string => interval(lo, hi, signed)
 
 /** `value [lo, hi]`. */
 export const withCi = (e: Pick<ResultLine.MetricEstimate, "mean" | "ci95">): string =>

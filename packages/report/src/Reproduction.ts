@@ -47,6 +47,8 @@ interface Layout {
   /** Settings whose cells differ from the baseline's only in the generator. */
   readonly generationOnly: ReadonlySet<string>
   readonly cell: (entry: string, setting: string) => Cell | undefined
+  /** Cells the tables have no place for: no model, or a second cell of one model and setting. */
+  readonly leftOut: ReadonlyArray<Cell>
 }
 
 const layout = (summary: ResultLine.Summary): Layout => {
@@ -69,7 +71,12 @@ const layout = (summary: ResultLine.Summary): Layout => {
   )
   const cell = (entry: string, setting: string) =>
     cells.find((c) => modelOf(c)!.entry === entry && settingOf(c) === setting)
-  return { rows, settings, generationOnly, cell }
+  // A cell with no model has no row; a second cell of one model and setting (a judge swap) has no place.
+  const leftOut = summary.cells.filter((c) => {
+    const m = modelOf(c)
+    return m === undefined || cell(m.entry, settingOf(c)) !== c
+  })
+  return { rows, settings, generationOnly, cell, leftOut }
 }
 
 /** A measured value: in percent for inference, as is for the 1-10 score; its CI and N as detail. */
@@ -202,7 +209,10 @@ export const document = (summary: ResultLine.Summary): Doc.Document | undefined 
         l.generationOnly.size > 0
           ? `Settings that change only the generator (${[...l.generationOnly].join(", ")}) share the baseline's inference and appear in the generation tables only. `
           : "",
-        "Every value's N is the number of instances scored; failures are counted in the run's summary, never scored."
+        "Every value's N is the number of instances scored; failures are counted in the run's summary, never scored.",
+        l.leftOut.length === 0
+          ? ""
+          : ` Not in these tables (no model, or a second cell of the same model and setting, e.g. under another judge; report.md has them): ${l.leftOut.map((c) => c.name).join(", ")}.`
       ),
       ...all.flatMap((t) => [Doc.h3(t.title), Doc.p(t.notes.join(" ")), Doc.table(t)]),
       Doc.h3("Published values held"),
