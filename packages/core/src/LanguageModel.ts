@@ -66,6 +66,8 @@ export interface Completion {
   readonly requests?: number
   /** Milliseconds spent waiting for the model's rate limiters (providers with a limiter set it). */
   readonly limiterMs?: number
+  /** The provider batch job that carried this answer (batched models set it). */
+  readonly batch?: string
 }
 
 export interface ModelInfo {
@@ -73,6 +75,11 @@ export interface ModelInfo {
   readonly model: string
   /** Generation parameters fixed by configuration; part of every cache key. */
   readonly params: Readonly<Record<string, unknown>>
+  /**
+   * The model's calls go as provider batch jobs, priced at `rate` times the synchronous price.
+   * Not part of any cache key: a batched answer is the same answer.
+   */
+  readonly batch?: { readonly rate: number }
 }
 
 export interface Service {

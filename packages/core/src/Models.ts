@@ -7,6 +7,7 @@
  * const lm = yield* (yield* Models.Models).languageModel("judge")
  */
 import { Clock, Context, Effect, Either, Layer, Schema } from "effect"
+import type * as Batch from "./Batch.js"
 import type * as EmbeddingModel from "./EmbeddingModel.js"
 import { ModelError, ModelNotConfigured } from "./Errors.js"
 import * as LanguageModel from "./LanguageModel.js"
@@ -20,6 +21,8 @@ export interface Service {
   readonly languageModel: (name: string) => Effect.Effect<LanguageModel.Service, ModelNotConfigured>
   readonly embeddingModel: (name: string) => Effect.Effect<EmbeddingModel.Service, ModelNotConfigured>
   readonly reranker: (name: string) => Effect.Effect<Reranker.Service, ModelNotConfigured>
+  /** A dry run (`--dry-run`): stages that call services of their own send nothing either. */
+  readonly dryRun?: boolean
 }
 
 export class Models extends Context.Tag("@cupid-lab/core/Models")<Models, Service>() {}
@@ -29,6 +32,8 @@ export interface ModelBundle {
   readonly languageModel?: LanguageModel.Service
   readonly embeddingModel?: EmbeddingModel.Service
   readonly reranker?: Reranker.Service
+  /** The model's batch endpoint, when its calls go as batch jobs (`batch: true`): for listing and cancelling them. */
+  readonly batch?: Batch.Endpoint
 }
 
 const missing = (name: string, names: ReadonlyArray<string>, what: string) =>
@@ -72,6 +77,7 @@ export const make = (
     }
   return {
     names,
+    ...(dry ? { dryRun: true } : {}),
     languageModel: lookup(lms, "chat completion"),
     embeddingModel: lookup(ems, "embeddings"),
     reranker: lookup(rrs, "reranking")
@@ -86,6 +92,7 @@ export const bound = (models: Service, roles: Readonly<Record<string, string>>):
   const entry = (name: string) => roles[name] ?? name
   return {
     names: models.names,
+    ...(models.dryRun === true ? { dryRun: true } : {}),
     languageModel: (name) => models.languageModel(entry(name)),
     embeddingModel: (name) => models.embeddingModel(entry(name)),
     reranker: (name) => models.reranker(entry(name))
@@ -196,10 +203,12 @@ export const cachedLanguageModel = (
       let requests: number | undefined
       let limiterMs: number | undefined
       let finishReason: string | undefined
+      let batch: string | undefined
       const checked = Effect.flatMap(call, (c) => {
         requests = c.requests
         limiterMs = c.limiterMs
         finishReason = c.finishReason
+        batch = c.batch
         return usable(c)
           ? Effect.succeed({ text: c.text, promptTokens: c.promptTokens, completionTokens: c.completionTokens })
           : Effect.fail(new Rejected(c))
@@ -218,10 +227,12 @@ export const cachedLanguageModel = (
           cached,
           ...(cached ? { requests: 0 } : requests !== undefined ? { requests } : {}),
           ...(value === undefined ? { failed: true } : {}),
+          ...(inner.info.batch !== undefined ? { batchRate: inner.info.batch.rate } : {}),
           detail: {
             request: sent,
             ...(inner.wire === undefined ? {} : { wire: inner.wire(sent) }),
             ...(limiterMs !== undefined ? { limiterMs } : {}),
+            ...(!cached && batch !== undefined ? { batch } : {}),
             ...detail
           }
         })

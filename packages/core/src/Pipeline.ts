@@ -107,7 +107,16 @@ const generate = (run: Run, generator: Built<Generator.Service>, input: Generato
 const score = (run: Run, scorer: Built<Scorer.Service>, input: Scorer.ScoreInput) =>
   stage(run, Stage.info.scorer, scorer.plugin, scorer.service.score(input))
 
+/**
+ * The tag of a pair cut by an interruption while it waited on something that lets it be cut (a
+ * provider batch job): the pair is not done, and the sweep does not write it.
+ */
+export const interruptedTag = "Interrupted"
+
 const toTraceError = (cause: Cause.Cause<StageError>): TraceError => {
+  if (Cause.isInterruptedOnly(cause)) {
+    return { stage: "pipeline", plugin: "", tag: interruptedTag, message: "interrupted before the pair finished" }
+  }
   const failure = Cause.failureOption(cause)
   if (Option.isSome(failure)) {
     const e = failure.value

@@ -23,6 +23,7 @@
  */
 import type { FileSystem } from "@effect/platform"
 import { Context, Effect, Either, ParseResult, Schema, type Scope } from "effect"
+import type * as Batch from "./Batch.js"
 import type { Corpus } from "./Corpus.js"
 import { type ModelNotConfigured, PluginError } from "./Errors.js"
 import type * as Generator from "./Generator.js"
@@ -98,6 +99,13 @@ export interface ProviderContext {
    * another model's key (a shared proxy) does not put it into results.
    */
   readonly secretVariables?: ReadonlyArray<string>
+  /**
+   * The sweep's batch queue, when it runs batched models: a provider whose entry asks for batch
+   * jobs (`batch: true`, or every model under `--batch`) sends its completions through it.
+   */
+  readonly batch?: Batch.Queue
+  /** `--batch`: every model whose provider has batch jobs uses them, whatever its entry says. */
+  readonly batchAll?: boolean
 }
 
 /** A provider with the options of one `models:` entry decoded. */

@@ -77,6 +77,8 @@ export interface CallDetail {
   readonly inputs?: number
   /** Milliseconds of `latencyMs` spent waiting for the model's rate limiters (absent when none held it). */
   readonly limiterMs?: number
+  /** The provider batch job that carried the answer (absent for calls sent one by one, and cached ones). */
+  readonly batch?: string
 }
 
 /** What a call's requests took, as a provider's answer or `ModelError` says (absent: not said). */
@@ -98,6 +100,11 @@ export interface UsageEntry {
   readonly requests?: number
   /** True when the call failed (after its retries); its requests were still sent. */
   readonly failed?: boolean
+  /**
+   * The model sends its calls as batch jobs, priced at this fraction of the synchronous price
+   * (cached calls too: the cost describes the method, not the state of the cache).
+   */
+  readonly batchRate?: number
   /** The call's transcript (recorded by `Models`' wrappers). */
   readonly detail?: CallDetail
 }

@@ -1,4 +1,5 @@
 export * as AnswerJson from "./AnswerJson.js"
+export * as Batch from "./Batch.js"
 export * as Corpus from "./Corpus.js"
 export * as Domain from "./Domain.js"
 export * as EmbeddingModel from "./EmbeddingModel.js"

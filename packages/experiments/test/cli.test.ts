@@ -120,9 +120,11 @@ describe("help", () => {
       "--types",
       "--max-cells",
       "--dry-run",
+      "--batch",
       "--repair"
     ],
     report: ["--run", "--baseline", "--main"],
+    batches: ["--run", "--cancel", "--config"],
     compare: ["--runs", "--cell-a", "--cell-b", "--out"],
     export: ["--run", "--format"],
     "errors sample": [
@@ -211,7 +213,7 @@ describe("usage errors exit with 2 and say what is wrong", () => {
       `--shard expects i/N (shard i of N, numbered from 1), e.g. 1/3, got "3"`
     ],
     [["merge", "--out", "merged"], "Missing argument <shard dir>"],
-    [[], "name a command: sweep, merge, score, report, compare, export, errors, view, synthesize, data"]
+    [[], "name a command: sweep, merge, score, batches, report, compare, export, errors, view, synthesize, data"]
   ])("%j", async (args, message) => {
     const r = await cupid(...args)
     expect(r.code, r.stderr).toBe(2)

@@ -13,11 +13,12 @@
  *   gpt4o: { provider: openai, model: gpt-4o-2024-11-20, temperature: 0, rpm: 500 }
  *   prefmatcher: { provider: openai, model: kixlab/prefmatcher-7b, baseURL: "http://localhost:8000/v1" }
  */
-import { type LanguageModel, type Models, Errors, Plugin } from "@cupid-lab/core"
+import { type Batch, type LanguageModel, Errors, Models, Plugin } from "@cupid-lab/core"
 
 import { Clock, Effect, Redacted, Schema, type Scope } from "effect"
 import type OpenAIClient from "openai"
 import * as Failure from "./internal/Failure.js"
+import * as OpenAiBatch from "./OpenAiBatch.js"
 import * as Secret from "./internal/Secret.js"
 import * as Text from "./internal/Text.js"
 import * as Resilience from "./Resilience.js"
@@ -62,6 +63,8 @@ export const Options = Schema.Struct({
   batchSize: Schema.optionalWith(PositiveInt, { default: () => 128 }),
   /** Free text added to the cache key: change it when different weights are served under one name. */
   revision: Schema.optional(Schema.String),
+  /** Send the chat calls as OpenAI batch jobs (half the price, within 24 hours): docs/providers.md, "Batch jobs". */
+  batch: Schema.optional(OpenAiBatch.Option),
   ...Resilience.policyFields
 })
 export type Options = Schema.Schema.Type<typeof Options>
@@ -147,7 +150,13 @@ export const make = (
     const secrets = yield* Secret.scrubbables(key, context.secretVariables)
     const ctx: Failure.CallContext = { provider: "openai", model, keyEnv: options.apiKeyEnv, secrets }
     const guard = yield* Resilience.make(options, ctx)
-    const info: LanguageModel.ModelInfo = { provider: "openai", model, params: params(options) }
+    const rate = OpenAiBatch.settings(options.batch, context.batchAll === true)?.rate
+    const info: LanguageModel.ModelInfo = {
+      provider: "openai",
+      model,
+      params: params(options),
+      ...(rate !== undefined ? { batch: { rate } } : {})
+    }
 
     // The request stops at the attempt's deadline (headers or body, however far it got) or when the call is interrupted.
     const send = <A>(deadline: AbortSignal, request: (signal: AbortSignal) => Promise<A>) =>
@@ -175,6 +184,32 @@ export const make = (
       return { ...options.extraBody, ...body } as OpenAIClient.ChatCompletionCreateParamsNonStreaming
     }
 
+    /** A chat answer's body as a completion: its text, token counts and why it stopped. */
+    const completionOf = (request: LanguageModel.CompletionRequest) => (r: typeof ChatResponse.Type) => {
+      const choice = r.choices[0]
+      const text = choice.message.content
+      // A reasoning model can spend the whole token limit before writing any answer.
+      if ((text === null || text === undefined) && choice.finish_reason === "length") {
+        return Effect.succeed({
+          text: "",
+          promptTokens: r.usage?.prompt_tokens ?? 0,
+          completionTokens: r.usage?.completion_tokens ?? 0,
+          finishReason: "length"
+        })
+      }
+      if (text === null || text === undefined) {
+        return Effect.fail(
+          Failure.unexpected(ctx, `the answer has no text (finish_reason: ${choice.finish_reason ?? "none"})`)
+        )
+      }
+      return Effect.succeed({
+        text,
+        promptTokens: r.usage?.prompt_tokens ?? Text.estimatePromptTokens(request.messages),
+        completionTokens: r.usage?.completion_tokens ?? Text.estimateTextTokens([text]),
+        ...(typeof choice.finish_reason === "string" ? { finishReason: choice.finish_reason } : {})
+      })
+    }
+
     const complete = (request: LanguageModel.CompletionRequest) => {
       const sent = bodyOf(request)
       return guard
@@ -182,35 +217,47 @@ export const make = (
           (deadline) =>
             send(deadline, (signal) => client.chat.completions.create(sent, { signal })).pipe(
               Effect.flatMap(Failure.decode(ctx, ChatResponse, "expected choices[0].message")),
-              Effect.flatMap((r) => {
-                const choice = r.choices[0]
-                const text = choice.message.content
-                // A reasoning model can spend the whole token limit before writing any answer.
-                if ((text === null || text === undefined) && choice.finish_reason === "length") {
-                  return Effect.succeed({
-                    text: "",
-                    promptTokens: r.usage?.prompt_tokens ?? 0,
-                    completionTokens: r.usage?.completion_tokens ?? 0,
-                    finishReason: "length"
-                  })
-                }
-                if (text === null || text === undefined) {
-                  return Effect.fail(
-                    Failure.unexpected(ctx, `the answer has no text (finish_reason: ${choice.finish_reason ?? "none"})`)
-                  )
-                }
-                return Effect.succeed({
-                  text,
-                  promptTokens: r.usage?.prompt_tokens ?? Text.estimatePromptTokens(request.messages),
-                  completionTokens: r.usage?.completion_tokens ?? Text.estimateTextTokens([text]),
-                  ...(typeof choice.finish_reason === "string" ? { finishReason: choice.finish_reason } : {})
-                })
-              })
+              Effect.flatMap(completionOf(request))
             ),
           Text.estimatePromptTokens(request.messages)
         )
         .pipe(Effect.map(([completion, sent]): LanguageModel.Completion => ({ ...completion, ...sent })))
     }
+
+    // Batch jobs: the same bodies, sent as a file through the sweep's queue, answered by cache key.
+    const batching = OpenAiBatch.settings(options.batch, context.batchAll === true)
+    const endpoint =
+      batching === undefined
+        ? undefined
+        : OpenAiBatch.endpoint({
+            sdk,
+            client,
+            ctx,
+            at: baseURL ?? "https://api.openai.com/v1",
+            settings: batching,
+            request: (f) => guard((deadline) => send(deadline, f))
+          })
+    const queue = context.dryRun === true ? undefined : context.batch
+    const completeBatched = (batch: Batch.Queue, at: Batch.Endpoint) => (request: LanguageModel.CompletionRequest) =>
+      batch
+        .call(at, {
+          key: Models.completionKey(info, request),
+          body: { ...bodyOf(request) },
+          promptTokens: Text.estimatePromptTokens(request.messages),
+          completionTokens: request.maxTokens ?? options.maxTokens ?? 0
+        })
+        .pipe(
+          Effect.flatMap((answer) =>
+            Failure.decode(
+              ctx,
+              ChatResponse,
+              "expected choices[0].message"
+            )(answer.body).pipe(
+              Effect.flatMap(completionOf(request)),
+              Effect.map((c): LanguageModel.Completion => ({ ...c, requests: 0, batch: answer.batch }))
+            )
+          )
+        )
 
     const embedBatch = (batch: ReadonlyArray<string>) =>
       guard.counted(
@@ -266,7 +313,13 @@ export const make = (
             }))
           )
 
-    return { languageModel: { info, complete, wire: (r) => ({ ...bodyOf(r) }) }, embeddingModel: { info, embed } }
+    const chat = queue !== undefined && endpoint !== undefined ? completeBatched(queue, endpoint) : complete
+    return {
+      languageModel: { info, complete: chat, wire: (r) => ({ ...bodyOf(r) }) },
+      // Embeddings have no batch here: their model's info says nothing of batches.
+      embeddingModel: { info: { provider: "openai", model, params: params(options) }, embed },
+      ...(endpoint !== undefined ? { batch: endpoint } : {})
+    }
   })
 
 export const plugin = Plugin.provider({

@@ -75,6 +75,38 @@ describe("LoopbackServer", () => {
     })
   )
 
+  it.scopedLive("matches :name segments and queries, sends Response answers as they are, keeps body bytes", () =>
+    Effect.gen(function* () {
+      const server = yield* LoopbackServer.make({
+        routes: {
+          "GET /items/special": () => ({ exact: true }),
+          "GET /items/:id": (_body, request, params) => ({ params, query: request.query }),
+          "GET /items/:id/raw": (_body, _request, { id }) =>
+            new Response(`raw ${id}`, { status: 202, headers: { "content-type": "text/plain", "x-kind": "raw" } }),
+          "PUT /blob": (_body, request) => ({ bytes: [...request.rawBytes] })
+        }
+      })
+      const get = (path: string) =>
+        Effect.promise(async () => {
+          const res = await fetch(`${server.url}${path}`)
+          return { status: res.status, type: res.headers.get("content-type"), text: await res.text() }
+        })
+      expect(JSON.parse((yield* get("/items/a%20b?limit=2&after=x&limit=3")).text)).toStrictEqual({
+        params: { id: "a b" },
+        query: { limit: "3", after: "x" }
+      })
+      expect(JSON.parse((yield* get("/items/special")).text)).toStrictEqual({ exact: true })
+      expect(yield* get("/items/7/raw")).toStrictEqual({ status: 202, type: "text/plain", text: "raw 7" })
+      expect((yield* get("/items/7/raw/more")).status).toBe(404)
+      expect((yield* get("/items/")).status).toBe(404)
+      const put = yield* Effect.promise(() =>
+        fetch(`${server.url}/blob`, { method: "PUT", body: new Uint8Array([0, 255, 10]) }).then((r) => r.json())
+      )
+      expect(put).toStrictEqual({ bytes: [0, 255, 10] })
+      expect(server.requests.map((r) => [r.path, r.body])).toContainEqual(["/blob", undefined])
+    })
+  )
+
   it.live("a slow answer that the client abandons is dropped, and closing does not wait for it", () =>
     Effect.gen(function* () {
       const scope = yield* Scope.make()

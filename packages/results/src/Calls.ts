@@ -38,6 +38,8 @@ export const Call = Schema.Struct({
    * `limiter`), over every attempt; absent when the model has neither or the cache answered.
    */
   limiterMs: Schema.optional(Schema.Number),
+  /** The provider batch job that carried the answer (absent for calls sent one by one, and cached ones). */
+  batch: Schema.optional(Schema.String),
   promptTokens: Schema.Number,
   completionTokens: Schema.Number,
   /**
@@ -96,6 +98,7 @@ const callOf = (e: Usage.UsageEntry, mode: Mode): Call => {
     failed: e.failed === true,
     latencyMs: d?.latencyMs ?? 0,
     ...(d?.limiterMs !== undefined ? { limiterMs: d.limiterMs } : {}),
+    ...(d?.batch !== undefined ? { batch: d.batch } : {}),
     promptTokens: e.promptTokens,
     completionTokens: e.completionTokens,
     ...(mode === "full" && request !== undefined ? { request } : {}),

@@ -6,7 +6,7 @@
  * @example
  * const tracker = yield* Budget.preflight(config, options) // undefined without a budget
  */
-import type { Usage } from "@cupid-lab/core"
+import { type Batch, Errors, type Usage } from "@cupid-lab/core"
 import { Cost } from "@cupid-lab/scorers"
 import type { RunInfo } from "@cupid-lab/results"
 
@@ -36,7 +36,7 @@ export const estimate = (
   for (const [model, m] of Object.entries(byModel)) {
     const price = table[model]
     if (price === undefined) unpriced.push(model)
-    else micro += Cost.microUsd(m.promptTokens, m.completionTokens, price)
+    else micro += Cost.microUsd(m.promptTokens, m.completionTokens, price, m.rate)
   }
   return { micro, unpriced }
 }
@@ -61,6 +61,8 @@ export const tracker = (o: {
 }) => {
   const perPairMicro = o.pairsToRun > 0 ? o.estimateMicro / o.pairsToRun : 0
   let spent = 0,
+    direct = 0,
+    committed = 0,
     dearest = 0,
     inFlight = 0,
     stopped = false
@@ -76,11 +78,44 @@ export const tracker = (o: {
       let micro = 0
       for (const u of usage) {
         const price = o.prices[`${u.provider}/${u.model}`]
-        if (!u.cached && price !== undefined) micro += Cost.microUsd(u.promptTokens, u.completionTokens, price)
+        if (u.cached || price === undefined) continue
+        const m = Cost.microUsd(u.promptTokens, u.completionTokens, price, u.batchRate)
+        micro += m
+        // A batched call was charged when its wave was admitted.
+        if (u.batchRate === undefined) direct += m
       }
       inFlight--
       spent += micro
       dearest = Math.max(dearest, micro)
+    },
+    /**
+     * Asked before a wave of batched calls is submitted: refused when what the calls sent one by
+     * one have spent, plus the waves admitted, plus this wave at its most (every call using its
+     * token limit) would pass the budget.
+     */
+    admitWave: (
+      endpoint: Batch.Endpoint,
+      requests: ReadonlyArray<Batch.Request>
+    ): Effect.Effect<void, Errors.ModelError> => {
+      const price = o.prices[`${endpoint.provider}/${endpoint.model}`]
+      let micro = 0
+      for (const r of requests)
+        micro += price === undefined ? 0 : Cost.microUsd(r.promptTokens, r.completionTokens, price, endpoint.rate)
+      if (direct + committed + micro > o.budgetMicro) {
+        stopped = true
+        return Effect.fail(
+          new Errors.ModelError({
+            provider: endpoint.provider,
+            model: endpoint.model,
+            reason:
+              `the budget refused a wave of ${requests.length} batched calls before submitting it: at most ${dollars(micro)}, ` +
+              `with ${dollars(direct + committed)} already spent or submitted, passes the budget of ${dollars(o.budgetMicro)}; ${raise}`,
+            retryable: false
+          })
+        )
+      }
+      committed += micro
+      return Effect.void
     },
     stopped: () => stopped,
     spend: (): Spend => ({ usd: o.budgetMicro / 1e6, estimatedUsd: o.estimateMicro / 1e6, spentUsd: spent / 1e6 })

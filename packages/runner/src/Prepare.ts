@@ -7,6 +7,7 @@
  * (yield* Prepare.dryRun(config)).calls.toSend // requests a sweep would send, without writing a file
  */
 import {
+  type Batch,
   Corpus,
   type Domain,
   Errors as CoreErrors,
@@ -50,11 +51,14 @@ export interface Options {
   /** Keep the intact lines of a damaged results.jsonl (the corrupt ones move aside) instead of stopping. */
   readonly repair?: boolean
   readonly shard?: Shard.Shard
+  /** `--batch`: every model whose provider has batch jobs sends its calls as batch jobs. */
+  readonly batch?: boolean
 }
 
 export type SweepError = ConfigError | Errors.RunError | CoreErrors.DatasetError
 
-export const prepare = (config: Config, options: Options, dryRun: boolean) =>
+/** `batch`: the sweep's batch queue, for the models that send batch jobs (none in a dry run). */
+export const prepare = (config: Config, options: Options, dryRun: boolean, batch?: Batch.Queue) =>
   Effect.gen(function* () {
     const registry = yield* Plugins.registry(config, options.plugins ?? Plugins.builtins())
     const grid = yield* Grid.expand(config, registry)
@@ -66,7 +70,11 @@ export const prepare = (config: Config, options: Options, dryRun: boolean) =>
     })
     const pool = yield* poolFor(config, grid, open)
     const transformed = transformer(config.seed, pool)
-    const bundles = yield* Build.models(config, registry, { dryRun })
+    const bundles = yield* Build.models(config, registry, {
+      dryRun,
+      ...(options.batch === true ? { batchAll: true } : {}),
+      ...(batch !== undefined ? { batch } : {})
+    })
     const cache = yield* Effect.provide(
       ModelCache.ModelCache,
       ModelCache.layerFile(config.cacheDir, { onWarning: options.log })
@@ -175,7 +183,8 @@ export const dryRun = (config: Config, options: Options = {}) =>
       const dir = RunPlace.directory(config, identity)
       yield* RunId.check(dir, identity)
       const done = yield* ResultLog.readDone(dir, new Set(p.grid.cells.map((c) => c.id)))
-      type ModelCount = { toSend: number; cached: number; promptTokens: number; completionTokens: number }
+      /** `rate`: the model's price as a fraction of its list price (its batch rate, or 1). */
+      type ModelCount = { toSend: number; cached: number; promptTokens: number; completionTokens: number; rate: number }
       const byModel: Record<string, ModelCount> = {}
       // Per cell, the calls it would send (a call shared by several cells is charged to the first that makes it).
       const byCell: Record<string, Record<string, ModelCount>> = {}
@@ -185,13 +194,13 @@ export const dryRun = (config: Config, options: Options = {}) =>
         pairsDone = 0,
         instances = 0,
         share = 0
-      const zero = (): ModelCount => ({ toSend: 0, cached: 0, promptTokens: 0, completionTokens: 0 })
+      const zero = (rate: number): ModelCount => ({ toSend: 0, cached: 0, promptTokens: 0, completionTokens: 0, rate })
       const count = (cell: string, trace: Trace.Trace) => {
         if (trace.error !== undefined) failed++
         const ofCell = (byCell[cell] ??= {})
         for (const u of trace.usage) {
-          const m = (byModel[`${u.provider}/${u.model}`] ??= zero())
-          const c = (ofCell[`${u.provider}/${u.model}`] ??= zero())
+          const m = (byModel[`${u.provider}/${u.model}`] ??= zero(u.batchRate ?? 1))
+          const c = (ofCell[`${u.provider}/${u.model}`] ??= zero(u.batchRate ?? 1))
           const s = (byStage[u.stage] ??= { total: 0, toSend: 0, cached: 0 })
           s.total++
           allTokens.prompt += u.promptTokens

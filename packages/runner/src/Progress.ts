@@ -5,6 +5,7 @@
  * Runner.sweep(config, { progress: Progress.make(process.stderr) })
  */
 import { ProgressLine } from "@cupid-lab/core"
+import * as Batches from "./Batches.js"
 
 export interface Snapshot {
   readonly cells: number
@@ -22,6 +23,8 @@ export interface Snapshot {
   readonly calls: number
   readonly tokens: number
   readonly elapsedMs: number
+  /** Provider batch jobs the sweep is waiting on. */
+  readonly batches?: ReadonlyArray<Batches.Live>
 }
 
 export type Progress = ProgressLine.Progress<Snapshot>
@@ -45,7 +48,8 @@ export const describe = (s: Snapshot): string =>
     `ETA ${s.pairsToRun !== undefined && s.pairsRun >= s.pairsToRun ? "0s" : duration(eta(s))}`,
     `calls ${compact(s.calls)} (cached ${compact(s.cacheHits)})`,
     `tokens ${compact(s.tokens)}`,
-    `failed ${s.failed}`
+    `failed ${s.failed}`,
+    ...(s.batches ?? []).map(Batches.describe)
   ].join(" · ")
 
 export const make = (sink: ProgressLine.Sink, options: { readonly intervalMs?: number } = {}): Progress =>

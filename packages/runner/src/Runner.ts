@@ -6,7 +6,7 @@
  * @example
  * const outcome = yield* Runner.sweep(yield* Config.load("configs/smoke.yaml")) // outcome.files.summary
  */
-import type { Domain } from "@cupid-lab/core"
+import { type Domain, Pipeline } from "@cupid-lab/core"
 import { Calls, Columns, type ResultLine, Results, RunDir, Summary, RunId, RunInfo, Shard } from "@cupid-lab/results"
 import { Cause, Clock, Effect, Exit, Struct } from "effect"
 import * as path from "node:path"
@@ -15,6 +15,7 @@ import { type Config, hash as configHash } from "./Config.js"
 import * as Finish from "./Finish.js"
 import * as ResultLog from "./ResultLog.js"
 
+import * as Batches from "./Batches.js"
 import * as Budget from "./Budget.js"
 import * as PairLoop from "./PairLoop.js"
 import { noInstances, type Options, prepare, type Prepared, runPair } from "./Prepare.js"
@@ -41,7 +42,13 @@ export const sweep = <P = never>(config: Config, options: SweepOptions<P> = {}) 
     Effect.gen(function* () {
       const startedAt = yield* Clock.currentTimeMillis
       const budget = yield* Budget.preflight(config, options)
-      const p = yield* prepare(config, options, false)
+      const batches = batching(config, options)
+        ? yield* Batches.make({
+            ...(options.log !== undefined ? { log: options.log } : {}),
+            ...(budget !== undefined ? { admit: budget.admitWave } : {})
+          })
+        : undefined
+      const p = yield* prepare(config, options, false, batches?.queue)
       const identity = RunPlace.identity(config, p.opened, options.shard)
       const dir = RunPlace.directory(config, identity)
       yield* RunId.check(dir, identity)
@@ -51,12 +58,13 @@ export const sweep = <P = never>(config: Config, options: SweepOptions<P> = {}) 
         repair: options.repair === true
       })
       yield* RunId.claim(dir, identity)
+      if (batches !== undefined) yield* batches.open(dir)
       if (!config.outGiven && options.shard === undefined) yield* RunId.linkLatest(dir)
       notices(dir, identity.id, log.opened, options.log ?? (() => {}))
       const preparedAt = yield* Clock.currentTimeMillis
       // The pairs run interruptibly; what follows (sorting, reports) runs whatever ended them.
       return yield* Effect.uninterruptibleMask((restore) =>
-        Effect.flatMap(runPairs(config, p, log, options, startedAt, restore, budget), (pairs) =>
+        Effect.flatMap(runPairs(config, p, log, options, startedAt, restore, budget, batches), (pairs) =>
           finish(config, p, log, options, pairs, { startedAt, preparedAt, dir })
         )
       )
@@ -86,7 +94,8 @@ const runPairs = (
   options: Options,
   startedAt: number,
   restore: <A, E, R>(effect: Effect.Effect<A, E, R>) => Effect.Effect<A, E, R>,
-  budget: Budget.Tracker | undefined
+  budget: Budget.Tracker | undefined,
+  batches: Batches.Engine | undefined
 ) =>
   Effect.gen(function* () {
     const progress = options.progress ?? Progress.silent
@@ -119,7 +128,8 @@ const runPairs = (
         cacheHits: stats.usage.cachedCalls,
         calls: stats.usage.calls,
         tokens: stats.usage.promptTokens + stats.usage.completionTokens,
-        elapsedMs: now - startedAt
+        elapsedMs: now - startedAt,
+        ...(batches !== undefined ? { batches: batches.live() } : {})
       }
     }
     const clock = yield* Effect.clock
@@ -150,7 +160,9 @@ const runPairs = (
           })
         },
         work: ({ cell, meta, version }) =>
-          Effect.flatMap(runPair(cell.pipeline, version), (trace) => {
+          Effect.flatMap(counted(batches, runPair(cell.pipeline, version)), (trace) => {
+            // Cut while it waited on a batch (the sweep was interrupted): not done, a rerun runs it.
+            if (trace.error?.tag === Pipeline.interruptedTag) return Effect.void
             const line = Results.fromTrace(cell.info, version.instance, meta, trace)
             log.append({
               cell: cell.cell.id,
@@ -169,7 +181,8 @@ const runPairs = (
             // Pairs that never wait (no model calls) can starve the timer: tick here too.
             return clock.unsafeCurrentTimeMillis() - lastTick >= 200 ? Effect.ignore(tick) : Effect.void
           }),
-        concurrency: config.concurrency,
+        // Batched calls wait hours: every pending pair is in flight, so that a wave holds them all.
+        concurrency: batches !== undefined ? Math.max(config.concurrency, batchConcurrency) : config.concurrency,
         ...(budget !== undefined ? { admit: budget.admit } : {}),
         tick: { every: "200 millis", run: tick }
       })
@@ -180,6 +193,8 @@ const runPairs = (
     // A bad row or a write error: that error (the log's finalizer writes what is buffered).
     if (Exit.isFailure(loop) && !interrupted) return yield* Effect.failCause(loop.cause)
     seenAll = !interrupted
+    const pending = batches?.live() ?? []
+    if (interrupted && pending.length > 0) options.log?.(Batches.stillRunning(pending, path.dirname(log.file)))
     if (seenAll && instanceOrder.size === 0) return yield* noInstances(config, p.opened)
     progress.done(snapshot(endedAt))
     return {
@@ -194,6 +209,23 @@ const runPairs = (
       endedAt
     }
   })
+
+/** Pairs in flight at once when models send batch jobs. */
+const batchConcurrency = 10_000
+
+/** Whether any model sends its calls as batch jobs: `--batch`, or an entry's `batch:` other than false. */
+const batching = (config: Config, options: Options): boolean =>
+  options.batch === true ||
+  Object.values(config.models).some((m) => m.options["batch"] !== undefined && m.options["batch"] !== false)
+
+/** A pair counted in flight for the batch queue's waves. */
+const counted = <A, E, R>(batches: Batches.Engine | undefined, pair: Effect.Effect<A, E, R>) =>
+  batches === undefined
+    ? pair
+    : Effect.suspend(() => {
+        batches.pairStarted()
+        return Effect.ensuring(pair, Effect.sync(batches.pairEnded))
+      })
 
 /** What the pair loop leaves for the end of the sweep. */
 type Pairs = Effect.Effect.Success<ReturnType<typeof runPairs>>

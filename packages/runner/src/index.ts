@@ -1,4 +1,7 @@
 export * as Axes from "./Axes.js"
+export * as BatchAdmin from "./BatchAdmin.js"
+export * as BatchJournal from "./BatchJournal.js"
+export * as Batches from "./Batches.js"
 export * as Budget from "./Budget.js"
 export * as Build from "./Build.js"
 export * as Config from "./Config.js"

@@ -6,7 +6,8 @@
  * Dollars come from a price table keyed `"provider/model"` in USD per million tokens. The
  * `prices` option is merged over {@link defaultPrices}; a call to a model with no price makes
  * `cost.usd` NaN (unknown), never 0. Local models are free only if you say so (`{ prompt: 0,
- * completion: 0 }`).
+ * completion: 0 }`). A model whose calls go as batch jobs is charged its batch rate (half the list
+ * price unless its entry says otherwise), cached calls included.
  *
  * @example
  * // scorers: [{ use: cost, prices: { "openai/my-local-qwen": { prompt: 0, completion: 0 } } }]
@@ -65,10 +66,11 @@ export const metrics: ReadonlyArray<Scorer.MetricInfo> = [
 
 /**
  * A call's price in integer micro-dollars: tokens times USD per million tokens is micro-dollars,
- * rounded per call, so sums are exact and do not depend on the order calls completed in.
+ * times `rate` (a batched call's fraction of the list price, 1 otherwise), rounded per call, so
+ * sums are exact and do not depend on the order calls completed in.
  */
-export const microUsd = (promptTokens: number, completionTokens: number, price: Price): number =>
-  Math.round(promptTokens * price.prompt + completionTokens * price.completion)
+export const microUsd = (promptTokens: number, completionTokens: number, price: Price, rate = 1): number =>
+  Math.round((promptTokens * price.prompt + completionTokens * price.completion) * rate)
 
 export const compute = (
   usage: ReadonlyArray<Usage.UsageEntry>,
@@ -84,7 +86,7 @@ export const compute = (
     promptTokens += e.promptTokens
     completionTokens += e.completionTokens
     const price = prices[`${e.provider}/${e.model}`]
-    micro += price === undefined ? NaN : microUsd(e.promptTokens, e.completionTokens, price)
+    micro += price === undefined ? NaN : microUsd(e.promptTokens, e.completionTokens, price, e.batchRate)
   }
   return {
     "cost.prompt_tokens": promptTokens,

@@ -41,7 +41,9 @@ const callView = (c: Calls.Call, n: number) => {
     `${c.provider}/${c.model}`,
     c.cached
       ? "answered by the cache"
-      : `${c.requests} request${c.requests === 1 ? "" : "s"}${c.requests > 1 ? ` (${c.requests - 1} retr${c.requests === 2 ? "y" : "ies"})` : ""}`,
+      : c.batch !== undefined
+        ? `in batch ${c.batch}`
+        : `${c.requests} request${c.requests === 1 ? "" : "s"}${c.requests > 1 ? ` (${c.requests - 1} retr${c.requests === 2 ? "y" : "ies"})` : ""}`,
     `${c.latencyMs} ms`,
     c.limiterMs === undefined ? null : `limiter ${c.limiterMs} ms`,
     `${c.promptTokens} + ${c.completionTokens} tokens`,

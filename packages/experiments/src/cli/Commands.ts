@@ -15,6 +15,7 @@ import * as NodePath from "@effect/platform-node/NodePath"
 import * as NodeTerminal from "@effect/platform-node/NodeTerminal"
 import { command as data } from "./commands/Data.js"
 import { Console, Effect, HashMap, HashSet, Layer, Predicate } from "effect"
+import * as Batches from "./commands/Batches.js"
 import * as Compare from "./commands/Compare.js"
 import * as Errors from "./commands/Errors.js"
 import * as Export from "./commands/Export.js"
@@ -32,6 +33,7 @@ const commands = [
   Sweep.command,
   Merge.command,
   Score.command,
+  Batches.command,
   Report.command,
   Compare.command,
   Export.command,

@@ -1,7 +1,9 @@
 /**
  * A JSON HTTP server on 127.0.0.1 (a free port) for tests: routes answer through functions the
  * test supplies, scripted faults replace the answers of chosen requests, and every request is
- * recorded. The server lives in an Effect scope and is closed with it. `OpenAiServer` and
+ * recorded. A route key may hold `:name` segments (`"GET /v1/files/:id/content"`), passed to the
+ * route as `params`; a route returns a JSON value (a 200) or a `Response` sent as it is (any
+ * status, headers and bytes). Bodies are kept as bytes too, for multipart or binary uploads. The server lives in an Effect scope and is closed with it. `OpenAiServer` and
  * `CohereServer` build on it with the providers' REST shapes.
  *
  * Faults are taken in order from a queue, one per request, before `faultFor` is asked:
@@ -59,20 +61,30 @@ export interface RecordedRequest {
   readonly method: string
   /** Path without the query string. */
   readonly path: string
+  /** Query-string parameters (the last value of a repeated name). */
+  readonly query: Readonly<Record<string, string>>
   /** Lower-cased header names, as received. */
   readonly headers: Readonly<Record<string, string>>
   readonly rawBody: string
+  /** The body's bytes as received (`rawBody` is their UTF-8 reading). */
+  readonly rawBytes: Uint8Array
   /** The parsed JSON body, or undefined when it is not JSON. */
   readonly body: unknown
   /** The fault served instead of (or before) the answer, if any. */
   readonly fault: Fault["kind"] | undefined
 }
 
-/** Answers one route: the JSON body of a 200 reply. Throwing yields a 500 naming the error. */
-export type Route = (body: unknown, request: RecordedRequest) => unknown
+/**
+ * Answers one route: a `Response` is sent as it is; any other value is the JSON body of a 200 reply.
+ * Throwing yields a 500 naming the error. `params` holds the values of the key's `:name` segments.
+ */
+export type Route = (body: unknown, request: RecordedRequest, params: Readonly<Record<string, string>>) => unknown
 
 export interface Options {
-  /** Keys are `"METHOD /path"`, e.g. `"POST /v1/chat/completions"`. */
+  /**
+   * Keys are `"METHOD /path"`, e.g. `"POST /v1/chat/completions"`; a `:name` segment matches any one
+   * segment (`"GET /v1/batches/:id"`). An exact key wins over a pattern; patterns are tried in order.
+   */
   readonly routes: Readonly<Record<string, Route>>
   readonly faults?: ReadonlyArray<Fault>
   /** Asked for requests the queue does not cover. */
@@ -96,10 +108,75 @@ export interface LoopbackServer {
 
 const defaultErrorBody = (_status: number, message: string) => ({ error: { message } })
 
-const sendJson = (res: http.ServerResponse, status: number, body: unknown, headers: Record<string, string> = {}) => {
-  const text = JSON.stringify(body)
-  res.writeHead(status, { "content-type": "application/json", "content-length": Buffer.byteLength(text), ...headers })
-  res.end(text)
+interface Reply {
+  readonly status: number
+  readonly headers: Readonly<Record<string, string>>
+  readonly bytes: Buffer
+}
+
+const jsonReply = (status: number, body: unknown, headers: Record<string, string> = {}): Reply => ({
+  status,
+  headers: { "content-type": "application/json", ...headers },
+  bytes: Buffer.from(JSON.stringify(body))
+})
+
+const toReply = async (answer: unknown): Promise<Reply> => {
+  if (!(answer instanceof Response)) return jsonReply(200, answer)
+  const headers: Record<string, string> = {}
+  answer.headers.forEach((value, name) => (headers[name] = value))
+  return { status: answer.status, headers, bytes: Buffer.from(await answer.arrayBuffer()) }
+}
+
+const send = (res: http.ServerResponse, reply: Reply) => {
+  res.writeHead(reply.status, { ...reply.headers, "content-length": reply.bytes.length })
+  res.end(reply.bytes)
+}
+
+const sendJson = (res: http.ServerResponse, status: number, body: unknown, headers: Record<string, string> = {}) =>
+  send(res, jsonReply(status, body, headers))
+
+interface Matcher {
+  readonly method: string
+  readonly segments: ReadonlyArray<string>
+  readonly route: Route
+}
+
+const matchers = (routes: Readonly<Record<string, Route>>): ReadonlyArray<Matcher> =>
+  Object.entries(routes).flatMap(([key, route]) => {
+    const [method = "", path = ""] = key.split(" ")
+    return path.includes("/:") ? [{ method, segments: path.split("/"), route }] : []
+  })
+
+const decoded = (segment: string) => {
+  try {
+    return decodeURIComponent(segment)
+  } catch {
+    return segment
+  }
+}
+
+/** The route for a request and its path parameters: an exact key first, then the `:name` patterns in order. */
+const findRoute = (
+  routes: Readonly<Record<string, Route>>,
+  patterns: ReadonlyArray<Matcher>,
+  method: string,
+  path: string
+): { readonly route: Route; readonly params: Readonly<Record<string, string>> } | undefined => {
+  const exact = routes[`${method} ${path}`]
+  if (exact !== undefined) return { route: exact, params: {} }
+  const segments = path.split("/")
+  for (const m of patterns) {
+    if (m.method !== method || m.segments.length !== segments.length) continue
+    const params: Record<string, string> = {}
+    const fits = m.segments.every((s, i) => {
+      const actual = segments[i]!
+      if (!s.startsWith(":")) return s === actual
+      params[s.slice(1)] = decoded(actual)
+      return actual !== ""
+    })
+    if (fits) return { route: m.route, params }
+  }
+  return undefined
 }
 
 /** Start a server; it is closed (connections and pending slow answers included) when the scope closes. */
@@ -115,13 +192,13 @@ export const make = (options: Options): Effect.Effect<LoopbackServer, never, Sco
       const timers = new Set<NodeJS.Timeout>()
       const waiters: Array<{ n: number; resolve: () => void }> = []
       const errorBody = options.errorBody ?? defaultErrorBody
+      const patterns = matchers(options.routes)
       let inFlight = 0
       let peak = 0
 
       /** Headers now, then the body one byte every `ms` (until the client goes). */
-      const trickleJson = (res: http.ServerResponse, body: unknown, ms: number) => {
-        const bytes = Buffer.from(JSON.stringify(body))
-        res.writeHead(200, { "content-type": "application/json", "content-length": bytes.length })
+      const trickle = (res: http.ServerResponse, { bytes, headers, status }: Reply, ms: number) => {
+        res.writeHead(status, { ...headers, "content-length": bytes.length })
         res.flushHeaders()
         let sent = 0
         const timer = setInterval(() => {
@@ -141,12 +218,13 @@ export const make = (options: Options): Effect.Effect<LoopbackServer, never, Sco
       }
 
       const answer = (req: RecordedRequest, res: http.ServerResponse, trickleMs?: number) => {
-        const route = options.routes[`${req.method} ${req.path}`]
-        if (route === undefined) return sendJson(res, 404, errorBody(404, `no route ${req.method} ${req.path}`))
+        const found = findRoute(options.routes, patterns, req.method, req.path)
+        if (found === undefined) return sendJson(res, 404, errorBody(404, `no route ${req.method} ${req.path}`))
         Promise.resolve()
-          .then(() => route(req.body, req))
+          .then(() => found.route(req.body, req, found.params))
+          .then(toReply)
           .then(
-            (body) => (trickleMs === undefined ? sendJson(res, 200, body) : trickleJson(res, body, trickleMs)),
+            (reply) => (trickleMs === undefined ? send(res, reply) : trickle(res, reply, trickleMs)),
             (e: unknown) =>
               sendJson(res, 500, errorBody(500, `handler failed: ${e instanceof Error ? e.message : String(e)}`))
           )
@@ -195,7 +273,8 @@ export const make = (options: Options): Effect.Effect<LoopbackServer, never, Sco
         const chunks: Array<Buffer> = []
         incoming.on("data", (c: Buffer) => chunks.push(c))
         incoming.on("end", () => {
-          const rawBody = Buffer.concat(chunks).toString("utf8")
+          const rawBytes = Buffer.concat(chunks)
+          const rawBody = rawBytes.toString("utf8")
           let body: unknown
           try {
             body = rawBody === "" ? undefined : JSON.parse(rawBody)
@@ -206,12 +285,15 @@ export const make = (options: Options): Effect.Effect<LoopbackServer, never, Sco
           for (const [k, v] of Object.entries(incoming.headers)) {
             if (v !== undefined) headers[k] = Array.isArray(v) ? v.join(", ") : v
           }
+          const url = new URL(incoming.url ?? "/", "http://127.0.0.1")
           const base = {
             index: requests.length,
             method: incoming.method ?? "GET",
             path: (incoming.url ?? "/").split("?")[0]!,
+            query: Object.fromEntries(url.searchParams),
             headers,
             rawBody,
+            rawBytes,
             body
           }
           const fault = queue.shift() ?? options.faultFor?.({ ...base, fault: undefined })

@@ -11,17 +11,14 @@
 import { Command, Options } from "@effect/cli"
 import { Files } from "@cupid-lab/core"
 import { Effect, Option } from "effect"
-import { CommandIo, dataOption, invalid, positive, runDirectory, usage } from "./Io.js"
+import { CommandIo, dataOption, invalid, positive, runDirectory, runOption, usage } from "./Io.js"
 
 const results = Effect.promise(() => import("@cupid-lab/results"))
 
 const sample = Command.make(
   "sample",
   {
-    run: Options.text("run").pipe(
-      Options.withPseudoName("dir"),
-      Options.withDescription("a run directory (the out of a sweep), e.g. runs/<name>/latest")
-    ),
+    run: runOption,
     model: Options.text("model").pipe(
       Options.withPseudoName("entry | model id"),
       Options.withDescription(

@@ -1,14 +1,11 @@
 import { Command, Options } from "@effect/cli"
 import { Effect } from "effect"
-import { CommandIo, runDirectory } from "./Io.js"
+import { CommandIo, runDirectory, runOption } from "./Io.js"
 
 export const command = Command.make(
   "export",
   {
-    run: Options.text("run").pipe(
-      Options.withPseudoName("dir"),
-      Options.withDescription("a run directory (the out of a sweep), e.g. runs/<name>/latest")
-    ),
+    run: runOption,
     format: Options.choice("format", ["trec"]).pipe(
       Options.withDefault("trec" as const),
       Options.withDescription(

@@ -50,6 +50,12 @@ export const logTo =
   (text: string): void =>
     void io.stderr.write(`${text}\n`)
 
+/** `--run`: a run directory. */
+export const runOption = Options.text("run").pipe(
+  Options.withPseudoName("dir"),
+  Options.withDescription("a run directory (the out of a sweep), e.g. runs/<name>/latest")
+)
+
 export const configOption = (description: string) =>
   Options.text("config").pipe(Options.withPseudoName("file | name"), Options.withDescription(description))
 

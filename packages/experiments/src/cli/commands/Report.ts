@@ -1,14 +1,11 @@
 import { Command, Options } from "@effect/cli"
 import { Effect } from "effect"
-import { CommandIo, given, outputs, runDirectory } from "./Io.js"
+import { CommandIo, given, outputs, runDirectory, runOption } from "./Io.js"
 
 export const command = Command.make(
   "report",
   {
-    run: Options.text("run").pipe(
-      Options.withPseudoName("dir"),
-      Options.withDescription("a run directory (the out of a sweep), e.g. runs/<name>/latest")
-    ),
+    run: runOption,
     baseline: Options.text("baseline").pipe(
       Options.withPseudoName("cell"),
       Options.optional,

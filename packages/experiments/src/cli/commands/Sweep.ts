@@ -82,6 +82,12 @@ const options = {
         "stops taking pairs when the next could pass it (exit code 4; rerun with a larger budget to resume)"
     )
   ),
+  batch: Options.boolean("batch").pipe(
+    Options.withDescription(
+      "send every model's calls as provider batch jobs where its provider has them (OpenAI's Batch API: half the price, answered within 24 hours); " +
+        'with --dry-run, the forecast at batch prices. A rerun collects the batches a stopped sweep left running (docs/providers.md, "Batch jobs")'
+    )
+  ),
   dryRun: Options.boolean("dry-run").pipe(
     Options.withDescription(
       "print the grid and the model calls (and estimated tokens) the sweep would make; send and write nothing"
@@ -170,7 +176,12 @@ const runOne = (a: Args, config: ConfigModule.Config) =>
     if (size.cells > largeGrid && size.cells <= config.maxCells)
       log(`grid: ${Grid.describeSize(size)}; building them before any pair runs`)
     if (a.dryRun) {
-      const d = yield* Runner.dryRun(config, { ...io.runner, log, ...given({ shard: a.shard }) })
+      const d = yield* Runner.dryRun(config, {
+        ...io.runner,
+        log,
+        ...given({ shard: a.shard }),
+        ...(a.batch ? { batch: true } : {})
+      })
       const [Config, Budget] = yield* Effect.promise(() =>
         import("@cupid-lab/runner").then((m) => [m.Config, m.Budget] as const)
       )
@@ -194,6 +205,7 @@ const runOne = (a: Args, config: ConfigModule.Config) =>
       log,
       progress,
       ...(a.repair ? { repair: true } : {}),
+      ...(a.batch ? { batch: true } : {}),
       ...given({ shard: a.shard })
     }).pipe(
       Effect.onInterrupt(() =>
@@ -243,6 +255,23 @@ const runOne = (a: Args, config: ConfigModule.Config) =>
 export const interruptedLine = (s: { readonly done: number; readonly total: number | undefined }): string =>
   `interrupted: ${s.done}${s.total === undefined ? "" : ` of ${s.total}`} pairs are done and written; rerun the same command to resume`
 
+/** The dry run's cost at batch prices beside what the same calls cost sent one by one. */
+const batchForecast = (
+  d: RunnerModule.DryRun,
+  Budget: typeof BudgetModule,
+  table: ReturnType<typeof BudgetModule.prices>,
+  micro: number
+): string => {
+  const direct = Budget.estimate(
+    Object.fromEntries(Object.entries(d.byModel).map(([k, m]) => [k, { ...m, rate: 1 }])),
+    table
+  ).micro
+  const batched = Object.entries(d.byModel)
+    .filter(([, m]) => m.rate !== 1)
+    .map(([k]) => k)
+  return `  batch forecast: ${Budget.dollars(micro)} with ${batched.join(", ")} as batch jobs, against ${Budget.dollars(direct)} sent one by one`
+}
+
 /** Each cell's calls to send and their cost (a call several cells share is charged to the first that makes it). */
 const costPerCell = (
   d: RunnerModule.DryRun,
@@ -291,13 +320,15 @@ const describeDryRun = (
     `estimated tokens to send: ${d.tokens.prompt} prompt, ${d.tokens.completion} completion`,
     ...Object.entries(d.byModel).map(
       ([model, m]) =>
-        `  ${model}: ${m.toSend} to send (${m.promptTokens} prompt + ${m.completionTokens} completion tokens), ${m.cached} cached`
+        `  ${model}: ${m.toSend} to send (${m.promptTokens} prompt + ${m.completionTokens} completion tokens), ${m.cached} cached` +
+        (m.rate !== 1 ? `, as batch jobs at ${Math.round(m.rate * 100)}% of the list price` : "")
     ),
     `estimated tokens of all calls (if the cache shared nothing): ${d.allTokens.prompt} prompt, ${d.allTokens.completion} completion`,
     ...(Object.keys(d.byModel).length === 0
       ? []
       : [
-          `estimated cost of the calls to send: $${(micro / 1e6).toFixed(2)}${unpriced.length > 0 ? ` (not counted, no price: ${unpriced.join(", ")}; add one with the cost scorer's prices option)` : ""} (list prices per million tokens; check them before quoting)`
+          `estimated cost of the calls to send: $${(micro / 1e6).toFixed(2)}${unpriced.length > 0 ? ` (not counted, no price: ${unpriced.join(", ")}; add one with the cost scorer's prices option)` : ""} (list prices per million tokens; check them before quoting)`,
+          ...(Object.values(d.byModel).some((m) => m.rate !== 1) ? [batchForecast(d, Budget, table, micro)] : [])
         ]),
     ...costPerCell(d, Budget, table),
     ...(config.budget === undefined
