@@ -6,10 +6,12 @@ import * as ExtractiveInferrer from "./ExtractiveInferrer.js"
 import * as LlmGenerator from "./LlmGenerator.js"
 import * as LlmInferrer from "./LlmInferrer.js"
 import * as LlmSummarizer from "./LlmSummarizer.js"
+import * as QaGenerator from "./QaGenerator.js"
 
 export const plugins: ReadonlyArray<Plugin.AnyPlugin> = [
   LlmSummarizer.plugin,
   LlmInferrer.plugin,
   ExtractiveInferrer.plugin,
-  LlmGenerator.plugin
+  LlmGenerator.plugin,
+  QaGenerator.plugin
 ]

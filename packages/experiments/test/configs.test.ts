@@ -8,8 +8,8 @@ import { lines, tempDir } from "./support.js"
 import * as Sweeps from "../src/Sweeps.js"
 
 const configs = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..", "..", "..", "configs")
-const load = (name: string) =>
-  Effect.map(Config.load(path.join(configs, name), {}), (c) => {
+const load = (name: string, env: Readonly<Record<string, string>> = {}) =>
+  Effect.map(Config.load(path.join(configs, name), env), (c) => {
     const dir = tempDir()
     return { ...c, out: path.join(dir, "out"), outGiven: true, cacheDir: path.join(dir, "cache") }
   })
@@ -49,6 +49,30 @@ describe("the shipped configs", () => {
         ])
         expect(dry.grid.baseline.name).toBe("all")
         expect(dry.calls.total).toBe(0)
+        expect(dry.failed).toBe(0)
+      }).pipe(Effect.provide(NodeContext.layer)),
+    120_000
+  )
+
+  it.effect(
+    "locomo-qa.yaml needs a model and the published file: on the fixture its dry run plans one answer per question and cell",
+    () =>
+      Effect.gen(function* () {
+        const fixture = path.resolve(
+          configs,
+          "..",
+          "packages",
+          "data",
+          "test",
+          "fixtures",
+          "locomo",
+          "locomo_tiny.json"
+        )
+        const config = yield* load("locomo-qa.yaml", { LOCOMO_FILE: fixture })
+        const dry = yield* Runner.dryRun(config)
+        expect(dry.grid.cells.map((c) => c.name)).toEqual(["full-conversation", "bm25-top5"])
+        // 9 questions x 2 cells; conv-2 has two sessions, so its top five are the whole conversation.
+        expect(dry.calls.total).toBe(18)
         expect(dry.failed).toBe(0)
       }).pipe(Effect.provide(NodeContext.layer)),
     120_000

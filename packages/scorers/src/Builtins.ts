@@ -4,6 +4,7 @@
 import type { Plugin } from "@cupid-lab/core"
 import * as Cost from "./Cost.js"
 import * as Judge from "./Judge.js"
+import * as LocomoF1 from "./LocomoF1.js"
 import * as PreferenceMatch from "./PreferenceMatch.js"
 import * as Retrieval from "./Retrieval.js"
 import * as RetrievalAtK from "./RetrievalAtK.js"
@@ -13,5 +14,6 @@ export const plugins: ReadonlyArray<Plugin.AnyPlugin> = [
   RetrievalAtK.plugin,
   PreferenceMatch.plugin,
   Judge.plugin,
+  LocomoF1.plugin,
   Cost.plugin
 ]

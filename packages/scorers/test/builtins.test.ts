@@ -10,8 +10,15 @@ const registry = Plugin.makeRegistry(Builtins.plugins)
 const env = pluginEnv({ gpt4o: { languageModel: scriptedModel(() => "Score: 9") } })
 
 describe("scorer builtins", () => {
-  it("ships the four scorers", () => {
-    expect(registry.names("scorer")).toEqual(["cost", "judge", "preference-match", "retrieval", "retrieval-at-k"])
+  it("ships the scorers", () => {
+    expect(registry.names("scorer")).toEqual([
+      "cost",
+      "judge",
+      "locomo-f1",
+      "preference-match",
+      "retrieval",
+      "retrieval-at-k"
+    ])
     expect(Builtins.plugins.every((p) => p.stage === "scorer" && p.description.length > 0)).toBe(true)
   })
 

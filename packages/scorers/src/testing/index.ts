@@ -1,2 +1,3 @@
 export * as ReferenceHarness from "./ReferenceHarness.js"
 export * as ScorerConformance from "./ScorerConformance.js"
+export * as LocomoReference from "./LocomoReference.js"
