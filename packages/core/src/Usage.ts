@@ -91,7 +91,8 @@ export interface UsageEntry {
   readonly stage: string
   readonly provider: string
   readonly model: string
-  readonly kind: "complete" | "embed" | "rerank"
+  /** `service`: a call to a system under test over HTTP (the `http` stages), not a model. */
+  readonly kind: "complete" | "embed" | "rerank" | "service"
   readonly promptTokens: number
   readonly completionTokens: number
   /** True when the answer came from the cache (no request was sent). */

@@ -61,7 +61,7 @@ const env = (baseURL: string): Record<string, string> => ({
   CUPID_REFERENCE_DIR: ReferenceCheckout.dir
 })
 
-type Line = ResultLine.ResultLine & { readonly scores: Record<string, number> }
+type Line = ResultLine.ResultLine
 const results = (out: string): ReadonlyArray<Line> =>
   lines(path.join(out, "results.jsonl")).map((l) => JSON.parse(l) as Line)
 
@@ -152,7 +152,7 @@ describe("provider batch jobs", () => {
 
         const a = results(sync),
           b = results(out)
-        expect(b.map((l) => l.instanceId)).toEqual(a.map((l) => l.instanceId))
+        expect(b.map((l) => l.instance)).toEqual(a.map((l) => l.instance))
         const { "cost.usd": syncUsd, ...syncScores } = a[0]!.scores
         expect(syncUsd).toBeGreaterThan(0)
         for (let i = 0; i < a.length; i++) {
@@ -160,7 +160,7 @@ describe("provider batch jobs", () => {
           const { "cost.usd": usdB, ...scoresB } = b[i]!.scores
           expect(scoresB).toEqual(scoresA)
           // Rounded per call in micro-dollars: within a micro-dollar per call of half.
-          expect(Math.abs(usdB! - usdA! / 2)).toBeLessThanOrEqual(2e-6)
+          expect(Math.abs(Number(usdB) - Number(usdA) / 2)).toBeLessThanOrEqual(2e-6)
         }
         expect(Object.keys(syncScores).length).toBeGreaterThan(5)
 
@@ -174,6 +174,64 @@ describe("provider batch jobs", () => {
           env: childEnv
         })
         expect(cancel.stdout).toContain("no batch to cancel")
+      }),
+    600_000
+  )
+
+  NodeTest.it.scopedLive(
+    "Ctrl-C while a batch is pending leaves it running and says how to resume or cancel; --cancel cancels it; a rerun submits its calls again",
+    () =>
+      Effect.gen(function* () {
+        ReferenceCheckout.need()
+        const server = yield* OpenAiServer.make({
+          chat: (body) => answer(body as ChatBody).text,
+          batch: { hold: true }
+        })
+        const dir = tempDir("cupid-batch-int-")
+        const childEnv = env(server.baseURL)
+        const out = path.join(dir, "batched")
+        const batched = configIn(dir, "batched", path.join(dir, "cache"))
+        const args = [cli, "sweep", "--config", batched, "--limit", "3", "--out", out, "--batch"]
+        const child = spawn(node, args, { cwd: repoRoot, env: childEnv, stdio: ["ignore", "pipe", "pipe"] })
+        let stderr = "",
+          exited = false
+        child.stderr!.on("data", (d: Buffer) => (stderr += d.toString()))
+        const gone = new Promise<number | null>((resolve) =>
+          child.on("exit", (code) => {
+            exited = true
+            resolve(code)
+          })
+        )
+        const journal = path.join(out, "batches.jsonl")
+        const recorded = () => fs.existsSync(journal) && fs.readFileSync(journal, "utf8").includes('"submitted"')
+        expect(yield* waitUntil(recorded, () => exited)).toBe(true)
+        child.kill("SIGINT")
+        const code = yield* Effect.promise(() => gone)
+        expect(code, stderr).toBe(130)
+        const [pending] = server.batches.all()
+        expect(pending!.status).toBe("in_progress")
+        expect(stderr).toContain(`1 provider batch job is still running (${pending!.id}), recorded in batches.jsonl`)
+        expect(stderr).toContain(`npx cupid-lab batches --run ${out} --cancel`)
+        // The pairs waiting on it are not done: nothing is written for them.
+        expect(fs.existsSync(path.join(out, "results.jsonl")) ? results(out) : []).toEqual([])
+
+        const listed = yield* runProcess(node, [cli, "batches", "--run", out], { cwd: repoRoot, env: childEnv })
+        expect(listed.stdout).toMatch(new RegExp(`^${pending!.id} {2}in_progress {2}0/\\d+ done`))
+        const cancelled = yield* runProcess(node, [cli, "batches", "--run", out, "--cancel"], {
+          cwd: repoRoot,
+          env: childEnv
+        })
+        expect(cancelled.stdout).toContain(`cancelled 1 batch: ${pending!.id}`)
+        expect(server.batches.get(pending!.id)!.status).toMatch(/^cancel/)
+
+        // A rerun does not wait on the cancelled batch: its calls go into a new one.
+        const releasing = setInterval(() => server.batches.release(), 10)
+        const again = yield* runProcess(node, args, { cwd: repoRoot, env: childEnv }).pipe(
+          Effect.ensuring(Effect.sync(() => clearInterval(releasing)))
+        )
+        expect(again.code, again.stderr).toBe(0)
+        expect(results(out).every((l) => l.status === "ok")).toBe(true)
+        expect(chatRequests(server)).toBe(0)
       }),
     600_000
   )

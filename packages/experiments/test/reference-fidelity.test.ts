@@ -325,7 +325,7 @@ describe("the authors' prompts, parsing and arithmetic, against their own code",
           const ours = new Map<string, Array<string>>()
           for (const l of lines(path.join(out, "calls.jsonl")).map((l) => JSON.parse(l) as Calls.Line)) {
             const keys = ours.get(cellNames.get(l.cell)!) ?? []
-            for (const c of l.calls) keys.push(wireKey(c.request!.messages, table))
+            for (const c of l.calls) keys.push(wireKey(c.request!.messages!, table))
             ours.set(cellNames.get(l.cell)!, keys)
           }
           expect(ours.get("full-history")!.sort()).toEqual(full.calls.map((c) => c.key).sort())

@@ -4,7 +4,13 @@
  */
 import type { Plugin } from "@cupid-lab/core"
 import * as Cohere from "./Cohere.js"
+import * as HttpSystem from "./HttpSystem.js"
 import * as OpenAi from "./OpenAi.js"
 import * as Transformers from "./Transformers.js"
 
-export const plugins: ReadonlyArray<Plugin.AnyPlugin> = [OpenAi.plugin, Cohere.plugin, Transformers.plugin]
+export const plugins: ReadonlyArray<Plugin.AnyPlugin> = [
+  OpenAi.plugin,
+  Cohere.plugin,
+  Transformers.plugin,
+  ...HttpSystem.plugins
+]

@@ -1,5 +1,6 @@
 export * as Builtins from "./Builtins.js"
 export * as Cohere from "./Cohere.js"
+export * as HttpSystem from "./HttpSystem.js"
 export * as OpenAi from "./OpenAi.js"
 export * as Resilience from "./Resilience.js"
 export * as Transformers from "./Transformers.js"

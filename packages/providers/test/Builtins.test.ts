@@ -14,11 +14,14 @@ const sourceFiles = (dir: string): Array<string> =>
     )
 
 describe("providers package", () => {
-  it("ships the openai, cohere and transformers provider plugins", () => {
+  it("ships the openai, cohere and transformers provider plugins, and the http stages", () => {
     expect(Builtins.plugins.map((p) => [p.stage, p.name])).toStrictEqual([
       ["provider", "openai"],
       ["provider", "cohere"],
-      ["provider", "transformers"]
+      ["provider", "transformers"],
+      ["retriever", "http"],
+      ["inferrer", "http"],
+      ["generator", "http"]
     ])
   })
 

@@ -144,6 +144,9 @@ export const modelCalls = (c: NonNullable<ResultLine.Summary["modelCalls"]>): st
   `Model calls recorded in calls.jsonl (${Format.integer(c.attempts)} pair attempts, earlier runs in this directory included): ` +
   `${Format.integer(c.calls)} calls, ${Format.integer(c.cached)} answered by the cache, ${Format.integer(c.requests)} HTTP requests sent ` +
   `(${Format.integer(c.retries)} of them retries), ${Format.integer(c.failed)} failed after their retries` +
+  (c.batched === undefined
+    ? ""
+    : `; ${Format.integer(c.batched)} calls answered in provider batch jobs (the others, cache answers aside, were sent one by one)`) +
   (c.unreadable === undefined
     ? ""
     : `; ${Format.integer(c.unreadable)} lines of calls.jsonl could not be read and are not counted`)

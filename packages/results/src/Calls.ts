@@ -26,7 +26,8 @@ export const Call = Schema.Struct({
   stage: Schema.String,
   provider: Schema.String,
   model: Schema.String,
-  kind: Schema.Literal("complete", "embed", "rerank"),
+  /** `service`: a call to a system under test over HTTP (an `http` stage; docs/http-systems.md). */
+  kind: Schema.Literal("complete", "embed", "rerank", "service"),
   cached: Schema.Boolean,
   /** HTTP requests the servers received for this call, retries included (0 when the cache answered). */
   requests: Schema.Number,
@@ -45,9 +46,10 @@ export const Call = Schema.Struct({
   /**
    * The request as the provider received it: the body it sent (its role and parameter names, the
    * fixed settings, `extraBody`), or, for a provider that does not say, the request as the stage made it.
+   * A service call (`kind: service`) has no messages: its `url` and the JSON `body` it was sent.
    */
   request: Schema.optional(
-    Schema.Struct({ messages: Schema.Array(Message) }, { key: Schema.String, value: Schema.Unknown })
+    Schema.Struct({ messages: Schema.optional(Schema.Array(Message)) }, { key: Schema.String, value: Schema.Unknown })
   ),
   /**
    * The raw answer's first `answerCap` characters (`CUPID_TRANSCRIPT_ANSWER_CHARS`, default 65,536);
@@ -150,7 +152,8 @@ export const emptyTotals: typeof ModelCalls.Type = {
 export const tally = (file: string): Effect.Effect<typeof ModelCalls.Type, RunError, FileSystem.FileSystem> =>
   Effect.gen(function* () {
     const t = { ...emptyTotals }
-    let unreadable = 0
+    let unreadable = 0,
+      batched = 0
     const decode = Schema.decodeUnknownEither(Schema.parseJson(Line))
     yield* RunDir.scanIfPresent(file, "call transcripts", (raw) => {
       const decoded = decode(raw.toString("utf8", 0, raw.length - 1))
@@ -163,11 +166,12 @@ export const tally = (file: string): Effect.Effect<typeof ModelCalls.Type, RunEr
         t.calls++
         if (c.cached) t.cached++
         if (c.failed) t.failed++
+        if (c.batch !== undefined) batched++
         t.requests += c.requests
         t.retries += Math.max(0, c.requests - 1)
       }
     })
-    return unreadable === 0 ? t : { ...t, unreadable }
+    return { ...t, ...(batched > 0 ? { batched } : {}), ...(unreadable > 0 ? { unreadable } : {}) }
   })
 
 /**

@@ -190,7 +190,8 @@ export type Families = typeof Families.Type
 /**
  * Model calls over every attempt recorded in calls.jsonl: pair attempts with calls, calls, those the
  * cache answered, HTTP requests the servers received (retries included), the retries among them,
- * calls that failed, and lines that could not be read.
+ * calls that failed, calls answered in provider batch jobs (absent when none), and lines that could
+ * not be read.
  */
 export const ModelCalls = Schema.Struct({
   attempts: Int,
@@ -199,6 +200,7 @@ export const ModelCalls = Schema.Struct({
   requests: Int,
   retries: Int,
   failed: Int,
+  batched: Schema.optional(Int),
   unreadable: Schema.optional(Int)
 })
 

@@ -34,6 +34,8 @@ export const estimate = (
   let micro = 0
   const unpriced: Array<string> = []
   for (const [model, m] of Object.entries(byModel)) {
+    // A service of the user's (an `http` stage) is no model: the budget has nothing to price there.
+    if (model.startsWith("http/")) continue
     const price = table[model]
     if (price === undefined) unpriced.push(model)
     else micro += Cost.microUsd(m.promptTokens, m.completionTokens, price, m.rate)
@@ -78,7 +80,7 @@ export const tracker = (o: {
       let micro = 0
       for (const u of usage) {
         const price = o.prices[`${u.provider}/${u.model}`]
-        if (u.cached || price === undefined) continue
+        if (u.cached || price === undefined || u.kind === "service") continue
         const m = Cost.microUsd(u.promptTokens, u.completionTokens, price, u.batchRate)
         micro += m
         // A batched call was charged when its wave was admitted.

@@ -7,7 +7,8 @@
  * `prices` option is merged over {@link defaultPrices}; a call to a model with no price makes
  * `cost.usd` NaN (unknown), never 0. Local models are free only if you say so (`{ prompt: 0,
  * completion: 0 }`). A model whose calls go as batch jobs is charged its batch rate (half the list
- * price unless its entry says otherwise), cached calls included.
+ * price unless its entry says otherwise), cached calls included. Calls of an `http` stage to a
+ * service of yours are not model calls and are not counted: what they cost is the service's.
  *
  * @example
  * // scorers: [{ use: cost, prices: { "openai/my-local-qwen": { prompt: 0, completion: 0 } } }]
@@ -81,7 +82,8 @@ export const compute = (
     calls = 0,
     micro = 0
   for (const e of usage) {
-    if (e.stage === scoringStage) continue
+    // A service call is the system under test's own work (an `http` stage), not a model call: no price here.
+    if (e.stage === scoringStage || e.kind === "service") continue
     calls++
     promptTokens += e.promptTokens
     completionTokens += e.completionTokens

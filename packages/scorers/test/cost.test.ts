@@ -46,6 +46,22 @@ describe("cost scorer", () => {
     expect(s["cost.model_calls"]).toBe(3)
   })
 
+  it("charges a batched model's calls at its batch rate, cached ones too; leaves a service's calls out", () => {
+    const batched = (e: Usage.UsageEntry): Usage.UsageEntry => ({ ...e, batchRate: 0.5 })
+    const service: Usage.UsageEntry = {
+      ...entry("retrieve", "http://127.0.0.1:8000/rank", 700, 30),
+      provider: "http",
+      kind: "service"
+    }
+    expect(Cost.compute([...usage.map(batched), service], Cost.defaultPrices)).toEqual({
+      "cost.prompt_tokens": 1500,
+      "cost.completion_tokens": 300,
+      "cost.model_calls": 2,
+      // Half of each call's micro-dollars, rounded per call: 4500 / 2 + 135 / 2 = 2250 + 68 (67.5 rounded up).
+      "cost.usd": expect.closeTo(0.002318, 12)
+    })
+  })
+
   it("costs nothing without model calls", () => {
     expect(Cost.compute([], Cost.defaultPrices)).toEqual({
       "cost.prompt_tokens": 0,

@@ -46,9 +46,9 @@ const callView = (c: Calls.Call, n: number) => {
         : `${c.requests} request${c.requests === 1 ? "" : "s"}${c.requests > 1 ? ` (${c.requests - 1} retr${c.requests === 2 ? "y" : "ies"})` : ""}`,
     `${c.latencyMs} ms`,
     c.limiterMs === undefined ? null : `limiter ${c.limiterMs} ms`,
-    `${c.promptTokens} + ${c.completionTokens} tokens`,
+    c.kind === "service" ? null : `${c.promptTokens} + ${c.completionTokens} tokens`,
     c.finishReason === undefined ? null : `finish: ${c.finishReason}`,
-    c.inputs === undefined ? null : `${c.inputs} inputs`
+    c.inputs === undefined ? null : `${c.inputs} ${c.kind === "service" ? "sessions" : "inputs"}`
   ].filter((x): x is string => x !== null)
   const read =
     c.read === undefined
@@ -79,7 +79,16 @@ const callView = (c: Calls.Call, n: number) => {
     ...(c.request?.messages ?? []).map((m) =>
       h("div", { class: `message ${m.role}` }, h("b", {}, m.role), h("pre", {}, m.content))
     ),
-    c.request === undefined
+    // A service call (an http stage) sent a JSON body to a url instead of messages.
+    c.kind !== "service" || c.request === undefined
+      ? null
+      : h(
+          "div",
+          { class: "message user" },
+          h("b", {}, `POST ${String(c.request["url"])}`),
+          h("pre", {}, JSON.stringify(c.request["body"], null, 2))
+        ),
+    c.request === undefined || c.kind === "service"
       ? null
       : h(
           "p",
