@@ -235,4 +235,88 @@ describe("provider batch jobs", () => {
       }),
     600_000
   )
+
+  /** A one-wave sweep (a generator per instance) whose batches poll quickly. */
+  const small = (dir: string, baseURL: string) => {
+    const file = path.join(dir, "small.yaml")
+    fs.writeFileSync(
+      file,
+      [
+        "name: small",
+        `data: { source: "synthetic:personas=1,seed=9" }`,
+        `cacheDir: ${JSON.stringify(path.join(dir, "cache"))}`,
+        "models:",
+        `  subject: { provider: openai, model: test-subject, baseURL: ${JSON.stringify(baseURL)}, apiKeyEnv: CUPID_TEST_KEY, batch: { pollMs: 10, pollMaxMs: 40 } }`,
+        "pipeline:",
+        "  retriever: { use: recency, k: 2 }",
+        "  generator: { use: llm, model: subject, preference: gold }",
+        "scorers: [{ use: retrieval, ks: [2] }]"
+      ].join("\n") + "\n"
+    )
+    return file
+  }
+
+  const steps = [
+    {
+      step: "uploading its file",
+      route: (r: OpenAiServer.RecordedRequest) => r.method === "POST" && r.path === "/v1/files"
+    },
+    {
+      step: "creating its batch",
+      route: (r: OpenAiServer.RecordedRequest) => r.method === "POST" && r.path === "/v1/batches"
+    },
+    {
+      step: "downloading the answers",
+      route: (r: OpenAiServer.RecordedRequest) => r.method === "GET" && /^\/v1\/files\/[^/]+\/content$/.test(r.path)
+    }
+  ]
+  for (const { step, route } of steps) {
+    NodeTest.it.scopedLive(
+      `a sweep killed while ${step} resumes without a second batch of the same calls`,
+      () =>
+        Effect.gen(function* () {
+          // The first such request hangs until the process is killed; the rerun's goes through.
+          let held = false
+          const server = yield* OpenAiServer.make({
+            chat: () => "Numbered steps, as you like them.",
+            batch: {},
+            faultFor: (r) => {
+              if (held || !route(r)) return undefined
+              held = true
+              return OpenAiServer.Faults.slow(600_000)
+            }
+          })
+          const dir = tempDir("cupid-batch-kill-")
+          const childEnv = { ...cleanEnv(), NO_COLOR: "1", CUPID_TEST_KEY: "sk-test" }
+          const out = path.join(dir, "run")
+          const args = [cli, "sweep", "--config", small(dir, server.baseURL), "--out", out]
+          const child = spawn(node, args, { cwd: repoRoot, env: childEnv, stdio: ["ignore", "pipe", "pipe"] })
+          let exited = false
+          const gone = new Promise<void>((resolve) =>
+            child.on("exit", () => {
+              exited = true
+              resolve()
+            })
+          )
+          expect(
+            yield* waitUntil(
+              () => server.requests.some(route),
+              () => exited
+            )
+          ).toBe(true)
+          child.kill("SIGKILL")
+          yield* Effect.promise(() => gone)
+
+          const again = yield* runProcess(node, args, { cwd: repoRoot, env: childEnv })
+          expect(again.code, again.stderr).toBe(0)
+          expect(results(out).every((l) => l.status === "ok")).toBe(true)
+          expect(chatRequests(server)).toBe(0)
+          const keys = server.batches.all().flatMap((b) => server.batches.customIds(b.id))
+          expect(keys.length).toBeGreaterThan(0)
+          expect(new Set(keys).size).toBe(keys.length)
+          expect(server.batches.all()).toHaveLength(1)
+        }),
+      300_000
+    )
+  }
 })

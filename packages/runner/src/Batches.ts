@@ -100,6 +100,8 @@ export const make = (options: Options = {}): Effect.Effect<Engine, never, Scope.
     const watchers = new Map<string, Deferred.Deferred<Results, Errors.ModelError>>() // by batch or file id
     const waiting = new Map<string, Deferred.Deferred<Batch.Answer, Errors.ModelError>>() // by key
     const queued = new Map<string, { endpoint: Batch.Endpoint; items: Array<Queued> }>() // by endpoint
+    const lookups = new Map<string, Deferred.Deferred<string | undefined, Errors.ModelError>>() // by file
+    let resolving = 0
     const live = new Map<string, { id: string; model: string; status: Batch.Status | undefined; submittedAt: number }>()
     let lastQueued = 0,
       callers = 0,
@@ -275,7 +277,7 @@ export const make = (options: Options = {}): Effect.Effect<Engine, never, Scope.
         yield* Effect.ignore(Effect.timeout(Queue.take(kick), Duration.millis(quietMs)))
         if (dir === undefined) continue
         const now = yield* Clock.currentTimeMillis
-        const all = pairs > 0 && callers >= pairs
+        const all = pairs > 0 && callers >= pairs && resolving === 0
         for (const [at, group] of queued) {
           if (all || now - lastQueued >= quietMs || group.items.length >= group.endpoint.maxLines) {
             queued.delete(at)
@@ -286,10 +288,35 @@ export const make = (options: Options = {}): Effect.Effect<Engine, never, Scope.
     })
     yield* fork(coordinator)
 
+    /**
+     * The batch recorded for a file, or found through the provider's list when the journal lost
+     * its creation (looked up once per file). While lookups run, no wave is complete.
+     */
+    const batchOf = (endpoint: Batch.Endpoint, entry: BatchJournal.Entry) =>
+      Effect.gen(function* () {
+        if (entry.batch !== undefined) return entry.batch
+        let found = lookups.get(entry.file)
+        if (found === undefined) {
+          const d = yield* Deferred.make<string | undefined, Errors.ModelError>()
+          lookups.set(entry.file, d)
+          resolving++
+          yield* fork(
+            Effect.flatMap(Effect.exit(endpoint.findByFile(entry.file)), (exit) =>
+              Effect.zipRight(
+                Effect.sync(() => resolving--),
+                Deferred.done(d, exit)
+              )
+            )
+          )
+          found = d
+        }
+        return yield* Deferred.await(found)
+      })
+
     /** A call whose key a recorded batch holds: that batch's answer, or a new wave when it has none. */
     const adopt = (endpoint: Batch.Endpoint, entry: BatchJournal.Entry, item: Queued) =>
       Effect.gen(function* () {
-        const id = entry.batch ?? (yield* endpoint.findByFile(entry.file))
+        const id = yield* batchOf(endpoint, entry)
         if (id === undefined) return yield* enqueue(endpoint, item)
         const results = yield* Effect.flatMap(
           watch(endpoint, id, Date.parse(entry.submittedAt ?? entry.uploadedAt)),
