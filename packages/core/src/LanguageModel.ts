@@ -44,6 +44,12 @@ export interface CompletionRequest {
    * part of the cache key; never sent to a provider.
    */
   readonly read?: (text: string) => Reading
+  /**
+   * The caller reads an answer cut at the token limit as it is (LongMemEval's judge: its 10 tokens
+   * can end a reply after the verdict), so such an answer is returned and cached instead of failing
+   * as truncated. Not part of the cache key; never sent to a provider.
+   */
+  readonly acceptTruncated?: boolean
 }
 
 /** What a caller read from an answer: a value, or why there was none. */

@@ -152,7 +152,7 @@ export const completionKey = (info: LanguageModel.ModelInfo, request: LanguageMo
 
 /** What a provider receives: the request without framework-only fields. */
 export const providerRequest = (request: LanguageModel.CompletionRequest): LanguageModel.CompletionRequest => {
-  const { dryRunAnswer: _dry, accept: _accept, read: _read, ...sent } = request
+  const { dryRunAnswer: _dry, accept: _accept, read: _read, acceptTruncated: _cut, ...sent } = request
   return sent
 }
 
@@ -195,7 +195,7 @@ export const cachedLanguageModel = (
       // The dry model is the one consumer of `dryRunAnswer`; a real provider never receives it.
       const call = inner.complete(dry ? request : sent)
       const accept = request.accept
-      const truncated = (c: LanguageModel.Completion) => c.finishReason === "length"
+      const truncated = (c: LanguageModel.Completion) => c.finishReason === "length" && request.acceptTruncated !== true
       const usable = (c: LanguageModel.Completion) =>
         !truncated(c) && !LanguageModel.isRefusal(c.text) && (accept === undefined || accept(c.text))
       // The cache keeps the answer alone: how many requests it took, and why the model stopped,

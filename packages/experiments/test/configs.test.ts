@@ -77,4 +77,33 @@ describe("the shipped configs", () => {
       }).pipe(Effect.provide(NodeContext.layer)),
     120_000
   )
+
+  it.effect(
+    "longmemeval-qa.yaml needs two models and the published files: on the fixtures its dry run plans an answer and a judgement per question, on each source",
+    () =>
+      Effect.gen(function* () {
+        const fixture = (name: string) =>
+          path.resolve(configs, "..", "packages", "data", "test", "fixtures", "longmemeval", name)
+        const env = {
+          LONGMEMEVAL_ORACLE_FILE: fixture("longmemeval_oracle_tiny.json"),
+          LONGMEMEVAL_S_FILE: fixture("longmemeval_s_tiny.json")
+        }
+        const config = yield* load("longmemeval-qa.yaml", env)
+        expect(config.sources).toEqual([
+          `longmemeval:${env.LONGMEMEVAL_ORACLE_FILE}`,
+          `longmemeval:${env.LONGMEMEVAL_S_FILE}`
+        ])
+        // Without the authors' file (no checkout, nothing cached) the judge's prompts are stand-ins: nothing is downloaded.
+        const calls: Array<number> = []
+        for (const source of config.sources) {
+          const dry = yield* Runner.dryRun(Config.withOverrides(config, { data: source }))
+          expect(dry.grid.cells.map((c) => c.name)).toEqual(["full-history"])
+          expect(dry.failed).toBe(0)
+          calls.push(dry.calls.total)
+        }
+        // One question in the oracle fixture, four in the _s one: an answer and a judgement each.
+        expect(calls).toEqual([2, 8])
+      }).pipe(Effect.provide(NodeContext.layer)),
+    120_000
+  )
 })

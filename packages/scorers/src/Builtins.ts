@@ -5,6 +5,7 @@ import type { Plugin } from "@cupid-lab/core"
 import * as Cost from "./Cost.js"
 import * as Judge from "./Judge.js"
 import * as LocomoF1 from "./LocomoF1.js"
+import * as LongMemEvalJudge from "./LongMemEvalJudge.js"
 import * as PreferenceMatch from "./PreferenceMatch.js"
 import * as Retrieval from "./Retrieval.js"
 import * as RetrievalAtK from "./RetrievalAtK.js"
@@ -15,5 +16,6 @@ export const plugins: ReadonlyArray<Plugin.AnyPlugin> = [
   PreferenceMatch.plugin,
   Judge.plugin,
   LocomoF1.plugin,
+  LongMemEvalJudge.plugin,
   Cost.plugin
 ]

@@ -15,6 +15,7 @@ describe("scorer builtins", () => {
       "cost",
       "judge",
       "locomo-f1",
+      "longmemeval-judge",
       "preference-match",
       "retrieval",
       "retrieval-at-k"
