@@ -20,7 +20,7 @@
  * const embedder = yield* Embedder.make({ use: "tfidf-svd", dims: 128, minDf: 2, maxTerms: 20000 })
  * const [a, b] = yield* embedder.embed([{ key: "x", text: "resistance bands" }, { key: "y", text: "ankle weights" }])
  */
-import { Corpus, Domain, type EmbeddingModel, Errors, Hash, Memo, Models } from "@cupid-lab/core"
+import { Corpus, Domain, type EmbeddingModel, Errors, Hash, Memo, ModelCache, Models } from "@cupid-lab/core"
 import type { FileSystem } from "@effect/platform"
 import { Effect, Schema, Stream } from "effect"
 import * as EmbeddingMemo from "./internal/EmbeddingMemo.js"
@@ -102,27 +102,88 @@ interface Fitted {
 
 const fits = Memo.namespace<Effect.Effect<Fitted, Errors.DatasetError>>("embedder/tfidf-svd-fits", 16)
 
+/** A fit as the model cache keeps it: the vocabulary, and the IDF and components as base64 bytes. */
+const StoredFit = Schema.Struct({
+  terms: Schema.Array(Schema.String),
+  idf: Schema.String,
+  singularValues: Schema.Array(Schema.Number),
+  dims: Schema.Number,
+  byTerm: Schema.String
+})
+
+const bytes = (a: Float64Array | Float32Array) => Buffer.from(a.buffer, a.byteOffset, a.byteLength).toString("base64")
+const floats = <A>(text: string, make: (b: ArrayBuffer) => A): A => {
+  const b = Buffer.from(text, "base64")
+  return make(b.buffer.slice(b.byteOffset, b.byteOffset + b.byteLength))
+}
+
+/**
+ * The fit's parts for these documents and options: from the model cache when a sweep (a shard, a
+ * rerun) fitted the same documents before, else fitted and stored (not in a dry run, which writes
+ * nothing). The key holds every document's text, so a filtered or changed corpus fits anew.
+ */
+const partsFor = (
+  docs: ReadonlyArray<string>,
+  spec: typeof TfidfSvdSpec.Type,
+  text: Text.Analyzer,
+  cache: { readonly store: ModelCache.ModelCache["Type"]; readonly write: boolean } | undefined
+): Effect.Effect<TfidfSvd.Parts> =>
+  Effect.gen(function* () {
+    const fit = () => TfidfSvd.fitParts(docs, { dims: spec.dims, minDf: spec.minDf, maxTerms: spec.maxTerms }, text)
+    if (cache === undefined) return fit()
+    const documents = Hash.sha256Hex(docs.map((d) => Hash.sha256Hex(d)).join("\n"))
+    const key = ModelCache.key({ kind: "tfidf-svd-fit", version: 1, spec, documents })
+    const hit = yield* cache.store.get(key, { schema: StoredFit })
+    if (hit._tag === "Some") {
+      const s = hit.value
+      return {
+        terms: s.terms,
+        idf: floats(s.idf, (b) => new Float64Array(b)),
+        singularValues: s.singularValues,
+        dims: s.dims,
+        byTerm: floats(s.byTerm, (b) => new Float32Array(b))
+      }
+    }
+    const parts = fit()
+    if (cache.write) {
+      yield* cache.store.set(key, {
+        terms: parts.terms,
+        idf: bytes(parts.idf),
+        singularValues: parts.singularValues,
+        dims: parts.dims,
+        byTerm: bytes(parts.byTerm)
+      } satisfies typeof StoredFit.Type)
+    }
+    return parts
+  })
+
 /** Fit (or reuse) the offline embedder for a corpus and options: one fit per fingerprint + options in the current memo. */
 export const fitted = (
   corpus: Corpus.Service,
   spec: typeof TfidfSvdSpec.Type
 ): Effect.Effect<Fitted, Errors.DatasetError> =>
-  Effect.flatMap(Memo.current, (memo) =>
-    memo.store(fits).getOrSet(`${corpus.fingerprint}:${Hash.canonicalJson(spec)}`, () =>
+  Effect.gen(function* () {
+    const memo = yield* Memo.current
+    const store = yield* Effect.serviceOption(ModelCache.ModelCache)
+    const models = yield* Effect.serviceOption(Models.Models)
+    const cache =
+      store._tag === "Some"
+        ? { store: store.value, write: !(models._tag === "Some" && models.value.dryRun === true) }
+        : undefined
+    return yield* memo.store(fits).getOrSet(`${corpus.fingerprint}:${Hash.canonicalJson(spec)}`, () =>
       Effect.runSync(
         Effect.cached(
-          Effect.map(corpusDocuments(corpus), (docs) => ({
-            model: TfidfSvd.fit(
-              docs,
-              { dims: spec.dims, minDf: spec.minDf, maxTerms: spec.maxTerms },
-              Text.analyzer(memo)
-            ),
-            memo: EmbeddingMemo.state<never>()
-          }))
+          Effect.flatMap(corpusDocuments(corpus), (docs) => {
+            const text = Text.analyzer(memo)
+            return Effect.map(partsFor(docs, spec, text, cache), (parts) => ({
+              model: TfidfSvd.fromParts(parts, text),
+              memo: EmbeddingMemo.state<never>()
+            }))
+          })
         )
       )
     )
-  )
+  })
 
 /** Vectors of a model service, kept on the service (one per configured model). */
 const modelVectors = Memo.namespace<EmbeddingMemo.State<Errors.ModelError>>("embedder/model-vectors", 1)

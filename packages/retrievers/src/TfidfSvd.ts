@@ -38,12 +38,41 @@ export interface Model {
   readonly embed: (text: string) => Float32Array
 }
 
+/** What a fit computed: enough to rebuild the model without the documents (kept in the model cache). */
+export interface Parts {
+  /** The vocabulary, in column order. */
+  readonly terms: ReadonlyArray<string>
+  readonly idf: Float64Array
+  readonly singularValues: ReadonlyArray<number>
+  readonly dims: number
+  /** The components by term: term t's coordinates at [t * dims, (t + 1) * dims). */
+  readonly byTerm: Float32Array
+}
+
 /** Fit on documents; `text` analyses them and every text embedded later (default: an analyzer of the model's own). */
-export const fit = (
-  documents: ReadonlyArray<string>,
-  options: FitOptions,
-  text: Text.Analyzer = Text.fresh()
-): Model => {
+export const fit = (documents: ReadonlyArray<string>, options: FitOptions, text: Text.Analyzer = Text.fresh()): Model =>
+  fromParts(fitParts(documents, options, text), text)
+
+/** A row's unit-length TF-IDF weights, by column (sublinear term frequency). */
+const weigh = (
+  vocabulary: ReadonlyMap<string, number>,
+  idf: Float64Array,
+  terms: ReadonlyArray<string>
+): Array<readonly [number, number]> => {
+  const counts = new Map<number, number>()
+  for (const t of terms) {
+    const c = vocabulary.get(t)
+    if (c !== undefined) counts.set(c, (counts.get(c) ?? 0) + 1)
+  }
+  const entries = [...counts.entries()]
+    .sort((a, b) => a[0] - b[0])
+    .map(([c, tf]) => [c, (1 + Math.log(tf)) * idf[c]!] as const)
+  const norm = Math.sqrt(entries.reduce((s, [, w]) => s + w * w, 0))
+  return norm === 0 ? [] : entries.map(([c, w]) => [c, w / norm] as const)
+}
+
+/** The vocabulary, IDF and SVD components of documents. */
+export const fitParts = (documents: ReadonlyArray<string>, options: FitOptions, text: Text.Analyzer): Parts => {
   const tokenized = documents.map((d) => text.terms(d))
   const df = new Map<string, number>()
   for (const terms of tokenized) for (const t of new Set(terms)) df.set(t, (df.get(t) ?? 0) + 1)
@@ -59,20 +88,7 @@ export const fit = (
   const idf = new Float64Array(kept.length)
   kept.forEach(([, d], i) => (idf[i] = Math.log((1 + n) / (1 + d)) + 1))
 
-  const tfidfOf = (terms: ReadonlyArray<string>): Array<readonly [number, number]> => {
-    const counts = new Map<number, number>()
-    for (const t of terms) {
-      const c = vocabulary.get(t)
-      if (c !== undefined) counts.set(c, (counts.get(c) ?? 0) + 1)
-    }
-    const entries = [...counts.entries()]
-      .sort((a, b) => a[0] - b[0])
-      .map(([c, tf]) => [c, (1 + Math.log(tf)) * idf[c]!] as const)
-    const norm = Math.sqrt(entries.reduce((s, [, w]) => s + w * w, 0))
-    return norm === 0 ? [] : entries.map(([c, w]) => [c, w / norm] as const)
-  }
-
-  const rows = tokenized.map(tfidfOf)
+  const rows = tokenized.map((terms) => weigh(vocabulary, idf, terms))
   const nnz = rows.reduce((s, r) => s + r.length, 0)
   const csr: Csr = {
     rows: n,
@@ -97,11 +113,19 @@ export const fit = (
   svd.right.forEach((v, j) => {
     for (let t = 0; t < kept.length; t++) byTerm[t * dims + j] = v[t]!
   })
-  const tfidf = (t: string) => tfidfOf(text.terms(t))
+  return { terms: kept.map(([t]) => t), idf, singularValues: svd.values, dims, byTerm }
+}
+
+/** The model a fit's parts make; `text` analyses every text embedded. */
+export const fromParts = (parts: Parts, text: Text.Analyzer): Model => {
+  const vocabulary = new Map<string, number>()
+  parts.terms.forEach((t, i) => vocabulary.set(t, i))
+  const { dims, byTerm } = parts
+  const tfidf = (t: string) => weigh(vocabulary, parts.idf, text.terms(t))
   return {
     dims,
     vocabulary,
-    singularValues: svd.values,
+    singularValues: parts.singularValues,
     tfidf,
     embed: (t) => {
       const out = new Float32Array(dims)

@@ -1,4 +1,4 @@
-import { Corpus, Domain, Hash, Memo } from "@cupid-lab/core"
+import { Corpus, Domain, Hash, Memo, ModelCache } from "@cupid-lab/core"
 import { describe, expect, it } from "@effect/vitest"
 import { Effect } from "effect"
 import * as Selector from "../src/Selector.js"
@@ -94,6 +94,39 @@ describe("embedding plugin with the offline TF-IDF + SVD embedder", () => {
       // Another memo (another sweep) fits again.
       expect(yield* Effect.provide(Embedder.fitted(corpus, spec), Memo.layer)).not.toBe(a)
     }).pipe(Effect.provide(Memo.layer), Effect.provide(offline))
+  )
+
+  it.effect(
+    "keeps the fit in the model cache: another sweep on the same documents reads it back; a dry run writes none",
+    () =>
+      Effect.gen(function* () {
+        const corpus = yield* Corpus.Corpus
+        const cache = yield* ModelCache.ModelCache
+        const spec = { use: "tfidf-svd" as const, dims: 12, minDf: 1, maxTerms: 400 }
+        const start = yield* cache.stats
+        const a = yield* Effect.provide(Embedder.fitted(corpus, spec), Memo.layer)
+        const stored = yield* cache.stats
+        expect([stored.writes - start.writes, stored.hits - start.hits]).toEqual([1, 0])
+        // Another sweep (another memo): the same model, read back, not fitted again.
+        const b = yield* Effect.provide(Embedder.fitted(corpus, spec), Memo.layer)
+        const read = yield* cache.stats
+        expect([read.writes - stored.writes, read.hits - stored.hits]).toEqual([0, 1])
+        expect(b).not.toBe(a)
+        expect([...b.model.vocabulary]).toEqual([...a.model.vocabulary])
+        expect(b.model.singularValues).toEqual(a.model.singularValues)
+        for (const text of ["garden invoice", "travel recipe travel", instances[0]!.query.request])
+          expect(b.model.embed(text)).toEqual(a.model.embed(text))
+      }).pipe(Effect.provide(offline))
+  )
+
+  it.effect("a dry run fits without writing the fit to the model cache", () =>
+    Effect.gen(function* () {
+      const corpus = yield* Corpus.Corpus
+      const cache = yield* ModelCache.ModelCache
+      const start = yield* cache.stats
+      yield* Effect.provide(Embedder.fitted(corpus, { use: "tfidf-svd", dims: 8, minDf: 1, maxTerms: 300 }), Memo.layer)
+      expect((yield* cache.stats).writes).toBe(start.writes)
+    }).pipe(Effect.provide(env({ queries: instances.map((i) => i.query), dryRun: true })))
   )
 
   it.effect("ranks the current factor's sessions above other factors' on a synthetic history", () =>
