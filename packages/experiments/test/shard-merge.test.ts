@@ -91,6 +91,9 @@ describe("sweep --shard and merge", () => {
     const id = JSON.parse(fs.readFileSync(at("s2/run-id.json"), "utf8")) as { id: string; shard: unknown }
     expect(id.shard).toEqual({ index: 2, count: 3 })
     expect(id.id).toBe((JSON.parse(fs.readFileSync(at("single/run-id.json"), "utf8")) as { id: string }).id)
+    // A shard leaves the reports to merge (--shard-reports keeps them).
+    for (const f of ["report.md", "report.html", "results.parquet"]) expect(fs.existsSync(at(`s2/${f}`)), f).toBe(false)
+    expect(fs.existsSync(at("s2/summary.json"))).toBe(true)
     const r = await ok(["merge", "--out", at("merged"), at("s3"), at("s1"), at("s2")])
     expect(r.stdout).toMatch(/merged 3 shards of run [0-9a-f]{12}: \d+ pairs, 24 instances/)
     expectSameRun(at("merged"), at("single"))

@@ -123,6 +123,12 @@ const options = {
         "`cupid-lab merge` combines the N shard directories into the run (docs/distributed.md)"
     )
   ),
+  shardReports: Options.boolean("shard-reports").pipe(
+    Options.withDescription(
+      "with --shard: also write the shard's own reports (report.md, report.html, report.tex, results.csv, results.parquet) for its share; " +
+        "by default a shard writes its results, summary.json and run.json, and `cupid-lab merge` writes the reports of the whole run"
+    )
+  ),
   repair: Options.boolean("repair").pipe(
     Options.withDescription(
       "when results.jsonl in the run directory has corrupt lines: keep the intact ones, move the corrupt ones to results.corrupt.jsonl and run their pairs again (without it the sweep stops and names them)"
@@ -206,6 +212,8 @@ const runOne = (a: Args, config: ConfigModule.Config) =>
       progress,
       ...(a.repair ? { repair: true } : {}),
       ...(a.batch ? { batch: true } : {}),
+      // A shard's reports describe half a run: merge writes the whole run's.
+      ...(shard !== undefined && !a.shardReports ? { report: false } : {}),
       ...given({ shard: a.shard })
     }).pipe(
       Effect.onInterrupt(() =>
@@ -225,7 +233,11 @@ const runOne = (a: Args, config: ConfigModule.Config) =>
     io.stdout(
       `\n${outcome.pairs.done}/${outcome.pairs.total} pairs done (${outcome.pairs.ran} this run), ${outcome.pairs.failed} failed this run\n`
     )
-    io.stdout(outputs(outcome.out))
+    io.stdout(
+      outcome.published !== undefined
+        ? outputs(outcome.out)
+        : `results: ${outcome.files.results}\nsummary: ${outcome.files.summary}\n(no reports for a shard: \`cupid-lab merge\` writes the whole run's, or pass --shard-reports)\n`
+    )
     if (outcome.pairs.failed > 0)
       log(
         `${outcome.pairs.failed} pairs failed (status "failed" in ${outcome.files.results}); rerun the same command to retry them`
@@ -244,7 +256,7 @@ const runOne = (a: Args, config: ConfigModule.Config) =>
       const { Errors } = yield* Effect.promise(() => import("@cupid-lab/runner"))
       return yield* new Errors.TooManyFailures({
         message:
-          `${failed} of the ${ran} pairs run failed${failed === ran ? "" : ` (more than --max-failed-share ${limit})`}; the outputs are written, the errors are in ${outcome.files.report}. ` +
+          `${failed} of the ${ran} pairs run failed${failed === ran ? "" : ` (more than --max-failed-share ${limit})`}; the outputs are written, the errors are in ${outcome.published !== undefined ? outcome.files.report : outcome.files.results}. ` +
           "Fix the cause and rerun to retry them, or pass --allow-failures to exit 0"
       })
     }
