@@ -135,11 +135,10 @@ const toTraceError = (cause: Cause.Cause<StageError>): TraceError => {
 /**
  * One instance through a cell's stages, in one span (`pipeline.run`, attribute `instance`) that
  * holds the stages' spans. The pair is one effect with one usage ledger; a stage adds its span and
- * nothing else, model calls or none.
+ * nothing else, model calls or none. Not an `Effect.fn`, which makes an Error (a stack capture) on
+ * every call: this runs once a pair.
  */
-export const run: (pipeline: CellPipeline, instance: Instance) => Effect.Effect<Trace> = Effect.fn("pipeline.run", {
-  captureStackTrace: false
-})((pipeline: CellPipeline, instance: Instance) =>
+export const run = (pipeline: CellPipeline, instance: Instance): Effect.Effect<Trace> =>
   Effect.suspend(() => {
     const trace: Mutable<Trace> = {
       instanceId: instance.id,
@@ -149,18 +148,13 @@ export const run: (pipeline: CellPipeline, instance: Instance) => Effect.Effect<
       timings: {}
     }
     const r: Run = { ledger: Usage.ledger(), spans: [] }
-    const stages = Effect.zipRight(
-      Effect.annotateCurrentSpan("instance", instance.id),
-      runStages(pipeline, instance, trace, r)
-    )
-    return Effect.map(Effect.exit(Usage.into(r.ledger, stages)), (exit) => {
+    return Effect.map(Effect.exit(Usage.into(r.ledger, runStages(pipeline, instance, trace, r))), (exit) => {
       trace.usage = r.ledger.entries
       trace.timings = timingsOf(r.spans)
       if (Exit.isFailure(exit)) trace.error = toTraceError(exit.cause)
       return trace as Trace
     })
-  })
-)
+  }).pipe(Effect.withSpan("pipeline.run", { captureStackTrace: false, attributes: { instance: instance.id } }))
 
 const runStages = (
   pipeline: CellPipeline,

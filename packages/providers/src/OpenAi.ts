@@ -17,6 +17,7 @@ import { type Batch, type LanguageModel, Errors, Models, Plugin } from "@cupid-l
 
 import { Clock, Effect, Redacted, Schema, type Scope } from "effect"
 import type OpenAIClient from "openai"
+import * as CappedFetch from "./internal/CappedFetch.js"
 import * as Failure from "./internal/Failure.js"
 import * as OpenAiBatch from "./OpenAiBatch.js"
 import * as Secret from "./internal/Secret.js"
@@ -63,6 +64,11 @@ export const Options = Schema.Struct({
   batchSize: Schema.optionalWith(PositiveInt, { default: () => 128 }),
   /** Free text added to the cache key: change it when different weights are served under one name. */
   revision: Schema.optional(Schema.String),
+  /**
+   * The largest response body taken, in bytes (default 64 MiB): a server that streams without end
+   * fails the call instead of filling memory.
+   */
+  maxResponseBytes: Schema.optionalWith(PositiveInt, { default: () => 64 * 1024 * 1024 }),
   /** Send the chat calls as OpenAI batch jobs (half the price, within 24 hours): docs/providers.md, "Batch jobs". */
   batch: Schema.optional(OpenAiBatch.Option),
   ...Resilience.policyFields
@@ -103,6 +109,9 @@ export const params = (options: Options): Record<string, unknown> => {
 type Sdk = typeof import("openai")
 
 const classify = (sdk: Sdk, ctx: Failure.CallContext, error: unknown, now: number) => {
+  const large = CappedFetch.tooLarge(error)
+  if (large !== undefined)
+    return Failure.unexpected(ctx, `${large.message}; raise maxResponseBytes if such answers are expected`)
   if (error instanceof sdk.APIConnectionTimeoutError) return Failure.fromConnection(ctx, "timed out in the HTTP client")
   if (error instanceof sdk.APIConnectionError) {
     return Failure.fromConnection(
@@ -145,7 +154,8 @@ export const make = (
       // One retry policy (ours) applies; the client's own timer is only a backstop behind it.
       maxRetries: 0,
       timeout: options.timeoutMs + 5_000,
-      logLevel: "off"
+      logLevel: "off",
+      fetch: CappedFetch.make(options.maxResponseBytes)
     })
     const secrets = yield* Secret.scrubbables(key, context.secretVariables)
     const ctx: Failure.CallContext = { provider: "openai", model, keyEnv: options.apiKeyEnv, secrets }

@@ -60,6 +60,21 @@ describe("openai provider: requests and answers", () => {
     })
   )
 
+  it.scopedLive("fails an answer whose body passes maxResponseBytes, without retrying; a smaller one passes", () =>
+    Effect.gen(function* () {
+      const big = "word ".repeat(400_000) // 2 MB of answer
+      const server = yield* OpenAiServer.make({
+        chat: (body) => (body.messages.at(-1)?.content === "big" ? big : "small")
+      })
+      const lm = (yield* openai({ baseURL: server.baseURL, maxResponseBytes: 1_000_000, maxRetries: 3 })).languageModel!
+      expect((yield* lm.complete(user("small"))).text).toBe("small")
+      const e = yield* failureOf(lm.complete(user("big")))
+      expect(e.reason).toMatch(/the response is larger than 1000000 bytes \(\d+ or more\); raise maxResponseBytes/)
+      expect(e.retryable).toBe(false)
+      expect(server.requests).toHaveLength(2)
+    })
+  )
+
   it.scopedLive("can send max_completion_tokens for models that require it", () =>
     Effect.gen(function* () {
       const server = yield* OpenAiServer.make()
@@ -366,6 +381,7 @@ describe("openai plugin options", () => {
         systemRole: "system",
         maxTokensParam: "max_tokens",
         batchSize: 128,
+        maxResponseBytes: 64 * 1024 * 1024,
         concurrency: 4,
         timeoutMs: 60_000,
         maxRetries: 5,
