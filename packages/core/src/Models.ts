@@ -192,6 +192,7 @@ export const cachedLanguageModel = (
   complete: (request) =>
     Effect.gen(function* () {
       const sent = providerRequest(request)
+      const callKey = completionKey(inner.info, request)
       // The dry model is the one consumer of `dryRunAnswer`; a real provider never receives it.
       const call = inner.complete(dry ? request : sent)
       const accept = request.accept
@@ -229,6 +230,7 @@ export const cachedLanguageModel = (
           ...(value === undefined ? { failed: true } : {}),
           ...(inner.info.batch !== undefined ? { batchRate: inner.info.batch.rate } : {}),
           detail: {
+            key: callKey,
             request: sent,
             ...(inner.wire === undefined ? {} : { wire: inner.wire(sent) }),
             ...(limiterMs !== undefined ? { limiterMs } : {}),
@@ -242,14 +244,12 @@ export const cachedLanguageModel = (
         )
       const started = yield* Clock.currentTimeMillis
       const got = yield* Effect.either(
-        cache
-          .getOrCompute(completionKey(inner.info, request), checked, { schema: StoredCompletion, accept: usable })
-          .pipe(
-            Effect.catchIf(
-              (e): e is Rejected => e instanceof Rejected,
-              (e) => Effect.succeed({ value: e.completion, cached: false })
-            )
+        cache.getOrCompute(callKey, checked, { schema: StoredCompletion, accept: usable }).pipe(
+          Effect.catchIf(
+            (e): e is Rejected => e instanceof Rejected,
+            (e) => Effect.succeed({ value: e.completion, cached: false })
           )
+        )
       )
       const latencyMs = (yield* Clock.currentTimeMillis) - started
       if (Either.isLeft(got)) {

@@ -58,6 +58,8 @@ export const excerptOf = (text: string, cap: number = answerCap()): AnswerExcerp
 export interface CallDetail {
   /** Milliseconds from the call to its answer (a cache lookup takes about none). */
   readonly latencyMs: number
+  /** The call's cache key (completions): a call repeated from the cache refers by it to its first transcript. */
+  readonly key?: string
   /** A completion's request as the stage made it: messages and decoding settings. */
   readonly request?: CompletionRequest
   /** The body the provider sends for it, when the provider says (LanguageModel.Service.wire). */

@@ -273,3 +273,19 @@ export const read = (file: string, opened: Dataset.Opened) =>
       instances: known.size
     } satisfies Resolved
   })
+
+/**
+ * The predictions for the instances a run keeps (`score --types`, `--limit`): lines for the others
+ * are dropped, and counted (`ignored`) so that the command says so once.
+ */
+export const keep = (
+  resolved: Resolved,
+  ids: ReadonlySet<string>
+): { readonly resolved: Resolved; readonly ignored: number } => {
+  const systems = resolved.systems.map((s) => ({
+    name: s.name,
+    predictions: new Map([...s.predictions].filter(([, p]) => ids.has(p.instance)))
+  }))
+  const lines = (of: ReadonlyArray<System>) => of.reduce((n, s) => n + s.predictions.size, 0)
+  return { resolved: { ...resolved, systems }, ignored: lines(resolved.systems) - lines(systems) }
+}

@@ -118,10 +118,10 @@ describe("sweep: { data.source: [...] }", () => {
     expect(md).toContain("1. `sample`: 6 instances, main metric retrieval.f1 (higher is better)")
     expect(md).toContain(`2. \`${longmemeval}\`: 4 instances, main metric retrieval.f1 (higher is better)`)
     const header = md.split("\n").find((l) => l.startsWith("| cell |"))!
-    // CUPID's types for the sample; LongMemEval's question types for its file.
+    // CUPID's types for the sample; LongMemEval's question types for its file, in LongMemEval's order (Slices.order).
     expect(header).toBe(
       "| cell | 1: retrieval.f1 [95% CI] | 1: N | 1: consistent (n) | 1: contrastive (n) | 1: changing (n) " +
-        "| 2: retrieval.f1 [95% CI] | 2: N | 2: multi-session (n) | 2: single-session-assistant (n) | 2: single-session-user (n) | 2: temporal-reasoning (n) |"
+        "| 2: retrieval.f1 [95% CI] | 2: N | 2: single-session-user (n) | 2: single-session-assistant (n) | 2: temporal-reasoning (n) | 2: multi-session (n) |"
     )
     expect(Object.keys(summaries[1]!.cells[0]!.types ?? {}).sort()).toEqual([
       "multi-session",
@@ -139,8 +139,9 @@ describe("sweep: { data.source: [...] }", () => {
     expect(row.split(" | ")[7]).toBe(String(bm25[1]!.metrics["retrieval.f1"]!.n))
     expect(bm25[1]!.metrics["retrieval.f1"]!.n).toBeLessThan(bm25[1]!.n)
     const multi = summaries[1]!.cells.find((c) => c.name === "bm25")!.types!["multi-session"]!
-    expect(row.split(" | ")[8]).toBe(
-      `${multi.metrics["retrieval.f1"]!.mean!.toFixed(3)} (${multi.metrics["retrieval.f1"]!.n})`
+    // multi-session comes last of LongMemEval's types: the row's 12th field (after the cell and 1's five, 2's N)
+    expect(row.split(" | ")[11]).toBe(
+      `${multi.metrics["retrieval.f1"]!.mean!.toFixed(3)} (${multi.metrics["retrieval.f1"]!.n}) |`
     )
     expect(md).toContain("| oracle ‡ |")
     expect(r.stdout).toContain("# Benchmarks side by side")

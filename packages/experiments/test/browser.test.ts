@@ -36,6 +36,9 @@ interface PageReport {
     readonly images: number
     readonly pwned: unknown
     readonly title: string
+    /** The smallest chart text as drawn on the page (font size times the SVG's scale on screen), px. */
+    readonly smallestChartText: number
+    readonly captions: ReadonlyArray<string>
   }
 }
 
@@ -105,7 +108,12 @@ describe.skipIf(!available)("reports in a real browser", () => {
         scripts: document.scripts.length,
         images: document.images.length,
         pwned: window.__pwned,
-        title: document.title
+        title: document.title,
+        smallestChartText: Math.min(...[...document.querySelectorAll("svg.chart text")].filter((t) => t.textContent.trim() !== "").map((t) => {
+          const m = t.getScreenCTM()
+          return parseFloat(getComputedStyle(t).fontSize) * (m === null ? 1 : Math.hypot(m.a, m.b))
+        })),
+        captions: [...document.querySelectorAll("figcaption")].map((c) => c.textContent)
       }
     })()`)) as PageReport["facts"]
     await page.close()
@@ -135,6 +143,10 @@ describe.skipIf(!available)("reports in a real browser", () => {
     expect(r.facts.points).toBeGreaterThan(4)
     expect(r.facts.visiblePoints).toBe(r.facts.points)
     expect(r.facts.whiskers).toBeGreaterThan(0)
+    // readable at 100% zoom: axis labels and titles of 11 px or more as drawn (the chart is never scaled down)
+    expect(r.facts.smallestChartText).toBeGreaterThanOrEqual(11)
+    // the marks have tooltips here (inline SVG), and the captions say how to read them
+    expect(r.facts.captions.some((c) => c.includes("Hover a bar for its value, CI and N."))).toBe(true)
   })
 
   it("paper.html of a run with two models draws the paper's five figures, runs nothing and logs no error", async () => {

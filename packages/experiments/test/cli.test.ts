@@ -125,7 +125,7 @@ describe("help", () => {
     ],
     report: ["--run", "--baseline", "--main"],
     batches: ["--run", "--cancel", "--config"],
-    compare: ["--runs", "--cell-a", "--cell-b", "--out"],
+    compare: ["--runs", "--cell-a", "--cell-b", "--out", "--allow-mismatch"],
     export: ["--run", "--format"],
     "errors sample": [
       "--run",

@@ -79,33 +79,49 @@ describe("compare two runs", () => {
     expect(f1.comparison.delta).toBeCloseTo(0, 12)
   })
 
-  it("applies Holm over every comparison and warns about data and scorer differences", () => {
+  it("applies Holm over every comparison and lists what differs in the data and the metrics' definitions", () => {
     expect(c.rows).toHaveLength(2 * 2 * 4)
     expect(c.tests).toBe(16)
     for (const r of c.rows) expect(r.pAdjusted).toBeGreaterThanOrEqual(r.comparison.p)
-    expect(c.warnings.some((w) => w.includes("read different data"))).toBe(true)
-    expect(c.warnings.some((w) => w.startsWith("retrieval.recall is computed differently"))).toBe(true)
+    // These hand-made runs record no scoring (as runs before cells[].scoring): unknown, not a difference.
+    expect(c.differences.map((d) => [d.field, d.kind, d.cells])).toEqual([
+      ["data fingerprint", "differs", []],
+      ["definition of retrieval.recall", "differs", []],
+      ["scorers' settings and models", "unknown", []]
+    ])
+    expect(c.differences[1]!.second).toBe("Recall, another definition.")
   })
 
-  it.effect("writes compare.md and compare.html, the same bytes every time", () =>
-    Effect.gen(function* () {
-      const out = tempDir("cmp-out")
-      const files = yield* Compare.write(a, b, out)
-      const first = [fs.readFileSync(files.markdown, "utf8"), fs.readFileSync(files.html, "utf8")]
-      yield* Compare.write(a, b, out)
-      expect([fs.readFileSync(files.markdown, "utf8"), fs.readFileSync(files.html, "utf8")]).toEqual(first)
-      const md = first[0]!
-      expect(md).toContain("# Comparison: before vs after")
-      expect(md).toContain("- Only in the first run: recency")
-      expect(md).toMatch(/\| bm25\(k=2\) \| 0\.500 → 0\.833: \+0\.333 \[/)
-      expect(md).toContain(
-        "Holm's correction over all 16 tests of this comparison (2 matched cells x 2 metrics x 4 slices)"
-      )
-      // the chart plots the main metric, which the comparison lists first
-      expect(c.metrics.map((m) => m.name)).toHaveLength(2)
-      expect(first[1]).toContain(`${c.metrics[0]!.name}: first and second run`)
-      expect(first[1]).not.toContain(`${c.metrics[1]!.name}: first and second run`)
-    }).pipe(Effect.provide(NodeContext.layer))
+  it.effect(
+    "refuses runs that differ unless allowed, then writes compare.md and compare.html, the same bytes every time",
+    () =>
+      Effect.gen(function* () {
+        const out = tempDir("cmp-out")
+        const refused = yield* Effect.flip(Compare.write(a, b, out))
+        expect(refused.message).toContain(`${a} and ${b} differ in what makes their numbers comparable`)
+        expect(refused.message).toContain("  data fingerprint: first tiny, ")
+        expect(refused.message).toContain(", second tiny, beef\n")
+        const allow = { allowMismatch: true }
+        const files = yield* Compare.write(a, b, out, allow)
+        const first = [fs.readFileSync(files.markdown, "utf8"), fs.readFileSync(files.html, "utf8")]
+        yield* Compare.write(a, b, out, allow)
+        expect([fs.readFileSync(files.markdown, "utf8"), fs.readFileSync(files.html, "utf8")]).toEqual(first)
+        const md = first[0]!
+        expect(md).toContain("# Comparison: before vs after\n\n## What differs between the runs\n")
+        expect(md).toContain("Unknown: scorers' settings and models (every matched cell): first run not recorded")
+        expect(md).toContain(
+          "| definition of retrieval.recall | Relevant selected / relevant. | Recall, another definition. | all |"
+        )
+        expect(md).toContain("- Only in the first run: recency")
+        expect(md).toMatch(/\| bm25\(k=2\) \| 0\.500 → 0\.833: \+0\.333 \[/)
+        expect(md).toContain(
+          "Holm's correction over all 16 tests of this comparison (2 matched cells x 2 metrics x 4 slices)"
+        )
+        // the chart plots the main metric, which the comparison lists first
+        expect(c.metrics.map((m) => m.name)).toHaveLength(2)
+        expect(first[1]).toContain(`${c.metrics[0]!.name}: first and second run`)
+        expect(first[1]).not.toContain(`${c.metrics[1]!.name}: first and second run`)
+      }).pipe(Effect.provide(NodeContext.layer))
   )
 })
 
@@ -130,8 +146,11 @@ describe("the compare and report commands", () => {
       const { a, b } = runs()
       const target = path.join(tempDir("cmp-cli"), "x")
       const t = io()
-      const code = yield* Commands.main(["compare", "--runs", `${a},${b}`, "--out", target], t.io)
+      const code = yield* Commands.main(["compare", "--runs", `${a},${b}`, "--out", target, "--allow-mismatch"], t.io)
       expect(code).toBe(0)
+      expect(t.err.join("")).toContain(
+        "warning: the runs differ in data fingerprint, definition of retrieval.recall; compared anyway (--allow-mismatch)"
+      )
       expect(t.out.join("")).toBe(
         `compare: ${path.join(target, "compare.md")}\ncompare: ${path.join(target, "compare.html")}\n`
       )

@@ -370,7 +370,7 @@ describe("paper ablations against a loopback OpenAI-compatible server", () => {
         // body (the `developer` role and max_completion_tokens where the config's models rename
         // them, as the authors' code sends them), the same raw answer.
         const answered = server.requests.filter((r) => r.fault === undefined).map((r) => r.body as ChatBody)
-        for (const c of calls.filter((x) => !x.cached)) {
+        for (const c of calls.filter((x) => !x.cached && x.sameAs === undefined)) {
           expect(c.request?.messages?.length, c.stage).toBeGreaterThan(0)
           const match = answered.find((b) => JSON.stringify(b.messages) === JSON.stringify(c.request!.messages))
           expect(match, c.stage).toBeDefined()
@@ -386,8 +386,34 @@ describe("paper ablations against a loopback OpenAI-compatible server", () => {
           calls.find((c) => c.stage === "score" && c.read?.ok === true && typeof c.read.value === "number")
         ).toBeDefined()
 
-        // The viewer serves each cell's calls for an instance.
+        // A call whose request and answer an earlier line holds (the cache answered it, or it was
+        // sent again after a 500) refers to it (its pair) instead of storing them again; the first
+        // record of each call keeps its text.
+        const references = calls.filter((c) => c.sameAs !== undefined)
+        expect(references.length).toBeGreaterThan(0)
+        transcripts.forEach((t, n) => {
+          for (const c of t.calls.filter((x) => x.sameAs !== undefined)) {
+            expect([c.request, c.answer]).toEqual([undefined, undefined])
+            const first = transcripts
+              .slice(0, n + 1)
+              .filter((e) => e.cell === c.sameAs!.cell && e.instance === c.sameAs!.instance)
+              .flatMap((e) => e.calls)
+              .find((x) => x.key === c.key && x.answerSha256 === c.answerSha256 && x.request !== undefined)
+            expect(first, c.stage).toBeDefined()
+          }
+        })
+
+        // The viewer serves each cell's calls for an instance, every request and answer filled in.
         const catalog = yield* Catalog.make(dir).pipe(Effect.provide(NodeFileSystem.layer))
+        for (const instance of new Set(transcripts.map((t) => t.instance))) {
+          const shown = yield* catalog.calls("run", instance)
+          expect(shown.unresolved).toBe(0)
+          for (const c of shown.cells.flatMap((x) => x.calls)) {
+            expect(c.request?.messages?.length, c.stage).toBeGreaterThan(0)
+            expect(c.answer).toBe(answer(c.request as unknown as ChatBody).text)
+            if (!c.cached) expect(answered).toContainEqual(c.request)
+          }
+        }
         const view = yield* catalog.calls("run", transcripts[0]!.instance)
         expect(view.cells.map((c) => c.cell).sort()).toEqual(
           transcripts

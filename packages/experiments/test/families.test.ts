@@ -131,7 +131,7 @@ describe("declared families on generated data (20 cells, 300 instances of 100 pe
     expect(a.deltas.filter((x) => x.family === "primary" && x.cell !== "c7" && x.pAdjusted < 0.05)).toEqual([])
 
     // The old report: every delta (all cells, metrics, slices) in one Holm family, the same tests.
-    const clusters = new Map(ResultLine.slices.map((s) => [s, Families.personas(run.index, s)] as const))
+    const clusters = new Map<string, Int32Array>(ResultLine.slices.map((s) => [s, Families.personas(run.index, s)]))
     const all = a.deltas.map((x) => ({
       a: Columns.sliceOf(run.index, "c0", x.slice)(a.compared.find((m) => m.name === x.metric)!),
       b: Columns.sliceOf(run.index, x.cell, x.slice)(a.compared.find((m) => m.name === x.metric)!),

@@ -25,7 +25,8 @@ import { Domain } from "@cupid-lab/core"
 import { Synthetic } from "@cupid-lab/data"
 import { OpenAiServer } from "@cupid-lab/providers/testing"
 import { ReferenceHarness } from "@cupid-lab/scorers/testing"
-import type { Calls, ResultLine } from "@cupid-lab/results"
+import { Calls, type ResultLine } from "@cupid-lab/results"
+import { NodeFileSystem } from "@effect/platform-node"
 
 import { beforeAll, describe, expect, it } from "@effect/vitest"
 import { Effect } from "effect"
@@ -323,10 +324,15 @@ describe("the authors' prompts, parsing and arithmetic, against their own code",
           // Call for call, per cell: the same requests, as often (the cache's answers included).
           const cellNames = new Map(results.map((r) => [r.cell, r.cellName]))
           const ours = new Map<string, Array<string>>()
-          for (const l of lines(path.join(out, "calls.jsonl")).map((l) => JSON.parse(l) as Calls.Line)) {
-            const keys = ours.get(cellNames.get(l.cell)!) ?? []
-            for (const c of l.calls) keys.push(wireKey(c.request!.messages!, table))
-            ours.set(cellNames.get(l.cell)!, keys)
+          // Read as the viewer reads them: a call that refers to its first record gets its request back.
+          const callsFile = path.join(out, "calls.jsonl")
+          for (const instance of new Set(lines(callsFile).map((l) => (JSON.parse(l) as Calls.Line).instance))) {
+            const { byCell } = yield* Calls.ofInstance(callsFile, instance).pipe(Effect.provide(NodeFileSystem.layer))
+            for (const { line: l } of byCell.values()) {
+              const keys = ours.get(cellNames.get(l.cell)!) ?? []
+              for (const c of l.calls) keys.push(wireKey(c.request!.messages!, table))
+              ours.set(cellNames.get(l.cell)!, keys)
+            }
           }
           expect(ours.get("full-history")!.sort()).toEqual(full.calls.map((c) => c.key).sort())
           expect(ours.get("oracle-sessions")!.sort()).toEqual(oracle.calls.map((c) => c.key).sort())

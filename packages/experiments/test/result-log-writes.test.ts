@@ -3,7 +3,7 @@
 // is given back, and the same command resumes.
 import { FaultyFileSystem } from "@cupid-lab/core/testing"
 import { ResultLog } from "@cupid-lab/runner"
-import { RunId } from "@cupid-lab/results"
+import { type Calls, RunId } from "@cupid-lab/results"
 import { FileSystem } from "@effect/platform"
 import { NodeFileSystem } from "@effect/platform-node"
 import { afterEach, describe, expect, it } from "@effect/vitest"
@@ -222,7 +222,7 @@ describe("ResultLog: a real full disk", () => {
   it.effect("calls.jsonl cannot be written: the error names it, and no result line is written without its calls", () =>
     Effect.gen(function* () {
       const dir = tempDir()
-      const calls = `{"cell":"a","instance":"i0","ranAt":"t","calls":[]}\n`
+      const calls: Calls.Line = { cell: "a", instance: "i0", ranAt: "t", calls: [] }
       const failing = FaultyFileSystem.layer({
         failAfterBytes: 0,
         paths: (p) => path.basename(p) === "calls.jsonl",
@@ -248,7 +248,7 @@ describe("ResultLog: a real full disk", () => {
     () =>
       Effect.gen(function* () {
         const dir = tempDir()
-        const calls = `{"cell":"a","instance":"i0","ranAt":"t","calls":[]}\n`
+        const calls: Calls.Line = { cell: "a", instance: "i0", ranAt: "t", calls: [] }
         // The real file system, with appends to calls.jsonl slowed down to leave time to interrupt.
         const slowCalls = Layer.effect(
           FileSystem.FileSystem,
@@ -271,7 +271,7 @@ describe("ResultLog: a real full disk", () => {
         )
         expect(finalized.order).toEqual([0])
         expect(fs.readFileSync(path.join(dir, ResultLog.fileName), "utf8")).toBe(text("i0"))
-        expect(fs.readFileSync(path.join(dir, "calls.jsonl"), "utf8")).toBe(calls)
+        expect(fs.readFileSync(path.join(dir, "calls.jsonl"), "utf8")).toBe(`${JSON.stringify(calls)}\n`)
       })
   )
 })

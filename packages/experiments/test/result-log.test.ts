@@ -9,6 +9,7 @@ import * as os from "node:os"
 import * as path from "node:path"
 import { ResultLog } from "@cupid-lab/runner"
 import { Calls } from "@cupid-lab/results"
+import { Usage } from "@cupid-lab/core"
 
 import { resultLine } from "./support.js"
 
@@ -432,10 +433,11 @@ describe("ResultLog", () => {
       Effect.gen(function* () {
         const dir = tempDir()
         const callsFile = path.join(dir, Calls.fileName)
-        const calls = (n: number) => `{"cell":"a","instance":"i${n}","ranAt":"t","calls":[]}\n`
+        const line = (n: number): Calls.Line => ({ cell: "a", instance: `i${n}`, ranAt: "t", calls: [] })
+        const calls = (n: number) => `${JSON.stringify(line(n))}\n`
         yield* withLog(dir, ["a"], (log) =>
           Effect.gen(function* () {
-            log.append({ cell: "a", instance: "i1", text: text("a", "i1", "failed"), calls: calls(1) })
+            log.append({ cell: "a", instance: "i1", text: text("a", "i1", "failed"), calls: line(1) })
             log.append({ cell: "a", instance: "i2", text: text("a", "i2") }) // no calls: nothing in calls.jsonl
             expect(fs.existsSync(callsFile)).toBe(false)
             yield* log.flush
@@ -449,7 +451,7 @@ describe("ResultLog", () => {
             // The failed pair runs again: its earlier attempt stays in calls.jsonl, the new one follows.
             expect(log.opened.retried).toBe(1)
             expect(fs.readFileSync(callsFile, "utf8")).toBe(calls(1))
-            log.append({ cell: "a", instance: "i1", text: text("a", "i1"), calls: calls(1) })
+            log.append({ cell: "a", instance: "i1", text: text("a", "i1"), calls: line(1) })
           })
         )
         expect(fs.readFileSync(callsFile, "utf8")).toBe(calls(1) + calls(1))
@@ -459,6 +461,51 @@ describe("ResultLog", () => {
           Effect.sync(() => log.append({ cell: "a", instance: "i1", text: text("a", "i1") }))
         )
         expect(fs.readdirSync(offline)).toEqual([ResultLog.fileName])
+      })
+  )
+  it.effect(
+    "a call an earlier run in the directory recorded refers to that record, which the instance's calls read back",
+    () =>
+      Effect.gen(function* () {
+        const dir = tempDir()
+        const callsFile = path.join(dir, Calls.fileName)
+        const call = (cached: boolean): Usage.UsageEntry => ({
+          stage: "infer",
+          provider: "openai",
+          model: "m",
+          kind: "complete",
+          promptTokens: 100,
+          completionTokens: 3,
+          cached,
+          detail: {
+            latencyMs: 1,
+            key: "k",
+            request: { messages: [{ role: "user", content: "a long history ".repeat(100) }] },
+            answer: Usage.excerptOf("vegan")
+          }
+        })
+        const calls = (cell: string, cached: boolean) =>
+          Calls.line({ cell, instance: "i1", ranAt: "t" }, [call(cached)], "full")
+        yield* withLog(dir, ["a", "b"], (log) =>
+          Effect.sync(() => log.append({ cell: "a", instance: "i1", text: text("a", "i1"), calls: calls("a", false) }))
+        )
+        // The resumed run: its first call of the same request, answered by the cache, refers to the earlier record.
+        yield* withLog(dir, ["a", "b"], (log) =>
+          Effect.sync(() => log.append({ cell: "b", instance: "i1", text: text("b", "i1"), calls: calls("b", true) }))
+        )
+        const [first, repeat] = fs
+          .readFileSync(callsFile, "utf8")
+          .trimEnd()
+          .split("\n")
+          .map((l) => JSON.parse(l) as Calls.Line)
+        expect(first!.calls[0]).toMatchObject({ key: "k", answer: "vegan" })
+        expect(repeat!.calls[0]).toMatchObject({ key: "k", cached: true, sameAs: { cell: "a", instance: "i1" } })
+        expect(repeat!.calls[0]).not.toHaveProperty("request")
+        const read = yield* Calls.ofInstance(callsFile, "i1").pipe(Effect.provide(NodeFileSystem.layer))
+        expect(read.byCell.get("b")!.line.calls[0]).toMatchObject({
+          request: first!.calls[0]!.request,
+          answer: "vegan"
+        })
       })
   )
 })

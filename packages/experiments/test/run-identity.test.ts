@@ -278,7 +278,9 @@ describe("the CLI's default output directory", () => {
     const report = run("report", "--run", "runs/smoke/latest")
     expect(report.code, report.stderr).toBe(0)
     expect(report.stdout).toContain(`report: ${path.join("runs", "smoke", otherId, "report.md")}\n`)
-    const compare = run("compare", "--runs", `${dir},runs/smoke/latest`)
+    // other data: refused without --allow-mismatch
+    expect(run("compare", "--runs", `${dir},runs/smoke/latest`).stderr).toContain("data fingerprint: first sample, ")
+    const compare = run("compare", "--runs", `${dir},runs/smoke/latest`, "--allow-mismatch")
     expect(compare.code, compare.stderr).toBe(0)
     expect(compare.stdout).toContain(
       `compare: ${path.join(cwd, "runs", `compare-smoke-${id}-vs-smoke-${otherId}`, "compare.md")}\n`

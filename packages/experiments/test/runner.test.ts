@@ -399,7 +399,9 @@ describe("Runner.dryRun", () => {
       expect(d.calls).toEqual({ total: 6, toSend: 2, cached: 4 })
       // prompt "plain: help p1" = 5 tokens + 4 per message; answer "Preference: short answers." = 2 + 1 + 1 + 2 + 1
       expect(d.tokens).toEqual({ prompt: 18, completion: 14 })
-      expect(d.byModel).toEqual({ "scripted/tiny": { toSend: 2, cached: 4, promptTokens: 18, completionTokens: 14 } })
+      expect(d.byModel).toEqual({
+        "scripted/tiny": { toSend: 2, cached: 4, promptTokens: 18, completionTokens: 14, rate: 1 }
+      })
       expect(calls).toHaveLength(0)
       expect(fs.existsSync(config.out)).toBe(false)
       expect(fs.existsSync(config.cacheDir)).toBe(false)

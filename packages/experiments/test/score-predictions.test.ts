@@ -119,6 +119,35 @@ describe("cupid-lab score", () => {
     expect(missing.error.message).toContain("no prediction for this instance")
   })
 
+  it.effect("--types and --limit choose the instances scored; lines for the others are ignored, counted once", () =>
+    Effect.gen(function* () {
+      const target = path.join(dir, "filtered")
+      // consistent instances, the first of them in file order: d01-chemistry-teacher:consistent
+      const r = yield* score(["--predictions", file, "--out", target, "--types", "consistent", "--limit", "1"])
+      expect(r.code, r.err).toBe(0)
+      expect(r.err).toContain("24 instances in sample, 1 scored (--types consistent --limit 1)")
+      expect(r.err.split("\n").filter((l) => l.includes("ignored"))).toEqual([
+        `${file}: 2 lines are for instances outside --types consistent --limit 1: ignored, not scored`
+      ])
+      const kept = lines(path.join(target, "results.jsonl")).map((l) => JSON.parse(l))
+      expect(kept.map((l) => [l.cellName, l.instance, l.status])).toEqual([
+        ["A", `${d01}:consistent`, "ok"],
+        ["B", `${d01}:consistent`, "ok"]
+      ])
+      const s = JSON.parse(fs.readFileSync(path.join(target, "summary.json"), "utf8"))
+      expect(s.dataset.instances).toBe(1)
+      // Every line is still checked against the whole data.
+      const bad = write(
+        dir,
+        [...predictions, { persona_id: "nobody", instance_type: "consistent", selected: [1] }],
+        "bad.jsonl"
+      )
+      const refused = yield* score(["--predictions", bad, "--out", path.join(dir, "bad"), "--types", "consistent"])
+      expect(refused.code).toBe(1)
+      expect(refused.err).toContain("nobody:consistent")
+    })
+  )
+
   it.effect("takes the scorers of --config and replaces its cells", () =>
     Effect.gen(function* () {
       const cfg = path.join(dir, "scorers.yaml")

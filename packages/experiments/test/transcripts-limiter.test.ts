@@ -51,6 +51,13 @@ describe("calls.jsonl limiterMs", () => {
         expect(c.limiterMs).toBeGreaterThanOrEqual(0)
       }
       for (const c of plain) expect(c).not.toHaveProperty("limiterMs")
+      // run.json sums them (rounded), and leaves the field out when no call waited.
+      const waited = limited.reduce((t, c) => t + c.limiterMs!, 0)
+      const info = JSON.parse(fs.readFileSync(path.join(out, "run.json"), "utf8")) as {
+        modelCalls: { limiterMs?: number }
+      }
+      if (Math.round(waited) > 0) expect(info.modelCalls.limiterMs).toBe(Math.round(waited))
+      else expect(info.modelCalls).not.toHaveProperty("limiterMs")
 
       // A rerun answered by the cache waited for no limiter.
       const again = path.join(dir, "again")
@@ -61,6 +68,9 @@ describe("calls.jsonl limiterMs", () => {
         expect(c.cached).toBe(true)
         expect(c).not.toHaveProperty("limiterMs")
       }
+      expect(JSON.parse(fs.readFileSync(path.join(again, "run.json"), "utf8")).modelCalls).not.toHaveProperty(
+        "limiterMs"
+      )
     })
   )
 })

@@ -191,6 +191,57 @@ describe("Verdict", () => {
     expect(unclustered.findings[1]!.sentence).toMatch(/the cells share n = 8 instances, and that takes n = 13\.$/)
   })
 
+  it("says a caveat every slice shares once, above the sentences, and one that some share in each", () => {
+    const small = (n: number, clustered?: boolean) => ({
+      n,
+      needed: 11,
+      tests: 28,
+      correction: "holm" as const,
+      ...(clustered === undefined ? {} : { clustered })
+    })
+    // As on the sample: 8 personas on all instances, 8 instances on each type, 11 needed everywhere.
+    const fourSmall = {
+      ...input(cells, () => 1),
+      baselineTooSmall: new Map([
+        ["all", small(8, true)],
+        ["consistent", small(8)],
+        ["contrastive", small(8)],
+        ["changing", small(8)]
+      ])
+    }
+    const every = Verdict.verdict(fourSmall)
+    expect(every.notes).toEqual([
+      "No difference against the baseline can be significant after correction on any slice: the cells share n = 8 personas on all instances (a persona's instances move together) and n = 8 instances on each instance type, and that takes n = 11."
+    ])
+    for (const f of every.findings) expect(f.sentence).not.toContain("significant")
+    expect(every.findings[0]!.sentence).toBe(
+      "All instances: bm25 leads on retrieval.f1 with 0.620 [0.520, 0.720] on n = 30 instances, ahead of the baseline full (0.400) by 0.220 (paired 95% CI [0.170, 0.270], adjusted p = 1.000) and ahead of the runner-up dense (0.580) by 0.040."
+    )
+    // the console says it once too, above the sentences
+    const printed = Leaderboard.console({ ...fourSmall, compared: [f1] }, every)
+    expect(printed.split(every.notes[0]!).length - 1).toBe(1)
+    expect(printed.indexOf(every.notes[0]!)).toBeLessThan(printed.indexOf("All instances:"))
+    // One n on every slice: said as one.
+    const same = Verdict.verdict({
+      ...input(cells, () => 1),
+      baselineTooSmall: new Map(ResultLine.slices.map((s) => [s, small(8)] as const))
+    })
+    expect(same.notes).toEqual([
+      "No difference against the baseline can be significant after correction on any slice: the cells share n = 8 instances on every slice, and that takes n = 11."
+    ])
+    // Not every slice: each sentence says it for itself, and nothing is said above.
+    const some = Verdict.verdict({
+      ...input(cells, () => 1),
+      baselineTooSmall: new Map([
+        ["all", small(8, true)],
+        ["consistent", small(8)]
+      ])
+    })
+    expect(some.notes).toEqual([])
+    expect(some.findings[1]!.sentence).toMatch(/the cells share n = 8 instances, and that takes n = 11\.$/)
+    expect(some.findings[2]!.sentence).not.toContain("can be significant")
+  })
+
   it("words a tie for the lead", () => {
     const twin = cell("twin", 0.62)
     const v = Verdict.verdict(input([full, bm25, twin, oracle], () => 0.2))
@@ -299,7 +350,19 @@ describe("the sweep on the bundled dev data (configs/contextual.yaml, sample)", 
     expect(first.find((l) => l.startsWith("- Changing instances:"))).toMatch(/^- Changing instances: recency leads/)
     expect(first).toContain("| 1 | bm25 | 0.624 [0.539, 0.696] | 24 | +0.244 | 0.804 | 0.692 | 0.375 |")
     expect(first.find((l) => l.startsWith("| ceiling | oracle ‡ |"))).toBeDefined()
-    expect(stdout).toMatch(/^verdict \(retrieval\.f1, higher is better; baseline all\):\n {2}All instances: bm25 leads/)
+    // The caveat every slice shares, said once above the sentences (it was repeated in all four). By
+    // hand: 7 cells are tested against the baseline (the oracle is not) on 4 slices, 28 primary Holm
+    // tests; the smallest exact p over n pairs is 2 / 2^n, and 28 x 2 / 2^n < 0.05 first at n = 11.
+    // The 8 personas (each with one instance of each type) are what all instances resample.
+    const caveat =
+      "No difference against the baseline can be significant after correction on any slice: the cells share n = 8 personas on all instances (a persona's instances move together) and n = 8 instances on each instance type, and that takes n = 11."
+    expect(stdout).toContain(
+      `verdict (retrieval.f1, higher is better; baseline all):\n  ${caveat}\n  All instances: bm25 leads on retrieval.f1 with 0.624 [0.539, 0.696] on n = 24 instances, ahead of the baseline all (0.380) by 0.244 (paired 95% CI [0.140, 0.347], adjusted p = 0.359) and ahead of the runner-up factor-classifier (0.580) by 0.043.\n  Consistent instances:`
+    )
+    expect(stdout.split(caveat).length - 1).toBe(1)
+    expect(stdout).not.toContain("can be significant here after correction")
+    expect(first).toContain(caveat)
+    expect(first.filter((l) => l.includes("can be significant")).length).toBe(1)
     expect(stdout).toMatch(/\n {6}1 {2}bm25 +0\.624 \[0\.539, 0\.696\] +24 /)
   }, 120_000)
 

@@ -304,6 +304,23 @@ describe.skipIf(!available)("the results viewer in a real browser", () => {
     )) as Array<boolean>
     expect(figures.length).toBeGreaterThanOrEqual(4)
     expect(figures.every((drawn) => drawn)).toBe(true)
+    // Readable at 100% zoom: each chart is drawn at its own size (it scrolls when wider than the
+    // page; it was scaled to fit a grid column, its 11 px axis labels drawn at 6-8 px), so its
+    // smallest text, Vega's font-size times the image's scale on screen, is 11 px or more.
+    const drawnText = (await page.evaluate(
+      `[...document.querySelectorAll("#figures figure")].map((f) => {
+        const img = f.querySelector("img")
+        const svg = decodeURIComponent(img.src.slice(img.src.indexOf(",") + 1))
+        const sizes = [...svg.matchAll(/font-size="([0-9.]+)px"/g)].map((m) => Number(m[1]))
+        return { scale: img.getBoundingClientRect().width / img.naturalWidth, smallest: Math.min(...sizes), caption: f.querySelector("figcaption").textContent }
+      })`
+    )) as Array<{ scale: number; smallest: number; caption: string }>
+    for (const f of drawnText) {
+      expect(f.scale).toBeCloseTo(1, 3)
+      expect(f.smallest * f.scale).toBeGreaterThanOrEqual(11)
+      // an image has no tooltips: its caption promises none (report.html's do, where the chart is inline SVG)
+      expect(f.caption).not.toMatch(/hover|tooltip/i)
+    }
     expect(
       await page.evaluate(
         `document.querySelector("main").firstElementChild.nextElementSibling.nextElementSibling.nextElementSibling.id`

@@ -17,6 +17,7 @@ import * as Families from "./Families.js"
 import * as Interventions from "./Interventions.js"
 import * as Inventory from "./Inventory.js"
 import * as Pairwise from "./Pairwise.js"
+import * as Slices from "./Slices.js"
 
 export interface Options {
   /** Cell id or name of the baseline; default the run's. */
@@ -38,7 +39,7 @@ export interface Delta {
   /** The cell it is compared against: the baseline, or with a model axis the baseline's ablation under this cell's models. */
   readonly against: string
   readonly metric: string
-  readonly slice: ResultLine.Slice
+  readonly slice: Slices.Slice
   /** Clustered by persona on slices where a persona has several instances. */
   readonly comparison: Paired.Comparison
   readonly family: Families.Family
@@ -64,9 +65,11 @@ export interface Analysis {
   /** Undefined with fewer than two cells. */
   readonly pairwise: Pairwise.Pairwise | undefined
   /** Slices where no difference of the main metric against the baseline can reach significance. */
-  readonly baselineTooSmall: ReadonlyMap<ResultLine.Slice, Pairwise.TooSmall>
+  readonly baselineTooSmall: ReadonlyMap<Slices.Slice, Pairwise.TooSmall>
   readonly main: ResultLine.MetricDescription | undefined
   readonly mainReason: string
+  /** The instances no cell has a value of the main metric for (questions without evidence, ...), per slice. */
+  readonly unscored: Slices.Unscored | undefined
   /** Micro precision / recall / F1 when the scorer pools, else the macro ones. */
   readonly inference: ReadonlyArray<ResultLine.MetricDescription>
   readonly inferenceMacro: ReadonlyArray<ResultLine.MetricDescription>
@@ -267,13 +270,14 @@ export const analyze = (run: Pick<RunDir.Run, "summary" | "index">, options: Opt
   // instance of the slice (Columns.sliceOf), NaN where it has no ok line, so that the usable rows
   // are the instances both cells scored; rows of one persona move together (Families.personas).
   const plan = Families.resolve(summary, main?.name)
-  const clusters = new Map(ResultLine.slices.map((slice) => [slice, Families.personas(idx, slice)] as const))
+  const slices = Slices.of(summary)
+  const clusters = new Map(slices.map((slice) => [slice, Families.personas(idx, slice)] as const))
   const against = baselineOf(summary.cells, baseline)
   const baselines = new Set(summary.cells.map((c) => against(c).id))
   const planned = summary.cells
     .filter((c) => against(c).id !== c.id)
     .flatMap((c) =>
-      ResultLine.slices.flatMap((slice) => {
+      slices.flatMap((slice) => {
         const a = Columns.sliceOf(idx, against(c).id, slice),
           b = Columns.sliceOf(idx, c.id, slice)
         return compared.map((metric) => ({
@@ -320,17 +324,15 @@ export const analyze = (run: Pick<RunDir.Run, "summary" | "index">, options: Opt
     summary.cells.length < 2 || compared.length === 0
       ? undefined
       : Pairwise.compute(summary, idx, compared, Families.resampling(summary, options.permutations))
-  const baselineTooSmall = new Map<ResultLine.Slice, Pairwise.TooSmall>()
-  for (const slice of ResultLine.slices) {
+  const baselineTooSmall = new Map<Slices.Slice, Pairwise.TooSmall>()
+  for (const slice of slices) {
     const ofMain = deltas.filter((d) => d.slice === slice && d.metric === main?.name && d.family !== "none")
     const family = ofMain[0]?.family === "primary" ? tests.primary : tests.exploratory
-    if (ofMain.length === 0 || family.tests === 0) continue
+    const paired = Math.max(0, ...ofMain.map((d) => d.comparison.clusters ?? d.comparison.n))
+    // A slice where no pair has a value (LoCoMo's adversarial questions on retrieval) has no test to be too small for.
+    if (ofMain.length === 0 || family.tests === 0 || paired === 0) continue
     const multiplier = family.correction === "none" ? 1 : family.tests
-    const small = Pairwise.tooSmall(
-      Math.max(0, ...ofMain.map((d) => d.comparison.clusters ?? d.comparison.n)),
-      multiplier,
-      family.correction
-    )
+    const small = Pairwise.tooSmall(paired, multiplier, family.correction)
     const clustered = ofMain.some((d) => d.comparison.clusters !== undefined)
     if (small !== undefined) baselineTooSmall.set(slice, clustered ? { ...small, clustered } : small)
   }
@@ -356,6 +358,7 @@ export const analyze = (run: Pick<RunDir.Run, "summary" | "index">, options: Opt
     baselineTooSmall,
     main,
     mainReason,
+    unscored: main === undefined ? undefined : Slices.unscored(idx, summary.cells, main, slices),
     inference: shown("inference").filter((m) => (m.aggregate._tag !== "Mean") === pooled),
     inferenceMacro: pooled ? shown("inference").filter((m) => m.aggregate._tag === "Mean") : [],
     generation: shown("generation"),

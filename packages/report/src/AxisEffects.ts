@@ -11,12 +11,13 @@
 import { Hash } from "@cupid-lab/core"
 import { Selector } from "@cupid-lab/retrievers"
 import { Paired, type Statistics } from "@cupid-lab/scorers"
-import { Columns, ResultLine } from "@cupid-lab/results"
+import { Columns, type ResultLine } from "@cupid-lab/results"
 
 import { Array as Arr, Either, Predicate, Schema } from "effect"
 
 import * as Families from "./Families.js"
 import * as Pairwise from "./Pairwise.js"
+import * as Slices from "./Slices.js"
 
 export interface Axis {
   /** The sweep key (`retriever.select`). */
@@ -36,7 +37,7 @@ export interface Test {
 export interface Marginal {
   readonly axis: number
   readonly level: number
-  readonly slice: ResultLine.Slice
+  readonly slice: Slices.Slice
   /** Per instance, the mean over the cells at this value (pooled counts for a pooled metric). */
   readonly estimate: Statistics.Estimate
   /** Against the axis's reference value (undefined for the reference itself). */
@@ -51,7 +52,7 @@ export interface Choice {
 }
 
 export interface Best {
-  readonly slice: ResultLine.Slice
+  readonly slice: Slices.Slice
   readonly cell: ResultLine.CellSummary
   readonly estimate: ResultLine.MetricEstimate
   readonly choices: ReadonlyArray<Choice>
@@ -61,6 +62,8 @@ export interface Effects {
   readonly _tag: "Effects"
   readonly metric: ResultLine.MetricDescription
   readonly axes: ReadonlyArray<Axis>
+  /** The slices some cell has a value of the metric on (see {@link Slices.valued}). */
+  readonly slices: ReadonlyArray<Slices.Slice>
   /** The run's sweep keys, or derived from the cells' parameters. */
   readonly source: "recorded" | "derived"
   /** The crossed grid's cells, in run order. */
@@ -200,7 +203,7 @@ const crossing = (cells: ReadonlyArray<ResultLine.CellSummary>, keys: ReadonlyAr
 const pooled = (
   idx: Columns.Index,
   cells: ReadonlyArray<ResultLine.CellSummary>,
-  slice: ResultLine.Slice,
+  slice: Slices.Slice,
   metric: ResultLine.MetricDescription
 ): Paired.Columns => {
   const cols = cells.map((c) => Columns.sliceOf(idx, c.id, slice)(metric))
@@ -254,10 +257,11 @@ export const of = (
   }))
   const levelOf = (cell: number, axis: number) => x.at[cell]![kept[axis]!]!
   const stats = Families.resampling(summary, undefined)
-  const clusters = new Map(ResultLine.slices.map((slice) => [slice, Families.personas(idx, slice)] as const))
+  const slices = Slices.valued(summary.cells, Slices.of(summary), main.name)
+  const clusters = new Map(slices.map((slice) => [slice, Families.personas(idx, slice)] as const))
   // Every test goes into one family; a record keeps its test's position until the family has run.
   const tests: Array<Paired.Test> = []
-  const planned = ResultLine.slices.flatMap((slice) =>
+  const planned = slices.flatMap((slice) =>
     axes.flatMap((axis, a) => {
       const setting = axis.levels.map((_, l) =>
         pooled(
@@ -279,8 +283,8 @@ export const of = (
       }))
     })
   )
-  const valueOf = (i: number, slice: ResultLine.Slice) => x.cells[i]!.slices[slice].metrics[main.name]?.mean
-  const bestPlanned = ResultLine.slices.flatMap((slice) => {
+  const valueOf = (i: number, slice: Slices.Slice) => Slices.estimate(x.cells[i]!, slice, main.name)?.mean
+  const bestPlanned = slices.flatMap((slice) => {
     const best = Pairwise.bestIndex(
       x.cells.map((_, i) => valueOf(i, slice)),
       main
@@ -306,7 +310,7 @@ export const of = (
         runnerUp: { level: levelOf(runnerUp, a), cell: x.cells[runnerUp]!, t }
       }
     })
-    return [{ slice, cell: x.cells[best]!, estimate: x.cells[best]!.slices[slice].metrics[main.name]!, choices }]
+    return [{ slice, cell: x.cells[best]!, estimate: Slices.estimate(x.cells[best]!, slice, main.name)!, choices }]
   })
   const family = Paired.family(tests, {
     ...Families.resampling(summary, permutations),
@@ -317,6 +321,7 @@ export const of = (
     _tag: "Effects",
     metric: main,
     axes,
+    slices,
     source: recorded === undefined ? "derived" : "recorded",
     cells: x.cells,
     outside: candidates.filter((c) => !x.cells.includes(c)),

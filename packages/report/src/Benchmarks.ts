@@ -12,6 +12,7 @@ import { mainMetric } from "./Analysis.js"
 import { Errors, ResultLine, RunDir } from "@cupid-lab/results"
 
 import * as Format from "./Format.js"
+import * as Slices from "./Slices.js"
 
 export const fileName = "benchmarks.md"
 
@@ -52,18 +53,13 @@ export const render = (runs: ReadonlyArray<SourceRun>): string => {
       `${label}. \`${cellText(r.source)}\`: ${r.summary.dataset.instances} instances, main metric ${main === undefined ? "none" : `${main.name} (${main.direction === "lower" ? "lower" : "higher"} is better)`}; run directory \`${cellText(r.dir)}\``
     )
     const find = (cell: string) => r.summary.cells.find((c) => c.name === cell)
-    // CUPID's types where the source has them, else its own (LongMemEval's question types, LoCoMo's categories, ...).
-    const cupid: ReadonlyArray<ResultLine.Slice> = ResultLine.slices.filter(
-      (s) => s !== "all" && r.summary.cells.some((c) => c.slices[s].n > 0)
-    )
-    const other = [...new Set(r.summary.cells.flatMap((c) => Object.keys(c.types ?? {})))].sort()
+    // The source's own types in its benchmark's order (CUPID's, LongMemEval's question types, LoCoMo's categories, ...).
     const typed: ReadonlyArray<{
       readonly name: string
       readonly of: (c: ResultLine.CellSummary) => ResultLine.SliceSummary | undefined
-    }> = [
-      ...cupid.map((s) => ({ name: s, of: (c: ResultLine.CellSummary) => c.slices[s] })),
-      ...other.map((t) => ({ name: t, of: (c: ResultLine.CellSummary) => c.types?.[t] }))
-    ]
+    }> = Slices.of(r.summary)
+      .filter((s) => s !== "all")
+      .map((s) => ({ name: s, of: (c: ResultLine.CellSummary) => Slices.get(c, s) }))
     head.push(
       `${label}: ${main?.name ?? "main"} [95% CI]`,
       `${label}: N`,

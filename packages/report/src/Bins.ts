@@ -8,6 +8,8 @@
 import { Paired } from "@cupid-lab/scorers"
 import { type ResultLine, Columns } from "@cupid-lab/results"
 
+import * as Slices from "./Slices.js"
+
 export interface Bin {
   readonly label: string
   readonly instances: number
@@ -68,16 +70,23 @@ export const recency = (
   return binned(metric, "relevant position", groups, cells, idx)
 }
 
-/** Equal-size bins (by rank of history tokens, ties broken by instance id): quartiles when there are enough instances. */
+/**
+ * Equal-size bins (by rank of history tokens, ties broken by instance id) of the instances some cell
+ * has a value of the metric on (not the questions without evidence, for a retrieval metric):
+ * quartiles when there are enough instances.
+ */
 export const history = (
   metric: ResultLine.MetricDescription,
   cells: ReadonlyArray<ResultLine.CellSummary>,
   idx: Columns.Index
 ): Binned | undefined => {
-  const sorted = [...idx.instances].sort(
-    (a, b) =>
-      a.meta.historyTokens - b.meta.historyTokens || (a.instance < b.instance ? -1 : a.instance > b.instance ? 1 : 0)
-  )
+  const valued = Slices.valuedAt(idx, cells, metric)
+  const sorted = idx.instances
+    .filter((_, k) => valued(k))
+    .sort(
+      (a, b) =>
+        a.meta.historyTokens - b.meta.historyTokens || (a.instance < b.instance ? -1 : a.instance > b.instance ? 1 : 0)
+    )
   if (sorted.length === 0) return undefined
   const k = Math.min(4, sorted.length)
   const groups = Array.from({ length: k }, (_, i) => {

@@ -7,7 +7,6 @@
  */
 import type { Analysis } from "./Analysis.js"
 import * as AxisEffects from "./AxisEffects.js"
-import { ResultLine } from "@cupid-lab/results"
 import * as Format from "./Format.js"
 import * as Notes from "./Notes.js"
 import { type Block, h3, p, quote, section, table } from "./Document.js"
@@ -42,12 +41,12 @@ export const marginals = (fx: AxisEffects.Effects, axis: number): Table => {
     id: `axis-${a.key}`,
     title: `${Notes.metricLabel(fx.metric)} by ${a.key}`,
     notes: [],
-    columns: [left(a.key), ...ResultLine.slices.map((s) => right(s))],
+    columns: [left(a.key), ...fx.slices.map((s) => right(s))],
     rows: a.levels.map((label, l) => ({
       kinds: l === a.reference ? ["baseline"] : [],
       cells: [
         { text: l === a.reference ? `${label} (reference)` : label },
-        ...ResultLine.slices.map((slice): Cell => {
+        ...fx.slices.map((slice): Cell => {
           const m = fx.marginals.find((x) => x.axis === axis && x.level === l && x.slice === slice)!
           const value = `${Format.withCi(m.estimate)} n=${m.estimate.n}`
           if (m.test === undefined) return num(value, m.estimate.mean)

@@ -3,6 +3,9 @@
  * name; each pair is compared on the instances both scored ok, with the reports' statistics
  * (paired bootstrap CI, paired permutation p, Holm over every comparison). compare.md and
  * compare.html are one {@link document}: per compared metric, a table of matched cells by slice.
+ * Two runs that differ in what makes numbers comparable (LikeForLike: data, metric definitions,
+ * scorers' settings and models) are refused by {@link write} unless `allowMismatch`, and then the
+ * document opens with the table of differences.
  *
  * @example
  * const files = yield* Compare.write("runs/a", "runs/b", "runs/a-vs-b") // files.markdown, files.html
@@ -18,10 +21,13 @@ import * as Analysis from "./Analysis.js"
 import * as Families from "./Families.js"
 
 import * as Document from "./Document.js"
+import { MismatchError } from "./Errors.js"
 import * as Format from "./Format.js"
 import * as Html from "./Html.js"
+import * as LikeForLike from "./LikeForLike.js"
 import * as Markdown from "./Markdown.js"
 import * as Notes from "./Notes.js"
+import * as Slices from "./Slices.js"
 import * as Table from "./Table.js"
 import * as Tables from "./Tables.js"
 
@@ -35,7 +41,7 @@ export interface Match {
 export interface Row {
   readonly match: Match
   readonly metric: ResultLine.MetricDescription
-  readonly slice: ResultLine.Slice
+  readonly slice: Slices.Slice
   /** The metric of each cell over the shared instances. */
   readonly a: { readonly n: number; readonly value: number }
   readonly b: { readonly n: number; readonly value: number }
@@ -51,19 +57,27 @@ export interface Comparison {
   readonly onlyA: ReadonlyArray<ResultLine.CellSummary>
   readonly onlyB: ReadonlyArray<ResultLine.CellSummary>
   readonly metrics: ReadonlyArray<ResultLine.MetricDescription>
+  /** All instances, then the instance types either run has (Slices.of). */
+  readonly slices: ReadonlyArray<Slices.Slice>
   readonly rows: ReadonlyArray<Row>
   readonly tests: number
   readonly permutations: Paired.Family["permutations"]
   readonly seed: number
   readonly resamples: number
-  /** Differences between the runs a reader must know about (data, scorers). */
+  /** Metrics left out of the comparison, and why. */
   readonly warnings: ReadonlyArray<string>
+  /** What differs in what makes numbers comparable (LikeForLike), above every number. */
+  readonly differences: ReadonlyArray<LikeForLike.Difference>
+  /** The comparison was written although the runs differ (`--allow-mismatch`). */
+  readonly allowMismatch: boolean
 }
 
 export interface Options {
   readonly permutations?: number
   /** Compare these two cells instead of matching cells (see Analysis.findCell for how a cell is named). */
   readonly cells?: { readonly a: string; readonly b: string }
+  /** Compare runs that differ in what makes numbers comparable (LikeForLike) instead of refusing them. */
+  readonly allowMismatch?: boolean
 }
 
 /** Match cells by id, then the remaining ones by name (first come, first matched). */
@@ -112,21 +126,21 @@ export const compare = (a: RunDir.Run, b: RunDir.Run, options: Options = {}): Co
       warnings.push(`${m.name} aggregates differently in the two runs; not compared.`)
       return false
     }
-    if (m.description !== other.description || m.heuristic !== other.heuristic) {
-      warnings.push(
-        `${m.name} is computed differently in the two runs (first: ${m.description}; second: ${other.description}): differences may come from the scorer, not the method.`
-      )
-    }
     return true
   })
-  if (a.summary.dataset.hash !== b.summary.dataset.hash) {
-    warnings.push(
-      `The runs read different data (fingerprints ${a.summary.dataset.hash.slice(0, 12)} and ${b.summary.dataset.hash.slice(0, 12)}); instances are paired by id.`
-    )
-  }
+  const differences = LikeForLike.differences(
+    a.summary,
+    b.summary,
+    matches.map((m) => ({ a: m.a, b: m.b, label: matchLabel(m) })),
+    metrics
+  )
   // Every matched pair of cells, metric and slice, over the instances both cells scored ok.
+  const slices = [
+    "all",
+    ...Slices.sorted([...Slices.of(a.summary), ...Slices.of(b.summary)].filter((s) => s !== "all"))
+  ]
   const tests = matches.flatMap((match) => {
-    const of = ResultLine.slices.map((slice) => {
+    const of = slices.map((slice) => {
       const ids = Columns.sharedIds(a.index, match.a.id, b.index, match.b.id, slice)
       const ca = Columns.columnsOf(a.index, match.a.id, Columns.numbers(a.index, ids))
       const cb = Columns.columnsOf(b.index, match.b.id, Columns.numbers(b.index, ids))
@@ -159,12 +173,15 @@ export const compare = (a: RunDir.Run, b: RunDir.Run, options: Options = {}): Co
     onlyA,
     onlyB,
     metrics,
+    slices,
     rows,
     tests: fam.tests,
     permutations: fam.permutations,
     seed,
     resamples,
-    warnings
+    warnings,
+    differences,
+    allowMismatch: options.allowMismatch === true
   }
 }
 
@@ -177,7 +194,8 @@ export const matchLabel = (m: Match): string =>
 
 const method = (c: Comparison): Array<string> => [
   `Pairs: each cell of the first run is matched to the cell of the second with the same id (same normalized parameters), else with the same name. Values are computed on the instances both cells scored ok (N = their count), so they can differ from each run's own report.`,
-  `Statistics: difference = second - first; paired bootstrap 95% CI (${c.resamples} resamples, seed ${c.seed}); two-sided paired permutation p (${Notes.permutationsNote(c.permutations)}; micro metrics swap the two cells' per-instance counts, macro metrics flip signs of per-instance differences). Holm's correction over all ${c.tests} tests of this comparison (${c.matches.length} matched cells x ${c.metrics.length} metrics x 4 slices); * Holm < 0.05.`
+  `Like for like: two runs are compared only when they read the same data (fingerprint) and score alike: the same metric definitions and, per matched pair, the same scorers with the same options, accounting mode, prompt packs and judge and matcher models (summary.json's cells[].scoring; a run that does not record it leaves them unknown). Otherwise compare refuses, unless --allow-mismatch, and the differences open this page.`,
+  `Statistics: difference = second - first; paired bootstrap 95% CI (${c.resamples} resamples, seed ${c.seed}); two-sided paired permutation p (${Notes.permutationsNote(c.permutations)}; micro metrics swap the two cells' per-instance counts, macro metrics flip signs of per-instance differences). Holm's correction over all ${c.tests} tests of this comparison (${c.matches.length} matched cells x ${c.metrics.length} metrics x ${c.slices.length} slices); * Holm < 0.05.`
 ]
 
 /**
@@ -193,16 +211,10 @@ export const metricTables = (c: Comparison): Array<Table.Table> => {
     id: `compare-${m.name}`,
     title: Notes.metricLabel(m),
     notes: [`${Notes.aggregateNote(m)}; entry: first → second: difference [95% CI] p Holm n.`],
-    columns: [
-      { label: "cell", align: "left" },
-      ...ResultLine.slices.map((s): Table.Column => ({ label: s, align: "right" }))
-    ],
+    columns: [{ label: "cell", align: "left" }, ...c.slices.map((s): Table.Column => ({ label: s, align: "right" }))],
     rows: c.matches.map((match) => ({
       kinds: match.a.usesGold ? ["oracle"] : [],
-      cells: [
-        { text: matchLabel(match) },
-        ...ResultLine.slices.map((s) => entry(rows.get(`${match.a.id}\0${m.name}\0${s}`)))
-      ]
+      cells: [{ text: matchLabel(match) }, ...c.slices.map((s) => entry(rows.get(`${match.a.id}\0${m.name}\0${s}`)))]
     }))
   }))
 }
@@ -217,9 +229,17 @@ export const document = (c: Comparison, chart = ""): Document.Document => {
     count("chosen") > 0
       ? `${count("chosen")} chosen with --cell-a and --cell-b`
       : `${count("id")} by id, ${count("name")} by name`
+  const like = LikeForLike.table(c.differences, c.allowMismatch)
+  const unknown = LikeForLike.unknowns(c.differences).map((u) => Document.p(u))
   return {
     title: `Comparison: ${c.a.summary.config.name} vs ${c.b.summary.config.name}`,
     blocks: [
+      // Before any number: what differs in what makes the numbers comparable, and what cannot be told.
+      ...(like !== undefined
+        ? [Document.section(like.title, [...like.notes.map((n) => Document.p(n)), Document.table(like), ...unknown])]
+        : unknown.length > 0
+          ? [Document.section("Like for like", unknown)]
+          : []),
       Document.list([
         [runLine("First", c.a)],
         [runLine("Second", c.b)],
@@ -268,11 +288,17 @@ export const write = (
   dirB: string,
   out: string = defaultOut(dirA, dirB),
   options: Options = {}
-): Effect.Effect<{ readonly markdown: string; readonly html: string }, Errors.RunError, FileSystem.FileSystem> =>
+): Effect.Effect<
+  { readonly markdown: string; readonly html: string; readonly differences: ReadonlyArray<LikeForLike.Difference> },
+  Errors.RunError | MismatchError,
+  FileSystem.FileSystem
+> =>
   Effect.gen(function* () {
     const a = yield* RunDir.read(dirA)
     const b = yield* RunDir.read(dirB)
     const c = yield* Effect.try({ try: () => compare(a, b, options), catch: toRunError(out) })
+    if (LikeForLike.refuses(c.differences) && !c.allowMismatch)
+      return yield* new MismatchError({ first: dirA, second: dirB, differences: LikeForLike.lines(c.differences) })
     const cannot = (file: string) => (e: unknown) =>
       new Errors.RunError({ path: file, reason: `cannot write the comparison: ${Files.describe(e)}` })
     yield* Files.makeDirectory(out).pipe(Effect.mapError(cannot(out)))
@@ -284,5 +310,5 @@ export const write = (
     const Figures = yield* Effect.promise(() => import("./Figures.js"))
     const chart = yield* Figures.compare(c)
     yield* Files.writeFileAtomic(files.html, Html.render(document(c, chart))).pipe(Effect.mapError(cannot(files.html)))
-    return files
+    return { ...files, differences: c.differences }
   })

@@ -7,17 +7,15 @@
  * const doc = Document.report(analysis, examples, run.info, yield* Figures.report(analysis))
  * Markdown.render(doc) // report.md
  */
-import { ResultLine, type RunDir } from "@cupid-lab/results"
+import type { ResultLine, RunDir } from "@cupid-lab/results"
 
 import type { Analysis } from "./Analysis.js"
 import type { Binned } from "./Bins.js"
-import { opening } from "./Examples.js"
 import type { Examples } from "./Examples.js"
 import * as Verdict from "./Verdict.js"
 
 import * as ByAxis from "./ByAxis.js"
 import type { ReportFigures } from "./Figures.js"
-import * as Format from "./Format.js"
 import * as Leaderboard from "./Leaderboard.js"
 import * as Notes from "./Notes.js"
 import * as Judges from "./Judges.js"
@@ -25,6 +23,7 @@ import * as Repeats from "./Repeats.js"
 import type { Table } from "./Table.js"
 import * as RunSections from "./RunSections.js"
 import * as RunTables from "./RunTables.js"
+import * as Slices from "./Slices.js"
 import * as Tables from "./Tables.js"
 
 /**
@@ -90,18 +89,18 @@ const figure = (html: string | undefined): Array<Block> =>
 const only = (format: "markdown" | "html", blocks: ReadonlyArray<Block>): Block => ({ _tag: "only", format, blocks })
 
 /** The heading of a section over one slice or over every instance type (each with its own heading). */
-const bySlice = (title: string, chosen: ReadonlyArray<ResultLine.Slice>): string =>
+const bySlice = (title: string, chosen: ReadonlyArray<Slices.Slice>): string =>
   `${title}${chosen.length === 1 ? `, ${Notes.sliceTitle(chosen[0]!)}` : ", by instance type"}`
 
-const sliceTables = (chosen: ReadonlyArray<ResultLine.Slice>, of: (s: ResultLine.Slice) => Table): Array<Block> =>
+const sliceTables = (chosen: ReadonlyArray<Slices.Slice>, of: (s: Slices.Slice) => Table): Array<Block> =>
   chosen.flatMap((s) => [...(chosen.length > 1 ? [h3(Notes.sliceTitle(s))] : []), table(of(s))])
 
 const everyMetric =
   "every metric of every cell and instance type, with its 95% CI and N, is in report.html (Appendix) and summary.json."
 
-const viewer = { code: "npx nx run experiments:view" }
+export const viewer = { code: "npx nx run experiments:view" }
 
-const inferenceSection = (a: Analysis, chosen: ReadonlyArray<ResultLine.Slice>): Array<Section> => {
+const inferenceSection = (a: Analysis, chosen: ReadonlyArray<Slices.Slice>): Array<Section> => {
   if (a.inference.length === 0) return []
   const heuristic = a.inference.filter((m) => m.heuristic)
   return [
@@ -144,7 +143,7 @@ const generationSection = (a: Analysis): Array<Section> =>
 const tableSection = (t: Table | undefined, title: string, id: string): Array<Section> =>
   t === undefined ? [] : [section(title, noted(t), id)]
 
-const retrievalSection = (a: Analysis, chosen: ReadonlyArray<ResultLine.Slice>): Array<Section> =>
+const retrievalSection = (a: Analysis, chosen: ReadonlyArray<Slices.Slice>): Array<Section> =>
   a.retrieval.length === 0
     ? []
     : [
@@ -247,7 +246,7 @@ const interventionSection = (a: Analysis, charts: ReadonlyArray<string> | undefi
               "Each metric against a swept transform axis, per instance type: the same instances with their histories rewritten (docs/data.md, History transforms); relevance never changes. value [95% CI] n=N."
             ),
             ...a.interventions.flatMap((curve, i) =>
-              ResultLine.slices.flatMap((slice, k) => [
+              Slices.valued(a.summary.cells, Slices.of(a.summary), curve.metric.name).flatMap((slice, k) => [
                 // report.md has always had two empty lines between these tables.
                 ...(i > 0 || k > 0 ? [only("markdown", [{ _tag: "lines", lines: [] }])] : []),
                 h3(`${curve.metric.name} against ${curve.axis}, ${slice}`),
@@ -287,46 +286,6 @@ const failuresSection = (a: Analysis): Array<Section> => {
   ]
 }
 
-const examplesSection = (a: Analysis, ex: Examples): Section => {
-  const browse =
-    a.cells.length > Leaderboard.openingLimit
-      ? [p("The results viewer (", viewer, ") browses every instance, with what each cell selected.")]
-      : []
-  if (ex.examples.length === 0)
-    return section("Examples", [...browse, p(`No examples: ${ex.note ?? "none"}.`)], "examples")
-  return section(
-    "Examples",
-    [
-      ...browse,
-      p(
-        "The first instance of each type: the request, the gold preference, the prior sessions (gold label and opening user message) and what each cell selected and inferred."
-      ),
-      ...ex.examples.flatMap((e): Array<Block> => {
-        const i = e.instance
-        return [
-          h3(e.id, ` (${e.type})`),
-          {
-            _tag: "list",
-            items: [
-              { text: [`Request: ${Format.clip(i.query.request, 400)}`] },
-              { text: [`Gold preference: ${i.gold.preference}`] },
-              {
-                text: ["Prior sessions:"],
-                items: i.query.sessions.map((s, k) => [
-                  `${s.id} (${i.gold.sessions[k]?.label ?? "?"}): `,
-                  Format.clip(opening(s), 160)
-                ])
-              }
-            ]
-          },
-          table(RunTables.example(a, ex, e))
-        ]
-      })
-    ],
-    "examples"
-  )
-}
-
 /** The appendix's sections, folded in report.html. */
 const appendix = (
   a: Analysis,
@@ -334,7 +293,7 @@ const appendix = (
   examples: Examples,
   versions: Readonly<Record<string, string>>
 ): Array<Block> => {
-  const perType = ResultLine.slices.filter((s) => s !== "all")
+  const perType = Slices.of(a.summary).filter((s) => s !== "all")
   const sections: Array<Section> = [
     ...(v.boards[0] !== undefined && v.boards[0].contenders.length > Leaderboard.openingLimit
       ? [section("Leaderboard: every cell", [table(Leaderboard.table(a, v))])]
@@ -349,7 +308,7 @@ const appendix = (
       "Differences against the baseline: the other headline metrics"
     ),
     ...pairwiseSection(a),
-    examplesSection(a, examples),
+    RunSections.examples(a, examples),
     section("Every metric", [
       p(
         a.summary.metrics.length === 0

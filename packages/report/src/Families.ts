@@ -8,13 +8,15 @@
  * Families.familyOf(plan, cell, "inference.f1_micro", "all") // "primary"
  */
 import type { Statistics } from "@cupid-lab/scorers"
-import { Columns, ResultLine } from "@cupid-lab/results"
+import { Columns, type ResultLine } from "@cupid-lab/results"
+
+import * as Slices from "./Slices.js"
 
 export type Family = "primary" | "exploratory" | "none"
 
 export interface Plan {
   readonly primaryMetrics: ReadonlyArray<string>
-  readonly primarySlices: ReadonlyArray<ResultLine.Slice>
+  readonly primarySlices: ReadonlyArray<Slices.Slice>
   readonly correction: { readonly primary: Statistics.Correction; readonly exploratory: Statistics.Correction }
   /** Ids of the cells the config names as reference points. */
   readonly reference: ReadonlySet<string>
@@ -66,7 +68,7 @@ export const resolve = (summary: ResultLine.Summary, main: string | undefined): 
   )
   return {
     primaryMetrics: metrics,
-    primarySlices: f.primary?.slices ?? ResultLine.slices,
+    primarySlices: f.primary?.slices ?? Slices.of(summary),
     correction: {
       primary: f.correction?.primary ?? defaultCorrection.primary,
       exploratory: f.correction?.exploratory ?? defaultCorrection.exploratory
@@ -75,7 +77,7 @@ export const resolve = (summary: ResultLine.Summary, main: string | undefined): 
   }
 }
 
-export const familyOf = (plan: Plan, cell: ResultLine.CellSummary, metric: string, slice: ResultLine.Slice): Family =>
+export const familyOf = (plan: Plan, cell: ResultLine.CellSummary, metric: string, slice: Slices.Slice): Family =>
   cell.usesGold || cell.oracleRetrieval || plan.reference.has(cell.id)
     ? "none"
     : plan.primaryMetrics.includes(metric) && plan.primarySlices.includes(slice)
@@ -83,7 +85,7 @@ export const familyOf = (plan: Plan, cell: ResultLine.CellSummary, metric: strin
       : "exploratory"
 
 /** The persona of each row of a slice, as small integers: a persona's instances share sessions. */
-export const personas = (idx: Columns.Index, slice: ResultLine.Slice): Int32Array => {
+export const personas = (idx: Columns.Index, slice: Slices.Slice): Int32Array => {
   const ids = new Map<string, number>()
   return Int32Array.from(Columns.sliceNumbers(idx, slice), (k) => {
     const p = idx.instances[k]!.personaId

@@ -7,7 +7,7 @@
  */
 import { Effect } from "effect"
 import { type Comparison, matchLabel } from "./Compare.js"
-import { ResultLine } from "@cupid-lab/results"
+import type { ResultLine } from "@cupid-lab/results"
 
 import type { Analysis } from "./Analysis.js"
 import type { Binned } from "./Bins.js"
@@ -16,11 +16,16 @@ import * as Interventions from "./Interventions.js"
 import { paretoFront } from "./Inventory.js"
 import * as Notes from "./Notes.js"
 import * as Charts from "./Charts.js"
+import * as Slices from "./Slices.js"
 import * as Verdict from "./Verdict.js"
 
 const e = Format.html
 
 const figure = (svg: string, caption: string) => `<figure>${svg}<figcaption>${e(caption)}</figcaption></figure>`
+
+/** A figure's caption on a page that shows the chart as inline SVG, whose marks have tooltips (report.html, compare.html). */
+export const captionWithTooltips = (p: Planned): string =>
+  p.hover === undefined ? p.caption : `${p.caption} ${p.hover}`
 
 /** Cells per panel of a binned line chart: beyond it, small multiples of this many cells each. */
 const linesPerPanel = 10
@@ -44,11 +49,15 @@ const plotted = <W>(est: ResultLine.MetricEstimate | undefined, where: W): Array
     ? []
     : [{ value: est.mean, lo: est.ci95[0], hi: est.ci95[1], n: est.n, ...where }]
 
+/** The slices a chart of `metric` has a panel for: those some cell has a value on. */
+const panelsOf = (a: Pick<Analysis, "summary">, metric: string) =>
+  Slices.valued(a.summary.cells, Slices.of(a.summary), metric)
+
 /** "all 18, consistent 6, ..." or ranges when cells differ. */
-const nCaption = (a: Analysis, metric: string, shown: ReadonlyArray<ResultLine.Slice> = ResultLine.slices): string =>
+const nCaption = (a: Analysis, metric: string, shown: ReadonlyArray<Slices.Slice> = panelsOf(a, metric)): string =>
   shown
     .map((s) => {
-      const ns = a.cells.map((c) => c.summary.slices[s].metrics[metric]?.n ?? 0)
+      const ns = a.cells.map((c) => Slices.estimate(c.summary, s, metric)?.n ?? 0)
       const lo = Math.min(...ns),
         hi = Math.max(...ns)
       return `${s} ${lo === hi ? lo : `${lo}–${hi}`}`
@@ -57,23 +66,28 @@ const nCaption = (a: Analysis, metric: string, shown: ReadonlyArray<ResultLine.S
 
 export interface Planned {
   readonly chart: Charts.Chart
+  /** What is plotted and its N: true on every page that shows the chart. */
   readonly caption: string
+  /** What hovering shows: only where the chart is inline SVG (report.html), not where it is an image (the viewer). */
+  readonly hover?: string
 }
 
 /** Bars of a metric: one row per cell, one panel per instance type, with CI whiskers. */
 export const bars = (a: Analysis, m: ResultLine.MetricDescription): Planned => {
   const order = ranked(a)
+  const panels = panelsOf(a, m.name)
   return {
     chart: Charts.bars({
       title: `${Notes.metricLabel(m)} per cell and instance type`,
       metric: m.name,
       rows: series(a, order),
-      panels: ResultLine.slices,
+      panels,
       values: order.flatMap((c, row) =>
-        ResultLine.slices.flatMap((s, panel) => plotted(c.summary.slices[s].metrics[m.name], { row, panel }))
+        panels.flatMap((s, panel) => plotted(Slices.estimate(c.summary, s, m.name), { row, panel }))
       )
     }),
-    caption: `${Notes.metricLabel(m)} (${Notes.aggregateNote(m)}) per cell (rows, in leaderboard order: best on the main metric first, ceilings last) and instance type (panels), with 95% bootstrap CI whiskers; oracle cells in grey. N per cell (instances scored): ${nCaption(a, m.name)}. Hover a bar for its value, CI and N.`
+    caption: `${Notes.metricLabel(m)} (${Notes.aggregateNote(m)}) per cell (rows, in leaderboard order: best on the main metric first, ceilings last) and instance type (panels), with 95% bootstrap CI whiskers; oracle cells in grey. N per cell (instances scored): ${nCaption(a, m.name, panels)}.`,
+    hover: "Hover a bar for its value, CI and N."
   }
 }
 
@@ -103,7 +117,8 @@ export const precisionRecall = (a: Analysis): Planned | undefined => {
         }
       })
     }),
-    caption: `${p.name} against ${r.name}, all instances, one point per cell (hollow: oracle); cells on the same spot overlap, and the point's tooltip names them all. N per cell: ${nCaption(a, r.name, ["all"])}.`
+    caption: `${p.name} against ${r.name}, all instances, one point per cell (hollow: oracle); cells on the same spot overlap. N per cell: ${nCaption(a, r.name, ["all"])}.`,
+    hover: "Hover a point for its values; a point's tooltip names every cell on that spot."
   }
 }
 
@@ -153,15 +168,16 @@ export const binned = (a: Analysis, b: Binned): Planned => {
         })
       )
     }),
-    caption: `${Notes.binHeader(b)}. ${b.bins.length} bins over ${total} instances (instances per bin in parentheses)${layout}; one line per cell; each point aggregates a cell's scored instances in the bin (${Notes.aggregateNote(b.metric)}); hover a point for its value and N (cells with the same value share the point).`
+    caption: `${Notes.binHeader(b)}. ${b.bins.length} bins over ${total} instances (instances per bin in parentheses)${layout}; one line per cell; each point aggregates a cell's scored instances in the bin (${Notes.aggregateNote(b.metric)}); cells with the same value share the point.`,
+    hover: "Hover a point for its value and N."
   }
 }
 
 /** A transform curve: one line per series, one panel per instance type. */
-export const intervention = (curve: Interventions.Curve): Planned => {
-  const ns = curve.series.flatMap((s) =>
-    s.cells.flatMap((c) => ResultLine.slices.map((slice) => c?.slices[slice].metrics[curve.metric.name]?.n ?? 0))
-  )
+export const intervention = (curve: Interventions.Curve, slices: ReadonlyArray<Slices.Slice>): Planned => {
+  const at = (c: ResultLine.CellSummary | undefined, slice: Slices.Slice) =>
+    c === undefined ? undefined : Slices.estimate(c, slice, curve.metric.name)
+  const ns = curve.series.flatMap((s) => s.cells.flatMap((c) => slices.map((slice) => at(c, slice)?.n ?? 0)))
   return {
     chart: Charts.lines({
       title: `${Notes.metricLabel(curve.metric)} against ${curve.axis}`,
@@ -169,12 +185,10 @@ export const intervention = (curve: Interventions.Curve): Planned => {
       y: curve.metric.name,
       categories: curve.categories,
       series: curve.series.map((s) => ({ name: s.label })),
-      panels: ResultLine.slices,
+      panels: slices,
       points: curve.series.flatMap((s, series) =>
-        ResultLine.slices.flatMap((slice, panel) =>
-          s.cells.flatMap((c, category) =>
-            plotted(c?.slices[slice].metrics[curve.metric.name], { series, category, panel })
-          )
+        slices.flatMap((slice, panel) =>
+          s.cells.flatMap((c, category) => plotted(at(c, slice), { series, category, panel }))
         )
       )
     }),
@@ -231,13 +245,13 @@ export const planned = (a: Analysis) => {
     overview: [...headline.map((m) => bars(a, m)), ...(pr === undefined ? [] : [pr])],
     recency: a.recency === undefined ? undefined : binned(a, a.recency),
     history: a.history === undefined ? undefined : binned(a, a.history),
-    interventions: a.interventions.map(intervention),
+    interventions: a.interventions.map((curve) => intervention(curve, panelsOf(a, curve.metric.name))),
     cost: frontier(a)
   }
 }
 
 const rendered = (p: Planned | undefined) =>
-  p === undefined ? Effect.succeed("") : Effect.map(Charts.svg(p.chart), (svg) => figure(svg, p.caption))
+  p === undefined ? Effect.succeed("") : Effect.map(Charts.svg(p.chart), (svg) => figure(svg, captionWithTooltips(p)))
 
 export const report = Effect.fn("Figures.report")(function* (a: Analysis) {
   const p = planned(a)
@@ -273,7 +287,8 @@ export const compare = (c: Comparison): Effect.Effect<string> => {
               return [r.a, r.b].map((v, panel) => ({ row, panel, value: v.value, lo: null, hi: null, n: v.n }))
             })
           }),
-          caption: `${main.name} on all shared instances, per matched cell (N per cell in the tooltips and the tables).`
+          caption: `${main.name} on all shared instances, per matched cell (N per cell in the tables).`,
+          hover: "Hover a bar for its value and N."
         }
   )
 }

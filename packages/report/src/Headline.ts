@@ -2,11 +2,12 @@
  * The headline table of each instance type: every cell on the main metric and the metrics tested
  * against the baseline, the best value of each column in bold. Re-exported by {@link Tables}.
  */
-import { ResultLine } from "@cupid-lab/results"
+import type { ResultLine } from "@cupid-lab/results"
 import type { Analysis } from "./Analysis.js"
 import * as Format from "./Format.js"
 import * as Notes from "./Notes.js"
 import { bestIndex } from "./Pairwise.js"
+import * as Slices from "./Slices.js"
 import type { Column, Table } from "./Table.js"
 import { cellRow, heuristicMarks, left, lowerIsBetter, num, right, withN } from "./Tables.js"
 
@@ -30,11 +31,11 @@ const bestOf = (
 
 export const bestShown = (
   cells: ReadonlyArray<ResultLine.CellSummary>,
-  slice: ResultLine.Slice,
+  slice: Slices.Slice,
   m: ResultLine.MetricDescription
 ): string | undefined =>
   bestOf(
-    cells.map((c) => ({ value: c.slices[slice].metrics[m.name]?.mean, usesGold: c.usesGold })),
+    cells.map((c) => ({ value: Slices.estimate(c, slice, m.name)?.mean, usesGold: c.usesGold })),
     m
   )
 
@@ -70,28 +71,34 @@ export const markBest = (
   }
 }
 
-/** Cell x metrics on one slice: N, then each metric's value (with its CI when `ci`, own n where it differs from N), the best of each column marked. */
+/**
+ * Cell x metrics on one slice: N, then each metric's value (with its CI when `ci`, own n where it
+ * differs from N), the best of each column marked; a metric no cell has a value of on the slice
+ * (retrieval metrics on LoCoMo's adversarial questions) has no column.
+ */
 export const perMetric = (
   a: Pick<Analysis, "summary" | "baseline">,
-  slice: ResultLine.Slice,
+  slice: Slices.Slice,
   metrics: ReadonlyArray<ResultLine.MetricDescription>,
   ci: boolean,
   column: (m: ResultLine.MetricDescription) => Column,
   head: Pick<Table, "id" | "title" | "notes">
-): Table =>
-  markBest(a.summary.cells, metrics, {
+): Table => {
+  const shown = metrics.filter((m) => Slices.valued(a.summary.cells, [slice], m.name).length > 0)
+  return markBest(a.summary.cells, shown, {
     ...head,
-    columns: [left("cell"), right("N"), ...metrics.map(column)],
+    columns: [left("cell"), right("N"), ...shown.map(column)],
     rows: a.summary.cells.map((c) => {
-      const s = c.slices[slice]
-      return cellRow(a, c, [num(String(s.n), s.n), ...metrics.map((m) => withN(s.metrics[m.name], s.n, ci))])
+      const s = Slices.get(c, slice)
+      return cellRow(a, c, [num(String(s.n), s.n), ...shown.map((m) => withN(s.metrics[m.name], s.n, ci))])
     })
   })
+}
 
 /** Cell x headline metrics: value [95% CI] (own n where it differs from N), the best of each column marked. */
 export const headline = (
   a: Pick<Analysis, "summary" | "baseline" | "main" | "compared">,
-  slice: ResultLine.Slice
+  slice: Slices.Slice
 ): Table => {
   const metrics = headlineMetrics(a)
   return perMetric(
@@ -116,6 +123,6 @@ export const headline = (
   )
 }
 
-/** The headline tables, one per instance type (all instances first). */
+/** The headline tables, one per instance type of the run (all instances first). */
 export const tables = (a: Pick<Analysis, "summary" | "baseline" | "main" | "compared">): Array<Table> =>
-  ResultLine.slices.map((s) => headline(a, s))
+  Slices.of(a.summary).map((s) => headline(a, s))

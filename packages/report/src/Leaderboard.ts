@@ -5,13 +5,14 @@
  * @example
  * Table.markdown(Leaderboard.table(analysis, Verdict.verdict(analysis), 10))
  */
-import { ResultLine } from "@cupid-lab/results"
+import type { ResultLine } from "@cupid-lab/results"
 
 import type { Analysis } from "./Analysis.js"
 import type { Leaderboard, Standing, Verdict } from "./Verdict.js"
 import { level } from "./Pairwise.js"
 import * as Format from "./Format.js"
 import * as Notes from "./Notes.js"
+import type * as Slices from "./Slices.js"
 import type { Cell, Row, Table } from "./Table.js"
 import { heuristicMarks, isBaseline, kindsOf, left, num, right } from "./Tables.js"
 
@@ -40,7 +41,7 @@ export const intro = (a: Baselines, v: Verdict): string =>
     ? "No main metric: the run has no metric to rank its cells on."
     : `Ranked on ${Notes.metricLabel(v.metric)} (${Notes.aggregateNote(v.metric)}; ${v.metric.direction} is better) against the baseline ${a.baselineLabel ?? a.baseline.name}; significant means an adjusted p below ${level} after correction for multiple comparisons. Cells that read gold labels ${Notes.oracleMark} are ceilings, not ranked.`
 
-const sliceBoard = (v: Verdict, s: ResultLine.Slice): Leaderboard | undefined => v.boards.find((b) => b.slice === s)
+const sliceBoard = (v: Verdict, s: Slices.Slice): Leaderboard | undefined => v.boards.find((b) => b.slice === s)
 
 const vsBaseline = (st: Standing, a: Baselines): Cell => {
   if (isBaseline(a, st.cell.id)) return { text: "baseline" }
@@ -54,15 +55,15 @@ const vsBaseline = (st: Standing, a: Baselines): Cell => {
 
 /**
  * The leaderboard over all instances: rank, cell, value [95% CI], N, difference against the baseline
- * and the value per instance type; at most `limit` contenders (the baseline always kept), then every ceiling.
+ * and the value per instance type the verdict has a finding for (never an empty column); at most `limit` contenders (the baseline always kept), then every ceiling.
  */
 export const table = (a: Baselines, v: Verdict, limit = Number.POSITIVE_INFINITY): Table => {
   const m = v.metric
   const all = sliceBoard(v, "all")
   if (m === undefined || all === undefined)
     return { id: "leaderboard", title: "Leaderboard", notes: [], columns: [left("cell")], rows: [] }
-  const others = ResultLine.slices.filter((s) => s !== "all")
-  const valueIn = (s: ResultLine.Slice, id: string): Cell => {
+  const others = v.boards.map((b) => b.slice).filter((s) => s !== "all")
+  const valueIn = (s: Slices.Slice, id: string): Cell => {
     const st = [...(sliceBoard(v, s)?.contenders ?? []), ...(sliceBoard(v, s)?.ceilings ?? [])].find(
       (x) => x.cell.id === id
     )
@@ -122,6 +123,7 @@ export const console = (
   if (m !== undefined && all !== undefined) {
     out.push(
       `verdict (${m.name}, ${m.direction} is better; baseline ${a.baselineLabel ?? a.baseline.name}):`,
+      ...v.notes.map((x) => `  ${x}`),
       ...v.findings.map((f) => `  ${f.sentence}`),
       ""
     )

@@ -13,11 +13,12 @@ import type { Analysis } from "./Analysis.js"
 import type { Binned } from "./Bins.js"
 import type { Pairwise, TooSmall } from "./Pairwise.js"
 import * as Format from "./Format.js"
+import * as Slices from "./Slices.js"
 
 export const heuristicMark = "†"
 export const oracleMark = "‡"
 
-export const sliceTitle = (s: ResultLine.Slice): string => (s === "all" ? "all instances" : `${s} instances`)
+export const sliceTitle = Slices.title
 
 /** `name ‡ (baseline)`: the marks every table uses. */
 export const cellLabel = (c: ResultLine.CellSummary, baseline: string): string =>
@@ -96,7 +97,7 @@ export const statistics = (a: Analysis): Array<string> => {
         ? `; over ${Format.integer(s.largeSample)} instances or more, the large-sample interval (estimate +- 1.96 delta-method standard errors), unless fewer than ${Statistics.largeSampleMinTail} instances lie on either side of the mean influence (then bootstrap).`
         : "."),
     `Differences: each non-baseline cell against the baseline ${a.baselineLabel}, over the instances scored ok in both cells (paired; N is their count). 95% CI: paired bootstrap of the difference (${resamples} resamples); p: two-sided paired permutation test (${permutationsNote(a.permutations)}).`,
-    `Multiple comparisons: ${nonBaseline} cells x ${a.compared.length} metrics (${a.compared.map((m) => m.name).join(", ") || "none"}) x 4 slices, in declared families, each corrected on its own. ${familiesNote(a)} A difference is marked * when its adjusted p is below 0.05.`,
+    `Multiple comparisons: ${nonBaseline} cells x ${a.compared.length} metrics (${a.compared.map((m) => m.name).join(", ") || "none"}) x ${Slices.of(s).length} slices, in declared families, each corrected on its own. ${familiesNote(a)} A difference is marked * when its adjusted p is below 0.05.`,
     `Clustering: a persona's instances share their sessions, so on a slice where a persona has several instances (all instances, on CUPID) the paired bootstrap resamples personas with replacement and the permutation test swaps a persona's instances together (for a mean: flips the sign of the persona's summed differences); an exact p then enumerates 2^personas patterns. N still counts instances.`,
     `Power: each primary comparison shows its minimum detectable effect (MDE): the difference a two-sided test at the family's per-test level (${Format.p(a.families.primary.level)}: 0.05 / ${a.families.primary.tests} tests for ${Statistics.correctionTitle(a.families.primary.correction)}) detects with 80% power at this n, (z_{1-level/2} + z_0.8) x the standard error of the difference (paired normal approximation; delta method for pooled metrics; cluster-level where clustered).`,
     ...(a.uninformative.length > 0
@@ -133,7 +134,7 @@ export const familiesNote = (a: Pick<Analysis, "plan" | "families" | "cells">): 
 
 /** Why no difference of a slice can be significant, and the n that could be. */
 export const tooSmallNote = (slice: string, { n, needed, tests, correction }: TooSmall): string =>
-  `${sliceTitle(slice as ResultLine.Slice)}: no difference can reach significance here. The pairs share at most n = ${n} instances (or personas, where clustered), whose smallest exact two-sided p is 2/2^${n} = ${Format.p(2 / 2 ** n)}; ${correction === "none" ? "uncorrected, it stays" : `${Statistics.correctionTitle(correction)} over ${tests} tests multiplies it by ${tests},`} past 0.05. That takes at least ${needed} per slice (or fewer tests).`
+  `${sliceTitle(slice)}: no difference can reach significance here. The pairs share at most n = ${n} instances (or personas, where clustered), whose smallest exact two-sided p is 2/2^${n} = ${Format.p(2 / 2 ** n)}; ${correction === "none" ? "uncorrected, it stays" : `${Statistics.correctionTitle(correction)} over ${tests} tests multiplies it by ${tests},`} past 0.05. That takes at least ${needed} per slice (or fewer tests).`
 
 /** How the every-pair tests were run. */
 export const pairwiseNote = (p: Pairwise): string =>

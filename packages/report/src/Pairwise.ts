@@ -8,7 +8,9 @@
  * pw.slices[0].beats.get("retrieval.recall")?.get(cellId) // [2, 5]: the numbers of the cells it beats
  */
 import { Paired, type Statistics } from "@cupid-lab/scorers"
-import { ResultLine, Columns } from "@cupid-lab/results"
+import { type ResultLine, Columns } from "@cupid-lab/results"
+
+import * as Slices from "./Slices.js"
 
 /** The level below which an adjusted p counts as significant. */
 export const level = 0.05
@@ -26,7 +28,7 @@ export interface TooSmall {
 }
 
 export interface SliceResult {
-  readonly slice: ResultLine.Slice
+  readonly slice: Slices.Slice
   /** metric name -> cell id -> numbers (1-based, in the run's cell order) of the cells it beats. */
   readonly beats: ReadonlyMap<string, ReadonlyMap<string, ReadonlyArray<number>>>
   readonly tooSmall: TooSmall | undefined
@@ -90,11 +92,12 @@ export const compute = (
   options: { readonly seed: number; readonly resamples: number; readonly permutations?: number }
 ): Pairwise => {
   const cells = summary.cells
-  const numbers = ResultLine.slices.map((slice) => Columns.sliceNumbers(idx, slice))
+  const slices = Slices.of(summary)
+  const numbers = slices.map((slice) => Columns.sliceNumbers(idx, slice))
   // A cell's columns are NaN where it has no ok line: a test's usable rows are the instances both cells scored.
   const plan = cells.flatMap((ca, i) =>
     cells.slice(i + 1).flatMap((cb, d) =>
-      ResultLine.slices.flatMap((slice, s) => {
+      slices.flatMap((slice, s) => {
         const n = sharedCount(idx.columns(ca.id), idx.columns(cb.id), numbers[s]!)
         const a = Columns.sliceOf(idx, ca.id, slice),
           b = Columns.sliceOf(idx, cb.id, slice)
@@ -113,7 +116,7 @@ export const compute = (
       intervals: false
     }
   )
-  const results = ResultLine.slices.map((slice): SliceResult => {
+  const results = slices.map((slice): SliceResult => {
     const beats = new Map<string, Map<string, Array<number>>>(
       metrics.map((m) => [m.name, new Map(cells.map((c) => [c.id, []]))])
     )
@@ -131,7 +134,8 @@ export const compute = (
         .push(loser + 1)
     })
     for (const byCell of beats.values()) for (const list of byCell.values()) list.sort((x, y) => x - y)
-    return { slice, beats, tooSmall: tooSmall(maxN, family.tests) }
+    // No pair shares an instance here: there is no test to be too small for.
+    return { slice, beats, tooSmall: maxN === 0 ? undefined : tooSmall(maxN, family.tests) }
   })
   const count = (form: Paired.Comparison["test"]) =>
     family.comparisons.filter((c) => Number.isFinite(c.p) && c.test === form).length

@@ -4,10 +4,12 @@
  */
 import type { RunDir } from "@cupid-lab/results"
 import type { Analysis } from "./Analysis.js"
-import { list, p, section, table, type Section, type Text } from "./Document.js"
+import { type Block, h3, list, p, section, table, type Section, type Text, viewer } from "./Document.js"
+import { type Examples, opening } from "./Examples.js"
 import * as Format from "./Format.js"
 import * as Leaderboard from "./Leaderboard.js"
 import * as Notes from "./Notes.js"
+import * as RunTables from "./RunTables.js"
 import type * as Verdict from "./Verdict.js"
 
 export const verdict = (a: Analysis, v: Verdict.Verdict): Section => {
@@ -16,6 +18,7 @@ export const verdict = (a: Analysis, v: Verdict.Verdict): Section => {
     "Verdict",
     [
       p({ line: Leaderboard.intro(a, v) }),
+      ...(v.notes.length > 0 ? [p({ line: v.notes.join(" ") })] : []),
       ...(v.findings.length > 0 ? [list(v.findings.map((f) => [{ line: f.sentence }]))] : []),
       ...(v.metric === undefined ? [] : [table(board), p(board.notes.join(" "))])
     ],
@@ -88,7 +91,10 @@ export const record = (info: RunDir.RunInfo | undefined): Section => {
     [
       "Model calls this run",
       calls &&
-        `${calls.made ?? 0} made, ${calls.cached ?? 0} answered by the cache; ${calls.requestsSent ?? 0} HTTP requests sent, ${calls.retries ?? 0} of them retries`
+        `${calls.made ?? 0} made, ${calls.cached ?? 0} answered by the cache; ${calls.requestsSent ?? 0} HTTP requests sent, ${calls.retries ?? 0} of them retries` +
+          (calls.limiterMs === undefined
+            ? ""
+            : `; ${Format.integer(calls.limiterMs)} ms waiting for rate limiters (summed over calls)`)
     ],
     [
       "Tokens this run",
@@ -119,5 +125,52 @@ export const record = (info: RunDir.RunInfo | undefined): Section => {
       list(items.flatMap(([k, v]) => (v === undefined ? [] : [[`${k}: ${v}`]])))
     ],
     "run-record"
+  )
+}
+
+/** The first instance of each type: its request, its gold preference (or, on a question-answering benchmark, answer), its sessions and what each cell did. */
+export const examples = (a: Analysis, ex: Examples): Section => {
+  const browse =
+    a.cells.length > Leaderboard.openingLimit
+      ? [p("The results viewer (", viewer, ") browses every instance, with what each cell selected.")]
+      : []
+  if (ex.examples.length === 0)
+    return section("Examples", [...browse, p(`No examples: ${ex.note ?? "none"}.`)], "examples")
+  // A question-answering benchmark (LoCoMo, LongMemEval) gives answers and no preferences.
+  const answers =
+    ex.examples.every((e) => e.instance.gold.preference === "") &&
+    ex.examples.some((e) => e.instance.gold.answer !== undefined)
+  return section(
+    "Examples",
+    [
+      ...browse,
+      p(
+        `The first instance of each type: the request, the gold ${answers ? "answer" : "preference"}, the prior sessions (gold label and opening user message) and what each cell selected${RunTables.inferred(ex) ? " and inferred" : ""}.`
+      ),
+      ...ex.examples.flatMap((e): Array<Block> => {
+        const i = e.instance
+        return [
+          h3(e.id, ` (${e.type})`),
+          {
+            _tag: "list",
+            items: [
+              { text: [`Request: ${Format.clip(i.query.request, 400)}`] },
+              answers
+                ? { text: [`Gold answer: ${i.gold.answer === undefined ? "–" : Format.clip(i.gold.answer, 400)}`] }
+                : { text: [`Gold preference: ${i.gold.preference}`] },
+              {
+                text: ["Prior sessions:"],
+                items: i.query.sessions.map((s, k) => [
+                  `${s.id} (${i.gold.sessions[k]?.label ?? "?"}): `,
+                  Format.clip(opening(s), 160)
+                ])
+              }
+            ]
+          },
+          table(RunTables.example(a, ex, e))
+        ]
+      })
+    ],
+    "examples"
   )
 }

@@ -42,27 +42,43 @@ export const skipped = (a: Analysis): Table => ({
     .map((s) => ({ kinds: [], cells: [{ text: s.row }, { text: Format.clip(s.reason, 300) }] }))
 })
 
+/** Whether some cell inferred a preference (or failed) on an example: else the examples have no such column. */
+export const inferred = (examples: Examples): boolean =>
+  examples.examples.some((x) => x.cells.some((c) => c.status === "failed" || c.preference !== null))
+
 /** What each cell selected and inferred for one example instance, with its per-instance score. */
-export const example = (a: Analysis, examples: Examples, x: Example): Table => ({
-  id: `example-${x.id}`,
-  title: `${x.id} (${x.type})`,
-  notes: [],
-  columns: [left("cell"), left("selected"), left("inferred preference"), right(examples.metric ?? "score")],
-  rows: x.cells.flatMap((c) => {
-    const cell = a.cells.find((v) => v.summary.id === c.cell)
-    return cell === undefined
-      ? []
-      : [
-          cellRow(a, cell.summary, [
-            { text: c.selected === null ? "–" : c.selected.join(" ") },
-            {
-              text:
-                c.status === "failed"
-                  ? `failed: ${Format.clip(c.error ?? "", 200)}`
-                  : Format.clip(c.preference ?? "–", 300)
-            },
-            num(Format.number(c.value), c.value)
-          ])
-        ]
-  })
-})
+export const example = (a: Analysis, examples: Examples, x: Example): Table => {
+  const infers = inferred(examples)
+  return {
+    id: `example-${x.id}`,
+    title: `${x.id} (${x.type})`,
+    notes: [],
+    columns: [
+      left("cell"),
+      left("selected"),
+      ...(infers ? [left("inferred preference")] : []),
+      right(examples.metric ?? "score")
+    ],
+    rows: x.cells.flatMap((c) => {
+      const cell = a.cells.find((v) => v.summary.id === c.cell)
+      return cell === undefined
+        ? []
+        : [
+            cellRow(a, cell.summary, [
+              { text: c.selected === null ? "–" : c.selected.join(" ") },
+              ...(infers
+                ? [
+                    {
+                      text:
+                        c.status === "failed"
+                          ? `failed: ${Format.clip(c.error ?? "", 200)}`
+                          : Format.clip(c.preference ?? "–", 300)
+                    }
+                  ]
+                : []),
+              num(Format.number(c.value), c.value)
+            ])
+          ]
+    })
+  }
+}

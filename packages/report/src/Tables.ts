@@ -6,7 +6,7 @@
  * Table.markdown(Tables.tables(analysis)[0]) // the headline table of all instances
  */
 import type { Statistics } from "@cupid-lab/scorers"
-import { ResultLine } from "@cupid-lab/results"
+import type { ResultLine } from "@cupid-lab/results"
 
 import type { Analysis, Delta } from "./Analysis.js"
 import type { Binned } from "./Bins.js"
@@ -15,6 +15,7 @@ import * as Interventions from "./Interventions.js"
 import * as Notes from "./Notes.js"
 import { markBest, perMetric } from "./Headline.js"
 import type { Pairwise, SliceResult } from "./Pairwise.js"
+import * as Slices from "./Slices.js"
 import type { Cell, Column, Mark, Row, RowKind, Table } from "./Table.js"
 
 export const left = (label: string, marks: ReadonlyArray<Mark> = []): Column => ({
@@ -132,7 +133,7 @@ const bestNote = "Bold: the best of the column among the cells that read no gold
 export const oracleNote = `Oracle F1: the F1 of the oracle cell ${Notes.oracleMark} that has the same summarizer, inferrer and generator as the row's cell.`
 
 /** Inference in the paper's layout: N, P, R, F1 with its 95% CI, macro F1, and the matching oracle cell's F1. */
-export const inference = (a: Analysis, slice: ResultLine.Slice): Table => {
+export const inference = (a: Analysis, slice: Slices.Slice): Table => {
   const f1 = a.inference[a.inference.length - 1]
   const macroF1 = a.inferenceMacro.find((m) => m.name === "inference.f1")
   const hasOracle = a.cells.some((c) => c.oracle !== undefined)
@@ -149,9 +150,9 @@ export const inference = (a: Analysis, slice: ResultLine.Slice): Table => {
       ...(hasOracle ? [right("oracle F1", readsGold)] : [])
     ],
     rows: a.cells.map((c) => {
-      const m = c.summary.slices[slice].metrics
+      const m = Slices.get(c.summary, slice).metrics
       const n = f1 === undefined ? 0 : (m[f1.name]?.n ?? 0)
-      const o = f1 === undefined ? undefined : c.oracle?.slices[slice].metrics[f1.name]
+      const o = f1 === undefined || c.oracle === undefined ? undefined : Slices.estimate(c.oracle, slice, f1.name)
       return cellRow(a, c.summary, [
         num(String(n), n),
         ...a.inference.map((x) => withN(m[x.name], n, x === f1)),
@@ -162,25 +163,32 @@ export const inference = (a: Analysis, slice: ResultLine.Slice): Table => {
   })
 }
 
+/** The slices some cell has a value of `m` on: the columns of a table of one metric. */
+const columnsOf = (a: Pick<Analysis, "summary">, m: ResultLine.MetricDescription) =>
+  Slices.valued(a.summary.cells, Slices.of(a.summary), m.name)
+
 /** One metric by cell and instance type: value [95% CI] n=N (generation metrics, the appendix). */
-export const estimates = (a: Analysis, m: ResultLine.MetricDescription): Table => ({
-  id: `estimates-${m.name}`,
-  title: Notes.metricLabel(m),
-  notes: [metricNote(m), "Each entry: value [95% CI] n=N."],
-  columns: [left("cell"), ...ResultLine.slices.map((s) => right(s))],
-  rows: a.cells.map((c) =>
-    cellRow(
-      a,
-      c.summary,
-      ResultLine.slices.map((s) => estimate(c.summary.slices[s].metrics[m.name]))
+export const estimates = (a: Analysis, m: ResultLine.MetricDescription): Table => {
+  const slices = columnsOf(a, m)
+  return {
+    id: `estimates-${m.name}`,
+    title: Notes.metricLabel(m),
+    notes: [metricNote(m), "Each entry: value [95% CI] n=N."],
+    columns: [left("cell"), ...slices.map((s) => right(s))],
+    rows: a.cells.map((c) =>
+      cellRow(
+        a,
+        c.summary,
+        slices.map((s) => estimate(Slices.estimate(c.summary, s, m.name)))
+      )
     )
-  )
-})
+  }
+}
 
 export const retrievalNote =
   "↓ lower is better. N: instances scored; a value with its own n is defined on fewer instances (e.g. precision of an empty selection). Bold: the best of the column among the cells that read no gold labels (ties share it)."
 
-export const retrieval = (a: Analysis, slice: ResultLine.Slice): Table =>
+export const retrieval = (a: Analysis, slice: Slices.Slice): Table =>
   perMetric(
     a,
     slice,
@@ -224,6 +232,7 @@ export const deltaCell = (
 }
 
 export const deltas = (a: Analysis, m: ResultLine.MetricDescription): Table => {
+  const slices = columnsOf(a, m)
   const byKey = new Map(a.deltas.filter((d) => d.metric === m.name).map((d) => [`${d.cell}\0${d.slice}`, d]))
   return {
     id: `deltas-${m.name}`,
@@ -231,14 +240,14 @@ export const deltas = (a: Analysis, m: ResultLine.MetricDescription): Table => {
     notes: [
       `Each entry: difference (cell - baseline) [paired bootstrap 95% CI] p=permutation p-value, the p adjusted within its family, n=paired instances, (family); * adjusted p < 0.05. ${Notes.familiesNote(a)}`
     ],
-    columns: [left("cell"), ...ResultLine.slices.map((s) => right(s))],
+    columns: [left("cell"), ...slices.map((s) => right(s))],
     rows: a.cells
       .filter((c) => !isBaseline(a, c.summary.id))
       .map((c) =>
         cellRow(
           a,
           c.summary,
-          ResultLine.slices.map((s) => deltaCell(byKey.get(`${c.summary.id}\0${s}`)))
+          slices.map((s) => deltaCell(byKey.get(`${c.summary.id}\0${s}`)))
         )
       )
   }
@@ -256,7 +265,7 @@ export const pairwise = (a: Pick<Analysis, "baseline">, p: Pairwise, s: SliceRes
       c,
       p.metrics.map((m) => {
         const beaten = s.beats.get(m.name)?.get(c.id) ?? []
-        const mean = c.slices[s.slice].metrics[m.name]?.mean
+        const mean = Slices.estimate(c, s.slice, m.name)?.mean
         return { ...num(Format.number(mean), mean), ...(beaten.length > 0 ? { superscripts: beaten.map(String) } : {}) }
       }),
       k + 1
@@ -283,7 +292,7 @@ export const binned = (a: Analysis, b: Binned): Table => ({
 })
 
 /** A metric against a swept transform axis: one row per series, value [95% CI] n=N per axis value. */
-export const transform = (curve: Interventions.Curve, slice: ResultLine.Slice): Table => ({
+export const transform = (curve: Interventions.Curve, slice: Slices.Slice): Table => ({
   id: `transform-${curve.metric.name}-${curve.axis}-${slice}`,
   title: `${curve.metric.name} against ${curve.axis}, ${Notes.sliceTitle(slice)}`,
   notes: ["The same instances with their histories rewritten; relevance never changes. value [95% CI] n=N."],
@@ -293,7 +302,7 @@ export const transform = (curve: Interventions.Curve, slice: ResultLine.Slice): 
     cells: [
       { text: s.label },
       ...s.cells.map((c) => {
-        const e = c?.slices[slice].metrics[curve.metric.name]
+        const e = c === undefined ? undefined : Slices.estimate(c, slice, curve.metric.name)
         return e === undefined ? num("–", null) : estimate(e)
       })
     ]

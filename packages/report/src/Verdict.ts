@@ -7,14 +7,18 @@
  * Verdict.verdict(analysis).findings[0].sentence // "All instances: bm25 leads on retrieval.f1 with 0.624 [0.501, 0.750] ..."
  */
 import { Hash } from "@cupid-lab/core"
-import { ResultLine } from "@cupid-lab/results"
+import type { ResultLine } from "@cupid-lab/results"
 
 import type { Analysis, Delta } from "./Analysis.js"
 import { level, type TooSmall } from "./Pairwise.js"
 import * as Format from "./Format.js"
+import * as Slices from "./Slices.js"
+import * as LikeForLike from "./LikeForLike.js"
+import * as Caveats from "./Caveats.js"
 
-/** What the verdict reads of an analysis. */
-export type Input = Pick<Analysis, "summary" | "baseline" | "main" | "deltas" | "pairwise" | "baselineTooSmall">
+/** What the verdict reads of an analysis; without `unscored` it does not name the instances n leaves out. */
+export type Input = Pick<Analysis, "summary" | "baseline" | "main" | "deltas" | "pairwise" | "baselineTooSmall"> &
+  Partial<Pick<Analysis, "unscored">>
 
 export interface Standing {
   readonly cell: ResultLine.CellSummary
@@ -27,7 +31,7 @@ export interface Standing {
 }
 
 export interface Leaderboard {
-  readonly slice: ResultLine.Slice
+  readonly slice: Slices.Slice
   /** Best first; cells without a value last. */
   readonly contenders: ReadonlyArray<Standing>
   /** Cells that read gold labels, in the same order, not ranked. */
@@ -86,21 +90,24 @@ export interface Lead {
 }
 
 export interface Finding {
-  readonly slice: ResultLine.Slice
+  readonly slice: Slices.Slice
   /** The cells that share the best shown value. */
   readonly leaders: ReadonlyArray<Standing>
   readonly runnerUp: Standing | undefined
   readonly vsBaseline: Lead | undefined
   readonly vsRunnerUp: Lead | undefined
   readonly tooSmall: Pick<TooSmall, "n" | "needed" | "clustered"> | undefined
+  /** Without what {@link Verdict.notes} says once for every finding. */
   readonly sentence: string
 }
 
 export interface Verdict {
   readonly metric: ResultLine.MetricDescription | undefined
-  /** One per slice, all instances first. */
+  /** One per slice where some cell has a value of the metric (see {@link Slices.of}), all instances first. */
   readonly boards: ReadonlyArray<Leaderboard>
   readonly findings: ReadonlyArray<Finding>
+  /** Said once, above the findings: the instances n leaves out, the slices without a value, a caveat every finding shares. */
+  readonly notes: ReadonlyArray<string>
 }
 
 const better =
@@ -112,11 +119,11 @@ const finite = (s: Pick<Standing, "estimate">): number | undefined =>
   Number.isFinite(s.estimate.mean) ? s.estimate.mean! : undefined
 const shown = (x: number | null): string => Format.number(x)
 
-export const leaderboard = (a: Input, m: ResultLine.MetricDescription, slice: ResultLine.Slice): Leaderboard => {
+export const leaderboard = (a: Input, m: ResultLine.MetricDescription, slice: Slices.Slice): Leaderboard => {
   const deltas = new Map(a.deltas.filter((d) => d.metric === m.name && d.slice === slice).map((d) => [d.cell, d]))
   const standing = (c: ResultLine.CellSummary): Omit<Standing, "rank"> => ({
     cell: c,
-    estimate: c.slices[slice].metrics[m.name] ?? { n: 0, mean: null, ci95: [null, null] },
+    estimate: Slices.estimate(c, slice, m.name) ?? { n: 0, mean: null, ci95: [null, null] },
     vsBaseline: deltas.get(c.id)
   })
   const order = better(m)
@@ -169,7 +176,7 @@ const fromDelta = (
 const fromPairwise = (
   a: Input,
   m: ResultLine.MetricDescription,
-  slice: ResultLine.Slice,
+  slice: Slices.Slice,
   leader: Standing,
   other: Standing
 ): Lead => {
@@ -189,8 +196,7 @@ const names = (xs: ReadonlyArray<Standing>): string =>
         .map((x) => x.cell.name)
         .join(", ")} and ${xs[xs.length - 1]!.cell.name}`
 
-const sliceName = (s: ResultLine.Slice) =>
-  s === "all" ? "All instances" : `${s.charAt(0).toUpperCase()}${s.slice(1)} instances`
+const sliceName = (s: Slices.Slice) => capital(Slices.title(s))
 
 /** `ahead of the baseline all (0.380) by 0.244 (paired 95% CI [0.125, 0.367], adjusted p = 0.117)`. */
 const leadText = (l: Lead, role: string): string => {
@@ -206,13 +212,9 @@ const leadText = (l: Lead, role: string): string => {
   return `${how}${stats.length === 0 ? "" : ` (${stats.join(", ")})`}`
 }
 
-/** Whether the leads hold, in one plain sentence. */
-const holds = (f: Omit<Finding, "sentence">): string => {
-  if (f.tooSmall !== undefined) {
-    // Where a persona has several instances the tests resample personas, and n counts those.
-    const units = f.tooSmall.clustered === true ? "personas (a persona's instances move together)" : "instances"
-    return `No difference against the baseline can be significant here after correction: the cells share n = ${f.tooSmall.n} ${units}, and that takes n = ${f.tooSmall.needed}.`
-  }
+/** Whether the leads hold, in one plain sentence; none when `said` (the notes say for every finding that none can). */
+const holds = (f: Omit<Finding, "sentence">, said: boolean): string => {
+  if (f.tooSmall !== undefined) return said ? "" : Caveats.tooSmall([f])
   const leads = [f.vsBaseline, f.vsRunnerUp].filter((l): l is Lead => l !== undefined)
   const what = (l: Lead) => (l === f.vsBaseline ? "the lead over the baseline" : "the lead over the runner-up")
   const sig = leads.filter((l) => l.significant === true),
@@ -251,7 +253,12 @@ const holds = (f: Omit<Finding, "sentence">): string => {
 const capital = (s: string) => `${s.charAt(0).toUpperCase()}${s.slice(1)}`
 
 /** The plain sentence of one slice. */
-const sentence = (m: ResultLine.MetricDescription, f: Omit<Finding, "sentence">, baseline: string): string => {
+const sentence = (
+  m: ResultLine.MetricDescription,
+  f: Omit<Finding, "sentence">,
+  baseline: string,
+  said: boolean
+): string => {
   const head = sliceName(f.slice)
   const leader = f.leaders[0]
   if (leader === undefined) return `${head}: no cell that reads no gold labels has a value of ${m.name}.`
@@ -264,11 +271,15 @@ const sentence = (m: ResultLine.MetricDescription, f: Omit<Finding, "sentence">,
   if (f.vsBaseline !== undefined)
     parts.push(leadText(f.vsBaseline, isBase(f.runnerUp) ? "the baseline and runner-up" : "the baseline"))
   if (f.vsRunnerUp !== undefined) parts.push(leadText(f.vsRunnerUp, "the runner-up"))
-  const rest = holds(f)
+  const rest = holds(f, said)
   return `${head}: ${lead}${parts.length === 0 ? "" : ` ${parts.join(" and ")}`}.${rest === "" ? "" : ` ${rest}`}`
 }
 
-const finding = (a: Input, m: ResultLine.MetricDescription, board: Leaderboard): Finding => {
+const finding = (
+  a: Input,
+  m: ResultLine.MetricDescription,
+  board: Leaderboard
+): Omit<Finding, "sentence"> & { readonly baseId: string } => {
   const ranked = board.contenders.filter((s) => finite(s) !== undefined)
   const top = ranked[0]
   const leaders = top === undefined ? [] : ranked.filter((s) => shown(valueOf(s)) === shown(valueOf(top)))
@@ -299,13 +310,31 @@ const finding = (a: Input, m: ResultLine.MetricDescription, board: Leaderboard):
     vsRunnerUp,
     tooSmall: a.baselineTooSmall.get(board.slice)
   }
-  return { ...out, sentence: sentence(m, out, baseId) }
+  return { ...out, baseId }
 }
 
-/** The verdict of a run: a leaderboard and a finding per slice, on the main metric (none without one). */
+/**
+ * The verdict of a run: a leaderboard and a finding per slice where some cell has a value of the
+ * main metric (none without one), and what is said once above them.
+ */
 export const verdict = (a: Input): Verdict => {
   const m = a.main
-  if (m === undefined) return { metric: undefined, boards: [], findings: [] }
-  const boards = ResultLine.slices.map((s) => leaderboard(a, m, s))
-  return { metric: m, boards, findings: boards.map((b) => finding(a, m, b)) }
+  if (m === undefined) return { metric: undefined, boards: [], findings: [], notes: [] }
+  const slices = Slices.of(a.summary)
+  const boards = Slices.valued(a.summary.cells, slices, m.name).map((s) => leaderboard(a, m, s))
+  const parts = boards.map((b) => finding(a, m, b))
+  const shared = Caveats.sharedTooSmall(parts)
+  const findings = parts.map(({ baseId, ...f }) => ({ ...f, sentence: sentence(m, f, baseId, shared !== undefined) }))
+  const left = slices.filter((s) => !boards.some((b) => b.slice === s))
+  return {
+    metric: m,
+    boards,
+    findings,
+    notes: [
+      ...Caveats.unscored(a.unscored, m.name),
+      ...Caveats.withoutValue(left, m.name, a.summary.cells, a.unscored),
+      ...(shared === undefined ? [] : [shared]),
+      ...LikeForLike.withinRun(a.summary.cells)
+    ]
+  }
 }

@@ -4,13 +4,24 @@
  * differs between reruns (latency, cache flags); `transcripts: counts` leaves out every text: the
  * requests, the answers and what was read from them (only whether it could be read stays).
  *
+ * A call whose request and answer the file already holds (the same cache key and the same answer,
+ * recorded in full by an earlier line: of this run, of an earlier run in the directory or of
+ * another shard) refers to that record (`sameAs`: the pair whose line holds it) instead of storing
+ * them again: the calls the cache answered, and a request sent again that got the same answer.
+ * {@link ofInstance} fills them back in. The first record of each call in the file keeps its text,
+ * whether the cache answered it or not: the cache may have been filled by another run directory,
+ * and the call that filled it can finish after the calls that waited for its answer.
+ *
  * @example
  * const totals = yield* Calls.tally("runs/x/calls.jsonl") // { attempts, calls, cached, requests, retries, failed }
+ * const firsts = yield* Calls.recorded("runs/x/calls.jsonl") // what later calls can refer to
+ * const text = Calls.encode(Calls.line(pair, usage, "full")!, firsts)
  */
 import { type LanguageModel, Usage } from "@cupid-lab/core"
 import { FileSystem } from "@effect/platform"
 import { Effect, Either, Schema } from "effect"
 import { RunError } from "./Errors.js"
+import { decoder } from "./internal/fastDecode.js"
 import type { ModelCalls } from "./ResultLine.js"
 import * as RunDir from "./RunDir.js"
 
@@ -73,7 +84,14 @@ export const Call = Schema.Struct({
   ),
   error: Schema.optional(Schema.String),
   /** Texts embedded or documents reranked. */
-  inputs: Schema.optional(Schema.Number)
+  inputs: Schema.optional(Schema.Number),
+  /** The call's cache key (completions, under `transcripts: full`; absent in older files). */
+  key: Schema.optional(Schema.String),
+  /**
+   * The pair whose line first recorded this call in full (the same `key` and `answerSha256`):
+   * `request`, `answer` and `answerCap` are that record's, left out here.
+   */
+  sameAs: Schema.optional(Schema.Struct({ cell: Schema.String, instance: Schema.String }))
 })
 export type Call = typeof Call.Type
 
@@ -103,6 +121,7 @@ const callOf = (e: Usage.UsageEntry, mode: Mode): Call => {
     ...(d?.batch !== undefined ? { batch: d.batch } : {}),
     promptTokens: e.promptTokens,
     completionTokens: e.completionTokens,
+    ...(mode === "full" && d?.key !== undefined ? { key: d.key } : {}),
     ...(mode === "full" && request !== undefined ? { request } : {}),
     ...(d?.answer === undefined
       ? {}
@@ -128,15 +147,113 @@ const requestOf = (r: LanguageModel.CompletionRequest): Call["request"] => {
   return out as Call["request"]
 }
 
-/** The line of one pair's calls (ending in "\n"), or undefined when it made none. */
+/** The line of one pair's calls, every call in full ({@link encode} writes it), or undefined when it made none. */
 export const line = (
   pair: { readonly cell: string; readonly instance: string; readonly ranAt: string },
   usage: ReadonlyArray<Usage.UsageEntry>,
   mode: Mode
-): string | undefined =>
+): Line | undefined =>
   usage.length === 0
     ? undefined
-    : `${JSON.stringify({ cell: pair.cell, instance: pair.instance, ranAt: pair.ranAt, calls: usage.map((e) => callOf(e, mode)) } satisfies Line)}\n`
+    : { cell: pair.cell, instance: pair.instance, ranAt: pair.ranAt, calls: usage.map((e) => callOf(e, mode)) }
+
+/** A pair, as `sameAs` names the line of a call's first record. */
+export type Pair = NonNullable<Call["sameAs"]>
+
+/**
+ * The calls a calls.jsonl holds in full, by key and answer, each with the pair that first recorded
+ * it: what later calls refer to. {@link encode} and {@link relink} add the calls they keep in full.
+ */
+export type Recorded = Map<string, Pair>
+
+/** A call recorded in full with its key: what a repeat can refer to (the key and the answer's hash). */
+const idOf = (c: Call): string | undefined =>
+  c.key !== undefined && c.answerSha256 !== undefined && c.request !== undefined && c.answer !== undefined
+    ? `${c.key} ${c.answerSha256}`
+    : undefined
+
+/** A record's place: its pair and its key and answer. */
+const pairKey = (p: Pair, id: string) => `${p.cell}\u0000${p.instance}\u0000${id}`
+
+/** `call` as `pair`'s line keeps it: a call already recorded in full refers to that record. */
+const link = (call: Call, pair: Pair, recorded: Recorded): Call => {
+  const id = idOf(call)
+  if (id === undefined) return call
+  const first = recorded.get(id)
+  if (first === undefined) {
+    recorded.set(id, pair)
+    return call
+  }
+  const { answer: _answer, answerCap: _cap, request: _request, ...rest } = call
+  return { ...rest, sameAs: first }
+}
+
+/** The text of `line` in a file that holds `recorded` (ending in "\n"); `recorded` gains its calls kept in full. */
+export const encode = (line: Line, recorded: Recorded): string => {
+  const pair: Pair = { cell: line.cell, instance: line.instance }
+  return `${JSON.stringify({ ...line, calls: line.calls.map((c) => link(c, pair, recorded)) } satisfies Line)}\n`
+}
+
+const decodeLine = decoder(Line)
+
+/** A line's JSON and its decoded value, or undefined when it is not a line of calls. */
+const parse = (text: string): { readonly raw: Line; readonly line: Line } | undefined => {
+  const raw = Either.try(() => JSON.parse(text) as Line)
+  if (Either.isLeft(raw)) return undefined
+  const line = decodeLine(raw.right)
+  return Either.isLeft(line) ? undefined : { raw: raw.right, line: line.right }
+}
+
+/**
+ * Files appended one after another (shards merged): what the lines so far hold in full, and the
+ * records {@link relink} turned into references, so that the references to them follow.
+ */
+export interface Relinking {
+  readonly recorded: Recorded
+  readonly moved: Map<string, Pair>
+}
+
+export const relinking = (): Relinking => ({ recorded: new Map(), moved: new Map() })
+
+/**
+ * `text` (a whole line of another calls.jsonl, a shard's) as the file the lines before it make
+ * keeps it: unchanged, or with its calls already recorded in full referring to those records
+ * (and its references to records so changed following them). A line that does not
+ * decode is kept as it is.
+ */
+export const relink = (text: string, state: Relinking): string => {
+  const parsed = parse(text.endsWith("\n") ? text.slice(0, -1) : text)
+  if (parsed === undefined) return text
+  // Linked on the line as written (its fields in their order), so that what is not changed keeps its bytes.
+  const { raw } = parsed
+  const pair: Pair = { cell: raw.cell, instance: raw.instance }
+  const calls = raw.calls.map((c): Call => {
+    if (c.sameAs !== undefined) {
+      const to = state.moved.get(pairKey(c.sameAs, `${c.key} ${c.answerSha256}`))
+      return to === undefined ? c : { ...c, sameAs: to }
+    }
+    const linked = link(c, pair, state.recorded)
+    if (linked.sameAs !== undefined) state.moved.set(pairKey(pair, idOf(c)!), linked.sameAs)
+    return linked
+  })
+  return calls.every((c, i) => c === raw.calls[i]) ? text : `${JSON.stringify({ ...raw, calls })}\n`
+}
+
+/** What `file` holds in full (empty when it does not exist): where the next calls appended to it refer. */
+export const recorded = (file: string): Effect.Effect<Recorded, RunError, FileSystem.FileSystem> =>
+  Effect.gen(function* () {
+    const out: Recorded = new Map()
+    yield* RunDir.scanIfPresent(file, "call transcripts", (raw) => {
+      const parsed = parse(raw.toString("utf8", 0, raw.length - 1))
+      if (parsed === undefined) return
+      const pair: Pair = { cell: parsed.line.cell, instance: parsed.line.instance }
+      for (const c of parsed.line.calls) {
+        const id = idOf(c)
+        if (id !== undefined && !out.has(id)) out.set(id, pair)
+      }
+    })
+    return out
+  })
 
 /** What the transcripts of a run directory add up to, over every recorded attempt (summary.json's `modelCalls`). */
 export const emptyTotals: typeof ModelCalls.Type = {
@@ -174,9 +291,24 @@ export const tally = (file: string): Effect.Effect<typeof ModelCalls.Type, RunEr
     return { ...t, ...(batched > 0 ? { batched } : {}), ...(unreadable > 0 ? { unreadable } : {}) }
   })
 
+/** The decoded lines about any of `instances`, in file order (lines that mention none are skipped undecoded). */
+const linesAboutAny = (file: string, instances: ReadonlySet<string>) =>
+  Effect.gen(function* () {
+    const lines: Array<Line> = []
+    const needles = [...instances].map((i) => Buffer.from(JSON.stringify(i)))
+    yield* RunDir.scanIfPresent(file, "call transcripts", (raw) => {
+      if (!needles.some((n) => raw.indexOf(n) !== -1)) return
+      const parsed = parse(raw.toString("utf8", 0, raw.length - 1))
+      if (parsed !== undefined && instances.has(parsed.line.instance)) lines.push(parsed.line)
+    })
+    return lines
+  })
+
 /**
- * The latest line of each cell for `instance` in `file`, with how many attempts each has, and how
- * many lines about the instance could not be read: what the viewer shows on an instance page.
+ * The latest line of each cell for `instance` in `file`, with how many attempts each has, how many
+ * lines about the instance could not be read, and how many calls refer to a record the file no
+ * longer holds (then they have no request and no answer): what the viewer shows on an instance
+ * page. A call that refers to its first record has that record's request and answer filled in.
  */
 export const ofInstance = (
   file: string,
@@ -185,12 +317,47 @@ export const ofInstance = (
   {
     readonly byCell: ReadonlyMap<string, { readonly line: Line; readonly attempts: number }>
     readonly unreadable: number
+    readonly unresolved: number
   },
   RunError,
   FileSystem.FileSystem
 > =>
-  Effect.map(RunDir.linesAbout(file, instance, Line, "call transcripts"), ({ lines, unreadable }) => {
-    const byCell = new Map<string, { line: Line; attempts: number }>()
-    for (const line of lines) byCell.set(line.cell, { line, attempts: (byCell.get(line.cell)?.attempts ?? 0) + 1 })
-    return { byCell, unreadable }
+  Effect.gen(function* () {
+    const { lines, unreadable } = yield* RunDir.linesAbout(file, instance, Line, "call transcripts")
+    const latest = new Map<string, { line: Line; attempts: number }>()
+    for (const line of lines) latest.set(line.cell, { line, attempts: (latest.get(line.cell)?.attempts ?? 0) + 1 })
+    // The records referred to: in the lines about this instance, else in those about the others named.
+    const elsewhere = new Set<string>()
+    for (const { line } of latest.values())
+      for (const c of line.calls)
+        if (c.sameAs !== undefined && c.sameAs.instance !== instance) elsewhere.add(c.sameAs.instance)
+    const firsts = new Map<string, Call>()
+    for (const l of elsewhere.size === 0 ? lines : [...lines, ...(yield* linesAboutAny(file, elsewhere))]) {
+      for (const c of l.calls) {
+        const id = idOf(c)
+        const at = id === undefined ? undefined : pairKey(l, id)
+        if (at !== undefined && !firsts.has(at)) firsts.set(at, c)
+      }
+    }
+    let unresolved = 0
+    const resolve = (c: Call): Call => {
+      if (c.sameAs === undefined) return c
+      const first = firsts.get(pairKey(c.sameAs, `${c.key} ${c.answerSha256}`))
+      if (first === undefined) {
+        unresolved++
+        return c
+      }
+      return {
+        ...c,
+        request: first.request,
+        answer: first.answer,
+        ...(first.answerCap !== undefined ? { answerCap: first.answerCap } : {})
+      }
+    }
+    const byCell = new Map<string, { readonly line: Line; readonly attempts: number }>()
+    for (const [cell, { attempts, line }] of latest) {
+      const calls = line.calls.some((c) => c.sameAs !== undefined) ? line.calls.map(resolve) : line.calls
+      byCell.set(cell, { attempts, line: calls === line.calls ? line : { ...line, calls } })
+    }
+    return { byCell, unreadable, unresolved }
   })

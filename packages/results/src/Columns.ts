@@ -10,7 +10,10 @@ import { Paired } from "@cupid-lab/scorers"
 import { Hash } from "@cupid-lab/core"
 
 import { Predicate, type Types } from "effect"
-import type { MetricDescription, Row, Slice } from "./ResultLine.js"
+import type { MetricDescription, Row } from "./ResultLine.js"
+
+/** `all`, or an instance type (CUPID's, or another benchmark's). */
+type Slice = string
 
 /** One metric of one cell over instance numbers (NaN where the cell has no ok line, or the line no such score). */
 interface MetricColumns {

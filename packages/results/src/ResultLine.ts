@@ -35,7 +35,9 @@ export const InstanceMeta = Schema.Struct({
   /** Mean 1-based position of the relevant sessions; null when there is none. */
   relevantMeanPosition: NullableNumber,
   relevant: Schema.Array(Schema.String),
-  stale: Schema.Array(Schema.String)
+  stale: Schema.Array(Schema.String),
+  /** Why the instance has no relevant session by its benchmark's account (LongMemEval abstention, LoCoMo adversarial, unlabelled); absent otherwise. */
+  withoutEvidence: Schema.optionalWith(Domain.WithoutEvidence, { exact: true })
 })
 export type InstanceMeta = typeof InstanceMeta.Type
 
@@ -126,6 +128,9 @@ export const PluginFact = Schema.Struct({
 })
 export type PluginFact = typeof PluginFact.Type
 
+/** A `models:` entry as a cell calls it: the entry and what it resolved to. */
+export const ModelUse = Schema.Struct({ entry: Schema.String, provider: Schema.String, model: Schema.String })
+
 /** What a run records of a cell besides its numbers. */
 export const CellInfo = Schema.Struct({
   id: Schema.String,
@@ -138,10 +143,12 @@ export const CellInfo = Schema.Struct({
   heuristicStages: Schema.Array(Schema.String),
   plugins: Schema.Array(PluginFact),
   /** The `models:` entries the cell's stages call, by the name they give (a role or an entry). */
-  models: Schema.optional(
-    Schema.Record({
-      key: Schema.String,
-      value: Schema.Struct({ entry: Schema.String, provider: Schema.String, model: Schema.String })
+  models: Schema.optional(Schema.Record({ key: Schema.String, value: ModelUse })),
+  /** What scored the cell: each scorer's normalized options, and the entries they call (as `models`); absent in older runs. */
+  scoring: Schema.optional(
+    Schema.Struct({
+      scorers: Schema.Array(Schema.Record({ key: Schema.String, value: Schema.Unknown })),
+      models: Schema.Record({ key: Schema.String, value: ModelUse })
     })
   )
 })

@@ -41,7 +41,8 @@ export const instanceMeta = (instance: Domain.Instance, tokens: Map<string, numb
     historyTokens,
     relevantMeanPosition: relevant.length === 0 ? null : positions / relevant.length,
     relevant,
-    stale
+    stale,
+    ...(instance.gold.withoutEvidence === undefined ? {} : { withoutEvidence: instance.gold.withoutEvidence })
   }
 }
 

@@ -19,13 +19,16 @@ export const TraceTotals = Schema.Struct({
   stageTimeMs: NumberRecord,
   /**
    * Model calls of this run: `made` (not answered by the cache, failed ones included), `cached`,
-   * `requestsSent` (every HTTP request the servers received, retries included) and `retries`.
+   * `requestsSent` (every HTTP request the servers received, retries included), `retries`, and
+   * `limiterMs`: the milliseconds the calls waited for their models' rate limiters, summed over
+   * calls (absent when none waited; calls overlap, so it can pass the run's duration).
    */
   modelCalls: Schema.Struct({
     made: Int,
     cached: Int,
     requestsSent: Schema.optionalWith(Int, { default: () => 0 }),
-    retries: Schema.optionalWith(Int, { default: () => 0 })
+    retries: Schema.optionalWith(Int, { default: () => 0 }),
+    limiterMs: Schema.optional(Int)
   }),
   tokens: Schema.Struct({ prompt: Int, completion: Int }),
   failuresByStage: NumberRecord
@@ -74,6 +77,7 @@ export const accumulator = () => {
   const failures = new Map<string, number>()
   const usage: Types.Mutable<Usage.UsageTotals> = Usage.totals([])
   const bump = (m: Map<string, number>, key: string, by: number) => m.set(key, (m.get(key) ?? 0) + by)
+  let limiterMs = 0
   return {
     usage,
     add: (trace: Trace.Trace) => {
@@ -81,6 +85,7 @@ export const accumulator = () => {
       const t = Usage.totals(trace.usage)
       for (const k of Object.keys(usage) as Array<keyof Usage.UsageTotals>) usage[k] += t[k]
       if (trace.error !== undefined) bump(failures, trace.error.stage, 1)
+      for (const e of trace.usage) limiterMs += e.detail?.limiterMs ?? 0
     },
     result: (): typeof TraceTotals.Type => ({
       stageTimeMs: sorted(time),
@@ -88,7 +93,8 @@ export const accumulator = () => {
         made: usage.calls - usage.cachedCalls,
         cached: usage.cachedCalls,
         requestsSent: usage.requests,
-        retries: usage.retries
+        retries: usage.retries,
+        ...(limiterMs > 0 ? { limiterMs: Math.round(limiterMs) } : {})
       },
       tokens: { prompt: usage.promptTokens, completion: usage.completionTokens },
       failuresByStage: sorted(failures)

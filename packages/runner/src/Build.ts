@@ -236,6 +236,7 @@ export const cells = (
       if (s.inferrer !== undefined) pipeline.inferrer = yield* stage(s.inferrer)
       if (s.generator !== undefined) pipeline.generator = yield* stage(s.generator, (g) => g.usesGoldPreference)
       const used = stageModels(config, cell)
+      const scorerParams = grid.scorers.map((p) => p.params)
       const info = {
         id: cell.id,
         name: cell.name,
@@ -244,7 +245,8 @@ export const cells = (
         oracleRetrieval: plugins.some((f) => f.stage === "retriever" && f.readsGold),
         heuristicStages: plugins.filter((f) => f.heuristic).map((f) => f.stage),
         plugins,
-        ...(used === undefined ? {} : { models: used })
+        ...(used === undefined ? {} : { models: used }),
+        scoring: { scorers: scorerParams, models: modelsNamed(config, cell, scorerParams) ?? {} }
       }
       out.push({ cell, pipeline, fits, info })
     }
@@ -262,8 +264,16 @@ const strings = (value: unknown): Array<string> =>
         : []
 
 /** The entries the cell's stages name (directly or through a bound role), by the name they give; undefined for none. */
-const stageModels = (config: Config, cell: Grid.Cell): ResultLine.CellInfo["models"] => {
-  const named = [...new Set(Object.values(cell.params).flatMap(strings))].sort()
+const stageModels = (config: Config, cell: Grid.Cell): ResultLine.CellInfo["models"] =>
+  modelsNamed(config, cell, Object.values(cell.params))
+
+/** The entries `options` name under the cell's bindings (its stages', or its scorers'). */
+const modelsNamed = (
+  config: Config,
+  cell: Grid.Cell,
+  options: ReadonlyArray<unknown>
+): ResultLine.CellInfo["models"] => {
+  const named = [...new Set(options.flatMap(strings))].sort()
   const used = named.flatMap((name) => {
     const entry = cell.models?.[name] ?? name
     const e = config.models[entry]

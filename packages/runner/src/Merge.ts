@@ -245,6 +245,13 @@ const sum = <K extends string>(
 ): Record<K, number> =>
   Object.fromEntries(keys.map((k) => [k, records.reduce((t, r) => t + (r?.[k] ?? 0), 0)])) as Record<K, number>
 
+/** A record without `key` when it is 0 (a field written only when something happened). */
+const withoutZero = <K extends string>(r: Record<K, number>, key: K): Record<K, number> => {
+  if (r[key] !== 0) return r
+  const { [key]: _, ...rest } = r
+  return rest as Record<K, number>
+}
+
 /** The merged run's run.json: the earliest start and latest end of the shards, their counts and times summed. */
 const mergedInfo = (shards: ReadonlyArray<ShardDir>, summary: ResultLine.Summary, lines: number): RunInfo.RunInfo => {
   const infos = shards.map((s) => s.info)
@@ -266,10 +273,13 @@ const mergedInfo = (shards: ReadonlyArray<ShardDir>, summary: ResultLine.Summary
   )
   return {
     stageTimeMs: sum(infos.map((i) => i.stageTimeMs)),
-    modelCalls: sum(
-      infos.map((i) => i.modelCalls),
-      ["made", "cached", "requestsSent", "retries"]
-    ),
+    modelCalls: withoutZero(
+      sum(
+        infos.map((i) => i.modelCalls as Partial<Record<string, number>> | undefined),
+        ["made", "cached", "requestsSent", "retries", "limiterMs"]
+      ),
+      "limiterMs"
+    ) as RunInfo.RunInfo["modelCalls"],
     tokens: sum(
       infos.map((i) => i.tokens),
       ["prompt", "completion"]
@@ -329,20 +339,16 @@ export const merge = <P = never>(
         run: path.join(out, RunDir.infoFileName)
       }
       yield* RunDir.write(files.results, Buffer.concat(lines.map((l) => l.text)))
-      const callTexts = yield* Effect.forEach(sorted, (s) => {
-        const file = path.join(s.dir, Calls.fileName)
-        return fileSystem.readFile(file).pipe(
-          Effect.catchIf(
-            (e) => e._tag === "SystemError" && e.reason === "NotFound",
-            () => Effect.succeed(new Uint8Array())
-          ),
-          Effect.mapError(
-            (e) => new Errors.RunError({ path: file, reason: `cannot read the call transcripts: ${Files.describe(e)}` })
-          )
-        )
-      })
+      // The shards' transcripts one after another, shard 1 first; a call that an earlier
+      // shard recorded in full refers to that record (each shard's own references point back into it).
+      const relinking = Calls.relinking()
+      const callTexts: Array<string> = []
+      for (const s of sorted)
+        yield* RunDir.scanIfPresent(path.join(s.dir, Calls.fileName), "call transcripts", (raw) => {
+          callTexts.push(Calls.relink(raw.toString("utf8"), relinking))
+        })
       const callsFile = path.join(out, Calls.fileName)
-      if (callTexts.some((t) => t.length > 0)) yield* RunDir.write(callsFile, Buffer.concat(callTexts))
+      if (callTexts.length > 0) yield* RunDir.write(callsFile, callTexts.join(""))
       else yield* fileSystem.remove(callsFile, { force: true }).pipe(Effect.ignore)
       const calls = yield* Calls.tally(callsFile)
 

@@ -60,12 +60,15 @@ export interface Log {
   readonly file: string
   readonly opened: Opened
   readonly isDone: (cell: string, instance: string) => boolean
-  /** Buffer one whole line (ending in "\n") and the pair's calls line, if any; written at the next flush. */
+  /**
+   * Buffer one whole line (ending in "\n") and the pair's line of calls, if any (encoded against
+   * what calls.jsonl holds: a call it holds already refers to its first record); written at the next flush.
+   */
   readonly append: (line: {
     readonly cell: string
     readonly instance: string
     readonly text: string
-    readonly calls?: string | undefined
+    readonly calls?: Calls.Line | undefined
   }) => void
   /** Write what is buffered with one append. After a failed write, every later flush fails with the same error. */
   readonly flush: Effect.Effect<void, Errors.RunError>
@@ -231,6 +234,8 @@ export const open = Effect.fn("ResultLog.open")(function* (
         })
     )
   )
+  // What calls.jsonl holds in full, earlier runs' lines included: where the calls appended now refer.
+  const recorded = yield* Calls.recorded(callsFile)
   let callsBuffer: Array<string> = []
 
   const out = yield* fileSystem
@@ -333,7 +338,7 @@ export const open = Effect.fn("ResultLog.open")(function* (
     append: ({ calls, cell, instance, text }) => {
       add(cell, instance, Buffer.byteLength(text, "utf8"))
       buffer.push(text)
-      if (calls !== undefined) callsBuffer.push(calls)
+      if (calls !== undefined) callsBuffer.push(Calls.encode(calls, recorded))
     },
     flush,
     finalize

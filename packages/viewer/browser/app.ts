@@ -144,6 +144,7 @@ const later = <A>(
 /** Who leads per instance type, and the leaderboard: the reports' opening. */
 const verdictView = (v: VerdictView): ReadonlyArray<Child> => [
   h("p", { class: "muted" }, v.intro),
+  v.notes.length === 0 ? null : h("p", { class: "verdict-notes" }, v.notes.join(" ")),
   v.findings.length === 0
     ? null
     : h("ul", { class: "verdict" }, ...v.findings.map((f) => h("li", { "data-slice": f.slice }, f.sentence))),
@@ -268,21 +269,7 @@ const instancesPage = async (p: URLSearchParams) => {
   const form = h(
     "form",
     { id: "filters" },
-    h(
-      "label",
-      {},
-      "type ",
-      select(
-        "type",
-        [
-          ["", "(all)"],
-          ["consistent", "consistent"],
-          ["contrastive", "contrastive"],
-          ["changing", "changing"]
-        ],
-        params.type ?? ""
-      )
-    ),
+    h("label", {}, "type ", select("type", [["", "(all)"], ...d.types.map((t) => [t, t] as const)], params.type ?? "")),
     h("label", {}, "cell ", select("cell", cellOptions, list.resolved.cell ?? "")),
     h("label", {}, failed, " failed"),
     h(

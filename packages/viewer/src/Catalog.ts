@@ -11,7 +11,7 @@
  */
 import { Dataset } from "@cupid-lab/data"
 import { Files as CoreFiles } from "@cupid-lab/core"
-import { Analysis, Verdict, Compare, Leaderboard, Notes, Tables } from "@cupid-lab/report"
+import { Analysis, Verdict, Compare, Leaderboard, LikeForLike, Notes, Slices, Tables } from "@cupid-lab/report"
 import { type Errors, Calls, ResultLine, RunDir, RunId } from "@cupid-lab/results"
 import { FileSystem } from "@effect/platform"
 import { Array as Arr, Effect, Either, Option, Struct } from "effect"
@@ -46,15 +46,6 @@ export interface CatalogOptions {
 
 /** What a line holds of a ranking: the rest of the line is not decoded. */
 const Ranked = ResultLine.ResultLine.pick("cell", "instance", "ranking")
-
-const none: Readonly<Record<string, never>> = {}
-
-/** What the viewer keeps of a line: no cell parameters and no per-stage or per-model usage (the summary has them). */
-const slim = (row: ResultLine.Row): ResultLine.Row => ({
-  ...row,
-  params: none,
-  usage: { ...Struct.pick(row.usage, "calls", "promptTokens", "completionTokens"), byStage: none, byModel: none }
-})
 
 export const make = (root: string, options: CatalogOptions = {}) =>
   Effect.gen(function* () {
@@ -225,18 +216,15 @@ export const make = (root: string, options: CatalogOptions = {}) =>
         const stamp = yield* stampOf(found.dir)
         const hit = loaded.get(found.id)
         if (hit !== undefined && hit.stamp === stamp) return hit
-        // The instance pages need whole lines (inference, generation, per-pair usage): the viewer keeps them, by instance in file order.
+        const read = yield* reading(RunDir.read(found.dir, { info: "caller" }))
+        // The instance pages need whole lines (inference, generation, per-pair usage): the rows the
+        // columns keep, by instance in file order (no second copy).
         const byInstance = new Map<string, Map<string, ResultLine.Row>>()
-        const read = yield* reading(
-          RunDir.read(found.dir, {
-            also: (row) => {
-              const cells = byInstance.get(row.instance) ?? new Map<string, ResultLine.Row>()
-              byInstance.set(row.instance, cells)
-              cells.set(row.cell, slim(row))
-            },
-            info: "caller"
-          })
-        )
+        for (const row of read.index.table) {
+          let cells = byInstance.get(row.instance)
+          if (cells === undefined) byInstance.set(row.instance, (cells = new Map()))
+          cells.set(row.cell, row)
+        }
         // run.json read leniently: a malformed record is a problem shown with the run, not a failed page.
         const r = yield* records(found.dir)
         const run: RunDir.Run = { ...read, info: r.info }
@@ -276,6 +264,8 @@ export const make = (root: string, options: CatalogOptions = {}) =>
           metrics: Entries.metricColumns(summary, l.main),
           main: l.main?.name ?? null,
           mainReason: l.mainReason,
+          /** The run's instance types, in its benchmark's order (the instance filter's choices). */
+          types: Slices.of(summary).filter((s) => s !== "all"),
           tables
         }
       })
@@ -287,6 +277,7 @@ export const make = (root: string, options: CatalogOptions = {}) =>
         return {
           metric: v.metric?.name ?? null,
           intro: Leaderboard.intro(a, v),
+          notes: v.notes,
           findings: v.findings.map((f) => Struct.pick(f, "slice", "sentence")),
           leaderboard: v.metric === undefined ? null : Leaderboard.table(a, v)
         }
@@ -334,7 +325,7 @@ export const make = (root: string, options: CatalogOptions = {}) =>
     const calls = (id: string, instanceId: string) =>
       Effect.gen(function* () {
         const found = yield* locate(id)
-        const { byCell, unreadable } = yield* reading(
+        const { byCell, unreadable, unresolved } = yield* reading(
           Calls.ofInstance(path.join(found.dir, Calls.fileName), instanceId)
         )
         const cells = [...byCell.entries()].map(([cell, { attempts, line }]) => ({
@@ -343,7 +334,7 @@ export const make = (root: string, options: CatalogOptions = {}) =>
           ranAt: line.ranAt,
           calls: line.calls
         }))
-        return { run: found.id, id: instanceId, unreadable, cells }
+        return { run: found.id, id: instanceId, unreadable, unresolved, cells }
       })
 
     const compare = (
@@ -376,7 +367,7 @@ export const make = (root: string, options: CatalogOptions = {}) =>
           a: { run: la.entry.id, cell: ca },
           b: { run: lb.entry.id, cell: cb },
           tables: Compare.metricTables(compared),
-          warnings: compared.warnings,
+          warnings: [...LikeForLike.lines(compared.differences), ...compared.warnings],
           shared: both.length,
           disagreements
         }

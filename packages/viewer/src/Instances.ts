@@ -6,7 +6,7 @@
  * const page = yield* Instances.list(loaded, { a: "@2", b: "@3" }, texts)
  */
 import type { Domain } from "@cupid-lab/core"
-import { Analysis, Examples } from "@cupid-lab/report"
+import { Analysis, Examples, Slices } from "@cupid-lab/report"
 import { ResultLine, type RunDir, type RunId } from "@cupid-lab/results"
 import { Effect, Struct } from "effect"
 
@@ -92,10 +92,11 @@ export const outcome = (l: Loaded, row: ResultLine.Row | undefined, cell: string
 /** The instances of a loaded run that match `query`, sorted and paged. */
 export const list = (l: Loaded, query: InstanceQuery, texts: () => Effect.Effect<Texts>) =>
   Effect.gen(function* () {
-    if (query.type !== undefined && query.type !== "" && !ResultLine.slices.includes(query.type as ResultLine.Slice)) {
+    const types = Slices.of(l.run.summary).filter((s) => s !== "all")
+    if (query.type !== undefined && query.type !== "" && query.type !== "all" && !types.includes(query.type)) {
       return yield* new ViewError({
         status: 400,
-        message: `type must be one of consistent, contrastive, changing; got "${query.type}"`
+        message: `type must be one of ${types.join(", ")}; got "${query.type}"`
       })
     }
     if ((query.a === undefined) !== (query.b === undefined)) {

@@ -1,6 +1,6 @@
 import { Command, Options } from "@effect/cli"
 import { Effect, Option } from "effect"
-import { CommandIo, invalid, outOption, runDirectory, usage } from "./Io.js"
+import { CommandIo, invalid, logTo, outOption, runDirectory, usage } from "./Io.js"
 
 const twoRuns = (value: string) => {
   const runs = value
@@ -37,7 +37,12 @@ export const command = Command.make(
         "a cell of the second run, compared with --cell-a's (the same run may be given twice to compare two of its cells)"
       )
     ),
-    out: outOption("where compare.md and compare.html go (default: compare-<first>-vs-<second> beside the second run)")
+    out: outOption("where compare.md and compare.html go (default: compare-<first>-vs-<second> beside the second run)"),
+    allowMismatch: Options.boolean("allow-mismatch").pipe(
+      Options.withDescription(
+        "compare runs that differ in what makes numbers comparable (the data's fingerprint, metric definitions, the scorers' settings, accounting mode, prompt packs, judge and matcher models) instead of refusing them; compare.md then opens with the table of differences"
+      )
+    )
   },
   (a) =>
     Effect.gen(function* () {
@@ -50,8 +55,13 @@ export const command = Command.make(
         yield* runDirectory(a.runs.first),
         yield* runDirectory(a.runs.second),
         Option.getOrUndefined(a.out),
-        cells
+        { ...cells, allowMismatch: a.allowMismatch }
       )
+      const differing = [...new Set(files.differences.filter((d) => d.kind === "differs").map((d) => d.field))]
+      if (differing.length > 0)
+        logTo(io)(
+          `warning: the runs differ in ${differing.join(", ")}; compared anyway (--allow-mismatch): the table of differences opens ${files.markdown}`
+        )
       io.stdout(`compare: ${files.markdown}\ncompare: ${files.html}\n`)
     })
 ).pipe(Command.withDescription("compare two runs cell by cell on their shared instances, with paired differences"))

@@ -2,7 +2,7 @@ import { HelpDoc, Options, ValidationError } from "@effect/cli"
 import type { FileSystem } from "@effect/platform"
 import { Console, Context, Effect, type Option, Record as Rec } from "effect"
 import * as path from "node:path"
-import type { ProgressLine } from "@cupid-lab/core"
+import { Domain, type ProgressLine } from "@cupid-lab/core"
 import type { Runner } from "@cupid-lab/runner"
 
 /** Where a command writes, where it finds configs, and (for tests) the runner's plugins. */
@@ -84,3 +84,27 @@ export const configFile = (given: string): Effect.Effect<string, never, CommandI
     const relative = path.relative(process.cwd(), resolved)
     return path.isAbsolute(resolved) && !relative.startsWith("..") && relative !== "" ? relative : resolved
   })
+
+const isType = (t: string): t is Domain.CupidType => (Domain.cupidTypes as ReadonlyArray<string>).includes(t)
+
+const parseTypes = (value: string) => {
+  const given = value
+    .split(",")
+    .map((t) => t.trim())
+    .filter((t) => t !== "")
+  const bad = given.filter((t) => !isType(t))
+  return bad.length > 0 || given.length === 0
+    ? invalid(
+        `--types: unknown instance type ${bad.map((b) => `"${b}"`).join(", ") || "(none given)"}; valid choices: ${Domain.cupidTypes.join(", ")}`
+      )
+    : Effect.succeed(given.filter(isType))
+}
+
+/** `--types t,...`: CUPID instance types, checked when parsed. */
+export const typesOption = (description: string) =>
+  Options.text("types").pipe(
+    Options.withPseudoName("t,..."),
+    Options.mapEffect(parseTypes),
+    Options.optional,
+    Options.withDescription(`${description}, comma-separated: ${Domain.cupidTypes.join(", ")}`)
+  )

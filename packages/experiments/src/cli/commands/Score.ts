@@ -1,6 +1,6 @@
 import { Command, Options } from "@effect/cli"
-import { Effect, Either, Option } from "effect"
-import { CommandIo, configFile, countOption, given, invalid, logTo, outOption, outputs } from "./Io.js"
+import { Effect, Either, Option, Stream } from "effect"
+import { CommandIo, configFile, countOption, given, invalid, logTo, outOption, outputs, typesOption } from "./Io.js"
 
 const options = {
   data: Options.text("data").pipe(
@@ -25,6 +25,13 @@ const options = {
       "a config whose scorers (and models, seed, bootstrap, cacheDir, report settings) the run uses; its pipeline, sweep and cells are ignored. " +
         "Default: retrieval at k 2 and 4, plus the offline preference match (lexical matcher) when the lines give preferences"
     )
+  ),
+  types: typesOption(
+    "score only instances of these types (as `sweep --types`); lines for the others are checked, then ignored and counted"
+  ),
+  limit: countOption(
+    "limit",
+    "score only the first n instances of the data, after --types (as `sweep --limit`); lines for the others are checked, then ignored and counted"
   ),
   concurrency: countOption("concurrency", "pairs (system, instance) scored at once, instead of the config's"),
   shard: Options.text("shard").pipe(
@@ -57,12 +64,28 @@ const run = (a: Args) =>
         import("@cupid-lab/runner")
       ])
     )
-    const opened = yield* (io.runner?.openDataset ?? Dataset.open)(a.data, {})
-    const resolved = yield* Predictions.read(a.predictions, opened)
+    const open = io.runner?.openDataset ?? Dataset.open
+    const opened = yield* open(a.data, {})
+    // Every line is checked against the whole data; the filters only choose which instances are scored.
+    const read = yield* Predictions.read(a.predictions, opened)
+    const filters = given({ types: a.types, limit: a.limit })
+    const filtered = [
+      ...(filters.types === undefined ? [] : [`--types ${filters.types.join(",")}`]),
+      ...(filters.limit === undefined ? [] : [`--limit ${filters.limit}`])
+    ].join(" ")
+    const kept =
+      filtered === ""
+        ? undefined
+        : yield* Stream.runFold((yield* open(a.data, filters)).instances, new Set<string>(), (ids, i) => ids.add(i.id))
+    const { resolved, ignored } = kept === undefined ? { resolved: read, ignored: 0 } : Predictions.keep(read, kept)
     const counted = resolved.systems.map((s) => `${s.name} (${s.predictions.size})`).join(", ")
     log(
-      `${a.predictions}: ${resolved.systems.length} system(s), lines per system: ${counted}; ${resolved.instances} instances in ${a.data}`
+      `${a.predictions}: ${resolved.systems.length} system(s), lines per system: ${counted}; ${resolved.instances} instances in ${a.data}${kept === undefined ? "" : `, ${kept.size} scored (${filtered})`}`
     )
+    if (ignored > 0)
+      log(
+        `${a.predictions}: ${ignored} line${ignored === 1 ? " is" : "s are"} for instances outside ${filtered}: ignored, not scored`
+      )
     const cfgFile = Option.isSome(a.config) ? yield* configFile(a.config.value) : undefined
     if (cfgFile !== undefined)
       log(
@@ -74,7 +97,7 @@ const run = (a: Args) =>
       ...(cfgFile !== undefined ? { configFile: cfgFile } : {}),
       ...(io.env !== undefined ? { env: io.env } : {})
     })
-    const config = Config.withOverrides(built, given({ out: a.out, concurrency: a.concurrency }))
+    const config = Config.withOverrides(built, { ...given({ out: a.out, concurrency: a.concurrency }), ...filters })
     const outcome = yield* Replay.score(config, resolved, {
       ...io.runner,
       log,

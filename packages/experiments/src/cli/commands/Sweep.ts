@@ -1,7 +1,6 @@
 import { Command, Options } from "@effect/cli"
 import { Effect, Either, Option, Struct } from "effect"
 import * as path from "node:path"
-import { Domain } from "@cupid-lab/core"
 import type { Benchmarks as BenchmarksModule } from "@cupid-lab/report"
 import type {
   Budget as BudgetModule,
@@ -21,28 +20,14 @@ import {
   invalid,
   logTo,
   outOption,
-  outputs
+  outputs,
+  typesOption
 } from "./Io.js"
 
 // Loaded when a sweep runs (or --shard is given), not for --help: the results package is large.
 const shardModule: Effect.Effect<typeof ShardModule> = Effect.promise(() =>
   import("@cupid-lab/results").then((m) => m.Shard)
 )
-
-const isType = (t: string): t is Domain.CupidType => (Domain.cupidTypes as ReadonlyArray<string>).includes(t)
-
-const parseTypes = (value: string) => {
-  const given = value
-    .split(",")
-    .map((t) => t.trim())
-    .filter((t) => t !== "")
-  const bad = given.filter((t) => !isType(t))
-  return bad.length > 0 || given.length === 0
-    ? invalid(
-        `--types: unknown instance type ${bad.map((b) => `"${b}"`).join(", ") || "(none given)"}; valid choices: ${Domain.cupidTypes.join(", ")}`
-      )
-    : Effect.succeed(given.filter(isType))
-}
 
 const options = {
   config: configOption(
@@ -59,12 +44,7 @@ const options = {
     "concurrency",
     "pairs (cell, instance) in flight at once, instead of the config's concurrency"
   ),
-  types: Options.text("types").pipe(
-    Options.withPseudoName("t,..."),
-    Options.mapEffect(parseTypes),
-    Options.optional,
-    Options.withDescription(`only these instance types, comma-separated: ${Domain.cupidTypes.join(", ")}`)
-  ),
+  types: typesOption("only these instance types"),
   maxCells: countOption(
     "max-cells",
     "the largest grid to expand, instead of the config's maxCells (default 10000); a larger grid is refused with its size before any work"
@@ -318,6 +298,7 @@ const describeDryRun = (
   const table = Budget.prices(config)
   const { micro, unpriced } = Budget.estimate(d.byModel, table)
   const refused = config.budget !== undefined && (micro > config.budget.usd * 1e6 || unpriced.length > 0)
+  const batched = Object.values(d.byModel).some((m) => m.rate !== 1)
   return [
     `dry run of ${config.file}: nothing is sent and nothing is written`,
     `grid: ${d.grid.cells.length} cells`,
@@ -339,8 +320,8 @@ const describeDryRun = (
     ...(Object.keys(d.byModel).length === 0
       ? []
       : [
-          `estimated cost of the calls to send: $${(micro / 1e6).toFixed(2)}${unpriced.length > 0 ? ` (not counted, no price: ${unpriced.join(", ")}; add one with the cost scorer's prices option)` : ""} (list prices per million tokens; check them before quoting)`,
-          ...(Object.values(d.byModel).some((m) => m.rate !== 1) ? [batchForecast(d, Budget, table, micro)] : [])
+          `estimated cost of the calls to send: $${(micro / 1e6).toFixed(2)}${unpriced.length > 0 ? ` (not counted, no price: ${unpriced.join(", ")}; add one with the cost scorer's prices option)` : ""} (list prices per million tokens${batched ? ", batch jobs at their batch rate" : ""}; check them before quoting)`,
+          ...(batched ? [batchForecast(d, Budget, table, micro)] : [])
         ]),
     ...costPerCell(d, Budget, table),
     ...(config.budget === undefined
