@@ -78,6 +78,14 @@ describe("the shipped configs", () => {
     120_000
   )
 
+  it.effect("prefeval.yaml's dry run on the fixture plans an answer and four judge calls per instance", () =>
+    Effect.gen(function* () {
+      const dir = path.resolve(configs, "..", "packages", "data", "test", "fixtures", "prefeval")
+      const dry = yield* Runner.dryRun(yield* load("prefeval.yaml", { PREFEVAL_DIR: dir, PREFEVAL_TURNS: "2" }))
+      expect([dry.grid.cells.map((c) => c.name), dry.calls.total, dry.failed]).toEqual([["full-history"], 20, 0])
+    }).pipe(Effect.provide(NodeContext.layer))
+  )
+
   it.effect(
     "longmemeval-qa.yaml needs two models and the published files: on the fixtures its dry run plans an answer and a judgement per question, on each source",
     () =>

@@ -6,6 +6,7 @@ import * as Cost from "./Cost.js"
 import * as Judge from "./Judge.js"
 import * as LocomoF1 from "./LocomoF1.js"
 import * as LongMemEvalJudge from "./LongMemEvalJudge.js"
+import * as PrefEvalJudge from "./PrefEvalJudge.js"
 import * as PreferenceMatch from "./PreferenceMatch.js"
 import * as Retrieval from "./Retrieval.js"
 import * as RetrievalAtK from "./RetrievalAtK.js"
@@ -17,5 +18,6 @@ export const plugins: ReadonlyArray<Plugin.AnyPlugin> = [
   Judge.plugin,
   LocomoF1.plugin,
   LongMemEvalJudge.plugin,
+  PrefEvalJudge.plugin,
   Cost.plugin
 ]

@@ -21,14 +21,12 @@
  * const templates = yield* LongMemEvalPrompts.templates({ dir: "/src/LongMemEval" })
  * LongMemEvalPrompts.prompt(templates, "knowledge-update", "Where do I work?", "At the library", "The library", false)
  */
-import { Errors, Hash, HttpGet, ModelCache, Python } from "@cupid-lab/core"
-import { Context, Effect, Either, Option, Schema } from "effect"
-import * as fs from "node:fs"
-import * as path from "node:path"
+import { Errors, type ModelCache, Python } from "@cupid-lab/core"
+import * as PinnedFile from "./internal/PinnedFile.js"
+import { Context, Effect, Either, Option } from "effect"
 
 export const repository = "xiaowu0162/LongMemEval"
 export const commit = "9e0b455f4ef0e2ab8f2e582289761153549043fc"
-export const defaultUrl = "https://raw.githubusercontent.com/xiaowu0162/LongMemEval"
 /** The file read, its pinned sha256 and size in bytes (facts about the pinned commit). */
 export const file = {
   path: "src/evaluation/evaluate_qa.py",
@@ -60,17 +58,7 @@ export interface Templates {
   readonly standIn: boolean
 }
 
-/** Where to look for the file. */
-export interface Locations {
-  /** A checkout of the pinned commit. */
-  readonly dir?: string | undefined
-  /** Root of the raw-file server; `<url>/<commit>/<path>` is fetched. */
-  readonly url?: string | undefined
-  /** Send nothing; stand in for a file that is neither in the checkout nor in the cache. */
-  readonly dryRun?: boolean
-  /** Download limits; unset ones from `CUPID_HTTP_*`, else HttpGet's defaults with a 60 s deadline. */
-  readonly limits?: Partial<HttpGet.Limits>
-}
+export type Locations = PinnedFile.Locations
 
 /** The locations a sweep uses; tests provide their own. */
 export class Reference extends Context.Tag("@cupid-lab/scorers/LongMemEvalPrompts/Reference")<
@@ -78,79 +66,21 @@ export class Reference extends Context.Tag("@cupid-lab/scorers/LongMemEvalPrompt
   Omit<Locations, "dryRun">
 >() {}
 
-/** `LONGMEMEVAL_REFERENCE_DIR` and `LONGMEMEVAL_REFERENCE_URL`. */
-export const fromEnvironment = (): Omit<Locations, "dryRun"> => ({
-  dir: process.env["LONGMEMEVAL_REFERENCE_DIR"] || undefined,
-  url: process.env["LONGMEMEVAL_REFERENCE_URL"] || undefined
-})
-
 export const howToGet = `git clone https://github.com/${repository} && git -C LongMemEval checkout ${commit}, then set LONGMEMEVAL_REFERENCE_DIR=$PWD/LongMemEval`
+
+const source: PinnedFile.Source = { repository, commit, plugin: "longmemeval-judge", variable: "LONGMEMEVAL", howToGet }
+
+/** `LONGMEMEVAL_REFERENCE_DIR` and `LONGMEMEVAL_REFERENCE_URL`. */
+export const fromEnvironment = (): Omit<Locations, "dryRun"> => PinnedFile.fromEnvironment(source)
 
 const refError = (where: string, reason: string) =>
   new Errors.PluginError({ plugin: "longmemeval-judge", reason: `${where}: ${reason}` })
 
 /** The model-cache key of the pinned file. */
-export const cacheKey = ModelCache.key({
-  kind: "reference-file",
-  repository,
-  commit,
-  path: file.path,
-  sha256: file.sha256
-})
-
-const pinned = (bytes: Buffer | string) => Hash.sha256Hex(bytes) === file.sha256
-
-const checked = (where: string, bytes: Buffer): Effect.Effect<string, Errors.PluginError> =>
-  pinned(bytes)
-    ? Effect.succeed(bytes.toString("utf8"))
-    : Effect.fail(
-        refError(
-          where,
-          `sha256 ${Hash.sha256Hex(bytes)} does not match the pinned ${file.sha256} (${repository} at ${commit}); ${howToGet}`
-        )
-      )
-
-const download = (url: string, at: Locations): Effect.Effect<Buffer, Errors.PluginError> =>
-  Effect.tryPromise({
-    try: async (signal) => {
-      const limits = HttpGet.limits(at.limits, { ...HttpGet.defaults, deadlineMs: 60_000 })
-      const res = await HttpGet.bytes(url, { limits, signal })
-      if (res.status !== 200) throw new Error(`HTTP ${res.status}`)
-      return res.bytes
-    },
-    catch: (e) =>
-      refError(
-        file.path,
-        `no checkout (LONGMEMEVAL_REFERENCE_DIR) and the download from ${HttpGet.redact(url)} failed ` +
-          `(${e instanceof HttpGet.HttpGetError ? e.reason : HttpGet.describe(e)}); ${howToGet}`
-      )
-  })
+export const cacheKey = PinnedFile.cacheKey(source, file)
 
 /** The file's text and where it came from, or undefined in a dry run that has neither checkout nor cached copy. */
-export const read = (
-  at: Locations
-): Effect.Effect<
-  { readonly text: string; readonly from: string } | undefined,
-  Errors.PluginError,
-  ModelCache.ModelCache
-> =>
-  Effect.gen(function* () {
-    if (at.dir !== undefined) {
-      const full = path.join(at.dir, file.path)
-      if (!fs.existsSync(full)) return yield* refError(full, `missing from the checkout ${at.dir}; ${howToGet}`)
-      return { text: yield* checked(full, fs.readFileSync(full)), from: full }
-    }
-    const cache = yield* ModelCache.ModelCache
-    const check = { schema: Schema.String, accept: (t: string) => pinned(t) }
-    const from = `${repository}@${commit.slice(0, 7)}:${file.path}`
-    const hit = yield* cache.get(cacheKey, check)
-    if (Option.isSome(hit)) return { text: hit.value, from }
-    if (at.dryRun === true) return undefined
-    const url = `${(at.url ?? defaultUrl).replace(/\/+$/, "")}/${commit}/${file.path}`
-    const text = yield* checked(HttpGet.redact(url), yield* download(url, at))
-    yield* cache.set(cacheKey, text)
-    return { text, from }
-  })
+export const read = (at: Locations) => PinnedFile.read(source, file, at)
 
 /** `str.format`'s fields: `{}` (numbered in turn) or `{0}`; `{{` and `}}` are braces. */
 export const formatPieces = (template: string): ReadonlyArray<Piece> | string => {

@@ -17,6 +17,7 @@ describe("scorer builtins", () => {
       "locomo-f1",
       "longmemeval-judge",
       "preference-match",
+      "prefeval-judge",
       "retrieval",
       "retrieval-at-k"
     ])

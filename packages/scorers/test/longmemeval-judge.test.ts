@@ -144,7 +144,9 @@ describe("where the judge's file comes from", () => {
       expect(wrong.message).toContain("does not match the pinned")
       const gone = yield* fileServer(404, "not found")
       const failed = yield* Effect.flip(withCache(LongMemEvalPrompts.read({ url: gone.url, limits: { retries: 0 } })))
-      expect(failed.message).toMatch(/the download from http:\/\/127\.0\.0\.1:\d+\/.* failed \(HTTP 404\)/)
+      expect(failed.message).toMatch(
+        /http:\/\/127\.0\.0\.1:\d+\/\S+: no checkout \(LONGMEMEVAL_REFERENCE_DIR\) and the download failed \(HTTP 404\)/
+      )
     })
   )
 
