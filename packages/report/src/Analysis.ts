@@ -10,6 +10,7 @@
 import { Hash } from "@cupid-lab/core"
 import { Paired, Statistics } from "@cupid-lab/scorers"
 import { ResultLine, Columns, type RunDir } from "@cupid-lab/results"
+import { Either } from "effect"
 
 import * as AxisEffects from "./AxisEffects.js"
 import * as Bins from "./Bins.js"
@@ -102,25 +103,29 @@ const withoutRetriever = (c: ResultLine.CellSummary): string => {
 
 /**
  * The cell a selector names: an id, a name, a unique id prefix of 4+ characters, or `@k` (1-based,
- * for names a shell would mangle); else a string that says why nothing matched.
+ * for names a shell would mangle); else why nothing matched.
  */
 export const findCell = (
   cells: ReadonlyArray<ResultLine.CellSummary>,
   selector: string
-): ResultLine.CellSummary | string => {
+): Either.Either<ResultLine.CellSummary, string> => {
   const list = cells.map((c, i) => `@${i + 1} ${c.name} (${c.id})`).join("; ")
   const position = /^@(\d+)$/.exec(selector)
   if (position !== null) {
     const c = cells[Number(position[1]) - 1]
-    return c ?? `no cell @${position[1]}: the run has ${cells.length} (${list})`
+    return c !== undefined
+      ? Either.right(c)
+      : Either.left(`no cell @${position[1]}: the run has ${cells.length} (${list})`)
   }
   const byId = Families.cellNamed(cells, selector)
-  if (byId !== undefined) return byId
+  if (byId !== undefined) return Either.right(byId)
   const prefixed = selector.length >= 4 ? cells.filter((c) => c.id.startsWith(selector)) : []
-  if (prefixed.length === 1) return prefixed[0]!
-  return prefixed.length > 1
-    ? `"${selector}" is the start of ${prefixed.length} cell ids; give more of it (cells: ${list})`
-    : `no cell "${selector}" (by id, id prefix of 4+ characters, name, or @k); cells: ${list}`
+  if (prefixed.length === 1) return Either.right(prefixed[0]!)
+  return Either.left(
+    prefixed.length > 1
+      ? `"${selector}" is the start of ${prefixed.length} cell ids; give more of it (cells: ${list})`
+      : `no cell "${selector}" (by id, id prefix of 4+ characters, name, or @k); cells: ${list}`
+  )
 }
 
 /** A cell's name without the models a model axis adds to it: `full-history [gpt-4o]` is `full-history`. */
@@ -151,8 +156,8 @@ export const chooseBaseline = (
   if (cells.length === 0) throw new Error("the summary lists no cells")
   if (requested !== undefined) {
     const c = findCell(cells, requested)
-    if (typeof c === "string") throw new Error(`baseline "${requested}" is not a cell of this run: ${c}`)
-    return { cell: c, reason: "chosen on the command line" }
+    if (Either.isLeft(c)) throw new Error(`baseline "${requested}" is not a cell of this run: ${c.left}`)
+    return { cell: c.right, reason: "chosen on the command line" }
   }
   const c = Families.cellNamed(cells, summary.baseline)
   if (c !== undefined)

@@ -14,7 +14,7 @@ import { Files } from "@cupid-lab/core"
 import { Errors, ResultLine, Columns, RunDir, RunId } from "@cupid-lab/results"
 import { Paired } from "@cupid-lab/scorers"
 import type { FileSystem } from "@effect/platform"
-import { Effect } from "effect"
+import { Effect, Either } from "effect"
 import * as path from "node:path"
 
 import * as Analysis from "./Analysis.js"
@@ -101,10 +101,12 @@ const matchCells = (a: ReadonlyArray<ResultLine.CellSummary>, b: ReadonlyArray<R
 
 /** The one pair named by `--cell-a` and `--cell-b`; every other cell is listed as unmatched. */
 const chosen = (a: RunDir.Run, b: RunDir.Run, cells: { readonly a: string; readonly b: string }) => {
-  const ca = Analysis.findCell(a.summary.cells, cells.a)
-  if (typeof ca === "string") throw new Errors.RunError({ path: a.dir, reason: `--cell-a: ${ca}` })
-  const cb = Analysis.findCell(b.summary.cells, cells.b)
-  if (typeof cb === "string") throw new Errors.RunError({ path: b.dir, reason: `--cell-b: ${cb}` })
+  const ca = Either.getOrElse(Analysis.findCell(a.summary.cells, cells.a), (why) => {
+    throw new Errors.RunError({ path: a.dir, reason: `--cell-a: ${why}` })
+  })
+  const cb = Either.getOrElse(Analysis.findCell(b.summary.cells, cells.b), (why) => {
+    throw new Errors.RunError({ path: b.dir, reason: `--cell-b: ${why}` })
+  })
   return {
     matches: [{ a: ca, b: cb, by: "chosen" as const }],
     onlyA: a.summary.cells.filter((c) => c.id !== ca.id),

@@ -8,7 +8,7 @@
 import type { Domain } from "@cupid-lab/core"
 import { Analysis, Examples, Slices } from "@cupid-lab/report"
 import { ResultLine, type RunDir, type RunId } from "@cupid-lab/results"
-import { Effect, Struct } from "effect"
+import { Effect, Either, Struct } from "effect"
 
 import { ViewError } from "./Errors.js"
 
@@ -78,10 +78,10 @@ export const disagree = (x: ResultLine.Row | undefined, y: ResultLine.Row | unde
 }
 
 export const findCell = (l: Loaded, selector: string): Effect.Effect<CellEntry, ViewError> => {
-  const c = Analysis.findCell(l.run.summary.cells, selector)
-  return typeof c === "string"
-    ? Effect.fail(new ViewError({ status: 404, message: c }))
-    : Effect.succeed(l.cells[l.run.summary.cells.indexOf(c)]!)
+  return Either.match(Analysis.findCell(l.run.summary.cells, selector), {
+    onLeft: (message) => Effect.fail(new ViewError({ status: 404, message })),
+    onRight: (c) => Effect.succeed(l.cells[l.run.summary.cells.indexOf(c)]!)
+  })
 }
 
 export const outcome = (l: Loaded, row: ResultLine.Row | undefined, cell: string) =>
