@@ -114,11 +114,14 @@ describe("LoopbackServer", () => {
         routes: { "POST /x": () => ({}) },
         faults: [LoopbackServer.Faults.slow(60_000)]
       }).pipe(Scope.extend(scope))
-      const aborted = yield* Effect.exit(
-        Effect.tryPromise(() =>
-          fetch(`${server.url}/x`, { method: "POST", body: "{}", signal: AbortSignal.timeout(100) })
-        )
-      )
+      // Abandoned once the server holds the request (never on a timer: a busy machine may be slow to deliver it).
+      const controller = new AbortController()
+      const sent = fetch(`${server.url}/x`, { method: "POST", body: "{}", signal: controller.signal })
+      yield* Effect.promise(async () => {
+        while (server.requests.length === 0) await new Promise((r) => setTimeout(r, 10))
+      })
+      controller.abort()
+      const aborted = yield* Effect.exit(Effect.tryPromise(() => sent))
       expect(Exit.isFailure(aborted)).toBe(true)
       expect(server.requests.map((r) => r.fault)).toStrictEqual(["slow"])
       yield* Scope.close(scope, Exit.void)

@@ -127,14 +127,15 @@ describe.skipIf(redisServer === undefined)("a limiter with a real redis-server",
         const bundle = yield* build(OpenAi.plugin, {
           baseURL: server.baseURL,
           maxRetries: 0,
-          timeoutMs: 300,
+          // Far longer than Redis takes to answer on a busy machine, far shorter than the minute's window.
+          timeoutMs: 5_000,
           limiter: { redis: url, key: "full", rpm: 1 }
         })
         const lm = bundle.languageModel!
         yield* Effect.uninterruptible(lm.complete(user("first")))
         const error = yield* Effect.flip(Effect.uninterruptible(lm.complete(user("second"))))
         expect(error.reason).toBe(
-          `no answer within 300 ms (timeoutMs); the deadline passed while the shared rate limiter (${url}, key full) was waiting for room in the window`
+          `no answer within 5000 ms (timeoutMs); the deadline passed while the shared rate limiter (${url}, key full) was waiting for room in the window`
         )
         expect(error.retryable).toBe(true)
         expect(server.requests).toHaveLength(1)

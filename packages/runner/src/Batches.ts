@@ -223,6 +223,13 @@ export const make = (options: Options = {}): Effect.Effect<Engine, never, Scope.
           time: yield* time()
         })
         const id = yield* endpoint.create(file)
+        // Live from its creation: an interruption before its first poll still names it.
+        live.set(id, {
+          id,
+          model: `${endpoint.provider}/${endpoint.model}`,
+          status: undefined,
+          submittedAt: yield* Clock.currentTimeMillis
+        })
         yield* BatchJournal.append(at, { event: "submitted", file, batch: id, time: yield* time() })
         log(`submitted batch ${id}: ${items.length} ${endpoint.provider}/${endpoint.model} calls`)
         return { id, submittedAt: yield* Clock.currentTimeMillis }
