@@ -86,7 +86,7 @@ export const GeneratorOptions = Schema.Struct({
 export type GeneratorOptions = typeof GeneratorOptions.Type
 
 /**
- * The protocol as a JSON Schema document: any body a stage sends or a service answers. Extra
+ * The protocol as a JSON Schema document: every body a stage sends or a service answers. Extra
  * fields are allowed, so a service may answer more than it is asked and later versions may send more.
  */
 export const jsonSchema = (): object => {
