@@ -15,7 +15,8 @@ export default defineConfig({
     // No option here raises the worker's RPC timeout ("Timeout calling onTaskUpdate"): in vitest 3.2 it
     // is birpc's fixed 60 s (vitest#11082). It fires when a worker's event loop is blocked for longer
     // with a call in flight (a long spawnSync/execFileSync in a test on a loaded machine), so long
-    // child processes belong in async spawns, not in a bigger timeout.
+    // child processes belong in async spawns (`Subprocess.run` and `CompiledCli.build` of
+    // @cupid-lab/core/testing), not in a bigger timeout.
     globalSetup: ["./vitest.setup.ts"]
   }
 })

@@ -19,6 +19,8 @@ export interface GenerationInput {
   readonly request: string
   readonly evidence: Evidence
   readonly preference?: string
+  /** When the request is made (`Query.date`, `YYYY-MM-DDTHH:MM`), when the benchmark dates it (LongMemEval). */
+  readonly date?: string
 }
 
 export interface Service {

@@ -244,13 +244,12 @@ const runStages = (
 
     if (pipeline.generator !== undefined) {
       const preference = pipeline.generator.service.usesGoldPreference ? gold.preference : trace.inference?.preference
-      trace.generation = yield* generate(
-        r,
-        pipeline.generator,
-        preference === undefined
-          ? { request: query.request, evidence }
-          : { request: query.request, evidence, preference }
-      )
+      trace.generation = yield* generate(r, pipeline.generator, {
+        request: query.request,
+        evidence,
+        ...(preference === undefined ? {} : { preference }),
+        ...(query.date === undefined ? {} : { date: query.date })
+      })
     }
 
     const rest = pipeline.scorers.filter((s) => !early.includes(s))

@@ -2,7 +2,7 @@
  * The few Python behaviours the CUPID authors' evaluation code relies on when it builds a prompt
  * or reads an answer, so that what the project sends and counts is what theirs does: reading a
  * literal (their matcher examples live in a module as a Python list), `str.strip()`,
- * `json.dumps(..., indent=2)` and `float(...)`. Nothing here executes Python.
+ * `json.dumps(...)` (with `indent=2` or none) and `float(...)`. Nothing here executes Python.
  *
  * @example
  * import { Python } from "@cupid-lab/core"
@@ -143,10 +143,26 @@ const stripRe = new RegExp(`^${pyWhitespace}+|${pyWhitespace}+$`, "g")
 /** Python's `str.strip()` (it removes a few characters JavaScript's `trim()` keeps, and keeps U+FEFF). */
 export const strip = (text: string): string => text.replace(stripRe, "")
 
-/** Python's `json.dumps(value, indent=2)`: `ensure_ascii` escapes every non-ASCII character. */
-export const jsonDumps = (value: unknown): string =>
-  JSON.stringify(value, null, 2).replace(
-    /[\u0080-\uffff]/g,
+/** `json.dumps(value)` without an indent: one line, `, ` between items and `: ` after keys. */
+const oneLine = (value: unknown): string => {
+  if (Array.isArray(value)) return `[${value.map(oneLine).join(", ")}]`
+  if (value !== null && typeof value === "object")
+    return `{${Object.entries(value)
+      .filter(([, v]) => v !== undefined)
+      .map(([k, v]) => `${JSON.stringify(k)}: ${oneLine(v)}`)
+      .join(", ")}}`
+  return JSON.stringify(value)
+}
+
+/**
+ * Python's `json.dumps(value, indent=2)`, or with `indent` null its `json.dumps(value)`;
+ * `ensure_ascii` escapes every character outside printable ASCII that JSON does not (DEL and
+ * above; a character beyond the BMP as its two surrogates, as Python does). For strings, integers,
+ * booleans, null, lists and dicts (Python prints a float such as `1.0` differently).
+ */
+export const jsonDumps = (value: unknown, indent: number | null = 2): string =>
+  (indent === null ? oneLine(value) : JSON.stringify(value, null, indent)).replace(
+    /[\u007f-\uffff]/g,
     (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, "0")}`
   )
 

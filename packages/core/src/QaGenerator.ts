@@ -15,6 +15,13 @@
  * In a config: `generator: { use: qa, model: gpt4o }` (options: template, maxTokens, temperature,
  * thinking).
  *
+ * With `prompt: longmemeval` it is LongMemEval's authors' reader instead
+ * (`generator: { use: qa, model: gpt4o, prompt: longmemeval, reading: con, historyFormat: json }`):
+ * one user message holding the prompt their `run_generation.py` builds from the whole history
+ * (loaded at run time from their repository, `LongMemEvalReader`), with the question's date, their
+ * token limit (800 for either reading, as their script sends, unless `maxTokens` is given) and
+ * temperature 0; an answer cut at that limit, or empty, is kept as their script keeps it.
+ *
  * @example
  * import { QaGenerator } from "@cupid-lab/core"
  * const generator = yield* QaGenerator.make({ model: "gpt4o", maxTokens: 200, temperature: 0, thinking: "strip" })
@@ -27,14 +34,52 @@ import { type ModelNotConfigured, type PluginError, StageError } from "./Errors.
 import type { Evidence } from "./Evidence.js"
 import type * as Generator from "./Generator.js"
 import { noEvidence, renderEvidence } from "./internal/stages/evidence.js"
-import { ask, stageFields, withoutThinking } from "./internal/stages/llm.js"
+import {
+  ask,
+  modelOption,
+  stageFields,
+  temperatureOption,
+  thinkingOption,
+  withoutThinking
+} from "./internal/stages/llm.js"
+import * as LongMemEvalReader from "./LongMemEvalReader.js"
+import type { ModelCache } from "./ModelCache.js"
 import { Models } from "./Models.js"
 import * as Plugin from "./Plugin.js"
+import * as Python from "./Python.js"
 import * as PromptTemplate from "./PromptTemplate.js"
 
 export const name = "qa"
 
-export const Options = Schema.Struct(stageFields(200))
+/** The project's prompt (`answer-question.md`), the default: `prompt` absent or `project`. */
+export const ProjectOptions = Schema.Struct({ prompt: Schema.optional(Schema.Literal("project")), ...stageFields(200) })
+
+/** LongMemEval's authors' reader: `prompt: longmemeval`, the prompt their run_generation.py builds, loaded from their repository. */
+export const LongMemEvalOptions = Schema.Struct({
+  prompt: Schema.Literal("longmemeval"),
+  model: modelOption,
+  reading: Schema.optionalWith(
+    Schema.Literal(...LongMemEvalReader.readings).annotations({
+      description: "direct: answer at once (their --cot false); con: extract, then reason (--cot true, their default)."
+    }),
+    { default: () => "con" as const }
+  ),
+  historyFormat: Schema.optionalWith(
+    Schema.Literal(...LongMemEvalReader.historyFormats).annotations({
+      description: "json: each session's turns as JSON (their default); nl: one line per turn."
+    }),
+    { default: () => "json" as const }
+  ),
+  maxTokens: Schema.optional(
+    Schema.Int.pipe(Schema.positive()).annotations({
+      description: "Upper bound on each answer's tokens; default theirs, 800."
+    })
+  ),
+  temperature: temperatureOption,
+  thinking: thinkingOption
+})
+
+export const Options = Schema.Union(ProjectOptions, LongMemEvalOptions)
 export type Options = typeof Options.Type
 
 export const defaultTemplate = "answer-question.md"
@@ -58,8 +103,8 @@ export const renderSessions = (evidence: Evidence): string => {
     .join("\n\n")
 }
 
-export const make = (
-  options: Options
+const makeProject = (
+  options: typeof ProjectOptions.Type
 ): Effect.Effect<Generator.Service, PluginError | ModelNotConfigured, Models | FileSystem.FileSystem> =>
   Effect.gen(function* () {
     const lm = yield* (yield* Models).languageModel(options.model)
@@ -86,10 +131,76 @@ export const make = (
     return { usesGoldPreference: false, generate }
   })
 
+/** What the authors' reader needs of the input: the sessions (dated, chronological) and the question's date. */
+export const longMemEvalQuestion = (
+  input: Generator.GenerationInput,
+  options: Pick<typeof LongMemEvalOptions.Type, "reading" | "historyFormat">
+): LongMemEvalReader.Question | string => {
+  if (input.evidence.summaries !== undefined)
+    return "the LongMemEval authors' reader shows the sessions themselves: configure no summarizer with prompt: longmemeval"
+  if (input.date === undefined)
+    return "the question has no date: the LongMemEval authors' reader shows it (question_date)"
+  const sessions = [...input.evidence.sessions].sort((a, b) => a.index - b.index)
+  // Their prepare_prompt asserts a non-empty history.
+  if (sessions.length === 0) return "no session to show: the LongMemEval authors' reader needs a non-empty history"
+  const undated = sessions.find((s) => s.date === undefined)
+  if (undated !== undefined)
+    return `session ${undated.id} has no date: the LongMemEval authors' reader shows each session's date`
+  return {
+    sessions: sessions.map((s) => ({ date: s.date!, dialogue: s.dialogue })),
+    question: input.request,
+    date: input.date,
+    reading: options.reading,
+    historyFormat: options.historyFormat
+  }
+}
+
+const makeLongMemEval = (
+  options: typeof LongMemEvalOptions.Type
+): Effect.Effect<Generator.Service, PluginError | ModelNotConfigured, Models | ModelCache> =>
+  Effect.gen(function* () {
+    const models = yield* Models
+    const lm = yield* models.languageModel(options.model)
+    const dryRun = models.dryRun === true
+    const templates = yield* LongMemEvalReader.templates({ ...LongMemEvalReader.fromEnvironment(), dryRun })
+    if (templates.standIn)
+      yield* Effect.logWarning(
+        `${name}: ${templates.source}; this dry run prices the reader's calls with stand-ins of the same size (${LongMemEvalReader.howToGet})`
+      )
+    const settings = {
+      temperature: options.temperature,
+      maxTokens: options.maxTokens ?? LongMemEvalReader.maxTokens,
+      acceptTruncated: true
+    }
+    const generate = Effect.fn("QaGenerator.generateLongMemEval")(function* (input: Generator.GenerationInput) {
+      const question = longMemEvalQuestion(input, options)
+      if (typeof question === "string")
+        return yield* new StageError({ stage: "generate", plugin: name, reason: question })
+      const content = LongMemEvalReader.prompt(templates, question)
+      // Their script keeps `completion.choices[0].message.content.strip()`, empty or not.
+      const { reading } = yield* ask(
+        lm,
+        "generate",
+        name,
+        [{ role: "user", content }],
+        settings,
+        dryRunAnswer,
+        (a) => ({ ok: true, value: Python.strip(options.thinking === "strip" ? withoutThinking(a) : a) }) as const
+      )
+      return { text: reading.value } satisfies Generator.GeneratedResponse
+    })
+    return { usesGoldPreference: false, generate }
+  })
+
+export const make = (
+  options: Options
+): Effect.Effect<Generator.Service, PluginError | ModelNotConfigured, Models | ModelCache | FileSystem.FileSystem> =>
+  options.prompt === "longmemeval" ? makeLongMemEval(options) : makeProject(options)
+
 export const plugin = Plugin.generator({
   name,
   description:
-    "Answers a question-answering benchmark's question (LoCoMo, LongMemEval) with a chat model from the selected sessions, in a short phrase.",
+    "Answers a question-answering benchmark's question (LoCoMo, LongMemEval) with a chat model from the selected sessions, in a short phrase; prompt: longmemeval sends LongMemEval's authors' reader prompt instead.",
   options: Options,
   make
 })

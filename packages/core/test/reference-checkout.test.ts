@@ -3,7 +3,6 @@
 // built from the real checkout), keep it only when the pinned files match, and otherwise say how to
 // get it so that the tests that need it are skipped.
 import { describe, expect, it } from "@effect/vitest"
-import { execFileSync } from "node:child_process"
 import * as fs from "node:fs"
 import * as http from "node:http"
 import type { AddressInfo } from "node:net"
@@ -11,17 +10,19 @@ import * as os from "node:os"
 import * as path from "node:path"
 import * as ReferencePrompts from "../src/ReferencePrompts.js"
 import * as ReferenceCheckout from "../src/testing/ReferenceCheckout.js"
+import * as Subprocess from "../src/testing/Subprocess.js"
 
 const tmp = () => fs.mkdtempSync(path.join(os.tmpdir(), "reference-checkout-"))
 const nowhere = path.join(os.tmpdir(), "no-such-checkout")
 
 /** A .tar.gz shaped like GitHub's (one top directory, CUPID-<commit>/) of the real checkout, one file changed by `edit`. */
-const archiveOf = (edit?: { file: string; text: string }): Buffer => {
+const archiveOf = async (edit?: { file: string; text: string }): Promise<Buffer> => {
   const work = tmp()
   const top = path.join(work, `CUPID-${ReferencePrompts.commit}`)
   fs.cpSync(ReferenceCheckout.need(), top, { recursive: true })
   if (edit !== undefined) fs.writeFileSync(path.join(top, edit.file), edit.text)
-  execFileSync("tar", ["-czf", path.join(work, "a.tar.gz"), "-C", work, path.basename(top)])
+  const packed = await Subprocess.run("tar", ["-czf", path.join(work, "a.tar.gz"), "-C", work, path.basename(top)])
+  if (packed.code !== 0) throw new Error(`tar -czf exited ${packed.code ?? packed.signal}: ${packed.stderr}`)
   return fs.readFileSync(path.join(work, "a.tar.gz"))
 }
 
@@ -39,7 +40,7 @@ const serve = async (body: Buffer) => {
 
 describe("ReferenceCheckout: the pretest's download", () => {
   it("downloads the pinned commit's archive into the cache, checks it, and the tests then read it from there", async () => {
-    const server = await serve(archiveOf())
+    const server = await serve(await archiveOf())
     try {
       const cache = tmp()
       const env = { CUPID_REFERENCE_ARCHIVE_URL: server.url, CUPID_REFERENCE_CACHE: cache }
@@ -63,7 +64,7 @@ describe("ReferenceCheckout: the pretest's download", () => {
 
   it("refuses an archive whose pinned files differ, keeping nothing", async () => {
     const judge = ReferencePrompts.files.judge
-    const server = await serve(archiveOf({ file: judge.path, text: "system_prompt: x\nuser_prompt: y\n" }))
+    const server = await serve(await archiveOf({ file: judge.path, text: "system_prompt: x\nuser_prompt: y\n" }))
     try {
       const cache = tmp()
       const env = { CUPID_REFERENCE_ARCHIVE_URL: server.url, CUPID_REFERENCE_CACHE: cache }

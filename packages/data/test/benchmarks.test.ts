@@ -366,6 +366,32 @@ describe("prefeval:<dir>", () => {
       })
   )
 
+  NodeTest.it.effect("topics=<a>+<b> keeps those topics' files, with a fingerprint of their own", () =>
+    Effect.gen(function* () {
+      // Two topics: the fixture's travel_hotel, and a copy of its explicit file as travel_restaurant.
+      const root = path.join(dir, "prefeval-topics")
+      fs.cpSync(prefeval, root, { recursive: true })
+      const explicit = path.join(root, "benchmark_dataset", "explicit_preference")
+      fs.copyFileSync(path.join(explicit, "travel_hotel.json"), path.join(explicit, "travel_restaurant.json"))
+      const every = yield* Dataset.loadAll(`prefeval:${root},turns=2`)
+      const one = yield* Dataset.loadAll(`prefeval:${root},turns=2,topics=travel_restaurant`)
+      const hotel = every.instances.filter((i) => i.id.includes("travel_hotel"))
+      expect(one.instances.map((i) => i.id)).toEqual(
+        every.instances.filter((i) => i.id.includes("travel_restaurant")).map((i) => i.id)
+      )
+      expect(one.instances.length).toBe(every.instances.length - hotel.length)
+      // Options in either order; both topics are every topic, read with a fingerprint naming them.
+      const both = yield* Dataset.open(`prefeval:${root},topics=travel_restaurant+travel_hotel,turns=2`)
+      const all = yield* Dataset.open(`prefeval:${root},turns=2`)
+      const restaurant = yield* Dataset.open(`prefeval:${root},turns=2,topics=travel_restaurant`)
+      expect(new Set([both.fingerprint, all.fingerprint, restaurant.fingerprint]).size).toBe(3)
+      expect(yield* failure(`prefeval:${root},topics=travel_hotels`)).toBe(
+        `prefeval:${root},topics=travel_hotels: no topic "travel_hotels" in ${path.join(root, "benchmark_dataset")}: expected topics=<name>[+<name>...] of travel_hotel, travel_restaurant`
+      )
+      expect(yield* failure(`prefeval:${root},turn=2`)).toContain(`unknown option "turn=2": expected prefeval:<dir>`)
+    })
+  )
+
   NodeTest.it.effect("errors name the topic file, the entry and the field, or the missing folder", () =>
     Effect.gen(function* () {
       const root = path.join(dir, "prefeval-bad")
@@ -387,7 +413,7 @@ describe("prefeval:<dir>", () => {
       ])
       fs.rmSync(path.join(root, "benchmark_dataset", "filtered_inter_turns.json"))
       expect(yield* failure(`prefeval:${root}`)).toBe(
-        `${root}: not a PrefEval data folder: expected filtered_inter_turns.json in it or in its benchmark_dataset folder (prefeval:<dir>[,turns=<n>] (PrefEval's benchmark_dataset folder, or the repository holding it))`
+        `${root}: not a PrefEval data folder: expected filtered_inter_turns.json in it or in its benchmark_dataset folder (prefeval:<dir>[,turns=<n>][,topics=<topic>[+<topic>...]] (PrefEval's benchmark_dataset folder, or the repository holding it; topics by file name, e.g. travel_restaurant))`
       )
     })
   )

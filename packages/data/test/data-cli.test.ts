@@ -3,8 +3,8 @@
  * tools/build-cli.mjs when a source is newer), as a child process: statistics worked out by hand,
  * exit codes 0 / 1 (data error) / 2 (usage error), and a download from a loopback hub.
  */
+import { CompiledCli, Subprocess } from "@cupid-lab/core/testing"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
-import { spawn, spawnSync } from "node:child_process"
 import { createHash } from "node:crypto"
 import * as fs from "node:fs"
 import * as os from "node:os"
@@ -16,7 +16,6 @@ import { cupidCard, startHub } from "./hubServer.js"
 
 let dir: string
 const repoRoot = fileURLToPath(new URL("../../../", import.meta.url))
-const compiled = path.join(repoRoot, "packages", "experiments", "dist", "cli.mjs")
 
 interface Result {
   readonly code: number | null
@@ -25,20 +24,13 @@ interface Result {
 }
 
 /** `cupid-lab data <argv>` to its end, with `env` added; the test process stays free to serve HTTP meanwhile. */
-const cliWith = (env: Readonly<Record<string, string>>, ...argv: Array<string>): Promise<Result> =>
-  new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [compiled, "data", ...argv], {
-      cwd: dir,
-      env: { ...process.env, FORCE_COLOR: "0", ...env },
-      stdio: ["ignore", "pipe", "pipe"]
-    })
-    let out = "",
-      err = ""
-    child.stdout.on("data", (d: Buffer) => (out += d.toString()))
-    child.stderr.on("data", (d: Buffer) => (err += d.toString()))
-    child.on("error", reject)
-    child.on("close", (code) => resolve({ code, out: out.replace(/\n$/, ""), err: err.replace(/\n$/, "") }))
+const cliWith = async (env: Readonly<Record<string, string>>, ...argv: Array<string>): Promise<Result> => {
+  const r = await Subprocess.run(process.execPath, [CompiledCli.entry, "data", ...argv], {
+    cwd: dir,
+    env: { ...process.env, FORCE_COLOR: "0", ...env }
   })
+  return { code: r.code, out: r.stdout.replace(/\n$/, ""), err: r.stderr.replace(/\n$/, "") }
+}
 
 const cli = (...argv: Array<string>): Promise<Result> => cliWith({}, ...argv)
 
@@ -90,14 +82,11 @@ const handMade = [
   { persona_id: "p2", instance_type: "later" }
 ]
 
-beforeAll(() => {
-  const built = spawnSync(process.execPath, [path.join(repoRoot, "tools", "build-cli.mjs"), "--if-stale", "--quiet"], {
-    encoding: "utf8"
-  })
-  if (built.status !== 0) throw new Error(`building the CLI failed: ${built.stderr}`)
+beforeAll(async () => {
+  await CompiledCli.build()
   dir = fs.mkdtempSync(path.join(os.tmpdir(), "cupid-cli-"))
   fs.writeFileSync(path.join(dir, "hand.jsonl"), handMade.map((r) => JSON.stringify(r)).join("\n") + "\n")
-})
+}, 120_000)
 
 afterAll(() => fs.rmSync(dir, { recursive: true, force: true }))
 

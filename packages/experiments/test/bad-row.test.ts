@@ -6,13 +6,12 @@
  */
 import { it } from "@effect/vitest"
 import { Effect } from "effect"
-import { spawnSync } from "node:child_process"
 import * as fs from "node:fs"
 import * as os from "node:os"
 import * as path from "node:path"
 import { fileURLToPath } from "node:url"
 import { beforeAll, describe, expect } from "vitest"
-import { cleanEnv, runProcess } from "./support.js"
+import { buildCli, cleanEnv, runProcess } from "./support.js"
 
 const repoRoot = fileURLToPath(new URL("../../../", import.meta.url))
 const compiled = path.join(repoRoot, "packages", "experiments", "dist", "cli.mjs")
@@ -21,12 +20,7 @@ const sample = fs
   .split("\n")
   .filter((l) => l !== "")
 
-beforeAll(() => {
-  const built = spawnSync(process.execPath, [path.join(repoRoot, "tools", "build-cli.mjs"), "--if-stale", "--quiet"], {
-    encoding: "utf8"
-  })
-  if (built.status !== 0) throw new Error(`building the CLI failed: ${built.stderr}`)
-}, 120_000)
+beforeAll(buildCli, 120_000)
 
 /** The sample's first `rows` rows with row 6 replaced (with 6 rows, the last line of the file). */
 const withRow6 = (row6: (row: Record<string, unknown>, text: string) => string, rows = 12): string =>

@@ -14,25 +14,20 @@ import { OpenAiServer } from "@cupid-lab/providers/testing"
 import type { ResultLine } from "@cupid-lab/results"
 import { beforeAll, describe, expect } from "@effect/vitest"
 import { Effect } from "effect"
-import { spawn, spawnSync } from "node:child_process"
+import { spawn } from "node:child_process"
 import * as fs from "node:fs"
 import * as path from "node:path"
 import { fileURLToPath } from "node:url"
 import { parse as parseYaml, stringify as stringifyYaml } from "yaml"
 import { answer, type ChatBody } from "./fixtures/paperModel.js"
-import { cleanEnv, lines, runProcess, tempDir } from "./support.js"
+import { buildCli, cleanEnv, lines, runProcess, tempDir } from "./support.js"
 
 const repoRoot = fileURLToPath(new URL("../../../", import.meta.url))
 // The compiled CLI, so that the process killed is the sweep itself (not a wrapper around it).
 const cli = path.join(repoRoot, "packages", "experiments", "dist", "cli.mjs")
 const node = process.execPath
 
-beforeAll(() => {
-  const built = spawnSync(node, [path.join(repoRoot, "tools", "build-cli.mjs"), "--if-stale", "--quiet"], {
-    encoding: "utf8"
-  })
-  if (built.status !== 0) throw new Error(`building the CLI failed: ${built.stderr}`)
-}, 300_000)
+beforeAll(buildCli, 300_000)
 
 /** The shipped paper-ablations.yaml with its baseline cell only and its cache in `cache`. */
 const configIn = (dir: string, name: string, cache: string): string => {

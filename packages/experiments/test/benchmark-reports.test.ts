@@ -6,34 +6,34 @@
  * the same in the verdict, the leaderboard and the console, and the questions without evidence it
  * leaves out are counted and named once, above the sentences. Every value is checked by hand.
  */
-import { spawnSync } from "node:child_process"
 import * as fs from "node:fs"
 import * as path from "node:path"
 import { fileURLToPath } from "node:url"
+import { Subprocess } from "@cupid-lab/core/testing"
 import { Dataset } from "@cupid-lab/data"
-import { Leaderboard, Report, Slices, Table } from "@cupid-lab/report"
+import { Leaderboard, Report, Slices, Table, VerdictText } from "@cupid-lab/report"
 import { RunDir } from "@cupid-lab/results"
 import * as NodeContext from "@effect/platform-node/NodeContext"
 import { Effect } from "effect"
 import { beforeAll, describe, expect, it } from "vitest"
 
 import { tempDir } from "./report-fixtures.js"
+import { buildCli } from "./support.js"
 
 const repo = fileURLToPath(new URL("../../../", import.meta.url))
 const cli = path.join(repo, "packages", "experiments", "dist", "cli.mjs")
 const fixtures = path.join(repo, "packages", "data", "test", "fixtures")
 const dir = tempDir("benchmark-reports")
 
-const sweep = (name: string, config: string): { readonly out: string; readonly stdout: string } => {
+const sweep = async (name: string, config: string): Promise<{ readonly out: string; readonly stdout: string }> => {
   const file = path.join(dir, `${name}.yaml`)
   fs.writeFileSync(file, config)
   const out = path.join(dir, name)
-  const r = spawnSync(process.execPath, [cli, "sweep", "--config", file, "--out", out], {
+  const r = await Subprocess.run(process.execPath, [cli, "sweep", "--config", file, "--out", out], {
     cwd: dir,
-    encoding: "utf8",
     env: { ...process.env, FORCE_COLOR: "0", CUPID_CACHE_DIR: path.join(dir, "cache") }
   })
-  expect(r.status, r.stderr).toBe(0)
+  expect(r.code, r.stderr).toBe(0)
   return { out, stdout: r.stdout }
 }
 
@@ -90,12 +90,7 @@ const consoleN = (stdout: string): Map<string, string> => {
   )
 }
 
-beforeAll(() => {
-  const built = spawnSync(process.execPath, [path.join(repo, "tools", "build-cli.mjs"), "--if-stale", "--quiet"], {
-    encoding: "utf8"
-  })
-  expect(built.status, built.stderr).toBe(0)
-}, 120_000)
+beforeAll(buildCli, 120_000)
 
 describe("slices follow the benchmark", () => {
   it("each benchmark's report order lists exactly the types its reader gives instances", () => {
@@ -132,8 +127,8 @@ sweep:
   retriever: [all, { use: bm25, k: 5 }, oracle]
 `
   let run: { readonly out: string; readonly stdout: string }
-  beforeAll(() => {
-    run = sweep("locomo", config)
+  beforeAll(async () => {
+    run = await sweep("locomo", config)
   }, 120_000)
 
   it("has LoCoMo's categories, none of CUPID's types, and no empty column; n agrees everywhere", async () => {
@@ -163,13 +158,13 @@ sweep:
     const [all, single, multi] = v.findings
     expect(all!.leaders.map((s) => s.cell.name)).toEqual(["bm25"])
     expect(all!.vsBaseline!.by).toBeCloseTo(2 / 7, 12)
-    expect(all!.sentence).toMatch(
+    expect(VerdictText.sentence(v, all!)).toMatch(
       /^All instances: bm25 leads on retrieval\.recall_any@5 with 0\.857 \[[^\]]+\] on n = 7 instances, ahead of the baseline and runner-up all \(0\.571\) by 0\.286 /
     )
-    expect(single!.sentence).toMatch(
+    expect(VerdictText.sentence(v, single!)).toMatch(
       /^Single-hop instances: bm25 leads on retrieval\.recall_any@5 with 0\.750 \[[^\]]+\] on n = 4 instances, ahead of the baseline and runner-up all \(0\.250\) by 0\.500 /
     )
-    expect(multi!.sentence).toBe(
+    expect(VerdictText.sentence(v, multi!)).toBe(
       "Multi-hop instances: all and bm25 tie for the lead on retrieval.recall_any@5 at 1.000."
     )
 
@@ -177,13 +172,13 @@ sweep:
     // (the oracle is not), on five slices with a value: 5 primary Holm tests, and 5 x 2 / 2^n < 0.05
     // first at n = 8. All instances and single-hop resample the two conversations; the other
     // categories hold one question each.
-    expect(v.notes).toEqual([
+    expect(VerdictText.notes(v)).toEqual([
       "n counts the instances with a value of retrieval.recall_any@5: 7 of the 9 scored; not counted: 2 questions without evidence (adversarial 1, unlabelled 1).",
       "The adversarial instances (1 question without evidence) have no value of retrieval.recall_any@5 in any cell: no sentence and no column for them.",
       "No difference against the baseline can be significant after correction on any slice: the cells share n = 2 personas on all and single-hop instances (a persona's instances move together) and n = 1 instances on multi-hop, temporal and open-domain instances, and that takes n = 8."
     ])
-    for (const f of v.findings) expect(f.sentence).not.toContain("can be significant")
-    expect(md).toContain(`\n\n${Table.mdLine(v.notes.join(" "))}\n\n- All instances: bm25 leads`)
+    for (const f of v.findings) expect(VerdictText.sentence(v, f)).not.toContain("can be significant")
+    expect(md).toContain(`\n\n${Table.mdLine(VerdictText.notes(v).join(" "))}\n\n- All instances: bm25 leads`)
 
     // The leaderboard: a column per category with a value, by hand.
     const board = Leaderboard.table(r.analysis, v)
@@ -214,8 +209,8 @@ sweep:
         ["oracle", "7"]
       ])
     )
-    for (const note of v.notes) expect(run.stdout).toContain(`  ${note}\n`)
-    for (const f of v.findings) expect(run.stdout).toContain(`  ${f.sentence}\n`)
+    for (const note of VerdictText.notes(v)) expect(run.stdout).toContain(`  ${note}\n`)
+    for (const f of v.findings) expect(run.stdout).toContain(`  ${VerdictText.sentence(v, f)}\n`)
 
     // No column of a slice or a metric is empty: the adversarial instances' retrieval table keeps
     // only what is defined there (none of the recall metrics).
@@ -242,8 +237,8 @@ sweep:
   retriever: [all, { use: recency, k: 1 }, oracle]
 `
   let run: { readonly out: string; readonly stdout: string }
-  beforeAll(() => {
-    run = sweep("longmemeval", config)
+  beforeAll(async () => {
+    run = await sweep("longmemeval", config)
   }, 120_000)
 
   it("has LongMemEval's question types in its order, the abstention question counted apart", async () => {
@@ -257,7 +252,7 @@ sweep:
       "single-session-assistant",
       "multi-session"
     ])
-    expect(v.notes.slice(0, 2)).toEqual([
+    expect(VerdictText.notes(v).slice(0, 2)).toEqual([
       "n counts the instances with a value of retrieval.f1: 3 of the 4 scored; not counted: 1 question without evidence (abstention 1).",
       "The temporal-reasoning instances (1 question without evidence) have no value of retrieval.f1 in any cell: no sentence and no column for them."
     ])
@@ -273,7 +268,7 @@ sweep:
       ["2", "recency", "3", "-0.400", "0.000", "0.000", "0.667"],
       ["ceiling", "oracle ‡", "3", "+0.378", "1.000", "1.000", "1.000"]
     ])
-    expect(v.findings[0]!.sentence).toMatch(
+    expect(VerdictText.sentence(v, v.findings[0]!)).toMatch(
       /^All instances: all \(the baseline\) leads on retrieval\.f1 with 0\.622 \[[^\]]+\] on n = 3 instances, ahead of the runner-up recency \(0\.222\) by 0\.400 /
     )
     expect(consoleN(run.stdout)).toEqual(

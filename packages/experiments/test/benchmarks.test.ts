@@ -1,17 +1,18 @@
 // One grid over several data sources: `sweep: { data.source: [...] }` runs the grid once per source,
 // each in its own run directory exactly as a run on that source alone, and benchmarks.md puts them
 // side by side with N, never averaged. Through the compiled CLI.
-import { spawnSync } from "node:child_process"
 import * as fs from "node:fs"
 import * as os from "node:os"
 import * as path from "node:path"
 import { fileURLToPath } from "node:url"
 import { Effect, Either } from "effect"
 import { beforeAll, describe, expect, it } from "vitest"
+import { Subprocess } from "@cupid-lab/core/testing"
 import { Config } from "@cupid-lab/runner"
 import { Benchmarks } from "@cupid-lab/report"
 
 import { cellA, cellB, writeRun } from "./report-fixtures.js"
+import { buildCli } from "./support.js"
 
 const repo = fileURLToPath(new URL("../../../", import.meta.url))
 const cli = path.join(repo, "packages", "experiments", "dist", "cli.mjs")
@@ -32,21 +33,13 @@ const write = (name: string, text: string) => {
   fs.writeFileSync(file, text)
   return file
 }
-const cupid = (...args: Array<string>) => {
-  const r = spawnSync(process.execPath, [cli, ...args], {
+const cupid = (...args: Array<string>) =>
+  Subprocess.run(process.execPath, [cli, ...args], {
     cwd: dir,
-    encoding: "utf8",
     env: { ...process.env, FORCE_COLOR: "0", CUPID_CACHE_DIR: path.join(dir, "cache") }
   })
-  return { code: r.status, stdout: r.stdout, stderr: r.stderr }
-}
 
-beforeAll(() => {
-  const built = spawnSync(process.execPath, [path.join(repo, "tools", "build-cli.mjs"), "--if-stale", "--quiet"], {
-    encoding: "utf8"
-  })
-  expect(built.status, built.stderr).toBe(0)
-}, 120_000)
+beforeAll(buildCli, 120_000)
 
 describe("sweep: { data.source: [...] }", () => {
   it("is read as the list of sources, refused when it is not one, and --data runs one source", () => {
@@ -66,13 +59,13 @@ describe("sweep: { data.source: [...] }", () => {
     expect(problem("data.source: [sample, sample]")).toContain(`sweep.data.source: the source "sample" is listed twice`)
   })
 
-  it("runs the grid once per source, each run the same as on that source alone, and writes benchmarks.md side by side", () => {
+  it("runs the grid once per source, each run the same as on that source alone, and writes benchmarks.md side by side", async () => {
     const out = path.join(dir, "runs")
     const config = write(
       "multi.yaml",
       `${grid}out: ${JSON.stringify(out)}\nsweep:\n  data.source: [sample, ${JSON.stringify(longmemeval)}]\n  retriever: [all, { use: bm25, k: 2 }, oracle]\n`
     )
-    const r = cupid("sweep", "--config", config)
+    const r = await cupid("sweep", "--config", config)
     expect(r.code, r.stderr).toBe(0)
     expect(r.stderr).toContain(`data source 1 of 2: sample`)
     expect(r.stderr).toContain(`data source 2 of 2: ${longmemeval}`)
@@ -89,7 +82,7 @@ describe("sweep: { data.source: [...] }", () => {
       [second, longmemeval]
     ] as const) {
       const alone = path.join(dir, `alone-${sub}`)
-      const single = cupid(
+      const single = await cupid(
         "sweep",
         "--config",
         write("single.yaml", `${grid}sweep:\n  retriever: [all, { use: bm25, k: 2 }, oracle]\n`),

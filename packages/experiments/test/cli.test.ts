@@ -9,12 +9,12 @@
 import { OpenAiServer } from "@cupid-lab/providers/testing"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { Effect, Exit, Scope } from "effect"
-import { type ChildProcess, spawn, spawnSync } from "node:child_process"
+import { type ChildProcess, spawn } from "node:child_process"
 import * as fs from "node:fs"
 import * as os from "node:os"
 import * as path from "node:path"
 import { fileURLToPath, pathToFileURL } from "node:url"
-import { loopbackSweep } from "./support.js"
+import { buildCli, loopbackSweep } from "./support.js"
 
 const repo = fileURLToPath(new URL("../../../", import.meta.url))
 const cli = path.join(repo, "packages", "experiments", "dist", "cli.mjs")
@@ -88,11 +88,8 @@ const lines = (file: string) =>
     .split("\n")
     .filter((l) => l !== "")
 
-beforeAll(() => {
-  const built = spawnSync(process.execPath, [path.join(repo, "tools", "build-cli.mjs"), "--if-stale", "--quiet"], {
-    encoding: "utf8"
-  })
-  if (built.status !== 0) throw new Error(`building the CLI failed: ${built.stderr}`)
+beforeAll(async () => {
+  await buildCli()
   fs.writeFileSync(
     hooks,
     [

@@ -81,7 +81,9 @@ describe("the shipped configs", () => {
   it.effect("prefeval.yaml's dry run on the fixture plans an answer and four judge calls per instance", () =>
     Effect.gen(function* () {
       const dir = path.resolve(configs, "..", "packages", "data", "test", "fixtures", "prefeval")
-      const dry = yield* Runner.dryRun(yield* load("prefeval.yaml", { PREFEVAL_DIR: dir, PREFEVAL_TURNS: "2" }))
+      const dry = yield* Runner.dryRun(
+        yield* load("prefeval.yaml", { PREFEVAL_DIR: dir, PREFEVAL_TURNS: "2", PREFEVAL_TOPICS: "travel_hotel" })
+      )
       expect([dry.grid.cells.map((c) => c.name), dry.calls.total, dry.failed]).toEqual([["full-history"], 20, 0])
     }).pipe(Effect.provide(NodeContext.layer))
   )

@@ -4,11 +4,11 @@
  * limit stops on SIGTERM.
  */
 import { Effect } from "effect"
-import { spawn, spawnSync } from "node:child_process"
+import { spawn } from "node:child_process"
 import * as path from "node:path"
 import { fileURLToPath } from "node:url"
 import { beforeAll, describe, expect, it } from "vitest"
-import { cleanEnv, runProcess, tempDir, writeConfig } from "./support.js"
+import { buildCli, cleanEnv, runProcess, tempDir, writeConfig } from "./support.js"
 
 const repo = fileURLToPath(new URL("../../../", import.meta.url))
 const cli = path.join(repo, "packages", "experiments", "dist", "cli.mjs")
@@ -28,12 +28,7 @@ const hugeGrid =
     `  transform.pad: ${values(40, (i) => String(i + 8))}`
   ].join("\n") + "\n"
 
-beforeAll(() => {
-  const built = spawnSync(process.execPath, [path.join(repo, "tools", "build-cli.mjs"), "--if-stale", "--quiet"], {
-    encoding: "utf8"
-  })
-  if (built.status !== 0) throw new Error(`building the CLI failed: ${built.stderr}`)
-})
+beforeAll(buildCli, 120_000)
 
 describe("a large grid through the CLI", () => {
   it("over the limit, a dry run is refused before any work, with the size, the limit and how to raise it", async () => {

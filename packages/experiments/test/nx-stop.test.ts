@@ -12,12 +12,12 @@ import { OpenAiServer } from "@cupid-lab/providers/testing"
 import { RunId } from "@cupid-lab/results"
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest"
 import { Effect, Exit, Scope } from "effect"
-import { type ChildProcess, spawn, spawnSync } from "node:child_process"
+import { type ChildProcess, spawn } from "node:child_process"
 import * as fs from "node:fs"
 import * as path from "node:path"
 import { fileURLToPath } from "node:url"
 
-import { lines, loopbackSweep, tempDir, writeConfig } from "./support.js"
+import { buildCli, lines, loopbackSweep, tempDir, writeConfig } from "./support.js"
 
 const repo = fileURLToPath(new URL("../../../", import.meta.url))
 const cli = path.join(repo, "packages", "experiments", "dist", "cli.mjs")
@@ -125,10 +125,7 @@ afterEach(() => {
 })
 
 beforeAll(async () => {
-  const built = spawnSync(process.execPath, [path.join(repo, "tools", "build-cli.mjs"), "--if-stale", "--quiet"], {
-    encoding: "utf8"
-  })
-  if (built.status !== 0) throw new Error(`building the CLI failed: ${built.stderr}`)
+  await buildCli()
   const server = await Effect.runPromise(
     Scope.extend(
       OpenAiServer.make({ chat: () => sleep(answerMs).then(() => "A reply that keeps to the request.") }),

@@ -5,8 +5,8 @@
  * joined into one /bin/sh command line, where a cell name such as `bm25(b=0.5,top=4)` was a syntax
  * error. Two real `npx nx run` invocations (about 5 s each, most of it Nx's project graph).
  */
+import { Subprocess } from "@cupid-lab/core/testing"
 import { describe, expect, it } from "vitest"
-import { spawnSync } from "node:child_process"
 import * as fs from "node:fs"
 import * as path from "node:path"
 import { fileURLToPath } from "node:url"
@@ -17,15 +17,14 @@ const repo = fileURLToPath(new URL("../../../", import.meta.url))
 /** Named the way the sweep names a cell with several options: parentheses, `=` and a comma. */
 const cellC: CellSpec = { ...cellB, id: "cccc000000000003", name: "bm25(b=0.5,top=4)" }
 
-const nx = (...args: Array<string>) => {
+const nx = async (...args: Array<string>) => {
   // --output-style=static: every task's output in full, whatever Nx guesses about the terminal.
-  const r = spawnSync("npx", ["nx", "run", ...args, "--output-style=static"], {
+  const r = await Subprocess.run("npx", ["nx", "run", ...args, "--output-style=static"], {
     cwd: repo,
-    encoding: "utf8",
     env: { ...process.env, FORCE_COLOR: "0", NX_TUI: "false" },
     timeout: 120_000
   })
-  return { code: r.status, out: `${r.stdout}${r.stderr}` }
+  return { code: r.code, out: `${r.stdout}${r.stderr}` }
 }
 
 describe("the Nx targets of the CLI", () => {
@@ -52,11 +51,11 @@ describe("the Nx targets of the CLI", () => {
     expect(targets.filter((t) => JSON.stringify(t.options ?? {}).includes("dist/cli.mjs"))).toEqual([])
   })
 
-  it("pass a cell name with parentheses, and shell syntax, to the CLI unchanged", () => {
+  it("pass a cell name with parentheses, and shell syntax, to the CLI unchanged", async () => {
     const run = tempDir("nx-args")
     writeRun(run, { name: "nx-args", cells: [cellA, cellB, cellC] })
 
-    const chosen = nx("experiments:report", "--run", run, "--baseline", cellC.name)
+    const chosen = await nx("experiments:report", "--run", run, "--baseline", cellC.name)
     expect(chosen.code, chosen.out).toBe(0)
     expect(chosen.out).not.toContain("Syntax error")
     expect(fs.readFileSync(path.join(run, "report.md"), "utf8")).toContain(
@@ -66,7 +65,7 @@ describe("the Nx targets of the CLI", () => {
     // Quotes, `$`, `;`, a backquote and spaces arrive as typed: the CLI's own message names them,
     // and the executor adds no line of its own (no command echo, no "exited with non-zero status").
     const odd = `a b; $HOME "c" 'd' \`id\``
-    const unknown = nx("experiments:report", "--run", run, "--baseline", odd)
+    const unknown = await nx("experiments:report", "--run", run, "--baseline", odd)
     expect(unknown.code).not.toBe(0)
     expect(unknown.out).toContain(`error: ${run}: baseline "${odd}" is not a cell of this run: no cell "${odd}"`)
     expect(unknown.out).not.toMatch(/> node |exited with non-zero status/)

@@ -12,13 +12,12 @@ import type { ResultLine } from "@cupid-lab/results"
 
 import { beforeAll, describe, expect, it } from "@effect/vitest"
 import { Effect } from "effect"
-import { spawnSync } from "node:child_process"
 import * as fs from "node:fs"
 import * as path from "node:path"
 import { fileURLToPath } from "node:url"
 
 import { answer, type ChatBody, kindOf, referenceDir } from "./fixtures/paperModel.js"
-import { cleanEnv, lines, runProcess, tempDir } from "./support.js"
+import { buildCli, cleanEnv, lines, runProcess, tempDir } from "./support.js"
 
 const repoRoot = fileURLToPath(new URL("../../../", import.meta.url))
 const compiled = path.join(repoRoot, "packages", "experiments", "dist", "cli.mjs")
@@ -66,12 +65,7 @@ const env = (baseURL: string): Record<string, string> => ({
   ...Object.fromEntries(prefixes.map((p) => [`CUPID_${p}_BASE_URL`, baseURL]))
 })
 
-beforeAll(() => {
-  const built = spawnSync(process.execPath, [path.join(repoRoot, "tools", "build-cli.mjs"), "--if-stale", "--quiet"], {
-    encoding: "utf8"
-  })
-  if (built.status !== 0) throw new Error(`building the CLI failed: ${built.stderr}`)
-})
+beforeAll(buildCli, 120_000)
 
 describe("configs/paper.yaml: the paper's ten models in one command", () => {
   it.scopedLive(

@@ -5,12 +5,13 @@
  * shows (the plugin is that page's example, read from it). Errors in a plugin file name the file
  * and say what was expected.
  */
+import { Subprocess } from "@cupid-lab/core/testing"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
-import { spawnSync } from "node:child_process"
 import * as fs from "node:fs"
 import * as os from "node:os"
 import * as path from "node:path"
 import { fileURLToPath } from "node:url"
+import { buildCli } from "./support.js"
 
 const repo = fileURLToPath(new URL("../../../", import.meta.url))
 const cli = path.join(repo, "packages", "experiments", "dist", "cli.mjs")
@@ -55,14 +56,13 @@ interface Done {
   readonly out: string
 }
 
-const cupid = (...args: Array<string>): Done => {
-  const r = spawnSync(process.execPath, [cli, ...args], {
+const cupid = async (...args: Array<string>): Promise<Done> => {
+  const r = await Subprocess.run(process.execPath, [cli, ...args], {
     cwd: dir,
-    encoding: "utf8",
     env: { ...process.env, FORCE_COLOR: "0" },
     timeout: 120_000
   })
-  return { code: r.status, out: `${r.stdout}${r.stderr}` }
+  return { code: r.code, out: `${r.stdout}${r.stderr}` }
 }
 
 const lines = (file: string): Array<Record<string, unknown>> =>
@@ -72,24 +72,19 @@ const lines = (file: string): Array<Record<string, unknown>> =>
     .filter((l) => l !== "")
     .map((l) => JSON.parse(l))
 
-beforeAll(() => {
-  const built = spawnSync(process.execPath, [path.join(repo, "tools", "build-cli.mjs"), "--if-stale", "--quiet"], {
-    encoding: "utf8"
-  })
-  if (built.status !== 0) throw new Error(`building the CLI failed: ${built.stderr}`)
-}, 120_000)
+beforeAll(buildCli, 120_000)
 
 afterAll(() => fs.rmSync(dir, { recursive: true, force: true }))
 
 describe("the compiled CLI loads plugin files", () => {
-  it("runs a sweep with the TypeScript plugin of docs/config.md, which imports @cupid-lab/core and effect", () => {
+  it("runs a sweep with the TypeScript plugin of docs/config.md, which imports @cupid-lab/core and effect", async () => {
     write(path.join(dir, "plugins", "newest.ts"), docsBlock("config.md", "## Your own plugins", "ts"))
     const yaml = docsBlock("config.md", "## Your own plugins", "yaml")
     expect(yaml).toContain("plugins: [./plugins/newest.ts]")
     const file = config("docs-plugin", `${yaml}scorers: [{ use: retrieval, ks: [2] }]\n`)
     const out = path.join(dir, "runs", "docs-plugin")
 
-    const r = cupid("sweep", "--config", file, "--out", out)
+    const r = await cupid("sweep", "--config", file, "--out", out)
     expect(r.code, r.out).toBe(0)
     const results = lines(path.join(out, "results.jsonl"))
     expect(results).toHaveLength(3)
@@ -116,7 +111,7 @@ describe("the compiled CLI loads plugin files", () => {
     ])
   }, 120_000)
 
-  it("loads .mts, .js and .mjs plugin files too", () => {
+  it("loads .mts, .js and .mjs plugin files too", async () => {
     const files = ["mts", "js", "mjs"].map((ext) =>
       write(path.join(dir, "plugins", `latest-${ext}.${ext}`), retriever(`latest-${ext}`))
     )
@@ -125,7 +120,7 @@ describe("the compiled CLI loads plugin files", () => {
       `plugins: ${JSON.stringify(files.map((f) => `./plugins/${path.basename(f)}`))}\npipeline: { retriever: all }\n` +
         "sweep: { retriever: [latest-mts, latest-js, latest-mjs] }\n"
     )
-    const r = cupid("sweep", "--config", file, "--dry-run")
+    const r = await cupid("sweep", "--config", file, "--dry-run")
     expect(r.code, r.out).toBe(0)
     expect(r.out).toMatch(
       /grid: 3 cells\n {2}\w+ {2}latest-mts {2}\(baseline\)\n {2}\w+ {2}latest-js\n {2}\w+ {2}latest-mjs\n/
@@ -134,42 +129,42 @@ describe("the compiled CLI loads plugin files", () => {
 })
 
 describe("an error in a plugin file names the file and what was expected", () => {
-  const failing = (name: string, plugin: string) => {
+  const failing = async (name: string, plugin: string) => {
     // Given relative to the working directory, the config is named so in messages.
     const file = path.basename(config(name, `plugins: [${plugin}]\npipeline: { retriever: all }\n`))
-    const r = cupid("sweep", "--config", file, "--dry-run")
+    const r = await cupid("sweep", "--config", file, "--dry-run")
     expect(r.code, r.out).toBe(1)
     return { file, out: r.out }
   }
 
-  it("a syntax error: the file, line and column, and what the parser expected", () => {
+  it("a syntax error: the file, line and column, and what the parser expected", async () => {
     const plugin = write(
       path.join(dir, "plugins", "broken.ts"),
       `import { Plugin } from "@cupid-lab/core"\nexport default Plugin.retriever({ name: "x",, })\n`
     )
-    const { file, out } = failing("broken", "./plugins/broken.ts")
+    const { file, out } = await failing("broken", "./plugins/broken.ts")
     expect(out).toContain(
       `error: ${file}: plugins[0]: cannot import ./plugins/broken.ts (${plugin}): Transform failed with 1 error:\n`
     )
     expect(out).toContain(`${plugin}:2:44: ERROR: Expected identifier but found ","`)
   }, 60_000)
 
-  it("no default export: what the file exports instead, and what it must export", () => {
+  it("no default export: what the file exports instead, and what it must export", async () => {
     write(
       path.join(dir, "plugins", "named.ts"),
       retriever("named").replace("export default Plugin.retriever(", "export const plugin = Plugin.retriever(")
     )
-    const { file, out } = failing("named", "./plugins/named.ts")
+    const { file, out } = await failing("named", "./plugins/named.ts")
     expect(out).toContain(
       `error: ${file}: plugins[0]: ./plugins/named.ts: has no default export (it exports plugin); ` +
         "the default export must be a plugin built with Plugin.retriever(...), Plugin.scorer(...) etc., or an array of them"
     )
   }, 60_000)
 
-  it("a file outside the checkout, where @cupid-lab/core cannot be found, and a CommonJS file", () => {
+  it("a file outside the checkout, where @cupid-lab/core cannot be found, and a CommonJS file", async () => {
     const outside = fs.mkdtempSync(path.join(os.tmpdir(), "cupid-plugin-"))
     const plugin = write(path.join(outside, "newest.ts"), retriever("newest"))
-    const far = failing("outside", JSON.stringify(plugin))
+    const far = await failing("outside", JSON.stringify(plugin))
     expect(far.out).toContain(
       `error: ${far.file}: plugins[0]: cannot import ${plugin} (${plugin}): it cannot find @cupid-lab/core: a plugin file finds ` +
         "@cupid-lab/core and effect from its own folder upward, like any Node module, so it must be inside the cupid-lab checkout (e.g. configs/plugins/)"
@@ -177,7 +172,7 @@ describe("an error in a plugin file names the file and what was expected", () =>
     fs.rmSync(outside, { recursive: true, force: true })
 
     write(path.join(dir, "plugins", "old.cts"), retriever("old"))
-    const cjs = failing("commonjs", "./plugins/old.cts")
+    const cjs = await failing("commonjs", "./plugins/old.cts")
     expect(cjs.out).toContain(
       `error: ${cjs.file}: plugins[0]: ./plugins/old.cts: a plugin file must be an ES module ending in .ts, .mts, .js, .mjs`
     )
@@ -185,22 +180,21 @@ describe("an error in a plugin file names the file and what was expected", () =>
 })
 
 describe("through Nx", () => {
-  it("experiments:sweep loads a TypeScript plugin file", () => {
+  it("experiments:sweep loads a TypeScript plugin file", async () => {
     write(path.join(dir, "plugins", "nx-latest.ts"), retriever("nx-latest"))
     const file = config("nx-plugin", "plugins: [./plugins/nx-latest.ts]\npipeline: { retriever: nx-latest }\n")
     // --output-style=static: every task's output in full, whatever Nx guesses about the terminal.
-    const r = spawnSync(
+    const r = await Subprocess.run(
       "npx",
       ["nx", "run", "experiments:sweep", "--config", file, "--dry-run", "--output-style=static"],
       {
         cwd: repo,
-        encoding: "utf8",
         env: { ...process.env, FORCE_COLOR: "0", NX_TUI: "false" },
         timeout: 120_000
       }
     )
     const out = `${r.stdout}${r.stderr}`
-    expect(r.status, out).toBe(0)
+    expect(r.code, out).toBe(0)
     expect(out).toMatch(/grid: 1 cells?\n {2}\w+ {2}nx-latest/)
   }, 180_000)
 })

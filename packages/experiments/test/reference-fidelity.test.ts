@@ -30,7 +30,6 @@ import { NodeFileSystem } from "@effect/platform-node"
 
 import { beforeAll, describe, expect, it } from "@effect/vitest"
 import { Effect } from "effect"
-import { spawnSync } from "node:child_process"
 import * as fs from "node:fs"
 import * as path from "node:path"
 import { fileURLToPath } from "node:url"
@@ -38,7 +37,7 @@ import { fileURLToPath } from "node:url"
 import { parse as parseYaml, stringify as stringifyYaml } from "yaml"
 
 import { type ChatBody, kindOf } from "./fixtures/paperModel.js"
-import { cleanEnv, lines, runProcess, tempDir } from "./support.js"
+import { buildCli, cleanEnv, lines, runProcess, tempDir } from "./support.js"
 
 const repoRoot = fileURLToPath(new URL("../../../", import.meta.url))
 const compiled = path.join(repoRoot, "packages", "experiments", "dist", "cli.mjs")
@@ -236,12 +235,7 @@ const variants: ReadonlyArray<Variant> = [
   }
 ]
 
-beforeAll(() => {
-  const built = spawnSync(process.execPath, [path.join(repoRoot, "tools", "build-cli.mjs"), "--if-stale", "--quiet"], {
-    encoding: "utf8"
-  })
-  if (built.status !== 0) throw new Error(`building the CLI failed: ${built.stderr}`)
-})
+beforeAll(buildCli, 120_000)
 
 describe("the authors' prompts, parsing and arithmetic, against their own code", () => {
   // Three personas of a seed no other test uses: 9 instances, 3 of each type.
@@ -303,17 +297,19 @@ describe("the authors' prompts, parsing and arithmetic, against their own code",
               }
             })
           const answers = Object.fromEntries(table)
-          const theirs = (oracle: boolean): ReferenceHarness.Evaluated =>
-            ReferenceHarness.run("evaluate", {
-              subject,
-              evaluator: gpt4o,
-              use_matcher: v.matcher === prefmatcher,
-              task: "both",
-              instances: instances(oracle),
-              answers
-            })
-          const full = theirs(false)
-          const oracle = theirs(true)
+          const theirs = (oracle: boolean) =>
+            Effect.promise((): Promise<ReferenceHarness.Evaluated> =>
+              ReferenceHarness.run("evaluate", {
+                subject,
+                evaluator: gpt4o,
+                use_matcher: v.matcher === prefmatcher,
+                task: "both",
+                instances: instances(oracle),
+                answers
+              })
+            )
+          const full = yield* theirs(false)
+          const oracle = yield* theirs(true)
 
           // Every call of theirs found its answer: the messages are byte-identical.
           expect(full.missing).toEqual([])
@@ -404,11 +400,14 @@ describe("the authors' prompts, parsing and arithmetic, against their own code",
             expect(reasons.some((m) => m.includes('no "### Most Likely Preference" heading'))).toBe(true)
             expect(reasons.some((m) => m.includes("decomposer") && m.includes("no response is generated"))).toBe(true)
             expect(reasons.every((m) => m.includes("no response is generated"))).toBe(true)
-            const [emptyDecomposition] = ReferenceHarness.run("render", {
-              subject,
-              evaluator: gpt4o,
-              calls: [{ stage: "decompose", args: { preference: "" } }]
-            }).calls as ReadonlyArray<ReferenceHarness.Call>
+            const rendered = yield* Effect.promise(() =>
+              ReferenceHarness.run("render", {
+                subject,
+                evaluator: gpt4o,
+                calls: [{ stage: "decompose", args: { preference: "" } }]
+              })
+            )
+            const [emptyDecomposition] = rendered.calls as ReadonlyArray<ReferenceHarness.Call>
             expect(theirCalls.some((c) => c.key === emptyDecomposition!.key)).toBe(true)
             const decomposed = theirCalls.filter((c) => kindOf({ messages: c.messages }) === "decompose")
             expect(decomposed.some((c) => c.messages[1]!.content.includes("Drafts should follow rule"))).toBe(true)

@@ -3,14 +3,14 @@
 import { NodeFileSystem } from "@effect/platform-node"
 import { afterEach, describe, expect, it } from "@effect/vitest"
 import { Effect, Exit, Fiber } from "effect"
-import { type ChildProcess, execFileSync, spawn } from "node:child_process"
+import { type ChildProcess, spawn } from "node:child_process"
 import * as fs from "node:fs"
 import * as os from "node:os"
 import * as path from "node:path"
 import { ResultLog } from "@cupid-lab/runner"
 import { RunId } from "@cupid-lab/results"
 
-import { resultLine } from "./support.js"
+import { resultLine, runProcess } from "./support.js"
 
 const made: Array<string> = []
 const tempDir = () => {
@@ -55,8 +55,11 @@ const exited = (child: ChildProcess) =>
   )
 
 /** A PID that existed a moment ago and is gone now. */
-const deadPid = () =>
-  Number(execFileSync(process.execPath, ["-e", "process.stdout.write(String(process.pid))"]).toString())
+const deadPid = runProcess(process.execPath, ["-e", "process.stdout.write(String(process.pid))"]).pipe(
+  Effect.flatMap((r) =>
+    r.code === 0 ? Effect.succeed(Number(r.stdout)) : Effect.dieMessage(`node -e exited ${r.code}: ${r.stderr}`)
+  )
+)
 
 describe("ResultLog: one sweep per run directory", () => {
   it("a second sweep on a directory another process holds fails at once, naming its PID and host; it opens again once released", async () => {
@@ -124,7 +127,7 @@ describe("ResultLog: one sweep per run directory", () => {
   it.effect("a lock written by a process that is gone is taken over; the new lock holds this PID and host", () =>
     Effect.gen(function* () {
       const dir = tempDir()
-      const dead = deadPid()
+      const dead = yield* deadPid
       fs.writeFileSync(lockFile(dir), JSON.stringify({ pid: dead, host, startedAt: "2026-01-01T00:00:00.000Z" }))
       yield* withLog(dir, (log) =>
         Effect.sync(() => {
@@ -170,7 +173,7 @@ describe("ResultLog: one sweep per run directory", () => {
   it.effect("a lock of another host is refused: whether that sweep runs cannot be told from here", () =>
     Effect.gen(function* () {
       const dir = tempDir()
-      const text = JSON.stringify({ pid: deadPid(), host: "other-machine", startedAt: "2026-01-01T00:00:00.000Z" })
+      const text = JSON.stringify({ pid: yield* deadPid, host: "other-machine", startedAt: "2026-01-01T00:00:00.000Z" })
       fs.writeFileSync(lockFile(dir), text)
       const error = yield* Effect.flip(withLog(dir, () => Effect.void))
       expect(error.message).toContain("another sweep (PID ")

@@ -7,17 +7,17 @@
 import { FileSystem } from "@effect/platform"
 import { SystemError } from "@effect/platform/Error"
 import * as NodeFileSystem from "@effect/platform-node/NodeFileSystem"
-import { describe, expect, it } from "@effect/vitest"
+import { beforeAll, describe, expect, it } from "@effect/vitest"
 import * as NodeContext from "@effect/platform-node/NodeContext"
 import { Effect, Layer } from "effect"
-import { spawnSync } from "node:child_process"
 import * as fs from "node:fs"
 import * as path from "node:path"
 import { fileURLToPath } from "node:url"
 import { Config, Runner, RunPlace } from "@cupid-lab/runner"
 import { RunId } from "@cupid-lab/results"
+import { Subprocess } from "@cupid-lab/core/testing"
 
-import { instance, opener, tempDir, testPlugins } from "./support.js"
+import { buildCli, instance, opener, tempDir, testPlugins } from "./support.js"
 import * as Sweeps from "../src/Sweeps.js"
 
 const data = [
@@ -233,21 +233,16 @@ const repo = fileURLToPath(new URL("../../../", import.meta.url))
 const cli = path.join(repo, "packages", "experiments", "dist", "cli.mjs")
 
 describe("the CLI's default output directory", () => {
-  it("sweeps into runs/<name>/<run id>, resumes there, and report, compare and export take runs/<name>/latest", () => {
-    const built = spawnSync(process.execPath, [path.join(repo, "tools", "build-cli.mjs"), "--if-stale", "--quiet"], {
-      encoding: "utf8"
-    })
-    expect(built.status, built.stderr).toBe(0)
+  beforeAll(buildCli, 120_000)
+
+  it("sweeps into runs/<name>/<run id>, resumes there, and report, compare and export take runs/<name>/latest", async () => {
     const cwd = tempDir("cupid-cli-out-")
-    const run = (...args: Array<string>) => {
-      const r = spawnSync(process.execPath, [cli, ...args], {
+    const run = (...args: Array<string>) =>
+      Subprocess.run(process.execPath, [cli, ...args], {
         cwd,
-        encoding: "utf8",
         env: { ...process.env, FORCE_COLOR: "0", CUPID_CACHE_DIR: path.join(cwd, "cache") }
       })
-      return { code: r.status, stdout: r.stdout, stderr: r.stderr }
-    }
-    const first = run("sweep", "--config", "smoke")
+    const first = await run("sweep", "--config", "smoke")
     expect(first.code, first.stderr).toBe(0)
     const id = /run ([0-9a-f]{12}): runs\/smoke\/\1\n/.exec(first.stderr)?.[1]
     expect(id, first.stderr).toBeDefined()
@@ -256,39 +251,41 @@ describe("the CLI's default output directory", () => {
     expect(fs.readlinkSync(path.join(cwd, "runs", "smoke", "latest"))).toBe(id)
     const results = read(path.join(cwd, dir, "results.jsonl"))
 
-    const again = run("sweep", "--config", "smoke")
+    const again = await run("sweep", "--config", "smoke")
     expect(again.code, again.stderr).toBe(0)
     expect(again.stdout).toContain("12/12 pairs done (0 this run)")
 
     // the sample's test split: other data, so another run beside the first, which stays as it was
-    const other = run("sweep", "--config", "smoke", "--data", "sample-test")
+    const other = await run("sweep", "--config", "smoke", "--data", "sample-test")
     expect(other.code, other.stderr).toBe(0)
     const otherId = fs.readlinkSync(path.join(cwd, "runs", "smoke", "latest"))
     expect(otherId).not.toBe(id)
     expect(read(path.join(cwd, dir, "results.jsonl"))).toBe(results)
 
     // --out at the first run with the other data: refused, nothing written
-    const refused = run("sweep", "--config", "smoke", "--data", "sample-test", "--out", dir)
+    const refused = await run("sweep", "--config", "smoke", "--data", "sample-test", "--out", dir)
     expect(refused.code).toBe(1)
     expect(refused.stderr).toContain(`${dir}: holds another run: run ${id} (config smoke, hash `)
     expect(refused.stderr).toContain(`; this sweep is run ${otherId} (config smoke, hash `)
     expect(refused.stderr).toContain("; the config and the data differ. Resuming is for the same run only")
     expect(read(path.join(cwd, dir, "results.jsonl"))).toBe(results)
 
-    const report = run("report", "--run", "runs/smoke/latest")
+    const report = await run("report", "--run", "runs/smoke/latest")
     expect(report.code, report.stderr).toBe(0)
     expect(report.stdout).toContain(`report: ${path.join("runs", "smoke", otherId, "report.md")}\n`)
     // other data: refused without --allow-mismatch
-    expect(run("compare", "--runs", `${dir},runs/smoke/latest`).stderr).toContain("data fingerprint: first sample, ")
-    const compare = run("compare", "--runs", `${dir},runs/smoke/latest`, "--allow-mismatch")
+    expect((await run("compare", "--runs", `${dir},runs/smoke/latest`)).stderr).toContain(
+      "data fingerprint: first sample, "
+    )
+    const compare = await run("compare", "--runs", `${dir},runs/smoke/latest`, "--allow-mismatch")
     expect(compare.code, compare.stderr).toBe(0)
     expect(compare.stdout).toContain(
       `compare: ${path.join(cwd, "runs", `compare-smoke-${id}-vs-smoke-${otherId}`, "compare.md")}\n`
     )
-    const exported = run("export", "--run", "runs/smoke/latest")
+    const exported = await run("export", "--run", "runs/smoke/latest")
     expect(exported.code, exported.stderr).toBe(0)
     expect(exported.stdout).toContain(`qrels: ${path.join("runs", "smoke", otherId, "trec", "qrels.txt")}`)
-    const parent = run("report", "--run", "runs/smoke")
+    const parent = await run("report", "--run", "runs/smoke")
     expect(parent.code).toBe(1)
     expect(parent.stderr).toContain(
       `runs/smoke: holds the runs of one config by id (${[id, otherId].sort().join(", ")}), not a run; give runs/smoke/latest for the newest`
@@ -296,7 +293,7 @@ describe("the CLI's default output directory", () => {
 
     // a directory from before run identities (results, no run-id.json) is not resumed blindly
     fs.rmSync(path.join(cwd, dir, RunId.fileName))
-    const legacy = run("sweep", "--config", "smoke", "--out", dir)
+    const legacy = await run("sweep", "--config", "smoke", "--out", dir)
     expect(legacy.code).toBe(1)
     expect(legacy.stderr).toContain(`${dir}: holds results of a run whose identity is not recorded (no run-id.json)`)
   }, 120_000)

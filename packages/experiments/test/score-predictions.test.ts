@@ -171,8 +171,14 @@ describe("cupid-lab score", () => {
   it.effect("merges the shards of a score run into the run one machine writes", () =>
     Effect.gen(function* () {
       const shards = [1, 2].map((i) => path.join(dir, `shard-${i}`))
+      // Only 4 of the 48 pairs have a prediction, and which shard a pair falls to hashes its cell's id,
+      // which holds the predictions file's path (a new temporary directory each run): for about one
+      // directory in eight, one shard gets none of the 4, every pair it runs fails, and without
+      // --allow-failures it exits 3 (all pairs failed), however fast the machine.
       for (const [i, shard] of shards.entries())
-        expect((yield* score(["--predictions", file, "--out", shard, "--shard", `${i + 1}/2`])).code).toBe(0)
+        expect(
+          (yield* score(["--predictions", file, "--out", shard, "--shard", `${i + 1}/2`, "--allow-failures"])).code
+        ).toBe(0)
       const merged = path.join(dir, "merged")
       const t = io()
       expect(yield* Commands.main(["merge", "--out", merged, ...shards], t.io)).toBe(0)

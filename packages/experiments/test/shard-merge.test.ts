@@ -5,13 +5,13 @@
  * rerun merges the same; merge refuses a missing shard, a duplicated pair, another config's or
  * another data's shard, naming the directory and what is wrong.
  */
-import { spawn, spawnSync } from "node:child_process"
+import { spawn } from "node:child_process"
 import * as fs from "node:fs"
 import * as os from "node:os"
 import * as path from "node:path"
 import { fileURLToPath } from "node:url"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
-import { cleanEnv } from "./support.js"
+import { buildCli, cleanEnv } from "./support.js"
 
 const repoRoot = fileURLToPath(new URL("../../../", import.meta.url))
 const compiled = path.join(repoRoot, "packages", "experiments", "dist", "cli.mjs")
@@ -66,10 +66,7 @@ const expectSameRun = (merged: string, single: string) => {
 }
 
 beforeAll(async () => {
-  const built = spawnSync(process.execPath, [path.join(repoRoot, "tools", "build-cli.mjs"), "--if-stale", "--quiet"], {
-    encoding: "utf8"
-  })
-  if (built.status !== 0) throw new Error(`building the CLI failed: ${built.stderr}`)
+  await buildCli()
   dir = fs.mkdtempSync(path.join(os.tmpdir(), "cupid-shards-"))
   // The whole run and its three shards, at once (four processes, as on four machines).
   await Promise.all([

@@ -4,14 +4,16 @@
  */
 import { Dataset } from "@cupid-lab/data"
 import { Domain, Errors, Models, Plugin, Retriever, Scorer } from "@cupid-lab/core"
+import { CompiledCli, Subprocess } from "@cupid-lab/core/testing"
 import type { Runner } from "@cupid-lab/runner"
-import { type ResultLine, Results } from "@cupid-lab/results"
 import * as NodeContext from "@effect/platform-node/NodeContext"
 import { Effect, Schema, Stream } from "effect"
-import { spawn, spawnSync } from "node:child_process"
+import { spawnSync } from "node:child_process"
 import * as fs from "node:fs"
 import * as os from "node:os"
 import * as path from "node:path"
+
+export { resultLine } from "./result-line.js"
 
 const K = (k: number) => Schema.optionalWith(Schema.Int.pipe(Schema.positive()), { default: () => k })
 
@@ -288,43 +290,6 @@ export const lines = (file: string): Array<string> =>
     .filter((l) => l !== "")
 
 /**
- * The text of a valid result line of `cell` for `instance` (`<persona>:<type>`, or any id: then a
- * consistent instance of persona `p`), as the runner writes it: ok with one score, or failed with
- * the runner's error fields. With `bytes`, `params.pad` makes the text exactly that long.
- */
-export const resultLine = (
-  cell: string,
-  instance: string,
-  options: { readonly status?: "ok" | "failed"; readonly bytes?: number } = {}
-): string => {
-  const [personaId, type] = instance.includes(":") ? instance.split(":") : ["p", "consistent"]
-  const failed = options.status === "failed"
-  const line = (pad: string): ResultLine.ResultLine => ({
-    cell,
-    cellName: `cell ${cell}`,
-    instance,
-    personaId: personaId!,
-    type: Schema.decodeUnknownSync(Domain.InstanceType)(type),
-    status: failed ? "failed" : "ok",
-    params: { retriever: { use: "first", k: 1 }, ...(pad === "" ? {} : { pad }) },
-    meta: { sessions: 4, historyTokens: 26, relevantMeanPosition: 2.5, relevant: ["s2", "s3"], stale: [] },
-    selected: failed ? null : ["s1"],
-    ranking: null,
-    summaries: null,
-    inference: null,
-    generation: null,
-    scores: failed ? {} : { "retrieval.hit": 1 },
-    usage: { calls: 0, promptTokens: 0, completionTokens: 0, byStage: {}, byModel: {} },
-    error: failed ? { stage: "retrieve", plugin: "first", tag: "StageError", message: "no sessions" } : null
-  })
-  if (options.bytes === undefined) return Results.encodeLine(line(""))
-  const bare = Buffer.byteLength(Results.encodeLine(line("x")), "utf8") - 1
-  if (options.bytes < bare + 1)
-    throw new Error(`a result line of ${cell}/${instance} takes at least ${bare + 1} bytes, not ${options.bytes}`)
-  return Results.encodeLine(line("x".repeat(options.bytes - bare)))
-}
-
-/**
  * A config whose one cell generates with `model` on a loopback OpenAI-compatible server, two pairs at
  * a time, 3 instances per persona: it runs at the server's pace, so a test can stop it mid-sweep.
  * `cacheDir` may be a `${VAR}` the environment of each run sets.
@@ -351,30 +316,20 @@ export const loopbackSweep = (o: {
   ].join("\n") + "\n"
 
 /** How a child process ended, with everything it printed. */
-export interface ProcessExit {
-  readonly code: number | null
-  readonly stdout: string
-  readonly stderr: string
-}
+export type ProcessExit = Subprocess.Exit
 
-/** Run a command to its end; the test process stays free to serve loopback HTTP meanwhile. */
-export const runProcess = (
-  command: string,
-  args: ReadonlyArray<string>,
-  options: { readonly cwd: string; readonly env: Record<string, string> }
-) =>
-  Effect.promise(
-    () =>
-      new Promise<ProcessExit>((resolve, reject) => {
-        const child = spawn(command, args, { cwd: options.cwd, env: options.env, stdio: ["ignore", "pipe", "pipe"] })
-        let stdout = "",
-          stderr = ""
-        child.stdout.on("data", (d: Buffer) => (stdout += d.toString("utf8")))
-        child.stderr.on("data", (d: Buffer) => (stderr += d.toString("utf8")))
-        child.on("error", reject)
-        child.on("close", (code) => resolve({ code, stdout, stderr }))
-      })
-  )
+/**
+ * Run a command to its end ({@link Subprocess.run}); the test process stays free to serve loopback
+ * HTTP meanwhile, and its worker to answer vitest.
+ */
+export const runProcess = (command: string, args: ReadonlyArray<string>, options: Subprocess.Options = {}) =>
+  Effect.promise(() => Subprocess.run(command, args, options))
+
+/**
+ * Build the compiled CLI (packages/experiments/dist/cli.mjs) when a source is newer than its last
+ * build, without blocking the worker; for a `beforeAll` hook with a ceiling: `beforeAll(buildCli, 120_000)`.
+ */
+export const buildCli = CompiledCli.build
 
 /** The parent's environment without model or CUPID settings of its own (a developer's keys never leak into a test). */
 export const cleanEnv = (): Record<string, string> => {

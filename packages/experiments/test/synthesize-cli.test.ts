@@ -7,22 +7,16 @@ import { OpenAiServer, LoopbackServer } from "@cupid-lab/providers/testing"
 
 import { describe, expect, it } from "@effect/vitest"
 import { Effect } from "effect"
-import { spawnSync } from "node:child_process"
 import * as fs from "node:fs"
 import * as path from "node:path"
 import { fileURLToPath } from "node:url"
 import { beforeAll } from "vitest"
-import { cleanEnv, runProcess, tempDir, writeConfig } from "./support.js"
+import { buildCli, cleanEnv, runProcess, tempDir, writeConfig } from "./support.js"
 
 const repo = fileURLToPath(new URL("../../../", import.meta.url))
 const cli = path.join(repo, "packages", "experiments", "dist", "cli.mjs")
 
-beforeAll(() => {
-  const built = spawnSync(process.execPath, [path.join(repo, "tools", "build-cli.mjs"), "--if-stale", "--quiet"], {
-    encoding: "utf8"
-  })
-  if (built.status !== 0) throw new Error(`building the CLI failed: ${built.stderr}`)
-})
+beforeAll(buildCli, 120_000)
 
 const synthConfig = (baseURL: string) =>
   [

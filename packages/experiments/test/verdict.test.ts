@@ -4,16 +4,17 @@
  * configs/contextual.yaml, that the first screen names the leader (a regression check).
  */
 import { Scorer } from "@cupid-lab/core"
-import { type Analysis, type Pairwise, Verdict, Leaderboard, Report, Table } from "@cupid-lab/report"
+import { type Analysis, type Pairwise, Verdict, VerdictText, Leaderboard, Report, Table } from "@cupid-lab/report"
 import { RunDir, ResultLine } from "@cupid-lab/results"
-import { describe, expect, it } from "@effect/vitest"
+import { Subprocess } from "@cupid-lab/core/testing"
+import { beforeAll, describe, expect, it } from "@effect/vitest"
 import * as NodeContext from "@effect/platform-node/NodeContext"
 import { Effect } from "effect"
-import { execFileSync, spawnSync } from "node:child_process"
 import * as fs from "node:fs"
 import * as path from "node:path"
 
 import { cellA, cellB, dataset, tempDir, writeRun } from "./report-fixtures.js"
+import { buildCli } from "./support.js"
 
 const f1 = Scorer.metric({
   name: "retrieval.f1",
@@ -146,7 +147,7 @@ describe("Verdict", () => {
     expect(f.vsRunnerUp?.significant).toBe(false)
     // the every-pair tests decide the lead over the runner-up (dense is cell 3)
     expect(Verdict.verdict(input(cells, () => 0.5, { bm25: [3] })).findings[0]!.vsRunnerUp?.significant).toBe(true)
-    expect(f.sentence).toBe(
+    expect(VerdictText.sentence(v, f)).toBe(
       "All instances: bm25 leads on retrieval.f1 with 0.620 [0.520, 0.720] on n = 30 instances, ahead of the baseline full (0.400) by 0.220 (paired 95% CI [0.170, 0.270], adjusted p = 0.010) and ahead of the runner-up dense (0.580) by 0.040. The lead over the baseline is significant after correction; the lead over the runner-up is not."
     )
     // changing: recency 0.60 leads, dense 0.35 runner-up, the oracle never leads
@@ -154,12 +155,12 @@ describe("Verdict", () => {
     expect(changing.leaders.map((s) => s.cell.id)).toEqual(["recency"])
     expect(changing.runnerUp?.cell.id).toBe("full")
     expect(changing.vsRunnerUp).toBeUndefined()
-    expect(changing.sentence).toContain("ahead of the baseline and runner-up full (0.400) by 0.200")
+    expect(VerdictText.sentence(v, changing)).toContain("ahead of the baseline and runner-up full (0.400) by 0.200")
   })
 
   it("says plainly when no lead is significant, and when the slice is too small for any to be", () => {
     const v = Verdict.verdict(input(cells, () => 0.3))
-    expect(v.findings[0]!.sentence).toMatch(
+    expect(VerdictText.sentence(v, v.findings[0]!)).toMatch(
       /adjusted p = 0\.300\) and ahead of the runner-up dense \(0\.580\) by 0\.040\. Neither lead is significant after correction\.$/
     )
     // With the minimum detectable effect of the primary test, "not significant" says how large a difference is unlikely.
@@ -171,8 +172,10 @@ describe("Verdict", () => {
       ...input(cells, () => 0.3),
       deltas: cells.slice(1).flatMap((c) => ResultLine.slices.map((sl) => delta(c, cells[0]!, sl, 0.3, 0.1)))
     })
-    expect(unpowered.findings[0]!.sentence).toMatch(/Neither lead is significant after correction\.$/)
-    expect(powered.findings[0]!.sentence).toMatch(
+    expect(VerdictText.sentence(unpowered, unpowered.findings[0]!)).toMatch(
+      /Neither lead is significant after correction\.$/
+    )
+    expect(VerdictText.sentence(powered, powered.findings[0]!)).toMatch(
       /Neither lead is significant after correction; at this n the test detects a difference against the baseline of 0\.250 or more with 80% power, so none larger is likely\.$/
     )
     const small = Verdict.verdict({
@@ -181,14 +184,16 @@ describe("Verdict", () => {
         ["consistent", { n: 8, needed: 13, tests: 4, correction: "holm" as const, clustered: true }]
       ])
     })
-    expect(small.findings[1]!.sentence).toMatch(
+    expect(VerdictText.sentence(small, small.findings[1]!)).toMatch(
       /No difference against the baseline can be significant here after correction: the cells share n = 8 personas \(a persona.s instances move together\), and that takes n = 13\.$/
     )
     const unclustered = Verdict.verdict({
       ...input(cells, () => 1),
       baselineTooSmall: new Map([["consistent", { n: 8, needed: 13, tests: 4, correction: "holm" as const }]])
     })
-    expect(unclustered.findings[1]!.sentence).toMatch(/the cells share n = 8 instances, and that takes n = 13\.$/)
+    expect(VerdictText.sentence(unclustered, unclustered.findings[1]!)).toMatch(
+      /the cells share n = 8 instances, and that takes n = 13\.$/
+    )
   })
 
   it("says a caveat every slice shares once, above the sentences, and one that some share in each", () => {
@@ -210,23 +215,23 @@ describe("Verdict", () => {
       ])
     }
     const every = Verdict.verdict(fourSmall)
-    expect(every.notes).toEqual([
+    expect(VerdictText.notes(every)).toEqual([
       "No difference against the baseline can be significant after correction on any slice: the cells share n = 8 personas on all instances (a persona's instances move together) and n = 8 instances on each instance type, and that takes n = 11."
     ])
-    for (const f of every.findings) expect(f.sentence).not.toContain("significant")
-    expect(every.findings[0]!.sentence).toBe(
+    for (const f of every.findings) expect(VerdictText.sentence(every, f)).not.toContain("significant")
+    expect(VerdictText.sentence(every, every.findings[0]!)).toBe(
       "All instances: bm25 leads on retrieval.f1 with 0.620 [0.520, 0.720] on n = 30 instances, ahead of the baseline full (0.400) by 0.220 (paired 95% CI [0.170, 0.270], adjusted p = 1.000) and ahead of the runner-up dense (0.580) by 0.040."
     )
     // the console says it once too, above the sentences
     const printed = Leaderboard.console({ ...fourSmall, compared: [f1] }, every)
-    expect(printed.split(every.notes[0]!).length - 1).toBe(1)
-    expect(printed.indexOf(every.notes[0]!)).toBeLessThan(printed.indexOf("All instances:"))
+    expect(printed.split(VerdictText.notes(every)[0]!).length - 1).toBe(1)
+    expect(printed.indexOf(VerdictText.notes(every)[0]!)).toBeLessThan(printed.indexOf("All instances:"))
     // One n on every slice: said as one.
     const same = Verdict.verdict({
       ...input(cells, () => 1),
       baselineTooSmall: new Map(ResultLine.slices.map((s) => [s, small(8)] as const))
     })
-    expect(same.notes).toEqual([
+    expect(VerdictText.notes(same)).toEqual([
       "No difference against the baseline can be significant after correction on any slice: the cells share n = 8 instances on every slice, and that takes n = 11."
     ])
     // Not every slice: each sentence says it for itself, and nothing is said above.
@@ -237,9 +242,11 @@ describe("Verdict", () => {
         ["consistent", small(8)]
       ])
     })
-    expect(some.notes).toEqual([])
-    expect(some.findings[1]!.sentence).toMatch(/the cells share n = 8 instances, and that takes n = 11\.$/)
-    expect(some.findings[2]!.sentence).not.toContain("can be significant")
+    expect(VerdictText.notes(some)).toEqual([])
+    expect(VerdictText.sentence(some, some.findings[1]!)).toMatch(
+      /the cells share n = 8 instances, and that takes n = 11\.$/
+    )
+    expect(VerdictText.sentence(some, some.findings[2]!)).not.toContain("can be significant")
   })
 
   it("words a tie for the lead", () => {
@@ -248,10 +255,10 @@ describe("Verdict", () => {
     const f = v.findings[0]!
     expect(f.leaders.map((s) => s.cell.id)).toEqual(["bm25", "twin"])
     expect(f.runnerUp?.cell.id).toBe("full")
-    expect(f.sentence).toMatch(
+    expect(VerdictText.sentence(v, f)).toMatch(
       /^All instances: bm25 and twin tie for the lead on retrieval\.f1 at 0\.620; bm25 is ahead of the baseline and runner-up full/
     )
-    expect(f.sentence).toMatch(/The lead over the baseline is not significant after correction\.$/)
+    expect(VerdictText.sentence(v, f)).toMatch(/The lead over the baseline is not significant after correction\.$/)
   })
 
   it("when the baseline leads, measures the lead by the runner-up's own test; lower-is-better metrics rank upwards", () => {
@@ -261,7 +268,7 @@ describe("Verdict", () => {
     expect(f.vsBaseline).toBeUndefined()
     expect(f.vsRunnerUp?.by).toBeCloseTo(0.08, 12)
     expect(f.vsRunnerUp?.ci?.[0]).toBeCloseTo(0.03, 12)
-    expect(f.sentence).toMatch(
+    expect(VerdictText.sentence(v, f)).toMatch(
       /^All instances: full \(the baseline\) leads .* ahead of the runner-up bm25 \(0\.620\) by 0\.080 \(paired 95% CI \[0\.030, 0\.130\], adjusted p = 0\.001\)\. The lead over the runner-up is significant after correction\.$/
     )
     const lower = { ...f1, direction: "lower" as const }
@@ -307,7 +314,8 @@ describe("report.md opens with the verdict", () => {
       const r = yield* Report.render(run, { openDataset: dataset() })
       const first = r.markdown.split("\n").slice(0, 40).join("\n")
       expect(first).toContain("## Verdict")
-      for (const f of r.verdict.findings) expect(first).toContain(`- ${Table.mdLine(f.sentence)}`)
+      for (const f of r.verdict.findings)
+        expect(first).toContain(`- ${Table.mdLine(VerdictText.sentence(r.verdict, f))}`)
       expect(first).toContain(Table.markdown(Leaderboard.table(r.analysis, r.verdict, Leaderboard.openingLimit)))
       expect(r.html.indexOf(`id="verdict"`)).toBeLessThan(r.html.indexOf(`id="charts"`))
     }).pipe(Effect.provide(NodeContext.layer))
@@ -317,13 +325,10 @@ describe("report.md opens with the verdict", () => {
 describe("the sweep on the bundled dev data (configs/contextual.yaml, sample)", () => {
   const repo = path.resolve(__dirname, "../../..")
   // The compiled CLI, rebuilt when a source is newer (as the Nx targets do).
-  const built = spawnSync(process.execPath, [path.join(repo, "tools", "build-cli.mjs"), "--if-stale", "--quiet"], {
-    encoding: "utf8"
-  })
-  it("names bm25 as the leader on the first screen of report.md and of the console summary", () => {
-    expect(built.status, built.stderr).toBe(0)
+  beforeAll(buildCli, 120_000)
+  it("names bm25 as the leader on the first screen of report.md and of the console summary", async () => {
     const out = tempDir("verdict-e2e")
-    const stdout = execFileSync(
+    const swept = await Subprocess.run(
       process.execPath,
       [
         path.join(repo, "packages/experiments/dist/cli.mjs"),
@@ -333,13 +338,10 @@ describe("the sweep on the bundled dev data (configs/contextual.yaml, sample)", 
         "--out",
         path.join(out, "run")
       ],
-      {
-        cwd: repo,
-        encoding: "utf8",
-        env: { ...process.env, CUPID_CACHE_DIR: path.join(out, "cache") },
-        stdio: ["ignore", "pipe", "pipe"]
-      }
+      { cwd: repo, env: { ...process.env, CUPID_CACHE_DIR: path.join(out, "cache") } }
     )
+    expect(swept.code, swept.stderr).toBe(0)
+    const stdout = swept.stdout
     const first = fs
       .readFileSync(path.join(out, "run", "report.md"), "utf8")
       .split("\n")

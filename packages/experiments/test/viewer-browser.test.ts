@@ -12,13 +12,15 @@
  * UPDATE_SCREENSHOTS=1 writes the screenshots into docs/images/ (the README and docs/viewer.md show them).
  * Skipped, with a message, when Chromium is not installed (.ci/run installs it).
  */
-import { type ChildProcess, spawn, spawnSync } from "node:child_process"
+import { type ChildProcess, spawn } from "node:child_process"
 import * as fs from "node:fs"
 import * as path from "node:path"
 import { fileURLToPath } from "node:url"
 import { type Browser, chromium, type Page } from "playwright-core"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
+import { Subprocess } from "@cupid-lab/core/testing"
 import { hostile, instances as fixtureInstances, tempDir, writeHostileRun } from "./report-fixtures.js"
+import { buildCli } from "./support.js"
 
 const executable = "/usr/bin/chromium"
 const available = fs.existsSync(executable)
@@ -77,13 +79,12 @@ describe.skipIf(!available)("the results viewer in a real browser", () => {
   const printed = new Map<string, string>()
   const problems: Array<string> = []
 
-  const cupid = (...args: Array<string>) => {
-    const r = spawnSync(process.execPath, [cli, ...args], {
+  const cupid = async (...args: Array<string>) => {
+    const r = await Subprocess.run(process.execPath, [cli, ...args], {
       cwd,
-      encoding: "utf8",
       env: { ...process.env, FORCE_COLOR: "0", CUPID_CACHE_DIR: path.join(cwd, "cache") }
     })
-    expect(r.status, r.stderr).toBe(0)
+    expect(r.code, r.stderr).toBe(0)
     const id = /run ([0-9a-f]{12}): runs\/contextual\/\1\n/.exec(r.stderr)?.[1]
     expect(id, r.stderr).toBeDefined()
     printed.set(`contextual/${id!}`, `${r.stdout}\n${r.stderr}`)
@@ -91,19 +92,16 @@ describe.skipIf(!available)("the results viewer in a real browser", () => {
   }
 
   beforeAll(async () => {
-    const built = spawnSync(process.execPath, [path.join(repo, "tools", "build-cli.mjs"), "--if-stale", "--quiet"], {
-      encoding: "utf8"
-    })
-    expect(built.status, built.stderr).toBe(0)
+    await buildCli()
     cwd = tempDir("viewer")
     const config = fs.readFileSync(path.join(repo, "configs", "contextual.yaml"), "utf8")
     fs.writeFileSync(path.join(cwd, "contextual.yaml"), config)
     expect(config).toMatch(/^seed: 7$/m)
     // a copy that keeps name: contextual but changes the seed: another run, beside the first
     fs.writeFileSync(path.join(cwd, "copy.yaml"), config.replace(/^seed: 7$/m, "seed: 8"))
-    runs.push(cupid("sweep", "--config", "contextual.yaml"))
-    runs.push(cupid("sweep", "--config", "contextual.yaml", "--data", "synthetic:personas=4,seed=21"))
-    runs.push(cupid("sweep", "--config", "copy.yaml"))
+    runs.push(await cupid("sweep", "--config", "contextual.yaml"))
+    runs.push(await cupid("sweep", "--config", "contextual.yaml", "--data", "synthetic:personas=4,seed=21"))
+    runs.push(await cupid("sweep", "--config", "copy.yaml"))
     // a run whose dataset file and results carry markup
     const hostileDir = path.join(cwd, "hostile-runs", "hostile", "0123456789ab")
     writeHostileRun(hostileDir)

@@ -18,6 +18,7 @@ import * as ByAxis from "./ByAxis.js"
 import type { ReportFigures } from "./Figures.js"
 import * as Leaderboard from "./Leaderboard.js"
 import * as Notes from "./Notes.js"
+import * as PublishedQa from "./PublishedQa.js"
 import * as Judges from "./Judges.js"
 import * as Repeats from "./Repeats.js"
 import type { Table } from "./Table.js"
@@ -142,6 +143,15 @@ const generationSection = (a: Analysis): Array<Section> =>
 /** A section holding one optional table under its notes: repeated judgments, a judge swap. */
 const tableSection = (t: Table | undefined, title: string, id: string): Array<Section> =>
   t === undefined ? [] : [section(title, noted(t), id)]
+
+/** The benchmark paper's values beside the run's; only the sentence naming the data they are for when none applies. */
+const publishedSection = (a: Analysis): Array<Section> => {
+  const t = PublishedQa.table(a.summary)
+  if (t === undefined) return []
+  return t.rows.length > 0
+    ? tableSection(t, "Published values", "published")
+    : [section("Published values", [p(t.notes.join(" "))], "published")]
+}
 
 const retrievalSection = (a: Analysis, chosen: ReadonlyArray<Slices.Slice>): Array<Section> =>
   a.retrieval.length === 0
@@ -332,6 +342,7 @@ export const report = (a: Analysis, examples: Examples, info?: RunDir.RunInfo, f
     blocks: [
       RunSections.verdict(a, v),
       RunSections.run(a),
+      ...publishedSection(a),
       ...figure(figures?.overview),
       ...deltaSection(a, a.main === undefined ? [] : [a.main], "Differences against the baseline"),
       ...ByAxis.blocks(a),

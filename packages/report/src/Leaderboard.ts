@@ -9,6 +9,7 @@ import type { ResultLine } from "@cupid-lab/results"
 
 import type { Analysis } from "./Analysis.js"
 import type { Leaderboard, Standing, Verdict } from "./Verdict.js"
+import * as VerdictText from "./VerdictText.js"
 import { level } from "./Pairwise.js"
 import * as Format from "./Format.js"
 import * as Notes from "./Notes.js"
@@ -123,8 +124,8 @@ export const console = (
   if (m !== undefined && all !== undefined) {
     out.push(
       `verdict (${m.name}, ${m.direction} is better; baseline ${a.baselineLabel ?? a.baseline.name}):`,
-      ...v.notes.map((x) => `  ${x}`),
-      ...v.findings.map((f) => `  ${f.sentence}`),
+      ...VerdictText.notes(v).map((x) => `  ${x}`),
+      ...v.findings.map((f) => `  ${VerdictText.sentence(v, f)}`),
       ""
     )
   }

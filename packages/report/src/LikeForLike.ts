@@ -200,19 +200,22 @@ export const unknowns = (found: ReadonlyArray<Difference>): Array<string> =>
         `Unknown: ${d.field} (${d.cells.length === 0 ? "every matched cell" : d.cells.join(", ")}): first run ${d.first}; second run ${d.second}. They may differ; this comparison cannot tell.`
     )
 
-const someOf = (names: ReadonlyArray<string>): string =>
-  names.length <= 3 ? names.join(", ") : `${names.slice(0, 3).join(", ")} and ${names.length - 3} more`
+/** A scorer setting the ranked cells of one run differ in: each value, with the cells that have it. */
+export interface Mismatch {
+  readonly field: string
+  readonly values: ReadonlyArray<{ readonly value: string; readonly cells: ReadonlyArray<string> }>
+}
 
 /**
- * Within one run: the ranked cells (those that read no gold) whose scorers differ (a judge swap,
- * `models.evaluator` as a sweep axis), said once above the verdict; none when they all score alike
- * or do not record it.
+ * Within one run: where the ranked cells (those that read no gold) differ in their scorers (a judge
+ * swap, `models.evaluator` as a sweep axis), said once above the verdict; none when they all score
+ * alike or do not record it.
  */
-export const withinRun = (cells: ReadonlyArray<ResultLine.CellSummary>): Array<string> => {
+export const withinRun = (cells: ReadonlyArray<ResultLine.CellSummary>): Array<Mismatch> => {
   const ranked = cells.filter((c) => !c.usesGold && c.scoring !== undefined)
   const of = ranked.map((c) => ({ name: c.name, facts: facts(c.scoring!) }))
   const uses = [...(of[0]?.facts.keys() ?? [])].filter((u) => of.every((c) => c.facts.has(u)))
-  const parts = uses.flatMap((use) => {
+  return uses.flatMap((use) => {
     const fields = [...new Set(of.flatMap((c) => [...c.facts.get(use)!.keys()]))]
     return fields.flatMap((field) => {
       const byValue = new Map<string, Array<string>>()
@@ -220,12 +223,7 @@ export const withinRun = (cells: ReadonlyArray<ResultLine.CellSummary>): Array<s
         const v = c.facts.get(use)!.get(field) ?? "unset"
         byValue.set(v, [...(byValue.get(v) ?? []), c.name])
       }
-      return byValue.size < 2 ? [] : [`${field} is ${[...byValue].map(([v, n]) => `${v} in ${someOf(n)}`).join("; ")}`]
+      return byValue.size < 2 ? [] : [{ field, values: [...byValue].map(([value, cells]) => ({ value, cells })) }]
     })
   })
-  return parts.length === 0
-    ? []
-    : [
-        `The ranked cells are not scored alike: ${parts.join("; ")}. A lead on a metric those scorers compute may come from the scorer, not the method (with a judge swap, "Agreement between judges" compares the judges).`
-      ]
 }

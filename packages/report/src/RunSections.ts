@@ -11,6 +11,7 @@ import * as Leaderboard from "./Leaderboard.js"
 import * as Notes from "./Notes.js"
 import * as RunTables from "./RunTables.js"
 import type * as Verdict from "./Verdict.js"
+import * as VerdictText from "./VerdictText.js"
 
 export const verdict = (a: Analysis, v: Verdict.Verdict): Section => {
   const board = Leaderboard.table(a, v, Leaderboard.openingLimit)
@@ -18,8 +19,8 @@ export const verdict = (a: Analysis, v: Verdict.Verdict): Section => {
     "Verdict",
     [
       p({ line: Leaderboard.intro(a, v) }),
-      ...(v.notes.length > 0 ? [p({ line: v.notes.join(" ") })] : []),
-      ...(v.findings.length > 0 ? [list(v.findings.map((f) => [{ line: f.sentence }]))] : []),
+      ...(v.notes.length > 0 ? [p({ line: VerdictText.notes(v).join(" ") })] : []),
+      ...(v.findings.length > 0 ? [list(v.findings.map((f) => [{ line: VerdictText.sentence(v, f) }]))] : []),
       ...(v.metric === undefined ? [] : [table(board), p(board.notes.join(" "))])
     ],
     "verdict"

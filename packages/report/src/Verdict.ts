@@ -1,10 +1,14 @@
 /**
- * Who won: per instance type, a leaderboard on the main metric (cells that read gold labels apart,
- * as ceilings) and one plain sentence: who leads, by how much against the baseline (its paired test)
- * and the runner-up (significant when the every-pair tests say so), and whether each lead holds.
+ * Who won, as values: per slice (all instances, then the benchmark's types), a leaderboard on the
+ * main metric (cells that read gold labels apart, as ceilings) and a finding: who leads, by how much
+ * against the baseline (its paired test) and the runner-up (significant when the every-pair tests
+ * say so), and whether each lead holds; and the notes said once above the findings. The words are
+ * {@link VerdictText}'s.
  *
  * @example
- * Verdict.verdict(analysis).findings[0].sentence // "All instances: bm25 leads on retrieval.f1 with 0.624 [0.501, 0.750] ..."
+ * const v = Verdict.verdict(analysis)
+ * v.findings[0].vsBaseline?.significant // true
+ * VerdictText.sentence(v, v.findings[0]) // "All instances: bm25 leads on retrieval.f1 with 0.624 [0.501, 0.750] ..."
  */
 import { Hash } from "@cupid-lab/core"
 import type { ResultLine } from "@cupid-lab/results"
@@ -14,7 +18,6 @@ import { level, type TooSmall } from "./Pairwise.js"
 import * as Format from "./Format.js"
 import * as Slices from "./Slices.js"
 import * as LikeForLike from "./LikeForLike.js"
-import * as Caveats from "./Caveats.js"
 
 /** What the verdict reads of an analysis; without `unscored` it does not name the instances n leaves out. */
 export type Input = Pick<Analysis, "summary" | "baseline" | "main" | "deltas" | "pairwise" | "baselineTooSmall"> &
@@ -89,6 +92,14 @@ export interface Lead {
   readonly mde?: number
 }
 
+/** Why no difference against the baseline can be significant on a slice: its n, and the n that takes. */
+export type Small = Pick<TooSmall, "n" | "needed" | "clustered">
+
+export interface SliceTooSmall {
+  readonly slice: Slices.Slice
+  readonly tooSmall: Small
+}
+
 export interface Finding {
   readonly slice: Slices.Slice
   /** The cells that share the best shown value. */
@@ -96,18 +107,42 @@ export interface Finding {
   readonly runnerUp: Standing | undefined
   readonly vsBaseline: Lead | undefined
   readonly vsRunnerUp: Lead | undefined
-  readonly tooSmall: Pick<TooSmall, "n" | "needed" | "clustered"> | undefined
-  /** Without what {@link Verdict.notes} says once for every finding. */
-  readonly sentence: string
+  readonly tooSmall: Small | undefined
+  /** The id of the leader's own baseline: the run's, or under a model axis its ablation with the leader's models. */
+  readonly baseline: string
 }
+
+/** Why a slice has no value in any cell: its instances without one by reason, else how many were scored and failed. */
+export type Absence =
+  | { readonly _tag: "Reasons"; readonly without: ReadonlyMap<string, number> }
+  | { readonly _tag: "Counts"; readonly scored: number; readonly failed: number }
+
+/** What the verdict says once, above its findings. */
+export type Note =
+  /** n leaves out instances of all: of the `scored`, n `counted` those with a value, not those `without` one (reason -> count). */
+  | {
+      readonly _tag: "Unscored"
+      readonly scored: number
+      readonly counted: number
+      readonly without: ReadonlyMap<string, number>
+    }
+  /** The slices the verdict has no finding and the leaderboard no column for. */
+  | {
+      readonly _tag: "WithoutValue"
+      readonly slices: ReadonlyArray<{ readonly slice: Slices.Slice; readonly why: Absence }>
+    }
+  /** Every finding with a leader (two or more) is too small for one `needed`: said here, not in each. */
+  | { readonly _tag: "TooSmall"; readonly slices: ReadonlyArray<SliceTooSmall> }
+  /** The ranked cells' scorers differ (a judge swap). */
+  | { readonly _tag: "NotScoredAlike"; readonly mismatches: ReadonlyArray<LikeForLike.Mismatch> }
 
 export interface Verdict {
   readonly metric: ResultLine.MetricDescription | undefined
   /** One per slice where some cell has a value of the metric (see {@link Slices.of}), all instances first. */
   readonly boards: ReadonlyArray<Leaderboard>
   readonly findings: ReadonlyArray<Finding>
-  /** Said once, above the findings: the instances n leaves out, the slices without a value, a caveat every finding shares. */
-  readonly notes: ReadonlyArray<string>
+  /** In the order they are said: the instances n leaves out, the slices without a value, a caveat every finding shares, unlike scoring. */
+  readonly notes: ReadonlyArray<Note>
 }
 
 const better =
@@ -188,106 +223,14 @@ const fromPairwise = (
   return { other, by: gap(m, leader, other), ci: undefined, p: undefined, significant: beats?.includes(number) }
 }
 
-const names = (xs: ReadonlyArray<Standing>): string =>
-  xs.length <= 2
-    ? xs.map((x) => x.cell.name).join(" and ")
-    : `${xs
-        .slice(0, -1)
-        .map((x) => x.cell.name)
-        .join(", ")} and ${xs[xs.length - 1]!.cell.name}`
-
-const sliceName = (s: Slices.Slice) => capital(Slices.title(s))
-
-/** `ahead of the baseline all (0.380) by 0.244 (paired 95% CI [0.125, 0.367], adjusted p = 0.117)`. */
-const leadText = (l: Lead, role: string): string => {
-  const stats = [
-    ...(l.ci === undefined ? [] : [`paired 95% CI ${Format.interval(l.ci[0], l.ci[1])}`]),
-    ...(l.p === undefined || !Number.isFinite(l.p) ? [] : [`adjusted p = ${Format.p(l.p)}`])
-  ]
-  const other = `${role} ${l.other.cell.name} (${shown(valueOf(l.other))})`
-  const how =
-    shown(l.by) === shown(0)
-      ? `level with ${other}`
-      : `${l.by > 0 ? "ahead of" : "behind"} ${other} by ${shown(Math.abs(l.by))}`
-  return `${how}${stats.length === 0 ? "" : ` (${stats.join(", ")})`}`
-}
-
-/** Whether the leads hold, in one plain sentence; none when `said` (the notes say for every finding that none can). */
-const holds = (f: Omit<Finding, "sentence">, said: boolean): string => {
-  if (f.tooSmall !== undefined) return said ? "" : Caveats.tooSmall([f])
-  const leads = [f.vsBaseline, f.vsRunnerUp].filter((l): l is Lead => l !== undefined)
-  const what = (l: Lead) => (l === f.vsBaseline ? "the lead over the baseline" : "the lead over the runner-up")
-  const sig = leads.filter((l) => l.significant === true),
-    not = leads.filter((l) => l.significant === false)
-  const untested = leads.filter((l) => l.significant === undefined)
-  const parts: Array<string> = []
-  if (sig.length > 0 && not.length === 0)
-    parts.push(
-      leads.length - untested.length === 1
-        ? `${capital(what(sig[0]!))} is significant after correction`
-        : "Both leads are significant after correction"
-    )
-  else if (not.length > 0 && sig.length === 0)
-    parts.push(
-      not.length === 1
-        ? `${capital(what(not[0]!))} is not significant after correction`
-        : "Neither lead is significant after correction"
-    )
-  else if (sig.length > 0)
-    parts.push(`${capital(what(sig[0]!))} is significant after correction; ${what(not[0]!)} is not`)
-  if (untested.length > 0) parts.push(`${untested.map(what).join(" and ")} could not be tested`)
-  // Said only when the observed lead is below it: then a larger true difference would likely have been detected.
-  const mde =
-    f.vsBaseline?.significant === false &&
-    f.vsBaseline.mde !== undefined &&
-    Math.abs(f.vsBaseline.by) < f.vsBaseline.mde
-      ? f.vsBaseline.mde
-      : undefined
-  if (mde !== undefined)
-    parts.push(
-      `at this n the test detects a difference against the baseline of ${shown(mde)} or more with 80% power, so none larger is likely`
-    )
-  return parts.length === 0 ? "" : `${parts.join("; ")}.`
-}
-
-const capital = (s: string) => `${s.charAt(0).toUpperCase()}${s.slice(1)}`
-
-/** The plain sentence of one slice. */
-const sentence = (
-  m: ResultLine.MetricDescription,
-  f: Omit<Finding, "sentence">,
-  baseline: string,
-  said: boolean
-): string => {
-  const head = sliceName(f.slice)
-  const leader = f.leaders[0]
-  if (leader === undefined) return `${head}: no cell that reads no gold labels has a value of ${m.name}.`
-  const isBase = (s: Standing | undefined) => s?.cell.id === baseline
-  const lead =
-    f.leaders.length > 1
-      ? `${names(f.leaders)} tie for the lead on ${m.name} at ${shown(valueOf(leader))}${f.vsBaseline === undefined && f.vsRunnerUp === undefined ? "" : `; ${leader.cell.name} is`}`
-      : `${leader.cell.name}${isBase(leader) ? " (the baseline)" : ""} leads on ${m.name} with ${shown(valueOf(leader))} ${Format.interval(leader.estimate.ci95[0], leader.estimate.ci95[1])} on n = ${leader.estimate.n} instances${f.vsBaseline === undefined && f.vsRunnerUp === undefined ? "" : ","}`
-  const parts: Array<string> = []
-  if (f.vsBaseline !== undefined)
-    parts.push(leadText(f.vsBaseline, isBase(f.runnerUp) ? "the baseline and runner-up" : "the baseline"))
-  if (f.vsRunnerUp !== undefined) parts.push(leadText(f.vsRunnerUp, "the runner-up"))
-  const rest = holds(f, said)
-  return `${head}: ${lead}${parts.length === 0 ? "" : ` ${parts.join(" and ")}`}.${rest === "" ? "" : ` ${rest}`}`
-}
-
-const finding = (
-  a: Input,
-  m: ResultLine.MetricDescription,
-  board: Leaderboard
-): Omit<Finding, "sentence"> & { readonly baseId: string } => {
+const finding = (a: Input, m: ResultLine.MetricDescription, board: Leaderboard): Finding => {
   const ranked = board.contenders.filter((s) => finite(s) !== undefined)
   const top = ranked[0]
   const leaders = top === undefined ? [] : ranked.filter((s) => shown(valueOf(s)) === shown(valueOf(top)))
   const runnerUp = ranked[leaders.length]
   const leader = leaders[0]
-  // The leader's own baseline: the baseline, or under a model axis its ablation with the leader's models.
-  const baseId = leader?.vsBaseline?.against ?? a.baseline.id
-  const base = [...board.contenders, ...board.ceilings].find((s) => s.cell.id === baseId)
+  const baseline = leader?.vsBaseline?.against ?? a.baseline.id
+  const base = [...board.contenders, ...board.ceilings].find((s) => s.cell.id === baseline)
   const baseLeads = leader !== undefined && leader.cell.id === base?.cell.id
   const vsBaseline =
     leader === undefined || base === undefined || baseLeads
@@ -302,15 +245,53 @@ const finding = (
         : runnerUp.cell.id === base?.cell.id
           ? undefined
           : fromPairwise(a, m, board.slice, leader, runnerUp)
-  const out = {
+  return {
     slice: board.slice,
     leaders,
     runnerUp,
     vsBaseline,
     vsRunnerUp,
-    tooSmall: a.baselineTooSmall.get(board.slice)
+    tooSmall: a.baselineTooSmall.get(board.slice),
+    baseline
   }
-  return { ...out, baseId }
+}
+
+const sum = (xs: Iterable<number>) => [...xs].reduce((a, b) => a + b, 0)
+
+/** The instances of slice `s` that n leaves out, by reason; undefined when there are none. */
+const without = (a: Input, metric: string, s: Slices.Slice): ReadonlyMap<string, number> | undefined => {
+  const w = a.unscored?.metric === metric ? a.unscored.without.get(s) : undefined
+  return w !== undefined && sum(w.values()) > 0 ? w : undefined
+}
+
+const notes = (
+  a: Input,
+  m: ResultLine.MetricDescription,
+  left: ReadonlyArray<Slices.Slice>,
+  findings: ReadonlyArray<Finding>
+): Array<Note> => {
+  const all = without(a, m.name, "all")
+  const absence = (s: Slices.Slice): Absence => {
+    const w = without(a, m.name, s)
+    if (w !== undefined) return { _tag: "Reasons", without: w }
+    const most = (f: (x: ResultLine.SliceSummary) => number) =>
+      Math.max(0, ...a.summary.cells.map((c) => f(Slices.get(c, s))))
+    return { _tag: "Counts", scored: most((x) => x.n), failed: most((x) => x.failed) }
+  }
+  // Shared when two or more findings have a leader and each is too small for one `needed`.
+  const led = findings.filter((f) => f.leaders.length > 0)
+  const needed = new Set(led.map((f) => f.tooSmall?.needed))
+  const shared = led.length >= 2 && needed.size === 1 && !needed.has(undefined)
+  const mismatches = LikeForLike.withinRun(a.summary.cells)
+  const out: Array<Note> = []
+  if (all !== undefined) {
+    const scored = a.unscored?.scored.get("all") ?? 0
+    out.push({ _tag: "Unscored", scored, counted: scored - sum(all.values()), without: all })
+  }
+  if (left.length > 0) out.push({ _tag: "WithoutValue", slices: left.map((slice) => ({ slice, why: absence(slice) })) })
+  if (shared) out.push({ _tag: "TooSmall", slices: led.map((f) => ({ slice: f.slice, tooSmall: f.tooSmall! })) })
+  if (mismatches.length > 0) out.push({ _tag: "NotScoredAlike", mismatches })
+  return out
 }
 
 /**
@@ -322,19 +303,7 @@ export const verdict = (a: Input): Verdict => {
   if (m === undefined) return { metric: undefined, boards: [], findings: [], notes: [] }
   const slices = Slices.of(a.summary)
   const boards = Slices.valued(a.summary.cells, slices, m.name).map((s) => leaderboard(a, m, s))
-  const parts = boards.map((b) => finding(a, m, b))
-  const shared = Caveats.sharedTooSmall(parts)
-  const findings = parts.map(({ baseId, ...f }) => ({ ...f, sentence: sentence(m, f, baseId, shared !== undefined) }))
+  const findings = boards.map((b) => finding(a, m, b))
   const left = slices.filter((s) => !boards.some((b) => b.slice === s))
-  return {
-    metric: m,
-    boards,
-    findings,
-    notes: [
-      ...Caveats.unscored(a.unscored, m.name),
-      ...Caveats.withoutValue(left, m.name, a.summary.cells, a.unscored),
-      ...(shared === undefined ? [] : [shared]),
-      ...LikeForLike.withinRun(a.summary.cells)
-    ]
-  }
+  return { metric: m, boards, findings, notes: notes(a, m, left, findings) }
 }

@@ -1,7 +1,7 @@
+import { Subprocess } from "@cupid-lab/core/testing"
 import { addProjectConfiguration, type Tree } from "@nx/devkit"
 import { createTreeWithEmptyWorkspace } from "@nx/devkit/testing"
 import { describe, expect, it } from "@effect/vitest"
-import { spawnSync } from "node:child_process"
 import * as fs from "node:fs"
 import { createRequire } from "node:module"
 import { format } from "../generators/retriever/Format.js"
@@ -138,21 +138,20 @@ export const plugins: ReadonlyArray<Plugin.AnyPlugin> = [
     expect(entry.default).toBe(entry)
   })
 
-  it("runs through Nx as a user runs it (nx g ... --dry-run)", () => {
+  it("runs through Nx as a user runs it (nx g ... --dry-run)", async () => {
     const root = new URL("../../../", import.meta.url).pathname
-    const run = spawnSync(
+    const run = await Subprocess.run(
       "npx",
       ["nx", "g", "@cupid-lab/retrievers:retriever", "dry-run-probe", "--dry-run", "--no-interactive"],
       {
         cwd: root,
-        encoding: "utf8",
         env: { ...process.env, NX_DAEMON: "false", NX_NO_CLOUD: "true", FORCE_COLOR: "0", NO_COLOR: "1" }
       }
     )
     // (Nx colours its output where CI is set: the codes are dropped before matching)
     // eslint-disable-next-line no-control-regex
     const out = `${run.stdout}${run.stderr}`.replace(/\u001b\[[0-9;]*m/g, "")
-    expect(run.status, out).toBe(0)
+    expect(run.code, out).toBe(0)
     expect(out).toContain("CREATE packages/retrievers/src/DryRunProbe.ts")
     expect(out).toContain("CREATE packages/retrievers/test/dry-run-probe.test.ts")
     expect(out).toContain("UPDATE packages/retrievers/src/Builtins.ts")

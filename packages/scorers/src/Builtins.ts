@@ -5,6 +5,7 @@ import type { Plugin } from "@cupid-lab/core"
 import * as Cost from "./Cost.js"
 import * as Judge from "./Judge.js"
 import * as LocomoF1 from "./LocomoF1.js"
+import * as LocomoJudge from "./LocomoJudge.js"
 import * as LongMemEvalJudge from "./LongMemEvalJudge.js"
 import * as PrefEvalJudge from "./PrefEvalJudge.js"
 import * as PreferenceMatch from "./PreferenceMatch.js"
@@ -17,6 +18,7 @@ export const plugins: ReadonlyArray<Plugin.AnyPlugin> = [
   PreferenceMatch.plugin,
   Judge.plugin,
   LocomoF1.plugin,
+  LocomoJudge.plugin,
   LongMemEvalJudge.plugin,
   PrefEvalJudge.plugin,
   Cost.plugin

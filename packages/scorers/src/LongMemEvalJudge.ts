@@ -23,8 +23,9 @@
  * LongMemEvalJudge.verdict("Yes.") // true
  * LongMemEvalJudge.isAbstention("gpt4_2655b836_abs") // true
  */
-import { Errors, LanguageModel, Models, Plugin, Python, Scorer } from "@cupid-lab/core"
-import { Effect, Schema } from "effect"
+import { Plugin, Python, Scorer } from "@cupid-lab/core"
+import { Effect } from "effect"
+import * as AuthorsJudge from "./internal/AuthorsJudge.js"
 import * as LongMemEvalPrompts from "./LongMemEvalPrompts.js"
 
 export const name = "longmemeval-judge"
@@ -32,14 +33,8 @@ export const name = "longmemeval-judge"
 /** The judge model the authors name for their results (`gpt-4o` in their `model_zoo`). */
 export const authorsModel = "gpt-4o-2024-08-06"
 
-export const Options = Schema.Struct({
-  /** A `models:` entry: the judge (the authors': {@link authorsModel}). */
-  model: Schema.String,
-  /** The reply's token limit (theirs: 10). */
-  maxTokens: Schema.optionalWith(Schema.Int.pipe(Schema.positive()), { default: () => 10 }),
-  /** The temperature (theirs: 0); null sends none. */
-  temperature: Schema.optionalWith(Schema.NullOr(Schema.Number.pipe(Schema.between(0, 2))), { default: () => 0 })
-})
+/** The judge (a `models:` entry; the authors': {@link authorsModel}), at most 10 tokens, temperature 0, as theirs. */
+export const Options = AuthorsJudge.options({ maxTokens: 10, temperature: 0 })
 export type Options = typeof Options.Type
 
 /** Their rule: `'yes' in completion.choices[0].message.content.strip().lower()`. */
@@ -72,29 +67,24 @@ export const plugin = Plugin.scorer({
   options: Options,
   make: (options) =>
     Effect.gen(function* () {
-      const models = yield* Models.Models
-      const lm = yield* models.languageModel(options.model)
-      const at = yield* LongMemEvalPrompts.locations
-      const templates = yield* LongMemEvalPrompts.templates({ ...at, dryRun: models.dryRun === true })
-      if (templates.standIn)
-        yield* Effect.logWarning(
-          `${name}: ${templates.source}; this dry run prices the judge's calls with stand-ins of the same size (${LongMemEvalPrompts.howToGet})`
-        )
-      const who = `judge model "${options.model}" (${lm.info.provider}/${lm.info.model})`
+      const judge = yield* AuthorsJudge.make({
+        name,
+        options,
+        howToGet: LongMemEvalPrompts.howToGet,
+        load: (dryRun) =>
+          Effect.flatMap(LongMemEvalPrompts.locations, (at) => LongMemEvalPrompts.templates({ ...at, dryRun }))
+      })
+      const { fail, prompts: templates } = judge
       const service: Scorer.Service = {
         metrics,
         score: ({ instance, trace }) =>
           Effect.gen(function* () {
-            const fail = (reason: string) => new Errors.StageError({ stage: "score", plugin: name, reason })
             const task = instance.type
             if (!LongMemEvalPrompts.isTask(task))
               return yield* fail(
                 `instance type "${task}" is not a LongMemEval question type (${LongMemEvalPrompts.tasks.join(", ")}): ${name} judges LongMemEval questions only`
               )
-            if (trace.generation === undefined)
-              return yield* fail(
-                "no generated answer to judge: configure a generator (e.g. generator: { use: qa, model: ... })"
-              )
+            const response = yield* judge.answer(trace)
             const answer = instance.gold.answer
             if (answer === undefined) return yield* fail(`${instance.id} has no gold answer`)
             const abstention = isAbstention(instance.id)
@@ -103,18 +93,15 @@ export const plugin = Plugin.scorer({
               task,
               instance.query.request,
               answer,
-              trace.generation.text,
+              response,
               abstention
             )
-            const request: LanguageModel.CompletionRequest = {
+            const reply = yield* judge.ask({
               messages: [{ role: "user", content }],
-              maxTokens: options.maxTokens,
-              ...(options.temperature === null ? {} : { temperature: options.temperature }),
               dryRunAnswer: "yes",
               read: (text) => ({ ok: true, value: verdict(text) }),
               acceptTruncated: true
-            }
-            const reply = yield* lm.complete(request).pipe(Effect.mapError((e) => fail(`${who}: ${e.message}`)))
+            })
             const correct = verdict(reply.text) ? 1 : 0
             return {
               "generation.longmemeval_correct": correct,

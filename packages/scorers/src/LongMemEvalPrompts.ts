@@ -23,6 +23,7 @@
  */
 import { Errors, type ModelCache, Python } from "@cupid-lab/core"
 import * as PinnedFile from "./internal/PinnedFile.js"
+import * as PyFormat from "./internal/PyFormat.js"
 import { Context, Effect, Either, Option } from "effect"
 
 export const repository = "xiaowu0162/LongMemEval"
@@ -47,7 +48,7 @@ export type Task = (typeof tasks)[number]
 export const isTask = (type: string): type is Task => (tasks as ReadonlyArray<string>).includes(type)
 
 /** Literal text, or the index of a positional `str.format` argument. */
-export type Piece = string | number
+export type Piece = PyFormat.Piece
 
 /** The judge's templates: one per question type, and the one for abstention questions. */
 export interface Templates {
@@ -83,30 +84,7 @@ export const cacheKey = PinnedFile.cacheKey(source, file)
 export const read = (at: Locations) => PinnedFile.read(source, file, at)
 
 /** `str.format`'s fields: `{}` (numbered in turn) or `{0}`; `{{` and `}}` are braces. */
-export const formatPieces = (template: string): ReadonlyArray<Piece> | string => {
-  const out: Array<Piece> = []
-  let buf = ""
-  let auto = 0
-  for (let i = 0; i < template.length; i++) {
-    const c = template[i]!
-    const next = template[i + 1]
-    if ((c === "{" && next === "{") || (c === "}" && next === "}")) {
-      buf += c
-      i++
-    } else if (c === "{") {
-      const end = template.indexOf("}", i)
-      const field = end < 0 ? undefined : template.slice(i + 1, end)
-      if (field === undefined || !/^\d*$/.test(field)) return `unsupported format field at offset ${i}`
-      if (buf !== "") out.push(buf)
-      buf = ""
-      out.push(field === "" ? auto++ : Number(field))
-      i = end
-    } else if (c === "}") return `single '}' at offset ${i}`
-    else buf += c
-  }
-  if (buf !== "") out.push(buf)
-  return out
-}
+export const formatPieces = (template: string): ReadonlyArray<Piece> | string => PyFormat.pieces(template)
 
 const condition = /^\s*(?:(?:el)?if\s+task\s+(?:in|==)\s+(.+):|else:)\s*$/
 const formatted = /^\s*prompt\s*=\s*template\.format\(\s*question\s*,\s*answer\s*,\s*response\s*\)\s*$/
@@ -201,8 +179,7 @@ export const locations: Effect.Effect<Omit<Locations, "dryRun">> = Effect.map(Ef
 )
 
 /** `template.format(*args)` for string arguments. */
-export const fill = (pieces: ReadonlyArray<Piece>, args: ReadonlyArray<string>): string =>
-  pieces.map((p) => (typeof p === "number" ? (args[p] ?? "") : p)).join("")
+export const fill: (pieces: ReadonlyArray<Piece>, args: ReadonlyArray<string>) => string = PyFormat.fill
 
 /** The prompt `get_anscheck_prompt(task, question, answer, response, abstention)` returns. */
 export const prompt = (

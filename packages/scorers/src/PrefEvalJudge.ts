@@ -26,8 +26,9 @@
  * import { PrefEvalJudge } from "@cupid-lab/scorers"
  * PrefEvalJudge.errorTypes({ acknow: "Yes", violate: "Yes", hallucinate: "No", helpful: "Yes" }).inconsistent // true
  */
-import { Errors, type LanguageModel, Models, Plugin, Scorer } from "@cupid-lab/core"
-import { Effect, Schema } from "effect"
+import { type LanguageModel, Plugin, Scorer } from "@cupid-lab/core"
+import { Effect } from "effect"
+import * as AuthorsJudge from "./internal/AuthorsJudge.js"
 import * as SoupText from "./internal/SoupText.js"
 import * as PrefEvalPrompts from "./PrefEvalPrompts.js"
 
@@ -39,14 +40,8 @@ export const authorsModel = "anthropic.claude-3-sonnet-20240229-v1:0"
 /** PrefEval's preference forms, as the reader gives them as instance types. */
 export const forms = ["explicit", "implicit-choice", "implicit-persona"] as const
 
-export const Options = Schema.Struct({
-  /** A `models:` entry: the judge (the authors': {@link authorsModel}). */
-  model: Schema.String,
-  /** Each reply's token limit (theirs: 100). */
-  maxTokens: Schema.optionalWith(Schema.Int.pipe(Schema.positive()), { default: () => 100 }),
-  /** The temperature (theirs: 0); null sends none. */
-  temperature: Schema.optionalWith(Schema.NullOr(Schema.Number.pipe(Schema.between(0, 2))), { default: () => 0 })
-})
+/** The judge (a `models:` entry; the authors': {@link authorsModel}), at most 100 tokens per reply, temperature 0, as theirs. */
+export const Options = AuthorsJudge.options({ maxTokens: 100, temperature: 0 })
 export type Options = typeof Options.Type
 
 /** What their parse keeps of a reply: the `<answer>` text, and for the acknowledgement check the `<preference>`. */
@@ -120,34 +115,28 @@ export const plugin = Plugin.scorer({
   options: Options,
   make: (options) =>
     Effect.gen(function* () {
-      const models = yield* Models.Models
-      const lm = yield* models.languageModel(options.model)
-      const at = yield* PrefEvalPrompts.locations
-      const prompts = yield* PrefEvalPrompts.prompts({ ...at, dryRun: models.dryRun === true })
-      if (prompts.standIn)
-        yield* Effect.logWarning(
-          `${name}: ${prompts.source}; this dry run prices the judge's calls with stand-ins of the same size (${PrefEvalPrompts.howToGet})`
-        )
-      const who = `judge model "${options.model}" (${lm.info.provider}/${lm.info.model})`
+      const judge = yield* AuthorsJudge.make({
+        name,
+        options,
+        howToGet: PrefEvalPrompts.howToGet,
+        load: (dryRun) => Effect.flatMap(PrefEvalPrompts.locations, (at) => PrefEvalPrompts.prompts({ ...at, dryRun }))
+      })
+      const { fail, prompts } = judge
       const service: Scorer.Service = {
         metrics,
         score: ({ instance, trace }) =>
           Effect.gen(function* () {
-            const fail = (reason: string) => new Errors.StageError({ stage: "score", plugin: name, reason })
             if (!(forms as ReadonlyArray<string>).includes(instance.type))
               return yield* fail(
                 `instance type "${instance.type}" is not a PrefEval preference form (${forms.join(", ")}): ${name} judges PrefEval instances only`
               )
-            if (trace.generation === undefined)
-              return yield* fail(
-                "no generated answer to judge: configure a generator (e.g. generator: { use: qa, model: ... })"
-              )
+            const response = yield* judge.answer(trace)
             if (instance.gold.preference === "") return yield* fail(`${instance.id} has no gold preference`)
             const ask = (check: PrefEvalPrompts.Check, restatement?: string) => {
               const inputs = {
                 preference: instance.gold.preference,
                 question: instance.query.request,
-                response: trace.generation!.text,
+                response,
                 ...(restatement === undefined ? {} : { restatement })
               }
               const request: LanguageModel.CompletionRequest = {
@@ -155,17 +144,12 @@ export const plugin = Plugin.scorer({
                   { role: "system", content: prompts.system },
                   { role: "user", content: PrefEvalPrompts.fill(prompts, check, inputs) }
                 ],
-                maxTokens: options.maxTokens,
-                ...(options.temperature === null ? {} : { temperature: options.temperature }),
                 // A followed response: no acknowledgement, no violation, helpful.
                 dryRunAnswer: `<preference></preference>\n<answer>${check === "helpful" ? "Yes" : "No"}</answer>`,
                 read: (text) => ({ ok: true, value: parseReply(check, text) }),
                 acceptTruncated: true
               }
-              return lm.complete(request).pipe(
-                Effect.map((reply) => parseReply(check, reply.text)),
-                Effect.mapError((e) => fail(`${who}, ${check} check: ${e.message}`))
-              )
+              return Effect.map(judge.ask(request, `${check} check`), (reply) => parseReply(check, reply.text))
             }
             const acknow = yield* ask("acknow")
             const violate = yield* ask("violate")

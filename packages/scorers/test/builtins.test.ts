@@ -15,6 +15,7 @@ describe("scorer builtins", () => {
       "cost",
       "judge",
       "locomo-f1",
+      "locomo-judge",
       "longmemeval-judge",
       "preference-match",
       "prefeval-judge",

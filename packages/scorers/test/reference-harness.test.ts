@@ -10,7 +10,8 @@ const { keyOf } = ReferenceHarness
 type Call = ReferenceHarness.Call
 type Evaluated = ReferenceHarness.Evaluated
 
-const run = (command: "render" | "evaluate" | "parse", input: unknown): any => ReferenceHarness.run(command, input)
+const run = (command: "render" | "evaluate" | "parse", input: unknown): Promise<any> =>
+  ReferenceHarness.run(command, input)
 
 const count = (text: string, part: string): number => text.split(part).length - 1
 
@@ -37,12 +38,14 @@ const session = (factor: string, user: string, assistant: string) => ({
   ]
 })
 
-const render = (stages: ReadonlyArray<{ stage: string; args: unknown }>, evaluator = gpt4o): ReadonlyArray<Call> =>
-  run("render", { subject, evaluator, calls: stages }).calls
+const render = async (
+  stages: ReadonlyArray<{ stage: string; args: unknown }>,
+  evaluator = gpt4o
+): Promise<ReadonlyArray<Call>> => (await run("render", { subject, evaluator, calls: stages })).calls
 
 describe("reference harness: render", () => {
-  it("inference: a system message, then a user message with every session and the request", () => {
-    const [call] = render([
+  it("inference: a system message, then a user message with every session and the request", async () => {
+    const [call] = await render([
       {
         stage: "inference",
         args: {
@@ -66,9 +69,9 @@ describe("reference harness: render", () => {
     expect(call!.messages[0]!.content).not.toContain("Draft the agenda")
   })
 
-  it("a call's key is sha256(JSON.stringify(messages)), also for non-ASCII, control characters and U+2028", () => {
+  it("a call's key is sha256(JSON.stringify(messages)), also for non-ASCII, control characters and U+2028", async () => {
     const tricky = 'café — "quoted" \\ back\tslash\u0001\u001f\u007f\u2028\u2029 😀 日本語\r\n'
-    const calls = render([
+    const calls = await render([
       { stage: "generation", args: { curr_request: tricky, prior_interactions: [session("x", tricky, tricky)] } },
       { stage: "judge", args: { user_request: tricky, ai_response: tricky, preference: tricky, checklist: [tricky] } }
     ])
@@ -79,8 +82,8 @@ describe("reference harness: render", () => {
     }
   })
 
-  it("matcher with an OpenAI evaluator: developer role, the 8 examples' preference blocks, max_completion_tokens", () => {
-    const [call] = render([
+  it("matcher with an OpenAI evaluator: developer role, the 8 examples' preference blocks, max_completion_tokens", async () => {
+    const [call] = await render([
       { stage: "match", args: { checklist: ["Is it short?", "Is it formal?"], preference: "Replies must be short." } }
     ])
     expect(call!.transport).toBe("openai")
@@ -95,8 +98,8 @@ describe("reference harness: render", () => {
     expect(call!.messages[1]!.content).toContain("1. Is it short?\n2. Is it formal?")
   })
 
-  it("PrefMatcher: the vLLM endpoint, system role, no examples, max_tokens", () => {
-    const [call] = render([
+  it("PrefMatcher: the vLLM endpoint, system role, no examples, max_tokens", async () => {
+    const [call] = await render([
       { stage: "match-prefmatcher", args: { checklist: ["Is it short?"], preference: "Replies must be short." } }
     ])
     expect(call!.transport).toBe("vllm")
@@ -108,8 +111,8 @@ describe("reference harness: render", () => {
     expect(call!.messages[1]!.content).toContain("1. Is it short?")
   })
 
-  it("judge: preference and checklist in the developer message, request and response in the user message", () => {
-    const [call] = render([
+  it("judge: preference and checklist in the developer message, request and response in the user message", async () => {
+    const [call] = await render([
       {
         stage: "judge",
         args: {
@@ -129,8 +132,8 @@ describe("reference harness: render", () => {
     expect(call!.messages[1]!.content).toContain("Monday: rest.")
   })
 
-  it("the decomposer's model is gpt-4o-2024-11-20 whatever the evaluator (4096 tokens); the matcher follows the evaluator", () => {
-    const [decompose, match] = render(
+  it("the decomposer's model is gpt-4o-2024-11-20 whatever the evaluator (4096 tokens); the matcher follows the evaluator", async () => {
+    const [decompose, match] = await render(
       [
         { stage: "decompose", args: { preference: "Replies must be short." } },
         { stage: "match", args: { checklist: ["Is it short?"], preference: "Replies must be short." } }
@@ -148,27 +151,29 @@ describe("reference harness: render", () => {
 describe("reference harness: parse", () => {
   const parse = (kind: string, output: string) => run("parse", { kind, output })
 
-  it("judge scores: '7.5' is truncated to 7, '**9**/10' is 9, a score with words is 0, no header is an error", () => {
-    expect(parse("judge", "### Evaluation Label\n\nGood\n\n### Evaluation Score\n\n7.5")).toEqual({
+  it("judge scores: '7.5' is truncated to 7, '**9**/10' is 9, a score with words is 0, no header is an error", async () => {
+    expect(await parse("judge", "### Evaluation Label\n\nGood\n\n### Evaluation Score\n\n7.5")).toEqual({
       ok: true,
       value: 7
     })
-    expect(parse("judge", "### **Evaluation Score**\n**9**/10")).toEqual({ ok: true, value: 9 })
-    expect(parse("judge", "### Evaluation Score\n8 - Very Good")).toEqual({ ok: true, value: 0 })
-    const none = parse("judge", "Score: 8")
+    expect(await parse("judge", "### **Evaluation Score**\n**9**/10")).toEqual({ ok: true, value: 9 })
+    expect(await parse("judge", "### Evaluation Score\n8 - Very Good")).toEqual({ ok: true, value: 0 })
+    const none = await parse("judge", "Score: 8")
     expect(none.ok).toBe(false)
     expect(none.error).toMatch(/^UnboundLocalError: /)
   })
 
-  it("inference: the first line after the preference header; no header is an error", () => {
-    expect(parse("inference", "### Analysis\n\nx\n\n### Most Likely Preference\n\n  Be brief.  \nignored")).toEqual({
+  it("inference: the first line after the preference header; no header is an error", async () => {
+    expect(
+      await parse("inference", "### Analysis\n\nx\n\n### Most Likely Preference\n\n  Be brief.  \nignored")
+    ).toEqual({
       ok: true,
       value: "Be brief."
     })
-    expect(parse("inference", "Be brief.").error).toMatch(/^IndexError: /)
+    expect((await parse("inference", "Be brief.")).error).toMatch(/^IndexError: /)
   })
 
-  it("inference: the project's reference reading reads what theirs reads and fails where theirs raises", () => {
+  it("inference: the project's reference reading reads what theirs reads and fails where theirs raises", async () => {
     const answers = [
       // no heading: their process_output raises (the instance is dropped)
       "### Analysis\n\nA.\n\n### Preference\n\nX",
@@ -178,11 +183,12 @@ describe("reference harness: parse", () => {
       "<think>\nDraft.\n### Most Likely Preference\n\nInside.\n</think>\n\n### Most Likely Preference\n\nAfter.",
       "### Most Likely Preference\n\n  Be brief.  \nignored"
     ]
-    const read = answers.map((output) => {
-      const theirs = parse("inference", output)
+    const read: Array<ReadonlyArray<unknown>> = []
+    for (const output of answers) {
+      const theirs = await parse("inference", output)
       const ours = LlmInferrer.parseReference(output, "keep")
-      return [theirs.ok ? theirs.value : theirs.error.split(":")[0], ours.ok ? ours.value.preference : "failed"]
-    })
+      read.push([theirs.ok ? theirs.value : theirs.error.split(":")[0], ours.ok ? ours.value.preference : "failed"])
+    }
     expect(read).toEqual([
       ["IndexError", "failed"],
       ["", ""],
@@ -198,9 +204,12 @@ describe("reference harness: parse", () => {
     ])
   })
 
-  it("json: a fenced block is read from the first ```json to the last fence", () => {
-    expect(parse("json", 'Intro\n```json\n{"a": [1, "x"]}\n```\nend')).toEqual({ ok: true, value: { a: [1, "x"] } })
-    expect(parse("json", "not json").error).toMatch(/^JSONDecodeError: /)
+  it("json: a fenced block is read from the first ```json to the last fence", async () => {
+    expect(await parse("json", 'Intro\n```json\n{"a": [1, "x"]}\n```\nend')).toEqual({
+      ok: true,
+      value: { a: [1, "x"] }
+    })
+    expect((await parse("json", "not json")).error).toMatch(/^JSONDecodeError: /)
   })
 })
 
@@ -211,8 +220,8 @@ describe("reference harness: evaluate", () => {
     readonly answer: string | { readonly error: string }
   }
   /** Renders each scripted stage and keys its answer by the rendered messages. */
-  const answersFor = (scripted: ReadonlyArray<Scripted>, evaluator = gpt4o): Record<string, unknown> => {
-    const calls = render(
+  const answersFor = async (scripted: ReadonlyArray<Scripted>, evaluator = gpt4o): Promise<Record<string, unknown>> => {
+    const calls = await render(
       scripted.map(({ args, stage }) => ({ stage, args })),
       evaluator
     )
@@ -232,7 +241,7 @@ describe("reference harness: evaluate", () => {
   const checklistAnswer = (items: ReadonlyArray<string>) =>
     `**Analysis**\n\nFine.\n\n**Checklist**\n\n\`\`\`json\n${JSON.stringify({ checklist: items })}\n\`\`\``
 
-  it("two scored instances, one dropped by a failed call: the aggregate computed by hand", () => {
+  it("two scored instances, one dropped by a failed call: the aggregate computed by hand", async () => {
     const a = {
       current_request: "Draft the agenda for Tuesday's design review.",
       current_contextual_preference: "Design review agendas must give every item an owner and a time box.",
@@ -255,7 +264,7 @@ describe("reference harness: evaluate", () => {
     const checklistA = ["Does each item have an owner?", "Is the agenda short?"]
     const checklistB = ["Is strength included?", "Is cardio included?", "Are they mixed?"]
     const responseA = "Agenda: 1. Intro (Ana, 5 min)"
-    const answers = answersFor([
+    const answers = await answersFor([
       // A: inference, decomposition, the two matches, the response (padded: their wrapper strips it), the judge
       {
         stage: "inference",
@@ -336,12 +345,14 @@ describe("reference harness: evaluate", () => {
         answer: "### **Evaluation Score**\n\n**9**/10"
       }
     ])
-    const result: Evaluated = evaluateBoth({ a, b, c }, answers)
+    const result: Evaluated = await evaluateBoth({ a, b, c }, answers)
     // c's inference call has no answer: it fails like a network error and their evaluate() returns
     // before generation, so c has no file and counts nowhere.
-    const cInference = render([
-      { stage: "inference", args: { curr_request: c.current_request, prior_interactions: c.prior_interactions } }
-    ])[0]!
+    const cInference = (
+      await render([
+        { stage: "inference", args: { curr_request: c.current_request, prior_interactions: c.prior_interactions } }
+      ])
+    )[0]!
     expect(result.missing).toEqual([keyOf(cInference.messages)])
     expect(Object.keys(result.files).sort()).toEqual(["a", "b"])
     expect(result.errors).toEqual({})
@@ -379,7 +390,7 @@ describe("reference harness: evaluate", () => {
     expect(result.files["a"].generation.alignment.score).toBe("7.5")
   })
 
-  it("PrefMatcher: its bare JSON list is the result; an unreadable answer scores both directions 0 and skips the second call", () => {
+  it("PrefMatcher: its bare JSON list is the result; an unreadable answer scores both directions 0 and skips the second call", async () => {
     const x = {
       current_request: "Summarize the report.",
       current_contextual_preference: "Summaries must be three bullets.",
@@ -387,7 +398,7 @@ describe("reference harness: evaluate", () => {
       prior_interactions: [session("report", "Summarize this.", "Done.")]
     }
     const y = { ...x, current_request: "Summarize the memo.", current_checklist: ["One?", "Two?", "Three?"] }
-    const answers = answersFor([
+    const answers = await answersFor([
       {
         stage: "inference",
         args: { curr_request: x.current_request, prior_interactions: x.prior_interactions },
@@ -416,7 +427,7 @@ describe("reference harness: evaluate", () => {
         answer: "Sorry, I cannot."
       }
     ])
-    const result: Evaluated = run("evaluate", {
+    const result: Evaluated = await run("evaluate", {
       subject,
       evaluator: gpt4o,
       use_matcher: true,
@@ -452,7 +463,7 @@ describe("reference harness: evaluate", () => {
     expect(result.aggregate.generation).toBeUndefined()
   })
 
-  it("a missing heading or an unreadable decomposition drops the instance before generation; an empty preference is decomposed", () => {
+  it("a missing heading or an unreadable decomposition drops the instance before generation; an empty preference is decomposed", async () => {
     const base = {
       current_contextual_preference: "Notes must be dated.",
       current_checklist: ["Is it dated?", "Is it a note?"],
@@ -463,7 +474,7 @@ describe("reference harness: evaluate", () => {
       current_request
     }))
     const ask = (x: typeof p) => ({ curr_request: x!.current_request, prior_interactions: x!.prior_interactions })
-    const answers = answersFor([
+    const answers = await answersFor([
       { stage: "inference", args: ask(p), answer: "### Analysis\n\nA.\n\n### Preference\n\nDate notes." },
       { stage: "inference", args: ask(q), answer: "### Most Likely Preference\n\nDate notes." },
       { stage: "decompose", args: { preference: "Date notes." }, answer: "Too vague to split." },
@@ -489,7 +500,7 @@ describe("reference harness: evaluate", () => {
         answer: "### Evaluation Score\n\n4"
       }
     ])
-    const result: Evaluated = evaluateBoth({ p, q, e }, answers)
+    const result: Evaluated = await evaluateBoth({ p, q, e }, answers)
     expect(result.missing).toEqual([])
     // p stops at its inference, q at its decomposition: neither is generated, judged or saved.
     expect(result.calls.map((call) => call.transport)).toEqual([
@@ -513,21 +524,21 @@ describe("reference harness: evaluate", () => {
     })
   })
 
-  it("a context-length error stores an empty inference whose zero matches their own aggregation cannot read", () => {
+  it("a context-length error stores an empty inference whose zero matches their own aggregation cannot read", async () => {
     const z = {
       current_request: "Summarize everything.",
       current_contextual_preference: "Summaries must be short.",
       current_checklist: ["Is it short?"],
       prior_interactions: [session("notes", "Summarize.", "Ok.")]
     }
-    const answers = answersFor([
+    const answers = await answersFor([
       {
         stage: "inference",
         args: { curr_request: z.current_request, prior_interactions: z.prior_interactions },
         answer: { error: "Error code: 400 - context_length_exceeded" }
       }
     ])
-    const result: Evaluated = run("evaluate", {
+    const result: Evaluated = await run("evaluate", {
       subject,
       evaluator: gpt4o,
       use_matcher: false,

@@ -11,10 +11,20 @@
  */
 import { Dataset } from "@cupid-lab/data"
 import { Files as CoreFiles } from "@cupid-lab/core"
-import { Analysis, Verdict, Compare, Leaderboard, LikeForLike, Notes, Slices, Tables } from "@cupid-lab/report"
+import {
+  Analysis,
+  Verdict,
+  VerdictText,
+  Compare,
+  Leaderboard,
+  LikeForLike,
+  Notes,
+  Slices,
+  Tables
+} from "@cupid-lab/report"
 import { type Errors, Calls, ResultLine, RunDir, RunId } from "@cupid-lab/results"
 import { FileSystem } from "@effect/platform"
-import { Array as Arr, Effect, Either, Option, Struct } from "effect"
+import { Array as Arr, Effect, Either, Option } from "effect"
 import * as path from "node:path"
 
 import { ViewError } from "./Errors.js"
@@ -277,8 +287,8 @@ export const make = (root: string, options: CatalogOptions = {}) =>
         return {
           metric: v.metric?.name ?? null,
           intro: Leaderboard.intro(a, v),
-          notes: v.notes,
-          findings: v.findings.map((f) => Struct.pick(f, "slice", "sentence")),
+          notes: VerdictText.notes(v),
+          findings: v.findings.map((f) => ({ slice: f.slice, sentence: VerdictText.sentence(v, f) })),
           leaderboard: v.metric === undefined ? null : Leaderboard.table(a, v)
         }
       })

@@ -17,7 +17,6 @@
  * beforeEach(ReferenceCheckout.need)
  * const prompt = fs.readFileSync(path.join(ReferenceCheckout.dir, "prompts", "evaluation", "preference_inferrer.yaml"))
  */
-import { execFileSync } from "node:child_process"
 import { createHash } from "node:crypto"
 import * as fs from "node:fs"
 import * as os from "node:os"
@@ -26,6 +25,7 @@ import { fileURLToPath } from "node:url"
 import type { TestContext } from "vitest"
 import { getCurrentTest } from "vitest/suite"
 import { commit, files, repository } from "../ReferencePrompts.js"
+import * as Subprocess from "./Subprocess.js"
 
 export { commit, repository }
 
@@ -92,7 +92,9 @@ export const fetchArchive = async (url: string, root: string, timeoutMs = 300_00
     const tree = path.join(work, "tree")
     fs.mkdirSync(tree)
     // GitHub's archives hold one top directory, CUPID-<commit>/.
-    execFileSync("tar", ["-xzf", archive, "-C", tree, "--strip-components=1"], { stdio: ["ignore", "ignore", "pipe"] })
+    const unpacked = await Subprocess.run("tar", ["-xzf", archive, "-C", tree, "--strip-components=1"])
+    if (unpacked.code !== 0)
+      throw new Error(`tar -xzf ${archive} exited ${unpacked.code ?? unpacked.signal}: ${unpacked.stderr.trim()}`)
     const wrong = problems(tree).map((p) => p.replace(`${tree}${path.sep}`, ""))
     if (wrong.length > 0)
       throw new MismatchError(

@@ -1,3 +1,5 @@
+export * as CompiledCli from "./CompiledCli.js"
 export * as FaultyFileSystem from "./FaultyFileSystem.js"
 export * as NodeTest from "./NodeTest.js"
 export * as ReferenceCheckout from "./ReferenceCheckout.js"
+export * as Subprocess from "./Subprocess.js"

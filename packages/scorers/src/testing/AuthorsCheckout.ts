@@ -7,11 +7,11 @@
  * or Python is missing, and fails it when the checkout is not the pinned one.
  *
  * @example
- * const locomo = AuthorsCheckout.make({ name: "LoCoMo", variable: "LOCOMO", repository: "snap-research/locomo", ... })
+ * const locomo = await AuthorsCheckout.make({ name: "LoCoMo", variable: "LOCOMO", repository: "snap-research/locomo", ... })
  * beforeEach(locomo.need)
  */
-import { ReferenceCheckout } from "@cupid-lab/core/testing"
-import { execFile, spawnSync } from "node:child_process"
+import { ReferenceCheckout, Subprocess } from "@cupid-lab/core/testing"
+import { execFile } from "node:child_process"
 import { createHash } from "node:crypto"
 import * as fs from "node:fs"
 import * as path from "node:path"
@@ -55,7 +55,8 @@ export interface Checkout {
 
 const repo = fileURLToPath(new URL("../../../../", import.meta.url))
 
-export const make = (spec: Spec): Checkout => {
+/** The checkout of `spec`, once Python has been probed (asynchronously: importing numpy or nltk can take seconds). */
+export const make = async (spec: Spec): Promise<Checkout> => {
   const besideDir = path.resolve(repo, "..", "shared", "reference", spec.repository.replace("/", "-"))
   const harness = path.join(repo, "tools", "reference", spec.harness)
   const given = process.env[`${spec.variable}_REFERENCE_DIR`]
@@ -69,15 +70,19 @@ export const make = (spec: Spec): Checkout => {
       const actual = createHash("sha256").update(fs.readFileSync(full)).digest("hex")
       return actual === sha256 ? [] : [`${full} has sha256 ${actual}, not the pinned ${sha256}`]
     })
-  const unavailable = (() => {
+  const unavailable = await (async () => {
     if (dir === undefined)
       return `the ${spec.name} authors' repository (${spec.repository} at ${spec.commit}) is not at ${spec.variable}_REFERENCE_DIR nor ${besideDir}: ${spec.howToGet}`
     const imports = ["sys", ...spec.modules].join(", ")
-    const probe = spawnSync(python, ["-c", `import ${imports}; sys.exit(0 if sys.version_info >= (3, 9) else 3)`], {
-      encoding: "utf8"
-    })
-    if (probe.error !== undefined || probe.status !== 0)
-      return `${python} cannot run the ${spec.name} harness (needs Python 3.9+ with ${spec.modules.join(", ")}: ${spec.install}, or set ${spec.variable}_PYTHON): ${probe.error?.message ?? probe.stderr.trim().split("\n").at(-1) ?? ""}`
+    const probe = await Subprocess.run(python, [
+      "-c",
+      `import ${imports}; sys.exit(0 if sys.version_info >= (3, 9) else 3)`
+    ]).then(
+      (exit) => ({ exit, error: undefined }),
+      (error: Error) => ({ exit: undefined, error })
+    )
+    if (probe.exit === undefined || probe.exit.code !== 0)
+      return `${python} cannot run the ${spec.name} harness (needs Python 3.9+ with ${spec.modules.join(", ")}: ${spec.install}, or set ${spec.variable}_PYTHON): ${probe.error?.message ?? probe.exit?.stderr.trim().split("\n").at(-1) ?? ""}`
     return undefined
   })()
   let checked: ReadonlyArray<string> | undefined

@@ -18,7 +18,7 @@ export const repository = "snap-research/locomo"
 /** The commit whose `task_eval/` holds the evaluation code (its branch `code`). */
 export const commit = "92286325a40764bee61f77824ddb95233b11c4d6"
 
-const checkout = AuthorsCheckout.make({
+const checkout = await AuthorsCheckout.make({
   name: "LoCoMo",
   variable: "LOCOMO",
   repository,

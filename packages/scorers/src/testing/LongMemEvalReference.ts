@@ -18,7 +18,7 @@ import * as AuthorsCheckout from "./AuthorsCheckout.js"
 
 export { commit, repository }
 
-const checkout = AuthorsCheckout.make({
+const checkout = await AuthorsCheckout.make({
   name: "LongMemEval",
   variable: "LONGMEMEVAL",
   repository,

@@ -19,7 +19,7 @@ import * as AuthorsCheckout from "./AuthorsCheckout.js"
 
 export { commit, repository }
 
-const checkout = AuthorsCheckout.make({
+const checkout = await AuthorsCheckout.make({
   name: "PrefEval",
   variable: "PREFEVAL",
   repository,

@@ -9,10 +9,9 @@
  *
  * @example
  * import { ReferenceHarness } from "@cupid-lab/scorers/testing"
- * const out = ReferenceHarness.run("evaluate", { subject, evaluator, use_matcher: false, task: "both", instances, answers })
+ * const out = await ReferenceHarness.run("evaluate", { subject, evaluator, use_matcher: false, task: "both", instances, answers })
  */
-import { ReferenceCheckout } from "@cupid-lab/core/testing"
-import { spawnSync } from "node:child_process"
+import { ReferenceCheckout, Subprocess } from "@cupid-lab/core/testing"
 import { createHash } from "node:crypto"
 import * as path from "node:path"
 import { fileURLToPath } from "node:url"
@@ -22,27 +21,35 @@ const repo = fileURLToPath(new URL("../../../../", import.meta.url))
 export const harness = path.join(repo, "tools", "reference", "harness.py")
 export const referenceDir = ReferenceCheckout.dir
 
-const probe = (python: string) =>
-  spawnSync(python, ["-c", "import sys, yaml; sys.exit(0 if sys.version_info >= (3, 9) else 3)"], { encoding: "utf8" })
+/** How `python` ran a check of its version and PyYAML, or why it could not be started. */
+const probe = (python: string): Promise<{ readonly exit: Subprocess.Exit } | { readonly error: Error }> =>
+  Subprocess.run(python, ["-c", "import sys, yaml; sys.exit(0 if sys.version_info >= (3, 9) else 3)"]).then(
+    (exit) => ({ exit }),
+    (error: Error) => ({ error })
+  )
 
 /**
  * The interpreter the harness runs with: `CUPID_PYTHON`, else the first of `python3` and Debian's
  * `/usr/bin/python3` (where `apt-get install python3-yaml` puts PyYAML) that imports yaml.
  */
-export const python: string =
-  [process.env.CUPID_PYTHON, "python3", "/usr/bin/python3"]
-    .filter((p): p is string => p !== undefined && p !== "")
-    .find((p) => probe(p).status === 0) ?? "python3"
+export const python: string = await (async () => {
+  for (const p of [process.env.CUPID_PYTHON, "python3", "/usr/bin/python3"])
+    if (p !== undefined && p !== "") {
+      const result = await probe(p)
+      if ("exit" in result && result.exit.code === 0) return p
+    }
+  return "python3"
+})()
 
 /** Why Python cannot run the harness here, or undefined. */
-export const pythonMissing: string | undefined = (() => {
-  const result = probe(python)
-  if (result.error !== undefined)
+export const pythonMissing: string | undefined = await (async () => {
+  const result = await probe(python)
+  if ("error" in result)
     return "python3 is not installed: install Python 3.9 or later with PyYAML (Debian: apt-get install python3 python3-yaml)"
-  if (result.status === 3)
+  if (result.exit.code === 3)
     return "python3 is older than 3.9: install Python 3.9 or later with PyYAML (Debian: apt-get install python3 python3-yaml)"
-  if (result.status !== 0)
-    return `python3 cannot import yaml: install PyYAML (Debian: apt-get install python3-yaml, or pip install pyyaml): ${result.stderr.trim().split("\n").at(-1) ?? ""}`
+  if (result.exit.code !== 0)
+    return `python3 cannot import yaml: install PyYAML (Debian: apt-get install python3-yaml, or pip install pyyaml): ${result.exit.stderr.trim().split("\n").at(-1) ?? ""}`
   return undefined
 })()
 
@@ -81,17 +88,19 @@ export interface Evaluated {
   readonly errors: Record<string, string>
 }
 
-/** Run one harness command; throws with the harness's stderr when it fails. */
-export const run = (command: "render" | "evaluate" | "parse", input: unknown): any => {
+/**
+ * Run one harness command (without blocking the test worker); rejects with the harness's stderr when
+ * it fails. Skips (or fails) the running test at once, as {@link need} does, when it cannot run.
+ */
+export const run = (command: "render" | "evaluate" | "parse", input: unknown): Promise<any> => {
   need()
-  const result = spawnSync(python, [harness, command], {
+  return Subprocess.run(python, [harness, command], {
     input: JSON.stringify(input),
-    encoding: "utf8",
-    env: { ...process.env, CUPID_REFERENCE_DIR: referenceDir },
-    maxBuffer: 64 * 1024 * 1024
+    env: { ...process.env, CUPID_REFERENCE_DIR: referenceDir }
+  }).then((result) => {
+    if (result.code !== 0) throw new Error(`harness ${command} exited ${result.code}: ${result.stderr}`)
+    return JSON.parse(result.stdout) as unknown
   })
-  if (result.status !== 0) throw new Error(`harness ${command} exited ${result.status}: ${result.stderr}`)
-  return JSON.parse(result.stdout) as unknown
 }
 
 /** The key the harness answers a call by: sha256 of JSON.stringify of the {role, content} list. */

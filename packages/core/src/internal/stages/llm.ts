@@ -54,6 +54,8 @@ export const stageFields = (defaultMaxTokens: number) => ({
 export interface CallSettings {
   readonly temperature: number | null
   readonly maxTokens: number
+  /** Read an answer cut at the token limit as it is (a benchmark's authors' code does), instead of failing it. */
+  readonly acceptTruncated?: boolean
 }
 
 /** A short digest of a prompt, for dry-run answers that must differ when their prompts do. */
@@ -88,6 +90,7 @@ export const ask = <R extends LanguageModel.Reading>(
       messages,
       ...(settings.temperature === null ? {} : { temperature: settings.temperature }),
       maxTokens: settings.maxTokens,
+      ...(settings.acceptTruncated === true ? { acceptTruncated: true } : {}),
       dryRunAnswer: typeof dryRunAnswer === "string" ? dryRunAnswer : dryRunAnswer(promptTag(messages)),
       accept: (text) => readOnce(text).reading.ok,
       read: (text) => readOnce(text).reading

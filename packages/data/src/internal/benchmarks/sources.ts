@@ -1,5 +1,5 @@
 /**
- * The benchmark sources `longmemeval:<file>`, `locomo:<file>` and `prefeval:<dir>[,turns=<n>]`:
+ * The benchmark sources `longmemeval:<file>`, `locomo:<file>` and `prefeval:<dir>[,turns=<n>][,topics=<a>+<b>]`:
  * which files they read, their fingerprint, and their rows decoded into instances (decoded.ts's
  * policy then applies). `<file>` is a path or an `hf:<owner>/<name>/<path>` file, fetched through
  * the Hugging Face cache like any `hf:` source.
@@ -45,7 +45,8 @@ const usage: Readonly<Record<Benchmark, string>> = {
   longmemeval:
     "longmemeval:<file> (longmemeval_s.json, longmemeval_m.json, longmemeval_oracle.json or their _cleaned versions, or hf:<owner>/<name>/<file>)",
   locomo: "locomo:<file> (locomo10.json, or hf:<owner>/<name>/<file>)",
-  prefeval: "prefeval:<dir>[,turns=<n>] (PrefEval's benchmark_dataset folder, or the repository holding it)"
+  prefeval:
+    "prefeval:<dir>[,turns=<n>][,topics=<topic>[+<topic>...]] (PrefEval's benchmark_dataset folder, or the repository holding it; topics by file name, e.g. travel_restaurant)"
 }
 
 const asError =
@@ -126,10 +127,22 @@ const prefEvalRoot = async (dir: string): Promise<string | undefined> => {
 }
 
 const prefEvalPlan = Effect.fn("Dataset.prefEval")(function* (source: string, rest: string) {
-  const spec = /^(.*),turns=(\d+)$/.exec(rest)
-  const dir = path.resolve(spec === null ? rest : spec[1]!)
-  const turns = spec === null ? undefined : Number(spec[2])
-  if (rest === "" || dir === "") return yield* new Errors.DatasetError({ source, reason: `expected ${usage.prefeval}` })
+  const [folderPart, ...options] = rest.split(",")
+  let turns: number | undefined
+  let topics: ReadonlyArray<string> | undefined
+  for (const option of options) {
+    const m = /^(turns|topics)=(.+)$/.exec(option.trim())
+    if (m === null || (m[1] === "turns" && !/^\d+$/.test(m[2]!)))
+      return yield* new Errors.DatasetError({
+        source,
+        reason: `unknown option "${option}": expected ${usage.prefeval}`
+      })
+    if (m[1] === "turns") turns = Number(m[2])
+    else topics = m[2]!.split("+").map((t) => t.trim())
+  }
+  const dir = path.resolve(folderPart!)
+  if (rest === "" || folderPart === "")
+    return yield* new Errors.DatasetError({ source, reason: `expected ${usage.prefeval}` })
   const root = yield* attempt(dir, () => prefEvalRoot(dir))
   if (root === undefined) {
     return yield* new Errors.DatasetError({
@@ -164,14 +177,25 @@ const prefEvalPlan = Effect.fn("Dataset.prefEval")(function* (source: string, re
       reason: `no topic files: expected .json files in ${PrefEval.forms.map((f) => `${f.folder}/`).join(", ")}`
     })
   }
-  const hash = createHash("sha256").update(`prefeval turns=${turns ?? "all"}\n`)
-  for (const rel of [PrefEval.distractorFile, ...parts.map((p) => p.rel)]) {
+  const known = [...new Set(parts.map((p) => p.topic))].sort()
+  const unknown = (topics ?? []).filter((t) => !known.includes(t))
+  if (unknown.length > 0)
+    return yield* new Errors.DatasetError({
+      source,
+      reason: `no topic ${unknown.map((t) => `"${t}"`).join(", ")} in ${root}: expected topics=<name>[+<name>...] of ${known.join(", ")}`
+    })
+  const kept = topics === undefined ? parts : parts.filter((p) => topics.includes(p.topic))
+  // Without topics= the fingerprint is the one of every topic; with it, the topics named and read.
+  const hash = createHash("sha256").update(
+    `prefeval turns=${turns ?? "all"}${topics === undefined ? "" : ` topics=${[...topics].sort().join("+")}`}\n`
+  )
+  for (const rel of [PrefEval.distractorFile, ...kept.map((p) => p.rel)]) {
     const bytes = yield* attempt(root, () => fs.readFile(path.join(root, ...rel.split("/"))))
     hash.update(`${Buffer.byteLength(rel)}:${rel}:${bytes.byteLength}:`).update(bytes)
   }
   // Rows are numbered within their file, so a row is named `<path>:<n>`.
   const rows = () =>
-    Stream.flatMap(Stream.fromIterable(parts), (part) =>
+    Stream.flatMap(Stream.fromIterable(kept), (part) =>
       Stream.map(elements(path.join(root, ...part.rel.split("/"))), (r): DecodedRow => {
         const entry = decoded(
           r,
