@@ -372,7 +372,10 @@ describe("data download", () => {
         `gave up after 2 attempts) and there is no cached copy. Download ${url} by hand and save it as ` +
         `${path.join(cacheDir, "hf", "kixlab", "CUPID", "test.parquet")}, or pass --data <file> pointing at a downloaded copy.`
     )
-    expect(hub.requests).toHaveLength(2)
+    // The message counts the attempts. The hub sees at most that many: on a busy machine a request
+    // the client abandons after 0.3 s may be dropped before the hub has read it.
+    expect(hub.requests.length).toBeGreaterThanOrEqual(1)
+    expect(hub.requests.length).toBeLessThanOrEqual(2)
     const bad = await cliWith({ CUPID_HTTP_DEADLINE: "never" }, "download", "--data", "hf:kixlab/CUPID/test.parquet")
     expect(bad.code).toBe(1)
     expect(bad.err).toBe(
