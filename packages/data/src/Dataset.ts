@@ -337,19 +337,18 @@ const cupidRows =
     }))
 
 /** Opens a source and reads every instance into memory (small data, tests, statistics). */
-export const loadAll = (
+export const loadAll = Effect.fn("Dataset.loadAll")(function* (
   source: string,
   options?: LoadOptions
-): Effect.Effect<
+): Effect.fn.Return<
   { instances: ReadonlyArray<Domain.Instance>; skipped: ReadonlyArray<SkippedRow>; fingerprint: string },
   Errors.DatasetError,
   FileSystem.FileSystem
-> =>
-  Effect.gen(function* () {
-    const opened = yield* open(source, options)
-    const instances = yield* Stream.runCollect(opened.instances)
-    return { instances: [...instances], skipped: opened.skipped(), fingerprint: opened.fingerprint }
-  }).pipe(Effect.withSpan("Dataset.loadAll"))
+> {
+  const opened = yield* open(source, options)
+  const instances = yield* Stream.runCollect(opened.instances)
+  return { instances: [...instances], skipped: opened.skipped(), fingerprint: opened.fingerprint }
+})
 
 /**
  * Makes sure the files of an `hf:<owner>/<name>[/<path>]` source are in the cache and returns

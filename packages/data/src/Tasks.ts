@@ -14,28 +14,27 @@ import { accumulator, format } from "./internal/inspect.js"
 import { fileSha256 } from "./internal/readers.js"
 
 /** Counts, lengths, token and label statistics of a source, as the lines `data inspect` prints. */
-export const inspect = (
+export const inspect = Effect.fn("Tasks.inspect")(function* (
   source: string,
   options: Dataset.LoadOptions
-): Effect.Effect<ReadonlyArray<string>, Errors.DatasetError, FileSystem.FileSystem> =>
-  Effect.gen(function* () {
-    const opened = yield* Dataset.open(source, options)
-    const acc = accumulator(Dataset.benchmarkTypes[opened.benchmark])
-    yield* Stream.runForEach(opened.instances, (i) => Effect.sync(() => acc.add(i)))
-    const lines = [
-      `source: ${source}${opened.resolved !== source ? ` (${opened.resolved})` : ""}`,
-      `benchmark: ${opened.benchmark}`,
-      `fingerprint: ${opened.fingerprint}`,
-      format(acc.result(), opened.benchmark !== "cupid")
-    ]
-    const skipped = opened.skipped()
-    lines.push(`skipped rows: ${skipped.length}`)
-    const shown = 20
-    for (const s of skipped.slice(0, shown))
-      lines.push(`  row ${s.row}${s.id !== undefined ? ` (${s.id})` : ""}: ${s.reason}`)
-    if (skipped.length > shown) lines.push(`  ... and ${skipped.length - shown} more`)
-    return lines
-  })
+): Effect.fn.Return<ReadonlyArray<string>, Errors.DatasetError, FileSystem.FileSystem> {
+  const opened = yield* Dataset.open(source, options)
+  const acc = accumulator(Dataset.benchmarkTypes[opened.benchmark])
+  yield* Stream.runForEach(opened.instances, (i) => Effect.sync(() => acc.add(i)))
+  const lines = [
+    `source: ${source}${opened.resolved !== source ? ` (${opened.resolved})` : ""}`,
+    `benchmark: ${opened.benchmark}`,
+    `fingerprint: ${opened.fingerprint}`,
+    format(acc.result(), opened.benchmark !== "cupid")
+  ]
+  const skipped = opened.skipped()
+  lines.push(`skipped rows: ${skipped.length}`)
+  const shown = 20
+  for (const s of skipped.slice(0, shown))
+    lines.push(`  row ${s.row}${s.id !== undefined ? ` (${s.id})` : ""}: ${s.reason}`)
+  if (skipped.length > shown) lines.push(`  ... and ${skipped.length - shown} more`)
+  return lines
+})
 
 /** Fetch an `hf:` source into the cache; the lines say which files were chosen and why, and name each cached file and its SHA-256. */
 export const download = (
@@ -110,13 +109,12 @@ export const generateOptions = (f: GenerateFlags): Either.Either<Synthetic.Optio
 }
 
 /** Write a synthetic dataset as JSON lines; the lines name the file, its source spec and SHA-256. */
-export const generate = (
+export const generate = Effect.fn("Tasks.generate")(function* (
   out: string,
   options: Synthetic.Options
-): Effect.Effect<ReadonlyArray<string>, Errors.DatasetError> =>
-  Effect.gen(function* () {
-    const file = path.resolve(out)
-    const rows = yield* Synthetic.writeJsonl(file, Synthetic.generate(options))
-    const sha = yield* Effect.promise(() => fileSha256(file))
-    return [`wrote ${rows} rows to ${file}`, `source: ${Synthetic.toSpec(options)}`, `sha256: ${sha}`]
-  })
+): Effect.fn.Return<ReadonlyArray<string>, Errors.DatasetError> {
+  const file = path.resolve(out)
+  const rows = yield* Synthetic.writeJsonl(file, Synthetic.generate(options))
+  const sha = yield* Effect.promise(() => fileSha256(file))
+  return [`wrote ${rows} rows to ${file}`, `source: ${Synthetic.toSpec(options)}`, `sha256: ${sha}`]
+})

@@ -174,105 +174,104 @@ const index = (opened: Dataset.Opened) =>
   )
 
 /** Read a predictions file and check every line against the data (the whole source, before filters). */
-export const read = (file: string, opened: Dataset.Opened) =>
-  Effect.gen(function* () {
-    const fs = yield* FileSystem.FileSystem
-    const bytes = yield* fs
-      .readFile(file)
-      .pipe(Effect.mapError((e) => new PredictionsError({ file, problems: [`cannot read: ${Files.describe(e)}`] })))
-    const { known, owners } = yield* index(opened)
-    const problems: Array<string> = []
-    const notInData: Array<string> = []
-    const systems = new Map<string, Map<string, Prediction>>()
-    const firstLine = new Map<string, number>()
-    const presence = { preference: [] as Array<[number, boolean]>, response: [] as Array<[number, boolean]> }
-    const fallback = defaultSystem(file)
-    const texts = Buffer.from(bytes).toString("utf8").split("\n")
-    texts.forEach((raw, i) => {
-      const number = i + 1
-      const at = `line ${number}`
-      if (raw.trim() === "") return
-      const parsed = Either.try(() => JSON.parse(raw) as unknown)
-      if (Either.isLeft(parsed)) {
-        const reason = parsed.left instanceof Error ? parsed.left.message : String(parsed.left)
-        problems.push(`${at}: not JSON (${reason}); expected one JSON object per line`)
-        return
-      }
-      if (parsed.right === null || typeof parsed.right !== "object" || Array.isArray(parsed.right)) {
-        problems.push(`${at}: expected a JSON object with ${fields.join(", ")}, found ${shown(parsed.right)}`)
-        return
-      }
-      const decoded = Issues.decode(Line, parsed.right, "field")
-      if (Either.isLeft(decoded)) {
-        for (const issue of decoded.left)
-          problems.push(
-            `${at}: ${issue.path.length === 0 ? "" : `${issue.path.map(String).join(".")}: `}${issue.message}`
-          )
-        return
-      }
-      const line = decoded.right
-      const id = `${line.persona_id}:${line.instance_type}`
-      const instance = known.get(id)
-      if (instance === undefined) {
-        notInData.push(`${at} (${id})`)
-        return
-      }
-      const twins = owners.get(instance.fingerprint) ?? []
-      if (twins.length > 1) {
+export const read = Effect.fn("Predictions.read")(function* (file: string, opened: Dataset.Opened) {
+  const fs = yield* FileSystem.FileSystem
+  const bytes = yield* fs
+    .readFile(file)
+    .pipe(Effect.mapError((e) => new PredictionsError({ file, problems: [`cannot read: ${Files.describe(e)}`] })))
+  const { known, owners } = yield* index(opened)
+  const problems: Array<string> = []
+  const notInData: Array<string> = []
+  const systems = new Map<string, Map<string, Prediction>>()
+  const firstLine = new Map<string, number>()
+  const presence = { preference: [] as Array<[number, boolean]>, response: [] as Array<[number, boolean]> }
+  const fallback = defaultSystem(file)
+  const texts = Buffer.from(bytes).toString("utf8").split("\n")
+  texts.forEach((raw, i) => {
+    const number = i + 1
+    const at = `line ${number}`
+    if (raw.trim() === "") return
+    const parsed = Either.try(() => JSON.parse(raw) as unknown)
+    if (Either.isLeft(parsed)) {
+      const reason = parsed.left instanceof Error ? parsed.left.message : String(parsed.left)
+      problems.push(`${at}: not JSON (${reason}); expected one JSON object per line`)
+      return
+    }
+    if (parsed.right === null || typeof parsed.right !== "object" || Array.isArray(parsed.right)) {
+      problems.push(`${at}: expected a JSON object with ${fields.join(", ")}, found ${shown(parsed.right)}`)
+      return
+    }
+    const decoded = Issues.decode(Line, parsed.right, "field")
+    if (Either.isLeft(decoded)) {
+      for (const issue of decoded.left)
         problems.push(
-          `${at}: ${id} shows the same request and sessions as ${twins.filter((t) => t !== id).join(", ")}: no stage can tell them apart, so their predictions cannot be replayed`
+          `${at}: ${issue.path.length === 0 ? "" : `${issue.path.map(String).join(".")}: `}${issue.message}`
         )
-        return
-      }
-      const range = rangeProblems(line, instance, id, at)
-      if (range.length > 0) return void problems.push(...range)
-      const system = line.system ?? fallback
-      const key = `${system}\u0000${id}`
-      const first = firstLine.get(key)
-      if (first !== undefined) {
-        problems.push(
-          `${at}: a second line for system "${system}" and instance ${id} (the first is line ${first}); expected one line per (system, instance)`
-        )
-        return
-      }
-      firstLine.set(key, number)
-      presence.preference.push([number, line.preference !== undefined])
-      presence.response.push([number, line.response !== undefined])
-      let of = systems.get(system)
-      if (of === undefined) systems.set(system, (of = new Map()))
-      of.set(instance.fingerprint, {
-        line: number,
-        instance: id,
-        retrieval: retrievalOf(line),
-        ...(line.preference !== undefined ? { preference: line.preference } : {}),
-        ...(line.response !== undefined ? { response: line.response } : {})
-      })
-    })
-    if (notInData.length > 0) {
-      const example = known.keys().next().value
+      return
+    }
+    const line = decoded.right
+    const id = `${line.persona_id}:${line.instance_type}`
+    const instance = known.get(id)
+    if (instance === undefined) {
+      notInData.push(`${at} (${id})`)
+      return
+    }
+    const twins = owners.get(instance.fingerprint) ?? []
+    if (twins.length > 1) {
       problems.push(
-        `${notInData.length} line${notInData.length === 1 ? " names an instance" : "s name instances"} that ${notInData.length === 1 ? "is" : "are"} not in the data (${opened.source}, ${known.size} instances): ${notInData.slice(0, 10).join(", ")}${notInData.length > 10 ? ", ..." : ""}; an instance is persona_id:instance_type${example === undefined ? "" : `, e.g. ${example}`}`
+        `${at}: ${id} shows the same request and sessions as ${twins.filter((t) => t !== id).join(", ")}: no stage can tell them apart, so their predictions cannot be replayed`
       )
+      return
     }
-    for (const field of ["preference", "response"] as const) {
-      const given = presence[field].find(([, has]) => has)
-      const missing = presence[field].find(([, has]) => !has)
-      if (given !== undefined && missing !== undefined)
-        problems.push(
-          `line ${missing[0]}: ${field}: missing, but line ${given[0]} gives one: every line gives a ${field} or none does (the scorers are shared by every system; write "${field}": "" where a system gave none)`
-        )
+    const range = rangeProblems(line, instance, id, at)
+    if (range.length > 0) return void problems.push(...range)
+    const system = line.system ?? fallback
+    const key = `${system}\u0000${id}`
+    const first = firstLine.get(key)
+    if (first !== undefined) {
+      problems.push(
+        `${at}: a second line for system "${system}" and instance ${id} (the first is line ${first}); expected one line per (system, instance)`
+      )
+      return
     }
-    if (problems.length === 0 && systems.size === 0) problems.push("no predictions: the file has no lines")
-    if (problems.length > 0) return yield* new PredictionsError({ file, problems })
-    return {
-      file,
-      sha256: Hash.sha256Hex(bytes),
-      systems: [...systems].map(([name, predictions]) => ({ name, predictions })),
-      preferences: presence.preference.some(([, has]) => has),
-      responses: presence.response.some(([, has]) => has),
-      instances: known.size
-    } satisfies Resolved
+    firstLine.set(key, number)
+    presence.preference.push([number, line.preference !== undefined])
+    presence.response.push([number, line.response !== undefined])
+    let of = systems.get(system)
+    if (of === undefined) systems.set(system, (of = new Map()))
+    of.set(instance.fingerprint, {
+      line: number,
+      instance: id,
+      retrieval: retrievalOf(line),
+      ...(line.preference !== undefined ? { preference: line.preference } : {}),
+      ...(line.response !== undefined ? { response: line.response } : {})
+    })
   })
+  if (notInData.length > 0) {
+    const example = known.keys().next().value
+    problems.push(
+      `${notInData.length} line${notInData.length === 1 ? " names an instance" : "s name instances"} that ${notInData.length === 1 ? "is" : "are"} not in the data (${opened.source}, ${known.size} instances): ${notInData.slice(0, 10).join(", ")}${notInData.length > 10 ? ", ..." : ""}; an instance is persona_id:instance_type${example === undefined ? "" : `, e.g. ${example}`}`
+    )
+  }
+  for (const field of ["preference", "response"] as const) {
+    const given = presence[field].find(([, has]) => has)
+    const missing = presence[field].find(([, has]) => !has)
+    if (given !== undefined && missing !== undefined)
+      problems.push(
+        `line ${missing[0]}: ${field}: missing, but line ${given[0]} gives one: every line gives a ${field} or none does (the scorers are shared by every system; write "${field}": "" where a system gave none)`
+      )
+  }
+  if (problems.length === 0 && systems.size === 0) problems.push("no predictions: the file has no lines")
+  if (problems.length > 0) return yield* new PredictionsError({ file, problems })
+  return {
+    file,
+    sha256: Hash.sha256Hex(bytes),
+    systems: [...systems].map(([name, predictions]) => ({ name, predictions })),
+    preferences: presence.preference.some(([, has]) => has),
+    responses: presence.response.some(([, has]) => has),
+    instances: known.size
+  } satisfies Resolved
+})
 
 /**
  * The predictions for the instances a run keeps (`score --types`, `--limit`): lines for the others

@@ -141,41 +141,40 @@ export const replacedKeys = ["pipeline", "sweep", "cells", "out", "name"] as con
  * The score run's config, made in memory and checked like a file: the data source, one explicit
  * cell per system and the scorers (the config's, or {@link defaultScorers}).
  */
-export const config = (input: ConfigInput) =>
-  Effect.gen(function* () {
-    const { resolved } = input
-    const env = input.env ?? process.env
-    let base: Record<string, unknown> = {}
-    let file = resolved.file
-    if (input.configFile !== undefined) {
-      file = input.configFile
-      // Load it first: its own problems are reported as a sweep reports them.
-      yield* Config.load(file, env)
-      const text = yield* Effect.orDie(Effect.flatMap(FileSystem.FileSystem, (fs) => fs.readFileString(file)))
-      const raw = Either.getOrElse(Yaml.read(text), () => ({}))
-      base = Predicate.isRecord(raw) ? { ...raw } : {}
-      for (const key of replacedKeys) delete base[key]
-    }
-    const data = Predicate.isRecord(base.data) ? base.data : {}
-    const report = Predicate.isRecord(base.report) ? base.report : {}
-    const { baseline: _baseline, reference: _reference, ...keptReport } = report
-    const stage = (system: string) => ({ use: pluginName, file: resolved.file, system, sha256: resolved.sha256 })
-    const raw = {
-      ...base,
-      name: runName(resolved.file),
-      description: `The predictions of ${resolved.file}, scored (cupid-lab score).`,
-      data: { ...(data.onInvalid === undefined ? {} : { onInvalid: data.onInvalid }), source: input.source },
-      scorers: input.configFile !== undefined && Array.isArray(base.scorers) ? base.scorers : defaultScorers(resolved),
-      cells: resolved.systems.map((s) => ({
-        name: s.name,
-        retriever: stage(s.name),
-        ...(resolved.preferences ? { inferrer: stage(s.name) } : {}),
-        ...(resolved.responses ? { generator: stage(s.name) } : {})
-      })),
-      report: keptReport
-    }
-    return yield* Config.parse(JSON.stringify(raw), file, env)
-  })
+export const config = Effect.fn("Replay.config")(function* (input: ConfigInput) {
+  const { resolved } = input
+  const env = input.env ?? process.env
+  let base: Record<string, unknown> = {}
+  let file = resolved.file
+  if (input.configFile !== undefined) {
+    file = input.configFile
+    // Load it first: its own problems are reported as a sweep reports them.
+    yield* Config.load(file, env)
+    const text = yield* Effect.orDie(Effect.flatMap(FileSystem.FileSystem, (fs) => fs.readFileString(file)))
+    const raw = Either.getOrElse(Yaml.read(text), () => ({}))
+    base = Predicate.isRecord(raw) ? { ...raw } : {}
+    for (const key of replacedKeys) delete base[key]
+  }
+  const data = Predicate.isRecord(base.data) ? base.data : {}
+  const report = Predicate.isRecord(base.report) ? base.report : {}
+  const { baseline: _baseline, reference: _reference, ...keptReport } = report
+  const stage = (system: string) => ({ use: pluginName, file: resolved.file, system, sha256: resolved.sha256 })
+  const raw = {
+    ...base,
+    name: runName(resolved.file),
+    description: `The predictions of ${resolved.file}, scored (cupid-lab score).`,
+    data: { ...(data.onInvalid === undefined ? {} : { onInvalid: data.onInvalid }), source: input.source },
+    scorers: input.configFile !== undefined && Array.isArray(base.scorers) ? base.scorers : defaultScorers(resolved),
+    cells: resolved.systems.map((s) => ({
+      name: s.name,
+      retriever: stage(s.name),
+      ...(resolved.preferences ? { inferrer: stage(s.name) } : {}),
+      ...(resolved.responses ? { generator: stage(s.name) } : {})
+    })),
+    report: keptReport
+  }
+  return yield* Config.parse(JSON.stringify(raw), file, env)
+})
 
 /** The sweep of a score run: the built-ins (or `options.plugins`) and the file's replaying plugins. */
 export const score = (config: Config.Config, resolved: Predictions.Resolved, options: Sweeps.Options = {}) =>

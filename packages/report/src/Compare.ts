@@ -285,32 +285,31 @@ const toRunError =
       : new Errors.RunError({ path: where, reason: e instanceof Error ? e.message : String(e) })
 
 /** Read both runs, compare them and write compare.md and compare.html into `out`. */
-export const write = (
+export const write = Effect.fn("Compare.write")(function* (
   dirA: string,
   dirB: string,
   out: string = defaultOut(dirA, dirB),
   options: Options = {}
-): Effect.Effect<
+): Effect.fn.Return<
   { readonly markdown: string; readonly html: string; readonly differences: ReadonlyArray<LikeForLike.Difference> },
   Errors.RunError | MismatchError,
   FileSystem.FileSystem
-> =>
-  Effect.gen(function* () {
-    const a = yield* RunDir.read(dirA)
-    const b = yield* RunDir.read(dirB)
-    const c = yield* Effect.try({ try: () => compare(a, b, options), catch: toRunError(out) })
-    if (LikeForLike.refuses(c.differences) && !c.allowMismatch)
-      return yield* new MismatchError({ first: dirA, second: dirB, differences: LikeForLike.lines(c.differences) })
-    const cannot = (file: string) => (e: unknown) =>
-      new Errors.RunError({ path: file, reason: `cannot write the comparison: ${Files.describe(e)}` })
-    yield* Files.makeDirectory(out).pipe(Effect.mapError(cannot(out)))
-    const files = { markdown: path.join(out, "compare.md"), html: path.join(out, "compare.html") }
-    yield* Files.writeFileAtomic(files.markdown, Markdown.render(document(c))).pipe(
-      Effect.mapError(cannot(files.markdown))
-    )
-    // Loaded here, not above: the viewer imports this module and never draws a chart.
-    const Figures = yield* Effect.promise(() => import("./Figures.js"))
-    const chart = yield* Figures.compare(c)
-    yield* Files.writeFileAtomic(files.html, Html.render(document(c, chart))).pipe(Effect.mapError(cannot(files.html)))
-    return { ...files, differences: c.differences }
-  })
+> {
+  const a = yield* RunDir.read(dirA)
+  const b = yield* RunDir.read(dirB)
+  const c = yield* Effect.try({ try: () => compare(a, b, options), catch: toRunError(out) })
+  if (LikeForLike.refuses(c.differences) && !c.allowMismatch)
+    return yield* new MismatchError({ first: dirA, second: dirB, differences: LikeForLike.lines(c.differences) })
+  const cannot = (file: string) => (e: unknown) =>
+    new Errors.RunError({ path: file, reason: `cannot write the comparison: ${Files.describe(e)}` })
+  yield* Files.makeDirectory(out).pipe(Effect.mapError(cannot(out)))
+  const files = { markdown: path.join(out, "compare.md"), html: path.join(out, "compare.html") }
+  yield* Files.writeFileAtomic(files.markdown, Markdown.render(document(c))).pipe(
+    Effect.mapError(cannot(files.markdown))
+  )
+  // Loaded here, not above: the viewer imports this module and never draws a chart.
+  const Figures = yield* Effect.promise(() => import("./Figures.js"))
+  const chart = yield* Figures.compare(c)
+  yield* Files.writeFileAtomic(files.html, Html.render(document(c, chart))).pipe(Effect.mapError(cannot(files.html)))
+  return { ...files, differences: c.differences }
+})

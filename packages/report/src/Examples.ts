@@ -57,12 +57,12 @@ export const instanceValue = (metric: ResultLine.MetricDescription, scores: Resu
 
 export const none = (note: string): Examples => ({ metric: undefined, examples: [], note })
 
-export const load = (
-  run: Pick<RunDir.Run, "summary" | "examples">,
-  analysis: Analysis,
-  open: OpenDataset = (source) => Dataset.open(source)
-): Effect.Effect<Examples, never, FileSystem.FileSystem> =>
-  Effect.gen(function* () {
+export const load = Effect.fn("Examples.load")(
+  function* (
+    run: Pick<RunDir.Run, "summary" | "examples">,
+    analysis: Analysis,
+    open: OpenDataset = (source) => Dataset.open(source)
+  ): Effect.fn.Return<Examples, unknown, FileSystem.FileSystem> {
     const ids = pick(analysis.index)
     if (ids.length === 0) return none("the run has no result lines")
     const wanted = new Set(ids)
@@ -111,18 +111,21 @@ export const load = (
       examples,
       note: examples.length === 0 ? "the run's instances were not found in its dataset" : undefined
     }
-  }).pipe(
-    Effect.catchAll((e) =>
-      Effect.succeed(
-        none(
-          `the dataset ${run.summary.dataset.source} could not be read (${e instanceof Error ? e.message : String(e)})`
+  },
+  (effect, run) =>
+    effect.pipe(
+      Effect.catchAll((e) =>
+        Effect.succeed(
+          none(
+            `the dataset ${run.summary.dataset.source} could not be read (${e instanceof Error ? e.message : String(e)})`
+          )
         )
+      ),
+      Effect.catchAllDefect((d) =>
+        Effect.succeed(none(`the dataset could not be read (${d instanceof Error ? d.message : String(d)})`))
       )
-    ),
-    Effect.catchAllDefect((d) =>
-      Effect.succeed(none(`the dataset could not be read (${d instanceof Error ? d.message : String(d)})`))
     )
-  )
+)
 
 /** The opening user message of a session (what names its context factor). */
 export const opening = (session: Domain.SessionView): string =>

@@ -240,20 +240,21 @@ export const relink = (text: string, state: Relinking): string => {
 }
 
 /** What `file` holds in full (empty when it does not exist): where the next calls appended to it refer. */
-export const recorded = (file: string): Effect.Effect<Recorded, RunError, FileSystem.FileSystem> =>
-  Effect.gen(function* () {
-    const out: Recorded = new Map()
-    yield* RunDir.scanIfPresent(file, "call transcripts", (raw) => {
-      const parsed = parse(raw.toString("utf8", 0, raw.length - 1))
-      if (parsed === undefined) return
-      const pair: Pair = { cell: parsed.line.cell, instance: parsed.line.instance }
-      for (const c of parsed.line.calls) {
-        const id = idOf(c)
-        if (id !== undefined && !out.has(id)) out.set(id, pair)
-      }
-    })
-    return out
+export const recorded = Effect.fn("Calls.recorded")(function* (
+  file: string
+): Effect.fn.Return<Recorded, RunError, FileSystem.FileSystem> {
+  const out: Recorded = new Map()
+  yield* RunDir.scanIfPresent(file, "call transcripts", (raw) => {
+    const parsed = parse(raw.toString("utf8", 0, raw.length - 1))
+    if (parsed === undefined) return
+    const pair: Pair = { cell: parsed.line.cell, instance: parsed.line.instance }
+    for (const c of parsed.line.calls) {
+      const id = idOf(c)
+      if (id !== undefined && !out.has(id)) out.set(id, pair)
+    }
   })
+  return out
+})
 
 /** What the transcripts of a run directory add up to, over every recorded attempt (summary.json's `modelCalls`). */
 export const emptyTotals: typeof ModelCalls.Type = {
@@ -266,30 +267,31 @@ export const emptyTotals: typeof ModelCalls.Type = {
 }
 
 /** Totals of `file` (zeros when it does not exist); a line cut short by a kill is not counted. */
-export const tally = (file: string): Effect.Effect<typeof ModelCalls.Type, RunError, FileSystem.FileSystem> =>
-  Effect.gen(function* () {
-    const t = { ...emptyTotals }
-    let unreadable = 0,
-      batched = 0
-    const decode = Schema.decodeUnknownEither(Schema.parseJson(Line))
-    yield* RunDir.scanIfPresent(file, "call transcripts", (raw) => {
-      const decoded = decode(raw.toString("utf8", 0, raw.length - 1))
-      if (Either.isLeft(decoded)) {
-        unreadable++
-        return
-      }
-      t.attempts++
-      for (const c of decoded.right.calls) {
-        t.calls++
-        if (c.cached) t.cached++
-        if (c.failed) t.failed++
-        if (c.batch !== undefined) batched++
-        t.requests += c.requests
-        t.retries += Math.max(0, c.requests - 1)
-      }
-    })
-    return { ...t, ...(batched > 0 ? { batched } : {}), ...(unreadable > 0 ? { unreadable } : {}) }
+export const tally = Effect.fn("Calls.tally")(function* (
+  file: string
+): Effect.fn.Return<typeof ModelCalls.Type, RunError, FileSystem.FileSystem> {
+  const t = { ...emptyTotals }
+  let unreadable = 0,
+    batched = 0
+  const decode = Schema.decodeUnknownEither(Schema.parseJson(Line))
+  yield* RunDir.scanIfPresent(file, "call transcripts", (raw) => {
+    const decoded = decode(raw.toString("utf8", 0, raw.length - 1))
+    if (Either.isLeft(decoded)) {
+      unreadable++
+      return
+    }
+    t.attempts++
+    for (const c of decoded.right.calls) {
+      t.calls++
+      if (c.cached) t.cached++
+      if (c.failed) t.failed++
+      if (c.batch !== undefined) batched++
+      t.requests += c.requests
+      t.retries += Math.max(0, c.requests - 1)
+    }
   })
+  return { ...t, ...(batched > 0 ? { batched } : {}), ...(unreadable > 0 ? { unreadable } : {}) }
+})
 
 /** The decoded lines about any of `instances`, in file order (lines that mention none are skipped undecoded). */
 const linesAboutAny = (file: string, instances: ReadonlySet<string>) =>
@@ -310,10 +312,10 @@ const linesAboutAny = (file: string, instances: ReadonlySet<string>) =>
  * longer holds (then they have no request and no answer): what the viewer shows on an instance
  * page. A call that refers to its first record has that record's request and answer filled in.
  */
-export const ofInstance = (
+export const ofInstance = Effect.fn("Calls.ofInstance")(function* (
   file: string,
   instance: string
-): Effect.Effect<
+): Effect.fn.Return<
   {
     readonly byCell: ReadonlyMap<string, { readonly line: Line; readonly attempts: number }>
     readonly unreadable: number
@@ -321,43 +323,42 @@ export const ofInstance = (
   },
   RunError,
   FileSystem.FileSystem
-> =>
-  Effect.gen(function* () {
-    const { lines, unreadable } = yield* RunDir.linesAbout(file, instance, Line, "call transcripts")
-    const latest = new Map<string, { line: Line; attempts: number }>()
-    for (const line of lines) latest.set(line.cell, { line, attempts: (latest.get(line.cell)?.attempts ?? 0) + 1 })
-    // The records referred to: in the lines about this instance, else in those about the others named.
-    const elsewhere = new Set<string>()
-    for (const { line } of latest.values())
-      for (const c of line.calls)
-        if (c.sameAs !== undefined && c.sameAs.instance !== instance) elsewhere.add(c.sameAs.instance)
-    const firsts = new Map<string, Call>()
-    for (const l of elsewhere.size === 0 ? lines : [...lines, ...(yield* linesAboutAny(file, elsewhere))]) {
-      for (const c of l.calls) {
-        const id = idOf(c)
-        const at = id === undefined ? undefined : pairKey(l, id)
-        if (at !== undefined && !firsts.has(at)) firsts.set(at, c)
-      }
+> {
+  const { lines, unreadable } = yield* RunDir.linesAbout(file, instance, Line, "call transcripts")
+  const latest = new Map<string, { line: Line; attempts: number }>()
+  for (const line of lines) latest.set(line.cell, { line, attempts: (latest.get(line.cell)?.attempts ?? 0) + 1 })
+  // The records referred to: in the lines about this instance, else in those about the others named.
+  const elsewhere = new Set<string>()
+  for (const { line } of latest.values())
+    for (const c of line.calls)
+      if (c.sameAs !== undefined && c.sameAs.instance !== instance) elsewhere.add(c.sameAs.instance)
+  const firsts = new Map<string, Call>()
+  for (const l of elsewhere.size === 0 ? lines : [...lines, ...(yield* linesAboutAny(file, elsewhere))]) {
+    for (const c of l.calls) {
+      const id = idOf(c)
+      const at = id === undefined ? undefined : pairKey(l, id)
+      if (at !== undefined && !firsts.has(at)) firsts.set(at, c)
     }
-    let unresolved = 0
-    const resolve = (c: Call): Call => {
-      if (c.sameAs === undefined) return c
-      const first = firsts.get(pairKey(c.sameAs, `${c.key} ${c.answerSha256}`))
-      if (first === undefined) {
-        unresolved++
-        return c
-      }
-      return {
-        ...c,
-        request: first.request,
-        answer: first.answer,
-        ...(first.answerCap !== undefined ? { answerCap: first.answerCap } : {})
-      }
+  }
+  let unresolved = 0
+  const resolve = (c: Call): Call => {
+    if (c.sameAs === undefined) return c
+    const first = firsts.get(pairKey(c.sameAs, `${c.key} ${c.answerSha256}`))
+    if (first === undefined) {
+      unresolved++
+      return c
     }
-    const byCell = new Map<string, { readonly line: Line; readonly attempts: number }>()
-    for (const [cell, { attempts, line }] of latest) {
-      const calls = line.calls.some((c) => c.sameAs !== undefined) ? line.calls.map(resolve) : line.calls
-      byCell.set(cell, { attempts, line: calls === line.calls ? line : { ...line, calls } })
+    return {
+      ...c,
+      request: first.request,
+      answer: first.answer,
+      ...(first.answerCap !== undefined ? { answerCap: first.answerCap } : {})
     }
-    return { byCell, unreadable, unresolved }
-  })
+  }
+  const byCell = new Map<string, { readonly line: Line; readonly attempts: number }>()
+  for (const [cell, { attempts, line }] of latest) {
+    const calls = line.calls.some((c) => c.sameAs !== undefined) ? line.calls.map(resolve) : line.calls
+    byCell.set(cell, { attempts, line: calls === line.calls ? line : { ...line, calls } })
+  }
+  return { byCell, unreadable, unresolved }
+})

@@ -196,98 +196,97 @@ const shuffled = <A>(items: ReadonlyArray<A>, seed: number): Array<A> => {
 }
 
 /** Draw the sheet of one model's low-F1 inferences in a run directory (the texts come from the run's dataset). */
-export const sample = (
+export const sample = Effect.fn("ErrorSheet.sample")(function* (
   given: string,
   options: SampleOptions
-): Effect.Effect<Sheet, RunError | SheetError, FileSystem.FileSystem> =>
-  Effect.gen(function* () {
-    const run = yield* RunDir.read(given)
-    const dir = run.dir
-    const described = run.summary.metrics.find((m) => m.name === metric)
-    if (described === undefined)
-      return yield* failSheet(
-        dir,
-        `the run has no per-instance inference F1 ("${metric}", written by the preference-match scorer); its metrics: ${run.summary.metrics.map((m) => m.name).join(", ") || "none"}`
-      )
-    const cells = cellsOf(run, options.model)
-    if (cells.size === 0) {
-      const models = modelsOf(run)
-      const valid = [
-        ...new Set(run.summary.cells.flatMap((c) => Object.values(c.models ?? {}).flatMap((m) => [m.entry, m.model])))
-      ]
-      return yield* failSheet(
-        dir,
-        models.length === 0
-          ? `no cell of the run is bound to model "${options.model}": its cells call no model (cells: ${run.summary.cells.map((c) => c.name).join(", ")})`
-          : `no cell of the run is bound to model ${Issues.unknownName(options.model, valid)}; its models (entry and model id): ${models.join(", ")}`
-      )
-    }
-    const lines = run.index.table.filter((r) => cells.has(r.cell))
-    const f1Of = (r: Row) => {
-      const v = r.scores[metric]
-      return typeof v === "number" && Number.isFinite(v) ? v : undefined
-    }
-    const ok = lines.filter((r) => r.status === "ok")
-    const scored = ok.filter((r) => f1Of(r) !== undefined)
-    const eligible = scored
-      .filter((r) => f1Of(r)! < options.below)
-      .sort((a, b) =>
-        a.cell < b.cell ? -1 : a.cell > b.cell ? 1 : a.instance < b.instance ? -1 : a.instance > b.instance ? 1 : 0
-      )
-    const drawn = shuffled(eligible, options.seed).slice(0, options.n)
-    const texts = yield* textsOf(run, new Set(drawn.map((r) => r.instance)), options)
-    const transformed =
-      run.summary.cells.some((c) => c.params["transform"] !== undefined && c.params["transform"] !== null) ||
-      (yield* transformedRun(dir))
-    const place = viewerPlace(dir, options.viewerRoot ?? "runs")
-    const url = options.viewerUrl ?? "http://127.0.0.1:8377/"
-    const rows = drawn.map((r, i): SheetRow => {
-      const instance = texts.get(r.instance)!
-      const factors = new Map(transformed ? [] : instance.gold.sessions.map((s) => [s.id, s.factor] as const))
-      const sessions = (ids: ReadonlyArray<string>) =>
-        ids.map((id) => ({ position: positionOf(id), factor: factors.get(id) || undefined }))
-      return {
-        row: i + 1,
-        run: given,
-        cell: r.cell,
-        cellName: r.cellName,
-        model: cells.get(r.cell)!,
-        instance: r.instance,
-        type: r.type,
-        f1: f1Of(r)!,
-        request: instance.query.request,
-        factor: instance.gold.factor,
-        gold: instance.gold.preference,
-        checklist: instance.gold.checklist,
-        inferred: r.inference?.preference ?? "",
-        relevant: sessions(r.meta.relevant),
-        stale: sessions(r.meta.stale),
-        selected: sessions(r.selected ?? []),
-        link: viewerLink(url, place.id, r.instance),
-        code: "",
-        note: ""
-      }
-    })
+): Effect.fn.Return<Sheet, RunError | SheetError, FileSystem.FileSystem> {
+  const run = yield* RunDir.read(given)
+  const dir = run.dir
+  const described = run.summary.metrics.find((m) => m.name === metric)
+  if (described === undefined)
+    return yield* failSheet(
+      dir,
+      `the run has no per-instance inference F1 ("${metric}", written by the preference-match scorer); its metrics: ${run.summary.metrics.map((m) => m.name).join(", ") || "none"}`
+    )
+  const cells = cellsOf(run, options.model)
+  if (cells.size === 0) {
+    const models = modelsOf(run)
+    const valid = [
+      ...new Set(run.summary.cells.flatMap((c) => Object.values(c.models ?? {}).flatMap((m) => [m.entry, m.model])))
+    ]
+    return yield* failSheet(
+      dir,
+      models.length === 0
+        ? `no cell of the run is bound to model "${options.model}": its cells call no model (cells: ${run.summary.cells.map((c) => c.name).join(", ")})`
+        : `no cell of the run is bound to model ${Issues.unknownName(options.model, valid)}; its models (entry and model id): ${models.join(", ")}`
+    )
+  }
+  const lines = run.index.table.filter((r) => cells.has(r.cell))
+  const f1Of = (r: Row) => {
+    const v = r.scores[metric]
+    return typeof v === "number" && Number.isFinite(v) ? v : undefined
+  }
+  const ok = lines.filter((r) => r.status === "ok")
+  const scored = ok.filter((r) => f1Of(r) !== undefined)
+  const eligible = scored
+    .filter((r) => f1Of(r)! < options.below)
+    .sort((a, b) =>
+      a.cell < b.cell ? -1 : a.cell > b.cell ? 1 : a.instance < b.instance ? -1 : a.instance > b.instance ? 1 : 0
+    )
+  const drawn = shuffled(eligible, options.seed).slice(0, options.n)
+  const texts = yield* textsOf(run, new Set(drawn.map((r) => r.instance)), options)
+  const transformed =
+    run.summary.cells.some((c) => c.params["transform"] !== undefined && c.params["transform"] !== null) ||
+    (yield* transformedRun(dir))
+  const place = viewerPlace(dir, options.viewerRoot ?? "runs")
+  const url = options.viewerUrl ?? "http://127.0.0.1:8377/"
+  const rows = drawn.map((r, i): SheetRow => {
+    const instance = texts.get(r.instance)!
+    const factors = new Map(transformed ? [] : instance.gold.sessions.map((s) => [s.id, s.factor] as const))
+    const sessions = (ids: ReadonlyArray<string>) =>
+      ids.map((id) => ({ position: positionOf(id), factor: factors.get(id) || undefined }))
     return {
+      row: i + 1,
       run: given,
-      model: options.model,
-      options: { n: options.n, below: options.below, seed: options.seed },
-      heuristic: described.heuristic,
-      counts: {
-        cells: cells.size,
-        lines: lines.length,
-        failed: lines.length - ok.length,
-        unscored: ok.length - scored.length,
-        above: scored.length - eligible.length,
-        eligible: eligible.length
-      },
-      viewer: { url, root: place.root, note: place.note },
-      sessionsNote: transformed
-        ? "the run transformed the histories: sessions are given by position only (the dataset's factors are those before the transform)"
-        : undefined,
-      rows
+      cell: r.cell,
+      cellName: r.cellName,
+      model: cells.get(r.cell)!,
+      instance: r.instance,
+      type: r.type,
+      f1: f1Of(r)!,
+      request: instance.query.request,
+      factor: instance.gold.factor,
+      gold: instance.gold.preference,
+      checklist: instance.gold.checklist,
+      inferred: r.inference?.preference ?? "",
+      relevant: sessions(r.meta.relevant),
+      stale: sessions(r.meta.stale),
+      selected: sessions(r.selected ?? []),
+      link: viewerLink(url, place.id, r.instance),
+      code: "",
+      note: ""
     }
   })
+  return {
+    run: given,
+    model: options.model,
+    options: { n: options.n, below: options.below, seed: options.seed },
+    heuristic: described.heuristic,
+    counts: {
+      cells: cells.size,
+      lines: lines.length,
+      failed: lines.length - ok.length,
+      unscored: ok.length - scored.length,
+      above: scored.length - eligible.length,
+      eligible: eligible.length
+    },
+    viewer: { url, root: place.root, note: place.note },
+    sessionsNote: transformed
+      ? "the run transformed the histories: sessions are given by position only (the dataset's factors are those before the transform)"
+      : undefined,
+    rows
+  }
+})
 
 /** The sheet's CSV: a header, then one record per row, CRLF-terminated. */
 export const csv = (rows: ReadonlyArray<SheetRow>): string =>
@@ -316,28 +315,27 @@ export const filesOf = (sheet: Sheet, csvFile?: string) => {
  * Write the sheet, its codes and its page. A CSV already there with other bytes (a coded copy) is
  * never overwritten: that fails, naming it.
  */
-export const write = (
+export const write = Effect.fn("ErrorSheet.write")(function* (
   sheet: Sheet,
   csvFile?: string
-): Effect.Effect<ReturnType<typeof filesOf>, SheetError, FileSystem.FileSystem> =>
-  Effect.gen(function* () {
-    const fileSystem = yield* FileSystem.FileSystem
-    const files = filesOf(sheet, csvFile)
-    const text = csv(sheet.rows)
-    if (yield* Files.exists(fileSystem, files.csv)) {
-      const before = yield* fileSystem.readFileString(files.csv).pipe(Effect.orElseSucceed(() => undefined))
-      if (before !== text)
-        return yield* failSheet(
-          files.csv,
-          "exists with other content (a coded sheet?) and is never overwritten: move it or give another --out"
-        )
-    }
-    const put = (file: string, data: string) =>
-      Effect.zipRight(Files.makeDirectory(path.dirname(file)), Files.writeFileAtomic(file, data)).pipe(
-        Effect.mapError((e) => new SheetError({ path: file, reason: `cannot write: ${Files.describe(e)}` }))
+): Effect.fn.Return<ReturnType<typeof filesOf>, SheetError, FileSystem.FileSystem> {
+  const fileSystem = yield* FileSystem.FileSystem
+  const files = filesOf(sheet, csvFile)
+  const text = csv(sheet.rows)
+  if (yield* Files.exists(fileSystem, files.csv)) {
+    const before = yield* fileSystem.readFileString(files.csv).pipe(Effect.orElseSucceed(() => undefined))
+    if (before !== text)
+      return yield* failSheet(
+        files.csv,
+        "exists with other content (a coded sheet?) and is never overwritten: move it or give another --out"
       )
-    yield* put(files.csv, text)
-    yield* put(files.codes, codesCsv())
-    yield* put(files.html, html(sheet))
-    return files
-  })
+  }
+  const put = (file: string, data: string) =>
+    Effect.zipRight(Files.makeDirectory(path.dirname(file)), Files.writeFileAtomic(file, data)).pipe(
+      Effect.mapError((e) => new SheetError({ path: file, reason: `cannot write: ${Files.describe(e)}` }))
+    )
+  yield* put(files.csv, text)
+  yield* put(files.codes, codesCsv())
+  yield* put(files.html, html(sheet))
+  return files
+})

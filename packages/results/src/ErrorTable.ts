@@ -46,51 +46,51 @@ const unknownCode = (raw: string): string => {
 const needed = ["run", "cell", "model", "instance", "code"] as const
 
 /** Read a coded sheet; a missing column, a malformed record or an unknown code fails naming the file and the row. */
-export const read = (file: string): Effect.Effect<ReadonlyArray<CodedRow>, SheetError, FileSystem.FileSystem> =>
-  Effect.gen(function* () {
-    const fileSystem = yield* FileSystem.FileSystem
-    const text = yield* fileSystem
-      .readFileString(file)
-      .pipe(Effect.mapError((e) => new SheetError({ path: file, reason: `cannot read: ${Files.describe(e)}` })))
-    const parsed = Csv.parse(text)
-    if (parsed._tag === "Unclosed") return yield* fail(file, `line ${parsed.line}: a quoted field is never closed`)
-    const [header, ...records] = parsed.records.filter((r) => r.fields.some((f) => f.trim() !== ""))
-    if (header === undefined)
-      return yield* fail(file, "is empty; expected a sheet written by `cupid-lab errors sample`")
-    const titles = header.fields.map((f) => Csv.unguard(f).trim())
-    const missing = needed.filter((n) => !titles.includes(n))
-    if (missing.length > 0)
+export const read = Effect.fn("ErrorTable.read")(function* (
+  file: string
+): Effect.fn.Return<ReadonlyArray<CodedRow>, SheetError, FileSystem.FileSystem> {
+  const fileSystem = yield* FileSystem.FileSystem
+  const text = yield* fileSystem
+    .readFileString(file)
+    .pipe(Effect.mapError((e) => new SheetError({ path: file, reason: `cannot read: ${Files.describe(e)}` })))
+  const parsed = Csv.parse(text)
+  if (parsed._tag === "Unclosed") return yield* fail(file, `line ${parsed.line}: a quoted field is never closed`)
+  const [header, ...records] = parsed.records.filter((r) => r.fields.some((f) => f.trim() !== ""))
+  if (header === undefined) return yield* fail(file, "is empty; expected a sheet written by `cupid-lab errors sample`")
+  const titles = header.fields.map((f) => Csv.unguard(f).trim())
+  const missing = needed.filter((n) => !titles.includes(n))
+  if (missing.length > 0)
+    return yield* fail(
+      file,
+      `the header lacks the column${missing.length === 1 ? "" : "s"} ${missing.join(", ")}; a sheet written by \`cupid-lab errors sample\` has ${columns.map((c) => c.title).join(", ")}`
+    )
+  const at = (name: (typeof needed)[number]) => titles.indexOf(name)
+  const out: Array<CodedRow> = []
+  for (const [i, r] of records.entries()) {
+    const where = `row ${i + 1} (line ${r.line})`
+    if (r.fields.length !== titles.length)
+      return yield* fail(file, `${where}: ${r.fields.length} fields, the header has ${titles.length}`)
+    const get = (name: (typeof needed)[number]) => Csv.unguard(r.fields[at(name)]!)
+    const raw = get("code")
+    const code = normalizeCode(raw)
+    if (code !== "" && !codeNames.includes(code))
       return yield* fail(
         file,
-        `the header lacks the column${missing.length === 1 ? "" : "s"} ${missing.join(", ")}; a sheet written by \`cupid-lab errors sample\` has ${columns.map((c) => c.title).join(", ")}`
+        `${where}: unknown code ${unknownCode(raw)}; allowed codes: ${codeNames.join(", ")} (or leave it empty: not coded yet)`
       )
-    const at = (name: (typeof needed)[number]) => titles.indexOf(name)
-    const out: Array<CodedRow> = []
-    for (const [i, r] of records.entries()) {
-      const where = `row ${i + 1} (line ${r.line})`
-      if (r.fields.length !== titles.length)
-        return yield* fail(file, `${where}: ${r.fields.length} fields, the header has ${titles.length}`)
-      const get = (name: (typeof needed)[number]) => Csv.unguard(r.fields[at(name)]!)
-      const raw = get("code")
-      const code = normalizeCode(raw)
-      if (code !== "" && !codeNames.includes(code))
-        return yield* fail(
-          file,
-          `${where}: unknown code ${unknownCode(raw)}; allowed codes: ${codeNames.join(", ")} (or leave it empty: not coded yet)`
-        )
-      out.push({
-        file,
-        row: i + 1,
-        line: r.line,
-        run: get("run"),
-        cell: get("cell"),
-        model: get("model"),
-        instance: get("instance"),
-        code: code === "" ? undefined : code
-      })
-    }
-    return out
-  })
+    out.push({
+      file,
+      row: i + 1,
+      line: r.line,
+      run: get("run"),
+      cell: get("cell"),
+      model: get("model"),
+      instance: get("instance"),
+      code: code === "" ? undefined : code
+    })
+  }
+  return out
+})
 
 const z95 = Statistics.normalQuantile(0.975)
 
@@ -145,42 +145,43 @@ export const published = {
 } as const
 
 /** The table of the coded rows of one or more sheets, models in the order they first appear. */
-export const tabulate = (sheets: ReadonlyArray<ReadonlyArray<CodedRow>>): Effect.Effect<Table, SheetError> =>
-  Effect.gen(function* () {
-    const seen = new Map<string, CodedRow>()
-    const byModel = new Map<string, Array<CodedRow>>()
-    for (const r of sheets.flat()) {
-      const key = JSON.stringify([r.run, r.cell, r.instance])
-      const before = seen.get(key)
-      if (before !== undefined)
-        return yield* new SheetError({
-          path: r.file,
-          reason: `row ${r.row} (line ${r.line}) codes instance ${r.instance} of cell ${r.cell} in run ${r.run} again (first: ${before.file} row ${before.row}); each inference is counted once, so merge the coders' sheets first`
-        })
-      seen.set(key, r)
-      const list = byModel.get(r.model) ?? []
-      list.push(r)
-      byModel.set(r.model, list)
+export const tabulate = Effect.fn("ErrorTable.tabulate")(function* (
+  sheets: ReadonlyArray<ReadonlyArray<CodedRow>>
+): Effect.fn.Return<Table, SheetError> {
+  const seen = new Map<string, CodedRow>()
+  const byModel = new Map<string, Array<CodedRow>>()
+  for (const r of sheets.flat()) {
+    const key = JSON.stringify([r.run, r.cell, r.instance])
+    const before = seen.get(key)
+    if (before !== undefined)
+      return yield* new SheetError({
+        path: r.file,
+        reason: `row ${r.row} (line ${r.line}) codes instance ${r.instance} of cell ${r.cell} in run ${r.run} again (first: ${before.file} row ${before.row}); each inference is counted once, so merge the coders' sheets first`
+      })
+    seen.set(key, r)
+    const list = byModel.get(r.model) ?? []
+    list.push(r)
+    byModel.set(r.model, list)
+  }
+  const models = [...byModel].map(([model, rows]): ModelRow => {
+    const coded = rows.filter((r) => r.code !== undefined)
+    return {
+      model,
+      coded: coded.length,
+      uncoded: rows.filter((r) => r.code === undefined).map((r) => `${r.file} row ${r.row}`),
+      shares: codeNames.map((code) => {
+        const count = coded.filter((r) => r.code === code).length
+        return {
+          code,
+          count,
+          share: coded.length === 0 ? NaN : count / coded.length,
+          ci95: wilson(count, coded.length)
+        }
+      })
     }
-    const models = [...byModel].map(([model, rows]): ModelRow => {
-      const coded = rows.filter((r) => r.code !== undefined)
-      return {
-        model,
-        coded: coded.length,
-        uncoded: rows.filter((r) => r.code === undefined).map((r) => `${r.file} row ${r.row}`),
-        shares: codeNames.map((code) => {
-          const count = coded.filter((r) => r.code === code).length
-          return {
-            code,
-            count,
-            share: coded.length === 0 ? NaN : count / coded.length,
-            ci95: wilson(count, coded.length)
-          }
-        })
-      }
-    })
-    return { sheets: [...new Set(sheets.flat().map((r) => r.file))], models }
   })
+  return { sheets: [...new Set(sheets.flat().map((r) => r.file))], models }
+})
 
 const percent = (x: number): string => (Number.isFinite(x) ? `${(100 * x).toFixed(1)}%` : "–")
 

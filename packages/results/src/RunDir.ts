@@ -8,7 +8,7 @@
 import { type Domain, Files, Issues } from "@cupid-lab/core"
 import { FileSystem } from "@effect/platform"
 import type { PlatformError } from "@effect/platform/Error"
-import { Effect, Either, Option, ParseResult, Schema } from "effect"
+import { Effect, Either, Option, ParseResult, Schema, type Scope } from "effect"
 import * as path from "node:path"
 import { RunError } from "./Errors.js"
 import * as ResultLine from "./ResultLine.js"
@@ -128,120 +128,125 @@ export const makeDirectory = (dir: string): Effect.Effect<void, RunError, FileSy
  * Read a run directory, handing every decoded line to `also` as well (with its bytes, valid during the call); with
  * `info: "caller"` run.json is left to the caller. Fails with a {@link RunError} when summary.json or results.jsonl is missing or malformed.
  */
-export const read = (
+export const read = Effect.fn("RunDir.read")(function* (
   dir: string,
   options: { readonly also?: (row: Row, raw: Buffer) => void; readonly info?: "read" | "caller" } = {}
-): Effect.Effect<Run, RunError, FileSystem.FileSystem> =>
-  Effect.gen(function* () {
-    const fileSystem = yield* FileSystem.FileSystem
-    const info = yield* fileSystem.stat(dir).pipe(Effect.option)
-    if (Option.isNone(info) || info.value.type !== "Directory") {
-      return yield* new RunError({
-        path: dir,
-        reason: "not a run directory (expected a directory written by a sweep, holding summary.json and results.jsonl)"
-      })
-    }
-    const summaryFile = path.join(dir, summaryFileName)
-    const resultsFile = path.join(dir, "results.jsonl")
-    const infoFile = path.join(dir, infoFileName)
-    if (!(yield* Files.exists(fileSystem, summaryFile))) {
-      return yield* new RunError({
-        path: summaryFile,
-        reason: "missing; a sweep writes it when it finishes (rerun the sweep to complete the run)"
-      })
-    }
-    if (!(yield* Files.exists(fileSystem, resultsFile)))
-      return yield* new RunError({ path: resultsFile, reason: "missing; the run has no results" })
-    const summary = yield* Effect.flatMap(readJson(fileSystem, summaryFile, "the summary"), (v) =>
-      parseSummary(v, summaryFile)
-    )
-    const rows: Array<Row> = []
-    yield* foldRows(fileSystem, resultsFile, (row, raw) => {
-      rows.push(row)
-      options.also?.(row, raw)
+): Effect.fn.Return<Run, RunError, FileSystem.FileSystem> {
+  const fileSystem = yield* FileSystem.FileSystem
+  const info = yield* fileSystem.stat(dir).pipe(Effect.option)
+  if (Option.isNone(info) || info.value.type !== "Directory") {
+    return yield* new RunError({
+      path: dir,
+      reason: "not a run directory (expected a directory written by a sweep, holding summary.json and results.jsonl)"
     })
-    const problem = Columns.problem(rows)
-    if (problem !== undefined) return yield* new RunError({ path: resultsFile, reason: problem })
-    const runInfo =
-      options.info !== "caller" && (yield* Files.exists(fileSystem, infoFile))
-        ? yield* Effect.flatMap(readJson(fileSystem, infoFile, "the run record"), (v) => parseInfo(v, infoFile))
-        : undefined
-    return { dir, summary, index: Columns.index(rows), info: runInfo }
+  }
+  const summaryFile = path.join(dir, summaryFileName)
+  const resultsFile = path.join(dir, "results.jsonl")
+  const infoFile = path.join(dir, infoFileName)
+  if (!(yield* Files.exists(fileSystem, summaryFile))) {
+    return yield* new RunError({
+      path: summaryFile,
+      reason: "missing; a sweep writes it when it finishes (rerun the sweep to complete the run)"
+    })
+  }
+  if (!(yield* Files.exists(fileSystem, resultsFile)))
+    return yield* new RunError({ path: resultsFile, reason: "missing; the run has no results" })
+  const summary = yield* Effect.flatMap(readJson(fileSystem, summaryFile, "the summary"), (v) =>
+    parseSummary(v, summaryFile)
+  )
+  const rows: Array<Row> = []
+  yield* foldRows(fileSystem, resultsFile, (row, raw) => {
+    rows.push(row)
+    options.also?.(row, raw)
   })
+  const problem = Columns.problem(rows)
+  if (problem !== undefined) return yield* new RunError({ path: resultsFile, reason: problem })
+  const runInfo =
+    options.info !== "caller" && (yield* Files.exists(fileSystem, infoFile))
+      ? yield* Effect.flatMap(readJson(fileSystem, infoFile, "the run record"), (v) => parseInfo(v, infoFile))
+      : undefined
+  return { dir, summary, index: Columns.index(rows), info: runInfo }
+})
 
 /**
  * Calls `onLine` with each whole line of `file` in order (a view with its "\n", valid during the
  * call, and its 1-based number); an error it returns stops the scan. Returns the number of whole
  * lines and whether a partial last line (no "\n") follows them.
  */
-export const scan = <E = never>(
-  fileSystem: FileSystem.FileSystem,
-  file: string,
-  onLine: (line: Buffer, lineNo: number) => E | undefined
-): Effect.Effect<{ readonly lines: number; readonly partial: boolean }, E | PlatformError> =>
-  Effect.scoped(
-    Effect.gen(function* () {
-      const input = yield* fileSystem.open(file, { flag: "r" })
-      let buf = Buffer.allocUnsafe(8 << 20)
-      let filled = 0,
-        lines = 0
-      for (;;) {
-        if (filled === buf.length) {
-          // One line longer than the buffer: grow it.
-          const bigger = Buffer.allocUnsafe(buf.length * 2)
-          buf.copy(bigger, 0, 0, filled)
-          buf = bigger
-        }
-        const n = Number(yield* input.read(buf.subarray(filled)))
-        if (n === 0) break
-        filled += n
-        const view = buf.subarray(0, filled)
-        let start = 0
-        for (let nl = view.indexOf(10); nl !== -1; nl = view.indexOf(10, start)) {
-          const error = onLine(view.subarray(start, nl + 1), ++lines)
-          if (error !== undefined) return yield* Effect.fail(error)
-          start = nl + 1
-        }
-        buf.copy(buf, 0, start, filled)
-        filled -= start
+export const scan = Effect.fn("RunDir.scan")(
+  function* <E = never>(
+    fileSystem: FileSystem.FileSystem,
+    file: string,
+    onLine: (line: Buffer, lineNo: number) => E | undefined
+  ): Effect.fn.Return<{ readonly lines: number; readonly partial: boolean }, E | PlatformError, Scope.Scope> {
+    const input = yield* fileSystem.open(file, { flag: "r" })
+    let buf = Buffer.allocUnsafe(8 << 20)
+    let filled = 0,
+      lines = 0
+    for (;;) {
+      if (filled === buf.length) {
+        // One line longer than the buffer: grow it.
+        const bigger = Buffer.allocUnsafe(buf.length * 2)
+        buf.copy(bigger, 0, 0, filled)
+        buf = bigger
       }
-      return { lines, partial: filled > 0 }
-    })
-  )
+      const n = Number(yield* input.read(buf.subarray(filled)))
+      if (n === 0) break
+      filled += n
+      const view = buf.subarray(0, filled)
+      let start = 0
+      for (let nl = view.indexOf(10); nl !== -1; nl = view.indexOf(10, start)) {
+        const error = onLine(view.subarray(start, nl + 1), ++lines)
+        if (error !== undefined) return yield* Effect.fail(error)
+        start = nl + 1
+      }
+      buf.copy(buf, 0, start, filled)
+      filled -= start
+    }
+    return { lines, partial: filled > 0 }
+  },
+  (effect) => Effect.scoped(effect)
+)
 
 /** {@link scan} of a file that may be missing (then it has no lines); a failed read is "cannot read the <what>". */
-export const scanIfPresent = (file: string, what: string, onLine: (line: Buffer, lineNo: number) => void) =>
-  Effect.gen(function* () {
-    const fileSystem = yield* FileSystem.FileSystem
-    if (!(yield* Files.exists(fileSystem, file))) return { lines: 0, partial: false }
-    return yield* scan<never>(fileSystem, file, (line, lineNo) => void onLine(line, lineNo)).pipe(
-      Effect.mapError((e) => new RunError({ path: file, reason: `cannot read the ${what}: ${Files.describe(e)}` }))
-    )
-  })
+export const scanIfPresent = Effect.fn("RunDir.scanIfPresent")(function* (
+  file: string,
+  what: string,
+  onLine: (line: Buffer, lineNo: number) => void
+) {
+  const fileSystem = yield* FileSystem.FileSystem
+  if (!(yield* Files.exists(fileSystem, file))) return { lines: 0, partial: false }
+  return yield* scan<never>(fileSystem, file, (line, lineNo) => void onLine(line, lineNo)).pipe(
+    Effect.mapError((e) => new RunError({ path: file, reason: `cannot read the ${what}: ${Files.describe(e)}` }))
+  )
+})
 
 /**
  * The lines of a JSON-lines `file` about one instance, decoded with `schema`, in file order (lines
  * that do not mention it are skipped undecoded); those that do not decode are counted in `unreadable`.
  */
-export const linesAbout = <A extends { readonly instance: string }, I>(
+export const linesAbout = Effect.fn("RunDir.linesAbout")(function* <A extends { readonly instance: string }, I>(
   file: string,
   instance: string,
   schema: Schema.Schema<A, I>,
   what: string
-): Effect.Effect<{ readonly lines: ReadonlyArray<A>; readonly unreadable: number }, RunError, FileSystem.FileSystem> =>
-  Effect.gen(function* () {
-    const lines: Array<A> = []
-    let unreadable = 0
-    const decode = Schema.decodeUnknownEither(Schema.parseJson(schema))
-    const needle = Buffer.from(JSON.stringify(instance))
-    yield* scanIfPresent(file, what, (line) => {
-      if (line.indexOf(needle) === -1) return
-      const decoded = decode(line.toString("utf8", 0, line.length - 1))
-      if (Either.isLeft(decoded)) unreadable++
-      else if (decoded.right.instance === instance) lines.push(decoded.right)
-    })
-    return { lines, unreadable }
+): Effect.fn.Return<
+  { readonly lines: ReadonlyArray<A>; readonly unreadable: number },
+  RunError,
+  FileSystem.FileSystem
+> {
+  const lines: Array<A> = []
+  let unreadable = 0
+  const decode = Schema.decodeUnknownEither(Schema.parseJson(schema))
+  const needle = Buffer.from(JSON.stringify(instance))
+  yield* scanIfPresent(file, what, (line) => {
+    if (line.indexOf(needle) === -1) return
+    const decoded = decode(line.toString("utf8", 0, line.length - 1))
+    if (Either.isLeft(decoded)) unreadable++
+    else if (decoded.right.instance === instance) lines.push(decoded.right)
   })
+  return { lines, unreadable }
+})
 
 /** `["sweep", "retriever", 2, "use"]` -> `sweep.retriever[2].use` */
 export const formatPath = (path: ReadonlyArray<PropertyKey>): string =>

@@ -70,42 +70,41 @@ export const decode = Schema.decodeUnknownEither(Schema.parseJson(Identity))
  * Check that `dir` is free for this run or already holds it: fails when it holds another run, or
  * results whose run is not recorded (unless `allowUnrecorded`: under the lock, once the log exists).
  */
-export const check = (
+export const check = Effect.fn("RunId.check")(function* (
   dir: string,
   identity: Identity,
-  allowUnrecorded = false
-): Effect.Effect<void, RunError, FileSystem.FileSystem> =>
-  Effect.gen(function* () {
-    const fileSystem = yield* FileSystem.FileSystem
-    const file = path.join(dir, fileName)
-    const text = yield* fileSystem.readFileString(file).pipe(Effect.option)
-    if (Option.isNone(text)) {
-      if (!allowUnrecorded && (yield* Files.exists(fileSystem, path.join(dir, "results.jsonl")))) {
-        return yield* new RunError({
-          path: dir,
-          reason:
-            `holds results of a run whose identity is not recorded (no ${fileName}), so this sweep (${describe(identity)}) cannot tell whether resuming them is right; ` +
-            `give another --out, or delete the directory to start over`
-        })
-      }
-      return
-    }
-    const recorded = decode(text.value)
-    if (Either.isLeft(recorded)) {
+  allowUnrecorded: boolean = false
+): Effect.fn.Return<void, RunError, FileSystem.FileSystem> {
+  const fileSystem = yield* FileSystem.FileSystem
+  const file = path.join(dir, fileName)
+  const text = yield* fileSystem.readFileString(file).pipe(Effect.option)
+  if (Option.isNone(text)) {
+    if (!allowUnrecorded && (yield* Files.exists(fileSystem, path.join(dir, "results.jsonl")))) {
       return yield* new RunError({
-        path: file,
-        reason: `is not a run identity (expected {"id", "config": {"name", "hash"}, "data": {"source", "fingerprint", "transform"?}, "shard"?}); delete the directory or give another --out`
+        path: dir,
+        reason:
+          `holds results of a run whose identity is not recorded (no ${fileName}), so this sweep (${describe(identity)}) cannot tell whether resuming them is right; ` +
+          `give another --out, or delete the directory to start over`
       })
     }
-    const theirs = recorded.right
-    if (same(theirs, identity)) return
+    return
+  }
+  const recorded = decode(text.value)
+  if (Either.isLeft(recorded)) {
     return yield* new RunError({
-      path: dir,
-      reason:
-        `holds another run: ${describe(theirs)}; this sweep is ${describe(identity)}; ${differences(identity, theirs)}. ` +
-        `Resuming is for the same run only: give another --out (or leave --out and out: unset, for runs/<name>/<run id>), or delete the directory`
+      path: file,
+      reason: `is not a run identity (expected {"id", "config": {"name", "hash"}, "data": {"source", "fingerprint", "transform"?}, "shard"?}); delete the directory or give another --out`
     })
+  }
+  const theirs = recorded.right
+  if (same(theirs, identity)) return
+  return yield* new RunError({
+    path: dir,
+    reason:
+      `holds another run: ${describe(theirs)}; this sweep is ${describe(identity)}; ${differences(identity, theirs)}. ` +
+      `Resuming is for the same run only: give another --out (or leave --out and out: unset, for runs/<name>/<run id>), or delete the directory`
   })
+})
 
 /** Under the lock: check again (another sweep may have taken the directory meanwhile), then record the identity. */
 export const claim = (dir: string, identity: Identity): Effect.Effect<void, RunError, FileSystem.FileSystem> =>
@@ -115,51 +114,53 @@ export const claim = (dir: string, identity: Identity): Effect.Effect<void, RunE
   )
 
 /** Point `<parent>/latest` at the run directory `<parent>/<id>`: a relative symlink, else (where none can be made) a file holding the id. */
-export const linkLatest = (runDir: string): Effect.Effect<void, RunError, FileSystem.FileSystem> =>
-  Effect.gen(function* () {
-    const fileSystem = yield* FileSystem.FileSystem
-    const link = path.join(path.dirname(runDir), latestName)
-    const id = path.basename(runDir)
-    const tmp = Files.temporaryName(link)
-    const linked = yield* fileSystem.symlink(id, tmp).pipe(
-      Effect.zipRight(fileSystem.rename(tmp, link)),
-      Effect.as(true),
-      Effect.catchAll(() => Effect.as(fileSystem.remove(tmp, { force: true }).pipe(Effect.ignore), false))
+export const linkLatest = Effect.fn("RunId.linkLatest")(function* (
+  runDir: string
+): Effect.fn.Return<void, RunError, FileSystem.FileSystem> {
+  const fileSystem = yield* FileSystem.FileSystem
+  const link = path.join(path.dirname(runDir), latestName)
+  const id = path.basename(runDir)
+  const tmp = Files.temporaryName(link)
+  const linked = yield* fileSystem.symlink(id, tmp).pipe(
+    Effect.zipRight(fileSystem.rename(tmp, link)),
+    Effect.as(true),
+    Effect.catchAll(() => Effect.as(fileSystem.remove(tmp, { force: true }).pipe(Effect.ignore), false))
+  )
+  if (linked) return
+  yield* Files.writeFileAtomic(link, `${id}\n`).pipe(
+    Effect.mapError(
+      (e) =>
+        new RunError({
+          path: link,
+          reason: `cannot point it at ${runDir} (neither as a symlink nor as a file holding the id): ${Files.describe(e)}`
+        })
     )
-    if (linked) return
-    yield* Files.writeFileAtomic(link, `${id}\n`).pipe(
-      Effect.mapError(
-        (e) =>
-          new RunError({
-            path: link,
-            reason: `cannot point it at ${runDir} (neither as a symlink nor as a file holding the id): ${Files.describe(e)}`
-          })
-      )
-    )
-  })
+  )
+})
 
 /** The run directory a command was given, with `<parent>/latest` replaced by the run it points at; a config's directory is refused. */
-export const resolve = (dir: string): Effect.Effect<string, RunError, FileSystem.FileSystem> =>
-  Effect.gen(function* () {
-    const fileSystem = yield* FileSystem.FileSystem
-    if (path.basename(dir) === latestName) {
-      const id = yield* fileSystem.readLink(dir).pipe(
-        Effect.orElse(() => fileSystem.readFileString(dir)),
-        Effect.map((text) => text.trim()),
-        Effect.orElseSucceed(() => "")
-      )
-      return idPattern.test(id) ? path.join(path.dirname(dir), id) : dir
-    }
-    const has = (name: string) => Files.exists(fileSystem, path.join(dir, name))
-    if ((yield* has("summary.json")) || !(yield* has(latestName))) return dir
-    const ids = (yield* fileSystem.readDirectory(dir).pipe(Effect.orElseSucceed(() => [])))
-      .filter((n) => idPattern.test(n))
-      .sort()
-    return yield* new RunError({
-      path: dir,
-      reason: `holds the runs of one config by id (${ids.length === 0 ? "none yet" : ids.join(", ")}), not a run; give ${path.join(dir, latestName)} for the newest, or ${path.join(dir, "<run id>")}`
-    })
+export const resolve = Effect.fn("RunId.resolve")(function* (
+  dir: string
+): Effect.fn.Return<string, RunError, FileSystem.FileSystem> {
+  const fileSystem = yield* FileSystem.FileSystem
+  if (path.basename(dir) === latestName) {
+    const id = yield* fileSystem.readLink(dir).pipe(
+      Effect.orElse(() => fileSystem.readFileString(dir)),
+      Effect.map((text) => text.trim()),
+      Effect.orElseSucceed(() => "")
+    )
+    return idPattern.test(id) ? path.join(path.dirname(dir), id) : dir
+  }
+  const has = (name: string) => Files.exists(fileSystem, path.join(dir, name))
+  if ((yield* has("summary.json")) || !(yield* has(latestName))) return dir
+  const ids = (yield* fileSystem.readDirectory(dir).pipe(Effect.orElseSucceed(() => [])))
+    .filter((n) => idPattern.test(n))
+    .sort()
+  return yield* new RunError({
+    path: dir,
+    reason: `holds the runs of one config by id (${ids.length === 0 ? "none yet" : ids.join(", ")}), not a run; give ${path.join(dir, latestName)} for the newest, or ${path.join(dir, "<run id>")}`
   })
+})
 
 export const lockFileName = ".lock"
 

@@ -62,56 +62,57 @@ export interface Written {
 }
 
 /** Read `<dir>/results.jsonl` and write `<dir>/trec/`. */
-export const write = (dir: string): Effect.Effect<Written, RunError, FileSystem.FileSystem> =>
-  Effect.gen(function* () {
-    const fileSystem = yield* FileSystem.FileSystem
-    const results = path.join(dir, "results.jsonl")
-    const out = path.join(dir, "trec")
-    const cannot = (file: string, doing: string) => (e: unknown) =>
-      new RunError({ path: file, reason: `cannot ${doing}: ${Files.describe(e)}` })
-    // Per cell, since a history transform (padding, moving) changes the sessions a cell sees.
-    const qrels = new Map<string, Array<string>>()
-    const selections = new Map<string, Array<string>>()
-    const rankings = new Map<string, Array<string>>()
-    const parse = RunDir.parseLine((value) =>
-      Either.mapLeft(decode(value), (e) => `not a result line (${e.message.split("\n")[0]})`)
-    )
-    yield* RunDir.scan(fileSystem, results, (raw, lineNo) => {
-      const line = parse(raw.toString("utf8", 0, raw.length - 1), lineNo, results)
-      if (Either.isLeft(line)) return line.left
-      const l = line.right
-      listOf(qrels, l.cell).push(qrelLines(l.instance, l.meta.sessions, l.meta.relevant))
-      const selected = listOf(selections, l.cell)
-      if (l.status !== "ok") return
-      // The run tag names the cell as reports do (whitespace encoded); the file keeps the cell's id.
-      const tag = trecId(l.cellName)
-      selected.push(runLines(l.instance, selectionOrder(l), tag))
-      if (l.ranking !== null)
-        listOf(rankings, l.cell).push(
-          runLines(
-            l.instance,
-            l.ranking.map((r) => r.sessionId),
-            tag
-          )
+export const write = Effect.fn("Trec.write")(function* (
+  dir: string
+): Effect.fn.Return<Written, RunError, FileSystem.FileSystem> {
+  const fileSystem = yield* FileSystem.FileSystem
+  const results = path.join(dir, "results.jsonl")
+  const out = path.join(dir, "trec")
+  const cannot = (file: string, doing: string) => (e: unknown) =>
+    new RunError({ path: file, reason: `cannot ${doing}: ${Files.describe(e)}` })
+  // Per cell, since a history transform (padding, moving) changes the sessions a cell sees.
+  const qrels = new Map<string, Array<string>>()
+  const selections = new Map<string, Array<string>>()
+  const rankings = new Map<string, Array<string>>()
+  const parse = RunDir.parseLine((value) =>
+    Either.mapLeft(decode(value), (e) => `not a result line (${e.message.split("\n")[0]})`)
+  )
+  yield* RunDir.scan(fileSystem, results, (raw, lineNo) => {
+    const line = parse(raw.toString("utf8", 0, raw.length - 1), lineNo, results)
+    if (Either.isLeft(line)) return line.left
+    const l = line.right
+    listOf(qrels, l.cell).push(qrelLines(l.instance, l.meta.sessions, l.meta.relevant))
+    const selected = listOf(selections, l.cell)
+    if (l.status !== "ok") return
+    // The run tag names the cell as reports do (whitespace encoded); the file keeps the cell's id.
+    const tag = trecId(l.cellName)
+    selected.push(runLines(l.instance, selectionOrder(l), tag))
+    if (l.ranking !== null)
+      listOf(rankings, l.cell).push(
+        runLines(
+          l.instance,
+          l.ranking.map((r) => r.sessionId),
+          tag
         )
-    }).pipe(Effect.catchTag("SystemError", "BadArgument", (e) => Effect.fail(cannot(results, "read the results")(e))))
-    yield* Files.makeDirectory(out).pipe(Effect.mapError(cannot(out, "create the directory")))
-    // One qrels.txt when every cell saw the same histories; else one per cell, beside its run.
-    const texts = [...qrels.entries()].map(([cell, parts]) => [cell, parts.join("")] as const)
-    const shared = texts.every(([, t]) => t === texts[0]?.[1])
-    const qrelsFile = path.join(out, "qrels.txt")
-    if (shared) yield* RunDir.write(qrelsFile, texts[0]?.[1] ?? "")
-    else for (const [cell, text] of texts) yield* RunDir.write(path.join(out, `${cell}.qrels.txt`), text)
-    const runs: Array<string> = []
-    for (const [suffix, lists] of [
-      ["run", selections],
-      ["ranking.run", rankings]
-    ] as const) {
-      for (const [cell, text] of lists) {
-        const file = path.join(out, `${cell}.${suffix}`)
-        yield* RunDir.write(file, text.join(""))
-        runs.push(file)
-      }
+      )
+  }).pipe(Effect.catchTag("SystemError", "BadArgument", (e) => Effect.fail(cannot(results, "read the results")(e))))
+  yield* Files.makeDirectory(out).pipe(Effect.mapError(cannot(out, "create the directory")))
+  // One qrels.txt when every cell saw the same histories; else one per cell, beside its run.
+  const texts = [...qrels.entries()].map(([cell, parts]) => [cell, parts.join("")] as const)
+  const shared = texts.every(([, t]) => t === texts[0]?.[1])
+  const qrelsFile = path.join(out, "qrels.txt")
+  if (shared) yield* RunDir.write(qrelsFile, texts[0]?.[1] ?? "")
+  else for (const [cell, text] of texts) yield* RunDir.write(path.join(out, `${cell}.qrels.txt`), text)
+  const runs: Array<string> = []
+  for (const [suffix, lists] of [
+    ["run", selections],
+    ["ranking.run", rankings]
+  ] as const) {
+    for (const [cell, text] of lists) {
+      const file = path.join(out, `${cell}.${suffix}`)
+      yield* RunDir.write(file, text.join(""))
+      runs.push(file)
     }
-    return { dir: out, qrels: shared ? [qrelsFile] : texts.map(([cell]) => path.join(out, `${cell}.qrels.txt`)), runs }
-  })
+  }
+  return { dir: out, qrels: shared ? [qrelsFile] : texts.map(([cell]) => path.join(out, `${cell}.qrels.txt`)), runs }
+})

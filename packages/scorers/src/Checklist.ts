@@ -144,57 +144,56 @@ const dryRunAnswer = (preference: string) =>
  * An LLM decomposer built from a `models:` entry; `plugin` names the scorer in errors. With
  * `accounting: reference` its answer is read as the authors' code reads it.
  */
-export const llm = (
+export const llm = Effect.fn("Checklist.llm")(function* (
   plugin: string,
   spec: LlmSpec,
   accounting: Accounting = "strict"
-): Effect.Effect<Decomposer, Errors.PluginError | Errors.ModelNotConfigured, Models.Models | FileSystem.FileSystem> =>
-  Effect.gen(function* () {
-    const lm = yield* (yield* Models.Models).languageModel(spec.model)
-    const reference = usesReference(spec)
-    const template = reference
-      ? yield* ReferencePrompts.template("decompose", { plugin, required: ["preferences"] })
-      : yield* Template.load(plugin, spec.template, "decompose.md", ["preference"], ["preference"])
-    const who = `decomposer model "${spec.model}" (${lm.info.provider}/${lm.info.model})`
-    const fail = (reason: string) => new Errors.StageError({ stage: "score", plugin, reason: `${who}: ${reason}` })
-    const read = (text: string): Either.Either<ReadonlyArray<string>, string> => {
-      if (accounting === "strict") return parseChecklist(text)
-      const items = ReferenceAccounting.checklist(text)
-      return items === undefined
-        ? Either.left(
-            `the answer has no JSON with a "checklist" list as the authors' parse_json reads it: ${AnswerJson.excerpt(text)}`
-          )
-        : Either.right(items)
-    }
-    const request = (preference: string): LanguageModel.CompletionRequest => ({
-      messages: PromptTemplate.render(template, reference ? { preferences: preference } : { preference }),
-      dryRunAnswer: reference
-        ? `**Analysis**\n\nTwo aspects.\n\n**Checklist**\n\n\`\`\`json\n${dryRunAnswer(preference)}\n\`\`\``
-        : dryRunAnswer(preference),
-      ...requestSettings(spec),
-      read: (text) => LanguageModel.reading(read(text)),
-      ...(accounting === "strict"
-        ? {
-            accept: (text: string) =>
-              Either.match(read(text), { onLeft: () => false, onRight: (items) => items.length > 0 })
-          }
-        : {})
-    })
-    return {
-      heuristic: false,
-      label: `llm(${spec.model}${reference ? ", the authors' prompt" : ""})`,
-      decompose: (preference) =>
-        lm.complete(request(preference)).pipe(
-          Effect.mapError((e) => fail(e.message)),
-          Effect.flatMap((out) =>
-            Either.match(read(out.text), {
-              onLeft: (reason) => Effect.fail(fail(reason)),
-              onRight: (items) =>
-                items.length === 0 && accounting === "strict"
-                  ? Effect.fail(fail("returned an empty checklist for a non-empty preference"))
-                  : Effect.succeed(items)
-            })
-          )
+): Effect.fn.Return<Decomposer, Errors.PluginError | Errors.ModelNotConfigured, Models.Models | FileSystem.FileSystem> {
+  const lm = yield* (yield* Models.Models).languageModel(spec.model)
+  const reference = usesReference(spec)
+  const template = reference
+    ? yield* ReferencePrompts.template("decompose", { plugin, required: ["preferences"] })
+    : yield* Template.load(plugin, spec.template, "decompose.md", ["preference"], ["preference"])
+  const who = `decomposer model "${spec.model}" (${lm.info.provider}/${lm.info.model})`
+  const fail = (reason: string) => new Errors.StageError({ stage: "score", plugin, reason: `${who}: ${reason}` })
+  const read = (text: string): Either.Either<ReadonlyArray<string>, string> => {
+    if (accounting === "strict") return parseChecklist(text)
+    const items = ReferenceAccounting.checklist(text)
+    return items === undefined
+      ? Either.left(
+          `the answer has no JSON with a "checklist" list as the authors' parse_json reads it: ${AnswerJson.excerpt(text)}`
         )
-    }
+      : Either.right(items)
+  }
+  const request = (preference: string): LanguageModel.CompletionRequest => ({
+    messages: PromptTemplate.render(template, reference ? { preferences: preference } : { preference }),
+    dryRunAnswer: reference
+      ? `**Analysis**\n\nTwo aspects.\n\n**Checklist**\n\n\`\`\`json\n${dryRunAnswer(preference)}\n\`\`\``
+      : dryRunAnswer(preference),
+    ...requestSettings(spec),
+    read: (text) => LanguageModel.reading(read(text)),
+    ...(accounting === "strict"
+      ? {
+          accept: (text: string) =>
+            Either.match(read(text), { onLeft: () => false, onRight: (items) => items.length > 0 })
+        }
+      : {})
   })
+  return {
+    heuristic: false,
+    label: `llm(${spec.model}${reference ? ", the authors' prompt" : ""})`,
+    decompose: (preference) =>
+      lm.complete(request(preference)).pipe(
+        Effect.mapError((e) => fail(e.message)),
+        Effect.flatMap((out) =>
+          Either.match(read(out.text), {
+            onLeft: (reason) => Effect.fail(fail(reason)),
+            onRight: (items) =>
+              items.length === 0 && accounting === "strict"
+                ? Effect.fail(fail("returned an empty checklist for a non-empty preference"))
+                : Effect.succeed(items)
+          })
+        )
+      )
+  }
+})

@@ -205,74 +205,73 @@ export const prefmatcherModel = "kixlab/prefmatcher-7b"
  * when the model is `kixlab/prefmatcher-7b`, the prompt PrefMatcher was fine-tuned on (as their
  * code chooses).
  */
-export const llm = (
+export const llm = Effect.fn("Coverage.llm")(function* (
   plugin: string,
   spec: MatcherSpec
-): Effect.Effect<Matcher, Errors.PluginError | Errors.ModelNotConfigured, Models.Models | FileSystem.FileSystem> =>
-  Effect.gen(function* () {
-    const lm = yield* (yield* Models.Models).languageModel(spec.model)
-    const reference = usesReference(spec)
-    const prefmatcher = lm.info.model === prefmatcherModel
-    // Rendered once: the same block opens every matching call's system message.
-    const examples = reference && !prefmatcher ? yield* ReferencePrompts.matcherExamples : undefined
-    const examplesText = examples === undefined ? "" : ReferencePrompts.renderMatcherExamples(examples)
-    const template = !reference
-      ? yield* Template.load(
-          plugin,
-          spec.template,
-          "match.md",
-          ["preference", "checklist", "count"],
-          ["preference", "checklist"]
-        )
-      : prefmatcher
-        ? yield* ReferencePrompts.template("matchPrefmatcher", { plugin, required: ["preference", "checklist"] })
-        : yield* ReferencePrompts.template("match", { plugin, required: ["examples", "preference", "checklist"] })
-    const who = `matcher model "${spec.model}" (${lm.info.provider}/${lm.info.model})`
-    const fail = (reason: string) => new Errors.StageError({ stage: "score", plugin, reason: `${who}: ${reason}` })
-    const values = (items: ReadonlyArray<string>, preference: string) =>
-      reference
-        ? {
-            preference,
-            checklist: ReferencePrompts.numberedChecklist(items),
-            // A dry run without the authors' files prices the call without the examples' text.
-            ...(prefmatcher ? {} : { examples: examplesText })
-          }
-        : { preference, checklist: ReferencePrompts.numberedChecklist(items), count: String(items.length) }
-    const request = (
-      items: ReadonlyArray<string>,
-      preference: string,
-      strict: boolean
-    ): LanguageModel.CompletionRequest => {
-      const answer = dryRunAnswer(items.length)
-      return {
-        messages: PromptTemplate.render(template, values(items, preference)),
-        dryRunAnswer: reference && !prefmatcher ? `\`\`\`json\n${answer}\n\`\`\`` : answer,
-        ...requestSettings(spec),
-        read: strict
-          ? (text) => LanguageModel.reading(parseRatings(text, items.length))
-          : (text) => ({ ok: true, value: ReferenceAccounting.matcherSum(text, prefmatcher) }),
-        ...(strict ? { accept: (text: string) => Either.isRight(parseRatings(text, items.length)) } : {})
-      }
-    }
+): Effect.fn.Return<Matcher, Errors.PluginError | Errors.ModelNotConfigured, Models.Models | FileSystem.FileSystem> {
+  const lm = yield* (yield* Models.Models).languageModel(spec.model)
+  const reference = usesReference(spec)
+  const prefmatcher = lm.info.model === prefmatcherModel
+  // Rendered once: the same block opens every matching call's system message.
+  const examples = reference && !prefmatcher ? yield* ReferencePrompts.matcherExamples : undefined
+  const examplesText = examples === undefined ? "" : ReferencePrompts.renderMatcherExamples(examples)
+  const template = !reference
+    ? yield* Template.load(
+        plugin,
+        spec.template,
+        "match.md",
+        ["preference", "checklist", "count"],
+        ["preference", "checklist"]
+      )
+    : prefmatcher
+      ? yield* ReferencePrompts.template("matchPrefmatcher", { plugin, required: ["preference", "checklist"] })
+      : yield* ReferencePrompts.template("match", { plugin, required: ["examples", "preference", "checklist"] })
+  const who = `matcher model "${spec.model}" (${lm.info.provider}/${lm.info.model})`
+  const fail = (reason: string) => new Errors.StageError({ stage: "score", plugin, reason: `${who}: ${reason}` })
+  const values = (items: ReadonlyArray<string>, preference: string) =>
+    reference
+      ? {
+          preference,
+          checklist: ReferencePrompts.numberedChecklist(items),
+          // A dry run without the authors' files prices the call without the examples' text.
+          ...(prefmatcher ? {} : { examples: examplesText })
+        }
+      : { preference, checklist: ReferencePrompts.numberedChecklist(items), count: String(items.length) }
+  const request = (
+    items: ReadonlyArray<string>,
+    preference: string,
+    strict: boolean
+  ): LanguageModel.CompletionRequest => {
+    const answer = dryRunAnswer(items.length)
     return {
-      heuristic: false,
-      label: `llm(${spec.model}${reference ? ", the authors' prompt" : ""})`,
-      rate: (items, preference) =>
-        items.length === 0
-          ? Effect.succeed([])
-          : lm.complete(request(items, preference, true)).pipe(
-              Effect.mapError((e) => fail(e.message)),
-              Effect.flatMap((out) =>
-                Either.match(parseRatings(out.text, items.length), {
-                  onLeft: (reason) => Effect.fail(fail(reason)),
-                  onRight: Effect.succeed
-                })
-              )
-            ),
-      rateReference: (items, preference) =>
-        lm.complete(request(items, preference, false)).pipe(
-          Effect.mapError((e) => fail(e.message)),
-          Effect.map((out) => ReferenceAccounting.matcherSum(out.text, prefmatcher))
-        )
+      messages: PromptTemplate.render(template, values(items, preference)),
+      dryRunAnswer: reference && !prefmatcher ? `\`\`\`json\n${answer}\n\`\`\`` : answer,
+      ...requestSettings(spec),
+      read: strict
+        ? (text) => LanguageModel.reading(parseRatings(text, items.length))
+        : (text) => ({ ok: true, value: ReferenceAccounting.matcherSum(text, prefmatcher) }),
+      ...(strict ? { accept: (text: string) => Either.isRight(parseRatings(text, items.length)) } : {})
     }
-  })
+  }
+  return {
+    heuristic: false,
+    label: `llm(${spec.model}${reference ? ", the authors' prompt" : ""})`,
+    rate: (items, preference) =>
+      items.length === 0
+        ? Effect.succeed([])
+        : lm.complete(request(items, preference, true)).pipe(
+            Effect.mapError((e) => fail(e.message)),
+            Effect.flatMap((out) =>
+              Either.match(parseRatings(out.text, items.length), {
+                onLeft: (reason) => Effect.fail(fail(reason)),
+                onRight: Effect.succeed
+              })
+            )
+          ),
+    rateReference: (items, preference) =>
+      lm.complete(request(items, preference, false)).pipe(
+        Effect.mapError((e) => fail(e.message)),
+        Effect.map((out) => ReferenceAccounting.matcherSum(out.text, prefmatcher))
+      )
+  }
+})

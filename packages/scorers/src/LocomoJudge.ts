@@ -113,44 +113,43 @@ export const metrics: ReadonlyArray<Scorer.MetricInfo> = [
  * The scorer with the prompt `load` gives (the plugin's: theirs from {@link LocomoJudgePrompts};
  * tests give their own).
  */
-export const make = (
+export const make = Effect.fn("LocomoJudge.make")(function* (
   options: Options,
   load: (dryRun: boolean) => Effect.Effect<LocomoJudgePrompts.Prompt, Errors.PluginError, Plugin.Env>
-): Effect.Effect<Scorer.Service, Plugin.MakeError, Plugin.Env> =>
-  Effect.gen(function* () {
-    const judge = yield* AuthorsJudge.make({ name, options, howToGet: LocomoJudgePrompts.howToGet, load })
-    const { fail } = judge
-    return {
-      metrics,
-      score: ({ instance, trace }) =>
-        Effect.gen(function* () {
-          const category = LocomoF1.categories[instance.type]
-          if (category === undefined)
-            return yield* fail(
-              `instance type "${instance.type}" is not a LoCoMo category (${Object.keys(LocomoF1.categories).join(", ")}): ${name} judges LoCoMo questions only`
-            )
-          if (!judged.includes(category)) return { "generation.locomo_judge": Number.NaN }
-          const generated = yield* judge.answer(trace)
-          const gold = instance.gold.answer
-          if (gold === undefined) return yield* fail(`${instance.id} has no gold answer`)
-          const content = LocomoJudgePrompts.fill(judge.prompts, { question: instance.query.request, gold, generated })
-          const reply = yield* judge.ask({
-            messages: [{ role: "user", content }],
-            responseFormat: "json",
-            dryRunAnswer: '{"label": "CORRECT"}',
-            accept: (text) => Either.isRight(label(text)),
-            read: (text) => LanguageModel.reading(verdict(text)),
-            acceptTruncated: true
-          })
-          const score = verdict(reply.text)
-          if (Either.isLeft(score))
-            return yield* fail(
-              `the judge's reply cannot be read as their code reads it (${score.left}): ${JSON.stringify(reply.text.slice(0, 200))}`
-            )
-          return { "generation.locomo_judge": score.right }
+): Effect.fn.Return<Scorer.Service, Plugin.MakeError, Plugin.Env> {
+  const judge = yield* AuthorsJudge.make({ name, options, howToGet: LocomoJudgePrompts.howToGet, load })
+  const { fail } = judge
+  return {
+    metrics,
+    score: ({ instance, trace }) =>
+      Effect.gen(function* () {
+        const category = LocomoF1.categories[instance.type]
+        if (category === undefined)
+          return yield* fail(
+            `instance type "${instance.type}" is not a LoCoMo category (${Object.keys(LocomoF1.categories).join(", ")}): ${name} judges LoCoMo questions only`
+          )
+        if (!judged.includes(category)) return { "generation.locomo_judge": Number.NaN }
+        const generated = yield* judge.answer(trace)
+        const gold = instance.gold.answer
+        if (gold === undefined) return yield* fail(`${instance.id} has no gold answer`)
+        const content = LocomoJudgePrompts.fill(judge.prompts, { question: instance.query.request, gold, generated })
+        const reply = yield* judge.ask({
+          messages: [{ role: "user", content }],
+          responseFormat: "json",
+          dryRunAnswer: '{"label": "CORRECT"}',
+          accept: (text) => Either.isRight(label(text)),
+          read: (text) => LanguageModel.reading(verdict(text)),
+          acceptTruncated: true
         })
-    }
-  })
+        const score = verdict(reply.text)
+        if (Either.isLeft(score))
+          return yield* fail(
+            `the judge's reply cannot be read as their code reads it (${score.left}): ${JSON.stringify(reply.text.slice(0, 200))}`
+          )
+        return { "generation.locomo_judge": score.right }
+      })
+  }
+})
 
 export const plugin = Plugin.scorer({
   name,

@@ -100,22 +100,23 @@ export const standIn = (reason: string): Prompt => ({
 })
 
 /** Their prompt from the locations given (a stand-in in a dry run without the file). */
-export const prompt = (at: Locations): Effect.Effect<Prompt, Errors.PluginError, ModelCache.ModelCache> =>
-  Effect.gen(function* () {
-    const got = yield* read(at)
-    if (got === undefined)
-      return standIn(`${file.path} of ${repository} at ${commit} is neither in a checkout nor in the cache`)
-    return yield* Either.match(parse(got.text, got.from), {
-      onLeft: (reason) =>
-        Effect.fail(
-          new Errors.PluginError({
-            plugin: "locomo-judge",
-            reason: `${got.from}: cannot read the judge's prompt: ${reason}`
-          })
-        ),
-      onRight: Effect.succeed
-    })
+export const prompt = Effect.fn("LocomoJudgePrompts.prompt")(function* (
+  at: Locations
+): Effect.fn.Return<Prompt, Errors.PluginError, ModelCache.ModelCache> {
+  const got = yield* read(at)
+  if (got === undefined)
+    return standIn(`${file.path} of ${repository} at ${commit} is neither in a checkout nor in the cache`)
+  return yield* Either.match(parse(got.text, got.from), {
+    onLeft: (reason) =>
+      Effect.fail(
+        new Errors.PluginError({
+          plugin: "locomo-judge",
+          reason: `${got.from}: cannot read the judge's prompt: ${reason}`
+        })
+      ),
+    onRight: Effect.succeed
   })
+})
 
 /** The user message their `evaluate_llm_judge(question, gold_answer, generated_answer)` sends. */
 export const fill = (

@@ -162,16 +162,17 @@ export const standIns = (reason: string): Templates => {
 }
 
 /** The authors' templates from the locations given (stand-ins in a dry run without the file). */
-export const templates = (at: Locations): Effect.Effect<Templates, Errors.PluginError, ModelCache.ModelCache> =>
-  Effect.gen(function* () {
-    const got = yield* read(at)
-    if (got === undefined)
-      return standIns(`${file.path} of ${repository} at ${commit} is neither in a checkout nor in the cache`)
-    return yield* Either.match(parse(got.text, got.from), {
-      onLeft: (reason) => Effect.fail(refError(got.from, `cannot read the judge's templates: ${reason}`)),
-      onRight: Effect.succeed
-    })
+export const templates = Effect.fn("LongMemEvalPrompts.templates")(function* (
+  at: Locations
+): Effect.fn.Return<Templates, Errors.PluginError, ModelCache.ModelCache> {
+  const got = yield* read(at)
+  if (got === undefined)
+    return standIns(`${file.path} of ${repository} at ${commit} is neither in a checkout nor in the cache`)
+  return yield* Either.match(parse(got.text, got.from), {
+    onLeft: (reason) => Effect.fail(refError(got.from, `cannot read the judge's templates: ${reason}`)),
+    onRight: Effect.succeed
   })
+})
 
 /** The locations of the provided {@link Reference}, else the environment's. */
 export const locations: Effect.Effect<Omit<Locations, "dryRun">> = Effect.map(Effect.serviceOption(Reference), (o) =>

@@ -139,35 +139,33 @@ export const systemPrompt = (source: string): string | { readonly error: string 
 }
 
 /** Their prompts from the locations given (stand-ins of the same sizes in a dry run without the files). */
-export const prompts = (at: Locations): Effect.Effect<Prompts, Errors.PluginError, ModelCache.ModelCache> =>
-  Effect.gen(function* () {
-    const names = Object.keys(files) as ReadonlyArray<FileName>
-    const texts = yield* Effect.forEach(names, (name) => read(name, at))
-    const from = at.dir ?? `${repository}@${commit.slice(0, 7)}`
-    if (texts.some((t) => t === undefined)) {
-      const filler = (name: FileName) => {
-        const n = files[name].bytes
-        const fields = replacements[name === "system" ? "acknow" : name].map(([p]) => p)
-        return "x".repeat(Math.max(0, n - fields.join("\n").length)) + "\n" + fields.join("\n")
-      }
-      const byCheck = Object.fromEntries(checks.map((c) => [c, filler(c)])) as Record<Check, string>
-      return {
-        system: "x".repeat(130),
-        byCheck,
-        source: `the judge's files of ${repository} at ${commit} are neither in a checkout nor in the cache`,
-        standIn: true
-      }
+export const prompts = Effect.fn("PrefEvalPrompts.prompts")(function* (
+  at: Locations
+): Effect.fn.Return<Prompts, Errors.PluginError, ModelCache.ModelCache> {
+  const names = Object.keys(files) as ReadonlyArray<FileName>
+  const texts = yield* Effect.forEach(names, (name) => read(name, at))
+  const from = at.dir ?? `${repository}@${commit.slice(0, 7)}`
+  if (texts.some((t) => t === undefined)) {
+    const filler = (name: FileName) => {
+      const n = files[name].bytes
+      const fields = replacements[name === "system" ? "acknow" : name].map(([p]) => p)
+      return "x".repeat(Math.max(0, n - fields.join("\n").length)) + "\n" + fields.join("\n")
     }
-    const text = Object.fromEntries(names.map((n, i) => [n, texts[i]!])) as Record<FileName, string>
-    const system = systemPrompt(text.system)
-    if (typeof system !== "string")
-      return yield* refError(
-        path.join(from, files.system.path),
-        `cannot read the judge's system prompt: ${system.error}`
-      )
-    const byCheck = Object.fromEntries(checks.map((c) => [c, text[c]])) as Record<Check, string>
-    return { system, byCheck, source: from, standIn: false }
-  })
+    const byCheck = Object.fromEntries(checks.map((c) => [c, filler(c)])) as Record<Check, string>
+    return {
+      system: "x".repeat(130),
+      byCheck,
+      source: `the judge's files of ${repository} at ${commit} are neither in a checkout nor in the cache`,
+      standIn: true
+    }
+  }
+  const text = Object.fromEntries(names.map((n, i) => [n, texts[i]!])) as Record<FileName, string>
+  const system = systemPrompt(text.system)
+  if (typeof system !== "string")
+    return yield* refError(path.join(from, files.system.path), `cannot read the judge's system prompt: ${system.error}`)
+  const byCheck = Object.fromEntries(checks.map((c) => [c, text[c]])) as Record<Check, string>
+  return { system, byCheck, source: from, standIn: false }
+})
 
 /** The check's prompt as their evaluation loop fills it. */
 export const fill = (p: Prompts, check: Check, inputs: Inputs): string =>

@@ -36,21 +36,20 @@ export interface Stage<A, C = void> {
 const bundledDir = fileURLToPath(new URL("../prompts/", import.meta.url))
 
 /** Load and check a stage's prompt: from `dir` when it holds the file, else the bundled one. */
-export const loadPrompt = (
+export const loadPrompt = Effect.fn("Stages.loadPrompt")(function* (
   stage: Pick<Stage<unknown, never>, "name" | "file" | "required" | "optional">,
   dir: string | undefined,
   configFile: string
-) =>
-  Effect.gen(function* () {
-    const own = dir === undefined ? undefined : path.join(dir, stage.file)
-    const file = own !== undefined && fs.existsSync(own) ? own : path.join(bundledDir, stage.file)
-    return yield* PromptTemplate.load({
-      plugin: `synthesis ${stage.name}`,
-      file,
-      required: stage.required,
-      ...(stage.optional === undefined ? {} : { optional: stage.optional })
-    }).pipe(Effect.mapError((e) => new SynthConfigError({ file: configFile, path: "prompts", reason: e.reason })))
-  })
+) {
+  const own = dir === undefined ? undefined : path.join(dir, stage.file)
+  const file = own !== undefined && fs.existsSync(own) ? own : path.join(bundledDir, stage.file)
+  return yield* PromptTemplate.load({
+    plugin: `synthesis ${stage.name}`,
+    file,
+    required: stage.required,
+    ...(stage.optional === undefined ? {} : { optional: stage.optional })
+  }).pipe(Effect.mapError((e) => new SynthConfigError({ file: configFile, path: "prompts", reason: e.reason })))
+})
 
 // 1. Personas -----------------------------------------------------------------------------------
 

@@ -25,7 +25,7 @@ import { Builtins as ProviderBuiltins } from "@cupid-lab/providers"
 import { Cost } from "@cupid-lab/scorers"
 
 import type { FileSystem } from "@effect/platform"
-import { Clock, Effect } from "effect"
+import { Clock, Effect, type Scope } from "effect"
 import { SynthConfigError, type SynthesisError, SynthesisRunError } from "./Errors.js"
 import type * as Instances from "./Instances.js"
 import { assemble as assembleFrom } from "./internal/Assemble.js"
@@ -175,16 +175,16 @@ const generate = (config: Config, options: Options, dryRun: boolean) =>
  * `instances.jsonl`, `instances.parquet`, `validation.json` (summary counts and every excluded
  * instance with its reasons) and `failures.json` (this run's failed units and its usage).
  */
-export const run = (
-  config: Config,
-  options: Options = {}
-): Effect.Effect<Outcome, SynthesisError, FileSystem.FileSystem> =>
-  Effect.scoped(
-    Effect.gen(function* () {
-      const g = yield* generate(config, options, false)
-      return yield* writeOutputs(config, g.store, g.failures, g.usage)
-    })
-  ).pipe(Effect.withSpan("Synthesis.run"))
+export const run = Effect.fn("Synthesis.run")(
+  function* (
+    config: Config,
+    options: Options = {}
+  ): Effect.fn.Return<Outcome, SynthesisError, FileSystem.FileSystem | Scope.Scope> {
+    const g = yield* generate(config, options, false)
+    return yield* writeOutputs(config, g.store, g.failures, g.usage)
+  },
+  (effect) => Effect.scoped(effect)
+)
 
 /**
  * What a run would do, with nothing sent and nothing written: every stage runs on example answers
@@ -207,12 +207,13 @@ export const dryRun = (
   ).pipe(Effect.withSpan("Synthesis.dryRun"))
 
 /** Rebuild and revalidate the instances from the raw file alone (no model is built or called). */
-export const rebuild = (config: Config): Effect.Effect<Outcome, SynthesisError, FileSystem.FileSystem> =>
-  Effect.gen(function* () {
-    const prompts = yield* loadPrompts(config)
-    const store = yield* RawStore.open(config.out, fingerprintOf(config, Object.values(prompts)), true)
-    return yield* writeOutputs(config, store, [], {})
-  })
+export const rebuild = Effect.fn("Synthesis.rebuild")(function* (
+  config: Config
+): Effect.fn.Return<Outcome, SynthesisError, FileSystem.FileSystem> {
+  const prompts = yield* loadPrompts(config)
+  const store = yield* RawStore.open(config.out, fingerprintOf(config, Object.values(prompts)), true)
+  return yield* writeOutputs(config, store, [], {})
+})
 
 /**
  * The error of a run (or rebuild) in which no persona is complete, so that no instance was built:

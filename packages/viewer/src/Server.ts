@@ -166,41 +166,40 @@ const allowedHosts = (host: string, port: number): Set<string> | undefined => {
 }
 
 /** Start the viewer in the current scope; it stops when the scope closes. */
-export const start = (
+export const start = Effect.fn("Server.start")(function* (
   options: Options
-): Effect.Effect<
+): Effect.fn.Return<
   { readonly url: string; readonly root: string },
   ViewerNotBuilt | Error,
   Scope.Scope | FileSystem.FileSystem
-> =>
-  Effect.gen(function* () {
-    const fileSystem = yield* FileSystem.FileSystem
-    const read = (name: string) =>
-      fileSystem
-        .readFileString(path.join(assetDir, name))
-        .pipe(Effect.mapError(() => new ViewerNotBuilt({ path: path.join(assetDir, name) })))
-    const assets = { js: yield* read("app.js"), css: yield* read("app.css") }
-    const catalog = yield* Catalog.make(options.root, options.catalog)
-    const host = options.host ?? "127.0.0.1"
-    const server = yield* NodeHttpServer.make(() => http.createServer(), { port: options.port, host }).pipe(
-      Effect.mapError((e) => new Error(`cannot listen on ${host}:${options.port}: ${String(e.cause ?? e)}`))
+> {
+  const fileSystem = yield* FileSystem.FileSystem
+  const read = (name: string) =>
+    fileSystem
+      .readFileString(path.join(assetDir, name))
+      .pipe(Effect.mapError(() => new ViewerNotBuilt({ path: path.join(assetDir, name) })))
+  const assets = { js: yield* read("app.js"), css: yield* read("app.css") }
+  const catalog = yield* Catalog.make(options.root, options.catalog)
+  const host = options.host ?? "127.0.0.1"
+  const server = yield* NodeHttpServer.make(() => http.createServer(), { port: options.port, host }).pipe(
+    Effect.mapError((e) => new Error(`cannot listen on ${host}:${options.port}: ${String(e.cause ?? e)}`))
+  )
+  const address = server.address
+  const port = address._tag === "TcpAddress" ? address.port : options.port
+  const hosts = allowedHosts(host, port)
+  const app = yield* HttpRouter.toHttpApp(router(catalog, assets))
+  const guarded = Effect.gen(function* () {
+    const request = yield* HttpServerRequest.HttpServerRequest
+    const hostHeader = request.headers["host"]
+    if (hosts !== undefined && (hostHeader === undefined || !hosts.has(hostHeader))) {
+      return HttpServerResponse.text(`refused: this viewer answers requests for ${[...hosts].join(", ")} only`, {
+        status: 421
+      })
+    }
+    return yield* app.pipe(
+      Effect.catchTag("RouteNotFound", () => Effect.succeed(json({ error: `no such page: ${request.url}` }, 404)))
     )
-    const address = server.address
-    const port = address._tag === "TcpAddress" ? address.port : options.port
-    const hosts = allowedHosts(host, port)
-    const app = yield* HttpRouter.toHttpApp(router(catalog, assets))
-    const guarded = Effect.gen(function* () {
-      const request = yield* HttpServerRequest.HttpServerRequest
-      const hostHeader = request.headers["host"]
-      if (hosts !== undefined && (hostHeader === undefined || !hosts.has(hostHeader))) {
-        return HttpServerResponse.text(`refused: this viewer answers requests for ${[...hosts].join(", ")} only`, {
-          status: 421
-        })
-      }
-      return yield* app.pipe(
-        Effect.catchTag("RouteNotFound", () => Effect.succeed(json({ error: `no such page: ${request.url}` }, 404)))
-      )
-    })
-    yield* server.serve(Effect.map(guarded, HttpServerResponse.setHeaders(securityHeaders)))
-    return { url: `http://${bracketed(host)}:${port}/`, root: catalog.root }
   })
+  yield* server.serve(Effect.map(guarded, HttpServerResponse.setHeaders(securityHeaders)))
+  return { url: `http://${bracketed(host)}:${port}/`, root: catalog.root }
+})

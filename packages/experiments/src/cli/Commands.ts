@@ -130,28 +130,30 @@ const platform = Layer.mergeAll(
 const messageOf = (e: unknown): string =>
   e instanceof Error ? e.message : typeof e === "object" && e !== null && "message" in e ? String(e.message) : String(e)
 
-export const main = (argv: ReadonlyArray<string>, io: Io): Effect.Effect<number> =>
-  Effect.gen(function* () {
-    const console = yield* consoleOf(io)
-    return yield* cli(["node", "cupid-lab", ...Errors.spelledArgs(argv)]).pipe(
-      Effect.as(0),
-      Effect.catchAll((e) =>
-        Effect.sync(() => {
-          // The parser (or Io.usage) has shown a ValidationError already.
-          if (ValidationError.isValidationError(e)) {
-            const named = commandPath(argv)
-            const hint = /did you mean/i.test(HelpDoc.toAnsiText(e.error)) ? undefined : flagHint(argv, named)
-            if (hint !== undefined) io.stderr.write(`${hint}\n`)
-            io.stderr.write(`(cupid-lab ${[...named, "--help"].join(" ")} lists the options)\n`)
-            return 2
-          }
-          io.stderr.write(`error: ${messageOf(e)}\n`)
-          return Predicate.isTagged(e, "TooManyFailures") ? 3 : Predicate.isTagged(e, "BudgetError") ? 4 : 1
-        })
-      ),
-      Effect.catchAllDefect((defect) => Effect.sync(() => (io.stderr.write(`error: ${messageOf(defect)}\n`), 1))),
-      Effect.provide(platform),
-      Effect.provideService(CommandIo, io),
-      Effect.withConsole(console)
-    )
-  })
+export const main = Effect.fn("Commands.main")(function* (
+  argv: ReadonlyArray<string>,
+  io: Io
+): Effect.fn.Return<number> {
+  const console = yield* consoleOf(io)
+  return yield* cli(["node", "cupid-lab", ...Errors.spelledArgs(argv)]).pipe(
+    Effect.as(0),
+    Effect.catchAll((e) =>
+      Effect.sync(() => {
+        // The parser (or Io.usage) has shown a ValidationError already.
+        if (ValidationError.isValidationError(e)) {
+          const named = commandPath(argv)
+          const hint = /did you mean/i.test(HelpDoc.toAnsiText(e.error)) ? undefined : flagHint(argv, named)
+          if (hint !== undefined) io.stderr.write(`${hint}\n`)
+          io.stderr.write(`(cupid-lab ${[...named, "--help"].join(" ")} lists the options)\n`)
+          return 2
+        }
+        io.stderr.write(`error: ${messageOf(e)}\n`)
+        return Predicate.isTagged(e, "TooManyFailures") ? 3 : Predicate.isTagged(e, "BudgetError") ? 4 : 1
+      })
+    ),
+    Effect.catchAllDefect((defect) => Effect.sync(() => (io.stderr.write(`error: ${messageOf(defect)}\n`), 1))),
+    Effect.provide(platform),
+    Effect.provideService(CommandIo, io),
+    Effect.withConsole(console)
+  )
+})

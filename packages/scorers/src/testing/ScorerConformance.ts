@@ -32,55 +32,54 @@ const same = (a: Scorer.Value | undefined, b: Scorer.Value | undefined): boolean
 const show = (v: Scorer.Value | undefined): string => (typeof v === "object" ? `${v.num}/${v.den}` : String(v))
 
 /** Problems found, as readable sentences; empty when the scorer conforms. */
-export const check = (
+export const check = Effect.fn("ScorerConformance.check")(function* (
   service: Scorer.Service,
   inputs: ReadonlyArray<Scorer.ScoreInput>
-): Effect.Effect<ReadonlyArray<string>, Errors.StageError> =>
-  Effect.gen(function* () {
-    const problems: Array<string> = []
-    const names = service.metrics.map((m) => m.name)
-    const ratios = new Set(service.metrics.filter((m) => m.aggregate._tag === "Ratio").map((m) => m.name))
-    for (const n of names)
-      if (!namespaced.test(n))
-        problems.push(`metric "${n}" is not namespaced (retrieval.*, inference.*, generation.*, cost.*)`)
-    if (new Set(names).size !== names.length) problems.push(`duplicate metric names in ${names.join(", ")}`)
-    for (const m of service.metrics) {
-      const a = m.aggregate
-      if (a._tag === "F1") {
-        for (const part of [a.precision, a.recall])
-          if (!ratios.has(part)) problems.push(`${m.name}: F1 of "${part}", which is not a Ratio metric of this scorer`)
+): Effect.fn.Return<ReadonlyArray<string>, Errors.StageError> {
+  const problems: Array<string> = []
+  const names = service.metrics.map((m) => m.name)
+  const ratios = new Set(service.metrics.filter((m) => m.aggregate._tag === "Ratio").map((m) => m.name))
+  for (const n of names)
+    if (!namespaced.test(n))
+      problems.push(`metric "${n}" is not namespaced (retrieval.*, inference.*, generation.*, cost.*)`)
+  if (new Set(names).size !== names.length) problems.push(`duplicate metric names in ${names.join(", ")}`)
+  for (const m of service.metrics) {
+    const a = m.aggregate
+    if (a._tag === "F1") {
+      for (const part of [a.precision, a.recall])
+        if (!ratios.has(part)) problems.push(`${m.name}: F1 of "${part}", which is not a Ratio metric of this scorer`)
+    }
+  }
+  const expected = new Map(
+    service.metrics.filter((m) => m.aggregate._tag !== "F1").map((m) => [m.name, m.aggregate._tag])
+  )
+  for (const [i, input] of inputs.entries()) {
+    const frozen = deepFreeze(clone(input))
+    const before = JSON.stringify(frozen)
+    const first = yield* Effect.catchAllDefect(service.score(frozen), (d) => {
+      problems.push(`input ${i}: scoring failed with a defect (did it write to its input?): ${String(d)}`)
+      return Effect.succeed(undefined)
+    })
+    if (first === undefined) continue
+    if (JSON.stringify(frozen) !== before) problems.push(`input ${i}: the input changed while scoring`)
+    for (const [n, tag] of expected) {
+      const v = first[n]
+      if (v === undefined) problems.push(`input ${i}: declared metric "${n}" is missing`)
+      else if (tag === "Mean" && typeof v !== "number") problems.push(`input ${i}: "${n}" is not a number`)
+      else if (
+        tag === "Ratio" &&
+        (typeof v === "number" || !Number.isFinite(v.num) || !Number.isFinite(v.den) || v.den < 0)
+      ) {
+        problems.push(`input ${i}: "${n}" is not counts { num, den } (finite, den >= 0): ${show(v)}`)
       }
     }
-    const expected = new Map(
-      service.metrics.filter((m) => m.aggregate._tag !== "F1").map((m) => [m.name, m.aggregate._tag])
-    )
-    for (const [i, input] of inputs.entries()) {
-      const frozen = deepFreeze(clone(input))
-      const before = JSON.stringify(frozen)
-      const first = yield* Effect.catchAllDefect(service.score(frozen), (d) => {
-        problems.push(`input ${i}: scoring failed with a defect (did it write to its input?): ${String(d)}`)
-        return Effect.succeed(undefined)
-      })
-      if (first === undefined) continue
-      if (JSON.stringify(frozen) !== before) problems.push(`input ${i}: the input changed while scoring`)
-      for (const [n, tag] of expected) {
-        const v = first[n]
-        if (v === undefined) problems.push(`input ${i}: declared metric "${n}" is missing`)
-        else if (tag === "Mean" && typeof v !== "number") problems.push(`input ${i}: "${n}" is not a number`)
-        else if (
-          tag === "Ratio" &&
-          (typeof v === "number" || !Number.isFinite(v.num) || !Number.isFinite(v.den) || v.den < 0)
-        ) {
-          problems.push(`input ${i}: "${n}" is not counts { num, den } (finite, den >= 0): ${show(v)}`)
-        }
-      }
-      for (const n of Object.keys(first))
-        if (!expected.has(n)) problems.push(`input ${i}: "${n}" is returned but not declared`)
-      const second = yield* service.score(clone(input))
-      for (const n of Object.keys(first)) {
-        if (!same(first[n], second[n]))
-          problems.push(`input ${i}: "${n}" differs between two runs (${show(first[n])} vs ${show(second[n])})`)
-      }
+    for (const n of Object.keys(first))
+      if (!expected.has(n)) problems.push(`input ${i}: "${n}" is returned but not declared`)
+    const second = yield* service.score(clone(input))
+    for (const n of Object.keys(first)) {
+      if (!same(first[n], second[n]))
+        problems.push(`input ${i}: "${n}" differs between two runs (${show(first[n])} vs ${show(second[n])})`)
     }
-    return problems
-  })
+  }
+  return problems
+})

@@ -23,8 +23,10 @@ const options = {
   )
 }
 
-export const command = Command.make("batches", options, (a) =>
-  Effect.gen(function* () {
+export const command = Command.make(
+  "batches",
+  options,
+  Effect.fn("Batches.command")(function* (a) {
     const io = yield* CommandIo
     const { BatchAdmin } = yield* Effect.promise(() => import("@cupid-lab/runner"))
     const dir = yield* runDirectory(a.run)

@@ -44,24 +44,23 @@ export const command = Command.make(
       )
     )
   },
-  (a) =>
-    Effect.gen(function* () {
-      const io = yield* CommandIo
-      if (Option.isSome(a.a) !== Option.isSome(a.b))
-        return yield* usage("--cell-a and --cell-b go together: one cell of each run")
-      const Compare = yield* Effect.promise(() => import("@cupid-lab/report").then((m) => m.Compare))
-      const cells = Option.isSome(a.a) && Option.isSome(a.b) ? { cells: { a: a.a.value, b: a.b.value } } : {}
-      const files = yield* Compare.write(
-        yield* runDirectory(a.runs.first),
-        yield* runDirectory(a.runs.second),
-        Option.getOrUndefined(a.out),
-        { ...cells, allowMismatch: a.allowMismatch }
+  Effect.fn("Compare.command")(function* (a) {
+    const io = yield* CommandIo
+    if (Option.isSome(a.a) !== Option.isSome(a.b))
+      return yield* usage("--cell-a and --cell-b go together: one cell of each run")
+    const Compare = yield* Effect.promise(() => import("@cupid-lab/report").then((m) => m.Compare))
+    const cells = Option.isSome(a.a) && Option.isSome(a.b) ? { cells: { a: a.a.value, b: a.b.value } } : {}
+    const files = yield* Compare.write(
+      yield* runDirectory(a.runs.first),
+      yield* runDirectory(a.runs.second),
+      Option.getOrUndefined(a.out),
+      { ...cells, allowMismatch: a.allowMismatch }
+    )
+    const differing = [...new Set(files.differences.filter((d) => d.kind === "differs").map((d) => d.field))]
+    if (differing.length > 0)
+      logTo(io)(
+        `warning: the runs differ in ${differing.join(", ")}; compared anyway (--allow-mismatch): the table of differences opens ${files.markdown}`
       )
-      const differing = [...new Set(files.differences.filter((d) => d.kind === "differs").map((d) => d.field))]
-      if (differing.length > 0)
-        logTo(io)(
-          `warning: the runs differ in ${differing.join(", ")}; compared anyway (--allow-mismatch): the table of differences opens ${files.markdown}`
-        )
-      io.stdout(`compare: ${files.markdown}\ncompare: ${files.html}\n`)
-    })
+    io.stdout(`compare: ${files.markdown}\ncompare: ${files.html}\n`)
+  })
 ).pipe(Command.withDescription("compare two runs cell by cell on their shared instances, with paired differences"))

@@ -185,25 +185,24 @@ const generate = Command.make(
       "any other generator key, as in a synthetic: source (e.g. relevant=2,topic=0.5)"
     )
   },
-  (a) =>
-    Effect.gen(function* () {
-      const w = yield* work
-      const decoded = w.generateOptions(
-        defined({
-          spec: Option.getOrUndefined(a.spec),
-          difficulty: Option.getOrUndefined(a.difficulty),
-          personas: Option.getOrUndefined(a.personas),
-          sessions: Option.getOrUndefined(a.sessions),
-          seed: Option.getOrUndefined(a.seed),
-          position: Option.getOrUndefined(a.position),
-          contrastiveShare: Option.getOrUndefined(a.contrastiveShare),
-          staleShare: Option.getOrUndefined(a.staleShare),
-          types: Option.getOrUndefined(a.types)
-        })
-      )
-      if (Either.isLeft(decoded)) return yield* usage(decoded.left)
-      yield* print(yield* w.generate(a.out, decoded.right))
-    })
+  Effect.fn("Data.generate")(function* (a) {
+    const w = yield* work
+    const decoded = w.generateOptions(
+      defined({
+        spec: Option.getOrUndefined(a.spec),
+        difficulty: Option.getOrUndefined(a.difficulty),
+        personas: Option.getOrUndefined(a.personas),
+        sessions: Option.getOrUndefined(a.sessions),
+        seed: Option.getOrUndefined(a.seed),
+        position: Option.getOrUndefined(a.position),
+        contrastiveShare: Option.getOrUndefined(a.contrastiveShare),
+        staleShare: Option.getOrUndefined(a.staleShare),
+        types: Option.getOrUndefined(a.types)
+      })
+    )
+    if (Either.isLeft(decoded)) return yield* usage(decoded.left)
+    yield* print(yield* w.generate(a.out, decoded.right))
+  })
 ).pipe(
   Command.withDescription("write a synthetic CUPID-shaped dataset as JSON lines; prints its source spec and SHA-256")
 )

@@ -71,31 +71,30 @@ const sample = Command.make(
       )
     )
   },
-  (a) =>
-    Effect.gen(function* () {
-      const io = yield* CommandIo
-      const { ErrorSheet } = yield* results
-      const open = io.runner?.openDataset
-      const sheet = yield* ErrorSheet.sample(yield* runDirectory(a.run), {
-        model: a.model,
-        n: a.n,
-        below: a.below,
-        seed: a.seed,
-        viewerUrl: a.viewerUrl,
-        viewerRoot: a.viewerRoot,
-        ...(Option.isSome(a.data) ? { data: a.data.value } : {}),
-        ...(open === undefined ? {} : { openDataset: (source: string) => open(source, { onInvalid: "skip" }) })
-      })
-      const files = yield* ErrorSheet.write(sheet, Option.getOrUndefined(a.out))
-      const c = sheet.counts
-      io.stdout(
-        `sheet: ${files.csv}\ncodes: ${files.codes}\npage: ${files.html}\n` +
-          `${sheet.rows.length} of ${c.eligible} inferences of ${a.model} with F1 below ${a.below} (seed ${a.seed}); ` +
-          `its ${c.cells} cell${c.cells === 1 ? "" : "s"} have ${c.lines} lines: ${c.failed} failed, ${c.unscored} without an F1, ${c.above} at or above ${a.below}\n` +
-          (sheet.heuristic ? "the F1 is heuristic (an offline matcher), not the paper's metric\n" : "") +
-          (sheet.viewer.note === undefined ? "" : `${sheet.viewer.note}\n`)
-      )
+  Effect.fn("Errors.sample")(function* (a) {
+    const io = yield* CommandIo
+    const { ErrorSheet } = yield* results
+    const open = io.runner?.openDataset
+    const sheet = yield* ErrorSheet.sample(yield* runDirectory(a.run), {
+      model: a.model,
+      n: a.n,
+      below: a.below,
+      seed: a.seed,
+      viewerUrl: a.viewerUrl,
+      viewerRoot: a.viewerRoot,
+      ...(Option.isSome(a.data) ? { data: a.data.value } : {}),
+      ...(open === undefined ? {} : { openDataset: (source: string) => open(source, { onInvalid: "skip" }) })
     })
+    const files = yield* ErrorSheet.write(sheet, Option.getOrUndefined(a.out))
+    const c = sheet.counts
+    io.stdout(
+      `sheet: ${files.csv}\ncodes: ${files.codes}\npage: ${files.html}\n` +
+        `${sheet.rows.length} of ${c.eligible} inferences of ${a.model} with F1 below ${a.below} (seed ${a.seed}); ` +
+        `its ${c.cells} cell${c.cells === 1 ? "" : "s"} have ${c.lines} lines: ${c.failed} failed, ${c.unscored} without an F1, ${c.above} at or above ${a.below}\n` +
+        (sheet.heuristic ? "the F1 is heuristic (an offline matcher), not the paper's metric\n" : "") +
+        (sheet.viewer.note === undefined ? "" : `${sheet.viewer.note}\n`)
+    )
+  })
 ).pipe(
   Command.withDescription(
     "write a coding sheet of one model's low-F1 inferences (a seeded sample): CSV with empty code and note columns, the allowed codes, and an HTML page"
@@ -116,22 +115,21 @@ const tabulate = Command.make(
       Options.withDescription("also write the table as Markdown here")
     )
   },
-  (a) =>
-    Effect.gen(function* () {
-      const io = yield* CommandIo
-      if (a.sheets.length === 0) return yield* usage("tabulate needs at least one --sheet <coded csv>")
-      const { ErrorTable, Errors } = yield* results
-      const read = yield* Effect.forEach(a.sheets, (s) => ErrorTable.read(s))
-      const text = ErrorTable.markdown(yield* ErrorTable.tabulate(read))
-      io.stdout(text)
-      if (Option.isSome(a.out)) {
-        const file = a.out.value
-        yield* Files.writeFileAtomic(file, text).pipe(
-          Effect.mapError((e) => new Errors.SheetError({ path: file, reason: `cannot write: ${Files.describe(e)}` }))
-        )
-        io.stdout(`table: ${file}\n`)
-      }
-    })
+  Effect.fn("Errors.tabulate")(function* (a) {
+    const io = yield* CommandIo
+    if (a.sheets.length === 0) return yield* usage("tabulate needs at least one --sheet <coded csv>")
+    const { ErrorTable, Errors } = yield* results
+    const read = yield* Effect.forEach(a.sheets, (s) => ErrorTable.read(s))
+    const text = ErrorTable.markdown(yield* ErrorTable.tabulate(read))
+    io.stdout(text)
+    if (Option.isSome(a.out)) {
+      const file = a.out.value
+      yield* Files.writeFileAtomic(file, text).pipe(
+        Effect.mapError((e) => new Errors.SheetError({ path: file, reason: `cannot write: ${Files.describe(e)}` }))
+      )
+      io.stdout(`table: ${file}\n`)
+    }
+  })
 ).pipe(
   Command.withDescription(
     "read coded sheets and give the share of each error code per model with a Wilson 95% interval, the number coded and the rows not coded yet"

@@ -13,13 +13,12 @@ export const command = Command.make(
       )
     )
   },
-  (a) =>
-    Effect.gen(function* () {
-      const io = yield* CommandIo
-      const Trec = yield* Effect.promise(() => import("@cupid-lab/results").then((m) => m.Trec))
-      const written = yield* Trec.write(yield* runDirectory(a.run))
-      io.stdout(`${[...written.qrels.map((f) => `qrels: ${f}`), ...written.runs.map((f) => `run: ${f}`)].join("\n")}\n`)
-    })
+  Effect.fn("Export.command")(function* (a) {
+    const io = yield* CommandIo
+    const Trec = yield* Effect.promise(() => import("@cupid-lab/results").then((m) => m.Trec))
+    const written = yield* Trec.write(yield* runDirectory(a.run))
+    io.stdout(`${[...written.qrels.map((f) => `qrels: ${f}`), ...written.runs.map((f) => `run: ${f}`)].join("\n")}\n`)
+  })
 ).pipe(
   Command.withDescription(
     "write a run's retrieval in the formats of other tools (trec: qrels and run files for trec_eval, ranx, pytrec_eval)"

@@ -74,16 +74,17 @@ export const dataOption = (description: string) =>
   Options.text("data").pipe(Options.withPseudoName("source"), Options.optional, Options.withDescription(description))
 
 /** The file a `--config` value names (a bare name is looked up in the config directories), relative to the working directory when under it. */
-export const configFile = (given: string): Effect.Effect<string, never, CommandIo | FileSystem.FileSystem> =>
-  Effect.gen(function* () {
-    const io = yield* CommandIo
-    const { resolveFile } = yield* Effect.promise(() => import("@cupid-lab/runner").then((m) => m.Config))
-    const resolved = yield* Effect.reduce(io.configDirs, given, (found, dir) =>
-      found === given ? resolveFile(given, dir) : Effect.succeed(found)
-    )
-    const relative = path.relative(process.cwd(), resolved)
-    return path.isAbsolute(resolved) && !relative.startsWith("..") && relative !== "" ? relative : resolved
-  })
+export const configFile = Effect.fn("Io.configFile")(function* (
+  given: string
+): Effect.fn.Return<string, never, CommandIo | FileSystem.FileSystem> {
+  const io = yield* CommandIo
+  const { resolveFile } = yield* Effect.promise(() => import("@cupid-lab/runner").then((m) => m.Config))
+  const resolved = yield* Effect.reduce(io.configDirs, given, (found, dir) =>
+    found === given ? resolveFile(given, dir) : Effect.succeed(found)
+  )
+  const relative = path.relative(process.cwd(), resolved)
+  return path.isAbsolute(resolved) && !relative.startsWith("..") && relative !== "" ? relative : resolved
+})
 
 const isType = (t: string): t is Domain.CupidType => (Domain.cupidTypes as ReadonlyArray<string>).includes(t)
 

@@ -21,25 +21,24 @@ export const command = Command.make(
       )
     )
   },
-  (a) =>
-    Effect.gen(function* () {
-      const io = yield* CommandIo
-      const Sweeps = yield* Effect.promise(() => import("../../Sweeps.js"))
-      const merged = yield* Sweeps.merge({
-        out: a.out,
-        shards: a.shards,
-        ...given({ data: a.data }),
-        ...(io.runner?.openDataset !== undefined ? { openDataset: io.runner.openDataset } : {}),
-        log: logTo(io)
-      })
-      const Leaderboard = yield* Effect.promise(() => import("@cupid-lab/report").then((m) => m.Leaderboard))
-      if (merged.published !== undefined)
-        io.stdout(Leaderboard.console(merged.published.analysis, merged.published.verdict, []))
-      io.stdout(
-        `\nmerged ${merged.shards} shards of run ${merged.identity.id}: ${merged.pairs} pairs, ${merged.instances} instances\n`
-      )
-      io.stdout(outputs(merged.out))
+  Effect.fn("Merge.command")(function* (a) {
+    const io = yield* CommandIo
+    const Sweeps = yield* Effect.promise(() => import("../../Sweeps.js"))
+    const merged = yield* Sweeps.merge({
+      out: a.out,
+      shards: a.shards,
+      ...given({ data: a.data }),
+      ...(io.runner?.openDataset !== undefined ? { openDataset: io.runner.openDataset } : {}),
+      log: logTo(io)
     })
+    const Leaderboard = yield* Effect.promise(() => import("@cupid-lab/report").then((m) => m.Leaderboard))
+    if (merged.published !== undefined)
+      io.stdout(Leaderboard.console(merged.published.analysis, merged.published.verdict, []))
+    io.stdout(
+      `\nmerged ${merged.shards} shards of run ${merged.identity.id}: ${merged.pairs} pairs, ${merged.instances} instances\n`
+    )
+    io.stdout(outputs(merged.out))
+  })
 ).pipe(
   Command.withDescription(
     "combine the shard directories of `sweep --shard i/N` into one run directory, byte-identical to a run on one machine: " +

@@ -21,14 +21,13 @@ export const command = Command.make(
       )
     )
   },
-  (a) =>
-    Effect.gen(function* () {
-      const io = yield* CommandIo
-      const Report = yield* Effect.promise(() => import("@cupid-lab/report").then((m) => m.Report))
-      const dir = yield* runDirectory(a.run)
-      yield* Report.write(dir, given({ baseline: a.baseline, main: a.main }))
-      io.stdout(outputs(dir))
-    })
+  Effect.fn("Report.command")(function* (a) {
+    const io = yield* CommandIo
+    const Report = yield* Effect.promise(() => import("@cupid-lab/report").then((m) => m.Report))
+    const dir = yield* runDirectory(a.run)
+    yield* Report.write(dir, given({ baseline: a.baseline, main: a.main }))
+    io.stdout(outputs(dir))
+  })
 ).pipe(
   Command.withDescription(
     "rewrite report.md, report.html, report.tex, results.csv and results.parquet of a run directory from its results and summary"

@@ -52,76 +52,75 @@ const options = {
 
 type Args = Command.Command.ParseConfig<typeof options>
 
-const run = (a: Args) =>
-  Effect.gen(function* () {
-    const io = yield* CommandIo
-    const log = logTo(io)
-    const [{ Dataset }, Predictions, Replay, { Config, Errors }] = yield* Effect.promise(() =>
-      Promise.all([
-        import("@cupid-lab/data"),
-        import("../../Predictions.js"),
-        import("../../Replay.js"),
-        import("@cupid-lab/runner")
-      ])
-    )
-    const open = io.runner?.openDataset ?? Dataset.open
-    const opened = yield* open(a.data, {})
-    // Every line is checked against the whole data; the filters only choose which instances are scored.
-    const read = yield* Predictions.read(a.predictions, opened)
-    const filters = given({ types: a.types, limit: a.limit })
-    const filtered = [
-      ...(filters.types === undefined ? [] : [`--types ${filters.types.join(",")}`]),
-      ...(filters.limit === undefined ? [] : [`--limit ${filters.limit}`])
-    ].join(" ")
-    const kept =
-      filtered === ""
-        ? undefined
-        : yield* Stream.runFold((yield* open(a.data, filters)).instances, new Set<string>(), (ids, i) => ids.add(i.id))
-    const { resolved, ignored } = kept === undefined ? { resolved: read, ignored: 0 } : Predictions.keep(read, kept)
-    const counted = resolved.systems.map((s) => `${s.name} (${s.predictions.size})`).join(", ")
+const run = Effect.fn("Score.run")(function* (a: Args) {
+  const io = yield* CommandIo
+  const log = logTo(io)
+  const [{ Dataset }, Predictions, Replay, { Config, Errors }] = yield* Effect.promise(() =>
+    Promise.all([
+      import("@cupid-lab/data"),
+      import("../../Predictions.js"),
+      import("../../Replay.js"),
+      import("@cupid-lab/runner")
+    ])
+  )
+  const open = io.runner?.openDataset ?? Dataset.open
+  const opened = yield* open(a.data, {})
+  // Every line is checked against the whole data; the filters only choose which instances are scored.
+  const read = yield* Predictions.read(a.predictions, opened)
+  const filters = given({ types: a.types, limit: a.limit })
+  const filtered = [
+    ...(filters.types === undefined ? [] : [`--types ${filters.types.join(",")}`]),
+    ...(filters.limit === undefined ? [] : [`--limit ${filters.limit}`])
+  ].join(" ")
+  const kept =
+    filtered === ""
+      ? undefined
+      : yield* Stream.runFold((yield* open(a.data, filters)).instances, new Set<string>(), (ids, i) => ids.add(i.id))
+  const { resolved, ignored } = kept === undefined ? { resolved: read, ignored: 0 } : Predictions.keep(read, kept)
+  const counted = resolved.systems.map((s) => `${s.name} (${s.predictions.size})`).join(", ")
+  log(
+    `${a.predictions}: ${resolved.systems.length} system(s), lines per system: ${counted}; ${resolved.instances} instances in ${a.data}${kept === undefined ? "" : `, ${kept.size} scored (${filtered})`}`
+  )
+  if (ignored > 0)
     log(
-      `${a.predictions}: ${resolved.systems.length} system(s), lines per system: ${counted}; ${resolved.instances} instances in ${a.data}${kept === undefined ? "" : `, ${kept.size} scored (${filtered})`}`
+      `${a.predictions}: ${ignored} line${ignored === 1 ? " is" : "s are"} for instances outside ${filtered}: ignored, not scored`
     )
-    if (ignored > 0)
-      log(
-        `${a.predictions}: ${ignored} line${ignored === 1 ? " is" : "s are"} for instances outside ${filtered}: ignored, not scored`
-      )
-    const cfgFile = Option.isSome(a.config) ? yield* configFile(a.config.value) : undefined
-    if (cfgFile !== undefined)
-      log(
-        `${cfgFile}: using its scorers and settings; its ${Replay.replacedKeys.join(", ")} are replaced by the predictions`
-      )
-    const built = yield* Replay.config({
-      resolved,
-      source: a.data,
-      ...(cfgFile !== undefined ? { configFile: cfgFile } : {}),
-      ...(io.env !== undefined ? { env: io.env } : {})
-    })
-    const config = Config.withOverrides(built, { ...given({ out: a.out, concurrency: a.concurrency }), ...filters })
-    const outcome = yield* Replay.score(config, resolved, {
-      ...io.runner,
-      log,
-      ...given({ shard: a.shard })
-    })
-    const Leaderboard = yield* Effect.promise(() => import("@cupid-lab/report").then((m) => m.Leaderboard))
-    if (outcome.published !== undefined)
-      io.stdout(Leaderboard.console(outcome.published.analysis, outcome.published.verdict, []))
-    io.stdout(
-      `\n${outcome.pairs.done}/${outcome.pairs.total} pairs done (${outcome.pairs.ran} this run), ${outcome.pairs.failed} failed this run\n`
+  const cfgFile = Option.isSome(a.config) ? yield* configFile(a.config.value) : undefined
+  if (cfgFile !== undefined)
+    log(
+      `${cfgFile}: using its scorers and settings; its ${Replay.replacedKeys.join(", ")} are replaced by the predictions`
     )
-    io.stdout(outputs(outcome.out))
-    if (outcome.pairs.failed > 0)
-      log(
-        `${outcome.pairs.failed} pairs failed (status "failed" in ${outcome.files.results}; "no prediction for this instance" where the file has no line for it)`
-      )
-    if (outcome.interrupted) return yield* Effect.interrupt
-    const { failed, ran } = outcome.pairs
-    if (!a.allowFailures && ran > 0 && failed === ran)
-      return yield* new Errors.TooManyFailures({
-        message: `all ${ran} pairs scored failed; the errors are in ${outcome.files.report}. Pass --allow-failures to exit 0`
-      })
-    return outcome
+  const built = yield* Replay.config({
+    resolved,
+    source: a.data,
+    ...(cfgFile !== undefined ? { configFile: cfgFile } : {}),
+    ...(io.env !== undefined ? { env: io.env } : {})
   })
+  const config = Config.withOverrides(built, { ...given({ out: a.out, concurrency: a.concurrency }), ...filters })
+  const outcome = yield* Replay.score(config, resolved, {
+    ...io.runner,
+    log,
+    ...given({ shard: a.shard })
+  })
+  const Leaderboard = yield* Effect.promise(() => import("@cupid-lab/report").then((m) => m.Leaderboard))
+  if (outcome.published !== undefined)
+    io.stdout(Leaderboard.console(outcome.published.analysis, outcome.published.verdict, []))
+  io.stdout(
+    `\n${outcome.pairs.done}/${outcome.pairs.total} pairs done (${outcome.pairs.ran} this run), ${outcome.pairs.failed} failed this run\n`
+  )
+  io.stdout(outputs(outcome.out))
+  if (outcome.pairs.failed > 0)
+    log(
+      `${outcome.pairs.failed} pairs failed (status "failed" in ${outcome.files.results}; "no prediction for this instance" where the file has no line for it)`
+    )
+  if (outcome.interrupted) return yield* Effect.interrupt
+  const { failed, ran } = outcome.pairs
+  if (!a.allowFailures && ran > 0 && failed === ran)
+    return yield* new Errors.TooManyFailures({
+      message: `all ${ran} pairs scored failed; the errors are in ${outcome.files.report}. Pass --allow-failures to exit 0`
+    })
+  return outcome
+})
 
 export const command = Command.make("score", options, run).pipe(
   Command.withDescription(

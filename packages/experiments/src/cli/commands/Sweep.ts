@@ -121,127 +121,125 @@ type Args = Command.Command.ParseConfig<typeof options>
 /** From this many cells on, the sweep says how large its grid is before building it. */
 const largeGrid = 1000
 
-const run = (a: Args) =>
-  Effect.gen(function* () {
-    const io = yield* CommandIo
-    const Config = yield* Effect.promise(() => import("@cupid-lab/runner").then((m) => m.Config))
-    const loaded = yield* Config.load(yield* configFile(a.config), io.env ?? process.env)
-    const config = Config.withOverrides(
-      loaded,
-      given(Struct.pick(a, "data", "out", "limit", "concurrency", "types", "maxCells", "budgetUsd"))
-    )
-    if (config.sources.length === 0) return yield* runOne(a, config)
-    // One run per data source, one after another (a failure stops the rest; a rerun resumes), then the side-by-side table.
-    const Benchmarks = yield* Effect.promise(() => import("@cupid-lab/report").then((m) => m.Benchmarks))
-    const runs: Array<BenchmarksModule.SourceRun> = []
-    for (const [index, source] of config.sources.entries()) {
-      logTo(io)(`data source ${index + 1} of ${config.sources.length}: ${source}`)
-      const one: ConfigModule.Config = {
-        ...config,
-        sources: [],
-        data: { ...config.data, source },
-        ...(config.outGiven ? { out: path.join(config.out, Benchmarks.folderOf(source, index)) } : {})
-      }
-      const outcome = yield* runOne(a, one)
-      if (outcome !== undefined) runs.push({ source, dir: outcome.out, summary: outcome.summary })
+const run = Effect.fn("Sweep.run")(function* (a: Args) {
+  const io = yield* CommandIo
+  const Config = yield* Effect.promise(() => import("@cupid-lab/runner").then((m) => m.Config))
+  const loaded = yield* Config.load(yield* configFile(a.config), io.env ?? process.env)
+  const config = Config.withOverrides(
+    loaded,
+    given(Struct.pick(a, "data", "out", "limit", "concurrency", "types", "maxCells", "budgetUsd"))
+  )
+  if (config.sources.length === 0) return yield* runOne(a, config)
+  // One run per data source, one after another (a failure stops the rest; a rerun resumes), then the side-by-side table.
+  const Benchmarks = yield* Effect.promise(() => import("@cupid-lab/report").then((m) => m.Benchmarks))
+  const runs: Array<BenchmarksModule.SourceRun> = []
+  for (const [index, source] of config.sources.entries()) {
+    logTo(io)(`data source ${index + 1} of ${config.sources.length}: ${source}`)
+    const one: ConfigModule.Config = {
+      ...config,
+      sources: [],
+      data: { ...config.data, source },
+      ...(config.outGiven ? { out: path.join(config.out, Benchmarks.folderOf(source, index)) } : {})
     }
-    if (runs.length === 0) return
-    const written = yield* Benchmarks.write(config.out, runs)
-    io.stdout(`\n${written.text}\nbenchmarks: ${written.file}\n`)
-  })
+    const outcome = yield* runOne(a, one)
+    if (outcome !== undefined) runs.push({ source, dir: outcome.out, summary: outcome.summary })
+  }
+  if (runs.length === 0) return
+  const written = yield* Benchmarks.write(config.out, runs)
+  io.stdout(`\n${written.text}\nbenchmarks: ${written.file}\n`)
+})
 
-const runOne = (a: Args, config: ConfigModule.Config) =>
-  Effect.gen(function* () {
-    const io = yield* CommandIo
-    const log = logTo(io)
-    const [Runner, Progress, Grid] = yield* Effect.promise(() =>
-      import("@cupid-lab/runner").then((m) => [m.Runner, m.Progress, m.Grid] as const)
-    )
-    // A large grid takes a while to build: say how large before starting (a grid over the limit is refused by the runner).
-    const size = Grid.size(config)
-    if (size.cells > largeGrid && size.cells <= config.maxCells)
-      log(`grid: ${Grid.describeSize(size)}; building them before any pair runs`)
-    if (a.dryRun) {
-      const d = yield* Runner.dryRun(config, {
-        ...io.runner,
-        log,
-        ...given({ shard: a.shard }),
-        ...(a.batch ? { batch: true } : {})
-      })
-      const [Config, Budget] = yield* Effect.promise(() =>
-        import("@cupid-lab/runner").then((m) => [m.Config, m.Budget] as const)
-      )
-      io.stdout(`${describeDryRun(d, config, Config, Budget, io.env ?? process.env).join("\n")}\n`)
-      return undefined
-    }
-    const shard = Option.getOrUndefined(a.shard)
-    const Shard = yield* shardModule
-    const runDir = shard === undefined ? "<run id>" : `<run id>-${Shard.suffix(shard)}`
-    log(
-      `sweep ${config.name}${shard === undefined ? "" : ` (${Shard.describe(shard)})`}: ${config.file} -> ${config.outGiven ? config.out : path.join(config.out, runDir)}`
-    )
-    const interrupted = (s: { readonly done: number; readonly total: number | undefined }) => log(interruptedLine(s))
-    // The last snapshot shown, for the line printed when the sweep is interrupted before it returns.
-    let last: Progress.Snapshot | undefined
-    const shown = Progress.make(io.stderr)
-    const progress: Progress.Progress = { update: (s) => shown.update((last = s)), done: (s) => shown.done((last = s)) }
-    const Sweeps = yield* Effect.promise(() => import("../../Sweeps.js"))
-    const outcome = yield* Sweeps.sweep(config, {
+const runOne = Effect.fn("Sweep.runOne")(function* (a: Args, config: ConfigModule.Config) {
+  const io = yield* CommandIo
+  const log = logTo(io)
+  const [Runner, Progress, Grid] = yield* Effect.promise(() =>
+    import("@cupid-lab/runner").then((m) => [m.Runner, m.Progress, m.Grid] as const)
+  )
+  // A large grid takes a while to build: say how large before starting (a grid over the limit is refused by the runner).
+  const size = Grid.size(config)
+  if (size.cells > largeGrid && size.cells <= config.maxCells)
+    log(`grid: ${Grid.describeSize(size)}; building them before any pair runs`)
+  if (a.dryRun) {
+    const d = yield* Runner.dryRun(config, {
       ...io.runner,
       log,
-      progress,
-      ...(a.repair ? { repair: true } : {}),
-      ...(a.batch ? { batch: true } : {}),
-      // A shard's reports describe half a run: merge writes the whole run's.
-      ...(shard !== undefined && !a.shardReports ? { report: false } : {}),
-      ...given({ shard: a.shard })
-    }).pipe(
-      Effect.onInterrupt(() =>
-        Effect.sync(() =>
-          last === undefined
-            ? log("interrupted before any pair ran; nothing was written")
-            : interrupted({ done: last.pairsDone, total: last.pairsTotal })
-        )
+      ...given({ shard: a.shard }),
+      ...(a.batch ? { batch: true } : {})
+    })
+    const [Config, Budget] = yield* Effect.promise(() =>
+      import("@cupid-lab/runner").then((m) => [m.Config, m.Budget] as const)
+    )
+    io.stdout(`${describeDryRun(d, config, Config, Budget, io.env ?? process.env).join("\n")}\n`)
+    return undefined
+  }
+  const shard = Option.getOrUndefined(a.shard)
+  const Shard = yield* shardModule
+  const runDir = shard === undefined ? "<run id>" : `<run id>-${Shard.suffix(shard)}`
+  log(
+    `sweep ${config.name}${shard === undefined ? "" : ` (${Shard.describe(shard)})`}: ${config.file} -> ${config.outGiven ? config.out : path.join(config.out, runDir)}`
+  )
+  const interrupted = (s: { readonly done: number; readonly total: number | undefined }) => log(interruptedLine(s))
+  // The last snapshot shown, for the line printed when the sweep is interrupted before it returns.
+  let last: Progress.Snapshot | undefined
+  const shown = Progress.make(io.stderr)
+  const progress: Progress.Progress = { update: (s) => shown.update((last = s)), done: (s) => shown.done((last = s)) }
+  const Sweeps = yield* Effect.promise(() => import("../../Sweeps.js"))
+  const outcome = yield* Sweeps.sweep(config, {
+    ...io.runner,
+    log,
+    progress,
+    ...(a.repair ? { repair: true } : {}),
+    ...(a.batch ? { batch: true } : {}),
+    // A shard's reports describe half a run: merge writes the whole run's.
+    ...(shard !== undefined && !a.shardReports ? { report: false } : {}),
+    ...given({ shard: a.shard })
+  }).pipe(
+    Effect.onInterrupt(() =>
+      Effect.sync(() =>
+        last === undefined
+          ? log("interrupted before any pair ran; nothing was written")
+          : interrupted({ done: last.pairsDone, total: last.pairsTotal })
       )
     )
-    const Leaderboard = yield* Effect.promise(() => import("@cupid-lab/report").then((m) => m.Leaderboard))
-    // The CLI always writes the reports, so the opening is there.
-    if (outcome.published !== undefined) {
-      const models = Object.entries(config.models).map(([n, m]) => `${n} = ${m.provider}/${m.model}`)
-      io.stdout(Leaderboard.console(outcome.published.analysis, outcome.published.verdict, models))
-    }
-    io.stdout(
-      `\n${outcome.pairs.done}/${outcome.pairs.total} pairs done (${outcome.pairs.ran} this run), ${outcome.pairs.failed} failed this run\n`
+  )
+  const Leaderboard = yield* Effect.promise(() => import("@cupid-lab/report").then((m) => m.Leaderboard))
+  // The CLI always writes the reports, so the opening is there.
+  if (outcome.published !== undefined) {
+    const models = Object.entries(config.models).map(([n, m]) => `${n} = ${m.provider}/${m.model}`)
+    io.stdout(Leaderboard.console(outcome.published.analysis, outcome.published.verdict, models))
+  }
+  io.stdout(
+    `\n${outcome.pairs.done}/${outcome.pairs.total} pairs done (${outcome.pairs.ran} this run), ${outcome.pairs.failed} failed this run\n`
+  )
+  io.stdout(
+    outcome.published !== undefined
+      ? outputs(outcome.out)
+      : `results: ${outcome.files.results}\nsummary: ${outcome.files.summary}\n(no reports for a shard: \`cupid-lab merge\` writes the whole run's, or pass --shard-reports)\n`
+  )
+  if (outcome.pairs.failed > 0)
+    log(
+      `${outcome.pairs.failed} pairs failed (status "failed" in ${outcome.files.results}); rerun the same command to retry them`
     )
-    io.stdout(
-      outcome.published !== undefined
-        ? outputs(outcome.out)
-        : `results: ${outcome.files.results}\nsummary: ${outcome.files.summary}\n(no reports for a shard: \`cupid-lab merge\` writes the whole run's, or pass --shard-reports)\n`
-    )
-    if (outcome.pairs.failed > 0)
-      log(
-        `${outcome.pairs.failed} pairs failed (status "failed" in ${outcome.files.results}); rerun the same command to retry them`
-      )
-    if (outcome.stopped === "budget" && outcome.budget !== undefined) {
-      const { Budget, Errors } = yield* Effect.promise(() => import("@cupid-lab/runner"))
-      return yield* new Errors.BudgetError({ message: Budget.stoppedMessage(outcome.budget, outcome.pairs) })
-    }
-    if (outcome.interrupted) {
-      interrupted(outcome.pairs)
-      return yield* Effect.interrupt
-    }
-    const { failed, ran } = outcome.pairs
-    const limit = Option.getOrUndefined(a.maxFailedShare)
-    if (!a.allowFailures && ran > 0 && (failed === ran || (limit !== undefined && failed / ran > limit))) {
-      const { Errors } = yield* Effect.promise(() => import("@cupid-lab/runner"))
-      return yield* new Errors.TooManyFailures({
-        message:
-          `${failed} of the ${ran} pairs run failed${failed === ran ? "" : ` (more than --max-failed-share ${limit})`}; the outputs are written, the errors are in ${outcome.published !== undefined ? outcome.files.report : outcome.files.results}. ` +
-          "Fix the cause and rerun to retry them, or pass --allow-failures to exit 0"
-      })
-    }
-    return outcome
-  })
+  if (outcome.stopped === "budget" && outcome.budget !== undefined) {
+    const { Budget, Errors } = yield* Effect.promise(() => import("@cupid-lab/runner"))
+    return yield* new Errors.BudgetError({ message: Budget.stoppedMessage(outcome.budget, outcome.pairs) })
+  }
+  if (outcome.interrupted) {
+    interrupted(outcome.pairs)
+    return yield* Effect.interrupt
+  }
+  const { failed, ran } = outcome.pairs
+  const limit = Option.getOrUndefined(a.maxFailedShare)
+  if (!a.allowFailures && ran > 0 && (failed === ran || (limit !== undefined && failed / ran > limit))) {
+    const { Errors } = yield* Effect.promise(() => import("@cupid-lab/runner"))
+    return yield* new Errors.TooManyFailures({
+      message:
+        `${failed} of the ${ran} pairs run failed${failed === ran ? "" : ` (more than --max-failed-share ${limit})`}; the outputs are written, the errors are in ${outcome.published !== undefined ? outcome.files.report : outcome.files.results}. ` +
+        "Fix the cause and rerun to retry them, or pass --allow-failures to exit 0"
+    })
+  }
+  return outcome
+})
 
 /** What an interrupted sweep says; the total is left out while it is not known yet (interrupted before the first pair). */
 export const interruptedLine = (s: { readonly done: number; readonly total: number | undefined }): string =>

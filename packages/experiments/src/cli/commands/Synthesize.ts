@@ -22,42 +22,40 @@ const options = {
 
 type Args = Command.Command.ParseConfig<typeof options>
 
-const run = (a: Args) =>
-  Effect.gen(function* () {
-    const io = yield* CommandIo
-    const { SynthConfig, Synthesis, Progress } = yield* Effect.promise(() => import("@cupid-lab/synthesis"))
-    const file = yield* configFile(a.config)
-    const loaded = yield* SynthConfig.load(file, io.env ?? process.env)
-    const config = SynthConfig.withOverrides(loaded, given({ out: a.out, personas: a.personas }))
-    const log = logTo(io)
-    if (a.dryRun) {
-      const d = yield* Synthesis.dryRun(config, { log })
-      io.stdout(`${Synthesis.describeDryRun(d)}\n`)
-      return
-    }
-    log(`synthesize: ${config.file} -> ${config.out}`)
-    const synthesis = a.rebuild
-      ? Synthesis.rebuild(config)
-      : Synthesis.run(config, { log, progress: Progress.make(io.stderr) })
-    const outcome = yield* synthesis.pipe(
-      Effect.onInterrupt(() =>
-        Effect.sync(() => log("interrupted: finished units are kept in raw.jsonl; rerun the same command to resume"))
-      )
+const run = Effect.fn("Synthesize.run")(function* (a: Args) {
+  const io = yield* CommandIo
+  const { SynthConfig, Synthesis, Progress } = yield* Effect.promise(() => import("@cupid-lab/synthesis"))
+  const file = yield* configFile(a.config)
+  const loaded = yield* SynthConfig.load(file, io.env ?? process.env)
+  const config = SynthConfig.withOverrides(loaded, given({ out: a.out, personas: a.personas }))
+  const log = logTo(io)
+  if (a.dryRun) {
+    const d = yield* Synthesis.dryRun(config, { log })
+    io.stdout(`${Synthesis.describeDryRun(d)}\n`)
+    return
+  }
+  log(`synthesize: ${config.file} -> ${config.out}`)
+  const synthesis = a.rebuild
+    ? Synthesis.rebuild(config)
+    : Synthesis.run(config, { log, progress: Progress.make(io.stderr) })
+  const outcome = yield* synthesis.pipe(
+    Effect.onInterrupt(() =>
+      Effect.sync(() => log("interrupted: finished units are kept in raw.jsonl; rerun the same command to resume"))
     )
-    io.stdout(
-      [
-        `personas: ${outcome.personas.complete}/${outcome.personas.total} complete`,
-        `instances: ${outcome.instances.valid} valid, ${outcome.instances.excluded} excluded by validation (${outcome.files.validation})`,
-        `failures this run: ${outcome.failures.length} (${outcome.files.failures})`,
-        ...(outcome.files.parquet === undefined ? [] : [`data: ${outcome.files.parquet}`]),
-        ...(outcome.files.jsonl === undefined ? [] : [`data: ${outcome.files.jsonl}`])
-      ].join("\n") + "\n"
-    )
-    const nothing = Synthesis.nothingBuilt(outcome)
-    if (nothing !== undefined) return yield* nothing
-    if (outcome.failures.length > 0)
-      log(`${outcome.failures.length} units failed; rerun the same command to retry them`)
-  })
+  )
+  io.stdout(
+    [
+      `personas: ${outcome.personas.complete}/${outcome.personas.total} complete`,
+      `instances: ${outcome.instances.valid} valid, ${outcome.instances.excluded} excluded by validation (${outcome.files.validation})`,
+      `failures this run: ${outcome.failures.length} (${outcome.files.failures})`,
+      ...(outcome.files.parquet === undefined ? [] : [`data: ${outcome.files.parquet}`]),
+      ...(outcome.files.jsonl === undefined ? [] : [`data: ${outcome.files.jsonl}`])
+    ].join("\n") + "\n"
+  )
+  const nothing = Synthesis.nothingBuilt(outcome)
+  if (nothing !== undefined) return yield* nothing
+  if (outcome.failures.length > 0) log(`${outcome.failures.length} units failed; rerun the same command to retry them`)
+})
 
 export const command = Command.make("synthesize", options, run).pipe(
   Command.withDescription(

@@ -24,14 +24,16 @@ export const command = Command.make(
       )
     )
   },
-  (a) =>
-    Effect.gen(function* () {
+  Effect.fn("View.command")(
+    function* (a) {
       const io = yield* CommandIo
       const Server = yield* Effect.promise(() => import("@cupid-lab/viewer").then((m) => m.Server))
       const started = yield* Server.start({ root: a.root, port: a.port, host: a.host })
       io.stdout(`viewer: ${started.url} (runs under ${started.root}; Ctrl-C stops it)\n`)
       return yield* Effect.never
-    }).pipe(Effect.scoped)
+    },
+    (effect) => Effect.scoped(effect)
+  )
 ).pipe(
   Command.withDescription(
     "serve a local results viewer over a directory of runs: run list, tables, instance browser, instance pages, two cells side by side"
