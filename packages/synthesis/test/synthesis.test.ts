@@ -68,6 +68,21 @@ const goodSeeds = [
 
 const bodyKey = (r: OpenAiServer.RecordedRequest) => r.rawBody
 
+/**
+ * How many answers the file model cache rooted at `dir` holds: its entries are
+ * `<dir>/<first two hex digits>/<sha-256 key>.json` (temporary files, renamed into place, end in `.tmp`).
+ */
+const cacheEntries = (dir: string): number =>
+  fs.existsSync(dir)
+    ? fs
+        .readdirSync(dir, { withFileTypes: true })
+        .filter((d) => d.isDirectory())
+        .reduce(
+          (n, d) => n + fs.readdirSync(path.join(dir, d.name)).filter((f) => /^[0-9a-f]{64}\.json$/.test(f)).length,
+          0
+        )
+    : 0
+
 /** The ids of the personas whose drawn seed contains `marker` (from their raw persona records). */
 const personasWith = (out: string, marker: string): ReadonlyArray<string> =>
   fs
@@ -168,22 +183,37 @@ describe("Synthesis", () => {
     () =>
       Effect.gen(function* () {
         yield* cleanup
-        let hold = true
         const answered = new Set<string>()
         const holdAfter = 70
+        // The interrupted run's server: it answers the first `holdAfter` requests and holds every later one.
         const server = yield* OpenAiServer.make({
           chat: (body, request) => {
-            if (hold && request.index >= holdAfter) return new Promise<string>(() => {})
+            if (request.index >= holdAfter) return new Promise<string>(() => {})
             const text = answer(body as ChatBody).text
             answered.add(request.rawBody)
             return text
           }
         })
+        // The resumed run's own server (`baseURL` is part of neither the cache keys nor the run's
+        // fingerprint): a request the interrupted run sent just before it stopped may still be on
+        // its way to `server`, and it must not be counted as one of the resumed run's requests.
+        const resumedServer = yield* OpenAiServer.make({ chat: (body) => answer(body as ChatBody).text })
         const dir = tempDir()
         const config = load(dir, configText(server.baseURL, goodSeeds))
         const fiber = yield* Effect.fork(Synthesis.run(config))
         yield* Effect.promise(() => server.waitForRequests(holdAfter + 1))
-        yield* Effect.sleep("200 millis")
+        // Interrupt only once the client has stored every answer the server sent (one cache entry
+        // per answered call): an answer sent but not yet read when the run stops is, rightly, asked
+        // again by the rerun. The ceiling only ends a hung test; it is below vitest's 60 s timeout
+        // so that the failure says what was missing.
+        const ceiling = Date.now() + 50_000
+        while (cacheEntries(config.cacheDir) < answered.size) {
+          if (Date.now() > ceiling)
+            return yield* Effect.dieMessage(
+              `the model cache holds ${cacheEntries(config.cacheDir)} entries, not the ${answered.size} answered calls`
+            )
+          yield* Effect.sleep("20 millis")
+        }
         yield* Fiber.interrupt(fiber)
         const firstRun = server.requests.length
         const answeredFirst = new Set(answered)
@@ -191,9 +221,8 @@ describe("Synthesis", () => {
         // Some units were persisted before the interruption.
         expect(fs.readFileSync(path.join(config.out, "raw.jsonl"), "utf8").split("\n").length).toBeGreaterThan(2)
 
-        hold = false
-        const outcome = yield* Synthesis.run(config)
-        const secondRun = server.requests.slice(firstRun)
+        const outcome = yield* Synthesis.run(load(dir, configText(resumedServer.baseURL, goodSeeds)))
+        const secondRun = resumedServer.requests
         const repeated = secondRun.filter((r) => answeredFirst.has(bodyKey(r)))
         expect(repeated.length).toBe(0)
         // Every request is either answered once or was held (never answered) and asked again.
@@ -202,7 +231,7 @@ describe("Synthesis", () => {
 
         // An uninterrupted run with its own cache gives the same bytes.
         const cleanDir = tempDir()
-        const clean = yield* Synthesis.run(load(cleanDir, configText(server.baseURL, goodSeeds)))
+        const clean = yield* Synthesis.run(load(cleanDir, configText(resumedServer.baseURL, goodSeeds)))
         for (const f of ["instances.jsonl", "instances.parquet", "validation.json", "raw.jsonl"]) {
           expect(fs.readFileSync(path.join(clean.out, f)).equals(fs.readFileSync(path.join(outcome.out, f)))).toBe(true)
         }
