@@ -27,9 +27,10 @@ export interface CompletionRequest {
   /**
    * A well-formed example answer in the format the caller parses. Used only by dry runs (which
    * return it instead of calling the model, so the rest of the pipeline runs on); never part of the
-   * cache key and never sent to a provider.
+   * cache key and never sent to a provider. A function is called only by a dry run (an answer made
+   * from the prompt is not made when nothing uses it).
    */
-  readonly dryRunAnswer?: string
+  readonly dryRunAnswer?: string | (() => string)
   /**
    * Whether the caller can use an answer (e.g. it parses). An answer it rejects is returned but
    * never cached, and a cached answer it rejects is asked for again and replaced, so that a rerun

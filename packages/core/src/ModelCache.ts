@@ -6,14 +6,12 @@
  * the text to embed). Failures are never stored. Identical calls in flight at the same time are
  * made once.
  *
- * Storage is one small JSON file per entry under `<dir>/<first two hex digits>/<key>.json`,
- * written to a temporary name and renamed into place. Files were chosen over a single SQLite file
- * because they need no native build on any machine, several sweep processes can share one cache
- * directory without a lock (rename is atomic, and equal keys carry equal values), and entries can
- * be inspected, copied or pruned with ordinary tools. Processes on several machines can share one
- * directory (a network file system): temporary names carry the host, the process id and a random
- * token, so two writers never write into one temporary file, and concurrent writers of one key
- * leave one whole entry (the last rename's).
+ * Storage is one small JSON file per entry under `<dir>/<first two hex digits>/<key>.json`, written
+ * to a temporary name and renamed into place: no native build (as SQLite would need), no lock for
+ * several sweep processes sharing one directory (rename is atomic; equal keys carry equal values),
+ * entries inspected, copied or pruned with ordinary tools. Machines sharing a directory (a network
+ * file system) never write one temporary file (its name carries host, process id and a random
+ * token), and concurrent writers of one key leave one whole entry (the last rename's).
  *
  * The cache never fails a call:
  * - an entry that cannot be used (not JSON, truncated, of the wrong shape for its caller's
@@ -107,9 +105,8 @@ class WriteFailed {
  * are read again when asked for, so the run holds no more than the calls in flight.
  */
 interface Store {
-  /** A user-facing name for the place of an entry (its file). */
+  /** A user-facing name for the place of an entry (its file), and the place writes go to (named when they fail). */
   readonly where: (key: string) => string
-  /** The place writes go to, named in the read-only warning. */
   readonly root: string
   /** The stored value, with the length of its entry in characters (0 for a store in memory). */
   readonly read: <A>(
@@ -347,6 +344,7 @@ const writerId = `${os.hostname().replace(/[^A-Za-z0-9_-]/g, "_")}-${process.pid
 
 const fileStore = (fs: FileSystem.FileSystem, dir: string): Store => {
   const fileOf = (k: string) => path.join(dir, k.slice(0, 2), `${k}.json`)
+  const made = new Set<string>() // subdirectories made, once a process (one removed mid-run then fails writes)
   return {
     where: fileOf,
     root: dir,
@@ -380,7 +378,10 @@ const fileStore = (fs: FileSystem.FileSystem, dir: string): Store => {
     write: (k, value) => {
       const file = fileOf(k)
       const tmp = `${file}.${writerId}.${++tmpCounter}.tmp`
-      return fs.makeDirectory(path.dirname(file), { recursive: true }).pipe(
+      const sub = path.dirname(file)
+      const mkdir = Effect.tap(fs.makeDirectory(sub, { recursive: true }), () => made.add(sub))
+      const ready = made.has(sub) ? Effect.void : mkdir
+      return ready.pipe(
         Effect.zipRight(
           // The entry's JSON and its UTF-8 bytes are the only copies of the value a write makes.
           Effect.suspend(() => {

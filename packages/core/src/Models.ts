@@ -112,11 +112,13 @@ const dryLanguageModel = ({ info, wire }: LanguageModel.Service): LanguageModel.
   info,
   ...(wire === undefined ? {} : { wire }),
   complete: (request) =>
-    Effect.succeed({
-      text: request.dryRunAnswer ?? "",
-      promptTokens: request.messages.reduce((n, m) => n + Tokens.count(m.content) + 4, 0),
-      completionTokens:
-        request.dryRunAnswer === undefined ? (request.maxTokens ?? 0) : Tokens.count(request.dryRunAnswer)
+    Effect.sync(() => {
+      const made = typeof request.dryRunAnswer === "function" ? request.dryRunAnswer() : request.dryRunAnswer
+      return {
+        text: made ?? "",
+        promptTokens: request.messages.reduce((n, m) => n + Tokens.count(m.content) + 4, 0),
+        completionTokens: made === undefined ? (request.maxTokens ?? 0) : Tokens.count(made)
+      }
     })
 })
 
@@ -193,8 +195,9 @@ export const cachedLanguageModel = (
     Effect.gen(function* () {
       const sent = providerRequest(request)
       const callKey = completionKey(inner.info, request)
-      // The dry model is the one consumer of `dryRunAnswer`; a real provider never receives it.
-      const call = inner.complete(dry ? request : sent)
+      // The dry model is the one consumer of `dryRunAnswer`; a real provider never receives it. The
+      // provider builds its request only on a miss.
+      const call = Effect.suspend(() => inner.complete(dry ? request : sent))
       const accept = request.accept
       const truncated = (c: LanguageModel.Completion) => c.finishReason === "length" && request.acceptTruncated !== true
       const usable = (c: LanguageModel.Completion) =>

@@ -200,7 +200,7 @@ export const make = (
                 }
               })
             ),
-          Text.estimatePromptTokens(request.messages)
+          () => Text.estimatePromptTokens(request.messages)
         )
         .pipe(Effect.map(([completion, sent]): LanguageModel.Completion => ({ ...completion, ...sent })))
     }
@@ -233,7 +233,7 @@ export const make = (
                   })
             )
           ),
-        Text.estimateTextTokens(batch)
+        () => Text.estimateTextTokens(batch)
       )
 
     const embed = (texts: ReadonlyArray<string>) =>

@@ -229,7 +229,7 @@ export const make = (
               Effect.flatMap(Failure.decode(ctx, ChatResponse, "expected choices[0].message")),
               Effect.flatMap(completionOf(request))
             ),
-          Text.estimatePromptTokens(request.messages)
+          () => Text.estimatePromptTokens(request.messages)
         )
         .pipe(Effect.map(([completion, sent]): LanguageModel.Completion => ({ ...completion, ...sent })))
     }
@@ -309,7 +309,7 @@ export const make = (
               })
             })
           ),
-        Text.estimateTextTokens(batch)
+        () => Text.estimateTextTokens(batch)
       )
 
     const embed = (texts: ReadonlyArray<string>) =>

@@ -22,7 +22,7 @@
  * const answer = yield* guard((deadline) => callTheServer(deadline)) // Effect<A, ModelError>, aborting its request on `deadline`
  */
 import { Errors } from "@cupid-lab/core"
-import { Clock, Duration, Effect, Exit, Fiber, Random, RateLimiter, Schedule, Schema, type Scope } from "effect"
+import { Clock, Duration, Effect, Exit, Fiber, Random, RateLimiter, Schema, type Scope } from "effect"
 import * as SharedLimit from "./SharedLimit.js"
 
 export interface Policy {
@@ -79,19 +79,11 @@ export const retryDelayMs = (policy: Policy, error: Errors.ModelError, retry: nu
     ? Math.min(error.retryAfterMs, policy.retryMaxMs)
     : Math.floor(draw * Math.min(policy.retryMaxMs, policy.retryBaseMs * 2 ** retry))
 
-/** Recurs while the failure is retryable and retries remain, waiting {@link retryDelayMs}. */
-export const retrySchedule = (policy: Policy): Schedule.Schedule<unknown, Errors.ModelError> =>
-  Schedule.identity<Errors.ModelError>().pipe(
-    Schedule.zipWith(Schedule.forever, (error, retry) => ({ error, retry })),
-    Schedule.whileOutput(({ error, retry }) => error.retryable && retry < policy.maxRetries),
-    Schedule.addDelayEffect(({ error, retry }) =>
-      Effect.map(Random.next, (draw) => Duration.millis(retryDelayMs(policy, error, retry, draw)))
-    )
-  )
-
 /**
- * One attempt of a model call: it must send a fresh request each run, and abort that request when
- * `deadline` fires (pass it, or a signal combined with it, to the HTTP client).
+ * One attempt of a model call: it must send a fresh request each run, and end when `deadline`
+ * fires (pass it, or a signal combined with it, to the HTTP client, which then fails the request
+ * however far it got). The guard has no other way to stop an attempt: a sweep runs its pairs
+ * uninterruptibly.
  */
 export type Call<A> = (deadline: AbortSignal) => Effect.Effect<A, Errors.ModelError>
 
@@ -120,9 +112,12 @@ export const sumSent = (parts: ReadonlyArray<Sent>): Sent => {
  * can count what the server received, retries included, and how long the limiters held the call.
  */
 export interface Guard {
-  <A>(call: Call<A>, tokens?: number): Effect.Effect<A, Errors.ModelError>
-  /** `tokens`: the request's estimated tokens, for a shared tokens-per-minute limit (the answer's own count replaces it). */
-  readonly counted: <A>(call: Call<A>, tokens?: number) => Effect.Effect<readonly [A, Sent], Errors.ModelError>
+  <A>(call: Call<A>, tokens?: () => number): Effect.Effect<A, Errors.ModelError>
+  /**
+   * `tokens`: the request's estimated tokens, for a shared tokens-per-minute limit (the answer's own
+   * count replaces it); asked only when the model has such a limit.
+   */
+  readonly counted: <A>(call: Call<A>, tokens?: () => number) => Effect.Effect<readonly [A, Sent], Errors.ModelError>
 }
 
 /** The tokens an answer reports (`promptTokens` plus `completionTokens`, where it has them). */
@@ -151,7 +146,6 @@ export const make = (policy: Policy, target: Target): Effect.Effect<Guard, never
         reason: `no answer within ${policy.timeoutMs} ms (timeoutMs)${detail === undefined ? "" : `; ${detail}`}`,
         retryable: true
       })
-    const schedule = retrySchedule(policy)
     const sinceThen = (started: number, waited: (ms: number) => void) =>
       Effect.map(Clock.currentTimeMillis, (now) => waited(Math.max(0, now - started)))
     // The process's own rpm limit, whose wait is reported with the shared limiter's.
@@ -163,50 +157,39 @@ export const make = (policy: Policy, target: Target): Effect.Effect<Guard, never
           )
     // One attempt: the shared limit's wait (after the process's own limits) and the request share
     // one deadline, whose timer runs on a fiber of its own, interruptible wherever the call runs.
-    const within = <A>(call: Call<A>, tokens: number, sent: () => void, waited: (ms: number) => void) =>
+    const within = <A>(call: Call<A>, tokens: () => number, sent: () => void, waited: (ms: number) => void) =>
       Effect.suspend(() => {
         const deadline = new AbortController()
         const expire = Effect.sleep(Duration.millis(policy.timeoutMs)).pipe(
           Effect.andThen(Effect.sync(() => deadline.abort(timedOut()))),
           Effect.interruptible
         )
-        const request = (leftMs: number) =>
-          Effect.suspend(() => {
-            sent()
-            return Effect.timeoutFail(call(deadline.signal), {
-              duration: Duration.millis(Math.max(0, leftMs)),
-              onTimeout: () => timedOut()
-            })
-          }).pipe(
-            // Whatever the aborted request failed with (the client's abort error), it ran out of time.
-            Effect.catchAll((e) => Effect.fail(deadline.signal.aborted ? timedOut() : e))
-          )
+        // Whatever the aborted request failed with (the client's abort error), it ran out of time.
+        const request = Effect.suspend(() => {
+          sent()
+          return call(deadline.signal)
+        }).pipe(Effect.catchAll((e) => Effect.fail(deadline.signal.aborted ? timedOut() : e)))
         const limited = (limiter: SharedLimit.Limiter) =>
           Effect.gen(function* () {
             const started = yield* Clock.currentTimeMillis
-            let waitedMs = 0
+            const estimate = tokens()
             // A wait that ends in a failure (the deadline, Redis gone) is still reported.
-            const ticket = yield* limiter.acquire(tokens, deadline.signal).pipe(
+            const ticket = yield* limiter.acquire(estimate, deadline.signal).pipe(
               Effect.mapError((e) => (deadline.signal.aborted ? timedOut(e.reason) : e)),
-              Effect.ensuring(
-                sinceThen(started, (ms) => {
-                  waitedMs = ms
-                  waited(ms)
-                })
-              )
+              Effect.ensuring(sinceThen(started, waited))
             )
             // The answer settles its tokens; a failed request is charged none.
-            return yield* Effect.onExit(request(policy.timeoutMs - waitedMs), (exit) =>
-              ticket.settle(Exit.isSuccess(exit) ? (reportedTokens(exit.value) ?? tokens) : 0)
+            return yield* Effect.onExit(request, (exit) =>
+              ticket.settle(Exit.isSuccess(exit) ? (reportedTokens(exit.value) ?? estimate) : 0)
             )
           })
         return Effect.acquireUseRelease(
           Effect.forkDaemon(expire),
-          () => (shared === undefined ? request(policy.timeoutMs) : limited(shared)),
+          () => (shared === undefined ? request : limited(shared)),
           (timer) => Fiber.interrupt(timer)
         )
       })
-    const counted = <A>(call: Call<A>, tokens = 0) =>
+    const counted = <A>(call: Call<A>, tokens: () => number = () => 0) =>
       Effect.suspend(() => {
         let attempts = 0
         let limiterMs = 0
@@ -220,14 +203,24 @@ export const make = (policy: Policy, target: Target): Effect.Effect<Guard, never
             waited
           )
         )
-        return Effect.retry(attempt, schedule).pipe(
+        // Retry number `retry` (0 for the first) after a retryable failure, waiting {@link retryDelayMs}.
+        const from = (retry: number): Effect.Effect<A, Errors.ModelError> =>
+          Effect.catchAll(attempt, (e) =>
+            e.retryable && retry < policy.maxRetries
+              ? Random.next.pipe(
+                  Effect.flatMap((draw) => Effect.sleep(Duration.millis(retryDelayMs(policy, e, retry, draw)))),
+                  Effect.zipRight(from(retry + 1))
+                )
+              : Effect.fail(e)
+          )
+        return from(0).pipe(
           Effect.map((a) => [a, sent()] as const),
           Effect.mapError((e) =>
             withReason(e, attempts > 1 ? `${e.reason}; gave up after ${attempts} attempts` : e.reason, sent())
           )
         )
       })
-    const guard = <A>(call: Call<A>, tokens?: number) => Effect.map(counted(call, tokens), ([a]) => a)
+    const guard = <A>(call: Call<A>, tokens?: () => number) => Effect.map(counted(call, tokens), ([a]) => a)
     return Object.assign(guard, { counted })
   })
 

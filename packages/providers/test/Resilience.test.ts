@@ -96,8 +96,15 @@ describe("Resilience.make", () => {
   it.scoped("turns a slow attempt into a retryable timeout failure", () =>
     Effect.gen(function* () {
       const guard = yield* Resilience.make({ ...Resilience.defaults, timeoutMs: 1000, maxRetries: 0 }, target)
-      const fiber = yield* Effect.fork(guard(() => Effect.never))
-      yield* TestClock.adjust("1 second")
+      // A call that ends only when its deadline fires, as an HTTP request given the signal does.
+      const aborted = (deadline: AbortSignal) =>
+        Effect.async<never, Errors.ModelError>((resume) => {
+          deadline.addEventListener("abort", () => resume(Effect.fail(failure({ retryable: false }))))
+        })
+      const fiber = yield* Effect.fork(guard(aborted))
+      yield* TestClock.adjust("999 millis")
+      expect(fiber.unsafePoll()).toBeNull()
+      yield* TestClock.adjust("1 millis")
       expect(yield* Fiber.await(fiber)).toStrictEqual(
         Exit.fail(
           new Errors.ModelError({

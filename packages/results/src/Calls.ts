@@ -266,6 +266,18 @@ export const emptyTotals: typeof ModelCalls.Type = {
   failed: 0
 }
 
+/**
+ * What {@link tally} reads of a line: its calls' counts, not their requests and answers (a line whose
+ * counts are whole is counted; one cut short by a kill is not JSON).
+ */
+const decodeCounts = Schema.decodeUnknownEither(
+  Schema.parseJson(
+    Schema.Struct({
+      calls: Schema.Array(Call.pipe(Schema.pick("cached", "failed", "batch", "requests")))
+    })
+  )
+)
+
 /** Totals of `file` (zeros when it does not exist); a line cut short by a kill is not counted. */
 export const tally = Effect.fn("Calls.tally")(function* (
   file: string
@@ -273,9 +285,8 @@ export const tally = Effect.fn("Calls.tally")(function* (
   const t = { ...emptyTotals }
   let unreadable = 0,
     batched = 0
-  const decode = Schema.decodeUnknownEither(Schema.parseJson(Line))
   yield* RunDir.scanIfPresent(file, "call transcripts", (raw) => {
-    const decoded = decode(raw.toString("utf8", 0, raw.length - 1))
+    const decoded = decodeCounts(raw.toString("utf8", 0, raw.length - 1))
     if (Either.isLeft(decoded)) {
       unreadable++
       return

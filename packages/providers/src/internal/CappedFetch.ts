@@ -2,7 +2,8 @@
  * `fetch` with a limit on the size of a response body: a server that streams an answer without
  * end (a model in a loop, a proxy gone wrong) fails the request once `maxBytes` bytes have come,
  * instead of filling the process's memory. A declared `content-length` over the limit fails before
- * any byte of the body is read.
+ * any byte of the body is read; one within it, on a body sent as is (no `content-encoding`), is the
+ * whole body (the HTTP client reads no more than it declares), so that response passes untouched.
  *
  * @example
  * const client = new OpenAI({ fetch: CappedFetch.make(64 * 1024 * 1024) })
@@ -28,6 +29,9 @@ export const make =
       throw new TooLarge(declared, maxBytes)
     }
     if (response.body === null) return response
+    // A compressed body is counted as it comes out of the decoder: its declared length is the wire's.
+    const encoding = response.headers.get("content-encoding")
+    if (Number.isFinite(declared) && (encoding === null || encoding === "identity")) return response
     let seen = 0
     const limited = response.body.pipeThrough(
       new TransformStream<Uint8Array, Uint8Array>({

@@ -91,7 +91,7 @@ export const ask = <R extends LanguageModel.Reading>(
       ...(settings.temperature === null ? {} : { temperature: settings.temperature }),
       maxTokens: settings.maxTokens,
       ...(settings.acceptTruncated === true ? { acceptTruncated: true } : {}),
-      dryRunAnswer: typeof dryRunAnswer === "string" ? dryRunAnswer : dryRunAnswer(promptTag(messages)),
+      dryRunAnswer: typeof dryRunAnswer === "string" ? dryRunAnswer : () => dryRunAnswer(promptTag(messages)),
       accept: (text) => readOnce(text).reading.ok,
       read: (text) => readOnce(text).reading
     })
