@@ -3,8 +3,10 @@ import { defineConfig } from "vitest/config"
 export default defineConfig({
   test: {
     include: ["packages/*/test/**/*.test.ts"],
-    testTimeout: 60_000,
-    hookTimeout: 60_000,
+    // Ceilings that only end a hung test: a busy machine (other suites on the same two cores) can
+    // make a test that takes seconds alone take minutes. No test sets a shorter one of its own.
+    testTimeout: 600_000,
+    hookTimeout: 600_000,
     pool: "forks",
     // Both cores: many test files spend their time waiting on the processes and loopback servers
     // they start. Files share a worker's module cache (no per-file re-import of Effect and the

@@ -114,21 +114,17 @@ describe("a model cache directory shared by several processes", () => {
         } finally {
           fs.rmSync(dir, { recursive: true, force: true })
         }
-      }),
-    120_000
+      })
   )
 
-  it.live(
-    "does the same when every writer has the same process id (containers on several machines, each PID 1)",
-    () =>
-      Effect.promise(async () => {
-        const dir = fs.mkdtempSync(path.join(os.tmpdir(), "cache-processes-"))
-        try {
-          await check(dir, await run(dir, 1))
-        } finally {
-          fs.rmSync(dir, { recursive: true, force: true })
-        }
-      }),
-    120_000
+  it.live("does the same when every writer has the same process id (containers on several machines, each PID 1)", () =>
+    Effect.promise(async () => {
+      const dir = fs.mkdtempSync(path.join(os.tmpdir(), "cache-processes-"))
+      try {
+        await check(dir, await run(dir, 1))
+      } finally {
+        fs.rmSync(dir, { recursive: true, force: true })
+      }
+    })
   )
 })

@@ -1,7 +1,7 @@
 // Downloads never wait forever: loopback servers that never answer, trickle a byte every 500 ms,
 // send headers and stall, or fail twice before answering. Limits are set small (hundreds of ms)
 // and the messages are checked for the URL, what was awaited and the configured limit, never for
-// a measured time; the tests' own ceiling is vitest's 60 s.
+// a measured time; the tests' own ceiling is vitest's (vitest.config.ts).
 import { describe, expect, it } from "@effect/vitest"
 import { it as nodeIt } from "../src/testing/NodeTest.js"
 import { Effect } from "effect"

@@ -86,7 +86,7 @@ beforeAll(async () => {
   await CompiledCli.build()
   dir = fs.mkdtempSync(path.join(os.tmpdir(), "cupid-cli-"))
   fs.writeFileSync(path.join(dir, "hand.jsonl"), handMade.map((r) => JSON.stringify(r)).join("\n") + "\n")
-}, 120_000)
+})
 
 afterAll(() => fs.rmSync(dir, { recursive: true, force: true }))
 
@@ -297,7 +297,7 @@ describe("data: usage errors", () => {
       expect(r.out, argv.join(" ")).toBe("")
     }
     expect(fs.existsSync(x)).toBe(false)
-  }, 120_000)
+  })
 
   it("--help describes the subcommands and every option", async () => {
     const help = await cli("--help")

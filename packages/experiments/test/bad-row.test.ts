@@ -20,7 +20,7 @@ const sample = fs
   .split("\n")
   .filter((l) => l !== "")
 
-beforeAll(buildCli, 120_000)
+beforeAll(buildCli)
 
 /** The sample's first `rows` rows with row 6 replaced (with 6 rows, the last line of the file). */
 const withRow6 = (row6: (row: Record<string, unknown>, text: string) => string, rows = 12): string =>
@@ -54,40 +54,37 @@ const cases: ReadonlyArray<{
 
 describe("a bad data row through the compiled CLI", () => {
   for (const c of cases) {
-    it.live(
-      `${c.name}: named, exit 1, never an interruption, and the same on a rerun`,
-      () =>
-        Effect.gen(function* () {
-          const dir = fs.mkdtempSync(path.join(os.tmpdir(), "cupid-bad-row-"))
-          const data = path.join(dir, "bad.jsonl")
-          fs.writeFileSync(data, c.data)
-          const args = [
-            compiled,
-            "sweep",
-            "--config",
-            "smoke",
-            "--data",
-            data,
-            "--limit",
-            "10",
-            "--out",
-            path.join(dir, "run")
-          ]
-          for (const attempt of [1, 2]) {
-            const r = yield* runProcess(process.execPath, args, {
-              cwd: repoRoot,
-              env: { ...cleanEnv(), NO_COLOR: "1" }
-            })
-            expect(r.code, `attempt ${attempt}: ${r.stderr}`).toBe(1)
-            expect(r.stderr).toContain(data)
-            expect(r.stderr).toMatch(c.says)
-            expect(r.stderr).not.toMatch(/interrupted/)
-          }
-          // Every row is checked before the first pair: nothing ran, no result line was written.
-          const results = path.join(dir, "run", "results.jsonl")
-          expect(fs.existsSync(results) ? fs.readFileSync(results, "utf8") : "").toBe("")
-        }),
-      60_000
+    it.live(`${c.name}: named, exit 1, never an interruption, and the same on a rerun`, () =>
+      Effect.gen(function* () {
+        const dir = fs.mkdtempSync(path.join(os.tmpdir(), "cupid-bad-row-"))
+        const data = path.join(dir, "bad.jsonl")
+        fs.writeFileSync(data, c.data)
+        const args = [
+          compiled,
+          "sweep",
+          "--config",
+          "smoke",
+          "--data",
+          data,
+          "--limit",
+          "10",
+          "--out",
+          path.join(dir, "run")
+        ]
+        for (const attempt of [1, 2]) {
+          const r = yield* runProcess(process.execPath, args, {
+            cwd: repoRoot,
+            env: { ...cleanEnv(), NO_COLOR: "1" }
+          })
+          expect(r.code, `attempt ${attempt}: ${r.stderr}`).toBe(1)
+          expect(r.stderr).toContain(data)
+          expect(r.stderr).toMatch(c.says)
+          expect(r.stderr).not.toMatch(/interrupted/)
+        }
+        // Every row is checked before the first pair: nothing ran, no result line was written.
+        const results = path.join(dir, "run", "results.jsonl")
+        expect(fs.existsSync(results) ? fs.readFileSync(results, "utf8") : "").toBe("")
+      })
     )
   }
 })

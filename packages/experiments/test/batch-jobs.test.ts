@@ -27,7 +27,7 @@ const repoRoot = fileURLToPath(new URL("../../../", import.meta.url))
 const cli = path.join(repoRoot, "packages", "experiments", "dist", "cli.mjs")
 const node = process.execPath
 
-beforeAll(buildCli, 300_000)
+beforeAll(buildCli)
 
 /** The shipped paper-ablations.yaml with its baseline cell only and its cache in `cache`. */
 const configIn = (dir: string, name: string, cache: string): string => {
@@ -169,8 +169,7 @@ describe("provider batch jobs", () => {
           env: childEnv
         })
         expect(cancel.stdout).toContain("no batch to cancel")
-      }),
-    600_000
+      })
   )
 
   NodeTest.it.scopedLive(
@@ -227,8 +226,7 @@ describe("provider batch jobs", () => {
         expect(again.code, again.stderr).toBe(0)
         expect(results(out).every((l) => l.status === "ok")).toBe(true)
         expect(chatRequests(server)).toBe(0)
-      }),
-    600_000
+      })
   )
 
   /** A one-wave sweep (a generator per instance) whose batches poll quickly. */
@@ -266,52 +264,49 @@ describe("provider batch jobs", () => {
     }
   ]
   for (const { step, route } of steps) {
-    NodeTest.it.scopedLive(
-      `a sweep killed while ${step} resumes without a second batch of the same calls`,
-      () =>
-        Effect.gen(function* () {
-          // The first such request hangs until the process is killed; the rerun's goes through.
-          let held = false
-          const server = yield* OpenAiServer.make({
-            chat: () => "Numbered steps, as you like them.",
-            batch: {},
-            faultFor: (r) => {
-              if (held || !route(r)) return undefined
-              held = true
-              return OpenAiServer.Faults.slow(600_000)
-            }
+    NodeTest.it.scopedLive(`a sweep killed while ${step} resumes without a second batch of the same calls`, () =>
+      Effect.gen(function* () {
+        // The first such request hangs until the process is killed; the rerun's goes through.
+        let held = false
+        const server = yield* OpenAiServer.make({
+          chat: () => "Numbered steps, as you like them.",
+          batch: {},
+          faultFor: (r) => {
+            if (held || !route(r)) return undefined
+            held = true
+            return OpenAiServer.Faults.slow(600_000)
+          }
+        })
+        const dir = tempDir("cupid-batch-kill-")
+        const childEnv = { ...cleanEnv(), NO_COLOR: "1", CUPID_TEST_KEY: "sk-test" }
+        const out = path.join(dir, "run")
+        const args = [cli, "sweep", "--config", small(dir, server.baseURL), "--out", out]
+        const child = spawn(node, args, { cwd: repoRoot, env: childEnv, stdio: ["ignore", "pipe", "pipe"] })
+        let exited = false
+        const gone = new Promise<void>((resolve) =>
+          child.on("exit", () => {
+            exited = true
+            resolve()
           })
-          const dir = tempDir("cupid-batch-kill-")
-          const childEnv = { ...cleanEnv(), NO_COLOR: "1", CUPID_TEST_KEY: "sk-test" }
-          const out = path.join(dir, "run")
-          const args = [cli, "sweep", "--config", small(dir, server.baseURL), "--out", out]
-          const child = spawn(node, args, { cwd: repoRoot, env: childEnv, stdio: ["ignore", "pipe", "pipe"] })
-          let exited = false
-          const gone = new Promise<void>((resolve) =>
-            child.on("exit", () => {
-              exited = true
-              resolve()
-            })
+        )
+        expect(
+          yield* waitUntil(
+            () => server.requests.some(route),
+            () => exited
           )
-          expect(
-            yield* waitUntil(
-              () => server.requests.some(route),
-              () => exited
-            )
-          ).toBe(true)
-          child.kill("SIGKILL")
-          yield* Effect.promise(() => gone)
+        ).toBe(true)
+        child.kill("SIGKILL")
+        yield* Effect.promise(() => gone)
 
-          const again = yield* runProcess(node, args, { cwd: repoRoot, env: childEnv })
-          expect(again.code, again.stderr).toBe(0)
-          expect(results(out).every((l) => l.status === "ok")).toBe(true)
-          expect(chatRequests(server)).toBe(0)
-          const keys = server.batches.all().flatMap((b) => server.batches.customIds(b.id))
-          expect(keys.length).toBeGreaterThan(0)
-          expect(new Set(keys).size).toBe(keys.length)
-          expect(server.batches.all()).toHaveLength(1)
-        }),
-      300_000
+        const again = yield* runProcess(node, args, { cwd: repoRoot, env: childEnv })
+        expect(again.code, again.stderr).toBe(0)
+        expect(results(out).every((l) => l.status === "ok")).toBe(true)
+        expect(chatRequests(server)).toBe(0)
+        const keys = server.batches.all().flatMap((b) => server.batches.customIds(b.id))
+        expect(keys.length).toBeGreaterThan(0)
+        expect(new Set(keys).size).toBe(keys.length)
+        expect(server.batches.all()).toHaveLength(1)
+      })
     )
   }
 })

@@ -90,7 +90,7 @@ const consoleN = (stdout: string): Map<string, string> => {
   )
 }
 
-beforeAll(buildCli, 120_000)
+beforeAll(buildCli)
 
 describe("slices follow the benchmark", () => {
   it("each benchmark's report order lists exactly the types its reader gives instances", () => {
@@ -129,7 +129,7 @@ sweep:
   let run: { readonly out: string; readonly stdout: string }
   beforeAll(async () => {
     run = await sweep("locomo", config)
-  }, 120_000)
+  })
 
   it("has LoCoMo's categories, none of CUPID's types, and no empty column; n agrees everywhere", async () => {
     const r = await rendered(run.out)
@@ -217,7 +217,7 @@ sweep:
     expect(emptyColumns(md, ["all", ...Slices.order.locomo, "recall", "ndcg", "N"])).toEqual([])
     const adversarial = tables(md).find((t) => t.heading === "### adversarial instances")!
     expect(adversarial.header.filter((h) => h.startsWith("recall"))).toEqual([])
-  }, 60_000)
+  })
 })
 
 describe("a LongMemEval run's report", () => {
@@ -239,7 +239,7 @@ sweep:
   let run: { readonly out: string; readonly stdout: string }
   beforeAll(async () => {
     run = await sweep("longmemeval", config)
-  }, 120_000)
+  })
 
   it("has LongMemEval's question types in its order, the abstention question counted apart", async () => {
     const r = await rendered(run.out)
@@ -279,5 +279,5 @@ sweep:
       ])
     )
     expect(emptyColumns(r.markdown, ["all", ...Slices.order.longmemeval, "N"])).toEqual([])
-  }, 60_000)
+  })
 })

@@ -39,7 +39,7 @@ const cupid = (...args: Array<string>) =>
     env: { ...process.env, FORCE_COLOR: "0", CUPID_CACHE_DIR: path.join(dir, "cache") }
   })
 
-beforeAll(buildCli, 120_000)
+beforeAll(buildCli)
 
 describe("sweep: { data.source: [...] }", () => {
   it("is read as the list of sources, refused when it is not one, and --data runs one source", () => {
@@ -138,7 +138,7 @@ describe("sweep: { data.source: [...] }", () => {
     )
     expect(md).toContain("| oracle ‡ |")
     expect(r.stdout).toContain("# Benchmarks side by side")
-  }, 180_000)
+  })
 })
 
 describe("benchmarks.md's table", () => {

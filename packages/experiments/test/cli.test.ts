@@ -102,7 +102,7 @@ beforeAll(async () => {
       "}`))"
     ].join("\n")
   )
-}, 120_000)
+})
 
 afterAll(() => fs.rmSync(dir, { recursive: true, force: true }))
 
@@ -184,7 +184,7 @@ describe("help", () => {
     }
     const data = await cupid("data", "--help")
     expect(data.stdout).toContain("- inspect [--data source]")
-  }, 120_000)
+  })
 })
 
 describe("usage errors exit with 2 and say what is wrong", () => {
@@ -307,7 +307,7 @@ describe("a real sweep", () => {
     const wrong = await cupid("report", "--run", "runs/smoke", "--main", "precision")
     expect(wrong.code).toBe(1)
     expect(wrong.stderr).toContain('main metric "precision" is not a metric of this run; valid names: ')
-  }, 120_000)
+  })
 })
 
 describe("--repair", () => {
@@ -328,7 +328,7 @@ describe("--repair", () => {
     expect(repaired.stdout).toContain("12/12 pairs done (1 this run)")
     expect(lines(file)).toEqual(before)
     expect(lines(path.join(dir, out, "results.corrupt.jsonl"))).toEqual(["{ not json"])
-  }, 120_000)
+  })
 })
 
 describe("stopping a sweep", () => {
@@ -411,7 +411,7 @@ describe("stopping a sweep", () => {
     expect(second.stderr).toContain(`resuming in ${out}: ${partial.length} pairs done`)
     expect(second.stdout).toContain(`${instances}/${instances} pairs done (${instances - partial.length} this run)`)
     expect(lines(path.join(out, "results.jsonl"))).toHaveLength(instances)
-  }, 120_000)
+  })
 
   it("a second SIGINT quits at once with 130", async () => {
     const out = path.join(dir, "runs/quit")
@@ -426,7 +426,7 @@ describe("stopping a sweep", () => {
       "SIGINT again: quitting without waiting for the pairs in flight; rerun the same command to resume"
     )
     expect(quit.stderr, quit.stderr).not.toContain("pairs are done and written")
-  }, 120_000)
+  })
 
   // Started with an IPC channel, as the Nx executor starts it: the channel closes when the executor
   // ends, however it ends; and Nx signals a task's processes more than once when it stops it.
@@ -445,7 +445,7 @@ describe("stopping a sweep", () => {
     expect(
       (JSON.parse(fs.readFileSync(path.join(out, "run.json"), "utf8")) as { interrupted: boolean }).interrupted
     ).toBe(true)
-  }, 120_000)
+  })
 
   it("started with an IPC channel: a repeated SIGTERM is the same stop, not a quit", async () => {
     const out = path.join(dir, "runs/repeated")
@@ -462,7 +462,7 @@ describe("stopping a sweep", () => {
     expect(stopped.stderr).not.toContain("quitting without waiting")
     expect(stopped.stderr).toMatch(/interrupted: \d+ of 18 pairs are done and written/)
     expect(fs.existsSync(path.join(out, ".lock"))).toBe(false)
-  }, 120_000)
+  })
 })
 
 describe("the line an interrupted sweep prints", () => {

@@ -15,43 +15,37 @@ const load = (name: string, env: Readonly<Record<string, string>> = {}) =>
   })
 
 describe("the shipped configs", () => {
-  it.effect(
-    "smoke.yaml runs end to end with the built-in plugins",
-    () =>
-      Effect.gen(function* () {
-        const outcome = yield* Sweeps.sweep(yield* load("smoke.yaml"), { report: false })
-        expect(outcome.grid.cells.map((c) => c.name)).toEqual(["all", "recency", "bm25", "oracle"])
-        expect(outcome.pairs).toEqual({ total: 12, done: 12, ran: 12, resumed: 0, failed: 0 })
-        expect(lines(outcome.files.results)).toHaveLength(12)
-        expect(outcome.summary.cells.map((c) => c.usesGold)).toEqual([false, false, false, true])
-      }).pipe(Effect.provide(NodeContext.layer)),
-    120_000
+  it.effect("smoke.yaml runs end to end with the built-in plugins", () =>
+    Effect.gen(function* () {
+      const outcome = yield* Sweeps.sweep(yield* load("smoke.yaml"), { report: false })
+      expect(outcome.grid.cells.map((c) => c.name)).toEqual(["all", "recency", "bm25", "oracle"])
+      expect(outcome.pairs).toEqual({ total: 12, done: 12, ran: 12, resumed: 0, failed: 0 })
+      expect(lines(outcome.files.results)).toHaveLength(12)
+      expect(outcome.summary.cells.map((c) => c.usesGold)).toEqual([false, false, false, true])
+    }).pipe(Effect.provide(NodeContext.layer))
   )
 
-  it.effect(
-    "contextual.yaml is the offline sweep the README promises: nine cells, no model call",
-    () =>
-      Effect.gen(function* () {
-        const config = yield* load("contextual.yaml")
-        expect(config.description).toContain("Uses no model")
-        expect(config.description).toContain("heuristic")
-        const dry = yield* Runner.dryRun(config)
-        expect(dry.grid.cells.map((c) => c.name)).toEqual([
-          "all",
-          "recency",
-          "bm25",
-          "embedding",
-          "context-factor(policy=all-matching)",
-          "context-factor(policy=most-recent)",
-          "context-factor(policy=detect-change)",
-          "factor-classifier",
-          "oracle"
-        ])
-        expect(dry.grid.baseline.name).toBe("all")
-        expect(dry.calls.total).toBe(0)
-        expect(dry.failed).toBe(0)
-      }).pipe(Effect.provide(NodeContext.layer)),
-    120_000
+  it.effect("contextual.yaml is the offline sweep the README promises: nine cells, no model call", () =>
+    Effect.gen(function* () {
+      const config = yield* load("contextual.yaml")
+      expect(config.description).toContain("Uses no model")
+      expect(config.description).toContain("heuristic")
+      const dry = yield* Runner.dryRun(config)
+      expect(dry.grid.cells.map((c) => c.name)).toEqual([
+        "all",
+        "recency",
+        "bm25",
+        "embedding",
+        "context-factor(policy=all-matching)",
+        "context-factor(policy=most-recent)",
+        "context-factor(policy=detect-change)",
+        "factor-classifier",
+        "oracle"
+      ])
+      expect(dry.grid.baseline.name).toBe("all")
+      expect(dry.calls.total).toBe(0)
+      expect(dry.failed).toBe(0)
+    }).pipe(Effect.provide(NodeContext.layer))
   )
 
   it.effect(
@@ -74,8 +68,7 @@ describe("the shipped configs", () => {
         // 9 questions x 2 cells; conv-2 has two sessions, so its top five are the whole conversation.
         expect(dry.calls.total).toBe(18)
         expect(dry.failed).toBe(0)
-      }).pipe(Effect.provide(NodeContext.layer)),
-    120_000
+      }).pipe(Effect.provide(NodeContext.layer))
   )
 
   it.effect("prefeval.yaml's dry run on the fixture plans an answer and four judge calls per instance", () =>
@@ -113,7 +106,6 @@ describe("the shipped configs", () => {
         }
         // One question in the oracle fixture, four in the _s one: an answer and a judgement each.
         expect(calls).toEqual([2, 8])
-      }).pipe(Effect.provide(NodeContext.layer)),
-    120_000
+      }).pipe(Effect.provide(NodeContext.layer))
   )
 })

@@ -218,8 +218,7 @@ describe("paper ablations against a loopback OpenAI-compatible server", () => {
           expect(run.stdout.includes(key)).toBe(false)
           expect(run.stderr.includes(key)).toBe(false)
         }
-      }),
-    240_000
+      })
   )
 
   NodeTest.it.scopedLive(
@@ -310,8 +309,7 @@ describe("paper ablations against a loopback OpenAI-compatible server", () => {
         const retried = rerun.find((r) => r.cellName === "oracle-preference" && r.instance === changing.id)!
         expect(retried.scores["generation.score"]).toBe(judgeScores.gold)
         expect(rerun.filter((r) => r !== retried).map((r) => JSON.stringify(r))).toEqual(okBefore)
-      }),
-    240_000
+      })
   )
 
   NodeTest.it.scopedLive(
@@ -422,8 +420,7 @@ describe("paper ablations against a loopback OpenAI-compatible server", () => {
             .sort()
         )
         expect(view.cells.every((c) => c.attempts === 1 && c.calls.length >= 6)).toBe(true)
-      }),
-    240_000
+      })
   )
 
   NodeTest.it.live(

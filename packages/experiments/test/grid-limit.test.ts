@@ -28,7 +28,7 @@ const hugeGrid =
     `  transform.pad: ${values(40, (i) => String(i + 8))}`
   ].join("\n") + "\n"
 
-beforeAll(buildCli, 120_000)
+beforeAll(buildCli)
 
 describe("a large grid through the CLI", () => {
   it("over the limit, a dry run is refused before any work, with the size, the limit and how to raise it", async () => {

@@ -70,88 +70,85 @@ const configText = (server: string, cacheDir: string, repeats: number) =>
   ].join("\n")
 
 describe("judge repeats against a noisy loopback judge", () => {
-  it.scopedLive(
-    "the report's spread matches the injected noise; a rerun on the same cache sends no request",
-    () =>
-      Effect.gen(function* () {
-        const server = yield* OpenAiServer.make({
-          chat: (body) =>
-            body.model === "evaluator" ? judged(body) : "Here is the answer, with the steps you asked for."
-        })
-        const dir = tempDir()
-        const cache = path.join(dir, "cache")
-        const sweep = (out: string, repeats: number) =>
-          Effect.flatMap(Config.parse(configText(server.baseURL, cache, repeats), "repeats.yaml", {}), (c) =>
-            Sweeps.sweep({ ...c, out: path.join(dir, out), outGiven: true })
-          )
-        const judgeRequests = () =>
-          server.requests.filter((r) => (r.body as OpenAiServer.ChatBody | undefined)?.model === "evaluator").length
-
-        const k = 4
-        const first = yield* sweep("first", k)
-        expect(first.pairs.failed).toBe(0)
-        const n = first.instances
-        expect(n).toBe(3 * personas)
-        // Each distinct judge prompt is asked once per repeat, each repeat with its own seed. (The
-        // consistent and contrastive instances of a persona share a request, a gold preference and
-        // here a response: their judgments are one cached set.)
-        const judgeBodies = server.requests
-          .map((r) => r.body as OpenAiServer.ChatBody)
-          .filter((b) => b.model === "evaluator")
-        const prompts = new Set(judgeBodies.map((b) => JSON.stringify(b.messages)))
-        expect(prompts.size).toBeGreaterThan(personas)
-        expect(judgeRequests()).toBe(prompts.size * k)
-        expect(new Set(judgeBodies.map((b) => `${JSON.stringify(b.messages)} ${String(b["seed"])}`)).size).toBe(
-          prompts.size * k
+  it.scopedLive("the report's spread matches the injected noise; a rerun on the same cache sends no request", () =>
+    Effect.gen(function* () {
+      const server = yield* OpenAiServer.make({
+        chat: (body) =>
+          body.model === "evaluator" ? judged(body) : "Here is the answer, with the steps you asked for."
+      })
+      const dir = tempDir()
+      const cache = path.join(dir, "cache")
+      const sweep = (out: string, repeats: number) =>
+        Effect.flatMap(Config.parse(configText(server.baseURL, cache, repeats), "repeats.yaml", {}), (c) =>
+          Sweeps.sweep({ ...c, out: path.join(dir, out), outGiven: true })
         )
-        expect(new Set(judgeBodies.map((b) => b["seed"]))).toEqual(new Set([undefined, 1, 2, 3]))
+      const judgeRequests = () =>
+        server.requests.filter((r) => (r.body as OpenAiServer.ChatBody | undefined)?.model === "evaluator").length
 
-        const results = lines(first.files.results).map((l) => JSON.parse(l) as ResultLine.ResultLine)
-        expect(results).toHaveLength(n)
-        for (const line of results) {
-          const values = line.repeats?.["generation.score"] as ReadonlyArray<number>
-          expect(values).toHaveLength(k)
-          expect(line.scores["generation.score"]).toBeCloseTo(values.reduce((a, b) => a + b, 0) / k, 12)
-        }
-        // The spread of k normal draws has mean c4(k) sigma and SD sigma sqrt(1 - c4^2); its mean over
-        // the distinct judgments is within 4 Monte-Carlo standard errors of the expectation.
-        const repeats = results.map((l) => l.repeats!["generation.score"] as ReadonlyArray<number>)
-        const distinct = [...new Map(repeats.map((r) => [JSON.stringify(r), r])).values()]
-        expect(distinct).toHaveLength(prompts.size)
-        const spread = Agreement.of(distinct).meanWithinSd
-        const mcError = (sigma * Math.sqrt(1 - c4(k) ** 2)) / Math.sqrt(distinct.length)
-        expect(Math.abs(spread - c4(k) * sigma)).toBeLessThan(4 * mcError)
-        // Scores spread over [3, 7] (variance 4/3) against noise variance 0.36: ICC near 0.79; the
-        // judge's share of the mean's variance near 0.09 / (4/3 + 0.09) = 0.063.
-        const agreement = Agreement.of(repeats)
-        expect(agreement.icc).toBeGreaterThan(0.6)
-        expect(agreement.icc).toBeLessThan(0.92)
-        expect(agreement.judgeShare).toBeGreaterThan(0.02)
-        expect(agreement.judgeShare).toBeLessThan(0.15)
+      const k = 4
+      const first = yield* sweep("first", k)
+      expect(first.pairs.failed).toBe(0)
+      const n = first.instances
+      expect(n).toBe(3 * personas)
+      // Each distinct judge prompt is asked once per repeat, each repeat with its own seed. (The
+      // consistent and contrastive instances of a persona share a request, a gold preference and
+      // here a response: their judgments are one cached set.)
+      const judgeBodies = server.requests
+        .map((r) => r.body as OpenAiServer.ChatBody)
+        .filter((b) => b.model === "evaluator")
+      const prompts = new Set(judgeBodies.map((b) => JSON.stringify(b.messages)))
+      expect(prompts.size).toBeGreaterThan(personas)
+      expect(judgeRequests()).toBe(prompts.size * k)
+      expect(new Set(judgeBodies.map((b) => `${JSON.stringify(b.messages)} ${String(b["seed"])}`)).size).toBe(
+        prompts.size * k
+      )
+      expect(new Set(judgeBodies.map((b) => b["seed"]))).toEqual(new Set([undefined, 1, 2, 3]))
 
-        const report = fs.readFileSync(first.files.report, "utf8")
-        expect(report).toContain("## Repeated judgments")
-        const row = report.split("\n").find((l) => l.includes("`generation.score`") && l.startsWith("| "))
-        expect(row).toBeDefined()
-        const fmt = (x: number) => x.toFixed(3)
-        expect(row).toContain(
-          `| ${n} | ${k} | ${fmt(agreement.meanWithinSd)} | ${fmt(agreement.icc)} | ${fmt(agreement.judgeShare)} |`
-        )
-        expect(fs.readFileSync(path.join(first.out, "report.html"), "utf8")).toContain(
-          '<h2 id="repeats">Repeated judgments</h2>'
-        )
+      const results = lines(first.files.results).map((l) => JSON.parse(l) as ResultLine.ResultLine)
+      expect(results).toHaveLength(n)
+      for (const line of results) {
+        const values = line.repeats?.["generation.score"] as ReadonlyArray<number>
+        expect(values).toHaveLength(k)
+        expect(line.scores["generation.score"]).toBeCloseTo(values.reduce((a, b) => a + b, 0) / k, 12)
+      }
+      // The spread of k normal draws has mean c4(k) sigma and SD sigma sqrt(1 - c4^2); its mean over
+      // the distinct judgments is within 4 Monte-Carlo standard errors of the expectation.
+      const repeats = results.map((l) => l.repeats!["generation.score"] as ReadonlyArray<number>)
+      const distinct = [...new Map(repeats.map((r) => [JSON.stringify(r), r])).values()]
+      expect(distinct).toHaveLength(prompts.size)
+      const spread = Agreement.of(distinct).meanWithinSd
+      const mcError = (sigma * Math.sqrt(1 - c4(k) ** 2)) / Math.sqrt(distinct.length)
+      expect(Math.abs(spread - c4(k) * sigma)).toBeLessThan(4 * mcError)
+      // Scores spread over [3, 7] (variance 4/3) against noise variance 0.36: ICC near 0.79; the
+      // judge's share of the mean's variance near 0.09 / (4/3 + 0.09) = 0.063.
+      const agreement = Agreement.of(repeats)
+      expect(agreement.icc).toBeGreaterThan(0.6)
+      expect(agreement.icc).toBeLessThan(0.92)
+      expect(agreement.judgeShare).toBeGreaterThan(0.02)
+      expect(agreement.judgeShare).toBeLessThan(0.15)
 
-        // The same sweep into another directory: every call is answered by the cache.
-        const before = server.requests.length
-        const second = yield* sweep("second", k)
-        expect(server.requests.length).toBe(before)
-        expect(fs.readFileSync(second.files.results, "utf8")).toBe(fs.readFileSync(first.files.results, "utf8"))
+      const report = fs.readFileSync(first.files.report, "utf8")
+      expect(report).toContain("## Repeated judgments")
+      const row = report.split("\n").find((l) => l.includes("`generation.score`") && l.startsWith("| "))
+      expect(row).toBeDefined()
+      const fmt = (x: number) => x.toFixed(3)
+      expect(row).toContain(
+        `| ${n} | ${k} | ${fmt(agreement.meanWithinSd)} | ${fmt(agreement.icc)} | ${fmt(agreement.judgeShare)} |`
+      )
+      expect(fs.readFileSync(path.join(first.out, "report.html"), "utf8")).toContain(
+        '<h2 id="repeats">Repeated judgments</h2>'
+      )
 
-        // One more repeat asks only for it: one request per instance.
-        yield* sweep("third", k + 1)
-        expect(server.requests.length).toBe(before + prompts.size)
-        expect(judgeRequests()).toBe(prompts.size * (k + 1))
-      }).pipe(Effect.provide(NodeContext.layer)),
-    120_000
+      // The same sweep into another directory: every call is answered by the cache.
+      const before = server.requests.length
+      const second = yield* sweep("second", k)
+      expect(server.requests.length).toBe(before)
+      expect(fs.readFileSync(second.files.results, "utf8")).toBe(fs.readFileSync(first.files.results, "utf8"))
+
+      // One more repeat asks only for it: one request per instance.
+      yield* sweep("third", k + 1)
+      expect(server.requests.length).toBe(before + prompts.size)
+      expect(judgeRequests()).toBe(prompts.size * (k + 1))
+    }).pipe(Effect.provide(NodeContext.layer))
   )
 })

@@ -78,58 +78,55 @@ const configText = (server: string, cacheDir: string) =>
 describe("the Mem0 evaluation's LoCoMo judge in a sweep", () => {
   beforeEach((ctx) => void LocomoJudgeReference.need(ctx))
 
-  it.scopedLive(
-    "sends their requests on the wire and gives their per-category means in summary.json",
-    () =>
-      Effect.gen(function* () {
-        const dir = LocomoJudgeReference.need()
-        const theirs = yield* Effect.promise(() => LocomoJudgeReference.run(items()))
-        const server = yield* OpenAiServer.make({
-          chat: (body) => {
-            const content = body.messages.at(-1)?.content ?? ""
-            if (body.model === judgeModel) return script[named(content)]?.[1] ?? "unscripted"
-            return script[/^Question: (.*)$/m.exec(content)?.[1] ?? ""]?.[0] ?? "unscripted"
-          }
-        })
-        const work = tempDir()
-        const saved = process.env.MEM0_REFERENCE_DIR
-        process.env.MEM0_REFERENCE_DIR = dir
-        const run = yield* Effect.gen(function* () {
-          const config = yield* Config.parse(configText(server.baseURL, path.join(work, "cache")), "judge.yaml", {})
-          return yield* Sweeps.sweep({ ...config, out: path.join(work, "out"), outGiven: true })
-        }).pipe(
-          Effect.ensuring(
-            Effect.sync(() => {
-              if (saved === undefined) delete process.env.MEM0_REFERENCE_DIR
-              else process.env.MEM0_REFERENCE_DIR = saved
-            })
-          )
-        )
-        expect(run.pairs.failed).toBe(0)
-
-        // Each judge request as the server got it is their create(**kwargs), and nothing more.
-        const bodies = server.requests.map((r) => r.body as OpenAiServer.ChatBody).filter((b) => b.model === judgeModel)
-        const asked = bodies.map((b) => named(b.messages.at(-1)!.content))
-        expect([...asked].sort()).toEqual([...theirs.main.asked].sort())
-        expect(asked).not.toContain("What color is Ben's kitten?")
-        const list = items()
-        for (const [k, body] of bodies.entries())
-          expect(body, asked[k]).toEqual(theirs.judged[list.findIndex((i) => i.question === asked[k])]!.request)
-
-        const summary = JSON.parse(fs.readFileSync(run.files.summary, "utf8")) as ResultLine.Summary
-        const types = summary.cells[0]!.types!
-        const byNumber: Readonly<Record<string, string>> = {
-          "1": "multi-hop",
-          "2": "temporal",
-          "3": "open-domain",
-          "4": "single-hop"
+  it.scopedLive("sends their requests on the wire and gives their per-category means in summary.json", () =>
+    Effect.gen(function* () {
+      const dir = LocomoJudgeReference.need()
+      const theirs = yield* Effect.promise(() => LocomoJudgeReference.run(items()))
+      const server = yield* OpenAiServer.make({
+        chat: (body) => {
+          const content = body.messages.at(-1)?.content ?? ""
+          if (body.model === judgeModel) return script[named(content)]?.[1] ?? "unscripted"
+          return script[/^Question: (.*)$/m.exec(content)?.[1] ?? ""]?.[0] ?? "unscripted"
         }
-        for (const [category, value] of Object.entries(theirs.main.means))
-          expect(types[byNumber[category]!]!.metrics["generation.locomo_judge"]!.mean, category).toBe(value)
-        // By hand: 5 of the 8 judged answers are CORRECT; the adversarial question has no value.
-        expect(summary.cells[0]!.slices.all.metrics["generation.locomo_judge"]!).toMatchObject({ n: 8, mean: 5 / 8 })
-        expect(types["adversarial"]?.metrics["generation.locomo_judge"]?.n ?? 0).toBe(0)
-      }).pipe(Effect.provide(NodeContext.layer)),
-    120_000
+      })
+      const work = tempDir()
+      const saved = process.env.MEM0_REFERENCE_DIR
+      process.env.MEM0_REFERENCE_DIR = dir
+      const run = yield* Effect.gen(function* () {
+        const config = yield* Config.parse(configText(server.baseURL, path.join(work, "cache")), "judge.yaml", {})
+        return yield* Sweeps.sweep({ ...config, out: path.join(work, "out"), outGiven: true })
+      }).pipe(
+        Effect.ensuring(
+          Effect.sync(() => {
+            if (saved === undefined) delete process.env.MEM0_REFERENCE_DIR
+            else process.env.MEM0_REFERENCE_DIR = saved
+          })
+        )
+      )
+      expect(run.pairs.failed).toBe(0)
+
+      // Each judge request as the server got it is their create(**kwargs), and nothing more.
+      const bodies = server.requests.map((r) => r.body as OpenAiServer.ChatBody).filter((b) => b.model === judgeModel)
+      const asked = bodies.map((b) => named(b.messages.at(-1)!.content))
+      expect([...asked].sort()).toEqual([...theirs.main.asked].sort())
+      expect(asked).not.toContain("What color is Ben's kitten?")
+      const list = items()
+      for (const [k, body] of bodies.entries())
+        expect(body, asked[k]).toEqual(theirs.judged[list.findIndex((i) => i.question === asked[k])]!.request)
+
+      const summary = JSON.parse(fs.readFileSync(run.files.summary, "utf8")) as ResultLine.Summary
+      const types = summary.cells[0]!.types!
+      const byNumber: Readonly<Record<string, string>> = {
+        "1": "multi-hop",
+        "2": "temporal",
+        "3": "open-domain",
+        "4": "single-hop"
+      }
+      for (const [category, value] of Object.entries(theirs.main.means))
+        expect(types[byNumber[category]!]!.metrics["generation.locomo_judge"]!.mean, category).toBe(value)
+      // By hand: 5 of the 8 judged answers are CORRECT; the adversarial question has no value.
+      expect(summary.cells[0]!.slices.all.metrics["generation.locomo_judge"]!).toMatchObject({ n: 8, mean: 5 / 8 })
+      expect(types["adversarial"]?.metrics["generation.locomo_judge"]?.n ?? 0).toBe(0)
+    }).pipe(Effect.provide(NodeContext.layer))
   )
 })

@@ -99,7 +99,6 @@ describe("LoCoMo question answering", () => {
             values.reduce((a, b) => a + b, 0) / values.length,
             12
           )
-      }).pipe(Effect.provide(NodeContext.layer)),
-    120_000
+      }).pipe(Effect.provide(NodeContext.layer))
   )
 })

@@ -164,7 +164,6 @@ describe("LongMemEval question answering", () => {
         const abstention = (name: string) => cell(name).slices.all.metrics["generation.longmemeval_abstention"]!
         expect([abstention("full-history").mean, abstention("full-history").n]).toEqual([0, 1])
         expect([abstention("oracle").mean, abstention("oracle").n]).toEqual([1, 1])
-      }).pipe(Effect.provide(NodeContext.layer)),
-    120_000
+      }).pipe(Effect.provide(NodeContext.layer))
   )
 })

@@ -144,7 +144,7 @@ beforeAll(async () => {
   )
   const whole = await cupid(["sweep", "--config", config, "--out", reference], path.join(dir, "reference-cache"))
   if (whole.code !== 0) throw new Error(`the uninterrupted run failed: ${whole.stderr}`)
-}, 120_000)
+})
 
 afterAll(async () => {
   await Effect.runPromise(Scope.close(scope, Exit.void))
@@ -215,7 +215,7 @@ describe.skipIf(process.platform !== "linux")("stopping the Nx target stops its 
         "SIGKILL"
       )
     )
-  }, 120_000)
+  })
 
   it("SIGHUP to Nx alone (a closed terminal)", async () => {
     const { code, printed } = await stopAndResume("hung-up", (session) => {
@@ -231,5 +231,5 @@ describe.skipIf(process.platform !== "linux")("stopping the Nx target stops its 
     expect(printed).toMatch(/interrupted: \d+ of 60 pairs are done and written; rerun the same command to resume/)
     expect(printed).not.toContain("quitting without waiting")
     expect(code).toBe(130)
-  }, 120_000)
+  })
 })

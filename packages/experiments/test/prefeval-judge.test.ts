@@ -129,7 +129,6 @@ describe("PrefEval preference following", () => {
         expect(rate("implicit-choice", "followed")).toEqual([1, 1])
         expect(rate("implicit-persona", "error_unhelpful")).toEqual([1, 1])
         expect(cell.slices.all.metrics["generation.prefeval_followed"]!.mean).toBe(0.5)
-      }).pipe(Effect.provide(NodeContext.layer)),
-    120_000
+      }).pipe(Effect.provide(NodeContext.layer))
   )
 })

@@ -235,188 +235,185 @@ const variants: ReadonlyArray<Variant> = [
   }
 ]
 
-beforeAll(buildCli, 120_000)
+beforeAll(buildCli)
 
 describe("the authors' prompts, parsing and arithmetic, against their own code", () => {
   // Three personas of a seed no other test uses: 9 instances, 3 of each type.
   const rows = [...Synthetic.generate({ ...Synthetic.defaults, personas: 3, seed: 61_803 })]
 
   for (const v of variants) {
-    it.scopedLive(
-      v.name,
-      () =>
-        Effect.gen(function* () {
-          ReferenceHarness.need()
-          const table = new Map<string, string>()
-          const bodies = new Map<string, ChatBody & Record<string, unknown>>()
-          const server = yield* OpenAiServer.make({
-            chat: (raw) => {
-              const body = raw as ChatBody & Record<string, unknown>
-              const key = ReferenceHarness.keyOf(body.messages)
-              const text = answerOf(body, key, v.script)
-              table.set(key, text)
-              bodies.set(key, body)
-              return text
+    it.scopedLive(v.name, () =>
+      Effect.gen(function* () {
+        ReferenceHarness.need()
+        const table = new Map<string, string>()
+        const bodies = new Map<string, ChatBody & Record<string, unknown>>()
+        const server = yield* OpenAiServer.make({
+          chat: (raw) => {
+            const body = raw as ChatBody & Record<string, unknown>
+            const key = ReferenceHarness.keyOf(body.messages)
+            const text = answerOf(body, key, v.script)
+            table.set(key, text)
+            bodies.set(key, body)
+            return text
+          }
+        })
+        const dir = tempDir("cupid-fidelity-")
+        const data = path.join(dir, "data.jsonl")
+        fs.writeFileSync(data, rows.map((r) => JSON.stringify(r)).join("\n") + "\n")
+        const config = path.join(dir, "fidelity.yaml")
+        fs.writeFileSync(config, configText(v, data, server.baseURL, dir))
+        const out = path.join(dir, "run")
+        const endpoints =
+          v.shipped === true
+            ? {
+                CUPID_MODEL: subject,
+                CUPID_BASE_URL: server.baseURL,
+                CUPID_EVAL_BASE_URL: server.baseURL,
+                CUPID_MATCHER_BASE_URL: server.baseURL
+              }
+            : {}
+        const run = yield* runCli(["sweep", "--config", config, "--out", out], { ...childEnv(), ...endpoints })
+        expect(run.code, run.stderr + run.stdout).toBe(0)
+
+        const results = lines(path.join(out, "results.jsonl")).map((l) => JSON.parse(l) as ResultLine.ResultLine)
+        const failed = results.filter((r) => r.status === "failed")
+        if (v.script !== "reading") expect(failed.map((r) => r.error?.message)).toEqual([])
+        const summary = JSON.parse(fs.readFileSync(path.join(out, "summary.json"), "utf8")) as ResultLine.Summary
+
+        // The oracle's sessions, as the authors' code would be given them: the filtered history.
+        const oracleOf = new Map(
+          results.filter((r) => r.cellName === "oracle-sessions").map((r) => [r.instance, r.selected ?? []])
+        )
+        const instances = (oracle: boolean) =>
+          rows.map((row) => {
+            const id = Domain.fromRow(row).id
+            const keep = new Set((oracleOf.get(id) ?? []).map((s) => Number(s.slice(1)) - 1))
+            const d = dataOf(row)
+            return {
+              name: id,
+              data: oracle ? { ...d, prior_interactions: d.prior_interactions.filter((_, i) => keep.has(i)) } : d
             }
           })
-          const dir = tempDir("cupid-fidelity-")
-          const data = path.join(dir, "data.jsonl")
-          fs.writeFileSync(data, rows.map((r) => JSON.stringify(r)).join("\n") + "\n")
-          const config = path.join(dir, "fidelity.yaml")
-          fs.writeFileSync(config, configText(v, data, server.baseURL, dir))
-          const out = path.join(dir, "run")
-          const endpoints =
-            v.shipped === true
-              ? {
-                  CUPID_MODEL: subject,
-                  CUPID_BASE_URL: server.baseURL,
-                  CUPID_EVAL_BASE_URL: server.baseURL,
-                  CUPID_MATCHER_BASE_URL: server.baseURL
-                }
-              : {}
-          const run = yield* runCli(["sweep", "--config", config, "--out", out], { ...childEnv(), ...endpoints })
-          expect(run.code, run.stderr + run.stdout).toBe(0)
-
-          const results = lines(path.join(out, "results.jsonl")).map((l) => JSON.parse(l) as ResultLine.ResultLine)
-          const failed = results.filter((r) => r.status === "failed")
-          if (v.script !== "reading") expect(failed.map((r) => r.error?.message)).toEqual([])
-          const summary = JSON.parse(fs.readFileSync(path.join(out, "summary.json"), "utf8")) as ResultLine.Summary
-
-          // The oracle's sessions, as the authors' code would be given them: the filtered history.
-          const oracleOf = new Map(
-            results.filter((r) => r.cellName === "oracle-sessions").map((r) => [r.instance, r.selected ?? []])
-          )
-          const instances = (oracle: boolean) =>
-            rows.map((row) => {
-              const id = Domain.fromRow(row).id
-              const keep = new Set((oracleOf.get(id) ?? []).map((s) => Number(s.slice(1)) - 1))
-              const d = dataOf(row)
-              return {
-                name: id,
-                data: oracle ? { ...d, prior_interactions: d.prior_interactions.filter((_, i) => keep.has(i)) } : d
-              }
+        const answers = Object.fromEntries(table)
+        const theirs = (oracle: boolean) =>
+          Effect.promise((): Promise<ReferenceHarness.Evaluated> =>
+            ReferenceHarness.run("evaluate", {
+              subject,
+              evaluator: gpt4o,
+              use_matcher: v.matcher === prefmatcher,
+              task: "both",
+              instances: instances(oracle),
+              answers
             })
-          const answers = Object.fromEntries(table)
-          const theirs = (oracle: boolean) =>
-            Effect.promise((): Promise<ReferenceHarness.Evaluated> =>
-              ReferenceHarness.run("evaluate", {
-                subject,
-                evaluator: gpt4o,
-                use_matcher: v.matcher === prefmatcher,
-                task: "both",
-                instances: instances(oracle),
-                answers
-              })
-            )
-          const full = yield* theirs(false)
-          const oracle = yield* theirs(true)
+          )
+        const full = yield* theirs(false)
+        const oracle = yield* theirs(true)
 
-          // Every call of theirs found its answer: the messages are byte-identical.
-          expect(full.missing).toEqual([])
-          expect(oracle.missing).toEqual([])
-          expect(full.errors).toEqual({})
-          const theirCalls = [...full.calls, ...oracle.calls]
-          expect(new Set(theirCalls.map((c) => c.key))).toEqual(new Set(table.keys()))
-          // Call for call, per cell: the same requests, as often (the cache's answers included).
-          const cellNames = new Map(results.map((r) => [r.cell, r.cellName]))
-          const ours = new Map<string, Array<string>>()
-          // Read as the viewer reads them: a call that refers to its first record gets its request back.
-          const callsFile = path.join(out, "calls.jsonl")
-          for (const instance of new Set(lines(callsFile).map((l) => (JSON.parse(l) as Calls.Line).instance))) {
-            const { byCell } = yield* Calls.ofInstance(callsFile, instance).pipe(Effect.provide(NodeFileSystem.layer))
-            for (const { line: l } of byCell.values()) {
-              const keys = ours.get(cellNames.get(l.cell)!) ?? []
-              for (const c of l.calls) keys.push(wireKey(c.request!.messages!, table))
-              ours.set(cellNames.get(l.cell)!, keys)
-            }
+        // Every call of theirs found its answer: the messages are byte-identical.
+        expect(full.missing).toEqual([])
+        expect(oracle.missing).toEqual([])
+        expect(full.errors).toEqual({})
+        const theirCalls = [...full.calls, ...oracle.calls]
+        expect(new Set(theirCalls.map((c) => c.key))).toEqual(new Set(table.keys()))
+        // Call for call, per cell: the same requests, as often (the cache's answers included).
+        const cellNames = new Map(results.map((r) => [r.cell, r.cellName]))
+        const ours = new Map<string, Array<string>>()
+        // Read as the viewer reads them: a call that refers to its first record gets its request back.
+        const callsFile = path.join(out, "calls.jsonl")
+        for (const instance of new Set(lines(callsFile).map((l) => (JSON.parse(l) as Calls.Line).instance))) {
+          const { byCell } = yield* Calls.ofInstance(callsFile, instance).pipe(Effect.provide(NodeFileSystem.layer))
+          for (const { line: l } of byCell.values()) {
+            const keys = ours.get(cellNames.get(l.cell)!) ?? []
+            for (const c of l.calls) keys.push(wireKey(c.request!.messages!, table))
+            ours.set(cellNames.get(l.cell)!, keys)
           }
-          expect(ours.get("full-history")!.sort()).toEqual(full.calls.map((c) => c.key).sort())
-          expect(ours.get("oracle-sessions")!.sort()).toEqual(oracle.calls.map((c) => c.key).sort())
-          // The pairs the project failed are the instances their code dropped (no results file).
-          for (const [cell, ref] of [
-            ["full-history", full],
-            ["oracle-sessions", oracle]
-          ] as const) {
-            expect(
-              failed
-                .filter((r) => r.cellName === cell)
-                .map((r) => r.instance)
-                .sort()
-            ).toEqual(
-              rows
-                .map((row) => Domain.fromRow(row).id)
-                .filter((id) => !(id in ref.files))
-                .sort()
-            )
-          }
-          const stages = new Set(theirCalls.map((c) => kindOf({ messages: c.messages })))
-          expect(stages).toEqual(new Set(["infer", "generate", "decompose", "match", "judge"]))
-          // ... and carry the same parameters (the model of the decomposer is fixed in their code).
-          for (const c of theirCalls) {
-            const body = bodies.get(c.key)!
-            for (const [k, value] of Object.entries(c.params))
-              expect([c.key.slice(0, 8), k, body[k]]).toEqual([c.key.slice(0, 8), k, value])
-            expect(body.temperature === undefined).toBe(c.params["temperature"] === undefined)
-            expect(body.model).toBe(kindOf({ messages: c.messages }) === "decompose" ? gpt4o : c.model)
-          }
+        }
+        expect(ours.get("full-history")!.sort()).toEqual(full.calls.map((c) => c.key).sort())
+        expect(ours.get("oracle-sessions")!.sort()).toEqual(oracle.calls.map((c) => c.key).sort())
+        // The pairs the project failed are the instances their code dropped (no results file).
+        for (const [cell, ref] of [
+          ["full-history", full],
+          ["oracle-sessions", oracle]
+        ] as const) {
+          expect(
+            failed
+              .filter((r) => r.cellName === cell)
+              .map((r) => r.instance)
+              .sort()
+          ).toEqual(
+            rows
+              .map((row) => Domain.fromRow(row).id)
+              .filter((id) => !(id in ref.files))
+              .sort()
+          )
+        }
+        const stages = new Set(theirCalls.map((c) => kindOf({ messages: c.messages })))
+        expect(stages).toEqual(new Set(["infer", "generate", "decompose", "match", "judge"]))
+        // ... and carry the same parameters (the model of the decomposer is fixed in their code).
+        for (const c of theirCalls) {
+          const body = bodies.get(c.key)!
+          for (const [k, value] of Object.entries(c.params))
+            expect([c.key.slice(0, 8), k, body[k]]).toEqual([c.key.slice(0, 8), k, value])
+          expect(body.temperature === undefined).toBe(c.params["temperature"] === undefined)
+          expect(body.model).toBe(kindOf({ messages: c.messages }) === "decompose" ? gpt4o : c.model)
+        }
 
-          // Their pooled P, R, F1 and judge mean equal the project's, per cell.
-          const metric = (cell: string, name: string) =>
-            summary.cells.find((c) => c.name === cell)!.slices.all.metrics[name]?.mean
-          for (const [cell, ref] of [
-            ["full-history", full],
-            ["oracle-sessions", oracle]
-          ] as const) {
-            const agg = ref.aggregate as {
-              inference: { precision: number; recall: number; f1: number }
-              generation: { average_score: number; n_instances: number }
-            }
-            expect(agg.generation.n_instances).toBe(Object.keys(ref.files).length)
-            expect([
-              cell,
-              metric(cell, "inference.precision_micro"),
-              metric(cell, "inference.recall_micro"),
-              metric(cell, "inference.f1_micro"),
-              metric(cell, "generation.score")
-            ]).toEqual([
-              cell,
-              agg.inference.precision,
-              agg.inference.recall,
-              agg.inference.f1,
-              agg.generation.average_score
-            ])
+        // Their pooled P, R, F1 and judge mean equal the project's, per cell.
+        const metric = (cell: string, name: string) =>
+          summary.cells.find((c) => c.name === cell)!.slices.all.metrics[name]?.mean
+        for (const [cell, ref] of [
+          ["full-history", full],
+          ["oracle-sessions", oracle]
+        ] as const) {
+          const agg = ref.aggregate as {
+            inference: { precision: number; recall: number; f1: number }
+            generation: { average_score: number; n_instances: number }
           }
-          if (v.script === "defects") {
-            // The defects were served, so the comparison covered the authors' zero and truncation rules.
-            const served = [...table.values()]
-            expect(served.some((a) => a.startsWith("I cannot tell"))).toBe(true)
-            expect(served.some((a) => a.includes("Partially covered"))).toBe(true)
-            expect(served.some((a) => /Score\n\n\d+\.5$/.test(a) || /Score\n\n\d+\/10$/.test(a))).toBe(true)
-          }
-          if (v.script === "reading") {
-            // Each case was served and took its course: instances dropped for a missing heading and
-            // for an unreadable decomposition, an empty preference decomposed, the first heading read.
-            const reasons = failed.map((r) => r.error?.message ?? "")
-            expect(reasons.some((m) => m.includes('no "### Most Likely Preference" heading'))).toBe(true)
-            expect(reasons.some((m) => m.includes("decomposer") && m.includes("no response is generated"))).toBe(true)
-            expect(reasons.every((m) => m.includes("no response is generated"))).toBe(true)
-            const rendered = yield* Effect.promise(() =>
-              ReferenceHarness.run("render", {
-                subject,
-                evaluator: gpt4o,
-                calls: [{ stage: "decompose", args: { preference: "" } }]
-              })
-            )
-            const [emptyDecomposition] = rendered.calls as ReadonlyArray<ReferenceHarness.Call>
-            expect(theirCalls.some((c) => c.key === emptyDecomposition!.key)).toBe(true)
-            const decomposed = theirCalls.filter((c) => kindOf({ messages: c.messages }) === "decompose")
-            expect(decomposed.some((c) => c.messages[1]!.content.includes("Drafts should follow rule"))).toBe(true)
-            // The replies kept their reasoning, and the judge read it as the authors' judge does.
-            const judged = theirCalls.filter((c) => kindOf({ messages: c.messages }) === "judge")
-            expect(judged.some((c) => c.messages[1]!.content.includes("<think>"))).toBe(true)
-          }
-        }),
-      300_000
+          expect(agg.generation.n_instances).toBe(Object.keys(ref.files).length)
+          expect([
+            cell,
+            metric(cell, "inference.precision_micro"),
+            metric(cell, "inference.recall_micro"),
+            metric(cell, "inference.f1_micro"),
+            metric(cell, "generation.score")
+          ]).toEqual([
+            cell,
+            agg.inference.precision,
+            agg.inference.recall,
+            agg.inference.f1,
+            agg.generation.average_score
+          ])
+        }
+        if (v.script === "defects") {
+          // The defects were served, so the comparison covered the authors' zero and truncation rules.
+          const served = [...table.values()]
+          expect(served.some((a) => a.startsWith("I cannot tell"))).toBe(true)
+          expect(served.some((a) => a.includes("Partially covered"))).toBe(true)
+          expect(served.some((a) => /Score\n\n\d+\.5$/.test(a) || /Score\n\n\d+\/10$/.test(a))).toBe(true)
+        }
+        if (v.script === "reading") {
+          // Each case was served and took its course: instances dropped for a missing heading and
+          // for an unreadable decomposition, an empty preference decomposed, the first heading read.
+          const reasons = failed.map((r) => r.error?.message ?? "")
+          expect(reasons.some((m) => m.includes('no "### Most Likely Preference" heading'))).toBe(true)
+          expect(reasons.some((m) => m.includes("decomposer") && m.includes("no response is generated"))).toBe(true)
+          expect(reasons.every((m) => m.includes("no response is generated"))).toBe(true)
+          const rendered = yield* Effect.promise(() =>
+            ReferenceHarness.run("render", {
+              subject,
+              evaluator: gpt4o,
+              calls: [{ stage: "decompose", args: { preference: "" } }]
+            })
+          )
+          const [emptyDecomposition] = rendered.calls as ReadonlyArray<ReferenceHarness.Call>
+          expect(theirCalls.some((c) => c.key === emptyDecomposition!.key)).toBe(true)
+          const decomposed = theirCalls.filter((c) => kindOf({ messages: c.messages }) === "decompose")
+          expect(decomposed.some((c) => c.messages[1]!.content.includes("Drafts should follow rule"))).toBe(true)
+          // The replies kept their reasoning, and the judge read it as the authors' judge does.
+          const judged = theirCalls.filter((c) => kindOf({ messages: c.messages }) === "judge")
+          expect(judged.some((c) => c.messages[1]!.content.includes("<think>"))).toBe(true)
+        }
+      })
     )
   }
 })

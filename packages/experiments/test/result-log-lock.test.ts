@@ -85,7 +85,7 @@ describe("ResultLog: one sweep per run directory", () => {
     const kept = await Effect.runPromise(withLog(dir, (log) => Effect.succeed(log.opened.kept)))
     expect(kept.map((r) => `${r.cell}/${r.instance}`)).toEqual(["a/i1"])
     expect(fs.readdirSync(dir)).toEqual([ResultLog.fileName])
-  }, 60_000)
+  })
 
   it("the lock left by a SIGKILLed sweep is taken over, with a notice naming it", async () => {
     const dir = tempDir()
@@ -97,7 +97,7 @@ describe("ResultLog: one sweep per run directory", () => {
     const stale = await Effect.runPromise(withLog(dir, (log) => Effect.succeed(log.opened.staleLock)))
     expect(stale).toMatch(new RegExp(`^PID ${pid} on ${host}, started \\d{4}-`))
     expect(fs.readdirSync(dir)).toEqual([ResultLog.fileName])
-  }, 60_000)
+  })
 
   it("a sweep SIGKILLed while appending: its lock is taken over, and the whole lines it wrote are kept, in order, with no partial one", async () => {
     const dir = tempDir()
@@ -122,7 +122,7 @@ describe("ResultLog: one sweep per run directory", () => {
     expect(text.length).toBe(n * 20_000)
     expect(text === Array.from({ length: n }, (_, i) => resultLine("a", id(i), { bytes: 20_000 })).join("")).toBe(true)
     expect(fs.readdirSync(dir)).toEqual([ResultLog.fileName])
-  }, 60_000)
+  })
 
   it.effect("a lock written by a process that is gone is taken over; the new lock holds this PID and host", () =>
     Effect.gen(function* () {
@@ -204,46 +204,40 @@ describe("ResultLog: one sweep per run directory", () => {
     })
   )
 
-  it.live(
-    "an open interrupted after it took the lock (while reading an earlier run's file) gives the lock back",
-    () =>
-      Effect.gen(function* () {
-        const dir = tempDir()
-        // 40 MB of an earlier run: reading it back takes long enough to interrupt the open midway
-        const line = (i: number) => resultLine("a", `i${i}`, { bytes: 2_000 })
-        fs.writeFileSync(path.join(dir, ResultLog.fileName), Array.from({ length: 20_000 }, (_, i) => line(i)).join(""))
-        let used = false
-        const fiber = yield* Effect.fork(withLog(dir, () => Effect.sync(() => void (used = true))))
-        while (!fs.existsSync(lockFile(dir))) yield* Effect.sleep("1 millis")
-        yield* Fiber.interrupt(fiber)
-        expect(used).toBe(false) // interrupted inside the open
-        expect(fs.existsSync(lockFile(dir))).toBe(false)
-        // and the directory opens again, every line there
-        const kept = yield* withLog(dir, (log) => Effect.succeed(log.opened.kept.length))
-        expect(kept).toBe(20_000)
-      }),
-    60_000
+  it.live("an open interrupted after it took the lock (while reading an earlier run's file) gives the lock back", () =>
+    Effect.gen(function* () {
+      const dir = tempDir()
+      // 40 MB of an earlier run: reading it back takes long enough to interrupt the open midway
+      const line = (i: number) => resultLine("a", `i${i}`, { bytes: 2_000 })
+      fs.writeFileSync(path.join(dir, ResultLog.fileName), Array.from({ length: 20_000 }, (_, i) => line(i)).join(""))
+      let used = false
+      const fiber = yield* Effect.fork(withLog(dir, () => Effect.sync(() => void (used = true))))
+      while (!fs.existsSync(lockFile(dir))) yield* Effect.sleep("1 millis")
+      yield* Fiber.interrupt(fiber)
+      expect(used).toBe(false) // interrupted inside the open
+      expect(fs.existsSync(lockFile(dir))).toBe(false)
+      // and the directory opens again, every line there
+      const kept = yield* withLog(dir, (log) => Effect.succeed(log.opened.kept.length))
+      expect(kept).toBe(20_000)
+    })
   )
 
-  it.live(
-    "an open interrupted at any point never leaves the lock behind",
-    () =>
-      Effect.gen(function* () {
-        const dir = tempDir()
-        fs.writeFileSync(
-          path.join(dir, ResultLog.fileName),
-          resultLine("a", "i1") + resultLine("a", "i2", { status: "failed" })
-        )
-        // Each turn of the event loop lets the open go one file operation further: interrupted after
-        // 0 to 39 turns, it is stopped before, while and after taking the lock and tidying the file.
-        for (let turns = 0; turns < 40; turns++) {
-          const fiber = yield* Effect.fork(withLog(dir, () => Effect.never))
-          for (let k = 0; k < turns; k++) yield* Effect.sleep("0 millis")
-          yield* Fiber.interrupt(fiber)
-          expect(fs.existsSync(lockFile(dir)), `interrupted after ${turns} turns`).toBe(false)
-        }
-        expect(fs.readFileSync(path.join(dir, ResultLog.fileName), "utf8")).toBe(resultLine("a", "i1"))
-      }),
-    60_000
+  it.live("an open interrupted at any point never leaves the lock behind", () =>
+    Effect.gen(function* () {
+      const dir = tempDir()
+      fs.writeFileSync(
+        path.join(dir, ResultLog.fileName),
+        resultLine("a", "i1") + resultLine("a", "i2", { status: "failed" })
+      )
+      // Each turn of the event loop lets the open go one file operation further: interrupted after
+      // 0 to 39 turns, it is stopped before, while and after taking the lock and tidying the file.
+      for (let turns = 0; turns < 40; turns++) {
+        const fiber = yield* Effect.fork(withLog(dir, () => Effect.never))
+        for (let k = 0; k < turns; k++) yield* Effect.sleep("0 millis")
+        yield* Fiber.interrupt(fiber)
+        expect(fs.existsSync(lockFile(dir)), `interrupted after ${turns} turns`).toBe(false)
+      }
+      expect(fs.readFileSync(path.join(dir, ResultLog.fileName), "utf8")).toBe(resultLine("a", "i1"))
+    })
   )
 })

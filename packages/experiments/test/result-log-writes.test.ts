@@ -216,8 +216,7 @@ describe("ResultLog: a real full disk", () => {
           expect(fs.readdirSync(dir)).toEqual([ResultLog.fileName])
           expect(fs.readFileSync(file, "utf8")).toBe(Array.from({ length: flushed }, (_, i) => text(id(i))).join(""))
         }).pipe(Effect.ensuring(Effect.sync(mounted.unmount)))
-      }),
-    60_000
+      })
   )
   it.effect("calls.jsonl cannot be written: the error names it, and no result line is written without its calls", () =>
     Effect.gen(function* () {

@@ -233,7 +233,7 @@ const repo = fileURLToPath(new URL("../../../", import.meta.url))
 const cli = path.join(repo, "packages", "experiments", "dist", "cli.mjs")
 
 describe("the CLI's default output directory", () => {
-  beforeAll(buildCli, 120_000)
+  beforeAll(buildCli)
 
   it("sweeps into runs/<name>/<run id>, resumes there, and report, compare and export take runs/<name>/latest", async () => {
     const cwd = tempDir("cupid-cli-out-")
@@ -296,5 +296,5 @@ describe("the CLI's default output directory", () => {
     const legacy = await run("sweep", "--config", "smoke", "--out", dir)
     expect(legacy.code).toBe(1)
     expect(legacy.stderr).toContain(`${dir}: holds results of a run whose identity is not recorded (no run-id.json)`)
-  }, 120_000)
+  })
 })

@@ -73,7 +73,7 @@ beforeAll(async () => {
     ok(["sweep", "--config", contextual, "--out", at("single")]),
     ...[1, 2, 3].map((i) => ok(["sweep", "--config", contextual, "--out", at(`s${i}`), "--shard", `${i}/3`]))
   ])
-}, 300_000)
+})
 
 afterAll(() => {
   if (dir !== "") fs.rmSync(dir, { recursive: true, force: true })
@@ -97,7 +97,7 @@ describe("sweep --shard and merge", () => {
     expect(JSON.parse(fs.readFileSync(at("merged/run-id.json"), "utf8"))).toEqual(
       JSON.parse(fs.readFileSync(at("single/run-id.json"), "utf8"))
     )
-  }, 120_000)
+  })
 
   it("merges shards of another benchmark, whose per-cell types each shard computes from its own lines", async () => {
     const tiny = path.join(repoRoot, "packages", "data", "test", "fixtures", "longmemeval", "longmemeval_s_tiny.json")
@@ -112,7 +112,7 @@ describe("sweep --shard and merge", () => {
     ])
     await ok(["merge", "--out", at("lme-merged"), at("lme1"), at("lme2")])
     expectSameRun(at("lme-merged"), at("lme-single"))
-  }, 120_000)
+  })
 
   it("a shard killed mid-run (SIGKILL) and rerun merges byte-identically", async () => {
     const share = lines(at("s2")).length
@@ -146,14 +146,14 @@ describe("sweep --shard and merge", () => {
     expect(rerun.stderr).toMatch(/resuming in/)
     await ok(["merge", "--out", at("merged-k"), at("s1"), at("k2"), at("s3")])
     expectSameRun(at("merged-k"), at("single"))
-  }, 180_000)
+  })
 
   it("refuses a missing shard, naming the ones given", async () => {
     const r = await cli(["merge", "--out", at("m-missing"), at("s1"), at("s3")])
     expect(r.code).toBe(1)
     expect(r.stderr).toContain("split in 3 shards and shard 2 is missing (given: 1, 3)")
     expect(fs.existsSync(at("m-missing/results.jsonl"))).toBe(false)
-  }, 60_000)
+  })
 
   it("refuses a shard given twice and a pair held by two shards", async () => {
     const twice = await cli(["merge", "--out", at("m-twice"), at("s1"), at("s2"), at("s2"), at("s3")])
@@ -169,7 +169,7 @@ describe("sweep --shard and merge", () => {
     expect(dup.stderr).toContain(
       `(${row.cell}), instance ${row.instance}) is also in ${at("s1/results.jsonl")} line 1; a pair belongs to one shard only`
     )
-  }, 60_000)
+  })
 
   it("refuses shards of another config or of other data", async () => {
     // Generated data in one file: shards 1-3 on it, then shard 3 on changed data at the same path,
@@ -207,7 +207,7 @@ describe("sweep --shard and merge", () => {
     expect(fs.readFileSync(at("m-moved/results.jsonl")).equals(fs.readFileSync(at("g-merged/results.jsonl")))).toBe(
       true
     )
-  }, 240_000)
+  })
 
   it("refuses --shard 0/3 with the 1-based form to use", async () => {
     const r = await cli(["sweep", "--config", smoke, "--shard", "0/3"])
@@ -215,5 +215,5 @@ describe("sweep --shard and merge", () => {
     expect(r.stderr).toContain(
       "--shard 0/3: shards are numbered from 1 to 3; for a 0-based index such as Kubernetes' JOB_COMPLETION_INDEX pass $((JOB_COMPLETION_INDEX + 1))/3"
     )
-  }, 60_000)
+  })
 })

@@ -327,7 +327,7 @@ export const runProcess = (command: string, args: ReadonlyArray<string>, options
 
 /**
  * Build the compiled CLI (packages/experiments/dist/cli.mjs) when a source is newer than its last
- * build, without blocking the worker; for a `beforeAll` hook with a ceiling: `beforeAll(buildCli, 120_000)`.
+ * build, without blocking the worker; for a `beforeAll` hook with a ceiling: `beforeAll(buildCli)`.
  */
 export const buildCli = CompiledCli.build
 

@@ -16,7 +16,7 @@ import { buildCli, cleanEnv, runProcess, tempDir, writeConfig } from "./support.
 const repo = fileURLToPath(new URL("../../../", import.meta.url))
 const cli = path.join(repo, "packages", "experiments", "dist", "cli.mjs")
 
-beforeAll(buildCli, 120_000)
+beforeAll(buildCli)
 
 const synthConfig = (baseURL: string) =>
   [

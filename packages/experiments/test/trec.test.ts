@@ -137,8 +137,7 @@ describe("TREC export", () => {
         expect(
           fs.readFileSync(again.qrels[0]!, "utf8") + again.runs.map((f) => fs.readFileSync(f, "utf8")).join("")
         ).toBe(before)
-      }).pipe(Effect.provide(NodeContext.layer)),
-    120_000
+      }).pipe(Effect.provide(NodeContext.layer))
   )
 
   it("lists the selection in the ranking's order, and scores by rank so that any tool reads that order", () => {

@@ -325,7 +325,7 @@ describe("report.md opens with the verdict", () => {
 describe("the sweep on the bundled dev data (configs/contextual.yaml, sample)", () => {
   const repo = path.resolve(__dirname, "../../..")
   // The compiled CLI, rebuilt when a source is newer (as the Nx targets do).
-  beforeAll(buildCli, 120_000)
+  beforeAll(buildCli)
   it("names bm25 as the leader on the first screen of report.md and of the console summary", async () => {
     const out = tempDir("verdict-e2e")
     const swept = await Subprocess.run(
@@ -366,7 +366,7 @@ describe("the sweep on the bundled dev data (configs/contextual.yaml, sample)", 
     expect(first).toContain(caveat)
     expect(first.filter((l) => l.includes("can be significant")).length).toBe(1)
     expect(stdout).toMatch(/\n {6}1 {2}bm25 +0\.624 \[0\.539, 0\.696\] +24 /)
-  }, 120_000)
+  })
 
   it("does not rank a cell on a metric it shares by construction: one that changes only later stages", () => {
     const inference = { ...f1, name: "inference.f1_micro", family: "inference" }

@@ -207,7 +207,7 @@ describe.skipIf(!available)("the results viewer in a real browser", () => {
         "--disable-sync"
       ]
     })
-  }, 240_000)
+  })
 
   afterAll(async () => {
     await browser?.close()
@@ -232,7 +232,7 @@ describe.skipIf(!available)("the results viewer in a real browser", () => {
   /** Waits until the page has rendered the route (the browser code sets body[data-ready] to it). */
   // A selector, not waitForFunction: the page's CSP forbids the eval that a predicate needs.
   const ready = (page: Page, route: string) =>
-    page.waitForSelector(`body[data-ready=${JSON.stringify(route)}]`, { state: "attached", timeout: 30_000 })
+    page.waitForSelector(`body[data-ready=${JSON.stringify(route)}]`, { state: "attached", timeout: 600_000 })
 
   /** The page's content from the top (or from the element `from` selects), at most `most` px high. */
   const shot = async (page: Page, name: string, from?: string, most = 1000) => {
@@ -269,7 +269,7 @@ describe.skipIf(!available)("the results viewer in a real browser", () => {
     await page.click(`#runs tr[data-run="${sample}"] a`)
     await ready(page, `run?run=${encodeURIComponent(sample)}`)
     // it opens with the verdict: the sentences the sweep printed, and the leaderboard
-    await page.waitForSelector(`#verdict[data-ready="1"]`, { state: "attached", timeout: 60_000 })
+    await page.waitForSelector(`#verdict[data-ready="1"]`, { state: "attached", timeout: 600_000 })
     const sentences = (await page.evaluate(
       `[...document.querySelectorAll("#verdict ul.verdict li")].map((li) => li.textContent)`
     )) as Array<string>
@@ -296,7 +296,7 @@ describe.skipIf(!available)("the results viewer in a real browser", () => {
       )
     expect(board.map((c) => c.replace(/ \(baseline\)$/, "").replace(/ ‡$/, ""))).toEqual(consoleCells)
     // then the report's charts, each an image that the browser drew
-    await page.waitForSelector(`#figures[data-ready="1"]`, { state: "attached", timeout: 60_000 })
+    await page.waitForSelector(`#figures[data-ready="1"]`, { state: "attached", timeout: 600_000 })
     const figures = (await page.evaluate(
       `[...document.querySelectorAll("#figures figure img")].map((img) => img.complete && img.naturalWidth > 0)`
     )) as Array<boolean>
@@ -332,7 +332,7 @@ describe.skipIf(!available)("the results viewer in a real browser", () => {
       )) as Array<string>
     ).toEqual(["headline-all", "headline-consistent", "headline-contrastive", "headline-changing"])
     expect((await page.evaluate(`document.querySelectorAll("td.best").length`)) as number).toBeGreaterThan(0)
-    await page.waitForSelector(`#pairwise[data-ready="1"]`, { state: "attached", timeout: 60_000 })
+    await page.waitForSelector(`#pairwise[data-ready="1"]`, { state: "attached", timeout: 600_000 })
     expect((await page.evaluate(`document.querySelectorAll("#pairwise table").length`)) as number).toBe(4)
     await shot(page, "viewer-tables.png", "#tables")
     await page.click("nav.tabs a:nth-child(2)")
@@ -470,7 +470,7 @@ describe.skipIf(!available)("the results viewer in a real browser", () => {
     expect((await page.evaluate(`document.body.scrollHeight`)) as number).toBeLessThan(3000)
     await page.close()
     expect(problems).toEqual([])
-  }, 120_000)
+  })
 
   it("opens the sample run's report.html with its verdict on the first screen", async () => {
     const sample = runs[0]!
@@ -481,7 +481,7 @@ describe.skipIf(!available)("the results viewer in a real browser", () => {
     if (shots !== undefined) await page.screenshot({ path: path.join(shots, "report-first-screen.png") })
     await page.close()
     expect(problems).toEqual([])
-  }, 60_000)
+  })
 
   it("compares two cells of the same run side by side", async () => {
     const sample = runs[0]!
@@ -516,7 +516,7 @@ describe.skipIf(!available)("the results viewer in a real browser", () => {
     for (const e of entries) expect(e).toMatch(/^(–|-?\d+\.\d+ → -?\d+\.\d+: [+-]\d+\.\d+( \[.*\])?)/)
     await page.close()
     expect(problems).toEqual([])
-  }, 60_000)
+  })
 
   it("keeps markup from the dataset, the results and the run inert", async () => {
     const page = await open(
@@ -552,8 +552,8 @@ describe.skipIf(!available)("the results viewer in a real browser", () => {
     expect(((await list.textContent("main")) ?? "").includes("1 of 4 instances")).toBe(true)
     // the run page: the verdict and the leaderboard name the cell as text; the charts (Vega's SVG, the name inside) are images
     const run = await open(`#/run?run=${encodeURIComponent("hostile/0123456789ab")}`, hostileUrl)
-    await run.waitForSelector(`#verdict[data-ready="1"]`, { state: "attached", timeout: 60_000 })
-    await run.waitForSelector(`#figures[data-ready="1"]`, { state: "attached", timeout: 60_000 })
+    await run.waitForSelector(`#verdict[data-ready="1"]`, { state: "attached", timeout: 600_000 })
+    await run.waitForSelector(`#figures[data-ready="1"]`, { state: "attached", timeout: 600_000 })
     const onRun = (await run.evaluate(`({
       pwned: window.__pwned,
       scripts: document.querySelectorAll("script").length,
@@ -579,5 +579,5 @@ describe.skipIf(!available)("the results viewer in a real browser", () => {
     await list.close()
     await run.close()
     expect(problems).toEqual([])
-  }, 60_000)
+  })
 })

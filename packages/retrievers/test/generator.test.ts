@@ -157,5 +157,5 @@ export const plugins: ReadonlyArray<Plugin.AnyPlugin> = [
     expect(out).toContain("UPDATE packages/retrievers/src/Builtins.ts")
     expect(out).toContain("UPDATE packages/retrievers/src/index.ts")
     expect(fs.existsSync(`${root}packages/retrievers/src/DryRunProbe.ts`)).toBe(false)
-  }, 120_000)
+  })
 })

@@ -170,7 +170,7 @@ describe("the Mem0 evaluation's LoCoMo judge against their code", () => {
     }
     expect(Object.keys(theirs.main.means).sort()).toEqual(["1", "2", "3", "4"])
     for (const [c, values] of byCategory) expect(mean(values), `category ${c}`).toBe(theirs.main.means[c])
-  }, 60_000)
+  })
 
   it("reads their file from a download too, keeps it in the model cache and reads it from there after", async () => {
     const dir = LocomoJudgeReference.need()

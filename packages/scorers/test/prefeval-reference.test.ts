@@ -188,7 +188,7 @@ describe("PrefEval's judge against the authors' evaluation code", () => {
     ])
     // By hand: followed, inconsistent, hallucinated violation, unaware violation, unhelpful, unhelpful ("know").
     expect(scores.map((s) => s["generation.prefeval_followed"])).toEqual([1, 0, 0, 0, 0, 0])
-  }, 60_000)
+  })
 
   it("reads their files from a download too, keeps them in the model cache and reads them from there after", async () => {
     const dir = PrefEvalReference.need()

@@ -321,6 +321,10 @@ export const make = (options: Options): Effect.Effect<LoopbackServer, never, Sco
         waitForRequests: (n) =>
           requests.length >= n ? Promise.resolve() : new Promise<void>((resolve) => waiters.push({ n, resolve }))
       })
+      // The client closes an idle connection first (the server's idle limit, said in its Keep-Alive
+      // header, is its cue): a server that closes one as the client sends a request on it can leave
+      // that request unanswered on a busy machine. Closing the scope closes every connection.
+      server.keepAliveTimeout = 600_000
       server.listen(0, "127.0.0.1", () => {
         const { port } = server.address() as AddressInfo
         resume(Effect.succeed({ server, state: state(`http://127.0.0.1:${port}`), timers }))
