@@ -14,11 +14,12 @@ export default defineConfig({
     maxWorkers: 2,
     minWorkers: 2,
     isolate: false,
-    // No option here raises the worker's RPC timeout ("Timeout calling onTaskUpdate"): in vitest 3.2 it
-    // is birpc's fixed 60 s (vitest#11082). It fires when a worker's event loop is blocked for longer
-    // with a call in flight (a long spawnSync/execFileSync in a test on a loaded machine), so long
-    // child processes belong in async spawns (`Subprocess.run` and `CompiledCli.build` of
-    // @cupid-lab/core/testing), not in a bigger timeout.
+    // A worker's calls to this process wait up to 10 minutes for an answer, not vitest 3.2's fixed
+    // 60 s ("Timeout calling onTaskUpdate", vitest#11082): a test that computes for a minute on a
+    // loaded machine (a 10,000-session history) blocks its worker's event loop with a call in
+    // flight. No option sets it; patches/vitest+3.2.7.patch does (applied by `npm ci`/`npm install`
+    // through patch-package). Long child processes still belong in async spawns (`Subprocess.run`
+    // and `CompiledCli.build` of @cupid-lab/core/testing).
     globalSetup: ["./vitest.setup.ts"]
   }
 })
