@@ -2,7 +2,7 @@
  * Errors of the core package. Every failure is data with a message a user can act on: it names the
  * file, row and field, or the stage, plugin and model, and what was expected.
  */
-import { Schema } from "effect"
+import { Effect, Schema } from "effect"
 
 /** A dataset could not be read or a row violates the released schema. */
 export class DatasetError extends Schema.TaggedError<DatasetError>()("DatasetError", {
@@ -80,6 +80,19 @@ export class StageError extends Schema.TaggedError<StageError>()("StageError", {
     return `${this.stage} (${this.plugin}): ${this.reason}`
   }
 }
+
+/**
+ * A stage's plain function (a retriever's or scorer's `now`) as the effect the stage's contract
+ * asks for: a thrown StageError is its failure, anything else thrown a defect, as in an effect.
+ */
+export const attempt = <A>(now: () => A): Effect.Effect<A, StageError> =>
+  Effect.suspend(() => {
+    try {
+      return Effect.succeed(now())
+    } catch (e) {
+      return e instanceof StageError ? Effect.fail(e) : Effect.die(e)
+    }
+  })
 
 /** Lift a model failure into the stage that made the call. */
 export const stageErrorFromModel =

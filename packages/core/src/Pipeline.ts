@@ -122,15 +122,17 @@ const toTraceError = (cause: Cause.Cause<StageError>): TraceError => {
     const e = failure.value
     return { stage: e.stage, plugin: e.plugin, tag: e._tag, message: e.message }
   }
-  // A defect (a bug in a plugin) is recorded, not propagated: one bad instance must not stop a sweep.
-  const defect = Cause.squash(cause)
-  return {
-    stage: "pipeline",
-    plugin: "",
-    tag: "Defect",
-    message: defect instanceof Error ? defect.message : String(defect)
-  }
+  return defectError(Cause.squash(cause))
 }
+
+/** A pair's trace before its stages run. */
+const emptyTrace = (instance: Instance): Mutable<Trace> => ({
+  instanceId: instance.id,
+  instanceType: instance.type,
+  scores: {},
+  usage: [],
+  timings: {}
+})
 
 /**
  * One instance through a cell's stages, in one span (`pipeline.run`, attribute `instance`) that
@@ -140,13 +142,7 @@ const toTraceError = (cause: Cause.Cause<StageError>): TraceError => {
  */
 export const run = (pipeline: CellPipeline, instance: Instance): Effect.Effect<Trace> =>
   Effect.suspend(() => {
-    const trace: Mutable<Trace> = {
-      instanceId: instance.id,
-      instanceType: instance.type,
-      scores: {},
-      usage: [],
-      timings: {}
-    }
+    const trace = emptyTrace(instance)
     const r: Run = { ledger: Usage.ledger(), spans: [] }
     return Effect.map(Effect.exit(Usage.into(r.ledger, runStages(pipeline, instance, trace, r))), (exit) => {
       trace.usage = r.ledger.entries
@@ -191,26 +187,10 @@ const runStages = (
         retriever.service.needsSummaries ? { query, summaries } : { query },
         gold
       )
-      const byId = new Map(query.sessions.map((s) => [s.id, s]))
-      const unknown = new Set<string>()
-      for (const id of retrieval.selected) if (!byId.has(id)) unknown.add(id)
-      for (const { sessionId } of retrieval.ranking) if (!byId.has(sessionId)) unknown.add(sessionId)
-      for (const { sessionId } of retrieval.turns ?? []) if (!byId.has(sessionId)) unknown.add(sessionId)
-      if (unknown.size > 0) {
-        return yield* new StageError({
-          stage: "retrieve",
-          plugin: retriever.plugin,
-          reason: `returned session ids that are not in the history: ${[...unknown].join(", ")}`
-        })
-      }
-      selected = [...new Set(retrieval.selected)].map((id) => byId.get(id)!).sort((a, b) => a.index - b.index)
-      // Scorers read the selection from the trace: keep it as the contract states it (no repeats,
-      // chronological), whatever the plugin returned.
-      trace.retrieval = {
-        ranking: retrieval.ranking,
-        selected: selected.map((s) => s.id),
-        ...(retrieval.turns === undefined ? {} : { turns: retrieval.turns })
-      }
+      const checked = checkRetrieval(retriever.plugin, retrieval, query.sessions)
+      if (checked instanceof StageError) return yield* checked
+      trace.retrieval = checked.retrieval
+      selected = checked.selected
     }
 
     let evidence: Evidence = { sessions: selected }
@@ -264,6 +244,103 @@ const runStages = (
     if (ratings.length > 0) trace.ratings = ratings
     if (Object.keys(repeats).length > 0) trace.repeats = repeats
   })
+
+/**
+ * A retrieval as the trace keeps it: every id must be in the history; the selection without
+ * repeats and chronological, as the contract states it, whatever the plugin returned (scorers read
+ * it from the trace).
+ */
+const checkRetrieval = (
+  plugin: string,
+  retrieval: Retriever.Retrieval,
+  sessions: ReadonlyArray<SessionView>
+): { readonly retrieval: Retriever.Retrieval; readonly selected: ReadonlyArray<SessionView> } | StageError => {
+  const byId = new Map(sessions.map((s) => [s.id, s]))
+  const unknown = new Set<string>()
+  for (const id of retrieval.selected) if (!byId.has(id)) unknown.add(id)
+  for (const { sessionId } of retrieval.ranking) if (!byId.has(sessionId)) unknown.add(sessionId)
+  for (const { sessionId } of retrieval.turns ?? []) if (!byId.has(sessionId)) unknown.add(sessionId)
+  if (unknown.size > 0) {
+    return new StageError({
+      stage: "retrieve",
+      plugin,
+      reason: `returned session ids that are not in the history: ${[...unknown].join(", ")}`
+    })
+  }
+  const selected = [...new Set(retrieval.selected)].map((id) => byId.get(id)!).sort((a, b) => a.index - b.index)
+  return {
+    retrieval: {
+      ranking: retrieval.ranking,
+      selected: selected.map((s) => s.id),
+      ...(retrieval.turns === undefined ? {} : { turns: retrieval.turns })
+    },
+    selected
+  }
+}
+
+/** Whether every stage of `pipeline` has a plain function (`now`): {@link runNow} runs it without Effect. */
+export const isPlain = (pipeline: CellPipeline): boolean =>
+  pipeline.summarizer === undefined &&
+  pipeline.inferrer === undefined &&
+  pipeline.generator === undefined &&
+  (pipeline.retriever === undefined ||
+    (pipeline.retriever.service.now !== undefined && !pipeline.retriever.service.needsSummaries)) &&
+  pipeline.scorers.every((s) => s.service.now !== undefined)
+
+/**
+ * {@link run} for a pipeline whose every stage is plain ({@link isPlain}; undefined otherwise): the
+ * same trace, computed by plain calls. Its timings are wall-clock milliseconds; it opens no span.
+ * A sweep of retrieval cells runs its pairs through it, in batches, between its effects.
+ */
+export const runNow = (pipeline: CellPipeline, instance: Instance): Trace | undefined => {
+  if (!isPlain(pipeline)) return undefined
+  const trace = emptyTrace(instance)
+  const timings: Record<string, number> = {}
+  const timed = <A>(step: Stage.Step, now: () => A): A => {
+    const start = performance.now()
+    try {
+      return now()
+    } finally {
+      timings[step] = (timings[step] ?? 0) + (performance.now() - start)
+    }
+  }
+  try {
+    const { query, gold } = instance
+    const retriever = pipeline.retriever
+    if (retriever !== undefined) {
+      const step = Stage.info.retriever.step
+      const retrieval = retriever.needsGold
+        ? timed(step, () => retriever.service.now!({ query }, gold))
+        : timed(step, () => retriever.service.now!({ query }))
+      const checked = checkRetrieval(retriever.plugin, retrieval, query.sessions)
+      if (checked instanceof StageError) throw checked
+      trace.retrieval = checked.retrieval
+    }
+    trace.usage = []
+    const input = { instance, trace: trace as Trace }
+    const scores: Record<string, Scorer.Value> = {}
+    for (const scorer of pipeline.scorers)
+      Object.assign(
+        scores,
+        timed(Stage.info.scorer.step, () => scorer.service.now!(input))
+      )
+    trace.scores = scores
+  } catch (e) {
+    trace.error =
+      e instanceof StageError ? { stage: e.stage, plugin: e.plugin, tag: e._tag, message: e.message } : defectError(e)
+  }
+  trace.usage = []
+  trace.timings = timings
+  return trace as Trace
+}
+
+/** A defect (a bug in a plugin) as the trace records it: one bad instance must not stop a sweep. */
+const defectError = (defect: unknown): TraceError => ({
+  stage: "pipeline",
+  plugin: "",
+  tag: "Defect",
+  message: defect instanceof Error ? defect.message : String(defect)
+})
 
 const stoppedEarly =
   " (scored before generation, in the order of the CUPID authors' evaluate(): the pair stops here, no response is generated or judged)"

@@ -14,7 +14,7 @@
  */
 import type { Effect } from "effect"
 import type { Gold, Query, SessionSummary } from "./Domain.js"
-import type { StageError } from "./Errors.js"
+import { attempt, type StageError } from "./Errors.js"
 
 export interface RankedSession {
   readonly sessionId: string
@@ -62,13 +62,34 @@ export interface Service {
   /** Present when the plugin fitted something on training data. */
   readonly fit?: Fit
   readonly retrieve: (input: RetrievalInput) => Effect.Effect<Retrieval, StageError>
+  /**
+   * The same retrieval as a plain function, for a retriever that waits on nothing (no model, no
+   * file, no summary): a sweep runs a cell whose every stage has one without Effect, pairs in
+   * batches. It throws a StageError where `retrieve` fails. Made by {@link plain}, which derives
+   * `retrieve` from it, so that the two are one definition.
+   */
+  readonly now?: (input: RetrievalInput) => Retrieval
 }
 
 /** Only for plugins that declare `needsGold: true`. */
 export interface GoldService {
   readonly needsSummaries: boolean
   readonly retrieve: (input: RetrievalInput, gold: Gold) => Effect.Effect<Retrieval, StageError>
+  /** As {@link Service.now}, with the gold labels; made by {@link plainGold}. */
+  readonly now?: (input: RetrievalInput, gold: Gold) => Retrieval
 }
+
+/** A retriever computed at once (see {@link Service.now}): `retrieve` runs `now`. */
+export const plain = (
+  service: Omit<Service, "retrieve" | "now">,
+  now: (input: RetrievalInput) => Retrieval
+): Service => ({ ...service, now, retrieve: (input) => attempt(() => now(input)) })
+
+/** A gold-reading retriever computed at once: `retrieve` runs `now`. */
+export const plainGold = (
+  service: Omit<GoldService, "retrieve" | "now">,
+  now: (input: RetrievalInput, gold: Gold) => Retrieval
+): GoldService => ({ ...service, now, retrieve: (input, gold) => attempt(() => now(input, gold)) })
 
 const byIndex = (id: string): number => Number(id.slice(1))
 

@@ -18,7 +18,7 @@
  */
 import { Effect, FiberRef, Schema } from "effect"
 import type { Instance } from "./Domain.js"
-import type { StageError } from "./Errors.js"
+import { attempt, type StageError } from "./Errors.js"
 import type { Trace } from "./Trace.js"
 
 export const Aggregate = Schema.Union(
@@ -89,7 +89,18 @@ export interface Service {
    * their inference step) ends the pair before any response is generated or judged.
    */
   readonly reference?: "inference"
+  /**
+   * The same scores as a plain function, for a scorer that waits on nothing and records no item
+   * ratings or repeats: see `Retriever.Service.now`. Made by {@link plain}, which derives `score`.
+   */
+  readonly now?: (input: ScoreInput) => Readonly<Record<string, Value>>
 }
+
+/** A scorer computed at once (see {@link Service.now}): `score` runs `now`; a thrown StageError is its failure. */
+export const plain = (
+  service: Omit<Service, "score" | "now" | "reference">,
+  now: (input: ScoreInput) => Readonly<Record<string, Value>>
+): Service => ({ ...service, now, score: (input) => attempt(() => now(input)) })
 
 /**
  * How a scorer rated one checklist item (preference match): a gold item by how far the inferred

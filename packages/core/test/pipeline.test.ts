@@ -502,6 +502,72 @@ describe("Pipeline.run, a scorer of the inference with the authors' accounting",
   )
 })
 
+describe("Pipeline.runNow", () => {
+  // Plain stages: a ranking that repeats and disorders its selection, or fails, or throws a bug.
+  const plainRetriever = (now: (input: Retriever.RetrievalInput) => Retriever.Retrieval) =>
+    Retriever.plain({ needsSummaries: false }, now)
+  const shuffled = plainRetriever(() => ({
+    ranking: [
+      { sessionId: "s4", score: 2 },
+      { sessionId: "s2", score: 1 }
+    ],
+    selected: ["s4", "s2", "s4"]
+  }))
+  const plainCount = Scorer.plain({ metrics: selectedCount.metrics }, ({ trace, instance }) => ({
+    "retrieval.count": trace.retrieval?.selected.length ?? NaN,
+    "retrieval.relevant": (trace.retrieval?.selected ?? []).filter(
+      (id) => instance.gold.sessions.find((g) => g.id === id)?.label === "relevant"
+    ).length
+  }))
+  const cases: ReadonlyArray<readonly [string, Retriever.Service]> = [
+    ["a selection with repeats", shuffled],
+    [
+      "a session id not in the history",
+      plainRetriever(() => ({ ranking: [{ sessionId: "s9", score: 1 }], selected: [] }))
+    ],
+    [
+      "a StageError thrown",
+      plainRetriever(() => {
+        throw new StageError({ stage: "retrieve", plugin: "plain", reason: "no index" })
+      })
+    ],
+    [
+      "a bug",
+      plainRetriever(() => {
+        throw new TypeError("x is undefined")
+      })
+    ]
+  ]
+  for (const [name, service] of cases) {
+    it.effect(`gives the trace Pipeline.run gives, timings aside: ${name}`, () =>
+      Effect.gen(function* () {
+        const pipeline: Pipeline.CellPipeline = {
+          retriever: { plugin: "plain", needsGold: false, service },
+          scorers: [{ plugin: "count", service: plainCount }]
+        }
+        expect(Pipeline.isPlain(pipeline)).toBe(true)
+        const viaEffect = yield* Pipeline.run(pipeline, instance)
+        const now = Pipeline.runNow(pipeline, instance)!
+        expect({ ...now, timings: {} }).toEqual({ ...viaEffect, timings: {} })
+        expect(JSON.stringify({ ...now, timings: {} })).toBe(JSON.stringify({ ...viaEffect, timings: {} }))
+        expect(Object.keys(now.timings)).toEqual(Object.keys(viaEffect.timings))
+      })
+    )
+  }
+
+  it("is for plain pipelines only: a stage without `now`, a model stage or a retriever of summaries", () => {
+    const plain = { plugin: "plain", needsGold: false as const, service: shuffled }
+    expect(Pipeline.isPlain({ retriever: plain, scorers: [{ plugin: "count", service: selectedCount }] })).toBe(false)
+    expect(Pipeline.isPlain({ retriever: plain, inferrer: { plugin: "ids", service: inferrer }, scorers: [] })).toBe(
+      false
+    )
+    const ofSummaries = Retriever.plain({ needsSummaries: true }, () => ({ ranking: [], selected: [] }))
+    expect(Pipeline.isPlain({ retriever: { ...plain, service: ofSummaries }, scorers: [] })).toBe(false)
+    expect(Pipeline.runNow({ retriever: { ...plain, service: ofSummaries }, scorers: [] }, instance)).toBeUndefined()
+    expect(Pipeline.isPlain({ scorers: [{ plugin: "count", service: plainCount }] })).toBe(true)
+  })
+})
+
 describe("Domain", () => {
   it("labels sessions against the current factor and preference", () => {
     expect(instance.gold.sessions.map((s) => s.label)).toEqual(["stale", "other", "relevant", "relevant"])

@@ -145,27 +145,35 @@ export const plugin = Plugin.retriever({
           )
           return scoresIndexed(text.terms(input.query.request), ix, o)
         }
+        const needsSummaries = o.representation === "summary" || expander?.needsSummaries === true
+        const turnLevel = o.granularity === "turn" && o.representation !== "summary" ? o.representation : undefined
+        const byTurn = (input: Retriever.RetrievalInput, representation: NonNullable<typeof turnLevel>) => {
+          const turns = RetrieverOptions.turnDocs(input, representation)
+          const s = ranked(input, keys.turns(input, representation, turns), turns)
+          return Retriever.fromTurnScores(turns.map((d, i) => [d.id, d.turn, s[i]!] as const))
+        }
+        // Without an expander (a model or a summary per session) BM25 is plain code.
+        if (expander === undefined) {
+          return Retriever.plain({ needsSummaries }, (input) => {
+            if (turnLevel !== undefined) return byTurn(input, turnLevel)
+            const docs = RetrieverOptions.sessionDocsNow(input, o.representation, "bm25")
+            const s = ranked(input, keys.history(input, o.representation, docs), docs)
+            return Retriever.fromScores(docs.map((d, i) => [d.id, s[i]!] as const))
+          })
+        }
         return {
-          needsSummaries: o.representation === "summary" || expander?.needsSummaries === true,
+          needsSummaries,
           retrieve: (input: Retriever.RetrievalInput) => {
-            if (o.granularity === "turn" && o.representation !== "summary") {
-              const turns = RetrieverOptions.turnDocs(input, o.representation)
-              const s = ranked(input, keys.turns(input, o.representation, turns), turns)
-              return Effect.succeed(Retriever.fromTurnScores(turns.map((d, i) => [d.id, d.turn, s[i]!] as const)))
-            }
-            return Effect.flatMap(RetrieverOptions.sessionDocs(input, o.representation, "bm25"), (docs) => {
-              if (expander === undefined) {
-                const s = ranked(input, keys.history(input, o.representation, docs), docs)
-                return Effect.succeed(Retriever.fromScores(docs.map((d, i) => [d.id, s[i]!] as const)))
-              }
-              return Effect.map(expander.texts(input), (texts) => {
+            if (turnLevel !== undefined) return Effect.sync(() => byTurn(input, turnLevel))
+            return Effect.flatMap(RetrieverOptions.sessionDocs(input, o.representation, "bm25"), (docs) =>
+              Effect.map(expander.texts(input), (texts) => {
                 const joined = Expansion.join(docs, texts, o.join)
                 // The expansions may differ per cell (summaries, facts): the joined history is hashed per call.
                 return Retriever.fromScores(
                   Expansion.bestPerSession(joined, ranked(input, RetrieverOptions.historyKey(joined), joined))
                 )
               })
-            })
+            )
           }
         } satisfies Retriever.Service
       })

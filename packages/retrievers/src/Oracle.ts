@@ -20,16 +20,14 @@ export const plugin = Plugin.goldRetriever({
   description: "The sessions that share the current preference, from gold labels (reads gold).",
   options: Schema.Struct({}),
   make: () =>
-    Effect.succeed({
-      needsSummaries: false,
-      retrieve: (input, gold) =>
-        Effect.sync(() => {
-          const labels = new Map(gold.sessions.map((s) => [s.id, s.label]))
-          const ranking = Retriever.fromScores(
-            input.query.sessions.map((s) => [s.id, weight[labels.get(s.id) ?? "other"]] as const)
-          ).ranking
-          const selected = input.query.sessions.filter((s) => labels.get(s.id) === "relevant").map((s) => s.id)
-          return { ranking, selected }
-        })
-    })
+    Effect.succeed(
+      Retriever.plainGold({ needsSummaries: false }, (input, gold) => {
+        const labels = new Map(gold.sessions.map((s) => [s.id, s.label]))
+        const ranking = Retriever.fromScores(
+          input.query.sessions.map((s) => [s.id, weight[labels.get(s.id) ?? "other"]] as const)
+        ).ranking
+        const selected = input.query.sessions.filter((s) => labels.get(s.id) === "relevant").map((s) => s.id)
+        return { ranking, selected }
+      })
+    )
 })

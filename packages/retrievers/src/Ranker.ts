@@ -87,37 +87,32 @@ export const plugin = <O, I>(
       Effect.map(Memo.current, (memo): Retriever.Service => {
         const analyzer = Text.analyzer(memo)
         const fail = (reason: string) => new Errors.StageError({ stage: "retrieve", plugin: spec.name, reason })
-        return {
-          needsSummaries: o.representation === "summary",
-          retrieve: (input) =>
-            Effect.flatMap(RetrieverOptions.sessionDocs(input, o.representation, spec.name), (docs) => {
-              const query = new LazyText(
-                () => input.query.request,
-                () => analyzer.terms(input.query.request)
-              )
-              const scores: Array<readonly [string, number]> = []
-              for (const doc of docs) {
-                const session = new LazySession(
-                  doc.id,
-                  doc.index,
-                  () => doc.text,
-                  () => analyzer.terms(doc.text)
-                )
-                let value: number
-                try {
-                  value = spec.score(query, session, o)
-                } catch (e) {
-                  return Effect.fail(
-                    fail(`score threw on session ${doc.id}: ${e instanceof Error ? e.message : String(e)}`)
-                  )
-                }
-                if (!Number.isFinite(value))
-                  return Effect.fail(fail(`score of session ${doc.id} is ${value}; a score must be a finite number`))
-                scores.push([doc.id, value])
-              }
-              return Effect.succeed(Retriever.fromScores(scores))
-            })
-        }
+        return Retriever.plain({ needsSummaries: o.representation === "summary" }, (input) => {
+          const docs = RetrieverOptions.sessionDocsNow(input, o.representation, spec.name)
+          const query = new LazyText(
+            () => input.query.request,
+            () => analyzer.terms(input.query.request)
+          )
+          const scores: Array<readonly [string, number]> = []
+          for (const doc of docs) {
+            const session = new LazySession(
+              doc.id,
+              doc.index,
+              () => doc.text,
+              () => analyzer.terms(doc.text)
+            )
+            let value: number
+            try {
+              value = spec.score(query, session, o)
+            } catch (e) {
+              throw fail(`score threw on session ${doc.id}: ${e instanceof Error ? e.message : String(e)}`)
+            }
+            if (!Number.isFinite(value))
+              throw fail(`score of session ${doc.id} is ${value}; a score must be a finite number`)
+            scores.push([doc.id, value])
+          }
+          return Retriever.fromScores(scores)
+        })
       })
   })
 

@@ -98,25 +98,28 @@ export const sessionDocs = (
   representation: Domain.SessionRepresentation,
   plugin: string
 ): Effect.Effect<ReadonlyArray<SessionDoc>, Errors.StageError> =>
-  Effect.suspend(() => {
-    if (representation !== "summary") return Effect.succeed(input.query.sessions.map((s) => lazyDoc(s, representation)))
-    const docs: Array<SessionDoc> = []
-    for (const s of input.query.sessions) {
-      const summary = input.summaries?.get(s.id)
-      if (summary === undefined) {
-        return Effect.fail(
-          new Errors.StageError({
-            stage: "retrieve",
-            plugin,
-            reason: `session ${s.id} has no summary; the summary representation needs a summarizer in the pipeline`
-          })
-        )
-      }
-      const text = Domain.summaryText(summary)
-      docs.push({ id: s.id, index: s.index, key: textKey(text), text })
+  Errors.attempt(() => sessionDocsNow(input, representation, plugin))
+
+/** {@link sessionDocs} as plain code, for a plain retriever (`Retriever.plain`): throws its StageError. */
+export const sessionDocsNow = (
+  input: Retriever.RetrievalInput,
+  representation: Domain.SessionRepresentation,
+  plugin: string
+): ReadonlyArray<SessionDoc> => {
+  if (representation !== "summary") return input.query.sessions.map((s) => lazyDoc(s, representation))
+  return input.query.sessions.map((s) => {
+    const summary = input.summaries?.get(s.id)
+    if (summary === undefined) {
+      throw new Errors.StageError({
+        stage: "retrieve",
+        plugin,
+        reason: `session ${s.id} has no summary; the summary representation needs a summarizer in the pipeline`
+      })
     }
-    return Effect.succeed(docs)
+    const text = Domain.summaryText(summary)
+    return { id: s.id, index: s.index, key: textKey(text), text }
   })
+}
 
 /**
  * Whether a ranker scores whole sessions (`session`) or each turn of a session's text (`turn`;

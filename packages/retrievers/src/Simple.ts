@@ -20,7 +20,7 @@ export const all = Plugin.retriever({
   name: "all",
   description: "Every prior session (the full-history setting).",
   options: Schema.Struct({}),
-  make: () => Effect.succeed({ needsSummaries: false, retrieve: (input) => Effect.succeed(byRecency(input)) })
+  make: () => Effect.succeed(Retriever.plain({ needsSummaries: false }, (input) => byRecency(input)))
 })
 
 export const recencyOptions = Schema.Struct({})
@@ -30,5 +30,5 @@ export const recency = Plugin.retriever({
   description: "Ranks sessions newest first (with the default cut: the 2 most recent).",
   options: recencyOptions,
   defaultSelect: { top: 2 },
-  make: () => Effect.succeed({ needsSummaries: false, retrieve: (input) => Effect.succeed(byRecency(input)) })
+  make: () => Effect.succeed(Retriever.plain({ needsSummaries: false }, (input) => byRecency(input)))
 })

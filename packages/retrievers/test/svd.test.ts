@@ -1,6 +1,7 @@
 import { describe, expect, it } from "@effect/vitest"
 import { cosine } from "../src/Embedder.js"
-import { type Csr, symmetricEigen, truncated } from "../src/internal/Svd.js"
+import { Random } from "@cupid-lab/core"
+import { type Csr, orthonormalize, symmetricEigen, times, transposeTimes, truncated } from "../src/internal/Svd.js"
 import * as TfidfSvd from "../src/TfidfSvd.js"
 
 const csr = (dense: ReadonlyArray<ReadonlyArray<number>>): Csr => {
@@ -110,5 +111,83 @@ describe("TfidfSvd.fit", () => {
     const v = new Map(m.tfidf("apple apple apple banana").map(([c, w]) => [[...m.vocabulary.keys()][c], w]))
     expect(v.get("appl")).toBeCloseTo(a / norm, 10)
     expect(v.get("banana")).toBeCloseTo(b / norm, 10)
+  })
+})
+
+describe("the blocked kernels of the SVD", () => {
+  // Column by column, one dot product at a time: what the kernels must reproduce to the last bit.
+  const dot = (a: Float64Array, b: Float64Array) => {
+    let s = 0
+    for (let t = 0; t < a.length; t++) s += a[t]! * b[t]!
+    return s
+  }
+  const timesByColumn = (a: Csr, xs: ReadonlyArray<Float64Array>) =>
+    xs.map((x) =>
+      Float64Array.from({ length: a.rows }, (_, i) => {
+        let sum = 0
+        for (let p = a.rowStart[i]!; p < a.rowStart[i + 1]!; p++) sum += a.values[p]! * x[a.colIndex[p]!]!
+        return sum
+      })
+    )
+  const transposeByColumn = (a: Csr, ys: ReadonlyArray<Float64Array>) =>
+    ys.map((y) => {
+      const x = new Float64Array(a.cols)
+      for (let i = 0; i < a.rows; i++)
+        if (y[i] !== 0)
+          for (let p = a.rowStart[i]!; p < a.rowStart[i + 1]!; p++) x[a.colIndex[p]!]! += a.values[p]! * y[i]!
+      return x
+    })
+  const gramSchmidtByColumn = (columns: Array<Float64Array>) => {
+    for (let pass = 0; pass < 2; pass++)
+      columns.forEach((c, j) => {
+        for (let i = 0; i < j; i++) {
+          const r = dot(columns[i]!, c)
+          if (r !== 0) for (let t = 0; t < c.length; t++) c[t]! -= r * columns[i]![t]!
+        }
+        const norm = Math.sqrt(dot(c, c))
+        if (norm < 1e-10) c.fill(0)
+        else for (let t = 0; t < c.length; t++) c[t]! /= norm
+      })
+    return columns
+  }
+  const random = Random.mulberry32(5)
+  const matrix = (rows: number, cols: number, density: number) =>
+    csr(
+      Array.from({ length: rows }, () =>
+        Array.from({ length: cols }, () => (random() < density ? random() * 4 - 2 : 0))
+      )
+    )
+  const dense = (n: number, length: number) =>
+    Array.from({ length: n }, () => Float64Array.from({ length }, () => random() - 0.5))
+  const bits = (xs: ReadonlyArray<Float64Array>) => xs.map((x) => Buffer.from(x.buffer).toString("hex"))
+
+  it("multiply by a block of columns exactly as column by column, empty rows and zero entries included", () => {
+    for (const [rows, cols, width] of [
+      [40, 70, 13],
+      [9, 3, 5],
+      [120, 30, 1]
+    ] as const) {
+      const a = matrix(rows, cols, 0.15)
+      const xs = dense(width, cols)
+      const ys = dense(width, rows)
+      ys[0]!.fill(0, 0, rows >> 1)
+      expect(bits(times(a, xs))).toEqual(bits(timesByColumn(a, xs)))
+      expect(bits(transposeTimes(a, ys))).toEqual(bits(transposeByColumn(a, ys)))
+    }
+  })
+
+  it("orthonormalize four columns at a time exactly as one after another, zero and repeated columns included", () => {
+    for (const [n, length] of [
+      [11, 50],
+      [4, 9],
+      [3, 20],
+      [9, 9]
+    ] as const) {
+      const columns = dense(n, length)
+      columns[1]!.fill(0)
+      if (n > 5) columns[5] = Float64Array.from(columns[2]!)
+      const copy = columns.map((c) => Float64Array.from(c))
+      expect(bits(orthonormalize(columns))).toEqual(bits(gramSchmidtByColumn(copy)))
+    }
   })
 })

@@ -15,7 +15,7 @@ import {
   Models,
   type Pipeline,
   Plugin,
-  type Retriever,
+  Retriever,
   Issues
 } from "@cupid-lab/core"
 import { Selector, Text } from "@cupid-lab/retrievers"
@@ -323,22 +323,28 @@ const selected = (
 ): Plugin.BuiltRetriever => {
   const cut = (input: Retriever.RetrievalInput) => (r: Retriever.Retrieval) =>
     Selector.apply(select, r, input.query, analyzer)
+  // A plain retriever stays plain: its cut is plain code too.
   if (made.needsGold) {
     const gold = made.service
+    const now = gold.now
     return {
       needsGold: true,
-      service: {
-        needsSummaries: gold.needsSummaries,
-        retrieve: (input, g) => Effect.map(gold.retrieve(input, g), cut(input))
-      }
+      service:
+        now === undefined
+          ? {
+              needsSummaries: gold.needsSummaries,
+              retrieve: (input, g) => Effect.map(gold.retrieve(input, g), cut(input))
+            }
+          : Retriever.plainGold({ needsSummaries: gold.needsSummaries }, (input, g) => cut(input)(now(input, g)))
     }
   }
   const plain = made.service
+  const now = plain.now
   return {
     needsGold: false,
-    service: {
-      needsSummaries: plain.needsSummaries,
-      retrieve: (input) => Effect.map(plain.retrieve(input), cut(input))
-    }
+    service:
+      now === undefined
+        ? { needsSummaries: plain.needsSummaries, retrieve: (input) => Effect.map(plain.retrieve(input), cut(input)) }
+        : Retriever.plain({ needsSummaries: plain.needsSummaries }, (input) => cut(input)(now(input)))
   }
 }

@@ -3,8 +3,13 @@
  * number of workers run them, and a tick (flushing, progress) runs on its own fiber. Interrupting
  * it stops the reader at once and each worker after its pair (a pair is never cut in half); a
  * refused pair (`admit`) stops it the same way, and the loop then ends normally.
+ *
+ * An item's pairs that `now` can run (plain code, no effect) go to one worker together, which runs
+ * them one after another as one step (an interruption does not cut it either); the others go one by
+ * one, as effects, so that they run `concurrency` at a time. After each step a worker ticks if a
+ * tick is due, so that pairs that never wait do not starve the ticker's timer.
  */
-import { Cause, Deferred, Effect, Exit, Fiber, Queue, Schedule, Stream, type Duration } from "effect"
+import { Cause, Deferred, Duration, Effect, Exit, Fiber, Queue, Schedule, Stream } from "effect"
 
 export interface Options<I, P, E, TE = never> {
   readonly items: Stream.Stream<I, E>
@@ -12,6 +17,8 @@ export interface Options<I, P, E, TE = never> {
   readonly expand: (item: I) => ReadonlyArray<P>
   /** Run one pair and record its result; must not fail. Runs uninterruptibly. */
   readonly work: (pair: P) => Effect.Effect<void>
+  /** Pairs that need no effect (`can`), run at once as plain code and recorded by `run`, which must not throw. */
+  readonly now?: { readonly can: (pair: P) => boolean; readonly run: (pair: P) => void }
   readonly concurrency: number
   /** Asked before a pair starts: false stops the loop after the pairs in flight (default: every pair starts). */
   readonly admit?: (pair: P) => boolean
@@ -21,10 +28,17 @@ export interface Options<I, P, E, TE = never> {
 
 export const run = <I, P, E, TE = never>(o: Options<I, P, E, TE>): Effect.Effect<void, E | TE> =>
   Effect.gen(function* () {
-    const queue = yield* Queue.bounded<P | null>(Math.max(64, o.concurrency * 8))
+    // A unit of work: pairs one worker runs in turn (an item's plain pairs, or one pair).
+    const queue = yield* Queue.bounded<ReadonlyArray<P> | null>(Math.max(64, o.concurrency * 8))
+    const units = (pairs: ReadonlyArray<P>): Array<ReadonlyArray<P>> => {
+      if (o.now === undefined) return pairs.map((p) => [p])
+      const plain = pairs.filter((p) => o.now!.can(p))
+      const rest = pairs.filter((p) => !o.now!.can(p)).map((p) => [p])
+      return plain.length === 0 ? rest : [plain, ...rest]
+    }
     // One item per chunk, so an interruption stops the reader before the next item is read.
     const producer = Stream.runForEach(o.items.pipe(Stream.rechunk(1)), (item) =>
-      Queue.offerAll(queue, o.expand(item))
+      Queue.offerAll(queue, units(o.expand(item)))
     ).pipe(
       // Workers stop at the first null each; offered after every pair, so no pair is left behind.
       Effect.zipRight(
@@ -35,15 +49,26 @@ export const run = <I, P, E, TE = never>(o: Options<I, P, E, TE>): Effect.Effect
       )
     )
     const refused = yield* Deferred.make<void>()
+    const clock = yield* Effect.clock
+    const every = Duration.toMillis(o.tick.every)
+    let lastTick = Number.NEGATIVE_INFINITY
+    const tick = Effect.suspend(() => {
+      lastTick = clock.unsafeCurrentTimeMillis()
+      return o.tick.run
+    })
     const worker = Effect.gen(function* () {
       while (true) {
-        const pair = yield* Queue.take(queue)
-        if (pair === null) return
-        if (o.admit !== undefined && !o.admit(pair)) {
-          yield* Deferred.succeed(refused, undefined)
-          return
+        const unit = yield* Queue.take(queue)
+        if (unit === null) return
+        for (const pair of unit) {
+          if (o.admit !== undefined && !o.admit(pair)) {
+            yield* Deferred.succeed(refused, undefined)
+            return
+          }
+          if (o.now !== undefined && o.now.can(pair)) o.now.run(pair)
+          else yield* Effect.uninterruptible(o.work(pair))
         }
-        yield* Effect.uninterruptible(o.work(pair))
+        if (clock.unsafeCurrentTimeMillis() - lastTick >= every) yield* Effect.ignore(tick)
       }
     })
     // Forked by hand: an interruption must wait for the pairs in flight before the loop ends.
@@ -57,9 +82,7 @@ export const run = <I, P, E, TE = never>(o: Options<I, P, E, TE>): Effect.Effect
     const stopper = yield* Effect.fork(Effect.zipRight(Deferred.await(refused), Fiber.interruptAll(fibers)))
     // A failed tick (a write error) stops the work like an interruption.
     const ticker = yield* Effect.fork(
-      Effect.repeat(o.tick.run, Schedule.spaced(o.tick.every)).pipe(
-        Effect.tapErrorCause(() => Fiber.interruptAll(fibers))
-      )
+      Effect.repeat(tick, Schedule.spaced(o.tick.every)).pipe(Effect.tapErrorCause(() => Fiber.interruptAll(fibers)))
     )
     // Awaited, not joined: the reader's failure (a bad row) is told apart from the workers it stopped.
     const awaited = yield* Effect.all([Fiber.await(reader), Fiber.awaitAll(workers)]).pipe(

@@ -163,17 +163,28 @@ const transformer = (seed: number, pool: Transform.Pool | undefined) => (instanc
   }
 }
 
+/** What a pair whose instance could not be transformed records: the transform's error. */
+const untransformed = (version: Version, error: Trace.TraceError): Trace.Trace => ({
+  instanceId: version.instance.id,
+  instanceType: version.instance.type,
+  scores: {},
+  usage: [],
+  timings: {},
+  error
+})
+
 export const runPair = (pipeline: Pipeline.CellPipeline, version: Version): Effect.Effect<Trace.Trace> =>
   version.error === undefined
     ? Pipeline.run(pipeline, version.instance)
-    : Effect.succeed({
-        instanceId: version.instance.id,
-        instanceType: version.instance.type,
-        scores: {},
-        usage: [],
-        timings: {},
-        error: version.error
-      })
+    : Effect.succeed(untransformed(version, version.error))
+
+/** Whether {@link runPairNow} runs the pair: a plain pipeline, or an instance its transform failed on. */
+export const plainPair = (pipeline: Pipeline.CellPipeline, version: Version): boolean =>
+  version.error !== undefined || Pipeline.isPlain(pipeline)
+
+/** {@link runPair} as plain code, for a pair {@link plainPair} accepts. */
+export const runPairNow = (pipeline: Pipeline.CellPipeline, version: Version): Trace.Trace =>
+  version.error === undefined ? Pipeline.runNow(pipeline, version.instance)! : untransformed(version, version.error)
 
 export const dryRun = (config: Config, options: Options = {}) =>
   Effect.scoped(

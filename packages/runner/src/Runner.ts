@@ -6,7 +6,7 @@
  * @example
  * const outcome = yield* Runner.sweep(yield* Config.load("configs/smoke.yaml")) // outcome.files.summary
  */
-import { type Domain, Pipeline } from "@cupid-lab/core"
+import { type Domain, Pipeline, type Trace } from "@cupid-lab/core"
 import { Calls, Columns, type ResultLine, Results, RunDir, Summary, RunId, RunInfo, Shard } from "@cupid-lab/results"
 import { Cause, Clock, Effect, Exit, Struct } from "effect"
 import * as path from "node:path"
@@ -16,9 +16,19 @@ import * as Finish from "./Finish.js"
 import * as ResultLog from "./ResultLog.js"
 
 import * as Batches from "./Batches.js"
+import type * as Build from "./Build.js"
 import * as Budget from "./Budget.js"
 import * as PairLoop from "./PairLoop.js"
-import { noInstances, type Options, prepare, type Prepared, runPair } from "./Prepare.js"
+import {
+  noInstances,
+  type Options,
+  plainPair,
+  prepare,
+  type Prepared,
+  runPair,
+  runPairNow,
+  type Version
+} from "./Prepare.js"
 import * as Progress from "./Progress.js"
 
 import * as RunPlace from "./RunPlace.js"
@@ -133,16 +143,28 @@ const runPairs = (
       }
     }
     const clock = yield* Effect.clock
-    let lastTick = Number.NEGATIVE_INFINITY
     const tick = Effect.suspend(() => {
-      lastTick = clock.unsafeCurrentTimeMillis()
-      progress.update(snapshot(lastTick))
+      progress.update(snapshot(clock.unsafeCurrentTimeMillis()))
       return log.flush
     })
+    /** A pair's trace into the log, the rows and the run's counts. */
+    const record = ({ cell, meta, version }: Pair, trace: Trace.Trace) => {
+      const line = Results.fromTrace(cell.info, version.instance, meta, trace)
+      log.append({
+        cell: cell.cell.id,
+        instance: version.instance.id,
+        text: Results.encodeLine(line),
+        calls: Calls.line({ cell: cell.cell.id, instance: version.instance.id, ranAt }, trace.usage, config.transcripts)
+      })
+      rows.push(Results.toRow(line))
+      stats.add(trace)
+      budget?.record(trace.usage)
+      if (trace.error !== undefined) failed++
+    }
     const loop = yield* restore(
       PairLoop.run({
         items: p.opened.instances,
-        expand: (instance) => {
+        expand: (instance): Array<Pair> => {
           if (!instanceOrder.has(instance.id)) instanceOrder.set(instance.id, instanceOrder.size)
           if (!examples.has(instance.type)) examples.set(instance.type, instance)
           const mine = p.built.filter((c) => Shard.includes(options.shard, c.cell.id, instance.id))
@@ -159,28 +181,16 @@ const runPairs = (
             return { cell, version, meta }
           })
         },
-        work: ({ cell, meta, version }) =>
-          Effect.flatMap(counted(batches, runPair(cell.pipeline, version)), (trace) => {
+        work: (pair) =>
+          Effect.map(counted(batches, runPair(pair.cell.pipeline, pair.version)), (trace) => {
             // Cut while it waited on a batch (the sweep was interrupted): not done, a rerun runs it.
-            if (trace.error?.tag === Pipeline.interruptedTag) return Effect.void
-            const line = Results.fromTrace(cell.info, version.instance, meta, trace)
-            log.append({
-              cell: cell.cell.id,
-              instance: version.instance.id,
-              text: Results.encodeLine(line),
-              calls: Calls.line(
-                { cell: cell.cell.id, instance: version.instance.id, ranAt },
-                trace.usage,
-                config.transcripts
-              )
-            })
-            rows.push(Results.toRow(line))
-            stats.add(trace)
-            budget?.record(trace.usage)
-            if (trace.error !== undefined) failed++
-            // Pairs that never wait (no model calls) can starve the timer: tick here too.
-            return clock.unsafeCurrentTimeMillis() - lastTick >= 200 ? Effect.ignore(tick) : Effect.void
+            if (trace.error?.tag !== Pipeline.interruptedTag) record(pair, trace)
           }),
+        // Retrieval cells (every stage plain): no effect per pair.
+        now: {
+          can: (pair) => plainPair(pair.cell.pipeline, pair.version),
+          run: (pair) => record(pair, runPairNow(pair.cell.pipeline, pair.version))
+        },
         // Batched calls wait hours: every pending pair is in flight, so that a wave holds them all.
         concurrency: batches !== undefined ? Math.max(config.concurrency, batchConcurrency) : config.concurrency,
         ...(budget !== undefined ? { admit: budget.admit } : {}),
@@ -209,6 +219,13 @@ const runPairs = (
       endedAt
     }
   })
+
+/** One cell on one instance (the instance as the cell's transform made it). */
+interface Pair {
+  readonly cell: Build.BuiltCell
+  readonly version: Version
+  readonly meta: ResultLine.InstanceMeta
+}
 
 /** Pairs in flight at once when models send batch jobs. */
 const batchConcurrency = 10_000

@@ -104,9 +104,6 @@ export const plugin = Plugin.scorer({
   options: Options,
   make: (options) => {
     const prices = { ...defaultPrices, ...options.prices }
-    return Effect.succeed<Scorer.Service>({
-      metrics,
-      score: ({ trace }) => Effect.sync(() => compute(trace.usage, prices))
-    })
+    return Effect.succeed(Scorer.plain({ metrics }, ({ trace }) => compute(trace.usage, prices)))
   }
 })

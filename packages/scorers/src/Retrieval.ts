@@ -142,8 +142,5 @@ export const plugin = Plugin.scorer({
   description: "Retrieval precision, recall, nDCG@k, MRR, stale and distractor rates against the gold session labels.",
   options: Options,
   make: ({ ks }) =>
-    Effect.succeed<Scorer.Service>({
-      metrics: metricsFor(ks),
-      score: ({ instance, trace }) => Effect.sync(() => compute(instance, trace, ks))
-    })
+    Effect.succeed(Scorer.plain({ metrics: metricsFor(ks) }, ({ instance, trace }) => compute(instance, trace, ks)))
 })

@@ -184,8 +184,9 @@ export const plugin = Plugin.scorer({
     "LongMemEval's recall_any@k, recall_all@k and nDCG@k of the ranking, turn rankings scored at session level.",
   options: Options,
   make: ({ ks, levels }) =>
-    Effect.succeed<Scorer.Service>({
-      metrics: metricsFor(ks, [...new Set(levels)]),
-      score: ({ instance, trace }) => Effect.sync(() => compute(instance, trace, ks, [...new Set(levels)]))
-    })
+    Effect.succeed(
+      Scorer.plain({ metrics: metricsFor(ks, [...new Set(levels)]) }, ({ instance, trace }) =>
+        compute(instance, trace, ks, [...new Set(levels)])
+      )
+    )
 })

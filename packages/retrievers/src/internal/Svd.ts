@@ -25,29 +25,65 @@ export interface Svd {
 const gaussian = (uniform: () => number) => () =>
   Math.sqrt(-2 * Math.log(1 - uniform())) * Math.cos(2 * Math.PI * uniform())
 
-/** A times dense columns X (each of length cols) -> columns of length rows. */
-const times = (a: Csr, xs: ReadonlyArray<Float64Array>): Array<Float64Array> =>
-  xs.map((x) => {
-    const y = new Float64Array(a.rows)
-    for (let i = 0; i < a.rows; i++) {
-      let sum = 0
-      for (let p = a.rowStart[i]!; p < a.rowStart[i + 1]!; p++) sum += a.values[p]! * x[a.colIndex[p]!]!
-      y[i] = sum
-    }
-    return y
+/**
+ * The products below work on a block of `width` dense columns at once, kept row-major (`width`
+ * numbers per row), so that the sparse matrix is read once per product rather than once per
+ * column. Each output number is still summed term by term in the same order as a column-by-column
+ * product, so the results are the same to the last bit.
+ */
+const rowMajor = (columns: ReadonlyArray<Float64Array>, length: number): Float64Array => {
+  const width = columns.length
+  const block = new Float64Array(length * width)
+  for (let j = 0; j < width; j++) {
+    const c = columns[j]!
+    for (let t = 0; t < length; t++) block[t * width + j] = c[t]!
+  }
+  return block
+}
+
+const toColumns = (block: Float64Array, width: number, length: number): Array<Float64Array> =>
+  Array.from({ length: width }, (_, j) => {
+    const c = new Float64Array(length)
+    for (let t = 0; t < length; t++) c[t] = block[t * width + j]!
+    return c
   })
 
-/** A-transpose times dense columns Y (each of length rows) -> columns of length cols. */
-const transposeTimes = (a: Csr, ys: ReadonlyArray<Float64Array>): Array<Float64Array> =>
-  ys.map((y) => {
-    const x = new Float64Array(a.cols)
-    for (let i = 0; i < a.rows; i++) {
-      const yi = y[i]!
-      if (yi === 0) continue
-      for (let p = a.rowStart[i]!; p < a.rowStart[i + 1]!; p++) x[a.colIndex[p]!]! += a.values[p]! * yi
+/** A times dense columns X (each of length cols) -> columns of length rows. */
+export const times = (a: Csr, xs: ReadonlyArray<Float64Array>): Array<Float64Array> => {
+  const width = xs.length
+  const x = rowMajor(xs, a.cols)
+  const y = new Float64Array(a.rows * width)
+  const sums = new Float64Array(width)
+  for (let i = 0; i < a.rows; i++) {
+    sums.fill(0)
+    for (let p = a.rowStart[i]!; p < a.rowStart[i + 1]!; p++) {
+      const v = a.values[p]!
+      const base = a.colIndex[p]! * width
+      for (let j = 0; j < width; j++) sums[j]! += v * x[base + j]!
     }
-    return x
-  })
+    y.set(sums, i * width)
+  }
+  return toColumns(y, width, a.rows)
+}
+
+/** A-transpose times dense columns Y (each of length rows) -> columns of length cols. */
+export const transposeTimes = (a: Csr, ys: ReadonlyArray<Float64Array>): Array<Float64Array> => {
+  const width = ys.length
+  const y = rowMajor(ys, a.rows)
+  const x = new Float64Array(a.cols * width)
+  for (let i = 0; i < a.rows; i++) {
+    const yBase = i * width
+    for (let p = a.rowStart[i]!; p < a.rowStart[i + 1]!; p++) {
+      const v = a.values[p]!
+      const base = a.colIndex[p]! * width
+      for (let j = 0; j < width; j++) {
+        const yij = y[yBase + j]!
+        if (yij !== 0) x[base + j]! += v * yij
+      }
+    }
+  }
+  return toColumns(x, width, a.cols)
+}
 
 const dot = (a: Float64Array, b: Float64Array): number => {
   let s = 0
@@ -55,19 +91,70 @@ const dot = (a: Float64Array, b: Float64Array): number => {
   return s
 }
 
-/** Modified Gram-Schmidt, twice for stability; columns that vanish (rank deficiency) become zero. */
-const orthonormalize = (columns: Array<Float64Array>): Array<Float64Array> => {
+/** c -= r q, skipped when r is 0 (as Gram-Schmidt below skips a zero projection). */
+const subtract = (c: Float64Array, r: number, q: Float64Array) => {
+  if (r !== 0) for (let t = 0; t < c.length; t++) c[t]! -= r * q[t]!
+}
+
+/**
+ * Modified Gram-Schmidt, twice for stability; columns that vanish (rank deficiency) become zero.
+ * Four columns at a time take their projections on the columns before them together: one pass
+ * over each earlier column sums four independent dot products (each in the order of its own pass),
+ * which the processor overlaps; then each of the four is finished in turn. Every number is computed
+ * by the same operations in the same order as one column after another.
+ */
+export const orthonormalize = (columns: Array<Float64Array>): Array<Float64Array> => {
+  const normalize = (c: Float64Array) => {
+    const norm = Math.sqrt(dot(c, c))
+    if (norm < 1e-10) c.fill(0)
+    else for (let t = 0; t < c.length; t++) c[t]! /= norm
+  }
   for (let pass = 0; pass < 2; pass++) {
-    for (let j = 0; j < columns.length; j++) {
-      const c = columns[j]!
+    let j = 0
+    for (; j + 4 <= columns.length; j += 4) {
+      const c0 = columns[j]!,
+        c1 = columns[j + 1]!,
+        c2 = columns[j + 2]!,
+        c3 = columns[j + 3]!
       for (let i = 0; i < j; i++) {
         const q = columns[i]!
-        const r = dot(q, c)
-        if (r !== 0) for (let t = 0; t < c.length; t++) c[t]! -= r * q[t]!
+        let r0 = 0,
+          r1 = 0,
+          r2 = 0,
+          r3 = 0
+        for (let t = 0; t < q.length; t++) {
+          const qt = q[t]!
+          r0 += qt * c0[t]!
+          r1 += qt * c1[t]!
+          r2 += qt * c2[t]!
+          r3 += qt * c3[t]!
+        }
+        if (r0 !== 0 && r1 !== 0 && r2 !== 0 && r3 !== 0) {
+          for (let t = 0; t < q.length; t++) {
+            const qt = q[t]!
+            c0[t]! -= r0 * qt
+            c1[t]! -= r1 * qt
+            c2[t]! -= r2 * qt
+            c3[t]! -= r3 * qt
+          }
+        } else {
+          subtract(c0, r0, q)
+          subtract(c1, r1, q)
+          subtract(c2, r2, q)
+          subtract(c3, r3, q)
+        }
       }
-      const norm = Math.sqrt(dot(c, c))
-      if (norm < 1e-10) c.fill(0)
-      else for (let t = 0; t < c.length; t++) c[t]! /= norm
+      // Within the four: each on the ones before it, in order.
+      for (let k = 0; k < 4; k++) {
+        const c = columns[j + k]!
+        for (let i = j; i < j + k; i++) subtract(c, dot(columns[i]!, c), columns[i]!)
+        normalize(c)
+      }
+    }
+    for (; j < columns.length; j++) {
+      const c = columns[j]!
+      for (let i = 0; i < j; i++) subtract(c, dot(columns[i]!, c), columns[i]!)
+      normalize(c)
     }
   }
   return columns
@@ -138,7 +225,9 @@ export const truncated = (a: Csr, options: SvdOptions): Svd => {
   }
   // B = Q^T A, kept as its rows (each of length cols); then B B^T = W diag(s^2) W^T.
   const b = transposeTimes(a, q)
-  const gram = b.map((bi) => b.map((bj) => dot(bi, bj)))
+  // Symmetric: each product once (a[t] * b[t] is b[t] * a[t], summed in the same order).
+  const gram = b.map(() => new Array<number>(b.length).fill(0))
+  for (let i = 0; i < b.length; i++) for (let j = i; j < b.length; j++) gram[i]![j] = gram[j]![i] = dot(b[i]!, b[j]!)
   const { values, vectors } = symmetricEigen(gram)
   const top = values[0] ?? 0
   const outValues: Array<number> = []
