@@ -127,11 +127,6 @@ export const applyPolicy = (
   }
 }
 
-const offlineScorer =
-  (analyzer: Text.Analyzer): Scorer =>
-  (input) =>
-    Effect.sync(() => FactorMatch.scores(input.query.request, openings(input.query.sessions), analyzer))
-
 const embeddingScorer =
   (embedder: Embedder.TextEmbedder, keys: RetrieverOptions.Keys): Scorer =>
   (input) =>
@@ -191,32 +186,38 @@ export const plugin = Plugin.retriever({
       Effect.gen(function* () {
         const memo = yield* Memo.current
         const analyzer = Text.analyzer(memo)
-        const scorer: Scorer =
-          o.strategy === "offline"
-            ? offlineScorer(analyzer)
-            : o.strategy === "embedding"
-              ? embeddingScorer(yield* Embedder.make(o.embedder ?? Embedder.defaultSpec), RetrieverOptions.keys(memo))
-              : llmScorer(yield* (yield* Models.Models).languageModel(o.model!), o.batchSize ?? 40)
         // The llm strategy answers yes or no, so every positive score matches.
         const threshold = o.strategy === "llm" ? Number.MIN_VALUE : o.threshold
+        const retrieval = (sessions: ReadonlyArray<Domain.SessionView>, scores: ReadonlyArray<number>) => {
+          const matches = matching(scores, threshold)
+          const matched = sessions.filter((_, i) => matches[i])
+          const kept = new Set(applyPolicy(o.policy, matched, sessions, o, analyzer))
+          // The ranking is the match score as a share of the best, so selectors (`select:`) can
+          // re-cut it; the selection is the policy's.
+          const best = bestOf(scores)
+          const ranking = Retriever.fromScores(
+            sessions.map((s, i) => [s.id, best > 0 ? Math.max(0, scores[i]!) / best : 0] as const)
+          ).ranking
+          return { ranking, selected: Retriever.chronological([...kept]) }
+        }
+        // Offline, it is plain code.
+        if (o.strategy === "offline") {
+          return Retriever.plain({ needsSummaries: false }, ({ query }) =>
+            query.sessions.length === 0
+              ? { ranking: [], selected: [] }
+              : retrieval(query.sessions, FactorMatch.scores(query.request, openings(query.sessions), analyzer))
+          )
+        }
+        const scorer: Scorer =
+          o.strategy === "embedding"
+            ? embeddingScorer(yield* Embedder.make(o.embedder ?? Embedder.defaultSpec), RetrieverOptions.keys(memo))
+            : llmScorer(yield* (yield* Models.Models).languageModel(o.model!), o.batchSize ?? 40)
         return {
           needsSummaries: false,
           retrieve: (input: Retriever.RetrievalInput) =>
-            Effect.gen(function* () {
-              const sessions = input.query.sessions
-              if (sessions.length === 0) return { ranking: [], selected: [] }
-              const scores = yield* scorer(input)
-              const matches = matching(scores, threshold)
-              const matched = sessions.filter((_, i) => matches[i])
-              const kept = new Set(applyPolicy(o.policy, matched, sessions, o, analyzer))
-              // The ranking is the match score as a share of the best, so selectors (`select:`) can
-              // re-cut it; the selection is the policy's.
-              const best = bestOf(scores)
-              const ranking = Retriever.fromScores(
-                sessions.map((s, i) => [s.id, best > 0 ? Math.max(0, scores[i]!) / best : 0] as const)
-              ).ranking
-              return { ranking, selected: Retriever.chronological([...kept]) }
-            })
+            input.query.sessions.length === 0
+              ? Effect.succeed({ ranking: [], selected: [] })
+              : Effect.map(scorer(input), (scores) => retrieval(input.query.sessions, scores))
         } satisfies Retriever.Service
       })
     )
