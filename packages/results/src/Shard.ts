@@ -1,9 +1,11 @@
 /**
- * Splitting one sweep across machines: shard `i/N` runs the pairs whose hash of (cell id,
- * instance id) falls to it, so a rerun resumes the same pairs and N shards cover each pair once.
+ * Splitting one sweep across machines: shard `i/N` runs every cell of the instances whose hash of
+ * the instance id falls to it, so a rerun resumes the same pairs and N shards cover each pair once.
+ * An instance's cells stay together: what its retrievers compute once per instance (the index of
+ * its history, the analysis of its texts) is computed by one shard, not by every shard.
  *
  * @example
- * Shard.includes({ index: 2, count: 3 }, cellId, instanceId) // true for about a third of the pairs
+ * Shard.includes({ index: 2, count: 3 }, instanceId) // true for about a third of the instances
  */
 import { Hash } from "@cupid-lab/core"
 import { Either, Schema } from "effect"
@@ -15,11 +17,12 @@ export const Shard = Schema.Struct({
 })
 export type Shard = typeof Shard.Type
 
-export const owner = (count: number, cell: string, instance: string): number =>
-  (Buffer.from(Hash.sha256Hex(`${cell}\u0000${instance}`).slice(0, 8), "hex").readUInt32BE(0) % count) + 1
+/** The shard (1 .. count) of an instance's pairs: the first four bytes of sha256(instance id), modulo count, plus one. */
+export const owner = (count: number, instance: string): number =>
+  (Buffer.from(Hash.sha256Hex(instance).slice(0, 8), "hex").readUInt32BE(0) % count) + 1
 
-export const includes = (shard: Shard | undefined, cell: string, instance: string): boolean =>
-  shard === undefined || owner(shard.count, cell, instance) === shard.index
+export const includes = (shard: Shard | undefined, instance: string): boolean =>
+  shard === undefined || owner(shard.count, instance) === shard.index
 
 export const suffix = (shard: Shard): string => `shard-${shard.index}-of-${shard.count}`
 

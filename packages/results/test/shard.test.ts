@@ -1,12 +1,11 @@
-// Shard assignment and the --shard argument: N shards cover every pair exactly once, the share of a
-// pair depends only on its ids and N, and bad arguments say what to give.
+// Shard assignment and the --shard argument: N shards cover every instance (all its pairs) exactly
+// once, the share of an instance depends only on its id and N, and bad arguments say what to give.
 import { createHash } from "node:crypto"
 import { Either } from "effect"
 import { describe, expect, it } from "vitest"
 import * as Shard from "../src/Shard.js"
 
-const cells = Array.from({ length: 12 }, (_, i) => `cell${i}`)
-const instances = Array.from({ length: 60 }, (_, i) => `persona-${i}:consistent`)
+const instances = Array.from({ length: 400 }, (_, i) => `persona-${i}:consistent`)
 
 describe("Shard", () => {
   it("parses i/N from 1 to N", () => {
@@ -31,33 +30,32 @@ describe("Shard", () => {
     )
   })
 
-  it("gives a pair the shard of the first four bytes of sha256(cell NUL instance), modulo N, plus one", () => {
-    // sha256("c\u0000i") by node:crypto, read by hand: its first 8 hex digits as a big-endian uint32.
-    const head = createHash("sha256").update("c\u0000i").digest("hex").slice(0, 8)
-    for (const n of [1, 2, 3, 7]) expect(Shard.owner(n, "c", "i")).toBe((parseInt(head, 16) % n) + 1)
+  it("gives an instance's pairs the shard of the first four bytes of sha256(instance id), modulo N, plus one", () => {
+    // sha256("p1:changing") by node:crypto, read by hand: its first 8 hex digits as a big-endian uint32.
+    const head = createHash("sha256").update("p1:changing").digest("hex").slice(0, 8)
+    for (const n of [1, 2, 3, 7]) expect(Shard.owner(n, "p1:changing")).toBe((parseInt(head, 16) % n) + 1)
   })
 
-  it("covers every pair exactly once across N shards, in shares of about 1/N", () => {
+  it("keeps every cell of an instance in one shard", () => {
+    for (const i of instances) {
+      const holders = [1, 2, 3].filter((index) => Shard.includes({ index, count: 3 }, i))
+      expect(holders).toHaveLength(1)
+    }
+  })
+
+  it("covers every instance exactly once across N shards, in shares of about 1/N", () => {
     for (const count of [1, 2, 3, 5]) {
       const shares = Array.from({ length: count }, (_, k) => ({ index: k + 1, count }))
-      let total = 0
-      for (const c of cells) {
-        for (const i of instances) {
-          const holders = shares.filter((s) => Shard.includes(s, c, i))
-          expect(holders.length).toBe(1)
-          total++
-        }
-      }
-      expect(total).toBe(cells.length * instances.length)
+      for (const i of instances) expect(shares.filter((s) => Shard.includes(s, i))).toHaveLength(1)
       for (const s of shares) {
-        const mine = cells.flatMap((c) => instances.filter((i) => Shard.includes(s, c, i))).length
-        // 720 pairs: each share within 25% of 720/N.
-        expect(Math.abs(mine - total / count)).toBeLessThan(0.25 * (total / count))
+        const mine = instances.filter((i) => Shard.includes(s, i)).length
+        // 400 instances: each share within 25% of 400/N.
+        expect(Math.abs(mine - instances.length / count)).toBeLessThan(0.25 * (instances.length / count))
       }
     }
   })
 
   it("runs every pair without a shard", () => {
-    expect(Shard.includes(undefined, "c", "i")).toBe(true)
+    expect(Shard.includes(undefined, "i")).toBe(true)
   })
 })

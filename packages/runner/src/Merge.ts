@@ -194,7 +194,7 @@ const combine = (options: Omit<Options<unknown>, "publish">, shards: ReadonlyArr
           )
         }
         seen.set(key, { dir: s.dir, line: n + 1 })
-        const owner = Shard.owner(count, row.cell, row.instance)
+        const owner = Shard.owner(count, row.instance)
         if (owner !== s.shard.index) {
           return yield* fail(
             at,
@@ -220,7 +220,7 @@ const combine = (options: Omit<Options<unknown>, "publish">, shards: ReadonlyArr
         example = ""
       for (const instance of instances) {
         for (const cell of summary.cells) {
-          if (Shard.owner(count, cell.id, instance) !== s.shard.index || seen.has(ResultLog.pairKey(cell.id, instance)))
+          if (Shard.owner(count, instance) !== s.shard.index || seen.has(ResultLog.pairKey(cell.id, instance)))
             continue
           if (missing++ === 0) example = `${cellName(cell.id)} on instance ${instance}`
         }

@@ -233,8 +233,7 @@ export const dryRun = (config: Config, options: Options = {}) =>
         expand: (instance) => {
           instances++
           const versions = p.transformed(instance)
-          return p.built
-            .filter((c) => Shard.includes(options.shard, c.cell.id, instance.id))
+          return (Shard.includes(options.shard, instance.id) ? p.built : [])
             .filter((c) => {
               share++
               const isDone = done.has(ResultLog.pairKey(c.cell.id, instance.id))

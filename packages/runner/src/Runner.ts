@@ -167,7 +167,7 @@ const runPairs = (
         expand: (instance): Array<Pair> => {
           if (!instanceOrder.has(instance.id)) instanceOrder.set(instance.id, instanceOrder.size)
           if (!examples.has(instance.type)) examples.set(instance.type, instance)
-          const mine = p.built.filter((c) => Shard.includes(options.shard, c.cell.id, instance.id))
+          const mine = Shard.includes(options.shard, instance.id) ? p.built : []
           share += mine.length
           const todo = mine.filter((c) => !log.isDone(c.cell.id, instance.id))
           if (todo.length === 0) return []

@@ -99,7 +99,7 @@ const options = {
     ),
     Options.optional,
     Options.withDescription(
-      "run only shard i of N (numbered from 1: 1/3, 2/3, 3/3), a share of the pairs fixed by a hash of (cell, instance), into runs/<name>/<run id>-shard-i-of-N (or --out); " +
+      "run only shard i of N (numbered from 1: 1/3, 2/3, 3/3), every cell of a share of the instances fixed by a hash of the instance id, into runs/<name>/<run id>-shard-i-of-N (or --out); " +
         "`cupid-lab merge` combines the N shard directories into the run (docs/distributed.md)"
     )
   ),
