@@ -220,8 +220,7 @@ const combine = (options: Omit<Options<unknown>, "publish">, shards: ReadonlyArr
         example = ""
       for (const instance of instances) {
         for (const cell of summary.cells) {
-          if (Shard.owner(count, instance) !== s.shard.index || seen.has(ResultLog.pairKey(cell.id, instance)))
-            continue
+          if (Shard.owner(count, instance) !== s.shard.index || seen.has(ResultLog.pairKey(cell.id, instance))) continue
           if (missing++ === 0) example = `${cellName(cell.id)} on instance ${instance}`
         }
       }
