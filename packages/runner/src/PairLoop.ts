@@ -28,13 +28,17 @@ export interface Options<I, P, E, TE = never> {
 
 export const run = <I, P, E, TE = never>(o: Options<I, P, E, TE>): Effect.Effect<void, E | TE> =>
   Effect.gen(function* () {
-    // A unit of work: pairs one worker runs in turn (an item's plain pairs, or one pair).
-    const queue = yield* Queue.bounded<ReadonlyArray<P> | null>(Math.max(64, o.concurrency * 8))
-    const units = (pairs: ReadonlyArray<P>): Array<ReadonlyArray<P>> => {
-      if (o.now === undefined) return pairs.map((p) => [p])
-      const plain = pairs.filter((p) => o.now!.can(p))
-      const rest = pairs.filter((p) => !o.now!.can(p)).map((p) => [p])
-      return plain.length === 0 ? rest : [plain, ...rest]
+    // A unit of work: pairs one worker runs in turn (an item's plain pairs, run `now`, or one pair).
+    type Unit = { readonly now: boolean; readonly pairs: ReadonlyArray<P> }
+    const queue = yield* Queue.bounded<Unit | null>(Math.max(64, o.concurrency * 8))
+    const units = (pairs: ReadonlyArray<P>): Array<Unit> => {
+      const plain: Array<P> = [],
+        rest: Array<Unit> = []
+      for (const p of pairs) {
+        if (o.now?.can(p) === true) plain.push(p)
+        else rest.push({ now: false, pairs: [p] })
+      }
+      return plain.length === 0 ? rest : [{ now: true, pairs: plain }, ...rest]
     }
     // One item per chunk, so an interruption stops the reader before the next item is read.
     const producer = Stream.runForEach(o.items.pipe(Stream.rechunk(1)), (item) =>
@@ -60,12 +64,12 @@ export const run = <I, P, E, TE = never>(o: Options<I, P, E, TE>): Effect.Effect
       while (true) {
         const unit = yield* Queue.take(queue)
         if (unit === null) return
-        for (const pair of unit) {
+        for (const pair of unit.pairs) {
           if (o.admit !== undefined && !o.admit(pair)) {
             yield* Deferred.succeed(refused, undefined)
             return
           }
-          if (o.now !== undefined && o.now.can(pair)) o.now.run(pair)
+          if (unit.now) o.now!.run(pair)
           else yield* Effect.uninterruptible(o.work(pair))
         }
         if (clock.unsafeCurrentTimeMillis() - lastTick >= every) yield* Effect.ignore(tick)
